@@ -1,0 +1,28 @@
+"""Write (or check) the tracked-file list, tables/TRACKED.yaml, from what is in the tables folder."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from neurobrix.tables import TRACKED_NAME, check_files, read_tracked, render_tracked, scan
+
+SOURCE_TABLES = Path(__file__).resolve().parent.parent / "tables"
+
+
+def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:
+    """Rewrite root/TRACKED.yaml; returns (its path, whether its bytes changed)."""
+    text = render_tracked(scan(root))
+    path = root / TRACKED_NAME
+    changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+    if changed:
+        path.write_text(text, encoding="utf-8")
+    return str(path), changed
+
+
+def out_of_sync(root: Path = SOURCE_TABLES) -> list[str]:
+    """Why root/TRACKED.yaml disagrees with the folder (empty when in sync)."""
+    problems = [f"{p.path}: {p.message}" for p in check_files(root, read_tracked(root))]
+    path = root / TRACKED_NAME
+    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root)):
+        problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
+    return problems

@@ -1,0 +1,184 @@
+"""The `neurobrix` command line. User mistakes print one message and exit non-zero, no traceback."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import traceback
+from typing import NoReturn, Sequence
+
+from . import __version__
+from .errors import NeuroBrixError, UsageError
+
+
+def _print_json(data: object) -> None:
+    print(json.dumps(data, indent=2, sort_keys=False))
+
+
+def cmd_doctor(args: argparse.Namespace) -> int:
+    from .doctor import as_json, blocked, diagnose, render
+
+    findings = diagnose()
+    if args.json:
+        _print_json(as_json(findings))
+    else:
+        print(render(findings))
+    return 1 if blocked(findings) else 0
+
+
+def cmd_tables_list(args: argparse.Namespace) -> int:
+    from .tables import load
+
+    tables = load()
+    rows = []
+    for class_id, gpu_class in sorted(tables.classes.items()):
+        kernels = tables.kernels[class_id]
+        rows.append({
+            "class": class_id,
+            "description": gpu_class.description,
+            "kernels": {name: len(t.entries) for name, t in sorted(kernels.items())},
+        })
+    if args.json:
+        _print_json({"location": str(tables.location.root), "origin": tables.location.origin, "classes": rows})
+        return 0
+    print(f"tables: {tables.location.root} ({tables.location.origin})")
+    for row in rows:
+        kernels = ", ".join(f"{k} ({n})" for k, n in row["kernels"].items()) or "no kernel tables yet"
+        print(f"  {row['class']:<16} {row['description']}\n  {'':<16} kernels (entries): {kernels}")
+    return 0
+
+
+def cmd_tables_show(args: argparse.Namespace) -> int:
+    from dataclasses import asdict
+
+    from .tables import load
+
+    tables = load()
+    if args.gpu_class not in tables.classes:
+        raise UsageError(
+            f"no GPU class {args.gpu_class!r} in {tables.location.root}; "
+            f"classes: {', '.join(sorted(tables.classes)) or 'none'}"
+        )
+    gpu_class = tables.classes[args.gpu_class]
+    kernels = tables.kernels[args.gpu_class]
+    if args.kernel is None:
+        if args.json:
+            _print_json({**asdict(gpu_class), "kernels": sorted(kernels)})
+        else:
+            print(f"{gpu_class.id}: {gpu_class.description}\n  file: {gpu_class.path}")
+            for name, value in asdict(gpu_class.match).items():
+                if value is not None:
+                    print(f"  match {name}: {value}")
+            if gpu_class.note:
+                print(f"  note: {gpu_class.note}")
+            print(f"  kernel tables: {', '.join(sorted(kernels)) or 'none'}")
+        return 0
+    if args.kernel not in kernels:
+        raise UsageError(
+            f"class {args.gpu_class} has no table for kernel {args.kernel!r}; "
+            f"it has: {', '.join(sorted(kernels)) or 'none'}"
+        )
+    table = kernels[args.kernel]
+    if args.json:
+        _print_json(asdict(table))
+        return 0
+    print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({', '.join(table.key)})")
+    print(f"  file: {table.path}")
+    for name in ("date", "triton", "torch", "command"):
+        print(f"  {name}: {table.provenance[name]}")
+    for entry in table.entries:
+        config = " ".join(f"{k}={v}" for k, v in entry.config.items())
+        p = entry.proof
+        print(
+            f"  {entry.domain.describe():<40} {config}\n      proof: {p.examples} examples, "
+            f"worst error {p.worst_error_ratio:.3f} of bound {p.bound}; median {p.time_median_us:.1f} us; "
+            f"{p.candidates_tried} candidates, {len(p.rejected)} rejected"
+        )
+    return 0
+
+
+def cmd_tables_verify(args: argparse.Namespace) -> int:
+    from .tables import check_files, load, locate, read_tracked
+
+    location = locate()
+    report: dict = {"location": str(location.root), "origin": location.origin, "ok": False}
+    try:
+        tracked = read_tracked(location.root)
+        problems = check_files(location.root, tracked)
+        report["files"] = len(tracked)
+        report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
+        if not problems:
+            tables = load()
+            report["classes"] = {c: sorted(k) for c, k in sorted(tables.kernels.items())}
+            report["ok"] = True
+    except NeuroBrixError as exc:
+        report.setdefault("problems", []).append({"path": None, "message": str(exc)})
+    if args.json:
+        _print_json(report)
+    elif report["ok"]:
+        print(f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
+              f"every sha256 and size matches TRACKED.yaml, every table valid")
+    else:
+        print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
+        for p in report["problems"]:
+            print(f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
+                  file=sys.stderr)
+    return 0 if report["ok"] else 3
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="neurobrix",
+        description="LLM inference on Triton kernels whose settings are certified per GPU class.",
+        epilog="Exit codes: 0 ok, 1 failed, 2 usage, 3 tables damaged, 4 no certified setting, 5 no usable GPU.",
+    )
+    parser.add_argument("--version", action="version", version=f"neurobrix {__version__}")
+    parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+
+    doctor = commands.add_parser(
+        "doctor", help="report this machine, its GPU class and the tables; exit 1 if a run is blocked",
+        description="Report python, torch, triton, the device and its GPU class, where the certified tables "
+        "come from and whether every hash matches. Exit 1 if anything blocks a real run here.",
+    )
+    doctor.add_argument("--json", action="store_true", help="print the report as JSON")
+    doctor.set_defaults(func=cmd_doctor)
+
+    tables = commands.add_parser("tables", help="list, show and verify the certified tables")
+    sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
+    t_list = sub.add_parser("list", help="GPU classes and their kernel tables")
+    t_list.add_argument("--json", action="store_true", help="print as JSON")
+    t_list.set_defaults(func=cmd_tables_list)
+    t_show = sub.add_parser("show", help="one class, or one kernel table with its entries and proofs")
+    t_show.add_argument("gpu_class", metavar="CLASS", help="a GPU class id, e.g. nvidia-h200")
+    t_show.add_argument("kernel", metavar="KERNEL", nargs="?", help="a kernel name, e.g. linear")
+    t_show.add_argument("--json", action="store_true", help="print as JSON")
+    t_show.set_defaults(func=cmd_tables_show)
+    t_verify = sub.add_parser(
+        "verify", help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)"
+    )
+    t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
+    t_verify.set_defaults(func=cmd_tables_verify)
+    return parser
+
+
+def _error(message: str, code: int) -> NoReturn:
+    print(f"neurobrix: error: {message}", file=sys.stderr)
+    raise SystemExit(code)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return args.func(args)
+    except NeuroBrixError as exc:
+        if args.debug:
+            traceback.print_exc()
+        _error(str(exc), exc.exit_code)
+    except KeyboardInterrupt:
+        _error("interrupted", 130)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""`neurobrix doctor`: what this machine has, and whether anything blocks a real run on it."""
+
+from __future__ import annotations
+
+import platform
+from dataclasses import asdict, dataclass
+from importlib import metadata
+
+from . import __version__
+from .errors import NeuroBrixError
+from .kernels import KERNEL_KEYS
+from .tables import Tables, certify_command, check_files, load, locate, read_tracked
+
+OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
+
+
+@dataclass(frozen=True)
+class Finding:
+    name: str
+    status: str  # ok | warn | FAIL | info
+    value: str
+
+
+def _version(package: str) -> str | None:
+    try:
+        return metadata.version(package)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def diagnose() -> list[Finding]:
+    """Every fact doctor reports; a FAIL is something that blocks a real run on this machine."""
+    found = [
+        Finding("python", INFO, f"{platform.python_version()} ({platform.python_implementation()})"),
+        Finding("neurobrix", INFO, __version__),
+    ]
+    torch_version = _version("torch")
+    if torch_version is None:
+        found.append(Finding("torch", FAIL, "not installed"))
+    else:
+        import torch
+
+        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else (
+            f"ROCm {torch.version.hip}" if getattr(torch.version, "hip", None) else "CPU-only build"
+        )
+        found.append(Finding("torch", OK, f"{torch.__version__} ({build})"))
+    triton_version = _version("triton")
+    found.append(Finding("triton", OK if triton_version else FAIL, triton_version or "not installed"))
+
+    tables: Tables | None = None
+    try:
+        location = locate()
+        found.append(Finding("tables", INFO, f"{location.root} ({location.origin})"))
+        tracked = read_tracked(location.root)
+        problems = check_files(location.root, tracked)
+        if problems:
+            found.extend(Finding("integrity", FAIL, f"{p.path}: {p.message}") for p in problems)
+        else:
+            tables = load()
+            found.append(Finding("integrity", OK, f"{len(tracked)} tracked files, every sha256 and size matches"))
+    except NeuroBrixError as exc:
+        found.append(Finding("integrity", FAIL, str(exc)))
+
+    if torch_version is None and not _interpreter():
+        return found
+    from .gpu import classify, device_facts
+
+    try:
+        facts = device_facts()
+        found.append(Finding("device", OK, facts.describe()))
+    except NeuroBrixError as exc:
+        found.append(Finding("device", FAIL, str(exc)))
+        return found
+    if tables is None:
+        return found
+    try:
+        gpu_class = classify(facts, tables)
+    except NeuroBrixError as exc:
+        found.append(Finding("class", FAIL, str(exc)))
+        return found
+    found.append(Finding("class", OK, f"{gpu_class.id}: {gpu_class.description}"))
+    have = tables.kernels[gpu_class.id]
+    missing = sorted(set(KERNEL_KEYS) - set(have))
+    if missing:
+        found.append(Finding(
+            "kernels", FAIL,
+            f"no certified table for {', '.join(missing)}; certify: {certify_command(gpu_class.id, missing)}",
+        ))
+    else:
+        entries = sum(len(t.entries) for t in have.values())
+        found.append(Finding(
+            "kernels", OK, f"{len(KERNEL_KEYS)} engine kernels, {len(have)} tables, {entries} certified entries"
+        ))
+    certified_with = sorted({str(t.provenance["triton"]) for t in have.values()})
+    if certified_with and triton_version:
+        same = certified_with == [triton_version]
+        found.append(Finding(
+            "triton match", OK if same else WARN,
+            f"installed {triton_version}, tables certified with {', '.join(certified_with)}"
+            + ("" if same else f"; re-check them: python -m conformance check --class {gpu_class.id}"),
+        ))
+    return found
+
+
+def _interpreter() -> bool:
+    from .gpu import interpreter_enabled
+
+    return interpreter_enabled()
+
+
+def blocked(findings: list[Finding]) -> bool:
+    return any(f.status == FAIL for f in findings)
+
+
+def as_json(findings: list[Finding]) -> dict:
+    return {"ok": not blocked(findings), "findings": [asdict(f) for f in findings]}
+
+
+def render(findings: list[Finding]) -> str:
+    width = max(len(f.name) for f in findings)
+    lines = ["NeuroBrix doctor"]
+    for f in findings:
+        value = f.value.replace("\n", "\n" + " " * (width + 10))
+        lines.append(f"  {f.status:<5} {f.name:<{width}}  {value}")
+    fails = [f.name for f in findings if f.status == FAIL]
+    lines.append(
+        f"verdict: blocked by {', '.join(fails)}" if fails else "verdict: ready: nothing blocks a run on this machine"
+    )
+    return "\n".join(lines)

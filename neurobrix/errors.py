@@ -1,0 +1,45 @@
+"""The one error hierarchy of NeuroBrix: each error carries the user's message and an exit code.
+
+The CLI prints ``str(error)`` (no traceback unless ``--debug``) and exits with ``error.exit_code``.
+Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified setting, 5 no usable device.
+"""
+
+from __future__ import annotations
+
+
+class NeuroBrixError(Exception):
+    """Base class: ``str(err)`` is a complete message for a person, ``exit_code`` the process status."""
+
+    exit_code = 1
+
+
+class UsageError(NeuroBrixError):
+    """The user asked for something that does not exist or cannot be done as asked."""
+
+    exit_code = 2
+
+
+class TablesError(NeuroBrixError):
+    """The certified tables cannot be trusted: missing, untracked, altered, unreadable or invalid."""
+
+    exit_code = 3
+
+
+class MissingEntryError(NeuroBrixError):
+    """No certified setting covers the exact call; the engine never guesses one."""
+
+    exit_code = 4
+
+
+class DeviceError(NeuroBrixError):
+    """This machine has no device the engine may run its Triton kernels on."""
+
+    exit_code = 5
+
+
+class NoGPUError(DeviceError):
+    """No GPU and no Triton interpreter."""
+
+
+class UncertifiedGPUError(DeviceError):
+    """A GPU whose class has no certified tables."""
