@@ -1,0 +1,41 @@
+"""Shared fixtures. The Triton interpreter must be on before triton is first imported (FACTS.md)."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TRITON_INTERPRET", "1")
+
+import shutil  # noqa: E402
+from pathlib import Path  # noqa: E402
+
+import pytest  # noqa: E402
+
+from neurobrix import gpu, tables  # noqa: E402
+
+DATA = Path(__file__).parent / "data"
+REPO = Path(__file__).resolve().parent.parent
+
+
+def retrack(root: Path) -> None:
+    """Write root/TRACKED.yaml for what is in root now (what `conformance track` does)."""
+    (root / tables.TRACKED_NAME).write_text(tables.render_tracked(tables.scan(root)), encoding="utf-8")
+
+
+@pytest.fixture(autouse=True)
+def _fresh_caches():
+    tables.clear_cache()
+    gpu.device_facts.cache_clear()
+    yield
+    tables.clear_cache()
+    gpu.device_facts.cache_clear()
+
+
+@pytest.fixture
+def fixture_tables(tmp_path, monkeypatch) -> Path:
+    """A tracked copy of tests/data/tables, selected with NEUROBRIX_TABLES."""
+    root = tmp_path / "tables"
+    shutil.copytree(DATA / "tables", root)
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    return root
