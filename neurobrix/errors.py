@@ -43,3 +43,7 @@ class NoGPUError(DeviceError):
 
 class UncertifiedGPUError(DeviceError):
     """A GPU whose class has no certified tables."""
+
+
+class InvalidInputError(UsageError, ValueError):
+    """An op was called with an argument it cannot take (dtype, shape, strides, device, head layout)."""

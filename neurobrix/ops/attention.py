@@ -1,0 +1,262 @@
+"""attention: causal grouped-query attention, for prefill (flash style) and decode (flash-decoding).
+
+Layouts: q [B, S, Hq, D]; k, v [B, S, Hkv, D] (prefill) or caches [B, Smax, Hkv, D] (decode); any
+batch/seq/head strides, head dim contiguous. Query head h reads kv head h // G, G = Hq / Hkv.
+Softmax in fp32 with exp2 (the scale is folded with log2(e)); P is rounded to v's dtype before P.V.
+
+Keys (kernels.py):
+``attention_prefill``  S = sequence length (powers of two), D = head dim, G = group size (exact).
+                       One program per (BLOCK_M queries, batch x q head), keys in BLOCK_N steps up to
+                       the diagonal.
+``attention_decode``   B = batch, S = cache capacity Smax (powers of two), D, G (exact). The split
+                       count depends on the capacity, never on the filled length, so one setting
+                       serves every step of a captured CUDA graph. Each program takes one (batch,
+                       kv head) with its G query heads and one of SPLITS chunks of the cache, and
+                       visits only filled positions; a second kernel merges the chunks.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from ..errors import InvalidInputError
+from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+
+LOG2E = 1.4426950408889634
+
+
+@triton.jit
+def _attention_prefill_kernel(
+    # pointers
+    q_ptr, k_ptr, v_ptr, o_ptr,
+    # dimensions
+    S, HQ, G, scale_log2,
+    # strides (batch, seq, head; the head dimension is contiguous)
+    stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
+    stride_vb, stride_vs, stride_vh, stride_ob, stride_os, stride_oh,
+    # meta-parameters
+    D: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    pid_m = tl.program_id(0)
+    pid_bh = tl.program_id(1).to(tl.int64)
+    b = pid_bh // HQ
+    h = pid_bh % HQ
+    kv_h = h // G
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_d = offs_d < D
+    mask_m = offs_m < S
+    q_ptrs = q_ptr + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qs + offs_d[None, :]
+    q = tl.load(q_ptrs, mask=mask_m[:, None] & mask_d[None, :], other=0.0)
+    k_base = k_ptr + b * stride_kb + kv_h * stride_kh
+    v_base = v_ptr + b * stride_vb + kv_h * stride_vh
+
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    accumulator = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    # keys up to the diagonal of this block of queries (causal)
+    end = tl.minimum((pid_m + 1) * BLOCK_M, S)
+    for start_n in range(0, end, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        mask_n = offs_n < S
+        k = tl.load(k_base + offs_n[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None] & mask_n[None, :],
+                    other=0.0)  # [BLOCK_D, BLOCK_N]
+        qk = tl.dot(q, k, input_precision=PRECISION) * scale_log2
+        visible = (offs_m[:, None] >= offs_n[None, :]) & mask_n[None, :]
+        qk = tl.where(visible, qk, float("-inf"))
+        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(qk - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_base + offs_n[:, None] * stride_vs + offs_d[None, :], mask=mask_n[:, None] & mask_d[None, :],
+                    other=0.0)  # [BLOCK_N, BLOCK_D]
+        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m_i = m_new
+    out = accumulator / l_i[:, None]
+    o_ptrs = o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_os + offs_d[None, :]
+    tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])
+
+
+@triton.jit
+def _attention_decode_split_kernel(
+    # pointers
+    q_ptr, k_ptr, v_ptr, len_ptr, part_ptr, ml_ptr,
+    # dimensions
+    HKV, G, chunk, scale_log2,
+    # strides (q: batch, head; caches: batch, seq, head; the head dimension is contiguous)
+    stride_qb, stride_qh, stride_kb, stride_ks, stride_kh, stride_vb, stride_vs, stride_vh,
+    # meta-parameters
+    D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_G: tl.constexpr, PRECISION: tl.constexpr,
+    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    pid_bh = tl.program_id(0).to(tl.int64)  # batch x kv head
+    split_id = tl.program_id(1)
+    b = pid_bh // HKV
+    kv_h = pid_bh % HKV
+    length = tl.load(len_ptr + b).to(tl.int32)
+    offs_g = tl.arange(0, BLOCK_G)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_g = offs_g < G
+    mask_d = offs_d < D
+    heads = kv_h * G + offs_g
+    q = tl.load(q_ptr + b * stride_qb + heads[:, None] * stride_qh + offs_d[None, :],
+                mask=mask_g[:, None] & mask_d[None, :], other=0.0)  # [BLOCK_G, BLOCK_D]
+    k_base = k_ptr + b * stride_kb + kv_h * stride_kh
+    v_base = v_ptr + b * stride_vb + kv_h * stride_vh
+
+    m_i = tl.full((BLOCK_G,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_G,), dtype=tl.float32)
+    accumulator = tl.zeros((BLOCK_G, BLOCK_D), dtype=tl.float32)
+    start = split_id * chunk
+    end = tl.minimum(start + chunk, length)  # filled positions of this chunk only
+    for start_n in range(start, end, BLOCK_N):
+        offs_n = start_n + tl.arange(0, BLOCK_N)
+        mask_n = offs_n < end
+        k = tl.load(k_base + offs_n[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None] & mask_n[None, :],
+                    other=0.0)
+        qk = tl.dot(q, k, input_precision=PRECISION) * scale_log2
+        qk = tl.where(mask_n[None, :], qk, float("-inf"))
+        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
+        alpha = tl.exp2(m_i - m_new)
+        p = tl.exp2(qk - m_new[:, None])
+        l_i = l_i * alpha + tl.sum(p, axis=1)
+        v = tl.load(v_base + offs_n[:, None] * stride_vs + offs_d[None, :], mask=mask_n[:, None] & mask_d[None, :],
+                    other=0.0)
+        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
+        m_i = m_new
+    # partials: unnormalised accumulator [B, HQ, SPLITS, D]; m and l [2, B, HQ, SPLITS] (an empty chunk
+    # leaves m = -inf, l = 0, accumulator = 0, which the merge weighs by exp2(-inf) = 0)
+    row = (b * HKV * G + heads) * SPLITS + split_id
+    tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator, mask=mask_g[:, None] & mask_d[None, :])
+    tl.store(ml_ptr + row, m_i, mask=mask_g)
+    tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)
+
+
+@triton.jit
+def _attention_decode_merge_kernel(
+    part_ptr, ml_ptr, o_ptr, HQ, rows, stride_ob, stride_oh,
+    D: tl.constexpr, BLOCK_D: tl.constexpr, SPLITS: tl.constexpr, BLOCK_S: tl.constexpr,
+):
+    pid = tl.program_id(0).to(tl.int64)  # batch x q head
+    b = pid // HQ
+    h = pid % HQ
+    offs_s = tl.arange(0, BLOCK_S)
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_s = offs_s < SPLITS
+    mask_d = offs_d < D
+    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))
+    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s, mask=mask_s, other=0.0)
+    weight = tl.exp2(m - tl.max(m, axis=0))  # chunk c's share: 2^(m_c - max m)
+    part = tl.load(part_ptr + (pid * SPLITS + offs_s[:, None]) * D + offs_d[None, :],
+                   mask=mask_s[:, None] & mask_d[None, :], other=0.0)
+    out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)
+    tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(o_ptr.dtype.element_ty), mask=mask_d)
+
+
+def _group(op: str, hq: int, hkv: int) -> int:
+    if hkv < 1 or hq % hkv:
+        raise InvalidInputError(f"{op}: q heads ({hq}) must be a multiple of kv heads ({hkv})")
+    return hq // hkv
+
+
+def _check_prefill(q, k, v):
+    check_shape("attention_prefill", "q", q, (None, None, None, None), "batch, seq, q heads, head dim")
+    B, S, HQ, D = q.shape
+    check_shape("attention_prefill", "k", k, (B, S, None, D), "batch, seq, kv heads, head dim of q")
+    check_shape("attention_prefill", "v", v, tuple(k.shape), "same as k")
+    return same_dtype("attention_prefill", "q", q, k=k, v=v), _group("attention_prefill", HQ, k.shape[2])
+
+
+def _precision(dtype: str) -> str:
+    return "ieee" if dtype == "fp32" else "tf32"
+
+
+def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D]."""
+    dtype, G = _check_prefill(q, k, v)
+    check_device("attention_prefill", q=q, k=k, v=v)
+    check_contiguous_last("attention_prefill", q=q, k=k, v=v)
+    B, S, HQ, D = q.shape
+    meta, launch = split(settings("attention_prefill", dtype, S=S, D=D, G=G))
+    o = torch.empty_like(q, memory_format=torch.contiguous_format)
+    grid = (triton.cdiv(S, meta["BLOCK_M"]), B * HQ)
+    _attention_prefill_kernel[grid](
+        q, k, v, o, S, HQ, G, float(scale) * LOG2E,
+        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
+        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=_precision(dtype), **meta, **launch,
+    )
+    return o
+
+
+def attention_prefill_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """The same op on PyTorch's kernels (SDPA)."""
+    _check_prefill(q, k, v)
+    out = F.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), is_causal=True, scale=scale, enable_gqa=True
+    )
+    return out.transpose(1, 2)
+
+
+def _check_decode(q, k_cache, v_cache, lengths):
+    check_shape("attention_decode", "q", q, (None, None, None), "batch, q heads, head dim")
+    B, HQ, D = q.shape
+    check_shape("attention_decode", "k_cache", k_cache, (B, None, None, D), "batch, capacity, kv heads, head dim")
+    check_shape("attention_decode", "v_cache", v_cache, tuple(k_cache.shape), "same as k_cache")
+    check_shape("attention_decode", "lengths", lengths, (B,), "batch")
+    if lengths.dtype not in (torch.int32, torch.int64):
+        raise InvalidInputError(f"attention_decode: lengths must be int32 or int64, got {lengths.dtype}")
+    G = _group("attention_decode", HQ, k_cache.shape[2])
+    return same_dtype("attention_decode", "q", q, k_cache=k_cache, v_cache=v_cache), G
+
+
+def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
+                     scale: float) -> torch.Tensor:
+    """One query per sequence, q [B, Hq, D], over the first lengths[b] (>= 1) cache positions -> [B, Hq, D]."""
+    dtype, G = _check_decode(q, k_cache, v_cache, lengths)
+    check_device("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache, lengths=lengths)
+    check_contiguous_last("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache)
+    B, HQ, D = q.shape
+    capacity, HKV = k_cache.shape[1], k_cache.shape[2]
+    meta, launch = split(settings("attention_decode", dtype, B=B, S=capacity, D=D, G=G))
+    splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
+    chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
+    part = torch.empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
+    ml = torch.empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
+    o = torch.empty((B, HQ, D), dtype=q.dtype, device=q.device)
+    block_d = triton.next_power_of_2(D)
+    _attention_decode_split_kernel[(B * HKV, splits)](
+        q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
+        *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3],
+        D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)), PRECISION=_precision(dtype),
+        **meta, **launch,
+    )
+    _attention_decode_merge_kernel[(B * HQ,)](
+        part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],
+        D=D, BLOCK_D=block_d, SPLITS=splits, BLOCK_S=triton.next_power_of_2(splits),
+        **launch,
+    )
+    return o
+
+
+def attention_decode_torch(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
+                           scale: float) -> torch.Tensor:
+    """The same op on PyTorch's kernels (SDPA with a mask over the whole cache)."""
+    _check_decode(q, k_cache, v_cache, lengths)
+    capacity = k_cache.shape[1]
+    mask = torch.arange(capacity, device=q.device)[None, :] < lengths[:, None]  # [B, capacity]
+    out = F.scaled_dot_product_attention(
+        q[:, :, None, :], k_cache.transpose(1, 2), v_cache.transpose(1, 2),
+        attn_mask=mask[:, None, None, :], scale=scale, enable_gqa=True,
+    )
+    return out[:, :, 0, :]
+
+
+def default_scale(head_dim: int) -> float:
+    return 1.0 / math.sqrt(head_dim)

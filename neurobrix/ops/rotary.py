@@ -1,0 +1,154 @@
+"""rotary: rotary position embedding of q and k (non-interleaved "rotate half" convention).
+
+For a head vector x of size D with halves x1 = x[:D/2], x2 = x[D/2:] at position p:
+    out = [x1 * cos(p f) - x2 * sin(p f),  x2 * cos(p f) + x1 * sin(p f)]
+with inverse frequencies f from ``rope_cache`` (Llama-3 frequency scaling included).
+Key (kernels.py): T = tokens (batch x seq, powers of two), H = q heads + kv heads, D = head dim
+(exact). One program rotates BLOCK_H heads of one token; q and k in one launch.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import torch
+import triton
+import triton.language as tl
+
+from ..errors import InvalidInputError
+from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+
+
+def rope_cache(
+    head_dim: int, theta: float, max_positions: int, scaling: Mapping[str, Any] | None = None,
+    device: torch.device | str = "cpu",
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """cos and sin tables [max_positions, head_dim / 2] in fp32, computed in float64.
+
+    ``scaling`` is a config.json ``rope_scaling``: None, or ``rope_type: llama3`` with factor,
+    low_freq_factor, high_freq_factor, original_max_position_embeddings (the Llama-3.1 rule:
+    long wavelengths slowed by ``factor``, short ones kept, a smooth blend in between).
+    """
+    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    if scaling is not None:
+        kind = scaling.get("rope_type", scaling.get("type"))
+        if kind in (None, "default"):
+            pass
+        elif kind == "llama3":
+            factor = float(scaling["factor"])
+            low, high = float(scaling["low_freq_factor"]), float(scaling["high_freq_factor"])
+            old_context = float(scaling["original_max_position_embeddings"])
+            wavelen = 2 * math.pi / inv_freq
+            scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)
+            smooth = (old_context / wavelen - low) / (high - low)
+            blended = (1 - smooth) * scaled / factor + smooth * scaled
+            medium = (wavelen >= old_context / high) & (wavelen <= old_context / low)
+            inv_freq = torch.where(medium, blended, scaled)
+        else:
+            raise InvalidInputError(f"rope_scaling type {kind!r} is not supported (supported: llama3)")
+    angles = torch.arange(max_positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
+    return angles.cos().float().to(device), angles.sin().float().to(device)
+
+
+@triton.jit
+def _rotate_heads(
+    src_ptr, dst_ptr, b, s, head0, H, stride_sb, stride_ss, stride_sh, stride_db, stride_ds, stride_dh,
+    c, sn, HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
+):
+    offs_h = head0 + tl.arange(0, BLOCK_H)
+    offs_d = tl.arange(0, BLOCK_HALF)
+    mask = (offs_h[:, None] < H) & (offs_d[None, :] < HALF)
+    src = src_ptr + b * stride_sb + s * stride_ss + offs_h[:, None] * stride_sh + offs_d[None, :]
+    x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)
+    x2 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)
+    dst = dst_ptr + b * stride_db + s * stride_ds + offs_h[:, None] * stride_dh + offs_d[None, :]
+    tl.store(dst, (x1 * c[None, :] - x2 * sn[None, :]).to(dst_ptr.dtype.element_ty), mask=mask)
+    tl.store(dst + HALF, (x2 * c[None, :] + x1 * sn[None, :]).to(dst_ptr.dtype.element_ty), mask=mask)
+
+
+@triton.jit
+def _rotary_kernel(
+    # pointers
+    q_ptr, k_ptr, qo_ptr, ko_ptr, cos_ptr, sin_ptr, pos_ptr,
+    # dimensions
+    S, HQ, HKV,
+    # strides (batch, seq, head; the head dimension is contiguous)
+    stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
+    stride_qob, stride_qos, stride_qoh, stride_kob, stride_kos, stride_koh,
+    stride_pb, stride_ps, stride_cos,
+    # meta-parameters
+    HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
+):
+    token = tl.program_id(0).to(tl.int64)
+    pid_h = tl.program_id(1)
+    b = token // S
+    s = token % S
+    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)
+    offs_d = tl.arange(0, BLOCK_HALF)
+    c = tl.load(cos_ptr + pos * stride_cos + offs_d, mask=offs_d < HALF, other=0.0)
+    sn = tl.load(sin_ptr + pos * stride_cos + offs_d, mask=offs_d < HALF, other=0.0)
+    q_blocks = tl.cdiv(HQ, BLOCK_H)
+    if pid_h < q_blocks:
+        _rotate_heads(q_ptr, qo_ptr, b, s, pid_h * BLOCK_H, HQ, stride_qb, stride_qs, stride_qh,
+                      stride_qob, stride_qos, stride_qoh, c, sn, HALF, BLOCK_HALF, BLOCK_H)
+    else:
+        _rotate_heads(k_ptr, ko_ptr, b, s, (pid_h - q_blocks) * BLOCK_H, HKV, stride_kb, stride_ks, stride_kh,
+                      stride_kob, stride_kos, stride_koh, c, sn, HALF, BLOCK_HALF, BLOCK_H)
+
+
+def _check(q, k, cos, sin, positions):
+    check_shape("rotary", "q", q, (None, None, None, None), "batch, seq, q heads, head dim")
+    B, S, _, D = q.shape
+    check_shape("rotary", "k", k, (B, S, None, D), "batch, seq, kv heads, head dim of q")
+    if D % 2:
+        raise InvalidInputError(f"rotary: head dim must be even, got {D}")
+    check_shape("rotary", "cos", cos, (None, D // 2), "positions, head dim / 2")
+    check_shape("rotary", "sin", sin, tuple(cos.shape), "same as cos")
+    check_shape("rotary", "positions", positions, (B, S), "batch, seq")
+    if cos.dtype != torch.float32 or sin.dtype != torch.float32:
+        raise InvalidInputError(f"rotary: cos and sin must be float32 (from rope_cache), got {cos.dtype}, {sin.dtype}")
+    if cos.stride() != sin.stride():
+        raise InvalidInputError(f"rotary: cos and sin must have the same strides, got {cos.stride()}, {sin.stride()}")
+    if positions.dtype not in (torch.int32, torch.int64):
+        raise InvalidInputError(f"rotary: positions must be int32 or int64, got {positions.dtype}")
+    return same_dtype("rotary", "q", q, k=k)
+
+
+def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
+           inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rotate q [B, S, Hq, D] and k [B, S, Hkv, D] at ``positions`` [B, S]; in place or into new tensors."""
+    dtype = _check(q, k, cos, sin, positions)
+    check_device("rotary", q=q, k=k, cos=cos, sin=sin, positions=positions)
+    check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
+    B, S, HQ, D = q.shape
+    HKV = k.shape[2]
+    meta, launch = split(settings("rotary", dtype, T=B * S, H=HQ + HKV, D=D))
+    q_out, k_out = (q, k) if inplace else (torch.empty_like(q), torch.empty_like(k))
+    block_h = meta["BLOCK_H"]
+    grid = (B * S, triton.cdiv(HQ, block_h) + triton.cdiv(HKV, block_h))
+    _rotary_kernel[grid](
+        q, k, q_out, k_out, cos, sin, positions, S, HQ, HKV,
+        *q.stride()[:3], *k.stride()[:3], *q_out.stride()[:3], *k_out.stride()[:3],
+        *positions.stride(), cos.stride(0),
+        HALF=D // 2, BLOCK_HALF=triton.next_power_of_2(D // 2), **meta, **launch,
+    )
+    return q_out, k_out
+
+
+def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
+                 inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same op on PyTorch's kernels."""
+    _check(q, k, cos, sin, positions)
+    c, s = cos[positions][:, :, None, :], sin[positions][:, :, None, :]  # [B, S, 1, D/2]
+
+    def rotate(x):
+        x1, x2 = x.float().chunk(2, dim=-1)
+        return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).to(x.dtype)
+
+    q_rot, k_rot = rotate(q), rotate(k)
+    if inplace:
+        q.copy_(q_rot)
+        k.copy_(k_rot)
+        return q, k
+    return q_rot, k_rot

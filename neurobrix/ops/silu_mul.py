@@ -1,0 +1,66 @@
+"""silu_mul: out[M, I] = silu(g) * u with g = gu[:, :I], u = gu[:, I:] (SwiGLU after one fused gate/up GEMM).
+
+Key (kernels.py): M = rows (powers of two), I = intermediate size (exact). Each program covers
+BLOCK_M rows x BLOCK_I columns; computed in fp32, rounded once.
+"""
+
+from __future__ import annotations
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+
+from ..errors import InvalidInputError
+from ._common import check_contiguous_last, check_device, check_shape, dtype_name, settings, split
+
+
+@triton.jit
+def _silu_mul_kernel(
+    # pointers
+    gu_ptr, out_ptr,
+    # dimensions
+    M, I,
+    # strides (rows; the last dimension is contiguous)
+    stride_gu, stride_out,
+    # meta-parameters
+    BLOCK_M: tl.constexpr, BLOCK_I: tl.constexpr,
+):
+    pid_m = tl.program_id(0).to(tl.int64)
+    pid_i = tl.program_id(1).to(tl.int64)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_i = pid_i * BLOCK_I + tl.arange(0, BLOCK_I)
+    mask = (offs_m[:, None] < M) & (offs_i[None, :] < I)
+    g_ptrs = gu_ptr + offs_m[:, None] * stride_gu + offs_i[None, :]
+    g = tl.load(g_ptrs, mask=mask, other=0.0).to(tl.float32)
+    u = tl.load(g_ptrs + I, mask=mask, other=0.0).to(tl.float32)
+    # silu(g) * u = g / (1 + exp(-g)) * u
+    out = g / (1.0 + tl.exp(-g)) * u
+    tl.store(out_ptr + offs_m[:, None] * stride_out + offs_i[None, :], out.to(out_ptr.dtype.element_ty), mask=mask)
+
+
+def _check(gu):
+    check_shape("silu_mul", "gu", gu, (None, None), "rows, 2 x intermediate size")
+    if gu.shape[1] % 2:
+        raise InvalidInputError(f"silu_mul: gu's last dimension must be even (gate then up), got {gu.shape[1]}")
+    return dtype_name("silu_mul", "gu", gu)
+
+
+def silu_mul(gu: torch.Tensor) -> torch.Tensor:
+    """silu(gate) * up from gu = [gate | up] of shape [M, 2I], on the certified kernel."""
+    dtype = _check(gu)
+    check_device("silu_mul", gu=gu)
+    check_contiguous_last("silu_mul", gu=gu)
+    M, I = gu.shape[0], gu.shape[1] // 2
+    meta, launch = split(settings("silu_mul", dtype, M=M, I=I))
+    out = torch.empty((M, I), dtype=gu.dtype, device=gu.device)
+    grid = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))
+    _silu_mul_kernel[grid](gu, out, M, I, gu.stride(0), out.stride(0), **meta, **launch)
+    return out
+
+
+def silu_mul_torch(gu: torch.Tensor) -> torch.Tensor:
+    """The same op on PyTorch's kernels."""
+    _check(gu)
+    gate, up = gu.chunk(2, dim=-1)
+    return F.silu(gate) * up
