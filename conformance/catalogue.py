@@ -1,0 +1,84 @@
+"""The catalogue: the models NeuroBrix promises to run, and the kernel domains they need certified.
+
+``required_domains()`` walks every generation the catalogue's coverage allows (prefill batch x prompt
+length, decode batch x cache capacity) through the engine's own list of kernel calls
+(``neurobrix.plan``), and buckets each call's key as the kernel declares (``neurobrix.kernels``).
+Pow2-bucketed dimensions only need one representative per bucket, so the walk visits powers of two.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+from neurobrix.config import ModelConfig
+from neurobrix.kernels import KERNELS, bucket_of, pow2_bucket
+from neurobrix.plan import forward_calls
+
+CATALOGUE = Path(__file__).with_name("catalogue.yaml")
+
+# A domain as certify and check use it: (kernel, ((dim, lo, hi), ...)) with hi None for unbounded.
+Domain = tuple[str, tuple[tuple[str, int, "int | None"], ...]]
+
+
+@dataclass(frozen=True)
+class Coverage:
+    decode_batch: tuple[int, int]
+    prefill_batch: tuple[int, int]
+    prompt: tuple[int, int]
+    capacity: tuple[int, int]
+
+
+def load(path: Path = CATALOGUE) -> tuple[dict[str, ModelConfig], Coverage]:
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    models = {name: ModelConfig.from_hf(cfg, f"{path}: {name}") for name, cfg in data["models"].items()}
+    coverage = Coverage(**{k: tuple(v) for k, v in data["coverage"].items()})
+    return models, coverage
+
+
+def _pow2_points(lo: int, hi: int) -> list[int]:
+    """One value per pow2 bucket meeting [lo, hi]: the bucket's top, clipped to hi."""
+    points, value = [], lo
+    while value <= hi:
+        top = min(pow2_bucket(value)[1], hi)
+        points.append(top)
+        value = top + 1
+    return points
+
+
+def bucket(kernel: str, shape: dict[str, int] | tuple[tuple[str, int], ...]) -> Domain:
+    """The certified domain a call falls in: pow2 dims to their bucket, exact dims to themselves."""
+    items = dict(shape)
+    spec = KERNELS[kernel]
+    ranges = []
+    for dim, how in zip(spec.key, spec.buckets):
+        ranges.append((dim, *bucket_of(how, items[dim])))
+    return kernel, tuple(ranges)
+
+
+def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
+    found: set[Domain] = set()
+    prompt_hi = min(coverage.prompt[1], cfg.max_positions)
+    capacity_hi = min(coverage.capacity[1], cfg.max_positions)
+    for batch in range(coverage.prefill_batch[0], coverage.prefill_batch[1] + 1):
+        for seq in _pow2_points(coverage.prompt[0], prompt_hi):
+            found |= {bucket(k, s) for k, s in forward_calls(cfg, batch, seq, seq, prefill=True)}
+    for batch in _pow2_points(*coverage.decode_batch):
+        for capacity in _pow2_points(coverage.capacity[0], capacity_hi):
+            found |= {bucket(k, s) for k, s in forward_calls(cfg, batch, 1, capacity, prefill=False)}
+    return found
+
+
+def required_domains(path: Path = CATALOGUE) -> dict[str, set[Domain]]:
+    """Every domain the catalogue needs, with the models that need it (for messages)."""
+    models, coverage = load(path)
+    needed: dict[Domain, set[str]] = {}
+    for name, cfg in models.items():
+        for domain in model_domains(cfg, coverage):
+            needed.setdefault(domain, set()).add(name)
+    by_kernel: dict[str, set[Domain]] = {}
+    for domain in needed:
+        by_kernel.setdefault(domain[0], set()).add(domain)
+    return by_kernel

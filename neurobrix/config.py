@@ -1,0 +1,92 @@
+"""A Llama-family model's architecture, read from a Hugging Face config.json and checked.
+
+Supported: LlamaForCausalLM (Llama 2/3, TinyLlama, Llama-3 rope scaling, tied embeddings),
+MistralForCausalLM (no sliding window) and Qwen2ForCausalLM (q/k/v bias). Anything else is refused
+by name before any weight is read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Mapping
+
+from .errors import UsageError
+
+ARCHITECTURES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2"}
+
+
+class ConfigError(UsageError):
+    """config.json is missing a field, has a wrong value, or describes an unsupported model."""
+
+
+@dataclass(frozen=True)
+class ModelConfig:
+    architecture: str
+    hidden_size: int
+    intermediate_size: int
+    num_layers: int
+    num_heads: int
+    num_kv_heads: int
+    head_dim: int
+    vocab_size: int
+    max_positions: int
+    rope_theta: float
+    rms_norm_eps: float
+    tie_word_embeddings: bool
+    qkv_bias: bool
+    rope_scaling: Mapping[str, Any] | None = field(default=None, hash=False)
+
+    @property
+    def group_size(self) -> int:
+        return self.num_heads // self.num_kv_heads
+
+    @property
+    def qkv_size(self) -> int:
+        return (self.num_heads + 2 * self.num_kv_heads) * self.head_dim
+
+    @classmethod
+    def from_hf(cls, data: Mapping[str, Any], source: str = "config.json") -> ModelConfig:
+        def need(name: str, kind: type | tuple[type, ...] = int) -> Any:
+            if name not in data or data[name] is None:
+                raise ConfigError(f"{source}: field '{name}' is missing")
+            value = data[name]
+            if isinstance(value, bool) or not isinstance(value, kind):
+                raise ConfigError(f"{source}: field '{name}' has an unexpected value {value!r}")
+            return value
+
+        names = data.get("architectures") or []
+        found = [n for n in names if n in ARCHITECTURES]
+        if not found:
+            shown = ", ".join(map(str, names)) or data.get("model_type", "unknown")
+            raise ConfigError(
+                f"{source}: architecture {shown} is outside the Llama family NeuroBrix runs "
+                f"({', '.join(ARCHITECTURES)})"
+            )
+        arch = ARCHITECTURES[found[0]]
+        if arch == "mistral" and data.get("sliding_window") not in (None, 0):
+            raise ConfigError(f"{source}: sliding-window attention (sliding_window={data['sliding_window']}) "
+                              "is not supported")
+        heads, hidden = need("num_attention_heads"), need("hidden_size")
+        kv_heads = data.get("num_key_value_heads") or heads
+        head_dim = data.get("head_dim") or hidden // heads
+        if heads % kv_heads:
+            raise ConfigError(f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+        scaling = data.get("rope_scaling")
+        if scaling is not None and scaling.get("rope_type", scaling.get("type")) not in ("llama3", "default"):
+            raise ConfigError(f"{source}: rope_scaling {scaling!r} is not supported (supported: llama3)")
+        return cls(
+            architecture=arch,
+            hidden_size=hidden,
+            intermediate_size=need("intermediate_size"),
+            num_layers=need("num_hidden_layers"),
+            num_heads=heads,
+            num_kv_heads=kv_heads,
+            head_dim=head_dim,
+            vocab_size=need("vocab_size"),
+            max_positions=need("max_position_embeddings"),
+            rope_theta=float(data.get("rope_theta", 10000.0)),
+            rms_norm_eps=float(need("rms_norm_eps", (int, float))),
+            tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
+            qkv_bias=arch == "qwen2" or bool(data.get("attention_bias", False)),
+            rope_scaling=scaling,
+        )
