@@ -127,6 +127,20 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 3
 
 
+def cmd_run(args: argparse.Namespace) -> int:
+    from .generate import Sampling
+    from .run import RunOptions, run
+
+    opts = RunOptions(
+        model=args.model, prompt=args.prompt, max_tokens=args.max_tokens,
+        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed),
+        backend=args.backend, dtype=args.dtype, chat=not args.no_chat, stream=not args.no_stream,
+    )
+    stats = run(opts)
+    print(stats.line(), file=sys.stderr)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neurobrix",
@@ -144,6 +158,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(func=cmd_doctor)
+
+    run = commands.add_parser(
+        "run", help="generate text with an imported model on the certified kernels",
+        description="Generate text with an imported model. The device's GPU class and every kernel call the "
+        "generation will make are checked against the certified tables before any weight is loaded.",
+    )
+    run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    run.add_argument("--prompt", required=True, help="the prompt text")
+    run.add_argument("--max-tokens", type=int, default=256, help="most tokens to generate (default %(default)s)")
+    run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default), else sampling temperature")
+    run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
+    run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")
+    run.add_argument("--seed", type=int, default=None, help="random seed for sampling (reproducible runs)")
+    run.add_argument("--backend", choices=("triton", "torch"), default="triton",
+                     help="triton: certified kernels (default); torch: PyTorch's own kernels, explicitly")
+    run.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default=None,
+                     help="weights and activations (default: bf16 on a GPU, fp32 on the CPU)")
+    run.add_argument("--no-chat", action="store_true", help="use the prompt as is, without the chat template")
+    run.add_argument("--no-stream", action="store_true", help="print the text at the end instead of as it comes")
+    run.set_defaults(func=cmd_run)
 
     tables = commands.add_parser("tables", help="list, show and verify the certified tables")
     sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)

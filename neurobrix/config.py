@@ -13,6 +13,7 @@ from typing import Any, Mapping
 from .errors import UsageError
 
 ARCHITECTURES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2"}
+MODEL_TYPES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2"}  # when "architectures" is absent
 
 
 class ConfigError(UsageError):
@@ -55,14 +56,16 @@ class ModelConfig:
             return value
 
         names = data.get("architectures") or []
-        found = [n for n in names if n in ARCHITECTURES]
+        found = [ARCHITECTURES[n] for n in names if n in ARCHITECTURES]
+        if not names and data.get("model_type") in MODEL_TYPES:
+            found = [MODEL_TYPES[data["model_type"]]]
         if not found:
             shown = ", ".join(map(str, names)) or data.get("model_type", "unknown")
             raise ConfigError(
                 f"{source}: architecture {shown} is outside the Llama family NeuroBrix runs "
                 f"({', '.join(ARCHITECTURES)})"
             )
-        arch = ARCHITECTURES[found[0]]
+        arch = found[0]
         if arch == "mistral" and data.get("sliding_window") not in (None, 0):
             raise ConfigError(f"{source}: sliding-window attention (sliding_window={data['sliding_window']}) "
                               "is not supported")
@@ -71,9 +74,15 @@ class ModelConfig:
         head_dim = data.get("head_dim") or hidden // heads
         if heads % kv_heads:
             raise ConfigError(f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
-        scaling = data.get("rope_scaling")
-        if scaling is not None and scaling.get("rope_type", scaling.get("type")) not in ("llama3", "default"):
-            raise ConfigError(f"{source}: rope_scaling {scaling!r} is not supported (supported: llama3)")
+        # transformers >= 5 writes `rope_parameters` (theta inside); older files `rope_theta` + `rope_scaling`
+        rope = data.get("rope_parameters") or {}
+        theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
+        scaling = data.get("rope_scaling") or (rope if rope.get("rope_type", "default") != "default" else None)
+        if scaling is not None:
+            kind = scaling.get("rope_type", scaling.get("type"))
+            if kind not in ("llama3", "default"):
+                raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3)")
+            scaling = None if kind == "default" else {k: v for k, v in scaling.items() if k != "rope_theta"}
         return cls(
             architecture=arch,
             hidden_size=hidden,
@@ -84,7 +93,7 @@ class ModelConfig:
             head_dim=head_dim,
             vocab_size=need("vocab_size"),
             max_positions=need("max_position_embeddings"),
-            rope_theta=float(data.get("rope_theta", 10000.0)),
+            rope_theta=float(theta),
             rms_norm_eps=float(need("rms_norm_eps", (int, float))),
             tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
             qkv_bias=arch == "qwen2" or bool(data.get("attention_bias", False)),

@@ -50,3 +50,26 @@ def generation_calls(cfg: ModelConfig, batch: int, prompt_len: int, capacity: in
     return forward_calls(cfg, batch, prompt_len, capacity, prefill=True) | forward_calls(
         cfg, batch, 1, capacity, prefill=False
     )
+
+
+def preflight(calls: set[Call], dtype: str, class_id: str) -> None:
+    """Check every call against the certified tables at once; raise one error listing all that are missing."""
+    from .errors import MissingEntryError
+    from .tables import certify_command, load
+
+    loaded = load()
+    missing: list[str] = []
+    kernels: set[str] = set()
+    for kernel, shape in sorted(calls):
+        try:
+            loaded.settings(class_id, kernel, dtype, dict(shape))
+        except MissingEntryError:
+            where = ", ".join(f"{k}={v}" for k, v in shape)
+            missing.append(f"  {kernel:<18} {dtype} {where}   ({loaded.table_path(class_id, kernel)})")
+            kernels.add(kernel)
+    if missing:
+        raise MissingEntryError(
+            f"this model cannot run on GPU class {class_id} in {dtype}: {len(missing)} kernel call(s) have no "
+            "certified setting (nothing was loaded):\n" + "\n".join(missing)
+            + f"\n  certify them: {certify_command(class_id, sorted(kernels), [dtype])}"
+        )

@@ -1,0 +1,134 @@
+"""Generation: prefill, then one token at a time (replayed as a CUDA graph on a GPU), and sampling.
+
+Small functions in the order they run: ``sample`` picks the next token from logits; ``Decoder``
+owns the decode step (captured once, replayed per token on CUDA); ``generate`` runs the loop,
+streams text through a callback and returns the statistics line's numbers.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Callable
+
+import torch
+
+from .errors import UsageError
+from .model import Transformer
+
+
+@dataclass(frozen=True)
+class Sampling:
+    temperature: float = 0.0   # 0 = greedy
+    top_k: int | None = None
+    top_p: float | None = None
+    seed: int | None = None
+
+    def validate(self) -> None:
+        if self.temperature < 0:
+            raise UsageError(f"--temperature must be >= 0, got {self.temperature}")
+        if self.top_k is not None and self.top_k < 1:
+            raise UsageError(f"--top-k must be >= 1, got {self.top_k}")
+        if self.top_p is not None and not 0 < self.top_p <= 1:
+            raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
+
+
+def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
+    """Next token per row of logits [B, vocab] -> [B] (int64)."""
+    if opts.temperature == 0:
+        return logits.argmax(dim=-1)
+    scores = logits.float() / opts.temperature
+    if opts.top_k is not None and opts.top_k < scores.shape[-1]:
+        kth = torch.topk(scores, opts.top_k, dim=-1).values[:, -1:]
+        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if opts.top_p is not None and opts.top_p < 1:
+        sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
+        cumulative = sorted_scores.softmax(dim=-1).cumsum(dim=-1)
+        # drop a token when the tokens before it already reach top_p (the first token always stays)
+        drop = (cumulative - sorted_scores.softmax(dim=-1)) >= opts.top_p
+        scores = scores.scatter(-1, order, sorted_scores.masked_fill(drop, float("-inf")))
+    probs = scores.softmax(dim=-1)
+    return torch.multinomial(probs, 1, generator=generator)[:, 0]
+
+
+class Decoder:
+    """The decode step over static buffers; on CUDA captured once as a graph and replayed."""
+
+    def __init__(self, model: Transformer, batch: int, use_graph: bool) -> None:
+        device = model.w.embed.device
+        self.model = model
+        self.tokens = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self.positions = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self.lengths = torch.zeros((batch,), dtype=torch.int32, device=device)
+        self.use_graph = use_graph
+        self.graph: torch.cuda.CUDAGraph | None = None
+        self.logits: torch.Tensor | None = None
+
+    def _forward(self) -> torch.Tensor:
+        return self.model.forward(self.tokens, self.positions, self.lengths)
+
+    def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        """Logits [B, vocab] after feeding ``tokens`` [B] at ``position``."""
+        self.tokens.copy_(tokens[:, None])
+        self.positions.fill_(position)
+        self.lengths.fill_(position + 1)
+        if not self.use_graph:
+            return self._forward()
+        if self.graph is None:
+            # warm up on a side stream (compiles and allocates), then capture; the warm-up computes
+            # this very step, and the capture records it without running it
+            stream = torch.cuda.Stream()
+            stream.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(stream):
+                self._forward()
+            torch.cuda.current_stream().wait_stream(stream)
+            self.graph = torch.cuda.CUDAGraph()
+            with torch.cuda.graph(self.graph):
+                self.logits = self._forward()
+        self.graph.replay()
+        return self.logits
+
+
+@dataclass
+class Stats:
+    prompt_tokens: int
+    generated_tokens: int
+    time_to_first_token_s: float
+    decode_tokens_per_s: float
+
+    def line(self) -> str:
+        return (f"[prompt {self.prompt_tokens} tokens | generated {self.generated_tokens} tokens | "
+                f"time to first token {self.time_to_first_token_s * 1000:.0f} ms | "
+                f"decode {self.decode_tokens_per_s:.1f} tokens/s]")
+
+
+@torch.inference_mode()
+def generate(model: Transformer, prompt: list[int], max_new_tokens: int, opts: Sampling, eos: set[int],
+             on_token: Callable[[int], None] | None = None, use_graph: bool = False) -> tuple[list[int], Stats]:
+    """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
+    device = model.w.embed.device
+    generator = None
+    if opts.seed is not None:
+        generator = torch.Generator(device=device)
+        generator.manual_seed(opts.seed)
+    cuda = device.type == "cuda"
+    start = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
+    tokens = torch.tensor([prompt], dtype=torch.long, device=device)
+    positions = torch.arange(len(prompt), device=device)[None, :]
+    logits = model.forward(tokens, positions, None)
+    token = sample(logits, opts, generator)
+    out = [int(token[0])]  # the .item() syncs: the first token exists now
+    first = time.perf_counter()  # lean: user statistics
+    if on_token:
+        on_token(out[-1])
+    decoder = Decoder(model, 1, use_graph and cuda)
+    while len(out) < max_new_tokens and out[-1] not in eos:
+        logits = decoder.step(token, len(prompt) + len(out) - 1)
+        token = sample(logits, opts, generator)
+        out.append(int(token[0]))
+        if on_token:
+            on_token(out[-1])
+    end = time.perf_counter()  # lean: user statistics
+    decoded = len(out) - 1
+    rate = decoded / (end - first) if decoded and end > first else 0.0
+    return out, Stats(len(prompt), len(out), first - start, rate)

@@ -1,0 +1,170 @@
+"""The Llama-family transformer (Llama 2/3, Mistral, Qwen2) over an ops backend, with a static KV cache.
+
+The forward pass makes exactly the kernel calls ``neurobrix.plan`` lists (preflight checks them
+all against the tables before any weight is loaded). Weights are fused at load time: q/k/v into one
+projection, gate/up into one, so a layer makes 5 GEMMs-or-GEMVs, 2 norms (fused with the residual
+adds), 1 rotary, 1 attention and 1 SiLU-mul.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable, Mapping
+
+import torch
+
+from .config import ModelConfig
+from .errors import UsageError
+from .ops import Backend, rope_cache
+
+DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+
+
+class WeightsError(UsageError):
+    """The checkpoint's tensors do not match its config.json (missing, extra shapes, wrong sizes)."""
+
+
+@dataclass
+class Layer:
+    attn_norm: torch.Tensor    # [hidden]
+    qkv: torch.Tensor          # [(Hq + 2 Hkv) D, hidden]
+    qkv_bias: torch.Tensor | None
+    o: torch.Tensor            # [hidden, Hq D]
+    mlp_norm: torch.Tensor     # [hidden]
+    gate_up: torch.Tensor      # [2 I, hidden]
+    down: torch.Tensor         # [hidden, I]
+
+
+@dataclass
+class Weights:
+    embed: torch.Tensor        # [vocab, hidden]
+    layers: list[Layer]
+    norm: torch.Tensor         # [hidden]
+    lm_head: torch.Tensor      # [vocab, hidden] (the embedding itself when tied)
+
+
+def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: set[str],
+                 dtype: torch.dtype, device: torch.device | str) -> Weights:
+    """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
+
+    def take(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        if name not in names:
+            raise WeightsError(f"checkpoint has no tensor '{name}'")
+        tensor = get(name)
+        if tuple(tensor.shape) != shape:
+            raise WeightsError(f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies {list(shape)}")
+        return tensor.to(device=device, dtype=dtype)
+
+    h, d, i = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    hq, hkv = cfg.num_heads * d, cfg.num_kv_heads * d
+    layers = []
+    for n in range(cfg.num_layers):
+        p = f"model.layers.{n}."
+        bias = None
+        if cfg.qkv_bias:
+            bias = torch.cat([take(p + f"self_attn.{x}_proj.bias", (size,))
+                              for x, size in (("q", hq), ("k", hkv), ("v", hkv))])
+        layers.append(Layer(
+            attn_norm=take(p + "input_layernorm.weight", (h,)),
+            qkv=torch.cat([take(p + "self_attn.q_proj.weight", (hq, h)), take(p + "self_attn.k_proj.weight", (hkv, h)),
+                           take(p + "self_attn.v_proj.weight", (hkv, h))]),
+            qkv_bias=bias,
+            o=take(p + "self_attn.o_proj.weight", (h, hq)),
+            mlp_norm=take(p + "post_attention_layernorm.weight", (h,)),
+            gate_up=torch.cat([take(p + "mlp.gate_proj.weight", (i, h)), take(p + "mlp.up_proj.weight", (i, h))]),
+            down=take(p + "mlp.down_proj.weight", (h, i)),
+        ))
+    embed = take("model.embed_tokens.weight", (cfg.vocab_size, h))
+    if cfg.tie_word_embeddings or "lm_head.weight" not in names:
+        if not cfg.tie_word_embeddings:
+            raise WeightsError("checkpoint has no tensor 'lm_head.weight' and config.json does not tie embeddings")
+        lm_head = embed
+    else:
+        lm_head = take("lm_head.weight", (cfg.vocab_size, h))
+    return Weights(embed, layers, take("model.norm.weight", (h,)), lm_head)
+
+
+class KVCache:
+    """Static per-layer caches k, v: [B, capacity, Hkv, D]; position p of sequence b at [b, p]."""
+
+    def __init__(self, cfg: ModelConfig, batch: int, capacity: int, dtype: torch.dtype, device) -> None:
+        shape = (batch, capacity, cfg.num_kv_heads, cfg.head_dim)
+        self.k = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.num_layers)]
+        self.v = [torch.zeros(shape, dtype=dtype, device=device) for _ in range(cfg.num_layers)]
+        self.capacity = capacity
+
+
+class Transformer:
+    def __init__(self, cfg: ModelConfig, weights: Weights, ops: Backend, batch: int, capacity: int) -> None:
+        self.cfg, self.w, self.ops = cfg, weights, ops
+        device, dtype = weights.embed.device, weights.embed.dtype
+        self.cache = KVCache(cfg, batch, capacity, dtype, device)
+        self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
+        self.scale = cfg.head_dim ** -0.5
+
+    def forward(self, tokens: torch.Tensor, positions: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
+        """Logits [B, vocab] of each sequence's last token.
+
+        tokens, positions: [B, S]. Prefill (lengths None): S prompt tokens at positions 0..S-1.
+        Decode (S = 1): lengths [B] = positions + 1, the filled cache length after this token.
+        """
+        cfg, ops = self.cfg, self.ops
+        B, S = tokens.shape
+        hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
+        h = self.w.embed[tokens.reshape(-1)]                       # residual stream [T, hidden]
+        x = None                                                   # last block's output, added into h
+        for n, layer in enumerate(self.w.layers):
+            # attention block
+            if x is None:
+                y = ops.rms_norm(h, layer.attn_norm, cfg.rms_norm_eps)
+            else:
+                y, h = ops.rms_norm(x, layer.attn_norm, cfg.rms_norm_eps, residual=h)
+            qkv = ops.linear(y, layer.qkv, layer.qkv_bias).view(B, S, hq + 2 * hkv, d)
+            q, k = ops.rotary(qkv[:, :, :hq], qkv[:, :, hq:hq + hkv], self.cos, self.sin, positions)
+            v = qkv[:, :, hq + hkv:]
+            k_cache, v_cache = self.cache.k[n], self.cache.v[n]
+            if lengths is None:
+                k_cache[:, :S] = k
+                v_cache[:, :S] = v
+                attn = ops.attention_prefill(q, k, v, self.scale)  # [B, S, Hq, D]
+            else:
+                # one token per sequence at positions[b, 0]; an index_put keeps this CUDA-graph safe
+                rows = torch.arange(B, device=tokens.device)
+                k_cache[rows, positions[:, 0]] = k[:, 0]
+                v_cache[rows, positions[:, 0]] = v[:, 0]
+                attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
+            x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
+            # MLP block
+            y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
+            x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
+        y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)
+        last = y.view(B, S, -1)[:, -1]                             # [B, hidden]
+        return ops.linear(last.contiguous(), self.w.lm_head)       # [B, vocab]
+
+
+def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], torch.Tensor]:
+    """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name."""
+    from safetensors import safe_open
+
+    where: dict[str, str] = {}
+    for path in files:
+        with safe_open(path, framework="pt") as f:
+            for name in f.keys():
+                where[name] = path
+    names_out.update(where)
+
+    def get(name: str) -> torch.Tensor:
+        with safe_open(where[name], framework="pt") as f:
+            return f.get_tensor(name)
+
+    return get
+
+
+def weights_from_files(cfg: ModelConfig, files: list[str], dtype: torch.dtype, device) -> Weights:
+    names: set[str] = set()
+    get = load_safetensors(files, names)
+    return fuse_weights(cfg, get, names, dtype, device)
+
+
+def weights_from_state(cfg: ModelConfig, state: Mapping[str, torch.Tensor], dtype: torch.dtype, device) -> Weights:
+    return fuse_weights(cfg, state.__getitem__, set(state), dtype, device)

@@ -1,0 +1,100 @@
+"""`neurobrix run`: resolve a stored model, preflight every kernel call, load, generate, report.
+
+Order matters for the promises: the device and its class are settled and every kernel call the
+generation will make is checked against the tables *before* a single weight is read.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+
+import torch
+
+from .config import ModelConfig
+from .errors import UsageError
+from .generate import Sampling, Stats, generate
+from .model import DTYPES, Transformer, weights_from_files
+from .ops import backend as get_backend
+from .plan import generation_calls, preflight
+from .tokenizer import Tokenizer
+
+
+@dataclass(frozen=True)
+class RunOptions:
+    model: str
+    prompt: str
+    max_tokens: int = 256
+    sampling: Sampling = Sampling()
+    backend: str = "triton"
+    dtype: str | None = None   # default: bf16 on a GPU, fp32 on the CPU
+    chat: bool = True
+    stream: bool = True
+
+
+def read_config(folder: Path) -> tuple[ModelConfig, dict]:
+    """The model's architecture and the raw config.json (for eos_token_id)."""
+    path = folder / "config.json"
+    if not path.is_file():
+        raise UsageError(f"{folder}: config.json is missing; re-import the model")
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{path}: not valid JSON: {exc}") from exc
+    return ModelConfig.from_hf(data, str(path)), data
+
+
+def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
+    """(device, certified class id) for the triton backend; (device, None) for torch."""
+    from .gpu import detect_class, interpreter_enabled
+
+    if backend == "triton":
+        gpu_class = detect_class()  # NoGPUError / UncertifiedGPUError, naming --backend torch
+        return torch.device("cpu" if interpreter_enabled() else "cuda"), gpu_class.id
+    return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
+
+
+def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
+    from . import store
+
+    opts.sampling.validate()
+    if opts.max_tokens < 1:
+        raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
+    stored = store.resolve(opts.model)
+    cfg, raw = read_config(stored.path)
+    tokenizer = Tokenizer(stored.path)
+    prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
+    capacity = len(prompt) + opts.max_tokens
+    if capacity > cfg.max_positions:
+        raise UsageError(
+            f"the prompt ({len(prompt)} tokens) plus --max-tokens {opts.max_tokens} exceeds the model's context "
+            f"of {cfg.max_positions} tokens; shorten the prompt or lower --max-tokens"
+        )
+    device, class_id = _device_and_class(opts.backend)
+    dtype = opts.dtype or ("bf16" if device.type == "cuda" else "fp32")
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    if class_id is not None:
+        preflight(generation_calls(cfg, 1, len(prompt), capacity), dtype, class_id)
+    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], DTYPES[dtype], device)
+    model = Transformer(cfg, weights, get_backend(opts.backend), batch=1, capacity=capacity)
+
+    shown: list[int] = []
+    printed = [""]
+
+    def on_token(token: int) -> None:
+        shown.append(token)
+        text = tokenizer.decode(shown)
+        if opts.stream and not text.endswith("\ufffd"):  # hold back a partial UTF-8 character
+            write(text[len(printed[0]):])
+            printed[0] = text
+            sys.stdout.flush()
+
+    eos = tokenizer.eos_ids(raw.get("eos_token_id"))
+    _, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos, on_token, use_graph=True)
+    final = tokenizer.decode(shown)
+    write(final[len(printed[0]):] if opts.stream else final)
+    write("\n")
+    return stats
