@@ -194,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
     t_verify.set_defaults(func=cmd_tables_verify)
+    from .cli_store import register
+    register(commands)
     return parser
 
 

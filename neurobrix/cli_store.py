@@ -1,0 +1,104 @@
+"""The model-store commands of the `neurobrix` CLI: import, list and remove (the work is in store.py)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+from typing import Any
+
+from .store import StoredModel, import_model, list_models, models_dir, remove
+
+
+def format_size(size: int) -> str:
+    value = float(size)
+    for unit in ("B", "kB", "MB"):
+        if value < 1000:
+            return f"{size} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1000
+    return f"{value:.1f} GB"
+
+
+def _as_json(model: StoredModel) -> dict[str, Any]:
+    return {
+        "name": model.name, "path": str(model.path), "source": model.source, "from_hub": model.from_hub,
+        "revision": model.revision, "commit": model.commit, "imported": model.imported,
+        "size": model.size, "files": list(model.files),
+    }
+
+
+def cmd_import(args: argparse.Namespace) -> int:
+    model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
+    commit = f" at {model.commit[:12]}" if model.commit else ""
+    print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
+    print(f'run it with: neurobrix run --model {model.name} --prompt "Hello"')
+    return 0
+
+
+def cmd_list(args: argparse.Namespace) -> int:
+    models = list_models()
+    if args.json:
+        print(json.dumps({"store": str(models_dir()), "models": [_as_json(m) for m in models]}, indent=2))
+        return 0
+    if not models:
+        print(f"no models imported yet (store: {models_dir()}); import one with `neurobrix import <hf-id|folder>`")
+        return 0
+    width = max(len(m.name) for m in models)
+    print(f"{'NAME':<{width}}  {'SIZE':>9}  {'REVISION':<12}  {'IMPORTED':<25}  SOURCE")
+    for m in models:
+        revision = (m.commit or "")[:12] or m.revision or "-"
+        print(f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}")
+    print(f"store: {models_dir()}")
+    return 0
+
+
+def cmd_remove(args: argparse.Namespace) -> int:
+    model = remove(args.name)
+    print(f"removed {model.name} ({format_size(model.size)} freed from {model.path.parent})")
+    return 0
+
+
+def register(commands: Any) -> None:
+    """Add `import`, `list` and `remove` to the `neurobrix` subcommands (an argparse subparsers object)."""
+    p_import = commands.add_parser(
+        "import", help="import a model from the Hugging Face hub or a local folder into the store",
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+        description="""\
+Copy or download a Llama-family checkpoint into the model store ($NEUROBRIX_HOME/models,
+default ~/.cache/neurobrix/models): config.json, the *.safetensors weights (every shard of the
+index), tokenizer.json, and tokenizer_config.json, generation_config.json, chat_template.jinja
+when the model has them. Pickle weights are never downloaded and no code from the repository
+runs. config.json is checked before any weight is fetched; a failed import leaves the store as
+it was, and re-importing replaces a model only once the new copy is complete.""",
+        epilog="""\
+examples:
+  neurobrix import TinyLlama/TinyLlama-1.1B-Chat-v1.0
+  neurobrix import meta-llama/Llama-3.2-1B --accept-license   (gated: accept on the hub, `hf auth login`)
+  neurobrix import ./my-checkpoint                             (stored as my-checkpoint)
+  HF_HUB_OFFLINE=1 neurobrix import org/name                   (from the Hugging Face cache, no network)""",
+    )
+    p_import.add_argument(
+        "source", metavar="SOURCE",
+        help="a Hugging Face id (org/name, stored as org/name) or a local folder with config.json, "
+        "tokenizer.json and *.safetensors (stored under the folder's name)",
+    )
+    p_import.add_argument(
+        "--accept-license", action="store_true",
+        help="needed for gated models: you accept the model's licence (also accept it on the model's hub page, "
+        "and log in with `hf auth login` or set HF_TOKEN)",
+    )
+    p_import.add_argument("--revision", metavar="R", help="hub branch, tag or commit (default: the main branch)")
+    p_import.set_defaults(func=cmd_import)
+
+    p_list = commands.add_parser(
+        "list", help="the imported models",
+        description="List the models in the store with their size, commit, import date and source.",
+    )
+    p_list.add_argument("--json", action="store_true", help="print as JSON")
+    p_list.set_defaults(func=cmd_list)
+
+    p_remove = commands.add_parser(
+        "remove", help="delete an imported model from the store",
+        description="Delete a model from the store (the Hugging Face cache, if any, is left alone).",
+    )
+    p_remove.add_argument("name", metavar="NAME", help="a stored name as `neurobrix list` shows it (or its hub id)")
+    p_remove.set_defaults(func=cmd_remove)
