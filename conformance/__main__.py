@@ -1,8 +1,9 @@
-"""`python -m conformance`: the contributor's tools (track now; check and certify as they land)."""
+"""`python -m conformance`: the contributor's tools: track, check and certify the tables of a GPU class."""
 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -31,6 +32,53 @@ def cmd_track(args: argparse.Namespace) -> int:
     return 0
 
 
+def _progress():
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                    transient=True)
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from neurobrix.gpu import detect_class
+
+    from . import check
+
+    gpu_class = args.gpu_class or detect_class().id
+    with _progress() as progress:
+        report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
+                                   args.profile, progress)
+    print(check.render(report))
+    if args.json:
+        Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.json}")
+    return 0 if report.passed else 1
+
+
+def cmd_certify(args: argparse.Namespace) -> int:
+    from . import certify, check
+    from .scratch import tables_at
+
+    dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
+    if not dtypes:
+        raise NeuroBrixError("name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
+                             "the interpreter, whose bf16 is broken upstream)")
+    root = Path(args.tables)
+    command = "python -m conformance " + " ".join(sys.argv[1:])
+    with _progress() as progress:
+        written, left, finished = certify.certify(
+            args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
+            args.max_minutes, command, progress=progress, say=progress.console.print,
+        )
+    print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
+    if not finished or args.no_check:
+        return 0 if finished else 3
+    with tables_at(root), _progress() as progress:
+        report = check.check_class(args.gpu_class, args.kernels, set(dtypes), args.examples, args.profile, progress)
+    print(check.render(report))
+    return 0 if report.passed else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -40,6 +88,42 @@ def build_parser() -> argparse.ArgumentParser:
     t.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
     t.add_argument("--check", action="store_true", help="write nothing; exit 1 if the list is out of sync")
     t.set_defaults(func=cmd_track)
+
+    c = commands.add_parser(
+        "check", help="check every table entry of a class against float64 (Hypothesis over each domain)",
+        description="Check every entry of every kernel table of a GPU class against float64: Hypothesis draws "
+        "shapes from each entry's whole domain and values of every kind; each output must stay within its error "
+        "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Exit 1 on any failure.",
+    )
+    c.add_argument("--class", dest="gpu_class", metavar="CLASS", help="the class to check (default: this device's)")
+    c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
+    c.add_argument("--dtype", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
+    c.add_argument("--examples", type=int, metavar="N", help="Hypothesis examples per entry and dtype "
+                   "(default: the profile's)")
+    c.add_argument("--profile", choices=("ci", "dev", "gpu"), default="dev",
+                   help="Hypothesis profile: ci (25 examples, derandomized), dev (100), gpu (1000)")
+    c.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
+    c.set_defaults(func=cmd_check)
+
+    z = commands.add_parser(
+        "certify", help="search, prove and write a GPU class's tables on its own device",
+        description="For every kernel domain the class must cover (the catalogue's; the interpreter class: all "
+        "shapes), screen every candidate config against float64, time the survivors, keep the fastest, prove it "
+        "with Hypothesis over the domain and write it with its proof; then check what was written. Resumable "
+        "(--only-missing) and time-boxed (--max-minutes) so that each run fits a job limit. Exit 3 when stopped "
+        "at the time limit with work left.",
+    )
+    z.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to certify")
+    z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
+    z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="the dtypes to certify (fp32, fp16, bf16)")
+    z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
+    z.add_argument("--examples", type=int, default=25, metavar="N",
+                   help="Hypothesis examples proving each entry (default %(default)s)")
+    z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
+    z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
+    z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
+    z.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
+    z.set_defaults(func=cmd_certify)
     return parser
 
 

@@ -1,0 +1,336 @@
+"""`python -m conformance certify`: produce a GPU class's tables on its own device, with proofs.
+
+For each kernel domain the class must cover (the catalogue's, bucketed; for the interpreter class
+one unbounded domain per kernel), and each dtype:
+  1. enumerate the candidate space (candidates.py) and prune what cannot fit the device;
+  2. screen every candidate against float64 on edge shapes of the domain (its ends and a
+     non-multiple in between), through the engine's own lookup (a one-entry scratch table);
+     a wrong result, a compile failure, running out of resources or a crash rejects it, with why;
+  3. time the survivors at the domain's top shape: warm-up, then the median of CUDA-graph replays
+     over input sets rotated so the L2 cache does not flatter (on the interpreter: CPU wall time);
+  4. keep the fastest, prove it with Hypothesis over the whole domain (check.check_entry), and
+     write the entry with its proof and every rejected candidate; the table file is rewritten
+     after each entry, and the tracked-file list with it, so an interrupted run resumes.
+Finally ``check`` runs over everything written.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import datetime
+import math
+import os
+import shutil
+import statistics
+import subprocess
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator
+
+import torch
+import yaml
+
+import neurobrix
+from neurobrix import tables as nb_tables
+from neurobrix.errors import UsageError
+from neurobrix.gpu import device_facts, interpreter_enabled
+from neurobrix.kernels import KERNELS
+from neurobrix.schema import Domain, Entry, Proof, Rejected
+
+from . import candidates as cand
+from . import catalogue, check, scratch, track
+from .harness import TORCH_DTYPES, Values, build, judge, run_kernel
+
+REFERENCE = "float64, torch CPU (conformance/reference.py)"
+ROTATE_BYTES = 128 * 2**20  # inputs rotated until they exceed the H200's 50 MB L2 more than twice
+
+
+# The interpreter class covers every shape (CI runs any small model and odd shape on it): one
+# unbounded domain per kernel, except linear, whose decode rows (M <= 4) and prefill rows get
+# their own entries so each may pick its variant.
+INTERPRETER_DOMAINS = {
+    "linear": [(("M", 1, 4), ("N", 1, None), ("K", 1, None)), (("M", 5, None), ("N", 1, None), ("K", 1, None))],
+}
+
+
+@dataclass(frozen=True)
+class Task:
+    kernel: str
+    dtype: str
+    ranges: tuple[tuple[str, int, int | None], ...]
+
+    def domain(self) -> dict[str, tuple[int, int | None]]:
+        return {d: (lo, hi) for d, lo, hi in self.ranges}
+
+    def describe(self) -> str:
+        return Domain((self.dtype,), self.ranges).describe()
+
+
+def plan(class_id: str, kernels: list[str], dtypes: list[str]) -> list[Task]:
+    """Every (kernel, dtype, domain) the class must cover."""
+    tasks = []
+    if class_id == "interpreter":
+        for kernel in kernels:
+            for ranges in INTERPRETER_DOMAINS.get(kernel, [tuple((d, 1, None) for d in KERNELS[kernel].key)]):
+                tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
+        return tasks
+    needed = catalogue.required_domains()
+    for kernel in kernels:
+        for _, ranges in sorted(needed.get(kernel, ())):
+            tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
+    return tasks
+
+
+def edge_shapes(task: Task) -> list[dict[str, int]]:
+    """The shapes a candidate is screened on: the domain's low end, its top, and an odd size between."""
+    dom = check.drawable(task.kernel, task.ranges)
+    caps = check.CAPS[task.kernel]
+    mult = check.MULTIPLE_OF.get(task.kernel, {})
+
+    def pick(dim: str, where: str) -> int:
+        lo, hi = dom[dim]
+        top = caps[dim] if hi is None else hi
+        value = {"lo": lo, "hi": top, "mid": (lo + (top - lo) * 5 // 8) | 1}[where]
+        step = mult.get(dim, 1)
+        return max(lo, min(value, top) // step * step)
+
+    return [{dim: pick(dim, where) for dim in dom} for where in ("lo", "hi", "mid")]
+
+
+def timing_shape(task: Task) -> dict[str, int]:
+    return edge_shapes(task)[1]
+
+
+def classify_failure(exc: BaseException) -> tuple[str, str]:
+    text = f"{type(exc).__name__}: {exc}".splitlines()[0][:300]
+    name = type(exc).__name__
+    if "OutOfResources" in name or "out of resource" in text.lower() or "shared memory" in text.lower():
+        return "out_of_resources", text
+    if "Compilation" in name or "compile" in text.lower() or name in ("CompileTimeAssertionFailure",):
+        return "compile_failed", text
+    return "crashed", text
+
+
+def screen(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> tuple[str, str] | None:
+    """None if the candidate computes the op within its bounds on the edge shapes, else (reason, detail)."""
+    dev = check.device()
+    try:
+        with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
+            for n, shape in enumerate(edge_shapes(task)):
+                case = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
+                verdict = judge(case, run_kernel(case), config)
+                if verdict.ratio > 1:
+                    return "wrong_result", f"{case.describe()}: error {verdict.ratio:.3g} x bound"
+    except Exception as exc:  # compiler errors, resource limits, illegal accesses: a rejected candidate
+        if torch.cuda.is_available():
+            torch.cuda.synchronize()
+        return classify_failure(exc)
+    return None
+
+
+def measure(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> tuple[float, float]:
+    """(best, median) microseconds per call at the domain's top shape, inputs rotated."""
+    dev = check.device()
+    shape = timing_shape(task)
+    with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
+        first = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed))
+        size = sum(t.numel() * t.element_size() for t in first.args.values() if isinstance(t, torch.Tensor))
+        rotate = max(1, min(8, math.ceil(ROTATE_BYTES / max(size, 1)))) if dev.type == "cuda" else 1
+        sets = [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i))
+                          for i in range(1, rotate)]
+        from neurobrix import ops
+
+        op = getattr(ops.TRITON, task.kernel)
+
+        def run_all() -> None:
+            for case in sets:
+                op(**case.args)
+
+        if dev.type == "cuda":
+            import triton.testing
+
+            run_all()  # compile and warm up outside the graph
+            torch.cuda.synchronize()
+            times = [triton.testing.do_bench_cudagraph(run_all, rep=20, return_mode=mode) * 1000 / len(sets)
+                     for mode in ("min", "median")]
+            return times[0], times[1]
+        run_all()
+        samples = []
+        for _ in range(3):
+            start = time.perf_counter()
+            run_all()
+            samples.append((time.perf_counter() - start) * 1e6 / len(sets))
+        return min(samples), statistics.median(samples)
+
+
+def provenance(command: str) -> dict[str, Any]:
+    facts = device_facts()
+    try:
+        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
+                                cwd=Path(__file__).parent, check=True).stdout.strip()
+    except (OSError, subprocess.CalledProcessError):
+        commit = "unknown"
+    import triton
+
+    device = {k: (list(v) if isinstance(v, tuple) else v) for k, v in facts.as_dict().items() if v is not None}
+    prov: dict[str, Any] = {
+        "device": device,
+        "torch": str(torch.__version__),
+        "triton": str(triton.__version__),
+        "neurobrix": neurobrix.__version__,
+        "git_commit": commit,
+        "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "command": command,
+        "cuda": str(torch.version.cuda),
+    }
+    if facts.backend == "interpreter":
+        prov["timing"] = "CPU wall time of the Triton interpreter: says nothing about any GPU"
+    else:
+        prov["timing"] = "median of CUDA-graph replays (triton.testing.do_bench_cudagraph), inputs rotated"
+    return prov
+
+
+def _entry_dict(entry: Entry) -> dict[str, Any]:
+    p = entry.proof
+    return {
+        "domain": {"dtypes": list(entry.domain.dtypes), **{d: [lo, hi] for d, lo, hi in entry.domain.ranges}},
+        "config": dict(entry.config),
+        "proof": {
+            "examples": p.examples, "worst_error_ratio": round(p.worst_error_ratio, 4), "bound": p.bound,
+            "reference": p.reference, "time_best_us": round(p.time_best_us, 2),
+            "time_median_us": round(p.time_median_us, 2), "candidates_tried": p.candidates_tried,
+            "rejected": [{"config": dict(r.config), "reason": r.reason, "detail": r.detail} for r in p.rejected],
+        },
+    }
+
+
+def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], prov: dict[str, Any]) -> Path:
+    """Rewrite root/<class>/<kernel>.yaml (atomically) and the tracked-file list."""
+    ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))
+    body = {"format": 1, "kernel": kernel, "class": class_id, "key": list(KERNELS[kernel].key), "provenance": prov,
+            "entries": [_entry_dict(e) for e in ordered]}
+    path = root / class_id / f"{kernel}.yaml"
+    header = (f"# Certified settings of kernel {kernel} on GPU class {class_id}.\n"
+              "# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes it).\n")
+    tmp = path.with_suffix(".yaml.tmp")
+    tmp.write_text(header + yaml.safe_dump(body, sort_keys=False, width=120), encoding="utf-8")
+    os.replace(tmp, path)
+    track.write(root)
+    return path
+
+
+def existing_entries(root: Path, class_id: str, kernel: str) -> list[Entry]:
+    path = root / class_id / f"{kernel}.yaml"
+    if not path.is_file():
+        return []
+    from neurobrix.schema import parse_kernel_table
+
+    return list(parse_kernel_table(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel).entries)
+
+
+def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str, seed: int,
+                 say: Callable[[str], None]) -> Entry:
+    dims = {d: (hi if hi is not None else check.CAPS[task.kernel][d]) for d, _, hi in task.ranges}
+    configs = cand.space(task.kernel, task.domain(), interpreter_enabled())
+    keep, dropped = cand.prune(task.kernel, configs, class_yaml.parent.name, dims,
+                               TORCH_DTYPES[task.dtype].itemsize)
+    rejected = [(c, "out_of_resources", why) for c, why in dropped]
+    survivors = []
+    for config in keep:
+        failure = screen(class_yaml, task, config, seed)
+        if failure is None:
+            survivors.append(config)
+        else:
+            rejected.append((config, *failure))
+    if not survivors:
+        raise UsageError(f"no candidate for {task.kernel} {task.describe()} computes the op within its bound: "
+                         + "; ".join(f"{c}: {r} ({d})" for c, r, d in rejected[:5]))
+    timed = []
+    for config in survivors:
+        try:
+            timed.append((measure(class_yaml, task, config, seed), config))
+        except Exception as exc:  # a survivor that fails while being timed is rejected too
+            rejected.append((config, *classify_failure(exc)))
+    timed.sort(key=lambda t: t[0][1])
+    (best_us, median_us), winner = timed[0]
+    for (_, median), config in timed[1:]:
+        rejected.append((config, "slower", f"{median:.2f} us median vs {median_us:.2f} us"))
+    entry = Entry(Domain((task.dtype,), task.ranges), winner,
+                  Proof(1, 0.0, "pending", REFERENCE, best_us, median_us, len(configs), ()))
+    with scratch.candidate(class_yaml, task.kernel, task.dtype, winner):
+        result = check.check_entry(task.kernel, entry, task.dtype, examples, profile_name)
+    if not result.passed:
+        raise UsageError(f"the fastest candidate {winner} for {task.kernel} {task.describe()} failed its proof:\n"
+                         f"{result.failure}")
+    say(f"{task.kernel} {task.describe()}: {winner} {median_us:.1f} us, {len(survivors)}/{len(configs)} passed "
+        f"screening, worst error {result.worst_ratio:.3f} of bound over {result.examples} examples")
+    return Entry(entry.domain, winner, Proof(
+        result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], REFERENCE, best_us, median_us, len(configs),
+        tuple(Rejected(c, r, d) for c, r, d in rejected),
+    ))
+
+
+BOUND_NAMES = {
+    "linear": "conformance.bounds.linear (gamma_{K+2} fp32 dot, one rounding)",
+    "rms_norm": "conformance.bounds.rms_norm + residual_add",
+    "rotary": "conformance.bounds.rotary",
+    "silu_mul": "conformance.bounds.silu_mul",
+    "attention_prefill": "conformance.bounds.attention_prefill (key_block = BLOCK_N)",
+    "attention_decode": "conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
+}
+
+
+def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
+            examples: int, profile_name: str, max_minutes: float | None, command: str, seed: int = 0,
+            progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
+    """Certify; returns (entries written, tasks left, finished)."""
+    class_yaml = root / class_id / nb_tables.CLASS_NAME
+    if not class_yaml.is_file():
+        raise UsageError(f"{class_yaml} does not exist: describe the class first (see the contributor guide)")
+    for kernel in kernels or []:
+        if kernel not in KERNELS:
+            raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(KERNELS)}")
+    with _class_only(class_yaml) as only, scratch.tables_at(only):
+        check.require_device_of(class_id, nb_tables.load())
+    chosen = kernels or list(KERNELS)
+    tasks = plan(class_id, chosen, dtypes)
+    deadline = time.monotonic() + max_minutes * 60 if max_minutes else None
+    prov = provenance(command)
+    written = 0
+    todo = []
+    have = {k: existing_entries(root, class_id, k) for k in chosen}
+    for task in tasks:
+        done = any(e.domain.ranges == task.ranges and task.dtype in e.domain.dtypes for e in have[task.kernel])
+        if not (only_missing and done):
+            todo.append(task)
+    bar = progress.add_task("certify", total=len(todo)) if progress else None
+    for i, task in enumerate(todo):
+        if deadline is not None and time.monotonic() > deadline:
+            say(f"stopping at the time limit: {len(todo) - i} task(s) left; run again with --only-missing to resume")
+            return written, len(todo) - i, False
+        if progress:
+            progress.update(bar, description=f"{task.kernel} {task.describe()}")
+        entry = certify_task(class_yaml, task, examples, profile_name, seed + i, say)
+        kept = [e for e in have[task.kernel]
+                if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})]
+        have[task.kernel] = kept + [entry]
+        write_table(root, class_id, task.kernel, have[task.kernel], prov)
+        written += 1
+        if progress:
+            progress.advance(bar)
+    return written, 0, True
+
+
+@contextlib.contextmanager
+def _class_only(class_yaml: Path) -> Iterator[Path]:
+    """A scratch tables folder holding only this class.yaml, to match the device before any work."""
+    root = Path(tempfile.mkdtemp(prefix="neurobrix-class-"))
+    try:
+        (root / class_yaml.parent.name).mkdir()
+        shutil.copyfile(class_yaml, root / class_yaml.parent.name / nb_tables.CLASS_NAME)
+        (root / nb_tables.TRACKED_NAME).write_text(nb_tables.render_tracked(nb_tables.scan(root)))
+        yield root
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
