@@ -1,0 +1,7 @@
+"""`python -m gate`."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,40 @@
+"""Building this project with ``python -m build`` into a fresh folder, for the gate to check what it built.
+
+``python -m build`` makes the sdist first and then the wheel from that sdist, so a build that passes
+has already shown that the sdist rebuilds the wheel. Without ``--isolation`` it uses the build
+backend installed here (the dev extra brings hatchling), so it needs no network.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from .checks import GateError
+from .tools import require
+
+BUILD_TIMEOUT_S = 600
+
+
+def build_project(source: Path, outdir: Path, *, isolation: bool = False) -> tuple[list[Path], float]:
+    """Build sdist and wheel of ``source`` into the empty or new folder ``outdir``; (files, seconds)."""
+    require("build", "build")
+    if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
+        raise GateError(f"{outdir}: not an empty folder; the gate builds into a fresh one so that it checks "
+                        "exactly what was built (remove it or choose another --outdir)")
+    command = [sys.executable, "-m", "build", "--outdir", str(outdir), str(source)]
+    if not isolation:
+        command.insert(3, "--no-isolation")
+    start = time.monotonic()
+    try:
+        result = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
+                                stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired as exc:
+        raise GateError(f"`{' '.join(command)}` did not finish in {BUILD_TIMEOUT_S} s") from exc
+    seconds = time.monotonic() - start
+    if result.returncode != 0:
+        tail = "\n  ".join((result.stdout + result.stderr).strip().splitlines()[-15:])
+        raise GateError(f"the project does not build: `{' '.join(command)}` exited {result.returncode}:\n  {tail}")
+    return sorted(outdir.iterdir()), seconds

@@ -1,0 +1,156 @@
+"""Running every check over a set of dists (files or upload folders) and gathering one :class:`Report`.
+
+Order: find the dists (anything unusable stops here, exit 2, before any check), start twine, judge
+each archive (safety, RECORD, metadata, tables; check-wheel-contents on wheels), judge the dists
+against each other (versions, the sdist rebuilding the wheel), collect twine, then install each safe
+wheel for the smoke.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Sequence
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from packaging.version import Version
+
+from neurobrix.tables import TRACKED_NAME
+
+from .archive import Archive, SdistArchive, WheelArchive, dist_kind, open_archive
+from .checks import Check, Finding, GateError, Limits
+from .completeness import SOURCE_DIR, Reference
+from .metadata import Identity
+from .report import DistSummary, Report
+from .sdist import check_rebuild, check_sdist, root_of
+from .smoke import install_smoke, skipped
+from .tools import Twine, wheel_contents_findings
+from .wheel import check_wheel
+
+REPO = Path(__file__).resolve().parent.parent
+DEFAULT_TRACKED = REPO / SOURCE_DIR / TRACKED_NAME
+CONFIG = REPO / "pyproject.toml"  # holds [tool.check-wheel-contents]
+
+
+@dataclass(frozen=True)
+class Options:
+    reference: Reference
+    expect_version: Version | None = None
+    smoke: bool = True
+    config: Path = CONFIG
+    limits: Limits = field(default_factory=Limits)
+    source_tree: Path = REPO  # the installed copy must not be loaded from here
+
+
+def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+    """The dists named (files) or held (folders, not recursive); G001/G002 for what a folder holds wrongly."""
+    dists: list[Path] = []
+    findings: list[Finding] = []
+    for argument in arguments:
+        if argument.is_dir():
+            folder = argument.resolve().name
+            held = sorted(p for p in argument.iterdir() if not p.name.startswith("."))  # as `dist/*` globs
+            found = [p for p in held if p.is_file() and not p.is_symlink() and dist_kind(p)]
+            if not found:
+                raise GateError(f"{argument}: no wheel (.whl) or sdist (.tar.gz) in this folder")
+            for other in held:
+                if other not in found:
+                    what = "a folder" if other.is_dir() else "a link" if other.is_symlink() else "not a dist"
+                    findings.append(Finding(Check.G001, f"{folder}/", other.name,
+                                            f"{what}: `twine upload {folder}/*` would upload it or fail"))
+            kinds = {dist_kind(p) for p in found}
+            for kind in ("wheel", "sdist"):
+                if kind not in kinds:
+                    findings.append(Finding(Check.G002, f"{folder}/", None,
+                                            f"no {kind}: a release uploads a wheel and its sdist together"))
+            dists.extend(found)
+        elif argument.is_file():
+            if dist_kind(argument) is None:
+                raise GateError(f"{argument}: not a wheel (.whl) or an sdist (.tar.gz)")
+            dists.append(argument)
+        else:
+            raise GateError(f"{argument}: no such file or folder")
+    unique = list(dict.fromkeys(p.resolve() for p in dists))
+    if not unique:
+        raise GateError("nothing to check: name wheels, sdists or a folder of them")
+    return unique, findings
+
+
+def check(arguments: Sequence[Path], options: Options) -> Report:
+    """Judge every dist in ``arguments``; raises GateError only for input that cannot be judged."""
+    paths, folder_findings = collect(arguments)
+    report = Report(options.reference.path, None if options.expect_version is None else str(options.expect_version))
+    report.findings.extend(folder_findings)
+    with ExitStack() as stack:
+        archives: list[WheelArchive | SdistArchive] = []
+        for path in paths:
+            archive = open_archive(path, options.limits)
+            stack.callback(archive.close)
+            archives.append(archive)
+        twine = stack.enter_context(Twine([a.path for a in archives if a.bounded]))
+        identities: dict[Path, Identity] = {}
+        for archive in archives:
+            if isinstance(archive, WheelArchive):
+                identities[archive.path] = check_wheel(archive, options.reference)
+            elif isinstance(archive, SdistArchive):
+                identities[archive.path] = check_sdist(archive, options.reference)
+        _check_versions(archives, identities, options.expect_version)
+        sdists = [a for a in archives if isinstance(a, SdistArchive)]
+        for wheel in (a for a in archives if isinstance(a, WheelArchive)):
+            for sdist in sdists:
+                if identities[wheel.path] == identities[sdist.path]:
+                    check_rebuild(sdist, wheel)
+        for archive in archives:
+            report.findings.extend(archive.findings)
+            if archive.bounded:  # a bomb is refused unread, and handed to no tool that would inflate it
+                if isinstance(archive, WheelArchive):
+                    report.findings.extend(wheel_contents_findings(archive.path, options.config))
+                report.findings.extend(twine.findings(archive.path, _metadata_path(archive)))
+            identity = identities[archive.path]
+            report.dists.append(DistSummary(
+                archive.dist, str(archive.path), archive.kind, identity.name,
+                None if identity.version is None else str(identity.version), _sha256(archive.path),
+            ))
+    if not options.smoke:
+        report.smoke_skipped = "--no-smoke"
+    else:
+        for archive in archives:
+            if isinstance(archive, WheelArchive):
+                result = install_smoke(archive.path, options.source_tree) if archive.safe \
+                    else skipped(archive.path, "the archive is unsafe to install (G3xx findings)")
+                report.smoke.append(result)
+                report.findings.extend(result.findings)
+    order = {a.dist: i for i, a in enumerate(archives)}
+    report.findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
+    return report
+
+
+def _check_versions(archives: Sequence[Archive], identities: dict[Path, Identity], expect: Version | None) -> None:
+    """G602 where dists disagree (judged against the first wheel), G603 where they are not ``expect``."""
+    known = [a for a in archives if identities[a.path].name is not None and identities[a.path].version is not None]
+    wheels = [a for a in known if isinstance(a, WheelArchive)]
+    first = (wheels or known or [None])[0]
+    for archive in known:
+        identity = identities[archive.path]
+        if first is not None and identity != identities[first.path]:
+            archive.fail(Check.G602, None, f"this {archive.kind} is {identity}; {first.dist} is "
+                                           f"{identities[first.path]}")
+        if expect is not None and identity.version != expect:
+            archive.fail(Check.G603, None, f"version {identity.version}; the release expects {expect}")
+
+
+def _metadata_path(archive: Archive) -> str | None:
+    """Where twine's findings point: the wheel's METADATA or the sdist's PKG-INFO."""
+    if isinstance(archive, SdistArchive):
+        return f"{root_of(archive)}/PKG-INFO"
+    names = [n for n in archive.files if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
+    return names[0] if len(names) == 1 else None
+
+
+def _sha256(path: Path) -> str:
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()

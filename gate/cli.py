@@ -1,0 +1,124 @@
+"""`python -m gate`: the command line. Exit 0 pass, 1 refused, 2 unusable input (or usage)."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any, NoReturn
+
+from packaging.version import InvalidVersion, Version
+
+from .build import build_project
+from .checker import DEFAULT_TRACKED, REPO, Options, check
+from .checks import GateError
+from .completeness import load_reference
+from .report import Report, unusable_json
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    dists = [Path(d) for d in args.dists]
+    _guard_report(args, [d if d.is_dir() else d.parent for d in dists])
+    return _finish(args, check(dists, _options(args)))
+
+
+def cmd_build(args: argparse.Namespace) -> int:
+    with tempfile.TemporaryDirectory(prefix="neurobrix-gate-dist-") as tmp:
+        outdir = Path(args.outdir) if args.outdir else Path(tmp) / "dist"
+        _guard_report(args, [outdir])
+        options = _options(args)  # an unusable reference or version stops before the build
+        built, seconds = build_project(REPO, outdir, isolation=args.isolation)
+        how = "python -m build" + ("" if args.isolation else " --no-isolation")
+        kept = "" if args.outdir else " (a temporary folder, removed afterwards)"
+        print(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}")
+        return _finish(args, check([outdir], options))
+
+
+def _options(args: argparse.Namespace) -> Options:
+    expect = None
+    if args.expect_version is not None:
+        try:
+            expect = Version(args.expect_version)  # PEP 440 allows a leading v, as in a tag v0.1.0
+        except InvalidVersion as exc:
+            raise GateError(f"--expect-version {args.expect_version!r} is not a version: {exc}") from exc
+    return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke)
+
+
+def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
+    """Refuse a --json FILE inside a folder that will be uploaded; from here on, writing it is allowed."""
+    if args.json is not None:
+        report = Path(args.json).resolve()
+        for folder in upload_folders:
+            if report.is_relative_to(folder.resolve()):
+                raise GateError(f"--json {args.json}: inside {folder}, the folder to be uploaded; "
+                                "write the report somewhere else")
+    args.json_allowed = True
+
+
+def _finish(args: argparse.Namespace, report: Report) -> int:
+    print(report.render())
+    if args.json is not None:
+        _write_json(Path(args.json), report.as_json())
+    return report.exit_code
+
+
+def _write_json(path: Path, data: dict[str, Any]) -> None:
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise GateError(f"--json {path}: cannot be written: {exc}") from exc
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m gate",
+        description="The release gate: refuse any wheel or sdist that is not complete, before it is uploaded.",
+        epilog="Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage.",
+    )
+    common = argparse.ArgumentParser(add_help=False)
+    common.add_argument("--tracked", metavar="FILE", default=str(DEFAULT_TRACKED),
+                        help="the reference tracked list (default: this repository's %(default)s)")
+    common.add_argument("--expect-version", metavar="VERSION",
+                        help="refuse dists of any other version (e.g. the release tag)")
+    common.add_argument("--json", metavar="FILE", help="also write the report as JSON (never inside the upload folder)")
+    common.add_argument("--no-smoke", action="store_true",
+                        help="skip the install smoke, for quick local use only (a release never skips it)")
+    commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    c = commands.add_parser("check", parents=[common], help="check wheels, sdists, or a folder of them",
+                            description="Check wheels, sdists, or an upload folder holding them.")
+    c.add_argument("dists", metavar="DIST", nargs="+", help="a .whl, a .tar.gz, or a folder of them")
+    c.set_defaults(func=cmd_check)
+    b = commands.add_parser("build", parents=[common], help="build this project into a fresh folder, then check it",
+                            description="Build this project with `python -m build` into a fresh folder, then "
+                                        "check what was built.")
+    b.add_argument("--outdir", metavar="DIR", help="build into DIR, which must be new or empty, and keep it "
+                                                   "(default: a temporary folder, removed afterwards)")
+    b.add_argument("--isolation", action="store_true",
+                   help="build in an isolated environment (downloads the build backend) instead of this one")
+    b.set_defaults(func=cmd_build)
+    return parser
+
+
+def _error(message: str, args: argparse.Namespace) -> NoReturn:
+    print(f"gate: error: {message}", file=sys.stderr)
+    if args.json is not None and getattr(args, "json_allowed", False):
+        try:
+            _write_json(Path(args.json), unusable_json(message, Path(args.tracked), args.expect_version))
+        except GateError as exc:
+            print(f"gate: error: {exc}", file=sys.stderr)
+    raise SystemExit(2)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    try:
+        return int(args.func(args))
+    except GateError as exc:
+        _error(str(exc), args)
+    except KeyboardInterrupt:
+        print("gate: interrupted", file=sys.stderr)
+        raise SystemExit(130) from None

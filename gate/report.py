@@ -1,0 +1,116 @@
+"""The gate's report: every dist checked, every finding, the install smoke, and one verdict.
+
+Rendered as text (grouped by dist, then by check, the verdict on the last line) and as JSON
+(``format: 1``; see :meth:`Report.as_json`) for the release workflow.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .archive import Kind
+from .checks import Finding
+from .smoke import SmokeResult
+
+JSON_FORMAT = 1
+
+
+@dataclass(frozen=True)
+class DistSummary:
+    """One checked file as the publish step should see it: what it is, and the sha256 of its bytes."""
+
+    file: str
+    path: str
+    kind: Kind
+    name: str | None
+    version: str | None
+    sha256: str
+
+    def as_json(self) -> dict[str, Any]:
+        return {"file": self.file, "path": self.path, "kind": self.kind, "name": self.name,
+                "version": self.version, "sha256": self.sha256}
+
+
+@dataclass
+class Report:
+    reference: Path
+    expect_version: str | None
+    dists: list[DistSummary] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+    smoke: list[SmokeResult] = field(default_factory=list)
+    smoke_skipped: str | None = None  # why the smoke did not run at all (e.g. --no-smoke)
+
+    @property
+    def passed(self) -> bool:
+        return not self.findings
+
+    @property
+    def exit_code(self) -> int:
+        return 0 if self.passed else 1
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "format": JSON_FORMAT,
+            "verdict": "passed" if self.passed else "refused",
+            "exit_code": self.exit_code,
+            "reference": str(self.reference),
+            "expect_version": self.expect_version,
+            "dists": [d.as_json() for d in self.dists],
+            "smoke": [s.as_json() for s in self.smoke],
+            "findings": [f.as_json() for f in self.findings],
+            "error": None,
+        }
+
+    def render(self) -> str:
+        lines = [f"gate: judged against the tracked list {self.reference}"]
+        groups: dict[str, list[Finding]] = {}
+        for finding in self.findings:
+            groups.setdefault(finding.dist, []).append(finding)
+        described = {d.file: f"{d.kind}, {d.name or '?'} {d.version or '?'}" for d in self.dists}
+        for dist in list(dict.fromkeys([*groups, *described])):
+            found = groups.get(dist, [])
+            lines.append(f"{dist} ({described.get(dist, 'upload folder')}): "
+                         f"{'ok' if not found else f'{len(found)} finding' + ('s' if len(found) > 1 else '')}")
+            by_check: dict[str, list[Finding]] = {}
+            for finding in found:
+                by_check.setdefault(finding.code, []).append(finding)
+            for code in sorted(by_check):
+                lines.append(f"  {code} {by_check[code][0].check.title}")
+                for finding in by_check[code]:
+                    where = f"{finding.path}: " if finding.path else ""
+                    lines.append(f"      {where}{finding.message}")
+        for result in self.smoke:
+            lines.append(f"install smoke, {result.wheel}: {result.status}: {result.detail}")
+        lines.append(self.verdict())
+        return "\n".join(lines)
+
+    def verdict(self) -> str:
+        kinds = Counter(d.kind for d in self.dists)
+        what = " and ".join(f"{n} {k}{'s' if n > 1 else ''}" for k, n in sorted(kinds.items(), reverse=True))
+        if not self.passed:
+            codes = Counter(f.code for f in self.findings)
+            listed = ", ".join(f"{c}" + (f" x{n}" if n > 1 else "") for c, n in sorted(codes.items()))
+            count = len(self.findings)
+            return f"gate: REFUSED: {count} finding{'s' if count > 1 else ''} ({listed}) in {what or 'no dists'}; " \
+                   "do not upload"
+        identities = sorted({f"{d.name} {d.version}" for d in self.dists})
+        if self.smoke_skipped:
+            smoke = f"install smoke SKIPPED ({self.smoke_skipped}): not a release check"
+        elif self.smoke and all(s.status == "passed" for s in self.smoke):
+            smoke = "install smoke passed"
+        else:
+            smoke = "install smoke: " + "; ".join(f"{s.wheel} {s.status}" for s in self.smoke) if self.smoke \
+                else "no wheel to install"
+        return f"gate: PASSED: {', '.join(identities)}, {what}, no findings, {smoke}"
+
+
+def unusable_json(message: str, reference: Path | None, expect_version: str | None) -> dict[str, Any]:
+    """The JSON report of a run that could not judge its input (exit 2)."""
+    return {
+        "format": JSON_FORMAT, "verdict": "unusable", "exit_code": 2,
+        "reference": None if reference is None else str(reference), "expect_version": expect_version,
+        "dists": [], "smoke": [], "findings": [], "error": message,
+    }

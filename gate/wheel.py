@@ -1,0 +1,146 @@
+"""Checks of one wheel: file name, metadata, RECORD against every member, and the certified tables.
+
+RECORD is verified here because check-wheel-contents reads it but never compares it with the
+members: every member listed, every hash and size true, no entry without a member.
+"""
+
+from __future__ import annotations
+
+import ast
+import base64
+import csv
+import hashlib
+import io
+import re
+
+from packaging.utils import InvalidWheelFilename, parse_wheel_filename
+from packaging.version import Version
+
+from neurobrix.tables import WHEEL_DIR
+
+from .archive import WheelArchive
+from .checks import Check
+from .completeness import WHEEL_CHECKS, Reference, table_findings
+from .metadata import Identity, check_metadata
+
+# Hashes a RECORD may use: those pip accepts (at least as strong as sha256).
+RECORD_HASHES = ("sha256", "sha384", "sha512")
+_UNHASHED = ("RECORD", "RECORD.jws", "RECORD.p7s")  # files of the .dist-info that RECORD cannot hash
+
+
+def check_wheel(wheel: WheelArchive, reference: Reference) -> Identity:
+    """Record every wheel finding on ``wheel``; return the name and version it declares."""
+    try:
+        file_name, file_version, _, _ = parse_wheel_filename(wheel.dist)
+    except InvalidWheelFilename as exc:
+        wheel.fail(Check.G405, None, str(exc))
+        file_name, file_version = None, None
+    identity = Identity(file_name, file_version)
+    dist_info = _dist_info(wheel)
+    if dist_info is not None:
+        _check_record(wheel, dist_info)
+        identity = check_metadata(wheel, f"{dist_info}/METADATA", identity)
+    if identity.name is not None and identity.version is not None:
+        _check_package_version(wheel, identity.name, identity.version)
+    table_findings(wheel, f"{WHEEL_DIR}/", reference, WHEEL_CHECKS)
+    return identity
+
+
+def _dist_info(wheel: WheelArchive) -> str | None:
+    tops = sorted({name.split("/", 1)[0] for name in wheel.files if name.split("/", 1)[0].endswith(".dist-info")})
+    if len(tops) != 1:
+        wheel.fail(Check.G201, None, f"the wheel has {len(tops)} .dist-info folders ({', '.join(tops) or 'none'}); "
+                                     "it must have exactly one, holding METADATA and RECORD")
+        return None
+    return tops[0]
+
+
+def _check_package_version(wheel: WheelArchive, name: str, version: Version) -> None:
+    """The engine reports ``__version__``: it must be the version the wheel is published as."""
+    init = f"{name.replace('-', '_')}/__init__.py"
+    data = wheel.read(init)
+    if data is None:
+        wheel.fail(Check.G601, init, "missing: the package cannot report its version")
+        return
+    found = None
+    try:
+        for node in ast.parse(data).body:
+            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__"
+                                                    for t in node.targets):
+                if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
+                    found = node.value.value
+    except (SyntaxError, ValueError) as exc:
+        wheel.fail(Check.G601, init, f"cannot be parsed for __version__: {exc}")
+        return
+    if found is None:
+        wheel.fail(Check.G601, init, "has no __version__ = '...' literal")
+    elif not _is_version(found) or Version(found) != version:
+        wheel.fail(Check.G601, init, f"__version__ is {found!r}; the wheel is version {version}")
+
+
+def _is_version(text: str) -> bool:
+    try:
+        Version(text)
+    except ValueError:
+        return False
+    return True
+
+
+def _check_record(wheel: WheelArchive, dist_info: str) -> None:
+    record = f"{dist_info}/RECORD"
+    data = wheel.read(record)
+    if data is None:
+        wheel.fail(Check.G201, record, "missing or unreadable: nothing says what the wheel should contain")
+        return
+    try:
+        rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
+    except (UnicodeDecodeError, csv.Error) as exc:
+        wheel.fail(Check.G201, record, f"not UTF-8 CSV: {exc}")
+        return
+    unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
+    entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)
+    for line, row in enumerate(rows, 1):
+        if not row:
+            continue
+        where = f"{record} line {line}"
+        if len(row) != 3:
+            wheel.fail(Check.G206, record, f"line {line}: {len(row)} fields; a RECORD row is path,hash,size")
+            continue
+        path, hashed, size_text = row
+        if path in entries:
+            wheel.fail(Check.G206, path, f"{where}: listed more than once")
+            continue
+        if not path or path.startswith("/") or ".." in re.split(r"[/\\]", path) or "\\" in path:
+            wheel.fail(Check.G206, path or None, f"{where}: unsafe or empty path {path!r}")
+            continue
+        if not re.fullmatch(r"\d*", size_text):
+            wheel.fail(Check.G206, path, f"{where}: size {size_text!r} is not a whole number")
+            continue
+        size = int(size_text) if size_text else None
+        algorithm, _, digest = hashed.partition("=")
+        if not hashed:
+            if path not in unhashed:
+                wheel.fail(Check.G206, path, f"{where}: no hash; only RECORD and its signatures may go unhashed")
+                continue
+        elif algorithm not in RECORD_HASHES or not digest:
+            wheel.fail(Check.G206, path, f"{where}: hash {hashed[:20]!r} is not one of {', '.join(RECORD_HASHES)}")
+            continue
+        entries[path] = (algorithm, digest, size)
+    for name in sorted(wheel.files):
+        if name not in entries and name not in unhashed:
+            wheel.fail(Check.G202, name, f"not listed in {record}: installers would not track or verify it")
+    for path, (algorithm, digest, size) in sorted(entries.items()):
+        if path not in wheel.files:
+            if path != record:
+                wheel.fail(Check.G205, path, f"listed in {record}, but the wheel has no such member")
+            continue
+        if not algorithm:
+            continue
+        data = wheel.read(path)
+        if data is None:
+            continue  # refused unread or unreadable: its G3xx finding says why
+        actual = base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=").decode()
+        if actual != digest:
+            wheel.fail(Check.G203, path, f"{algorithm} {actual}; {record} says {digest}")
+        if size is not None and size != len(data):
+            wheel.fail(Check.G204, path, f"{len(data)} bytes; {record} says {size}")

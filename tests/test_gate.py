@@ -1,0 +1,560 @@
+"""The release gate on the project's real wheel and sdist: the untouched build passes, every damage is refused.
+
+The build runs once for this module (``python -m build --no-isolation``, through the gate's own
+build step); each test damages a copy in its own folder and asserts the check code and the file named.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import io
+import json
+import stat
+import subprocess
+import sys
+import tarfile
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from gate.build import build_project
+from gate.checker import DEFAULT_TRACKED, Options, check
+from gate.checks import Finding, GateError
+from gate.cli import main
+from gate.completeness import load_reference
+from gate.report import Report
+from gate_fixtures import (
+    Built,
+    declare_size,
+    read_sdist_member,
+    read_wheel_member,
+    rewrite_sdist,
+    rewrite_wheel,
+    same_size_change,
+)
+from neurobrix import tables
+from neurobrix.schema import TrackedFile
+
+pytestmark = pytest.mark.slow
+
+REFERENCE = load_reference(DEFAULT_TRACKED)
+TABLE: TrackedFile = REFERENCE.files[-1]  # any tracked table will do; the last one, whichever it is
+TRACKED_IN_WHEEL = f"{tables.WHEEL_DIR}/{tables.TRACKED_NAME}"
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    files, _ = build_project(REPO, tmp_path_factory.mktemp("gate-build") / "dist")
+    return Built(wheel=next(p for p in files if p.suffix == ".whl"),
+                 sdist=next(p for p in files if p.name.endswith(".tar.gz")))
+
+
+OPTIONS = Options(REFERENCE, smoke=False)
+
+
+def judge(*dists: Path, options: Options = OPTIONS) -> Report:
+    return check(list(dists), options)
+
+
+def only(report: Report, code: str) -> list[Finding]:
+    return [f for f in report.findings if f.code == code]
+
+
+def codes(report: Report) -> set[str]:
+    return {f.code for f in report.findings}
+
+
+def refused_with(report: Report, code: str, path: str | None) -> Finding:
+    """The report refuses with ``code`` about ``path``; returns that finding."""
+    assert not report.passed and report.exit_code == 1
+    matching = [f for f in only(report, code) if f.path == path]
+    assert matching, f"no {code} about {path}; findings: {report.findings}"
+    return matching[0]
+
+
+# The untouched build
+
+
+def test_the_untouched_build_passes(built: Built) -> None:
+    report = judge(built.wheel, built.sdist)
+    assert report.findings == [] and report.passed and report.exit_code == 0
+    assert [(d.kind, d.name, d.version) for d in report.dists] == [
+        ("wheel", "neurobrix", built.version), ("sdist", "neurobrix", built.version)]
+    assert report.verdict().startswith("gate: PASSED")
+
+
+def test_a_folder_holding_exactly_the_build_passes(built: Built) -> None:
+    assert judge(built.wheel.parent).findings == []
+
+
+# Tables in the wheel (G1xx)
+
+
+def test_a_removed_tracked_table_is_refused(built: Built, tmp_path: Path) -> None:
+    wheel = rewrite_wheel(built.wheel, tmp_path, drop=[TABLE.wheel_path])
+    report = judge(wheel)
+    assert codes(report) == {"G101"}
+    refused_with(report, "G101", TABLE.wheel_path)
+
+
+def test_altered_table_bytes_are_refused_even_with_a_true_record(built: Built, tmp_path: Path) -> None:
+    altered = same_size_change(read_wheel_member(built.wheel, TABLE.wheel_path))
+    wheel = rewrite_wheel(built.wheel, tmp_path, replace={TABLE.wheel_path: altered}, record=True)
+    report = judge(wheel)
+    assert codes(report) == {"G103"}
+    assert "sha256" in refused_with(report, "G103", TABLE.wheel_path).message
+
+
+def test_a_table_of_another_size_is_refused(built: Built, tmp_path: Path) -> None:
+    longer = read_wheel_member(built.wheel, TABLE.wheel_path) + b"# appended\n"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={TABLE.wheel_path: longer}))
+    assert codes(report) == {"G102"}
+    assert f"says {TABLE.size}" in refused_with(report, "G102", TABLE.wheel_path).message
+
+
+def test_an_extra_untracked_table_is_refused(built: Built, tmp_path: Path) -> None:
+    extra = f"{tables.WHEEL_DIR}/interpreter/linear.yaml"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(extra, b"format: 1\n")]))
+    assert codes(report) == {"G104"}
+    refused_with(report, "G104", extra)
+
+
+def test_a_stale_tracked_list_inside_the_wheel_is_refused(built: Built, tmp_path: Path) -> None:
+    stale = tables.render_tracked([f for f in REFERENCE.files if f != TABLE]).encode()
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={TRACKED_IN_WHEEL: stale}))
+    assert codes(report) == {"G106"}
+    assert f"does not list {TABLE.path}" in refused_with(report, "G106", TRACKED_IN_WHEEL).message
+
+
+def test_a_wheel_without_its_tracked_list_is_refused(built: Built, tmp_path: Path) -> None:
+    report = judge(rewrite_wheel(built.wheel, tmp_path, drop=[TRACKED_IN_WHEEL]))
+    assert codes(report) == {"G105"}
+    refused_with(report, "G105", TRACKED_IN_WHEEL)
+
+
+def test_the_tracked_list_can_be_given_explicitly(built: Built, tmp_path: Path) -> None:
+    other = tmp_path / "elsewhere.yaml"
+    other.write_text(tables.render_tracked([f for f in REFERENCE.files if f != TABLE]))
+    report = judge(built.wheel, options=Options(load_reference(other), smoke=False))
+    assert codes(report) == {"G104", "G106"}
+    refused_with(report, "G104", TABLE.wheel_path)
+
+
+# RECORD (G2xx)
+
+
+def test_a_record_lying_about_a_member_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/cli.py"
+    changed = same_size_change(read_wheel_member(built.wheel, name))
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: changed}, record=False))
+    assert codes(report) == {"G203"}
+    refused_with(report, "G203", name)
+
+
+def test_a_record_lying_about_a_size_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/cli.py"
+    longer = read_wheel_member(built.wheel, name) + b"\n"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: longer}, record=False))
+    assert codes(report) == {"G203", "G204"}
+    refused_with(report, "G204", name)
+
+
+def test_a_record_entry_without_its_member_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/__main__.py"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, drop=[name], record=False))
+    assert codes(report) == {"G205"}
+    refused_with(report, "G205", name)
+
+
+def test_a_member_missing_from_record_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/planted.py"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(name, b"x = 1\n")], record=False))
+    assert codes(report) == {"G202"}
+    refused_with(report, "G202", name)
+
+
+def test_a_weak_record_hash_is_refused(built: Built, tmp_path: Path) -> None:
+    record = f"{built.dist_info}/RECORD"
+    text = read_wheel_member(built.wheel, record).decode()
+    weak = text.replace("neurobrix/cli.py,sha256=", "neurobrix/cli.py,md5=", 1).encode()
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={record: weak}, record=False))
+    assert "G206" in codes(report)
+    assert "md5" in refused_with(report, "G206", "neurobrix/cli.py").message
+
+
+def test_a_wheel_without_record_is_refused(built: Built, tmp_path: Path) -> None:
+    plain = tmp_path / "plain" / built.wheel.name
+    plain.parent.mkdir()
+    with zipfile.ZipFile(built.wheel) as src, zipfile.ZipFile(plain, "w", zipfile.ZIP_DEFLATED) as out:
+        for info in src.infolist():
+            if not info.filename.endswith("/RECORD"):
+                out.writestr(info, src.read(info))
+    report = judge(plain)
+    refused_with(report, "G201", f"{built.dist_info}/RECORD")
+    assert "G403" in codes(report)  # check-wheel-contents cannot read a wheel without RECORD either
+
+
+# Member names, types and sizes (G3xx)
+
+
+@pytest.mark.parametrize(("name", "code"), [
+    ("../escaped.py", "G302"),
+    ("neurobrix/../../escaped.py", "G302"),
+    ("/etc/absolute.py", "G301"),
+    ("neurobrix\\windows.py", "G303"),
+])
+def test_unsafe_member_names_are_refused(built: Built, tmp_path: Path, name: str, code: str) -> None:
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(name, b"x = 1\n")]))
+    refused_with(report, code, name)
+
+
+def test_a_symlink_member_is_refused_and_never_installed(built: Built, tmp_path: Path) -> None:
+    link = zipfile.ZipInfo(f"{tables.WHEEL_DIR}/interpreter/link.yaml")
+    link.external_attr = (stat.S_IFLNK | 0o777) << 16
+    wheel = rewrite_wheel(built.wheel, tmp_path, add=[(link, b"/etc/passwd")])
+    report = judge(wheel, options=Options(REFERENCE, smoke=True))
+    assert "symlink" in refused_with(report, "G304", link.filename).message
+    assert [(s.status, s.wheel) for s in report.smoke] == [("skipped", wheel.name)]
+
+
+def test_a_duplicated_member_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/cli.py"
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(name, b"print('second copy')\n")]))
+    refused_with(report, "G305", name)
+
+
+def test_members_differing_only_in_case_are_refused(built: Built, tmp_path: Path) -> None:
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[("neurobrix/CLI.py", b"x = 1\n")]))
+    assert "case" in refused_with(report, "G305", "neurobrix/CLI.py").message
+
+
+@pytest.fixture
+def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The names of every zip member the code under test inflates."""
+    names: list[str] = []
+    original = zipfile.ZipFile.open
+
+    def spy(self: zipfile.ZipFile, name: str | zipfile.ZipInfo, *args: object, **kwargs: object) -> object:
+        names.append(name.filename if isinstance(name, zipfile.ZipInfo) else name)
+        return original(self, name, *args, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    return names
+
+
+def test_a_member_declaring_a_huge_size_is_refused_without_inflating_it(
+        built: Built, tmp_path: Path, opened: list[str]) -> None:
+    name = f"{tables.WHEEL_DIR}/interpreter/bomb.yaml"
+    wheel = rewrite_wheel(built.wheel, tmp_path, add=[(name, b"0" * 1000)])
+    declare_size(wheel, name, 3 << 30)  # 3 GiB promised by ~20 compressed bytes
+    opened.clear()
+    report = judge(wheel)
+    refused_with(report, "G306", name)
+    refused_with(report, "G307", name)
+    assert name not in opened
+
+
+def test_a_highly_compressed_member_is_refused_without_inflating_it(
+        built: Built, tmp_path: Path, opened: list[str]) -> None:
+    name = "neurobrix/zeros.py"
+    wheel = rewrite_wheel(built.wheel, tmp_path, add=[(name, bytes(4 << 20))])  # 4 MiB of zeros, ~1000x
+    opened.clear()
+    report = judge(wheel)
+    assert "refused without inflating" in refused_with(report, "G307", name).message
+    assert name not in opened
+    assert "G203" not in codes(report) and "G309" not in codes(report)
+
+
+def test_a_bomb_is_handed_to_no_tool_that_would_inflate_it(
+        built: Built, tmp_path: Path, opened: list[str]) -> None:
+    record = f"{built.dist_info}/RECORD"
+    wheel = rewrite_wheel(built.wheel, tmp_path)
+    declare_size(wheel, record, 3 << 30)  # check-wheel-contents and twine would read RECORD / METADATA
+    opened.clear()
+    report = judge(wheel)
+    refused_with(report, "G306", record)
+    assert record not in opened  # neither the gate nor check-wheel-contents (in this process) read it
+    assert not codes(report) & {"G401", "G402", "G403"}  # twine and check-wheel-contents were not run
+
+
+def test_an_sdist_that_inflates_too_far_is_refused_unread(built: Built, tmp_path: Path) -> None:
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as out:
+        info = tarfile.TarInfo(f"{built.root}/zeros.bin")
+        info.size = 8 << 20
+        out.addfile(info, io.BytesIO(bytes(info.size)))
+    bomb = tmp_path / built.sdist.name
+    bomb.write_bytes(gzip.compress(tar.getvalue()))
+    report = judge(bomb)
+    assert "abandoned" in refused_with(report, "G307", None).message
+    assert not any(f.code.startswith("G5") for f in report.findings)  # nothing inside was looked at
+
+
+def test_a_member_with_a_bad_crc_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/cli.py"
+    wheel = rewrite_wheel(built.wheel, tmp_path)
+    data = bytearray(wheel.read_bytes())
+    with zipfile.ZipFile(wheel) as z:
+        info = z.getinfo(name)
+    start = info.header_offset + 30 + len(info.filename.encode()) + len(info.extra)
+    data[start + 10] ^= 0xFF  # one compressed byte
+    wheel.write_bytes(bytes(data))
+    report = judge(wheel)
+    refused_with(report, "G309", name)
+
+
+# Metadata (G4xx, G601)
+
+
+def test_broken_metadata_is_refused_by_twine_and_packaging(built: Built, tmp_path: Path) -> None:
+    name = f"{built.dist_info}/METADATA"
+    broken = read_wheel_member(built.wheel, name).replace(b"Requires-Python: >=", b"Requires-Python: >=,,", 1)
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: broken}))
+    assert codes(report) == {"G401", "G404"}
+    assert "requires-python" in refused_with(report, "G401", name).message.lower()
+    refused_with(report, "G404", name)
+
+
+def test_a_description_twine_would_not_render_is_refused(built: Built, tmp_path: Path) -> None:
+    name = f"{built.dist_info}/METADATA"
+    no_type = b"".join(line for line in io.BytesIO(read_wheel_member(built.wheel, name))
+                       if not line.startswith(b"Description-Content-Type:"))
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: no_type}))
+    assert codes(report) == {"G401"}  # valid metadata, but not what PyPI would render (twine --strict)
+    assert "long_description" in refused_with(report, "G401", name).message
+
+
+def test_check_wheel_contents_findings_are_folded_in(built: Built, tmp_path: Path) -> None:
+    report = judge(rewrite_wheel(built.wheel, tmp_path, add=[("stray.py", b"x = 1\n")]))
+    assert codes(report) == {"G402"}  # configured in pyproject.toml: toplevel neurobrix only
+    assert "W202" in refused_with(report, "G402", "stray.py").message
+
+
+def test_a_package_version_other_than_the_wheel_version_is_refused(built: Built, tmp_path: Path) -> None:
+    name = "neurobrix/__init__.py"
+    text = read_wheel_member(built.wheel, name).decode()
+    bumped = text.replace(f'"{built.version}"', '"9.9.9"').encode()
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: bumped}))
+    assert codes(report) == {"G601"}
+    assert "9.9.9" in refused_with(report, "G601", name).message
+
+
+def test_a_wheel_renamed_to_another_version_is_refused(built: Built, tmp_path: Path) -> None:
+    renamed = tmp_path / built.wheel.name.replace(built.version, "9.9.9")
+    renamed.write_bytes(built.wheel.read_bytes())
+    report = judge(renamed)
+    refused_with(report, "G601", f"{built.dist_info}/METADATA")
+
+
+# The sdist (G5xx)
+
+
+def test_an_sdist_without_tables_is_refused(built: Built, tmp_path: Path) -> None:
+    sdist = rewrite_sdist(built.sdist, tmp_path, drop_under=["tables/"])
+    report = judge(sdist)
+    assert codes(report) == {"G501", "G505"}
+    for f in REFERENCE.files:
+        refused_with(report, "G501", f"{built.root}/tables/{f.path}")
+    refused_with(report, "G505", f"{built.root}/tables/{tables.TRACKED_NAME}")
+
+
+def test_an_sdist_without_tables_cannot_rebuild_the_wheel(built: Built, tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    sdist = rewrite_sdist(built.sdist, tmp_path / "dist", drop_under=["tables/"])
+    report = judge(built.wheel, sdist)
+    refused_with(report, "G508", f"{built.root}/tables/{TABLE.path}")
+    assert all(f.dist == sdist.name for f in report.findings)
+
+
+@pytest.mark.parametrize("damage", ["altered", "untracked", "stale list"])
+def test_damaged_tables_in_the_sdist_are_refused(built: Built, tmp_path: Path, damage: str) -> None:
+    table = f"tables/{TABLE.path}"
+    if damage == "altered":
+        sdist = rewrite_sdist(built.sdist, tmp_path,
+                              replace={table: same_size_change(read_sdist_member(built.sdist, table))})
+        code, path = "G503", table
+    elif damage == "untracked":
+        sdist = rewrite_sdist(built.sdist, tmp_path, add={"tables/interpreter/linear.yaml": b"format: 1\n"})
+        code, path = "G504", "tables/interpreter/linear.yaml"
+    else:
+        stale = tables.render_tracked([f for f in REFERENCE.files if f != TABLE]).encode()
+        sdist = rewrite_sdist(built.sdist, tmp_path, replace={f"tables/{tables.TRACKED_NAME}": stale})
+        code, path = "G506", f"tables/{tables.TRACKED_NAME}"
+    report = judge(sdist)
+    assert codes(report) == {code}
+    refused_with(report, code, f"{built.root}/{path}")
+
+
+def test_an_sdist_missing_a_source_of_the_wheel_is_refused(built: Built, tmp_path: Path) -> None:
+    sdist = rewrite_sdist(built.sdist, tmp_path, drop=["neurobrix/cli.py"])
+    assert judge(sdist).findings == []  # alone it looks fine...
+    report = judge(built.wheel, sdist)  # ...but it cannot rebuild this wheel
+    assert codes(report) == {"G508"}
+    refused_with(report, "G508", f"{built.root}/neurobrix/cli.py")
+
+
+def test_an_sdist_without_pkg_info_is_refused(built: Built, tmp_path: Path) -> None:
+    report = judge(rewrite_sdist(built.sdist, tmp_path, drop=["PKG-INFO"]))
+    refused_with(report, "G507", f"{built.root}/PKG-INFO")
+
+
+# Versions (G6xx)
+
+
+def test_mismatched_versions_are_refused(built: Built, tmp_path: Path) -> None:
+    root = built.root.replace(built.version, "9.9.9")
+    pkg_info = read_sdist_member(built.sdist, "PKG-INFO").replace(
+        f"Version: {built.version}".encode(), b"Version: 9.9.9", 1)
+    sdist = rewrite_sdist(built.sdist, tmp_path, replace={"PKG-INFO": pkg_info}, root=root)
+    report = judge(built.wheel, sdist)
+    assert codes(report) == {"G602"}
+    finding = refused_with(report, "G602", None)
+    assert finding.dist == sdist.name and "9.9.9" in finding.message and built.wheel.name in finding.message
+
+
+def test_a_version_other_than_the_expected_one_is_refused(built: Built) -> None:
+    from packaging.version import Version
+
+    report = judge(built.wheel, built.sdist, options=Options(REFERENCE, Version("v99.0"), smoke=False))
+    assert codes(report) == {"G603"}
+    assert {f.dist for f in report.findings} == {built.wheel.name, built.sdist.name}
+    assert judge(built.wheel, options=Options(REFERENCE, Version(f"v{built.version}"), smoke=False)).passed
+
+
+# The upload folder (G0xx)
+
+
+def test_a_folder_with_a_stray_file_or_no_sdist_is_refused(built: Built, tmp_path: Path) -> None:
+    folder = tmp_path / "dist"
+    folder.mkdir()
+    (folder / built.wheel.name).write_bytes(built.wheel.read_bytes())
+    (folder / "notes.txt").write_text("not a dist\n")
+    (folder / ".hidden").write_text("dotfiles are not uploaded by dist/*\n")
+    report = judge(folder)
+    assert codes(report) == {"G001", "G002"}
+    refused_with(report, "G001", "notes.txt")
+    assert "no sdist" in refused_with(report, "G002", None).message
+
+
+# The install smoke (G7xx)
+
+
+def test_the_install_smoke_loads_the_installed_tables(built: Built) -> None:
+    report = judge(built.wheel, options=Options(REFERENCE, smoke=True))
+    assert report.findings == []
+    assert [(s.wheel, s.status) for s in report.smoke] == [(built.wheel.name, "passed")]
+    assert f"{len(REFERENCE.files)} tracked files" in report.smoke[0].detail
+    assert report.verdict().endswith("install smoke passed")
+
+
+def test_the_installed_engine_refuses_altered_tables(built: Built, tmp_path: Path) -> None:
+    altered = same_size_change(read_wheel_member(built.wheel, TABLE.wheel_path))
+    wheel = rewrite_wheel(built.wheel, tmp_path, replace={TABLE.wheel_path: altered})
+    report = judge(wheel, options=Options(REFERENCE, smoke=True))
+    assert codes(report) == {"G103", "G702"}
+    assert "sha256" in refused_with(report, "G702", TABLE.wheel_path).message
+    assert report.smoke[0].status == "failed"
+
+
+def test_a_wheel_pip_refuses_to_install_is_refused(built: Built, tmp_path: Path) -> None:
+    name = f"{built.dist_info}/WHEEL"
+    future = read_wheel_member(built.wheel, name).replace(b"Wheel-Version: 1.0", b"Wheel-Version: 9.0")
+    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: future}),
+                   options=Options(REFERENCE, smoke=True))
+    assert codes(report) == {"G701"}
+    assert "pip install failed" in refused_with(report, "G701", None).message
+
+
+# The command line: exit codes, the JSON report, where reports may go
+
+
+def run_main(argv: list[str]) -> int:
+    try:
+        return main(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0)
+
+
+def test_cli_exit_codes(built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert run_main(["check", "--no-smoke", str(built.wheel), str(built.sdist)]) == 0
+    assert capsys.readouterr().out.strip().splitlines()[-1].startswith("gate: PASSED")
+    damaged = rewrite_wheel(built.wheel, tmp_path, drop=[TABLE.wheel_path])
+    assert run_main(["check", "--no-smoke", str(damaged)]) == 1
+    out = capsys.readouterr().out
+    assert f"G101 tracked table file missing from the wheel\n      {TABLE.wheel_path}:" in out
+    assert out.strip().splitlines()[-1].startswith("gate: REFUSED: 1 finding (G101)")
+    not_a_wheel = tmp_path / "fake" / built.wheel.name
+    not_a_wheel.parent.mkdir()
+    not_a_wheel.write_text("hello")
+    (tmp_path / "empty").mkdir()
+    for argv in (
+        ["check", str(tmp_path / "missing.whl")],
+        ["check", str(not_a_wheel)],
+        ["check", str(tmp_path / "fake" / ".." / "empty")],  # a folder with no dist in it
+        ["check", str(REPO / "README.md")],
+        ["check", "--tracked", str(tmp_path / "none.yaml"), str(built.wheel)],
+        ["check", "--expect-version", "not a version", str(built.wheel)],
+        ["check", "--json", str(built.wheel.parent / "report.json"), str(built.wheel)],
+        ["check"],
+    ):
+        assert run_main(argv) == 2, argv
+        assert capsys.readouterr().err.strip()
+    assert not (built.wheel.parent / "report.json").exists()
+
+
+def test_cli_json_report(built: Built, tmp_path: Path) -> None:
+    (tmp_path / "dist").mkdir()
+    damaged = rewrite_wheel(built.wheel, tmp_path / "dist", drop=[TABLE.wheel_path])
+    out = tmp_path / "reports" / "gate.json"
+    assert run_main(["check", "--no-smoke", "--json", str(out), "--expect-version", built.version,
+                     str(damaged)]) == 1
+    report = json.loads(out.read_text())
+    assert set(report) == {"format", "verdict", "exit_code", "reference", "expect_version", "dists", "smoke",
+                           "findings", "error"}
+    assert (report["format"], report["verdict"], report["exit_code"], report["error"]) == (1, "refused", 1, None)
+    assert report["expect_version"] == built.version and report["reference"] == str(DEFAULT_TRACKED)
+    assert report["dists"] == [{"file": damaged.name, "path": str(damaged.resolve()), "kind": "wheel",
+                                "name": "neurobrix", "version": built.version,
+                                "sha256": hashlib.sha256(damaged.read_bytes()).hexdigest()}]
+    assert report["smoke"] == []
+    assert report["findings"] == [{"code": "G101", "title": "tracked table file missing from the wheel",
+                                   "dist": damaged.name, "path": TABLE.wheel_path,
+                                   "message": f"tracked in {tables.TRACKED_NAME} but not in the wheel"}]
+    assert run_main(["check", "--no-smoke", "--json", str(out), str(built.wheel)]) == 0
+    assert json.loads(out.read_text())["verdict"] == "passed"
+    assert run_main(["check", "--json", str(out), str(tmp_path / "dist" / "missing.whl")]) == 2
+    unusable = json.loads(out.read_text())
+    assert (unusable["verdict"], unusable["exit_code"], unusable["findings"]) == ("unusable", 2, [])
+    assert "missing.whl" in unusable["error"]
+
+
+def test_python_m_gate_runs_from_the_source_tree(built: Built) -> None:
+    result = subprocess.run([sys.executable, "-m", "gate", "check", "--no-smoke", str(built.wheel)],
+                            cwd=REPO, capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert result.stdout.strip().splitlines()[-1].startswith("gate: PASSED")
+
+
+def test_gate_build_builds_checks_and_smokes_the_project(tmp_path: Path,
+                                                         capsys: pytest.CaptureFixture[str]) -> None:
+    outdir = tmp_path / "dist"
+    report = tmp_path / "gate.json"
+    assert run_main(["build", "--outdir", str(outdir), "--json", str(report)]) == 0
+    out = capsys.readouterr().out
+    assert "with `python -m build --no-isolation`" in out
+    data = json.loads(report.read_text())
+    assert data["verdict"] == "passed" and [s["status"] for s in data["smoke"]] == ["passed"]
+    assert sorted(d["kind"] for d in data["dists"]) == ["sdist", "wheel"]
+    assert sorted(p.name for p in outdir.iterdir()) == sorted(d["file"] for d in data["dists"])
+    assert run_main(["build", "--outdir", str(outdir)]) == 2  # never into a folder that holds anything
+    assert run_main(["build", "--outdir", str(outdir / "new"), "--json", str(outdir / "new" / "r.json")]) == 2
+
+
+def test_unusable_input_raises_gate_error_not_a_finding(tmp_path: Path) -> None:
+    truncated = tmp_path / "neurobrix-0.1.0.tar.gz"
+    truncated.write_bytes(gzip.compress(b"x" * 10_000)[:40])
+    with pytest.raises(GateError, match="truncated"):
+        judge(truncated)

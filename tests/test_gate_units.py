@@ -1,0 +1,167 @@
+"""The gate's parts on small synthetic inputs (no build): codes, limits, parsers, unusable input, configuration."""
+
+from __future__ import annotations
+
+import gzip
+import io
+import random
+import re
+import tomllib
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from conftest import REPO
+from gate.archive import SdistArchive, WheelArchive, open_archive
+from gate.checker import DEFAULT_TRACKED, collect
+from gate.checks import Check, GateError, Limits
+from gate.completeness import SOURCE_DIR, describe_difference, load_reference
+from gate.tools import twine_messages
+from neurobrix import tables
+
+SMALL = Limits(member_size=1000, total_size=5000, ratio=10, ratio_from=100)
+
+
+def zip_with(path: Path, members: list[tuple[str, bytes]]) -> Path:
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as out:
+        for name, data in members:
+            out.writestr(name, data)
+    return path
+
+
+def test_codes_are_stable_unique_and_each_one_is_raised_somewhere() -> None:
+    assert all(re.fullmatch(r"G\d{3}", c.name) for c in Check)
+    assert len({c.value for c in Check}) == len(Check)
+    source = "\n".join(p.read_text() for p in (REPO / "gate").glob("*.py") if p.name != "checks.py")
+    unused = [c.name for c in Check if f"Check.{c.name}" not in source]
+    assert unused == []
+
+
+def test_sizes_and_ratios_are_judged_from_the_directory(tmp_path: Path) -> None:
+    wheel = WheelArchive(zip_with(tmp_path / "x.whl", [
+        ("big.txt", b"0123456789" * 150),  # 1500 bytes > member_size
+        ("dense.txt", bytes(900)),  # 900 zeros deflate ~100x
+        ("ok.txt", b"fine"),
+    ]), SMALL)
+    found = {(f.code, f.path) for f in wheel.findings}
+    assert ("G306", "big.txt") in found and ("G307", "dense.txt") in found
+    assert ("G308", None) not in found
+    assert wheel.read("big.txt") is None and wheel.read("dense.txt") is None
+    assert wheel.read("ok.txt") == b"fine"
+
+
+def test_the_total_size_is_judged_too(tmp_path: Path) -> None:
+    members = [(f"m{i}.txt", random.Random(i).randbytes(768)) for i in range(8)]  # 8 x 768 bytes > 5000
+    wheel = WheelArchive(zip_with(tmp_path / "x.whl", members), SMALL)
+    assert [f.code for f in wheel.findings] == ["G308"]
+    assert wheel.read("m0.txt") is None
+
+
+def test_an_sdist_stream_is_abandoned_past_the_limits(tmp_path: Path) -> None:
+    dense = tmp_path / "dense-1.0.tar.gz"
+    dense.write_bytes(gzip.compress(bytes(100_000)))
+    sdist = SdistArchive(dense, SMALL)
+    assert sdist.refused_unread and [f.code for f in sdist.findings] == ["G307"]
+    large = tmp_path / "large-1.0.tar.gz"
+    large.write_bytes(gzip.compress(random.Random(0).randbytes(10_000)))  # incompressible, past total_size
+    assert [f.code for f in SdistArchive(large, SMALL).findings] == ["G308"]
+
+
+@pytest.mark.parametrize(("name", "content", "why"), [
+    ("x.whl", b"not a zip", "not a readable zip"),
+    ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
+    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000)[:30], "truncated"),
+    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000), "not a tar archive"),
+    ("x-1.0.tar.gz", gzip.compress(b"") + b"junk after the stream", "unexpected data after"),
+    ("x.zip", b"", "not a wheel"),
+])
+def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, content: bytes, why: str) -> None:
+    path = tmp_path / name
+    path.write_bytes(content)
+    with pytest.raises(GateError, match=why):
+        open_archive(path, Limits())
+
+
+def test_concatenated_gzip_members_are_one_stream(tmp_path: Path) -> None:
+    import tarfile
+
+    tar = io.BytesIO()
+    with tarfile.open(fileobj=tar, mode="w") as out:
+        info = tarfile.TarInfo("x-1.0/PKG-INFO")
+        info.size = 5
+        out.addfile(info, io.BytesIO(b"hello"))
+    data = tar.getvalue()
+    path = tmp_path / "x-1.0.tar.gz"
+    path.write_bytes(gzip.compress(data[:100]) + gzip.compress(data[100:]))
+    sdist = SdistArchive(path, Limits())
+    assert sdist.findings == [] and sdist.read("x-1.0/PKG-INFO") == b"hello"
+
+
+def test_a_folder_is_collected_as_twine_upload_would_see_it(tmp_path: Path) -> None:
+    zip_with(tmp_path / "p-1.0-py3-none-any.whl", [("a", b"")])
+    (tmp_path / "p-1.0.tar.gz").write_bytes(b"")
+    (tmp_path / ".gitignore").write_text("*\n")  # not matched by dist/*: not uploaded, not judged
+    (tmp_path / "sub").mkdir()
+    dists, findings = collect([tmp_path, tmp_path / "p-1.0.tar.gz"])
+    assert [p.name for p in dists] == ["p-1.0-py3-none-any.whl", "p-1.0.tar.gz"]
+    assert [(f.code, f.path) for f in findings] == [("G001", "sub")]
+
+
+def test_the_reference_list_must_be_usable(tmp_path: Path) -> None:
+    assert load_reference(DEFAULT_TRACKED).files == tables.read_tracked(REPO / "tables")
+    bad = tmp_path / "TRACKED.yaml"
+    bad.write_text("format: 1\nfiles: [")
+    with pytest.raises(GateError, match="not valid YAML"):
+        load_reference(bad)
+    moved = tables.render_tracked(list(tables.read_tracked(REPO / "tables"))).replace(
+        f"wheel_path: {tables.WHEEL_DIR}/", "wheel_path: elsewhere/", 1)
+    bad.write_text(moved)
+    with pytest.raises(GateError, match="wheel_path"):
+        load_reference(bad)
+    with pytest.raises(GateError, match="no tracked list"):
+        load_reference(tmp_path / "absent.yaml")
+
+
+def test_a_differing_list_is_described_entry_by_entry() -> None:
+    reference = load_reference(DEFAULT_TRACKED)
+    first, *rest = reference.files
+    assert describe_difference(tables.render_tracked(rest).encode(), reference, "x") == f"does not list {first.path}"
+    assert "not a valid tracked list" in describe_difference(b"format: 2\nfiles: []\n", reference, "x")
+    same = reference.data.replace(b"# Written by", b"# Typed by")
+    assert "same entries in other bytes" in describe_difference(same, reference, "x")
+
+
+def test_twine_output_becomes_one_message_per_problem() -> None:
+    output = (
+        "Checking p-1.0-py3-none-any.whl: \x1b[31mFAILED\x1b[0m\n"
+        "ERROR    `long_description` has syntax errors in markup and would not be        \n"
+        "         rendered on PyPI.                                                      \n"
+        "         line 75: Error: Unexpected indentation.                                \n"
+        "WARNING  `long_description_content_type` missing. defaulting to `text/x-rst`.   \n"
+    )
+    assert twine_messages(output, "p-1.0-py3-none-any.whl") == [
+        "ERROR `long_description` has syntax errors in markup and would not be rendered on PyPI. "
+        "line 75: Error: Unexpected indentation.",
+        "WARNING `long_description_content_type` missing. defaulting to `text/x-rst`.",
+    ]
+    assert twine_messages("Checking p.whl: ERROR    InvalidDistribution: bad\n", "p.whl") == [
+        "ERROR InvalidDistribution: bad"]
+
+
+def test_pyproject_configures_what_the_gate_runs() -> None:
+    config = tomllib.loads((REPO / "pyproject.toml").read_text())
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"] == {SOURCE_DIR: tables.WHEEL_DIR}
+    assert config["tool"]["check-wheel-contents"] == {"toplevel": ["neurobrix"]}
+    dev = " ".join(config["project"]["optional-dependencies"]["dev"])
+    for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling"):
+        assert re.search(rf"\b{tool}\b", dev), tool
+
+
+def test_the_readme_main_job_is_the_gate() -> None:
+    readme = (REPO / "README.md").read_text()
+    setup = readme.split("## Set up", 1)[1].split("\n## ", 1)[0]
+    commands = re.findall(r"```sh\n(.*?)\n```", setup, re.S)
+    assert len(commands) == 2
+    assert commands[0].endswith("python -m gate build") and "'.[dev]'" in commands[0]
+    assert "python -m gate check" in readme.split("## For releases", 1)[1]
