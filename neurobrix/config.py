@@ -36,6 +36,7 @@ class ModelConfig:
     tie_word_embeddings: bool
     qkv_bias: bool
     rope_scaling: Mapping[str, Any] | None = field(default=None, hash=False)
+    eos_token_ids: tuple[int, ...] = ()  # config.json's eos_token_id (generation_config.json's wins)
 
     @property
     def group_size(self) -> int:
@@ -98,4 +99,6 @@ class ModelConfig:
             tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
             qkv_bias=arch == "qwen2" or bool(data.get("attention_bias", False)),
             rope_scaling=scaling,
+            eos_token_ids=tuple(eos if isinstance(eos := data.get("eos_token_id"), list) else
+                                ([] if eos is None else [eos])),
         )

@@ -6,14 +6,10 @@ generation will make is checked against the tables *before* a single weight is r
 
 from __future__ import annotations
 
-import json
 import sys
 from dataclasses import dataclass
-from pathlib import Path
-
 import torch
 
-from .config import ModelConfig
 from .errors import UsageError
 from .generate import Sampling, Stats, generate
 from .model import DTYPES, Transformer, weights_from_files
@@ -34,18 +30,6 @@ class RunOptions:
     stream: bool = True
 
 
-def read_config(folder: Path) -> tuple[ModelConfig, dict]:
-    """The model's architecture and the raw config.json (for eos_token_id)."""
-    path = folder / "config.json"
-    if not path.is_file():
-        raise UsageError(f"{folder}: config.json is missing; re-import the model")
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise UsageError(f"{path}: not valid JSON: {exc}") from exc
-    return ModelConfig.from_hf(data, str(path)), data
-
-
 def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     """(device, certified class id) for the triton backend; (device, None) for torch."""
     from .gpu import detect_class, interpreter_enabled
@@ -63,7 +47,7 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
     if opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     stored = store.resolve(opts.model)
-    cfg, raw = read_config(stored.path)
+    cfg = stored.config()
     tokenizer = Tokenizer(stored.path)
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     capacity = len(prompt) + opts.max_tokens
@@ -92,7 +76,7 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
             printed[0] = text
             sys.stdout.flush()
 
-    eos = tokenizer.eos_ids(raw.get("eos_token_id"))
+    eos = tokenizer.eos_ids(list(cfg.eos_token_ids) or None)
     _, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos, on_token, use_graph=True)
     final = tokenizer.decode(shown)
     write(final[len(printed[0]):] if opts.stream else final)

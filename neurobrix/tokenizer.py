@@ -49,7 +49,11 @@ class Tokenizer:
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"
         self.generation = _read_json(gen_path) if gen_path.is_file() else {}
-        self.chat_template: str | None = self.config.get("chat_template")
+        # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config
+        template_file = folder / "chat_template.jinja"
+        self.chat_template: str | None = (
+            template_file.read_text(encoding="utf-8") if template_file.is_file() else self.config.get("chat_template")
+        )
         if isinstance(self.chat_template, list):  # named templates: take "default"
             named = {t.get("name"): t.get("template") for t in self.chat_template if isinstance(t, dict)}
             self.chat_template = named.get("default")

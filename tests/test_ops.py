@@ -1,0 +1,232 @@
+"""The Triton ops on the interpreter, fp32 and fp16, against float64 under their derived bounds.
+
+Shapes are the odd ones: 1, primes, non-multiples of every block size in the fixture tables, the
+largest head dims, short and long sequences, GQA ratios 1, 4, 7, 8. Outputs are allocated by the
+launchers inside NaN guard bands (harness.guarded_launch) and inputs sit inside NaN guard bands, so
+an out-of-bounds store or load is caught. Tables are test fixtures (tests/kernel_tables.py).
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+import triton
+import triton.language as tl
+
+from conformance import harness
+from conformance.strategies import GuardBandError
+from kernel_tables import CONFIGS, write_tables
+from neurobrix import ops
+from neurobrix.errors import InvalidInputError, MissingEntryError, NoGPUError
+
+
+@pytest.fixture(autouse=True)
+def kernel_tables(tmp_path, monkeypatch):
+    root = write_tables(tmp_path / "tables")
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(root))
+    return root
+
+
+def conforms(kernel, dtype, config=None, seed=0, **shape):
+    case = harness.build(kernel, dtype, shape, harness.Values(dtype, "cpu", seed))
+    verdict = harness.judge(case, harness.run_kernel(case), config or CONFIGS[kernel][-1][1])
+    assert verdict.ratio <= 1, f"{case.describe()}\n{verdict.explanation}"
+    return verdict.ratio
+
+
+DTYPES = ["fp32", "fp16"]
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, N, K", [(1, 1, 1), (1, 70, 45), (3, 33, 65), (4, 97, 31), (5, 1, 7), (37, 70, 45),
+                                     (64, 64, 64), (67, 131, 97)])
+def test_linear(dtype, M, N, K):
+    conforms("linear", dtype, M=M, N=N, K=K)
+
+
+@pytest.mark.parametrize("variant", ["gemv", "tiled"])
+def test_linear_both_variants_at_every_m(tmp_path, monkeypatch, variant):
+    """Each variant on its own must serve any M (certify may pick either for a bucket)."""
+    config = dict(CONFIGS["linear"][0 if variant == "gemv" else 1][1])
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / variant, {"linear": [({}, config)]})))
+    for M in (1, 2, 17):
+        conforms("linear", "fp16", config, M=M, N=50, K=77)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, N", [(1, 1), (1, 2048), (3, 100), (7, 896), (13, 333)])
+def test_rms_norm(dtype, M, N):
+    for seed in (0, 1):  # the harness adds a residual or not at random: both paths
+        conforms("rms_norm", dtype, seed=seed, M=M, N=N)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("T, H, D", [(1, 2, 2), (5, 9, 64), (6, 12, 128), (7, 40, 128), (3, 3, 6)])
+def test_rotary(dtype, T, H, D):
+    conforms("rotary", dtype, T=T, H=H, D=D)
+
+
+def test_rotary_in_place_matches_out_of_place():
+    cos, sin = ops.rope_cache(64, 10000.0, 32)
+    qkv = torch.randn(2, 5, 8 + 2 + 2, 64)
+    positions = torch.randint(0, 32, (2, 5))
+    q, k = qkv[:, :, :8], qkv[:, :, 8:10]
+    q_out, k_out = ops.TRITON.rotary(q, k, cos, sin, positions)
+    q_in, k_in = ops.TRITON.rotary(q, k, cos, sin, positions, inplace=True)
+    assert q_in.data_ptr() == q.data_ptr() and torch.equal(q_in, q_out) and torch.equal(k_in, k_out)
+    assert torch.equal(qkv[:, :, 8:10], k_out)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, I", [(1, 1), (2, 63), (9, 300), (33, 97)])
+def test_silu_mul(dtype, M, I):
+    conforms("silu_mul", dtype, M=M, I=I)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("S, D, G", [(1, 64, 1), (17, 64, 4), (40, 128, 7), (33, 72, 8), (5, 16, 3)])
+def test_attention_prefill(dtype, S, D, G):
+    conforms("attention_prefill", dtype, S=S, D=D, G=G)
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("B, S, D, G", [(1, 1, 64, 1), (3, 50, 64, 4), (2, 97, 128, 7), (4, 33, 128, 8)])
+def test_attention_decode(dtype, B, S, D, G):
+    for seed in (0, 1):  # filled lengths drawn from 1, the capacity, and between
+        conforms("attention_decode", dtype, seed=seed, B=B, S=S, D=D, G=G)
+
+
+# -- the torch backend: same signatures, same results -----------------------------------------------
+
+TORCH_TOLERANCE = {"fp32": 1e-5, "fp16": 4e-3}  # relative to the largest output; PyTorch's order of operations
+
+
+@pytest.mark.parametrize("kernel, shape", [
+    ("linear", dict(M=5, N=33, K=70)), ("rms_norm", dict(M=3, N=100)), ("rotary", dict(T=6, H=5, D=64)),
+    ("silu_mul", dict(M=4, I=50)), ("attention_prefill", dict(S=19, D=64, G=4)),
+    ("attention_decode", dict(B=3, S=40, D=64, G=7)),
+])
+@pytest.mark.parametrize("dtype", DTYPES)
+def test_torch_backend_agrees(kernel, shape, dtype):
+    case = harness.build(kernel, dtype, shape, harness.Values(dtype, "cpu", 3))
+    ours = harness.run_kernel(case)
+    theirs = getattr(ops.TORCH, kernel)(**case.args)
+    theirs = theirs if isinstance(theirs, tuple) else (theirs,)
+    for a, b in zip(ours, theirs):
+        assert a.shape == b.shape and a.dtype == b.dtype
+        scale = b.double().abs().max().clamp_min(1e-30)
+        assert ((a.double() - b.double()).abs().max() / scale) <= TORCH_TOLERANCE[dtype]
+
+
+# -- guard bands catch what the interpreter does not -----------------------------------------------
+
+@triton.jit
+def _overrunning_copy(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(src_ptr + offs, mask=offs < n, other=0.0)
+    tl.store(dst_ptr + offs, x, mask=offs < n + 1)  # planted bug: one element past the end
+
+
+def test_guard_bands_catch_an_out_of_bounds_store():
+    src = torch.ones(10)
+    with pytest.raises(GuardBandError, match=r"1 after its end \(offsets \+\[0\]\)"):
+        with harness.guarded_launch() as checks:
+            dst = torch.empty(10)
+            _overrunning_copy[(1,)](src, dst, 10, BLOCK=16)
+        for check in checks:
+            check()
+
+
+@triton.jit
+def _overreading_sum(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
+    offs = tl.arange(0, BLOCK)
+    x = tl.load(src_ptr + offs, mask=offs < n + 1, other=0.0)  # planted bug: reads one element too many
+    tl.store(dst_ptr, tl.sum(x, axis=0))
+
+
+def test_an_out_of_bounds_load_shows_up_as_nan():
+    src = harness.guarded(torch.ones(10), "cpu")
+    dst = torch.zeros(1)
+    _overreading_sum[(1,)](src, dst, 10, BLOCK=16)
+    assert torch.isnan(dst).all()
+
+
+# -- bad input: a clear error naming the argument, before any launch ---------------------------------
+
+def test_wrong_dtype_names_the_argument():
+    with pytest.raises(InvalidInputError, match=r"linear: x has dtype torch.float64"):
+        ops.TRITON.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3, dtype=torch.float64))
+    with pytest.raises(InvalidInputError, match=r"linear: weight has dtype torch.float16 but x has torch.float32"):
+        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3, dtype=torch.float16))
+
+
+def test_mismatched_shapes_name_the_argument():
+    with pytest.raises(InvalidInputError, match=r"linear: weight must have shape \[\?, 3\]"):
+        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 5))
+    with pytest.raises(InvalidInputError, match=r"rms_norm: residual must have shape \[2, 3\]"):
+        ops.TRITON.rms_norm(torch.ones(2, 3), torch.ones(3), 1e-5, residual=torch.ones(3, 3))
+    with pytest.raises(InvalidInputError, match=r"silu_mul: gu's last dimension must be even"):
+        ops.TRITON.silu_mul(torch.ones(2, 5))
+
+
+def test_non_contiguous_last_dimension_is_refused():
+    x = torch.ones(3, 4).T
+    with pytest.raises(InvalidInputError, match=r"linear: x must be contiguous in its last dimension"):
+        ops.TRITON.linear(x, torch.ones(2, 3))
+
+
+def test_gqa_ratio_must_divide():
+    q, kv = torch.ones(1, 4, 6, 64), torch.ones(1, 4, 4, 64)
+    with pytest.raises(InvalidInputError, match=r"q heads \(6\) must be a multiple of kv heads \(4\)"):
+        ops.TRITON.attention_prefill(q, kv, kv, 0.125)
+
+
+def test_odd_head_dim_is_refused_by_rotary():
+    cos, sin = torch.ones(4, 2), torch.ones(4, 2)
+    with pytest.raises(InvalidInputError, match="head dim must be even"):
+        ops.TRITON.rotary(torch.ones(1, 1, 2, 5), torch.ones(1, 1, 1, 5), cos, sin, torch.zeros(1, 1, dtype=torch.long))
+
+
+def test_cpu_tensors_without_the_interpreter(monkeypatch):
+    monkeypatch.setattr("neurobrix.ops._common.interpreter_enabled", lambda: False)
+    with pytest.raises(InvalidInputError, match=r"x is on cpu; the triton backend runs on a GPU .*--backend torch"):
+        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
+
+
+def test_a_shape_without_certified_entry_names_everything(tmp_path, monkeypatch):
+    only_small = {"linear": [({"M": [1, 4]}, CONFIGS["linear"][0][1])]}
+    root = write_tables(tmp_path / "small", only_small)
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(root))
+    with pytest.raises(MissingEntryError) as err:
+        ops.TRITON.linear(torch.ones(5, 3), torch.ones(4, 3))
+    message = str(err.value)
+    for part in ("'linear'", "fp32", "M=5, N=4, K=3", "interpreter", str(root / "interpreter" / "linear.yaml"),
+                 "python -m conformance certify --class interpreter --kernels linear --dtypes fp32"):
+        assert part in message
+
+
+def test_no_hard_coded_settings_in_the_ops():
+    """Every meta-parameter a launcher passes comes from the certified config (or is derived from the
+    shape, like a row rounded up to a power of two): the fixture configs are the only numbers."""
+    import importlib
+    import inspect
+    import re
+
+    for name in ("linear", "rms_norm", "rotary", "silu_mul", "attention"):
+        source = inspect.getsource(importlib.import_module(f"neurobrix.ops.{name}"))
+        assert not re.search(r"\b(BLOCK_[A-Z]+|num_warps|num_stages|SPLITS|GROUP_M)\s*=\s*\d", source), name
+
+
+def test_no_gpu_no_interpreter_is_a_typed_error(monkeypatch):
+    monkeypatch.delenv("TRITON_INTERPRET")
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU")
+    monkeypatch.setattr("neurobrix.ops._common.interpreter_enabled", lambda: True)  # pass the device check
+    with pytest.raises(NoGPUError):
+        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
+
+
+def test_math_of_the_scale():
+    assert ops.attention.default_scale(64) == 1 / math.sqrt(64)
