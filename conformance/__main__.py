@@ -55,6 +55,17 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def _limits(items: list[str] | None) -> dict[str, int] | None:
+    names = ("decode_batch", "prefill_batch", "prompt", "capacity")
+    limits = {}
+    for item in items or []:
+        name, _, value = item.partition("=")
+        if name not in names or not value.isdigit() or int(value) < 1:
+            raise NeuroBrixError(f"--limit {item!r}: expected NAME=N with NAME one of {', '.join(names)}")
+        limits[name] = int(value)
+    return limits or None
+
+
 def cmd_certify(args: argparse.Namespace) -> int:
     from . import certify, check
     from .scratch import tables_at
@@ -68,7 +79,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     with _progress() as progress:
         written, left, finished = certify.certify(
             args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
-            args.max_minutes, command, progress=progress, say=progress.console.print,
+            args.max_minutes, command, models=args.models, limits=_limits(args.limit), progress=progress,
+            say=progress.console.print,
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
     if not finished or args.no_check:
@@ -117,6 +129,10 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
     z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="the dtypes to certify (fp32, fp16, bf16)")
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
+    z.add_argument("--models", nargs="+", metavar="MODEL",
+                   help="only the domains these catalogue models need (default: the whole catalogue)")
+    z.add_argument("--limit", action="append", metavar="NAME=N",
+                   help="narrow the catalogue's coverage: decode_batch, prefill_batch, prompt or capacity up to N")
     z.add_argument("--examples", type=int, default=25, metavar="N",
                    help="Hypothesis examples proving each entry (default %(default)s)")
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")

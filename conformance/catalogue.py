@@ -71,14 +71,21 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
     return found
 
 
-def required_domains(path: Path = CATALOGUE) -> dict[str, set[Domain]]:
-    """Every domain the catalogue needs, with the models that need it (for messages)."""
-    models, coverage = load(path)
-    needed: dict[Domain, set[str]] = {}
-    for name, cfg in models.items():
-        for domain in model_domains(cfg, coverage):
-            needed.setdefault(domain, set()).add(name)
+def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
+                     limits: dict[str, int] | None = None) -> dict[str, set[Domain]]:
+    """Every domain the catalogue needs, per kernel; ``models`` and ``limits`` (upper ends of the
+    coverage ranges, e.g. {"prompt": 128}) narrow it for a partial run."""
+    all_models, coverage = load(path)
+    if models:
+        unknown = [m for m in models if m not in all_models]
+        if unknown:
+            raise KeyError(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)}")
+        all_models = {m: all_models[m] for m in models}
+    if limits:
+        coverage = Coverage(**{name: (lo, min(hi, limits.get(name, hi)))
+                               for name, (lo, hi) in vars(coverage).items()})
     by_kernel: dict[str, set[Domain]] = {}
-    for domain in needed:
-        by_kernel.setdefault(domain[0], set()).add(domain)
+    for cfg in all_models.values():
+        for domain in model_domains(cfg, coverage):
+            by_kernel.setdefault(domain[0], set()).add(domain)
     return by_kernel
