@@ -116,7 +116,7 @@ def test_a_table_of_another_size_is_refused(built: Built, tmp_path: Path) -> Non
 
 
 def test_an_extra_untracked_table_is_refused(built: Built, tmp_path: Path) -> None:
-    extra = f"{tables.WHEEL_DIR}/interpreter/linear.yaml"
+    extra = f"{tables.WHEEL_DIR}/interpreter/untracked_kernel.yaml"
     report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(extra, b"format: 1\n")]))
     assert codes(report) == {"G104"}
     refused_with(report, "G104", extra)
@@ -377,8 +377,8 @@ def test_damaged_tables_in_the_sdist_are_refused(built: Built, tmp_path: Path, d
                               replace={table: same_size_change(read_sdist_member(built.sdist, table))})
         code, path = "G503", table
     elif damage == "untracked":
-        sdist = rewrite_sdist(built.sdist, tmp_path, add={"tables/interpreter/linear.yaml": b"format: 1\n"})
-        code, path = "G504", "tables/interpreter/linear.yaml"
+        sdist = rewrite_sdist(built.sdist, tmp_path, add={"tables/interpreter/untracked_kernel.yaml": b"format: 1\n"})
+        code, path = "G504", "tables/interpreter/untracked_kernel.yaml"
     else:
         stale = tables.render_tracked([f for f in REFERENCE.files if f != TABLE]).encode()
         sdist = rewrite_sdist(built.sdist, tmp_path, replace={f"tables/{tables.TRACKED_NAME}": stale})

@@ -35,8 +35,8 @@ def test_sync_check_catches_a_missing_file(copy):
 
 
 def test_sync_check_catches_an_extra_file(copy):
-    (copy / "interpreter" / "linear.yaml").write_text("format: 1\n")
-    assert any("interpreter/linear.yaml: present but not in the tracked list" in p for p in track.out_of_sync(copy))
+    (copy / "interpreter" / "untracked_kernel.yaml").write_text("format: 1\n")
+    assert any("interpreter/untracked_kernel.yaml: present but not in the tracked list" in p for p in track.out_of_sync(copy))
 
 
 def test_sync_check_catches_changed_bytes(copy):
