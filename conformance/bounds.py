@@ -1,0 +1,418 @@
+"""Elementwise error bounds: how far a correct kernel's output may be from the float64 reference.
+
+For each op, ``bound(inputs..., reference64) -> tensor`` (float64, the output's shape) such that a
+kernel that computes the op's documented semantics satisfies |kernel - reference64| <= bound
+elementwise, and a kernel that computes something else (wrong mask, skipped tail, low-precision
+accumulation, wrong scale, transposed store...) does not. ``ratio`` turns that into one number.
+
+Model (the kernels' contract, see neurobrix/ops/):
+* inputs are already in the op's dtype d (fp32, fp16 or bf16) and the reference gets the same
+  rounded inputs, so every error below comes from the kernel's own arithmetic: fp32 accumulation,
+  fp32 special functions, and the final rounding to d;
+* fp32 arithmetic rounds to nearest (relative error <= u32 = 2^-24 per operation, any evaluation
+  order, FMA or not); an underflowing fp32 result is off by at most 2^-126 (flush-to-zero included);
+* fp32 exp/exp2/sqrt/division may be the GPU's approximate versions: relative error <= SPECIAL_ULPS
+  ulps (<= 2 * SPECIAL_ULPS * u32), twice the worst CUDA documents (2 ulp for ex2.approx.f32,
+  div.full.f32, sqrt/rsqrt.approx.f32; libdevice expf 2 ulp; NumPy in the interpreter <= 1 ulp);
+* rounding fp32 -> d is to nearest: relative u_d, plus an absolute ``underflow(d)``; for d = fp32
+  there is no final rounding (the fp32 result is stored as it is);
+* Higham's gamma_n(u) = n u / (1 - n u) bounds the relative error carried by each term of a sum of
+  products evaluated in any order with at most n roundings per term (Higham, Accuracy and Stability
+  of Numerical Algorithms, 2nd ed., Lemma 3.1 and section 3.1).
+* tensor-core accumulation (tl.dot on a GPU) is not IEEE round-to-nearest in every detail (it may
+  align and truncate within a step), so on a GPU these bounds are measured, not proven: the dot
+  bound held on the H200 (../shared/FACTS.md), and every bound here held there for the engine's
+  own kernels (bf16, fp16, fp32; worst ratios 0.63-0.9994) when this module was written.
+
+A bound that is much looser than the errors honest computations make proves little; the tests
+(tests/test_bounds.py) measure each bound's worst ratio on honest computations and show that each
+catches planted mutants.
+"""
+
+from __future__ import annotations
+
+import math
+
+import torch
+
+F64 = torch.float64
+U32 = 2.0**-24
+SPECIAL_ULPS = 4
+SPECIAL = 2 * SPECIAL_ULPS * U32  # relative error of one fp32 exp/exp2/sqrt/division
+TF32_OPERAND = 2.0**-10  # fp32 -> tf32 keeps 10 fraction bits; truncation (not rounding) is < 1 ulp = 2^-10
+EXP_OVERFLOW = 80.0  # exp(-g) in fp32 overflows beyond 88.7; below -80 silu's value is < 1e-33 anyway
+
+_UNIT_ROUNDOFF = {torch.float64: 2.0**-53, torch.float32: 2.0**-24, torch.float16: 2.0**-11, torch.bfloat16: 2.0**-8}
+# Largest absolute error of one rounding into the dtype where the result underflows. fp16: half the
+# subnormal spacing 2^-24 (fp16 subnormals are never flushed). fp32 and bf16 share fp32's exponent
+# range; a GPU may flush their subnormals to zero, an error below the smallest normal, 2^-126.
+_UNDERFLOW = {torch.float64: 2.0**-1022, torch.float32: 2.0**-126, torch.float16: 2.0**-25, torch.bfloat16: 2.0**-126}
+
+
+# -------------------------------------------------------------------------------------------- helpers
+def unit_roundoff(dtype: torch.dtype) -> float:
+    """u: the largest relative error of rounding to nearest in ``dtype`` (half its machine epsilon)."""
+    return _UNIT_ROUNDOFF[dtype]
+
+
+def underflow(dtype: torch.dtype) -> float:
+    """The largest absolute error of one rounding into ``dtype`` in its underflow range."""
+    return _UNDERFLOW[dtype]
+
+
+def gamma(n: int, u: float) -> float:
+    """Higham's gamma_n(u) = n u / (1 - n u): the relative error of n accumulated roundings."""
+    if n * u >= 1:
+        raise ValueError(f"gamma_{n}({u}) is undefined: n u >= 1")
+    return n * u / (1 - n * u)
+
+
+def _out(dtype: torch.dtype) -> tuple[float, float]:
+    """(u, underflow) of the final fp32 -> dtype rounding; none when the kernel stores fp32 as it is."""
+    if dtype == torch.float32:
+        return 0.0, 0.0
+    return unit_roundoff(dtype), underflow(dtype)
+
+
+def _final(pre: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """Add the final rounding to d to a bound ``pre`` on the fp32 result's error.
+
+    |fl_d(r) - y| <= |r - y| + u_d |r| + e_d <= (1 + u_d) |r - y| + u_d |y| + e_d.
+    """
+    u_o, e_o = _out(dtype)
+    return (1 + u_o) * pre + u_o * ref.abs() + e_o
+
+
+def _compose(*relative: float | torch.Tensor) -> float | torch.Tensor:
+    """The relative error of a product of factors (1 + r_i): prod(1 + r_i) - 1."""
+    total: float | torch.Tensor = 1.0
+    for r in relative:
+        total = total * (1 + r)
+    return total - 1
+
+
+def _depth(n: int, depth: int | None) -> int:
+    """Additions any one term of an n-term sum goes through: n - 1 in the worst order, or ``depth``."""
+    if depth is None:
+        return max(n - 1, 0)
+    if depth < 0:
+        raise ValueError(f"depth must be >= 0, got {depth}")
+    return min(depth, max(n - 1, 0))
+
+
+def _f64(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to(device="cpu", dtype=F64)
+
+
+def _tf32_product(tf32: bool) -> float:
+    # each fp32 operand truncated (or rounded) to tf32: a(1 + d1) b(1 + d2), |d1|, |d2| < 2^-10
+    return _compose(TF32_OPERAND, TF32_OPERAND) if tf32 else 0.0
+
+
+def _exp_relative(argument: torch.Tensor | float) -> torch.Tensor | float:
+    """Relative error of fp32 exp(x) at |x| <= ``argument``, as a GPU computes it: 2^(x * log2 e).
+
+    x * fl(log2 e) is rounded once: the exponent is off by <= |x| log2(e) (2u + u^2), i.e. exp(x) is
+    multiplied by exp(<= |x| (2u + u^2)); then exp2 itself is off by SPECIAL. (A correctly reduced
+    expf is better than this; the bound holds for both.)
+    """
+    scaled = argument * (2 * U32 + U32 * U32)
+    if isinstance(scaled, torch.Tensor):
+        return (1 + SPECIAL) * torch.exp(scaled) - 1
+    return (1 + SPECIAL) * math.exp(scaled) - 1
+
+
+# ------------------------------------------------------------------------------------------ the ratio
+def ratio(actual: torch.Tensor, reference64: torch.Tensor, bound: torch.Tensor) -> float:
+    """max |actual - reference64| / bound over all elements; inf if actual has a NaN or inf.
+
+    0 / 0 counts as 0 (an exact result where the bound is 0); anything else over a zero bound is inf.
+    """
+    a = _f64(actual)
+    ref = _f64(reference64)
+    b = _f64(bound)
+    if a.shape != ref.shape or b.shape != ref.shape:
+        raise ValueError(f"shapes differ: actual {list(a.shape)}, reference {list(ref.shape)}, bound {list(b.shape)}")
+    if not torch.isfinite(ref).all() or not torch.isfinite(b).all() or (b < 0).any():
+        raise ValueError("the reference and the bound must be finite (and the bound >= 0)")
+    if a.numel() == 0:
+        return 0.0
+    if not torch.isfinite(a).all():
+        return math.inf
+    err = (a - ref).abs()
+    r = torch.where(err == 0, torch.zeros_like(err), err / b)  # err / 0 = inf
+    return float(r.max())
+
+
+def explain(actual: torch.Tensor, reference64: torch.Tensor, bound: torch.Tensor, limit: int = 5) -> str:
+    """Why ``ratio`` exceeds 1: how many elements, the worst ones, NaN/inf on the kernel's side."""
+    a, ref, b = _f64(actual), _f64(reference64), _f64(bound)
+    nonfinite = ~torch.isfinite(a)
+    err = (a - ref).abs()
+    r = torch.where(err == 0, torch.zeros_like(err), err / b)
+    r = torch.where(nonfinite, torch.full_like(r, math.inf), r)
+    bad = r > 1
+    head = f"{int(bad.sum())} of {a.numel()} elements exceed the bound ({int(nonfinite.sum())} NaN/inf in the output)"
+    lines = [head]
+    if bad.any():
+        order = torch.argsort(r.flatten(), descending=True)[:limit]
+        for flat in order.tolist():
+            if r.flatten()[flat] <= 1:
+                break
+            idx = tuple(int(i) for i in torch.unravel_index(torch.tensor(flat), a.shape))
+            lines.append(
+                f"  at {list(idx)}: got {a[idx].item():.9g}, float64 {ref[idx].item():.9g}, "
+                f"|err| {err[idx].item():.3g} > bound {b[idx].item():.3g} (ratio {r[idx].item():.3g})"
+            )
+    return "\n".join(lines)
+
+
+# --------------------------------------------------------------------------------------------- linear
+def linear(
+    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, y64: torch.Tensor, *, tf32: bool = False,
+    depth: int | None = None,
+) -> torch.Tensor:
+    """Bound for y = x @ weight^T (+ bias): fp32 accumulation, bias added in fp32, one rounding to d.
+
+    |y - y64| <= (1 + u_d) [((1 + t)(1 + g) - 1) |x||W|^T + g |b| + (K + 2) e32] + u_d |y64| + e_d
+    with g = gamma_{K+2}(2^-24), t = 0 or, with ``tf32``, (1 + 2^-10)^2 - 1.
+
+    Derivation: each of the K products passes through at most K roundings (its product and K - 1
+    additions, in any order: sequential, blocked, tree, split-K), the bias one more addition, plus
+    one for a split-K merge: gamma_{K+2} on |x||W|^T + |b| (Higham 3.1). Each of those K + 2
+    operations may underflow: (K + 2) e32. With ``tf32`` the GPU feeds fp32 operands to the tensor
+    cores with 10 fraction bits, each operand off by < 2^-10 relative (truncation or rounding),
+    i.e. each product by (1 + 2^-10)^2 - 1 before accumulation. Then the final rounding to d (_final).
+    This is the dot-product bound of ../shared/FACTS.md, with the tf32 term made truncation-safe
+    (2^-10 per operand instead of 2^-11).
+
+    ``depth``: the most additions any one product goes through, when the kernel's summation order
+    is known (e.g. ceil(K / BLOCK_K) + BLOCK_K for a K loop of sequential tile dots); gamma_{K+2}
+    becomes gamma_{depth+3}. The default K - 1 holds for every order. gamma_K is a worst case: for fp32
+    outputs and long K, honest errors are ~K times smaller (the tests measure it); for fp16/bf16
+    the final rounding dominates.
+    """
+    x64, w64 = _f64(x), _f64(weight)
+    K = x64.shape[1]
+    g = gamma(_depth(K, depth) + 3, U32)
+    abs_products = x64.abs() @ w64.abs().T
+    pre = _compose(_tf32_product(tf32), g) * abs_products + (K + 2) * underflow(torch.float32)
+    if bias is not None:
+        pre = pre + g * _f64(bias).abs()[None, :]
+    return _final(pre, _f64(y64), x.dtype)
+
+
+# ------------------------------------------------------------------------------------------- rms_norm
+def residual_add(x: torch.Tensor, residual: torch.Tensor, h64: torch.Tensor) -> torch.Tensor:
+    """Bound for the fused kernel's new residual stream h = round_d(fp32(x + r)).
+
+    |h - h64| <= (1 + u_d)(u32 |h64| + e32) + u_d |h64| + e_d: one fp32 addition (exact for most
+    fp16/bf16 pairs, but not all: the exponents may be far apart), then the rounding to d.
+    """
+    del residual  # the bound depends only on the exact sum
+    h = _f64(h64)
+    return _final(U32 * h.abs() + underflow(torch.float32), h, x.dtype)
+
+
+def rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, y64: torch.Tensor, *, depth: int | None = None
+) -> torch.Tensor:
+    """Bound for y = x / sqrt(mean(x^2) + eps) * w computed in fp32 with one rounding to d.
+
+    ``x`` is what the kernel normalises: the input, or with a residual the (rounded) h it returned.
+    Per row, a = mean(x^2) + eps:
+      sum of N squares (all >= 0, any order): relative gamma_N; / N, + eps(fp32): two more
+        roundings, both terms >= 0: a is computed with relative error g = gamma_{N+2}, plus
+        (N + 2) e32 / a for underflowing squares;
+      1/sqrt(a(1 + g)) is off by r1 = (1 - g)^(-1/2) - 1 at worst; sqrt and the division add
+        SPECIAL / (1 - SPECIAL) and SPECIAL;
+      x * rstd * w: two fp32 multiplications, (1 + u32)^2, each may underflow (2 e32).
+    |y - y64| <= (1 + u_d)(rel |y64| + 2 e32) + u_d |y64| + e_d with rel the composition above.
+    ``depth``: the most additions any one square goes through, when the kernel's order is known
+    (a tree sum over a power-of-two block: log2(BLOCK_N)); gamma_{N+2} becomes gamma_{depth+3}.
+    The default N - 1 holds for every order.
+    """
+    x64 = _f64(x)
+    N = x64.shape[-1]
+    a = (x64 * x64).mean(dim=-1, keepdim=True) + eps  # [M, 1]
+    g = gamma(_depth(N, depth) + 3, U32) + (N + 2) * underflow(torch.float32) / a
+    r1 = (1 - g) ** -0.5 - 1
+    rel = _compose(r1, SPECIAL / (1 - SPECIAL), SPECIAL, U32, U32)
+    y = _f64(y64)
+    return _final(rel * y.abs() + 2 * underflow(torch.float32), y, x.dtype)
+
+
+# --------------------------------------------------------------------------------------------- rotary
+def rope_table(table64: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``: u |t| + e."""
+    t = _f64(table64)
+    return unit_roundoff(dtype) * t.abs() + underflow(dtype)
+
+
+def rotary(
+    x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor, out64: torch.Tensor
+) -> torch.Tensor:
+    """Bound for out = cat(x1 c - x2 s, x2 c + x1 s) computed in fp32 with one rounding to d.
+
+    Each output is a two-term dot product in fp32: two products and one addition, gamma_2, each
+    operation may underflow (3 e32). ``cos``/``sin`` may be the float64 tables or their fp32
+    rounding (the engine's rope cache, see ``rope_table``): one more relative u32 on each c and s.
+    Together gamma_3 on |x1||c| + |x2||s| (resp. |x2||c| + |x1||s|), then the rounding to d.
+    """
+    x64 = _f64(x)
+    half = x64.shape[-1] // 2
+    pos = positions.detach().to("cpu", torch.int64)
+    c = _f64(cos)[pos][:, :, None, :].abs()
+    s = _f64(sin)[pos][:, :, None, :].abs()
+    a1, a2 = x64[..., :half].abs(), x64[..., half:].abs()
+    magnitude = torch.cat((a1 * c + a2 * s, a2 * c + a1 * s), dim=-1)
+    pre = gamma(3, U32) * magnitude + 3 * underflow(torch.float32)
+    return _final(pre, _f64(out64), x.dtype)
+
+
+# ------------------------------------------------------------------------------------------- silu_mul
+def silu_mul(gu: torch.Tensor, out64: torch.Tensor) -> torch.Tensor:
+    """Bound for out = g / (1 + exp(-g)) * u (or g * sigmoid(g) * u) in fp32, one rounding to d.
+
+    e = exp(-g): relative _exp_relative(|g|); 1 + e: its error scaled by e / (1 + e) = 1 - sigmoid(g),
+    plus one rounding: r_d; dividing by it: r_d / (1 - r_d); the division (or reciprocal and
+    product) SPECIAL, the product with u one rounding; each of those may underflow (2 e32).
+    Where g < -80 exp(-g) may overflow fp32 and the kernel return 0 for a value of magnitude
+    < 1e-33 |u|: there the bound is |out64| itself (any result between 0 and the truth).
+    """
+    gu64 = _f64(gu)
+    i = gu64.shape[-1] // 2
+    g = gu64[:, :i]
+    y = _f64(out64)
+    one_minus_sigmoid = torch.sigmoid(-g)
+    r_e = _exp_relative(g.abs())
+    r_d = _compose(r_e * one_minus_sigmoid, U32)
+    rel = _compose(r_d / (1 - r_d), SPECIAL, U32, U32)
+    pre = rel * y.abs() + 2 * underflow(torch.float32)
+    pre = torch.where(g < -EXP_OVERFLOW, pre + y.abs(), pre)
+    return _final(pre, y, gu.dtype)
+
+
+# ------------------------------------------------------------------------------------------ attention
+def _attention_rows(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, visible: torch.Tensor, scale: float, out: torch.Tensor,
+    dtype: torch.dtype, key_block: int, splits: int, tf32: bool,
+) -> torch.Tensor:
+    """The bound for rows of queries q [R, D] over keys k, v [L, D] (float64), ``visible`` [R, L].
+
+    The kernel (flash attention / flash decoding, neurobrix/ops/attention.py):
+      t_j = fl(q . k_j) * fl(scale log2 e)              fp32 dot, scale folded with log2(e)
+      running max m over key blocks; p_j = exp2(t_j - m); l = l * alpha + sum p;
+      acc = acc * alpha + round_d(p) . v   (P rounded to d before the second dot, d = fp16/bf16;
+                                            l sums the unrounded p);
+      alpha = exp2(m_old - m_new) at each new block; split-KV partials merged the same way;
+      out = round_d(acc / l).
+    Writing w_j = exp(s_j - M) (s_j = scale q . k_j exact, M = max_j s_j, W = sum_j w_j >= 1, the
+    reference out = sum_j w_j v_j / W), the kernel's weights are c w_j (1 + r_j) with c common to
+    every key of the row (the shift by the computed max cancels between numerator and denominator)
+    and
+      r_j <= exp(E_j + G_j) (1 + SPECIAL)^(n + 1) (1 + u32)^(n + 1) - 1, where
+      E_j = ((1 + t)(1 + gamma_{D+2}) - 1) |scale| |q| . |k_j|    the logit's error (dot, scale, log2 e),
+      G_j = 9 u32 (M - s_j + 2 max E)                             rounding of t_j - m, of the alpha
+                                                                  arguments (they telescope) and of
+                                                                  the merge's arguments (3 u each),
+                                                                  tripled for an exp that prescales
+                                                                  its argument by log2 e itself,
+      n = ceil(L / key_block) + 1                                 rescalings by alpha a key goes
+                                                                  through (+1: the split merge),
+      one exp2 and one multiplication per rescaling, one more for p_j itself.
+    The numerator's term j also carries the rounding of p to d (u_p), the accumulation of at most
+    a = L + n + splits + 1 terms (gamma_a) and, where p underflows in d, an absolute error
+    <= min(p_j, underflow(d)); the denominator carries r_j and gamma_a. With A_j, B_j those relative
+    errors and B = sum_j w_j B_j / W,
+      |acc / l - out| <= [sum_j w_j |v_j| (A_j + B) + sum_j eta_j |v_j|] / (W (1 - B)),
+    then the division (SPECIAL relative) and the rounding to d (_final).
+    """
+    if key_block < 1 or splits < 1:
+        raise ValueError(f"key_block and splits must be >= 1, got {key_block} and {splits}")
+    u_a = U32
+    D = q.shape[1]
+    s = scale * (q @ k.T)
+    s = torch.where(visible, s, torch.full_like(s, -math.inf))
+    M = s.max(dim=1, keepdim=True).values  # [R, 1], finite: every row sees a key
+    w = torch.exp(s - M)  # 0 where hidden
+    W = w.sum(dim=1, keepdim=True)
+    keys = visible.sum(dim=1, keepdim=True).to(F64)  # [R, 1]
+
+    E = _compose(_tf32_product(tf32), gamma(D + 2, u_a)) * abs(scale) * (q.abs() @ k.abs().T)
+    E = torch.where(visible, E, torch.zeros_like(E))
+    E_max = E.max(dim=1, keepdim=True).values
+    gap = torch.where(visible, M - s, torch.zeros_like(s))
+    G = 9 * u_a * (gap + 2 * E_max)
+    n = torch.ceil(keys / key_block) + 1  # [R, 1]
+    r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [R, L]
+
+    acc_terms = keys + n + splits + 1
+    g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
+    if dtype == torch.float32:
+        u_p = _tf32_product(tf32)  # P and V fed to tf32 tensor cores, or no rounding at all
+        eta_p = underflow(torch.float32) if tf32 else 0.0
+    else:
+        u_p = _compose(unit_roundoff(dtype), _tf32_product(False))
+        eta_p = underflow(dtype)
+    A = (1 + r) * (1 + u_p) * (1 + g_acc) - 1
+    Bj = (1 + r) * (1 + g_acc) - 1
+    B = (w * Bj).sum(dim=1, keepdim=True) / W
+    if float(B.max()) >= 1:
+        raise ValueError("attention bound: the softmax denominator's error bound reaches 1 (inputs too large)")
+    eta = torch.minimum(w, torch.full_like(w, eta_p)) * (1 + r) * (1 + g_acc) * torch.exp(E_max)
+    numerator = (w * (A + B)) @ v.abs() + eta @ v.abs()  # [R, D]
+    pre = numerator / (W * (1 - B))
+    pre = (1 + SPECIAL) * pre + SPECIAL * out.abs() + (keys + 4) * underflow(torch.float32)
+    return _final(pre, out, dtype)
+
+
+def attention_prefill(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, out64: torch.Tensor, *,
+    key_block: int = 1, tf32: bool = False,
+) -> torch.Tensor:
+    """Bound for causal GQA flash attention (shapes as reference.attention_prefill); see _attention_rows.
+
+    ``key_block`` is the fewest keys the kernel folds in between two rescalings of its running max
+    (the config's BLOCK_N). The default 1 holds for any kernel; the config's value tightens the
+    bound for long rows. ``tf32``: fp32 inputs fed to tf32 tensor cores (both dots).
+    """
+    q64, k64, v64, o64 = _f64(q), _f64(k), _f64(v), _f64(out64)
+    B, S, HQ, _ = q64.shape
+    group = HQ // k64.shape[2]
+    visible = torch.ones(S, S, dtype=torch.bool).tril()
+    bound = torch.empty_like(o64)
+    for b in range(B):
+        for h in range(HQ):
+            kv = h // group
+            bound[b, :, h, :] = _attention_rows(
+                q64[b, :, h, :], k64[b, :, kv, :], v64[b, :, kv, :], visible, scale, o64[b, :, h, :],
+                q.dtype, key_block, 1, tf32,
+            )
+    return bound
+
+
+def attention_decode(
+    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor, scale: float,
+    out64: torch.Tensor, *, key_block: int = 1, splits: int = 1, tf32: bool = False,
+) -> torch.Tensor:
+    """Bound for one query per sequence over the cache (shapes as reference.attention_decode).
+
+    Flash decoding: ``splits`` chunks of the cache, each a flash pass over its filled positions in
+    ``key_block`` steps, merged by a second pass; see _attention_rows (the same derivation, with
+    the merge's rescaling and sum counted).
+    """
+    q64, k64, v64, o64 = _f64(q), _f64(k_cache), _f64(v_cache), _f64(out64)
+    B, HQ, _ = q64.shape
+    group = HQ // k64.shape[2]
+    bound = torch.empty_like(o64)
+    for b in range(B):
+        n = int(lengths[b])
+        for h in range(HQ):
+            kv = h // group
+            visible = torch.ones(1, n, dtype=torch.bool)
+            bound[b, h, :] = _attention_rows(
+                q64[b, h, None, :], k64[b, :n, kv, :], v64[b, :n, kv, :], visible, scale, o64[b, h, None, :],
+                q.dtype, key_block, splits, tf32,
+            )[0]
+    return bound

@@ -1,0 +1,192 @@
+"""Float64 references: what each engine op means, computed plainly in float64 on the CPU.
+
+Every function takes torch tensors in any float dtype (fp32, fp16, bf16: the engine's inputs, already
+rounded to their dtype), upcasts them to float64 on the CPU and returns float64. Nothing here knows
+how a kernel computes: these are the definitions the kernels are checked against, written as
+directly as possible (loops where a loop is clearer than a fused expression), and independent of
+``neurobrix/`` on purpose.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any, NamedTuple
+
+import torch
+
+F64 = torch.float64
+
+
+def _f64(t: torch.Tensor) -> torch.Tensor:
+    return t.detach().to(device="cpu", dtype=F64)
+
+
+# --------------------------------------------------------------------------------------------- linear
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    """y[M, N] = x[M, K] @ weight[N, K]^T (+ bias[N])."""
+    y = _f64(x) @ _f64(weight).T
+    if bias is not None:
+        y = y + _f64(bias)[None, :]
+    return y
+
+
+# ------------------------------------------------------------------------------------------- rms_norm
+def residual_add(x: torch.Tensor, residual: torch.Tensor) -> torch.Tensor:
+    """h = x + residual, exactly (the reference for the residual stream the fused kernel returns)."""
+    return _f64(x) + _f64(residual)
+
+
+def rms_norm(
+    x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None
+) -> torch.Tensor | tuple[torch.Tensor, torch.Tensor]:
+    """y = x / sqrt(mean(x^2 over the last dim) + eps) * weight, for x [M, N], weight [N].
+
+    With ``residual``: returns (y, h) with h = ``residual_add(x, residual)`` and y the norm of h
+    *rounded to x's dtype*. The engine stores its residual stream in the model dtype: the fused
+    kernel rounds h, returns it as the new stream and normalises that rounded value, exactly as an
+    unfused add-then-norm would. So the float64 truth for y is the norm of the rounded h, not of the
+    exact sum. (A checker that has the kernel's own h, already checked against its bound, should
+    pass it to ``rms_norm(h, weight, eps)``: a kernel that adds in fp32 and then rounds may land one
+    ulp away from the correctly rounded sum used here, which its h bound allows.)
+    """
+    if residual is not None:
+        h = residual_add(x, residual)
+        y = rms_norm(h.to(x.dtype), weight, eps)
+        return y, h
+    x64 = _f64(x)
+    mean_square = (x64 * x64).mean(dim=-1, keepdim=True)
+    return x64 / torch.sqrt(mean_square + eps) * _f64(weight)
+
+
+# --------------------------------------------------------------------------------------------- rotary
+class RopeTables(NamedTuple):
+    inv_freq: torch.Tensor  # [head_dim / 2]
+    cos: torch.Tensor  # [max_positions, head_dim / 2]
+    sin: torch.Tensor  # [max_positions, head_dim / 2]
+
+
+def llama3_inv_freq(inv_freq: list[float], scaling: Mapping[str, Any]) -> list[float]:
+    """The Llama-3.1 frequency rule (Meta's `apply_scaling`, transformers' `_compute_llama3_parameters`).
+
+    Wavelengths shorter than original_max_position_embeddings / high_freq_factor are kept, those
+    longer than original_max_position_embeddings / low_freq_factor are slowed down by ``factor``, and
+    those in between blend the two with weight smooth = (orig / wavelen - low) / (high - low).
+    """
+    factor = float(scaling["factor"])
+    low = float(scaling["low_freq_factor"])
+    high = float(scaling["high_freq_factor"])
+    old_context = float(scaling["original_max_position_embeddings"])
+    low_freq_wavelen = old_context / low
+    high_freq_wavelen = old_context / high
+    scaled = []
+    for f in inv_freq:
+        wavelen = 2 * math.pi / f
+        if wavelen < high_freq_wavelen:
+            scaled.append(f)
+        elif wavelen > low_freq_wavelen:
+            scaled.append(f / factor)
+        else:
+            smooth = (old_context / wavelen - low) / (high - low)
+            scaled.append((1 - smooth) * f / factor + smooth * f)
+    return scaled
+
+
+def rope_frequencies(
+    head_dim: int, theta: float, max_positions: int, scaling: Mapping[str, Any] | None = None
+) -> RopeTables:
+    """Inverse frequencies f_i = theta^(-2i / head_dim), i < head_dim / 2, and cos/sin(p * f_i) for p < max_positions.
+
+    ``scaling`` is a config.json ``rope_scaling``: None (or rope_type ``default``), or rope_type
+    ``llama3`` with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings.
+    """
+    if head_dim < 2 or head_dim % 2:
+        raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
+    inv_freq = [1.0 / theta ** (2 * i / head_dim) for i in range(head_dim // 2)]
+    if scaling is not None:
+        kind = scaling.get("rope_type", scaling.get("type", "default"))
+        if kind == "llama3":
+            inv_freq = llama3_inv_freq(inv_freq, scaling)
+        elif kind != "default":
+            raise ValueError(f"rope_scaling type {kind!r} has no reference (supported: default, llama3)")
+    f = torch.tensor(inv_freq, dtype=F64)
+    angles = torch.arange(max_positions, dtype=F64)[:, None] * f[None, :]
+    return RopeTables(f, torch.cos(angles), torch.sin(angles))
+
+
+def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+    """Rotate x [B, S, H, D] ("rotate half": x1 = x[..., :D/2], x2 = x[..., D/2:]) at positions [B, S].
+
+    out = cat(x1 * c - x2 * s, x2 * c + x1 * s) with c = cos[positions], s = sin[positions] ([P, D/2]).
+    """
+    x64 = _f64(x)
+    half = x64.shape[-1] // 2
+    pos = positions.detach().to("cpu", torch.int64)
+    c = _f64(cos)[pos][:, :, None, :]  # [B, S, 1, D/2]
+    s = _f64(sin)[pos][:, :, None, :]
+    x1, x2 = x64[..., :half], x64[..., half:]
+    return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
+
+
+# ------------------------------------------------------------------------------------------- silu_mul
+def silu_mul(gu: torch.Tensor) -> torch.Tensor:
+    """out[M, I] = g * sigmoid(g) * u with g = gu[:, :I], u = gu[:, I:]."""
+    gu64 = _f64(gu)
+    i = gu64.shape[-1] // 2
+    g, u = gu64[:, :i], gu64[:, i:]
+    return g * (1.0 / (1.0 + torch.exp(-g))) * u
+
+
+# ------------------------------------------------------------------------------------------ attention
+def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:
+    """Softmax over the last dim; -inf entries get weight 0 (every row has a finite entry)."""
+    shifted = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)
+    return shifted / shifted.sum(dim=-1, keepdim=True)
+
+
+def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """Causal GQA attention: q [B, S, Hq, D], k and v [B, S, Hkv, D] -> [B, S, Hq, D].
+
+    Query head h reads kv head h // (Hq // Hkv); query i sees keys j <= i;
+    out = softmax(scale * q . k) . v.
+    """
+    q64, k64, v64 = _f64(q), _f64(k), _f64(v)
+    B, S, HQ, D = q64.shape
+    HKV = k64.shape[2]
+    if HQ % HKV:
+        raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
+    group = HQ // HKV
+    hidden = torch.ones(S, S, dtype=torch.bool).triu(diagonal=1)  # key j > query i
+    out = torch.empty(B, S, HQ, D, dtype=F64)
+    for b in range(B):
+        for h in range(HQ):
+            kv = h // group
+            scores = scale * (q64[b, :, h, :] @ k64[b, :, kv, :].T)  # [S queries, S keys]
+            scores = scores.masked_fill(hidden, -math.inf)
+            out[b, :, h, :] = _softmax_rows(scores) @ v64[b, :, kv, :]
+    return out
+
+
+def attention_decode(
+    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor, scale: float
+) -> torch.Tensor:
+    """One new query per sequence: q [B, Hq, D] over caches [B, Smax, Hkv, D] -> [B, Hq, D].
+
+    Sequence b attends cache positions 0 .. lengths[b] - 1 (lengths[b] >= 1); GQA as in prefill.
+    """
+    q64, k64, v64 = _f64(q), _f64(k_cache), _f64(v_cache)
+    B, HQ, D = q64.shape
+    HKV = k64.shape[2]
+    if HQ % HKV:
+        raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
+    group = HQ // HKV
+    out = torch.empty(B, HQ, D, dtype=F64)
+    for b in range(B):
+        n = int(lengths[b])
+        if not 1 <= n <= k64.shape[1]:
+            raise ValueError(f"lengths[{b}] = {n} is outside 1 .. {k64.shape[1]} (the cache capacity)")
+        for h in range(HQ):
+            kv = h // group
+            scores = scale * (k64[b, :n, kv, :] @ q64[b, h, :])  # [n keys]
+            out[b, h, :] = _softmax_rows(scores[None, :])[0] @ v64[b, :n, kv, :]
+    return out
