@@ -55,14 +55,16 @@ def cmd_check(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
-def _limits(items: list[str] | None) -> dict[str, int] | None:
+def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
     names = ("decode_batch", "prefill_batch", "prompt", "capacity")
     limits = {}
     for item in items or []:
         name, _, value = item.partition("=")
-        if name not in names or not value.isdigit() or int(value) < 1:
-            raise NeuroBrixError(f"--limit {item!r}: expected NAME=N with NAME one of {', '.join(names)}")
-        limits[name] = int(value)
+        lo, _, hi = value.rpartition(":")
+        lo = lo or "1"
+        if name not in names or not (lo.isdigit() and hi.isdigit()) or not 1 <= int(lo) <= int(hi):
+            raise NeuroBrixError(f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}")
+        limits[name] = (int(lo), int(hi))
     return limits or None
 
 
@@ -131,8 +133,9 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
     z.add_argument("--models", nargs="+", metavar="MODEL",
                    help="only the domains these catalogue models need (default: the whole catalogue)")
-    z.add_argument("--limit", action="append", metavar="NAME=N",
-                   help="narrow the catalogue's coverage: decode_batch, prefill_batch, prompt or capacity up to N")
+    z.add_argument("--limit", action="append", metavar="NAME=[LO:]HI",
+                   help="narrow the catalogue's coverage of decode_batch, prefill_batch, prompt or capacity to "
+                   "[1, HI] or [LO, HI] (repeatable), e.g. --limit prompt=128:128")
     z.add_argument("--examples", type=int, default=25, metavar="N",
                    help="Hypothesis examples proving each entry (default %(default)s)")
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")

@@ -101,7 +101,7 @@ def _depth(n: int, depth: int | None) -> int:
 
 
 def _f64(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to(device="cpu", dtype=F64)
+    return t.detach().to(dtype=F64)  # on the input's device: float64 on a GPU keeps big checks fast
 
 
 def _tf32_product(tf32: bool) -> float:
@@ -261,7 +261,7 @@ def rotary(
     """
     x64 = _f64(x)
     half = x64.shape[-1] // 2
-    pos = positions.detach().to("cpu", torch.int64)
+    pos = positions.detach().to(cos.device, torch.int64)
     c = _f64(cos)[pos][:, :, None, :].abs()
     s = _f64(sin)[pos][:, :, None, :].abs()
     a1, a2 = x64[..., :half].abs(), x64[..., half:].abs()

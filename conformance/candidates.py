@@ -52,23 +52,26 @@ _INTERPRETER: dict[str, list[Config]] = {
 def _gpu_space(kernel: str, domain: dict[str, tuple[int, int | None]]) -> Iterator[Config]:
     if kernel == "linear":
         m_hi = _hi(domain, "M", 1 << 20)
-        if m_hi <= 16:
-            for c in _grid(BLOCK_N=[16, 32, 64, 128], BLOCK_K=[64, 128, 256], num_warps=[2, 4, 8]):
+        if m_hi <= 16:  # decode rows: weight streaming, GEMV-style first
+            for c in _grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], num_warps=[4, 8]):
                 yield {"variant": "gemv", **c}
-        block_m = [16, 32, 64] if m_hi <= 64 else [64, 128]
-        for c in _grid(BLOCK_M=block_m, BLOCK_N=[64, 128, 256], BLOCK_K=[64], num_warps=[4, 8], num_stages=[3, 4]):
-            if c["BLOCK_M"] <= max(16, 2 * m_hi):
-                yield {"variant": "tiled", **c, "GROUP_M": 8}
+        if m_hi <= 64:
+            block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)
+            for c in _grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4]):
+                yield {"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
+        else:
+            for c in _grid(BLOCK_M=[64, 128], BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]):
+                yield {"variant": "tiled", **c, "BLOCK_K": 64, "GROUP_M": 8}
     elif kernel == "rms_norm":
-        yield from _grid(BLOCK_M=[1, 2, 4], num_warps=[4, 8, 16])
+        yield from _grid(BLOCK_M=[1, 2, 4], num_warps=[4, 8])
     elif kernel == "rotary":
-        yield from _grid(BLOCK_H=[1, 2, 4, 8, 16], num_warps=[1, 2, 4])
+        yield from _grid(BLOCK_H=[2, 4, 8], num_warps=[1, 4])
     elif kernel == "silu_mul":
-        yield from _grid(BLOCK_M=[1, 2, 4], BLOCK_I=[256, 512, 1024, 2048], num_warps=[4, 8])
+        yield from _grid(BLOCK_M=[1, 4], BLOCK_I=[512, 1024, 2048], num_warps=[4, 8])
     elif kernel == "attention_prefill":
-        yield from _grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3])
+        yield from _grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64], num_warps=[4, 8], num_stages=[2, 3])
     elif kernel == "attention_decode":
-        yield from _grid(SPLITS=[1, 2, 4, 8, 16, 32], BLOCK_N=[32, 64, 128], num_warps=[4], num_stages=[2, 3])
+        yield from _grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2])
     else:
         raise KeyError(kernel)
 

@@ -72,9 +72,9 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
 
 
 def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
-                     limits: dict[str, int] | None = None) -> dict[str, set[Domain]]:
+                     limits: dict[str, tuple[int, int]] | None = None) -> dict[str, set[Domain]]:
     """Every domain the catalogue needs, per kernel; ``models`` and ``limits`` (upper ends of the
-    coverage ranges, e.g. {"prompt": 128}) narrow it for a partial run."""
+    coverage ranges, e.g. {"prompt": (128, 128)}) narrow it for a partial run."""
     all_models, coverage = load(path)
     if models:
         unknown = [m for m in models if m not in all_models]
@@ -82,8 +82,8 @@ def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
             raise KeyError(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)}")
         all_models = {m: all_models[m] for m in models}
     if limits:
-        coverage = Coverage(**{name: (lo, min(hi, limits.get(name, hi)))
-                               for name, (lo, hi) in vars(coverage).items()})
+        coverage = Coverage(**{name: (max(lo, limits[name][0]), min(hi, limits[name][1])) if name in limits
+                               else (lo, hi) for name, (lo, hi) in vars(coverage).items()})
     by_kernel: dict[str, set[Domain]] = {}
     for cfg in all_models.values():
         for domain in model_domains(cfg, coverage):

@@ -3,8 +3,8 @@
 For each kernel domain the class must cover (the catalogue's, bucketed; for the interpreter class
 one unbounded domain per kernel), and each dtype:
   1. enumerate the candidate space (candidates.py) and prune what cannot fit the device;
-  2. screen every candidate against float64 on edge shapes of the domain (its ends and a
-     non-multiple in between), through the engine's own lookup (a one-entry scratch table);
+  2. screen every candidate against float64 on the domain's top shape and an odd size below it,
+     through the engine's own lookup (a one-entry scratch table);
      a wrong result, a compile failure, running out of resources or a crash rejects it, with why;
   3. time the survivors at the domain's top shape: warm-up, then the median of CUDA-graph replays
      over input sets rotated so the L2 cache does not flatter (on the interpreter: CPU wall time);
@@ -43,7 +43,10 @@ from . import candidates as cand
 from . import catalogue, check, scratch, track
 from .harness import TORCH_DTYPES, Values, build, judge, run_kernel
 
-REFERENCE = "float64, torch CPU (conformance/reference.py)"
+def reference_name() -> str:
+    """Where the float64 truth is computed: on the device being certified (CPU for the interpreter)."""
+    return f"float64, torch {'CPU' if check.device().type == 'cpu' else 'CUDA'} (conformance/reference.py)"
+
 ROTATE_BYTES = 128 * 2**20  # inputs rotated until they exceed the H200's 50 MB L2 more than twice
 
 
@@ -69,7 +72,7 @@ class Task:
 
 
 def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str] | None = None,
-         limits: dict[str, int] | None = None) -> list[Task]:
+         limits: dict[str, tuple[int, int]] | None = None) -> list[Task]:
     """Every (kernel, dtype, domain) the class must cover (or the part of it ``models``/``limits`` name)."""
     tasks = []
     if class_id == "interpreter":
@@ -122,7 +125,7 @@ def screen(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> t
     dev = check.device()
     try:
         with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-            for n, shape in enumerate(edge_shapes(task)):
+            for n, shape in enumerate(edge_shapes(task)[1:]):  # the top (where it is timed) and an odd size
                 case = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
                 verdict = judge(case, run_kernel(case), config)
                 if verdict.ratio > 1:
@@ -266,7 +269,7 @@ def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str,
     result = winner = None
     for n, ((best_us, median_us), config) in enumerate(timed):
         entry = Entry(Domain((task.dtype,), task.ranges), config,
-                      Proof(1, 0.0, "pending", REFERENCE, best_us, median_us, len(configs), ()))
+                      Proof(1, 0.0, "pending", reference_name(), best_us, median_us, len(configs), ()))
         with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
             proof = check.check_entry(task.kernel, entry, task.dtype, examples, profile_name)
         if proof.passed:
@@ -280,7 +283,7 @@ def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str,
     say(f"{task.kernel} {task.describe()}: {winner} {median_us:.1f} us, {len(survivors)}/{len(configs)} passed "
         f"screening, worst error {result.worst_ratio:.3f} of bound over {result.examples} examples")
     return Entry(entry.domain, winner, Proof(
-        result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], REFERENCE, best_us, median_us, len(configs),
+        result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], reference_name(), best_us, median_us, len(configs),
         tuple(Rejected(c, r, d) for c, r, d in rejected),
     ))
 
@@ -297,7 +300,7 @@ BOUND_NAMES = {
 
 def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
             examples: int, profile_name: str, max_minutes: float | None, command: str,
-            models: list[str] | None = None, limits: dict[str, int] | None = None, seed: int = 0,
+            models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None, seed: int = 0,
             progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
     """Certify; returns (entries written, tasks left, finished)."""
     class_yaml = root / class_id / nb_tables.CLASS_NAME

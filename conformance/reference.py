@@ -1,7 +1,9 @@
-"""Float64 references: what each engine op means, computed plainly in float64 on the CPU.
+"""Float64 references: what each engine op means, computed plainly in float64.
 
 Every function takes torch tensors in any float dtype (fp32, fp16, bf16: the engine's inputs, already
-rounded to their dtype), upcasts them to float64 on the CPU and returns float64. Nothing here knows
+rounded to their dtype), upcasts them to float64 on their own device (the CPU in CI; the GPU when
+checking a GPU class, where float64 matrix products of catalogue sizes would take minutes on the CPU)
+and returns float64. Nothing here knows
 how a kernel computes: these are the definitions the kernels are checked against, written as
 directly as possible (loops where a loop is clearer than a fused expression), and independent of
 ``neurobrix/`` on purpose.
@@ -19,7 +21,7 @@ F64 = torch.float64
 
 
 def _f64(t: torch.Tensor) -> torch.Tensor:
-    return t.detach().to(device="cpu", dtype=F64)
+    return t.detach().to(dtype=F64)  # on the input's device: float64 on a GPU keeps big checks fast
 
 
 # --------------------------------------------------------------------------------------------- linear
@@ -121,7 +123,7 @@ def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: tor
     """
     x64 = _f64(x)
     half = x64.shape[-1] // 2
-    pos = positions.detach().to("cpu", torch.int64)
+    pos = positions.detach().to(cos.device, torch.int64)
     c = _f64(cos)[pos][:, :, None, :]  # [B, S, 1, D/2]
     s = _f64(sin)[pos][:, :, None, :]
     x1, x2 = x64[..., :half], x64[..., half:]

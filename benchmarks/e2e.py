@@ -1,0 +1,88 @@
+"""End-to-end generation speed of a catalogue model shape (random bf16 weights) on each backend.
+
+    PYTHONPATH=. python -m benchmarks.e2e --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 --json out.json
+
+Weights are random (N(0, 0.02)), built directly on the GPU in the engine's fused layout; the prompt
+is random token ids. Both backends replay the decode step as a CUDA graph. The triton backend runs
+only on certified settings: preflight refuses a shape the tables do not cover, before any weight.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import time
+
+import torch
+
+from conformance.catalogue import load
+from neurobrix.generate import Sampling, generate
+from neurobrix.gpu import detect_class
+from neurobrix.model import Layer, Transformer, Weights
+from neurobrix.ops import backend
+from neurobrix.plan import generation_calls, preflight
+
+
+def random_weights(cfg, dtype, device, seed=0) -> Weights:
+    gen = torch.Generator(device=device).manual_seed(seed)
+
+    def rand(*shape):
+        return (torch.randn(shape, generator=gen, device=device, dtype=torch.float32) * 0.02).to(dtype)
+
+    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
+    layers = [Layer(attn_norm=torch.ones(h, dtype=dtype, device=device), qkv=rand(cfg.qkv_size, h),
+                    qkv_bias=rand(cfg.qkv_size) if cfg.qkv_bias else None, o=rand(h, cfg.num_heads * d),
+                    mlp_norm=torch.ones(h, dtype=dtype, device=device), gate_up=rand(2 * i, h), down=rand(h, i))
+              for _ in range(cfg.num_layers)]
+    embed = rand(cfg.vocab_size, h)
+    return Weights(embed, layers, torch.ones(h, dtype=dtype, device=device),
+                   embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", nargs="+", required=True, help="catalogue model names")
+    parser.add_argument("--backends", nargs="+", default=["triton", "torch"])
+    parser.add_argument("--prompt", type=int, default=128)
+    parser.add_argument("--new", type=int, default=256)
+    parser.add_argument("--json", help="write the results here")
+    args = parser.parse_args()
+    models, _ = load()
+    results = []
+    for name in args.model:
+        cfg = models[name]
+        capacity = args.prompt + args.new
+        weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
+        gb = sum(t.numel() * t.element_size() for t in [weights.embed, weights.norm]
+                 + [x for l in weights.layers for x in (l.qkv, l.o, l.gate_up, l.down)]) / 1e9
+        if weights.lm_head is not weights.embed:
+            gb += weights.lm_head.numel() * 2 / 1e9
+        prompt = torch.randint(0, cfg.vocab_size, (args.prompt,), generator=torch.Generator().manual_seed(1)).tolist()
+        for bk in args.backends:
+            row = {"model": name, "backend": bk, "weights_gb": round(gb, 2), "prompt": args.prompt, "new": args.new}
+            try:
+                if bk == "triton":
+                    preflight(generation_calls(cfg, 1, args.prompt, capacity), "bf16", detect_class().id)
+                model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
+                generate(model, prompt[:8], 8, Sampling(), set(), use_graph=True)  # compile and warm up
+                model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                out, stats = generate(model, prompt, args.new, Sampling(), set(), use_graph=True)
+                torch.cuda.synchronize()
+                row.update(generated=len(out), ttft_ms=round(stats.time_to_first_token_s * 1000, 2),
+                           decode_tok_s=round(stats.decode_tokens_per_s, 1),
+                           total_s=round(time.perf_counter() - start, 3))
+            except Exception as exc:  # report and go on: one failing backend must not hide the others
+                row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+            print(json.dumps(row), flush=True)
+            results.append(row)
+        del weights
+        torch.cuda.empty_cache()
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump(results, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
