@@ -93,6 +93,16 @@ def cmd_certify(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def cmd_sweep(args: argparse.Namespace) -> int:
+    from . import check, sweep
+
+    dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
+    rows = sweep.sweep(dtypes, args.examples, args.profile, Path(args.tables))
+    if args.json:
+        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+    return 0 if all(r["passed"] for r in rows) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -143,6 +153,18 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
     z.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
     z.set_defaults(func=cmd_certify)
+
+    w = commands.add_parser(
+        "sweep", help="run every kernel on this device in each dtype against float64, before tables exist",
+        description="A smoke test for a new GPU class: each kernel and dtype, under the first candidate config that "
+        "fits, through Hypothesis over a catalogue-sized domain; prints worst error/bound and relative error.",
+    )
+    w.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], metavar="DTYPE")
+    w.add_argument("--examples", type=int, default=30, metavar="N")
+    w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
+    w.add_argument("--tables", default=str(track.SOURCE_TABLES), help="where the class.yaml files are")
+    w.add_argument("--json", metavar="FILE")
+    w.set_defaults(func=cmd_sweep)
     return parser
 
 

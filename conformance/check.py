@@ -57,6 +57,7 @@ class EntryResult:
     config: dict[str, Any]
     examples: int = 0
     worst_ratio: float = 0.0
+    worst_relative: float = 0.0
     passed: bool = True
     failure: str | None = None
     seconds: float = 0.0
@@ -79,6 +80,7 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
         if not failing:
             result.examples += 1
             result.worst_ratio = max(result.worst_ratio, verdict.ratio)
+            result.worst_relative = max(result.worst_relative, verdict.relative)
             if on_example:
                 on_example()
         if verdict.ratio > 1:
@@ -113,10 +115,12 @@ class Report:
     def summary(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
-            s = out.setdefault(r.kernel, {"entries": 0, "examples": 0, "worst_ratio": 0.0, "failed": 0})
+            s = out.setdefault(r.kernel, {"entries": 0, "examples": 0, "worst_ratio": 0.0, "worst_relative": 0.0,
+                                          "failed": 0})
             s["entries"] += 1
             s["examples"] += r.examples
             s["worst_ratio"] = max(s["worst_ratio"], r.worst_ratio)
+            s["worst_relative"] = max(s["worst_relative"], r.worst_relative)
             s["failed"] += not r.passed
         return out
 

@@ -167,6 +167,7 @@ def run_kernel(case: Case) -> tuple[torch.Tensor, ...]:
 class Verdict:
     ratio: float          # worst |error| / bound over every output
     explanation: str      # why, when ratio > 1
+    relative: float = 0.0  # worst max|error| / max|float64| over the outputs (for reports)
 
 
 def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, Any]) -> Verdict:
@@ -200,10 +201,13 @@ def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, An
         bound = bounds.attention_decode(a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref,
                                         key_block=int(config["BLOCK_N"]), splits=int(config["SPLITS"]))
         pairs.append((outputs[0], ref, bound))
-    worst, why = 0.0, ""
+    worst, why, relative = 0.0, "", 0.0
     for actual, ref, bound in pairs:
         r = bounds.ratio(actual, ref, bound)
+        scale = float(ref.abs().max()) if ref.numel() else 0.0
+        if scale > 0:
+            relative = max(relative, float((actual.double() - ref).abs().max()) / scale)
         if r > worst:
             worst = r
             why = bounds.explain(actual, ref, bound) if r > 1 else ""
-    return Verdict(worst, why)
+    return Verdict(worst, why, relative)
