@@ -6,7 +6,7 @@
 set -uo pipefail
 export PYTHONPATH=. PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,driver_version,clocks.max.sm --format=csv | tee "$OUT/gpu.txt"
-python -m conformance sweep --dtypes bf16 fp16 --examples 30 --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
+python -m conformance sweep --dtypes bf16 fp16 --examples 30 ${SWEEP_KERNELS:+--kernels $SWEEP_KERNELS} --json "$OUT/sweep.json" 2>&1 | tee "$OUT/sweep.log"
 rm -rf /tmp/t && cp -r tables /tmp/t
 MODELS="TinyLlama/TinyLlama-1.1B-Chat-v1.0 meta-llama/Llama-3.1-8B-Instruct"
 python -m conformance certify --class nvidia-h200 --dtypes bf16 --models $MODELS \

@@ -97,7 +97,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     from . import check, sweep
 
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
-    rows = sweep.sweep(dtypes, args.examples, args.profile, Path(args.tables))
+    rows = sweep.sweep(dtypes, args.examples, args.profile, Path(args.tables), args.kernels)
     if args.json:
         Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
     return 0 if all(r["passed"] for r in rows) else 1
@@ -160,6 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
         "fits, through Hypothesis over a catalogue-sized domain; prints worst error/bound and relative error.",
     )
     w.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], metavar="DTYPE")
+    w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument("--examples", type=int, default=30, metavar="N")
     w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
     w.add_argument("--tables", default=str(track.SOURCE_TABLES), help="where the class.yaml files are")

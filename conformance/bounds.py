@@ -380,7 +380,7 @@ def attention_prefill(
     q64, k64, v64, o64 = _f64(q), _f64(k), _f64(v), _f64(out64)
     B, S, HQ, _ = q64.shape
     group = HQ // k64.shape[2]
-    visible = torch.ones(S, S, dtype=torch.bool).tril()
+    visible = torch.ones(S, S, dtype=torch.bool, device=q64.device).tril()
     bound = torch.empty_like(o64)
     for b in range(B):
         for h in range(HQ):
@@ -410,7 +410,7 @@ def attention_decode(
         n = int(lengths[b])
         for h in range(HQ):
             kv = h // group
-            visible = torch.ones(1, n, dtype=torch.bool)
+            visible = torch.ones(1, n, dtype=torch.bool, device=q64.device)
             bound[b, h, :] = _attention_rows(
                 q64[b, h, None, :], k64[b, :n, kv, :], v64[b, :n, kv, :], visible, scale, o64[b, h, None, :],
                 q.dtype, key_block, splits, tf32,

@@ -41,7 +41,7 @@ from neurobrix.schema import Domain, Entry, Proof, Rejected
 
 from . import candidates as cand
 from . import catalogue, check, scratch, track
-from .harness import TORCH_DTYPES, Values, build, judge, run_kernel
+from .harness import TORCH_DTYPES, Case, Values, build, judge, run_kernel
 
 def reference_name() -> str:
     """Where the float64 truth is computed: on the device being certified (CPU for the interpreter)."""
@@ -120,13 +120,28 @@ def classify_failure(exc: BaseException) -> tuple[str, str]:
     return "crashed", text
 
 
-def screen(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> tuple[str, str] | None:
-    """None if the candidate computes the op within its bounds on the edge shapes, else (reason, detail)."""
+def screening_cases(task: Task, seed: int) -> list[Case]:
+    """The domain's top shape (where candidates are timed) and an odd size below it, built once per task."""
     dev = check.device()
+    return [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
+            for n, shape in enumerate(edge_shapes(task)[1:])]
+
+
+def timing_sets(task: Task, seed: int) -> list[Case]:
+    """Input sets at the top shape, enough of them that together they overflow the L2 cache (GPU only)."""
+    dev = check.device()
+    shape = timing_shape(task)
+    first = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed))
+    size = sum(t.numel() * t.element_size() for t in first.args.values() if isinstance(t, torch.Tensor))
+    rotate = max(1, min(8, math.ceil(ROTATE_BYTES / max(size, 1)))) if dev.type == "cuda" else 1
+    return [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, rotate)]
+
+
+def screen(class_yaml: Path, task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, str] | None:
+    """None if the candidate computes the op within its bounds on the screening cases, else (reason, detail)."""
     try:
         with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-            for n, shape in enumerate(edge_shapes(task)[1:]):  # the top (where it is timed) and an odd size
-                case = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
+            for case in cases:
                 verdict = judge(case, run_kernel(case), config)
                 if verdict.ratio > 1:
                     return "wrong_result", f"{case.describe()}: error {verdict.ratio:.3g} x bound"
@@ -137,25 +152,18 @@ def screen(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> t
     return None
 
 
-def measure(class_yaml: Path, task: Task, config: dict[str, Any], seed: int) -> tuple[float, float]:
-    """(best, median) microseconds per call at the domain's top shape, inputs rotated."""
-    dev = check.device()
-    shape = timing_shape(task)
-    with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-        first = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed))
-        size = sum(t.numel() * t.element_size() for t in first.args.values() if isinstance(t, torch.Tensor))
-        rotate = max(1, min(8, math.ceil(ROTATE_BYTES / max(size, 1)))) if dev.type == "cuda" else 1
-        sets = [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i))
-                          for i in range(1, rotate)]
-        from neurobrix import ops
+def measure(class_yaml: Path, task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
+    """(best, median) microseconds per call, over the rotated input sets."""
+    from neurobrix import ops
 
-        op = getattr(ops.TRITON, task.kernel)
+    op = getattr(ops.TRITON, task.kernel)
+    with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
 
         def run_all() -> None:
             for case in sets:
                 op(**case.args)
 
-        if dev.type == "cuda":
+        if check.device().type == "cuda":
             import triton.testing
 
             run_all()  # compile and warm up outside the graph
@@ -248,9 +256,10 @@ def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str,
     keep, dropped = cand.prune(task.kernel, configs, class_yaml.parent.name, dims,
                                TORCH_DTYPES[task.dtype].itemsize)
     rejected = [(c, "out_of_resources", why) for c, why in dropped]
+    cases = screening_cases(task, seed)
     survivors = []
     for config in keep:
-        failure = screen(class_yaml, task, config, seed)
+        failure = screen(class_yaml, task, config, cases)
         if failure is None:
             survivors.append(config)
         else:
@@ -258,10 +267,11 @@ def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str,
     if not survivors:
         raise UsageError(f"no candidate for {task.kernel} {task.describe()} computes the op within its bound: "
                          + "; ".join(f"{c}: {r} ({d})" for c, r, d in rejected[:5]))
+    sets = timing_sets(task, seed + 100)
     timed = []
     for config in survivors:
         try:
-            timed.append((measure(class_yaml, task, config, seed), config))
+            timed.append((measure(class_yaml, task, config, sets), config))
         except Exception as exc:  # a survivor that fails while being timed is rejected too
             rejected.append((config, *classify_failure(exc)))
     timed.sort(key=lambda t: t[0][1])

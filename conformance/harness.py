@@ -56,7 +56,8 @@ class Values:
 
     def __call__(self, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
         kind = self.rng.choice(self.kinds)
-        t = make_values(shape, self.dtype, kind, self.rng.randrange(2**32), self.exponents, self.rng.randrange(21))
+        t = make_values(shape, self.dtype, kind, self.rng.randrange(2**32), self.exponents, self.rng.randrange(21),
+                        device=self.device)
         if scale != 1.0:  # a power of two: exact, keeps every value representable
             t = (t.double() * scale).to(self.dtype)
         return guarded(t, self.device)

@@ -158,8 +158,8 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     if HQ % HKV:
         raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
     group = HQ // HKV
-    hidden = torch.ones(S, S, dtype=torch.bool).triu(diagonal=1)  # key j > query i
-    out = torch.empty(B, S, HQ, D, dtype=F64)
+    hidden = torch.ones(S, S, dtype=torch.bool, device=q64.device).triu(diagonal=1)  # key j > query i
+    out = torch.empty(B, S, HQ, D, dtype=F64, device=q64.device)
     for b in range(B):
         for h in range(HQ):
             kv = h // group
@@ -182,7 +182,7 @@ def attention_decode(
     if HQ % HKV:
         raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
     group = HQ // HKV
-    out = torch.empty(B, HQ, D, dtype=F64)
+    out = torch.empty(B, HQ, D, dtype=F64, device=q64.device)
     for b in range(B):
         n = int(lengths[b])
         if not 1 <= n <= k64.shape[1]:

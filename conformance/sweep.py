@@ -29,11 +29,14 @@ DOMAINS: dict[str, dict[str, tuple[int, int]]] = {
 }
 
 
-def sweep(dtypes: list[str], examples: int, profile_name: str, tables_root: Path) -> list[dict[str, Any]]:
+def sweep(dtypes: list[str], examples: int, profile_name: str, tables_root: Path,
+          kernels: list[str] | None = None) -> list[dict[str, Any]]:
     gpu_class = detect_class()
     class_yaml = tables_root / gpu_class.id / nb_tables.CLASS_NAME
     rows = []
     for kernel, domain in DOMAINS.items():
+        if kernels and kernel not in kernels:
+            continue
         for dtype in dtypes:
             space = candidates.space(kernel, domain, interpreter_enabled())
             dims = {d: hi for d, (_, hi) in domain.items()}
