@@ -64,7 +64,7 @@ def main() -> None:
                 if bk == "triton":
                     preflight(generation_calls(cfg, 1, args.prompt, capacity), "bf16", detect_class().id)
                 model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
-                generate(model, prompt[:8], 8, Sampling(), set(), use_graph=True)  # compile and warm up
+                generate(model, prompt, 8, Sampling(), set(), use_graph=True)  # compile and warm up, same shapes
                 model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
                 torch.cuda.synchronize()
                 start = time.perf_counter()
