@@ -40,6 +40,19 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
 
 
+def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int) -> Transformer:
+    """Settle the device and class, preflight every kernel call of this generation, then load (batch 1)."""
+    device, class_id = _device_and_class(backend)
+    dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    cfg = stored.config()
+    if class_id is not None:
+        preflight(generation_calls(cfg, 1, prompt_len, capacity), dtype, class_id)
+    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], DTYPES[dtype], device)
+    return Transformer(cfg, weights, get_backend(backend), batch=1, capacity=capacity)
+
+
 def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
     from . import store
 
@@ -56,14 +69,7 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
             f"the prompt ({len(prompt)} tokens) plus --max-tokens {opts.max_tokens} exceeds the model's context "
             f"of {cfg.max_positions} tokens; shorten the prompt or lower --max-tokens"
         )
-    device, class_id = _device_and_class(opts.backend)
-    dtype = opts.dtype or ("bf16" if device.type == "cuda" else "fp32")
-    if dtype not in DTYPES:
-        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    if class_id is not None:
-        preflight(generation_calls(cfg, 1, len(prompt), capacity), dtype, class_id)
-    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], DTYPES[dtype], device)
-    model = Transformer(cfg, weights, get_backend(opts.backend), batch=1, capacity=capacity)
+    model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)
 
     shown: list[int] = []
     printed = [""]
