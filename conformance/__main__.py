@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -77,7 +78,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
         raise NeuroBrixError("name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
                              "the interpreter, whose bf16 is broken upstream)")
     root = Path(args.tables)
-    command = "python -m conformance " + " ".join(sys.argv[1:])
+    command = "python -m conformance " + shlex.join(args.argv)
     with _progress() as progress:
         written, left, finished = certify.certify(
             args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
@@ -170,7 +171,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
+    args.argv = argv  # the exact command, recorded in the provenance of what certify writes
     try:
         return args.func(args)
     except NeuroBrixError as exc:

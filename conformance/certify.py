@@ -323,7 +323,7 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
         check.require_device_of(class_id, nb_tables.load())
     chosen = kernels or list(KERNELS)
     tasks = plan(class_id, chosen, dtypes, models, limits)
-    deadline = time.monotonic() + max_minutes * 60 if max_minutes else None
+    deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
     written = 0
     todo = []

@@ -1,0 +1,198 @@
+"""conformance check and certify: the interpreter class's shipped tables checked in CI, catalogue
+coverage, the certify tool end to end on a small subset, and every bad input refused."""
+
+from __future__ import annotations
+
+import shutil
+import pytest
+import yaml
+
+from conformance import candidates, catalogue, check
+from conformance.__main__ import main as conformance_main
+from conformance.certify import plan
+from conformance.scratch import tables_at
+from conformance.track import out_of_sync
+from conftest import REPO, retrack
+from neurobrix import tables
+from neurobrix.kernels import KERNELS
+
+
+def classes_with_tables() -> list[str]:
+    loaded = tables.load(REPO / "tables")
+    return sorted(c for c, k in loaded.kernels.items() if k)
+
+
+def test_the_interpreter_class_passes_its_conformance_check():
+    """The shipped interpreter tables, every entry and dtype, Hypothesis `ci` profile (what CI runs)."""
+    report = check.check_class("interpreter", None, None, None, "ci")
+    assert report.passed, check.render(report)
+    assert {r.kernel for r in report.results} == set(KERNELS)
+    assert {r.dtype for r in report.results} == {"fp32", "fp16"}
+    assert all(r.examples >= 10 for r in report.results)
+
+
+def covering_entry(table, dtype, ranges):
+    for entry in table.entries:
+        if dtype not in entry.domain.dtypes:
+            continue
+        theirs = {d: (lo, hi) for d, lo, hi in entry.domain.ranges}
+        if all(theirs[d][0] <= lo and (theirs[d][1] is None or (hi is not None and hi <= theirs[d][1]))
+               for d, lo, hi in ranges):
+            return entry
+    return None
+
+
+@pytest.mark.parametrize("gpu_class", classes_with_tables())
+def test_every_certified_class_covers_the_whole_catalogue(gpu_class):
+    loaded = tables.load(REPO / "tables")
+    have = loaded.kernels[gpu_class]
+    dtypes = sorted({d for t in have.values() for e in t.entries for d in e.domain.dtypes})
+    missing = []
+    for kernel, domains in catalogue.required_domains().items():
+        for _, ranges in sorted(domains):
+            for dtype in dtypes:
+                if kernel not in have or covering_entry(have[kernel], dtype, ranges) is None:
+                    missing.append(f"{kernel} {dtype} {ranges}")
+    assert not missing, f"{gpu_class} misses {len(missing)} catalogue domains, e.g. {missing[:5]}"
+
+
+def test_the_catalogue_holds_the_eight_promised_models():
+    models, coverage = catalogue.load()
+    assert len(models) == 8 and coverage.decode_batch == (1, 64)
+    assert {m.head_dim for m in models.values()} == {64, 128}
+    assert {m.group_size for m in models.values()} == {8, 4, 3, 7, 6}
+
+
+def test_coverage_walk_is_exact_for_a_small_case():
+    """Narrowed to one model at batch 1 and a 128-token prompt, the domains are exactly these calls."""
+    needed = catalogue.required_domains(models=["TinyLlama/TinyLlama-1.1B-Chat-v1.0"],
+                                        limits={"decode_batch": (1, 1), "prefill_batch": (1, 1),
+                                                "prompt": (128, 128), "capacity": (384, 384)})
+    assert needed["attention_decode"] == {("attention_decode", (("B", 1, 1), ("S", 257, 512), ("D", 64, 64),
+                                                                ("G", 8, 8)))}
+    assert ("linear", (("M", 1, 1), ("N", 32000, 32000), ("K", 2048, 2048))) in needed["linear"]
+    assert ("linear", (("M", 65, 128), ("N", 2560, 2560), ("K", 2048, 2048))) in needed["linear"]
+    assert len(needed["linear"]) == 9  # qkv, o, gate_up, down at M=1 and M=65..128, lm_head at M=1
+
+
+def test_gpu_candidates_that_cannot_fit_are_pruned_with_the_reason():
+    configs = [{"variant": "tiled", "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": s} for s in (3, 4)]
+    keep, dropped = candidates.prune("linear", configs, "nvidia-h200", {"M": 128, "N": 4096, "K": 4096}, 2)
+    assert [c["num_stages"] for c in keep] == [3]
+    assert "262144 bytes of shared memory" in dropped[0][1]
+
+
+@pytest.fixture
+def tables_copy(tmp_path):
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", root)
+    return root
+
+
+def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
+    for name in ("silu_mul.yaml", "rms_norm.yaml"):
+        (tables_copy / "interpreter" / name).unlink()
+    retrack(tables_copy)
+    args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes", "fp16",
+            "--examples", "4", "--tables", str(tables_copy)]
+    assert conformance_main([*args, "--max-minutes", "0"]) == 3  # stopped at once, nothing done, resumable
+    assert conformance_main([*args, "--only-missing"]) == 0
+    out = capsys.readouterr().out
+    assert "certified 2 entries" in out and "PASSED" in out
+    assert out_of_sync(tables_copy) == []
+    written = yaml.safe_load((tables_copy / "interpreter" / "silu_mul.yaml").read_text())
+    (entry,) = written["entries"]
+    assert entry["domain"] == {"dtypes": ["fp16"], "M": [1, None], "I": [1, None]}
+    proof = entry["proof"]
+    assert proof["examples"] == 4 and 0 <= proof["worst_error_ratio"] <= 1
+    assert proof["candidates_tried"] == len(candidates.space("silu_mul", {}, True))
+    assert len(proof["rejected"]) == proof["candidates_tried"] - 1
+    assert all(r["reason"] == "slower" for r in proof["rejected"])
+    assert written["provenance"]["command"].startswith("python -m conformance certify --class interpreter")
+    # --only-missing again: nothing left to do
+    assert conformance_main([*args, "--only-missing", "--no-check"]) == 0
+    assert "certified 0 entries" in capsys.readouterr().out
+
+
+def test_a_candidate_that_fails_to_compile_is_rejected_not_fatal(tables_copy, monkeypatch):
+    good = candidates.space("silu_mul", {}, True)[0]
+    broken = {**good, "BLOCK_I": 3}  # tl.arange needs a power of two: the compiler refuses
+    monkeypatch.setitem(candidates._INTERPRETER, "silu_mul", [broken, good])
+    (tables_copy / "interpreter" / "silu_mul.yaml").unlink()
+    retrack(tables_copy)
+    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
+                             "--examples", "3", "--no-check", "--tables", str(tables_copy)]) == 0
+    written = yaml.safe_load((tables_copy / "interpreter" / "silu_mul.yaml").read_text())
+    (entry,) = written["entries"]
+    assert entry["config"] == good
+    (rejected,) = entry["proof"]["rejected"]
+    assert rejected["config"] == broken and rejected["reason"] in ("compile_failed", "crashed")
+
+
+def test_certify_refuses_a_class_this_device_is_not(capsys):
+    assert conformance_main(["certify", "--class", "nvidia-h200", "--dtypes", "bf16", "--tables",
+                             str(REPO / "tables")]) == 2
+    assert "this machine is not a nvidia-h200" in capsys.readouterr().err
+
+
+def test_check_refuses_another_class_a_class_without_tables_an_unknown_kernel(tmp_path, capsys):
+    assert conformance_main(["check", "--class", "nvidia-h200"]) == 2
+    assert "this machine is not a nvidia-h200" in capsys.readouterr().err
+    assert conformance_main(["check", "--class", "interpreter", "--kernel", "nosuch"]) == 2
+    assert "no table for kernel 'nosuch'" in capsys.readouterr().err
+    bare = tmp_path / "bare"
+    (bare / "interpreter").mkdir(parents=True)
+    shutil.copyfile(REPO / "tables" / "interpreter" / "class.yaml", bare / "interpreter" / "class.yaml")
+    retrack(bare)
+    with tables_at(bare):
+        assert conformance_main(["check", "--class", "interpreter"]) == 2
+    assert "has no kernel tables" in capsys.readouterr().err
+
+
+def test_check_refuses_a_tampered_table_naming_it(tables_copy, capsys):
+    path = tables_copy / "interpreter" / "rotary.yaml"
+    path.write_text(path.read_text().replace("BLOCK_H: 16", "BLOCK_H: 32"))
+    with tables_at(tables_copy):
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "rotary"]) == 3
+    err = capsys.readouterr().err
+    assert "interpreter/rotary.yaml" in err and ("sha256 differs" in err or "size" in err)
+
+
+def test_a_failing_entry_is_reported_with_a_shrunk_example(tables_copy, monkeypatch):
+    """A planted bug in the kernel's output (an off-by-one that drops the last column) fails check,
+    naming the entry and the example Hypothesis shrank it to."""
+    from conformance import harness
+
+    real = harness.run_kernel
+
+    def off_by_one(case):
+        outputs = real(case)
+        if case.kernel == "silu_mul" and case.shape["I"] > 1:
+            outputs[0][:, -1] = 0
+        return outputs
+
+    monkeypatch.setattr(check, "run_kernel", off_by_one)
+    with tables_at(tables_copy):
+        report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 20, "ci")
+    assert not report.passed
+    failure = report.results[0].failure
+    assert "silu_mul fp32" in failure and "exceed the bound" in failure
+
+
+def test_plan_for_the_interpreter_is_every_shape():
+    tasks = plan("interpreter", list(KERNELS), ["fp32"])
+    assert all(hi is None for t in tasks for _, lo, hi in t.ranges if not (t.kernel == "linear" and _ == "M"))
+    assert len([t for t in tasks if t.kernel == "linear"]) == 2
+
+
+def test_sweep_runs_every_kernel(capsys):
+    from conformance import sweep
+
+    monkey = {k: {d: (lo, min(hi, 24)) for d, (lo, hi) in v.items()} for k, v in sweep.DOMAINS.items()}
+    original = sweep.DOMAINS
+    sweep.DOMAINS = monkey
+    try:
+        rows = sweep.sweep(["fp16"], 2, "ci", REPO / "tables", ["silu_mul", "rms_norm"])
+    finally:
+        sweep.DOMAINS = original
+    assert [r["kernel"] for r in rows] == ["rms_norm", "silu_mul"] and all(r["passed"] for r in rows)
