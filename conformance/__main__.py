@@ -104,6 +104,14 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0 if all(r["passed"] for r in rows) else 1
 
 
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    from . import tiny
+
+    folder = tiny.make(Path(args.folder), args.family)
+    print(f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: neurobrix import {folder}")
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -167,6 +175,15 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--tables", default=str(track.SOURCE_TABLES), help="where the class.yaml files are")
     w.add_argument("--json", metavar="FILE")
     w.set_defaults(func=cmd_sweep)
+
+    m = commands.add_parser(
+        "tiny-model", help="write a tiny random checkpoint (for trying the engine on a CPU)",
+        description="Write a tiny random Llama-family checkpoint as transformers saves it (config.json, "
+        "model.safetensors, a BPE tokenizer.json, a chat template) into FOLDER. Needs transformers.",
+    )
+    m.add_argument("folder", metavar="FOLDER")
+    m.add_argument("--family", default="llama", choices=("llama", "llama3-tied", "mistral", "qwen2-bias-tied"))
+    m.set_defaults(func=cmd_tiny_model)
     return parser
 
 

@@ -19,6 +19,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
+from conformance import tiny  # noqa: E402
 from conftest import REPO  # noqa: E402
 from kernel_tables import CONFIGS, write_tables  # noqa: E402
 from neurobrix import store  # noqa: E402
@@ -29,57 +30,7 @@ from neurobrix.tokenizer import Tokenizer  # noqa: E402
 
 pytestmark = pytest.mark.slow
 
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-CORPUS = [
-    "the model runs fast on certified kernels", "hello world, hello tokens", "never guess a setting",
-    "a float64 reference proves every entry", "llama mistral qwen run here", "tables ship in every wheel",
-] * 20
-COMMON = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, max_position_embeddings=128)
-FAMILIES = {
-    "llama": (transformers.LlamaConfig, dict(num_attention_heads=4, num_key_value_heads=2)),
-    "llama3-tied": (transformers.LlamaConfig, dict(
-        num_attention_heads=4, num_key_value_heads=1, tie_word_embeddings=True, rope_theta=500000.0,
-        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                      "original_max_position_embeddings": 32})),
-    "mistral": (transformers.MistralConfig, dict(num_attention_heads=8, num_key_value_heads=2, sliding_window=None)),
-    "qwen2-bias-tied": (transformers.Qwen2Config, dict(hidden_size=56, num_attention_heads=7, num_key_value_heads=1,
-                                                       tie_word_embeddings=True)),
-}
-
-
-def train_tokenizer():
-    from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import decoders, models, pre_tokenizers, processors, trainers
-
-    tok = HFTokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
-    return tok
-
-
-def save_checkpoint(folder: Path, family: str) -> None:
-    config_class, extra = FAMILIES[family]
-    tok = train_tokenizer()
-    config = config_class(**{**COMMON, **extra, "vocab_size": tok.get_vocab_size(),
-                             "bos_token_id": tok.token_to_id("<s>"), "eos_token_id": tok.token_to_id("</s>")})
-    torch.manual_seed(0)
-    model = transformers.AutoModelForCausalLM.from_config(config)
-    with torch.no_grad():  # weights large enough that greedy choices are far from ties
-        for name, p in model.named_parameters():
-            if "norm" not in name:
-                p.normal_(0, 0.2)
-    model.save_pretrained(folder, safe_serialization=True)
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                                unk_token="<unk>")
-    fast.chat_template = CHAT_TEMPLATE
-    fast.save_pretrained(folder)
+FAMILIES = tiny.FAMILIES
 
 
 @pytest.fixture(scope="module")
@@ -90,7 +41,7 @@ def home(tmp_path_factory):
         mp.setenv("NEUROBRIX_HOME", str(root / "store"))
         mp.delenv("NEUROBRIX_TABLES", raising=False)
         for family in FAMILIES:
-            save_checkpoint(root / "checkpoints" / family, family)
+            tiny.make(root / "checkpoints" / family, family)
             store.import_model(str(root / "checkpoints" / family), progress=False)
         yield root
 
