@@ -39,10 +39,43 @@ def random_weights(cfg, dtype, device, seed=0) -> Weights:
                    embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
 
 
+def hf_eager(name: str, prompt: list[int], new: int) -> dict:
+    """Hugging Face transformers, eager, bf16, random weights of the same shape: prefill time, then
+    greedy generation of ``new`` tokens (min_new_tokens forces the full length)."""
+    import transformers
+    import yaml
+
+    from conformance.catalogue import CATALOGUE
+
+    raw = dict(yaml.safe_load(CATALOGUE.read_text())["models"][name])
+    arch = raw.pop("architectures")[0]
+    model_type = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2"}[arch]
+    config = transformers.AutoConfig.for_model(model_type, **raw)
+    with torch.device("cuda"):
+        model = transformers.AutoModelForCausalLM.from_config(config, dtype=torch.bfloat16).eval()
+    ids = torch.tensor([prompt], device="cuda")
+    with torch.inference_mode():
+        model.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)  # warm up
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        model(ids)
+        torch.cuda.synchronize()
+        prefill = time.perf_counter() - start
+        start = time.perf_counter()
+        model.generate(ids, max_new_tokens=new, min_new_tokens=new, do_sample=False)
+        torch.cuda.synchronize()
+        total = time.perf_counter() - start
+    del model
+    torch.cuda.empty_cache()
+    return {"generated": new, "ttft_ms": round(prefill * 1000, 2),
+            "decode_tok_s": round((new - 1) / max(total - prefill, 1e-9), 1), "total_s": round(total, 3)}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", nargs="+", required=True, help="catalogue model names")
-    parser.add_argument("--backends", nargs="+", default=["triton", "torch"])
+    parser.add_argument("--backends", nargs="+", default=["triton", "torch", "hf"],
+                        help="triton, torch (this engine on either backend) and hf (transformers eager)")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=256)
     parser.add_argument("--json", help="write the results here")
@@ -61,6 +94,11 @@ def main() -> None:
         for bk in args.backends:
             row = {"model": name, "backend": bk, "weights_gb": round(gb, 2), "prompt": args.prompt, "new": args.new}
             try:
+                if bk == "hf":
+                    row.update(hf_eager(name, prompt, args.new))
+                    print(json.dumps(row), flush=True)
+                    results.append(row)
+                    continue
                 if bk == "triton":
                     preflight(generation_calls(cfg, 1, args.prompt, capacity), "bf16", detect_class().id)
                 model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)

@@ -1,0 +1,78 @@
+"""Each certified kernel against its PyTorch counterpart, at every domain a tables folder certifies.
+
+    PYTHONPATH=. python -m benchmarks.kernels [--tables DIR] [--json out.json]
+
+For every entry of this GPU's class, the call at the entry's top shape is timed for the certified
+Triton op and for the torch backend's op (cuBLAS, SDPA, ...) side by side, under CUDA-graph replay
+(``triton.testing.do_bench_cudagraph``, median), with input sets rotated past the L2 cache. Prints
+one row per entry: microseconds, the ratio torch/triton (> 1: the certified kernel is faster) and,
+for linear, the achieved bandwidth against the measured copy rate.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+
+import torch
+import triton.testing
+
+from conformance.certify import Task, timing_sets
+from neurobrix import ops, tables
+from neurobrix.gpu import detect_class
+
+
+def copy_bandwidth() -> float:
+    """Device-to-device copy rate in bytes/s (bytes read + written), the roofline we compare with."""
+    n = 1 << 28  # 512 MiB of bf16 per buffer
+    src = torch.empty(n, dtype=torch.bfloat16, device="cuda")
+    dst = torch.empty_like(src)
+    ms = triton.testing.do_bench(lambda: dst.copy_(src), rep=100, return_mode="median")
+    return 2 * src.numel() * src.element_size() / (ms / 1000)
+
+
+def bench(op, sets) -> float:
+    def run_all() -> None:
+        for case in sets:
+            op(**case.args)
+
+    run_all()
+    torch.cuda.synchronize()
+    return triton.testing.do_bench_cudagraph(run_all, rep=50, return_mode="median") * 1000 / len(sets)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--json", help="write the rows here")
+    args = parser.parse_args()
+    loaded = tables.load()
+    gpu_class = detect_class(loaded).id
+    peak = copy_bandwidth()
+    print(f"class {gpu_class}; copy bandwidth {peak / 1e12:.2f} TB/s", flush=True)
+    rows = []
+    for kernel, table in sorted(loaded.kernels[gpu_class].items()):
+        for entry in table.entries:
+            for dtype in entry.domain.dtypes:
+                task = Task(kernel, dtype, entry.domain.ranges)
+                sets = timing_sets(task, seed=7)
+                ours = bench(getattr(ops.TRITON, kernel), sets)
+                theirs = bench(getattr(ops.TORCH, kernel), sets)
+                row = {"kernel": kernel, "dtype": dtype, "shape": sets[0].shape, "triton_us": round(ours, 2),
+                       "torch_us": round(theirs, 2), "torch_over_triton": round(theirs / ours, 3)}
+                if kernel == "linear":
+                    s = sets[0].shape
+                    moved = (s["N"] * s["K"] + s["M"] * (s["K"] + s["N"])) * 2
+                    row["triton_tb_s"] = round(moved / (ours * 1e-6) / 1e12, 2)
+                    row["roofline_pct"] = round(100 * moved / (ours * 1e-6) / peak, 1)
+                rows.append(row)
+                print(json.dumps(row), flush=True)
+    ratios = [r["torch_over_triton"] for r in rows]
+    print(f"geomean torch/triton over {len(rows)} entries: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+    if args.json:
+        with open(args.json, "w") as fh:
+            json.dump({"class": gpu_class, "copy_tb_s": round(peak / 1e12, 3), "rows": rows}, fh, indent=2)
+
+
+if __name__ == "__main__":
+    main()
