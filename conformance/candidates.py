@@ -35,7 +35,8 @@ def space(kernel: str, domain: dict[str, tuple[int, int | None]], interpreter: b
 
 _INTERPRETER: dict[str, list[Config]] = {
     "linear": [
-        *({"variant": "gemv", **c, "num_warps": 4} for c in _grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128])),
+        *({"variant": "gemv", **c, "num_warps": 4} for c in _grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128],
+                                                                   SPLIT_K=[1, 2])),
         *({"variant": "tiled", **c, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
           for c in _grid(BLOCK_M=[32, 64], BLOCK_N=[32, 64], BLOCK_K=[32, 64])),
     ],
@@ -53,7 +54,7 @@ def _gpu_space(kernel: str, domain: dict[str, tuple[int, int | None]]) -> Iterat
     if kernel == "linear":
         m_hi = _hi(domain, "M", 1 << 20)
         if m_hi <= 16:  # decode rows: weight streaming, GEMV-style first
-            for c in _grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], num_warps=[4, 8]):
+            for c in _grid(BLOCK_N=[16, 32, 64], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8], num_warps=[4]):
                 yield {"variant": "gemv", **c}
         if m_hi <= 64:
             block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)

@@ -22,7 +22,7 @@ KEYS = {
 }
 CONFIGS = {
     "linear": [
-        ({"M": [1, 4]}, {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 32, "num_warps": 4}),
+        ({"M": [1, 4]}, {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 3, "num_warps": 4}),
         ({"M": [5, None]}, {"variant": "tiled", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4,
                             "num_warps": 4, "num_stages": 2}),
     ],

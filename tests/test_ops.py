@@ -46,10 +46,12 @@ def test_linear(dtype, M, N, K):
     conforms("linear", dtype, M=M, N=N, K=K)
 
 
-@pytest.mark.parametrize("variant", ["gemv", "tiled"])
-def test_linear_both_variants_at_every_m(tmp_path, monkeypatch, variant):
-    """Each variant on its own must serve any M (certify may pick either for a bucket)."""
+@pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("tiled", None)])
+def test_linear_both_variants_at_every_m(tmp_path, monkeypatch, variant, split_k):
+    """Each variant on its own must serve any M (certify may pick either for a bucket); split-K too."""
     config = dict(CONFIGS["linear"][0 if variant == "gemv" else 1][1])
+    if split_k is not None:
+        config["SPLIT_K"] = split_k
     monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / variant, {"linear": [({}, config)]})))
     for M in (1, 2, 17):
         conforms("linear", "fp16", config, M=M, N=50, K=77)

@@ -3,8 +3,10 @@
 Key (kernels.py): M = rows of x (batch x tokens, bucketed in powers of two), N = out_features and
 K = in_features (exact). The certified config picks the variant:
 
-``gemv``   one program per (row, BLOCK_N outputs), elementwise multiply-accumulate over K in
-           BLOCK_K steps, one tree sum at the end. For decode (M = batch): weight-streaming bound.
+``gemv``   one program per (row, BLOCK_N outputs, one of SPLIT_K slices of K), elementwise
+           multiply-accumulate in BLOCK_K steps, one tree sum at the end; with SPLIT_K > 1 the fp32
+           partial sums are merged in split order by a second kernel. For decode (M = batch):
+           weight-streaming bound, and split-K keeps every SM busy when N alone would not.
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
            sharing weight tiles in L2). For prefill (M = batch x prompt length).
 """
@@ -23,28 +25,53 @@ from ._common import check_contiguous_last, check_device, check_shape, same_dtyp
 @triton.jit
 def _linear_gemv_kernel(
     # pointers
-    x_ptr, w_ptr, b_ptr, y_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr,
     # dimensions
-    N, K,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
     stride_xm, stride_wn, stride_ym,
     # meta-parameters
-    HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
+    HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
 ):
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
+    pid_k = tl.program_id(2)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask_n = offs_n < N
+    # this program's share of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
+    k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
+    k_start = pid_k * k_per_split
+    k_end = tl.minimum(k_start + k_per_split, K)
     # acc[n, j] += W[n, k] * x[k] for k = j (mod BLOCK_K); summed over j once at the end
     accumulator = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
-    for k0 in range(0, K, BLOCK_K):
+    for k0 in range(k_start, k_end, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
-        mask_k = offs_k < K
+        mask_k = offs_k < k_end
         x = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k, other=0.0).to(tl.float32)
         w_ptrs = w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :]
         w = tl.load(w_ptrs, mask=mask_n[:, None] & mask_k[None, :], other=0.0).to(tl.float32)
         accumulator += w * x[None, :]
     y = tl.sum(accumulator, axis=1)
+    if SPLIT_K == 1:
+        if HAS_BIAS:
+            y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
+        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)
+    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel
+        tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)
+
+
+@triton.jit
+def _linear_split_merge_kernel(
+    part_ptr, b_ptr, y_ptr, M, N, stride_ym,
+    HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    pid_n = tl.program_id(0).to(tl.int64)
+    pid_m = tl.program_id(1).to(tl.int64)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask_n = offs_n < N
+    y = tl.zeros((BLOCK_N,), dtype=tl.float32)
+    for k in range(SPLIT_K):  # in split order: deterministic
+        y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)
     if HAS_BIAS:
         y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
     tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)
@@ -115,11 +142,18 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     b = bias if bias is not None else y  # never read when HAS_BIAS is False
     variant = config.get("variant")
     if variant == "gemv":
-        grid = (triton.cdiv(N, meta["BLOCK_N"]), M)
+        split_k = meta["SPLIT_K"]
+        part = torch.empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        grid = (triton.cdiv(N, meta["BLOCK_N"]), M, split_k)
         _linear_gemv_kernel[grid](
-            x, weight, b, y, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            x, weight, b, y, part, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, **meta, **launch,
         )
+        if split_k > 1:
+            _linear_split_merge_kernel[grid[:2]](
+                part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
+                SPLIT_K=split_k, **launch,
+            )
     elif variant == "tiled":
         grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_tiled_kernel[grid](
