@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import traceback
 from typing import NoReturn, Sequence
@@ -214,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(str(exc), exc.exit_code)
     except KeyboardInterrupt:
         _error("interrupted", 130)
+    except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): not an error
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
 
 
 if __name__ == "__main__":

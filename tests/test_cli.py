@@ -112,3 +112,13 @@ def test_damaged_tables_exit_3_and_debug_shows_the_traceback(fixture_tables):
 def test_env_var_to_missing_folder(tmp_path):
     result = run("tables", "verify", env={"NEUROBRIX_TABLES": str(tmp_path / "nope")})
     assert result.returncode == 3 and "is not a folder" in result.stderr
+
+
+def test_a_closed_pipe_is_not_an_error():
+    full_env = {**os.environ, "PYTHONPATH": str(REPO)}
+    proc = subprocess.Popen([sys.executable, "-m", "neurobrix", "tables", "show", "interpreter", "linear"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
+    proc.stdout.readline()
+    proc.stdout.close()  # like `| head -1`
+    assert proc.wait() == 0
+    assert b"Traceback" not in proc.stderr.read()
