@@ -112,6 +112,18 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_affected(args: argparse.Namespace) -> int:
+    from . import affected
+
+    found = affected.affected_classes(Path(args.tables), args.files, args.base, args.gpu_class or ())
+    for line in found.explain():
+        print(line, file=sys.stderr)
+    print(found.as_json())
+    if args.github_output:
+        affected.write_github_output(found)
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -175,6 +187,24 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--tables", default=str(track.SOURCE_TABLES), help="where the class.yaml files are")
     w.add_argument("--json", metavar="FILE")
     w.set_defaults(func=cmd_sweep)
+
+    a = commands.add_parser(
+        "affected", help="the GPU classes a change affects, as a JSON list (the GPU workflow's matrix)",
+        description="Print, as a JSON list, the GPU classes whose conformance a change can alter: a change under "
+        "tables/<class>/ affects that class; one under neurobrix/ops/, neurobrix/kernels.py, neurobrix/tables.py, "
+        "neurobrix/schema.py or conformance/ affects every GPU class that has kernel tables. Only classes of the "
+        "tables folder with a class.yaml are named, never the interpreter class (the CPU CI checks it). The "
+        "reasons go to stderr.",
+    )
+    a.add_argument("files", nargs="*", metavar="FILE", help="changed paths, relative to the repository root")
+    a.add_argument("--base", metavar="REF", help="also every path changed on HEAD since its merge base with REF "
+                   "(git diff REF...HEAD); the all-zero commit GitHub sends for a new branch means every class")
+    a.add_argument("--class", dest="gpu_class", action="append", metavar="CLASS",
+                   help="name a GPU class outright (repeatable; a manual run); an unknown one is a usage error")
+    a.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
+    a.add_argument("--github-output", action="store_true",
+                   help="also append classes=<json> to the file named by $GITHUB_OUTPUT")
+    a.set_defaults(func=cmd_affected)
 
     m = commands.add_parser(
         "tiny-model", help="write a tiny random checkpoint (for trying the engine on a CPU)",
