@@ -208,7 +208,9 @@ def _error(message: str, code: int) -> NoReturn:
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
+        return code
     except NeuroBrixError as exc:
         if args.debug:
             traceback.print_exc()
