@@ -287,7 +287,7 @@ def test_an_sdist_that_inflates_too_far_is_refused_unread(built: Built, tmp_path
         info.size = 8 << 20
         out.addfile(info, io.BytesIO(bytes(info.size)))
     bomb = tmp_path / built.sdist.name
-    bomb.write_bytes(gzip.compress(tar.getvalue()))
+    bomb.write_bytes(gzip.compress(tar.getvalue(), mtime=0))
     report = judge(bomb)
     assert "abandoned" in refused_with(report, "G307", None).message
     assert not any(f.code.startswith("G5") for f in report.findings)  # nothing inside was looked at
@@ -555,6 +555,6 @@ def test_gate_build_builds_checks_and_smokes_the_project(tmp_path: Path,
 
 def test_unusable_input_raises_gate_error_not_a_finding(tmp_path: Path) -> None:
     truncated = tmp_path / "neurobrix-0.1.0.tar.gz"
-    truncated.write_bytes(gzip.compress(b"x" * 10_000)[:40])
+    truncated.write_bytes(gzip.compress(b"x" * 10_000, mtime=0)[:40])
     with pytest.raises(GateError, match="truncated"):
         judge(truncated)

@@ -60,20 +60,20 @@ def test_the_total_size_is_judged_too(tmp_path: Path) -> None:
 
 def test_an_sdist_stream_is_abandoned_past_the_limits(tmp_path: Path) -> None:
     dense = tmp_path / "dense-1.0.tar.gz"
-    dense.write_bytes(gzip.compress(bytes(100_000)))
+    dense.write_bytes(gzip.compress(bytes(100_000), mtime=0))
     sdist = SdistArchive(dense, SMALL)
     assert sdist.refused_unread and [f.code for f in sdist.findings] == ["G307"]
     large = tmp_path / "large-1.0.tar.gz"
-    large.write_bytes(gzip.compress(random.Random(0).randbytes(10_000)))  # incompressible, past total_size
+    large.write_bytes(gzip.compress(random.Random(0).randbytes(10_000), mtime=0))  # incompressible, past total_size
     assert [f.code for f in SdistArchive(large, SMALL).findings] == ["G308"]
 
 
 @pytest.mark.parametrize(("name", "content", "why"), [
     ("x.whl", b"not a zip", "not a readable zip"),
     ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
-    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000)[:30], "truncated"),
-    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000), "not a tar archive"),
-    ("x-1.0.tar.gz", gzip.compress(b"") + b"junk after the stream", "unexpected data after"),
+    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0)[:30], "truncated"),
+    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0), "not a tar archive"),
+    ("x-1.0.tar.gz", gzip.compress(b"", mtime=0) + b"junk after the stream", "unexpected data after"),
     ("x.zip", b"", "not a wheel"),
 ])
 def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, content: bytes, why: str) -> None:
@@ -93,7 +93,7 @@ def test_concatenated_gzip_members_are_one_stream(tmp_path: Path) -> None:
         out.addfile(info, io.BytesIO(b"hello"))
     data = tar.getvalue()
     path = tmp_path / "x-1.0.tar.gz"
-    path.write_bytes(gzip.compress(data[:100]) + gzip.compress(data[100:]))
+    path.write_bytes(gzip.compress(data[:100], mtime=0) + gzip.compress(data[100:], mtime=0))
     sdist = SdistArchive(path, Limits())
     assert sdist.findings == [] and sdist.read("x-1.0/PKG-INFO") == b"hello"
 
