@@ -67,9 +67,14 @@ class ModelConfig:
                 f"({', '.join(ARCHITECTURES)})"
             )
         arch = found[0]
-        if arch == "mistral" and data.get("sliding_window") not in (None, 0):
-            raise ConfigError(f"{source}: sliding-window attention (sliding_window={data['sliding_window']}) "
+        if arch == "mistral" and data.get("sliding_window") not in (None, 0) or data.get("use_sliding_window"):
+            raise ConfigError(f"{source}: sliding-window attention (sliding_window={data.get('sliding_window')}) "
                               "is not supported")
+        # biases the engine has no place for: refused rather than silently dropped
+        if data.get("mlp_bias"):
+            raise ConfigError(f"{source}: mlp_bias is not supported (MLP projections without bias only)")
+        if arch != "qwen2" and data.get("attention_bias"):
+            raise ConfigError(f"{source}: attention_bias on {arch} (biased output projection) is not supported")
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = data.get("num_key_value_heads") or heads
         head_dim = data.get("head_dim") or hidden // heads
@@ -97,7 +102,7 @@ class ModelConfig:
             rope_theta=float(theta),
             rms_norm_eps=float(need("rms_norm_eps", (int, float))),
             tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
-            qkv_bias=arch == "qwen2" or bool(data.get("attention_bias", False)),
+            qkv_bias=arch == "qwen2",
             rope_scaling=scaling,
             eos_token_ids=tuple(eos if isinstance(eos := data.get("eos_token_id"), list) else
                                 ([] if eos is None else [eos])),

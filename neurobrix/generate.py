@@ -7,6 +7,7 @@ streams text through a callback and returns the statistics line's numbers.
 
 from __future__ import annotations
 
+import math
 import time
 from dataclasses import dataclass
 from typing import Callable
@@ -25,11 +26,11 @@ class Sampling:
     seed: int | None = None
 
     def validate(self) -> None:
-        if self.temperature < 0:
-            raise UsageError(f"--temperature must be >= 0, got {self.temperature}")
+        if not math.isfinite(self.temperature) or self.temperature < 0:
+            raise UsageError(f"--temperature must be a number >= 0, got {self.temperature}")
         if self.top_k is not None and self.top_k < 1:
             raise UsageError(f"--top-k must be >= 1, got {self.top_k}")
-        if self.top_p is not None and not 0 < self.top_p <= 1:
+        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
             raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
 
 
@@ -43,9 +44,9 @@ def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | No
         scores = scores.masked_fill(scores < kth, float("-inf"))
     if opts.top_p is not None and opts.top_p < 1:
         sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
-        cumulative = sorted_scores.softmax(dim=-1).cumsum(dim=-1)
+        probs = sorted_scores.softmax(dim=-1)
         # drop a token when the tokens before it already reach top_p (the first token always stays)
-        drop = (cumulative - sorted_scores.softmax(dim=-1)) >= opts.top_p
+        drop = (probs.cumsum(dim=-1) - probs) >= opts.top_p
         scores = scores.scatter(-1, order, sorted_scores.masked_fill(drop, float("-inf")))
     probs = scores.softmax(dim=-1)
     return torch.multinomial(probs, 1, generator=generator)[:, 0]

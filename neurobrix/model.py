@@ -9,7 +9,7 @@ adds), 1 rotary, 1 attention and 1 SiLU-mul.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Callable, Mapping
+from typing import Callable
 
 import torch
 
@@ -47,7 +47,10 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
                  dtype: torch.dtype, device: torch.device | str) -> Weights:
     """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
 
+    used: set[str] = set()
+
     def take(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+        used.add(name)
         if name not in names:
             raise WeightsError(f"checkpoint has no tensor '{name}'")
         tensor = get(name)
@@ -81,7 +84,15 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
         lm_head = embed
     else:
         lm_head = take("lm_head.weight", (cfg.vocab_size, h))
-    return Weights(embed, layers, take("model.norm.weight", (h,)), lm_head)
+    norm = take("model.norm.weight", (h,))
+    if cfg.tie_word_embeddings:
+        used.add("lm_head.weight")  # some checkpoints store the tied copy as well
+    unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))
+    if unused:
+        shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+        raise WeightsError(f"checkpoint has tensors this engine would ignore ({shown}): its config.json "
+                           "describes a variant NeuroBrix does not run")
+    return Weights(embed, layers, norm, lm_head)
 
 
 class KVCache:
@@ -164,7 +175,3 @@ def weights_from_files(cfg: ModelConfig, files: list[str], dtype: torch.dtype, d
     names: set[str] = set()
     get = load_safetensors(files, names)
     return fuse_weights(cfg, get, names, dtype, device)
-
-
-def weights_from_state(cfg: ModelConfig, state: Mapping[str, torch.Tensor], dtype: torch.dtype, device) -> Weights:
-    return fuse_weights(cfg, state.__getitem__, set(state), dtype, device)

@@ -63,6 +63,8 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
     cfg = stored.config()
     tokenizer = Tokenizer(stored.path)
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
+    if not prompt:
+        raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
     capacity = len(prompt) + opts.max_tokens
     if capacity > cfg.max_positions:
         raise UsageError(
@@ -71,20 +73,24 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
         )
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)
 
-    shown: list[int] = []
-    printed = [""]
+    shown: list[int] = []  # tokens of the current line, decoded together (a character may span tokens)
+    printed = [""]          # the part of that line already written
 
     def on_token(token: int) -> None:
         shown.append(token)
         text = tokenizer.decode(shown)
-        if opts.stream and not text.endswith("\ufffd"):  # hold back a partial UTF-8 character
-            write(text[len(printed[0]):])
-            printed[0] = text
-            sys.stdout.flush()
+        if text.endswith("\ufffd"):  # hold back a partial UTF-8 character
+            return
+        write(text[len(printed[0]):])
+        sys.stdout.flush()
+        if text.endswith("\n"):  # start a new line: decoding stays proportional to a line, not the text
+            shown.clear()
+            text = ""
+        printed[0] = text
 
     eos = tokenizer.eos_ids(list(cfg.eos_token_ids) or None)
-    _, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos, on_token, use_graph=True)
-    final = tokenizer.decode(shown)
-    write(final[len(printed[0]):] if opts.stream else final)
+    out, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos,
+                          on_token if opts.stream else None, use_graph=True)
+    write(tokenizer.decode(shown)[len(printed[0]):] if opts.stream else tokenizer.decode(out))
     write("\n")
     return stats

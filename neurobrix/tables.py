@@ -155,10 +155,14 @@ def render_tracked(files: list[TrackedFile]) -> str:
     return header + yaml.safe_dump(body, sort_keys=False, width=120)
 
 
-def read_yaml(path: Path, shown: str) -> Any:
-    """``yaml.safe_load`` of one file; a syntax error names the file and the line."""
+def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
+    """``yaml.safe_load`` of one file; a syntax error names the file and the line. With ``sha256``,
+    the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
     try:
-        text = path.read_text(encoding="utf-8")
+        data = path.read_bytes()
+        if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+            raise TablesError(f"{shown}: changed while the tables were being loaded (sha256 differs now)")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
     try:
@@ -234,7 +238,7 @@ def _load(location: TablesLocation) -> Tables:
         if len(parts) != 2 or not parts[1].endswith(".yaml"):
             continue  # a file the tables need that is not itself a table (e.g. a proof report)
         folder, name = parts
-        data = read_yaml(root / f.path, shown)
+        data = read_yaml(root / f.path, shown, f.sha256)
         if name == CLASS_NAME:
             classes[folder] = parse_class(data, shown, folder)
         else:

@@ -8,8 +8,6 @@ an out-of-bounds store or load is caught. Tables are test fixtures (tests/kernel
 
 from __future__ import annotations
 
-import math
-
 import pytest
 import torch
 import triton
@@ -228,7 +226,3 @@ def test_no_gpu_no_interpreter_is_a_typed_error(monkeypatch):
     monkeypatch.setattr("neurobrix.ops._common.interpreter_enabled", lambda: True)  # pass the device check
     with pytest.raises(NoGPUError):
         ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
-
-
-def test_math_of_the_scale():
-    assert ops.attention.default_scale(64) == 1 / math.sqrt(64)

@@ -64,6 +64,11 @@ def check_contiguous_last(op: str, **tensors: torch.Tensor | None) -> None:
             raise InvalidInputError(f"{op}: {name} must be contiguous in its last dimension (stride {t.stride()})")
 
 
+def dot_precision(dtype: str) -> str:
+    """tl.dot's input precision: full fp32 ("ieee") for fp32 operands, as certified; irrelevant for fp16/bf16."""
+    return "ieee" if dtype == "fp32" else "tf32"
+
+
 def settings(kernel: str, dtype: str, **shape: int) -> Mapping[str, Any]:
     """The certified config for this exact call (the one lookup per launch)."""
     return tables.settings(kernel, dtype, shape)

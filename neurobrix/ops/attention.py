@@ -17,15 +17,13 @@ Keys (kernels.py):
 
 from __future__ import annotations
 
-import math
-
 import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, dot_precision, same_dtype, settings, split
 
 LOG2E = 1.4426950408889634
 
@@ -174,10 +172,6 @@ def _check_prefill(q, k, v):
     return same_dtype("attention_prefill", "q", q, k=k, v=v), _group("attention_prefill", HQ, k.shape[2])
 
 
-def _precision(dtype: str) -> str:
-    return "ieee" if dtype == "fp32" else "tf32"
-
-
 def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
     """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D]."""
     dtype, G = _check_prefill(q, k, v)
@@ -190,7 +184,7 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     _attention_prefill_kernel[grid](
         q, k, v, o, S, HQ, G, float(scale) * LOG2E,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=_precision(dtype), **meta, **launch,
+        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
     )
     return o
 
@@ -234,7 +228,7 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     _attention_decode_split_kernel[(B * HKV, splits)](
         q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
         *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3],
-        D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)), PRECISION=_precision(dtype),
+        D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)), PRECISION=dot_precision(dtype),
         **meta, **launch,
     )
     _attention_decode_merge_kernel[(B * HQ,)](
@@ -256,7 +250,3 @@ def attention_decode_torch(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         attn_mask=mask[:, None, None, :], scale=scale, enable_gqa=True,
     )
     return out[:, :, 0, :]
-
-
-def default_scale(head_dim: int) -> float:
-    return 1.0 / math.sqrt(head_dim)

@@ -19,7 +19,7 @@ import triton
 import triton.language as tl
 
 from ..errors import TablesError
-from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, dot_precision, same_dtype, settings, split
 
 
 @triton.jit
@@ -158,7 +158,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_tiled_kernel[grid](
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
-            HAS_BIAS=bias is not None, PRECISION="ieee" if dtype == "fp32" else "tf32", **meta, **launch,
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
         raise TablesError(f"linear: certified config {dict(config)} names no known variant (gemv, tiled)")
