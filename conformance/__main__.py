@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shlex
 import sys
 from pathlib import Path
 from typing import Sequence
 
 from neurobrix.errors import NeuroBrixError
+from neurobrix.tables import ENV_VAR
 
 from . import track
 
@@ -69,6 +71,22 @@ def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
     return limits or None
 
 
+def _configs(paths: list[str] | None) -> dict | None:
+    """Models outside the catalogue, from their config.json files."""
+    if not paths:
+        return None
+    from neurobrix.config import ModelConfig
+
+    configs = {}
+    for path in paths:
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise NeuroBrixError(f"--config {path}: cannot be read as JSON: {exc}") from exc
+        configs[path] = ModelConfig.from_hf(data, path)
+    return configs
+
+
 def cmd_certify(args: argparse.Namespace) -> int:
     from . import certify, check
     from .scratch import tables_at
@@ -82,7 +100,8 @@ def cmd_certify(args: argparse.Namespace) -> int:
     with _progress() as progress:
         written, left, finished = certify.certify(
             args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
-            args.max_minutes, command, models=args.models, limits=_limits(args.limit), progress=progress,
+            args.max_minutes, command, models=args.models, limits=_limits(args.limit),
+            configs=_configs(args.config), progress=progress,
             say=progress.console.print,
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
@@ -164,15 +183,19 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
     z.add_argument("--models", nargs="+", metavar="MODEL",
                    help="only the domains these catalogue models need (default: the whole catalogue)")
+    z.add_argument("--config", nargs="+", metavar="CONFIG_JSON",
+                   help="certify what these models (config.json files) need instead of the catalogue's models")
     z.add_argument("--limit", action="append", metavar="NAME=[LO:]HI",
-                   help="narrow the catalogue's coverage of decode_batch, prefill_batch, prompt or capacity to "
-                   "[1, HI] or [LO, HI] (repeatable), e.g. --limit prompt=128:128")
+                   help="set the coverage of decode_batch, prefill_batch, prompt or capacity to [1, HI] or "
+                   "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128")
     z.add_argument("--examples", type=int, default=25, metavar="N",
                    help="Hypothesis examples proving each entry (default %(default)s)")
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
     z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
-    z.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
+    z.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+                   help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "
+                   "else this checkout's tables/)")
     z.set_defaults(func=cmd_certify)
 
     w = commands.add_parser(
@@ -184,7 +207,8 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument("--examples", type=int, default=30, metavar="N")
     w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
-    w.add_argument("--tables", default=str(track.SOURCE_TABLES), help="where the class.yaml files are")
+    w.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+                   help="where the class.yaml files are (default: $NEUROBRIX_TABLES when set, else tables/)")
     w.add_argument("--json", metavar="FILE")
     w.set_defaults(func=cmd_sweep)
 

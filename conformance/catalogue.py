@@ -72,18 +72,25 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
 
 
 def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
-                     limits: dict[str, tuple[int, int]] | None = None) -> dict[str, set[Domain]]:
-    """Every domain the catalogue needs, per kernel; ``models`` and ``limits`` (upper ends of the
-    coverage ranges, e.g. {"prompt": (128, 128)}) narrow it for a partial run."""
+                     limits: dict[str, tuple[int, int]] | None = None,
+                     configs: dict[str, ModelConfig] | None = None) -> dict[str, set[Domain]]:
+    """Every domain the catalogue needs, per kernel.
+
+    ``models`` keeps only those catalogue models; ``configs`` replaces the catalogue's models with
+    these (a model outside the catalogue); ``limits`` sets coverage ranges, e.g. {"prompt": (128, 128)}
+    (each model's context still caps prompt and capacity).
+    """
     all_models, coverage = load(path)
-    if models:
+    if configs:
+        all_models = dict(configs)
+    elif models:
         unknown = [m for m in models if m not in all_models]
         if unknown:
-            raise KeyError(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)}")
+            raise KeyError(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)} "
+                           "(for another model, pass its config.json with --config)")
         all_models = {m: all_models[m] for m in models}
     if limits:
-        coverage = Coverage(**{name: (max(lo, limits[name][0]), min(hi, limits[name][1])) if name in limits
-                               else (lo, hi) for name, (lo, hi) in vars(coverage).items()})
+        coverage = Coverage(**{name: limits.get(name, span) for name, span in vars(coverage).items()})
     by_kernel: dict[str, set[Domain]] = {}
     for cfg in all_models.values():
         for domain in model_domains(cfg, coverage):

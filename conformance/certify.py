@@ -37,7 +37,7 @@ from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.kernels import KERNELS
-from neurobrix.schema import Domain, Entry, Proof, Rejected
+from neurobrix.schema import Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
 
 from . import candidates as cand
 from . import catalogue, check, scratch, track
@@ -72,7 +72,7 @@ class Task:
 
 
 def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str] | None = None,
-         limits: dict[str, tuple[int, int]] | None = None) -> list[Task]:
+         limits: dict[str, tuple[int, int]] | None = None, configs: dict | None = None) -> list[Task]:
     """Every (kernel, dtype, domain) the class must cover (or the part of it ``models``/``limits`` name)."""
     tasks = []
     if class_id == "interpreter":
@@ -81,7 +81,7 @@ def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str]
                 tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
         return tasks
     try:
-        needed = catalogue.required_domains(models=models, limits=limits)
+        needed = catalogue.required_domains(models=models, limits=limits, configs=configs)
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from exc
     for kernel in kernels:
@@ -240,13 +240,34 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     return path
 
 
-def existing_entries(root: Path, class_id: str, kernel: str) -> list[Entry]:
+def existing_table(root: Path, class_id: str, kernel: str) -> KernelTable | None:
     path = root / class_id / f"{kernel}.yaml"
     if not path.is_file():
-        return []
-    from neurobrix.schema import parse_kernel_table
+        return None
+    return parse_kernel_table(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel)
 
-    return list(parse_kernel_table(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel).entries)
+
+SAME_RUN_FACTS = ("device", "torch", "triton", "neurobrix")
+
+
+def merged_provenance(table: KernelTable | None, current: dict[str, Any]) -> dict[str, Any]:
+    """The provenance a table keeps when this run adds entries to it.
+
+    A table holds one software stack: adding to a table certified on another device, torch, triton
+    or neurobrix is refused (re-certify the kernel instead). Runs that add to it are recorded under
+    ``resumed`` (date, commit, command), so the first run's facts are never overwritten.
+    """
+    if table is None:
+        return current
+    old = dict(table.provenance)
+    differ = [k for k in SAME_RUN_FACTS if old.get(k) != current.get(k)]
+    if differ:
+        shown = "; ".join(f"{k}: table {old.get(k)!r}, now {current.get(k)!r}" for k in differ)
+        raise UsageError(f"{table.path} was certified on another stack ({shown}); entries from two stacks cannot "
+                         "share one table. Delete the table to re-certify the kernel, or run with the same versions.")
+    resumed = list(old.get("resumed", []))
+    resumed.append({k: current[k] for k in ("date", "git_commit", "command")})
+    return {**old, "resumed": resumed}
 
 
 def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str, seed: int,
@@ -310,7 +331,8 @@ BOUND_NAMES = {
 
 def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
             examples: int, profile_name: str, max_minutes: float | None, command: str,
-            models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None, seed: int = 0,
+            models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None,
+            configs: dict | None = None, seed: int = 0,
             progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
     """Certify; returns (entries written, tasks left, finished)."""
     class_yaml = root / class_id / nb_tables.CLASS_NAME
@@ -322,16 +344,19 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     with _class_only(class_yaml) as only, scratch.tables_at(only):
         check.require_device_of(class_id, nb_tables.load())
     chosen = kernels or list(KERNELS)
-    tasks = plan(class_id, chosen, dtypes, models, limits)
+    tasks = plan(class_id, chosen, dtypes, models, limits, configs)
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
     written = 0
     todo = []
-    have = {k: existing_entries(root, class_id, k) for k in chosen}
+    tables_now = {k: existing_table(root, class_id, k) for k in chosen}
+    have = {k: list(t.entries) if t else [] for k, t in tables_now.items()}
     for task in tasks:
         done = any(e.domain.ranges == task.ranges and task.dtype in e.domain.dtypes for e in have[task.kernel])
         if not (only_missing and done):
             todo.append(task)
+    # refused before any work when a table to be added to was certified on another stack
+    provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for t in todo}}
     bar = progress.add_task("certify", total=len(todo)) if progress else None
     for i, task in enumerate(todo):
         if deadline is not None and time.monotonic() > deadline:
@@ -343,7 +368,7 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
         kept = [e for e in have[task.kernel]
                 if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})]
         have[task.kernel] = kept + [entry]
-        write_table(root, class_id, task.kernel, have[task.kernel], prov)
+        write_table(root, class_id, task.kernel, have[task.kernel], provs[task.kernel])
         written += 1
         if progress:
             progress.advance(bar)

@@ -52,8 +52,11 @@ def generation_calls(cfg: ModelConfig, batch: int, prompt_len: int, capacity: in
     )
 
 
-def preflight(calls: set[Call], dtype: str, class_id: str) -> None:
-    """Check every call against the certified tables at once; raise one error listing all that are missing."""
+def preflight(calls: set[Call], dtype: str, class_id: str, certify_hint: str = "") -> None:
+    """Check every call against the certified tables at once; raise one error listing all that are missing.
+
+    ``certify_hint``: extra certify arguments that cover exactly this run (e.g. its config and lengths).
+    """
     from .errors import MissingEntryError
     from .tables import certify_command, load
 
@@ -71,5 +74,6 @@ def preflight(calls: set[Call], dtype: str, class_id: str) -> None:
         raise MissingEntryError(
             f"this model cannot run on GPU class {class_id} in {dtype}: {len(missing)} kernel call(s) have no "
             "certified setting (nothing was loaded):\n" + "\n".join(missing)
-            + f"\n  certify them: {certify_command(class_id, sorted(kernels), [dtype])}"
+            + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
+            + f"\n    {certify_command(class_id, sorted(kernels), [dtype], certify_hint)}"
         )

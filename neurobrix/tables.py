@@ -93,14 +93,15 @@ class Tables:
         return entry.config
 
 
-def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None) -> str:
+def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None,
+                    extra: str = "") -> str:
     """The command a contributor runs, from a source checkout on that GPU, to certify what is missing."""
     command = f"python -m conformance certify --class {class_id}"
     if kernels:
         command += " --kernels " + " ".join(kernels)
     if dtypes:
         command += " --dtypes " + " ".join(dtypes)
-    return command + " --only-missing"
+    return command + extra + " --only-missing"
 
 
 def locate() -> TablesLocation:

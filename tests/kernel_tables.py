@@ -8,8 +8,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import torch
+import triton
 import yaml
 
+import neurobrix
 from neurobrix import tables
 
 PROOF = {
@@ -34,6 +37,14 @@ CONFIGS = {
 }
 
 
+# the software stack of this machine's interpreter class, as certify would record it (so that certify
+# may add entries to a fixture table)
+STACK = {
+    "device": {"backend": "interpreter", "vendor": "triton", "name": "Triton interpreter (CPU)"},
+    "torch": str(torch.__version__), "triton": str(triton.__version__), "neurobrix": neurobrix.__version__,
+}
+
+
 def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16")) -> Path:
     """An interpreter-class tables folder with one table per kernel, tracked, at ``root``."""
     configs = {**CONFIGS, **(configs or {})}
@@ -49,8 +60,7 @@ def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16"
             rows.append({"domain": domain, "config": config, "proof": PROOF})
         (root / "interpreter" / f"{kernel}.yaml").write_text(yaml.safe_dump({
             "format": 1, "kernel": kernel, "class": "interpreter", "key": KEYS[kernel],
-            "provenance": {"device": {"name": "test fixture"}, "torch": "-", "triton": "-", "neurobrix": "-",
-                           "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py"},
+            "provenance": {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py"},
             "entries": rows,
         }, sort_keys=False))
     (root / tables.TRACKED_NAME).write_text(tables.render_tracked(tables.scan(root)))

@@ -196,3 +196,26 @@ def test_sweep_runs_every_kernel(capsys):
     finally:
         sweep.DOMAINS = original
     assert [r["kernel"] for r in rows] == ["rms_norm", "silu_mul"] and all(r["passed"] for r in rows)
+
+
+def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tables_copy, capsys):
+    table = tables_copy / "interpreter" / "silu_mul.yaml"
+    data = yaml.safe_load(table.read_text())
+    first = dict(data["provenance"])
+    data["entries"] = [e for e in data["entries"] if e["domain"]["dtypes"] != ["fp16"]]  # leave fp16 to do
+    table.write_text(yaml.safe_dump(data, sort_keys=False))
+    retrack(tables_copy)
+    args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp16", "--examples", "3",
+            "--only-missing", "--no-check", "--tables", str(tables_copy)]
+    assert conformance_main(args) == 0
+    prov = yaml.safe_load(table.read_text())["provenance"]
+    assert {k: prov[k] for k in first} == first  # the first run's facts are kept
+    assert prov["resumed"][0]["command"].startswith("python -m conformance certify --class interpreter")
+    # a table certified with another triton: adding to it is refused before any work
+    data = yaml.safe_load(table.read_text())
+    data["provenance"]["triton"] = "0.0.0"
+    data["entries"] = [e for e in data["entries"] if e["domain"]["dtypes"] != ["fp16"]]
+    table.write_text(yaml.safe_dump(data, sort_keys=False))
+    retrack(tables_copy)
+    assert conformance_main(args) == 2
+    assert "certified on another stack (triton: table '0.0.0'" in capsys.readouterr().err

@@ -189,6 +189,18 @@ def test_uncertified_shapes_are_refused_all_at_once_before_loading_weights(env, 
     assert "kernel call(s) have no certified setting (nothing was loaded)" in err
     assert err.count("  linear ") >= 4  # every missing linear call is listed, not just the first
     assert "python -m conformance certify --class interpreter --kernels linear --dtypes fp32" in err
+    # the command in the message certifies exactly what was missing (a two-candidate space keeps it quick)
+    from conformance import candidates
+    from conformance.__main__ import main as conformance_main
+
+    monkeypatch.setitem(candidates._INTERPRETER, "linear", [c for _, c in CONFIGS["linear"]])
+    command = err.split("certify them (from a source checkout")[1].splitlines()[1].split()
+    assert command[:4] == ["python", "-m", "conformance", "certify"] and "--config" in command
+    assert conformance_main([*command[3:], "--examples", "3", "--no-check"]) == 0
+    monkeypatch.undo()
+    monkeypatch.setenv("NEUROBRIX_HOME", str(env / "store"))
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(tmp_path / "partial"))
+    assert main(["run", "--model", "llama", "--prompt", "hello world", "--max-tokens", "4"]) == 0
 
 
 def test_unknown_model_says_how_to_import(env):
