@@ -19,6 +19,7 @@ import json
 import os
 import re
 import shutil
+import socket
 import struct
 import uuid
 from collections.abc import Iterator, Sequence
@@ -388,9 +389,14 @@ def resolve(name: str) -> StoredModel:
     return _load(path, key, verify=True)
 
 
+def _host() -> str:
+    """This machine's name, safe in a file name (a store on a shared home may serve several hosts)."""
+    return "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
+
+
 def _scratch() -> Path:
     """A fresh temporary path inside the store (same filesystem, so renames are atomic)."""
-    return models_dir() / f"{_SCRATCH}{os.getpid()}-{uuid.uuid4().hex[:12]}"
+    return models_dir() / f"{_SCRATCH}{_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
 
 
 def _pid_alive(pid: int) -> bool:
@@ -408,8 +414,9 @@ def _sweep_stale() -> None:
     root = models_dir()
     if not root.is_dir():
         return
-    for path in root.glob(f"{_SCRATCH}*"):
-        pid = path.name[len(_SCRATCH):].split("-", 1)[0]
+    mine = f"{_SCRATCH}{_host()}-"
+    for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
+        pid = path.name[len(mine):].split("-", 1)[0]
         if pid.isdigit() and not _pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 

@@ -219,12 +219,16 @@ def test_reimport_replaces_the_model_only_once_the_new_copy_is_complete(checkpoi
 
 
 def test_temporary_folders_of_dead_imports_are_swept(checkpoints, tmp_path):
-    stale = store.models_dir() / ".tmp-999999999-deadbeef"  # beyond any pid_max: that process is gone
+    host = store._host()
+    stale = store.models_dir() / f".tmp-{host}-999999999-deadbeef"  # beyond any pid_max: that process is gone
     (stale / "half").mkdir(parents=True)
-    mine = store.models_dir() / f".tmp-{os.getpid()}-inflight"  # a live process's: left alone
+    mine = store.models_dir() / f".tmp-{host}-{os.getpid()}-inflight"  # a live process's: left alone
     mine.mkdir()
+    # another host sharing this home: its pids say nothing here, so its import in flight is left alone
+    elsewhere = store.models_dir() / ".tmp-otherhost-999999999-inflight"
+    elsewhere.mkdir()
     store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
-    assert not stale.exists() and mine.exists()
+    assert not stale.exists() and mine.exists() and elsewhere.exists()
 
 
 def test_local_import_refusals(checkpoints, tmp_path):
