@@ -16,7 +16,7 @@ import time
 import torch
 
 from conformance.catalogue import load
-from neurobrix.generate import Sampling, generate
+from neurobrix.generate import Sampling, generate_batch
 from neurobrix.gpu import detect_class
 from neurobrix.model import Layer, Transformer, Weights
 from neurobrix.ops import backend
@@ -37,6 +37,25 @@ def random_weights(cfg, dtype, device, seed=0) -> Weights:
     embed = rand(cfg.vocab_size, h)
     return Weights(embed, layers, torch.ones(h, dtype=dtype, device=device),
                    embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
+
+
+def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int) -> dict:
+    """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then the run."""
+    batch, seq = len(prompts), len(prompts[0])
+    capacity = seq + new
+    if bk == "triton":
+        preflight(generation_calls(cfg, batch, seq, capacity), "bf16", detect_class().id)
+    model = Transformer(cfg, weights, backend(bk), batch=batch, capacity=capacity)
+    generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True)  # compile, warm up
+    model = Transformer(cfg, weights, backend(bk), batch=batch, capacity=capacity)
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)
+    torch.cuda.synchronize()
+    return {"generated": sum(map(len, outs)), "ttft_ms": round(stats.time_to_first_token_s * 1000, 2),
+            "decode_tok_s": round(stats.decode_tokens_per_s, 1),
+            "decode_tok_s_per_sequence": round(stats.decode_tokens_per_s / batch, 1),
+            "total_s": round(time.perf_counter() - start, 3)}
 
 
 def hf_eager(name: str, prompt: list[int], new: int) -> dict:
@@ -78,43 +97,33 @@ def main() -> None:
                         help="triton, torch (this engine on either backend) and hf (transformers eager)")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=256)
+    parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     models, _ = load()
     results = []
     for name in args.model:
         cfg = models[name]
-        capacity = args.prompt + args.new
         weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
         gb = sum(t.numel() * t.element_size() for t in [weights.embed, weights.norm]
                  + [x for l in weights.layers for x in (l.qkv, l.o, l.gate_up, l.down)]) / 1e9
         if weights.lm_head is not weights.embed:
             gb += weights.lm_head.numel() * 2 / 1e9
-        prompt = torch.randint(0, cfg.vocab_size, (args.prompt,), generator=torch.Generator().manual_seed(1)).tolist()
+        gen = torch.Generator().manual_seed(1)
+        prompts = torch.randint(0, cfg.vocab_size, (max(args.batch), args.prompt), generator=gen).tolist()
         for bk in args.backends:
-            row = {"model": name, "backend": bk, "weights_gb": round(gb, 2), "prompt": args.prompt, "new": args.new}
-            try:
-                if bk == "hf":
-                    row.update(hf_eager(name, prompt, args.new))
-                    print(json.dumps(row), flush=True)
-                    results.append(row)
-                    continue
-                if bk == "triton":
-                    preflight(generation_calls(cfg, 1, args.prompt, capacity), "bf16", detect_class().id)
-                model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
-                generate(model, prompt, 8, Sampling(), set(), use_graph=True)  # compile and warm up, same shapes
-                model = Transformer(cfg, weights, backend(bk), batch=1, capacity=capacity)
-                torch.cuda.synchronize()
-                start = time.perf_counter()
-                out, stats = generate(model, prompt, args.new, Sampling(), set(), use_graph=True)
-                torch.cuda.synchronize()
-                row.update(generated=len(out), ttft_ms=round(stats.time_to_first_token_s * 1000, 2),
-                           decode_tok_s=round(stats.decode_tokens_per_s, 1),
-                           total_s=round(time.perf_counter() - start, 3))
-            except Exception as exc:  # report and go on: one failing backend must not hide the others
-                row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
-            print(json.dumps(row), flush=True)
-            results.append(row)
+            for batch in args.batch if bk != "hf" else [1]:
+                row = {"model": name, "backend": bk, "batch": batch, "weights_gb": round(gb, 2),
+                       "prompt": args.prompt, "new": args.new}
+                try:
+                    if bk == "hf":
+                        row.update(hf_eager(name, prompts[0], args.new))
+                    else:
+                        row.update(engine_run(cfg, weights, bk, prompts[:batch], args.new))
+                except Exception as exc:  # report and go on: one failing backend must not hide the others
+                    row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+                print(json.dumps(row), flush=True)
+                results.append(row)
         del weights
         torch.cuda.empty_cache()
     if args.json:

@@ -104,32 +104,60 @@ class Stats:
 
 
 @torch.inference_mode()
-def generate(model: Transformer, prompt: list[int], max_new_tokens: int, opts: Sampling, eos: set[int],
-             on_token: Callable[[int], None] | None = None, use_graph: bool = False) -> tuple[list[int], Stats]:
-    """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
+def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens: int, opts: Sampling,
+                   eos: set[int], on_step: Callable[[list[int | None]], None] | None = None,
+                   use_graph: bool = False) -> tuple[list[list[int]], Stats]:
+    """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
+    model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
+    step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats)."""
+    batch = model.cache.k[0].shape[0]
+    if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
+        raise UsageError(f"generate takes {batch} non-empty prompts of one length (the model's batch), "
+                         f"got lengths {[len(p) for p in prompts]}")
+    seq = len(prompts[0])
+    # the last decode step feeds position seq + max_new_tokens - 2 and fills the cache one further
+    if seq + max_new_tokens - 1 > model.cache.capacity:
+        raise UsageError(f"a {seq}-token prompt and {max_new_tokens} new tokens need a KV cache of "
+                         f"{seq + max_new_tokens - 1} positions; this model was built with {model.cache.capacity}")
     device = model.w.embed.device
     generator = None
     if opts.seed is not None:
         generator = torch.Generator(device=device)
         generator.manual_seed(opts.seed)
-    cuda = device.type == "cuda"
     start = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
-    tokens = torch.tensor([prompt], dtype=torch.long, device=device)
-    positions = torch.arange(len(prompt), device=device)[None, :]
-    logits = model.forward(tokens, positions, None)
-    token = sample(logits, opts, generator)
-    out = [int(token[0])]  # the .item() syncs: the first token exists now
+    tokens = torch.tensor(prompts, dtype=torch.long, device=device)
+    positions = torch.arange(seq, device=device)[None, :].expand(batch, seq)
+    token = sample(model.forward(tokens, positions, None), opts, generator)
+    outs: list[list[int]] = [[] for _ in range(batch)]
+    done = [False] * batch
+
+    def record(step: list[int]) -> None:
+        new: list[int | None] = []
+        for b, t in enumerate(step):  # the .tolist() that made ``step`` synced: these tokens exist now
+            new.append(None if done[b] else t)
+            if not done[b]:
+                outs[b].append(t)
+                done[b] = t in eos
+        if on_step:
+            on_step(new)
+
+    record(token.tolist())
     first = time.perf_counter()  # lean: user statistics
-    if on_token:
-        on_token(out[-1])
-    decoder = Decoder(model, 1, use_graph and cuda)
-    while len(out) < max_new_tokens and out[-1] not in eos:
-        logits = decoder.step(token, len(prompt) + len(out) - 1)
-        token = sample(logits, opts, generator)
-        out.append(int(token[0]))
-        if on_token:
-            on_token(out[-1])
+    decoder = Decoder(model, batch, use_graph and device.type == "cuda")
+    steps = 1
+    while steps < max_new_tokens and not all(done):
+        token = sample(decoder.step(token, seq + steps - 1), opts, generator)
+        record(token.tolist())
+        steps += 1
     end = time.perf_counter()  # lean: user statistics
-    decoded = len(out) - 1
+    decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
-    return out, Stats(len(prompt), len(out), first - start, rate)
+    return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate)
+
+
+def generate(model: Transformer, prompt: list[int], max_new_tokens: int, opts: Sampling, eos: set[int],
+             on_token: Callable[[int], None] | None = None, use_graph: bool = False) -> tuple[list[int], Stats]:
+    """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
+    on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
+    outs, stats = generate_batch(model, [prompt], max_new_tokens, opts, eos, on_step, use_graph)
+    return outs[0], stats

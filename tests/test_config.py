@@ -99,3 +99,17 @@ def test_an_empty_prompt_is_a_usage_error(monkeypatch):
     monkeypatch.setattr(run_module, "Tokenizer", NoTokens)
     with pytest.raises(UsageError, match="the prompt is empty after tokenization"):
         run_module.run(run_module.RunOptions(model="m", prompt=""))
+
+
+def test_generation_beyond_the_kv_cache_is_refused_not_run_out_of_bounds():
+    from neurobrix.generate import generate
+    from neurobrix.model import Transformer, weights_from_files  # noqa: F401  (the engine's own loader path)
+    from neurobrix.ops import TORCH
+
+    cfg = ModelConfig.from_hf(BASE)
+    state = checkpoint(cfg)
+    model = Transformer(cfg, fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu"), TORCH,
+                        batch=1, capacity=6)
+    generate(model, [1, 2, 3], 4, Sampling(), eos=set())  # positions 0..5: fits exactly
+    with pytest.raises(UsageError, match="need a KV cache of 7 positions; this model was built with 6"):
+        generate(model, [1, 2, 3], 5, Sampling(), eos=set())

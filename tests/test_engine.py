@@ -221,3 +221,28 @@ def test_config_json_round_trip_of_every_family(env):
         assert cfg.vocab_size == data["vocab_size"] and cfg.num_layers == data["num_hidden_layers"]
     assert store.resolve("qwen2-bias-tied").config().qkv_bias
     assert store.resolve("llama3-tied").config().rope_scaling["rope_type"] == "llama3"
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
+    from neurobrix.generate import generate_batch
+    from neurobrix.model import Transformer
+    from neurobrix.ops import backend as get_backend
+
+    stored = store.resolve("qwen2-bias-tied")
+    first = prompt_ids("qwen2-bias-tied")
+    second = first[:1] + list(reversed(first[1:]))  # same length, other tokens
+    steps = 10
+    alone = []
+    for ids in (first, second):
+        model = load_model(stored, backend, "fp32", prompt_len=len(ids), capacity=len(ids) + steps)
+        alone.append(generate(model, ids, steps, Sampling(), eos=set())[0])
+    single = load_model(stored, backend, "fp32", prompt_len=len(first), capacity=len(first) + steps)
+    batched = Transformer(single.cfg, single.w, get_backend(backend), batch=2, capacity=len(first) + steps)
+    outs, stats = generate_batch(batched, [first, second], steps, Sampling(), eos=set())
+    assert outs == alone and stats.generated_tokens == 2 * steps
+    # each sequence stops at its own EOS: make the first one's third token the end
+    end = alone[0][2]
+    outs, _ = generate_batch(batched, [first, second], steps, Sampling(), eos={end})
+    assert outs[0] == alone[0][:alone[0].index(end) + 1]
+    assert outs[1] == (alone[1][:alone[1].index(end) + 1] if end in alone[1] else alone[1])
