@@ -50,7 +50,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     gpu_class = args.gpu_class or detect_class().id
     with _progress() as progress:
         report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
-                                   args.profile, progress)
+                                   args.profile, progress, jobs=args.jobs)
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -59,7 +59,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
-    names = ("decode_batch", "prefill_batch", "prompt", "capacity")
+    names = ("decode_batch", "prefill_batch", "prompt", "capacity", "prefill_tokens")
     limits = {}
     for item in items or []:
         name, _, value = item.partition("=")
@@ -101,14 +101,15 @@ def cmd_certify(args: argparse.Namespace) -> int:
         written, left, finished = certify.certify(
             args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
             args.max_minutes, command, models=args.models, limits=_limits(args.limit),
-            configs=_configs(args.config), progress=progress,
+            configs=_configs(args.config), jobs=args.jobs, progress=progress,
             say=progress.console.print,
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
     if not finished or args.no_check:
         return 0 if finished else 3
     with tables_at(root), _progress() as progress:
-        report = check.check_class(args.gpu_class, args.kernels, set(dtypes), args.examples, args.profile, progress)
+        report = check.check_class(args.gpu_class, args.kernels, set(dtypes), args.examples, args.profile, progress,
+                                   jobs=args.jobs)
     print(check.render(report))
     return 0 if report.passed else 1
 
@@ -167,6 +168,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--profile", choices=("ci", "dev", "gpu"), default="dev",
                    help="Hypothesis profile: ci (25 examples, derandomized), dev (100), gpu (1000)")
     c.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
+    c.add_argument("--jobs", type=int, metavar="N", help="worker processes checking entries in parallel, spread "
+                   "over this machine's GPUs of the class (default: up to 8 per GPU; 1 on the interpreter)")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(
@@ -186,13 +189,17 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--config", nargs="+", metavar="CONFIG_JSON",
                    help="certify what these models (config.json files) need instead of the catalogue's models")
     z.add_argument("--limit", action="append", metavar="NAME=[LO:]HI",
-                   help="set the coverage of decode_batch, prefill_batch, prompt or capacity to [1, HI] or "
+                   help="set the coverage of decode_batch, prefill_batch, prompt, capacity or prefill_tokens "
+                   "(batch x prompt) to [1, HI] or "
                    "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128")
     z.add_argument("--examples", type=int, default=25, metavar="N",
                    help="Hypothesis examples proving each entry (default %(default)s)")
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
     z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
+    z.add_argument("--jobs", type=int, metavar="N", help="worker processes screening and proving candidates, spread "
+                   "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 8 "
+                   "per GPU; 1 on the interpreter)")
     z.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
                    help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "
                    "else this checkout's tables/)")

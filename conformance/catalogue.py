@@ -29,6 +29,7 @@ class Coverage:
     prefill_batch: tuple[int, int]
     prompt: tuple[int, int]
     capacity: tuple[int, int]
+    prefill_tokens: tuple[int, int]  # batch x prompt of one prefill: only its top bounds the walk
 
 
 def load(path: Path = CATALOGUE) -> tuple[dict[str, ModelConfig], Coverage]:
@@ -63,7 +64,7 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
     prompt_hi = min(coverage.prompt[1], cfg.max_positions)
     capacity_hi = min(coverage.capacity[1], cfg.max_positions)
     for batch in range(coverage.prefill_batch[0], coverage.prefill_batch[1] + 1):
-        for seq in _pow2_points(coverage.prompt[0], prompt_hi):
+        for seq in _pow2_points(coverage.prompt[0], min(prompt_hi, coverage.prefill_tokens[1] // batch)):
             found |= {bucket(k, s) for k, s in forward_calls(cfg, batch, seq, seq, prefill=True)}
     for batch in _pow2_points(*coverage.decode_batch):
         for capacity in _pow2_points(coverage.capacity[0], capacity_hi):

@@ -40,7 +40,7 @@ from neurobrix.kernels import KERNELS
 from neurobrix.schema import Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
 
 from . import candidates as cand
-from . import catalogue, check, scratch, track
+from . import catalogue, check, scratch, track, workers
 from .harness import TORCH_DTYPES, Case, Values, build, judge, run_kernel
 
 def reference_name() -> str:
@@ -152,8 +152,17 @@ def screen(class_yaml: Path, task: Task, config: dict[str, Any], cases: list[Cas
     return None
 
 
+TIMING_REPLAY_US = 500.0  # each timed graph replay lasts about this long (enough calls unrolled into it)
+TIMING_REPLAYS = 15       # replays per candidate; the median and the best are kept
+
+
 def measure(class_yaml: Path, task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
-    """(best, median) microseconds per call, over the rotated input sets."""
+    """(best, median) microseconds per call, over the rotated input sets.
+
+    On a GPU: one warm-up pass (compiles), a CUDA graph of the pass to estimate its length, then a
+    graph with enough passes unrolled that a replay lasts ~TIMING_REPLAY_US (launch gaps vanish),
+    replayed TIMING_REPLAYS times between CUDA events. On the interpreter: CPU wall time.
+    """
     from neurobrix import ops
 
     op = getattr(ops.TRITON, task.kernel)
@@ -164,13 +173,7 @@ def measure(class_yaml: Path, task: Task, config: dict[str, Any], sets: list[Cas
                 op(**case.args)
 
         if check.device().type == "cuda":
-            import triton.testing
-
-            run_all()  # compile and warm up outside the graph
-            torch.cuda.synchronize()
-            times = [triton.testing.do_bench_cudagraph(run_all, rep=20, return_mode=mode) * 1000 / len(sets)
-                     for mode in ("min", "median")]
-            return times[0], times[1]
+            return _graph_times(run_all, len(sets))
         run_all()
         samples = []
         for _ in range(3):
@@ -178,6 +181,38 @@ def measure(class_yaml: Path, task: Task, config: dict[str, Any], sets: list[Cas
             run_all()
             samples.append((time.perf_counter() - start) * 1e6 / len(sets))
         return min(samples), statistics.median(samples)
+
+
+def _graph_times(run_all: Callable[[], None], calls: int) -> tuple[float, float]:
+    run_all()  # compile and warm up outside the graph
+    torch.cuda.synchronize()
+    stream = torch.cuda.Stream()
+    begin, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+    def capture(passes: int) -> torch.cuda.CUDAGraph:
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph, stream=stream):
+            for _ in range(passes):
+                run_all()
+        return graph
+
+    def replay_us(graph: torch.cuda.CUDAGraph) -> float:
+        begin.record(stream)
+        graph.replay()
+        end.record(stream)
+        end.synchronize()
+        return begin.elapsed_time(end) * 1000
+
+    with torch.cuda.stream(stream):
+        one = capture(1)
+        replay_us(one)
+        estimate = min(replay_us(one) for _ in range(3))
+        passes = max(1, min(64, math.ceil(TIMING_REPLAY_US / max(estimate, 1e-3))))
+        graph = capture(passes) if passes > 1 else one
+        replay_us(graph)
+        samples = [replay_us(graph) / (passes * calls) for _ in range(TIMING_REPLAYS)]
+    del graph, one
+    return min(samples), statistics.median(samples)
 
 
 def provenance(command: str) -> dict[str, Any]:
@@ -189,8 +224,8 @@ def provenance(command: str) -> dict[str, Any]:
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "neurobrix", "conformance"],
                                capture_output=True, text=True, cwd=here, check=True).stdout.strip()
         commit += "+uncommitted-changes" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):
-        commit = "unknown"
+    except (OSError, subprocess.CalledProcessError):  # a copy of the tree without git (a lent GPU machine)
+        commit = os.environ.get("NEUROBRIX_SOURCE_COMMIT", "unknown")
     import triton
 
     device = {k: (list(v) if isinstance(v, tuple) else v) for k, v in facts.as_dict().items() if v is not None}
@@ -207,7 +242,8 @@ def provenance(command: str) -> dict[str, Any]:
     if facts.backend == "interpreter":
         prov["timing"] = "CPU wall time of the Triton interpreter: says nothing about any GPU"
     else:
-        prov["timing"] = "median of CUDA-graph replays (triton.testing.do_bench_cudagraph), inputs rotated"
+        prov["timing"] = (f"median of {TIMING_REPLAYS} CUDA-event-timed replays of a CUDA graph unrolling "
+                          f"~{TIMING_REPLAY_US:.0f} us of calls, inputs rotated over >= {ROTATE_BYTES >> 20} MiB")
     return prov
 
 
@@ -270,8 +306,35 @@ def merged_provenance(table: KernelTable | None, current: dict[str, Any]) -> dic
     return {**old, "resumed": resumed}
 
 
-def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str, seed: int,
-                 say: Callable[[str], None]) -> Entry:
+@dataclass
+class Screened:
+    """A task after screening: the candidates that computed the op within bounds, and the rest with why."""
+    task: Task
+    seed: int
+    tried: int
+    survivors: list[dict[str, Any]]
+    rejected: list[tuple[dict[str, Any], str, str]]
+    seconds: float = 0.0
+
+
+@dataclass
+class Timed:
+    screened: Screened
+    timed: list[tuple[tuple[float, float], dict[str, Any]]]  # ((best, median) us, config), fastest first
+    rejected: list[tuple[dict[str, Any], str, str]]
+    seconds: float = 0.0
+
+
+@dataclass
+class Proven:
+    entry: Entry | None
+    message: str        # the progress line, or why no candidate could be certified
+    seconds: float = 0.0
+
+
+def screen_task(class_yaml: Path, task: Task, seed: int) -> Screened:
+    """Phase 1 (shares the device): enumerate, prune and screen every candidate against float64."""
+    start = time.perf_counter()
     dims = {d: (hi if hi is not None else check.CAPS[task.kernel][d]) for d, _, hi in task.ranges}
     configs = cand.space(task.kernel, task.domain(), interpreter_enabled())
     keep, dropped = cand.prune(task.kernel, configs, class_yaml.parent.name, dims,
@@ -285,38 +348,78 @@ def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str,
             survivors.append(config)
         else:
             rejected.append((config, *failure))
-    if not survivors:
-        raise UsageError(f"no candidate for {task.kernel} {task.describe()} computes the op within its bound: "
-                         + "; ".join(f"{c}: {r} ({d})" for c, r, d in rejected[:5]))
-    sets = timing_sets(task, seed + 100)
+    del cases
+    _release()
+    return Screened(task, seed, len(configs), survivors, rejected, time.perf_counter() - start)
+
+
+def time_task(class_yaml: Path, screened: Screened) -> Timed:
+    """Phase 2 (the device to itself): time every survivor at the domain's top shape, fastest first."""
+    start = time.perf_counter()
+    rejected: list[tuple[dict[str, Any], str, str]] = []
     timed = []
-    for config in survivors:
-        try:
-            timed.append((measure(class_yaml, task, config, sets), config))
-        except Exception as exc:  # a survivor that fails while being timed is rejected too
-            rejected.append((config, *classify_failure(exc)))
+    if screened.survivors:
+        sets = timing_sets(screened.task, screened.seed + 100)
+        for config in screened.survivors:
+            try:
+                timed.append((measure(class_yaml, screened.task, config, sets), config))
+            except Exception as exc:  # a survivor that fails while being timed is rejected too
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
+                rejected.append((config, *classify_failure(exc)))
+        del sets
+        _release()
     timed.sort(key=lambda t: t[0][1])
-    # the fastest candidate that also passes its Hypothesis proof over the whole domain wins
-    result = winner = None
-    for n, ((best_us, median_us), config) in enumerate(timed):
+    return Timed(screened, timed, rejected, time.perf_counter() - start)
+
+
+def prove_task(class_yaml: Path, timed: Timed, examples: int, profile_name: str) -> Proven:
+    """Phase 3 (shares the device): the fastest candidate that passes its Hypothesis proof over the
+    whole domain wins; a faster one that fails is recorded as rejected with its counterexample."""
+    start = time.perf_counter()
+    task = timed.screened.task
+    rejected = timed.screened.rejected + timed.rejected
+    if not timed.timed:
+        why = "; ".join(f"{c}: {r} ({d})" for c, r, d in rejected[:5])
+        return Proven(None, f"no candidate for {task.kernel} {task.describe()} computes the op within its "
+                            f"bound: {why}", time.perf_counter() - start)
+    for n, ((best_us, median_us), config) in enumerate(timed.timed):
         entry = Entry(Domain((task.dtype,), task.ranges), config,
-                      Proof(1, 0.0, "pending", reference_name(), best_us, median_us, len(configs), ()))
+                      Proof(1, 0.0, "pending", reference_name(), best_us, median_us, timed.screened.tried, ()))
         with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-            proof = check.check_entry(task.kernel, entry, task.dtype, examples, profile_name)
-        if proof.passed:
-            result, winner = proof, config
-            for (_, slower), other in timed[n + 1:]:
+            result = check.check_entry(task.kernel, entry, task.dtype, examples, profile_name)
+        if result.passed:
+            for (_, slower), other in timed.timed[n + 1:]:
                 rejected.append((other, "slower", f"{slower:.2f} us median vs {median_us:.2f} us"))
-            break
-        rejected.append((config, "wrong_result", f"failed its proof: {(proof.failure or '').splitlines()[0]}"))
-    if winner is None:
-        raise UsageError(f"every candidate for {task.kernel} {task.describe()} failed its proof")
-    say(f"{task.kernel} {task.describe()}: {winner} {median_us:.1f} us, {len(survivors)}/{len(configs)} passed "
-        f"screening, worst error {result.worst_ratio:.3f} of bound over {result.examples} examples")
-    return Entry(entry.domain, winner, Proof(
-        result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], reference_name(), best_us, median_us, len(configs),
-        tuple(Rejected(c, r, d) for c, r, d in rejected),
-    ))
+            _release()
+            message = (f"{task.kernel} {task.describe()}: {config} {median_us:.1f} us, "
+                       f"{len(timed.screened.survivors)}/{timed.screened.tried} passed screening, worst error "
+                       f"{result.worst_ratio:.3f} of bound over {result.examples} examples")
+            return Proven(Entry(entry.domain, config, Proof(
+                result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], reference_name(), best_us, median_us,
+                timed.screened.tried, tuple(Rejected(c, r, d) for c, r, d in rejected),
+            )), message, time.perf_counter() - start)
+        rejected.append((config, "wrong_result", f"failed its proof: {(result.failure or '').splitlines()[0]}"))
+    _release()
+    return Proven(None, f"every candidate for {task.kernel} {task.describe()} failed its proof",
+                  time.perf_counter() - start)
+
+
+def _release() -> None:
+    """Hand cached device memory back between tasks (several workers share one GPU)."""
+    if torch.cuda.is_available():
+        torch.cuda.empty_cache()
+
+
+def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str, seed: int,
+                 say: Callable[[str], None]) -> Entry:
+    """All three phases of one task, in this process."""
+    proven = prove_task(class_yaml, time_task(class_yaml, screen_task(class_yaml, task, seed)), examples,
+                        profile_name)
+    if proven.entry is None:
+        raise UsageError(proven.message)
+    say(proven.message)
+    return proven.entry
 
 
 BOUND_NAMES = {
@@ -332,9 +435,14 @@ BOUND_NAMES = {
 def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
             examples: int, profile_name: str, max_minutes: float | None, command: str,
             models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None,
-            configs: dict | None = None, seed: int = 0,
+            configs: dict | None = None, seed: int = 0, jobs: int | None = None,
             progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
-    """Certify; returns (entries written, tasks left, finished)."""
+    """Certify; returns (entries written, tasks left, finished).
+
+    Tasks go in chunks through three phases: screening (all workers), timing (one worker per
+    device, alone on it) and proofs (all workers); the tables are rewritten after every chunk, so an
+    interrupted run loses at most the chunk in flight and resumes with ``--only-missing``.
+    """
     class_yaml = root / class_id / nb_tables.CLASS_NAME
     if not class_yaml.is_file():
         raise UsageError(f"{class_yaml} does not exist: describe the class first (see the contributor guide)")
@@ -347,31 +455,73 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     tasks = plan(class_id, chosen, dtypes, models, limits, configs)
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
-    written = 0
     todo = []
     tables_now = {k: existing_table(root, class_id, k) for k in chosen}
     have = {k: list(t.entries) if t else [] for k, t in tables_now.items()}
-    for task in tasks:
+    for i, task in enumerate(tasks):
         done = any(e.domain.ranges == task.ranges and task.dtype in e.domain.dtypes for e in have[task.kernel])
         if not (only_missing and done):
-            todo.append(task)
+            todo.append((i, task))
     # refused before any work when a table to be added to was certified on another stack
-    provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for t in todo}}
+    provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for _, t in todo}}
+    devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
+    jobs = workers.default_jobs(devices) if jobs is None else jobs
+    if todo and (jobs > 1 or len(devices) > 1):
+        say(f"{len(todo)} task(s) on {len(devices)} device(s), {max(jobs, len(devices))} correctness worker(s)")
     bar = progress.add_task("certify", total=len(todo)) if progress else None
-    for i, task in enumerate(todo):
-        if deadline is not None and time.monotonic() > deadline:
-            say(f"stopping at the time limit: {len(todo) - i} task(s) left; run again with --only-missing to resume")
-            return written, len(todo) - i, False
-        if progress:
-            progress.update(bar, description=f"{task.kernel} {task.describe()}")
-        entry = certify_task(class_yaml, task, examples, profile_name, seed + i, say)
-        kept = [e for e in have[task.kernel]
-                if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})]
-        have[task.kernel] = kept + [entry]
-        write_table(root, class_id, task.kernel, have[task.kernel], provs[task.kernel])
-        written += 1
-        if progress:
-            progress.advance(bar)
+    chunk_size = max(4, 4 * jobs)
+    written, longest, phase_seconds = 0, 0.0, {"screen": 0.0, "time": 0.0, "prove": 0.0}
+    with workers.Workers(jobs, devices) as pool:
+        for first in range(0, len(todo), chunk_size):
+            now = time.monotonic()
+            if deadline is not None and now + longest > deadline:
+                say(f"stopping at the time limit: {len(todo) - first} task(s) left; run again with --only-missing "
+                    "to resume")
+                return written, len(todo) - first, False
+            chunk = todo[first:first + chunk_size]
+
+            def status(phase: str) -> Callable[[int], None]:
+                count = [0]
+
+                def done(_: int) -> None:
+                    count[0] += 1
+                    if progress:
+                        progress.update(bar, description=f"{phase} {count[0]}/{len(chunk)} (tasks {first + 1}-"
+                                                         f"{first + len(chunk)} of {len(todo)})")
+                return done
+
+            t0 = time.monotonic()
+            screened = pool.map(screen_task, [(class_yaml, task, seed + i) for i, task in chunk], status("screening"))
+            t1 = time.monotonic()
+            timed = pool.alone(time_task, [(class_yaml, s) for s in screened], status("timing"))
+            t2 = time.monotonic()
+            proven = pool.map(prove_task, [(class_yaml, t, examples, profile_name) for t in timed], status("proving"))
+            t3 = time.monotonic()
+            for key, seconds in zip(phase_seconds, (t1 - t0, t2 - t1, t3 - t2)):
+                phase_seconds[key] += seconds
+            longest = max(longest, t3 - now)
+            say(f"tasks {first + 1}-{first + len(chunk)} of {len(todo)}: screening {t1 - t0:.0f} s, timing "
+                f"{t2 - t1:.0f} s, proofs {t3 - t2:.0f} s")
+            failed = None
+            touched = set()
+            for (_, task), result in zip(chunk, proven):
+                if result.entry is None:
+                    failed = failed or result.message
+                    continue
+                say(result.message)
+                kept = [e for e in have[task.kernel]
+                        if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})]
+                have[task.kernel] = kept + [result.entry]
+                touched.add(task.kernel)
+                written += 1
+                if progress:
+                    progress.advance(bar)
+            for kernel in sorted(touched):
+                write_table(root, class_id, kernel, have[kernel], provs[kernel])
+            if failed:
+                raise UsageError(failed)
+    if todo:
+        say("wall time per phase: " + ", ".join(f"{k} {v:.0f} s" for k, v in phase_seconds.items()))
     return written, 0, True
 
 

@@ -149,7 +149,10 @@ def select(table: KernelTable, dtypes: set[str] | None) -> list[tuple[Entry, str
 
 
 def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
-                profile_name: str, progress: Any = None) -> Report:
+                profile_name: str, progress: Any = None, jobs: int | None = None) -> Report:
+    """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel."""
+    from . import workers
+
     loaded = nb_tables.load()
     require_device_of(gpu_class, loaded)
     have = loaded.kernels[gpu_class]
@@ -163,14 +166,18 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     work = [(k, e, d) for k in chosen for e, d in select(have[k], dtypes)]
     n = examples or profile(profile_name).max_examples
     report = Report(gpu_class, str(loaded.location.root), profile_name)
+    devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
+    jobs = workers.default_jobs(devices) if jobs is None else jobs
     start = time.perf_counter()
     task = progress.add_task("check", total=len(work)) if progress else None
-    for kernel, entry, dtype in work:
+
+    def done(i: int) -> None:
         if progress:
-            progress.update(task, description=f"{kernel} {dtype} {entry.domain.describe()}")
-        report.results.append(check_entry(kernel, entry, dtype, n, profile_name))
-        if progress:
-            progress.advance(task)
+            kernel, entry, dtype = work[i]
+            progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
+
+    with workers.Workers(jobs, devices) as pool:
+        report.results = pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in work], done)
     report.seconds = time.perf_counter() - start
     return report
 

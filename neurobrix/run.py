@@ -49,7 +49,8 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     cfg = stored.config()
     if class_id is not None:
         hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch=1:1 --limit decode_batch=1:1"
-                f" --limit prompt={prompt_len}:{prompt_len} --limit capacity={capacity}:{capacity}")
+                f" --limit prompt={prompt_len}:{prompt_len} --limit capacity={capacity}:{capacity}"
+                f" --limit prefill_tokens={prompt_len}")
         preflight(generation_calls(cfg, 1, prompt_len, capacity), dtype, class_id, hint)
     weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], DTYPES[dtype], device)
     return Transformer(cfg, weights, get_backend(backend), batch=1, capacity=capacity)

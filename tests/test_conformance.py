@@ -219,3 +219,20 @@ def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tabl
     retrack(tables_copy)
     assert conformance_main(args) == 2
     assert "certified on another stack (triton: table '0.0.0'" in capsys.readouterr().err
+
+
+def test_certify_and_check_spread_over_worker_processes(tables_copy, capsys):
+    """--jobs 2: screening and proofs in two processes, timing in a third alone; same tables format."""
+    for name in ("silu_mul.yaml", "rms_norm.yaml"):
+        (tables_copy / "interpreter" / name).unlink()
+    retrack(tables_copy)
+    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
+                             "fp16", "--examples", "3", "--jobs", "2", "--tables", str(tables_copy)]) == 0
+    out = capsys.readouterr().out
+    assert "2 task(s) on 1 device(s), 2 correctness worker(s)" in out
+    assert "certified 2 entries" in out and "PASSED: 2 entry checks, 6 examples" in out
+    assert out_of_sync(tables_copy) == []
+    for kernel in ("silu_mul", "rms_norm"):
+        (entry,) = yaml.safe_load((tables_copy / "interpreter" / f"{kernel}.yaml").read_text())["entries"]
+        assert entry["proof"]["examples"] == 3 and entry["proof"]["time_median_us"] > 0
+        assert len(entry["proof"]["rejected"]) == entry["proof"]["candidates_tried"] - 1

@@ -1,0 +1,113 @@
+"""Conformance work spread over processes and devices: many workers for correctness, one per device for timing.
+
+Screening candidates and Hypothesis proofs only ask whether a kernel computes the right numbers, so
+they may share a device: ``Workers.map`` runs them on ``jobs`` processes spread round-robin over the
+devices (each process sees one GPU through ``CUDA_VISIBLE_DEVICES``), which also compiles the
+candidates on many CPU cores at once. Timing must have its device to itself: ``Workers.alone`` runs
+on one process per device, and the caller never overlaps it with ``map`` (the phases alternate).
+Triton's on-disk cache carries the compiled kernels from the correctness workers to the timers.
+
+With ``jobs <= 1`` and one device everything runs in this process, in order (the interpreter class,
+tests, a laptop).
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from typing import Any, Callable, Iterable, TypeVar
+
+T = TypeVar("T")
+R = TypeVar("R")
+
+
+def same_class_gpus() -> list[int]:
+    """Indices of the visible GPUs identical to GPU 0 (name, compute capability, multiprocessors)."""
+    import torch
+
+    if not torch.cuda.is_available():
+        return []
+
+    def facts(i: int) -> tuple:
+        p = torch.cuda.get_device_properties(i)
+        return (p.name, p.major, p.minor, p.multi_processor_count)
+
+    first = facts(0)
+    return [i for i in range(torch.cuda.device_count()) if facts(i) == first]
+
+
+def _bind(devices: Any) -> None:
+    """Worker initializer: take one device from the queue and see only it."""
+    device = devices.get()
+    if device is not None:
+        os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
+
+
+class Workers:
+    """Process pools over ``devices`` (GPU indices, or [None] for the CPU / interpreter)."""
+
+    def __init__(self, jobs: int, devices: list[int | None]):
+        self.devices = devices or [None]
+        self.jobs = max(1, jobs)
+        self.inline = self.jobs <= 1 and len(self.devices) == 1
+        self._shared: Executor | None = None
+        self._alone: Executor | None = None
+
+    def _pool(self, workers: int) -> Executor:
+        ctx = multiprocessing.get_context("spawn")  # CUDA cannot be forked
+        queue = ctx.Queue()
+        for i in range(workers):
+            queue.put(self.devices[i % len(self.devices)])
+        return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_bind, initargs=(queue,))
+
+    def _run(self, pool: Executor | None, fn: Callable[..., R], items: list[tuple],
+             on_done: Callable[[int], None] | None) -> list[R]:
+        if pool is None:
+            out = []
+            for i, item in enumerate(items):
+                out.append(fn(*item))
+                if on_done:
+                    on_done(i)
+            return out
+        futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
+        results: list[Any] = [None] * len(items)
+        for future in as_completed(futures):
+            i = futures[future]
+            results[i] = future.result()
+            if on_done:
+                on_done(i)
+        return results
+
+    def map(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+            ) -> list[R]:
+        """fn(*item) for every item, on the shared workers; results in the items' order."""
+        if not self.inline and self._shared is None:
+            self._shared = self._pool(max(self.jobs, len(self.devices)))
+        return self._run(self._shared, fn, list(items), on_done)
+
+    def alone(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+              ) -> list[R]:
+        """fn(*item) for every item, one worker per device, nothing else running on it."""
+        if not self.inline and self._alone is None:
+            self._alone = self._pool(len(self.devices))
+        return self._run(self._alone, fn, list(items), on_done)
+
+    def close(self) -> None:
+        for pool in (self._shared, self._alone):
+            if pool is not None:
+                pool.shutdown(cancel_futures=True)
+        self._shared = self._alone = None
+
+    def __enter__(self) -> "Workers":
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+def default_jobs(devices: list[int | None]) -> int:
+    """Correctness workers: up to 8 per GPU, bounded by the CPU cores; 1 on the interpreter."""
+    if devices == [None] or not devices:
+        return 1
+    return max(1, min(8 * len(devices), (os.cpu_count() or 2) - 1))
