@@ -114,6 +114,15 @@ def cmd_certify(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def cmd_reformat(args: argparse.Namespace) -> int:
+    from . import certify
+
+    for path in certify.reformat(Path(args.tables), args.gpu_class):
+        print(f"rewrote {path}")
+    print(f"updated {Path(args.tables) / 'TRACKED.yaml'}")
+    return 0
+
+
 def cmd_sweep(args: argparse.Namespace) -> int:
     from . import check, sweep
 
@@ -204,6 +213,16 @@ def build_parser() -> argparse.ArgumentParser:
                    help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "
                    "else this checkout's tables/)")
     z.set_defaults(func=cmd_certify)
+
+    f = commands.add_parser(
+        "reformat", help="rewrite a class's kernel tables in the current table format (entries and proofs unchanged)",
+        description="Read every kernel table of a class (any format this version reads) and write it back in the "
+        "current one, with the same entries, proofs and provenance; the tracked-file list is updated.",
+    )
+    f.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rewrite")
+    f.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+                   help="tables folder (default: $NEUROBRIX_TABLES when set, else this checkout's tables/)")
+    f.set_defaults(func=cmd_reformat)
 
     w = commands.add_parser(
         "sweep", help="run every kernel on this device in each dtype against float64, before tables exist",

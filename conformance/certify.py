@@ -37,7 +37,7 @@ from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.kernels import KERNELS
-from neurobrix.schema import Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
+from neurobrix.schema import KERNEL_FORMAT, Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
 
 from . import candidates as cand
 from . import catalogue, check, scratch, track, workers
@@ -256,7 +256,7 @@ def _entry_dict(entry: Entry) -> dict[str, Any]:
             "examples": p.examples, "worst_error_ratio": round(p.worst_error_ratio, 4), "bound": p.bound,
             "reference": p.reference, "time_best_us": round(p.time_best_us, 2),
             "time_median_us": round(p.time_median_us, 2), "candidates_tried": p.candidates_tried,
-            "rejected": [{"config": dict(r.config), "reason": r.reason, "detail": r.detail} for r in p.rejected],
+            "rejected": [r.render() for r in p.rejected],
         },
     }
 
@@ -264,7 +264,7 @@ def _entry_dict(entry: Entry) -> dict[str, Any]:
 def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], prov: dict[str, Any]) -> Path:
     """Rewrite root/<class>/<kernel>.yaml (atomically) and the tracked-file list."""
     ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))
-    body = {"format": 1, "kernel": kernel, "class": class_id, "key": list(KERNELS[kernel].key), "provenance": prov,
+    body = {"format": KERNEL_FORMAT, "kernel": kernel, "class": class_id, "key": list(KERNELS[kernel].key), "provenance": prov,
             "entries": [_entry_dict(e) for e in ordered]}
     path = root / class_id / f"{kernel}.yaml"
     header = (f"# Certified settings of kernel {kernel} on GPU class {class_id}.\n"
@@ -281,6 +281,19 @@ def existing_table(root: Path, class_id: str, kernel: str) -> KernelTable | None
     if not path.is_file():
         return None
     return parse_kernel_table(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel)
+
+
+def reformat(root: Path, class_id: str) -> list[Path]:
+    """Rewrite every kernel table of a class in the current format: same entries, proofs and provenance."""
+    folder = root / class_id
+    if not (folder / nb_tables.CLASS_NAME).is_file():
+        raise UsageError(f"no GPU class {class_id!r} in {root}")
+    written = []
+    for kernel in KERNELS:
+        table = existing_table(root, class_id, kernel)
+        if table is not None:
+            written.append(write_table(root, class_id, kernel, list(table.entries), dict(table.provenance)))
+    return written
 
 
 SAME_RUN_FACTS = ("device", "torch", "triton", "neurobrix")

@@ -21,7 +21,8 @@ from typing import Any, Mapping
 
 from .errors import TablesError
 
-FORMAT_VERSION = 1
+FORMAT_VERSION = 1          # the tracked-file list and class.yaml
+KERNEL_FORMAT = 2           # kernel tables; format 1 (rejected candidates as mappings) is still read
 DTYPES = ("fp32", "fp16", "bf16")
 BACKENDS = ("cuda", "hip", "interpreter")
 REJECT_REASONS = ("wrong_result", "compile_failed", "out_of_resources", "slower", "crashed")
@@ -101,6 +102,30 @@ class Rejected:
     config: Mapping[str, ConfigValue]
     reason: str
     detail: str
+
+    def render(self) -> str:
+        """The one-line form kernel tables store (format 2): ``reason: K=V K=V ...: detail``."""
+        return f"{self.reason}: {' '.join(f'{k}={_value_text(v)}' for k, v in self.config.items())}: {self.detail}"
+
+
+def _value_text(value: ConfigValue) -> str:
+    return ("true" if value else "false") if isinstance(value, bool) else str(value)
+
+
+_CONFIG_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
+
+
+def _parse_value(text: str) -> ConfigValue:
+    if text.isdigit():
+        return int(text)
+    if text in ("true", "false"):
+        return text == "true"
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 @dataclass(frozen=True)
@@ -197,13 +222,15 @@ def _kind(value: Any) -> str:
     return {dict: "mapping", list: "list", str: "text", type(None): "nothing"}.get(type(value), type(value).__name__)
 
 
-def _format(fields: _Fields) -> None:
+def _format(fields: _Fields, known: tuple[int, ...] = (FORMAT_VERSION,)) -> int:
     version = fields.get("format", int)
-    if version != FORMAT_VERSION:
+    if version not in known:
         raise TablesError(
             f"{fields.file}: unknown table format version {version}; this neurobrix reads format "
-            f"{FORMAT_VERSION}. Install the neurobrix release these tables were certified for, or re-certify."
+            f"{' or '.join(map(str, known))}. Install the neurobrix release these tables were certified for, "
+            "or re-certify."
         )
+    return version
 
 
 def parse_tracked(data: Any, file: str) -> tuple[TrackedFile, ...]:
@@ -289,7 +316,7 @@ def _domain(data: Any, file: str, where: str, key: tuple[str, ...]) -> Domain:
     return Domain(tuple(dtypes), tuple(ranges))
 
 
-def _proof(data: Any, file: str, where: str) -> Proof:
+def _proof(data: Any, file: str, where: str, version: int = KERNEL_FORMAT) -> Proof:
     f = _Fields(data, file, where)
     f.only(
         "examples", "worst_error_ratio", "bound", "reference", "time_best_us", "time_median_us",
@@ -297,7 +324,11 @@ def _proof(data: Any, file: str, where: str) -> Proof:
     )
     rejected = []
     for i, item in enumerate(f.get("rejected", list)):
-        r = _Fields(item, file, f"{where}.rejected[{i}]")
+        at = f"{where}.rejected[{i}]"
+        if version >= 2:
+            rejected.append(_rejected_line(item, file, at))
+            continue
+        r = _Fields(item, file, at)
         r.only("config", "reason", "detail")
         reason = r.text("reason")
         if reason not in REJECT_REASONS:
@@ -316,10 +347,49 @@ def _proof(data: Any, file: str, where: str) -> Proof:
     )
 
 
+_REJECTED_LINE = re.compile(r"^(%s): ((?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+): "
+                            r"(.*)$" % "|".join(REJECT_REASONS), re.DOTALL)
+
+
+def _rejected_line(item: Any, file: str, where: str) -> Rejected:
+    """``reason: K=V K=V ...: detail`` (format 2: one line per rejected candidate keeps big tables quick to load)."""
+    if not isinstance(item, str):
+        raise TablesError(f"{file}: {where}: expected a line 'reason: K=V ...: detail', got {_kind(item)}")
+    match = _REJECTED_LINE.match(item)
+    if match is None:
+        reason = item.partition(": ")[0]
+        if reason not in REJECT_REASONS:
+            raise TablesError(f"{file}: {where}: reason must be one of {', '.join(REJECT_REASONS)}, got {reason!r}")
+        raise TablesError(f"{file}: {where}: expected 'reason: K=V K=V ...: detail', got {item!r}")
+    reason, settings, detail = match.groups()
+    config = dict(pair.split("=", 1) for pair in settings.split(" "))
+    if len(config) != settings.count("="):
+        raise TablesError(f"{file}: {where}: a meta-parameter is named twice in {item!r}")
+    return Rejected({k: _parse_value(v) for k, v in config.items()}, reason, detail)
+
+
+def _disjoint(entries: list[Entry], file: str) -> None:
+    """Refuse overlapping domains; a sweep over the first dimension compares only entries whose ranges there meet."""
+    order = sorted(range(len(entries)), key=lambda i: entries[i].domain.ranges[0][1])
+    active: list[int] = []
+    for i in order:
+        lo = entries[i].domain.ranges[0][1]
+        active = [j for j in active if entries[j].domain.ranges[0][2] is None or entries[j].domain.ranges[0][2] >= lo]
+        for j in active:
+            if entries[i].domain.overlaps(entries[j].domain):
+                a, b = sorted((i, j))
+                raise TablesError(
+                    f"{file}: entries[{a}] ({entries[a].domain.describe()}) and entries[{b}] "
+                    f"({entries[b].domain.describe()}) overlap; domains in one table must be disjoint so that "
+                    "lookup is exact. Re-certify this table."
+                )
+        active.append(i)
+
+
 def parse_kernel_table(data: Any, file: str, folder: str, stem: str) -> KernelTable:
     top = _Fields(data, file, "")
     top.only("format", "kernel", "class", "key", "provenance", "entries")
-    _format(top)
+    version = _format(top, (1, KERNEL_FORMAT))
     kernel = top.text("kernel")
     if kernel != stem:
         top.fail(f"says {kernel!r} but the file is named {stem}.yaml", "kernel")
@@ -344,17 +414,10 @@ def parse_kernel_table(data: Any, file: str, folder: str, stem: str) -> KernelTa
             Entry(
                 _domain(e.get("domain", dict), file, f"entries[{i}].domain", key),
                 _config(e.get("config", dict), file, f"entries[{i}].config"),
-                _proof(e.get("proof", dict), file, f"entries[{i}].proof"),
+                _proof(e.get("proof", dict), file, f"entries[{i}].proof", version),
             )
         )
     if not entries:
         top.fail("must hold at least one entry", "entries")
-    for i, a in enumerate(entries):
-        for j in range(i):
-            if a.domain.overlaps(entries[j].domain):
-                raise TablesError(
-                    f"{file}: entries[{j}] ({entries[j].domain.describe()}) and entries[{i}] "
-                    f"({a.domain.describe()}) overlap; domains in one table must be disjoint so that "
-                    "lookup is exact. Re-certify this table."
-                )
+    _disjoint(entries, file)
     return KernelTable(kernel, class_id, key, dict(prov.data), tuple(entries), file)

@@ -82,6 +82,12 @@ def test_gpu_candidates_that_cannot_fit_are_pruned_with_the_reason():
     assert "262144 bytes of shared memory" in dropped[0][1]
 
 
+def table_of(root, kernel):
+    from conformance.certify import existing_table
+
+    return existing_table(root, "interpreter", kernel)
+
+
 @pytest.fixture
 def tables_copy(tmp_path):
     root = tmp_path / "tables"
@@ -107,7 +113,11 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     assert proof["examples"] == 4 and 0 <= proof["worst_error_ratio"] <= 1
     assert proof["candidates_tried"] == len(candidates.space("silu_mul", {}, True))
     assert len(proof["rejected"]) == proof["candidates_tried"] - 1
-    assert all(r["reason"] == "slower" for r in proof["rejected"])
+    assert all(r.startswith("slower: ") for r in proof["rejected"])
+    (parsed,) = table_of(tables_copy, "silu_mul").entries
+    assert {tuple(sorted(r.config.items())) for r in parsed.proof.rejected} | {tuple(sorted(parsed.config.items()))} \
+        == {tuple(sorted(c.items())) for c in candidates.space("silu_mul", {}, True)}
+    assert written["format"] == 2
     assert written["provenance"]["command"].startswith("python -m conformance certify --class interpreter")
     # --only-missing again: nothing left to do
     assert conformance_main([*args, "--only-missing", "--no-check"]) == 0
@@ -122,11 +132,10 @@ def test_a_candidate_that_fails_to_compile_is_rejected_not_fatal(tables_copy, mo
     retrack(tables_copy)
     assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
                              "--examples", "3", "--no-check", "--tables", str(tables_copy)]) == 0
-    written = yaml.safe_load((tables_copy / "interpreter" / "silu_mul.yaml").read_text())
-    (entry,) = written["entries"]
-    assert entry["config"] == good
-    (rejected,) = entry["proof"]["rejected"]
-    assert rejected["config"] == broken and rejected["reason"] in ("compile_failed", "crashed")
+    (entry,) = table_of(tables_copy, "silu_mul").entries
+    assert entry.config == good
+    (rejected,) = entry.proof.rejected
+    assert rejected.config == broken and rejected.reason in ("compile_failed", "crashed")
 
 
 def test_certify_refuses_a_class_this_device_is_not(capsys):
@@ -236,3 +245,23 @@ def test_certify_and_check_spread_over_worker_processes(tables_copy, capsys):
         (entry,) = yaml.safe_load((tables_copy / "interpreter" / f"{kernel}.yaml").read_text())["entries"]
         assert entry["proof"]["examples"] == 3 and entry["proof"]["time_median_us"] > 0
         assert len(entry["proof"]["rejected"]) == entry["proof"]["candidates_tried"] - 1
+
+
+def test_reformat_rewrites_format_1_tables_unchanged_in_substance(tables_copy, capsys):
+    table = tables_copy / "interpreter" / "linear.yaml"
+    before = table_of(tables_copy, "linear")
+    data = yaml.safe_load(table.read_text())
+    data["format"] = 1
+    for entry, parsed in zip(data["entries"], before.entries):
+        entry["proof"]["rejected"] = [{"config": dict(r.config), "reason": r.reason, "detail": r.detail}
+                                      for r in parsed.proof.rejected]
+    table.write_text(yaml.safe_dump(data, sort_keys=False))
+    retrack(tables_copy)
+    assert table_of(tables_copy, "linear").entries == before.entries  # format 1 is still read
+    assert conformance_main(["reformat", "--class", "interpreter", "--tables", str(tables_copy)]) == 0
+    assert "rewrote" in capsys.readouterr().out
+    after = table_of(tables_copy, "linear")
+    assert yaml.safe_load(table.read_text())["format"] == 2
+    assert after.entries == before.entries and after.provenance == before.provenance
+    assert out_of_sync(tables_copy) == []
+    assert conformance_main(["reformat", "--class", "nvidia-b200", "--tables", str(tables_copy)]) == 2

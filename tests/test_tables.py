@@ -212,11 +212,38 @@ def test_same_ranges_different_dtypes_do_not_overlap(fixture_tables):
 
 @pytest.mark.parametrize("file", ["interpreter/demo.yaml", "interpreter/class.yaml", "TRACKED.yaml"])
 def test_unknown_format_version(fixture_tables, file):
-    edit_yaml(fixture_tables / file, lambda d: d.update(format=2))
+    edit_yaml(fixture_tables / file, lambda d: d.update(format=3))
     if file != "TRACKED.yaml":
         retrack(fixture_tables)
-    with pytest.raises(TablesError, match="unknown table format version 2; this neurobrix reads format 1"):
+    reads = "1 or 2" if file.endswith("demo.yaml") else "1"
+    with pytest.raises(TablesError, match=f"unknown table format version 3; this neurobrix reads format {reads}\\."):
         tables.load()
+
+
+@pytest.mark.parametrize(("line", "message"), [
+    ({"config": {"BLOCK_N": 64}, "reason": "slower", "detail": ""}, "expected a line 'reason: K=V ...: detail', got mapping"),
+    ("meh: BLOCK_N=64: x", "reason must be one of"),
+    ("slower: BLOCK_N 64: x", "expected 'reason: K=V K=V ...: detail'"),
+    ("slower: BLOCK_N=64", "expected 'reason: K=V K=V ...: detail'"),
+    ("slower: BLOCK_N=64 BLOCK_N=32: x", "named twice"),
+])
+def test_format_2_rejected_lines_are_validated(fixture_tables, line, message):
+    def bad(d):
+        d["format"] = 2
+        d["entries"][0]["proof"]["rejected"] = [line]
+
+    edit_yaml(fixture_tables / "interpreter" / "demo.yaml", bad)
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"demo.yaml: entries\[0\]\.proof\.rejected\[0\]: .*" + re.escape(message)):
+        tables.load()
+
+
+def test_format_2_rejected_line_round_trips():
+    from neurobrix.schema import Rejected, _rejected_line
+
+    for r in (Rejected({"BLOCK_N": 16, "variant": "gemv", "fused": True, "scale": 0.5}, "slower", "12.1 us: vs 10"),
+              Rejected({"num_warps": 4}, "crashed", "")):
+        assert _rejected_line(r.render(), "t.yaml", "x") == r
 
 
 def test_kernel_table_without_class_yaml(fixture_tables):
