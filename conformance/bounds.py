@@ -298,7 +298,7 @@ def _attention_rows(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, visible: torch.Tensor, scale: float, out: torch.Tensor,
     dtype: torch.dtype, key_block: int, splits: int, tf32: bool,
 ) -> torch.Tensor:
-    """The bound for rows of queries q [R, D] over keys k, v [L, D] (float64), ``visible`` [R, L].
+    """The bound for rows of queries q [..., R, D] over keys k, v [..., L, D] (float64), ``visible`` [..., R, L].
 
     The kernel (flash attention / flash decoding, neurobrix/ops/attention.py):
       t_j = fl(q . k_j) * fl(scale log2 e)              fp32 dot, scale folded with log2(e)
@@ -331,21 +331,21 @@ def _attention_rows(
     if key_block < 1 or splits < 1:
         raise ValueError(f"key_block and splits must be >= 1, got {key_block} and {splits}")
     u_a = U32
-    D = q.shape[1]
-    s = scale * (q @ k.T)
+    D = q.shape[-1]
+    s = scale * (q @ k.transpose(-1, -2))
     s = torch.where(visible, s, torch.full_like(s, -math.inf))
-    M = s.max(dim=1, keepdim=True).values  # [R, 1], finite: every row sees a key
+    M = s.max(dim=-1, keepdim=True).values  # [..., R, 1], finite: every row sees a key
     w = torch.exp(s - M)  # 0 where hidden
-    W = w.sum(dim=1, keepdim=True)
-    keys = visible.sum(dim=1, keepdim=True).to(F64)  # [R, 1]
+    W = w.sum(dim=-1, keepdim=True)
+    keys = visible.sum(dim=-1, keepdim=True).to(F64)  # [..., R, 1]
 
-    E = _compose(_tf32_product(tf32), gamma(D + 2, u_a)) * abs(scale) * (q.abs() @ k.abs().T)
+    E = _compose(_tf32_product(tf32), gamma(D + 2, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
     E = torch.where(visible, E, torch.zeros_like(E))
-    E_max = E.max(dim=1, keepdim=True).values
+    E_max = E.max(dim=-1, keepdim=True).values
     gap = torch.where(visible, M - s, torch.zeros_like(s))
     G = 9 * u_a * (gap + 2 * E_max)
-    n = torch.ceil(keys / key_block) + 1  # [R, 1]
-    r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [R, L]
+    n = torch.ceil(keys / key_block) + 1  # [..., R, 1]
+    r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [..., R, L]
 
     acc_terms = keys + n + splits + 1
     g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
@@ -357,11 +357,11 @@ def _attention_rows(
         eta_p = underflow(dtype)
     A = (1 + r) * (1 + u_p) * (1 + g_acc) - 1
     Bj = (1 + r) * (1 + g_acc) - 1
-    B = (w * Bj).sum(dim=1, keepdim=True) / W
+    B = (w * Bj).sum(dim=-1, keepdim=True) / W
     if float(B.max()) >= 1:
         raise ValueError("attention bound: the softmax denominator's error bound reaches 1 (inputs too large)")
     eta = torch.minimum(w, torch.full_like(w, eta_p)) * (1 + r) * (1 + g_acc) * torch.exp(E_max)
-    numerator = (w * (A + B)) @ v.abs() + eta @ v.abs()  # [R, D]
+    numerator = (w * (A + B)) @ v.abs() + eta @ v.abs()  # [..., R, D]
     pre = numerator / (W * (1 - B))
     pre = (1 + SPECIAL) * pre + SPECIAL * out.abs() + (keys + 4) * underflow(torch.float32)
     return _final(pre, out, dtype)
@@ -403,16 +403,18 @@ def attention_decode(
     the merge's rescaling and sum counted).
     """
     q64, k64, v64, o64 = _f64(q), _f64(k_cache), _f64(v_cache), _f64(out64)
-    B, HQ, _ = q64.shape
-    group = HQ // k64.shape[2]
-    bound = torch.empty_like(o64)
-    for b in range(B):
-        n = int(lengths[b])
-        for h in range(HQ):
-            kv = h // group
-            visible = torch.ones(1, n, dtype=torch.bool, device=q64.device)
-            bound[b, h, :] = _attention_rows(
-                q64[b, h, None, :], k64[b, :n, kv, :], v64[b, :n, kv, :], visible, scale, o64[b, h, None, :],
-                q.dtype, key_block, splits, tf32,
-            )[0]
-    return bound
+    B, HQ, D = q64.shape
+    S, HKV = k64.shape[1], k64.shape[2]
+    group = HQ // HKV
+    # one batch of rows per (sequence, kv head): its group of query heads over that head's cache
+    rows = q64.reshape(B, HKV, group, D)
+    n = lengths.to(device=q64.device, dtype=torch.long)
+    filled = torch.arange(S, device=q64.device)[None, :] < n[:, None]  # [B, S]
+    empty = ~filled[:, None, :, None]  # positions past the length are never read: whatever they hold
+    keys = k64.permute(0, 2, 1, 3).masked_fill(empty, 0.0)  # [B, HKV, S, D]
+    values = v64.permute(0, 2, 1, 3).masked_fill(empty, 0.0)
+    visible = filled[:, None, None, :]
+    visible = visible.expand(B, HKV, group, S)
+    bound = _attention_rows(rows, keys, values, visible, scale, o64.reshape(B, HKV, group, D), q.dtype, key_block,
+                            splits, tf32)
+    return bound.reshape(B, HQ, D)

@@ -128,7 +128,11 @@ def build(kernel: str, dtype: str, shape: Mapping[str, int], values: Values) -> 
         B, S, D, G = s["B"], s["S"], s["D"], s["G"]
         hkv = rng.choice([1, 2])
         lengths = [rng.choice([1, S, rng.randint(1, S)]) for _ in range(B)]
-        args = {"q": values((B, G * hkv, D)), "k_cache": values((B, S, hkv, D)), "v_cache": values((B, S, hkv, D)),
+        k_cache, v_cache = values((B, S, hkv, D)), values((B, S, hkv, D))
+        for b, n in enumerate(lengths):  # the unfilled cache holds NaN: reading past the length shows
+            k_cache[b, n:] = math.nan
+            v_cache[b, n:] = math.nan
+        args = {"q": values((B, G * hkv, D)), "k_cache": k_cache, "v_cache": v_cache,
                 "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev), "scale": 1 / math.sqrt(D)}
         note.update(kv_heads=hkv, lengths=lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}")
     else:

@@ -178,17 +178,20 @@ def attention_decode(
     """
     q64, k64, v64 = _f64(q), _f64(k_cache), _f64(v_cache)
     B, HQ, D = q64.shape
-    HKV = k64.shape[2]
+    S, HKV = k64.shape[1], k64.shape[2]
     if HQ % HKV:
         raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
     group = HQ // HKV
-    out = torch.empty(B, HQ, D, dtype=F64, device=q64.device)
-    for b in range(B):
-        n = int(lengths[b])
-        if not 1 <= n <= k64.shape[1]:
-            raise ValueError(f"lengths[{b}] = {n} is outside 1 .. {k64.shape[1]} (the cache capacity)")
-        for h in range(HQ):
-            kv = h // group
-            scores = scale * (k64[b, :n, kv, :] @ q64[b, h, :])  # [n keys]
-            out[b, h, :] = _softmax_rows(scores[None, :])[0] @ v64[b, :n, kv, :]
+    n = lengths.to(device=q64.device, dtype=torch.long)
+    if bool(((n < 1) | (n > S)).any()):
+        b = int(((n < 1) | (n > S)).nonzero()[0])
+        raise ValueError(f"lengths[{b}] = {int(n[b])} is outside 1 .. {S} (the cache capacity)")
+    # head h reads kv head h // group (heads kv*group .. kv*group + group - 1); positions >= lengths[b] masked
+    filled = torch.arange(S, device=q64.device)[None, :] < n[:, None]  # [B, S]
+    empty = ~filled[:, None, :, None]  # positions past the length are never read: whatever they hold
+    k_h = k64.permute(0, 2, 1, 3).masked_fill(empty, 0.0)  # [B, HKV, S, D]
+    v_h = v64.permute(0, 2, 1, 3).masked_fill(empty, 0.0)
+    scores = scale * (q64.reshape(B, HKV, group, D) @ k_h.transpose(-1, -2))  # [B, HKV, group, S]
+    scores = torch.where(filled[:, None, None, :], scores, torch.full_like(scores, -math.inf))
+    out = (_softmax_rows(scores) @ v_h).reshape(B, HQ, D)
     return out

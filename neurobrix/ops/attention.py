@@ -241,7 +241,8 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
 
 def attention_decode_torch(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
                            scale: float) -> torch.Tensor:
-    """The same op on PyTorch's kernels (SDPA with a mask over the whole cache)."""
+    """The same op on PyTorch's kernels (SDPA with a mask over the whole cache: positions past a length
+    must hold finite values, as the engine's zero-initialised cache does)."""
     _check_decode(q, k_cache, v_cache, lengths)
     capacity = k_cache.shape[1]
     mask = torch.arange(capacity, device=q.device)[None, :] < lengths[:, None]  # [B, capacity]
