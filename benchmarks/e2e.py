@@ -1,6 +1,10 @@
 """End-to-end generation speed of a catalogue model shape (random bf16 weights) on each backend.
 
-    PYTHONPATH=. python -m benchmarks.e2e --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 --json out.json
+    PYTHONPATH=. python -m benchmarks.e2e [--model NAME ...] [--batch 1 8] [--json out.json]
+
+Without --model, every catalogue model. Each row: decode tok/s, prefill tok/s, time to first token,
+and decode speed as a share of the HBM roofline (weights plus the KV cache read per step, at the
+copy rate measured in the same run); at the end one table with the triton/torch ratios.
 
 Weights are random (N(0, 0.02)), built directly on the GPU in the engine's fused layout; the prompt
 is random token ids. Both backends replay the decode step as a CUDA graph. The triton backend runs
@@ -90,19 +94,51 @@ def hf_eager(name: str, prompt: list[int], new: int) -> dict:
             "decode_tok_s": round((new - 1) / max(total - prefill, 1e-9), 1), "total_s": round(total, 3)}
 
 
+def kv_bytes_per_step(cfg, batch: int, filled: float) -> float:
+    """KV cache bytes one decode step reads (bf16), at ``filled`` positions per sequence."""
+    return 2 * cfg.num_layers * batch * filled * cfg.num_kv_heads * cfg.head_dim * 2
+
+
+def report(results: list[dict]) -> None:
+    """One table: every model and batch, triton vs torch side by side (and transformers eager)."""
+    print(f"\n{'model':<36} {'batch':>5} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} {'prefill tok/s':>13} "
+          f"{'TTFT ms':>8} {'decode x torch':>14} {'prefill x torch':>15}")
+    by = {(r["model"], r["batch"], r["backend"]): r for r in results}
+    for r in results:
+        if "error" in r:
+            print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} ERROR {r['error'][:120]}")
+            continue
+        base = by.get((r["model"], r["batch"], "torch"))
+        ok = base is not None and "error" not in base and r["backend"] != "torch"
+        d = f"{r['decode_tok_s'] / base['decode_tok_s']:.2f}" if ok else ""
+        pf = f"{r['prefill_tok_s'] / base['prefill_tok_s']:.2f}" if ok else ""
+        print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} {r['decode_tok_s']:>12.1f} "
+              f"{r.get('roofline_pct', float('nan')):>7.1f}% {r['prefill_tok_s']:>13.0f} {r['ttft_ms']:>8.1f} {d:>14} "
+              f"{pf:>15}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--model", nargs="+", required=True, help="catalogue model names")
+    parser.add_argument("--model", nargs="+", help="catalogue model names (default: all of them)")
     parser.add_argument("--backends", nargs="+", default=["triton", "torch", "hf"],
                         help="triton, torch (this engine on either backend) and hf (transformers eager)")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=256)
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
+    parser.add_argument("--hf-new", type=int, default=64,
+                        help="tokens transformers eager generates (it is ~50x slower; default %(default)s)")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
+    from benchmarks.kernels import copy_bandwidth
+
     models, _ = load()
+    unknown = [m for m in args.model or [] if m not in models]
+    if unknown:
+        parser.error(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(models)}")
+    bandwidth = copy_bandwidth()
+    print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s", flush=True)
     results = []
-    for name in args.model:
+    for name in args.model or list(models):
         cfg = models[name]
         weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
         gb = sum(t.numel() * t.element_size() for t in [weights.embed, weights.norm]
@@ -113,22 +149,27 @@ def main() -> None:
         prompts = torch.randint(0, cfg.vocab_size, (max(args.batch), args.prompt), generator=gen).tolist()
         for bk in args.backends:
             for batch in args.batch if bk != "hf" else [1]:
+                new = args.hf_new if bk == "hf" else args.new
                 row = {"model": name, "backend": bk, "batch": batch, "weights_gb": round(gb, 2),
-                       "prompt": args.prompt, "new": args.new}
+                       "prompt": args.prompt, "new": new}
                 try:
                     if bk == "hf":
-                        row.update(hf_eager(name, prompts[0], args.new))
+                        row.update(hf_eager(name, prompts[0], new))
                     else:
-                        row.update(engine_run(cfg, weights, bk, prompts[:batch], args.new))
+                        row.update(engine_run(cfg, weights, bk, prompts[:batch], new))
+                    row["prefill_tok_s"] = round(batch * args.prompt / (row["ttft_ms"] / 1000), 1)
+                    step_bytes = gb * 1e9 + kv_bytes_per_step(cfg, batch, args.prompt + new / 2)
+                    row["roofline_pct"] = round(100 * row["decode_tok_s"] * step_bytes / batch / bandwidth, 1)
                 except Exception as exc:  # report and go on: one failing backend must not hide the others
                     row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
                 print(json.dumps(row), flush=True)
                 results.append(row)
         del weights
         torch.cuda.empty_cache()
+    report(results)
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump(results, fh, indent=2)
+            json.dump({"copy_tb_s": round(bandwidth / 1e12, 3), "rows": results}, fh, indent=2)
 
 
 if __name__ == "__main__":

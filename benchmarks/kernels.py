@@ -2,11 +2,12 @@
 
     PYTHONPATH=. python -m benchmarks.kernels [--tables DIR] [--json out.json]
 
-For every entry of this GPU's class, the call at the entry's top shape is timed for the certified
-Triton op and for the torch backend's op (cuBLAS, SDPA, ...) side by side, under CUDA-graph replay
-(``triton.testing.do_bench_cudagraph``, median), with input sets rotated past the L2 cache. Prints
-one row per entry: microseconds, the ratio torch/triton (> 1: the certified kernel is faster) and,
-for linear, the achieved bandwidth against the measured copy rate.
+For every entry of this GPU's class (``--dtypes``, default bf16), the call at the entry's top shape is
+timed for the certified Triton op and for the torch backend's op (cuBLAS, SDPA, ...) side by side,
+with certify's own timer (median of CUDA-event-timed replays of a CUDA graph, input sets rotated past
+the L2 cache). Prints one row per entry: microseconds, the ratio torch/triton (> 1: the certified
+kernel is faster) and, for linear, the achieved bandwidth against the copy rate measured in the same
+run; then geomeans per kernel and for linear at decode rows (M <= 16) and prefill rows (M >= 512).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import math
 import torch
 import triton.testing
 
-from conformance.certify import Task, timing_sets
+from conformance.certify import Task, _graph_times, timing_sets
 from neurobrix import ops, tables
 from neurobrix.gpu import detect_class
 
@@ -37,13 +38,17 @@ def bench(op, sets) -> float:
         for case in sets:
             op(**case.args)
 
-    run_all()
-    torch.cuda.synchronize()
-    return triton.testing.do_bench_cudagraph(run_all, rep=50, return_mode="median") * 1000 / len(sets)
+    return _graph_times(run_all, len(sets))[1]
+
+
+def geomean(values: list[float]) -> float:
+    return math.exp(sum(map(math.log, values)) / len(values)) if values else float("nan")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--dtypes", nargs="+", default=["bf16"], help="entries of these dtypes (default bf16)")
+    parser.add_argument("--kernels", nargs="+", help="only these kernels")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     loaded = tables.load()
@@ -52,8 +57,10 @@ def main() -> None:
     print(f"class {gpu_class}; copy bandwidth {peak / 1e12:.2f} TB/s", flush=True)
     rows = []
     for kernel, table in sorted(loaded.kernels[gpu_class].items()):
+        if args.kernels and kernel not in args.kernels:
+            continue
         for entry in table.entries:
-            for dtype in entry.domain.dtypes:
+            for dtype in (d for d in entry.domain.dtypes if d in args.dtypes):
                 task = Task(kernel, dtype, entry.domain.ranges)
                 sets = timing_sets(task, seed=7)
                 ours = bench(getattr(ops.TRITON, kernel), sets)
@@ -67,11 +74,23 @@ def main() -> None:
                     row["roofline_pct"] = round(100 * moved / (ours * 1e-6) / peak, 1)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
-    ratios = [r["torch_over_triton"] for r in rows]
-    print(f"geomean torch/triton over {len(rows)} entries: {math.exp(sum(map(math.log, ratios)) / len(ratios)):.3f}")
+    groups = {"all entries": rows}
+    for kernel in sorted({r["kernel"] for r in rows}):
+        groups[kernel] = [r for r in rows if r["kernel"] == kernel]
+    groups["linear M <= 16 (decode)"] = [r for r in rows if r["kernel"] == "linear" and r["shape"]["M"] <= 16]
+    groups["linear M >= 512 (prefill)"] = [r for r in rows if r["kernel"] == "linear" and r["shape"]["M"] >= 512]
+    summary = {}
+    for name, group in groups.items():
+        ratios = [r["torch_over_triton"] for r in group]
+        if ratios:
+            summary[name] = {"entries": len(ratios), "geomean_torch_over_triton": round(geomean(ratios), 3),
+                             "min": min(ratios), "max": max(ratios), "triton_faster": sum(x > 1 for x in ratios)}
+            print(f"{name:<28} {len(ratios):>5} entries  geomean torch/triton {geomean(ratios):.3f}  "
+                  f"(min {min(ratios):.2f}, max {max(ratios):.2f}, triton faster on {sum(x > 1 for x in ratios)})")
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"class": gpu_class, "copy_tb_s": round(peak / 1e12, 3), "rows": rows}, fh, indent=2)
+            json.dump({"class": gpu_class, "copy_tb_s": round(peak / 1e12, 3), "summary": summary, "rows": rows},
+                      fh, indent=2)
 
 
 if __name__ == "__main__":

@@ -107,10 +107,15 @@ class Report:
     profile: str
     results: list[EntryResult] = field(default_factory=list)
     seconds: float = 0.0
+    left: int = 0  # entries not checked (stopped at the time limit)
 
     @property
     def passed(self) -> bool:
         return all(r.passed for r in self.results)
+
+    @property
+    def complete(self) -> bool:
+        return self.left == 0
 
     def summary(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
@@ -126,7 +131,8 @@ class Report:
 
     def as_json(self) -> dict[str, Any]:
         return {"class": self.gpu_class, "tables": self.tables, "profile": self.profile, "passed": self.passed,
-                "seconds": round(self.seconds, 1), "summary": self.summary(),
+                "complete": self.complete, "left": self.left, "seconds": round(self.seconds, 1),
+                "summary": self.summary(),
                 "entries": [asdict(r) for r in self.results]}
 
 
@@ -149,8 +155,12 @@ def select(table: KernelTable, dtypes: set[str] | None) -> list[tuple[Entry, str
 
 
 def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
-                profile_name: str, progress: Any = None, jobs: int | None = None) -> Report:
-    """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel."""
+                profile_name: str, progress: Any = None, jobs: int | None = None,
+                max_minutes: float | None = None) -> Report:
+    """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
+
+    ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
+    """
     from . import workers
 
     loaded = nb_tables.load()
@@ -176,8 +186,16 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             kernel, entry, dtype = work[i]
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
+    deadline = start + max_minutes * 60 if max_minutes is not None else None
+    chunk = max(8, 4 * jobs)
     with workers.Workers(jobs, devices) as pool:
-        report.results = pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in work], done)
+        for first in range(0, len(work), chunk):
+            if deadline is not None and time.perf_counter() > deadline:
+                report.left = len(work) - first
+                break
+            part = work[first:first + chunk]
+            report.results += pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
+                                       lambda i, first=first: done(first + i))
     report.seconds = time.perf_counter() - start
     return report
 
@@ -193,7 +211,10 @@ def render(report: Report) -> str:
                          + (r.failure or "").replace("\n", "\n  "))
     total = sum(r.examples for r in report.results)
     verdict = "PASSED" if report.passed else "FAILED"
-    lines.append(f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s")
+    if report.passed and not report.complete:
+        verdict = "INCOMPLETE (no failure so far)"
+    lines.append(f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
+                 + (f"; {report.left} entry checks not run (time limit)" if report.left else ""))
     return "\n".join(lines)
 
 
