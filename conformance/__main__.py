@@ -10,7 +10,7 @@ import sys
 from pathlib import Path
 from typing import Sequence
 
-from neurobrix.errors import NeuroBrixError
+from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.tables import ENV_VAR
 
 from . import track
@@ -71,6 +71,18 @@ def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
     return limits or None
 
 
+def _where(items: list[str] | None) -> dict[str, tuple[int, int | None]] | None:
+    where: dict[str, tuple[int, int | None]] = {}
+    for item in items or []:
+        dim, _, value = item.partition("=")
+        lo, sep, hi = value.partition(":")
+        ok = dim.isidentifier() and sep and lo.isdigit() and (hi == "" or hi.isdigit())
+        if not ok or int(lo) < 1 or (hi and int(hi) < int(lo)):
+            raise UsageError(f"--where {item!r}: expected DIM=LO:HI or DIM=LO: (e.g. M=65:)")
+        where[dim] = (int(lo), int(hi) if hi else None)
+    return where or None
+
+
 def _configs(paths: list[str] | None) -> dict | None:
     """Models outside the catalogue, from their config.json files."""
     if not paths:
@@ -101,7 +113,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
         written, left, finished = certify.certify(
             args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
             args.max_minutes, command, models=args.models, limits=_limits(args.limit),
-            configs=_configs(args.config), jobs=args.jobs, progress=progress,
+            configs=_configs(args.config), jobs=args.jobs, where=_where(args.where), progress=progress,
             say=progress.console.print,
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
@@ -203,6 +215,9 @@ def build_parser() -> argparse.ArgumentParser:
                    help="set the coverage of decode_batch, prefill_batch, prompt, capacity or prefill_tokens "
                    "(batch x prompt) to [1, HI] or "
                    "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128")
+    z.add_argument("--where", action="append", metavar="DIM=LO:[HI]",
+                   help="only domains inside this range of a key dimension (repeatable), e.g. --where M=65: for "
+                   "the prefill rows of linear; without --only-missing their entries are certified again")
     z.add_argument("--examples", type=int, default=25, metavar="N",
                    help="Hypothesis examples proving each entry (default %(default)s)")
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")

@@ -90,6 +90,17 @@ def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str]
     return tasks
 
 
+def within(task: Task, where: dict[str, tuple[int, int | None]]) -> bool:
+    """Whether the task's domain lies inside ``where`` ({dim: (lo, hi or None)}) on every dim it names."""
+    for dim, (lo, hi) in where.items():
+        span = task.domain().get(dim)
+        if span is None:
+            continue
+        if span[0] < lo or (hi is not None and (span[1] is None or span[1] > hi)):
+            return False
+    return True
+
+
 def edge_shapes(task: Task) -> list[dict[str, int]]:
     """The shapes a candidate is screened on: the domain's low end, its top, and an odd size between."""
     dom = check.drawable(task.kernel, task.ranges)
@@ -449,6 +460,7 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
             examples: int, profile_name: str, max_minutes: float | None, command: str,
             models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None,
             configs: dict | None = None, seed: int = 0, jobs: int | None = None,
+            where: dict[str, tuple[int, int | None]] | None = None,
             progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
     """Certify; returns (entries written, tasks left, finished).
 
@@ -465,7 +477,7 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     with _class_only(class_yaml) as only, scratch.tables_at(only):
         check.require_device_of(class_id, nb_tables.load())
     chosen = kernels or list(KERNELS)
-    tasks = plan(class_id, chosen, dtypes, models, limits, configs)
+    tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
     todo = []

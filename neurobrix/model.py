@@ -124,6 +124,10 @@ class Transformer:
         hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         h = self.w.embed[tokens.reshape(-1)]                       # residual stream [T, hidden]
         x = None                                                   # last block's output, added into h
+        if lengths is not None:
+            # decode: row b * capacity + positions[b] of every layer's cache (viewed [B * capacity, Hkv, D])
+            # takes this step's k and v; computed once for all layers, CUDA-graph safe (no host sync)
+            slots = torch.arange(B, device=tokens.device) * self.cache.capacity + positions[:, 0]
         for n, layer in enumerate(self.w.layers):
             # attention block
             if x is None:
@@ -139,10 +143,8 @@ class Transformer:
                 v_cache[:, :S] = v
                 attn = ops.attention_prefill(q, k, v, self.scale)  # [B, S, Hq, D]
             else:
-                # one token per sequence at positions[b, 0]; an index_put keeps this CUDA-graph safe
-                rows = torch.arange(B, device=tokens.device)
-                k_cache[rows, positions[:, 0]] = k[:, 0]
-                v_cache[rows, positions[:, 0]] = v[:, 0]
+                k_cache.view(-1, hkv, d).index_copy_(0, slots, k[:, 0])
+                v_cache.view(-1, hkv, d).index_copy_(0, slots, v[:, 0])
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
             x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
             # MLP block

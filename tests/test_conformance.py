@@ -265,3 +265,17 @@ def test_reformat_rewrites_format_1_tables_unchanged_in_substance(tables_copy, c
     assert after.entries == before.entries and after.provenance == before.provenance
     assert out_of_sync(tables_copy) == []
     assert conformance_main(["reformat", "--class", "nvidia-b200", "--tables", str(tables_copy)]) == 2
+
+
+def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):
+    from conformance.certify import within
+
+    tasks = plan("nvidia-h200", ["linear"], ["bf16"])
+    prefill = [t for t in tasks if within(t, {"M": (65, None)})]
+    assert prefill and all(t.domain()["M"][0] >= 65 for t in prefill)
+    assert len(prefill) < len(tasks)
+    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "linear", "--dtypes", "fp32",
+                             "--where", "M=5:", "--max-minutes", "0", "--tables", str(tables_copy)]) == 3
+    assert "1 task(s) left" in capsys.readouterr().out  # only the M >= 5 domain (M 1-4 is outside)
+    assert conformance_main(["certify", "--class", "interpreter", "--dtypes", "fp32", "--where", "M=0:"]) == 2
+    assert "--where 'M=0:'" in capsys.readouterr().err

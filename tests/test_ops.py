@@ -222,6 +222,27 @@ def test_no_hard_coded_settings_in_the_ops():
         assert not re.search(r"\b(BLOCK_[A-Z]+|num_warps|num_stages|SPLITS|GROUP_M)\s*=\s*\d", source), name
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("M, N, K", [(1, 8, 8), (37, 72, 96), (70, 40, 136)])
+def test_linear_tma_variant(tmp_path, monkeypatch, dtype, M, N, K):
+    """The persistent TMA variant: descriptors zero-fill and clip the ragged edges (M, N, K not
+    multiples of the tiles), bias or not; rows must be 16-byte aligned (K, N multiples of 8 here)."""
+    config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
+              "num_stages": 2}
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / "tma", {"linear": [({}, config)]})))
+    for seed in (0, 1):
+        conforms("linear", dtype, config, seed=seed, M=M, N=N, K=K)
+
+
+def test_linear_tma_variant_refuses_unaligned_rows(tmp_path, monkeypatch):
+    config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
+              "num_stages": 2}
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / "tma", {"linear": [({}, config)]})))
+    x, w = torch.randn(3, 20, dtype=torch.float16), torch.randn(16, 20, dtype=torch.float16)
+    with pytest.raises(InvalidInputError, match="'tma' variant needs 16-byte aligned rows, but x has row stride 20"):
+        ops.TRITON.linear(x, w)
+
+
 def test_no_gpu_no_interpreter_is_a_typed_error(monkeypatch):
     monkeypatch.delenv("TRITON_INTERPRET")
     if torch.cuda.is_available():

@@ -9,6 +9,11 @@ K = in_features (exact). The certified config picks the variant:
            weight-streaming bound, and split-K keeps every SM busy when N alone would not.
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
            sharing weight tiles in L2). For prefill (M = batch x prompt length).
+``tma``    the same tiles, grouped the same way, on a persistent grid (one program per
+           multiprocessor, each walking the tiles) that moves them with device-side TMA tensor
+           descriptors (Hopper's bulk tensor copies); out-of-range rows and columns are zero-filled
+           on load and clipped on store by the descriptors. Needs 16-byte aligned rows (K and N
+           multiples of 8 in 16-bit dtypes): the launcher refuses a call that is not.
 """
 
 from __future__ import annotations
@@ -18,7 +23,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from ..errors import TablesError
+from ..errors import InvalidInputError, TablesError
 from ._common import check_contiguous_last, check_device, check_shape, dot_precision, same_dtype, settings, split
 
 
@@ -122,6 +127,66 @@ def _linear_tiled_kernel(
     tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])
 
 
+@triton.jit
+def _linear_tma_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr,
+    M, N, K,
+    stride_xm, stride_wn, stride_ym,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
+    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
+    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, BLOCK_N])
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    k_tiles = tl.cdiv(K, BLOCK_K)
+    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):
+        group_id = tile // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + ((tile % num_pid_in_group) % group_size_m)
+        pid_n = (tile % num_pid_in_group) // group_size_m
+        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for kt in range(k_tiles):
+            a = x_desc.load([pid_m * BLOCK_M, kt * BLOCK_K])
+            b = w_desc.load([pid_n * BLOCK_N, kt * BLOCK_K])
+            accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)
+        if HAS_BIAS:
+            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+            accumulator += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))
+
+
+_ALLOCATOR_SET = False
+_EMPTY = torch.empty  # the descriptors' scratch memory is never a caller's (or a test's) patched allocation
+
+
+def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
+    """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
+    descriptors themselves (Triton asks its allocator; ours hands out device memory from torch)."""
+    global _ALLOCATOR_SET
+    for name, t in (("x", x), ("weight", weight), ("y", y)):
+        if t.data_ptr() % 16 or (t.stride(0) * t.element_size()) % 16:
+            raise InvalidInputError(
+                f"linear: the certified 'tma' variant needs 16-byte aligned rows, but {name} has row stride "
+                f"{t.stride(0)} ({t.element_size()}-byte elements) at address {t.data_ptr():#x}"
+            )
+    if not _ALLOCATOR_SET:
+        device = x.device
+        triton.set_allocator(lambda size, alignment, stream: _EMPTY(size, dtype=torch.int8, device=device))
+        _ALLOCATOR_SET = True
+
+
+def _programs(device: torch.device, tiles: int) -> int:
+    """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
+    most one per tile; on the interpreter one program per tile."""
+    if device.type != "cuda":
+        return tiles
+    return min(tiles, torch.cuda.get_device_properties(device).multi_processor_count)
+
+
 def _check(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> str:
     check_shape("linear", "x", x, (None, None), "rows, in_features")
     check_shape("linear", "weight", weight, (None, x.shape[1]), "out_features, in_features of x")
@@ -160,8 +225,15 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
+    elif variant == "tma":
+        _tma_ready(x, weight, y)
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        _linear_tma_kernel[(_programs(x.device, tiles),)](
+            x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+        )
     else:
-        raise TablesError(f"linear: certified config {dict(config)} names no known variant (gemv, tiled)")
+        raise TablesError(f"linear: certified config {dict(config)} names no known variant (gemv, tiled, tma)")
     return y
 
 
