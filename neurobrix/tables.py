@@ -58,7 +58,7 @@ class Tables:
     tracked: tuple[TrackedFile, ...]
     classes: dict[str, GPUClass]
     kernels: dict[str, dict[str, KernelTable]]  # class id -> kernel name -> table
-    _cache: dict[tuple, Mapping[str, Any]] = field(default_factory=dict, repr=False)
+    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
 
     def table_path(self, class_id: str, kernel: str) -> Path:
         return self.location.root / class_id / f"{kernel}.yaml"
@@ -109,8 +109,13 @@ def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: lis
 
 
 def locate() -> TablesLocation:
-    """Where the tables are; see the module docstring for the order."""
-    explicit = os.environ.get(ENV_VAR)
+    """Where the tables are; see the module docstring for the order (settled once per value of
+    NEUROBRIX_TABLES: every kernel launch asks)."""
+    return _locate(os.environ.get(ENV_VAR))
+
+
+@functools.lru_cache(maxsize=None)
+def _locate(explicit: str | None) -> TablesLocation:
     if explicit:
         root = Path(explicit).expanduser()
         if not root.is_dir():
@@ -221,6 +226,7 @@ def load(root: Path | None = None) -> Tables:
 
 def clear_cache() -> None:
     _load.cache_clear()
+    _locate.cache_clear()
 
 
 @functools.lru_cache(maxsize=None)
@@ -266,4 +272,7 @@ def settings(kernel: str, dtype: str, shape: Mapping[str, int]) -> Mapping[str, 
     from .gpu import detect_class  # gpu reads the classes from here; imported late to keep both lean
 
     tables = load()
-    return tables.settings(detect_class(tables).id, kernel, dtype, shape)
+    class_id = tables._cache.get("class")
+    if class_id is None:  # the device is read once; its class is settled once per tables folder
+        class_id = tables._cache["class"] = detect_class(tables).id
+    return tables.settings(class_id, kernel, dtype, shape)
