@@ -101,29 +101,42 @@ def build(kernel: str, dtype: str, shape: Mapping[str, int], values: Values) -> 
     elif kernel == "rotary":
         T, H, D = s["T"], s["H"], s["D"]
         if H < 2 or D % 2:
-            raise ValueError(f"rotary needs H >= 2 (q and kv heads) and an even D, got H={H}, D={D}")
+            raise ValueError(f"rotary: needs H >= 2 (q and kv heads) and an even D, got H={H}, D={D}")
         hkv = rng.randint(1, H - 1)
         hq = H - hkv
         batch = rng.choice([b for b in (1, 2, 3) if T % b == 0])
         S = T // batch
-        positions_max = rng.choice([S, 4 * S + 7])
-        qkv = values((batch, S, hq + 2 * hkv, D))  # q and k are strided views of a fused projection
+        cached = rng.random() < 0.5  # the engine's call: k and v appended to a KV cache in the same launch
+        positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
+        qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
         tables = reference.rope_frequencies(D, rng.choice([10000.0, 500000.0]), positions_max)
-        pos = torch.randint(0, positions_max, (batch, S), generator=torch.Generator().manual_seed(rng.randrange(2**31)))
+        gen = torch.Generator().manual_seed(rng.randrange(2**31))
+        if cached:  # distinct positions per sequence, as the engine's: a run of S from a random start
+            room = positions_max - S
+            starts = torch.tensor([[rng.choice([0, room, rng.randint(0, room)])] for _ in range(batch)])
+            pos = starts + torch.arange(S)[None, :]
+        else:
+            pos = torch.randint(0, positions_max, (batch, S), generator=gen)
         args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv], "cos": guarded(tables.cos.float(), dev),
                 "sin": guarded(tables.sin.float(), dev), "positions": pos.to(dev)}
-        note.update(batch=batch, q_heads=hq, kv_heads=hkv)
+        if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
+            nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
+            args.update(v=qkv[:, :, hq + hkv:], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
+        note.update(batch=batch, q_heads=hq, kv_heads=hkv, cache=cached)
     elif kernel == "silu_mul":
         args = {"gu": values((s["M"], 2 * s["I"]))}
     elif kernel == "attention_prefill":
         S, D, G = s["S"], s["D"], s["G"]
         batch, hkv = rng.choice([1, 2]), rng.choice([1, 2])
         hq = G * hkv
-        qkv = values((batch, S, hq + 2 * hkv, D))
-        args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv].contiguous(), "v": qkv[:, :, hq + hkv:],
-                "scale": 1 / math.sqrt(D)}
-        args["k"] = guarded(args["k"], dev)
-        note.update(batch=batch, kv_heads=hkv)
+        q = values((batch, S, hq + 2 * hkv, D))[:, :, :hq]  # a strided view of a fused projection
+        # k and v: the first S positions of KV caches of a larger capacity (the engine's call), NaN past S
+        capacity = S + rng.choice([0, 1, S])
+        k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
+        k_cache[:, S:] = math.nan
+        v_cache[:, S:] = math.nan
+        args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
+        note.update(batch=batch, kv_heads=hkv, capacity=capacity)
     elif kernel == "attention_decode":
         B, S, D, G = s["B"], s["S"], s["D"], s["G"]
         hkv = rng.choice([1, 2])
@@ -166,6 +179,9 @@ def guarded_launch() -> Iterator[list[Callable[[], None]]]:
 def run_kernel(case: Case) -> tuple[torch.Tensor, ...]:
     """The certified Triton op on the case (under whatever tables are selected); guard bands checked."""
     op = getattr(ops.TRITON, case.kernel)
+    for cache in ("k_cache", "v_cache") if case.kernel == "rotary" else ():
+        if case.args.get(cache) is not None:
+            case.args[cache].fill_(math.nan)  # written by an earlier run on this case: start clean
     with guarded_launch() as checks:
         out = op(**case.args)
     if torch.cuda.is_available():
@@ -173,6 +189,19 @@ def run_kernel(case: Case) -> tuple[torch.Tensor, ...]:
     for check in checks:
         check()
     return out if isinstance(out, tuple) else (out,)
+
+
+def _f64(t: torch.Tensor) -> torch.Tensor:
+    return t.double()
+
+
+def _cache_rows(cache: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, bool]:
+    """(cache[b, positions[b, s]] as [B, S, H, D], whether any other row is no longer all NaN)."""
+    rows = torch.arange(cache.shape[0], device=cache.device)[:, None]
+    picked = cache[rows, positions]
+    rest = torch.ones(cache.shape[:2], dtype=torch.bool, device=cache.device)
+    rest[rows, positions] = False
+    return picked, bool((~cache[rest].isnan()).any())
 
 
 def _with_bound(ref: torch.Tensor, bound_of: Callable[[torch.Tensor], torch.Tensor]
@@ -210,6 +239,13 @@ def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, An
             ref, bound = once(("rotary", n), lambda x=x: _with_bound(
                 reference.rotary(x, a["cos"], a["sin"], a["positions"]),
                 lambda r: bounds.rotary(x, a["cos"], a["sin"], a["positions"], r)))
+            if n == 1 and a.get("k_cache") is not None:
+                out, stray = _cache_rows(out, a["positions"])
+                v_rows, v_stray = _cache_rows(a["v_cache"], a["positions"])
+                zero = torch.zeros_like(ref)
+                pairs.append((v_rows, _f64(a["v"]), zero))  # v is copied exactly
+                if stray or v_stray:  # a cache row outside the positions was written
+                    return Verdict(math.inf, "rotary wrote a KV-cache row that is not one of its positions")
             pairs.append((out, ref, bound))
     elif case.kernel == "silu_mul":
         ref, bound = once("silu_mul", lambda: _with_bound(reference.silu_mul(a["gu"]),

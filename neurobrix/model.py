@@ -124,10 +124,6 @@ class Transformer:
         hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
         h = self.w.embed[tokens.reshape(-1)]                       # residual stream [T, hidden]
         x = None                                                   # last block's output, added into h
-        if lengths is not None:
-            # decode: row b * capacity + positions[b] of every layer's cache (viewed [B * capacity, Hkv, D])
-            # takes this step's k and v; computed once for all layers, CUDA-graph safe (no host sync)
-            slots = torch.arange(B, device=tokens.device) * self.cache.capacity + positions[:, 0]
         for n, layer in enumerate(self.w.layers):
             # attention block
             if x is None:
@@ -135,16 +131,13 @@ class Transformer:
             else:
                 y, h = ops.rms_norm(x, layer.attn_norm, cfg.rms_norm_eps, residual=h)
             qkv = ops.linear(y, layer.qkv, layer.qkv_bias).view(B, S, hq + 2 * hkv, d)
-            q, k = ops.rotary(qkv[:, :, :hq], qkv[:, :, hq:hq + hkv], self.cos, self.sin, positions)
-            v = qkv[:, :, hq + hkv:]
             k_cache, v_cache = self.cache.k[n], self.cache.v[n]
+            # rotary also appends this step's k and v to the cache at their positions (one launch)
+            q, _ = ops.rotary(qkv[:, :, :hq], qkv[:, :, hq:hq + hkv], self.cos, self.sin, positions,
+                              v=qkv[:, :, hq + hkv:], k_cache=k_cache, v_cache=v_cache)
             if lengths is None:
-                k_cache[:, :S] = k
-                v_cache[:, :S] = v
-                attn = ops.attention_prefill(q, k, v, self.scale)  # [B, S, Hq, D]
+                attn = ops.attention_prefill(q, k_cache[:, :S], v_cache[:, :S], self.scale)  # [B, S, Hq, D]
             else:
-                k_cache.view(-1, hkv, d).index_copy_(0, slots, k[:, 0])
-                v_cache.view(-1, hkv, d).index_copy_(0, slots, v[:, 0])
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
             x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
             # MLP block

@@ -68,6 +68,49 @@ def test_rotary(dtype, T, H, D):
     conforms("rotary", dtype, T=T, H=H, D=D)
 
 
+def cached_rotary_case(dtype, **shape):
+    """A rotary case drawn with the KV-cache append (the engine's call)."""
+    for seed in range(40):
+        case = harness.build("rotary", dtype, shape, harness.Values(dtype, "cpu", seed))
+        if case.note["cache"] and int(case.args["positions"][0, 0]) > 0:  # a cache row is not a token index
+            return case
+    raise AssertionError("no cached rotary case in 40 seeds")
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("T, H, D", [(1, 2, 2), (6, 7, 64), (9, 12, 128)])
+def test_rotary_appends_k_and_v_to_the_cache(dtype, T, H, D):
+    case = cached_rotary_case(dtype, T=T, H=H, D=D)
+    outputs = harness.run_kernel(case)
+    assert outputs[1] is case.args["k_cache"]
+    assert harness.judge(case, outputs, CONFIGS["rotary"][-1][1]).ratio <= 1
+
+
+def test_a_cache_row_written_outside_the_positions_is_caught():
+    case = cached_rotary_case("fp32", T=4, H=3, D=8)
+    outputs = harness.run_kernel(case)
+    assert harness.judge(case, outputs, {}).ratio <= 1
+    free = [p for p in range(case.args["k_cache"].shape[1]) if p not in case.args["positions"][0].tolist()]
+    if free:  # a stray row of k
+        case.args["k_cache"][0, free[0]] = 0.0
+        assert harness.judge(case, outputs, {}).ratio == float("inf")
+    case = cached_rotary_case("fp32", T=4, H=3, D=8)
+    outputs = harness.run_kernel(case)
+    case.args["v_cache"][0, int(case.args["positions"][0, 0]), 0, 0] += 1.0  # v not copied exactly
+    assert harness.judge(case, outputs, {}).ratio == float("inf")
+
+
+def test_rotary_cache_needs_all_three_and_matching_shapes():
+    cos, sin = ops.rope_cache(8, 10000.0, 16)
+    q, k = torch.randn(1, 2, 2, 8), torch.randn(1, 2, 1, 8)
+    positions = torch.arange(2)[None]
+    with pytest.raises(InvalidInputError, match="takes v, k_cache and v_cache together"):
+        ops.TRITON.rotary(q, k, cos, sin, positions, k_cache=torch.empty(1, 16, 1, 8))
+    with pytest.raises(InvalidInputError, match="k_cache"):
+        ops.TRITON.rotary(q, k, cos, sin, positions, v=torch.randn(1, 2, 1, 8), k_cache=torch.empty(1, 16, 2, 8),
+                          v_cache=torch.empty(1, 16, 2, 8))
+
+
 def test_rotary_in_place_matches_out_of_place():
     cos, sin = ops.rope_cache(64, 10000.0, 32)
     qkv = torch.randn(2, 5, 8 + 2 + 2, 64)

@@ -53,16 +53,17 @@ def rope_cache(
 
 @triton.jit
 def _rotate_heads(
-    src_ptr, dst_ptr, b, s, head0, H, stride_sb, stride_ss, stride_sh, stride_db, stride_ds, stride_dh,
+    src_ptr, dst_ptr, b, s, row, head0, H, stride_sb, stride_ss, stride_sh, stride_db, stride_ds, stride_dh,
     c, sn, HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
 ):
+    """Rotate heads head0.. of token (b, s) of src into row ``row`` of sequence b of dst."""
     offs_h = head0 + tl.arange(0, BLOCK_H)
     offs_d = tl.arange(0, BLOCK_HALF)
     mask = (offs_h[:, None] < H) & (offs_d[None, :] < HALF)
     src = src_ptr + b * stride_sb + s * stride_ss + offs_h[:, None] * stride_sh + offs_d[None, :]
     x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)
     x2 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)
-    dst = dst_ptr + b * stride_db + s * stride_ds + offs_h[:, None] * stride_dh + offs_d[None, :]
+    dst = dst_ptr + b * stride_db + row * stride_ds + offs_h[:, None] * stride_dh + offs_d[None, :]
     tl.store(dst, (x1 * c[None, :] - x2 * sn[None, :]).to(dst_ptr.dtype.element_ty), mask=mask)
     tl.store(dst + HALF, (x2 * c[None, :] + x1 * sn[None, :]).to(dst_ptr.dtype.element_ty), mask=mask)
 
@@ -70,15 +71,16 @@ def _rotate_heads(
 @triton.jit
 def _rotary_kernel(
     # pointers
-    q_ptr, k_ptr, qo_ptr, ko_ptr, cos_ptr, sin_ptr, pos_ptr,
+    q_ptr, k_ptr, qo_ptr, ko_ptr, v_ptr, vc_ptr, cos_ptr, sin_ptr, pos_ptr,
     # dimensions
     S, HQ, HKV,
     # strides (batch, seq, head; the head dimension is contiguous)
     stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
     stride_qob, stride_qos, stride_qoh, stride_kob, stride_kos, stride_koh,
+    stride_vb, stride_vs, stride_vh, stride_vcb, stride_vcs, stride_vch,
     stride_pb, stride_ps, stride_cos,
     # meta-parameters
-    HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
+    CACHE: tl.constexpr, HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
 ):
     token = tl.program_id(0).to(tl.int64)
     pid_h = tl.program_id(1)
@@ -90,11 +92,22 @@ def _rotary_kernel(
     sn = tl.load(sin_ptr + pos * stride_cos + offs_d, mask=offs_d < HALF, other=0.0)
     q_blocks = tl.cdiv(HQ, BLOCK_H)
     if pid_h < q_blocks:
-        _rotate_heads(q_ptr, qo_ptr, b, s, pid_h * BLOCK_H, HQ, stride_qb, stride_qs, stride_qh,
+        _rotate_heads(q_ptr, qo_ptr, b, s, s, pid_h * BLOCK_H, HQ, stride_qb, stride_qs, stride_qh,
                       stride_qob, stride_qos, stride_qoh, c, sn, HALF, BLOCK_HALF, BLOCK_H)
     else:
-        _rotate_heads(k_ptr, ko_ptr, b, s, (pid_h - q_blocks) * BLOCK_H, HKV, stride_kb, stride_ks, stride_kh,
+        head0 = (pid_h - q_blocks) * BLOCK_H
+        # with a KV cache, k lands at the token's position in it and v is copied beside it
+        row = pos if CACHE else s
+        _rotate_heads(k_ptr, ko_ptr, b, s, row, head0, HKV, stride_kb, stride_ks, stride_kh,
                       stride_kob, stride_kos, stride_koh, c, sn, HALF, BLOCK_HALF, BLOCK_H)
+        if CACHE:
+            offs_h = head0 + tl.arange(0, BLOCK_H)
+            offs_e = tl.arange(0, 2 * BLOCK_HALF)
+            mask = (offs_h[:, None] < HKV) & (offs_e[None, :] < 2 * HALF)
+            v = tl.load(v_ptr + b * stride_vb + s * stride_vs + offs_h[:, None] * stride_vh + offs_e[None, :],
+                        mask=mask)
+            tl.store(vc_ptr + b * stride_vcb + pos * stride_vcs + offs_h[:, None] * stride_vch + offs_e[None, :],
+                     v, mask=mask)
 
 
 def _check(q, k, cos, sin, positions):
@@ -115,30 +128,57 @@ def _check(q, k, cos, sin, positions):
     return same_dtype("rotary", "q", q, k=k)
 
 
+def _check_cache(k, positions, v, k_cache, v_cache) -> None:
+    if v is None or k_cache is None or v_cache is None:
+        raise InvalidInputError("rotary: a KV cache takes v, k_cache and v_cache together")
+    B, S, HKV, D = k.shape
+    check_shape("rotary", "v", v, tuple(k.shape), "same as k")
+    check_shape("rotary", "k_cache", k_cache, (B, None, HKV, D), "batch, capacity, kv heads, head dim of k")
+    check_shape("rotary", "v_cache", v_cache, tuple(k_cache.shape), "same as k_cache")
+    same_dtype("rotary", "k", k, v=v, k_cache=k_cache, v_cache=v_cache)
+
+
 def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
-           inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """Rotate q [B, S, Hq, D] and k [B, S, Hkv, D] at ``positions`` [B, S]; in place or into new tensors."""
+           inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
+           v_cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """Rotate q [B, S, Hq, D] and k [B, S, Hkv, D] at ``positions`` [B, S]; in place or into new tensors.
+
+    With a KV cache (k_cache, v_cache [B, capacity, Hkv, D] and v [B, S, Hkv, D]): the rotated k of
+    token (b, s) is written to k_cache[b, positions[b, s]] and v beside it in v_cache, the cache append
+    fused into this launch; returns (q rotated, k_cache). Positions must then be distinct per sequence.
+    """
     dtype = _check(q, k, cos, sin, positions)
-    check_device("rotary", q=q, k=k, cos=cos, sin=sin, positions=positions)
-    check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
+    cached = k_cache is not None or v_cache is not None or v is not None
+    if cached:
+        _check_cache(k, positions, v, k_cache, v_cache)
+        check_device("rotary", q=q, k=k, cos=cos, sin=sin, positions=positions, v=v, k_cache=k_cache,
+                     v_cache=v_cache)
+        check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin, v=v, k_cache=k_cache, v_cache=v_cache)
+    else:
+        check_device("rotary", q=q, k=k, cos=cos, sin=sin, positions=positions)
+        check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
     B, S, HQ, D = q.shape
     HKV = k.shape[2]
     meta, launch = split(settings("rotary", dtype, T=B * S, H=HQ + HKV, D=D))
-    q_out, k_out = (q, k) if inplace else (torch.empty_like(q), torch.empty_like(k))
+    q_out = q if inplace else torch.empty_like(q)
+    k_out = k_cache if cached else (k if inplace else torch.empty_like(k))
+    v_in, v_out = (v, v_cache) if cached else (k, k_out)  # never read without a cache
     block_h = meta["BLOCK_H"]
     grid = (B * S, triton.cdiv(HQ, block_h) + triton.cdiv(HKV, block_h))
     _rotary_kernel[grid](
-        q, k, q_out, k_out, cos, sin, positions, S, HQ, HKV,
+        q, k, q_out, k_out, v_in, v_out, cos, sin, positions, S, HQ, HKV,
         *q.stride()[:3], *k.stride()[:3], *q_out.stride()[:3], *k_out.stride()[:3],
+        *v_in.stride()[:3], *v_out.stride()[:3],
         *positions.stride(), cos.stride(0),
-        HALF=D // 2, BLOCK_HALF=triton.next_power_of_2(D // 2), **meta, **launch,
+        CACHE=cached, HALF=D // 2, BLOCK_HALF=triton.next_power_of_2(D // 2), **meta, **launch,
     )
     return q_out, k_out
 
 
 def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
-                 inplace: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same op on PyTorch's kernels."""
+                 inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
+                 v_cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    """The same op on PyTorch's kernels (the cache append as an index_put)."""
     _check(q, k, cos, sin, positions)
     c, s = cos[positions][:, :, None, :], sin[positions][:, :, None, :]  # [B, S, 1, D/2]
 
@@ -147,8 +187,16 @@ def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch
         return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).to(x.dtype)
 
     q_rot, k_rot = rotate(q), rotate(k)
+    if k_cache is not None or v_cache is not None or v is not None:
+        _check_cache(k, positions, v, k_cache, v_cache)
+        rows = torch.arange(q.shape[0], device=q.device)[:, None]
+        k_cache[rows, positions] = k_rot
+        v_cache[rows, positions] = v
+        k_rot = k_cache
     if inplace:
         q.copy_(q_rot)
-        k.copy_(k_rot)
-        return q, k
+        if k_rot is not k_cache:
+            k.copy_(k_rot)
+            k_rot = k
+        return q, k_rot
     return q_rot, k_rot
