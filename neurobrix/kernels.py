@@ -31,7 +31,8 @@ SPECS = (
     KernelSpec("rms_norm", ("M", "N"), ("pow2", "exact"),
                "RMSNorm over rows of length N, optionally fused with the residual add; M = rows"),
     KernelSpec("rotary", ("T", "H", "D"), ("pow2", "exact", "exact"),
-               "rotary embedding of q and k; T = tokens (batch x seq), H = q heads + kv heads, D = head dim"),
+               "rotary embedding of q and k, appending k and v to the KV cache in the same launch; "
+               "T = tokens (batch x seq), H = q heads + kv heads, D = head dim"),
     KernelSpec("silu_mul", ("M", "I"), ("pow2", "exact"),
                "silu(g) * u from one fused [M, 2I] gate/up projection; I = intermediate size"),
     KernelSpec("attention_prefill", ("S", "D", "G"), ("pow2>=16", "exact", "exact"),

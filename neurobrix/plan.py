@@ -4,7 +4,7 @@ The engine's forward pass (model.py) makes, per layer, with T tokens in flight (
 B in decode) — and this module is the one place that lists them:
     rms_norm(T, hidden) [fused with the residual add after the first layer]
     linear(T, (Hq + 2 Hkv) D, hidden)      fused q/k/v projection (+ bias for Qwen2)
-    rotary(T, Hq + Hkv, D)
+    rotary(T, Hq + Hkv, D)                 also appends k and v to the KV cache at their positions
     attention_prefill(S, D, G)  or  attention_decode(B, capacity, D, G)
     linear(T, hidden, Hq D)                output projection
     rms_norm(T, hidden)                    fused with the residual add
