@@ -7,6 +7,11 @@ weights on the GPU, preflights every kernel call, and prefills a 128-token promp
 token; the parent times it from spawn to the child's "first token" line. The first run uses an empty
 TRITON_CACHE_DIR (every kernel compiles), the next ones reuse it. No autotuning happens in either:
 the settings come from the tables.
+
+``--autotune`` adds, side by side, the same runs with what autotuning on first call would have cost:
+before the prefill, every distinct kernel call of that prefill times every candidate certify would
+consider for its domain (each compiled on first use, then ``triton.testing.do_bench`` with
+triton.autotune's defaults, 25 ms warm-up and 100 ms of repetitions), as ``@triton.autotune`` would.
 """
 
 from __future__ import annotations
@@ -20,7 +25,38 @@ import tempfile
 import time
 
 
-def child(model: str, prompt: int) -> None:
+def autotune_cost(cfg, prompt: int, class_id: str, dtype: str = "bf16", device: str = "cuda") -> int:
+    """Time every candidate of every distinct prefill kernel call, as first-call autotuning would."""
+    import torch
+    import triton.testing
+
+    from conformance import candidates, scratch
+    from conformance.catalogue import bucket
+    from conformance.harness import TORCH_DTYPES, Values, build
+    from neurobrix import ops, tables
+    from neurobrix.plan import forward_calls
+
+    class_yaml = tables.load().location.root / class_id / tables.CLASS_NAME
+    timed = 0
+    for kernel, shape in sorted(forward_calls(cfg, 1, prompt, prompt + 256, prefill=True)):
+        shape = dict(shape)
+        domain = {d: (lo, hi) for d, lo, hi in bucket(kernel, shape)[1]}
+        space, _ = candidates.prune(kernel, candidates.space(kernel, domain, False), class_id, shape,
+                                    TORCH_DTYPES[dtype].itemsize)
+        case = build(kernel, dtype, shape, Values(dtype, device, 0))
+        op = getattr(ops.TRITON, kernel)
+        for config in space:
+            with scratch.candidate(class_yaml, kernel, dtype, config):
+                try:
+                    triton.testing.do_bench(lambda: op(**case.args), warmup=25, rep=100)
+                    timed += 1
+                except Exception:  # autotune skips a config that cannot run, after paying for it
+                    if torch.cuda.is_available():
+                        torch.cuda.synchronize()
+    return timed
+
+
+def child(model: str, prompt: int, autotune: bool = False) -> None:
     import torch
 
     from benchmarks.e2e import random_weights
@@ -33,6 +69,8 @@ def child(model: str, prompt: int) -> None:
 
     cfg = load()[0][model]
     preflight(generation_calls(cfg, 1, prompt, prompt + 256), "bf16", detect_class().id)
+    if autotune:
+        print(f"autotuned {autotune_cost(cfg, prompt, detect_class().id)} candidate timings", flush=True)
     model_ = Transformer(cfg, random_weights(cfg, torch.bfloat16, torch.device("cuda")), backend("triton"), 1,
                          prompt + 256)
     tokens = torch.randint(0, cfg.vocab_size, (1, prompt), device="cuda")
@@ -46,28 +84,39 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--runs", type=int, default=3, help="runs in all: the first cold, the rest warm")
+    parser.add_argument("--autotune", action="store_true",
+                        help="also measure runs that autotune every prefill kernel call first (side by side)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    parser.add_argument("--child-autotune", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json")
     args = parser.parse_args()
     if args.child:
-        child(args.model, args.prompt)
+        child(args.model, args.prompt, args.child_autotune)
         return
-    cache = tempfile.mkdtemp(prefix="triton-cache-")
-    env = {**os.environ, "TRITON_CACHE_DIR": cache}
     rows = []
-    for n in range(args.runs):
-        start = time.perf_counter()
-        proc = subprocess.Popen([sys.executable, "-m", "benchmarks.cold_start", "--child", "--model", args.model,
-                                 "--prompt", str(args.prompt)], stdout=subprocess.PIPE, text=True, env=env)
-        for line in proc.stdout:
-            if line.startswith("first token"):
-                seconds = time.perf_counter() - start
-                break
-        proc.wait()
-        row = {"model": args.model, "triton_cache": "cold" if n == 0 else "warm",
-               "start_to_first_token_s": round(seconds, 2)}
-        print(json.dumps(row), flush=True)
-        rows.append(row)
+    for mode in ("certified tables", "autotuning on first call") if args.autotune else ("certified tables",):
+        cache = tempfile.mkdtemp(prefix="triton-cache-")  # each mode starts from a cold cache
+        env = {**os.environ, "TRITON_CACHE_DIR": cache}
+        extra = ["--child-autotune"] if mode != "certified tables" else []
+        for n in range(args.runs):
+            start = time.perf_counter()
+            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.cold_start", "--child", "--model", args.model,
+                                     "--prompt", str(args.prompt), *extra], stdout=subprocess.PIPE, text=True,
+                                    env=env)
+            seconds, note = float("nan"), ""
+            for line in proc.stdout:
+                if line.startswith("autotuned"):
+                    note = line.strip()
+                if line.startswith("first token"):
+                    seconds = time.perf_counter() - start
+                    break
+            proc.wait()
+            row = {"model": args.model, "settings": mode, "triton_cache": "cold" if n == 0 else "warm",
+                   "start_to_first_token_s": round(seconds, 2)}
+            if note:
+                row["autotune"] = note
+            print(json.dumps(row), flush=True)
+            rows.append(row)
     if args.json:
         with open(args.json, "w") as fh:
             json.dump(rows, fh, indent=2)
