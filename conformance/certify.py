@@ -94,8 +94,8 @@ def within(task: Task, where: dict[str, tuple[int, int | None]]) -> bool:
     """Whether the task's domain lies inside ``where`` ({dim: (lo, hi or None)}) on every dim it names."""
     for dim, (lo, hi) in where.items():
         span = task.domain().get(dim)
-        if span is None:
-            continue
+        if span is None:  # a kernel without this dimension has no domain inside the range
+            return False
         if span[0] < lo or (hi is not None and (span[1] is None or span[1] > hi)):
             return False
     return True
@@ -477,6 +477,10 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     with _class_only(class_yaml) as only, scratch.tables_at(only):
         check.require_device_of(class_id, nb_tables.load())
     chosen = kernels or list(KERNELS)
+    unknown = sorted(set(where or {}) - {d for k in chosen for d in KERNELS[k].key})
+    if unknown:
+        raise UsageError(f"--where names {', '.join(unknown)}, a dimension of none of the kernels certified "
+                         f"({', '.join(f'{k}: {chr(44).join(KERNELS[k].key)}' for k in chosen)})")
     tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)

@@ -187,15 +187,18 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
     deadline = start + max_minutes * 60 if max_minutes is not None else None
-    chunk = max(8, 4 * jobs)
+    chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
+    longest = 0.0
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(work), chunk):
-            if deadline is not None and time.perf_counter() > deadline:
+            now = time.perf_counter()
+            if deadline is not None and now + longest > deadline:  # the next wave would overrun
                 report.left = len(work) - first
                 break
             part = work[first:first + chunk]
             report.results += pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
                                        lambda i, first=first: done(first + i))
+            longest = max(longest, time.perf_counter() - now)
     report.seconds = time.perf_counter() - start
     return report
 

@@ -106,7 +106,7 @@ def build(kernel: str, dtype: str, shape: Mapping[str, int], values: Values) -> 
         hq = H - hkv
         batch = rng.choice([b for b in (1, 2, 3) if T % b == 0])
         S = T // batch
-        cached = rng.random() < 0.5  # the engine's call: k and v appended to a KV cache in the same launch
+        cached = rng.random() < 0.75  # the engine's call: k and v appended to a KV cache in the same launch
         positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
         qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
         tables = reference.rope_frequencies(D, rng.choice([10000.0, 500000.0]), positions_max)

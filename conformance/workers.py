@@ -38,10 +38,13 @@ def same_class_gpus() -> list[int]:
 
 
 def _bind(devices: Any) -> None:
-    """Worker initializer: take one device from the queue and see only it."""
+    """Worker initializer: take one device from the queue and see only it. Device numbers count the
+    GPUs this process was given, so they map through an inherited CUDA_VISIBLE_DEVICES."""
     device = devices.get()
     if device is not None:
-        os.environ["CUDA_VISIBLE_DEVICES"] = str(device)
+        visible = os.environ.get("CUDA_VISIBLE_DEVICES")
+        names = [v.strip() for v in visible.split(",")] if visible else None
+        os.environ["CUDA_VISIBLE_DEVICES"] = names[device] if names else str(device)
 
 
 class Workers:

@@ -104,8 +104,15 @@ class Rejected:
     detail: str
 
     def render(self) -> str:
-        """The one-line form kernel tables store (format 2): ``reason: K=V K=V ...: detail``."""
-        return f"{self.reason}: {' '.join(f'{k}={_value_text(v)}' for k, v in self.config.items())}: {self.detail}"
+        """The one-line form kernel tables store (format 2): ``reason: K=V K=V ...: detail``.
+
+        Values must read back as themselves (identifiers, numbers, booleans); anything else is refused.
+        """
+        line = f"{self.reason}: {' '.join(f'{k}={_value_text(v)}' for k, v in self.config.items())}: {self.detail}"
+        back = _REJECTED_LINE.match(line)
+        if back is None or _rejected_line(line, "", "") != self:
+            raise ValueError(f"rejected candidate {dict(self.config)} ({self.reason}) cannot be written as one line")
+        return line
 
 
 def _value_text(value: ConfigValue) -> str:

@@ -24,11 +24,11 @@ from typing import Any, Mapping
 import yaml
 
 from .errors import MissingEntryError, TablesError, UsageError
+from .schema import DTYPES, GPUClass, KernelTable, TrackedFile, parse_class, parse_kernel_table, parse_tracked
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it (large
 # tables load several times faster)
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-from .schema import DTYPES, GPUClass, KernelTable, TrackedFile, parse_class, parse_kernel_table, parse_tracked
 
 ENV_VAR = "NEUROBRIX_TABLES"
 TRACKED_NAME = "TRACKED.yaml"
@@ -111,11 +111,13 @@ def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: lis
 def locate() -> TablesLocation:
     """Where the tables are; see the module docstring for the order (settled once per value of
     NEUROBRIX_TABLES: every kernel launch asks)."""
-    return _locate(os.environ.get(ENV_VAR))
+    explicit = os.environ.get(ENV_VAR)
+    relative_to = os.getcwd() if explicit and not os.path.isabs(os.path.expanduser(explicit)) else None
+    return _locate(explicit, relative_to)
 
 
 @functools.lru_cache(maxsize=None)
-def _locate(explicit: str | None) -> TablesLocation:
+def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
     if explicit:
         root = Path(explicit).expanduser()
         if not root.is_dir():

@@ -279,3 +279,27 @@ def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):
     assert "1 task(s) left" in capsys.readouterr().out  # only the M >= 5 domain (M 1-4 is outside)
     assert conformance_main(["certify", "--class", "interpreter", "--dtypes", "fp32", "--where", "M=0:"]) == 2
     assert "--where 'M=0:'" in capsys.readouterr().err
+
+
+def test_workers_see_the_gpus_this_process_was_given(monkeypatch):
+    from conformance import workers
+
+    class One:
+        def __init__(self, value):
+            self.value = value
+
+        def get(self):
+            return self.value
+
+    monkeypatch.setenv("CUDA_VISIBLE_DEVICES", "4,5")
+    workers._bind(One(1))
+    assert __import__("os").environ["CUDA_VISIBLE_DEVICES"] == "5"
+    monkeypatch.delenv("CUDA_VISIBLE_DEVICES")
+    workers._bind(One(0))
+    assert __import__("os").environ["CUDA_VISIBLE_DEVICES"] == "0"
+
+
+def test_where_refuses_a_dimension_no_kernel_has(capsys):
+    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
+                             "--where", "K=1:", "--max-minutes", "0"]) == 2
+    assert "--where names K, a dimension of none of the kernels certified" in capsys.readouterr().err

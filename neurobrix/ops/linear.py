@@ -159,24 +159,21 @@ def _linear_tma_kernel(
         y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))
 
 
-_ALLOCATOR_SET = False
 _EMPTY = torch.empty  # the descriptors' scratch memory is never a caller's (or a test's) patched allocation
 
 
 def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
     """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
-    descriptors themselves (Triton asks its allocator; ours hands out device memory from torch)."""
-    global _ALLOCATOR_SET
+    descriptors themselves: Triton asks the allocator set for this thread (a context variable), so it
+    is set on every call, for the call's device."""
     for name, t in (("x", x), ("weight", weight), ("y", y)):
         if t.data_ptr() % 16 or (t.stride(0) * t.element_size()) % 16:
             raise InvalidInputError(
                 f"linear: the certified 'tma' variant needs 16-byte aligned rows, but {name} has row stride "
                 f"{t.stride(0)} ({t.element_size()}-byte elements) at address {t.data_ptr():#x}"
             )
-    if not _ALLOCATOR_SET:
-        device = x.device
-        triton.set_allocator(lambda size, alignment, stream: _EMPTY(size, dtype=torch.int8, device=device))
-        _ALLOCATOR_SET = True
+    device = x.device
+    triton.set_allocator(lambda size, alignment, stream: _EMPTY(size, dtype=torch.int8, device=device))
 
 
 def _programs(device: torch.device, tiles: int) -> int:

@@ -128,7 +128,7 @@ def _check(q, k, cos, sin, positions):
     return same_dtype("rotary", "q", q, k=k)
 
 
-def _check_cache(k, positions, v, k_cache, v_cache) -> None:
+def _check_cache(k, v, k_cache, v_cache) -> None:
     if v is None or k_cache is None or v_cache is None:
         raise InvalidInputError("rotary: a KV cache takes v, k_cache and v_cache together")
     B, S, HKV, D = k.shape
@@ -145,12 +145,14 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
 
     With a KV cache (k_cache, v_cache [B, capacity, Hkv, D] and v [B, S, Hkv, D]): the rotated k of
     token (b, s) is written to k_cache[b, positions[b, s]] and v beside it in v_cache, the cache append
-    fused into this launch; returns (q rotated, k_cache). Positions must then be distinct per sequence.
+    fused into this launch; returns (q rotated, k_cache). Positions must then be distinct per sequence
+    and below the cache capacity: they live on the device and are not checked here (a check would
+    synchronise with it; the engine checks lengths against the capacity before generating).
     """
     dtype = _check(q, k, cos, sin, positions)
     cached = k_cache is not None or v_cache is not None or v is not None
     if cached:
-        _check_cache(k, positions, v, k_cache, v_cache)
+        _check_cache(k, v, k_cache, v_cache)
         check_device("rotary", q=q, k=k, cos=cos, sin=sin, positions=positions, v=v, k_cache=k_cache,
                      v_cache=v_cache)
         check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin, v=v, k_cache=k_cache, v_cache=v_cache)
@@ -188,7 +190,7 @@ def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch
 
     q_rot, k_rot = rotate(q), rotate(k)
     if k_cache is not None or v_cache is not None or v is not None:
-        _check_cache(k, positions, v, k_cache, v_cache)
+        _check_cache(k, v, k_cache, v_cache)
         rows = torch.arange(q.shape[0], device=q.device)[:, None]
         k_cache[rows, positions] = k_rot
         v_cache[rows, positions] = v
