@@ -34,7 +34,7 @@ import yaml
 
 import neurobrix
 from neurobrix import tables as nb_tables
-from neurobrix.errors import UsageError
+from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.kernels import KERNELS
 from neurobrix.schema import KERNEL_FORMAT, Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
@@ -330,6 +330,18 @@ def merged_provenance(table: KernelTable | None, current: dict[str, Any]) -> dic
     return {**old, "resumed": resumed}
 
 
+class CertifyFailed(NeuroBrixError):
+    """Some tasks could not be certified; every other entry of the run was written."""
+
+    exit_code = 1
+
+    def __init__(self, written: int, failures: list[str]):
+        self.written, self.failures = written, failures
+        shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
+        super().__init__(f"{len(failures)} task(s) could not be certified ({written} entries were written; "
+                         f"the others are in the tables):\n  {shown}")
+
+
 @dataclass
 class Screened:
     """A task after screening: the candidates that computed the op within bounds, and the rest with why."""
@@ -435,17 +447,6 @@ def _release() -> None:
         torch.cuda.empty_cache()
 
 
-def certify_task(class_yaml: Path, task: Task, examples: int, profile_name: str, seed: int,
-                 say: Callable[[str], None]) -> Entry:
-    """All three phases of one task, in this process."""
-    proven = prove_task(class_yaml, time_task(class_yaml, screen_task(class_yaml, task, seed)), examples,
-                        profile_name)
-    if proven.entry is None:
-        raise UsageError(proven.message)
-    say(proven.message)
-    return proven.entry
-
-
 BOUND_NAMES = {
     "linear": "conformance.bounds.linear (gamma_{K+2} fp32 dot, one rounding)",
     "rms_norm": "conformance.bounds.rms_norm + residual_add",
@@ -500,6 +501,7 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     bar = progress.add_task("certify", total=len(todo)) if progress else None
     chunk_size = max(4, 4 * jobs)
     written, longest, phase_seconds = 0, 0.0, {"screen": 0.0, "time": 0.0, "prove": 0.0}
+    failures: list[str] = []
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(todo), chunk_size):
             now = time.monotonic()
@@ -520,22 +522,31 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
                 return done
 
             t0 = time.monotonic()
-            screened = pool.map(screen_task, [(class_yaml, task, seed + i) for i, task in chunk], status("screening"))
+            results: list[Any] = pool.map(screen_task, [(class_yaml, task, seed + i) for i, task in chunk],
+                                          status("screening"))
             t1 = time.monotonic()
-            timed = pool.alone(time_task, [(class_yaml, s) for s in screened], status("timing"))
+            alive = [n for n, r in enumerate(results) if not isinstance(r, workers.Failed)]
+            for n, r in zip(alive, pool.alone(time_task, [(class_yaml, results[n]) for n in alive], status("timing"))):
+                results[n] = r
             t2 = time.monotonic()
-            proven = pool.map(prove_task, [(class_yaml, t, examples, profile_name) for t in timed], status("proving"))
+            alive = [n for n in alive if not isinstance(results[n], workers.Failed)]
+            proofs = pool.map(prove_task, [(class_yaml, results[n], examples, profile_name) for n in alive],
+                              status("proving"))
+            for n, r in zip(alive, proofs):
+                results[n] = r
             t3 = time.monotonic()
             for key, seconds in zip(phase_seconds, (t1 - t0, t2 - t1, t3 - t2)):
                 phase_seconds[key] += seconds
             longest = max(longest, t3 - now)
             say(f"tasks {first + 1}-{first + len(chunk)} of {len(todo)}: screening {t1 - t0:.0f} s, timing "
                 f"{t2 - t1:.0f} s, proofs {t3 - t2:.0f} s")
-            failed = None
             touched = set()
-            for (_, task), result in zip(chunk, proven):
+            for (_, task), result in zip(chunk, results):
+                if isinstance(result, workers.Failed):
+                    failures.append(f"{task.kernel} {task.describe()}: {result.message}")
+                    continue
                 if result.entry is None:
-                    failed = failed or result.message
+                    failures.append(result.message)
                     continue
                 say(result.message)
                 kept = [e for e in have[task.kernel]
@@ -547,8 +558,8 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
                     progress.advance(bar)
             for kernel in sorted(touched):
                 write_table(root, class_id, kernel, have[kernel], provs[kernel])
-            if failed:
-                raise UsageError(failed)
+    if failures:
+        raise CertifyFailed(written, failures)
     if todo:
         say("wall time per phase: " + ", ".join(f"{k} {v:.0f} s" for k, v in phase_seconds.items()))
     return written, 0, True

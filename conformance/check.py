@@ -196,8 +196,13 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                 report.left = len(work) - first
                 break
             part = work[first:first + chunk]
-            report.results += pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
-                                       lambda i, first=first: done(first + i))
+            results = pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
+                               lambda i, first=first: done(first + i))
+            for (kernel, entry, dtype), result in zip(part, results):
+                if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
+                    result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
+                                         failure=f"the check could not run: {result.message}")
+                report.results.append(result)
             longest = max(longest, time.perf_counter() - now)
     report.seconds = time.perf_counter() - start
     return report

@@ -16,10 +16,22 @@ from __future__ import annotations
 import multiprocessing
 import os
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from dataclasses import dataclass
 from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
+
+
+@dataclass(frozen=True)
+class Failed:
+    """The result of an item whose function raised (or whose worker died): the others go on."""
+
+    message: str
+
+
+def _failure(exc: BaseException) -> Failed:
+    return Failed(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
 
 
 def same_class_gpus() -> list[int]:
@@ -65,36 +77,53 @@ class Workers:
         return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_bind, initargs=(queue,))
 
     def _run(self, pool: Executor | None, fn: Callable[..., R], items: list[tuple],
-             on_done: Callable[[int], None] | None) -> list[R]:
+             on_done: Callable[[int], None] | None) -> tuple[list[R | Failed], bool]:
+        """(results in the items' order, a Failed where fn raised; whether any did)."""
+        results: list[Any] = [None] * len(items)
+        failed = False
         if pool is None:
-            out = []
             for i, item in enumerate(items):
-                out.append(fn(*item))
+                try:
+                    results[i] = fn(*item)
+                except Exception as exc:  # noqa: BLE001 - reported per item, the run goes on
+                    results[i], failed = _failure(exc), True
                 if on_done:
                     on_done(i)
-            return out
+            return results, failed
         futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
-        results: list[Any] = [None] * len(items)
         for future in as_completed(futures):
             i = futures[future]
-            results[i] = future.result()
+            try:
+                results[i] = future.result()
+            except Exception as exc:  # noqa: BLE001 - a dead worker (BrokenProcessPool) lands here too
+                results[i], failed = _failure(exc), True
             if on_done:
                 on_done(i)
-        return results
+        return results, failed
 
     def map(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
-            ) -> list[R]:
+            ) -> list[R | Failed]:
         """fn(*item) for every item, on the shared workers; results in the items' order."""
         if not self.inline and self._shared is None:
             self._shared = self._pool(max(self.jobs, len(self.devices)))
-        return self._run(self._shared, fn, list(items), on_done)
+        results, failed = self._run(self._shared, fn, list(items), on_done)
+        if failed:
+            self._renew()
+        return results
 
     def alone(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
-              ) -> list[R]:
+              ) -> list[R | Failed]:
         """fn(*item) for every item, one worker per device, nothing else running on it."""
         if not self.inline and self._alone is None:
             self._alone = self._pool(len(self.devices))
-        return self._run(self._alone, fn, list(items), on_done)
+        results, failed = self._run(self._alone, fn, list(items), on_done)
+        if failed:
+            self._renew()
+        return results
+
+    def _renew(self) -> None:
+        """After a failure, fresh workers: a worker whose CUDA context a crash broke must not serve on."""
+        self.close()
 
     def close(self) -> None:
         for pool in (self._shared, self._alone):

@@ -303,3 +303,27 @@ def test_where_refuses_a_dimension_no_kernel_has(capsys):
     assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
                              "--where", "K=1:", "--max-minutes", "0"]) == 2
     assert "--where names K, a dimension of none of the kernels certified" in capsys.readouterr().err
+
+
+def test_a_task_that_crashes_is_reported_and_the_others_are_written(tables_copy, monkeypatch, capsys):
+    from conformance import certify
+
+    for name in ("silu_mul.yaml", "rms_norm.yaml"):
+        (tables_copy / "interpreter" / name).unlink()
+    retrack(tables_copy)
+    real = certify.screen_task
+
+    def screen_task(class_yaml, task, seed):
+        if task.kernel == "rms_norm":
+            raise RuntimeError("CUDA error: an illegal memory access was encountered")
+        return real(class_yaml, task, seed)
+
+    monkeypatch.setattr(certify, "screen_task", screen_task)
+    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
+                             "fp16", "--examples", "2", "--tables", str(tables_copy)]) == 1
+    err = capsys.readouterr().err
+    assert "1 task(s) could not be certified (1 entries were written" in err
+    assert "rms_norm fp16" in err and "illegal memory access" in err
+    assert (tables_copy / "interpreter" / "silu_mul.yaml").is_file()
+    assert not (tables_copy / "interpreter" / "rms_norm.yaml").exists()
+    assert out_of_sync(tables_copy) == []
