@@ -74,6 +74,7 @@ def guarded(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     """A copy of ``t`` on ``device`` inside NaN guard bands (an out-of-bounds load reads NaN)."""
     buf = guarded_empty(tuple(t.shape), t.dtype, GUARD, device)
     buf.view.copy_(t)
+    buf.view.check_guards = buf.check_guards  # run_kernel checks inputs' guards too (a store past a cache)
     return buf.view
 
 
@@ -188,6 +189,9 @@ def run_kernel(case: Case) -> tuple[torch.Tensor, ...]:
         torch.cuda.synchronize()
     for check in checks:
         check()
+    for arg in case.args.values():  # inputs the kernel writes into (KV caches) or must only read
+        if isinstance(arg, torch.Tensor) and hasattr(arg, "check_guards"):
+            arg.check_guards()
     return out if isinstance(out, tuple) else (out,)
 
 

@@ -100,6 +100,15 @@ def test_a_cache_row_written_outside_the_positions_is_caught():
     assert harness.judge(case, outputs, {}).ratio == float("inf")
 
 
+def test_a_store_past_the_end_of_a_cache_is_caught():
+    case = cached_rotary_case("fp32", T=4, H=3, D=8)
+    cache = case.args["v_cache"]
+    past = torch.as_strided(cache, (1,), (1,), cache.storage_offset() + cache.numel())
+    past.fill_(0.0)  # what a store one element past the cache would leave in its guard band
+    with pytest.raises(GuardBandError, match="after its end"):
+        harness.run_kernel(case)
+
+
 def test_rotary_cache_needs_all_three_and_matching_shapes():
     cos, sin = ops.rope_cache(8, 10000.0, 16)
     q, k = torch.randn(1, 2, 2, 8), torch.randn(1, 2, 1, 8)
