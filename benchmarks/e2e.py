@@ -127,10 +127,12 @@ def main() -> None:
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
     parser.add_argument("--hf-new", type=int, default=64,
                         help="tokens transformers eager generates (it is ~50x slower; default %(default)s)")
+    parser.add_argument("--max-minutes", type=float, help="start no new model after about this long")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args()
     from benchmarks.kernels import copy_bandwidth
 
+    deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     models, _ = load()
     unknown = [m for m in args.model or [] if m not in models]
     if unknown:
@@ -139,6 +141,9 @@ def main() -> None:
     print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s", flush=True)
     results = []
     for name in args.model or list(models):
+        if deadline is not None and time.monotonic() > deadline:
+            print(f"stopped at the time limit before {name}", flush=True)
+            break
         cfg = models[name]
         weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
         gb = sum(t.numel() * t.element_size() for t in [weights.embed, weights.norm]

@@ -49,8 +49,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--dtypes", nargs="+", default=["bf16"], help="entries of these dtypes (default bf16)")
     parser.add_argument("--kernels", nargs="+", help="only these kernels")
+    parser.add_argument("--max-minutes", type=float, help="stop timing new entries after about this long")
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
+    import time
+
+    deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     loaded = tables.load()
     gpu_class = detect_class(loaded).id
     peak = copy_bandwidth()
@@ -60,6 +64,8 @@ def main() -> None:
         if args.kernels and kernel not in args.kernels:
             continue
         for entry in table.entries:
+            if deadline is not None and time.monotonic() > deadline:
+                break
             for dtype in (d for d in entry.domain.dtypes if d in args.dtypes):
                 task = Task(kernel, dtype, entry.domain.ranges)
                 sets = timing_sets(task, seed=7)
@@ -74,6 +80,8 @@ def main() -> None:
                     row["roofline_pct"] = round(100 * moved / (ours * 1e-6) / peak, 1)
                 rows.append(row)
                 print(json.dumps(row), flush=True)
+    if deadline is not None and time.monotonic() > deadline:
+        print(f"stopped at the time limit after {len(rows)} entries")
     groups = {"all entries": rows}
     for kernel in sorted({r["kernel"] for r in rows}):
         groups[kernel] = [r for r in rows if r["kernel"] == kernel]
