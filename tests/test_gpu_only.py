@@ -1,0 +1,55 @@
+"""GPU-only cases (``pytest -m gpu`` on a machine with a CUDA GPU; skipped elsewhere).
+
+The rest of the suite runs the kernels in the Triton interpreter (conftest turns it on before triton is
+imported), so these run their work in a fresh process without TRITON_INTERPRET.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+from conftest import REPO
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU"),
+]
+
+
+def on_the_gpu(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=REPO,
+                          timeout=timeout)
+
+
+def test_this_gpus_class_passes_its_check():
+    """Every entry of this GPU's class against float64 (ci profile), through the shipped tables."""
+    done = on_the_gpu("-m", "conformance", "check", "--profile", "ci")
+    if done.returncode == 2 and "has no kernel tables" in done.stderr:
+        pytest.skip(f"this GPU's class has no tables yet: {done.stderr.strip()}")
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert "PASSED" in done.stdout
+
+
+def test_the_graph_timer_scales_with_the_work():
+    """certify's timer: copying 4x the bytes takes 2.5-5.5x as long (a timer that measures launches
+    or the host would not scale)."""
+    script = """
+import torch
+from conformance.certify import _graph_times
+times = []
+for n in (1 << 26, 1 << 28):
+    src = torch.empty(n, dtype=torch.uint8, device="cuda")
+    dst = torch.empty_like(src)
+    times.append(_graph_times(lambda: dst.copy_(src), 1)[1])
+print(times[1] / times[0])
+"""
+    done = on_the_gpu("-c", script, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert 2.5 <= float(done.stdout.split()[-1]) <= 5.5
