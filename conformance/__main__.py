@@ -187,12 +187,12 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--examples", type=int, metavar="N", help="Hypothesis examples per entry and dtype "
                    "(default: the profile's)")
     c.add_argument("--profile", choices=("ci", "dev", "gpu"), default="dev",
-                   help="Hypothesis profile: ci (25 examples, derandomized), dev (50), gpu (100, fresh seeds each run)")
+                   help="Hypothesis profile: ci (25 examples, derandomized), dev (40), gpu (50, fresh seeds each run)")
     c.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
     c.add_argument("--max-minutes", type=float, metavar="M",
                    help="stop starting entries after about M minutes (exit 3 if some were left unchecked)")
     c.add_argument("--jobs", type=int, metavar="N", help="worker processes checking entries in parallel, spread "
-                   "over this machine's GPUs of the class (default: up to 8 per GPU; 1 on the interpreter)")
+                   "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(
@@ -224,7 +224,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
     z.add_argument("--jobs", type=int, metavar="N", help="worker processes screening and proving candidates, spread "
-                   "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 8 "
+                   "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 15 "
                    "per GPU; 1 on the interpreter)")
     z.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
                    help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "

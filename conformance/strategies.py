@@ -36,9 +36,9 @@ settings.register_profile(
     "ci", max_examples=25, derandomize=True, database=None, deadline=None, print_blob=True,
     suppress_health_check=_SLOW_OK,
 )
-settings.register_profile("dev", max_examples=50, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
+settings.register_profile("dev", max_examples=40, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
 settings.register_profile(
-    "gpu", max_examples=100, deadline=None, database=None, print_blob=True, suppress_health_check=_SLOW_OK,
+    "gpu", max_examples=50, deadline=None, database=None, print_blob=True, suppress_health_check=_SLOW_OK,
 )
 PROFILES = ("ci", "dev", "gpu")
 

@@ -139,7 +139,9 @@ class Workers:
 
 
 def default_jobs(devices: list[int | None]) -> int:
-    """Correctness workers: up to 8 per GPU, bounded by the CPU cores; 1 on the interpreter."""
+    """Correctness workers: up to 15 per GPU, bounded by the CPU cores (two left for the parent and the
+    timers); 1 on the interpreter. Their work is mostly Python between small kernels, so a GPU serves
+    many of them."""
     if devices == [None] or not devices:
         return 1
-    return max(1, min(8 * len(devices), (os.cpu_count() or 2) - 1))
+    return max(1, min(15 * len(devices), (os.cpu_count() or 2) - 2))
