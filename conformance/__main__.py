@@ -50,7 +50,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     gpu_class = args.gpu_class or detect_class().id
     with _progress() as progress:
         report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
-                                   args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes)
+                                   args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes,
+                                   resume=Path(args.resume) if args.resume else None)
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -193,6 +194,8 @@ def build_parser() -> argparse.ArgumentParser:
                    help="stop starting entries after about M minutes (exit 3 if some were left unchecked)")
     c.add_argument("--jobs", type=int, metavar="N", help="worker processes checking entries in parallel, spread "
                    "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)")
+    c.add_argument("--resume", metavar="REPORT", help="a JSON report of an earlier check of the same tables, "
+                   "kernels and bounds (same profile and examples): carry its passed entries over, check the rest")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(

@@ -157,6 +157,8 @@ def screen(class_yaml: Path, task: Task, config: dict[str, Any], cases: list[Cas
                 if verdict.ratio > 1:
                     return "wrong_result", f"{case.describe()}: error {verdict.ratio:.3g} x bound"
     except Exception as exc:  # compiler errors, resource limits, illegal accesses: a rejected candidate
+        if check.is_out_of_memory(exc):
+            raise  # the device was full (workers share it): no verdict on the candidate; the task fails
         if torch.cuda.is_available():
             torch.cuda.synchronize()
         return classify_failure(exc)
@@ -400,6 +402,8 @@ def time_task(class_yaml: Path, screened: Screened) -> Timed:
             try:
                 timed.append((measure(class_yaml, screened.task, config, sets), config))
             except Exception as exc:  # a survivor that fails while being timed is rejected too
+                if check.is_out_of_memory(exc):
+                    raise
                 if torch.cuda.is_available():
                     torch.cuda.synchronize()
                 rejected.append((config, *classify_failure(exc)))
@@ -435,6 +439,8 @@ def prove_task(class_yaml: Path, timed: Timed, examples: int, profile_name: str)
                 result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], reference_name(), best_us, median_us,
                 timed.screened.tried, tuple(Rejected(c, r, d) for c, r, d in rejected),
             )), message, time.perf_counter() - start)
+        if result.out_of_memory:  # not a wrong result: the task fails and is certified again on a later run
+            raise torch.OutOfMemoryError(f"proof of {task.kernel} {task.describe()} {config}: {result.failure}")
         rejected.append((config, "wrong_result", f"failed its proof: {(result.failure or '').splitlines()[0]}"))
     _release()
     return Proven(None, f"every candidate for {task.kernel} {task.describe()} failed its proof",

@@ -9,9 +9,12 @@ the entry that failed.
 
 from __future__ import annotations
 
+import hashlib
+import json
 import time
 from dataclasses import asdict, dataclass, field
-from typing import Any, Callable
+from pathlib import Path
+from typing import Any, Callable, Iterator
 
 import torch
 from hypothesis import given, settings
@@ -24,6 +27,11 @@ from neurobrix.schema import Entry, KernelTable
 
 from .harness import Values, build, judge, run_kernel
 from .strategies import KINDS, profile, shapes
+
+try:
+    BaseExceptionGroup
+except NameError:  # Python 3.10: the backport Hypothesis depends on there
+    from exceptiongroup import BaseExceptionGroup
 
 # Unbounded dimensions (the interpreter class's domains) are drawn up to these sizes: large enough
 # to cross every block size the interpreter candidates use (64) with tails, small enough for CPU CI.
@@ -61,6 +69,33 @@ class EntryResult:
     passed: bool = True
     failure: str | None = None
     seconds: float = 0.0
+    out_of_memory: bool = False  # failed only for want of device memory: no verdict on the entry yet
+    carried: bool = False        # passed in an earlier run of the same tables, kernels and bounds (--resume)
+
+
+def _leaves(exc: BaseException) -> Iterator[BaseException]:
+    """The exceptions under Hypothesis's groups (several distinct failures, a flaky one)."""
+    if isinstance(exc, BaseExceptionGroup):
+        for sub in exc.exceptions:
+            yield from _leaves(sub)
+    else:
+        yield exc
+
+
+def is_out_of_memory(exc: BaseException) -> bool:
+    """True when every failure under ``exc`` is the device running out of memory (workers share a GPU):
+    that says nothing about the kernel, so the entry is checked again with the device to itself."""
+    leaves = list(_leaves(exc))
+    return bool(leaves) and all(isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
+                                for e in leaves)
+
+
+def describe_failure(exc: BaseException) -> str:
+    text = f"{type(exc).__name__}: {exc}"
+    if isinstance(exc, BaseExceptionGroup):
+        text += "".join(f"\n  - {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:400]
+                        for e in _leaves(exc))
+    return text
 
 
 def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_name: str,
@@ -95,9 +130,37 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
         result.failure = failing[-1] if failing else "assertion failed"
     except Exception as exc:  # a crash is a failure of the entry, reported, not a crash of check
         result.passed = False
-        result.failure = f"{type(exc).__name__}: {exc}" + (f"\nlast example: {failing[-1]}" if failing else "")
+        result.out_of_memory = not failing and is_out_of_memory(exc)
+        result.failure = describe_failure(exc) + (f"\nlast example: {failing[-1]}" if failing else "")
     result.seconds = time.perf_counter() - start
+    if dev.type == "cuda":
+        torch.cuda.empty_cache()  # hand cached memory back: other workers share this GPU
     return result
+
+
+# What decides an entry's verdict besides its table: the kernels, the engine's lookup and table format,
+# and the float64 reference, the bounds, the cases and the strategies that judge them. A passed entry
+# of an earlier report with the same fingerprint (and profile and examples) is carried over by --resume.
+VERDICT_FILES = (
+    ("neurobrix", "ops/*.py"), ("neurobrix", "kernels.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
+    ("conformance", "reference.py"), ("conformance", "bounds.py"), ("conformance", "harness.py"),
+    ("conformance", "strategies.py"),
+)
+
+
+def fingerprint(tables_root: Path, gpu_class: str) -> str:
+    """sha256 over the class's table files and the files in VERDICT_FILES (path and content)."""
+    import neurobrix
+
+    roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
+    files = [(f"tables/{gpu_class}/{f.name}", f) for f in sorted((tables_root / gpu_class).glob("*.yaml"))]
+    for package, pattern in VERDICT_FILES:
+        files += [(f"{package}/{f.relative_to(roots[package]).as_posix()}", f)
+                  for f in sorted(roots[package].glob(pattern))]
+    digest = hashlib.sha256()
+    for name, path in files:
+        digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 @dataclass
@@ -108,6 +171,10 @@ class Report:
     results: list[EntryResult] = field(default_factory=list)
     seconds: float = 0.0
     left: int = 0  # entries not checked (stopped at the time limit)
+    examples_per_entry: int = 0
+    fingerprint: str = ""
+    retried: int = 0  # entries checked again alone on a GPU after running out of memory beside other workers
+    resumed_from: dict[str, Any] | None = None  # the earlier report whose passed entries were carried over
 
     @property
     def passed(self) -> bool:
@@ -132,6 +199,8 @@ class Report:
     def as_json(self) -> dict[str, Any]:
         return {"class": self.gpu_class, "tables": self.tables, "profile": self.profile, "passed": self.passed,
                 "complete": self.complete, "left": self.left, "seconds": round(self.seconds, 1),
+                "examples_per_entry": self.examples_per_entry, "fingerprint": self.fingerprint,
+                "retried": self.retried, "resumed_from": self.resumed_from,
                 "summary": self.summary(),
                 "entries": [asdict(r) for r in self.results]}
 
@@ -154,12 +223,46 @@ def select(table: KernelTable, dtypes: set[str] | None) -> list[tuple[Entry, str
     return [(e, d) for e in table.entries for d in e.domain.dtypes if dtypes is None or d in dtypes]
 
 
+def _key(kernel: str, dtype: str, domain: str, config: dict[str, Any]) -> str:
+    return json.dumps([kernel, dtype, domain, config], sort_keys=True)
+
+
+def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
+    """The passed entries of an earlier JSON report that ``report`` may take over, by entry key.
+
+    Refused (UsageError) unless that report checked the same class with the same profile and
+    examples per entry, and its fingerprint (tables, kernels, reference, bounds) is this run's."""
+    try:
+        old = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError) as exc:
+        raise UsageError(f"--resume {path}: cannot read a check report there ({exc})") from None
+    if not isinstance(old, dict) or not isinstance(old.get("entries"), list):
+        raise UsageError(f"--resume {path}: not a check report (written by check --json)")
+    for name, ours in (("class", report.gpu_class), ("profile", report.profile),
+                       ("examples_per_entry", report.examples_per_entry), ("fingerprint", report.fingerprint)):
+        if old.get(name) != ours:
+            raise UsageError(f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
+                             "only a check of the same tables, kernels and bounds can be resumed")
+    known = set(EntryResult.__dataclass_fields__)
+    carried = {}
+    for item in old["entries"]:
+        if isinstance(item, dict) and item.get("passed"):
+            result = EntryResult(**{k: v for k, v in item.items() if k in known})
+            result.carried = True
+            carried[_key(result.kernel, result.dtype, result.domain, result.config)] = result
+    report.resumed_from = {"file": path.name, "seconds": old.get("seconds"), "carried": 0}
+    return carried
+
+
 def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
                 profile_name: str, progress: Any = None, jobs: int | None = None,
-                max_minutes: float | None = None) -> Report:
+                max_minutes: float | None = None, resume: Path | None = None) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
+    An entry that ran out of device memory beside other workers is checked again alone on a GPU.
+    ``resume``: an earlier JSON report of the same tables, kernels and bounds; its passed entries are
+    carried over, the others checked.
     """
     from . import workers
 
@@ -173,9 +276,20 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         if kernel not in have:
             raise UsageError(f"class {gpu_class} has no table for kernel {kernel!r}; it has {', '.join(sorted(have))}")
     chosen = sorted(kernels or have)
-    work = [(k, e, d) for k in chosen for e, d in select(have[k], dtypes)]
     n = examples or profile(profile_name).max_examples
-    report = Report(gpu_class, str(loaded.location.root), profile_name)
+    report = Report(gpu_class, str(loaded.location.root), profile_name, examples_per_entry=n,
+                    fingerprint=fingerprint(Path(loaded.location.root), gpu_class))
+    carried = carried_over(resume, report) if resume is not None else {}
+    work = []
+    for k in chosen:
+        for e, d in select(have[k], dtypes):
+            earlier = carried.get(_key(k, d, e.domain.describe(), dict(e.config)))
+            if earlier is not None:
+                report.results.append(earlier)
+            else:
+                work.append((k, e, d))
+    if report.resumed_from is not None:
+        report.resumed_from["carried"] = len(report.results)
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
     jobs = workers.default_jobs(devices) if jobs is None else jobs
     start = time.perf_counter()
@@ -186,9 +300,17 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             kernel, entry, dtype = work[i]
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
+    def outcome(item: tuple[str, Entry, str], result: EntryResult | workers.Failed) -> EntryResult:
+        if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
+            kernel, entry, dtype = item
+            return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
+                               failure=f"the check could not run: {result.message}")
+        return result
+
     deadline = start + max_minutes * 60 if max_minutes is not None else None
     chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
     longest = 0.0
+    starved: list[tuple[int, tuple[str, Entry, str]]] = []  # (index in report.results, item): out of memory
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(work), chunk):
             now = time.perf_counter()
@@ -198,12 +320,21 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             part = work[first:first + chunk]
             results = pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
                                lambda i, first=first: done(first + i))
-            for (kernel, entry, dtype), result in zip(part, results):
-                if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
-                    result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
-                                         failure=f"the check could not run: {result.message}")
+            for item, result in zip(part, results):
+                result = outcome(item, result)
+                if result.out_of_memory:
+                    starved.append((len(report.results), item))
                 report.results.append(result)
             longest = max(longest, time.perf_counter() - now)
+        if starved:
+            pool.close()  # the shared workers go, and the device memory they hold with them
+            if progress:
+                progress.update(task, description=f"checking {len(starved)} entries again, alone on a GPU "
+                                                  "(out of memory beside other workers)")
+            again = pool.alone(check_entry, [(k, e, d, n, profile_name) for _, (k, e, d) in starved])
+            for (i, item), result in zip(starved, again):
+                report.results[i] = outcome(item, result)
+            report.retried = len(starved)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -221,8 +352,16 @@ def render(report: Report) -> str:
     verdict = "PASSED" if report.passed else "FAILED"
     if report.passed and not report.complete:
         verdict = "INCOMPLETE (no failure so far)"
+    carried = sum(r.carried for r in report.results)
     lines.append(f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
                  + (f"; {report.left} entry checks not run (time limit)" if report.left else ""))
+    if report.retried:
+        lines.append(f"  {report.retried} entry checks ran out of device memory beside other workers and were run "
+                     "again alone on a GPU (counted once, by their second run)")
+    if report.resumed_from is not None:
+        lines.append(f"  {carried} passed entry checks carried over from {report.resumed_from['file']} (same tables, "
+                     f"kernels and bounds; {report.resumed_from['seconds']} s there), "
+                     f"{len(report.results) - carried} checked in this run")
     return "\n".join(lines)
 
 

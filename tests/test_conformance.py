@@ -327,3 +327,98 @@ def test_a_task_that_crashes_is_reported_and_the_others_are_written(tables_copy,
     assert (tables_copy / "interpreter" / "silu_mul.yaml").is_file()
     assert not (tables_copy / "interpreter" / "rms_norm.yaml").exists()
     assert out_of_sync(tables_copy) == []
+
+
+def test_out_of_memory_is_told_apart_from_a_wrong_result():
+    """Hypothesis wraps failures in groups (several distinct ones, a flaky one): an entry is held to be
+    starved of memory only when every failure under the group is the device running out of memory."""
+    import torch
+
+    oom = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
+    assert check.is_out_of_memory(oom)
+    assert check.is_out_of_memory(ExceptionGroup("flaky", [oom, RuntimeError("CUDA error: out of memory")]))
+    assert not check.is_out_of_memory(ExceptionGroup("two", [oom, AssertionError("error 3.1 x bound")]))
+    assert not check.is_out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
+    text = check.describe_failure(ExceptionGroup("two", [oom, AssertionError("error 3.1 x bound\nmore")]))
+    assert "OutOfMemoryError: CUDA out of memory" in text and "AssertionError: error 3.1 x bound" in text
+
+
+def test_an_entry_out_of_memory_beside_other_workers_is_checked_again_alone(tables_copy, monkeypatch):
+    """The first run of an entry finds the device full: no verdict. It is checked again with the device to
+    itself and counted once; an entry that runs out of memory even alone fails, saying so."""
+    import torch
+
+    real, calls = check.run_kernel, {"n": 0}
+
+    def starved_once(case):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
+        return real(case)
+
+    monkeypatch.setattr(check, "run_kernel", starved_once)
+    with tables_at(tables_copy):
+        report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
+    assert report.passed and report.retried == 1, check.render(report)
+    assert [r.examples for r in report.results] == [5]
+    assert "run again alone on a GPU" in check.render(report)
+
+    def always_starved(case):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
+
+    monkeypatch.setattr(check, "run_kernel", always_starved)
+    with tables_at(tables_copy):
+        report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
+    (result,) = report.results
+    assert not report.passed and result.out_of_memory and "OutOfMemoryError" in result.failure
+
+
+def test_an_out_of_memory_candidate_fails_the_task_and_is_not_rejected(monkeypatch):
+    """Certify never records a candidate as wrong (or crashed) because the shared device was full."""
+    import torch
+
+    from conformance import certify
+
+    (task,) = [t for t in plan("interpreter", ["silu_mul"], ["fp32"])]
+    config = candidates.space("silu_mul", {}, True)[0]
+
+    def starved(case):
+        raise torch.OutOfMemoryError("CUDA out of memory")
+
+    monkeypatch.setattr(certify, "run_kernel", starved)
+    cases = certify.screening_cases(task, 0)
+    with pytest.raises(torch.OutOfMemoryError):
+        certify.screen(REPO / "tables" / "interpreter" / "class.yaml", task, config, cases)
+
+
+def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(tables_copy, tmp_path, capsys):
+    """--resume carries the passed entries of an earlier report over and checks the rest; a report of other
+    tables (or another profile or number of examples) is refused, naming what differs."""
+    import json
+
+    first = tmp_path / "first.json"
+    with tables_at(tables_copy):
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "rms_norm", "--profile",
+                                 "ci", "--examples", "3", "--json", str(first)]) == 0
+        report = json.loads(first.read_text())
+        assert report["examples_per_entry"] == 3 and len(report["fingerprint"]) == 64
+        # one entry failed there: it is checked again, the others are carried over
+        report["entries"][0]["passed"] = False
+        first.write_text(json.dumps(report))
+        capsys.readouterr()
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "rms_norm", "--profile",
+                                 "ci", "--examples", "3", "--resume", str(first)]) == 0
+        out = capsys.readouterr().out
+        total = len(report["entries"])
+        assert f"{total - 1} passed entry checks carried over from first.json" in out
+        assert "1 checked in this run" in out and f"PASSED: {total} entry checks" in out
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
+                                 "--examples", "4", "--resume", str(first)]) == 2
+        assert "examples_per_entry is 3, this run's 4" in capsys.readouterr().err
+    path = tables_copy / "interpreter" / "silu_mul.yaml"
+    path.write_text(path.read_text().replace("worst_error_ratio: 0.", "worst_error_ratio: 0.0"))
+    retrack(tables_copy)
+    with tables_at(tables_copy):
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
+                                 "--examples", "3", "--resume", str(first)]) == 2
+    assert "that report's fingerprint is" in capsys.readouterr().err
