@@ -3,7 +3,7 @@
     PYTHONPATH=. python -m benchmarks.e2e [--model NAME ...] [--batch 1 8] [--json out.json]
 
 Without --model, every catalogue model. Each row: decode tok/s, prefill tok/s, time to first token
-(the median of several prompts; prefill tok/s = batch x prompt / TTFT),
+(the median of 7 repeats of the prompt; prefill tok/s = batch x prompt / TTFT),
 and decode speed as a share of the HBM roofline (weights plus the KV cache read per step, at the
 copy rate measured in the same run); at the end one table with the triton/torch ratios.
 
@@ -45,12 +45,12 @@ def random_weights(cfg, dtype, device, seed=0) -> Weights:
                    embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
 
 
-PREFILL_REPEATS = 7  # time to first token: the median of this many prefills (one alone is at the host's mercy)
+PREFILL_REPEATS = 7  # time to first token: the median of this many repeats of the prompt (one alone: the host's noise)
 
 
 def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int) -> dict:
     """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then the run
-    (decode speed), then PREFILL_REPEATS prompts to the first token (their median is the TTFT)."""
+    (decode speed), then the prompt PREFILL_REPEATS times more to the first token (the median is the TTFT)."""
     batch, seq = len(prompts), len(prompts[0])
     capacity = seq + new
     if bk == "triton":

@@ -29,7 +29,7 @@ from .harness import Values, build, judge, run_kernel
 from .strategies import KINDS, profile, shapes
 
 try:
-    BaseExceptionGroup
+    BaseExceptionGroup = BaseExceptionGroup  # built in from Python 3.11; a name of this module for the tests
 except NameError:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
 
@@ -105,13 +105,23 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
     domain = drawable(kernel, entry.domain.ranges)
     shape_strategy = shapes(domain, cap=CAPS[kernel], multiple_of=MULTIPLE_OF.get(kernel))
     failing: list[str] = []
+    starved: list[str] = []  # the device ran out of memory: no verdict; the other examples are skipped
     dev = device()
 
     @settings(parent=profile(profile_name), max_examples=examples)
     @given(shape=shape_strategy, seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(KINDS))
     def conforms(shape: dict[str, int], seed: int, kind: str) -> None:
-        case = build(kernel, dtype, shape, Values(dtype, dev, seed, (kind,)))
-        verdict = judge(case, run_kernel(case), entry.config)
+        if starved and not failing:
+            return
+        try:
+            case = build(kernel, dtype, shape, Values(dtype, dev, seed, (kind,)))
+            verdict = judge(case, run_kernel(case), entry.config)
+        except Exception as exc:
+            if failing or not is_out_of_memory(exc):
+                raise
+            # not a failure for Hypothesis to shrink: the entry is checked again with the device to itself
+            starved.append(f"{describe_failure(exc).splitlines()[0]} (shape {shape})")
+            return
         if not failing:
             result.examples += 1
             result.worst_ratio = max(result.worst_ratio, verdict.ratio)
@@ -125,6 +135,9 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
     start = time.perf_counter()
     try:
         conforms()
+        if starved:
+            result.passed, result.out_of_memory = False, True
+            result.failure = f"out of device memory after {result.examples} examples: {starved[0]}"
     except AssertionError:
         result.passed = False
         result.failure = failing[-1] if failing else "assertion failed"
@@ -138,18 +151,19 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
     return result
 
 
-# What decides an entry's verdict besides its table: the kernels, the engine's lookup and table format,
-# and the float64 reference, the bounds, the cases and the strategies that judge them. A passed entry
-# of an earlier report with the same fingerprint (and profile and examples) is carried over by --resume.
+# What decides an entry's verdict besides its table: the kernels, the engine's lookup, table format and
+# device classes, the float64 reference, the bounds, the cases, the strategies and this check; and the
+# versions of torch, CUDA, Triton and Hypothesis. A passed entry of an earlier report with the same
+# fingerprint (and profile and examples) is carried over by --resume.
 VERDICT_FILES = (
     ("neurobrix", "ops/*.py"), ("neurobrix", "kernels.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
-    ("conformance", "reference.py"), ("conformance", "bounds.py"), ("conformance", "harness.py"),
-    ("conformance", "strategies.py"),
+    ("neurobrix", "gpu.py"), ("conformance", "reference.py"), ("conformance", "bounds.py"),
+    ("conformance", "harness.py"), ("conformance", "strategies.py"), ("conformance", "check.py"),
 )
 
 
 def fingerprint(tables_root: Path, gpu_class: str) -> str:
-    """sha256 over the class's table files and the files in VERDICT_FILES (path and content)."""
+    """sha256 over the library versions, the class's table files and VERDICT_FILES (path and content)."""
     import neurobrix
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
@@ -157,7 +171,11 @@ def fingerprint(tables_root: Path, gpu_class: str) -> str:
     for package, pattern in VERDICT_FILES:
         files += [(f"{package}/{f.relative_to(roots[package]).as_posix()}", f)
                   for f in sorted(roots[package].glob(pattern))]
-    digest = hashlib.sha256()
+    import hypothesis
+    import triton
+
+    digest = hashlib.sha256(f"torch {torch.__version__} cuda {torch.version.cuda} triton {triton.__version__} "
+                            f"hypothesis {hypothesis.__version__}".encode())
     for name, path in files:
         digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
@@ -247,6 +265,9 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     carried = {}
     for item in old["entries"]:
         if isinstance(item, dict) and item.get("passed"):
+            if not (all(isinstance(item.get(k), str) for k in ("kernel", "dtype", "domain"))
+                    and isinstance(item.get("config"), dict)):
+                raise UsageError(f"--resume {path}: an entry without its kernel, dtype, domain or config: {item!r:.200}")
             result = EntryResult(**{k: v for k, v in item.items() if k in known})
             result.carried = True
             carried[_key(result.kernel, result.dtype, result.domain, result.config)] = result
@@ -260,7 +281,8 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
-    An entry that ran out of device memory beside other workers is checked again alone on a GPU.
+    An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
+    ``max_minutes``; one that cannot be is left unchecked, not failed).
     ``resume``: an earlier JSON report of the same tables, kernels and bounds; its passed entries are
     carried over, the others checked.
     """
@@ -304,7 +326,8 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
             kernel, entry, dtype = item
             return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
-                               failure=f"the check could not run: {result.message}")
+                               failure=f"the check could not run: {result.message}",
+                               out_of_memory="out of memory" in result.message.lower())
         return result
 
     deadline = start + max_minutes * 60 if max_minutes is not None else None
@@ -326,15 +349,26 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                     starved.append((len(report.results), item))
                 report.results.append(result)
             longest = max(longest, time.perf_counter() - now)
-        if starved:
+        if starved and pool.shares_devices:
             pool.close()  # the shared workers go, and the device memory they hold with them
             if progress:
                 progress.update(task, description=f"checking {len(starved)} entries again, alone on a GPU "
                                                   "(out of memory beside other workers)")
-            again = pool.alone(check_entry, [(k, e, d, n, profile_name) for _, (k, e, d) in starved])
-            for (i, item), result in zip(starved, again):
-                report.results[i] = outcome(item, result)
-            report.retried = len(starved)
+            wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
+            for first in range(0, len(starved), wave):
+                now = time.perf_counter()
+                if deadline is not None and now + longest_alone > deadline:
+                    break
+                part = starved[first:first + wave]
+                for (i, item), result in zip(part, pool.alone(check_entry, [(k, e, d, n, profile_name)
+                                                                              for _, (k, e, d) in part])):
+                    report.results[i] = outcome(item, result)
+                    report.retried += 1
+                longest_alone = time.perf_counter() - now
+            # starved entries the time limit left without a second run have no verdict: left, like the rest
+            unrun = {i for i, _ in starved[report.retried:]}
+            report.results = [r for i, r in enumerate(report.results) if i not in unrun]
+            report.left += len(unrun)
     report.seconds = time.perf_counter() - start
     return report
 

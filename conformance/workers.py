@@ -76,6 +76,11 @@ class Workers:
             queue.put(self.devices[i % len(self.devices)])
         return ProcessPoolExecutor(workers, mp_context=ctx, initializer=_bind, initargs=(queue,))
 
+    @property
+    def shares_devices(self) -> bool:
+        """Whether ``map`` puts several workers on one device (then a worker may find it full)."""
+        return not self.inline and max(self.jobs, len(self.devices)) > len(self.devices)
+
     def _run(self, pool: Executor | None, fn: Callable[..., R], items: list[tuple],
              on_done: Callable[[int], None] | None) -> tuple[list[R | Failed], bool]:
         """(results in the items' order, a Failed where fn raised; whether any did)."""

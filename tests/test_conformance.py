@@ -334,43 +334,83 @@ def test_out_of_memory_is_told_apart_from_a_wrong_result():
     starved of memory only when every failure under the group is the device running out of memory."""
     import torch
 
+    group = check.BaseExceptionGroup  # the built-in one, or the backport on Python 3.10
     oom = torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
     assert check.is_out_of_memory(oom)
-    assert check.is_out_of_memory(ExceptionGroup("flaky", [oom, RuntimeError("CUDA error: out of memory")]))
-    assert not check.is_out_of_memory(ExceptionGroup("two", [oom, AssertionError("error 3.1 x bound")]))
+    assert check.is_out_of_memory(group("flaky", [oom, RuntimeError("CUDA error: out of memory")]))
+    assert not check.is_out_of_memory(group("two", [oom, AssertionError("error 3.1 x bound")]))
     assert not check.is_out_of_memory(RuntimeError("CUDA error: an illegal memory access was encountered"))
-    text = check.describe_failure(ExceptionGroup("two", [oom, AssertionError("error 3.1 x bound\nmore")]))
+    text = check.describe_failure(group("two", [oom, AssertionError("error 3.1 x bound\nmore")]))
     assert "OutOfMemoryError: CUDA out of memory" in text and "AssertionError: error 3.1 x bound" in text
 
 
-def test_an_entry_out_of_memory_beside_other_workers_is_checked_again_alone(tables_copy, monkeypatch):
-    """The first run of an entry finds the device full: no verdict. It is checked again with the device to
-    itself and counted once; an entry that runs out of memory even alone fails, saying so."""
+def starving(monkeypatch, times):
+    """The kernel call finds the device full its first ``times`` calls, then runs."""
     import torch
 
     real, calls = check.run_kernel, {"n": 0}
 
-    def starved_once(case):
+    def run(case):
         calls["n"] += 1
-        if calls["n"] == 1:
+        if calls["n"] <= times:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
         return real(case)
 
-    monkeypatch.setattr(check, "run_kernel", starved_once)
+    monkeypatch.setattr(check, "run_kernel", run)
+    return calls
+
+
+def test_an_entry_out_of_memory_beside_other_workers_is_checked_again_alone(tables_copy, monkeypatch):
+    """The first run of an entry finds the device full: no verdict, its other examples skipped (nothing for
+    Hypothesis to shrink). It is checked again with the device to itself and counted once; one that runs
+    out of memory even alone fails, saying so. Workers run in this process here, taken as sharing a GPU."""
+    from conformance import workers
+
+    monkeypatch.setattr(workers.Workers, "shares_devices", property(lambda self: True))
+    calls = starving(monkeypatch, 1)
     with tables_at(tables_copy):
         report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
     assert report.passed and report.retried == 1, check.render(report)
-    assert [r.examples for r in report.results] == [5]
+    assert [r.examples for r in report.results] == [5] and calls["n"] == 6
     assert "run again alone on a GPU" in check.render(report)
 
-    def always_starved(case):
-        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
-
-    monkeypatch.setattr(check, "run_kernel", always_starved)
+    calls = starving(monkeypatch, 10**6)
     with tables_at(tables_copy):
         report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
     (result,) = report.results
-    assert not report.passed and result.out_of_memory and "OutOfMemoryError" in result.failure
+    assert not report.passed and result.out_of_memory and report.retried == 1
+    assert "out of device memory after 0 examples: OutOfMemoryError" in result.failure
+    assert calls["n"] == 2  # one call per run: the examples after the first are skipped
+
+
+def test_an_entry_out_of_memory_alone_is_not_run_again(tables_copy, monkeypatch):
+    """Workers that do not share a device (here: the one worker of the interpreter) have nothing to gain."""
+    starving(monkeypatch, 1)
+    with tables_at(tables_copy):
+        report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
+    (result,) = report.results
+    assert not report.passed and result.out_of_memory and report.retried == 0
+
+
+def test_the_time_limit_bounds_the_second_runs_too(tables_copy, monkeypatch):
+    """A starved entry the time limit leaves without its second run has no verdict: it is left, not failed."""
+    from conformance import workers
+
+    class Clock:  # each reading 40 s after the last: one wave fits a minute, the second runs do not
+        now = 0.0
+
+        @classmethod
+        def perf_counter(cls):
+            cls.now += 40.0
+            return cls.now
+
+    monkeypatch.setattr(workers.Workers, "shares_devices", property(lambda self: True))
+    monkeypatch.setattr(check, "time", Clock)
+    starving(monkeypatch, 1)
+    with tables_at(tables_copy):
+        report = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci", max_minutes=1)
+    assert report.results == [] and report.left == 1 and report.retried == 0
+    assert "INCOMPLETE" in check.render(report)
 
 
 def test_an_out_of_memory_candidate_fails_the_task_and_is_not_rejected(monkeypatch):
@@ -415,6 +455,11 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
         assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
                                  "--examples", "4", "--resume", str(first)]) == 2
         assert "examples_per_entry is 3, this run's 4" in capsys.readouterr().err
+        broken = tmp_path / "broken.json"
+        broken.write_text(json.dumps({**report, "entries": [{"passed": True, "kernel": "silu_mul"}]}))
+        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
+                                 "--examples", "3", "--resume", str(broken)]) == 2
+        assert "an entry without its kernel, dtype, domain or config" in capsys.readouterr().err
     path = tables_copy / "interpreter" / "silu_mul.yaml"
     path.write_text(path.read_text().replace("worst_error_ratio: 0.", "worst_error_ratio: 0.0"))
     retrack(tables_copy)
