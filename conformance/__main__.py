@@ -102,7 +102,6 @@ def _configs(paths: list[str] | None) -> dict | None:
 
 def cmd_certify(args: argparse.Namespace) -> int:
     from . import certify, check
-    from .scratch import tables_at
 
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
     if not dtypes:
@@ -120,9 +119,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
     if not finished or args.no_check:
         return 0 if finished else 3
-    with tables_at(root), _progress() as progress:
+    with _progress() as progress:
         report = check.check_class(args.gpu_class, args.kernels, set(dtypes), args.examples, args.profile, progress,
-                                   jobs=args.jobs)
+                                   jobs=args.jobs, tables_root=root)
     print(check.render(report))
     return 0 if report.passed else 1
 
@@ -235,9 +234,11 @@ def build_parser() -> argparse.ArgumentParser:
     z.set_defaults(func=cmd_certify)
 
     f = commands.add_parser(
-        "reformat", help="rewrite a class's kernel tables in the current table format (entries and proofs unchanged)",
-        description="Read every kernel table of a class (any format this version reads) and write it back in the "
-        "current one, with the same entries, proofs and provenance; the tracked-file list is updated.",
+        "reformat", help="rewrite a class's format-2 kernel tables as settings indexes and proofs (entries unchanged)",
+        description="Read every format-2 kernel table of a class (<kernel>.yaml, settings and proofs in one file) "
+        "and write it as a settings index (<kernel>.json, what run loads) and an audit record "
+        "(<kernel>.proofs.yaml), with the same entries, configs, proofs and provenance; the old file is removed "
+        "and the tracked-file list updated.",
     )
     f.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rewrite")
     f.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
@@ -261,7 +262,7 @@ def build_parser() -> argparse.ArgumentParser:
     a = commands.add_parser(
         "affected", help="the GPU classes a change affects, as a JSON list (the GPU workflow's matrix)",
         description="Print, as a JSON list, the GPU classes whose conformance a change can alter: a change under "
-        "tables/<class>/ affects that class; one under neurobrix/ops/, neurobrix/kernels.py, neurobrix/tables.py, "
+        "tables/<class>/ affects that class; one under neurobrix/ops/, neurobrix/buckets.py, neurobrix/tables.py, "
         "neurobrix/schema.py or conformance/ affects every GPU class that has kernel tables. Only classes of the "
         "tables folder with a class.yaml are named, never the interpreter class (the CPU CI checks it). The "
         "reasons go to stderr.",

@@ -30,7 +30,8 @@ TABLES_DIR = "tables"
 # A change to any of these can change a kernel's result or the setting it runs with, on every class.
 KERNEL_PATHS: tuple[str, ...] = (
     "neurobrix/ops/",
-    "neurobrix/kernels.py",
+    "neurobrix/buckets.py",
+    "neurobrix/dtypes.py",
     "neurobrix/tables.py",
     "neurobrix/schema.py",
     "conformance/",
@@ -75,7 +76,7 @@ def gpu_classes(root: Path) -> dict[str, GPUClassInfo]:
     """The GPU classes (not the interpreter) of a verified tables folder, by id."""
     loaded = nb_tables.load(root)
     return {
-        class_id: GPUClassInfo(class_id, bool(loaded.kernels.get(class_id)))
+        class_id: GPUClassInfo(class_id, bool(loaded.kernels(class_id)))
         for class_id, gpu_class in loaded.classes.items()
         if gpu_class.match.backend != "interpreter"
     }

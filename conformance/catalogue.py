@@ -1,26 +1,31 @@
 """The catalogue: the models NeuroBrix promises to run, and the kernel domains they need certified.
 
 ``required_domains()`` walks every generation the catalogue's coverage allows (prefill batch x prompt
-length, decode batch x cache capacity) through the engine's own list of kernel calls
-(``neurobrix.plan``), and buckets each call's key as the kernel declares (``neurobrix.kernels``).
-Pow2-bucketed dimensions only need one representative per bucket, so the walk visits powers of two.
+length, decode batch x cache capacity) through the engine's own forward pass, recorded on meta tensors
+(``neurobrix.plan.forward_calls``), and buckets each call's key as its op declares (the op's spec in
+``neurobrix/ops/``). Pow2-bucketed dimensions only need one representative per bucket, so the walk
+visits powers of two.
 """
 
 from __future__ import annotations
 
+import functools
 from dataclasses import dataclass
 from pathlib import Path
 
 import yaml
 
+from neurobrix.buckets import bucket_of, pow2_bucket
 from neurobrix.config import ModelConfig
-from neurobrix.kernels import KERNELS, bucket_of, pow2_bucket
+from neurobrix.ops import SPECS
 from neurobrix.plan import forward_calls
 
 CATALOGUE = Path(__file__).with_name("catalogue.yaml")
 
-# A domain as certify and check use it: (kernel, ((dim, lo, hi), ...)) with hi None for unbounded.
+# A kernel's domain without its dtypes: (kernel, ((dim, lo, hi), ...)) with hi None for unbounded (the
+# ranges of a neurobrix.schema.Domain).
 Domain = tuple[str, tuple[tuple[str, int, "int | None"], ...]]
+LAYERS = 2  # layers recorded per walk step: every layer after the first makes the same calls (tested)
 
 
 @dataclass(frozen=True)
@@ -49,27 +54,26 @@ def _pow2_points(lo: int, hi: int) -> list[int]:
     return points
 
 
-def bucket(kernel: str, shape: dict[str, int] | tuple[tuple[str, int], ...]) -> Domain:
-    """The certified domain a call falls in: pow2 dims to their bucket, exact dims to themselves."""
-    items = dict(shape)
-    spec = KERNELS[kernel]
-    ranges = []
-    for dim, how in zip(spec.key, spec.buckets):
-        ranges.append((dim, *bucket_of(how, items[dim])))
-    return kernel, tuple(ranges)
+def bucket(kernel: str, key: tuple[int, ...]) -> Domain:
+    """The certified domain a call falls in: each key value to its bucket under the op's rule."""
+    spec = SPECS[kernel]
+    return kernel, tuple((dim, *bucket_of(rule, value)) for dim, rule, value in zip(spec.key, spec.buckets, key))
 
 
-def model_domains(cfg: ModelConfig, coverage: Coverage) -> set[Domain]:
+@functools.lru_cache(maxsize=None)
+def model_domains(cfg: ModelConfig, coverage: Coverage) -> frozenset[Domain]:
     found: set[Domain] = set()
     prompt_hi = min(coverage.prompt[1], cfg.max_positions)
     capacity_hi = min(coverage.capacity[1], cfg.max_positions)
     for batch in range(coverage.prefill_batch[0], coverage.prefill_batch[1] + 1):
         for seq in _pow2_points(coverage.prompt[0], min(prompt_hi, coverage.prefill_tokens[1] // batch)):
-            found |= {bucket(k, s) for k, s in forward_calls(cfg, batch, seq, seq, prefill=True)}
+            calls = forward_calls(cfg, batch, seq, seq, prefill=True, layers=LAYERS)
+            found |= {bucket(kernel, key) for kernel, _, key in calls}
     for batch in _pow2_points(*coverage.decode_batch):
         for capacity in _pow2_points(coverage.capacity[0], capacity_hi):
-            found |= {bucket(k, s) for k, s in forward_calls(cfg, batch, 1, capacity, prefill=False)}
-    return found
+            calls = forward_calls(cfg, batch, 1, capacity, prefill=False, layers=LAYERS)
+            found |= {bucket(kernel, key) for kernel, _, key in calls}
+    return frozenset(found)
 
 
 def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,

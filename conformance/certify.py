@@ -4,44 +4,48 @@ For each kernel domain the class must cover (the catalogue's, bucketed; for the 
 one unbounded domain per kernel), and each dtype:
   1. enumerate the candidate space (candidates.py) and prune what cannot fit the device;
   2. screen every candidate against float64 on the domain's top shape and an odd size below it,
-     through the engine's own lookup (a one-entry scratch table);
+     the candidate handed straight to the op's launcher;
      a wrong result, a compile failure, running out of resources or a crash rejects it, with why;
   3. time the survivors at the domain's top shape: warm-up, then the median of CUDA-graph replays
      over input sets rotated so the L2 cache does not flatter (on the interpreter: CPU wall time);
   4. keep the fastest, prove it with Hypothesis over the whole domain (check.check_entry), and
-     write the entry with its proof and every rejected candidate; the table file is rewritten
-     after each entry, and the tracked-file list with it, so an interrupted run resumes.
+     write the entry into the settings index and, with its proof and every rejected candidate, into
+     the audit record; both files are rewritten after each chunk, and the tracked-file list with
+     them, so an interrupted run resumes.
 Finally ``check`` runs over everything written.
 """
 
 from __future__ import annotations
 
-import contextlib
 import datetime
+import json
 import math
 import os
-import shutil
 import statistics
 import subprocess
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any, Callable
 
 import torch
 import yaml
 
 import neurobrix
 from neurobrix import tables as nb_tables
-from neurobrix.errors import NeuroBrixError, UsageError
+from neurobrix.dtypes import torch_dtype
+from neurobrix.errors import NeuroBrixError, TablesError, UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
-from neurobrix.kernels import KERNELS
-from neurobrix.schema import KERNEL_FORMAT, Domain, Entry, KernelTable, Proof, Rejected, parse_kernel_table
+from neurobrix.ops import SPECS
+from neurobrix.schema import (
+    Domain, Entry, Proof, ProofsTable, Rejected, Setting, index_data, parse_class, parse_proofs, proofs_data,
+    stack_of, validate,
+)
 
 from . import candidates as cand
-from . import catalogue, check, scratch, track, workers
-from .harness import TORCH_DTYPES, Case, Values, build, judge, run_kernel
+from . import catalogue, check, track, workers
+from .harness import Case, Values, build, judge, run_kernel
+from .specs import RECORDS
 
 def reference_name() -> str:
     """Where the float64 truth is computed: on the device being certified (CPU for the interpreter)."""
@@ -50,25 +54,23 @@ def reference_name() -> str:
 ROTATE_BYTES = 128 * 2**20  # inputs rotated until they exceed the H200's 50 MB L2 more than twice
 
 
-# The interpreter class covers every shape (CI runs any small model and odd shape on it): one
-# unbounded domain per kernel, except linear, whose decode rows (M <= 4) and prefill rows get
-# their own entries so each may pick its variant.
-INTERPRETER_DOMAINS = {
-    "linear": [(("M", 1, 4), ("N", 1, None), ("K", 1, None)), (("M", 5, None), ("N", 1, None), ("K", 1, None))],
-}
-
-
 @dataclass(frozen=True)
 class Task:
+    """One kernel domain in one dtype, to certify."""
+
     kernel: str
     dtype: str
     ranges: tuple[tuple[str, int, int | None], ...]
 
+    @property
+    def as_domain(self) -> Domain:
+        return Domain((self.dtype,), self.ranges)
+
     def domain(self) -> dict[str, tuple[int, int | None]]:
-        return {d: (lo, hi) for d, lo, hi in self.ranges}
+        return self.as_domain.spans()
 
     def describe(self) -> str:
-        return Domain((self.dtype,), self.ranges).describe()
+        return self.as_domain.describe()
 
 
 def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str] | None = None,
@@ -76,8 +78,11 @@ def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str]
     """Every (kernel, dtype, domain) the class must cover (or the part of it ``models``/``limits`` name)."""
     tasks = []
     if class_id == "interpreter":
+        # every shape (CI runs any small model and odd shape on it): one unbounded domain per kernel,
+        # unless the op's record splits it (linear: decode and prefill rows, each picking its variant)
         for kernel in kernels:
-            for ranges in INTERPRETER_DOMAINS.get(kernel, [tuple((d, 1, None) for d in KERNELS[kernel].key)]):
+            unbounded = tuple((d, 1, None) for d in SPECS[kernel].key)
+            for ranges in RECORDS[kernel].interpreter_domains or (unbounded,):
                 tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
         return tasks
     try:
@@ -104,8 +109,8 @@ def within(task: Task, where: dict[str, tuple[int, int | None]]) -> bool:
 def edge_shapes(task: Task) -> list[dict[str, int]]:
     """The shapes a candidate is screened on: the domain's low end, its top, and an odd size between."""
     dom = check.drawable(task.kernel, task.ranges)
-    caps = check.CAPS[task.kernel]
-    mult = check.MULTIPLE_OF.get(task.kernel, {})
+    caps = RECORDS[task.kernel].caps
+    mult = RECORDS[task.kernel].multiple_of
 
     def pick(dim: str, where: str) -> int:
         lo, hi = dom[dim]
@@ -148,14 +153,13 @@ def timing_sets(task: Task, seed: int) -> list[Case]:
     return [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, rotate)]
 
 
-def screen(class_yaml: Path, task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, str] | None:
+def screen(task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, str] | None:
     """None if the candidate computes the op within its bounds on the screening cases, else (reason, detail)."""
     try:
-        with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-            for case in cases:
-                verdict = judge(case, run_kernel(case), config)
-                if verdict.ratio > 1:
-                    return "wrong_result", f"{case.describe()}: error {verdict.ratio:.3g} x bound"
+        for case in cases:
+            verdict = judge(case, run_kernel(case, config), config)
+            if verdict.ratio > 1:
+                return "wrong_result", f"{case.describe()}: error {verdict.ratio:.3g} x bound"
     except Exception as exc:  # compiler errors, resource limits, illegal accesses: a rejected candidate
         if check.is_out_of_memory(exc):
             raise  # the device was full (workers share it): no verdict on the candidate; the task fails
@@ -169,31 +173,28 @@ TIMING_REPLAY_US = 500.0  # each timed graph replay lasts about this long (enoug
 TIMING_REPLAYS = 15       # replays per candidate; the median and the best are kept
 
 
-def measure(class_yaml: Path, task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
+def measure(task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
     """(best, median) microseconds per call, over the rotated input sets.
 
     On a GPU: one warm-up pass (compiles), a CUDA graph of the pass to estimate its length, then a
     graph with enough passes unrolled that a replay lasts ~TIMING_REPLAY_US (launch gaps vanish),
     replayed TIMING_REPLAYS times between CUDA events. On the interpreter: CPU wall time.
     """
-    from neurobrix import ops
+    launch = SPECS[task.kernel].launch
 
-    op = getattr(ops.TRITON, task.kernel)
-    with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
+    def run_all() -> None:
+        for case in sets:
+            launch(**case.args, config=config)
 
-        def run_all() -> None:
-            for case in sets:
-                op(**case.args)
-
-        if check.device().type == "cuda":
-            return _graph_times(run_all, len(sets))
+    if check.device().type == "cuda":
+        return _graph_times(run_all, len(sets))
+    run_all()
+    samples = []
+    for _ in range(3):
+        start = time.perf_counter()
         run_all()
-        samples = []
-        for _ in range(3):
-            start = time.perf_counter()
-            run_all()
-            samples.append((time.perf_counter() - start) * 1e6 / len(sets))
-        return min(samples), statistics.median(samples)
+        samples.append((time.perf_counter() - start) * 1e6 / len(sets))
+    return min(samples), statistics.median(samples)
 
 
 def _graph_times(run_all: Callable[[], None], calls: int) -> tuple[float, float]:
@@ -260,59 +261,75 @@ def provenance(command: str) -> dict[str, Any]:
     return prov
 
 
-def _entry_dict(entry: Entry) -> dict[str, Any]:
-    p = entry.proof
-    return {
-        "domain": {"dtypes": list(entry.domain.dtypes), **{d: [lo, hi] for d, lo, hi in entry.domain.ranges}},
-        "config": dict(entry.config),
-        "proof": {
-            "examples": p.examples, "worst_error_ratio": round(p.worst_error_ratio, 4), "bound": p.bound,
-            "reference": p.reference, "time_best_us": round(p.time_best_us, 2),
-            "time_median_us": round(p.time_median_us, 2), "candidates_tried": p.candidates_tried,
-            "rejected": [r.render() for r in p.rejected],
-        },
-    }
-
-
 def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], prov: dict[str, Any]) -> Path:
-    """Rewrite root/<class>/<kernel>.yaml (atomically) and the tracked-file list."""
+    """Rewrite root/<class>/<kernel>.json (the settings index) and <kernel>.proofs.yaml (the audit
+    record) atomically, then the tracked-file list. Returns the index's path."""
     ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))
-    body = {"format": KERNEL_FORMAT, "kernel": kernel, "class": class_id, "key": list(KERNELS[kernel].key), "provenance": prov,
-            "entries": [_entry_dict(e) for e in ordered]}
-    path = root / class_id / f"{kernel}.yaml"
-    header = (f"# Certified settings of kernel {kernel} on GPU class {class_id}.\n"
-              "# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes it).\n")
-    tmp = path.with_suffix(".yaml.tmp")
-    tmp.write_text(header + yaml.safe_dump(body, sort_keys=False, width=120), encoding="utf-8")
-    os.replace(tmp, path)
+    spec = SPECS[kernel]
+    index = index_data(kernel, class_id, spec.key, spec.buckets, stack_of(prov), ordered)
+    proofs = proofs_data(kernel, class_id, prov, ordered)
+    index_path, proofs_path = nb_tables.index_path(root, class_id, kernel), nb_tables.proofs_path(root, class_id, kernel)
+    validate("index", index, str(index_path))
+    validate("proofs", proofs, str(proofs_path))
+    header = (f"# Certified settings of kernel {kernel} on GPU class {class_id}, with their proofs.\n"
+              f"# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes "
+              f"it, and {index_path.name} must hold the same entries).\n")
+    _replace(proofs_path, header + yaml.safe_dump(proofs, sort_keys=False, width=120))
+    _replace(index_path, render_index(index))
     track.write(root)
-    return path
+    return index_path
 
 
-def existing_table(root: Path, class_id: str, kernel: str) -> KernelTable | None:
-    path = root / class_id / f"{kernel}.yaml"
+def render_index(index: dict[str, Any]) -> str:
+    """A settings index as JSON, one entry per line (small diffs when a run adds entries)."""
+    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in index.items() if k != "entries")
+    lines = ",\n".join("    " + json.dumps(e) for e in index["entries"])
+    return "{\n" + head + ',\n  "entries": [\n' + lines + "\n  ]\n}\n"
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
+
+
+def existing_table(root: Path, class_id: str, kernel: str) -> ProofsTable | None:
+    """The audit record of ``kernel`` on ``class_id`` in ``root`` (its entries and provenance), or None."""
+    path = nb_tables.proofs_path(root, class_id, kernel)
     if not path.is_file():
         return None
-    return parse_kernel_table(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel)
+    return parse_proofs(nb_tables.read_yaml(path, str(path)), str(path), class_id, kernel)
 
 
 def reformat(root: Path, class_id: str) -> list[Path]:
-    """Rewrite every kernel table of a class in the current format: same entries, proofs and provenance."""
+    """Rewrite a class's kernel tables of format 2 (one ``<kernel>.yaml`` holding settings and proofs) as a
+    settings index and an audit record (format 3): the same entries, configs, proofs and provenance."""
     folder = root / class_id
     if not (folder / nb_tables.CLASS_NAME).is_file():
         raise UsageError(f"no GPU class {class_id!r} in {root}")
     written = []
-    for kernel in KERNELS:
-        table = existing_table(root, class_id, kernel)
-        if table is not None:
-            written.append(write_table(root, class_id, kernel, list(table.entries), dict(table.provenance)))
+    for kernel in SPECS:
+        old = folder / f"{kernel}.yaml"
+        if not old.is_file():
+            continue
+        data = nb_tables.read_yaml(old, str(old))
+        if not isinstance(data, dict) or data.get("format") != 2:
+            raise TablesError(f"{old}: not a format-2 kernel table (format {data.get('format') if isinstance(data, dict) else '?'})")
+        key = data.pop("key", None)
+        if key != list(SPECS[kernel].key):
+            raise TablesError(f"{old}: keyed by {key}, the {kernel} kernel by {list(SPECS[kernel].key)}")
+        data["format"] = 3
+        table = parse_proofs(data, str(old), class_id, kernel)
+        written.append(write_table(root, class_id, kernel, list(table.entries), dict(table.provenance)))
+        old.unlink()
+        track.write(root)
     return written
 
 
 SAME_RUN_FACTS = ("device", "torch", "triton", "neurobrix")
 
 
-def merged_provenance(table: KernelTable | None, current: dict[str, Any]) -> dict[str, Any]:
+def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dict[str, Any]:
     """The provenance a table keeps when this run adds entries to it.
 
     A table holds one software stack: adding to a table certified on another device, torch, triton
@@ -370,18 +387,17 @@ class Proven:
     seconds: float = 0.0
 
 
-def screen_task(class_yaml: Path, task: Task, seed: int) -> Screened:
+def screen_task(class_id: str, task: Task, seed: int) -> Screened:
     """Phase 1 (shares the device): enumerate, prune and screen every candidate against float64."""
     start = time.perf_counter()
-    dims = {d: (hi if hi is not None else check.CAPS[task.kernel][d]) for d, _, hi in task.ranges}
+    dims = {d: (hi if hi is not None else RECORDS[task.kernel].caps[d]) for d, _, hi in task.ranges}
     configs = cand.space(task.kernel, task.domain(), interpreter_enabled())
-    keep, dropped = cand.prune(task.kernel, configs, class_yaml.parent.name, dims,
-                               TORCH_DTYPES[task.dtype].itemsize)
+    keep, dropped = cand.prune(task.kernel, configs, class_id, dims, torch_dtype(task.dtype).itemsize)
     rejected = [(c, "out_of_resources", why) for c, why in dropped]
     cases = screening_cases(task, seed)
     survivors = []
     for config in keep:
-        failure = screen(class_yaml, task, config, cases)
+        failure = screen(task, config, cases)
         if failure is None:
             survivors.append(config)
         else:
@@ -391,7 +407,7 @@ def screen_task(class_yaml: Path, task: Task, seed: int) -> Screened:
     return Screened(task, seed, len(configs), survivors, rejected, time.perf_counter() - start)
 
 
-def time_task(class_yaml: Path, screened: Screened) -> Timed:
+def time_task(class_id: str, screened: Screened) -> Timed:
     """Phase 2 (the device to itself): time every survivor at the domain's top shape, fastest first."""
     start = time.perf_counter()
     rejected: list[tuple[dict[str, Any], str, str]] = []
@@ -400,7 +416,7 @@ def time_task(class_yaml: Path, screened: Screened) -> Timed:
         sets = timing_sets(screened.task, screened.seed + 100)
         for config in screened.survivors:
             try:
-                timed.append((measure(class_yaml, screened.task, config, sets), config))
+                timed.append((measure(screened.task, config, sets), config))
             except Exception as exc:  # a survivor that fails while being timed is rejected too
                 if check.is_out_of_memory(exc):
                     raise
@@ -413,7 +429,7 @@ def time_task(class_yaml: Path, screened: Screened) -> Timed:
     return Timed(screened, timed, rejected, time.perf_counter() - start)
 
 
-def prove_task(class_yaml: Path, timed: Timed, examples: int, profile_name: str) -> Proven:
+def prove_task(class_id: str, timed: Timed, examples: int, profile_name: str) -> Proven:
     """Phase 3 (shares the device): the fastest candidate that passes its Hypothesis proof over the
     whole domain wins; a faster one that fails is recorded as rejected with its counterexample."""
     start = time.perf_counter()
@@ -424,10 +440,8 @@ def prove_task(class_yaml: Path, timed: Timed, examples: int, profile_name: str)
         return Proven(None, f"no candidate for {task.kernel} {task.describe()} computes the op within its "
                             f"bound: {why}", time.perf_counter() - start)
     for n, ((best_us, median_us), config) in enumerate(timed.timed):
-        entry = Entry(Domain((task.dtype,), task.ranges), config,
-                      Proof(1, 0.0, "pending", reference_name(), best_us, median_us, timed.screened.tried, ()))
-        with scratch.candidate(class_yaml, task.kernel, task.dtype, config):
-            result = check.check_entry(task.kernel, entry, task.dtype, examples, profile_name)
+        domain = task.as_domain
+        result = check.check_entry(task.kernel, Setting(domain, config), task.dtype, examples, profile_name)
         if result.passed:
             for (_, slower), other in timed.timed[n + 1:]:
                 rejected.append((other, "slower", f"{slower:.2f} us median vs {median_us:.2f} us"))
@@ -435,8 +449,8 @@ def prove_task(class_yaml: Path, timed: Timed, examples: int, profile_name: str)
             message = (f"{task.kernel} {task.describe()}: {config} {median_us:.1f} us, "
                        f"{len(timed.screened.survivors)}/{timed.screened.tried} passed screening, worst error "
                        f"{result.worst_ratio:.3f} of bound over {result.examples} examples")
-            return Proven(Entry(entry.domain, config, Proof(
-                result.examples, result.worst_ratio, BOUND_NAMES[task.kernel], reference_name(), best_us, median_us,
+            return Proven(Entry(domain, config, Proof(
+                result.examples, result.worst_ratio, RECORDS[task.kernel].bound, reference_name(), best_us, median_us,
                 timed.screened.tried, tuple(Rejected(c, r, d) for c, r, d in rejected),
             )), message, time.perf_counter() - start)
         if result.out_of_memory:  # not a wrong result: the task fails and is certified again on a later run
@@ -453,16 +467,6 @@ def _release() -> None:
         torch.cuda.empty_cache()
 
 
-BOUND_NAMES = {
-    "linear": "conformance.bounds.linear (gamma_{K+2} fp32 dot, one rounding)",
-    "rms_norm": "conformance.bounds.rms_norm + residual_add",
-    "rotary": "conformance.bounds.rotary",
-    "silu_mul": "conformance.bounds.silu_mul",
-    "attention_prefill": "conformance.bounds.attention_prefill (key_block = BLOCK_N)",
-    "attention_decode": "conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
-}
-
-
 def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
             examples: int, profile_name: str, max_minutes: float | None, command: str,
             models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None,
@@ -475,19 +479,18 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     device, alone on it) and proofs (all workers); the tables are rewritten after every chunk, so an
     interrupted run loses at most the chunk in flight and resumes with ``--only-missing``.
     """
-    class_yaml = root / class_id / nb_tables.CLASS_NAME
+    class_yaml = nb_tables.class_path(root, class_id)
     if not class_yaml.is_file():
         raise UsageError(f"{class_yaml} does not exist: describe the class first (see the contributor guide)")
     for kernel in kernels or []:
-        if kernel not in KERNELS:
-            raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(KERNELS)}")
-    with _class_only(class_yaml) as only, scratch.tables_at(only):
-        check.require_device_of(class_id, nb_tables.load())
-    chosen = kernels or list(KERNELS)
-    unknown = sorted(set(where or {}) - {d for k in chosen for d in KERNELS[k].key})
+        if kernel not in SPECS:
+            raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
+    check.require_device(parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id))
+    chosen = kernels or list(SPECS)
+    unknown = sorted(set(where or {}) - {d for k in chosen for d in SPECS[k].key})
     if unknown:
         raise UsageError(f"--where names {', '.join(unknown)}, a dimension of none of the kernels certified "
-                         f"({', '.join(f'{k}: {chr(44).join(KERNELS[k].key)}' for k in chosen)})")
+                         f"({', '.join(f'{k}: {chr(44).join(SPECS[k].key)}' for k in chosen)})")
     tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
@@ -528,15 +531,15 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
                 return done
 
             t0 = time.monotonic()
-            results: list[Any] = pool.map(screen_task, [(class_yaml, task, seed + i) for i, task in chunk],
+            results: list[Any] = pool.map(screen_task, [(class_id, task, seed + i) for i, task in chunk],
                                           status("screening"))
             t1 = time.monotonic()
             alive = [n for n, r in enumerate(results) if not isinstance(r, workers.Failed)]
-            for n, r in zip(alive, pool.alone(time_task, [(class_yaml, results[n]) for n in alive], status("timing"))):
+            for n, r in zip(alive, pool.alone(time_task, [(class_id, results[n]) for n in alive], status("timing"))):
                 results[n] = r
             t2 = time.monotonic()
             alive = [n for n in alive if not isinstance(results[n], workers.Failed)]
-            proofs = pool.map(prove_task, [(class_yaml, results[n], examples, profile_name) for n in alive],
+            proofs = pool.map(prove_task, [(class_id, results[n], examples, profile_name) for n in alive],
                               status("proving"))
             for n, r in zip(alive, proofs):
                 results[n] = r
@@ -569,16 +572,3 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     if todo:
         say("wall time per phase: " + ", ".join(f"{k} {v:.0f} s" for k, v in phase_seconds.items()))
     return written, 0, True
-
-
-@contextlib.contextmanager
-def _class_only(class_yaml: Path) -> Iterator[Path]:
-    """A scratch tables folder holding only this class.yaml, to match the device before any work."""
-    root = Path(tempfile.mkdtemp(prefix="neurobrix-class-"))
-    try:
-        (root / class_yaml.parent.name).mkdir()
-        shutil.copyfile(class_yaml, root / class_yaml.parent.name / nb_tables.CLASS_NAME)
-        (root / nb_tables.TRACKED_NAME).write_text(nb_tables.render_tracked(nb_tables.scan(root)))
-        yield root
-    finally:
-        shutil.rmtree(root, ignore_errors=True)

@@ -1,10 +1,10 @@
 """`python -m conformance check`: every entry of every table of a class, against float64, with Hypothesis.
 
-For each entry and each of its dtypes, Hypothesis draws shapes from the entry's whole domain
-(unbounded dimensions up to the documented caps below) and values of every kind, runs the kernel
-through the engine's own lookup (so the entry's config is the one used: domains are disjoint),
-and compares every output with float64 under its bound. A failure is shrunk and reported with
-the entry that failed.
+For each entry of a class's settings indexes (what ``run`` loads) and each of its dtypes, Hypothesis
+draws shapes from the entry's whole domain (unbounded dimensions up to the op's record's caps) and
+values of every kind, runs the kernel with the entry's setting handed to its launcher, and compares
+every output with float64 under its bound. Before that, the index's own lookup must find the entry at
+its domain's corners (the door ``run`` uses). A failure is shrunk and reported with the entry that failed.
 """
 
 from __future__ import annotations
@@ -23,9 +23,10 @@ from hypothesis import strategies as st
 from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
-from neurobrix.schema import Entry, KernelTable
+from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
 from .harness import Values, build, judge, run_kernel
+from .specs import RECORDS
 from .strategies import KINDS, profile, shapes
 
 try:
@@ -33,27 +34,13 @@ try:
 except NameError:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
 
-# Unbounded dimensions (the interpreter class's domains) are drawn up to these sizes: large enough
-# to cross every block size the interpreter candidates use (64) with tails, small enough for CPU CI.
-CAPS: dict[str, dict[str, int]] = {
-    "linear": {"M": 80, "N": 96, "K": 96},
-    "rms_norm": {"M": 40, "N": 300},
-    "rotary": {"T": 24, "H": 12, "D": 128},
-    "silu_mul": {"M": 40, "I": 300},
-    "attention_prefill": {"S": 80, "D": 128, "G": 8},
-    "attention_decode": {"B": 4, "S": 160, "D": 128, "G": 8},
-}
-# Calls the kernels never receive: rotary needs a q and a kv head and an even head dim.
-MULTIPLE_OF = {"rotary": {"D": 2}}
-LOWEST = {"rotary": {"H": 2, "D": 2}}
-
-
 def device() -> torch.device:
     return torch.device("cpu" if interpreter_enabled() else "cuda")
 
 
 def drawable(kernel: str, ranges: tuple[tuple[str, int, int | None], ...]) -> dict[str, tuple[int, int | None]]:
-    lowest = LOWEST.get(kernel, {})
+    """The part of a domain the kernel can receive (the op's record says what it never does)."""
+    lowest = RECORDS[kernel].lowest
     return {dim: (max(lo, lowest.get(dim, 1)), hi) for dim, lo, hi in ranges}
 
 
@@ -98,12 +85,13 @@ def describe_failure(exc: BaseException) -> str:
     return text
 
 
-def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_name: str,
+def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_name: str,
                 on_example: Callable[[], None] | None = None) -> EntryResult:
-    """Hypothesis over the entry's whole domain for one dtype; the engine picks the config itself."""
+    """Hypothesis over the entry's whole domain for one dtype, the entry's setting handed to the launcher."""
     result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config))
     domain = drawable(kernel, entry.domain.ranges)
-    shape_strategy = shapes(domain, cap=CAPS[kernel], multiple_of=MULTIPLE_OF.get(kernel))
+    record = RECORDS[kernel]
+    shape_strategy = shapes(domain, cap=dict(record.caps), multiple_of=dict(record.multiple_of) or None)
     failing: list[str] = []
     starved: list[str] = []  # the device ran out of memory: no verdict; the other examples are skipped
     dev = device()
@@ -115,7 +103,7 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
             return
         try:
             case = build(kernel, dtype, shape, Values(dtype, dev, seed, (kind,)))
-            verdict = judge(case, run_kernel(case), entry.config)
+            verdict = judge(case, run_kernel(case, entry.config), entry.config)
         except Exception as exc:
             if failing or not is_out_of_memory(exc):
                 raise
@@ -156,9 +144,10 @@ def check_entry(kernel: str, entry: Entry, dtype: str, examples: int, profile_na
 # versions of torch, CUDA, Triton and Hypothesis. A passed entry of an earlier report with the same
 # fingerprint (and profile and examples) is carried over by --resume.
 VERDICT_FILES = (
-    ("neurobrix", "ops/*.py"), ("neurobrix", "kernels.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
+    ("neurobrix", "ops/*.py"), ("neurobrix", "buckets.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
     ("neurobrix", "gpu.py"), ("conformance", "reference.py"), ("conformance", "bounds.py"),
-    ("conformance", "harness.py"), ("conformance", "strategies.py"), ("conformance", "check.py"),
+    ("conformance", "harness.py"), ("conformance", "specs/*.py"), ("conformance", "strategies.py"),
+    ("conformance", "check.py"),
 )
 
 
@@ -167,7 +156,7 @@ def fingerprint(tables_root: Path, gpu_class: str) -> str:
     import neurobrix
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
-    files = [(f"tables/{gpu_class}/{f.name}", f) for f in sorted((tables_root / gpu_class).glob("*.yaml"))]
+    files = [(f"tables/{gpu_class}/{f.name}", f) for f in sorted((tables_root / gpu_class).iterdir()) if f.is_file()]
     for package, pattern in VERDICT_FILES:
         files += [(f"{package}/{f.relative_to(roots[package]).as_posix()}", f)
                   for f in sorted(roots[package].glob(pattern))]
@@ -223,22 +212,40 @@ class Report:
                 "entries": [asdict(r) for r in self.results]}
 
 
-def require_device_of(gpu_class: str, loaded: nb_tables.Tables) -> None:
+def require_device(gpu_class: GPUClass) -> None:
     """Checking (or certifying) a class means running on it: refuse on any other device."""
-    if gpu_class not in loaded.classes:
-        raise UsageError(f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
-                         f"{', '.join(sorted(loaded.classes)) or 'none'}")
     facts = device_facts()
-    if not matches(loaded.classes[gpu_class], facts):
+    if not matches(gpu_class, facts):
         raise UsageError(
-            f"this machine is not a {gpu_class}: {facts.describe()}. Run this on a {gpu_class} "
-            f"({loaded.classes[gpu_class].description})"
-            + ("; for the interpreter class set TRITON_INTERPRET=1" if gpu_class == "interpreter" else "")
+            f"this machine is not a {gpu_class.id}: {facts.describe()}. Run this on a {gpu_class.id} "
+            f"({gpu_class.description})"
+            + ("; for the interpreter class set TRITON_INTERPRET=1" if gpu_class.id == "interpreter" else "")
         )
 
 
-def select(table: KernelTable, dtypes: set[str] | None) -> list[tuple[Entry, str]]:
-    return [(e, d) for e in table.entries for d in e.domain.dtypes if dtypes is None or d in dtypes]
+def require_device_of(gpu_class: str, loaded: nb_tables.Tables) -> None:
+    """The class must exist in these tables and be this machine's."""
+    if gpu_class not in loaded.classes:
+        raise UsageError(f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
+                         f"{', '.join(sorted(loaded.classes)) or 'none'}")
+    require_device(loaded.classes[gpu_class])
+
+
+def select(index: SettingsIndex, dtypes: set[str] | None) -> list[tuple[Setting, str]]:
+    return [(e, d) for e in index.entries for d in e.domain.dtypes if dtypes is None or d in dtypes]
+
+
+def lookup_problem(index: SettingsIndex, entry: Setting, dtype: str) -> str | None:
+    """Why the index's own lookup (what ``run`` uses) would not find ``entry`` at its domain's corners."""
+    corners = [tuple(lo for _, lo, _ in entry.domain.ranges),
+               tuple(lo if hi is None else hi for _, lo, hi in entry.domain.ranges)]
+    for values in corners:
+        found = index.lookup(dtype, values)
+        if found is not entry:
+            shown = ", ".join(f"{d}={v}" for d, v in zip(index.key, values))
+            other = "no entry" if found is None else f"entry {found.domain.describe()} {dict(found.config)}"
+            return f"the index's lookup of {dtype} {shown} finds {other}, not this entry"
+    return None
 
 
 def _key(kernel: str, dtype: str, domain: str, config: dict[str, Any]) -> str:
@@ -277,7 +284,8 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
 
 def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
                 profile_name: str, progress: Any = None, jobs: int | None = None,
-                max_minutes: float | None = None, resume: Path | None = None) -> Report:
+                max_minutes: float | None = None, resume: Path | None = None,
+                tables_root: Path | None = None) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
@@ -285,12 +293,13 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     ``max_minutes``; one that cannot be is left unchecked, not failed).
     ``resume``: an earlier JSON report of the same tables, kernels and bounds; its passed entries are
     carried over, the others checked.
+    ``tables_root``: the tables folder to check (default: where the engine finds its tables).
     """
     from . import workers
 
-    loaded = nb_tables.load()
+    loaded = nb_tables.load(tables_root)
     require_device_of(gpu_class, loaded)
-    have = loaded.kernels[gpu_class]
+    have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
     if not have:
         raise UsageError(f"class {gpu_class} has no kernel tables in {loaded.location.root}; certify it first: "
                          f"{nb_tables.certify_command(gpu_class)}")
@@ -306,7 +315,11 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     for k in chosen:
         for e, d in select(have[k], dtypes):
             earlier = carried.get(_key(k, d, e.domain.describe(), dict(e.config)))
-            if earlier is not None:
+            wrong_door = lookup_problem(have[k], e, d)
+            if wrong_door is not None:
+                report.results.append(EntryResult(k, d, e.domain.describe(), dict(e.config), passed=False,
+                                                  failure=wrong_door))
+            elif earlier is not None:
                 report.results.append(earlier)
             else:
                 work.append((k, e, d))
@@ -322,7 +335,7 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             kernel, entry, dtype = work[i]
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
-    def outcome(item: tuple[str, Entry, str], result: EntryResult | workers.Failed) -> EntryResult:
+    def outcome(item: tuple[str, Setting, str], result: EntryResult | workers.Failed) -> EntryResult:
         if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
             kernel, entry, dtype = item
             return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
@@ -333,7 +346,7 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     deadline = start + max_minutes * 60 if max_minutes is not None else None
     chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
     longest = 0.0
-    starved: list[tuple[int, tuple[str, Entry, str]]] = []  # (index in report.results, item): out of memory
+    starved: list[tuple[int, tuple[str, Setting, str]]] = []  # (index in report.results, item): out of memory
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(work), chunk):
             now = time.perf_counter()

@@ -1,29 +1,37 @@
-"""One kernel call as a conformance case: inputs for a key shape, the kernel's outputs, float64 truth, bounds.
+"""One kernel call as a conformance case, for any op: its inputs, its run under a given setting, its verdict.
 
-Each kernel's key (neurobrix.kernels) is turned into concrete arguments the way the engine calls
-it (q/k/v as strided views of one fused projection, caches with a filled length, optional bias and
-residual). Outputs are allocated by the launcher itself inside NaN guard bands (``guarded_launch``)
-and inputs live inside NaN guard bands too, so an out-of-bounds store is caught by the guards and
-an out-of-bounds load turns the output into NaN.
+What is specific to an op (how a key shape becomes the engine's call, the float64 reference, the
+bound) is its record in ``conformance.specs``; this module is the same for all of them. A setting is
+handed straight to the op's launcher (``config=``), and so is the allocator (``empty=``): every
+output and scratch buffer the launcher makes is a NaN-poisoned view inside NaN guard regions, and
+every input lives inside guard regions too, so an out-of-bounds store is caught by the guards and an
+out-of-bounds load turns the output into NaN. No table, no environment variable, nothing patched.
 """
 
 from __future__ import annotations
 
-import contextlib
 import math
 import random
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 
-from neurobrix import ops
+from neurobrix.dtypes import torch_dtype
+from neurobrix.ops import SPECS
 
-from . import bounds, reference
+from . import bounds
+from .specs import RECORDS, Refused
 from .strategies import guarded_empty, make_values
 
-TORCH_DTYPES = {"fp32": torch.float32, "fp16": torch.float16, "bf16": torch.bfloat16}
-GUARD = 64
+
+def guard_size(shape: tuple[int, ...], device: torch.device | str) -> int:
+    """NaN elements on each side of a buffer: enough to take a whole block of rows written past the end
+    (up to 256 rows, the largest BLOCK_M is 128) or the buffer's own size again, within a cap."""
+    numel = math.prod(shape) if shape else 1
+    row = shape[-1] if shape else 1
+    cap = 1 << (20 if torch.device(device).type == "cuda" else 22)
+    return max(64, min(cap, max(numel, 256 * row)))
 
 
 @dataclass
@@ -56,7 +64,7 @@ class Values:
     """Input tensors: kind and seed drawn by the caller (Hypothesis or a fixed seed), made in float64."""
 
     def __init__(self, dtype: str, device: torch.device | str, seed: int, kinds: tuple[str, ...] = ("normal",)):
-        self.dtype, self.device = TORCH_DTYPES[dtype], device
+        self.dtype, self.device = torch_dtype(dtype), device
         self.rng = random.Random(seed)
         self.kinds = kinds
         self.exponents = _exponents(dtype)
@@ -71,146 +79,48 @@ class Values:
 
 
 def guarded(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
-    """A copy of ``t`` on ``device`` inside NaN guard bands (an out-of-bounds load reads NaN)."""
-    buf = guarded_empty(tuple(t.shape), t.dtype, GUARD, device)
+    """A copy of ``t`` on ``device`` inside NaN guard regions (an out-of-bounds load reads NaN)."""
+    shape = tuple(t.shape)
+    buf = guarded_empty(shape, t.dtype, guard_size(shape, device), device)
     buf.view.copy_(t)
     buf.view.check_guards = buf.check_guards  # run_kernel checks inputs' guards too (a store past a cache)
     return buf.view
 
 
-def _pow2_at_most(x: float) -> float:
-    return 2.0 ** math.floor(math.log2(x))
-
-
 def build(kernel: str, dtype: str, shape: Mapping[str, int], values: Values) -> Case:
-    """Arguments for a call with this key shape (the engine's layout), drawn with ``values``."""
-    rng, dev = values.rng, values.device
-    s = dict(shape)
-    note: dict[str, Any] = {}
-    if kernel == "linear":
-        M, N, K = s["M"], s["N"], s["K"]
-        has_bias = rng.random() < 0.5
-        args = {"x": values((M, K)), "weight": values((N, K), scale=_pow2_at_most(1 / math.sqrt(K))),
-                "bias": values((N,)) if has_bias else None}
-        note["bias"] = has_bias
-    elif kernel == "rms_norm":
-        M, N = s["M"], s["N"]
-        has_residual = rng.random() < 0.5
-        args = {"x": values((M, N)), "weight": values((N,)), "eps": rng.choice([1e-5, 1e-6]),
-                "residual": values((M, N)) if has_residual else None}
-        note["residual"] = has_residual
-    elif kernel == "rotary":
-        T, H, D = s["T"], s["H"], s["D"]
-        if H < 2 or D % 2:
-            raise ValueError(f"rotary: needs H >= 2 (q and kv heads) and an even D, got H={H}, D={D}")
-        hkv = rng.randint(1, H - 1)
-        hq = H - hkv
-        batch = rng.choice([b for b in (1, 2, 3) if T % b == 0])
-        S = T // batch
-        cached = rng.random() < 0.75  # the engine's call: k and v appended to a KV cache in the same launch
-        positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
-        qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
-        tables = reference.rope_frequencies(D, rng.choice([10000.0, 500000.0]), positions_max)
-        gen = torch.Generator().manual_seed(rng.randrange(2**31))
-        if cached:  # distinct positions per sequence, as the engine's: a run of S from a random start
-            room = positions_max - S
-            starts = torch.tensor([[rng.choice([0, room, rng.randint(0, room)])] for _ in range(batch)])
-            pos = starts + torch.arange(S)[None, :]
-        else:
-            pos = torch.randint(0, positions_max, (batch, S), generator=gen)
-        args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv], "cos": guarded(tables.cos.float(), dev),
-                "sin": guarded(tables.sin.float(), dev), "positions": pos.to(dev)}
-        if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
-            nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
-            args.update(v=qkv[:, :, hq + hkv:], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
-        note.update(batch=batch, q_heads=hq, kv_heads=hkv, cache=cached)
-    elif kernel == "silu_mul":
-        args = {"gu": values((s["M"], 2 * s["I"]))}
-    elif kernel == "attention_prefill":
-        S, D, G = s["S"], s["D"], s["G"]
-        batch, hkv = rng.choice([1, 2]), rng.choice([1, 2])
-        hq = G * hkv
-        q = values((batch, S, hq + 2 * hkv, D))[:, :, :hq]  # a strided view of a fused projection
-        # k and v: the first S positions of KV caches of a larger capacity (the engine's call), NaN past S
-        capacity = S + rng.choice([0, 1, S])
-        k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
-        k_cache[:, S:] = math.nan
-        v_cache[:, S:] = math.nan
-        args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
-        note.update(batch=batch, kv_heads=hkv, capacity=capacity)
-    elif kernel == "attention_decode":
-        B, S, D, G = s["B"], s["S"], s["D"], s["G"]
-        hkv = rng.choice([1, 2])
-        lengths = [rng.choice([1, S, rng.randint(1, S)]) for _ in range(B)]
-        k_cache, v_cache = values((B, S, hkv, D)), values((B, S, hkv, D))
-        for b, n in enumerate(lengths):  # the unfilled cache holds NaN: reading past the length shows
-            k_cache[b, n:] = math.nan
-            v_cache[b, n:] = math.nan
-        args = {"q": values((B, G * hkv, D)), "k_cache": k_cache, "v_cache": v_cache,
-                "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev), "scale": 1 / math.sqrt(D)}
-        note.update(kv_heads=hkv, lengths=lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}")
-    else:
-        raise KeyError(f"no conformance harness for kernel {kernel!r}")
-    return Case(kernel, dtype, s, args, note)
+    """The engine's call for this key shape, drawn with ``values`` (the op's record says how)."""
+    args, note = RECORDS[kernel].build(shape, values)
+    return Case(kernel, dtype, dict(shape), args, note)
 
 
-@contextlib.contextmanager
-def guarded_launch() -> Iterator[list[Callable[[], None]]]:
-    """While active, every torch.empty / empty_like (the launchers' allocations) returns a NaN-poisoned
-    view inside NaN guard bands; the list collects their guard checks."""
-    checks: list[Callable[[], None]] = []
-    real_empty, real_empty_like = torch.empty, torch.empty_like
+class Allocations:
+    """The allocator handed to a launcher: each buffer a NaN-poisoned view inside NaN guard regions."""
 
-    def empty(*size, dtype=None, device=None, **_: Any) -> torch.Tensor:
-        shape = tuple(size[0]) if len(size) == 1 and isinstance(size[0], (tuple, list, torch.Size)) else size
-        buf = guarded_empty(shape, dtype or torch.get_default_dtype(), GUARD, device or "cpu")
-        checks.append(buf.check_guards)
+    def __init__(self) -> None:
+        self.checks: list[Callable[[], None]] = []
+
+    def empty(self, shape: Any, *, dtype: torch.dtype, device: torch.device | str) -> torch.Tensor:
+        shape = tuple(int(s) for s in shape)
+        buf = guarded_empty(shape, dtype, guard_size(shape, device), device)
+        self.checks.append(buf.check_guards)
         return buf.view
 
-    def empty_like(t: torch.Tensor, *, dtype=None, device=None, **_: Any) -> torch.Tensor:
-        return empty(tuple(t.shape), dtype=dtype or t.dtype, device=device or t.device)
 
-    torch.empty, torch.empty_like = empty, empty_like
-    try:
-        yield checks
-    finally:
-        torch.empty, torch.empty_like = real_empty, real_empty_like
-
-
-def run_kernel(case: Case) -> tuple[torch.Tensor, ...]:
-    """The certified Triton op on the case (under whatever tables are selected); guard bands checked."""
-    op = getattr(ops.TRITON, case.kernel)
-    for cache in ("k_cache", "v_cache") if case.kernel == "rotary" else ():
-        if case.args.get(cache) is not None:
-            case.args[cache].fill_(math.nan)  # written by an earlier run on this case: start clean
-    with guarded_launch() as checks:
-        out = op(**case.args)
+def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
+    """The op's Triton launcher on the case with this setting; every guard region checked after."""
+    record = RECORDS[case.kernel]
+    if record.reset is not None:
+        record.reset(case)
+    allocations = Allocations()
+    out = SPECS[case.kernel].launch(**case.args, config=config, empty=allocations.empty)
     if torch.cuda.is_available():
         torch.cuda.synchronize()
-    for check in checks:
+    for check in allocations.checks:
         check()
     for arg in case.args.values():  # inputs the kernel writes into (KV caches) or must only read
         if isinstance(arg, torch.Tensor) and hasattr(arg, "check_guards"):
             arg.check_guards()
     return out if isinstance(out, tuple) else (out,)
-
-
-def _f64(t: torch.Tensor) -> torch.Tensor:
-    return t.double()
-
-
-def _cache_rows(cache: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Tensor, bool]:
-    """(cache[b, positions[b, s]] as [B, S, H, D], whether any other row is no longer all NaN)."""
-    rows = torch.arange(cache.shape[0], device=cache.device)[:, None]
-    picked = cache[rows, positions]
-    rest = torch.ones(cache.shape[:2], dtype=torch.bool, device=cache.device)
-    rest[rows, positions] = False
-    return picked, bool((~cache[rest].isnan()).any())
-
-
-def _with_bound(ref: torch.Tensor, bound_of: Callable[[torch.Tensor], torch.Tensor]
-                ) -> tuple[torch.Tensor, torch.Tensor]:
-    return ref, bound_of(ref)
 
 
 @dataclass
@@ -221,53 +131,11 @@ class Verdict:
 
 
 def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, Any]) -> Verdict:
-    """Compare the kernel's outputs with float64 under each output's bound."""
-    a = case.args
-    once = case.once
-    pairs: list[tuple[torch.Tensor, torch.Tensor, torch.Tensor]] = []  # (actual, reference64, bound)
-    if case.kernel == "linear":
-        ref, bound = once("linear", lambda: _with_bound(reference.linear(a["x"], a["weight"], a["bias"]),
-                                                        lambda r: bounds.linear(a["x"], a["weight"], a["bias"], r)))
-        pairs.append((outputs[0], ref, bound))
-    elif case.kernel == "rms_norm":
-        normalised = a["x"]
-        if a["residual"] is not None:
-            h64, hb = once("residual", lambda: _with_bound(reference.residual_add(a["x"], a["residual"]),
-                                                           lambda r: bounds.residual_add(a["x"], a["residual"], r)))
-            pairs.append((outputs[1], h64, hb))
-            normalised = outputs[1]  # y is the norm of the kernel's own (checked) rounded h
-        ref = reference.rms_norm(normalised, a["weight"], a["eps"])
-        pairs.append((outputs[0], ref, bounds.rms_norm(normalised, a["weight"], a["eps"], ref)))
-    elif case.kernel == "rotary":
-        for n, (out, x) in enumerate(zip(outputs, (a["q"], a["k"]))):
-            ref, bound = once(("rotary", n), lambda x=x: _with_bound(
-                reference.rotary(x, a["cos"], a["sin"], a["positions"]),
-                lambda r: bounds.rotary(x, a["cos"], a["sin"], a["positions"], r)))
-            if n == 1 and a.get("k_cache") is not None:
-                out, stray = _cache_rows(out, a["positions"])
-                v_rows, v_stray = _cache_rows(a["v_cache"], a["positions"])
-                zero = torch.zeros_like(ref)
-                pairs.append((v_rows, _f64(a["v"]), zero))  # v is copied exactly
-                if stray or v_stray:  # a cache row outside the positions was written
-                    return Verdict(math.inf, "rotary wrote a KV-cache row that is not one of its positions")
-            pairs.append((out, ref, bound))
-    elif case.kernel == "silu_mul":
-        ref, bound = once("silu_mul", lambda: _with_bound(reference.silu_mul(a["gu"]),
-                                                          lambda r: bounds.silu_mul(a["gu"], r)))
-        pairs.append((outputs[0], ref, bound))
-    elif case.kernel == "attention_prefill":
-        ref = once("attention", lambda: reference.attention_prefill(a["q"], a["k"], a["v"], a["scale"]))
-        block = int(config["BLOCK_N"])
-        bound = once(("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref,
-                                                                        key_block=block))
-        pairs.append((outputs[0], ref, bound))
-    elif case.kernel == "attention_decode":
-        ref = once("attention", lambda: reference.attention_decode(a["q"], a["k_cache"], a["v_cache"], a["lengths"],
-                                                                   a["scale"]))
-        block, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
-        bound = once(("bound", block, splits), lambda: bounds.attention_decode(
-            a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref, key_block=block, splits=splits))
-        pairs.append((outputs[0], ref, bound))
+    """Compare the kernel's outputs with float64 under each output's bound (the op's record says which)."""
+    try:
+        pairs = RECORDS[case.kernel].judge(case, outputs, config)
+    except Refused as exc:
+        return Verdict(math.inf, str(exc))
     worst, why, relative = 0.0, "", 0.0
     for actual, ref, bound in pairs:
         r = bounds.ratio(actual, ref, bound)

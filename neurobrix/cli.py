@@ -34,11 +34,13 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
     tables = load()
     rows = []
     for class_id, gpu_class in sorted(tables.classes.items()):
-        kernels = tables.kernels[class_id]
+        indexes = {name: tables.index(class_id, name) for name in tables.kernels(class_id)}
+        stacks = sorted({f"torch {i.stack['torch']}, triton {i.stack['triton']}" for i in indexes.values() if i})
         rows.append({
             "class": class_id,
             "description": gpu_class.description,
-            "kernels": {name: len(t.entries) for name, t in sorted(kernels.items())},
+            "kernels": {name: len(i.entries) for name, i in indexes.items() if i is not None},
+            "certified_with": stacks,
         })
     if args.json:
         _print_json({"location": str(tables.location.root), "origin": tables.location.origin, "classes": rows})
@@ -47,6 +49,8 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
     for row in rows:
         kernels = ", ".join(f"{k} ({n})" for k, n in row["kernels"].items()) or "no kernel tables yet"
         print(f"  {row['class']:<16} {row['description']}\n  {'':<16} kernels (entries): {kernels}")
+        if row["certified_with"]:
+            print(f"  {'':<16} certified with: {'; '.join(row['certified_with'])}")
     return 0
 
 
@@ -62,7 +66,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
             f"classes: {', '.join(sorted(tables.classes)) or 'none'}"
         )
     gpu_class = tables.classes[args.gpu_class]
-    kernels = tables.kernels[args.gpu_class]
+    kernels = tables.kernels(args.gpu_class)
     if args.kernel is None:
         if args.json:
             _print_json({**asdict(gpu_class), "kernels": sorted(kernels)})
@@ -80,12 +84,16 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
             f"class {args.gpu_class} has no table for kernel {args.kernel!r}; "
             f"it has: {', '.join(sorted(kernels)) or 'none'}"
         )
-    table = kernels[args.kernel]
+    index = tables.index(args.gpu_class, args.kernel)
+    table = tables.proofs(args.gpu_class, args.kernel)  # the audit record, checked against its index
+    assert index is not None and table is not None  # the kernel is one of the class's
     if args.json:
-        _print_json(asdict(table))
+        _print_json({**asdict(table), "key": list(index.key), "rules": list(index.rules), "stack": dict(index.stack),
+                     "index": index.path})
         return 0
-    print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({', '.join(table.key)})")
-    print(f"  file: {table.path}")
+    key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
+    print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({key})")
+    print(f"  settings: {index.path}\n  proofs:   {table.path}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
     for entry in table.entries:
@@ -100,7 +108,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tables_verify(args: argparse.Namespace) -> int:
-    from .tables import check_files, load, locate, read_tracked
+    from .tables import check_files, load, locate, read_tracked, verify_all
 
     location = locate()
     report: dict = {"location": str(location.root), "origin": location.origin, "ok": False}
@@ -111,15 +119,18 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
         report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
         if not problems:
             tables = load()
-            report["classes"] = {c: sorted(k) for c, k in sorted(tables.kernels.items())}
-            report["ok"] = True
+            problems = verify_all(tables)
+            report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
+            report["classes"] = {c: list(tables.kernels(c)) for c in sorted(tables.classes)}
+            report["ok"] = not problems
     except NeuroBrixError as exc:
         report.setdefault("problems", []).append({"path": None, "message": str(exc)})
     if args.json:
         _print_json(report)
     elif report["ok"]:
         print(f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
-              f"every sha256 and size matches TRACKED.yaml, every table valid")
+              f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
+              "agreement")
     else:
         print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
         for p in report["problems"]:

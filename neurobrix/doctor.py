@@ -8,7 +8,6 @@ from importlib import metadata
 
 from . import __version__
 from .errors import NeuroBrixError
-from .kernels import KERNEL_KEYS
 from .tables import Tables, certify_command, check_files, load, locate, read_tracked
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
@@ -79,19 +78,25 @@ def diagnose() -> list[Finding]:
         found.append(Finding("class", FAIL, str(exc)))
         return found
     found.append(Finding("class", OK, f"{gpu_class.id}: {gpu_class.description}"))
-    have = tables.kernels[gpu_class.id]
-    missing = sorted(set(KERNEL_KEYS) - set(have))
+    from .ops import SPECS
+
+    try:
+        have = {k: tables.index(gpu_class.id, k) for k in tables.kernels(gpu_class.id)}
+    except NeuroBrixError as exc:
+        found.append(Finding("kernels", FAIL, str(exc)))
+        return found
+    missing = sorted(set(SPECS) - set(have))
     if missing:
         found.append(Finding(
             "kernels", FAIL,
             f"no certified table for {', '.join(missing)}; certify: {certify_command(gpu_class.id, missing)}",
         ))
     else:
-        entries = sum(len(t.entries) for t in have.values())
+        entries = sum(len(t.entries) for t in have.values() if t is not None)
         found.append(Finding(
-            "kernels", OK, f"{len(KERNEL_KEYS)} engine kernels, {len(have)} tables, {entries} certified entries"
+            "kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries"
         ))
-    certified_with = sorted({str(t.provenance["triton"]) for t in have.values()})
+    certified_with = sorted({str(t.stack["triton"]) for t in have.values() if t is not None})
     if certified_with and triton_version:
         same = certified_with == [triton_version]
         found.append(Finding(

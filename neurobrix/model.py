@@ -1,7 +1,7 @@
 """The Llama-family transformer (Llama 2/3, Mistral, Qwen2) over an ops backend, with a static KV cache.
 
-The forward pass makes exactly the kernel calls ``neurobrix.plan`` lists (preflight checks them
-all against the tables before any weight is loaded). Weights are fused at load time: q/k/v into one
+Preflight (``neurobrix.plan``) lists this forward pass's kernel calls by running it on meta tensors
+with a recording backend, and resolves each to its certified setting before any weight is loaded. Weights are fused at load time: q/k/v into one
 projection, gate/up into one, so a layer makes 5 GEMMs-or-GEMVs, 2 norms (fused with the residual
 adds), 1 rotary, 1 attention and 1 SiLU-mul.
 """
@@ -15,9 +15,7 @@ import torch
 
 from .config import ModelConfig
 from .errors import UsageError
-from .ops import Backend, rope_cache
-
-DTYPES = {"bf16": torch.bfloat16, "fp16": torch.float16, "fp32": torch.float32}
+from .ops import Ops, rope_cache
 
 
 class WeightsError(UsageError):
@@ -43,48 +41,69 @@ class Weights:
     lm_head: torch.Tensor      # [vocab, hidden] (the embedding itself when tied)
 
 
+def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor a Hugging Face checkpoint of this config holds, with its shape (``lm_head.weight``
+    only when the embeddings are not tied)."""
+    h, d, i = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    hq, hkv = cfg.num_heads * d, cfg.num_kv_heads * d
+    shapes: dict[str, tuple[int, ...]] = {}
+    for n in range(cfg.num_layers):
+        p = f"model.layers.{n}."
+        shapes.update({
+            p + "input_layernorm.weight": (h,), p + "self_attn.q_proj.weight": (hq, h),
+            p + "self_attn.k_proj.weight": (hkv, h), p + "self_attn.v_proj.weight": (hkv, h),
+            p + "self_attn.o_proj.weight": (h, hq), p + "post_attention_layernorm.weight": (h,),
+            p + "mlp.gate_proj.weight": (i, h), p + "mlp.up_proj.weight": (i, h), p + "mlp.down_proj.weight": (h, i),
+        })
+        if cfg.qkv_bias:
+            shapes.update({p + "self_attn.q_proj.bias": (hq,), p + "self_attn.k_proj.bias": (hkv,),
+                           p + "self_attn.v_proj.bias": (hkv,)})
+    shapes["model.embed_tokens.weight"] = (cfg.vocab_size, h)
+    shapes["model.norm.weight"] = (h,)
+    if not cfg.tie_word_embeddings:
+        shapes["lm_head.weight"] = (cfg.vocab_size, h)
+    return shapes
+
+
 def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: set[str],
                  dtype: torch.dtype, device: torch.device | str) -> Weights:
     """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
-
+    shapes = checkpoint_shapes(cfg)
     used: set[str] = set()
 
-    def take(name: str, shape: tuple[int, ...]) -> torch.Tensor:
+    def take(name: str) -> torch.Tensor:
         used.add(name)
         if name not in names:
             raise WeightsError(f"checkpoint has no tensor '{name}'")
         tensor = get(name)
-        if tuple(tensor.shape) != shape:
-            raise WeightsError(f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies {list(shape)}")
+        if tuple(tensor.shape) != shapes[name]:
+            raise WeightsError(f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies "
+                               f"{list(shapes[name])}")
         return tensor.to(device=device, dtype=dtype)
 
-    h, d, i = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
-    hq, hkv = cfg.num_heads * d, cfg.num_kv_heads * d
     layers = []
     for n in range(cfg.num_layers):
         p = f"model.layers.{n}."
         bias = None
         if cfg.qkv_bias:
-            bias = torch.cat([take(p + f"self_attn.{x}_proj.bias", (size,))
-                              for x, size in (("q", hq), ("k", hkv), ("v", hkv))])
+            bias = torch.cat([take(p + f"self_attn.{x}_proj.bias") for x in ("q", "k", "v")])
         layers.append(Layer(
-            attn_norm=take(p + "input_layernorm.weight", (h,)),
-            qkv=torch.cat([take(p + "self_attn.q_proj.weight", (hq, h)), take(p + "self_attn.k_proj.weight", (hkv, h)),
-                           take(p + "self_attn.v_proj.weight", (hkv, h))]),
+            attn_norm=take(p + "input_layernorm.weight"),
+            qkv=torch.cat([take(p + f"self_attn.{x}_proj.weight") for x in ("q", "k", "v")]),
             qkv_bias=bias,
-            o=take(p + "self_attn.o_proj.weight", (h, hq)),
-            mlp_norm=take(p + "post_attention_layernorm.weight", (h,)),
-            gate_up=torch.cat([take(p + "mlp.gate_proj.weight", (i, h)), take(p + "mlp.up_proj.weight", (i, h))]),
-            down=take(p + "mlp.down_proj.weight", (h, i)),
+            o=take(p + "self_attn.o_proj.weight"),
+            mlp_norm=take(p + "post_attention_layernorm.weight"),
+            gate_up=torch.cat([take(p + "mlp.gate_proj.weight"), take(p + "mlp.up_proj.weight")]),
+            down=take(p + "mlp.down_proj.weight"),
         ))
-    embed = take("model.embed_tokens.weight", (cfg.vocab_size, h))
+    embed = take("model.embed_tokens.weight")
     if cfg.tie_word_embeddings or "lm_head.weight" not in names:
         if not cfg.tie_word_embeddings:
             raise WeightsError("checkpoint has no tensor 'lm_head.weight' and config.json does not tie embeddings")
         lm_head = embed
     else:
-        lm_head = take("lm_head.weight", (cfg.vocab_size, h))
-    norm = take("model.norm.weight", (h,))
+        lm_head = take("lm_head.weight")
+    norm = take("model.norm.weight")
     if cfg.tie_word_embeddings:
         used.add("lm_head.weight")  # some checkpoints store the tied copy as well
     unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))
@@ -93,6 +112,13 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
         raise WeightsError(f"checkpoint has tensors this engine would ignore ({shown}): its config.json "
                            "describes a variant NeuroBrix does not run")
     return Weights(embed, layers, norm, lm_head)
+
+
+def meta_weights(cfg: ModelConfig, dtype: torch.dtype) -> Weights:
+    """Weights of this config's shapes on the meta device: no memory, for recording a forward pass."""
+    shapes = checkpoint_shapes(cfg)
+    return fuse_weights(cfg, lambda name: torch.empty(shapes[name], dtype=dtype, device="meta"), set(shapes),
+                        dtype, "meta")
 
 
 class KVCache:
@@ -106,7 +132,7 @@ class KVCache:
 
 
 class Transformer:
-    def __init__(self, cfg: ModelConfig, weights: Weights, ops: Backend, batch: int, capacity: int) -> None:
+    def __init__(self, cfg: ModelConfig, weights: Weights, ops: Ops, batch: int, capacity: int) -> None:
         self.cfg, self.w, self.ops = cfg, weights, ops
         device, dtype = weights.embed.device, weights.embed.dtype
         self.cache = KVCache(cfg, batch, capacity, dtype, device)

@@ -1,79 +1,113 @@
-"""Every kernel call a model makes: the keys preflight checks before loading weights, and certify covers.
+"""Preflight: every kernel call a generation will make, each resolved to its certified setting, before
+any weight is read.
 
-The engine's forward pass (model.py) makes, per layer, with T tokens in flight (B x S in prefill,
-B in decode) — and this module is the one place that lists them:
-    rms_norm(T, hidden) [fused with the residual add after the first layer]
-    linear(T, (Hq + 2 Hkv) D, hidden)      fused q/k/v projection (+ bias for Qwen2)
-    rotary(T, Hq + Hkv, D)                 also appends k and v to the KV cache at their positions
-    attention_prefill(S, D, G)  or  attention_decode(B, capacity, D, G)
-    linear(T, hidden, Hq D)                output projection
-    rms_norm(T, hidden)                    fused with the residual add
-    linear(T, 2 I, hidden)                 fused gate/up projection
-    silu_mul(T, I)
-    linear(T, hidden, I)                   down projection
-then a final rms_norm(T, hidden) and the LM head linear(B, vocab, hidden) on the last token only.
+The calls are not a hand-kept list: ``forward_calls`` runs the model's own forward pass on meta tensors
+(shapes only: no memory, no arithmetic) with a recording backend, so what preflight checks is what the
+forward pass does, by construction. ``resolve`` then finds each call's entry in the class's settings
+indexes and returns a :class:`Plan`; one missing entry or more stop the run with one error listing all
+of them and the certify command. The model launches every call with the setting the plan holds
+(``neurobrix.ops.certified``): no lookup, no file and no environment is read at launch time.
 """
 
 from __future__ import annotations
 
+import dataclasses
+from dataclasses import dataclass
+from typing import Any, Iterable, Mapping
+
 from .config import ModelConfig
-
-Call = tuple[str, tuple[tuple[str, int], ...]]  # (kernel, ((dim, value), ...)) in key order
-
-
-def _call(kernel: str, **shape: int) -> Call:
-    return kernel, tuple(shape.items())
+from .errors import MissingEntryError, TablesError, UsageError
+from .ops import SPECS, PlannedCall, certified
+from .ops.spec import Config
+from .tables import Tables, certify_command, index_path
 
 
-def forward_calls(cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill: bool) -> set[Call]:
-    """The kernel calls of one forward pass over ``seq`` new tokens per sequence."""
-    tokens = batch * seq
-    calls = {
-        _call("rms_norm", M=tokens, N=cfg.hidden_size),
-        _call("linear", M=tokens, N=cfg.qkv_size, K=cfg.hidden_size),
-        _call("rotary", T=tokens, H=cfg.num_heads + cfg.num_kv_heads, D=cfg.head_dim),
-        _call("linear", M=tokens, N=cfg.hidden_size, K=cfg.num_heads * cfg.head_dim),
-        _call("linear", M=tokens, N=2 * cfg.intermediate_size, K=cfg.hidden_size),
-        _call("silu_mul", M=tokens, I=cfg.intermediate_size),
-        _call("linear", M=tokens, N=cfg.hidden_size, K=cfg.intermediate_size),
-        _call("linear", M=batch, N=cfg.vocab_size, K=cfg.hidden_size),
-    }
+def forward_calls(cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill: bool, dtype: str = "bf16",
+                  layers: int | None = None) -> set[PlannedCall]:
+    """The kernel calls of one forward pass over ``seq`` new tokens per sequence, recorded from the pass.
+
+    ``layers``: record a model of that many layers (the catalogue's walk, over thousands of shapes, uses
+    2: every layer after the first makes the same calls); ``None`` records the model as it is.
+    """
+    import torch
+
+    from .dtypes import torch_dtype
+    from .model import Transformer, meta_weights
+    from .ops import recording
+
+    if layers is not None:
+        cfg = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, layers))
+    calls: set[PlannedCall] = set()
+    model = Transformer(cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity)
+    shape = (batch, seq)
+    tokens = torch.zeros(shape, dtype=torch.long, device="meta")
     if prefill:
-        calls.add(_call("attention_prefill", S=seq, D=cfg.head_dim, G=cfg.group_size))
+        positions = torch.zeros(shape, dtype=torch.long, device="meta")
+        model.forward(tokens, positions, None)
     else:
-        calls.add(_call("attention_decode", B=batch, S=capacity, D=cfg.head_dim, G=cfg.group_size))
+        positions = torch.zeros(shape, dtype=torch.long, device="meta")
+        model.forward(tokens, positions, torch.zeros((batch,), dtype=torch.int32, device="meta"))
     return calls
 
 
-def generation_calls(cfg: ModelConfig, batch: int, prompt_len: int, capacity: int) -> set[Call]:
+def generation_calls(cfg: ModelConfig, batch: int, prompt_len: int, capacity: int, dtype: str = "bf16",
+                     layers: int | None = None) -> set[PlannedCall]:
     """Every call of generating with this prompt length and KV-cache capacity: one prefill, then decode."""
-    return forward_calls(cfg, batch, prompt_len, capacity, prefill=True) | forward_calls(
-        cfg, batch, 1, capacity, prefill=False
-    )
+    return (forward_calls(cfg, batch, prompt_len, capacity, True, dtype, layers)
+            | forward_calls(cfg, batch, 1, capacity, False, dtype, layers))
 
 
-def preflight(calls: set[Call], dtype: str, class_id: str, certify_hint: str = "") -> None:
-    """Check every call against the certified tables at once; raise one error listing all that are missing.
+@dataclass(frozen=True)
+class Plan:
+    """Every planned call with its certified setting, on one class."""
+
+    class_id: str
+    settings: Mapping[PlannedCall, Config]
+
+    def ops(self) -> Any:
+        """The Triton ops launching each call with its planned setting."""
+        return certified(self.settings)
+
+
+def describe(call: PlannedCall) -> str:
+    kernel, dtype, key = call
+    return f"{kernel:<18} {dtype} " + ", ".join(f"{d}={v}" for d, v in zip(SPECS[kernel].key, key))
+
+
+def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify_hint: str = "") -> Plan:
+    """Each call's certified setting on ``class_id``; one MissingEntryError listing every call without one.
 
     ``certify_hint``: extra certify arguments that cover exactly this run (e.g. its config and lengths).
     """
-    from .errors import MissingEntryError
-    from .tables import certify_command, load
-
-    loaded = load()
+    if class_id not in tables.classes:
+        raise UsageError(f"unknown GPU class {class_id!r}; classes here: {', '.join(sorted(tables.classes))}")
+    settings: dict[PlannedCall, Config] = {}
     missing: list[str] = []
     kernels: set[str] = set()
-    for kernel, shape in sorted(calls):
-        try:
-            loaded.settings(class_id, kernel, dtype, dict(shape))
-        except MissingEntryError:
-            where = ", ".join(f"{k}={v}" for k, v in shape)
-            missing.append(f"  {kernel:<18} {dtype} {where}   ({loaded.table_path(class_id, kernel)})")
+    dtypes: set[str] = set()
+    for call in sorted(calls):
+        kernel, dtype, key = call
+        spec = SPECS[kernel]
+        index = tables.index(class_id, kernel)
+        if index is not None and (index.key, index.rules) != (spec.key, spec.buckets):
+            raise TablesError(
+                f"{index.path}: keyed by {list(zip(index.key, index.rules))} but this neurobrix's '{kernel}' kernel "
+                f"is keyed by {list(zip(spec.key, spec.buckets))}; these tables were certified for another "
+                f"neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
+            )
+        entry = index.lookup(dtype, key) if index is not None else None
+        if entry is None:
+            where = index.path if index is not None else f"{index_path(tables.root, class_id, kernel)}: no table"
+            missing.append(f"  {describe(call)}   ({where})")
             kernels.add(kernel)
+            dtypes.add(dtype)
+        else:
+            settings[call] = dict(entry.config)
     if missing:
         raise MissingEntryError(
-            f"this model cannot run on GPU class {class_id} in {dtype}: {len(missing)} kernel call(s) have no "
-            "certified setting (nothing was loaded):\n" + "\n".join(missing)
+            f"this model cannot run on GPU class {class_id} in {', '.join(sorted(dtypes))}: {len(missing)} kernel "
+            "call(s) have no certified setting (nothing was loaded):\n" + "\n".join(missing)
             + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
-            + f"\n    {certify_command(class_id, sorted(kernels), [dtype], certify_hint)}"
+            + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
         )
+    return Plan(class_id, settings)

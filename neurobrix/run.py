@@ -1,7 +1,7 @@
 """`neurobrix run`: resolve a stored model, preflight every kernel call, load, generate, report.
 
 Order matters for the promises: the device and its class are settled and every kernel call the
-generation will make is checked against the tables *before* a single weight is read.
+generation will make is resolved to its certified setting *before* a single weight is read.
 """
 
 from __future__ import annotations
@@ -10,11 +10,14 @@ import sys
 from dataclasses import dataclass
 import torch
 
+from .dtypes import NAMES as DTYPES
+from .dtypes import torch_dtype
 from .errors import UsageError
 from .generate import Sampling, Stats, generate
-from .model import DTYPES, Transformer, weights_from_files
-from .ops import backend as get_backend
-from .plan import generation_calls, preflight
+from .model import Transformer, weights_from_files
+from .ops import BACKENDS, TORCH
+from .plan import generation_calls, resolve
+from .tables import load as load_tables
 from .tokenizer import Tokenizer
 
 
@@ -37,11 +40,14 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     if backend == "triton":
         gpu_class = detect_class()  # NoGPUError / UncertifiedGPUError, naming --backend torch
         return torch.device("cpu" if interpreter_enabled() else "cuda"), gpu_class.id
+    if backend not in BACKENDS:
+        raise UsageError(f"unknown backend {backend!r}; choose one of {', '.join(BACKENDS)}")
     return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
 
 
 def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int) -> Transformer:
-    """Settle the device and class, preflight every kernel call of this generation, then load (batch 1)."""
+    """Settle the device and class, resolve every kernel call of this generation to its certified
+    setting (the plan), then load the weights (batch 1)."""
     device, class_id = _device_and_class(backend)
     dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
     if dtype not in DTYPES:
@@ -51,9 +57,12 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch=1:1 --limit decode_batch=1:1"
                 f" --limit prompt={prompt_len}:{prompt_len} --limit capacity={capacity}:{capacity}"
                 f" --limit prefill_tokens={prompt_len}")
-        preflight(generation_calls(cfg, 1, prompt_len, capacity), dtype, class_id, hint)
-    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], DTYPES[dtype], device)
-    return Transformer(cfg, weights, get_backend(backend), batch=1, capacity=capacity)
+        plan = resolve(generation_calls(cfg, 1, prompt_len, capacity, dtype), load_tables(), class_id, hint)
+        ops = plan.ops()
+    else:
+        ops = TORCH
+    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
+    return Transformer(cfg, weights, ops, batch=1, capacity=capacity)
 
 
 def run(opts: RunOptions, write=sys.stdout.write) -> Stats:

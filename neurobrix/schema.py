@@ -1,38 +1,167 @@
-"""The certified-table file formats, written down once: parsing with field-by-field validation.
+"""The certified-table file formats, written down once as JSON Schemas, and the objects they parse into.
 
-Three files live under a tables folder (see README, "Table format"):
+A tables folder holds (see README, "Table format"):
 
-``TRACKED.yaml``            every file the tables need, with sha256, size and its path in the wheel
-``<class>/class.yaml``      a GPU class's identity: the device facts it matches
-``<class>/<kernel>.yaml``   certified settings of one kernel on that class: provenance and entries,
-                            each entry a domain (dtypes and an inclusive range per key dimension),
-                            a config (the kernel's meta-parameters) and its proof
+``TRACKED.yaml``                every file the tables need, with sha256, size and its path in the wheel
+``<class>/class.yaml``          a GPU class's identity: the device facts it matches
+``<class>/<kernel>.json``       the settings index ``run`` loads: the compiler stack, and per entry a
+                                domain (dtypes and an inclusive range per key dimension) and a config
+``<class>/<kernel>.proofs.yaml`` the audit record: provenance, and per entry the same domain and config
+                                with its proof (examples, worst error / bound, timings, every rejected
+                                candidate). Tracked, hashed and shipped like the index; never parsed by ``run``.
 
-Every reader here takes data already loaded with ``yaml.safe_load`` and either returns frozen
-objects or raises :class:`~neurobrix.errors.TablesError` naming the file and the field.
-Nothing here needs torch or a GPU.
+Shapes are checked by ``fastjsonschema`` (a JSON Schema compiled to Python: pure Python, no
+dependencies, a few milliseconds for the largest table); what a schema cannot say (names agreeing with
+folders and files, domains disjoint, the proofs matching their index) is checked here by hand. Every
+complaint is a :class:`~neurobrix.errors.TablesError` naming the file and the field. No torch, no GPU.
 """
 
 from __future__ import annotations
 
+import functools
 import re
-from dataclasses import dataclass
-from typing import Any, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Callable, Mapping
 
+import fastjsonschema
+
+from .buckets import bucket_of, valid_rule
+from .dtypes import NAMES as DTYPES
 from .errors import TablesError
 
-FORMAT_VERSION = 1          # the tracked-file list and class.yaml
-KERNEL_FORMAT = 2           # kernel tables; format 1 (rejected candidates as mappings) is still read
-DTYPES = ("fp32", "fp16", "bf16")
+TRACKED_FORMAT = 1          # the tracked-file list
+CLASS_FORMAT = 1            # class.yaml
+TABLE_FORMAT = 3            # settings index and proofs (format 2 was one YAML file per kernel holding both)
 BACKENDS = ("cuda", "hip", "interpreter")
 REJECT_REASONS = ("wrong_result", "compile_failed", "out_of_resources", "slower", "crashed")
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-_DIM = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
-_SHA256 = re.compile(r"^[0-9a-f]{64}$")
+INDEX_SUFFIX = ".json"
+PROOFS_SUFFIX = ".proofs.yaml"
 
 ConfigValue = int | float | bool | str
 
+# --------------------------------------------------------------------------------------------- schemas
+_NAME = r"^[a-z0-9][a-z0-9_.-]*$"
+_IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
+_TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
+_COUNT = {"type": "integer", "minimum": 1}
+_CONFIG = {
+    "type": "object", "minProperties": 1, "propertyNames": {"pattern": _IDENT},
+    "additionalProperties": {"type": ["integer", "number", "boolean", "string"]},
+}
+_RANGE = {"type": "array", "items": [{"type": "integer", "minimum": 1}, {"type": ["integer", "null"], "minimum": 1}],
+          "additionalItems": False, "minItems": 2}
+# the dimension names are checked against the table's key by hand (a pattern here costs a third of the
+# largest index's load time)
+_DOMAIN = {
+    "type": "object", "required": ["dtypes"],
+    "properties": {"dtypes": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(DTYPES)}}},
+    "additionalProperties": _RANGE,
+}
+_REJECTED_LINE = re.compile(r"^(%s): ((?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+): "
+                            r"(.*)$" % "|".join(REJECT_REASONS), re.DOTALL)
+_PROOF = {
+    "type": "object", "additionalProperties": False,
+    "required": ["examples", "worst_error_ratio", "bound", "reference", "time_best_us", "time_median_us",
+                 "candidates_tried", "rejected"],
+    "properties": {
+        "examples": _COUNT,
+        # a ratio above 1 means the entry failed its own proof: such a table is refused
+        "worst_error_ratio": {"type": "number", "minimum": 0, "maximum": 1},
+        "bound": _TEXT, "reference": _TEXT,
+        "time_best_us": {"type": "number", "minimum": 0}, "time_median_us": {"type": "number", "minimum": 0},
+        "candidates_tried": _COUNT,
+        "rejected": {"type": "array", "items": {"type": "string", "pattern": _REJECTED_LINE.pattern}},
+    },
+}
+_STACK = {"type": "object", "required": ["torch", "triton"], "additionalProperties": _TEXT,
+          "properties": {"torch": _TEXT, "triton": _TEXT}}
+_HEAD = {"format": {"const": TABLE_FORMAT}, "kernel": {"type": "string", "pattern": _NAME},
+         "class": {"type": "string", "pattern": _NAME}}
 
+SCHEMAS: dict[str, dict[str, Any]] = {
+    "tracked": {
+        "type": "object", "required": ["format", "files"], "additionalProperties": False,
+        "properties": {
+            "format": {"const": TRACKED_FORMAT},
+            "files": {"type": "array", "items": {
+                "type": "object", "required": ["path", "wheel_path", "sha256", "size"], "additionalProperties": False,
+                "properties": {"path": _TEXT, "wheel_path": _TEXT,
+                               "sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$"},
+                               "size": {"type": "integer", "minimum": 0}}}},
+        },
+    },
+    "class": {
+        "type": "object", "required": ["format", "class", "description", "match"], "additionalProperties": False,
+        "properties": {
+            "format": {"const": CLASS_FORMAT}, "class": {"type": "string", "pattern": _NAME},
+            "description": _TEXT, "note": _TEXT,
+            "match": {"oneOf": [
+                {"type": "object", "required": ["backend"], "additionalProperties": False,
+                 "properties": {"backend": {"const": "interpreter"}}},
+                {"type": "object", "additionalProperties": False,
+                 "required": ["backend", "vendor", "device_name", "compute_capability", "multiprocessor_count"],
+                 "properties": {
+                     "backend": {"enum": ["cuda", "hip"]}, "vendor": _TEXT, "device_name": _TEXT,
+                     "compute_capability": {"type": "array", "items": {"type": "integer", "minimum": 0},
+                                            "minItems": 2, "maxItems": 2},
+                     "multiprocessor_count": _COUNT}},
+            ]},
+        },
+    },
+    "index": {
+        "type": "object", "required": ["format", "kernel", "class", "key", "stack", "entries"],
+        "additionalProperties": False,
+        "properties": {
+            **_HEAD,
+            "key": {"type": "array", "minItems": 1, "items": {
+                "type": "array", "items": [{"type": "string", "pattern": _IDENT}, {"type": "string"}],
+                "additionalItems": False, "minItems": 2}},
+            "stack": _STACK,
+            "entries": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["domain", "config"], "additionalProperties": False,
+                "properties": {"domain": _DOMAIN, "config": _CONFIG}}},
+        },
+    },
+    "proofs": {
+        "type": "object", "required": ["format", "kernel", "class", "provenance", "entries"],
+        "additionalProperties": False,
+        "properties": {
+            **_HEAD,
+            "provenance": {"type": "object", "required": ["device", "torch", "triton", "neurobrix", "git_commit",
+                                                          "date", "command"],
+                           "properties": {"device": {"type": "object"}, "torch": _TEXT, "triton": _TEXT,
+                                          "neurobrix": _TEXT, "git_commit": _TEXT, "date": _TEXT, "command": _TEXT}},
+            "entries": {"type": "array", "minItems": 1, "items": {
+                "type": "object", "required": ["domain", "config", "proof"], "additionalProperties": False,
+                "properties": {"domain": _DOMAIN, "config": _CONFIG, "proof": _PROOF}}},
+        },
+    },
+}
+
+
+@functools.lru_cache(maxsize=None)
+def _validator(kind: str) -> Callable[[Any], Any]:
+    schema = {"$schema": "http://json-schema.org/draft-07/schema#", **SCHEMAS[kind]}
+    return fastjsonschema.compile(schema)  # type: ignore[no-any-return]
+
+
+def validate(kind: str, data: Any, file: str) -> None:
+    """Check ``data`` (parsed YAML or JSON) against schema ``kind``; a TablesError names file and field."""
+    try:
+        _validator(kind)(data)
+    except fastjsonschema.JsonSchemaValueException as exc:
+        where = exc.name.removeprefix("data").lstrip(".") or "(top level)"
+        message = exc.message.replace(exc.name, "it", 1) if exc.message.startswith(exc.name) else exc.message
+        value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
+        shown = f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
+        raise TablesError(f"{file}: field '{where}': {message}{shown}") from None
+
+
+def fail(file: str, where: str, message: str) -> TablesError:
+    return TablesError(f"{file}: field '{where}': {message}")
+
+
+# --------------------------------------------------------------------------------------------- objects
 @dataclass(frozen=True)
 class TrackedFile:
     """One file the tables need: ``path`` relative to the tables folder, ``wheel_path`` inside the wheel."""
@@ -65,7 +194,9 @@ class GPUClass:
 
 @dataclass(frozen=True)
 class Domain:
-    """Dtypes and, per key dimension, an inclusive range; ``hi`` None means unbounded above."""
+    """Dtypes and, per key dimension, an inclusive range; ``hi`` None means unbounded above.
+
+    The one definition of a domain: tables, certify's tasks and check's draws all use it."""
 
     dtypes: tuple[str, ...]
     ranges: tuple[tuple[str, int, int | None], ...]
@@ -89,12 +220,18 @@ class Domain:
                 return False
         return True
 
+    def spans(self) -> dict[str, tuple[int, int | None]]:
+        return {dim: (lo, hi) for dim, lo, hi in self.ranges}
+
     def describe(self) -> str:
         dims = ", ".join(
             f"{dim}={lo}" if lo == hi else f"{dim}={lo}..{'' if hi is None else hi}"
             for dim, lo, hi in self.ranges
         )
         return f"{'/'.join(self.dtypes)} {dims}"
+
+    def as_data(self) -> dict[str, Any]:
+        return {"dtypes": list(self.dtypes), **{dim: [lo, hi] for dim, lo, hi in self.ranges}}
 
 
 @dataclass(frozen=True)
@@ -104,13 +241,12 @@ class Rejected:
     detail: str
 
     def render(self) -> str:
-        """The one-line form kernel tables store (format 2): ``reason: K=V K=V ...: detail``.
+        """The one-line form proofs store: ``reason: K=V K=V ...: detail``.
 
         Values must read back as themselves (identifiers, numbers, booleans); anything else is refused.
         """
         line = f"{self.reason}: {' '.join(f'{k}={_value_text(v)}' for k, v in self.config.items())}: {self.detail}"
-        back = _REJECTED_LINE.match(line)
-        if back is None or _rejected_line(line, "", "") != self:
+        if _REJECTED_LINE.match(line) is None or rejected_line(line) != self:
             raise ValueError(f"rejected candidate {dict(self.config)} ({self.reason}) cannot be written as one line")
         return line
 
@@ -119,12 +255,7 @@ def _value_text(value: ConfigValue) -> str:
     return ("true" if value else "false") if isinstance(value, bool) else str(value)
 
 
-_CONFIG_VALUE = re.compile(r"^[A-Za-z0-9_.+-]+$")
-
-
 def _parse_value(text: str) -> ConfigValue:
-    if text.isdigit():
-        return int(text)
     if text in ("true", "false"):
         return text == "true"
     for kind in (int, float):
@@ -133,6 +264,16 @@ def _parse_value(text: str) -> ConfigValue:
         except ValueError:
             pass
     return text
+
+
+def rejected_line(line: str) -> Rejected:
+    """``reason: K=V K=V ...: detail`` back into a Rejected (the schema has matched the line's form)."""
+    match = _REJECTED_LINE.match(line)
+    if match is None:
+        raise ValueError(f"not a rejected-candidate line: {line!r}")
+    reason, settings, detail = match.groups()
+    pairs = [pair.split("=", 1) for pair in settings.split(" ")]
+    return Rejected({k: _parse_value(v) for k, v in pairs}, reason, detail)
 
 
 @dataclass(frozen=True)
@@ -146,285 +287,240 @@ class Proof:
     candidates_tried: int
     rejected: tuple[Rejected, ...]
 
+    def as_data(self) -> dict[str, Any]:
+        return {
+            "examples": self.examples, "worst_error_ratio": round(self.worst_error_ratio, 4), "bound": self.bound,
+            "reference": self.reference, "time_best_us": round(self.time_best_us, 2),
+            "time_median_us": round(self.time_median_us, 2), "candidates_tried": self.candidates_tried,
+            "rejected": [r.render() for r in self.rejected],
+        }
+
 
 @dataclass(frozen=True)
 class Entry:
+    """A certified setting with its proof (the audit record's view of one entry)."""
+
     domain: Domain
     config: Mapping[str, ConfigValue]
     proof: Proof
 
 
 @dataclass(frozen=True)
-class KernelTable:
+class Setting:
+    """A certified setting without its proof (the runtime's view of one entry)."""
+
+    domain: Domain
+    config: Mapping[str, ConfigValue]
+
+
+@dataclass
+class SettingsIndex:
+    """A kernel's settings on one class, as ``run`` loads them: found by bucket, never by nearness.
+
+    Entries whose domain is exactly one bucket of the key's rules are hashed by that bucket; the rest
+    ("wide" entries: the interpreter class's unbounded domains) are few and tried in order.
+    """
+
     kernel: str
     class_id: str
     key: tuple[str, ...]
-    provenance: Mapping[str, Any]
-    entries: tuple[Entry, ...]
+    rules: tuple[str, ...]
+    stack: Mapping[str, str]
+    entries: tuple[Setting, ...]
     path: str
+    _by_bucket: dict[tuple[Any, ...], Setting] = field(default_factory=dict, repr=False)
+    _wide: list[Setting] = field(default_factory=list, repr=False)
 
-    def lookup(self, dtype: str, shape: Mapping[str, int]) -> Entry | None:
-        """The one entry whose domain contains the call exactly, or None. Never the nearest."""
+    def __post_init__(self) -> None:
+        """Hash the entries by bucket, refusing overlaps: two single-bucket domains overlap only when they
+        share a bucket (buckets partition each dimension); a wide entry is compared with every other."""
         for entry in self.entries:
+            buckets = self._buckets_of(entry.domain)
+            if buckets is None:
+                self._wide.append(entry)
+                continue
+            for dtype in entry.domain.dtypes:
+                other = self._by_bucket.setdefault((dtype, *buckets), entry)
+                if other is not entry:
+                    raise _overlap(self.path, self.entries, other, entry)
+        for n, wide in enumerate(self._wide):
+            for other in [*self._wide[n + 1:], *self._by_bucket.values()]:
+                if wide.domain.overlaps(other.domain):
+                    raise _overlap(self.path, self.entries, wide, other)
+
+    def _buckets_of(self, domain: Domain) -> tuple[tuple[int, int], ...] | None:
+        found = []
+        for (dim, lo, hi), rule in zip(domain.ranges, self.rules):
+            if hi is None or bucket_of(rule, lo) != (lo, hi):
+                return None
+            found.append((lo, hi))
+        return tuple(found)
+
+    def lookup(self, dtype: str, values: tuple[int, ...]) -> Setting | None:
+        """The one entry whose domain contains the call (key values in key order), or None."""
+        if any(v < 1 for v in values):
+            return None
+        hit = self._by_bucket.get((dtype, *(bucket_of(rule, v) for rule, v in zip(self.rules, values))))
+        if hit is not None:
+            return hit
+        shape = dict(zip(self.key, values))
+        for entry in self._wide:
             if entry.domain.contains(dtype, shape):
                 return entry
         return None
 
 
-class _Fields:
-    """Reads one YAML mapping, naming the file and the field in every complaint."""
+@dataclass(frozen=True)
+class ProofsTable:
+    """A kernel's audit record on one class: provenance and every entry with its proof."""
 
-    def __init__(self, data: Any, file: str, where: str) -> None:
-        self.file, self.where = file, where
-        if not isinstance(data, dict):
-            self.fail(f"expected a mapping, got {_kind(data)}")
-        self.data: dict[str, Any] = data
-
-    def fail(self, message: str, field: str | None = None) -> None:
-        name = f"{self.where}.{field}" if field and self.where else field or self.where or "(top level)"
-        raise TablesError(f"{self.file}: field '{name}': {message}")
-
-    def only(self, *allowed: str) -> None:
-        extra = sorted(str(k) for k in self.data if k not in allowed)
-        if extra:
-            self.fail(f"unknown field(s) {', '.join(extra)}; allowed: {', '.join(allowed)}")
-
-    def get(self, field: str, kind: type | tuple[type, ...], *, optional: bool = False) -> Any:
-        if field not in self.data:
-            if optional:
-                return None
-            self.fail("is required but missing", field)
-        value = self.data[field]
-        kinds = kind if isinstance(kind, tuple) else (kind,)
-        # bool is an int in Python; a YAML `true` must not pass for a number.
-        if isinstance(value, bool) and bool not in kinds or not isinstance(value, kinds):
-            names = " or ".join(k.__name__ for k in kinds)
-            self.fail(f"expected {names}, got {_kind(value)} {value!r}", field)
-        return value
-
-    def text(self, field: str, *, optional: bool = False) -> str:
-        value = self.get(field, str, optional=optional)
-        if value is not None and not value.strip():
-            self.fail("must not be empty", field)
-        return value
-
-    def integer(self, field: str, minimum: int) -> int:
-        value = self.get(field, int)
-        if value < minimum:
-            self.fail(f"must be >= {minimum}, got {value}", field)
-        return value
-
-    def number(self, field: str, minimum: float, maximum: float | None = None) -> float:
-        value = float(self.get(field, (int, float)))
-        if value != value or value < minimum or (maximum is not None and value > maximum):
-            span = f"in [{minimum}, {maximum}]" if maximum is not None else f">= {minimum}"
-            self.fail(f"must be {span}, got {value}", field)
-        return value
-
-    def sub(self, field: str) -> _Fields:
-        return _Fields(self.get(field, dict), self.file, f"{self.where}.{field}" if self.where else field)
+    kernel: str
+    class_id: str
+    provenance: Mapping[str, Any]
+    entries: tuple[Entry, ...]
+    path: str
 
 
-def _kind(value: Any) -> str:
-    return {dict: "mapping", list: "list", str: "text", type(None): "nothing"}.get(type(value), type(value).__name__)
-
-
-def _format(fields: _Fields, known: tuple[int, ...] = (FORMAT_VERSION,)) -> int:
-    version = fields.get("format", int)
-    if version not in known:
-        raise TablesError(
-            f"{fields.file}: unknown table format version {version}; this neurobrix reads format "
-            f"{' or '.join(map(str, known))}. Install the neurobrix release these tables were certified for, "
-            "or re-certify."
-        )
-    return version
-
-
+# --------------------------------------------------------------------------------------------- parsing
 def parse_tracked(data: Any, file: str) -> tuple[TrackedFile, ...]:
-    top = _Fields(data, file, "")
-    top.only("format", "files")
-    _format(top)
-    items = top.get("files", list)
+    validate("tracked", data, file)
     files: list[TrackedFile] = []
     seen: set[str] = set()
-    for i, item in enumerate(items):
-        f = _Fields(item, file, f"files[{i}]")
-        f.only("path", "wheel_path", "sha256", "size")
-        path = f.text("path")
+    for i, item in enumerate(data["files"]):
+        path = item["path"]
         if path.startswith("/") or ".." in path.split("/") or "\\" in path:
-            f.fail(f"unsafe path {path!r}", "path")
+            raise fail(file, f"files[{i}].path", f"unsafe path {path!r}")
         if path in seen:
-            f.fail(f"{path} is listed twice", "path")
+            raise fail(file, f"files[{i}].path", f"{path} is listed twice")
         seen.add(path)
-        sha = f.text("sha256")
-        if not _SHA256.match(sha):
-            f.fail("expected 64 lowercase hex digits", "sha256")
-        files.append(TrackedFile(path, f.text("wheel_path"), sha, f.integer("size", 0)))
+        files.append(TrackedFile(path, item["wheel_path"], item["sha256"], item["size"]))
     return tuple(files)
 
 
 def parse_class(data: Any, file: str, folder: str) -> GPUClass:
-    top = _Fields(data, file, "")
-    top.only("format", "class", "description", "match", "note")
-    _format(top)
-    class_id = top.text("class")
-    if class_id != folder:
-        top.fail(f"says {class_id!r} but the file lives in folder {folder!r}", "class")
-    m = top.sub("match")
-    backend = m.text("backend")
-    if backend not in BACKENDS:
-        m.fail(f"must be one of {', '.join(BACKENDS)}, got {backend!r}", "backend")
-    if backend == "interpreter":
-        m.only("backend")
-        match = ClassMatch(backend)
+    validate("class", data, file)
+    if data["class"] != folder:
+        raise fail(file, "class", f"says {data['class']!r} but the file lives in folder {folder!r}")
+    m = data["match"]
+    if m["backend"] == "interpreter":
+        match = ClassMatch("interpreter")
     else:
-        m.only("backend", "vendor", "device_name", "compute_capability", "multiprocessor_count")
-        cc = m.get("compute_capability", list)
-        if len(cc) != 2 or not all(isinstance(x, int) and not isinstance(x, bool) for x in cc):
-            m.fail(f"expected [major, minor], got {cc!r}", "compute_capability")
-        match = ClassMatch(
-            backend,
-            vendor=m.text("vendor"),
-            device_name=m.text("device_name"),
-            compute_capability=(cc[0], cc[1]),
-            multiprocessor_count=m.integer("multiprocessor_count", 1),
-        )
-    return GPUClass(class_id, top.text("description"), match, top.text("note", optional=True), file)
+        cc = m["compute_capability"]
+        match = ClassMatch(m["backend"], vendor=m["vendor"], device_name=m["device_name"],
+                           compute_capability=(cc[0], cc[1]), multiprocessor_count=m["multiprocessor_count"])
+    return GPUClass(data["class"], data["description"], match, data.get("note"), file)
 
 
-def _config(data: Any, file: str, where: str) -> dict[str, ConfigValue]:
-    f = _Fields(data, file, where)
-    if not f.data:
-        f.fail("must name at least one meta-parameter")
-    for name in f.data:
-        if not isinstance(name, str) or not _DIM.match(name):
-            f.fail(f"meta-parameter name {name!r} is not an identifier")
-        f.get(name, (int, float, bool, str))
-    return dict(f.data)
+def _names(data: Mapping[str, Any], file: str, folder: str, kernel: str) -> None:
+    if data["kernel"] != kernel:
+        raise fail(file, "kernel", f"says {data['kernel']!r} but the file is named for {kernel}")
+    if data["class"] != folder:
+        raise fail(file, "class", f"says {data['class']!r} but the file lives in folder {folder!r}")
 
 
-def _domain(data: Any, file: str, where: str, key: tuple[str, ...]) -> Domain:
-    f = _Fields(data, file, where)
-    f.only("dtypes", *key)
-    dtypes = f.get("dtypes", list)
-    if not dtypes or len(set(map(str, dtypes))) != len(dtypes) or any(d not in DTYPES for d in dtypes):
-        f.fail(f"expected a non-empty list of distinct dtypes from {', '.join(DTYPES)}, got {dtypes!r}", "dtypes")
+def _domain(data: Mapping[str, Any], file: str, where: str, key: tuple[str, ...]) -> Domain:
+    dims = [d for d in data if d != "dtypes"]
+    if set(dims) != set(key):
+        raise fail(file, where, f"has dimensions {', '.join(dims) or 'none'}, the key is {', '.join(key)}")
     ranges = []
     for dim in key:
-        bounds = f.get(dim, list)
-        ok = len(bounds) == 2 and isinstance(bounds[0], int) and not isinstance(bounds[0], bool)
-        ok = ok and (bounds[1] is None or isinstance(bounds[1], int) and not isinstance(bounds[1], bool))
-        if not ok:
-            f.fail(f"expected [lo, hi] (integers, hi may be null for unbounded), got {bounds!r}", dim)
-        lo, hi = bounds
-        if lo < 1 or (hi is not None and hi < lo):
-            f.fail(f"expected 1 <= lo <= hi, got [{lo}, {hi}]", dim)
+        lo, hi = data[dim]
+        if hi is not None and hi < lo:
+            raise fail(file, f"{where}.{dim}", f"expected lo <= hi, got [{lo}, {hi}]")
         ranges.append((dim, lo, hi))
-    return Domain(tuple(dtypes), tuple(ranges))
+    return Domain(tuple(data["dtypes"]), tuple(ranges))
 
 
-def _proof(data: Any, file: str, where: str, version: int = KERNEL_FORMAT) -> Proof:
-    f = _Fields(data, file, where)
-    f.only(
-        "examples", "worst_error_ratio", "bound", "reference", "time_best_us", "time_median_us",
-        "candidates_tried", "rejected",
-    )
-    rejected = []
-    for i, item in enumerate(f.get("rejected", list)):
-        at = f"{where}.rejected[{i}]"
-        if version >= 2:
-            rejected.append(_rejected_line(item, file, at))
-            continue
-        r = _Fields(item, file, at)
-        r.only("config", "reason", "detail")
-        reason = r.text("reason")
-        if reason not in REJECT_REASONS:
-            r.fail(f"must be one of {', '.join(REJECT_REASONS)}, got {reason!r}", "reason")
-        rejected.append(Rejected(_config(r.get("config", dict), file, f"{r.where}.config"), reason, r.text("detail")))
-    return Proof(
-        examples=f.integer("examples", 1),
-        # A ratio above 1 means the entry failed its own proof: such an entry is never loaded.
-        worst_error_ratio=f.number("worst_error_ratio", 0.0, 1.0),
-        bound=f.text("bound"),
-        reference=f.text("reference"),
-        time_best_us=f.number("time_best_us", 0.0),
-        time_median_us=f.number("time_median_us", 0.0),
-        candidates_tried=f.integer("candidates_tried", 1),
-        rejected=tuple(rejected),
+def _overlap(file: str, entries: tuple[Setting, ...], a: Setting, b: Setting) -> TablesError:
+    i, j = sorted((entries.index(a), entries.index(b)))
+    return TablesError(
+        f"{file}: entries[{i}] ({entries[i].domain.describe()}) and entries[{j}] ({entries[j].domain.describe()}) "
+        "overlap; domains in one table must be disjoint so that lookup is exact. Re-certify this table."
     )
 
 
-_REJECTED_LINE = re.compile(r"^(%s): ((?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+): "
-                            r"(.*)$" % "|".join(REJECT_REASONS), re.DOTALL)
-
-
-def _rejected_line(item: Any, file: str, where: str) -> Rejected:
-    """``reason: K=V K=V ...: detail`` (format 2: one line per rejected candidate keeps big tables quick to load)."""
-    if not isinstance(item, str):
-        raise TablesError(f"{file}: {where}: expected a line 'reason: K=V ...: detail', got {_kind(item)}")
-    match = _REJECTED_LINE.match(item)
-    if match is None:
-        reason = item.partition(": ")[0]
-        if reason not in REJECT_REASONS:
-            raise TablesError(f"{file}: {where}: reason must be one of {', '.join(REJECT_REASONS)}, got {reason!r}")
-        raise TablesError(f"{file}: {where}: expected 'reason: K=V K=V ...: detail', got {item!r}")
-    reason, settings, detail = match.groups()
-    config = dict(pair.split("=", 1) for pair in settings.split(" "))
-    if len(config) != settings.count("="):
-        raise TablesError(f"{file}: {where}: a meta-parameter is named twice in {item!r}")
-    return Rejected({k: _parse_value(v) for k, v in config.items()}, reason, detail)
-
-
-def _disjoint(entries: list[Entry], file: str) -> None:
+def _disjoint(domains: list[Domain], file: str) -> None:
     """Refuse overlapping domains; a sweep over the first dimension compares only entries whose ranges there meet."""
-    order = sorted(range(len(entries)), key=lambda i: entries[i].domain.ranges[0][1])
+    order = sorted(range(len(domains)), key=lambda i: domains[i].ranges[0][1])
     active: list[int] = []
     for i in order:
-        lo = entries[i].domain.ranges[0][1]
-        active = [j for j in active if entries[j].domain.ranges[0][2] is None or entries[j].domain.ranges[0][2] >= lo]
+        lo = domains[i].ranges[0][1]
+        active = [j for j in active if domains[j].ranges[0][2] is None or domains[j].ranges[0][2] >= lo]
         for j in active:
-            if entries[i].domain.overlaps(entries[j].domain):
+            if domains[i].overlaps(domains[j]):
                 a, b = sorted((i, j))
                 raise TablesError(
-                    f"{file}: entries[{a}] ({entries[a].domain.describe()}) and entries[{b}] "
-                    f"({entries[b].domain.describe()}) overlap; domains in one table must be disjoint so that "
-                    "lookup is exact. Re-certify this table."
+                    f"{file}: entries[{a}] ({domains[a].describe()}) and entries[{b}] ({domains[b].describe()}) "
+                    "overlap; domains in one table must be disjoint so that lookup is exact. Re-certify this table."
                 )
         active.append(i)
 
 
-def parse_kernel_table(data: Any, file: str, folder: str, stem: str) -> KernelTable:
-    top = _Fields(data, file, "")
-    top.only("format", "kernel", "class", "key", "provenance", "entries")
-    version = _format(top, (1, KERNEL_FORMAT))
-    kernel = top.text("kernel")
-    if kernel != stem:
-        top.fail(f"says {kernel!r} but the file is named {stem}.yaml", "kernel")
-    class_id = top.text("class")
-    if class_id != folder:
-        top.fail(f"says {class_id!r} but the file lives in folder {folder!r}", "class")
-    key = top.get("key", list)
-    if not key or len(set(key)) != len(key) or not all(isinstance(k, str) and _DIM.match(k) for k in key):
-        top.fail(f"expected a non-empty list of distinct dimension names, got {key!r}", "key")
-    if "dtypes" in key:
-        top.fail("'dtypes' is reserved and cannot be a key dimension", "key")
-    key = tuple(key)
-    prov = top.sub("provenance")
-    for field in ("torch", "triton", "neurobrix", "git_commit", "date", "command"):
-        prov.text(field)
-    prov.get("device", dict)
+def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex:
+    """A settings index (``<class>/<kernel>.json``), validated: schema, names, rules, disjoint domains."""
+    validate("index", data, file)
+    _names(data, file, folder, kernel)
+    key = tuple(dim for dim, _ in data["key"])
+    rules = tuple(rule for _, rule in data["key"])
+    if len(set(key)) != len(key) or "dtypes" in key:
+        raise fail(file, "key", f"expected distinct dimension names other than 'dtypes', got {list(key)}")
+    bad = [rule for rule in rules if not valid_rule(rule)]
+    if bad:
+        raise fail(file, "key", f"unknown bucket rule(s) {', '.join(map(repr, bad))} (exact, pow2, pow2>=F)")
+    entries = tuple(Setting(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"])
+                    for i, e in enumerate(data["entries"]))
+    # SettingsIndex refuses overlapping domains
+    return SettingsIndex(kernel, folder, key, rules, dict(data["stack"]), entries, file)
+
+
+def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: SettingsIndex | None = None) -> ProofsTable:
+    """An audit record (``<class>/<kernel>.proofs.yaml``), validated; with ``index``, it must hold exactly
+    the index's entries (same domains and configs, in order) and the index's stack."""
+    validate("proofs", data, file)
+    _names(data, file, folder, kernel)
+    key = index.key if index is not None else tuple(d for d in data["entries"][0]["domain"] if d != "dtypes")
     entries = []
-    for i, item in enumerate(top.get("entries", list)):
-        e = _Fields(item, file, f"entries[{i}]")
-        e.only("domain", "config", "proof")
-        entries.append(
-            Entry(
-                _domain(e.get("domain", dict), file, f"entries[{i}].domain", key),
-                _config(e.get("config", dict), file, f"entries[{i}].config"),
-                _proof(e.get("proof", dict), file, f"entries[{i}].proof", version),
-            )
-        )
-    if not entries:
-        top.fail("must hold at least one entry", "entries")
-    _disjoint(entries, file)
-    return KernelTable(kernel, class_id, key, dict(prov.data), tuple(entries), file)
+    for i, e in enumerate(data["entries"]):
+        p = e["proof"]
+        proof = Proof(p["examples"], float(p["worst_error_ratio"]), p["bound"], p["reference"],
+                      float(p["time_best_us"]), float(p["time_median_us"]), p["candidates_tried"],
+                      tuple(rejected_line(line) for line in p["rejected"]))
+        entries.append(Entry(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"], proof))
+    _disjoint([e.domain for e in entries], file)
+    prov = data["provenance"]
+    if index is not None:
+        if len(entries) != len(index.entries):
+            raise fail(file, "entries", f"holds {len(entries)} entries, its index {index.path} {len(index.entries)}")
+        for i, (proved, setting) in enumerate(zip(entries, index.entries)):
+            if proved.domain != setting.domain or dict(proved.config) != dict(setting.config):
+                raise fail(file, f"entries[{i}]", f"differs from entry {i} of its index {index.path}: "
+                                                  f"{proved.domain.describe()} {dict(proved.config)} here, "
+                                                  f"{setting.domain.describe()} {dict(setting.config)} there")
+        stack = {k: prov.get(k) for k in index.stack}
+        if stack != dict(index.stack):
+            raise fail(file, "provenance", f"stack {stack} differs from its index's {dict(index.stack)}")
+    return ProofsTable(kernel, folder, dict(prov), tuple(entries), file)
+
+
+def stack_of(provenance: Mapping[str, Any]) -> dict[str, str]:
+    """The compiler stack a table was certified with, as the index records it."""
+    stack = {"torch": str(provenance["torch"]), "triton": str(provenance["triton"])}
+    cuda = provenance.get("cuda")
+    if cuda not in (None, "None"):
+        stack["cuda"] = str(cuda)
+    return stack
+
+
+def index_data(kernel: str, class_id: str, key: tuple[str, ...], rules: tuple[str, ...], stack: Mapping[str, str],
+               entries: list[Entry] | list[Setting]) -> dict[str, Any]:
+    """The JSON body of a settings index (certify and reformat write it)."""
+    return {"format": TABLE_FORMAT, "kernel": kernel, "class": class_id,
+            "key": [[dim, rule] for dim, rule in zip(key, rules)], "stack": dict(stack),
+            "entries": [{"domain": e.domain.as_data(), "config": dict(e.config)} for e in entries]}
+
+
+def proofs_data(kernel: str, class_id: str, provenance: Mapping[str, Any], entries: list[Entry]) -> dict[str, Any]:
+    """The YAML body of an audit record (certify and reformat write it)."""
+    return {"format": TABLE_FORMAT, "kernel": kernel, "class": class_id, "provenance": dict(provenance),
+            "entries": [{"domain": e.domain.as_data(), "config": dict(e.config), "proof": e.proof.as_data()}
+                        for e in entries]}

@@ -1,4 +1,4 @@
-"""The only door to kernel settings: locate the certified tables, verify them, look a setting up.
+"""The certified tables on disk: where they are, whether every byte is the tracked one, and reading them.
 
 Where the tables come from, in this order:
 1. ``NEUROBRIX_TABLES=<dir>`` — explicit (a contributor's uncommitted class); a missing folder is an error.
@@ -6,28 +6,32 @@ Where the tables come from, in this order:
 3. the source checkout (``tables/`` beside ``neurobrix/``, for ``PYTHONPATH=.`` and editable installs).
 
 Loading verifies every file against ``TRACKED.yaml`` (sha256 and size; nothing missing, nothing
-untracked), parses every file with ``yaml.safe_load`` and validates it (:mod:`neurobrix.schema`).
-A lookup is exact domain containment or a :class:`~neurobrix.errors.MissingEntryError`: never the
-nearest entry, never a default. None of this needs torch or a GPU.
+untracked) and reads every ``class.yaml``. A class's settings indexes are read when asked for
+(:meth:`Tables.index`), its proofs only by ``tables show`` / ``tables verify`` and the conformance
+tools (:meth:`Tables.proofs`): ``run`` never parses an audit record. Finding the setting of a call is
+the plan's job (:mod:`neurobrix.plan`); this module never looks at the device. No torch, no GPU.
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import yaml
 
-from .errors import MissingEntryError, TablesError, UsageError
-from .schema import DTYPES, GPUClass, KernelTable, TrackedFile, parse_class, parse_kernel_table, parse_tracked
+from .errors import TablesError
+from .schema import (
+    CLASS_FORMAT, INDEX_SUFFIX, PROOFS_SUFFIX, GPUClass, ProofsTable, SettingsIndex, TrackedFile, parse_class,
+    parse_index, parse_proofs, parse_tracked,
+)
 
-# yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it (large
-# tables load several times faster)
+# yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
 SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
 ENV_VAR = "NEUROBRIX_TABLES"
@@ -36,10 +40,31 @@ CLASS_NAME = "class.yaml"
 WHEEL_DIR = "neurobrix/_tables"  # must match [tool.hatch.build.targets.wheel.force-include]
 
 
+# ---------------------------------------------------------------------------------------- where files are
+def class_path(root: Path, class_id: str) -> Path:
+    return root / class_id / CLASS_NAME
+
+
+def index_path(root: Path, class_id: str, kernel: str) -> Path:
+    return root / class_id / f"{kernel}{INDEX_SUFFIX}"
+
+
+def proofs_path(root: Path, class_id: str, kernel: str) -> Path:
+    return root / class_id / f"{kernel}{PROOFS_SUFFIX}"
+
+
+def kernel_of(name: str) -> str | None:
+    """The kernel a file of a class folder belongs to (its index or its proofs), else None."""
+    for suffix in (PROOFS_SUFFIX, INDEX_SUFFIX):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return None
+
+
 @dataclass(frozen=True)
 class TablesLocation:
     root: Path
-    origin: str  # "NEUROBRIX_TABLES", "installed package" or "source checkout"
+    origin: str  # "NEUROBRIX_TABLES", "installed package", "source checkout" or "given"
 
 
 @dataclass(frozen=True)
@@ -52,49 +77,41 @@ class Problem:
 
 @dataclass
 class Tables:
-    """A verified, validated tables folder: its classes and their kernel tables."""
+    """A verified tables folder: its classes, and (read on demand) their kernels' indexes and proofs."""
 
     location: TablesLocation
     tracked: tuple[TrackedFile, ...]
     classes: dict[str, GPUClass]
-    kernels: dict[str, dict[str, KernelTable]]  # class id -> kernel name -> table
-    _cache: dict[Any, Any] = field(default_factory=dict, repr=False)
+    kernel_names: dict[str, tuple[str, ...]]  # class id -> kernels with a settings index
+    _indexes: dict[tuple[str, str], SettingsIndex] = field(default_factory=dict, repr=False)
+    _digests: dict[str, str] = field(default_factory=dict, repr=False)
 
-    def table_path(self, class_id: str, kernel: str) -> Path:
-        return self.location.root / class_id / f"{kernel}.yaml"
+    @property
+    def root(self) -> Path:
+        return self.location.root
 
-    def settings(self, class_id: str, kernel: str, dtype: str, shape: Mapping[str, int]) -> Mapping[str, Any]:
-        """The certified config for this exact call on this class, or a MissingEntryError."""
-        if dtype not in DTYPES:
-            raise UsageError(f"unknown dtype {dtype!r}: NeuroBrix kernels take {', '.join(DTYPES)}")
-        memo = (class_id, kernel, dtype, tuple(sorted(shape.items())))
-        if memo in self._cache:
-            return self._cache[memo]
-        if class_id not in self.classes:
-            raise UsageError(f"unknown GPU class {class_id!r}; classes here: {', '.join(sorted(self.classes))}")
-        table = self.kernels[class_id].get(kernel)
-        where = ", ".join(f"{k}={v}" for k, v in shape.items())
-        if table is None:
-            raise MissingEntryError(
-                f"no certified table for kernel '{kernel}' on GPU class {class_id}"
-                f" (needed for {dtype} {where})\n  expected file: {self.table_path(class_id, kernel)}\n"
-                f"  certify it: {certify_command(class_id, [kernel], [dtype])}"
-            )
-        if set(shape) != set(table.key):
-            raise TablesError(
-                f"{table.path}: keyed by ({', '.join(table.key)}) but the engine's '{kernel}' kernel "
-                f"asks with ({', '.join(shape)}); these tables were certified for another neurobrix. "
-                f"Re-certify: {certify_command(class_id, [kernel])}"
-            )
-        entry = table.lookup(dtype, shape)
-        if entry is None:
-            raise MissingEntryError(
-                f"no certified setting for kernel '{kernel}', dtype {dtype}, shape {where} "
-                f"on GPU class {class_id}\n  table: {table.path} ({len(table.entries)} entries; "
-                f"none contains this call)\n  certify it: {certify_command(class_id, [kernel], [dtype])}"
-            )
-        self._cache[memo] = entry.config
-        return entry.config
+    def kernels(self, class_id: str) -> tuple[str, ...]:
+        return self.kernel_names.get(class_id, ())
+
+    def index(self, class_id: str, kernel: str) -> SettingsIndex | None:
+        """The settings index of ``kernel`` on ``class_id``, or None when the class has none."""
+        if kernel not in self.kernels(class_id):
+            return None
+        memo = (class_id, kernel)
+        if memo not in self._indexes:
+            path = index_path(self.root, class_id, kernel)
+            data = read_json(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
+            self._indexes[memo] = parse_index(data, str(path), class_id, kernel)
+        return self._indexes[memo]
+
+    def proofs(self, class_id: str, kernel: str) -> ProofsTable | None:
+        """The audit record of ``kernel`` on ``class_id``, checked against its index (None without one)."""
+        index = self.index(class_id, kernel)
+        if index is None:
+            return None
+        path = proofs_path(self.root, class_id, kernel)
+        data = read_yaml(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
+        return parse_proofs(data, str(path), class_id, kernel, index)
 
 
 def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None,
@@ -109,8 +126,7 @@ def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: lis
 
 
 def locate() -> TablesLocation:
-    """Where the tables are; see the module docstring for the order (settled once per value of
-    NEUROBRIX_TABLES: every kernel launch asks)."""
+    """Where the tables are; see the module docstring for the order."""
     explicit = os.environ.get(ENV_VAR)
     relative_to = os.getcwd() if explicit and not os.path.isabs(os.path.expanduser(explicit)) else None
     return _locate(explicit, relative_to)
@@ -167,16 +183,20 @@ def render_tracked(files: list[TrackedFile]) -> str:
     return header + yaml.safe_dump(body, sort_keys=False, width=120)
 
 
-def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
-    """``yaml.safe_load`` of one file; a syntax error names the file and the line. With ``sha256``,
-    the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
+def _read_text(path: Path, shown: str, sha256: str | None) -> str:
     try:
         data = path.read_bytes()
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise TablesError(f"{shown}: changed while the tables were being loaded (sha256 differs now)")
-        text = data.decode("utf-8")
+        return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
+
+
+def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
+    """``yaml.safe_load`` of one file; a syntax error names the file and the line. With ``sha256``,
+    the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
+    text = _read_text(path, shown, sha256)
     try:
         return yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 - the safe loader, libyaml's when present
     except yaml.MarkedYAMLError as exc:
@@ -185,6 +205,15 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
         raise TablesError(f"{shown}{line}: not valid YAML: {exc.problem or exc}") from exc
     except yaml.YAMLError as exc:
         raise TablesError(f"{shown}: not valid YAML: {exc}") from exc
+
+
+def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
+    """``json.loads`` of one file (the settings indexes); a syntax error names the file and the line."""
+    text = _read_text(path, shown, sha256)
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise TablesError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
 
 
 def read_tracked(root: Path) -> tuple[TrackedFile, ...]:
@@ -221,7 +250,7 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
 
 
 def load(root: Path | None = None) -> Tables:
-    """Locate (unless ``root`` is given), verify and parse the tables; cached per folder."""
+    """Locate (unless ``root`` is given), verify and read the tables; cached per folder."""
     location = TablesLocation(root.resolve(), "given") if root is not None else locate()
     return _load(location)
 
@@ -231,11 +260,46 @@ def clear_cache() -> None:
     _locate.cache_clear()
 
 
+def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
+    """Every file is a class folder's class.yaml, a kernel's index or its proofs; each index has its proofs."""
+    problems = []
+    names = {f.path for f in tracked}
+    for f in tracked:
+        parts = f.path.split("/")
+        if len(parts) != 2 or not (parts[1] == CLASS_NAME or kernel_of(parts[1])):
+            problems.append(Problem(f.path, f"not a {CLASS_NAME}, a <kernel>{INDEX_SUFFIX} or a "
+                                            f"<kernel>{PROOFS_SUFFIX} of a class folder"))
+            continue
+        folder, name = parts
+        kernel = kernel_of(name)
+        if kernel is not None:
+            if f"{folder}/{CLASS_NAME}" not in names:
+                problems.append(Problem(f.path, f"its folder has no {CLASS_NAME} naming the GPU class"))
+            other = f"{folder}/{kernel}{PROOFS_SUFFIX if name.endswith(INDEX_SUFFIX) else INDEX_SUFFIX}"
+            if other not in names:
+                problems.append(Problem(f.path, f"has no {other.split('/')[1]} beside it: a settings index and its "
+                                                "proofs ship together"))
+    return problems
+
+
+def verify_all(tables: Tables) -> list[Problem]:
+    """Read and validate every settings index and every audit record (and that each record holds exactly its
+    index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
+    problems = []
+    for class_id in sorted(tables.classes):
+        for kernel in tables.kernels(class_id):
+            try:
+                tables.proofs(class_id, kernel)
+            except TablesError as exc:
+                problems.append(Problem(f"{class_id}/{kernel}", str(exc)))
+    return problems
+
+
 @functools.lru_cache(maxsize=None)
 def _load(location: TablesLocation) -> Tables:
     root = location.root
     tracked = read_tracked(root)
-    problems = check_files(root, tracked)
+    problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         lines = "\n".join(f"  {root / p.path}: {p.message}" for p in problems)
         raise TablesError(
@@ -244,37 +308,19 @@ def _load(location: TablesLocation) -> Tables:
             "after checking the change."
         )
     classes: dict[str, GPUClass] = {}
-    kernels: dict[str, dict[str, KernelTable]] = {}
+    kernels: dict[str, list[str]] = {}
+    digests = {f.path: f.sha256 for f in tracked}
     for f in tracked:
-        parts = f.path.split("/")
-        shown = str(root / f.path)
-        if len(parts) != 2 or not parts[1].endswith(".yaml"):
-            continue  # a file the tables need that is not itself a table (e.g. a proof report)
-        folder, name = parts
-        data = read_yaml(root / f.path, shown, f.sha256)
+        folder, name = f.path.split("/")
         if name == CLASS_NAME:
-            classes[folder] = parse_class(data, shown, folder)
-        else:
-            table = parse_kernel_table(data, shown, folder, name[: -len(".yaml")])
-            kernels.setdefault(folder, {})[table.kernel] = table
-    for folder in kernels:
-        if folder not in classes:
-            raise TablesError(f"{root / folder}: has kernel tables but no {CLASS_NAME} naming the GPU class")
-    for class_id in classes:
-        kernels.setdefault(class_id, {})
-    return Tables(location, tracked, classes, kernels)
+            shown = str(root / f.path)
+            classes[folder] = parse_class(read_yaml(root / f.path, shown, f.sha256), shown, folder)
+        elif name.endswith(INDEX_SUFFIX):
+            kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
+    return Tables(location, tracked, classes, {c: tuple(sorted(kernels.get(c, ()))) for c in classes},
+                  _digests=digests)
 
 
-def settings(kernel: str, dtype: str, shape: Mapping[str, int]) -> Mapping[str, Any]:
-    """The certified config of ``kernel`` for this exact call on this machine's GPU class.
-
-    Raises MissingEntryError (no entry contains the call), TablesError (tables damaged),
-    NoGPUError / UncertifiedGPUError (no device, or one with no certified class).
-    """
-    from .gpu import detect_class  # gpu reads the classes from here; imported late to keep both lean
-
-    tables = load()
-    class_id = tables._cache.get("class")
-    if class_id is None:  # the device is read once; its class is settled once per tables folder
-        class_id = tables._cache["class"] = detect_class(tables).id
-    return tables.settings(class_id, kernel, dtype, shape)
+__all__ = ["CLASS_FORMAT", "CLASS_NAME", "ENV_VAR", "Problem", "Tables", "TablesLocation", "TRACKED_NAME", "WHEEL_DIR",
+           "certify_command", "check_files", "class_path", "clear_cache", "verify_all", "index_path", "kernel_of", "load", "locate",
+           "proofs_path", "read_json", "read_tracked", "read_yaml", "render_tracked", "scan", "sha256_of"]

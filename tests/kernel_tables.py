@@ -1,29 +1,25 @@
-"""Test fixtures: interpreter-class tables for the kernel tests (test data, never shipped).
+"""Test fixtures: interpreter-class settings for the kernel and engine tests (test data, never shipped).
 
 Every domain is unbounded (each dimension from 1 upward) so any odd shape has a setting; tests that
-need another config write their own with ``write_tables``.
+need another setting hand it to the launcher, or write their own tables with ``write_tables``.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, Mapping
 
 import torch
 import triton
 import yaml
 
 import neurobrix
-from neurobrix import tables
+from conformance.certify import write_table
+from neurobrix.ops import SPECS
+from neurobrix.schema import Domain, Entry, Proof
 
-PROOF = {
-    "examples": 1, "worst_error_ratio": 0.0, "bound": "test fixture", "reference": "none (test fixture)",
-    "time_best_us": 0.0, "time_median_us": 0.0, "candidates_tried": 1, "rejected": [],
-}
-KEYS = {
-    "linear": ["M", "N", "K"], "rms_norm": ["M", "N"], "rotary": ["T", "H", "D"], "silu_mul": ["M", "I"],
-    "attention_prefill": ["S", "D", "G"], "attention_decode": ["B", "S", "D", "G"],
-}
-CONFIGS = {
+PROOF = Proof(1, 0.0, "test fixture", "none (test fixture)", 0.0, 0.0, 1, ())
+CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "linear": [
         ({"M": [1, 4]}, {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 3, "num_warps": 4}),
         ({"M": [5, None]}, {"variant": "tiled", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4,
@@ -45,23 +41,28 @@ STACK = {
 }
 
 
+def _ranges(kernel: str, ranges: Mapping[str, list[int | None]]) -> tuple[tuple[str, int, int | None], ...]:
+    return tuple((dim, *ranges.get(dim, [1, None])) for dim in SPECS[kernel].key)  # type: ignore[misc]
+
+
+def fixture_config(kernel: str, shape: Mapping[str, int]) -> dict[str, Any]:
+    """The fixture setting whose domain holds this key shape."""
+    for ranges, config in CONFIGS[kernel]:
+        if Domain(("fp32",), _ranges(kernel, ranges)).contains("fp32", shape):
+            return config
+    raise KeyError(f"no fixture setting of {kernel} holds {dict(shape)}")
+
+
 def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16")) -> Path:
-    """An interpreter-class tables folder with one table per kernel, tracked, at ``root``."""
+    """An interpreter-class tables folder with one settings index and proofs per kernel, tracked, at ``root``."""
     configs = {**CONFIGS, **(configs or {})}
     (root / "interpreter").mkdir(parents=True, exist_ok=True)
     (root / "interpreter" / "class.yaml").write_text(yaml.safe_dump({
         "format": 1, "class": "interpreter", "description": "Triton interpreter (test fixture)",
         "match": {"backend": "interpreter"},
     }))
+    prov = {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py"}
     for kernel, entries in configs.items():
-        rows = []
-        for ranges, config in entries:
-            domain = {"dtypes": list(dtypes), **{dim: ranges.get(dim, [1, None]) for dim in KEYS[kernel]}}
-            rows.append({"domain": domain, "config": config, "proof": PROOF})
-        (root / "interpreter" / f"{kernel}.yaml").write_text(yaml.safe_dump({
-            "format": 1, "kernel": kernel, "class": "interpreter", "key": KEYS[kernel],
-            "provenance": {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py"},
-            "entries": rows,
-        }, sort_keys=False))
-    (root / tables.TRACKED_NAME).write_text(tables.render_tracked(tables.scan(root)))
+        rows = [Entry(Domain(tuple(dtypes), _ranges(kernel, ranges)), config, PROOF) for ranges, config in entries]
+        write_table(root, "interpreter", kernel, rows, prov)
     return root

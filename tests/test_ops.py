@@ -1,12 +1,15 @@
 """The Triton ops on the interpreter, fp32 and fp16, against float64 under their derived bounds.
 
-Shapes are the odd ones: 1, primes, non-multiples of every block size in the fixture tables, the
+Shapes are the odd ones: 1, primes, non-multiples of every block size in the fixture settings, the
 largest head dims, short and long sequences, GQA ratios 1, 4, 7, 8. Outputs are allocated by the
-launchers inside NaN guard bands (harness.guarded_launch) and inputs sit inside NaN guard bands, so
-an out-of-bounds store or load is caught. Tables are test fixtures (tests/kernel_tables.py).
+launchers, through the harness's allocator, inside NaN guard regions and inputs sit inside NaN guard
+regions, so an out-of-bounds store or load is caught. Settings are test fixtures (tests/kernel_tables.py),
+handed to the launchers as certify and the engine's plan do.
 """
 
 from __future__ import annotations
+
+import functools
 
 import pytest
 import torch
@@ -15,21 +18,25 @@ import triton.language as tl
 
 from conformance import harness
 from conformance.strategies import GuardBandError
-from kernel_tables import CONFIGS, write_tables
+from kernel_tables import CONFIGS, fixture_config
 from neurobrix import ops
-from neurobrix.errors import InvalidInputError, MissingEntryError, NoGPUError
+from neurobrix.errors import InvalidInputError
 
 
-@pytest.fixture(autouse=True)
-def kernel_tables(tmp_path, monkeypatch):
-    root = write_tables(tmp_path / "tables")
-    monkeypatch.setenv("NEUROBRIX_TABLES", str(root))
-    return root
+class FixtureOps:
+    """Each op's launcher with the fixture setting of its last (widest) fixture entry."""
+
+    def __getattr__(self, name):
+        return functools.partial(ops.SPECS[name].launch, config=CONFIGS[name][-1][1])
+
+
+TRITON = FixtureOps()
 
 
 def conforms(kernel, dtype, config=None, seed=0, **shape):
+    config = config or fixture_config(kernel, shape)
     case = harness.build(kernel, dtype, shape, harness.Values(dtype, "cpu", seed))
-    verdict = harness.judge(case, harness.run_kernel(case), config or CONFIGS[kernel][-1][1])
+    verdict = harness.judge(case, harness.run_kernel(case, config), config)
     assert verdict.ratio <= 1, f"{case.describe()}\n{verdict.explanation}"
     return verdict.ratio
 
@@ -45,12 +52,11 @@ def test_linear(dtype, M, N, K):
 
 
 @pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("tiled", None)])
-def test_linear_both_variants_at_every_m(tmp_path, monkeypatch, variant, split_k):
+def test_linear_both_variants_at_every_m(variant, split_k):
     """Each variant on its own must serve any M (certify may pick either for a bucket); split-K too."""
     config = dict(CONFIGS["linear"][0 if variant == "gemv" else 1][1])
     if split_k is not None:
         config["SPLIT_K"] = split_k
-    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / variant, {"linear": [({}, config)]})))
     for M in (1, 2, 17):
         conforms("linear", "fp16", config, M=M, N=50, K=77)
 
@@ -81,21 +87,21 @@ def cached_rotary_case(dtype, **shape):
 @pytest.mark.parametrize("T, H, D", [(1, 2, 2), (6, 7, 64), (9, 12, 128)])
 def test_rotary_appends_k_and_v_to_the_cache(dtype, T, H, D):
     case = cached_rotary_case(dtype, T=T, H=H, D=D)
-    outputs = harness.run_kernel(case)
+    outputs = harness.run_kernel(case, fixture_config(case.kernel, case.shape))
     assert outputs[1] is case.args["k_cache"]
     assert harness.judge(case, outputs, CONFIGS["rotary"][-1][1]).ratio <= 1
 
 
 def test_a_cache_row_written_outside_the_positions_is_caught():
     case = cached_rotary_case("fp32", T=4, H=3, D=8)
-    outputs = harness.run_kernel(case)
+    outputs = harness.run_kernel(case, fixture_config(case.kernel, case.shape))
     assert harness.judge(case, outputs, {}).ratio <= 1
     free = [p for p in range(case.args["k_cache"].shape[1]) if p not in case.args["positions"][0].tolist()]
     if free:  # a stray row of k
         case.args["k_cache"][0, free[0]] = 0.0
         assert harness.judge(case, outputs, {}).ratio == float("inf")
     case = cached_rotary_case("fp32", T=4, H=3, D=8)
-    outputs = harness.run_kernel(case)
+    outputs = harness.run_kernel(case, fixture_config(case.kernel, case.shape))
     case.args["v_cache"][0, int(case.args["positions"][0, 0]), 0, 0] += 1.0  # v not copied exactly
     assert harness.judge(case, outputs, {}).ratio == float("inf")
 
@@ -106,7 +112,7 @@ def test_a_store_past_the_end_of_a_cache_is_caught():
     past = torch.as_strided(cache, (1,), (1,), cache.storage_offset() + cache.numel())
     past.fill_(0.0)  # what a store one element past the cache would leave in its guard band
     with pytest.raises(GuardBandError, match="after its end"):
-        harness.run_kernel(case)
+        harness.run_kernel(case, fixture_config(case.kernel, case.shape))
 
 
 def test_rotary_cache_needs_all_three_and_matching_shapes():
@@ -114,9 +120,9 @@ def test_rotary_cache_needs_all_three_and_matching_shapes():
     q, k = torch.randn(1, 2, 2, 8), torch.randn(1, 2, 1, 8)
     positions = torch.arange(2)[None]
     with pytest.raises(InvalidInputError, match="takes v, k_cache and v_cache together"):
-        ops.TRITON.rotary(q, k, cos, sin, positions, k_cache=torch.empty(1, 16, 1, 8))
+        TRITON.rotary(q, k, cos, sin, positions, k_cache=torch.empty(1, 16, 1, 8))
     with pytest.raises(InvalidInputError, match="k_cache"):
-        ops.TRITON.rotary(q, k, cos, sin, positions, v=torch.randn(1, 2, 1, 8), k_cache=torch.empty(1, 16, 2, 8),
+        TRITON.rotary(q, k, cos, sin, positions, v=torch.randn(1, 2, 1, 8), k_cache=torch.empty(1, 16, 2, 8),
                           v_cache=torch.empty(1, 16, 2, 8))
 
 
@@ -125,8 +131,8 @@ def test_rotary_in_place_matches_out_of_place():
     qkv = torch.randn(2, 5, 8 + 2 + 2, 64)
     positions = torch.randint(0, 32, (2, 5))
     q, k = qkv[:, :, :8], qkv[:, :, 8:10]
-    q_out, k_out = ops.TRITON.rotary(q, k, cos, sin, positions)
-    q_in, k_in = ops.TRITON.rotary(q, k, cos, sin, positions, inplace=True)
+    q_out, k_out = TRITON.rotary(q, k, cos, sin, positions)
+    q_in, k_in = TRITON.rotary(q, k, cos, sin, positions, inplace=True)
     assert q_in.data_ptr() == q.data_ptr() and torch.equal(q_in, q_out) and torch.equal(k_in, k_out)
     assert torch.equal(qkv[:, :, 8:10], k_out)
 
@@ -163,7 +169,7 @@ TORCH_TOLERANCE = {"fp32": 1e-5, "fp16": 4e-3}  # relative to the largest output
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_torch_backend_agrees(kernel, shape, dtype):
     case = harness.build(kernel, dtype, shape, harness.Values(dtype, "cpu", 3))
-    ours = harness.run_kernel(case)
+    ours = harness.run_kernel(case, fixture_config(case.kernel, case.shape))
     args = dict(case.args)
     if kernel == "rotary" and case.args.get("k_cache") is not None:  # its own caches, not the ones just written
         args.update(k_cache=torch.full_like(case.args["k_cache"], float("nan")),
@@ -191,12 +197,19 @@ def _overrunning_copy(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
 
 def test_guard_bands_catch_an_out_of_bounds_store():
     src = torch.ones(10)
+    allocations = harness.Allocations()
+    dst = allocations.empty((10,), dtype=torch.float32, device="cpu")
+    _overrunning_copy[(1,)](src, dst, 10, BLOCK=16)
     with pytest.raises(GuardBandError, match=r"1 after its end \(offsets \+\[0\]\)"):
-        with harness.guarded_launch() as checks:
-            dst = torch.empty(10)
-            _overrunning_copy[(1,)](src, dst, 10, BLOCK=16)
-        for check in checks:
+        for check in allocations.checks:
             check()
+
+
+def test_guard_regions_take_a_whole_block_of_rows():
+    """A store without its row mask writes up to BLOCK_M - 1 whole rows past a short output: all of it
+    lands in the guard region (nothing else is overwritten), and the check names it."""
+    assert harness.guard_size((3, 300), "cpu") >= 127 * 300 + 64
+    assert harness.guard_size((1,), "cpu") >= 64
 
 
 @triton.jit
@@ -217,54 +230,42 @@ def test_an_out_of_bounds_load_shows_up_as_nan():
 
 def test_wrong_dtype_names_the_argument():
     with pytest.raises(InvalidInputError, match=r"linear: x has dtype torch.float64"):
-        ops.TRITON.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3, dtype=torch.float64))
+        TRITON.linear(torch.ones(2, 3, dtype=torch.float64), torch.ones(4, 3, dtype=torch.float64))
     with pytest.raises(InvalidInputError, match=r"linear: weight has dtype torch.float16 but x has torch.float32"):
-        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3, dtype=torch.float16))
+        TRITON.linear(torch.ones(2, 3), torch.ones(4, 3, dtype=torch.float16))
 
 
 def test_mismatched_shapes_name_the_argument():
     with pytest.raises(InvalidInputError, match=r"linear: weight must have shape \[\?, 3\]"):
-        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 5))
+        TRITON.linear(torch.ones(2, 3), torch.ones(4, 5))
     with pytest.raises(InvalidInputError, match=r"rms_norm: residual must have shape \[2, 3\]"):
-        ops.TRITON.rms_norm(torch.ones(2, 3), torch.ones(3), 1e-5, residual=torch.ones(3, 3))
+        TRITON.rms_norm(torch.ones(2, 3), torch.ones(3), 1e-5, residual=torch.ones(3, 3))
     with pytest.raises(InvalidInputError, match=r"silu_mul: gu's last dimension must be even"):
-        ops.TRITON.silu_mul(torch.ones(2, 5))
+        TRITON.silu_mul(torch.ones(2, 5))
 
 
 def test_non_contiguous_last_dimension_is_refused():
     x = torch.ones(3, 4).T
     with pytest.raises(InvalidInputError, match=r"linear: x must be contiguous in its last dimension"):
-        ops.TRITON.linear(x, torch.ones(2, 3))
+        TRITON.linear(x, torch.ones(2, 3))
 
 
 def test_gqa_ratio_must_divide():
     q, kv = torch.ones(1, 4, 6, 64), torch.ones(1, 4, 4, 64)
     with pytest.raises(InvalidInputError, match=r"q heads \(6\) must be a multiple of kv heads \(4\)"):
-        ops.TRITON.attention_prefill(q, kv, kv, 0.125)
+        TRITON.attention_prefill(q, kv, kv, 0.125)
 
 
 def test_odd_head_dim_is_refused_by_rotary():
     cos, sin = torch.ones(4, 2), torch.ones(4, 2)
     with pytest.raises(InvalidInputError, match="head dim must be even"):
-        ops.TRITON.rotary(torch.ones(1, 1, 2, 5), torch.ones(1, 1, 1, 5), cos, sin, torch.zeros(1, 1, dtype=torch.long))
+        TRITON.rotary(torch.ones(1, 1, 2, 5), torch.ones(1, 1, 1, 5), cos, sin, torch.zeros(1, 1, dtype=torch.long))
 
 
 def test_cpu_tensors_without_the_interpreter(monkeypatch):
-    monkeypatch.setattr("neurobrix.ops._common.interpreter_enabled", lambda: False)
+    monkeypatch.setattr("neurobrix.ops._common.INTERPRETER", False)
     with pytest.raises(InvalidInputError, match=r"x is on cpu; the triton backend runs on a GPU .*--backend torch"):
-        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
-
-
-def test_a_shape_without_certified_entry_names_everything(tmp_path, monkeypatch):
-    only_small = {"linear": [({"M": [1, 4]}, CONFIGS["linear"][0][1])]}
-    root = write_tables(tmp_path / "small", only_small)
-    monkeypatch.setenv("NEUROBRIX_TABLES", str(root))
-    with pytest.raises(MissingEntryError) as err:
-        ops.TRITON.linear(torch.ones(5, 3), torch.ones(4, 3))
-    message = str(err.value)
-    for part in ("'linear'", "fp32", "M=5, N=4, K=3", "interpreter", str(root / "interpreter" / "linear.yaml"),
-                 "python -m conformance certify --class interpreter --kernels linear --dtypes fp32"):
-        assert part in message
+        TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
 
 
 def test_no_hard_coded_settings_in_the_ops():
@@ -281,29 +282,44 @@ def test_no_hard_coded_settings_in_the_ops():
 
 @pytest.mark.parametrize("dtype", DTYPES)
 @pytest.mark.parametrize("M, N, K", [(1, 8, 8), (37, 72, 96), (70, 40, 136)])
-def test_linear_tma_variant(tmp_path, monkeypatch, dtype, M, N, K):
+def test_linear_tma_variant(dtype, M, N, K):
     """The persistent TMA variant: descriptors zero-fill and clip the ragged edges (M, N, K not
     multiples of the tiles), bias or not; rows must be 16-byte aligned (K, N multiples of 8 here)."""
     config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
               "num_stages": 2}
-    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / "tma", {"linear": [({}, config)]})))
     for seed in (0, 1):
         conforms("linear", dtype, config, seed=seed, M=M, N=N, K=K)
 
 
-def test_linear_tma_variant_refuses_unaligned_rows(tmp_path, monkeypatch):
+def test_linear_tma_variant_refuses_unaligned_rows():
     config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
               "num_stages": 2}
-    monkeypatch.setenv("NEUROBRIX_TABLES", str(write_tables(tmp_path / "tma", {"linear": [({}, config)]})))
     x, w = torch.randn(3, 20, dtype=torch.float16), torch.randn(16, 20, dtype=torch.float16)
     with pytest.raises(InvalidInputError, match="'tma' variant needs 16-byte aligned rows, but x has row stride 20"):
-        ops.TRITON.linear(x, w)
+        ops.SPECS["linear"].launch(x, w, config=config)
 
 
-def test_no_gpu_no_interpreter_is_a_typed_error(monkeypatch):
-    monkeypatch.delenv("TRITON_INTERPRET")
-    if torch.cuda.is_available():
-        pytest.skip("this machine has a GPU")
-    monkeypatch.setattr("neurobrix.ops._common.interpreter_enabled", lambda: True)  # pass the device check
-    with pytest.raises(NoGPUError):
-        ops.TRITON.linear(torch.ones(2, 3), torch.ones(4, 3))
+def test_a_setting_without_a_known_variant_or_parameter_is_refused():
+    with pytest.raises(InvalidInputError, match="names no known variant"):
+        ops.SPECS["linear"].launch(torch.ones(2, 3), torch.ones(4, 3), config={"BLOCK_N": 16})
+    with pytest.raises(InvalidInputError, match="silu_mul: setting .* lacks BLOCK_I"):
+        ops.SPECS["silu_mul"].launch(torch.ones(2, 4), config={"BLOCK_M": 4})
+
+
+@pytest.mark.parametrize("kernel, shape", [
+    ("linear", dict(M=5, N=33, K=70)), ("rms_norm", dict(M=3, N=100)), ("rotary", dict(T=6, H=5, D=64)),
+    ("silu_mul", dict(M=4, I=50)), ("attention_prefill", dict(S=19, D=64, G=4)),
+    ("attention_decode", dict(B=3, S=40, D=64, G=7)),
+])
+def test_declared_outputs_and_keys_match_the_launchers(kernel, shape):
+    """A recorded forward pass continues on each op's declared outputs and lists each call's key: both must
+    be what the launcher really does (shapes and dtypes; the key of the shape the case was built for)."""
+    for seed in range(4):  # the cases vary bias, residual and the cache append
+        case = harness.build(kernel, "fp32", shape, harness.Values("fp32", "cpu", seed))
+        spec = ops.SPECS[kernel]
+        dtype, key = spec.key_of(**case.args)
+        assert dtype == "fp32" and dict(zip(spec.key, key)) == shape
+        declared = spec.outputs(**case.args)
+        declared = declared if isinstance(declared, tuple) else (declared,)
+        real = harness.run_kernel(case, fixture_config(kernel, shape))
+        assert [(d.shape, d.dtype) for d in declared] == [(r.shape, r.dtype) for r in real]

@@ -1,25 +1,31 @@
-"""What every op launcher shares: argument checks that name the argument, and the settings lookup."""
+"""What every op launcher shares: argument checks that name the argument, and splitting a setting.
+
+Nothing here reads the environment at launch time: whether the Triton interpreter runs the kernels is
+settled when this module is imported (Triton itself requires ``TRITON_INTERPRET`` before its import).
+"""
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+import itertools
+import os
+from typing import Any, Iterator, Mapping
 
 import torch
 
-from .. import tables
+from ..dtypes import name_of
 from ..errors import InvalidInputError
-from ..gpu import interpreter_enabled
 
-DTYPE_NAMES = {torch.float32: "fp32", torch.float16: "fp16", torch.bfloat16: "bf16"}
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
+INTERPRETER = os.environ.get("TRITON_INTERPRET", "") == "1"  # read once, as Triton does
 
 
 def dtype_name(op: str, name: str, tensor: torch.Tensor) -> str:
-    if tensor.dtype not in DTYPE_NAMES:
+    found = name_of(tensor.dtype)
+    if found is None:
         raise InvalidInputError(
             f"{op}: {name} has dtype {tensor.dtype}; NeuroBrix kernels take float32, float16 or bfloat16"
         )
-    return DTYPE_NAMES[tensor.dtype]
+    return found
 
 
 def same_dtype(op: str, reference: str, tensor: torch.Tensor, **others: torch.Tensor | None) -> str:
@@ -39,7 +45,7 @@ def check_device(op: str, **tensors: torch.Tensor | None) -> None:
         where = ", ".join(f"{name} on {t.device}" for name, t in given.items())
         raise InvalidInputError(f"{op}: tensors on different devices ({where})")
     (device,) = devices
-    if interpreter_enabled():
+    if INTERPRETER:
         if device.type != "cpu":
             raise InvalidInputError(f"{op}: the Triton interpreter (TRITON_INTERPRET=1) takes CPU tensors, got {device}")
     elif device.type != "cuda":
@@ -69,13 +75,28 @@ def dot_precision(dtype: str) -> str:
     return "ieee" if dtype == "fp32" else "tf32"
 
 
-def settings(kernel: str, dtype: str, **shape: int) -> Mapping[str, Any]:
-    """The certified config for this exact call (the one lookup per launch)."""
-    return tables.settings(kernel, dtype, shape)
+def split(op: str, config: Mapping[str, Any], required: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A certified setting -> (the kernel's constexpr meta-parameters, launch options such as num_warps).
 
-
-def split(config: Mapping[str, Any]) -> tuple[dict[str, Any], dict[str, Any]]:
-    """Certified config -> (the kernel's constexpr meta-parameters, launch options such as num_warps)."""
+    ``required``: the meta-parameters this kernel (or variant) needs; a setting without one is refused
+    with the op's name rather than failing inside Triton.
+    """
+    missing = [name for name in required if name not in config]
+    if missing:
+        raise InvalidInputError(f"{op}: setting {dict(config)} lacks {', '.join(missing)}")
     meta = {k: v for k, v in config.items() if k not in LAUNCH_OPTIONS and k != "variant"}
     launch = {k: v for k, v in config.items() if k in LAUNCH_OPTIONS}
     return meta, launch
+
+
+def grid(**axes: list[Any]) -> Iterator[dict[str, Any]]:
+    """Every combination of the given values, as settings (for candidate spaces)."""
+    names = list(axes)
+    for values in itertools.product(*(axes[n] for n in names)):
+        yield dict(zip(names, values))
+
+
+def top(domain: Mapping[str, tuple[int, int | None]], dim: str, cap: int) -> int:
+    """A domain's largest value of ``dim`` (``cap`` when unbounded or larger)."""
+    hi = domain[dim][1]
+    return cap if hi is None else min(hi, cap)

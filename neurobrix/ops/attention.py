@@ -4,7 +4,7 @@ Layouts: q [B, S, Hq, D]; k, v [B, S, Hkv, D] (prefill) or caches [B, Smax, Hkv,
 batch/seq/head strides, head dim contiguous. Query head h reads kv head h // G, G = Hq / Hkv.
 Softmax in fp32 with exp2 (the scale is folded with log2(e)); P is rounded to v's dtype before P.V.
 
-Keys (kernels.py):
+Keys (SPECS below):
 ``attention_prefill``  S = sequence length (powers of two), D = head dim, G = group size (exact).
                        One program per (BLOCK_M queries, batch x q head), keys in BLOCK_N steps up to
                        the diagonal.
@@ -17,13 +17,16 @@ Keys (kernels.py):
 
 from __future__ import annotations
 
+from typing import Any, Callable, Mapping
+
 import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, dot_precision, same_dtype, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split
+from .spec import Call, OpSpec
 
 LOG2E = 1.4426950408889634
 
@@ -172,16 +175,24 @@ def _check_prefill(q, k, v):
     return same_dtype("attention_prefill", "q", q, k=k, v=v), _group("attention_prefill", HQ, k.shape[2])
 
 
-def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
-    """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D]."""
+def prefill_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> Call:
+    """(dtype, (S, D, G)) of a prefill call."""
+    dtype, G = _check_prefill(q, k, v)
+    return dtype, (q.shape[1], q.shape[3], G)
+
+
+def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
+                      config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+    """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D], on the Triton
+    kernel with the certified setting ``config``; ``empty`` allocates the output."""
     dtype, G = _check_prefill(q, k, v)
     check_device("attention_prefill", q=q, k=k, v=v)
     check_contiguous_last("attention_prefill", q=q, k=k, v=v)
     B, S, HQ, D = q.shape
-    meta, launch = split(settings("attention_prefill", dtype, S=S, D=D, G=G))
-    o = torch.empty_like(q, memory_format=torch.contiguous_format)
-    grid = (triton.cdiv(S, meta["BLOCK_M"]), B * HQ)
-    _attention_prefill_kernel[grid](
+    meta, launch = split("attention_prefill", config, ("BLOCK_M", "BLOCK_N"))
+    o = empty((B, S, HQ, D), dtype=q.dtype, device=q.device)
+    programs = (triton.cdiv(S, meta["BLOCK_M"]), B * HQ)
+    _attention_prefill_kernel[programs](
         q, k, v, o, S, HQ, G, float(scale) * LOG2E,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
         D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
@@ -210,20 +221,29 @@ def _check_decode(q, k_cache, v_cache, lengths):
     return same_dtype("attention_decode", "q", q, k_cache=k_cache, v_cache=v_cache), G
 
 
+def decode_key(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
+               scale: float) -> Call:
+    """(dtype, (B, S, D, G)) of a decode call; S is the cache capacity, not the filled length."""
+    dtype, G = _check_decode(q, k_cache, v_cache, lengths)
+    return dtype, (q.shape[0], k_cache.shape[1], q.shape[2], G)
+
+
 def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
-                     scale: float) -> torch.Tensor:
-    """One query per sequence, q [B, Hq, D], over the first lengths[b] (>= 1) cache positions -> [B, Hq, D]."""
+                     scale: float, *, config: Mapping[str, Any],
+                     empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+    """One query per sequence, q [B, Hq, D], over the first lengths[b] (>= 1) cache positions -> [B, Hq, D],
+    on the Triton kernels with the certified setting ``config``; ``empty`` allocates output and scratch."""
     dtype, G = _check_decode(q, k_cache, v_cache, lengths)
     check_device("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache, lengths=lengths)
     check_contiguous_last("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache)
     B, HQ, D = q.shape
     capacity, HKV = k_cache.shape[1], k_cache.shape[2]
-    meta, launch = split(settings("attention_decode", dtype, B=B, S=capacity, D=D, G=G))
+    meta, launch = split("attention_decode", config, ("SPLITS", "BLOCK_N"))
     splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
     chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
-    part = torch.empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
-    ml = torch.empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
-    o = torch.empty((B, HQ, D), dtype=q.dtype, device=q.device)
+    part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
+    ml = empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
+    o = empty((B, HQ, D), dtype=q.dtype, device=q.device)
     block_d = triton.next_power_of_2(D)
     _attention_decode_split_kernel[(B * HKV, splits)](
         q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
@@ -251,3 +271,45 @@ def attention_decode_torch(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torc
         attn_mask=mask[:, None, None, :], scale=scale, enable_gqa=True,
     )
     return out[:, :, 0, :]
+
+
+def _prefill_outputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    return q.new_empty(q.shape)
+
+
+def _decode_outputs(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
+                    scale: float) -> torch.Tensor:
+    return q.new_empty(q.shape)
+
+
+def _prefill_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for m in (16, 32, 64) for n in (16, 32, 64)]
+    return list(grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64], num_warps=[4, 8], num_stages=[2, 3]))
+
+
+def _prefill_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
+    """The q tile, and pipelined k and v tiles (head dim rounded up to a power of two)."""
+    d = 1 << (dims["D"] - 1).bit_length()
+    return (config["BLOCK_M"] * d + 2 * config["BLOCK_N"] * d * config.get("num_stages", 1)) * itemsize
+
+
+def _decode_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"SPLITS": s, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for s in (1, 2, 4) for n in (32, 64)]
+    return list(grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2]))
+
+
+SPECS = (
+    OpSpec("attention_prefill", "causal GQA flash attention; S = sequence length, D = head dim, "
+           "G = q heads per kv head",
+           key=("S", "D", "G"), buckets=("pow2>=16", "exact", "exact"), key_of=prefill_key,
+           launch=attention_prefill, torch=attention_prefill_torch, outputs=_prefill_outputs,
+           candidates=_prefill_candidates,
+           shared_memory=_prefill_shared_memory),
+    OpSpec("attention_decode", "one query per sequence over the KV cache, split over the sequence; "
+           "B = batch, S = cache capacity (not the filled length, so one setting serves a whole CUDA graph)",
+           key=("B", "S", "D", "G"), buckets=("pow2", "pow2>=256", "exact", "exact"), key_of=decode_key,
+           launch=attention_decode, torch=attention_decode_torch, outputs=_decode_outputs,
+           candidates=_decode_candidates),
+)

@@ -1,6 +1,6 @@
 """linear: y[M, N] = x[M, K] @ W[N, K]^T (+ b[N]), fp32 accumulation, one rounding to x's dtype.
 
-Key (kernels.py): M = rows of x (batch x tokens, bucketed in powers of two), N = out_features and
+Key (SPECS below): M = rows of x (batch x tokens, bucketed in powers of two), N = out_features and
 K = in_features (exact). The certified config picks the variant:
 
 ``gemv``   one program per (row, BLOCK_N outputs, one of SPLIT_K slices of K), elementwise
@@ -18,13 +18,16 @@ K = in_features (exact). The certified config picks the variant:
 
 from __future__ import annotations
 
+from typing import Any, Callable, Mapping
+
 import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from ..errors import InvalidInputError, TablesError
-from ._common import check_contiguous_last, check_device, check_shape, dot_precision, same_dtype, settings, split
+from ..errors import InvalidInputError
+from ._common import check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split, top
+from .spec import Call, OpSpec
 
 
 @triton.jit
@@ -159,9 +162,6 @@ def _linear_tma_kernel(
         y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))
 
 
-_EMPTY = torch.empty  # the descriptors' scratch memory is never a caller's (or a test's) patched allocation
-
-
 def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
     """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
     descriptors themselves: Triton asks the allocator set for this thread (a context variable), so it
@@ -173,7 +173,7 @@ def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
                 f"{t.stride(0)} ({t.element_size()}-byte elements) at address {t.data_ptr():#x}"
             )
     device = x.device
-    triton.set_allocator(lambda size, alignment, stream: _EMPTY(size, dtype=torch.int8, device=device))
+    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device))
 
 
 def _programs(device: torch.device, tiles: int) -> int:
@@ -192,45 +192,55 @@ def _check(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None) -> 
     return same_dtype("linear", "x", x, weight=weight, bias=bias)
 
 
-def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
-    """y = x @ weight^T (+ bias) on the certified Triton kernel; x [M, K], weight [N, K], bias [N]."""
+def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> Call:
+    """(dtype, (M, N, K)) of a call."""
+    return _check(x, weight, bias), (x.shape[0], weight.shape[0], x.shape[1])
+
+
+_REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
+             "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
+
+
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
+           config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+    """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
+    weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
     dtype = _check(x, weight, bias)
     check_device("linear", x=x, weight=weight, bias=bias)
     check_contiguous_last("linear", x=x, weight=weight, bias=bias)
     (M, K), N = x.shape, weight.shape[0]
-    config = settings("linear", dtype, M=M, N=N, K=K)
-    meta, launch = split(config)
-    y = torch.empty((M, N), dtype=x.dtype, device=x.device)
-    b = bias if bias is not None else y  # never read when HAS_BIAS is False
     variant = config.get("variant")
+    if variant not in _REQUIRED:
+        raise InvalidInputError(f"linear: setting {dict(config)} names no known variant ({', '.join(_REQUIRED)})")
+    meta, launch = split("linear", config, _REQUIRED[variant])
+    y = empty((M, N), dtype=x.dtype, device=x.device)
+    b = bias if bias is not None else y  # never read when HAS_BIAS is False
     if variant == "gemv":
         split_k = meta["SPLIT_K"]
-        part = torch.empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-        grid = (triton.cdiv(N, meta["BLOCK_N"]), M, split_k)
-        _linear_gemv_kernel[grid](
+        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        programs = (triton.cdiv(N, meta["BLOCK_N"]), M, split_k)
+        _linear_gemv_kernel[programs](
             x, weight, b, y, part, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, **meta, **launch,
         )
         if split_k > 1:
-            _linear_split_merge_kernel[grid[:2]](
+            _linear_split_merge_kernel[programs[:2]](
                 part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
                 SPLIT_K=split_k, **launch,
             )
     elif variant == "tiled":
-        grid = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
-        _linear_tiled_kernel[grid](
+        programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
+        _linear_tiled_kernel[programs](
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
-    elif variant == "tma":
+    else:
         _tma_ready(x, weight, y)
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
-    else:
-        raise TablesError(f"linear: certified config {dict(config)} names no known variant (gemv, tiled, tma)")
     return y
 
 
@@ -238,3 +248,54 @@ def linear_torch(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | Non
     """The same op on PyTorch's kernels (cuBLAS on a GPU)."""
     _check(x, weight, bias)
     return F.linear(x, weight, bias)
+
+
+def outputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None) -> torch.Tensor:
+    return x.new_empty((x.shape[0], weight.shape[0]))
+
+
+def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    """The settings certify tries: GEMV-style for decode rows, tiles sized to the rows for prefill, and
+    the persistent TMA variant (Hopper) for long prompts. The interpreter pays per program, not per
+    element (FACTS.md): its space is small and favours big blocks."""
+    if interpreter:
+        return [
+            *({"variant": "gemv", **c, "num_warps": 4} for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128],
+                                                                      SPLIT_K=[1, 2])),
+            *({"variant": "tiled", **c, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
+              for c in grid(BLOCK_M=[32, 64], BLOCK_N=[32, 64], BLOCK_K=[32, 64])),
+        ]
+    found: list[dict[str, Any]] = []
+    m_hi = top(domain, "M", 1 << 20)
+    if m_hi <= 16:  # decode rows: weight streaming, GEMV-style first
+        found += ({"variant": "gemv", **c} for c in grid(BLOCK_N=[16, 32, 64], BLOCK_K=[128, 256],
+                                                         SPLIT_K=[1, 2, 4, 8], num_warps=[4]))
+    if m_hi <= 64:
+        block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)
+        found += ({"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
+                  for c in grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4]))
+    else:
+        found += ({"variant": "tiled", **c, "BLOCK_K": 64, "GROUP_M": 8}
+                  for c in grid(BLOCK_M=[64, 128], BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
+        # persistent + TMA (Hopper): BM 128, BN 256, BK 64, 8 warps, 3 stages was the best measured
+        found += ({"variant": "tma", "BLOCK_M": 128, **c, "BLOCK_K": 64, "GROUP_M": 8}
+                  for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
+    return found
+
+
+def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
+    """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
+    for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes)."""
+    if config.get("variant") not in ("tiled", "tma"):
+        return 0
+    stages = config.get("num_stages", 1)
+    operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
+    return operands + config["BLOCK_M"] * config["BLOCK_N"] * itemsize
+
+
+SPECS = (
+    OpSpec("linear", "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
+           key=("M", "N", "K"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=linear,
+           torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
+           variants=tuple(_REQUIRED)),
+)

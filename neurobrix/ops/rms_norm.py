@@ -2,19 +2,22 @@
 
 With a residual, h is rounded to the input dtype and returned: it is the model's residual stream,
 and y is computed from that rounded h (what an unfused add-then-norm would do).
-Key (kernels.py): M = rows (batch x tokens, powers of two), N = row length (exact). Each program
+Key (SPECS below): M = rows (batch x tokens, powers of two), N = row length (exact). Each program
 normalises BLOCK_M whole rows; BLOCK_N is the row length rounded up to a power of two (required to
 hold a row, so not a setting).
 """
 
 from __future__ import annotations
 
+from typing import Any, Callable, Mapping
+
 import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from .spec import Call, OpSpec
 
 
 @triton.jit
@@ -55,18 +58,25 @@ def _check(x, weight, residual):
     return same_dtype("rms_norm", "x", x, weight=weight, residual=residual)
 
 
-def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None):
-    """RMSNorm of x [M, N] (or of x + residual, returning (y, x + residual)) on the certified kernel."""
+def key_of(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None) -> Call:
+    """(dtype, (M, N)) of a call."""
+    return _check(x, weight, residual), (x.shape[0], x.shape[1])
+
+
+def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None, *,
+             config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty):
+    """RMSNorm of x [M, N] (or of x + residual, returning (y, x + residual)) on the Triton kernel, with the
+    certified setting ``config``; ``empty`` allocates the outputs."""
     dtype = _check(x, weight, residual)
     check_device("rms_norm", x=x, weight=weight, residual=residual)
     check_contiguous_last("rms_norm", x=x, weight=weight, residual=residual)
     M, N = x.shape
-    meta, launch = split(settings("rms_norm", dtype, M=M, N=N))
-    y = torch.empty_like(x, memory_format=torch.contiguous_format)
-    h = torch.empty_like(y) if residual is not None else y
+    meta, launch = split("rms_norm", config, ("BLOCK_M",))
+    y = empty((M, N), dtype=x.dtype, device=x.device)
+    h = empty((M, N), dtype=x.dtype, device=x.device) if residual is not None else y
     r = residual if residual is not None else x  # never read without a residual
-    grid = (triton.cdiv(M, meta["BLOCK_M"]),)
-    _rms_norm_kernel[grid](
+    programs = (triton.cdiv(M, meta["BLOCK_M"]),)
+    _rms_norm_kernel[programs](
         x, r, weight, y, h, M, N, float(eps), x.stride(0), r.stride(0), y.stride(0), h.stride(0),
         HAS_RESIDUAL=residual is not None, BLOCK_N=triton.next_power_of_2(N), **meta, **launch,
     )
@@ -79,3 +89,20 @@ def rms_norm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: 
     h = x + residual if residual is not None else x
     y = F.rms_norm(h, (h.shape[-1],), weight, eps)
     return (y, h) if residual is not None else y
+
+
+def outputs(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None):
+    return (x.new_empty(x.shape), x.new_empty(x.shape)) if residual is not None else x.new_empty(x.shape)
+
+
+def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"BLOCK_M": m, "num_warps": 4} for m in (4, 16, 64)]
+    return list(grid(BLOCK_M=[1, 2, 4], num_warps=[4, 8]))
+
+
+SPECS = (
+    OpSpec("rms_norm", "RMSNorm over rows of length N, optionally fused with the residual add; M = rows",
+           key=("M", "N"), buckets=("pow2", "exact"), key_of=key_of, launch=rms_norm, torch=rms_norm_torch,
+           outputs=outputs, candidates=candidates),
+)

@@ -3,21 +3,22 @@
 For a head vector x of size D with halves x1 = x[:D/2], x2 = x[D/2:] at position p:
     out = [x1 * cos(p f) - x2 * sin(p f),  x2 * cos(p f) + x1 * sin(p f)]
 with inverse frequencies f from ``rope_cache`` (Llama-3 frequency scaling included).
-Key (kernels.py): T = tokens (batch x seq, powers of two), H = q heads + kv heads, D = head dim
+Key (SPECS below): T = tokens (batch x seq, powers of two), H = q heads + kv heads, D = head dim
 (exact). One program rotates BLOCK_H heads of one token; q and k in one launch.
 """
 
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from typing import Any, Callable, Mapping
 
 import torch
 import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, same_dtype, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from .spec import Call, OpSpec
 
 
 def rope_cache(
@@ -138,9 +139,19 @@ def _check_cache(k, v, k_cache, v_cache) -> None:
     same_dtype("rotary", "k", k, v=v, k_cache=k_cache, v_cache=v_cache)
 
 
+def key_of(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
+           inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
+           v_cache: torch.Tensor | None = None) -> Call:
+    """(dtype, (T, H, D)) of a call: T = batch x seq tokens, H = q heads + kv heads."""
+    dtype = _check(q, k, cos, sin, positions)
+    B, S, HQ, D = q.shape
+    return dtype, (B * S, HQ + k.shape[2], D)
+
+
 def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
            inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
-           v_cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+           v_cache: torch.Tensor | None = None, *, config: Mapping[str, Any],
+           empty: Callable[..., torch.Tensor] = torch.empty) -> tuple[torch.Tensor, torch.Tensor]:
     """Rotate q [B, S, Hq, D] and k [B, S, Hkv, D] at ``positions`` [B, S]; in place or into new tensors.
 
     With a KV cache (k_cache, v_cache [B, capacity, Hkv, D] and v [B, S, Hkv, D]): the rotated k of
@@ -161,13 +172,13 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
         check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
     B, S, HQ, D = q.shape
     HKV = k.shape[2]
-    meta, launch = split(settings("rotary", dtype, T=B * S, H=HQ + HKV, D=D))
-    q_out = q if inplace else torch.empty_like(q)
-    k_out = k_cache if cached else (k if inplace else torch.empty_like(k))
+    meta, launch = split("rotary", config, ("BLOCK_H",))
+    q_out = q if inplace else empty(tuple(q.shape), dtype=q.dtype, device=q.device)
+    k_out = k_cache if cached else (k if inplace else empty(tuple(k.shape), dtype=k.dtype, device=k.device))
     v_in, v_out = (v, v_cache) if cached else (k, k_out)  # never read without a cache
     block_h = meta["BLOCK_H"]
-    grid = (B * S, triton.cdiv(HQ, block_h) + triton.cdiv(HKV, block_h))
-    _rotary_kernel[grid](
+    programs = (B * S, triton.cdiv(HQ, block_h) + triton.cdiv(HKV, block_h))
+    _rotary_kernel[programs](
         q, k, q_out, k_out, v_in, v_out, cos, sin, positions, S, HQ, HKV,
         *q.stride()[:3], *k.stride()[:3], *q_out.stride()[:3], *k_out.stride()[:3],
         *v_in.stride()[:3], *v_out.stride()[:3],
@@ -202,3 +213,25 @@ def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch
             k_rot = k
         return q, k_rot
     return q_rot, k_rot
+
+
+def outputs(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
+            inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
+            v_cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
+    q_out = q if inplace else q.new_empty(q.shape)
+    k_out = k_cache if k_cache is not None else (k if inplace else k.new_empty(k.shape))
+    return q_out, k_out
+
+
+def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"BLOCK_H": h, "num_warps": 4} for h in (4, 16, 64)]
+    return list(grid(BLOCK_H=[2, 4, 8], num_warps=[1, 4]))
+
+
+SPECS = (
+    OpSpec("rotary", "rotary embedding of q and k, appending k and v to the KV cache in the same launch; "
+           "T = tokens (batch x seq), H = q heads + kv heads, D = head dim",
+           key=("T", "H", "D"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=rotary,
+           torch=rotary_torch, outputs=outputs, candidates=candidates),
+)

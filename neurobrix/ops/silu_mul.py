@@ -1,10 +1,12 @@
 """silu_mul: out[M, I] = silu(g) * u with g = gu[:, :I], u = gu[:, I:] (SwiGLU after one fused gate/up GEMM).
 
-Key (kernels.py): M = rows (powers of two), I = intermediate size (exact). Each program covers
+Key (SPECS below): M = rows (powers of two), I = intermediate size (exact). Each program covers
 BLOCK_M rows x BLOCK_I columns; computed in fp32, rounded once.
 """
 
 from __future__ import annotations
+
+from typing import Any, Callable, Mapping
 
 import torch
 import torch.nn.functional as F
@@ -12,7 +14,8 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, dtype_name, settings, split
+from ._common import check_contiguous_last, check_device, check_shape, dtype_name, grid, split
+from .spec import Call, OpSpec
 
 
 @triton.jit
@@ -46,16 +49,23 @@ def _check(gu):
     return dtype_name("silu_mul", "gu", gu)
 
 
-def silu_mul(gu: torch.Tensor) -> torch.Tensor:
-    """silu(gate) * up from gu = [gate | up] of shape [M, 2I], on the certified kernel."""
-    dtype = _check(gu)
+def key_of(gu: torch.Tensor) -> Call:
+    """(dtype, (M, I)) of a call."""
+    return _check(gu), (gu.shape[0], gu.shape[1] // 2)
+
+
+def silu_mul(gu: torch.Tensor, *, config: Mapping[str, Any],
+             empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+    """silu(gate) * up from gu = [gate | up] of shape [M, 2I], on the Triton kernel with the certified
+    setting ``config``; ``empty`` allocates the output."""
+    _check(gu)
     check_device("silu_mul", gu=gu)
     check_contiguous_last("silu_mul", gu=gu)
     M, I = gu.shape[0], gu.shape[1] // 2
-    meta, launch = split(settings("silu_mul", dtype, M=M, I=I))
-    out = torch.empty((M, I), dtype=gu.dtype, device=gu.device)
-    grid = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))
-    _silu_mul_kernel[grid](gu, out, M, I, gu.stride(0), out.stride(0), **meta, **launch)
+    meta, launch = split("silu_mul", config, ("BLOCK_M", "BLOCK_I"))
+    out = empty((M, I), dtype=gu.dtype, device=gu.device)
+    programs = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))
+    _silu_mul_kernel[programs](gu, out, M, I, gu.stride(0), out.stride(0), **meta, **launch)
     return out
 
 
@@ -64,3 +74,20 @@ def silu_mul_torch(gu: torch.Tensor) -> torch.Tensor:
     _check(gu)
     gate, up = gu.chunk(2, dim=-1)
     return F.silu(gate) * up
+
+
+def outputs(gu: torch.Tensor) -> torch.Tensor:
+    return gu.new_empty((gu.shape[0], gu.shape[1] // 2))
+
+
+def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"BLOCK_M": m, "BLOCK_I": i, "num_warps": 4} for m in (8, 32) for i in (64, 256)]
+    return list(grid(BLOCK_M=[1, 4], BLOCK_I=[512, 1024, 2048], num_warps=[4, 8]))
+
+
+SPECS = (
+    OpSpec("silu_mul", "silu(g) * u from one fused [M, 2I] gate/up projection; I = intermediate size",
+           key=("M", "I"), buckets=("pow2", "exact"), key_of=key_of, launch=silu_mul, torch=silu_mul_torch,
+           outputs=outputs, candidates=candidates),
+)

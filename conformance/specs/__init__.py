@@ -1,0 +1,71 @@
+"""The conformance registry: one record per op, the OpInfo way (PyTorch's ``opinfo``).
+
+A record says how to make the engine's call for a key shape (edges included: the case builder), how
+to judge the op's outputs (its float64 reference from ``conformance/reference.py`` and its bound
+from ``conformance/bounds.py``), how far unbounded dimensions are drawn, which calls the kernel never
+receives, and the interpreter class's domains. One generic harness (``conformance.harness``), checker
+and certifier run every record; nothing anywhere switches on an op's name.
+
+A record lives in ``conformance/specs/<op>.py`` as ``RECORDS`` (a tuple: one module may hold several
+ops); this package finds them itself, and refuses an op of the engine without one.
+"""
+
+from __future__ import annotations
+
+import importlib
+import pkgutil
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Callable, Mapping
+
+if TYPE_CHECKING:
+    import torch
+
+    from ..harness import Case, Values
+
+Ranges = tuple[tuple[str, int, "int | None"], ...]
+# (actual, float64 reference, elementwise bound) for each output the op's contract covers
+Pair = tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]
+
+
+class Refused(Exception):
+    """A judge's verdict that needs no ratio: the op did something its contract forbids outright
+    (e.g. wrote a KV-cache row that is not one of its positions)."""
+
+
+@dataclass(frozen=True)
+class Record:
+    name: str
+    # the engine's call for a key shape, drawn with ``values``: (keyword arguments of the op, note)
+    build: Callable[[Mapping[str, int], Values], tuple[dict[str, Any], dict[str, Any]]]
+    # each output against float64 under its bound; may raise Refused
+    judge: Callable[[Case, tuple[torch.Tensor, ...], Mapping[str, Any]], list[Pair]]
+    bound: str                      # the bound's name, as proofs record it
+    caps: Mapping[str, int]         # unbounded dimensions are drawn up to these (CPU CI sizes)
+    sweep: Mapping[str, tuple[int, int]]  # a catalogue-sized domain for `conformance sweep` (a new GPU's smoke test)
+    multiple_of: Mapping[str, int] = field(default_factory=dict)  # calls the kernel never receives
+    lowest: Mapping[str, int] = field(default_factory=dict)
+    # the interpreter class's domains (each dimension's ranges), when not one unbounded domain
+    interpreter_domains: tuple[Ranges, ...] = ()
+    # before each run on a case: restore inputs an earlier run wrote into (rotary's KV caches)
+    reset: Callable[[Case], None] | None = None
+
+
+def _discover() -> dict[str, Record]:
+    from neurobrix.ops import SPECS
+
+    found: dict[str, Record] = {}
+    for module_info in pkgutil.iter_modules(__path__):
+        module = importlib.import_module(f"{__name__}.{module_info.name}")
+        for record in getattr(module, "RECORDS", ()):
+            if record.name in found:
+                raise RuntimeError(f"conformance record for {record.name!r} declared twice")
+            found[record.name] = record
+    unknown = sorted(set(found) - set(SPECS))
+    missing = sorted(set(SPECS) - set(found))
+    if unknown or missing:
+        raise RuntimeError(f"conformance records and engine ops disagree: records without an op {unknown}, "
+                           f"ops without a record {missing} (add conformance/specs/<op>.py)")
+    return dict(sorted(found.items()))
+
+
+RECORDS: dict[str, Record] = _discover()

@@ -1,0 +1,71 @@
+"""The attention records: causal GQA prefill over views of larger NaN-tailed caches, and decode over
+caches NaN past each sequence's length (reading past a length shows as NaN)."""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Mapping
+
+import torch
+
+from .. import bounds, reference
+from . import Record
+
+
+def build_prefill(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    rng = values.rng
+    S, D, G = shape["S"], shape["D"], shape["G"]
+    batch, hkv = rng.choice([1, 2]), rng.choice([1, 2])
+    hq = G * hkv
+    q = values((batch, S, hq + 2 * hkv, D))[:, :, :hq]  # a strided view of a fused projection
+    # k and v: the first S positions of KV caches of a larger capacity (the engine's call), NaN past S
+    capacity = S + rng.choice([0, 1, S])
+    k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
+    k_cache[:, S:] = math.nan
+    v_cache[:, S:] = math.nan
+    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
+    return args, {"batch": batch, "kv_heads": hkv, "capacity": capacity}
+
+
+def judge_prefill(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    a = case.args
+    ref = case.once("attention", lambda: reference.attention_prefill(a["q"], a["k"], a["v"], a["scale"]))
+    block = int(config["BLOCK_N"])
+    bound = case.once(("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref,
+                                                                         key_block=block))
+    return [(outputs[0], ref, bound)]
+
+
+def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    rng, dev = values.rng, values.device
+    B, S, D, G = shape["B"], shape["S"], shape["D"], shape["G"]
+    hkv = rng.choice([1, 2])
+    lengths = [rng.choice([1, S, rng.randint(1, S)]) for _ in range(B)]
+    k_cache, v_cache = values((B, S, hkv, D)), values((B, S, hkv, D))
+    for b, n in enumerate(lengths):  # the unfilled cache holds NaN: reading past the length shows
+        k_cache[b, n:] = math.nan
+        v_cache[b, n:] = math.nan
+    args = {"q": values((B, G * hkv, D)), "k_cache": k_cache, "v_cache": v_cache,
+            "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev), "scale": 1 / math.sqrt(D)}
+    return args, {"kv_heads": hkv, "lengths": lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"}
+
+
+def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    a = case.args
+    ref = case.once("attention", lambda: reference.attention_decode(a["q"], a["k_cache"], a["v_cache"], a["lengths"],
+                                                                    a["scale"]))
+    block, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
+    bound = case.once(("bound", block, splits), lambda: bounds.attention_decode(
+        a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref, key_block=block, splits=splits))
+    return [(outputs[0], ref, bound)]
+
+
+RECORDS = (
+    Record("attention_prefill", build_prefill, judge_prefill,
+           bound="conformance.bounds.attention_prefill (key_block = BLOCK_N)",
+           caps={"S": 80, "D": 128, "G": 8}, sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)}),
+    Record("attention_decode", build_decode, judge_decode,
+           bound="conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
+           caps={"B": 4, "S": 160, "D": 128, "G": 8},
+           sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)}),
+)

@@ -1,0 +1,36 @@
+"""rms_norm's conformance record: the residual add (one rounding) and the norm of the kernel's own h."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .. import bounds, reference
+from . import Record
+
+
+def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    M, N = shape["M"], shape["N"]
+    has_residual = values.rng.random() < 0.5
+    args = {"x": values((M, N)), "weight": values((N,)), "eps": values.rng.choice([1e-5, 1e-6]),
+            "residual": values((M, N)) if has_residual else None}
+    return args, {"residual": has_residual}
+
+
+def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    a = case.args
+    pairs = []
+    normalised = a["x"]
+    if a["residual"] is not None:
+        h64 = case.once("residual", lambda: reference.residual_add(a["x"], a["residual"]))
+        hb = case.once("residual bound", lambda: bounds.residual_add(a["x"], a["residual"], h64))
+        pairs.append((outputs[1], h64, hb))
+        normalised = outputs[1]  # y is the norm of the kernel's own (checked) rounded h
+    ref = reference.rms_norm(normalised, a["weight"], a["eps"])
+    pairs.append((outputs[0], ref, bounds.rms_norm(normalised, a["weight"], a["eps"], ref)))
+    return pairs
+
+
+RECORDS = (
+    Record("rms_norm", build, judge, bound="conformance.bounds.rms_norm + residual_add",
+           caps={"M": 40, "N": 300}, sweep={"M": (1, 192), "N": (1, 4096)}),
+)

@@ -1,0 +1,25 @@
+"""silu_mul's conformance record: silu(g) * u from one fused [M, 2I] projection."""
+
+from __future__ import annotations
+
+from typing import Any, Mapping
+
+from .. import bounds, reference
+from . import Record
+
+
+def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    return {"gu": values((shape["M"], 2 * shape["I"]))}, {}
+
+
+def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    gu = case.args["gu"]
+    ref = case.once("silu_mul", lambda: reference.silu_mul(gu))
+    bound = case.once("silu_mul bound", lambda: bounds.silu_mul(gu, ref))
+    return [(outputs[0], ref, bound)]
+
+
+RECORDS = (
+    Record("silu_mul", build, judge, bound="conformance.bounds.silu_mul", caps={"M": 40, "I": 300},
+           sweep={"M": (1, 192), "I": (1, 5632)}),
+)

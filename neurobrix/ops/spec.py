@@ -1,0 +1,52 @@
+"""What an op declares once, in its own file: its key, how certify buckets it, its launcher and its
+PyTorch twin, and the settings certify may try.
+
+An op module (``neurobrix/ops/<op>.py``) defines ``SPECS``, a tuple of :class:`OpSpec`; the package
+finds them itself (``neurobrix.ops.SPECS``), so a new kernel is a new module, not an edit of a list.
+
+The launcher takes its certified setting explicitly (``config=``): it never looks one up, reads the
+environment or times anything. ``key_of`` takes the launcher's own arguments and returns the call's
+dtype name and key values, which is how the engine's plan (``neurobrix.plan``) finds the setting of
+each call before it is made, and how a recorded forward pass lists every call.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Callable, Mapping
+
+Config = dict[str, Any]
+Span = tuple[int, "int | None"]  # an inclusive range of a key dimension; None: unbounded above
+Call = tuple[str, tuple[int, ...]]  # (dtype name, key values in key order)
+
+
+def _no_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
+    return 0
+
+
+@dataclass(frozen=True)
+class OpSpec:
+    name: str
+    what: str
+    key: tuple[str, ...]        # the call dimensions that select a setting
+    buckets: tuple[str, ...]    # per key dimension, how certify buckets it (neurobrix.buckets)
+    key_of: Callable[..., Call]  # the launcher's arguments -> (dtype, key values)
+    launch: Callable[..., Any]  # the Triton launcher: the op's arguments, then config= (and empty=)
+    torch: Callable[..., Any]   # the same op on PyTorch's kernels: the op's arguments only
+    # the op's outputs as empty tensors of their shapes and dtypes, on the inputs' device: how a pass
+    # recorded on meta tensors goes on without computing (conformance checks it against the launcher)
+    outputs: Callable[..., Any]
+    # the candidate settings certify may try on a domain ({dim: (lo, hi)}); interpreter: the Triton
+    # interpreter's (CPU) space, else a GPU's
+    candidates: Callable[[Mapping[str, Span], bool], list[Config]]
+    # a lower estimate of the shared memory a setting needs at these dims, to prune what cannot fit
+    shared_memory: Callable[[Mapping[str, Any], Mapping[str, int], int], int] = _no_shared_memory
+    # the values of config["variant"] the launcher knows (a kernel with several code paths)
+    variants: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        if len(self.key) != len(self.buckets):
+            raise ValueError(f"op {self.name}: key {self.key} and buckets {self.buckets} differ in length")
+
+    def rules(self) -> dict[str, str]:
+        return dict(zip(self.key, self.buckets))
