@@ -15,7 +15,8 @@ from .dtypes import torch_dtype
 from .errors import UsageError
 from .generate import Sampling, Stats, generate
 from .model import Transformer, weights_from_files
-from .ops import BACKENDS, TORCH
+from .config import ModelConfig
+from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
 from .tokenizer import Tokenizer
@@ -45,24 +46,32 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
 
 
-def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int) -> Transformer:
+def certified_ops(cfg: ModelConfig, class_id: str, dtype: str, batch: int, prompt_len: int, capacity: int,
+                  certify_hint: str = "") -> Ops:
+    """The Triton ops for generating ``batch`` sequences of ``prompt_len`` tokens into caches of
+    ``capacity``: every call of that generation resolved to its certified setting (MissingEntryError
+    listing all that have none)."""
+    calls = generation_calls(cfg, batch, prompt_len, capacity, dtype)
+    return resolve(calls, load_tables(), class_id, certify_hint).ops()
+
+
+def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int, batch: int = 1) -> Transformer:
     """Settle the device and class, resolve every kernel call of this generation to its certified
-    setting (the plan), then load the weights (batch 1)."""
+    setting (the plan), then load the weights."""
     device, class_id = _device_and_class(backend)
     dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     cfg = stored.config()
     if class_id is not None:
-        hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch=1:1 --limit decode_batch=1:1"
-                f" --limit prompt={prompt_len}:{prompt_len} --limit capacity={capacity}:{capacity}"
-                f" --limit prefill_tokens={prompt_len}")
-        plan = resolve(generation_calls(cfg, 1, prompt_len, capacity, dtype), load_tables(), class_id, hint)
-        ops = plan.ops()
+        hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
+                f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
+                f" --limit capacity={capacity}:{capacity} --limit prefill_tokens={batch * prompt_len}")
+        ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
         ops = TORCH
     weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
-    return Transformer(cfg, weights, ops, batch=1, capacity=capacity)
+    return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 
 def run(opts: RunOptions, write=sys.stdout.write) -> Stats:

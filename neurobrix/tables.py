@@ -250,9 +250,15 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
 
 
 def load(root: Path | None = None) -> Tables:
-    """Locate (unless ``root`` is given), verify and read the tables; cached per folder."""
+    """Locate (unless ``root`` is given), verify and read the tables; cached per folder and state of its
+    tracked-file list (certify rewrites the list with every table it writes, so a new table is seen)."""
     location = TablesLocation(root.resolve(), "given") if root is not None else locate()
-    return _load(location)
+    try:
+        stat = (location.root / TRACKED_NAME).stat()
+        state = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    except OSError:
+        state = None
+    return _load(location, state)
 
 
 def clear_cache() -> None:
@@ -295,8 +301,8 @@ def verify_all(tables: Tables) -> list[Problem]:
     return problems
 
 
-@functools.lru_cache(maxsize=None)
-def _load(location: TablesLocation) -> Tables:
+@functools.lru_cache(maxsize=8)
+def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Tables:
     root = location.root
     tracked = read_tracked(root)
     problems = check_files(root, tracked) + _layout_problems(tracked)

@@ -60,10 +60,10 @@ def test_doctor_without_gpu_or_interpreter_is_blocked():
 
 
 def test_doctor_blocked_by_damaged_tables(fixture_tables, capsys):
-    (fixture_tables / "interpreter" / "demo.yaml").unlink()
+    (fixture_tables / "interpreter" / "demo.json").unlink()
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
-    assert "FAIL  integrity  interpreter/demo.yaml: tracked but missing" in out
+    assert "FAIL  integrity  interpreter/demo.json: tracked but missing" in out
 
 
 def test_tables_verify_source_checkout(capsys, monkeypatch):
@@ -73,21 +73,35 @@ def test_tables_verify_source_checkout(capsys, monkeypatch):
 
 
 def test_tables_verify_json_failure_names_the_file(fixture_tables, capsys):
-    (fixture_tables / "interpreter" / "demo.yaml").write_text("altered")
+    (fixture_tables / "interpreter" / "demo.json").write_text("altered")
     assert main(["tables", "verify", "--json"]) == 3
     report = json.loads(capsys.readouterr().out)
     assert report["ok"] is False
-    assert report["problems"][0]["path"] == "interpreter/demo.yaml"
+    assert report["problems"][0]["path"] == "interpreter/demo.json"
     assert "altered" in report["problems"][0]["message"]
+
+
+def test_tables_verify_checks_the_proofs_run_never_reads(fixture_tables, capsys):
+    from conftest import retrack
+
+    path = fixture_tables / "interpreter" / "demo.proofs.yaml"
+    path.write_text(path.read_text().replace("BLOCK_N: 128", "BLOCK_N: 129"))
+    retrack(fixture_tables)
+    assert main(["tables", "verify", "--json"]) == 3
+    report = json.loads(capsys.readouterr().out)
+    assert report["problems"][0]["path"] == "interpreter/demo"
+    assert "differs from entry 1 of its index" in report["problems"][0]["message"]
 
 
 def test_tables_list_and_show(fixture_tables, capsys):
     assert main(["tables", "list", "--json"]) == 0
     listing = json.loads(capsys.readouterr().out)
-    assert {c["class"]: c["kernels"] for c in listing["classes"]} == {"fake-gpu": {}, "interpreter": {"demo": 3}}
+    assert {c["class"]: c["kernels"] for c in listing["classes"]} == {"fake-gpu": {}, "interpreter": {"demo": 4}}
+    assert listing["classes"][1]["certified_with"] == ["torch 2.13.0, triton 3.9.0"]
     assert main(["tables", "show", "interpreter", "demo"]) == 0
     out = capsys.readouterr().out
-    assert "3 entries, key (M, N)" in out and "fp32/fp16 M=1..16, N=1..4096" in out and "BLOCK_N=64" in out
+    assert "4 entries, key (M pow2, N exact)" in out and "fp32/fp16 M=1..16, N=1..4096" in out and "BLOCK_N=64" in out
+    assert "worst error 0.250" in out and "demo.proofs.yaml" in out
     assert main(["tables", "show", "interpreter", "demo", "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["entries"][2]["domain"]["ranges"][0] == ["M", 65, None]
 

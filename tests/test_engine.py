@@ -190,10 +190,13 @@ def test_uncertified_shapes_are_refused_all_at_once_before_loading_weights(env, 
     assert err.count("  linear ") >= 4  # every missing linear call is listed, not just the first
     assert "python -m conformance certify --class interpreter --kernels linear --dtypes fp32" in err
     # the command in the message certifies exactly what was missing (a two-candidate space keeps it quick)
-    from conformance import candidates
-    from conformance.__main__ import main as conformance_main
+    import dataclasses
 
-    monkeypatch.setitem(candidates._INTERPRETER, "linear", [c for _, c in CONFIGS["linear"]])
+    from conformance.__main__ import main as conformance_main
+    from neurobrix import ops
+
+    two = [c for _, c in CONFIGS["linear"]]
+    monkeypatch.setitem(ops.SPECS, "linear", dataclasses.replace(ops.SPECS["linear"], candidates=lambda d, i: two))
     command = err.split("certify them (from a source checkout")[1].splitlines()[1].split()
     assert command[:4] == ["python", "-m", "conformance", "certify"] and "--config" in command
     assert conformance_main([*command[3:], "--examples", "3", "--no-check"]) == 0
@@ -227,7 +230,8 @@ def test_config_json_round_trip_of_every_family(env):
 def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
     from neurobrix.generate import generate_batch
     from neurobrix.model import Transformer
-    from neurobrix.ops import backend as get_backend
+    from neurobrix.ops import TORCH
+    from neurobrix.run import certified_ops
 
     stored = store.resolve("qwen2-bias-tied")
     first = prompt_ids("qwen2-bias-tied")
@@ -238,7 +242,9 @@ def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
         model = load_model(stored, backend, "fp32", prompt_len=len(ids), capacity=len(ids) + steps)
         alone.append(generate(model, ids, steps, Sampling(), eos=set())[0])
     single = load_model(stored, backend, "fp32", prompt_len=len(first), capacity=len(first) + steps)
-    batched = Transformer(single.cfg, single.w, get_backend(backend), batch=2, capacity=len(first) + steps)
+    ops = (certified_ops(single.cfg, "interpreter", "fp32", 2, len(first), len(first) + steps) if backend == "triton"
+           else TORCH)
+    batched = Transformer(single.cfg, single.w, ops, batch=2, capacity=len(first) + steps)
     outs, stats = generate_batch(batched, [first, second], steps, Sampling(), eos=set())
     assert outs == alone and stats.generated_tokens == 2 * steps
     # each sequence stops at its own EOS: make the first one's third token the end
