@@ -2,8 +2,11 @@
 
 The workflows are tested by proxy: each step calls a repository command, and this module runs those
 commands as the steps write them (the release chain end to end on this commit, the publish job's
-byte-for-byte check, the GPU workflow's class selection) or parses them with the command's own parser
-where running them needs a GPU.
+byte-for-byte check, the GPU workflow's class selection and approval check) or parses them with the
+command's own parser where running them needs a GPU. The GPU workflow's approval gate is checked as
+GitHub would run it: its jobs' conditions and the checked-out commit are evaluated for each event and
+each outcome of the approval, and each of its properties is also run on a copy of the workflow that
+breaks it, which it must refuse.
 """
 
 from __future__ import annotations
