@@ -2,12 +2,16 @@
 
 The workflows are tested by proxy: each step calls a repository command, and this module runs those
 commands as the steps write them (the release chain end to end on this commit, the publish job's
-byte-for-byte check, the GPU workflow's class selection) or parses them with the command's own parser
-where running them needs a GPU.
+byte-for-byte check, the GPU workflow's class selection and approval check) or parses them with the
+command's own parser where running them needs a GPU. The GPU workflow's approval gate is checked as
+GitHub would run it: its jobs' conditions and the checked-out commit are evaluated for each event and
+each outcome of the approval, and each of its properties is also run on a copy of the workflow that
+breaks it, which it must refuse.
 """
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import platform
@@ -33,6 +37,7 @@ from neurobrix import __version__, tables
 from neurobrix.errors import UsageError
 
 WORKFLOWS = REPO / ".github" / "workflows"
+ZIZMOR_CONFIG = REPO / ".github" / "zizmor.yml"
 NAMES = ("ci.yml", "gpu-conformance.yml", "release.yml")
 TRIGGERS = {"push", "pull_request", "workflow_dispatch"}
 PINNED_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+(?:\.\d+)*)$")
@@ -111,11 +116,18 @@ def actionlint(paths: list[Path]) -> subprocess.CompletedProcess[str]:
                           stdin=subprocess.DEVNULL, check=False)
 
 
-def zizmor(target: Path) -> tuple[int, list[dict[str, Any]], str]:
-    """zizmor offline (no network), strict about unparsable files, pedantic, honouring no ignore comments."""
-    command = [lint_tool("zizmor", "zizmor"), "--offline", "--no-config", "--no-ignores", "--strict-collection",
-               "--persona", "pedantic", "--format", "json", "--no-progress", str(target)]
-    env = {k: v for k, v in os.environ.items() if k not in ("GH_TOKEN", "GITHUB_TOKEN", "ZIZMOR_GITHUB_TOKEN")}
+def zizmor(target: Path, *, configured: bool) -> tuple[int, list[dict[str, Any]], str]:
+    """zizmor offline (no network), strict about unparsable files, with its most sensitive persona (auditor).
+
+    configured: with the configuration zizmor finds for `target` (.github/zizmor.yml for the workflows), as
+    `zizmor --persona auditor .github/workflows` runs; otherwise with no configuration and no ignore at all.
+    """
+    command = [lint_tool("zizmor", "zizmor"), "--offline", "--strict-collection", "--persona", "auditor",
+               "--format", "json", "--no-progress", str(target)]
+    if not configured:
+        command[1:1] = ["--no-config", "--no-ignores"]
+    env = {k: v for k, v in os.environ.items()
+           if k not in ("GH_TOKEN", "GITHUB_TOKEN", "ZIZMOR_GITHUB_TOKEN", "ZIZMOR_CONFIG")}
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, env=env,
                             stdin=subprocess.DEVNULL, check=False)
     findings = json.loads(result.stdout) if result.stdout.strip() else []
@@ -135,20 +147,35 @@ def test_actionlint_would_catch_a_shell_mistake(tmp_path: Path) -> None:
     assert result.returncode == 1 and "SC2086" in result.stdout, result.stdout + result.stderr
 
 
-def test_zizmor_is_clean_offline() -> None:
-    code, findings, stderr = zizmor(WORKFLOWS)
+def test_zizmor_auditor_is_clean_with_its_configuration() -> None:
+    code, findings, stderr = zizmor(WORKFLOWS, configured=True)
     assert findings == [] and code == 0, json.dumps(findings, indent=1)[:4000] + stderr
     for name in NAMES:
         assert f"completed .github/workflows/{name}" in stderr or f"completed {WORKFLOWS / name}" in stderr, stderr
 
 
+def test_the_one_suppressed_finding_is_the_gpu_jobs_self_hosted_runner() -> None:
+    """Without the configuration, the auditor finds exactly the GPU job's runner, on the line the config names."""
+    code, findings, stderr = zizmor(WORKFLOWS, configured=False)
+    assert code != 0 and [f["ident"] for f in findings] == ["self-hosted-runner"], (findings, stderr)
+    [location] = [loc for loc in findings[0]["locations"] if loc["symbolic"]["kind"] == "Primary"]
+    assert location["symbolic"]["key"]["Local"]["verbatim_path"].endswith("workflows/gpu-conformance.yml")
+    assert [part["Key"] for part in location["symbolic"]["route"]["route"]] == ["jobs", "check", "runs-on"]
+    line = location["concrete"]["location"]["start_point"]["row"] + 1  # zizmor's JSON counts rows from 0
+    text = ZIZMOR_CONFIG.read_text(encoding="utf-8")
+    assert yaml.safe_load(text) == {"rules": {"self-hosted-runner": {"ignore": [f"gpu-conformance.yml:{line}"]}}}
+    lines = text.splitlines()
+    entry = next(i for i, s in enumerate(lines) if s.strip() == f"- gpu-conformance.yml:{line}")
+    assert lines[entry - 1].strip().startswith("#") and "ephemeral" in "\n".join(lines[:entry])  # the reason beside it
+
+
 def test_zizmor_would_catch_a_dangerous_trigger(tmp_path: Path) -> None:
     text = (WORKFLOWS / "gpu-conformance.yml").read_text(encoding="utf-8")
-    kept = "        with:\n          persist-credentials: false\n\n      # A virtual"
+    kept = "          persist-credentials: false\n\n      # A virtual"
     assert kept in text
     planted = text.replace("  pull_request:\n", "  pull_request_target:\n", 1).replace(kept, "\n      # A virtual")
     (tmp_path / "planted.yml").write_text(planted, encoding="utf-8")
-    code, findings, stderr = zizmor(tmp_path / "planted.yml")
+    code, findings, stderr = zizmor(tmp_path / "planted.yml", configured=False)
     found = {f["ident"] for f in findings}
     assert code != 0 and {"dangerous-triggers", "artipacked"} <= found, (found, stderr)
 
@@ -164,7 +191,8 @@ def test_top_level_permissions_are_empty_and_triggers_are_safe(name: str) -> Non
     workflow = load(name)
     assert workflow["permissions"] == {}
     assert set(triggers(workflow)) <= TRIGGERS
-    assert "pull_request_target" not in (WORKFLOWS / name).read_text(encoding="utf-8")
+    lines = (WORKFLOWS / name).read_text(encoding="utf-8").splitlines()
+    assert not any("pull_request_target" in line for line in lines if not line.lstrip().startswith("#"))
     assert workflow["concurrency"]["group"]
 
 
@@ -343,7 +371,6 @@ def test_self_hosted_jobs_run_on_their_class_runner_from_the_matrix() -> None:
     assert job["runs-on"] == GPU_LABELS
     assert job["strategy"]["matrix"] == {"class": "${{ fromJSON(needs.affected.outputs.classes) }}"}
     assert job["strategy"]["fail-fast"] is False
-    assert job["needs"] == "affected" and job["if"] == "needs.affected.outputs.classes != '[]'"
     assert job["permissions"] == {"contents": "read"}
     affected_job = load("gpu-conformance.yml")["jobs"]["affected"]
     assert affected_job["outputs"] == {"classes": "${{ steps.affected.outputs.classes }}"}
@@ -374,6 +401,415 @@ def test_the_affected_step_writes_the_matrix(tmp_path: Path, gpu_class: str, exp
     result = run_step(script, REPO, env, tmp_path / "bin")
     assert result.returncode == 0, result.stdout + result.stderr
     assert output.read_text(encoding="utf-8") == f"classes={json.dumps(expected, separators=(',', ':'))}\n"
+
+
+# --- gpu-conformance.yml: a pull request reaches the GPU runner only through a maintainer's approval -----
+#
+# Each property is a function of the parsed workflow, so that the tests below run it on the workflow as
+# it is and on copies that break it (each copy must be refused by its property).
+
+APPROVAL_ENVIRONMENT = "gpu-runner"
+HEAD, MERGE, PUSHED = "1" * 40, "2" * 40, "3" * 40  # a pull request's head, its merge commit, a pushed commit
+EVENTS = ("pull_request", "push", "workflow_dispatch")
+EXPRESSION_TOKEN = re.compile(r"\s*(?:(?P<op>&&|\|\||==|!=|!|\(|\))|'(?P<str>(?:[^']|'')*)'"
+                              r"|(?P<name>[A-Za-z_][\w.-]*(?:\(\))?))")
+STATUS_FUNCTIONS = ("success()", "failure()", "always()", "cancelled()")
+
+
+def evaluate(expression: str, values: dict[str, Any]) -> Any:
+    """A GitHub Actions expression evaluated as the runner does, for the forms these workflows use.
+
+    Hand-written (no maintained Python package evaluates Actions expressions), and small on purpose:
+    string literals; context names and `name()` calls, looked up in `values` (a name it lacks is an
+    error, so an expression cannot depend on something a test did not set); `!`, then `==`/`!=` (strings
+    compared without regard to case), then `&&`, then `||`, which return one of their operands as on
+    GitHub ('' is false); parentheses.
+    """
+    text = expression.strip()
+    if text.startswith("${{") and text.endswith("}}"):
+        text = text[3:-2]
+    text = text.strip()
+    tokens: list[tuple[str, str]] = []
+    pos = 0
+    while pos < len(text):
+        match = EXPRESSION_TOKEN.match(text, pos)
+        assert match, f"cannot read {text[pos:]!r} in {expression!r}"
+        kind = match.lastgroup
+        assert kind is not None
+        tokens.append((kind, match[kind]))
+        pos = match.end()
+    tokens.append(("end", ""))
+    index = 0
+
+    def take(kind: str = "", value: str = "") -> tuple[str, str]:
+        nonlocal index
+        token = tokens[index]
+        assert (not kind or token[0] == kind) and (not value or token[1] == value), (token, expression)
+        index += 1
+        return token
+
+    def either() -> Any:
+        left = both()
+        while tokens[index] == ("op", "||"):
+            take()
+            right = both()
+            left = left or right
+        return left
+
+    def both() -> Any:
+        left = compare()
+        while tokens[index] == ("op", "&&"):
+            take()
+            right = compare()
+            left = left and right
+        return left
+
+    def compare() -> Any:
+        left = unary()
+        while tokens[index] in (("op", "=="), ("op", "!=")):
+            op = take()[1]
+            right = unary()
+            if isinstance(left, str) and isinstance(right, str):
+                left, right = left.lower(), right.lower()
+            left = (left == right) if op == "==" else (left != right)
+        return left
+
+    def unary() -> Any:
+        if tokens[index] == ("op", "!"):
+            take()
+            return not unary()
+        kind, value = take()
+        if (kind, value) == ("op", "("):
+            inner = either()
+            take("op", ")")
+            return inner
+        if kind == "str":
+            return value.replace("''", "'")
+        assert kind == "name", (kind, value, expression)
+        return values[value]
+
+    result = either()
+    take("end")
+    return result
+
+
+def event_context(event: str) -> dict[str, Any]:
+    """The github.* values an expression of gpu-conformance.yml may read, for each event."""
+    pull = event == "pull_request"
+    return {"github.event_name": event, "github.sha": MERGE if pull else PUSHED, "github.token": "a-token",
+            "github.ref": "refs/pull/7/merge" if pull else "refs/heads/main",
+            "github.event.pull_request.head.sha": HEAD if pull else "",
+            "github.event.pull_request.number": "7" if pull else ""}
+
+
+def job_runs(job: dict[str, Any], values: dict[str, Any], needs_results: list[str]) -> bool:
+    """Whether GitHub starts the job: its `if`, with `success() &&` in front when it names no status function."""
+    condition = str(job.get("if", "success()"))
+    if not any(f in condition for f in STATUS_FUNCTIONS):
+        condition = f"success() && ({condition.removeprefix('${{').removesuffix('}}')})"
+    status = {"success()": all(r == "success" for r in needs_results), "failure()": "failure" in needs_results,
+              "always()": True, "cancelled()": False}
+    return bool(evaluate(condition, {**values, **status}))
+
+
+def needs_of(job: dict[str, Any]) -> list[str]:
+    needs = job.get("needs", [])
+    return [needs] if isinstance(needs, str) else list(needs)
+
+
+def job_values(workflow: dict[str, Any], job_id: str, event: str, results: dict[str, str],
+               outputs: dict[str, dict[str, str]]) -> dict[str, Any]:
+    """What a job's expressions can read: the event's github.* values and its needs' results and outputs."""
+    values = dict(event_context(event))
+    for need in needs_of(workflow["jobs"][job_id]):
+        values[f"needs.{need}.result"] = results[need]
+        for key in workflow["jobs"][need].get("outputs", {}):
+            values[f"needs.{need}.outputs.{key}"] = outputs.get(need, {}).get(key, "")  # '' for a skipped job
+    return values
+
+
+def simulate(workflow: dict[str, Any], event: str, approval: str = "success",
+             classes: str = '["nvidia-h200"]') -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+    """Each job's result in a run of gpu-conformance for `event` ('skipped' if it does not start), and the
+    jobs' outputs. The approval job, if it starts, ends in `approval` ('failure' for a rejected review, a
+    missing approval or a newer head) and, when it succeeds, outputs the head SHA its step checked (the
+    step's own test shows that it does)."""
+    jobs = workflow["jobs"]
+    results: dict[str, str] = {}
+    outputs = {"affected": {"classes": classes}}
+    while len(results) < len(jobs):
+        ready = [j for j in jobs if j not in results and all(n in results for n in needs_of(jobs[j]))]
+        assert ready, f"the jobs' needs form a cycle or name a missing job: {sorted(set(jobs) - set(results))}"
+        for job_id in ready:
+            values = job_values(workflow, job_id, event, results, outputs)
+            if not job_runs(jobs[job_id], values, [results[n] for n in needs_of(jobs[job_id])]):
+                results[job_id] = "skipped"
+            elif job_id == "approval":
+                results[job_id] = approval
+                outputs["approval"] = {"sha": HEAD} if approval == "success" else {}
+            else:
+                results[job_id] = "success"
+    return results, outputs
+
+
+def check_values(workflow: dict[str, Any], event: str) -> dict[str, Any]:
+    """What the GPU job's expressions see when it runs (for a pull request: once the approval passed)."""
+    results, outputs = simulate(workflow, event)
+    return job_values(workflow, "check", event, results, outputs)
+
+
+def gpu_checkouts(workflow: dict[str, Any]) -> list[dict[str, Any]]:
+    return [s for s in workflow["jobs"]["check"]["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+
+
+def gate_exists_and_the_gpu_job_depends_on_it(workflow: dict[str, Any]) -> None:
+    jobs = workflow["jobs"]
+    gate = jobs["approval"]
+    environment = gate.get("environment")
+    assert (environment if isinstance(environment, str) else (environment or {}).get("name")) == \
+        APPROVAL_ENVIRONMENT, "the approval job waits on the environment whose reviewers are the maintainers"
+    assert "approval" in needs_of(jobs["check"]), "the GPU job needs the approval job"
+    assert "environment" not in jobs["check"], "the GPU job holds no environment (and so no environment secret)"
+    assert str(gate["runs-on"]).startswith("ubuntu-"), "the approval job runs on a hosted runner"
+    assert all("uses" not in s for s in gate["steps"]), "the approval job runs no action and no repository code"
+    checked = step(gate, "A maintainer approved this run and its commit is still the pull request's head")
+    assert checked["env"]["ENVIRONMENT"] == APPROVAL_ENVIRONMENT and checked["id"] == "approved"
+    assert checked["env"]["HEAD_SHA"] == "${{ github.event.pull_request.head.sha }}"
+    assert gate["outputs"] == {"sha": "${{ steps.approved.outputs.sha }}"}
+
+
+def a_pull_request_reaches_the_gpu_only_once_approved(workflow: dict[str, Any]) -> None:
+    for approval in ("success", "failure", "cancelled"):
+        results, _ = simulate(workflow, "pull_request", approval)
+        assert results["approval"] == approval, "every pull request with GPU work waits for an approval"
+        assert (results["check"] != "skipped") == (approval == "success"), (approval, results)
+    results, _ = simulate(workflow, "pull_request", classes="[]")
+    assert results["approval"] == results["check"] == "skipped", "no approval is asked for a run without GPU work"
+
+
+def pushes_and_manual_runs_need_no_approval(workflow: dict[str, Any]) -> None:
+    for event in ("push", "workflow_dispatch"):
+        results, _ = simulate(workflow, event)
+        assert (results["approval"], results["check"]) == ("skipped", "success"), (event, results)
+        assert simulate(workflow, event, classes="[]")[0]["check"] == "skipped"
+
+
+def the_gpu_job_checks_out_the_approved_sha(workflow: dict[str, Any]) -> None:
+    [checkout] = gpu_checkouts(workflow)
+    ref = checkout.get("with", {}).get("ref", "${{ github.sha }}")  # actions/checkout's default: the event's commit
+    for event, expected in [("pull_request", HEAD), ("push", PUSHED), ("workflow_dispatch", PUSHED)]:
+        assert evaluate(ref, check_values(workflow, event)) == expected, (event, ref)
+    assert evaluate(workflow["run-name"].split(" at ", 1)[1], event_context("pull_request")) == HEAD, \
+        "the run's name shows the commit a maintainer approves"
+
+
+def the_gpu_job_reads_contents_only(workflow: dict[str, Any]) -> None:
+    assert workflow.get("permissions") == {}, "no permission at the top level"
+    assert workflow["jobs"]["check"]["permissions"] == {"contents": "read"}
+    assert workflow["jobs"]["approval"]["permissions"] == {"actions": "read", "pull-requests": "read"}
+    for job_id, job in workflow["jobs"].items():
+        assert set(job["permissions"].values()) <= {"read", "none"}, job_id
+
+
+def the_gpu_job_holds_no_secret_and_no_token(workflow: dict[str, Any]) -> None:
+    text = yaml.safe_dump(workflow)
+    assert "secrets." not in text and "secrets[" not in text, "no secret anywhere in the workflow"
+    gpu_job = yaml.safe_dump(workflow["jobs"]["check"]).lower()
+    assert "token" not in gpu_job, "the GPU job passes no token to anything"
+
+
+def no_cache_on_the_runner(workflow: dict[str, Any]) -> None:
+    for job_id, job in workflow["jobs"].items():
+        for s in job["steps"]:
+            assert not s.get("uses", "").startswith("actions/cache"), job_id
+            assert "cache" not in s.get("with", {}) and "cache-dependency-path" not in s.get("with", {}), job_id
+    assert workflow["jobs"]["check"].get("env", {}).get("PIP_NO_CACHE_DIR") == "1", "pip keeps nothing on the runner"
+
+
+def every_job_has_a_timeout(workflow: dict[str, Any]) -> None:
+    for job_id, job in workflow["jobs"].items():
+        assert isinstance(job.get("timeout-minutes"), int) and 0 < job["timeout-minutes"] <= 180, job_id
+
+
+def no_checkout_keeps_credentials(workflow: dict[str, Any]) -> None:
+    checkouts = [s for job in workflow["jobs"].values() for s in job["steps"]
+                 if s.get("uses", "").startswith("actions/checkout@")]
+    assert gpu_checkouts(workflow) and all(s["with"]["persist-credentials"] is False for s in checkouts)
+
+
+def the_events_are_unprivileged_and_a_new_push_cancels_the_older_run(workflow: dict[str, Any]) -> None:
+    on = triggers(workflow)
+    assert set(on) == set(EVENTS), "pull_request (never pull_request_target), push to main, workflow_dispatch"
+    assert "types" not in (on["pull_request"] or {}), "every push to a pull request starts a run of its own"
+    assert on["push"]["branches"] == ["main"]
+    group = workflow["concurrency"]["group"]
+    assert "github.event.pull_request.number" in group and workflow["concurrency"]["cancel-in-progress"] is True
+
+
+GPU_PROPERTIES = {f.__name__: f for f in [
+    gate_exists_and_the_gpu_job_depends_on_it, a_pull_request_reaches_the_gpu_only_once_approved,
+    pushes_and_manual_runs_need_no_approval, the_gpu_job_checks_out_the_approved_sha, the_gpu_job_reads_contents_only,
+    the_gpu_job_holds_no_secret_and_no_token, no_cache_on_the_runner, every_job_has_a_timeout,
+    no_checkout_keeps_credentials, the_events_are_unprivileged_and_a_new_push_cancels_the_older_run]}
+
+
+def _set(path: str, value: Any) -> Any:
+    """A change to the workflow: set (or, with value None, delete) the key at a /-separated path."""
+    def change(workflow: dict[str, Any]) -> None:
+        *parents, last = path.split("/")
+        node: Any = workflow
+        for key in parents:
+            node = node[int(key)] if isinstance(node, list) else node[key]
+        if value is None:
+            del node[last]
+        else:
+            node[last] = value
+    return change
+
+
+def _checkout_with(key: str, value: Any) -> Any:
+    def change(workflow: dict[str, Any]) -> None:
+        [checkout] = gpu_checkouts(workflow)
+        if value is None:
+            del checkout["with"][key]
+        else:
+            checkout["with"][key] = value
+    return change
+
+
+def _add_step(job_id: str, new: dict[str, Any]) -> Any:
+    return lambda workflow: workflow["jobs"][job_id]["steps"].insert(0, new)
+
+
+BREAKS = [
+    ("gate_exists_and_the_gpu_job_depends_on_it", "no environment on the approval job",
+     _set("jobs/approval/environment", None)),
+    ("gate_exists_and_the_gpu_job_depends_on_it", "the GPU job does not need the approval",
+     _set("jobs/check/needs", "affected")),
+    ("gate_exists_and_the_gpu_job_depends_on_it", "the environment on the GPU job instead",
+     _set("jobs/check/environment", APPROVAL_ENVIRONMENT)),
+    ("gate_exists_and_the_gpu_job_depends_on_it", "the approval job checks out the pull request",
+     _add_step("approval", {"uses": "actions/checkout@v4", "with": {"persist-credentials": False}})),
+    ("a_pull_request_reaches_the_gpu_only_once_approved", "the GPU job runs whatever the approval's result",
+     _set("jobs/check/if", "!cancelled() && needs.affected.outputs.classes != '[]'")),
+    ("a_pull_request_reaches_the_gpu_only_once_approved", "the approval job only on pushes",
+     _set("jobs/approval/if", "github.event_name == 'push'")),
+    ("pushes_and_manual_runs_need_no_approval", "no status function: a skipped approval skips the GPU job",
+     _set("jobs/check/if", "needs.approval.result == 'success' || github.event_name != 'pull_request'")),
+    ("pushes_and_manual_runs_need_no_approval", "approval asked on every event",
+     _set("jobs/approval/if", "needs.affected.outputs.classes != '[]'")),
+    ("the_gpu_job_checks_out_the_approved_sha", "checkout's default (the merge commit)", _checkout_with("ref", None)),
+    ("the_gpu_job_checks_out_the_approved_sha", "the pull request's branch",
+     _checkout_with("ref", "${{ github.ref }}")),
+    ("the_gpu_job_reads_contents_only", "write access on the GPU job",
+     _set("jobs/check/permissions", {"contents": "write"})),
+    ("the_gpu_job_reads_contents_only", "a write token on the approval job",
+     _set("jobs/approval/permissions/pull-requests", "write")),
+    ("the_gpu_job_reads_contents_only", "default token permissions", _set("permissions", None)),
+    ("the_gpu_job_holds_no_secret_and_no_token", "a secret in the GPU job",
+     _set("jobs/check/env/HF_TOKEN", "${{ secrets.HF_TOKEN }}")),
+    ("the_gpu_job_holds_no_secret_and_no_token", "the job's token in the GPU job",
+     _set("jobs/check/env/GH_TOKEN", "${{ github.token }}")),
+    ("no_cache_on_the_runner", "actions/cache on the runner",
+     _add_step("check", {"uses": "actions/cache@v4", "with": {"path": "~/.cache/pip", "key": "pip"}})),
+    ("no_cache_on_the_runner", "pip's cache kept", _set("jobs/check/env/PIP_NO_CACHE_DIR", None)),
+    ("no_cache_on_the_runner", "setup-python's cache",
+     _add_step("check", {"uses": "actions/setup-python@v5", "with": {"cache": "pip"}})),
+    ("every_job_has_a_timeout", "no timeout on the GPU job", _set("jobs/check/timeout-minutes", None)),
+    ("no_checkout_keeps_credentials", "the GPU checkout keeps its credentials",
+     _checkout_with("persist-credentials", True)),
+    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "pull_request_target",
+     _set("on/pull_request_target", {})),
+    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "a label event",
+     _set("on/pull_request/types", ["labeled"])),
+    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "an older run goes on",
+     _set("concurrency/cancel-in-progress", False)),
+]
+
+
+def gpu_workflow() -> dict[str, Any]:
+    workflow = load("gpu-conformance.yml")
+    if True in workflow:  # YAML 1.1 reads the bare key `on` as True; the changes above name it "on"
+        workflow["on"] = workflow.pop(True)
+    return workflow
+
+
+@pytest.mark.parametrize("name", GPU_PROPERTIES)
+def test_gpu_workflow_property(name: str) -> None:
+    GPU_PROPERTIES[name](gpu_workflow())
+
+
+@pytest.mark.parametrize("name,change", [(name, change) for name, _, change in BREAKS],
+                         ids=[f"{name}: {what}" for name, what, _ in BREAKS])
+def test_each_gpu_property_refuses_a_workflow_that_breaks_it(name: str, change: Any) -> None:
+    workflow = copy.deepcopy(gpu_workflow())
+    change(workflow)
+    with pytest.raises(AssertionError):
+        GPU_PROPERTIES[name](workflow)
+
+
+def test_every_gpu_property_has_a_workflow_that_breaks_it() -> None:
+    assert {name for name, _, _ in BREAKS} == set(GPU_PROPERTIES)
+
+
+def test_the_expression_reader_follows_github() -> None:
+    values = {"a": "x", "e": "", "n.r": "success", "cancelled()": False}
+    assert evaluate("${{ e || a }}", values) == "x" and evaluate("a && e", values) == ""
+    assert evaluate("!cancelled() && n.r == 'SUCCESS'", values) is True  # strings compare without case
+    assert evaluate("a == 'y' && e || 'z'", values) == "z"  # && before ||
+    assert evaluate("!(a == 'x') || n.r != 'success'", values) is False
+    assert evaluate("'it''s'", values) == "it's"
+    with pytest.raises(KeyError):
+        evaluate("github.unset == 'x'", values)
+
+
+APPROVALS = {
+    "an approval": [{"state": "approved", "comment": "", "user": {"login": "maintainer"},
+                     "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}]}],
+    "no review": [],
+    "a rejection": [{"state": "rejected", "comment": "no", "user": {"login": "maintainer"},
+                     "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}]}],
+    "another environment": [{"state": "approved", "comment": "", "user": {"login": "maintainer"},
+                             "environments": [{"id": 2, "name": "pypi"}]}],
+}
+
+
+@pytest.mark.parametrize("history,head,passes", [("an approval", HEAD, True), ("no review", HEAD, False),
+                                                 ("a rejection", HEAD, False), ("another environment", HEAD, False),
+                                                 ("an approval", PUSHED, False)])
+def test_the_approval_step_passes_on_only_an_approved_unchanged_head(tmp_path: Path, history: str, head: str,
+                                                                     passes: bool) -> None:
+    """The approval job's step, run as written against a stand-in `gh` that answers the two API calls."""
+    require("jq")
+    s = step(gpu_workflow()["jobs"]["approval"],
+             "A maintainer approved this run and its commit is still the pull request's head")
+    bin_dir, runner_temp, output = tmp_path / "bin", tmp_path / "runner", tmp_path / "github_output"
+    bin_dir.mkdir()
+    runner_temp.mkdir()
+    (tmp_path / "approvals.json").write_text(json.dumps(APPROVALS[history]), encoding="utf-8")
+    (tmp_path / "pull.json").write_text(json.dumps({"number": 7, "head": {"sha": head}}), encoding="utf-8")
+    gh = bin_dir / "gh"
+    gh.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path}/gh.log"\ncase "$2" in\n'
+                  f'  */actions/runs/42/approvals) cat "{tmp_path}/approvals.json" ;;\n'
+                  f'  */pulls/7) cat "{tmp_path}/pull.json" ;;\n'
+                  '  *) echo "unexpected gh call: $*" >&2; exit 2 ;;\nesac\n', encoding="utf-8")
+    gh.chmod(0o755)
+    context = event_context("pull_request")
+    env = {k: str(evaluate(v, context)) if "${{" in v else v for k, v in s["env"].items()}
+    env.update(GITHUB_REPOSITORY="neurobrix/neurobrix", GITHUB_RUN_ID="42", RUNNER_TEMP=str(runner_temp),
+               GITHUB_OUTPUT=str(output))
+    result = run_step(s["run"], tmp_path, env, bin_dir)
+    log = result.stdout + result.stderr
+    assert (result.returncode == 0) == passes, log
+    assert (output.read_text(encoding="utf-8") if output.exists() else "") == (f"sha={HEAD}\n" if passes else "")
+    calls = (tmp_path / "gh.log").read_text(encoding="utf-8").splitlines()
+    assert calls[0] == "api repos/neurobrix/neurobrix/actions/runs/42/approvals"
+    if passes:
+        assert f"{HEAD} approved by maintainer" in log
+    elif history != "an approval":
+        assert f"no approval of environment {APPROVAL_ENVIRONMENT}" in log and len(calls) == 1
+    else:
+        assert f"the pull request's head is now {PUSHED}" in log and calls[1] == "api repos/neurobrix/neurobrix/pulls/7"
 
 
 # --- python -m conformance affected -----------------------------------------------------------------------
