@@ -816,8 +816,8 @@ def test_the_approval_step_passes_on_only_an_approved_unchanged_head(tmp_path: P
 
 def shipped_gpu_classes(with_tables: bool = False) -> list[str]:
     loaded = tables.load(REPO / "tables")
-    return sorted(c for c, k in loaded.kernels.items()
-                  if loaded.classes[c].match.backend != "interpreter" and (k or not with_tables))
+    return sorted(c for c in loaded.classes
+                  if loaded.classes[c].match.backend != "interpreter" and (loaded.kernels(c) or not with_tables))
 
 
 def run_affected(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
@@ -833,13 +833,13 @@ def test_a_change_to_a_class_folder_affects_that_class(capsys: pytest.CaptureFix
 
 
 def test_a_kernel_change_affects_every_gpu_class_with_tables(capsys: pytest.CaptureFixture[str]) -> None:
-    for path in ["neurobrix/ops/linear.py", "neurobrix/kernels.py", "neurobrix/tables.py", "neurobrix/schema.py",
-                 "conformance/bounds.py", "./neurobrix/ops/attention.py"]:
+    for path in ["neurobrix/ops/linear.py", "neurobrix/buckets.py", "neurobrix/dtypes.py", "neurobrix/tables.py",
+                 "neurobrix/schema.py", "conformance/bounds.py", "./neurobrix/ops/attention.py"]:
         code, classes, _ = run_affected(capsys, path)
         assert (code, classes) == (0, shipped_gpu_classes(with_tables=True)), path
 
 
-@pytest.mark.parametrize("paths", [["README.md"], ["tables/TRACKED.yaml"], ["tables/interpreter/linear.yaml"],
+@pytest.mark.parametrize("paths", [["README.md"], ["tables/TRACKED.yaml"], ["tables/interpreter/linear.json"],
                                    ["neurobrix/model.py", "gate/cli.py", "tests/test_ops.py"],
                                    ["tables/gone-gpu/linear.yaml"], [".github/workflows/ci.yml"]])
 def test_changes_that_affect_no_gpu_class(capsys: pytest.CaptureFixture[str], paths: list[str]) -> None:
@@ -862,18 +862,20 @@ def tables_copy(tmp_path: Path) -> Path:
     h200 = (REPO / "tables" / "nvidia-h200" / "class.yaml").read_text(encoding="utf-8")
     (new / "class.yaml").write_text(h200.replace("nvidia-h200", "nvidia-b200").replace("NVIDIA H200", "NVIDIA B200")
                                     .replace("[9, 0]", "[10, 0]").replace("132", "148"), encoding="utf-8")
-    table = (REPO / "tables" / "interpreter" / "rms_norm.yaml").read_text(encoding="utf-8")
-    (new / "rms_norm.yaml").write_text(table.replace("class: interpreter", "class: nvidia-b200"), encoding="utf-8")
+    for name in ("rms_norm.json", "rms_norm.proofs.yaml"):
+        table = (REPO / "tables" / "interpreter" / name).read_text(encoding="utf-8")
+        (new / name).write_text(table.replace("class: interpreter", "class: nvidia-b200")
+                                .replace('"class": "interpreter"', '"class": "nvidia-b200"'), encoding="utf-8")
     retrack(root)
     return root
 
 
 def test_a_new_class_folder_runs_on_its_own_runner(capsys: pytest.CaptureFixture[str], tables_copy: Path) -> None:
     tables_arg = f"--tables={tables_copy}"
-    new_class = ["tables/nvidia-b200/class.yaml", "tables/nvidia-b200/rms_norm.yaml", "tables/TRACKED.yaml"]
+    new_class = ["tables/nvidia-b200/class.yaml", "tables/nvidia-b200/rms_norm.json", "tables/TRACKED.yaml"]
     assert run_affected(capsys, tables_arg, *new_class)[:2] == (0, ["nvidia-b200"])
     # a kernel change: the classes with kernel tables (nvidia-h200 once it has some), never the interpreter
-    h200_tables = [f for f in (tables_copy / "nvidia-h200").glob("*.yaml") if f.name != "class.yaml"]
+    h200_tables = list((tables_copy / "nvidia-h200").glob("*.json"))
     with_tables = ["nvidia-b200"] + (["nvidia-h200"] if h200_tables else [])
     assert run_affected(capsys, tables_arg, "neurobrix/ops/rms_norm.py")[:2] == (0, with_tables)
     both = run_affected(capsys, tables_arg, "conformance/check.py", "tables/nvidia-h200/class.yaml")
