@@ -3,30 +3,60 @@ coverage, the certify tool end to end on a small subset, and every bad input ref
 
 from __future__ import annotations
 
+import contextlib
+import dataclasses
+import json
+import os
 import shutil
+
 import pytest
 import yaml
 
 from conformance import candidates, catalogue, check
 from conformance.__main__ import main as conformance_main
 from conformance.certify import plan
-from conformance.scratch import tables_at
 from conformance.track import out_of_sync
 from conftest import REPO, retrack
-from neurobrix import tables
-from neurobrix.kernels import KERNELS
+from neurobrix import ops, tables
+from neurobrix.ops import SPECS
 
 
 def classes_with_tables() -> list[str]:
     loaded = tables.load(REPO / "tables")
-    return sorted(c for c, k in loaded.kernels.items() if k)
+    return sorted(c for c in loaded.classes if loaded.kernels(c))
+
+
+@contextlib.contextmanager
+def tables_at(root):
+    """Select a tables folder for the engine (and check) the way a contributor does: NEUROBRIX_TABLES."""
+    before = os.environ.get(tables.ENV_VAR)
+    os.environ[tables.ENV_VAR] = str(root)
+    try:
+        yield
+    finally:
+        if before is None:
+            os.environ.pop(tables.ENV_VAR, None)
+        else:
+            os.environ[tables.ENV_VAR] = before
+
+
+def only_candidates(monkeypatch, kernel, configs):
+    """The op's candidate space replaced by ``configs`` (its spec is the one place that declares it)."""
+    monkeypatch.setitem(ops.SPECS, kernel, dataclasses.replace(ops.SPECS[kernel], candidates=lambda d, i: configs))
+
+
+def remove_tables(root, *kernels):
+    for kernel in kernels:
+        tables.index_path(root, "interpreter", kernel).unlink()
+        tables.proofs_path(root, "interpreter", kernel).unlink()
+    retrack(root)
 
 
 def test_the_interpreter_class_passes_its_conformance_check():
     """The shipped interpreter tables, every entry and dtype, Hypothesis `ci` profile (what CI runs)."""
     report = check.check_class("interpreter", None, None, None, "ci")
     assert report.passed, check.render(report)
-    assert {r.kernel for r in report.results} == set(KERNELS)
+    assert {r.kernel for r in report.results} == set(SPECS)
     assert {r.dtype for r in report.results} == {"fp32", "fp16"}
     assert all(r.examples >= 10 for r in report.results)
 
@@ -45,7 +75,7 @@ def covering_entry(table, dtype, ranges):
 @pytest.mark.parametrize("gpu_class", classes_with_tables())
 def test_every_certified_class_covers_the_whole_catalogue(gpu_class):
     loaded = tables.load(REPO / "tables")
-    have = loaded.kernels[gpu_class]
+    have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
     dtypes = sorted({d for t in have.values() for e in t.entries for d in e.domain.dtypes})
     missing = []
     for kernel, domains in catalogue.required_domains().items():
@@ -96,9 +126,7 @@ def tables_copy(tmp_path):
 
 
 def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
-    for name in ("silu_mul.yaml", "rms_norm.yaml"):
-        (tables_copy / "interpreter" / name).unlink()
-    retrack(tables_copy)
+    remove_tables(tables_copy, "silu_mul", "rms_norm")
     args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes", "fp16",
             "--examples", "4", "--tables", str(tables_copy)]
     assert conformance_main([*args, "--max-minutes", "0"]) == 3  # stopped at once, nothing done, resumable
@@ -106,7 +134,7 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     out = capsys.readouterr().out
     assert "certified 2 entries" in out and "PASSED" in out
     assert out_of_sync(tables_copy) == []
-    written = yaml.safe_load((tables_copy / "interpreter" / "silu_mul.yaml").read_text())
+    written = yaml.safe_load((tables_copy / "interpreter" / "silu_mul.proofs.yaml").read_text())
     (entry,) = written["entries"]
     assert entry["domain"] == {"dtypes": ["fp16"], "M": [1, None], "I": [1, None]}
     proof = entry["proof"]
@@ -117,7 +145,10 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     (parsed,) = table_of(tables_copy, "silu_mul").entries
     assert {tuple(sorted(r.config.items())) for r in parsed.proof.rejected} | {tuple(sorted(parsed.config.items()))} \
         == {tuple(sorted(c.items())) for c in candidates.space("silu_mul", {}, True)}
-    assert written["format"] == 2
+    assert written["format"] == 3
+    index = json.loads((tables_copy / "interpreter" / "silu_mul.json").read_text())
+    assert index["entries"] == [{"domain": entry["domain"], "config": entry["config"]}]
+    assert index["key"] == [["M", "pow2"], ["I", "exact"]] and index["stack"]["triton"] == written["provenance"]["triton"]
     assert written["provenance"]["command"].startswith("python -m conformance certify --class interpreter")
     # --only-missing again: nothing left to do
     assert conformance_main([*args, "--only-missing", "--no-check"]) == 0
@@ -127,9 +158,8 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
 def test_a_candidate_that_fails_to_compile_is_rejected_not_fatal(tables_copy, monkeypatch):
     good = candidates.space("silu_mul", {}, True)[0]
     broken = {**good, "BLOCK_I": 3}  # tl.arange needs a power of two: the compiler refuses
-    monkeypatch.setitem(candidates._INTERPRETER, "silu_mul", [broken, good])
-    (tables_copy / "interpreter" / "silu_mul.yaml").unlink()
-    retrack(tables_copy)
+    only_candidates(monkeypatch, "silu_mul", [broken, good])
+    remove_tables(tables_copy, "silu_mul")
     assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
                              "--examples", "3", "--no-check", "--tables", str(tables_copy)]) == 0
     (entry,) = table_of(tables_copy, "silu_mul").entries
@@ -159,12 +189,24 @@ def test_check_refuses_another_class_a_class_without_tables_an_unknown_kernel(tm
 
 
 def test_check_refuses_a_tampered_table_naming_it(tables_copy, capsys):
-    path = tables_copy / "interpreter" / "rotary.yaml"
-    path.write_text(path.read_text().replace("BLOCK_H: 16", "BLOCK_H: 32"))
+    path = tables_copy / "interpreter" / "rotary.json"
+    path.write_text(path.read_text().replace('"BLOCK_H": 16', '"BLOCK_H": 32'))
     with tables_at(tables_copy):
         assert conformance_main(["check", "--class", "interpreter", "--kernel", "rotary"]) == 3
     err = capsys.readouterr().err
-    assert "interpreter/rotary.yaml" in err and ("sha256 differs" in err or "size" in err)
+    assert "interpreter/rotary.json" in err and ("sha256 differs" in err or "size" in err)
+
+
+def test_check_refuses_an_entry_the_index_lookup_would_not_find(tmp_path):
+    """check runs each entry's setting on its own; the door run uses (the index's lookup by bucket) must lead
+    to that very entry, or the entry fails."""
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    wide = Setting(Domain(("fp32",), (("M", 1, None), ("I", 1, None))), {"BLOCK_M": 8})
+    index = SettingsIndex("silu_mul", "interpreter", ("M", "I"), ("pow2", "exact"), {}, (wide,), "x.json")
+    assert check.lookup_problem(index, wide, "fp32") is None
+    stranger = Setting(Domain(("fp32",), (("M", 2, 2), ("I", 3, 3))), {"BLOCK_M": 4})
+    assert "finds entry fp32 M=1.., I=1.." in check.lookup_problem(index, stranger, "fp32")
 
 
 def test_a_failing_entry_is_reported_with_a_shrunk_example(tables_copy, monkeypatch):
@@ -174,8 +216,8 @@ def test_a_failing_entry_is_reported_with_a_shrunk_example(tables_copy, monkeypa
 
     real = harness.run_kernel
 
-    def off_by_one(case):
-        outputs = real(case)
+    def off_by_one(case, config):
+        outputs = real(case, config)
         if case.kernel == "silu_mul" and case.shape["I"] > 1:
             outputs[0][:, -1] = 0
         return outputs
@@ -189,31 +231,39 @@ def test_a_failing_entry_is_reported_with_a_shrunk_example(tables_copy, monkeypa
 
 
 def test_plan_for_the_interpreter_is_every_shape():
-    tasks = plan("interpreter", list(KERNELS), ["fp32"])
+    tasks = plan("interpreter", list(SPECS), ["fp32"])
     assert all(hi is None for t in tasks for _, lo, hi in t.ranges if not (t.kernel == "linear" and _ == "M"))
     assert len([t for t in tasks if t.kernel == "linear"]) == 2
 
 
-def test_sweep_runs_every_kernel(capsys):
+def test_sweep_runs_every_kernel(capsys, monkeypatch):
     from conformance import sweep
+    from conformance.specs import RECORDS
 
-    monkey = {k: {d: (lo, min(hi, 24)) for d, (lo, hi) in v.items()} for k, v in sweep.DOMAINS.items()}
-    original = sweep.DOMAINS
-    sweep.DOMAINS = monkey
-    try:
-        rows = sweep.sweep(["fp16"], 2, "ci", REPO / "tables", ["silu_mul", "rms_norm"])
-    finally:
-        sweep.DOMAINS = original
+    for kernel in ("silu_mul", "rms_norm"):
+        small = {d: (lo, min(hi, 24)) for d, (lo, hi) in RECORDS[kernel].sweep.items()}
+        monkeypatch.setitem(sweep.RECORDS, kernel, dataclasses.replace(RECORDS[kernel], sweep=small))
+    rows = sweep.sweep(["fp16"], 2, "ci", REPO / "tables", ["silu_mul", "rms_norm"])
     assert [r["kernel"] for r in rows] == ["rms_norm", "silu_mul"] and all(r["passed"] for r in rows)
 
 
-def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tables_copy, capsys):
-    table = tables_copy / "interpreter" / "silu_mul.yaml"
-    data = yaml.safe_load(table.read_text())
-    first = dict(data["provenance"])
-    data["entries"] = [e for e in data["entries"] if e["domain"]["dtypes"] != ["fp16"]]  # leave fp16 to do
+def drop_fp16(root, kernel, **provenance):
+    """Remove the fp16 entries of a kernel's index and proofs (certify has them to do again)."""
+    table, index = tables.proofs_path(root, "interpreter", kernel), tables.index_path(root, "interpreter", kernel)
+    data, entries = yaml.safe_load(table.read_text()), json.loads(index.read_text())
+    data["provenance"].update(provenance)
+    entries["stack"].update({k: v for k, v in provenance.items() if k in entries["stack"]})
+    for body in (data, entries):
+        body["entries"] = [e for e in body["entries"] if e["domain"]["dtypes"] != ["fp16"]]
     table.write_text(yaml.safe_dump(data, sort_keys=False))
-    retrack(tables_copy)
+    index.write_text(json.dumps(entries))
+    retrack(root)
+    return data
+
+
+def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tables_copy, capsys):
+    table = tables_copy / "interpreter" / "silu_mul.proofs.yaml"
+    first = dict(drop_fp16(tables_copy, "silu_mul")["provenance"])  # leave fp16 to do
     args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp16", "--examples", "3",
             "--only-missing", "--no-check", "--tables", str(tables_copy)]
     assert conformance_main(args) == 0
@@ -221,20 +271,14 @@ def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tabl
     assert {k: prov[k] for k in first} == first  # the first run's facts are kept
     assert prov["resumed"][0]["command"].startswith("python -m conformance certify --class interpreter")
     # a table certified with another triton: adding to it is refused before any work
-    data = yaml.safe_load(table.read_text())
-    data["provenance"]["triton"] = "0.0.0"
-    data["entries"] = [e for e in data["entries"] if e["domain"]["dtypes"] != ["fp16"]]
-    table.write_text(yaml.safe_dump(data, sort_keys=False))
-    retrack(tables_copy)
+    drop_fp16(tables_copy, "silu_mul", triton="0.0.0")
     assert conformance_main(args) == 2
     assert "certified on another stack (triton: table '0.0.0'" in capsys.readouterr().err
 
 
 def test_certify_and_check_spread_over_worker_processes(tables_copy, capsys):
     """--jobs 2: screening and proofs in two processes, timing in a third alone; same tables format."""
-    for name in ("silu_mul.yaml", "rms_norm.yaml"):
-        (tables_copy / "interpreter" / name).unlink()
-    retrack(tables_copy)
+    remove_tables(tables_copy, "silu_mul", "rms_norm")
     assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
                              "fp16", "--examples", "3", "--jobs", "2", "--tables", str(tables_copy)]) == 0
     out = capsys.readouterr().out
@@ -242,28 +286,26 @@ def test_certify_and_check_spread_over_worker_processes(tables_copy, capsys):
     assert "certified 2 entries" in out and "PASSED: 2 entry checks, 6 examples" in out
     assert out_of_sync(tables_copy) == []
     for kernel in ("silu_mul", "rms_norm"):
-        (entry,) = yaml.safe_load((tables_copy / "interpreter" / f"{kernel}.yaml").read_text())["entries"]
+        (entry,) = yaml.safe_load((tables_copy / "interpreter" / f"{kernel}.proofs.yaml").read_text())["entries"]
         assert entry["proof"]["examples"] == 3 and entry["proof"]["time_median_us"] > 0
         assert len(entry["proof"]["rejected"]) == entry["proof"]["candidates_tried"] - 1
 
 
-def test_reformat_rewrites_format_1_tables_unchanged_in_substance(tables_copy, capsys):
-    table = tables_copy / "interpreter" / "linear.yaml"
+def test_reformat_splits_format_2_tables_unchanged_in_substance(tables_copy, capsys):
+    """A format-2 table (settings and proofs in one <kernel>.yaml) becomes an index and its proofs, holding
+    the same entries, configs, proofs and provenance; the old file goes."""
     before = table_of(tables_copy, "linear")
-    data = yaml.safe_load(table.read_text())
-    data["format"] = 1
-    for entry, parsed in zip(data["entries"], before.entries):
-        entry["proof"]["rejected"] = [{"config": dict(r.config), "reason": r.reason, "detail": r.detail}
-                                      for r in parsed.proof.rejected]
-    table.write_text(yaml.safe_dump(data, sort_keys=False))
+    old = yaml.safe_load(tables.proofs_path(tables_copy, "interpreter", "linear").read_text())
+    old.update(format=2, key=["M", "N", "K"])
+    remove_tables(tables_copy, "linear")
+    (tables_copy / "interpreter" / "linear.yaml").write_text(yaml.safe_dump(old, sort_keys=False))
     retrack(tables_copy)
-    assert table_of(tables_copy, "linear").entries == before.entries  # format 1 is still read
     assert conformance_main(["reformat", "--class", "interpreter", "--tables", str(tables_copy)]) == 0
     assert "rewrote" in capsys.readouterr().out
     after = table_of(tables_copy, "linear")
-    assert yaml.safe_load(table.read_text())["format"] == 2
     assert after.entries == before.entries and after.provenance == before.provenance
-    assert out_of_sync(tables_copy) == []
+    assert not (tables_copy / "interpreter" / "linear.yaml").exists()
+    assert out_of_sync(tables_copy) == [] and not tables.verify_all(tables.load(tables_copy))
     assert conformance_main(["reformat", "--class", "nvidia-b200", "--tables", str(tables_copy)]) == 2
 
 
@@ -308,15 +350,13 @@ def test_where_refuses_a_dimension_no_kernel_has(capsys):
 def test_a_task_that_crashes_is_reported_and_the_others_are_written(tables_copy, monkeypatch, capsys):
     from conformance import certify
 
-    for name in ("silu_mul.yaml", "rms_norm.yaml"):
-        (tables_copy / "interpreter" / name).unlink()
-    retrack(tables_copy)
+    remove_tables(tables_copy, "silu_mul", "rms_norm")
     real = certify.screen_task
 
-    def screen_task(class_yaml, task, seed):
+    def screen_task(class_id, task, seed):
         if task.kernel == "rms_norm":
             raise RuntimeError("CUDA error: an illegal memory access was encountered")
-        return real(class_yaml, task, seed)
+        return real(class_id, task, seed)
 
     monkeypatch.setattr(certify, "screen_task", screen_task)
     assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
@@ -324,8 +364,8 @@ def test_a_task_that_crashes_is_reported_and_the_others_are_written(tables_copy,
     err = capsys.readouterr().err
     assert "1 task(s) could not be certified (1 entries were written" in err
     assert "rms_norm fp16" in err and "illegal memory access" in err
-    assert (tables_copy / "interpreter" / "silu_mul.yaml").is_file()
-    assert not (tables_copy / "interpreter" / "rms_norm.yaml").exists()
+    assert (tables_copy / "interpreter" / "silu_mul.json").is_file()
+    assert not (tables_copy / "interpreter" / "rms_norm.json").exists()
     assert out_of_sync(tables_copy) == []
 
 
@@ -350,11 +390,11 @@ def starving(monkeypatch, times):
 
     real, calls = check.run_kernel, {"n": 0}
 
-    def run(case):
+    def run(case, config):
         calls["n"] += 1
         if calls["n"] <= times:
             raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
-        return real(case)
+        return real(case, config)
 
     monkeypatch.setattr(check, "run_kernel", run)
     return calls
@@ -422,20 +462,18 @@ def test_an_out_of_memory_candidate_fails_the_task_and_is_not_rejected(monkeypat
     (task,) = [t for t in plan("interpreter", ["silu_mul"], ["fp32"])]
     config = candidates.space("silu_mul", {}, True)[0]
 
-    def starved(case):
+    def starved(case, config):
         raise torch.OutOfMemoryError("CUDA out of memory")
 
     monkeypatch.setattr(certify, "run_kernel", starved)
     cases = certify.screening_cases(task, 0)
     with pytest.raises(torch.OutOfMemoryError):
-        certify.screen(REPO / "tables" / "interpreter" / "class.yaml", task, config, cases)
+        certify.screen(task, config, cases)
 
 
 def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(tables_copy, tmp_path, capsys):
     """--resume carries the passed entries of an earlier report over and checks the rest; a report of other
     tables (or another profile or number of examples) is refused, naming what differs."""
-    import json
-
     first = tmp_path / "first.json"
     with tables_at(tables_copy):
         assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "rms_norm", "--profile",
@@ -460,7 +498,7 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
         assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
                                  "--examples", "3", "--resume", str(broken)]) == 2
         assert "an entry without its kernel, dtype, domain or config" in capsys.readouterr().err
-    path = tables_copy / "interpreter" / "silu_mul.yaml"
+    path = tables_copy / "interpreter" / "silu_mul.proofs.yaml"
     path.write_text(path.read_text().replace("worst_error_ratio: 0.", "worst_error_ratio: 0.0"))
     retrack(tables_copy)
     with tables_at(tables_copy):
