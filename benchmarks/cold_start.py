@@ -30,29 +30,27 @@ def autotune_cost(cfg, prompt: int, class_id: str, dtype: str = "bf16", device: 
     import torch
     import triton.testing
 
-    from conformance import candidates, scratch
+    from conformance import candidates
     from conformance.catalogue import bucket
-    from conformance.harness import TORCH_DTYPES, Values, build
-    from neurobrix import ops, tables
+    from conformance.harness import Values, build
+    from neurobrix.dtypes import torch_dtype
+    from neurobrix.ops import SPECS
     from neurobrix.plan import forward_calls
 
-    class_yaml = tables.load().location.root / class_id / tables.CLASS_NAME
     timed = 0
-    for kernel, shape in sorted(forward_calls(cfg, 1, prompt, prompt + 256, prefill=True)):
-        shape = dict(shape)
-        domain = {d: (lo, hi) for d, lo, hi in bucket(kernel, shape)[1]}
+    for kernel, _, key in sorted(forward_calls(cfg, 1, prompt, prompt + 256, prefill=True, dtype=dtype)):
+        shape = dict(zip(SPECS[kernel].key, key))
+        domain = {d: (lo, hi) for d, lo, hi in bucket(kernel, key)[1]}
         space, _ = candidates.prune(kernel, candidates.space(kernel, domain, False), class_id, shape,
-                                    TORCH_DTYPES[dtype].itemsize)
+                                    torch_dtype(dtype).itemsize)
         case = build(kernel, dtype, shape, Values(dtype, device, 0))
-        op = getattr(ops.TRITON, kernel)
         for config in space:
-            with scratch.candidate(class_yaml, kernel, dtype, config):
-                try:
-                    triton.testing.do_bench(lambda: op(**case.args), warmup=25, rep=100)
-                    timed += 1
-                except Exception:  # autotune skips a config that cannot run, after paying for it
-                    if torch.cuda.is_available():
-                        torch.cuda.synchronize()
+            try:
+                triton.testing.do_bench(lambda: SPECS[kernel].launch(**case.args, config=config), warmup=25, rep=100)
+                timed += 1
+            except Exception:  # autotune skips a config that cannot run, after paying for it
+                if torch.cuda.is_available():
+                    torch.cuda.synchronize()
     return timed
 
 
@@ -64,15 +62,13 @@ def child(model: str, prompt: int, autotune: bool = False) -> None:
     from neurobrix.generate import Sampling, sample
     from neurobrix.gpu import detect_class
     from neurobrix.model import Transformer
-    from neurobrix.ops import backend
-    from neurobrix.plan import generation_calls, preflight
+    from neurobrix.run import certified_ops
 
     cfg = load()[0][model]
-    preflight(generation_calls(cfg, 1, prompt, prompt + 256), "bf16", detect_class().id)
+    ops = certified_ops(cfg, detect_class().id, "bf16", 1, prompt, prompt + 256)
     if autotune:
         print(f"autotuned {autotune_cost(cfg, prompt, detect_class().id)} candidate timings", flush=True)
-    model_ = Transformer(cfg, random_weights(cfg, torch.bfloat16, torch.device("cuda")), backend("triton"), 1,
-                         prompt + 256)
+    model_ = Transformer(cfg, random_weights(cfg, torch.bfloat16, torch.device("cuda")), ops, 1, prompt + 256)
     tokens = torch.randint(0, cfg.vocab_size, (1, prompt), device="cuda")
     with torch.inference_mode():
         token = sample(model_.forward(tokens, torch.arange(prompt, device="cuda")[None], None), Sampling(), None)

@@ -25,8 +25,8 @@ from conformance.catalogue import load
 from neurobrix.generate import Sampling, generate_batch
 from neurobrix.gpu import detect_class
 from neurobrix.model import Layer, Transformer, Weights
-from neurobrix.ops import backend
-from neurobrix.plan import generation_calls, preflight
+from neurobrix.ops import TORCH
+from neurobrix.run import certified_ops
 
 
 def random_weights(cfg, dtype, device, seed=0) -> Weights:
@@ -53,11 +53,10 @@ def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: in
     (decode speed), then the prompt PREFILL_REPEATS times more to the first token (the median is the TTFT)."""
     batch, seq = len(prompts), len(prompts[0])
     capacity = seq + new
-    if bk == "triton":
-        preflight(generation_calls(cfg, batch, seq, capacity), "bf16", detect_class().id)
-    model = Transformer(cfg, weights, backend(bk), batch=batch, capacity=capacity)
+    ops = certified_ops(cfg, detect_class().id, "bf16", batch, seq, capacity) if bk == "triton" else TORCH
+    model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True)  # compile, warm up
-    model = Transformer(cfg, weights, backend(bk), batch=batch, capacity=capacity)
+    model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     torch.cuda.synchronize()
     start = time.perf_counter()
     outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)

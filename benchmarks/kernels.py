@@ -13,6 +13,7 @@ run; then geomeans per kernel and for linear at decode rows (M <= 16) and prefil
 from __future__ import annotations
 
 import argparse
+import functools
 import json
 import math
 
@@ -60,16 +61,17 @@ def main() -> None:
     peak = copy_bandwidth()
     print(f"class {gpu_class}; copy bandwidth {peak / 1e12:.2f} TB/s", flush=True)
     rows = []
-    for kernel, table in sorted(loaded.kernels[gpu_class].items()):
+    for kernel in loaded.kernels(gpu_class):
         if args.kernels and kernel not in args.kernels:
             continue
+        table = loaded.index(gpu_class, kernel)
         for entry in table.entries:
             if deadline is not None and time.monotonic() > deadline:
                 break
             for dtype in (d for d in entry.domain.dtypes if d in args.dtypes):
                 task = Task(kernel, dtype, entry.domain.ranges)
                 sets = timing_sets(task, seed=7)
-                ours = bench(getattr(ops.TRITON, kernel), sets)
+                ours = bench(functools.partial(ops.SPECS[kernel].launch, config=entry.config), sets)
                 theirs = bench(getattr(ops.TORCH, kernel), sets)
                 row = {"kernel": kernel, "dtype": dtype, "shape": sets[0].shape, "triton_us": round(ours, 2),
                        "torch_us": round(theirs, 2), "torch_over_triton": round(theirs / ours, 3)}
