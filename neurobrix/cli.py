@@ -182,7 +182,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
     run.add_argument("--prompt", required=True, help="the prompt text")
-    run.add_argument("--max-tokens", type=int, default=256, help="most tokens to generate (default %(default)s)")
+    run.add_argument("--max-tokens", type=int, default=None,
+                     help="most tokens to generate (default 256, or what the model's context leaves after the prompt)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default), else sampling temperature")
     run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
     run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")

@@ -30,8 +30,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
     print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
-    print(f'run it with: neurobrix run --model {model.name} --prompt "Hello"')
+    print(f"run it with: {_run_command(model.name)}")
     return 0
+
+
+def _run_command(name: str) -> str:
+    """A `neurobrix run` command that works on this machine as it is: without a GPU the certified kernels run
+    in the Triton interpreter (``run`` fits the default --max-tokens to a small model's context itself)."""
+    from .gpu import interpreter_enabled
+
+    command = f'neurobrix run --model {name} --prompt "Hello"'
+    if interpreter_enabled():
+        return f"TRITON_INTERPRET=1 {command}"
+    import torch  # late: only to see whether this machine has a GPU
+
+    if torch.cuda.is_available():
+        return command
+    return (f"TRITON_INTERPRET=1 {command}\n  (no GPU here: TRITON_INTERPRET=1 runs the certified kernels in the "
+            "Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)")
 
 
 def cmd_list(args: argparse.Namespace) -> int:

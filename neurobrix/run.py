@@ -18,11 +18,14 @@ from .plan import generation_calls, preflight
 from .tokenizer import Tokenizer
 
 
+DEFAULT_MAX_TOKENS = 256
+
+
 @dataclass(frozen=True)
 class RunOptions:
     model: str
     prompt: str
-    max_tokens: int = 256
+    max_tokens: int | None = None  # None: DEFAULT_MAX_TOKENS, or what the model's context leaves (with a notice)
     sampling: Sampling = Sampling()
     backend: str = "triton"
     dtype: str | None = None   # default: bf16 on a GPU, fp32 on the CPU
@@ -40,14 +43,35 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
 
 
+def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
+    """bf16 on the interpreter class cannot be certified, so no certify command could fix it: say so."""
+    if class_id != "interpreter" or dtype != "bf16":
+        return
+    from .tables import load
+
+    dtypes = sorted({d for t in load().kernels.get(class_id, {}).values() for e in t.entries
+                     for d in e.domain.dtypes} - {"bf16"})
+    raise UsageError(
+        "--dtype bf16 cannot run on the interpreter class: the Triton interpreter computes bf16 wrongly (an "
+        "upstream bug), so no bf16 setting can be certified on it. The interpreter class is certified for "
+        f"{' and '.join(dtypes) or 'no dtype yet'}: use --dtype {dtypes[0] if dtypes else 'fp32'}"
+        f"{' or --dtype ' + dtypes[1] if len(dtypes) > 1 else ''}; bf16 runs on a GPU whose class is certified "
+        "for it"
+    )
+
+
 def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int) -> Transformer:
     """Settle the device and class, preflight every kernel call of this generation, then load (batch 1)."""
+    from .stack import require_certified_stack
+
     device, class_id = _device_and_class(backend)
     dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    _refuse_interpreter_bf16(class_id, dtype)
     cfg = stored.config()
     if class_id is not None:
+        require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
         hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch=1:1 --limit decode_batch=1:1"
                 f" --limit prompt={prompt_len}:{prompt_len} --limit capacity={capacity}:{capacity}"
                 f" --limit prefill_tokens={prompt_len}")
@@ -56,44 +80,51 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     return Transformer(cfg, weights, get_backend(backend), batch=1, capacity=capacity)
 
 
-def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
+def run(opts: RunOptions, write=sys.stdout.write, notice=None) -> Stats:
+    """Generate for ``opts``: the text goes to ``write`` (as it comes, unless ``opts.stream`` is off), notes
+    for the user to ``notice`` (default: stderr). Returns the statistics."""
     from . import store
 
+    notice = notice or (lambda message: print(message, file=sys.stderr))
     opts.sampling.validate()
-    if opts.max_tokens < 1:
+    if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = Tokenizer(stored.path)
+    if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
+        raise UsageError("the prompt is empty: without a chat template the model would run on its start token "
+                         "alone; give some text with --prompt")
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
-    capacity = len(prompt) + opts.max_tokens
-    if capacity > cfg.max_positions:
+    max_tokens = opts.max_tokens
+    if max_tokens is None:
+        max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
+        if 1 <= max_tokens < DEFAULT_MAX_TOKENS:
+            notice(f"note: generating at most {max_tokens} tokens: the model's context of {cfg.max_positions} tokens "
+                   f"leaves that many after the {len(prompt)}-token prompt (the default --max-tokens is "
+                   f"{DEFAULT_MAX_TOKENS})")
+    if len(prompt) + max(max_tokens, 1) > cfg.max_positions:
+        asked = f"--max-tokens {max_tokens}" if opts.max_tokens is not None else "one new token"
         raise UsageError(
-            f"the prompt ({len(prompt)} tokens) plus --max-tokens {opts.max_tokens} exceeds the model's context "
+            f"the prompt ({len(prompt)} tokens) plus {asked} exceeds the model's context "
             f"of {cfg.max_positions} tokens; shorten the prompt or lower --max-tokens"
         )
+    capacity = len(prompt) + max_tokens
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)
 
-    shown: list[int] = []  # tokens of the current line, decoded together (a character may span tokens)
-    printed = [""]          # the part of that line already written
+    stream = tokenizer.stream()  # what it writes, joined, is the decode of every new token
 
     def on_token(token: int) -> None:
-        shown.append(token)
-        text = tokenizer.decode(shown)
-        if text.endswith("\ufffd"):  # hold back a partial UTF-8 character
-            return
-        write(text[len(printed[0]):])
-        sys.stdout.flush()
-        if text.endswith("\n"):  # start a new line: decoding stays proportional to a line, not the text
-            shown.clear()
-            text = ""
-        printed[0] = text
+        text = stream.push(token)
+        if text:
+            write(text)
+            sys.stdout.flush()
 
-    eos = tokenizer.eos_ids(list(cfg.eos_token_ids) or None)
-    out, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos,
+    eos = tokenizer.eos_ids(cfg.eos_token_ids)
+    out, stats = generate(model, prompt, max_tokens, opts.sampling, eos,
                           on_token if opts.stream else None, use_graph=True)
-    write(tokenizer.decode(shown)[len(printed[0]):] if opts.stream else tokenizer.decode(out))
+    write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")
     return stats
