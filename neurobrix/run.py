@@ -1,13 +1,17 @@
 """`neurobrix run`: resolve a stored model, preflight every kernel call, load, generate, report.
 
-Order matters for the promises: the device and its class are settled and every kernel call the
-generation will make is checked against the tables *before* a single weight is read.
+Order matters for the promises: the device and its class are settled, the class's settings are
+checked to have been proven with this machine's torch and Triton (:mod:`neurobrix.stack`), and every
+kernel call the generation will make is checked against the tables, all *before* a single weight is
+read. The text printed, streamed or not, is exactly transformers' decode of the generated ids.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any, Callable
+
 import torch
 
 from .errors import UsageError
@@ -80,11 +84,13 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     return Transformer(cfg, weights, get_backend(backend), batch=1, capacity=capacity)
 
 
-def run(opts: RunOptions, write=sys.stdout.write, notice=None) -> Stats:
+def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
+        notice: Callable[[str], Any] | None = None) -> Stats:
     """Generate for ``opts``: the text goes to ``write`` (as it comes, unless ``opts.stream`` is off), notes
     for the user to ``notice`` (default: stderr). Returns the statistics."""
     from . import store
 
+    write = write or sys.stdout.write
     notice = notice or (lambda message: print(message, file=sys.stderr))
     opts.sampling.validate()
     if opts.max_tokens is not None and opts.max_tokens < 1:

@@ -229,3 +229,15 @@ def test_check_on_another_stack_records_the_reproof_run_accepts(tmp_path, home, 
     tables.clear_cache()
     assert not stack.verdict("interpreter").ok
     assert CONFIGS["silu_mul"][0][1]["BLOCK_I"] != 64  # the change above really was a change
+
+
+def test_the_readme_lists_each_certified_class_with_its_stack_and_install_command():
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Certified classes and their compiler stack"):]
+    found_rows = re.findall(r"^\| `([\w-]+)` \| (torch .+?) \| `(.+?)` \|$", section, re.M)
+    rows = {class_id: (said, command) for class_id, said, command in found_rows}
+    loaded = tables.load(REPO / "tables")
+    certified = {c: stack.certified_stack(c, loaded) for c, k in loaded.kernels.items() if k}
+    assert set(rows) == set(certified)
+    for class_id, found in certified.items():
+        assert rows[class_id] == (f"torch {found.torch}, Triton {found.triton}", stack.pip_command(found))
