@@ -35,19 +35,19 @@ def cmd_import(args: argparse.Namespace) -> int:
 
 
 def _run_command(name: str) -> str:
-    """A `neurobrix run` command that works on this machine as it is: without a GPU the certified kernels run
-    in the Triton interpreter (``run`` fits the default --max-tokens to a small model's context itself)."""
+    """A `neurobrix run` command that works on this machine as it is (``run`` itself fits the default
+    --max-tokens to a small model's context). Without a GPU the certified kernels run in the Triton
+    interpreter, about a token a second even for a tiny model, so the command asks for a few tokens."""
     from .gpu import interpreter_enabled
 
     command = f'neurobrix run --model {name} --prompt "Hello"'
-    if interpreter_enabled():
-        return f"TRITON_INTERPRET=1 {command}"
-    import torch  # late: only to see whether this machine has a GPU
+    if not interpreter_enabled():
+        import torch  # late: only to see whether this machine has a GPU
 
-    if torch.cuda.is_available():
-        return command
-    return (f"TRITON_INTERPRET=1 {command}\n  (no GPU here: TRITON_INTERPRET=1 runs the certified kernels in the "
-            "Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)")
+        if torch.cuda.is_available():
+            return command
+    return (f"TRITON_INTERPRET=1 {command} --max-tokens 12\n  (no GPU here: TRITON_INTERPRET=1 runs the certified "
+            "kernels in the Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
