@@ -48,19 +48,20 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
 
 
 def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
-    """bf16 on the interpreter class cannot be certified, so no certify command could fix it: say so."""
+    """bf16 on the interpreter class cannot be certified, so no certify command could fix it: say so, and
+    which dtypes the class does run."""
     if class_id != "interpreter" or dtype != "bf16":
         return
     from .tables import load
 
-    dtypes = sorted({d for t in load().kernels.get(class_id, {}).values() for e in t.entries
-                     for d in e.domain.dtypes} - {"bf16"})
+    dtypes = sorted({d for t in load().kernels.get(class_id, {}).values() for e in t.entries for d in e.domain.dtypes})
+    if "bf16" in dtypes:
+        return
     raise UsageError(
         "--dtype bf16 cannot run on the interpreter class: the Triton interpreter computes bf16 wrongly (an "
         "upstream bug), so no bf16 setting can be certified on it. The interpreter class is certified for "
-        f"{' and '.join(dtypes) or 'no dtype yet'}: use --dtype {dtypes[0] if dtypes else 'fp32'}"
-        f"{' or --dtype ' + dtypes[1] if len(dtypes) > 1 else ''}; bf16 runs on a GPU whose class is certified "
-        "for it"
+        f"{', '.join(dtypes) or 'no dtype yet'}: use {' or '.join(f'--dtype {d}' for d in dtypes) or 'a GPU'}; "
+        "bf16 runs on a GPU whose class is certified for it"
     )
 
 
@@ -98,12 +99,12 @@ def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = Tokenizer(stored.path)
-    if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
-        raise UsageError("the prompt is empty: without a chat template the model would run on its start token "
-                         "alone; give some text with --prompt")
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
+    if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
+        raise UsageError("the prompt is empty: without a chat template the model would run on its start token "
+                         "alone; give some text with --prompt")
     max_tokens = opts.max_tokens
     if max_tokens is None:
         max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
