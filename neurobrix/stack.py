@@ -188,13 +188,13 @@ class Verdict:
         return self.refusal()
 
     def refusal(self) -> str:
-        assert self.certified is not None
+        certified = self.certified or self.running  # (a class without kernel tables is never refused)
         lines = [
-            f"GPU class {self.class_id} was certified with {self.certified.describe()}; this machine runs "
-            f"{self.running.describe()}. Its settings were proven on the code that Triton version generates, "
-            f"so they are not run on another (Triton must be {self.certified.triton} exactly, torch "
-            f"{'.'.join(map(str, _major_minor(self.certified.torch) or ()))}.x; nothing was loaded).",
-            f"  Install the certified stack:\n    {pip_command(self.certified)}",
+            f"GPU class {self.class_id} was certified with {certified.describe()}; this machine runs "
+            f"{self.running.describe()}. Its settings were proven on the code that stack compiles from them, "
+            f"so they are not run on another (Triton must be {certified.triton} exactly, torch "
+            f"{'.'.join(map(str, _major_minor(certified.torch) or ()))}.x; nothing was loaded).",
+            f"  Install the certified stack:\n    {pip_command(certified)}",
             f"  Or re-prove the class on this stack (from a source checkout of neurobrix, on this machine):\n"
             f"    {check_command(self.class_id)}\n"
             f"  A check that passes records a local re-proof ({reproof_path(self.class_id)}) that run accepts for "
