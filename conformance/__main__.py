@@ -56,6 +56,9 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
         print(f"report written to {args.json}")
+    from . import reproof
+
+    reproof.record(report, args)  # on a stack other than the certified one, a whole pass is a local re-proof
     return (0 if report.complete else 3) if report.passed else 1
 
 
@@ -179,7 +182,10 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="check every table entry of a class against float64 (Hypothesis over each domain)",
         description="Check every entry of every kernel table of a GPU class against float64: Hypothesis draws "
         "shapes from each entry's whole domain and values of every kind; each output must stay within its error "
-        "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Exit 1 on any failure.",
+        "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Exit 1 on any failure. "
+        "On a torch/Triton other than the class was certified with, a whole passing check records a local "
+        "re-proof ($NEUROBRIX_HOME/reproofs/CLASS.json) that `neurobrix run` accepts for exactly that stack and "
+        "those tables (correctness on the new stack, not speed).",
     )
     c.add_argument("--class", dest="gpu_class", metavar="CLASS", help="the class to check (default: this device's)")
     c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")

@@ -5,12 +5,21 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import signal
 import sys
+import threading
 import traceback
-from typing import NoReturn, Sequence
+from typing import Any, NoReturn, Sequence
 
 from . import __version__
 from .errors import NeuroBrixError, UsageError
+
+
+EXIT_CODES = (
+    "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
+    "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton), 7 stored model damaged, "
+    "128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+)
 
 
 def _print_json(data: object) -> None:
@@ -157,14 +166,20 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neurobrix",
         description="LLM inference on Triton kernels whose settings are certified per GPU class.",
-        epilog="Exit codes: 0 ok, 1 failed, 2 usage, 3 tables damaged, 4 no certified setting, 5 no usable GPU.",
+        epilog=EXIT_CODES,
     )
     parser.add_argument("--version", action="version", version=f"neurobrix {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
+    # --debug is taken after the subcommand too (`neurobrix run ... --debug`); SUPPRESS keeps a value
+    # given before the subcommand from being reset by the subcommand's default
+    debug = argparse.ArgumentParser(add_help=False)
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
+                       help="show the traceback of an error")
+    common: dict[str, Any] = {"parents": [debug]}
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     doctor = commands.add_parser(
-        "doctor", help="report this machine, its GPU class and the tables; exit 1 if a run is blocked",
+        "doctor", **common, help="report this machine, its GPU class and the tables; exit 1 if a run is blocked",
         description="Report python, torch, triton, the device and its GPU class, where the certified tables "
         "come from and whether every hash matches. Exit 1 if anything blocks a real run here.",
     )
@@ -172,13 +187,14 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(func=cmd_doctor)
 
     run = commands.add_parser(
-        "run", help="generate text with an imported model on the certified kernels",
+        "run", **common, help="generate text with an imported model on the certified kernels",
         description="Generate text with an imported model. The device's GPU class and every kernel call the "
         "generation will make are checked against the certified tables before any weight is loaded.",
     )
     run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
     run.add_argument("--prompt", required=True, help="the prompt text")
-    run.add_argument("--max-tokens", type=int, default=256, help="most tokens to generate (default %(default)s)")
+    run.add_argument("--max-tokens", type=int, default=None,
+                     help="most tokens to generate (default 256, or what the model's context leaves after the prompt)")
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default), else sampling temperature")
     run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
     run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")
@@ -191,23 +207,23 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-stream", action="store_true", help="print the text at the end instead of as it comes")
     run.set_defaults(func=cmd_run)
 
-    tables = commands.add_parser("tables", help="list, show and verify the certified tables")
+    tables = commands.add_parser("tables", **common, help="list, show and verify the certified tables")
     sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
-    t_list = sub.add_parser("list", help="GPU classes and their kernel tables")
+    t_list = sub.add_parser("list", **common, help="GPU classes and their kernel tables")
     t_list.add_argument("--json", action="store_true", help="print as JSON")
     t_list.set_defaults(func=cmd_tables_list)
-    t_show = sub.add_parser("show", help="one class, or one kernel table with its entries and proofs")
+    t_show = sub.add_parser("show", **common, help="one class, or one kernel table with its entries and proofs")
     t_show.add_argument("gpu_class", metavar="CLASS", help="a GPU class id, e.g. nvidia-h200")
     t_show.add_argument("kernel", metavar="KERNEL", nargs="?", help="a kernel name, e.g. linear")
     t_show.add_argument("--json", action="store_true", help="print as JSON")
     t_show.set_defaults(func=cmd_tables_show)
     t_verify = sub.add_parser(
-        "verify", help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)"
+        "verify", **common, help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)"
     )
     t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
     t_verify.set_defaults(func=cmd_tables_verify)
     from .cli_store import register
-    register(commands)
+    register(commands, common)
     return parser
 
 
@@ -216,8 +232,30 @@ def _error(message: str, code: int) -> NoReturn:
     raise SystemExit(code)
 
 
+class Terminated(KeyboardInterrupt):
+    """SIGTERM or SIGHUP, raised where the program is, so that it unwinds as on Ctrl-C: an import in flight
+    removes its temporary folder (Python's default for these signals ends the process on the spot)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(signum)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """Route SIGTERM and SIGHUP to Terminated while a command runs; the previous handlers, to restore."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # signal handlers can only be set from the main thread
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    return {signum: signal.signal(signum, _terminate) for signum in wanted}
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    previous = _catch_termination()
     try:
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
@@ -226,11 +264,18 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.debug:
             traceback.print_exc()
         _error(str(exc), exc.exit_code)
-    except KeyboardInterrupt:
-        _error("interrupted", 130)
+    except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated): 128 + the signal's number
+        signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
+        if args.debug:
+            traceback.print_exc()
+        said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+        _error(said, 128 + signum)
     except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    finally:
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)
 
 
 if __name__ == "__main__":

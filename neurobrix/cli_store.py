@@ -22,7 +22,7 @@ def _as_json(model: StoredModel) -> dict[str, Any]:
     return {
         "name": model.name, "path": str(model.path), "source": model.source, "from_hub": model.from_hub,
         "revision": model.revision, "commit": model.commit, "imported": model.imported,
-        "size": model.size, "files": list(model.files),
+        "size": model.size, "files": list(model.files), "damaged": model.damaged,
     }
 
 
@@ -30,8 +30,24 @@ def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
     print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
-    print(f'run it with: neurobrix run --model {model.name} --prompt "Hello"')
+    print(f"run it with: {_run_command(model.name)}")
     return 0
+
+
+def _run_command(name: str) -> str:
+    """A `neurobrix run` command that works on this machine as it is (``run`` itself fits the default
+    --max-tokens to a small model's context). Without a GPU the certified kernels run in the Triton
+    interpreter, about a token a second even for a tiny model, so the command asks for a few tokens."""
+    from .gpu import interpreter_enabled
+
+    command = f'neurobrix run --model {name} --prompt "Hello"'
+    if not interpreter_enabled():
+        import torch  # late: only to see whether this machine has a GPU
+
+        if torch.cuda.is_available():
+            return command
+    return (f"TRITON_INTERPRET=1 {command} --max-tokens 12\n  (no GPU here: TRITON_INTERPRET=1 runs the certified "
+            "kernels in the Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)")
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -46,7 +62,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'NAME':<{width}}  {'SIZE':>9}  {'REVISION':<12}  {'IMPORTED':<25}  SOURCE")
     for m in models:
         revision = (m.commit or "")[:12] or m.revision or "-"
-        print(f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}")
+        print(f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}"
+              + ("  DAMAGED" if m.damaged else ""))
+        if m.damaged:
+            print(f"{'':<{width}}  {m.damaged}")
     print(f"store: {models_dir()}")
     return 0
 
@@ -57,10 +76,11 @@ def cmd_remove(args: argparse.Namespace) -> int:
     return 0
 
 
-def register(commands: Any) -> None:
-    """Add `import`, `list` and `remove` to the `neurobrix` subcommands (an argparse subparsers object)."""
+def register(commands: Any, common: dict[str, Any]) -> None:
+    """Add `import`, `list` and `remove` to the `neurobrix` subcommands (an argparse subparsers object);
+    ``common``: what every subcommand's parser takes (its shared options)."""
     p_import = commands.add_parser(
-        "import", help="import a model from the Hugging Face hub or a local folder into the store",
+        "import", **common, help="import a model from the Hugging Face hub or a local folder into the store",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="""\
 Copy or download a Llama-family checkpoint into the model store ($NEUROBRIX_HOME/models,
@@ -90,15 +110,18 @@ examples:
     p_import.set_defaults(func=cmd_import)
 
     p_list = commands.add_parser(
-        "list", help="the imported models",
-        description="List the models in the store with their size, commit, import date and source.",
+        "list", **common, help="the imported models",
+        description="List the models in the store with their size, commit, import date and source. A damaged "
+        "model (a file missing or of another size, an unreadable manifest) is marked DAMAGED with the reason; "
+        "`neurobrix run` refuses it the same way. Temporary folders left by imports that died are removed.",
     )
     p_list.add_argument("--json", action="store_true", help="print as JSON")
     p_list.set_defaults(func=cmd_list)
 
     p_remove = commands.add_parser(
-        "remove", help="delete an imported model from the store",
-        description="Delete a model from the store (the Hugging Face cache, if any, is left alone).",
+        "remove", **common, help="delete an imported model from the store",
+        description="Delete a model from the store, damaged or not (the Hugging Face cache, if any, is left "
+        "alone). Temporary folders left by imports that died are removed.",
     )
     p_remove.add_argument("name", metavar="NAME", help="a stored name as `neurobrix list` shows it (or its hub id)")
     p_remove.set_defaults(func=cmd_remove)

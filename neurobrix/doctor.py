@@ -96,14 +96,15 @@ def diagnose() -> list[Finding]:
         found.append(Finding(
             "kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries"
         ))
-    certified_with = sorted({str(t.stack["triton"]) for t in have.values() if t is not None})
-    if certified_with and triton_version:
-        same = certified_with == [triton_version]
-        found.append(Finding(
-            "triton match", OK if same else WARN,
-            f"installed {triton_version}, tables certified with {', '.join(certified_with)}"
-            + ("" if same else f"; re-check them: python -m conformance check --class {gpu_class.id}"),
-        ))
+    if torch_version and triton_version:
+        from .stack import verdict
+
+        try:
+            found_stack = verdict(gpu_class.id, tables)
+        except NeuroBrixError as exc:
+            found.append(Finding("stack", FAIL, str(exc)))
+        else:
+            found.append(Finding("stack", OK if found_stack.ok else FAIL, found_stack.describe()))
     return found
 
 

@@ -1,7 +1,9 @@
 """The one error hierarchy of NeuroBrix: each error carries the user's message and an exit code.
 
 The CLI prints ``str(error)`` (no traceback unless ``--debug``) and exits with ``error.exit_code``.
-Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified setting, 5 no usable device.
+Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified setting, 5 no usable device,
+6 certified for another compiler stack (torch/Triton), 7 stored model damaged
+(``neurobrix.store.DamagedModelError``). The CLI adds 128+N for a run ended by signal N (130 Ctrl-C).
 """
 
 from __future__ import annotations
@@ -35,6 +37,13 @@ class DeviceError(NeuroBrixError):
     """This machine has no device the engine may run its Triton kernels on."""
 
     exit_code = 5
+
+
+class CompilerStackError(NeuroBrixError):
+    """The GPU class's settings were proven with another torch/Triton than this machine runs, and no local
+    re-proof covers this one (see :mod:`neurobrix.stack`)."""
+
+    exit_code = 6
 
 
 class NoGPUError(DeviceError):

@@ -1,13 +1,17 @@
 """`neurobrix run`: resolve a stored model, preflight every kernel call, load, generate, report.
 
-Order matters for the promises: the device and its class are settled and every kernel call the
-generation will make is resolved to its certified setting *before* a single weight is read.
+Order matters for the promises: the device and its class are settled, the class's settings are
+checked to have been proven with this machine's torch and Triton (:mod:`neurobrix.stack`), and every
+kernel call the generation will make is resolved to its certified setting, all *before* a single weight is
+read. The text printed, streamed or not, is exactly transformers' decode of the generated ids.
 """
 
 from __future__ import annotations
 
 import sys
 from dataclasses import dataclass
+from typing import Any, Callable
+
 import torch
 
 from .dtypes import NAMES as DTYPES
@@ -22,11 +26,14 @@ from .tables import load as load_tables
 from .tokenizer import Tokenizer
 
 
+DEFAULT_MAX_TOKENS = 256
+
+
 @dataclass(frozen=True)
 class RunOptions:
     model: str
     prompt: str
-    max_tokens: int = 256
+    max_tokens: int | None = None  # None: DEFAULT_MAX_TOKENS, or what the model's context leaves (with a notice)
     sampling: Sampling = Sampling()
     backend: str = "triton"
     dtype: str | None = None   # default: bf16 on a GPU, fp32 on the CPU
@@ -46,6 +53,24 @@ def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
     return torch.device("cuda" if torch.cuda.is_available() else "cpu"), None
 
 
+def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
+    """bf16 on the interpreter class cannot be certified, so no certify command could fix it: say so, and
+    which dtypes the class does run."""
+    if class_id != "interpreter" or dtype != "bf16":
+        return
+    loaded = load_tables()
+    dtypes = sorted({d for k in loaded.kernels(class_id) for e in loaded.index(class_id, k).entries
+                     for d in e.domain.dtypes})
+    if "bf16" in dtypes:
+        return
+    raise UsageError(
+        "--dtype bf16 cannot run on the interpreter class: the Triton interpreter computes bf16 wrongly (an "
+        "upstream bug), so no bf16 setting can be certified on it. The interpreter class is certified for "
+        f"{', '.join(dtypes) or 'no dtype yet'}: use {' or '.join(f'--dtype {d}' for d in dtypes) or 'a GPU'}; "
+        "bf16 runs on a GPU whose class is certified for it"
+    )
+
+
 def certified_ops(cfg: ModelConfig, class_id: str, dtype: str, batch: int, prompt_len: int, capacity: int,
                   certify_hint: str = "") -> Ops:
     """The Triton ops for generating ``batch`` sequences of ``prompt_len`` tokens into caches of
@@ -56,14 +81,18 @@ def certified_ops(cfg: ModelConfig, class_id: str, dtype: str, batch: int, promp
 
 
 def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int, batch: int = 1) -> Transformer:
-    """Settle the device and class, resolve every kernel call of this generation to its certified
-    setting (the plan), then load the weights."""
+    """Settle the device and class, check the class's compiler stack, resolve every kernel call of this
+    generation to its certified setting (the plan), then load the weights."""
+    from .stack import require_certified_stack
+
     device, class_id = _device_and_class(backend)
     dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    _refuse_interpreter_bf16(class_id, dtype)
     cfg = stored.config()
     if class_id is not None:
+        require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
         hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
                 f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
                 f" --limit capacity={capacity}:{capacity} --limit prefill_tokens={batch * prompt_len}")
@@ -74,11 +103,16 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 
-def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
+def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
+        notice: Callable[[str], Any] | None = None) -> Stats:
+    """Generate for ``opts``: the text goes to ``write`` (as it comes, unless ``opts.stream`` is off), notes
+    for the user to ``notice`` (default: stderr). Returns the statistics."""
     from . import store
 
+    write = write or sys.stdout.write
+    notice = notice or (lambda message: print(message, file=sys.stderr))
     opts.sampling.validate()
-    if opts.max_tokens < 1:
+    if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     stored = store.resolve(opts.model)
     cfg = stored.config()
@@ -86,32 +120,36 @@ def run(opts: RunOptions, write=sys.stdout.write) -> Stats:
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
-    capacity = len(prompt) + opts.max_tokens
-    if capacity > cfg.max_positions:
+    if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
+        raise UsageError("the prompt is empty: without a chat template the model would run on its start token "
+                         "alone; give some text with --prompt")
+    max_tokens = opts.max_tokens
+    if max_tokens is None:
+        max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
+        if 1 <= max_tokens < DEFAULT_MAX_TOKENS:
+            notice(f"note: generating at most {max_tokens} tokens: the model's context of {cfg.max_positions} tokens "
+                   f"leaves that many after the {len(prompt)}-token prompt (the default --max-tokens is "
+                   f"{DEFAULT_MAX_TOKENS})")
+    if len(prompt) + max(max_tokens, 1) > cfg.max_positions:
+        asked = f"--max-tokens {max_tokens}" if opts.max_tokens is not None else "one new token"
         raise UsageError(
-            f"the prompt ({len(prompt)} tokens) plus --max-tokens {opts.max_tokens} exceeds the model's context "
+            f"the prompt ({len(prompt)} tokens) plus {asked} exceeds the model's context "
             f"of {cfg.max_positions} tokens; shorten the prompt or lower --max-tokens"
         )
+    capacity = len(prompt) + max_tokens
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)
 
-    shown: list[int] = []  # tokens of the current line, decoded together (a character may span tokens)
-    printed = [""]          # the part of that line already written
+    stream = tokenizer.stream()  # what it writes, joined, is the decode of every new token
 
     def on_token(token: int) -> None:
-        shown.append(token)
-        text = tokenizer.decode(shown)
-        if text.endswith("\ufffd"):  # hold back a partial UTF-8 character
-            return
-        write(text[len(printed[0]):])
-        sys.stdout.flush()
-        if text.endswith("\n"):  # start a new line: decoding stays proportional to a line, not the text
-            shown.clear()
-            text = ""
-        printed[0] = text
+        text = stream.push(token)
+        if text:
+            write(text)
+            sys.stdout.flush()
 
-    eos = tokenizer.eos_ids(list(cfg.eos_token_ids) or None)
-    out, stats = generate(model, prompt, opts.max_tokens, opts.sampling, eos,
+    eos = tokenizer.eos_ids(cfg.eos_token_ids)
+    out, stats = generate(model, prompt, max_tokens, opts.sampling, eos,
                           on_token if opts.stream else None, use_graph=True)
-    write(tokenizer.decode(shown)[len(printed[0]):] if opts.stream else tokenizer.decode(out))
+    write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")
     return stats

@@ -53,16 +53,22 @@ def fixture_config(kernel: str, shape: Mapping[str, int]) -> dict[str, Any]:
     raise KeyError(f"no fixture setting of {kernel} holds {dict(shape)}")
 
 
-def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16")) -> Path:
-    """An interpreter-class tables folder with one settings index and proofs per kernel, tracked, at ``root``."""
+def write_kernel(root: Path, kernel: str, entries: list, dtypes=("fp32", "fp16"), **provenance: Any) -> None:
+    """One kernel's settings index and proofs in an interpreter-class folder at ``root``, tracked."""
+    prov = {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py", **provenance}
+    rows = [Entry(Domain(tuple(dtypes), _ranges(kernel, ranges)), config, PROOF) for ranges, config in entries]
+    write_table(root, "interpreter", kernel, rows, prov)
+
+
+def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16"), **provenance: Any) -> Path:
+    """An interpreter-class tables folder with one settings index and proofs per kernel, tracked, at ``root``
+    (``provenance``: facts to record instead of this machine's, e.g. another triton)."""
     configs = {**CONFIGS, **(configs or {})}
     (root / "interpreter").mkdir(parents=True, exist_ok=True)
     (root / "interpreter" / "class.yaml").write_text(yaml.safe_dump({
         "format": 1, "class": "interpreter", "description": "Triton interpreter (test fixture)",
         "match": {"backend": "interpreter"},
     }))
-    prov = {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py"}
     for kernel, entries in configs.items():
-        rows = [Entry(Domain(tuple(dtypes), _ranges(kernel, ranges)), config, PROOF) for ranges, config in entries]
-        write_table(root, "interpreter", kernel, rows, prov)
+        write_kernel(root, kernel, entries, dtypes, **provenance)
     return root

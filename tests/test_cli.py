@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from types import SimpleNamespace
 
 import pytest
 
@@ -135,3 +136,131 @@ def test_a_closed_pipe_is_not_an_error():
     proc.stdout.close()  # the reader is gone before the command writes (like `| head -0`)
     assert proc.wait() == 0
     assert b"Traceback" not in proc.stderr.read()
+
+
+# --- run: what a user reads ----------------------------------------------------------------------
+
+
+@pytest.fixture
+def sentencepiece_model(tmp_path, monkeypatch):
+    """A stored model whose tokenizer is SentencePiece-style (Llama 2), and `run` with its generation replaced
+    by a fixed id sequence (``generated.ids``): what is under test is what `run` prints for those ids."""
+    pytest.importorskip("transformers")
+    from neurobrix import store
+    from neurobrix.generate import Stats
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import save
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "sp-model", use_transformers=False)
+    save(folder, "sentencepiece")
+    store.import_model(str(folder), progress=False)
+    generated = SimpleNamespace(ids=[], eos=None, max_tokens=None)
+
+    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False):
+        generated.eos, generated.max_tokens = eos, max_new_tokens
+        for token in generated.ids:
+            if on_token:
+                on_token(token)
+        return list(generated.ids), Stats(len(prompt), len(generated.ids), 0.0, 0.0)
+
+    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
+    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    generated.folder = folder
+    return generated
+
+
+@pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
+def test_run_prints_exactly_what_transformers_decodes(sentencepiece_model, capsys, stream):
+    import transformers
+    from neurobrix.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(sentencepiece_model.folder)
+    # a new line's first word keeps its leading space; multi-byte characters split over byte tokens
+    sentencepiece_model.ids = tokenizer.encode_text("first line\n second line\n  third 🙂 naïve\n end") + [2]
+    args = ["run", "--model", "sp-model", "--prompt", "hi", "--no-chat"] + ([] if stream else ["--no-stream"])
+    assert main(args) == 0
+    hf = transformers.AutoTokenizer.from_pretrained(sentencepiece_model.folder)
+    expected = hf.decode(sentencepiece_model.ids, skip_special_tokens=True)
+    assert " second line" in expected and "🙂" in expected
+    assert capsys.readouterr().out == expected + "\n"
+
+
+def test_run_stops_on_every_eos_the_model_names(sentencepiece_model):
+    """generation_config.json's eos ids, config.json's and the tokenizer's eos_token, together."""
+    from neurobrix import store
+
+    folder = sentencepiece_model.folder
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [5]}))
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "eos_token_id": 6}))
+    store.import_model(str(folder), progress=False)
+    sentencepiece_model.ids = [20, 21]
+    assert main(["run", "--model", "sp-model", "--prompt", "hi", "--no-chat"]) == 0
+    eos_token = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]["</s>"]
+    assert sentencepiece_model.eos == {5, 6, eos_token}
+
+
+def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiece_model, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "sp-model", "--prompt", "", "--no-chat"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "the prompt is empty" in err and "Traceback" not in err
+    assert sentencepiece_model.eos is None  # nothing was generated
+
+
+def test_the_default_max_tokens_fits_a_small_context_with_a_notice(sentencepiece_model, capsys):
+    from neurobrix import store
+
+    context = store.resolve("sp-model").config().max_positions
+    assert context < 256
+    sentencepiece_model.ids = [20]
+    assert main(["run", "--model", "sp-model", "--prompt", "hello world", "--no-chat"]) == 0
+    from neurobrix.tokenizer import Tokenizer
+
+    prompt_len = len(Tokenizer(sentencepiece_model.folder).encode_prompt("hello world", chat=False))
+    assert sentencepiece_model.max_tokens == context - prompt_len
+    assert f"note: generating at most {context - prompt_len} tokens" in capsys.readouterr().err
+    # asked for explicitly, too many tokens is still the user's mistake
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "sp-model", "--prompt", "hello world", "--no-chat", "--max-tokens", "256"])
+    assert info.value.code == 2 and "exceeds the model's context" in capsys.readouterr().err
+
+
+def test_debug_works_before_and_after_the_subcommand(fixture_tables):
+    (fixture_tables / "TRACKED.yaml").unlink()
+    env = {"NEUROBRIX_TABLES": str(fixture_tables)}
+    for args in (["--debug", "tables", "list"], ["tables", "--debug", "list"], ["tables", "list", "--debug"]):
+        result = run(*args, env=env)
+        assert result.returncode == 3 and "Traceback" in result.stderr, args
+    assert "Traceback" not in run("tables", "list", env=env).stderr
+
+
+def test_every_exit_code_is_in_the_readme_and_the_help():
+    """The exit codes the program uses (each error class's, and 128+N for a signal) are the ones documented."""
+    import importlib
+    import pkgutil
+    import re
+
+    import neurobrix
+    from neurobrix.cli import EXIT_CODES
+    from neurobrix.errors import NeuroBrixError
+
+    for module in pkgutil.iter_modules(neurobrix.__path__):
+        if module.name not in ("__main__",):
+            importlib.import_module(f"neurobrix.{module.name}")
+
+    def subclasses(cls):
+        for sub in cls.__subclasses__():
+            yield sub
+            yield from subclasses(sub)
+
+    used = {cls.exit_code for cls in subclasses(NeuroBrixError)} | {NeuroBrixError.exit_code}
+    readme = (REPO / "README.md").read_text()
+    table = readme[readme.index("Exit codes:"):][:2000]
+    documented = {int(n): meaning for n, meaning in re.findall(r"^\| (\d+) \| (.+) \|$", table, re.M)}
+    assert used <= set(documented), f"exit codes used but not in the README: {sorted(used - set(documented))}"
+    assert "interrupted" in documented[130] and "stored model damaged" in documented[7]
+    for code in used | {130}:
+        assert re.search(rf"(?<!\d){code}(?!\d)", EXIT_CODES)

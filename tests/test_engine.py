@@ -19,6 +19,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
+import parity  # noqa: E402
 from conformance import tiny  # noqa: E402
 from conftest import REPO  # noqa: E402
 from kernel_tables import CONFIGS, write_tables  # noqa: E402
@@ -62,14 +63,9 @@ def prompt_ids(family: str, chat: bool = True) -> list[int]:
     return Tokenizer(store.resolve(family).path).encode_prompt("hello world, the model runs", chat=chat)
 
 
-# A derived tolerance for logits: each op's float32 result carries a relative error of at most
-# gamma_n(2^-24) for its reduction length n (conformance/bounds.py); through the network these
-# compose to first order into a sum over the chain of ops, sum_layers (hidden + intermediate +
-# sequence) * 2^-24, relative to the logits' scale. The tiny random models here are well
-# conditioned (weights N(0, 0.2), two layers), so the factor is O(1): we allow 4x.
 def logits_tolerance(cfg, seq: int, logits64: torch.Tensor) -> float:
-    n = cfg.num_layers * (cfg.hidden_size + cfg.intermediate_size + seq) + cfg.hidden_size
-    return 4 * n * 2.0**-24 * float(logits64.abs().max())
+    """float32's tolerance (derived in tests/parity.py, with the half-precision ones)."""
+    return parity.logits_tolerance(cfg, seq, "fp32", logits64)
 
 
 @pytest.mark.parametrize("backend", ["triton", "torch"])
@@ -147,8 +143,10 @@ def test_run_command_streams_text_and_ends_with_statistics(env):
     ids = Tokenizer(store.resolve("llama").path).encode_prompt("hello world", chat=True)
     model = load_model(store.resolve("llama"), "triton", "fp32", prompt_len=len(ids), capacity=len(ids) + 16)
     tok = Tokenizer(store.resolve("llama").path)
-    expected, _ = generate(model, ids, 16, Sampling(), eos=tok.eos_ids(list(store.resolve("llama").config().eos_token_ids)))
-    assert result.stdout == tok.decode(expected) + "\n"
+    expected, _ = generate(model, ids, 16, Sampling(), eos=tok.eos_ids(store.resolve("llama").config().eos_token_ids))
+    # the text is transformers' decode of the new ids, exactly
+    hf = transformers.AutoTokenizer.from_pretrained(store.resolve("llama").path)
+    assert result.stdout == hf.decode(expected, skip_special_tokens=True) + "\n"
     stats = result.stderr.strip().splitlines()[-1]
     assert stats.startswith(f"[prompt {len(ids)} tokens | generated {len(expected)} tokens | time to first token ")
     assert "tokens/s]" in stats
@@ -252,3 +250,65 @@ def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
     outs, _ = generate_batch(batched, [first, second], steps, Sampling(), eos={end})
     assert outs[0] == alone[0][:alone[0].index(end) + 1]
     assert outs[1] == (alone[1][:alone[1].index(end) + 1] if end in alone[1] else alone[1])
+
+
+# --- half precision against transformers in float64 (tolerance derived in tests/parity.py) --------
+
+
+@pytest.mark.parametrize("family", FAMILIES)
+def test_fp16_logits_match_transformers_float64(env, family):
+    """fp16 on the interpreter (its bf16 is broken upstream: bf16 runs under the gpu marker,
+    tests/test_gpu_only.py)."""
+    result = parity.compare(store.resolve(family), env / "checkpoints" / family, prompt_ids(family), "fp16")
+    assert result["within"], result
+
+
+# Activations at a trained model's scale (embeddings ~0.01, not the tiny models' 0.2), where the norm's
+# eps is a visible part of the mean square: how a wrong eps would show in a real model.
+LLM_SCALE = 0.05
+
+
+@pytest.mark.parametrize("bug", parity.BUGS)
+def test_the_fp16_tolerance_catches_a_planted_bug(env, bug):
+    family = "llama3-tied"  # it has Llama-3 rope scaling to drop
+    args = (store.resolve(family), env / "checkpoints" / family, prompt_ids(family), "fp16")
+    clean = parity.compare(*args, embed_scale=LLM_SCALE)
+    planted = parity.compare(*args, bug=bug, embed_scale=LLM_SCALE)
+    assert clean["within"], clean
+    assert not planted["within"], planted
+    assert planted["prefill_error"] > 2 * planted["prefill_tolerance"], planted  # caught with room, not by a hair
+
+
+def test_bf16_on_the_interpreter_says_why_and_which_dtypes_run(env):
+    result = cli("run", "--model", "llama", "--prompt", "hello", "--dtype", "bf16",
+                 env={"NEUROBRIX_HOME": str(env / "store")})
+    assert result.returncode == 2 and "Traceback" not in result.stderr
+    assert "bf16 cannot run on the interpreter class" in result.stderr
+    assert "--dtype fp16" in result.stderr and "--dtype fp32" in result.stderr
+    assert "conformance certify" not in result.stderr  # no command that cannot succeed
+
+
+def test_the_run_command_import_prints_works_on_the_readme_tiny_model(tmp_path):
+    """`python -m conformance tiny-model`, `neurobrix import`, then the printed command as printed, on a
+    machine without a GPU (the interpreter is not switched on beforehand)."""
+    import shlex
+
+    home = {"NEUROBRIX_HOME": str(tmp_path / "home")}
+    plain = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    made = subprocess.run([sys.executable, "-m", "conformance", "tiny-model", str(tmp_path / "tiny-llama")],
+                          capture_output=True, text=True, env={**plain, "PYTHONPATH": str(REPO)})
+    assert made.returncode == 0, made.stderr
+    imported = subprocess.run([sys.executable, "-m", "neurobrix", "import", str(tmp_path / "tiny-llama")],
+                              capture_output=True, text=True, env={**plain, "PYTHONPATH": str(REPO), **home})
+    assert imported.returncode == 0, imported.stderr
+    line = next(li for li in imported.stdout.splitlines() if li.startswith("run it with: "))
+    words = shlex.split(line[len("run it with: "):])
+    assignments = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
+    command = [w for w in words if w not in {f"{k}={v}" for k, v in assignments.items()}]
+    assert command[:2] == ["neurobrix", "run"]
+    if torch.cuda.is_available():
+        pytest.skip("the printed command targets this machine's GPU")
+    result = subprocess.run([sys.executable, "-m", "neurobrix", *command[1:]], capture_output=True, text=True,
+                            env={**plain, "PYTHONPATH": str(REPO), **home, **assignments})
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.strip() and "generated" in result.stderr.splitlines()[-1]

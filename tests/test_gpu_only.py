@@ -53,3 +53,18 @@ print(times[1] / times[0])
     done = on_the_gpu("-c", script, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert 2.5 <= float(done.stdout.split()[-1]) <= 5.5
+
+
+@pytest.mark.parametrize("dtype", ["bf16", "fp16"])
+def test_half_precision_logits_match_transformers_float64(dtype, tmp_path):
+    """Two-layer models of catalogue shapes (so the certified tables cover every call) on the certified
+    kernels against transformers in float64, within the tolerance derived in tests/parity.py; and each
+    planted bug the model can show falls outside it."""
+    import json
+
+    done = on_the_gpu("tests/parity.py", "--dtype", dtype, "--workdir", str(tmp_path), timeout=1800)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    rows = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
+    assert len({r["model"] for r in rows}) == 3 and any(r["bug"] for r in rows)
+    for row in rows:
+        assert row["within"] is (row["bug"] is None), row

@@ -13,7 +13,7 @@ from types import SimpleNamespace
 import pytest
 
 from conftest import REPO
-from neurobrix import store
+from neurobrix import checkpoint, hub, store
 from neurobrix.cli import main
 from neurobrix.config import ConfigError
 from neurobrix.errors import UsageError
@@ -131,7 +131,7 @@ def test_an_architecture_outside_the_family_is_refused_before_weights(tmp_path, 
     def no_weights(folder):
         raise AssertionError("weights were looked at before config.json was checked")
 
-    monkeypatch.setattr(store, "weight_files", no_weights)
+    monkeypatch.setattr(checkpoint, "weight_files", no_weights)
     with pytest.raises(ConfigError, match="GPT2LMHeadModel is outside the Llama family"):
         store.import_model(str(src), progress=False)
     assert store_is_empty()
@@ -285,12 +285,108 @@ def test_a_damaged_stored_model_is_named(checkpoints, tmp_path):
     with pytest.raises(store.StoreError, match="damaged: model.safetensors is missing") as info:
         store.resolve("plain")
     assert "neurobrix remove plain" in str(info.value)
+    assert info.value.exit_code == 7  # "stored model damaged", its own exit code
+    (listed,) = store.list_models()  # listed, and marked damaged with the reason resolve gives
+    assert listed.name == "plain" and listed.source == model.source and "model.safetensors is missing" in listed.damaged
     (model.path / store.MANIFEST).write_text("{")
-    assert store.list_models() == []
-    with pytest.raises(store.StoreError, match="unreadable"):
+    (listed,) = store.list_models()
+    assert listed.name == "plain" and "unreadable" in listed.damaged and listed.source == "unknown"
+    with pytest.raises(store.DamagedModelError, match="unreadable"):
         store.resolve("plain")
     store.remove("plain")  # a damaged model can still be removed
     assert store_is_empty() or list(store.models_dir().iterdir()) == []
+
+
+def test_list_marks_a_damaged_model_that_run_reports(checkpoints, tmp_path, capsys):
+    good = store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
+    bad = store.import_model(str(copy_of(checkpoints, "plain", tmp_path, name="torn")), progress=False)
+    os.truncate(bad.path / "model.safetensors", 10)
+    assert main(["list"]) == 0
+    out = capsys.readouterr().out
+    (torn_line,) = [line for line in out.splitlines() if line.startswith("torn")]
+    assert "DAMAGED" in torn_line and "DAMAGED" not in [line for line in out.splitlines() if line.startswith("plain")][0]
+    assert "model.safetensors has 10 bytes" in out and "neurobrix remove torn" in out
+    assert main(["list", "--json"]) == 0
+    listed = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
+    assert listed["plain"]["damaged"] is None and "model.safetensors has 10 bytes" in listed["torn"]["damaged"]
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "torn", "--prompt", "hello", "--backend", "torch"])
+    assert info.value.code == 7
+    err = capsys.readouterr().err
+    assert "stored model torn" in err and "is damaged: model.safetensors has 10 bytes" in err
+    assert good.path.is_dir()
+
+
+def _stale_scratch() -> Path:
+    stale = store.models_dir() / f".tmp-{store._host()}-999999999-deadbeef"  # beyond any pid_max: gone
+    (stale / "half").mkdir(parents=True)
+    return stale
+
+
+def test_list_and_remove_sweep_stale_temporary_folders(checkpoints, tmp_path, capsys):
+    store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
+    stale = _stale_scratch()
+    assert main(["list"]) == 0 and not stale.exists()
+    stale = _stale_scratch()
+    assert main(["remove", "plain"]) == 0 and not stale.exists()
+    assert store_is_empty() or list(store.models_dir().iterdir()) == []
+
+
+@pytest.mark.parametrize("value", ["file", "under-a-file"])
+def test_a_home_that_is_a_file_is_one_clear_error(checkpoints, tmp_path, monkeypatch, value):
+    blocker = tmp_path / "not-a-folder"
+    blocker.write_text("x")
+    home = blocker if value == "file" else blocker / "neurobrix"
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(home)}
+    for args in (["list"], ["import", str(checkpoints["plain"])], ["remove", "x"],
+                 ["run", "--model", "x", "--prompt", "hi"]):
+        result = subprocess.run([sys.executable, "-m", "neurobrix", *args], capture_output=True, text=True, env=env)
+        assert result.returncode == 2, (args, result.stderr)
+        assert result.stderr.startswith(f"neurobrix: error: NEUROBRIX_HOME={home} ")
+        assert "not a folder" in result.stderr and "Traceback" not in result.stderr
+    monkeypatch.setenv("NEUROBRIX_HOME", str(home))
+    with pytest.raises(UsageError, match="is a file" if value == "file" else "which is a file"):
+        store.home()
+
+
+# An import that copies slowly (each file waits), run as the CLI in its own process; the parent sends
+# it a signal once the temporary folder exists.
+_SLOW_IMPORT = """
+import sys, time
+from neurobrix import store
+real = store._place
+def slow(src, dst, link, bar):
+    real(src, dst, link, bar)
+    print("copying", flush=True)
+    time.sleep(60)
+store._place = slow
+from neurobrix.cli import main
+sys.exit(main(["import", sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("signame", ["SIGINT", "SIGTERM", "SIGHUP"])
+def test_an_import_ended_by_a_signal_leaves_nothing(checkpoints, tmp_path, signame):
+    import signal
+
+    src = copy_of(checkpoints, "plain", tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(tmp_path / "home")}
+    proc = subprocess.Popen([sys.executable, "-c", _SLOW_IMPORT, str(src)], stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE, text=True, env=env)
+    try:
+        assert proc.stdout.readline() == "copying\n", proc.stderr.read()
+        assert any(p.name.startswith(".tmp-") for p in store.models_dir().iterdir())
+        proc.send_signal(getattr(signal, signame))
+        code = proc.wait(timeout=60)
+    finally:
+        proc.kill()
+        proc.wait()
+    err = proc.stderr.read()
+    signum = getattr(signal, signame)
+    assert code == 128 + signum, err
+    said = "interrupted" if signame == "SIGINT" else f"terminated ({signame})"
+    assert err.strip().endswith(f"neurobrix: error: {said}") and "Traceback" not in err
+    assert list(store.models_dir().iterdir()) == []  # no hidden half-written folder
 
 
 def test_a_local_name_and_a_hub_org_cannot_share_a_folder(checkpoints, tmp_path):
@@ -350,7 +446,7 @@ class FakeHub:
         self.downloads: list[list[str]] = []
         self.info = SimpleNamespace(gated=gated, sha=COMMIT, siblings=[SimpleNamespace(rfilename=n) for n in names])
         self.info_error = info_error
-        real = store._snapshot_download
+        real = hub._snapshot_download
 
         def model_info(repo_id, revision):
             if self.info_error is not None:
@@ -361,8 +457,8 @@ class FakeHub:
             self.downloads.append(list(allow_patterns))
             return real(repo_id, revision=revision, allow_patterns=allow_patterns, local_files_only=True)
 
-        monkeypatch.setattr(store, "_model_info", model_info)
-        monkeypatch.setattr(store, "_snapshot_download", snapshot_download)
+        monkeypatch.setattr(hub, "_model_info", model_info)
+        monkeypatch.setattr(hub, "_snapshot_download", snapshot_download)
 
 
 def _hub_error(cls, message):

@@ -1,0 +1,179 @@
+"""Checking a checkpoint folder: what the engine reads from it, and every reason to refuse it.
+
+A Hugging Face checkpoint folder holds ``config.json`` (checked first: an architecture outside the
+family is refused before any weight is looked at), the safetensors weights (every shard its index
+names; pickle-only folders are refused by name, never unpickled), ``tokenizer.json`` and optionally
+``tokenizer_config.json``, ``generation_config.json`` and ``chat_template.jinja``. Every safetensors
+header must describe exactly the bytes of its file (a truncated download is caught here).
+"""
+
+from __future__ import annotations
+
+import json
+import struct
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from .config import ModelConfig
+from .errors import UsageError
+
+CONFIG = "config.json"
+INDEX = "model.safetensors.index.json"
+TOKENIZER = "tokenizer.json"
+OPTIONAL = ("tokenizer_config.json", "generation_config.json", "chat_template.jinja")
+PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
+
+
+class ModelNotFoundError(UsageError):
+    """No such model in the store, no such local folder, or no such repository or revision on the hub."""
+
+
+class CheckpointError(UsageError):
+    """The checkpoint lacks a file the engine needs (config.json, tokenizer.json, weights) or one is malformed."""
+
+
+class MissingShardsError(CheckpointError):
+    """The shard index names safetensors files that are not there."""
+
+
+class PickleWeightsError(CheckpointError):
+    """The checkpoint ships only pickle weights; NeuroBrix reads safetensors only."""
+
+
+def read_json(path: Path, what: str) -> Any:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError) as exc:
+        raise CheckpointError(f"{path}: cannot read {what}: {exc}") from exc
+    except json.JSONDecodeError as exc:
+        raise CheckpointError(
+            f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
+            "fix the file or fetch the checkpoint again"
+        ) from exc
+
+
+def read_config(folder: Path) -> ModelConfig:
+    """config.json of a checkpoint folder, checked against the family the engine runs."""
+    path = folder / CONFIG
+    if not path.is_file():
+        raise CheckpointError(
+            f"{folder} has no {CONFIG}; a Hugging Face checkpoint folder holds config.json, tokenizer.json "
+            "and *.safetensors"
+        )
+    data = read_json(path, CONFIG)
+    if not isinstance(data, dict):
+        raise CheckpointError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    return ModelConfig.from_hf(data, source=str(path))
+
+
+def _check_tokenizer(folder: Path) -> None:
+    path = folder / TOKENIZER
+    if not path.is_file():
+        found = [n for n in ("tokenizer.model", "vocab.json", "spiece.model") if (folder / n).is_file()]
+        extra = f" (it has only {', '.join(found)}: a slow tokenizer)" if found else ""
+        raise CheckpointError(
+            f"{folder} has no {TOKENIZER}{extra}; NeuroBrix needs the fast tokenizer file tokenizer.json. "
+            "Save one with transformers (`AutoTokenizer.from_pretrained(...).save_pretrained(dir)`) or use a "
+            "checkpoint that ships it"
+        )
+    from tokenizers import Tokenizer
+
+    try:
+        Tokenizer.from_file(str(path))
+    except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
+        raise CheckpointError(f"{path}: not a valid tokenizer.json ({exc}); fetch the checkpoint again") from exc
+
+
+def _check_optional(folder: Path) -> list[str]:
+    present = [name for name in OPTIONAL if (folder / name).is_file()]
+    for name in present:
+        if name.endswith(".json") and not isinstance(read_json(folder / name, name), dict):
+            raise CheckpointError(f"{folder / name}: expected a JSON object")
+    return present
+
+
+def pickles(names: Sequence[str]) -> list[str]:
+    return sorted(n for n in names if n.lower().endswith(PICKLE_SUFFIXES))
+
+
+def pickle_only(where: str, found: Sequence[str]) -> PickleWeightsError:
+    return PickleWeightsError(
+        f"{where} ships only pickle weights ({', '.join(found)}); NeuroBrix loads safetensors only and never "
+        "unpickles files. Use a repository or revision that has *.safetensors, or convert the weights yourself "
+        "(e.g. save_pretrained(..., safe_serialization=True)) from a source you trust"
+    )
+
+
+def shards_named(index_path: Path) -> list[str]:
+    data = read_json(index_path, INDEX)
+    weight_map = data.get("weight_map") if isinstance(data, dict) else None
+    if not isinstance(weight_map, dict) or not weight_map:
+        raise CheckpointError(f"{index_path}: has no 'weight_map' (tensor name -> shard file); fetch it again")
+    shards = sorted({str(f) for f in weight_map.values()})
+    bad = [f for f in shards if "/" in f or "\\" in f or f.startswith(".") or not f.endswith(".safetensors")]
+    if bad:
+        raise CheckpointError(f"{index_path}: names shards that are not plain *.safetensors files: {', '.join(bad)}")
+    return shards
+
+
+def weight_files(folder: Path) -> list[Path]:
+    """The safetensors files of a checkpoint: the shards its index names (each must be present), else every
+    top-level *.safetensors. Pickle-only and weightless folders are refused."""
+    index = folder / INDEX
+    if index.is_file():
+        shards = shards_named(index)
+        missing = [s for s in shards if not (folder / s).is_file()]
+        if missing:
+            raise MissingShardsError(
+                f"{folder}: {len(missing)} of the {len(shards)} shards named in {INDEX} are missing: "
+                f"{', '.join(missing)}; copy or download every shard, then import again"
+            )
+        return [folder / s for s in shards]
+    found = sorted(p for p in folder.glob("*.safetensors") if p.is_file())
+    if found:
+        return found
+    found_pickles = pickles([p.name for p in folder.iterdir() if p.is_file()]) if folder.is_dir() else []
+    if found_pickles:
+        raise pickle_only(str(folder), found_pickles)
+    raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}")
+
+
+def _check_safetensors(path: Path) -> None:
+    """The header parses and the data it describes fills the file exactly (catches truncated downloads)."""
+    size = path.stat().st_size
+    with path.open("rb") as f:
+        head = f.read(8)
+        length = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
+        header = f.read(length) if 0 < length <= min(size - 8, 100 << 20) else b""
+    try:
+        meta = json.loads(header) if header else None
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        meta = None
+    if not isinstance(meta, dict):
+        raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")
+    ends = [t["data_offsets"][1] for k, t in meta.items() if k != "__metadata__" and isinstance(t, dict)
+            and isinstance(t.get("data_offsets"), list) and len(t["data_offsets"]) == 2]
+    expected = 8 + length + max(ends, default=0)
+    if expected != size:
+        raise CheckpointError(
+            f"{path}: the safetensors header describes {expected} bytes but the file has {size} "
+            "(truncated or altered); fetch it again"
+        )
+
+
+def checkpoint_files(folder: Path) -> list[str]:
+    """Check a checkpoint folder and return the file names to store: config.json (checked first, so an
+    architecture outside the family is refused before weights are looked at), the weights (pickle-only and
+    missing shards refused), tokenizer.json, the optional files; then every safetensors header."""
+    if not folder.is_dir():
+        raise ModelNotFoundError(f"{folder} is not a directory")
+    read_config(folder)
+    weights = weight_files(folder)
+    _check_tokenizer(folder)
+    optional = _check_optional(folder)
+    for path in weights:
+        _check_safetensors(path)
+    index = [INDEX] if (folder / INDEX).is_file() else []
+    return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]
+

@@ -1,0 +1,211 @@
+"""The Hugging Face hub: fetch exactly the files a checkpoint folder needs, and nothing else.
+
+Online, the repository's file list is checked first (config.json, tokenizer.json and safetensors
+weights present; pickle-only refused), then config.json (and the shard index) is downloaded and
+checked, then only the files the engine reads. Offline (``HF_HUB_OFFLINE=1``) or with the hub out of
+reach, the files come from the local Hugging Face cache. No code from a repository ever runs.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .checkpoint import (CONFIG, INDEX, OPTIONAL, TOKENIZER, CheckpointError, MissingShardsError,
+                         ModelNotFoundError, pickle_only, pickles, read_config, shards_named)
+from .errors import NeuroBrixError, UsageError
+
+# What a hub download may fetch: nothing else (no pickles, no code) ever leaves the hub.
+HUB_PATTERNS = (CONFIG, "*.safetensors", INDEX, TOKENIZER, *OPTIONAL)
+
+_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+_HUB_URL = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/")
+
+
+class GatedModelError(UsageError):
+    """A gated hub model: its licence must be accepted on the hub and with --accept-license."""
+
+
+class HubError(NeuroBrixError):
+    """The hub cannot be reached (or the network is switched off) and the files are not in the local HF cache."""
+
+
+def normalize(name: str) -> str:
+    """A model name as given, without a hub URL prefix or surrounding slashes."""
+    return _HUB_URL.sub("", name.strip()).strip("/")
+
+
+def _truthy(value: str) -> bool:
+    return value.strip().lower() in ("1", "true", "yes", "on")
+
+
+def hub_offline() -> bool:
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, not only when huggingface_hub was imported."""
+    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
+        if var in os.environ:
+            return _truthy(os.environ[var])
+    from huggingface_hub import constants
+
+    return bool(constants.HF_HUB_OFFLINE)
+
+
+def hub_cache() -> Path:
+    """The huggingface_hub cache as the environment says now (HF_HUB_CACHE, else HF_HOME/hub)."""
+    if os.environ.get("HF_HUB_CACHE"):
+        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
+    if os.environ.get("HF_HOME"):
+        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
+    from huggingface_hub import constants
+
+    return Path(constants.HF_HUB_CACHE)
+
+
+def _network_errors() -> tuple[type[BaseException], ...]:
+    """What a failed connection raises across huggingface_hub versions (requests', httpx' or httpx2's)."""
+    errors: list[type[BaseException]] = [OSError]
+    for module in ("httpx", "httpx2"):
+        try:
+            errors.append(__import__(module).TransportError)
+        except (ImportError, AttributeError):
+            pass
+    return tuple(errors)
+
+
+def _model_info(repo_id: str, revision: str | None) -> Any:
+    """The hub's ModelInfo (files, gating, commit). A seam for tests."""
+    from huggingface_hub import model_info
+
+    return model_info(repo_id, revision=revision)
+
+
+def _snapshot_download(repo_id: str, *, revision: str | None, allow_patterns: Sequence[str],
+                       local_files_only: bool) -> Path:
+    """Download (or find in the HF cache) the files matching ``allow_patterns``; the snapshot folder."""
+    from huggingface_hub import snapshot_download
+
+    folder = snapshot_download(repo_id, revision=revision, allow_patterns=list(allow_patterns),
+                               cache_dir=hub_cache(), local_files_only=local_files_only)
+    return Path(folder)
+
+
+@contextmanager
+def progress_bars(enabled: bool) -> Iterator[None]:
+    from huggingface_hub.utils import are_progress_bars_disabled, disable_progress_bars, enable_progress_bars
+
+    switch = not enabled and not are_progress_bars_disabled()
+    if switch:
+        disable_progress_bars()
+    try:
+        yield
+    finally:
+        if switch:
+            enable_progress_bars()
+
+
+def _gated_message(repo_id: str, refused: bool) -> str:
+    url = f"https://huggingface.co/{repo_id}"
+    steps = (f"1) open {url}, log in and accept the licence there; 2) make your token available on this machine "
+             "with `hf auth login` (or set HF_TOKEN); 3) run "
+             f"`neurobrix import {repo_id} --accept-license`")
+    if refused:
+        return (f"the hub refused access to the gated model {repo_id}: this machine's token is missing or its "
+                f"account has not been granted access. {steps}")
+    return f"{repo_id} is a gated model: its licence must be accepted before it is downloaded. {steps}"
+
+
+def _check_listing(repo_id: str, names: Sequence[str]) -> None:
+    """Refuse from the hub's file list, before any download: no config.json, no tokenizer.json, pickle-only."""
+    top = [n for n in names if "/" not in n]
+    if CONFIG not in top:
+        raise CheckpointError(f"{repo_id} has no {CONFIG} at the top of the repository; it is not a "
+                              "transformers checkpoint NeuroBrix can read")
+    if not any(n.endswith(".safetensors") for n in top):
+        found = pickles(names)
+        if found:
+            raise pickle_only(repo_id, found)
+        raise CheckpointError(f"{repo_id} has no weights: no *.safetensors file in the repository")
+    if TOKENIZER not in top:
+        raise CheckpointError(f"{repo_id} ships no {TOKENIZER}; NeuroBrix needs the fast tokenizer file")
+
+
+def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]:
+    """Online: config.json (and the index) first, checked, then exactly the files the engine needs."""
+    names = [s.rfilename for s in (info.siblings or [])]
+    _check_listing(repo_id, names)
+    head = [CONFIG, INDEX] if INDEX in names else [CONFIG]
+    snapshot = _snapshot_download(repo_id, revision=revision, allow_patterns=head, local_files_only=False)
+    read_config(snapshot)  # an architecture outside the family stops here, before any weight moves
+    if INDEX in names:
+        shards = shards_named(snapshot / INDEX)
+        missing = [s for s in shards if s not in names]
+        if missing:
+            raise MissingShardsError(f"{repo_id}: {INDEX} names shards the repository does not have: "
+                                     f"{', '.join(missing)}")
+    else:
+        shards = [n for n in names if "/" not in n and n.endswith(".safetensors")]
+    wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *head[1:], *shards]
+    snapshot = _snapshot_download(repo_id, revision=snapshot.name, allow_patterns=wanted, local_files_only=False)
+    return snapshot, snapshot.name
+
+
+def _from_cache(repo_id: str, revision: str | None, why: str, *, offline: bool) -> tuple[Path, str]:
+    from huggingface_hub.errors import LocalEntryNotFoundError
+
+    try:
+        snapshot = _snapshot_download(repo_id, revision=revision, allow_patterns=HUB_PATTERNS, local_files_only=True)
+    except LocalEntryNotFoundError as exc:
+        at = f" at revision {revision}" if revision else ""
+        partly = "only partly" if type(exc).__name__ == "IncompleteSnapshotError" else "not"
+        raise HubError(
+            f"{repo_id}{at} is {partly} in the Hugging Face cache ({hub_cache()}) and {why}, so it cannot be "
+            f"downloaded. {'Unset HF_HUB_OFFLINE on a machine with a network' if offline else 'Check the network'}"
+            f" and run `neurobrix import {repo_id}` again, or import a local checkpoint folder"
+        ) from exc
+    return snapshot, snapshot.name
+
+
+def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Path, str]:
+    """The snapshot folder holding the model's files, and its commit."""
+    from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
+
+    if hub_offline():
+        return _from_cache(repo_id, revision, "the network is switched off (HF_HUB_OFFLINE=1)", offline=True)
+    try:
+        info = _model_info(repo_id, revision)
+    except GatedRepoError as exc:
+        raise GatedModelError(_gated_message(repo_id, refused=True)) from exc
+    except RepositoryNotFoundError as exc:
+        raise ModelNotFoundError(
+            f"no model {repo_id} on the Hugging Face hub: check the id (org/name); if it is private, log in with "
+            "`hf auth login` (or set HF_TOKEN)"
+        ) from exc
+    except RevisionNotFoundError as exc:
+        raise ModelNotFoundError(f"{repo_id} has no revision {revision!r} on the hub; give a branch, tag or commit "
+                                 "that exists") from exc
+    except _network_errors() as exc:
+        return _from_cache(repo_id, revision, f"the hub cannot be reached ({type(exc).__name__}: {exc})",
+                           offline=False)
+    if getattr(info, "gated", False) and not accept_license:
+        raise GatedModelError(_gated_message(repo_id, refused=False))
+    try:
+        return _download(repo_id, revision, info)
+    except GatedRepoError as exc:
+        raise GatedModelError(_gated_message(repo_id, refused=True)) from exc
+    except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
+        raise ModelNotFoundError(f"{repo_id}: {exc}") from exc
+    except _network_errors() as exc:
+        raise HubError(f"downloading {repo_id} failed ({type(exc).__name__}: {exc}); run the import again "
+                       "(files already downloaded stay in the Hugging Face cache)") from exc
+
+
+def hub_id(source: str) -> str | None:
+    """``org/name`` when ``source`` is a hub id or hub URL, else None."""
+    candidate = normalize(source)
+    if _HUB_ID.fullmatch(candidate) and ".." not in candidate and "--" not in candidate:
+        return candidate
+    return None
+

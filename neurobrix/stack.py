@@ -1,0 +1,228 @@
+"""The compiler stack a GPU class was proven with, and whether this machine may run its settings.
+
+A certified setting is proven on the code one compiler generates from it: the same block sizes
+compiled by another Triton are other code, never checked against float64. So the engine runs a
+class's settings only on the stack they were proven with, by this rule: **Triton exactly the
+certified version, torch the same major.minor** (torch's patch releases keep its Triton-facing
+side; its local build tag, e.g. ``+cu130``, says where the wheel came from).
+
+A user who must run another stack can re-prove the class on it: ``python -m conformance check
+--class C`` on that stack, when every entry passes, records a local re-proof in
+``$NEUROBRIX_HOME/reproofs/<class>.json`` (the sha256 of every tracked table file of the class, the
+stack, a digest of the check's report). The runtime accepts it for exactly that torch and Triton
+and exactly those tables; it is stale as soon as either changes. A re-proof proves the settings
+correct on the new stack, not that they are the fastest there.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Any
+
+from .errors import CompilerStackError, TablesError
+from .tables import Tables, load
+
+REPROOF_FORMAT = 1
+PYTORCH_INDEX = "https://download.pytorch.org/whl"
+
+
+@dataclass(frozen=True)
+class Stack:
+    torch: str
+    triton: str
+
+    def describe(self) -> str:
+        return f"torch {self.torch} and Triton {self.triton}"
+
+    def as_dict(self) -> dict[str, str]:
+        return {"torch": self.torch, "triton": self.triton}
+
+
+def recorded_stacks(class_id: str, tables: Tables | None = None) -> dict[str, Stack]:
+    """kernel -> the stack its settings index says it was certified with (the index's ``stack``, copied by
+    certify from the run's provenance; the one place that reads it)."""
+    loaded = tables if tables is not None else load()
+    found = {}
+    for name in loaded.kernels(class_id):
+        index = loaded.index(class_id, name)
+        if index is not None:
+            found[name] = Stack(str(index.stack["torch"]), str(index.stack["triton"]))
+    return found
+
+
+def certified_stack(class_id: str, tables: Tables | None = None) -> Stack | None:
+    """The one stack ``class_id`` was certified with; None when it has no kernel tables yet. Tables of one
+    class certified on different stacks are refused (TablesError): no single stack proves them all."""
+    stacks = recorded_stacks(class_id, tables)
+    found = set(stacks.values())
+    if len(found) > 1:
+        listed = "; ".join(f"{kernel}: {stack.describe()}" for kernel, stack in stacks.items())
+        raise TablesError(f"the kernel tables of GPU class {class_id} were certified with different compiler "
+                          f"stacks ({listed}); re-certify them on one stack")
+    return found.pop() if found else None
+
+
+def running_stack() -> Stack:
+    """The torch and Triton this process runs."""
+    import torch
+    import triton
+
+    return Stack(str(torch.__version__), str(triton.__version__))
+
+
+def _major_minor(version: str) -> tuple[int, int] | None:
+    found = re.match(r"(\d+)\.(\d+)", version)
+    return (int(found[1]), int(found[2])) if found else None
+
+
+def compatible(certified: Stack, running: Stack) -> bool:
+    """The rule: Triton exactly the certified version, torch the same major.minor."""
+    torch_mm = _major_minor(running.torch)
+    return running.triton == certified.triton and torch_mm is not None and torch_mm == _major_minor(certified.torch)
+
+
+def pip_command(stack: Stack) -> str:
+    """The pip command that installs ``stack``. A torch with a local build tag (``2.11.0+cu130``) comes
+    from PyTorch's index for that build, which also carries Triton; a CPU build's index does not, so
+    Triton then comes from PyPI in a second command."""
+    public, _, build = stack.torch.partition("+")
+    if not build:
+        return f"python -m pip install torch=={public} triton=={stack.triton}"
+    index = f"--index-url {PYTORCH_INDEX}/{build}"
+    if build == "cpu":
+        return f"python -m pip install torch=={public} {index} && python -m pip install triton=={stack.triton}"
+    return f"python -m pip install torch=={public} triton=={stack.triton} {index}"
+
+
+def check_command(class_id: str) -> str:
+    prefix = "TRITON_INTERPRET=1 " if class_id == "interpreter" else ""
+    return f"{prefix}python -m conformance check --class {class_id}"
+
+
+# --- the local re-proof --------------------------------------------------------------------------
+
+
+def reproof_path(class_id: str) -> Path:
+    from .store import home
+
+    return home() / "reproofs" / f"{class_id}.json"
+
+
+def class_hashes(class_id: str, tables: Tables) -> dict[str, str]:
+    """Every tracked file of the class (its class.yaml and kernel tables) -> its sha256 (TRACKED.yaml)."""
+    return {f.path: f.sha256 for f in tables.tracked if f.path.startswith(f"{class_id}/")}
+
+
+def write_reproof(class_id: str, tables: Tables, stack: Stack, check: dict[str, Any], device: str,
+                  command: str) -> Path:
+    """Record that the class's tables, as tracked now, passed a whole check on ``stack``."""
+    from . import __version__
+
+    certified = certified_stack(class_id, tables)
+    record = {
+        "format": REPROOF_FORMAT,
+        "class": class_id,
+        "stack": stack.as_dict(),
+        "certified_stack": certified.as_dict() if certified else None,
+        "tables": class_hashes(class_id, tables),
+        "check": check,
+        "device": device,
+        "neurobrix": __version__,
+        "date": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+        "command": command,
+    }
+    path = reproof_path(class_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    scratch = path.with_name(f".{path.name}.{os.getpid()}")
+    scratch.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+    os.replace(scratch, path)  # whole or absent, never half-written
+    return path
+
+
+def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None:
+    """Why the class's local re-proof does not cover this run (None: it does). No file is a problem too."""
+    path = reproof_path(class_id)
+    if not path.is_file():
+        return "no re-proof recorded"
+    try:
+        record = json.loads(path.read_text(encoding="utf-8"))
+        recorded = Stack(str(record["stack"]["torch"]), str(record["stack"]["triton"]))
+        hashes = record["tables"]
+        if record.get("format") != REPROOF_FORMAT or record.get("class") != class_id or not isinstance(hashes, dict):
+            raise ValueError("not a re-proof of this class in this format")
+    except (OSError, ValueError, KeyError, TypeError) as exc:
+        return f"the re-proof {path} is unreadable ({exc})"
+    if recorded != running:
+        return f"the re-proof {path} was made on {recorded.describe()}, not this stack"
+    now = class_hashes(class_id, tables)
+    changed = sorted(p for p in set(now) | set(hashes) if now.get(p) != hashes.get(p))
+    if changed:
+        return f"the re-proof {path} is stale: the tables changed since ({', '.join(changed)})"
+    return None
+
+
+# --- the verdict ---------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Verdict:
+    class_id: str
+    certified: Stack | None  # None: the class has no kernel tables (preflight names what is missing)
+    running: Stack
+    reproof: Path | None = None  # the local re-proof that admits this stack, if that is what admits it
+    problem: str | None = None   # why the re-proof does not admit it, when the stack differs
+
+    @property
+    def ok(self) -> bool:
+        return self.certified is None or compatible(self.certified, self.running) or self.reproof is not None
+
+    def describe(self) -> str:
+        if self.certified is None:
+            return f"class {self.class_id} has no kernel tables"
+        if compatible(self.certified, self.running):
+            return f"{self.running.describe()}; certified with {self.certified.describe()}"
+        if self.reproof is not None:
+            return (f"{self.running.describe()}, re-proved here ({self.reproof}); certified with "
+                    f"{self.certified.describe()}")
+        return self.refusal()
+
+    def refusal(self) -> str:
+        certified = self.certified or self.running  # (a class without kernel tables is never refused)
+        lines = [
+            f"GPU class {self.class_id} was certified with {certified.describe()}; this machine runs "
+            f"{self.running.describe()}. Its settings were proven on the code that stack compiles from them, "
+            f"so they are not run on another (Triton must be {certified.triton} exactly, torch "
+            f"{'.'.join(map(str, _major_minor(certified.torch) or ()))}.x; nothing was loaded).",
+            f"  Install the certified stack:\n    {pip_command(certified)}",
+            f"  Or re-prove the class on this stack (from a source checkout of neurobrix, on this machine):\n"
+            f"    {check_command(self.class_id)}\n"
+            f"  A check that passes records a local re-proof ({reproof_path(self.class_id)}) that run accepts for "
+            "exactly this torch and Triton and these tables. It proves the settings correct on this stack, not "
+            "that they are the fastest here.",
+        ]
+        if self.problem and self.problem != "no re-proof recorded":
+            lines.append(f"  ({self.problem}.)")
+        return "\n".join(lines)
+
+
+def verdict(class_id: str, tables: Tables | None = None, running: Stack | None = None) -> Verdict:
+    loaded = tables if tables is not None else load()
+    certified = certified_stack(class_id, loaded)
+    running = running if running is not None else running_stack()
+    if certified is None or compatible(certified, running):
+        return Verdict(class_id, certified, running)
+    problem = reproof_problem(class_id, loaded, running)
+    return Verdict(class_id, certified, running, reproof=reproof_path(class_id) if problem is None else None,
+                   problem=problem)
+
+
+def require_certified_stack(class_id: str) -> None:
+    """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on."""
+    found = verdict(class_id)
+    if not found.ok:
+        raise CompilerStackError(found.refusal())

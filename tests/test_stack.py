@@ -1,0 +1,227 @@
+"""The compiler stack: a class's settings run only on the torch/Triton they were proven with, or on a stack a
+local re-proof covers; `run` refuses before any weight is read (exit 6), `doctor` reports it as blocking,
+and `python -m conformance check` records the re-proof."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import pytest
+import yaml
+
+from conftest import REPO, retrack
+from kernel_tables import CONFIGS, STACK, write_kernel, write_tables
+from neurobrix import stack, tables
+from neurobrix.cli import main
+from neurobrix.errors import CompilerStackError, TablesError
+
+HERE = stack.running_stack()  # this machine's: what the shipped interpreter tables were certified with
+
+
+def _other_patch(version: str) -> str:
+    """The same version with its patch number moved on (and the local build tag kept)."""
+    public, plus, build = version.partition("+")
+    major, minor, patch = (public.split(".") + ["0", "0"])[:3]
+    number = int(re.match(r"\d*", patch)[0] or 0) + 1
+    return f"{major}.{minor}.{number}{plus}{build}"
+
+
+def _other_minor(version: str) -> str:
+    major, minor = version.split(".")[:2]
+    return f"{major}.{int(minor) + 1}.0"
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    return tmp_path / "home"
+
+
+@pytest.fixture
+def certified_elsewhere(tmp_path, monkeypatch):
+    """Interpreter-class tables (every kernel) whose provenance names another Triton than this machine's."""
+    other = {**STACK, "triton": _other_minor(STACK["triton"])}
+    root = write_tables(tmp_path / "tables", torch=other["torch"], triton=other["triton"])
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    return root, stack.Stack(other["torch"], other["triton"])
+
+
+def test_the_certified_stack_is_what_every_table_of_the_class_records():
+    loaded = tables.load(REPO / "tables")
+    for class_id in loaded.classes:
+        if not loaded.kernels(class_id):
+            assert stack.certified_stack(class_id, loaded) is None
+            continue
+        recorded = set()
+        for kernel in loaded.kernels(class_id):  # the provenance block as written at the top of each proofs file
+            head = open(tables.proofs_path(loaded.root, class_id, kernel), encoding="utf-8").read(4000)
+            recorded.add(tuple(re.search(rf"^  {name}: '?([^'\n]+)'?$", head, re.M)[1] for name in ("torch", "triton")))
+        certified = stack.certified_stack(class_id, loaded)
+        assert {(certified.torch, certified.triton)} == recorded
+
+
+def test_tables_of_one_class_certified_on_two_stacks_are_refused(certified_elsewhere):
+    root, _ = certified_elsewhere
+    write_kernel(root, "linear", CONFIGS["linear"], torch=STACK["torch"], triton="0.0.1")
+    with pytest.raises(TablesError, match="certified with different compiler stacks"):
+        stack.certified_stack("interpreter")
+
+
+@pytest.mark.parametrize(("running", "ok"), [
+    (lambda s: s, True),                                                          # the same stack
+    (lambda s: stack.Stack(_other_patch(s.torch), s.triton), True),               # torch: another patch release
+    (lambda s: stack.Stack(s.torch.partition("+")[0] + "+cu999", s.triton), True),  # torch: another build tag
+    (lambda s: stack.Stack(s.torch, _other_patch(s.triton)), False),              # Triton: any other version
+    (lambda s: stack.Stack(s.torch, _other_minor(s.triton)), False),
+    (lambda s: stack.Stack(_other_minor(s.torch), s.triton), False),              # torch: another major.minor
+], ids=["same", "torch-patch", "torch-build", "triton-patch", "triton-minor", "torch-minor"])
+def test_the_rule_triton_exact_torch_major_minor(running, ok):
+    certified = stack.Stack("2.11.0+cu130", "3.6.0")
+    assert stack.compatible(certified, running(certified)) is ok
+
+
+def test_the_pip_command_follows_the_recorded_torch_build():
+    cuda = stack.Stack("2.11.0+cu130", "3.6.0")
+    assert stack.pip_command(cuda) == ("python -m pip install torch==2.11.0 triton==3.6.0 "
+                                       "--index-url https://download.pytorch.org/whl/cu130")
+    # a CPU build's index has no Triton: it comes from PyPI in a second command
+    assert stack.pip_command(stack.Stack("2.13.0+cpu", "3.9.0")) == (
+        "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
+        " && python -m pip install triton==3.9.0")
+    assert stack.pip_command(stack.Stack("2.13.0", "3.9.0")) == "python -m pip install torch==2.13.0 triton==3.9.0"
+
+
+def test_the_shipped_interpreter_tables_run_on_this_stack():
+    """The test environment (and CI's) runs the stack the interpreter class was certified with."""
+    found = stack.verdict("interpreter", tables.load(REPO / "tables"))
+    assert found.ok and found.reproof is None
+
+
+def test_another_triton_is_refused_naming_both_stacks_and_the_ways_out(certified_elsewhere, home):
+    _, certified = certified_elsewhere
+    with pytest.raises(CompilerStackError) as info:
+        stack.require_certified_stack("interpreter")
+    message = str(info.value)
+    assert info.value.exit_code == 6
+    assert certified.describe() in message and HERE.describe() in message
+    assert stack.pip_command(certified) in message
+    assert "TRITON_INTERPRET=1 python -m conformance check --class interpreter" in message
+    assert str(home / "reproofs" / "interpreter.json") in message
+    assert "correct on this stack, not that they are the fastest" in message
+
+
+def test_another_torch_major_minor_is_refused(monkeypatch):
+    monkeypatch.setattr(stack, "running_stack", lambda: stack.Stack(_other_minor(HERE.torch), HERE.triton))
+    with pytest.raises(CompilerStackError, match=re.escape(f"this machine runs torch {_other_minor(HERE.torch)}")):
+        stack.require_certified_stack("interpreter")
+    monkeypatch.setattr(stack, "running_stack", lambda: stack.Stack(_other_patch(HERE.torch), HERE.triton))
+    stack.require_certified_stack("interpreter")  # a patch release of the same torch is accepted
+
+
+def _reproof(class_id: str, running: stack.Stack) -> None:
+    stack.write_reproof(class_id, tables.load(), running, {"profile": "ci", "passed": True}, "test", "test")
+
+
+def test_a_valid_reproof_admits_exactly_its_stack_and_tables(certified_elsewhere, home):
+    root, certified = certified_elsewhere
+    _reproof("interpreter", HERE)
+    found = stack.verdict("interpreter")
+    assert found.ok and found.reproof == home / "reproofs" / "interpreter.json"
+    assert "re-proved here" in found.describe()
+    stack.require_certified_stack("interpreter")
+    # another stack (even one the certified rule would take as the same: a torch patch release) is not covered
+    patched = stack.Stack(_other_patch(HERE.torch), HERE.triton)
+    assert not stack.verdict("interpreter", running=patched).ok
+    assert "was made on" in stack.verdict("interpreter", running=patched).problem
+
+
+def test_a_reproof_goes_stale_when_the_tables_change(certified_elsewhere, home):
+    root, _ = certified_elsewhere
+    _reproof("interpreter", HERE)
+    other = _other_minor(STACK["triton"])
+    # another setting: the re-proof says nothing about it
+    write_kernel(root, "silu_mul", [({}, {**CONFIGS["silu_mul"][0][1], "BLOCK_I": 64})], triton=other)
+    tables.clear_cache()
+    with pytest.raises(CompilerStackError, match=r"stale: the tables changed since \(interpreter/silu_mul"):
+        stack.require_certified_stack("interpreter")
+    (home / "reproofs" / "interpreter.json").write_text("{")
+    with pytest.raises(CompilerStackError, match="unreadable"):
+        stack.require_certified_stack("interpreter")
+
+
+def test_doctor_reports_the_stack_as_blocking_until_reproved(certified_elsewhere, home, capsys):
+    assert main(["doctor", "--json"]) == 1
+    findings = {f["name"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert findings["stack"]["status"] == "FAIL" and "python -m conformance check" in findings["stack"]["value"]
+    _reproof("interpreter", HERE)
+    assert main(["doctor"]) == 0
+    assert "re-proved here" in capsys.readouterr().out
+
+
+@pytest.fixture
+def tiny_model(home, tmp_path_factory):
+    pytest.importorskip("transformers")
+    from conformance import tiny
+    from neurobrix import store
+
+    store.import_model(str(tiny.make(tmp_path_factory.mktemp("ckpt") / "tiny-llama")), progress=False)
+    return "tiny-llama"
+
+
+def test_run_refuses_before_any_weight_is_read_with_exit_6(certified_elsewhere, tiny_model, monkeypatch, capsys):
+    def never(*_, **__):
+        raise AssertionError("weights were read on an unproven stack")
+
+    with monkeypatch.context() as patched, pytest.raises(SystemExit) as info:
+        patched.setattr("neurobrix.run.weights_from_files", never)
+        main(["run", "--model", tiny_model, "--prompt", "hello", "--max-tokens", "2"])
+    assert info.value.code == 6
+    err = capsys.readouterr().err
+    assert err.startswith("neurobrix: error: GPU class interpreter was certified with") and "Traceback" not in err
+    assert "nothing was loaded" in err
+    # with a re-proof of this stack the same run goes ahead (and reads the weights)
+    _reproof("interpreter", HERE)
+    assert main(["run", "--model", tiny_model, "--prompt", "hello", "--max-tokens", "2"]) == 0
+
+
+def test_check_on_another_stack_records_the_reproof_run_accepts(tmp_path, home, monkeypatch, capsys):
+    """The conformance side end to end, on a one-kernel class kept quick: a partial check records nothing, a
+    whole passing one records the re-proof, which then admits this stack until a table changes."""
+    from conformance.__main__ import main as conformance_main
+
+    other = _other_minor(HERE.triton)
+    root = write_tables(tmp_path / "tables", {"silu_mul": CONFIGS["silu_mul"]}, dtypes=("fp32",), triton=other)
+    for path in (root / "interpreter").iterdir():
+        if path.name != "class.yaml" and not path.name.startswith("silu_mul."):
+            path.unlink()
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    assert not stack.verdict("interpreter").ok
+
+    assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci"]) == 0
+    assert "no re-proof recorded" in capsys.readouterr().out and not (home / "reproofs").exists()
+    assert conformance_main(["check", "--class", "interpreter", "--profile", "ci"]) == 0
+    out = capsys.readouterr().out
+    assert "recorded a local re-proof of interpreter" in out and "not that they are the fastest" in out
+    record = json.loads((home / "reproofs" / "interpreter.json").read_text())
+    assert record["stack"] == HERE.as_dict() and record["certified_stack"]["triton"] == _other_minor(HERE.triton)
+    assert record["tables"] == {f.path: f.sha256 for f in tables.load().tracked}
+    assert record["check"]["passed"] and record["check"]["entries"] == 1 and record["check"]["profile"] == "ci"
+    assert stack.verdict("interpreter").ok
+    write_kernel(root, "silu_mul", [({}, {**CONFIGS["silu_mul"][0][1], "BLOCK_I": 64})], dtypes=("fp32",), triton=other)
+    tables.clear_cache()
+    assert not stack.verdict("interpreter").ok
+    assert CONFIGS["silu_mul"][0][1]["BLOCK_I"] != 64  # the change above really was a change
+
+
+def test_the_readme_lists_each_certified_class_with_its_stack_and_install_command():
+    readme = (REPO / "README.md").read_text()
+    section = readme[readme.index("### Certified classes and their compiler stack"):]
+    found_rows = re.findall(r"^\| `([\w-]+)` \| (torch .+?) \| `(.+?)` \|$", section, re.M)
+    rows = {class_id: (said, command) for class_id, said, command in found_rows}
+    loaded = tables.load(REPO / "tables")
+    certified = {c: stack.certified_stack(c, loaded) for c in loaded.classes if loaded.kernels(c)}
+    assert set(rows) == set(certified)
+    for class_id, found in certified.items():
+        assert rows[class_id] == (f"torch {found.torch}, Triton {found.triton}", stack.pip_command(found))

@@ -1,0 +1,219 @@
+"""What a user reads is exactly what transformers gives for the same files: decoded and streamed text, the
+end-of-text ids, and chat templates (with what transformers' environment gives a template)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from neurobrix.tokenizer import TextStream, Tokenizer, TokenizerError
+from tokenizer_fixtures import CORPUS, KINDS, save
+
+transformers = pytest.importorskip("transformers")
+
+PROPERTY = settings(max_examples=150, deadline=None, derandomize=True,
+                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@pytest.fixture(scope="module")
+def saved(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("tokenizers")
+    return {kind: save(root / kind, kind) for kind in KINDS}
+
+
+@pytest.fixture(scope="module")
+def ours(saved) -> dict[str, Tokenizer]:
+    return {kind: Tokenizer(path) for kind, path in saved.items()}
+
+
+@pytest.fixture(scope="module")
+def theirs(saved):
+    return {kind: transformers.AutoTokenizer.from_pretrained(path) for kind, path in saved.items()}
+
+
+# Id sequences of two kinds: any ids at all (special tokens, lone bytes, invalid UTF-8 runs), and the ids
+# of text with newlines, leading spaces and multi-byte characters (which byte-level and byte-fallback
+# tokenizers split over several tokens), with special tokens spliced in.
+TEXT = st.lists(st.sampled_from(list("ab é中🙂\n\t.,'!?") + ["don't", " the", "\n  ", "naïve", " ."]),
+                max_size=20).map("".join)
+
+
+def id_sequences(tokenizer: Tokenizer):
+    vocab = tokenizer._tok.get_vocab_size()
+    anything = st.lists(st.integers(0, vocab - 1), max_size=40)
+    encoded = st.builds(lambda text, specials: _splice(tokenizer.encode_text(text), specials), TEXT,
+                        st.lists(st.tuples(st.integers(0, 40), st.sampled_from(sorted(tokenizer.waiting_ids) or [0])),
+                                 max_size=3))
+    return st.one_of(anything, encoded)
+
+
+def _splice(ids: list[int], inserts: list[tuple[int, int]]) -> list[int]:
+    out = list(ids)
+    for at, token in inserts:
+        out.insert(min(at, len(out)), token)
+    return out
+
+
+def streamed(tokenizer: Tokenizer, ids: list[int]) -> tuple[list[str], str]:
+    stream = tokenizer.stream()
+    return [stream.push(i) for i in ids], stream.finish()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_streamed_text_is_the_whole_decode(ours, kind):
+    tokenizer = ours[kind]
+
+    @PROPERTY
+    @given(id_sequences(tokenizer))
+    def check(ids):
+        pieces, rest = streamed(tokenizer, ids)
+        assert "".join(pieces) + rest == tokenizer.decode(ids)
+        # and it streams: after each token, all but a pending tail of the text so far is written
+        # (a partial character, a byte run, or the clean-up's reach)
+        written = ""
+        for n, piece in enumerate(pieces, 1):
+            written += piece
+            so_far = tokenizer.decode(ids[:n])
+            if not tokenizer.clean_up and ids[n - 1] not in tokenizer.waiting_ids and not so_far.endswith("\ufffd"):
+                assert written == so_far, (ids[:n], written, so_far)
+            assert len(written) >= len(so_far) - TextStream.HOLD - 4 * sum(i in tokenizer.waiting_ids for i in ids[:n])
+
+    check()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_decode_is_what_transformers_decodes(ours, theirs, kind):
+    tokenizer = ours[kind]
+
+    @PROPERTY
+    @given(id_sequences(tokenizer))
+    def check(ids):
+        assert tokenizer.decode(ids) == theirs[kind].decode(ids, skip_special_tokens=True)
+
+    check()
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_prompt_ids_are_what_transformers_encodes(ours, theirs, kind):
+    for text in CORPUS[:5] + [" leading", "trailing \n", "🙂🙂 中"]:
+        assert ours[kind].encode_prompt(text, chat=False) == theirs[kind](text)["input_ids"]
+
+
+def test_the_newline_case_that_lost_a_space(ours):
+    """A SentencePiece token after a newline keeps its leading space in the stream, as in the whole decode."""
+    tokenizer = ours["sentencepiece"]
+    ids = tokenizer.encode_text("first line\n second line\n third")
+    pieces, rest = streamed(tokenizer, ids)
+    assert "".join(pieces) + rest == tokenizer.decode(ids) == "first line\n second line\n third"
+
+
+def test_a_byte_that_an_invalid_byte_follows_is_not_written_early(ours):
+    """ByteFallback decodes a run of byte tokens as a whole: '|' alone, '\ufffd\ufffd' with a stray
+    continuation byte after it. The stream waits for the run to close."""
+    tokenizer = ours["sentencepiece"]
+    bar, stray, word = tokenizer._tok.token_to_id("<0x7C>"), tokenizer._tok.token_to_id("<0x82>"), 20
+    pieces, rest = streamed(tokenizer, [bar, stray, word])
+    assert pieces[:2] == ["", ""] and "".join(pieces) + rest == tokenizer.decode([bar, stray, word])
+    assert tokenizer.decode([bar, stray, word]).startswith("\ufffd\ufffd")
+
+
+# --- end of text ---------------------------------------------------------------------------------
+
+
+def test_eos_is_the_union_of_generation_config_config_and_tokenizer(saved, tmp_path):
+    folder = tmp_path / "tok"
+    folder.mkdir()
+    for file in saved["sentencepiece"].iterdir():
+        (folder / file.name).write_bytes(file.read_bytes())
+    tokenizer = Tokenizer(folder)
+    eos_token = tokenizer._tok.token_to_id("</s>")
+    assert tokenizer.eos_ids(None) == {eos_token}  # the tokenizer's own eos_token
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [7, 8]}))
+    assert Tokenizer(folder).eos_ids([9]) == {7, 8, 9, eos_token}
+    assert Tokenizer(folder).eos_ids(9) == {7, 8, 9, eos_token}
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 7}))
+    assert Tokenizer(folder).eos_ids(()) == {7, eos_token}
+
+
+# --- chat templates ------------------------------------------------------------------------------
+
+SYSTEM_AND_TOOLS = """{{- bos_token }}
+{%- if messages[0]['role'] == 'system' %}{% set system = messages[0]['content'] %}{% set rest = messages[1:] %}
+{%- else %}{% set system = 'You are helpful. Today is ' + strftime_now('%d %b %Y') + '.' %}{% set rest = messages %}{% endif %}
+<|start_header_id|>system<|end_header_id|>
+
+{{ system }}
+{%- if tools is not none %}
+
+You may call these functions:
+{% for tool in tools %}{{ tool | tojson(indent=4) }}
+{% endfor %}{% endif %}<|eot_id|>
+{%- for message in rest %}
+{%- if message['role'] not in ['user', 'assistant'] %}{{ raise_exception('roles must be user or assistant') }}{% endif %}
+<|start_header_id|>{{ message['role'] }}<|end_header_id|>
+
+{% generation %}{{ message['content'] | trim }}{% endgeneration %}<|eot_id|>
+{%- endfor %}
+{%- if add_generation_prompt %}<|start_header_id|>assistant<|end_header_id|>
+
+{% endif %}"""
+
+BREAK_AND_NAMESPACE = """{% set ns = namespace(found=false, count=0) %}
+{%- for m in messages %}{% if m['role'] == 'stop' %}{% set ns.found = true %}{% break %}{% endif %}
+{%- if m['role'] == 'skip' %}{% continue %}{% endif %}{% set ns.count = ns.count + 1 %}
+<{{ m['role'] }}>{{ m['content'] | tojson }}</{{ m['role'] }}>{% endfor %}
+{%- set extra = dict(n=ns.count, stopped=ns.found) %}{{ extra | tojson }}{{ eos_token }}"""
+
+TOOLS = [{"type": "function", "function": {
+    "name": "get_weather", "description": "The weather <now> & here, in °C",
+    "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "a city: 'Zürich'"}},
+                   "required": ["city"]}}}]
+
+CHATS = {
+    "system-and-tools": (SYSTEM_AND_TOOLS, [{"role": "system", "content": "Be brief."},
+                                            {"role": "user", "content": "Weather in Zürich?  "}], TOOLS),
+    "default-system-with-date": (SYSTEM_AND_TOOLS, [{"role": "user", "content": "hello"},
+                                                    {"role": "assistant", "content": "hi <b>there</b>"},
+                                                    {"role": "user", "content": "and now?"}], None),
+    "break-continue-namespace-dict": (BREAK_AND_NAMESPACE, [
+        {"role": "user", "content": "one \"quoted\" <tag> & café"}, {"role": "skip", "content": "x"},
+        {"role": "assistant", "content": "two"}, {"role": "stop", "content": "-"},
+        {"role": "user", "content": "never shown"}], None),
+}
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sentencepiece"])
+@pytest.mark.parametrize("chat", sorted(CHATS))
+def test_chat_template_ids_are_what_transformers_gives(tmp_path, kind, chat):
+    template, messages, tools = CHATS[chat]
+    folder = save(tmp_path / kind, kind, chat_template=template)
+    hf = transformers.AutoTokenizer.from_pretrained(folder)
+    expected = hf.apply_chat_template(messages, tools=tools, add_generation_prompt=True, tokenize=True)
+    expected = expected["input_ids"] if hasattr(expected, "keys") else expected
+    assert Tokenizer(folder).encode_chat(messages, tools=tools) == list(expected)
+    assert Tokenizer(folder).render_chat(messages, tools=tools) == hf.apply_chat_template(
+        messages, tools=tools, add_generation_prompt=True, tokenize=False)
+
+
+def test_named_templates_pick_tool_use_when_tools_are_given(tmp_path):
+    folder = save(tmp_path / "tok", "bytelevel")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["chat_template"] = [{"name": "default", "template": "D{{ messages[0]['content'] }}"},
+                               {"name": "tool_use", "template": "T{{ tools | length }}{{ messages[0]['content'] }}"}]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    tokenizer = Tokenizer(folder)
+    assert tokenizer.render_chat([{"role": "user", "content": "x"}]) == "Dx"
+    assert tokenizer.render_chat([{"role": "user", "content": "x"}], tools=TOOLS) == "T1x"
+
+
+def test_a_template_that_raises_is_one_message(tmp_path):
+    folder = save(tmp_path / "tok", "bytelevel", chat_template=SYSTEM_AND_TOOLS)
+    with pytest.raises(TokenizerError, match="roles must be user or assistant; try --no-chat"):
+        Tokenizer(folder).render_chat([{"role": "tool", "content": "x"}])
+    sandboxed = save(tmp_path / "tok2", "bytelevel", chat_template="{{ messages.__class__.__mro__ }}")
+    with pytest.raises(TokenizerError, match="chat template failed"):
+        Tokenizer(sandboxed).render_chat([{"role": "user", "content": "x"}])
