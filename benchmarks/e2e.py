@@ -2,10 +2,14 @@
 
     PYTHONPATH=. python -m benchmarks.e2e [--model NAME ...] [--batch 1 8] [--json out.json]
 
-Without --model, every catalogue model. Each row: decode tok/s, prefill tok/s, time to first token
-(the median of 7 repeats of the prompt; prefill tok/s = batch x prompt / TTFT),
-and decode speed as a share of the HBM roofline (weights plus the KV cache read per step, at the
-copy rate measured in the same run); at the end one table with the triton/torch ratios.
+Without --model, every catalogue model. Backends: ``triton`` (this engine, certified kernels),
+``torch`` (this engine on PyTorch's kernels), ``compile`` (the peer a PyTorch user picks: a gpt-fast-style
+Llama with its decode step under torch.compile, benchmarks/peer.py, on the same weights; its compile time
+is reported) and ``hf`` (transformers eager). Each row: decode tok/s, prefill tok/s, time to first token
+(the median of 7 repeats of the prompt; prefill tok/s = batch x prompt / TTFT), and decode speed as a
+share of the HBM roofline (weights plus the KV cache read per step, at the copy rate measured in the
+same run); at the end one table with the ratios to the torch backend and to the compile peer, all
+measured side by side in this one run.
 
 Weights are random (N(0, 0.02)), built directly on the GPU in the engine's fused layout; the prompt
 is random token ids. Both backends replay the decode step as a CUDA graph. The triton backend runs
@@ -114,26 +118,32 @@ def kv_bytes_per_step(cfg, batch: int, filled: float) -> float:
 def report(results: list[dict]) -> None:
     """One table: every model and batch, triton vs torch side by side (and transformers eager)."""
     print(f"\n{'model':<36} {'batch':>5} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} {'prefill tok/s':>13} "
-          f"{'TTFT ms':>8} {'decode x torch':>14} {'prefill x torch':>15}")
+          f"{'TTFT ms':>8} {'decode x torch':>14} {'decode x compile':>16} {'prefill x compile':>17} {'compile s':>9}")
     by = {(r["model"], r["batch"], r["backend"]): r for r in results}
+
+    def ratio(r: dict, backend: str, key: str) -> str:
+        base = by.get((r["model"], r["batch"], backend))
+        ok = base is not None and "error" not in base and r["backend"] != backend
+        return f"{r[key] / base[key]:.2f}" if ok else ""
+
     for r in results:
         if "error" in r:
             print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} ERROR {r['error'][:120]}")
             continue
-        base = by.get((r["model"], r["batch"], "torch"))
-        ok = base is not None and "error" not in base and r["backend"] != "torch"
-        d = f"{r['decode_tok_s'] / base['decode_tok_s']:.2f}" if ok else ""
-        pf = f"{r['prefill_tok_s'] / base['prefill_tok_s']:.2f}" if ok else ""
+        compile_s = f"{r['compile_s']:.0f}" if "compile_s" in r else ""
         print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} {r['decode_tok_s']:>12.1f} "
-              f"{r.get('roofline_pct', float('nan')):>7.1f}% {r['prefill_tok_s']:>13.0f} {r['ttft_ms']:>8.1f} {d:>14} "
-              f"{pf:>15}")
+              f"{r.get('roofline_pct', float('nan')):>7.1f}% {r['prefill_tok_s']:>13.0f} {r['ttft_ms']:>8.1f} "
+              f"{ratio(r, 'torch', 'decode_tok_s'):>14} {ratio(r, 'compile', 'decode_tok_s'):>16} "
+              f"{ratio(r, 'compile', 'prefill_tok_s'):>17} {compile_s:>9}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--model", nargs="+", help="catalogue model names (default: all of them)")
-    parser.add_argument("--backends", nargs="+", default=["triton", "torch", "hf"],
-                        help="triton, torch (this engine on either backend) and hf (transformers eager)")
+    parser.add_argument("--backends", nargs="+", default=["triton", "torch", "compile", "hf"],
+                        choices=["triton", "torch", "compile", "hf"],
+                        help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
+                        "torch.compile) and hf (transformers eager)")
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--new", type=int, default=256)
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
@@ -172,6 +182,10 @@ def main() -> None:
                 try:
                     if bk == "hf":
                         row.update(hf_eager(name, prompts[0], new))
+                    elif bk == "compile":
+                        from benchmarks import peer
+
+                        row.update(peer.run(cfg, weights, prompts[:batch], new, PREFILL_REPEATS))
                     else:
                         row.update(engine_run(cfg, weights, bk, prompts[:batch], new))
                     row["prefill_tok_s"] = round(batch * args.prompt / (row["ttft_ms"] / 1000), 1)

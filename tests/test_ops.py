@@ -51,10 +51,15 @@ def test_linear(dtype, M, N, K):
     conforms("linear", dtype, M=M, N=N, K=K)
 
 
-@pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("tiled", None)])
-def test_linear_both_variants_at_every_m(variant, split_k):
-    """Each variant on its own must serve any M (certify may pick either for a bucket); split-K too."""
-    config = dict(CONFIGS["linear"][0 if variant == "gemv" else 1][1])
+SKINNY = {"variant": "skinny", "BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 1, "num_warps": 4,
+          "num_stages": 2}
+
+
+@pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("skinny", 1), ("skinny", 3), ("tiled", None)])
+def test_linear_every_variant_at_every_m(variant, split_k):
+    """Each variant on its own must serve any M (certify may pick any for a bucket); split-K too (the
+    skinny variant's rows beyond one BLOCK_M tile at M = 17)."""
+    config = dict({"gemv": CONFIGS["linear"][0][1], "skinny": SKINNY, "tiled": CONFIGS["linear"][1][1]}[variant])
     if split_k is not None:
         config["SPLIT_K"] = split_k
     for M in (1, 2, 17):

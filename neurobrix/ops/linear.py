@@ -7,6 +7,10 @@ K = in_features (exact). The certified config picks the variant:
            multiply-accumulate in BLOCK_K steps, one tree sum at the end; with SPLIT_K > 1 the fp32
            partial sums are merged in split order by a second kernel. For decode (M = batch):
            weight-streaming bound, and split-K keeps every SM busy when N alone would not.
+``skinny`` for decode rows (M up to a few dozen): one program per (BLOCK_N outputs, BLOCK_M rows, one
+           of SPLIT_K slices of K) multiplies a weight tile against every row at once with ``tl.dot``
+           (BLOCK_M >= the rows: the weights are read once, whatever M), fp32 partial sums merged in
+           split order like ``gemv``'s; split-K fills the multiprocessors when N alone would not.
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
            sharing weight tiles in L2). For prefill (M = batch x prompt length).
 ``tma``    the same tiles, grouped the same way, on a persistent grid (one program per
@@ -83,6 +87,48 @@ def _linear_split_merge_kernel(
     if HAS_BIAS:
         y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
     tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)
+
+
+@triton.jit
+def _linear_skinny_kernel(
+    # pointers
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr,
+    # dimensions
+    M, N, K,
+    # strides (the last dimension of each is contiguous)
+    stride_xm, stride_wn, stride_ym,
+    # meta-parameters
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+):
+    pid_n = tl.program_id(0).to(tl.int64)
+    pid_m = tl.program_id(1).to(tl.int64)
+    pid_k = tl.program_id(2)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    mask_m = offs_m < M
+    mask_n = offs_n < N
+    # this program's share of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
+    k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
+    k_start = pid_k * k_per_split
+    k_end = tl.minimum(k_start + k_per_split, K)
+    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(k_start, k_end, BLOCK_K):
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        mask_k = offs_k < k_end
+        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=mask_m[:, None] & mask_k[None, :],
+                    other=0.0)
+        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=mask_k[:, None] & mask_n[None, :],
+                    other=0.0)  # a [BLOCK_K, BLOCK_N] tile of W^T, read once for every row
+        accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)
+    mask = mask_m[:, None] & mask_n[None, :]
+    if SPLIT_K == 1:
+        if HAS_BIAS:
+            accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[None, :]
+        tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], accumulator.to(y_ptr.dtype.element_ty),
+                 mask=mask)
+    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel
+        tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], accumulator, mask=mask)
 
 
 @triton.jit
@@ -197,7 +243,8 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     return _check(x, weight, bias), (x.shape[0], weight.shape[0], x.shape[1])
 
 
-_REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
+_REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
+             "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
 
 
@@ -228,6 +275,19 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
                 part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
                 SPLIT_K=split_k, **launch,
             )
+    elif variant == "skinny":
+        split_k = meta["SPLIT_K"]
+        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        programs = (triton.cdiv(N, meta["BLOCK_N"]), triton.cdiv(M, meta["BLOCK_M"]), split_k)
+        _linear_skinny_kernel[programs](
+            x, weight, b, y, part, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+        )
+        if split_k > 1:
+            _linear_split_merge_kernel[(programs[0], M)](
+                part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
+                SPLIT_K=split_k, **launch,
+            )
     elif variant == "tiled":
         programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_tiled_kernel[programs](
@@ -255,22 +315,29 @@ def outputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = N
 
 
 def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
-    """The settings certify tries: GEMV-style for decode rows, tiles sized to the rows for prefill, and
-    the persistent TMA variant (Hopper) for long prompts. The interpreter pays per program, not per
-    element (FACTS.md): its space is small and favours big blocks."""
+    """The settings certify tries: GEMV-style and skinny (all rows against each weight tile, split-K) for
+    decode rows, tiles sized to the rows for prefill, and the persistent TMA variant (Hopper) for long
+    prompts. The interpreter pays per program, not per element (FACTS.md): its space is small and favours
+    big blocks."""
     if interpreter:
         return [
             *({"variant": "gemv", **c, "num_warps": 4} for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128],
                                                                       SPLIT_K=[1, 2])),
+            *({"variant": "skinny", **c, "BLOCK_M": 16, "num_warps": 4, "num_stages": 2}
+              for c in grid(BLOCK_N=[32, 64], BLOCK_K=[32, 64], SPLIT_K=[1, 2])),
             *({"variant": "tiled", **c, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
               for c in grid(BLOCK_M=[32, 64], BLOCK_N=[32, 64], BLOCK_K=[32, 64])),
         ]
     found: list[dict[str, Any]] = []
     m_hi = top(domain, "M", 1 << 20)
-    if m_hi <= 16:  # decode rows: weight streaming, GEMV-style first
+    if m_hi <= 4:  # decode rows: weight streaming, GEMV-style first
         found += ({"variant": "gemv", **c} for c in grid(BLOCK_N=[16, 32, 64], BLOCK_K=[128, 256],
                                                          SPLIT_K=[1, 2, 4, 8], num_warps=[4]))
-    if m_hi <= 64:
+    if m_hi <= 64:  # weights read once for every row; split-K where N alone cannot fill the SMs
+        block_m = max(16, 1 << (m_hi - 1).bit_length())
+        found += ({"variant": "skinny", "BLOCK_M": block_m, **c}
+                  for c in grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8], num_warps=[4],
+                                num_stages=[3]))
         block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)
         found += ({"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
                   for c in grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4]))
@@ -286,7 +353,7 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
 def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
     """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
     for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes)."""
-    if config.get("variant") not in ("tiled", "tma"):
+    if config.get("variant") not in ("tiled", "tma", "skinny"):
         return 0
     stages = config.get("num_stages", 1)
     operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
