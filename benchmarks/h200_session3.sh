@@ -15,10 +15,10 @@ from neurobrix import tables
 T=tables.load()
 for k in T.kernels('nvidia-h200'): T.index('nvidia-h200', k)
 print(f'nvidia-h200 settings verified and loaded in {1000*(time.perf_counter()-t):.1f} ms')" | tee "$OUT/load.txt"
-timeout "${CERTIFY_SECONDS:-270}" python3 -m conformance certify --class nvidia-h200 --kernels linear --dtypes bf16 \
+timeout "${CERTIFY_SECONDS:-240}" python3 -m conformance certify --class nvidia-h200 --kernels linear --dtypes bf16 \
     --models TinyLlama/TinyLlama-1.1B-Chat-v1.0 meta-llama/Llama-3.2-1B-Instruct --where M=1:64 \
-    --max-minutes "${CERTIFY_MINUTES:-3.5}" --no-check 2>&1 | tail -40 | tee "$OUT/certify.log"
+    --max-minutes "${CERTIFY_MINUTES:-3}" --no-check 2>&1 | tail -40 | tee "$OUT/certify.log"
 cp tables/nvidia-h200/linear.json tables/nvidia-h200/linear.proofs.yaml tables/TRACKED.yaml "$OUT/"
 timeout "${GPUTEST_SECONDS:-120}" python3 -m pytest -q -m gpu -p no:cacheprovider -k "not this_gpus_class" tests/test_gpu_only.py 2>&1 | tail -15 | tee "$OUT/gpu-tests.log"
-timeout "${E2E_SECONDS:-200}" python3 -m benchmarks.e2e --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 \
-    meta-llama/Llama-3.2-1B-Instruct --batch 1 8 --backends triton torch --json "$OUT/e2e.json" 2>&1 | tail -12 | tee "$OUT/e2e.log"
+timeout "${E2E_SECONDS:-150}" python3 -m benchmarks.e2e --model TinyLlama/TinyLlama-1.1B-Chat-v1.0 \
+    --batch 1 8 --backends triton torch --json "$OUT/e2e.json" 2>&1 | tail -12 | tee "$OUT/e2e.log"
