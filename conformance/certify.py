@@ -231,15 +231,18 @@ def _graph_times(run_all: Callable[[], None], calls: int) -> tuple[float, float]
 
 def provenance(command: str) -> dict[str, Any]:
     facts = device_facts()
+    given = os.environ.get("NEUROBRIX_SOURCE_COMMIT")  # said outright (a copy of the tree whose git is stale)
     try:
+        if given:
+            raise OSError("the commit was given")
         here = Path(__file__).parent
         commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
                                 cwd=here, check=True).stdout.strip()
         dirty = subprocess.run(["git", "status", "--porcelain", "--", "neurobrix", "conformance"],
                                capture_output=True, text=True, cwd=here, check=True).stdout.strip()
         commit += "+uncommitted-changes" if dirty else ""
-    except (OSError, subprocess.CalledProcessError):  # a copy of the tree without git (a lent GPU machine)
-        commit = os.environ.get("NEUROBRIX_SOURCE_COMMIT", "unknown")
+    except (OSError, subprocess.CalledProcessError):  # given, or a copy of the tree without git
+        commit = given or "unknown"
     import triton
 
     device = {k: (list(v) if isinstance(v, tuple) else v) for k, v in facts.as_dict().items() if v is not None}
