@@ -115,22 +115,22 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
 def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes]:
     """(name, type flag, size, link target) of one header block, once it is found well formed."""
     name = _text(block[0:100], None, "name", pos)
+    magic = block[257:265]
+    if magic not in (_POSIX_MAGIC, _GNU_MAGIC):
+        raise _Fatal(Check.G313, name, f"not a ustar header (magic {magic!r}, at offset {pos})")
     stored = _octal(block[148:156], name, "checksum")
     unsigned = sum(block[:148]) + 8 * 0x20 + sum(block[156:])
     signed = sum(b - 256 if b > 127 else b for b in block[:148] + block[156:]) + 8 * 0x20
     if stored not in (unsigned, signed):
         raise _Fatal(Check.G312, name, f"header checksum {stored} does not match its bytes ({unsigned})")
-    magic = block[257:265]
     if magic == _POSIX_MAGIC:
         prefix = _text(block[345:500], name, "prefix", pos)
         full = prefix + b"/" + name if prefix else name
-    elif magic == _GNU_MAGIC:
+    else:
         if block[345:500].strip(b"\x00"):
             raise _Fatal(Check.G312, name, "a GNU header with data in its prefix field, which POSIX tools read as "
                                            "part of the name")
         full = name
-    else:
-        raise _Fatal(Check.G313, name, f"not a ustar header (magic {magic!r})")
     for field, (lo, hi) in {"mode": (100, 108), "uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
         _octal(block[lo:hi], full, field)
     size = _octal(block[124:136], full, "size")

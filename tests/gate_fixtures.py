@@ -83,7 +83,9 @@ def rewrite_wheel(
         with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as out:
             for info, data in members:
                 out.writestr(info, data)
-            out.writestr(zipfile.ZipInfo(record_name, date_time=(2026, 1, 1, 0, 0, 0)), new_record)
+            record_info = zipfile.ZipInfo(record_name, date_time=(2026, 1, 1, 0, 0, 0))
+            record_info.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(record_info, new_record)
     return dst
 
 

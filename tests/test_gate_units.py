@@ -17,6 +17,7 @@ from gate.archive import SdistArchive, WheelArchive, open_archive
 from gate.checker import DEFAULT_TRACKED, collect
 from gate.checks import Check, GateError, Limits
 from gate.completeness import SOURCE_DIR, describe_difference, load_reference
+from gate.repository import PACKAGE
 from gate.tools import twine_messages
 from neurobrix import tables
 
@@ -69,11 +70,10 @@ def test_an_sdist_stream_is_abandoned_past_the_limits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "content", "why"), [
-    ("x.whl", b"not a zip", "not a readable zip"),
+    ("x.whl", b"not a zip", "not a zip archive"),
+    ("x.whl", b"", "not a zip archive"),
     ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
     ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0)[:30], "truncated"),
-    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0), "not a tar archive"),
-    ("x-1.0.tar.gz", gzip.compress(b"", mtime=0) + b"junk after the stream", "unexpected data after"),
     ("x.zip", b"", "not a wheel"),
 ])
 def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, content: bytes, why: str) -> None:
@@ -81,6 +81,20 @@ def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, con
     path.write_bytes(content)
     with pytest.raises(GateError, match=why):
         open_archive(path, Limits())
+
+
+@pytest.mark.parametrize(("content", "code", "why"), [
+    (gzip.compress(b"x" * 5000, mtime=0), "G311", "not whole 512-byte blocks"),
+    (gzip.compress(b"x" * 5120, mtime=0), "G313", "not a ustar header"),
+    (gzip.compress(b"", mtime=0) + b"junk after the stream", "G311", "after the gzip stream"),
+], ids=["partial block", "no tar header", "junk after the gzip stream"])
+def test_a_gzip_stream_that_is_no_plain_tar_is_refused_unread(tmp_path: Path, content: bytes, code: str,
+                                                              why: str) -> None:
+    path = tmp_path / "x-1.0.tar.gz"
+    path.write_bytes(content)
+    sdist = SdistArchive(path, Limits())
+    assert sdist.refused_unread and sdist.members == ()
+    assert [f.code for f in sdist.findings] == [code] and why in sdist.findings[0].message
 
 
 def test_concatenated_gzip_members_are_one_stream(tmp_path: Path) -> None:
@@ -153,8 +167,9 @@ def test_pyproject_configures_what_the_gate_runs() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"] == {SOURCE_DIR: tables.WHEEL_DIR}
     assert config["tool"]["check-wheel-contents"] == {"toplevel": ["neurobrix"]}
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [PACKAGE]
     dev = " ".join(config["project"]["optional-dependencies"]["dev"])
-    for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling"):
+    for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling", "installer"):
         assert re.search(rf"\b{tool}\b", dev), tool
 
 
