@@ -102,7 +102,9 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         return [], problems
 
     end = len(data) - _EOCD.size
-    if end < 0 or data[end:end + 4] != EOCD_SIG:
+    if end < 0:
+        raise NotAZip(f"{len(data)} bytes, fewer than an empty zip has: not a zip archive")
+    if data[end:end + 4] != EOCD_SIG:
         found = data.rfind(EOCD_SIG, max(0, len(data) - _EOCD.size - 0xFFFF - 1024))
         if found < 0:
             raise NotAZip("no end-of-central-directory record: not a zip archive")
@@ -169,22 +171,28 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
     covered = 0  # local headers and data must tile [0, cd_offset) exactly, in offset order
     for entry in sorted(listed, key=lambda e: e.header_offset):
         if entry.header_offset > covered:
-            problems.append(ZipProblem(Check.G311, entry.raw_name, _gap(data, covered, entry.header_offset), True))
+            problems.append(ZipProblem(Check.G311, *_gap(data, covered, entry.header_offset), True))
         elif entry.header_offset < covered:
             problems.append(ZipProblem(Check.G311, entry.raw_name, f"its local entry at offset {entry.header_offset} "
                                        "overlaps the entry before it (members sharing bytes)", True))
         covered = max(covered, entry.data_offset + entry.compressed)
     if covered < cd_offset:
-        problems.append(ZipProblem(Check.G311, None, _gap(data, covered, cd_offset), True))
+        problems.append(ZipProblem(Check.G311, *_gap(data, covered, cd_offset), True))
     if any(p.fatal for p in problems):
         return [], problems
     return listed, problems
 
 
-def _gap(data: bytes, start: int, stop: int) -> str:
-    what = "a local entry the central directory does not list" if LOCAL_SIG in data[start:stop] \
-        else "bytes no entry accounts for (data before the archive, or between members)"
-    return f"{stop - start} bytes at offset {start}: {what}"
+def _gap(data: bytes, start: int, stop: int) -> tuple[bytes | None, str]:
+    """(the hidden entry's name if the gap holds one, what the gap is) for bytes no entry accounts for."""
+    found = data.find(LOCAL_SIG, start, stop)
+    if found < 0 or found + _LOCAL.size > stop:
+        return None, f"{stop - start} bytes at offset {start} that no entry accounts for (data before the archive, " \
+                     "or between members)"
+    name_len = struct.unpack_from("<H", data, found + 26)[0]
+    name = data[found + _LOCAL.size:min(found + _LOCAL.size + name_len, stop)]
+    return name, f"a local entry at offset {found} that the central directory does not list (some tools read it, " \
+                 f"others not; {stop - start} bytes unaccounted for)"
 
 
 def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
