@@ -21,11 +21,12 @@ would resolve (G310, G305) never match an allowed name, so they are refused too.
 from __future__ import annotations
 
 import io
+import os
 import posixpath
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import BinaryIO
+from typing import TYPE_CHECKING, BinaryIO
 
 from installer import install
 from installer.destinations import WheelDestination
@@ -38,6 +39,9 @@ from neurobrix.tables import WHEEL_DIR
 from .archive import WheelArchive
 from .checks import Check
 from .repository import PACKAGE, Repository
+
+if TYPE_CHECKING:
+    from installer.scripts import ScriptSection  # a Literal installer defines for type checkers only
 
 DIST_INFO_FILES = ("METADATA", "WHEEL", "RECORD")
 _WHERE = {"purelib": "site-packages", "platlib": "site-packages (platform)", "scripts": "the scripts folder on PATH",
@@ -95,17 +99,18 @@ class _Plan(WheelDestination):
         self.places: dict[str, Place] = {}
         self.scripts: list[tuple[str, str, str, str]] = []
 
-    def write_script(self, name: str, module: str, attr: str, section: str) -> RecordEntry:  # type: ignore[override]
+    def write_script(self, name: str, module: str, attr: str, section: ScriptSection) -> RecordEntry:
         self.scripts.append((name, module, attr, section))
         return RecordEntry(name, None, None)
 
-    def write_file(self, scheme: Scheme, path: str, stream: BinaryIO, is_executable: bool) -> RecordEntry:
+    def write_file(self, scheme: Scheme, path: str | os.PathLike[str], stream: BinaryIO,
+                   is_executable: bool) -> RecordEntry:
         if isinstance(stream, _MemberStream):
-            self.places[stream.member] = Place(scheme, path)
-        return RecordEntry(path, None, None)
+            self.places[stream.member] = Place(scheme, os.fspath(path))
+        return RecordEntry(os.fspath(path), None, None)
 
     def finalize_installation(self, scheme: Scheme, record_file_path: str,
-                              records: object) -> None:  # type: ignore[override]
+                              records: Iterable[tuple[Scheme, RecordEntry]]) -> None:
         pass
 
 

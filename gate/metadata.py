@@ -121,15 +121,20 @@ def metadata_differences(data: bytes, expected: bytes) -> list[str]:
         lacking = sorted((ours.get(key, Counter()) - theirs.get(key, Counter())).elements())
         field = key.title()
         if added and lacking and len(added) == len(lacking) == 1:
-            differences.append(f"{field}: {added[0]!r}; pyproject.toml declares {lacking[0]!r}")
+            differences.append(f"{field}: {added[0][:200]!r}; pyproject.toml declares {lacking[0][:200]!r}")
             continue
         if added:
-            differences.append(f"{field}: adds {', '.join(map(repr, added))}, which pyproject.toml does not declare")
+            differences.append(f"{field}: adds {_some(added)}, which pyproject.toml does not declare")
         if lacking:
-            differences.append(f"{field}: lacks {', '.join(map(repr, lacking))}, which pyproject.toml declares")
+            differences.append(f"{field}: lacks {_some(lacking)}, which pyproject.toml declares")
     if _body(theirs_message) != _body(ours_message):
         differences.append("the description differs from the one pyproject.toml declares (the readme)")
     return differences
+
+
+def _some(values: list[str], shown: int = 5) -> str:
+    text = ", ".join(repr(v[:200]) for v in values[:shown])
+    return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
 
 
 def _body(message: Message) -> str:
@@ -153,7 +158,7 @@ def check_wheel_file(archive: Archive, path: str) -> None:
         archive.fail(Check.G407, path, "needs exactly one Generator line")
     for key in sorted(fields.keys() - expected.keys() - {"generator"}):
         archive.fail(Check.G407, path, f"{key.title()}: {fields[key]}, which this project's wheel never carries")
-    if isinstance(message.get_payload(), str) and message.get_payload().strip():
+    if _body(message):
         archive.fail(Check.G407, path, "text after the fields")
 
 

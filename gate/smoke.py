@@ -108,9 +108,9 @@ def _inventory(wheel: WheelArchive, prefix: Path, site: Path, scripts: Path,
                repo: Repository) -> list[tuple[str | None, str]]:
     """Every file pip wrote, against the wheel's members and pip's own records; (path, problem) each."""
     expected: dict[Path, str | None] = {}  # installed file -> the wheel member it must equal (None: pip's own)
-    for member in wheel.files:
-        if not member.endswith(".dist-info/RECORD"):
-            expected[site / member] = member
+    for name in wheel.files:
+        if not name.endswith(".dist-info/RECORD"):
+            expected[site / name] = name
     expected.update({site / repo.declared.dist_info / n: None for n in PIP_WRITES})
     for group in ("console_scripts", "gui_scripts"):
         for script in repo.declared.entry_points.get(group, {}):

@@ -119,6 +119,10 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
     except (UnicodeDecodeError, csv.Error) as exc:
         wheel.fail(Check.G201, record, f"not UTF-8 CSV: {exc}")
         return
+    if len(rows) > wheel.limits.members:  # not judged row by row: the report would only repeat itself
+        wheel.fail(Check.G206, record, f"{len(rows)} rows, more than the {wheel.limits.members} members a wheel may "
+                                       f"have; this one has {len(wheel.members)}")
+        return
     unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
     entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)
     for line, row in enumerate(rows, 1):

@@ -211,7 +211,7 @@ def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
 
 def _extra_problems(extra: bytes, where: str) -> list[str]:
     """Refused or malformed extra fields (a sequence of id, size, data records)."""
-    problems = []
+    problems: list[str] = []
     pos = 0
     while pos < len(extra):
         if pos + 4 > len(extra):
