@@ -4,7 +4,7 @@ Order: find the dists and read the repository (anything unusable stops here, exi
 check), open each archive strictly, start twine on those that read one way only, judge each archive
 (layout against the allow-list, RECORD, metadata, tables; check-wheel-contents on wheels), judge the
 dists against each other (versions), collect twine. Only when all of that found nothing is anything
-built or installed: each sdist rebuilds its wheel (G508), then each wheel is installed for the smoke.
+built or installed: each sdist rebuilds its wheel (G508) while each wheel is installed for the smoke.
 Findings are capped per check and dist in the report.
 """
 
@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -115,20 +116,30 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                 None if identity.version is None else str(identity.version), _sha256(archive.path),
             ))
         wheels = [a for a in archives if isinstance(a, WheelArchive)]
-        if not findings:  # only now may anything be built from a dist: every file of it is the repository's
-            for sdist in (a for a in archives if isinstance(a, SdistArchive)):
-                same = [w for w in wheels if identities[w.path] == identities[sdist.path]]
-                check_rebuild(sdist, same, options.reference, repo, options.limits)
-                findings.extend(sdist.findings)
+        sdists = [a for a in archives if isinstance(a, SdistArchive)]
         if not options.smoke:
             report.smoke_skipped = "--no-smoke"
         elif findings:
             report.smoke.extend(skipped(w.path, "not installed: the static checks have findings, and nothing from a "
                                                 "dist runs before they all pass") for w in wheels)
-        else:
+        if not findings:  # only now may anything be built or installed: every file of every dist is the repository's
             for wheel in wheels:
-                result = install_smoke(wheel, options.reference, repo)
-                report.smoke.append(result)
+                for name in wheel.files:
+                    wheel.digest(name)  # read once here: the rebuild and the smoke below share the wheel
+            # Both wait on subprocesses (the build backend; pip and the engine), so they run side by side.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                rebuilds = [pool.submit(check_rebuild, sdist, [w for w in wheels if identities[w.path] ==
+                                                               identities[sdist.path]],
+                                        options.reference, repo, options.limits) for sdist in sdists]
+                smokes = [pool.submit(install_smoke, wheel, options.reference, repo) for wheel in wheels] \
+                    if options.smoke else []
+                for future in rebuilds:
+                    future.result()
+                for future in smokes:
+                    report.smoke.append(future.result())
+            for sdist in sdists:
+                findings.extend(sdist.findings)
+            for result in report.smoke:
                 findings.extend(result.findings)
     order = {a.dist: i for i, a in enumerate(archives)}
     findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
