@@ -29,7 +29,7 @@ from .report import DistSummary, Report
 from .repository import load_repository
 from .sdist import check_rebuild, check_sdist, root_of
 from .smoke import install_smoke, skipped
-from .tools import Twine, wheel_contents_findings
+from .tools import Twine, WheelContentsCheck
 from .wheel import check_wheel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -94,7 +94,10 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             archive = open_archive(path, options.limits)
             stack.callback(archive.close)
             archives.append(archive)
-        twine = stack.enter_context(Twine([a.path for a in archives if a.safe] if options.tools else []))
+        sound = [a for a in archives if a.safe] if options.tools else []
+        twine = stack.enter_context(Twine([a.path for a in sound]))
+        contents = stack.enter_context(WheelContentsCheck([a.path for a in sound if isinstance(a, WheelArchive)],
+                                                          options.config))
         identities: dict[Path, Identity] = {}
         for archive in archives:
             if isinstance(archive, WheelArchive):
@@ -107,7 +110,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             findings.extend(archive.findings)
             archive.findings.clear()
             if tools_ran and isinstance(archive, WheelArchive):
-                findings.extend(wheel_contents_findings(archive.path, options.config))
+                findings.extend(contents.findings(archive.path))
             if tools_ran:
                 findings.extend(twine.findings(archive.path, _metadata_path(archive)))
             identity = identities[archive.path]
@@ -133,10 +136,9 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                                         options.reference, repo, options.limits) for sdist in sdists]
                 smokes = [pool.submit(install_smoke, wheel, options.reference, repo) for wheel in wheels] \
                     if options.smoke else []
-                for future in rebuilds:
-                    future.result()
-                for future in smokes:
-                    report.smoke.append(future.result())
+                for rebuilt in rebuilds:
+                    rebuilt.result()
+                report.smoke.extend(smoke.result() for smoke in smokes)
             for sdist in sdists:
                 findings.extend(sdist.findings)
             for result in report.smoke:

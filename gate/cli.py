@@ -76,8 +76,10 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m gate",
-        description="The release gate: refuse any wheel or sdist that is not complete, before it is uploaded.",
-        epilog="Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage.",
+        description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
+                    "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
+        epilog="Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage. The README's 'For releases' "
+               "section lists every check code.",
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument("--tracked", metavar="FILE", default=str(DEFAULT_TRACKED),

@@ -150,6 +150,9 @@ def _describe(member: str, place: Place | None, refused: str) -> str:
         hints.append(f"in {_WHERE[shown.scheme]}")
     if shown.scheme in ("purelib", "platlib") and shown.path.split("/", 1)[0] not in (PACKAGE, ""):
         hints.append("outside the package (another top-level module, package or .dist-info)")
+    elif shown.scheme in ("purelib", "platlib", "data") and f"{PACKAGE}/" in shown.path and member != shown.path:
+        hints.append(f"inside the installed package, beside or over its own files, from a member the checks of "
+                     f"{PACKAGE}/ do not see")
     return f"not a file of this project ({where}{': ' + '; '.join(hints) if hints else ''})"
 
 
@@ -184,7 +187,8 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
             if member.executable:
                 wheel.fail(Check.G109, member.name, "installs as an executable file; a table never is")
             continue
-        source = member.name.split("/licenses/", 1)[1] if "/licenses/" in member.name else member.name
+        licenses = f"{repo.declared.dist_info}/licenses/"
+        source = member.name[len(licenses):] if member.name.startswith(licenses) else member.name
         expected = repo.digest(source) if source in repo.tracked else None
         if source != member.name or member.name.startswith(f"{PACKAGE}/"):
             actual = wheel.digest(member.name)

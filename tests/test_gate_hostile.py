@@ -131,26 +131,25 @@ def altered_table(built: Built) -> bytes:
 # 1. Install locations: everything an installer would write is held against the allow-list
 
 
-def data_paths(version: str) -> list[str]:
-    table = f"neurobrix/_tables/{TABLE.path}"
-    return [
-        f"neurobrix-{version}.data/purelib/{table}",
-        f"neurobrix-{version}.data/platlib/{table}",
-        f"neurobrix-{version}.data/data/lib/python3.11/site-packages/{table}",
-        f"neurobrix-{version}.data/scripts/neurobrix-admin",
-        f"neurobrix-{version}.data/headers/neurobrix.h",
-        f"other-1.0.data/purelib/{table}",  # pip takes any top-level *.data folder for the data folder
-        "evil/__init__.py",
-        "sitecustomize.py",
-        "neurobrix/ops/planted.py",
-        "other-1.0.dist-info/METADATA",
-        f"neurobrix-{version}.dist-info/INSTALLER",
-    ]
+LOCATIONS = {  # attack -> the member planted ({v}: the version), holding altered table bytes
+    ".data/purelib tables": "neurobrix-{v}.data/purelib/neurobrix/_tables/{table}",
+    ".data/platlib tables": "neurobrix-{v}.data/platlib/neurobrix/_tables/{table}",
+    ".data/data into site-packages": "neurobrix-{v}.data/data/lib/python3.11/site-packages/neurobrix/_tables/{table}",
+    ".data/scripts": "neurobrix-{v}.data/scripts/neurobrix-admin",
+    ".data/headers": "neurobrix-{v}.data/headers/neurobrix.h",
+    "another project's .data (pip reads any)": "other-1.0.data/purelib/neurobrix/_tables/{table}",
+    "another top-level package": "evil/__init__.py",
+    "sitecustomize": "sitecustomize.py",
+    "an untracked module in the package": "neurobrix/ops/planted.py",
+    "planted bytecode": "neurobrix/__pycache__/cli.cpython-311.pyc",
+    "a second .dist-info": "other-1.0.dist-info/METADATA",
+    "an installer's file in the .dist-info": "neurobrix-{v}.dist-info/INSTALLER",
+}
 
 
-@pytest.mark.parametrize("index", range(11))
-def test_install_location_outside_the_allow_list_is_refused(built: Built, tmp_path: Path, index: int) -> None:
-    planted = data_paths(built.version)[index]
+@pytest.mark.parametrize("attack", list(LOCATIONS))
+def test_install_location_outside_the_allow_list_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    planted = LOCATIONS[attack].format(v=built.version, table=TABLE.path)
     members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built))])
     report = judge(write_wheel(built, tmp_path, members))
     finding = refused_with(report, "G107", planted, built.wheel.name)
@@ -701,3 +700,23 @@ def test_the_command_line_answers_mutated_wheels_without_a_traceback(built: Buil
         folder.mkdir()
         (folder / built.wheel.name).write_bytes(bytes(data))
         gate_cli("check", "--no-smoke", str(folder / built.wheel.name))
+
+
+# Controls: the same contents written by other well-behaved writers still pass (the gate judges contents, not
+# the incidental bytes of one writer)
+
+
+def test_the_same_wheel_written_by_another_zip_writer_passes(built: Built, tmp_path: Path) -> None:
+    wheel = write_wheel(built, tmp_path / "dist", wheel_members(built.wheel))  # other timestamps and deflate level
+    assert wheel.read_bytes() != built.wheel.read_bytes()
+    sdist = tmp_path / "dist" / built.sdist.name
+    sdist.write_bytes(built.sdist.read_bytes())
+    report = judge(wheel, sdist)
+    assert report.findings == [] and report.passed
+
+
+def test_the_same_sdist_written_with_pax_times_passes(built: Built, tmp_path: Path) -> None:
+    members = [RawTarMember(m.name, m.data, m.type, pax={"mtime": "1580601600.5"}) for m in sdist_members(built.sdist)]
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    report = judge(sdist)
+    assert report.findings == [] and report.passed
