@@ -85,7 +85,6 @@ def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
 def check(arguments: Sequence[Path], options: Options) -> Report:
     """Judge every dist in ``arguments``; raises GateError only for input that cannot be judged."""
     paths, folder_findings = collect(arguments)
-    repo = load_repository(options.source_tree)
     report = Report(options.reference.path, None if options.expect_version is None else str(options.expect_version))
     findings: list[Finding] = list(folder_findings)
     with ExitStack() as stack:
@@ -98,6 +97,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
         twine = stack.enter_context(Twine([a.path for a in sound]))
         contents = stack.enter_context(WheelContentsCheck([a.path for a in sound if isinstance(a, WheelArchive)],
                                                           options.config))
+        repo = load_repository(options.source_tree)  # its build backend runs while the tools do
         identities: dict[Path, Identity] = {}
         for archive in archives:
             if isinstance(archive, WheelArchive):

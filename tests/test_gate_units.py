@@ -180,3 +180,62 @@ def test_the_readme_main_job_is_the_gate() -> None:
     assert len(commands) == 2
     assert commands[0].endswith("python -m gate build") and "'.[dev]'" in commands[0]
     assert "python -m gate check" in readme.split("## For releases", 1)[1]
+
+
+@pytest.mark.parametrize(("alias", "original"), [
+    ("neurobrix/./_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix//_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables./x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables /x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables::$INDEX_ALLOCATION/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("NeuroBrix/_Tables/X.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/cafe\u0301.py", "neurobrix/caf\u00e9.py"),
+    ("neurobrix/_tab\u200bles/x.yaml", "neurobrix/_tables/x.yaml"),
+])
+def test_every_alias_of_a_path_has_its_destination_key(alias: str, original: str) -> None:
+    from gate.names import destination_key, name_problems
+
+    assert destination_key(alias) == destination_key(original)
+    assert name_problems(original) == []
+    if alias.lower() != original.lower():  # a case variant is judged by comparing members (G305), not alone
+        assert [check.name for check, _ in name_problems(alias)] == ["G310"]
+
+
+def test_names_that_are_plain_pass_and_short_names_do_not() -> None:
+    from gate.names import name_problems
+
+    assert name_problems("neurobrix/ops/rms_norm.py") == []
+    assert name_problems("neurobrix-0.1.0.dist-info/", is_dir=True) == []
+    assert "8.3 short name" in name_problems("neurobrix/_TABLE~1/x.yaml")[0][1]
+    assert "device name" in name_problems("neurobrix/aux.py")[0][1]
+
+
+def test_yaml_is_bounded_before_it_is_built() -> None:
+    from gate import yamlsafe
+
+    assert yamlsafe.load(b"format: 1\nfiles: [{a: 1}]\n", 1000) == {"format": 1, "files": [{"a": 1}]}
+    for text, why in [(b"a: &x [1]\nb: *x\n", "anchor or alias"), (b"[" * 40 + b"]" * 40, "nested more than"),
+                      (b"x" * 2000, "the limit is"), (b"a: [\n", "not valid YAML"), (b"!!python/name:os.system x",
+                                                                                    "not valid YAML")]:
+        with pytest.raises(yamlsafe.UnsafeYAML, match=why):
+            yamlsafe.load(text, 1000)
+
+
+def test_findings_are_capped_per_check_and_dist() -> None:
+    from gate.checks import Finding, capped
+
+    many = [Finding(Check.G107, "a.whl", f"m{i}", "x") for i in range(25)]
+    other = [Finding(Check.G107, "b.whl", "n", "x"), Finding(Check.G202, "a.whl", "m0", "y")]
+    kept = capped(many + other, shown=20)
+    assert kept[:20] == many[:20] and other[0] in kept and other[1] in kept
+    summary = [f for f in kept if "more" in f.message]
+    assert [(f.check, f.dist, f.path) for f in summary] == [(Check.G107, "a.whl", "m20")]
+    assert "and 5 more G107 findings" in summary[0].message
+
+
+def test_a_folder_that_is_no_git_checkout_is_no_usable_repository(tmp_path: Path) -> None:
+    from gate.repository import load_repository
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    with pytest.raises(GateError, match="git checkout"):
+        load_repository(tmp_path)
