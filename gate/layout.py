@@ -156,11 +156,10 @@ def _describe(member: str, place: Place | None, refused: str) -> str:
     return f"not a file of this project ({where}{': ' + '; '.join(hints) if hints else ''})"
 
 
-def allowed_names(repo: Repository, table_names: set[str]) -> dict[str, bool | None]:
-    """Every member name a wheel of this repository may hold -> whether it installs executable (None:
-    decided elsewhere; the tables are judged by :mod:`gate.completeness`)."""
+def allowed_names(repo: Repository, table_names: set[str]) -> dict[str, bool]:
+    """Every member name a wheel of this repository may hold -> whether it installs executable."""
     dist_info = repo.declared.dist_info
-    allowed: dict[str, bool | None] = {p: x for p, x in repo.tracked.items() if p.startswith(f"{PACKAGE}/")}
+    allowed: dict[str, bool] = {p: repo.tracked[p] for p in repo.package_files()}
     allowed.update({n: False for n in table_names})
     allowed.update({f"{dist_info}/{n}": False for n in DIST_INFO_FILES})
     if repo.declared.entry_points:
@@ -189,14 +188,16 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
             continue
         licenses = f"{repo.declared.dist_info}/licenses/"
         source = member.name[len(licenses):] if member.name.startswith(licenses) else member.name
-        expected = repo.digest(source) if source in repo.tracked else None
         if source != member.name or member.name.startswith(f"{PACKAGE}/"):
-            actual = wheel.digest(member.name)
-            if expected is not None and actual is not None and actual != expected:
+            expected, actual = repo.digest(source), wheel.digest(member.name)
+            if expected is None:
+                wheel.fail(Check.G109, member.name, f"the repository's working tree holds no file {source} to "
+                                                    "compare it with")
+            elif actual is not None and actual != expected:
                 wheel.fail(Check.G109, member.name, f"differs from the repository's {source} (sha256 "
                                                     f"{actual.hex[:12]}…, the repository's {expected.hex[:12]}…)")
         executable = allowed[member.name]
-        if executable is not None and member.executable != executable:
+        if member.executable != executable:
             wheel.fail(Check.G109, member.name, "installs as an executable file; the repository's file is not"
                        if member.executable else "installs as a plain file; the repository's file is executable")
     for path in repo.package_files():

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 from dataclasses import dataclass, field
+from email.parser import BytesHeaderParser
 from pathlib import Path
 from typing import Any
 
@@ -83,7 +84,9 @@ class Repository:
         return self._digests[path]
 
     def package_files(self) -> list[str]:
-        return sorted(p for p in self.tracked if p.startswith(f"{PACKAGE}/"))
+        """The package's files: tracked by git under ``neurobrix/`` and present in the working tree (what a
+        build packs)."""
+        return sorted(p for p in self.tracked if p.startswith(f"{PACKAGE}/") and self.digest(p) is not None)
 
 
 @functools.lru_cache(maxsize=4)
@@ -151,7 +154,5 @@ def _declared(root: Path) -> Declared:
 
 
 def _headers(metadata: bytes) -> dict[str, str]:
-    from email.parser import BytesHeaderParser
-
     message = BytesHeaderParser().parsebytes(metadata)
     return {k.lower(): str(v) for k, v in message.items()}
