@@ -1,4 +1,4 @@
-"""The NeuroBrix release gate: refuse any wheel or sdist that is not exactly what this repository ships, before it is uploaded.
+"""The NeuroBrix release gate: refuse any wheel or sdist that is not exactly what this repository ships.
 
 Run as ``python -m gate check DIST...`` or ``python -m gate build`` from a source checkout (the gate
 is not shipped). Modules, in the order a run uses them:

@@ -313,8 +313,8 @@ def _safety(archive: Archive, limits: Limits) -> set[str]:
             archive.fail(Check.G305, name, "appears more than once; which copy is installed depends on the tool")
             unsafe.add(name)
         elif first != name:
-            archive.fail(Check.G305, name, f"lands on the same file as {first} on case-insensitive, Unicode-normalising "
-                                           "or Windows file systems")
+            archive.fail(Check.G305, name, f"lands on the same file as {first} on case-insensitive, "
+                                           "Unicode-normalising or Windows file systems")
             unsafe.update((name, first))
         exact.add(name)
         if m.size > limits.member_size:

@@ -169,7 +169,8 @@ def check_wheel_name(archive: Archive) -> None:
     except InvalidWheelFilename:
         return  # G405 says so
     if build:
-        archive.fail(Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has none")
+        archive.fail(Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has "
+                                       "none")
     if tags != frozenset({PURE_TAG}):
         archive.fail(Check.G407, None, f"tags {', '.join(sorted(map(str, tags)))} in the file name; this project's "
                                        f"wheel is {PURE_TAG}")

@@ -234,7 +234,7 @@ def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offs
     if sig != LOCAL_SIG:
         return f"no local header at offset {offset}, where the central directory points"
     names = ("version needed", "flags", "method", "time", "date", "CRC", "compressed size", "size")
-    differ = [n for n, a, b in zip(names, local, central) if a != b]
+    differ = [n for n, a, b in zip(names, local, central, strict=True) if a != b]
     name_start = offset + _LOCAL.size
     raw_name = data[name_start:name_start + name_len]
     if raw_name != entry.raw_name:

@@ -207,9 +207,10 @@ class RawMember:
         if self.method == zipfile.ZIP_LZMA:
             import lzma
 
-            props = lzma._encode_filter_properties({"id": lzma.FILTER_LZMA1})  # type: ignore[attr-defined]
-            packed = lzma.compress(self.data, format=lzma.FORMAT_RAW,
-                                   filters=[lzma._decode_filter_properties(lzma.FILTER_LZMA1, props)])  # type: ignore[attr-defined]
+            # zip's LZMA member: a 4-byte header (LZMA SDK version, properties size), the properties, raw LZMA1
+            lzma_filter = {"id": lzma.FILTER_LZMA1}
+            props = lzma._encode_filter_properties(lzma_filter)  # type: ignore[attr-defined]
+            packed = lzma.compress(self.data, format=lzma.FORMAT_RAW, filters=[lzma_filter])
             return struct.pack("<BBH", 9, 4, len(props)) + props + packed
         raise ValueError(f"no compressor for method {self.method}")
 
@@ -289,8 +290,8 @@ def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
 
 def sdist_members(sdist: Path) -> list[RawTarMember]:
     with tarfile.open(sdist) as tar:
-        return [RawTarMember(i.name, tar.extractfile(i).read() if i.isreg() else b"", i.type)  # type: ignore[union-attr]
-                for i in tar.getmembers()]
+        return [RawTarMember(i.name, tar.extractfile(i).read() if i.isreg() else b"",  # type: ignore[union-attr]
+                             i.type) for i in tar.getmembers()]
 
 
 def write_sdist(path: Path, tar: bytes) -> Path:

@@ -214,7 +214,8 @@ def test_data_scripts_python_never_replaces_the_interpreter(built: Built, tmp_pa
 
 
 def test_sleeping_pth_does_not_hold_the_gate(built: Built, tmp_path: Path) -> None:
-    members = with_true_record([*wheel_members(built.wheel), RawMember(b"slow.pth", b"import time; time.sleep(3600)\n")])
+    sleeper = RawMember(b"slow.pth", b"import time; time.sleep(3600)\n")
+    members = with_true_record([*wheel_members(built.wheel), sleeper])
     wheel = write_wheel(built, tmp_path / "dist", members)
     start = time.monotonic()
     result = gate_cli("check", str(wheel))
@@ -667,8 +668,8 @@ def contents(data: bytes) -> dict[str, tuple[bytes, bool]] | None:
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
 @given(edits=st.lists(st.tuples(st.sampled_from(["flip", "set", "insert", "delete"]), st.floats(0, 1),
                                 st.integers(0, 255)), min_size=1, max_size=3))
-def test_random_byte_mutations_never_crash_and_never_pass_a_change(built: Built, tmp_path_factory: pytest.TempPathFactory,
-                                                                   edits: list[tuple[str, float, int]]) -> None:
+def test_random_byte_mutations_never_crash_and_never_pass_a_change(
+        built: Built, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, float, int]]) -> None:
     good = built.wheel.read_bytes()
     data = bytearray(good)
     for kind, where, value in edits:
