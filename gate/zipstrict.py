@@ -51,7 +51,6 @@ _EXTRA_REFUSED = {
     0x7075: "an Info-ZIP Unicode Path extra field (unzip installs under that name, zipfile and pip do not)",
     0x9901: "an AES encryption extra field",
 }
-_UNIX = 3  # "version made by" host: external attributes hold a Unix mode
 
 
 @dataclass(frozen=True)
@@ -64,7 +63,7 @@ class ZipEntry:
     crc: int
     compressed: int
     size: int
-    mode: int  # Unix mode from the external attributes, 0 when the archive was not made on Unix
+    mode: int  # the Unix mode in the external attributes' high 16 bits (0: none given)
     header_offset: int
     data_offset: int
 
@@ -131,7 +130,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
     for index in range(entries):
         if pos + _CENTRAL.size > end:
             return fatal(Check.G312, f"the central directory ends inside entry {index}")
-        (sig, made_by, needed, flags, method, mtime, mdate, crc, compressed, size, name_len, extra_len,
+        (sig, _made_by, needed, flags, method, mtime, mdate, crc, compressed, size, name_len, extra_len,
          comment_len, disk_start, _internal, external, header_offset) = _CENTRAL.unpack_from(data, pos)
         if sig != CENTRAL_SIG:
             return fatal(Check.G312, f"central directory entry {index} has no entry signature")
@@ -155,7 +154,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         elif method == STORED and compressed != size:
             problems.append(ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} "
                                        "declared", True))
-        mode = external >> 16 if made_by >> 8 == _UNIX else 0
+        mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
         entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, header_offset, 0)
         local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
         if isinstance(local, str):

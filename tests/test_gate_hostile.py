@@ -307,6 +307,21 @@ def test_zip_that_tools_read_differently_is_refused(built: Built, tmp_path: Path
         assert {f.code for f in report.findings} <= {"G311", "G312", "G313"}
 
 
+def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: Path) -> None:
+    """pip reads the Unix mode whatever host "version made by" names; so does the gate."""
+    members = wheel_members(built.wheel)
+    member(members, "neurobrix/cli.py").mode = 0o100755
+    data = bytearray(raw_zip(members))
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 5] = 0  # host: MS-DOS
+        at = data.find(b"PK\x01\x02", at + 4)
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(bytes(data))
+    report = judge(wheel)
+    assert "executable" in refused_with(report, "G109", "neurobrix/cli.py").message
+
+
 @pytest.mark.parametrize(("raw_name", "why"), [
     (b"neurobrix/_tables/nvidia-h200/linear.yaml\x00.txt", "NUL byte"),
     (b"", "empty name"),
