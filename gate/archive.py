@@ -1,31 +1,28 @@
-"""Opening a wheel or an sdist safely: its members as data, the G3xx safety findings, bounded reads.
+"""Opening a wheel or an sdist strictly: its members as data, the G3xx findings, capped reads.
 
-A wheel's members are judged from the zip's central directory before any is inflated; a member that
-is too large, too compressed, encrypted or not a regular file is never read. An sdist (tar.gz) is one
-compressed stream, so it is inflated once, counting, and abandoned as soon as it grows past the
-limits. Anything that is not an archive at all is a :class:`GateError`.
+A wheel is read by :mod:`gate.zipstrict` and an sdist's tar stream by :mod:`gate.tarstrict`: an
+archive that tools could read in more than one way is refused whole (nothing inside it is judged).
+A member's name, type and declared size are judged before it is inflated; a member that is too
+large, too compressed, encrypted, compressed other than by deflate or not a regular file is never
+read, and every other is inflated through a cap at its declared size. An sdist (tar.gz) is one
+compressed stream, inflated once, counting, and abandoned as soon as it grows past the limits.
+Anything that is not an archive at all is a :class:`GateError`.
 """
 
 from __future__ import annotations
 
 import hashlib
-import io
-import re
 import stat
-import tarfile
-import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from . import names, tarstrict, zipstrict
 from .checks import Check, Finding, GateError, Limits
 
 Kind = Literal["wheel", "sdist"]
 MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
-
-_DRIVE = re.compile(r"^[A-Za-z]:")
-_CONTROL = re.compile(r"[\x00-\x1f\x7f]")
 
 
 @dataclass(frozen=True)
@@ -37,6 +34,7 @@ class Member:
     compressed: int | None  # zip: compressed size; tar.gz: None (one stream for all members)
     kind: MemberKind
     link: str | None = None  # a link's target, when the archive says
+    executable: bool = False  # what an installer would install as executable
 
 
 @dataclass(frozen=True)
@@ -59,42 +57,53 @@ def dist_kind(path: Path) -> Kind | None:
     return None
 
 
+def shown_name(raw: bytes) -> str:
+    """A raw member name as a report can show it (undecodable bytes escaped)."""
+    return raw.decode("utf-8", "backslashreplace").replace("\x00", "\\x00")
+
+
 class Archive:
-    """A wheel or sdist opened for checking: members, safety findings, and reads of safe members."""
+    """A wheel or sdist opened for checking: members, findings, and reads of safe members."""
 
     kind: Kind
 
-    def __init__(self, path: Path, members: list[Member], findings: list[Finding], limits: Limits) -> None:
+    def __init__(self, path: Path, limits: Limits) -> None:
         self.path = path
         self.dist = path.name
-        self.members = tuple(members)
-        self.findings = findings  # G3xx found so far (reads may add G309)
-        self.files = {m.name: m for m in members if m.kind != "dir"}  # last one wins, as when extracting
-        self._unsafe = _safety(self, limits)
+        self.limits = limits
+        self.findings: list[Finding] = []
+        self.members: tuple[Member, ...] = ()
+        self.files: dict[str, Member] = {}
+        self.refused_unread = False  # refused whole (a bomb, or an archive read more than one way)
+        self._unsafe: set[str] = set()
         self._digests: dict[str, Digest | None] = {}
 
     def fail(self, check: Check, path: str | None, message: str) -> None:
         self.findings.append(Finding(check, self.dist, path, message))
 
-    @property
-    def safe(self) -> bool:
-        """No G3xx finding: only then is the archive installed by the smoke."""
-        return not any(f.check.name.startswith("G3") for f in self.findings)
+    def _refuse_whole(self) -> None:
+        self.refused_unread = True
+        self.members = ()
+        self.files = {}
+
+    def _admit(self, members: list[Member], unsafe: set[str]) -> None:
+        self.members = tuple(members)
+        self.files = {m.name: m for m in members if m.kind != "dir"}
+        self._unsafe = unsafe | _safety(self, self.limits)
 
     @property
-    def bounded(self) -> bool:
-        """No size or ratio finding (G306-G308): only then may other tools (twine, check-wheel-contents),
-        which inflate what they read, open the archive."""
-        return not any(f.check in (Check.G306, Check.G307, Check.G308) for f in self.findings)
+    def safe(self) -> bool:
+        """No G3xx finding: the archive reads one way only, and every member is a sane regular file."""
+        return not any(f.check.name.startswith("G3") for f in self.findings)
 
     def read(self, name: str) -> bytes | None:
         """The bytes of one regular, sane member; None (with a finding where new) when it cannot be read."""
         member = self.files.get(name)
-        if member is None or member.kind != "file" or name in self._unsafe:
+        if member is None or member.kind != "file" or name in self._unsafe or self.refused_unread:
             return None
         try:
             return self._read(name)
-        except _UnreadableMember as exc:
+        except zipstrict.Unreadable as exc:
             self._unsafe.add(name)
             self.fail(Check.G309, name, str(exc))
             return None
@@ -108,72 +117,134 @@ class Archive:
     def _read(self, name: str) -> bytes:
         raise NotImplementedError
 
+    def close(self) -> None:
+        pass
 
-class _UnreadableMember(Exception):
-    pass
+
+def _read_file(path: Path, limits: Limits) -> bytes | None:
+    try:
+        size = path.stat().st_size
+        if size > limits.total_size:
+            return None
+        with path.open("rb") as fh:
+            return fh.read(limits.total_size + 1)
+    except OSError as exc:
+        raise GateError(f"{path}: cannot be read: {exc}") from exc
 
 
 class WheelArchive(Archive):
     kind: Kind = "wheel"
 
     def __init__(self, path: Path, limits: Limits) -> None:
+        super().__init__(path, limits)
+        self._entries: dict[str, zipstrict.ZipEntry] = {}
+        self._data = b""
+        self._cache: dict[str, bytes] = {}
+        self._budget = limits.total_size
+        data = _read_file(path, limits)
+        if data is None or len(data) > limits.total_size:
+            self.fail(Check.G308, None, f"the file is larger than the total size limit ({limits.total_size} bytes); "
+                                        "not opened")
+            self._refuse_whole()
+            return
         try:
-            self._zip = zipfile.ZipFile(path)
-        except (zipfile.BadZipFile, OSError, ValueError) as exc:
-            raise GateError(f"{path}: not a readable zip archive, so not a wheel: {exc}") from exc
-        infos = self._zip.infolist()
-        self._infos = {info.filename: info for info in infos}
-        members = [Member(i.filename, i.file_size, i.compress_size, _zip_kind(i)) for i in infos]
-        findings: list[Finding] = []
-        super().__init__(path, members, findings, limits)
-        for info in infos:
-            if info.flag_bits & 0x1:
-                self._unsafe.add(info.filename)
-                self.fail(Check.G309, info.filename, "encrypted; a wheel's members must be readable")
+            entries, problems = zipstrict.parse(data, limits.members)
+        except zipstrict.NotAZip as exc:
+            raise GateError(f"{path}: {exc}, so not a wheel") from exc
+        for problem in problems:
+            self.fail(problem.check, None if problem.raw_name is None else shown_name(problem.raw_name),
+                      problem.message)
+        if any(p.fatal for p in problems):
+            self._refuse_whole()
+            return
+        self._data = data
+        unsafe = {shown_name(p.raw_name) for p in problems if p.raw_name is not None}
+        members: list[Member] = []
+        for entry in entries:
+            name, why = names.decode_zip_name(entry.raw_name, entry.utf8)
+            if name is None:
+                name = shown_name(entry.raw_name)
+                self.fail(Check.G303, name, why)
+                unsafe.add(name)
+            self._entries[name] = entry
+            members.append(Member(name, entry.size, entry.compressed, _zip_kind(self, name, entry),
+                                  executable=entry.executable))
+        self._admit(members, unsafe)
 
     def _read(self, name: str) -> bytes:
-        info = self._infos[name]
-        try:
-            with self._zip.open(info) as fh:  # reads at most the declared size, then checks the CRC
-                return fh.read()
-        except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError, RuntimeError, zlib.error) as exc:
-            raise _UnreadableMember(f"cannot be inflated: {exc}") from exc
+        if name not in self._cache:
+            data = zipstrict.inflate(self._data, self._entries[name], self._budget)
+            self._budget -= len(data)
+            self._cache[name] = data
+        return self._cache[name]
 
     def close(self) -> None:
-        self._zip.close()
+        self._cache.clear()
+        self._data = b""
+
+
+def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberKind:
+    kind = stat.S_IFMT(entry.mode)
+    if kind == stat.S_IFLNK:
+        return "symlink"
+    if name.endswith("/"):
+        if entry.size:
+            archive.fail(Check.G304, name, f"a folder entry with {entry.size} bytes of content")
+            return "other"
+        return "dir"
+    if kind == stat.S_IFDIR:
+        archive.fail(Check.G304, name, "a folder mode on a member whose name does not end in '/'")
+        return "other"
+    if kind not in (0, stat.S_IFREG):
+        return "other"
+    return "file"
 
 
 class SdistArchive(Archive):
     kind: Kind = "sdist"
 
     def __init__(self, path: Path, limits: Limits) -> None:
-        try:
-            raw = path.read_bytes()
-        except OSError as exc:
-            raise GateError(f"{path}: cannot be read: {exc}") from exc
-        findings: list[Finding] = []
-        data = _inflate_gzip(path, raw, limits, findings)
-        self.refused_unread = data is None
-        self._data: dict[str, bytes] = {}
+        super().__init__(path, limits)
+        self._stream = b""
+        self._entries: dict[str, tarstrict.TarEntry] = {}
+        raw = _read_file(path, limits)
+        if raw is None or len(raw) > limits.total_size:
+            self.fail(Check.G308, None, f"the file is larger than the total size limit ({limits.total_size} bytes); "
+                                        "not opened")
+            self._refuse_whole()
+            return
+        stream = _inflate_gzip(self, raw, limits)
+        if stream is None:  # refused already: nothing inside is looked at
+            self._refuse_whole()
+            return
+        entries, problems = tarstrict.parse(stream, limits.members)
+        for problem in problems:
+            self.fail(problem.check, None if problem.raw_name is None else shown_name(problem.raw_name),
+                      problem.message)
+        if any(p.fatal for p in problems):
+            self._refuse_whole()
+            return
+        self._stream = stream
+        unsafe: set[str] = set()
         members: list[Member] = []
-        if data is not None:  # else refused already: nothing inside is looked at
-            try:
-                with tarfile.open(fileobj=io.BytesIO(data), mode="r:") as tar:
-                    for info in tar:
-                        members.append(_tar_member(info))
-                        if info.isreg() and info.size <= limits.member_size:
-                            extracted = tar.extractfile(info)
-                            if extracted is not None:
-                                self._data[info.name] = extracted.read()
-            except tarfile.TarError as exc:
-                raise GateError(f"{path}: the gzip stream is not a tar archive, so not an sdist: {exc}") from exc
-        super().__init__(path, members, findings, limits)
+        for entry in entries:
+            name, why = names.decode_tar_name(entry.raw_name)
+            if name is None:
+                name = shown_name(entry.raw_name)
+                self.fail(Check.G303, name, why)
+                unsafe.add(name)
+            if entry.kind == "dir" and not name.endswith("/"):
+                name += "/"
+            self._entries[name] = entry
+            members.append(Member(name, entry.size, None, entry.kind, shown_name(entry.link) or None))
+        self._admit(members, unsafe)
 
     def _read(self, name: str) -> bytes:
-        return self._data[name]
+        entry = self._entries[name]
+        return self._stream[entry.data_offset:entry.data_offset + entry.size]
 
     def close(self) -> None:
-        self._data.clear()
+        self._stream = b""
 
 
 def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
@@ -185,34 +256,10 @@ def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
     raise GateError(f"{path}: not a wheel (.whl) or an sdist (.tar.gz)")
 
 
-def _zip_kind(info: zipfile.ZipInfo) -> MemberKind:
-    mode = info.external_attr >> 16
-    if stat.S_ISLNK(mode):
-        return "symlink"
-    if info.is_dir():
-        return "dir"
-    if stat.S_IFMT(mode) not in (0, stat.S_IFREG):
-        return "other"
-    return "file"
-
-
-def _tar_member(info: tarfile.TarInfo) -> Member:
-    kind: MemberKind
-    if info.isreg():
-        kind = "file"
-    elif info.isdir():
-        kind = "dir"
-    elif info.issym():
-        kind = "symlink"
-    elif info.islnk():
-        kind = "hardlink"
-    else:
-        kind = "other"
-    return Member(info.name, info.size, None, kind, info.linkname or None)
-
-
-def _inflate_gzip(path: Path, raw: bytes, limits: Limits, findings: list[Finding]) -> bytes | None:
-    """The tar inside a tar.gz, or None (with a G307/G308 finding) once it grows past the limits."""
+def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
+    """The tar inside a tar.gz, or None (with a G307/G308/G311 finding) once it grows past the limits or
+    hides data after its last gzip member. Concatenated gzip members are one stream (as gzip says)."""
+    path = archive.path
     out = bytearray()
     rest = raw
     try:
@@ -225,49 +272,51 @@ def _inflate_gzip(path: Path, raw: bytes, limits: Limits, findings: list[Finding
                     raise GateError(f"{path}: the gzip stream is truncated")
                 out += piece
                 if len(out) >= limits.ratio_from and len(out) > limits.ratio * len(raw):
-                    findings.append(Finding(Check.G307, path.name, None,
-                                            f"inflates more than {limits.ratio:g}x its {len(raw)} compressed "
-                                            f"bytes (reached {len(out)}); abandoned there"))
+                    archive.fail(Check.G307, None, f"inflates more than {limits.ratio:g}x its {len(raw)} compressed "
+                                                   f"bytes (reached {len(out)}); abandoned there")
                     return None
                 if len(out) > limits.total_size:
-                    findings.append(Finding(Check.G308, path.name, None,
-                                            f"inflates past {limits.total_size} bytes; abandoned there"))
+                    archive.fail(Check.G308, None, f"inflates past {limits.total_size} bytes; abandoned there")
                     return None
             rest = stream.unused_data
             if not rest.strip(b"\0"):
                 return bytes(out)
             if not rest.startswith(b"\x1f\x8b"):
-                raise GateError(f"{path}: unexpected data after the gzip stream")
+                archive.fail(Check.G311, None, f"{len(rest)} bytes after the gzip stream that are not another gzip "
+                                               "member (data appended to the archive)")
+                return None
     except zlib.error as exc:
-        raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
+        if not out and rest is raw:
+            raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
+        archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
+        return None
 
 
 def _safety(archive: Archive, limits: Limits) -> set[str]:
-    """Record the G301-G308 findings of the archive's directory; return the names never to read."""
+    """Record the G301-G308 and G310 findings of the members; return the names never to read."""
     unsafe: set[str] = set()
-    seen: dict[str, int] = {}
-    folded: dict[str, str] = {}
+    exact: set[str] = set()
+    seen: dict[str, str] = {}  # destination key -> first name with it
     total = 0
     for m in archive.members:
         name = m.name
-        if name.startswith(("/", "\\")) or _DRIVE.match(name):
-            archive.fail(Check.G301, name, "absolute name: extracting it writes outside the target folder")
-        if ".." in re.split(r"[/\\]", name):
-            archive.fail(Check.G302, name, "a '..' component: extracting it writes outside the target folder")
-        if "\\" in name or _CONTROL.search(name):
-            archive.fail(Check.G303, name, f"name {name!r} has a backslash or a control character")
+        for check, message in names.name_problems(name, m.kind == "dir"):
+            archive.fail(check, name, message)
+            if check in (Check.G301, Check.G302, Check.G303):
+                unsafe.add(name)
         if m.kind in ("symlink", "hardlink", "other"):
             target = f" to {m.link!r}" if m.link else ""
             archive.fail(Check.G304, name, f"a {m.kind}{target}, not a regular file")
             unsafe.add(name)
-        key = name.rstrip("/")
-        seen[key] = seen.get(key, 0) + 1
-        if seen[key] == 2:
+        first = seen.setdefault(names.destination_key(name), name)
+        if name in exact:
             archive.fail(Check.G305, name, "appears more than once; which copy is installed depends on the tool")
-        elif seen[key] == 1 and key.casefold() in folded and folded[key.casefold()] != key:
-            archive.fail(Check.G305, name,
-                         f"differs only in case from {folded[key.casefold()]}; they collide on case-insensitive disks")
-        folded.setdefault(key.casefold(), key)
+            unsafe.add(name)
+        elif first != name:
+            archive.fail(Check.G305, name, f"lands on the same file as {first} on case-insensitive, "
+                                           "Unicode-normalising or Windows file systems")
+            unsafe.update((name, first))
+        exact.add(name)
         if m.size > limits.member_size:
             archive.fail(Check.G306, name, f"declares {m.size} bytes uncompressed; the limit is {limits.member_size}")
             unsafe.add(name)

@@ -1,15 +1,18 @@
 """Running every check over a set of dists (files or upload folders) and gathering one :class:`Report`.
 
-Order: find the dists (anything unusable stops here, exit 2, before any check), start twine, judge
-each archive (safety, RECORD, metadata, tables; check-wheel-contents on wheels), judge the dists
-against each other (versions, the sdist rebuilding the wheel), collect twine, then install each safe
-wheel for the smoke.
+Order: find the dists and read the repository (anything unusable stops here, exit 2, before any
+check), open each archive strictly, start twine on those that read one way only, judge each archive
+(layout against the allow-list, RECORD, metadata, tables; check-wheel-contents on wheels), judge the
+dists against each other (versions), collect twine. Only when all of that found nothing is anything
+built or installed: each sdist rebuilds its wheel (G508) while each wheel is installed for the smoke.
+Findings are capped per check and dist in the report.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,13 +22,14 @@ from packaging.version import Version
 from neurobrix.tables import TRACKED_NAME
 
 from .archive import Archive, SdistArchive, WheelArchive, dist_kind, open_archive
-from .checks import Check, Finding, GateError, Limits
+from .checks import Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
 from .report import DistSummary, Report
+from .repository import load_repository
 from .sdist import check_rebuild, check_sdist, root_of
 from .smoke import install_smoke, skipped
-from .tools import Twine, wheel_contents_findings
+from .tools import Twine, WheelContentsCheck
 from .wheel import check_wheel
 
 REPO = Path(__file__).resolve().parent.parent
@@ -40,7 +44,8 @@ class Options:
     smoke: bool = True
     config: Path = CONFIG
     limits: Limits = field(default_factory=Limits)
-    source_tree: Path = REPO  # the installed copy must not be loaded from here
+    source_tree: Path = REPO  # the repository judged against; the installed copy must not be loaded from here
+    tools: bool = True  # twine and check-wheel-contents (tests of the gate's own checks may leave them out)
 
 
 def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
@@ -81,48 +86,66 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
     """Judge every dist in ``arguments``; raises GateError only for input that cannot be judged."""
     paths, folder_findings = collect(arguments)
     report = Report(options.reference.path, None if options.expect_version is None else str(options.expect_version))
-    report.findings.extend(folder_findings)
+    findings: list[Finding] = list(folder_findings)
     with ExitStack() as stack:
         archives: list[WheelArchive | SdistArchive] = []
         for path in paths:
             archive = open_archive(path, options.limits)
             stack.callback(archive.close)
             archives.append(archive)
-        twine = stack.enter_context(Twine([a.path for a in archives if a.bounded]))
+        sound = [a for a in archives if a.safe] if options.tools else []
+        twine = stack.enter_context(Twine([a.path for a in sound]))
+        contents = stack.enter_context(WheelContentsCheck([a.path for a in sound if isinstance(a, WheelArchive)],
+                                                          options.config))
+        repo = load_repository(options.source_tree)  # its build backend runs while the tools do
         identities: dict[Path, Identity] = {}
         for archive in archives:
             if isinstance(archive, WheelArchive):
-                identities[archive.path] = check_wheel(archive, options.reference)
-            elif isinstance(archive, SdistArchive):
-                identities[archive.path] = check_sdist(archive, options.reference)
+                identities[archive.path] = check_wheel(archive, options.reference, repo)
+            else:
+                identities[archive.path] = check_sdist(archive, options.reference, repo)
         _check_versions(archives, identities, options.expect_version)
-        sdists = [a for a in archives if isinstance(a, SdistArchive)]
-        for wheel in (a for a in archives if isinstance(a, WheelArchive)):
-            for sdist in sdists:
-                if identities[wheel.path] == identities[sdist.path]:
-                    check_rebuild(sdist, wheel)
         for archive in archives:
-            report.findings.extend(archive.findings)
-            if archive.bounded:  # a bomb is refused unread, and handed to no tool that would inflate it
-                if isinstance(archive, WheelArchive):
-                    report.findings.extend(wheel_contents_findings(archive.path, options.config))
-                report.findings.extend(twine.findings(archive.path, _metadata_path(archive)))
+            tools_ran = options.tools and archive.safe  # an archive read more than one way goes to no other tool
+            findings.extend(archive.findings)
+            archive.findings.clear()
+            if tools_ran and isinstance(archive, WheelArchive):
+                findings.extend(contents.findings(archive.path))
+            if tools_ran:
+                findings.extend(twine.findings(archive.path, _metadata_path(archive)))
             identity = identities[archive.path]
             report.dists.append(DistSummary(
                 archive.dist, str(archive.path), archive.kind, identity.name,
                 None if identity.version is None else str(identity.version), _sha256(archive.path),
             ))
-    if not options.smoke:
-        report.smoke_skipped = "--no-smoke"
-    else:
-        for archive in archives:
-            if isinstance(archive, WheelArchive):
-                result = install_smoke(archive.path, options.source_tree) if archive.safe \
-                    else skipped(archive.path, "the archive is unsafe to install (G3xx findings)")
-                report.smoke.append(result)
-                report.findings.extend(result.findings)
+        wheels = [a for a in archives if isinstance(a, WheelArchive)]
+        sdists = [a for a in archives if isinstance(a, SdistArchive)]
+        if not options.smoke:
+            report.smoke_skipped = "--no-smoke"
+        elif findings:
+            report.smoke.extend(skipped(w.path, "not installed: the static checks have findings, and nothing from a "
+                                                "dist runs before they all pass") for w in wheels)
+        if not findings:  # only now may anything be built or installed: every file of every dist is the repository's
+            for wheel in wheels:
+                for name in wheel.files:
+                    wheel.digest(name)  # read once here: the rebuild and the smoke below share the wheel
+            # Both wait on subprocesses (the build backend; pip and the engine), so they run side by side.
+            with ThreadPoolExecutor(max_workers=2) as pool:
+                rebuilds = [pool.submit(check_rebuild, sdist, [w for w in wheels if identities[w.path] ==
+                                                               identities[sdist.path]],
+                                        options.reference, repo, options.limits) for sdist in sdists]
+                smokes = [pool.submit(install_smoke, wheel, options.reference, repo) for wheel in wheels] \
+                    if options.smoke else []
+                for rebuilt in rebuilds:
+                    rebuilt.result()
+                report.smoke.extend(smoke.result() for smoke in smokes)
+            for sdist in sdists:
+                findings.extend(sdist.findings)
+            for result in report.smoke:
+                findings.extend(result.findings)
     order = {a.dist: i for i, a in enumerate(archives)}
-    report.findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
+    findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
+    report.findings.extend(capped(findings))
     return report
 
 

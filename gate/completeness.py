@@ -2,8 +2,8 @@
 
 The same comparison serves the wheel (tables at ``neurobrix/_tables/``) and the sdist (``tables/``):
 every tracked file present with its size and sha256, nothing untracked beside them, and the archive's
-own copy of the list byte-for-byte the reference. The list is parsed only by the engine's own parser
-(:func:`neurobrix.schema.parse_tracked`).
+own copy of the list byte-for-byte the reference. A list is read as bounded YAML (:mod:`gate.yamlsafe`:
+no anchors, a size cap) and validated by the engine's own schema (:func:`neurobrix.schema.parse_tracked`).
 """
 
 from __future__ import annotations
@@ -11,14 +11,13 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-import yaml
-
 from neurobrix.errors import TablesError
 from neurobrix.schema import TrackedFile, parse_tracked
-from neurobrix.tables import TRACKED_NAME, WHEEL_DIR, read_yaml
+from neurobrix.tables import TRACKED_NAME, WHEEL_DIR
 
+from . import yamlsafe
 from .archive import Archive
-from .checks import Check, GateError
+from .checks import Check, GateError, Limits
 
 SOURCE_DIR = "tables"  # where the tables live in the source tree and the sdist (pyproject force-include)
 
@@ -49,13 +48,23 @@ WHEEL_CHECKS = TableChecks(Check.G101, Check.G102, Check.G103, Check.G104, Check
 SDIST_CHECKS = TableChecks(Check.G501, Check.G502, Check.G503, Check.G504, Check.G505, Check.G506, "sdist")
 
 
-def load_reference(path: Path) -> Reference:
+def parse_list(data: bytes, shown: str, max_bytes: int) -> tuple[TrackedFile, ...]:
+    """A tracked list from bytes the gate does not trust: bounded YAML, then the engine's schema."""
+    try:
+        return parse_tracked(yamlsafe.load(data, max_bytes), shown)
+    except yamlsafe.UnsafeYAML as exc:
+        raise TablesError(f"{shown}: {exc}") from exc
+
+
+def load_reference(path: Path, max_bytes: int = Limits().text_size) -> Reference:
     """Read and validate the reference list; anything wrong with it makes the gate unusable (GateError)."""
     if not path.is_file():
-        raise GateError(f"{path}: no tracked list there; give the repository's tables/{TRACKED_NAME} or --tracked FILE")
+        raise GateError(f"{path}: no tracked list there (not a regular file); give the repository's "
+                        f"tables/{TRACKED_NAME} or --tracked FILE")
     try:
-        files = parse_tracked(read_yaml(path, str(path)), str(path))
-        data = path.read_bytes()
+        with path.open("rb") as fh:
+            data = fh.read(max_bytes + 1)
+        files = parse_list(data, str(path), max_bytes)
     except (TablesError, OSError) as exc:
         raise GateError(f"the reference tracked list cannot be used: {exc}") from exc
     for f in files:
@@ -102,8 +111,8 @@ def table_findings(archive: Archive, prefix: str, reference: Reference, checks: 
 def describe_difference(data: bytes, reference: Reference, shown: str) -> str:
     """What differs between a copy of the tracked list and the reference, entry by entry."""
     try:
-        theirs = {f.path: f for f in parse_tracked(yaml.safe_load(data.decode("utf-8")), shown)}
-    except (TablesError, yaml.YAMLError, UnicodeDecodeError) as exc:
+        theirs = {f.path: f for f in parse_list(data, shown, max(len(reference.data), Limits().text_size))}
+    except TablesError as exc:
         return f"not a valid tracked list ({exc})"
     ours = {f.path: f for f in reference.files}
     parts = [f"does not list {p}" for p in sorted(ours.keys() - theirs.keys())]

@@ -1,15 +1,35 @@
-"""Who a dist says it is: core metadata (METADATA / PKG-INFO) read and validated by ``packaging``."""
+"""Who a dist says it is and what it declares, against what the repository declares.
+
+Core metadata (a wheel's METADATA, an sdist's PKG-INFO) is validated by ``packaging`` (G404), must
+name the project and version its file name says (G601), and must hold exactly the fields the
+repository's build backend prepares from pyproject.toml, value for value (G406): an added
+Requires-Dist, a widened Requires-Python or a field pyproject.toml never declared is refused.
+A wheel's WHEEL file must describe a pure-Python ``py3-none-any`` wheel (G407), and its
+entry_points.txt must hold exactly the entry points pyproject.toml declares (G408): a console
+script or a plugin group added by the wheel would run code the project never wrote a line for.
+"""
 
 from __future__ import annotations
 
+import configparser
+from collections import Counter
 from dataclasses import dataclass
+from email.message import Message
+from email.parser import BytesParser
 
 from packaging.metadata import ExceptionGroup, Metadata  # the builtin on 3.11+, a backport before
-from packaging.utils import NormalizedName, canonicalize_name
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import InvalidSpecifier, SpecifierSet
+from packaging.tags import Tag
+from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
 from .archive import Archive
 from .checks import Check
+from .repository import Declared
+
+PURE_TAG = Tag("py3", "none", "any")
+_NOT_COMPARED = {"metadata-version"}  # validated by packaging; its value follows the backend's version
 
 
 @dataclass(frozen=True)
@@ -23,28 +43,165 @@ class Identity:
         return f"{self.name or '?'} {self.version or '?'}"
 
 
-def read_metadata(archive: Archive, name: str) -> tuple[Metadata | None, str]:
-    """Parse one metadata file, validating every field; (None, why) when that fails."""
+def _text(archive: Archive, name: str) -> bytes | None:
     data = archive.read(name)
-    if data is None:
-        return None, f"{name} is missing or unreadable"
+    if data is not None and len(data) > archive.limits.text_size:
+        archive.fail(Check.G404, name, f"{len(data)} bytes; a metadata file of this project is far smaller (the limit "
+                                       f"is {archive.limits.text_size})")
+        return None
+    return data
+
+
+def read_metadata(data: bytes) -> tuple[Metadata | None, str]:
+    """Parse one metadata file, validating every field; (None, why) when that fails."""
     try:
         return Metadata.from_email(data, validate=True), ""
     except ExceptionGroup as group:
         return None, "; ".join(str(e) for e in group.exceptions)
-    except (ValueError, UnicodeDecodeError) as exc:
+    except (ValueError, UnicodeDecodeError, TypeError) as exc:
         return None, str(exc)
 
 
-def check_metadata(archive: Archive, path: str, declared: Identity) -> Identity:
-    """G404 if the metadata is invalid, G601 if it names another project or version than the file name."""
-    metadata, why = read_metadata(archive, path)
+def check_metadata(archive: Archive, path: str, declared_by_name: Identity, declared: Declared) -> Identity:
+    """G404 if the metadata is invalid, G601 if it names another project or version than the file name,
+    G406 where it differs from what the repository declares."""
+    data = _text(archive, path)
+    if data is None:
+        archive.fail(Check.G404, path, "missing or unreadable: nothing says what this dist is")
+        return declared_by_name
+    metadata, why = read_metadata(data)
     if metadata is None:
         archive.fail(Check.G404, path, f"not valid core metadata: {why}")
-        return declared
+        return declared_by_name
     name, version = canonicalize_name(metadata.name), metadata.version
-    if declared.name is not None and declared.name != name:
-        archive.fail(Check.G601, path, f"metadata names {metadata.name!r}; the file name says {declared.name!r}")
-    if declared.version is not None and declared.version != version:
-        archive.fail(Check.G601, path, f"metadata says version {version}; the file name says {declared.version}")
+    if declared_by_name.name is not None and declared_by_name.name != name:
+        archive.fail(Check.G601, path, f"metadata names {metadata.name!r}; the file name says "
+                                       f"{declared_by_name.name!r}")
+    if declared_by_name.version is not None and declared_by_name.version != version:
+        archive.fail(Check.G601, path, f"metadata says version {version}; the file name says "
+                                       f"{declared_by_name.version}")
+    for difference in metadata_differences(data, declared.metadata):
+        archive.fail(Check.G406, path, difference)
     return Identity(name, version)
+
+
+def _fields(message: Message) -> dict[str, Counter[str]]:
+    fields: dict[str, Counter[str]] = {}
+    for key, value in message.items():
+        key = key.lower()
+        fields.setdefault(key, Counter())[_normal(key, str(value))] += 1
+    return fields
+
+
+def _normal(key: str, value: str) -> str:
+    """One spelling per meaning, for the fields whose spelling varies between backends."""
+    value = " ".join(value.split())
+    try:
+        if key == "requires-dist":
+            r = Requirement(value)
+            extras = f"[{','.join(sorted(r.extras))}]" if r.extras else ""
+            url = f" @ {r.url}" if r.url else ""
+            marker = f"; {r.marker}" if r.marker else ""
+            return f"{canonicalize_name(r.name)}{extras}{r.specifier}{url}{marker}"
+        if key == "requires-python":
+            return str(SpecifierSet(value))
+    except (InvalidRequirement, InvalidSpecifier):
+        pass
+    return value
+
+
+def metadata_differences(data: bytes, expected: bytes) -> list[str]:
+    """How the core metadata ``data`` differs from ``expected`` (what the repository's backend prepares)."""
+    theirs_message = BytesParser().parsebytes(data)
+    ours_message = BytesParser().parsebytes(expected)
+    theirs, ours = _fields(theirs_message), _fields(ours_message)
+    differences = []
+    for key in sorted((theirs.keys() | ours.keys()) - _NOT_COMPARED):
+        added = sorted((theirs.get(key, Counter()) - ours.get(key, Counter())).elements())
+        lacking = sorted((ours.get(key, Counter()) - theirs.get(key, Counter())).elements())
+        field = key.title()
+        if added and lacking and len(added) == len(lacking) == 1:
+            differences.append(f"{field}: {added[0][:200]!r}; pyproject.toml declares {lacking[0][:200]!r}")
+            continue
+        if added:
+            differences.append(f"{field}: adds {_some(added)}, which pyproject.toml does not declare")
+        if lacking:
+            differences.append(f"{field}: lacks {_some(lacking)}, which pyproject.toml declares")
+    if _body(theirs_message) != _body(ours_message):
+        differences.append("the description differs from the one pyproject.toml declares (the readme)")
+    return differences
+
+
+def _some(values: list[str], shown: int = 5) -> str:
+    text = ", ".join(repr(v[:200]) for v in values[:shown])
+    return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
+
+
+def _body(message: Message) -> str:
+    payload = message.get_payload()
+    return payload.replace("\r\n", "\n").strip() if isinstance(payload, str) else ""
+
+
+def check_wheel_file(archive: Archive, path: str) -> None:
+    """G407 unless WHEEL says Wheel-Version 1.0, Root-Is-Purelib true and the one tag py3-none-any."""
+    data = _text(archive, path)
+    if data is None:
+        archive.fail(Check.G407, path, "missing or unreadable: installers need it to know where the wheel goes")
+        return
+    message = BytesParser().parsebytes(data)
+    fields = {k.lower(): [str(v).strip() for v in message.get_all(k, [])] for k in message.keys()}
+    expected = {"wheel-version": ["1.0"], "root-is-purelib": ["true"], "tag": [str(PURE_TAG)]}
+    for key, values in expected.items():
+        if fields.get(key) != values:
+            archive.fail(Check.G407, path, f"{key.title()}: {fields.get(key, [])}; this project's wheel says {values}")
+    if len(fields.get("generator", [])) != 1:
+        archive.fail(Check.G407, path, "needs exactly one Generator line")
+    for key in sorted(fields.keys() - expected.keys() - {"generator"}):
+        archive.fail(Check.G407, path, f"{key.title()}: {fields[key]}, which this project's wheel never carries")
+    if _body(message):
+        archive.fail(Check.G407, path, "text after the fields")
+
+
+def check_wheel_name(archive: Archive) -> None:
+    """G407 unless the file name's tags are exactly py3-none-any with no build tag."""
+    try:
+        _, _, build, tags = parse_wheel_filename(archive.dist)
+    except InvalidWheelFilename:
+        return  # G405 says so
+    if build:
+        archive.fail(Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has "
+                                       "none")
+    if tags != frozenset({PURE_TAG}):
+        archive.fail(Check.G407, None, f"tags {', '.join(sorted(map(str, tags)))} in the file name; this project's "
+                                       f"wheel is {PURE_TAG}")
+
+
+def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
+    """G408 unless entry_points.txt holds exactly the entry points pyproject.toml declares."""
+    if path not in archive.files:
+        for group in sorted(declared.entry_points):
+            archive.fail(Check.G408, path, f"missing: pyproject.toml declares [{group}] "
+                                           f"{', '.join(sorted(declared.entry_points[group]))}")
+        return
+    data = _text(archive, path)
+    if data is None:
+        return  # unreadable: its G3xx finding says why
+    parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=True)
+    parser.optionxform = str  # type: ignore[assignment, method-assign]
+    try:
+        parser.read_string(data.decode("utf-8"))
+    except (configparser.Error, UnicodeDecodeError) as exc:
+        archive.fail(Check.G408, path, f"cannot be read as installers read it: {' '.join(str(exc).split())}")
+        return
+    found = {group: {k: " ".join(v.split()) for k, v in parser.items(group)} for group in parser.sections()}
+    for group in sorted(found.keys() | declared.entry_points.keys()):
+        theirs, ours = found.get(group, {}), declared.entry_points.get(group, {})
+        for name in sorted(theirs.keys() | ours.keys()):
+            if name not in ours:
+                archive.fail(Check.G408, path, f"[{group}] {name} = {theirs[name]}, which pyproject.toml does not "
+                                               "declare")
+            elif name not in theirs:
+                archive.fail(Check.G408, path, f"[{group}] lacks {name} = {ours[name]}, which pyproject.toml declares")
+            elif theirs[name] != ours[name]:
+                archive.fail(Check.G408, path, f"[{group}] {name} = {theirs[name]}; pyproject.toml declares "
+                                               f"{ours[name]}")

@@ -1,25 +1,30 @@
-"""Checks of one sdist: its layout, metadata, the tables and tracked list, and that it can rebuild the wheel.
+"""Checks of one sdist: its layout, metadata, the tables, every file against the repository, and the
+wheel rebuilt from it.
 
-"Can rebuild the wheel" is checked file by file: every file of a wheel of the same version (outside
-its .dist-info) must come from a file of the sdist with the same bytes, where the sdist's own
-pyproject.toml ``[tool.hatch.build.targets.wheel.force-include]`` says it comes from.
+Every file an sdist carries (except its generated PKG-INFO, and the tables, which are judged against
+the reference tracked list) must be byte for byte the file git tracks at that path in the repository
+(check-manifest's idea, with hashes), and every file the wheel is built from must be there (G509).
+So its pyproject.toml and any build hook are the repository's own, and nothing the sdist adds (a
+setup.py, a hatch_build.py, another module) reaches a build. Only once every static check of every
+dist has passed is the wheel built from the sdist, in isolation (:mod:`gate.backend`), and compared
+member for member, by sha256 and executable bit, with the wheel under check (G508); with no wheel of
+its version under check, the rebuilt wheel must pass the wheel checks itself.
 """
 
 from __future__ import annotations
 
-import sys
+import tempfile
+from pathlib import Path
 
 from packaging.utils import InvalidSdistFilename, parse_sdist_filename
 
 from .archive import SdistArchive, WheelArchive
-from .checks import Check
+from .backend import BackendFailed, build_wheel
+from .checks import Check, Limits
 from .completeness import SDIST_CHECKS, SOURCE_DIR, Reference, table_findings
 from .metadata import Identity, check_metadata
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # check-wheel-contents brings tomli there
-    import tomli as tomllib
+from .repository import Repository
+from .wheel import check_wheel
 
 SUFFIX = ".tar.gz"
 
@@ -29,8 +34,8 @@ def root_of(sdist: SdistArchive) -> str:
     return sdist.dist[: -len(SUFFIX)]
 
 
-def check_sdist(sdist: SdistArchive, reference: Reference) -> Identity:
-    """Record every sdist finding on ``sdist``; return the name and version it declares."""
+def check_sdist(sdist: SdistArchive, reference: Reference, repo: Repository) -> Identity:
+    """Record every static sdist finding on ``sdist``; return the name and version it declares."""
     try:
         file_name, file_version = parse_sdist_filename(sdist.dist)
         identity = Identity(file_name, file_version)
@@ -38,61 +43,101 @@ def check_sdist(sdist: SdistArchive, reference: Reference) -> Identity:
         sdist.fail(Check.G405, None, str(exc))
         identity = Identity(None, None)
     if sdist.refused_unread:
-        return identity  # too large or too compressed to look inside: its G307/G308 finding says so
+        return identity  # too large, too compressed or read more than one way: its G3xx finding says so
     root = root_of(sdist)
-    outside = [m.name for m in sdist.members if m.name != root and not m.name.startswith(f"{root}/")]
-    for name in outside[:10]:
-        sdist.fail(Check.G507, name, f"outside the sdist's top folder {root}/")
-    if len(outside) > 10:
-        sdist.fail(Check.G507, None, f"{len(outside) - 10} more members outside {root}/")
+    for m in sdist.members:
+        if m.name != f"{root}/" and not m.name.startswith(f"{root}/"):
+            sdist.fail(Check.G507, m.name, f"outside the sdist's top folder {root}/")
     for needed in ("PKG-INFO", "pyproject.toml"):
         if f"{root}/{needed}" not in sdist.files:
             sdist.fail(Check.G507, f"{root}/{needed}", "missing: without it the sdist cannot be built or described")
     if f"{root}/PKG-INFO" in sdist.files:
-        identity = check_metadata(sdist, f"{root}/PKG-INFO", identity)
+        identity = check_metadata(sdist, f"{root}/PKG-INFO", identity, repo.declared)
     table_findings(sdist, f"{root}/{SOURCE_DIR}/", reference, SDIST_CHECKS)
+    _check_sources(sdist, root, repo)
     return identity
 
 
-def check_rebuild(sdist: SdistArchive, wheel: WheelArchive) -> None:
-    """G508 for each file of ``wheel`` whose source the sdist lacks or holds with other bytes."""
-    if sdist.refused_unread:
-        return
-    root = root_of(sdist)
-    moved = _force_include(sdist, root)
-    for name in sorted(wheel.files):
-        if name.split("/", 1)[0].endswith(".dist-info"):
-            continue  # written by the build backend, not copied from the source
-        built = wheel.digest(name)
-        if built is None:
-            continue  # unreadable or refused unread in the wheel: its own finding says why
-        source = f"{root}/{_source_of(name, moved)}"
-        if source not in sdist.files:
-            sdist.fail(Check.G508, source, f"missing, yet the wheel {wheel.dist} has {name} from it")
+def required_sources(repo: Repository) -> list[str]:
+    """The tracked files a wheel is built from: the package, pyproject.toml and the readme it names."""
+    needed = [*repo.package_files(), "pyproject.toml"]
+    if repo.declared.readme:
+        needed.append(repo.declared.readme)
+    return needed
+
+
+def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
+    """G509 for a file the repository does not track or holds with other bytes, and for one it lacks."""
+    tables = f"{root}/{SOURCE_DIR}/"
+    for m in sdist.members:
+        if m.kind == "dir" or not m.name.startswith(f"{root}/") or m.name.startswith(tables):
+            continue  # folders hold nothing; the tables are judged against the reference list
+        rel = m.name[len(root) + 1:]
+        if rel == "PKG-INFO":
+            continue  # written by the build backend; judged against pyproject.toml (G406)
+        if rel not in repo.tracked:
+            sdist.fail(Check.G509, m.name, "not a file git tracks in the repository: a build would read it "
+                                           "(a build hook, a setup.py, a module) and nothing vouches for it")
             continue
-        original = sdist.digest(source)
-        if original is not None and original != built:
-            sdist.fail(Check.G508, source, f"differs from {name} in the wheel {wheel.dist}")
+        ours, theirs = repo.digest(rel), sdist.digest(m.name)
+        if ours is not None and theirs is not None and ours != theirs:
+            sdist.fail(Check.G509, m.name, f"differs from the repository's {rel} (sha256 {theirs.hex[:12]}…, the "
+                                           f"repository's {ours.hex[:12]}…)")
+    for rel in required_sources(repo):
+        if f"{root}/{rel}" not in sdist.files:
+            sdist.fail(Check.G509, f"{root}/{rel}", "missing: the repository tracks it and the wheel is built from it")
 
 
-def _force_include(sdist: SdistArchive, root: str) -> dict[str, str]:
-    """The sdist's own mapping of source paths to wheel paths (hatch force-include); {} when it has none."""
-    data = sdist.read(f"{root}/pyproject.toml")
-    if data is None:
-        return {}
-    try:
-        config = tomllib.loads(data.decode("utf-8"))
-    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
-        sdist.fail(Check.G507, f"{root}/pyproject.toml", f"not valid TOML: {exc}")
-        return {}
-    node: object = config
-    for key in ("tool", "hatch", "build", "targets", "wheel", "force-include"):
-        node = node.get(key, {}) if isinstance(node, dict) else {}
-    return {str(k).strip("/"): str(v).strip("/") for k, v in node.items()} if isinstance(node, dict) else {}
+def check_rebuild(sdist: SdistArchive, wheels: list[WheelArchive], reference: Reference, repo: Repository,
+                  limits: Limits) -> None:
+    """Build the wheel from ``sdist`` and hold it against ``wheels`` (G508); call only once every static check
+    of every dist has passed, so that the build reads nothing but the repository's own files."""
+    root = root_of(sdist)
+    with tempfile.TemporaryDirectory(prefix="neurobrix-gate-rebuild-") as tmp:
+        work = Path(tmp).resolve()
+        source = work / "src" / root
+        for name, member in sdist.files.items():
+            data = sdist.read(name)
+            target = (work / "src" / name).resolve()
+            if data is None or member.kind != "file" or not target.is_relative_to(source):
+                sdist.fail(Check.G508, name, "cannot be extracted for the rebuild")
+                return
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_bytes(data)
+        try:
+            built = build_wheel(source, work / "out")
+        except BackendFailed as exc:
+            sdist.fail(Check.G508, None, str(exc))
+            return
+        rebuilt = WheelArchive(built, limits)
+        try:
+            if rebuilt.findings:
+                for f in rebuilt.findings:
+                    sdist.fail(Check.G508, f.path, f"the wheel built from this sdist: {f.code} {f.message}")
+            elif wheels:
+                for wheel in wheels:
+                    _compare(sdist, rebuilt, wheel)
+            else:
+                check_wheel(rebuilt, reference, repo)
+                for f in rebuilt.findings:
+                    sdist.fail(Check.G508, f.path, f"the wheel built from this sdist: {f.code} {f.message}")
+        finally:
+            rebuilt.close()
 
 
-def _source_of(wheel_path: str, moved: dict[str, str]) -> str:
-    for source, target in moved.items():
-        if wheel_path == target or wheel_path.startswith(f"{target}/"):
-            return source + wheel_path[len(target):]
-    return wheel_path
+def _compare(sdist: SdistArchive, rebuilt: WheelArchive, wheel: WheelArchive) -> None:
+    for name in sorted(rebuilt.files.keys() | wheel.files.keys()):
+        if name not in rebuilt.files:
+            sdist.fail(Check.G508, name, f"{wheel.dist} has it; the wheel built from this sdist does not")
+        elif name not in wheel.files:
+            sdist.fail(Check.G508, name, f"the wheel built from this sdist has it; {wheel.dist} does not")
+        else:
+            ours, theirs = rebuilt.digest(name), wheel.digest(name)
+            if ours is None or theirs is None or ours != theirs:
+                shown = "unreadable" if theirs is None else f"sha256 {theirs.hex[:12]}…"
+                sdist.fail(Check.G508, name, f"differs: {shown} in {wheel.dist}, "
+                                             f"{'unreadable' if ours is None else ours.hex[:12] + '…'} built from "
+                                             "this sdist")
+            elif rebuilt.files[name].executable != wheel.files[name].executable:
+                sdist.fail(Check.G508, name, f"executable in one of {wheel.dist} and the wheel built from this "
+                                             "sdist, not in the other")

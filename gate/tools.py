@@ -1,22 +1,24 @@
 """The packaging tools the gate runs, their findings folded into its own: twine and check-wheel-contents.
 
-``twine check --strict`` runs as its own process per dist (its command line is its interface),
-started before the gate's own checks so that both run at once. check-wheel-contents is called
-through its API, configured by ``[tool.check-wheel-contents]`` in the repository's pyproject.toml,
-so its findings arrive as data.
+``twine check --strict`` runs as its own process per dist (its command line is its interface), and
+check-wheel-contents through its API in one process of its own, configured by
+``[tool.check-wheel-contents]`` in the repository's pyproject.toml, its findings returned as data;
+both start before the gate's own checks, so that all run at once. Only archives the gate reads one way
+only are handed to them, and their findings count only where the gate's own reading found nothing
+unsafe (a member that inflates past its size, say).
 """
 
 from __future__ import annotations
 
-import csv
 import importlib.util
+import json
 import os
 import re
 import subprocess
 import sys
-import zipfile
 from pathlib import Path
 from types import TracebackType
+from typing import Any
 
 from .checks import Check, Finding, GateError
 
@@ -84,26 +86,83 @@ def twine_messages(output: str, dist: str) -> list[str]:
     return [m for m in messages if m not in _STATUS]
 
 
-def wheel_contents_findings(wheel: Path, config: Path) -> list[Finding]:
-    """check-wheel-contents on one wheel, configured by ``config`` (the repository's pyproject.toml)."""
-    require("check_wheel_contents", "check-wheel-contents")
-    from check_wheel_contents.checker import WheelChecker  # type: ignore[import-untyped]
-    from check_wheel_contents.contents import WheelContents  # type: ignore[import-untyped]
-    from check_wheel_contents.errors import UserInputError, WheelValidationError  # type: ignore[import-untyped]
-    from wheel_filename import InvalidFilenameError
+# check-wheel-contents through its API, in a process of its own so that it runs beside the gate's checks
+# (importing it alone takes about half a second); its findings come back as JSON data.
+_WHEEL_CONTENTS = """
+import json, sys
+from pathlib import Path
+from check_wheel_contents.checker import WheelChecker
+from check_wheel_contents.contents import WheelContents
+from check_wheel_contents.errors import UserInputError
+checker = WheelChecker()
+try:
+    checker.configure_options(configpath=sys.argv[1])
+except UserInputError as exc:
+    print(json.dumps({"config": str(exc)}))
+    raise SystemExit(0)
+report = {}
+for wheel in sys.argv[2:]:
+    try:
+        contents = WheelContents.from_wheel(Path(wheel))
+    except Exception as exc:  # whatever it cannot read is a finding (G403) of the gate's, not a crash here
+        report[wheel] = {"invalid": f"{type(exc).__name__}: {exc}"}
+        continue
+    report[wheel] = {"failures": [[f.check.name, f.check.value, [str(a) for a in f.args]]
+                                  for f in checker.check_contents(contents)]}
+print(json.dumps({"wheels": report}))
+"""
 
-    checker = WheelChecker()
-    try:
-        checker.configure_options(configpath=str(config))
-    except UserInputError as exc:
-        raise GateError(f"check-wheel-contents cannot use its configuration: {exc}") from exc
-    try:
-        contents = WheelContents.from_wheel(wheel)
-    except (InvalidFilenameError, WheelValidationError, ValueError, KeyError, UnicodeDecodeError, csv.Error,
-            zipfile.BadZipFile) as exc:
-        return [Finding(Check.G403, wheel.name, None, f"check-wheel-contents: invalid wheel: {exc}")]
-    return [
-        Finding(Check.G402, wheel.name, path, f"check-wheel-contents {failure.check.name}: {failure.check.value}")
-        for failure in checker.check_contents(contents)
-        for path in (failure.args or [None])
-    ]
+
+class WheelContentsCheck:
+    """check-wheel-contents on every wheel, configured by ``config`` (the repository's pyproject.toml), in one
+    process started with twine; collected with :meth:`findings`."""
+
+    def __init__(self, wheels: list[Path], config: Path) -> None:
+        require("check_wheel_contents", "check-wheel-contents")
+        self._report: dict[str, Any] | None = None
+        self._process = subprocess.Popen(
+            [sys.executable, "-I", "-c", _WHEEL_CONTENTS, str(config), *map(str, wheels)],
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
+        ) if wheels else None
+
+    def __enter__(self) -> WheelContentsCheck:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        if self._process is not None and self._process.poll() is None:
+            self._process.kill()
+            self._process.wait()
+
+    def _collect(self) -> dict[str, Any]:
+        if self._report is None:
+            if self._process is None:
+                self._report = {}
+                return self._report
+            try:
+                out, err = self._process.communicate(timeout=TWINE_TIMEOUT_S)
+            except subprocess.TimeoutExpired:
+                self._process.kill()
+                self._process.communicate()
+                self._report = {"error": f"did not finish in {TWINE_TIMEOUT_S} s"}
+                return self._report
+            try:
+                report = json.loads(out)
+            except ValueError:
+                report = {"error": f"exited {self._process.returncode}: {' | '.join(err.strip().splitlines()[-3:])}"}
+            if "config" in report:
+                raise GateError(f"check-wheel-contents cannot use its configuration: {report['config']}")
+            self._report = report
+        return self._report
+
+    def findings(self, wheel: Path) -> list[Finding]:
+        report = self._collect()
+        if "error" in report:
+            return [Finding(Check.G403, wheel.name, None, f"check-wheel-contents {report['error']}")]
+        result = report.get("wheels", {}).get(str(wheel), {"invalid": "not checked"})
+        if "invalid" in result:
+            return [Finding(Check.G403, wheel.name, None, f"check-wheel-contents: invalid wheel: {result['invalid']}")]
+        return [
+            Finding(Check.G402, wheel.name, path, f"check-wheel-contents {name}: {value}")
+            for name, value, paths in result["failures"]
+            for path in (paths or [None])
+        ]

@@ -1,7 +1,8 @@
-"""Checks of one wheel: file name, metadata, RECORD against every member, and the certified tables.
+"""Checks of one wheel: file name, layout against the allow-list, metadata, RECORD, and the tables.
 
 RECORD is verified here because check-wheel-contents reads it but never compares it with the
-members: every member listed, every hash and size true, no entry without a member.
+members: every member listed, every hash and size true, no entry without a member. Where each member
+installs, and whether the project ships it, is :mod:`gate.layout`'s.
 """
 
 from __future__ import annotations
@@ -13,22 +14,25 @@ import hashlib
 import io
 import re
 
+from installer.utils import parse_wheel_filename as installer_wheel_name
 from packaging.utils import InvalidWheelFilename, parse_wheel_filename
 from packaging.version import Version
 
-from neurobrix.tables import WHEEL_DIR
+from neurobrix.tables import TRACKED_NAME, WHEEL_DIR
 
 from .archive import WheelArchive
 from .checks import Check
 from .completeness import WHEEL_CHECKS, Reference, table_findings
-from .metadata import Identity, check_metadata
+from .layout import check_layout
+from .metadata import Identity, check_entry_points, check_metadata, check_wheel_file, check_wheel_name
+from .repository import Repository
 
 # Hashes a RECORD may use: those pip accepts (at least as strong as sha256).
 RECORD_HASHES = ("sha256", "sha384", "sha512")
 _UNHASHED = ("RECORD", "RECORD.jws", "RECORD.p7s")  # files of the .dist-info that RECORD cannot hash
 
 
-def check_wheel(wheel: WheelArchive, reference: Reference) -> Identity:
+def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> Identity:
     """Record every wheel finding on ``wheel``; return the name and version it declares."""
     try:
         file_name, file_version, _, _ = parse_wheel_filename(wheel.dist)
@@ -36,22 +40,35 @@ def check_wheel(wheel: WheelArchive, reference: Reference) -> Identity:
         wheel.fail(Check.G405, None, str(exc))
         file_name, file_version = None, None
     identity = Identity(file_name, file_version)
-    dist_info = _dist_info(wheel)
+    if wheel.refused_unread:
+        return identity  # read more than one way, or too large: its G3xx finding says so
+    check_wheel_name(wheel)
+    try:
+        parsed = installer_wheel_name(wheel.dist)
+        stem = (parsed.distribution, parsed.version)
+    except ValueError:
+        stem = tuple(repo.declared.stem.split("-", 1))  # type: ignore[assignment]
+    tables = {f"{WHEEL_DIR}/{f.path}" for f in reference.files} | {f"{WHEEL_DIR}/{TRACKED_NAME}"}
+    check_layout(wheel, repo, tables, (stem[0], stem[1]))
+    dist_info = _dist_info(wheel, repo.declared.dist_info)
     if dist_info is not None:
         _check_record(wheel, dist_info)
-        identity = check_metadata(wheel, f"{dist_info}/METADATA", identity)
+        identity = check_metadata(wheel, f"{dist_info}/METADATA", identity, repo.declared)
+        check_wheel_file(wheel, f"{dist_info}/WHEEL")
+        check_entry_points(wheel, f"{dist_info}/entry_points.txt", repo.declared)
     if identity.name is not None and identity.version is not None:
         _check_package_version(wheel, identity.name, identity.version)
     table_findings(wheel, f"{WHEEL_DIR}/", reference, WHEEL_CHECKS)
     return identity
 
 
-def _dist_info(wheel: WheelArchive) -> str | None:
+def _dist_info(wheel: WheelArchive, declared: str) -> str | None:
+    """The wheel's one .dist-info folder (the declared one where the wheel has several, with a G201)."""
     tops = sorted({name.split("/", 1)[0] for name in wheel.files if name.split("/", 1)[0].endswith(".dist-info")})
     if len(tops) != 1:
         wheel.fail(Check.G201, None, f"the wheel has {len(tops)} .dist-info folders ({', '.join(tops) or 'none'}); "
                                      "it must have exactly one, holding METADATA and RECORD")
-        return None
+        return declared if declared in tops else None
     return tops[0]
 
 
@@ -62,6 +79,8 @@ def _check_package_version(wheel: WheelArchive, name: str, version: Version) -> 
     if data is None:
         wheel.fail(Check.G601, init, "missing: the package cannot report its version")
         return
+    if len(data) > wheel.limits.text_size:
+        return  # not this project's __init__.py: G109 says it differs
     found = None
     try:
         for node in ast.parse(data).body:
@@ -69,8 +88,8 @@ def _check_package_version(wheel: WheelArchive, name: str, version: Version) -> 
                                                     for t in node.targets):
                 if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                     found = node.value.value
-    except (SyntaxError, ValueError) as exc:
-        wheel.fail(Check.G601, init, f"cannot be parsed for __version__: {exc}")
+    except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
+        wheel.fail(Check.G601, init, f"cannot be parsed for __version__: {type(exc).__name__}")
         return
     if found is None:
         wheel.fail(Check.G601, init, "has no __version__ = '...' literal")
@@ -92,10 +111,17 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
     if data is None:
         wheel.fail(Check.G201, record, "missing or unreadable: nothing says what the wheel should contain")
         return
+    if len(data) > wheel.limits.text_size:
+        wheel.fail(Check.G201, record, f"{len(data)} bytes; the limit is {wheel.limits.text_size}")
+        return
     try:
         rows = list(csv.reader(io.StringIO(data.decode("utf-8"), newline="")))
     except (UnicodeDecodeError, csv.Error) as exc:
         wheel.fail(Check.G201, record, f"not UTF-8 CSV: {exc}")
+        return
+    if len(rows) > wheel.limits.members:  # not judged row by row: the report would only repeat itself
+        wheel.fail(Check.G206, record, f"{len(rows)} rows, more than the {wheel.limits.members} members a wheel may "
+                                       f"have; this one has {len(wheel.members)}")
         return
     unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
     entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)

@@ -16,6 +16,7 @@ import struct
 import tarfile
 import warnings
 import zipfile
+import zlib
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,7 +84,9 @@ def rewrite_wheel(
         with zipfile.ZipFile(dst, "w", zipfile.ZIP_DEFLATED) as out:
             for info, data in members:
                 out.writestr(info, data)
-            out.writestr(zipfile.ZipInfo(record_name, date_time=(2026, 1, 1, 0, 0, 0)), new_record)
+            record_info = zipfile.ZipInfo(record_name, date_time=(2026, 1, 1, 0, 0, 0))
+            record_info.compress_type = zipfile.ZIP_DEFLATED
+            out.writestr(record_info, new_record)
     return dst
 
 
@@ -162,3 +165,135 @@ def read_sdist_member(sdist: Path, rel: str) -> bytes:
         extracted = tar.extractfile(f"{root}/{rel}")
         assert extracted is not None
         return extracted.read()
+
+
+# --- Hand-made archives for the adversarial corpus (tests/test_gate_hostile.py) ---------------------------
+# zipfile and tarfile write only well-formed archives; an attacker does not. These builders write every
+# header byte themselves, so that a test can make the central directory and a local header disagree, hide
+# an entry, add bytes around the archive, or use a compression method or an extra field the gate refuses.
+
+
+@dataclass
+class RawMember:
+    """One zip member as it will be written, with every field an attacker may set apart from the others."""
+
+    name: bytes
+    data: bytes
+    method: int = zipfile.ZIP_DEFLATED
+    mode: int = stat.S_IFREG | 0o644
+    flags: int = 0
+    extra: bytes = b""  # central directory extra field
+    local_extra: bytes | None = None  # the local header's (default: the same as the central one)
+    local_name: bytes | None = None  # the local header's name (default: the same)
+    compressed: bytes | None = None  # the bytes stored (default: data, compressed by ``method``)
+    size: int | None = None  # declared uncompressed size (default: len(data))
+    crc: int | None = None  # declared CRC-32 (default: the data's)
+    comment: bytes = b""
+    listed: bool = True  # in the central directory (False: a local entry only some tools see)
+    local_size: int | None = None  # the local header's declared size (default: the central one)
+
+    def stored(self) -> bytes:
+        if self.compressed is not None:
+            return self.compressed
+        if self.method == zipfile.ZIP_STORED:
+            return self.data
+        if self.method == zipfile.ZIP_DEFLATED:
+            packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+            return packer.compress(self.data) + packer.flush()
+        if self.method == zipfile.ZIP_BZIP2:
+            import bz2
+
+            return bz2.compress(self.data)
+        if self.method == zipfile.ZIP_LZMA:
+            import lzma
+
+            # zip's LZMA member: a 4-byte header (LZMA SDK version, properties size), the properties, raw LZMA1
+            lzma_filter = {"id": lzma.FILTER_LZMA1}
+            props = lzma._encode_filter_properties(lzma_filter)  # type: ignore[attr-defined]
+            packed = lzma.compress(self.data, format=lzma.FORMAT_RAW, filters=[lzma_filter])
+            return struct.pack("<BBH", 9, 4, len(props)) + props + packed
+        raise ValueError(f"no compressor for method {self.method}")
+
+
+def raw_zip(members: Iterable[RawMember], *, before: bytes = b"", after: bytes = b"", comment: bytes = b"") -> bytes:
+    """A zip of ``members`` written header by header, with ``before`` and ``after`` around it."""
+    out = bytearray(before)
+    central = bytearray()
+    count = 0
+    for m in members:
+        stored = m.stored()
+        crc = zlib.crc32(m.data) if m.crc is None else m.crc
+        size = len(m.data) if m.size is None else m.size
+        local_name = m.name if m.local_name is None else m.local_name
+        local_extra = m.extra if m.local_extra is None else m.local_extra
+        offset = len(out)
+        out += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, m.flags, m.method, 0, 0x5C21, crc, len(stored),
+                           size if m.local_size is None else m.local_size, len(local_name), len(local_extra))
+        out += local_name + local_extra + stored
+        if m.listed:
+            central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 0x0314, 20, m.flags, m.method, 0, 0x5C21, crc,
+                                   len(stored), size, len(m.name), len(m.extra), len(m.comment), 0, 0, m.mode << 16,
+                                   offset)
+            central += m.name + m.extra + m.comment
+            count += 1
+    start = len(out)
+    out += central
+    out += struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count, count, len(central), start, len(comment)) + comment
+    return bytes(out + after)
+
+
+def wheel_members(wheel: Path) -> list[RawMember]:
+    """The members of a well-formed wheel, ready to be damaged and written back with :func:`raw_zip`."""
+    with zipfile.ZipFile(wheel) as z:
+        return [RawMember(i.filename.encode(), z.read(i)) for i in z.infolist()]
+
+
+def with_true_record(members: list[RawMember]) -> list[RawMember]:
+    """``members`` with RECORD rewritten to tell the truth about each (what any attacker can do)."""
+    record = next(m for m in members if m.name.endswith(b".dist-info/RECORD"))
+    text = record_text(((m.name.decode("utf-8", "replace"), m.data) for m in members if m is not record),
+                       record.name.decode())
+    return [m for m in members if m is not record] + [RawMember(record.name, text)]
+
+
+@dataclass
+class RawTarMember:
+    """One tar member: a file unless told otherwise, with the pax or GNU headers an attacker may put before it."""
+
+    name: str
+    data: bytes = b""
+    type: bytes = tarfile.REGTYPE
+    linkname: str = ""
+    pax: Mapping[str, str] | None = None  # a pax extended header before it
+    gnu_long_name: str | None = None  # a GNU long-name member before it (the name some tools use instead)
+
+
+def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
+    """A tar stream (ending in two zero blocks, padded to a 10 KiB record), then ``after``."""
+    out = bytearray()
+    for m in members:
+        info = tarfile.TarInfo(m.name)
+        info.size, info.type, info.linkname, info.mode, info.mtime = len(m.data), m.type, m.linkname, 0o644, 0
+        if m.gnu_long_name is not None:
+            long = tarfile.TarInfo("././@LongLink")
+            payload = m.gnu_long_name.encode() + b"\0"
+            long.size, long.type = len(payload), tarfile.GNUTYPE_LONGNAME
+            out += long.tobuf(tarfile.GNU_FORMAT) + payload + bytes(-len(payload) % 512)
+        if m.pax is not None:
+            info.pax_headers = dict(m.pax)
+        out += info.tobuf(tarfile.USTAR_FORMAT if m.pax is None else tarfile.PAX_FORMAT)
+        out += m.data + bytes(-len(m.data) % 512)
+    out += bytes(1024)
+    out += bytes(-len(out) % tarfile.RECORDSIZE)
+    return bytes(out + after)
+
+
+def sdist_members(sdist: Path) -> list[RawTarMember]:
+    with tarfile.open(sdist) as tar:
+        return [RawTarMember(i.name, tar.extractfile(i).read() if i.isreg() else b"",  # type: ignore[union-attr]
+                             i.type) for i in tar.getmembers()]
+
+
+def write_sdist(path: Path, tar: bytes) -> Path:
+    path.write_bytes(gzip.compress(tar, mtime=0))
+    return path

@@ -20,12 +20,15 @@ from pathlib import Path
 import pytest
 
 from conftest import REPO
+from gate.archive import WheelArchive
 from gate.build import build_project
 from gate.checker import DEFAULT_TRACKED, Options, check
-from gate.checks import Finding, GateError
+from gate.checks import Finding, GateError, Limits
 from gate.cli import main
 from gate.completeness import load_reference
 from gate.report import Report
+from gate.repository import load_repository
+from gate.smoke import install_smoke
 from gate_fixtures import (
     Built,
     declare_size,
@@ -150,29 +153,31 @@ def test_a_record_lying_about_a_member_is_refused(built: Built, tmp_path: Path) 
     name = "neurobrix/cli.py"
     changed = same_size_change(read_wheel_member(built.wheel, name))
     report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: changed}, record=False))
-    assert codes(report) == {"G203"}
+    assert codes(report) == {"G109", "G203"}  # and the file is not the repository's
     refused_with(report, "G203", name)
+    refused_with(report, "G109", name)
 
 
 def test_a_record_lying_about_a_size_is_refused(built: Built, tmp_path: Path) -> None:
     name = "neurobrix/cli.py"
     longer = read_wheel_member(built.wheel, name) + b"\n"
     report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: longer}, record=False))
-    assert codes(report) == {"G203", "G204"}
+    assert codes(report) == {"G109", "G203", "G204"}
     refused_with(report, "G204", name)
 
 
 def test_a_record_entry_without_its_member_is_refused(built: Built, tmp_path: Path) -> None:
     name = "neurobrix/__main__.py"
     report = judge(rewrite_wheel(built.wheel, tmp_path, drop=[name], record=False))
-    assert codes(report) == {"G205"}
+    assert codes(report) == {"G108", "G205"}  # and the package lacks a file git tracks
     refused_with(report, "G205", name)
+    refused_with(report, "G108", name)
 
 
 def test_a_member_missing_from_record_is_refused(built: Built, tmp_path: Path) -> None:
     name = "neurobrix/planted.py"
     report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(name, b"x = 1\n")], record=False))
-    assert codes(report) == {"G202"}
+    assert codes(report) == {"G107", "G202"}  # and git does not track it
     refused_with(report, "G202", name)
 
 
@@ -233,15 +238,23 @@ def test_members_differing_only_in_case_are_refused(built: Built, tmp_path: Path
 
 @pytest.fixture
 def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
-    """The names of every zip member the code under test inflates."""
+    """The names of every zip member the code under test inflates (the gate's reader, or zipfile's in a tool)."""
+    import gate.zipstrict
+
     names: list[str] = []
     original = zipfile.ZipFile.open
+    inflate = gate.zipstrict.inflate
 
     def spy(self: zipfile.ZipFile, name: str | zipfile.ZipInfo, *args: object, **kwargs: object) -> object:
         names.append(name.filename if isinstance(name, zipfile.ZipInfo) else name)
         return original(self, name, *args, **kwargs)  # type: ignore[arg-type]
 
+    def inflate_spy(data: bytes, entry: gate.zipstrict.ZipEntry, budget: int) -> bytes:
+        names.append(entry.raw_name.decode())
+        return inflate(data, entry, budget)
+
     monkeypatch.setattr(zipfile.ZipFile, "open", spy)
+    monkeypatch.setattr(gate.zipstrict, "inflate", inflate_spy)
     return names
 
 
@@ -323,14 +336,16 @@ def test_a_description_twine_would_not_render_is_refused(built: Built, tmp_path:
     no_type = b"".join(line for line in io.BytesIO(read_wheel_member(built.wheel, name))
                        if not line.startswith(b"Description-Content-Type:"))
     report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: no_type}))
-    assert codes(report) == {"G401"}  # valid metadata, but not what PyPI would render (twine --strict)
+    assert codes(report) == {"G401", "G406"}  # valid metadata, but not what PyPI would render (twine --strict)
     assert "long_description" in refused_with(report, "G401", name).message
+    assert "Description-Content-Type" in refused_with(report, "G406", name).message
 
 
 def test_check_wheel_contents_findings_are_folded_in(built: Built, tmp_path: Path) -> None:
     report = judge(rewrite_wheel(built.wheel, tmp_path, add=[("stray.py", b"x = 1\n")]))
-    assert codes(report) == {"G402"}  # configured in pyproject.toml: toplevel neurobrix only
+    assert codes(report) == {"G107", "G402"}  # configured in pyproject.toml: toplevel neurobrix only
     assert "W202" in refused_with(report, "G402", "stray.py").message
+    assert "purelib/stray.py" in refused_with(report, "G107", "stray.py").message
 
 
 def test_a_package_version_other_than_the_wheel_version_is_refused(built: Built, tmp_path: Path) -> None:
@@ -338,7 +353,7 @@ def test_a_package_version_other_than_the_wheel_version_is_refused(built: Built,
     text = read_wheel_member(built.wheel, name).decode()
     bumped = text.replace(f'"{built.version}"', '"9.9.9"').encode()
     report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: bumped}))
-    assert codes(report) == {"G601"}
+    assert codes(report) == {"G109", "G601"}
     assert "9.9.9" in refused_with(report, "G601", name).message
 
 
@@ -361,12 +376,37 @@ def test_an_sdist_without_tables_is_refused(built: Built, tmp_path: Path) -> Non
     refused_with(report, "G505", f"{built.root}/tables/{tables.TRACKED_NAME}")
 
 
-def test_an_sdist_without_tables_cannot_rebuild_the_wheel(built: Built, tmp_path: Path) -> None:
+def test_nothing_is_built_from_an_sdist_with_findings(built: Built, tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    import gate.sdist
+
+    built_from: list[Path] = []
+    build_wheel = gate.sdist.build_wheel
+
+    def spy(source: Path, out: Path) -> Path:
+        built_from.append(source)
+        return build_wheel(source, out)
+
+    monkeypatch.setattr(gate.sdist, "build_wheel", spy)
     (tmp_path / "dist").mkdir()
     sdist = rewrite_sdist(built.sdist, tmp_path / "dist", drop_under=["tables/"])
     report = judge(built.wheel, sdist)
-    refused_with(report, "G508", f"{built.root}/tables/{TABLE.path}")
-    assert all(f.dist == sdist.name for f in report.findings)
+    assert codes(report) == {"G501", "G505"} and all(f.dist == sdist.name for f in report.findings)
+    assert built_from == []  # refused on its own; the wheel is never rebuilt from it
+    assert judge(built.wheel, built.sdist).passed and len(built_from) == 1
+
+
+def test_a_wheel_the_sdist_does_not_rebuild_byte_for_byte_is_refused(built: Built, tmp_path: Path) -> None:
+    record = f"{built.dist_info}/RECORD"
+    rows = read_wheel_member(built.wheel, record).splitlines(keepends=True)
+    reordered = b"".join([rows[1], rows[0], *rows[2:]])  # the same rows: every static check still passes
+    (tmp_path / "dist").mkdir()
+    wheel = rewrite_wheel(built.wheel, tmp_path / "dist", replace={record: reordered}, record=False)
+    assert judge(wheel).passed
+    report = judge(wheel, built.sdist)
+    assert codes(report) == {"G508"}
+    assert "differs" in refused_with(report, "G508", record).message
+    assert judge(built.sdist).passed  # alone, the sdist rebuilds a wheel that passes every wheel check
 
 
 @pytest.mark.parametrize("damage", ["altered", "untracked", "stale list"])
@@ -390,10 +430,22 @@ def test_damaged_tables_in_the_sdist_are_refused(built: Built, tmp_path: Path, d
 
 def test_an_sdist_missing_a_source_of_the_wheel_is_refused(built: Built, tmp_path: Path) -> None:
     sdist = rewrite_sdist(built.sdist, tmp_path, drop=["neurobrix/cli.py"])
-    assert judge(sdist).findings == []  # alone it looks fine...
-    report = judge(built.wheel, sdist)  # ...but it cannot rebuild this wheel
-    assert codes(report) == {"G508"}
-    refused_with(report, "G508", f"{built.root}/neurobrix/cli.py")
+    report = judge(sdist)
+    assert codes(report) == {"G509"}
+    assert "missing" in refused_with(report, "G509", f"{built.root}/neurobrix/cli.py").message
+
+
+@pytest.mark.parametrize("damage", ["altered", "untracked"])
+def test_an_sdist_file_that_is_not_the_repository_s_is_refused(built: Built, tmp_path: Path, damage: str) -> None:
+    if damage == "altered":
+        name = "pyproject.toml"
+        sdist = rewrite_sdist(built.sdist, tmp_path, replace={name: read_sdist_member(built.sdist, name) + b"\n"})
+    else:
+        name = "setup.py"
+        sdist = rewrite_sdist(built.sdist, tmp_path, add={name: b"import os\n"})
+    report = judge(sdist)
+    assert codes(report) == {"G509"}
+    refused_with(report, "G509", f"{built.root}/{name}")
 
 
 def test_an_sdist_without_pkg_info_is_refused(built: Built, tmp_path: Path) -> None:
@@ -410,7 +462,7 @@ def test_mismatched_versions_are_refused(built: Built, tmp_path: Path) -> None:
         f"Version: {built.version}".encode(), b"Version: 9.9.9", 1)
     sdist = rewrite_sdist(built.sdist, tmp_path, replace={"PKG-INFO": pkg_info}, root=root)
     report = judge(built.wheel, sdist)
-    assert codes(report) == {"G602"}
+    assert codes(report) == {"G406", "G602"}  # and PKG-INFO is not the version pyproject.toml declares
     finding = refused_with(report, "G602", None)
     assert finding.dist == sdist.name and "9.9.9" in finding.message and built.wheel.name in finding.message
 
@@ -450,22 +502,34 @@ def test_the_install_smoke_loads_the_installed_tables(built: Built) -> None:
     assert report.verdict().endswith("install smoke passed")
 
 
-def test_the_installed_engine_refuses_altered_tables(built: Built, tmp_path: Path) -> None:
+def test_a_wheel_with_findings_is_never_installed(built: Built, tmp_path: Path) -> None:
     altered = same_size_change(read_wheel_member(built.wheel, TABLE.wheel_path))
     wheel = rewrite_wheel(built.wheel, tmp_path, replace={TABLE.wheel_path: altered})
     report = judge(wheel, options=Options(REFERENCE, smoke=True))
-    assert codes(report) == {"G103", "G702"}
-    assert "sha256" in refused_with(report, "G702", TABLE.wheel_path).message
-    assert report.smoke[0].status == "failed"
+    assert codes(report) == {"G103"}
+    assert [s.status for s in report.smoke] == ["skipped"] and "static checks" in report.smoke[0].detail
+
+
+def test_the_smoke_hashes_the_installed_tables_itself(built: Built, tmp_path: Path) -> None:
+    """Run on a wheel the static checks would refuse, to show the smoke's own hashing (the engine is not asked)."""
+    altered = same_size_change(read_wheel_member(built.wheel, TABLE.wheel_path))
+    wheel = rewrite_wheel(built.wheel, tmp_path, replace={TABLE.wheel_path: altered})
+    result = install_smoke(WheelArchive(wheel, Limits()), REFERENCE, load_repository(REPO))
+    assert result.status == "failed"
+    messages = {f.path: f.message for f in result.findings if f.code == "G704"}
+    assert "another size or sha256" in messages[TABLE.wheel_path]
 
 
 def test_a_wheel_pip_refuses_to_install_is_refused(built: Built, tmp_path: Path) -> None:
     name = f"{built.dist_info}/WHEEL"
     future = read_wheel_member(built.wheel, name).replace(b"Wheel-Version: 1.0", b"Wheel-Version: 9.0")
-    report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: future}),
-                   options=Options(REFERENCE, smoke=True))
-    assert codes(report) == {"G701"}
-    assert "pip install failed" in refused_with(report, "G701", None).message
+    wheel = rewrite_wheel(built.wheel, tmp_path, replace={name: future})
+    report = judge(wheel, options=Options(REFERENCE, smoke=True))
+    assert codes(report) == {"G407"}  # refused before pip would be asked
+    assert "Wheel-Version" in refused_with(report, "G407", name).message
+    result = install_smoke(WheelArchive(wheel, Limits()), REFERENCE, load_repository(REPO))
+    assert [(f.code, f.path) for f in result.findings] == [("G701", None)]
+    assert "pip install failed" in result.findings[0].message
 
 
 # The command line: exit codes, the JSON report, where reports may go

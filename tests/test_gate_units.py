@@ -17,6 +17,7 @@ from gate.archive import SdistArchive, WheelArchive, open_archive
 from gate.checker import DEFAULT_TRACKED, collect
 from gate.checks import Check, GateError, Limits
 from gate.completeness import SOURCE_DIR, describe_difference, load_reference
+from gate.repository import PACKAGE
 from gate.tools import twine_messages
 from neurobrix import tables
 
@@ -69,11 +70,10 @@ def test_an_sdist_stream_is_abandoned_past_the_limits(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(("name", "content", "why"), [
-    ("x.whl", b"not a zip", "not a readable zip"),
+    ("x.whl", b"not a zip", "not a zip archive"),
+    ("x.whl", b"", "not a zip archive"),
     ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
     ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0)[:30], "truncated"),
-    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0), "not a tar archive"),
-    ("x-1.0.tar.gz", gzip.compress(b"", mtime=0) + b"junk after the stream", "unexpected data after"),
     ("x.zip", b"", "not a wheel"),
 ])
 def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, content: bytes, why: str) -> None:
@@ -81,6 +81,20 @@ def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, con
     path.write_bytes(content)
     with pytest.raises(GateError, match=why):
         open_archive(path, Limits())
+
+
+@pytest.mark.parametrize(("content", "code", "why"), [
+    (gzip.compress(b"x" * 5000, mtime=0), "G311", "not whole 512-byte blocks"),
+    (gzip.compress(b"x" * 5120, mtime=0), "G313", "not a ustar header"),
+    (gzip.compress(b"", mtime=0) + b"junk after the stream", "G311", "after the gzip stream"),
+], ids=["partial block", "no tar header", "junk after the gzip stream"])
+def test_a_gzip_stream_that_is_no_plain_tar_is_refused_unread(tmp_path: Path, content: bytes, code: str,
+                                                              why: str) -> None:
+    path = tmp_path / "x-1.0.tar.gz"
+    path.write_bytes(content)
+    sdist = SdistArchive(path, Limits())
+    assert sdist.refused_unread and sdist.members == ()
+    assert [f.code for f in sdist.findings] == [code] and why in sdist.findings[0].message
 
 
 def test_concatenated_gzip_members_are_one_stream(tmp_path: Path) -> None:
@@ -153,8 +167,9 @@ def test_pyproject_configures_what_the_gate_runs() -> None:
     config = tomllib.loads((REPO / "pyproject.toml").read_text())
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"] == {SOURCE_DIR: tables.WHEEL_DIR}
     assert config["tool"]["check-wheel-contents"] == {"toplevel": ["neurobrix"]}
+    assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [PACKAGE]
     dev = " ".join(config["project"]["optional-dependencies"]["dev"])
-    for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling"):
+    for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling", "installer"):
         assert re.search(rf"\b{tool}\b", dev), tool
 
 
@@ -165,3 +180,62 @@ def test_the_readme_main_job_is_the_gate() -> None:
     assert len(commands) == 2
     assert commands[0].endswith("python -m gate build") and "'.[dev]'" in commands[0]
     assert "python -m gate check" in readme.split("## For releases", 1)[1]
+
+
+@pytest.mark.parametrize(("alias", "original"), [
+    ("neurobrix/./_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix//_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables./x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables /x.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/_tables::$INDEX_ALLOCATION/x.yaml", "neurobrix/_tables/x.yaml"),
+    ("NeuroBrix/_Tables/X.yaml", "neurobrix/_tables/x.yaml"),
+    ("neurobrix/cafe\u0301.py", "neurobrix/caf\u00e9.py"),
+    ("neurobrix/_tab\u200bles/x.yaml", "neurobrix/_tables/x.yaml"),
+])
+def test_every_alias_of_a_path_has_its_destination_key(alias: str, original: str) -> None:
+    from gate.names import destination_key, name_problems
+
+    assert destination_key(alias) == destination_key(original)
+    assert name_problems(original) == []
+    if alias.lower() != original.lower():  # a case variant is judged by comparing members (G305), not alone
+        assert [check.name for check, _ in name_problems(alias)] == ["G310"]
+
+
+def test_names_that_are_plain_pass_and_short_names_do_not() -> None:
+    from gate.names import name_problems
+
+    assert name_problems("neurobrix/ops/rms_norm.py") == []
+    assert name_problems("neurobrix-0.1.0.dist-info/", is_dir=True) == []
+    assert "8.3 short name" in name_problems("neurobrix/_TABLE~1/x.yaml")[0][1]
+    assert "device name" in name_problems("neurobrix/aux.py")[0][1]
+
+
+def test_yaml_is_bounded_before_it_is_built() -> None:
+    from gate import yamlsafe
+
+    assert yamlsafe.load(b"format: 1\nfiles: [{a: 1}]\n", 1000) == {"format": 1, "files": [{"a": 1}]}
+    for text, why in [(b"a: &x [1]\nb: *x\n", "anchor or alias"), (b"[" * 40 + b"]" * 40, "nested more than"),
+                      (b"x" * 2000, "the limit is"), (b"a: [\n", "not valid YAML"), (b"!!python/name:os.system x",
+                                                                                    "not valid YAML")]:
+        with pytest.raises(yamlsafe.UnsafeYAML, match=why):
+            yamlsafe.load(text, 1000)
+
+
+def test_findings_are_capped_per_check_and_dist() -> None:
+    from gate.checks import Finding, capped
+
+    many = [Finding(Check.G107, "a.whl", f"m{i}", "x") for i in range(25)]
+    other = [Finding(Check.G107, "b.whl", "n", "x"), Finding(Check.G202, "a.whl", "m0", "y")]
+    kept = capped(many + other, shown=20)
+    assert kept[:20] == many[:20] and other[0] in kept and other[1] in kept
+    summary = [f for f in kept if "more" in f.message]
+    assert [(f.check, f.dist, f.path) for f in summary] == [(Check.G107, "a.whl", "m20")]
+    assert "and 5 more G107 findings" in summary[0].message
+
+
+def test_a_folder_that_is_no_git_checkout_is_no_usable_repository(tmp_path: Path) -> None:
+    from gate.repository import load_repository
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    with pytest.raises(GateError, match="git checkout"):
+        load_repository(tmp_path)

@@ -1,0 +1,172 @@
+"""A tar stream read the one way every tool reads it, or refused: the strict reader behind sdist checks.
+
+Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid
+checksum and plain octal numbers; regular files and folders; pax extended headers only for times and
+owners. Refused: pax ``path``, ``linkpath``, ``size`` or any other record that changes which file a
+member is or how long it is, global pax headers, GNU long-name and long-link members (each makes
+the next header's own name a lie that some tools believe), links and devices, base-256 numbers,
+bytes hidden after the NUL that ends a name, and anything after the end-of-archive marker (two zero
+blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
+
+Hand-written because ``tarfile`` merges pax and GNU extension headers into the member they precede
+without saying so, and stops at the first zero block without looking at what follows.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+from .checks import Check
+
+BLOCK = 512
+MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
+_POSIX_MAGIC = b"ustar\x0000"
+_GNU_MAGIC = b"ustar  \x00"
+_PAX_ALLOWED = {"mtime", "atime", "ctime", "uid", "gid", "uname", "gname"}
+_KINDS: dict[bytes, MemberKind] = {b"0": "file", b"\x00": "file", b"5": "dir", b"1": "hardlink", b"2": "symlink",
+                                   b"3": "other", b"4": "other", b"6": "other", b"7": "other"}
+_EXTENSIONS = {b"g": "a global pax header (it changes every member after it)",
+               b"L": "a GNU long-name member (it replaces the next header's name)",
+               b"K": "a GNU long-link member (it replaces the next header's link target)",
+               b"N": "an old GNU long-name member", b"S": "a GNU sparse member", b"V": "a GNU volume header",
+               b"M": "a GNU multi-volume continuation"}
+
+
+@dataclass(frozen=True)
+class TarEntry:
+    raw_name: bytes
+    kind: MemberKind
+    size: int
+    data_offset: int
+    link: bytes
+
+
+@dataclass(frozen=True)
+class TarProblem:
+    check: Check
+    raw_name: bytes | None
+    message: str
+    fatal: bool  # the stream as a whole cannot be read one way only: nothing in it is judged further
+
+
+class _Fatal(Exception):
+    def __init__(self, check: Check, raw_name: bytes | None, message: str) -> None:
+        super().__init__(message)
+        self.problem = TarProblem(check, raw_name, message, True)
+
+
+def parse(data: bytes, max_members: int) -> tuple[list[TarEntry], list[TarProblem]]:
+    """The members of the tar stream ``data`` and the problems found (a fatal one leaves no members)."""
+    try:
+        return _parse(data, max_members), []
+    except _Fatal as exc:
+        return [], [exc.problem]
+
+
+def _parse(data: bytes, max_members: int) -> list[TarEntry]:
+    if len(data) % BLOCK:
+        raise _Fatal(Check.G311, None, f"the tar stream is {len(data)} bytes, not whole 512-byte blocks")
+    entries: list[TarEntry] = []
+    pos = 0
+    pax_pending: bytes | None = None  # the name of the pax header waiting for its member
+    while True:
+        if pos + BLOCK > len(data):
+            raise _Fatal(Check.G311, None, "the tar stream ends without its end-of-archive marker (two zero blocks)")
+        block = data[pos:pos + BLOCK]
+        if block == bytes(BLOCK):
+            if pax_pending is not None:
+                raise _Fatal(Check.G312, pax_pending, "a pax header followed by the end of the archive")
+            if data[pos + BLOCK:pos + 2 * BLOCK] != bytes(BLOCK):
+                raise _Fatal(Check.G311, None, f"a lone zero block at offset {pos}, then more: some tools stop there, "
+                                               "others read on")
+            rest = data[pos + 2 * BLOCK:]
+            if rest.strip(b"\x00"):
+                first = pos + 2 * BLOCK + len(rest) - len(rest.lstrip(b"\x00"))
+                raise _Fatal(Check.G311, None, f"data after the end-of-archive marker, from offset {first} (a second "
+                                               "archive or hidden members, read by some tools)")
+            return entries
+        raw_name, kind_flag, size, link = _header(block, pos)
+        start = pos + BLOCK
+        end = start + -(-size // BLOCK) * BLOCK
+        if end > len(data):
+            raise _Fatal(Check.G312, raw_name, f"declares {size} bytes, past the end of the stream")
+        if kind_flag == b"x":
+            if pax_pending is not None:
+                raise _Fatal(Check.G312, raw_name, "two pax headers in a row")
+            _check_pax(data[start:start + size], raw_name)
+            pax_pending = raw_name
+        elif kind_flag in _EXTENSIONS:
+            raise _Fatal(Check.G313, raw_name, f"{_EXTENSIONS[kind_flag]}: refused")
+        elif kind_flag in _KINDS:
+            kind = _KINDS[kind_flag]
+            if kind != "file" and size:
+                raise _Fatal(Check.G312, raw_name, f"a {kind} declaring {size} bytes of content: tools disagree on "
+                                                   "whether to skip them")
+            entries.append(TarEntry(raw_name, kind, size, start, link))
+            pax_pending = None
+            if len(entries) > max_members:
+                raise _Fatal(Check.G314, None, f"more than {max_members} members; the limit is {max_members}")
+        else:
+            raise _Fatal(Check.G313, raw_name, f"member type {kind_flag!r} is not a file or a folder")
+        pos = end
+
+
+def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes]:
+    """(name, type flag, size, link target) of one header block, once it is found well formed."""
+    name = _text(block[0:100], None, "name", pos)
+    magic = block[257:265]
+    if magic not in (_POSIX_MAGIC, _GNU_MAGIC):
+        raise _Fatal(Check.G313, name, f"not a ustar header (magic {magic!r}, at offset {pos})")
+    stored = _octal(block[148:156], name, "checksum")
+    unsigned = sum(block[:148]) + 8 * 0x20 + sum(block[156:])
+    signed = sum(b - 256 if b > 127 else b for b in block[:148] + block[156:]) + 8 * 0x20
+    if stored not in (unsigned, signed):
+        raise _Fatal(Check.G312, name, f"header checksum {stored} does not match its bytes ({unsigned})")
+    if magic == _POSIX_MAGIC:
+        prefix = _text(block[345:500], name, "prefix", pos)
+        full = prefix + b"/" + name if prefix else name
+    else:
+        if block[345:500].strip(b"\x00"):
+            raise _Fatal(Check.G312, name, "a GNU header with data in its prefix field, which POSIX tools read as "
+                                           "part of the name")
+        full = name
+    for field, (lo, hi) in {"mode": (100, 108), "uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
+        _octal(block[lo:hi], full, field)
+    size = _octal(block[124:136], full, "size")
+    link = _text(block[157:257], full, "link name", pos)
+    return full, block[156:157], size, link
+
+
+def _text(field: bytes, name: bytes | None, what: str, pos: int) -> bytes:
+    value, _, rest = field.partition(b"\x00")
+    if rest.strip(b"\x00"):
+        raise _Fatal(Check.G312, name or value, f"bytes after the NUL that ends its {what} (header at offset {pos})")
+    return value
+
+
+def _octal(field: bytes, name: bytes | None, what: str) -> int:
+    if field[:1] and field[0] & 0x80:
+        raise _Fatal(Check.G313, name, f"a base-256 {what} field: refused (a member this large has no place here)")
+    digits = field.rstrip(b"\x00 ").lstrip(b" ")
+    if digits and not all(0x30 <= b <= 0x37 for b in digits):
+        raise _Fatal(Check.G312, name, f"{what} field {field!r} is not an octal number")
+    return int(digits, 8) if digits else 0
+
+
+def _check_pax(payload: bytes, header_name: bytes) -> None:
+    """Refuse a pax header unless it only sets times and owners (records: ``LEN KEY=VALUE\\n``)."""
+    pos = 0
+    while pos < len(payload):
+        space = payload.find(b" ", pos)
+        if space < 0 or not payload[pos:space].isdigit():
+            raise _Fatal(Check.G312, header_name, "a malformed pax record")
+        length = int(payload[pos:space])
+        record = payload[space + 1:pos + length]
+        if length <= space - pos + 1 or pos + length > len(payload) or not record.endswith(b"\n") or b"=" not in record:
+            raise _Fatal(Check.G312, header_name, "a malformed pax record")
+        key = record.split(b"=", 1)[0].decode("utf-8", "replace")
+        if key not in _PAX_ALLOWED:
+            raise _Fatal(Check.G313, header_name, f"a pax header sets {key!r} for the next member: its name, link or "
+                                                  "size would differ from what its own header says")
+        pos += length

@@ -1,0 +1,298 @@
+"""A zip read the one way every tool reads it, or refused: the strict reader behind wheel checks.
+
+Python's ``zipfile``, ``unzip`` and pip each forgive a different set of oddities (bytes before the
+archive, a comment after it, local headers that disagree with the central directory, entries the
+directory does not list, Unicode Path extra fields, names cut at a NUL), so an archive that is odd
+in any of these ways can hold one wheel for the gate and another for the installer. This reader
+accepts only the archive that every tool reads alike:
+
+* the end-of-central-directory record is the last 22 bytes (no comment, nothing after it), on
+  disk 0, without zip64;
+* the central directory ends where that record starts, and its entries' local headers and data
+  tile the file from byte 0 to the directory exactly (nothing before, between or hidden);
+* every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes);
+* only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
+  extra fields, no comments;
+* a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
+  stream must end exactly there with the declared CRC, within a budget for the whole archive.
+
+Hand-written because ``zipfile`` exposes none of this: it finds the directory by searching
+backwards, never compares local headers beyond the name, and decodes names its own way.
+"""
+
+from __future__ import annotations
+
+import stat
+import struct
+import zlib
+from dataclasses import dataclass
+
+from .checks import Check
+
+EOCD_SIG = b"PK\x05\x06"
+CENTRAL_SIG = b"PK\x01\x02"
+LOCAL_SIG = b"PK\x03\x04"
+ZIP64_LOCATOR_SIG = b"PK\x06\x07"
+_EOCD = struct.Struct("<4s4H2LH")
+_CENTRAL = struct.Struct("<4s6H3L5H2L")
+_LOCAL = struct.Struct("<4s5H3L2H")
+
+STORED, DEFLATED = 0, 8
+METHODS = {0: "stored", 1: "shrunk", 6: "imploded", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma",
+           93: "zstandard", 95: "xz", 98: "ppmd", 99: "AES-encrypted"}
+FLAG_ENCRYPTED = 0x0001
+FLAG_DESCRIPTOR = 0x0008
+FLAG_UTF8 = 0x0800
+_FLAGS_ALLOWED = 0x0002 | 0x0004 | FLAG_UTF8  # deflate speed hints, UTF-8 names
+_EXTRA_REFUSED = {
+    0x0001: "a zip64 extra field (sizes that disagree with the header's are read by some tools only)",
+    0x0017: "a strong-encryption header",
+    0x6375: "an Info-ZIP Unicode Comment extra field",
+    0x7075: "an Info-ZIP Unicode Path extra field (unzip installs under that name, zipfile and pip do not)",
+    0x9901: "an AES encryption extra field",
+}
+
+
+@dataclass(frozen=True)
+class ZipEntry:
+    """One member as the central directory and its equal local header declare it."""
+
+    raw_name: bytes
+    flags: int
+    method: int
+    crc: int
+    compressed: int
+    size: int
+    mode: int  # the Unix mode in the external attributes' high 16 bits (0: none given)
+    header_offset: int
+    data_offset: int
+
+    @property
+    def utf8(self) -> bool:
+        return bool(self.flags & FLAG_UTF8)
+
+    @property
+    def executable(self) -> bool:
+        """What installers (pip, installer) take for an executable file."""
+        return bool(self.mode and stat.S_ISREG(self.mode) and self.mode & 0o111)
+
+
+@dataclass(frozen=True)
+class ZipProblem:
+    check: Check
+    raw_name: bytes | None  # the member it concerns (its raw name), None for the archive as a whole
+    message: str
+    fatal: bool  # the archive as a whole cannot be read one way only: nothing in it is judged further
+
+
+class NotAZip(Exception):
+    """No end-of-central-directory record at all: not a zip archive (the gate cannot judge it)."""
+
+
+def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProblem]]:
+    """The entries of the zip in ``data`` (central-directory order) and every problem found.
+
+    Raises NotAZip when there is no end-of-central-directory record anywhere near the end.
+    """
+    problems: list[ZipProblem] = []
+
+    def fatal(check: Check, message: str) -> tuple[list[ZipEntry], list[ZipProblem]]:
+        problems.append(ZipProblem(check, None, message, True))
+        return [], problems
+
+    end = len(data) - _EOCD.size
+    if end < 0:
+        raise NotAZip(f"{len(data)} bytes, fewer than an empty zip has: not a zip archive")
+    if data[end:end + 4] != EOCD_SIG:
+        found = data.rfind(EOCD_SIG, max(0, len(data) - _EOCD.size - 0xFFFF - 1024))
+        if found < 0:
+            raise NotAZip("no end-of-central-directory record: not a zip archive")
+        return fatal(Check.G311, f"{len(data) - found - _EOCD.size} bytes follow the end-of-central-directory "
+                                 "record (a zip comment, or data appended to the archive)")
+    _, disk, cd_disk, disk_entries, entries, cd_size, cd_offset, comment_len = _EOCD.unpack_from(data, end)
+    if comment_len:
+        return fatal(Check.G311, f"the end-of-central-directory record declares a {comment_len}-byte comment")
+    if 0xFFFF in (disk, cd_disk, disk_entries, entries) or 0xFFFFFFFF in (cd_size, cd_offset) \
+            or (end >= 20 and data[end - 20:end - 16] == ZIP64_LOCATOR_SIG):
+        return fatal(Check.G313, "a zip64 archive; this project's wheel never needs zip64, and tools disagree "
+                                 "on its records")
+    if disk or cd_disk or disk_entries != entries:
+        return fatal(Check.G313, "a multi-disk (spanned) archive")
+    if entries > max_members:
+        return fatal(Check.G314, f"{entries} members; the limit is {max_members}")
+    if cd_offset + cd_size != end:
+        return fatal(Check.G311, f"the central directory ({cd_size} bytes at offset {cd_offset}) does not end where "
+                                 f"the end record starts (offset {end}): bytes between them, or a directory that "
+                                 "overlaps")
+
+    listed: list[ZipEntry] = []
+    pos = cd_offset
+    for index in range(entries):
+        if pos + _CENTRAL.size > end:
+            return fatal(Check.G312, f"the central directory ends inside entry {index}")
+        (sig, _made_by, needed, flags, method, mtime, mdate, crc, compressed, size, name_len, extra_len,
+         comment_len, disk_start, _internal, external, header_offset) = _CENTRAL.unpack_from(data, pos)
+        if sig != CENTRAL_SIG:
+            return fatal(Check.G312, f"central directory entry {index} has no entry signature")
+        name_start = pos + _CENTRAL.size
+        extra_start = name_start + name_len
+        after = extra_start + extra_len + comment_len
+        if after > end:
+            return fatal(Check.G312, f"central directory entry {index} runs past the directory")
+        raw_name = data[name_start:extra_start]
+        extra = data[extra_start:extra_start + extra_len]
+        if comment_len:
+            problems.append(ZipProblem(Check.G311, raw_name, f"a {comment_len}-byte entry comment", True))
+        if disk_start:
+            problems.append(ZipProblem(Check.G313, raw_name, "stored on another disk of a spanned archive", True))
+        problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
+        problems.extend(_flag_problems(flags, raw_name))
+        if method not in (STORED, DEFLATED):
+            problems.append(ZipProblem(Check.G313, raw_name, f"compression method {method} "
+                                       f"({METHODS.get(method, 'unknown')}): only stored and deflate are read",
+                                       False))
+        elif method == STORED and compressed != size:
+            problems.append(ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} "
+                                       "declared", True))
+        mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
+        entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, header_offset, 0)
+        local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
+        if isinstance(local, str):
+            problems.append(ZipProblem(Check.G312, raw_name, local, True))
+        else:
+            listed.append(local)
+        pos = after
+    if pos != end:
+        return fatal(Check.G312, "the central directory holds more bytes than its entries")
+    if any(p.fatal for p in problems):
+        return [], problems
+
+    covered = 0  # local headers and data must tile [0, cd_offset) exactly, in offset order
+    for entry in sorted(listed, key=lambda e: e.header_offset):
+        if entry.header_offset > covered:
+            problems.append(ZipProblem(Check.G311, *_gap(data, covered, entry.header_offset), True))
+        elif entry.header_offset < covered:
+            problems.append(ZipProblem(Check.G311, entry.raw_name, f"its local entry at offset {entry.header_offset} "
+                                       "overlaps the entry before it (members sharing bytes)", True))
+        covered = max(covered, entry.data_offset + entry.compressed)
+    if covered < cd_offset:
+        problems.append(ZipProblem(Check.G311, *_gap(data, covered, cd_offset), True))
+    if any(p.fatal for p in problems):
+        return [], problems
+    return listed, problems
+
+
+def _gap(data: bytes, start: int, stop: int) -> tuple[bytes | None, str]:
+    """(the hidden entry's name if the gap holds one, what the gap is) for bytes no entry accounts for."""
+    found = data.find(LOCAL_SIG, start, stop)
+    if found < 0 or found + _LOCAL.size > stop:
+        return None, f"{stop - start} bytes at offset {start} that no entry accounts for (data before the archive, " \
+                     "or between members)"
+    name_len = struct.unpack_from("<H", data, found + 26)[0]
+    name = data[found + _LOCAL.size:min(found + _LOCAL.size + name_len, stop)]
+    return name, f"a local entry at offset {found} that the central directory does not list (some tools read it, " \
+                 f"others not; {stop - start} bytes unaccounted for)"
+
+
+def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
+    problems = []
+    if flags & FLAG_ENCRYPTED:
+        problems.append(ZipProblem(Check.G313, raw_name, "encrypted; a wheel's members must be readable", False))
+    if flags & FLAG_DESCRIPTOR:
+        problems.append(ZipProblem(Check.G313, raw_name, "sizes in a data descriptor after the data (the local header "
+                                                      "says nothing of them)", True))
+    unknown = flags & ~(_FLAGS_ALLOWED | FLAG_ENCRYPTED | FLAG_DESCRIPTOR)
+    if unknown:
+        problems.append(ZipProblem(Check.G313, raw_name, f"general-purpose flags {unknown:#06x} the gate does not read",
+                                   True))
+    return problems
+
+
+def _extra_problems(extra: bytes, where: str) -> list[str]:
+    """Refused or malformed extra fields (a sequence of id, size, data records)."""
+    problems: list[str] = []
+    pos = 0
+    while pos < len(extra):
+        if pos + 4 > len(extra):
+            return problems + [f"a malformed {where} extra field (a record header cut short)"]
+        field, length = struct.unpack_from("<HH", extra, pos)
+        if pos + 4 + length > len(extra):
+            return problems + [f"a malformed {where} extra field (record {field:#06x} runs past the field)"]
+        if field in _EXTRA_REFUSED:
+            problems.append(f"{_EXTRA_REFUSED[field]} in the {where} header")
+        pos += 4 + length
+    return problems
+
+
+def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offset: int) -> ZipEntry | str:
+    """The entry with its data offset, once its local header is found equal to the directory; else why not."""
+    offset = entry.header_offset
+    if offset + _LOCAL.size > cd_offset:
+        return f"its local header offset {offset} is not before the central directory"
+    sig, *local, name_len, extra_len = _LOCAL.unpack_from(data, offset)
+    if sig != LOCAL_SIG:
+        return f"no local header at offset {offset}, where the central directory points"
+    names = ("version needed", "flags", "method", "time", "date", "CRC", "compressed size", "size")
+    differ = [n for n, a, b in zip(names, local, central, strict=True) if a != b]
+    name_start = offset + _LOCAL.size
+    raw_name = data[name_start:name_start + name_len]
+    if raw_name != entry.raw_name:
+        return f"its local header names it {raw_name!r}, the central directory {entry.raw_name!r}"
+    if differ:
+        return f"its local header disagrees with the central directory on: {', '.join(differ)}"
+    extra = data[name_start + name_len:name_start + name_len + extra_len]
+    refused = _extra_problems(extra, "local")
+    if refused:
+        return "; ".join(refused)
+    data_offset = name_start + name_len + extra_len
+    if data_offset + entry.compressed > cd_offset:
+        return f"its {entry.compressed} compressed bytes run into the central directory"
+    return ZipEntry(entry.raw_name, entry.flags, entry.method, entry.crc, entry.compressed, entry.size, entry.mode,
+                    offset, data_offset)
+
+
+class Unreadable(Exception):
+    """A member whose bytes are not what its entry declares: ``str()`` says how."""
+
+
+_CHUNK = 1 << 16
+
+
+def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
+    """The member's bytes, inflated through a cap at its declared size and at ``budget``; raises Unreadable."""
+    raw = memoryview(data)[entry.data_offset:entry.data_offset + entry.compressed]
+    if entry.size > budget:
+        raise Unreadable(f"declares {entry.size} bytes, past what is left of the archive's budget ({budget})")
+    if entry.method == STORED:
+        out = bytes(raw)
+    elif entry.method == DEFLATED:
+        out = _inflate_capped(raw, entry.size)
+    else:
+        raise Unreadable(f"compression method {entry.method} is not read")
+    if len(out) != entry.size:
+        raise Unreadable(f"inflates to {len(out)} bytes; its entry declares {entry.size}")
+    if zlib.crc32(out) != entry.crc:
+        raise Unreadable("CRC-32 differs from its entry's: the bytes were altered")
+    return out
+
+
+def _inflate_capped(raw: memoryview, declared: int) -> bytes:
+    stream = zlib.decompressobj(-zlib.MAX_WBITS)
+    out = bytearray()
+    pos = 0
+    try:
+        while pos < len(raw) and not stream.eof:
+            pending = bytes(raw[pos:pos + _CHUNK])
+            pos += len(pending)
+            while pending and not stream.eof:
+                out += stream.decompress(pending, declared - len(out) + 1)  # never more than one byte past
+                if len(out) > declared:
+                    raise Unreadable(f"inflates past its declared {declared} bytes; abandoned there")
+                pending = stream.unconsumed_tail
+        if not stream.eof:
+            raise Unreadable("its deflate stream is cut short")
+    except zlib.error as exc:
+        raise Unreadable(f"not a valid deflate stream: {exc}") from exc
+    if stream.unused_data or pos < len(raw):
+        raise Unreadable("bytes follow the end of its deflate stream inside the member")
+    return bytes(out)

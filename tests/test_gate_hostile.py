@@ -1,0 +1,738 @@
+"""The release gate against an attacker: hand-made wheels and sdists, several for each class of attack.
+
+Classes (each test is named after the attack it makes):
+1. install locations the gate must see (``.data/`` schemes, ``.pth``, other packages, ``./`` and ``//``);
+2. code execution on the gate's machine (``.pth``, ``.data/scripts/python``, a sleeping ``.pth``);
+3. zip parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
+   local/central disagreement, Unicode Path extra fields, NUL and empty names);
+4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
+   bombs in a package or ``--tracked``, 100,000 members);
+5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
+6. an sdist whose build configuration or tar structure would change what ships;
+7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag);
+8. reports drowned in findings.
+
+Every attack must end in exit 1 with a finding naming the dist and the member, or exit 2 for input that
+is no archive at all; never a traceback, never anything run from the candidate. Each attack is answered
+within 30 s and 1 GiB: in this process under a memory trace (:func:`judge`), or, for the bombs, as
+``python -m gate`` in a subprocess whose address space is capped at 1 GiB (:func:`gate_cli`).
+"""
+
+from __future__ import annotations
+
+import io
+import resource
+import struct
+import subprocess
+import sys
+import time
+import tracemalloc
+import unicodedata
+import zipfile
+import zlib
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import REPO
+from gate.build import build_project
+from gate.checker import DEFAULT_TRACKED, Options, check
+from gate.checks import SHOWN_PER_CHECK, Finding, GateError
+from gate.completeness import load_reference
+from gate.report import Report
+from gate_fixtures import (
+    Built,
+    RawMember,
+    RawTarMember,
+    raw_tar,
+    raw_zip,
+    same_size_change,
+    sdist_members,
+    wheel_members,
+    with_true_record,
+    write_sdist,
+)
+from neurobrix import tables
+
+pytestmark = pytest.mark.slow
+
+REFERENCE = load_reference(DEFAULT_TRACKED)
+TABLE = REFERENCE.files[-1]  # any tracked table will do
+TRACKED_IN_WHEEL = f"{tables.WHEEL_DIR}/{tables.TRACKED_NAME}"
+GiB = 1 << 30
+ANSWER_S = 30
+
+
+@pytest.fixture(scope="module")
+def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
+    files, _ = build_project(REPO, tmp_path_factory.mktemp("hostile-build") / "dist")
+    return Built(wheel=next(p for p in files if p.suffix == ".whl"),
+                 sdist=next(p for p in files if p.name.endswith(".tar.gz")))
+
+
+def judge(*dists: Path, smoke: bool = False) -> Report:
+    """The gate's own checks (twine and check-wheel-contents left out: the gate must not need them), answered
+    within 30 s and 1 GiB (what the gate allocates in this process, traced)."""
+    tracemalloc.start()
+    start = time.monotonic()
+    try:
+        return check(list(dists), Options(REFERENCE, smoke=smoke, tools=False))
+    finally:
+        elapsed = time.monotonic() - start
+        _, peak = tracemalloc.get_traced_memory()
+        tracemalloc.stop()
+        assert elapsed < ANSWER_S, f"answered in {elapsed:.1f} s"
+        assert peak < GiB, f"allocated {peak / GiB:.2f} GiB"
+
+
+def refused_with(report: Report, code: str, path: str | None, dist: str | None = None) -> Finding:
+    assert not report.passed and report.exit_code == 1
+    matching = [f for f in report.findings if f.code == code and f.path == path and (dist is None or f.dist == dist)]
+    assert matching, f"no {code} about {path}; findings: {[(f.code, f.path, f.message) for f in report.findings]}"
+    return matching[0]
+
+
+def codes(report: Report) -> set[str]:
+    return {f.code for f in report.findings}
+
+
+def capped_address_space() -> None:
+    resource.setrlimit(resource.RLIMIT_AS, (GiB, GiB))
+
+
+def gate_cli(*args: str) -> subprocess.CompletedProcess[str]:
+    """``python -m gate`` in a subprocess capped at 1 GiB of address space and 30 s; never a traceback."""
+    result = subprocess.run([sys.executable, "-m", "gate", *args], cwd=REPO, capture_output=True, text=True,
+                            timeout=ANSWER_S, preexec_fn=capped_address_space, stdin=subprocess.DEVNULL)
+    assert "Traceback" not in result.stderr + result.stdout, result.stderr
+    assert "internal error" not in result.stderr, result.stderr
+    assert result.returncode in (1, 2), result.stdout + result.stderr
+    return result
+
+
+def write_wheel(built: Built, folder: Path, members: list[RawMember], name: str | None = None, **around: bytes) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / (name or built.wheel.name)
+    path.write_bytes(raw_zip(members, **around))
+    return path
+
+
+def member(members: list[RawMember], name: str) -> RawMember:
+    return next(m for m in members if m.name == name.encode())
+
+
+def altered_table(built: Built) -> bytes:
+    with zipfile.ZipFile(built.wheel) as z:
+        return same_size_change(z.read(TABLE.wheel_path))
+
+
+# 1. Install locations: everything an installer would write is held against the allow-list
+
+
+LOCATIONS = {  # attack -> the member planted ({v}: the version), holding altered table bytes
+    ".data/purelib tables": "neurobrix-{v}.data/purelib/neurobrix/_tables/{table}",
+    ".data/platlib tables": "neurobrix-{v}.data/platlib/neurobrix/_tables/{table}",
+    ".data/data into site-packages": "neurobrix-{v}.data/data/lib/python3.11/site-packages/neurobrix/_tables/{table}",
+    ".data/scripts": "neurobrix-{v}.data/scripts/neurobrix-admin",
+    ".data/headers": "neurobrix-{v}.data/headers/neurobrix.h",
+    "another project's .data (pip reads any)": "other-1.0.data/purelib/neurobrix/_tables/{table}",
+    "another top-level package": "evil/__init__.py",
+    "sitecustomize": "sitecustomize.py",
+    "an untracked module in the package": "neurobrix/ops/planted.py",
+    "planted bytecode": "neurobrix/__pycache__/cli.cpython-311.pyc",
+    "a second .dist-info": "other-1.0.dist-info/METADATA",
+    "an installer's file in the .dist-info": "neurobrix-{v}.dist-info/INSTALLER",
+}
+
+
+@pytest.mark.parametrize("attack", list(LOCATIONS))
+def test_install_location_outside_the_allow_list_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    planted = LOCATIONS[attack].format(v=built.version, table=TABLE.path)
+    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built))])
+    report = judge(write_wheel(built, tmp_path, members))
+    finding = refused_with(report, "G107", planted, built.wheel.name)
+    assert "not a file of this project" in finding.message
+
+
+def test_data_purelib_tables_with_their_own_tracked_list_are_refused(built: Built, tmp_path: Path) -> None:
+    """The attack that passed: altered tables and a matching TRACKED.yaml, both through .data/purelib/."""
+    data = f"neurobrix-{built.version}.data/purelib/"
+    altered = altered_table(built)
+    forged = tables.render_tracked([f if f != TABLE else type(f)(f.path, f.wheel_path,
+                                                                 __import__("hashlib").sha256(altered).hexdigest(),
+                                                                 len(altered)) for f in REFERENCE.files]).encode()
+    members = with_true_record([*wheel_members(built.wheel), RawMember(f"{data}{TABLE.wheel_path}".encode(), altered),
+                                RawMember(f"{data}{TRACKED_IN_WHEEL}".encode(), forged)])
+    report = judge(write_wheel(built, tmp_path, members), smoke=True)
+    message = refused_with(report, "G107", f"{data}{TABLE.wheel_path}").message
+    assert f"purelib/{TABLE.wheel_path}" in message  # where the installer would have put it
+    refused_with(report, "G107", f"{data}{TRACKED_IN_WHEEL}")
+    assert [s.status for s in report.smoke] == ["skipped"]
+
+
+@pytest.mark.parametrize("spelling", ["neurobrix/./_tables/", "neurobrix//_tables/", "./neurobrix/_tables/"])
+def test_dot_and_double_slash_spellings_of_the_tables_are_refused(built: Built, tmp_path: Path, spelling: str) -> None:
+    planted = f"{spelling}{TABLE.path}"
+    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built))])
+    report = judge(write_wheel(built, tmp_path, members))
+    assert "installers collapse" in refused_with(report, "G310", planted).message
+    refused_with(report, "G107", planted)
+
+
+# 2. Nothing from a candidate runs on the gate's machine
+
+
+def marker_code(marker: Path) -> bytes:
+    return f"import pathlib; pathlib.Path({str(marker)!r}).write_text('ran')\n".encode()
+
+
+def test_pth_file_that_runs_code_is_refused_and_never_run(built: Built, tmp_path: Path) -> None:
+    marker = tmp_path / "pth-ran"
+    members = with_true_record([*wheel_members(built.wheel), RawMember(b"zzz_gate.pth", marker_code(marker))])
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    report = judge(wheel, smoke=True)
+    assert ".pth file runs code" in refused_with(report, "G107", "zzz_gate.pth").message
+    assert [s.status for s in report.smoke] == ["skipped"]
+    result = gate_cli("check", str(wheel))  # the release command: the smoke is on
+    assert result.returncode == 1 and "G107" in result.stdout
+    assert not marker.exists()
+
+
+def test_data_scripts_python_never_replaces_the_interpreter(built: Built, tmp_path: Path) -> None:
+    marker = tmp_path / "python-ran"
+    script = b"#!/bin/sh\n" + f"echo ran > {marker}\n".encode() + b'echo \'{"ok": true}\'\n'
+    planted = f"neurobrix-{built.version}.data/scripts/python"
+    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), script,
+                                                                       mode=0o100755)])
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    result = gate_cli("check", str(wheel))
+    assert result.returncode == 1 and f"{planted}: not a file of this project" in result.stdout
+    assert "scripts folder on PATH" in result.stdout
+    assert not marker.exists()
+
+
+def test_sleeping_pth_does_not_hold_the_gate(built: Built, tmp_path: Path) -> None:
+    sleeper = RawMember(b"slow.pth", b"import time; time.sleep(3600)\n")
+    members = with_true_record([*wheel_members(built.wheel), sleeper])
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    start = time.monotonic()
+    result = gate_cli("check", str(wheel))
+    assert result.returncode == 1 and time.monotonic() - start < ANSWER_S
+
+
+def test_the_smoke_runs_only_the_gates_own_interpreter_isolated(built: Built, monkeypatch: pytest.MonkeyPatch) -> None:
+    """On a wheel that passes: every process the smoke starts is this interpreter with -I, never one from the wheel."""
+    import gate.smoke
+
+    started: list[list[str]] = []
+    run = gate.smoke._run
+
+    def spy(command: list[str], *args: object) -> object:
+        started.append([str(c) for c in command])
+        return run(command, *args)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(gate.smoke, "_run", spy)
+    report = judge(built.wheel, smoke=True)
+    assert report.passed and [s.status for s in report.smoke] == ["passed"]
+    assert [c[:3] for c in started] == [[sys.executable, "-I", "-m"], [sys.executable, "-I", "-B"]]
+    assert started[0][3:5] == ["pip", "install"] and "--no-compile" in started[0]
+
+
+# 3. Zip parser differentials: only an archive every tool reads alike is read at all
+
+
+def table_as(built: Built, **fields: object) -> bytes:
+    """The wheel written again with the tracked table's member given ``fields`` (a RawMember's)."""
+    table = TABLE.wheel_path.encode()
+    return raw_zip([RawMember(m.name, m.data, **fields) if m.name == table else m  # type: ignore[arg-type]
+                    for m in wheel_members(built.wheel)])
+
+
+def evil_zip(built: Built) -> bytes:
+    table = TABLE.wheel_path.encode()
+    return raw_zip(with_true_record([RawMember(m.name, altered_table(built)) if m.name == table else m
+                                     for m in wheel_members(built.wheel)]))
+
+
+def hidden_entry(built: Built) -> bytes:
+    members = wheel_members(built.wheel)
+    return raw_zip([*members[:1], RawMember(TABLE.wheel_path.encode(), altered_table(built), listed=False),
+                    *members[1:]])
+
+
+def doubled_entry(built: Built) -> bytes:
+    """A second central entry pointing at the first member's local header: two entries, one set of bytes."""
+    plain = built.wheel.read_bytes()
+    first = plain.find(b"PK\x01\x02")
+    entry = plain[first:first + 46 + struct.unpack_from("<H", plain, first + 28)[0]]
+    eocd = len(plain) - 22
+    count, size, offset = struct.unpack_from("<HLL", plain, eocd + 10)
+    return plain[:eocd] + entry + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count + 1, count + 1,
+                                              size + len(entry), offset, 0)
+
+
+UNICODE_PATH = struct.pack("<HHB", 0x7075, 5 + len(b"neurobrix/evil.py"), 1) + struct.pack(
+    "<L", zlib.crc32(TABLE.wheel_path.encode())) + b"neurobrix/evil.py"
+FIRST_MEMBER = "neurobrix/__init__.py"  # hatchling writes the package first
+ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; None: the archive as a whole)
+    "two zips concatenated": (lambda b: b.wheel.read_bytes() + evil_zip(b), "G311", None),
+    "evil zip before the archive": (lambda b: raw_zip(wheel_members(b.wheel), before=evil_zip(b)), "G311",
+                                    FIRST_MEMBER),
+    "bytes after the archive": (lambda b: b.wheel.read_bytes() + b"trailing bytes", "G311", None),
+    "a zip comment": (lambda b: raw_zip(wheel_members(b.wheel), comment=b"hello"), "G311", None),
+    "a local entry the directory does not list": (hidden_entry, "G311", TABLE.wheel_path),
+    "two entries sharing one local entry": (doubled_entry, "G311", FIRST_MEMBER),
+    "a local name differing from the central one": (lambda b: table_as(b, local_name=b"neurobrix/evil.py"), "G312",
+                                                    TABLE.wheel_path),
+    "a local size differing from the central one": (lambda b: table_as(b, local_size=1), "G312", TABLE.wheel_path),
+    "an Info-ZIP Unicode Path extra field": (lambda b: table_as(b, extra=UNICODE_PATH), "G313", TABLE.wheel_path),
+    "a data descriptor flag": (lambda b: table_as(b, flags=0x8), "G313", TABLE.wheel_path),
+    "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
+    "a stored member whose sizes differ": (lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1), "G312",
+                                           TABLE.wheel_path),
+}
+
+
+@pytest.mark.parametrize("attack", list(ZIP_ATTACKS))
+def test_zip_that_tools_read_differently_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    make, code, path = ZIP_ATTACKS[attack]
+    data = make(built)
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(data)
+    report = judge(wheel)
+    refused_with(report, code, path, built.wheel.name)  # path None: the archive as a whole
+    if code == "G311":  # read more than one way: nothing inside is judged
+        assert {f.code for f in report.findings} <= {"G311", "G312", "G313"}
+
+
+def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: Path) -> None:
+    """pip reads the Unix mode whatever host "version made by" names; so does the gate."""
+    members = wheel_members(built.wheel)
+    member(members, "neurobrix/cli.py").mode = 0o100755
+    data = bytearray(raw_zip(members))
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        data[at + 5] = 0  # host: MS-DOS
+        at = data.find(b"PK\x01\x02", at + 4)
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(bytes(data))
+    report = judge(wheel)
+    assert "executable" in refused_with(report, "G109", "neurobrix/cli.py").message
+
+
+@pytest.mark.parametrize(("raw_name", "why"), [
+    (b"neurobrix/_tables/nvidia-h200/linear.yaml\x00.txt", "NUL byte"),
+    (b"", "empty name"),
+    ("neurobrix/caf\u00e9.py".encode("utf-8"), "lacks the UTF-8 flag"),
+    (b"neurobrix/\xff.py", "not valid UTF-8"),
+    (b"neurobrix/\x1b[2J.py", "control character"),
+    (b"neurobrix\\_tables\\evil.yaml", "backslash"),
+    (b"/etc/neurobrix.yaml", "absolute"),
+    (b"neurobrix/../../escape.py", "'..'"),
+], ids=["NUL", "empty", "non-ASCII without UTF-8 flag", "invalid UTF-8", "escape sequence", "backslash", "absolute",
+        "dot-dot"])
+def test_member_name_judged_from_its_raw_bytes(built: Built, tmp_path: Path, raw_name: bytes, why: str) -> None:
+    flags = 0x800 if raw_name == b"neurobrix/\xff.py" else 0
+    members = [*wheel_members(built.wheel), RawMember(raw_name, b"x = 1\n", flags=flags)]
+    report = judge(write_wheel(built, tmp_path, members))
+    assert [f for f in report.findings if f.code in ("G301", "G302", "G303") and why in f.message], report.findings
+    assert all(f.dist == built.wheel.name for f in report.findings)
+
+
+# 4. Bombs and crashes: bounded in time and memory, through the command line under a 1 GiB cap
+
+
+def zeros_deflated(size: int) -> bytes:
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    chunk = bytes(1 << 20)
+    out = [packer.compress(chunk) for _ in range(size >> 20)]
+    return b"".join(out) + packer.flush()
+
+
+def bomb_wheel(built: Built, folder: Path, attack: str) -> Path:
+    members = wheel_members(built.wheel)
+    table = member(members, TABLE.wheel_path)
+    if attack in ("bzip2", "lzma"):
+        table.method = zipfile.ZIP_BZIP2 if attack == "bzip2" else zipfile.ZIP_LZMA
+    elif attack == "true but huge":
+        table.data, table.compressed, table.size = b"", zeros_deflated(200 << 20), 200 << 20
+    elif attack == "larger than declared":  # declares the table's true size and CRC; inflates to 200 MiB
+        table.compressed = zeros_deflated(200 << 20)
+    elif attack == "60,000 members":
+        members = [RawMember(f"junk/{i}".encode(), b"", method=zipfile.ZIP_STORED) for i in range(60_000)]
+    elif attack == "100,000 members":  # more than 65,535: zipfile writes the zip64 records this needs
+        folder.mkdir(parents=True, exist_ok=True)
+        with zipfile.ZipFile(folder / built.wheel.name, "w") as out:
+            for i in range(100_000):
+                out.writestr(f"junk/{i}", b"")
+        return folder / built.wheel.name
+    return write_wheel(built, folder, members)
+
+
+@pytest.mark.parametrize(("attack", "code"), [("bzip2", "G313"), ("lzma", "G313"), ("true but huge", "G306"),
+                                              ("larger than declared", "G309"), ("60,000 members", "G314"),
+                                              ("100,000 members", "G313")])
+def test_compression_bomb_is_refused_within_bounds(built: Built, tmp_path: Path, attack: str, code: str) -> None:
+    wheel = bomb_wheel(built, tmp_path / "dist", attack)
+    result = gate_cli("check", "--no-smoke", str(wheel))
+    assert result.returncode == 1 and f"  {code} " in result.stdout, result.stdout
+    assert built.wheel.name in result.stdout
+
+
+ALIAS_BOMB = b"format: 1\na: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
+    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n".encode()
+    for i in range(12)) + b"files: []\n"
+
+
+def test_yaml_alias_bomb_in_the_wheels_tracked_list_is_refused(built: Built, tmp_path: Path) -> None:
+    members = [RawMember(m.name, ALIAS_BOMB) if m.name == TRACKED_IN_WHEEL.encode() else m
+               for m in wheel_members(built.wheel)]
+    report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    assert "anchor or alias" in refused_with(report, "G106", TRACKED_IN_WHEEL).message
+
+
+def test_yaml_alias_bomb_in_the_sdists_tracked_list_is_refused(built: Built, tmp_path: Path) -> None:
+    name = f"{built.root}/tables/{tables.TRACKED_NAME}"
+    tar = raw_tar(RawTarMember(m.name, ALIAS_BOMB) if m.name == name else m for m in sdist_members(built.sdist))
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    assert "anchor or alias" in refused_with(report, "G506", name).message
+
+
+@pytest.mark.parametrize(("content", "why"), [
+    (ALIAS_BOMB, "anchor or alias"),
+    (b"files:" + b" [" * 5000 + b"]" * 5000 + b"\n", "nested more than"),
+    (b"#" * (5 << 20), "the limit is"),
+    (b"format: 1\nfiles: {x: 1}\n", "expected list"),
+    (b"\xff\xfe not text", "not UTF-8"),
+], ids=["alias bomb", "deep nesting", "too large", "wrong schema", "not UTF-8"])
+def test_unusable_tracked_option_is_exit_2_with_one_message(built: Built, tmp_path: Path, content: bytes,
+                                                            why: str) -> None:
+    tracked = tmp_path / "TRACKED.yaml"
+    tracked.write_bytes(content)
+    result = gate_cli("check", "--no-smoke", "--tracked", str(tracked), str(built.wheel))
+    assert result.returncode == 2 and why in result.stderr
+    assert result.stderr.count("\n") == 1 and result.stdout == ""
+
+
+def test_tracked_option_naming_a_device_is_exit_2(built: Built) -> None:
+    result = gate_cli("check", "--no-smoke", "--tracked", "/dev/zero", str(built.wheel))
+    assert result.returncode == 2 and "not a regular file" in result.stderr
+
+
+def test_sdist_bombs_are_abandoned_while_streaming(built: Built, tmp_path: Path) -> None:
+    huge = raw_tar([RawTarMember(f"{built.root}/zeros.bin", bytes(8 << 20))])
+    result = gate_cli("check", "--no-smoke", str(write_sdist(tmp_path / built.sdist.name, huge)))
+    assert result.returncode == 1 and "G307" in result.stdout and "abandoned" in result.stdout
+    header = bytearray(raw_tar([RawTarMember(f"{built.root}/PKG-INFO", b"x")]))
+    header[124:136] = b"77777777777\0"  # a size of 8 GiB in the header, for one byte of data
+    header[148:156] = b"        "
+    header[148:156] = f"{sum(header[:512]):06o}\0 ".encode()
+    (tmp_path / "sized").mkdir()
+    result = gate_cli("check", "--no-smoke", str(write_sdist(tmp_path / "sized" / built.sdist.name, bytes(header))))
+    assert result.returncode == 1 and "G312" in result.stdout and "past the end of the stream" in result.stdout
+
+
+@pytest.mark.parametrize("content", [b"", b"PK\x05\x06", b"not a zip at all" * 100, b"\x1f\x8b\x08garbage"],
+                         ids=["empty", "a bare end record", "text", "a gzip header"])
+def test_file_that_is_no_archive_is_exit_2(built: Built, tmp_path: Path, content: bytes) -> None:
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(content)
+    result = gate_cli("check", "--no-smoke", str(wheel))
+    assert result.returncode == 2 and result.stderr.startswith("gate: error:") and result.stdout == ""
+
+
+# 5. Names that alias another path on some file system
+
+
+NFD = unicodedata.normalize("NFD", "caf\u00e9")
+
+
+@pytest.mark.parametrize("planted", [
+    f"neurobrix/_tables./{TABLE.path}",
+    f"neurobrix/_tables /{TABLE.path}",
+    f"neurobrix/_tables::$INDEX_ALLOCATION/{TABLE.path}",
+    f"neurobrix/_TABLE~1/{TABLE.path}",
+    f"neurobrix/_tab\u200bles/{TABLE.path}",
+    f"neurobrix/{NFD}.py",
+    "neurobrix/CON.py",
+], ids=["trailing dot", "trailing space", "NTFS stream", "8.3 short name", "zero-width space", "NFD", "device name"])
+def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_path: Path, planted: str) -> None:
+    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built),
+                                                                       flags=0x800)])
+    report = judge(write_wheel(built, tmp_path, members))
+    refused_with(report, "G310", planted)
+    refused_with(report, "G107", planted)
+
+
+@pytest.mark.parametrize(("first", "second"), [
+    (TABLE.wheel_path, TABLE.wheel_path.replace("_tables", "_Tables")),
+    (TABLE.wheel_path, TABLE.wheel_path.replace("neurobrix/", "NeuroBrix/")),
+    ("neurobrix/caf\u00e9.py", f"neurobrix/{NFD}.py"),
+], ids=["case of a folder", "case of the package", "NFC and NFD"])
+def test_members_that_collide_on_case_or_unicode_form_are_refused(built: Built, tmp_path: Path, first: str,
+                                                                  second: str) -> None:
+    members = wheel_members(built.wheel)
+    if first not in [m.name.decode() for m in members]:
+        members.append(RawMember(first.encode(), b"x = 1\n", flags=0x800))
+    members.append(RawMember(second.encode(), altered_table(built), flags=0x800))
+    report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    assert "same file as" in refused_with(report, "G305", second).message
+
+
+# 6. The sdist: its build configuration never runs unless it is the repository's, and its tar reads one way
+
+
+def sdist_with(built: Built, folder: Path, replace: dict[str, bytes] | None = None,
+               add: list[RawTarMember] | None = None, after: bytes = b"") -> Path:
+    members = [RawTarMember(m.name, (replace or {}).get(m.name[len(built.root) + 1:], m.data), m.type)
+               for m in sdist_members(built.sdist)]
+    folder.mkdir(parents=True, exist_ok=True)
+    return write_sdist(folder / built.sdist.name, raw_tar([*members, *(add or [])], after=after))
+
+
+@pytest.fixture
+def builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
+    """The source folders the gate builds a wheel from."""
+    import gate.sdist
+
+    started: list[Path] = []
+    build_wheel = gate.sdist.build_wheel
+
+    def spy(source: Path, out: Path) -> Path:
+        started.append(source)
+        return build_wheel(source, out)
+
+    monkeypatch.setattr(gate.sdist, "build_wheel", spy)
+    return started
+
+
+@pytest.mark.parametrize("attack", ["force-include", "version override", "build hook"])
+def test_sdist_build_configuration_that_changes_what_ships_is_refused_unbuilt(
+        built: Built, tmp_path: Path, builds: list[Path], attack: str) -> None:
+    marker = tmp_path / "hook-ran"
+    text = (REPO / "pyproject.toml").read_bytes()
+    add: list[RawTarMember] = []
+    if attack == "force-include":
+        text = text.replace(b'"tables" = "neurobrix/_tables"', b'"evil" = "neurobrix/_tables"')
+        add = [RawTarMember(f"{built.root}/evil/{TABLE.path}", altered_table(built))]
+    elif attack == "version override":
+        text = text.replace(b'dynamic = ["version"]', b'version = "9.9.9"')
+    else:
+        text += b'\n[tool.hatch.build.hooks.custom]\npath = "hatch_build.py"\n'
+        hook = (b"from hatchling.builders.hooks.plugin.interface import BuildHookInterface\n"
+                b"class CustomBuildHook(BuildHookInterface):\n    def initialize(self, version, build_data):\n        "
+                + marker_code(marker))
+        add = [RawTarMember(f"{built.root}/hatch_build.py", hook)]
+    sdist = sdist_with(built, tmp_path / "dist", replace={"pyproject.toml": text}, add=add)
+    report = judge(built.wheel, sdist, smoke=True)
+    refused_with(report, "G509", f"{built.root}/pyproject.toml", built.sdist.name)
+    for extra in add:
+        assert [f for f in report.findings if f.path == extra.name and f.code in ("G504", "G509")]
+    assert builds == [] and not marker.exists()
+    assert [s.status for s in report.smoke] == ["skipped"]
+
+
+def test_sdist_pkg_info_with_an_added_requirement_is_refused(built: Built, tmp_path: Path) -> None:
+    name = f"{built.root}/PKG-INFO"
+    pkg_info = next(m.data for m in sdist_members(built.sdist) if m.name == name)
+    forged = pkg_info.replace(b"Requires-Dist:", b"Requires-Dist: evil-helper>=1\nRequires-Dist:", 1)
+    report = judge(sdist_with(built, tmp_path, replace={"PKG-INFO": forged}))
+    assert "evil-helper" in refused_with(report, "G406", name).message
+
+
+@pytest.mark.parametrize("attack", ["pax path", "pax linkpath", "pax size", "GNU long name", "second tar after the end",
+                                    "symlink", "hardlink", "outside the top folder", "setup.py"])
+def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    table = f"{built.root}/tables/{TABLE.path}"
+    evil = altered_table(built)
+    add, after = [], b""
+    if attack.startswith("pax"):
+        key = attack.split()[1]
+        add = [RawTarMember(f"{built.root}/notes.txt", evil, pax={key: table if key != "size" else "1"})]
+    elif attack == "GNU long name":
+        add = [RawTarMember(f"{built.root}/notes.txt", evil, gnu_long_name=table)]
+    elif attack == "second tar after the end":
+        after = raw_tar([RawTarMember(table, evil)])
+    elif attack in ("symlink", "hardlink"):
+        kind = b"2" if attack == "symlink" else b"1"
+        add = [RawTarMember(f"{built.root}/tables/link.yaml", b"", kind, linkname="/etc/passwd")]
+    elif attack == "outside the top folder":
+        add = [RawTarMember("elsewhere/evil.py", b"x = 1\n")]
+    else:
+        add = [RawTarMember(f"{built.root}/setup.py", marker_code(tmp_path / "setup-ran"))]
+    report = judge(sdist_with(built, tmp_path, add=add, after=after))
+    expected = {"pax path": "G313", "pax linkpath": "G313", "pax size": "G313", "GNU long name": "G313",
+                "second tar after the end": "G311", "symlink": "G304", "hardlink": "G304",
+                "outside the top folder": "G507", "setup.py": "G509"}[attack]
+    assert expected in codes(report), report.findings
+    assert all(f.dist == built.sdist.name for f in report.findings)
+    assert not (tmp_path / "setup-ran").exists()
+
+
+# 7. Wheel metadata held against pyproject.toml
+
+
+def wheel_with_file(built: Built, tmp_path: Path, name: str, edit: bytes | None) -> tuple[Path, str]:
+    path = f"{built.dist_info}/{name}"
+    members = wheel_members(built.wheel)
+    if edit is None:
+        members = [m for m in members if m.name != path.encode()]
+    elif path.encode() in [m.name for m in members]:
+        member(members, path).data = edit
+    else:
+        members.append(RawMember(path.encode(), edit))
+    return write_wheel(built, tmp_path, with_true_record(members)), path
+
+
+def metadata_of(built: Built) -> bytes:
+    with zipfile.ZipFile(built.wheel) as z:
+        return z.read(f"{built.dist_info}/METADATA")
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (lambda m: m.replace(b"Requires-Dist:", b"Requires-Dist: evil-helper>=1\nRequires-Dist:", 1), "evil-helper"),
+    (lambda m: m.replace(b"Requires-Python: >=3.10", b"Requires-Python: >=2.7"), "Requires-Python"),
+    (lambda m: m.replace(b"Requires-Dist: torch<2.15,>=2.11", b"Requires-Dist: torch"), "torch"),
+    (lambda m: m.replace(b"Summary:", b"Requires-External: libevil\nSummary:", 1), "Requires-External"),
+    (lambda m: m.replace(b"Provides-Extra: dev", b"Provides-Extra: dev\nProvides-Extra: evil", 1), "evil"),
+    (lambda m: m + b"\nAn appended paragraph.\n", "description"),
+], ids=["added requirement", "widened Python", "unpinned torch", "added field", "added extra", "description"])
+def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path: Path, edit: object,
+                                                         said: str) -> None:
+    wheel, path = wheel_with_file(built, tmp_path, "METADATA", edit(metadata_of(built)))  # type: ignore[operator]
+    report = judge(wheel)
+    assert codes(report) == {"G406"} and said in refused_with(report, "G406", path).message
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (b"[console_scripts]\nneurobrix = neurobrix.cli:main\npip = neurobrix.cli:main\n", "pip"),
+    (b"[console_scripts]\nneurobrix = os:system\n", "os:system"),
+    (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[pytest11]\nevil = neurobrix.cli\n", "pytest11"),
+    (b"[gui_scripts]\nneurobrix = neurobrix.cli:main\n", "gui_scripts"),
+    (b"[console_scripts\nbroken", "cannot be read"),
+    (None, "missing"),
+], ids=["extra console script", "redirected script", "plugin group", "gui script", "malformed", "missing"])
+def test_entry_points_that_differ_from_pyproject_are_refused(built: Built, tmp_path: Path, text: bytes | None,
+                                                             said: str) -> None:
+    wheel, path = wheel_with_file(built, tmp_path, "entry_points.txt", text)
+    report = judge(wheel)
+    refused_with(report, "G408", path)
+    assert [f for f in report.findings if f.code == "G408" and said in f.message], report.findings
+
+
+@pytest.mark.parametrize(("text", "said"), [
+    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: false\nTag: py3-none-any\n", "Root-Is-Purelib"),
+    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: cp311-cp311-linux_x86_64\n", "Tag"),
+    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nTag: py2-none-any\n", "Tag"),
+    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nBuild: 1\n", "Build"),
+    (b"Wheel-Version: 2.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "Wheel-Version"),
+], ids=["platlib", "platform tag", "extra tag", "build number", "future version"])
+def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
+    wheel, path = wheel_with_file(built, tmp_path, "WHEEL", text)
+    report = judge(wheel)
+    assert said in refused_with(report, "G407", path).message
+
+
+def test_wheel_named_for_another_platform_is_refused(built: Built, tmp_path: Path) -> None:
+    renamed = tmp_path / built.wheel.name.replace("py3-none-any", "cp311-cp311-manylinux_2_28_x86_64")
+    renamed.write_bytes(built.wheel.read_bytes())
+    report = judge(renamed)
+    assert "tags" in refused_with(report, "G407", None, renamed.name).message
+
+
+# 8. Reports: capped per check, each finding on the dist it is about
+
+
+@pytest.mark.parametrize(("attack", "code"), [("60,000 members", "G314"), ("100,000 members", "G313")])
+def test_junk_members_past_the_limit_make_one_finding(built: Built, tmp_path: Path, attack: str, code: str) -> None:
+    wheel = bomb_wheel(built, tmp_path, attack)
+    report = judge(wheel, built.sdist)
+    assert [(f.code, f.dist) for f in report.findings] == [(code, built.wheel.name)]
+    assert len(report.render().splitlines()) < 10
+
+
+def test_hundreds_of_junk_members_are_capped_and_blamed_on_the_wheel(built: Built, tmp_path: Path) -> None:
+    junk = [RawMember(f"neurobrix/junk/{i}.py".encode(), b"x = 1\n") for i in range(500)]
+    (tmp_path / "dist").mkdir()
+    wheel = write_wheel(built, tmp_path / "dist", with_true_record([*wheel_members(built.wheel), *junk]))
+    sdist = tmp_path / "dist" / built.sdist.name
+    sdist.write_bytes(built.sdist.read_bytes())
+    report = judge(wheel, sdist)
+    g107 = [f for f in report.findings if f.code == "G107"]
+    assert len(g107) == SHOWN_PER_CHECK + 1 and "480 more G107 findings" in g107[-1].message
+    assert g107[-1].path == sorted(m.name.decode() for m in junk)[SHOWN_PER_CHECK]  # the first not shown
+    assert {f.dist for f in report.findings} == {built.wheel.name}
+    assert all(f.path for f in report.findings)
+    assert len(report.render().splitlines()) < 40
+
+
+# A property: no byte mutation of a good wheel yields a traceback, and none passes unless nothing it installs changed
+
+
+def contents(data: bytes) -> dict[str, tuple[bytes, bool]] | None:
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as z:
+            return {i.filename: (z.read(i), bool((i.external_attr >> 16) & 0o111)) for i in z.infolist()}
+    except Exception:  # noqa: BLE001 - whatever zipfile makes of it, it is not the good wheel
+        return None
+
+
+@settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
+@given(edits=st.lists(st.tuples(st.sampled_from(["flip", "set", "insert", "delete"]), st.floats(0, 1),
+                                st.integers(0, 255)), min_size=1, max_size=3))
+def test_random_byte_mutations_never_crash_and_never_pass_a_change(
+        built: Built, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, float, int]]) -> None:
+    good = built.wheel.read_bytes()
+    data = bytearray(good)
+    for kind, where, value in edits:
+        at = min(int(where * len(data)), len(data) - 1)
+        if kind == "flip":
+            data[at] ^= 1 << (value % 8)
+        elif kind == "set":
+            data[at] = value
+        elif kind == "insert":
+            data[at:at] = bytes([value])
+        else:
+            del data[at]
+    wheel = tmp_path_factory.mktemp("mutated") / built.wheel.name
+    wheel.write_bytes(bytes(data))
+    try:
+        report = judge(wheel)
+    except GateError:
+        return  # exit 2: not an archive at all
+    if report.passed:
+        assert contents(bytes(data)) == contents(good), "a mutation that changes what installs passed"
+
+
+def test_the_command_line_answers_mutated_wheels_without_a_traceback(built: Built, tmp_path: Path) -> None:
+    good = built.wheel.read_bytes()
+    for i, at in enumerate([4, len(good) // 2, len(good) - 12]):
+        data = bytearray(good)
+        data[at] ^= 0xFF
+        folder = tmp_path / str(i)
+        folder.mkdir()
+        (folder / built.wheel.name).write_bytes(bytes(data))
+        gate_cli("check", "--no-smoke", str(folder / built.wheel.name))
+
+
+# Controls: the same contents written by other well-behaved writers still pass (the gate judges contents, not
+# the incidental bytes of one writer)
+
+
+def test_the_same_wheel_written_by_another_zip_writer_passes(built: Built, tmp_path: Path) -> None:
+    wheel = write_wheel(built, tmp_path / "dist", wheel_members(built.wheel))  # other timestamps and deflate level
+    assert wheel.read_bytes() != built.wheel.read_bytes()
+    sdist = tmp_path / "dist" / built.sdist.name
+    sdist.write_bytes(built.sdist.read_bytes())
+    report = judge(wheel, sdist)
+    assert report.findings == [] and report.passed
+
+
+def test_the_same_sdist_written_with_pax_times_passes(built: Built, tmp_path: Path) -> None:
+    members = [RawTarMember(m.name, m.data, m.type, pax={"mtime": "1580601600.5"}) for m in sdist_members(built.sdist)]
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    report = judge(sdist)
+    assert report.findings == [] and report.passed
