@@ -32,6 +32,7 @@ catches planted mutants.
 from __future__ import annotations
 
 import math
+from typing import Any, Mapping
 
 import torch
 
@@ -212,6 +213,34 @@ def linear(
     return _final(pre, _f64(y64), x.dtype)
 
 
+def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int | None:
+    """The most fp32 roundings any product of linear goes through under ``config`` (``linear``'s ``depth``),
+    or None where the order is any (fp32 operands: an FMA loop over the whole of K).
+
+    gemv: each of BLOCK_K lanes accumulates ceil(k_slice / BLOCK_K) products of its K slice, the lanes
+      are summed in any order (BLOCK_K - 1), the SPLIT_K partials merged in order (SPLIT_K - 1): plain
+      fp32 arithmetic, no tensor cores.
+    tiled, tma (fp16/bf16 operands): the K loop adds one BLOCK_K dot after another into the accumulator.
+      The interpreter sums each dot in any order (BLOCK_K - 1) and adds it (ceil(K / BLOCK_K)); a GPU
+      issues one MMA per 16 K (ceil(K / 16) accumulations, each summing at most 16 products and the
+      accumulator). Tensor cores may truncate where round-to-nearest rounds, i.e. up to 2 u32 per
+      step: gamma_n(2u) = gamma_2n(u), so the count is doubled.
+    With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
+    order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
+    """
+    variant = config.get("variant")
+    block_k = int(config["BLOCK_K"])
+    if variant == "gemv":
+        split_k = int(config.get("SPLIT_K", 1))
+        k_slice = -(-(-(-K // split_k)) // block_k) * block_k
+        return -(-k_slice // block_k) + block_k - 1 + split_k - 1
+    if variant in ("tiled", "tma"):
+        if dtype == torch.float32:
+            return None
+        return 2 * max(-(-K // block_k) + block_k - 1, -(-K // 16) + 16)
+    raise ValueError(f"linear: no summation order known for variant {variant!r}")
+
+
 # ------------------------------------------------------------------------------------------- rms_norm
 def residual_add(x: torch.Tensor, residual: torch.Tensor, h64: torch.Tensor) -> torch.Tensor:
     """Bound for the fused kernel's new residual stream h = round_d(fp32(x + r)).
@@ -327,27 +356,31 @@ def _p_rounding(
 
     The kernel's p_j = exp2(t_j - m) with m its running max at j's block (``_block_running_max``):
     in natural units p_j = exp(s_j - m_j) exp(+-delta_j) (1 +- SPECIAL) with
-      delta_j = 2 (E_j + E_max)           the logit's error and the max's (any key's logit error),
-                                          doubled: tensor cores may truncate where RN rounds;
+      delta_j = E_j + E_max               the logit's error and the max's (any key's logit error)
               + 3 u32 (m_j - s_j + E_j + E_max)   the rounding of t_j - m (u each), tripled for an
                                           exp that prescales its argument by log2(e) itself.
     Rounding to nearest is monotone, so fl_d(p_j) lies between fl_d(p_lo) and fl_d(p_hi) (rounded
     through fp32, as the kernel's p is an fp32 number), and rho_j between fl_d(p_lo) / p_hi - 1 and
     fl_d(p_hi) / p_lo - 1. For all but the few p_j within delta of a rounding boundary of d both ends
     round alike: the kernel's rounded P is known and rho_j is pinned to within ~2 delta_j, where the
-    worst case would allow any |rho_j| <= u_d. Where p_lo < TINY_P, rho_j in [-1, 1] (fl(p) in [0, 2p]).
+    worst case would allow any |rho_j| <= u_d. The interval never exceeds that worst case (half an
+    ulp of p_hi over p_lo): where delta_j outgrows an ulp of d (logits of large |q| |k|, whose error
+    bound E grows with them) the rounding of P is charged in full. Where p_lo < TINY_P, rho_j in
+    [-1, 1] (fl(p) in [0, 2p]).
     """
     m_block = _block_running_max(s, key_block, chunk)
     gap = torch.where(visible, m_block - s, torch.zeros_like(s))
     p_hat = torch.where(visible, torch.exp(-gap), torch.zeros_like(s))
-    delta = 2 * (E + E_max) + 3 * U32 * (gap + E + E_max)
+    delta = E + E_max + 3 * U32 * (gap + E + E_max)
     p_lo = p_hat * torch.exp(-delta) * (1 - SPECIAL)
     p_hi = p_hat * torch.exp(delta) * (1 + SPECIAL)
     known = p_lo >= TINY_P
-    rounded_lo = p_lo.float().to(dtype).to(F64)
-    rounded_hi = p_hi.float().to(dtype).to(F64)
-    lo = torch.where(known, rounded_lo / p_hi - 1, torch.full_like(s, -1.0))
-    hi = torch.where(known, rounded_hi / torch.where(known, p_lo, torch.ones_like(s)) - 1, torch.ones_like(s))
+    safe_lo = torch.where(known, p_lo, torch.ones_like(s))
+    cap = half_ulp(p_hi, dtype) / safe_lo  # |fl(p) - p| <= half an ulp of p_hi, whatever p is
+    lo = torch.maximum(p_lo.float().to(dtype).to(F64) / p_hi - 1, -cap)
+    hi = torch.minimum(p_hi.float().to(dtype).to(F64) / safe_lo - 1, cap)
+    lo = torch.where(known, lo, torch.full_like(s, -1.0))
+    hi = torch.where(known, hi, torch.ones_like(s))
     return torch.where(visible, lo, torch.zeros_like(s)), torch.where(visible, hi, torch.zeros_like(s))
 
 
@@ -372,7 +405,8 @@ def _attention_rows(
     every key of the row (the shift by the computed max cancels between numerator and denominator)
     and
       r_j <= exp(E_j + G_j) (1 + SPECIAL)^(n + 1) (1 + u32)^(n + 1) - 1, where
-      E_j = ((1 + t)(1 + gamma_{D+2}) - 1) |scale| |q| . |k_j|    the logit's error (dot, scale, log2 e),
+      E_j = ((1 + t)(1 + gamma_n) - 1) |scale| |q| . |k_j|       the logit's error (dot, scale, log2 e;
+                                                                  n = D + 2, or a GPU's MMA count),
       G_j = 9 u32 (M - s_j + 2 max E)                             rounding of t_j - m, of the alpha
                                                                   arguments (they telescope) and of
                                                                   the merge's arguments (3 u each),
@@ -413,7 +447,10 @@ def _attention_rows(
     W = w.sum(dim=-1, keepdim=True)
     keys = visible.sum(dim=-1, keepdim=True).to(F64)  # [..., R, 1]
 
-    E = _compose(_tf32_product(tf32), gamma(D + 2, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
+    # the logit dot: D products in any order (D + 2 roundings with the scale); a GPU's MMAs take 16 at a
+    # time and may truncate (2 u32 a step, gamma_n(2u) = gamma_2n(u)): 2 (ceil(D / 16) + 16 + 2) roundings
+    roundings = max(D + 2, 2 * (-(-D // 16) + 18))
+    E = _compose(_tf32_product(tf32), gamma(roundings, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
     E = torch.where(visible, E, torch.zeros_like(E))
     E_max = E.max(dim=-1, keepdim=True).values
     gap = torch.where(visible, M - s, torch.zeros_like(s))

@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Callable, Iterable
 
@@ -267,9 +267,9 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("attention_prefill.row-mask-off-by-one", "attention_prefill", ATTN,
            "    mask_m = offs_m < S\n", "    mask_m = offs_m < S - 1\n",
            "the last query row is neither loaded nor stored", "mask off by one"),
-    Mutant("attention_prefill.diagonal-block-cut", "attention_prefill", ATTN,
-           "end = tl.minimum((pid_m + 1) * BLOCK_M, S)", "end = tl.minimum(pid_m * BLOCK_M + 1, S)",
-           "key blocks stop at the query block's first row", "tail dropped"),
+    Mutant("attention_prefill.diagonal-block-skipped", "attention_prefill", ATTN,
+           "end = tl.minimum((pid_m + 1) * BLOCK_M, S)", "end = tl.minimum(pid_m * BLOCK_M, S)",
+           "the key loop stops before the query block's own (diagonal) block", "tail dropped"),
     Mutant("attention_prefill.store-without-mask", "attention_prefill", ATTN,
            "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])",
            "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty))",
@@ -373,6 +373,7 @@ class Outcome:
     entry: str        # the entry the check named ("" if none)
     seconds: float
     reach: str = ""
+    failures: list[str] = field(default_factory=list)  # each failed entry: its domain and first lines of failure
 
 
 def _how(failure: str, crashed: bool) -> str:
@@ -390,7 +391,9 @@ def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, sec
     """Caught only when the check failed (exit 1) and its report names a failed entry of the kernel."""
     failed = [e for e in (report or {}).get("entries", [])
               if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel]
-    base = dict(id=mutant.id, kernel=mutant.kernel, bug=mutant.bug, seconds=round(seconds, 1), reach=mutant.reach)
+    base = dict(id=mutant.id, kernel=mutant.kernel, bug=mutant.bug, seconds=round(seconds, 1), reach=mutant.reach,
+                failures=[f"{e['kernel']} {e['domain']}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
+                          for e in failed])
     if returncode == 1 and failed:
         failed.sort(key=lambda e: not ("exceed the bound" in (e.get("failure") or "")))
         first = failed[0]
