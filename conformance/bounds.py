@@ -22,11 +22,34 @@ Model (the kernels' contract, see neurobrix/ops/):
 * tensor-core accumulation (tl.dot on a GPU) is not IEEE round-to-nearest in every detail (it may
   align and truncate within a step), so on a GPU these bounds are measured, not proven: the dot
   bound held on the H200 (../shared/FACTS.md), and every bound here held there for the engine's
-  own kernels (bf16, fp16, fp32; worst ratios 0.63-0.9994) when this module was written.
+  own kernels (bf16, fp16, fp32; worst ratios 0.63-0.9994) before the final rounding was cut to half
+  an ulp and attention's P roundings were pinned to the kernel's key blocks; where the kernel's
+  summation order is used, a GPU's MMA steps count twice (truncation: 2 u32 a step).
 
-A bound that is much looser than the errors honest computations make proves little; the tests
-(tests/test_bounds.py) measure each bound's worst ratio on honest computations and show that each
-catches planted mutants.
+A bound must allow exactly the roundings the kernel's contract has, and no more: one final rounding
+to d is half an ulp of the result's binade (``_final``), not u_d |y| (up to a whole ulp where the
+mantissa is near 2: room for a second rounding); attention's P is rounded where the kernel rounds
+it, against the running max of its key block (``_p_rounding``); where a config fixes the summation
+order (linear's depth, attention's key blocks and splits) the fp32 allowance follows that order.
+tests/test_bounds.py measures each bound's worst ratio on honest computations, shows each catches
+planted mutants, and plants one extra rounding to the storage dtype of every intermediate at the
+catalogue's shapes. What a rigorous bound cannot see there:
+* linear without its config's depth (the worst summation order, the default): gamma_{K+2} |x| |W|
+  at K = 4096 is some 30 final fp16 roundings; nothing of one extra rounding shows. With
+  ``linear_depth``, fp16/bf16 accumulation and split-K partials in the storage dtype are seen at
+  K = 4096 and 14336, except fp16 partials of SPLIT_K = 2, BLOCK_K = 256 gemv at K = 14336: its
+  256 lanes may be summed in any order (255 fp32 roundings each), more than two fp16 roundings of
+  half-size partials.
+* attention in fp16 at head dim 128, and at 64 over full caches of 1,024 keys and more: each
+  weight's logit error allowance (any order: gamma_{D+2} |scale| |q| . |k|, about 5.7e-5 of the
+  weight for unit-variance q and k at D = 128) outweighs one fp16 rounding of an output-sized
+  quantity once the weights spread over many keys, so decode's split partials stored in fp16 are
+  seen in bf16, and in fp16 at head dim 64 with fills up to a few hundred keys, not there; the
+  accumulator rounded once per key block is seen in prefill (its unnormalised sums grow) but in
+  decode only where the partials are. Tighter would need the logit dot's summation order, which
+  the interpreter (NumPy) and a GPU (MMA steps) do differently.
+* fp32 kernels: another fp32 rounding anywhere (every fp32 term is a worst case over orders); P
+  rounded to fp16/bf16 in an fp32 kernel is seen.
 """
 
 from __future__ import annotations
@@ -412,13 +435,13 @@ def _attention_rows(
                                                                   the merge's arguments (3 u each),
                                                                   tripled for an exp that prescales
                                                                   its argument by log2 e itself,
-      n = ceil(L / key_block) + 1                                 rescalings by alpha a key goes
+      n = ceil(min(L, chunk) / key_block) + 1                     rescalings by alpha a key goes
                                                                   through (+1: the split merge),
       one exp2 and one multiplication per rescaling, one more for p_j itself.
     In the numerator, term j also carries rho_j, the rounding of p_j to d (``_p_rounding``: an
     interval [lo_j, hi_j] that the kernel's block structure pins down for almost every key), and
-    the accumulation of at most a = L + n + splits + 1 terms (gamma_a); the denominator carries r_j
-    and gamma_a. With g_j = (1 + r_j)(1 + gamma_a) - 1, B = sum_j w_j g_j / W (the denominator's
+    its accumulation, gamma_a with a = (additions in its block's dot) + (later blocks of its chunk)
+    + splits + 1; the denominator carries r_j and gamma_a. With g_j = (1 + r_j)(1 + gamma_a) - 1, B = sum_j w_j g_j / W (the denominator's
     relative error), mid_j, rad_j the centre and half width of [lo_j, hi_j]:
       acc / l - out = (Delta + R - beta out) / (1 + beta), |beta| <= B,
       Delta = sum_j w_j rho_j v_j / W,  |Delta| <= |sum_j w_j mid_j v_j| / W + sum_j w_j rad_j |v_j| / W,
@@ -429,7 +452,8 @@ def _attention_rows(
     cancel, is large enough to hide another rounding of the accumulator or of the split partials.
 
     ``key_block`` None: the kernel's blocking is not known; every rho_j in [-u_d, u_d], plus an
-    absolute underflow(d) where p_j underflows in d (the bound of any blocking, P rounded once).
+    absolute underflow(d) where p_j underflows in d, a rescaling per key (n = L + 1) and sums over
+    the whole row (a = L + n + splits + 1): the bound of any blocking, P rounded once.
 
     What this bound cannot see: in fp32, any extra fp32 rounding (the fp32 terms are worst cases
     over every evaluation order); a P rounding whose p lies within delta_j of a rounding boundary
@@ -455,10 +479,18 @@ def _attention_rows(
     E_max = E.max(dim=-1, keepdim=True).values
     gap = torch.where(visible, M - s, torch.zeros_like(s))
     G = 9 * u_a * (gap + 2 * E_max)
-    n = torch.ceil(keys / (key_block or 1)) + 1  # [..., R, 1]
+    if key_block is None:  # any blocking: every key may be rescaled once per key, and summed with all of them
+        n = keys + 1  # [..., R, 1]
+        acc_terms = keys + n + splits + 1
+    else:
+        # a key is rescaled once per later block of its own chunk (split) and once by the merge; its product
+        # with v (and its p in l) is summed within its block (any order; a GPU's MMAs take 16 keys a step
+        # and may truncate: 2 (ceil(key_block / 16) + 17)), added to the running sums once per later block
+        # of its chunk, and merged with the other splits (any order)
+        blocks = torch.ceil(torch.clamp(keys, max=chunk or L) / key_block)
+        n = blocks + 1
+        acc_terms = blocks + max(key_block, 2 * (-(-key_block // 16) + 17)) + splits + 1
     r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [..., R, L]
-
-    acc_terms = keys + n + splits + 1
     g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
     eta_p = 0.0
     if dtype == torch.float32:  # P and V fed to tf32 tensor cores, or no rounding at all
