@@ -55,7 +55,8 @@ catalogue's shapes. What a rigorous bound cannot see there:
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -132,6 +133,10 @@ def _depth(n: int, depth: int | None) -> int:
     if depth < 0:
         raise ValueError(f"depth must be >= 0, got {depth}")
     return min(depth, max(n - 1, 0))
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(a // -b)
 
 
 def _f64(t: torch.Tensor) -> torch.Tensor:
@@ -255,12 +260,12 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     block_k = int(config["BLOCK_K"])
     if variant == "gemv":
         split_k = int(config.get("SPLIT_K", 1))
-        k_slice = -(-(-(-K // split_k)) // block_k) * block_k
-        return -(-k_slice // block_k) + block_k - 1 + split_k - 1
+        k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
+        return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
     if variant in ("tiled", "tma"):
         if dtype == torch.float32:
             return None
-        return 2 * max(-(-K // block_k) + block_k - 1, -(-K // 16) + 16)
+        return 2 * max(_cdiv(K, block_k) + block_k - 1, _cdiv(K, 16) + 16)
     raise ValueError(f"linear: no summation order known for variant {variant!r}")
 
 
@@ -364,7 +369,7 @@ def _block_running_max(s: torch.Tensor, key_block: int, chunk: int) -> torch.Ten
     Blocks start at multiples of ``key_block``, chunks at multiples of ``chunk`` (itself a multiple)."""
     L = s.shape[-1]
     per_chunk = chunk // key_block
-    chunks = -(-L // chunk)
+    chunks = _cdiv(L, chunk)
     padded = torch.nn.functional.pad(s, (0, chunks * chunk - L), value=-math.inf)
     block_max = padded.unflatten(-1, (chunks, per_chunk, key_block)).amax(dim=-1)  # [..., R, chunks, per_chunk]
     running = block_max.cummax(dim=-1).values
@@ -473,7 +478,7 @@ def _attention_rows(
 
     # the logit dot: D products in any order (D + 2 roundings with the scale); a GPU's MMAs take 16 at a
     # time and may truncate (2 u32 a step, gamma_n(2u) = gamma_2n(u)): 2 (ceil(D / 16) + 16 + 2) roundings
-    roundings = max(D + 2, 2 * (-(-D // 16) + 18))
+    roundings = max(D + 2, 2 * (_cdiv(D, 16) + 18))
     E = _compose(_tf32_product(tf32), gamma(roundings, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
     E = torch.where(visible, E, torch.zeros_like(E))
     E_max = E.max(dim=-1, keepdim=True).values
@@ -489,7 +494,7 @@ def _attention_rows(
         # of its chunk, and merged with the other splits (any order)
         blocks = torch.ceil(torch.clamp(keys, max=chunk or L) / key_block)
         n = blocks + 1
-        acc_terms = blocks + max(key_block, 2 * (-(-key_block // 16) + 17)) + splits + 1
+        acc_terms = blocks + max(key_block, 2 * (_cdiv(key_block, 16) + 17)) + splits + 1
     r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [..., R, L]
     g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
     eta_p = 0.0
@@ -500,7 +505,7 @@ def _attention_rows(
         lo = -unit_roundoff(dtype) * torch.ones_like(s)
         eta_p = underflow(dtype)
     else:
-        lo, hi = _p_rounding(s, visible, E, E_max, key_block, chunk or -(-L // key_block) * key_block, dtype)
+        lo, hi = _p_rounding(s, visible, E, E_max, key_block, chunk or _cdiv(L, key_block) * key_block, dtype)
     if dtype == torch.float32 or key_block is None:
         lo = torch.where(visible, lo, torch.zeros_like(s))
         hi = -lo
@@ -548,7 +553,7 @@ def attention_prefill(
 def decode_chunk(capacity: int, key_block: int, splits: int) -> int:
     """The cache positions each split of flash decoding covers (a multiple of the key block), as the
     launcher computes it from the capacity: cdiv(cdiv(capacity, splits), key_block) * key_block."""
-    return -(-(-(-capacity // splits)) // key_block) * key_block
+    return _cdiv(_cdiv(capacity, splits), key_block) * key_block
 
 
 def attention_decode(

@@ -30,16 +30,15 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable
 
 from neurobrix.errors import UsageError
 
 from .workers import exit_reason
 
-PACKAGES = ("neurobrix", "conformance")
 CLASSES = (
     "mask off by one", "tail dropped", "store without mask", "low-precision accumulation", "extra rounding",
     "skipped rescale", "wrong scale", "wrong GQA mapping", "merge skips a split", "position off by one",
@@ -391,9 +390,10 @@ def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, sec
     """Caught only when the check failed (exit 1) and its report names a failed entry of the kernel."""
     failed = [e for e in (report or {}).get("entries", [])
               if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel]
-    base = dict(id=mutant.id, kernel=mutant.kernel, bug=mutant.bug, seconds=round(seconds, 1), reach=mutant.reach,
-                failures=[f"{e['kernel']} {e['domain']}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
-                          for e in failed])
+    base = {"id": mutant.id, "kernel": mutant.kernel, "bug": mutant.bug, "seconds": round(seconds, 1),
+            "reach": mutant.reach,
+            "failures": [f"{e['kernel']} {e['domain']}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
+                         for e in failed]}
     if returncode == 1 and failed:
         failed.sort(key=lambda e: not ("exceed the bound" in (e.get("failure") or "")))
         first = failed[0]
