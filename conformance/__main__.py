@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -184,6 +185,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         print(f"  {'caught  ' if outcome.caught else 'SURVIVED'} {outcome.id} ({outcome.seconds:.0f} s)",
               file=sys.stderr, flush=True)
 
+    # terminated like interrupted: the checks under way are ended with this process, not left running
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     outcomes = mutants.run(chosen, jobs=jobs, examples=args.examples, timeout=args.timeout, on_done=done)
     print(mutants.render(outcomes))
     if args.json:

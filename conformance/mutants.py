@@ -408,8 +408,9 @@ def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, sec
 
 
 def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, timeout: float = 900.0,
-            packages: dict[str, Path] | None = None) -> Outcome:
-    """The interpreter check of the mutant's kernel, on a copy of the source with the mutant planted."""
+            packages: dict[str, Path] | None = None, live: set[subprocess.Popen] | None = None) -> Outcome:
+    """The interpreter check of the mutant's kernel, on a copy of the source with the mutant planted.
+    ``live`` holds the check's process while it runs (for the caller to end it on an interrupt)."""
     from neurobrix.tables import ENV_VAR
 
     start = time.perf_counter()
@@ -427,18 +428,30 @@ def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, time
         # a session of its own: on a timeout the check and its worker go together
         process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                    text=True, start_new_session=True)
+        live = live if live is not None else set()
+        live.add(process)
         try:
             _, stderr = process.communicate(timeout=timeout)
         except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
+            _end(process)
             process.communicate()
             return Outcome(mutant.id, mutant.kernel, mutant.bug, False, f"timed out after {timeout:.0f} s", "",
                            round(time.perf_counter() - start, 1), mutant.reach)
+        finally:
+            live.discard(process)
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             report = None
         return judge(mutant, process.returncode, report, stderr, time.perf_counter() - start)
+
+
+def _end(process: subprocess.Popen) -> None:
+    """End a check and its worker: the session it leads, by its id (its reader reaps it)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
 
 
 def run(mutants: list[Mutant], jobs: int = 1, examples: int | None = None, timeout: float = 900.0,
@@ -454,14 +467,27 @@ def run(mutants: list[Mutant], jobs: int = 1, examples: int | None = None, timeo
         raise UsageError(f"the tables at {root} have no interpreter class: the mutants are checked on it")
     packages = sources()
 
-    def one(m: Mutant) -> Outcome:
-        outcome = run_one(m, root, examples, timeout, packages)
-        if on_done:
+    live: set[subprocess.Popen] = set()
+    stopping: list[bool] = []
+
+    def one(m: Mutant) -> Outcome | None:
+        if stopping:
+            return None
+        outcome = run_one(m, root, examples, timeout, packages, live)
+        if on_done and not stopping:
             on_done(outcome)
         return outcome
 
-    with ThreadPoolExecutor(max(1, jobs)) as pool:
+    pool = ThreadPoolExecutor(max(1, jobs))
+    try:
         return list(pool.map(one, mutants))
+    except BaseException:  # an interrupt: the checks under way end with this process, nothing is left behind
+        stopping.append(True)
+        for process in list(live):
+            _end(process)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
 
 
 def select(fast: bool = False, only: list[str] | None = None) -> list[Mutant]:
