@@ -6,6 +6,7 @@ import argparse
 import json
 import os
 import shlex
+import signal
 import sys
 from pathlib import Path
 from typing import Sequence
@@ -51,7 +52,8 @@ def cmd_check(args: argparse.Namespace) -> int:
     with _progress() as progress:
         report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
                                    args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes,
-                                   resume=Path(args.resume) if args.resume else None)
+                                   resume=Path(args.resume) if args.resume else None, isolate=True,
+                                   shrink=not args.no_shrink)
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -168,6 +170,33 @@ def cmd_affected(args: argparse.Namespace) -> int:
     return 0
 
 
+def cmd_mutants(args: argparse.Namespace) -> int:
+    from . import mutants
+
+    chosen = mutants.select(args.fast, args.only)
+    if args.list:
+        for m in chosen:
+            print(f"{m.id:<44} {m.bug:<26} {'fast ' if m.fast else ''}{m.description}"
+                  + (f" [not reached yet: {m.reach}]" if m.reach else ""))
+        return 0
+    jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
+    print(f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
+          "of the source", file=sys.stderr)
+
+    def done(outcome) -> None:
+        print(f"  {'caught  ' if outcome.caught else 'SURVIVED'} {outcome.id} ({outcome.seconds:.0f} s)",
+              file=sys.stderr, flush=True)
+
+    # terminated like interrupted: the checks under way are ended with this process, not left running
+    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
+    outcomes = mutants.run(chosen, jobs=jobs, examples=args.examples, timeout=args.timeout, on_done=done)
+    print(mutants.render(outcomes))
+    if args.json:
+        Path(args.json).write_text(json.dumps(mutants.as_json(outcomes), indent=2) + "\n", encoding="utf-8")
+        print(f"report written to {args.json}")
+    return 0 if all(o.caught for o in outcomes) else 1
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -182,7 +211,9 @@ def build_parser() -> argparse.ArgumentParser:
         "check", help="check every table entry of a class against float64 (Hypothesis over each domain)",
         description="Check every entry of every kernel table of a GPU class against float64: Hypothesis draws "
         "shapes from each entry's whole domain and values of every kind; each output must stay within its error "
-        "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Exit 1 on any failure. "
+        "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Every entry runs on a "
+        "worker process: one whose kernel kills the process is reported crashed, with the example it was running, "
+        "and the others go on. Exit 1 on any failure. "
         "On a torch/Triton other than the class was certified with, a whole passing check records a local "
         "re-proof ($NEUROBRIX_HOME/reproofs/CLASS.json) that `neurobrix run` accepts for exactly that stack and "
         "those tables (correctness on the new stack, not speed).",
@@ -201,6 +232,8 @@ def build_parser() -> argparse.ArgumentParser:
                    "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)")
     c.add_argument("--resume", metavar="REPORT", help="a JSON report of an earlier check of the same tables, "
                    "kernels and bounds (same profile and examples): carry its passed entries over, check the rest")
+    c.add_argument("--no-shrink", action="store_true", help="report the first failing example as drawn, without "
+                   "Hypothesis's shrinking (the same verdict, sooner: a shrink can take minutes)")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(
@@ -282,6 +315,27 @@ def build_parser() -> argparse.ArgumentParser:
     a.add_argument("--github-output", action="store_true",
                    help="also append classes=<json> to the file named by $GITHUB_OUTPUT")
     a.set_defaults(func=cmd_affected)
+
+    u = commands.add_parser(
+        "mutants", help="plant realistic bugs in the kernels one at a time and show the check catches each",
+        description="For each mutant (a realistic bug: a mask off by one, a dropped tail, low-precision "
+        "accumulation, a skipped rescale, a wrong GQA mapping, a store without its mask...), copy the source "
+        "packages, apply that one patch and run the interpreter-class check of its kernel on the copy "
+        "(`check --class interpreter --kernel K --profile ci --no-shrink`). A mutant is caught when that check "
+        "fails naming an entry. Prints each mutant's verdict and the kill rate; exit 1 unless every mutant run "
+        "was caught. The checks run on the interpreter class (TRITON_INTERPRET=1 is set for them), which the "
+        "tables must hold.",
+    )
+    u.add_argument("--fast", action="store_true", help="only the small subset CI runs (about a minute on 2 cores)")
+    u.add_argument("--only", nargs="+", metavar="ID", help="only these mutants (see --list)")
+    u.add_argument("--list", action="store_true", help="list the mutants (id, class, description) and run nothing")
+    u.add_argument("--jobs", type=int, metavar="N", help="checks run at once (default: the CPU count, at most 8)")
+    u.add_argument("--examples", type=int, metavar="N", help="Hypothesis examples per entry (default: the ci "
+                   "profile's 25)")
+    u.add_argument("--timeout", type=float, default=900.0, metavar="S",
+                   help="seconds one mutant's check may take before it counts as not caught (default %(default)s)")
+    u.add_argument("--json", metavar="FILE", help="also write every outcome and the kill rate as JSON")
+    u.set_defaults(func=cmd_mutants)
 
     m = commands.add_parser(
         "tiny-model", help="write a tiny random checkpoint (for trying the engine on a CPU)",

@@ -22,16 +22,41 @@ Model (the kernels' contract, see neurobrix/ops/):
 * tensor-core accumulation (tl.dot on a GPU) is not IEEE round-to-nearest in every detail (it may
   align and truncate within a step), so on a GPU these bounds are measured, not proven: the dot
   bound held on the H200 (../shared/FACTS.md), and every bound here held there for the engine's
-  own kernels (bf16, fp16, fp32; worst ratios 0.63-0.9994) when this module was written.
+  own kernels (bf16, fp16, fp32; worst ratios 0.63-0.9994) before the final rounding was cut to half
+  an ulp and attention's P roundings were pinned to the kernel's key blocks; where the kernel's
+  summation order is used, a GPU's MMA steps count twice (truncation: 2 u32 a step).
 
-A bound that is much looser than the errors honest computations make proves little; the tests
-(tests/test_bounds.py) measure each bound's worst ratio on honest computations and show that each
-catches planted mutants.
+A bound must allow exactly the roundings the kernel's contract has, and no more: one final rounding
+to d is half an ulp of the result's binade (``_final``), not u_d |y| (up to a whole ulp where the
+mantissa is near 2: room for a second rounding); attention's P is rounded where the kernel rounds
+it, against the running max of its key block (``_p_rounding``); where a config fixes the summation
+order (linear's depth, attention's key blocks and splits) the fp32 allowance follows that order.
+tests/test_bounds.py measures each bound's worst ratio on honest computations, shows each catches
+planted mutants, and plants one extra rounding to the storage dtype of every intermediate at the
+catalogue's shapes. What a rigorous bound cannot see there:
+* linear without its config's depth (the worst summation order, the default): gamma_{K+2} |x| |W|
+  at K = 4096 is some 30 final fp16 roundings; nothing of one extra rounding shows. With
+  ``linear_depth``, fp16/bf16 accumulation and split-K partials in the storage dtype are seen at
+  K = 4096 and 14336, except fp16 partials of SPLIT_K = 2, BLOCK_K = 256 gemv at K = 14336: its
+  256 lanes may be summed in any order (255 fp32 roundings each), more than two fp16 roundings of
+  half-size partials.
+* attention in fp16 at head dim 128, and at 64 over full caches of 1,024 keys and more: each
+  weight's logit error allowance (any order: gamma_{D+2} |scale| |q| . |k|, about 5.7e-5 of the
+  weight for unit-variance q and k at D = 128) outweighs one fp16 rounding of an output-sized
+  quantity once the weights spread over many keys, so decode's split partials stored in fp16 are
+  seen in bf16, and in fp16 at head dim 64 with fills up to a few hundred keys, not there; the
+  accumulator rounded once per key block is seen in prefill (its unnormalised sums grow) but in
+  decode only where the partials are. Tighter would need the logit dot's summation order, which
+  the interpreter (NumPy) and a GPU (MMA steps) do differently.
+* fp32 kernels: another fp32 rounding anywhere (every fp32 term is a worst case over orders); P
+  rounded to fp16/bf16 in an fp32 kernel is seen.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -67,20 +92,30 @@ def gamma(n: int, u: float) -> float:
     return n * u / (1 - n * u)
 
 
-def _out(dtype: torch.dtype) -> tuple[float, float]:
-    """(u, underflow) of the final fp32 -> dtype rounding; none when the kernel stores fp32 as it is."""
-    if dtype == torch.float32:
-        return 0.0, 0.0
-    return unit_roundoff(dtype), underflow(dtype)
+def half_ulp(magnitude: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
+    """The largest error of rounding to nearest in ``dtype`` any value of magnitude <= ``magnitude``.
+
+    Half an ulp of the binade: u 2^e for a value in [2^e, 2^(e+1)) (between u/2 and u of the value,
+    where u |value| would allow up to twice that), and at least ``underflow(dtype)`` (subnormals,
+    flush to zero). The binade comes from frexp, exact at every power of two.
+    """
+    _, exponent = torch.frexp(magnitude)  # magnitude = f 2^exponent, f in [0.5, 1): binade 2^(exponent - 1)
+    binade = torch.where(magnitude > 0, torch.ldexp(torch.ones_like(magnitude), exponent - 1), 0.0)
+    return torch.clamp(unit_roundoff(dtype) * binade, min=underflow(dtype))
 
 
 def _final(pre: torch.Tensor, ref: torch.Tensor, dtype: torch.dtype) -> torch.Tensor:
     """Add the final rounding to d to a bound ``pre`` on the fp32 result's error.
 
-    |fl_d(r) - y| <= |r - y| + u_d |r| + e_d <= (1 + u_d) |r - y| + u_d |y| + e_d.
+    The fp32 result r is within ``pre`` of the truth y, so |r| <= |y| + pre, and rounding r to
+    nearest moves it by at most half an ulp of that magnitude's binade:
+    |fl_d(r) - y| <= |r - y| + half_ulp(|y| + pre). (u_d |y| + e_d, what u_d |r| gives, allows up
+    to one whole ulp where y's mantissa is near 2: room for one more rounding to d, which this
+    bound does not leave.) For d = fp32 the kernel stores its fp32 result as it is: no rounding.
     """
-    u_o, e_o = _out(dtype)
-    return (1 + u_o) * pre + u_o * ref.abs() + e_o
+    if dtype == torch.float32:
+        return pre
+    return pre + half_ulp(ref.abs() + pre, dtype)
 
 
 def _compose(*relative: float | torch.Tensor) -> float | torch.Tensor:
@@ -98,6 +133,10 @@ def _depth(n: int, depth: int | None) -> int:
     if depth < 0:
         raise ValueError(f"depth must be >= 0, got {depth}")
     return min(depth, max(n - 1, 0))
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(a // -b)
 
 
 def _f64(t: torch.Tensor) -> torch.Tensor:
@@ -202,6 +241,34 @@ def linear(
     return _final(pre, _f64(y64), x.dtype)
 
 
+def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int | None:
+    """The most fp32 roundings any product of linear goes through under ``config`` (``linear``'s ``depth``),
+    or None where the order is any (fp32 operands: an FMA loop over the whole of K).
+
+    gemv: each of BLOCK_K lanes accumulates ceil(k_slice / BLOCK_K) products of its K slice, the lanes
+      are summed in any order (BLOCK_K - 1), the SPLIT_K partials merged in order (SPLIT_K - 1): plain
+      fp32 arithmetic, no tensor cores.
+    tiled, tma (fp16/bf16 operands): the K loop adds one BLOCK_K dot after another into the accumulator.
+      The interpreter sums each dot in any order (BLOCK_K - 1) and adds it (ceil(K / BLOCK_K)); a GPU
+      issues one MMA per 16 K (ceil(K / 16) accumulations, each summing at most 16 products and the
+      accumulator). Tensor cores may truncate where round-to-nearest rounds, i.e. up to 2 u32 per
+      step: gamma_n(2u) = gamma_2n(u), so the count is doubled.
+    With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
+    order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
+    """
+    variant = config.get("variant")
+    block_k = int(config["BLOCK_K"])
+    if variant == "gemv":
+        split_k = int(config.get("SPLIT_K", 1))
+        k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
+        return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
+    if variant in ("tiled", "tma"):
+        if dtype == torch.float32:
+            return None
+        return 2 * max(_cdiv(K, block_k) + block_k - 1, _cdiv(K, 16) + 16)
+    raise ValueError(f"linear: no summation order known for variant {variant!r}")
+
+
 # ------------------------------------------------------------------------------------------- rms_norm
 def residual_add(x: torch.Tensor, residual: torch.Tensor, h64: torch.Tensor) -> torch.Tensor:
     """Bound for the fused kernel's new residual stream h = round_d(fp32(x + r)).
@@ -244,9 +311,8 @@ def rms_norm(
 
 # --------------------------------------------------------------------------------------------- rotary
 def rope_table(table64: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``: u |t| + e."""
-    t = _f64(table64)
-    return unit_roundoff(dtype) * t.abs() + underflow(dtype)
+    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``: half an ulp."""
+    return half_ulp(_f64(table64).abs(), dtype)
 
 
 def rotary(
@@ -294,44 +360,115 @@ def silu_mul(gu: torch.Tensor, out64: torch.Tensor) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------------------------------ attention
+TINY_P = 2.0**-120  # a p below this may be subnormal in fp32 (or flushed): its rounding is known only to lie in [0, 2p]
+
+
+def _block_running_max(s: torch.Tensor, key_block: int, chunk: int) -> torch.Tensor:
+    """For each key j of s [..., R, L] (-inf where hidden): the running max the kernel holds when it
+    computes p_j, i.e. the max of s over j's key block and the earlier blocks of j's chunk (split).
+    Blocks start at multiples of ``key_block``, chunks at multiples of ``chunk`` (itself a multiple)."""
+    L = s.shape[-1]
+    per_chunk = chunk // key_block
+    chunks = _cdiv(L, chunk)
+    padded = torch.nn.functional.pad(s, (0, chunks * chunk - L), value=-math.inf)
+    block_max = padded.unflatten(-1, (chunks, per_chunk, key_block)).amax(dim=-1)  # [..., R, chunks, per_chunk]
+    running = block_max.cummax(dim=-1).values
+    return running.repeat_interleave(key_block, dim=-1).flatten(-2)[..., :L]
+
+
+def _p_rounding(
+    s: torch.Tensor, visible: torch.Tensor, E: torch.Tensor, E_max: torch.Tensor, key_block: int, chunk: int,
+    dtype: torch.dtype,
+) -> tuple[torch.Tensor, torch.Tensor]:
+    """[lo, hi] holding rho_j = fl_d(p_j) / p_j - 1, the relative error of rounding the kernel's p_j to d.
+
+    The kernel's p_j = exp2(t_j - m) with m its running max at j's block (``_block_running_max``):
+    in natural units p_j = exp(s_j - m_j) exp(+-delta_j) (1 +- SPECIAL) with
+      delta_j = E_j + E_max               the logit's error and the max's (any key's logit error)
+              + 3 u32 (m_j - s_j + E_j + E_max)   the rounding of t_j - m (u each), tripled for an
+                                          exp that prescales its argument by log2(e) itself.
+    Rounding to nearest is monotone, so fl_d(p_j) lies between fl_d(p_lo) and fl_d(p_hi) (rounded
+    through fp32, as the kernel's p is an fp32 number), and rho_j between fl_d(p_lo) / p_hi - 1 and
+    fl_d(p_hi) / p_lo - 1. For all but the few p_j within delta of a rounding boundary of d both ends
+    round alike: the kernel's rounded P is known and rho_j is pinned to within ~2 delta_j, where the
+    worst case would allow any |rho_j| <= u_d. The interval never exceeds that worst case (half an
+    ulp of p_hi over p_lo): where delta_j outgrows an ulp of d (logits of large |q| |k|, whose error
+    bound E grows with them) the rounding of P is charged in full. Where p_lo < TINY_P, rho_j in
+    [-1, 1] (fl(p) in [0, 2p]).
+    """
+    m_block = _block_running_max(s, key_block, chunk)
+    gap = torch.where(visible, m_block - s, torch.zeros_like(s))
+    p_hat = torch.where(visible, torch.exp(-gap), torch.zeros_like(s))
+    delta = E + E_max + 3 * U32 * (gap + E + E_max)
+    p_lo = p_hat * torch.exp(-delta) * (1 - SPECIAL)
+    p_hi = p_hat * torch.exp(delta) * (1 + SPECIAL)
+    known = p_lo >= TINY_P
+    safe_lo = torch.where(known, p_lo, torch.ones_like(s))
+    cap = half_ulp(p_hi, dtype) / safe_lo  # |fl(p) - p| <= half an ulp of p_hi, whatever p is
+    lo = torch.maximum(p_lo.float().to(dtype).to(F64) / p_hi - 1, -cap)
+    hi = torch.minimum(p_hi.float().to(dtype).to(F64) / safe_lo - 1, cap)
+    lo = torch.where(known, lo, torch.full_like(s, -1.0))
+    hi = torch.where(known, hi, torch.ones_like(s))
+    return torch.where(visible, lo, torch.zeros_like(s)), torch.where(visible, hi, torch.zeros_like(s))
+
+
 def _attention_rows(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, visible: torch.Tensor, scale: float, out: torch.Tensor,
-    dtype: torch.dtype, key_block: int, splits: int, tf32: bool,
+    dtype: torch.dtype, key_block: int | None, chunk: int | None, splits: int, tf32: bool,
 ) -> torch.Tensor:
     """The bound for rows of queries q [..., R, D] over keys k, v [..., L, D] (float64), ``visible`` [..., R, L].
 
     The kernel (flash attention / flash decoding, neurobrix/ops/attention.py):
       t_j = fl(q . k_j) * fl(scale log2 e)              fp32 dot, scale folded with log2(e)
       running max m over key blocks; p_j = exp2(t_j - m); l = l * alpha + sum p;
-      acc = acc * alpha + round_d(p) . v   (P rounded to d before the second dot, d = fp16/bf16;
-                                            l sums the unrounded p);
-      alpha = exp2(m_old - m_new) at each new block; split-KV partials merged the same way;
-      out = round_d(acc / l).
+      acc = acc * alpha + round_d(p) . v   (P rounded to d before the second dot, d = fp16/bf16,
+                                            the only rounding to d before the output's; l sums the
+                                            unrounded p; V enters the dot exactly, each product is
+                                            exact in fp32 and summed in fp32; for d = fp32 P is not
+                                            rounded at all);
+      alpha = exp2(m_old - m_new) at each new block; split-KV partials (fp32 acc, m, l) merged the
+      same way; out = round_d(acc / l).
     Writing w_j = exp(s_j - M) (s_j = scale q . k_j exact, M = max_j s_j, W = sum_j w_j >= 1, the
     reference out = sum_j w_j v_j / W), the kernel's weights are c w_j (1 + r_j) with c common to
     every key of the row (the shift by the computed max cancels between numerator and denominator)
     and
       r_j <= exp(E_j + G_j) (1 + SPECIAL)^(n + 1) (1 + u32)^(n + 1) - 1, where
-      E_j = ((1 + t)(1 + gamma_{D+2}) - 1) |scale| |q| . |k_j|    the logit's error (dot, scale, log2 e),
+      E_j = ((1 + t)(1 + gamma_n) - 1) |scale| |q| . |k_j|       the logit's error (dot, scale, log2 e;
+                                                                  n = D + 2, or a GPU's MMA count),
       G_j = 9 u32 (M - s_j + 2 max E)                             rounding of t_j - m, of the alpha
                                                                   arguments (they telescope) and of
                                                                   the merge's arguments (3 u each),
                                                                   tripled for an exp that prescales
                                                                   its argument by log2 e itself,
-      n = ceil(L / key_block) + 1                                 rescalings by alpha a key goes
+      n = ceil(min(L, chunk) / key_block) + 1                     rescalings by alpha a key goes
                                                                   through (+1: the split merge),
       one exp2 and one multiplication per rescaling, one more for p_j itself.
-    The numerator's term j also carries the rounding of p to d (u_p), the accumulation of at most
-    a = L + n + splits + 1 terms (gamma_a) and, where p underflows in d, an absolute error
-    <= min(p_j, underflow(d)); the denominator carries r_j and gamma_a. With A_j, B_j those relative
-    errors and B = sum_j w_j B_j / W,
-      |acc / l - out| <= [sum_j w_j |v_j| (A_j + B) + sum_j eta_j |v_j|] / (W (1 - B)),
-    then the division (SPECIAL relative) and the rounding to d (_final).
+    In the numerator, term j also carries rho_j, the rounding of p_j to d (``_p_rounding``: an
+    interval [lo_j, hi_j] that the kernel's block structure pins down for almost every key), and
+    its accumulation, gamma_a with a = (additions in its block's dot) + (later blocks of its chunk)
+    + splits + 1; the denominator carries r_j and gamma_a. With g_j = (1 + r_j)(1 + gamma_a) - 1, B = sum_j w_j g_j / W (the denominator's
+    relative error), mid_j, rad_j the centre and half width of [lo_j, hi_j]:
+      acc / l - out = (Delta + R - beta out) / (1 + beta), |beta| <= B,
+      Delta = sum_j w_j rho_j v_j / W,  |Delta| <= |sum_j w_j mid_j v_j| / W + sum_j w_j rad_j |v_j| / W,
+      |R| <= sum_j w_j g_j (1 + max(|lo_j|, |hi_j|)) |v_j| / W,
+    then the division (SPECIAL relative) and the rounding to d (_final). The first term of |Delta|
+    is a signed sum: the P roundings the kernel's arithmetic fixes cancel as they do in the kernel,
+    instead of being charged u_d sum_j w_j |v_j| / W, an allowance that, on rows whose values
+    cancel, is large enough to hide another rounding of the accumulator or of the split partials.
+
+    ``key_block`` None: the kernel's blocking is not known; every rho_j in [-u_d, u_d], plus an
+    absolute underflow(d) where p_j underflows in d, a rescaling per key (n = L + 1) and sums over
+    the whole row (a = L + n + splits + 1): the bound of any blocking, P rounded once.
+
+    What this bound cannot see: in fp32, any extra fp32 rounding (the fp32 terms are worst cases
+    over every evaluation order); a P rounding whose p lies within delta_j of a rounding boundary
+    (charged in full, u_d); errors below the final half ulp where the output's only other error is
+    the rounding of P.
     """
-    if key_block < 1 or splits < 1:
+    if splits < 1 or (key_block is not None and key_block < 1):
         raise ValueError(f"key_block and splits must be >= 1, got {key_block} and {splits}")
     u_a = U32
-    D = q.shape[-1]
+    D, L = q.shape[-1], k.shape[-2]
     s = scale * (q @ k.transpose(-1, -2))
     s = torch.where(visible, s, torch.full_like(s, -math.inf))
     M = s.max(dim=-1, keepdim=True).values  # [..., R, 1], finite: every row sees a key
@@ -339,43 +476,64 @@ def _attention_rows(
     W = w.sum(dim=-1, keepdim=True)
     keys = visible.sum(dim=-1, keepdim=True).to(F64)  # [..., R, 1]
 
-    E = _compose(_tf32_product(tf32), gamma(D + 2, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
+    # the logit dot: D products in any order (D + 2 roundings with the scale); a GPU's MMAs take 16 at a
+    # time and may truncate (2 u32 a step, gamma_n(2u) = gamma_2n(u)): 2 (ceil(D / 16) + 16 + 2) roundings
+    roundings = max(D + 2, 2 * (_cdiv(D, 16) + 18))
+    E = _compose(_tf32_product(tf32), gamma(roundings, u_a)) * abs(scale) * (q.abs() @ k.abs().transpose(-1, -2))
     E = torch.where(visible, E, torch.zeros_like(E))
     E_max = E.max(dim=-1, keepdim=True).values
     gap = torch.where(visible, M - s, torch.zeros_like(s))
     G = 9 * u_a * (gap + 2 * E_max)
-    n = torch.ceil(keys / key_block) + 1  # [..., R, 1]
-    r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [..., R, L]
-
-    acc_terms = keys + n + splits + 1
-    g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
-    if dtype == torch.float32:
-        u_p = _tf32_product(tf32)  # P and V fed to tf32 tensor cores, or no rounding at all
-        eta_p = underflow(torch.float32) if tf32 else 0.0
+    if key_block is None:  # any blocking: every key may be rescaled once per key, and summed with all of them
+        n = keys + 1  # [..., R, 1]
+        acc_terms = keys + n + splits + 1
     else:
-        u_p = _compose(unit_roundoff(dtype), _tf32_product(False))
+        # a key is rescaled once per later block of its own chunk (split) and once by the merge; its product
+        # with v (and its p in l) is summed within its block (any order; a GPU's MMAs take 16 keys a step
+        # and may truncate: 2 (ceil(key_block / 16) + 17)), added to the running sums once per later block
+        # of its chunk, and merged with the other splits (any order)
+        blocks = torch.ceil(torch.clamp(keys, max=chunk or L) / key_block)
+        n = blocks + 1
+        acc_terms = blocks + max(key_block, 2 * (_cdiv(key_block, 16) + 17)) + splits + 1
+    r = torch.exp(E + G) * ((1 + SPECIAL) * (1 + u_a)) ** (n + 1) - 1  # [..., R, L]
+    g_acc = acc_terms * u_a / (1 - acc_terms * u_a)
+    eta_p = 0.0
+    if dtype == torch.float32:  # P and V fed to tf32 tensor cores, or no rounding at all
+        lo = -_tf32_product(tf32) * torch.ones_like(s)
+        eta_p = underflow(torch.float32) if tf32 else 0.0
+    elif key_block is None:
+        lo = -unit_roundoff(dtype) * torch.ones_like(s)
         eta_p = underflow(dtype)
-    A = (1 + r) * (1 + u_p) * (1 + g_acc) - 1
-    Bj = (1 + r) * (1 + g_acc) - 1
-    B = (w * Bj).sum(dim=-1, keepdim=True) / W
+    else:
+        lo, hi = _p_rounding(s, visible, E, E_max, key_block, chunk or _cdiv(L, key_block) * key_block, dtype)
+    if dtype == torch.float32 or key_block is None:
+        lo = torch.where(visible, lo, torch.zeros_like(s))
+        hi = -lo
+    mid, rad = (lo + hi) / 2, (hi - lo) / 2
+    rho = torch.maximum(lo.abs(), hi.abs())
+
+    g = (1 + r) * (1 + g_acc) - 1
+    B = (w * g).sum(dim=-1, keepdim=True) / W
     if float(B.max()) >= 1:
         raise ValueError("attention bound: the softmax denominator's error bound reaches 1 (inputs too large)")
-    eta = torch.minimum(w, torch.full_like(w, eta_p)) * (1 + r) * (1 + g_acc) * torch.exp(E_max)
-    numerator = (w * (A + B)) @ v.abs() + eta @ v.abs()  # [..., R, D]
-    pre = numerator / (W * (1 - B))
+    delta = ((w * mid) @ v).abs() + (w * rad) @ v.abs()  # W |Delta|
+    rest = (w * g * (1 + rho)) @ v.abs()  # W |R|
+    eta = torch.minimum(w, torch.full_like(w, eta_p)) * (1 + g) * torch.exp(E_max)
+    pre = (delta + rest + eta @ v.abs()) / (W * (1 - B)) + B * out.abs() / (1 - B)
     pre = (1 + SPECIAL) * pre + SPECIAL * out.abs() + (keys + 4) * underflow(torch.float32)
     return _final(pre, out, dtype)
 
 
 def attention_prefill(
     q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, out64: torch.Tensor, *,
-    key_block: int = 1, tf32: bool = False,
+    key_block: int | None = None, tf32: bool = False,
 ) -> torch.Tensor:
     """Bound for causal GQA flash attention (shapes as reference.attention_prefill); see _attention_rows.
 
-    ``key_block`` is the fewest keys the kernel folds in between two rescalings of its running max
-    (the config's BLOCK_N). The default 1 holds for any kernel; the config's value tightens the
-    bound for long rows. ``tf32``: fp32 inputs fed to tf32 tensor cores (both dots).
+    ``key_block``: the kernel's key block (the config's BLOCK_N): blocks of keys from position 0,
+    the running max updated once per block. With it the bound knows which P the kernel rounds
+    (and how); None allows any blocking (every P rounding charged in full).
+    ``tf32``: fp32 inputs fed to tf32 tensor cores (both dots).
     """
     q64, k64, v64, o64 = _f64(q), _f64(k), _f64(v), _f64(out64)
     B, S, HQ, _ = q64.shape
@@ -387,20 +545,27 @@ def attention_prefill(
             kv = h // group
             bound[b, :, h, :] = _attention_rows(
                 q64[b, :, h, :], k64[b, :, kv, :], v64[b, :, kv, :], visible, scale, o64[b, :, h, :],
-                q.dtype, key_block, 1, tf32,
+                q.dtype, key_block, None, 1, tf32,
             )
     return bound
 
 
+def decode_chunk(capacity: int, key_block: int, splits: int) -> int:
+    """The cache positions each split of flash decoding covers (a multiple of the key block), as the
+    launcher computes it from the capacity: cdiv(cdiv(capacity, splits), key_block) * key_block."""
+    return _cdiv(_cdiv(capacity, splits), key_block) * key_block
+
+
 def attention_decode(
     q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor, scale: float,
-    out64: torch.Tensor, *, key_block: int = 1, splits: int = 1, tf32: bool = False,
+    out64: torch.Tensor, *, key_block: int | None = None, splits: int = 1, tf32: bool = False,
 ) -> torch.Tensor:
     """Bound for one query per sequence over the cache (shapes as reference.attention_decode).
 
-    Flash decoding: ``splits`` chunks of the cache, each a flash pass over its filled positions in
-    ``key_block`` steps, merged by a second pass; see _attention_rows (the same derivation, with
-    the merge's rescaling and sum counted).
+    Flash decoding: ``splits`` chunks of the cache (``decode_chunk`` positions each, from 0), each a
+    flash pass over its filled positions in ``key_block`` steps, merged by a second pass; see
+    _attention_rows (the same derivation, with the merge's rescaling and sum counted). ``key_block``
+    None allows any blocking.
     """
     q64, k64, v64, o64 = _f64(q), _f64(k_cache), _f64(v_cache), _f64(out64)
     B, HQ, D = q64.shape
@@ -415,6 +580,7 @@ def attention_decode(
     values = v64.permute(0, 2, 1, 3).masked_fill(empty, 0.0)
     visible = filled[:, None, None, :]
     visible = visible.expand(B, HKV, group, S)
+    chunk = decode_chunk(S, key_block, splits) if key_block is not None else None
     bound = _attention_rows(rows, keys, values, visible, scale, o64.reshape(B, HKV, group, D), q.dtype, key_block,
-                            splits, tf32)
+                            chunk, splits, tf32)
     return bound.reshape(B, HQ, D)

@@ -4,20 +4,28 @@ For each entry of a class's settings indexes (what ``run`` loads) and each of it
 draws shapes from the entry's whole domain (unbounded dimensions up to the op's record's caps) and
 values of every kind, runs the kernel with the entry's setting handed to its launcher, and compares
 every output with float64 under its bound. Before that, the index's own lookup must find the entry at
-its domain's corners (the door ``run`` uses). A failure is shrunk and reported with the entry that failed.
+its domain's corners (the door ``run`` uses). A failure is shrunk (unless ``shrink`` is
+off) and reported with the entry that failed: kernel, dtype, config, shape, and the worst elements
+with their error and bound (or the exception, or the guard band a store overran).
+
+From the command line every entry runs on a worker process (``isolate``) that writes the example it
+is about to run to a small trace file first: an entry whose kernel kills the process (a store that
+corrupts the heap: SIGSEGV, a glibc abort) is reported "crashed" with that example, and the other
+entries go on.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import tempfile
 import time
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Callable, Iterator
 
 import torch
-from hypothesis import given, settings
+from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
 from neurobrix import tables as nb_tables
@@ -58,6 +66,7 @@ class EntryResult:
     seconds: float = 0.0
     out_of_memory: bool = False  # failed only for want of device memory: no verdict on the entry yet
     carried: bool = False        # passed in an earlier run of the same tables, kernels and bounds (--resume)
+    crashed: bool = False        # the worker process died under the entry (failure: how, and the example)
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -85,9 +94,22 @@ def describe_failure(exc: BaseException) -> str:
     return text
 
 
+def config_text(config: dict[str, Any]) -> str:
+    return " ".join(f"{k}={v}" for k, v in config.items())
+
+
+NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)  # the verdict without the minimal example
+
+
 def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_name: str,
-                on_example: Callable[[], None] | None = None) -> EntryResult:
-    """Hypothesis over the entry's whole domain for one dtype, the entry's setting handed to the launcher."""
+                on_example: Callable[[], None] | None = None, trace: str | None = None,
+                shrink: bool = True) -> EntryResult:
+    """Hypothesis over the entry's whole domain for one dtype, the entry's setting handed to the launcher.
+
+    ``trace``: a file rewritten with each example before it runs (JSON: its number, shape, values and
+    seed, then the case), so that whoever started this process can name the example that killed it.
+    ``shrink`` False: the first failing example is reported as drawn (a shrink can take minutes).
+    """
     result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config))
     domain = drawable(kernel, entry.domain.ranges)
     record = RECORDS[kernel]
@@ -95,17 +117,27 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
     failing: list[str] = []
     starved: list[str] = []  # the device ran out of memory: no verdict; the other examples are skipped
     dev = device()
+    config = config_text(result.config)
+    drawn = {"n": 0}
+    phases = {} if shrink else {"phases": NO_SHRINK}
 
-    @settings(parent=profile(profile_name), max_examples=examples)
+    @settings(parent=profile(profile_name), max_examples=examples, **phases)
     @given(shape=shape_strategy, seed=st.integers(0, 2**32 - 1), kind=st.sampled_from(KINDS))
     def conforms(shape: dict[str, int], seed: int, kind: str) -> None:
         if starved and not failing:
             return
+        drawn["n"] += 1
+        example = f"{kernel} {dtype} {', '.join(f'{k}={v}' for k, v in shape.items())} [values: {kind}, seed {seed}]"
+        _note(trace, drawn["n"], shape, kind, seed, example)
         try:
             case = build(kernel, dtype, shape, Values(dtype, dev, seed, (kind,)))
+            example = f"{case.describe()} [values: {kind}, seed {seed}]"
+            _note(trace, drawn["n"], shape, kind, seed, example)
             verdict = judge(case, run_kernel(case, entry.config), entry.config)
         except Exception as exc:
             if failing or not is_out_of_memory(exc):
+                # the example and the config with the exception (a guard band overrun is an AssertionError)
+                failing[:] = [f"{example}, config {config}\n{describe_failure(exc)}"]
                 raise
             # not a failure for Hypothesis to shrink: the entry is checked again with the device to itself
             starved.append(f"{describe_failure(exc).splitlines()[0]} (shape {shape})")
@@ -117,7 +149,7 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
             if on_example:
                 on_example()
         if verdict.ratio > 1:
-            failing[:] = [f"{case.describe()} [values: {kind}, seed {seed}]\n{verdict.explanation}"]
+            failing[:] = [f"{example}, config {config}\n{verdict.explanation}"]
             raise AssertionError(failing[0])
 
     start = time.perf_counter()
@@ -126,17 +158,34 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
         if starved:
             result.passed, result.out_of_memory = False, True
             result.failure = f"out of device memory after {result.examples} examples: {starved[0]}"
-    except AssertionError:
+    except AssertionError as exc:
         result.passed = False
-        result.failure = failing[-1] if failing else "assertion failed"
+        result.failure = failing[-1] if failing else f"{kernel} {dtype}, config {config}\n{describe_failure(exc)}"
     except Exception as exc:  # a crash is a failure of the entry, reported, not a crash of check
         result.passed = False
         result.out_of_memory = not failing and is_out_of_memory(exc)
-        result.failure = describe_failure(exc) + (f"\nlast example: {failing[-1]}" if failing else "")
+        ours = failing and describe_failure(exc) in failing[-1]
+        result.failure = failing[-1] if ours else (describe_failure(exc) + (f"\nlast example: {failing[-1]}"
+                                                                              if failing else ""))
     result.seconds = time.perf_counter() - start
     if dev.type == "cuda":
         torch.cuda.empty_cache()  # hand cached memory back: other workers share this GPU
     return result
+
+
+def _note(trace: str | None, n: int, shape: dict[str, int], kind: str, seed: int, example: str) -> None:
+    if trace:
+        Path(trace).write_text(json.dumps({"example": n, "shape": shape, "kind": kind, "seed": seed,
+                                           "case": example}), encoding="utf-8")
+
+
+def last_example(trace: Path) -> dict[str, Any] | None:
+    """What a trace file says about the example its entry was running, if it says anything."""
+    try:
+        data = json.loads(trace.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+    return data if isinstance(data, dict) else None
 
 
 # What decides an entry's verdict besides its table: the kernels, the engine's lookup, table format and
@@ -146,8 +195,7 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
 VERDICT_FILES = (
     ("neurobrix", "ops/*.py"), ("neurobrix", "buckets.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
     ("neurobrix", "gpu.py"), ("conformance", "reference.py"), ("conformance", "bounds.py"),
-    ("conformance", "harness.py"), ("conformance", "specs/*.py"), ("conformance", "strategies.py"),
-    ("conformance", "check.py"),
+    ("conformance", "harness.py"), ("conformance", "specs/*.py"), ("conformance", "strategies.py"), ("conformance", "check.py"),
 )
 
 
@@ -284,16 +332,20 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
 
 def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
                 profile_name: str, progress: Any = None, jobs: int | None = None,
-                max_minutes: float | None = None, resume: Path | None = None,
-                tables_root: Path | None = None) -> Report:
+                max_minutes: float | None = None, resume: Path | None = None, isolate: bool = False,
+                tables_root: Path | None = None,
+                shrink: bool = True) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
+
+    ``isolate``: every entry on a worker process, even with one job; an entry whose worker dies is
+    reported crashed, with the example it was running, and the others go on.
+    ``shrink`` False: failing examples are reported as drawn, not shrunk.
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
     An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
     ``max_minutes``; one that cannot be is left unchecked, not failed).
     ``resume``: an earlier JSON report of the same tables, kernels and bounds; its passed entries are
     carried over, the others checked.
-    ``tables_root``: the tables folder to check (default: where the engine finds its tables).
     """
     from . import workers
 
@@ -335,53 +387,65 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             kernel, entry, dtype = work[i]
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
-    def outcome(item: tuple[str, Setting, str], result: EntryResult | workers.Failed) -> EntryResult:
-        if isinstance(result, workers.Failed):  # the worker died under it: a failure of the entry
-            kernel, entry, dtype = item
-            return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
-                               failure=f"the check could not run: {result.message}",
-                               out_of_memory="out of memory" in result.message.lower())
-        return result
+    with tempfile.TemporaryDirectory(prefix="neurobrix-check-") as scratch:
+        traces = Path(scratch)  # one file per entry: the example it is running (for a worker that dies)
 
-    deadline = start + max_minutes * 60 if max_minutes is not None else None
-    chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
-    longest = 0.0
-    starved: list[tuple[int, tuple[str, Setting, str]]] = []  # (index in report.results, item): out of memory
-    with workers.Workers(jobs, devices) as pool:
-        for first in range(0, len(work), chunk):
-            now = time.perf_counter()
-            if deadline is not None and now + longest > deadline:  # the next wave would overrun
-                report.left = len(work) - first
-                break
-            part = work[first:first + chunk]
-            results = pool.map(check_entry, [(k, e, d, n, profile_name) for k, e, d in part],
-                               lambda i, first=first: done(first + i))
-            for item, result in zip(part, results):
-                result = outcome(item, result)
-                if result.out_of_memory:
-                    starved.append((len(report.results), item))
-                report.results.append(result)
-            longest = max(longest, time.perf_counter() - now)
-        if starved and pool.shares_devices:
-            pool.close()  # the shared workers go, and the device memory they hold with them
-            if progress:
-                progress.update(task, description=f"checking {len(starved)} entries again, alone on a GPU "
-                                                  "(out of memory beside other workers)")
-            wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
-            for first in range(0, len(starved), wave):
+        def args(i: int, k: str, e: Setting, d: str) -> tuple:
+            return (k, e, d, n, profile_name, None, str(traces / f"{i}.json"), shrink)
+
+        def outcome(i: int, item: tuple[str, Setting, str], result: EntryResult | workers.Failed) -> EntryResult:
+            kernel, entry, dtype = item
+            if isinstance(result, workers.Crashed):  # the kernel took its process down: name the example
+                last = last_example(traces / f"{i}.json")
+                where = f"during example {last['example']}: {last['case']}" if last else "before its first example"
+                return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
+                                   crashed=True, examples=max(0, last["example"] - 1) if last else 0,
+                                   failure=f"crashed: {result.message} {where}, config {config_text(entry.config)}")
+            if isinstance(result, workers.Failed):  # check_entry itself raised: a failure of the entry
+                return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
+                                   failure=f"the check could not run: {result.message}",
+                                   out_of_memory="out of memory" in result.message.lower())
+            return result
+
+        deadline = start + max_minutes * 60 if max_minutes is not None else None
+        chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
+        longest = 0.0
+        starved: list[tuple[int, int, tuple[str, Setting, str]]] = []  # (index in report.results, in work, item)
+        with workers.Workers(jobs, devices, isolate=isolate) as pool:
+            for first in range(0, len(work), chunk):
                 now = time.perf_counter()
-                if deadline is not None and now + longest_alone > deadline:
+                if deadline is not None and now + longest > deadline:  # the next wave would overrun
+                    report.left = len(work) - first
                     break
-                part = starved[first:first + wave]
-                for (i, item), result in zip(part, pool.alone(check_entry, [(k, e, d, n, profile_name)
-                                                                              for _, (k, e, d) in part])):
-                    report.results[i] = outcome(item, result)
-                    report.retried += 1
-                longest_alone = time.perf_counter() - now
-            # starved entries the time limit left without a second run have no verdict: left, like the rest
-            unrun = {i for i, _ in starved[report.retried:]}
-            report.results = [r for i, r in enumerate(report.results) if i not in unrun]
-            report.left += len(unrun)
+                part = work[first:first + chunk]
+                results = pool.map(check_entry, [args(first + j, k, e, d) for j, (k, e, d) in enumerate(part)],
+                                   lambda i, first=first: done(first + i))
+                for j, (item, result) in enumerate(zip(part, results)):
+                    result = outcome(first + j, item, result)
+                    if result.out_of_memory:
+                        starved.append((len(report.results), first + j, item))
+                    report.results.append(result)
+                longest = max(longest, time.perf_counter() - now)
+            if starved and pool.shares_devices:
+                pool.close()  # the shared workers go, and the device memory they hold with them
+                if progress:
+                    progress.update(task, description=f"checking {len(starved)} entries again, alone on a GPU "
+                                                      "(out of memory beside other workers)")
+                wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
+                for first in range(0, len(starved), wave):
+                    now = time.perf_counter()
+                    if deadline is not None and now + longest_alone > deadline:
+                        break
+                    part = starved[first:first + wave]
+                    results = pool.alone(check_entry, [args(w, *item) for _, w, item in part])
+                    for (i, w, item), result in zip(part, results):
+                        report.results[i] = outcome(w, item, result)
+                        report.retried += 1
+                    longest_alone = time.perf_counter() - now
+                # starved entries the time limit left without a second run have no verdict: left, like the rest
+                unrun = {i for i, _, _ in starved[report.retried:]}
+                report.results = [r for i, r in enumerate(report.results) if i not in unrun]
+                report.left += len(unrun)
     report.seconds = time.perf_counter() - start
     return report
 
@@ -393,8 +457,8 @@ def render(report: Report) -> str:
         lines.append(f"  {kernel:<18} {s['entries']:>7} {s['examples']:>8} {s['worst_ratio']:>15.3f} {s['failed']:>6}")
     for r in report.results:
         if not r.passed:
-            lines.append(f"FAILED {r.kernel} {r.dtype} {r.domain} config {r.config}:\n  "
-                         + (r.failure or "").replace("\n", "\n  "))
+            lines.append(f"{'CRASHED' if r.crashed else 'FAILED'} {r.kernel} {r.dtype} {r.domain} config "
+                         f"{r.config}:\n  " + (r.failure or "").replace("\n", "\n  "))
     total = sum(r.examples for r in report.results)
     verdict = "PASSED" if report.passed else "FAILED"
     if report.passed and not report.complete:

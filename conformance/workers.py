@@ -8,15 +8,21 @@ on one process per device, and the caller never overlaps it with ``map`` (the ph
 Triton's on-disk cache carries the compiled kernels from the correctness workers to the timers.
 
 With ``jobs <= 1`` and one device everything runs in this process, in order (the interpreter class,
-tests, a laptop).
+tests, a laptop), unless the caller asks for isolation: ``Workers(..., isolate=True)`` runs every item
+on a worker process that takes one item at a time, so that a worker that dies (a kernel that corrupts
+the heap: SIGSEGV, a glibc abort) takes only the item it held: that item's result is ``Crashed``, a
+fresh worker takes its place and the other items go on.
 """
 
 from __future__ import annotations
 
 import multiprocessing
 import os
+import signal
+from collections import deque
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
+from multiprocessing.connection import wait
 from typing import Any, Callable, Iterable, TypeVar
 
 T = TypeVar("T")
@@ -30,8 +36,27 @@ class Failed:
     message: str
 
 
+@dataclass(frozen=True)
+class Crashed(Failed):
+    """The worker process died while it held this item (only with isolation): its exit status says how."""
+
+    exitcode: int = 0
+
+
 def _failure(exc: BaseException) -> Failed:
     return Failed(f"{type(exc).__name__}: {exc}".splitlines()[0][:500])
+
+
+def exit_reason(exitcode: int | None) -> str:
+    """A process's exit status in words: 'killed by SIGSEGV', 'exit status 3'."""
+    if exitcode is None:
+        return "no exit status"
+    if exitcode < 0:
+        try:
+            return f"killed by {signal.Signals(-exitcode).name}"
+        except ValueError:
+            return f"killed by signal {-exitcode}"
+    return f"exit status {exitcode}"
 
 
 def same_class_gpus() -> list[int]:
@@ -52,24 +77,139 @@ def same_class_gpus() -> list[int]:
 def _bind(devices: Any) -> None:
     """Worker initializer: take one device from the queue and see only it. Device numbers count the
     GPUs this process was given, so they map through an inherited CUDA_VISIBLE_DEVICES."""
-    device = devices.get()
+    _see_only(devices.get())
+
+
+_NOTHING = object()
+
+
+def _see_only(device: int | None) -> None:
     if device is not None:
         visible = os.environ.get("CUDA_VISIBLE_DEVICES")
         names = [v.strip() for v in visible.split(",")] if visible else None
         os.environ["CUDA_VISIBLE_DEVICES"] = names[device] if names else str(device)
 
 
-class Workers:
-    """Process pools over ``devices`` (GPU indices, or [None] for the CPU / interpreter)."""
+def _serve(conn: Any, device: int | None) -> None:
+    """An isolated worker: (index, fn, args) in, (index, result or Failed) out, one at a time; None ends it."""
+    _see_only(device)
+    while True:
+        try:
+            task = conn.recv()
+        except (EOFError, OSError):
+            return
+        if task is None:
+            return
+        index, fn, args = task
+        try:
+            result = fn(*args)
+        except Exception as exc:  # noqa: BLE001 - reported as the item's result
+            result = _failure(exc)
+        try:
+            conn.send((index, result))
+        except Exception as exc:  # noqa: BLE001 - an unpicklable result
+            conn.send((index, _failure(exc)))
 
-    def __init__(self, jobs: int, devices: list[int | None]):
+
+class _Isolated:
+    """Worker processes (spawned, one device each) that take one item at a time. A worker that dies is
+    noticed through its process sentinel: its item gets ``Crashed`` and a fresh worker starts for the next
+    item. A worker whose item raised is replaced too (a broken CUDA context must not serve on).
+
+    Hand-written rather than a ProcessPoolExecutor: when one of its workers dies the executor fails every
+    pending item alike (BrokenProcessPool), and the item that killed it cannot be told from the others."""
+
+    def __init__(self, devices: list[int | None], workers: int):
+        self._ctx = multiprocessing.get_context("spawn")  # CUDA cannot be forked
+        self._slots = [devices[i % len(devices)] for i in range(workers)]
+        self._procs: list[tuple[Any, Any] | None] = [None] * workers
+
+    def _start(self, slot: int) -> tuple[Any, Any]:
+        parent, child = self._ctx.Pipe()
+        process = self._ctx.Process(target=_serve, args=(child, self._slots[slot]), daemon=True)
+        process.start()
+        child.close()
+        self._procs[slot] = (process, parent)
+        return process, parent
+
+    def _stop(self, slot: int) -> None:
+        held = self._procs[slot]
+        self._procs[slot] = None
+        if held is None:
+            return
+        process, conn = held
+        try:
+            if process.is_alive():
+                conn.send(None)
+        except (OSError, ValueError):
+            pass
+        process.join(timeout=10)
+        if process.is_alive():
+            process.kill()
+            process.join()
+        conn.close()
+
+    def run(self, fn: Callable[..., R], items: list[tuple], on_done: Callable[[int], None] | None
+            ) -> tuple[list[R | Failed], bool]:
+        results: list[Any] = [None] * len(items)
+        failed = False
+        pending = deque(range(len(items)))
+        busy: dict[int, int] = {}  # slot -> index of the item it holds
+        while pending or busy:
+            for slot in range(len(self._slots)):
+                if slot in busy or not pending:
+                    continue
+                held = self._procs[slot]
+                process, conn = held if held is not None and held[0].is_alive() else self._start(slot)
+                index = pending.popleft()
+                conn.send((index, fn, items[index]))
+                busy[slot] = index
+            watched = [self._procs[slot][1] for slot in busy] + [self._procs[slot][0].sentinel for slot in busy]
+            wait(watched)
+            for slot, index in list(busy.items()):
+                process, conn = self._procs[slot]
+                result: Any = _NOTHING
+                try:
+                    if conn.poll():  # a result is read first: a worker may die right after sending it
+                        _, result = conn.recv()
+                except Exception:  # noqa: BLE001 - a pipe closed (or cut mid-message) by a dying worker
+                    result = _NOTHING
+                if result is _NOTHING and process.is_alive():
+                    continue  # not done yet
+                if result is _NOTHING:  # the worker died holding the item
+                    process.join(timeout=10)
+                    result = Crashed(f"the worker process died ({exit_reason(process.exitcode)})",
+                                     process.exitcode or 0)
+                    self._stop(slot)
+                elif isinstance(result, Failed):
+                    self._stop(slot)
+                failed = failed or isinstance(result, Failed)
+                results[index] = result
+                del busy[slot]
+                if on_done:
+                    on_done(index)
+        return results, failed
+
+    def close(self) -> None:
+        for slot in range(len(self._procs)):
+            self._stop(slot)
+
+
+class Workers:
+    """Process pools over ``devices`` (GPU indices, or [None] for the CPU / interpreter); with ``isolate``,
+    worker processes even for one job, and a dying worker reported against its own item only."""
+
+    def __init__(self, jobs: int, devices: list[int | None], isolate: bool = False):
         self.devices = devices or [None]
         self.jobs = max(1, jobs)
-        self.inline = self.jobs <= 1 and len(self.devices) == 1
-        self._shared: Executor | None = None
-        self._alone: Executor | None = None
+        self.isolate = isolate
+        self.inline = self.jobs <= 1 and len(self.devices) == 1 and not isolate
+        self._shared: Executor | _Isolated | None = None
+        self._alone: Executor | _Isolated | None = None
 
-    def _pool(self, workers: int) -> Executor:
+    def _pool(self, workers: int) -> Executor | _Isolated:
+        if self.isolate:
+            return _Isolated(self.devices, workers)
         ctx = multiprocessing.get_context("spawn")  # CUDA cannot be forked
         queue = ctx.Queue()
         for i in range(workers):
@@ -81,9 +221,11 @@ class Workers:
         """Whether ``map`` puts several workers on one device (then a worker may find it full)."""
         return not self.inline and max(self.jobs, len(self.devices)) > len(self.devices)
 
-    def _run(self, pool: Executor | None, fn: Callable[..., R], items: list[tuple],
+    def _run(self, pool: Executor | _Isolated | None, fn: Callable[..., R], items: list[tuple],
              on_done: Callable[[int], None] | None) -> tuple[list[R | Failed], bool]:
         """(results in the items' order, a Failed where fn raised; whether any did)."""
+        if isinstance(pool, _Isolated):
+            return pool.run(fn, items, on_done)
         results: list[Any] = [None] * len(items)
         failed = False
         if pool is None:
@@ -112,7 +254,7 @@ class Workers:
         if not self.inline and self._shared is None:
             self._shared = self._pool(max(self.jobs, len(self.devices)))
         results, failed = self._run(self._shared, fn, list(items), on_done)
-        if failed:
+        if failed and not self.isolate:  # isolated workers were replaced one by one
             self._renew()
         return results
 
@@ -122,7 +264,7 @@ class Workers:
         if not self.inline and self._alone is None:
             self._alone = self._pool(len(self.devices))
         results, failed = self._run(self._alone, fn, list(items), on_done)
-        if failed:
+        if failed and not self.isolate:
             self._renew()
         return results
 
@@ -132,7 +274,9 @@ class Workers:
 
     def close(self) -> None:
         for pool in (self._shared, self._alone):
-            if pool is not None:
+            if isinstance(pool, _Isolated):
+                pool.close()
+            elif pool is not None:
                 pool.shutdown(cancel_futures=True)
         self._shared = self._alone = None
 

@@ -460,10 +460,13 @@ def test_silu_mul_bound_catches(mutant):
 
 
 # ========================================================================================== attention
-def flash_rows(q, k, v, visible, scale, block, out_dtype, *, acc_dtype=FP32, exp=torch.exp2, scale_log2=None):
+def flash_rows(q, k, v, visible, scale, block, out_dtype, *, acc_dtype=FP32, exp=torch.exp2, scale_log2=None,
+               p_dtype=None, l_from_rounded=False):
     """Flash attention of query rows q [R, D] over k, v [L, D] (in d), as neurobrix's kernels do it:
     fp32 scores scaled by scale * log2(e), running max, exp2, P rounded to d before P.V, l from the
-    unrounded P. Returns the unnormalised (acc, m, l) in fp32."""
+    unrounded P. Returns the unnormalised (acc, m, l) in fp32. Mutants: ``acc_dtype`` rounds the
+    accumulator once per key block, ``p_dtype`` rounds P to that dtype (where d is fp32 too),
+    ``l_from_rounded`` sums the rounded P into l."""
     R, D = q.shape
     c = torch.tensor(scale * LOG2E if scale_log2 is None else scale_log2, dtype=FP32)
     m = torch.full((R,), -math.inf)
@@ -475,8 +478,9 @@ def flash_rows(q, k, v, visible, scale, block, out_dtype, *, acc_dtype=FP32, exp
         m_new = torch.maximum(m, t.max(dim=1).values)
         alpha = exp(m - m_new)
         p = exp(t - m_new[:, None])
-        l = l * alpha + p.sum(dim=1)
         p_d = p.to(out_dtype).float() if out_dtype != FP32 else p
+        p_d = p_d.to(p_dtype).float() if p_dtype is not None else p_d
+        l = l * alpha + (p_d if l_from_rounded else p).sum(dim=1)
         acc = (acc * alpha[:, None] + p_d @ v[s0 : s0 + block].float()).to(acc_dtype).float()
         m = m_new
     return acc, m, l
@@ -563,8 +567,17 @@ PREFILL_HONEST = {
 @CI
 @given(case=prefill_cases())
 def test_attention_prefill_bound_holds(case):
+    """The kernel's arithmetic (flash over the case's key blocks) within the bound that knows those blocks;
+    a two-pass computation rounds P against each row's max, as one key block holding the whole row does;
+    fp32 SDPA rounds no P at all; and the bound of any blocking holds for all three."""
+    S = case.q.shape[1]
+    whole_row = bd.attention_prefill(case.q, case.k, case.v, case.scale, case.out64, key_block=S)
+    any_blocking = bd.attention_prefill(case.q, case.k, case.v, case.scale, case.out64)
+    assert_within(prefill_flash(case), case.out64, case.bound, "flash, P rounded to d")
+    assert_within(prefill_two_pass(case), case.out64, whole_row, "two-pass, P rounded to d")
+    assert_within(prefill_sdpa_fp32(case), case.out64, case.bound, "torch SDPA in fp32")
     for name, honest in PREFILL_HONEST.items():
-        assert_within(honest(case), case.out64, case.bound, name)
+        assert_within(honest(case), case.out64, any_blocking, f"{name}, bound of any blocking")
 
 
 def _prefill_transposed_store(c: PrefillCase) -> torch.Tensor:
@@ -633,8 +646,11 @@ def decode_cases(draw, dtypes=DTYPES):
     return DecodeCase(q, k, v, lengths, D**-0.5, block, splits)
 
 
-def decode_flash(c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True) -> torch.Tensor:
-    """Flash decoding: SPLITS chunks (multiples of the block) of the filled cache, merged by 2^(m - max m)."""
+def decode_flash(c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True, part_dtype=None, **flash
+                 ) -> torch.Tensor:
+    """Flash decoding: SPLITS chunks (multiples of the block) of the filled cache, merged by 2^(m - max m).
+    Mutants: ``part_dtype`` rounds the split partials (the unnormalised accumulators) before the merge;
+    ``flash`` goes to flash_rows."""
     B, HQ, D = c.q.shape
     cap, group = c.k.shape[1], HQ // c.k.shape[2]
     chunk = math.ceil(math.ceil(cap / c.splits) / c.block) * c.block
@@ -650,7 +666,9 @@ def decode_flash(c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True) -
                     continue
                 visible = torch.ones(1, end - start, dtype=torch.bool)
                 acc, m, l = flash_rows(c.q[b, h, None], c.k[b, start:end, kv], c.v[b, start:end, kv], visible,
-                                       c.scale, c.block, c.dtype)
+                                       c.scale, c.block, c.dtype, **flash)
+                if part_dtype is not None:
+                    acc = acc.to(part_dtype).float()
                 parts.append(acc[0])
                 ms.append(m[0])
                 ls.append(l[0])
@@ -683,6 +701,116 @@ def test_attention_decode_bound_catches(mutant):
         return honest_ok and bd.ratio(DECODE_MUTANTS[mutant](c), c.out64, c.bound) > 1
 
     assert_caught(decode_cases(), caught)
+
+
+# ================================================================ one extra rounding, at catalogue shapes
+# Each intermediate a kernel keeps in fp32 (or rounds to d exactly once, P), rounded once more to the storage
+# dtype: the honest computation stays within its bound and the mutant does not, at shapes the catalogue uses
+# (hidden 896-4096, head dim 64/128, GQA groups 4-8, K to 14336, caches to 4096) and configs the tables hold.
+# The bounds are told what the kernel's config fixes (linear's summation depth, attention's key blocks and
+# splits). What they cannot see at these shapes is written in conformance/bounds.py.
+def _normal(*shape: int, dtype: torch.dtype, scale: float = 1.0, seed: int = 0) -> torch.Tensor:
+    gen = torch.Generator().manual_seed(seed)
+    return (torch.randn(*shape, generator=gen, dtype=torch.float64) * scale).to(dtype)
+
+
+def linear_split_gemv(c: LinearCase, block_k: int, split_k: int, partial_dtype: torch.dtype = FP32) -> torch.Tensor:
+    """The gemv variant with SPLIT_K slices of K (whole BLOCK_K steps each), fp32 partials merged in order."""
+    M, K = c.x.shape
+    k_slice = math.ceil(math.ceil(K / split_k) / block_k) * block_k
+    y = torch.zeros(M, c.w.shape[0])
+    for first in range(0, K, k_slice):
+        part = LinearCase(c.x[:, first:first + k_slice], c.w[:, first:first + k_slice], None)
+        lanes = torch.zeros(M, c.w.shape[0], block_k)
+        for k0 in range(0, part.x.shape[1], block_k):
+            xs, ws = torch.zeros(M, block_k), torch.zeros(c.w.shape[0], block_k)
+            width = min(block_k, part.x.shape[1] - k0)
+            xs[:, :width], ws[:, :width] = part.x[:, k0:k0 + width].float(), part.w[:, k0:k0 + width].float()
+            lanes += xs[:, None, :] * ws[None, :, :]
+        y = y + lanes.sum(-1).to(partial_dtype).float()
+    return (y + _bias(c)).to(c.dtype)
+
+
+def _linear_extra(dtype, K, config, mutant):
+    case = LinearCase(_normal(4, K, dtype=dtype, seed=1), _normal(512, K, dtype=dtype, seed=2, scale=2.0 ** -round(
+        math.log2(math.sqrt(K)))), _normal(512, dtype=dtype, seed=3))
+    bound = bd.linear(case.x, case.w, case.b, case.out64, depth=bd.linear_depth(config, K, dtype))
+    if config["variant"] == "gemv":
+        honest = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"])
+        wrong = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"], partial_dtype=dtype)
+    else:
+        honest = linear_tiled(case, config["BLOCK_K"])
+        wrong = linear_tiled(case, config["BLOCK_K"], acc_dtype=dtype)
+    return bd.ratio(honest, case.out64, bound), bd.ratio(wrong, case.out64, bound)
+
+
+def _norm_extra(dtype, N):
+    x, w = _normal(16, N, dtype=dtype, seed=1), _normal(N, dtype=dtype, seed=2, scale=0.5)
+    y64 = ref.rms_norm(x, w, 1e-5)
+    bound = bd.rms_norm(x, w, 1e-5, y64)
+    xf = x.float()
+    rstd = 1.0 / torch.sqrt(xf.mul(xf).sum(-1, keepdim=True) / N + 1e-5)
+    honest, wrong = (xf * rstd * w.float()).to(dtype), (xf * rstd.to(dtype).float() * w.float()).to(dtype)
+    return bd.ratio(honest, y64, bound), bd.ratio(wrong, y64, bound)
+
+
+def _prefill_extra(dtype, S, D, G, q_scale, **mutant):
+    c = PrefillCase(_normal(1, S, G, D, dtype=dtype, seed=1, scale=q_scale), _normal(1, S, 1, D, dtype=dtype, seed=2),
+                    _normal(1, S, 1, D, dtype=dtype, seed=3), D**-0.5, 64)
+    return bd.ratio(prefill_flash(c), c.out64, c.bound), bd.ratio(prefill_flash(c, **mutant), c.out64, c.bound)
+
+
+def _decode_extra(dtype, capacity, lengths, D, G, block, splits, q_scale, **mutant):
+    c = DecodeCase(_normal(2, G, D, dtype=dtype, seed=4, scale=q_scale), _normal(2, capacity, 1, D, dtype=dtype, seed=5),
+                   _normal(2, capacity, 1, D, dtype=dtype, seed=6), torch.tensor(lengths), D**-0.5, block, splits)
+    return bd.ratio(decode_flash(c), c.out64, c.bound), bd.ratio(decode_flash(c, **mutant), c.out64, c.bound)
+
+
+TILED = {"variant": "tiled", "BLOCK_K": 64}
+GEMV_SPLIT = {"variant": "gemv", "BLOCK_K": 128, "SPLIT_K": 8}
+EXTRA_ROUNDING = {
+    # linear, its config's summation depth given to the bound
+    "linear tiled, fp16 accumulator, K 4096": lambda: _linear_extra(FP16, 4096, TILED, "acc"),
+    "linear tiled, fp16 accumulator, K 14336": lambda: _linear_extra(FP16, 14336, TILED, "acc"),
+    "linear tiled, bf16 accumulator, K 4096": lambda: _linear_extra(BF16, 4096, TILED, "acc"),
+    "linear tiled, bf16 accumulator, K 14336": lambda: _linear_extra(BF16, 14336, TILED, "acc"),
+    "linear gemv, fp16 split-K partials, K 4096": lambda: _linear_extra(FP16, 4096, GEMV_SPLIT, "partials"),
+    "linear gemv, bf16 split-K partials, K 4096": lambda: _linear_extra(BF16, 4096, GEMV_SPLIT, "partials"),
+    "linear gemv, bf16 split-K partials, K 14336": lambda: _linear_extra(BF16, 14336, GEMV_SPLIT, "partials"),
+    # rms_norm: rstd rounded to the storage dtype
+    "rms_norm fp16 rstd, N 896": lambda: _norm_extra(FP16, 896),
+    "rms_norm fp16 rstd, N 4096": lambda: _norm_extra(FP16, 4096),
+    "rms_norm bf16 rstd, N 2048": lambda: _norm_extra(BF16, 2048),
+    # attention prefill: the accumulator rounded once per key block
+    "prefill fp16 accumulator, S 512 D 128 G 4": lambda: _prefill_extra(FP16, 512, 128, 4, 1.0, acc_dtype=FP16),
+    "prefill fp16 accumulator, S 512 D 64 G 8": lambda: _prefill_extra(FP16, 512, 64, 8, 2.0, acc_dtype=FP16),
+    "prefill bf16 accumulator, S 512 D 128 G 4": lambda: _prefill_extra(BF16, 512, 128, 4, 1.0, acc_dtype=BF16),
+    # P rounded where the contract rounds none (fp32 kernels)
+    "prefill fp32, P rounded to bf16, S 512 D 128": lambda: _prefill_extra(FP32, 512, 128, 4, 1.0, p_dtype=BF16),
+    "decode fp32, P rounded to fp16, capacity 512 filled 40 and 100": lambda: _decode_extra(
+        FP32, 512, [40, 100], 64, 8, 32, 16, 1.0, p_dtype=FP16),
+    # attention decode (H200 configs; one config serves every fill of the capacity): split partials (the
+    # unnormalised accumulators) stored in the storage dtype, and a split's accumulator rounded once per key block
+    "decode fp16 partials, capacity 4096 filled 40 and 100, D 64 G 4, 32 splits": lambda: _decode_extra(
+        FP16, 4096, [40, 100], 64, 4, 64, 32, 1.0, part_dtype=FP16),
+    "decode fp16 partials, capacity 512 filled 200 and 60, D 64 G 8, 16 splits": lambda: _decode_extra(
+        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, part_dtype=FP16),
+    "decode bf16 partials, capacity 4096 filled 300 and 700, D 128 G 4, 32 splits": lambda: _decode_extra(
+        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, part_dtype=BF16),
+    "decode bf16 partials, capacity 512 full, D 64 G 8, 16 splits": lambda: _decode_extra(
+        BF16, 512, [512, 170], 64, 8, 32, 16, 1.0, part_dtype=BF16),
+    "decode bf16 accumulator, capacity 4096 filled 300 and 700, D 128 G 4": lambda: _decode_extra(
+        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, acc_dtype=BF16),
+    "decode fp16 accumulator, capacity 512 filled 200 and 60, D 64 G 8": lambda: _decode_extra(
+        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, acc_dtype=FP16),
+}
+
+
+@pytest.mark.parametrize("name", EXTRA_ROUNDING)
+def test_one_extra_rounding_is_caught_at_catalogue_shapes(name):
+    honest, mutant = EXTRA_ROUNDING[name]()
+    assert honest <= 1, f"{name}: the honest computation exceeds its bound ({honest:.3g})"
+    assert mutant > 1, f"{name}: one extra rounding stays within the bound (ratio {mutant:.3g}; honest {honest:.3g})"
 
 
 # ========================================================================================== tightness

@@ -106,29 +106,28 @@ def _linear_skinny_kernel(
     pid_k = tl.program_id(2)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    mask_m = offs_m < M
-    mask_n = offs_n < N
-    # this program's share of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
-    k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
-    k_start = pid_k * k_per_split
-    k_end = tl.minimum(k_start + k_per_split, K)
-    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(k_start, k_end, BLOCK_K):
+    in_m = offs_m < M
+    in_n = offs_n < N
+    # this program's slice of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
+    k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
+    k_first = pid_k * k_slice
+    k_last = tl.minimum(k_first + k_slice, K)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    for k0 in range(k_first, k_last, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
-        mask_k = offs_k < k_end
-        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=mask_m[:, None] & mask_k[None, :],
+        in_k = offs_k < k_last
+        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :],
                     other=0.0)
-        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=mask_k[:, None] & mask_n[None, :],
+        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :],
                     other=0.0)  # a [BLOCK_K, BLOCK_N] tile of W^T, read once for every row
-        accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)
-    mask = mask_m[:, None] & mask_n[None, :]
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    in_y = in_m[:, None] & in_n[None, :]
     if SPLIT_K == 1:
         if HAS_BIAS:
-            accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[None, :]
-        tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], accumulator.to(y_ptr.dtype.element_ty),
-                 mask=mask)
+            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
+        tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=in_y)
     else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel
-        tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], accumulator, mask=mask)
+        tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)
 
 
 @triton.jit

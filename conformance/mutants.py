@@ -1,0 +1,526 @@
+"""`python -m conformance mutants`: plant realistic bugs in the kernels, one at a time, and see the check catch each.
+
+A mutant is data: an id, the file it patches, an exact snippet of today's source (its anchor, which
+must occur exactly once there), the snippet that replaces it, what the bug is, its class and the
+kernel whose check must catch it. For each mutant the two source packages (``neurobrix`` and
+``conformance``) are copied to a temporary folder, the one patch is applied there, and the
+interpreter-class check of that kernel runs on the copy as a subprocess:
+
+    python -m conformance check --class interpreter --kernel K --profile ci --no-shrink --json R
+
+(derandomized examples, so a verdict is reproducible; no shrinking: the verdict is the same and a
+shrink can take minutes). A mutant is **caught** only when that check fails naming an entry: an
+output beyond its bound, a guard band overrun, an exception, or a worker that died under the entry
+(each names kernel, dtype, config and the example). A check that passes, dies without naming an
+entry, or runs past the time limit lets the mutant **survive**. The command exits 1 unless every
+mutant run was caught.
+
+Some mutants sit in code the interpreter check cannot reach yet (``reach`` says why: a variant the
+interpreter tables never select, frequencies the check does not take from the engine); they stay in
+the set, and survive, until the check reaches them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+from neurobrix.errors import UsageError
+
+from .workers import exit_reason
+
+CLASSES = (
+    "mask off by one", "tail dropped", "store without mask", "low-precision accumulation", "extra rounding",
+    "skipped rescale", "wrong scale", "wrong GQA mapping", "merge skips a split", "position off by one",
+    "wrong residual", "wrong eps placement", "wrong formula", "wrong indexing", "rope halves swapped",
+)
+NO_GEMV = "the interpreter tables select no gemv config: reached once every variant is checked on CPU"
+NO_TMA = "the interpreter tables select no tma config: reached once every variant is checked on CPU"
+ROPE_TABLES = "the rotary check builds cos/sin from the reference's frequencies, not rope_cache's"
+
+
+@dataclass(frozen=True)
+class Mutant:
+    id: str
+    kernel: str        # the kernel whose check must catch it
+    file: str          # the patched file, relative to the folder holding the packages
+    old: str           # exact snippet of today's source (occurs exactly once in the file)
+    new: str           # what replaces it
+    description: str
+    bug: str           # one of CLASSES
+    fast: bool = False  # in the --fast subset (CI)
+    reach: str = ""    # why the interpreter check cannot reach this code yet ("" = it can)
+
+
+LINEAR = "neurobrix/ops/linear.py"
+NORM = "neurobrix/ops/rms_norm.py"
+ROTARY = "neurobrix/ops/rotary.py"
+SILU = "neurobrix/ops/silu_mul.py"
+ATTN = "neurobrix/ops/attention.py"
+
+_PREFILL_V = "other=0.0)  # [BLOCK_N, BLOCK_D]\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
+_DECODE_V = "other=0.0)\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
+_PREFILL_L = ('        qk = tl.where(visible, qk, float("-inf"))\n'
+              "        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on\n"
+              "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
+              "        alpha = tl.exp2(m_i - m_new)\n"
+              "        p = tl.exp2(qk - m_new[:, None])\n"
+              "        l_i = l_i * alpha + tl.sum(p, axis=1)")
+_DECODE_L = ('        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n'
+             "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
+             "        alpha = tl.exp2(m_i - m_new)\n"
+             "        p = tl.exp2(qk - m_new[:, None])\n"
+             "        l_i = l_i * alpha + tl.sum(p, axis=1)")
+
+MUTANTS: tuple[Mutant, ...] = (
+    # ---------------------------------------------------------------------------- linear: gemv + split-K merge
+    Mutant("linear.gemv.k-mask-off-by-one", "linear", LINEAR,
+           "        mask_k = offs_k < k_end\n", "        mask_k = offs_k < k_end - 1\n",
+           "gemv drops the last element of each K slice", "mask off by one", reach=NO_GEMV),
+    Mutant("linear.gemv.split-floor", "linear", LINEAR,
+           "k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
+           "k_per_split = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
+           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", reach=NO_GEMV),
+    Mutant("linear.gemv.fp16-accumulator", "linear", LINEAR,
+           "        accumulator += w * x[None, :]",
+           "        accumulator = (accumulator + w * x[None, :]).to(y_ptr.dtype.element_ty).to(tl.float32)",
+           "gemv's accumulators rounded to the storage dtype each step", "low-precision accumulation", reach=NO_GEMV),
+    Mutant("linear.gemv.store-without-mask", "linear", LINEAR,
+           "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
+           "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty))",
+           "gemv stores a whole BLOCK_N past the last output column", "store without mask", reach=NO_GEMV),
+    Mutant("linear.gemv.row-zero", "linear", LINEAR,
+           "x = tl.load(x_ptr + pid_m * stride_xm + offs_k,", "x = tl.load(x_ptr + offs_k,",
+           "every row of the batch reads the first row of x", "wrong indexing", reach=NO_GEMV),
+    Mutant("linear.merge.skips-last-split", "linear", LINEAR,
+           "for k in range(SPLIT_K):  # in split order", "for k in range(SPLIT_K - 1):  # in split order",
+           "the split-K merge leaves out the last split's partial sums", "merge skips a split", reach=NO_GEMV),
+    Mutant("linear.merge.fp16-partials", "linear", LINEAR,
+           "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)",
+           "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
+           "split-K partial sums rounded to the storage dtype before the merge", "extra rounding", reach=NO_GEMV),
+    Mutant("linear.merge.bias-dropped", "linear", LINEAR,
+           "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+           "    tl.store(y_ptr",
+           "    tl.store(y_ptr",
+           "the split-K merge forgets the bias (the split programs leave it to the merge)", "wrong formula",
+           reach=NO_GEMV),
+    # ---------------------------------------------------------------------------------------- linear: tiled
+    Mutant("linear.tiled.k-mask-off-by-one", "linear", LINEAR,
+           "mask_k = offs_k < K - k0\n", "mask_k = offs_k < K - k0 - 1\n",
+           "tiled drops the last K element of every K step", "mask off by one"),
+    Mutant("linear.tiled.k-tail-dropped", "linear", LINEAR,
+           "for k0 in range(0, K, BLOCK_K):", "for k0 in range(0, K - BLOCK_K + 1, BLOCK_K):",
+           "tiled skips a partial last K block", "tail dropped", fast=True),
+    Mutant("linear.tiled.fp16-accumulator", "linear", LINEAR,
+           "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)",
+           "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+           "tiled's accumulator rounded to the input dtype after each K block", "low-precision accumulation"),
+    Mutant("linear.tiled.store-without-mask", "linear", LINEAR,
+           "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])",
+           "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty))",
+           "tiled stores whole tiles past the output's last row and column", "store without mask"),
+    Mutant("linear.tiled.row-mask-off-by-one", "linear", LINEAR,
+           "mask_m = offs_m < M\n", "mask_m = offs_m < M - 1\n",
+           "tiled neither loads nor stores the last row of x", "mask off by one"),
+    Mutant("linear.tiled.group-mapping", "linear", LINEAR,
+           "    pid_n = (pid % num_pid_in_group) // group_size_m",
+           "    pid_n = (pid % num_pid_in_group) // GROUP_M",
+           "tile mapping divides by GROUP_M where the last group is smaller: tiles done twice, others never",
+           "wrong indexing"),
+    Mutant("linear.tiled.bias-of-first-tile", "linear", LINEAR,
+           "accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0)",
+           "accumulator += tl.load(b_ptr + offs_n - pid_n * BLOCK_N, mask=mask_n, other=0.0)",
+           "every column tile adds the first tile's bias", "wrong indexing"),
+    # ------------------------------------------------------------------------------------------ linear: tma
+    Mutant("linear.tma.k-tiles-floor", "linear", LINEAR,
+           "k_tiles = tl.cdiv(K, BLOCK_K)", "k_tiles = K // BLOCK_K",
+           "the persistent kernel skips a partial last K tile", "tail dropped", reach=NO_TMA),
+    Mutant("linear.tma.last-tile-skipped", "linear", LINEAR,
+           "num_pid_m * num_pid_n, tl.num_programs(0), flatten=True)",
+           "num_pid_m * num_pid_n - 1, tl.num_programs(0), flatten=True)",
+           "the persistent grid's walk stops one tile short", "tail dropped", reach=NO_TMA),
+    Mutant("linear.tma.group-mapping", "linear", LINEAR,
+           "        pid_n = (tile % num_pid_in_group) // group_size_m",
+           "        pid_n = (tile % num_pid_in_group) // GROUP_M",
+           "persistent tile mapping divides by GROUP_M where the last group is smaller", "wrong indexing",
+           reach=NO_TMA),
+    Mutant("linear.tma.fp16-accumulator", "linear", LINEAR,
+           "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)",
+           "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+           "the persistent kernel's accumulator rounded to the input dtype after each K tile",
+           "low-precision accumulation", reach=NO_TMA),
+    # -------------------------------------------------------------------------------------------- rms_norm
+    Mutant("rms_norm.eps-outside-sqrt", "rms_norm", NORM,
+           "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+           "rstd = 1.0 / (tl.sqrt(tl.sum(h * h, axis=1) / N) + eps)",
+           "eps added after the square root", "wrong eps placement"),
+    Mutant("rms_norm.mean-over-block", "rms_norm", NORM,
+           "tl.sum(h * h, axis=1) / N + eps)", "tl.sum(h * h, axis=1) / BLOCK_N + eps)",
+           "the mean of squares divides by the padded block width", "wrong formula"),
+    Mutant("rms_norm.rstd-rounded", "rms_norm", NORM,
+           "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+           "rstd = (1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)).to(y_ptr.dtype.element_ty).to(tl.float32)",
+           "rstd rounded to the storage dtype before it scales the row", "extra rounding", fast=True),
+    Mutant("rms_norm.unrounded-stream", "rms_norm", NORM,
+           "        h = h_rounded.to(tl.float32)", "        h = h + r",
+           "y normalised from the fp32 sum, not from the rounded residual stream it returns", "wrong residual"),
+    Mutant("rms_norm.residual-from-x", "rms_norm", NORM,
+           "r = tl.load(r_ptr + offs_m[:, None] * stride_r", "r = tl.load(x_ptr + offs_m[:, None] * stride_r",
+           "the residual is read from x: h = x + x", "wrong residual"),
+    Mutant("rms_norm.store-without-mask", "rms_norm", NORM,
+           "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)",
+           "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty))",
+           "y stored for every row and column of the block, past the output's end", "store without mask",
+           fast=True),
+    Mutant("rms_norm.row-mask-off-by-one", "rms_norm", NORM,
+           "mask = (offs_m[:, None] < M) & mask_n[None, :]", "mask = (offs_m[:, None] < M - 1) & mask_n[None, :]",
+           "the last row is neither loaded nor stored", "mask off by one"),
+    Mutant("rms_norm.weight-shifted", "rms_norm", NORM,
+           "w = tl.load(w_ptr + offs_n, mask=mask_n", "w = tl.load(w_ptr + offs_n + 1, mask=mask_n",
+           "column n scaled by weight n + 1", "wrong indexing"),
+    # ---------------------------------------------------------------------------------------------- rotary
+    Mutant("rotary.rotation-sign", "rotary", ROTARY,
+           "tl.store(dst, (x1 * c[None, :] - x2 * sn[None, :])", "tl.store(dst, (x1 * c[None, :] + x2 * sn[None, :])",
+           "the first half rotated the wrong way", "wrong formula"),
+    Mutant("rotary.halves-swapped", "rotary", ROTARY,
+           "    x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)\n"
+           "    x2 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)",
+           "    x1 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)\n"
+           "    x2 = tl.load(src, mask=mask, other=0.0).to(tl.float32)",
+           "the two halves of each head read in the wrong order", "rope halves swapped", fast=True),
+    Mutant("rotary.position-off-by-one", "rotary", ROTARY,
+           "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)",
+           "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64) + 1",
+           "every token rotated (and cached) at its position + 1", "position off by one"),
+    Mutant("rotary.cache-row-is-token", "rotary", ROTARY,
+           "row = pos if CACHE else s", "row = s",
+           "k appended to the cache at the token's index in the call, not at its position", "position off by one"),
+    Mutant("rotary.v-half-copied", "rotary", ROTARY,
+           "(offs_e[None, :] < 2 * HALF)", "(offs_e[None, :] < HALF)",
+           "only the first half of v is appended to the cache", "tail dropped"),
+    Mutant("rotary.head-mask-off-by-one", "rotary", ROTARY,
+           "mask = (offs_h[:, None] < H) & (offs_d[None, :] < HALF)",
+           "mask = (offs_h[:, None] <= H) & (offs_d[None, :] < HALF)",
+           "one head past the last is rotated and stored", "mask off by one"),
+    Mutant("rotary.sin-at-token-index", "rotary", ROTARY,
+           "sn = tl.load(sin_ptr + pos * stride_cos", "sn = tl.load(sin_ptr + s * stride_cos",
+           "sin read at the token's index in the call instead of its position", "position off by one"),
+    Mutant("rotary.q-blocks-floor", "rotary", ROTARY,
+           "q_blocks = tl.cdiv(HQ, BLOCK_H)", "q_blocks = HQ // BLOCK_H",
+           "a partial block of q heads is taken for k heads", "tail dropped"),
+    Mutant("rotary.llama3-thresholds-swapped", "rotary", ROTARY,
+           "scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)",
+           "scaled = torch.where(wavelen > old_context / high, inv_freq / factor, inv_freq)",
+           "rope_cache's Llama-3 scaling slows the wrong wavelengths", "wrong formula", reach=ROPE_TABLES),
+    # -------------------------------------------------------------------------------------------- silu_mul
+    Mutant("silu_mul.exp-sign", "silu_mul", SILU,
+           "out = g / (1.0 + tl.exp(-g)) * u", "out = g / (1.0 + tl.exp(g)) * u",
+           "exp(g) where silu needs exp(-g)", "wrong formula", fast=True),
+    Mutant("silu_mul.gate-up-swapped", "silu_mul", SILU,
+           "out = g / (1.0 + tl.exp(-g)) * u", "out = u / (1.0 + tl.exp(-u)) * g",
+           "silu applied to the up half instead of the gate", "wrong formula"),
+    Mutant("silu_mul.column-mask-off-by-one", "silu_mul", SILU,
+           "(offs_i[None, :] < I)", "(offs_i[None, :] < I - 1)",
+           "the last column is neither loaded nor stored", "mask off by one"),
+    Mutant("silu_mul.store-without-mask", "silu_mul", SILU,
+           "out.to(out_ptr.dtype.element_ty), mask=mask)", "out.to(out_ptr.dtype.element_ty))",
+           "every element of the block stored, past the output's end", "store without mask", fast=True),
+    Mutant("silu_mul.up-off-by-one", "silu_mul", SILU,
+           "u = tl.load(g_ptrs + I, mask=mask", "u = tl.load(g_ptrs + I - 1, mask=mask",
+           "the up half read one column early", "wrong indexing"),
+    # ----------------------------------------------------------------------------------- attention_prefill
+    Mutant("attention_prefill.causal-off-by-one", "attention_prefill", ATTN,
+           "visible = (offs_m[:, None] >= offs_n[None, :])", "visible = (offs_m[:, None] > offs_n[None, :])",
+           "each query misses its own key", "mask off by one", fast=True),
+    Mutant("attention_prefill.accumulator-not-rescaled", "attention_prefill", ATTN,
+           _PREFILL_V, _PREFILL_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
+           "the accumulator is not rescaled when the running max grows", "skipped rescale"),
+    Mutant("attention_prefill.sum-not-rescaled", "attention_prefill", ATTN,
+           _PREFILL_L, _PREFILL_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
+           "the softmax denominator is not rescaled when the running max grows", "skipped rescale"),
+    Mutant("attention_prefill.scale-without-log2e", "attention_prefill", ATTN,
+           "q, k, v, o, S, HQ, G, float(scale) * LOG2E,", "q, k, v, o, S, HQ, G, float(scale),",
+           "exp2 of the natural-log scale: softmax at the wrong temperature", "wrong scale"),
+    Mutant("attention_prefill.gqa-interleaved", "attention_prefill", ATTN,
+           "    kv_h = h // G\n", "    kv_h = h % (HQ // G)\n",
+           "query head h reads kv head h mod Hkv instead of h // G", "wrong GQA mapping"),
+    Mutant("attention_prefill.p-rounded-fp16", "attention_prefill", ATTN,
+           _PREFILL_V, _PREFILL_V.replace("tl.dot(p.to(v.dtype), v,", "tl.dot(p.to(tl.float16).to(v.dtype), v,"),
+           "P rounded to fp16 whatever the dtype (fp32 kernels round P too)", "extra rounding"),
+    Mutant("attention_prefill.accumulator-rounded", "attention_prefill", ATTN,
+           _PREFILL_V + " input_precision=PRECISION)",
+           _PREFILL_V.replace("accumulator = accumulator", "accumulator = (accumulator")
+           + " input_precision=PRECISION)).to(v.dtype).to(tl.float32)",
+           "the accumulator rounded to the storage dtype once per key block", "extra rounding", fast=True),
+    Mutant("attention_prefill.row-mask-off-by-one", "attention_prefill", ATTN,
+           "    mask_m = offs_m < S\n", "    mask_m = offs_m < S - 1\n",
+           "the last query row is neither loaded nor stored", "mask off by one"),
+    Mutant("attention_prefill.diagonal-block-skipped", "attention_prefill", ATTN,
+           "end = tl.minimum((pid_m + 1) * BLOCK_M, S)", "end = tl.minimum(pid_m * BLOCK_M, S)",
+           "the key loop stops before the query block's own (diagonal) block", "tail dropped"),
+    Mutant("attention_prefill.store-without-mask", "attention_prefill", ATTN,
+           "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])",
+           "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty))",
+           "the whole block of queries stored, past the last row and the head dim", "store without mask"),
+    Mutant("attention_prefill.key-mask-off-by-one", "attention_prefill", ATTN,
+           "        mask_n = offs_n < S\n", "        mask_n = offs_n <= S\n",
+           "the key and value one past the sequence are loaded", "mask off by one"),
+    # ------------------------------------------------------------------------------------ attention_decode
+    Mutant("attention_decode.one-past-length", "attention_decode", ATTN,
+           "end = tl.minimum(start + chunk, length)", "end = tl.minimum(start + chunk, length + 1)",
+           "the position one past the cache length is attended", "position off by one"),
+    Mutant("attention_decode.merge-skips-last-split", "attention_decode", ATTN,
+           "mask_s = offs_s < SPLITS", "mask_s = offs_s < SPLITS - 1",
+           "the merge leaves out the last split", "merge skips a split", fast=True),
+    Mutant("attention_decode.merge-not-rescaled", "attention_decode", ATTN,
+           "out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)",
+           "out = tl.sum(part, axis=0) / tl.sum(l, axis=0)",
+           "split partials merged without rescaling to the common max", "skipped rescale"),
+    Mutant("attention_decode.partials-rounded", "attention_decode", ATTN,
+           "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator,",
+           "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator.to(q_ptr.dtype.element_ty),",
+           "split partials rounded to the storage dtype before the merge", "extra rounding", fast=True),
+    Mutant("attention_decode.gqa-interleaved", "attention_decode", ATTN,
+           "heads = kv_h * G + offs_g", "heads = kv_h + offs_g * HKV",
+           "kv head j serves query heads j, j + Hkv, ... instead of its group", "wrong GQA mapping"),
+    Mutant("attention_decode.sum-not-rescaled", "attention_decode", ATTN,
+           _DECODE_L, _DECODE_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
+           "a split's softmax denominator is not rescaled when its running max grows", "skipped rescale"),
+    Mutant("attention_decode.accumulator-not-rescaled", "attention_decode", ATTN,
+           _DECODE_V, _DECODE_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
+           "a split's accumulator is not rescaled when its running max grows", "skipped rescale"),
+    Mutant("attention_decode.scale-without-log2e", "attention_decode", ATTN,
+           "HKV, G, chunk, float(scale) * LOG2E,", "HKV, G, chunk, float(scale),",
+           "exp2 of the natural-log scale: softmax at the wrong temperature", "wrong scale"),
+    Mutant("attention_decode.chunk-start-off-by-one", "attention_decode", ATTN,
+           "    start = split_id * chunk\n", "    start = split_id * chunk + 1\n",
+           "each split skips the first position of its chunk", "position off by one"),
+    Mutant("attention_decode.group-mask-off-by-one", "attention_decode", ATTN,
+           "    mask_g = offs_g < G\n", "    mask_g = offs_g <= G\n",
+           "one query head past the group is computed and stored", "mask off by one"),
+)
+
+
+# ------------------------------------------------------------------------------------------ the source
+def sources() -> dict[str, Path]:
+    """Where the packages this process runs live (a checkout, or an installed copy)."""
+    import conformance
+    import neurobrix
+
+    return {"neurobrix": Path(neurobrix.__file__).resolve().parent,
+            "conformance": Path(conformance.__file__).resolve().parent}
+
+
+def anchor_problems(mutants: Iterable[Mutant], packages: dict[str, Path] | None = None) -> list[str]:
+    """Every way the set no longer fits today's source: an anchor found 0 or 2+ times, a no-op, a bad class."""
+    packages = packages or sources()
+    problems, seen = [], set()
+    for m in mutants:
+        if m.id in seen:
+            problems.append(f"{m.id}: the id is used twice")
+        seen.add(m.id)
+        if m.bug not in CLASSES:
+            problems.append(f"{m.id}: unknown class of bug {m.bug!r}")
+        if m.old == m.new:
+            problems.append(f"{m.id}: the new snippet is the old one")
+        package, _, rest = m.file.partition("/")
+        if package not in packages:
+            problems.append(f"{m.id}: {m.file} is in neither package")
+            continue
+        try:
+            text = (packages[package] / rest).read_text(encoding="utf-8")
+        except OSError as exc:
+            problems.append(f"{m.id}: cannot read {m.file} ({exc})")
+            continue
+        found = text.count(m.old)
+        if found != 1:
+            problems.append(f"{m.id}: its anchor occurs {found} times in {m.file} (must be once): {m.old[:80]!r}")
+    return problems
+
+
+def plant(mutant: Mutant, into: Path, packages: dict[str, Path] | None = None) -> None:
+    """Copy the packages into ``into`` and apply the one patch there."""
+    packages = packages or sources()
+    for name, path in packages.items():
+        shutil.copytree(path, into / name, ignore=shutil.ignore_patterns("__pycache__"))
+    target = into / mutant.file
+    text = target.read_text(encoding="utf-8")
+    if text.count(mutant.old) != 1:
+        raise UsageError(f"mutant {mutant.id}: its anchor does not occur exactly once in {mutant.file}")
+    target.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
+
+
+# --------------------------------------------------------------------------------------------- running
+@dataclass
+class Outcome:
+    id: str
+    kernel: str
+    bug: str
+    caught: bool
+    how: str          # what caught it ("wrong result", "guard band", "crashed ...", "error: ..."), or why not
+    entry: str        # the entry the check named ("" if none)
+    seconds: float
+    reach: str = ""
+    failures: list[str] = field(default_factory=list)  # each failed entry: its domain and first lines of failure
+
+
+def _how(failure: str, crashed: bool) -> str:
+    if crashed:
+        return "crashed (" + failure.split("(", 1)[1].split(")", 1)[0] + ")" if "(" in failure else "crashed"
+    if "exceed the bound" in failure or "KV-cache row" in failure:
+        return "wrong result"
+    if "out-of-bounds write" in failure:
+        return "guard band"
+    last = [line for line in failure.splitlines() if line.strip()]
+    return "error: " + (last[-1].strip()[:60] if last else "?")
+
+
+def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, seconds: float) -> Outcome:
+    """Caught only when the check failed (exit 1) and its report names a failed entry of the kernel."""
+    failed = [e for e in (report or {}).get("entries", [])
+              if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel]
+    base = {"id": mutant.id, "kernel": mutant.kernel, "bug": mutant.bug, "seconds": round(seconds, 1),
+            "reach": mutant.reach,
+            "failures": [f"{e['kernel']} {e['domain']}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
+                         for e in failed]}
+    if returncode == 1 and failed:
+        failed.sort(key=lambda e: not ("exceed the bound" in (e.get("failure") or "")))
+        first = failed[0]
+        entry = f"{first['kernel']} {first['domain']}"  # the domain names the dtype
+        return Outcome(caught=True, how=_how(first.get("failure") or "", bool(first.get("crashed"))),
+                       entry=entry, **base)
+    if returncode == 0:
+        return Outcome(caught=False, how="check passed", entry="", **base)
+    tail = [line for line in stderr.splitlines() if line.strip()]
+    why = f"check ended without naming an entry ({exit_reason(returncode)})" + (f": {tail[-1][:80]}" if tail else "")
+    return Outcome(caught=False, how=why, entry="", **base)
+
+
+def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, timeout: float = 900.0,
+            packages: dict[str, Path] | None = None, live: set[subprocess.Popen] | None = None) -> Outcome:
+    """The interpreter check of the mutant's kernel, on a copy of the source with the mutant planted.
+    ``live`` holds the check's process while it runs (for the caller to end it on an interrupt)."""
+    from neurobrix.tables import ENV_VAR
+
+    start = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="neurobrix-mutant-") as tmp:
+        root = Path(tmp)
+        plant(mutant, root, packages)
+        report_path = root / "report.json"
+        command = [sys.executable, "-m", "conformance", "check", "--class", "interpreter", "--kernel", mutant.kernel,
+                   "--profile", "ci", "--no-shrink", "--json", str(report_path)]
+        if examples:
+            command += ["--examples", str(examples)]
+        env = {**os.environ, "TRITON_INTERPRET": "1", ENV_VAR: str(tables_root),
+               "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env.setdefault("OMP_NUM_THREADS", "1")
+        # a session of its own: on a timeout the check and its worker go together
+        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                   text=True, start_new_session=True)
+        live = live if live is not None else set()
+        live.add(process)
+        try:
+            _, stderr = process.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            _end(process)
+            process.communicate()
+            return Outcome(mutant.id, mutant.kernel, mutant.bug, False, f"timed out after {timeout:.0f} s", "",
+                           round(time.perf_counter() - start, 1), mutant.reach)
+        finally:
+            live.discard(process)
+        try:
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            report = None
+        return judge(mutant, process.returncode, report, stderr, time.perf_counter() - start)
+
+
+def _end(process: subprocess.Popen) -> None:
+    """End a check and its worker: the session it leads, by its id (its reader reaps it)."""
+    try:
+        os.killpg(process.pid, signal.SIGKILL)
+    except ProcessLookupError:
+        pass
+
+
+def run(mutants: list[Mutant], jobs: int = 1, examples: int | None = None, timeout: float = 900.0,
+        on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+    """Every mutant's check, ``jobs`` at a time (each a subprocess with one worker); outcomes in order."""
+    from neurobrix import tables
+
+    problems = anchor_problems(mutants)
+    if problems:
+        raise UsageError("the mutants no longer fit the source:\n  " + "\n  ".join(problems))
+    root = tables.locate().root
+    if not (root / "interpreter" / tables.CLASS_NAME).is_file():
+        raise UsageError(f"the tables at {root} have no interpreter class: the mutants are checked on it")
+    packages = sources()
+
+    live: set[subprocess.Popen] = set()
+    stopping: list[bool] = []
+
+    def one(m: Mutant) -> Outcome | None:
+        if stopping:
+            return None
+        outcome = run_one(m, root, examples, timeout, packages, live)
+        if on_done and not stopping:
+            on_done(outcome)
+        return outcome
+
+    pool = ThreadPoolExecutor(max(1, jobs))
+    try:
+        return list(pool.map(one, mutants))
+    except BaseException:  # an interrupt: the checks under way end with this process, nothing is left behind
+        stopping.append(True)
+        for process in list(live):
+            _end(process)
+        raise
+    finally:
+        pool.shutdown(wait=True, cancel_futures=True)
+
+
+def select(fast: bool = False, only: list[str] | None = None) -> list[Mutant]:
+    if only:
+        known = {m.id: m for m in MUTANTS}
+        unknown = [i for i in only if i not in known]
+        if unknown:
+            raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; `python -m conformance mutants --list` "
+                             "lists them")
+        return [known[i] for i in only]
+    return [m for m in MUTANTS if m.fast or not fast]
+
+
+def render(outcomes: list[Outcome]) -> str:
+    width = max([len(o.id) for o in outcomes] + [6])
+    lines = [f"{'mutant':<{width}}  {'class':<26} {'verdict':<8} how"]
+    for o in outcomes:
+        verdict = "caught" if o.caught else "SURVIVED"
+        how = f"{o.how}: {o.entry}" if o.entry else o.how
+        lines.append(f"{o.id:<{width}}  {o.bug:<26} {verdict:<8} {how} [{o.seconds:.0f} s]")
+        if not o.caught and o.reach:
+            lines.append(f"{'':<{width}}  {'':<26} {'':<8} not reached yet: {o.reach}")
+    caught = sum(o.caught for o in outcomes)
+    rate = 100.0 * caught / len(outcomes) if outcomes else 0.0
+    lines.append(f"kill rate: {caught} of {len(outcomes)} mutants caught ({rate:.1f} %)")
+    survivors = [o.id for o in outcomes if not o.caught]
+    if survivors:
+        lines.append("survived: " + ", ".join(survivors))
+    return "\n".join(lines)
+
+
+def as_json(outcomes: list[Outcome]) -> dict:
+    caught = sum(o.caught for o in outcomes)
+    return {"mutants": len(outcomes), "caught": caught,
+            "kill_rate": round(caught / len(outcomes), 4) if outcomes else 0.0,
+            "outcomes": [asdict(o) for o in outcomes]}
