@@ -53,7 +53,8 @@ def cmd_check(args: argparse.Namespace) -> int:
         report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
                                    args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes,
                                    resume=Path(args.resume) if args.resume else None, isolate=True,
-                                   shrink=not args.no_shrink)
+                                   shrink=not args.no_shrink, shipped=args.shipped,
+                                   variants=set(args.variant) if args.variant else None)
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -234,6 +235,13 @@ def build_parser() -> argparse.ArgumentParser:
                    "kernels and bounds (same profile and examples): carry its passed entries over, check the rest")
     c.add_argument("--no-shrink", action="store_true", help="report the first failing example as drawn, without "
                    "Hypothesis's shrinking (the same verdict, sooner: a shrink can take minutes)")
+    c.add_argument("--shipped", action="store_true",
+                   help="also check every other distinct setting shipped in any class's tables, at small shapes "
+                   "crossing its blocks and splits (on the interpreter: the GPU classes' variants on CPU, bf16 "
+                   "settings in fp16); each reported with where it is shipped")
+    c.add_argument("--variant", nargs="+", metavar="VARIANT",
+                   help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, "
+                   "tiled, tma)")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(

@@ -253,19 +253,23 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
       issues one MMA per 16 K (ceil(K / 16) accumulations, each summing at most 16 products and the
       accumulator). Tensor cores may truncate where round-to-nearest rounds, i.e. up to 2 u32 per
       step: gamma_n(2u) = gamma_2n(u), so the count is doubled.
+    skinny (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K), then the
+      SPLIT_K partials merged in order like gemv's (plain fp32 additions: SPLIT_K - 1, not doubled).
     With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
     order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
     """
     variant = config.get("variant")
     block_k = int(config["BLOCK_K"])
+    split_k = int(config.get("SPLIT_K", 1))
+    k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
     if variant == "gemv":
-        split_k = int(config.get("SPLIT_K", 1))
-        k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
         return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
-    if variant in ("tiled", "tma"):
+    if variant in ("tiled", "tma", "skinny"):
         if dtype == torch.float32:
             return None
-        return 2 * max(_cdiv(K, block_k) + block_k - 1, _cdiv(K, 16) + 16)
+        length = k_slice if variant == "skinny" else K
+        dots = 2 * max(_cdiv(length, block_k) + block_k - 1, _cdiv(length, 16) + 16)
+        return dots + (split_k - 1 if variant == "skinny" else 0)
     raise ValueError(f"linear: no summation order known for variant {variant!r}")
 
 
@@ -310,9 +314,36 @@ def rms_norm(
 
 
 # --------------------------------------------------------------------------------------------- rotary
-def rope_table(table64: torch.Tensor, dtype: torch.dtype = torch.float32) -> torch.Tensor:
-    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``: half an ulp."""
-    return half_ulp(_f64(table64).abs(), dtype)
+U64 = 2.0**-53
+
+
+def rope_table(
+    table64: torch.Tensor, dtype: torch.dtype = torch.float32, *, angle: torch.Tensor | None = None,
+    scaling: Mapping[str, Any] | None = None,
+) -> torch.Tensor:
+    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``.
+
+    Without ``angle``: ``table64`` is the very float64 table that was rounded: half an ulp.
+    With ``angle`` (|p f| of each element, from the reference's frequencies): the table is another
+    float64 computation of the same cos(p f) (the engine's ``rope_cache``), which ``table64`` (the
+    reference's) may differ from before the rounding. Each inverse frequency goes through a few float64
+    roundings (the exponent 2i / D, the power, the division: 16 allowed) and, with Llama-3 scaling,
+    its blend: the weight smooth = (original / wavelength - low) / (high - low) is off by ~8 u high /
+    (high - low) and moves f by f (1 - 1 / factor) per unit, i.e. relative to f / factor by up to
+    factor times that (16 factor high / (high - low) allowed). The angle is one more rounding and
+    cos/sin within 2 ulps: each table is within gamma_n(2^-53) |p f| + 2^-52 of cos(p f), the two
+    within twice that (pre), and the rounding to ``dtype`` adds half an ulp of |table64| + pre. At a
+    position of 8,192 and f = 1, pre is ~1e-9 at most: a frequency off by one part in 10^9 shows.
+    """
+    t = _f64(table64)
+    if angle is None:
+        return half_ulp(t.abs(), dtype)
+    roundings = 16
+    if scaling is not None:
+        high, low = float(scaling["high_freq_factor"]), float(scaling["low_freq_factor"])
+        roundings += math.ceil(16 * float(scaling["factor"]) * max(1.0, high / (high - low)))
+    pre = 2 * (gamma(roundings + 1, U64) * _f64(angle).abs() + 2 * U64)
+    return pre + half_ulp(t.abs() + pre, dtype)
 
 
 def rotary(

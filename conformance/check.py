@@ -8,6 +8,10 @@ its domain's corners (the door ``run`` uses). A failure is shrunk (unless ``shri
 off) and reported with the entry that failed: kernel, dtype, config, shape, and the worst elements
 with their error and bound (or the exception, or the guard band a store overran).
 
+With ``shipped`` (``check --shipped``), every other distinct setting shipped in any class's tables is
+checked too, at the small shapes that setting can serve (``conformance.shipped``): on the interpreter
+that runs the GPU classes' variants on CPU, each reported with where it is shipped.
+
 From the command line every entry runs on a worker process (``isolate``) that writes the example it
 is about to run to a small trace file first: an entry whose kernel kills the process (a store that
 corrupts the heap: SIGSEGV, a glibc abort) is reported "crashed" with that example, and the other
@@ -34,7 +38,9 @@ from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
 from .harness import Values, build, judge, run_kernel
-from .specs import RECORDS
+from .shipped import Target
+from .shipped import targets as shipped_targets
+from .specs import RECORDS, Small
 from .strategies import KINDS, profile, shapes
 
 try:
@@ -67,6 +73,7 @@ class EntryResult:
     out_of_memory: bool = False  # failed only for want of device memory: no verdict on the entry yet
     carried: bool = False        # passed in an earlier run of the same tables, kernels and bounds (--resume)
     crashed: bool = False        # the worker process died under the entry (failure: how, and the example)
+    shipped_in: str = ""         # a setting of the tables' other entries, checked at small shapes: where it is shipped
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -103,17 +110,21 @@ NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)  # the v
 
 def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_name: str,
                 on_example: Callable[[], None] | None = None, trace: str | None = None,
-                shrink: bool = True) -> EntryResult:
+                shrink: bool = True, small: Small | None = None, shipped_in: str = "") -> EntryResult:
     """Hypothesis over the entry's whole domain for one dtype, the entry's setting handed to the launcher.
 
     ``trace``: a file rewritten with each example before it runs (JSON: its number, shape, values and
     seed, then the case), so that whoever started this process can name the example that killed it.
     ``shrink`` False: the first failing example is reported as drawn (a shrink can take minutes).
+    ``small``: a shipped setting's small shapes (its domain is ``entry``'s), drawn on and beside its own
+    blocks and splits; ``shipped_in`` says where that setting is shipped (for the report).
     """
-    result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config))
+    result = EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), shipped_in=shipped_in)
     domain = drawable(kernel, entry.domain.ranges)
     record = RECORDS[kernel]
-    shape_strategy = shapes(domain, cap=dict(record.caps), multiple_of=dict(record.multiple_of) or None)
+    multiple_of = {**record.multiple_of, **(small.multiple_of if small else {})}
+    shape_strategy = shapes(domain, cap=dict(record.caps), multiple_of=multiple_of or None,
+                            block_sizes=dict(small.blocks) if small else {})
     failing: list[str] = []
     starved: list[str] = []  # the device ran out of memory: no verdict; the other examples are skipped
     dev = device()
@@ -196,15 +207,19 @@ VERDICT_FILES = (
     ("neurobrix", "ops/*.py"), ("neurobrix", "buckets.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
     ("neurobrix", "gpu.py"), ("conformance", "reference.py"), ("conformance", "bounds.py"),
     ("conformance", "harness.py"), ("conformance", "specs/*.py"), ("conformance", "strategies.py"), ("conformance", "check.py"),
+    ("conformance", "shipped.py"),
 )
 
 
-def fingerprint(tables_root: Path, gpu_class: str) -> str:
-    """sha256 over the library versions, the class's table files and VERDICT_FILES (path and content)."""
+def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False) -> str:
+    """sha256 over the library versions, the class's table files (every class's with ``shipped``) and
+    VERDICT_FILES (path and content)."""
     import neurobrix
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
-    files = [(f"tables/{gpu_class}/{f.name}", f) for f in sorted((tables_root / gpu_class).iterdir()) if f.is_file()]
+    folders = sorted(p for p in tables_root.iterdir() if p.is_dir()) if shipped else [tables_root / gpu_class]
+    files = [(f"tables/{folder.name}/{f.name}", f) for folder in folders for f in sorted(folder.iterdir())
+             if f.is_file()]
     for package, pattern in VERDICT_FILES:
         files += [(f"{package}/{f.relative_to(roots[package]).as_posix()}", f)
                   for f in sorted(roots[package].glob(pattern))]
@@ -230,6 +245,8 @@ class Report:
     fingerprint: str = ""
     retried: int = 0  # entries checked again alone on a GPU after running out of memory beside other workers
     resumed_from: dict[str, Any] | None = None  # the earlier report whose passed entries were carried over
+    shipped: bool = False  # every other class's settings checked too, at small shapes
+    not_run: list[str] = field(default_factory=list)  # shipped settings with no dtype this class runs
 
     @property
     def passed(self) -> bool:
@@ -242,9 +259,10 @@ class Report:
     def summary(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
-            s = out.setdefault(r.kernel, {"entries": 0, "examples": 0, "worst_ratio": 0.0, "worst_relative": 0.0,
-                                          "failed": 0})
+            s = out.setdefault(r.kernel, {"entries": 0, "shipped": 0, "examples": 0, "worst_ratio": 0.0,
+                                          "worst_relative": 0.0, "failed": 0})
             s["entries"] += 1
+            s["shipped"] += bool(r.shipped_in)
             s["examples"] += r.examples
             s["worst_ratio"] = max(s["worst_ratio"], r.worst_ratio)
             s["worst_relative"] = max(s["worst_relative"], r.worst_relative)
@@ -255,8 +273,8 @@ class Report:
         return {"class": self.gpu_class, "tables": self.tables, "profile": self.profile, "passed": self.passed,
                 "complete": self.complete, "left": self.left, "seconds": round(self.seconds, 1),
                 "examples_per_entry": self.examples_per_entry, "fingerprint": self.fingerprint,
-                "retried": self.retried, "resumed_from": self.resumed_from,
-                "summary": self.summary(),
+                "retried": self.retried, "resumed_from": self.resumed_from, "shipped": self.shipped,
+                "not_run": self.not_run, "summary": self.summary(),
                 "entries": [asdict(r) for r in self.results]}
 
 
@@ -312,8 +330,9 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     if not isinstance(old, dict) or not isinstance(old.get("entries"), list):
         raise UsageError(f"--resume {path}: not a check report (written by check --json)")
     for name, ours in (("class", report.gpu_class), ("profile", report.profile),
-                       ("examples_per_entry", report.examples_per_entry), ("fingerprint", report.fingerprint)):
-        if old.get(name) != ours:
+                       ("examples_per_entry", report.examples_per_entry), ("fingerprint", report.fingerprint),
+                       ("shipped", report.shipped)):
+        if old.get(name, False if name == "shipped" else None) != ours:
             raise UsageError(f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
                              "only a check of the same tables, kernels and bounds can be resumed")
     known = set(EntryResult.__dataclass_fields__)
@@ -334,12 +353,14 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                 profile_name: str, progress: Any = None, jobs: int | None = None,
                 max_minutes: float | None = None, resume: Path | None = None, isolate: bool = False,
                 tables_root: Path | None = None,
-                shrink: bool = True) -> Report:
+                shrink: bool = True, shipped: bool = False, variants: set[str] | None = None) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``isolate``: every entry on a worker process, even with one job; an entry whose worker dies is
     reported crashed, with the example it was running, and the others go on.
     ``shrink`` False: failing examples are reported as drawn, not shrunk.
+    ``shipped``: also every other distinct setting of every class's tables, at its small shapes
+    (``conformance.shipped``). ``variants``: only settings of these variants (config["variant"]).
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
     An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
@@ -361,11 +382,17 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     chosen = sorted(kernels or have)
     n = examples or profile(profile_name).max_examples
     report = Report(gpu_class, str(loaded.location.root), profile_name, examples_per_entry=n,
-                    fingerprint=fingerprint(Path(loaded.location.root), gpu_class))
+                    fingerprint=fingerprint(Path(loaded.location.root), gpu_class, shipped), shipped=shipped)
     carried = carried_over(resume, report) if resume is not None else {}
-    work = []
+
+    def wanted(config: Any) -> bool:
+        return variants is None or config.get("variant") in variants
+
+    work: list[tuple[str, Setting, str, Target | None]] = []
     for k in chosen:
         for e, d in select(have[k], dtypes):
+            if not wanted(e.config):
+                continue
             earlier = carried.get(_key(k, d, e.domain.describe(), dict(e.config)))
             wrong_door = lookup_problem(have[k], e, d)
             if wrong_door is not None:
@@ -374,7 +401,20 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             elif earlier is not None:
                 report.results.append(earlier)
             else:
-                work.append((k, e, d))
+                work.append((k, e, d, None))
+    if shipped:
+        others, report.not_run = shipped_targets(gpu_class, loaded, interpreter_enabled(), chosen, dtypes)
+        for t in others:
+            if not wanted(t.setting.config):
+                continue
+            earlier = carried.get(_key(t.kernel, t.dtype, t.setting.domain.describe(), dict(t.setting.config)))
+            if earlier is not None:
+                report.results.append(earlier)
+            else:
+                work.append((t.kernel, t.setting, t.dtype, t))
+    if variants is not None and not work and not report.results:
+        raise UsageError(f"no entry of {', '.join(chosen)} on {gpu_class} has a setting of variant "
+                         f"{', '.join(sorted(variants))}" + ("" if shipped else " (--shipped adds every class's settings)"))
     if report.resumed_from is not None:
         report.resumed_from["carried"] = len(report.results)
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
@@ -384,33 +424,37 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
 
     def done(i: int) -> None:
         if progress:
-            kernel, entry, dtype = work[i]
+            kernel, entry, dtype, _ = work[i]
             progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
 
     with tempfile.TemporaryDirectory(prefix="neurobrix-check-") as scratch:
         traces = Path(scratch)  # one file per entry: the example it is running (for a worker that dies)
 
-        def args(i: int, k: str, e: Setting, d: str) -> tuple:
-            return (k, e, d, n, profile_name, None, str(traces / f"{i}.json"), shrink)
+        def args(i: int, k: str, e: Setting, d: str, t: Target | None) -> tuple:
+            return (k, e, d, n, profile_name, None, str(traces / f"{i}.json"), shrink,
+                    t.small if t else None, t.where if t else "")
 
-        def outcome(i: int, item: tuple[str, Setting, str], result: EntryResult | workers.Failed) -> EntryResult:
-            kernel, entry, dtype = item
+        def outcome(i: int, item: tuple[str, Setting, str, Target | None],
+                    result: EntryResult | workers.Failed) -> EntryResult:
+            kernel, entry, dtype, target = item
+            shipped_in = target.where if target else ""
             if isinstance(result, workers.Crashed):  # the kernel took its process down: name the example
                 last = last_example(traces / f"{i}.json")
                 where = f"during example {last['example']}: {last['case']}" if last else "before its first example"
                 return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
                                    crashed=True, examples=max(0, last["example"] - 1) if last else 0,
-                                   failure=f"crashed: {result.message} {where}, config {config_text(entry.config)}")
+                                   failure=f"crashed: {result.message} {where}, config {config_text(entry.config)}",
+                                   shipped_in=shipped_in)
             if isinstance(result, workers.Failed):  # check_entry itself raised: a failure of the entry
                 return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
                                    failure=f"the check could not run: {result.message}",
-                                   out_of_memory="out of memory" in result.message.lower())
+                                   out_of_memory="out of memory" in result.message.lower(), shipped_in=shipped_in)
             return result
 
         deadline = start + max_minutes * 60 if max_minutes is not None else None
         chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
         longest = 0.0
-        starved: list[tuple[int, int, tuple[str, Setting, str]]] = []  # (index in report.results, in work, item)
+        starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []  # (in report.results, in work, item)
         with workers.Workers(jobs, devices, isolate=isolate) as pool:
             for first in range(0, len(work), chunk):
                 now = time.perf_counter()
@@ -418,7 +462,7 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                     report.left = len(work) - first
                     break
                 part = work[first:first + chunk]
-                results = pool.map(check_entry, [args(first + j, k, e, d) for j, (k, e, d) in enumerate(part)],
+                results = pool.map(check_entry, [args(first + j, *item) for j, item in enumerate(part)],
                                    lambda i, first=first: done(first + i))
                 for j, (item, result) in enumerate(zip(part, results)):
                     result = outcome(first + j, item, result)
@@ -451,14 +495,19 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
 
 
 def render(report: Report) -> str:
-    lines = [f"conformance check of class {report.gpu_class} ({report.tables}), profile {report.profile}",
-             f"  {'kernel':<18} {'entries':>7} {'examples':>8} {'worst err/bound':>15} {'failed':>6}"]
+    lines = [f"conformance check of class {report.gpu_class} ({report.tables}), profile {report.profile}"
+             + (", with every class's shipped settings at small shapes" if report.shipped else ""),
+             f"  {'kernel':<18} {'entries':>7} {'shipped':>7} {'examples':>8} {'worst err/bound':>15} {'failed':>6}"]
     for kernel, s in sorted(report.summary().items()):
-        lines.append(f"  {kernel:<18} {s['entries']:>7} {s['examples']:>8} {s['worst_ratio']:>15.3f} {s['failed']:>6}")
+        lines.append(f"  {kernel:<18} {s['entries'] - s['shipped']:>7} {s['shipped']:>7} {s['examples']:>8} "
+                     f"{s['worst_ratio']:>15.3f} {s['failed']:>6}")
     for r in report.results:
         if not r.passed:
+            where = f" ({r.shipped_in})" if r.shipped_in else ""
             lines.append(f"{'CRASHED' if r.crashed else 'FAILED'} {r.kernel} {r.dtype} {r.domain} config "
-                         f"{r.config}:\n  " + (r.failure or "").replace("\n", "\n  "))
+                         f"{r.config}{where}:\n  " + (r.failure or "").replace("\n", "\n  "))
+    for line in report.not_run:
+        lines.append(f"not run here: {line}")
     total = sum(r.examples for r in report.results)
     verdict = "PASSED" if report.passed else "FAILED"
     if report.passed and not report.complete:

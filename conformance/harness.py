@@ -137,12 +137,12 @@ def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, An
     except Refused as exc:
         return Verdict(math.inf, str(exc))
     worst, why, relative = 0.0, "", 0.0
-    for actual, ref, bound in pairs:
+    for actual, ref, bound, *label in pairs:  # a pair may name what it compares (several outputs, a table)
         r = bounds.ratio(actual, ref, bound)
         scale = float(ref.abs().max()) if ref.numel() else 0.0
         if scale > 0:
             relative = max(relative, float((actual.double() - ref).abs().max()) / scale)
         if r > worst:
             worst = r
-            why = bounds.explain(actual, ref, bound) if r > 1 else ""
+            why = (f"{label[0]}: " if label else "") + bounds.explain(actual, ref, bound) if r > 1 else ""
     return Verdict(worst, why, relative)

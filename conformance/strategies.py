@@ -114,18 +114,23 @@ def dims(
 
 def shapes(
     domain: Mapping[str, tuple[int, int | None]], *, cap: int | Mapping[str, int] | None = None,
-    multiple_of: Mapping[str, int] | None = None, block_sizes: Sequence[int] = BLOCK_SIZES,
+    multiple_of: Mapping[str, int] | None = None,
+    block_sizes: Sequence[int] | Mapping[str, Sequence[int]] = BLOCK_SIZES,
 ) -> st.SearchStrategy[dict[str, int]]:
     """A dict {dim: size} drawn from ``domain`` = {dim: (lo, hi or None)}; see ``dims``.
 
     ``cap`` bounds the unbounded dimensions (one int for all, or per dimension); bounded ones are
-    drawn from their whole range, ends included.
+    drawn from their whole range, ends included. ``block_sizes``: the boundaries whose neighbours are
+    edges, for every dimension or per dimension (a setting's own blocks and splits, added to the common
+    block sizes).
     """
     multiple_of = multiple_of or {}
     parts = {}
     for name, (lo, hi) in domain.items():
         c = cap.get(name) if isinstance(cap, Mapping) else cap
-        parts[name] = dims(lo, hi, cap=c, multiple_of=multiple_of.get(name, 1), block_sizes=block_sizes)
+        blocks = (tuple(sorted({*BLOCK_SIZES, *block_sizes.get(name, ())})) if isinstance(block_sizes, Mapping)
+                  else block_sizes)
+        parts[name] = dims(lo, hi, cap=c, multiple_of=multiple_of.get(name, 1), block_sizes=blocks)
     return st.fixed_dictionaries(parts)
 
 

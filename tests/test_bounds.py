@@ -731,6 +731,21 @@ def linear_split_gemv(c: LinearCase, block_k: int, split_k: int, partial_dtype: 
     return (y + _bias(c)).to(c.dtype)
 
 
+def linear_split_tiled(c: LinearCase, block_k: int, split_k: int, acc_dtype: torch.dtype = FP32,
+                       partial_dtype: torch.dtype = FP32) -> torch.Tensor:
+    """The skinny variant: tiled's K loop of BLOCK_K dots over each of SPLIT_K slices, fp32 partials merged in order."""
+    M, K = c.x.shape
+    k_slice = math.ceil(math.ceil(K / split_k) / block_k) * block_k
+    y = torch.zeros(M, c.w.shape[0])
+    for first in range(0, K, k_slice):
+        part = LinearCase(c.x[:, first:first + k_slice], c.w[:, first:first + k_slice], None)
+        acc = torch.zeros(M, c.w.shape[0])
+        for k0 in range(0, part.x.shape[1], block_k):
+            acc = (acc + part.x[:, k0:k0 + block_k].float() @ part.w[:, k0:k0 + block_k].float().T).to(acc_dtype).float()
+        y = y + acc.to(partial_dtype).float()
+    return (y + _bias(c)).to(c.dtype)
+
+
 def _linear_extra(dtype, K, config, mutant):
     case = LinearCase(_normal(4, K, dtype=dtype, seed=1), _normal(512, K, dtype=dtype, seed=2, scale=2.0 ** -round(
         math.log2(math.sqrt(K)))), _normal(512, dtype=dtype, seed=3))
@@ -738,6 +753,10 @@ def _linear_extra(dtype, K, config, mutant):
     if config["variant"] == "gemv":
         honest = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"])
         wrong = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"], partial_dtype=dtype)
+    elif config["variant"] == "skinny":
+        honest = linear_split_tiled(case, config["BLOCK_K"], config["SPLIT_K"])
+        wrong = linear_split_tiled(case, config["BLOCK_K"], config["SPLIT_K"],
+                                   **{"acc_dtype" if mutant == "acc" else "partial_dtype": dtype})
     else:
         honest = linear_tiled(case, config["BLOCK_K"])
         wrong = linear_tiled(case, config["BLOCK_K"], acc_dtype=dtype)
@@ -768,6 +787,8 @@ def _decode_extra(dtype, capacity, lengths, D, G, block, splits, q_scale, **muta
 
 TILED = {"variant": "tiled", "BLOCK_K": 64}
 GEMV_SPLIT = {"variant": "gemv", "BLOCK_K": 128, "SPLIT_K": 8}
+SKINNY_SPLIT = {"variant": "skinny", "BLOCK_K": 128, "SPLIT_K": 8}
+SKINNY = {"variant": "skinny", "BLOCK_K": 256, "SPLIT_K": 1}
 EXTRA_ROUNDING = {
     # linear, its config's summation depth given to the bound
     "linear tiled, fp16 accumulator, K 4096": lambda: _linear_extra(FP16, 4096, TILED, "acc"),
@@ -777,6 +798,10 @@ EXTRA_ROUNDING = {
     "linear gemv, fp16 split-K partials, K 4096": lambda: _linear_extra(FP16, 4096, GEMV_SPLIT, "partials"),
     "linear gemv, bf16 split-K partials, K 4096": lambda: _linear_extra(BF16, 4096, GEMV_SPLIT, "partials"),
     "linear gemv, bf16 split-K partials, K 14336": lambda: _linear_extra(BF16, 14336, GEMV_SPLIT, "partials"),
+    "linear skinny, fp16 split-K partials, K 4096": lambda: _linear_extra(FP16, 4096, SKINNY_SPLIT, "partials"),
+    "linear skinny, bf16 split-K partials, K 14336": lambda: _linear_extra(BF16, 14336, SKINNY_SPLIT, "partials"),
+    "linear skinny, fp16 accumulator, K 4096": lambda: _linear_extra(FP16, 4096, SKINNY, "acc"),
+    "linear skinny, bf16 accumulator, split-K, K 14336": lambda: _linear_extra(BF16, 14336, SKINNY_SPLIT, "acc"),
     # rms_norm: rstd rounded to the storage dtype
     "rms_norm fp16 rstd, N 896": lambda: _norm_extra(FP16, 896),
     "rms_norm fp16 rstd, N 4096": lambda: _norm_extra(FP16, 4096),

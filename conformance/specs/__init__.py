@@ -3,8 +3,10 @@
 A record says how to make the engine's call for a key shape (edges included: the case builder), how
 to judge the op's outputs (its float64 reference from ``conformance/reference.py`` and its bound
 from ``conformance/bounds.py``), how far unbounded dimensions are drawn, which calls the kernel never
-receives, and the interpreter class's domains. One generic harness (``conformance.harness``), checker
-and certifier run every record; nothing anywhere switches on an op's name.
+receives, the interpreter class's domains, and the small shapes at which any setting of the op is
+checked on the interpreter (``small``: where a setting's blocks and splits meet the key's dimensions).
+One generic harness (``conformance.harness``), checker and certifier run every record; nothing
+anywhere switches on an op's name.
 
 A record lives in ``conformance/specs/<op>.py`` as ``RECORDS`` (a tuple: one module may hold several
 ops); this package finds them itself, and refuses an op of the engine without one.
@@ -23,8 +25,23 @@ if TYPE_CHECKING:
     from ..harness import Case, Values
 
 Ranges = tuple[tuple[str, int, "int | None"], ...]
-# (actual, float64 reference, elementwise bound) for each output the op's contract covers
-Pair = tuple["torch.Tensor", "torch.Tensor", "torch.Tensor"]
+# (actual, float64 reference, elementwise bound[, what it is]) for each output the op's contract covers
+Pair = tuple[Any, ...]
+
+
+@dataclass(frozen=True)
+class Small:
+    """The small shapes one setting is checked at on the interpreter (``conformance check --shipped``).
+
+    A setting's logic does not depend on the size of a shape, only on where the shape meets its blocks
+    and splits: ``ranges`` ({dim: (lo, hi)}) cross every block and split boundary of the setting with
+    tails, ``blocks`` ({dim: sizes}) names those boundaries so the drawn shapes sit on and beside them
+    (see ``strategies.edge_values``), ``multiple_of`` the calls the setting cannot take (e.g. TMA rows
+    of 16 bytes). Kept small: the interpreter pays about 0.5 ms per program (FACTS.md)."""
+
+    ranges: Mapping[str, tuple[int, int]]
+    blocks: Mapping[str, tuple[int, ...]] = field(default_factory=dict)
+    multiple_of: Mapping[str, int] = field(default_factory=dict)
 
 
 class Refused(Exception):
@@ -42,6 +59,7 @@ class Record:
     bound: str                      # the bound's name, as proofs record it
     caps: Mapping[str, int]         # unbounded dimensions are drawn up to these (CPU CI sizes)
     sweep: Mapping[str, tuple[int, int]]  # a catalogue-sized domain for `conformance sweep` (a new GPU's smoke test)
+    small: Callable[[Mapping[str, Any]], Small]  # a setting -> the small shapes it is checked at on the interpreter
     multiple_of: Mapping[str, int] = field(default_factory=dict)  # calls the kernel never receives
     lowest: Mapping[str, int] = field(default_factory=dict)
     # the interpreter class's domains (each dimension's ranges), when not one unbounded domain

@@ -9,7 +9,7 @@ from typing import Any, Mapping
 import torch
 
 from .. import bounds, reference
-from . import Record
+from . import Record, Small
 
 
 def build_prefill(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -60,12 +60,30 @@ def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any])
     return [(outputs[0], ref, bound)]
 
 
+def small_prefill(config: Mapping[str, Any]) -> Small:
+    """Queries across two BLOCK_M blocks and keys across BLOCK_N blocks, with tails; head dims up to 128
+    (the kernel pads D to a power of two); GQA groups 1 to 8."""
+    block_m, block_n = int(config["BLOCK_M"]), int(config["BLOCK_N"])
+    return Small({"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)},
+                 {"S": (block_m, block_n)})
+
+
+def small_decode(config: Mapping[str, Any]) -> Small:
+    """Cache capacities from one key block per split to two (SPLITS x BLOCK_N and beyond: some splits
+    empty, some partial, lengths anywhere below the capacity); two sequences (the programs are batch x kv
+    heads x SPLITS: kept few); head dims up to 128, groups 1 to 8."""
+    block_n, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
+    return Small({"B": (1, 2), "S": (1, (splits + 2) * block_n), "D": (1, 128), "G": (1, 8)},
+                 {"S": (block_n, splits * block_n)})
+
+
 RECORDS = (
     Record("attention_prefill", build_prefill, judge_prefill,
            bound="conformance.bounds.attention_prefill (key_block = BLOCK_N)",
-           caps={"S": 80, "D": 128, "G": 8}, sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)}),
+           caps={"S": 80, "D": 128, "G": 8}, sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)},
+           small=small_prefill),
     Record("attention_decode", build_decode, judge_decode,
            bound="conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
            caps={"B": 4, "S": 160, "D": 128, "G": 8},
-           sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)}),
+           sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)}, small=small_decode),
 )

@@ -1,12 +1,15 @@
-"""linear's conformance record: y = x W^T (+ b) against float64, under the fp32-dot bound."""
+"""linear's conformance record: y = x W^T (+ b) against float64, under the fp32-dot bound with the summation
+depth the setting fixes (``bounds.linear_depth``)."""
 
 from __future__ import annotations
 
 import math
 from typing import Any, Mapping
 
+from neurobrix.dtypes import torch_dtype
+
 from .. import bounds, reference
-from . import Record
+from . import Record, Small
 
 
 def _pow2_at_most(x: float) -> float:
@@ -25,13 +28,40 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
 def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
     a = case.args
     ref = case.once("linear", lambda: reference.linear(a["x"], a["weight"], a["bias"]))
-    bound = case.once("linear bound", lambda: bounds.linear(a["x"], a["weight"], a["bias"], ref))
+    # the setting fixes the summation order (K slices, BLOCK_K steps, the split merge): the bound allows the
+    # roundings that order has, so one more rounding of the accumulator or of a split's partial shows
+    depth = bounds.linear_depth(config, a["x"].shape[1], torch_dtype(case.dtype))
+    bound = case.once(("linear bound", depth), lambda: bounds.linear(a["x"], a["weight"], a["bias"], ref, depth=depth))
     return [(outputs[0], ref, bound)]
 
 
+def small(config: Mapping[str, Any]) -> Small:
+    """Rows, columns and K across each block of the setting with tails: two BLOCK_N column blocks and a
+    partial one; for split-K (gemv, skinny) K from one step per slice to two (2 SPLIT_K BLOCK_K), so some
+    slices are empty, some partial; rows one at a time for gemv (a program per row), across two BLOCK_M
+    blocks for skinny, and for the grouped tiles (tiled, tma) into a second group of GROUP_M row blocks.
+    TMA rows must be 16-byte aligned: N and K multiples of 8."""
+    variant = config["variant"]
+    block_n, block_k = int(config["BLOCK_N"]), int(config["BLOCK_K"])
+    cols = {"N": (1, 2 * block_n + 1)}
+    if variant in ("gemv", "skinny"):
+        split_k = int(config["SPLIT_K"])
+        depth = {"K": (1, 2 * split_k * block_k + 1)}
+        blocks = {"N": (block_n,), "K": (block_k, split_k * block_k)}
+        if variant == "gemv":
+            return Small({"M": (1, 4), **cols, **depth}, blocks)
+        block_m = int(config["BLOCK_M"])
+        return Small({"M": (1, 2 * block_m + 1), **cols, **depth}, {"M": (block_m,), **blocks})
+    block_m, group = int(config["BLOCK_M"]), int(config["GROUP_M"])
+    ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, 3 * block_k + 1)}
+    blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": (block_k,)}
+    return Small(ranges, blocks, {"N": 8, "K": 8} if variant == "tma" else {})
+
+
 RECORDS = (
-    Record("linear", build, judge, bound="conformance.bounds.linear (gamma_{K+2} fp32 dot, one rounding)",
-           caps={"M": 80, "N": 96, "K": 96}, sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)},
+    Record("linear", build, judge,
+           bound="conformance.bounds.linear (gamma fp32 dot at the setting's summation depth, one rounding)",
+           caps={"M": 80, "N": 96, "K": 96}, sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)}, small=small,
            # decode rows (M <= 4) and prefill rows get their own interpreter entries, each its variant
            interpreter_domains=((("M", 1, 4), ("N", 1, None), ("K", 1, None)),
                                 (("M", 5, None), ("N", 1, None), ("K", 1, None)))),

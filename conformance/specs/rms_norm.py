@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .. import bounds, reference
-from . import Record
+from . import Record, Small
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -30,7 +30,14 @@ def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> lis
     return pairs
 
 
+def small(config: Mapping[str, Any]) -> Small:
+    """Rows across three BLOCK_M blocks with a tail; a row is one block of next_pow2(N) columns, so N
+    crosses powers of two (the common block sizes and 256, 512)."""
+    block_m = int(config["BLOCK_M"])
+    return Small({"M": (1, 3 * block_m + 1), "N": (1, 600)}, {"M": (block_m,), "N": (256, 512)})
+
+
 RECORDS = (
     Record("rms_norm", build, judge, bound="conformance.bounds.rms_norm + residual_add",
-           caps={"M": 40, "N": 300}, sweep={"M": (1, 192), "N": (1, 4096)}),
+           caps={"M": 40, "N": 300}, sweep={"M": (1, 192), "N": (1, 4096)}, small=small),
 )

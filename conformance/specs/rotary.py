@@ -1,15 +1,82 @@
 """rotary's conformance record: q and k rotated at their positions, k and v appended to NaN-filled KV
-caches (a store to any other row shows), as the engine calls it."""
+caches (a store to any other row shows), as the engine calls it, with cos/sin tables from the engine's own
+``rope_cache`` for every rope configuration the catalogue and the supported families use; those tables are
+checked too, against the reference's independent float64 derivation (``reference.rope_frequencies``)."""
 
 from __future__ import annotations
 
+import functools
 import math
+from dataclasses import dataclass
 from typing import Any, Mapping
 
 import torch
 
+from neurobrix.ops import rope_cache
+
 from .. import bounds, reference
-from . import Record, Refused
+from . import Record, Refused, Small
+
+
+@dataclass(frozen=True)
+class Rope:
+    """A rope configuration as config.json states it (theta, rope_scaling) and who uses it."""
+
+    theta: float
+    scaling: tuple[tuple[str, Any], ...] | None  # rope_scaling's items (hashable), None: unscaled
+    used_by: str
+
+    @property
+    def rope_scaling(self) -> dict[str, Any] | None:
+        return dict(self.scaling) if self.scaling is not None else None
+
+    def __str__(self) -> str:
+        if self.scaling is None:
+            return f"theta {self.theta:g}, unscaled ({self.used_by})"
+        s = self.rope_scaling
+        return (f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} low {s['low_freq_factor']:g} "
+                f"high {s['high_freq_factor']:g} original {s['original_max_position_embeddings']} ({self.used_by})")
+
+
+def _llama3(factor: float, low: float, high: float, original: int) -> tuple[tuple[str, Any], ...]:
+    return (("rope_type", "llama3"), ("factor", factor), ("low_freq_factor", low), ("high_freq_factor", high),
+            ("original_max_position_embeddings", original))
+
+
+# the supported families' rope configurations the catalogue does not hold (neurobrix/config.py)
+FAMILIES = (
+    Rope(10000.0, None, "Llama 2, Mistral-7B v0.1"),
+    Rope(500000.0, None, "Llama-3-8B"),
+    Rope(500000.0, _llama3(8.0, 1.0, 4.0, 32), "the tiny llama3 checkpoint the CPU tests run"),
+)
+
+
+@functools.lru_cache(maxsize=1)
+def ropes() -> tuple[Rope, ...]:
+    """Every distinct rope configuration of the catalogue's models (as the engine reads their config.json),
+    then the families' others."""
+    from ..catalogue import load
+
+    found: dict[tuple[float, Any], list[str]] = {}
+    for name, cfg in load()[0].items():
+        scaling = tuple(sorted(cfg.rope_scaling.items())) if cfg.rope_scaling else None
+        found.setdefault((cfg.rope_theta, scaling), []).append(name.split("/")[-1])
+    for rope in FAMILIES:
+        found.setdefault((rope.theta, rope.scaling), []).append(rope.used_by)
+    return tuple(Rope(theta, scaling, ", ".join(names)) for (theta, scaling), names in found.items())
+
+
+def _draw_rope(rng: Any) -> Rope:
+    """One of every configuration in use, or any theta, unscaled or with any Llama-3 factors."""
+    choice = rng.randrange(len(ropes()) + 2)
+    if choice < len(ropes()):
+        return ropes()[choice]
+    theta = float(round(10 ** rng.uniform(2, 7)))
+    if choice == len(ropes()):
+        return Rope(theta, None, "any theta")
+    factors = _llama3(float(rng.choice([2, 4, 8, 16, 32])), float(rng.choice([1, 2])), float(rng.choice([4, 8])),
+                      rng.choice([32, 1024, 8192]))
+    return Rope(theta, factors, "any Llama-3 factors")
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -26,7 +93,11 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     cached = rng.random() < 0.75  # the engine's call: k and v appended to a KV cache in the same launch
     positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
     qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
-    tables = reference.rope_frequencies(D, rng.choice([10000.0, 500000.0]), positions_max)
+    # the engine's tables for a cache of some capacity: as long as the positions need, or long past a
+    # Llama-3 original context (where its scaling matters)
+    rope = _draw_rope(rng)
+    rows = rng.choice([positions_max, positions_max + 8192])
+    cos, sin = rope_cache(D, rope.theta, rows, rope.rope_scaling)
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
     if cached:  # distinct positions per sequence, as the engine's: a run of S from a random start
         room = positions_max - S
@@ -34,12 +105,12 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         pos = starts + torch.arange(S)[None, :]
     else:
         pos = torch.randint(0, positions_max, (batch, S), generator=gen)
-    args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv], "cos": guarded(tables.cos.float(), dev),
-            "sin": guarded(tables.sin.float(), dev), "positions": pos.to(dev)}
+    args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv], "cos": guarded(cos, dev), "sin": guarded(sin, dev),
+            "positions": pos.to(dev)}
     if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
         nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
         args.update(v=qkv[:, :, hq + hkv:], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
-    return args, {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached}
+    return args, {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
 
 
 def reset(case: Any) -> None:
@@ -57,25 +128,50 @@ def _cache_rows(cache: torch.Tensor, positions: torch.Tensor) -> tuple[torch.Ten
     return picked, bool((~cache[rest].isnan()).any())
 
 
-def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
+    """The engine's cos and sin tables against the reference's float64 derivation of the same configuration."""
+    a, rope = case.args, case.note["rope"]
+
+    def compare() -> list[tuple[Any, Any, Any, str]]:
+        rows, half = a["cos"].shape
+        tables = reference.rope_frequencies(2 * half, rope.theta, rows, rope.rope_scaling)
+        angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
+        return [(a[name], table, bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling),
+                 f"rope_cache's {name} table ({rope})")
+                for name, table in (("cos", tables.cos), ("sin", tables.sin))]
+
+    return case.once("rope tables", compare)
+
+
+def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     a = case.args
-    pairs = []
+    pairs: list[tuple[Any, ...]] = list(_tables(case))
     for n, (out, x) in enumerate(zip(outputs, (a["q"], a["k"]))):
         ref = case.once(("rotary", n), lambda x=x: reference.rotary(x, a["cos"], a["sin"], a["positions"]))
         bound = case.once(("rotary bound", n), lambda x=x, ref=ref: bounds.rotary(x, a["cos"], a["sin"],
                                                                                   a["positions"], ref))
+        label = "q rotated" if n == 0 else "k rotated"
         if n == 1 and a.get("k_cache") is not None:
             out, stray = _cache_rows(out, a["positions"])
             v_rows, v_stray = _cache_rows(a["v_cache"], a["positions"])
-            pairs.append((v_rows, a["v"].double(), torch.zeros_like(ref)))  # v is copied exactly
+            pairs.append((v_rows, a["v"].double(), torch.zeros_like(ref), "v in the cache"))  # copied exactly
             if stray or v_stray:
                 raise Refused("rotary wrote a KV-cache row that is not one of its positions")
-        pairs.append((out, ref, bound))
+            label = "k rotated in the cache"
+        pairs.append((out, ref, bound, label))
     return pairs
 
 
+def small(config: Mapping[str, Any]) -> Small:
+    """q heads and kv heads each across two BLOCK_H blocks with a tail (H = q + kv heads); head dims up to
+    128 (halves padded to a power of two); a few tokens, in batches."""
+    block_h = int(config["BLOCK_H"])
+    return Small({"T": (1, 12), "H": (2, 4 * block_h + 2), "D": (2, 128)}, {"H": (block_h, 2 * block_h)},
+                 {"D": 2})
+
+
 RECORDS = (
-    Record("rotary", build, judge, bound="conformance.bounds.rotary", caps={"T": 24, "H": 12, "D": 128},
-           sweep={"T": (1, 192), "H": (2, 40), "D": (2, 128)},
+    Record("rotary", build, judge, bound="conformance.bounds.rotary; rope tables: conformance.bounds.rope_table",
+           caps={"T": 24, "H": 12, "D": 128}, sweep={"T": (1, 192), "H": (2, 40), "D": (2, 128)}, small=small,
            multiple_of={"D": 2}, lowest={"H": 2, "D": 2}, reset=reset),
 )

@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any, Mapping
 
 from .. import bounds, reference
-from . import Record
+from . import Record, Small
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -19,7 +19,13 @@ def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> lis
     return [(outputs[0], ref, bound)]
 
 
+def small(config: Mapping[str, Any]) -> Small:
+    """Rows and columns across two blocks of the setting with a tail."""
+    block_m, block_i = int(config["BLOCK_M"]), int(config["BLOCK_I"])
+    return Small({"M": (1, 2 * block_m + 1), "I": (1, 2 * block_i + 1)}, {"M": (block_m,), "I": (block_i,)})
+
+
 RECORDS = (
     Record("silu_mul", build, judge, bound="conformance.bounds.silu_mul", caps={"M": 40, "I": 300},
-           sweep={"M": (1, 192), "I": (1, 5632)}),
+           sweep={"M": (1, 192), "I": (1, 5632)}, small=small),
 )
