@@ -54,7 +54,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                                    args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes,
                                    resume=Path(args.resume) if args.resume else None, isolate=True,
                                    shrink=not args.no_shrink, shipped=args.shipped,
-                                   variants=set(args.variant) if args.variant else None)
+                                   variants=set(args.variant) if args.variant else None, exitfirst=args.exitfirst)
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -178,7 +178,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     if args.list:
         for m in chosen:
             print(f"{m.id:<44} {m.bug:<26} {'fast ' if m.fast else ''}{m.description}"
-                  + (f" [not reached yet: {m.reach}]" if m.reach else ""))
+                  + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else ""))
         return 0
     jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
     print(f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
@@ -242,6 +242,8 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--variant", nargs="+", metavar="VARIANT",
                    help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, "
                    "tiled, tma)")
+    c.add_argument("-x", "--exitfirst", action="store_true",
+                   help="stop starting entries after the first failure (the report counts the rest as not run)")
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(
@@ -328,9 +330,10 @@ def build_parser() -> argparse.ArgumentParser:
         "mutants", help="plant realistic bugs in the kernels one at a time and show the check catches each",
         description="For each mutant (a realistic bug: a mask off by one, a dropped tail, low-precision "
         "accumulation, a skipped rescale, a wrong GQA mapping, a store without its mask...), copy the source "
-        "packages, apply that one patch and run the interpreter-class check of its kernel on the copy "
-        "(`check --class interpreter --kernel K --profile ci --no-shrink`). A mutant is caught when that check "
-        "fails naming an entry. Prints each mutant's verdict and the kill rate; exit 1 unless every mutant run "
+        "packages, apply that one patch and run the interpreter-class check of its kernel on the copy, every "
+        "class's shipped settings included (`check --class interpreter --kernel K --shipped [--variant V] "
+        "--profile ci --no-shrink --exitfirst`; a mutant in one variant's code is checked on that variant's "
+        "settings). A mutant is caught when that check fails naming an entry. Prints each mutant's verdict and the kill rate; exit 1 unless every mutant run "
         "was caught. The checks run on the interpreter class (TRITON_INTERPRET=1 is set for them), which the "
         "tables must hold.",
     )

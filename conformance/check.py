@@ -240,7 +240,8 @@ class Report:
     profile: str
     results: list[EntryResult] = field(default_factory=list)
     seconds: float = 0.0
-    left: int = 0  # entries not checked (stopped at the time limit)
+    left: int = 0  # entries not checked (stopped at the time limit, or after the first failure)
+    stopped: str = "time limit"  # why entries were left
     examples_per_entry: int = 0
     fingerprint: str = ""
     retried: int = 0  # entries checked again alone on a GPU after running out of memory beside other workers
@@ -353,7 +354,8 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                 profile_name: str, progress: Any = None, jobs: int | None = None,
                 max_minutes: float | None = None, resume: Path | None = None, isolate: bool = False,
                 tables_root: Path | None = None,
-                shrink: bool = True, shipped: bool = False, variants: set[str] | None = None) -> Report:
+                shrink: bool = True, shipped: bool = False, variants: set[str] | None = None,
+                exitfirst: bool = False) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``isolate``: every entry on a worker process, even with one job; an entry whose worker dies is
@@ -361,6 +363,7 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     ``shrink`` False: failing examples are reported as drawn, not shrunk.
     ``shipped``: also every other distinct setting of every class's tables, at its small shapes
     (``conformance.shipped``). ``variants``: only settings of these variants (config["variant"]).
+    ``exitfirst``: stop starting entries once one has failed (the rest are counted as left).
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
     An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
@@ -470,6 +473,9 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                         starved.append((len(report.results), first + j, item))
                     report.results.append(result)
                 longest = max(longest, time.perf_counter() - now)
+                if exitfirst and any(not r.passed and not r.out_of_memory for r in report.results):
+                    report.left, report.stopped = len(work) - first - len(part), "stopped at the first failure"
+                    break
             if starved and pool.shares_devices:
                 pool.close()  # the shared workers go, and the device memory they hold with them
                 if progress:
@@ -514,7 +520,7 @@ def render(report: Report) -> str:
         verdict = "INCOMPLETE (no failure so far)"
     carried = sum(r.carried for r in report.results)
     lines.append(f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
-                 + (f"; {report.left} entry checks not run (time limit)" if report.left else ""))
+                 + (f"; {report.left} entry checks not run ({report.stopped})" if report.left else ""))
     if report.retried:
         lines.append(f"  {report.retried} entry checks ran out of device memory beside other workers and were run "
                      "again alone on a GPU (counted once, by their second run)")

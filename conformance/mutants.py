@@ -4,20 +4,19 @@ A mutant is data: an id, the file it patches, an exact snippet of today's source
 must occur exactly once there), the snippet that replaces it, what the bug is, its class and the
 kernel whose check must catch it. For each mutant the two source packages (``neurobrix`` and
 ``conformance``) are copied to a temporary folder, the one patch is applied there, and the
-interpreter-class check of that kernel runs on the copy as a subprocess:
+interpreter-class check of that kernel runs on the copy as a subprocess, with every setting any class
+ships (the GPU classes' variants too, at small shapes: ``conformance.shipped``):
 
-    python -m conformance check --class interpreter --kernel K --profile ci --no-shrink --json R
+    python -m conformance check --class interpreter --kernel K --shipped [--variant V...] --profile ci \
+        --no-shrink --exitfirst --json R
 
 (derandomized examples, so a verdict is reproducible; no shrinking: the verdict is the same and a
-shrink can take minutes). A mutant is **caught** only when that check fails naming an entry: an
-output beyond its bound, a guard band overrun, an exception, or a worker that died under the entry
-(each names kernel, dtype, config and the example). A check that passes, dies without naming an
-entry, or runs past the time limit lets the mutant **survive**. The command exits 1 unless every
-mutant run was caught.
-
-Some mutants sit in code the interpreter check cannot reach yet (``reach`` says why: a variant the
-interpreter tables never select, frequencies the check does not take from the engine); they stay in
-the set, and survive, until the check reaches them.
+shrink can take minutes; the check stops at the first entry that fails: one named entry catches it). A mutant in one variant's code (``variants``) is checked against the
+settings of that variant only: no other setting runs its code. A mutant is **caught** only when
+that check fails naming an entry: an output beyond its bound, a guard band overrun, an exception,
+or a worker that died under the entry (each names kernel, dtype, config, where the setting is
+shipped and the example). A check that passes, dies without naming an entry, or runs past the time
+limit lets the mutant **survive**. The command exits 1 unless every mutant run was caught.
 """
 
 from __future__ import annotations
@@ -36,6 +35,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from neurobrix.errors import UsageError
+from neurobrix.ops import SPECS
 
 from .workers import exit_reason
 
@@ -44,9 +44,6 @@ CLASSES = (
     "skipped rescale", "wrong scale", "wrong GQA mapping", "merge skips a split", "position off by one",
     "wrong residual", "wrong eps placement", "wrong formula", "wrong indexing", "rope halves swapped",
 )
-NO_GEMV = "the interpreter tables select no gemv config: reached once every variant is checked on CPU"
-NO_TMA = "the interpreter tables select no tma config: reached once every variant is checked on CPU"
-ROPE_TABLES = "the rotary check builds cos/sin from the reference's frequencies, not rope_cache's"
 
 
 @dataclass(frozen=True)
@@ -59,10 +56,12 @@ class Mutant:
     description: str
     bug: str           # one of CLASSES
     fast: bool = False  # in the --fast subset (CI)
-    reach: str = ""    # why the interpreter check cannot reach this code yet ("" = it can)
+    variants: tuple[str, ...] = ()  # the variants whose code it patches: their settings are the ones checked
 
 
 LINEAR = "neurobrix/ops/linear.py"
+GEMV, SKINNY, TILED, TMA = ("gemv",), ("skinny",), ("tiled",), ("tma",)
+SPLIT = ("gemv", "skinny")  # the split-K merge kernel serves both
 NORM = "neurobrix/ops/rms_norm.py"
 ROTARY = "neurobrix/ops/rotary.py"
 SILU = "neurobrix/ops/silu_mul.py"
@@ -86,80 +85,137 @@ MUTANTS: tuple[Mutant, ...] = (
     # ---------------------------------------------------------------------------- linear: gemv + split-K merge
     Mutant("linear.gemv.k-mask-off-by-one", "linear", LINEAR,
            "        mask_k = offs_k < k_end\n", "        mask_k = offs_k < k_end - 1\n",
-           "gemv drops the last element of each K slice", "mask off by one", reach=NO_GEMV),
+           "gemv drops the last element of each K slice", "mask off by one", variants=GEMV),
     Mutant("linear.gemv.split-floor", "linear", LINEAR,
            "k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
            "k_per_split = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
-           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", reach=NO_GEMV),
+           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", fast=True,
+           variants=GEMV),
     Mutant("linear.gemv.fp16-accumulator", "linear", LINEAR,
            "        accumulator += w * x[None, :]",
            "        accumulator = (accumulator + w * x[None, :]).to(y_ptr.dtype.element_ty).to(tl.float32)",
-           "gemv's accumulators rounded to the storage dtype each step", "low-precision accumulation", reach=NO_GEMV),
+           "gemv's accumulators rounded to the storage dtype each step", "low-precision accumulation", variants=GEMV),
     Mutant("linear.gemv.store-without-mask", "linear", LINEAR,
            "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
            "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty))",
-           "gemv stores a whole BLOCK_N past the last output column", "store without mask", reach=NO_GEMV),
+           "gemv stores a whole BLOCK_N past the last output column", "store without mask", variants=GEMV),
     Mutant("linear.gemv.row-zero", "linear", LINEAR,
            "x = tl.load(x_ptr + pid_m * stride_xm + offs_k,", "x = tl.load(x_ptr + offs_k,",
-           "every row of the batch reads the first row of x", "wrong indexing", reach=NO_GEMV),
+           "every row of the batch reads the first row of x", "wrong indexing", variants=GEMV),
     Mutant("linear.merge.skips-last-split", "linear", LINEAR,
            "for k in range(SPLIT_K):  # in split order", "for k in range(SPLIT_K - 1):  # in split order",
-           "the split-K merge leaves out the last split's partial sums", "merge skips a split", reach=NO_GEMV),
+           "the split-K merge (gemv's and skinny's) leaves out the last split's partial sums", "merge skips a split",
+           fast=True, variants=SPLIT),
     Mutant("linear.merge.fp16-partials", "linear", LINEAR,
            "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)",
            "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
-           "split-K partial sums rounded to the storage dtype before the merge", "extra rounding", reach=NO_GEMV),
+           "gemv's split-K partial sums rounded to the storage dtype before the merge", "extra rounding",
+           variants=GEMV),
     Mutant("linear.merge.bias-dropped", "linear", LINEAR,
            "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
            "    tl.store(y_ptr",
            "    tl.store(y_ptr",
            "the split-K merge forgets the bias (the split programs leave it to the merge)", "wrong formula",
-           reach=NO_GEMV),
+           variants=SPLIT),
+    Mutant("linear.merge.row-of-first-split", "linear", LINEAR,
+           "y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n,", "y += tl.load(part_ptr + (k + pid_m) * N + offs_n,",
+           "the merge indexes the partials [SPLIT_K, M, N] as if M were 1: other rows' splits summed",
+           "wrong indexing", variants=SPLIT),
+    # --------------------------------------------------------------------------------------- linear: skinny
+    Mutant("linear.skinny.k-mask-off-by-one", "linear", LINEAR,
+           "        in_k = offs_k < k_last\n", "        in_k = offs_k < k_last - 1\n",
+           "skinny drops the last element of each K slice", "mask off by one", variants=SKINNY),
+    Mutant("linear.skinny.slice-floor", "linear", LINEAR,
+           "k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
+           "k_slice = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
+           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", variants=SKINNY),
+    Mutant("linear.skinny.slice-start", "linear", LINEAR,
+           "    k_first = pid_k * k_slice\n", "    k_first = pid_k * BLOCK_K\n",
+           "each slice starts BLOCK_K after the previous one, not a slice after: right only while a slice is "
+           "one step", "wrong indexing", variants=SKINNY),
+    Mutant("linear.skinny.fp16-accumulator", "linear", LINEAR,
+           "        acc = tl.dot(a, b, acc, input_precision=PRECISION)",
+           "        acc = tl.dot(a, b, acc, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+           "skinny's accumulator rounded to the input dtype after each K step", "low-precision accumulation",
+           fast=True, variants=SKINNY),
+    Mutant("linear.skinny.partials-rounded", "linear", LINEAR,
+           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
+           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], "
+           "acc.to(y_ptr.dtype.element_ty), mask=in_y)",
+           "skinny's split-K partial sums rounded to the storage dtype before the merge", "extra rounding",
+           variants=SKINNY),
+    Mutant("linear.skinny.store-without-mask", "linear", LINEAR,
+           "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=in_y)",
+           "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty))",
+           "skinny stores whole BLOCK_M x BLOCK_N tiles past the output's last row and column", "store without mask",
+           variants=SKINNY),
+    Mutant("linear.skinny.partials-without-mask", "linear", LINEAR,
+           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
+           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc)",
+           "skinny's split partials stored for whole tiles: rows past M spill into the next split's partials",
+           "store without mask", variants=SKINNY),
+    Mutant("linear.skinny.row-mask-off-by-one", "linear", LINEAR,
+           "    in_m = offs_m < M\n", "    in_m = offs_m < M - 1\n",
+           "skinny neither loads nor stores the last row of x", "mask off by one", variants=SKINNY),
+    Mutant("linear.skinny.bias-dropped", "linear", LINEAR,
+           "            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]\n",
+           "            pass\n",
+           "skinny without split-K forgets the bias", "wrong formula", variants=SKINNY),
     # ---------------------------------------------------------------------------------------- linear: tiled
     Mutant("linear.tiled.k-mask-off-by-one", "linear", LINEAR,
            "mask_k = offs_k < K - k0\n", "mask_k = offs_k < K - k0 - 1\n",
-           "tiled drops the last K element of every K step", "mask off by one"),
+           "tiled drops the last K element of every K step", "mask off by one", variants=TILED),
     Mutant("linear.tiled.k-tail-dropped", "linear", LINEAR,
            "for k0 in range(0, K, BLOCK_K):", "for k0 in range(0, K - BLOCK_K + 1, BLOCK_K):",
-           "tiled skips a partial last K block", "tail dropped", fast=True),
+           "tiled skips a partial last K block", "tail dropped", fast=True, variants=TILED),
     Mutant("linear.tiled.fp16-accumulator", "linear", LINEAR,
            "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)",
            "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
-           "tiled's accumulator rounded to the input dtype after each K block", "low-precision accumulation"),
+           "tiled's accumulator rounded to the input dtype after each K block", "low-precision accumulation",
+           variants=TILED),
     Mutant("linear.tiled.store-without-mask", "linear", LINEAR,
            "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])",
            "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty))",
-           "tiled stores whole tiles past the output's last row and column", "store without mask"),
+           "tiled stores whole tiles past the output's last row and column", "store without mask", variants=TILED),
     Mutant("linear.tiled.row-mask-off-by-one", "linear", LINEAR,
            "mask_m = offs_m < M\n", "mask_m = offs_m < M - 1\n",
-           "tiled neither loads nor stores the last row of x", "mask off by one"),
+           "tiled neither loads nor stores the last row of x", "mask off by one", variants=TILED),
     Mutant("linear.tiled.group-mapping", "linear", LINEAR,
            "    pid_n = (pid % num_pid_in_group) // group_size_m",
            "    pid_n = (pid % num_pid_in_group) // GROUP_M",
            "tile mapping divides by GROUP_M where the last group is smaller: tiles done twice, others never",
-           "wrong indexing"),
+           "wrong indexing", variants=TILED),
     Mutant("linear.tiled.bias-of-first-tile", "linear", LINEAR,
            "accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0)",
            "accumulator += tl.load(b_ptr + offs_n - pid_n * BLOCK_N, mask=mask_n, other=0.0)",
-           "every column tile adds the first tile's bias", "wrong indexing"),
+           "every column tile adds the first tile's bias", "wrong indexing", variants=TILED),
+    Mutant("linear.tiled.second-group", "linear", LINEAR,
+           "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id * GROUP_M\n",
+           "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id\n",
+           "the second group of GROUP_M row blocks starts at row block 1: its rows done twice, later ones never",
+           "wrong indexing", variants=TILED),
     # ------------------------------------------------------------------------------------------ linear: tma
     Mutant("linear.tma.k-tiles-floor", "linear", LINEAR,
            "k_tiles = tl.cdiv(K, BLOCK_K)", "k_tiles = K // BLOCK_K",
-           "the persistent kernel skips a partial last K tile", "tail dropped", reach=NO_TMA),
+           "the persistent kernel skips a partial last K tile", "tail dropped", fast=True, variants=TMA),
     Mutant("linear.tma.last-tile-skipped", "linear", LINEAR,
            "num_pid_m * num_pid_n, tl.num_programs(0), flatten=True)",
            "num_pid_m * num_pid_n - 1, tl.num_programs(0), flatten=True)",
-           "the persistent grid's walk stops one tile short", "tail dropped", reach=NO_TMA),
+           "the persistent grid's walk stops one tile short", "tail dropped", variants=TMA),
     Mutant("linear.tma.group-mapping", "linear", LINEAR,
            "        pid_n = (tile % num_pid_in_group) // group_size_m",
            "        pid_n = (tile % num_pid_in_group) // GROUP_M",
            "persistent tile mapping divides by GROUP_M where the last group is smaller", "wrong indexing",
-           reach=NO_TMA),
+           variants=TMA),
     Mutant("linear.tma.fp16-accumulator", "linear", LINEAR,
            "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)",
            "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
            "the persistent kernel's accumulator rounded to the input dtype after each K tile",
-           "low-precision accumulation", reach=NO_TMA),
+           "low-precision accumulation", variants=TMA),
+    Mutant("linear.tma.bias-of-first-tile", "linear", LINEAR,
+           "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n",
+           "            offs_n = tl.arange(0, BLOCK_N)\n",
+           "every column tile of the persistent kernel adds the first tile's bias", "wrong indexing", variants=TMA),
     # -------------------------------------------------------------------------------------------- rms_norm
     Mutant("rms_norm.eps-outside-sqrt", "rms_norm", NORM,
            "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
@@ -222,7 +278,7 @@ MUTANTS: tuple[Mutant, ...] = (
     Mutant("rotary.llama3-thresholds-swapped", "rotary", ROTARY,
            "scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)",
            "scaled = torch.where(wavelen > old_context / high, inv_freq / factor, inv_freq)",
-           "rope_cache's Llama-3 scaling slows the wrong wavelengths", "wrong formula", reach=ROPE_TABLES),
+           "rope_cache's Llama-3 scaling slows the wrong wavelengths", "wrong formula", fast=True),
     # -------------------------------------------------------------------------------------------- silu_mul
     Mutant("silu_mul.exp-sign", "silu_mul", SILU,
            "out = g / (1.0 + tl.exp(-g)) * u", "out = g / (1.0 + tl.exp(g)) * u",
@@ -334,6 +390,9 @@ def anchor_problems(mutants: Iterable[Mutant], packages: dict[str, Path] | None 
             problems.append(f"{m.id}: unknown class of bug {m.bug!r}")
         if m.old == m.new:
             problems.append(f"{m.id}: the new snippet is the old one")
+        known = SPECS[m.kernel].variants if m.kernel in SPECS else ()
+        if m.kernel not in SPECS or any(v not in known for v in m.variants):
+            problems.append(f"{m.id}: kernel {m.kernel!r} has no variant(s) {', '.join(m.variants) or '(kernel unknown)'}")
         package, _, rest = m.file.partition("/")
         if package not in packages:
             problems.append(f"{m.id}: {m.file} is in neither package")
@@ -369,9 +428,8 @@ class Outcome:
     bug: str
     caught: bool
     how: str          # what caught it ("wrong result", "guard band", "crashed ...", "error: ..."), or why not
-    entry: str        # the entry the check named ("" if none)
+    entry: str        # the entry the check named ("" if none): class, kernel, dtype, domain, config
     seconds: float
-    reach: str = ""
     failures: list[str] = field(default_factory=list)  # each failed entry: its domain and first lines of failure
 
 
@@ -386,18 +444,25 @@ def _how(failure: str, crashed: bool) -> str:
     return "error: " + (last[-1].strip()[:60] if last else "?")
 
 
+def _entry(e: dict, report: dict | None) -> str:
+    """An entry of a check report as 'CLASS kernel dtype domain config ...': the class's own entry, or a
+    setting of another class's tables checked at small shapes (its domain is those shapes)."""
+    config = " ".join(f"{k}={v}" for k, v in (e.get("config") or {}).items())
+    where = e.get("shipped_in") or f"{(report or {}).get('class', '?')} entry"
+    return f"{e['kernel']} {e['domain']} config {config} [{where}]"  # the domain names the dtype
+
+
 def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, seconds: float) -> Outcome:
     """Caught only when the check failed (exit 1) and its report names a failed entry of the kernel."""
     failed = [e for e in (report or {}).get("entries", [])
               if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel]
     base = {"id": mutant.id, "kernel": mutant.kernel, "bug": mutant.bug, "seconds": round(seconds, 1),
-            "reach": mutant.reach,
-            "failures": [f"{e['kernel']} {e['domain']}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
+            "failures": [f"{_entry(e, report)}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
                          for e in failed]}
     if returncode == 1 and failed:
         failed.sort(key=lambda e: not ("exceed the bound" in (e.get("failure") or "")))
         first = failed[0]
-        entry = f"{first['kernel']} {first['domain']}"  # the domain names the dtype
+        entry = _entry(first, report)
         return Outcome(caught=True, how=_how(first.get("failure") or "", bool(first.get("crashed"))),
                        entry=entry, **base)
     if returncode == 0:
@@ -419,7 +484,9 @@ def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, time
         plant(mutant, root, packages)
         report_path = root / "report.json"
         command = [sys.executable, "-m", "conformance", "check", "--class", "interpreter", "--kernel", mutant.kernel,
-                   "--profile", "ci", "--no-shrink", "--json", str(report_path)]
+                   "--shipped", "--profile", "ci", "--no-shrink", "--exitfirst", "--json", str(report_path)]
+        if mutant.variants:
+            command += ["--variant", *mutant.variants]
         if examples:
             command += ["--examples", str(examples)]
         env = {**os.environ, "TRITON_INTERPRET": "1", ENV_VAR: str(tables_root),
@@ -436,7 +503,7 @@ def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, time
             _end(process)
             process.communicate()
             return Outcome(mutant.id, mutant.kernel, mutant.bug, False, f"timed out after {timeout:.0f} s", "",
-                           round(time.perf_counter() - start, 1), mutant.reach)
+                           round(time.perf_counter() - start, 1))
         finally:
             live.discard(process)
         try:
@@ -508,8 +575,6 @@ def render(outcomes: list[Outcome]) -> str:
         verdict = "caught" if o.caught else "SURVIVED"
         how = f"{o.how}: {o.entry}" if o.entry else o.how
         lines.append(f"{o.id:<{width}}  {o.bug:<26} {verdict:<8} {how} [{o.seconds:.0f} s]")
-        if not o.caught and o.reach:
-            lines.append(f"{'':<{width}}  {'':<26} {'':<8} not reached yet: {o.reach}")
     caught = sum(o.caught for o in outcomes)
     rate = 100.0 * caught / len(outcomes) if outcomes else 0.0
     lines.append(f"kill rate: {caught} of {len(outcomes)} mutants caught ({rate:.1f} %)")

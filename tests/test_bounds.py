@@ -395,6 +395,29 @@ def test_rope_table_bound_holds_for_the_fp32_cache():
             assert_within(t.float(), t, bd.rope_table(t), "rope table")
 
 
+def test_rope_table_bound_holds_for_the_engines_rope_cache_and_sees_a_frequency_off():
+    """The engine's rope_cache (its own float64 derivation, rounded to fp32) against the reference's, for every
+    rope configuration in use, past a Llama-3 original context; one frequency off by one part in 10^7 shows."""
+    from conformance.specs.rotary import ropes
+    from neurobrix.ops import rope_cache
+
+    rows = 8192 + 100
+    for rope in ropes():
+        for head_dim in (64, 128):
+            tables = ref.rope_frequencies(head_dim, rope.theta, rows, rope.rope_scaling)
+            positions = torch.arange(rows, dtype=torch.float64)[:, None]
+            angle = positions * tables.inv_freq[None, :]
+            cos, sin = rope_cache(head_dim, rope.theta, rows, rope.rope_scaling)
+            bounds = {}
+            for name, engine, table in (("cos", cos, tables.cos), ("sin", sin, tables.sin)):
+                bounds[name] = bd.rope_table(table, angle=angle, scaling=rope.rope_scaling)
+                assert_within(engine, table, bounds[name], f"rope_cache {name}, head dim {head_dim}, {rope}")
+            off = tables.inv_freq.clone()
+            off[head_dim // 4] *= 1 + 1e-7
+            wrong = (positions * off[None, :]).cos().float()
+            assert bd.ratio(wrong, tables.cos, bounds["cos"]) > 1, f"{rope}: a frequency off by 1e-7 hides"
+
+
 # =========================================================================================== silu_mul
 @st.composite
 def silu_cases(draw, dtypes=DTYPES):

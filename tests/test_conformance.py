@@ -1,5 +1,6 @@
-"""conformance check and certify: the interpreter class's shipped tables checked in CI, catalogue
-coverage, the certify tool end to end on a small subset, and every bad input refused."""
+"""conformance check and certify: catalogue coverage, the certify tool end to end on a small subset, and
+every bad input refused (the interpreter class's check itself, with every shipped setting, is
+tests/test_shipped.py)."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ import os
 import shutil
 
 import pytest
+import torch
 import yaml
 
 from conformance import candidates, catalogue, check
@@ -52,13 +54,25 @@ def remove_tables(root, *kernels):
     retrack(root)
 
 
-def test_the_interpreter_class_passes_its_conformance_check():
-    """The shipped interpreter tables, every entry and dtype, Hypothesis `ci` profile (what CI runs)."""
-    report = check.check_class("interpreter", None, None, None, "ci")
-    assert report.passed, check.render(report)
-    assert {r.kernel for r in report.results} == set(SPECS)
-    assert {r.dtype for r in report.results} == {"fp32", "fp16"}
-    assert all(r.examples >= 10 for r in report.results)
+def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
+    """The rotary record takes cos/sin from rope_cache for each rope configuration of the catalogue's models and
+    of the supported families outside it, and for any theta and any Llama-3 factors."""
+    from conformance import harness
+    from conformance.specs import rotary
+
+    models, _ = catalogue.load()
+    in_use = {(m.rope_theta, tuple(sorted(m.rope_scaling.items())) if m.rope_scaling else None)
+              for m in models.values()}
+    assert in_use | {(r.theta, r.scaling) for r in rotary.FAMILIES} == {(r.theta, r.scaling) for r in rotary.ropes()}
+    drawn = set()
+    for seed in range(80):
+        case = harness.build("rotary", "fp32", {"T": 2, "H": 3, "D": 16}, harness.Values("fp32", "cpu", seed))
+        rope = case.note["rope"]
+        drawn.add(rope.used_by if rope.used_by.startswith("any") else rope)
+        assert case.args["cos"].shape == (case.note["table_rows"], 8)
+        expected = ops.rope_cache(16, rope.theta, case.note["table_rows"], rope.rope_scaling)[0]
+        assert torch.equal(case.args["cos"], expected)  # the engine's own table, not the reference's
+    assert drawn == set(rotary.ropes()) | {"any theta", "any Llama-3 factors"}
 
 
 def covering_entry(table, dtype, ranges):

@@ -38,21 +38,30 @@ def test_every_anchor_occurs_exactly_once_in_todays_source():
 
 
 def test_the_set_plants_every_class_of_bug_in_every_kernel_and_variant():
-    assert len(MUTANTS) >= 40
+    assert len(MUTANTS) >= 70
     assert {m.kernel for m in MUTANTS} == set(KERNELS)
     assert {m.bug for m in MUTANTS} == set(mutants.CLASSES)
     prefixes = {m.id.rsplit(".", 1)[0] for m in MUTANTS}
-    assert {"linear.gemv", "linear.merge", "linear.tiled", "linear.tma"} <= prefixes
+    assert {f"linear.{v}" for v in KERNELS["linear"].variants} | {"linear.merge"} <= prefixes
     fast = [m for m in MUTANTS if m.fast]
-    assert {m.kernel for m in fast} == set(KERNELS) and not any(m.reach for m in fast)
+    assert {m.kernel for m in fast} == set(KERNELS)
+    # the fast subset (CI) plants a bug in every variant of linear, its split-K merge and rope_cache's scaling
+    assert {v for m in fast for v in m.variants} == set(KERNELS["linear"].variants)
+    assert {"linear.merge.skips-last-split", "rotary.llama3-thresholds-swapped"} <= {m.id for m in fast}
     assert {"extra rounding", "store without mask"} <= {m.bug for m in fast}
+    skinny = {m.bug for m in MUTANTS if m.variants == ("skinny",)}
+    assert {"mask off by one", "tail dropped", "low-precision accumulation", "extra rounding",
+            "store without mask"} <= skinny
 
 
 def test_a_mutant_that_no_longer_fits_is_reported_not_skipped():
     moved = Mutant("silu_mul.moved", "silu_mul", SILU, "out = g / (1.0 + tl.exp(-g)) * u  # gone", "x",
                    "an anchor the source no longer holds", "wrong formula")
-    problems = mutants.anchor_problems([moved, moved, Mutant("a.b", "silu_mul", "elsewhere/x.py", "a", "b", "", "?")])
+    no_variant = Mutant("silu_mul.variant", "silu_mul", SILU, "x", "y", "", "wrong formula", variants=("gemv",))
+    problems = mutants.anchor_problems([moved, moved, no_variant,
+                                        Mutant("a.b", "silu_mul", "elsewhere/x.py", "a", "b", "", "?")])
     assert any("occurs 0 times" in p for p in problems)
+    assert any("kernel 'silu_mul' has no variant(s) gemv" in p for p in problems)
     assert any("used twice" in p for p in problems)
     assert any("in neither package" in p for p in problems) and any("unknown class" in p for p in problems)
     with pytest.raises(Exception, match="no longer fit the source"):
@@ -62,9 +71,14 @@ def test_a_mutant_that_no_longer_fits_is_reported_not_skipped():
 def test_only_a_failure_naming_an_entry_catches_a_mutant():
     m = MUTANTS[0]
     entry = {"kernel": m.kernel, "dtype": "fp16", "domain": "fp16 M=1..", "passed": False,
+             "config": {"variant": "gemv", "BLOCK_N": 16}, "shipped_in": "shipped in nvidia-h200 (2 entries): fp16",
              "failure": "linear fp16 M=3 ..., config ...\n1 of 9 elements exceed the bound"}
     assert mutants.judge(m, 1, {"entries": [entry]}, "", 1.0).caught
     assert mutants.judge(m, 1, {"entries": [entry]}, "", 1.0).how == "wrong result"
+    named = mutants.judge(m, 1, {"class": "interpreter", "entries": [entry]}, "", 1.0).entry
+    assert named == ("linear fp16 M=1.. config variant=gemv BLOCK_N=16 [shipped in nvidia-h200 (2 entries): fp16]")
+    own = mutants.judge(m, 1, {"class": "interpreter", "entries": [{**entry, "shipped_in": ""}]}, "", 1.0).entry
+    assert own.endswith("[interpreter entry]")
     died = mutants.judge(m, -11, None, "Fatal Python error: Segmentation fault", 1.0)
     assert not died.caught and "killed by SIGSEGV" in died.how
     assert not mutants.judge(m, 0, {"entries": [{**entry, "passed": True}]}, "", 1.0).caught
@@ -117,8 +131,14 @@ def test_a_kernel_that_kills_its_process_is_named_and_the_check_goes_on():
 
 
 def test_the_fast_subset_is_caught_whole():
-    """What CI runs of `python -m conformance mutants --fast`: every mutant caught, each naming an entry."""
-    outcomes = mutants.run(mutants.select(fast=True), jobs=2)
+    """What CI runs of `python -m conformance mutants --fast`: every mutant caught, each naming an entry; a
+    bug in a GPU class's variant (gemv, skinny, tma, the split-K merge) by a setting shipped in that class."""
+    chosen = mutants.select(fast=True)
+    outcomes = mutants.run(chosen, jobs=2)
     assert all(o.caught for o in outcomes), mutants.render(outcomes)
-    for o in outcomes:
+    for m, o in zip(chosen, outcomes):
         assert o.failures and all("config " in f for f in o.failures), o
+        if m.variants:
+            assert any(f"variant={v} " in o.entry for v in m.variants), o.entry
+        if set(m.variants) & {"gemv", "skinny", "tma"}:
+            assert "[shipped in nvidia-h200 (" in o.entry, o.entry
