@@ -142,7 +142,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
 @functools.lru_cache(maxsize=None)
 def _validator(kind: str) -> Callable[[Any], Any]:
     schema = {"$schema": "http://json-schema.org/draft-07/schema#", **SCHEMAS[kind]}
-    return fastjsonschema.compile(schema)  # type: ignore[no-any-return]
+    validator: Callable[[Any], Any] = fastjsonschema.compile(schema)
+    return validator
 
 
 def validate(kind: str, data: Any, file: str) -> None:
@@ -150,8 +151,9 @@ def validate(kind: str, data: Any, file: str) -> None:
     try:
         _validator(kind)(data)
     except fastjsonschema.JsonSchemaValueException as exc:
-        where = exc.name.removeprefix("data").lstrip(".") or "(top level)"
-        message = exc.message.replace(exc.name, "it", 1) if exc.message.startswith(exc.name) else exc.message
+        name, message = str(exc.name or "data"), str(exc.message)
+        where = name.removeprefix("data").lstrip(".") or "(top level)"
+        message = message.replace(name, "it", 1) if message.startswith(name) else message
         value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
         shown = f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
         raise TablesError(f"{file}: field '{where}': {message}{shown}") from None
@@ -445,7 +447,7 @@ def _disjoint(domains: list[Domain], file: str) -> None:
     active: list[int] = []
     for i in order:
         lo = domains[i].ranges[0][1]
-        active = [j for j in active if domains[j].ranges[0][2] is None or domains[j].ranges[0][2] >= lo]
+        active = [j for j in active if (hi := domains[j].ranges[0][2]) is None or hi >= lo]
         for j in active:
             if domains[i].overlaps(domains[j]):
                 a, b = sorted((i, j))
