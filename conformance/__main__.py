@@ -156,7 +156,7 @@ def cmd_schemas(args: argparse.Namespace) -> int:
     folder = Path(schema.__file__).parent / "_schemas"
     stale = []
     for kind in schema.SCHEMAS:
-        path, text = folder / f"{kind}.py", schema.render_validator(kind)
+        path, text = folder / f"{kind}_format.py", schema.render_validator(kind)
         current = path.read_text(encoding="utf-8") if path.is_file() else None
         if args.check:
             if current is None or _without_version(current) != _without_version(text):
@@ -365,7 +365,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     s = commands.add_parser(
         "schemas", help="regenerate the table formats' validators (neurobrix/_schemas/) from neurobrix/schema.py",
-        description="Write neurobrix/_schemas/<kind>.py, each table format's JSON Schema compiled to Python by "
+        description="Write neurobrix/_schemas/<kind>_format.py, each table format's JSON Schema compiled to Python by "
         "fastjsonschema, so that loading tables compiles nothing. Run after changing a schema in neurobrix/schema.py "
         "(the engine compiles a schema itself when its generated validator is stale; the tests refuse that state).",
     )

@@ -356,9 +356,9 @@ def test_the_generated_validators_are_those_of_todays_schemas(monkeypatch):
     assert conformance_main(["schemas", "--check"]) == 0
     for kind in schema.SCHEMAS:
         schema._validator.cache_clear()
-        assert schema._validator(kind).__module__ == f"neurobrix._schemas.{kind}"
+        assert schema._validator(kind).__module__ == f"neurobrix._schemas.{kind}_format"
     monkeypatch.setitem(schema.SCHEMAS, "class", {**schema.SCHEMAS["class"], "minProperties": 5})
     schema._validator.cache_clear()
-    assert schema._validator("class").__module__ != "neurobrix._schemas.class"  # stale: compiled now
+    assert schema._validator("class").__module__ != "neurobrix._schemas.class_format"  # stale: compiled now
     assert conformance_main(["schemas", "--check"]) == 1
     schema._validator.cache_clear()
