@@ -151,6 +151,32 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     return 0 if all(r["passed"] for r in rows) else 1
 
 
+def cmd_schemas(args: argparse.Namespace) -> int:
+    from neurobrix import schema
+
+    folder = Path(schema.__file__).parent / "_schemas"
+    stale = []
+    for kind in schema.SCHEMAS:
+        path, text = folder / f"{kind}_format.py", schema.render_validator(kind)
+        current = path.read_text(encoding="utf-8") if path.is_file() else None
+        if args.check:
+            if current is None or _without_version(current) != _without_version(text):
+                stale.append(str(path))
+        elif current != text:
+            path.write_text(text, encoding="utf-8")
+            print(f"wrote {path}")
+    if stale:
+        print("generated validators out of date: " + ", ".join(stale) + "; run `python -m conformance schemas`",
+              file=sys.stderr)
+        return 1
+    return 0
+
+
+def _without_version(code: str) -> str:
+    """Generated code less fastjsonschema's version line (another release of it writes the same checks)."""
+    return "\n".join(line for line in code.splitlines() if not line.startswith("VERSION = "))
+
+
 def cmd_tiny_model(args: argparse.Namespace) -> int:
     from . import tiny
 
@@ -347,6 +373,15 @@ def build_parser() -> argparse.ArgumentParser:
                    help="seconds one mutant's check may take before it counts as not caught (default %(default)s)")
     u.add_argument("--json", metavar="FILE", help="also write every outcome and the kill rate as JSON")
     u.set_defaults(func=cmd_mutants)
+
+    s = commands.add_parser(
+        "schemas", help="regenerate the table formats' validators (neurobrix/_schemas/) from neurobrix/schema.py",
+        description="Write neurobrix/_schemas/<kind>_format.py, each table format's JSON Schema compiled to Python by "
+        "fastjsonschema, so that loading tables compiles nothing. Run after changing a schema in neurobrix/schema.py "
+        "(the engine compiles a schema itself when its generated validator is stale; the tests refuse that state).",
+    )
+    s.add_argument("--check", action="store_true", help="write nothing; exit 1 if a generated validator is stale")
+    s.set_defaults(func=cmd_schemas)
 
     m = commands.add_parser(
         "tiny-model", help="write a tiny random checkpoint (for trying the engine on a CPU)",

@@ -19,7 +19,8 @@ def torch_dtype(name: str) -> torch.dtype:
     """The torch dtype of a name from NAMES (KeyError for another name)."""
     import torch
 
-    return getattr(torch, _TORCH_NAMES[name])
+    found: torch.dtype = getattr(torch, _TORCH_NAMES[name])
+    return found
 
 
 def name_of(dtype: torch.dtype) -> str | None:

@@ -180,7 +180,7 @@ def render_tracked(files: list[TrackedFile]) -> str:
         "# Every file the certified tables need, with its sha256, size and path inside the wheel.\n"
         "# Written by `python -m conformance track` (and by certify). Never edit by hand.\n"
     )
-    return header + yaml.safe_dump(body, sort_keys=False, width=120)
+    return header + str(yaml.safe_dump(body, sort_keys=False, width=120))
 
 
 def _read_text(path: Path, shown: str, sha256: str | None) -> str:

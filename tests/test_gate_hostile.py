@@ -405,7 +405,7 @@ def test_yaml_alias_bomb_in_the_sdists_tracked_list_is_refused(built: Built, tmp
     (ALIAS_BOMB, "anchor or alias"),
     (b"files:" + b" [" * 5000 + b"]" * 5000 + b"\n", "nested more than"),
     (b"#" * (5 << 20), "the limit is"),
-    (b"format: 1\nfiles: {x: 1}\n", "expected list"),
+    (b"format: 1\nfiles: {x: 1}\n", "must be array"),
     (b"\xff\xfe not text", "not UTF-8"),
 ], ids=["alias bomb", "deep nesting", "too large", "wrong schema", "not UTF-8"])
 def test_unusable_tracked_option_is_exit_2_with_one_message(built: Built, tmp_path: Path, content: bytes,

@@ -8,7 +8,6 @@ import json
 import re
 
 import pytest
-import yaml
 
 from conftest import REPO, retrack
 from kernel_tables import CONFIGS, STACK, write_kernel, write_tables

@@ -345,3 +345,20 @@ def test_loading_tables_does_not_import_torch(fixture_tables):
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-c", code], check=True, cwd=fixture_tables.parent, env=env)
+
+
+def test_the_generated_validators_are_those_of_todays_schemas(monkeypatch):
+    """neurobrix/_schemas/ holds each format's schema compiled to Python (a run compiles nothing on start);
+    an edited schema with stale generated code is caught here, and the engine would compile it afresh."""
+    from conformance.__main__ import main as conformance_main
+    from neurobrix import schema
+
+    assert conformance_main(["schemas", "--check"]) == 0
+    for kind in schema.SCHEMAS:
+        schema._validator.cache_clear()
+        assert schema._validator(kind).__module__ == f"neurobrix._schemas.{kind}_format"
+    monkeypatch.setitem(schema.SCHEMAS, "class", {**schema.SCHEMAS["class"], "minProperties": 5})
+    schema._validator.cache_clear()
+    assert schema._validator("class").__module__ != "neurobrix._schemas.class_format"  # stale: compiled now
+    assert conformance_main(["schemas", "--check"]) == 1
+    schema._validator.cache_clear()

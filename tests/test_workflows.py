@@ -247,7 +247,7 @@ def test_ci_runs_the_readme_install_the_tests_the_tracked_list_and_the_gate() ->
     runs = [s["run"] for s in workflow["jobs"]["test"]["steps"] if "run" in s]
     assert runs[-3:] == ["bash .ci/run", "python -m conformance track --check", "python -m gate build"]
     ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install torch==2.13.0 -e '.[dev]' && python -m pytest -n 2 --dist loadfile" in ci_run
+    assert "python -m pip install torch==2.13.0 triton==3.9.0 -e '.[dev]' && python -m pytest -n 2 --dist loadfile" in ci_run
 
 
 # --- release.yml ---------------------------------------------------------------------------------------

@@ -67,7 +67,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.
              config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty):
     """RMSNorm of x [M, N] (or of x + residual, returning (y, x + residual)) on the Triton kernel, with the
     certified setting ``config``; ``empty`` allocates the outputs."""
-    dtype = _check(x, weight, residual)
+    _check(x, weight, residual)
     check_device("rms_norm", x=x, weight=weight, residual=residual)
     check_contiguous_last("rms_norm", x=x, weight=weight, residual=residual)
     M, N = x.shape

@@ -160,7 +160,7 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
     and below the cache capacity: they live on the device and are not checked here (a check would
     synchronise with it; the engine checks lengths against the capacity before generating).
     """
-    dtype = _check(q, k, cos, sin, positions)
+    _check(q, k, cos, sin, positions)
     cached = k_cache is not None or v_cache is not None or v is not None
     if cached:
         _check_cache(k, v, k_cache, v_cache)
