@@ -416,8 +416,9 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             else:
                 work.append((t.kernel, t.setting, t.dtype, t))
     if variants is not None and not work and not report.results:
+        hint = "" if shipped else " (--shipped adds every class's settings)"
         raise UsageError(f"no entry of {', '.join(chosen)} on {gpu_class} has a setting of variant "
-                         f"{', '.join(sorted(variants))}" + ("" if shipped else " (--shipped adds every class's settings)"))
+                         f"{', '.join(sorted(variants))}{hint}")
     if report.resumed_from is not None:
         report.resumed_from["carried"] = len(report.results)
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
@@ -457,7 +458,8 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         deadline = start + max_minutes * 60 if max_minutes is not None else None
         chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
         longest = 0.0
-        starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []  # (in report.results, in work, item)
+        # (index in report.results, in work, item)
+        starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []
         with workers.Workers(jobs, devices, isolate=isolate) as pool:
             for first in range(0, len(work), chunk):
                 now = time.perf_counter()

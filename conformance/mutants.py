@@ -11,8 +11,9 @@ ships (the GPU classes' variants too, at small shapes: ``conformance.shipped``):
         --no-shrink --exitfirst --json R
 
 (derandomized examples, so a verdict is reproducible; no shrinking: the verdict is the same and a
-shrink can take minutes; the check stops at the first entry that fails: one named entry catches it). A mutant in one variant's code (``variants``) is checked against the
-settings of that variant only: no other setting runs its code. A mutant is **caught** only when
+shrink can take minutes; the check stops at the first entry that fails: one named entry catches
+it). A mutant in one variant's code (``variants``) is checked against the settings of that variant
+only: no other setting runs its code. A mutant is **caught** only when
 that check fails naming an entry: an output beyond its bound, a guard band overrun, an exception,
 or a worker that died under the entry (each names kernel, dtype, config, where the setting is
 shipped and the example). A check that passes, dies without naming an entry, or runs past the time
@@ -392,7 +393,8 @@ def anchor_problems(mutants: Iterable[Mutant], packages: dict[str, Path] | None 
             problems.append(f"{m.id}: the new snippet is the old one")
         known = SPECS[m.kernel].variants if m.kernel in SPECS else ()
         if m.kernel not in SPECS or any(v not in known for v in m.variants):
-            problems.append(f"{m.id}: kernel {m.kernel!r} has no variant(s) {', '.join(m.variants) or '(kernel unknown)'}")
+            named = ", ".join(m.variants) or "(kernel unknown)"
+            problems.append(f"{m.id}: kernel {m.kernel!r} has no variant(s) {named}")
         package, _, rest = m.file.partition("/")
         if package not in packages:
             problems.append(f"{m.id}: {m.file} is in neither package")

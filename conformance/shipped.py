@@ -19,8 +19,9 @@ setting is checked in fp16 (``STAND_IN``), its bf16 arithmetic on the GPU.
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 from neurobrix import tables as nb_tables
 from neurobrix.ops._common import LAUNCH_OPTIONS
@@ -42,16 +43,20 @@ class GpuOnly:
 # the interpreter by tests/test_shipped.py, so an upstream fix or an engine change that lifts it fails there
 # and the item leaves this list.
 GPU_ONLY = (
-    GpuOnly("bf16 arithmetic",
-            "the Triton interpreter computes bf16 on raw bit patterns (triton issues #11584, #11604: tl.dot "
-            "multiplies bit patterns, fp32 -> bf16 casts truncate)",
-            "settings shipped for bf16 are checked in fp16 on CPU (the same code at another element type); "
-            "bf16 itself by the GPU class's check (`python -m conformance check --class nvidia-h200`)"),
-    GpuOnly("linear tma: a persistent program walking several tiles",
-            "off a GPU the launcher starts one program per tile (the persistent grid is one program per "
-            "multiprocessor, a device fact), so each program's walk takes one tile",
-            "the tiles, their grouping, the descriptors' zero-fill and clipping run on CPU; the walk's stride "
-            "over several tiles on the GPU class's check (e.g. 4096 x 4096 outputs: 512 tiles on 132 SMs)"),
+    GpuOnly(
+        "bf16 arithmetic",
+        "the Triton interpreter computes bf16 on raw bit patterns (triton issues #11584, #11604: tl.dot "
+        "multiplies bit patterns, fp32 -> bf16 casts truncate)",
+        "settings shipped for bf16 are checked in fp16 on CPU (the same code at another element type); "
+        "bf16 itself by the GPU class's check (`python -m conformance check --class nvidia-h200`)",
+    ),
+    GpuOnly(
+        "linear tma: a persistent program walking several tiles",
+        "off a GPU the launcher starts one program per tile (the persistent grid is one program per "
+        "multiprocessor, a device fact), so each program's walk takes one tile",
+        "the tiles, their grouping, the descriptors' zero-fill and clipping run on CPU; the walk's stride "
+        "over several tiles on the GPU class's check (e.g. 4096 x 4096 outputs: 512 tiles on 132 SMs)",
+    ),
 )
 # dtypes the interpreter cannot run -> the dtype a setting shipped for them is checked in on CPU
 STAND_IN = {"bf16": "fp16"}
@@ -68,10 +73,10 @@ class Shipped:
     """One distinct setting of a kernel and where it is shipped."""
 
     kernel: str
-    config: dict[str, Any]            # the first shipped config of its kind (the one run)
-    dtypes: set[str]                  # the dtypes its entries name, over every class
-    entries: dict[str, int]           # class -> number of entries holding it
-    configs: set[str]                 # the distinct full configs folded into it (launch options)
+    config: dict[str, Any]  # the first shipped config of its kind (the one run)
+    dtypes: set[str]  # the dtypes its entries name, over every class
+    entries: dict[str, int]  # class -> number of entries holding it
+    configs: set[str]  # the distinct full configs folded into it (launch options)
 
     def where(self) -> str:
         """'nvidia-h200 (20 entries: bf16, fp16)', with the launch options folded in when several were."""
@@ -82,8 +87,7 @@ class Shipped:
         return text
 
 
-def shipped_settings(loaded: nb_tables.Tables, interpreter: bool, kernels: list[str] | None = None
-                     ) -> list[Shipped]:
+def shipped_settings(loaded: nb_tables.Tables, interpreter: bool, kernels: list[str] | None = None) -> list[Shipped]:
     """Every distinct (kernel, setting) of every class's tables, in kernel and table order."""
     found: dict[tuple[str, str], Shipped] = {}
     for gpu_class in sorted(loaded.classes):
@@ -93,8 +97,9 @@ def shipped_settings(loaded: nb_tables.Tables, interpreter: bool, kernels: list[
             index = loaded.index(gpu_class, kernel)
             for entry in index.entries if index is not None else ():
                 config = dict(entry.config)
-                item = found.setdefault((kernel, distinct(config, interpreter)),
-                                        Shipped(kernel, config, set(), {}, set()))
+                item = found.setdefault(
+                    (kernel, distinct(config, interpreter)), Shipped(kernel, config, set(), {}, set())
+                )
                 item.dtypes.update(entry.domain.dtypes)
                 item.entries[gpu_class] = item.entries.get(gpu_class, 0) + 1
                 item.configs.add(json.dumps(config, sort_keys=True))
@@ -112,8 +117,13 @@ class Target:
     where: str
 
 
-def targets(gpu_class: str, loaded: nb_tables.Tables, interpreter: bool, kernels: list[str] | None = None,
-            dtypes: set[str] | None = None) -> tuple[list[Target], list[str]]:
+def targets(
+    gpu_class: str,
+    loaded: nb_tables.Tables,
+    interpreter: bool,
+    kernels: list[str] | None = None,
+    dtypes: set[str] | None = None,
+) -> tuple[list[Target], list[str]]:
     """The shipped settings this class's check runs beyond its own entries, and those it cannot (why).
 
     Each in every dtype it is shipped for that the class runs (its own tables' dtypes), bf16 standing in
@@ -137,6 +147,7 @@ def targets(gpu_class: str, loaded: nb_tables.Tables, interpreter: bool, kernels
         small = RECORDS[item.kernel].small(item.config)
         for dtype in run:
             ranges = tuple((dim, lo, hi) for dim, (lo, hi) in small.ranges.items())
-            found.append(Target(item.kernel, Setting(Domain((dtype,), ranges), item.config), dtype, small,
-                                item.where()))
+            found.append(
+                Target(item.kernel, Setting(Domain((dtype,), ranges), item.config), dtype, small, item.where())
+            )
     return found, not_run

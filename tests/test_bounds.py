@@ -764,7 +764,8 @@ def linear_split_tiled(c: LinearCase, block_k: int, split_k: int, acc_dtype: tor
         part = LinearCase(c.x[:, first:first + k_slice], c.w[:, first:first + k_slice], None)
         acc = torch.zeros(M, c.w.shape[0])
         for k0 in range(0, part.x.shape[1], block_k):
-            acc = (acc + part.x[:, k0:k0 + block_k].float() @ part.w[:, k0:k0 + block_k].float().T).to(acc_dtype).float()
+            dot = part.x[:, k0 : k0 + block_k].float() @ part.w[:, k0 : k0 + block_k].float().T
+            acc = (acc + dot).to(acc_dtype).float()
         y = y + acc.to(partial_dtype).float()
     return (y + _bias(c)).to(c.dtype)
 

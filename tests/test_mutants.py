@@ -136,7 +136,7 @@ def test_the_fast_subset_is_caught_whole():
     chosen = mutants.select(fast=True)
     outcomes = mutants.run(chosen, jobs=2)
     assert all(o.caught for o in outcomes), mutants.render(outcomes)
-    for m, o in zip(chosen, outcomes):
+    for m, o in zip(chosen, outcomes, strict=True):
         assert o.failures and all("config " in f for f in o.failures), o
         if m.variants:
             assert any(f"variant={v} " in o.entry for v in m.variants), o.entry

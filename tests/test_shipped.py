@@ -8,11 +8,11 @@ import json
 
 import pytest
 import torch
+from conftest import REPO
 
 from conformance import check, harness, shipped
 from conformance.__main__ import main as conformance_main
 from conformance.specs import RECORDS
-from conftest import REPO
 from neurobrix import tables
 from neurobrix.ops import SPECS
 from neurobrix.ops import linear as linear_op
@@ -40,8 +40,11 @@ def test_every_variant_of_every_class_reaches_the_interpreter():
     assert not not_run
     assert {t.setting.config["variant"] for t in found if t.kernel == "linear"} == set(SPECS["linear"].variants)
     assert {t.dtype for t in found} == {"fp16"}
-    own = {(k, shipped.distinct(e.config, True)) for k in loaded.kernels("interpreter")
-           for e in loaded.index("interpreter", k).entries}
+    own = {
+        (k, shipped.distinct(e.config, True))
+        for k in loaded.kernels("interpreter")
+        for e in loaded.index("interpreter", k).entries
+    }
     assert not own & {(t.kernel, shipped.distinct(t.setting.config, True)) for t in found}
     assert all(t.where.startswith("shipped in nvidia-h200 (") for t in found)
     bf16_only = [t for t in found if t.where.endswith(": bf16")]
@@ -69,8 +72,7 @@ def test_small_shapes_cross_every_block_and_split_of_each_setting():
                 assert lo <= size < hi, f"{item.kernel} {item.config}: {dim} in [{lo}, {hi}] does not cross {size}"
                 edges = edge_values(lo, hi, sorted(set(sizes)), small.multiple_of.get(dim, 1))
                 assert {size, size + 1} & set(edges), (item.kernel, item.config, dim, size)
-    skinny = RECORDS["linear"].small({"variant": "skinny", "BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128,
-                                      "SPLIT_K": 8})
+    skinny = RECORDS["linear"].small({"variant": "skinny", "BLOCK_M": 16, "BLOCK_N": 64, "BLOCK_K": 128, "SPLIT_K": 8})
     assert skinny.ranges["K"][1] > 8 * 128  # slices of two K steps: a slice longer than one BLOCK_K
     tma = RECORDS["linear"].small({"variant": "tma", "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8})
     assert tma.multiple_of == {"N": 8, "K": 8} and tma.ranges["M"][1] > 8 * 128  # a second group of row blocks
@@ -83,7 +85,8 @@ def _bf16_is_wrong_on_the_interpreter() -> str:
     verdict = harness.judge(case, harness.run_kernel(case, config), config)
     assert verdict.ratio > 1e3, (
         f"the interpreter's bf16 linear is within {verdict.ratio:.3g} of its bound now: bf16 runs on CPU, so take "
-        "'bf16 arithmetic' out of conformance.shipped.GPU_ONLY and STAND_IN and check bf16 settings as they are")
+        "'bf16 arithmetic' out of conformance.shipped.GPU_ONLY and STAND_IN and check bf16 settings as they are"
+    )
     return f"bf16 linear off by {verdict.ratio:.3g} times its bound"
 
 
@@ -91,7 +94,8 @@ def _tma_walks_one_tile_per_program_off_a_gpu() -> str:
     for tiles in (1, 7, 600):
         assert linear_op._programs(torch.device("cpu"), tiles) == tiles, (
             "off a GPU the tma launcher now starts fewer programs than tiles: the persistent walk over several "
-            "tiles runs on CPU, so take it out of conformance.shipped.GPU_ONLY")
+            "tiles runs on CPU, so take it out of conformance.shipped.GPU_ONLY"
+        )
     return "one program per tile"
 
 
@@ -117,8 +121,27 @@ def test_check_shipped_names_where_each_setting_is_shipped(tmp_path, capsys):
     """`check --shipped --variant tma`: only the tma settings (none in the interpreter's own tables), each
     reported with the class and entries that ship it; --exitfirst and an unknown variant."""
     report_path = tmp_path / "r.json"
-    assert conformance_main(["check", "--class", "interpreter", "--kernel", "linear", "--shipped", "--variant", "tma",
-                             "--profile", "ci", "--examples", "2", "--json", str(report_path)]) == 0
+    assert (
+        conformance_main(
+            [
+                "check",
+                "--class",
+                "interpreter",
+                "--kernel",
+                "linear",
+                "--shipped",
+                "--variant",
+                "tma",
+                "--profile",
+                "ci",
+                "--examples",
+                "2",
+                "--json",
+                str(report_path),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "with every class's shipped settings at small shapes" in out and "PASSED: 2 entry checks" in out
     report = json.loads(report_path.read_text())
@@ -139,7 +162,6 @@ def test_exitfirst_stops_after_the_first_failing_entry(monkeypatch):
         return outputs
 
     monkeypatch.setattr(check, "run_kernel", broken)
-    report = check.check_class("interpreter", ["silu_mul"], None, 2, "ci", shipped=True, exitfirst=True,
-                               shrink=False)
+    report = check.check_class("interpreter", ["silu_mul"], None, 2, "ci", shipped=True, exitfirst=True, shrink=False)
     assert not report.passed and report.left > 0 and report.stopped == "stopped at the first failure"
     assert f"{report.left} entry checks not run (stopped at the first failure)" in check.render(report)
