@@ -39,7 +39,14 @@ catalogue's shapes. What a rigorous bound cannot see there:
   ``linear_depth``, fp16/bf16 accumulation and split-K partials in the storage dtype are seen at
   K = 4096 and 14336, except fp16 partials of SPLIT_K = 2, BLOCK_K = 256 gemv at K = 14336: its
   256 lanes may be summed in any order (255 fp32 roundings each), more than two fp16 roundings of
-  half-size partials.
+  half-size partials. skinny (the H200 tables' split settings at their catalogue K, one example
+  each, made as tests/test_bounds.py's): bf16 accumulators and partials are seen at every K from
+  1536 to 18944, and fp16 accumulators with BLOCK_K = 128; fp16 partials only up to K ~ 4096
+  (not at 8960, 14336, 18944: there a GPU's MMA steps, 2 (ceil(k_slice / 16) + 16) fp32
+  roundings with truncation counted twice, allow more than four to eight fp16 roundings of the
+  partials), and with BLOCK_K = 256 (fewer steps, fewer extra roundings) neither fp16 one at
+  K = 2048 or 4864. The CPU check and the mutants see them at small K, where the final rounding
+  dominates the allowance.
 * attention in fp16 at head dim 128, and at 64 over full caches of 1,024 keys and more: each
   weight's logit error allowance (any order: gamma_{D+2} |scale| |q| . |k|, about 5.7e-5 of the
   weight for unit-variance q and k at D = 128) outweighs one fp16 rounding of an output-sized
