@@ -35,6 +35,7 @@ from hypothesis import strategies as st
 from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
+from neurobrix.ops import SPECS
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
 from .harness import Values, build, judge, run_kernel
@@ -383,6 +384,11 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         if kernel not in have:
             raise UsageError(f"class {gpu_class} has no table for kernel {kernel!r}; it has {', '.join(sorted(have))}")
     chosen = sorted(kernels or have)
+    known = {v: k for k in chosen for v in SPECS[k].variants}
+    unknown = sorted((variants or set()) - set(known))
+    if unknown:
+        offered = "; ".join(f"{k}: {', '.join(SPECS[k].variants)}" for k in chosen if SPECS[k].variants)
+        raise UsageError(f"no variant {', '.join(unknown)} in {', '.join(chosen)} (variants: {offered or 'none'})")
     n = examples or profile(profile_name).max_examples
     report = Report(gpu_class, str(loaded.location.root), profile_name, examples_per_entry=n,
                     fingerprint=fingerprint(Path(loaded.location.root), gpu_class, shipped), shipped=shipped)
