@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import textwrap
 import threading
 import traceback
 from typing import Any, NoReturn, Sequence
@@ -197,15 +198,17 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 def add_warmup_parser(commands: Any, common: dict[str, Any]) -> None:
     warm = commands.add_parser(
         "warmup", **common, help="compile every kernel a model's runs can need, before the first run",
-        description="Compile, before any `neurobrix run`, every Triton kernel binary the runs of a stored model can "
-        "need on this machine's GPU class: every prompt length and KV-cache size a run can have (up to the model's "
-        "context and what the class certifies), batch 1, one dtype. The binaries go to Triton's cache "
-        "(TRITON_CACHE_DIR, default ~/.triton/cache), where `run` finds them: it then compiles nothing. No weight "
-        "of the model is read: the forward pass runs on zero weights with the certified settings. Takes minutes "
-        "on a GPU; Ctrl-C keeps what was compiled, and running it again compiles only the rest.",
+        description="""\
+Compile, before any `neurobrix run`, every Triton kernel binary the runs of a stored model can
+need on this machine's GPU class: every prompt length and KV-cache size a run can have (up to the
+model's context and what the class certifies), batch 1, one dtype. The binaries go to Triton's
+cache (TRITON_CACHE_DIR, default ~/.triton/cache), where `run` finds them: it then compiles
+nothing. No weight of the model is read: its forward pass runs on zero weights with the certified
+settings. Every binary compiles once, so it takes a while on a GPU; Ctrl-C keeps what was
+compiled, and running it again compiles only the rest.""",
         epilog="examples:\n  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct\n"
         "  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct --max-prompt 2048 --max-tokens 512\n\n"
-        + EXIT_CODES,
+        + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     warm.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")

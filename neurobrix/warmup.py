@@ -12,15 +12,16 @@ had the same setting and the same of those properties. Which setting a call gets
 buckets of its prompt length and KV-cache capacity (:func:`neurobrix.plan.length_segments`); which
 properties its arguments have depends on the lengths themselves: the integers a launch is given (sizes,
 strides, element offsets of views such as the prompt's last row) are affine in a length, so whether each
-is divisible by 16 is settled by the length's residue mod 16; whether one is 1 by the length being 1; and
-i32 against i64 by its magnitude.
+is divisible by 16 is settled by the length's residue mod 16; whether one is 1, at the smallest lengths
+(every length up to 16 is launched); i32 against i64, by its magnitude (the ends of each class).
 
 The warmup therefore runs the model's own forward pass, the way ``generate`` runs it (its ``prefill``
 and its ``Decoder``), on scratch weights (zeros, two layers: every layer after the first makes the same
 calls, as the preflight's catalogue walk uses) with exactly the certified settings a run would get, for
 these lengths: in every prompt-length segment, the smallest and the largest prompt of each residue
 class mod 16 (and 1); in every capacity segment, a decode step at the smallest and the largest capacity
-of each class; and each prompt prefilled into caches of every class its run could have. Only lengths a
+of each class; and each prompt prefilled into a cache of every class its runs can have (one already
+built when one fits: the prefill's only cache-dependent integers are the cache's strides). Only lengths a
 run can have are covered: prompts shorter than the model's context, at most ``--max-tokens`` new tokens,
 and lengths whose calls the class's tables certify (the rest ``run`` refuses before loading anything).
 Each segment's certified settings are found by the preflight's own code (:mod:`neurobrix.plan`).
@@ -304,12 +305,14 @@ def warmup(opts: WarmupOptions, progress: Callable[[int, int], None] | None = No
     assert class_id is not None  # the triton backend always has a class
     _refuse_interpreter_bf16(class_id, dtype)
     require_certified_stack(class_id)
+    say = notice or (lambda line: None)
+    say(f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
+        "its certified settings")
     plan = plan_warmup(cfg, load_tables(), class_id, dtype, opts.max_prompt, opts.max_tokens)
     if not plan.prompts or not plan.capacities:
         # not one run is certified: the preflight's own error for the shortest one names what is missing
         certified_ops(cfg, class_id, dtype, 1, 1, 2, f" --config {stored.path / 'config.json'}")
         raise MissingEntryError(f"no run of {stored.name} within these limits is certified on {class_id}")
-    say = notice or (lambda line: None)
     say(f"warming up {stored.name} on {class_id} in {dtype}: {plan.passes} passes over prompts of "
         f"{describe_lengths(plan.prompts)} tokens and KV caches of {describe_lengths(plan.capacities)} positions"
         + ("" if interpreter_enabled() else " (each kernel compiles on its first pass)"))

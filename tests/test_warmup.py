@@ -368,3 +368,105 @@ def test_warmup_help():
     assert result.returncode == 0
     for option in ("--model", "--max-tokens", "--max-prompt", "--dtype", "TRITON_CACHE_DIR", "Exit codes"):
         assert option in result.stdout
+
+
+# --- import offers it ------------------------------------------------------------------------------------
+
+
+@pytest.fixture
+def checkpoint(home):
+    return home / NAME
+
+
+def test_import_on_a_certified_gpu_prints_the_warmup_command(env, checkpoint, monkeypatch, capsys):
+    import neurobrix.cli_store as cli_store
+
+    monkeypatch.setattr(cli_store, "_certified_gpu_class", lambda: "nvidia-h200")
+    assert main(["import", str(checkpoint)]) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith(f"imported {NAME}")
+    assert out[1].endswith(f"neurobrix warmup --model {NAME}") and "nvidia-h200" in out[1]
+    assert out[2].startswith("run it with: ")
+
+
+def test_import_with_warmup_runs_it_after_the_import(env, checkpoint, monkeypatch, capsys):
+    import neurobrix.cli as cli
+    import neurobrix.cli_store as cli_store
+
+    asked = []
+    monkeypatch.setattr(cli_store, "_certified_gpu_class", lambda: "nvidia-h200")
+    monkeypatch.setattr(cli, "cmd_warmup", lambda args: asked.append((args, store.resolve(args.model).name)) or 0)
+    assert main(["import", str(checkpoint), "--warmup"]) == 0
+    (args, stored), = asked  # once, on the model as stored (the import is complete before it starts)
+    assert stored == NAME and (args.max_tokens, args.max_prompt, args.dtype) == (None, None, None)
+    assert "neurobrix warmup --model" not in capsys.readouterr().out
+
+
+def test_import_with_warmup_without_a_certified_gpu_says_there_is_nothing_to_compile(env, checkpoint, capsys):
+    assert main(["import", str(checkpoint), "--warmup"]) == 0  # the interpreter: no compile cache
+    out = capsys.readouterr().out
+    assert "nothing to compile" in out and "neurobrix warmup --model" not in out
+
+
+def test_the_certified_gpu_class_is_looked_for_only_on_a_gpu(monkeypatch):
+    import neurobrix.cli_store as cli_store
+    import neurobrix.gpu as gpu
+
+    monkeypatch.setattr(gpu, "detect_class", lambda: type("C", (), {"id": "nvidia-h200"})())
+    assert cli_store._certified_gpu_class() is None  # TRITON_INTERPRET=1 (conftest)
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    assert cli_store._certified_gpu_class() is None
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert cli_store._certified_gpu_class() == "nvidia-h200"
+
+    def uncertified():
+        from neurobrix.errors import UncertifiedGPUError
+
+        raise UncertifiedGPUError("this GPU is not certified")
+
+    monkeypatch.setattr(gpu, "detect_class", uncertified)
+    assert cli_store._certified_gpu_class() is None
+
+
+# --- on a GPU: a run after the warmup compiles nothing ----------------------------------------------------
+
+
+@pytest.mark.gpu
+@pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
+def test_after_warmup_no_run_compiles(tmp_path):
+    """A two-layer model of TinyLlama's shapes (the certified tables cover it): `warmup --max-prompt 40
+    --max-tokens 24` into an empty Triton cache, then runs of other --max-tokens within those limits add
+    nothing to the cache (a compile would write its binary there)."""
+    import json
+
+    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env |= {"PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(tmp_path / "home"),
+            "TRITON_CACHE_DIR": str(tmp_path / "triton-cache")}
+    env.pop("NEUROBRIX_TABLES", None)
+    make = ("import sys; sys.path.insert(0, 'tests'); from pathlib import Path; import parity; "
+            f"parity.catalogue_checkpoint(Path({str(tmp_path / 'tiny-llama-shape')!r}), "
+            "'TinyLlama/TinyLlama-1.1B-Chat-v1.0')")
+
+    def neurobrix(*args):
+        return subprocess.run([sys.executable, "-m", "neurobrix", *args], capture_output=True, text=True, env=env,
+                              cwd=REPO, timeout=1800)
+
+    def cached():
+        return {p.relative_to(tmp_path) for p in (tmp_path / "triton-cache").rglob("*") if p.is_file()}
+
+    made = subprocess.run([sys.executable, "-c", make], capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
+    assert made.returncode == 0, made.stderr[-4000:]
+    assert neurobrix("import", str(tmp_path / "tiny-llama-shape")).returncode == 0
+    warm = neurobrix("warmup", "--model", "tiny-llama-shape", "--max-prompt", "40", "--max-tokens", "24")
+    assert warm.returncode == 0, warm.stderr[-4000:]
+    before = cached()
+    assert before
+    lines = []
+    for prompt, tokens in (("hello world", "24"), ("the model runs fast on certified kernels " * 3, "5"),
+                           ("hello", "1")):
+        done = neurobrix("run", "--model", "tiny-llama-shape", "--prompt", prompt, "--no-chat", "--max-tokens", tokens)
+        assert done.returncode == 0, done.stderr[-4000:]
+        lines.append(done.stderr.strip().splitlines()[-1])
+    assert cached() == before, (sorted(cached() - before)[:5], lines)
+    print(json.dumps({"warmup": warm.stdout.strip(), "runs": lines}))
