@@ -29,7 +29,7 @@ def test_version():
 def test_help_lists_the_commands():
     result = run("--help")
     assert result.returncode == 0
-    for word in ("doctor", "tables", "Exit codes"):
+    for word in ("doctor", "tables", "import", "warmup", "run", "Exit codes"):
         assert word in result.stdout
 
 
