@@ -15,8 +15,8 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
-from .config import ModelConfig
 from .buckets import bucket_of
+from .config import ModelConfig
 from .errors import MissingEntryError, TablesError, UsageError
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
