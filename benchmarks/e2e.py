@@ -1,19 +1,23 @@
 """End-to-end generation speed of a catalogue model shape (random bf16 weights) on each backend.
 
-    PYTHONPATH=. python -m benchmarks.e2e [--model NAME ...] [--batch 1 8] [--json out.json]
+    PYTHONPATH=. python -m benchmarks.e2e [--model NAME ...] [--batch 1 8] [--prompt 128 512 2048] [--json out.json]
 
 Without --model, every catalogue model. Backends: ``triton`` (this engine, certified kernels),
 ``torch`` (this engine on PyTorch's kernels), ``compile`` (the peer a PyTorch user picks: a gpt-fast-style
 Llama with its decode step under torch.compile, benchmarks/peer.py, on the same weights; its compile time
-is reported) and ``hf`` (transformers eager). Each row: decode tok/s, prefill tok/s, time to first token
-(the median of 7 repeats of the prompt; prefill tok/s = batch x prompt / TTFT), and decode speed as a
-share of the HBM roofline (weights plus the KV cache read per step, at the copy rate measured in the
-same run); at the end one table with the ratios to the torch backend and to the compile peer, all
-measured side by side in this one run.
+is reported) and ``hf`` (transformers eager, at the first prompt length only). For every prompt length
+(--prompt, default 128, 512 and 2,048 tokens): time to first token over --repeats prefills of the
+prompt (min / median / max: the spread of the repeats) and prefill tok/s = batch x prompt / median
+TTFT; at the first prompt length also decode tok/s and decode speed as a share of the HBM roofline
+(weights plus the KV cache read per step, at the copy rate measured in the same run). At the end one
+table with the ratios to the torch backend and to the compile peer, all measured side by side in this
+one run.
 
 Weights are random (N(0, 0.02)), built directly on the GPU in the engine's fused layout; the prompt
 is random token ids. Both backends replay the decode step as a CUDA graph. The triton backend runs
 only on certified settings: preflight refuses a shape the tables do not cover, before any weight.
+Time to first token is the engine's own statistic (from the start of the prefill to the first token on
+the host), after warm-up prefills at that length; the peer's is its eager prefill to its first token.
 """
 
 from __future__ import annotations
@@ -49,33 +53,44 @@ def random_weights(cfg, dtype, device, seed=0) -> Weights:
                    embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
 
 
-PREFILL_REPEATS = 7  # time to first token: the median of this many repeats of the prompt (one alone: the host's noise)
+REPEATS = 7  # time to first token: this many repeats of the prompt (one alone is the host's noise)
 
 
-def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int) -> dict:
-    """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then the run
-    (decode speed), then the prompt PREFILL_REPEATS times more to the first token (the median is the TTFT)."""
+def spread(ttfts: list[float]) -> dict:
+    """Min, median and max of the repeats' times to first token (ms), and every one."""
+    return {"ttft_ms_min": round(min(ttfts), 2), "ttft_ms": round(statistics.median(ttfts), 2),
+            "ttft_ms_max": round(max(ttfts), 2), "ttft_ms_all": [round(t, 2) for t in ttfts]}
+
+
+def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int, repeats: int = REPEATS,
+               decode: bool = True) -> dict:
+    """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then (``decode``)
+    the run (decode speed), then the prompt ``repeats`` times more to the first token."""
     batch, seq = len(prompts), len(prompts[0])
     capacity = seq + new
     ops = certified_ops(cfg, detect_class().id, "bf16", batch, seq, capacity) if bk == "triton" else TORCH
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
-    generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True)  # compile, warm up
-    model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)
-    torch.cuda.synchronize()
-    total = time.perf_counter() - start
+    row: dict = {}
+    if decode:
+        generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True)  # compile, warm up
+        model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)
+        torch.cuda.synchronize()
+        total = time.perf_counter() - start
+        row = {"generated": sum(map(len, outs)), "decode_tok_s": round(stats.decode_tokens_per_s, 1),
+               "decode_tok_s_per_sequence": round(stats.decode_tokens_per_s / batch, 1),
+               "capture_s": round(stats.capture_s, 3), "total_s": round(total, 3)}
+    else:
+        for _ in range(2):  # compile (when no warmup did) and warm up at this length
+            generate_batch(model, prompts, 1, Sampling(), set())
     ttfts = [generate_batch(model, prompts, 1, Sampling(), set())[1].time_to_first_token_s * 1000
-             for _ in range(PREFILL_REPEATS)]
-    return {"generated": sum(map(len, outs)), "ttft_ms": round(statistics.median(ttfts), 2),
-            "ttft_ms_all": [round(t, 2) for t in ttfts],
-            "decode_tok_s": round(stats.decode_tokens_per_s, 1),
-            "decode_tok_s_per_sequence": round(stats.decode_tokens_per_s / batch, 1),
-            "total_s": round(total, 3)}
+             for _ in range(repeats)]
+    return {**row, **spread(ttfts)}
 
 
-def hf_eager(name: str, prompt: list[int], new: int) -> dict:
+def hf_eager(name: str, prompt: list[int], new: int, repeats: int = REPEATS) -> dict:
     """Hugging Face transformers, eager, bf16, random weights of the same shape: prefill time, then
     greedy generation of ``new`` tokens (min_new_tokens forces the full length)."""
     import transformers
@@ -93,7 +108,7 @@ def hf_eager(name: str, prompt: list[int], new: int) -> dict:
     with torch.inference_mode():
         model.generate(ids, max_new_tokens=8, min_new_tokens=8, do_sample=False)  # warm up
         prefills = []
-        for _ in range(PREFILL_REPEATS):
+        for _ in range(repeats):
             torch.cuda.synchronize()
             start = time.perf_counter()
             model(ids)
@@ -106,7 +121,7 @@ def hf_eager(name: str, prompt: list[int], new: int) -> dict:
         total = time.perf_counter() - start
     del model
     torch.cuda.empty_cache()
-    return {"generated": new, "ttft_ms": round(prefill * 1000, 2), "ttft_ms_all": [round(t * 1000, 2) for t in prefills],
+    return {"generated": new, **spread([t * 1000 for t in prefills]),
             "decode_tok_s": round((new - 1) / max(total - prefill, 1e-9), 1), "total_s": round(total, 3)}
 
 
@@ -116,49 +131,68 @@ def kv_bytes_per_step(cfg, batch: int, filled: float) -> float:
 
 
 def report(results: list[dict]) -> None:
-    """One table: every model and batch, triton vs torch side by side (and transformers eager)."""
-    print(f"\n{'model':<36} {'batch':>5} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} {'prefill tok/s':>13} "
-          f"{'TTFT ms':>8} {'decode x torch':>14} {'decode x compile':>16} {'prefill x compile':>17} {'compile s':>9}")
-    by = {(r["model"], r["batch"], r["backend"]): r for r in results}
+    """One table: every model, batch and prompt length, the backends side by side (decode at the first
+    prompt length, prefill at each)."""
+    print(f"\n{'model':<36} {'batch':>5} {'prompt':>6} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} "
+          f"{'prefill tok/s':>13} {'TTFT ms min/median/max':>24} {'decode x torch':>14} {'decode x compile':>16} "
+          f"{'prefill x compile':>17} {'compile s':>9}")
+    by = {(r["model"], r["batch"], r["prompt"], r["backend"]): r for r in results}
 
     def ratio(r: dict, backend: str, key: str) -> str:
-        base = by.get((r["model"], r["batch"], backend))
-        ok = base is not None and "error" not in base and r["backend"] != backend
+        base = by.get((r["model"], r["batch"], r["prompt"], backend))
+        ok = base is not None and "error" not in base and key in r and key in base and r["backend"] != backend
         return f"{r[key] / base[key]:.2f}" if ok else ""
 
     for r in results:
+        head = f"{r['model']:<36} {r['batch']:>5} {r['prompt']:>6} {r['backend']:>7}"
         if "error" in r:
-            print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} ERROR {r['error'][:120]}")
+            print(f"{head} ERROR {r['error'][:120]}")
             continue
+        decode = f"{r['decode_tok_s']:>12.1f} {r['roofline_pct']:>7.1f}%" if "decode_tok_s" in r else f"{'':>12} {'':>8}"
+        ttft = f"{r['ttft_ms_min']:.1f}/{r['ttft_ms']:.1f}/{r['ttft_ms_max']:.1f}"
         compile_s = f"{r['compile_s']:.0f}" if "compile_s" in r else ""
-        print(f"{r['model']:<36} {r['batch']:>5} {r['backend']:>7} {r['decode_tok_s']:>12.1f} "
-              f"{r.get('roofline_pct', float('nan')):>7.1f}% {r['prefill_tok_s']:>13.0f} {r['ttft_ms']:>8.1f} "
-              f"{ratio(r, 'torch', 'decode_tok_s'):>14} {ratio(r, 'compile', 'decode_tok_s'):>16} "
-              f"{ratio(r, 'compile', 'prefill_tok_s'):>17} {compile_s:>9}")
+        print(f"{head} {decode} {r['prefill_tok_s']:>13.0f} {ttft:>24} {ratio(r, 'torch', 'decode_tok_s'):>14} "
+              f"{ratio(r, 'compile', 'decode_tok_s'):>16} {ratio(r, 'compile', 'prefill_tok_s'):>17} {compile_s:>9}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
+                                     epilog="Needs a GPU of a certified class (the triton backend).")
     parser.add_argument("--model", nargs="+", help="catalogue model names (default: all of them)")
     parser.add_argument("--backends", nargs="+", default=["triton", "torch", "compile", "hf"],
                         choices=["triton", "torch", "compile", "hf"],
                         help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
-                        "torch.compile) and hf (transformers eager)")
-    parser.add_argument("--prompt", type=int, default=128)
-    parser.add_argument("--new", type=int, default=256)
+                        "torch.compile) and hf (transformers eager, first prompt length only)")
+    parser.add_argument("--prompt", type=int, nargs="+", default=[128, 512, 2048], metavar="TOKENS",
+                        help="prompt lengths: prefill tok/s and time to first token at each, decode at the first "
+                        "(default: %(default)s)")
+    parser.add_argument("--repeats", type=int, default=REPEATS,
+                        help="timed prefills per prompt length (min/median/max reported; default %(default)s)")
+    parser.add_argument("--new", type=int, default=256, help="tokens generated per run (default %(default)s)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
     parser.add_argument("--hf-new", type=int, default=64,
                         help="tokens transformers eager generates (it is ~50x slower; default %(default)s)")
     parser.add_argument("--max-minutes", type=float, help="start no new model after about this long")
     parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args()
-    from benchmarks.kernels import copy_bandwidth
-
-    deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
+    args = parser.parse_args(argv)
     models, _ = load()
     unknown = [m for m in args.model or [] if m not in models]
     if unknown:
         parser.error(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(models)}")
+    for name in ("prompt", "batch"):
+        if any(v < 1 for v in getattr(args, name)):
+            parser.error(f"--{name} values must be >= 1, got {getattr(args, name)}")
+    if args.repeats < 1 or args.new < 1 or args.hf_new < 1:
+        parser.error("--repeats, --new and --hf-new must be >= 1")
+    return args
+
+
+def main(argv: list[str] | None = None) -> None:
+    args = parse_args(argv)
+    from benchmarks.kernels import copy_bandwidth
+
+    deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
+    models, _ = load()
     bandwidth = copy_bandwidth()
     print(f"copy bandwidth {bandwidth / 1e12:.2f} TB/s", flush=True)
     results = []
@@ -173,28 +207,38 @@ def main() -> None:
         if weights.lm_head is not weights.embed:
             gb += weights.lm_head.numel() * 2 / 1e9
         gen = torch.Generator().manual_seed(1)
-        prompts = torch.randint(0, cfg.vocab_size, (max(args.batch), args.prompt), generator=gen).tolist()
-        for bk in args.backends:
-            for batch in args.batch if bk != "hf" else [1]:
-                new = args.hf_new if bk == "hf" else args.new
-                row = {"model": name, "backend": bk, "batch": batch, "weights_gb": round(gb, 2),
-                       "prompt": args.prompt, "new": new}
-                try:
-                    if bk == "hf":
-                        row.update(hf_eager(name, prompts[0], new))
-                    elif bk == "compile":
-                        from benchmarks import peer
+        longest = torch.randint(0, cfg.vocab_size, (max(args.batch), max(args.prompt)), generator=gen).tolist()
+        for n, seq in enumerate(args.prompt):
+            decode = n == 0  # decode speed at the first prompt length, prefill at every one
+            prompts = [p[:seq] for p in longest]
+            for bk in args.backends:
+                if bk == "hf" and not decode:
+                    continue
+                for batch in args.batch if bk != "hf" else [1]:
+                    new = args.hf_new if bk == "hf" else args.new
+                    row = {"model": name, "backend": bk, "batch": batch, "weights_gb": round(gb, 2),
+                           "prompt": seq, "new": new}
+                    try:
+                        if bk == "hf":
+                            row.update(hf_eager(name, prompts[0], new, args.repeats))
+                        elif bk == "compile":
+                            from benchmarks import peer
 
-                        row.update(peer.run(cfg, weights, prompts[:batch], new, PREFILL_REPEATS))
-                    else:
-                        row.update(engine_run(cfg, weights, bk, prompts[:batch], new))
-                    row["prefill_tok_s"] = round(batch * args.prompt / (row["ttft_ms"] / 1000), 1)
-                    step_bytes = gb * 1e9 + kv_bytes_per_step(cfg, batch, args.prompt + new / 2)
-                    row["roofline_pct"] = round(100 * row["decode_tok_s"] * step_bytes / batch / bandwidth, 1)
-                except Exception as exc:  # report and go on: one failing backend must not hide the others
-                    row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
-                print(json.dumps(row), flush=True)
-                results.append(row)
+                            row.update(peer.run(cfg, weights, prompts[:batch], new, args.repeats) if decode
+                                       else peer.prefill_only(cfg, weights, prompts[:batch], args.repeats))
+                            row.update(spread(row["ttft_ms_all"]))
+                        else:
+                            row.update(engine_run(cfg, weights, bk, prompts[:batch], new, args.repeats, decode))
+                        row["prefill_tok_s"] = round(batch * seq / (row["ttft_ms"] / 1000), 1)
+                        row["prefill_tok_s_range"] = [round(batch * seq / (row["ttft_ms_max"] / 1000), 1),
+                                                      round(batch * seq / (row["ttft_ms_min"] / 1000), 1)]
+                        if "decode_tok_s" in row:
+                            step_bytes = gb * 1e9 + kv_bytes_per_step(cfg, batch, seq + new / 2)
+                            row["roofline_pct"] = round(100 * row["decode_tok_s"] * step_bytes / batch / bandwidth, 1)
+                    except Exception as exc:  # report and go on: one failing backend must not hide the others
+                        row["error"] = f"{type(exc).__name__}: {exc}"[:2000]
+                    print(json.dumps(row), flush=True)
+                    results.append(row)
         del weights
         torch.cuda.empty_cache()
     report(results)

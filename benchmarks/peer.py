@@ -114,6 +114,37 @@ def decode_one_token(model: PeerLlama, token: torch.Tensor, input_pos: torch.Ten
     return model(token, input_pos).argmax(dim=-1, keepdim=True)
 
 
+def time_ms(fn: Any, repeats: int) -> list[float]:
+    """Wall time of ``fn()`` to its result on the GPU, ``repeats`` times, in ms."""
+    times = []
+    for _ in range(repeats):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        times.append((time.perf_counter() - start) * 1000)
+    return times
+
+
+def prefill_only(cfg: Any, weights: Weights, prompts: list[list[int]], repeats: int = 7) -> dict[str, Any]:
+    """The peer's time to first token alone (its prefill is eager, so nothing is compiled for it): two
+    warm-up prefills, then ``repeats`` timed ones."""
+    import statistics
+
+    batch, seq = len(prompts), len(prompts[0])
+    model = PeerLlama(cfg, weights, batch, seq + 1).eval()
+    tokens = torch.tensor(prompts, device="cuda")
+    with torch.inference_mode():
+
+        def prefill() -> torch.Tensor:
+            return model(tokens, torch.arange(seq, device="cuda")).argmax(dim=-1, keepdim=True)
+
+        time_ms(prefill, 2)
+        ttfts = time_ms(prefill, repeats)
+    del model
+    return {"ttft_ms": round(statistics.median(ttfts), 2), "ttft_ms_all": [round(t, 2) for t in ttfts]}
+
+
 def run(cfg: Any, weights: Weights, prompts: list[list[int]], new: int, repeats: int = 7) -> dict[str, Any]:
     """Prefill (eager), then ``new`` tokens greedily with the compiled decode step. Returns decode tokens/s,
     the compile time (the first decode steps: tracing, inductor's tuning, graph capture), time to first
@@ -146,13 +177,7 @@ def run(cfg: Any, weights: Weights, prompts: list[list[int]], new: int, repeats:
         torch.cuda.synchronize()
         compile_s = time.perf_counter() - start
         generate(4)  # warm
-        ttfts = []
-        for _ in range(repeats):
-            torch.cuda.synchronize()
-            start = time.perf_counter()
-            prefill()
-            torch.cuda.synchronize()
-            ttfts.append((time.perf_counter() - start) * 1000)
+        ttfts = time_ms(prefill, repeats)
         torch.cuda.synchronize()
         start = time.perf_counter()
         first = prefill()

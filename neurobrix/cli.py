@@ -7,6 +7,7 @@ import json
 import os
 import signal
 import sys
+import textwrap
 import threading
 import traceback
 from typing import Any, NoReturn, Sequence
@@ -162,6 +163,64 @@ def cmd_run(args: argparse.Namespace) -> int:
     return 0
 
 
+class Progress:
+    """Progress of a long command on stderr: one line rewritten in place on a terminal, else a line at
+    every tenth of the way."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.tty = sys.stderr.isatty()
+        self.shown = -1
+
+    def __call__(self, done: int, total: int) -> None:
+        step = 100 if self.tty else 10
+        mark = done * step // max(total, 1)
+        if mark == self.shown and done != total:
+            return
+        self.shown = mark
+        text = f"{self.what}: {done}/{total} ({100 * done // max(total, 1)}%)"
+        if self.tty:
+            print(f"\r{text}", end="\n" if done == total else "", file=sys.stderr, flush=True)
+        else:
+            print(text, file=sys.stderr, flush=True)
+
+
+def cmd_warmup(args: argparse.Namespace) -> int:
+    from .warmup import WarmupOptions, warmup
+
+    opts = WarmupOptions(model=args.model, max_tokens=args.max_tokens, max_prompt=args.max_prompt, dtype=args.dtype)
+    report = warmup(opts, progress=Progress("warmup passes"), notice=lambda line: print(line, file=sys.stderr))
+    for line in report.lines():
+        print(line)
+    return 0
+
+
+def add_warmup_parser(commands: Any, common: dict[str, Any]) -> None:
+    warm = commands.add_parser(
+        "warmup", **common, help="compile every kernel a model's runs can need, before the first run",
+        description="""\
+Compile, before any `neurobrix run`, every Triton kernel binary the runs of a stored model can
+need on this machine's GPU class: every prompt length and KV-cache size a run can have (up to the
+model's context and what the class certifies), batch 1, one dtype. The binaries go to Triton's
+cache (TRITON_CACHE_DIR, default ~/.triton/cache), where `run` finds them: it then compiles
+nothing. No weight of the model is read: its forward pass runs on zero weights with the certified
+settings. Every binary compiles once, so it takes a while on a GPU; Ctrl-C keeps what was
+compiled, and running it again compiles only the rest.""",
+        epilog="examples:\n  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct\n"
+        "  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct --max-prompt 2048 --max-tokens 512\n\n"
+        + textwrap.fill(EXIT_CODES, 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    warm.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    warm.add_argument("--max-tokens", type=int, default=None, metavar="N",
+                      help="cover runs of at most N new tokens (`run --max-tokens`; default: any the context allows)")
+    warm.add_argument("--max-prompt", type=int, default=None, metavar="N",
+                      help="cover prompts of at most N tokens (default: any the context allows)")
+    warm.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default=None,
+                      help="the dtype runs will use (default, as run's: bf16 on a GPU, fp32 on the CPU)")
+    warm.set_defaults(func=cmd_warmup)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="neurobrix",
@@ -206,6 +265,7 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--no-chat", action="store_true", help="use the prompt as is, without the chat template")
     run.add_argument("--no-stream", action="store_true", help="print the text at the end instead of as it comes")
     run.set_defaults(func=cmd_run)
+    add_warmup_parser(commands, common)
 
     tables = commands.add_parser("tables", **common, help="list, show and verify the certified tables")
     sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)

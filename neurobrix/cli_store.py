@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from typing import Any
 
 from .store import StoredModel, import_model, list_models, models_dir, remove
@@ -30,8 +31,38 @@ def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
     print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
+    gpu_class = _certified_gpu_class()
+    if args.warmup and gpu_class is not None:
+        sys.stdout.flush()
+        from .cli import cmd_warmup
+
+        cmd_warmup(argparse.Namespace(model=model.name, max_tokens=None, max_prompt=None, dtype=None))
+    elif args.warmup:
+        print("--warmup: no GPU of a certified class here, so nothing to compile (the Triton interpreter compiles "
+              "nothing); `neurobrix warmup` on the GPU machine compiles its kernels")
+    elif gpu_class is not None:
+        print(f"compile its kernels for {gpu_class} once, before the first run: "
+              f"neurobrix warmup --model {model.name}")
     print(f"run it with: {_run_command(model.name)}")
     return 0
+
+
+def _certified_gpu_class() -> str | None:
+    """This machine's certified GPU class, None without one (no GPU, an uncertified one, or the interpreter,
+    which compiles nothing and needs no warmup)."""
+    from .errors import NeuroBrixError
+    from .gpu import detect_class, interpreter_enabled
+
+    if interpreter_enabled():
+        return None
+    import torch  # late: only to see whether this machine has a GPU
+
+    if not torch.cuda.is_available():
+        return None
+    try:
+        return detect_class().id
+    except NeuroBrixError:  # an uncertified GPU, or tables that cannot be read: `run` says why
+        return None
 
 
 def _run_command(name: str) -> str:
@@ -94,6 +125,7 @@ examples:
   neurobrix import TinyLlama/TinyLlama-1.1B-Chat-v1.0
   neurobrix import meta-llama/Llama-3.2-1B --accept-license   (gated: accept on the hub, `hf auth login`)
   neurobrix import ./my-checkpoint                             (stored as my-checkpoint)
+  neurobrix import TinyLlama/TinyLlama-1.1B-Chat-v1.0 --warmup (then compile its kernels for this GPU)
   HF_HUB_OFFLINE=1 neurobrix import org/name                   (from the Hugging Face cache, no network)""",
     )
     p_import.add_argument(
@@ -107,6 +139,11 @@ examples:
         "and log in with `hf auth login` or set HF_TOKEN)",
     )
     p_import.add_argument("--revision", metavar="R", help="hub branch, tag or commit (default: the main branch)")
+    p_import.add_argument(
+        "--warmup", action="store_true",
+        help="then compile every kernel its runs can need on this machine's GPU class (`neurobrix warmup`, "
+        "once), so that no run compiles; without it, import prints that command",
+    )
     p_import.set_defaults(func=cmd_import)
 
     p_list = commands.add_parser(

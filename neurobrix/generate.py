@@ -1,8 +1,10 @@
 """Generation: prefill, then one token at a time (replayed as a CUDA graph on a GPU), and sampling.
 
-Small functions in the order they run: ``sample`` picks the next token from logits; ``Decoder``
-owns the decode step (captured once, replayed per token on CUDA); ``generate`` runs the loop,
-streams text through a callback and returns the statistics line's numbers.
+Small functions in the order they run: ``sample`` picks the next token from logits; ``prefill``
+feeds the prompts; ``Decoder`` owns the decode step (captured once, replayed per token on CUDA);
+``generate`` runs the loop, streams text through a callback and returns the statistics line's numbers.
+``neurobrix warmup`` drives ``prefill`` and ``Decoder`` too, so that it launches every kernel exactly as
+a run does.
 """
 
 from __future__ import annotations
@@ -52,6 +54,16 @@ def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | No
     return torch.multinomial(probs, 1, generator=generator)[:, 0]
 
 
+def prefill(model: Transformer, prompts: list[list[int]]) -> torch.Tensor:
+    """Logits [B, vocab] of each prompt's last token (equal lengths, one per row of the model's batch),
+    their k and v written to the cache at positions 0.. of each sequence."""
+    device = model.w.embed.device
+    batch, seq = len(prompts), len(prompts[0])
+    tokens = torch.tensor(prompts, dtype=torch.long, device=device)
+    positions = torch.arange(seq, device=device)[None, :].expand(batch, seq)
+    return model.forward(tokens, positions, None)
+
+
 class Decoder:
     """The decode step over static buffers; on CUDA captured once as a graph and replayed."""
 
@@ -68,39 +80,60 @@ class Decoder:
     def _forward(self) -> torch.Tensor:
         return self.model.forward(self.tokens, self.positions, self.lengths)
 
-    def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
-        """Logits [B, vocab] after feeding ``tokens`` [B] at ``position``."""
+    def _feed(self, tokens: torch.Tensor, position: int) -> None:
         self.tokens.copy_(tokens[:, None])
         self.positions.fill_(position)
         self.lengths.fill_(position + 1)
+
+    def capture(self, position: int) -> None:
+        """Capture the step as a CUDA graph (nothing to do off CUDA), warmed up at ``position``: a
+        warm-up step on a side stream (kernels loaded, memory allocated) writes placeholder k and v at
+        ``position``, which the first real step at that position overwrites before reading them."""
+        if not self.use_graph or self.graph is not None:
+            return
+        self._feed(torch.zeros_like(self.tokens[:, 0]), position)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            self._forward()
+        torch.cuda.current_stream().wait_stream(stream)
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self.logits = self._forward()
+
+    def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
+        """Logits [B, vocab] after feeding ``tokens`` [B] at ``position``."""
         if not self.use_graph:
+            self._feed(tokens, position)
             return self._forward()
-        if self.graph is None:
-            # warm up on a side stream (compiles and allocates), then capture; the warm-up computes
-            # this very step, and the capture records it without running it
-            stream = torch.cuda.Stream()
-            stream.wait_stream(torch.cuda.current_stream())
-            with torch.cuda.stream(stream):
-                self._forward()
-            torch.cuda.current_stream().wait_stream(stream)
-            self.graph = torch.cuda.CUDAGraph()
-            with torch.cuda.graph(self.graph):
-                self.logits = self._forward()
+        self.capture(position)
+        self._feed(tokens, position)
         self.graph.replay()
         return self.logits
 
 
 @dataclass
 class Stats:
+    """The numbers of the statistics line, each phase timed on its own."""
+
     prompt_tokens: int
     generated_tokens: int
-    time_to_first_token_s: float
-    decode_tokens_per_s: float
+    time_to_first_token_s: float  # the prompt's own: from the start of its prefill to its first token
+    decode_tokens_per_s: float    # tokens after the first, over the time from the first token to the last
+    load_s: float | None = None   # preflight and weights onto the device (``run`` sets it)
+    capture_s: float = 0.0        # before the prefill: its kernels loaded, the decode step captured (CUDA)
+
+    @property
+    def prefill_tokens_per_s(self) -> float:
+        return self.prompt_tokens / self.time_to_first_token_s if self.time_to_first_token_s > 0 else 0.0
 
     def line(self) -> str:
-        return (f"[prompt {self.prompt_tokens} tokens | generated {self.generated_tokens} tokens | "
-                f"time to first token {self.time_to_first_token_s * 1000:.0f} ms | "
-                f"decode {self.decode_tokens_per_s:.1f} tokens/s]")
+        phases = [f"prompt {self.prompt_tokens} tokens", f"generated {self.generated_tokens} tokens"]
+        if self.load_s is not None:
+            phases.append(f"load {self.load_s:.2f} s")
+        phases += [f"capture {self.capture_s:.2f} s", f"time to first token {self.time_to_first_token_s * 1000:.1f} ms",
+                   f"prefill {self.prefill_tokens_per_s:.0f} tokens/s", f"decode {self.decode_tokens_per_s:.1f} tokens/s"]
+        return "[" + " | ".join(phases) + "]"
 
 
 @torch.inference_mode()
@@ -124,10 +157,18 @@ def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens:
     if opts.seed is not None:
         generator = torch.Generator(device=device)
         generator.manual_seed(opts.seed)
-    start = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
-    tokens = torch.tensor(prompts, dtype=torch.long, device=device)
-    positions = torch.arange(seq, device=device)[None, :].expand(batch, seq)
-    token = sample(model.forward(tokens, positions, None), opts, generator)
+    decoder = Decoder(model, batch, use_graph and device.type == "cuda")
+    prepare = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
+    if decoder.use_graph:
+        # Before the prompt is timed: a first prefill loads every prefill kernel (or compiles it, when
+        # `neurobrix warmup` has not), and the decode step is captured at the first position it will
+        # decode. The prefill below rewrites the same k and v; its first token is the prompt's own.
+        prefill(model, prompts)
+        if max_new_tokens > 1:  # a decode step will run (a one-token run may fill the cache exactly)
+            decoder.capture(seq)
+        torch.cuda.synchronize()
+    start = time.perf_counter()  # lean: user statistics
+    token = sample(prefill(model, prompts), opts, generator)
     outs: list[list[int]] = [[] for _ in range(batch)]
     done = [False] * batch
 
@@ -143,7 +184,6 @@ def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens:
 
     record(token.tolist())
     first = time.perf_counter()  # lean: user statistics
-    decoder = Decoder(model, batch, use_graph and device.type == "cuda")
     steps = 1
     while steps < max_new_tokens and not all(done):
         token = sample(decoder.step(token, seq + steps - 1), opts, generator)
@@ -152,7 +192,7 @@ def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens:
     end = time.perf_counter()  # lean: user statistics
     decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
-    return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate)
+    return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
 
 
 def generate(model: Transformer, prompt: list[int], max_new_tokens: int, opts: Sampling, eos: set[int],

@@ -15,6 +15,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any, Iterable, Mapping
 
+from .buckets import bucket_of
 from .config import ModelConfig
 from .errors import MissingEntryError, TablesError, UsageError
 from .ops import SPECS, PlannedCall, certified
@@ -111,3 +112,33 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
         )
     return Plan(class_id, settings)
+
+
+def length_segments(tables: Tables, class_id: str, lo: int, hi: int) -> list[tuple[int, int]]:
+    """[lo, hi] cut into the longest runs of lengths that every certified lookup treats alike.
+
+    A cut falls at every bucket edge of the ops' length rules (the non-``exact`` ones of their specs, by
+    which :func:`resolve` finds an entry) and at every edge of the class's entry domains in those
+    dimensions (a wide entry need not end on a bucket edge). At batch 1 a length-like key value of a call
+    is the prompt length, the KV-cache capacity or 1, so within one segment every prompt (or every
+    capacity) resolves to the same settings: how ``neurobrix warmup`` lists the buckets a run can hit.
+    """
+    if lo > hi:
+        return []
+    starts = {lo}
+    for spec in SPECS.values():
+        index = tables.index(class_id, spec.name)
+        for dim, rule in zip(spec.key, spec.buckets):
+            if rule == "exact":
+                continue
+            value = lo
+            while value <= hi:
+                first, last = bucket_of(rule, value)
+                starts.add(first)
+                value = last + 1
+            for entry in index.entries if index is not None else ():
+                for name, first, last in entry.domain.ranges:
+                    if name == dim:
+                        starts.update({first} if last is None else {first, last + 1})
+    cuts = sorted(s for s in starts if lo <= s <= hi)
+    return [(first, nxt - 1) for first, nxt in zip(cuts, [*cuts[1:], hi + 1])]

@@ -29,7 +29,7 @@ def test_version():
 def test_help_lists_the_commands():
     result = run("--help")
     assert result.returncode == 0
-    for word in ("doctor", "tables", "Exit codes"):
+    for word in ("doctor", "tables", "import", "warmup", "run", "Exit codes"):
         assert word in result.stdout
 
 
@@ -226,6 +226,33 @@ def test_the_default_max_tokens_fits_a_small_context_with_a_notice(sentencepiece
     with pytest.raises(SystemExit) as info:
         main(["run", "--model", "sp-model", "--prompt", "hello world", "--no-chat", "--max-tokens", "256"])
     assert info.value.code == 2 and "exceeds the model's context" in capsys.readouterr().err
+
+
+def test_the_statistics_line_times_loading_apart_from_the_first_token(sentencepiece_model, monkeypatch, capsys):
+    """Loading (preflight and weights) is its own phase; time to first token is what generate measured
+    from the start of the prefill, whatever loading took."""
+    import re
+    import time
+
+    def slow_load(*args, **kwargs):
+        time.sleep(0.3)
+
+    monkeypatch.setattr("neurobrix.run.load_model", slow_load)
+    sentencepiece_model.ids = [20, 21]
+    assert main(["run", "--model", "sp-model", "--prompt", "hello", "--no-chat"]) == 0
+    line = capsys.readouterr().err.strip().splitlines()[-1]
+    found = re.fullmatch(r"\[prompt \d+ tokens \| generated 2 tokens \| load ([\d.]+) s \| capture 0.00 s \| "
+                         r"time to first token 0.0 ms \| prefill 0 tokens/s \| decode 0.0 tokens/s\]", line)
+    assert found, line
+    assert float(found.group(1)) >= 0.3
+
+
+def test_the_statistics_line_without_a_load_time():
+    from neurobrix.generate import Stats
+
+    line = Stats(26, 200, 0.0125, 622.14, capture_s=0.31).line()
+    assert line == ("[prompt 26 tokens | generated 200 tokens | capture 0.31 s | time to first token 12.5 ms | "
+                    f"prefill {26 / 0.0125:.0f} tokens/s | decode 622.1 tokens/s]")
 
 
 def test_debug_works_before_and_after_the_subcommand(fixture_tables):

@@ -148,8 +148,16 @@ def test_run_command_streams_text_and_ends_with_statistics(env):
     hf = transformers.AutoTokenizer.from_pretrained(store.resolve("llama").path)
     assert result.stdout == hf.decode(expected, skip_special_tokens=True) + "\n"
     stats = result.stderr.strip().splitlines()[-1]
-    assert stats.startswith(f"[prompt {len(ids)} tokens | generated {len(expected)} tokens | time to first token ")
-    assert "tokens/s]" in stats
+    import re
+
+    line = re.fullmatch(r"\[prompt (\d+) tokens \| generated (\d+) tokens \| load ([\d.]+) s \| capture ([\d.]+) s \| "
+                        r"time to first token ([\d.]+) ms \| prefill (\d+) tokens/s \| decode ([\d.]+) tokens/s\]", stats)
+    assert line, stats
+    prompt, generated, load, capture, ttft, prefill, decode = line.groups()
+    assert (int(prompt), int(generated)) == (len(ids), len(expected))
+    assert float(load) > 0 and float(ttft) > 0 and float(decode) > 0
+    assert float(capture) == 0  # nothing is captured off a GPU (the interpreter runs each step as it comes)
+    assert abs(int(prefill) - len(ids) / (float(ttft) / 1000)) <= 0.02 * int(prefill) + 1  # the prompt over its TTFT
 
 
 def test_prompt_longer_than_the_context(env):
