@@ -41,8 +41,9 @@ def autotune_cost(cfg, prompt: int, class_id: str, dtype: str = "bf16", device: 
     for kernel, _, key in sorted(forward_calls(cfg, 1, prompt, prompt + 256, prefill=True, dtype=dtype)):
         shape = dict(zip(SPECS[kernel].key, key))
         domain = {d: (lo, hi) for d, lo, hi in bucket(kernel, key)[1]}
-        space, _ = candidates.prune(kernel, candidates.space(kernel, domain, False), class_id, shape,
-                                    torch_dtype(dtype).itemsize)
+        space, _ = candidates.prune(
+            kernel, candidates.space(kernel, domain, False), class_id, shape, torch_dtype(dtype).itemsize
+        )
         case = build(kernel, dtype, shape, Values(dtype, device, 0))
         for config in space:
             try:
@@ -80,8 +81,11 @@ def main() -> None:
     parser.add_argument("--model", required=True)
     parser.add_argument("--prompt", type=int, default=128)
     parser.add_argument("--runs", type=int, default=3, help="runs in all: the first cold, the rest warm")
-    parser.add_argument("--autotune", action="store_true",
-                        help="also measure runs that autotune every prefill kernel call first (side by side)")
+    parser.add_argument(
+        "--autotune",
+        action="store_true",
+        help="also measure runs that autotune every prefill kernel call first (side by side)",
+    )
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--child-autotune", action="store_true", help=argparse.SUPPRESS)
     parser.add_argument("--json")
@@ -96,9 +100,22 @@ def main() -> None:
         extra = ["--child-autotune"] if mode != "certified tables" else []
         for n in range(args.runs):
             start = time.perf_counter()
-            proc = subprocess.Popen([sys.executable, "-m", "benchmarks.cold_start", "--child", "--model", args.model,
-                                     "--prompt", str(args.prompt), *extra], stdout=subprocess.PIPE, text=True,
-                                    env=env)
+            proc = subprocess.Popen(
+                [
+                    sys.executable,
+                    "-m",
+                    "benchmarks.cold_start",
+                    "--child",
+                    "--model",
+                    args.model,
+                    "--prompt",
+                    str(args.prompt),
+                    *extra,
+                ],
+                stdout=subprocess.PIPE,
+                text=True,
+                env=env,
+            )
             seconds, note = float("nan"), ""
             for line in proc.stdout:
                 if line.startswith("autotuned"):
@@ -107,8 +124,12 @@ def main() -> None:
                     seconds = time.perf_counter() - start
                     break
             proc.wait()
-            row = {"model": args.model, "settings": mode, "triton_cache": "cold" if n == 0 else "warm",
-                   "start_to_first_token_s": round(seconds, 2)}
+            row = {
+                "model": args.model,
+                "settings": mode,
+                "triton_cache": "cold" if n == 0 else "warm",
+                "start_to_first_token_s": round(seconds, 2),
+            }
             if note:
                 row["autotune"] = note
             print(json.dumps(row), flush=True)

@@ -44,13 +44,25 @@ def random_weights(cfg, dtype, device, seed=0) -> Weights:
         return (torch.randn(shape, generator=gen, device=device, dtype=torch.float32) * 0.02).to(dtype)
 
     h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
-    layers = [Layer(attn_norm=torch.ones(h, dtype=dtype, device=device), qkv=rand(cfg.qkv_size, h),
-                    qkv_bias=rand(cfg.qkv_size) if cfg.qkv_bias else None, o=rand(h, cfg.num_heads * d),
-                    mlp_norm=torch.ones(h, dtype=dtype, device=device), gate_up=rand(2 * i, h), down=rand(h, i))
-              for _ in range(cfg.num_layers)]
+    layers = [
+        Layer(
+            attn_norm=torch.ones(h, dtype=dtype, device=device),
+            qkv=rand(cfg.qkv_size, h),
+            qkv_bias=rand(cfg.qkv_size) if cfg.qkv_bias else None,
+            o=rand(h, cfg.num_heads * d),
+            mlp_norm=torch.ones(h, dtype=dtype, device=device),
+            gate_up=rand(2 * i, h),
+            down=rand(h, i),
+        )
+        for _ in range(cfg.num_layers)
+    ]
     embed = rand(cfg.vocab_size, h)
-    return Weights(embed, layers, torch.ones(h, dtype=dtype, device=device),
-                   embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h))
+    return Weights(
+        embed,
+        layers,
+        torch.ones(h, dtype=dtype, device=device),
+        embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h),
+    )
 
 
 REPEATS = 7  # time to first token: this many repeats of the prompt (one alone is the host's noise)
@@ -58,12 +70,17 @@ REPEATS = 7  # time to first token: this many repeats of the prompt (one alone i
 
 def spread(ttfts: list[float]) -> dict:
     """Min, median and max of the repeats' times to first token (ms), and every one."""
-    return {"ttft_ms_min": round(min(ttfts), 2), "ttft_ms": round(statistics.median(ttfts), 2),
-            "ttft_ms_max": round(max(ttfts), 2), "ttft_ms_all": [round(t, 2) for t in ttfts]}
+    return {
+        "ttft_ms_min": round(min(ttfts), 2),
+        "ttft_ms": round(statistics.median(ttfts), 2),
+        "ttft_ms_max": round(max(ttfts), 2),
+        "ttft_ms_all": [round(t, 2) for t in ttfts],
+    }
 
 
-def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int, repeats: int = REPEATS,
-               decode: bool = True) -> dict:
+def engine_run(
+    cfg, weights: Weights, bk: str, prompts: list[list[int]], new: int, repeats: int = REPEATS, decode: bool = True
+) -> dict:
     """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then (``decode``)
     the run (decode speed), then the prompt ``repeats`` times more to the first token."""
     batch, seq = len(prompts), len(prompts[0])
@@ -79,14 +96,19 @@ def engine_run(cfg, weights: Weights, bk: str, prompts: list[list[int]], new: in
         outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)
         torch.cuda.synchronize()
         total = time.perf_counter() - start
-        row = {"generated": sum(map(len, outs)), "decode_tok_s": round(stats.decode_tokens_per_s, 1),
-               "decode_tok_s_per_sequence": round(stats.decode_tokens_per_s / batch, 1),
-               "capture_s": round(stats.capture_s, 3), "total_s": round(total, 3)}
+        row = {
+            "generated": sum(map(len, outs)),
+            "decode_tok_s": round(stats.decode_tokens_per_s, 1),
+            "decode_tok_s_per_sequence": round(stats.decode_tokens_per_s / batch, 1),
+            "capture_s": round(stats.capture_s, 3),
+            "total_s": round(total, 3),
+        }
     else:
         for _ in range(2):  # compile (when no warmup did) and warm up at this length
             generate_batch(model, prompts, 1, Sampling(), set())
-    ttfts = [generate_batch(model, prompts, 1, Sampling(), set())[1].time_to_first_token_s * 1000
-             for _ in range(repeats)]
+    ttfts = [
+        generate_batch(model, prompts, 1, Sampling(), set())[1].time_to_first_token_s * 1000 for _ in range(repeats)
+    ]
     return {**row, **spread(ttfts)}
 
 
@@ -121,8 +143,12 @@ def hf_eager(name: str, prompt: list[int], new: int, repeats: int = REPEATS) -> 
         total = time.perf_counter() - start
     del model
     torch.cuda.empty_cache()
-    return {"generated": new, **spread([t * 1000 for t in prefills]),
-            "decode_tok_s": round((new - 1) / max(total - prefill, 1e-9), 1), "total_s": round(total, 3)}
+    return {
+        "generated": new,
+        **spread([t * 1000 for t in prefills]),
+        "decode_tok_s": round((new - 1) / max(total - prefill, 1e-9), 1),
+        "total_s": round(total, 3),
+    }
 
 
 def kv_bytes_per_step(cfg, batch: int, filled: float) -> float:
@@ -133,9 +159,11 @@ def kv_bytes_per_step(cfg, batch: int, filled: float) -> float:
 def report(results: list[dict]) -> None:
     """One table: every model, batch and prompt length, the backends side by side (decode at the first
     prompt length, prefill at each)."""
-    print(f"\n{'model':<36} {'batch':>5} {'prompt':>6} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} "
-          f"{'prefill tok/s':>13} {'TTFT ms min/median/max':>24} {'decode x torch':>14} {'decode x compile':>16} "
-          f"{'prefill x compile':>17} {'compile s':>9}")
+    print(
+        f"\n{'model':<36} {'batch':>5} {'prompt':>6} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} "
+        f"{'prefill tok/s':>13} {'TTFT ms min/median/max':>24} {'decode x torch':>14} {'decode x compile':>16} "
+        f"{'prefill x compile':>17} {'compile s':>9}"
+    )
     by = {(r["model"], r["batch"], r["prompt"], r["backend"]): r for r in results}
 
     def ratio(r: dict, backend: str, key: str) -> str:
@@ -148,30 +176,53 @@ def report(results: list[dict]) -> None:
         if "error" in r:
             print(f"{head} ERROR {r['error'][:120]}")
             continue
-        decode = f"{r['decode_tok_s']:>12.1f} {r['roofline_pct']:>7.1f}%" if "decode_tok_s" in r else f"{'':>12} {'':>8}"
+        decode = (
+            f"{r['decode_tok_s']:>12.1f} {r['roofline_pct']:>7.1f}%" if "decode_tok_s" in r else f"{'':>12} {'':>8}"
+        )
         ttft = f"{r['ttft_ms_min']:.1f}/{r['ttft_ms']:.1f}/{r['ttft_ms_max']:.1f}"
         compile_s = f"{r['compile_s']:.0f}" if "compile_s" in r else ""
-        print(f"{head} {decode} {r['prefill_tok_s']:>13.0f} {ttft:>24} {ratio(r, 'torch', 'decode_tok_s'):>14} "
-              f"{ratio(r, 'compile', 'decode_tok_s'):>16} {ratio(r, 'compile', 'prefill_tok_s'):>17} {compile_s:>9}")
+        print(
+            f"{head} {decode} {r['prefill_tok_s']:>13.0f} {ttft:>24} {ratio(r, 'torch', 'decode_tok_s'):>14} "
+            f"{ratio(r, 'compile', 'decode_tok_s'):>16} {ratio(r, 'compile', 'prefill_tok_s'):>17} {compile_s:>9}"
+        )
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0],
-                                     epilog="Needs a GPU of a certified class (the triton backend).")
+    parser = argparse.ArgumentParser(
+        description=__doc__.splitlines()[0], epilog="Needs a GPU of a certified class (the triton backend)."
+    )
     parser.add_argument("--model", nargs="+", help="catalogue model names (default: all of them)")
-    parser.add_argument("--backends", nargs="+", default=["triton", "torch", "compile", "hf"],
-                        choices=["triton", "torch", "compile", "hf"],
-                        help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
-                        "torch.compile) and hf (transformers eager, first prompt length only)")
-    parser.add_argument("--prompt", type=int, nargs="+", default=[128, 512, 2048], metavar="TOKENS",
-                        help="prompt lengths: prefill tok/s and time to first token at each, decode at the first "
-                        "(default: %(default)s)")
-    parser.add_argument("--repeats", type=int, default=REPEATS,
-                        help="timed prefills per prompt length (min/median/max reported; default %(default)s)")
+    parser.add_argument(
+        "--backends",
+        nargs="+",
+        default=["triton", "torch", "compile", "hf"],
+        choices=["triton", "torch", "compile", "hf"],
+        help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
+        "torch.compile) and hf (transformers eager, first prompt length only)",
+    )
+    parser.add_argument(
+        "--prompt",
+        type=int,
+        nargs="+",
+        default=[128, 512, 2048],
+        metavar="TOKENS",
+        help="prompt lengths: prefill tok/s and time to first token at each, decode at the first "
+        "(default: %(default)s)",
+    )
+    parser.add_argument(
+        "--repeats",
+        type=int,
+        default=REPEATS,
+        help="timed prefills per prompt length (min/median/max reported; default %(default)s)",
+    )
     parser.add_argument("--new", type=int, default=256, help="tokens generated per run (default %(default)s)")
     parser.add_argument("--batch", type=int, nargs="+", default=[1], help="batch sizes (e.g. 1 8)")
-    parser.add_argument("--hf-new", type=int, default=64,
-                        help="tokens transformers eager generates (it is ~50x slower; default %(default)s)")
+    parser.add_argument(
+        "--hf-new",
+        type=int,
+        default=64,
+        help="tokens transformers eager generates (it is ~50x slower; default %(default)s)",
+    )
     parser.add_argument("--max-minutes", type=float, help="start no new model after about this long")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -202,8 +253,14 @@ def main(argv: list[str] | None = None) -> None:
             break
         cfg = models[name]
         weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
-        gb = sum(t.numel() * t.element_size() for t in [weights.embed, weights.norm]
-                 + [x for l in weights.layers for x in (l.qkv, l.o, l.gate_up, l.down)]) / 1e9
+        gb = (
+            sum(
+                t.numel() * t.element_size()
+                for t in [weights.embed, weights.norm]
+                + [x for l in weights.layers for x in (l.qkv, l.o, l.gate_up, l.down)]
+            )
+            / 1e9
+        )
         if weights.lm_head is not weights.embed:
             gb += weights.lm_head.numel() * 2 / 1e9
         gen = torch.Generator().manual_seed(1)
@@ -216,22 +273,33 @@ def main(argv: list[str] | None = None) -> None:
                     continue
                 for batch in args.batch if bk != "hf" else [1]:
                     new = args.hf_new if bk == "hf" else args.new
-                    row = {"model": name, "backend": bk, "batch": batch, "weights_gb": round(gb, 2),
-                           "prompt": seq, "new": new}
+                    row = {
+                        "model": name,
+                        "backend": bk,
+                        "batch": batch,
+                        "weights_gb": round(gb, 2),
+                        "prompt": seq,
+                        "new": new,
+                    }
                     try:
                         if bk == "hf":
                             row.update(hf_eager(name, prompts[0], new, args.repeats))
                         elif bk == "compile":
                             from benchmarks import peer
 
-                            row.update(peer.run(cfg, weights, prompts[:batch], new, args.repeats) if decode
-                                       else peer.prefill_only(cfg, weights, prompts[:batch], args.repeats))
+                            row.update(
+                                peer.run(cfg, weights, prompts[:batch], new, args.repeats)
+                                if decode
+                                else peer.prefill_only(cfg, weights, prompts[:batch], args.repeats)
+                            )
                             row.update(spread(row["ttft_ms_all"]))
                         else:
                             row.update(engine_run(cfg, weights, bk, prompts[:batch], new, args.repeats, decode))
                         row["prefill_tok_s"] = round(batch * seq / (row["ttft_ms"] / 1000), 1)
-                        row["prefill_tok_s_range"] = [round(batch * seq / (row["ttft_ms_max"] / 1000), 1),
-                                                      round(batch * seq / (row["ttft_ms_min"] / 1000), 1)]
+                        row["prefill_tok_s_range"] = [
+                            round(batch * seq / (row["ttft_ms_max"] / 1000), 1),
+                            round(batch * seq / (row["ttft_ms_min"] / 1000), 1),
+                        ]
                         if "decode_tok_s" in row:
                             step_bytes = gb * 1e9 + kv_bytes_per_step(cfg, batch, seq + new / 2)
                             row["roofline_pct"] = round(100 * row["decode_tok_s"] * step_bytes / batch / bandwidth, 1)

@@ -73,8 +73,14 @@ def main() -> None:
                 sets = timing_sets(task, seed=7)
                 ours = bench(functools.partial(ops.SPECS[kernel].launch, config=entry.config), sets)
                 theirs = bench(getattr(ops.TORCH, kernel), sets)
-                row = {"kernel": kernel, "dtype": dtype, "shape": sets[0].shape, "triton_us": round(ours, 2),
-                       "torch_us": round(theirs, 2), "torch_over_triton": round(theirs / ours, 3)}
+                row = {
+                    "kernel": kernel,
+                    "dtype": dtype,
+                    "shape": sets[0].shape,
+                    "triton_us": round(ours, 2),
+                    "torch_us": round(theirs, 2),
+                    "torch_over_triton": round(theirs / ours, 3),
+                }
                 if kernel == "linear":
                     s = sets[0].shape
                     moved = (s["N"] * s["K"] + s["M"] * (s["K"] + s["N"])) * 2
@@ -93,14 +99,22 @@ def main() -> None:
     for name, group in groups.items():
         ratios = [r["torch_over_triton"] for r in group]
         if ratios:
-            summary[name] = {"entries": len(ratios), "geomean_torch_over_triton": round(geomean(ratios), 3),
-                             "min": min(ratios), "max": max(ratios), "triton_faster": sum(x > 1 for x in ratios)}
-            print(f"{name:<28} {len(ratios):>5} entries  geomean torch/triton {geomean(ratios):.3f}  "
-                  f"(min {min(ratios):.2f}, max {max(ratios):.2f}, triton faster on {sum(x > 1 for x in ratios)})")
+            summary[name] = {
+                "entries": len(ratios),
+                "geomean_torch_over_triton": round(geomean(ratios), 3),
+                "min": min(ratios),
+                "max": max(ratios),
+                "triton_faster": sum(x > 1 for x in ratios),
+            }
+            print(
+                f"{name:<28} {len(ratios):>5} entries  geomean torch/triton {geomean(ratios):.3f}  "
+                f"(min {min(ratios):.2f}, max {max(ratios):.2f}, triton faster on {sum(x > 1 for x in ratios)})"
+            )
     if args.json:
         with open(args.json, "w") as fh:
-            json.dump({"class": gpu_class, "copy_tb_s": round(peak / 1e12, 3), "summary": summary, "rows": rows},
-                      fh, indent=2)
+            json.dump(
+                {"class": gpu_class, "copy_tb_s": round(peak / 1e12, 3), "summary": summary, "rows": rows}, fh, indent=2
+            )
 
 
 if __name__ == "__main__":

@@ -49,15 +49,21 @@ def apply_rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch
 
 
 class Attention(nn.Module):
-    def __init__(self, cfg: Any, wqkv: torch.Tensor, bias: torch.Tensor | None, wo: torch.Tensor, batch: int,
-                 capacity: int) -> None:
+    def __init__(
+        self, cfg: Any, wqkv: torch.Tensor, bias: torch.Tensor | None, wo: torch.Tensor, batch: int, capacity: int
+    ) -> None:
         super().__init__()
         self.cfg = cfg
-        self.wqkv, self.bqkv, self.wo = nn.Parameter(wqkv, requires_grad=False), bias, nn.Parameter(wo, requires_grad=False)
+        self.wqkv, self.bqkv, self.wo = (
+            nn.Parameter(wqkv, requires_grad=False),
+            bias,
+            nn.Parameter(wo, requires_grad=False),
+        )
         self.kv_cache = KVCache(batch, capacity, cfg.num_kv_heads, cfg.head_dim, wqkv.dtype)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
-                input_pos: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, input_pos: torch.Tensor
+    ) -> torch.Tensor:
         cfg = self.cfg
         B, S, _ = x.shape
         hq, hkv, d = cfg.num_heads * cfg.head_dim, cfg.num_kv_heads * cfg.head_dim, cfg.head_dim
@@ -80,8 +86,9 @@ class Block(nn.Module):
         self.w13 = nn.Parameter(layer.gate_up, requires_grad=False)
         self.w2 = nn.Parameter(layer.down, requires_grad=False)
 
-    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor,
-                input_pos: torch.Tensor) -> torch.Tensor:
+    def forward(
+        self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, mask: torch.Tensor, input_pos: torch.Tensor
+    ) -> torch.Tensor:
         h = x + self.attention(F.rms_norm(x, (x.shape[-1],), self.attention_norm, self.eps), cos, sin, mask, input_pos)
         gate, up = F.linear(F.rms_norm(h, (h.shape[-1],), self.ffn_norm, self.eps), self.w13).chunk(2, dim=-1)
         return h + F.linear(F.silu(gate) * up, self.w2)
@@ -141,7 +148,6 @@ def prefill_only(cfg: Any, weights: Weights, prompts: list[list[int]], repeats: 
 
         time_ms(prefill, 2)
         ttfts = time_ms(prefill, repeats)
-    del model
     return {"ttft_ms": round(statistics.median(ttfts), 2), "ttft_ms_all": [round(t, 2) for t in ttfts]}
 
 
@@ -189,7 +195,12 @@ def run(cfg: Any, weights: Weights, prompts: list[list[int]], new: int, repeats:
         torch.cuda.synchronize()
         end = time.perf_counter()
     torch._dynamo.reset()  # the compiled step and its graphs go with this call
-    return {"generated": batch * new, "ttft_ms": round(statistics.median(ttfts), 2),
-            "ttft_ms_all": [round(t, 2) for t in ttfts], "decode_tok_s": round(batch * (new - 1) / (end - decode_start), 1),
-            "decode_tok_s_per_sequence": round((new - 1) / (end - decode_start), 1),
-            "compile_s": round(compile_s, 1), "total_s": round(end - start, 3)}
+    return {
+        "generated": batch * new,
+        "ttft_ms": round(statistics.median(ttfts), 2),
+        "ttft_ms_all": [round(t, 2) for t in ttfts],
+        "decode_tok_s": round(batch * (new - 1) / (end - decode_start), 1),
+        "decode_tok_s_per_sequence": round((new - 1) / (end - decode_start), 1),
+        "compile_s": round(compile_s, 1),
+        "total_s": round(end - start, 3),
+    }

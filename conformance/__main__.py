@@ -8,8 +8,8 @@ import os
 import shlex
 import signal
 import sys
+from collections.abc import Sequence
 from pathlib import Path
-from typing import Sequence
 
 from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.tables import ENV_VAR
@@ -26,8 +26,7 @@ def cmd_track(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         if problems:
-            print(f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track`",
-                  file=sys.stderr)
+            print(f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track`", file=sys.stderr)
             return 1
         print(f"{root}/TRACKED.yaml is in sync")
         return 0
@@ -39,8 +38,9 @@ def cmd_track(args: argparse.Namespace) -> int:
 def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
-    return Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
-                    transient=True)
+    return Progress(
+        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+    )
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -50,11 +50,22 @@ def cmd_check(args: argparse.Namespace) -> int:
 
     gpu_class = args.gpu_class or detect_class().id
     with _progress() as progress:
-        report = check.check_class(gpu_class, args.kernel, check.parse_dtypes(args.dtype), args.examples,
-                                   args.profile, progress, jobs=args.jobs, max_minutes=args.max_minutes,
-                                   resume=Path(args.resume) if args.resume else None, isolate=True,
-                                   shrink=not args.no_shrink, shipped=args.shipped,
-                                   variants=set(args.variant) if args.variant else None, exitfirst=args.exitfirst)
+        report = check.check_class(
+            gpu_class,
+            args.kernel,
+            check.parse_dtypes(args.dtype),
+            args.examples,
+            args.profile,
+            progress,
+            jobs=args.jobs,
+            max_minutes=args.max_minutes,
+            resume=Path(args.resume) if args.resume else None,
+            isolate=True,
+            shrink=not args.no_shrink,
+            shipped=args.shipped,
+            variants=set(args.variant) if args.variant else None,
+            exitfirst=args.exitfirst,
+        )
     print(check.render(report))
     if args.json:
         Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
@@ -73,7 +84,9 @@ def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
         lo, _, hi = value.rpartition(":")
         lo = lo or "1"
         if name not in names or not (lo.isdigit() and hi.isdigit()) or not 1 <= int(lo) <= int(hi):
-            raise NeuroBrixError(f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}")
+            raise NeuroBrixError(
+                f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}"
+            )
         limits[name] = (int(lo), int(hi))
     return limits or None
 
@@ -111,23 +124,45 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
     if not dtypes:
-        raise NeuroBrixError("name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
-                             "the interpreter, whose bf16 is broken upstream)")
+        raise NeuroBrixError(
+            "name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
+            "the interpreter, whose bf16 is broken upstream)"
+        )
     root = Path(args.tables)
     command = "python -m conformance " + shlex.join(args.argv)
     with _progress() as progress:
         written, left, finished = certify.certify(
-            args.gpu_class, root, args.kernels, dtypes, args.only_missing, args.examples, args.profile,
-            args.max_minutes, command, models=args.models, limits=_limits(args.limit),
-            configs=_configs(args.config), jobs=args.jobs, where=_where(args.where), progress=progress,
+            args.gpu_class,
+            root,
+            args.kernels,
+            dtypes,
+            args.only_missing,
+            args.examples,
+            args.profile,
+            args.max_minutes,
+            command,
+            models=args.models,
+            limits=_limits(args.limit),
+            configs=_configs(args.config),
+            jobs=args.jobs,
+            where=_where(args.where),
+            progress=progress,
             say=progress.console.print,
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
     if not finished or args.no_check:
         return 0 if finished else 3
     with _progress() as progress:
-        report = check.check_class(args.gpu_class, args.kernels, set(dtypes), args.examples, args.profile, progress,
-                                   jobs=args.jobs, tables_root=root)
+        report = check.check_class(
+            args.gpu_class,
+            args.kernels,
+            set(dtypes),
+            args.examples,
+            args.profile,
+            progress,
+            jobs=args.jobs,
+            tables_root=root,
+        )
     print(check.render(report))
     return 0 if report.passed else 1
 
@@ -166,8 +201,10 @@ def cmd_schemas(args: argparse.Namespace) -> int:
             path.write_text(text, encoding="utf-8")
             print(f"wrote {path}")
     if stale:
-        print("generated validators out of date: " + ", ".join(stale) + "; run `python -m conformance schemas`",
-              file=sys.stderr)
+        print(
+            "generated validators out of date: " + ", ".join(stale) + "; run `python -m conformance schemas`",
+            file=sys.stderr,
+        )
         return 1
     return 0
 
@@ -203,16 +240,24 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     chosen = mutants.select(args.fast, args.only)
     if args.list:
         for m in chosen:
-            print(f"{m.id:<44} {m.bug:<26} {'fast ' if m.fast else ''}{m.description}"
-                  + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else ""))
+            print(
+                f"{m.id:<44} {m.bug:<26} {'fast ' if m.fast else ''}{m.description}"
+                + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else "")
+            )
         return 0
     jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
-    print(f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
-          "of the source", file=sys.stderr)
+    print(
+        f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
+        "of the source",
+        file=sys.stderr,
+    )
 
     def done(outcome) -> None:
-        print(f"  {'caught  ' if outcome.caught else 'SURVIVED'} {outcome.id} ({outcome.seconds:.0f} s)",
-              file=sys.stderr, flush=True)
+        print(
+            f"  {'caught  ' if outcome.caught else 'SURVIVED'} {outcome.id} ({outcome.seconds:.0f} s)",
+            file=sys.stderr,
+            flush=True,
+        )
 
     # terminated like interrupted: the checks under way are ended with this process, not left running
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
@@ -235,7 +280,8 @@ def build_parser() -> argparse.ArgumentParser:
     t.set_defaults(func=cmd_track)
 
     c = commands.add_parser(
-        "check", help="check every table entry of a class against float64 (Hypothesis over each domain)",
+        "check",
+        help="check every table entry of a class against float64 (Hypothesis over each domain)",
         description="Check every entry of every kernel table of a GPU class against float64: Hypothesis draws "
         "shapes from each entry's whole domain and values of every kind; each output must stay within its error "
         "bound. Runs on the class's own device (the interpreter class: TRITON_INTERPRET=1). Every entry runs on a "
@@ -248,32 +294,65 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--class", dest="gpu_class", metavar="CLASS", help="the class to check (default: this device's)")
     c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
     c.add_argument("--dtype", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
-    c.add_argument("--examples", type=int, metavar="N", help="Hypothesis examples per entry and dtype "
-                   "(default: the profile's)")
-    c.add_argument("--profile", choices=("ci", "dev", "gpu"), default="dev",
-                   help="Hypothesis profile: ci (25 examples, derandomized), dev (40), gpu (50, fresh seeds each run)")
+    c.add_argument(
+        "--examples", type=int, metavar="N", help="Hypothesis examples per entry and dtype (default: the profile's)"
+    )
+    c.add_argument(
+        "--profile",
+        choices=("ci", "dev", "gpu"),
+        default="dev",
+        help="Hypothesis profile: ci (25 examples, derandomized), dev (40), gpu (50, fresh seeds each run)",
+    )
     c.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
-    c.add_argument("--max-minutes", type=float, metavar="M",
-                   help="stop starting entries after about M minutes (exit 3 if some were left unchecked)")
-    c.add_argument("--jobs", type=int, metavar="N", help="worker processes checking entries in parallel, spread "
-                   "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)")
-    c.add_argument("--resume", metavar="REPORT", help="a JSON report of an earlier check of the same tables, "
-                   "kernels and bounds (same profile and examples): carry its passed entries over, check the rest")
-    c.add_argument("--no-shrink", action="store_true", help="report the first failing example as drawn, without "
-                   "Hypothesis's shrinking (the same verdict, sooner: a shrink can take minutes)")
-    c.add_argument("--shipped", action="store_true",
-                   help="also check every other distinct setting shipped in any class's tables, at small shapes "
-                   "crossing its blocks and splits (on the interpreter: the GPU classes' variants on CPU, bf16 "
-                   "settings in fp16); each reported with where it is shipped")
-    c.add_argument("--variant", nargs="+", metavar="VARIANT",
-                   help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, "
-                   "tiled, tma)")
-    c.add_argument("-x", "--exitfirst", action="store_true",
-                   help="stop starting entries after the first failure (the report counts the rest as not run)")
+    c.add_argument(
+        "--max-minutes",
+        type=float,
+        metavar="M",
+        help="stop starting entries after about M minutes (exit 3 if some were left unchecked)",
+    )
+    c.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes checking entries in parallel, spread "
+        "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)",
+    )
+    c.add_argument(
+        "--resume",
+        metavar="REPORT",
+        help="a JSON report of an earlier check of the same tables, "
+        "kernels and bounds (same profile and examples): carry its passed entries over, check the rest",
+    )
+    c.add_argument(
+        "--no-shrink",
+        action="store_true",
+        help="report the first failing example as drawn, without "
+        "Hypothesis's shrinking (the same verdict, sooner: a shrink can take minutes)",
+    )
+    c.add_argument(
+        "--shipped",
+        action="store_true",
+        help="also check every other distinct setting shipped in any class's tables, at small shapes "
+        "crossing its blocks and splits (on the interpreter: the GPU classes' variants on CPU, bf16 "
+        "settings in fp16); each reported with where it is shipped",
+    )
+    c.add_argument(
+        "--variant",
+        nargs="+",
+        metavar="VARIANT",
+        help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, tiled, tma)",
+    )
+    c.add_argument(
+        "-x",
+        "--exitfirst",
+        action="store_true",
+        help="stop starting entries after the first failure (the report counts the rest as not run)",
+    )
     c.set_defaults(func=cmd_check)
 
     z = commands.add_parser(
-        "certify", help="search, prove and write a GPU class's tables on its own device",
+        "certify",
+        help="search, prove and write a GPU class's tables on its own device",
         description="For every kernel domain the class must cover (the catalogue's; the interpreter class: all "
         "shapes), screen every candidate config against float64, time the survivors, keep the fastest, prove it "
         "with Hypothesis over the domain and write it with its proof; then check what was written. Resumable "
@@ -284,44 +363,78 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
     z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="the dtypes to certify (fp32, fp16, bf16)")
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
-    z.add_argument("--models", nargs="+", metavar="MODEL",
-                   help="only the domains these catalogue models need (default: the whole catalogue)")
-    z.add_argument("--config", nargs="+", metavar="CONFIG_JSON",
-                   help="certify what these models (config.json files) need instead of the catalogue's models")
-    z.add_argument("--limit", action="append", metavar="NAME=[LO:]HI",
-                   help="set the coverage of decode_batch, prefill_batch, prompt, capacity or prefill_tokens "
-                   "(batch x prompt) to [1, HI] or "
-                   "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128")
-    z.add_argument("--where", action="append", metavar="DIM=LO:[HI]",
-                   help="only domains inside this range of a key dimension (repeatable), e.g. --where M=65: for "
-                   "the prefill rows of linear; without --only-missing their entries are certified again")
-    z.add_argument("--examples", type=int, default=25, metavar="N",
-                   help="Hypothesis examples proving each entry (default %(default)s)")
+    z.add_argument(
+        "--models",
+        nargs="+",
+        metavar="MODEL",
+        help="only the domains these catalogue models need (default: the whole catalogue)",
+    )
+    z.add_argument(
+        "--config",
+        nargs="+",
+        metavar="CONFIG_JSON",
+        help="certify what these models (config.json files) need instead of the catalogue's models",
+    )
+    z.add_argument(
+        "--limit",
+        action="append",
+        metavar="NAME=[LO:]HI",
+        help="set the coverage of decode_batch, prefill_batch, prompt, capacity or prefill_tokens "
+        "(batch x prompt) to [1, HI] or "
+        "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128",
+    )
+    z.add_argument(
+        "--where",
+        action="append",
+        metavar="DIM=LO:[HI]",
+        help="only domains inside this range of a key dimension (repeatable), e.g. --where M=65: for "
+        "the prefill rows of linear; without --only-missing their entries are certified again",
+    )
+    z.add_argument(
+        "--examples",
+        type=int,
+        default=25,
+        metavar="N",
+        help="Hypothesis examples proving each entry (default %(default)s)",
+    )
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
     z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
-    z.add_argument("--jobs", type=int, metavar="N", help="worker processes screening and proving candidates, spread "
-                   "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 15 "
-                   "per GPU; 1 on the interpreter)")
-    z.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
-                   help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "
-                   "else this checkout's tables/)")
+    z.add_argument(
+        "--jobs",
+        type=int,
+        metavar="N",
+        help="worker processes screening and proving candidates, spread "
+        "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 15 "
+        "per GPU; 1 on the interpreter)",
+    )
+    z.add_argument(
+        "--tables",
+        default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+        help="tables folder to write (default: $NEUROBRIX_TABLES when set, where the engine reads, "
+        "else this checkout's tables/)",
+    )
     z.set_defaults(func=cmd_certify)
 
     f = commands.add_parser(
-        "reformat", help="rewrite a class's format-2 kernel tables as settings indexes and proofs (entries unchanged)",
+        "reformat",
+        help="rewrite a class's format-2 kernel tables as settings indexes and proofs (entries unchanged)",
         description="Read every format-2 kernel table of a class (<kernel>.yaml, settings and proofs in one file) "
         "and write it as a settings index (<kernel>.json, what run loads) and an audit record "
         "(<kernel>.proofs.yaml), with the same entries, configs, proofs and provenance; the old file is removed "
         "and the tracked-file list updated.",
     )
     f.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rewrite")
-    f.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
-                   help="tables folder (default: $NEUROBRIX_TABLES when set, else this checkout's tables/)")
+    f.add_argument(
+        "--tables",
+        default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+        help="tables folder (default: $NEUROBRIX_TABLES when set, else this checkout's tables/)",
+    )
     f.set_defaults(func=cmd_reformat)
 
     w = commands.add_parser(
-        "sweep", help="run every kernel on this device in each dtype against float64, before tables exist",
+        "sweep",
+        help="run every kernel on this device in each dtype against float64, before tables exist",
         description="A smoke test for a new GPU class: each kernel and dtype, under the first candidate config that "
         "fits, through Hypothesis over a catalogue-sized domain; prints worst error/bound and relative error.",
     )
@@ -329,13 +442,17 @@ def build_parser() -> argparse.ArgumentParser:
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument("--examples", type=int, default=30, metavar="N")
     w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
-    w.add_argument("--tables", default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
-                   help="where the class.yaml files are (default: $NEUROBRIX_TABLES when set, else tables/)")
+    w.add_argument(
+        "--tables",
+        default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+        help="where the class.yaml files are (default: $NEUROBRIX_TABLES when set, else tables/)",
+    )
     w.add_argument("--json", metavar="FILE")
     w.set_defaults(func=cmd_sweep)
 
     a = commands.add_parser(
-        "affected", help="the GPU classes a change affects, as a JSON list (the GPU workflow's matrix)",
+        "affected",
+        help="the GPU classes a change affects, as a JSON list (the GPU workflow's matrix)",
         description="Print, as a JSON list, the GPU classes whose conformance a change can alter: a change under "
         "tables/<class>/ affects that class; one under neurobrix/ops/, neurobrix/buckets.py, neurobrix/tables.py, "
         "neurobrix/schema.py or conformance/ affects every GPU class that has kernel tables. Only classes of the "
@@ -343,17 +460,28 @@ def build_parser() -> argparse.ArgumentParser:
         "reasons go to stderr.",
     )
     a.add_argument("files", nargs="*", metavar="FILE", help="changed paths, relative to the repository root")
-    a.add_argument("--base", metavar="REF", help="also every path changed on HEAD since its merge base with REF "
-                   "(git diff REF...HEAD); the all-zero commit GitHub sends for a new branch means every class")
-    a.add_argument("--class", dest="gpu_class", action="append", metavar="CLASS",
-                   help="name a GPU class outright (repeatable; a manual run); an unknown one is a usage error")
+    a.add_argument(
+        "--base",
+        metavar="REF",
+        help="also every path changed on HEAD since its merge base with REF "
+        "(git diff REF...HEAD); the all-zero commit GitHub sends for a new branch means every class",
+    )
+    a.add_argument(
+        "--class",
+        dest="gpu_class",
+        action="append",
+        metavar="CLASS",
+        help="name a GPU class outright (repeatable; a manual run); an unknown one is a usage error",
+    )
     a.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
-    a.add_argument("--github-output", action="store_true",
-                   help="also append classes=<json> to the file named by $GITHUB_OUTPUT")
+    a.add_argument(
+        "--github-output", action="store_true", help="also append classes=<json> to the file named by $GITHUB_OUTPUT"
+    )
     a.set_defaults(func=cmd_affected)
 
     u = commands.add_parser(
-        "mutants", help="plant realistic bugs in the kernels one at a time and show the check catches each",
+        "mutants",
+        help="plant realistic bugs in the kernels one at a time and show the check catches each",
         description="For each mutant (a realistic bug: a mask off by one, a dropped tail, low-precision "
         "accumulation, a skipped rescale, a wrong GQA mapping, a store without its mask...), copy the source "
         "packages, apply that one patch and run the interpreter-class check of its kernel on the copy, every "
@@ -363,20 +491,30 @@ def build_parser() -> argparse.ArgumentParser:
         "the kill rate; exit 1 unless every mutant run was caught. The checks run on the interpreter class "
         "(TRITON_INTERPRET=1 is set for them), which the tables must hold.",
     )
-    u.add_argument("--fast", action="store_true",
-                   help="only the subset CI runs: a bug in each kernel and variant (about 1.5 minutes on 2 cores)")
+    u.add_argument(
+        "--fast",
+        action="store_true",
+        help="only the subset CI runs: a bug in each kernel and variant (about 1.5 minutes on 2 cores)",
+    )
     u.add_argument("--only", nargs="+", metavar="ID", help="only these mutants (see --list)")
     u.add_argument("--list", action="store_true", help="list the mutants (id, class, description) and run nothing")
     u.add_argument("--jobs", type=int, metavar="N", help="checks run at once (default: the CPU count, at most 8)")
-    u.add_argument("--examples", type=int, metavar="N", help="Hypothesis examples per entry (default: the ci "
-                   "profile's 25)")
-    u.add_argument("--timeout", type=float, default=900.0, metavar="S",
-                   help="seconds one mutant's check may take before it counts as not caught (default %(default)s)")
+    u.add_argument(
+        "--examples", type=int, metavar="N", help="Hypothesis examples per entry (default: the ci profile's 25)"
+    )
+    u.add_argument(
+        "--timeout",
+        type=float,
+        default=900.0,
+        metavar="S",
+        help="seconds one mutant's check may take before it counts as not caught (default %(default)s)",
+    )
     u.add_argument("--json", metavar="FILE", help="also write every outcome and the kill rate as JSON")
     u.set_defaults(func=cmd_mutants)
 
     s = commands.add_parser(
-        "schemas", help="regenerate the table formats' validators (neurobrix/_schemas/) from neurobrix/schema.py",
+        "schemas",
+        help="regenerate the table formats' validators (neurobrix/_schemas/) from neurobrix/schema.py",
         description="Write neurobrix/_schemas/<kind>_format.py, each table format's JSON Schema compiled to Python by "
         "fastjsonschema, so that loading tables compiles nothing. Run after changing a schema in neurobrix/schema.py "
         "(the engine compiles a schema itself when its generated validator is stale; the tests refuse that state).",
@@ -385,7 +523,8 @@ def build_parser() -> argparse.ArgumentParser:
     s.set_defaults(func=cmd_schemas)
 
     m = commands.add_parser(
-        "tiny-model", help="write a tiny random checkpoint (for trying the engine on a CPU)",
+        "tiny-model",
+        help="write a tiny random checkpoint (for trying the engine on a CPU)",
         description="Write a tiny random Llama-family checkpoint as transformers saves it (config.json, "
         "model.safetensors, a BPE tokenizer.json, a chat template) into FOLDER. Needs transformers.",
     )

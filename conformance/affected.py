@@ -120,8 +120,9 @@ def changed_files(base: str, repo: Path = REPO) -> list[str]:
     """The paths changed on HEAD since its merge base with ``base`` (renames count as delete + add)."""
     command = ["git", "-C", str(repo), "diff", "--name-only", "--no-renames", "-z", f"{base}...HEAD", "--"]
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S,
-                                stdin=subprocess.DEVNULL, check=False)
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"`{' '.join(command)}` could not run: {exc}") from exc
     if result.returncode != 0:
@@ -133,16 +134,18 @@ def changed_files(base: str, repo: Path = REPO) -> list[str]:
     return [name for name in result.stdout.split("\0") if name]
 
 
-def affected_classes(root: Path, files: Sequence[str] = (), base: str | None = None,
-                     named: Sequence[str] = (), repo: Path = REPO) -> Affected:
+def affected_classes(
+    root: Path, files: Sequence[str] = (), base: str | None = None, named: Sequence[str] = (), repo: Path = REPO
+) -> Affected:
     """The GPU classes affected by ``files``, by the changes since ``base``, plus the ``named`` ones."""
     if not files and base is None and not named:
         raise UsageError("name the changed files, or --base REF to compare HEAD with, or --class CLASS")
     classes = gpu_classes(root)
     for class_id in named:
         if class_id not in classes:
-            raise UsageError(f"{class_id!r} is not a GPU class of {root}; GPU classes: "
-                             f"{', '.join(sorted(classes)) or 'none'}")
+            raise UsageError(
+                f"{class_id!r} is not a GPU class of {root}; GPU classes: {', '.join(sorted(classes)) or 'none'}"
+            )
     found = affected_by(files, classes)
     if base is not None:
         if base == NULL_SHA:

@@ -215,7 +215,12 @@ def explain(actual: torch.Tensor, reference64: torch.Tensor, bound: torch.Tensor
 
 # --------------------------------------------------------------------------------------------- linear
 def linear(
-    x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, y64: torch.Tensor, *, tf32: bool = False,
+    x: torch.Tensor,
+    weight: torch.Tensor,
+    bias: torch.Tensor | None,
+    y64: torch.Tensor,
+    *,
+    tf32: bool = False,
     depth: int | None = None,
 ) -> torch.Tensor:
     """Bound for y = x @ weight^T (+ bias): fp32 accumulation, bias added in fp32, one rounding to d.
@@ -325,7 +330,10 @@ U64 = 2.0**-53
 
 
 def rope_table(
-    table64: torch.Tensor, dtype: torch.dtype = torch.float32, *, angle: torch.Tensor | None = None,
+    table64: torch.Tensor,
+    dtype: torch.dtype = torch.float32,
+    *,
+    angle: torch.Tensor | None = None,
     scaling: Mapping[str, Any] | None = None,
 ) -> torch.Tensor:
     """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``.
@@ -415,7 +423,12 @@ def _block_running_max(s: torch.Tensor, key_block: int, chunk: int) -> torch.Ten
 
 
 def _p_rounding(
-    s: torch.Tensor, visible: torch.Tensor, E: torch.Tensor, E_max: torch.Tensor, key_block: int, chunk: int,
+    s: torch.Tensor,
+    visible: torch.Tensor,
+    E: torch.Tensor,
+    E_max: torch.Tensor,
+    key_block: int,
+    chunk: int,
     dtype: torch.dtype,
 ) -> tuple[torch.Tensor, torch.Tensor]:
     """[lo, hi] holding rho_j = fl_d(p_j) / p_j - 1, the relative error of rounding the kernel's p_j to d.
@@ -451,8 +464,17 @@ def _p_rounding(
 
 
 def _attention_rows(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, visible: torch.Tensor, scale: float, out: torch.Tensor,
-    dtype: torch.dtype, key_block: int | None, chunk: int | None, splits: int, tf32: bool,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    visible: torch.Tensor,
+    scale: float,
+    out: torch.Tensor,
+    dtype: torch.dtype,
+    key_block: int | None,
+    chunk: int | None,
+    splits: int,
+    tf32: bool,
 ) -> torch.Tensor:
     """The bound for rows of queries q [..., R, D] over keys k, v [..., L, D] (float64), ``visible`` [..., R, L].
 
@@ -484,8 +506,8 @@ def _attention_rows(
     In the numerator, term j also carries rho_j, the rounding of p_j to d (``_p_rounding``: an
     interval [lo_j, hi_j] that the kernel's block structure pins down for almost every key), and
     its accumulation, gamma_a with a = (additions in its block's dot) + (later blocks of its chunk)
-    + splits + 1; the denominator carries r_j and gamma_a. With g_j = (1 + r_j)(1 + gamma_a) - 1, B = sum_j w_j g_j / W (the denominator's
-    relative error), mid_j, rad_j the centre and half width of [lo_j, hi_j]:
+    + splits + 1; the denominator carries r_j and gamma_a. With g_j = (1 + r_j)(1 + gamma_a) - 1,
+    B = sum_j w_j g_j / W (the denominator's relative error), mid_j, rad_j the centre and half width of [lo_j, hi_j]:
       acc / l - out = (Delta + R - beta out) / (1 + beta), |beta| <= B,
       Delta = sum_j w_j rho_j v_j / W,  |Delta| <= |sum_j w_j mid_j v_j| / W + sum_j w_j rad_j |v_j| / W,
       |R| <= sum_j w_j g_j (1 + max(|lo_j|, |hi_j|)) |v_j| / W,
@@ -563,8 +585,14 @@ def _attention_rows(
 
 
 def attention_prefill(
-    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, out64: torch.Tensor, *,
-    key_block: int | None = None, tf32: bool = False,
+    q: torch.Tensor,
+    k: torch.Tensor,
+    v: torch.Tensor,
+    scale: float,
+    out64: torch.Tensor,
+    *,
+    key_block: int | None = None,
+    tf32: bool = False,
 ) -> torch.Tensor:
     """Bound for causal GQA flash attention (shapes as reference.attention_prefill); see _attention_rows.
 
@@ -582,8 +610,17 @@ def attention_prefill(
         for h in range(HQ):
             kv = h // group
             bound[b, :, h, :] = _attention_rows(
-                q64[b, :, h, :], k64[b, :, kv, :], v64[b, :, kv, :], visible, scale, o64[b, :, h, :],
-                q.dtype, key_block, None, 1, tf32,
+                q64[b, :, h, :],
+                k64[b, :, kv, :],
+                v64[b, :, kv, :],
+                visible,
+                scale,
+                o64[b, :, h, :],
+                q.dtype,
+                key_block,
+                None,
+                1,
+                tf32,
             )
     return bound
 
@@ -595,8 +632,16 @@ def decode_chunk(capacity: int, key_block: int, splits: int) -> int:
 
 
 def attention_decode(
-    q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor, scale: float,
-    out64: torch.Tensor, *, key_block: int | None = None, splits: int = 1, tf32: bool = False,
+    q: torch.Tensor,
+    k_cache: torch.Tensor,
+    v_cache: torch.Tensor,
+    lengths: torch.Tensor,
+    scale: float,
+    out64: torch.Tensor,
+    *,
+    key_block: int | None = None,
+    splits: int = 1,
+    tf32: bool = False,
 ) -> torch.Tensor:
     """Bound for one query per sequence over the cache (shapes as reference.attention_decode).
 
@@ -619,6 +664,7 @@ def attention_decode(
     visible = filled[:, None, None, :]
     visible = visible.expand(B, HKV, group, S)
     chunk = decode_chunk(S, key_block, splits) if key_block is not None else None
-    bound = _attention_rows(rows, keys, values, visible, scale, o64.reshape(B, HKV, group, D), q.dtype, key_block,
-                            chunk, splits, tf32)
+    bound = _attention_rows(
+        rows, keys, values, visible, scale, o64.reshape(B, HKV, group, D), q.dtype, key_block, chunk, splits, tf32
+    )
     return bound.reshape(B, HQ, D)

@@ -8,7 +8,8 @@ to launch at screening and is rejected there.
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from neurobrix.ops import SPECS
 
@@ -21,8 +22,9 @@ def space(kernel: str, domain: Mapping[str, tuple[int, int | None]], interpreter
     return list(SPECS[kernel].candidates(domain, interpreter))
 
 
-def prune(kernel: str, configs: list[Config], class_id: str, dims: dict[str, int], itemsize: int
-          ) -> tuple[list[Config], list[tuple[Config, str]]]:
+def prune(
+    kernel: str, configs: list[Config], class_id: str, dims: dict[str, int], itemsize: int
+) -> tuple[list[Config], list[tuple[Config, str]]]:
     """(candidates that can fit this device, [(config, why not)] for the rest)."""
     limit = SMEM_BYTES.get(class_id)
     keep, dropped = [], []

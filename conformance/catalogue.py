@@ -60,7 +60,7 @@ def bucket(kernel: str, key: tuple[int, ...]) -> Domain:
     return kernel, tuple((dim, *bucket_of(rule, value)) for dim, rule, value in zip(spec.key, spec.buckets, key))
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def model_domains(cfg: ModelConfig, coverage: Coverage) -> frozenset[Domain]:
     found: set[Domain] = set()
     prompt_hi = min(coverage.prompt[1], cfg.max_positions)
@@ -76,9 +76,12 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> frozenset[Domain]:
     return frozenset(found)
 
 
-def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
-                     limits: dict[str, tuple[int, int]] | None = None,
-                     configs: dict[str, ModelConfig] | None = None) -> dict[str, set[Domain]]:
+def required_domains(
+    path: Path = CATALOGUE,
+    models: list[str] | None = None,
+    limits: dict[str, tuple[int, int]] | None = None,
+    configs: dict[str, ModelConfig] | None = None,
+) -> dict[str, set[Domain]]:
     """Every domain the catalogue needs, per kernel.
 
     ``models`` keeps only those catalogue models; ``configs`` replaces the catalogue's models with
@@ -91,8 +94,10 @@ def required_domains(path: Path = CATALOGUE, models: list[str] | None = None,
     elif models:
         unknown = [m for m in models if m not in all_models]
         if unknown:
-            raise KeyError(f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)} "
-                           "(for another model, pass its config.json with --config)")
+            raise KeyError(
+                f"not in the catalogue: {', '.join(unknown)}; it has: {', '.join(all_models)} "
+                "(for another model, pass its config.json with --config)"
+            )
         all_models = {m: all_models[m] for m in models}
     if limits:
         coverage = Coverage(**{name: limits.get(name, span) for name, span in vars(coverage).items()})

@@ -24,9 +24,10 @@ import os
 import statistics
 import subprocess
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import torch
 import yaml
@@ -38,8 +39,18 @@ from neurobrix.errors import NeuroBrixError, TablesError, UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.ops import SPECS
 from neurobrix.schema import (
-    Domain, Entry, Proof, ProofsTable, Rejected, Setting, index_data, parse_class, parse_proofs, proofs_data,
-    stack_of, validate,
+    Domain,
+    Entry,
+    Proof,
+    ProofsTable,
+    Rejected,
+    Setting,
+    index_data,
+    parse_class,
+    parse_proofs,
+    proofs_data,
+    stack_of,
+    validate,
 )
 
 from . import candidates as cand
@@ -47,9 +58,11 @@ from . import catalogue, check, track, workers
 from .harness import Case, Values, build, judge, run_kernel
 from .specs import RECORDS
 
+
 def reference_name() -> str:
     """Where the float64 truth is computed: on the device being certified (CPU for the interpreter)."""
     return f"float64, torch {'CPU' if check.device().type == 'cpu' else 'CUDA'} (conformance/reference.py)"
+
 
 ROTATE_BYTES = 128 * 2**20  # inputs rotated until they exceed the H200's 50 MB L2 more than twice
 
@@ -73,8 +86,14 @@ class Task:
         return self.as_domain.describe()
 
 
-def plan(class_id: str, kernels: list[str], dtypes: list[str], models: list[str] | None = None,
-         limits: dict[str, tuple[int, int]] | None = None, configs: dict | None = None) -> list[Task]:
+def plan(
+    class_id: str,
+    kernels: list[str],
+    dtypes: list[str],
+    models: list[str] | None = None,
+    limits: dict[str, tuple[int, int]] | None = None,
+    configs: dict | None = None,
+) -> list[Task]:
     """Every (kernel, dtype, domain) the class must cover (or the part of it ``models``/``limits`` name)."""
     tasks = []
     if class_id == "interpreter":
@@ -139,8 +158,10 @@ def classify_failure(exc: BaseException) -> tuple[str, str]:
 def screening_cases(task: Task, seed: int) -> list[Case]:
     """The domain's top shape (where candidates are timed) and an odd size below it, built once per task."""
     dev = check.device()
-    return [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
-            for n, shape in enumerate(edge_shapes(task)[1:])]
+    return [
+        build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + n))
+        for n, shape in enumerate(edge_shapes(task)[1:])
+    ]
 
 
 def timing_sets(task: Task, seed: int) -> list[Case]:
@@ -150,7 +171,9 @@ def timing_sets(task: Task, seed: int) -> list[Case]:
     first = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed))
     size = sum(t.numel() * t.element_size() for t in first.args.values() if isinstance(t, torch.Tensor))
     rotate = max(1, min(8, math.ceil(ROTATE_BYTES / max(size, 1)))) if dev.type == "cuda" else 1
-    return [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, rotate)]
+    return [first] + [
+        build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, rotate)
+    ]
 
 
 def screen(task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, str] | None:
@@ -170,7 +193,7 @@ def screen(task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, 
 
 
 TIMING_REPLAY_US = 500.0  # each timed graph replay lasts about this long (enough calls unrolled into it)
-TIMING_REPLAYS = 15       # replays per candidate; the median and the best are kept
+TIMING_REPLAYS = 15  # replays per candidate; the median and the best are kept
 
 
 def measure(task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
@@ -236,10 +259,16 @@ def provenance(command: str) -> dict[str, Any]:
         if given:
             raise OSError("the commit was given")
         here = Path(__file__).parent
-        commit = subprocess.run(["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True,
-                                cwd=here, check=True).stdout.strip()
-        dirty = subprocess.run(["git", "status", "--porcelain", "--", "neurobrix", "conformance"],
-                               capture_output=True, text=True, cwd=here, check=True).stdout.strip()
+        commit = subprocess.run(
+            ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=here, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(
+            ["git", "status", "--porcelain", "--", "neurobrix", "conformance"],
+            capture_output=True,
+            text=True,
+            cwd=here,
+            check=True,
+        ).stdout.strip()
         commit += "+uncommitted-changes" if dirty else ""
     except (OSError, subprocess.CalledProcessError):  # given, or a copy of the tree without git
         commit = given or "unknown"
@@ -259,8 +288,10 @@ def provenance(command: str) -> dict[str, Any]:
     if facts.backend == "interpreter":
         prov["timing"] = "CPU wall time of the Triton interpreter: says nothing about any GPU"
     else:
-        prov["timing"] = (f"median of {TIMING_REPLAYS} CUDA-event-timed replays of a CUDA graph unrolling "
-                          f"~{TIMING_REPLAY_US:.0f} us of calls, inputs rotated over >= {ROTATE_BYTES >> 20} MiB")
+        prov["timing"] = (
+            f"median of {TIMING_REPLAYS} CUDA-event-timed replays of a CUDA graph unrolling "
+            f"~{TIMING_REPLAY_US:.0f} us of calls, inputs rotated over >= {ROTATE_BYTES >> 20} MiB"
+        )
     return prov
 
 
@@ -271,12 +302,17 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     spec = SPECS[kernel]
     index = index_data(kernel, class_id, spec.key, spec.buckets, stack_of(prov), ordered)
     proofs = proofs_data(kernel, class_id, prov, ordered)
-    index_path, proofs_path = nb_tables.index_path(root, class_id, kernel), nb_tables.proofs_path(root, class_id, kernel)
+    index_path, proofs_path = (
+        nb_tables.index_path(root, class_id, kernel),
+        nb_tables.proofs_path(root, class_id, kernel),
+    )
     validate("index", index, str(index_path))
     validate("proofs", proofs, str(proofs_path))
-    header = (f"# Certified settings of kernel {kernel} on GPU class {class_id}, with their proofs.\n"
-              f"# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes "
-              f"it, and {index_path.name} must hold the same entries).\n")
+    header = (
+        f"# Certified settings of kernel {kernel} on GPU class {class_id}, with their proofs.\n"
+        f"# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes "
+        f"it, and {index_path.name} must hold the same entries).\n"
+    )
     _replace(proofs_path, header + yaml.safe_dump(proofs, sort_keys=False, width=120))
     _replace(index_path, render_index(index))
     track.write(root)
@@ -317,7 +353,9 @@ def reformat(root: Path, class_id: str) -> list[Path]:
             continue
         data = nb_tables.read_yaml(old, str(old))
         if not isinstance(data, dict) or data.get("format") != 2:
-            raise TablesError(f"{old}: not a format-2 kernel table (format {data.get('format') if isinstance(data, dict) else '?'})")
+            raise TablesError(
+                f"{old}: not a format-2 kernel table (format {data.get('format') if isinstance(data, dict) else '?'})"
+            )
         key = data.pop("key", None)
         if key != list(SPECS[kernel].key):
             raise TablesError(f"{old}: keyed by {key}, the {kernel} kernel by {list(SPECS[kernel].key)}")
@@ -345,8 +383,10 @@ def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dic
     differ = [k for k in SAME_RUN_FACTS if old.get(k) != current.get(k)]
     if differ:
         shown = "; ".join(f"{k}: table {old.get(k)!r}, now {current.get(k)!r}" for k in differ)
-        raise UsageError(f"{table.path} was certified on another stack ({shown}); entries from two stacks cannot "
-                         "share one table. Delete the table to re-certify the kernel, or run with the same versions.")
+        raise UsageError(
+            f"{table.path} was certified on another stack ({shown}); entries from two stacks cannot "
+            "share one table. Delete the table to re-certify the kernel, or run with the same versions."
+        )
     resumed = list(old.get("resumed", []))
     resumed.append({k: current[k] for k in ("date", "git_commit", "command")})
     return {**old, "resumed": resumed}
@@ -360,13 +400,16 @@ class CertifyFailed(NeuroBrixError):
     def __init__(self, written: int, failures: list[str]):
         self.written, self.failures = written, failures
         shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
-        super().__init__(f"{len(failures)} task(s) could not be certified ({written} entries were written; "
-                         f"the others are in the tables):\n  {shown}")
+        super().__init__(
+            f"{len(failures)} task(s) could not be certified ({written} entries were written; "
+            f"the others are in the tables):\n  {shown}"
+        )
 
 
 @dataclass
 class Screened:
     """A task after screening: the candidates that computed the op within bounds, and the rest with why."""
+
     task: Task
     seed: int
     tried: int
@@ -386,7 +429,7 @@ class Timed:
 @dataclass
 class Proven:
     entry: Entry | None
-    message: str        # the progress line, or why no candidate could be certified
+    message: str  # the progress line, or why no candidate could be certified
     seconds: float = 0.0
 
 
@@ -440,28 +483,48 @@ def prove_task(class_id: str, timed: Timed, examples: int, profile_name: str) ->
     rejected = timed.screened.rejected + timed.rejected
     if not timed.timed:
         why = "; ".join(f"{c}: {r} ({d})" for c, r, d in rejected[:5])
-        return Proven(None, f"no candidate for {task.kernel} {task.describe()} computes the op within its "
-                            f"bound: {why}", time.perf_counter() - start)
+        return Proven(
+            None,
+            f"no candidate for {task.kernel} {task.describe()} computes the op within its bound: {why}",
+            time.perf_counter() - start,
+        )
     for n, ((best_us, median_us), config) in enumerate(timed.timed):
         domain = task.as_domain
         result = check.check_entry(task.kernel, Setting(domain, config), task.dtype, examples, profile_name)
         if result.passed:
-            for (_, slower), other in timed.timed[n + 1:]:
+            for (_, slower), other in timed.timed[n + 1 :]:
                 rejected.append((other, "slower", f"{slower:.2f} us median vs {median_us:.2f} us"))
             _release()
-            message = (f"{task.kernel} {task.describe()}: {config} {median_us:.1f} us, "
-                       f"{len(timed.screened.survivors)}/{timed.screened.tried} passed screening, worst error "
-                       f"{result.worst_ratio:.3f} of bound over {result.examples} examples")
-            return Proven(Entry(domain, config, Proof(
-                result.examples, result.worst_ratio, RECORDS[task.kernel].bound, reference_name(), best_us, median_us,
-                timed.screened.tried, tuple(Rejected(c, r, d) for c, r, d in rejected),
-            )), message, time.perf_counter() - start)
+            message = (
+                f"{task.kernel} {task.describe()}: {config} {median_us:.1f} us, "
+                f"{len(timed.screened.survivors)}/{timed.screened.tried} passed screening, worst error "
+                f"{result.worst_ratio:.3f} of bound over {result.examples} examples"
+            )
+            return Proven(
+                Entry(
+                    domain,
+                    config,
+                    Proof(
+                        result.examples,
+                        result.worst_ratio,
+                        RECORDS[task.kernel].bound,
+                        reference_name(),
+                        best_us,
+                        median_us,
+                        timed.screened.tried,
+                        tuple(Rejected(c, r, d) for c, r, d in rejected),
+                    ),
+                ),
+                message,
+                time.perf_counter() - start,
+            )
         if result.out_of_memory:  # not a wrong result: the task fails and is certified again on a later run
             raise torch.OutOfMemoryError(f"proof of {task.kernel} {task.describe()} {config}: {result.failure}")
         rejected.append((config, "wrong_result", f"failed its proof: {(result.failure or '').splitlines()[0]}"))
     _release()
-    return Proven(None, f"every candidate for {task.kernel} {task.describe()} failed its proof",
-                  time.perf_counter() - start)
+    return Proven(
+        None, f"every candidate for {task.kernel} {task.describe()} failed its proof", time.perf_counter() - start
+    )
 
 
 def _release() -> None:
@@ -470,12 +533,25 @@ def _release() -> None:
         torch.cuda.empty_cache()
 
 
-def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[str], only_missing: bool,
-            examples: int, profile_name: str, max_minutes: float | None, command: str,
-            models: list[str] | None = None, limits: dict[str, tuple[int, int]] | None = None,
-            configs: dict | None = None, seed: int = 0, jobs: int | None = None,
-            where: dict[str, tuple[int, int | None]] | None = None,
-            progress: Any = None, say: Callable[[str], None] = print) -> tuple[int, int, bool]:
+def certify(
+    class_id: str,
+    root: Path,
+    kernels: list[str] | None,
+    dtypes: list[str],
+    only_missing: bool,
+    examples: int,
+    profile_name: str,
+    max_minutes: float | None,
+    command: str,
+    models: list[str] | None = None,
+    limits: dict[str, tuple[int, int]] | None = None,
+    configs: dict | None = None,
+    seed: int = 0,
+    jobs: int | None = None,
+    where: dict[str, tuple[int, int | None]] | None = None,
+    progress: Any = None,
+    say: Callable[[str], None] = print,
+) -> tuple[int, int, bool]:
     """Certify; returns (entries written, tasks left, finished).
 
     Tasks go in chunks through three phases: screening (all workers), timing (one worker per
@@ -492,8 +568,10 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
     chosen = kernels or list(SPECS)
     unknown = sorted(set(where or {}) - {d for k in chosen for d in SPECS[k].key})
     if unknown:
-        raise UsageError(f"--where names {', '.join(unknown)}, a dimension of none of the kernels certified "
-                         f"({', '.join(f'{k}: {chr(44).join(SPECS[k].key)}' for k in chosen)})")
+        raise UsageError(
+            f"--where names {', '.join(unknown)}, a dimension of none of the kernels certified "
+            f"({', '.join(f'{k}: {chr(44).join(SPECS[k].key)}' for k in chosen)})"
+        )
     tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command)
@@ -518,10 +596,12 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
         for first in range(0, len(todo), chunk_size):
             now = time.monotonic()
             if deadline is not None and now + longest > deadline:
-                say(f"stopping at the time limit: {len(todo) - first} task(s) left; run again with --only-missing "
-                    "to resume")
+                say(
+                    f"stopping at the time limit: {len(todo) - first} task(s) left; run again with --only-missing "
+                    "to resume"
+                )
                 return written, len(todo) - first, False
-            chunk = todo[first:first + chunk_size]
+            chunk = todo[first : first + chunk_size]
 
             def status(phase: str) -> Callable[[int], None]:
                 count = [0]
@@ -529,29 +609,37 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
                 def done(_: int) -> None:
                     count[0] += 1
                     if progress:
-                        progress.update(bar, description=f"{phase} {count[0]}/{len(chunk)} (tasks {first + 1}-"
-                                                         f"{first + len(chunk)} of {len(todo)})")
+                        progress.update(
+                            bar,
+                            description=f"{phase} {count[0]}/{len(chunk)} (tasks {first + 1}-"
+                            f"{first + len(chunk)} of {len(todo)})",
+                        )
+
                 return done
 
             t0 = time.monotonic()
-            results: list[Any] = pool.map(screen_task, [(class_id, task, seed + i) for i, task in chunk],
-                                          status("screening"))
+            results: list[Any] = pool.map(
+                screen_task, [(class_id, task, seed + i) for i, task in chunk], status("screening")
+            )
             t1 = time.monotonic()
             alive = [n for n, r in enumerate(results) if not isinstance(r, workers.Failed)]
             for n, r in zip(alive, pool.alone(time_task, [(class_id, results[n]) for n in alive], status("timing"))):
                 results[n] = r
             t2 = time.monotonic()
             alive = [n for n in alive if not isinstance(results[n], workers.Failed)]
-            proofs = pool.map(prove_task, [(class_id, results[n], examples, profile_name) for n in alive],
-                              status("proving"))
+            proofs = pool.map(
+                prove_task, [(class_id, results[n], examples, profile_name) for n in alive], status("proving")
+            )
             for n, r in zip(alive, proofs):
                 results[n] = r
             t3 = time.monotonic()
             for key, seconds in zip(phase_seconds, (t1 - t0, t2 - t1, t3 - t2)):
                 phase_seconds[key] += seconds
             longest = max(longest, t3 - now)
-            say(f"tasks {first + 1}-{first + len(chunk)} of {len(todo)}: screening {t1 - t0:.0f} s, timing "
-                f"{t2 - t1:.0f} s, proofs {t3 - t2:.0f} s")
+            say(
+                f"tasks {first + 1}-{first + len(chunk)} of {len(todo)}: screening {t1 - t0:.0f} s, timing "
+                f"{t2 - t1:.0f} s, proofs {t3 - t2:.0f} s"
+            )
             touched = set()
             for (_, task), result in zip(chunk, results):
                 if isinstance(result, workers.Failed):
@@ -561,8 +649,11 @@ def certify(class_id: str, root: Path, kernels: list[str] | None, dtypes: list[s
                     failures.append(result.message)
                     continue
                 say(result.message)
-                kept = [e for e in have[task.kernel]
-                        if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})]
+                kept = [
+                    e
+                    for e in have[task.kernel]
+                    if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})
+                ]
                 have[task.kernel] = kept + [result.entry]
                 touched.add(task.kernel)
                 written += 1

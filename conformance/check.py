@@ -24,9 +24,10 @@ import hashlib
 import json
 import tempfile
 import time
+from collections.abc import Callable, Iterator
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 from hypothesis import Phase, given, settings
@@ -48,6 +49,7 @@ try:
     BaseExceptionGroup = BaseExceptionGroup  # built in from Python 3.11; a name of this module for the tests
 except NameError:  # Python 3.10: the backport Hypothesis depends on there
     from exceptiongroup import BaseExceptionGroup
+
 
 def device() -> torch.device:
     return torch.device("cpu" if interpreter_enabled() else "cuda")
@@ -72,9 +74,9 @@ class EntryResult:
     failure: str | None = None
     seconds: float = 0.0
     out_of_memory: bool = False  # failed only for want of device memory: no verdict on the entry yet
-    carried: bool = False        # passed in an earlier run of the same tables, kernels and bounds (--resume)
-    crashed: bool = False        # the worker process died under the entry (failure: how, and the example)
-    shipped_in: str = ""         # a setting of the tables' other entries, checked at small shapes: where it is shipped
+    carried: bool = False  # passed in an earlier run of the same tables, kernels and bounds (--resume)
+    crashed: bool = False  # the worker process died under the entry (failure: how, and the example)
+    shipped_in: str = ""  # a setting of the tables' other entries, checked at small shapes: where it is shipped
 
 
 def _leaves(exc: BaseException) -> Iterator[BaseException]:
@@ -90,15 +92,17 @@ def is_out_of_memory(exc: BaseException) -> bool:
     """True when every failure under ``exc`` is the device running out of memory (workers share a GPU):
     that says nothing about the kernel, so the entry is checked again with the device to itself."""
     leaves = list(_leaves(exc))
-    return bool(leaves) and all(isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower()
-                                for e in leaves)
+    return bool(leaves) and all(
+        isinstance(e, torch.OutOfMemoryError) or "out of memory" in str(e).lower() for e in leaves
+    )
 
 
 def describe_failure(exc: BaseException) -> str:
     text = f"{type(exc).__name__}: {exc}"
     if isinstance(exc, BaseExceptionGroup):
-        text += "".join(f"\n  - {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:400]
-                        for e in _leaves(exc))
+        text += "".join(
+            f"\n  - {type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''}"[:400] for e in _leaves(exc)
+        )
     return text
 
 
@@ -109,9 +113,18 @@ def config_text(config: dict[str, Any]) -> str:
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)  # the verdict without the minimal example
 
 
-def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_name: str,
-                on_example: Callable[[], None] | None = None, trace: str | None = None,
-                shrink: bool = True, small: Small | None = None, shipped_in: str = "") -> EntryResult:
+def check_entry(
+    kernel: str,
+    entry: Setting,
+    dtype: str,
+    examples: int,
+    profile_name: str,
+    on_example: Callable[[], None] | None = None,
+    trace: str | None = None,
+    shrink: bool = True,
+    small: Small | None = None,
+    shipped_in: str = "",
+) -> EntryResult:
     """Hypothesis over the entry's whole domain for one dtype, the entry's setting handed to the launcher.
 
     ``trace``: a file rewritten with each example before it runs (JSON: its number, shape, values and
@@ -124,8 +137,9 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
     domain = drawable(kernel, entry.domain.ranges)
     record = RECORDS[kernel]
     multiple_of = {**record.multiple_of, **(small.multiple_of if small else {})}
-    shape_strategy = shapes(domain, cap=dict(record.caps), multiple_of=multiple_of or None,
-                            block_sizes=dict(small.blocks) if small else {})
+    shape_strategy = shapes(
+        domain, cap=dict(record.caps), multiple_of=multiple_of or None, block_sizes=dict(small.blocks) if small else {}
+    )
     failing: list[str] = []
     starved: list[str] = []  # the device ran out of memory: no verdict; the other examples are skipped
     dev = device()
@@ -177,8 +191,9 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
         result.passed = False
         result.out_of_memory = not failing and is_out_of_memory(exc)
         ours = failing and describe_failure(exc) in failing[-1]
-        result.failure = failing[-1] if ours else (describe_failure(exc) + (f"\nlast example: {failing[-1]}"
-                                                                              if failing else ""))
+        result.failure = (
+            failing[-1] if ours else (describe_failure(exc) + (f"\nlast example: {failing[-1]}" if failing else ""))
+        )
     result.seconds = time.perf_counter() - start
     if dev.type == "cuda":
         torch.cuda.empty_cache()  # hand cached memory back: other workers share this GPU
@@ -187,8 +202,9 @@ def check_entry(kernel: str, entry: Setting, dtype: str, examples: int, profile_
 
 def _note(trace: str | None, n: int, shape: dict[str, int], kind: str, seed: int, example: str) -> None:
     if trace:
-        Path(trace).write_text(json.dumps({"example": n, "shape": shape, "kind": kind, "seed": seed,
-                                           "case": example}), encoding="utf-8")
+        Path(trace).write_text(
+            json.dumps({"example": n, "shape": shape, "kind": kind, "seed": seed, "case": example}), encoding="utf-8"
+        )
 
 
 def last_example(trace: Path) -> dict[str, Any] | None:
@@ -205,9 +221,17 @@ def last_example(trace: Path) -> dict[str, Any] | None:
 # versions of torch, CUDA, Triton and Hypothesis. A passed entry of an earlier report with the same
 # fingerprint (and profile and examples) is carried over by --resume.
 VERDICT_FILES = (
-    ("neurobrix", "ops/*.py"), ("neurobrix", "buckets.py"), ("neurobrix", "tables.py"), ("neurobrix", "schema.py"),
-    ("neurobrix", "gpu.py"), ("conformance", "reference.py"), ("conformance", "bounds.py"),
-    ("conformance", "harness.py"), ("conformance", "specs/*.py"), ("conformance", "strategies.py"), ("conformance", "check.py"),
+    ("neurobrix", "ops/*.py"),
+    ("neurobrix", "buckets.py"),
+    ("neurobrix", "tables.py"),
+    ("neurobrix", "schema.py"),
+    ("neurobrix", "gpu.py"),
+    ("conformance", "reference.py"),
+    ("conformance", "bounds.py"),
+    ("conformance", "harness.py"),
+    ("conformance", "specs/*.py"),
+    ("conformance", "strategies.py"),
+    ("conformance", "check.py"),
     ("conformance", "shipped.py"),
 )
 
@@ -219,16 +243,20 @@ def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False) -> str
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
     folders = sorted(p for p in tables_root.iterdir() if p.is_dir()) if shipped else [tables_root / gpu_class]
-    files = [(f"tables/{folder.name}/{f.name}", f) for folder in folders for f in sorted(folder.iterdir())
-             if f.is_file()]
+    files = [
+        (f"tables/{folder.name}/{f.name}", f) for folder in folders for f in sorted(folder.iterdir()) if f.is_file()
+    ]
     for package, pattern in VERDICT_FILES:
-        files += [(f"{package}/{f.relative_to(roots[package]).as_posix()}", f)
-                  for f in sorted(roots[package].glob(pattern))]
+        files += [
+            (f"{package}/{f.relative_to(roots[package]).as_posix()}", f) for f in sorted(roots[package].glob(pattern))
+        ]
     import hypothesis
     import triton
 
-    digest = hashlib.sha256(f"torch {torch.__version__} cuda {torch.version.cuda} triton {triton.__version__} "
-                            f"hypothesis {hypothesis.__version__}".encode())
+    digest = hashlib.sha256(
+        f"torch {torch.__version__} cuda {torch.version.cuda} triton {triton.__version__} "
+        f"hypothesis {hypothesis.__version__}".encode()
+    )
     for name, path in files:
         digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
@@ -261,8 +289,10 @@ class Report:
     def summary(self) -> dict[str, dict[str, Any]]:
         out: dict[str, dict[str, Any]] = {}
         for r in self.results:
-            s = out.setdefault(r.kernel, {"entries": 0, "shipped": 0, "examples": 0, "worst_ratio": 0.0,
-                                          "worst_relative": 0.0, "failed": 0})
+            s = out.setdefault(
+                r.kernel,
+                {"entries": 0, "shipped": 0, "examples": 0, "worst_ratio": 0.0, "worst_relative": 0.0, "failed": 0},
+            )
             s["entries"] += 1
             s["shipped"] += bool(r.shipped_in)
             s["examples"] += r.examples
@@ -272,12 +302,23 @@ class Report:
         return out
 
     def as_json(self) -> dict[str, Any]:
-        return {"class": self.gpu_class, "tables": self.tables, "profile": self.profile, "passed": self.passed,
-                "complete": self.complete, "left": self.left, "seconds": round(self.seconds, 1),
-                "examples_per_entry": self.examples_per_entry, "fingerprint": self.fingerprint,
-                "retried": self.retried, "resumed_from": self.resumed_from, "shipped": self.shipped,
-                "not_run": self.not_run, "summary": self.summary(),
-                "entries": [asdict(r) for r in self.results]}
+        return {
+            "class": self.gpu_class,
+            "tables": self.tables,
+            "profile": self.profile,
+            "passed": self.passed,
+            "complete": self.complete,
+            "left": self.left,
+            "seconds": round(self.seconds, 1),
+            "examples_per_entry": self.examples_per_entry,
+            "fingerprint": self.fingerprint,
+            "retried": self.retried,
+            "resumed_from": self.resumed_from,
+            "shipped": self.shipped,
+            "not_run": self.not_run,
+            "summary": self.summary(),
+            "entries": [asdict(r) for r in self.results],
+        }
 
 
 def require_device(gpu_class: GPUClass) -> None:
@@ -294,8 +335,10 @@ def require_device(gpu_class: GPUClass) -> None:
 def require_device_of(gpu_class: str, loaded: nb_tables.Tables) -> None:
     """The class must exist in these tables and be this machine's."""
     if gpu_class not in loaded.classes:
-        raise UsageError(f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
-                         f"{', '.join(sorted(loaded.classes)) or 'none'}")
+        raise UsageError(
+            f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
+            f"{', '.join(sorted(loaded.classes)) or 'none'}"
+        )
     require_device(loaded.classes[gpu_class])
 
 
@@ -305,8 +348,10 @@ def select(index: SettingsIndex, dtypes: set[str] | None) -> list[tuple[Setting,
 
 def lookup_problem(index: SettingsIndex, entry: Setting, dtype: str) -> str | None:
     """Why the index's own lookup (what ``run`` uses) would not find ``entry`` at its domain's corners."""
-    corners = [tuple(lo for _, lo, _ in entry.domain.ranges),
-               tuple(lo if hi is None else hi for _, lo, hi in entry.domain.ranges)]
+    corners = [
+        tuple(lo for _, lo, _ in entry.domain.ranges),
+        tuple(lo if hi is None else hi for _, lo, hi in entry.domain.ranges),
+    ]
     for values in corners:
         found = index.lookup(dtype, values)
         if found is not entry:
@@ -331,19 +376,29 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
         raise UsageError(f"--resume {path}: cannot read a check report there ({exc})") from None
     if not isinstance(old, dict) or not isinstance(old.get("entries"), list):
         raise UsageError(f"--resume {path}: not a check report (written by check --json)")
-    for name, ours in (("class", report.gpu_class), ("profile", report.profile),
-                       ("examples_per_entry", report.examples_per_entry), ("fingerprint", report.fingerprint),
-                       ("shipped", report.shipped)):
+    for name, ours in (
+        ("class", report.gpu_class),
+        ("profile", report.profile),
+        ("examples_per_entry", report.examples_per_entry),
+        ("fingerprint", report.fingerprint),
+        ("shipped", report.shipped),
+    ):
         if old.get(name, False if name == "shipped" else None) != ours:
-            raise UsageError(f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
-                             "only a check of the same tables, kernels and bounds can be resumed")
+            raise UsageError(
+                f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
+                "only a check of the same tables, kernels and bounds can be resumed"
+            )
     known = set(EntryResult.__dataclass_fields__)
     carried = {}
     for item in old["entries"]:
         if isinstance(item, dict) and item.get("passed"):
-            if not (all(isinstance(item.get(k), str) for k in ("kernel", "dtype", "domain"))
-                    and isinstance(item.get("config"), dict)):
-                raise UsageError(f"--resume {path}: an entry without its kernel, dtype, domain or config: {item!r:.200}")
+            if not (
+                all(isinstance(item.get(k), str) for k in ("kernel", "dtype", "domain"))
+                and isinstance(item.get("config"), dict)
+            ):
+                raise UsageError(
+                    f"--resume {path}: an entry without its kernel, dtype, domain or config: {item!r:.200}"
+                )
             result = EntryResult(**{k: v for k, v in item.items() if k in known})
             result.carried = True
             carried[_key(result.kernel, result.dtype, result.domain, result.config)] = result
@@ -351,12 +406,23 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     return carried
 
 
-def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | None, examples: int | None,
-                profile_name: str, progress: Any = None, jobs: int | None = None,
-                max_minutes: float | None = None, resume: Path | None = None, isolate: bool = False,
-                tables_root: Path | None = None,
-                shrink: bool = True, shipped: bool = False, variants: set[str] | None = None,
-                exitfirst: bool = False) -> Report:
+def check_class(
+    gpu_class: str,
+    kernels: list[str] | None,
+    dtypes: set[str] | None,
+    examples: int | None,
+    profile_name: str,
+    progress: Any = None,
+    jobs: int | None = None,
+    max_minutes: float | None = None,
+    resume: Path | None = None,
+    isolate: bool = False,
+    tables_root: Path | None = None,
+    shrink: bool = True,
+    shipped: bool = False,
+    variants: set[str] | None = None,
+    exitfirst: bool = False,
+) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
     ``isolate``: every entry on a worker process, even with one job; an entry whose worker dies is
@@ -378,8 +444,10 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
     require_device_of(gpu_class, loaded)
     have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
     if not have:
-        raise UsageError(f"class {gpu_class} has no kernel tables in {loaded.location.root}; certify it first: "
-                         f"{nb_tables.certify_command(gpu_class)}")
+        raise UsageError(
+            f"class {gpu_class} has no kernel tables in {loaded.location.root}; certify it first: "
+            f"{nb_tables.certify_command(gpu_class)}"
+        )
     for kernel in kernels or []:
         if kernel not in have:
             raise UsageError(f"class {gpu_class} has no table for kernel {kernel!r}; it has {', '.join(sorted(have))}")
@@ -390,8 +458,14 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         offered = "; ".join(f"{k}: {', '.join(SPECS[k].variants)}" for k in chosen if SPECS[k].variants)
         raise UsageError(f"no variant {', '.join(unknown)} in {', '.join(chosen)} (variants: {offered or 'none'})")
     n = examples or profile(profile_name).max_examples
-    report = Report(gpu_class, str(loaded.location.root), profile_name, examples_per_entry=n,
-                    fingerprint=fingerprint(Path(loaded.location.root), gpu_class, shipped), shipped=shipped)
+    report = Report(
+        gpu_class,
+        str(loaded.location.root),
+        profile_name,
+        examples_per_entry=n,
+        fingerprint=fingerprint(Path(loaded.location.root), gpu_class, shipped),
+        shipped=shipped,
+    )
     carried = carried_over(resume, report) if resume is not None else {}
 
     def wanted(config: Any) -> bool:
@@ -405,8 +479,9 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             earlier = carried.get(_key(k, d, e.domain.describe(), dict(e.config)))
             wrong_door = lookup_problem(have[k], e, d)
             if wrong_door is not None:
-                report.results.append(EntryResult(k, d, e.domain.describe(), dict(e.config), passed=False,
-                                                  failure=wrong_door))
+                report.results.append(
+                    EntryResult(k, d, e.domain.describe(), dict(e.config), passed=False, failure=wrong_door)
+                )
             elif earlier is not None:
                 report.results.append(earlier)
             else:
@@ -423,8 +498,10 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                 work.append((t.kernel, t.setting, t.dtype, t))
     if variants is not None and not work and not report.results:
         hint = "" if shipped else " (--shipped adds every class's settings)"
-        raise UsageError(f"no entry of {', '.join(chosen)} on {gpu_class} has a setting of variant "
-                         f"{', '.join(sorted(variants))}{hint}")
+        raise UsageError(
+            f"no entry of {', '.join(chosen)} on {gpu_class} has a setting of variant "
+            f"{', '.join(sorted(variants))}{hint}"
+        )
     if report.resumed_from is not None:
         report.resumed_from["carried"] = len(report.results)
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
@@ -441,24 +518,49 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
         traces = Path(scratch)  # one file per entry: the example it is running (for a worker that dies)
 
         def args(i: int, k: str, e: Setting, d: str, t: Target | None) -> tuple:
-            return (k, e, d, n, profile_name, None, str(traces / f"{i}.json"), shrink,
-                    t.small if t else None, t.where if t else "")
+            return (
+                k,
+                e,
+                d,
+                n,
+                profile_name,
+                None,
+                str(traces / f"{i}.json"),
+                shrink,
+                t.small if t else None,
+                t.where if t else "",
+            )
 
-        def outcome(i: int, item: tuple[str, Setting, str, Target | None],
-                    result: EntryResult | workers.Failed) -> EntryResult:
+        def outcome(
+            i: int, item: tuple[str, Setting, str, Target | None], result: EntryResult | workers.Failed
+        ) -> EntryResult:
             kernel, entry, dtype, target = item
             shipped_in = target.where if target else ""
             if isinstance(result, workers.Crashed):  # the kernel took its process down: name the example
                 last = last_example(traces / f"{i}.json")
                 where = f"during example {last['example']}: {last['case']}" if last else "before its first example"
-                return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
-                                   crashed=True, examples=max(0, last["example"] - 1) if last else 0,
-                                   failure=f"crashed: {result.message} {where}, config {config_text(entry.config)}",
-                                   shipped_in=shipped_in)
+                return EntryResult(
+                    kernel,
+                    dtype,
+                    entry.domain.describe(),
+                    dict(entry.config),
+                    passed=False,
+                    crashed=True,
+                    examples=max(0, last["example"] - 1) if last else 0,
+                    failure=f"crashed: {result.message} {where}, config {config_text(entry.config)}",
+                    shipped_in=shipped_in,
+                )
             if isinstance(result, workers.Failed):  # check_entry itself raised: a failure of the entry
-                return EntryResult(kernel, dtype, entry.domain.describe(), dict(entry.config), passed=False,
-                                   failure=f"the check could not run: {result.message}",
-                                   out_of_memory="out of memory" in result.message.lower(), shipped_in=shipped_in)
+                return EntryResult(
+                    kernel,
+                    dtype,
+                    entry.domain.describe(),
+                    dict(entry.config),
+                    passed=False,
+                    failure=f"the check could not run: {result.message}",
+                    out_of_memory="out of memory" in result.message.lower(),
+                    shipped_in=shipped_in,
+                )
             return result
 
         deadline = start + max_minutes * 60 if max_minutes is not None else None
@@ -472,9 +574,12 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
                 if deadline is not None and now + longest > deadline:  # the next wave would overrun
                     report.left = len(work) - first
                     break
-                part = work[first:first + chunk]
-                results = pool.map(check_entry, [args(first + j, *item) for j, item in enumerate(part)],
-                                   lambda i, first=first: done(first + i))
+                part = work[first : first + chunk]
+                results = pool.map(
+                    check_entry,
+                    [args(first + j, *item) for j, item in enumerate(part)],
+                    lambda i, first=first: done(first + i),
+                )
                 for j, (item, result) in enumerate(zip(part, results)):
                     result = outcome(first + j, item, result)
                     if result.out_of_memory:
@@ -487,21 +592,24 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
             if starved and pool.shares_devices:
                 pool.close()  # the shared workers go, and the device memory they hold with them
                 if progress:
-                    progress.update(task, description=f"checking {len(starved)} entries again, alone on a GPU "
-                                                      "(out of memory beside other workers)")
+                    progress.update(
+                        task,
+                        description=f"checking {len(starved)} entries again, alone on a GPU "
+                        "(out of memory beside other workers)",
+                    )
                 wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
                 for first in range(0, len(starved), wave):
                     now = time.perf_counter()
                     if deadline is not None and now + longest_alone > deadline:
                         break
-                    part = starved[first:first + wave]
+                    part = starved[first : first + wave]
                     results = pool.alone(check_entry, [args(w, *item) for _, w, item in part])
                     for (i, w, item), result in zip(part, results):
                         report.results[i] = outcome(w, item, result)
                         report.retried += 1
                     longest_alone = time.perf_counter() - now
                 # starved entries the time limit left without a second run have no verdict: left, like the rest
-                unrun = {i for i, _, _ in starved[report.retried:]}
+                unrun = {i for i, _, _ in starved[report.retried :]}
                 report.results = [r for i, r in enumerate(report.results) if i not in unrun]
                 report.left += len(unrun)
     report.seconds = time.perf_counter() - start
@@ -509,17 +617,23 @@ def check_class(gpu_class: str, kernels: list[str] | None, dtypes: set[str] | No
 
 
 def render(report: Report) -> str:
-    lines = [f"conformance check of class {report.gpu_class} ({report.tables}), profile {report.profile}"
-             + (", with every class's shipped settings at small shapes" if report.shipped else ""),
-             f"  {'kernel':<18} {'entries':>7} {'shipped':>7} {'examples':>8} {'worst err/bound':>15} {'failed':>6}"]
+    lines = [
+        f"conformance check of class {report.gpu_class} ({report.tables}), profile {report.profile}"
+        + (", with every class's shipped settings at small shapes" if report.shipped else ""),
+        f"  {'kernel':<18} {'entries':>7} {'shipped':>7} {'examples':>8} {'worst err/bound':>15} {'failed':>6}",
+    ]
     for kernel, s in sorted(report.summary().items()):
-        lines.append(f"  {kernel:<18} {s['entries'] - s['shipped']:>7} {s['shipped']:>7} {s['examples']:>8} "
-                     f"{s['worst_ratio']:>15.3f} {s['failed']:>6}")
+        lines.append(
+            f"  {kernel:<18} {s['entries'] - s['shipped']:>7} {s['shipped']:>7} {s['examples']:>8} "
+            f"{s['worst_ratio']:>15.3f} {s['failed']:>6}"
+        )
     for r in report.results:
         if not r.passed:
             where = f" ({r.shipped_in})" if r.shipped_in else ""
-            lines.append(f"{'CRASHED' if r.crashed else 'FAILED'} {r.kernel} {r.dtype} {r.domain} config "
-                         f"{r.config}{where}:\n  " + (r.failure or "").replace("\n", "\n  "))
+            lines.append(
+                f"{'CRASHED' if r.crashed else 'FAILED'} {r.kernel} {r.dtype} {r.domain} config "
+                f"{r.config}{where}:\n  " + (r.failure or "").replace("\n", "\n  ")
+            )
     for line in report.not_run:
         lines.append(f"not run here: {line}")
     total = sum(r.examples for r in report.results)
@@ -527,15 +641,21 @@ def render(report: Report) -> str:
     if report.passed and not report.complete:
         verdict = "INCOMPLETE (no failure so far)"
     carried = sum(r.carried for r in report.results)
-    lines.append(f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
-                 + (f"; {report.left} entry checks not run ({report.stopped})" if report.left else ""))
+    lines.append(
+        f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
+        + (f"; {report.left} entry checks not run ({report.stopped})" if report.left else "")
+    )
     if report.retried:
-        lines.append(f"  {report.retried} entry checks ran out of device memory beside other workers and were run "
-                     "again alone on a GPU (counted once, by their second run)")
+        lines.append(
+            f"  {report.retried} entry checks ran out of device memory beside other workers and were run "
+            "again alone on a GPU (counted once, by their second run)"
+        )
     if report.resumed_from is not None:
-        lines.append(f"  {carried} passed entry checks carried over from {report.resumed_from['file']} (same tables, "
-                     f"kernels and bounds; {report.resumed_from['seconds']} s there), "
-                     f"{len(report.results) - carried} checked in this run")
+        lines.append(
+            f"  {carried} passed entry checks carried over from {report.resumed_from['file']} (same tables, "
+            f"kernels and bounds; {report.resumed_from['seconds']} s there), "
+            f"{len(report.results) - carried} checked in this run"
+        )
     return "\n".join(lines)
 
 

@@ -12,8 +12,9 @@ from __future__ import annotations
 
 import math
 import random
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import torch
 
@@ -71,8 +72,15 @@ class Values:
 
     def __call__(self, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
         kind = self.rng.choice(self.kinds)
-        t = make_values(shape, self.dtype, kind, self.rng.randrange(2**32), self.exponents, self.rng.randrange(21),
-                        device=self.device)
+        t = make_values(
+            shape,
+            self.dtype,
+            kind,
+            self.rng.randrange(2**32),
+            self.exponents,
+            self.rng.randrange(21),
+            device=self.device,
+        )
         if scale != 1.0:  # a power of two: exact, keeps every value representable
             t = (t.double() * scale).to(self.dtype)
         return guarded(t, self.device)
@@ -125,8 +133,8 @@ def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...
 
 @dataclass
 class Verdict:
-    ratio: float          # worst |error| / bound over every output
-    explanation: str      # why, when ratio > 1
+    ratio: float  # worst |error| / bound over every output
+    explanation: str  # why, when ratio > 1
     relative: float = 0.0  # worst max|error| / max|float64| over the outputs (for reports)
 
 

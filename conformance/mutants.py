@@ -41,21 +41,33 @@ from neurobrix.ops import SPECS
 from .workers import exit_reason
 
 CLASSES = (
-    "mask off by one", "tail dropped", "store without mask", "low-precision accumulation", "extra rounding",
-    "skipped rescale", "wrong scale", "wrong GQA mapping", "merge skips a split", "position off by one",
-    "wrong residual", "wrong eps placement", "wrong formula", "wrong indexing", "rope halves swapped",
+    "mask off by one",
+    "tail dropped",
+    "store without mask",
+    "low-precision accumulation",
+    "extra rounding",
+    "skipped rescale",
+    "wrong scale",
+    "wrong GQA mapping",
+    "merge skips a split",
+    "position off by one",
+    "wrong residual",
+    "wrong eps placement",
+    "wrong formula",
+    "wrong indexing",
+    "rope halves swapped",
 )
 
 
 @dataclass(frozen=True)
 class Mutant:
     id: str
-    kernel: str        # the kernel whose check must catch it
-    file: str          # the patched file, relative to the folder holding the packages
-    old: str           # exact snippet of today's source (occurs exactly once in the file)
-    new: str           # what replaces it
+    kernel: str  # the kernel whose check must catch it
+    file: str  # the patched file, relative to the folder holding the packages
+    old: str  # exact snippet of today's source (occurs exactly once in the file)
+    new: str  # what replaces it
     description: str
-    bug: str           # one of CLASSES
+    bug: str  # one of CLASSES
     fast: bool = False  # in the --fast subset (CI)
     variants: tuple[str, ...] = ()  # the variants whose code it patches: their settings are the ones checked
 
@@ -68,304 +80,753 @@ ROTARY = "neurobrix/ops/rotary.py"
 SILU = "neurobrix/ops/silu_mul.py"
 ATTN = "neurobrix/ops/attention.py"
 
-_PREFILL_V = "other=0.0)  # [BLOCK_N, BLOCK_D]\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
+_PREFILL_V = (
+    "other=0.0)  # [BLOCK_N, BLOCK_D]\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
+)
 _DECODE_V = "other=0.0)\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
-_PREFILL_L = ('        qk = tl.where(visible, qk, float("-inf"))\n'
-              "        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on\n"
-              "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
-              "        alpha = tl.exp2(m_i - m_new)\n"
-              "        p = tl.exp2(qk - m_new[:, None])\n"
-              "        l_i = l_i * alpha + tl.sum(p, axis=1)")
-_DECODE_L = ('        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n'
-             "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
-             "        alpha = tl.exp2(m_i - m_new)\n"
-             "        p = tl.exp2(qk - m_new[:, None])\n"
-             "        l_i = l_i * alpha + tl.sum(p, axis=1)")
+_PREFILL_L = (
+    '        qk = tl.where(visible, qk, float("-inf"))\n'
+    "        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on\n"
+    "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
+    "        alpha = tl.exp2(m_i - m_new)\n"
+    "        p = tl.exp2(qk - m_new[:, None])\n"
+    "        l_i = l_i * alpha + tl.sum(p, axis=1)"
+)
+_DECODE_L = (
+    '        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n'
+    "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
+    "        alpha = tl.exp2(m_i - m_new)\n"
+    "        p = tl.exp2(qk - m_new[:, None])\n"
+    "        l_i = l_i * alpha + tl.sum(p, axis=1)"
+)
 
 MUTANTS: tuple[Mutant, ...] = (
     # ---------------------------------------------------------------------------- linear: gemv + split-K merge
-    Mutant("linear.gemv.k-mask-off-by-one", "linear", LINEAR,
-           "        mask_k = offs_k < k_end\n", "        mask_k = offs_k < k_end - 1\n",
-           "gemv drops the last element of each K slice", "mask off by one", variants=GEMV),
-    Mutant("linear.gemv.split-floor", "linear", LINEAR,
-           "k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
-           "k_per_split = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
-           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", fast=True,
-           variants=GEMV),
-    Mutant("linear.gemv.fp16-accumulator", "linear", LINEAR,
-           "        accumulator += w * x[None, :]",
-           "        accumulator = (accumulator + w * x[None, :]).to(y_ptr.dtype.element_ty).to(tl.float32)",
-           "gemv's accumulators rounded to the storage dtype each step", "low-precision accumulation", variants=GEMV),
-    Mutant("linear.gemv.store-without-mask", "linear", LINEAR,
-           "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
-           "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty))",
-           "gemv stores a whole BLOCK_N past the last output column", "store without mask", variants=GEMV),
-    Mutant("linear.gemv.row-zero", "linear", LINEAR,
-           "x = tl.load(x_ptr + pid_m * stride_xm + offs_k,", "x = tl.load(x_ptr + offs_k,",
-           "every row of the batch reads the first row of x", "wrong indexing", variants=GEMV),
-    Mutant("linear.merge.skips-last-split", "linear", LINEAR,
-           "for k in range(SPLIT_K):  # in split order", "for k in range(SPLIT_K - 1):  # in split order",
-           "the split-K merge (gemv's and skinny's) leaves out the last split's partial sums", "merge skips a split",
-           fast=True, variants=SPLIT),
-    Mutant("linear.merge.fp16-partials", "linear", LINEAR,
-           "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)",
-           "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
-           "gemv's split-K partial sums rounded to the storage dtype before the merge", "extra rounding",
-           variants=GEMV),
-    Mutant("linear.merge.bias-dropped", "linear", LINEAR,
-           "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
-           "    tl.store(y_ptr",
-           "    tl.store(y_ptr",
-           "the split-K merge forgets the bias (the split programs leave it to the merge)", "wrong formula",
-           variants=SPLIT),
-    Mutant("linear.merge.row-of-first-split", "linear", LINEAR,
-           "y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n,", "y += tl.load(part_ptr + (k + pid_m) * N + offs_n,",
-           "the merge indexes the partials [SPLIT_K, M, N] as if M were 1: other rows' splits summed",
-           "wrong indexing", variants=SPLIT),
+    Mutant(
+        "linear.gemv.k-mask-off-by-one",
+        "linear",
+        LINEAR,
+        "        mask_k = offs_k < k_end\n",
+        "        mask_k = offs_k < k_end - 1\n",
+        "gemv drops the last element of each K slice",
+        "mask off by one",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.gemv.split-floor",
+        "linear",
+        LINEAR,
+        "k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
+        "k_per_split = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
+        "K slices rounded down to whole blocks: the tail of K is never summed",
+        "tail dropped",
+        fast=True,
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.gemv.fp16-accumulator",
+        "linear",
+        LINEAR,
+        "        accumulator += w * x[None, :]",
+        "        accumulator = (accumulator + w * x[None, :]).to(y_ptr.dtype.element_ty).to(tl.float32)",
+        "gemv's accumulators rounded to the storage dtype each step",
+        "low-precision accumulation",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.gemv.store-without-mask",
+        "linear",
+        LINEAR,
+        "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
+        "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty))",
+        "gemv stores a whole BLOCK_N past the last output column",
+        "store without mask",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.gemv.row-zero",
+        "linear",
+        LINEAR,
+        "x = tl.load(x_ptr + pid_m * stride_xm + offs_k,",
+        "x = tl.load(x_ptr + offs_k,",
+        "every row of the batch reads the first row of x",
+        "wrong indexing",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge.skips-last-split",
+        "linear",
+        LINEAR,
+        "for k in range(SPLIT_K):  # in split order",
+        "for k in range(SPLIT_K - 1):  # in split order",
+        "the split-K merge (gemv's and skinny's) leaves out the last split's partial sums",
+        "merge skips a split",
+        fast=True,
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge.fp16-partials",
+        "linear",
+        LINEAR,
+        "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)",
+        "tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)",
+        "gemv's split-K partial sums rounded to the storage dtype before the merge",
+        "extra rounding",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge.bias-dropped",
+        "linear",
+        LINEAR,
+        "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "    tl.store(y_ptr",
+        "    tl.store(y_ptr",
+        "the split-K merge forgets the bias (the split programs leave it to the merge)",
+        "wrong formula",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge.row-of-first-split",
+        "linear",
+        LINEAR,
+        "y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n,",
+        "y += tl.load(part_ptr + (k + pid_m) * N + offs_n,",
+        "the merge indexes the partials [SPLIT_K, M, N] as if M were 1: other rows' splits summed",
+        "wrong indexing",
+        variants=SPLIT,
+    ),
     # --------------------------------------------------------------------------------------- linear: skinny
-    Mutant("linear.skinny.k-mask-off-by-one", "linear", LINEAR,
-           "        in_k = offs_k < k_last\n", "        in_k = offs_k < k_last - 1\n",
-           "skinny drops the last element of each K slice", "mask off by one", variants=SKINNY),
-    Mutant("linear.skinny.slice-floor", "linear", LINEAR,
-           "k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
-           "k_slice = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
-           "K slices rounded down to whole blocks: the tail of K is never summed", "tail dropped", variants=SKINNY),
-    Mutant("linear.skinny.slice-start", "linear", LINEAR,
-           "    k_first = pid_k * k_slice\n", "    k_first = pid_k * BLOCK_K\n",
-           "each slice starts BLOCK_K after the previous one, not a slice after: right only while a slice is "
-           "one step", "wrong indexing", variants=SKINNY),
-    Mutant("linear.skinny.fp16-accumulator", "linear", LINEAR,
-           "        acc = tl.dot(a, b, acc, input_precision=PRECISION)",
-           "        acc = tl.dot(a, b, acc, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
-           "skinny's accumulator rounded to the input dtype after each K step", "low-precision accumulation",
-           fast=True, variants=SKINNY),
-    Mutant("linear.skinny.partials-rounded", "linear", LINEAR,
-           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
-           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], "
-           "acc.to(y_ptr.dtype.element_ty), mask=in_y)",
-           "skinny's split-K partial sums rounded to the storage dtype before the merge", "extra rounding",
-           variants=SKINNY),
-    Mutant("linear.skinny.store-without-mask", "linear", LINEAR,
-           "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=in_y)",
-           "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty))",
-           "skinny stores whole BLOCK_M x BLOCK_N tiles past the output's last row and column", "store without mask",
-           variants=SKINNY),
-    Mutant("linear.skinny.partials-without-mask", "linear", LINEAR,
-           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
-           "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc)",
-           "skinny's split partials stored for whole tiles: rows past M spill into the next split's partials",
-           "store without mask", variants=SKINNY),
-    Mutant("linear.skinny.row-mask-off-by-one", "linear", LINEAR,
-           "    in_m = offs_m < M\n", "    in_m = offs_m < M - 1\n",
-           "skinny neither loads nor stores the last row of x", "mask off by one", variants=SKINNY),
-    Mutant("linear.skinny.bias-dropped", "linear", LINEAR,
-           "            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]\n",
-           "            pass\n",
-           "skinny without split-K forgets the bias", "wrong formula", variants=SKINNY),
+    Mutant(
+        "linear.skinny.k-mask-off-by-one",
+        "linear",
+        LINEAR,
+        "        in_k = offs_k < k_last\n",
+        "        in_k = offs_k < k_last - 1\n",
+        "skinny drops the last element of each K slice",
+        "mask off by one",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.slice-floor",
+        "linear",
+        LINEAR,
+        "k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K",
+        "k_slice = tl.cdiv(K, SPLIT_K) // BLOCK_K * BLOCK_K",
+        "K slices rounded down to whole blocks: the tail of K is never summed",
+        "tail dropped",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.slice-start",
+        "linear",
+        LINEAR,
+        "    k_first = pid_k * k_slice\n",
+        "    k_first = pid_k * BLOCK_K\n",
+        "each slice starts BLOCK_K after the previous one, not a slice after: right only while a slice is one step",
+        "wrong indexing",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.fp16-accumulator",
+        "linear",
+        LINEAR,
+        "        acc = tl.dot(a, b, acc, input_precision=PRECISION)",
+        "        acc = tl.dot(a, b, acc, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+        "skinny's accumulator rounded to the input dtype after each K step",
+        "low-precision accumulation",
+        fast=True,
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.partials-rounded",
+        "linear",
+        LINEAR,
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], "
+        "acc.to(y_ptr.dtype.element_ty), mask=in_y)",
+        "skinny's split-K partial sums rounded to the storage dtype before the merge",
+        "extra rounding",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.store-without-mask",
+        "linear",
+        LINEAR,
+        "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=in_y)",
+        "tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty))",
+        "skinny stores whole BLOCK_M x BLOCK_N tiles past the output's last row and column",
+        "store without mask",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.partials-without-mask",
+        "linear",
+        LINEAR,
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc)",
+        "skinny's split partials stored for whole tiles: rows past M spill into the next split's partials",
+        "store without mask",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.row-mask-off-by-one",
+        "linear",
+        LINEAR,
+        "    in_m = offs_m < M\n",
+        "    in_m = offs_m < M - 1\n",
+        "skinny neither loads nor stores the last row of x",
+        "mask off by one",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.bias-dropped",
+        "linear",
+        LINEAR,
+        "            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]\n",
+        "            pass\n",
+        "skinny without split-K forgets the bias",
+        "wrong formula",
+        variants=SKINNY,
+    ),
     # ---------------------------------------------------------------------------------------- linear: tiled
-    Mutant("linear.tiled.k-mask-off-by-one", "linear", LINEAR,
-           "mask_k = offs_k < K - k0\n", "mask_k = offs_k < K - k0 - 1\n",
-           "tiled drops the last K element of every K step", "mask off by one", variants=TILED),
-    Mutant("linear.tiled.k-tail-dropped", "linear", LINEAR,
-           "for k0 in range(0, K, BLOCK_K):", "for k0 in range(0, K - BLOCK_K + 1, BLOCK_K):",
-           "tiled skips a partial last K block", "tail dropped", fast=True, variants=TILED),
-    Mutant("linear.tiled.fp16-accumulator", "linear", LINEAR,
-           "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)",
-           "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
-           "tiled's accumulator rounded to the input dtype after each K block", "low-precision accumulation",
-           variants=TILED),
-    Mutant("linear.tiled.store-without-mask", "linear", LINEAR,
-           "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])",
-           "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty))",
-           "tiled stores whole tiles past the output's last row and column", "store without mask", variants=TILED),
-    Mutant("linear.tiled.row-mask-off-by-one", "linear", LINEAR,
-           "mask_m = offs_m < M\n", "mask_m = offs_m < M - 1\n",
-           "tiled neither loads nor stores the last row of x", "mask off by one", variants=TILED),
-    Mutant("linear.tiled.group-mapping", "linear", LINEAR,
-           "    pid_n = (pid % num_pid_in_group) // group_size_m",
-           "    pid_n = (pid % num_pid_in_group) // GROUP_M",
-           "tile mapping divides by GROUP_M where the last group is smaller: tiles done twice, others never",
-           "wrong indexing", variants=TILED),
-    Mutant("linear.tiled.bias-of-first-tile", "linear", LINEAR,
-           "accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0)",
-           "accumulator += tl.load(b_ptr + offs_n - pid_n * BLOCK_N, mask=mask_n, other=0.0)",
-           "every column tile adds the first tile's bias", "wrong indexing", variants=TILED),
-    Mutant("linear.tiled.second-group", "linear", LINEAR,
-           "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id * GROUP_M\n",
-           "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id\n",
-           "the second group of GROUP_M row blocks starts at row block 1: its rows done twice, later ones never",
-           "wrong indexing", variants=TILED),
+    Mutant(
+        "linear.tiled.k-mask-off-by-one",
+        "linear",
+        LINEAR,
+        "mask_k = offs_k < K - k0\n",
+        "mask_k = offs_k < K - k0 - 1\n",
+        "tiled drops the last K element of every K step",
+        "mask off by one",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.k-tail-dropped",
+        "linear",
+        LINEAR,
+        "for k0 in range(0, K, BLOCK_K):",
+        "for k0 in range(0, K - BLOCK_K + 1, BLOCK_K):",
+        "tiled skips a partial last K block",
+        "tail dropped",
+        fast=True,
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.fp16-accumulator",
+        "linear",
+        LINEAR,
+        "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)",
+        "accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+        "tiled's accumulator rounded to the input dtype after each K block",
+        "low-precision accumulation",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.store-without-mask",
+        "linear",
+        LINEAR,
+        "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_n[None, :])",
+        "tl.store(y_ptrs, accumulator.to(y_ptr.dtype.element_ty))",
+        "tiled stores whole tiles past the output's last row and column",
+        "store without mask",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.row-mask-off-by-one",
+        "linear",
+        LINEAR,
+        "mask_m = offs_m < M\n",
+        "mask_m = offs_m < M - 1\n",
+        "tiled neither loads nor stores the last row of x",
+        "mask off by one",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.group-mapping",
+        "linear",
+        LINEAR,
+        "    pid_n = (pid % num_pid_in_group) // group_size_m",
+        "    pid_n = (pid % num_pid_in_group) // GROUP_M",
+        "tile mapping divides by GROUP_M where the last group is smaller: tiles done twice, others never",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.bias-of-first-tile",
+        "linear",
+        LINEAR,
+        "accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0)",
+        "accumulator += tl.load(b_ptr + offs_n - pid_n * BLOCK_N, mask=mask_n, other=0.0)",
+        "every column tile adds the first tile's bias",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.second-group",
+        "linear",
+        LINEAR,
+        "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id * GROUP_M\n",
+        "    group_id = pid // num_pid_in_group\n    first_pid_m = group_id\n",
+        "the second group of GROUP_M row blocks starts at row block 1: its rows done twice, later ones never",
+        "wrong indexing",
+        variants=TILED,
+    ),
     # ------------------------------------------------------------------------------------------ linear: tma
-    Mutant("linear.tma.k-tiles-floor", "linear", LINEAR,
-           "k_tiles = tl.cdiv(K, BLOCK_K)", "k_tiles = K // BLOCK_K",
-           "the persistent kernel skips a partial last K tile", "tail dropped", fast=True, variants=TMA),
-    Mutant("linear.tma.last-tile-skipped", "linear", LINEAR,
-           "num_pid_m * num_pid_n, tl.num_programs(0), flatten=True)",
-           "num_pid_m * num_pid_n - 1, tl.num_programs(0), flatten=True)",
-           "the persistent grid's walk stops one tile short", "tail dropped", variants=TMA),
-    Mutant("linear.tma.group-mapping", "linear", LINEAR,
-           "        pid_n = (tile % num_pid_in_group) // group_size_m",
-           "        pid_n = (tile % num_pid_in_group) // GROUP_M",
-           "persistent tile mapping divides by GROUP_M where the last group is smaller", "wrong indexing",
-           variants=TMA),
-    Mutant("linear.tma.fp16-accumulator", "linear", LINEAR,
-           "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)",
-           "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
-           "the persistent kernel's accumulator rounded to the input dtype after each K tile",
-           "low-precision accumulation", variants=TMA),
-    Mutant("linear.tma.bias-of-first-tile", "linear", LINEAR,
-           "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n",
-           "            offs_n = tl.arange(0, BLOCK_N)\n",
-           "every column tile of the persistent kernel adds the first tile's bias", "wrong indexing", variants=TMA),
+    Mutant(
+        "linear.tma.k-tiles-floor",
+        "linear",
+        LINEAR,
+        "k_tiles = tl.cdiv(K, BLOCK_K)",
+        "k_tiles = K // BLOCK_K",
+        "the persistent kernel skips a partial last K tile",
+        "tail dropped",
+        fast=True,
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.last-tile-skipped",
+        "linear",
+        LINEAR,
+        "num_pid_m * num_pid_n, tl.num_programs(0), flatten=True)",
+        "num_pid_m * num_pid_n - 1, tl.num_programs(0), flatten=True)",
+        "the persistent grid's walk stops one tile short",
+        "tail dropped",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.group-mapping",
+        "linear",
+        LINEAR,
+        "        pid_n = (tile % num_pid_in_group) // group_size_m",
+        "        pid_n = (tile % num_pid_in_group) // GROUP_M",
+        "persistent tile mapping divides by GROUP_M where the last group is smaller",
+        "wrong indexing",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.fp16-accumulator",
+        "linear",
+        LINEAR,
+        "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)",
+        "accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+        "the persistent kernel's accumulator rounded to the input dtype after each K tile",
+        "low-precision accumulation",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.bias-of-first-tile",
+        "linear",
+        LINEAR,
+        "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n",
+        "            offs_n = tl.arange(0, BLOCK_N)\n",
+        "every column tile of the persistent kernel adds the first tile's bias",
+        "wrong indexing",
+        variants=TMA,
+    ),
     # -------------------------------------------------------------------------------------------- rms_norm
-    Mutant("rms_norm.eps-outside-sqrt", "rms_norm", NORM,
-           "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
-           "rstd = 1.0 / (tl.sqrt(tl.sum(h * h, axis=1) / N) + eps)",
-           "eps added after the square root", "wrong eps placement"),
-    Mutant("rms_norm.mean-over-block", "rms_norm", NORM,
-           "tl.sum(h * h, axis=1) / N + eps)", "tl.sum(h * h, axis=1) / BLOCK_N + eps)",
-           "the mean of squares divides by the padded block width", "wrong formula"),
-    Mutant("rms_norm.rstd-rounded", "rms_norm", NORM,
-           "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
-           "rstd = (1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)).to(y_ptr.dtype.element_ty).to(tl.float32)",
-           "rstd rounded to the storage dtype before it scales the row", "extra rounding", fast=True),
-    Mutant("rms_norm.unrounded-stream", "rms_norm", NORM,
-           "        h = h_rounded.to(tl.float32)", "        h = h + r",
-           "y normalised from the fp32 sum, not from the rounded residual stream it returns", "wrong residual"),
-    Mutant("rms_norm.residual-from-x", "rms_norm", NORM,
-           "r = tl.load(r_ptr + offs_m[:, None] * stride_r", "r = tl.load(x_ptr + offs_m[:, None] * stride_r",
-           "the residual is read from x: h = x + x", "wrong residual"),
-    Mutant("rms_norm.store-without-mask", "rms_norm", NORM,
-           "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)",
-           "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty))",
-           "y stored for every row and column of the block, past the output's end", "store without mask",
-           fast=True),
-    Mutant("rms_norm.row-mask-off-by-one", "rms_norm", NORM,
-           "mask = (offs_m[:, None] < M) & mask_n[None, :]", "mask = (offs_m[:, None] < M - 1) & mask_n[None, :]",
-           "the last row is neither loaded nor stored", "mask off by one"),
-    Mutant("rms_norm.weight-shifted", "rms_norm", NORM,
-           "w = tl.load(w_ptr + offs_n, mask=mask_n", "w = tl.load(w_ptr + offs_n + 1, mask=mask_n",
-           "column n scaled by weight n + 1", "wrong indexing"),
+    Mutant(
+        "rms_norm.eps-outside-sqrt",
+        "rms_norm",
+        NORM,
+        "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+        "rstd = 1.0 / (tl.sqrt(tl.sum(h * h, axis=1) / N) + eps)",
+        "eps added after the square root",
+        "wrong eps placement",
+    ),
+    Mutant(
+        "rms_norm.mean-over-block",
+        "rms_norm",
+        NORM,
+        "tl.sum(h * h, axis=1) / N + eps)",
+        "tl.sum(h * h, axis=1) / BLOCK_N + eps)",
+        "the mean of squares divides by the padded block width",
+        "wrong formula",
+    ),
+    Mutant(
+        "rms_norm.rstd-rounded",
+        "rms_norm",
+        NORM,
+        "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+        "rstd = (1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)).to(y_ptr.dtype.element_ty).to(tl.float32)",
+        "rstd rounded to the storage dtype before it scales the row",
+        "extra rounding",
+        fast=True,
+    ),
+    Mutant(
+        "rms_norm.unrounded-stream",
+        "rms_norm",
+        NORM,
+        "        h = h_rounded.to(tl.float32)",
+        "        h = h + r",
+        "y normalised from the fp32 sum, not from the rounded residual stream it returns",
+        "wrong residual",
+    ),
+    Mutant(
+        "rms_norm.residual-from-x",
+        "rms_norm",
+        NORM,
+        "r = tl.load(r_ptr + offs_m[:, None] * stride_r",
+        "r = tl.load(x_ptr + offs_m[:, None] * stride_r",
+        "the residual is read from x: h = x + x",
+        "wrong residual",
+    ),
+    Mutant(
+        "rms_norm.store-without-mask",
+        "rms_norm",
+        NORM,
+        "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)",
+        "tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty))",
+        "y stored for every row and column of the block, past the output's end",
+        "store without mask",
+        fast=True,
+    ),
+    Mutant(
+        "rms_norm.row-mask-off-by-one",
+        "rms_norm",
+        NORM,
+        "mask = (offs_m[:, None] < M) & mask_n[None, :]",
+        "mask = (offs_m[:, None] < M - 1) & mask_n[None, :]",
+        "the last row is neither loaded nor stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "rms_norm.weight-shifted",
+        "rms_norm",
+        NORM,
+        "w = tl.load(w_ptr + offs_n, mask=mask_n",
+        "w = tl.load(w_ptr + offs_n + 1, mask=mask_n",
+        "column n scaled by weight n + 1",
+        "wrong indexing",
+    ),
     # ---------------------------------------------------------------------------------------------- rotary
-    Mutant("rotary.rotation-sign", "rotary", ROTARY,
-           "tl.store(dst, (x1 * c[None, :] - x2 * sn[None, :])", "tl.store(dst, (x1 * c[None, :] + x2 * sn[None, :])",
-           "the first half rotated the wrong way", "wrong formula"),
-    Mutant("rotary.halves-swapped", "rotary", ROTARY,
-           "    x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)\n"
-           "    x2 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)",
-           "    x1 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)\n"
-           "    x2 = tl.load(src, mask=mask, other=0.0).to(tl.float32)",
-           "the two halves of each head read in the wrong order", "rope halves swapped", fast=True),
-    Mutant("rotary.position-off-by-one", "rotary", ROTARY,
-           "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)",
-           "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64) + 1",
-           "every token rotated (and cached) at its position + 1", "position off by one"),
-    Mutant("rotary.cache-row-is-token", "rotary", ROTARY,
-           "row = pos if CACHE else s", "row = s",
-           "k appended to the cache at the token's index in the call, not at its position", "position off by one"),
-    Mutant("rotary.v-half-copied", "rotary", ROTARY,
-           "(offs_e[None, :] < 2 * HALF)", "(offs_e[None, :] < HALF)",
-           "only the first half of v is appended to the cache", "tail dropped"),
-    Mutant("rotary.head-mask-off-by-one", "rotary", ROTARY,
-           "mask = (offs_h[:, None] < H) & (offs_d[None, :] < HALF)",
-           "mask = (offs_h[:, None] <= H) & (offs_d[None, :] < HALF)",
-           "one head past the last is rotated and stored", "mask off by one"),
-    Mutant("rotary.sin-at-token-index", "rotary", ROTARY,
-           "sn = tl.load(sin_ptr + pos * stride_cos", "sn = tl.load(sin_ptr + s * stride_cos",
-           "sin read at the token's index in the call instead of its position", "position off by one"),
-    Mutant("rotary.q-blocks-floor", "rotary", ROTARY,
-           "q_blocks = tl.cdiv(HQ, BLOCK_H)", "q_blocks = HQ // BLOCK_H",
-           "a partial block of q heads is taken for k heads", "tail dropped"),
-    Mutant("rotary.llama3-thresholds-swapped", "rotary", ROTARY,
-           "scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)",
-           "scaled = torch.where(wavelen > old_context / high, inv_freq / factor, inv_freq)",
-           "rope_cache's Llama-3 scaling slows the wrong wavelengths", "wrong formula", fast=True),
+    Mutant(
+        "rotary.rotation-sign",
+        "rotary",
+        ROTARY,
+        "tl.store(dst, (x1 * c[None, :] - x2 * sn[None, :])",
+        "tl.store(dst, (x1 * c[None, :] + x2 * sn[None, :])",
+        "the first half rotated the wrong way",
+        "wrong formula",
+    ),
+    Mutant(
+        "rotary.halves-swapped",
+        "rotary",
+        ROTARY,
+        "    x1 = tl.load(src, mask=mask, other=0.0).to(tl.float32)\n"
+        "    x2 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)",
+        "    x1 = tl.load(src + HALF, mask=mask, other=0.0).to(tl.float32)\n"
+        "    x2 = tl.load(src, mask=mask, other=0.0).to(tl.float32)",
+        "the two halves of each head read in the wrong order",
+        "rope halves swapped",
+        fast=True,
+    ),
+    Mutant(
+        "rotary.position-off-by-one",
+        "rotary",
+        ROTARY,
+        "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)",
+        "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64) + 1",
+        "every token rotated (and cached) at its position + 1",
+        "position off by one",
+    ),
+    Mutant(
+        "rotary.cache-row-is-token",
+        "rotary",
+        ROTARY,
+        "row = pos if CACHE else s",
+        "row = s",
+        "k appended to the cache at the token's index in the call, not at its position",
+        "position off by one",
+    ),
+    Mutant(
+        "rotary.v-half-copied",
+        "rotary",
+        ROTARY,
+        "(offs_e[None, :] < 2 * HALF)",
+        "(offs_e[None, :] < HALF)",
+        "only the first half of v is appended to the cache",
+        "tail dropped",
+    ),
+    Mutant(
+        "rotary.head-mask-off-by-one",
+        "rotary",
+        ROTARY,
+        "mask = (offs_h[:, None] < H) & (offs_d[None, :] < HALF)",
+        "mask = (offs_h[:, None] <= H) & (offs_d[None, :] < HALF)",
+        "one head past the last is rotated and stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "rotary.sin-at-token-index",
+        "rotary",
+        ROTARY,
+        "sn = tl.load(sin_ptr + pos * stride_cos",
+        "sn = tl.load(sin_ptr + s * stride_cos",
+        "sin read at the token's index in the call instead of its position",
+        "position off by one",
+    ),
+    Mutant(
+        "rotary.q-blocks-floor",
+        "rotary",
+        ROTARY,
+        "q_blocks = tl.cdiv(HQ, BLOCK_H)",
+        "q_blocks = HQ // BLOCK_H",
+        "a partial block of q heads is taken for k heads",
+        "tail dropped",
+    ),
+    Mutant(
+        "rotary.llama3-thresholds-swapped",
+        "rotary",
+        ROTARY,
+        "scaled = torch.where(wavelen > old_context / low, inv_freq / factor, inv_freq)",
+        "scaled = torch.where(wavelen > old_context / high, inv_freq / factor, inv_freq)",
+        "rope_cache's Llama-3 scaling slows the wrong wavelengths",
+        "wrong formula",
+        fast=True,
+    ),
     # -------------------------------------------------------------------------------------------- silu_mul
-    Mutant("silu_mul.exp-sign", "silu_mul", SILU,
-           "out = g / (1.0 + tl.exp(-g)) * u", "out = g / (1.0 + tl.exp(g)) * u",
-           "exp(g) where silu needs exp(-g)", "wrong formula", fast=True),
-    Mutant("silu_mul.gate-up-swapped", "silu_mul", SILU,
-           "out = g / (1.0 + tl.exp(-g)) * u", "out = u / (1.0 + tl.exp(-u)) * g",
-           "silu applied to the up half instead of the gate", "wrong formula"),
-    Mutant("silu_mul.column-mask-off-by-one", "silu_mul", SILU,
-           "(offs_i[None, :] < I)", "(offs_i[None, :] < I - 1)",
-           "the last column is neither loaded nor stored", "mask off by one"),
-    Mutant("silu_mul.store-without-mask", "silu_mul", SILU,
-           "out.to(out_ptr.dtype.element_ty), mask=mask)", "out.to(out_ptr.dtype.element_ty))",
-           "every element of the block stored, past the output's end", "store without mask", fast=True),
-    Mutant("silu_mul.up-off-by-one", "silu_mul", SILU,
-           "u = tl.load(g_ptrs + I, mask=mask", "u = tl.load(g_ptrs + I - 1, mask=mask",
-           "the up half read one column early", "wrong indexing"),
+    Mutant(
+        "silu_mul.exp-sign",
+        "silu_mul",
+        SILU,
+        "out = g / (1.0 + tl.exp(-g)) * u",
+        "out = g / (1.0 + tl.exp(g)) * u",
+        "exp(g) where silu needs exp(-g)",
+        "wrong formula",
+        fast=True,
+    ),
+    Mutant(
+        "silu_mul.gate-up-swapped",
+        "silu_mul",
+        SILU,
+        "out = g / (1.0 + tl.exp(-g)) * u",
+        "out = u / (1.0 + tl.exp(-u)) * g",
+        "silu applied to the up half instead of the gate",
+        "wrong formula",
+    ),
+    Mutant(
+        "silu_mul.column-mask-off-by-one",
+        "silu_mul",
+        SILU,
+        "(offs_i[None, :] < I)",
+        "(offs_i[None, :] < I - 1)",
+        "the last column is neither loaded nor stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "silu_mul.store-without-mask",
+        "silu_mul",
+        SILU,
+        "out.to(out_ptr.dtype.element_ty), mask=mask)",
+        "out.to(out_ptr.dtype.element_ty))",
+        "every element of the block stored, past the output's end",
+        "store without mask",
+        fast=True,
+    ),
+    Mutant(
+        "silu_mul.up-off-by-one",
+        "silu_mul",
+        SILU,
+        "u = tl.load(g_ptrs + I, mask=mask",
+        "u = tl.load(g_ptrs + I - 1, mask=mask",
+        "the up half read one column early",
+        "wrong indexing",
+    ),
     # ----------------------------------------------------------------------------------- attention_prefill
-    Mutant("attention_prefill.causal-off-by-one", "attention_prefill", ATTN,
-           "visible = (offs_m[:, None] >= offs_n[None, :])", "visible = (offs_m[:, None] > offs_n[None, :])",
-           "each query misses its own key", "mask off by one", fast=True),
-    Mutant("attention_prefill.accumulator-not-rescaled", "attention_prefill", ATTN,
-           _PREFILL_V, _PREFILL_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
-           "the accumulator is not rescaled when the running max grows", "skipped rescale"),
-    Mutant("attention_prefill.sum-not-rescaled", "attention_prefill", ATTN,
-           _PREFILL_L, _PREFILL_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
-           "the softmax denominator is not rescaled when the running max grows", "skipped rescale"),
-    Mutant("attention_prefill.scale-without-log2e", "attention_prefill", ATTN,
-           "q, k, v, o, S, HQ, G, float(scale) * LOG2E,", "q, k, v, o, S, HQ, G, float(scale),",
-           "exp2 of the natural-log scale: softmax at the wrong temperature", "wrong scale"),
-    Mutant("attention_prefill.gqa-interleaved", "attention_prefill", ATTN,
-           "    kv_h = h // G\n", "    kv_h = h % (HQ // G)\n",
-           "query head h reads kv head h mod Hkv instead of h // G", "wrong GQA mapping"),
-    Mutant("attention_prefill.p-rounded-fp16", "attention_prefill", ATTN,
-           _PREFILL_V, _PREFILL_V.replace("tl.dot(p.to(v.dtype), v,", "tl.dot(p.to(tl.float16).to(v.dtype), v,"),
-           "P rounded to fp16 whatever the dtype (fp32 kernels round P too)", "extra rounding"),
-    Mutant("attention_prefill.accumulator-rounded", "attention_prefill", ATTN,
-           _PREFILL_V + " input_precision=PRECISION)",
-           _PREFILL_V.replace("accumulator = accumulator", "accumulator = (accumulator")
-           + " input_precision=PRECISION)).to(v.dtype).to(tl.float32)",
-           "the accumulator rounded to the storage dtype once per key block", "extra rounding", fast=True),
-    Mutant("attention_prefill.row-mask-off-by-one", "attention_prefill", ATTN,
-           "    mask_m = offs_m < S\n", "    mask_m = offs_m < S - 1\n",
-           "the last query row is neither loaded nor stored", "mask off by one"),
-    Mutant("attention_prefill.diagonal-block-skipped", "attention_prefill", ATTN,
-           "end = tl.minimum((pid_m + 1) * BLOCK_M, S)", "end = tl.minimum(pid_m * BLOCK_M, S)",
-           "the key loop stops before the query block's own (diagonal) block", "tail dropped"),
-    Mutant("attention_prefill.store-without-mask", "attention_prefill", ATTN,
-           "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])",
-           "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty))",
-           "the whole block of queries stored, past the last row and the head dim", "store without mask"),
-    Mutant("attention_prefill.key-mask-off-by-one", "attention_prefill", ATTN,
-           "        mask_n = offs_n < S\n", "        mask_n = offs_n <= S\n",
-           "the key and value one past the sequence are loaded", "mask off by one"),
+    Mutant(
+        "attention_prefill.causal-off-by-one",
+        "attention_prefill",
+        ATTN,
+        "visible = (offs_m[:, None] >= offs_n[None, :])",
+        "visible = (offs_m[:, None] > offs_n[None, :])",
+        "each query misses its own key",
+        "mask off by one",
+        fast=True,
+    ),
+    Mutant(
+        "attention_prefill.accumulator-not-rescaled",
+        "attention_prefill",
+        ATTN,
+        _PREFILL_V,
+        _PREFILL_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
+        "the accumulator is not rescaled when the running max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_prefill.sum-not-rescaled",
+        "attention_prefill",
+        ATTN,
+        _PREFILL_L,
+        _PREFILL_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
+        "the softmax denominator is not rescaled when the running max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_prefill.scale-without-log2e",
+        "attention_prefill",
+        ATTN,
+        "q, k, v, o, S, HQ, G, float(scale) * LOG2E,",
+        "q, k, v, o, S, HQ, G, float(scale),",
+        "exp2 of the natural-log scale: softmax at the wrong temperature",
+        "wrong scale",
+    ),
+    Mutant(
+        "attention_prefill.gqa-interleaved",
+        "attention_prefill",
+        ATTN,
+        "    kv_h = h // G\n",
+        "    kv_h = h % (HQ // G)\n",
+        "query head h reads kv head h mod Hkv instead of h // G",
+        "wrong GQA mapping",
+    ),
+    Mutant(
+        "attention_prefill.p-rounded-fp16",
+        "attention_prefill",
+        ATTN,
+        _PREFILL_V,
+        _PREFILL_V.replace("tl.dot(p.to(v.dtype), v,", "tl.dot(p.to(tl.float16).to(v.dtype), v,"),
+        "P rounded to fp16 whatever the dtype (fp32 kernels round P too)",
+        "extra rounding",
+    ),
+    Mutant(
+        "attention_prefill.accumulator-rounded",
+        "attention_prefill",
+        ATTN,
+        _PREFILL_V + " input_precision=PRECISION)",
+        _PREFILL_V.replace("accumulator = accumulator", "accumulator = (accumulator")
+        + " input_precision=PRECISION)).to(v.dtype).to(tl.float32)",
+        "the accumulator rounded to the storage dtype once per key block",
+        "extra rounding",
+        fast=True,
+    ),
+    Mutant(
+        "attention_prefill.row-mask-off-by-one",
+        "attention_prefill",
+        ATTN,
+        "    mask_m = offs_m < S\n",
+        "    mask_m = offs_m < S - 1\n",
+        "the last query row is neither loaded nor stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_prefill.diagonal-block-skipped",
+        "attention_prefill",
+        ATTN,
+        "end = tl.minimum((pid_m + 1) * BLOCK_M, S)",
+        "end = tl.minimum(pid_m * BLOCK_M, S)",
+        "the key loop stops before the query block's own (diagonal) block",
+        "tail dropped",
+    ),
+    Mutant(
+        "attention_prefill.store-without-mask",
+        "attention_prefill",
+        ATTN,
+        "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])",
+        "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty))",
+        "the whole block of queries stored, past the last row and the head dim",
+        "store without mask",
+    ),
+    Mutant(
+        "attention_prefill.key-mask-off-by-one",
+        "attention_prefill",
+        ATTN,
+        "        mask_n = offs_n < S\n",
+        "        mask_n = offs_n <= S\n",
+        "the key and value one past the sequence are loaded",
+        "mask off by one",
+    ),
     # ------------------------------------------------------------------------------------ attention_decode
-    Mutant("attention_decode.one-past-length", "attention_decode", ATTN,
-           "end = tl.minimum(start + chunk, length)", "end = tl.minimum(start + chunk, length + 1)",
-           "the position one past the cache length is attended", "position off by one"),
-    Mutant("attention_decode.merge-skips-last-split", "attention_decode", ATTN,
-           "mask_s = offs_s < SPLITS", "mask_s = offs_s < SPLITS - 1",
-           "the merge leaves out the last split", "merge skips a split", fast=True),
-    Mutant("attention_decode.merge-not-rescaled", "attention_decode", ATTN,
-           "out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)",
-           "out = tl.sum(part, axis=0) / tl.sum(l, axis=0)",
-           "split partials merged without rescaling to the common max", "skipped rescale"),
-    Mutant("attention_decode.partials-rounded", "attention_decode", ATTN,
-           "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator,",
-           "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator.to(q_ptr.dtype.element_ty),",
-           "split partials rounded to the storage dtype before the merge", "extra rounding", fast=True),
-    Mutant("attention_decode.gqa-interleaved", "attention_decode", ATTN,
-           "heads = kv_h * G + offs_g", "heads = kv_h + offs_g * HKV",
-           "kv head j serves query heads j, j + Hkv, ... instead of its group", "wrong GQA mapping"),
-    Mutant("attention_decode.sum-not-rescaled", "attention_decode", ATTN,
-           _DECODE_L, _DECODE_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
-           "a split's softmax denominator is not rescaled when its running max grows", "skipped rescale"),
-    Mutant("attention_decode.accumulator-not-rescaled", "attention_decode", ATTN,
-           _DECODE_V, _DECODE_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
-           "a split's accumulator is not rescaled when its running max grows", "skipped rescale"),
-    Mutant("attention_decode.scale-without-log2e", "attention_decode", ATTN,
-           "HKV, G, chunk, float(scale) * LOG2E,", "HKV, G, chunk, float(scale),",
-           "exp2 of the natural-log scale: softmax at the wrong temperature", "wrong scale"),
-    Mutant("attention_decode.chunk-start-off-by-one", "attention_decode", ATTN,
-           "    start = split_id * chunk\n", "    start = split_id * chunk + 1\n",
-           "each split skips the first position of its chunk", "position off by one"),
-    Mutant("attention_decode.group-mask-off-by-one", "attention_decode", ATTN,
-           "    mask_g = offs_g < G\n", "    mask_g = offs_g <= G\n",
-           "one query head past the group is computed and stored", "mask off by one"),
+    Mutant(
+        "attention_decode.one-past-length",
+        "attention_decode",
+        ATTN,
+        "end = tl.minimum(start + chunk, length)",
+        "end = tl.minimum(start + chunk, length + 1)",
+        "the position one past the cache length is attended",
+        "position off by one",
+    ),
+    Mutant(
+        "attention_decode.merge-skips-last-split",
+        "attention_decode",
+        ATTN,
+        "mask_s = offs_s < SPLITS",
+        "mask_s = offs_s < SPLITS - 1",
+        "the merge leaves out the last split",
+        "merge skips a split",
+        fast=True,
+    ),
+    Mutant(
+        "attention_decode.merge-not-rescaled",
+        "attention_decode",
+        ATTN,
+        "out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)",
+        "out = tl.sum(part, axis=0) / tl.sum(l, axis=0)",
+        "split partials merged without rescaling to the common max",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_decode.partials-rounded",
+        "attention_decode",
+        ATTN,
+        "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator,",
+        "tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator.to(q_ptr.dtype.element_ty),",
+        "split partials rounded to the storage dtype before the merge",
+        "extra rounding",
+        fast=True,
+    ),
+    Mutant(
+        "attention_decode.gqa-interleaved",
+        "attention_decode",
+        ATTN,
+        "heads = kv_h * G + offs_g",
+        "heads = kv_h + offs_g * HKV",
+        "kv head j serves query heads j, j + Hkv, ... instead of its group",
+        "wrong GQA mapping",
+    ),
+    Mutant(
+        "attention_decode.sum-not-rescaled",
+        "attention_decode",
+        ATTN,
+        _DECODE_L,
+        _DECODE_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
+        "a split's softmax denominator is not rescaled when its running max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_decode.accumulator-not-rescaled",
+        "attention_decode",
+        ATTN,
+        _DECODE_V,
+        _DECODE_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
+        "a split's accumulator is not rescaled when its running max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_decode.scale-without-log2e",
+        "attention_decode",
+        ATTN,
+        "HKV, G, chunk, float(scale) * LOG2E,",
+        "HKV, G, chunk, float(scale),",
+        "exp2 of the natural-log scale: softmax at the wrong temperature",
+        "wrong scale",
+    ),
+    Mutant(
+        "attention_decode.chunk-start-off-by-one",
+        "attention_decode",
+        ATTN,
+        "    start = split_id * chunk\n",
+        "    start = split_id * chunk + 1\n",
+        "each split skips the first position of its chunk",
+        "position off by one",
+    ),
+    Mutant(
+        "attention_decode.group-mask-off-by-one",
+        "attention_decode",
+        ATTN,
+        "    mask_g = offs_g < G\n",
+        "    mask_g = offs_g <= G\n",
+        "one query head past the group is computed and stored",
+        "mask off by one",
+    ),
 )
 
 
@@ -375,8 +836,10 @@ def sources() -> dict[str, Path]:
     import conformance
     import neurobrix
 
-    return {"neurobrix": Path(neurobrix.__file__).resolve().parent,
-            "conformance": Path(conformance.__file__).resolve().parent}
+    return {
+        "neurobrix": Path(neurobrix.__file__).resolve().parent,
+        "conformance": Path(conformance.__file__).resolve().parent,
+    }
 
 
 def anchor_problems(mutants: Iterable[Mutant], packages: dict[str, Path] | None = None) -> list[str]:
@@ -429,8 +892,8 @@ class Outcome:
     kernel: str
     bug: str
     caught: bool
-    how: str          # what caught it ("wrong result", "guard band", "crashed ...", "error: ..."), or why not
-    entry: str        # the entry the check named ("" if none): class, kernel, dtype, domain, config
+    how: str  # what caught it ("wrong result", "guard band", "crashed ...", "error: ..."), or why not
+    entry: str  # the entry the check named ("" if none): class, kernel, dtype, domain, config
     seconds: float
     failures: list[str] = field(default_factory=list)  # each failed entry: its domain and first lines of failure
 
@@ -456,17 +919,25 @@ def _entry(e: dict, report: dict | None) -> str:
 
 def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, seconds: float) -> Outcome:
     """Caught only when the check failed (exit 1) and its report names a failed entry of the kernel."""
-    failed = [e for e in (report or {}).get("entries", [])
-              if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel]
-    base = {"id": mutant.id, "kernel": mutant.kernel, "bug": mutant.bug, "seconds": round(seconds, 1),
-            "failures": [f"{_entry(e, report)}: " + "\n".join((e.get("failure") or "").splitlines()[:4])
-                         for e in failed]}
+    failed = [
+        e
+        for e in (report or {}).get("entries", [])
+        if not e.get("passed") and not e.get("out_of_memory") and e.get("kernel") == mutant.kernel
+    ]
+    base = {
+        "id": mutant.id,
+        "kernel": mutant.kernel,
+        "bug": mutant.bug,
+        "seconds": round(seconds, 1),
+        "failures": [f"{_entry(e, report)}: " + "\n".join((e.get("failure") or "").splitlines()[:4]) for e in failed],
+    }
     if returncode == 1 and failed:
-        failed.sort(key=lambda e: not ("exceed the bound" in (e.get("failure") or "")))
+        failed.sort(key=lambda e: "exceed the bound" not in (e.get("failure") or ""))
         first = failed[0]
         entry = _entry(first, report)
-        return Outcome(caught=True, how=_how(first.get("failure") or "", bool(first.get("crashed"))),
-                       entry=entry, **base)
+        return Outcome(
+            caught=True, how=_how(first.get("failure") or "", bool(first.get("crashed"))), entry=entry, **base
+        )
     if returncode == 0:
         return Outcome(caught=False, how="check passed", entry="", **base)
     tail = [line for line in stderr.splitlines() if line.strip()]
@@ -474,8 +945,14 @@ def judge(mutant: Mutant, returncode: int, report: dict | None, stderr: str, sec
     return Outcome(caught=False, how=why, entry="", **base)
 
 
-def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, timeout: float = 900.0,
-            packages: dict[str, Path] | None = None, live: set[subprocess.Popen] | None = None) -> Outcome:
+def run_one(
+    mutant: Mutant,
+    tables_root: Path,
+    examples: int | None = None,
+    timeout: float = 900.0,
+    packages: dict[str, Path] | None = None,
+    live: set[subprocess.Popen] | None = None,
+) -> Outcome:
     """The interpreter check of the mutant's kernel, on a copy of the source with the mutant planted.
     ``live`` holds the check's process while it runs (for the caller to end it on an interrupt)."""
     from neurobrix.tables import ENV_VAR
@@ -485,18 +962,44 @@ def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, time
         root = Path(tmp)
         plant(mutant, root, packages)
         report_path = root / "report.json"
-        command = [sys.executable, "-m", "conformance", "check", "--class", "interpreter", "--kernel", mutant.kernel,
-                   "--shipped", "--profile", "ci", "--no-shrink", "--exitfirst", "--json", str(report_path)]
+        command = [
+            sys.executable,
+            "-m",
+            "conformance",
+            "check",
+            "--class",
+            "interpreter",
+            "--kernel",
+            mutant.kernel,
+            "--shipped",
+            "--profile",
+            "ci",
+            "--no-shrink",
+            "--exitfirst",
+            "--json",
+            str(report_path),
+        ]
         if mutant.variants:
             command += ["--variant", *mutant.variants]
         if examples:
             command += ["--examples", str(examples)]
-        env = {**os.environ, "TRITON_INTERPRET": "1", ENV_VAR: str(tables_root),
-               "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])])}
+        env = {
+            **os.environ,
+            "TRITON_INTERPRET": "1",
+            ENV_VAR: str(tables_root),
+            "PYTHONPATH": os.pathsep.join([str(root), *filter(None, [os.environ.get("PYTHONPATH")])]),
+        }
         env.setdefault("OMP_NUM_THREADS", "1")
         # a session of its own: on a timeout the check and its worker go together
-        process = subprocess.Popen(command, cwd=root, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                   text=True, start_new_session=True)
+        process = subprocess.Popen(
+            command,
+            cwd=root,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            start_new_session=True,
+        )
         live = live if live is not None else set()
         live.add(process)
         try:
@@ -504,8 +1007,15 @@ def run_one(mutant: Mutant, tables_root: Path, examples: int | None = None, time
         except subprocess.TimeoutExpired:
             _end(process)
             process.communicate()
-            return Outcome(mutant.id, mutant.kernel, mutant.bug, False, f"timed out after {timeout:.0f} s", "",
-                           round(time.perf_counter() - start, 1))
+            return Outcome(
+                mutant.id,
+                mutant.kernel,
+                mutant.bug,
+                False,
+                f"timed out after {timeout:.0f} s",
+                "",
+                round(time.perf_counter() - start, 1),
+            )
         finally:
             live.discard(process)
         try:
@@ -523,8 +1033,13 @@ def _end(process: subprocess.Popen) -> None:
         pass
 
 
-def run(mutants: list[Mutant], jobs: int = 1, examples: int | None = None, timeout: float = 900.0,
-        on_done: Callable[[Outcome], None] | None = None) -> list[Outcome]:
+def run(
+    mutants: list[Mutant],
+    jobs: int = 1,
+    examples: int | None = None,
+    timeout: float = 900.0,
+    on_done: Callable[[Outcome], None] | None = None,
+) -> list[Outcome]:
     """Every mutant's check, ``jobs`` at a time (each a subprocess with one worker); outcomes in order."""
     from neurobrix import tables
 
@@ -564,8 +1079,9 @@ def select(fast: bool = False, only: list[str] | None = None) -> list[Mutant]:
         known = {m.id: m for m in MUTANTS}
         unknown = [i for i in only if i not in known]
         if unknown:
-            raise UsageError(f"unknown mutant(s) {', '.join(unknown)}; `python -m conformance mutants --list` "
-                             "lists them")
+            raise UsageError(
+                f"unknown mutant(s) {', '.join(unknown)}; `python -m conformance mutants --list` lists them"
+            )
         return [known[i] for i in only]
     return [m for m in MUTANTS if m.fast or not fast]
 
@@ -588,6 +1104,9 @@ def render(outcomes: list[Outcome]) -> str:
 
 def as_json(outcomes: list[Outcome]) -> dict:
     caught = sum(o.caught for o in outcomes)
-    return {"mutants": len(outcomes), "caught": caught,
-            "kill_rate": round(caught / len(outcomes), 4) if outcomes else 0.0,
-            "outcomes": [asdict(o) for o in outcomes]}
+    return {
+        "mutants": len(outcomes),
+        "caught": caught,
+        "kill_rate": round(caught / len(outcomes), 4) if outcomes else 0.0,
+        "outcomes": [asdict(o) for o in outcomes],
+    }

@@ -14,8 +14,9 @@ from __future__ import annotations
 import hashlib
 import json
 import shlex
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
@@ -52,21 +53,28 @@ def record(report: Any, args: Any, say: Callable[[str], None] = print) -> Path |
         return None
     why = _not_whole(report, args)
     if why is not None:
-        say(f"no re-proof recorded for {running.describe()}: {why}; `neurobrix run` accepts only a check of "
-            f"every entry: {stack.check_command(class_id)}")
+        say(
+            f"no re-proof recorded for {running.describe()}: {why}; `neurobrix run` accepts only a check of "
+            f"every entry: {stack.check_command(class_id)}"
+        )
         return None
     from neurobrix.gpu import device_facts
 
     summary = report.as_json()
     check = {
-        "profile": report.profile, "examples_per_entry": report.examples_per_entry,
-        "entries": len(report.results), "passed": report.passed, "fingerprint": report.fingerprint,
+        "profile": report.profile,
+        "examples_per_entry": report.examples_per_entry,
+        "entries": len(report.results),
+        "passed": report.passed,
+        "fingerprint": report.fingerprint,
         "summary": summary["summary"],
         "report_sha256": hashlib.sha256(json.dumps(summary, sort_keys=True).encode()).hexdigest(),
     }
     command = "python -m conformance " + shlex.join(getattr(args, "argv", []) or ["check", "--class", class_id])
     path = stack.write_reproof(class_id, loaded, running, check, device_facts().describe(), command)
-    say(f"recorded a local re-proof of {class_id} on {running.describe()} (certified with "
+    say(
+        f"recorded a local re-proof of {class_id} on {running.describe()} (certified with "
         f"{certified.describe()}) in {path}: `neurobrix run` accepts these tables on exactly this stack. It "
-        "proves the settings correct here, not that they are the fastest here.")
+        "proves the settings correct here, not that they are the fastest here."
+    )
     return path

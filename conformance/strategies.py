@@ -33,12 +33,22 @@ SEED_MAX = 2**32 - 1
 # ------------------------------------------------------------------------------------------- profiles
 _SLOW_OK = (HealthCheck.too_slow, HealthCheck.data_too_large)
 settings.register_profile(
-    "ci", max_examples=25, derandomize=True, database=None, deadline=None, print_blob=True,
+    "ci",
+    max_examples=25,
+    derandomize=True,
+    database=None,
+    deadline=None,
+    print_blob=True,
     suppress_health_check=_SLOW_OK,
 )
 settings.register_profile("dev", max_examples=40, deadline=None, print_blob=True, suppress_health_check=_SLOW_OK)
 settings.register_profile(
-    "gpu", max_examples=50, deadline=None, database=None, print_blob=True, suppress_health_check=_SLOW_OK,
+    "gpu",
+    max_examples=50,
+    deadline=None,
+    database=None,
+    print_blob=True,
+    suppress_health_check=_SLOW_OK,
 )
 PROFILES = ("ci", "dev", "gpu")
 
@@ -94,7 +104,11 @@ def edge_values(lo: int, hi: int, block_sizes: Sequence[int] = BLOCK_SIZES, mult
 
 
 def dims(
-    lo: int, hi: int | None, *, cap: int | None = None, multiple_of: int = 1,
+    lo: int,
+    hi: int | None,
+    *,
+    cap: int | None = None,
+    multiple_of: int = 1,
     block_sizes: Sequence[int] = BLOCK_SIZES,
 ) -> st.SearchStrategy[int]:
     """One dimension from [lo, hi] (hi None: unbounded, drawn up to ``cap``): an edge or any value."""
@@ -113,7 +127,9 @@ def dims(
 
 
 def shapes(
-    domain: Mapping[str, tuple[int, int | None]], *, cap: int | Mapping[str, int] | None = None,
+    domain: Mapping[str, tuple[int, int | None]],
+    *,
+    cap: int | Mapping[str, int] | None = None,
     multiple_of: Mapping[str, int] | None = None,
     block_sizes: Sequence[int] | Mapping[str, Sequence[int]] = BLOCK_SIZES,
 ) -> st.SearchStrategy[dict[str, int]]:
@@ -128,8 +144,11 @@ def shapes(
     parts = {}
     for name, (lo, hi) in domain.items():
         c = cap.get(name) if isinstance(cap, Mapping) else cap
-        blocks = (tuple(sorted({*BLOCK_SIZES, *block_sizes.get(name, ())})) if isinstance(block_sizes, Mapping)
-                  else block_sizes)
+        blocks = (
+            tuple(sorted({*BLOCK_SIZES, *block_sizes.get(name, ())}))
+            if isinstance(block_sizes, Mapping)
+            else block_sizes
+        )
         parts[name] = dims(lo, hi, cap=c, multiple_of=multiple_of.get(name, 1), block_sizes=blocks)
     return st.fixed_dictionaries(parts)
 
@@ -140,8 +159,13 @@ def _rows_view(t: torch.Tensor) -> torch.Tensor:
 
 
 def make_values(
-    shape: Sequence[int], dtype: torch.dtype, kind: str, seed: int, exponents: tuple[int, int] = (-4, 4),
-    param: int = 0, device: torch.device | str = "cpu",
+    shape: Sequence[int],
+    dtype: torch.dtype,
+    kind: str,
+    seed: int,
+    exponents: tuple[int, int] = (-4, 4),
+    param: int = 0,
+    device: torch.device | str = "cpu",
 ) -> torch.Tensor:
     """The tensor a (kind, seed, exponent range, param) stands for, rounded to ``dtype``, made on ``device``
     (a GPU makes catalogue-sized inputs in microseconds; the same seed gives other values there).
@@ -183,7 +207,7 @@ def make_values(
         n = rows.shape[-1]
         half = n // 2
         rows[:, :half] = rows[:, :half] * spread(rows.shape[0] * half).reshape(rows.shape[0], half)
-        rows[:, n - half:] = -rows[:, :half]
+        rows[:, n - half :] = -rows[:, :half]
         if n % 2:
             rows[:, half] = 0.0
         out = rows.reshape(shape)
@@ -199,7 +223,11 @@ def make_values(
 
 @st.composite
 def tensors(
-    draw: st.DrawFn, shape: Sequence[int], dtype: torch.dtype, *, kinds: Iterable[str] = KINDS,
+    draw: st.DrawFn,
+    shape: Sequence[int],
+    dtype: torch.dtype,
+    *,
+    kinds: Iterable[str] = KINDS,
     exponents: tuple[int, int] = (-4, 4),
 ) -> torch.Tensor:
     """A tensor of ``shape`` in ``dtype`` (CPU), finite and representable; see ``make_values``.
@@ -240,11 +268,11 @@ def guarded_empty(
         raise ValueError(f"guard must be >= 1, got {guard}")
     numel = math.prod(int(s) for s in shape)
     buffer = torch.full((guard + numel + guard,), math.nan, dtype=dtype, device=device)
-    view = buffer[guard:guard + numel].view(tuple(shape))
+    view = buffer[guard : guard + numel].view(tuple(shape))
 
     def check_guards() -> None:
         before = ~torch.isnan(buffer[:guard])
-        after = ~torch.isnan(buffer[guard + numel:])
+        after = ~torch.isnan(buffer[guard + numel :])
         if before.any() or after.any():
             first_before = [int(i) - guard for i in before.nonzero().flatten()[-5:].tolist()]
             first_after = [int(i) for i in after.nonzero().flatten()[:5].tolist()]

@@ -19,8 +19,9 @@ from . import candidates, check
 from .specs import RECORDS
 
 
-def sweep(dtypes: list[str], examples: int, profile_name: str, tables_root: Path,
-          kernels: list[str] | None = None) -> list[dict[str, Any]]:
+def sweep(
+    dtypes: list[str], examples: int, profile_name: str, tables_root: Path, kernels: list[str] | None = None
+) -> list[dict[str, Any]]:
     from neurobrix import tables as nb_tables
 
     gpu_class = detect_class(nb_tables.load(tables_root))
@@ -36,11 +37,22 @@ def sweep(dtypes: list[str], examples: int, profile_name: str, tables_root: Path
             ranges = tuple((d, lo, hi) for d, (lo, hi) in domain.items())
             entry = Setting(Domain((dtype,), ranges), config)
             result = check.check_entry(kernel, entry, dtype, examples, profile_name)
-            row = {"kernel": kernel, "dtype": dtype, "config": config, "examples": result.examples,
-                   "worst_ratio": round(result.worst_ratio, 4), "worst_relative": float(f"{result.worst_relative:.3g}"),
-                   "passed": result.passed, "failure": result.failure, "seconds": round(result.seconds, 1)}
-            print(f"{kernel:<18} {dtype}  examples {row['examples']:>4}  worst err/bound {row['worst_ratio']:.4f}  "
-                  f"worst relative {row['worst_relative']:.3g}  {'ok' if result.passed else 'FAILED'}", flush=True)
+            row = {
+                "kernel": kernel,
+                "dtype": dtype,
+                "config": config,
+                "examples": result.examples,
+                "worst_ratio": round(result.worst_ratio, 4),
+                "worst_relative": float(f"{result.worst_relative:.3g}"),
+                "passed": result.passed,
+                "failure": result.failure,
+                "seconds": round(result.seconds, 1),
+            }
+            print(
+                f"{kernel:<18} {dtype}  examples {row['examples']:>4}  worst err/bound {row['worst_ratio']:.4f}  "
+                f"worst relative {row['worst_relative']:.3g}  {'ok' if result.passed else 'FAILED'}",
+                flush=True,
+            )
             if not result.passed:
                 print(f"  {result.failure}", flush=True)
             rows.append(row)

@@ -14,21 +14,39 @@ CHAT_TEMPLATE = (
     "{% if add_generation_prompt %}<|assistant|>{% endif %}"
 )
 CORPUS = [
-    "the model runs fast on certified kernels", "hello world, hello tokens", "never guess a setting",
-    "a float64 reference proves every entry", "llama mistral qwen run here", "tables ship in every wheel",
+    "the model runs fast on certified kernels",
+    "hello world, hello tokens",
+    "never guess a setting",
+    "a float64 reference proves every entry",
+    "llama mistral qwen run here",
+    "tables ship in every wheel",
 ] * 20
 COMMON = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, max_position_embeddings=128)
 # family -> (transformers config class name, its arguments): Llama, Llama-3 rope scaling with tied
 # embeddings, Mistral (no sliding window), Qwen2 (q/k/v bias, tied embeddings, GQA 7)
 FAMILIES = {
     "llama": ("LlamaConfig", dict(num_attention_heads=4, num_key_value_heads=2)),
-    "llama3-tied": ("LlamaConfig", dict(
-        num_attention_heads=4, num_key_value_heads=1, tie_word_embeddings=True, rope_theta=500000.0,
-        rope_scaling={"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                      "original_max_position_embeddings": 32})),
+    "llama3-tied": (
+        "LlamaConfig",
+        dict(
+            num_attention_heads=4,
+            num_key_value_heads=1,
+            tie_word_embeddings=True,
+            rope_theta=500000.0,
+            rope_scaling={
+                "rope_type": "llama3",
+                "factor": 8.0,
+                "low_freq_factor": 1.0,
+                "high_freq_factor": 4.0,
+                "original_max_position_embeddings": 32,
+            },
+        ),
+    ),
     "mistral": ("MistralConfig", dict(num_attention_heads=8, num_key_value_heads=2, sliding_window=None)),
-    "qwen2-bias-tied": ("Qwen2Config", dict(hidden_size=56, num_attention_heads=7, num_key_value_heads=1,
-                                            tie_word_embeddings=True)),
+    "qwen2-bias-tied": (
+        "Qwen2Config",
+        dict(hidden_size=56, num_attention_heads=7, num_key_value_heads=1, tie_word_embeddings=True),
+    ),
 }
 
 
@@ -39,10 +57,13 @@ def train_tokenizer():
     tok = Tokenizer(models.BPE(unk_token="<unk>"))
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
+    trainer = trainers.BpeTrainer(
+        vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+    )
     tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))])
+    tok.post_processor = processors.TemplateProcessing(
+        single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
+    )
     return tok
 
 
@@ -53,10 +74,15 @@ def make(folder: Path, family: str = "llama", seed: int = 0) -> Path:
 
     config_name, extra = FAMILIES[family]
     tok = train_tokenizer()
-    config = getattr(transformers, config_name)(**{
-        **COMMON, **extra, "vocab_size": tok.get_vocab_size(),
-        "bos_token_id": tok.token_to_id("<s>"), "eos_token_id": tok.token_to_id("</s>"),
-    })
+    config = getattr(transformers, config_name)(
+        **{
+            **COMMON,
+            **extra,
+            "vocab_size": tok.get_vocab_size(),
+            "bos_token_id": tok.token_to_id("<s>"),
+            "eos_token_id": tok.token_to_id("</s>"),
+        }
+    )
     torch.manual_seed(seed)
     model = transformers.AutoModelForCausalLM.from_config(config)
     with torch.no_grad():  # weights large enough that greedy choices are far from ties
@@ -65,8 +91,9 @@ def make(folder: Path, family: str = "llama", seed: int = 0) -> Path:
                 p.normal_(0, 0.2)
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
-    fast = transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>",
-                                                unk_token="<unk>")
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(folder)
     return folder

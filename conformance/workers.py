@@ -20,10 +20,11 @@ import multiprocessing
 import os
 import signal
 from collections import deque
+from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
 from dataclasses import dataclass
 from multiprocessing.connection import wait
-from typing import Any, Callable, Iterable, TypeVar
+from typing import Any, TypeVar
 
 T = TypeVar("T")
 R = TypeVar("R")
@@ -149,8 +150,9 @@ class _Isolated:
             process.join()
         conn.close()
 
-    def run(self, fn: Callable[..., R], items: list[tuple], on_done: Callable[[int], None] | None
-            ) -> tuple[list[R | Failed], bool]:
+    def run(
+        self, fn: Callable[..., R], items: list[tuple], on_done: Callable[[int], None] | None
+    ) -> tuple[list[R | Failed], bool]:
         results: list[Any] = [None] * len(items)
         failed = False
         pending = deque(range(len(items)))
@@ -178,8 +180,9 @@ class _Isolated:
                     continue  # not done yet
                 if result is _NOTHING:  # the worker died holding the item
                     process.join(timeout=10)
-                    result = Crashed(f"the worker process died ({exit_reason(process.exitcode)})",
-                                     process.exitcode or 0)
+                    result = Crashed(
+                        f"the worker process died ({exit_reason(process.exitcode)})", process.exitcode or 0
+                    )
                     self._stop(slot)
                 elif isinstance(result, Failed):
                     self._stop(slot)
@@ -221,8 +224,13 @@ class Workers:
         """Whether ``map`` puts several workers on one device (then a worker may find it full)."""
         return not self.inline and max(self.jobs, len(self.devices)) > len(self.devices)
 
-    def _run(self, pool: Executor | _Isolated | None, fn: Callable[..., R], items: list[tuple],
-             on_done: Callable[[int], None] | None) -> tuple[list[R | Failed], bool]:
+    def _run(
+        self,
+        pool: Executor | _Isolated | None,
+        fn: Callable[..., R],
+        items: list[tuple],
+        on_done: Callable[[int], None] | None,
+    ) -> tuple[list[R | Failed], bool]:
         """(results in the items' order, a Failed where fn raised; whether any did)."""
         if isinstance(pool, _Isolated):
             return pool.run(fn, items, on_done)
@@ -248,8 +256,9 @@ class Workers:
                 on_done(i)
         return results, failed
 
-    def map(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
-            ) -> list[R | Failed]:
+    def map(
+        self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+    ) -> list[R | Failed]:
         """fn(*item) for every item, on the shared workers; results in the items' order."""
         if not self.inline and self._shared is None:
             self._shared = self._pool(max(self.jobs, len(self.devices)))
@@ -258,8 +267,9 @@ class Workers:
             self._renew()
         return results
 
-    def alone(self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
-              ) -> list[R | Failed]:
+    def alone(
+        self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+    ) -> list[R | Failed]:
         """fn(*item) for every item, one worker per device, nothing else running on it."""
         if not self.inline and self._alone is None:
             self._alone = self._pool(len(self.devices))
@@ -280,7 +290,7 @@ class Workers:
                 pool.shutdown(cancel_futures=True)
         self._shared = self._alone = None
 
-    def __enter__(self) -> "Workers":
+    def __enter__(self) -> Workers:
         return self
 
     def __exit__(self, *exc: object) -> None:

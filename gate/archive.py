@@ -143,8 +143,11 @@ class WheelArchive(Archive):
         self._budget = limits.total_size
         data = _read_file(path, limits)
         if data is None or len(data) > limits.total_size:
-            self.fail(Check.G308, None, f"the file is larger than the total size limit ({limits.total_size} bytes); "
-                                        "not opened")
+            self.fail(
+                Check.G308,
+                None,
+                f"the file is larger than the total size limit ({limits.total_size} bytes); not opened",
+            )
             self._refuse_whole()
             return
         try:
@@ -152,8 +155,9 @@ class WheelArchive(Archive):
         except zipstrict.NotAZip as exc:
             raise GateError(f"{path}: {exc}, so not a wheel") from exc
         for problem in problems:
-            self.fail(problem.check, None if problem.raw_name is None else shown_name(problem.raw_name),
-                      problem.message)
+            self.fail(
+                problem.check, None if problem.raw_name is None else shown_name(problem.raw_name), problem.message
+            )
         if any(p.fatal for p in problems):
             self._refuse_whole()
             return
@@ -167,8 +171,9 @@ class WheelArchive(Archive):
                 self.fail(Check.G303, name, why)
                 unsafe.add(name)
             self._entries[name] = entry
-            members.append(Member(name, entry.size, entry.compressed, _zip_kind(self, name, entry),
-                                  executable=entry.executable))
+            members.append(
+                Member(name, entry.size, entry.compressed, _zip_kind(self, name, entry), executable=entry.executable)
+            )
         self._admit(members, unsafe)
 
     def _read(self, name: str) -> bytes:
@@ -209,8 +214,11 @@ class SdistArchive(Archive):
         self._entries: dict[str, tarstrict.TarEntry] = {}
         raw = _read_file(path, limits)
         if raw is None or len(raw) > limits.total_size:
-            self.fail(Check.G308, None, f"the file is larger than the total size limit ({limits.total_size} bytes); "
-                                        "not opened")
+            self.fail(
+                Check.G308,
+                None,
+                f"the file is larger than the total size limit ({limits.total_size} bytes); not opened",
+            )
             self._refuse_whole()
             return
         stream = _inflate_gzip(self, raw, limits)
@@ -219,8 +227,9 @@ class SdistArchive(Archive):
             return
         entries, problems = tarstrict.parse(stream, limits.members)
         for problem in problems:
-            self.fail(problem.check, None if problem.raw_name is None else shown_name(problem.raw_name),
-                      problem.message)
+            self.fail(
+                problem.check, None if problem.raw_name is None else shown_name(problem.raw_name), problem.message
+            )
         if any(p.fatal for p in problems):
             self._refuse_whole()
             return
@@ -241,7 +250,7 @@ class SdistArchive(Archive):
 
     def _read(self, name: str) -> bytes:
         entry = self._entries[name]
-        return self._stream[entry.data_offset:entry.data_offset + entry.size]
+        return self._stream[entry.data_offset : entry.data_offset + entry.size]
 
     def close(self) -> None:
         self._stream = b""
@@ -272,8 +281,12 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                     raise GateError(f"{path}: the gzip stream is truncated")
                 out += piece
                 if len(out) >= limits.ratio_from and len(out) > limits.ratio * len(raw):
-                    archive.fail(Check.G307, None, f"inflates more than {limits.ratio:g}x its {len(raw)} compressed "
-                                                   f"bytes (reached {len(out)}); abandoned there")
+                    archive.fail(
+                        Check.G307,
+                        None,
+                        f"inflates more than {limits.ratio:g}x its {len(raw)} compressed "
+                        f"bytes (reached {len(out)}); abandoned there",
+                    )
                     return None
                 if len(out) > limits.total_size:
                     archive.fail(Check.G308, None, f"inflates past {limits.total_size} bytes; abandoned there")
@@ -282,8 +295,12 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             if not rest.strip(b"\0"):
                 return bytes(out)
             if not rest.startswith(b"\x1f\x8b"):
-                archive.fail(Check.G311, None, f"{len(rest)} bytes after the gzip stream that are not another gzip "
-                                               "member (data appended to the archive)")
+                archive.fail(
+                    Check.G311,
+                    None,
+                    f"{len(rest)} bytes after the gzip stream that are not another gzip "
+                    "member (data appended to the archive)",
+                )
                 return None
     except zlib.error as exc:
         if not out and rest is raw:
@@ -313,16 +330,23 @@ def _safety(archive: Archive, limits: Limits) -> set[str]:
             archive.fail(Check.G305, name, "appears more than once; which copy is installed depends on the tool")
             unsafe.add(name)
         elif first != name:
-            archive.fail(Check.G305, name, f"lands on the same file as {first} on case-insensitive, "
-                                           "Unicode-normalising or Windows file systems")
+            archive.fail(
+                Check.G305,
+                name,
+                f"lands on the same file as {first} on case-insensitive, Unicode-normalising or Windows file systems",
+            )
             unsafe.update((name, first))
         exact.add(name)
         if m.size > limits.member_size:
             archive.fail(Check.G306, name, f"declares {m.size} bytes uncompressed; the limit is {limits.member_size}")
             unsafe.add(name)
         if m.compressed is not None and m.size >= limits.ratio_from and m.size > limits.ratio * max(m.compressed, 1):
-            archive.fail(Check.G307, name, f"declares {m.size} bytes from {m.compressed} compressed "
-                                           f"(more than {limits.ratio:g}x): refused without inflating it")
+            archive.fail(
+                Check.G307,
+                name,
+                f"declares {m.size} bytes from {m.compressed} compressed "
+                f"(more than {limits.ratio:g}x): refused without inflating it",
+            )
             unsafe.add(name)
         total += m.size
     if total > limits.total_size:

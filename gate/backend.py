@@ -31,13 +31,22 @@ def clean_environment() -> dict[str, str]:
     return {k: v for k, v in os.environ.items() if not k.upper().startswith(_STEERING)}
 
 
-def _isolated_runner(cmd: Sequence[str], cwd: str | None = None,
-                     extra_environ: Mapping[str, str] | None = None) -> None:
+def _isolated_runner(
+    cmd: Sequence[str], cwd: str | None = None, extra_environ: Mapping[str, str] | None = None
+) -> None:
     env = clean_environment()
     env.update(extra_environ or {})
     try:
-        result = subprocess.run([cmd[0], "-I", *cmd[1:]], cwd=cwd, env=env, capture_output=True, text=True,
-                                timeout=BACKEND_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+        result = subprocess.run(
+            [cmd[0], "-I", *cmd[1:]],
+            cwd=cwd,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=BACKEND_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired as exc:
         raise BackendFailed(f"the build backend did not finish in {BACKEND_TIMEOUT_S} s") from exc
     if result.returncode != 0:

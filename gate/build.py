@@ -22,15 +22,18 @@ def build_project(source: Path, outdir: Path, *, isolation: bool = False) -> tup
     """Build sdist and wheel of ``source`` into the empty or new folder ``outdir``; (files, seconds)."""
     require("build", "build")
     if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
-        raise GateError(f"{outdir}: not an empty folder; the gate builds into a fresh one so that it checks "
-                        "exactly what was built (remove it or choose another --outdir)")
+        raise GateError(
+            f"{outdir}: not an empty folder; the gate builds into a fresh one so that it checks "
+            "exactly what was built (remove it or choose another --outdir)"
+        )
     command = [sys.executable, "-m", "build", "--outdir", str(outdir), str(source)]
     if not isolation:
         command.insert(3, "--no-isolation")
     start = time.monotonic()
     try:
-        result = subprocess.run(command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S,
-                                stdin=subprocess.DEVNULL)
+        result = subprocess.run(
+            command, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, stdin=subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired as exc:
         raise GateError(f"`{' '.join(command)}` did not finish in {BUILD_TIMEOUT_S} s") from exc
     seconds = time.monotonic() - start

@@ -62,13 +62,25 @@ def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
             for other in held:
                 if other not in found:
                     what = "a folder" if other.is_dir() else "a link" if other.is_symlink() else "not a dist"
-                    findings.append(Finding(Check.G001, f"{folder}/", other.name,
-                                            f"{what}: `twine upload {folder}/*` would upload it or fail"))
+                    findings.append(
+                        Finding(
+                            Check.G001,
+                            f"{folder}/",
+                            other.name,
+                            f"{what}: `twine upload {folder}/*` would upload it or fail",
+                        )
+                    )
             kinds = {dist_kind(p) for p in found}
             for kind in ("wheel", "sdist"):
                 if kind not in kinds:
-                    findings.append(Finding(Check.G002, f"{folder}/", None,
-                                            f"no {kind}: a release uploads a wheel and its sdist together"))
+                    findings.append(
+                        Finding(
+                            Check.G002,
+                            f"{folder}/",
+                            None,
+                            f"no {kind}: a release uploads a wheel and its sdist together",
+                        )
+                    )
             dists.extend(found)
         elif argument.is_file():
             if dist_kind(argument) is None:
@@ -95,8 +107,9 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             archives.append(archive)
         sound = [a for a in archives if a.safe] if options.tools else []
         twine = stack.enter_context(Twine([a.path for a in sound]))
-        contents = stack.enter_context(WheelContentsCheck([a.path for a in sound if isinstance(a, WheelArchive)],
-                                                          options.config))
+        contents = stack.enter_context(
+            WheelContentsCheck([a.path for a in sound if isinstance(a, WheelArchive)], options.config)
+        )
         repo = load_repository(options.source_tree)  # its build backend runs while the tools do
         identities: dict[Path, Identity] = {}
         for archive in archives:
@@ -114,28 +127,50 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             if tools_ran:
                 findings.extend(twine.findings(archive.path, _metadata_path(archive)))
             identity = identities[archive.path]
-            report.dists.append(DistSummary(
-                archive.dist, str(archive.path), archive.kind, identity.name,
-                None if identity.version is None else str(identity.version), _sha256(archive.path),
-            ))
+            report.dists.append(
+                DistSummary(
+                    archive.dist,
+                    str(archive.path),
+                    archive.kind,
+                    identity.name,
+                    None if identity.version is None else str(identity.version),
+                    _sha256(archive.path),
+                )
+            )
         wheels = [a for a in archives if isinstance(a, WheelArchive)]
         sdists = [a for a in archives if isinstance(a, SdistArchive)]
         if not options.smoke:
             report.smoke_skipped = "--no-smoke"
         elif findings:
-            report.smoke.extend(skipped(w.path, "not installed: the static checks have findings, and nothing from a "
-                                                "dist runs before they all pass") for w in wheels)
+            report.smoke.extend(
+                skipped(
+                    w.path,
+                    "not installed: the static checks have findings, and nothing from a dist runs before they all pass",
+                )
+                for w in wheels
+            )
         if not findings:  # only now may anything be built or installed: every file of every dist is the repository's
             for wheel in wheels:
                 for name in wheel.files:
                     wheel.digest(name)  # read once here: the rebuild and the smoke below share the wheel
             # Both wait on subprocesses (the build backend; pip and the engine), so they run side by side.
             with ThreadPoolExecutor(max_workers=2) as pool:
-                rebuilds = [pool.submit(check_rebuild, sdist, [w for w in wheels if identities[w.path] ==
-                                                               identities[sdist.path]],
-                                        options.reference, repo, options.limits) for sdist in sdists]
-                smokes = [pool.submit(install_smoke, wheel, options.reference, repo) for wheel in wheels] \
-                    if options.smoke else []
+                rebuilds = [
+                    pool.submit(
+                        check_rebuild,
+                        sdist,
+                        [w for w in wheels if identities[w.path] == identities[sdist.path]],
+                        options.reference,
+                        repo,
+                        options.limits,
+                    )
+                    for sdist in sdists
+                ]
+                smokes = (
+                    [pool.submit(install_smoke, wheel, options.reference, repo) for wheel in wheels]
+                    if options.smoke
+                    else []
+                )
                 for rebuilt in rebuilds:
                     rebuilt.result()
                 report.smoke.extend(smoke.result() for smoke in smokes)
@@ -157,8 +192,9 @@ def _check_versions(archives: Sequence[Archive], identities: dict[Path, Identity
     for archive in known:
         identity = identities[archive.path]
         if first is not None and identity != identities[first.path]:
-            archive.fail(Check.G602, None, f"this {archive.kind} is {identity}; {first.dist} is "
-                                           f"{identities[first.path]}")
+            archive.fail(
+                Check.G602, None, f"this {archive.kind} is {identity}; {first.dist} is {identities[first.path]}"
+            )
         if expect is not None and identity.version != expect:
             archive.fail(Check.G603, None, f"version {identity.version}; the release expects {expect}")
 

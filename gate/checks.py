@@ -99,8 +99,13 @@ class Finding:
         return self.check.name
 
     def as_json(self) -> dict[str, Any]:
-        return {"code": self.code, "title": self.check.title, "dist": self.dist, "path": self.path,
-                "message": self.message}
+        return {
+            "code": self.code,
+            "title": self.check.title,
+            "dist": self.dist,
+            "path": self.path,
+            "message": self.message,
+        }
 
 
 SHOWN_PER_CHECK = 20  # findings of one check in one dist shown before the rest are counted
@@ -121,9 +126,15 @@ def capped(findings: Iterable[Finding], shown: int = SHOWN_PER_CHECK) -> list[Fi
             left.setdefault(key, []).append(finding)
     for (dist, check), rest in left.items():
         first = rest[0]
-        kept.append(Finding(check, dist, first.path,
-                            f"and {len(rest)} more {check.name} finding{'s' if len(rest) > 1 else ''} in {dist} "
-                            f"not shown (the first of them: {first.message})"))
+        kept.append(
+            Finding(
+                check,
+                dist,
+                first.path,
+                f"and {len(rest)} more {check.name} finding{'s' if len(rest) > 1 else ''} in {dist} "
+                f"not shown (the first of them: {first.message})",
+            )
+        )
     return kept
 
 

@@ -53,8 +53,9 @@ def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
         report = Path(args.json).resolve()
         for folder in upload_folders:
             if report.is_relative_to(folder.resolve()):
-                raise GateError(f"--json {args.json}: inside {folder}, the folder to be uploaded; "
-                                "write the report somewhere else")
+                raise GateError(
+                    f"--json {args.json}: inside {folder}, the folder to be uploaded; write the report somewhere else"
+                )
     args.json_allowed = True
 
 
@@ -77,30 +78,52 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m gate",
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
-                    "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
+        "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
         epilog="Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage. The README's 'For releases' "
-               "section lists every check code.",
+        "section lists every check code.",
     )
     common = argparse.ArgumentParser(add_help=False)
-    common.add_argument("--tracked", metavar="FILE", default=str(DEFAULT_TRACKED),
-                        help="the reference tracked list (default: this repository's %(default)s)")
-    common.add_argument("--expect-version", metavar="VERSION",
-                        help="refuse dists of any other version (e.g. the release tag)")
+    common.add_argument(
+        "--tracked",
+        metavar="FILE",
+        default=str(DEFAULT_TRACKED),
+        help="the reference tracked list (default: this repository's %(default)s)",
+    )
+    common.add_argument(
+        "--expect-version", metavar="VERSION", help="refuse dists of any other version (e.g. the release tag)"
+    )
     common.add_argument("--json", metavar="FILE", help="also write the report as JSON (never inside the upload folder)")
-    common.add_argument("--no-smoke", action="store_true",
-                        help="skip the install smoke, for quick local use only (a release never skips it)")
+    common.add_argument(
+        "--no-smoke",
+        action="store_true",
+        help="skip the install smoke, for quick local use only (a release never skips it)",
+    )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
-    c = commands.add_parser("check", parents=[common], help="check wheels, sdists, or a folder of them",
-                            description="Check wheels, sdists, or an upload folder holding them.")
+    c = commands.add_parser(
+        "check",
+        parents=[common],
+        help="check wheels, sdists, or a folder of them",
+        description="Check wheels, sdists, or an upload folder holding them.",
+    )
     c.add_argument("dists", metavar="DIST", nargs="+", help="a .whl, a .tar.gz, or a folder of them")
     c.set_defaults(func=cmd_check)
-    b = commands.add_parser("build", parents=[common], help="build this project into a fresh folder, then check it",
-                            description="Build this project with `python -m build` into a fresh folder, then "
-                                        "check what was built.")
-    b.add_argument("--outdir", metavar="DIR", help="build into DIR, which must be new or empty, and keep it "
-                                                   "(default: a temporary folder, removed afterwards)")
-    b.add_argument("--isolation", action="store_true",
-                   help="build in an isolated environment (downloads the build backend) instead of this one")
+    b = commands.add_parser(
+        "build",
+        parents=[common],
+        help="build this project into a fresh folder, then check it",
+        description="Build this project with `python -m build` into a fresh folder, then check what was built.",
+    )
+    b.add_argument(
+        "--outdir",
+        metavar="DIR",
+        help="build into DIR, which must be new or empty, and keep it "
+        "(default: a temporary folder, removed afterwards)",
+    )
+    b.add_argument(
+        "--isolation",
+        action="store_true",
+        help="build in an isolated environment (downloads the build backend) instead of this one",
+    )
     b.set_defaults(func=cmd_build)
     return parser
 
@@ -132,5 +155,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     # or a GateError (exit 2), and the adversarial tests hold it to that. Should some input reach a bug, the
     # verdict is still "not passed" with one line that says so, never a traceback and never exit 0.
     except Exception as exc:  # noqa: BLE001
-        _error(f"internal error in the gate ({type(exc).__name__}: {exc}); the input is not passed. Please report "
-               "it with the input that caused it", args)
+        _error(
+            f"internal error in the gate ({type(exc).__name__}: {exc}); the input is not passed. Please report "
+            "it with the input that caused it",
+            args,
+        )

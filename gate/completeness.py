@@ -59,8 +59,10 @@ def parse_list(data: bytes, shown: str, max_bytes: int) -> tuple[TrackedFile, ..
 def load_reference(path: Path, max_bytes: int = Limits().text_size) -> Reference:
     """Read and validate the reference list; anything wrong with it makes the gate unusable (GateError)."""
     if not path.is_file():
-        raise GateError(f"{path}: no tracked list there (not a regular file); give the repository's "
-                        f"tables/{TRACKED_NAME} or --tracked FILE")
+        raise GateError(
+            f"{path}: no tracked list there (not a regular file); give the repository's "
+            f"tables/{TRACKED_NAME} or --tracked FILE"
+        )
     try:
         with path.open("rb") as fh:
             data = fh.read(max_bytes + 1)
@@ -69,8 +71,10 @@ def load_reference(path: Path, max_bytes: int = Limits().text_size) -> Reference
         raise GateError(f"the reference tracked list cannot be used: {exc}") from exc
     for f in files:
         if f.wheel_path != f"{WHEEL_DIR}/{f.path}":
-            raise GateError(f"{path}: {f.path} has wheel_path {f.wheel_path!r}; the engine loads it from "
-                            f"{WHEEL_DIR}/{f.path}. Regenerate the list with `python -m conformance track`.")
+            raise GateError(
+                f"{path}: {f.path} has wheel_path {f.wheel_path!r}; the engine loads it from "
+                f"{WHEEL_DIR}/{f.path}. Regenerate the list with `python -m conformance track`."
+            )
     return Reference(path, data, files)
 
 
@@ -96,16 +100,24 @@ def table_findings(archive: Archive, prefix: str, reference: Reference, checks: 
     list_name = prefix + TRACKED_NAME
     for name in sorted(archive.files):
         if name.startswith(prefix) and name not in listed and name != list_name:
-            archive.fail(checks.untracked, name, f"under the tables but not in {reference.path.name}; "
-                                                  "the engine refuses a folder with an untracked file")
+            archive.fail(
+                checks.untracked,
+                name,
+                f"under the tables but not in {reference.path.name}; "
+                "the engine refuses a folder with an untracked file",
+            )
     if list_name not in archive.files:
-        archive.fail(checks.no_list, list_name, f"no {TRACKED_NAME}: nothing can verify the tables of this "
-                                                 f"{checks.where}")
+        archive.fail(
+            checks.no_list, list_name, f"no {TRACKED_NAME}: nothing can verify the tables of this {checks.where}"
+        )
         return
     data = archive.read(list_name)
     if data is not None and data != reference.data:
-        archive.fail(checks.list_differs, list_name,
-                     f"differs from {reference.path}: {describe_difference(data, reference, list_name)}")
+        archive.fail(
+            checks.list_differs,
+            list_name,
+            f"differs from {reference.path}: {describe_difference(data, reference, list_name)}",
+        )
 
 
 def describe_difference(data: bytes, reference: Reference, shown: str) -> str:
@@ -117,6 +129,9 @@ def describe_difference(data: bytes, reference: Reference, shown: str) -> str:
     ours = {f.path: f for f in reference.files}
     parts = [f"does not list {p}" for p in sorted(ours.keys() - theirs.keys())]
     parts += [f"lists {p}, which the reference does not" for p in sorted(theirs.keys() - ours.keys())]
-    parts += [f"lists {p} with another sha256, size or wheel path"
-              for p in sorted(ours.keys() & theirs.keys()) if ours[p] != theirs[p]]
+    parts += [
+        f"lists {p} with another sha256, size or wheel path"
+        for p in sorted(ours.keys() & theirs.keys())
+        if ours[p] != theirs[p]
+    ]
     return "; ".join(parts) or "the same entries in other bytes (not written by `python -m conformance track`)"

@@ -44,8 +44,13 @@ if TYPE_CHECKING:
     from installer.scripts import ScriptSection  # a Literal installer defines for type checkers only
 
 DIST_INFO_FILES = ("METADATA", "WHEEL", "RECORD")
-_WHERE = {"purelib": "site-packages", "platlib": "site-packages (platform)", "scripts": "the scripts folder on PATH",
-          "headers": "the include folder", "data": "the environment's root folder"}
+_WHERE = {
+    "purelib": "site-packages",
+    "platlib": "site-packages (platform)",
+    "scripts": "the scripts folder on PATH",
+    "headers": "the include folder",
+    "data": "the environment's root folder",
+}
 
 
 @dataclass(frozen=True)
@@ -78,7 +83,7 @@ class _Source(WheelSource):
     @property
     def dist_info_filenames(self) -> list[str]:
         prefix = f"{self._dist_info}/"
-        return [n[len(prefix):] for n in self._wheel.files if n.startswith(prefix)]
+        return [n[len(prefix) :] for n in self._wheel.files if n.startswith(prefix)]
 
     def read_dist_info(self, filename: str) -> str:
         data = self._wheel.read(f"{self._dist_info}/{filename}")
@@ -103,14 +108,16 @@ class _Plan(WheelDestination):
         self.scripts.append((name, module, attr, section))
         return RecordEntry(name, None, None)
 
-    def write_file(self, scheme: Scheme, path: str | os.PathLike[str], stream: BinaryIO,
-                   is_executable: bool) -> RecordEntry:
+    def write_file(
+        self, scheme: Scheme, path: str | os.PathLike[str], stream: BinaryIO, is_executable: bool
+    ) -> RecordEntry:
         if isinstance(stream, _MemberStream):
             self.places[stream.member] = Place(scheme, os.fspath(path))
         return RecordEntry(os.fspath(path), None, None)
 
-    def finalize_installation(self, scheme: Scheme, record_file_path: str,
-                              records: Iterable[tuple[Scheme, RecordEntry]]) -> None:
+    def finalize_installation(
+        self, scheme: Scheme, record_file_path: str, records: Iterable[tuple[Scheme, RecordEntry]]
+    ) -> None:
         pass
 
 
@@ -151,8 +158,10 @@ def _describe(member: str, place: Place | None, refused: str) -> str:
     if shown.scheme in ("purelib", "platlib") and shown.path.split("/", 1)[0] not in (PACKAGE, ""):
         hints.append("outside the package (another top-level module, package or .dist-info)")
     elif shown.scheme in ("purelib", "platlib", "data") and f"{PACKAGE}/" in shown.path and member != shown.path:
-        hints.append(f"inside the installed package, beside or over its own files, from a member the checks of "
-                     f"{PACKAGE}/ do not see")
+        hints.append(
+            f"inside the installed package, beside or over its own files, from a member the checks of "
+            f"{PACKAGE}/ do not see"
+        )
     return f"not a file of this project ({where}{': ' + '; '.join(hints) if hints else ''})"
 
 
@@ -187,19 +196,29 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
                 wheel.fail(Check.G109, member.name, "installs as an executable file; a table never is")
             continue
         licenses = f"{repo.declared.dist_info}/licenses/"
-        source = member.name[len(licenses):] if member.name.startswith(licenses) else member.name
+        source = member.name[len(licenses) :] if member.name.startswith(licenses) else member.name
         if source != member.name or member.name.startswith(f"{PACKAGE}/"):
             expected, actual = repo.digest(source), wheel.digest(member.name)
             if expected is None:
-                wheel.fail(Check.G109, member.name, f"the repository's working tree holds no file {source} to "
-                                                    "compare it with")
+                wheel.fail(
+                    Check.G109, member.name, f"the repository's working tree holds no file {source} to compare it with"
+                )
             elif actual is not None and actual != expected:
-                wheel.fail(Check.G109, member.name, f"differs from the repository's {source} (sha256 "
-                                                    f"{actual.hex[:12]}…, the repository's {expected.hex[:12]}…)")
+                wheel.fail(
+                    Check.G109,
+                    member.name,
+                    f"differs from the repository's {source} (sha256 "
+                    f"{actual.hex[:12]}…, the repository's {expected.hex[:12]}…)",
+                )
         executable = allowed[member.name]
         if member.executable != executable:
-            wheel.fail(Check.G109, member.name, "installs as an executable file; the repository's file is not"
-                       if member.executable else "installs as a plain file; the repository's file is executable")
+            wheel.fail(
+                Check.G109,
+                member.name,
+                "installs as an executable file; the repository's file is not"
+                if member.executable
+                else "installs as a plain file; the repository's file is executable",
+            )
     for path in repo.package_files():
         if path not in wheel.files and not path.startswith(f"{WHEEL_DIR}/"):
             wheel.fail(Check.G108, path, "tracked by git in the repository, missing from the wheel")

@@ -46,8 +46,12 @@ class Identity:
 def _text(archive: Archive, name: str) -> bytes | None:
     data = archive.read(name)
     if data is not None and len(data) > archive.limits.text_size:
-        archive.fail(Check.G404, name, f"{len(data)} bytes; a metadata file of this project is far smaller (the limit "
-                                       f"is {archive.limits.text_size})")
+        archive.fail(
+            Check.G404,
+            name,
+            f"{len(data)} bytes; a metadata file of this project is far smaller (the limit "
+            f"is {archive.limits.text_size})",
+        )
         return None
     return data
 
@@ -75,11 +79,13 @@ def check_metadata(archive: Archive, path: str, declared_by_name: Identity, decl
         return declared_by_name
     name, version = canonicalize_name(metadata.name), metadata.version
     if declared_by_name.name is not None and declared_by_name.name != name:
-        archive.fail(Check.G601, path, f"metadata names {metadata.name!r}; the file name says "
-                                       f"{declared_by_name.name!r}")
+        archive.fail(
+            Check.G601, path, f"metadata names {metadata.name!r}; the file name says {declared_by_name.name!r}"
+        )
     if declared_by_name.version is not None and declared_by_name.version != version:
-        archive.fail(Check.G601, path, f"metadata says version {version}; the file name says "
-                                       f"{declared_by_name.version}")
+        archive.fail(
+            Check.G601, path, f"metadata says version {version}; the file name says {declared_by_name.version}"
+        )
     for difference in metadata_differences(data, declared.metadata):
         archive.fail(Check.G406, path, difference)
     return Identity(name, version)
@@ -169,19 +175,26 @@ def check_wheel_name(archive: Archive) -> None:
     except InvalidWheelFilename:
         return  # G405 says so
     if build:
-        archive.fail(Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has "
-                                       "none")
+        archive.fail(
+            Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has none"
+        )
     if tags != frozenset({PURE_TAG}):
-        archive.fail(Check.G407, None, f"tags {', '.join(sorted(map(str, tags)))} in the file name; this project's "
-                                       f"wheel is {PURE_TAG}")
+        archive.fail(
+            Check.G407,
+            None,
+            f"tags {', '.join(sorted(map(str, tags)))} in the file name; this project's wheel is {PURE_TAG}",
+        )
 
 
 def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
     """G408 unless entry_points.txt holds exactly the entry points pyproject.toml declares."""
     if path not in archive.files:
         for group in sorted(declared.entry_points):
-            archive.fail(Check.G408, path, f"missing: pyproject.toml declares [{group}] "
-                                           f"{', '.join(sorted(declared.entry_points[group]))}")
+            archive.fail(
+                Check.G408,
+                path,
+                f"missing: pyproject.toml declares [{group}] {', '.join(sorted(declared.entry_points[group]))}",
+            )
         return
     data = _text(archive, path)
     if data is None:
@@ -198,10 +211,12 @@ def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
         theirs, ours = found.get(group, {}), declared.entry_points.get(group, {})
         for name in sorted(theirs.keys() | ours.keys()):
             if name not in ours:
-                archive.fail(Check.G408, path, f"[{group}] {name} = {theirs[name]}, which pyproject.toml does not "
-                                               "declare")
+                archive.fail(
+                    Check.G408, path, f"[{group}] {name} = {theirs[name]}, which pyproject.toml does not declare"
+                )
             elif name not in theirs:
                 archive.fail(Check.G408, path, f"[{group}] lacks {name} = {ours[name]}, which pyproject.toml declares")
             elif theirs[name] != ours[name]:
-                archive.fail(Check.G408, path, f"[{group}] {name} = {theirs[name]}; pyproject.toml declares "
-                                               f"{ours[name]}")
+                archive.fail(
+                    Check.G408, path, f"[{group}] {name} = {theirs[name]}; pyproject.toml declares {ours[name]}"
+                )

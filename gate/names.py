@@ -24,8 +24,16 @@ _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
 _SHORT_NAME = re.compile(r"~\d")  # Windows 8.3 aliases: PROGRA~1, _TABLE~1
 _WINDOWS_INVALID = re.compile(r'[<>"|?*]')
-_DEVICES = {"con", "prn", "aux", "nul", "conin$", "conout$",
-            *(f"com{i}" for i in range(10)), *(f"lpt{i}" for i in range(10))}
+_DEVICES = {
+    "con",
+    "prn",
+    "aux",
+    "nul",
+    "conin$",
+    "conout$",
+    *(f"com{i}" for i in range(10)),
+    *(f"lpt{i}" for i in range(10)),
+}
 
 NameProblem = tuple[Check, str]
 
@@ -33,8 +41,9 @@ NameProblem = tuple[Check, str]
 def decode_zip_name(raw: bytes, utf8_flag: bool) -> tuple[str | None, str]:
     """The name a zip entry's raw bytes spell, or (None, why) where tools would read them differently."""
     if not utf8_flag and not raw.isascii():
-        return None, (f"name {raw!r} is not ASCII and lacks the UTF-8 flag: some tools read it as cp437, "
-                      "others as UTF-8")
+        return None, (
+            f"name {raw!r} is not ASCII and lacks the UTF-8 flag: some tools read it as cp437, others as UTF-8"
+        )
     return _decode(raw)
 
 

@@ -30,8 +30,14 @@ class DistSummary:
     sha256: str
 
     def as_json(self) -> dict[str, Any]:
-        return {"file": self.file, "path": self.path, "kind": self.kind, "name": self.name,
-                "version": self.version, "sha256": self.sha256}
+        return {
+            "file": self.file,
+            "path": self.path,
+            "kind": self.kind,
+            "name": self.name,
+            "version": self.version,
+            "sha256": self.sha256,
+        }
 
 
 @dataclass
@@ -72,8 +78,10 @@ class Report:
         described = {d.file: f"{d.kind}, {d.name or '?'} {d.version or '?'}" for d in self.dists}
         for dist in list(dict.fromkeys([*groups, *described])):
             found = groups.get(dist, [])
-            lines.append(f"{dist} ({described.get(dist, 'upload folder')}): "
-                         f"{'ok' if not found else f'{len(found)} finding' + ('s' if len(found) > 1 else '')}")
+            lines.append(
+                f"{dist} ({described.get(dist, 'upload folder')}): "
+                f"{'ok' if not found else f'{len(found)} finding' + ('s' if len(found) > 1 else '')}"
+            )
             by_check: dict[str, list[Finding]] = {}
             for finding in found:
                 by_check.setdefault(finding.code, []).append(finding)
@@ -94,23 +102,34 @@ class Report:
             codes = Counter(f.code for f in self.findings)
             listed = ", ".join(f"{c}" + (f" x{n}" if n > 1 else "") for c, n in sorted(codes.items()))
             count = len(self.findings)
-            return f"gate: REFUSED: {count} finding{'s' if count > 1 else ''} ({listed}) in {what or 'no dists'}; " \
-                   "do not upload"
+            return (
+                f"gate: REFUSED: {count} finding{'s' if count > 1 else ''} ({listed}) in {what or 'no dists'}; "
+                "do not upload"
+            )
         identities = sorted({f"{d.name} {d.version}" for d in self.dists})
         if self.smoke_skipped:
             smoke = f"install smoke SKIPPED ({self.smoke_skipped}): not a release check"
         elif self.smoke and all(s.status == "passed" for s in self.smoke):
             smoke = "install smoke passed"
         else:
-            smoke = "install smoke: " + "; ".join(f"{s.wheel} {s.status}" for s in self.smoke) if self.smoke \
+            smoke = (
+                "install smoke: " + "; ".join(f"{s.wheel} {s.status}" for s in self.smoke)
+                if self.smoke
                 else "no wheel to install"
+            )
         return f"gate: PASSED: {', '.join(identities)}, {what}, no findings, {smoke}"
 
 
 def unusable_json(message: str, reference: Path | None, expect_version: str | None) -> dict[str, Any]:
     """The JSON report of a run that could not judge its input (exit 2)."""
     return {
-        "format": JSON_FORMAT, "verdict": "unusable", "exit_code": 2,
-        "reference": None if reference is None else str(reference), "expect_version": expect_version,
-        "dists": [], "smoke": [], "findings": [], "error": message,
+        "format": JSON_FORMAT,
+        "verdict": "unusable",
+        "exit_code": 2,
+        "reference": None if reference is None else str(reference),
+        "expect_version": expect_version,
+        "dists": [],
+        "smoke": [],
+        "findings": [],
+        "error": message,
     }

@@ -98,14 +98,24 @@ def load_repository(root: Path) -> Repository:
 def _git(root: Path, *args: str) -> str:
     env = {k: v for k, v in clean_environment().items() if not k.startswith("GIT_")}
     try:
-        result = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True, env=env,
-                                timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False)
+        result = subprocess.run(
+            ["git", "-C", str(root), *args],
+            capture_output=True,
+            text=True,
+            env=env,
+            timeout=GIT_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except (OSError, subprocess.TimeoutExpired) as exc:
-        raise GateError(f"git could not be run in {root}: {exc}; the gate judges dists against the files git "
-                        "tracks") from exc
+        raise GateError(
+            f"git could not be run in {root}: {exc}; the gate judges dists against the files git tracks"
+        ) from exc
     if result.returncode != 0:
-        raise GateError(f"{root} is not a usable git checkout (`git {' '.join(args)}`: {result.stderr.strip()}); "
-                        "the gate judges dists against the files git tracks")
+        raise GateError(
+            f"{root} is not a usable git checkout (`git {' '.join(args)}`: {result.stderr.strip()}); "
+            "the gate judges dists against the files git tracks"
+        )
     return result.stdout
 
 

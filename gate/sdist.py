@@ -72,24 +72,32 @@ def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
     for m in sdist.members:
         if m.kind == "dir" or not m.name.startswith(f"{root}/") or m.name.startswith(tables):
             continue  # folders hold nothing; the tables are judged against the reference list
-        rel = m.name[len(root) + 1:]
+        rel = m.name[len(root) + 1 :]
         if rel == "PKG-INFO":
             continue  # written by the build backend; judged against pyproject.toml (G406)
         if rel not in repo.tracked:
-            sdist.fail(Check.G509, m.name, "not a file git tracks in the repository: a build would read it "
-                                           "(a build hook, a setup.py, a module) and nothing vouches for it")
+            sdist.fail(
+                Check.G509,
+                m.name,
+                "not a file git tracks in the repository: a build would read it "
+                "(a build hook, a setup.py, a module) and nothing vouches for it",
+            )
             continue
         ours, theirs = repo.digest(rel), sdist.digest(m.name)
         if ours is not None and theirs is not None and ours != theirs:
-            sdist.fail(Check.G509, m.name, f"differs from the repository's {rel} (sha256 {theirs.hex[:12]}…, the "
-                                           f"repository's {ours.hex[:12]}…)")
+            sdist.fail(
+                Check.G509,
+                m.name,
+                f"differs from the repository's {rel} (sha256 {theirs.hex[:12]}…, the repository's {ours.hex[:12]}…)",
+            )
     for rel in required_sources(repo):
         if f"{root}/{rel}" not in sdist.files:
             sdist.fail(Check.G509, f"{root}/{rel}", "missing: the repository tracks it and the wheel is built from it")
 
 
-def check_rebuild(sdist: SdistArchive, wheels: list[WheelArchive], reference: Reference, repo: Repository,
-                  limits: Limits) -> None:
+def check_rebuild(
+    sdist: SdistArchive, wheels: list[WheelArchive], reference: Reference, repo: Repository, limits: Limits
+) -> None:
     """Build the wheel from ``sdist`` and hold it against ``wheels`` (G508); call only once every static check
     of every dist has passed, so that the build reads nothing but the repository's own files."""
     root = root_of(sdist)
@@ -135,9 +143,16 @@ def _compare(sdist: SdistArchive, rebuilt: WheelArchive, wheel: WheelArchive) ->
             ours, theirs = rebuilt.digest(name), wheel.digest(name)
             if ours is None or theirs is None or ours != theirs:
                 shown = "unreadable" if theirs is None else f"sha256 {theirs.hex[:12]}…"
-                sdist.fail(Check.G508, name, f"differs: {shown} in {wheel.dist}, "
-                                             f"{'unreadable' if ours is None else ours.hex[:12] + '…'} built from "
-                                             "this sdist")
+                sdist.fail(
+                    Check.G508,
+                    name,
+                    f"differs: {shown} in {wheel.dist}, "
+                    f"{'unreadable' if ours is None else ours.hex[:12] + '…'} built from "
+                    "this sdist",
+                )
             elif rebuilt.files[name].executable != wheel.files[name].executable:
-                sdist.fail(Check.G508, name, f"executable in one of {wheel.dist} and the wheel built from this "
-                                             "sdist, not in the other")
+                sdist.fail(
+                    Check.G508,
+                    name,
+                    f"executable in one of {wheel.dist} and the wheel built from this sdist, not in the other",
+                )

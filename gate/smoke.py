@@ -40,8 +40,10 @@ from .repository import Repository
 Status = Literal["passed", "failed", "skipped"]
 SMOKE_TIMEOUT_S = 60
 PIP_WRITES = ("INSTALLER", "RECORD", "REQUESTED", "direct_url.json")  # pip's own files in the .dist-info
-_VERIFY = ("import sys; sys.path.insert(0, sys.argv[1]); from neurobrix.cli import main; "
-           "sys.exit(main(['tables', 'verify', '--json']))")
+_VERIFY = (
+    "import sys; sys.path.insert(0, sys.argv[1]); from neurobrix.cli import main; "
+    "sys.exit(main(['tables', 'verify', '--json']))"
+)
 
 
 @dataclass(frozen=True)
@@ -63,13 +65,22 @@ def _failed(wheel: str, check: Check, path: str | None, message: str) -> SmokeRe
     return SmokeResult(wheel, "failed", message, [Finding(check, wheel, path, message)])
 
 
-def _run(command: list[str], cwd: Path, what: str, wheel: str, check: Check) -> subprocess.CompletedProcess[str] \
-        | SmokeResult:
+def _run(
+    command: list[str], cwd: Path, what: str, wheel: str, check: Check
+) -> subprocess.CompletedProcess[str] | SmokeResult:
     env = clean_environment()
     env.update(PIP_CONFIG_FILE=os.devnull, PIP_DISABLE_PIP_VERSION_CHECK="1", PIP_NO_INPUT="1")
     try:
-        return subprocess.run(command, capture_output=True, text=True, env=env, cwd=cwd, timeout=SMOKE_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL, check=False)
+        return subprocess.run(
+            command,
+            capture_output=True,
+            text=True,
+            env=env,
+            cwd=cwd,
+            timeout=SMOKE_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
     except subprocess.TimeoutExpired:
         return _failed(wheel, check, None, f"{what} of {wheel} did not finish in {SMOKE_TIMEOUT_S} s; stopped")
     except OSError as exc:
@@ -82,30 +93,56 @@ def install_smoke(wheel: WheelArchive, reference: Reference, repo: Repository) -
     with tempfile.TemporaryDirectory(prefix="neurobrix-gate-smoke-") as tmp:
         work = Path(tmp).resolve()
         prefix = work / "env"
-        pip = _run([sys.executable, "-I", "-m", "pip", "install", "--no-deps", "--no-index", "--no-compile",
-                    "--no-cache-dir", "--ignore-installed", "--no-warn-script-location", "--prefix", str(prefix),
-                    str(wheel.path)], work, "`pip install`", name, Check.G701)
+        pip = _run(
+            [
+                sys.executable,
+                "-I",
+                "-m",
+                "pip",
+                "install",
+                "--no-deps",
+                "--no-index",
+                "--no-compile",
+                "--no-cache-dir",
+                "--ignore-installed",
+                "--no-warn-script-location",
+                "--prefix",
+                str(prefix),
+                str(wheel.path),
+            ],
+            work,
+            "`pip install`",
+            name,
+            Check.G701,
+        )
         if isinstance(pip, SmokeResult):
             return pip
         if pip.returncode != 0:
             return _failed(name, Check.G701, None, f"pip install failed: {_tail(pip.stdout + pip.stderr)}")
-        paths = sysconfig.get_paths(sysconfig.get_preferred_scheme("prefix"),
-                                    vars={"base": str(prefix), "platbase": str(prefix)})
+        paths = sysconfig.get_paths(
+            sysconfig.get_preferred_scheme("prefix"), vars={"base": str(prefix), "platbase": str(prefix)}
+        )
         site, scripts = Path(paths["purelib"]), Path(paths["scripts"])
         problems = _inventory(wheel, prefix, site, scripts, repo) + _installed_tables(site, reference)
         if problems:
             findings = [Finding(Check.G704, name, path, message) for path, message in problems]
-            return SmokeResult(name, "failed", f"pip wrote files the gate does not find equal to the wheel's "
-                                               f"({len(findings)} problems)", findings)
-        verify = _run([sys.executable, "-I", "-B", "-c", _VERIFY, str(site)], work, "`neurobrix tables verify`", name,
-                      Check.G703)
+            return SmokeResult(
+                name,
+                "failed",
+                f"pip wrote files the gate does not find equal to the wheel's ({len(findings)} problems)",
+                findings,
+            )
+        verify = _run(
+            [sys.executable, "-I", "-B", "-c", _VERIFY, str(site)], work, "`neurobrix tables verify`", name, Check.G703
+        )
         if isinstance(verify, SmokeResult):
             return verify
         return _judge_verify(name, verify, site, work, repo.root, len(reference.files))
 
 
-def _inventory(wheel: WheelArchive, prefix: Path, site: Path, scripts: Path,
-               repo: Repository) -> list[tuple[str | None, str]]:
+def _inventory(
+    wheel: WheelArchive, prefix: Path, site: Path, scripts: Path, repo: Repository
+) -> list[tuple[str | None, str]]:
     """Every file pip wrote, against the wheel's members and pip's own records; (path, problem) each."""
     expected: dict[Path, str | None] = {}  # installed file -> the wheel member it must equal (None: pip's own)
     for name in wheel.files:
@@ -165,32 +202,53 @@ def _installed_tables(site: Path, reference: Reference) -> list[tuple[str | None
     return problems
 
 
-def _judge_verify(wheel: str, verify: subprocess.CompletedProcess[str], site: Path, work: Path, source_tree: Path,
-                  count: int) -> SmokeResult:
+def _judge_verify(
+    wheel: str, verify: subprocess.CompletedProcess[str], site: Path, work: Path, source_tree: Path, count: int
+) -> SmokeResult:
     try:
         report = json.loads(verify.stdout)
         if not isinstance(report, dict):
             raise ValueError("not a JSON object")
     except ValueError:
-        return _failed(wheel, Check.G703, None, f"`neurobrix tables verify --json` exited {verify.returncode} without "
-                                                f"a JSON report: {_tail(verify.stdout + verify.stderr)}")
+        return _failed(
+            wheel,
+            Check.G703,
+            None,
+            f"`neurobrix tables verify --json` exited {verify.returncode} without "
+            f"a JSON report: {_tail(verify.stdout + verify.stderr)}",
+        )
     location = Path(str(report.get("location", "")))
     if not report.get("ok"):
         problems = report.get("problems") or [{"path": None, "message": f"exit status {verify.returncode}"}]
         findings = [
-            Finding(Check.G702, wheel, f"{WHEEL_DIR}/{p['path']}" if isinstance(p, dict) and p.get("path") else None,
-                    f"the installed engine refuses its tables: {p.get('message') if isinstance(p, dict) else p}")
+            Finding(
+                Check.G702,
+                wheel,
+                f"{WHEEL_DIR}/{p['path']}" if isinstance(p, dict) and p.get("path") else None,
+                f"the installed engine refuses its tables: {p.get('message') if isinstance(p, dict) else p}",
+            )
             for p in problems
         ]
         return SmokeResult(wheel, "failed", f"`neurobrix tables verify` refused {location}", findings)
-    if report.get("origin") != "installed package" or location != site / WHEEL_DIR \
-            or location.is_relative_to(source_tree):
-        return _failed(wheel, Check.G703, None, f"the tables were loaded from {location} ({report.get('origin')}), "
-                                                "not from the installed wheel")
-    return SmokeResult(wheel, "passed", f"pip installed it into a fresh prefix; the gate found every file pip wrote "
-                                        f"equal to the wheel's and hashed the {count} installed tables against the "
-                                        f"reference list; `neurobrix tables verify` loaded {report.get('files')} "
-                                        f"tracked files from <prefix>/{location.relative_to(work / 'env').as_posix()}")
+    if (
+        report.get("origin") != "installed package"
+        or location != site / WHEEL_DIR
+        or location.is_relative_to(source_tree)
+    ):
+        return _failed(
+            wheel,
+            Check.G703,
+            None,
+            f"the tables were loaded from {location} ({report.get('origin')}), not from the installed wheel",
+        )
+    return SmokeResult(
+        wheel,
+        "passed",
+        f"pip installed it into a fresh prefix; the gate found every file pip wrote "
+        f"equal to the wheel's and hashed the {count} installed tables against the "
+        f"reference list; `neurobrix tables verify` loaded {report.get('files')} "
+        f"tracked files from <prefix>/{location.relative_to(work / 'env').as_posix()}",
+    )
 
 
 def _tail(text: str, lines: int = 8) -> str:

@@ -24,13 +24,26 @@ MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 _POSIX_MAGIC = b"ustar\x0000"
 _GNU_MAGIC = b"ustar  \x00"
 _PAX_ALLOWED = {"mtime", "atime", "ctime", "uid", "gid", "uname", "gname"}
-_KINDS: dict[bytes, MemberKind] = {b"0": "file", b"\x00": "file", b"5": "dir", b"1": "hardlink", b"2": "symlink",
-                                   b"3": "other", b"4": "other", b"6": "other", b"7": "other"}
-_EXTENSIONS = {b"g": "a global pax header (it changes every member after it)",
-               b"L": "a GNU long-name member (it replaces the next header's name)",
-               b"K": "a GNU long-link member (it replaces the next header's link target)",
-               b"N": "an old GNU long-name member", b"S": "a GNU sparse member", b"V": "a GNU volume header",
-               b"M": "a GNU multi-volume continuation"}
+_KINDS: dict[bytes, MemberKind] = {
+    b"0": "file",
+    b"\x00": "file",
+    b"5": "dir",
+    b"1": "hardlink",
+    b"2": "symlink",
+    b"3": "other",
+    b"4": "other",
+    b"6": "other",
+    b"7": "other",
+}
+_EXTENSIONS = {
+    b"g": "a global pax header (it changes every member after it)",
+    b"L": "a GNU long-name member (it replaces the next header's name)",
+    b"K": "a GNU long-link member (it replaces the next header's link target)",
+    b"N": "an old GNU long-name member",
+    b"S": "a GNU sparse member",
+    b"V": "a GNU volume header",
+    b"M": "a GNU multi-volume continuation",
+}
 
 
 @dataclass(frozen=True)
@@ -73,18 +86,25 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
     while True:
         if pos + BLOCK > len(data):
             raise _Fatal(Check.G311, None, "the tar stream ends without its end-of-archive marker (two zero blocks)")
-        block = data[pos:pos + BLOCK]
+        block = data[pos : pos + BLOCK]
         if block == bytes(BLOCK):
             if pax_pending is not None:
                 raise _Fatal(Check.G312, pax_pending, "a pax header followed by the end of the archive")
-            if data[pos + BLOCK:pos + 2 * BLOCK] != bytes(BLOCK):
-                raise _Fatal(Check.G311, None, f"a lone zero block at offset {pos}, then more: some tools stop there, "
-                                               "others read on")
-            rest = data[pos + 2 * BLOCK:]
+            if data[pos + BLOCK : pos + 2 * BLOCK] != bytes(BLOCK):
+                raise _Fatal(
+                    Check.G311,
+                    None,
+                    f"a lone zero block at offset {pos}, then more: some tools stop there, others read on",
+                )
+            rest = data[pos + 2 * BLOCK :]
             if rest.strip(b"\x00"):
                 first = pos + 2 * BLOCK + len(rest) - len(rest.lstrip(b"\x00"))
-                raise _Fatal(Check.G311, None, f"data after the end-of-archive marker, from offset {first} (a second "
-                                               "archive or hidden members, read by some tools)")
+                raise _Fatal(
+                    Check.G311,
+                    None,
+                    f"data after the end-of-archive marker, from offset {first} (a second "
+                    "archive or hidden members, read by some tools)",
+                )
             return entries
         raw_name, kind_flag, size, link = _header(block, pos)
         start = pos + BLOCK
@@ -94,15 +114,18 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
         if kind_flag == b"x":
             if pax_pending is not None:
                 raise _Fatal(Check.G312, raw_name, "two pax headers in a row")
-            _check_pax(data[start:start + size], raw_name)
+            _check_pax(data[start : start + size], raw_name)
             pax_pending = raw_name
         elif kind_flag in _EXTENSIONS:
             raise _Fatal(Check.G313, raw_name, f"{_EXTENSIONS[kind_flag]}: refused")
         elif kind_flag in _KINDS:
             kind = _KINDS[kind_flag]
             if kind != "file" and size:
-                raise _Fatal(Check.G312, raw_name, f"a {kind} declaring {size} bytes of content: tools disagree on "
-                                                   "whether to skip them")
+                raise _Fatal(
+                    Check.G312,
+                    raw_name,
+                    f"a {kind} declaring {size} bytes of content: tools disagree on whether to skip them",
+                )
             entries.append(TarEntry(raw_name, kind, size, start, link))
             pax_pending = None
             if len(entries) > max_members:
@@ -128,8 +151,11 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes]:
         full = prefix + b"/" + name if prefix else name
     else:
         if block[345:500].strip(b"\x00"):
-            raise _Fatal(Check.G312, name, "a GNU header with data in its prefix field, which POSIX tools read as "
-                                           "part of the name")
+            raise _Fatal(
+                Check.G312,
+                name,
+                "a GNU header with data in its prefix field, which POSIX tools read as part of the name",
+            )
         full = name
     for field, (lo, hi) in {"mode": (100, 108), "uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
         _octal(block[lo:hi], full, field)
@@ -162,11 +188,15 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
         if space < 0 or not payload[pos:space].isdigit():
             raise _Fatal(Check.G312, header_name, "a malformed pax record")
         length = int(payload[pos:space])
-        record = payload[space + 1:pos + length]
+        record = payload[space + 1 : pos + length]
         if length <= space - pos + 1 or pos + length > len(payload) or not record.endswith(b"\n") or b"=" not in record:
             raise _Fatal(Check.G312, header_name, "a malformed pax record")
         key = record.split(b"=", 1)[0].decode("utf-8", "replace")
         if key not in _PAX_ALLOWED:
-            raise _Fatal(Check.G313, header_name, f"a pax header sets {key!r} for the next member: its name, link or "
-                                                  "size would differ from what its own header says")
+            raise _Fatal(
+                Check.G313,
+                header_name,
+                f"a pax header sets {key!r} for the next member: its name, link or "
+                "size would differ from what its own header says",
+            )
         pos += length

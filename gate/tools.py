@@ -29,8 +29,9 @@ _STATUS = {"PASSED", "FAILED", "FAILED due to warnings", "PASSED with warnings"}
 
 def require(module: str, project: str) -> None:
     if importlib.util.find_spec(module) is None:
-        raise GateError(f"{project} is not installed here; install the development tools: "
-                        "python -m pip install -e '.[dev]'")
+        raise GateError(
+            f"{project} is not installed here; install the development tools: python -m pip install -e '.[dev]'"
+        )
 
 
 class Twine:
@@ -42,8 +43,13 @@ class Twine:
         env.update(TERM="dumb", NO_COLOR="1")  # plain text to parse
         self._running = {
             dist: subprocess.Popen(  # by bare file name: twine wraps its report at 80 columns
-                [sys.executable, "-m", "twine", "check", "--strict", dist.name], cwd=dist.parent,
-                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, text=True, env=env,
+                [sys.executable, "-m", "twine", "check", "--strict", dist.name],
+                cwd=dist.parent,
+                stdout=subprocess.PIPE,
+                stderr=subprocess.STDOUT,
+                stdin=subprocess.DEVNULL,
+                text=True,
+                env=env,
             )
             for dist in dists
         }
@@ -120,10 +126,17 @@ class WheelContentsCheck:
     def __init__(self, wheels: list[Path], config: Path) -> None:
         require("check_wheel_contents", "check-wheel-contents")
         self._report: dict[str, Any] | None = None
-        self._process = subprocess.Popen(
-            [sys.executable, "-I", "-c", _WHEEL_CONTENTS, str(config), *map(str, wheels)],
-            stdout=subprocess.PIPE, stderr=subprocess.PIPE, stdin=subprocess.DEVNULL, text=True,
-        ) if wheels else None
+        self._process = (
+            subprocess.Popen(
+                [sys.executable, "-I", "-c", _WHEEL_CONTENTS, str(config), *map(str, wheels)],
+                stdout=subprocess.PIPE,
+                stderr=subprocess.PIPE,
+                stdin=subprocess.DEVNULL,
+                text=True,
+            )
+            if wheels
+            else None
+        )
 
     def __enter__(self) -> WheelContentsCheck:
         return self

@@ -66,8 +66,12 @@ def _dist_info(wheel: WheelArchive, declared: str) -> str | None:
     """The wheel's one .dist-info folder (the declared one where the wheel has several, with a G201)."""
     tops = sorted({name.split("/", 1)[0] for name in wheel.files if name.split("/", 1)[0].endswith(".dist-info")})
     if len(tops) != 1:
-        wheel.fail(Check.G201, None, f"the wheel has {len(tops)} .dist-info folders ({', '.join(tops) or 'none'}); "
-                                     "it must have exactly one, holding METADATA and RECORD")
+        wheel.fail(
+            Check.G201,
+            None,
+            f"the wheel has {len(tops)} .dist-info folders ({', '.join(tops) or 'none'}); "
+            "it must have exactly one, holding METADATA and RECORD",
+        )
         return declared if declared in tops else None
     return tops[0]
 
@@ -84,8 +88,9 @@ def _check_package_version(wheel: WheelArchive, name: str, version: Version) -> 
     found = None
     try:
         for node in ast.parse(data).body:
-            if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == "__version__"
-                                                    for t in node.targets):
+            if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "__version__" for t in node.targets
+            ):
                 if isinstance(node.value, ast.Constant) and isinstance(node.value.value, str):
                     found = node.value.value
     except (SyntaxError, ValueError, RecursionError, MemoryError) as exc:
@@ -120,8 +125,12 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
         wheel.fail(Check.G201, record, f"not UTF-8 CSV: {exc}")
         return
     if len(rows) > wheel.limits.members:  # not judged row by row: the report would only repeat itself
-        wheel.fail(Check.G206, record, f"{len(rows)} rows, more than the {wheel.limits.members} members a wheel may "
-                                       f"have; this one has {len(wheel.members)}")
+        wheel.fail(
+            Check.G206,
+            record,
+            f"{len(rows)} rows, more than the {wheel.limits.members} members a wheel may "
+            f"have; this one has {len(wheel.members)}",
+        )
         return
     unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
     entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)

@@ -38,8 +38,19 @@ _CENTRAL = struct.Struct("<4s6H3L5H2L")
 _LOCAL = struct.Struct("<4s5H3L2H")
 
 STORED, DEFLATED = 0, 8
-METHODS = {0: "stored", 1: "shrunk", 6: "imploded", 8: "deflate", 9: "deflate64", 12: "bzip2", 14: "lzma",
-           93: "zstandard", 95: "xz", 98: "ppmd", 99: "AES-encrypted"}
+METHODS = {
+    0: "stored",
+    1: "shrunk",
+    6: "imploded",
+    8: "deflate",
+    9: "deflate64",
+    12: "bzip2",
+    14: "lzma",
+    93: "zstandard",
+    95: "xz",
+    98: "ppmd",
+    99: "AES-encrypted",
+}
 FLAG_ENCRYPTED = 0x0001
 FLAG_DESCRIPTOR = 0x0008
 FLAG_UTF8 = 0x0800
@@ -103,35 +114,62 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
     end = len(data) - _EOCD.size
     if end < 0:
         raise NotAZip(f"{len(data)} bytes, fewer than an empty zip has: not a zip archive")
-    if data[end:end + 4] != EOCD_SIG:
+    if data[end : end + 4] != EOCD_SIG:
         found = data.rfind(EOCD_SIG, max(0, len(data) - _EOCD.size - 0xFFFF - 1024))
         if found < 0:
             raise NotAZip("no end-of-central-directory record: not a zip archive")
-        return fatal(Check.G311, f"{len(data) - found - _EOCD.size} bytes follow the end-of-central-directory "
-                                 "record (a zip comment, or data appended to the archive)")
+        return fatal(
+            Check.G311,
+            f"{len(data) - found - _EOCD.size} bytes follow the end-of-central-directory "
+            "record (a zip comment, or data appended to the archive)",
+        )
     _, disk, cd_disk, disk_entries, entries, cd_size, cd_offset, comment_len = _EOCD.unpack_from(data, end)
     if comment_len:
         return fatal(Check.G311, f"the end-of-central-directory record declares a {comment_len}-byte comment")
-    if 0xFFFF in (disk, cd_disk, disk_entries, entries) or 0xFFFFFFFF in (cd_size, cd_offset) \
-            or (end >= 20 and data[end - 20:end - 16] == ZIP64_LOCATOR_SIG):
-        return fatal(Check.G313, "a zip64 archive; this project's wheel never needs zip64, and tools disagree "
-                                 "on its records")
+    if (
+        0xFFFF in (disk, cd_disk, disk_entries, entries)
+        or 0xFFFFFFFF in (cd_size, cd_offset)
+        or (end >= 20 and data[end - 20 : end - 16] == ZIP64_LOCATOR_SIG)
+    ):
+        return fatal(
+            Check.G313, "a zip64 archive; this project's wheel never needs zip64, and tools disagree on its records"
+        )
     if disk or cd_disk or disk_entries != entries:
         return fatal(Check.G313, "a multi-disk (spanned) archive")
     if entries > max_members:
         return fatal(Check.G314, f"{entries} members; the limit is {max_members}")
     if cd_offset + cd_size != end:
-        return fatal(Check.G311, f"the central directory ({cd_size} bytes at offset {cd_offset}) does not end where "
-                                 f"the end record starts (offset {end}): bytes between them, or a directory that "
-                                 "overlaps")
+        return fatal(
+            Check.G311,
+            f"the central directory ({cd_size} bytes at offset {cd_offset}) does not end where "
+            f"the end record starts (offset {end}): bytes between them, or a directory that "
+            "overlaps",
+        )
 
     listed: list[ZipEntry] = []
     pos = cd_offset
     for index in range(entries):
         if pos + _CENTRAL.size > end:
             return fatal(Check.G312, f"the central directory ends inside entry {index}")
-        (sig, _made_by, needed, flags, method, mtime, mdate, crc, compressed, size, name_len, extra_len,
-         comment_len, disk_start, _internal, external, header_offset) = _CENTRAL.unpack_from(data, pos)
+        (
+            sig,
+            _made_by,
+            needed,
+            flags,
+            method,
+            mtime,
+            mdate,
+            crc,
+            compressed,
+            size,
+            name_len,
+            extra_len,
+            comment_len,
+            disk_start,
+            _internal,
+            external,
+            header_offset,
+        ) = _CENTRAL.unpack_from(data, pos)
         if sig != CENTRAL_SIG:
             return fatal(Check.G312, f"central directory entry {index} has no entry signature")
         name_start = pos + _CENTRAL.size
@@ -140,7 +178,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         if after > end:
             return fatal(Check.G312, f"central directory entry {index} runs past the directory")
         raw_name = data[name_start:extra_start]
-        extra = data[extra_start:extra_start + extra_len]
+        extra = data[extra_start : extra_start + extra_len]
         if comment_len:
             problems.append(ZipProblem(Check.G311, raw_name, f"a {comment_len}-byte entry comment", True))
         if disk_start:
@@ -148,12 +186,18 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
         problems.extend(_flag_problems(flags, raw_name))
         if method not in (STORED, DEFLATED):
-            problems.append(ZipProblem(Check.G313, raw_name, f"compression method {method} "
-                                       f"({METHODS.get(method, 'unknown')}): only stored and deflate are read",
-                                       False))
+            problems.append(
+                ZipProblem(
+                    Check.G313,
+                    raw_name,
+                    f"compression method {method} ({METHODS.get(method, 'unknown')}): only stored and deflate are read",
+                    False,
+                )
+            )
         elif method == STORED and compressed != size:
-            problems.append(ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} "
-                                       "declared", True))
+            problems.append(
+                ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} declared", True)
+            )
         mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
         entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, header_offset, 0)
         local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
@@ -172,8 +216,15 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         if entry.header_offset > covered:
             problems.append(ZipProblem(Check.G311, *_gap(data, covered, entry.header_offset), True))
         elif entry.header_offset < covered:
-            problems.append(ZipProblem(Check.G311, entry.raw_name, f"its local entry at offset {entry.header_offset} "
-                                       "overlaps the entry before it (members sharing bytes)", True))
+            problems.append(
+                ZipProblem(
+                    Check.G311,
+                    entry.raw_name,
+                    f"its local entry at offset {entry.header_offset} "
+                    "overlaps the entry before it (members sharing bytes)",
+                    True,
+                )
+            )
         covered = max(covered, entry.data_offset + entry.compressed)
     if covered < cd_offset:
         problems.append(ZipProblem(Check.G311, *_gap(data, covered, cd_offset), True))
@@ -186,12 +237,18 @@ def _gap(data: bytes, start: int, stop: int) -> tuple[bytes | None, str]:
     """(the hidden entry's name if the gap holds one, what the gap is) for bytes no entry accounts for."""
     found = data.find(LOCAL_SIG, start, stop)
     if found < 0 or found + _LOCAL.size > stop:
-        return None, f"{stop - start} bytes at offset {start} that no entry accounts for (data before the archive, " \
-                     "or between members)"
+        return (
+            None,
+            f"{stop - start} bytes at offset {start} that no entry accounts for (data before the archive, "
+            "or between members)",
+        )
     name_len = struct.unpack_from("<H", data, found + 26)[0]
-    name = data[found + _LOCAL.size:min(found + _LOCAL.size + name_len, stop)]
-    return name, f"a local entry at offset {found} that the central directory does not list (some tools read it, " \
-                 f"others not; {stop - start} bytes unaccounted for)"
+    name = data[found + _LOCAL.size : min(found + _LOCAL.size + name_len, stop)]
+    return (
+        name,
+        f"a local entry at offset {found} that the central directory does not list (some tools read it, "
+        f"others not; {stop - start} bytes unaccounted for)",
+    )
 
 
 def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
@@ -199,12 +256,19 @@ def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
     if flags & FLAG_ENCRYPTED:
         problems.append(ZipProblem(Check.G313, raw_name, "encrypted; a wheel's members must be readable", False))
     if flags & FLAG_DESCRIPTOR:
-        problems.append(ZipProblem(Check.G313, raw_name, "sizes in a data descriptor after the data (the local header "
-                                                      "says nothing of them)", True))
+        problems.append(
+            ZipProblem(
+                Check.G313,
+                raw_name,
+                "sizes in a data descriptor after the data (the local header says nothing of them)",
+                True,
+            )
+        )
     unknown = flags & ~(_FLAGS_ALLOWED | FLAG_ENCRYPTED | FLAG_DESCRIPTOR)
     if unknown:
-        problems.append(ZipProblem(Check.G313, raw_name, f"general-purpose flags {unknown:#06x} the gate does not read",
-                                   True))
+        problems.append(
+            ZipProblem(Check.G313, raw_name, f"general-purpose flags {unknown:#06x} the gate does not read", True)
+        )
     return problems
 
 
@@ -235,20 +299,29 @@ def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offs
     names = ("version needed", "flags", "method", "time", "date", "CRC", "compressed size", "size")
     differ = [n for n, a, b in zip(names, local, central, strict=True) if a != b]
     name_start = offset + _LOCAL.size
-    raw_name = data[name_start:name_start + name_len]
+    raw_name = data[name_start : name_start + name_len]
     if raw_name != entry.raw_name:
         return f"its local header names it {raw_name!r}, the central directory {entry.raw_name!r}"
     if differ:
         return f"its local header disagrees with the central directory on: {', '.join(differ)}"
-    extra = data[name_start + name_len:name_start + name_len + extra_len]
+    extra = data[name_start + name_len : name_start + name_len + extra_len]
     refused = _extra_problems(extra, "local")
     if refused:
         return "; ".join(refused)
     data_offset = name_start + name_len + extra_len
     if data_offset + entry.compressed > cd_offset:
         return f"its {entry.compressed} compressed bytes run into the central directory"
-    return ZipEntry(entry.raw_name, entry.flags, entry.method, entry.crc, entry.compressed, entry.size, entry.mode,
-                    offset, data_offset)
+    return ZipEntry(
+        entry.raw_name,
+        entry.flags,
+        entry.method,
+        entry.crc,
+        entry.compressed,
+        entry.size,
+        entry.mode,
+        offset,
+        data_offset,
+    )
 
 
 class Unreadable(Exception):
@@ -260,7 +333,7 @@ _CHUNK = 1 << 16
 
 def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
     """The member's bytes, inflated through a cap at its declared size and at ``budget``; raises Unreadable."""
-    raw = memoryview(data)[entry.data_offset:entry.data_offset + entry.compressed]
+    raw = memoryview(data)[entry.data_offset : entry.data_offset + entry.compressed]
     if entry.size > budget:
         raise Unreadable(f"declares {entry.size} bytes, past what is left of the archive's budget ({budget})")
     if entry.method == STORED:
@@ -282,7 +355,7 @@ def _inflate_capped(raw: memoryview, declared: int) -> bytes:
     pos = 0
     try:
         while pos < len(raw) and not stream.eof:
-            pending = bytes(raw[pos:pos + _CHUNK])
+            pending = bytes(raw[pos : pos + _CHUNK])
             pos += len(pending)
             while pending and not stream.eof:
                 out += stream.decompress(pending, declared - len(out) + 1)  # never more than one byte past

@@ -44,5 +44,5 @@ def bucket_of(rule: str, value: int) -> tuple[int, int]:
     if rule == "pow2":
         return pow2_bucket(value)
     if rule.startswith("pow2>="):
-        return pow2_bucket(value, int(rule[len("pow2>="):]))
+        return pow2_bucket(value, int(rule[len("pow2>=") :]))
     raise ValueError(f"unknown bucket rule {rule!r}")

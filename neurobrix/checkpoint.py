@@ -152,8 +152,14 @@ def _check_safetensors(path: Path) -> None:
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")
-    ends = [t["data_offsets"][1] for k, t in meta.items() if k != "__metadata__" and isinstance(t, dict)
-            and isinstance(t.get("data_offsets"), list) and len(t["data_offsets"]) == 2]
+    ends = [
+        t["data_offsets"][1]
+        for k, t in meta.items()
+        if k != "__metadata__"
+        and isinstance(t, dict)
+        and isinstance(t.get("data_offsets"), list)
+        and len(t["data_offsets"]) == 2
+    ]
     expected = 8 + length + max(ends, default=0)
     if expected != size:
         raise CheckpointError(
@@ -176,4 +182,3 @@ def checkpoint_files(folder: Path) -> list[str]:
         _check_safetensors(path)
     index = [INDEX] if (folder / INDEX).is_file() else []
     return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]
-

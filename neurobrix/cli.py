@@ -10,11 +10,11 @@ import sys
 import textwrap
 import threading
 import traceback
-from typing import Any, NoReturn, Sequence
+from collections.abc import Sequence
+from typing import Any, NoReturn
 
 from . import __version__
 from .errors import NeuroBrixError, UsageError
-
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
@@ -46,12 +46,14 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
     for class_id, gpu_class in sorted(tables.classes.items()):
         indexes = {name: tables.index(class_id, name) for name in tables.kernels(class_id)}
         stacks = sorted({f"torch {i.stack['torch']}, triton {i.stack['triton']}" for i in indexes.values() if i})
-        rows.append({
-            "class": class_id,
-            "description": gpu_class.description,
-            "kernels": {name: len(i.entries) for name, i in indexes.items() if i is not None},
-            "certified_with": stacks,
-        })
+        rows.append(
+            {
+                "class": class_id,
+                "description": gpu_class.description,
+                "kernels": {name: len(i.entries) for name, i in indexes.items() if i is not None},
+                "certified_with": stacks,
+            }
+        )
     if args.json:
         _print_json({"location": str(tables.location.root), "origin": tables.location.origin, "classes": rows})
         return 0
@@ -98,8 +100,15 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     table = tables.proofs(args.gpu_class, args.kernel)  # the audit record, checked against its index
     assert index is not None and table is not None  # the kernel is one of the class's
     if args.json:
-        _print_json({**asdict(table), "key": list(index.key), "rules": list(index.rules), "stack": dict(index.stack),
-                     "index": index.path})
+        _print_json(
+            {
+                **asdict(table),
+                "key": list(index.key),
+                "rules": list(index.rules),
+                "stack": dict(index.stack),
+                "index": index.path,
+            }
+        )
         return 0
     key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
     print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({key})")
@@ -138,14 +147,18 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     if args.json:
         _print_json(report)
     elif report["ok"]:
-        print(f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
-              f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
-              "agreement")
+        print(
+            f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
+            f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
+            "agreement"
+        )
     else:
         print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
         for p in report["problems"]:
-            print(f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
-                  file=sys.stderr)
+            print(
+                f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
+                file=sys.stderr,
+            )
     return 0 if report["ok"] else 3
 
 
@@ -154,9 +167,14 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .run import RunOptions, run
 
     opts = RunOptions(
-        model=args.model, prompt=args.prompt, max_tokens=args.max_tokens,
+        model=args.model,
+        prompt=args.prompt,
+        max_tokens=args.max_tokens,
         sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed),
-        backend=args.backend, dtype=args.dtype, chat=not args.no_chat, stream=not args.no_stream,
+        backend=args.backend,
+        dtype=args.dtype,
+        chat=not args.no_chat,
+        stream=not args.no_stream,
     )
     stats = run(opts)
     print(stats.line(), file=sys.stderr)
@@ -197,7 +215,9 @@ def cmd_warmup(args: argparse.Namespace) -> int:
 
 def add_warmup_parser(commands: Any, common: dict[str, Any]) -> None:
     warm = commands.add_parser(
-        "warmup", **common, help="compile every kernel a model's runs can need, before the first run",
+        "warmup",
+        **common,
+        help="compile every kernel a model's runs can need, before the first run",
         description="""\
 Compile, before any `neurobrix run`, every Triton kernel binary the runs of a stored model can
 need on this machine's GPU class: every prompt length and KV-cache size a run can have (up to the
@@ -212,12 +232,26 @@ compiled, and running it again compiles only the rest.""",
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     warm.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
-    warm.add_argument("--max-tokens", type=int, default=None, metavar="N",
-                      help="cover runs of at most N new tokens (`run --max-tokens`; default: any the context allows)")
-    warm.add_argument("--max-prompt", type=int, default=None, metavar="N",
-                      help="cover prompts of at most N tokens (default: any the context allows)")
-    warm.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default=None,
-                      help="the dtype runs will use (default, as run's: bf16 on a GPU, fp32 on the CPU)")
+    warm.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cover runs of at most N new tokens (`run --max-tokens`; default: any the context allows)",
+    )
+    warm.add_argument(
+        "--max-prompt",
+        type=int,
+        default=None,
+        metavar="N",
+        help="cover prompts of at most N tokens (default: any the context allows)",
+    )
+    warm.add_argument(
+        "--dtype",
+        choices=("bf16", "fp16", "fp32"),
+        default=None,
+        help="the dtype runs will use (default, as run's: bf16 on a GPU, fp32 on the CPU)",
+    )
     warm.set_defaults(func=cmd_warmup)
 
 
@@ -232,13 +266,14 @@ def build_parser() -> argparse.ArgumentParser:
     # --debug is taken after the subcommand too (`neurobrix run ... --debug`); SUPPRESS keeps a value
     # given before the subcommand from being reset by the subcommand's default
     debug = argparse.ArgumentParser(add_help=False)
-    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS,
-                       help="show the traceback of an error")
+    debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
     common: dict[str, Any] = {"parents": [debug]}
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
 
     doctor = commands.add_parser(
-        "doctor", **common, help="report this machine, its GPU class and the tables; exit 1 if a run is blocked",
+        "doctor",
+        **common,
+        help="report this machine, its GPU class and the tables; exit 1 if a run is blocked",
         description="Report python, torch, triton, the device and its GPU class, where the certified tables "
         "come from and whether every hash matches. Exit 1 if anything blocks a real run here.",
     )
@@ -246,22 +281,36 @@ def build_parser() -> argparse.ArgumentParser:
     doctor.set_defaults(func=cmd_doctor)
 
     run = commands.add_parser(
-        "run", **common, help="generate text with an imported model on the certified kernels",
+        "run",
+        **common,
+        help="generate text with an imported model on the certified kernels",
         description="Generate text with an imported model. The device's GPU class and every kernel call the "
         "generation will make are checked against the certified tables before any weight is loaded.",
     )
     run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
     run.add_argument("--prompt", required=True, help="the prompt text")
-    run.add_argument("--max-tokens", type=int, default=None,
-                     help="most tokens to generate (default 256, or what the model's context leaves after the prompt)")
+    run.add_argument(
+        "--max-tokens",
+        type=int,
+        default=None,
+        help="most tokens to generate (default 256, or what the model's context leaves after the prompt)",
+    )
     run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default), else sampling temperature")
     run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
     run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")
     run.add_argument("--seed", type=int, default=None, help="random seed for sampling (reproducible runs)")
-    run.add_argument("--backend", choices=("triton", "torch"), default="triton",
-                     help="triton: certified kernels (default); torch: PyTorch's own kernels, explicitly")
-    run.add_argument("--dtype", choices=("bf16", "fp16", "fp32"), default=None,
-                     help="weights and activations (default: bf16 on a GPU, fp32 on the CPU)")
+    run.add_argument(
+        "--backend",
+        choices=("triton", "torch"),
+        default="triton",
+        help="triton: certified kernels (default); torch: PyTorch's own kernels, explicitly",
+    )
+    run.add_argument(
+        "--dtype",
+        choices=("bf16", "fp16", "fp32"),
+        default=None,
+        help="weights and activations (default: bf16 on a GPU, fp32 on the CPU)",
+    )
     run.add_argument("--no-chat", action="store_true", help="use the prompt as is, without the chat template")
     run.add_argument("--no-stream", action="store_true", help="print the text at the end instead of as it comes")
     run.set_defaults(func=cmd_run)
@@ -283,6 +332,7 @@ def build_parser() -> argparse.ArgumentParser:
     t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
     t_verify.set_defaults(func=cmd_tables_verify)
     from .cli_store import register
+
     register(commands, common)
     return parser
 

@@ -21,9 +21,16 @@ def format_size(size: int) -> str:
 
 def _as_json(model: StoredModel) -> dict[str, Any]:
     return {
-        "name": model.name, "path": str(model.path), "source": model.source, "from_hub": model.from_hub,
-        "revision": model.revision, "commit": model.commit, "imported": model.imported,
-        "size": model.size, "files": list(model.files), "damaged": model.damaged,
+        "name": model.name,
+        "path": str(model.path),
+        "source": model.source,
+        "from_hub": model.from_hub,
+        "revision": model.revision,
+        "commit": model.commit,
+        "imported": model.imported,
+        "size": model.size,
+        "files": list(model.files),
+        "damaged": model.damaged,
     }
 
 
@@ -38,11 +45,12 @@ def cmd_import(args: argparse.Namespace) -> int:
 
         cmd_warmup(argparse.Namespace(model=model.name, max_tokens=None, max_prompt=None, dtype=None))
     elif args.warmup:
-        print("--warmup: no GPU of a certified class here, so nothing to compile (the Triton interpreter compiles "
-              "nothing); `neurobrix warmup` on the GPU machine compiles its kernels")
+        print(
+            "--warmup: no GPU of a certified class here, so nothing to compile (the Triton interpreter compiles "
+            "nothing); `neurobrix warmup` on the GPU machine compiles its kernels"
+        )
     elif gpu_class is not None:
-        print(f"compile its kernels for {gpu_class} once, before the first run: "
-              f"neurobrix warmup --model {model.name}")
+        print(f"compile its kernels for {gpu_class} once, before the first run: neurobrix warmup --model {model.name}")
     print(f"run it with: {_run_command(model.name)}")
     return 0
 
@@ -77,8 +85,10 @@ def _run_command(name: str) -> str:
 
         if torch.cuda.is_available():
             return command
-    return (f"TRITON_INTERPRET=1 {command} --max-tokens 12\n  (no GPU here: TRITON_INTERPRET=1 runs the certified "
-            "kernels in the Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)")
+    return (
+        f"TRITON_INTERPRET=1 {command} --max-tokens 12\n  (no GPU here: TRITON_INTERPRET=1 runs the certified "
+        "kernels in the Triton interpreter, slowly; --backend torch runs PyTorch's own kernels instead)"
+    )
 
 
 def cmd_list(args: argparse.Namespace) -> int:
@@ -93,8 +103,10 @@ def cmd_list(args: argparse.Namespace) -> int:
     print(f"{'NAME':<{width}}  {'SIZE':>9}  {'REVISION':<12}  {'IMPORTED':<25}  SOURCE")
     for m in models:
         revision = (m.commit or "")[:12] or m.revision or "-"
-        print(f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}"
-              + ("  DAMAGED" if m.damaged else ""))
+        print(
+            f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}"
+            + ("  DAMAGED" if m.damaged else "")
+        )
         if m.damaged:
             print(f"{'':<{width}}  {m.damaged}")
     print(f"store: {models_dir()}")
@@ -111,7 +123,9 @@ def register(commands: Any, common: dict[str, Any]) -> None:
     """Add `import`, `list` and `remove` to the `neurobrix` subcommands (an argparse subparsers object);
     ``common``: what every subcommand's parser takes (its shared options)."""
     p_import = commands.add_parser(
-        "import", **common, help="import a model from the Hugging Face hub or a local folder into the store",
+        "import",
+        **common,
+        help="import a model from the Hugging Face hub or a local folder into the store",
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description="""\
 Copy or download a Llama-family checkpoint into the model store ($NEUROBRIX_HOME/models,
@@ -129,25 +143,30 @@ examples:
   HF_HUB_OFFLINE=1 neurobrix import org/name                   (from the Hugging Face cache, no network)""",
     )
     p_import.add_argument(
-        "source", metavar="SOURCE",
+        "source",
+        metavar="SOURCE",
         help="a Hugging Face id (org/name, stored as org/name) or a local folder with config.json, "
         "tokenizer.json and *.safetensors (stored under the folder's name)",
     )
     p_import.add_argument(
-        "--accept-license", action="store_true",
+        "--accept-license",
+        action="store_true",
         help="needed for gated models: you accept the model's licence (also accept it on the model's hub page, "
         "and log in with `hf auth login` or set HF_TOKEN)",
     )
     p_import.add_argument("--revision", metavar="R", help="hub branch, tag or commit (default: the main branch)")
     p_import.add_argument(
-        "--warmup", action="store_true",
+        "--warmup",
+        action="store_true",
         help="then compile every kernel its runs can need on this machine's GPU class (`neurobrix warmup`, "
         "once), so that no run compiles; without it, import prints that command",
     )
     p_import.set_defaults(func=cmd_import)
 
     p_list = commands.add_parser(
-        "list", **common, help="the imported models",
+        "list",
+        **common,
+        help="the imported models",
         description="List the models in the store with their size, commit, import date and source. A damaged "
         "model (a file missing or of another size, an unreadable manifest) is marked DAMAGED with the reason; "
         "`neurobrix run` refuses it the same way. Temporary folders left by imports that died are removed.",
@@ -156,7 +175,9 @@ examples:
     p_list.set_defaults(func=cmd_list)
 
     p_remove = commands.add_parser(
-        "remove", **common, help="delete an imported model from the store",
+        "remove",
+        **common,
+        help="delete an imported model from the store",
         description="Delete a model from the store, damaged or not (the Hugging Face cache, if any, is left "
         "alone). Temporary folders left by imports that died are removed.",
     )

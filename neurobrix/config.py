@@ -7,8 +7,9 @@ by name before any weight is read.
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import UsageError
 
@@ -68,8 +69,9 @@ class ModelConfig:
             )
         arch = found[0]
         if arch == "mistral" and data.get("sliding_window") not in (None, 0) or data.get("use_sliding_window"):
-            raise ConfigError(f"{source}: sliding-window attention (sliding_window={data.get('sliding_window')}) "
-                              "is not supported")
+            raise ConfigError(
+                f"{source}: sliding-window attention (sliding_window={data.get('sliding_window')}) is not supported"
+            )
         # biases the engine has no place for: refused rather than silently dropped
         if data.get("mlp_bias"):
             raise ConfigError(f"{source}: mlp_bias is not supported (MLP projections without bias only)")
@@ -79,7 +81,9 @@ class ModelConfig:
         kv_heads = data.get("num_key_value_heads") or heads
         head_dim = data.get("head_dim") or hidden // heads
         if heads % kv_heads:
-            raise ConfigError(f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}")
+            raise ConfigError(
+                f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
+            )
         # transformers >= 5 writes `rope_parameters` (theta inside); older files `rope_theta` + `rope_scaling`
         rope = data.get("rope_parameters") or {}
         theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
@@ -104,6 +108,7 @@ class ModelConfig:
             tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
             qkv_bias=arch == "qwen2",
             rope_scaling=scaling,
-            eos_token_ids=tuple(eos if isinstance(eos := data.get("eos_token_id"), list) else
-                                ([] if eos is None else [eos])),
+            eos_token_ids=tuple(
+                eos if isinstance(eos := data.get("eos_token_id"), list) else ([] if eos is None else [eos])
+            ),
         )

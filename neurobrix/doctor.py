@@ -39,8 +39,10 @@ def diagnose() -> list[Finding]:
     else:
         import torch
 
-        build = f"CUDA {torch.version.cuda}" if torch.version.cuda else (
-            f"ROCm {torch.version.hip}" if getattr(torch.version, "hip", None) else "CPU-only build"
+        build = (
+            f"CUDA {torch.version.cuda}"
+            if torch.version.cuda
+            else (f"ROCm {torch.version.hip}" if getattr(torch.version, "hip", None) else "CPU-only build")
         )
         found.append(Finding("torch", OK, f"{torch.__version__} ({build})"))
     triton_version = _version("triton")
@@ -87,15 +89,18 @@ def diagnose() -> list[Finding]:
         return found
     missing = sorted(set(SPECS) - set(have))
     if missing:
-        found.append(Finding(
-            "kernels", FAIL,
-            f"no certified table for {', '.join(missing)}; certify: {certify_command(gpu_class.id, missing)}",
-        ))
+        found.append(
+            Finding(
+                "kernels",
+                FAIL,
+                f"no certified table for {', '.join(missing)}; certify: {certify_command(gpu_class.id, missing)}",
+            )
+        )
     else:
         entries = sum(len(t.entries) for t in have.values() if t is not None)
-        found.append(Finding(
-            "kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries"
-        ))
+        found.append(
+            Finding("kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries")
+        )
     if torch_version and triton_version:
         from .stack import verdict
 

@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import math
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -22,7 +22,7 @@ from .model import Transformer
 
 @dataclass(frozen=True)
 class Sampling:
-    temperature: float = 0.0   # 0 = greedy
+    temperature: float = 0.0  # 0 = greedy
     top_k: int | None = None
     top_p: float | None = None
     seed: int | None = None
@@ -119,9 +119,9 @@ class Stats:
     prompt_tokens: int
     generated_tokens: int
     time_to_first_token_s: float  # the prompt's own: from the start of its prefill to its first token
-    decode_tokens_per_s: float    # tokens after the first, over the time from the first token to the last
-    load_s: float | None = None   # preflight and weights onto the device (``run`` sets it)
-    capture_s: float = 0.0        # before the prefill: its kernels loaded, the decode step captured (CUDA)
+    decode_tokens_per_s: float  # tokens after the first, over the time from the first token to the last
+    load_s: float | None = None  # preflight and weights onto the device (``run`` sets it)
+    capture_s: float = 0.0  # before the prefill: its kernels loaded, the decode step captured (CUDA)
 
     @property
     def prefill_tokens_per_s(self) -> float:
@@ -131,27 +131,41 @@ class Stats:
         phases = [f"prompt {self.prompt_tokens} tokens", f"generated {self.generated_tokens} tokens"]
         if self.load_s is not None:
             phases.append(f"load {self.load_s:.2f} s")
-        phases += [f"capture {self.capture_s:.2f} s", f"time to first token {self.time_to_first_token_s * 1000:.1f} ms",
-                   f"prefill {self.prefill_tokens_per_s:.0f} tokens/s", f"decode {self.decode_tokens_per_s:.1f} tokens/s"]
+        phases += [
+            f"capture {self.capture_s:.2f} s",
+            f"time to first token {self.time_to_first_token_s * 1000:.1f} ms",
+            f"prefill {self.prefill_tokens_per_s:.0f} tokens/s",
+            f"decode {self.decode_tokens_per_s:.1f} tokens/s",
+        ]
         return "[" + " | ".join(phases) + "]"
 
 
 @torch.inference_mode()
-def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens: int, opts: Sampling,
-                   eos: set[int], on_step: Callable[[list[int | None]], None] | None = None,
-                   use_graph: bool = False) -> tuple[list[list[int]], Stats]:
+def generate_batch(
+    model: Transformer,
+    prompts: list[list[int]],
+    max_new_tokens: int,
+    opts: Sampling,
+    eos: set[int],
+    on_step: Callable[[list[int | None]], None] | None = None,
+    use_graph: bool = False,
+) -> tuple[list[list[int]], Stats]:
     """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
     model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
     step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats)."""
     batch = model.cache.k[0].shape[0]
     if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
-        raise UsageError(f"generate takes {batch} non-empty prompts of one length (the model's batch), "
-                         f"got lengths {[len(p) for p in prompts]}")
+        raise UsageError(
+            f"generate takes {batch} non-empty prompts of one length (the model's batch), "
+            f"got lengths {[len(p) for p in prompts]}"
+        )
     seq = len(prompts[0])
     # the last decode step feeds position seq + max_new_tokens - 2 and fills the cache one further
     if seq + max_new_tokens - 1 > model.cache.capacity:
-        raise UsageError(f"a {seq}-token prompt and {max_new_tokens} new tokens need a KV cache of "
-                         f"{seq + max_new_tokens - 1} positions; this model was built with {model.cache.capacity}")
+        raise UsageError(
+            f"a {seq}-token prompt and {max_new_tokens} new tokens need a KV cache of "
+            f"{seq + max_new_tokens - 1} positions; this model was built with {model.cache.capacity}"
+        )
     device = model.w.embed.device
     generator = None
     if opts.seed is not None:
@@ -195,8 +209,15 @@ def generate_batch(model: Transformer, prompts: list[list[int]], max_new_tokens:
     return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
 
 
-def generate(model: Transformer, prompt: list[int], max_new_tokens: int, opts: Sampling, eos: set[int],
-             on_token: Callable[[int], None] | None = None, use_graph: bool = False) -> tuple[list[int], Stats]:
+def generate(
+    model: Transformer,
+    prompt: list[int],
+    max_new_tokens: int,
+    opts: Sampling,
+    eos: set[int],
+    on_token: Callable[[int], None] | None = None,
+    use_graph: bool = False,
+) -> tuple[list[int], Stats]:
     """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
     on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
     outs, stats = generate_batch(model, [prompt], max_new_tokens, opts, eos, on_step, use_graph)

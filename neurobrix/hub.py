@@ -15,8 +15,19 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import (CONFIG, INDEX, OPTIONAL, TOKENIZER, CheckpointError, MissingShardsError,
-                         ModelNotFoundError, pickle_only, pickles, read_config, shards_named)
+from .checkpoint import (
+    CONFIG,
+    INDEX,
+    OPTIONAL,
+    TOKENIZER,
+    CheckpointError,
+    MissingShardsError,
+    ModelNotFoundError,
+    pickle_only,
+    pickles,
+    read_config,
+    shards_named,
+)
 from .errors import NeuroBrixError, UsageError
 
 # What a hub download may fetch: nothing else (no pickles, no code) ever leaves the hub.
@@ -82,13 +93,19 @@ def _model_info(repo_id: str, revision: str | None) -> Any:
     return model_info(repo_id, revision=revision)
 
 
-def _snapshot_download(repo_id: str, *, revision: str | None, allow_patterns: Sequence[str],
-                       local_files_only: bool) -> Path:
+def _snapshot_download(
+    repo_id: str, *, revision: str | None, allow_patterns: Sequence[str], local_files_only: bool
+) -> Path:
     """Download (or find in the HF cache) the files matching ``allow_patterns``; the snapshot folder."""
     from huggingface_hub import snapshot_download
 
-    folder = snapshot_download(repo_id, revision=revision, allow_patterns=list(allow_patterns),
-                               cache_dir=hub_cache(), local_files_only=local_files_only)
+    folder = snapshot_download(
+        repo_id,
+        revision=revision,
+        allow_patterns=list(allow_patterns),
+        cache_dir=hub_cache(),
+        local_files_only=local_files_only,
+    )
     return Path(folder)
 
 
@@ -108,12 +125,16 @@ def progress_bars(enabled: bool) -> Iterator[None]:
 
 def _gated_message(repo_id: str, refused: bool) -> str:
     url = f"https://huggingface.co/{repo_id}"
-    steps = (f"1) open {url}, log in and accept the licence there; 2) make your token available on this machine "
-             "with `hf auth login` (or set HF_TOKEN); 3) run "
-             f"`neurobrix import {repo_id} --accept-license`")
+    steps = (
+        f"1) open {url}, log in and accept the licence there; 2) make your token available on this machine "
+        "with `hf auth login` (or set HF_TOKEN); 3) run "
+        f"`neurobrix import {repo_id} --accept-license`"
+    )
     if refused:
-        return (f"the hub refused access to the gated model {repo_id}: this machine's token is missing or its "
-                f"account has not been granted access. {steps}")
+        return (
+            f"the hub refused access to the gated model {repo_id}: this machine's token is missing or its "
+            f"account has not been granted access. {steps}"
+        )
     return f"{repo_id} is a gated model: its licence must be accepted before it is downloaded. {steps}"
 
 
@@ -121,8 +142,10 @@ def _check_listing(repo_id: str, names: Sequence[str]) -> None:
     """Refuse from the hub's file list, before any download: no config.json, no tokenizer.json, pickle-only."""
     top = [n for n in names if "/" not in n]
     if CONFIG not in top:
-        raise CheckpointError(f"{repo_id} has no {CONFIG} at the top of the repository; it is not a "
-                              "transformers checkpoint NeuroBrix can read")
+        raise CheckpointError(
+            f"{repo_id} has no {CONFIG} at the top of the repository; it is not a "
+            "transformers checkpoint NeuroBrix can read"
+        )
     if not any(n.endswith(".safetensors") for n in top):
         found = pickles(names)
         if found:
@@ -143,8 +166,9 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
         shards = shards_named(snapshot / INDEX)
         missing = [s for s in shards if s not in names]
         if missing:
-            raise MissingShardsError(f"{repo_id}: {INDEX} names shards the repository does not have: "
-                                     f"{', '.join(missing)}")
+            raise MissingShardsError(
+                f"{repo_id}: {INDEX} names shards the repository does not have: {', '.join(missing)}"
+            )
     else:
         shards = [n for n in names if "/" not in n and n.endswith(".safetensors")]
     wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *head[1:], *shards]
@@ -184,11 +208,11 @@ def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Pat
             "`hf auth login` (or set HF_TOKEN)"
         ) from exc
     except RevisionNotFoundError as exc:
-        raise ModelNotFoundError(f"{repo_id} has no revision {revision!r} on the hub; give a branch, tag or commit "
-                                 "that exists") from exc
+        raise ModelNotFoundError(
+            f"{repo_id} has no revision {revision!r} on the hub; give a branch, tag or commit that exists"
+        ) from exc
     except _network_errors() as exc:
-        return _from_cache(repo_id, revision, f"the hub cannot be reached ({type(exc).__name__}: {exc})",
-                           offline=False)
+        return _from_cache(repo_id, revision, f"the hub cannot be reached ({type(exc).__name__}: {exc})", offline=False)
     if getattr(info, "gated", False) and not accept_license:
         raise GatedModelError(_gated_message(repo_id, refused=False))
     try:
@@ -198,8 +222,10 @@ def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Pat
     except (RepositoryNotFoundError, RevisionNotFoundError) as exc:
         raise ModelNotFoundError(f"{repo_id}: {exc}") from exc
     except _network_errors() as exc:
-        raise HubError(f"downloading {repo_id} failed ({type(exc).__name__}: {exc}); run the import again "
-                       "(files already downloaded stay in the Hugging Face cache)") from exc
+        raise HubError(
+            f"downloading {repo_id} failed ({type(exc).__name__}: {exc}); run the import again "
+            "(files already downloaded stay in the Hugging Face cache)"
+        ) from exc
 
 
 def hub_id(source: str) -> str | None:
@@ -208,4 +234,3 @@ def hub_id(source: str) -> str | None:
     if _HUB_ID.fullmatch(candidate) and ".." not in candidate and "--" not in candidate:
         return candidate
     return None
-

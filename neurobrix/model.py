@@ -1,15 +1,15 @@
 """The Llama-family transformer (Llama 2/3, Mistral, Qwen2) over an ops backend, with a static KV cache.
 
 Preflight (``neurobrix.plan``) lists this forward pass's kernel calls by running it on meta tensors
-with a recording backend, and resolves each to its certified setting before any weight is loaded. Weights are fused at load time: q/k/v into one
-projection, gate/up into one, so a layer makes 5 GEMMs-or-GEMVs, 2 norms (fused with the residual
-adds), 1 rotary, 1 attention and 1 SiLU-mul.
+with a recording backend, and resolves each to its certified setting before any weight is loaded.
+Weights are fused at load time: q/k/v into one projection, gate/up into one, so a layer makes 5
+GEMMs-or-GEMVs, 2 norms (fused with the residual adds), 1 rotary, 1 attention and 1 SiLU-mul.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 import torch
 
@@ -24,21 +24,21 @@ class WeightsError(UsageError):
 
 @dataclass
 class Layer:
-    attn_norm: torch.Tensor    # [hidden]
-    qkv: torch.Tensor          # [(Hq + 2 Hkv) D, hidden]
+    attn_norm: torch.Tensor  # [hidden]
+    qkv: torch.Tensor  # [(Hq + 2 Hkv) D, hidden]
     qkv_bias: torch.Tensor | None
-    o: torch.Tensor            # [hidden, Hq D]
-    mlp_norm: torch.Tensor     # [hidden]
-    gate_up: torch.Tensor      # [2 I, hidden]
-    down: torch.Tensor         # [hidden, I]
+    o: torch.Tensor  # [hidden, Hq D]
+    mlp_norm: torch.Tensor  # [hidden]
+    gate_up: torch.Tensor  # [2 I, hidden]
+    down: torch.Tensor  # [hidden, I]
 
 
 @dataclass
 class Weights:
-    embed: torch.Tensor        # [vocab, hidden]
+    embed: torch.Tensor  # [vocab, hidden]
     layers: list[Layer]
-    norm: torch.Tensor         # [hidden]
-    lm_head: torch.Tensor      # [vocab, hidden] (the embedding itself when tied)
+    norm: torch.Tensor  # [hidden]
+    lm_head: torch.Tensor  # [vocab, hidden] (the embedding itself when tied)
 
 
 def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
@@ -49,15 +49,27 @@ def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     shapes: dict[str, tuple[int, ...]] = {}
     for n in range(cfg.num_layers):
         p = f"model.layers.{n}."
-        shapes.update({
-            p + "input_layernorm.weight": (h,), p + "self_attn.q_proj.weight": (hq, h),
-            p + "self_attn.k_proj.weight": (hkv, h), p + "self_attn.v_proj.weight": (hkv, h),
-            p + "self_attn.o_proj.weight": (h, hq), p + "post_attention_layernorm.weight": (h,),
-            p + "mlp.gate_proj.weight": (i, h), p + "mlp.up_proj.weight": (i, h), p + "mlp.down_proj.weight": (h, i),
-        })
+        shapes.update(
+            {
+                p + "input_layernorm.weight": (h,),
+                p + "self_attn.q_proj.weight": (hq, h),
+                p + "self_attn.k_proj.weight": (hkv, h),
+                p + "self_attn.v_proj.weight": (hkv, h),
+                p + "self_attn.o_proj.weight": (h, hq),
+                p + "post_attention_layernorm.weight": (h,),
+                p + "mlp.gate_proj.weight": (i, h),
+                p + "mlp.up_proj.weight": (i, h),
+                p + "mlp.down_proj.weight": (h, i),
+            }
+        )
         if cfg.qkv_bias:
-            shapes.update({p + "self_attn.q_proj.bias": (hq,), p + "self_attn.k_proj.bias": (hkv,),
-                           p + "self_attn.v_proj.bias": (hkv,)})
+            shapes.update(
+                {
+                    p + "self_attn.q_proj.bias": (hq,),
+                    p + "self_attn.k_proj.bias": (hkv,),
+                    p + "self_attn.v_proj.bias": (hkv,),
+                }
+            )
     shapes["model.embed_tokens.weight"] = (cfg.vocab_size, h)
     shapes["model.norm.weight"] = (h,)
     if not cfg.tie_word_embeddings:
@@ -65,8 +77,13 @@ def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
-def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: set[str],
-                 dtype: torch.dtype, device: torch.device | str) -> Weights:
+def fuse_weights(
+    cfg: ModelConfig,
+    get: Callable[[str], torch.Tensor],
+    names: set[str],
+    dtype: torch.dtype,
+    device: torch.device | str,
+) -> Weights:
     """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
     shapes = checkpoint_shapes(cfg)
     used: set[str] = set()
@@ -77,8 +94,9 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
             raise WeightsError(f"checkpoint has no tensor '{name}'")
         tensor = get(name)
         if tuple(tensor.shape) != shapes[name]:
-            raise WeightsError(f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies "
-                               f"{list(shapes[name])}")
+            raise WeightsError(
+                f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies {list(shapes[name])}"
+            )
         return tensor.to(device=device, dtype=dtype)
 
     layers = []
@@ -87,15 +105,17 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
         bias = None
         if cfg.qkv_bias:
             bias = torch.cat([take(p + f"self_attn.{x}_proj.bias") for x in ("q", "k", "v")])
-        layers.append(Layer(
-            attn_norm=take(p + "input_layernorm.weight"),
-            qkv=torch.cat([take(p + f"self_attn.{x}_proj.weight") for x in ("q", "k", "v")]),
-            qkv_bias=bias,
-            o=take(p + "self_attn.o_proj.weight"),
-            mlp_norm=take(p + "post_attention_layernorm.weight"),
-            gate_up=torch.cat([take(p + "mlp.gate_proj.weight"), take(p + "mlp.up_proj.weight")]),
-            down=take(p + "mlp.down_proj.weight"),
-        ))
+        layers.append(
+            Layer(
+                attn_norm=take(p + "input_layernorm.weight"),
+                qkv=torch.cat([take(p + f"self_attn.{x}_proj.weight") for x in ("q", "k", "v")]),
+                qkv_bias=bias,
+                o=take(p + "self_attn.o_proj.weight"),
+                mlp_norm=take(p + "post_attention_layernorm.weight"),
+                gate_up=torch.cat([take(p + "mlp.gate_proj.weight"), take(p + "mlp.up_proj.weight")]),
+                down=take(p + "mlp.down_proj.weight"),
+            )
+        )
     embed = take("model.embed_tokens.weight")
     if cfg.tie_word_embeddings or "lm_head.weight" not in names:
         if not cfg.tie_word_embeddings:
@@ -109,16 +129,19 @@ def fuse_weights(cfg: ModelConfig, get: Callable[[str], torch.Tensor], names: se
     unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))
     if unused:
         shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
-        raise WeightsError(f"checkpoint has tensors this engine would ignore ({shown}): its config.json "
-                           "describes a variant NeuroBrix does not run")
+        raise WeightsError(
+            f"checkpoint has tensors this engine would ignore ({shown}): its config.json "
+            "describes a variant NeuroBrix does not run"
+        )
     return Weights(embed, layers, norm, lm_head)
 
 
 def meta_weights(cfg: ModelConfig, dtype: torch.dtype) -> Weights:
     """Weights of this config's shapes on the meta device: no memory, for recording a forward pass."""
     shapes = checkpoint_shapes(cfg)
-    return fuse_weights(cfg, lambda name: torch.empty(shapes[name], dtype=dtype, device="meta"), set(shapes),
-                        dtype, "meta")
+    return fuse_weights(
+        cfg, lambda name: torch.empty(shapes[name], dtype=dtype, device="meta"), set(shapes), dtype, "meta"
+    )
 
 
 class KVCache:
@@ -137,7 +160,7 @@ class Transformer:
         device, dtype = weights.embed.device, weights.embed.dtype
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
-        self.scale = cfg.head_dim ** -0.5
+        self.scale = cfg.head_dim**-0.5
 
     def forward(self, tokens: torch.Tensor, positions: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
         """Logits [B, vocab] of each sequence's last token.
@@ -148,8 +171,8 @@ class Transformer:
         cfg, ops = self.cfg, self.ops
         B, S = tokens.shape
         hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
-        h = self.w.embed[tokens.reshape(-1)]                       # residual stream [T, hidden]
-        x = None                                                   # last block's output, added into h
+        h = self.w.embed[tokens.reshape(-1)]  # residual stream [T, hidden]
+        x = None  # last block's output, added into h
         for n, layer in enumerate(self.w.layers):
             # attention block
             if x is None:
@@ -159,8 +182,16 @@ class Transformer:
             qkv = ops.linear(y, layer.qkv, layer.qkv_bias).view(B, S, hq + 2 * hkv, d)
             k_cache, v_cache = self.cache.k[n], self.cache.v[n]
             # rotary also appends this step's k and v to the cache at their positions (one launch)
-            q, _ = ops.rotary(qkv[:, :, :hq], qkv[:, :, hq:hq + hkv], self.cos, self.sin, positions,
-                              v=qkv[:, :, hq + hkv:], k_cache=k_cache, v_cache=v_cache)
+            q, _ = ops.rotary(
+                qkv[:, :, :hq],
+                qkv[:, :, hq : hq + hkv],
+                self.cos,
+                self.sin,
+                positions,
+                v=qkv[:, :, hq + hkv :],
+                k_cache=k_cache,
+                v_cache=v_cache,
+            )
             if lengths is None:
                 attn = ops.attention_prefill(q, k_cache[:, :S], v_cache[:, :S], self.scale)  # [B, S, Hq, D]
             else:
@@ -170,8 +201,8 @@ class Transformer:
             y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
             x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
         y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)
-        last = y.view(B, S, -1)[:, -1]                             # [B, hidden]
-        return ops.linear(last.contiguous(), self.w.lm_head)       # [B, vocab]
+        last = y.view(B, S, -1)[:, -1]  # [B, hidden]
+        return ops.linear(last.contiguous(), self.w.lm_head)  # [B, vocab]
 
 
 def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], torch.Tensor]:

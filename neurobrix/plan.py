@@ -12,8 +12,9 @@ of them and the certify command. The model launches every call with the setting 
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Any, Iterable, Mapping
+from typing import Any
 
 from .buckets import bucket_of
 from .config import ModelConfig
@@ -23,8 +24,9 @@ from .ops.spec import Config
 from .tables import Tables, certify_command, index_path
 
 
-def forward_calls(cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill: bool, dtype: str = "bf16",
-                  layers: int | None = None) -> set[PlannedCall]:
+def forward_calls(
+    cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill: bool, dtype: str = "bf16", layers: int | None = None
+) -> set[PlannedCall]:
     """The kernel calls of one forward pass over ``seq`` new tokens per sequence, recorded from the pass.
 
     ``layers``: record a model of that many layers (the catalogue's walk, over thousands of shapes, uses
@@ -51,11 +53,13 @@ def forward_calls(cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill
     return calls
 
 
-def generation_calls(cfg: ModelConfig, batch: int, prompt_len: int, capacity: int, dtype: str = "bf16",
-                     layers: int | None = None) -> set[PlannedCall]:
+def generation_calls(
+    cfg: ModelConfig, batch: int, prompt_len: int, capacity: int, dtype: str = "bf16", layers: int | None = None
+) -> set[PlannedCall]:
     """Every call of generating with this prompt length and KV-cache capacity: one prefill, then decode."""
-    return (forward_calls(cfg, batch, prompt_len, capacity, True, dtype, layers)
-            | forward_calls(cfg, batch, 1, capacity, False, dtype, layers))
+    return forward_calls(cfg, batch, prompt_len, capacity, True, dtype, layers) | forward_calls(
+        cfg, batch, 1, capacity, False, dtype, layers
+    )
 
 
 @dataclass(frozen=True)
@@ -107,7 +111,8 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
     if missing:
         raise MissingEntryError(
             f"this model cannot run on GPU class {class_id} in {', '.join(sorted(dtypes))}: {len(missing)} kernel "
-            "call(s) have no certified setting (nothing was loaded):\n" + "\n".join(missing)
+            "call(s) have no certified setting (nothing was loaded):\n"
+            + "\n".join(missing)
             + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
             + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
         )

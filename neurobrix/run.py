@@ -11,22 +11,22 @@ from __future__ import annotations
 import dataclasses
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 import torch
 
+from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
 from .errors import UsageError
 from .generate import Sampling, Stats, generate
 from .model import Transformer, weights_from_files
-from .config import ModelConfig
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
 from .tokenizer import Tokenizer
-
 
 DEFAULT_MAX_TOKENS = 256
 
@@ -38,7 +38,7 @@ class RunOptions:
     max_tokens: int | None = None  # None: DEFAULT_MAX_TOKENS, or what the model's context leaves (with a notice)
     sampling: Sampling = Sampling()
     backend: str = "triton"
-    dtype: str | None = None   # default: bf16 on a GPU, fp32 on the CPU
+    dtype: str | None = None  # default: bf16 on a GPU, fp32 on the CPU
     chat: bool = True
     stream: bool = True
 
@@ -61,8 +61,9 @@ def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
     if class_id != "interpreter" or dtype != "bf16":
         return
     loaded = load_tables()
-    dtypes = sorted({d for k in loaded.kernels(class_id) for e in loaded.index(class_id, k).entries
-                     for d in e.domain.dtypes})
+    dtypes = sorted(
+        {d for k in loaded.kernels(class_id) for e in loaded.index(class_id, k).entries for d in e.domain.dtypes}
+    )
     if "bf16" in dtypes:
         return
     raise UsageError(
@@ -73,8 +74,9 @@ def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
     )
 
 
-def certified_ops(cfg: ModelConfig, class_id: str, dtype: str, batch: int, prompt_len: int, capacity: int,
-                  certify_hint: str = "") -> Ops:
+def certified_ops(
+    cfg: ModelConfig, class_id: str, dtype: str, batch: int, prompt_len: int, capacity: int, certify_hint: str = ""
+) -> Ops:
     """The Triton ops for generating ``batch`` sequences of ``prompt_len`` tokens into caches of
     ``capacity``: every call of that generation resolved to its certified setting (MissingEntryError
     listing all that have none)."""
@@ -95,9 +97,11 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     cfg = stored.config()
     if class_id is not None:
         require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
-        hint = (f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
-                f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
-                f" --limit capacity={capacity}:{capacity} --limit prefill_tokens={batch * prompt_len}")
+        hint = (
+            f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
+            f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
+            f" --limit capacity={capacity}:{capacity} --limit prefill_tokens={batch * prompt_len}"
+        )
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
         ops = TORCH
@@ -105,8 +109,9 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 
-def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
-        notice: Callable[[str], Any] | None = None) -> Stats:
+def run(
+    opts: RunOptions, write: Callable[[str], Any] | None = None, notice: Callable[[str], Any] | None = None
+) -> Stats:
     """Generate for ``opts``: the text goes to ``write`` (as it comes, unless ``opts.stream`` is off), notes
     for the user to ``notice`` (default: stderr). Returns the statistics."""
     from . import store
@@ -123,15 +128,19 @@ def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
     if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
-        raise UsageError("the prompt is empty: without a chat template the model would run on its start token "
-                         "alone; give some text with --prompt")
+        raise UsageError(
+            "the prompt is empty: without a chat template the model would run on its start token "
+            "alone; give some text with --prompt"
+        )
     max_tokens = opts.max_tokens
     if max_tokens is None:
         max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
         if 1 <= max_tokens < DEFAULT_MAX_TOKENS:
-            notice(f"note: generating at most {max_tokens} tokens: the model's context of {cfg.max_positions} tokens "
-                   f"leaves that many after the {len(prompt)}-token prompt (the default --max-tokens is "
-                   f"{DEFAULT_MAX_TOKENS})")
+            notice(
+                f"note: generating at most {max_tokens} tokens: the model's context of {cfg.max_positions} tokens "
+                f"leaves that many after the {len(prompt)}-token prompt (the default --max-tokens is "
+                f"{DEFAULT_MAX_TOKENS})"
+            )
     if len(prompt) + max(max_tokens, 1) > cfg.max_positions:
         asked = f"--max-tokens {max_tokens}" if opts.max_tokens is not None else "one new token"
         raise UsageError(
@@ -154,8 +163,9 @@ def run(opts: RunOptions, write: Callable[[str], Any] | None = None,
             sys.stdout.flush()
 
     eos = tokenizer.eos_ids(cfg.eos_token_ids)
-    out, stats = generate(model, prompt, max_tokens, opts.sampling, eos,
-                          on_token if opts.stream else None, use_graph=True)
+    out, stats = generate(
+        model, prompt, max_tokens, opts.sampling, eos, on_token if opts.stream else None, use_graph=True
+    )
     write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")
     return dataclasses.replace(stats, load_s=loaded - loading)

@@ -23,8 +23,9 @@ import hashlib
 import importlib
 import json
 import re
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Callable, Mapping
+from typing import Any
 
 import fastjsonschema
 
@@ -32,9 +33,9 @@ from .buckets import bucket_of, valid_rule
 from .dtypes import NAMES as DTYPES
 from .errors import TablesError
 
-TRACKED_FORMAT = 1          # the tracked-file list
-CLASS_FORMAT = 1            # class.yaml
-TABLE_FORMAT = 3            # settings index and proofs (format 2 was one YAML file per kernel holding both)
+TRACKED_FORMAT = 1  # the tracked-file list
+CLASS_FORMAT = 1  # class.yaml
+TABLE_FORMAT = 3  # settings index and proofs (format 2 was one YAML file per kernel holding both)
 BACKENDS = ("cuda", "hip", "interpreter")
 REJECT_REASONS = ("wrong_result", "compile_failed", "out_of_resources", "slower", "crashed")
 INDEX_SUFFIX = ".json"
@@ -48,95 +49,186 @@ _IDENT = r"^[A-Za-z_][A-Za-z0-9_]*$"
 _TEXT = {"type": "string", "minLength": 1, "pattern": r"\S"}
 _COUNT = {"type": "integer", "minimum": 1}
 _CONFIG = {
-    "type": "object", "minProperties": 1, "propertyNames": {"pattern": _IDENT},
+    "type": "object",
+    "minProperties": 1,
+    "propertyNames": {"pattern": _IDENT},
     "additionalProperties": {"type": ["integer", "number", "boolean", "string"]},
 }
-_RANGE = {"type": "array", "items": [{"type": "integer", "minimum": 1}, {"type": ["integer", "null"], "minimum": 1}],
-          "additionalItems": False, "minItems": 2}
+_RANGE = {
+    "type": "array",
+    "items": [{"type": "integer", "minimum": 1}, {"type": ["integer", "null"], "minimum": 1}],
+    "additionalItems": False,
+    "minItems": 2,
+}
 # the dimension names are checked against the table's key by hand (a pattern here costs a third of the
 # largest index's load time)
 _DOMAIN = {
-    "type": "object", "required": ["dtypes"],
+    "type": "object",
+    "required": ["dtypes"],
     "properties": {"dtypes": {"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(DTYPES)}}},
     "additionalProperties": _RANGE,
 }
-_REJECTED_LINE = re.compile(r"^(%s): ((?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+): "
-                            r"(.*)$" % "|".join(REJECT_REASONS), re.DOTALL)
+_REJECTED_LINE = re.compile(
+    "^(" + "|".join(REJECT_REASONS) + r"): ((?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*="
+    r"[A-Za-z0-9_.+-]+): (.*)$",
+    re.DOTALL,
+)
 _PROOF = {
-    "type": "object", "additionalProperties": False,
-    "required": ["examples", "worst_error_ratio", "bound", "reference", "time_best_us", "time_median_us",
-                 "candidates_tried", "rejected"],
+    "type": "object",
+    "additionalProperties": False,
+    "required": [
+        "examples",
+        "worst_error_ratio",
+        "bound",
+        "reference",
+        "time_best_us",
+        "time_median_us",
+        "candidates_tried",
+        "rejected",
+    ],
     "properties": {
         "examples": _COUNT,
         # a ratio above 1 means the entry failed its own proof: such a table is refused
         "worst_error_ratio": {"type": "number", "minimum": 0, "maximum": 1},
-        "bound": _TEXT, "reference": _TEXT,
-        "time_best_us": {"type": "number", "minimum": 0}, "time_median_us": {"type": "number", "minimum": 0},
+        "bound": _TEXT,
+        "reference": _TEXT,
+        "time_best_us": {"type": "number", "minimum": 0},
+        "time_median_us": {"type": "number", "minimum": 0},
         "candidates_tried": _COUNT,
         "rejected": {"type": "array", "items": {"type": "string", "pattern": _REJECTED_LINE.pattern}},
     },
 }
-_STACK = {"type": "object", "required": ["torch", "triton"], "additionalProperties": _TEXT,
-          "properties": {"torch": _TEXT, "triton": _TEXT}}
-_HEAD = {"format": {"const": TABLE_FORMAT}, "kernel": {"type": "string", "pattern": _NAME},
-         "class": {"type": "string", "pattern": _NAME}}
+_STACK = {
+    "type": "object",
+    "required": ["torch", "triton"],
+    "additionalProperties": _TEXT,
+    "properties": {"torch": _TEXT, "triton": _TEXT},
+}
+_HEAD = {
+    "format": {"const": TABLE_FORMAT},
+    "kernel": {"type": "string", "pattern": _NAME},
+    "class": {"type": "string", "pattern": _NAME},
+}
 
 SCHEMAS: dict[str, dict[str, Any]] = {
     "tracked": {
-        "type": "object", "required": ["format", "files"], "additionalProperties": False,
+        "type": "object",
+        "required": ["format", "files"],
+        "additionalProperties": False,
         "properties": {
             "format": {"const": TRACKED_FORMAT},
-            "files": {"type": "array", "items": {
-                "type": "object", "required": ["path", "wheel_path", "sha256", "size"], "additionalProperties": False,
-                "properties": {"path": _TEXT, "wheel_path": _TEXT,
-                               "sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$"},
-                               "size": {"type": "integer", "minimum": 0}}}},
+            "files": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["path", "wheel_path", "sha256", "size"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "path": _TEXT,
+                        "wheel_path": _TEXT,
+                        "sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$"},
+                        "size": {"type": "integer", "minimum": 0},
+                    },
+                },
+            },
         },
     },
     "class": {
-        "type": "object", "required": ["format", "class", "description", "match"], "additionalProperties": False,
+        "type": "object",
+        "required": ["format", "class", "description", "match"],
+        "additionalProperties": False,
         "properties": {
-            "format": {"const": CLASS_FORMAT}, "class": {"type": "string", "pattern": _NAME},
-            "description": _TEXT, "note": _TEXT,
-            "match": {"oneOf": [
-                {"type": "object", "required": ["backend"], "additionalProperties": False,
-                 "properties": {"backend": {"const": "interpreter"}}},
-                {"type": "object", "additionalProperties": False,
-                 "required": ["backend", "vendor", "device_name", "compute_capability", "multiprocessor_count"],
-                 "properties": {
-                     "backend": {"enum": ["cuda", "hip"]}, "vendor": _TEXT, "device_name": _TEXT,
-                     "compute_capability": {"type": "array", "items": {"type": "integer", "minimum": 0},
-                                            "minItems": 2, "maxItems": 2},
-                     "multiprocessor_count": _COUNT}},
-            ]},
+            "format": {"const": CLASS_FORMAT},
+            "class": {"type": "string", "pattern": _NAME},
+            "description": _TEXT,
+            "note": _TEXT,
+            "match": {
+                "oneOf": [
+                    {
+                        "type": "object",
+                        "required": ["backend"],
+                        "additionalProperties": False,
+                        "properties": {"backend": {"const": "interpreter"}},
+                    },
+                    {
+                        "type": "object",
+                        "additionalProperties": False,
+                        "required": ["backend", "vendor", "device_name", "compute_capability", "multiprocessor_count"],
+                        "properties": {
+                            "backend": {"enum": ["cuda", "hip"]},
+                            "vendor": _TEXT,
+                            "device_name": _TEXT,
+                            "compute_capability": {
+                                "type": "array",
+                                "items": {"type": "integer", "minimum": 0},
+                                "minItems": 2,
+                                "maxItems": 2,
+                            },
+                            "multiprocessor_count": _COUNT,
+                        },
+                    },
+                ]
+            },
         },
     },
     "index": {
-        "type": "object", "required": ["format", "kernel", "class", "key", "stack", "entries"],
+        "type": "object",
+        "required": ["format", "kernel", "class", "key", "stack", "entries"],
         "additionalProperties": False,
         "properties": {
             **_HEAD,
-            "key": {"type": "array", "minItems": 1, "items": {
-                "type": "array", "items": [{"type": "string", "pattern": _IDENT}, {"type": "string"}],
-                "additionalItems": False, "minItems": 2}},
+            "key": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "array",
+                    "items": [{"type": "string", "pattern": _IDENT}, {"type": "string"}],
+                    "additionalItems": False,
+                    "minItems": 2,
+                },
+            },
             "stack": _STACK,
-            "entries": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "required": ["domain", "config"], "additionalProperties": False,
-                "properties": {"domain": _DOMAIN, "config": _CONFIG}}},
+            "entries": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["domain", "config"],
+                    "additionalProperties": False,
+                    "properties": {"domain": _DOMAIN, "config": _CONFIG},
+                },
+            },
         },
     },
     "proofs": {
-        "type": "object", "required": ["format", "kernel", "class", "provenance", "entries"],
+        "type": "object",
+        "required": ["format", "kernel", "class", "provenance", "entries"],
         "additionalProperties": False,
         "properties": {
             **_HEAD,
-            "provenance": {"type": "object", "required": ["device", "torch", "triton", "neurobrix", "git_commit",
-                                                          "date", "command"],
-                           "properties": {"device": {"type": "object"}, "torch": _TEXT, "triton": _TEXT,
-                                          "neurobrix": _TEXT, "git_commit": _TEXT, "date": _TEXT, "command": _TEXT}},
-            "entries": {"type": "array", "minItems": 1, "items": {
-                "type": "object", "required": ["domain", "config", "proof"], "additionalProperties": False,
-                "properties": {"domain": _DOMAIN, "config": _CONFIG, "proof": _PROOF}}},
+            "provenance": {
+                "type": "object",
+                "required": ["device", "torch", "triton", "neurobrix", "git_commit", "date", "command"],
+                "properties": {
+                    "device": {"type": "object"},
+                    "torch": _TEXT,
+                    "triton": _TEXT,
+                    "neurobrix": _TEXT,
+                    "git_commit": _TEXT,
+                    "date": _TEXT,
+                    "command": _TEXT,
+                },
+            },
+            "entries": {
+                "type": "array",
+                "minItems": 1,
+                "items": {
+                    "type": "object",
+                    "required": ["domain", "config", "proof"],
+                    "additionalProperties": False,
+                    "properties": {"domain": _DOMAIN, "config": _CONFIG, "proof": _PROOF},
+                },
+            },
         },
     },
 }
@@ -154,11 +246,13 @@ def render_validator(kind: str) -> str:
     """Python source of schema ``kind``'s validator (``fastjsonschema.compile_to_code``), stamped with the
     schema's digest: ``neurobrix/_schemas/<kind>_format.py`` holds it, so a run does not compile schemas on start."""
     code = fastjsonschema.compile_to_code(_full_schema(kind))
-    return (f"# Generated by `python -m conformance schemas` from neurobrix/schema.py's {kind!r} schema: never edit.\n"
-            f"SCHEMA_DIGEST = {schema_digest(kind)!r}\n" + str(code))
+    return (
+        f"# Generated by `python -m conformance schemas` from neurobrix/schema.py's {kind!r} schema: never edit.\n"
+        f"SCHEMA_DIGEST = {schema_digest(kind)!r}\n" + str(code)
+    )
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _validator(kind: str) -> Callable[[Any], Any]:
     """The generated validator when it was generated from this very schema, else one compiled now."""
     try:
@@ -181,7 +275,9 @@ def validate(kind: str, data: Any, file: str) -> None:
         where = name.removeprefix("data").lstrip(".") or "(top level)"
         message = message.replace(name, "it", 1) if message.startswith(name) else message
         value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
-        shown = f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
+        shown = (
+            f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
+        )
         raise TablesError(f"{file}: field '{where}': {message}{shown}") from None
 
 
@@ -253,8 +349,7 @@ class Domain:
 
     def describe(self) -> str:
         dims = ", ".join(
-            f"{dim}={lo}" if lo == hi else f"{dim}={lo}..{'' if hi is None else hi}"
-            for dim, lo, hi in self.ranges
+            f"{dim}={lo}" if lo == hi else f"{dim}={lo}..{'' if hi is None else hi}" for dim, lo, hi in self.ranges
         )
         return f"{'/'.join(self.dtypes)} {dims}"
 
@@ -317,9 +412,13 @@ class Proof:
 
     def as_data(self) -> dict[str, Any]:
         return {
-            "examples": self.examples, "worst_error_ratio": round(self.worst_error_ratio, 4), "bound": self.bound,
-            "reference": self.reference, "time_best_us": round(self.time_best_us, 2),
-            "time_median_us": round(self.time_median_us, 2), "candidates_tried": self.candidates_tried,
+            "examples": self.examples,
+            "worst_error_ratio": round(self.worst_error_ratio, 4),
+            "bound": self.bound,
+            "reference": self.reference,
+            "time_best_us": round(self.time_best_us, 2),
+            "time_median_us": round(self.time_median_us, 2),
+            "candidates_tried": self.candidates_tried,
             "rejected": [r.render() for r in self.rejected],
         }
 
@@ -372,13 +471,13 @@ class SettingsIndex:
                 if other is not entry:
                     raise _overlap(self.path, self.entries, other, entry)
         for n, wide in enumerate(self._wide):
-            for other in [*self._wide[n + 1:], *self._by_bucket.values()]:
+            for other in [*self._wide[n + 1 :], *self._by_bucket.values()]:
                 if wide.domain.overlaps(other.domain):
                     raise _overlap(self.path, self.entries, wide, other)
 
     def _buckets_of(self, domain: Domain) -> tuple[tuple[int, int], ...] | None:
         found = []
-        for (dim, lo, hi), rule in zip(domain.ranges, self.rules):
+        for (_, lo, hi), rule in zip(domain.ranges, self.rules):
             if hi is None or bucket_of(rule, lo) != (lo, hi):
                 return None
             found.append((lo, hi))
@@ -434,8 +533,13 @@ def parse_class(data: Any, file: str, folder: str) -> GPUClass:
         match = ClassMatch("interpreter")
     else:
         cc = m["compute_capability"]
-        match = ClassMatch(m["backend"], vendor=m["vendor"], device_name=m["device_name"],
-                           compute_capability=(cc[0], cc[1]), multiprocessor_count=m["multiprocessor_count"])
+        match = ClassMatch(
+            m["backend"],
+            vendor=m["vendor"],
+            device_name=m["device_name"],
+            compute_capability=(cc[0], cc[1]),
+            multiprocessor_count=m["multiprocessor_count"],
+        )
     return GPUClass(data["class"], data["description"], match, data.get("note"), file)
 
 
@@ -495,8 +599,10 @@ def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex
     bad = [rule for rule in rules if not valid_rule(rule)]
     if bad:
         raise fail(file, "key", f"unknown bucket rule(s) {', '.join(map(repr, bad))} (exact, pow2, pow2>=F)")
-    entries = tuple(Setting(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"])
-                    for i, e in enumerate(data["entries"]))
+    entries = tuple(
+        Setting(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"])
+        for i, e in enumerate(data["entries"])
+    )
     # SettingsIndex refuses overlapping domains
     return SettingsIndex(kernel, folder, key, rules, dict(data["stack"]), entries, file)
 
@@ -510,9 +616,16 @@ def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: Settings
     entries = []
     for i, e in enumerate(data["entries"]):
         p = e["proof"]
-        proof = Proof(p["examples"], float(p["worst_error_ratio"]), p["bound"], p["reference"],
-                      float(p["time_best_us"]), float(p["time_median_us"]), p["candidates_tried"],
-                      tuple(rejected_line(line) for line in p["rejected"]))
+        proof = Proof(
+            p["examples"],
+            float(p["worst_error_ratio"]),
+            p["bound"],
+            p["reference"],
+            float(p["time_best_us"]),
+            float(p["time_median_us"]),
+            p["candidates_tried"],
+            tuple(rejected_line(line) for line in p["rejected"]),
+        )
         entries.append(Entry(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"], proof))
     _disjoint([e.domain for e in entries], file)
     prov = data["provenance"]
@@ -521,9 +634,13 @@ def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: Settings
             raise fail(file, "entries", f"holds {len(entries)} entries, its index {index.path} {len(index.entries)}")
         for i, (proved, setting) in enumerate(zip(entries, index.entries)):
             if proved.domain != setting.domain or dict(proved.config) != dict(setting.config):
-                raise fail(file, f"entries[{i}]", f"differs from entry {i} of its index {index.path}: "
-                                                  f"{proved.domain.describe()} {dict(proved.config)} here, "
-                                                  f"{setting.domain.describe()} {dict(setting.config)} there")
+                raise fail(
+                    file,
+                    f"entries[{i}]",
+                    f"differs from entry {i} of its index {index.path}: "
+                    f"{proved.domain.describe()} {dict(proved.config)} here, "
+                    f"{setting.domain.describe()} {dict(setting.config)} there",
+                )
         stack = {k: prov.get(k) for k in index.stack}
         if stack != dict(index.stack):
             raise fail(file, "provenance", f"stack {stack} differs from its index's {dict(index.stack)}")
@@ -539,16 +656,33 @@ def stack_of(provenance: Mapping[str, Any]) -> dict[str, str]:
     return stack
 
 
-def index_data(kernel: str, class_id: str, key: tuple[str, ...], rules: tuple[str, ...], stack: Mapping[str, str],
-               entries: list[Entry] | list[Setting]) -> dict[str, Any]:
+def index_data(
+    kernel: str,
+    class_id: str,
+    key: tuple[str, ...],
+    rules: tuple[str, ...],
+    stack: Mapping[str, str],
+    entries: list[Entry] | list[Setting],
+) -> dict[str, Any]:
     """The JSON body of a settings index (certify and reformat write it)."""
-    return {"format": TABLE_FORMAT, "kernel": kernel, "class": class_id,
-            "key": [[dim, rule] for dim, rule in zip(key, rules)], "stack": dict(stack),
-            "entries": [{"domain": e.domain.as_data(), "config": dict(e.config)} for e in entries]}
+    return {
+        "format": TABLE_FORMAT,
+        "kernel": kernel,
+        "class": class_id,
+        "key": [[dim, rule] for dim, rule in zip(key, rules)],
+        "stack": dict(stack),
+        "entries": [{"domain": e.domain.as_data(), "config": dict(e.config)} for e in entries],
+    }
 
 
 def proofs_data(kernel: str, class_id: str, provenance: Mapping[str, Any], entries: list[Entry]) -> dict[str, Any]:
     """The YAML body of an audit record (certify and reformat write it)."""
-    return {"format": TABLE_FORMAT, "kernel": kernel, "class": class_id, "provenance": dict(provenance),
-            "entries": [{"domain": e.domain.as_data(), "config": dict(e.config), "proof": e.proof.as_data()}
-                        for e in entries]}
+    return {
+        "format": TABLE_FORMAT,
+        "kernel": kernel,
+        "class": class_id,
+        "provenance": dict(provenance),
+        "entries": [
+            {"domain": e.domain.as_data(), "config": dict(e.config), "proof": e.proof.as_data()} for e in entries
+        ],
+    }

@@ -62,8 +62,10 @@ def certified_stack(class_id: str, tables: Tables | None = None) -> Stack | None
     found = set(stacks.values())
     if len(found) > 1:
         listed = "; ".join(f"{kernel}: {stack.describe()}" for kernel, stack in stacks.items())
-        raise TablesError(f"the kernel tables of GPU class {class_id} were certified with different compiler "
-                          f"stacks ({listed}); re-certify them on one stack")
+        raise TablesError(
+            f"the kernel tables of GPU class {class_id} were certified with different compiler "
+            f"stacks ({listed}); re-certify them on one stack"
+        )
     return found.pop() if found else None
 
 
@@ -118,8 +120,9 @@ def class_hashes(class_id: str, tables: Tables) -> dict[str, str]:
     return {f.path: f.sha256 for f in tables.tracked if f.path.startswith(f"{class_id}/")}
 
 
-def write_reproof(class_id: str, tables: Tables, stack: Stack, check: dict[str, Any], device: str,
-                  command: str) -> Path:
+def write_reproof(
+    class_id: str, tables: Tables, stack: Stack, check: dict[str, Any], device: str, command: str
+) -> Path:
     """Record that the class's tables, as tracked now, passed a whole check on ``stack``."""
     from . import __version__
 
@@ -175,7 +178,7 @@ class Verdict:
     certified: Stack | None  # None: the class has no kernel tables (preflight names what is missing)
     running: Stack
     reproof: Path | None = None  # the local re-proof that admits this stack, if that is what admits it
-    problem: str | None = None   # why the re-proof does not admit it, when the stack differs
+    problem: str | None = None  # why the re-proof does not admit it, when the stack differs
 
     @property
     def ok(self) -> bool:
@@ -187,8 +190,10 @@ class Verdict:
         if compatible(self.certified, self.running):
             return f"{self.running.describe()}; certified with {self.certified.describe()}"
         if self.reproof is not None:
-            return (f"{self.running.describe()}, re-proved here ({self.reproof}); certified with "
-                    f"{self.certified.describe()}")
+            return (
+                f"{self.running.describe()}, re-proved here ({self.reproof}); certified with "
+                f"{self.certified.describe()}"
+            )
         return self.refusal()
 
     def refusal(self) -> str:
@@ -217,8 +222,9 @@ def verdict(class_id: str, tables: Tables | None = None, running: Stack | None =
     if certified is None or compatible(certified, running):
         return Verdict(class_id, certified, running)
     problem = reproof_problem(class_id, loaded, running)
-    return Verdict(class_id, certified, running, reproof=reproof_path(class_id) if problem is None else None,
-                   problem=problem)
+    return Verdict(
+        class_id, certified, running, reproof=reproof_path(class_id) if problem is None else None, problem=problem
+    )
 
 
 def require_certified_stack(class_id: str) -> None:

@@ -25,18 +25,26 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from . import __version__
-from .checkpoint import CONFIG, TOKENIZER, ModelNotFoundError, checkpoint_files, read_config, weight_files
-from .config import ModelConfig
-from .errors import NeuroBrixError, UsageError
-from . import hub
-from .hub import hub_id, normalize
+from . import __version__, hub
 
 # Re-exported: the store's callers (the CLI, tests) name every import refusal through this module.
 from .checkpoint import (  # noqa: E402,F401
-    INDEX, OPTIONAL, PICKLE_SUFFIXES, CheckpointError, MissingShardsError, PickleWeightsError,
+    CONFIG,
+    INDEX,
+    OPTIONAL,
+    PICKLE_SUFFIXES,
+    TOKENIZER,
+    CheckpointError,
+    MissingShardsError,
+    ModelNotFoundError,
+    PickleWeightsError,
+    checkpoint_files,
+    read_config,
+    weight_files,
 )
-from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_offline  # noqa: E402,F401
+from .config import ModelConfig
+from .errors import NeuroBrixError, UsageError
+from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
 
 HOME_ENV = "NEUROBRIX_HOME"
 DEFAULT_HOME = "~/.cache/neurobrix"
@@ -71,8 +79,10 @@ def home() -> Path:
     if blocker is not None and not blocker.is_dir():
         where = "is a file" if blocker == path else f"lies under {blocker}, which is a file"
         shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
-        raise UsageError(f"{shown} {where}, not a folder: the model store cannot live there. Point {HOME_ENV} "
-                         f"at a folder (it is created when needed), or unset it for {DEFAULT_HOME}")
+        raise UsageError(
+            f"{shown} {where}, not a folder: the model store cannot live there. Point {HOME_ENV} "
+            f"at a folder (it is created when needed), or unset it for {DEFAULT_HOME}"
+        )
     return path
 
 
@@ -146,9 +156,14 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             raise ValueError(f"unknown format {data.get('format')!r}")
         sizes = {str(k): int(v) for k, v in files.items()}
         model = StoredModel(
-            name=name, path=path, source=str(data["source"]), revision=data.get("revision"),
-            files=tuple(sorted(sizes)), size=sum(sizes.values()),
-            commit=data.get("commit"), imported=data.get("imported"),
+            name=name,
+            path=path,
+            source=str(data["source"]),
+            revision=data.get("revision"),
+            files=tuple(sorted(sizes)),
+            size=sum(sizes.values()),
+            commit=data.get("commit"),
+            imported=data.get("imported"),
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
         raise DamagedModelError(
@@ -182,8 +197,17 @@ def _damaged(path: Path, name: str, problem: DamagedModelError) -> StoredModel:
         model = _load(path, name)
     except DamagedModelError:
         model = StoredModel(name, path, "unknown", None, (), 0)
-    return StoredModel(model.name, path, model.source, model.revision, model.files, model.size, model.commit,
-                       model.imported, damaged=str(problem))
+    return StoredModel(
+        model.name,
+        path,
+        model.source,
+        model.revision,
+        model.files,
+        model.size,
+        model.commit,
+        model.imported,
+        damaged=str(problem),
+    )
 
 
 def list_models() -> list[StoredModel]:
@@ -198,10 +222,15 @@ def list_models() -> list[StoredModel]:
     for top in sorted(root.iterdir()):
         if top.name.startswith(".") or not top.is_dir():
             continue
-        candidates = [(top, top.name)] if (top / MANIFEST).is_file() else [
-            (sub, f"{top.name}/{sub.name}") for sub in sorted(top.iterdir())
-            if sub.is_dir() and not sub.name.startswith(".") and (sub / MANIFEST).is_file()
-        ]
+        candidates = (
+            [(top, top.name)]
+            if (top / MANIFEST).is_file()
+            else [
+                (sub, f"{top.name}/{sub.name}")
+                for sub in sorted(top.iterdir())
+                if sub.is_dir() and not sub.name.startswith(".") and (sub / MANIFEST).is_file()
+            ]
+        )
         for path, name in candidates:
             try:
                 found.append(_load(path, name, verify=True))
@@ -273,7 +302,7 @@ def _sweep_stale() -> None:
         return
     mine = f"{_SCRATCH}{_host()}-"
     for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
-        pid = path.name[len(mine):].split("-", 1)[0]
+        pid = path.name[len(mine) :].split("-", 1)[0]
         if pid.isdigit() and not _pid_alive(int(pid)):
             shutil.rmtree(path, ignore_errors=True)
 
@@ -328,8 +357,9 @@ def _destination(name: str) -> Path:
     return dest
 
 
-def _manifest(name: str, source: str, revision: str | None, commit: str | None, folder: Path,
-              files: Sequence[str]) -> dict[str, Any]:
+def _manifest(
+    name: str, source: str, revision: str | None, commit: str | None, folder: Path, files: Sequence[str]
+) -> dict[str, Any]:
     return {
         "format": MANIFEST_FORMAT,
         "name": name,
@@ -375,8 +405,9 @@ def _install(tmp: Path, dest: Path) -> None:
         shutil.rmtree(old, ignore_errors=True)
 
 
-def _store_folder(folder: Path, name: str, source: str, *, revision: str | None, commit: str | None,
-                  link: bool, progress: bool) -> StoredModel:
+def _store_folder(
+    folder: Path, name: str, source: str, *, revision: str | None, commit: str | None, link: bool, progress: bool
+) -> StoredModel:
     """Check ``folder`` and store its files as ``name``, atomically."""
     from huggingface_hub.utils import tqdm
 
@@ -404,14 +435,17 @@ def _store_folder(folder: Path, name: str, source: str, *, revision: str | None,
             except OSError:
                 pass
         if isinstance(exc, OSError):
-            raise StoreError(f"could not write {name} into the store ({models_dir()}): {exc}; nothing was "
-                             "stored (check the free space and permissions there)") from exc
+            raise StoreError(
+                f"could not write {name} into the store ({models_dir()}): {exc}; nothing was "
+                "stored (check the free space and permissions there)"
+            ) from exc
         raise
     return _load(dest, name, verify=True)
 
 
-def import_model(source: str, *, accept_license: bool = False, revision: str | None = None,
-                 progress: bool = True) -> StoredModel:
+def import_model(
+    source: str, *, accept_license: bool = False, revision: str | None = None, progress: bool = True
+) -> StoredModel:
     """Import a local checkpoint folder (stored under its folder name) or a hub id (stored as org/name)."""
     home()  # a home that cannot hold a store is refused before anything is checked or downloaded
     folder = Path(source).expanduser()
@@ -421,8 +455,9 @@ def import_model(source: str, *, accept_license: bool = False, revision: str | N
             raise UsageError(f"--revision applies to Hugging Face ids only; {source} is a local folder")
         if folder.name.startswith(".") or not folder.name:
             raise UsageError(f"{source}: a folder whose name starts with '.' cannot be a model name; rename it")
-        return _store_folder(folder, folder.name, str(folder), revision=None, commit=None, link=False,
-                             progress=progress)
+        return _store_folder(
+            folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
+        )
     if folder.exists():
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")
     repo_id = hub_id(source)
@@ -434,5 +469,4 @@ def import_model(source: str, *, accept_license: bool = False, revision: str | N
     _destination(repo_id)  # refuse a blocked name before downloading gigabytes
     with hub.progress_bars(progress):
         snapshot, commit = hub.fetch(repo_id, revision, accept_license)
-        return _store_folder(snapshot, repo_id, repo_id, revision=revision, commit=commit, link=True,
-                             progress=progress)
+        return _store_folder(snapshot, repo_id, repo_id, revision=revision, commit=commit, link=True, progress=progress)

@@ -27,8 +27,17 @@ import yaml
 
 from .errors import TablesError
 from .schema import (
-    CLASS_FORMAT, INDEX_SUFFIX, PROOFS_SUFFIX, GPUClass, ProofsTable, SettingsIndex, TrackedFile, parse_class,
-    parse_index, parse_proofs, parse_tracked,
+    CLASS_FORMAT,
+    INDEX_SUFFIX,
+    PROOFS_SUFFIX,
+    GPUClass,
+    ProofsTable,
+    SettingsIndex,
+    TrackedFile,
+    parse_class,
+    parse_index,
+    parse_proofs,
+    parse_tracked,
 )
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
@@ -114,8 +123,9 @@ class Tables:
         return parse_proofs(data, str(path), class_id, kernel, index)
 
 
-def certify_command(class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None,
-                    extra: str = "") -> str:
+def certify_command(
+    class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None, extra: str = ""
+) -> str:
     """The command a contributor runs, from a source checkout on that GPU, to certify what is missing."""
     command = f"python -m conformance certify --class {class_id}"
     if kernels:
@@ -132,7 +142,7 @@ def locate() -> TablesLocation:
     return _locate(explicit, relative_to)
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
     if explicit:
         root = Path(explicit).expanduser()
@@ -273,8 +283,12 @@ def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
     for f in tracked:
         parts = f.path.split("/")
         if len(parts) != 2 or not (parts[1] == CLASS_NAME or kernel_of(parts[1])):
-            problems.append(Problem(f.path, f"not a {CLASS_NAME}, a <kernel>{INDEX_SUFFIX} or a "
-                                            f"<kernel>{PROOFS_SUFFIX} of a class folder"))
+            problems.append(
+                Problem(
+                    f.path,
+                    f"not a {CLASS_NAME}, a <kernel>{INDEX_SUFFIX} or a <kernel>{PROOFS_SUFFIX} of a class folder",
+                )
+            )
             continue
         folder, name = parts
         kernel = kernel_of(name)
@@ -283,8 +297,11 @@ def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
                 problems.append(Problem(f.path, f"its folder has no {CLASS_NAME} naming the GPU class"))
             other = f"{folder}/{kernel}{PROOFS_SUFFIX if name.endswith(INDEX_SUFFIX) else INDEX_SUFFIX}"
             if other not in names:
-                problems.append(Problem(f.path, f"has no {other.split('/')[1]} beside it: a settings index and its "
-                                                "proofs ship together"))
+                problems.append(
+                    Problem(
+                        f.path, f"has no {other.split('/')[1]} beside it: a settings index and its proofs ship together"
+                    )
+                )
     return problems
 
 
@@ -323,10 +340,32 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
             classes[folder] = parse_class(read_yaml(root / f.path, shown, f.sha256), shown, folder)
         elif name.endswith(INDEX_SUFFIX):
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
-    return Tables(location, tracked, classes, {c: tuple(sorted(kernels.get(c, ()))) for c in classes},
-                  _digests=digests)
+    return Tables(location, tracked, classes, {c: tuple(sorted(kernels.get(c, ()))) for c in classes}, _digests=digests)
 
 
-__all__ = ["CLASS_FORMAT", "CLASS_NAME", "ENV_VAR", "Problem", "Tables", "TablesLocation", "TRACKED_NAME", "WHEEL_DIR",
-           "certify_command", "check_files", "class_path", "clear_cache", "verify_all", "index_path", "kernel_of", "load", "locate",
-           "proofs_path", "read_json", "read_tracked", "read_yaml", "render_tracked", "scan", "sha256_of"]
+__all__ = [
+    "CLASS_FORMAT",
+    "CLASS_NAME",
+    "ENV_VAR",
+    "Problem",
+    "Tables",
+    "TablesLocation",
+    "TRACKED_NAME",
+    "WHEEL_DIR",
+    "certify_command",
+    "check_files",
+    "class_path",
+    "clear_cache",
+    "verify_all",
+    "index_path",
+    "kernel_of",
+    "load",
+    "locate",
+    "proofs_path",
+    "read_json",
+    "read_tracked",
+    "read_yaml",
+    "render_tracked",
+    "scan",
+    "sha256_of",
+]

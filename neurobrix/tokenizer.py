@@ -15,9 +15,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
-from typing import Any, Sequence
+from typing import Any
 
 from .errors import UsageError
 
@@ -26,8 +27,18 @@ from .errors import UsageError
 SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
 # transformers' clean_up_tokenization, in its order (PreTrainedTokenizerBase.clean_up_tokenization)
-CLEANUP = ((" .", "."), (" ?", "?"), (" !", "!"), (" ,", ","), (" ' ", "'"), (" n't", "n't"), (" 'm", "'m"),
-           (" 's", "'s"), (" 've", "'ve"), (" 're", "'re"))
+CLEANUP = (
+    (" .", "."),
+    (" ?", "?"),
+    (" !", "!"),
+    (" ,", ","),
+    (" ' ", "'"),
+    (" n't", "n't"),
+    (" 'm", "'m"),
+    (" 's", "'s"),
+    (" 've", "'ve"),
+    (" 're", "'re"),
+)
 
 
 class TokenizerError(UsageError):
@@ -71,8 +82,9 @@ def clean_up_tokenization(text: str) -> str:
 # strftime_now, dict and namespace.
 
 
-def _tojson(x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None,
-            sort_keys: bool = False) -> str:
+def _tojson(
+    x: Any, ensure_ascii: bool = False, indent: int | None = None, separators: Any = None, sort_keys: bool = False
+) -> str:
     return json.dumps(x, ensure_ascii=ensure_ascii, indent=indent, separators=separators, sort_keys=sort_keys)
 
 
@@ -104,7 +116,8 @@ def compile_template(source: str) -> Any:
     from jinja2.sandbox import ImmutableSandboxedEnvironment
 
     class Generation(jinja2.ext.Extension):
-        """``{% generation %}...{% endgeneration %}`` marks assistant text for training masks: its body renders as is."""
+        """``{% generation %}...{% endgeneration %}`` marks assistant text for training masks: its body renders
+        as is."""
 
         tags = {"generation"}
 
@@ -134,10 +147,12 @@ def compile_template(source: str) -> Any:
         def _check_name(name: Any) -> None:
             if isinstance(name, str) and name.startswith("_"):
                 raise jinja2.exceptions.SecurityError(
-                    f"chat templates cannot store underscore-prefixed attributes on a namespace ({name!r})")
+                    f"chat templates cannot store underscore-prefixed attributes on a namespace ({name!r})"
+                )
 
-    env = ImmutableSandboxedEnvironment(trim_blocks=True, lstrip_blocks=True,
-                                        extensions=[Generation, jinja2.ext.loopcontrols])
+    env = ImmutableSandboxedEnvironment(
+        trim_blocks=True, lstrip_blocks=True, extensions=[Generation, jinja2.ext.loopcontrols]
+    )
     env.filters["tojson"] = _tojson
     env.globals["raise_exception"] = _raise_exception
     env.globals["strftime_now"] = _strftime_now
@@ -164,16 +179,19 @@ class Tokenizer:
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
         # as text or as a list of named templates
         template_file = folder / "chat_template.jinja"
-        template: Any = (template_file.read_text(encoding="utf-8") if template_file.is_file()
-                         else self.config.get("chat_template"))
+        template: Any = (
+            template_file.read_text(encoding="utf-8") if template_file.is_file() else self.config.get("chat_template")
+        )
         if isinstance(template, list):
             template = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
         self.chat_templates: dict[str, str] = (
             {k: v for k, v in template.items() if isinstance(k, str) and isinstance(v, str)}
-            if isinstance(template, dict) else ({"default": template} if isinstance(template, str) else {})
+            if isinstance(template, dict)
+            else ({"default": template} if isinstance(template, str) else {})
         )
-        self.special_tokens = {name: text for name in SPECIAL_TOKENS
-                               if (text := _token_text(self.config.get(name))) is not None}
+        self.special_tokens = {
+            name: text for name in SPECIAL_TOKENS if (text := _token_text(self.config.get(name))) is not None
+        }
         self.bos_token = self.special_tokens.get("bos_token")
         self.eos_token = self.special_tokens.get("eos_token")
         # transformers applies the clean-up only where tokenizer_config asks, and never to a BPE model
@@ -198,9 +216,14 @@ class Tokenizer:
                 ids.add(token_id)
         return ids
 
-    def render_chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                    documents: list[dict[str, Any]] | None = None, add_generation_prompt: bool = True,
-                    **variables: Any) -> str:
+    def render_chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        documents: list[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+        **variables: Any,
+    ) -> str:
         """The chat as the model's template renders it, with what transformers' apply_chat_template gives a
         template: the messages, tools, documents, add_generation_prompt and the named special tokens."""
         name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
@@ -209,14 +232,21 @@ class Tokenizer:
             raise TokenizerError("this model has no chat template; use --no-chat")
         try:
             return compile_template(source).render(
-                messages=messages, tools=tools, documents=documents, add_generation_prompt=add_generation_prompt,
+                messages=messages,
+                tools=tools,
+                documents=documents,
+                add_generation_prompt=add_generation_prompt,
                 **{**self.special_tokens, **variables},
             )
         except Exception as exc:  # a template can raise anything (TemplateError, a TypeError of its own code...)
             raise TokenizerError(f"the model's chat template failed: {exc}; try --no-chat") from exc
 
-    def encode_chat(self, messages: list[dict[str, Any]], tools: list[dict[str, Any]] | None = None,
-                    add_generation_prompt: bool = True) -> list[int]:
+    def encode_chat(
+        self,
+        messages: list[dict[str, Any]],
+        tools: list[dict[str, Any]] | None = None,
+        add_generation_prompt: bool = True,
+    ) -> list[int]:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
         (the template writes them)."""
         text = self.render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt)
@@ -274,9 +304,9 @@ class TextStream:
     def __init__(self, tokenizer: Tokenizer) -> None:
         self._tokenizer = tokenizer
         self._ids: list[int] = []
-        self._prefix = 0               # the window starts here: settled text kept as context
-        self._read = 0                 # ids before this are written
-        self._raw: list[str] = []      # the decoded text so far, before the clean-up (only with clean-up)
+        self._prefix = 0  # the window starts here: settled text kept as context
+        self._read = 0  # ids before this are written
+        self._raw: list[str] = []  # the decoded text so far, before the clean-up (only with clean-up)
         self._written: list[str] = []  # what push returned so far
 
     def push(self, token_id: int) -> str:
@@ -285,16 +315,16 @@ class TextStream:
         if token_id in self._tokenizer.waiting_ids:
             return ""
         decode = self._tokenizer.decode_raw
-        settled = decode(self._ids[self._prefix:self._read])
-        text = decode(self._ids[self._prefix:])
+        settled = decode(self._ids[self._prefix : self._read])
+        text = decode(self._ids[self._prefix :])
         if len(text) <= len(settled) or text.endswith("\ufffd") or not text.startswith(settled):
             return ""  # nothing new yet (the window grows until something is)
-        piece = text[len(settled):]
+        piece = text[len(settled) :]
         self._prefix, self._read = self._read, len(self._ids)
         if self._tokenizer.clean_up:
             self._raw.append(piece)
             cleaned = clean_up_tokenization("".join(self._raw))
-            piece = cleaned[:max(0, len(cleaned) - self.HOLD)][sum(map(len, self._written)):]
+            piece = cleaned[: max(0, len(cleaned) - self.HOLD)][sum(map(len, self._written)) :]
         self._written.append(piece)
         return piece
 
@@ -304,4 +334,4 @@ class TextStream:
         written = "".join(self._written)
         if not final.startswith(written):  # the stream's rule broken: say so rather than end on wrong text
             raise RuntimeError(f"streamed text ...{written[-40:]!r} is not a prefix of the decoded text")
-        return final[len(written):]
+        return final[len(written) :]

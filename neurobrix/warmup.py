@@ -33,8 +33,8 @@ and the next warmup only compiles the rest.
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from .config import ModelConfig
 from .errors import MissingEntryError, UsageError
@@ -45,7 +45,7 @@ from .tables import Tables
 
 Interval = tuple[int, int]  # inclusive
 DIVISOR = 16  # Triton specializes an integer argument on its divisibility by 16 (and on being 1)
-LAYERS = 2    # the first layer's calls and those every later layer makes
+LAYERS = 2  # the first layer's calls and those every later layer makes
 
 
 # --- lengths: intervals and specialization classes ----------------------------------------------------
@@ -108,12 +108,12 @@ def describe_lengths(intervals: list[Interval]) -> str:
 class WarmupPlan:
     """The lengths a run of this model can have on this class, and the passes that cover them."""
 
-    prompts: list[Interval]            # prompt lengths a run can have (certified, within the limits)
-    capacities: list[Interval]         # KV-cache capacities a run can have
-    refused_prompts: list[Interval]    # within the limits, but with no certified setting: `run` refuses them
+    prompts: list[Interval]  # prompt lengths a run can have (certified, within the limits)
+    capacities: list[Interval]  # KV-cache capacities a run can have
+    refused_prompts: list[Interval]  # within the limits, but with no certified setting: `run` refuses them
     refused_capacities: list[Interval]
-    decodes: list[int] = field(default_factory=list)                 # a decode step at each capacity
-    prefills: dict[int, list[int]] = field(default_factory=dict)     # capacity -> prompts prefilled into it
+    decodes: list[int] = field(default_factory=list)  # a decode step at each capacity
+    prefills: dict[int, list[int]] = field(default_factory=dict)  # capacity -> prompts prefilled into it
     settings: dict[PlannedCall, Config] = field(default_factory=dict)  # every launched call's certified setting
 
     @property
@@ -124,8 +124,14 @@ class WarmupPlan:
         return sorted(set(self.decodes) | set(self.prefills))
 
 
-def plan_warmup(cfg: ModelConfig, tables: Tables, class_id: str, dtype: str, max_prompt: int | None = None,
-                max_new: int | None = None) -> WarmupPlan:
+def plan_warmup(
+    cfg: ModelConfig,
+    tables: Tables,
+    class_id: str,
+    dtype: str,
+    max_prompt: int | None = None,
+    max_new: int | None = None,
+) -> WarmupPlan:
     """Every pass the warmup makes for runs of prompts up to ``max_prompt`` tokens (default: the context
     allows) and up to ``max_new`` new tokens (default: what the context leaves), batch 1, ``dtype``, with
     each call resolved by the preflight's code. No device, no weight: calls are recorded on meta tensors."""
@@ -133,8 +139,9 @@ def plan_warmup(cfg: ModelConfig, tables: Tables, class_id: str, dtype: str, max
     top_prompt = context - 1 if max_prompt is None else min(max_prompt, context - 1)
     new = context - 1 if max_new is None else max_new
     if top_prompt < 1 or new < 1:
-        raise UsageError(f"nothing to warm up: the model's context is {context} tokens, --max-prompt and --max-tokens "
-                         "must be >= 1")
+        raise UsageError(
+            f"nothing to warm up: the model's context is {context} tokens, --max-prompt and --max-tokens must be >= 1"
+        )
     top_capacity = min(context, top_prompt + new)
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     resolved: dict[tuple[bool, int], dict[PlannedCall, Config] | None] = {}
@@ -196,12 +203,14 @@ def scratch_weights(cfg: ModelConfig, dtype, device):
     from .model import checkpoint_shapes, fuse_weights
 
     shapes = checkpoint_shapes(cfg)
-    return fuse_weights(cfg, lambda name: torch.zeros(shapes[name], dtype=dtype, device=device), set(shapes),
-                        dtype, device)
+    return fuse_weights(
+        cfg, lambda name: torch.zeros(shapes[name], dtype=dtype, device=device), set(shapes), dtype, device
+    )
 
 
-def launch(cfg: ModelConfig, plan: WarmupPlan, dtype: str, device,
-           progress: Callable[[int, int], None] | None = None) -> int:
+def launch(
+    cfg: ModelConfig, plan: WarmupPlan, dtype: str, device, progress: Callable[[int, int], None] | None = None
+) -> int:
     """Make every pass of ``plan`` (each kernel compiled on its first launch, from then on in Triton's
     cache); ``progress(done, total)`` after each. Returns the passes made."""
     import torch
@@ -242,7 +251,7 @@ class WarmupOptions:
     model: str
     max_tokens: int | None = None  # None: every --max-tokens the context allows
     max_prompt: int | None = None  # None: every prompt the context allows
-    dtype: str | None = None       # default: run's (bf16 on a GPU, fp32 on the CPU)
+    dtype: str | None = None  # default: run's (bf16 on a GPU, fp32 on the CPU)
 
 
 @dataclass(frozen=True)
@@ -256,14 +265,21 @@ class WarmupReport:
 
     def lines(self) -> list[str]:
         p = self.plan
-        where = (f"Triton's cache: {self.cache}" if self.cache is not None
-                 else "the Triton interpreter compiles nothing: every call was launched once")
-        out = [f"warmed up {self.model} on {self.class_id} in {self.dtype}: {self.passes} passes over prompts of "
-               f"{describe_lengths(p.prompts)} tokens and KV caches of {describe_lengths(p.capacities)} positions; "
-               f"{where}"]
+        where = (
+            f"Triton's cache: {self.cache}"
+            if self.cache is not None
+            else "the Triton interpreter compiles nothing: every call was launched once"
+        )
+        out = [
+            f"warmed up {self.model} on {self.class_id} in {self.dtype}: {self.passes} passes over prompts of "
+            f"{describe_lengths(p.prompts)} tokens and KV caches of {describe_lengths(p.capacities)} positions; "
+            f"{where}"
+        ]
         if p.refused_prompts or p.refused_capacities:
             refused = [f"prompts of {describe_lengths(p.refused_prompts)} tokens"] if p.refused_prompts else []
-            refused += [f"KV caches of {describe_lengths(p.refused_capacities)} positions"] if p.refused_capacities else []
+            refused += (
+                [f"KV caches of {describe_lengths(p.refused_capacities)} positions"] if p.refused_capacities else []
+            )
             out.append(f"not certified on {self.class_id} (`neurobrix run` refuses them): {'; '.join(refused)}")
         return out
 
@@ -280,8 +296,9 @@ def triton_cache_dir() -> str:
         return os.environ.get("TRITON_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".triton", "cache")
 
 
-def warmup(opts: WarmupOptions, progress: Callable[[int, int], None] | None = None,
-           notice: Callable[[str], None] | None = None) -> WarmupReport:
+def warmup(
+    opts: WarmupOptions, progress: Callable[[int, int], None] | None = None, notice: Callable[[str], None] | None = None
+) -> WarmupReport:
     """Resolve the stored model, settle the device, its class and compiler stack as ``run`` does, plan every
     pass and make them; ``notice`` gets what is about to happen (and how far it got, on Ctrl-C).
     MissingEntryError when the class certifies no run of this model at all."""
@@ -306,16 +323,20 @@ def warmup(opts: WarmupOptions, progress: Callable[[int, int], None] | None = No
     _refuse_interpreter_bf16(class_id, dtype)
     require_certified_stack(class_id)
     say = notice or (lambda line: None)
-    say(f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
-        "its certified settings")
+    say(
+        f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
+        "its certified settings"
+    )
     plan = plan_warmup(cfg, load_tables(), class_id, dtype, opts.max_prompt, opts.max_tokens)
     if not plan.prompts or not plan.capacities:
         # not one run is certified: the preflight's own error for the shortest one names what is missing
         certified_ops(cfg, class_id, dtype, 1, 1, 2, f" --config {stored.path / 'config.json'}")
         raise MissingEntryError(f"no run of {stored.name} within these limits is certified on {class_id}")
-    say(f"warming up {stored.name} on {class_id} in {dtype}: {plan.passes} passes over prompts of "
+    say(
+        f"warming up {stored.name} on {class_id} in {dtype}: {plan.passes} passes over prompts of "
         f"{describe_lengths(plan.prompts)} tokens and KV caches of {describe_lengths(plan.capacities)} positions"
-        + ("" if interpreter_enabled() else " (each kernel compiles on its first pass)"))
+        + ("" if interpreter_enabled() else " (each kernel compiles on its first pass)")
+    )
     done = [0]
 
     def count(made: int, total: int) -> None:
@@ -326,7 +347,11 @@ def warmup(opts: WarmupOptions, progress: Callable[[int, int], None] | None = No
     try:
         passes = launch(cfg, plan, dtype, device, count)
     except KeyboardInterrupt:
-        say(f"warmup stopped after {done[0]} of {plan.passes} passes: what was compiled stays in Triton's cache; "
-            "the same command again compiles only the rest")
+        say(
+            f"warmup stopped after {done[0]} of {plan.passes} passes: what was compiled stays in Triton's cache; "
+            "the same command again compiles only the rest"
+        )
         raise
-    return WarmupReport(stored.name, class_id, dtype, plan, passes, None if interpreter_enabled() else triton_cache_dir())
+    return WarmupReport(
+        stored.name, class_id, dtype, plan, passes, None if interpreter_enabled() else triton_cache_dir()
+    )

@@ -114,7 +114,7 @@ def declare_size(wheel: Path, name: str, size: int) -> None:
         if central < 0:
             raise ValueError(f"{name} not in the central directory")
         name_len = struct.unpack_from("<H", data, central + 28)[0]
-        if bytes(data[central + 46: central + 46 + name_len]) == encoded:
+        if bytes(data[central + 46 : central + 46 + name_len]) == encoded:
             break
         start = central + 4
     struct.pack_into("<I", data, central + 24, size)
@@ -143,7 +143,7 @@ def rewrite_sdist(
     buffer = io.BytesIO()
     with tarfile.open(src) as original, tarfile.open(fileobj=buffer, mode="w") as out:
         for info in original.getmembers():
-            rel = info.name[len(old_root) + 1:] if info.name.startswith(f"{old_root}/") else info.name
+            rel = info.name[len(old_root) + 1 :] if info.name.startswith(f"{old_root}/") else info.name
             if rel in dropped or rel.startswith(under):
                 continue
             data = original.extractfile(info).read() if info.isreg() else b""  # type: ignore[union-attr]
@@ -227,13 +227,42 @@ def raw_zip(members: Iterable[RawMember], *, before: bytes = b"", after: bytes =
         local_name = m.name if m.local_name is None else m.local_name
         local_extra = m.extra if m.local_extra is None else m.local_extra
         offset = len(out)
-        out += struct.pack("<4s5H3L2H", b"PK\x03\x04", 20, m.flags, m.method, 0, 0x5C21, crc, len(stored),
-                           size if m.local_size is None else m.local_size, len(local_name), len(local_extra))
+        out += struct.pack(
+            "<4s5H3L2H",
+            b"PK\x03\x04",
+            20,
+            m.flags,
+            m.method,
+            0,
+            0x5C21,
+            crc,
+            len(stored),
+            size if m.local_size is None else m.local_size,
+            len(local_name),
+            len(local_extra),
+        )
         out += local_name + local_extra + stored
         if m.listed:
-            central += struct.pack("<4s6H3L5H2L", b"PK\x01\x02", 0x0314, 20, m.flags, m.method, 0, 0x5C21, crc,
-                                   len(stored), size, len(m.name), len(m.extra), len(m.comment), 0, 0, m.mode << 16,
-                                   offset)
+            central += struct.pack(
+                "<4s6H3L5H2L",
+                b"PK\x01\x02",
+                0x0314,
+                20,
+                m.flags,
+                m.method,
+                0,
+                0x5C21,
+                crc,
+                len(stored),
+                size,
+                len(m.name),
+                len(m.extra),
+                len(m.comment),
+                0,
+                0,
+                m.mode << 16,
+                offset,
+            )
             central += m.name + m.extra + m.comment
             count += 1
     start = len(out)
@@ -251,8 +280,9 @@ def wheel_members(wheel: Path) -> list[RawMember]:
 def with_true_record(members: list[RawMember]) -> list[RawMember]:
     """``members`` with RECORD rewritten to tell the truth about each (what any attacker can do)."""
     record = next(m for m in members if m.name.endswith(b".dist-info/RECORD"))
-    text = record_text(((m.name.decode("utf-8", "replace"), m.data) for m in members if m is not record),
-                       record.name.decode())
+    text = record_text(
+        ((m.name.decode("utf-8", "replace"), m.data) for m in members if m is not record), record.name.decode()
+    )
     return [m for m in members if m is not record] + [RawMember(record.name, text)]
 
 
@@ -290,8 +320,14 @@ def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
 
 def sdist_members(sdist: Path) -> list[RawTarMember]:
     with tarfile.open(sdist) as tar:
-        return [RawTarMember(i.name, tar.extractfile(i).read() if i.isreg() else b"",  # type: ignore[union-attr]
-                             i.type) for i in tar.getmembers()]
+        return [
+            RawTarMember(
+                i.name,
+                tar.extractfile(i).read() if i.isreg() else b"",  # type: ignore[union-attr]
+                i.type,
+            )
+            for i in tar.getmembers()
+        ]
 
 
 def write_sdist(path: Path, tar: bytes) -> Path:

@@ -6,8 +6,9 @@ need another setting hand it to the launcher, or write their own tables with ``w
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 import triton
@@ -22,8 +23,18 @@ PROOF = Proof(1, 0.0, "test fixture", "none (test fixture)", 0.0, 0.0, 1, ())
 CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "linear": [
         ({"M": [1, 4]}, {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 3, "num_warps": 4}),
-        ({"M": [5, None]}, {"variant": "tiled", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4,
-                            "num_warps": 4, "num_stages": 2}),
+        (
+            {"M": [5, None]},
+            {
+                "variant": "tiled",
+                "BLOCK_M": 32,
+                "BLOCK_N": 32,
+                "BLOCK_K": 32,
+                "GROUP_M": 4,
+                "num_warps": 4,
+                "num_stages": 2,
+            },
+        ),
     ],
     "rms_norm": [({}, {"BLOCK_M": 4, "num_warps": 4})],
     "rotary": [({}, {"BLOCK_H": 4, "num_warps": 4})],
@@ -37,7 +48,9 @@ CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
 # may add entries to a fixture table)
 STACK = {
     "device": {"backend": "interpreter", "vendor": "triton", "name": "Triton interpreter (CPU)"},
-    "torch": str(torch.__version__), "triton": str(triton.__version__), "neurobrix": neurobrix.__version__,
+    "torch": str(torch.__version__),
+    "triton": str(triton.__version__),
+    "neurobrix": neurobrix.__version__,
 }
 
 
@@ -65,10 +78,16 @@ def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16"
     (``provenance``: facts to record instead of this machine's, e.g. another triton)."""
     configs = {**CONFIGS, **(configs or {})}
     (root / "interpreter").mkdir(parents=True, exist_ok=True)
-    (root / "interpreter" / "class.yaml").write_text(yaml.safe_dump({
-        "format": 1, "class": "interpreter", "description": "Triton interpreter (test fixture)",
-        "match": {"backend": "interpreter"},
-    }))
+    (root / "interpreter" / "class.yaml").write_text(
+        yaml.safe_dump(
+            {
+                "format": 1,
+                "class": "interpreter",
+                "description": "Triton interpreter (test fixture)",
+                "match": {"backend": "interpreter"},
+            }
+        )
+    )
     for kernel, entries in configs.items():
         write_kernel(root, kernel, entries, dtypes, **provenance)
     return root

@@ -116,8 +116,16 @@ def bugs_for(cfg, seq: int) -> list[str]:
     return found
 
 
-def compare(stored, checkpoint: Path, ids: list[int], dtype: str, backend: str = "triton", bug: str | None = None,
-            embed_scale: float = 1.0, device: str = "cpu") -> dict:
+def compare(
+    stored,
+    checkpoint: Path,
+    ids: list[int],
+    dtype: str,
+    backend: str = "triton",
+    bug: str | None = None,
+    embed_scale: float = 1.0,
+    device: str = "cpu",
+) -> dict:
     """Prefill logits and one decode step's, ours against the float64 reference: errors and tolerances."""
     from neurobrix.run import load_model
 
@@ -132,8 +140,11 @@ def compare(stored, checkpoint: Path, ids: list[int], dtype: str, backend: str =
         ours = model.forward(torch.tensor([ids], device=dev), torch.arange(len(ids), device=dev)[None], None)[0]
         truth = hf(torch.tensor([ids], device=device)).logits[0, -1]
         nxt = int(truth.argmax())
-        ours2 = model.forward(torch.tensor([[nxt]], device=dev), torch.tensor([[len(ids)]], device=dev),
-                              torch.tensor([len(ids) + 1], dtype=torch.int32, device=dev))[0]
+        ours2 = model.forward(
+            torch.tensor([[nxt]], device=dev),
+            torch.tensor([[len(ids)]], device=dev),
+            torch.tensor([len(ids) + 1], dtype=torch.int32, device=dev),
+        )[0]
         truth2 = hf(torch.tensor([ids + [nxt]], device=device)).logits[0, -1]
     out = {"dtype": dtype, "bug": bug, "scale": float(truth.abs().max())}
     for step, (a, b, seq) in {"prefill": (ours, truth, len(ids)), "decode": (ours2, truth2, len(ids) + 1)}.items():
@@ -165,7 +176,9 @@ def catalogue_checkpoint(folder: Path, name: str, layers: int = 2, seed: int = 0
     folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
     tok = tiny.train_tokenizer()
-    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>").save_pretrained(folder)
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, bos_token="<s>", eos_token="</s>").save_pretrained(
+        folder
+    )
     return folder
 
 
@@ -173,8 +186,15 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--dtype", required=True, choices=("bf16", "fp16"))
     parser.add_argument("--workdir", required=True)
-    parser.add_argument("--models", nargs="+", default=["TinyLlama/TinyLlama-1.1B-Chat-v1.0",
-                                                        "meta-llama/Llama-3.2-1B-Instruct", "Qwen/Qwen2.5-0.5B-Instruct"])
+    parser.add_argument(
+        "--models",
+        nargs="+",
+        default=[
+            "TinyLlama/TinyLlama-1.1B-Chat-v1.0",
+            "meta-llama/Llama-3.2-1B-Instruct",
+            "Qwen/Qwen2.5-0.5B-Instruct",
+        ],
+    )
     args = parser.parse_args(argv)
     import os
 
@@ -187,8 +207,10 @@ def main(argv: list[str] | None = None) -> int:
         stored = store.import_model(str(checkpoint), progress=False)
         ids = torch.randint(0, stored.config().vocab_size, (37,), generator=g).tolist()
         for bug in (None, *bugs_for(stored.config(), len(ids))):
-            print(json.dumps({"model": name, **compare(stored, checkpoint, ids, args.dtype, bug=bug, device="cuda")}),
-                  flush=True)
+            print(
+                json.dumps({"model": name, **compare(stored, checkpoint, ids, args.dtype, bug=bug, device="cuda")}),
+                flush=True,
+            )
     return 0
 
 

@@ -19,16 +19,29 @@ CHAT_TEMPLATE = "{% for m in messages %}<{{ m['role'] }}>{{ m['content'] }}{% en
 WORDS = ["<unk>", "<s>", "</s>", "hello", "world", "the", "a", "model", "runs", "fast"]
 
 TINY = {
-    "hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 1, "num_attention_heads": 2,
-    "num_key_value_heads": 1, "vocab_size": 32, "max_position_embeddings": 64, "rms_norm_eps": 1e-5,
+    "hidden_size": 16,
+    "intermediate_size": 32,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "vocab_size": 32,
+    "max_position_embeddings": 64,
+    "rms_norm_eps": 1e-5,
 }
 ARCHITECTURES = {"llama": "LlamaForCausalLM", "mistral": "MistralForCausalLM", "qwen2": "Qwen2ForCausalLM"}
 
 
 def config_dict(model_type: str = "llama", **extra) -> dict:
     architecture = ARCHITECTURES.get(model_type, f"{model_type.capitalize()}ForCausalLM")
-    return {"architectures": [architecture], "model_type": model_type, **TINY, "tie_word_embeddings": False,
-            "rope_theta": 10000.0, "torch_dtype": "float32", **extra}
+    return {
+        "architectures": [architecture],
+        "model_type": model_type,
+        **TINY,
+        "tie_word_embeddings": False,
+        "rope_theta": 10000.0,
+        "torch_dtype": "float32",
+        **extra,
+    }
 
 
 def write_tokenizer(folder: Path, chat_template: bool = True) -> None:
@@ -60,10 +73,14 @@ def tensors(config: dict) -> dict:
     for i in range(config["num_hidden_layers"]):
         p = f"model.layers.{i}."
         out |= {
-            p + "input_layernorm.weight": torch.ones(d), p + "post_attention_layernorm.weight": torch.ones(d),
-            p + "self_attn.q_proj.weight": rand(heads * hd, d), p + "self_attn.k_proj.weight": rand(kv * hd, d),
-            p + "self_attn.v_proj.weight": rand(kv * hd, d), p + "self_attn.o_proj.weight": rand(d, heads * hd),
-            p + "mlp.gate_proj.weight": rand(f, d), p + "mlp.up_proj.weight": rand(f, d),
+            p + "input_layernorm.weight": torch.ones(d),
+            p + "post_attention_layernorm.weight": torch.ones(d),
+            p + "self_attn.q_proj.weight": rand(heads * hd, d),
+            p + "self_attn.k_proj.weight": rand(kv * hd, d),
+            p + "self_attn.v_proj.weight": rand(kv * hd, d),
+            p + "self_attn.o_proj.weight": rand(d, heads * hd),
+            p + "mlp.gate_proj.weight": rand(f, d),
+            p + "mlp.up_proj.weight": rand(f, d),
             p + "mlp.down_proj.weight": rand(d, f),
         }
     return out
@@ -92,7 +109,7 @@ def _save_with_transformers(folder: Path, model_type: str, shards: int) -> None:
     import transformers
     from tokenizers import Tokenizer
 
-    config_class = getattr(transformers, f"{ARCHITECTURES[model_type][:-len('ForCausalLM')]}Config")
+    config_class = getattr(transformers, f"{ARCHITECTURES[model_type][: -len('ForCausalLM')]}Config")
     model_class = getattr(transformers, ARCHITECTURES[model_type])
     torch.manual_seed(0)
     model = model_class(config_class(**TINY))
@@ -104,7 +121,9 @@ def _save_with_transformers(folder: Path, model_type: str, shards: int) -> None:
     write_tokenizer(scratch, chat_template=False)
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=Tokenizer.from_file(str(scratch / "tokenizer.json")),
-        bos_token="<s>", eos_token="</s>", unk_token="<unk>",
+        bos_token="<s>",
+        eos_token="</s>",
+        unk_token="<unk>",
     )
     fast.chat_template = CHAT_TEMPLATE
     fast.save_pretrained(folder)
@@ -113,8 +132,15 @@ def _save_with_transformers(folder: Path, model_type: str, shards: int) -> None:
     scratch.rmdir()
 
 
-def make_checkpoint(folder: Path, model_type: str = "llama", *, shards: int = 1, tokenizer: bool = True,
-                    use_transformers: bool | None = None, config: dict | None = None) -> Path:
+def make_checkpoint(
+    folder: Path,
+    model_type: str = "llama",
+    *,
+    shards: int = 1,
+    tokenizer: bool = True,
+    use_transformers: bool | None = None,
+    config: dict | None = None,
+) -> Path:
     """A tiny checkpoint folder as save_pretrained writes it (transformers when installed and asked)."""
     folder.mkdir(parents=True, exist_ok=True)
     if use_transformers is None:
@@ -144,8 +170,9 @@ def make_pickle_only(folder: Path) -> Path:
     return folder
 
 
-def populate_hub_cache(hub_cache: Path, repo_id: str, checkpoint: Path, commit: str = "a" * 40,
-                       extra: dict[str, bytes] | None = None) -> Path:
+def populate_hub_cache(
+    hub_cache: Path, repo_id: str, checkpoint: Path, commit: str = "a" * 40, extra: dict[str, bytes] | None = None
+) -> Path:
     """Lay ``checkpoint``'s files out as huggingface_hub's cache does: blobs by hash, snapshot symlinks, refs/main.
 
     ``extra`` adds files (e.g. a pickle or code) that an import must not take. Returns the snapshot folder."""

@@ -7,13 +7,17 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
 
 
 def test_e2e_help_runs_without_a_gpu():
-    result = subprocess.run([sys.executable, "-m", "benchmarks.e2e", "--help"], capture_output=True, text=True,
-                            env={**os.environ, "PYTHONPATH": str(REPO)}, cwd=REPO)
+    result = subprocess.run(
+        [sys.executable, "-m", "benchmarks.e2e", "--help"],
+        capture_output=True,
+        text=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        cwd=REPO,
+    )
     assert result.returncode == 0, result.stderr
     for option in ("--prompt", "--repeats", "--backends", "compile", "min/median/max"):
         assert option in result.stdout
@@ -27,8 +31,16 @@ def test_e2e_takes_several_prompt_lengths():
     assert (args.prompt, args.repeats, args.backends) == ([128, 512, 2048], 5, ["triton", "compile"])
 
 
-@pytest.mark.parametrize("argv", [["--prompt", "0"], ["--repeats", "0"], ["--model", "nobody/nothing"],
-                                  ["--backends", "vllm"], ["--prompt", "many"]])
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["--prompt", "0"],
+        ["--repeats", "0"],
+        ["--model", "nobody/nothing"],
+        ["--backends", "vllm"],
+        ["--prompt", "many"],
+    ],
+)
 def test_e2e_refuses_bad_arguments_with_usage(argv, capsys):
     from benchmarks.e2e import parse_args
 
@@ -40,17 +52,25 @@ def test_e2e_refuses_bad_arguments_with_usage(argv, capsys):
 def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
     from benchmarks.e2e import report, spread
 
-    assert spread([3.0, 1.0, 2.0]) == {"ttft_ms_min": 1.0, "ttft_ms": 2.0, "ttft_ms_max": 3.0,
-                                       "ttft_ms_all": [3.0, 1.0, 2.0]}
+    assert spread([3.0, 1.0, 2.0]) == {
+        "ttft_ms_min": 1.0,
+        "ttft_ms": 2.0,
+        "ttft_ms_max": 3.0,
+        "ttft_ms_all": [3.0, 1.0, 2.0],
+    }
 
     def row(backend, prompt, ttfts, decode=None):
         r = {"model": "m", "batch": 1, "prompt": prompt, "backend": backend, **spread(ttfts)}
         r["prefill_tok_s"] = prompt / (r["ttft_ms"] / 1000)
         return {**r, **({"decode_tok_s": decode, "roofline_pct": 50.0} if decode else {})}
 
-    rows = [row("triton", 128, [10, 12, 11], decode=600.0), row("compile", 128, [20, 22, 21], decode=500.0),
-            row("triton", 2048, [40, 40, 41]), row("compile", 2048, [80, 81, 79]),
-            {"model": "m", "batch": 1, "prompt": 512, "backend": "triton", "error": "MissingEntryError: ..."}]
+    rows = [
+        row("triton", 128, [10, 12, 11], decode=600.0),
+        row("compile", 128, [20, 22, 21], decode=500.0),
+        row("triton", 2048, [40, 40, 41]),
+        row("compile", 2048, [80, 81, 79]),
+        {"model": "m", "batch": 1, "prompt": 512, "backend": "triton", "error": "MissingEntryError: ..."},
+    ]
     report(rows)
     lines = {(line.split()[2], line.split()[3]): line for line in capsys.readouterr().out.splitlines()[2:]}
     short, long = lines["128", "triton"], lines["2048", "triton"]

@@ -169,7 +169,7 @@ LINEAR_MUTANTS = {
     "last column unwritten": (DTYPES, _linear_last_column_unwritten),
     "bias dropped": (DTYPES, lambda c: linear_fp32(LinearCase(c.x, c.w, None))),
     "truncating output conversion": (LOW, lambda c: round_toward_zero(c.x.float() @ c.w.float().T + _bias(c), c.dtype)),
-    "tf32 where ieee was certified": ((FP32,), lambda c: (to_tf32(c.x) @ to_tf32(c.w).T + _bias(c))),
+    "tf32 where ieee was certified": ((FP32,), lambda c: to_tf32(c.x) @ to_tf32(c.w).T + _bias(c)),
 }
 
 
@@ -283,12 +283,22 @@ def _norm_of_unrounded_sum(c: NormCase):
 NORM_MUTANTS = {
     "missing eps": (None, _norm_variant(lambda x, eps: x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True)))),
     "eps outside the sqrt": (None, _norm_variant(lambda x, eps: x / (x.pow(2).mean(-1, keepdim=True).sqrt() + eps))),
-    "mean over N - 1": (None, _norm_variant(
-        lambda x, eps: x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) / max(x.shape[-1] - 1, 1) + eps))),
-    "layer norm (mean subtracted)": (None, _norm_variant(
-        lambda x, eps: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps))),
-    "weight not applied": (None, norm_honest(lambda c, x: (x.float() * torch.rsqrt(
-        x.float().pow(2).mean(-1, keepdim=True) + c.eps)).to(x.dtype))),
+    "mean over N - 1": (
+        None,
+        _norm_variant(lambda x, eps: x * torch.rsqrt(x.pow(2).sum(-1, keepdim=True) / max(x.shape[-1] - 1, 1) + eps)),
+    ),
+    "layer norm (mean subtracted)": (
+        None,
+        _norm_variant(
+            lambda x, eps: (x - x.mean(-1, keepdim=True)) * torch.rsqrt(x.var(-1, keepdim=True, unbiased=False) + eps)
+        ),
+    ),
+    "weight not applied": (
+        None,
+        norm_honest(
+            lambda c, x: (x.float() * torch.rsqrt(x.float().pow(2).mean(-1, keepdim=True) + c.eps)).to(x.dtype)
+        ),
+    ),
     "residual not added": (True, _residual_not_added),
     "y from the unrounded fp32 sum": (True, _norm_of_unrounded_sum),
 }
@@ -335,8 +345,20 @@ POSITIONS = 64
 def rotary_cases(draw, dtypes=DTYPES):
     dtype = draw(st.sampled_from(dtypes))
     dims = draw(shapes({"B": (1, 2), "S": (1, 6), "H": (1, 3), "half": (1, 40)}))
-    scaling = draw(st.sampled_from([None, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0,
-                                           "high_freq_factor": 4.0, "original_max_position_embeddings": 16}]))
+    scaling = draw(
+        st.sampled_from(
+            [
+                None,
+                {
+                    "rope_type": "llama3",
+                    "factor": 8.0,
+                    "low_freq_factor": 1.0,
+                    "high_freq_factor": 4.0,
+                    "original_max_position_embeddings": 16,
+                },
+            ]
+        )
+    )
     tables = ref.rope_frequencies(2 * dims["half"], draw(st.sampled_from([10000.0, 500000.0])), POSITIONS, scaling)
     x = draw(tensors((dims["B"], dims["S"], dims["H"], 2 * dims["half"]), dtype, exponents=(-4, 4)))
     seed = draw(st.integers(0, 2**16))
@@ -388,8 +410,16 @@ def test_rotary_bound_catches(mutant):
 
 
 def test_rope_table_bound_holds_for_the_fp32_cache():
-    for scaling in (None, {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
-                           "original_max_position_embeddings": 8192}):
+    for scaling in (
+        None,
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8192,
+        },
+    ):
         tables = ref.rope_frequencies(128, 500000.0, 4096, scaling)
         for t in (tables.cos, tables.sin):
             assert_within(t.float(), t, bd.rope_table(t), "rope table")
@@ -470,7 +500,8 @@ SILU_MUTANTS = {
     "gate and up swapped": lambda gu: (F.silu(_halves(gu)[1]) * _halves(gu)[0]).to(gu.dtype),
     "gelu instead of silu": lambda gu: (F.gelu(_halves(gu)[0], approximate="tanh") * _halves(gu)[1]).to(gu.dtype),
     "exp(g) instead of exp(-g)": lambda gu: (_halves(gu)[0] / (1 + torch.exp(_halves(gu)[0])) * _halves(gu)[1]).to(
-        gu.dtype),
+        gu.dtype
+    ),
 }
 
 
@@ -483,8 +514,21 @@ def test_silu_mul_bound_catches(mutant):
 
 
 # ========================================================================================== attention
-def flash_rows(q, k, v, visible, scale, block, out_dtype, *, acc_dtype=FP32, exp=torch.exp2, scale_log2=None,
-               p_dtype=None, l_from_rounded=False):
+def flash_rows(
+    q,
+    k,
+    v,
+    visible,
+    scale,
+    block,
+    out_dtype,
+    *,
+    acc_dtype=FP32,
+    exp=torch.exp2,
+    scale_log2=None,
+    p_dtype=None,
+    l_from_rounded=False,
+):
     """Flash attention of query rows q [R, D] over k, v [L, D] (in d), as neurobrix's kernels do it:
     fp32 scores scaled by scale * log2(e), running max, exp2, P rounded to d before P.V, l from the
     unrounded P. Returns the unnormalised (acc, m, l) in fp32. Mutants: ``acc_dtype`` rounds the
@@ -551,8 +595,9 @@ def prefill_flash(c: PrefillCase, *, causal_offset: int = 0, causal: bool = True
     for b in range(B):
         for h in range(HQ):
             kv = gqa(h, HQ, c.k.shape[2]) if gqa else h // group
-            acc, _, l = flash_rows(c.q[b, :, h], c.k[b, :, kv], c.v[b, :, kv], visible, c.scale, c.block, c.dtype,
-                                   **flash)
+            acc, _, l = flash_rows(
+                c.q[b, :, h], c.k[b, :, kv], c.v[b, :, kv], visible, c.scale, c.block, c.dtype, **flash
+            )
             out[b, :, h] = (acc / l[:, None]).to(c.dtype)
     return out
 
@@ -651,8 +696,9 @@ class DecodeCase:
 
     @cached_property
     def bound(self) -> torch.Tensor:
-        return bd.attention_decode(self.q, self.k, self.v, self.lengths, self.scale, self.out64,
-                                   key_block=self.block, splits=self.splits)
+        return bd.attention_decode(
+            self.q, self.k, self.v, self.lengths, self.scale, self.out64, key_block=self.block, splits=self.splits
+        )
 
 
 @st.composite
@@ -669,8 +715,9 @@ def decode_cases(draw, dtypes=DTYPES):
     return DecodeCase(q, k, v, lengths, D**-0.5, block, splits)
 
 
-def decode_flash(c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True, part_dtype=None, **flash
-                 ) -> torch.Tensor:
+def decode_flash(
+    c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True, part_dtype=None, **flash
+) -> torch.Tensor:
     """Flash decoding: SPLITS chunks (multiples of the block) of the filled cache, merged by 2^(m - max m).
     Mutants: ``part_dtype`` rounds the split partials (the unnormalised accumulators) before the merge;
     ``flash`` goes to flash_rows."""
@@ -688,8 +735,16 @@ def decode_flash(c: DecodeCase, *, extra: int = 0, rescale_merge: bool = True, p
                 if end <= start:
                     continue
                 visible = torch.ones(1, end - start, dtype=torch.bool)
-                acc, m, l = flash_rows(c.q[b, h, None], c.k[b, start:end, kv], c.v[b, start:end, kv], visible,
-                                       c.scale, c.block, c.dtype, **flash)
+                acc, m, l = flash_rows(
+                    c.q[b, h, None],
+                    c.k[b, start:end, kv],
+                    c.v[b, start:end, kv],
+                    visible,
+                    c.scale,
+                    c.block,
+                    c.dtype,
+                    **flash,
+                )
                 if part_dtype is not None:
                     acc = acc.to(part_dtype).float()
                 parts.append(acc[0])
@@ -743,25 +798,26 @@ def linear_split_gemv(c: LinearCase, block_k: int, split_k: int, partial_dtype: 
     k_slice = math.ceil(math.ceil(K / split_k) / block_k) * block_k
     y = torch.zeros(M, c.w.shape[0])
     for first in range(0, K, k_slice):
-        part = LinearCase(c.x[:, first:first + k_slice], c.w[:, first:first + k_slice], None)
+        part = LinearCase(c.x[:, first : first + k_slice], c.w[:, first : first + k_slice], None)
         lanes = torch.zeros(M, c.w.shape[0], block_k)
         for k0 in range(0, part.x.shape[1], block_k):
             xs, ws = torch.zeros(M, block_k), torch.zeros(c.w.shape[0], block_k)
             width = min(block_k, part.x.shape[1] - k0)
-            xs[:, :width], ws[:, :width] = part.x[:, k0:k0 + width].float(), part.w[:, k0:k0 + width].float()
+            xs[:, :width], ws[:, :width] = part.x[:, k0 : k0 + width].float(), part.w[:, k0 : k0 + width].float()
             lanes += xs[:, None, :] * ws[None, :, :]
         y = y + lanes.sum(-1).to(partial_dtype).float()
     return (y + _bias(c)).to(c.dtype)
 
 
-def linear_split_tiled(c: LinearCase, block_k: int, split_k: int, acc_dtype: torch.dtype = FP32,
-                       partial_dtype: torch.dtype = FP32) -> torch.Tensor:
+def linear_split_tiled(
+    c: LinearCase, block_k: int, split_k: int, acc_dtype: torch.dtype = FP32, partial_dtype: torch.dtype = FP32
+) -> torch.Tensor:
     """The skinny variant: tiled's K loop of BLOCK_K dots over each of SPLIT_K slices, fp32 partials merged in order."""
     M, K = c.x.shape
     k_slice = math.ceil(math.ceil(K / split_k) / block_k) * block_k
     y = torch.zeros(M, c.w.shape[0])
     for first in range(0, K, k_slice):
-        part = LinearCase(c.x[:, first:first + k_slice], c.w[:, first:first + k_slice], None)
+        part = LinearCase(c.x[:, first : first + k_slice], c.w[:, first : first + k_slice], None)
         acc = torch.zeros(M, c.w.shape[0])
         for k0 in range(0, part.x.shape[1], block_k):
             dot = part.x[:, k0 : k0 + block_k].float() @ part.w[:, k0 : k0 + block_k].float().T
@@ -771,16 +827,20 @@ def linear_split_tiled(c: LinearCase, block_k: int, split_k: int, acc_dtype: tor
 
 
 def _linear_extra(dtype, K, config, mutant):
-    case = LinearCase(_normal(4, K, dtype=dtype, seed=1), _normal(512, K, dtype=dtype, seed=2, scale=2.0 ** -round(
-        math.log2(math.sqrt(K)))), _normal(512, dtype=dtype, seed=3))
+    case = LinearCase(
+        _normal(4, K, dtype=dtype, seed=1),
+        _normal(512, K, dtype=dtype, seed=2, scale=2.0 ** -round(math.log2(math.sqrt(K)))),
+        _normal(512, dtype=dtype, seed=3),
+    )
     bound = bd.linear(case.x, case.w, case.b, case.out64, depth=bd.linear_depth(config, K, dtype))
     if config["variant"] == "gemv":
         honest = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"])
         wrong = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"], partial_dtype=dtype)
     elif config["variant"] == "skinny":
         honest = linear_split_tiled(case, config["BLOCK_K"], config["SPLIT_K"])
-        wrong = linear_split_tiled(case, config["BLOCK_K"], config["SPLIT_K"],
-                                   **{"acc_dtype" if mutant == "acc" else "partial_dtype": dtype})
+        wrong = linear_split_tiled(
+            case, config["BLOCK_K"], config["SPLIT_K"], **{"acc_dtype" if mutant == "acc" else "partial_dtype": dtype}
+        )
     else:
         honest = linear_tiled(case, config["BLOCK_K"])
         wrong = linear_tiled(case, config["BLOCK_K"], acc_dtype=dtype)
@@ -798,14 +858,26 @@ def _norm_extra(dtype, N):
 
 
 def _prefill_extra(dtype, S, D, G, q_scale, **mutant):
-    c = PrefillCase(_normal(1, S, G, D, dtype=dtype, seed=1, scale=q_scale), _normal(1, S, 1, D, dtype=dtype, seed=2),
-                    _normal(1, S, 1, D, dtype=dtype, seed=3), D**-0.5, 64)
+    c = PrefillCase(
+        _normal(1, S, G, D, dtype=dtype, seed=1, scale=q_scale),
+        _normal(1, S, 1, D, dtype=dtype, seed=2),
+        _normal(1, S, 1, D, dtype=dtype, seed=3),
+        D**-0.5,
+        64,
+    )
     return bd.ratio(prefill_flash(c), c.out64, c.bound), bd.ratio(prefill_flash(c, **mutant), c.out64, c.bound)
 
 
 def _decode_extra(dtype, capacity, lengths, D, G, block, splits, q_scale, **mutant):
-    c = DecodeCase(_normal(2, G, D, dtype=dtype, seed=4, scale=q_scale), _normal(2, capacity, 1, D, dtype=dtype, seed=5),
-                   _normal(2, capacity, 1, D, dtype=dtype, seed=6), torch.tensor(lengths), D**-0.5, block, splits)
+    c = DecodeCase(
+        _normal(2, G, D, dtype=dtype, seed=4, scale=q_scale),
+        _normal(2, capacity, 1, D, dtype=dtype, seed=5),
+        _normal(2, capacity, 1, D, dtype=dtype, seed=6),
+        torch.tensor(lengths),
+        D**-0.5,
+        block,
+        splits,
+    )
     return bd.ratio(decode_flash(c), c.out64, c.bound), bd.ratio(decode_flash(c, **mutant), c.out64, c.bound)
 
 
@@ -837,21 +909,28 @@ EXTRA_ROUNDING = {
     # P rounded where the contract rounds none (fp32 kernels)
     "prefill fp32, P rounded to bf16, S 512 D 128": lambda: _prefill_extra(FP32, 512, 128, 4, 1.0, p_dtype=BF16),
     "decode fp32, P rounded to fp16, capacity 512 filled 40 and 100": lambda: _decode_extra(
-        FP32, 512, [40, 100], 64, 8, 32, 16, 1.0, p_dtype=FP16),
+        FP32, 512, [40, 100], 64, 8, 32, 16, 1.0, p_dtype=FP16
+    ),
     # attention decode (H200 configs; one config serves every fill of the capacity): split partials (the
     # unnormalised accumulators) stored in the storage dtype, and a split's accumulator rounded once per key block
     "decode fp16 partials, capacity 4096 filled 40 and 100, D 64 G 4, 32 splits": lambda: _decode_extra(
-        FP16, 4096, [40, 100], 64, 4, 64, 32, 1.0, part_dtype=FP16),
+        FP16, 4096, [40, 100], 64, 4, 64, 32, 1.0, part_dtype=FP16
+    ),
     "decode fp16 partials, capacity 512 filled 200 and 60, D 64 G 8, 16 splits": lambda: _decode_extra(
-        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, part_dtype=FP16),
+        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, part_dtype=FP16
+    ),
     "decode bf16 partials, capacity 4096 filled 300 and 700, D 128 G 4, 32 splits": lambda: _decode_extra(
-        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, part_dtype=BF16),
+        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, part_dtype=BF16
+    ),
     "decode bf16 partials, capacity 512 full, D 64 G 8, 16 splits": lambda: _decode_extra(
-        BF16, 512, [512, 170], 64, 8, 32, 16, 1.0, part_dtype=BF16),
+        BF16, 512, [512, 170], 64, 8, 32, 16, 1.0, part_dtype=BF16
+    ),
     "decode bf16 accumulator, capacity 4096 filled 300 and 700, D 128 G 4": lambda: _decode_extra(
-        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, acc_dtype=BF16),
+        BF16, 4096, [300, 700], 128, 4, 64, 32, 1.0, acc_dtype=BF16
+    ),
     "decode fp16 accumulator, capacity 512 filled 200 and 60, D 64 G 8": lambda: _decode_extra(
-        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, acc_dtype=FP16),
+        FP16, 512, [200, 60], 64, 8, 32, 16, 0.5, acc_dtype=FP16
+    ),
 }
 
 
@@ -877,8 +956,13 @@ def honest_ratios(dtype: torch.dtype) -> dict[str, float]:
     positions = torch.randint(0, POSITIONS, (2, 8), generator=torch.Generator().manual_seed(6))
     rot = RotaryCase(_fixed(dtype, 2, 8, 4, 64, seed=7), tables.cos.float(), tables.sin.float(), positions, tables)
     gu = _fixed(dtype, 16, 256, seed=8, scale=3.0)
-    pre = PrefillCase(_fixed(dtype, 1, 48, 4, 32, seed=9), _fixed(dtype, 1, 48, 2, 32, seed=10),
-                      _fixed(dtype, 1, 48, 2, 32, seed=11), 32**-0.5, 16)
+    pre = PrefillCase(
+        _fixed(dtype, 1, 48, 4, 32, seed=9),
+        _fixed(dtype, 1, 48, 2, 32, seed=10),
+        _fixed(dtype, 1, 48, 2, 32, seed=11),
+        32**-0.5,
+        16,
+    )
     return {
         "linear": bd.ratio(linear_fp32(lin), lin.out64, lin.bound),
         "rms_norm": norm_ratio(norm, NORM_HONEST["torch fp32 (HF style)"](norm)),

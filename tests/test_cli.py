@@ -9,8 +9,8 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import REPO
+
 from neurobrix import __version__
 from neurobrix.cli import main
 
@@ -131,8 +131,12 @@ def test_env_var_to_missing_folder(tmp_path):
 
 def test_a_closed_pipe_is_not_an_error():
     full_env = {**os.environ, "PYTHONPATH": str(REPO)}
-    proc = subprocess.Popen([sys.executable, "-m", "neurobrix", "tables", "show", "interpreter", "linear"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=full_env)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "neurobrix", "tables", "show", "interpreter", "linear"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=full_env,
+    )
     proc.stdout.close()  # the reader is gone before the command writes (like `| head -0`)
     assert proc.wait() == 0
     assert b"Traceback" not in proc.stderr.read()
@@ -146,10 +150,11 @@ def sentencepiece_model(tmp_path, monkeypatch):
     """A stored model whose tokenizer is SentencePiece-style (Llama 2), and `run` with its generation replaced
     by a fixed id sequence (``generated.ids``): what is under test is what `run` prints for those ids."""
     pytest.importorskip("transformers")
-    from neurobrix import store
-    from neurobrix.generate import Stats
     from store_fixtures import make_checkpoint
     from tokenizer_fixtures import save
+
+    from neurobrix import store
+    from neurobrix.generate import Stats
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = make_checkpoint(tmp_path / "sp-model", use_transformers=False)
@@ -173,6 +178,7 @@ def sentencepiece_model(tmp_path, monkeypatch):
 @pytest.mark.parametrize("stream", [True, False], ids=["stream", "no-stream"])
 def test_run_prints_exactly_what_transformers_decodes(sentencepiece_model, capsys, stream):
     import transformers
+
     from neurobrix.tokenizer import Tokenizer
 
     tokenizer = Tokenizer(sentencepiece_model.folder)
@@ -241,8 +247,11 @@ def test_the_statistics_line_times_loading_apart_from_the_first_token(sentencepi
     sentencepiece_model.ids = [20, 21]
     assert main(["run", "--model", "sp-model", "--prompt", "hello", "--no-chat"]) == 0
     line = capsys.readouterr().err.strip().splitlines()[-1]
-    found = re.fullmatch(r"\[prompt \d+ tokens \| generated 2 tokens \| load ([\d.]+) s \| capture 0.00 s \| "
-                         r"time to first token 0.0 ms \| prefill 0 tokens/s \| decode 0.0 tokens/s\]", line)
+    found = re.fullmatch(
+        r"\[prompt \d+ tokens \| generated 2 tokens \| load ([\d.]+) s \| capture 0.00 s \| "
+        r"time to first token 0.0 ms \| prefill 0 tokens/s \| decode 0.0 tokens/s\]",
+        line,
+    )
     assert found, line
     assert float(found.group(1)) >= 0.3
 
@@ -251,8 +260,10 @@ def test_the_statistics_line_without_a_load_time():
     from neurobrix.generate import Stats
 
     line = Stats(26, 200, 0.0125, 622.14, capture_s=0.31).line()
-    assert line == ("[prompt 26 tokens | generated 200 tokens | capture 0.31 s | time to first token 12.5 ms | "
-                    f"prefill {26 / 0.0125:.0f} tokens/s | decode 622.1 tokens/s]")
+    assert line == (
+        "[prompt 26 tokens | generated 200 tokens | capture 0.31 s | time to first token 12.5 ms | "
+        f"prefill {26 / 0.0125:.0f} tokens/s | decode 622.1 tokens/s]"
+    )
 
 
 def test_debug_works_before_and_after_the_subcommand(fixture_tables):
@@ -285,7 +296,7 @@ def test_every_exit_code_is_in_the_readme_and_the_help():
 
     used = {cls.exit_code for cls in subclasses(NeuroBrixError)} | {NeuroBrixError.exit_code}
     readme = (REPO / "README.md").read_text()
-    table = readme[readme.index("Exit codes:"):][:2000]
+    table = readme[readme.index("Exit codes:") :][:2000]
     documented = {int(n): meaning for n, meaning in re.findall(r"^\| (\d+) \| (.+) \|$", table, re.M)}
     assert used <= set(documented), f"exit codes used but not in the README: {sorted(used - set(documented))}"
     assert "interrupted" in documented[130] and "stored model damaged" in documented[7]

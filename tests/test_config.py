@@ -12,20 +12,33 @@ from neurobrix.errors import UsageError
 from neurobrix.generate import Sampling
 from neurobrix.model import WeightsError, fuse_weights
 
-BASE = {"architectures": ["LlamaForCausalLM"], "hidden_size": 8, "intermediate_size": 12, "num_hidden_layers": 1,
-        "num_attention_heads": 2, "num_key_value_heads": 1, "vocab_size": 10, "max_position_embeddings": 16,
-        "rms_norm_eps": 1e-5}
+BASE = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 8,
+    "intermediate_size": 12,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "vocab_size": 10,
+    "max_position_embeddings": 16,
+    "rms_norm_eps": 1e-5,
+}
 
 
-@pytest.mark.parametrize("extra, message", [
-    ({"mlp_bias": True}, "mlp_bias is not supported"),
-    ({"attention_bias": True}, "attention_bias on llama"),
-    ({"architectures": ["Qwen2ForCausalLM"], "use_sliding_window": True, "sliding_window": 4},
-     "sliding-window attention"),
-    ({"architectures": ["MistralForCausalLM"], "sliding_window": 4096}, "sliding-window attention"),
-    ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
-    ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
-])
+@pytest.mark.parametrize(
+    "extra, message",
+    [
+        ({"mlp_bias": True}, "mlp_bias is not supported"),
+        ({"attention_bias": True}, "attention_bias on llama"),
+        (
+            {"architectures": ["Qwen2ForCausalLM"], "use_sliding_window": True, "sliding_window": 4},
+            "sliding-window attention",
+        ),
+        ({"architectures": ["MistralForCausalLM"], "sliding_window": 4096}, "sliding-window attention"),
+        ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
+        ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
+    ],
+)
 def test_variants_the_engine_does_not_run_are_refused_by_name(extra, message):
     with pytest.raises(ConfigError, match=message):
         ModelConfig.from_hf({**BASE, **extra})
@@ -39,14 +52,17 @@ def checkpoint(cfg: ModelConfig) -> dict[str, torch.Tensor]:
     h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
     p = "model.layers.0."
     return {
-        "model.embed_tokens.weight": torch.zeros(cfg.vocab_size, h), "model.norm.weight": torch.ones(h),
-        "lm_head.weight": torch.zeros(cfg.vocab_size, h), p + "input_layernorm.weight": torch.ones(h),
+        "model.embed_tokens.weight": torch.zeros(cfg.vocab_size, h),
+        "model.norm.weight": torch.ones(h),
+        "lm_head.weight": torch.zeros(cfg.vocab_size, h),
+        p + "input_layernorm.weight": torch.ones(h),
         p + "post_attention_layernorm.weight": torch.ones(h),
         p + "self_attn.q_proj.weight": torch.zeros(cfg.num_heads * d, h),
         p + "self_attn.k_proj.weight": torch.zeros(cfg.num_kv_heads * d, h),
         p + "self_attn.v_proj.weight": torch.zeros(cfg.num_kv_heads * d, h),
         p + "self_attn.o_proj.weight": torch.zeros(h, cfg.num_heads * d),
-        p + "mlp.gate_proj.weight": torch.zeros(i, h), p + "mlp.up_proj.weight": torch.zeros(i, h),
+        p + "mlp.gate_proj.weight": torch.zeros(i, h),
+        p + "mlp.up_proj.weight": torch.zeros(i, h),
         p + "mlp.down_proj.weight": torch.zeros(h, i),
     }
 
@@ -72,8 +88,16 @@ def test_a_missing_or_misshapen_tensor_is_named():
         fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
 
 
-@pytest.mark.parametrize("opts", [Sampling(temperature=math.nan), Sampling(temperature=-1.0), Sampling(top_p=math.nan),
-                                  Sampling(top_p=0.0), Sampling(top_k=0)])
+@pytest.mark.parametrize(
+    "opts",
+    [
+        Sampling(temperature=math.nan),
+        Sampling(temperature=-1.0),
+        Sampling(top_p=math.nan),
+        Sampling(top_p=0.0),
+        Sampling(top_k=0),
+    ],
+)
 def test_sampling_options_are_checked(opts):
     with pytest.raises(UsageError):
         opts.validate()
@@ -108,8 +132,9 @@ def test_generation_beyond_the_kv_cache_is_refused_not_run_out_of_bounds():
 
     cfg = ModelConfig.from_hf(BASE)
     state = checkpoint(cfg)
-    model = Transformer(cfg, fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu"), TORCH,
-                        batch=1, capacity=6)
+    model = Transformer(
+        cfg, fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu"), TORCH, batch=1, capacity=6
+    )
     generate(model, [1, 2, 3], 4, Sampling(), eos=set())  # positions 0..5: fits exactly
     with pytest.raises(UsageError, match="need a KV cache of 7 positions; this model was built with 6"):
         generate(model, [1, 2, 3], 5, Sampling(), eos=set())

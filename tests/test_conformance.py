@@ -13,12 +13,12 @@ import shutil
 import pytest
 import torch
 import yaml
+from conftest import REPO, retrack
 
 from conformance import candidates, catalogue, check
 from conformance.__main__ import main as conformance_main
 from conformance.certify import plan
 from conformance.track import out_of_sync
-from conftest import REPO, retrack
 from neurobrix import ops, tables
 from neurobrix.ops import SPECS
 
@@ -61,8 +61,9 @@ def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
     from conformance.specs import rotary
 
     models, _ = catalogue.load()
-    in_use = {(m.rope_theta, tuple(sorted(m.rope_scaling.items())) if m.rope_scaling else None)
-              for m in models.values()}
+    in_use = {
+        (m.rope_theta, tuple(sorted(m.rope_scaling.items())) if m.rope_scaling else None) for m in models.values()
+    }
     assert in_use | {(r.theta, r.scaling) for r in rotary.FAMILIES} == {(r.theta, r.scaling) for r in rotary.ropes()}
     drawn = set()
     for seed in range(80):
@@ -80,8 +81,10 @@ def covering_entry(table, dtype, ranges):
         if dtype not in entry.domain.dtypes:
             continue
         theirs = {d: (lo, hi) for d, lo, hi in entry.domain.ranges}
-        if all(theirs[d][0] <= lo and (theirs[d][1] is None or (hi is not None and hi <= theirs[d][1]))
-               for d, lo, hi in ranges):
+        if all(
+            theirs[d][0] <= lo and (theirs[d][1] is None or (hi is not None and hi <= theirs[d][1]))
+            for d, lo, hi in ranges
+        ):
             return entry
     return None
 
@@ -109,11 +112,13 @@ def test_the_catalogue_holds_the_eight_promised_models():
 
 def test_coverage_walk_is_exact_for_a_small_case():
     """Narrowed to one model at batch 1 and a 128-token prompt, the domains are exactly these calls."""
-    needed = catalogue.required_domains(models=["TinyLlama/TinyLlama-1.1B-Chat-v1.0"],
-                                        limits={"decode_batch": (1, 1), "prefill_batch": (1, 1),
-                                                "prompt": (128, 128), "capacity": (384, 384)})
-    assert needed["attention_decode"] == {("attention_decode", (("B", 1, 1), ("S", 257, 512), ("D", 64, 64),
-                                                                ("G", 8, 8)))}
+    needed = catalogue.required_domains(
+        models=["TinyLlama/TinyLlama-1.1B-Chat-v1.0"],
+        limits={"decode_batch": (1, 1), "prefill_batch": (1, 1), "prompt": (128, 128), "capacity": (384, 384)},
+    )
+    assert needed["attention_decode"] == {
+        ("attention_decode", (("B", 1, 1), ("S", 257, 512), ("D", 64, 64), ("G", 8, 8)))
+    }
     assert ("linear", (("M", 1, 1), ("N", 32000, 32000), ("K", 2048, 2048))) in needed["linear"]
     assert ("linear", (("M", 65, 128), ("N", 2560, 2560), ("K", 2048, 2048))) in needed["linear"]
     assert len(needed["linear"]) == 9  # qkv, o, gate_up, down at M=1 and M=65..128, lm_head at M=1
@@ -141,8 +146,20 @@ def tables_copy(tmp_path):
 
 def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     remove_tables(tables_copy, "silu_mul", "rms_norm")
-    args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes", "fp16",
-            "--examples", "4", "--tables", str(tables_copy)]
+    args = [
+        "certify",
+        "--class",
+        "interpreter",
+        "--kernels",
+        "silu_mul",
+        "rms_norm",
+        "--dtypes",
+        "fp16",
+        "--examples",
+        "4",
+        "--tables",
+        str(tables_copy),
+    ]
     assert conformance_main([*args, "--max-minutes", "0"]) == 3  # stopped at once, nothing done, resumable
     assert conformance_main([*args, "--only-missing"]) == 0
     out = capsys.readouterr().out
@@ -157,12 +174,15 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     assert len(proof["rejected"]) == proof["candidates_tried"] - 1
     assert all(r.startswith("slower: ") for r in proof["rejected"])
     (parsed,) = table_of(tables_copy, "silu_mul").entries
-    assert {tuple(sorted(r.config.items())) for r in parsed.proof.rejected} | {tuple(sorted(parsed.config.items()))} \
-        == {tuple(sorted(c.items())) for c in candidates.space("silu_mul", {}, True)}
+    assert {tuple(sorted(r.config.items())) for r in parsed.proof.rejected} | {
+        tuple(sorted(parsed.config.items()))
+    } == {tuple(sorted(c.items())) for c in candidates.space("silu_mul", {}, True)}
     assert written["format"] == 3
     index = json.loads((tables_copy / "interpreter" / "silu_mul.json").read_text())
     assert index["entries"] == [{"domain": entry["domain"], "config": entry["config"]}]
-    assert index["key"] == [["M", "pow2"], ["I", "exact"]] and index["stack"]["triton"] == written["provenance"]["triton"]
+    assert (
+        index["key"] == [["M", "pow2"], ["I", "exact"]] and index["stack"]["triton"] == written["provenance"]["triton"]
+    )
     assert written["provenance"]["command"].startswith("python -m conformance certify --class interpreter")
     # --only-missing again: nothing left to do
     assert conformance_main([*args, "--only-missing", "--no-check"]) == 0
@@ -174,8 +194,25 @@ def test_a_candidate_that_fails_to_compile_is_rejected_not_fatal(tables_copy, mo
     broken = {**good, "BLOCK_I": 3}  # tl.arange needs a power of two: the compiler refuses
     only_candidates(monkeypatch, "silu_mul", [broken, good])
     remove_tables(tables_copy, "silu_mul")
-    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
-                             "--examples", "3", "--no-check", "--tables", str(tables_copy)]) == 0
+    assert (
+        conformance_main(
+            [
+                "certify",
+                "--class",
+                "interpreter",
+                "--kernels",
+                "silu_mul",
+                "--dtypes",
+                "fp32",
+                "--examples",
+                "3",
+                "--no-check",
+                "--tables",
+                str(tables_copy),
+            ]
+        )
+        == 0
+    )
     (entry,) = table_of(tables_copy, "silu_mul").entries
     assert entry.config == good
     (rejected,) = entry.proof.rejected
@@ -183,8 +220,10 @@ def test_a_candidate_that_fails_to_compile_is_rejected_not_fatal(tables_copy, mo
 
 
 def test_certify_refuses_a_class_this_device_is_not(capsys):
-    assert conformance_main(["certify", "--class", "nvidia-h200", "--dtypes", "bf16", "--tables",
-                             str(REPO / "tables")]) == 2
+    assert (
+        conformance_main(["certify", "--class", "nvidia-h200", "--dtypes", "bf16", "--tables", str(REPO / "tables")])
+        == 2
+    )
     assert "this machine is not a nvidia-h200" in capsys.readouterr().err
 
 
@@ -278,8 +317,21 @@ def drop_fp16(root, kernel, **provenance):
 def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tables_copy, capsys):
     table = tables_copy / "interpreter" / "silu_mul.proofs.yaml"
     first = dict(drop_fp16(tables_copy, "silu_mul")["provenance"])  # leave fp16 to do
-    args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp16", "--examples", "3",
-            "--only-missing", "--no-check", "--tables", str(tables_copy)]
+    args = [
+        "certify",
+        "--class",
+        "interpreter",
+        "--kernels",
+        "silu_mul",
+        "--dtypes",
+        "fp16",
+        "--examples",
+        "3",
+        "--only-missing",
+        "--no-check",
+        "--tables",
+        str(tables_copy),
+    ]
     assert conformance_main(args) == 0
     prov = yaml.safe_load(table.read_text())["provenance"]
     assert {k: prov[k] for k in first} == first  # the first run's facts are kept
@@ -293,8 +345,27 @@ def test_resuming_keeps_the_first_runs_provenance_and_refuses_another_stack(tabl
 def test_certify_and_check_spread_over_worker_processes(tables_copy, capsys):
     """--jobs 2: screening and proofs in two processes, timing in a third alone; same tables format."""
     remove_tables(tables_copy, "silu_mul", "rms_norm")
-    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
-                             "fp16", "--examples", "3", "--jobs", "2", "--tables", str(tables_copy)]) == 0
+    assert (
+        conformance_main(
+            [
+                "certify",
+                "--class",
+                "interpreter",
+                "--kernels",
+                "silu_mul",
+                "rms_norm",
+                "--dtypes",
+                "fp16",
+                "--examples",
+                "3",
+                "--jobs",
+                "2",
+                "--tables",
+                str(tables_copy),
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert "2 task(s) on 1 device(s), 2 correctness worker(s)" in out
     assert "certified 2 entries" in out and "PASSED: 2 entry checks, 6 examples" in out
@@ -330,8 +401,26 @@ def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):
     prefill = [t for t in tasks if within(t, {"M": (65, None)})]
     assert prefill and all(t.domain()["M"][0] >= 65 for t in prefill)
     assert len(prefill) < len(tasks)
-    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "linear", "--dtypes", "fp32",
-                             "--where", "M=5:", "--max-minutes", "0", "--tables", str(tables_copy)]) == 3
+    assert (
+        conformance_main(
+            [
+                "certify",
+                "--class",
+                "interpreter",
+                "--kernels",
+                "linear",
+                "--dtypes",
+                "fp32",
+                "--where",
+                "M=5:",
+                "--max-minutes",
+                "0",
+                "--tables",
+                str(tables_copy),
+            ]
+        )
+        == 3
+    )
     assert "1 task(s) left" in capsys.readouterr().out  # only the M >= 5 domain (M 1-4 is outside)
     assert conformance_main(["certify", "--class", "interpreter", "--dtypes", "fp32", "--where", "M=0:"]) == 2
     assert "--where 'M=0:'" in capsys.readouterr().err
@@ -356,8 +445,24 @@ def test_workers_see_the_gpus_this_process_was_given(monkeypatch):
 
 
 def test_where_refuses_a_dimension_no_kernel_has(capsys):
-    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "--dtypes", "fp32",
-                             "--where", "K=1:", "--max-minutes", "0"]) == 2
+    assert (
+        conformance_main(
+            [
+                "certify",
+                "--class",
+                "interpreter",
+                "--kernels",
+                "silu_mul",
+                "--dtypes",
+                "fp32",
+                "--where",
+                "K=1:",
+                "--max-minutes",
+                "0",
+            ]
+        )
+        == 2
+    )
     assert "--where names K, a dimension of none of the kernels certified" in capsys.readouterr().err
 
 
@@ -373,8 +478,25 @@ def test_a_task_that_crashes_is_reported_and_the_others_are_written(tables_copy,
         return real(class_id, task, seed)
 
     monkeypatch.setattr(certify, "screen_task", screen_task)
-    assert conformance_main(["certify", "--class", "interpreter", "--kernels", "silu_mul", "rms_norm", "--dtypes",
-                             "fp16", "--examples", "2", "--tables", str(tables_copy)]) == 1
+    assert (
+        conformance_main(
+            [
+                "certify",
+                "--class",
+                "interpreter",
+                "--kernels",
+                "silu_mul",
+                "rms_norm",
+                "--dtypes",
+                "fp16",
+                "--examples",
+                "2",
+                "--tables",
+                str(tables_copy),
+            ]
+        )
+        == 1
+    )
     err = capsys.readouterr().err
     assert "1 task(s) could not be certified (1 entries were written" in err
     assert "rms_norm fp16" in err and "illegal memory access" in err
@@ -490,32 +612,114 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
     tables (or another profile or number of examples) is refused, naming what differs."""
     first = tmp_path / "first.json"
     with tables_at(tables_copy):
-        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "rms_norm", "--profile",
-                                 "ci", "--examples", "3", "--json", str(first)]) == 0
+        assert (
+            conformance_main(
+                [
+                    "check",
+                    "--class",
+                    "interpreter",
+                    "--kernel",
+                    "silu_mul",
+                    "rms_norm",
+                    "--profile",
+                    "ci",
+                    "--examples",
+                    "3",
+                    "--json",
+                    str(first),
+                ]
+            )
+            == 0
+        )
         report = json.loads(first.read_text())
         assert report["examples_per_entry"] == 3 and len(report["fingerprint"]) == 64
         # one entry failed there: it is checked again, the others are carried over
         report["entries"][0]["passed"] = False
         first.write_text(json.dumps(report))
         capsys.readouterr()
-        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "rms_norm", "--profile",
-                                 "ci", "--examples", "3", "--resume", str(first)]) == 0
+        assert (
+            conformance_main(
+                [
+                    "check",
+                    "--class",
+                    "interpreter",
+                    "--kernel",
+                    "silu_mul",
+                    "rms_norm",
+                    "--profile",
+                    "ci",
+                    "--examples",
+                    "3",
+                    "--resume",
+                    str(first),
+                ]
+            )
+            == 0
+        )
         out = capsys.readouterr().out
         total = len(report["entries"])
         assert f"{total - 1} passed entry checks carried over from first.json" in out
         assert "1 checked in this run" in out and f"PASSED: {total} entry checks" in out
-        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
-                                 "--examples", "4", "--resume", str(first)]) == 2
+        assert (
+            conformance_main(
+                [
+                    "check",
+                    "--class",
+                    "interpreter",
+                    "--kernel",
+                    "silu_mul",
+                    "--profile",
+                    "ci",
+                    "--examples",
+                    "4",
+                    "--resume",
+                    str(first),
+                ]
+            )
+            == 2
+        )
         assert "examples_per_entry is 3, this run's 4" in capsys.readouterr().err
         broken = tmp_path / "broken.json"
         broken.write_text(json.dumps({**report, "entries": [{"passed": True, "kernel": "silu_mul"}]}))
-        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
-                                 "--examples", "3", "--resume", str(broken)]) == 2
+        assert (
+            conformance_main(
+                [
+                    "check",
+                    "--class",
+                    "interpreter",
+                    "--kernel",
+                    "silu_mul",
+                    "--profile",
+                    "ci",
+                    "--examples",
+                    "3",
+                    "--resume",
+                    str(broken),
+                ]
+            )
+            == 2
+        )
         assert "an entry without its kernel, dtype, domain or config" in capsys.readouterr().err
     path = tables_copy / "interpreter" / "silu_mul.proofs.yaml"
     path.write_text(path.read_text().replace("worst_error_ratio: 0.", "worst_error_ratio: 0.0"))
     retrack(tables_copy)
     with tables_at(tables_copy):
-        assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul", "--profile", "ci",
-                                 "--examples", "3", "--resume", str(first)]) == 2
+        assert (
+            conformance_main(
+                [
+                    "check",
+                    "--class",
+                    "interpreter",
+                    "--kernel",
+                    "silu_mul",
+                    "--profile",
+                    "ci",
+                    "--examples",
+                    "3",
+                    "--resume",
+                    str(first),
+                ]
+            )
+            == 2
+        )
     assert "that report's fingerprint is" in capsys.readouterr().err

@@ -20,9 +20,10 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 import parity  # noqa: E402
-from conformance import tiny  # noqa: E402
 from conftest import REPO  # noqa: E402
 from kernel_tables import CONFIGS, write_tables  # noqa: E402
+
+from conformance import tiny  # noqa: E402
 from neurobrix import store  # noqa: E402
 from neurobrix.cli import main  # noqa: E402
 from neurobrix.generate import Sampling, generate  # noqa: E402
@@ -81,8 +82,9 @@ def test_logits_match_transformers_float64(env, family, backend):
         truth = hf(tokens).logits[0, -1]
         # one decode step through the KV cache
         nxt = int(truth.argmax())
-        ours2 = model.forward(torch.tensor([[nxt]]), torch.tensor([[len(ids)]]),
-                              torch.tensor([len(ids) + 1], dtype=torch.int32))[0].double()
+        ours2 = model.forward(
+            torch.tensor([[nxt]]), torch.tensor([[len(ids)]]), torch.tensor([len(ids) + 1], dtype=torch.int32)
+        )[0].double()
         truth2 = hf(torch.tensor([ids + [nxt]])).logits[0, -1]
     cfg = stored.config()
     assert (ours - truth).abs().max() <= logits_tolerance(cfg, len(ids), truth)
@@ -94,7 +96,7 @@ def hf_greedy(hf, ids: list[int], steps: int) -> list[int]:
     with torch.no_grad():
         for _ in range(steps):
             out.append(int(hf(torch.tensor([out])).logits[0, -1].argmax()))
-    return out[len(ids):]
+    return out[len(ids) :]
 
 
 @pytest.mark.parametrize("backend", ["triton", "torch"])
@@ -111,8 +113,9 @@ def test_greedy_tokens_identical_to_transformers(env, family, backend):
 def test_chat_template_matches_transformers(env):
     path = store.resolve("llama").path
     fast = transformers.PreTrainedTokenizerFast.from_pretrained(path)
-    theirs = fast.apply_chat_template([{"role": "user", "content": "hello world"}], add_generation_prompt=True,
-                                      tokenize=True)
+    theirs = fast.apply_chat_template(
+        [{"role": "user", "content": "hello world"}], add_generation_prompt=True, tokenize=True
+    )
     theirs = theirs["input_ids"] if isinstance(theirs, dict) or hasattr(theirs, "keys") else theirs
     assert Tokenizer(path).encode_prompt("hello world", chat=True) == list(theirs)
     assert Tokenizer(path).encode_prompt("hello world", chat=False) == fast("hello world")["input_ids"]
@@ -137,8 +140,16 @@ def cli(*args, env=None):
 
 
 def test_run_command_streams_text_and_ends_with_statistics(env):
-    result = cli("run", "--model", "llama", "--prompt", "hello world", "--max-tokens", "16",
-                 env={"NEUROBRIX_HOME": str(env / "store")})
+    result = cli(
+        "run",
+        "--model",
+        "llama",
+        "--prompt",
+        "hello world",
+        "--max-tokens",
+        "16",
+        env={"NEUROBRIX_HOME": str(env / "store")},
+    )
     assert result.returncode == 0, result.stderr
     ids = Tokenizer(store.resolve("llama").path).encode_prompt("hello world", chat=True)
     model = load_model(store.resolve("llama"), "triton", "fp32", prompt_len=len(ids), capacity=len(ids) + 16)
@@ -150,8 +161,11 @@ def test_run_command_streams_text_and_ends_with_statistics(env):
     stats = result.stderr.strip().splitlines()[-1]
     import re
 
-    line = re.fullmatch(r"\[prompt (\d+) tokens \| generated (\d+) tokens \| load ([\d.]+) s \| capture ([\d.]+) s \| "
-                        r"time to first token ([\d.]+) ms \| prefill (\d+) tokens/s \| decode ([\d.]+) tokens/s\]", stats)
+    line = re.fullmatch(
+        r"\[prompt (\d+) tokens \| generated (\d+) tokens \| load ([\d.]+) s \| capture ([\d.]+) s \| "
+        r"time to first token ([\d.]+) ms \| prefill (\d+) tokens/s \| decode ([\d.]+) tokens/s\]",
+        stats,
+    )
     assert line, stats
     prompt, generated, load, capture, ttft, prefill, decode = line.groups()
     assert (int(prompt), int(generated)) == (len(ids), len(expected))
@@ -162,8 +176,16 @@ def test_run_command_streams_text_and_ends_with_statistics(env):
 
 def test_prompt_longer_than_the_context(env):
     long_prompt = " ".join(["hello world"] * 80)
-    result = cli("run", "--model", "llama", "--prompt", long_prompt, "--max-tokens", "8",
-                 env={"NEUROBRIX_HOME": str(env / "store")})
+    result = cli(
+        "run",
+        "--model",
+        "llama",
+        "--prompt",
+        long_prompt,
+        "--max-tokens",
+        "8",
+        env={"NEUROBRIX_HOME": str(env / "store")},
+    )
     assert result.returncode == 2 and "exceeds the model's context of 128 tokens" in result.stderr
     assert "Traceback" not in result.stderr
 
@@ -171,12 +193,30 @@ def test_prompt_longer_than_the_context(env):
 def test_triton_backend_without_gpu_or_interpreter_says_torch_exists_but_never_switches(env):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    result = cli("run", "--model", "llama", "--prompt", "hello", "--max-tokens", "2",
-                 env={"NEUROBRIX_HOME": str(env / "store"), "TRITON_INTERPRET": "0"})
+    result = cli(
+        "run",
+        "--model",
+        "llama",
+        "--prompt",
+        "hello",
+        "--max-tokens",
+        "2",
+        env={"NEUROBRIX_HOME": str(env / "store"), "TRITON_INTERPRET": "0"},
+    )
     assert result.returncode == 5
     assert "--backend torch" in result.stderr and result.stdout == ""
-    explicit = cli("run", "--model", "llama", "--prompt", "hello", "--max-tokens", "2", "--backend", "torch",
-                   env={"NEUROBRIX_HOME": str(env / "store"), "TRITON_INTERPRET": "0"})
+    explicit = cli(
+        "run",
+        "--model",
+        "llama",
+        "--prompt",
+        "hello",
+        "--max-tokens",
+        "2",
+        "--backend",
+        "torch",
+        env={"NEUROBRIX_HOME": str(env / "store"), "TRITON_INTERPRET": "0"},
+    )
     assert explicit.returncode == 0, explicit.stderr
 
 
@@ -218,8 +258,9 @@ def test_unknown_model_says_how_to_import(env):
 
 
 def test_bad_sampling_options(env):
-    result = cli("run", "--model", "llama", "--prompt", "hi", "--top-p", "1.5",
-                 env={"NEUROBRIX_HOME": str(env / "store")})
+    result = cli(
+        "run", "--model", "llama", "--prompt", "hi", "--top-p", "1.5", env={"NEUROBRIX_HOME": str(env / "store")}
+    )
     assert result.returncode == 2 and "--top-p must be in (0, 1]" in result.stderr
 
 
@@ -248,16 +289,19 @@ def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
         model = load_model(stored, backend, "fp32", prompt_len=len(ids), capacity=len(ids) + steps)
         alone.append(generate(model, ids, steps, Sampling(), eos=set())[0])
     single = load_model(stored, backend, "fp32", prompt_len=len(first), capacity=len(first) + steps)
-    ops = (certified_ops(single.cfg, "interpreter", "fp32", 2, len(first), len(first) + steps) if backend == "triton"
-           else TORCH)
+    ops = (
+        certified_ops(single.cfg, "interpreter", "fp32", 2, len(first), len(first) + steps)
+        if backend == "triton"
+        else TORCH
+    )
     batched = Transformer(single.cfg, single.w, ops, batch=2, capacity=len(first) + steps)
     outs, stats = generate_batch(batched, [first, second], steps, Sampling(), eos=set())
     assert outs == alone and stats.generated_tokens == 2 * steps
     # each sequence stops at its own EOS: make the first one's third token the end
     end = alone[0][2]
     outs, _ = generate_batch(batched, [first, second], steps, Sampling(), eos={end})
-    assert outs[0] == alone[0][:alone[0].index(end) + 1]
-    assert outs[1] == (alone[1][:alone[1].index(end) + 1] if end in alone[1] else alone[1])
+    assert outs[0] == alone[0][: alone[0].index(end) + 1]
+    assert outs[1] == (alone[1][: alone[1].index(end) + 1] if end in alone[1] else alone[1])
 
 
 # --- half precision against transformers in float64 (tolerance derived in tests/parity.py) --------
@@ -288,8 +332,9 @@ def test_the_fp16_tolerance_catches_a_planted_bug(env, bug):
 
 
 def test_bf16_on_the_interpreter_says_why_and_which_dtypes_run(env):
-    result = cli("run", "--model", "llama", "--prompt", "hello", "--dtype", "bf16",
-                 env={"NEUROBRIX_HOME": str(env / "store")})
+    result = cli(
+        "run", "--model", "llama", "--prompt", "hello", "--dtype", "bf16", env={"NEUROBRIX_HOME": str(env / "store")}
+    )
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert "bf16 cannot run on the interpreter class" in result.stderr
     assert "--dtype fp16" in result.stderr and "--dtype fp32" in result.stderr
@@ -303,20 +348,32 @@ def test_the_run_command_import_prints_works_on_the_readme_tiny_model(tmp_path):
 
     home = {"NEUROBRIX_HOME": str(tmp_path / "home")}
     plain = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    made = subprocess.run([sys.executable, "-m", "conformance", "tiny-model", str(tmp_path / "tiny-llama")],
-                          capture_output=True, text=True, env={**plain, "PYTHONPATH": str(REPO)})
+    made = subprocess.run(
+        [sys.executable, "-m", "conformance", "tiny-model", str(tmp_path / "tiny-llama")],
+        capture_output=True,
+        text=True,
+        env={**plain, "PYTHONPATH": str(REPO)},
+    )
     assert made.returncode == 0, made.stderr
-    imported = subprocess.run([sys.executable, "-m", "neurobrix", "import", str(tmp_path / "tiny-llama")],
-                              capture_output=True, text=True, env={**plain, "PYTHONPATH": str(REPO), **home})
+    imported = subprocess.run(
+        [sys.executable, "-m", "neurobrix", "import", str(tmp_path / "tiny-llama")],
+        capture_output=True,
+        text=True,
+        env={**plain, "PYTHONPATH": str(REPO), **home},
+    )
     assert imported.returncode == 0, imported.stderr
     line = next(li for li in imported.stdout.splitlines() if li.startswith("run it with: "))
-    words = shlex.split(line[len("run it with: "):])
+    words = shlex.split(line[len("run it with: ") :])
     assignments = dict(w.split("=", 1) for w in words if "=" in w and not w.startswith("-"))
     command = [w for w in words if w not in {f"{k}={v}" for k, v in assignments.items()}]
     assert command[:2] == ["neurobrix", "run"]
     if torch.cuda.is_available():
         pytest.skip("the printed command targets this machine's GPU")
-    result = subprocess.run([sys.executable, "-m", "neurobrix", *command[1:]], capture_output=True, text=True,
-                            env={**plain, "PYTHONPATH": str(REPO), **home, **assignments})
+    result = subprocess.run(
+        [sys.executable, "-m", "neurobrix", *command[1:]],
+        capture_output=True,
+        text=True,
+        env={**plain, "PYTHONPATH": str(REPO), **home, **assignments},
+    )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() and "generated" in result.stderr.splitlines()[-1]

@@ -18,17 +18,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
-from gate.archive import WheelArchive
-from gate.build import build_project
-from gate.checker import DEFAULT_TRACKED, Options, check
-from gate.checks import Finding, GateError, Limits
-from gate.cli import main
-from gate.completeness import load_reference
-from gate.report import Report
-from gate.repository import load_repository
-from gate.smoke import install_smoke
 from gate_fixtures import (
     Built,
     declare_size,
@@ -38,6 +28,16 @@ from gate_fixtures import (
     rewrite_wheel,
     same_size_change,
 )
+
+from gate.archive import WheelArchive
+from gate.build import build_project
+from gate.checker import DEFAULT_TRACKED, Options, check
+from gate.checks import Finding, GateError, Limits
+from gate.cli import main
+from gate.completeness import load_reference
+from gate.report import Report
+from gate.repository import load_repository
+from gate.smoke import install_smoke
 from neurobrix import tables
 from neurobrix.schema import TrackedFile
 
@@ -51,8 +51,9 @@ TRACKED_IN_WHEEL = f"{tables.WHEEL_DIR}/{tables.TRACKED_NAME}"
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     files, _ = build_project(REPO, tmp_path_factory.mktemp("gate-build") / "dist")
-    return Built(wheel=next(p for p in files if p.suffix == ".whl"),
-                 sdist=next(p for p in files if p.name.endswith(".tar.gz")))
+    return Built(
+        wheel=next(p for p in files if p.suffix == ".whl"), sdist=next(p for p in files if p.name.endswith(".tar.gz"))
+    )
 
 
 OPTIONS = Options(REFERENCE, smoke=False)
@@ -85,7 +86,9 @@ def test_the_untouched_build_passes(built: Built) -> None:
     report = judge(built.wheel, built.sdist)
     assert report.findings == [] and report.passed and report.exit_code == 0
     assert [(d.kind, d.name, d.version) for d in report.dists] == [
-        ("wheel", "neurobrix", built.version), ("sdist", "neurobrix", built.version)]
+        ("wheel", "neurobrix", built.version),
+        ("sdist", "neurobrix", built.version),
+    ]
     assert report.verdict().startswith("gate: PASSED")
 
 
@@ -205,12 +208,15 @@ def test_a_wheel_without_record_is_refused(built: Built, tmp_path: Path) -> None
 # Member names, types and sizes (G3xx)
 
 
-@pytest.mark.parametrize(("name", "code"), [
-    ("../escaped.py", "G302"),
-    ("neurobrix/../../escaped.py", "G302"),
-    ("/etc/absolute.py", "G301"),
-    ("neurobrix\\windows.py", "G303"),
-])
+@pytest.mark.parametrize(
+    ("name", "code"),
+    [
+        ("../escaped.py", "G302"),
+        ("neurobrix/../../escaped.py", "G302"),
+        ("/etc/absolute.py", "G301"),
+        ("neurobrix\\windows.py", "G303"),
+    ],
+)
 def test_unsafe_member_names_are_refused(built: Built, tmp_path: Path, name: str, code: str) -> None:
     report = judge(rewrite_wheel(built.wheel, tmp_path, add=[(name, b"x = 1\n")]))
     refused_with(report, code, name)
@@ -259,7 +265,8 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_a_member_declaring_a_huge_size_is_refused_without_inflating_it(
-        built: Built, tmp_path: Path, opened: list[str]) -> None:
+    built: Built, tmp_path: Path, opened: list[str]
+) -> None:
     name = f"{tables.WHEEL_DIR}/interpreter/bomb.yaml"
     wheel = rewrite_wheel(built.wheel, tmp_path, add=[(name, b"0" * 1000)])
     declare_size(wheel, name, 3 << 30)  # 3 GiB promised by ~20 compressed bytes
@@ -271,7 +278,8 @@ def test_a_member_declaring_a_huge_size_is_refused_without_inflating_it(
 
 
 def test_a_highly_compressed_member_is_refused_without_inflating_it(
-        built: Built, tmp_path: Path, opened: list[str]) -> None:
+    built: Built, tmp_path: Path, opened: list[str]
+) -> None:
     name = "neurobrix/zeros.py"
     wheel = rewrite_wheel(built.wheel, tmp_path, add=[(name, bytes(4 << 20))])  # 4 MiB of zeros, ~1000x
     opened.clear()
@@ -281,8 +289,7 @@ def test_a_highly_compressed_member_is_refused_without_inflating_it(
     assert "G203" not in codes(report) and "G309" not in codes(report)
 
 
-def test_a_bomb_is_handed_to_no_tool_that_would_inflate_it(
-        built: Built, tmp_path: Path, opened: list[str]) -> None:
+def test_a_bomb_is_handed_to_no_tool_that_would_inflate_it(built: Built, tmp_path: Path, opened: list[str]) -> None:
     record = f"{built.dist_info}/RECORD"
     wheel = rewrite_wheel(built.wheel, tmp_path)
     declare_size(wheel, record, 3 << 30)  # check-wheel-contents and twine would read RECORD / METADATA
@@ -333,8 +340,11 @@ def test_broken_metadata_is_refused_by_twine_and_packaging(built: Built, tmp_pat
 
 def test_a_description_twine_would_not_render_is_refused(built: Built, tmp_path: Path) -> None:
     name = f"{built.dist_info}/METADATA"
-    no_type = b"".join(line for line in io.BytesIO(read_wheel_member(built.wheel, name))
-                       if not line.startswith(b"Description-Content-Type:"))
+    no_type = b"".join(
+        line
+        for line in io.BytesIO(read_wheel_member(built.wheel, name))
+        if not line.startswith(b"Description-Content-Type:")
+    )
     report = judge(rewrite_wheel(built.wheel, tmp_path, replace={name: no_type}))
     assert codes(report) == {"G401", "G406"}  # valid metadata, but not what PyPI would render (twine --strict)
     assert "long_description" in refused_with(report, "G401", name).message
@@ -372,15 +382,16 @@ def test_an_sdist_without_tables_is_refused(built: Built, tmp_path: Path) -> Non
     report = judge(sdist)
     assert codes(report) == {"G501", "G505"}
     shown = [f for f in report.findings if f.code == "G501" and "more G501 findings" not in f.message]
-    for f in REFERENCE.files[:len(shown)]:  # findings are capped per check; the rest are counted
+    for f in REFERENCE.files[: len(shown)]:  # findings are capped per check; the rest are counted
         refused_with(report, "G501", f"{built.root}/tables/{f.path}")
     if len(shown) < len(REFERENCE.files):
         assert any(f"and {len(REFERENCE.files) - len(shown)} more G501 findings" in f.message for f in report.findings)
     refused_with(report, "G505", f"{built.root}/tables/{tables.TRACKED_NAME}")
 
 
-def test_nothing_is_built_from_an_sdist_with_findings(built: Built, tmp_path: Path,
-                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+def test_nothing_is_built_from_an_sdist_with_findings(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import gate.sdist
 
     built_from: list[Path] = []
@@ -416,8 +427,9 @@ def test_a_wheel_the_sdist_does_not_rebuild_byte_for_byte_is_refused(built: Buil
 def test_damaged_tables_in_the_sdist_are_refused(built: Built, tmp_path: Path, damage: str) -> None:
     table = f"tables/{TABLE.path}"
     if damage == "altered":
-        sdist = rewrite_sdist(built.sdist, tmp_path,
-                              replace={table: same_size_change(read_sdist_member(built.sdist, table))})
+        sdist = rewrite_sdist(
+            built.sdist, tmp_path, replace={table: same_size_change(read_sdist_member(built.sdist, table))}
+        )
         code, path = "G503", table
     elif damage == "untracked":
         sdist = rewrite_sdist(built.sdist, tmp_path, add={"tables/interpreter/untracked_kernel.yaml": b"format: 1\n"})
@@ -462,7 +474,8 @@ def test_an_sdist_without_pkg_info_is_refused(built: Built, tmp_path: Path) -> N
 def test_mismatched_versions_are_refused(built: Built, tmp_path: Path) -> None:
     root = built.root.replace(built.version, "9.9.9")
     pkg_info = read_sdist_member(built.sdist, "PKG-INFO").replace(
-        f"Version: {built.version}".encode(), b"Version: 9.9.9", 1)
+        f"Version: {built.version}".encode(), b"Version: 9.9.9", 1
+    )
     sdist = rewrite_sdist(built.sdist, tmp_path, replace={"PKG-INFO": pkg_info}, root=root)
     report = judge(built.wheel, sdist)
     assert codes(report) == {"G406", "G602"}  # and PKG-INFO is not the version pyproject.toml declares
@@ -576,20 +589,41 @@ def test_cli_json_report(built: Built, tmp_path: Path) -> None:
     (tmp_path / "dist").mkdir()
     damaged = rewrite_wheel(built.wheel, tmp_path / "dist", drop=[TABLE.wheel_path])
     out = tmp_path / "reports" / "gate.json"
-    assert run_main(["check", "--no-smoke", "--json", str(out), "--expect-version", built.version,
-                     str(damaged)]) == 1
+    assert run_main(["check", "--no-smoke", "--json", str(out), "--expect-version", built.version, str(damaged)]) == 1
     report = json.loads(out.read_text())
-    assert set(report) == {"format", "verdict", "exit_code", "reference", "expect_version", "dists", "smoke",
-                           "findings", "error"}
+    assert set(report) == {
+        "format",
+        "verdict",
+        "exit_code",
+        "reference",
+        "expect_version",
+        "dists",
+        "smoke",
+        "findings",
+        "error",
+    }
     assert (report["format"], report["verdict"], report["exit_code"], report["error"]) == (1, "refused", 1, None)
     assert report["expect_version"] == built.version and report["reference"] == str(DEFAULT_TRACKED)
-    assert report["dists"] == [{"file": damaged.name, "path": str(damaged.resolve()), "kind": "wheel",
-                                "name": "neurobrix", "version": built.version,
-                                "sha256": hashlib.sha256(damaged.read_bytes()).hexdigest()}]
+    assert report["dists"] == [
+        {
+            "file": damaged.name,
+            "path": str(damaged.resolve()),
+            "kind": "wheel",
+            "name": "neurobrix",
+            "version": built.version,
+            "sha256": hashlib.sha256(damaged.read_bytes()).hexdigest(),
+        }
+    ]
     assert report["smoke"] == []
-    assert report["findings"] == [{"code": "G101", "title": "tracked table file missing from the wheel",
-                                   "dist": damaged.name, "path": TABLE.wheel_path,
-                                   "message": f"tracked in {tables.TRACKED_NAME} but not in the wheel"}]
+    assert report["findings"] == [
+        {
+            "code": "G101",
+            "title": "tracked table file missing from the wheel",
+            "dist": damaged.name,
+            "path": TABLE.wheel_path,
+            "message": f"tracked in {tables.TRACKED_NAME} but not in the wheel",
+        }
+    ]
     assert run_main(["check", "--no-smoke", "--json", str(out), str(built.wheel)]) == 0
     assert json.loads(out.read_text())["verdict"] == "passed"
     assert run_main(["check", "--json", str(out), str(tmp_path / "dist" / "missing.whl")]) == 2
@@ -599,14 +633,17 @@ def test_cli_json_report(built: Built, tmp_path: Path) -> None:
 
 
 def test_python_m_gate_runs_from_the_source_tree(built: Built) -> None:
-    result = subprocess.run([sys.executable, "-m", "gate", "check", "--no-smoke", str(built.wheel)],
-                            cwd=REPO, capture_output=True, text=True)
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", "--no-smoke", str(built.wheel)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     assert result.stdout.strip().splitlines()[-1].startswith("gate: PASSED")
 
 
-def test_gate_build_builds_checks_and_smokes_the_project(tmp_path: Path,
-                                                         capsys: pytest.CaptureFixture[str]) -> None:
+def test_gate_build_builds_checks_and_smokes_the_project(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     outdir = tmp_path / "dist"
     report = tmp_path / "gate.json"
     assert run_main(["build", "--outdir", str(outdir), "--json", str(report)]) == 0

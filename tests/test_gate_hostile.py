@@ -33,15 +33,7 @@ import zlib
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
-from hypothesis import strategies as st
-
 from conftest import REPO
-from gate.build import build_project
-from gate.checker import DEFAULT_TRACKED, Options, check
-from gate.checks import SHOWN_PER_CHECK, Finding, GateError
-from gate.completeness import load_reference
-from gate.report import Report
 from gate_fixtures import (
     Built,
     RawMember,
@@ -54,6 +46,14 @@ from gate_fixtures import (
     with_true_record,
     write_sdist,
 )
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gate.build import build_project
+from gate.checker import DEFAULT_TRACKED, Options, check
+from gate.checks import SHOWN_PER_CHECK, Finding, GateError
+from gate.completeness import load_reference
+from gate.report import Report
 from neurobrix import tables
 
 pytestmark = pytest.mark.slow
@@ -68,8 +68,9 @@ ANSWER_S = 30
 @pytest.fixture(scope="module")
 def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
     files, _ = build_project(REPO, tmp_path_factory.mktemp("hostile-build") / "dist")
-    return Built(wheel=next(p for p in files if p.suffix == ".whl"),
-                 sdist=next(p for p in files if p.name.endswith(".tar.gz")))
+    return Built(
+        wheel=next(p for p in files if p.suffix == ".whl"), sdist=next(p for p in files if p.name.endswith(".tar.gz"))
+    )
 
 
 def judge(*dists: Path, smoke: bool = False) -> Report:
@@ -104,8 +105,15 @@ def capped_address_space() -> None:
 
 def gate_cli(*args: str) -> subprocess.CompletedProcess[str]:
     """``python -m gate`` in a subprocess capped at 1 GiB of address space and 30 s; never a traceback."""
-    result = subprocess.run([sys.executable, "-m", "gate", *args], cwd=REPO, capture_output=True, text=True,
-                            timeout=ANSWER_S, preexec_fn=capped_address_space, stdin=subprocess.DEVNULL)
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=ANSWER_S,
+        preexec_fn=capped_address_space,
+        stdin=subprocess.DEVNULL,
+    )
     assert "Traceback" not in result.stderr + result.stdout, result.stderr
     assert "internal error" not in result.stderr, result.stderr
     assert result.returncode in (1, 2), result.stdout + result.stderr
@@ -160,11 +168,21 @@ def test_data_purelib_tables_with_their_own_tracked_list_are_refused(built: Buil
     """The attack that passed: altered tables and a matching TRACKED.yaml, both through .data/purelib/."""
     data = f"neurobrix-{built.version}.data/purelib/"
     altered = altered_table(built)
-    forged = tables.render_tracked([f if f != TABLE else type(f)(f.path, f.wheel_path,
-                                                                 __import__("hashlib").sha256(altered).hexdigest(),
-                                                                 len(altered)) for f in REFERENCE.files]).encode()
-    members = with_true_record([*wheel_members(built.wheel), RawMember(f"{data}{TABLE.wheel_path}".encode(), altered),
-                                RawMember(f"{data}{TRACKED_IN_WHEEL}".encode(), forged)])
+    forged = tables.render_tracked(
+        [
+            f
+            if f != TABLE
+            else type(f)(f.path, f.wheel_path, __import__("hashlib").sha256(altered).hexdigest(), len(altered))
+            for f in REFERENCE.files
+        ]
+    ).encode()
+    members = with_true_record(
+        [
+            *wheel_members(built.wheel),
+            RawMember(f"{data}{TABLE.wheel_path}".encode(), altered),
+            RawMember(f"{data}{TRACKED_IN_WHEEL}".encode(), forged),
+        ]
+    )
     report = judge(write_wheel(built, tmp_path, members), smoke=True)
     message = refused_with(report, "G107", f"{data}{TABLE.wheel_path}").message
     assert f"purelib/{TABLE.wheel_path}" in message  # where the installer would have put it
@@ -202,10 +220,9 @@ def test_pth_file_that_runs_code_is_refused_and_never_run(built: Built, tmp_path
 
 def test_data_scripts_python_never_replaces_the_interpreter(built: Built, tmp_path: Path) -> None:
     marker = tmp_path / "python-ran"
-    script = b"#!/bin/sh\n" + f"echo ran > {marker}\n".encode() + b'echo \'{"ok": true}\'\n'
+    script = b"#!/bin/sh\n" + f"echo ran > {marker}\n".encode() + b"echo '{\"ok\": true}'\n"
     planted = f"neurobrix-{built.version}.data/scripts/python"
-    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), script,
-                                                                       mode=0o100755)])
+    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), script, mode=0o100755)])
     wheel = write_wheel(built, tmp_path / "dist", members)
     result = gate_cli("check", str(wheel))
     assert result.returncode == 1 and f"{planted}: not a file of this project" in result.stdout
@@ -246,52 +263,75 @@ def test_the_smoke_runs_only_the_gates_own_interpreter_isolated(built: Built, mo
 def table_as(built: Built, **fields: object) -> bytes:
     """The wheel written again with the tracked table's member given ``fields`` (a RawMember's)."""
     table = TABLE.wheel_path.encode()
-    return raw_zip([RawMember(m.name, m.data, **fields) if m.name == table else m  # type: ignore[arg-type]
-                    for m in wheel_members(built.wheel)])
+    return raw_zip(
+        [
+            RawMember(m.name, m.data, **fields) if m.name == table else m  # type: ignore[arg-type]
+            for m in wheel_members(built.wheel)
+        ]
+    )
 
 
 def evil_zip(built: Built) -> bytes:
     table = TABLE.wheel_path.encode()
-    return raw_zip(with_true_record([RawMember(m.name, altered_table(built)) if m.name == table else m
-                                     for m in wheel_members(built.wheel)]))
+    return raw_zip(
+        with_true_record(
+            [RawMember(m.name, altered_table(built)) if m.name == table else m for m in wheel_members(built.wheel)]
+        )
+    )
 
 
 def hidden_entry(built: Built) -> bytes:
     members = wheel_members(built.wheel)
-    return raw_zip([*members[:1], RawMember(TABLE.wheel_path.encode(), altered_table(built), listed=False),
-                    *members[1:]])
+    return raw_zip(
+        [*members[:1], RawMember(TABLE.wheel_path.encode(), altered_table(built), listed=False), *members[1:]]
+    )
 
 
 def doubled_entry(built: Built) -> bytes:
     """A second central entry pointing at the first member's local header: two entries, one set of bytes."""
     plain = built.wheel.read_bytes()
     first = plain.find(b"PK\x01\x02")
-    entry = plain[first:first + 46 + struct.unpack_from("<H", plain, first + 28)[0]]
+    entry = plain[first : first + 46 + struct.unpack_from("<H", plain, first + 28)[0]]
     eocd = len(plain) - 22
     count, size, offset = struct.unpack_from("<HLL", plain, eocd + 10)
-    return plain[:eocd] + entry + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count + 1, count + 1,
-                                              size + len(entry), offset, 0)
+    return (
+        plain[:eocd]
+        + entry
+        + struct.pack("<4s4H2LH", b"PK\x05\x06", 0, 0, count + 1, count + 1, size + len(entry), offset, 0)
+    )
 
 
-UNICODE_PATH = struct.pack("<HHB", 0x7075, 5 + len(b"neurobrix/evil.py"), 1) + struct.pack(
-    "<L", zlib.crc32(TABLE.wheel_path.encode())) + b"neurobrix/evil.py"
+UNICODE_PATH = (
+    struct.pack("<HHB", 0x7075, 5 + len(b"neurobrix/evil.py"), 1)
+    + struct.pack("<L", zlib.crc32(TABLE.wheel_path.encode()))
+    + b"neurobrix/evil.py"
+)
 FIRST_MEMBER = "neurobrix/__init__.py"  # hatchling writes the package first
 ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; None: the archive as a whole)
     "two zips concatenated": (lambda b: b.wheel.read_bytes() + evil_zip(b), "G311", None),
-    "evil zip before the archive": (lambda b: raw_zip(wheel_members(b.wheel), before=evil_zip(b)), "G311",
-                                    FIRST_MEMBER),
+    "evil zip before the archive": (
+        lambda b: raw_zip(wheel_members(b.wheel), before=evil_zip(b)),
+        "G311",
+        FIRST_MEMBER,
+    ),
     "bytes after the archive": (lambda b: b.wheel.read_bytes() + b"trailing bytes", "G311", None),
     "a zip comment": (lambda b: raw_zip(wheel_members(b.wheel), comment=b"hello"), "G311", None),
     "a local entry the directory does not list": (hidden_entry, "G311", TABLE.wheel_path),
     "two entries sharing one local entry": (doubled_entry, "G311", FIRST_MEMBER),
-    "a local name differing from the central one": (lambda b: table_as(b, local_name=b"neurobrix/evil.py"), "G312",
-                                                    TABLE.wheel_path),
+    "a local name differing from the central one": (
+        lambda b: table_as(b, local_name=b"neurobrix/evil.py"),
+        "G312",
+        TABLE.wheel_path,
+    ),
     "a local size differing from the central one": (lambda b: table_as(b, local_size=1), "G312", TABLE.wheel_path),
     "an Info-ZIP Unicode Path extra field": (lambda b: table_as(b, extra=UNICODE_PATH), "G313", TABLE.wheel_path),
     "a data descriptor flag": (lambda b: table_as(b, flags=0x8), "G313", TABLE.wheel_path),
     "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
-    "a stored member whose sizes differ": (lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1), "G312",
-                                           TABLE.wheel_path),
+    "a stored member whose sizes differ": (
+        lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1),
+        "G312",
+        TABLE.wheel_path,
+    ),
 }
 
 
@@ -322,17 +362,29 @@ def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: 
     assert "executable" in refused_with(report, "G109", "neurobrix/cli.py").message
 
 
-@pytest.mark.parametrize(("raw_name", "why"), [
-    (b"neurobrix/_tables/nvidia-h200/linear.yaml\x00.txt", "NUL byte"),
-    (b"", "empty name"),
-    ("neurobrix/caf\u00e9.py".encode("utf-8"), "lacks the UTF-8 flag"),
-    (b"neurobrix/\xff.py", "not valid UTF-8"),
-    (b"neurobrix/\x1b[2J.py", "control character"),
-    (b"neurobrix\\_tables\\evil.yaml", "backslash"),
-    (b"/etc/neurobrix.yaml", "absolute"),
-    (b"neurobrix/../../escape.py", "'..'"),
-], ids=["NUL", "empty", "non-ASCII without UTF-8 flag", "invalid UTF-8", "escape sequence", "backslash", "absolute",
-        "dot-dot"])
+@pytest.mark.parametrize(
+    ("raw_name", "why"),
+    [
+        (b"neurobrix/_tables/nvidia-h200/linear.yaml\x00.txt", "NUL byte"),
+        (b"", "empty name"),
+        ("neurobrix/caf\u00e9.py".encode("utf-8"), "lacks the UTF-8 flag"),
+        (b"neurobrix/\xff.py", "not valid UTF-8"),
+        (b"neurobrix/\x1b[2J.py", "control character"),
+        (b"neurobrix\\_tables\\evil.yaml", "backslash"),
+        (b"/etc/neurobrix.yaml", "absolute"),
+        (b"neurobrix/../../escape.py", "'..'"),
+    ],
+    ids=[
+        "NUL",
+        "empty",
+        "non-ASCII without UTF-8 flag",
+        "invalid UTF-8",
+        "escape sequence",
+        "backslash",
+        "absolute",
+        "dot-dot",
+    ],
+)
 def test_member_name_judged_from_its_raw_bytes(built: Built, tmp_path: Path, raw_name: bytes, why: str) -> None:
     flags = 0x800 if raw_name == b"neurobrix/\xff.py" else 0
     members = [*wheel_members(built.wheel), RawMember(raw_name, b"x = 1\n", flags=flags)]
@@ -371,9 +423,17 @@ def bomb_wheel(built: Built, folder: Path, attack: str) -> Path:
     return write_wheel(built, folder, members)
 
 
-@pytest.mark.parametrize(("attack", "code"), [("bzip2", "G313"), ("lzma", "G313"), ("true but huge", "G306"),
-                                              ("larger than declared", "G309"), ("60,000 members", "G314"),
-                                              ("100,000 members", "G313")])
+@pytest.mark.parametrize(
+    ("attack", "code"),
+    [
+        ("bzip2", "G313"),
+        ("lzma", "G313"),
+        ("true but huge", "G306"),
+        ("larger than declared", "G309"),
+        ("60,000 members", "G314"),
+        ("100,000 members", "G313"),
+    ],
+)
 def test_compression_bomb_is_refused_within_bounds(built: Built, tmp_path: Path, attack: str, code: str) -> None:
     wheel = bomb_wheel(built, tmp_path / "dist", attack)
     result = gate_cli("check", "--no-smoke", str(wheel))
@@ -381,15 +441,21 @@ def test_compression_bomb_is_refused_within_bounds(built: Built, tmp_path: Path,
     assert built.wheel.name in result.stdout
 
 
-ALIAS_BOMB = b"format: 1\na: &a [x, x, x, x, x, x, x, x, x]\n" + b"".join(
-    f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
-    f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n".encode()
-    for i in range(12)) + b"files: []\n"
+ALIAS_BOMB = (
+    b"format: 1\na: &a [x, x, x, x, x, x, x, x, x]\n"
+    + b"".join(
+        f"{chr(98 + i)}: &{chr(98 + i)} [*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, "
+        f"*{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}, *{chr(97 + i)}]\n".encode()
+        for i in range(12)
+    )
+    + b"files: []\n"
+)
 
 
 def test_yaml_alias_bomb_in_the_wheels_tracked_list_is_refused(built: Built, tmp_path: Path) -> None:
-    members = [RawMember(m.name, ALIAS_BOMB) if m.name == TRACKED_IN_WHEEL.encode() else m
-               for m in wheel_members(built.wheel)]
+    members = [
+        RawMember(m.name, ALIAS_BOMB) if m.name == TRACKED_IN_WHEEL.encode() else m for m in wheel_members(built.wheel)
+    ]
     report = judge(write_wheel(built, tmp_path, with_true_record(members)))
     assert "anchor or alias" in refused_with(report, "G106", TRACKED_IN_WHEEL).message
 
@@ -401,15 +467,20 @@ def test_yaml_alias_bomb_in_the_sdists_tracked_list_is_refused(built: Built, tmp
     assert "anchor or alias" in refused_with(report, "G506", name).message
 
 
-@pytest.mark.parametrize(("content", "why"), [
-    (ALIAS_BOMB, "anchor or alias"),
-    (b"files:" + b" [" * 5000 + b"]" * 5000 + b"\n", "nested more than"),
-    (b"#" * (5 << 20), "the limit is"),
-    (b"format: 1\nfiles: {x: 1}\n", "must be array"),
-    (b"\xff\xfe not text", "not UTF-8"),
-], ids=["alias bomb", "deep nesting", "too large", "wrong schema", "not UTF-8"])
-def test_unusable_tracked_option_is_exit_2_with_one_message(built: Built, tmp_path: Path, content: bytes,
-                                                            why: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        (ALIAS_BOMB, "anchor or alias"),
+        (b"files:" + b" [" * 5000 + b"]" * 5000 + b"\n", "nested more than"),
+        (b"#" * (5 << 20), "the limit is"),
+        (b"format: 1\nfiles: {x: 1}\n", "must be array"),
+        (b"\xff\xfe not text", "not UTF-8"),
+    ],
+    ids=["alias bomb", "deep nesting", "too large", "wrong schema", "not UTF-8"],
+)
+def test_unusable_tracked_option_is_exit_2_with_one_message(
+    built: Built, tmp_path: Path, content: bytes, why: str
+) -> None:
     tracked = tmp_path / "TRACKED.yaml"
     tracked.write_bytes(content)
     result = gate_cli("check", "--no-smoke", "--tracked", str(tracked), str(built.wheel))
@@ -435,8 +506,11 @@ def test_sdist_bombs_are_abandoned_while_streaming(built: Built, tmp_path: Path)
     assert result.returncode == 1 and "G312" in result.stdout and "past the end of the stream" in result.stdout
 
 
-@pytest.mark.parametrize("content", [b"", b"PK\x05\x06", b"not a zip at all" * 100, b"\x1f\x8b\x08garbage"],
-                         ids=["empty", "a bare end record", "text", "a gzip header"])
+@pytest.mark.parametrize(
+    "content",
+    [b"", b"PK\x05\x06", b"not a zip at all" * 100, b"\x1f\x8b\x08garbage"],
+    ids=["empty", "a bare end record", "text", "a gzip header"],
+)
 def test_file_that_is_no_archive_is_exit_2(built: Built, tmp_path: Path, content: bytes) -> None:
     wheel = tmp_path / built.wheel.name
     wheel.write_bytes(content)
@@ -450,30 +524,40 @@ def test_file_that_is_no_archive_is_exit_2(built: Built, tmp_path: Path, content
 NFD = unicodedata.normalize("NFD", "caf\u00e9")
 
 
-@pytest.mark.parametrize("planted", [
-    f"neurobrix/_tables./{TABLE.path}",
-    f"neurobrix/_tables /{TABLE.path}",
-    f"neurobrix/_tables::$INDEX_ALLOCATION/{TABLE.path}",
-    f"neurobrix/_TABLE~1/{TABLE.path}",
-    f"neurobrix/_tab\u200bles/{TABLE.path}",
-    f"neurobrix/{NFD}.py",
-    "neurobrix/CON.py",
-], ids=["trailing dot", "trailing space", "NTFS stream", "8.3 short name", "zero-width space", "NFD", "device name"])
+@pytest.mark.parametrize(
+    "planted",
+    [
+        f"neurobrix/_tables./{TABLE.path}",
+        f"neurobrix/_tables /{TABLE.path}",
+        f"neurobrix/_tables::$INDEX_ALLOCATION/{TABLE.path}",
+        f"neurobrix/_TABLE~1/{TABLE.path}",
+        f"neurobrix/_tab\u200bles/{TABLE.path}",
+        f"neurobrix/{NFD}.py",
+        "neurobrix/CON.py",
+    ],
+    ids=["trailing dot", "trailing space", "NTFS stream", "8.3 short name", "zero-width space", "NFD", "device name"],
+)
 def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_path: Path, planted: str) -> None:
-    members = with_true_record([*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built),
-                                                                       flags=0x800)])
+    members = with_true_record(
+        [*wheel_members(built.wheel), RawMember(planted.encode(), altered_table(built), flags=0x800)]
+    )
     report = judge(write_wheel(built, tmp_path, members))
     refused_with(report, "G310", planted)
     refused_with(report, "G107", planted)
 
 
-@pytest.mark.parametrize(("first", "second"), [
-    (TABLE.wheel_path, TABLE.wheel_path.replace("_tables", "_Tables")),
-    (TABLE.wheel_path, TABLE.wheel_path.replace("neurobrix/", "NeuroBrix/")),
-    ("neurobrix/caf\u00e9.py", f"neurobrix/{NFD}.py"),
-], ids=["case of a folder", "case of the package", "NFC and NFD"])
-def test_members_that_collide_on_case_or_unicode_form_are_refused(built: Built, tmp_path: Path, first: str,
-                                                                  second: str) -> None:
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        (TABLE.wheel_path, TABLE.wheel_path.replace("_tables", "_Tables")),
+        (TABLE.wheel_path, TABLE.wheel_path.replace("neurobrix/", "NeuroBrix/")),
+        ("neurobrix/caf\u00e9.py", f"neurobrix/{NFD}.py"),
+    ],
+    ids=["case of a folder", "case of the package", "NFC and NFD"],
+)
+def test_members_that_collide_on_case_or_unicode_form_are_refused(
+    built: Built, tmp_path: Path, first: str, second: str
+) -> None:
     members = wheel_members(built.wheel)
     if first not in [m.name.decode() for m in members]:
         members.append(RawMember(first.encode(), b"x = 1\n", flags=0x800))
@@ -485,10 +569,17 @@ def test_members_that_collide_on_case_or_unicode_form_are_refused(built: Built, 
 # 6. The sdist: its build configuration never runs unless it is the repository's, and its tar reads one way
 
 
-def sdist_with(built: Built, folder: Path, replace: dict[str, bytes] | None = None,
-               add: list[RawTarMember] | None = None, after: bytes = b"") -> Path:
-    members = [RawTarMember(m.name, (replace or {}).get(m.name[len(built.root) + 1:], m.data), m.type)
-               for m in sdist_members(built.sdist)]
+def sdist_with(
+    built: Built,
+    folder: Path,
+    replace: dict[str, bytes] | None = None,
+    add: list[RawTarMember] | None = None,
+    after: bytes = b"",
+) -> Path:
+    members = [
+        RawTarMember(m.name, (replace or {}).get(m.name[len(built.root) + 1 :], m.data), m.type)
+        for m in sdist_members(built.sdist)
+    ]
     folder.mkdir(parents=True, exist_ok=True)
     return write_sdist(folder / built.sdist.name, raw_tar([*members, *(add or [])], after=after))
 
@@ -511,7 +602,8 @@ def builds(monkeypatch: pytest.MonkeyPatch) -> list[Path]:
 
 @pytest.mark.parametrize("attack", ["force-include", "version override", "build hook"])
 def test_sdist_build_configuration_that_changes_what_ships_is_refused_unbuilt(
-        built: Built, tmp_path: Path, builds: list[Path], attack: str) -> None:
+    built: Built, tmp_path: Path, builds: list[Path], attack: str
+) -> None:
     marker = tmp_path / "hook-ran"
     text = (REPO / "pyproject.toml").read_bytes()
     add: list[RawTarMember] = []
@@ -522,9 +614,11 @@ def test_sdist_build_configuration_that_changes_what_ships_is_refused_unbuilt(
         text = text.replace(b'dynamic = ["version"]', b'version = "9.9.9"')
     else:
         text += b'\n[tool.hatch.build.hooks.custom]\npath = "hatch_build.py"\n'
-        hook = (b"from hatchling.builders.hooks.plugin.interface import BuildHookInterface\n"
-                b"class CustomBuildHook(BuildHookInterface):\n    def initialize(self, version, build_data):\n        "
-                + marker_code(marker))
+        hook = (
+            b"from hatchling.builders.hooks.plugin.interface import BuildHookInterface\n"
+            b"class CustomBuildHook(BuildHookInterface):\n    def initialize(self, version, build_data):\n        "
+            + marker_code(marker)
+        )
         add = [RawTarMember(f"{built.root}/hatch_build.py", hook)]
     sdist = sdist_with(built, tmp_path / "dist", replace={"pyproject.toml": text}, add=add)
     report = judge(built.wheel, sdist, smoke=True)
@@ -543,8 +637,20 @@ def test_sdist_pkg_info_with_an_added_requirement_is_refused(built: Built, tmp_p
     assert "evil-helper" in refused_with(report, "G406", name).message
 
 
-@pytest.mark.parametrize("attack", ["pax path", "pax linkpath", "pax size", "GNU long name", "second tar after the end",
-                                    "symlink", "hardlink", "outside the top folder", "setup.py"])
+@pytest.mark.parametrize(
+    "attack",
+    [
+        "pax path",
+        "pax linkpath",
+        "pax size",
+        "GNU long name",
+        "second tar after the end",
+        "symlink",
+        "hardlink",
+        "outside the top folder",
+        "setup.py",
+    ],
+)
 def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
     table = f"{built.root}/tables/{TABLE.path}"
     evil = altered_table(built)
@@ -564,9 +670,17 @@ def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp
     else:
         add = [RawTarMember(f"{built.root}/setup.py", marker_code(tmp_path / "setup-ran"))]
     report = judge(sdist_with(built, tmp_path, add=add, after=after))
-    expected = {"pax path": "G313", "pax linkpath": "G313", "pax size": "G313", "GNU long name": "G313",
-                "second tar after the end": "G311", "symlink": "G304", "hardlink": "G304",
-                "outside the top folder": "G507", "setup.py": "G509"}[attack]
+    expected = {
+        "pax path": "G313",
+        "pax linkpath": "G313",
+        "pax size": "G313",
+        "GNU long name": "G313",
+        "second tar after the end": "G311",
+        "symlink": "G304",
+        "hardlink": "G304",
+        "outside the top folder": "G507",
+        "setup.py": "G509",
+    }[attack]
     assert expected in codes(report), report.findings
     assert all(f.dist == built.sdist.name for f in report.findings)
     assert not (tmp_path / "setup-ran").exists()
@@ -592,44 +706,56 @@ def metadata_of(built: Built) -> bytes:
         return z.read(f"{built.dist_info}/METADATA")
 
 
-@pytest.mark.parametrize(("edit", "said"), [
-    (lambda m: m.replace(b"Requires-Dist:", b"Requires-Dist: evil-helper>=1\nRequires-Dist:", 1), "evil-helper"),
-    (lambda m: m.replace(b"Requires-Python: >=3.10", b"Requires-Python: >=2.7"), "Requires-Python"),
-    (lambda m: m.replace(b"Requires-Dist: torch<2.15,>=2.11", b"Requires-Dist: torch"), "torch"),
-    (lambda m: m.replace(b"Summary:", b"Requires-External: libevil\nSummary:", 1), "Requires-External"),
-    (lambda m: m.replace(b"Provides-Extra: dev", b"Provides-Extra: dev\nProvides-Extra: evil", 1), "evil"),
-    (lambda m: m + b"\nAn appended paragraph.\n", "description"),
-], ids=["added requirement", "widened Python", "unpinned torch", "added field", "added extra", "description"])
-def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path: Path, edit: object,
-                                                         said: str) -> None:
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda m: m.replace(b"Requires-Dist:", b"Requires-Dist: evil-helper>=1\nRequires-Dist:", 1), "evil-helper"),
+        (lambda m: m.replace(b"Requires-Python: >=3.10", b"Requires-Python: >=2.7"), "Requires-Python"),
+        (lambda m: m.replace(b"Requires-Dist: torch<2.15,>=2.11", b"Requires-Dist: torch"), "torch"),
+        (lambda m: m.replace(b"Summary:", b"Requires-External: libevil\nSummary:", 1), "Requires-External"),
+        (lambda m: m.replace(b"Provides-Extra: dev", b"Provides-Extra: dev\nProvides-Extra: evil", 1), "evil"),
+        (lambda m: m + b"\nAn appended paragraph.\n", "description"),
+    ],
+    ids=["added requirement", "widened Python", "unpinned torch", "added field", "added extra", "description"],
+)
+def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path: Path, edit: object, said: str) -> None:
     wheel, path = wheel_with_file(built, tmp_path, "METADATA", edit(metadata_of(built)))  # type: ignore[operator]
     report = judge(wheel)
     assert codes(report) == {"G406"} and said in refused_with(report, "G406", path).message
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    (b"[console_scripts]\nneurobrix = neurobrix.cli:main\npip = neurobrix.cli:main\n", "pip"),
-    (b"[console_scripts]\nneurobrix = os:system\n", "os:system"),
-    (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[pytest11]\nevil = neurobrix.cli\n", "pytest11"),
-    (b"[gui_scripts]\nneurobrix = neurobrix.cli:main\n", "gui_scripts"),
-    (b"[console_scripts\nbroken", "cannot be read"),
-    (None, "missing"),
-], ids=["extra console script", "redirected script", "plugin group", "gui script", "malformed", "missing"])
-def test_entry_points_that_differ_from_pyproject_are_refused(built: Built, tmp_path: Path, text: bytes | None,
-                                                             said: str) -> None:
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\npip = neurobrix.cli:main\n", "pip"),
+        (b"[console_scripts]\nneurobrix = os:system\n", "os:system"),
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[pytest11]\nevil = neurobrix.cli\n", "pytest11"),
+        (b"[gui_scripts]\nneurobrix = neurobrix.cli:main\n", "gui_scripts"),
+        (b"[console_scripts\nbroken", "cannot be read"),
+        (None, "missing"),
+    ],
+    ids=["extra console script", "redirected script", "plugin group", "gui script", "malformed", "missing"],
+)
+def test_entry_points_that_differ_from_pyproject_are_refused(
+    built: Built, tmp_path: Path, text: bytes | None, said: str
+) -> None:
     wheel, path = wheel_with_file(built, tmp_path, "entry_points.txt", text)
     report = judge(wheel)
     refused_with(report, "G408", path)
     assert [f for f in report.findings if f.code == "G408" and said in f.message], report.findings
 
 
-@pytest.mark.parametrize(("text", "said"), [
-    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: false\nTag: py3-none-any\n", "Root-Is-Purelib"),
-    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: cp311-cp311-linux_x86_64\n", "Tag"),
-    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nTag: py2-none-any\n", "Tag"),
-    (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nBuild: 1\n", "Build"),
-    (b"Wheel-Version: 2.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "Wheel-Version"),
-], ids=["platlib", "platform tag", "extra tag", "build number", "future version"])
+@pytest.mark.parametrize(
+    ("text", "said"),
+    [
+        (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: false\nTag: py3-none-any\n", "Root-Is-Purelib"),
+        (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: cp311-cp311-linux_x86_64\n", "Tag"),
+        (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nTag: py2-none-any\n", "Tag"),
+        (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nBuild: 1\n", "Build"),
+        (b"Wheel-Version: 2.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "Wheel-Version"),
+    ],
+    ids=["platlib", "platform tag", "extra tag", "build number", "future version"],
+)
 def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
     wheel, path = wheel_with_file(built, tmp_path, "WHEEL", text)
     report = judge(wheel)
@@ -681,10 +807,16 @@ def contents(data: bytes) -> dict[str, tuple[bytes, bool]] | None:
 
 
 @settings(max_examples=40, deadline=None, derandomize=True, suppress_health_check=list(HealthCheck))
-@given(edits=st.lists(st.tuples(st.sampled_from(["flip", "set", "insert", "delete"]), st.floats(0, 1),
-                                st.integers(0, 255)), min_size=1, max_size=3))
+@given(
+    edits=st.lists(
+        st.tuples(st.sampled_from(["flip", "set", "insert", "delete"]), st.floats(0, 1), st.integers(0, 255)),
+        min_size=1,
+        max_size=3,
+    )
+)
 def test_random_byte_mutations_never_crash_and_never_pass_a_change(
-        built: Built, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, float, int]]) -> None:
+    built: Built, tmp_path_factory: pytest.TempPathFactory, edits: list[tuple[str, float, int]]
+) -> None:
     good = built.wheel.read_bytes()
     data = bytearray(good)
     for kind, where, value in edits:

@@ -6,13 +6,13 @@ import gzip
 import io
 import random
 import re
-import tomllib
 import zipfile
 from pathlib import Path
 
 import pytest
-
+import tomllib
 from conftest import REPO
+
 from gate.archive import SdistArchive, WheelArchive, open_archive
 from gate.checker import DEFAULT_TRACKED, collect
 from gate.checks import Check, GateError, Limits
@@ -40,11 +40,17 @@ def test_codes_are_stable_unique_and_each_one_is_raised_somewhere() -> None:
 
 
 def test_sizes_and_ratios_are_judged_from_the_directory(tmp_path: Path) -> None:
-    wheel = WheelArchive(zip_with(tmp_path / "x.whl", [
-        ("big.txt", b"0123456789" * 150),  # 1500 bytes > member_size
-        ("dense.txt", bytes(900)),  # 900 zeros deflate ~100x
-        ("ok.txt", b"fine"),
-    ]), SMALL)
+    wheel = WheelArchive(
+        zip_with(
+            tmp_path / "x.whl",
+            [
+                ("big.txt", b"0123456789" * 150),  # 1500 bytes > member_size
+                ("dense.txt", bytes(900)),  # 900 zeros deflate ~100x
+                ("ok.txt", b"fine"),
+            ],
+        ),
+        SMALL,
+    )
     found = {(f.code, f.path) for f in wheel.findings}
     assert ("G306", "big.txt") in found and ("G307", "dense.txt") in found
     assert ("G308", None) not in found
@@ -69,13 +75,16 @@ def test_an_sdist_stream_is_abandoned_past_the_limits(tmp_path: Path) -> None:
     assert [f.code for f in SdistArchive(large, SMALL).findings] == ["G308"]
 
 
-@pytest.mark.parametrize(("name", "content", "why"), [
-    ("x.whl", b"not a zip", "not a zip archive"),
-    ("x.whl", b"", "not a zip archive"),
-    ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
-    ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0)[:30], "truncated"),
-    ("x.zip", b"", "not a wheel"),
-])
+@pytest.mark.parametrize(
+    ("name", "content", "why"),
+    [
+        ("x.whl", b"not a zip", "not a zip archive"),
+        ("x.whl", b"", "not a zip archive"),
+        ("x-1.0.tar.gz", b"not gzip at all", "not a gzip stream"),
+        ("x-1.0.tar.gz", gzip.compress(b"x" * 5000, mtime=0)[:30], "truncated"),
+        ("x.zip", b"", "not a wheel"),
+    ],
+)
 def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, content: bytes, why: str) -> None:
     path = tmp_path / name
     path.write_bytes(content)
@@ -83,13 +92,18 @@ def test_input_that_is_not_an_archive_is_unusable(tmp_path: Path, name: str, con
         open_archive(path, Limits())
 
 
-@pytest.mark.parametrize(("content", "code", "why"), [
-    (gzip.compress(b"x" * 5000, mtime=0), "G311", "not whole 512-byte blocks"),
-    (gzip.compress(b"x" * 5120, mtime=0), "G313", "not a ustar header"),
-    (gzip.compress(b"", mtime=0) + b"junk after the stream", "G311", "after the gzip stream"),
-], ids=["partial block", "no tar header", "junk after the gzip stream"])
-def test_a_gzip_stream_that_is_no_plain_tar_is_refused_unread(tmp_path: Path, content: bytes, code: str,
-                                                              why: str) -> None:
+@pytest.mark.parametrize(
+    ("content", "code", "why"),
+    [
+        (gzip.compress(b"x" * 5000, mtime=0), "G311", "not whole 512-byte blocks"),
+        (gzip.compress(b"x" * 5120, mtime=0), "G313", "not a ustar header"),
+        (gzip.compress(b"", mtime=0) + b"junk after the stream", "G311", "after the gzip stream"),
+    ],
+    ids=["partial block", "no tar header", "junk after the gzip stream"],
+)
+def test_a_gzip_stream_that_is_no_plain_tar_is_refused_unread(
+    tmp_path: Path, content: bytes, code: str, why: str
+) -> None:
     path = tmp_path / "x-1.0.tar.gz"
     path.write_bytes(content)
     sdist = SdistArchive(path, Limits())
@@ -129,7 +143,8 @@ def test_the_reference_list_must_be_usable(tmp_path: Path) -> None:
     with pytest.raises(GateError, match="not valid YAML"):
         load_reference(bad)
     moved = tables.render_tracked(list(tables.read_tracked(REPO / "tables"))).replace(
-        f"wheel_path: {tables.WHEEL_DIR}/", "wheel_path: elsewhere/", 1)
+        f"wheel_path: {tables.WHEEL_DIR}/", "wheel_path: elsewhere/", 1
+    )
     bad.write_text(moved)
     with pytest.raises(GateError, match="wheel_path"):
         load_reference(bad)
@@ -160,7 +175,8 @@ def test_twine_output_becomes_one_message_per_problem() -> None:
         "WARNING `long_description_content_type` missing. defaulting to `text/x-rst`.",
     ]
     assert twine_messages("Checking p.whl: ERROR    InvalidDistribution: bad\n", "p.whl") == [
-        "ERROR InvalidDistribution: bad"]
+        "ERROR InvalidDistribution: bad"
+    ]
 
 
 def test_pyproject_configures_what_the_gate_runs() -> None:
@@ -182,16 +198,19 @@ def test_the_readme_main_job_is_the_gate() -> None:
     assert "python -m gate check" in readme.split("## For releases", 1)[1]
 
 
-@pytest.mark.parametrize(("alias", "original"), [
-    ("neurobrix/./_tables/x.yaml", "neurobrix/_tables/x.yaml"),
-    ("neurobrix//_tables/x.yaml", "neurobrix/_tables/x.yaml"),
-    ("neurobrix/_tables./x.yaml", "neurobrix/_tables/x.yaml"),
-    ("neurobrix/_tables /x.yaml", "neurobrix/_tables/x.yaml"),
-    ("neurobrix/_tables::$INDEX_ALLOCATION/x.yaml", "neurobrix/_tables/x.yaml"),
-    ("NeuroBrix/_Tables/X.yaml", "neurobrix/_tables/x.yaml"),
-    ("neurobrix/cafe\u0301.py", "neurobrix/caf\u00e9.py"),
-    ("neurobrix/_tab\u200bles/x.yaml", "neurobrix/_tables/x.yaml"),
-])
+@pytest.mark.parametrize(
+    ("alias", "original"),
+    [
+        ("neurobrix/./_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+        ("neurobrix//_tables/x.yaml", "neurobrix/_tables/x.yaml"),
+        ("neurobrix/_tables./x.yaml", "neurobrix/_tables/x.yaml"),
+        ("neurobrix/_tables /x.yaml", "neurobrix/_tables/x.yaml"),
+        ("neurobrix/_tables::$INDEX_ALLOCATION/x.yaml", "neurobrix/_tables/x.yaml"),
+        ("NeuroBrix/_Tables/X.yaml", "neurobrix/_tables/x.yaml"),
+        ("neurobrix/cafe\u0301.py", "neurobrix/caf\u00e9.py"),
+        ("neurobrix/_tab\u200bles/x.yaml", "neurobrix/_tables/x.yaml"),
+    ],
+)
 def test_every_alias_of_a_path_has_its_destination_key(alias: str, original: str) -> None:
     from gate.names import destination_key, name_problems
 
@@ -214,9 +233,13 @@ def test_yaml_is_bounded_before_it_is_built() -> None:
     from gate import yamlsafe
 
     assert yamlsafe.load(b"format: 1\nfiles: [{a: 1}]\n", 1000) == {"format": 1, "files": [{"a": 1}]}
-    for text, why in [(b"a: &x [1]\nb: *x\n", "anchor or alias"), (b"[" * 40 + b"]" * 40, "nested more than"),
-                      (b"x" * 2000, "the limit is"), (b"a: [\n", "not valid YAML"), (b"!!python/name:os.system x",
-                                                                                    "not valid YAML")]:
+    for text, why in [
+        (b"a: &x [1]\nb: *x\n", "anchor or alias"),
+        (b"[" * 40 + b"]" * 40, "nested more than"),
+        (b"x" * 2000, "the limit is"),
+        (b"a: [\n", "not valid YAML"),
+        (b"!!python/name:os.system x", "not valid YAML"),
+    ]:
         with pytest.raises(yamlsafe.UnsafeYAML, match=why):
             yamlsafe.load(text, 1000)
 

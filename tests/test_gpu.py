@@ -7,8 +7,8 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import REPO
+
 from neurobrix import gpu, tables
 from neurobrix.errors import NoGPUError, UncertifiedGPUError
 

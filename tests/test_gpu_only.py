@@ -12,7 +12,6 @@ import sys
 
 import pytest
 import torch
-
 from conftest import REPO
 
 pytestmark = [
@@ -24,8 +23,7 @@ pytestmark = [
 def on_the_gpu(*args: str, timeout: int = 1800) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env["PYTHONPATH"] = str(REPO) + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=REPO,
-                          timeout=timeout)
+    return subprocess.run([sys.executable, *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=timeout)
 
 
 def test_this_gpus_class_passes_its_check():

@@ -21,15 +21,26 @@ from conformance.workers import Crashed, Workers
 from neurobrix.ops import SPECS as KERNELS
 
 SILU = "neurobrix/ops/silu_mul.py"
-HARMLESS = Mutant("silu_mul.comment-changed", "silu_mul", SILU, "    # silu(g) * u = g / (1 + exp(-g)) * u\n",
-                  "    # silu(g) * u\n", "a comment reworded: nothing a check could catch", "wrong formula")
+HARMLESS = Mutant(
+    "silu_mul.comment-changed",
+    "silu_mul",
+    SILU,
+    "    # silu(g) * u = g / (1 + exp(-g)) * u\n",
+    "    # silu(g) * u\n",
+    "a comment reworded: nothing a check could catch",
+    "wrong formula",
+)
 CRASH_FP16 = Mutant(
-    "silu_mul.segfault-in-fp16", "silu_mul", SILU, "    M, I = gu.shape[0], gu.shape[1] // 2\n",
+    "silu_mul.segfault-in-fp16",
+    "silu_mul",
+    SILU,
+    "    M, I = gu.shape[0], gu.shape[1] // 2\n",
     "    M, I = gu.shape[0], gu.shape[1] // 2\n"
     "    if gu.dtype == torch.float16:  # the process dies as a heap-corrupting store makes it die\n"
     "        import os, signal\n"
     "        os.kill(os.getpid(), signal.SIGSEGV)\n",
-    "the fp16 launch kills its process", "store without mask",
+    "the fp16 launch kills its process",
+    "store without mask",
 )
 
 
@@ -50,16 +61,29 @@ def test_the_set_plants_every_class_of_bug_in_every_kernel_and_variant():
     assert {"linear.merge.skips-last-split", "rotary.llama3-thresholds-swapped"} <= {m.id for m in fast}
     assert {"extra rounding", "store without mask"} <= {m.bug for m in fast}
     skinny = {m.bug for m in MUTANTS if m.variants == ("skinny",)}
-    assert {"mask off by one", "tail dropped", "low-precision accumulation", "extra rounding",
-            "store without mask"} <= skinny
+    assert {
+        "mask off by one",
+        "tail dropped",
+        "low-precision accumulation",
+        "extra rounding",
+        "store without mask",
+    } <= skinny
 
 
 def test_a_mutant_that_no_longer_fits_is_reported_not_skipped():
-    moved = Mutant("silu_mul.moved", "silu_mul", SILU, "out = g / (1.0 + tl.exp(-g)) * u  # gone", "x",
-                   "an anchor the source no longer holds", "wrong formula")
+    moved = Mutant(
+        "silu_mul.moved",
+        "silu_mul",
+        SILU,
+        "out = g / (1.0 + tl.exp(-g)) * u  # gone",
+        "x",
+        "an anchor the source no longer holds",
+        "wrong formula",
+    )
     no_variant = Mutant("silu_mul.variant", "silu_mul", SILU, "x", "y", "", "wrong formula", variants=("gemv",))
-    problems = mutants.anchor_problems([moved, moved, no_variant,
-                                        Mutant("a.b", "silu_mul", "elsewhere/x.py", "a", "b", "", "?")])
+    problems = mutants.anchor_problems(
+        [moved, moved, no_variant, Mutant("a.b", "silu_mul", "elsewhere/x.py", "a", "b", "", "?")]
+    )
     assert any("occurs 0 times" in p for p in problems)
     assert any("kernel 'silu_mul' has no variant(s) gemv" in p for p in problems)
     assert any("used twice" in p for p in problems)
@@ -70,9 +94,15 @@ def test_a_mutant_that_no_longer_fits_is_reported_not_skipped():
 
 def test_only_a_failure_naming_an_entry_catches_a_mutant():
     m = MUTANTS[0]
-    entry = {"kernel": m.kernel, "dtype": "fp16", "domain": "fp16 M=1..", "passed": False,
-             "config": {"variant": "gemv", "BLOCK_N": 16}, "shipped_in": "shipped in nvidia-h200 (2 entries): fp16",
-             "failure": "linear fp16 M=3 ..., config ...\n1 of 9 elements exceed the bound"}
+    entry = {
+        "kernel": m.kernel,
+        "dtype": "fp16",
+        "domain": "fp16 M=1..",
+        "passed": False,
+        "config": {"variant": "gemv", "BLOCK_N": 16},
+        "shipped_in": "shipped in nvidia-h200 (2 entries): fp16",
+        "failure": "linear fp16 M=3 ..., config ...\n1 of 9 elements exceed the bound",
+    }
     assert mutants.judge(m, 1, {"entries": [entry]}, "", 1.0).caught
     assert mutants.judge(m, 1, {"entries": [entry]}, "", 1.0).how == "wrong result"
     named = mutants.judge(m, 1, {"class": "interpreter", "entries": [entry]}, "", 1.0).entry
@@ -107,8 +137,23 @@ def test_a_mutant_end_to_end_a_harmless_change_survives_and_the_exit_status_says
     a reworded comment survives (nothing to catch), so the command exits 1 and its JSON says why."""
     monkeypatch.setattr(mutants, "MUTANTS", (*MUTANTS, HARMLESS))
     report = tmp_path / "mutants.json"
-    assert conformance_main(["mutants", "--only", "silu_mul.exp-sign", HARMLESS.id, "--jobs", "2",
-                             "--examples", "4", "--json", str(report)]) == 1
+    assert (
+        conformance_main(
+            [
+                "mutants",
+                "--only",
+                "silu_mul.exp-sign",
+                HARMLESS.id,
+                "--jobs",
+                "2",
+                "--examples",
+                "4",
+                "--json",
+                str(report),
+            ]
+        )
+        == 1
+    )
     out = capsys.readouterr().out
     assert "kill rate: 1 of 2 mutants caught (50.0 %)" in out and f"survived: {HARMLESS.id}" in out
     data = json.loads(report.read_text())

@@ -15,10 +15,10 @@ import pytest
 import torch
 import triton
 import triton.language as tl
+from kernel_tables import CONFIGS, fixture_config
 
 from conformance import harness
 from conformance.strategies import GuardBandError
-from kernel_tables import CONFIGS, fixture_config
 from neurobrix import ops
 from neurobrix.errors import InvalidInputError
 
@@ -45,14 +45,22 @@ DTYPES = ["fp32", "fp16"]
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("M, N, K", [(1, 1, 1), (1, 70, 45), (3, 33, 65), (4, 97, 31), (5, 1, 7), (37, 70, 45),
-                                     (64, 64, 64), (67, 131, 97)])
+@pytest.mark.parametrize(
+    "M, N, K", [(1, 1, 1), (1, 70, 45), (3, 33, 65), (4, 97, 31), (5, 1, 7), (37, 70, 45), (64, 64, 64), (67, 131, 97)]
+)
 def test_linear(dtype, M, N, K):
     conforms("linear", dtype, M=M, N=N, K=K)
 
 
-SKINNY = {"variant": "skinny", "BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 1, "num_warps": 4,
-          "num_stages": 2}
+SKINNY = {
+    "variant": "skinny",
+    "BLOCK_M": 16,
+    "BLOCK_N": 32,
+    "BLOCK_K": 32,
+    "SPLIT_K": 1,
+    "num_warps": 4,
+    "num_stages": 2,
+}
 
 
 @pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("skinny", 1), ("skinny", 3), ("tiled", None)])
@@ -127,8 +135,16 @@ def test_rotary_cache_needs_all_three_and_matching_shapes():
     with pytest.raises(InvalidInputError, match="takes v, k_cache and v_cache together"):
         TRITON.rotary(q, k, cos, sin, positions, k_cache=torch.empty(1, 16, 1, 8))
     with pytest.raises(InvalidInputError, match="k_cache"):
-        TRITON.rotary(q, k, cos, sin, positions, v=torch.randn(1, 2, 1, 8), k_cache=torch.empty(1, 16, 2, 8),
-                          v_cache=torch.empty(1, 16, 2, 8))
+        TRITON.rotary(
+            q,
+            k,
+            cos,
+            sin,
+            positions,
+            v=torch.randn(1, 2, 1, 8),
+            k_cache=torch.empty(1, 16, 2, 8),
+            v_cache=torch.empty(1, 16, 2, 8),
+        )
 
 
 def test_rotary_in_place_matches_out_of_place():
@@ -166,19 +182,27 @@ def test_attention_decode(dtype, B, S, D, G):
 TORCH_TOLERANCE = {"fp32": 1e-5, "fp16": 4e-3}  # relative to the largest output; PyTorch's order of operations
 
 
-@pytest.mark.parametrize("kernel, shape", [
-    ("linear", dict(M=5, N=33, K=70)), ("rms_norm", dict(M=3, N=100)), ("rotary", dict(T=6, H=5, D=64)),
-    ("silu_mul", dict(M=4, I=50)), ("attention_prefill", dict(S=19, D=64, G=4)),
-    ("attention_decode", dict(B=3, S=40, D=64, G=7)),
-])
+@pytest.mark.parametrize(
+    "kernel, shape",
+    [
+        ("linear", dict(M=5, N=33, K=70)),
+        ("rms_norm", dict(M=3, N=100)),
+        ("rotary", dict(T=6, H=5, D=64)),
+        ("silu_mul", dict(M=4, I=50)),
+        ("attention_prefill", dict(S=19, D=64, G=4)),
+        ("attention_decode", dict(B=3, S=40, D=64, G=7)),
+    ],
+)
 @pytest.mark.parametrize("dtype", DTYPES)
 def test_torch_backend_agrees(kernel, shape, dtype):
     case = harness.build(kernel, dtype, shape, harness.Values(dtype, "cpu", 3))
     ours = harness.run_kernel(case, fixture_config(case.kernel, case.shape))
     args = dict(case.args)
     if kernel == "rotary" and case.args.get("k_cache") is not None:  # its own caches, not the ones just written
-        args.update(k_cache=torch.full_like(case.args["k_cache"], float("nan")),
-                    v_cache=torch.full_like(case.args["v_cache"], float("nan")))
+        args.update(
+            k_cache=torch.full_like(case.args["k_cache"], float("nan")),
+            v_cache=torch.full_like(case.args["v_cache"], float("nan")),
+        )
     if kernel == "attention_decode":  # SDPA multiplies masked positions by 0: the engine's cache there is 0, not NaN
         args.update(k_cache=case.args["k_cache"].nan_to_num(0.0), v_cache=case.args["v_cache"].nan_to_num(0.0))
     theirs = getattr(ops.TORCH, kernel)(**args)
@@ -192,6 +216,7 @@ def test_torch_backend_agrees(kernel, shape, dtype):
 
 
 # -- guard bands catch what the interpreter does not -----------------------------------------------
+
 
 @triton.jit
 def _overrunning_copy(src_ptr, dst_ptr, n, BLOCK: tl.constexpr):
@@ -232,6 +257,7 @@ def test_an_out_of_bounds_load_shows_up_as_nan():
 
 
 # -- bad input: a clear error naming the argument, before any launch ---------------------------------
+
 
 def test_wrong_dtype_names_the_argument():
     with pytest.raises(InvalidInputError, match=r"linear: x has dtype torch.float64"):
@@ -290,15 +316,29 @@ def test_no_hard_coded_settings_in_the_ops():
 def test_linear_tma_variant(dtype, M, N, K):
     """The persistent TMA variant: descriptors zero-fill and clip the ragged edges (M, N, K not
     multiples of the tiles), bias or not; rows must be 16-byte aligned (K, N multiples of 8 here)."""
-    config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
-              "num_stages": 2}
+    config = {
+        "variant": "tma",
+        "BLOCK_M": 32,
+        "BLOCK_N": 32,
+        "BLOCK_K": 32,
+        "GROUP_M": 2,
+        "num_warps": 4,
+        "num_stages": 2,
+    }
     for seed in (0, 1):
         conforms("linear", dtype, config, seed=seed, M=M, N=N, K=K)
 
 
 def test_linear_tma_variant_refuses_unaligned_rows():
-    config = {"variant": "tma", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4,
-              "num_stages": 2}
+    config = {
+        "variant": "tma",
+        "BLOCK_M": 32,
+        "BLOCK_N": 32,
+        "BLOCK_K": 32,
+        "GROUP_M": 2,
+        "num_warps": 4,
+        "num_stages": 2,
+    }
     x, w = torch.randn(3, 20, dtype=torch.float16), torch.randn(16, 20, dtype=torch.float16)
     with pytest.raises(InvalidInputError, match="'tma' variant needs 16-byte aligned rows, but x has row stride 20"):
         ops.SPECS["linear"].launch(x, w, config=config)
@@ -311,11 +351,17 @@ def test_a_setting_without_a_known_variant_or_parameter_is_refused():
         ops.SPECS["silu_mul"].launch(torch.ones(2, 4), config={"BLOCK_M": 4})
 
 
-@pytest.mark.parametrize("kernel, shape", [
-    ("linear", dict(M=5, N=33, K=70)), ("rms_norm", dict(M=3, N=100)), ("rotary", dict(T=6, H=5, D=64)),
-    ("silu_mul", dict(M=4, I=50)), ("attention_prefill", dict(S=19, D=64, G=4)),
-    ("attention_decode", dict(B=3, S=40, D=64, G=7)),
-])
+@pytest.mark.parametrize(
+    "kernel, shape",
+    [
+        ("linear", dict(M=5, N=33, K=70)),
+        ("rms_norm", dict(M=3, N=100)),
+        ("rotary", dict(T=6, H=5, D=64)),
+        ("silu_mul", dict(M=4, I=50)),
+        ("attention_prefill", dict(S=19, D=64, G=4)),
+        ("attention_decode", dict(B=3, S=40, D=64, G=7)),
+    ],
+)
 def test_declared_outputs_and_keys_match_the_launchers(kernel, shape):
     """A recorded forward pass continues on each op's declared outputs and lists each call's key: both must
     be what the launcher really does (shapes and dtypes; the key of the shape the case was built for)."""

@@ -16,7 +16,10 @@ from conformance.strategies import profile
 F64 = torch.float64
 CI = profile("ci")
 LLAMA31_SCALING = {
-    "rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0,
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
     "original_max_position_embeddings": 8192,
 }
 LLAMA32_SCALING = dict(LLAMA31_SCALING, factor=32.0)
@@ -140,7 +143,10 @@ def test_llama3_scaling_matches_transformers_when_installed():
     from transformers import LlamaConfig
 
     config = LlamaConfig(
-        hidden_size=4096, num_attention_heads=32, rope_theta=500000.0, max_position_embeddings=131072,
+        hidden_size=4096,
+        num_attention_heads=32,
+        rope_theta=500000.0,
+        max_position_embeddings=131072,
         rope_scaling=dict(LLAMA31_SCALING),
     )
     inv_freq, _ = rope_utils.ROPE_INIT_FUNCTIONS["llama3"](config, "cpu")
@@ -158,8 +164,12 @@ def test_rope_rejects_unknown_scaling_and_odd_dims():
 
 @CI
 @given(
-    b=st.integers(1, 2), s=st.integers(1, 5), h=st.integers(1, 3), half=st.integers(1, 9),
-    seed=st.integers(0, 2**16), llama3=st.booleans(),
+    b=st.integers(1, 2),
+    s=st.integers(1, 5),
+    h=st.integers(1, 3),
+    half=st.integers(1, 9),
+    seed=st.integers(0, 2**16),
+    llama3=st.booleans(),
 )
 def test_rotary_is_complex_multiplication(b, s, h, half, seed, llama3):
     tables = ref.rope_frequencies(2 * half, 10000.0, 64, LLAMA31_SCALING if llama3 else None)
@@ -188,16 +198,25 @@ def test_silu_mul_matches_torch(dtype):
 # ------------------------------------------------------------------------------------------ attention
 def sdpa_prefill(q, k, v, scale):
     out = F.scaled_dot_product_attention(
-        q.to(F64).transpose(1, 2), k.to(F64).transpose(1, 2), v.to(F64).transpose(1, 2),
-        is_causal=True, scale=scale, enable_gqa=True,
+        q.to(F64).transpose(1, 2),
+        k.to(F64).transpose(1, 2),
+        v.to(F64).transpose(1, 2),
+        is_causal=True,
+        scale=scale,
+        enable_gqa=True,
     )
     return out.transpose(1, 2)
 
 
 @CI
 @given(
-    b=st.integers(1, 2), s=st.integers(1, 20), hkv=st.integers(1, 3), group=st.integers(1, 3),
-    d=st.integers(1, 20), seed=st.integers(0, 2**16), scale=st.sampled_from([0.1, 0.5, 1.0]),
+    b=st.integers(1, 2),
+    s=st.integers(1, 20),
+    hkv=st.integers(1, 3),
+    group=st.integers(1, 3),
+    d=st.integers(1, 20),
+    seed=st.integers(0, 2**16),
+    scale=st.sampled_from([0.1, 0.5, 1.0]),
 )
 def test_attention_prefill_matches_sdpa(b, s, hkv, group, d, seed, scale):
     q = randn(b, s, hkv * group, d, seed=seed)
@@ -207,8 +226,12 @@ def test_attention_prefill_matches_sdpa(b, s, hkv, group, d, seed, scale):
 
 @CI
 @given(
-    b=st.integers(1, 3), cap=st.integers(1, 20), hkv=st.integers(1, 3), group=st.integers(1, 3),
-    d=st.integers(1, 16), seed=st.integers(0, 2**16),
+    b=st.integers(1, 3),
+    cap=st.integers(1, 20),
+    hkv=st.integers(1, 3),
+    group=st.integers(1, 3),
+    d=st.integers(1, 16),
+    seed=st.integers(0, 2**16),
 )
 def test_attention_decode_matches_masked_sdpa_and_prefill(b, cap, hkv, group, d, seed):
     gen = torch.Generator().manual_seed(seed)
@@ -218,8 +241,12 @@ def test_attention_decode_matches_masked_sdpa_and_prefill(b, cap, hkv, group, d,
     out = ref.attention_decode(q, kc, vc, lengths, 0.3)
     mask = torch.arange(cap)[None, :] < lengths[:, None]
     expected = F.scaled_dot_product_attention(
-        q.to(F64)[:, :, None, :], kc.to(F64).transpose(1, 2), vc.to(F64).transpose(1, 2),
-        attn_mask=mask[:, None, None, :], scale=0.3, enable_gqa=True,
+        q.to(F64)[:, :, None, :],
+        kc.to(F64).transpose(1, 2),
+        vc.to(F64).transpose(1, 2),
+        attn_mask=mask[:, None, None, :],
+        scale=0.3,
+        enable_gqa=True,
     )[:, :, 0, :]
     close(out, expected)
     # decode at length n is prefill's query n - 1 over the first n positions

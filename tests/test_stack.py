@@ -8,9 +8,9 @@ import json
 import re
 
 import pytest
-
 from conftest import REPO, retrack
 from kernel_tables import CONFIGS, STACK, write_kernel, write_tables
+
 from neurobrix import stack, tables
 from neurobrix.cli import main
 from neurobrix.errors import CompilerStackError, TablesError
@@ -67,14 +67,18 @@ def test_tables_of_one_class_certified_on_two_stacks_are_refused(certified_elsew
         stack.certified_stack("interpreter")
 
 
-@pytest.mark.parametrize(("running", "ok"), [
-    (lambda s: s, True),                                                          # the same stack
-    (lambda s: stack.Stack(_other_patch(s.torch), s.triton), True),               # torch: another patch release
-    (lambda s: stack.Stack(s.torch.partition("+")[0] + "+cu999", s.triton), True),  # torch: another build tag
-    (lambda s: stack.Stack(s.torch, _other_patch(s.triton)), False),              # Triton: any other version
-    (lambda s: stack.Stack(s.torch, _other_minor(s.triton)), False),
-    (lambda s: stack.Stack(_other_minor(s.torch), s.triton), False),              # torch: another major.minor
-], ids=["same", "torch-patch", "torch-build", "triton-patch", "triton-minor", "torch-minor"])
+@pytest.mark.parametrize(
+    ("running", "ok"),
+    [
+        (lambda s: s, True),  # the same stack
+        (lambda s: stack.Stack(_other_patch(s.torch), s.triton), True),  # torch: another patch release
+        (lambda s: stack.Stack(s.torch.partition("+")[0] + "+cu999", s.triton), True),  # torch: another build tag
+        (lambda s: stack.Stack(s.torch, _other_patch(s.triton)), False),  # Triton: any other version
+        (lambda s: stack.Stack(s.torch, _other_minor(s.triton)), False),
+        (lambda s: stack.Stack(_other_minor(s.torch), s.triton), False),  # torch: another major.minor
+    ],
+    ids=["same", "torch-patch", "torch-build", "triton-patch", "triton-minor", "torch-minor"],
+)
 def test_the_rule_triton_exact_torch_major_minor(running, ok):
     certified = stack.Stack("2.11.0+cu130", "3.6.0")
     assert stack.compatible(certified, running(certified)) is ok
@@ -82,12 +86,14 @@ def test_the_rule_triton_exact_torch_major_minor(running, ok):
 
 def test_the_pip_command_follows_the_recorded_torch_build():
     cuda = stack.Stack("2.11.0+cu130", "3.6.0")
-    assert stack.pip_command(cuda) == ("python -m pip install torch==2.11.0 triton==3.6.0 "
-                                       "--index-url https://download.pytorch.org/whl/cu130")
+    assert stack.pip_command(cuda) == (
+        "python -m pip install torch==2.11.0 triton==3.6.0 --index-url https://download.pytorch.org/whl/cu130"
+    )
     # a CPU build's index has no Triton: it comes from PyPI in a second command
     assert stack.pip_command(stack.Stack("2.13.0+cpu", "3.9.0")) == (
         "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu"
-        " && python -m pip install triton==3.9.0")
+        " && python -m pip install triton==3.9.0"
+    )
     assert stack.pip_command(stack.Stack("2.13.0", "3.9.0")) == "python -m pip install torch==2.13.0 triton==3.9.0"
 
 
@@ -216,7 +222,7 @@ def test_check_on_another_stack_records_the_reproof_run_accepts(tmp_path, home, 
 
 def test_the_readme_lists_each_certified_class_with_its_stack_and_install_command():
     readme = (REPO / "README.md").read_text()
-    section = readme[readme.index("### Certified classes and their compiler stack"):]
+    section = readme[readme.index("### Certified classes and their compiler stack") :]
     found_rows = re.findall(r"^\| `([\w-]+)` \| (torch .+?) \| `(.+?)` \|$", section, re.M)
     rows = {class_id: (said, command) for class_id, said, command in found_rows}
     loaded = tables.load(REPO / "tables")

@@ -11,13 +11,13 @@ from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
-
 from conftest import REPO
+from store_fixtures import HAVE_TRANSFORMERS, config_dict, make_checkpoint, make_pickle_only, populate_hub_cache
+
 from neurobrix import checkpoint, hub, store
 from neurobrix.cli import main
 from neurobrix.config import ConfigError
 from neurobrix.errors import UsageError
-from store_fixtures import HAVE_TRANSFORMERS, config_dict, make_checkpoint, make_pickle_only, populate_hub_cache
 
 COMMIT = "0123456789abcdef0123456789abcdef01234567"
 
@@ -143,20 +143,38 @@ def test_an_architecture_outside_the_family_is_refused_before_weights(tmp_path, 
         (lambda d: (d / "config.json").write_text("{not json"), store.CheckpointError, "not valid JSON"),
         (lambda d: (d / "config.json").write_text("[1, 2]"), store.CheckpointError, "expected a JSON object"),
         (lambda d: (d / "config.json").unlink(), store.CheckpointError, "has no config.json"),
-        (lambda d: (d / "config.json").write_text(json.dumps({**config_dict(), "hidden_size": None})),
-         ConfigError, "field 'hidden_size' is missing"),
+        (
+            lambda d: (d / "config.json").write_text(json.dumps({**config_dict(), "hidden_size": None})),
+            ConfigError,
+            "field 'hidden_size' is missing",
+        ),
         (lambda d: (d / "tokenizer.json").unlink(), store.CheckpointError, "no tokenizer.json"),
-        (lambda d: (d / "tokenizer.json").write_text('{"model": 3}'), store.CheckpointError,
-         "not a valid tokenizer.json"),
+        (
+            lambda d: (d / "tokenizer.json").write_text('{"model": 3}'),
+            store.CheckpointError,
+            "not a valid tokenizer.json",
+        ),
         (lambda d: (d / "generation_config.json").write_text("{"), store.CheckpointError, "not valid JSON"),
-        (lambda d: os.truncate(d / "model.safetensors", (d / "model.safetensors").stat().st_size - 10),
-         store.CheckpointError, "truncated"),
+        (
+            lambda d: os.truncate(d / "model.safetensors", (d / "model.safetensors").stat().st_size - 10),
+            store.CheckpointError,
+            "truncated",
+        ),
         (lambda d: (d / "model.safetensors").write_bytes(b"\x00" * 4), store.CheckpointError, "not a safetensors"),
         (lambda d: (d / "model.safetensors").unlink(), store.CheckpointError, "has no weights"),
     ],
-    ids=["config-not-json", "config-not-object", "config-missing", "config-field", "tokenizer-missing",
-         "tokenizer-malformed", "generation-config-malformed", "weights-truncated", "weights-not-safetensors",
-         "no-weights"],
+    ids=[
+        "config-not-json",
+        "config-not-object",
+        "config-missing",
+        "config-field",
+        "tokenizer-missing",
+        "tokenizer-malformed",
+        "generation-config-malformed",
+        "weights-truncated",
+        "weights-not-safetensors",
+        "no-weights",
+    ],
 )
 def test_bad_checkpoints_are_refused_with_what_to_do(checkpoints, tmp_path, damage, error, message):
     src = copy_of(checkpoints, "plain", tmp_path)
@@ -304,7 +322,9 @@ def test_list_marks_a_damaged_model_that_run_reports(checkpoints, tmp_path, caps
     assert main(["list"]) == 0
     out = capsys.readouterr().out
     (torn_line,) = [line for line in out.splitlines() if line.startswith("torn")]
-    assert "DAMAGED" in torn_line and "DAMAGED" not in [line for line in out.splitlines() if line.startswith("plain")][0]
+    assert (
+        "DAMAGED" in torn_line and "DAMAGED" not in [line for line in out.splitlines() if line.startswith("plain")][0]
+    )
     assert "model.safetensors has 10 bytes" in out and "neurobrix remove torn" in out
     assert main(["list", "--json"]) == 0
     listed = {m["name"]: m for m in json.loads(capsys.readouterr().out)["models"]}
@@ -338,8 +358,12 @@ def test_a_home_that_is_a_file_is_one_clear_error(checkpoints, tmp_path, monkeyp
     blocker.write_text("x")
     home = blocker if value == "file" else blocker / "neurobrix"
     env = {**os.environ, "PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(home)}
-    for args in (["list"], ["import", str(checkpoints["plain"])], ["remove", "x"],
-                 ["run", "--model", "x", "--prompt", "hi"]):
+    for args in (
+        ["list"],
+        ["import", str(checkpoints["plain"])],
+        ["remove", "x"],
+        ["run", "--model", "x", "--prompt", "hi"],
+    ):
         result = subprocess.run([sys.executable, "-m", "neurobrix", *args], capture_output=True, text=True, env=env)
         assert result.returncode == 2, (args, result.stderr)
         assert result.stderr.startswith(f"neurobrix: error: NEUROBRIX_HOME={home} ")
@@ -371,8 +395,13 @@ def test_an_import_ended_by_a_signal_leaves_nothing(checkpoints, tmp_path, signa
 
     src = copy_of(checkpoints, "plain", tmp_path)
     env = {**os.environ, "PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(tmp_path / "home")}
-    proc = subprocess.Popen([sys.executable, "-c", _SLOW_IMPORT, str(src)], stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, text=True, env=env)
+    proc = subprocess.Popen(
+        [sys.executable, "-c", _SLOW_IMPORT, str(src)],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
     try:
         assert proc.stdout.readline() == "copying\n", proc.stderr.read()
         assert any(p.name.startswith(".tmp-") for p in store.models_dir().iterdir())
@@ -472,8 +501,14 @@ def test_gated_without_accept_license_is_refused_before_download(monkeypatch, ch
     with pytest.raises(store.GatedModelError) as info:
         store.import_model("meta-llama/Llama-3.2-1B", progress=False)
     message = str(info.value)
-    for needed in ("gated", "https://huggingface.co/meta-llama/Llama-3.2-1B", "accept the licence", "hf auth login",
-                   "HF_TOKEN", "neurobrix import meta-llama/Llama-3.2-1B --accept-license"):
+    for needed in (
+        "gated",
+        "https://huggingface.co/meta-llama/Llama-3.2-1B",
+        "accept the licence",
+        "hf auth login",
+        "HF_TOKEN",
+        "neurobrix import meta-llama/Llama-3.2-1B --accept-license",
+    ):
         assert needed in message
     assert hub.downloads == [] and store_is_empty()
 
@@ -592,8 +627,9 @@ def test_cli_help_explains_the_options(capsys):
 def test_cli_subprocess_refuses_pickle_without_traceback(tmp_path):
     src = make_pickle_only(tmp_path / "pickled")
     env = {**os.environ, "PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(tmp_path / "home")}
-    result = subprocess.run([sys.executable, "-m", "neurobrix", "import", str(src)],
-                            capture_output=True, text=True, env=env)
+    result = subprocess.run(
+        [sys.executable, "-m", "neurobrix", "import", str(src)], capture_output=True, text=True, env=env
+    )
     assert result.returncode == 2, result.stderr
     assert "pytorch_model.bin" in result.stderr and "safetensors only" in result.stderr
     assert "Traceback" not in result.stderr

@@ -8,9 +8,9 @@ import re
 
 import pytest
 import yaml
-
 from conftest import REPO, retrack
 from kernel_tables import CONFIGS, write_tables
+
 from neurobrix import tables
 from neurobrix.errors import MissingEntryError, TablesError, UsageError
 from neurobrix.schema import Domain, Setting, SettingsIndex
@@ -36,6 +36,7 @@ def edit_json(path, change):
 
 # -- the lookup ---------------------------------------------------------------------------------
 
+
 def test_lookup_is_exact_containment(fixture_tables):
     assert lookup(M=1, N=1) == {"BLOCK_N": 64, "num_warps": 4}
     assert lookup(M=16, N=4096) == {"BLOCK_N": 64, "num_warps": 4}  # both range ends are inclusive
@@ -54,8 +55,10 @@ def test_a_shape_outside_every_domain_is_never_given_the_nearest(fixture_tables)
 
 
 def test_bucketed_entries_are_found_by_bucket_without_a_scan():
-    entries = tuple(Setting(Domain(("bf16",), (("M", lo, hi), ("N", 64, 64))), {"X": lo})
-                    for lo, hi in ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16)))
+    entries = tuple(
+        Setting(Domain(("bf16",), (("M", lo, hi), ("N", 64, 64))), {"X": lo})
+        for lo, hi in ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16))
+    )
     index = SettingsIndex("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
     assert not index._wide and len(index._by_bucket) == 5
     assert [dict(index.lookup("bf16", (m, 64)).config)["X"] for m in (1, 2, 3, 4, 7, 16)] == [1, 2, 3, 3, 5, 9]
@@ -63,29 +66,43 @@ def test_bucketed_entries_are_found_by_bucket_without_a_scan():
 
 
 def test_overlapping_buckets_are_refused():
-    entries = (Setting(Domain(("bf16",), (("M", 3, 4), ("N", 64, 64))), {"X": 1}),
-               Setting(Domain(("bf16", "fp16"), (("M", 3, 4), ("N", 64, 64))), {"X": 2}))
+    entries = (
+        Setting(Domain(("bf16",), (("M", 3, 4), ("N", 64, 64))), {"X": 1}),
+        Setting(Domain(("bf16", "fp16"), (("M", 3, 4), ("N", 64, 64))), {"X": 2}),
+    )
     with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
         SettingsIndex("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
 
 
 # -- the plan: every call of a generation resolved before loading ---------------------------------
 
+
 def test_missing_settings_are_refused_all_at_once_naming_everything(tmp_path, monkeypatch):
     from neurobrix.plan import resolve
 
-    only_small = {"linear": [({"M": [1, 4]}, CONFIGS["linear"][0][1])], "silu_mul": [({"I": [1, 8]}, CONFIGS["silu_mul"][0][1])]}
+    only_small = {
+        "linear": [({"M": [1, 4]}, CONFIGS["linear"][0][1])],
+        "silu_mul": [({"I": [1, 8]}, CONFIGS["silu_mul"][0][1])],
+    }
     loaded = tables.load(write_tables(tmp_path / "small", only_small))
-    calls = {("linear", "fp32", (5, 4, 3)), ("linear", "fp32", (4, 4, 3)), ("silu_mul", "fp32", (2, 9)),
-             ("rms_norm", "fp32", (2, 8))}
+    calls = {
+        ("linear", "fp32", (5, 4, 3)),
+        ("linear", "fp32", (4, 4, 3)),
+        ("silu_mul", "fp32", (2, 9)),
+        ("rms_norm", "fp32", (2, 8)),
+    }
     with pytest.raises(MissingEntryError) as err:
         resolve(calls, loaded, "interpreter", " --limit prompt=5:5")
     message = str(err.value)
     assert err.value.exit_code == 4
-    for part in ("2 kernel call(s) have no certified setting", "linear             fp32 M=5, N=4, K=3",
-                 "silu_mul           fp32 M=2, I=9", str(tmp_path / "small" / "interpreter" / "linear.json"),
-                 "python -m conformance certify --class interpreter --kernels linear silu_mul --dtypes fp32 "
-                 "--limit prompt=5:5 --only-missing"):
+    for part in (
+        "2 kernel call(s) have no certified setting",
+        "linear             fp32 M=5, N=4, K=3",
+        "silu_mul           fp32 M=2, I=9",
+        str(tmp_path / "small" / "interpreter" / "linear.json"),
+        "python -m conformance certify --class interpreter --kernels linear silu_mul --dtypes fp32 "
+        "--limit prompt=5:5 --only-missing",
+    ):
         assert part in message, part
     assert "M=4, N=4" not in message and "rms_norm" not in message
 
@@ -103,7 +120,9 @@ def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path):
     from neurobrix.plan import resolve
 
     root = write_tables(tmp_path / "t")
-    edit_json(root / "interpreter" / "linear.json", lambda d: d.update(key=[["M", "exact"], ["N", "exact"], ["K", "exact"]]))
+    edit_json(
+        root / "interpreter" / "linear.json", lambda d: d.update(key=[["M", "exact"], ["N", "exact"], ["K", "exact"]])
+    )
     retrack(root)
     with pytest.raises(TablesError, match=r"keyed by .*'M', 'exact'.* certified for another neurobrix"):
         resolve({("linear", "fp32", (2, 8, 8))}, tables.load(root), "interpreter")
@@ -129,6 +148,7 @@ def test_an_unplanned_call_is_refused_at_launch_never_guessed():
 
 # -- locating -----------------------------------------------------------------------------------
 
+
 def test_source_checkout_tables_are_found_without_the_env_var(monkeypatch):
     monkeypatch.delenv(tables.ENV_VAR, raising=False)
     location = tables.locate()
@@ -149,6 +169,7 @@ def test_missing_tracked_list(fixture_tables):
 
 
 # -- integrity ----------------------------------------------------------------------------------
+
 
 def test_missing_table_file(fixture_tables):
     (fixture_tables / "interpreter" / "demo.json").unlink()
@@ -200,10 +221,13 @@ def test_tampered_tracked_list_entry(fixture_tables):
         tables.load()
 
 
-@pytest.mark.parametrize("name, message", [
-    ("demo.proofs.yaml", "demo.json: has no demo.proofs.yaml beside it"),
-    ("demo.json", "demo.proofs.yaml: has no demo.json beside it"),
-])
+@pytest.mark.parametrize(
+    "name, message",
+    [
+        ("demo.proofs.yaml", "demo.json: has no demo.proofs.yaml beside it"),
+        ("demo.json", "demo.proofs.yaml: has no demo.json beside it"),
+    ],
+)
 def test_an_index_and_its_proofs_ship_together(fixture_tables, name, message):
     (fixture_tables / "interpreter" / name).unlink()
     retrack(fixture_tables)
@@ -219,6 +243,7 @@ def test_a_file_that_is_no_table_is_refused(fixture_tables):
 
 
 # -- parsing and schema -------------------------------------------------------------------------
+
 
 def test_corrupt_json_names_file_and_line(fixture_tables):
     path = fixture_tables / "interpreter" / "demo.json"
@@ -243,8 +268,14 @@ def test_corrupt_yaml_names_file_and_line(fixture_tables):
 INDEX_CASES = [
     (lambda d: d["entries"][1]["domain"].update(M=[8, 4]), r"entries\[1\]\.domain\.M': expected lo <= hi"),
     (lambda d: d["entries"][1]["domain"].update(M="17-64"), r"entries\[1\]\.domain\.M': .*must be array"),
-    (lambda d: d["entries"][1]["domain"].update(M=[0, 4]), r"entries\[1\]\.domain\.M\[0\]': .*bigger than or equal to 1"),
-    (lambda d: d["entries"][0]["domain"].update(K=[1, 1]), r"entries\[0\]\.domain': has dimensions M, N, K, the key is M, N"),
+    (
+        lambda d: d["entries"][1]["domain"].update(M=[0, 4]),
+        r"entries\[1\]\.domain\.M\[0\]': .*bigger than or equal to 1",
+    ),
+    (
+        lambda d: d["entries"][0]["domain"].update(K=[1, 1]),
+        r"entries\[0\]\.domain': has dimensions M, N, K, the key is M, N",
+    ),
     (lambda d: d["entries"][0].update(extra=1), r"entries\[0\]': .*must not contain \{'extra'\}"),
     (lambda d: d["entries"][0]["domain"].update(dtypes=["fp64"]), r"domain\.dtypes\[0\]': .*must be one of"),
     (lambda d: d.update(kernel="other"), r"field 'kernel': says 'other' but the file is named for demo"),
@@ -269,11 +300,20 @@ def test_index_schema_violation_names_the_field(fixture_tables, change, message)
 
 PROOF_CASES = [
     (lambda d: d["entries"][0]["proof"].pop("examples"), r"entries\[0\]\.proof': .*must contain .*examples"),
-    (lambda d: d["entries"][0]["proof"].update(worst_error_ratio=1.5), r"worst_error_ratio': .*smaller than or equal to 1"),
+    (
+        lambda d: d["entries"][0]["proof"].update(worst_error_ratio=1.5),
+        r"worst_error_ratio': .*smaller than or equal to 1",
+    ),
     (lambda d: d["entries"][0]["proof"].update(examples=True), r"proof\.examples': .*must be integer"),
-    (lambda d: d["entries"][0]["proof"].update(rejected=["meh: BLOCK_N=64: x"]), r"rejected\[0\]': .*must match pattern"),
+    (
+        lambda d: d["entries"][0]["proof"].update(rejected=["meh: BLOCK_N=64: x"]),
+        r"rejected\[0\]': .*must match pattern",
+    ),
     (lambda d: d["provenance"].pop("triton"), r"field 'provenance': .*must contain"),
-    (lambda d: d["entries"][0].update(config={"BLOCK_N": 65, "num_warps": 4}), r"entries\[0\]': differs from entry 0 of its index"),
+    (
+        lambda d: d["entries"][0].update(config={"BLOCK_N": 65, "num_warps": 4}),
+        r"entries\[0\]': differs from entry 0 of its index",
+    ),
     (lambda d: d["entries"].pop(), r"field 'entries': holds 3 entries, its index .* 4"),
     (lambda d: d["provenance"].update(triton="3.8.0"), r"field 'provenance': stack .* differs from its index"),
 ]
@@ -310,8 +350,10 @@ def test_unknown_format_version(fixture_tables, file):
 def test_rejected_line_round_trips():
     from neurobrix.schema import Rejected, rejected_line
 
-    for r in (Rejected({"BLOCK_N": 16, "variant": "gemv", "fused": True, "scale": 0.5}, "slower", "12.1 us: vs 10"),
-              Rejected({"num_warps": 4}, "crashed", "")):
+    for r in (
+        Rejected({"BLOCK_N": 16, "variant": "gemv", "fused": True, "scale": 0.5}, "slower", "12.1 us: vs 10"),
+        Rejected({"num_warps": 4}, "crashed", ""),
+    ):
         assert rejected_line(r.render()) == r
     with pytest.raises(ValueError, match="cannot be written as one line"):
         Rejected({"name": "two words"}, "slower", "").render()

@@ -9,14 +9,18 @@ from pathlib import Path
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from tokenizer_fixtures import CORPUS, KINDS, save
 
 from neurobrix.tokenizer import TextStream, Tokenizer, TokenizerError
-from tokenizer_fixtures import CORPUS, KINDS, save
 
 transformers = pytest.importorskip("transformers")
 
-PROPERTY = settings(max_examples=150, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+PROPERTY = settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
 
 
 @pytest.fixture(scope="module")
@@ -38,16 +42,19 @@ def theirs(saved):
 # Id sequences of two kinds: any ids at all (special tokens, lone bytes, invalid UTF-8 runs), and the ids
 # of text with newlines, leading spaces and multi-byte characters (which byte-level and byte-fallback
 # tokenizers split over several tokens), with special tokens spliced in.
-TEXT = st.lists(st.sampled_from(list("ab é中🙂\n\t.,'!?") + ["don't", " the", "\n  ", "naïve", " ."]),
-                max_size=20).map("".join)
+TEXT = st.lists(st.sampled_from(list("ab é中🙂\n\t.,'!?") + ["don't", " the", "\n  ", "naïve", " ."]), max_size=20).map(
+    "".join
+)
 
 
 def id_sequences(tokenizer: Tokenizer):
     vocab = tokenizer._tok.get_vocab_size()
     anything = st.lists(st.integers(0, vocab - 1), max_size=40)
-    encoded = st.builds(lambda text, specials: _splice(tokenizer.encode_text(text), specials), TEXT,
-                        st.lists(st.tuples(st.integers(0, 40), st.sampled_from(sorted(tokenizer.waiting_ids) or [0])),
-                                 max_size=3))
+    encoded = st.builds(
+        lambda text, specials: _splice(tokenizer.encode_text(text), specials),
+        TEXT,
+        st.lists(st.tuples(st.integers(0, 40), st.sampled_from(sorted(tokenizer.waiting_ids) or [0])), max_size=3),
+    )
     return st.one_of(anything, encoded)
 
 
@@ -143,7 +150,8 @@ def test_eos_is_the_union_of_generation_config_config_and_tokenizer(saved, tmp_p
 
 SYSTEM_AND_TOOLS = """{{- bos_token }}
 {%- if messages[0]['role'] == 'system' %}{% set system = messages[0]['content'] %}{% set rest = messages[1:] %}
-{%- else %}{% set system = 'You are helpful. Today is ' + strftime_now('%d %b %Y') + '.' %}{% set rest = messages %}{% endif %}
+{%- else %}{% set system = 'You are helpful. Today is ' + strftime_now('%d %b %Y') + '.' %}
+{%- set rest = messages %}{% endif %}
 <|start_header_id|>system<|end_header_id|>
 
 {{ system }}
@@ -153,7 +161,8 @@ You may call these functions:
 {% for tool in tools %}{{ tool | tojson(indent=4) }}
 {% endfor %}{% endif %}<|eot_id|>
 {%- for message in rest %}
-{%- if message['role'] not in ['user', 'assistant'] %}{{ raise_exception('roles must be user or assistant') }}{% endif %}
+{%- if message['role'] not in ['user', 'assistant'] %}
+{{- raise_exception('roles must be user or assistant') }}{% endif %}
 <|start_header_id|>{{ message['role'] }}<|end_header_id|>
 
 {% generation %}{{ message['content'] | trim }}{% endgeneration %}<|eot_id|>
@@ -168,21 +177,47 @@ BREAK_AND_NAMESPACE = """{% set ns = namespace(found=false, count=0) %}
 <{{ m['role'] }}>{{ m['content'] | tojson }}</{{ m['role'] }}>{% endfor %}
 {%- set extra = dict(n=ns.count, stopped=ns.found) %}{{ extra | tojson }}{{ eos_token }}"""
 
-TOOLS = [{"type": "function", "function": {
-    "name": "get_weather", "description": "The weather <now> & here, in °C",
-    "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "a city: 'Zürich'"}},
-                   "required": ["city"]}}}]
+TOOLS = [
+    {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "The weather <now> & here, in °C",
+            "parameters": {
+                "type": "object",
+                "properties": {"city": {"type": "string", "description": "a city: 'Zürich'"}},
+                "required": ["city"],
+            },
+        },
+    }
+]
 
 CHATS = {
-    "system-and-tools": (SYSTEM_AND_TOOLS, [{"role": "system", "content": "Be brief."},
-                                            {"role": "user", "content": "Weather in Zürich?  "}], TOOLS),
-    "default-system-with-date": (SYSTEM_AND_TOOLS, [{"role": "user", "content": "hello"},
-                                                    {"role": "assistant", "content": "hi <b>there</b>"},
-                                                    {"role": "user", "content": "and now?"}], None),
-    "break-continue-namespace-dict": (BREAK_AND_NAMESPACE, [
-        {"role": "user", "content": "one \"quoted\" <tag> & café"}, {"role": "skip", "content": "x"},
-        {"role": "assistant", "content": "two"}, {"role": "stop", "content": "-"},
-        {"role": "user", "content": "never shown"}], None),
+    "system-and-tools": (
+        SYSTEM_AND_TOOLS,
+        [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Weather in Zürich?  "}],
+        TOOLS,
+    ),
+    "default-system-with-date": (
+        SYSTEM_AND_TOOLS,
+        [
+            {"role": "user", "content": "hello"},
+            {"role": "assistant", "content": "hi <b>there</b>"},
+            {"role": "user", "content": "and now?"},
+        ],
+        None,
+    ),
+    "break-continue-namespace-dict": (
+        BREAK_AND_NAMESPACE,
+        [
+            {"role": "user", "content": 'one "quoted" <tag> & café'},
+            {"role": "skip", "content": "x"},
+            {"role": "assistant", "content": "two"},
+            {"role": "stop", "content": "-"},
+            {"role": "user", "content": "never shown"},
+        ],
+        None,
+    ),
 }
 
 
@@ -196,14 +231,17 @@ def test_chat_template_ids_are_what_transformers_gives(tmp_path, kind, chat):
     expected = expected["input_ids"] if hasattr(expected, "keys") else expected
     assert Tokenizer(folder).encode_chat(messages, tools=tools) == list(expected)
     assert Tokenizer(folder).render_chat(messages, tools=tools) == hf.apply_chat_template(
-        messages, tools=tools, add_generation_prompt=True, tokenize=False)
+        messages, tools=tools, add_generation_prompt=True, tokenize=False
+    )
 
 
 def test_named_templates_pick_tool_use_when_tools_are_given(tmp_path):
     folder = save(tmp_path / "tok", "bytelevel")
     config = json.loads((folder / "tokenizer_config.json").read_text())
-    config["chat_template"] = [{"name": "default", "template": "D{{ messages[0]['content'] }}"},
-                               {"name": "tool_use", "template": "T{{ tools | length }}{{ messages[0]['content'] }}"}]
+    config["chat_template"] = [
+        {"name": "default", "template": "D{{ messages[0]['content'] }}"},
+        {"name": "tool_use", "template": "T{{ tools | length }}{{ messages[0]['content'] }}"},
+    ]
     (folder / "tokenizer_config.json").write_text(json.dumps(config))
     tokenizer = Tokenizer(folder)
     assert tokenizer.render_chat([{"role": "user", "content": "x"}]) == "Dx"

@@ -3,11 +3,11 @@
 from __future__ import annotations
 
 import shutil
-import tomllib
 
 import pytest
-
+import tomllib
 from conftest import REPO
+
 from conformance import track
 from conformance.__main__ import main as conformance_main
 from neurobrix import tables
@@ -36,7 +36,9 @@ def test_sync_check_catches_a_missing_file(copy):
 
 def test_sync_check_catches_an_extra_file(copy):
     (copy / "interpreter" / "untracked_kernel.yaml").write_text("format: 1\n")
-    assert any("interpreter/untracked_kernel.yaml: present but not in the tracked list" in p for p in track.out_of_sync(copy))
+    assert any(
+        "interpreter/untracked_kernel.yaml: present but not in the tracked list" in p for p in track.out_of_sync(copy)
+    )
 
 
 def test_sync_check_catches_changed_bytes(copy):

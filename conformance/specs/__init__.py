@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, Callable, Mapping
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     import torch
@@ -56,8 +57,8 @@ class Record:
     build: Callable[[Mapping[str, int], Values], tuple[dict[str, Any], dict[str, Any]]]
     # each output against float64 under its bound; may raise Refused
     judge: Callable[[Case, tuple[torch.Tensor, ...], Mapping[str, Any]], list[Pair]]
-    bound: str                      # the bound's name, as proofs record it
-    caps: Mapping[str, int]         # unbounded dimensions are drawn up to these (CPU CI sizes)
+    bound: str  # the bound's name, as proofs record it
+    caps: Mapping[str, int]  # unbounded dimensions are drawn up to these (CPU CI sizes)
     sweep: Mapping[str, tuple[int, int]]  # a catalogue-sized domain for `conformance sweep` (a new GPU's smoke test)
     small: Callable[[Mapping[str, Any]], Small]  # a setting -> the small shapes it is checked at on the interpreter
     multiple_of: Mapping[str, int] = field(default_factory=dict)  # calls the kernel never receives
@@ -81,8 +82,10 @@ def _discover() -> dict[str, Record]:
     unknown = sorted(set(found) - set(SPECS))
     missing = sorted(set(SPECS) - set(found))
     if unknown or missing:
-        raise RuntimeError(f"conformance records and engine ops disagree: records without an op {unknown}, "
-                           f"ops without a record {missing} (add conformance/specs/<op>.py)")
+        raise RuntimeError(
+            f"conformance records and engine ops disagree: records without an op {unknown}, "
+            f"ops without a record {missing} (add conformance/specs/<op>.py)"
+        )
     return dict(sorted(found.items()))
 
 

@@ -4,7 +4,8 @@ caches NaN past each sequence's length (reading past a length shows as NaN)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 import torch
 
@@ -31,8 +32,9 @@ def judge_prefill(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]
     a = case.args
     ref = case.once("attention", lambda: reference.attention_prefill(a["q"], a["k"], a["v"], a["scale"]))
     block = int(config["BLOCK_N"])
-    bound = case.once(("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref,
-                                                                         key_block=block))
+    bound = case.once(
+        ("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
+    )
     return [(outputs[0], ref, bound)]
 
 
@@ -45,18 +47,28 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     for b, n in enumerate(lengths):  # the unfilled cache holds NaN: reading past the length shows
         k_cache[b, n:] = math.nan
         v_cache[b, n:] = math.nan
-    args = {"q": values((B, G * hkv, D)), "k_cache": k_cache, "v_cache": v_cache,
-            "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev), "scale": 1 / math.sqrt(D)}
+    args = {
+        "q": values((B, G * hkv, D)),
+        "k_cache": k_cache,
+        "v_cache": v_cache,
+        "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev),
+        "scale": 1 / math.sqrt(D),
+    }
     return args, {"kv_heads": hkv, "lengths": lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"}
 
 
 def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
     a = case.args
-    ref = case.once("attention", lambda: reference.attention_decode(a["q"], a["k_cache"], a["v_cache"], a["lengths"],
-                                                                    a["scale"]))
+    ref = case.once(
+        "attention", lambda: reference.attention_decode(a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"])
+    )
     block, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
-    bound = case.once(("bound", block, splits), lambda: bounds.attention_decode(
-        a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref, key_block=block, splits=splits))
+    bound = case.once(
+        ("bound", block, splits),
+        lambda: bounds.attention_decode(
+            a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref, key_block=block, splits=splits
+        ),
+    )
     return [(outputs[0], ref, bound)]
 
 
@@ -64,8 +76,7 @@ def small_prefill(config: Mapping[str, Any]) -> Small:
     """Queries across two BLOCK_M blocks and keys across BLOCK_N blocks, with tails; head dims up to 128
     (the kernel pads D to a power of two); GQA groups 1 to 8."""
     block_m, block_n = int(config["BLOCK_M"]), int(config["BLOCK_N"])
-    return Small({"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)},
-                 {"S": (block_m, block_n)})
+    return Small({"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)}, {"S": (block_m, block_n)})
 
 
 def small_decode(config: Mapping[str, Any]) -> Small:
@@ -73,17 +84,28 @@ def small_decode(config: Mapping[str, Any]) -> Small:
     empty, some partial, lengths anywhere below the capacity); two sequences (the programs are batch x kv
     heads x SPLITS: kept few); head dims up to 128, groups 1 to 8."""
     block_n, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
-    return Small({"B": (1, 2), "S": (1, (splits + 2) * block_n), "D": (1, 128), "G": (1, 8)},
-                 {"S": (block_n, splits * block_n)})
+    return Small(
+        {"B": (1, 2), "S": (1, (splits + 2) * block_n), "D": (1, 128), "G": (1, 8)}, {"S": (block_n, splits * block_n)}
+    )
 
 
 RECORDS = (
-    Record("attention_prefill", build_prefill, judge_prefill,
-           bound="conformance.bounds.attention_prefill (key_block = BLOCK_N)",
-           caps={"S": 80, "D": 128, "G": 8}, sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)},
-           small=small_prefill),
-    Record("attention_decode", build_decode, judge_decode,
-           bound="conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
-           caps={"B": 4, "S": 160, "D": 128, "G": 8},
-           sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)}, small=small_decode),
+    Record(
+        "attention_prefill",
+        build_prefill,
+        judge_prefill,
+        bound="conformance.bounds.attention_prefill (key_block = BLOCK_N)",
+        caps={"S": 80, "D": 128, "G": 8},
+        sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)},
+        small=small_prefill,
+    ),
+    Record(
+        "attention_decode",
+        build_decode,
+        judge_decode,
+        bound="conformance.bounds.attention_decode (key_block = BLOCK_N, splits = SPLITS)",
+        caps={"B": 4, "S": 160, "D": 128, "G": 8},
+        sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)},
+        small=small_decode,
+    ),
 )

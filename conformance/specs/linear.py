@@ -4,7 +4,8 @@ depth the setting fixes (``bounds.linear_depth``)."""
 from __future__ import annotations
 
 import math
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from neurobrix.dtypes import torch_dtype
 
@@ -20,8 +21,11 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     M, N, K = shape["M"], shape["N"], shape["K"]
     has_bias = values.rng.random() < 0.5
     # weights scaled by a power of two near 1/sqrt(K), as trained weights are: outputs stay in range
-    args = {"x": values((M, K)), "weight": values((N, K), scale=_pow2_at_most(1 / math.sqrt(K))),
-            "bias": values((N,)) if has_bias else None}
+    args = {
+        "x": values((M, K)),
+        "weight": values((N, K), scale=_pow2_at_most(1 / math.sqrt(K))),
+        "bias": values((N,)) if has_bias else None,
+    }
     return args, {"bias": has_bias}
 
 
@@ -59,10 +63,18 @@ def small(config: Mapping[str, Any]) -> Small:
 
 
 RECORDS = (
-    Record("linear", build, judge,
-           bound="conformance.bounds.linear (gamma fp32 dot at the setting's summation depth, one rounding)",
-           caps={"M": 80, "N": 96, "K": 96}, sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)}, small=small,
-           # decode rows (M <= 4) and prefill rows get their own interpreter entries, each its variant
-           interpreter_domains=((("M", 1, 4), ("N", 1, None), ("K", 1, None)),
-                                (("M", 5, None), ("N", 1, None), ("K", 1, None)))),
+    Record(
+        "linear",
+        build,
+        judge,
+        bound="conformance.bounds.linear (gamma fp32 dot at the setting's summation depth, one rounding)",
+        caps={"M": 80, "N": 96, "K": 96},
+        sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)},
+        small=small,
+        # decode rows (M <= 4) and prefill rows get their own interpreter entries, each its variant
+        interpreter_domains=(
+            (("M", 1, 4), ("N", 1, None), ("K", 1, None)),
+            (("M", 5, None), ("N", 1, None), ("K", 1, None)),
+        ),
+    ),
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .. import bounds, reference
 from . import Record, Small
@@ -11,8 +12,12 @@ from . import Record, Small
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     M, N = shape["M"], shape["N"]
     has_residual = values.rng.random() < 0.5
-    args = {"x": values((M, N)), "weight": values((N,)), "eps": values.rng.choice([1e-5, 1e-6]),
-            "residual": values((M, N)) if has_residual else None}
+    args = {
+        "x": values((M, N)),
+        "weight": values((N,)),
+        "eps": values.rng.choice([1e-5, 1e-6]),
+        "residual": values((M, N)) if has_residual else None,
+    }
     return args, {"residual": has_residual}
 
 
@@ -38,6 +43,13 @@ def small(config: Mapping[str, Any]) -> Small:
 
 
 RECORDS = (
-    Record("rms_norm", build, judge, bound="conformance.bounds.rms_norm + residual_add",
-           caps={"M": 40, "N": 300}, sweep={"M": (1, 192), "N": (1, 4096)}, small=small),
+    Record(
+        "rms_norm",
+        build,
+        judge,
+        bound="conformance.bounds.rms_norm + residual_add",
+        caps={"M": 40, "N": 300},
+        sweep={"M": (1, 192), "N": (1, 4096)},
+        small=small,
+    ),
 )

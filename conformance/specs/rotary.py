@@ -7,8 +7,9 @@ from __future__ import annotations
 
 import functools
 import math
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Mapping
+from typing import Any
 
 import torch
 
@@ -34,13 +35,20 @@ class Rope:
         if self.scaling is None:
             return f"theta {self.theta:g}, unscaled ({self.used_by})"
         s = self.rope_scaling
-        return (f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} low {s['low_freq_factor']:g} "
-                f"high {s['high_freq_factor']:g} original {s['original_max_position_embeddings']} ({self.used_by})")
+        return (
+            f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} low {s['low_freq_factor']:g} "
+            f"high {s['high_freq_factor']:g} original {s['original_max_position_embeddings']} ({self.used_by})"
+        )
 
 
 def _llama3(factor: float, low: float, high: float, original: int) -> tuple[tuple[str, Any], ...]:
-    return (("rope_type", "llama3"), ("factor", factor), ("low_freq_factor", low), ("high_freq_factor", high),
-            ("original_max_position_embeddings", original))
+    return (
+        ("rope_type", "llama3"),
+        ("factor", factor),
+        ("low_freq_factor", low),
+        ("high_freq_factor", high),
+        ("original_max_position_embeddings", original),
+    )
 
 
 # the supported families' rope configurations the catalogue does not hold (neurobrix/config.py)
@@ -74,8 +82,12 @@ def _draw_rope(rng: Any) -> Rope:
     theta = float(round(10 ** rng.uniform(2, 7)))
     if choice == len(ropes()):
         return Rope(theta, None, "any theta")
-    factors = _llama3(float(rng.choice([2, 4, 8, 16, 32])), float(rng.choice([1, 2])), float(rng.choice([4, 8])),
-                      rng.choice([32, 1024, 8192]))
+    factors = _llama3(
+        float(rng.choice([2, 4, 8, 16, 32])),
+        float(rng.choice([1, 2])),
+        float(rng.choice([4, 8])),
+        rng.choice([32, 1024, 8192]),
+    )
     return Rope(theta, factors, "any Llama-3 factors")
 
 
@@ -105,11 +117,16 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         pos = starts + torch.arange(S)[None, :]
     else:
         pos = torch.randint(0, positions_max, (batch, S), generator=gen)
-    args = {"q": qkv[:, :, :hq], "k": qkv[:, :, hq:hq + hkv], "cos": guarded(cos, dev), "sin": guarded(sin, dev),
-            "positions": pos.to(dev)}
+    args = {
+        "q": qkv[:, :, :hq],
+        "k": qkv[:, :, hq : hq + hkv],
+        "cos": guarded(cos, dev),
+        "sin": guarded(sin, dev),
+        "positions": pos.to(dev),
+    }
     if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
         nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
-        args.update(v=qkv[:, :, hq + hkv:], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
+        args.update(v=qkv[:, :, hq + hkv :], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
     return args, {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
 
 
@@ -136,9 +153,15 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
         rows, half = a["cos"].shape
         tables = reference.rope_frequencies(2 * half, rope.theta, rows, rope.rope_scaling)
         angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
-        return [(a[name], table, bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling),
-                 f"rope_cache's {name} table ({rope})")
-                for name, table in (("cos", tables.cos), ("sin", tables.sin))]
+        return [
+            (
+                a[name],
+                table,
+                bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling),
+                f"rope_cache's {name} table ({rope})",
+            )
+            for name, table in (("cos", tables.cos), ("sin", tables.sin))
+        ]
 
     return case.once("rope tables", compare)
 
@@ -148,8 +171,9 @@ def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> lis
     pairs: list[tuple[Any, ...]] = list(_tables(case))
     for n, (out, x) in enumerate(zip(outputs, (a["q"], a["k"]))):
         ref = case.once(("rotary", n), lambda x=x: reference.rotary(x, a["cos"], a["sin"], a["positions"]))
-        bound = case.once(("rotary bound", n), lambda x=x, ref=ref: bounds.rotary(x, a["cos"], a["sin"],
-                                                                                  a["positions"], ref))
+        bound = case.once(
+            ("rotary bound", n), lambda x=x, ref=ref: bounds.rotary(x, a["cos"], a["sin"], a["positions"], ref)
+        )
         label = "q rotated" if n == 0 else "k rotated"
         if n == 1 and a.get("k_cache") is not None:
             out, stray = _cache_rows(out, a["positions"])
@@ -166,12 +190,20 @@ def small(config: Mapping[str, Any]) -> Small:
     """q heads and kv heads each across two BLOCK_H blocks with a tail (H = q + kv heads); head dims up to
     128 (halves padded to a power of two); a few tokens, in batches."""
     block_h = int(config["BLOCK_H"])
-    return Small({"T": (1, 12), "H": (2, 4 * block_h + 2), "D": (2, 128)}, {"H": (block_h, 2 * block_h)},
-                 {"D": 2})
+    return Small({"T": (1, 12), "H": (2, 4 * block_h + 2), "D": (2, 128)}, {"H": (block_h, 2 * block_h)}, {"D": 2})
 
 
 RECORDS = (
-    Record("rotary", build, judge, bound="conformance.bounds.rotary; rope tables: conformance.bounds.rope_table",
-           caps={"T": 24, "H": 12, "D": 128}, sweep={"T": (1, 192), "H": (2, 40), "D": (2, 128)}, small=small,
-           multiple_of={"D": 2}, lowest={"H": 2, "D": 2}, reset=reset),
+    Record(
+        "rotary",
+        build,
+        judge,
+        bound="conformance.bounds.rotary; rope tables: conformance.bounds.rope_table",
+        caps={"T": 24, "H": 12, "D": 128},
+        sweep={"T": (1, 192), "H": (2, 40), "D": (2, 128)},
+        small=small,
+        multiple_of={"D": 2},
+        lowest={"H": 2, "D": 2},
+        reset=reset,
+    ),
 )

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from typing import Any, Mapping
+from collections.abc import Mapping
+from typing import Any
 
 from .. import bounds, reference
 from . import Record, Small
@@ -26,6 +27,13 @@ def small(config: Mapping[str, Any]) -> Small:
 
 
 RECORDS = (
-    Record("silu_mul", build, judge, bound="conformance.bounds.silu_mul", caps={"M": 40, "I": 300},
-           sweep={"M": (1, 192), "I": (1, 5632)}, small=small),
+    Record(
+        "silu_mul",
+        build,
+        judge,
+        bound="conformance.bounds.silu_mul",
+        caps={"M": 40, "I": 300},
+        sweep={"M": (1, 192), "I": (1, 5632)},
+        small=small,
+    ),
 )

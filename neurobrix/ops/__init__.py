@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 from ..errors import MissingEntryError, UsageError
 from .rotary import rope_cache

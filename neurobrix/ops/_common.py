@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import itertools
 import os
-from typing import Any, Iterator, Mapping
+from collections.abc import Iterator, Mapping
+from typing import Any
 
 import torch
 
@@ -47,7 +48,9 @@ def check_device(op: str, **tensors: torch.Tensor | None) -> None:
     (device,) = devices
     if INTERPRETER:
         if device.type != "cpu":
-            raise InvalidInputError(f"{op}: the Triton interpreter (TRITON_INTERPRET=1) takes CPU tensors, got {device}")
+            raise InvalidInputError(
+                f"{op}: the Triton interpreter (TRITON_INTERPRET=1) takes CPU tensors, got {device}"
+            )
     elif device.type != "cuda":
         name = next(iter(given))
         raise InvalidInputError(

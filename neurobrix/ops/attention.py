@@ -17,7 +17,8 @@ Keys (SPECS below):
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F
@@ -284,7 +285,8 @@ def _decode_outputs(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tenso
 
 def _prefill_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
     if interpreter:
-        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for m in (16, 32, 64) for n in (16, 32, 64)]
+        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2}
+                for m in (16, 32, 64) for n in (16, 32, 64)]
     return list(grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64], num_warps=[4, 8], num_stages=[2, 3]))
 
 

@@ -22,7 +22,8 @@ K = in_features (exact). The certified config picks the variant:
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F

@@ -10,7 +10,8 @@ Key (SPECS below): T = tokens (batch x seq, powers of two), H = q heads + kv hea
 from __future__ import annotations
 
 import math
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 import triton

@@ -6,7 +6,8 @@ BLOCK_M rows x BLOCK_I columns; computed in fp32, rounded once.
 
 from __future__ import annotations
 
-from typing import Any, Callable, Mapping
+from collections.abc import Callable, Mapping
+from typing import Any
 
 import torch
 import torch.nn.functional as F

@@ -12,8 +12,9 @@ each call before it is made, and how a recorded forward pass lists every call.
 
 from __future__ import annotations
 
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Callable, Mapping
+from typing import Any
 
 Config = dict[str, Any]
 Span = tuple[int, "int | None"]  # an inclusive range of a key dimension; None: unbounded above
