@@ -105,6 +105,11 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
         ops = TORCH
+    if device.type == "cuda":  # weights, KV cache and working memory against what the GPU has free
+        from .memory import require_fit
+
+        free, total = torch.cuda.mem_get_info(device)
+        require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total)
     weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
