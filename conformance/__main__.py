@@ -77,7 +77,7 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
-    names = ("decode_batch", "prefill_batch", "prompt", "capacity", "prefill_tokens")
+    names = ("decode_batch", "prefill_batch", "prompt", "capacity", "cache_tokens")
     limits = {}
     for item in items or []:
         name, _, value = item.partition("=")
@@ -379,8 +379,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--limit",
         action="append",
         metavar="NAME=[LO:]HI",
-        help="set the coverage of decode_batch, prefill_batch, prompt, capacity or prefill_tokens "
-        "(batch x prompt) to [1, HI] or "
+        help="set the coverage of decode_batch, prefill_batch, prompt, capacity or cache_tokens "
+        "(batch x capacity) to [1, HI] or "
         "[LO, HI] instead of the catalogue's (repeatable), e.g. --limit prompt=128:128",
     )
     z.add_argument(

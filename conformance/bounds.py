@@ -406,6 +406,7 @@ def silu_mul(gu: torch.Tensor, out64: torch.Tensor) -> torch.Tensor:
 
 
 # ------------------------------------------------------------------------------------------ attention
+ROW_ELEMENTS = 1 << 22  # query rows x keys per slice of a long attention bound (float64 tensors of 32 MiB)
 TINY_P = 2.0**-120  # a p below this may be subnormal in fp32 (or flushed): its rounding is known only to lie in [0, 2p]
 
 
@@ -594,7 +595,8 @@ def attention_prefill(
     key_block: int | None = None,
     tf32: bool = False,
 ) -> torch.Tensor:
-    """Bound for causal GQA flash attention (shapes as reference.attention_prefill); see _attention_rows.
+    """Bound for causal GQA flash attention (shapes as reference.attention_prefill, or a chunk's as
+    reference.attention_chunk: C queries over S keys, the diagonal offset by S - C); see _attention_rows.
 
     ``key_block``: the kernel's key block (the config's BLOCK_N): blocks of keys from position 0,
     the running max updated once per block. With it the bound knows which P the kernel rounds
@@ -602,27 +604,33 @@ def attention_prefill(
     ``tf32``: fp32 inputs fed to tf32 tensor cores (both dots).
     """
     q64, k64, v64, o64 = _f64(q), _f64(k), _f64(v), _f64(out64)
-    B, S, HQ, _ = q64.shape
+    B, C, HQ, _ = q64.shape
+    S = k64.shape[1]
     group = HQ // k64.shape[2]
-    visible = torch.ones(S, S, dtype=torch.bool, device=q64.device).tril()
+    visible = torch.ones(C, S, dtype=torch.bool, device=q64.device).tril(diagonal=S - C)
     bound = torch.empty_like(o64)
+    rows = max(1, ROW_ELEMENTS // S)  # every quantity is per query row: rows at a time bound the memory
     for b in range(B):
         for h in range(HQ):
             kv = h // group
-            bound[b, :, h, :] = _attention_rows(
-                q64[b, :, h, :],
-                k64[b, :, kv, :],
-                v64[b, :, kv, :],
-                visible,
-                scale,
-                o64[b, :, h, :],
-                q.dtype,
-                key_block,
-                None,
-                1,
-                tf32,
-            )
+            for r in range(0, C, rows):
+                bound[b, r : r + rows, h, :] = _attention_rows(
+                    q64[b, r : r + rows, h, :],
+                    k64[b, :, kv, :],
+                    v64[b, :, kv, :],
+                    visible[r : r + rows],
+                    scale,
+                    o64[b, r : r + rows, h, :],
+                    q.dtype,
+                    key_block,
+                    None,
+                    1,
+                    tf32,
+                )
     return bound
+
+
+attention_chunk = attention_prefill  # the same kernel structure: key blocks from position 0, causal rows
 
 
 def decode_chunk(capacity: int, key_block: int, splits: int) -> int:

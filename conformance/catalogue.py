@@ -34,7 +34,7 @@ class Coverage:
     prefill_batch: tuple[int, int]
     prompt: tuple[int, int]
     capacity: tuple[int, int]
-    prefill_tokens: tuple[int, int]  # batch x prompt of one prefill: only its top bounds the walk
+    cache_tokens: tuple[int, int]  # batch x capacity (so batch x prompt too): only its top bounds the walk
 
 
 def load(path: Path = CATALOGUE) -> tuple[dict[str, ModelConfig], Coverage]:
@@ -65,12 +65,14 @@ def model_domains(cfg: ModelConfig, coverage: Coverage) -> frozenset[Domain]:
     found: set[Domain] = set()
     prompt_hi = min(coverage.prompt[1], cfg.max_positions)
     capacity_hi = min(coverage.capacity[1], cfg.max_positions)
+    # a prefill's chunks (neurobrix.model.prefill_chunks): the first is the remainder, then whole chunks whose
+    # key counts S step by the chunk up to the prompt; at each pow2 point every bucket of S up to it is met
     for batch in range(coverage.prefill_batch[0], coverage.prefill_batch[1] + 1):
-        for seq in _pow2_points(coverage.prompt[0], min(prompt_hi, coverage.prefill_tokens[1] // batch)):
+        for seq in _pow2_points(coverage.prompt[0], min(prompt_hi, coverage.cache_tokens[1] // batch)):
             calls = forward_calls(cfg, batch, seq, seq, prefill=True, layers=LAYERS)
             found |= {bucket(kernel, key) for kernel, _, key in calls}
     for batch in _pow2_points(*coverage.decode_batch):
-        for capacity in _pow2_points(coverage.capacity[0], capacity_hi):
+        for capacity in _pow2_points(coverage.capacity[0], min(capacity_hi, coverage.cache_tokens[1] // batch)):
             calls = forward_calls(cfg, batch, 1, capacity, prefill=False, layers=LAYERS)
             found |= {bucket(kernel, key) for kernel, _, key in calls}
     return frozenset(found)

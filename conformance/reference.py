@@ -152,20 +152,30 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     Query head h reads kv head h // (Hq // Hkv); query i sees keys j <= i;
     out = softmax(scale * q . k) . v.
     """
+    return attention_chunk(q, k, v, scale)
+
+
+def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """A prefill chunk: q [B, C, Hq, D] the queries of positions S - C .. S - 1, k and v [B, S, Hkv, D]
+    -> [B, C, Hq, D]; query i sees keys j <= S - C + i (C = S: causal prefill); GQA as in prefill."""
     q64, k64, v64 = _f64(q), _f64(k), _f64(v)
-    B, S, HQ, D = q64.shape
-    HKV = k64.shape[2]
+    B, C, HQ, D = q64.shape
+    S, HKV = k64.shape[1], k64.shape[2]
     if HQ % HKV:
         raise ValueError(f"q heads ({HQ}) must be a multiple of kv heads ({HKV})")
+    if S < C:
+        raise ValueError(f"{S} keys for {C} queries: the keys include the queries' own positions")
     group = HQ // HKV
-    hidden = torch.ones(S, S, dtype=torch.bool, device=q64.device).triu(diagonal=1)  # key j > query i
-    out = torch.empty(B, S, HQ, D, dtype=F64, device=q64.device)
+    hidden = torch.ones(C, S, dtype=torch.bool, device=q64.device).triu(diagonal=S - C + 1)  # key j > S - C + i
+    out = torch.empty(B, C, HQ, D, dtype=F64, device=q64.device)
+    rows = max(1, (1 << 22) // S)  # query rows at a time: [rows, S] float64 scores of at most 32 MiB
     for b in range(B):
         for h in range(HQ):
             kv = h // group
-            scores = scale * (q64[b, :, h, :] @ k64[b, :, kv, :].T)  # [S queries, S keys]
-            scores = scores.masked_fill(hidden, -math.inf)
-            out[b, :, h, :] = _softmax_rows(scores) @ v64[b, :, kv, :]
+            for r in range(0, C, rows):
+                scores = scale * (q64[b, r : r + rows, h, :] @ k64[b, :, kv, :].T)  # [rows, S keys]
+                scores = scores.masked_fill(hidden[r : r + rows], -math.inf)
+                out[b, r : r + rows, h, :] = _softmax_rows(scores) @ v64[b, :, kv, :]
     return out
 
 

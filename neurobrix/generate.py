@@ -56,12 +56,10 @@ def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | No
 
 def prefill(model: Transformer, prompts: list[list[int]]) -> torch.Tensor:
     """Logits [B, vocab] of each prompt's last token (equal lengths, one per row of the model's batch),
-    their k and v written to the cache at positions 0.. of each sequence."""
-    device = model.w.embed.device
-    batch, seq = len(prompts), len(prompts[0])
-    tokens = torch.tensor(prompts, dtype=torch.long, device=device)
-    positions = torch.arange(seq, device=device)[None, :].expand(batch, seq)
-    return model.forward(tokens, positions, None)
+    their k and v written to the cache at positions 0.. of each sequence (in chunks when long:
+    ``Transformer.prefill``)."""
+    tokens = torch.tensor(prompts, dtype=torch.long, device=model.w.embed.device)
+    return model.prefill(tokens)
 
 
 class Decoder:

@@ -4,6 +4,11 @@ Preflight (``neurobrix.plan``) lists this forward pass's kernel calls by running
 with a recording backend, and resolves each to its certified setting before any weight is loaded.
 Weights are fused at load time: q/k/v into one projection, gate/up into one, so a layer makes 5
 GEMMs-or-GEMVs, 2 norms (fused with the residual adds), 1 rotary, 1 attention and 1 SiLU-mul.
+
+A prompt longer than one prefill takes (``chunk_length``) is prefilled in chunks: the first chunk is the
+remainder (1 .. chunk tokens, an ordinary causal prefill), every later one exactly ``chunk`` tokens whose
+queries attend to the cache written so far (``attention_chunk``). So the chunk kernel always sees C = chunk,
+and each forward stays within the token counts the other kernels are certified for.
 """
 
 from __future__ import annotations
@@ -154,19 +159,71 @@ class KVCache:
         self.capacity = capacity
 
 
+PREFILL_TOKENS = 4096  # at most batch x tokens in one forward pass of a prefill
+PREFILL_SEQ = 2048  # at most this many tokens per sequence in one forward pass
+
+
+def chunk_length(batch: int) -> int:
+    """The tokens per sequence of one prefill chunk at this batch: PREFILL_SEQ, or the largest power of two
+    keeping batch x chunk within PREFILL_TOKENS."""
+    if batch < 1:
+        raise ValueError(f"batch must be >= 1, got {batch}")
+    fit = max(1, PREFILL_TOKENS // batch)
+    return min(PREFILL_SEQ, 1 << (fit.bit_length() - 1))
+
+
+def prefill_chunks(length: int, chunk: int) -> list[tuple[int, int]]:
+    """(start, tokens) of each forward pass prefilling ``length`` tokens: one pass when it fits in ``chunk``,
+    else the remainder first (1 .. chunk tokens), then passes of exactly ``chunk``."""
+    if length < 1 or chunk < 1:
+        raise ValueError(f"length and chunk must be >= 1, got {length} and {chunk}")
+    first = length - (length - 1) // chunk * chunk
+    return [(0, first)] + [(start, chunk) for start in range(first, length, chunk)]
+
+
 class Transformer:
-    def __init__(self, cfg: ModelConfig, weights: Weights, ops: Ops, batch: int, capacity: int) -> None:
+    def __init__(
+        self, cfg: ModelConfig, weights: Weights, ops: Ops, batch: int, capacity: int, chunk: int | None = None
+    ) -> None:
+        """``chunk``: tokens per sequence of one prefill pass (default ``chunk_length(batch)``)."""
         self.cfg, self.w, self.ops = cfg, weights, ops
+        self.chunk = chunk_length(batch) if chunk is None else chunk
+        if self.chunk < 1:
+            raise UsageError(f"the prefill chunk must be >= 1 token, got {self.chunk}")
         device, dtype = weights.embed.device, weights.embed.dtype
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
         self.scale = cfg.head_dim**-0.5
 
-    def forward(self, tokens: torch.Tensor, positions: torch.Tensor, lengths: torch.Tensor | None) -> torch.Tensor:
-        """Logits [B, vocab] of each sequence's last token.
+    def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
+        """Logits [B, vocab] of each prompt's last token, its k and v written to the cache at positions 0..;
+        tokens [B, L], in chunks of ``self.chunk`` tokens (``prefill_chunks``)."""
+        B, L = tokens.shape
+        if L > self.cache.capacity:
+            raise UsageError(f"a {L}-token prompt does not fit a KV cache of {self.cache.capacity} positions")
+        passes = prefill_chunks(L, self.chunk)
+        logits = None
+        for n, (start, size) in enumerate(passes):
+            positions = torch.arange(start, start + size, device=tokens.device)[None, :].expand(B, size)
+            logits = self.forward(tokens[:, start : start + size], positions, None, past=start,
+                                  logits=n == len(passes) - 1)
+        assert logits is not None
+        return logits
 
-        tokens, positions: [B, S]. Prefill (lengths None): S prompt tokens at positions 0..S-1.
-        Decode (S = 1): lengths [B] = positions + 1, the filled cache length after this token.
+    def forward(
+        self,
+        tokens: torch.Tensor,
+        positions: torch.Tensor,
+        lengths: torch.Tensor | None,
+        past: int = 0,
+        logits: bool = True,
+    ) -> torch.Tensor | None:
+        """Logits [B, vocab] of each sequence's last token (None when ``logits`` is off: a prefill chunk
+        before the last, which only writes the cache).
+
+        tokens, positions: [B, S]. Prefill (lengths None): S prompt tokens at positions past..past+S-1, the
+        cache's first ``past`` positions written by earlier chunks. Decode (S = 1): lengths [B] = positions
+        + 1, the filled cache length after this token.
         """
         cfg, ops = self.cfg, self.ops
         B, S = tokens.shape
@@ -192,14 +249,19 @@ class Transformer:
                 k_cache=k_cache,
                 v_cache=v_cache,
             )
-            if lengths is None:
+            if lengths is None and past == 0:
                 attn = ops.attention_prefill(q, k_cache[:, :S], v_cache[:, :S], self.scale)  # [B, S, Hq, D]
+            elif lengths is None:  # a later chunk: over the cache so far and itself
+                end = past + S
+                attn = ops.attention_chunk(q, k_cache[:, :end], v_cache[:, :end], self.scale)  # [B, S, Hq, D]
             else:
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
             x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
             # MLP block
             y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
             x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
+        if not logits:
+            return None
         y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)
         last = y.view(B, S, -1)[:, -1]  # [B, hidden]
         return ops.linear(last.contiguous(), self.w.lm_head)  # [B, vocab]

@@ -25,12 +25,21 @@ from .tables import Tables, certify_command, index_path
 
 
 def forward_calls(
-    cfg: ModelConfig, batch: int, seq: int, capacity: int, prefill: bool, dtype: str = "bf16", layers: int | None = None
+    cfg: ModelConfig,
+    batch: int,
+    seq: int,
+    capacity: int,
+    prefill: bool,
+    dtype: str = "bf16",
+    layers: int | None = None,
+    chunk: int | None = None,
 ) -> set[PlannedCall]:
-    """The kernel calls of one forward pass over ``seq`` new tokens per sequence, recorded from the pass.
+    """The kernel calls of a prefill of ``seq`` tokens per sequence (every chunk of it), or of one decode
+    step, recorded from the model's own passes.
 
     ``layers``: record a model of that many layers (the catalogue's walk, over thousands of shapes, uses
     2: every layer after the first makes the same calls); ``None`` records the model as it is.
+    ``chunk``: the model's prefill chunk (default: the engine's, ``neurobrix.model.chunk_length``).
     """
     import torch
 
@@ -41,12 +50,13 @@ def forward_calls(
     if layers is not None:
         cfg = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, layers))
     calls: set[PlannedCall] = set()
-    model = Transformer(cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity)
+    model = Transformer(
+        cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity, chunk=chunk
+    )
     shape = (batch, seq)
     tokens = torch.zeros(shape, dtype=torch.long, device="meta")
     if prefill:
-        positions = torch.zeros(shape, dtype=torch.long, device="meta")
-        model.forward(tokens, positions, None)
+        model.prefill(tokens)
     else:
         positions = torch.zeros(shape, dtype=torch.long, device="meta")
         model.forward(tokens, positions, torch.zeros((batch,), dtype=torch.int32, device="meta"))
@@ -54,11 +64,17 @@ def forward_calls(
 
 
 def generation_calls(
-    cfg: ModelConfig, batch: int, prompt_len: int, capacity: int, dtype: str = "bf16", layers: int | None = None
+    cfg: ModelConfig,
+    batch: int,
+    prompt_len: int,
+    capacity: int,
+    dtype: str = "bf16",
+    layers: int | None = None,
+    chunk: int | None = None,
 ) -> set[PlannedCall]:
-    """Every call of generating with this prompt length and KV-cache capacity: one prefill, then decode."""
-    return forward_calls(cfg, batch, prompt_len, capacity, True, dtype, layers) | forward_calls(
-        cfg, batch, 1, capacity, False, dtype, layers
+    """Every call of generating with this prompt length and KV-cache capacity: the prefill, then decode."""
+    return forward_calls(cfg, batch, prompt_len, capacity, True, dtype, layers, chunk) | forward_calls(
+        cfg, batch, 1, capacity, False, dtype, layers, chunk
     )
 
 

@@ -100,7 +100,7 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         hint = (
             f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
             f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
-            f" --limit capacity={capacity}:{capacity} --limit prefill_tokens={batch * prompt_len}"
+            f" --limit capacity={capacity}:{capacity} --limit cache_tokens={batch * capacity}"
         )
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:

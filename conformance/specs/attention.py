@@ -1,5 +1,6 @@
-"""The attention records: causal GQA prefill over views of larger NaN-tailed caches, and decode over
-caches NaN past each sequence's length (reading past a length shows as NaN)."""
+"""The attention records: causal GQA prefill over views of larger NaN-tailed caches, a prefill chunk over
+the cache written so far (the same NaN tail past its keys), and decode over caches NaN past each
+sequence's length (reading past a length shows as NaN)."""
 
 from __future__ import annotations
 
@@ -34,6 +35,36 @@ def judge_prefill(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]
     block = int(config["BLOCK_N"])
     bound = case.once(
         ("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
+    )
+    return [(outputs[0], ref, bound)]
+
+
+def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """A later chunk of a chunked prefill: C queries (a strided view of a fused projection) over the first
+    S positions of caches of a larger capacity, NaN past S (reading past the chunk shows). A draw with
+    S < C (only on unbounded domains: the engine's keys include the chunk) is taken at S = C. Long
+    rows (C x S above 2^22) take one sequence and one kv head: the float64 truth is per (query, key)."""
+    rng = values.rng
+    C, D, G = shape["C"], shape["D"], shape["G"]
+    S = max(shape["S"], C)
+    small = C * S <= 1 << 22
+    batch, hkv = (rng.choice([1, 2]), rng.choice([1, 2])) if small else (1, 1)
+    hq = G * hkv
+    q = values((batch, C, hq + 2 * hkv, D))[:, :, :hq]
+    capacity = S + rng.choice([0, 1, C])
+    k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
+    k_cache[:, S:] = math.nan
+    v_cache[:, S:] = math.nan
+    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
+    return args, {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity}
+
+
+def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    a = case.args
+    ref = case.once("attention", lambda: reference.attention_chunk(a["q"], a["k"], a["v"], a["scale"]))
+    block = int(config["BLOCK_N"])
+    bound = case.once(
+        ("bound", block), lambda: bounds.attention_chunk(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
     )
     return [(outputs[0], ref, bound)]
 
@@ -79,6 +110,16 @@ def small_prefill(config: Mapping[str, Any]) -> Small:
     return Small({"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)}, {"S": (block_m, block_n)})
 
 
+def small_chunk(config: Mapping[str, Any]) -> Small:
+    """Chunks across two BLOCK_M blocks over keys crossing BLOCK_N blocks (whole blocks before the
+    diagonal, then the diagonal's), with tails; head dims up to 128, groups 1 to 8."""
+    block_m, block_n = int(config["BLOCK_M"]), int(config["BLOCK_N"])
+    return Small(
+        {"C": (1, 2 * block_m + 1), "S": (1, 2 * block_m + 3 * block_n + 1), "D": (1, 128), "G": (1, 8)},
+        {"C": (block_m,), "S": (block_n, 2 * block_n)},
+    )
+
+
 def small_decode(config: Mapping[str, Any]) -> Small:
     """Cache capacities from one key block per split to two (SPLITS x BLOCK_N and beyond: some splits
     empty, some partial, lengths anywhere below the capacity); two sequences (the programs are batch x kv
@@ -98,6 +139,15 @@ RECORDS = (
         caps={"S": 80, "D": 128, "G": 8},
         sweep={"S": (1, 300), "D": (16, 128), "G": (1, 8)},
         small=small_prefill,
+    ),
+    Record(
+        "attention_chunk",
+        build_chunk,
+        judge_chunk,
+        bound="conformance.bounds.attention_chunk (key_block = BLOCK_N)",
+        caps={"C": 80, "S": 200, "D": 128, "G": 8},
+        sweep={"C": (1, 512), "S": (1, 4096), "D": (16, 128), "G": (1, 8)},
+        small=small_chunk,
     ),
     Record(
         "attention_decode",

@@ -8,6 +8,10 @@ Keys (SPECS below):
 ``attention_prefill``  S = sequence length (powers of two), D = head dim, G = group size (exact).
                        One program per (BLOCK_M queries, batch x q head), keys in BLOCK_N steps up to
                        the diagonal.
+``attention_chunk``    C = queries of a prefill chunk, S = keys (the KV cache written by earlier chunks,
+                       then the chunk's own), both powers of two; D, G (exact). The causal diagonal is
+                       offset by S - C. Key blocks every query of a program sees whole run unmasked,
+                       then those crossing its diagonal; blocks start at key 0, as in prefill.
 ``attention_decode``   B = batch, S = cache capacity Smax (powers of two), D, G (exact). The split
                        count depends on the capacity, never on the filled length, so one setting
                        serves every step of a captured CUDA graph. Each program takes one (batch,
@@ -30,6 +34,7 @@ from ._common import check_contiguous_last, check_device, check_shape, dot_preci
 from .spec import Call, OpSpec
 
 LOG2E = 1.4426950408889634
+LONG_CACHE = 4096  # decode caches above this capacity get the long-cache candidate space
 
 
 @triton.jit
@@ -84,6 +89,82 @@ def _attention_prefill_kernel(
     out = accumulator / l_i[:, None]
     o_ptrs = o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_os + offs_d[None, :]
     tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])
+
+
+@triton.jit
+def _chunk_block(
+    q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs, m_i, l_i, acc,
+    scale_log2, PRECISION: tl.constexpr, BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr,
+):
+    """One key block of the online softmax for query positions ``rows``: (m, l, acc) updated. Off the
+    diagonal every key of the block is visible to every row (no mask)."""
+    keys = start_n + tl.arange(0, BLOCK_N)
+    if DIAGONAL:
+        inside = keys < S
+        kt = tl.load(k_base + keys[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None] & inside[None, :],
+                     other=0.0)  # [BLOCK_D, BLOCK_N]
+        vb = tl.load(v_base + keys[:, None] * stride_vs + offs_d[None, :], mask=inside[:, None] & mask_d[None, :],
+                     other=0.0)  # [BLOCK_N, BLOCK_D]
+    else:
+        kt = tl.load(k_base + keys[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None], other=0.0)
+        vb = tl.load(v_base + keys[:, None] * stride_vs + offs_d[None, :], mask=mask_d[None, :], other=0.0)
+    logits = tl.dot(q, kt, input_precision=PRECISION) * scale_log2
+    if DIAGONAL:  # query position r sees keys up to r (and none past the S written)
+        logits = tl.where((rows[:, None] >= keys[None, :]) & inside[None, :], logits, float("-inf"))
+    # key 0 is visible to every row, and each row's first block holds it: the max is finite from then on
+    m_next = tl.maximum(m_i, tl.max(logits, axis=1))
+    rescale = tl.exp2(m_i - m_next)
+    weights = tl.exp2(logits - m_next[:, None])
+    l_next = l_i * rescale + tl.sum(weights, axis=1)
+    acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)
+    return m_next, l_next, acc
+
+
+@triton.jit
+def _attention_chunk_kernel(
+    # pointers
+    q_ptr, k_ptr, v_ptr, o_ptr,
+    # dimensions: C queries at positions S - C .. S - 1 over keys 0 .. S - 1
+    C, S, HQ, G, scale_log2,
+    # strides (batch, seq, head; the head dimension is contiguous)
+    stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
+    stride_vb, stride_vs, stride_vh, stride_ob, stride_os, stride_oh,
+    # meta-parameters
+    D: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+):
+    block = tl.program_id(0)
+    seq_head = tl.program_id(1).to(tl.int64)  # batch x q head
+    b = seq_head // HQ
+    h = seq_head % HQ
+    kv = h // G  # the kv head its group of query heads reads
+    past = S - C  # positions of the cache written by earlier chunks
+    offs_c = block * BLOCK_M + tl.arange(0, BLOCK_M)  # queries of this program, within the chunk
+    offs_d = tl.arange(0, BLOCK_D)
+    mask_d = offs_d < D
+    mask_c = offs_c < C
+    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_c[:, None] * stride_qs + offs_d[None, :],
+                mask=mask_c[:, None] & mask_d[None, :], other=0.0)
+    k_base = k_ptr + b * stride_kb + kv * stride_kh
+    v_base = v_ptr + b * stride_vb + kv * stride_vh
+    rows = past + offs_c  # the queries' positions
+
+    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
+    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
+    # key blocks from position 0 in BLOCK_N steps: first those the program's first query (and so every
+    # query) sees whole, unmasked; then those crossing its diagonal, up to its last query's position
+    whole = (past + block * BLOCK_M + 1) // BLOCK_N * BLOCK_N
+    end = tl.minimum(past + (block + 1) * BLOCK_M, S)
+    for start_n in range(0, whole, BLOCK_N):
+        m_i, l_i, acc = _chunk_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
+                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, False)
+    for start_n in range(whole, end, BLOCK_N):
+        m_i, l_i, acc = _chunk_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
+                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, True)
+    result = acc / l_i[:, None]
+    tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
+             result.to(o_ptr.dtype.element_ty), mask=mask_c[:, None] & mask_d[None, :])
 
 
 @triton.jit
@@ -210,6 +291,56 @@ def attention_prefill_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, s
     return out.transpose(1, 2)
 
 
+def _check_chunk(q, k, v):
+    check_shape("attention_chunk", "q", q, (None, None, None, None), "batch, chunk, q heads, head dim")
+    B, C, HQ, D = q.shape
+    check_shape("attention_chunk", "k", k, (B, None, None, D), "batch, keys, kv heads, head dim of q")
+    check_shape("attention_chunk", "v", v, tuple(k.shape), "same as k")
+    if k.shape[1] < C:
+        raise InvalidInputError(
+            f"attention_chunk: k holds {k.shape[1]} positions, fewer than the chunk's {C} queries (the keys "
+            "are the cache up to and including the chunk)"
+        )
+    return same_dtype("attention_chunk", "q", q, k=k, v=v), _group("attention_chunk", HQ, k.shape[2])
+
+
+def chunk_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> Call:
+    """(dtype, (C, S, D, G)) of a chunk call: C queries, S keys (the chunk's own included)."""
+    dtype, G = _check_chunk(q, k, v)
+    return dtype, (q.shape[1], k.shape[1], q.shape[3], G)
+
+
+def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
+                    config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+    """A prefill chunk: q [B, C, Hq, D], the queries of positions S - C .. S - 1, over k, v [B, S, Hkv, D],
+    the KV cache up to and including the chunk (earlier chunks' positions first); query i sees keys
+    0 .. S - C + i. -> [B, C, Hq, D], on the Triton kernel with the certified setting ``config``."""
+    dtype, G = _check_chunk(q, k, v)
+    check_device("attention_chunk", q=q, k=k, v=v)
+    check_contiguous_last("attention_chunk", q=q, k=k, v=v)
+    B, C, HQ, D = q.shape
+    meta, launch = split("attention_chunk", config, ("BLOCK_M", "BLOCK_N"))
+    o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
+    programs = (triton.cdiv(C, meta["BLOCK_M"]), B * HQ)
+    _attention_chunk_kernel[programs](
+        q, k, v, o, C, k.shape[1], HQ, G, float(scale) * LOG2E,
+        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
+        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
+    )
+    return o
+
+
+def attention_chunk_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    """The same op on PyTorch's kernels (SDPA with the chunk's causal mask)."""
+    _check_chunk(q, k, v)
+    C, S = q.shape[1], k.shape[1]
+    visible = torch.ones((C, S), dtype=torch.bool, device=q.device).tril(diagonal=S - C)
+    out = F.scaled_dot_product_attention(
+        q.transpose(1, 2), k.transpose(1, 2), v.transpose(1, 2), attn_mask=visible, scale=scale, enable_gqa=True
+    )
+    return out.transpose(1, 2)
+
+
 def _check_decode(q, k_cache, v_cache, lengths):
     check_shape("attention_decode", "q", q, (None, None, None), "batch, q heads, head dim")
     B, HQ, D = q.shape
@@ -278,6 +409,10 @@ def _prefill_outputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: f
     return q.new_empty(q.shape)
 
 
+def _chunk_outputs(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
+    return q.new_empty(q.shape)
+
+
 def _decode_outputs(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
                     scale: float) -> torch.Tensor:
     return q.new_empty(q.shape)
@@ -296,9 +431,17 @@ def _prefill_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], i
     return (config["BLOCK_M"] * d + 2 * config["BLOCK_N"] * d * config.get("num_stages", 1)) * itemsize
 
 
+def _chunk_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
+    if interpreter:
+        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for m in (16, 32, 64) for n in (32, 64)]
+    return list(grid(BLOCK_M=[64, 128], BLOCK_N=[64, 128], num_warps=[4, 8], num_stages=[2, 3]))
+
+
 def _decode_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
     if interpreter:
         return [{"SPLITS": s, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for s in (1, 2, 4) for n in (32, 64)]
+    if domain["S"][0] > LONG_CACHE:  # long caches: more splits fill the multiprocessors at batch 1
+        return list(grid(SPLITS=[16, 32, 64, 128], BLOCK_N=[64, 128], num_warps=[4], num_stages=[2, 3]))
     return list(grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2]))
 
 
@@ -309,6 +452,11 @@ SPECS = (
            launch=attention_prefill, torch=attention_prefill_torch, outputs=_prefill_outputs,
            candidates=_prefill_candidates,
            shared_memory=_prefill_shared_memory),
+    OpSpec("attention_chunk", "a prefill chunk over the KV cache written so far (chunked prefill); C = queries "
+           "of the chunk, S = keys (earlier chunks' and its own), D = head dim, G = q heads per kv head",
+           key=("C", "S", "D", "G"), buckets=("pow2>=16", "pow2>=256", "exact", "exact"), key_of=chunk_key,
+           launch=attention_chunk, torch=attention_chunk_torch, outputs=_chunk_outputs,
+           candidates=_chunk_candidates, shared_memory=_prefill_shared_memory),
     OpSpec("attention_decode", "one query per sequence over the KV cache, split over the sequence; "
            "B = batch, S = cache capacity (not the filled length, so one setting serves a whole CUDA graph)",
            key=("B", "S", "D", "G"), buckets=("pow2", "pow2>=256", "exact", "exact"), key_of=decode_key,
