@@ -470,7 +470,8 @@ def test_after_warmup_no_run_compiles(tmp_path):
 
     env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     env |= {
-        "PYTHONPATH": str(REPO),
+        # the repository first; what the environment already adds (dependencies kept beside it) after
+        "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "NEUROBRIX_HOME": str(tmp_path / "home"),
         "TRITON_CACHE_DIR": str(tmp_path / "triton-cache"),
     }
