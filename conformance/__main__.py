@@ -217,7 +217,9 @@ def _without_version(code: str) -> str:
 def cmd_tiny_model(args: argparse.Namespace) -> int:
     from . import tiny
 
-    folder = tiny.make(Path(args.folder), args.family)
+    if args.context is not None and args.context < 2:
+        raise NeuroBrixError(f"--context must be >= 2 tokens, got {args.context}")
+    folder = tiny.make(Path(args.folder), args.family, context=args.context)
     print(f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: neurobrix import {folder}")
     return 0
 
@@ -530,6 +532,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     m.add_argument("folder", metavar="FOLDER")
     m.add_argument("--family", default="llama", choices=("llama", "llama3-tied", "mistral", "qwen2-bias-tied"))
+    m.add_argument(
+        "--context",
+        type=int,
+        metavar="TOKENS",
+        help="the model's context (max_position_embeddings; default 128), e.g. 32768 for long prompts",
+    )
     m.set_defaults(func=cmd_tiny_model)
     return parser
 

@@ -67,8 +67,9 @@ def train_tokenizer():
     return tok
 
 
-def make(folder: Path, family: str = "llama", seed: int = 0) -> Path:
-    """Write a tiny random checkpoint of ``family`` into ``folder`` (created)."""
+def make(folder: Path, family: str = "llama", seed: int = 0, context: int | None = None) -> Path:
+    """Write a tiny random checkpoint of ``family`` into ``folder`` (created); ``context``: its
+    max_position_embeddings (default 128), e.g. 32768 to try long prompts and chunked prefill."""
     import torch
     import transformers
 
@@ -78,6 +79,7 @@ def make(folder: Path, family: str = "llama", seed: int = 0) -> Path:
         **{
             **COMMON,
             **extra,
+            **({"max_position_embeddings": context} if context else {}),
             "vocab_size": tok.get_vocab_size(),
             "bos_token_id": tok.token_to_id("<s>"),
             "eos_token_id": tok.token_to_id("</s>"),

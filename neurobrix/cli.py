@@ -162,13 +162,29 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 3
 
 
+def read_prompt_file(path: str) -> str:
+    """The prompt text of ``--prompt-file`` (UTF-8; ``-`` reads standard input)."""
+    if path == "-":
+        return sys.stdin.read()
+    try:
+        with open(path, encoding="utf-8") as f:
+            return f.read()
+    except OSError as exc:
+        raise UsageError(f"--prompt-file {path}: {exc.strerror or exc}") from None
+    except UnicodeDecodeError:
+        raise UsageError(f"--prompt-file {path}: not UTF-8 text") from None
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .generate import Sampling
     from .run import RunOptions, run
 
+    prompt = args.prompt
+    if args.prompt_file is not None:
+        prompt = read_prompt_file(args.prompt_file)
     opts = RunOptions(
         model=args.model,
-        prompt=args.prompt,
+        prompt=prompt,
         max_tokens=args.max_tokens,
         sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed),
         backend=args.backend,
@@ -288,7 +304,13 @@ def build_parser() -> argparse.ArgumentParser:
         "generation will make are checked against the certified tables before any weight is loaded.",
     )
     run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
-    run.add_argument("--prompt", required=True, help="the prompt text")
+    given = run.add_mutually_exclusive_group(required=True)
+    given.add_argument("--prompt", help="the prompt text")
+    given.add_argument(
+        "--prompt-file",
+        metavar="FILE",
+        help="read the prompt from this UTF-8 file ('-': standard input), e.g. a long document",
+    )
     run.add_argument(
         "--max-tokens",
         type=int,

@@ -50,7 +50,9 @@ def kv_bytes(cfg: ModelConfig, itemsize: int, batch: int, capacity: int) -> int:
 
 
 def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int) -> int:
-    tokens = batch * prompt
+    from .model import chunk_length
+
+    tokens = batch * min(prompt, chunk_length(batch))  # a long prompt is prefilled a chunk at a time
     widest = max(cfg.qkv_size, 2 * cfg.intermediate_size)  # the fused projections' outputs
     per_token = (4 * cfg.hidden_size + widest + cfg.intermediate_size) * itemsize
     return tokens * per_token + batch * cfg.vocab_size * 4  # logits in fp32 for sampling

@@ -163,7 +163,7 @@ def sentencepiece_model(tmp_path, monkeypatch):
     generated = SimpleNamespace(ids=[], eos=None, max_tokens=None)
 
     def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False):
-        generated.eos, generated.max_tokens = eos, max_new_tokens
+        generated.eos, generated.max_tokens, generated.prompt = eos, max_new_tokens, prompt
         for token in generated.ids:
             if on_token:
                 on_token(token)
@@ -205,6 +205,33 @@ def test_run_stops_on_every_eos_the_model_names(sentencepiece_model):
     assert main(["run", "--model", "sp-model", "--prompt", "hi", "--no-chat"]) == 0
     eos_token = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]["</s>"]
     assert sentencepiece_model.eos == {5, 6, eos_token}
+
+
+def test_a_long_prompt_comes_from_a_file_or_standard_input(sentencepiece_model, tmp_path, monkeypatch, capsys):
+    import io
+
+    from neurobrix.tokenizer import Tokenizer
+
+    text = "a document\n of two lines\n"  # the fixture's context is 64 tokens
+    (tmp_path / "doc.txt").write_text(text, encoding="utf-8")
+    expected = Tokenizer(sentencepiece_model.folder).encode_prompt(text, chat=False)
+    assert main(["run", "--model", "sp-model", "--prompt-file", str(tmp_path / "doc.txt"), "--no-chat"]) == 0
+    assert sentencepiece_model.prompt == expected and len(expected) > 5
+    monkeypatch.setattr("sys.stdin", io.StringIO(text))
+    assert main(["run", "--model", "sp-model", "--prompt-file", "-", "--no-chat"]) == 0
+    assert sentencepiece_model.prompt == expected
+    for args, says in (
+        (["--prompt-file", str(tmp_path / "missing.txt")], "No such file"),
+        (["--prompt", "hi", "--prompt-file", str(tmp_path / "doc.txt")], "not allowed with"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--model", "sp-model", "--no-chat", *args])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and says in err and "Traceback" not in err
+    (tmp_path / "bin.txt").write_bytes(b"\xff\xfe\x00bad")
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "sp-model", "--prompt-file", str(tmp_path / "bin.txt")])
+    assert info.value.code == 2 and "not UTF-8 text" in capsys.readouterr().err
 
 
 def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiece_model, capsys):

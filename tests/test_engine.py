@@ -377,3 +377,35 @@ def test_the_run_command_import_prints_works_on_the_readme_tiny_model(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.strip() and "generated" in result.stderr.splitlines()[-1]
+
+
+@pytest.mark.parametrize("backend", ["triton", "torch"])
+@pytest.mark.parametrize("family", ["llama", "qwen2-bias-tied"])
+def test_a_prompt_prefilled_in_several_chunks_matches_transformers(env, family, backend):
+    """A 90-token prompt in chunks of 16 (a 10-token first pass, then five over the cache), planned and
+    resolved as a run is, against transformers' float64 logits and greedy tokens."""
+    from neurobrix import tables
+    from neurobrix.model import Transformer, weights_from_files
+    from neurobrix.ops import TORCH
+    from neurobrix.plan import generation_calls, resolve
+
+    stored = store.resolve(family)
+    cfg = stored.config()
+    base = prompt_ids(family, chat=False)
+    ids = (base * 90)[:90]
+    steps, chunk = 6, 16
+    capacity = len(ids) + steps
+    calls = generation_calls(cfg, 1, len(ids), capacity, "fp32", chunk=chunk)
+    assert {key for kernel, _, key in calls if kernel == "attention_chunk"} == {
+        (chunk, 10 + n * chunk, cfg.head_dim, cfg.group_size) for n in range(1, 6)
+    }
+    ops = resolve(calls, tables.load(), "interpreter").ops() if backend == "triton" else TORCH
+    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch.float32, "cpu")
+    model = Transformer(cfg, weights, ops, batch=1, capacity=capacity, chunk=chunk)
+    hf = hf_float64(env, family)
+    with torch.no_grad():
+        ours = model.prefill(torch.tensor([ids]))[0].double()
+        truth = hf(torch.tensor([ids])).logits[0, -1]
+    assert (ours - truth).abs().max() <= logits_tolerance(cfg, len(ids), truth)
+    model = Transformer(cfg, weights, ops, batch=1, capacity=capacity, chunk=chunk)
+    assert generate(model, ids, steps, Sampling(), eos=set())[0] == hf_greedy(hf, ids, steps)

@@ -55,3 +55,14 @@ def test_run_checks_memory_before_any_weight_is_read(monkeypatch):
     monkeypatch.setattr(torch.cuda, "mem_get_info", lambda device=None: (4 * GIB, 80 * GIB))
     with pytest.raises(memory.DeviceMemoryError, match="4.00 GiB of 80.00 GiB is free"):
         run.load_model(Stored(), "torch", "bf16", prompt_len=128, capacity=384)
+
+
+def test_a_long_prompt_needs_the_working_memory_of_one_chunk():
+    from neurobrix.memory import activation_bytes
+    from neurobrix.model import chunk_length
+
+    cfg = LLAMA_8B
+    one_chunk = activation_bytes(cfg, 2, 1, chunk_length(1))
+    assert activation_bytes(cfg, 2, 1, 30000) == one_chunk
+    assert activation_bytes(cfg, 2, 1, 100) < one_chunk
+    assert activation_bytes(cfg, 2, 8, 30000) == activation_bytes(cfg, 2, 8, chunk_length(8))
