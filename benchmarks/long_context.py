@@ -134,9 +134,7 @@ def main(argv: list[str] | None = None) -> None:
                 f"{r['of_roofline']:>11}"
             )
         if "prefill_ratio" in row:
-            print(
-                f"{row['prompt']:>7} certified/torch: prefill {row['prefill_ratio']}x, decode {row['decode_ratio']}x"
-            )
+            print(f"{row['prompt']:>7} certified/torch: prefill {row['prefill_ratio']}x, decode {row['decode_ratio']}x")
     if args.json:
         with open(args.json, "w", encoding="utf-8") as f:
             json.dump({"copy_rate_Bps": rate, "weight_bytes_per_step": per_step, "rows": rows}, f, indent=2)

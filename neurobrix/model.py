@@ -205,8 +205,9 @@ class Transformer:
         logits = None
         for n, (start, size) in enumerate(passes):
             positions = torch.arange(start, start + size, device=tokens.device)[None, :].expand(B, size)
-            logits = self.forward(tokens[:, start : start + size], positions, None, past=start,
-                                  logits=n == len(passes) - 1)
+            logits = self.forward(
+                tokens[:, start : start + size], positions, None, past=start, logits=n == len(passes) - 1
+            )
         assert logits is not None
         return logits
 
