@@ -143,6 +143,8 @@ def length_segments(tables: Tables, class_id: str, lo: int, hi: int) -> list[tup
     dimensions (a wide entry need not end on a bucket edge). At batch 1 a length-like key value of a call
     is the prompt length, the KV-cache capacity or 1, so within one segment every prompt (or every
     capacity) resolves to the same settings: how ``neurobrix warmup`` lists the buckets a run can hit.
+    (A prompt prefilled in chunks also makes its first pass's calls, those of a shorter prompt with
+    segments of its own: see neurobrix.warmup.)
     """
     if lo > hi:
         return []

@@ -26,6 +26,13 @@ run can have are covered: prompts shorter than the model's context, at most ``--
 and lengths whose calls the class's tables certify (the rest ``run`` refuses before loading anything).
 Each segment's certified settings are found by the preflight's own code (:mod:`neurobrix.plan`).
 
+A prompt longer than one prefill pass (``neurobrix.model.prefill_chunks``) needs no more than this. Its
+first pass is a prompt of 1 .. chunk tokens, with the calls, settings and specializations of that
+shorter prompt, which the warmup covers as such. Every later pass has C = chunk queries over S keys, S
+the prompt's length less a multiple of the chunk (a power of two, 16 | chunk): S has the prompt's residue
+mod 16, and since the bucket edges of S above the chunk are multiples of it, the buckets those passes
+meet are the same for every prompt of one segment (all of them from the chunk up to the prompt's own).
+
 Ctrl-C is safe: Triton writes each binary to its cache atomically, so what was compiled stays compiled
 and the next warmup only compiles the rest.
 """
