@@ -20,6 +20,7 @@ while len(t.encode_prompt(text, chat=False)) > 26: text = text[:-1]
 print(text)")
 { time timeout 200 python3 -m neurobrix warmup --model tinyllama --max-prompt 64 --max-tokens 300 2>&1 | tail -1 ; } 2>&1 \
     | tee "$OUT/user-runs.log"
+echo "binaries in Triton's cache after the warmup: $(find $T/triton-cache -name '*.cubin' | wc -l)" | tee -a "$OUT/user-runs.log"
 for n in 256 200 100 300 256 256; do
     echo "--max-tokens $n: $(timeout 60 python3 -m neurobrix run --model tinyllama --prompt "$PROMPT" --no-chat \
         --max-tokens $n 2>&1 >/dev/null | tail -1)" | tee -a "$OUT/user-runs.log"
