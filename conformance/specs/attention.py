@@ -15,28 +15,8 @@ from . import Record, Small
 
 
 def build_prefill(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    rng = values.rng
-    S, D, G = shape["S"], shape["D"], shape["G"]
-    batch, hkv = rng.choice([1, 2]), rng.choice([1, 2])
-    hq = G * hkv
-    q = values((batch, S, hq + 2 * hkv, D))[:, :, :hq]  # a strided view of a fused projection
-    # k and v: the first S positions of KV caches of a larger capacity (the engine's call), NaN past S
-    capacity = S + rng.choice([0, 1, S])
-    k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
-    k_cache[:, S:] = math.nan
-    v_cache[:, S:] = math.nan
-    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
-    return args, {"batch": batch, "kv_heads": hkv, "capacity": capacity}
-
-
-def judge_prefill(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
-    a = case.args
-    ref = case.once("attention", lambda: reference.attention_prefill(a["q"], a["k"], a["v"], a["scale"]))
-    block = int(config["BLOCK_N"])
-    bound = case.once(
-        ("bound", block), lambda: bounds.attention_prefill(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
-    )
-    return [(outputs[0], ref, bound)]
+    """The engine's prefill call: a chunk of S queries over its own S keys (``build_chunk`` with C = S)."""
+    return build_chunk({"C": shape["S"], **shape}, values)
 
 
 def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -60,6 +40,8 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
 
 
 def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
+    """Prefill and chunk alike: float64 attention of C queries over S keys (C = S for a prefill), under the
+    bound of the kernel's key blocks."""
     a = case.args
     ref = case.once("attention", lambda: reference.attention_chunk(a["q"], a["k"], a["v"], a["scale"]))
     block = int(config["BLOCK_N"])
@@ -67,6 +49,9 @@ def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) 
         ("bound", block), lambda: bounds.attention_chunk(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
     )
     return [(outputs[0], ref, bound)]
+
+
+judge_prefill = judge_chunk
 
 
 def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:

@@ -268,14 +268,22 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D], on the Triton
     kernel with the certified setting ``config``; ``empty`` allocates the output."""
     dtype, G = _check_prefill(q, k, v)
-    check_device("attention_prefill", q=q, k=k, v=v)
-    check_contiguous_last("attention_prefill", q=q, k=k, v=v)
-    B, S, HQ, D = q.shape
-    meta, launch = split("attention_prefill", config, ("BLOCK_M", "BLOCK_N"))
-    o = empty((B, S, HQ, D), dtype=q.dtype, device=q.device)
-    programs = (triton.cdiv(S, meta["BLOCK_M"]), B * HQ)
-    _attention_prefill_kernel[programs](
-        q, k, v, o, S, HQ, G, float(scale) * LOG2E,
+    return _flash("attention_prefill", _attention_prefill_kernel, (q.shape[1],), q, k, v, scale, dtype, G, config,
+                  empty)
+
+
+def _flash(op: str, kernel: Any, lengths: tuple[int, ...], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+           scale: float, dtype: str, G: int, config: Mapping[str, Any], empty: Callable[..., torch.Tensor]
+           ) -> torch.Tensor:
+    """Launch a flash-attention kernel over q [B, C, Hq, D]: one program per (BLOCK_M queries, batch x q
+    head); ``lengths``, the kernel's leading length arguments (prefill: S; a chunk: C, S)."""
+    check_device(op, q=q, k=k, v=v)
+    check_contiguous_last(op, q=q, k=k, v=v)
+    B, C, HQ, D = q.shape
+    meta, launch = split(op, config, ("BLOCK_M", "BLOCK_N"))
+    o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
+    kernel[(triton.cdiv(C, meta["BLOCK_M"]), B * HQ)](
+        q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
         D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
     )
@@ -316,18 +324,8 @@ def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: fl
     the KV cache up to and including the chunk (earlier chunks' positions first); query i sees keys
     0 .. S - C + i. -> [B, C, Hq, D], on the Triton kernel with the certified setting ``config``."""
     dtype, G = _check_chunk(q, k, v)
-    check_device("attention_chunk", q=q, k=k, v=v)
-    check_contiguous_last("attention_chunk", q=q, k=k, v=v)
-    B, C, HQ, D = q.shape
-    meta, launch = split("attention_chunk", config, ("BLOCK_M", "BLOCK_N"))
-    o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
-    programs = (triton.cdiv(C, meta["BLOCK_M"]), B * HQ)
-    _attention_chunk_kernel[programs](
-        q, k, v, o, C, k.shape[1], HQ, G, float(scale) * LOG2E,
-        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
-    )
-    return o
+    return _flash("attention_chunk", _attention_chunk_kernel, (q.shape[1], k.shape[1]), q, k, v, scale, dtype, G,
+                  config, empty)
 
 
 def attention_chunk_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
