@@ -40,6 +40,7 @@ CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "rotary": [({}, {"BLOCK_H": 4, "num_warps": 4})],
     "silu_mul": [({}, {"BLOCK_M": 8, "BLOCK_I": 32, "num_warps": 4})],
     "attention_prefill": [({}, {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
+    "attention_chunk": [({}, {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
     "attention_decode": [({}, {"SPLITS": 3, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
 }
 
