@@ -77,3 +77,31 @@ def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
     assert "10.0/11.0/12.0" in short and "1.20" in short and f"{21 / 11:.2f}" in short  # decode and prefill x peer
     assert "40.0/40.0/41.0" in long and "2.00" in long  # prefill only at the longer prompt
     assert "ERROR MissingEntryError" in lines["512", "triton"]
+
+
+def test_long_context_help_and_no_gpu_message():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("TRITON_INTERPRET", None)
+    run = [sys.executable, "-m", "benchmarks.long_context"]
+    shown = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert shown.returncode == 0 and "--prompt" in shown.stdout and "--new" in shown.stdout
+    refused = subprocess.run([*run, "--prompt", "100"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert refused.returncode == 1 and "needs a GPU" in refused.stderr and "Traceback" not in refused.stderr
+
+
+@pytest.mark.parametrize("name", ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct"])
+def test_long_context_roofline_counts_every_matrix_a_decode_step_reads(name):
+    """Every checkpoint tensor but the norms and the embedding table (one row of it is read), the tied
+    output head once."""
+    import torch
+
+    from benchmarks.long_context import weight_bytes_per_step
+    from conformance.catalogue import load
+    from neurobrix.memory import weight_bytes
+    from neurobrix.model import meta_weights
+
+    cfg = load()[0][name]
+    norms = (2 * cfg.num_layers + 1) * cfg.hidden_size * 2
+    embed = cfg.vocab_size * cfg.hidden_size * 2
+    expected = weight_bytes(cfg, 2) - norms - (0 if cfg.tie_word_embeddings else embed)
+    assert weight_bytes_per_step(meta_weights(cfg, torch.bfloat16)) == expected
