@@ -430,8 +430,8 @@ def _prefill_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], i
 
 
 def _chunk_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
-    if interpreter:
-        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for m in (16, 32, 64) for n in (32, 64)]
+    if interpreter:  # the interpreter pays per program and per key block: large tiles for long prompts
+        return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for m in (32, 64, 128) for n in (64, 256)]
     return list(grid(BLOCK_M=[64, 128], BLOCK_N=[64, 128], num_warps=[4, 8], num_stages=[2, 3]))
 
 
