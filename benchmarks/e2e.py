@@ -23,6 +23,7 @@ the host), after warm-up prefills at that length; the peer's is its eager prefil
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import statistics
 import time
@@ -34,7 +35,10 @@ from neurobrix.generate import Sampling, generate_batch
 from neurobrix.gpu import detect_class
 from neurobrix.model import Layer, Transformer, Weights
 from neurobrix.ops import TORCH
-from neurobrix.run import certified_ops
+from neurobrix.plan import generation_calls, resolve
+from neurobrix.tables import load as load_tables
+
+TRITONS = ("triton", "triton-pdl", "triton-serial")  # the class's launch features; PDL forced on; forced off
 
 
 def random_weights(cfg, dtype, device, seed=0) -> Weights:
@@ -85,7 +89,12 @@ def engine_run(
     the run (decode speed), then the prompt ``repeats`` times more to the first token."""
     batch, seq = len(prompts), len(prompts[0])
     capacity = seq + new
-    ops = certified_ops(cfg, detect_class().id, "bf16", batch, seq, capacity) if bk == "triton" else TORCH
+    ops = TORCH
+    if bk in TRITONS:
+        plan = resolve(generation_calls(cfg, batch, seq, capacity, "bf16"), load_tables(), detect_class().id)
+        if bk != "triton":  # the same certified settings, launched with programmatic dependent launch or without
+            plan = dataclasses.replace(plan, pdl=bk == "triton-pdl")
+        ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     row: dict = {}
     if decode:
@@ -160,7 +169,7 @@ def report(results: list[dict]) -> None:
     """One table: every model, batch and prompt length, the backends side by side (decode at the first
     prompt length, prefill at each)."""
     print(
-        f"\n{'model':<36} {'batch':>5} {'prompt':>6} {'backend':>7} {'decode tok/s':>12} {'roofline':>8} "
+        f"\n{'model':<36} {'batch':>5} {'prompt':>6} {'backend':>13} {'decode tok/s':>12} {'roofline':>8} "
         f"{'prefill tok/s':>13} {'TTFT ms min/median/max':>24} {'decode x torch':>14} {'decode x compile':>16} "
         f"{'prefill x compile':>17} {'compile s':>9}"
     )
@@ -172,7 +181,7 @@ def report(results: list[dict]) -> None:
         return f"{r[key] / base[key]:.2f}" if ok else ""
 
     for r in results:
-        head = f"{r['model']:<36} {r['batch']:>5} {r['prompt']:>6} {r['backend']:>7}"
+        head = f"{r['model']:<36} {r['batch']:>5} {r['prompt']:>6} {r['backend']:>13}"
         if "error" in r:
             print(f"{head} ERROR {r['error'][:120]}")
             continue
@@ -196,9 +205,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         "--backends",
         nargs="+",
         default=["triton", "torch", "compile", "hf"],
-        choices=["triton", "torch", "compile", "hf"],
+        choices=[*TRITONS, "torch", "compile", "hf"],
         help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
-        "torch.compile) and hf (transformers eager, first prompt length only)",
+        "torch.compile) and hf (transformers eager, first prompt length only); triton-pdl and triton-serial: "
+        "the certified settings with programmatic dependent launch forced on or off (triton: as the GPU "
+        "class's launch features say, what a user gets)",
     )
     parser.add_argument(
         "--prompt",

@@ -142,6 +142,13 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "class": {"type": "string", "pattern": _NAME},
             "description": _TEXT,
             "note": _TEXT,
+            # launch features measured to pay on this class (each kernel launched with them; none changes a
+            # result): "pdl", Hopper's programmatic dependent launch
+            "launch": {
+                "type": "array",
+                "items": {"enum": ["pdl"]},
+                "uniqueItems": True,
+            },
             "match": {
                 "oneOf": [
                     {
@@ -314,6 +321,7 @@ class GPUClass:
     match: ClassMatch
     note: str | None
     path: str
+    launch: tuple[str, ...] = ()  # launch features ("pdl") measured to pay on this class
 
 
 @dataclass(frozen=True)
@@ -540,7 +548,7 @@ def parse_class(data: Any, file: str, folder: str) -> GPUClass:
             compute_capability=(cc[0], cc[1]),
             multiprocessor_count=m["multiprocessor_count"],
         )
-    return GPUClass(data["class"], data["description"], match, data.get("note"), file)
+    return GPUClass(data["class"], data["description"], match, data.get("note"), file, tuple(data.get("launch", ())))
 
 
 def _names(data: Mapping[str, Any], file: str, folder: str, kernel: str) -> None:

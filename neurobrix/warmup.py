@@ -122,6 +122,7 @@ class WarmupPlan:
     decodes: list[int] = field(default_factory=list)  # a decode step at each capacity
     prefills: dict[int, list[int]] = field(default_factory=dict)  # capacity -> prompts prefilled into it
     settings: dict[PlannedCall, Config] = field(default_factory=dict)  # every launched call's certified setting
+    pdl: bool = False  # launched as a run launches them on this class (a PDL kernel is another binary)
 
     @property
     def passes(self) -> int:
@@ -179,7 +180,8 @@ def plan_warmup(
     # a run needs both: its prompt certified, and a certified capacity within [prompt + 1, prompt + new]
     prompts = _intersect(prompts, _merge([(max(1, a - new), b - 1) for a, b in capacities]))
     capacities = _intersect(capacities, _merge([(a + 1, min(b + new, context)) for a, b in prompts]))
-    plan = WarmupPlan(_merge(prompts), _merge(capacities), refused_prompts, refused_capacities)
+    plan = WarmupPlan(_merge(prompts), _merge(capacities), refused_prompts, refused_capacities,
+                      pdl="pdl" in tables.classes[class_id].launch)
     for segment in length_segments(tables, class_id, 2, top_capacity):
         for capacity in representatives(_intersect(plan.capacities, [segment])):
             plan.decodes.append(capacity)
@@ -229,7 +231,7 @@ def launch(
 
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
-    ops = certified(plan.settings)
+    ops = certified(plan.settings, plan.pdl)
     decodes = set(plan.decodes)
     done, total = 0, plan.passes
     with torch.inference_mode():

@@ -66,3 +66,39 @@ def test_half_precision_logits_match_transformers_float64(dtype, tmp_path):
     assert len({r["model"] for r in rows}) == 3 and any(r["bug"] for r in rows)
     for row in rows:
         assert row["within"] is (row["bug"] is None), row
+
+
+def test_dependent_launch_changes_no_result():
+    """Programmatic dependent launch only overlaps a kernel's launch with its predecessor's tail: the same
+    catalogue-shaped model (4 layers, random weights), batch 1 and 8, greedy, its decode steps replayed as
+    CUDA graphs, gives bit-identical prefill logits and tokens with PDL on and off. A kernel reading before
+    its wait would race; this is where it would show."""
+    script = """
+import dataclasses, torch
+from conformance.catalogue import load
+from neurobrix.generate import Sampling, generate_batch
+from neurobrix.gpu import detect_class
+from neurobrix.model import Transformer
+from neurobrix.plan import generation_calls, resolve
+from neurobrix.tables import load as load_tables
+from benchmarks.e2e import random_weights
+cfg = dataclasses.replace(load()[0]["TinyLlama/TinyLlama-1.1B-Chat-v1.0"], num_layers=4)
+weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
+for batch in (1, 8):
+    prompts = torch.randint(0, cfg.vocab_size, (batch, 77), generator=torch.Generator().manual_seed(batch)).tolist()
+    plan = resolve(generation_calls(cfg, batch, 77, 77 + 48, "bf16"), load_tables(), detect_class().id)
+    got = []
+    for pdl in (False, True):
+        model = Transformer(cfg, weights, dataclasses.replace(plan, pdl=pdl).ops(), batch=batch, capacity=77 + 48)
+        with torch.inference_mode():
+            logits = model.prefill(torch.tensor(prompts, device="cuda"))
+        model = Transformer(cfg, weights, dataclasses.replace(plan, pdl=pdl).ops(), batch=batch, capacity=77 + 48)
+        outs, _ = generate_batch(model, prompts, 48, Sampling(), set(), use_graph=True)
+        got.append((logits.float().cpu(), outs))
+    assert torch.equal(got[0][0], got[1][0]), "prefill logits differ"
+    assert got[0][1] == got[1][1], "generated tokens differ"
+print("identical")
+"""
+    done = on_the_gpu("-c", script, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.split()[-1] == "identical"

@@ -248,8 +248,8 @@ def test_warmup_launches_every_planned_call_and_no_other(env, monkeypatch):
     launched = set()
     real = ops.certified
 
-    def counting(settings):
-        made = real(settings)
+    def counting(settings, pdl=False):
+        made = real(settings, pdl)
 
         class Counting:
             def __getattr__(self, name):

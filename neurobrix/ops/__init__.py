@@ -2,7 +2,8 @@
 
 ``TORCH``               PyTorch's own kernels (``--backend torch``, chosen explicitly, never by itself)
 ``certified(settings)`` the Triton kernels, each call with the setting a certified plan resolved for it
-                        before any weight was read; a call the plan does not hold is refused
+                        before any weight was read; a call the plan does not hold is refused (``pdl``:
+                        launched with programmatic dependent launch, where the class says it pays)
 ``recording(calls)``    each call's (op, dtype, key) added to ``calls`` and its outputs made empty (run
                         it on meta tensors: no memory, no compute): how preflight lists a forward pass
 
@@ -57,8 +58,9 @@ class UnplannedCallError(MissingEntryError):
     """A kernel call the certified plan did not foresee: the engine refuses it rather than guess a setting."""
 
 
-def certified(settings: Mapping[PlannedCall, Config]) -> Ops:
-    """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan)."""
+def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
+    """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan); ``pdl``:
+    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``)."""
 
     def make(spec: OpSpec) -> Callable[..., Any]:
         key_of, launch, name = spec.key_of, spec.launch, spec.name
@@ -72,11 +74,11 @@ def certified(settings: Mapping[PlannedCall, Config]) -> Ops:
                     f"{name} {dtype} {shown}: this call was not in the certified plan resolved before loading; "
                     "the engine does not guess a setting (plan the generation's lengths first)"
                 )
-            return launch(*args, config=config, **kwargs)
+            return launch(*args, config=config, pdl=pdl, **kwargs)
 
         return op
 
-    return Ops("triton", make)
+    return Ops("triton+pdl" if pdl else "triton", make)
 
 
 def recording(calls: set[PlannedCall]) -> Ops:

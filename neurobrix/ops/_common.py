@@ -12,6 +12,8 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 import torch
+import triton
+import triton.language as tl
 
 from ..dtypes import name_of
 from ..errors import InvalidInputError
@@ -78,17 +80,34 @@ def dot_precision(dtype: str) -> str:
     return "ieee" if dtype == "fp32" else "tf32"
 
 
-def split(op: str, config: Mapping[str, Any], required: tuple[str, ...]) -> tuple[dict[str, Any], dict[str, Any]]:
+@triton.jit
+def dependent_launch(PDL: tl.constexpr):
+    """Every kernel's first statement. With PDL (programmatic dependent launch, Hopper) the kernel may be
+    launched before its predecessor in the stream has finished: it waits here, before touching any memory,
+    until that predecessor has completed and its writes are visible (so reads after writes and writes
+    after reads stay ordered, and since every kernel waits the same way, the order is transitive), then
+    lets its own successor launch. What overlaps is only the launch and set-up of the next kernel with
+    the tail of this one: no result can change. Without PDL this is nothing."""
+    if PDL:
+        tl.extra.cuda.gdc_wait()
+        tl.extra.cuda.gdc_launch_dependents()
+
+
+def split(op: str, config: Mapping[str, Any], required: tuple[str, ...], pdl: bool = False
+          ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A certified setting -> (the kernel's constexpr meta-parameters, launch options such as num_warps).
 
     ``required``: the meta-parameters this kernel (or variant) needs; a setting without one is refused
-    with the op's name rather than failing inside Triton.
+    with the op's name rather than failing inside Triton. ``pdl``: launch with programmatic dependent
+    launch (the class's launch features, :func:`dependent_launch`); the launch options then carry both
+    the kernel's ``PDL`` switch and Triton's ``launch_pdl``, so every kernel of the op gets them.
     """
     missing = [name for name in required if name not in config]
     if missing:
         raise InvalidInputError(f"{op}: setting {dict(config)} lacks {', '.join(missing)}")
     meta = {k: v for k, v in config.items() if k not in LAUNCH_OPTIONS and k != "variant"}
     launch = {k: v for k, v in config.items() if k in LAUNCH_OPTIONS}
+    launch.update(PDL=pdl, launch_pdl=pdl)
     return meta, launch
 
 

@@ -30,7 +30,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split
+from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split
 from .spec import Call, OpSpec
 
 LOG2E = 1.4426950408889634
@@ -49,7 +49,9 @@ def _attention_prefill_kernel(
     # meta-parameters
     D: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_m = tl.program_id(0)
     pid_bh = tl.program_id(1).to(tl.int64)
     b = pid_bh // HQ
@@ -132,7 +134,9 @@ def _attention_chunk_kernel(
     # meta-parameters
     D: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     block = tl.program_id(0)
     seq_head = tl.program_id(1).to(tl.int64)  # batch x q head
     b = seq_head // HQ
@@ -178,7 +182,9 @@ def _attention_decode_split_kernel(
     # meta-parameters
     D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_G: tl.constexpr, PRECISION: tl.constexpr,
     SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_bh = tl.program_id(0).to(tl.int64)  # batch x kv head
     split_id = tl.program_id(1)
     b = pid_bh // HKV
@@ -226,7 +232,9 @@ def _attention_decode_split_kernel(
 def _attention_decode_merge_kernel(
     part_ptr, ml_ptr, o_ptr, HQ, rows, stride_ob, stride_oh,
     D: tl.constexpr, BLOCK_D: tl.constexpr, SPLITS: tl.constexpr, BLOCK_S: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid = tl.program_id(0).to(tl.int64)  # batch x q head
     b = pid // HQ
     h = pid % HQ
@@ -264,23 +272,23 @@ def prefill_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float)
 
 
 def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
-                      config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+                      config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D], on the Triton
     kernel with the certified setting ``config``; ``empty`` allocates the output."""
     dtype, G = _check_prefill(q, k, v)
     return _flash("attention_prefill", _attention_prefill_kernel, (q.shape[1],), q, k, v, scale, dtype, G, config,
-                  empty)
+                  empty, pdl)
 
 
 def _flash(op: str, kernel: Any, lengths: tuple[int, ...], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
-           scale: float, dtype: str, G: int, config: Mapping[str, Any], empty: Callable[..., torch.Tensor]
-           ) -> torch.Tensor:
+           scale: float, dtype: str, G: int, config: Mapping[str, Any], empty: Callable[..., torch.Tensor],
+           pdl: bool) -> torch.Tensor:
     """Launch a flash-attention kernel over q [B, C, Hq, D]: one program per (BLOCK_M queries, batch x q
     head); ``lengths``, the kernel's leading length arguments (prefill: S; a chunk: C, S)."""
     check_device(op, q=q, k=k, v=v)
     check_contiguous_last(op, q=q, k=k, v=v)
     B, C, HQ, D = q.shape
-    meta, launch = split(op, config, ("BLOCK_M", "BLOCK_N"))
+    meta, launch = split(op, config, ("BLOCK_M", "BLOCK_N"), pdl)
     o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
     kernel[(triton.cdiv(C, meta["BLOCK_M"]), B * HQ)](
         q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,
@@ -319,13 +327,13 @@ def chunk_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -
 
 
 def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
-                    config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+                    config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """A prefill chunk: q [B, C, Hq, D], the queries of positions S - C .. S - 1, over k, v [B, S, Hkv, D],
     the KV cache up to and including the chunk (earlier chunks' positions first); query i sees keys
     0 .. S - C + i. -> [B, C, Hq, D], on the Triton kernel with the certified setting ``config``."""
     dtype, G = _check_chunk(q, k, v)
     return _flash("attention_chunk", _attention_chunk_kernel, (q.shape[1], k.shape[1]), q, k, v, scale, dtype, G,
-                  config, empty)
+                  config, empty, pdl)
 
 
 def attention_chunk_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
@@ -360,7 +368,7 @@ def decode_key(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, le
 
 def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
                      scale: float, *, config: Mapping[str, Any],
-                     empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+                     empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """One query per sequence, q [B, Hq, D], over the first lengths[b] (>= 1) cache positions -> [B, Hq, D],
     on the Triton kernels with the certified setting ``config``; ``empty`` allocates output and scratch."""
     dtype, G = _check_decode(q, k_cache, v_cache, lengths)
@@ -368,7 +376,7 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     check_contiguous_last("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache)
     B, HQ, D = q.shape
     capacity, HKV = k_cache.shape[1], k_cache.shape[2]
-    meta, launch = split("attention_decode", config, ("SPLITS", "BLOCK_N"))
+    meta, launch = split("attention_decode", config, ("SPLITS", "BLOCK_N"), pdl)
     splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
     chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
     part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)

@@ -31,7 +31,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split, top
+from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split, top
 from .spec import Call, OpSpec
 
 
@@ -45,7 +45,9 @@ def _linear_gemv_kernel(
     stride_xm, stride_wn, stride_ym,
     # meta-parameters
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -77,7 +79,9 @@ def _linear_gemv_kernel(
 def _linear_split_merge_kernel(
     part_ptr, b_ptr, y_ptr, M, N, stride_ym,
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
@@ -101,7 +105,9 @@ def _linear_skinny_kernel(
     # meta-parameters
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -142,7 +148,9 @@ def _linear_tiled_kernel(
     # meta-parameters
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     # program id -> tile, grouped so that GROUP_M rows of tiles reuse the same weight tiles
     pid = tl.program_id(0)
     num_pid_m = tl.cdiv(M, BLOCK_M)
@@ -183,7 +191,9 @@ def _linear_tma_kernel(
     stride_xm, stride_wn, stride_ym,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
     w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
     y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, BLOCK_N])
@@ -249,7 +259,7 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
-           config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+           config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
     weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
     dtype = _check(x, weight, bias)
@@ -259,7 +269,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     variant = config.get("variant")
     if variant not in _REQUIRED:
         raise InvalidInputError(f"linear: setting {dict(config)} names no known variant ({', '.join(_REQUIRED)})")
-    meta, launch = split("linear", config, _REQUIRED[variant])
+    meta, launch = split("linear", config, _REQUIRED[variant], pdl)
     y = empty((M, N), dtype=x.dtype, device=x.device)
     b = bias if bias is not None else y  # never read when HAS_BIAS is False
     if variant == "gemv":

@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from ._common import check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, grid, same_dtype, split
 from .spec import Call, OpSpec
 
 
@@ -31,7 +31,9 @@ def _rms_norm_kernel(
     stride_x, stride_r, stride_y, stride_h,
     # meta-parameters
     HAS_RESIDUAL: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid = tl.program_id(0).to(tl.int64)
     offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_n = tl.arange(0, BLOCK_N)
@@ -65,14 +67,14 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Te
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None, *,
-             config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty):
+             config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False):
     """RMSNorm of x [M, N] (or of x + residual, returning (y, x + residual)) on the Triton kernel, with the
     certified setting ``config``; ``empty`` allocates the outputs."""
     _check(x, weight, residual)
     check_device("rms_norm", x=x, weight=weight, residual=residual)
     check_contiguous_last("rms_norm", x=x, weight=weight, residual=residual)
     M, N = x.shape
-    meta, launch = split("rms_norm", config, ("BLOCK_M",))
+    meta, launch = split("rms_norm", config, ("BLOCK_M",), pdl)
     y = empty((M, N), dtype=x.dtype, device=x.device)
     h = empty((M, N), dtype=x.dtype, device=x.device) if residual is not None else y
     r = residual if residual is not None else x  # never read without a residual

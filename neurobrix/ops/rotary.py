@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, grid, same_dtype, split
 from .spec import Call, OpSpec
 
 
@@ -83,7 +83,9 @@ def _rotary_kernel(
     stride_pb, stride_ps, stride_cos,
     # meta-parameters
     CACHE: tl.constexpr, HALF: tl.constexpr, BLOCK_HALF: tl.constexpr, BLOCK_H: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     token = tl.program_id(0).to(tl.int64)
     pid_h = tl.program_id(1)
     b = token // S
@@ -152,7 +154,7 @@ def key_of(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
 def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
            inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
            v_cache: torch.Tensor | None = None, *, config: Mapping[str, Any],
-           empty: Callable[..., torch.Tensor] = torch.empty) -> tuple[torch.Tensor, torch.Tensor]:
+           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
     """Rotate q [B, S, Hq, D] and k [B, S, Hkv, D] at ``positions`` [B, S]; in place or into new tensors.
 
     With a KV cache (k_cache, v_cache [B, capacity, Hkv, D] and v [B, S, Hkv, D]): the rotated k of
@@ -173,7 +175,7 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
         check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
     B, S, HQ, D = q.shape
     HKV = k.shape[2]
-    meta, launch = split("rotary", config, ("BLOCK_H",))
+    meta, launch = split("rotary", config, ("BLOCK_H",), pdl)
     q_out = q if inplace else empty(tuple(q.shape), dtype=q.dtype, device=q.device)
     k_out = k_cache if cached else (k if inplace else empty(tuple(k.shape), dtype=k.dtype, device=k.device))
     v_in, v_out = (v, v_cache) if cached else (k, k_out)  # never read without a cache

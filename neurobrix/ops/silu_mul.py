@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import check_contiguous_last, check_device, check_shape, dtype_name, grid, split
+from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dtype_name, grid, split
 from .spec import Call, OpSpec
 
 
@@ -29,7 +29,9 @@ def _silu_mul_kernel(
     stride_gu, stride_out,
     # meta-parameters
     BLOCK_M: tl.constexpr, BLOCK_I: tl.constexpr,
+    PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_m = tl.program_id(0).to(tl.int64)
     pid_i = tl.program_id(1).to(tl.int64)
     offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
@@ -56,14 +58,14 @@ def key_of(gu: torch.Tensor) -> Call:
 
 
 def silu_mul(gu: torch.Tensor, *, config: Mapping[str, Any],
-             empty: Callable[..., torch.Tensor] = torch.empty) -> torch.Tensor:
+             empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """silu(gate) * up from gu = [gate | up] of shape [M, 2I], on the Triton kernel with the certified
     setting ``config``; ``empty`` allocates the output."""
     _check(gu)
     check_device("silu_mul", gu=gu)
     check_contiguous_last("silu_mul", gu=gu)
     M, I = gu.shape[0], gu.shape[1] // 2
-    meta, launch = split("silu_mul", config, ("BLOCK_M", "BLOCK_I"))
+    meta, launch = split("silu_mul", config, ("BLOCK_M", "BLOCK_I"), pdl)
     out = empty((M, I), dtype=gu.dtype, device=gu.device)
     programs = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))
     _silu_mul_kernel[programs](gu, out, M, I, gu.stride(0), out.stride(0), **meta, **launch)

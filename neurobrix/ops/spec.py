@@ -32,7 +32,7 @@ class OpSpec:
     key: tuple[str, ...]        # the call dimensions that select a setting
     buckets: tuple[str, ...]    # per key dimension, how certify buckets it (neurobrix.buckets)
     key_of: Callable[..., Call]  # the launcher's arguments -> (dtype, key values)
-    launch: Callable[..., Any]  # the Triton launcher: the op's arguments, then config= (and empty=)
+    launch: Callable[..., Any]  # the Triton launcher: the op's arguments, then config= (and empty=, pdl=)
     torch: Callable[..., Any]   # the same op on PyTorch's kernels: the op's arguments only
     # the op's outputs as empty tensors of their shapes and dtypes, on the inputs' device: how a pass
     # recorded on meta tensors goes on without computing (conformance checks it against the launcher)
