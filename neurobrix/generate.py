@@ -1,7 +1,8 @@
 """Generation: prefill, then one token at a time (replayed as a CUDA graph on a GPU), and sampling.
 
 Small functions in the order they run: ``sample`` picks the next token from logits; ``prefill``
-feeds the prompts; ``Decoder`` owns the decode step (captured once, replayed per token on CUDA);
+feeds the prompts (on CUDA a one-pass prompt is replayed from a graph captured at its length, see
+``PrefillGraphs``); ``Decoder`` owns the decode step (captured once, replayed per token on CUDA);
 ``generate`` runs the loop, streams text through a callback and returns the statistics line's numbers.
 ``neurobrix warmup`` drives ``prefill`` and ``Decoder`` too, so that it launches every kernel exactly as
 a run does.
@@ -54,12 +55,75 @@ def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | No
     return torch.multinomial(probs, 1, generator=generator)[:, 0]
 
 
-def prefill(model: Transformer, prompts: list[list[int]]) -> torch.Tensor:
+def prefill(model: Transformer, prompts: list[list[int]], graphs: PrefillGraphs | None = None) -> torch.Tensor:
     """Logits [B, vocab] of each prompt's last token (equal lengths, one per row of the model's batch),
     their k and v written to the cache at positions 0.. of each sequence (in chunks when long:
-    ``Transformer.prefill``)."""
+    ``Transformer.prefill``); replayed from ``graphs`` when it holds this prompt length."""
     tokens = torch.tensor(prompts, dtype=torch.long, device=model.w.embed.device)
+    if graphs is not None:
+        replayed = graphs.replay(tokens)
+        if replayed is not None:
+            return replayed
     return model.prefill(tokens)
+
+
+class PrefillGraphs:
+    """A model's one-pass prefills as CUDA graphs, one per prompt length, kept for the model's life.
+
+    Prefilling L tokens eagerly issues every kernel launch from the host one by one (~250 for a
+    22-layer model), which for a short prompt takes longer than the GPU work. Captured once at a length
+    (``capture``, done with the decode step's capture, before the prompt is timed), each later prefill
+    of that length is one replay, so the time to first token follows the GPU. A prompt prefilled in
+    chunks (longer than ``model.chunk``) runs eagerly. At most ``KEEP`` lengths are held (each graph
+    keeps its activations' memory reserved); the least recently used is dropped first.
+    """
+
+    KEEP = 4
+
+    def __init__(self, model: Transformer) -> None:
+        self.model = model
+        # length -> (graph, its static token input [B, L], its logits output [B, vocab])
+        self.graphs: dict[int, tuple[torch.cuda.CUDAGraph, torch.Tensor, torch.Tensor]] = {}
+
+    def _forward(self, tokens: torch.Tensor) -> torch.Tensor:
+        B, L = tokens.shape
+        positions = torch.arange(L, device=tokens.device)[None, :].expand(B, L)
+        logits = self.model.forward(tokens, positions, None)
+        assert logits is not None
+        return logits
+
+    def capture(self, length: int) -> None:
+        """Capture the prefill of ``length`` tokens (nothing when held already or prefilled in chunks). A
+        warm-up pass on a side stream (kernels loaded, memory allocated) writes placeholder k and v at
+        positions 0 .. length - 1, which every prefill rewrites before anything reads them."""
+        if length in self.graphs:
+            self.graphs[length] = self.graphs.pop(length)  # most recently used last
+            return
+        if length > self.model.chunk:
+            return
+        batch = self.model.cache.k[0].shape[0]
+        tokens = torch.zeros((batch, length), dtype=torch.long, device=self.model.w.embed.device)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            self._forward(tokens)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(graph):
+            logits = self._forward(tokens)
+        while len(self.graphs) >= self.KEEP:
+            del self.graphs[next(iter(self.graphs))]
+        self.graphs[length] = (graph, tokens, logits)
+
+    def replay(self, tokens: torch.Tensor) -> torch.Tensor | None:
+        """The logits of prefilling ``tokens`` [B, L] by replaying the graph of length L; None when none is held."""
+        held = self.graphs.get(tokens.shape[1])
+        if held is None:
+            return None
+        graph, static, logits = held
+        static.copy_(tokens)
+        graph.replay()
+        return logits
 
 
 class Decoder:
@@ -170,17 +234,23 @@ def generate_batch(
         generator = torch.Generator(device=device)
         generator.manual_seed(opts.seed)
     decoder = Decoder(model, batch, use_graph and device.type == "cuda")
+    graphs = None
     prepare = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     if decoder.use_graph:
-        # Before the prompt is timed: a first prefill loads every prefill kernel (or compiles it, when
-        # `neurobrix warmup` has not), and the decode step is captured at the first position it will
-        # decode. The prefill below rewrites the same k and v; its first token is the prompt's own.
-        prefill(model, prompts)
+        # Before the prompt is timed: the prefill at this length is captured as a graph (its warm-up pass
+        # loads every prefill kernel, or compiles it when `neurobrix warmup` has not); a prompt prefilled in
+        # chunks is prefilled once instead, for the same reason. The decode step is captured at the first
+        # position it will decode. The prefill below rewrites the same k and v; its first token is the
+        # prompt's own.
+        graphs = model.graphs.setdefault("prefill", PrefillGraphs(model))
+        graphs.capture(seq)
+        if seq not in graphs.graphs:
+            prefill(model, prompts)
         if max_new_tokens > 1:  # a decode step will run (a one-token run may fill the cache exactly)
             decoder.capture(seq)
         torch.cuda.synchronize()
     start = time.perf_counter()  # lean: user statistics
-    token = sample(prefill(model, prompts), opts, generator)
+    token = sample(prefill(model, prompts, graphs), opts, generator)
     outs: list[list[int]] = [[] for _ in range(batch)]
     done = [False] * batch
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 import torch
 
@@ -194,6 +195,7 @@ class Transformer:
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
         self.scale = cfg.head_dim**-0.5
+        self.graphs: dict[str, Any] = {}  # CUDA graphs of this model's passes, kept by neurobrix.generate
 
     def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits [B, vocab] of each prompt's last token, its k and v written to the cache at positions 0..;

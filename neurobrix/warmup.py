@@ -180,8 +180,13 @@ def plan_warmup(
     # a run needs both: its prompt certified, and a certified capacity within [prompt + 1, prompt + new]
     prompts = _intersect(prompts, _merge([(max(1, a - new), b - 1) for a, b in capacities]))
     capacities = _intersect(capacities, _merge([(a + 1, min(b + new, context)) for a, b in prompts]))
-    plan = WarmupPlan(_merge(prompts), _merge(capacities), refused_prompts, refused_capacities,
-                      pdl="pdl" in tables.classes[class_id].launch)
+    plan = WarmupPlan(
+        _merge(prompts),
+        _merge(capacities),
+        refused_prompts,
+        refused_capacities,
+        pdl="pdl" in tables.classes[class_id].launch,
+    )
     for segment in length_segments(tables, class_id, 2, top_capacity):
         for capacity in representatives(_intersect(plan.capacities, [segment])):
             plan.decodes.append(capacity)

@@ -102,3 +102,53 @@ print("identical")
     done = on_the_gpu("-c", script, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.split()[-1] == "identical"
+
+
+def test_prefill_replayed_from_its_graph_equals_the_eager_prefill():
+    """A one-pass prompt's prefill, captured as a CUDA graph at its length and replayed, gives the eager
+    prefill's logits and cache bit for bit; a second run at that length reuses the graph (no capture); at
+    most PrefillGraphs.KEEP lengths are held."""
+    script = """
+import dataclasses, torch
+from conformance.catalogue import load
+from neurobrix.generate import PrefillGraphs, Sampling, generate_batch, prefill
+from neurobrix.gpu import detect_class
+from neurobrix.model import Transformer
+from neurobrix.plan import generation_calls, resolve
+from neurobrix.tables import load as load_tables
+from benchmarks.e2e import random_weights
+cfg = dataclasses.replace(load()[0]["TinyLlama/TinyLlama-1.1B-Chat-v1.0"], num_layers=3)
+weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
+gen = torch.Generator().manual_seed(0)
+calls = set()
+for n in (50, 51, 52, 53, 54, 100):
+    calls |= generation_calls(cfg, 2, n, 160, "bf16")
+ops = resolve(calls, load_tables(), detect_class().id).ops()
+with torch.inference_mode():
+    for n in (50, 51, 52, 53, 54, 100):
+        prompts = torch.randint(0, cfg.vocab_size, (2, n), generator=gen).tolist()
+        eager = Transformer(cfg, weights, ops, batch=2, capacity=160)
+        want = prefill(eager, prompts).clone()
+        model = Transformer(cfg, weights, ops, batch=2, capacity=160)
+        graphs = PrefillGraphs(model)
+        graphs.capture(n)
+        got = prefill(model, prompts, graphs)
+        assert list(graphs.graphs) == [n]
+        assert torch.equal(got, want), n
+        pairs = zip(model.cache.k + model.cache.v, eager.cache.k + eager.cache.v)
+        assert all(torch.equal(a[:, :n], b[:, :n]) for a, b in pairs), n
+    graphs = PrefillGraphs(model)
+    for n in (50, 51, 52, 53, 54):
+        graphs.capture(n)
+    assert list(graphs.graphs) == [51, 52, 53, 54], list(graphs.graphs)
+model = Transformer(cfg, weights, ops, batch=2, capacity=160)
+prompts = torch.randint(0, cfg.vocab_size, (2, 50), generator=gen).tolist()
+first = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
+held = model.graphs["prefill"].graphs[50]
+second = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
+assert model.graphs["prefill"].graphs[50] is held and first == second
+print("identical")
+"""
+    done = on_the_gpu("-c", script, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.split()[-1] == "identical"

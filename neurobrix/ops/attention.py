@@ -30,7 +30,16 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split
+from ._common import (
+    check_contiguous_last,
+    check_device,
+    check_shape,
+    dependent_launch,
+    dot_precision,
+    grid,
+    same_dtype,
+    split,
+)
 from .spec import Call, OpSpec
 
 LOG2E = 1.4426950408889634
@@ -272,7 +281,8 @@ def prefill_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float)
 
 
 def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
-                      config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
+                      config: Mapping[str, Any],
+                      empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D], on the Triton
     kernel with the certified setting ``config``; ``empty`` allocates the output."""
     dtype, G = _check_prefill(q, k, v)
@@ -327,7 +337,8 @@ def chunk_key(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -
 
 
 def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float, *,
-                    config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
+                    config: Mapping[str, Any],
+                    empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """A prefill chunk: q [B, C, Hq, D], the queries of positions S - C .. S - 1, over k, v [B, S, Hkv, D],
     the KV cache up to and including the chunk (earlier chunks' positions first); query i sees keys
     0 .. S - C + i. -> [B, C, Hq, D], on the Triton kernel with the certified setting ``config``."""

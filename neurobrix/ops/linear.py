@@ -10,7 +10,9 @@ K = in_features (exact). The certified config picks the variant:
 ``skinny`` for decode rows (M up to a few dozen): one program per (BLOCK_N outputs, BLOCK_M rows, one
            of SPLIT_K slices of K) multiplies a weight tile against every row at once with ``tl.dot``
            (BLOCK_M >= the rows: the weights are read once, whatever M), fp32 partial sums merged in
-           split order like ``gemv``'s; split-K fills the multiprocessors when N alone would not.
+           split order like ``gemv``'s; split-K fills the multiprocessors when N alone would not. The
+           same kernel with tiles of 64 or 128 rows is the split-K GEMM for prompt rows whose output has
+           too few tiles to fill the GPU (e.g. 512 x 896).
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
            sharing weight tiles in L2). For prefill (M = batch x prompt length).
 ``tma``    the same tiles, grouped the same way, on a persistent grid (one program per
@@ -31,7 +33,17 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dot_precision, grid, same_dtype, split, top
+from ._common import (
+    check_contiguous_last,
+    check_device,
+    check_shape,
+    dependent_launch,
+    dot_precision,
+    grid,
+    same_dtype,
+    split,
+    top,
+)
 from .spec import Call, OpSpec
 
 
@@ -259,7 +271,8 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
-           config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
+           config: Mapping[str, Any],
+           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
     weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
     dtype = _check(x, weight, bias)
@@ -327,7 +340,7 @@ def outputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = N
 def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
     """The settings certify tries: GEMV-style and skinny (all rows against each weight tile, split-K) for
     decode rows, tiles sized to the rows for prefill, and the persistent TMA variant (Hopper) for long
-    prompts. The interpreter pays per program, not per element (FACTS.md): its space is small and favours
+    prompts; split-K tiles for prompt rows with too few output tiles to fill the GPU. The interpreter pays per program, not per element (FACTS.md): its space is small and favours
     big blocks."""
     if interpreter:
         return [
@@ -357,6 +370,12 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
         # persistent + TMA (Hopper): BM 128, BN 256, BK 64, 8 warps, 3 stages was the best measured
         found += ({"variant": "tma", "BLOCK_M": 128, **c, "BLOCK_K": 64, "GROUP_M": 8}
                   for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
+        # few output tiles (less than two waves of 128 x 128 tiles on a 132-SM GPU, e.g. 512 x 896): most
+        # multiprocessors would idle, so also split K (the skinny kernel's tiles with split-K partials)
+        n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
+        if triton.cdiv(m_hi, 128) * triton.cdiv(n_hi, 128) < 264 and k_hi >= 1024:
+            found += ({"variant": "skinny", **c, "BLOCK_K": 64, "num_stages": 3}
+                      for c in grid(BLOCK_M=[64, 128], BLOCK_N=[64, 128], SPLIT_K=[2, 4], num_warps=[4, 8]))
     return found
 
 

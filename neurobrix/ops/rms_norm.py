@@ -17,7 +17,7 @@ import torch.nn.functional as F
 import triton
 import triton.language as tl
 
-from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from ._common import check_contiguous_last, check_device, check_shape, dependent_launch, grid, same_dtype, split
 from .spec import Call, OpSpec
 
 
@@ -67,7 +67,8 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Te
 
 
 def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None, *,
-             config: Mapping[str, Any], empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False):
+             config: Mapping[str, Any],
+             empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False):
     """RMSNorm of x [M, N] (or of x + residual, returning (y, x + residual)) on the Triton kernel, with the
     certified setting ``config``; ``empty`` allocates the outputs."""
     _check(x, weight, residual)

@@ -18,7 +18,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, grid, same_dtype, split
+from ._common import check_contiguous_last, check_device, check_shape, dependent_launch, grid, same_dtype, split
 from .spec import Call, OpSpec
 
 

@@ -15,7 +15,7 @@ import triton
 import triton.language as tl
 
 from ..errors import InvalidInputError
-from ._common import dependent_launch, check_contiguous_last, check_device, check_shape, dtype_name, grid, split
+from ._common import check_contiguous_last, check_device, check_shape, dependent_launch, dtype_name, grid, split
 from .spec import Call, OpSpec
 
 
