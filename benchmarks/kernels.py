@@ -51,9 +51,33 @@ def main() -> None:
     parser.add_argument("--dtypes", nargs="+", default=["bf16"], help="entries of these dtypes (default bf16)")
     parser.add_argument("--kernels", nargs="+", help="only these kernels")
     parser.add_argument("--max-minutes", type=float, help="stop timing new entries after about this long")
+    parser.add_argument(
+        "--where",
+        action="append",
+        default=[],
+        metavar="DIM=LO:[HI]",
+        help="only entries whose domain lies inside this range of a key dimension (repeatable), e.g. M=513: "
+        "for linear's prompt rows",
+    )
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
     import time
+
+    where = {}
+    for item in args.where:
+        dim, _, span = item.partition("=")
+        lo, _, hi = span.partition(":")
+        if not dim or not lo.isdigit() or (hi and not hi.isdigit()):
+            parser.error(f"--where takes DIM=LO:[HI] with whole numbers, got {item!r}")
+        where[dim] = (int(lo), int(hi) if hi else None)
+
+    def inside(ranges) -> bool:
+        for name, first, last in ranges:
+            if name in where:
+                lo, hi = where[name]
+                if first < lo or (hi is not None and (last is None or last > hi)):
+                    return False
+        return True
 
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None
     loaded = tables.load()
@@ -68,6 +92,8 @@ def main() -> None:
         for entry in table.entries:
             if deadline is not None and time.monotonic() > deadline:
                 break
+            if not inside(entry.domain.ranges):
+                continue
             for dtype in (d for d in entry.domain.dtypes if d in args.dtypes):
                 task = Task(kernel, dtype, entry.domain.ranges)
                 sets = timing_sets(task, seed=7)

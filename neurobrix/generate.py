@@ -266,11 +266,17 @@ def generate_batch(
 
     record(token.tolist())
     first = time.perf_counter()  # lean: user statistics
+    # One step ahead: step s + 1 is queued on the GPU (from step s's token, still on the device) before the
+    # host reads step s's tokens back, so the GPU never waits for the host's read, streaming and EOS check.
+    # When every sequence has ended, the one step queued past the end is computed and dropped.
     steps = 1
-    while steps < max_new_tokens and not all(done):
-        token = sample(decoder.step(token, seq + steps - 1), opts, generator)
+    ahead = sample(decoder.step(token, seq), opts, generator) if steps < max_new_tokens and not all(done) else None
+    while ahead is not None:
+        token, steps = ahead, steps + 1
+        ahead = sample(decoder.step(token, seq + steps - 1), opts, generator) if steps < max_new_tokens else None
         record(token.tolist())
-        steps += 1
+        if all(done):
+            break
     end = time.perf_counter()  # lean: user statistics
     decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
