@@ -90,7 +90,7 @@ def engine_run(
     """This engine on one backend: preflight (triton), a warm-up at the measured shapes, then (``decode``)
     the run (decode speed), then the prompt ``repeats`` times more to the first token."""
     batch, seq = len(prompts), len(prompts[0])
-    capacity = seq + new
+    capacity = seq + new if decode else seq  # prefill alone needs only the prompt's positions
     ops = TORCH
     if bk in TRITONS:
         plan = resolve(generation_calls(cfg, batch, seq, capacity, "bf16"), load_tables(), detect_class().id)

@@ -16,3 +16,9 @@ timeout $(( ${MINUTES:-7} * 60 + 120 )) python3 -m benchmarks.e2e --model ${MODE
     --batch ${BATCHES:-1 8} --prompt 128 512 2048 --new 256 --repeats 7 --max-minutes "${MINUTES:-7}" \
     --json "$OUT/e2e.json" > "$OUT/e2e.log" 2>&1
 tail -30 "$OUT/e2e.log"
+if [ -n "${MODELS2:-}" ]; then  # a second set, at other batch sizes
+    timeout $(( ${MINUTES2:-4} * 60 + 120 )) python3 -m benchmarks.e2e --model ${MODELS2} \
+        --backends ${BACKENDS:-triton compile} --batch ${BATCHES2:-1} --prompt 128 512 2048 --new 256 --repeats 7 \
+        --max-minutes "${MINUTES2:-4}" --json "$OUT/e2e2.json" > "$OUT/e2e2.log" 2>&1
+    tail -30 "$OUT/e2e2.log"
+fi
