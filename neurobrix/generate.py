@@ -174,6 +174,30 @@ class Decoder:
         return self.logits
 
 
+class _Reader:
+    """Reads a step's tokens [B] back to the host without waiting for work queued after them: on CUDA a
+    copy into pinned memory and an event, both queued at ``start``; ``finish`` waits for that event only."""
+
+    def __init__(self, like: torch.Tensor) -> None:
+        self.cuda = like.device.type == "cuda"
+        self.host = torch.empty(like.shape, dtype=like.dtype, pin_memory=True) if self.cuda else None
+        self.done = torch.cuda.Event() if self.cuda else None
+        self.token: torch.Tensor | None = None
+
+    def start(self, token: torch.Tensor) -> None:
+        self.token = token
+        if self.host is not None and self.done is not None:
+            self.host.copy_(token, non_blocking=True)
+            self.done.record()
+
+    def finish(self) -> list[int]:
+        if self.host is None or self.done is None:
+            assert self.token is not None
+            return self.token.tolist()
+        self.done.synchronize()
+        return self.host.tolist()
+
+
 @dataclass
 class Stats:
     """The numbers of the statistics line, each phase timed on its own."""
@@ -267,14 +291,18 @@ def generate_batch(
     record(token.tolist())
     first = time.perf_counter()  # lean: user statistics
     # One step ahead: step s + 1 is queued on the GPU (from step s's token, still on the device) before the
-    # host reads step s's tokens back, so the GPU never waits for the host's read, streaming and EOS check.
-    # When every sequence has ended, the one step queued past the end is computed and dropped.
+    # host reads step s's tokens, so the GPU never waits for the host's read, streaming and EOS check. The
+    # read is a copy queued before step s + 1 into pinned memory, waited for by its own event: a plain
+    # .tolist() would queue behind step s + 1 and wait for it. When every sequence has ended, the one
+    # step queued past the end is computed and dropped.
+    read = _Reader(token)
     steps = 1
     ahead = sample(decoder.step(token, seq), opts, generator) if steps < max_new_tokens and not all(done) else None
     while ahead is not None:
         token, steps = ahead, steps + 1
+        read.start(token)
         ahead = sample(decoder.step(token, seq + steps - 1), opts, generator) if steps < max_new_tokens else None
-        record(token.tolist())
+        record(read.finish())
         if all(done):
             break
     end = time.perf_counter()  # lean: user statistics

@@ -409,3 +409,37 @@ def test_a_prompt_prefilled_in_several_chunks_matches_transformers(env, family, 
     assert (ours - truth).abs().max() <= logits_tolerance(cfg, len(ids), truth)
     model = Transformer(cfg, weights, ops, batch=1, capacity=capacity, chunk=chunk)
     assert generate(model, ids, steps, Sampling(), eos=set())[0] == hf_greedy(hf, ids, steps)
+
+
+def test_decode_queues_the_next_step_before_reading_this_one(env):
+    """The GPU never waits for the host: each decode step is queued before the host reads (streams, checks
+    for EOS) the token of the step before it; no step runs past --max-tokens, and when every sequence has
+    ended exactly one queued step is dropped."""
+    from neurobrix.generate import generate_batch
+
+    stored = store.resolve("llama")
+    ids = prompt_ids("llama")
+    steps = 8
+    model = load_model(stored, "torch", "fp32", prompt_len=len(ids), capacity=len(ids) + steps)
+    events: list[tuple[str, int]] = []
+    forward = model.forward
+
+    def counting(tokens, positions, lengths, past=0, logits=True):
+        if lengths is not None:  # a decode step: its position
+            events.append(("step", int(positions[0, 0])))
+        return forward(tokens, positions, lengths, past, logits)
+
+    model.forward = counting
+    outs, _ = generate_batch(
+        model, [ids], steps, Sampling(), set(), on_step=lambda new: events.append(("read", len(events)))
+    )
+    positions = [p for kind, p in events if kind == "step"]
+    assert positions == list(range(len(ids), len(ids) + steps - 1))  # steps - 1 decode steps, none past the end
+    kinds = [kind for kind, _ in events]
+    # the prefill's token read, then every later token read after the step that follows it was queued
+    assert kinds == ["read", "step"] + ["step", "read"] * (steps - 2) + ["read"], kinds
+    events.clear()
+    end = outs[0][2]  # the third token ends the sequence: two decode steps needed, one more queued and dropped
+    short, _ = generate_batch(model, [ids], steps, Sampling(), {end}, on_step=lambda new: events.append(("read", 0)))
+    assert short[0] == outs[0][: outs[0].index(end) + 1]
+    assert [kind for kind, _ in events].count("step") == outs[0].index(end) + 1

@@ -107,7 +107,8 @@ print("identical")
 def test_prefill_replayed_from_its_graph_equals_the_eager_prefill():
     """A one-pass prompt's prefill, captured as a CUDA graph at its length and replayed, gives the eager
     prefill's logits and cache bit for bit; a second run at that length reuses the graph (no capture); at
-    most PrefillGraphs.KEEP lengths are held."""
+    most PrefillGraphs.KEEP lengths are held; generation, reading each token while the next step runs,
+    gives the tokens of a loop that waits for each step."""
     script = """
 import dataclasses, torch
 from conformance.catalogue import load
@@ -147,6 +148,16 @@ first = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
 held = model.graphs["prefill"].graphs[50]
 second = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
 assert model.graphs["prefill"].graphs[50] is held and first == second
+# the decode loop reads each token while the next step runs: the same tokens as one step at a time
+from neurobrix.generate import Decoder
+with torch.inference_mode():
+    model = Transformer(cfg, weights, ops, batch=2, capacity=160)
+    token = prefill(model, prompts).argmax(dim=-1)
+    decoder, slow = Decoder(model, 2, use_graph=True), [token.tolist()]
+    for n in range(7):
+        token = decoder.step(token, 50 + n).argmax(dim=-1)
+        slow.append(token.tolist())
+assert [list(t) for t in zip(*slow)] == first, (slow, first)
 print("identical")
 """
     done = on_the_gpu("-c", script, timeout=900)
