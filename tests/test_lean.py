@@ -57,3 +57,24 @@ def test_the_check_catches_planted_code(tmp_path, monkeypatch, planted):
     (fake / "neurobrix" / "ops.py").write_text(f"x = 1\n{planted}\n")
     monkeypatch.setattr(test_lean, "REPO", fake)
     assert test_lean.offending(), f"missed: {planted}"
+
+
+def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
+    """Under programmatic dependent launch a kernel may start before the one before it has finished: each
+    ``@triton.jit`` kernel of the engine takes ``PDL`` and makes ``dependent_launch(PDL)`` its first
+    statement, so nothing is loaded or stored before the wait (a kernel added without it would race)."""
+    import ast
+
+    found = 0
+    for path in sorted((REPO / "neurobrix" / "ops").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text())):
+            jit = isinstance(node, ast.FunctionDef) and any(
+                ast.unparse(d) in ("triton.jit", "jit") for d in node.decorator_list
+            )
+            if not jit or not node.name.endswith("_kernel"):
+                continue
+            found += 1
+            body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
+            assert "PDL" in [a.arg for a in node.args.args], f"{path.name}: {node.name} takes no PDL"
+            assert ast.unparse(body[0]) == "dependent_launch(PDL)", f"{path.name}: {node.name} starts otherwise"
+    assert found >= 12
