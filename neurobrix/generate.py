@@ -87,7 +87,7 @@ class PrefillGraphs:
 
     def _forward(self, tokens: torch.Tensor) -> torch.Tensor:
         B, L = tokens.shape
-        positions = torch.arange(L, device=tokens.device)[None, :].expand(B, L)
+        positions = self.model.positions[:L][None, :].expand(B, L)
         logits = self.model.forward(tokens, positions, None)
         assert logits is not None
         return logits

@@ -143,11 +143,31 @@ def fuse_weights(
 
 
 def meta_weights(cfg: ModelConfig, dtype: torch.dtype) -> Weights:
-    """Weights of this config's shapes on the meta device: no memory, for recording a forward pass."""
-    shapes = checkpoint_shapes(cfg)
-    return fuse_weights(
-        cfg, lambda name: torch.empty(shapes[name], dtype=dtype, device="meta"), set(shapes), dtype, "meta"
-    )
+    """Weights of this config's fused shapes on the meta device: no memory, for recording a forward pass.
+
+    Built directly in the fused layout rather than through ``fuse_weights``: ``torch.cat`` of meta tensors
+    runs PyTorch's Python reference implementation, whose first use imports torch._dynamo (~3 s of every
+    `run`'s start on a 2-core machine). tests/test_engine.py holds the shapes equal to ``fuse_weights``'."""
+
+    def empty(*shape: int) -> torch.Tensor:
+        return torch.empty(shape, dtype=dtype, device="meta")
+
+    h, d, i = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    qkv = (cfg.num_heads + 2 * cfg.num_kv_heads) * d
+    layers = [
+        Layer(
+            attn_norm=empty(h),
+            qkv=empty(qkv, h),
+            qkv_bias=empty(qkv) if cfg.qkv_bias else None,
+            o=empty(h, cfg.num_heads * d),
+            mlp_norm=empty(h),
+            gate_up=empty(2 * i, h),
+            down=empty(h, i),
+        )
+        for _ in range(cfg.num_layers)
+    ]
+    embed = empty(cfg.vocab_size, h)
+    return Weights(embed, layers, empty(h), embed if cfg.tie_word_embeddings else empty(cfg.vocab_size, h))
 
 
 class KVCache:
@@ -195,6 +215,9 @@ class Transformer:
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
         self.scale = cfg.head_dim**-0.5
+        # every cache position, made on the CPU and moved (an arange made on the meta device imports sympy
+        # through PyTorch's reference implementations: ~1 s of every `run`'s preflight on a 2-core machine)
+        self.positions = torch.arange(capacity).to(device)
         self.graphs: dict[str, Any] = {}  # CUDA graphs of this model's passes, kept by neurobrix.generate
 
     def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
@@ -206,7 +229,7 @@ class Transformer:
         passes = prefill_chunks(L, self.chunk)
         logits = None
         for n, (start, size) in enumerate(passes):
-            positions = torch.arange(start, start + size, device=tokens.device)[None, :].expand(B, size)
+            positions = self.positions[start : start + size][None, :].expand(B, size)
             logits = self.forward(
                 tokens[:, start : start + size], positions, None, past=start, logits=n == len(passes) - 1
             )
@@ -231,7 +254,9 @@ class Transformer:
         cfg, ops = self.cfg, self.ops
         B, S = tokens.shape
         hq, hkv, d = cfg.num_heads, cfg.num_kv_heads, cfg.head_dim
-        h = self.w.embed[tokens.reshape(-1)]  # residual stream [T, hidden]
+        # residual stream [T, hidden] (index_select: the same rows as indexing, and on meta tensors it
+        # needs none of PyTorch's Python checks, which import sympy)
+        h = torch.index_select(self.w.embed, 0, tokens.reshape(-1))
         x = None  # last block's output, added into h
         for n, layer in enumerate(self.w.layers):
             # attention block

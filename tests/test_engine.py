@@ -8,6 +8,7 @@ path (`neurobrix import`). The truth is transformers' own model in float64.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import subprocess
@@ -271,6 +272,43 @@ def test_config_json_round_trip_of_every_family(env):
         assert cfg.vocab_size == data["vocab_size"] and cfg.num_layers == data["num_hidden_layers"]
     assert store.resolve("qwen2-bias-tied").config().qkv_bias
     assert store.resolve("llama3-tied").config().rope_scaling["rope_type"] == "llama3"
+
+
+def test_the_recorded_weights_have_the_loaded_weights_shapes(env):
+    """Preflight records the forward pass over ``meta_weights``, built directly in the fused layout: every
+    tensor has the shape and dtype ``fuse_weights`` gives a checkpoint of the same config (every family,
+    and every catalogue model)."""
+    from conformance.catalogue import load as catalogue
+    from neurobrix.model import checkpoint_shapes, fuse_weights, meta_weights
+
+    configs = [store.resolve(family).config() for family in FAMILIES] + list(catalogue()[0].values())
+    for cfg in configs:
+        cfg = dataclasses.replace(cfg, num_layers=2)
+        shapes = checkpoint_shapes(cfg)
+        loaded = fuse_weights(cfg, lambda n: torch.empty(shapes[n], device="meta"), set(shapes), torch.bfloat16, "meta")
+        recorded = meta_weights(cfg, torch.bfloat16)
+
+        def described(w):
+            tensors = [w.embed, w.norm, w.lm_head] + [
+                t for layer in w.layers for t in dataclasses.astuple(layer) if t is not None
+            ]
+            return [(tuple(t.shape), t.dtype) for t in tensors] + [w.lm_head is w.embed]
+
+        assert described(recorded) == described(loaded), cfg
+
+
+def test_preflight_imports_nothing_heavy():
+    """Recording the forward pass on meta tensors uses only ops PyTorch checks in C++: none imports sympy
+    or torch._dynamo (those imports alone cost ~3 s of a run's start on a 2-core machine)."""
+    script = (
+        "import sys; from conformance.catalogue import load; from neurobrix.plan import generation_calls;"
+        "cfg = load()[0]['TinyLlama/TinyLlama-1.1B-Chat-v1.0'];"
+        "generation_calls(cfg, 2, 3000, 3100, 'bf16');"
+        "print(sorted(m for m in ('sympy', 'torch._dynamo') if m in sys.modules))"
+    )
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=REPO, timeout=300)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert done.stdout.split("\n")[-2] == "[]", done.stdout
 
 
 @pytest.mark.parametrize("backend", ["triton", "torch"])

@@ -340,8 +340,8 @@ def outputs(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = N
 def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
     """The settings certify tries: GEMV-style and skinny (all rows against each weight tile, split-K) for
     decode rows, tiles sized to the rows for prefill, and the persistent TMA variant (Hopper) for long
-    prompts; split-K tiles for prompt rows with too few output tiles to fill the GPU. The interpreter pays per program, not per element (FACTS.md): its space is small and favours
-    big blocks."""
+    prompts; split-K tiles for prompt rows with too few output tiles to fill the GPU. The interpreter pays
+    per program, not per element (FACTS.md): its space is small and favours big blocks."""
     if interpreter:
         return [
             *({"variant": "gemv", **c, "num_warps": 4} for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128],
