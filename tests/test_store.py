@@ -376,7 +376,9 @@ def test_a_home_that_is_a_file_is_one_clear_error(checkpoints, tmp_path, monkeyp
 # An import that copies slowly (each file waits), run as the CLI in its own process; the parent sends
 # it a signal once the temporary folder exists.
 _SLOW_IMPORT = """
-import sys, time
+import signal, sys, time
+# a terminal delivers Ctrl-C; a test runner started as a background job passes SIGINT on ignored
+signal.signal(signal.SIGINT, signal.default_int_handler)
 from neurobrix import store
 real = store._place
 def slow(src, dst, link, bar):

@@ -107,11 +107,15 @@ def small_chunk(config: Mapping[str, Any]) -> Small:
 
 def small_decode(config: Mapping[str, Any]) -> Small:
     """Cache capacities from one key block per split to two (SPLITS x BLOCK_N and beyond: some splits
-    empty, some partial, lengths anywhere below the capacity); two sequences (the programs are batch x kv
-    heads x SPLITS: kept few); head dims up to 128, groups 1 to 8."""
+    empty, some partial, lengths anywhere below the capacity); up to two sequences (the programs are batch x
+    kv heads x SPLITS: kept few), one from 32 splits up (two kv heads, which the builder draws half the
+    time, still give the program index a second value; on the interpreter 128 splits of two sequences
+    and two heads cost ~10 s a call); head dims up to 128, groups 1 to 8."""
     block_n, splits = int(config["BLOCK_N"]), int(config["SPLITS"])
+    batch = 2 if splits < 32 else 1
     return Small(
-        {"B": (1, 2), "S": (1, (splits + 2) * block_n), "D": (1, 128), "G": (1, 8)}, {"S": (block_n, splits * block_n)}
+        {"B": (1, batch), "S": (1, (splits + 2) * block_n), "D": (1, 128), "G": (1, 8)},
+        {"S": (block_n, splits * block_n)},
     )
 
 
