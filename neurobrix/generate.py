@@ -108,6 +108,10 @@ class PrefillGraphs:
         with torch.cuda.stream(stream):
             self._forward(tokens)
         torch.cuda.current_stream().wait_stream(stream)
+        # the warm-up's activations, now free in PyTorch's cache, go back to the device: the graph's own
+        # memory pool needs as much again, and the memory check before loading counted one pass's worth
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
         graph = torch.cuda.CUDAGraph()
         with torch.cuda.graph(graph):
             logits = self._forward(tokens)
