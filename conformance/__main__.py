@@ -420,11 +420,12 @@ def build_parser() -> argparse.ArgumentParser:
 
     f = commands.add_parser(
         "reformat",
-        help="rewrite a class's format-2 kernel tables as settings indexes and proofs (entries unchanged)",
-        description="Read every format-2 kernel table of a class (<kernel>.yaml, settings and proofs in one file) "
-        "and write it as a settings index (<kernel>.json, what run loads) and an audit record "
-        "(<kernel>.proofs.yaml), with the same entries, configs, proofs and provenance; the old file is removed "
-        "and the tracked-file list updated.",
+        help="rewrite a class's kernel tables of an older format in the current one (entries unchanged)",
+        description="Rewrite every kernel table of a class written in an older format, with the same entries, "
+        "configs, proofs and provenance: a format-2 table (<kernel>.yaml, settings and proofs in one file) becomes "
+        "a settings index (<kernel>.json, what run loads) and an audit record (<kernel>.proofs.yaml), the old "
+        "file removed; a format-3 index (one JSON object per entry) is written again from its audit record as "
+        "a format-4 index (each config once, each entry one row). The tracked-file list is updated.",
     )
     f.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rewrite")
     f.add_argument(

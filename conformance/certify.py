@@ -39,12 +39,14 @@ from neurobrix.errors import NeuroBrixError, TablesError, UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.ops import SPECS
 from neurobrix.schema import (
+    INDEX_FORMAT,
     Domain,
     Entry,
     Proof,
     ProofsTable,
     Rejected,
     Setting,
+    SettingsIndex,
     index_data,
     parse_class,
     parse_proofs,
@@ -300,12 +302,12 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     record) atomically, then the tracked-file list. Returns the index's path."""
     ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))
     spec = SPECS[kernel]
-    index = index_data(kernel, class_id, spec.key, spec.buckets, stack_of(prov), ordered)
-    proofs = proofs_data(kernel, class_id, prov, ordered)
     index_path, proofs_path = (
         nb_tables.index_path(root, class_id, kernel),
         nb_tables.proofs_path(root, class_id, kernel),
     )
+    settings = SettingsIndex.of(kernel, class_id, spec.key, spec.buckets, stack_of(prov), ordered, str(index_path))
+    index, proofs = index_data(settings), proofs_data(kernel, class_id, prov, ordered)
     validate("index", index, str(index_path))
     validate("proofs", proofs, str(proofs_path))
     header = (
@@ -320,10 +322,14 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
 
 
 def render_index(index: dict[str, Any]) -> str:
-    """A settings index as JSON, one entry per line (small diffs when a run adds entries)."""
-    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in index.items() if k != "entries")
-    lines = ",\n".join("    " + json.dumps(e) for e in index["entries"])
-    return "{\n" + head + ',\n  "entries": [\n' + lines + "\n  ]\n}\n"
+    """A settings index as JSON, one config and one entry per line (small diffs when a run adds entries)."""
+    lists = ("configs", "entries")
+    head = ",\n".join(f"  {json.dumps(k)}: {json.dumps(v)}" for k, v in index.items() if k not in lists)
+    body = ",\n".join(
+        f"  {json.dumps(name)}: [\n" + ",\n".join("    " + json.dumps(item) for item in index[name]) + "\n  ]"
+        for name in lists
+    )
+    return "{\n" + head + ",\n" + body + "\n}\n"
 
 
 def _replace(path: Path, text: str) -> None:
@@ -341,29 +347,37 @@ def existing_table(root: Path, class_id: str, kernel: str) -> ProofsTable | None
 
 
 def reformat(root: Path, class_id: str) -> list[Path]:
-    """Rewrite a class's kernel tables of format 2 (one ``<kernel>.yaml`` holding settings and proofs) as a
-    settings index and an audit record (format 3): the same entries, configs, proofs and provenance."""
+    """Rewrite a class's kernel tables of an older format with the same entries, configs, proofs and
+    provenance: a format-2 ``<kernel>.yaml`` (settings and proofs in one file) becomes a settings index and
+    an audit record; a format-3 index (one JSON object per entry) is written again from its audit record
+    as a format-4 index (each config once, an entry a row); the audit record keeps its bytes."""
     folder = root / class_id
     if not (folder / nb_tables.CLASS_NAME).is_file():
         raise UsageError(f"no GPU class {class_id!r} in {root}")
     written = []
     for kernel in SPECS:
         old = folder / f"{kernel}.yaml"
-        if not old.is_file():
+        index = nb_tables.index_path(root, class_id, kernel)
+        if old.is_file():
+            data = nb_tables.read_yaml(old, str(old))
+            if not isinstance(data, dict) or data.get("format") != 2:
+                found = data.get("format") if isinstance(data, dict) else "?"
+                raise TablesError(f"{old}: not a format-2 kernel table (format {found})")
+            key = data.pop("key", None)
+            if key != list(SPECS[kernel].key):
+                raise TablesError(f"{old}: keyed by {key}, the {kernel} kernel by {list(SPECS[kernel].key)}")
+            data["format"] = 3
+            table = parse_proofs(data, str(old), class_id, kernel)
+        elif index.is_file() and nb_tables.read_json(index, str(index)).get("format") != INDEX_FORMAT:
+            table = existing_table(root, class_id, kernel)
+            if table is None:
+                raise TablesError(f"{index}: has no audit record beside it to rewrite it from")
+        else:
             continue
-        data = nb_tables.read_yaml(old, str(old))
-        if not isinstance(data, dict) or data.get("format") != 2:
-            raise TablesError(
-                f"{old}: not a format-2 kernel table (format {data.get('format') if isinstance(data, dict) else '?'})"
-            )
-        key = data.pop("key", None)
-        if key != list(SPECS[kernel].key):
-            raise TablesError(f"{old}: keyed by {key}, the {kernel} kernel by {list(SPECS[kernel].key)}")
-        data["format"] = 3
-        table = parse_proofs(data, str(old), class_id, kernel)
         written.append(write_table(root, class_id, kernel, list(table.entries), dict(table.provenance)))
-        old.unlink()
-        track.write(root)
+        if old.is_file():
+            old.unlink()
+            track.write(root)
     return written
 
 

@@ -354,7 +354,7 @@ def lookup_problem(index: SettingsIndex, entry: Setting, dtype: str) -> str | No
     ]
     for values in corners:
         found = index.lookup(dtype, values)
-        if found is not entry:
+        if found != entry:  # equal domains cannot be two entries: the domains are disjoint
             shown = ", ".join(f"{d}={v}" for d, v in zip(index.key, values))
             other = "no entry" if found is None else f"entry {found.domain.describe()} {dict(found.config)}"
             return f"the index's lookup of {dtype} {shown} finds {other}, not this entry"

@@ -4,8 +4,9 @@ A tables folder holds (see README, "Table format"):
 
 ``TRACKED.yaml``                every file the tables need, with sha256, size and its path in the wheel
 ``<class>/class.yaml``          a GPU class's identity: the device facts it matches
-``<class>/<kernel>.json``       the settings index ``run`` loads: the compiler stack, and per entry a
-                                domain (dtypes and an inclusive range per key dimension) and a config
+``<class>/<kernel>.json``       the settings index ``run`` loads: the compiler stack, the distinct configs,
+                                and per entry one row: dtypes, an inclusive range per key dimension, and
+                                the position of its config
 ``<class>/<kernel>.proofs.yaml`` the audit record: provenance, and per entry the same domain and config
                                 with its proof (examples, worst error / bound, timings, every rejected
                                 candidate). Tracked, hashed and shipped like the index; never parsed by ``run``.
@@ -23,7 +24,7 @@ import hashlib
 import importlib
 import json
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -35,7 +36,10 @@ from .errors import TablesError
 
 TRACKED_FORMAT = 1  # the tracked-file list
 CLASS_FORMAT = 1  # class.yaml
-TABLE_FORMAT = 3  # settings index and proofs (format 2 was one YAML file per kernel holding both)
+# format 2 was one YAML file per kernel holding settings and proofs; format 3 split them, its index one
+# JSON object per entry; format 4 (the index only) writes each distinct config once and an entry as a row
+INDEX_FORMAT = 4  # the settings index
+PROOFS_FORMAT = 3  # the audit record
 BACKENDS = ("cuda", "hip", "interpreter")
 REJECT_REASONS = ("wrong_result", "compile_failed", "out_of_resources", "slower", "crashed")
 INDEX_SUFFIX = ".json"
@@ -60,8 +64,7 @@ _RANGE = {
     "additionalItems": False,
     "minItems": 2,
 }
-# the dimension names are checked against the table's key by hand (a pattern here costs a third of the
-# largest index's load time)
+# the dimension names are checked against the table's key by hand
 _DOMAIN = {
     "type": "object",
     "required": ["dtypes"],
@@ -105,9 +108,17 @@ _STACK = {
     "properties": {"torch": _TEXT, "triton": _TEXT},
 }
 _HEAD = {
-    "format": {"const": TABLE_FORMAT},
     "kernel": {"type": "string", "pattern": _NAME},
     "class": {"type": "string", "pattern": _NAME},
+}
+# an index entry: [dtypes, lo, hi per key dimension (in key order), position in "configs"]; the row's
+# length against the key, each lo an integer and lo <= hi, and the position against "configs" are checked
+# by hand (a schema cannot refer to a sibling field's length)
+_ROW = {
+    "type": "array",
+    "minItems": 4,
+    "items": [{"type": "array", "minItems": 1, "uniqueItems": True, "items": {"enum": list(DTYPES)}}],
+    "additionalItems": {"type": ["integer", "null"], "minimum": 0},
 }
 
 SCHEMAS: dict[str, dict[str, Any]] = {
@@ -180,9 +191,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
     },
     "index": {
         "type": "object",
-        "required": ["format", "kernel", "class", "key", "stack", "entries"],
+        "required": ["format", "kernel", "class", "key", "stack", "configs", "entries"],
         "additionalProperties": False,
         "properties": {
+            "format": {"const": INDEX_FORMAT},
             **_HEAD,
             "key": {
                 "type": "array",
@@ -195,16 +207,8 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                 },
             },
             "stack": _STACK,
-            "entries": {
-                "type": "array",
-                "minItems": 1,
-                "items": {
-                    "type": "object",
-                    "required": ["domain", "config"],
-                    "additionalProperties": False,
-                    "properties": {"domain": _DOMAIN, "config": _CONFIG},
-                },
-            },
+            "configs": {"type": "array", "minItems": 1, "items": _CONFIG},
+            "entries": {"type": "array", "minItems": 1, "items": _ROW},
         },
     },
     "proofs": {
@@ -212,6 +216,7 @@ SCHEMAS: dict[str, dict[str, Any]] = {
         "required": ["format", "kernel", "class", "provenance", "entries"],
         "additionalProperties": False,
         "properties": {
+            "format": {"const": PROOFS_FORMAT},
             **_HEAD,
             "provenance": {
                 "type": "object",
@@ -448,12 +453,17 @@ class Setting:
     config: Mapping[str, ConfigValue]
 
 
-@dataclass
+Row = tuple[tuple[str, ...], tuple[int | None, ...], int]  # dtypes, (lo, hi) per key dimension, config position
+
+
+@dataclass(eq=False)
 class SettingsIndex:
     """A kernel's settings on one class, as ``run`` loads them: found by bucket, never by nearness.
 
-    Entries whose domain is exactly one bucket of the key's rules are hashed by that bucket; the rest
-    ("wide" entries: the interpreter class's unbounded domains) are few and tried in order.
+    Held as the file holds them (the distinct configs, and one row per entry) so that loading builds no
+    object per entry: entries whose domain is exactly one bucket of the key's rules are hashed by that
+    bucket; the rest ("wide" entries: the interpreter class's unbounded domains) are few and tried in
+    order. :attr:`entries` builds the :class:`Setting` objects when a tool asks for all of them.
     """
 
     kernel: str
@@ -461,35 +471,74 @@ class SettingsIndex:
     key: tuple[str, ...]
     rules: tuple[str, ...]
     stack: Mapping[str, str]
-    entries: tuple[Setting, ...]
+    configs: tuple[Mapping[str, ConfigValue], ...]
+    rows: tuple[Row, ...]
     path: str
-    _by_bucket: dict[tuple[Any, ...], Setting] = field(default_factory=dict, repr=False)
-    _wide: list[Setting] = field(default_factory=list, repr=False)
+    _by_bucket: dict[tuple[Any, ...], int] = field(default_factory=dict, repr=False)
+    _wide: list[int] = field(default_factory=list, repr=False)
+    _settings: dict[int, Setting] = field(default_factory=dict, repr=False)
+
+    @classmethod
+    def of(
+        cls,
+        kernel: str,
+        class_id: str,
+        key: tuple[str, ...],
+        rules: tuple[str, ...],
+        stack: Mapping[str, str],
+        entries: Sequence[Setting] | Sequence[Entry],
+        path: str,
+    ) -> SettingsIndex:
+        """The index of these entries (each domain's dimensions in key order), configs written once each."""
+        positions: dict[tuple[tuple[str, ConfigValue], ...], int] = {}  # a config with its keys' order
+        rows: list[Row] = []
+        for entry in entries:
+            if tuple(dim for dim, _, _ in entry.domain.ranges) != key:
+                raise ValueError(f"{path}: domain {entry.domain.describe()} is not in key order {key}")
+            bounds = tuple(v for _, lo, hi in entry.domain.ranges for v in (lo, hi))
+            config = positions.setdefault(tuple(entry.config.items()), len(positions))
+            rows.append((entry.domain.dtypes, bounds, config))
+        configs = tuple(dict(items) for items in positions)
+        return cls(kernel, class_id, key, rules, stack, configs, tuple(rows), path)
 
     def __post_init__(self) -> None:
-        """Hash the entries by bucket, refusing overlaps: two single-bucket domains overlap only when they
+        """Hash the rows by bucket, refusing overlaps: two single-bucket domains overlap only when they
         share a bucket (buckets partition each dimension); a wide entry is compared with every other."""
-        for entry in self.entries:
-            buckets = self._buckets_of(entry.domain)
-            if buckets is None:
-                self._wide.append(entry)
+        for i, (dtypes, bounds, _) in enumerate(self.rows):
+            buckets: list[tuple[int, int]] = []
+            for j, rule in enumerate(self.rules):
+                lo, hi = bounds[2 * j], bounds[2 * j + 1]
+                if hi is None or lo is None or bucket_of(rule, lo) != (lo, hi):
+                    break
+                buckets.append((lo, hi))
+            if len(buckets) < len(self.rules):  # some dimension is not one bucket
+                self._wide.append(i)
                 continue
-            for dtype in entry.domain.dtypes:
-                other = self._by_bucket.setdefault((dtype, *buckets), entry)
-                if other is not entry:
-                    raise _overlap(self.path, self.entries, other, entry)
+            for dtype in dtypes:
+                other = self._by_bucket.setdefault((dtype, *buckets), i)
+                if other != i:
+                    raise self._overlap(other, i)
         for n, wide in enumerate(self._wide):
-            for other in [*self._wide[n + 1 :], *self._by_bucket.values()]:
-                if wide.domain.overlaps(other.domain):
-                    raise _overlap(self.path, self.entries, wide, other)
+            domain = self.entry(wide).domain
+            for other in [*self._wide[n + 1 :], *sorted(set(self._by_bucket.values()))]:
+                if domain.overlaps(self.entry(other).domain):
+                    raise self._overlap(wide, other)
 
-    def _buckets_of(self, domain: Domain) -> tuple[tuple[int, int], ...] | None:
-        found = []
-        for (_, lo, hi), rule in zip(domain.ranges, self.rules):
-            if hi is None or bucket_of(rule, lo) != (lo, hi):
-                return None
-            found.append((lo, hi))
-        return tuple(found)
+    def _overlap(self, i: int, j: int) -> TablesError:
+        return overlap_error(self.path, i, self.entry(i).domain, j, self.entry(j).domain)
+
+    def entry(self, i: int) -> Setting:
+        """Entry ``i`` (file order) as a Setting, built once (a lookup returns the same object each time)."""
+        if i not in self._settings:
+            dtypes, bounds, config = self.rows[i]
+            ranges = tuple((dim, bounds[2 * j], bounds[2 * j + 1]) for j, dim in enumerate(self.key))
+            self._settings[i] = Setting(Domain(dtypes, ranges), self.configs[config])  # type: ignore[arg-type]
+        return self._settings[i]
+
+    @functools.cached_property
+    def entries(self) -> tuple[Setting, ...]:
+        """Every entry, in file order."""
+        return tuple(self.entry(i) for i in range(len(self.rows)))
 
     def lookup(self, dtype: str, values: tuple[int, ...]) -> Setting | None:
         """The one entry whose domain contains the call (key values in key order), or None."""
@@ -497,9 +546,10 @@ class SettingsIndex:
             return None
         hit = self._by_bucket.get((dtype, *(bucket_of(rule, v) for rule, v in zip(self.rules, values))))
         if hit is not None:
-            return hit
+            return self.entry(hit)
         shape = dict(zip(self.key, values))
-        for entry in self._wide:
+        for i in self._wide:
+            entry = self.entry(i)
             if entry.domain.contains(dtype, shape):
                 return entry
         return None
@@ -571,11 +621,11 @@ def _domain(data: Mapping[str, Any], file: str, where: str, key: tuple[str, ...]
     return Domain(tuple(data["dtypes"]), tuple(ranges))
 
 
-def _overlap(file: str, entries: tuple[Setting, ...], a: Setting, b: Setting) -> TablesError:
-    i, j = sorted((entries.index(a), entries.index(b)))
+def overlap_error(file: str, i: int, a: Domain, j: int, b: Domain) -> TablesError:
+    (i, a), (j, b) = sorted(((i, a), (j, b)), key=lambda pair: pair[0])
     return TablesError(
-        f"{file}: entries[{i}] ({entries[i].domain.describe()}) and entries[{j}] ({entries[j].domain.describe()}) "
-        "overlap; domains in one table must be disjoint so that lookup is exact. Re-certify this table."
+        f"{file}: entries[{i}] ({a.describe()}) and entries[{j}] ({b.describe()}) overlap; domains in one table "
+        "must be disjoint so that lookup is exact. Re-certify this table."
     )
 
 
@@ -588,16 +638,20 @@ def _disjoint(domains: list[Domain], file: str) -> None:
         active = [j for j in active if (hi := domains[j].ranges[0][2]) is None or hi >= lo]
         for j in active:
             if domains[i].overlaps(domains[j]):
-                a, b = sorted((i, j))
-                raise TablesError(
-                    f"{file}: entries[{a}] ({domains[a].describe()}) and entries[{b}] ({domains[b].describe()}) "
-                    "overlap; domains in one table must be disjoint so that lookup is exact. Re-certify this table."
-                )
+                raise overlap_error(file, i, domains[i], j, domains[j])
         active.append(i)
 
 
 def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex:
-    """A settings index (``<class>/<kernel>.json``), validated: schema, names, rules, disjoint domains."""
+    """A settings index (``<class>/<kernel>.json``), validated: schema, names, rules, rows, disjoint domains."""
+    found = data.get("format") if isinstance(data, dict) else None
+    if isinstance(found, int) and 2 <= found < INDEX_FORMAT:
+        raise fail(
+            file,
+            "format",
+            f"format {found} is an older layout of the settings index (this NeuroBrix reads {INDEX_FORMAT}); "
+            f"rewrite it, entries unchanged: python -m conformance reformat --class {folder}",
+        )
     validate("index", data, file)
     _names(data, file, folder, kernel)
     key = tuple(dim for dim, _ in data["key"])
@@ -607,12 +661,35 @@ def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex
     bad = [rule for rule in rules if not valid_rule(rule)]
     if bad:
         raise fail(file, "key", f"unknown bucket rule(s) {', '.join(map(repr, bad))} (exact, pow2, pow2>=F)")
-    entries = tuple(
-        Setting(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"])
-        for i, e in enumerate(data["entries"])
-    )
+    configs = tuple(data["configs"])
+    width, used = 2 * len(key) + 2, set()
+    rows: list[Row] = []
+    for i, row in enumerate(data["entries"]):
+        if len(row) != width:
+            raise fail(
+                file,
+                f"entries[{i}]",
+                f"has {len(row)} items; expected {width}: [dtypes, lo and hi of each of "
+                f"{', '.join(key)}, config position]",
+            )
+        bounds, config = tuple(row[1:-1]), row[-1]
+        for j, dim in enumerate(key):
+            lo, hi = bounds[2 * j], bounds[2 * j + 1]
+            if lo is None or lo < 1 or (hi is not None and hi < lo):
+                raise fail(
+                    file,
+                    f"entries[{i}].{dim}",
+                    f"expected integers 1 <= lo <= hi (hi null: unbounded), got [{lo}, {hi}]",
+                )
+        if config is None or config >= len(configs):
+            raise fail(file, f"entries[{i}]", f"config position {config}, but the index has {len(configs)} configs")
+        used.add(config)
+        rows.append((tuple(row[0]), bounds, config))
+    if len(used) != len(configs):
+        unused = sorted(set(range(len(configs))) - used)
+        raise fail(file, "configs", f"config(s) {unused} belong to no entry")
     # SettingsIndex refuses overlapping domains
-    return SettingsIndex(kernel, folder, key, rules, dict(data["stack"]), entries, file)
+    return SettingsIndex(kernel, folder, key, rules, dict(data["stack"]), configs, tuple(rows), file)
 
 
 def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: SettingsIndex | None = None) -> ProofsTable:
@@ -664,29 +741,23 @@ def stack_of(provenance: Mapping[str, Any]) -> dict[str, str]:
     return stack
 
 
-def index_data(
-    kernel: str,
-    class_id: str,
-    key: tuple[str, ...],
-    rules: tuple[str, ...],
-    stack: Mapping[str, str],
-    entries: list[Entry] | list[Setting],
-) -> dict[str, Any]:
+def index_data(index: SettingsIndex) -> dict[str, Any]:
     """The JSON body of a settings index (certify and reformat write it)."""
     return {
-        "format": TABLE_FORMAT,
-        "kernel": kernel,
-        "class": class_id,
-        "key": [[dim, rule] for dim, rule in zip(key, rules)],
-        "stack": dict(stack),
-        "entries": [{"domain": e.domain.as_data(), "config": dict(e.config)} for e in entries],
+        "format": INDEX_FORMAT,
+        "kernel": index.kernel,
+        "class": index.class_id,
+        "key": [[dim, rule] for dim, rule in zip(index.key, index.rules)],
+        "stack": dict(index.stack),
+        "configs": [dict(c) for c in index.configs],
+        "entries": [[list(dtypes), *bounds, config] for dtypes, bounds, config in index.rows],
     }
 
 
 def proofs_data(kernel: str, class_id: str, provenance: Mapping[str, Any], entries: list[Entry]) -> dict[str, Any]:
     """The YAML body of an audit record (certify and reformat write it)."""
     return {
-        "format": TABLE_FORMAT,
+        "format": PROOFS_FORMAT,
         "kernel": kernel,
         "class": class_id,
         "provenance": dict(provenance),

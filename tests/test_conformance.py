@@ -20,6 +20,7 @@ from conformance.__main__ import main as conformance_main
 from conformance.certify import plan
 from conformance.track import out_of_sync
 from neurobrix import ops, tables
+from neurobrix.errors import TablesError
 from neurobrix.ops import SPECS
 
 
@@ -179,7 +180,7 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
     } == {tuple(sorted(c.items())) for c in candidates.space("silu_mul", {}, True)}
     assert written["format"] == 3
     index = json.loads((tables_copy / "interpreter" / "silu_mul.json").read_text())
-    assert index["entries"] == [{"domain": entry["domain"], "config": entry["config"]}]
+    assert index["configs"] == [entry["config"]] and index["entries"] == [[["fp16"], 1, None, 1, None, 0]]
     assert (
         index["key"] == [["M", "pow2"], ["I", "exact"]] and index["stack"]["triton"] == written["provenance"]["triton"]
     )
@@ -256,7 +257,7 @@ def test_check_refuses_an_entry_the_index_lookup_would_not_find(tmp_path):
     from neurobrix.schema import Domain, Setting, SettingsIndex
 
     wide = Setting(Domain(("fp32",), (("M", 1, None), ("I", 1, None))), {"BLOCK_M": 8})
-    index = SettingsIndex("silu_mul", "interpreter", ("M", "I"), ("pow2", "exact"), {}, (wide,), "x.json")
+    index = SettingsIndex.of("silu_mul", "interpreter", ("M", "I"), ("pow2", "exact"), {}, (wide,), "x.json")
     assert check.lookup_problem(index, wide, "fp32") is None
     stranger = Setting(Domain(("fp32",), (("M", 2, 2), ("I", 3, 3))), {"BLOCK_M": 4})
     assert "finds entry fp32 M=1.., I=1.." in check.lookup_problem(index, stranger, "fp32")
@@ -306,8 +307,11 @@ def drop_fp16(root, kernel, **provenance):
     data, entries = yaml.safe_load(table.read_text()), json.loads(index.read_text())
     data["provenance"].update(provenance)
     entries["stack"].update({k: v for k, v in provenance.items() if k in entries["stack"]})
-    for body in (data, entries):
-        body["entries"] = [e for e in body["entries"] if e["domain"]["dtypes"] != ["fp16"]]
+    data["entries"] = [e for e in data["entries"] if e["domain"]["dtypes"] != ["fp16"]]
+    kept = [row for row in entries["entries"] if row[0] != ["fp16"]]
+    configs = sorted({row[-1] for row in kept})  # the configs the kept rows use, renumbered
+    entries["configs"] = [entries["configs"][c] for c in configs]
+    entries["entries"] = [[*row[:-1], configs.index(row[-1])] for row in kept]
     table.write_text(yaml.safe_dump(data, sort_keys=False))
     index.write_text(json.dumps(entries))
     retrack(root)
@@ -392,6 +396,32 @@ def test_reformat_splits_format_2_tables_unchanged_in_substance(tables_copy, cap
     assert not (tables_copy / "interpreter" / "linear.yaml").exists()
     assert out_of_sync(tables_copy) == [] and not tables.verify_all(tables.load(tables_copy))
     assert conformance_main(["reformat", "--class", "nvidia-b200", "--tables", str(tables_copy)]) == 2
+
+
+def test_reformat_rewrites_a_format_3_index_from_its_proofs_with_the_same_entries(tables_copy, capsys):
+    """A format-3 index (one JSON object per entry) becomes a format-4 index (configs once, rows) holding the
+    same domains and configs, keys in the same order; the audit record keeps its bytes."""
+    index_file = tables.index_path(tables_copy, "interpreter", "linear")
+    proofs_file = tables.proofs_path(tables_copy, "interpreter", "linear")
+    before, proofs_bytes = tables.load(tables_copy).index("interpreter", "linear"), proofs_file.read_bytes()
+    old = json.loads(index_file.read_text())
+    old["format"] = 3
+    old["entries"] = [{"domain": e.domain.as_data(), "config": dict(e.config)} for e in before.entries]
+    del old["configs"]
+    index_file.write_text(json.dumps(old))
+    retrack(tables_copy)
+    tables.clear_cache()
+    with pytest.raises(TablesError, match="format 3 is an older layout .* conformance reformat --class interpreter"):
+        tables.load(tables_copy).index("interpreter", "linear")
+    assert conformance_main(["reformat", "--class", "interpreter", "--tables", str(tables_copy)]) == 0
+    assert capsys.readouterr().out.count("rewrote") == 1  # only the old index
+    tables.clear_cache()
+    after = tables.load(tables_copy).index("interpreter", "linear")
+    assert [(e.domain, list(e.config.items())) for e in after.entries] == [
+        (e.domain, list(e.config.items())) for e in before.entries
+    ]
+    assert proofs_file.read_bytes() == proofs_bytes
+    assert out_of_sync(tables_copy) == [] and not tables.verify_all(tables.load(tables_copy))
 
 
 def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):

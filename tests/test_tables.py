@@ -59,7 +59,7 @@ def test_bucketed_entries_are_found_by_bucket_without_a_scan():
         Setting(Domain(("bf16",), (("M", lo, hi), ("N", 64, 64))), {"X": lo})
         for lo, hi in ((1, 1), (2, 2), (3, 4), (5, 8), (9, 16))
     )
-    index = SettingsIndex("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
+    index = SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
     assert not index._wide and len(index._by_bucket) == 5
     assert [dict(index.lookup("bf16", (m, 64)).config)["X"] for m in (1, 2, 3, 4, 7, 16)] == [1, 2, 3, 3, 5, 9]
     assert index.lookup("bf16", (17, 64)) is None and index.lookup("bf16", (3, 65)) is None
@@ -71,7 +71,7 @@ def test_overlapping_buckets_are_refused():
         Setting(Domain(("bf16", "fp16"), (("M", 3, 4), ("N", 64, 64))), {"X": 2}),
     )
     with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
-        SettingsIndex("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
+        SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
 
 
 # -- the plan: every call of a generation resolved before loading ---------------------------------
@@ -290,26 +290,34 @@ def test_corrupt_yaml_names_file_and_line(fixture_tables):
 
 
 INDEX_CASES = [
-    (lambda d: d["entries"][1]["domain"].update(M=[8, 4]), r"entries\[1\]\.domain\.M': expected lo <= hi"),
-    (lambda d: d["entries"][1]["domain"].update(M="17-64"), r"entries\[1\]\.domain\.M': .*must be array"),
+    # an entry is [dtypes, lo, hi of M, lo, hi of N, config position]
+    (lambda d: d["entries"][1].__setitem__(1, 65), r"entries\[1\]\.M': expected integers 1 <= lo <= hi .*\[65, 64\]"),
+    (lambda d: d["entries"][1].__setitem__(1, "17-64"), r"entries\[1\]\[1\]': .*must be integer or null"),
+    (lambda d: d["entries"][1].__setitem__(1, 0), r"entries\[1\]\.M': expected integers 1 <= lo"),
+    (lambda d: d["entries"][1].__setitem__(1, None), r"entries\[1\]\.M': expected integers 1 <= lo"),
+    (lambda d: d["entries"][1].__setitem__(2, -3), r"entries\[1\]\[2\]': .*bigger than or equal to 0"),
     (
-        lambda d: d["entries"][1]["domain"].update(M=[0, 4]),
-        r"entries\[1\]\.domain\.M\[0\]': .*bigger than or equal to 1",
+        lambda d: d["entries"][0].insert(5, 1),
+        r"entries\[0\]': has 7 items; expected 6: \[dtypes, lo and hi of each of M, N",
     ),
-    (
-        lambda d: d["entries"][0]["domain"].update(K=[1, 1]),
-        r"entries\[0\]\.domain': has dimensions M, N, K, the key is M, N",
-    ),
-    (lambda d: d["entries"][0].update(extra=1), r"entries\[0\]': .*must not contain \{'extra'\}"),
-    (lambda d: d["entries"][0]["domain"].update(dtypes=["fp64"]), r"domain\.dtypes\[0\]': .*must be one of"),
+    (lambda d: d["entries"][0].pop(2), r"entries\[0\]': has 5 items; expected 6"),
+    (lambda d: d["entries"][0].__setitem__(5, 9), r"entries\[0\]': config position 9, but the index has 4 configs"),
+    (lambda d: d["entries"][3].__setitem__(5, 0), r"field 'configs': config\(s\) \[3\] belong to no entry"),
+    (lambda d: d["entries"][0].__setitem__(0, "fp32"), r"entries\[0\]\[0\]': .*must be array"),
+    (lambda d: d["entries"][0].__setitem__(0, ["fp64"]), r"entries\[0\]\[0\]\[0\]': .*must be one of"),
+    (lambda d: d["entries"][0].__setitem__(0, ["fp32", "fp32"]), r"entries\[0\]\[0\]': .*must contain unique items"),
+    (lambda d: d.update(extra=1), r"\(top level\)': .*must not contain \{'extra'\}"),
     (lambda d: d.update(kernel="other"), r"field 'kernel': says 'other' but the file is named for demo"),
-    (lambda d: d.update(format=2), r"field 'format': .*must be same as const definition: 3"),
+    (lambda d: d.update(format=3), r"field 'format': format 3 is an older layout .* reformat --class interpreter"),
+    (lambda d: d.update(format=5), r"field 'format': .*must be same as const definition: 4"),
     (lambda d: d["stack"].pop("triton"), r"field 'stack': .*must contain \['triton'\]"),
     (lambda d: d.update(entries=[]), r"field 'entries': .*must contain at least 1 items"),
-    (lambda d: d["entries"][0].update(config={}), r"entries\[0\]\.config': .*must contain at least 1 properties"),
-    (lambda d: d["entries"][0]["config"].update({"BLOCK-N": 3}), r"entries\[0\]\.config': .*"),
+    (lambda d: d.pop("configs"), r"\(top level\)': .*must contain \['configs'\]"),
+    (lambda d: d["configs"][0].clear(), r"configs\[0\]': .*must contain at least 1 properties"),
+    (lambda d: d["configs"][0].update({"BLOCK-N": 3}), r"configs\[0\]': .*"),
     (lambda d: d.update(key=[["M", "pow3"], ["N", "exact"]]), r"field 'key': unknown bucket rule\(s\) 'pow3'"),
-    (lambda d: d["entries"][1]["domain"].update(M=[10, 64]), r"entries\[0\] .* and entries\[1\] .* overlap"),
+    (lambda d: d["entries"][1].__setitem__(1, 10), r"entries\[0\] .* and entries\[1\] .* overlap"),
+    (lambda d: d["entries"][2].__setitem__(1, 40), r"entries\[1\] .* and entries\[2\] .* overlap"),
 ]
 
 
