@@ -56,6 +56,8 @@ CLASSES = (
     "wrong formula",
     "wrong indexing",
     "rope halves swapped",
+    "state not reset between launches",
+    "merged before every part arrived",
 )
 
 
@@ -193,6 +195,36 @@ MUTANTS: tuple[Mutant, ...] = (
         "y += tl.load(part_ptr + (k + pid_m) * N + offs_n,",
         "the merge indexes the partials [SPLIT_K, M, N] as if M were 1: other rows' splits summed",
         "wrong indexing",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge-last.counter-not-reset",
+        "linear",
+        LINEAR,
+        '        tl.atomic_xchg(counter_ptr, 0, sem="relaxed", scope="gpu")\n',
+        "",
+        'MERGE "last" leaves each tile\'s arrival counter at SPLIT_K: the next launch never merges',
+        "state not reset between launches",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge-last.skips-last-split",
+        "linear",
+        LINEAR,
+        "for k in range(SPLIT_K):  # the tile's partials, in split order",
+        "for k in range(SPLIT_K - 1):  # the tile's partials, in split order",
+        'MERGE "last" leaves out the last split\'s partial sums',
+        "merge skips a split",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge-last.first-arrival-merges",
+        "linear",
+        LINEAR,
+        "    if arrived == SPLIT_K - 1:\n",
+        "    if arrived == 0:\n",
+        'MERGE "last": the first program of a tile to arrive merges, before the other splits stored theirs',
+        "merged before every part arrived",
         variants=SPLIT,
     ),
     # --------------------------------------------------------------------------------------- linear: skinny

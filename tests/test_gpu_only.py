@@ -163,3 +163,41 @@ print("identical")
     done = on_the_gpu("-c", script, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.split()[-1] == "identical"
+
+
+def test_merge_by_the_last_program_equals_the_merge_kernel_under_graph_replays():
+    """linear's MERGE "last" on the GPU: the tile's last program to arrive sums the partials in split order,
+    so every launch equals the merge kernel's result bit for bit; 200 replays of a CUDA graph launching it
+    back to back (with dependent launch, as on the H200) must all agree, counters back at zero (a missing
+    ordering between the partial stores and the arrival count would show here as a wrong merge)."""
+    script = """
+import torch
+from neurobrix.ops.linear import linear, _COUNTERS
+torch.manual_seed(0)
+bad = 0
+gemv = {"BLOCK_N": 64, "BLOCK_K": 128}
+skinny = {"BLOCK_M": 16, "BLOCK_N": 32, "BLOCK_K": 128, "num_stages": 3}
+for variant, extra in (("gemv", gemv), ("skinny", skinny)):
+    for M, N, K in ((1, 2048, 5632), (8, 2560, 2048), (3, 4096, 14336)):
+        if variant == "gemv" and M > 4:
+            continue
+        x = torch.randn(M, K, device="cuda", dtype=torch.bfloat16)
+        w = torch.randn(N, K, device="cuda", dtype=torch.bfloat16) / K ** 0.5
+        config = {"variant": variant, **extra, "SPLIT_K": 8, "num_warps": 4}
+        want = linear(x, w, config=config, pdl=True)
+        last = {**config, "MERGE": "last"}
+        for _ in range(2):
+            linear(x, w, config=last, pdl=True)  # compile and warm outside the capture
+        graph, outs = torch.cuda.CUDAGraph(), []
+        with torch.cuda.graph(graph):
+            for _ in range(4):
+                outs.append(linear(x, w, config=last, pdl=True))
+        for _ in range(200):
+            graph.replay()
+            torch.cuda.synchronize()
+            bad += sum(not torch.equal(o, want) for o in outs)
+print("differing", bad, "counters", int(_COUNTERS[torch.device("cuda", 0)].abs().sum()))
+"""
+    done = on_the_gpu("-c", script, timeout=600)
+    assert done.returncode == 0, done.stderr[-4000:]
+    assert done.stdout.split()[-3:] == ["0", "counters", "0"], done.stdout

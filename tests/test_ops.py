@@ -63,15 +63,44 @@ SKINNY = {
 }
 
 
-@pytest.mark.parametrize("variant, split_k", [("gemv", 1), ("gemv", 3), ("skinny", 1), ("skinny", 3), ("tiled", None)])
-def test_linear_every_variant_at_every_m(variant, split_k):
+@pytest.mark.parametrize(
+    "variant, split_k, merge",
+    [("gemv", 1, None), ("gemv", 3, None), ("gemv", 3, "last"), ("skinny", 1, None), ("skinny", 3, None),
+     ("skinny", 3, "last"), ("tiled", None, None)],
+)  # fmt: skip
+def test_linear_every_variant_at_every_m(variant, split_k, merge):
     """Each variant on its own must serve any M (certify may pick any for a bucket); split-K too (the
-    skinny variant's rows beyond one BLOCK_M tile at M = 17)."""
+    skinny variant's rows beyond one BLOCK_M tile at M = 17), with either merge of the partial sums."""
     config = dict({"gemv": CONFIGS["linear"][0][1], "skinny": SKINNY, "tiled": CONFIGS["linear"][1][1]}[variant])
     if split_k is not None:
         config["SPLIT_K"] = split_k
+    if merge is not None:
+        config["MERGE"] = merge
     for M in (1, 2, 17):
         conforms("linear", "fp16", config, M=M, N=50, K=77)
+
+
+@pytest.mark.parametrize("variant", ["gemv", "skinny"])
+def test_linear_merge_by_the_last_program_is_the_merge_kernels_sum_bit_for_bit(variant):
+    """MERGE "last" sums the same partials in the same order as the merge kernel: equal bits, on every launch
+    (each tile's counter is back at zero after each launch, or a second launch would store nothing)."""
+    from neurobrix.ops.linear import _COUNTERS
+
+    config = dict(CONFIGS["linear"][0][1] if variant == "gemv" else SKINNY, SPLIT_K=3)
+    generator = torch.Generator().manual_seed(0)
+    for M, N, K, bias in ((1, 40, 200, False), (3, 70, 130, True)):
+        x, w = (torch.randn(shape, generator=generator).half() for shape in ((M, K), (N, K)))
+        b = torch.randn(N, generator=generator).half() if bias else None
+        by_kernel = ops.SPECS["linear"].launch(x, w, b, config=config)
+        for _ in range(2):
+            # poisoned outputs: a launch that stored nothing cannot pass for a right one
+            poisoned = functools.partial(torch.full, fill_value=float("nan"))
+            assert torch.equal(
+                ops.SPECS["linear"].launch(x, w, b, config={**config, "MERGE": "last"}, empty=poisoned), by_kernel
+            )
+        assert not _COUNTERS[x.device].any()
+    with pytest.raises(InvalidInputError, match="MERGE 'first'; one of kernel, last"):
+        ops.SPECS["linear"].launch(x, w, b, config={**config, "MERGE": "first"})
 
 
 @pytest.mark.parametrize("dtype", DTYPES)

@@ -5,12 +5,16 @@ K = in_features (exact). The certified config picks the variant:
 
 ``gemv``   one program per (row, BLOCK_N outputs, one of SPLIT_K slices of K), elementwise
            multiply-accumulate in BLOCK_K steps, one tree sum at the end; with SPLIT_K > 1 the fp32
-           partial sums are merged in split order by a second kernel. For decode (M = batch):
-           weight-streaming bound, and split-K keeps every SM busy when N alone would not.
+           partial sums are merged in split order by a second kernel (``MERGE: "kernel"``, the default)
+           or, with ``MERGE: "last"``, by whichever of an output tile's SPLIT_K programs finishes
+           last (a per-tile arrival counter; the same sum in the same order, one launch fewer). For
+           decode (M = batch): weight-streaming bound, and split-K keeps every SM busy when N alone
+           would not.
 ``skinny`` for decode rows (M up to a few dozen): one program per (BLOCK_N outputs, BLOCK_M rows, one
            of SPLIT_K slices of K) multiplies a weight tile against every row at once with ``tl.dot``
            (BLOCK_M >= the rows: the weights are read once, whatever M), fp32 partial sums merged in
-           split order like ``gemv``'s; split-K fills the multiprocessors when N alone would not. The
+           split order like ``gemv``'s (either ``MERGE``); split-K fills the multiprocessors when N
+           alone would not. The
            same kernel with tiles of 64 or 128 rows is the split-K GEMM for prompt rows whose output has
            too few tiles to fill the GPU (e.g. 512 x 896).
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
@@ -24,7 +28,7 @@ K = in_features (exact). The certified config picks the variant:
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
 import torch
@@ -48,16 +52,35 @@ from .spec import Call, OpSpec
 
 
 @triton.jit
+def _merge_if_last(acc, part_ptrs, split_stride, mask, counter_ptr, b_ptrs, b_mask, y_ptrs,
+                   HAS_BIAS: tl.constexpr, SPLIT_K: tl.constexpr):
+    """MERGE "last": every program of an output tile calls this after storing its fp32 partial sums. The
+    tile's counter counts arrivals; the program that arrives last sums the SPLIT_K partials in split order
+    (as _linear_split_merge_kernel does: the same result, bit for bit), stores y, and resets the counter
+    to zero for the next launch (a CUDA graph replays it)."""
+    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
+    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")
+    if arrived == SPLIT_K - 1:
+        y = tl.zeros_like(acc)
+        for k in range(SPLIT_K):  # the tile's partials, in split order
+            y += tl.load(part_ptrs + k * split_stride, mask=mask, other=0.0, cache_modifier=".cg")
+        if HAS_BIAS:
+            y += tl.load(b_ptrs, mask=b_mask, other=0.0).to(tl.float32)
+        tl.store(y_ptrs, y.to(y_ptrs.dtype.element_ty), mask=mask)
+        tl.atomic_xchg(counter_ptr, 0, sem="relaxed", scope="gpu")
+
+
+@triton.jit
 def _linear_gemv_kernel(
     # pointers
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
     M, N, K,
     # strides (the last dimension of each is contiguous)
     stride_xm, stride_wn, stride_ym,
     # meta-parameters
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    PDL: tl.constexpr,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -83,8 +106,12 @@ def _linear_gemv_kernel(
         if HAS_BIAS:
             y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)
         tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)
-    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel
+    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel or the last to arrive
         tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)
+        if MERGE == "last":
+            _merge_if_last(y, part_ptr + pid_m * N + offs_n, M * N, mask_n,
+                           counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n, mask_n,
+                           y_ptr + pid_m * stride_ym + offs_n, HAS_BIAS, SPLIT_K)
 
 
 @triton.jit
@@ -109,7 +136,7 @@ def _linear_split_merge_kernel(
 @triton.jit
 def _linear_skinny_kernel(
     # pointers
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
     M, N, K,
     # strides (the last dimension of each is contiguous)
@@ -117,7 +144,7 @@ def _linear_skinny_kernel(
     # meta-parameters
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    PDL: tl.constexpr,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -145,8 +172,12 @@ def _linear_skinny_kernel(
         if HAS_BIAS:
             acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
         tl.store(y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], acc.to(y_ptr.dtype.element_ty), mask=in_y)
-    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel
+    else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel or the last to arrive
         tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)
+        if MERGE == "last":
+            _merge_if_last(acc, part_ptr + offs_m[:, None] * N + offs_n[None, :], M * N, in_y,
+                           counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n[None, :],
+                           in_n[None, :], y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], HAS_BIAS, SPLIT_K)
 
 
 @triton.jit
@@ -244,6 +275,21 @@ def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
     triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device))
 
 
+MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
+_COUNTERS: dict[torch.device, torch.Tensor] = {}
+
+
+def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
+    """The arrival counters of MERGE "last": one int32 per output tile, zero between launches (each tile's
+    last program resets its own), kept per device for the process's life (a CUDA graph captures their
+    address). Launches on one stream never share them: each kernel waits for its predecessor."""
+    counters = _COUNTERS.get(device)
+    if counters is None or counters.numel() < tiles:
+        counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)
+        _COUNTERS[device] = counters
+    return counters
+
+
 def _programs(device: torch.device, tiles: int) -> int:
     """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
     most one per tile; on the interpreter one program per tile."""
@@ -285,28 +331,26 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     meta, launch = split("linear", config, _REQUIRED[variant], pdl)
     y = empty((M, N), dtype=x.dtype, device=x.device)
     b = bias if bias is not None else y  # never read when HAS_BIAS is False
-    if variant == "gemv":
-        split_k = meta["SPLIT_K"]
+    if variant in ("gemv", "skinny"):
+        split_k, merge = meta["SPLIT_K"], meta.setdefault("MERGE", "kernel")
+        if merge not in MERGES:
+            raise InvalidInputError(f"linear: setting {dict(config)} has MERGE {merge!r}; one of {', '.join(MERGES)}")
         part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-        programs = (triton.cdiv(N, meta["BLOCK_N"]), M, split_k)
-        _linear_gemv_kernel[programs](
-            x, weight, b, y, part, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
-            HAS_BIAS=bias is not None, **meta, **launch,
-        )
-        if split_k > 1:
-            _linear_split_merge_kernel[programs[:2]](
-                part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
-                SPLIT_K=split_k, **launch,
+        rows = M if variant == "gemv" else triton.cdiv(M, meta["BLOCK_M"])
+        programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)
+        last = split_k > 1 and merge == "last"
+        counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
+        if variant == "gemv":
+            _linear_gemv_kernel[programs](
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, **meta, **launch,
             )
-    elif variant == "skinny":
-        split_k = meta["SPLIT_K"]
-        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-        programs = (triton.cdiv(N, meta["BLOCK_N"]), triton.cdiv(M, meta["BLOCK_M"]), split_k)
-        _linear_skinny_kernel[programs](
-            x, weight, b, y, part, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
-            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
-        )
-        if split_k > 1:
+        else:
+            _linear_skinny_kernel[programs](
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+            )
+        if split_k > 1 and not last:
             _linear_split_merge_kernel[(programs[0], M)](
                 part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
                 SPLIT_K=split_k, **launch,
@@ -354,13 +398,13 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
     found: list[dict[str, Any]] = []
     m_hi = top(domain, "M", 1 << 20)
     if m_hi <= 4:  # decode rows: weight streaming, GEMV-style first
-        found += ({"variant": "gemv", **c} for c in grid(BLOCK_N=[16, 32, 64], BLOCK_K=[128, 256],
-                                                         SPLIT_K=[1, 2, 4, 8], num_warps=[4]))
+        found += _with_merges({"variant": "gemv", **c} for c in grid(BLOCK_N=[16, 32, 64], BLOCK_K=[128, 256],
+                                                                     SPLIT_K=[1, 2, 4, 8], num_warps=[4]))
     if m_hi <= 64:  # weights read once for every row; split-K where N alone cannot fill the SMs
         block_m = max(16, 1 << (m_hi - 1).bit_length())
-        found += ({"variant": "skinny", "BLOCK_M": block_m, **c}
-                  for c in grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8], num_warps=[4],
-                                num_stages=[3]))
+        found += _with_merges({"variant": "skinny", "BLOCK_M": block_m, **c}
+                              for c in grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8],
+                                            num_warps=[4], num_stages=[3]))
         block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)
         found += ({"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
                   for c in grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4]))
@@ -376,6 +420,17 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
         if triton.cdiv(m_hi, 128) * triton.cdiv(n_hi, 128) < 264 and k_hi >= 1024:
             found += ({"variant": "skinny", **c, "BLOCK_K": 64, "num_stages": 3}
                       for c in grid(BLOCK_M=[64, 128], BLOCK_N=[64, 128], SPLIT_K=[2, 4], num_warps=[4, 8]))
+    return found
+
+
+def _with_merges(settings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Each setting as given (split-K partials merged by a second kernel) and, where it splits K, the same
+    with MERGE "last" (merged by the tile's last program: one launch fewer, an atomic per tile more)."""
+    found = []
+    for setting in settings:
+        found.append(setting)
+        if setting["SPLIT_K"] > 1:
+            found.append({**setting, "MERGE": "last"})
     return found
 
 
