@@ -403,3 +403,17 @@ def test_declared_outputs_and_keys_match_the_launchers(kernel, shape):
         declared = declared if isinstance(declared, tuple) else (declared,)
         real = harness.run_kernel(case, fixture_config(kernel, shape))
         assert [(d.shape, d.dtype) for d in declared] == [(r.shape, r.dtype) for r in real]
+
+
+def test_merge_counters_grow_without_freeing_the_ones_a_graph_may_hold(monkeypatch):
+    """A call with more tiles than the counters hold gets new zeroed counters; the old ones stay alive (a CUDA
+    graph captured earlier launches with their address)."""
+    from neurobrix.ops import linear as module
+
+    monkeypatch.setattr(module, "_COUNTERS", {})
+    monkeypatch.setattr(module, "_OUTGROWN", [])
+    device = torch.device("cpu")
+    first = module.tile_counters(device, 10)
+    assert first.numel() >= 10 and module.tile_counters(device, 10) is first
+    bigger = module.tile_counters(device, first.numel() + 1)
+    assert bigger.numel() > first.numel() and not bigger.any() and module._OUTGROWN == [first]

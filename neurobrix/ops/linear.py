@@ -277,6 +277,7 @@ def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
 
 MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
 _COUNTERS: dict[torch.device, torch.Tensor] = {}
+_OUTGROWN: list[torch.Tensor] = []
 
 
 def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
@@ -285,6 +286,8 @@ def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
     address). Launches on one stream never share them: each kernel waits for its predecessor."""
     counters = _COUNTERS.get(device)
     if counters is None or counters.numel() < tiles:
+        if counters is not None:  # a captured graph may still point at the smaller one: never free it
+            _OUTGROWN.append(counters)
         counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)
         _COUNTERS[device] = counters
     return counters
