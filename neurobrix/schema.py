@@ -673,6 +673,8 @@ def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex
                 f"{', '.join(key)}, config position]",
             )
         bounds, config = tuple(row[1:-1]), row[-1]
+        if any(type(v) is float for v in row[1:]):  # JSON Schema's "integer" admits 1.0
+            raise fail(file, f"entries[{i}]", f"expected integers (or null), got {row[1:]}")
         for j, dim in enumerate(key):
             lo, hi = bounds[2 * j], bounds[2 * j + 1]
             if lo is None or lo < 1 or (hi is not None and hi < lo):

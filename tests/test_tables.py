@@ -295,6 +295,12 @@ INDEX_CASES = [
     (lambda d: d["entries"][1].__setitem__(1, "17-64"), r"entries\[1\]\[1\]': .*must be integer or null"),
     (lambda d: d["entries"][1].__setitem__(1, 0), r"entries\[1\]\.M': expected integers 1 <= lo"),
     (lambda d: d["entries"][1].__setitem__(1, None), r"entries\[1\]\.M': expected integers 1 <= lo"),
+    (
+        lambda d: d["entries"][1].__setitem__(5, 1.0),
+        r"entries\[1\]': expected integers \(or null\), got \[17, 64, 1, 4096, 1.0\]",
+    ),
+    (lambda d: d["entries"][1].__setitem__(1, 17.0), r"entries\[1\]': expected integers"),
+    (lambda d: d["entries"][1].__setitem__(1, True), r"entries\[1\]\[1\]': .*must be integer or null"),
     (lambda d: d["entries"][1].__setitem__(2, -3), r"entries\[1\]\[2\]': .*bigger than or equal to 0"),
     (
         lambda d: d["entries"][0].insert(5, 1),
