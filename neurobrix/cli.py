@@ -50,7 +50,7 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
             {
                 "class": class_id,
                 "description": gpu_class.description,
-                "kernels": {name: len(i.entries) for name, i in indexes.items() if i is not None},
+                "kernels": {name: len(i.rows) for name, i in indexes.items() if i is not None},
                 "certified_with": stacks,
             }
         )

@@ -97,7 +97,7 @@ def diagnose() -> list[Finding]:
             )
         )
     else:
-        entries = sum(len(t.entries) for t in have.values() if t is not None)
+        entries = sum(len(t.rows) for t in have.values() if t is not None)
         found.append(
             Finding("kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries")
         )
