@@ -446,3 +446,12 @@ def test_the_generated_validators_are_those_of_todays_schemas(monkeypatch):
     assert schema._validator("class").__module__ != "neurobrix._schemas.class_format"  # stale: compiled now
     assert conformance_main(["schemas", "--check"]) == 1
     schema._validator.cache_clear()
+
+
+def test_loading_an_index_builds_no_object_per_entry():
+    """run's path (load, then one lookup per call) builds only the entries it finds: the index stays rows."""
+    loaded = tables.load()
+    index = loaded.index("nvidia-h200", "linear")
+    assert len(index.rows) > 100 and not index._settings and "entries" not in vars(index)
+    found = index.lookup("bf16", tuple(v for v in index.rows[0][1][::2]))
+    assert found is index.entry(0) and list(index._settings) == [0]
