@@ -83,12 +83,13 @@ def _stream_rows(x_rows, r_rows, ks, mask, HAS_RESIDUAL: tl.constexpr):
 
 @triton.jit
 def _row_rstd(x_rows, r_rows, h_rows, offs_k, in_rows, K, eps, h_end, acc,
-              HAS_RESIDUAL: tl.constexpr, BLOCK_K: tl.constexpr):
+              HAS_RESIDUAL: tl.constexpr, ROW_BLOCK: tl.constexpr):
     """The rms_norm prologue's first pass: 1 / sqrt(mean(h^2) + eps) of each row (h = x (+ r), rounded), over
-    the whole row whatever the program's K slice. ``acc``: fp32 zeros of the tile's shape (a vector for
-    gemv, [rows, BLOCK_K] for skinny). Columns below ``h_end`` of h are stored: the new residual stream,
+    the whole row whatever the program's K slice, ROW_BLOCK columns at a time (the whole row at once where
+    it fits: each step is a round trip to memory before the weights start streaming). ``acc``: fp32 zeros
+    of the tile's shape (a vector for gemv, [rows, ROW_BLOCK] for skinny). Columns below ``h_end`` of h are stored: the new residual stream,
     written by one program per row block (h_end = K), the others passing 0."""
-    for k0 in range(0, K, BLOCK_K):
+    for k0 in range(0, K, ROW_BLOCK):
         ks = k0 + offs_k
         mask = in_rows & (ks < K)
         h = _stream_rows(x_rows, r_rows, ks, mask, HAS_RESIDUAL)
@@ -137,6 +138,7 @@ def _linear_gemv_kernel(
     # meta-parameters
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     MERGE: tl.constexpr, PDL: tl.constexpr, PROLOGUE: tl.constexpr = "none", HAS_RESIDUAL: tl.constexpr = False,
+    ROW_BLOCK: tl.constexpr = 1,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -147,9 +149,9 @@ def _linear_gemv_kernel(
     x_row, r_row = x_ptr + pid_m * stride_xm, r_ptr + pid_m * stride_rm
     rstd = 1.0
     if PROLOGUE == "rms_norm":
-        rstd = _row_rstd(x_row, r_row, h_ptr + pid_m * stride_hm, tl.arange(0, BLOCK_K),
-                         tl.full((BLOCK_K,), 1, tl.int1), K, eps,
-                         _h_end(pid_n, pid_k, K), tl.zeros((BLOCK_K,), dtype=tl.float32), HAS_RESIDUAL, BLOCK_K)
+        rstd = _row_rstd(x_row, r_row, h_ptr + pid_m * stride_hm, tl.arange(0, ROW_BLOCK),
+                         tl.full((ROW_BLOCK,), 1, tl.int1), K, eps,
+                         _h_end(pid_n, pid_k, K), tl.zeros((ROW_BLOCK,), dtype=tl.float32), HAS_RESIDUAL, ROW_BLOCK)
     # this program's share of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
     k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
@@ -207,6 +209,7 @@ def _linear_skinny_kernel(
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     MERGE: tl.constexpr, PDL: tl.constexpr, PROLOGUE: tl.constexpr = "none", HAS_RESIDUAL: tl.constexpr = False,
+    ROW_BLOCK: tl.constexpr = 1,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -219,9 +222,9 @@ def _linear_skinny_kernel(
     x_rows, r_rows = x_ptr + offs_m[:, None] * stride_xm, r_ptr + offs_m[:, None] * stride_rm
     rstd = tl.full((BLOCK_M, 1), 1.0, dtype=tl.float32)
     if PROLOGUE == "rms_norm":
-        rstd = _row_rstd(x_rows, r_rows, h_ptr + offs_m[:, None] * stride_hm, tl.arange(0, BLOCK_K)[None, :],
+        rstd = _row_rstd(x_rows, r_rows, h_ptr + offs_m[:, None] * stride_hm, tl.arange(0, ROW_BLOCK)[None, :],
                          in_m[:, None], K, eps, _h_end(pid_n, pid_k, K),
-                         tl.zeros((BLOCK_M, BLOCK_K), dtype=tl.float32), HAS_RESIDUAL, BLOCK_K)[:, None]
+                         tl.zeros((BLOCK_M, ROW_BLOCK), dtype=tl.float32), HAS_RESIDUAL, ROW_BLOCK)[:, None]
     # this program's slice of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
     k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_first = pid_k * k_slice
@@ -414,7 +417,11 @@ def streaming(variant: str, x: torch.Tensor, weight: torch.Tensor, bias: torch.T
     h = h if h is not None else y
     args = (x, weight, b, y, part, counters, nw, r, h, M, N, K, float(eps),
             x.stride(0), weight.stride(0), y.stride(0), r.stride(0), h.stride(0))
-    fused = {"PROLOGUE": prologue, "HAS_RESIDUAL": residual is not None} if prologue != "none" else {}
+    fused: dict[str, Any] = {}
+    if prologue != "none":
+        fused = {"PROLOGUE": prologue, "HAS_RESIDUAL": residual is not None}
+    if prologue == "rms_norm":  # the norm's pass over whole rows: at most 4,096 (gemv) or 8,192 elements a step
+        fused["ROW_BLOCK"] = min(triton.next_power_of_2(K), 8192 // meta["BLOCK_M"] if skinny else 4096)
     if skinny:
         _linear_skinny_kernel[programs](*args, HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **fused,
                                         **meta, **launch)
