@@ -253,33 +253,6 @@ def linear(
     return _final(pre, _f64(y64), x.dtype)
 
 
-def linear_of_rounded(
-    z64: torch.Tensor,
-    bz: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None,
-    y64: torch.Tensor,
-    dtype: torch.dtype,
-    *,
-    depth: int | None = None,
-) -> torch.Tensor:
-    """Bound for y = z @ weight^T (+ bias) where the rows z are never stored: a fused prologue's output,
-    known only as within ``bz`` of the float64 ``z64`` elementwise (its own op's bound, rounding included).
-
-    With y64 = z64 W^T (+ b): |y - y64| <= |fl(z W^T + b) - (z W^T + b)| + |(z - z64) W^T|. The first term
-    is ``linear``'s fp32 accumulation bound on magnitudes |z| <= |z64| + bz; the second is at most
-    bz |W|^T, carried exactly. Then the final rounding to d (_final) around y64. A prologue that drops a
-    factor, reads the wrong slice or normalises by a partial row moves z by far more than bz.
-    """
-    z, b_z, w64 = _f64(z64), _f64(bz), _f64(weight).abs()
-    K = z.shape[1]
-    g = gamma(_depth(K, depth) + 3, U32)
-    pre = g * ((z.abs() + b_z) @ w64.T) + (K + 2) * underflow(torch.float32) + b_z @ w64.T
-    if bias is not None:
-        pre = pre + g * _f64(bias).abs()[None, :]
-    return _final(pre, _f64(y64), dtype)
-
-
 def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int | None:
     """The most fp32 roundings any product of linear goes through under ``config`` (``linear``'s ``depth``),
     or None where the order is any (fp32 operands: an FMA loop over the whole of K).

@@ -2,10 +2,8 @@
 
 Preflight (``neurobrix.plan``) lists this forward pass's kernel calls by running it on meta tensors
 with a recording backend, and resolves each to its certified setting before any weight is loaded.
-Weights are fused at load time: q/k/v into one projection, gate/up into one, so a prompt's layer makes 4
-GEMMs, 2 norms (fused with the residual adds), 1 rotary, 1 attention and 1 SiLU-mul; a decode step's
-layer makes 6 launches: each norm is the prologue of the projection after it (``rms_norm_linear``) and
-SiLU-mul the down projection's (``silu_mul_linear``).
+Weights are fused at load time: q/k/v into one projection, gate/up into one, so a layer makes 5
+GEMMs-or-GEMVs, 2 norms (fused with the residual adds), 1 rotary, 1 attention and 1 SiLU-mul.
 
 A prompt longer than one prefill takes (``chunk_length``) is prefilled in chunks: the first chunk is the
 remainder (1 .. chunk tokens, an ordinary causal prefill), every later one exactly ``chunk`` tokens whose
@@ -260,22 +258,13 @@ class Transformer:
         # needs none of PyTorch's Python checks, which import sympy)
         h = torch.index_select(self.w.embed, 0, tokens.reshape(-1))
         x = None  # last block's output, added into h
-        # decode rows: each norm runs as the next projection's prologue, SiLU-mul as the down projection's
-        # (rms_norm_linear, silu_mul_linear: 6 launches a layer, not 9); prompt rows keep the separate kernels
-        fused = lengths is not None
         for n, layer in enumerate(self.w.layers):
             # attention block
-            if fused and x is None:
-                qkv = ops.rms_norm_linear(h, layer.attn_norm, cfg.rms_norm_eps, layer.qkv, layer.qkv_bias)
-            elif fused:
-                qkv, h = ops.rms_norm_linear(x, layer.attn_norm, cfg.rms_norm_eps, layer.qkv, layer.qkv_bias, h)
+            if x is None:
+                y = ops.rms_norm(h, layer.attn_norm, cfg.rms_norm_eps)
             else:
-                if x is None:
-                    y = ops.rms_norm(h, layer.attn_norm, cfg.rms_norm_eps)
-                else:
-                    y, h = ops.rms_norm(x, layer.attn_norm, cfg.rms_norm_eps, residual=h)
-                qkv = ops.linear(y, layer.qkv, layer.qkv_bias)
-            qkv = qkv.view(B, S, hq + 2 * hkv, d)
+                y, h = ops.rms_norm(x, layer.attn_norm, cfg.rms_norm_eps, residual=h)
+            qkv = ops.linear(y, layer.qkv, layer.qkv_bias).view(B, S, hq + 2 * hkv, d)
             k_cache, v_cache = self.cache.k[n], self.cache.v[n]
             # rotary also appends this step's k and v to the cache at their positions (one launch)
             q, _ = ops.rotary(
@@ -297,12 +286,8 @@ class Transformer:
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
             x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
             # MLP block
-            if fused:
-                gu, h = ops.rms_norm_linear(x, layer.mlp_norm, cfg.rms_norm_eps, layer.gate_up, None, h)
-                x = ops.silu_mul_linear(gu, layer.down)
-            else:
-                y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
-                x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
+            y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
+            x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
         if not logits:
             return None
         y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)

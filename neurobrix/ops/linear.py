@@ -71,74 +71,16 @@ def _merge_if_last(acc, part_ptrs, split_stride, mask, counter_ptr, b_ptrs, b_ma
 
 
 @triton.jit
-def _stream_rows(x_rows, r_rows, ks, mask, HAS_RESIDUAL: tl.constexpr):
-    """x (+ r) at columns ``ks`` of the rows, the sum rounded once to x's dtype: the residual stream h, exactly
-    as rms_norm's kernel makes it."""
-    h = tl.load(x_rows + ks, mask=mask, other=0.0)
-    if HAS_RESIDUAL:
-        r = tl.load(r_rows + ks, mask=mask, other=0.0)
-        h = (h.to(tl.float32) + r.to(tl.float32)).to(x_rows.dtype.element_ty)
-    return h
-
-
-@triton.jit
-def _row_rstd(x_rows, r_rows, h_rows, offs_k, in_rows, K, eps, h_end, acc,
-              HAS_RESIDUAL: tl.constexpr, ROW_BLOCK: tl.constexpr):
-    """The rms_norm prologue's first pass: 1 / sqrt(mean(h^2) + eps) of each row (h = x (+ r), rounded), over
-    the whole row whatever the program's K slice, ROW_BLOCK columns at a time (the whole row at once where
-    it fits: each step is a round trip to memory before the weights start streaming). ``acc``: fp32 zeros
-    of the tile's shape (a vector for gemv, [rows, ROW_BLOCK] for skinny). Columns below ``h_end`` of h are stored: the new residual stream,
-    written by one program per row block (h_end = K), the others passing 0."""
-    for k0 in range(0, K, ROW_BLOCK):
-        ks = k0 + offs_k
-        mask = in_rows & (ks < K)
-        h = _stream_rows(x_rows, r_rows, ks, mask, HAS_RESIDUAL)
-        if HAS_RESIDUAL:
-            tl.store(h_rows + ks, h, mask=mask & (ks < h_end))
-        h = h.to(tl.float32)
-        acc += h * h
-    return 1.0 / tl.sqrt(tl.sum(acc, axis=-1) / K + eps)
-
-
-@triton.jit
-def _h_end(pid_n, pid_k, K):
-    """K for the program at the first column block and K slice (it stores the rows' h), 0 for the others (an
-    integer, not a boolean scalar, so the interpreter can mask with it too)."""
-    return K - K * tl.minimum(pid_n + pid_k, 1)
-
-
-@triton.jit
-def _rows_in(x_rows, r_rows, nw_ptr, ks, mask, mask_k, K, rstd,
-             PROLOGUE: tl.constexpr, HAS_RESIDUAL: tl.constexpr):
-    """The tile of linear's input rows at columns ``ks``, in x's dtype. PROLOGUE "none": x itself;
-    "rms_norm": rms_norm(x (+ r)) as rms_norm's kernel rounds it (h rstd w in fp32, one rounding), from the
-    row's ``rstd``; "silu_mul": silu(g) u from x = [g | u] (rows of 2K), as silu_mul's kernel rounds it.
-    So a fused call multiplies the very values the two unfused kernels would have passed on."""
-    if PROLOGUE == "rms_norm":
-        h = _stream_rows(x_rows, r_rows, ks, mask, HAS_RESIDUAL).to(tl.float32)
-        w = tl.load(nw_ptr + ks, mask=mask_k, other=0.0).to(tl.float32)
-        x = (h * rstd * w).to(x_rows.dtype.element_ty)
-    elif PROLOGUE == "silu_mul":
-        g = tl.load(x_rows + ks, mask=mask, other=0.0).to(tl.float32)
-        u = tl.load(x_rows + K + ks, mask=mask, other=0.0).to(tl.float32)
-        x = (g / (1.0 + tl.exp(-g)) * u).to(x_rows.dtype.element_ty)
-    else:
-        x = tl.load(x_rows + ks, mask=mask, other=0.0)
-    return x
-
-
-@triton.jit
 def _linear_gemv_kernel(
-    # pointers (nw, r, h: the rms_norm prologue's norm weight, residual and new residual stream)
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr, nw_ptr, r_ptr, h_ptr,
+    # pointers
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
-    M, N, K, eps,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
-    stride_xm, stride_wn, stride_ym, stride_rm, stride_hm,
+    stride_xm, stride_wn, stride_ym,
     # meta-parameters
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr, PDL: tl.constexpr, PROLOGUE: tl.constexpr = "none", HAS_RESIDUAL: tl.constexpr = False,
-    ROW_BLOCK: tl.constexpr = 1,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -146,12 +88,6 @@ def _linear_gemv_kernel(
     pid_k = tl.program_id(2)
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     mask_n = offs_n < N
-    x_row, r_row = x_ptr + pid_m * stride_xm, r_ptr + pid_m * stride_rm
-    rstd = 1.0
-    if PROLOGUE == "rms_norm":
-        rstd = _row_rstd(x_row, r_row, h_ptr + pid_m * stride_hm, tl.arange(0, ROW_BLOCK),
-                         tl.full((ROW_BLOCK,), 1, tl.int1), K, eps,
-                         _h_end(pid_n, pid_k, K), tl.zeros((ROW_BLOCK,), dtype=tl.float32), HAS_RESIDUAL, ROW_BLOCK)
     # this program's share of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
     k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
@@ -161,7 +97,7 @@ def _linear_gemv_kernel(
     for k0 in range(k_start, k_end, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         mask_k = offs_k < k_end
-        x = _rows_in(x_row, r_row, nw_ptr, offs_k, mask_k, mask_k, K, rstd, PROLOGUE, HAS_RESIDUAL).to(tl.float32)
+        x = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k, other=0.0).to(tl.float32)
         w_ptrs = w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :]
         w = tl.load(w_ptrs, mask=mask_n[:, None] & mask_k[None, :], other=0.0).to(tl.float32)
         accumulator += w * x[None, :]
@@ -199,17 +135,16 @@ def _linear_split_merge_kernel(
 
 @triton.jit
 def _linear_skinny_kernel(
-    # pointers (nw, r, h: the rms_norm prologue's norm weight, residual and new residual stream)
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr, nw_ptr, r_ptr, h_ptr,
+    # pointers
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
-    M, N, K, eps,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
-    stride_xm, stride_wn, stride_ym, stride_rm, stride_hm,
+    stride_xm, stride_wn, stride_ym,
     # meta-parameters
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr, PDL: tl.constexpr, PROLOGUE: tl.constexpr = "none", HAS_RESIDUAL: tl.constexpr = False,
-    ROW_BLOCK: tl.constexpr = 1,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -219,12 +154,6 @@ def _linear_skinny_kernel(
     offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
     in_m = offs_m < M
     in_n = offs_n < N
-    x_rows, r_rows = x_ptr + offs_m[:, None] * stride_xm, r_ptr + offs_m[:, None] * stride_rm
-    rstd = tl.full((BLOCK_M, 1), 1.0, dtype=tl.float32)
-    if PROLOGUE == "rms_norm":
-        rstd = _row_rstd(x_rows, r_rows, h_ptr + offs_m[:, None] * stride_hm, tl.arange(0, ROW_BLOCK)[None, :],
-                         in_m[:, None], K, eps, _h_end(pid_n, pid_k, K),
-                         tl.zeros((BLOCK_M, ROW_BLOCK), dtype=tl.float32), HAS_RESIDUAL, ROW_BLOCK)[:, None]
     # this program's slice of K: SPLIT_K programs cover it, each a whole number of BLOCK_K steps
     k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_first = pid_k * k_slice
@@ -233,8 +162,8 @@ def _linear_skinny_kernel(
     for k0 in range(k_first, k_last, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         in_k = offs_k < k_last
-        a = _rows_in(x_rows, r_rows, nw_ptr, offs_k[None, :], in_m[:, None] & in_k[None, :], in_k[None, :], K, rstd,
-                     PROLOGUE, HAS_RESIDUAL)
+        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :],
+                    other=0.0)
         b = tl.load(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :],
                     other=0.0)  # a [BLOCK_K, BLOCK_N] tile of W^T, read once for every row
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
@@ -390,50 +319,6 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
 
 
-STREAMING = ("gemv", "skinny")  # the variants for decode rows, the ones a fused prologue runs in
-
-
-def streaming(variant: str, x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, y: torch.Tensor,
-              K: int, dtype: str, meta: dict[str, Any], launch: dict[str, Any], empty: Callable[..., torch.Tensor], *,
-              prologue: str = "none", norm: torch.Tensor | None = None, eps: float = 0.0,
-              residual: torch.Tensor | None = None, h: torch.Tensor | None = None, op: str = "linear") -> None:
-    """Launch the ``variant`` kernel (gemv or skinny, ``meta`` its parameters) writing y = rows @ weight^T
-    (+ bias), the rows being x itself or, with
-    a ``prologue``, what rms_norm (of x + residual, h receiving x + residual) or silu_mul would make of x.
-    K is the rows' length (half of x's for silu_mul)."""
-    M, N = x.shape[0], weight.shape[0]
-    split_k, merge = meta["SPLIT_K"], meta.setdefault("MERGE", "kernel")
-    if merge not in MERGES:
-        raise InvalidInputError(f"{op}: setting {meta} has MERGE {merge!r}; one of {', '.join(MERGES)}")
-    b = bias if bias is not None else y  # never read when HAS_BIAS is False
-    part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-    skinny = variant == "skinny"
-    rows = triton.cdiv(M, meta["BLOCK_M"]) if skinny else M
-    programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)
-    last = split_k > 1 and merge == "last"
-    counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
-    nw = norm if norm is not None else y  # the prologue's tensors; never touched without it
-    r = residual if residual is not None else x
-    h = h if h is not None else y
-    args = (x, weight, b, y, part, counters, nw, r, h, M, N, K, float(eps),
-            x.stride(0), weight.stride(0), y.stride(0), r.stride(0), h.stride(0))
-    fused: dict[str, Any] = {}
-    if prologue != "none":
-        fused = {"PROLOGUE": prologue, "HAS_RESIDUAL": residual is not None}
-    if prologue == "rms_norm":  # the norm's pass over whole rows: at most 4,096 (gemv) or 8,192 elements a step
-        fused["ROW_BLOCK"] = min(triton.next_power_of_2(K), 8192 // meta["BLOCK_M"] if skinny else 4096)
-    if skinny:
-        _linear_skinny_kernel[programs](*args, HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **fused,
-                                        **meta, **launch)
-    else:
-        _linear_gemv_kernel[programs](*args, HAS_BIAS=bias is not None, **fused, **meta, **launch)
-    if split_k > 1 and not last:
-        _linear_split_merge_kernel[(programs[0], M)](
-            part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
-            SPLIT_K=split_k, **launch,
-        )
-
-
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
            config: Mapping[str, Any],
            empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
@@ -449,8 +334,30 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     meta, launch = split("linear", config, _REQUIRED[variant], pdl)
     y = empty((M, N), dtype=x.dtype, device=x.device)
     b = bias if bias is not None else y  # never read when HAS_BIAS is False
-    if variant in STREAMING:
-        streaming(variant, x, weight, bias, y, K, dtype, meta, launch, empty)
+    if variant in ("gemv", "skinny"):
+        split_k, merge = meta["SPLIT_K"], meta.setdefault("MERGE", "kernel")
+        if merge not in MERGES:
+            raise InvalidInputError(f"linear: setting {dict(config)} has MERGE {merge!r}; one of {', '.join(MERGES)}")
+        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        rows = M if variant == "gemv" else triton.cdiv(M, meta["BLOCK_M"])
+        programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)
+        last = split_k > 1 and merge == "last"
+        counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
+        if variant == "gemv":
+            _linear_gemv_kernel[programs](
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, **meta, **launch,
+            )
+        else:
+            _linear_skinny_kernel[programs](
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+            )
+        if split_k > 1 and not last:
+            _linear_split_merge_kernel[(programs[0], M)](
+                part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
+                SPLIT_K=split_k, **launch,
+            )
     elif variant == "tiled":
         programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_tiled_kernel[programs](
@@ -546,26 +453,3 @@ SPECS = (
            torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
            variants=tuple(_REQUIRED)),
 )
-
-
-def streaming_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) -> list[dict[str, Any]]:
-    """The settings certify tries for a fused projection of decode rows (a prologue in the gemv or skinny
-    kernel): linear's decode winners on the H200 were skinny tiles of 16 rows (BLOCK_K 128 or 256) with or
-    without split-K merged by the last program, and gemv with BLOCK_N 32, BLOCK_K 256 at a row or two: the
-    space is those, not all of linear's (a third of the candidates: certify time is a product figure)."""
-    if interpreter:
-        return [
-            *({"variant": "gemv", **c, "num_warps": 4} for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64], SPLIT_K=[1, 2])),
-            *({"variant": "skinny", **c, "BLOCK_M": 16, "num_warps": 4, "num_stages": 2}
-              for c in grid(BLOCK_N=[32, 64], BLOCK_K=[32, 64], SPLIT_K=[1, 2])),
-        ]
-    m_hi = top(domain, "M", 1 << 20)
-    found: list[dict[str, Any]] = []
-    if m_hi <= 4:
-        found += ({"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 256, "SPLIT_K": s, "num_warps": 4,
-                   **({"MERGE": "last"} if s > 1 else {})} for s in (1, 2, 4, 8))
-    block_m = max(16, 1 << (m_hi - 1).bit_length())
-    found += ({"variant": "skinny", "BLOCK_M": block_m, **c, "num_warps": 4, "num_stages": 3,
-               **({"MERGE": "last"} if c["SPLIT_K"] > 1 else {})}
-              for c in grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 4, 8]))
-    return found
