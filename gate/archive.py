@@ -35,6 +35,7 @@ class Member:
     kind: MemberKind
     link: str | None = None  # a link's target, when the archive says
     executable: bool = False  # what an installer would install as executable
+    mode: int | None = None  # tar: the header's permission bits (pip keeps them when it unpacks an sdist)
 
 
 @dataclass(frozen=True)
@@ -245,7 +246,17 @@ class SdistArchive(Archive):
             if entry.kind == "dir" and not name.endswith("/"):
                 name += "/"
             self._entries[name] = entry
-            members.append(Member(name, entry.size, None, entry.kind, shown_name(entry.link) or None))
+            members.append(
+                Member(
+                    name,
+                    entry.size,
+                    None,
+                    entry.kind,
+                    shown_name(entry.link) or None,
+                    executable=entry.kind == "file" and bool(entry.mode & 0o111),
+                    mode=entry.mode,
+                )
+            )
         self._admit(members, unsafe)
 
     def _read(self, name: str) -> bytes:

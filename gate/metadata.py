@@ -12,6 +12,7 @@ script or a plugin group added by the wheel would run code the project never wro
 from __future__ import annotations
 
 import configparser
+import re
 from collections import Counter
 from dataclasses import dataclass
 from email.message import Message
@@ -186,6 +187,34 @@ def check_wheel_name(archive: Archive) -> None:
         )
 
 
+# The readers of entry_points.txt disagree: configparser (this check, some installers) folds indented
+# lines into the value above, treats ';' and '#' lines as comments and [DEFAULT] as no group, while
+# importlib.metadata (what pip and pytest read after the install) strips every line and reads those as
+# groups and entries, and distlib's script maker skips a leading ';'. So only lines that every reader
+# reads the same way are accepted (hand-written: no library states this common subset).
+_EP_GROUP = re.compile(r"\[([A-Za-z0-9_.-]+)\]")
+_EP_ENTRY = re.compile(
+    r"[A-Za-z0-9_.-]+ ?= ?[A-Za-z_][A-Za-z0-9_.]*(:[A-Za-z_][A-Za-z0-9_.]*)?( ?\[[A-Za-z0-9_, -]*\])?"
+)
+
+
+def _entry_point_line_problem(line: str) -> str | None:
+    """Why one line of entry_points.txt may be read differently by installers (None: it may not)."""
+    line = line.removesuffix("\r")
+    if not line:
+        return None
+    if line != line.strip():
+        return "leading or trailing white space: readers differ on whether it continues the line above"
+    group = _EP_GROUP.fullmatch(line)
+    if group:
+        if group.group(1).upper() == "DEFAULT":
+            return "a [DEFAULT] group: configparser reads no group there, importlib.metadata one"
+        return None
+    if _EP_ENTRY.fullmatch(line):
+        return None
+    return "neither a [group] nor a 'name = module:attr' entry (comments and other syntax are read differently)"
+
+
 def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
     """G408 unless entry_points.txt holds exactly the entry points pyproject.toml declares."""
     if path not in archive.files:
@@ -199,11 +228,21 @@ def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
     data = _text(archive, path)
     if data is None:
         return  # unreadable: its G3xx finding says why
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        archive.fail(Check.G408, path, f"cannot be read as installers read it: {exc}")
+        return
+    for number, line in enumerate(text.split("\n"), 1):
+        why = _entry_point_line_problem(line)
+        if why:
+            archive.fail(Check.G408, path, f"line {number} {line[:80]!r}: {why}")
+            return
     parser = configparser.ConfigParser(delimiters=("=",), interpolation=None, strict=True)
     parser.optionxform = str  # type: ignore[assignment, method-assign]
     try:
-        parser.read_string(data.decode("utf-8"))
-    except (configparser.Error, UnicodeDecodeError) as exc:
+        parser.read_string(text)
+    except configparser.Error as exc:
         archive.fail(Check.G408, path, f"cannot be read as installers read it: {' '.join(str(exc).split())}")
         return
     found = {group: {k: " ".join(v.split()) for k, v in parser.items(group)} for group in parser.sections()}

@@ -66,8 +66,40 @@ def required_sources(repo: Repository) -> list[str]:
     return needed
 
 
+# setuid, setgid, sticky, and write for anyone: no file or folder of a source release has them
+_SPECIAL_MODE = 0o7000 | 0o002
+
+
+def _check_modes(sdist: SdistArchive, root: str, repo: Repository) -> None:
+    """G509 for permission bits an unpacked sdist would carry into a build and an install: pip keeps a
+    member's executable bits when it unpacks (and the build backend records them in the wheel), so a file
+    is executable exactly when git tracks it so (the tables and PKG-INFO never), and no member has a
+    special or world-writable bit."""
+    tables = f"{root}/{SOURCE_DIR}/"
+    for m in sdist.members:
+        if m.mode is None:
+            continue
+        if m.mode & _SPECIAL_MODE:
+            sdist.fail(Check.G509, m.name, f"mode {m.mode:o}: setuid, setgid, sticky or world-writable bits")
+            continue
+        if m.kind != "file" or not m.name.startswith(f"{root}/"):
+            continue
+        rel = m.name[len(root) + 1 :]
+        should = False if (m.name.startswith(tables) or rel == "PKG-INFO") else repo.tracked.get(rel)
+        if should is not None and m.executable != should:
+            sdist.fail(
+                Check.G509,
+                m.name,
+                f"mode {m.mode:o}: executable, the repository's file is not"
+                if m.executable
+                else f"mode {m.mode:o}: not executable, the repository's file is",
+            )
+
+
 def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
-    """G509 for a file the repository does not track or holds with other bytes, and for one it lacks."""
+    """G509 for a file the repository does not track or holds with other bytes or another executable bit,
+    and for one it lacks."""
+    _check_modes(sdist, root, repo)
     tables = f"{root}/{SOURCE_DIR}/"
     for m in sdist.members:
         if m.kind == "dir" or not m.name.startswith(f"{root}/") or m.name.startswith(tables):

@@ -5,8 +5,11 @@ checksum and plain octal numbers; regular files and folders; pax extended header
 owners. Refused: pax ``path``, ``linkpath``, ``size`` or any other record that changes which file a
 member is or how long it is, global pax headers, GNU long-name and long-link members (each makes
 the next header's own name a lie that some tools believe), links and devices, base-256 numbers,
-bytes hidden after the NUL that ends a name, and anything after the end-of-archive marker (two zero
-blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
+bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills a member's
+(or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
+``size`` that makes a file longer than its header says), and anything after the end-of-archive marker
+(two zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by
+others. Each member's permission bits are kept (``mode``) for the sdist checks.
 
 Hand-written because ``tarfile`` merges pax and GNU extension headers into the member they precede
 without saying so, and stops at the first zero block without looking at what follows.
@@ -53,6 +56,7 @@ class TarEntry:
     size: int
     data_offset: int
     link: bytes
+    mode: int = 0o644  # the header's permission bits (an unpacking pip keeps the executable ones)
 
 
 @dataclass(frozen=True)
@@ -106,11 +110,18 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     "archive or hidden members, read by some tools)",
                 )
             return entries
-        raw_name, kind_flag, size, link = _header(block, pos)
+        raw_name, kind_flag, size, link, mode = _header(block, pos)
         start = pos + BLOCK
         end = start + -(-size // BLOCK) * BLOCK
         if end > len(data):
             raise _Fatal(Check.G312, raw_name, f"declares {size} bytes, past the end of the stream")
+        if data[start + size : end].strip(b"\x00"):
+            raise _Fatal(
+                Check.G312,
+                raw_name,
+                f"bytes other than zeros in the padding after its {size} declared bytes: some tools read "
+                "them (a pax record there, or content past the declared size)",
+            )
         if kind_flag == b"x":
             if pax_pending is not None:
                 raise _Fatal(Check.G312, raw_name, "two pax headers in a row")
@@ -126,7 +137,7 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a {kind} declaring {size} bytes of content: tools disagree on whether to skip them",
                 )
-            entries.append(TarEntry(raw_name, kind, size, start, link))
+            entries.append(TarEntry(raw_name, kind, size, start, link, mode))
             pax_pending = None
             if len(entries) > max_members:
                 raise _Fatal(Check.G314, None, f"more than {max_members} members; the limit is {max_members}")
@@ -135,8 +146,8 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
         pos = end
 
 
-def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes]:
-    """(name, type flag, size, link target) of one header block, once it is found well formed."""
+def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
+    """(name, type flag, size, link target, mode) of one header block, once it is found well formed."""
     name = _text(block[0:100], None, "name", pos)
     magic = block[257:265]
     if magic not in (_POSIX_MAGIC, _GNU_MAGIC):
@@ -157,11 +168,12 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes]:
                 "a GNU header with data in its prefix field, which POSIX tools read as part of the name",
             )
         full = name
-    for field, (lo, hi) in {"mode": (100, 108), "uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
+    for field, (lo, hi) in {"uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
         _octal(block[lo:hi], full, field)
+    mode = _octal(block[100:108], full, "mode")
     size = _octal(block[124:136], full, "size")
     link = _text(block[157:257], full, "link name", pos)
-    return full, block[156:157], size, link
+    return full, block[156:157], size, link, mode
 
 
 def _text(field: bytes, name: bytes | None, what: str, pos: int) -> bytes:
@@ -185,7 +197,8 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
     pos = 0
     while pos < len(payload):
         space = payload.find(b" ", pos)
-        if space < 0 or not payload[pos:space].isdigit():
+        # a record's length in at most 12 digits (a pax header is a few hundred bytes): no huge int parsed
+        if space < 0 or not payload[pos:space].isdigit() or space - pos > 12:
             raise _Fatal(Check.G312, header_name, "a malformed pax record")
         length = int(payload[pos:space])
         record = payload[space + 1 : pos + length]

@@ -148,7 +148,7 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
         if not path or path.startswith("/") or ".." in re.split(r"[/\\]", path) or "\\" in path:
             wheel.fail(Check.G206, path or None, f"{where}: unsafe or empty path {path!r}")
             continue
-        if not re.fullmatch(r"\d*", size_text):
+        if not re.fullmatch(r"\d{0,20}", size_text):  # 20 digits: any real size, and no huge int parsed
             wheel.fail(Check.G206, path, f"{where}: size {size_text!r} is not a whole number")
             continue
         size = int(size_text) if size_text else None

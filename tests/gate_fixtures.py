@@ -296,6 +296,7 @@ class RawTarMember:
     linkname: str = ""
     pax: Mapping[str, str] | None = None  # a pax extended header before it
     gnu_long_name: str | None = None  # a GNU long-name member before it (the name some tools use instead)
+    mode: int = 0o644
 
 
 def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
@@ -303,7 +304,7 @@ def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
     out = bytearray()
     for m in members:
         info = tarfile.TarInfo(m.name)
-        info.size, info.type, info.linkname, info.mode, info.mtime = len(m.data), m.type, m.linkname, 0o644, 0
+        info.size, info.type, info.linkname, info.mode, info.mtime = len(m.data), m.type, m.linkname, m.mode, 0
         if m.gnu_long_name is not None:
             long = tarfile.TarInfo("././@LongLink")
             payload = m.gnu_long_name.encode() + b"\0"
@@ -325,6 +326,7 @@ def sdist_members(sdist: Path) -> list[RawTarMember]:
                 i.name,
                 tar.extractfile(i).read() if i.isreg() else b"",  # type: ignore[union-attr]
                 i.type,
+                mode=i.mode,
             )
             for i in tar.getmembers()
         ]

@@ -3,12 +3,13 @@
 Classes (each test is named after the attack it makes):
 1. install locations the gate must see (``.data/`` schemes, ``.pth``, other packages, ``./`` and ``//``);
 2. code execution on the gate's machine (``.pth``, ``.data/scripts/python``, a sleeping ``.pth``);
-3. zip parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
-   local/central disagreement, Unicode Path extra fields, NUL and empty names);
+3. parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
+   local/central disagreement, Unicode Path extra fields, NUL and empty names; a pax record or code in a
+   tar block's padding; entry_points.txt lines its readers read differently);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
-   bombs in a package or ``--tracked``, 100,000 members);
+   bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
-6. an sdist whose build configuration or tar structure would change what ships;
+6. an sdist whose build configuration, tar structure or member modes would change what ships;
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag);
 8. reports drowned in findings.
 
@@ -25,6 +26,7 @@ import resource
 import struct
 import subprocess
 import sys
+import tarfile
 import time
 import tracemalloc
 import unicodedata
@@ -686,6 +688,96 @@ def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp
     assert not (tmp_path / "setup-ran").exists()
 
 
+def _pax_record(key: str, value: str) -> bytes:
+    """One pax record, ``LEN key=value\\n`` with LEN counting itself."""
+    body = f" {key}={value}\n".encode()
+    length = len(body) + 1
+    while len(str(length)) + len(body) != length:
+        length = len(str(length)) + len(body)
+    return str(length).encode() + body
+
+
+def _padded(data: bytes) -> bytes:
+    return data + bytes(-len(data) % 512)
+
+
+@pytest.mark.parametrize("attack", ["pax record in the padding", "code in a member's padding"])
+def test_sdist_bytes_in_block_padding_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Python's tarfile (pip's sdist reader) reads a whole pax block, records past the declared size
+    included: a hidden ``size`` there makes a file longer than its header says, its extra bytes in the
+    padding of its last block, where a reader that trusts the header never looks."""
+    payload = b"\nimport pathlib; pathlib.Path('PWNED').write_text('ran')\n"
+    out = bytearray()
+    done = False
+    for m in sdist_members(built.sdist):
+        info = tarfile.TarInfo(m.name)
+        info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
+        room = -len(m.data) % 512
+        if not done and m.type == tarfile.REGTYPE and m.name.endswith(".py") and room > len(payload) + 100:
+            done = True
+            if attack == "pax record in the padding":
+                visible = _pax_record("mtime", "1580601600")
+                hidden = _pax_record("size", str(len(m.data) + len(payload)))
+                pax = tarfile.TarInfo("././@PaxHeader")
+                pax.size, pax.type = len(visible), tarfile.XHDTYPE
+                out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible + hidden)
+            out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data + payload)
+            continue
+        out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
+    assert done
+    out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
+    report = judge(write_sdist(tmp_path / built.sdist.name, bytes(out)))
+    assert report.exit_code == 1 and not report.passed
+    assert [f for f in report.findings if f.code == "G312" and "padding" in f.message], report.findings
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [(0o755, "executable, the repository's file is not"), (0o4644, "setuid"), (0o666, "world-writable")],
+    ids=["executable", "setuid", "world-writable"],
+)
+def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: Path, mode: int, said: str) -> None:
+    """pip keeps an sdist member's executable bits when it unpacks, and the build backend records them in
+    the wheel: a mode is held against git's, and special bits are refused."""
+    members = sdist_members(built.sdist)
+    target = next(m for m in members if m.name.endswith("/neurobrix/__init__.py"))
+    target.mode = mode
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    finding = refused_with(report, "G509", target.name)
+    assert said in finding.message
+
+
+def test_sdist_folder_with_special_mode_is_refused(built: Built, tmp_path: Path) -> None:
+    members = [RawTarMember(f"{built.root}/neurobrix/", b"", tarfile.DIRTYPE, mode=0o1777), *sdist_members(built.sdist)]
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert "sticky" in refused_with(report, "G509", f"{built.root}/neurobrix/").message
+
+
+def test_huge_numbers_are_findings_not_crashes(built: Built, tmp_path: Path) -> None:
+    """A RECORD size or a pax record length of thousands of digits (past Python's int-parsing limit)."""
+    record = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    rows = member(members, record).data.decode().splitlines()
+    path, digest, _ = rows[0].split(",")
+    member(members, record).data = ("\n".join([f"{path},{digest},{'1' * 5000}", *rows[1:]]) + "\n").encode()
+    report = judge(write_wheel(built, tmp_path, members))
+    assert "G206" in codes(report), report.findings
+    visible = b"0" * 5000 + _pax_record("mtime", "1")
+    sdist_members_ = sdist_members(built.sdist)
+    out = bytearray()
+    pax = tarfile.TarInfo("././@PaxHeader")
+    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
+    for m in sdist_members_:
+        info = tarfile.TarInfo(m.name)
+        info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
+        out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
+    out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
+    (tmp_path / "huge").mkdir()
+    report = judge(write_sdist(tmp_path / "huge" / built.sdist.name, bytes(out)))
+    assert "G312" in codes(report), report.findings
+
+
 # 7. Wheel metadata held against pyproject.toml
 
 
@@ -731,10 +823,33 @@ def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path:
         (b"[console_scripts]\nneurobrix = os:system\n", "os:system"),
         (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[pytest11]\nevil = neurobrix.cli\n", "pytest11"),
         (b"[gui_scripts]\nneurobrix = neurobrix.cli:main\n", "gui_scripts"),
-        (b"[console_scripts\nbroken", "cannot be read"),
+        (b"[console_scripts\nbroken", "neither a [group]"),
         (None, "missing"),
+        # lines configparser (the check's reader) and importlib.metadata / distlib (what pip installs from)
+        # read differently: each hides a script or plugin from one of them
+        (
+            b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[DEFAULT]\nneurobrix = x\n  [console_scripts]\n"
+            b"  neurobrix = http.server:test\n",
+            "[DEFAULT]",
+        ),
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n;neurobrix = http.server:test\n", "neither a [group]"),
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n[pytest11]\n;neurobrix = antigravity\n", "neither"),
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n  evil = os:system\n", "white space"),
+        (b"[console_scripts]\nneurobrix = neurobrix.cli:main\n#neurobrix = os:system\n", "neither a [group]"),
     ],
-    ids=["extra console script", "redirected script", "plugin group", "gui script", "malformed", "missing"],
+    ids=[
+        "extra console script",
+        "redirected script",
+        "plugin group",
+        "gui script",
+        "malformed",
+        "missing",
+        "DEFAULT group hiding indented groups",
+        "semicolon entry",
+        "semicolon plugin",
+        "indented entry",
+        "hash entry",
+    ],
 )
 def test_entry_points_that_differ_from_pyproject_are_refused(
     built: Built, tmp_path: Path, text: bytes | None, said: str
