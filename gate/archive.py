@@ -278,7 +278,8 @@ def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
 
 def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
     """The tar inside a tar.gz, or None (with a G307/G308/G311 finding) once it grows past the limits or
-    hides data after its last gzip member. Concatenated gzip members are one stream (as gzip says)."""
+    holds anything after its first gzip member: concatenated members are one stream to Python's gzip and
+    pip, but some unpackers (uv) read only the first, so the archive would be read two ways."""
     path = archive.path
     out = bytearray()
     rest = raw
@@ -305,14 +306,17 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             rest = stream.unused_data
             if not rest.strip(b"\0"):
                 return bytes(out)
-            if not rest.startswith(b"\x1f\x8b"):
-                archive.fail(
-                    Check.G311,
-                    None,
-                    f"{len(rest)} bytes after the gzip stream that are not another gzip "
-                    "member (data appended to the archive)",
-                )
-                return None
+            archive.fail(
+                Check.G311,
+                None,
+                f"{len(rest)} bytes after the first gzip member"
+                + (
+                    ": a second member, which some unpackers (uv) never read"
+                    if rest.startswith(b"\x1f\x8b")
+                    else " that are not another gzip member (data appended to the archive)"
+                ),
+            )
+            return None
     except zlib.error as exc:
         if not out and rest is raw:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc

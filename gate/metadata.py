@@ -63,8 +63,10 @@ def read_metadata(data: bytes) -> tuple[Metadata | None, str]:
         return Metadata.from_email(data, validate=True), ""
     except ExceptionGroup as group:
         return None, "; ".join(str(e) for e in group.exceptions)
-    except (ValueError, UnicodeDecodeError, TypeError) as exc:
-        return None, str(exc)
+    except (ValueError, UnicodeDecodeError, TypeError, SyntaxError) as exc:  # SyntaxError: a marker string
+        return None, str(exc)  # packaging's marker parser hands to ast (a NUL in it)
+    except RecursionError:
+        return None, "a field nests too deeply to be parsed (a marker of thousands of parentheses)"
 
 
 def check_metadata(archive: Archive, path: str, declared_by_name: Identity, declared: Declared) -> Identity:

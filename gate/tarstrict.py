@@ -17,6 +17,7 @@ without saying so, and stops at the first zero block without looking at what fol
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Literal
 
@@ -27,6 +28,12 @@ MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 _POSIX_MAGIC = b"ustar\x0000"
 _GNU_MAGIC = b"ustar  \x00"
 _PAX_ALLOWED = {"mtime", "atime", "ctime", "uid", "gid", "uname", "gname"}
+# the values every unpacker applies: times in seconds since 1970 before the year 5138 (11 digits, an
+# optional fraction), ids of up to 8 digits, owner names of printable ASCII
+_TIME = re.compile(rb"\d{1,11}(\.\d{1,9})?")
+_ID = re.compile(rb"\d{1,8}")
+_OWNER = re.compile(rb"[!-~]{0,32}")
+_PAX_VALUE = {"mtime": _TIME, "atime": _TIME, "ctime": _TIME, "uid": _ID, "gid": _ID, "uname": _OWNER, "gname": _OWNER}
 _KINDS: dict[bytes, MemberKind] = {
     b"0": "file",
     b"\x00": "file",
@@ -154,8 +161,7 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
         raise _Fatal(Check.G313, name, f"not a ustar header (magic {magic!r}, at offset {pos})")
     stored = _octal(block[148:156], name, "checksum")
     unsigned = sum(block[:148]) + 8 * 0x20 + sum(block[156:])
-    signed = sum(b - 256 if b > 127 else b for b in block[:148] + block[156:]) + 8 * 0x20
-    if stored not in (unsigned, signed):
+    if stored != unsigned:  # POSIX's unsigned sum only: some readers (uv) refuse the old signed one
         raise _Fatal(Check.G312, name, f"header checksum {stored} does not match its bytes ({unsigned})")
     if magic == _POSIX_MAGIC:
         prefix = _text(block[345:500], name, "prefix", pos)
@@ -204,12 +210,20 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
         record = payload[space + 1 : pos + length]
         if length <= space - pos + 1 or pos + length > len(payload) or not record.endswith(b"\n") or b"=" not in record:
             raise _Fatal(Check.G312, header_name, "a malformed pax record")
-        key = record.split(b"=", 1)[0].decode("utf-8", "replace")
+        key_bytes, value = record[:-1].split(b"=", 1)
+        key = key_bytes.decode("utf-8", "replace")
         if key not in _PAX_ALLOWED:
             raise _Fatal(
                 Check.G313,
                 header_name,
                 f"a pax header sets {key!r} for the next member: its name, link or "
                 "size would differ from what its own header says",
+            )
+        if not _PAX_VALUE[key].fullmatch(value):
+            raise _Fatal(
+                Check.G312,
+                header_name,
+                f"a pax {key} of {value[:40]!r}: not one that every unpacker can apply (pip's tarfile fails on "
+                "a time past its platform's range)",
             )
         pos += length

@@ -43,7 +43,8 @@ class Twine:
         env.update(TERM="dumb", NO_COLOR="1")  # plain text to parse
         self._running = {
             dist: subprocess.Popen(  # by bare file name: twine wraps its report at 80 columns
-                [sys.executable, "-m", "twine", "check", "--strict", dist.name],
+                # -I: nothing from the dist's folder (a twine.py planted beside the dists) is importable
+                [sys.executable, "-I", "-m", "twine", "check", "--strict", dist.name],
                 cwd=dist.parent,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.STDOUT,

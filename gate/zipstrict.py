@@ -84,8 +84,11 @@ class ZipEntry:
 
     @property
     def executable(self) -> bool:
-        """What installers (pip, installer) take for an executable file."""
-        return bool(self.mode and stat.S_ISREG(self.mode) and self.mode & 0o111)
+        """What some installer takes for an executable file: pip and installer need the regular-file type
+        bits as well, uv any executable bit; the gate takes the union (a mode with no file type but an x
+        bit is executable here), so a member installs plain for every installer or is judged as executable."""
+        kind = stat.S_IFMT(self.mode)
+        return bool(self.mode & 0o111) and (kind == 0 or stat.S_ISREG(self.mode))
 
 
 @dataclass(frozen=True)

@@ -2,10 +2,12 @@
 
 Classes (each test is named after the attack it makes):
 1. install locations the gate must see (``.data/`` schemes, ``.pth``, other packages, ``./`` and ``//``);
-2. code execution on the gate's machine (``.pth``, ``.data/scripts/python``, a sleeping ``.pth``);
+2. code execution on the gate's machine (``.pth``, ``.data/scripts/python``, a sleeping ``.pth``, a
+   ``twine.py`` planted beside the dists);
 3. parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
    local/central disagreement, Unicode Path extra fields, NUL and empty names; a pax record or code in a
-   tar block's padding; entry_points.txt lines its readers read differently);
+   tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
+   apply, a zip mode executable to uv only; entry_points.txt lines its readers read differently);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -21,6 +23,7 @@ within 30 s and 1 GiB: in this process under a memory trace (:func:`judge`), or,
 
 from __future__ import annotations
 
+import gzip
 import io
 import resource
 import struct
@@ -776,6 +779,77 @@ def test_huge_numbers_are_findings_not_crashes(built: Built, tmp_path: Path) -> 
     (tmp_path / "huge").mkdir()
     report = judge(write_sdist(tmp_path / "huge" / built.sdist.name, bytes(out)))
     assert "G312" in codes(report), report.findings
+
+
+def test_code_planted_beside_the_dists_never_runs_in_the_gates_tools(built: Built, tmp_path: Path) -> None:
+    """twine runs on each dist from the dist's folder: a ``twine.py`` (or a module twine imports) planted
+    there must not be imported in its place."""
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    wheel, sdist = folder / built.wheel.name, folder / built.sdist.name
+    wheel.write_bytes(built.wheel.read_bytes())
+    sdist.write_bytes(built.sdist.read_bytes())
+    marker = tmp_path / "planted-code-ran"
+    for module in ("twine", "rich", "requests", "readme_renderer"):
+        (folder / f"{module}.py").write_text(f"import pathlib\npathlib.Path({str(marker)!r}).write_text('ran')\n")
+    report = check([wheel, sdist], Options(REFERENCE, smoke=False, tools=True))
+    assert not marker.exists()
+    assert report.passed, report.findings
+
+
+@pytest.mark.parametrize("key", ["mtime", "atime", "uid", "uname"])
+def test_sdist_pax_value_an_unpacker_cannot_apply_is_refused(built: Built, tmp_path: Path, key: str) -> None:
+    """A time past the platform's range (pip's tarfile raises OverflowError), or a huge id, or a name with
+    control characters: a valid archive to the gate that pip or uv cannot unpack."""
+    value = {"mtime": "1e400", "atime": "-5", "uid": "99999999999999999999", "uname": "a\tb"}[key]
+    members = [
+        RawTarMember(m.name, m.data, m.type, pax={key: value}) if m.name.endswith("/pyproject.toml") else m
+        for m in sdist_members(built.sdist)
+    ]
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert [f for f in report.findings if f.code == "G312" and key in f.message], report.findings
+
+
+def test_sdist_of_two_gzip_members_is_refused(built: Built, tmp_path: Path) -> None:
+    """Python's gzip and pip read concatenated members as one stream; uv reads only the first."""
+    tar = raw_tar(sdist_members(built.sdist))
+    half = len(tar) // 1024 * 512
+    (tmp_path / built.sdist.name).write_bytes(gzip.compress(tar[:half], mtime=0) + gzip.compress(tar[half:], mtime=0))
+    report = judge(tmp_path / built.sdist.name)
+    assert [f for f in report.findings if f.code == "G311" and "second member" in f.message], report.findings
+
+
+def test_sdist_header_with_a_signed_checksum_is_refused(built: Built, tmp_path: Path) -> None:
+    """The old signed header sum, valid to tarfile, refused by uv: only POSIX's unsigned one is read one way."""
+    tar = bytearray(raw_tar(sdist_members(built.sdist)))
+    tar[265:267] = b"\xe9\xe9"  # two bytes above 127 in the first header's owner name
+    tar[148:156] = b" " * 8
+    signed = sum(b - 256 if b > 127 else b for b in tar[:512])
+    tar[148:156] = b"%06o\x00 " % signed
+    report = judge(write_sdist(tmp_path / built.sdist.name, bytes(tar)))
+    assert [f for f in report.findings if f.code == "G312" and "checksum" in f.message], report.findings
+
+
+def test_wheel_mode_with_executable_bits_and_no_file_type_is_judged_executable(built: Built, tmp_path: Path) -> None:
+    """0o000755: plain to pip and installer (no regular-file type bits), executable to uv."""
+    members = wheel_members(built.wheel)
+    for m in members:
+        if not m.name.endswith(b"/"):
+            m.mode = 0o755
+    report = judge(write_wheel(built, tmp_path, members))
+    assert "G109" in codes(report), report.findings
+
+
+@pytest.mark.parametrize(
+    "marker", ["extra == 'd\x00ev'", "(" * 2000 + "extra == 'dev'" + ")" * 2000], ids=["NUL", "deep nesting"]
+)
+def test_metadata_marker_that_breaks_the_parser_is_a_finding(built: Built, tmp_path: Path, marker: str) -> None:
+    metadata = metadata_of(built).replace(
+        b"Requires-Dist:", f"Requires-Dist: twine>=7; {marker}\nRequires-Dist:".encode(), 1
+    )
+    wheel, path = wheel_with_file(built, tmp_path, "METADATA", metadata)
+    report = judge(wheel)
+    refused_with(report, "G404", path)
 
 
 # 7. Wheel metadata held against pyproject.toml
