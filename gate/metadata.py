@@ -151,12 +151,26 @@ def _body(message: Message) -> str:
     return payload.replace("\r\n", "\n").strip() if isinstance(payload, str) else ""
 
 
+_WHEEL_KEYS = ("Wheel-Version", "Generator", "Root-Is-Purelib", "Tag")
+_WHEEL_LINE = re.compile(rb"(Wheel-Version|Generator|Root-Is-Purelib|Tag): [!-~]([ -~]*[!-~])?")
+
+
 def check_wheel_file(archive: Archive, path: str) -> None:
     """G407 unless WHEEL says Wheel-Version 1.0, Root-Is-Purelib true and the one tag py3-none-any."""
     data = _text(archive, path)
     if data is None:
         archive.fail(Check.G407, path, "missing or unreadable: installers need it to know where the wheel goes")
         return
+    for number, line in enumerate(data.split(b"\n"), 1):
+        if line and not _WHEEL_LINE.fullmatch(line):
+            archive.fail(
+                Check.G407,
+                path,
+                f"line {number} {line[:60]!r}: not 'Key: value' with one of {', '.join(_WHEEL_KEYS)} spelt so "
+                "and nothing around the value (installers differ: uv reads keys case-sensitively, pip reads "
+                "'true ' as not purelib)",
+            )
+            return
     message = BytesParser().parsebytes(data)
     fields = {k.lower(): [str(v).strip() for v in message.get_all(k, [])] for k in message.keys()}
     expected = {"wheel-version": ["1.0"], "root-is-purelib": ["true"], "tag": [str(PURE_TAG)]}

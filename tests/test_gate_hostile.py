@@ -942,8 +942,19 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
         (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nTag: py2-none-any\n", "Tag"),
         (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\nBuild: 1\n", "Build"),
         (b"Wheel-Version: 2.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "Wheel-Version"),
+        # read one way by pip, another by uv (keys case-sensitive) or by installer ('true ' is not purelib)
+        (b"wheel-version: 1.0\ngenerator: x\nroot-is-purelib: true\ntag: py3-none-any\n", "spelt so"),
+        (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true \nTag: py3-none-any\n", "nothing around"),
     ],
-    ids=["platlib", "platform tag", "extra tag", "build number", "future version"],
+    ids=[
+        "platlib",
+        "platform tag",
+        "extra tag",
+        "build number",
+        "future version",
+        "lower-case keys",
+        "purelib with a trailing space",
+    ],
 )
 def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
     wheel, path = wheel_with_file(built, tmp_path, "WHEEL", text)
