@@ -58,6 +58,7 @@ CLASSES = (
     "rope halves swapped",
     "state not reset between launches",
     "merged before every part arrived",
+    "state not reset between tiles",
 )
 
 
@@ -407,6 +408,30 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # ------------------------------------------------------------------------------------------ linear: tma
     Mutant(
+        "linear.tma.accumulator-not-reset-per-tile",
+        "linear",
+        LINEAR,
+        "    k_tiles = tl.cdiv(K, BLOCK_K)\n"
+        "    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):\n"
+        "        group_id = tile // num_pid_in_group\n"
+        "        first_pid_m = group_id * GROUP_M\n"
+        "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
+        "        pid_m = first_pid_m + ((tile % num_pid_in_group) % group_size_m)\n"
+        "        pid_n = (tile % num_pid_in_group) // group_size_m\n"
+        "        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n",
+        "    k_tiles = tl.cdiv(K, BLOCK_K)\n"
+        "    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
+        "    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):\n"
+        "        group_id = tile // num_pid_in_group\n"
+        "        first_pid_m = group_id * GROUP_M\n"
+        "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
+        "        pid_m = first_pid_m + ((tile % num_pid_in_group) % group_size_m)\n"
+        "        pid_n = (tile % num_pid_in_group) // group_size_m\n",
+        "the persistent program zeroes its accumulator once, not per tile: its second tile adds the first's",
+        "state not reset between tiles",
+        variants=TMA,
+    ),
+    Mutant(
         "linear.tma.k-tiles-floor",
         "linear",
         LINEAR,
@@ -630,6 +655,15 @@ MUTANTS: tuple[Mutant, ...] = (
         fast=True,
     ),
     Mutant(
+        "silu_mul.unstable-for-large-gates",
+        "silu_mul",
+        SILU,
+        "    out = g / (1.0 + tl.exp(-g)) * u",
+        "    e = tl.exp(g)\n    out = g * e / (1.0 + e) * u",
+        "silu as g e^g / (1 + e^g): the same function, but NaN once exp(g) overflows fp32 (g > 88.7)",
+        "wrong formula",
+    ),
+    Mutant(
         "silu_mul.gate-up-swapped",
         "silu_mul",
         SILU,
@@ -702,6 +736,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,",
         "q, k, v, o, *lengths, HQ, G, float(scale),",
         "exp2 of the natural-log scale: softmax at the wrong temperature",
+        "wrong scale",
+    ),
+    Mutant(
+        "attention_prefill.scale-argument-ignored",
+        "attention_prefill",
+        ATTN,
+        "q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,",
+        "q, k, v, o, *lengths, HQ, G, LOG2E / D**0.5,",
+        "the usual 1/sqrt(D) in place of the scale it is given: right only for the engine's own calls",
         "wrong scale",
     ),
     Mutant(
@@ -907,6 +950,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "HKV, G, chunk, float(scale) * LOG2E,",
         "HKV, G, chunk, float(scale),",
         "exp2 of the natural-log scale: softmax at the wrong temperature",
+        "wrong scale",
+    ),
+    Mutant(
+        "attention_decode.scale-argument-ignored",
+        "attention_decode",
+        ATTN,
+        "HKV, G, chunk, float(scale) * LOG2E,",
+        "HKV, G, chunk, LOG2E / D**0.5,",
+        "the usual 1/sqrt(D) in place of the scale it is given: right only for the engine's own calls",
         "wrong scale",
     ),
     Mutant(

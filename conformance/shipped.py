@@ -50,13 +50,6 @@ GPU_ONLY = (
         "settings shipped for bf16 are checked in fp16 on CPU (the same code at another element type); "
         "bf16 itself by the GPU class's check (`python -m conformance check --class nvidia-h200`)",
     ),
-    GpuOnly(
-        "linear tma: a persistent program walking several tiles",
-        "off a GPU the launcher starts one program per tile (the persistent grid is one program per "
-        "multiprocessor, a device fact), so each program's walk takes one tile",
-        "the tiles, their grouping, the descriptors' zero-fill and clipping run on CPU; the walk's stride "
-        "over several tiles on the GPU class's check (e.g. 4096 x 4096 outputs: 512 tiles on 132 SMs)",
-    ),
 )
 # dtypes the interpreter cannot run -> the dtype a setting shipped for them is checked in on CPU
 STAND_IN = {"bf16": "fp16"}

@@ -14,6 +14,12 @@ from .. import bounds, reference
 from . import Record, Small
 
 
+def _scale(rng: Any, D: int) -> float:
+    """The softmax scale of a call: the engine's 1/sqrt(D), and others (a kernel that ignores its ``scale``
+    argument for the usual value would pass on that one alone)."""
+    return float(rng.choice([1 / math.sqrt(D), 1 / D, 2 / math.sqrt(D)]))
+
+
 def build_prefill(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The engine's prefill call: a chunk of S queries over its own S keys (``build_chunk`` with C = S)."""
     return build_chunk({"C": shape["S"], **shape}, values)
@@ -35,7 +41,7 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
     k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
     k_cache[:, S:] = math.nan
     v_cache[:, S:] = math.nan
-    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": 1 / math.sqrt(D)}
+    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": _scale(rng, D)}
     return args, {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity}
 
 
@@ -68,7 +74,7 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
         "k_cache": k_cache,
         "v_cache": v_cache,
         "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev),
-        "scale": 1 / math.sqrt(D),
+        "scale": _scale(rng, D),
     }
     return args, {"kv_heads": hkv, "lengths": lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"}
 

@@ -295,9 +295,10 @@ def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
 
 def _programs(device: torch.device, tiles: int) -> int:
     """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
-    most one per tile; on the interpreter one program per tile."""
+    most one per tile; on the interpreter two programs, so that each walks several tiles there too (the
+    walk's stride and what must be reset per tile run on CPU)."""
     if device.type != "cuda":
-        return tiles
+        return min(tiles, 2)
     return min(tiles, torch.cuda.get_device_properties(device).multi_processor_count)
 
 
