@@ -83,18 +83,7 @@ ROTARY = "neurobrix/ops/rotary.py"
 SILU = "neurobrix/ops/silu_mul.py"
 ATTN = "neurobrix/ops/attention.py"
 
-_PREFILL_V = (
-    "other=0.0)  # [BLOCK_N, BLOCK_D]\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
-)
 _DECODE_V = "other=0.0)\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
-_PREFILL_L = (
-    '        qk = tl.where(visible, qk, float("-inf"))\n'
-    "        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on\n"
-    "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
-    "        alpha = tl.exp2(m_i - m_new)\n"
-    "        p = tl.exp2(qk - m_new[:, None])\n"
-    "        l_i = l_i * alpha + tl.sum(p, axis=1)"
-)
 _DECODE_L = (
     '        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n'
     "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
@@ -701,12 +690,13 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong indexing",
     ),
     # ----------------------------------------------------------------------------------- attention_prefill
+    # (the flash kernel attention_chunk runs too, with C = S: these are checked on prefill's settings)
     Mutant(
         "attention_prefill.causal-off-by-one",
         "attention_prefill",
         ATTN,
-        "visible = (offs_m[:, None] >= offs_n[None, :])",
-        "visible = (offs_m[:, None] > offs_n[None, :])",
+        "tl.where((rows[:, None] >= keys[None, :]) & inside[None, :]",
+        "tl.where((rows[:, None] > keys[None, :]) & inside[None, :]",
         "each query misses its own key",
         "mask off by one",
         fast=True,
@@ -715,8 +705,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.accumulator-not-rescaled",
         "attention_prefill",
         ATTN,
-        _PREFILL_V,
-        _PREFILL_V.replace("accumulator * alpha[:, None] + ", "accumulator + "),
+        "acc = acc * rescale[:, None] + tl.dot(",
+        "acc = acc + tl.dot(",
         "the accumulator is not rescaled when the running max grows",
         "skipped rescale",
     ),
@@ -724,8 +714,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.sum-not-rescaled",
         "attention_prefill",
         ATTN,
-        _PREFILL_L,
-        _PREFILL_L.replace("l_i = l_i * alpha + ", "l_i = l_i + "),
+        "l_next = l_i * rescale + tl.sum(weights, axis=1)",
+        "l_next = l_i + tl.sum(weights, axis=1)",
         "the softmax denominator is not rescaled when the running max grows",
         "skipped rescale",
     ),
@@ -751,8 +741,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.gqa-interleaved",
         "attention_prefill",
         ATTN,
-        "    kv_h = h // G\n",
-        "    kv_h = h % (HQ // G)\n",
+        "    kv = h // G  # the kv head",
+        "    kv = h % (HQ // G)  # the kv head",
         "query head h reads kv head h mod Hkv instead of h // G",
         "wrong GQA mapping",
     ),
@@ -760,8 +750,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.p-rounded-fp16",
         "attention_prefill",
         ATTN,
-        _PREFILL_V,
-        _PREFILL_V.replace("tl.dot(p.to(v.dtype), v,", "tl.dot(p.to(tl.float16).to(v.dtype), v,"),
+        "tl.dot(weights.to(vb.dtype), vb,",
+        "tl.dot(weights.to(tl.float16).to(vb.dtype), vb,",
         "P rounded to fp16 whatever the dtype (fp32 kernels round P too)",
         "extra rounding",
     ),
@@ -769,9 +759,9 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.accumulator-rounded",
         "attention_prefill",
         ATTN,
-        _PREFILL_V + " input_precision=PRECISION)",
-        _PREFILL_V.replace("accumulator = accumulator", "accumulator = (accumulator")
-        + " input_precision=PRECISION)).to(v.dtype).to(tl.float32)",
+        "acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)",
+        "acc = (acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION))"
+        ".to(vb.dtype).to(tl.float32)",
         "the accumulator rounded to the storage dtype once per key block",
         "extra rounding",
         fast=True,
@@ -780,8 +770,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.row-mask-off-by-one",
         "attention_prefill",
         ATTN,
-        "    mask_m = offs_m < S\n",
-        "    mask_m = offs_m < S - 1\n",
+        "    mask_c = offs_c < C\n",
+        "    mask_c = offs_c < C - 1\n",
         "the last query row is neither loaded nor stored",
         "mask off by one",
     ),
@@ -789,8 +779,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.diagonal-block-skipped",
         "attention_prefill",
         ATTN,
-        "end = tl.minimum((pid_m + 1) * BLOCK_M, S)",
-        "end = tl.minimum(pid_m * BLOCK_M, S)",
+        "end = tl.minimum(past + (block + 1) * BLOCK_M, S)",
+        "end = tl.minimum(past + block * BLOCK_M, S)",
         "the key loop stops before the query block's own (diagonal) block",
         "tail dropped",
     ),
@@ -798,8 +788,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.store-without-mask",
         "attention_prefill",
         ATTN,
-        "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])",
-        "tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty))",
+        "result.to(o_ptr.dtype.element_ty), mask=mask_c[:, None] & mask_d[None, :])",
+        "result.to(o_ptr.dtype.element_ty))",
         "the whole block of queries stored, past the last row and the head dim",
         "store without mask",
     ),
@@ -807,10 +797,19 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill.key-mask-off-by-one",
         "attention_prefill",
         ATTN,
-        "        mask_n = offs_n < S\n",
-        "        mask_n = offs_n <= S\n",
+        "        inside = keys < S\n",
+        "        inside = keys <= S\n",
         "the key and value one past the sequence are loaded",
         "mask off by one",
+    ),
+    Mutant(
+        "attention_prefill.block-order-off-by-one",
+        "attention_prefill",
+        ATTN,
+        "block = tl.num_programs(1) - 1 - tl.program_id(1)",
+        "block = tl.num_programs(1) - tl.program_id(1)",
+        "query blocks walked last to first, one past the end: the first block of queries is never computed",
+        "wrong indexing",
     ),
     # ------------------------------------------------------------------------------------ attention_chunk
     Mutant(

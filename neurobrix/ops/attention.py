@@ -6,12 +6,12 @@ Softmax in fp32 with exp2 (the scale is folded with log2(e)); P is rounded to v'
 
 Keys (SPECS below):
 ``attention_prefill``  S = sequence length (powers of two), D = head dim, G = group size (exact).
-                       One program per (BLOCK_M queries, batch x q head), keys in BLOCK_N steps up to
-                       the diagonal.
+                       The flash kernel below with C = S queries over their own S keys.
 ``attention_chunk``    C = queries of a prefill chunk, S = keys (the KV cache written by earlier chunks,
                        then the chunk's own), both powers of two; D, G (exact). The causal diagonal is
-                       offset by S - C. Key blocks every query of a program sees whole run unmasked,
-                       then those crossing its diagonal; blocks start at key 0, as in prefill.
+                       offset by S - C. One program per (batch x q head, BLOCK_M queries), the query
+                       blocks with the most keys launched first; key blocks every query of a program
+                       sees whole run unmasked, then those crossing its diagonal; blocks start at key 0.
 ``attention_decode``   B = batch, S = cache capacity Smax (powers of two), D, G (exact). The split
                        count depends on the capacity, never on the filled length, so one setting
                        serves every step of a captured CUDA graph. Each program takes one (batch,
@@ -47,78 +47,26 @@ LONG_CACHE = 4096  # decode caches above this capacity get the long-cache candid
 
 
 @triton.jit
-def _attention_prefill_kernel(
-    # pointers
-    q_ptr, k_ptr, v_ptr, o_ptr,
-    # dimensions
-    S, HQ, G, scale_log2,
-    # strides (batch, seq, head; the head dimension is contiguous)
-    stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
-    stride_vb, stride_vs, stride_vh, stride_ob, stride_os, stride_oh,
-    # meta-parameters
-    D: tl.constexpr, BLOCK_D: tl.constexpr, PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-    PDL: tl.constexpr,
-):
-    dependent_launch(PDL)
-    pid_m = tl.program_id(0)
-    pid_bh = tl.program_id(1).to(tl.int64)
-    b = pid_bh // HQ
-    h = pid_bh % HQ
-    kv_h = h // G
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_d = tl.arange(0, BLOCK_D)
-    mask_d = offs_d < D
-    mask_m = offs_m < S
-    q_ptrs = q_ptr + b * stride_qb + h * stride_qh + offs_m[:, None] * stride_qs + offs_d[None, :]
-    q = tl.load(q_ptrs, mask=mask_m[:, None] & mask_d[None, :], other=0.0)
-    k_base = k_ptr + b * stride_kb + kv_h * stride_kh
-    v_base = v_ptr + b * stride_vb + kv_h * stride_vh
-
-    m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
-    l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    accumulator = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)
-    # keys up to the diagonal of this block of queries (causal)
-    end = tl.minimum((pid_m + 1) * BLOCK_M, S)
-    for start_n in range(0, end, BLOCK_N):
-        offs_n = start_n + tl.arange(0, BLOCK_N)
-        mask_n = offs_n < S
-        k = tl.load(k_base + offs_n[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None] & mask_n[None, :],
-                    other=0.0)  # [BLOCK_D, BLOCK_N]
-        qk = tl.dot(q, k, input_precision=PRECISION) * scale_log2
-        visible = (offs_m[:, None] >= offs_n[None, :]) & mask_n[None, :]
-        qk = tl.where(visible, qk, float("-inf"))
-        # online softmax: key 0 is visible to every row, so m_new is finite from the first block on
-        m_new = tl.maximum(m_i, tl.max(qk, axis=1))
-        alpha = tl.exp2(m_i - m_new)
-        p = tl.exp2(qk - m_new[:, None])
-        l_i = l_i * alpha + tl.sum(p, axis=1)
-        v = tl.load(v_base + offs_n[:, None] * stride_vs + offs_d[None, :], mask=mask_n[:, None] & mask_d[None, :],
-                    other=0.0)  # [BLOCK_N, BLOCK_D]
-        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
-        m_i = m_new
-    out = accumulator / l_i[:, None]
-    o_ptrs = o_ptr + b * stride_ob + h * stride_oh + offs_m[:, None] * stride_os + offs_d[None, :]
-    tl.store(o_ptrs, out.to(o_ptr.dtype.element_ty), mask=mask_m[:, None] & mask_d[None, :])
-
-
-@triton.jit
-def _chunk_block(
+def _flash_block(
     q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs, m_i, l_i, acc,
-    scale_log2, PRECISION: tl.constexpr, BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr,
+    scale_log2, PRECISION: tl.constexpr, BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr, EVEN_D: tl.constexpr,
 ):
     """One key block of the online softmax for query positions ``rows``: (m, l, acc) updated. Off the
-    diagonal every key of the block is visible to every row (no mask)."""
+    diagonal every key of the block is visible to every row (no mask; with EVEN_D, the head dim filling
+    its block, the loads take no mask at all)."""
     keys = start_n + tl.arange(0, BLOCK_N)
+    k_ptrs = k_base + keys[None, :] * stride_ks + offs_d[:, None]  # [BLOCK_D, BLOCK_N]
+    v_ptrs = v_base + keys[:, None] * stride_vs + offs_d[None, :]  # [BLOCK_N, BLOCK_D]
     if DIAGONAL:
         inside = keys < S
-        kt = tl.load(k_base + keys[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None] & inside[None, :],
-                     other=0.0)  # [BLOCK_D, BLOCK_N]
-        vb = tl.load(v_base + keys[:, None] * stride_vs + offs_d[None, :], mask=inside[:, None] & mask_d[None, :],
-                     other=0.0)  # [BLOCK_N, BLOCK_D]
+        kt = tl.load(k_ptrs, mask=mask_d[:, None] & inside[None, :], other=0.0)
+        vb = tl.load(v_ptrs, mask=inside[:, None] & mask_d[None, :], other=0.0)
+    elif EVEN_D:
+        kt = tl.load(k_ptrs)
+        vb = tl.load(v_ptrs)
     else:
-        kt = tl.load(k_base + keys[None, :] * stride_ks + offs_d[:, None], mask=mask_d[:, None], other=0.0)
-        vb = tl.load(v_base + keys[:, None] * stride_vs + offs_d[None, :], mask=mask_d[None, :], other=0.0)
+        kt = tl.load(k_ptrs, mask=mask_d[:, None], other=0.0)
+        vb = tl.load(v_ptrs, mask=mask_d[None, :], other=0.0)
     logits = tl.dot(q, kt, input_precision=PRECISION) * scale_log2
     if DIAGONAL:  # query position r sees keys up to r (and none past the S written)
         logits = tl.where((rows[:, None] >= keys[None, :]) & inside[None, :], logits, float("-inf"))
@@ -132,10 +80,10 @@ def _chunk_block(
 
 
 @triton.jit
-def _attention_chunk_kernel(
+def _attention_flash_kernel(
     # pointers
     q_ptr, k_ptr, v_ptr, o_ptr,
-    # dimensions: C queries at positions S - C .. S - 1 over keys 0 .. S - 1
+    # dimensions: C queries at positions S - C .. S - 1 over keys 0 .. S - 1 (a whole prefill: C = S)
     C, S, HQ, G, scale_log2,
     # strides (batch, seq, head; the head dimension is contiguous)
     stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
@@ -146,8 +94,10 @@ def _attention_chunk_kernel(
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
-    block = tl.program_id(0)
-    seq_head = tl.program_id(1).to(tl.int64)  # batch x q head
+    seq_head = tl.program_id(0).to(tl.int64)  # batch x q head: the fastest axis of the launch order
+    # query blocks last to first: under the causal mask the last block has the most keys, so every head's
+    # longest programs start in the first wave and the short ones fill in behind them
+    block = tl.num_programs(1) - 1 - tl.program_id(1)
     b = seq_head // HQ
     h = seq_head % HQ
     kv = h // G  # the kv head its group of query heads reads
@@ -170,11 +120,11 @@ def _attention_chunk_kernel(
     whole = (past + block * BLOCK_M + 1) // BLOCK_N * BLOCK_N
     end = tl.minimum(past + (block + 1) * BLOCK_M, S)
     for start_n in range(0, whole, BLOCK_N):
-        m_i, l_i, acc = _chunk_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
-                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, False)
+        m_i, l_i, acc = _flash_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
+                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, False, D == BLOCK_D)
     for start_n in range(whole, end, BLOCK_N):
-        m_i, l_i, acc = _chunk_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
-                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, True)
+        m_i, l_i, acc = _flash_block(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
+                                     m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, True, D == BLOCK_D)
     result = acc / l_i[:, None]
     tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
              result.to(o_ptr.dtype.element_ty), mask=mask_c[:, None] & mask_d[None, :])
@@ -286,21 +236,21 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     """Causal GQA attention of q [B, S, Hq, D] over k, v [B, S, Hkv, D] -> [B, S, Hq, D], on the Triton
     kernel with the certified setting ``config``; ``empty`` allocates the output."""
     dtype, G = _check_prefill(q, k, v)
-    return _flash("attention_prefill", _attention_prefill_kernel, (q.shape[1],), q, k, v, scale, dtype, G, config,
-                  empty, pdl)
+    S = q.shape[1]
+    return _flash("attention_prefill", (S, S), q, k, v, scale, dtype, G, config, empty, pdl)
 
 
-def _flash(op: str, kernel: Any, lengths: tuple[int, ...], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
+def _flash(op: str, lengths: tuple[int, int], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
            scale: float, dtype: str, G: int, config: Mapping[str, Any], empty: Callable[..., torch.Tensor],
            pdl: bool) -> torch.Tensor:
-    """Launch a flash-attention kernel over q [B, C, Hq, D]: one program per (BLOCK_M queries, batch x q
-    head); ``lengths``, the kernel's leading length arguments (prefill: S; a chunk: C, S)."""
+    """Launch the flash-attention kernel over q [B, C, Hq, D]: one program per (batch x q head, BLOCK_M
+    queries); ``lengths`` = (C, S), the queries and the keys (a prefill: S, S)."""
     check_device(op, q=q, k=k, v=v)
     check_contiguous_last(op, q=q, k=k, v=v)
     B, C, HQ, D = q.shape
     meta, launch = split(op, config, ("BLOCK_M", "BLOCK_N"), pdl)
     o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
-    kernel[(triton.cdiv(C, meta["BLOCK_M"]), B * HQ)](
+    _attention_flash_kernel[(B * HQ, triton.cdiv(C, meta["BLOCK_M"]))](
         q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
         D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
@@ -343,8 +293,7 @@ def attention_chunk(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: fl
     the KV cache up to and including the chunk (earlier chunks' positions first); query i sees keys
     0 .. S - C + i. -> [B, C, Hq, D], on the Triton kernel with the certified setting ``config``."""
     dtype, G = _check_chunk(q, k, v)
-    return _flash("attention_chunk", _attention_chunk_kernel, (q.shape[1], k.shape[1]), q, k, v, scale, dtype, G,
-                  config, empty, pdl)
+    return _flash("attention_chunk", (q.shape[1], k.shape[1]), q, k, v, scale, dtype, G, config, empty, pdl)
 
 
 def attention_chunk_torch(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: float) -> torch.Tensor:
@@ -439,7 +388,7 @@ def _prefill_candidates(domain: Mapping[str, tuple[int, int | None]], interprete
     if interpreter:
         return [{"BLOCK_M": m, "BLOCK_N": n, "num_warps": 4, "num_stages": 2}
                 for m in (16, 32, 64) for n in (16, 32, 64)]
-    return list(grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64], num_warps=[4, 8], num_stages=[2, 3]))
+    return list(grid(BLOCK_M=[64, 128], BLOCK_N=[32, 64, 128], num_warps=[4, 8], num_stages=[2, 3]))
 
 
 def _prefill_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
