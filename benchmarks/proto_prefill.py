@@ -25,8 +25,25 @@ LOG2E = 1.4426950408889634
 
 
 @triton.jit
-def _blk(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs, m_i, l_i, acc, scale_log2,
-         BLOCK_N: tl.constexpr, DIAGONAL: tl.constexpr, EVEN_D: tl.constexpr):
+def _blk(
+    q,
+    k_base,
+    v_base,
+    start_n,
+    rows,
+    offs_d,
+    mask_d,
+    S,
+    stride_ks,
+    stride_vs,
+    m_i,
+    l_i,
+    acc,
+    scale_log2,
+    BLOCK_N: tl.constexpr,
+    DIAGONAL: tl.constexpr,
+    EVEN_D: tl.constexpr,
+):
     keys = start_n + tl.arange(0, BLOCK_N)
     k_ptrs = k_base + keys[None, :] * stride_ks + offs_d[:, None]
     v_ptrs = v_base + keys[:, None] * stride_vs + offs_d[None, :]
@@ -52,11 +69,35 @@ def _blk(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_
 
 
 @triton.jit
-def _flash(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
-           stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
-           stride_vb, stride_vs, stride_vh, stride_ob, stride_os, stride_oh,
-           D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-           HEADS_FIRST: tl.constexpr, PDL: tl.constexpr):
+def _flash(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    C,
+    S,
+    HQ,
+    G,
+    scale_log2,
+    stride_qb,
+    stride_qs,
+    stride_qh,
+    stride_kb,
+    stride_ks,
+    stride_kh,
+    stride_vb,
+    stride_vs,
+    stride_vh,
+    stride_ob,
+    stride_os,
+    stride_oh,
+    D: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HEADS_FIRST: tl.constexpr,
+    PDL: tl.constexpr,
+):
     dependent_launch(PDL)
     if HEADS_FIRST:  # axis 0 = heads, axis 1 = query blocks, the last (longest) first
         seq_head = tl.program_id(0).to(tl.int64)
@@ -72,8 +113,11 @@ def _flash(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
     offs_d = tl.arange(0, BLOCK_D)
     mask_d = offs_d < D
     mask_c = offs_c < C
-    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_c[:, None] * stride_qs + offs_d[None, :],
-                mask=mask_c[:, None] & mask_d[None, :], other=0.0)
+    q = tl.load(
+        q_ptr + b * stride_qb + h * stride_qh + offs_c[:, None] * stride_qs + offs_d[None, :],
+        mask=mask_c[:, None] & mask_d[None, :],
+        other=0.0,
+    )
     k_base = k_ptr + b * stride_kb + kv * stride_kh
     v_base = v_ptr + b * stride_vb + kv * stride_vh
     rows = past + offs_c
@@ -83,22 +127,83 @@ def _flash(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
     whole = (past + block * BLOCK_M + 1) // BLOCK_N * BLOCK_N
     end = tl.minimum(past + (block + 1) * BLOCK_M, S)
     for start_n in range(0, whole, BLOCK_N):
-        m_i, l_i, acc = _blk(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
-                             m_i, l_i, acc, scale_log2, BLOCK_N, False, D == BLOCK_D)
+        m_i, l_i, acc = _blk(
+            q,
+            k_base,
+            v_base,
+            start_n,
+            rows,
+            offs_d,
+            mask_d,
+            S,
+            stride_ks,
+            stride_vs,
+            m_i,
+            l_i,
+            acc,
+            scale_log2,
+            BLOCK_N,
+            False,
+            D == BLOCK_D,
+        )
     for start_n in range(whole, end, BLOCK_N):
-        m_i, l_i, acc = _blk(q, k_base, v_base, start_n, rows, offs_d, mask_d, S, stride_ks, stride_vs,
-                             m_i, l_i, acc, scale_log2, BLOCK_N, True, D == BLOCK_D)
+        m_i, l_i, acc = _blk(
+            q,
+            k_base,
+            v_base,
+            start_n,
+            rows,
+            offs_d,
+            mask_d,
+            S,
+            stride_ks,
+            stride_vs,
+            m_i,
+            l_i,
+            acc,
+            scale_log2,
+            BLOCK_N,
+            True,
+            D == BLOCK_D,
+        )
     result = acc / l_i[:, None]
-    tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
-             result.to(o_ptr.dtype.element_ty), mask=mask_c[:, None] & mask_d[None, :])
+    tl.store(
+        o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
+        result.to(o_ptr.dtype.element_ty),
+        mask=mask_c[:, None] & mask_d[None, :],
+    )
 
 
 @triton.jit
-def _flash_tma(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
-               stride_qb, stride_qs, stride_qh, stride_kb, stride_ks, stride_kh,
-               stride_vb, stride_vs, stride_vh, stride_ob, stride_os, stride_oh,
-               D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr,
-               HEADS_FIRST: tl.constexpr, PDL: tl.constexpr):
+def _flash_tma(
+    q_ptr,
+    k_ptr,
+    v_ptr,
+    o_ptr,
+    C,
+    S,
+    HQ,
+    G,
+    scale_log2,
+    stride_qb,
+    stride_qs,
+    stride_qh,
+    stride_kb,
+    stride_ks,
+    stride_kh,
+    stride_vb,
+    stride_vs,
+    stride_vh,
+    stride_ob,
+    stride_os,
+    stride_oh,
+    D: tl.constexpr,
+    BLOCK_D: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    HEADS_FIRST: tl.constexpr,
+    PDL: tl.constexpr,
+):
     dependent_launch(PDL)
     seq_head = tl.program_id(0).to(tl.int64)
     block = tl.num_programs(1) - 1 - tl.program_id(1)
@@ -109,12 +214,17 @@ def _flash_tma(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
     offs_c = block * BLOCK_M + tl.arange(0, BLOCK_M)
     offs_d = tl.arange(0, BLOCK_D)
     mask_c = offs_c < C
-    q = tl.load(q_ptr + b * stride_qb + h * stride_qh + offs_c[:, None] * stride_qs + offs_d[None, :],
-                mask=mask_c[:, None], other=0.0)
-    k_desc = tl.make_tensor_descriptor(k_ptr + b * stride_kb + kv * stride_kh, shape=[S, D], strides=[stride_ks, 1],
-                                       block_shape=[BLOCK_N, BLOCK_D])
-    v_desc = tl.make_tensor_descriptor(v_ptr + b * stride_vb + kv * stride_vh, shape=[S, D], strides=[stride_vs, 1],
-                                       block_shape=[BLOCK_N, BLOCK_D])
+    q = tl.load(
+        q_ptr + b * stride_qb + h * stride_qh + offs_c[:, None] * stride_qs + offs_d[None, :],
+        mask=mask_c[:, None],
+        other=0.0,
+    )
+    k_desc = tl.make_tensor_descriptor(
+        k_ptr + b * stride_kb + kv * stride_kh, shape=[S, D], strides=[stride_ks, 1], block_shape=[BLOCK_N, BLOCK_D]
+    )
+    v_desc = tl.make_tensor_descriptor(
+        v_ptr + b * stride_vb + kv * stride_vh, shape=[S, D], strides=[stride_vs, 1], block_shape=[BLOCK_N, BLOCK_D]
+    )
     rows = past + offs_c
     m_i = tl.full((BLOCK_M,), float("-inf"), dtype=tl.float32)
     l_i = tl.zeros((BLOCK_M,), dtype=tl.float32)
@@ -144,8 +254,11 @@ def _flash_tma(q_ptr, k_ptr, v_ptr, o_ptr, C, S, HQ, G, scale_log2,
         acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb)
         m_i = m_next
     result = acc / l_i[:, None]
-    tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
-             result.to(o_ptr.dtype.element_ty), mask=mask_c[:, None])
+    tl.store(
+        o_ptr + b * stride_ob + h * stride_oh + offs_c[:, None] * stride_os + offs_d[None, :],
+        result.to(o_ptr.dtype.element_ty),
+        mask=mask_c[:, None],
+    )
 
 
 def launch(kernel, config, heads_first, q, k, v, scale):
@@ -155,10 +268,28 @@ def launch(kernel, config, heads_first, q, k, v, scale):
     meta = {x: config[x] for x in ("BLOCK_M", "BLOCK_N")}
     blocks = triton.cdiv(C, meta["BLOCK_M"])
     grid = (B * HQ, blocks) if heads_first else (blocks, B * HQ)
-    kernel[grid](q, k, v, o, C, k.shape[1], HQ, G, float(scale) * LOG2E,
-                 *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-                 D=D, BLOCK_D=triton.next_power_of_2(D), HEADS_FIRST=heads_first, PDL=False, **meta,
-                 num_warps=config["num_warps"], num_stages=config["num_stages"])
+    kernel[grid](
+        q,
+        k,
+        v,
+        o,
+        C,
+        k.shape[1],
+        HQ,
+        G,
+        float(scale) * LOG2E,
+        *q.stride()[:3],
+        *k.stride()[:3],
+        *v.stride()[:3],
+        *o.stride()[:3],
+        D=D,
+        BLOCK_D=triton.next_power_of_2(D),
+        HEADS_FIRST=heads_first,
+        PDL=False,
+        **meta,
+        num_warps=config["num_warps"],
+        num_stages=config["num_stages"],
+    )
     return o
 
 
@@ -173,21 +304,26 @@ def main() -> None:
     cls = detect_class(loaded).id
     table = loaded.index(cls, "attention_prefill")
     rows = []
-    space = [dict(zip(("BLOCK_M", "BLOCK_N", "num_warps", "num_stages"), c))
-             for c in itertools.product([64, 128], [64, 128], [4, 8], [2, 3])]
+    space = [
+        dict(zip(("BLOCK_M", "BLOCK_N", "num_warps", "num_stages"), c))
+        for c in itertools.product([64, 128], [64, 128], [4, 8], [2, 3])
+    ]
     for entry in table.entries:
         spans = dict((n, (lo, hi)) for n, lo, hi in entry.domain.ranges)
         if spans["S"][1] not in args.S:
             continue
         task = Task("attention_prefill", "bf16", entry.domain.ranges)
-        sets = timing_sets(task, seed=7)
+        sets = timing_sets(task)
         a = sets[0].args
         shape = {**sets[0].shape, "B": a["q"].shape[0], "HQ": a["q"].shape[2]}
         sdpa = bench(ops.TORCH.attention_prefill, sets)
         ours = bench(functools.partial(ops.SPECS["attention_prefill"].launch, config=entry.config), sets)
         best = {}
-        for name, kernel, hf in (("ptr-heads-first", _flash, True), ("ptr-blocks-first", _flash, False),
-                                 ("tma", _flash_tma, True)):
+        for name, kernel, hf in (
+            ("ptr-heads-first", _flash, True),
+            ("ptr-blocks-first", _flash, False),
+            ("tma", _flash_tma, True),
+        ):
             for config in space:
                 try:
                     t = bench(functools.partial(launch, kernel, config, hf), sets)
@@ -198,14 +334,22 @@ def main() -> None:
                     best[name] = (t, config)
         want = ops.TORCH.attention_prefill(**a).float()
         errors = {}
-        for name, kernel, hf in (("ptr-heads-first", _flash, True), ("ptr-blocks-first", _flash, False),
-                                 ("tma", _flash_tma, True)):
+        for name, kernel, hf in (
+            ("ptr-heads-first", _flash, True),
+            ("ptr-blocks-first", _flash, False),
+            ("tma", _flash_tma, True),
+        ):
             if name in best:
                 got = launch(kernel, best[name][1], hf, **a).float()
                 errors[name] = float((got - want).abs().max())
-        row = {"shape": shape, "max_abs_diff_vs_sdpa": errors, "sdpa_us": round(sdpa, 2), "shipped_us": round(ours, 2),
-               "shipped_config": entry.config,
-               **{n: {"us": round(t, 2), "config": c, "sdpa_over": round(sdpa / t, 3)} for n, (t, c) in best.items()}}
+        row = {
+            "shape": shape,
+            "max_abs_diff_vs_sdpa": errors,
+            "sdpa_us": round(sdpa, 2),
+            "shipped_us": round(ours, 2),
+            "shipped_config": entry.config,
+            **{n: {"us": round(t, 2), "config": c, "sdpa_over": round(sdpa / t, 3)} for n, (t, c) in best.items()},
+        }
         rows.append(row)
         print(json.dumps(row), flush=True)
     if args.json:
