@@ -57,8 +57,35 @@ def _text(archive: Archive, name: str) -> bytes | None:
     return data
 
 
+def _split_one_way(data: bytes) -> str:
+    """Why the header lines of a metadata file could be split differently by its readers ('' when they cannot).
+
+    Python's email parser (pip, packaging, hatchling, this gate) ends a line at a lone CR, ends the fields at the
+    first line that is no header, and drops an mbox ``From `` line; uv's parser (mailparse, up to uv 0.12) ends
+    lines at LF only and reads on through both: a Requires-Dist behind a lone CR is one installer's dependency and
+    part of a Classifier to the other. So every line ends in LF (CR only before it), and Python's parser reads the
+    header block without a defect."""
+    lone = re.search(rb"\r(?!\n)", data)
+    if lone:
+        return (
+            f"a carriage return not followed by a line feed (byte {lone.start()}): Python's email parser ends a "
+            "line there, uv's does not, so they read other fields"
+        )
+    message = BytesParser().parsebytes(data)
+    if message.get_unixfrom() is not None or message.defects:
+        what = message.get_unixfrom() or ", ".join(type(d).__name__ for d in message.defects)
+        return (
+            f"its header block is not plain 'Key: value' lines ended by one blank line ({what[:80]!r}): "
+            "parsers disagree on which lines are fields"
+        )
+    return ""
+
+
 def read_metadata(data: bytes) -> tuple[Metadata | None, str]:
     """Parse one metadata file, validating every field; (None, why) when that fails."""
+    why = _split_one_way(data)
+    if why:
+        return None, why
     try:
         return Metadata.from_email(data, validate=True), ""
     except ExceptionGroup as group:

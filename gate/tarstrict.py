@@ -1,15 +1,16 @@
 """A tar stream read the one way every tool reads it, or refused: the strict reader behind sdist checks.
 
-Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid
-checksum and plain octal numbers; regular files and folders; pax extended headers only for times and
-owners. Refused: pax ``path``, ``linkpath``, ``size`` or any other record that changes which file a
-member is or how long it is, global pax headers, GNU long-name and long-link members (each makes
-the next header's own name a lie that some tools believe), links and devices, base-256 numbers,
-bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills a member's
-(or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
-``size`` that makes a file longer than its header says), and anything after the end-of-archive marker
-(two zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by
-others. Each member's permission bits are kept (``mode``) for the sdist checks.
+Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid checksum
+and plain octal numbers in every numeric field (``tarfile`` takes a header whose device number it cannot
+read for the end of the archive and silently drops every member from there); regular files and folders; pax
+extended headers only for times and owners. Refused: pax ``path``, ``linkpath``, ``size`` or any other
+record that changes which file a member is or how long it is, global pax headers, GNU long-name and
+long-link members (each makes the next header's own name a lie that some tools believe), links and devices,
+base-256 numbers, bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills
+a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
+``size`` that makes a file longer than its header says), and anything after the end-of-archive marker (two
+zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
+Each member's permission bits are kept (``mode``) for the sdist checks.
 
 Hand-written because ``tarfile`` merges pax and GNU extension headers into the member they precede
 without saying so, and stops at the first zero block without looking at what follows.
@@ -174,7 +175,15 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
                 "a GNU header with data in its prefix field, which POSIX tools read as part of the name",
             )
         full = name
-    for field, (lo, hi) in {"uid": (108, 116), "gid": (116, 124), "mtime": (136, 148)}.items():
+    # every number tarfile parses, device numbers too: one it cannot read ends its archive there, silently
+    numbers = {
+        "uid": (108, 116),
+        "gid": (116, 124),
+        "mtime": (136, 148),
+        "devmajor": (329, 337),
+        "devminor": (337, 345),
+    }
+    for field, (lo, hi) in numbers.items():
         _octal(block[lo:hi], full, field)
     mode = _octal(block[100:108], full, "mode")
     size = _octal(block[124:136], full, "size")

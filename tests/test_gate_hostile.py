@@ -830,6 +830,26 @@ def test_sdist_header_with_a_signed_checksum_is_refused(built: Built, tmp_path: 
     assert [f for f in report.findings if f.code == "G312" and "checksum" in f.message], report.findings
 
 
+@pytest.mark.parametrize(("field", "at"), [("devmajor", 329), ("devminor", 337)])
+def test_sdist_header_tarfile_stops_at_is_refused(built: Built, tmp_path: Path, field: str, at: int) -> None:
+    """A device number that is no octal number, in a file's header with a true checksum: tarfile (pip's sdist
+    unpacker) takes that header for the end of the archive and silently unpacks only the members before it (here
+    the package without its tables, pyproject.toml or PKG-INFO), while a reader that skips the field sees them all."""
+    members = sdist_members(built.sdist)
+    first_table = next(i for i, m in enumerate(members) if m.name.startswith(f"{built.root}/tables/"))
+    tar = bytearray(raw_tar(members))
+    header = sum(512 + -(-len(m.data) // 512) * 512 for m in members[:first_table])
+    assert tar[header : header + 100].rstrip(b"\0").decode() == members[first_table].name
+    tar[header + at : header + at + 8] = b"evil!!!\0"
+    tar[header + 148 : header + 156] = b" " * 8
+    tar[header + 148 : header + 156] = b"%06o\x00 " % sum(tar[header : header + 512])
+    sdist = write_sdist(tmp_path / built.sdist.name, bytes(tar))
+    with tarfile.open(sdist) as unpacked:
+        assert len(unpacked.getmembers()) == first_table  # what pip would build from
+    report = judge(sdist)
+    assert field in refused_with(report, "G312", members[first_table].name).message
+
+
 def test_wheel_mode_with_executable_bits_and_no_file_type_is_judged_executable(built: Built, tmp_path: Path) -> None:
     """0o000755: plain to pip and installer (no regular-file type bits), executable to uv."""
     members = wheel_members(built.wheel)
@@ -888,6 +908,43 @@ def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path:
     wheel, path = wheel_with_file(built, tmp_path, "METADATA", edit(metadata_of(built)))  # type: ignore[operator]
     report = judge(wheel)
     assert codes(report) == {"G406"} and said in refused_with(report, "G406", path).message
+
+
+def hidden_behind_a_carriage_return(metadata: bytes) -> bytes:
+    """The same fields, the pins on Python and torch moved behind bare CRs at the end of a Classifier line: Python's
+    email parser (pip, packaging, hatchling, the gate) breaks lines at a lone CR, uv's (mailparse, up to uv 0.12) only
+    at LF, so to uv 0.12 they are part of the classifier and the wheel resolves with any torch, on any Python (uv
+    reads an sdist's PKG-INFO the same way where it takes its metadata from there)."""
+    hide = [b"Requires-Python: >=3.10", b"Requires-Dist: torch<2.15,>=2.11"]
+    lines = [line for line in metadata.split(b"\n") if line not in hide]
+    at = next(i for i, line in enumerate(lines) if line.startswith(b"Classifier:"))
+    lines[at] = b"\r".join([lines[at], *hide])
+    return b"\n".join(lines)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (hidden_behind_a_carriage_return, "carriage return"),
+        (lambda m: m.replace(b"\n\n", b"\n", 1), "header block"),  # no blank line: where the fields end differs
+        (lambda m: b"From neurobrix\n" + m, "header block"),  # a line Python drops, other parsers read
+    ],
+    ids=["fields behind a bare CR", "no blank line after the fields", "an mbox From line"],
+)
+@pytest.mark.parametrize("dist", ["wheel", "sdist"])
+def test_metadata_whose_fields_parsers_split_differently_is_refused(
+    built: Built, tmp_path: Path, edit: object, said: str, dist: str
+) -> None:
+    if dist == "wheel":
+        path = f"{built.dist_info}/METADATA"
+        members = wheel_members(built.wheel)
+        member(members, path).data = edit(member(members, path).data)  # type: ignore[operator]
+        report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    else:
+        path = f"{built.root}/PKG-INFO"
+        pkg_info = next(m.data for m in sdist_members(built.sdist) if m.name == path)
+        report = judge(sdist_with(built, tmp_path, replace={"PKG-INFO": edit(pkg_info)}))  # type: ignore[operator]
+    assert said in refused_with(report, "G404", path).message
 
 
 @pytest.mark.parametrize(
