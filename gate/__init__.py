@@ -18,7 +18,7 @@ is not shipped). Modules, in the order a run uses them:
 ``sdist``       an sdist's layout, its files against the repository (G507, G509), the rebuild (G508)
 ``tools``       twine check --strict and check-wheel-contents, folded in (G401-G403)
 ``smoke``       install the wheel with pip, hash what it wrote, run ``neurobrix tables verify`` (G7xx)
-``checker``     one run over all dists; versions across them (G602, G603); folders (G001, G002)
+``checker``     one run over all dists; versions across them (G602, G603); folders (G001-G003)
 ``report``      text and JSON reports with one verdict
 ``build``       ``python -m build`` into a fresh folder
 ``cli``         ``main(argv)``

@@ -78,6 +78,7 @@ class Archive:
         self.refused_unread = False  # refused whole (a bomb, or an archive read more than one way)
         self._unsafe: set[str] = set()
         self._digests: dict[str, Digest | None] = {}
+        self.sha256 = ""  # of the bytes judged (read once, by _read_file); the report gives this one
 
     def fail(self, check: Check, path: str | None, message: str) -> None:
         self.findings.append(Finding(check, self.dist, path, message))
@@ -122,15 +123,32 @@ class Archive:
         pass
 
 
-def _read_file(path: Path, limits: Limits) -> bytes | None:
+def _read_file(archive: Archive, limits: Limits) -> bytes | None:
+    """The file's bytes, read once (None when larger than the limits); ``archive.sha256`` becomes their hash."""
+    path = archive.path
     try:
         size = path.stat().st_size
         if size > limits.total_size:
+            archive.sha256 = file_sha256(path)  # refused unread (G308); the report still names its bytes
             return None
         with path.open("rb") as fh:
-            return fh.read(limits.total_size + 1)
+            data = fh.read(limits.total_size + 1)
+        if len(data) > limits.total_size:  # it grew after stat(): refused unread all the same
+            archive.sha256 = file_sha256(path)
+            return None
     except OSError as exc:
         raise GateError(f"{path}: cannot be read: {exc}") from exc
+    archive.sha256 = hashlib.sha256(data).hexdigest()
+    return data
+
+
+def file_sha256(path: Path) -> str:
+    """The sha256 of what ``path`` holds now (raises OSError)."""
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        for chunk in iter(lambda: fh.read(1 << 20), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 class WheelArchive(Archive):
@@ -142,7 +160,7 @@ class WheelArchive(Archive):
         self._data = b""
         self._cache: dict[str, bytes] = {}
         self._budget = limits.total_size
-        data = _read_file(path, limits)
+        data = _read_file(self, limits)
         if data is None or len(data) > limits.total_size:
             self.fail(
                 Check.G308,
@@ -213,7 +231,7 @@ class SdistArchive(Archive):
         super().__init__(path, limits)
         self._stream = b""
         self._entries: dict[str, tarstrict.TarEntry] = {}
-        raw = _read_file(path, limits)
+        raw = _read_file(self, limits)
         if raw is None or len(raw) > limits.total_size:
             self.fail(
                 Check.G308,

@@ -10,7 +10,6 @@ Findings are capped per check and dist in the report.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -21,7 +20,7 @@ from packaging.version import Version
 
 from neurobrix.tables import TRACKED_NAME
 
-from .archive import Archive, SdistArchive, WheelArchive, dist_kind, open_archive
+from .archive import Archive, SdistArchive, WheelArchive, dist_kind, file_sha256, open_archive
 from .checks import Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
@@ -134,7 +133,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                     archive.kind,
                     identity.name,
                     None if identity.version is None else str(identity.version),
-                    _sha256(archive.path),
+                    archive.sha256,  # of the bytes judged, read once; G003 below if the file no longer holds them
                 )
             )
         wheels = [a for a in archives if isinstance(a, WheelArchive)]
@@ -178,6 +177,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                 findings.extend(sdist.findings)
             for result in report.smoke:
                 findings.extend(result.findings)
+        findings.extend(_changed_on_disk(archives))
     order = {a.dist: i for i, a in enumerate(archives)}
     findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
     report.findings.extend(capped(findings))
@@ -207,9 +207,23 @@ def _metadata_path(archive: Archive) -> str | None:
     return names[0] if len(names) == 1 else None
 
 
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
+def _changed_on_disk(archives: Sequence[Archive]) -> list[Finding]:
+    """G003 for each dist whose file, once everything was judged, no longer holds the bytes the gate read:
+    the tools, pip and the uploader read the file again, and the report's sha256 must be what was judged."""
+    findings: list[Finding] = []
+    for archive in archives:
+        try:
+            now = file_sha256(archive.path)
+        except OSError as exc:
+            now = f"unreadable ({exc})"
+        if now != archive.sha256:
+            findings.append(
+                Finding(
+                    Check.G003,
+                    archive.dist,
+                    None,
+                    f"the file changed while the gate judged it (sha256 {archive.sha256} read, {now} now); "
+                    "what would be uploaded is not what was judged",
+                )
+            )
+    return findings

@@ -3,10 +3,10 @@
 Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid checksum
 and plain octal numbers in every numeric field (``tarfile`` takes a header whose device number it cannot
 read for the end of the archive and silently drops every member from there); regular files and folders; pax
-extended headers only for times and owners. Refused: pax ``path``, ``linkpath``, ``size`` or any other
-record that changes which file a member is or how long it is, global pax headers, GNU long-name and
-long-link members (each makes the next header's own name a lie that some tools believe), links and devices,
-base-256 numbers, bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills
+extended headers only for times and owners, in one block at most. Refused: pax ``path``, ``linkpath``,
+``size`` or any other record that changes which file a member is or how long it is, global pax headers, GNU
+long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
+and devices, base-256 numbers, bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills
 a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
 ``size`` that makes a file longer than its header says), and anything after the end-of-archive marker (two
 zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
@@ -35,6 +35,10 @@ _TIME = re.compile(rb"\d{1,11}(\.\d{1,9})?")
 _ID = re.compile(rb"\d{1,8}")
 _OWNER = re.compile(rb"[!-~]{0,32}")
 _PAX_VALUE = {"mtime": _TIME, "atime": _TIME, "ctime": _TIME, "uid": _ID, "gid": _ID, "uname": _OWNER, "gname": _OWNER}
+# every allowed record once, each at its longest, fits in one block (7 records of at most 42 bytes): a larger
+# header is no header a tool writes, and refusing it by size answers at once (a header of millions of allowed
+# records, within the size limits, took minutes to read record by record)
+_PAX_MAX = BLOCK
 _KINDS: dict[bytes, MemberKind] = {
     b"0": "file",
     b"\x00": "file",
@@ -133,6 +137,12 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
         if kind_flag == b"x":
             if pax_pending is not None:
                 raise _Fatal(Check.G312, raw_name, "two pax headers in a row")
+            if size > _PAX_MAX:
+                raise _Fatal(
+                    Check.G312,
+                    raw_name,
+                    f"a pax header of {size} bytes: one that sets only times and owners fits in {_PAX_MAX}",
+                )
             _check_pax(data[start : start + size], raw_name)
             pax_pending = raw_name
         elif kind_flag in _EXTENSIONS:

@@ -797,6 +797,26 @@ def test_code_planted_beside_the_dists_never_runs_in_the_gates_tools(built: Buil
     assert report.passed, report.findings
 
 
+def test_sdist_pax_header_of_300000_allowed_records_is_refused_at_once(built: Built, tmp_path: Path) -> None:
+    """Each record is an allowed time, but a header of 300,000 of them (5 MiB; 250 MiB fit the limits, and
+    took the gate and twine two minutes) is no header a tool writes: refused by its size, before any record."""
+    visible = _pax_record("mtime", "1580601600") * 300_000
+    out = bytearray()
+    pax = tarfile.TarInfo("././@PaxHeader")
+    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
+    for m in sdist_members(built.sdist):
+        info = tarfile.TarInfo(m.name)
+        info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
+        out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
+    out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
+    (tmp_path / "many").mkdir()
+    start = time.monotonic()
+    report = judge(write_sdist(tmp_path / "many" / built.sdist.name, bytes(out)))
+    assert time.monotonic() - start < 2.0
+    assert "bytes" in refused_with(report, "G312", "././@PaxHeader").message
+
+
 @pytest.mark.parametrize("key", ["mtime", "atime", "uid", "uname"])
 def test_sdist_pax_value_an_unpacker_cannot_apply_is_refused(built: Built, tmp_path: Path, key: str) -> None:
     """A time past the platform's range (pip's tarfile raises OverflowError), or a huge id, or a name with
@@ -1125,3 +1145,37 @@ def test_the_same_sdist_written_with_pax_times_passes(built: Built, tmp_path: Pa
     sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
     report = judge(sdist)
     assert report.findings == [] and report.passed
+
+
+# The gate's own process: the bytes it judged are the bytes its report names
+
+
+@pytest.mark.parametrize("dist", ["wheel", "sdist"])
+def test_a_dist_swapped_on_disk_while_it_is_judged_is_refused_and_reported_by_its_judged_bytes(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, dist: str
+) -> None:
+    """Another process replaces a dist after the gate has read it (here: once every archive is open). The
+    report must not pass it, and the sha256 it gives the publish step must be that of the bytes judged."""
+    import hashlib
+
+    from gate import checker
+
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    wheel, sdist = folder / built.wheel.name, folder / built.sdist.name
+    wheel.write_bytes(built.wheel.read_bytes())
+    sdist.write_bytes(built.sdist.read_bytes())
+    target = wheel if dist == "wheel" else sdist
+    judged = hashlib.sha256(target.read_bytes()).hexdigest()
+    swapped = target.read_bytes()[:-1] + b"\x01"  # anything else: the gate never reads it
+    real_load = checker.load_repository
+
+    def load_and_swap(root: Path) -> object:
+        target.write_bytes(swapped)
+        return real_load(root)
+
+    monkeypatch.setattr(checker, "load_repository", load_and_swap)
+    report = judge(folder)
+    refused_with(report, "G003", None, target.name)
+    assert {d.file: d.sha256 for d in report.dists}[target.name] == judged
+    assert report.as_json()["verdict"] == "refused"

@@ -33,6 +33,7 @@ from conformance.__main__ import build_parser as conformance_parser
 from conformance.__main__ import cmd_check
 from conformance.__main__ import main as conformance_main
 from gate.report import DistSummary, Report
+from gate.smoke import SmokeResult
 from neurobrix import __version__, tables
 from neurobrix.errors import UsageError
 
@@ -377,8 +378,9 @@ def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
     )
 
 
-def gated_folder(tmp_path: Path, verdict_ok: bool = True) -> Path:
-    """dist/ with two files and gate/report.json written by the gate's own report code."""
+def gated_folder(tmp_path: Path, verdict_ok: bool = True, smoke: str = "passed") -> Path:
+    """dist/ with two files and gate/report.json written by the gate's own report code; ``smoke``: what the
+    install smoke of the wheel says ("passed", "skipped", or "--no-smoke" for a run that never smoked)."""
     import hashlib
 
     work = tmp_path / "work"
@@ -402,6 +404,10 @@ def gated_folder(tmp_path: Path, verdict_ok: bool = True) -> Path:
             )
         )
     report = Report(REPO / "tables" / "TRACKED.yaml", __version__, dists=dists)
+    if smoke == "--no-smoke":
+        report.smoke_skipped = smoke
+    else:
+        report.smoke.append(SmokeResult(dists[0].file, smoke, "what the install smoke said"))  # type: ignore[arg-type]
     data = report.as_json()
     if not verdict_ok:
         data.update(verdict="refused", exit_code=1)
@@ -409,10 +415,16 @@ def gated_folder(tmp_path: Path, verdict_ok: bool = True) -> Path:
     return work
 
 
-@pytest.mark.parametrize("tamper", ["nothing", "a changed byte", "an extra file", "a missing file", "a refusal"])
+@pytest.mark.parametrize(
+    "tamper",
+    ["nothing", "a changed byte", "an extra file", "a missing file", "a refusal", "--no-smoke", "a skipped smoke"],
+)
 def test_publish_uploads_only_the_bytes_the_gate_passed(tmp_path: Path, tamper: str) -> None:
+    """Only a passed report of a release-grade run (the install smoke passed for every wheel: never a
+    `--no-smoke` run, whose text report says "not a release check") lets the files through, byte for byte."""
     require("jq", "sha256sum", "diff", "find")
-    work = gated_folder(tmp_path, verdict_ok=tamper != "a refusal")
+    smoke = {"--no-smoke": "--no-smoke", "a skipped smoke": "skipped"}.get(tamper, "passed")
+    work = gated_folder(tmp_path, verdict_ok=tamper != "a refusal", smoke=smoke)
     wheel = next((work / "dist").glob("*.whl"))
     if tamper == "a changed byte":
         wheel.write_bytes(wheel.read_bytes()[:-1] + b"X")
