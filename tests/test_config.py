@@ -88,6 +88,21 @@ def test_a_missing_or_misshapen_tensor_is_named():
         fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
 
 
+@pytest.mark.parametrize("name", ["model.layers.0.mlp.down_proj.weight", "model.layers.0.self_attn.o_proj.weight"])
+def test_a_transposed_tensor_of_the_right_size_is_refused(name):
+    """A tensor with the right number of elements in the wrong layout (here transposed) is not the tensor the
+    config describes: it is refused by name, never reshaped into place."""
+    cfg = ModelConfig.from_hf({**BASE, "head_dim": 6})  # q heads x head dim = 12 != hidden size 8
+    state = checkpoint(cfg)
+    rows, cols = state[name].shape
+    assert rows != cols
+    state[name] = state[name].T.contiguous()
+    with pytest.raises(
+        WeightsError, match=rf"'{name}' has shape \[{cols}, {rows}\], config.json implies \[{rows}, {cols}\]"
+    ):
+        fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
+
+
 @pytest.mark.parametrize(
     "opts",
     [

@@ -155,6 +155,22 @@ def test_a_reproof_goes_stale_when_the_tables_change(certified_elsewhere, home):
         stack.require_certified_stack("interpreter")
 
 
+def test_a_reproof_goes_stale_when_a_table_is_added(certified_elsewhere, home):
+    """A kernel table added after the re-proof was never checked on this stack: the re-proof does not cover it
+    (a table the re-proof never saw counts as a change, like one it saw that changed or went away)."""
+    root, _ = certified_elsewhere
+    for name in ("silu_mul.json", "silu_mul.proofs.yaml"):
+        (root / "interpreter" / name).unlink()
+    retrack(root)
+    tables.clear_cache()
+    _reproof("interpreter", HERE)
+    stack.require_certified_stack("interpreter")  # the re-proof covers the tables as they were
+    write_kernel(root, "silu_mul", CONFIGS["silu_mul"], triton=_other_minor(STACK["triton"]))
+    tables.clear_cache()
+    with pytest.raises(CompilerStackError, match=r"stale: the tables changed since \(interpreter/silu_mul"):
+        stack.require_certified_stack("interpreter")
+
+
 def test_doctor_reports_the_stack_as_blocking_until_reproved(certified_elsewhere, home, capsys):
     assert main(["doctor", "--json"]) == 1
     findings = {f["name"]: f for f in json.loads(capsys.readouterr().out)["findings"]}

@@ -107,6 +107,27 @@ def test_missing_settings_are_refused_all_at_once_naming_everything(tmp_path, mo
     assert "M=4, N=4" not in message and "rms_norm" not in message
 
 
+def test_a_kernel_without_any_table_is_named_not_skipped(tmp_path):
+    """A class with no settings index at all for a kernel the generation calls: preflight refuses, naming the
+    call, the missing table and the certify command (a skipped call would only fail at launch, after loading)."""
+    from neurobrix.plan import resolve
+
+    root = write_tables(tmp_path / "t")
+    for name in ("rms_norm.json", "rms_norm.proofs.yaml"):
+        (root / "interpreter" / name).unlink()
+    retrack(root)
+    loaded = tables.load(root)
+    assert "rms_norm" not in loaded.kernels("interpreter")
+    calls = {("linear", "fp32", (2, 8, 8)), ("rms_norm", "fp32", (2, 8))}
+    with pytest.raises(MissingEntryError) as err:
+        resolve(calls, loaded, "interpreter")
+    message = str(err.value)
+    assert "1 kernel call(s) have no certified setting" in message
+    assert "rms_norm           fp32 M=2, N=8" in message
+    assert f"{root / 'interpreter' / 'rms_norm.json'}: no table" in message
+    assert "--kernels rms_norm --dtypes fp32" in message
+
+
 def test_a_plan_holds_each_call_with_its_setting(tmp_path):
     from neurobrix.plan import resolve
 

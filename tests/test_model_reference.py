@@ -1,0 +1,247 @@
+"""The model path against transformers for config.json files as the Hub holds them, and sampling against its
+definition.
+
+tests/test_engine.py imports checkpoints that this machine's transformers saves: every config.json there is
+written in transformers 5's form (``rope_parameters``, an explicit ``num_key_value_heads`` and ``head_dim``,
+``rms_norm_eps`` at transformers' default of 1e-6). Most checkpoints on the Hub were saved by transformers 4:
+``rope_theta`` and ``rope_scaling`` at the top level, ``num_key_value_heads`` absent for full multi-head
+attention, ``head_dim`` only where it is not hidden_size / heads, and an eps of their own. Here tiny random
+checkpoints are saved with such config.json files and the engine's logits (PyTorch's kernels: what is checked
+is the model path, not a kernel) are compared with transformers' model in float64 reading the same folder, at
+a prompt past the Llama-3 rule's original context, then step by step through the decode path.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import parity
+import pytest
+import torch
+from hypothesis import assume, given, settings
+from hypothesis import strategies as st
+
+from neurobrix.checkpoint import read_config, weight_files
+from neurobrix.generate import Decoder, Sampling, generate, prefill, sample
+from neurobrix.model import Transformer, weights_from_files
+from neurobrix.ops import TORCH
+
+transformers = pytest.importorskip("transformers")
+
+COMMON = {
+    "hidden_size": 64,
+    "intermediate_size": 96,
+    "num_hidden_layers": 2,
+    "max_position_embeddings": 128,
+    "vocab_size": 97,
+}
+LLAMA3 = {
+    "rope_type": "llama3",
+    "factor": 8.0,
+    "low_freq_factor": 1.0,
+    "high_freq_factor": 4.0,
+    "original_max_position_embeddings": 16,
+}
+# name -> (transformers config class, its arguments, top-level config.json fields as transformers 4 wrote them,
+#          fields transformers 4 left out)
+VARIANTS = {
+    # Llama 3.x as on the Hub: rope_theta and llama3 rope_scaling at the top level, GQA, a head_dim that is not
+    # hidden_size / heads (64 / 4 = 16), an eps far from transformers' default
+    "llama3-legacy-head-dim": (
+        "LlamaConfig",
+        {"num_attention_heads": 4, "num_key_value_heads": 2, "head_dim": 24, "rms_norm_eps": 0.05},
+        {"rope_theta": 500000.0, "rope_scaling": LLAMA3},
+        (),
+    ),
+    # Llama 1/2 style: multi-head attention with no num_key_value_heads field at all, tied embeddings, a theta
+    # of its own at the top level
+    "llama-mha-no-kv-field": (
+        "LlamaConfig",
+        {"num_attention_heads": 4, "num_key_value_heads": 4, "rms_norm_eps": 0.02, "tie_word_embeddings": True},
+        {"rope_theta": 1000000.0},
+        ("num_key_value_heads", "head_dim"),
+    ),
+    # Qwen2 as on the Hub: q/k/v bias, rope_theta at the top level, GQA 3
+    "qwen2-legacy": (
+        "Qwen2Config",
+        {"num_attention_heads": 6, "num_key_value_heads": 2, "hidden_size": 48, "rms_norm_eps": 0.03},
+        {"rope_theta": 50000.0},
+        ("head_dim",),
+    ),
+}
+PROMPT = 24  # past LLAMA3's original context of 16 positions: where the scaled frequencies matter most
+STEPS = 5
+
+
+def save_legacy(folder: Path, variant: str) -> Path:
+    """A tiny random checkpoint whose config.json has the variant's fields as transformers 4 wrote them."""
+    config_name, arguments, top_level, absent = VARIANTS[variant]
+    config = getattr(transformers, config_name)(**{**COMMON, **arguments})
+    torch.manual_seed(0)
+    model = transformers.AutoModelForCausalLM.from_config(config)
+    with torch.no_grad():  # weights large enough that greedy choices are far from ties (as conformance.tiny)
+        for name, p in model.named_parameters():
+            p.normal_(1.0 if "norm" in name else 0.0, 0.2)
+    model.save_pretrained(folder, safe_serialization=True)
+    path = folder / "config.json"
+    data = json.loads(path.read_text())
+    data.pop("rope_parameters", None)
+    for name in absent:
+        data.pop(name, None)
+    data.update(top_level)
+    path.write_text(json.dumps(data, indent=2))
+    return folder
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("legacy")
+    return {variant: save_legacy(root / variant, variant) for variant in VARIANTS}
+
+
+def engine(folder: Path, capacity: int) -> Transformer:
+    cfg = read_config(folder)
+    weights = weights_from_files(cfg, [str(p) for p in weight_files(folder)], torch.float32, "cpu")
+    return Transformer(cfg, weights, TORCH, batch=1, capacity=capacity)
+
+
+def hf_float64(folder: Path):
+    return transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float64).eval()
+
+
+def prompt(vocab: int) -> list[int]:
+    return torch.randint(0, vocab, (PROMPT,), generator=torch.Generator().manual_seed(1)).tolist()
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_hub_config_fields_are_read_as_transformers_reads_them(checkpoints, variant):
+    """Each field the forward pass depends on, against transformers' own reading of the same config.json."""
+    folder = checkpoints[variant]
+    ours, theirs = read_config(folder), transformers.AutoConfig.from_pretrained(folder)
+    assert "rope_parameters" not in json.loads((folder / "config.json").read_text())  # the transformers 4 form
+    rope = theirs.rope_parameters
+    assert ours.rope_theta == rope["rope_theta"]
+    want_scaling = None if rope.get("rope_type", "default") == "default" else rope
+    assert (ours.rope_scaling is None) == (want_scaling is None)
+    if want_scaling is not None:
+        assert {k: v for k, v in want_scaling.items() if k != "rope_theta"} == dict(ours.rope_scaling)
+    # (a config without head_dim: the attention modules take hidden_size / heads, as Qwen2Attention does)
+    assert ours.head_dim == (getattr(theirs, "head_dim", None) or theirs.hidden_size // theirs.num_attention_heads)
+    assert ours.num_heads == theirs.num_attention_heads and ours.num_kv_heads == theirs.num_key_value_heads
+    assert ours.rms_norm_eps == theirs.rms_norm_eps
+    assert ours.tie_word_embeddings == theirs.tie_word_embeddings
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_prefill_and_every_decode_step_match_transformers_float64(checkpoints, variant):
+    """Logits of the prompt's last token, then of each decode step (the engine's own Decoder feeding its
+    position and cache length), each within float32's derived tolerance of transformers in float64."""
+    folder = checkpoints[variant]
+    model = engine(folder, PROMPT + STEPS)
+    hf = hf_float64(folder)
+    ids = prompt(model.cfg.vocab_size)
+    decoder = Decoder(model, 1, use_graph=False)
+    with torch.no_grad():
+        ours = prefill(model, [ids])[0]
+        for step in range(STEPS):
+            truth = hf(torch.tensor([ids])).logits[0, -1]
+            error = float((ours.double() - truth).abs().max())
+            tolerance = parity.logits_tolerance(model.cfg, len(ids), "fp32", truth)
+            assert error <= tolerance, f"step {step}: logits off by {error:.3g} > {tolerance:.3g}"
+            token = int(truth.argmax())
+            ours = decoder.step(torch.tensor([token]), len(ids))[0]
+            ids.append(token)
+
+
+@pytest.mark.parametrize("variant", VARIANTS)
+def test_greedy_generation_matches_transformers(checkpoints, variant):
+    folder = checkpoints[variant]
+    model = engine(folder, PROMPT + STEPS)
+    hf = hf_float64(folder)
+    ids = prompt(model.cfg.vocab_size)
+    out, stats = generate(model, ids, STEPS, Sampling(), eos=set())
+    expected = list(ids)
+    with torch.no_grad():
+        for _ in range(STEPS):
+            expected.append(int(hf(torch.tensor([expected])).logits[0, -1].argmax()))
+    assert out == expected[len(ids) :] and stats.generated_tokens == STEPS
+
+
+# --- sampling: the distribution handed to the draw, against its definition in float64 -----------------------
+
+
+def reference_distribution(logits: list[float], temperature: float, top_k: int | None, top_p: float | None):
+    """The next-token distribution by its definition (transformers' warpers' order): logits over the
+    temperature, the k largest kept, then the smallest set of the most likely tokens whose probability
+    reaches top_p, renormalised; float64, a token at a time."""
+    scores = [x / temperature for x in logits]
+    order = sorted(range(len(scores)), key=lambda i: -scores[i])
+    kept = order[: top_k if top_k is not None else len(order)]
+    if top_p is not None:
+        top = max(scores[i] for i in kept)
+        weights = [math.exp(scores[i] - top) for i in kept]
+        total, reached, nucleus = sum(weights), 0.0, []
+        for i, w in zip(kept, weights):
+            nucleus.append(i)
+            reached += w / total
+            if reached >= top_p:
+                break
+        kept = nucleus
+    top = max(scores[i] for i in kept)
+    weights = {i: math.exp(scores[i] - top) for i in kept}
+    total = sum(weights.values())
+    return [weights.get(i, 0.0) / total for i in range(len(scores))]
+
+
+def _margin_ok(logits: list[float], temperature: float, top_k: int | None, top_p: float | None) -> bool:
+    """No cumulative probability within float32's reach of top_p (where either side of the cut is right)."""
+    if top_p is None or top_p >= 1:
+        return True
+    probs = reference_distribution(logits, temperature, top_k, None)
+    cumulative = 0.0
+    for p in sorted(probs, reverse=True):
+        cumulative += p
+        if abs(cumulative - top_p) < 1e-4:
+            return False
+    return True
+
+
+@settings(max_examples=50, deadline=None, derandomize=True)
+@given(
+    data=st.data(),
+    vocab=st.integers(2, 30),
+    rows=st.integers(1, 3),
+    temperature=st.sampled_from([0.3, 0.7, 1.0, 1.5, 4.0]),
+    top_k=st.none() | st.integers(1, 32),
+    top_p=st.none() | st.sampled_from([0.1, 0.5, 0.8, 0.95, 1.0]),
+)
+def test_sampling_draws_from_the_defined_distribution(data, vocab, rows, temperature, top_k, top_p):
+    """``sample`` hands ``torch.multinomial`` exactly the distribution the options define, per row: the
+    temperature divides, top-k keeps the k largest, top-p the smallest nucleus reaching p."""
+    logits = []
+    for _ in range(rows):  # distinct logits in a random order (no ties at the k-th score), of a random spread
+        order = data.draw(st.permutations(range(vocab)))
+        spread = data.draw(st.sampled_from([0.05, 0.3, 1.0]))
+        logits.append([(v - vocab / 2) * spread for v in order])
+    assume(all(_margin_ok(row, temperature, top_k, top_p) for row in logits))
+    seen = []
+
+    def draw(probs, n, generator=None):
+        seen.append(probs.clone())
+        return probs.argmax(dim=-1, keepdim=True)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch, "multinomial", draw)
+        tokens = sample(torch.tensor(logits), Sampling(temperature, top_k, top_p, seed=0), None)
+    (probs,) = seen
+    assert probs.shape == (rows, vocab) and tokens.shape == (rows,)
+    for row, got in zip(logits, probs):
+        want = torch.tensor(reference_distribution(row, temperature, top_k, top_p), dtype=torch.float64)
+        torch.testing.assert_close(got.double(), want, rtol=0, atol=1e-5)
+
+
+def test_greedy_takes_each_rows_largest_logit():
+    logits = torch.tensor([[0.1, 3.0, -1.0, 2.9], [5.0, -2.0, 4.0, 0.0], [-1.0, -0.5, -3.0, -0.7]])
+    assert sample(logits, Sampling(), None).tolist() == [max(range(4), key=lambda i: float(row[i])) for row in logits]
