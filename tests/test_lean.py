@@ -77,4 +77,4 @@ def test_every_kernel_waits_for_its_predecessor_before_touching_memory():
             body = [s for s in node.body if not (isinstance(s, ast.Expr) and isinstance(s.value, ast.Constant))]
             assert "PDL" in [a.arg for a in node.args.args], f"{path.name}: {node.name} takes no PDL"
             assert ast.unparse(body[0]) == "dependent_launch(PDL)", f"{path.name}: {node.name} starts otherwise"
-    assert found >= 12
+    assert found >= 11  # prefill and chunks share one flash kernel since the sixth session
