@@ -42,10 +42,18 @@ def fixture_tables(tmp_path, monkeypatch) -> Path:
 
 
 # The longest files, in the order they should start: with `pytest -n 2 --dist loadfile` a file runs whole on
-# one worker, files in collection order, so the longest would otherwise start last (alphabetically late)
-# and leave one worker alone at the end (measured 2026-12-01: test_shipped_attention.py ~11 min,
-# test_shipped.py ~9, test_mutants.py ~3 of about 36 minutes of work on 2 workers).
+# one worker, files in collection order (once xdist's reordering is off, above), so the longest would
+# otherwise start last (alphabetically late) and leave one worker alone at the end (measured 2026-12-01:
+# test_shipped_attention.py ~11 min, test_shipped.py ~9, test_mutants.py ~3 of about 36 minutes of work on
+# 2 workers).
 LONGEST_FIRST = ("test_shipped_attention.py", "test_shipped.py", "test_mutants.py")
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    # pytest-xdist reorders the files of --dist loadfile by their number of tests (--loadscope-reorder, on by
+    # default), which put these long files of few tests last; keep the order set below instead
+    if hasattr(config.option, "loadscopereorder"):
+        config.option.loadscopereorder = False
 
 
 def pytest_collection_modifyitems(session: pytest.Session, config: pytest.Config, items: list[pytest.Item]) -> None:
