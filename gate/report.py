@@ -6,6 +6,7 @@ Rendered as text (grouped by dist, then by check, the verdict on the last line) 
 
 from __future__ import annotations
 
+import unicodedata
 from collections import Counter
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,6 +17,16 @@ from .checks import Finding
 from .smoke import SmokeResult
 
 JSON_FORMAT = 1
+
+
+def shown(text: str) -> str:
+    """``text`` safe to print to a terminal or a CI log: names and messages come from the archive under check,
+    so every control, format (bidi overrides) or unassigned character is written as its escape: a member named
+    with ANSI codes or a right-to-left override cannot repaint the log or hide a finding."""
+    return "".join(
+        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn") else ascii(ch)[1:-1]
+        for ch in text
+    )
 
 
 @dataclass(frozen=True)
@@ -93,7 +104,7 @@ class Report:
         for result in self.smoke:
             lines.append(f"install smoke, {result.wheel}: {result.status}: {result.detail}")
         lines.append(self.verdict())
-        return "\n".join(lines)
+        return shown("\n".join(lines))
 
     def verdict(self) -> str:
         kinds = Counter(d.kind for d in self.dists)

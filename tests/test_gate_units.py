@@ -263,3 +263,18 @@ def test_a_folder_that_is_no_git_checkout_is_no_usable_repository(tmp_path: Path
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     with pytest.raises(GateError, match="git checkout"):
         load_repository(tmp_path)
+
+
+def test_the_text_report_escapes_what_could_repaint_a_terminal(tmp_path):
+    """Member names and messages come from the archive under check: ANSI escapes, a carriage return or a bidi
+    override in them are printed as escapes, so they cannot rewrite the log a reviewer reads."""
+    from gate.checks import Finding
+    from gate.report import Report
+
+    hostile = "neurobrix/\x1b[2K\rok\u202etxt.py"
+    report = Report(tmp_path, None)
+    report.findings.append(Finding(Check.G001, "evil.whl", hostile, "bytes \x07 and \x1b]0;title\x07"))
+    text = report.render()
+    assert not any(ch in text for ch in "\x1b\r\x07\u202e")
+    assert "\\x1b[2K\\rok\\u202etxt.py" in text
+    assert text.splitlines()[-1].startswith("gate: REFUSED")
