@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
+from neurobrix.tables import sha256_of
+
 from . import names, tarstrict, zipstrict
 from .checks import Check, Finding, GateError, Limits
 
@@ -129,26 +131,17 @@ def _read_file(archive: Archive, limits: Limits) -> bytes | None:
     try:
         size = path.stat().st_size
         if size > limits.total_size:
-            archive.sha256 = file_sha256(path)  # refused unread (G308); the report still names its bytes
+            archive.sha256 = sha256_of(path)  # refused unread (G308); the report still names its bytes
             return None
         with path.open("rb") as fh:
             data = fh.read(limits.total_size + 1)
         if len(data) > limits.total_size:  # it grew after stat(): refused unread all the same
-            archive.sha256 = file_sha256(path)
+            archive.sha256 = sha256_of(path)
             return None
     except OSError as exc:
         raise GateError(f"{path}: cannot be read: {exc}") from exc
     archive.sha256 = hashlib.sha256(data).hexdigest()
     return data
-
-
-def file_sha256(path: Path) -> str:
-    """The sha256 of what ``path`` holds now (raises OSError)."""
-    digest = hashlib.sha256()
-    with path.open("rb") as fh:
-        for chunk in iter(lambda: fh.read(1 << 20), b""):
-            digest.update(chunk)
-    return digest.hexdigest()
 
 
 class WheelArchive(Archive):

@@ -18,9 +18,9 @@ from pathlib import Path
 
 from packaging.version import Version
 
-from neurobrix.tables import TRACKED_NAME
+from neurobrix.tables import TRACKED_NAME, sha256_of
 
-from .archive import Archive, SdistArchive, WheelArchive, dist_kind, file_sha256, open_archive
+from .archive import Archive, SdistArchive, WheelArchive, dist_kind, open_archive
 from .checks import Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
@@ -213,7 +213,7 @@ def _changed_on_disk(archives: Sequence[Archive]) -> list[Finding]:
     findings: list[Finding] = []
     for archive in archives:
         try:
-            now = file_sha256(archive.path)
+            now = sha256_of(archive.path)
         except OSError as exc:
             now = f"unreadable ({exc})"
         if now != archive.sha256:
