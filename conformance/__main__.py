@@ -342,7 +342,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--variant",
         nargs="+",
         metavar="VARIANT",
-        help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, tiled, tma)",
+        help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, tiled, tma, "
+        "tma_split)",
     )
     c.add_argument(
         "-x",

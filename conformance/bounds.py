@@ -265,8 +265,9 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
       issues one MMA per 16 K (ceil(K / 16) accumulations, each summing at most 16 products and the
       accumulator). Tensor cores may truncate where round-to-nearest rounds, i.e. up to 2 u32 per
       step: gamma_n(2u) = gamma_2n(u), so the count is doubled.
-    skinny (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K), then the
-      SPLIT_K partials merged in order like gemv's (plain fp32 additions: SPLIT_K - 1, not doubled).
+    skinny, tma_split (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K; steps
+      past K add dots of zeros), then the SPLIT_K partials merged in order like gemv's (plain fp32
+      additions: SPLIT_K - 1, not doubled).
     With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
     order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
     """
@@ -276,12 +277,13 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
     if variant == "gemv":
         return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
-    if variant in ("tiled", "tma", "skinny"):
+    if variant in ("tiled", "tma", "skinny", "tma_split"):
         if dtype == torch.float32:
             return None
-        length = k_slice if variant == "skinny" else K
+        sliced = variant in ("skinny", "tma_split")
+        length = k_slice if sliced else K
         dots = 2 * max(_cdiv(length, block_k) + block_k - 1, _cdiv(length, 16) + 16)
-        return dots + (split_k - 1 if variant == "skinny" else 0)
+        return dots + (split_k - 1 if sliced else 0)
     raise ValueError(f"linear: no summation order known for variant {variant!r}")
 
 

@@ -76,7 +76,7 @@ class Mutant:
 
 
 LINEAR = "neurobrix/ops/linear.py"
-GEMV, SKINNY, TILED, TMA = ("gemv",), ("skinny",), ("tiled",), ("tma",)
+GEMV, SKINNY, TILED, TMA, TMA_SPLIT = ("gemv",), ("skinny",), ("tiled",), ("tma",), ("tma_split",)
 SPLIT = ("gemv", "skinny")  # the split-K merge kernel serves both
 NORM = "neurobrix/ops/rms_norm.py"
 ROTARY = "neurobrix/ops/rotary.py"
@@ -470,6 +470,110 @@ MUTANTS: tuple[Mutant, ...] = (
         "every column tile of the persistent kernel adds the first tile's bias",
         "wrong indexing",
         variants=TMA,
+    ),
+    # ------------------------------------------------------------------------------------ linear: tma_split
+    Mutant(
+        "linear.tma_split.accumulator-not-reset-per-unit",
+        "linear",
+        LINEAR,
+        "    units = num_pid_m * num_pid_n * SPLIT_K\n"
+        "    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
+        "                         warp_specialize=WARP_SPECIALIZE):\n"
+        "        tile = unit // SPLIT_K\n"
+        "        k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K\n"
+        "        group_id = tile // num_pid_in_group\n"
+        "        first_pid_m = group_id * GROUP_M\n"
+        "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
+        "        pid_m = first_pid_m + tile % num_pid_in_group % group_size_m\n"
+        "        pid_n = tile % num_pid_in_group // group_size_m\n"
+        "        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
+        "        for step in range(slice_steps):\n",
+        "    units = num_pid_m * num_pid_n * SPLIT_K\n"
+        "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
+        "    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
+        "                         warp_specialize=WARP_SPECIALIZE):\n"
+        "        tile = unit // SPLIT_K\n"
+        "        k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K\n"
+        "        group_id = tile // num_pid_in_group\n"
+        "        first_pid_m = group_id * GROUP_M\n"
+        "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
+        "        pid_m = first_pid_m + tile % num_pid_in_group % group_size_m\n"
+        "        pid_n = tile % num_pid_in_group // group_size_m\n"
+        "        for step in range(slice_steps):\n",
+        "the persistent program's accumulator is not zeroed per unit: its second tile adds the first's",
+        "state not reset between tiles",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.last-unit-skipped",
+        "linear",
+        LINEAR,
+        "    units = num_pid_m * num_pid_n * SPLIT_K\n",
+        "    units = num_pid_m * num_pid_n * SPLIT_K - 1\n",
+        "the walk over units stops one short: the last tile (or its last K slice) is never computed",
+        "tail dropped",
+        fast=True,
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.slice-steps-floor",
+        "linear",
+        LINEAR,
+        "slice_steps = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)",
+        "slice_steps = tl.cdiv(K, BLOCK_K) // SPLIT_K",
+        "each K slice is the floor of its share of K steps: the last steps of K belong to no slice",
+        "tail dropped",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.slice-start-in-steps",
+        "linear",
+        LINEAR,
+        "k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K",
+        "k_first = (unit % SPLIT_K) * slice_steps",
+        "a slice starts at its index in BLOCK_K steps read as elements: slices overlap, the end of K is never read",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.group-mapping",
+        "linear",
+        LINEAR,
+        "        pid_n = tile % num_pid_in_group // group_size_m",
+        "        pid_n = tile % num_pid_in_group // GROUP_M",
+        "the tile mapping divides by GROUP_M where the last group is smaller",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.low-precision-accumulator",
+        "linear",
+        LINEAR,
+        "acc = tl.dot(a, b.T, acc, input_precision=PRECISION)",
+        "acc = tl.dot(a, b.T, acc, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
+        "the accumulator rounded to the input dtype after each K step",
+        "low-precision accumulation",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.halves-swapped",
+        "linear",
+        LINEAR,
+        "                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], left.to(y_desc.dtype))",
+        "                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], right.to(y_desc.dtype))",
+        "the subtiled epilogue stores the right half of the tile in both halves",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.partial-of-slice-zero",
+        "linear",
+        LINEAR,
+        "tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc, mask=in_y)",
+        "tl.store(tile_partials, acc, mask=in_y)",
+        "every K slice stores its partial sums in the place of slice 0: the merge adds unwritten partials",
+        "merge skips a split",
+        variants=TMA_SPLIT,
     ),
     # -------------------------------------------------------------------------------------------- rms_norm
     Mutant(

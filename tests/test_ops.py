@@ -358,6 +358,27 @@ def test_linear_tma_variant(dtype, M, N, K):
         conforms("linear", dtype, config, seed=seed, M=M, N=N, K=K)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("split_k, subtile", [(1, 0), (1, 1), (2, 0), (3, 0)])
+@pytest.mark.parametrize("M, N, K", [(37, 72, 96), (70, 40, 200)])
+def test_linear_tma_split_variant(dtype, split_k, subtile, M, N, K):
+    """tma_split: a tile's K range in SPLIT_K slices (the last ones partial or past K: zero-filled), their
+    fp32 partials merged by the last slice to arrive; SPLIT_K 1 stores the tile, whole or in halves."""
+    config = {
+        "variant": "tma_split",
+        "BLOCK_M": 32,
+        "BLOCK_N": 32,
+        "BLOCK_K": 32,
+        "GROUP_M": 2,
+        "SPLIT_K": split_k,
+        "SUBTILE": subtile,
+        "WARP_SPECIALIZE": False,
+        "num_warps": 4,
+        "num_stages": 2,
+    }
+    conforms("linear", dtype, config, seed=split_k, M=M, N=N, K=K)
+
+
 def test_linear_tma_variant_refuses_unaligned_rows():
     config = {
         "variant": "tma",

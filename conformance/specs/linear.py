@@ -43,8 +43,9 @@ def small(config: Mapping[str, Any]) -> Small:
     """Rows, columns and K across each block of the setting with tails: two BLOCK_N column blocks and a
     partial one; for split-K (gemv, skinny) K from one step per slice to two (2 SPLIT_K BLOCK_K), so some
     slices are empty, some partial; rows one at a time for gemv (a program per row), across two BLOCK_M
-    blocks for skinny, and for the grouped tiles (tiled, tma) into a second group of GROUP_M row blocks.
-    TMA rows must be 16-byte aligned: N and K multiples of 8."""
+    blocks for skinny, and for the grouped tiles (tiled, tma, tma_split) into a second group of GROUP_M
+    row blocks; tma_split's K, like skinny's, to two steps per slice. TMA rows must be 16-byte aligned: N
+    and K multiples of 8."""
     variant = config["variant"]
     block_n, block_k = int(config["BLOCK_N"]), int(config["BLOCK_K"])
     cols = {"N": (1, 2 * block_n + 1)}
@@ -57,9 +58,11 @@ def small(config: Mapping[str, Any]) -> Small:
         block_m = int(config["BLOCK_M"])
         return Small({"M": (1, 2 * block_m + 1), **cols, **depth}, {"M": (block_m,), **blocks})
     block_m, group = int(config["BLOCK_M"]), int(config["GROUP_M"])
-    ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, 3 * block_k + 1)}
-    blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": (block_k,)}
-    return Small(ranges, blocks, {"N": 8, "K": 8} if variant == "tma" else {})
+    split_k = int(config.get("SPLIT_K", 1))
+    ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, max(3, 2 * split_k) * block_k + 1)}
+    slices = (block_k,) if split_k == 1 else (block_k, split_k * block_k)
+    blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": slices}
+    return Small(ranges, blocks, {"N": 8, "K": 8} if variant in ("tma", "tma_split") else {})
 
 
 RECORDS = (

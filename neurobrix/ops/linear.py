@@ -24,6 +24,11 @@ K = in_features (exact). The certified config picks the variant:
            descriptors (Hopper's bulk tensor copies); out-of-range rows and columns are zero-filled
            on load and clipped on store by the descriptors. Needs 16-byte aligned rows (K and N
            multiples of 8 in 16-bit dtypes): the launcher refuses a call that is not.
+``tma_split`` ``tma``'s walk over units that may be slices of a tile's K range (SPLIT_K per tile: the
+           split-K GEMM for prompts whose output has too few tiles to fill the GPU, fp32 partials merged
+           in split order by the tile's last slice to arrive, as ``MERGE: "last"`` does), the epilogue
+           stored in two halves (SUBTILE: half the staging memory, room for one more pipeline stage)
+           and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify.
 """
 
 from __future__ import annotations
@@ -261,6 +266,68 @@ def _linear_tma_kernel(
         y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))
 
 
+@triton.jit
+def _linear_tma_split_kernel(
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
+    M, N, K,
+    stride_xm, stride_wn, stride_ym,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT_K: tl.constexpr, SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PDL: tl.constexpr,
+):
+    """``tma``'s persistent walk over units of work: a unit is one of SPLIT_K slices of an output tile's K
+    range (the slices of a tile are adjacent in the walk, so they run at once and share the x tile in L2).
+    With SPLIT_K 1 a unit is a tile, stored through the descriptor, as two halves of BLOCK_N / 2 columns
+    when SUBTILE (half the staging memory, the first half's store overlapping the second's conversion).
+    With SPLIT_K > 1 each slice stores fp32 partial sums and the tile's last slice to arrive sums them in
+    split order (``_merge_if_last``)."""
+    dependent_launch(PDL)
+    STORE_N: tl.constexpr = BLOCK_N // 2 if SUBTILE else BLOCK_N
+    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
+    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
+    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, STORE_N])
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    num_pid_in_group = GROUP_M * num_pid_n
+    # each slice is a whole number of BLOCK_K steps; steps past K load zeros (the descriptor fills them)
+    slice_steps = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)
+    # the walk is flattened (the next unit's loads start during this one's epilogue) unless split: the loop
+    # of the merge over the slices cannot be flattened into it
+    units = num_pid_m * num_pid_n * SPLIT_K
+    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,
+                         warp_specialize=WARP_SPECIALIZE):
+        tile = unit // SPLIT_K
+        k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K
+        group_id = tile // num_pid_in_group
+        first_pid_m = group_id * GROUP_M
+        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
+        pid_m = first_pid_m + tile % num_pid_in_group % group_size_m
+        pid_n = tile % num_pid_in_group // group_size_m
+        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for step in range(slice_steps):
+            a = x_desc.load([pid_m * BLOCK_M, k_first + step * BLOCK_K])
+            b = w_desc.load([pid_n * BLOCK_N, k_first + step * BLOCK_K])
+            acc = tl.dot(a, b.T, acc, input_precision=PRECISION)
+        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        if SPLIT_K == 1:
+            if HAS_BIAS:
+                acc += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
+            if SUBTILE:
+                left, right = tl.split(tl.permute(tl.reshape(acc, (BLOCK_M, 2, STORE_N)), (0, 2, 1)))
+                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], left.to(y_desc.dtype))
+                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + STORE_N], right.to(y_desc.dtype))
+            else:
+                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], acc.to(y_desc.dtype))
+        else:  # fp32 partial sums [SPLIT_K, M, N]; the tile's last slice to arrive merges them
+            offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+            in_y = (offs_m < M)[:, None] & (offs_n < N)[None, :]
+            tile_partials = part_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
+            tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc, mask=in_y)
+            _merge_if_last(acc, tile_partials, M * N, in_y, counter_ptr + tile, b_ptr + offs_n[None, :],
+                           (offs_n < N)[None, :], y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
+                           HAS_BIAS, SPLIT_K)
+
+
 def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
     """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
     descriptors themselves: Triton asks the allocator set for this thread (a context variable), so it
@@ -317,7 +384,8 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 
 _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
              "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-             "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
+             "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
+             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
@@ -365,11 +433,21 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
-    else:
+    elif variant == "tma":
         _tma_ready(x, weight, y)
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+        )
+    else:
+        _tma_ready(x, weight, y)
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        split_k = meta["SPLIT_K"]
+        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        counters = tile_counters(x.device, tiles) if split_k > 1 else y  # never touched with SPLIT_K 1
+        _linear_tma_split_kernel[(_programs(x.device, tiles * split_k),)](
+            x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     return y
@@ -418,12 +496,28 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
         # persistent + TMA (Hopper): BM 128, BN 256, BK 64, 8 warps, 3 stages was the best measured
         found += ({"variant": "tma", "BLOCK_M": 128, **c, "BLOCK_K": 64, "GROUP_M": 8}
                   for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
-        # few output tiles (less than two waves of 128 x 128 tiles on a 132-SM GPU, e.g. 512 x 896): most
-        # multiprocessors would idle, so also split K (the skinny kernel's tiles with split-K partials)
+        found.append({"variant": "tma", "BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4,
+                      "num_stages": 4})
+        # tma_split: the same walk, the epilogue stored in halves (which leaves the shared memory for a fourth
+        # stage of 128 x 256 tiles: the fastest on the largest prompts, 2026-12-02 prototype) and warp
+        # specialisation offered
+        tile = {"BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1}
+        found += ({"variant": "tma_split", **tile, **c} for c in (
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 8, "num_stages": 4},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": True, "num_warps": 8, "num_stages": 3},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 8, "num_stages": 3},
+            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 8, "num_stages": 5},
+            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
+            {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
+        ))
+        # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
+        # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
-        if triton.cdiv(m_hi, 128) * triton.cdiv(n_hi, 128) < 264 and k_hi >= 1024:
-            found += ({"variant": "skinny", **c, "BLOCK_K": 64, "num_stages": 3}
-                      for c in grid(BLOCK_M=[64, 128], BLOCK_N=[64, 128], SPLIT_K=[2, 4], num_warps=[4, 8]))
+        if triton.cdiv(m_hi, 128) * triton.cdiv(n_hi, 128) < 400 and k_hi >= 1024:
+            found += ({"variant": "tma_split", **tile, **c, "SUBTILE": 0, "WARP_SPECIALIZE": False}
+                      for c in (*grid(BLOCK_M=[128], BLOCK_N=[128], SPLIT_K=[2, 3, 4], num_warps=[8], num_stages=[4]),
+                                *grid(BLOCK_M=[64], BLOCK_N=[128], SPLIT_K=[2, 4], num_warps=[4], num_stages=[4]),
+                                *grid(BLOCK_M=[128], BLOCK_N=[256], SPLIT_K=[2], num_warps=[8], num_stages=[3])))
     return found
 
 
@@ -440,12 +534,14 @@ def _with_merges(settings: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
     """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
-    for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes)."""
-    if config.get("variant") not in ("tiled", "tma", "skinny"):
+    for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes); half of it staged when
+    tma_split stores the tile in two halves."""
+    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split"):
         return 0
     stages = config.get("num_stages", 1)
     operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
-    return operands + config["BLOCK_M"] * config["BLOCK_N"] * itemsize
+    staged = config["BLOCK_N"] // 2 if config.get("SUBTILE") else config["BLOCK_N"]
+    return operands + config["BLOCK_M"] * staged * itemsize
 
 
 SPECS = (
