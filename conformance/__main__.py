@@ -65,6 +65,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             shipped=args.shipped,
             variants=set(args.variant) if args.variant else None,
             exitfirst=args.exitfirst,
+            where=_where(args.where),
         )
     print(check.render(report))
     if args.json:
@@ -343,7 +344,14 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="VARIANT",
         help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, tiled, tma, "
-        "tma_split)",
+        "tma_split, stream)",
+    )
+    c.add_argument(
+        "--where",
+        action="append",
+        metavar="DIM=LO:[HI]",
+        help="only entries whose domain lies inside this range of a key dimension (repeatable), e.g. --where "
+        "M=513: after `certify --where M=513:` certified linear's prompt rows again",
     )
     c.add_argument(
         "-x",

@@ -406,6 +406,19 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     return carried
 
 
+def _inside(entry: Setting, where: dict[str, tuple[int, int | None]]) -> bool:
+    """Whether the entry's domain lies inside ``where`` on every dimension it names (a kernel without one
+    of them has no domain inside)."""
+    spans = {name: (lo, hi) for name, lo, hi in entry.domain.ranges}
+    for dim, (lo, hi) in where.items():
+        if dim not in spans:
+            return False
+        first, last = spans[dim]
+        if first < lo or (hi is not None and (last is None or last > hi)):
+            return False
+    return True
+
+
 def check_class(
     gpu_class: str,
     kernels: list[str] | None,
@@ -422,6 +435,7 @@ def check_class(
     shipped: bool = False,
     variants: set[str] | None = None,
     exitfirst: bool = False,
+    where: dict[str, tuple[int, int | None]] | None = None,
 ) -> Report:
     """Every selected entry checked; with several workers (``jobs``, GPUs) entries run in parallel.
 
@@ -431,6 +445,7 @@ def check_class(
     ``shipped``: also every other distinct setting of every class's tables, at its small shapes
     (``conformance.shipped``). ``variants``: only settings of these variants (config["variant"]).
     ``exitfirst``: stop starting entries once one has failed (the rest are counted as left).
+    ``where``: only entries whose domain lies inside these ranges ({dim: (lo, hi or None)}), as certify's.
 
     ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
     An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
@@ -457,6 +472,9 @@ def check_class(
     if unknown:
         offered = "; ".join(f"{k}: {', '.join(SPECS[k].variants)}" for k in chosen if SPECS[k].variants)
         raise UsageError(f"no variant {', '.join(unknown)} in {', '.join(chosen)} (variants: {offered or 'none'})")
+    outside = sorted(set(where or {}) - {dim for k in chosen for dim in SPECS[k].key})
+    if outside:
+        raise UsageError(f"--where names {', '.join(outside)}, a dimension of none of {', '.join(chosen)}")
     n = examples or profile(profile_name).max_examples
     report = Report(
         gpu_class,
@@ -474,7 +492,7 @@ def check_class(
     work: list[tuple[str, Setting, str, Target | None]] = []
     for k in chosen:
         for e, d in select(have[k], dtypes):
-            if not wanted(e.config):
+            if not wanted(e.config) or (where and not _inside(e, where)):
                 continue
             earlier = carried.get(_key(k, d, e.domain.describe(), dict(e.config)))
             wrong_door = lookup_problem(have[k], e, d)
@@ -502,6 +520,9 @@ def check_class(
             f"no entry of {', '.join(chosen)} on {gpu_class} has a setting of variant "
             f"{', '.join(sorted(variants))}{hint}"
         )
+    if where and not work and not report.results:
+        shown = ", ".join(f"{dim}={lo}:{'' if hi is None else hi}" for dim, (lo, hi) in where.items())
+        raise UsageError(f"no entry of {', '.join(chosen)} on {gpu_class} lies inside --where {shown}")
     if report.resumed_from is not None:
         report.resumed_from["carried"] = len(report.results)
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])

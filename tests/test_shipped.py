@@ -149,17 +149,37 @@ def test_check_shipped_names_where_each_setting_is_shipped(tmp_path, capsys):
         == 0
     )
     out = capsys.readouterr().out
-    assert "with every class's shipped settings at small shapes" in out and "PASSED: 2 entry checks" in out
+    tma = [
+        s
+        for s in shipped.shipped_settings(tables.load(REPO / "tables"), True, ["linear"])
+        if s.config["variant"] == "tma"
+    ]
+    assert tma, "no class ships a tma setting: this test needs one"
+    assert "with every class's shipped settings at small shapes" in out and f"PASSED: {len(tma)} entry checks" in out
     report = json.loads(report_path.read_text())
-    assert report["shipped"] and report["summary"]["linear"]["shipped"] == 2
+    assert report["shipped"] and report["summary"]["linear"]["shipped"] == len(tma)
     for entry in report["entries"]:
         assert entry["config"]["variant"] == "tma" and entry["dtype"] == "fp16"
         assert entry["shipped_in"].startswith("shipped in nvidia-h200 (") and entry["domain"].startswith("fp16 M=1..")
     assert conformance_main(["check", "--class", "interpreter", "--kernel", "linear", "--variant", "tma"]) == 2
     assert "has a setting of variant tma (--shipped adds every class's settings)" in capsys.readouterr().err
     assert conformance_main(["check", "--class", "interpreter", "--kernel", "linear", "--variant", "gemm"]) == 2
-    variants = "gemv, skinny, tiled, tma, tma_split"
+    variants = ", ".join(SPECS["linear"].variants)
     assert f"no variant gemm in linear (variants: linear: {variants})" in capsys.readouterr().err
+
+
+def test_check_where_takes_only_the_entries_inside_the_range(tmp_path, capsys):
+    """`check --where M=5:` checks linear's prompt-row entries only (what `certify --where M=5:` certified
+    again); a dimension no chosen kernel has, or a range holding no entry, is a usage error."""
+    report_path = tmp_path / "r.json"
+    argv = ["check", "--class", "interpreter", "--kernel", "linear", "--profile", "ci", "--examples", "2"]
+    assert conformance_main([*argv, "--where", "M=5:", "--json", str(report_path)]) == 0
+    entries = json.loads(report_path.read_text())["entries"]
+    assert entries and all(e["domain"].split()[1].startswith("M=5..") for e in entries), entries
+    assert conformance_main([*argv, "--where", "S=1:"]) == 2
+    assert "--where names S, a dimension of none of linear" in capsys.readouterr().err
+    assert conformance_main([*argv, "--where", "M=2:3"]) == 2
+    assert "no entry of linear on interpreter lies inside --where M=2:3" in capsys.readouterr().err
 
 
 def test_exitfirst_stops_after_the_first_failing_entry(monkeypatch):
