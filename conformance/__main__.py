@@ -344,7 +344,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         metavar="VARIANT",
         help="only settings of these variants (a kernel with several code paths: linear's gemv, skinny, tiled, tma, "
-        "tma_split, stream)",
+        "tma_split)",
     )
     c.add_argument(
         "--where",

@@ -268,10 +268,6 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     skinny, tma_split (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K; steps
       past K add dots of zeros), then the SPLIT_K partials merged in order like gemv's (plain fp32
       additions: SPLIT_K - 1, not doubled).
-    stream (fp16/bf16 operands): tma's K loop over the whole of K, restarted from zero at each segment
-      boundary (which adds no rounding), then at most one segment per K step merged in order (plain fp32
-      additions: ceil(K / BLOCK_K) - 1, not doubled; the count of segments depends on the device's
-      multiprocessors, so the bound takes the most any device can cut).
     With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
     order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
     """
@@ -281,11 +277,6 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
     if variant == "gemv":
         return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
-    if variant == "stream":
-        if dtype == torch.float32:
-            return None
-        steps = _cdiv(K, block_k)
-        return 2 * max(steps + block_k - 1, _cdiv(K, 16) + 16) + steps - 1
     if variant in ("tiled", "tma", "skinny", "tma_split"):
         if dtype == torch.float32:
             return None

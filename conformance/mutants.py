@@ -76,7 +76,7 @@ class Mutant:
 
 
 LINEAR = "neurobrix/ops/linear.py"
-GEMV, SKINNY, TILED, TMA, TMA_SPLIT, STREAM = ("gemv",), ("skinny",), ("tiled",), ("tma",), ("tma_split",), ("stream",)
+GEMV, SKINNY, TILED, TMA, TMA_SPLIT = ("gemv",), ("skinny",), ("tiled",), ("tma",), ("tma_split",)
 SPLIT = ("gemv", "skinny")  # the split-K merge kernel serves both
 NORM = "neurobrix/ops/rms_norm.py"
 ROTARY = "neurobrix/ops/rotary.py"
@@ -574,58 +574,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "every K slice stores its partial sums in the place of slice 0: the merge adds unwritten partials",
         "merge skips a split",
         variants=TMA_SPLIT,
-    ),
-    # --------------------------------------------------------------------------------------- linear: stream
-    Mutant(
-        "linear.stream.first-owner-off-by-one",
-        "linear",
-        LINEAR,
-        "first_owner = (((tile * k_steps + 1).to(tl.int64)",
-        "first_owner = (((tile * k_steps).to(tl.int64)",
-        "the first program of a tile is taken from the step before it: a cut tile counts one segment too few",
-        "merged before every part arrived",
-        variants=STREAM,
-    ),
-    Mutant(
-        "linear.stream.merge-skips-last-segment",
-        "linear",
-        LINEAR,
-        "for _ in range(segments):",
-        "for _ in range(segments - 1):",
-        "the merge of a cut tile leaves out its last segment",
-        "merge skips a split",
-        fast=True,
-        variants=STREAM,
-    ),
-    Mutant(
-        "linear.stream.share-end-floor",
-        "linear",
-        LINEAR,
-        "k_last = tl.minimum(k_steps, k_first + share_end - step)",
-        "k_last = tl.minimum(k_steps - 1, k_first + share_end - step)",
-        "the walk never reaches a tile's last K step",
-        "tail dropped",
-        variants=STREAM,
-    ),
-    Mutant(
-        "linear.stream.counter-not-reset",
-        "linear",
-        LINEAR,
-        '                tl.atomic_xchg(counter_ptr + tile, 0, sem="relaxed", scope="gpu")\n',
-        "",
-        "a cut tile's arrival counter is never reset: the next launch merges before its segments arrive",
-        "state not reset between launches",
-        variants=STREAM,
-    ),
-    Mutant(
-        "linear.stream.low-precision-sums",
-        "linear",
-        LINEAR,
-        "sums = tl.dot(a, b.T, sums, input_precision=PRECISION)",
-        "sums = tl.dot(a, b.T, sums, input_precision=PRECISION).to(a.dtype).to(tl.float32)",
-        "a segment's sums rounded to the input dtype after each K step",
-        "low-precision accumulation",
-        variants=STREAM,
     ),
     # -------------------------------------------------------------------------------------------- rms_norm
     Mutant(

@@ -21,7 +21,6 @@ from conformance import harness
 from conformance.strategies import GuardBandError
 from neurobrix import ops
 from neurobrix.errors import InvalidInputError
-from neurobrix.ops import linear as linear_op
 
 
 class FixtureOps:
@@ -378,29 +377,6 @@ def test_linear_tma_split_variant(dtype, split_k, subtile, M, N, K):
         "num_stages": 2,
     }
     conforms("linear", dtype, config, seed=split_k, M=M, N=N, K=K)
-
-
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize("M, N, K", [(1, 8, 8), (37, 72, 96), (70, 40, 200), (33, 64, 64)])
-def test_linear_stream_variant(dtype, M, N, K):
-    """Stream-K: off a GPU two programs split the tiles' K steps, so the tile holding the middle step is cut
-    between them (its segments merged by the last to arrive) unless the steps split at a tile's edge."""
-    config = {"variant": "stream", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 2, "num_warps": 4}
-    for seed in (0, 1):
-        conforms("linear", dtype, config, seed=seed, M=M, N=N, K=K)
-
-
-def test_stream_slots_hold_every_segment_of_a_tile():
-    """A tile is cut into at most stream_slots(...) segments, for any tiles, K steps and programs (P <= T)."""
-    for tiles in range(1, 12):
-        for k_steps in range(1, 12):
-            total = tiles * k_steps
-            for programs in range(1, min(total, 20) + 1):
-                starts = [p * total // programs for p in range(programs + 1)]
-                for tile in range(tiles):
-                    lo, hi = tile * k_steps, (tile + 1) * k_steps
-                    cut = sum(1 for p in range(programs) if max(starts[p], lo) < min(starts[p + 1], hi))
-                    assert cut <= linear_op.stream_slots(tiles, k_steps, programs), (tiles, k_steps, programs)
 
 
 def test_linear_tma_variant_refuses_unaligned_rows():

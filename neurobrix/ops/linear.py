@@ -29,9 +29,6 @@ K = in_features (exact). The certified config picks the variant:
            in split order by the tile's last slice to arrive, as ``MERGE: "last"`` does), the epilogue
            stored in two halves (SUBTILE: half the staging memory, room for one more pipeline stage)
            and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify.
-``stream`` stream-K on ``tma``'s tiles: the tiles' BLOCK_K steps in one contiguous share per program,
-           so no wave of tiles leaves multiprocessors idle; a tile cut between shares is merged from
-           fp32 segment sums, in segment order, by its last segment to arrive.
 """
 
 from __future__ import annotations
@@ -331,85 +328,6 @@ def _linear_tma_split_kernel(
                            HAS_BIAS, SPLIT_K)
 
 
-@triton.jit
-def _linear_stream_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
-    M, N, K,
-    stride_xm, stride_wn, stride_ym,
-    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    PDL: tl.constexpr,
-):
-    """Stream-K: the output tiles' BLOCK_K steps, tile after tile, cut into one contiguous share per program
-    (program p takes steps [p T / P, (p + 1) T / P) of the T = tiles x k_steps), so every multiprocessor
-    gets the same work whatever the number of tiles (no last, partly idle wave). A tile whose steps lie in
-    one share is stored whole; a tile cut between shares is summed in segments, one per program, each
-    storing fp32 partial sums in its segment's slot, and the tile's last segment to arrive adds the slots
-    in segment order (the same result on every run)."""
-    dependent_launch(PDL)
-    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
-    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
-    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, BLOCK_N])
-    num_tile_m = tl.cdiv(M, BLOCK_M)
-    num_tile_n = tl.cdiv(N, BLOCK_N)
-    num_pid_in_group = GROUP_M * num_tile_n
-    k_steps = tl.cdiv(K, BLOCK_K)
-    total = num_tile_m * num_tile_n * k_steps
-    programs = tl.num_programs(0)
-    pid = tl.program_id(0)
-    step = (pid.to(tl.int64) * total // programs).to(tl.int32)
-    share_end = ((pid.to(tl.int64) + 1) * total // programs).to(tl.int32)
-    while step < share_end:
-        tile = step // k_steps
-        k_first = step % k_steps
-        k_last = tl.minimum(k_steps, k_first + share_end - step)
-        group_id = tile // num_pid_in_group
-        first_tile_m = group_id * GROUP_M
-        group_size_m = tl.minimum(num_tile_m - first_tile_m, GROUP_M)
-        tile_m = first_tile_m + tile % num_pid_in_group % group_size_m
-        tile_n = tile % num_pid_in_group // group_size_m
-        sums = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        for kk in range(k_first, k_last):
-            a = x_desc.load([tile_m * BLOCK_M, kk * BLOCK_K])
-            b = w_desc.load([tile_n * BLOCK_N, kk * BLOCK_K])
-            sums = tl.dot(a, b.T, sums, input_precision=PRECISION)
-        # the programs whose shares hold this tile's first and last step: owner(i) = ceil((i + 1) P / T) - 1
-        first_owner = (((tile * k_steps + 1).to(tl.int64) * programs + total - 1) // total - 1).to(tl.int32)
-        last_owner = ((((tile + 1) * k_steps).to(tl.int64) * programs + total - 1) // total - 1).to(tl.int32)
-        offs_n = tile_n * BLOCK_N + tl.arange(0, BLOCK_N)
-        if first_owner == last_owner:  # the whole tile in this share
-            if HAS_BIAS:
-                sums += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
-            y_desc.store([tile_m * BLOCK_M, tile_n * BLOCK_N], sums.to(y_desc.dtype))
-        else:  # one segment of a tile cut between shares: its slot, then the last to arrive merges in order
-            offs_m = tile_m * BLOCK_M + tl.arange(0, BLOCK_M)
-            in_y = (offs_m < M)[:, None] & (offs_n < N)[None, :]
-            slots = part_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
-            segments = last_owner - first_owner + 1
-            tl.store(slots + (pid - first_owner).to(tl.int64) * M * N, sums, mask=in_y)
-            tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
-            arrived = tl.atomic_add(counter_ptr + tile, 1, sem="acq_rel", scope="gpu")
-            if arrived == segments - 1:
-                y = tl.zeros_like(sums)
-                for _ in range(segments):  # the tile's segments, in order
-                    y += tl.load(slots, mask=in_y, other=0.0, cache_modifier=".cg")
-                    slots += M * N
-                if HAS_BIAS:
-                    y += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
-                tl.store(y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
-                         y.to(y_ptr.dtype.element_ty), mask=in_y)
-                tl.atomic_xchg(counter_ptr + tile, 0, sem="relaxed", scope="gpu")
-        step = (tile + 1) * k_steps
-
-
-def stream_slots(tiles: int, k_steps: int, programs: int) -> int:
-    """How many segments a tile of ``_linear_stream_kernel`` can be cut into: shares are at least
-    floor(T / P) steps long, so a tile of k_steps steps meets at most ceil(k_steps / floor(T / P)) + 1 of
-    them (every step in one share when T < P: each share at most one step)."""
-    shortest = max((tiles * k_steps) // programs, 1)
-    return min(programs, triton.cdiv(k_steps, shortest) + 1)
-
-
 def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
     """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
     descriptors themselves: Triton asks the allocator set for this thread (a context variable), so it
@@ -467,8 +385,7 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
              "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE"),
-             "stream": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
+             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
@@ -521,16 +438,6 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
             x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
-            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
-        )
-    elif variant == "stream":
-        _tma_ready(x, weight, y)
-        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
-        k_steps = triton.cdiv(K, meta["BLOCK_K"])
-        programs = _programs(x.device, tiles * k_steps)
-        part = empty((stream_slots(tiles, k_steps, programs), M, N), dtype=torch.float32, device=x.device)
-        _linear_stream_kernel[(programs,)](
-            x, weight, b, y, part, tile_counters(x.device, tiles), M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
@@ -603,13 +510,6 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
             {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
             {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
         ))
-        # stream-K: every multiprocessor the same share of the tiles' K steps, whatever the number of tiles
-        found += ({"variant": "stream", "BLOCK_K": 64, "GROUP_M": 8, **c} for c in (
-            {"BLOCK_M": 128, "BLOCK_N": 128, "num_warps": 8, "num_stages": 4},
-            {"BLOCK_M": 128, "BLOCK_N": 256, "num_warps": 8, "num_stages": 3},
-            {"BLOCK_M": 128, "BLOCK_N": 256, "num_warps": 8, "num_stages": 4},
-            {"BLOCK_M": 64, "BLOCK_N": 256, "num_warps": 4, "num_stages": 4},
-        ))
         # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
         # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
@@ -636,7 +536,7 @@ def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: 
     """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
     for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes); half of it staged when
     tma_split stores the tile in two halves."""
-    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split", "stream"):
+    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split"):
         return 0
     stages = config.get("num_stages", 1)
     operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
