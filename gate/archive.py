@@ -212,6 +212,14 @@ def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberK
     if kind == stat.S_IFDIR:
         archive.fail(Check.G304, name, "a folder mode on a member whose name does not end in '/'")
         return "other"
+    if entry.dos_folder:
+        archive.fail(
+            Check.G304,
+            name,
+            "the MS-DOS folder attribute on a member whose name does not end in '/': uv (its zip reader up to "
+            "0.11.14) reads it as mode 0o40775 and installs the file executable, pip and installer as a plain file",
+        )
+        return "other"
     if kind not in (0, stat.S_IFREG):
         return "other"
     return "file"

@@ -1,8 +1,10 @@
 """Who a dist says it is and what it declares, against what the repository declares.
 
 Core metadata (a wheel's METADATA, an sdist's PKG-INFO) is validated by ``packaging`` (G404), must
-name the project and version its file name says (G601), and must hold exactly the fields the
-repository's build backend prepares from pyproject.toml, value for value (G406): an added
+name the project and version its file name says (G601), the file name spelt as the specifications
+spell that release (G405: ``NeuroBrix-0.1`` is release 0.1.0 to every tool, yet another file), and must
+hold exactly the fields the repository's build backend prepares from pyproject.toml, value for value
+(G406): an added
 Requires-Dist, a widened Requires-Python or a field pyproject.toml never declared is refused.
 A wheel's WHEEL file must describe a pure-Python ``py3-none-any`` wheel (G407), and its
 entry_points.txt must hold exactly the entry points pyproject.toml declares (G408): a console
@@ -57,6 +59,10 @@ def _text(archive: Archive, name: str) -> bytes | None:
     return data
 
 
+# ASCII control characters but tab (folding), and CR and LF (line ends, judged apart)
+_HEADER_CONTROL = re.compile(rb"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
 def _split_one_way(data: bytes) -> str:
     """Why the header lines of a metadata file could be split differently by its readers ('' when they cannot).
 
@@ -64,12 +70,20 @@ def _split_one_way(data: bytes) -> str:
     first line that is no header, and drops an mbox ``From `` line; uv's parser (mailparse, up to uv 0.12) ends
     lines at LF only and reads on through both: a Requires-Dist behind a lone CR is one installer's dependency and
     part of a Classifier to the other. So every line ends in LF (CR only before it), and Python's parser reads the
-    header block without a defect."""
+    header block without a defect, with no control character but tab in it."""
     lone = re.search(rb"\r(?!\n)", data)
     if lone:
         return (
             f"a carriage return not followed by a line feed (byte {lone.start()}): Python's email parser ends a "
             "line there, uv's does not, so they read other fields"
+        )
+    head = re.split(rb"\r?\n\r?\n", data, maxsplit=1)[0]
+    control = _HEADER_CONTROL.search(head)
+    if control:
+        return (
+            f"a control character {control.group()!r} in the fields (byte {control.start()}): packaging and pip "
+            "take \\x0b, \\x0c and \\x1c-\\x1f around a value for white space, uv's version parsers not all of them "
+            "(a Version or Requires-Python pip reads is an error to uv), and the others are no text at all"
         )
     message = BytesParser().parsebytes(data)
     if message.get_unixfrom() is not None or message.defects:
@@ -212,12 +226,12 @@ def check_wheel_file(archive: Archive, path: str) -> None:
         archive.fail(Check.G407, path, "text after the fields")
 
 
-def check_wheel_name(archive: Archive) -> None:
-    """G407 unless the file name's tags are exactly py3-none-any with no build tag."""
+def check_wheel_name(archive: Archive) -> bool:
+    """G407 unless the file name's tags are exactly py3-none-any with no build tag; whether they are."""
     try:
         _, _, build, tags = parse_wheel_filename(archive.dist)
     except InvalidWheelFilename:
-        return  # G405 says so
+        return False  # G405 says so
     if build:
         archive.fail(
             Check.G407, None, f"build tag {build[0]}{build[1]} in the file name; this project's wheel has none"
@@ -227,6 +241,22 @@ def check_wheel_name(archive: Archive) -> None:
             Check.G407,
             None,
             f"tags {', '.join(sorted(map(str, tags)))} in the file name; this project's wheel is {PURE_TAG}",
+        )
+    return not build and tags == frozenset({PURE_TAG})
+
+
+def check_canonical_name(archive: Archive, identity: Identity, by_name: Identity, suffix: str) -> None:
+    """G405 unless the file is named as the specifications spell the release its metadata states: the name
+    normalised with '_', the version as the metadata normalises it, then ``suffix``. packaging, pip, uv and PyPI
+    take ``NeuroBrix-0.1-py3-none-any.whl`` (versions compare equal: 0.1 == 0.1.0) for the release
+    ``neurobrix-0.1.0-py3-none-any.whl``, yet it is another file: a second upload of one version, under a name no
+    build writes."""
+    if identity.name is None or identity.version is None or by_name != identity:
+        return  # another release than the metadata states: G601 says so
+    canonical = f"{identity.name.replace('-', '_')}-{identity.version}{suffix}"
+    if archive.dist != canonical:
+        archive.fail(
+            Check.G405, None, f"the file name spells {identity} otherwise than the specifications do: {canonical}"
         )
 
 

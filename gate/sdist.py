@@ -22,7 +22,7 @@ from .archive import SdistArchive, WheelArchive
 from .backend import BackendFailed, build_wheel
 from .checks import Check, Limits
 from .completeness import SDIST_CHECKS, SOURCE_DIR, Reference, table_findings
-from .metadata import Identity, check_metadata
+from .metadata import Identity, check_canonical_name, check_metadata
 from .repository import Repository
 from .wheel import check_wheel
 
@@ -52,7 +52,8 @@ def check_sdist(sdist: SdistArchive, reference: Reference, repo: Repository) -> 
         if f"{root}/{needed}" not in sdist.files:
             sdist.fail(Check.G507, f"{root}/{needed}", "missing: without it the sdist cannot be built or described")
     if f"{root}/PKG-INFO" in sdist.files:
-        identity = check_metadata(sdist, f"{root}/PKG-INFO", identity, repo.declared)
+        by_name, identity = identity, check_metadata(sdist, f"{root}/PKG-INFO", identity, repo.declared)
+        check_canonical_name(sdist, identity, by_name, SUFFIX)  # PEP 625 spells the sdist name so
     table_findings(sdist, f"{root}/{SOURCE_DIR}/", reference, SDIST_CHECKS)
     _check_sources(sdist, root, repo)
     return identity

@@ -24,7 +24,15 @@ from .archive import WheelArchive
 from .checks import Check
 from .completeness import WHEEL_CHECKS, Reference, table_findings
 from .layout import check_layout
-from .metadata import Identity, check_entry_points, check_metadata, check_wheel_file, check_wheel_name
+from .metadata import (
+    PURE_TAG,
+    Identity,
+    check_canonical_name,
+    check_entry_points,
+    check_metadata,
+    check_wheel_file,
+    check_wheel_name,
+)
 from .repository import Repository
 
 # Hashes a RECORD may use: those pip accepts (at least as strong as sha256).
@@ -42,7 +50,7 @@ def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> 
     identity = Identity(file_name, file_version)
     if wheel.refused_unread:
         return identity  # read more than one way, or too large: its G3xx finding says so
-    check_wheel_name(wheel)
+    pure = check_wheel_name(wheel)
     try:
         parsed = installer_wheel_name(wheel.dist)
         stem = (parsed.distribution, parsed.version)
@@ -53,7 +61,9 @@ def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> 
     dist_info = _dist_info(wheel, repo.declared.dist_info)
     if dist_info is not None:
         _check_record(wheel, dist_info)
-        identity = check_metadata(wheel, f"{dist_info}/METADATA", identity, repo.declared)
+        by_name, identity = identity, check_metadata(wheel, f"{dist_info}/METADATA", identity, repo.declared)
+        if pure:  # other tags or a build tag are G407 already
+            check_canonical_name(wheel, identity, by_name, f"-{PURE_TAG}.whl")
         check_wheel_file(wheel, f"{dist_info}/WHEEL")
         check_entry_points(wheel, f"{dist_info}/entry_points.txt", repo.declared)
     if identity.name is not None and identity.version is not None:
@@ -135,7 +145,8 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
     unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
     entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)
     for line, row in enumerate(rows, 1):
-        if not row:
+        if not row:  # pip (IndexError) and installer (not 3 elements) fail on it; uv skips it
+            wheel.fail(Check.G206, record, f"line {line}: an empty line, which pip and installer cannot install")
             continue
         where = f"{record} line {line}"
         if len(row) != 3:
@@ -148,7 +159,9 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
         if not path or path.startswith("/") or ".." in re.split(r"[/\\]", path) or "\\" in path:
             wheel.fail(Check.G206, path or None, f"{where}: unsafe or empty path {path!r}")
             continue
-        if not re.fullmatch(r"\d{0,20}", size_text):  # 20 digits: any real size, and no huge int parsed
+        # ASCII digits: Python's \d and int() take any script's ('١٢٣' is 123 to pip and installer), uv's RECORD
+        # reader (a Rust u64) only these, and fails; 20 digits: any real size, and no huge int parsed
+        if not re.fullmatch(r"[0-9]{0,20}", size_text):
             wheel.fail(Check.G206, path, f"{where}: size {size_text!r} is not a whole number")
             continue
         size = int(size_text) if size_text else None

@@ -75,12 +75,20 @@ class ZipEntry:
     compressed: int
     size: int
     mode: int  # the Unix mode in the external attributes' high 16 bits (0: none given)
+    attributes: int  # their low 16 bits: the MS-DOS attributes (0x10: a folder)
     header_offset: int
     data_offset: int
 
     @property
     def utf8(self) -> bool:
         return bool(self.flags & FLAG_UTF8)
+
+    @property
+    def dos_folder(self) -> bool:
+        """The MS-DOS folder attribute. With no Unix mode and an MS-DOS host, the ``zip`` crate (uv up to 0.11.14
+        for a wheel on disk) reads it as mode 0o40775, and uv then installs the member executable, whatever pip
+        and installer (Unix mode only) and the gate's :attr:`executable` make of it."""
+        return bool(self.attributes & 0x10)
 
     @property
     def executable(self) -> bool:
@@ -202,7 +210,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
                 ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} declared", True)
             )
         mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
-        entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, header_offset, 0)
+        entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, external & 0xFFFF, header_offset, 0)
         local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
         if isinstance(local, str):
             problems.append(ZipProblem(Check.G312, raw_name, local, True))
@@ -322,6 +330,7 @@ def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offs
         entry.compressed,
         entry.size,
         entry.mode,
+        entry.attributes,
         offset,
         data_offset,
     )

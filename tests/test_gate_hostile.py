@@ -7,12 +7,15 @@ Classes (each test is named after the attack it makes):
 3. parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
    local/central disagreement, Unicode Path extra fields, NUL and empty names; a pax record or code in a
    tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
-   apply, a zip mode executable to uv only; entry_points.txt lines its readers read differently);
+   apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; entry_points.txt lines its
+   readers read differently; RECORD rows that installers read differently or that uninstalling would follow
+   out of the environment; control characters in metadata);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
 6. an sdist whose build configuration, tar structure or member modes would change what ships;
-7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag);
+7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
+   dist file names that spell the release otherwise;
 8. reports drowned in findings.
 
 Every attack must end in exit 1 with a finding naming the dist and the member, or exit 2 for input that
@@ -365,6 +368,25 @@ def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: 
     wheel.write_bytes(bytes(data))
     report = judge(wheel)
     assert "executable" in refused_with(report, "G109", "neurobrix/cli.py").message
+
+
+def test_dos_folder_attribute_on_a_file_is_refused(built: Built, tmp_path: Path) -> None:
+    """No Unix mode, an MS-DOS host and the MS-DOS folder attribute (0x10): pip and installer install a plain
+    file, uv up to 0.11.14 (the zip crate, for a wheel on disk) reads the mode as 0o40775 and installs it executable."""
+    members = wheel_members(built.wheel)
+    member(members, "neurobrix/cli.py").mode = 0
+    data = bytearray(raw_zip(members))
+    at = data.find(b"PK\x01\x02")
+    while at >= 0:
+        name = bytes(data[at + 46 : at + 46 + struct.unpack_from("<H", data, at + 28)[0]])
+        if name == b"neurobrix/cli.py":
+            data[at + 5] = 0  # host: MS-DOS
+            struct.pack_into("<L", data, at + 38, 0x10)  # external attributes: the folder bit, no Unix mode
+        at = data.find(b"PK\x01\x02", at + 4)
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(bytes(data))
+    report = judge(wheel)
+    assert "MS-DOS folder attribute" in refused_with(report, "G304", "neurobrix/cli.py").message
 
 
 @pytest.mark.parametrize(
@@ -948,8 +970,10 @@ def hidden_behind_a_carriage_return(metadata: bytes) -> bytes:
         (hidden_behind_a_carriage_return, "carriage return"),
         (lambda m: m.replace(b"\n\n", b"\n", 1), "header block"),  # no blank line: where the fields end differs
         (lambda m: b"From neurobrix\n" + m, "header block"),  # a line Python drops, other parsers read
+        # packaging and pip read "0.1.0\x1c" as 0.1.0 (Python's white space), uv's version parser fails on it
+        (lambda m: m.replace(b"\nVersion: ", b"\nVersion: \x1c", 1), "control character"),
     ],
-    ids=["fields behind a bare CR", "no blank line after the fields", "an mbox From line"],
+    ids=["fields behind a bare CR", "no blank line after the fields", "an mbox From line", "a control character"],
 )
 @pytest.mark.parametrize("dist", ["wheel", "sdist"])
 def test_metadata_whose_fields_parsers_split_differently_is_refused(
@@ -1044,6 +1068,54 @@ def test_wheel_named_for_another_platform_is_refused(built: Built, tmp_path: Pat
     renamed.write_bytes(built.wheel.read_bytes())
     report = judge(renamed)
     assert "tags" in refused_with(report, "G407", None, renamed.name).message
+
+
+def in_other_digits(number: str) -> str:
+    """The same number in Arabic-Indic digits: Python's \\d and int() read it, a Rust u64 (uv) does not."""
+    return "".join(chr(0x660 + int(d)) for d in number)
+
+
+@pytest.mark.parametrize(
+    ("edit", "said"),
+    [
+        (lambda row: row.rsplit(",", 1)[0] + "," + in_other_digits(row.rsplit(",", 1)[1]), "not a whole number"),
+        (lambda row: row + "\n", "empty line"),  # pip (IndexError) and installer fail on it, uv skips it
+        # pip copies RECORD rows it did not install into the installed RECORD, and `pip uninstall` deletes them
+        (lambda row: row + "\n../../../../.bashrc,,", "unsafe"),
+    ],
+    ids=["size in other digits", "an empty line", "a row outside the wheel"],
+)
+def test_record_rows_installers_read_differently_are_refused(
+    built: Built, tmp_path: Path, edit: object, said: str
+) -> None:
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    text = member(members, path).data.decode()
+    row = next(line for line in text.splitlines() if line.startswith("neurobrix/cli.py,"))
+    member(members, path).data = text.replace(row, edit(row), 1).encode()  # type: ignore[operator]
+    report = judge(write_wheel(built, tmp_path, members))
+    assert [f for f in report.findings if f.code == "G206" and said in f.message], report.findings
+
+
+@pytest.mark.parametrize("spelling", ["version", "name"])
+@pytest.mark.parametrize("dist", ["wheel", "sdist"])
+def test_dist_file_name_spelling_the_release_otherwise_is_refused(
+    built: Built, tmp_path: Path, spelling: str, dist: str
+) -> None:
+    """neurobrix-0.1.0.0 or NeuroBrix-0.1.0 is release 0.1.0 of neurobrix to packaging, pip, uv and PyPI (versions
+    compare equal), but another file: a second upload of one version, under a name no build writes."""
+    stem = f"neurobrix-{built.version}.0" if spelling == "version" else f"NeuroBrix-{built.version}"
+    if dist == "wheel":
+        path = tmp_path / f"{stem}-py3-none-any.whl"
+        path.write_bytes(built.wheel.read_bytes())
+    else:
+        members = [
+            RawTarMember(stem + m.name[len(built.root) :], m.data, m.type, mode=m.mode)
+            for m in sdist_members(built.sdist)
+        ]
+        path = write_sdist(tmp_path / f"{stem}.tar.gz", raw_tar(members))
+    report = judge(path)
+    assert "otherwise than the specifications" in refused_with(report, "G405", None, path.name).message
 
 
 # 8. Reports: capped per check, each finding on the dist it is about
