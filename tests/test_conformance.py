@@ -753,3 +753,57 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
             == 2
         )
     assert "that report's fingerprint is" in capsys.readouterr().err
+
+
+def test_the_shortlist_is_every_candidate_near_the_fastest_and_at_least_the_fastest_few():
+    from conformance.certify import SHORTLIST_LEAST, SHORTLIST_WITHIN, shortlist
+
+    configs = [{"BLOCK": n} for n in range(6)]
+    first = [(10.0, configs[0]), (30.0, configs[1]), (12.4, configs[2]), (100.0, configs[3]), (11.0, configs[4])]
+    chosen, rest = shortlist(first)
+    assert chosen == [configs[0], configs[4], configs[2]]  # within 1.25x of 10 us, fastest first
+    assert rest == [(30.0, configs[1]), (100.0, configs[3])]
+    assert SHORTLIST_WITHIN == 1.25 and SHORTLIST_LEAST == 3
+    far = [(1.0, configs[0]), (5.0, configs[1]), (9.0, configs[2]), (20.0, configs[3])]
+    chosen, rest = shortlist(far)
+    assert chosen == configs[:3] and rest == [(20.0, configs[3])]  # the fastest three, however far apart
+    assert shortlist([]) == ([], [])
+
+
+def test_a_candidate_left_off_the_shortlist_is_proven_when_every_timed_one_fails(monkeypatch):
+    """Left off the shortlist is not rejected for good: when every candidate timed in full fails its proof,
+    the rest are proven in the order of their first estimates, and the proof records each one's reason."""
+    from conformance import certify
+
+    configs = [{"variant": "x", "BLOCK": n} for n in range(4)]
+    task = certify.Task("silu_mul", "fp16", (("M", 1, None), ("I", 1, None)))
+    screened = certify.Screened(task, 0, 4, configs, [])
+    timed = certify.Timed(
+        screened,
+        [((5.0, 5.5), configs[0]), ((6.0, 6.5), configs[1])],
+        [],
+        0.0,
+        [(20.0, configs[2]), (30.0, configs[3])],
+    )
+    proven: list[dict] = []
+
+    def check_entry(kernel, setting, dtype, examples, profile_name):
+        proven.append(dict(setting.config))
+        passed = setting.config["BLOCK"] == 2
+        return check.EntryResult(
+            kernel,
+            dtype,
+            setting.domain.describe(),
+            dict(setting.config),
+            passed=passed,
+            examples=examples,
+            worst_ratio=0.5 if passed else 3.0,
+            failure=None if passed else "error 3 x bound",
+        )
+
+    monkeypatch.setattr(certify.check, "check_entry", check_entry)
+    result = certify.prove_task("interpreter", timed, 3, "ci")
+    assert proven == configs[:3] and result.entry is not None and result.entry.config == configs[2]
+    reasons = {r.config["BLOCK"]: (r.reason, r.detail) for r in result.entry.proof.rejected}
+    assert reasons[0][0] == reasons[1][0] == "wrong_result"
+    assert reasons[3] == ("slower", "30.00 us first estimate, not shortlisted, vs 20.00 us")
