@@ -10,7 +10,7 @@ import pytest
 from conftest import REPO
 
 from neurobrix import gpu, tables
-from neurobrix.errors import NoGPUError, UncertifiedGPUError
+from neurobrix.errors import NoGPUError, TablesError, UncertifiedGPUError
 
 H200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake 9000", (9, 0), 132, 139.8)
 
@@ -41,7 +41,9 @@ def test_matching_facts_find_the_class(fixture_tables):
     [
         {"name": "NVIDIA Real 9000"},
         {"compute_capability": (8, 9)},
+        {"compute_capability": (9, 1)},  # the same major: the minor counts too
         {"multiprocessor_count": 114},
+        {"name": "nvidia fake 9000"},  # device_name is matched case-sensitively
         {"vendor": "amd"},
         {"backend": "hip"},
     ],
@@ -54,6 +56,22 @@ def test_any_differing_fact_is_uncertified(fixture_tables, change):
     assert "not certified" in message and facts.describe() in message
     assert "certified classes" in message and "fake-gpu, interpreter" in message
     assert "python -m conformance certify --class <class-id>" in message
+
+
+def test_a_class_without_its_multiprocessor_count_is_refused(fixture_tables):
+    """Every fact of a CUDA class is required: a class.yaml without multiprocessor_count (which would match GPUs of
+    any SM count, or fail later) is refused when the tables load, naming the file."""
+    import yaml
+
+    path = fixture_tables / "fake-gpu" / "class.yaml"
+    data = yaml.safe_load(path.read_text())
+    del data["match"]["multiprocessor_count"]
+    path.write_text(yaml.safe_dump(data))
+    from conftest import retrack
+
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"fake-gpu/class.yaml: field 'match'"):
+        tables.load()
 
 
 def test_two_matching_classes_are_refused(fixture_tables):

@@ -171,6 +171,29 @@ def test_a_reproof_goes_stale_when_a_table_is_added(certified_elsewhere, home):
         stack.require_certified_stack("interpreter")
 
 
+@pytest.mark.parametrize("name", ["class.yaml", "silu_mul.proofs.yaml"])
+def test_a_reproof_goes_stale_when_any_file_of_the_class_changes(certified_elsewhere, home, name):
+    """The re-proof covers every tracked file of the class, not only the settings indexes: a class.yaml changed
+    since (here: launched with PDL from now on) or an altered audit record was never checked on this stack."""
+    root, _ = certified_elsewhere
+    _reproof("interpreter", HERE)
+    path = root / "interpreter" / name
+    path.write_text(path.read_text() + ("launch: [pdl]\n" if name == "class.yaml" else "# changed\n"))
+    retrack(root)
+    tables.clear_cache()
+    with pytest.raises(CompilerStackError, match=rf"stale: the tables changed since \(interpreter/{name}\)"):
+        stack.require_certified_stack("interpreter")
+
+
+def test_a_reproof_of_another_format_is_refused(certified_elsewhere, home):
+    """A re-proof record of a format this neurobrix does not write is not read as one: the stack stays refused."""
+    _reproof("interpreter", HERE)
+    path = home / "reproofs" / "interpreter.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), "format": stack.REPROOF_FORMAT + 1}))
+    with pytest.raises(CompilerStackError, match="unreadable .*not a re-proof of this class in this format"):
+        stack.require_certified_stack("interpreter")
+
+
 def test_doctor_reports_the_stack_as_blocking_until_reproved(certified_elsewhere, home, capsys):
     assert main(["doctor", "--json"]) == 1
     findings = {f["name"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
@@ -204,6 +227,20 @@ def test_run_refuses_before_any_weight_is_read_with_exit_6(certified_elsewhere, 
     # with a re-proof of this stack the same run goes ahead (and reads the weights)
     _reproof("interpreter", HERE)
     assert main(["run", "--model", tiny_model, "--prompt", "hello", "--max-tokens", "2"]) == 0
+
+
+def test_warmup_refuses_another_stack_before_compiling_anything(certified_elsewhere, tiny_model, monkeypatch, capsys):
+    """warmup compiles the class's settings, so on a stack they were not proven on it refuses as run does (exit 6),
+    before a single kernel is launched."""
+
+    def never(*_, **__):
+        raise AssertionError("kernels were launched on an unproven stack")
+
+    monkeypatch.setattr("neurobrix.warmup.launch", never)
+    with pytest.raises(SystemExit) as info:
+        main(["warmup", "--model", tiny_model, "--max-prompt", "2", "--max-tokens", "1"])
+    assert info.value.code == 6
+    assert "GPU class interpreter was certified with" in capsys.readouterr().err
 
 
 def test_check_on_another_stack_records_the_reproof_run_accepts(tmp_path, home, monkeypatch, capsys):

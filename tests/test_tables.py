@@ -74,6 +74,29 @@ def test_overlapping_buckets_are_refused():
         SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
 
 
+def test_a_wide_entry_over_a_bucketed_one_is_refused():
+    """A wide entry (not one bucket: found by containment) covering a bucket that a hashed entry holds is refused:
+    otherwise that bucket would silently get the hashed setting and its neighbours the wide one."""
+    entries = (
+        Setting(Domain(("bf16",), (("M", 3, 4), ("N", 64, 64))), {"X": 1}),
+        Setting(Domain(("bf16",), (("M", 1, None), ("N", 64, 64))), {"X": 2}),
+    )
+    with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
+        SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
+
+
+def test_domains_sharing_only_an_end_value_overlap():
+    """Ranges are inclusive at both ends, so [1, 16] and [16, 64] overlap at 16 and are refused (a lookup at 16
+    would have two answers)."""
+    a = Domain(("fp32",), (("M", 1, 16), ("N", 1, None)))
+    b = Domain(("fp32",), (("M", 16, 64), ("N", 1, None)))
+    assert a.overlaps(b) and b.overlaps(a)
+    with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
+        SettingsIndex.of(
+            "k", "c", ("M", "N"), ("pow2", "exact"), {}, (Setting(a, {"X": 1}), Setting(b, {"X": 2})), "k.json"
+        )
+
+
 # -- the plan: every call of a generation resolved before loading ---------------------------------
 
 
@@ -147,6 +170,20 @@ def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path):
     retrack(root)
     with pytest.raises(TablesError, match=r"keyed by .*'M', 'exact'.* certified for another neurobrix"):
         resolve({("linear", "fp32", (2, 8, 8))}, tables.load(root), "interpreter")
+
+
+def test_an_index_with_the_same_rules_but_its_dimensions_reordered_is_refused(tmp_path):
+    """Same bucket rules, N and K swapped in the key: a call's (M, N, K) looked up in it would read N as K, so the
+    preflight refuses it as keyed for another neurobrix."""
+    from neurobrix.plan import resolve
+
+    root = write_tables(tmp_path / "t")
+    edit_json(
+        root / "interpreter" / "linear.json", lambda d: d.update(key=[["M", "pow2"], ["K", "exact"], ["N", "exact"]])
+    )
+    retrack(root)
+    with pytest.raises(TablesError, match=r"keyed by .*'K', 'exact'.* certified for another neurobrix"):
+        resolve({("linear", "fp32", (2, 8, 4))}, tables.load(root), "interpreter")
 
 
 def test_a_plan_launches_with_the_class_launch_features(tmp_path):
@@ -264,6 +301,57 @@ def test_tampered_tracked_list_entry(fixture_tables):
     edit_yaml(fixture_tables / "TRACKED.yaml", lambda d: d["files"][0].update(sha256="0" * 64))
     with pytest.raises(TablesError, match="sha256 differs"):
         tables.load()
+
+
+@pytest.mark.parametrize("where", ["stray.json", "interpreter/old/demo.json"])
+def test_an_untracked_file_anywhere_under_the_tables_is_refused(fixture_tables, where):
+    """Not only beside the class files: a file at the top of the tables folder, or in a folder inside a class
+    folder, is untracked too and refused."""
+    path = fixture_tables / where
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("{}")
+    with pytest.raises(TablesError, match=rf"{where}: present but not in the tracked list"):
+        tables.load()
+
+
+def test_a_tracked_file_replaced_by_a_symlink_is_refused(fixture_tables, tmp_path):
+    """A symlink is refused even with the tracked bytes behind it: what it points to lies outside the verified
+    folder (and can change after the check)."""
+    path = fixture_tables / "interpreter" / "demo.json"
+    target = tmp_path / "elsewhere.json"
+    target.write_bytes(path.read_bytes())
+    path.unlink()
+    path.symlink_to(target)
+    with pytest.raises(TablesError, match=r"interpreter/demo.json: tracked but missing \(or not a regular file\)"):
+        tables.load()
+
+
+def test_a_tracked_file_with_another_wheel_path_is_refused(fixture_tables):
+    """TRACKED.yaml says where each file lies inside the wheel; an entry naming another place is refused."""
+    edit_yaml(fixture_tables / "TRACKED.yaml", lambda d: d["files"][0].update(wheel_path="neurobrix/other.yaml"))
+    with pytest.raises(TablesError, match=r"wheel path 'neurobrix/other.yaml' should be neurobrix/_tables/"):
+        tables.load()
+
+
+def test_a_tracked_path_leaving_the_tables_folder_is_refused():
+    """A tracked-list path with a '..' part would have the check hash a file outside the tables folder: the list
+    itself is refused, naming the entry (the release gate reads lists with the same function)."""
+    from neurobrix.schema import parse_tracked
+
+    item = {"wheel_path": "neurobrix/_tables/x", "sha256": "0" * 64, "size": 0}
+    for path in ("../outside.json", "interpreter/../../outside.json"):
+        with pytest.raises(TablesError, match=r"files\[0\]\.path': unsafe path"):
+            parse_tracked({"format": 1, "files": [{"path": path, **item}]}, "TRACKED.yaml")
+
+
+def test_an_index_altered_after_the_folder_check_is_refused(fixture_tables):
+    """Indexes are read on demand, after load() verified every hash: the bytes parsed are hashed again, so a file
+    changed in between is refused rather than used."""
+    loaded = tables.load()
+    path = fixture_tables / "interpreter" / "demo.json"
+    path.write_text(path.read_text().replace('"BLOCK_N": 64', '"BLOCK_N": 32', 1))
+    with pytest.raises(TablesError, match=r"demo.json: changed while the tables were being loaded"):
+        loaded.index("interpreter", "demo")
 
 
 @pytest.mark.parametrize(
@@ -388,6 +476,24 @@ def test_proofs_schema_violation_names_the_field(fixture_tables, change, message
         loaded.proofs("interpreter", "demo")
     assert "interpreter/demo.proofs.yaml" in str(err.value)
     assert [p.path for p in tables.verify_all(loaded)] == ["interpreter/demo"]
+
+
+def test_a_config_position_one_past_the_last_config_is_refused(fixture_tables):
+    """An entry pointing at configs[len(configs)] (one past the end) is refused when the index is read, naming the
+    entry, rather than failing with an IndexError at the lookup that lands on it."""
+    edit_json(fixture_tables / "interpreter" / "demo.json", lambda d: d["entries"][3].__setitem__(5, 4))
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"entries\[3\]': config position 4, but the index has 4 configs"):
+        tables.load().index("interpreter", "demo")
+
+
+def test_a_class_with_an_unknown_device_fact_is_refused(fixture_tables):
+    """A match fact the engine does not compare (a typo, or a fact of a newer format) would be ignored, so the class
+    would match devices it does not describe: class.yaml refuses it."""
+    edit_yaml(fixture_tables / "fake-gpu" / "class.yaml", lambda d: d["match"].update(memory_gib=141))
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"fake-gpu/class.yaml: field 'match'"):
+        tables.load()
 
 
 def test_class_schema_violation(fixture_tables):

@@ -271,6 +271,51 @@ def test_warmup_launches_every_planned_call_and_no_other(env, monkeypatch):
     assert report.plan.prompts == [(1, 40)] and report.plan.capacities == [(2, 70)]
 
 
+def test_the_warmup_plans_the_dtype_it_was_asked_for(env):
+    """warmup --dtype fp16 resolves (so compiles) fp16's certified settings, the ones an fp16 run launches, and no
+    other dtype's."""
+    from neurobrix.tables import load
+
+    cfg = store.resolve(NAME).config()
+    plan = warmup.plan_warmup(cfg, load(), "interpreter", "fp16", max_prompt=3, max_new=2)
+    assert plan.settings and {dtype for _, dtype, _ in plan.settings} == {"fp16"}
+    run = plan_module.resolve(plan_module.generation_calls(cfg, 1, 3, 5, "fp16", layers=2), load(), "interpreter")
+    assert set(run.settings) <= set(plan.settings)
+
+
+def test_warmup_launches_with_the_class_launch_features(env, tmp_path, monkeypatch):
+    """On a class that launches with programmatic dependent launch (another binary per kernel), the warmup plans and
+    launches with it, so it compiles the binaries a run will load."""
+    import yaml
+
+    from neurobrix import ops
+    from neurobrix.tables import load
+
+    root = write_tables(tmp_path / "pdl")
+    path = root / "interpreter" / "class.yaml"
+    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "launch": ["pdl"]}))
+    from conftest import retrack
+
+    retrack(root)
+    cfg = store.resolve(NAME).config()
+    plan = warmup.plan_warmup(cfg, load(root), "interpreter", "fp32", max_prompt=1, max_new=1)
+    assert plan.pdl is True
+
+    class Stop(Exception):
+        pass
+
+    seen = []
+
+    def stop(settings, pdl=False):
+        seen.append(pdl)
+        raise Stop
+
+    monkeypatch.setattr(ops, "certified", stop)
+    with pytest.raises(Stop):
+        warmup.launch(cfg, plan, "fp32", torch.device("cpu"))
+    assert seen == [True]
+
+
 # --- the lengths ----------------------------------------------------------------------------------------
 
 
