@@ -160,29 +160,24 @@ def test_a_plan_holds_each_call_with_its_setting(tmp_path):
     assert plan.settings[("linear", "fp16", (9, 8, 8))] == CONFIGS["linear"][1][1]
 
 
-def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path):
+@pytest.mark.parametrize(
+    "key, first",
+    [
+        ([["M", "exact"], ["N", "exact"], ["K", "exact"]], "M"),
+        # same bucket rules, N and K swapped: a call's (M, N, K) looked up in it would read N as K
+        ([["M", "pow2"], ["K", "exact"], ["N", "exact"]], "K"),
+    ],
+    ids=["other rules", "dimensions reordered"],
+)
+def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path, key, first):
+    """An index whose key differs from the op's (its bucket rules, or the order of its dimensions) is refused
+    by preflight as certified for another neurobrix."""
     from neurobrix.plan import resolve
 
     root = write_tables(tmp_path / "t")
-    edit_json(
-        root / "interpreter" / "linear.json", lambda d: d.update(key=[["M", "exact"], ["N", "exact"], ["K", "exact"]])
-    )
+    edit_json(root / "interpreter" / "linear.json", lambda d: d.update(key=key))
     retrack(root)
-    with pytest.raises(TablesError, match=r"keyed by .*'M', 'exact'.* certified for another neurobrix"):
-        resolve({("linear", "fp32", (2, 8, 8))}, tables.load(root), "interpreter")
-
-
-def test_an_index_with_the_same_rules_but_its_dimensions_reordered_is_refused(tmp_path):
-    """Same bucket rules, N and K swapped in the key: a call's (M, N, K) looked up in it would read N as K, so the
-    preflight refuses it as keyed for another neurobrix."""
-    from neurobrix.plan import resolve
-
-    root = write_tables(tmp_path / "t")
-    edit_json(
-        root / "interpreter" / "linear.json", lambda d: d.update(key=[["M", "pow2"], ["K", "exact"], ["N", "exact"]])
-    )
-    retrack(root)
-    with pytest.raises(TablesError, match=r"keyed by .*'K', 'exact'.* certified for another neurobrix"):
+    with pytest.raises(TablesError, match=rf"keyed by .*'{first}', 'exact'.* certified for another neurobrix"):
         resolve({("linear", "fp32", (2, 8, 4))}, tables.load(root), "interpreter")
 
 
