@@ -154,10 +154,11 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "description": _TEXT,
             "note": _TEXT,
             # launch features measured to pay on this class (each kernel launched with them; none changes a
-            # result): "pdl", Hopper's programmatic dependent launch
+            # result): "pdl", Hopper's programmatic dependent launch; "prefetch", weights asked of L2 before
+            # a kernel waits on its predecessor (neurobrix.ops.LAUNCH_FEATURES)
             "launch": {
                 "type": "array",
-                "items": {"enum": ["pdl"]},
+                "items": {"enum": ["pdl", "prefetch"]},
                 "uniqueItems": True,
             },
             "match": {
@@ -326,7 +327,7 @@ class GPUClass:
     match: ClassMatch
     note: str | None
     path: str
-    launch: tuple[str, ...] = ()  # launch features ("pdl") measured to pay on this class
+    launch: tuple[str, ...] = ()  # launch features ("pdl", "prefetch") measured to pay on this class
 
 
 @dataclass(frozen=True)
