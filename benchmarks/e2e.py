@@ -40,9 +40,7 @@ from neurobrix.ops import TORCH
 from neurobrix.plan import generation_calls, resolve
 from neurobrix.tables import load as load_tables
 
-# the certified settings launched with: the class's launch features (what a user gets); PDL and the weights'
-# prefetch; PDL alone; neither
-TRITONS = {"triton": None, "triton-prefetch": ("pdl", "prefetch"), "triton-pdl": ("pdl",), "triton-serial": ()}
+TRITONS = ("triton", "triton-pdl", "triton-serial")  # the class's launch features; PDL forced on; forced off
 
 
 def random_weights(cfg, dtype, device, seed=0) -> Weights:
@@ -96,8 +94,8 @@ def engine_run(
     ops = TORCH
     if bk in TRITONS:
         plan = resolve(generation_calls(cfg, batch, seq, capacity, "bf16"), load_tables(), detect_class().id)
-        if TRITONS[bk] is not None:  # the same certified settings, other launch features
-            plan = dataclasses.replace(plan, launch=TRITONS[bk])
+        if bk != "triton":  # the same certified settings, launched with programmatic dependent launch or without
+            plan = dataclasses.replace(plan, pdl=bk == "triton-pdl")
         ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     row: dict = {}
@@ -231,10 +229,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         default=["triton", "torch", "compile", "hf"],
         choices=[*TRITONS, "torch", "compile", "hf"],
         help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
-        "torch.compile) and hf (transformers eager, first prompt length only); triton-prefetch, triton-pdl and "
-        "triton-serial: the certified settings launched with programmatic dependent launch and the weights' "
-        "L2 prefetch, with PDL alone, or with neither (triton: as the GPU class's launch features say, what a "
-        "user gets)",
+        "torch.compile) and hf (transformers eager, first prompt length only); triton-pdl and triton-serial: "
+        "the certified settings with programmatic dependent launch forced on or off (triton: as the GPU "
+        "class's launch features say, what a user gets)",
     )
     parser.add_argument(
         "--prompt",

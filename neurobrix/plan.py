@@ -84,11 +84,11 @@ class Plan:
 
     class_id: str
     settings: Mapping[PlannedCall, Config]
-    launch: tuple[str, ...] = ()  # the class's launch features (class.yaml: measured to pay there)
+    pdl: bool = False  # the class's launch features say programmatic dependent launch pays
 
     def ops(self) -> Any:
         """The Triton ops launching each call with its planned setting (and the class's launch features)."""
-        return certified(self.settings, self.launch)
+        return certified(self.settings, self.pdl)
 
 
 def describe(call: PlannedCall) -> str:
@@ -133,7 +133,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
             + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
         )
-    return Plan(class_id, settings, tables.classes[class_id].launch)
+    return Plan(class_id, settings, "pdl" in tables.classes[class_id].launch)
 
 
 def length_segments(tables: Tables, class_id: str, lo: int, hi: int) -> list[tuple[int, int]]:

@@ -154,11 +154,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
             "description": _TEXT,
             "note": _TEXT,
             # launch features measured to pay on this class (each kernel launched with them; none changes a
-            # result): "pdl", Hopper's programmatic dependent launch; "prefetch", weights asked of L2 before
-            # a kernel waits on its predecessor (neurobrix.ops.LAUNCH_FEATURES)
+            # result): "pdl", Hopper's programmatic dependent launch
             "launch": {
                 "type": "array",
-                "items": {"enum": ["pdl", "prefetch"]},
+                "items": {"enum": ["pdl"]},
                 "uniqueItems": True,
             },
             "match": {
@@ -327,7 +326,7 @@ class GPUClass:
     match: ClassMatch
     note: str | None
     path: str
-    launch: tuple[str, ...] = ()  # launch features ("pdl", "prefetch") measured to pay on this class
+    launch: tuple[str, ...] = ()  # launch features ("pdl") measured to pay on this class
 
 
 @dataclass(frozen=True)

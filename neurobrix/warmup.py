@@ -122,7 +122,7 @@ class WarmupPlan:
     decodes: list[int] = field(default_factory=list)  # a decode step at each capacity
     prefills: dict[int, list[int]] = field(default_factory=dict)  # capacity -> prompts prefilled into it
     settings: dict[PlannedCall, Config] = field(default_factory=dict)  # every launched call's certified setting
-    launch: tuple[str, ...] = ()  # the class's launch features, as a run uses them (each makes other binaries)
+    pdl: bool = False  # launched as a run launches them on this class (a PDL kernel is another binary)
 
     @property
     def passes(self) -> int:
@@ -185,7 +185,7 @@ def plan_warmup(
         _merge(capacities),
         refused_prompts,
         refused_capacities,
-        launch=tables.classes[class_id].launch,
+        pdl="pdl" in tables.classes[class_id].launch,
     )
     for segment in length_segments(tables, class_id, 2, top_capacity):
         for capacity in representatives(_intersect(plan.capacities, [segment])):
@@ -236,7 +236,7 @@ def launch(
 
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
-    ops = certified(plan.settings, plan.launch)
+    ops = certified(plan.settings, plan.pdl)
     decodes = set(plan.decodes)
     done, total = 0, plan.passes
     with torch.inference_mode():

@@ -182,20 +182,20 @@ def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path, key, first)
 
 
 def test_a_plan_launches_with_the_class_launch_features(tmp_path):
-    """``launch: [pdl, prefetch]`` in class.yaml is what makes a plan (and so a run) launch with
-    programmatic dependent launch and the weights' prefetch; a class without it launches plainly."""
+    """``launch: [pdl]`` in class.yaml is what makes a plan (and so a run) launch with
+    programmatic dependent launch; a class without it launches plainly."""
     from neurobrix.plan import resolve
 
     root = write_tables(tmp_path / "t")
     call = {("linear", "fp16", (2, 8, 8))}
-    assert resolve(call, tables.load(root), "interpreter").launch == ()
+    assert resolve(call, tables.load(root), "interpreter").pdl is False
     assert resolve(call, tables.load(root), "interpreter").ops().name == "triton"
-    edit_yaml(root / "interpreter" / "class.yaml", lambda d: d.update(launch=["pdl", "prefetch"]))
+    edit_yaml(root / "interpreter" / "class.yaml", lambda d: d.update(launch=["pdl"]))
     retrack(root)
     loaded = tables.load(root)
     plan = resolve(call, loaded, "interpreter")
-    assert plan.launch == ("pdl", "prefetch") and plan.ops().name == "triton+pdl+prefetch"
-    assert loaded.classes["interpreter"].launch == ("pdl", "prefetch")
+    assert plan.pdl is True and plan.ops().name == "triton+pdl"
+    assert loaded.classes["interpreter"].launch == ("pdl",)
 
 
 def test_an_unknown_launch_feature_is_refused(fixture_tables):

@@ -248,8 +248,8 @@ def test_warmup_launches_every_planned_call_and_no_other(env, monkeypatch):
     launched = set()
     real = ops.certified
 
-    def counting(settings, launch=()):
-        made = real(settings, launch)
+    def counting(settings, pdl=False):
+        made = real(settings, pdl)
 
         class Counting:
             def __getattr__(self, name):
@@ -299,21 +299,21 @@ def test_warmup_launches_with_the_class_launch_features(env, tmp_path, monkeypat
     retrack(root)
     cfg = store.resolve(NAME).config()
     plan = warmup.plan_warmup(cfg, load(root), "interpreter", "fp32", max_prompt=1, max_new=1)
-    assert plan.launch == ("pdl",)
+    assert plan.pdl is True
 
     class Stop(Exception):
         pass
 
     seen = []
 
-    def stop(settings, launch=()):
-        seen.append(launch)
+    def stop(settings, pdl=False):
+        seen.append(pdl)
         raise Stop
 
     monkeypatch.setattr(ops, "certified", stop)
     with pytest.raises(Stop):
         warmup.launch(cfg, plan, "fp32", torch.device("cpu"))
-    assert seen == [("pdl",)]
+    assert seen == [True]
 
 
 # --- the lengths ----------------------------------------------------------------------------------------

@@ -2,8 +2,8 @@
 
 ``TORCH``               PyTorch's own kernels (``--backend torch``, chosen explicitly, never by itself)
 ``certified(settings)`` the Triton kernels, each call with the setting a certified plan resolved for it
-                        before any weight was read; a call the plan does not hold is refused (``launch``:
-                        the class's launch features, where it says they pay: ``pdl``, ``prefetch``)
+                        before any weight was read; a call the plan does not hold is refused (``pdl``:
+                        launched with programmatic dependent launch, where the class says it pays)
 ``recording(calls)``    each call's (op, dtype, key) added to ``calls`` and its outputs made empty (run
                         it on meta tensors: no memory, no compute): how preflight lists a forward pass
 
@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import importlib
 import pkgutil
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
 from ..errors import MissingEntryError, UsageError
@@ -58,23 +58,12 @@ class UnplannedCallError(MissingEntryError):
     """A kernel call the certified plan did not foresee: the engine refuses it rather than guess a setting."""
 
 
-LAUNCH_FEATURES = ("pdl", "prefetch")  # what a class.yaml's ``launch`` may name (neurobrix.schema)
-
-
-def certified(settings: Mapping[PlannedCall, Config], launch_features: Collection[str] = ()) -> Ops:
-    """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan) and the
-    class's launch features: ``pdl``, every kernel launched with programmatic dependent launch
-    (``neurobrix.ops._common.dependent_launch``); ``prefetch``, the ops that declare it ask L2 for their
-    weights before waiting on their predecessor (``neurobrix.ops._common.prefetch_rows``). None changes a
-    result."""
-    unknown = set(launch_features) - set(LAUNCH_FEATURES)
-    if unknown:
-        raise UsageError(f"unknown launch feature(s) {', '.join(sorted(unknown))}; known: {', '.join(LAUNCH_FEATURES)}")
-    pdl = "pdl" in launch_features
+def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
+    """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan); ``pdl``:
+    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``)."""
 
     def make(spec: OpSpec) -> Callable[..., Any]:
         key_of, launch, name = spec.key_of, spec.launch, spec.name
-        flags = {feature: True for feature in spec.features if feature in launch_features}
 
         def op(*args: Any, **kwargs: Any) -> Any:
             dtype, key = key_of(*args, **kwargs)
@@ -85,11 +74,11 @@ def certified(settings: Mapping[PlannedCall, Config], launch_features: Collectio
                     f"{name} {dtype} {shown}: this call was not in the certified plan resolved before loading; "
                     "the engine does not guess a setting (plan the generation's lengths first)"
                 )
-            return launch(*args, config=config, pdl=pdl, **flags, **kwargs)
+            return launch(*args, config=config, pdl=pdl, **kwargs)
 
         return op
 
-    return Ops("+".join(("triton", *sorted(set(launch_features)))), make)
+    return Ops("triton+pdl" if pdl else "triton", make)
 
 
 def recording(calls: set[PlannedCall]) -> Ops:

@@ -93,21 +93,6 @@ def dependent_launch(PDL: tl.constexpr):
         tl.extra.cuda.gdc_launch_dependents()
 
 
-@triton.jit
-def prefetch_rows(w_ptr, rows, N, stride_wn, k_first, k_last, BLOCK_K: tl.constexpr, LINE: tl.constexpr):
-    """Ask L2 for W[rows, k_first:k_last], one ``prefetch.global.L2`` per LINE elements (a 128-byte line),
-    ahead of the loads that use it. Nothing is read into the program, so a kernel may do this before
-    :func:`dependent_launch`: weights are written before the first launch and never by a kernel, and a
-    prefetch changes no value. Rows past N are clamped to the last row (never outside the tensor)."""
-    rows = tl.minimum(rows, N - 1)
-    for k0 in range(k_first, k_last, BLOCK_K):
-        cols = tl.minimum(k0 + tl.arange(0, BLOCK_K // LINE) * LINE, k_last - 1)
-        tl.inline_asm_elementwise(
-            "mov.b32 $0, 0;\n\tprefetch.global.L2 [$1];", "=r,l", [w_ptr + rows[:, None] * stride_wn + cols[None, :]],
-            dtype=tl.int32, is_pure=False, pack=1,
-        )
-
-
 def split(op: str, config: Mapping[str, Any], required: tuple[str, ...], pdl: bool = False
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A certified setting -> (the kernel's constexpr meta-parameters, launch options such as num_warps).

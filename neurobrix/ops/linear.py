@@ -49,7 +49,6 @@ from ._common import (
     dependent_launch,
     dot_precision,
     grid,
-    prefetch_rows,
     same_dtype,
     split,
     top,
@@ -86,8 +85,9 @@ def _linear_gemv_kernel(
     stride_xm, stride_wn, stride_ym,
     # meta-parameters
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr, PDL: tl.constexpr, PREFETCH: tl.constexpr = 0,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -97,9 +97,6 @@ def _linear_gemv_kernel(
     k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
     k_end = tl.minimum(k_start + k_per_split, K)
-    if PREFETCH:  # the weights on their way to L2 while the predecessor finishes (launch feature "prefetch")
-        prefetch_rows(w_ptr, offs_n, N, stride_wn, k_start, k_end, BLOCK_K, PREFETCH)
-    dependent_launch(PDL)
     # acc[n, j] += W[n, k] * x[k] for k = j (mod BLOCK_K); summed over j once at the end
     accumulator = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
     for k0 in range(k_start, k_end, BLOCK_K):
@@ -152,8 +149,9 @@ def _linear_skinny_kernel(
     # meta-parameters
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr, PDL: tl.constexpr, PREFETCH: tl.constexpr = 0,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -165,9 +163,6 @@ def _linear_skinny_kernel(
     k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_first = pid_k * k_slice
     k_last = tl.minimum(k_first + k_slice, K)
-    if PREFETCH:  # the weights on their way to L2 while the predecessor finishes (launch feature "prefetch")
-        prefetch_rows(w_ptr, offs_n, N, stride_wn, k_first, k_last, BLOCK_K, PREFETCH)
-    dependent_launch(PDL)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
     for k0 in range(k_first, k_last, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
@@ -395,12 +390,9 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
            config: Mapping[str, Any],
-           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False,
-           prefetch: bool = False) -> torch.Tensor:
+           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
-    weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them).
-    ``prefetch`` (a GPU's launch feature): the gemv and skinny kernels ask L2 for their weight slice
-    before waiting on their predecessor; no value changes."""
+    weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
     dtype = _check(x, weight, bias)
     check_device("linear", x=x, weight=weight, bias=bias)
     check_contiguous_last("linear", x=x, weight=weight, bias=bias)
@@ -420,8 +412,6 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)
         last = split_k > 1 and merge == "last"
         counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
-        if prefetch and x.is_cuda:  # one prefetch per 128-byte line of the weights
-            meta["PREFETCH"] = min(meta["BLOCK_K"], 128 // weight.element_size())
         if variant == "gemv":
             _linear_gemv_kernel[programs](
                 x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
@@ -558,5 +548,5 @@ SPECS = (
     OpSpec("linear", "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
            key=("M", "N", "K"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=linear,
            torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
-           variants=tuple(_REQUIRED), features=("prefetch",)),
+           variants=tuple(_REQUIRED)),
 )

@@ -44,8 +44,6 @@ class OpSpec:
     shared_memory: Callable[[Mapping[str, Any], Mapping[str, int], int], int] = _no_shared_memory
     # the values of config["variant"] the launcher knows (a kernel with several code paths)
     variants: tuple[str, ...] = ()
-    # launch features beyond pdl (neurobrix.ops.LAUNCH_FEATURES) the launcher takes as keyword flags
-    features: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if len(self.key) != len(self.buckets):
