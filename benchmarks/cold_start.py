@@ -55,8 +55,16 @@ def autotune_cost(cfg, prompt: int, class_id: str, dtype: str = "bf16", device: 
     return timed
 
 
+def mark(phase: str) -> None:
+    """A phase's end, as wall-clock time: the parent turns it into seconds since it spawned this process."""
+    print(f"phase {phase} {time.time():.6f}", flush=True)
+
+
 def child(model: str, prompt: int, autotune: bool = False) -> None:
+    mark("interpreter")
     import torch
+
+    mark("import torch")
 
     from benchmarks.e2e import random_weights
     from conformance.catalogue import load
@@ -65,12 +73,18 @@ def child(model: str, prompt: int, autotune: bool = False) -> None:
     from neurobrix.model import Transformer
     from neurobrix.run import certified_ops
 
+    mark("import engine")
     cfg = load()[0][model]
-    ops = certified_ops(cfg, detect_class().id, "bf16", 1, prompt, prompt + 256)
+    class_id = detect_class().id  # initialises CUDA
+    mark("device")
+    ops = certified_ops(cfg, class_id, "bf16", 1, prompt, prompt + 256)
+    mark("plan")
     if autotune:
-        print(f"autotuned {autotune_cost(cfg, prompt, detect_class().id)} candidate timings", flush=True)
+        print(f"autotuned {autotune_cost(cfg, prompt, class_id)} candidate timings", flush=True)
     model_ = Transformer(cfg, random_weights(cfg, torch.bfloat16, torch.device("cuda")), ops, 1, prompt + 256)
     tokens = torch.randint(0, cfg.vocab_size, (1, prompt), device="cuda")
+    torch.cuda.synchronize()
+    mark("weights")
     with torch.inference_mode():
         token = sample(model_.forward(tokens, torch.arange(prompt, device="cuda")[None], None), Sampling(), None)
     print(f"first token {int(token[0])}", flush=True)
@@ -99,7 +113,7 @@ def main() -> None:
         env = {**os.environ, "TRITON_CACHE_DIR": cache}
         extra = ["--child-autotune"] if mode != "certified tables" else []
         for n in range(args.runs):
-            start = time.perf_counter()
+            start, spawned = time.perf_counter(), time.time()
             proc = subprocess.Popen(
                 [
                     sys.executable,
@@ -116,8 +130,11 @@ def main() -> None:
                 text=True,
                 env=env,
             )
-            seconds, note = float("nan"), ""
+            seconds, note, phases = float("nan"), "", {}
             for line in proc.stdout:
+                if line.startswith("phase "):
+                    name, stamp = line[len("phase ") :].rsplit(" ", 1)
+                    phases[name] = round(float(stamp) - spawned, 3)
                 if line.startswith("autotuned"):
                     note = line.strip()
                 if line.startswith("first token"):
@@ -129,6 +146,11 @@ def main() -> None:
                 "settings": mode,
                 "triton_cache": "cold" if n == 0 else "warm",
                 "start_to_first_token_s": round(seconds, 2),
+                # each phase's end in seconds since the spawn: the interpreter up, torch imported, the
+                # engine imported, CUDA initialised (the device read), the plan resolved (tables loaded,
+                # the forward pass recorded), weights made; the rest is the first (eager) prefill, whose
+                # kernels Triton loads from its cache (or compiles, cold)
+                "phases_s": phases,
             }
             if note:
                 row["autotune"] = note
