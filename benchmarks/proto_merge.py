@@ -34,7 +34,7 @@ def bitwise(class_id: str) -> dict:
             continue
         span = entry.domain.spans()
         B, D, G = span["B"][0], span["D"][0], span["G"][0]
-        S = min(span["S"][1] or 65536, 65536)
+        S = min(span["S"][1] or 16384, 16384)
         HKV = 2
         gen = torch.Generator(device="cuda").manual_seed(S + B)
         q = torch.randn(B, HKV * G, D, device="cuda", dtype=torch.bfloat16, generator=gen)
