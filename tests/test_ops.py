@@ -84,7 +84,7 @@ def test_linear_every_variant_at_every_m(variant, split_k, merge):
 def test_linear_merge_by_the_last_program_is_the_merge_kernels_sum_bit_for_bit(variant):
     """MERGE "last" sums the same partials in the same order as the merge kernel: equal bits, on every launch
     (each tile's counter is back at zero after each launch, or a second launch would store nothing)."""
-    from neurobrix.ops._common import _COUNTERS
+    from neurobrix.ops.linear import _COUNTERS
 
     config = dict(CONFIGS["linear"][0][1] if variant == "gemv" else SKINNY, SPLIT_K=3)
     generator = torch.Generator().manual_seed(0)
@@ -430,7 +430,7 @@ def test_declared_outputs_and_keys_match_the_launchers(kernel, shape):
 def test_merge_counters_grow_without_freeing_the_ones_a_graph_may_hold(monkeypatch):
     """A call with more tiles than the counters hold gets new zeroed counters; the old ones stay alive (a CUDA
     graph captured earlier launches with their address)."""
-    from neurobrix.ops import _common as module
+    from neurobrix.ops import linear as module
 
     monkeypatch.setattr(module, "_COUNTERS", {})
     monkeypatch.setattr(module, "_OUTGROWN", [])

@@ -122,22 +122,3 @@ def top(domain: Mapping[str, tuple[int, int | None]], dim: str, cap: int) -> int
     """A domain's largest value of ``dim`` (``cap`` when unbounded or larger)."""
     hi = domain[dim][1]
     return cap if hi is None else min(hi, cap)
-
-
-# Arrival counters of the kernels whose last program to arrive merges split partial sums (linear's MERGE
-# "last", attention_decode): one int32 per output tile, zero between launches (each tile's last program
-# resets its own), kept per device for the process's life (a CUDA graph captures their address). Launches
-# on one stream never share them: each kernel waits for its predecessor.
-_COUNTERS: dict[torch.device, torch.Tensor] = {}
-_OUTGROWN: list[torch.Tensor] = []
-
-
-def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
-    """At least ``tiles`` arrival counters on ``device``, zero (the shared ones, grown when too few)."""
-    counters = _COUNTERS.get(device)
-    if counters is None or counters.numel() < tiles:
-        if counters is not None:  # a captured graph may still point at the smaller one: never free it
-            _OUTGROWN.append(counters)
-        counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)
-        _COUNTERS[device] = counters
-    return counters

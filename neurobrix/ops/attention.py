@@ -16,8 +16,7 @@ Keys (SPECS below):
                        count depends on the capacity, never on the filled length, so one setting
                        serves every step of a captured CUDA graph. Each program takes one (batch,
                        kv head) with its G query heads and one of SPLITS chunks of the cache, and
-                       visits only filled positions; the last of a kv head's SPLITS programs to finish
-                       merges the chunks of its G query heads (no second kernel, one launch a layer).
+                       visits only filled positions; a second kernel merges the chunks.
 """
 
 from __future__ import annotations
@@ -40,7 +39,6 @@ from ._common import (
     grid,
     same_dtype,
     split,
-    tile_counters,
 )
 from .spec import Call, OpSpec
 
@@ -135,14 +133,14 @@ def _attention_flash_kernel(
 @triton.jit
 def _attention_decode_split_kernel(
     # pointers
-    q_ptr, k_ptr, v_ptr, len_ptr, part_ptr, ml_ptr, o_ptr, counter_ptr,
+    q_ptr, k_ptr, v_ptr, len_ptr, part_ptr, ml_ptr,
     # dimensions
     HKV, G, chunk, scale_log2,
-    # strides (q and o: batch, head; caches: batch, seq, head; the head dimension is contiguous)
-    stride_qb, stride_qh, stride_kb, stride_ks, stride_kh, stride_vb, stride_vs, stride_vh, stride_ob, stride_oh,
+    # strides (q: batch, head; caches: batch, seq, head; the head dimension is contiguous)
+    stride_qb, stride_qh, stride_kb, stride_ks, stride_kh, stride_vb, stride_vs, stride_vh,
     # meta-parameters
     D: tl.constexpr, BLOCK_D: tl.constexpr, BLOCK_G: tl.constexpr, PRECISION: tl.constexpr,
-    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_S: tl.constexpr,
+    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
@@ -186,32 +184,28 @@ def _attention_decode_split_kernel(
     row = (b * HKV * G + heads) * SPLITS + split_id
     tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator, mask=mask_g[:, None] & mask_d[None, :])
     tl.store(ml_ptr + row, m_i, mask=mask_g)
-    rows = tl.num_programs(0) * G * SPLITS  # B x HQ x SPLITS: l follows every m
-    tl.store(ml_ptr + rows + row, l_i, mask=mask_g)
-    # the last of this kv head's SPLITS programs to arrive merges its G query heads (one launch fewer than
-    # a merge kernel; the same merge, head by head, in split order)
-    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
-    arrived = tl.atomic_add(counter_ptr + pid_bh, 1, sem="acq_rel", scope="gpu")
-    if arrived == SPLITS - 1:
-        for g in range(G):
-            _decode_merge_head(part_ptr, ml_ptr, o_ptr, (b * HKV + kv_h) * G + g, rows, b, kv_h * G + g,
-                               stride_ob, stride_oh, offs_d, mask_d, D, SPLITS, BLOCK_S)
-        tl.atomic_xchg(counter_ptr + pid_bh, 0, sem="relaxed", scope="gpu")
+    tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)
 
 
 @triton.jit
-def _decode_merge_head(part_ptr, ml_ptr, o_ptr, pid, rows, b, h, stride_ob, stride_oh, offs_d, mask_d,
-                       D: tl.constexpr, SPLITS: tl.constexpr, BLOCK_S: tl.constexpr):
-    """Query head h of sequence b (``pid`` = b x HQ + h): its SPLITS partials weighed by 2^(m_c - max m),
-    summed, divided by the weighed sum of l (an empty chunk, m = -inf and l = 0, weighs 0). Loads bypass
-    L1: other programs stored the partials."""
+def _attention_decode_merge_kernel(
+    part_ptr, ml_ptr, o_ptr, HQ, rows, stride_ob, stride_oh,
+    D: tl.constexpr, BLOCK_D: tl.constexpr, SPLITS: tl.constexpr, BLOCK_S: tl.constexpr,
+    PDL: tl.constexpr,
+):
+    dependent_launch(PDL)
+    pid = tl.program_id(0).to(tl.int64)  # batch x q head
+    b = pid // HQ
+    h = pid % HQ
     offs_s = tl.arange(0, BLOCK_S)
+    offs_d = tl.arange(0, BLOCK_D)
     mask_s = offs_s < SPLITS
-    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"), cache_modifier=".cg")
-    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s, mask=mask_s, other=0.0, cache_modifier=".cg")
+    mask_d = offs_d < D
+    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))
+    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s, mask=mask_s, other=0.0)
     weight = tl.exp2(m - tl.max(m, axis=0))  # chunk c's share: 2^(m_c - max m)
     part = tl.load(part_ptr + (pid * SPLITS + offs_s[:, None]) * D + offs_d[None, :],
-                   mask=mask_s[:, None] & mask_d[None, :], other=0.0, cache_modifier=".cg")
+                   mask=mask_s[:, None] & mask_d[None, :], other=0.0)
     out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)
     tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(o_ptr.dtype.element_ty), mask=mask_d)
 
@@ -348,13 +342,17 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
     ml = empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
     o = empty((B, HQ, D), dtype=q.dtype, device=q.device)
-    counters = tile_counters(q.device, B * HKV)
+    block_d = triton.next_power_of_2(D)
     _attention_decode_split_kernel[(B * HKV, splits)](
-        q, k_cache, v_cache, lengths, part, ml, o, counters,
-        HKV, G, chunk, float(scale) * LOG2E,
-        *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3], *o.stride()[:2],
-        D=D, BLOCK_D=triton.next_power_of_2(D), BLOCK_G=max(16, triton.next_power_of_2(G)),
-        PRECISION=dot_precision(dtype), BLOCK_S=triton.next_power_of_2(splits), **meta, **launch,
+        q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
+        *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3],
+        D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)), PRECISION=dot_precision(dtype),
+        **meta, **launch,
+    )
+    _attention_decode_merge_kernel[(B * HQ,)](
+        part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],
+        D=D, BLOCK_D=block_d, SPLITS=splits, BLOCK_S=triton.next_power_of_2(splits),
+        **launch,
     )
     return o
 

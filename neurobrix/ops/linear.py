@@ -51,7 +51,6 @@ from ._common import (
     grid,
     same_dtype,
     split,
-    tile_counters,
     top,
 )
 from .spec import Call, OpSpec
@@ -344,6 +343,23 @@ def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
 
 
 MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
+_COUNTERS: dict[torch.device, torch.Tensor] = {}
+_OUTGROWN: list[torch.Tensor] = []
+
+
+def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
+    """The arrival counters of MERGE "last": one int32 per output tile, zero between launches (each tile's
+    last program resets its own), kept per device for the process's life (a CUDA graph captures their
+    address). Launches on one stream never share them: each kernel waits for its predecessor."""
+    counters = _COUNTERS.get(device)
+    if counters is None or counters.numel() < tiles:
+        if counters is not None:  # a captured graph may still point at the smaller one: never free it
+            _OUTGROWN.append(counters)
+        counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)
+        _COUNTERS[device] = counters
+    return counters
+
+
 def _programs(device: torch.device, tiles: int) -> int:
     """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
     most one per tile; on the interpreter two programs, so that each walks several tiles there too (the
