@@ -289,15 +289,28 @@ def test_a_highly_compressed_member_is_refused_without_inflating_it(
     assert "G203" not in codes(report) and "G309" not in codes(report)
 
 
-def test_a_bomb_is_handed_to_no_tool_that_would_inflate_it(built: Built, tmp_path: Path, opened: list[str]) -> None:
+def test_a_bomb_is_handed_to_no_tool_that_would_inflate_it(
+    built: Built, tmp_path: Path, opened: list[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gate.checker
+
+    handed: list[Path] = []  # twine and check-wheel-contents read in processes of their own, where `opened` is blind
+    for tool in ("Twine", "WheelContentsCheck"):
+
+        def spy(dists: list[Path], *args: object, _start: type = getattr(gate.checker, tool)) -> object:
+            handed.extend(dists)
+            return _start(dists, *args)
+
+        monkeypatch.setattr(gate.checker, tool, spy)
     record = f"{built.dist_info}/RECORD"
     wheel = rewrite_wheel(built.wheel, tmp_path)
     declare_size(wheel, record, 3 << 30)  # check-wheel-contents and twine would read RECORD / METADATA
     opened.clear()
     report = judge(wheel)
     refused_with(report, "G306", record)
-    assert record not in opened  # neither the gate nor check-wheel-contents (in this process) read it
-    assert not codes(report) & {"G401", "G402", "G403"}  # twine and check-wheel-contents were not run
+    assert record not in opened  # the gate did not read it
+    assert handed == []  # nor was the wheel handed to a tool (a planted bug handed it over, its findings dropped)
+    assert not codes(report) & {"G401", "G402", "G403"}
 
 
 def test_an_sdist_that_inflates_too_far_is_refused_unread(built: Built, tmp_path: Path) -> None:
@@ -430,24 +443,28 @@ def test_damaged_tables_in_the_sdist_are_refused(built: Built, tmp_path: Path, d
         sdist = rewrite_sdist(
             built.sdist, tmp_path, replace={table: same_size_change(read_sdist_member(built.sdist, table))}
         )
-        code, path = "G503", table
+        code, paths = "G503", [table]
     elif damage == "untracked":
-        sdist = rewrite_sdist(built.sdist, tmp_path, add={"tables/interpreter/untracked_kernel.yaml": b"format: 1\n"})
-        code, path = "G504", "tables/interpreter/untracked_kernel.yaml"
+        # and one that sorts after every other member (a planted bug left the last name unjudged)
+        paths = ["tables/interpreter/untracked_kernel.yaml", "tables/zz_untracked.yaml"]
+        sdist = rewrite_sdist(built.sdist, tmp_path, add={p: b"format: 1\n" for p in paths})
+        code = "G504"
     else:
         stale = tables.render_tracked([f for f in REFERENCE.files if f != TABLE]).encode()
         sdist = rewrite_sdist(built.sdist, tmp_path, replace={f"tables/{tables.TRACKED_NAME}": stale})
-        code, path = "G506", f"tables/{tables.TRACKED_NAME}"
+        code, paths = "G506", [f"tables/{tables.TRACKED_NAME}"]
     report = judge(sdist)
     assert codes(report) == {code}
-    refused_with(report, code, f"{built.root}/{path}")
+    for path in paths:
+        refused_with(report, code, f"{built.root}/{path}")
 
 
 def test_an_sdist_missing_a_source_of_the_wheel_is_refused(built: Built, tmp_path: Path) -> None:
-    sdist = rewrite_sdist(built.sdist, tmp_path, drop=["neurobrix/cli.py"])
-    report = judge(sdist)
+    sources = ["neurobrix/cli.py", "README.md"]  # the readme: a planted bug left it to the rebuild to fail on
+    report = judge(rewrite_sdist(built.sdist, tmp_path, drop=sources))
     assert codes(report) == {"G509"}
-    assert "missing" in refused_with(report, "G509", f"{built.root}/neurobrix/cli.py").message
+    for source in sources:
+        assert "missing" in refused_with(report, "G509", f"{built.root}/{source}").message
 
 
 @pytest.mark.parametrize("damage", ["altered", "untracked"])

@@ -29,6 +29,7 @@ from __future__ import annotations
 import gzip
 import io
 import resource
+import stat
 import struct
 import subprocess
 import sys
@@ -170,6 +171,8 @@ def test_install_location_outside_the_allow_list_is_refused(built: Built, tmp_pa
     report = judge(write_wheel(built, tmp_path, members))
     finding = refused_with(report, "G107", planted, built.wheel.name)
     assert "not a file of this project" in finding.message
+    if attack == "another project's .data (pip reads any)":  # installer: purelib/other-1.0.data/...; pip: over ours
+        assert f"pip writes it to purelib/{TABLE.wheel_path}" in finding.message
 
 
 def test_data_purelib_tables_with_their_own_tracked_list_are_refused(built: Built, tmp_path: Path) -> None:
@@ -675,6 +678,8 @@ def test_sdist_pkg_info_with_an_added_requirement_is_refused(built: Built, tmp_p
         "symlink",
         "hardlink",
         "outside the top folder",
+        "beside the top folder",
+        "beside tables/",
         "setup.py",
     ],
 )
@@ -694,6 +699,10 @@ def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp
         add = [RawTarMember(f"{built.root}/tables/link.yaml", b"", kind, linkname="/etc/passwd")]
     elif attack == "outside the top folder":
         add = [RawTarMember("elsewhere/evil.py", b"x = 1\n")]
+    elif attack == "beside the top folder":  # a folder whose name starts with the top folder's
+        add = [RawTarMember(f"{built.root}-evil/setup.py", b"x = 1\n")]
+    elif attack == "beside tables/":  # a file whose name starts with the tables folder's
+        add = [RawTarMember(f"{built.root}/tables_hook.py", b"x = 1\n")]
     else:
         add = [RawTarMember(f"{built.root}/setup.py", marker_code(tmp_path / "setup-ran"))]
     report = judge(sdist_with(built, tmp_path, add=add, after=after))
@@ -706,6 +715,8 @@ def test_sdist_tar_that_hides_or_redirects_a_member_is_refused(built: Built, tmp
         "symlink": "G304",
         "hardlink": "G304",
         "outside the top folder": "G507",
+        "beside the top folder": "G507",
+        "beside tables/": "G509",
         "setup.py": "G509",
     }[attack]
     assert expected in codes(report), report.findings
@@ -758,8 +769,13 @@ def test_sdist_bytes_in_block_padding_are_refused(built: Built, tmp_path: Path, 
 
 @pytest.mark.parametrize(
     ("mode", "said"),
-    [(0o755, "executable, the repository's file is not"), (0o4644, "setuid"), (0o666, "world-writable")],
-    ids=["executable", "setuid", "world-writable"],
+    [
+        (0o755, "executable, the repository's file is not"),
+        (0o4644, "setuid"),
+        (0o666, "world-writable"),
+        (0o1644, "sticky"),  # a planted bug let the sticky bit through (the folder's test has world-writable too)
+    ],
+    ids=["executable", "setuid", "world-writable", "sticky"],
 )
 def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: Path, mode: int, said: str) -> None:
     """pip keeps an sdist member's executable bits when it unpacks, and the build backend records them in
@@ -1046,6 +1062,11 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
         # read one way by pip, another by uv (keys case-sensitive) or by installer ('true ' is not purelib)
         (b"wheel-version: 1.0\ngenerator: x\nroot-is-purelib: true\ntag: py3-none-any\n", "spelt so"),
         (b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true \nTag: py3-none-any\n", "nothing around"),
+        # after a blank line: the body to Python's email parser (pip, installer), more keys to a line reader
+        (
+            b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n\nRoot-Is-Purelib: false\n",
+            "after",
+        ),
     ],
     ids=[
         "platlib",
@@ -1055,6 +1076,7 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
         "future version",
         "lower-case keys",
         "purelib with a trailing space",
+        "a key after the fields",
     ],
 )
 def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
@@ -1251,3 +1273,96 @@ def test_a_dist_swapped_on_disk_while_it_is_judged_is_refused_and_reported_by_it
     refused_with(report, "G003", None, target.name)
     assert {d.file: d.sha256 for d in report.dists}[target.name] == judged
     assert report.as_json()["verdict"] == "refused"
+
+
+# 9. Planted bugs the suite missed (2026-12-02): each case below fails with one of them
+
+
+def package_file_last(members: list[RawMember]) -> str:
+    """The package file that sorts last (the one a loop that stops one short never reaches)."""
+    return max(n for m in members if (n := m.name.decode()).startswith("neurobrix/") and "/_tables/" not in n)
+
+
+def planted_table_mode(built: Built, members: list[RawMember]) -> str:
+    member(members, TABLE.wheel_path).mode = stat.S_IFREG | 0o755
+    return TABLE.wheel_path
+
+
+def planted_folder(built: Built, members: list[RawMember]) -> str:
+    members.append(RawMember(b"neurobrix/evil/", b"", method=zipfile.ZIP_STORED, mode=stat.S_IFDIR | 0o755))
+    return "neurobrix/evil/"
+
+
+def planted_license(built: Built, members: list[RawMember]) -> str:
+    name = f"{built.dist_info}/licenses/README.md"
+    members.append(RawMember(name.encode(), same_size_change((REPO / "README.md").read_bytes())))
+    return name
+
+
+def dropped_last_package_file(built: Built, members: list[RawMember]) -> str:
+    last = package_file_last(members)
+    members.remove(member(members, last))
+    return last
+
+
+def tracked_list_with_a_blank_line(built: Built, members: list[RawMember]) -> str:
+    member(members, TRACKED_IN_WHEEL).data += b"\n"
+    return TRACKED_IN_WHEEL
+
+
+WHEEL_DAMAGE = {  # planted bug it catches -> (the damage, which returns the member named; the code; what is said)
+    "a table's executable bit not judged": (planted_table_mode, "G109", "a table never is"),
+    "a folder entry allowed by its top-level folder": (planted_folder, "G107", "folder entry"),
+    "a licenses/ file not compared": (planted_license, "G109", "differs from the repository's README.md"),
+    "the last package file not required": (dropped_last_package_file, "G108", "missing from the wheel"),
+    "the tracked list compared stripped": (tracked_list_with_a_blank_line, "G106", "other bytes"),
+}
+
+
+@pytest.mark.parametrize("planted", list(WHEEL_DAMAGE))
+def test_wheel_members_are_judged_each_one_in_full(built: Built, tmp_path: Path, planted: str) -> None:
+    damage, code, said = WHEEL_DAMAGE[planted]
+    members = wheel_members(built.wheel)
+    name = damage(built, members)
+    report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    assert said in refused_with(report, code, name).message
+
+
+def record_row(built: Built, text: str, name: str) -> str:
+    return next(line for line in text.splitlines() if line.startswith(f"{name},"))
+
+
+RECORD_DAMAGE = {  # planted bug it catches -> (RECORD's text -> the damaged text, the code, the member named)
+    "a row listed twice, the last one read": (
+        lambda b, text: text.replace(r := record_row(b, text, "neurobrix/cli.py"), f"{r.replace('=', '=A', 1)}\n{r}"),
+        "G206",
+        "neurobrix/cli.py",
+    ),
+    "a row's hash recomputed as sha256 whatever it names": (
+        lambda b, text: text.replace("neurobrix/cli.py,sha256=", "neurobrix/cli.py,sha512=", 1),
+        "G203",
+        "neurobrix/cli.py",
+    ),
+    "a size larger than the member's": (
+        lambda b, text: text.replace(
+            r := record_row(b, text, "neurobrix/cli.py"), f"{r.rsplit(',', 1)[0]},{int(r.rsplit(',', 1)[1]) + 1}"
+        ),
+        "G204",
+        "neurobrix/cli.py",
+    ),
+    "a .dist-info file left out": (
+        lambda b, text: text.replace(record_row(b, text, f"{b.dist_info}/METADATA") + "\n", ""),
+        "G202",
+        "{dist_info}/METADATA",
+    ),
+}
+
+
+@pytest.mark.parametrize("planted", list(RECORD_DAMAGE))
+def test_record_rows_that_misstate_a_member_are_refused(built: Built, tmp_path: Path, planted: str) -> None:
+    edit, code, name = RECORD_DAMAGE[planted]
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    member(members, path).data = edit(built, member(members, path).data.decode()).encode()  # type: ignore[operator]
+    report = judge(write_wheel(built, tmp_path, members))
+    refused_with(report, code, name.format(dist_info=built.dist_info))

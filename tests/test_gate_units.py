@@ -6,13 +6,19 @@ import gzip
 import io
 import random
 import re
+import stat
+import struct
+import tarfile
 import zipfile
+import zlib
 from pathlib import Path
 
 import pytest
 import tomllib
 from conftest import REPO
+from gate_fixtures import RawMember, RawTarMember, raw_tar, raw_zip, write_sdist
 
+from gate import tarstrict, zipstrict
 from gate.archive import SdistArchive, WheelArchive, open_archive
 from gate.checker import DEFAULT_TRACKED, collect
 from gate.checks import Check, GateError, Limits
@@ -278,3 +284,264 @@ def test_the_text_report_escapes_what_could_repaint_a_terminal(tmp_path):
     assert not any(ch in text for ch in "\x1b\r\x07\u202e")
     assert "\\x1b[2K\\rok\\u202etxt.py" in text
     assert text.splitlines()[-1].startswith("gate: REFUSED")
+
+
+# Planted bugs the suite missed (2026-12-02): each test below fails with one of them, named in its docstring
+
+
+def parse_zip(members: list[RawMember]) -> list[zipstrict.ZipProblem]:
+    return zipstrict.parse(raw_zip(members), 10)[1]
+
+
+LOCAL_FIELDS = {  # a local header's fields that must equal the central entry's: offset, struct format
+    "version needed": (4, "<H"),
+    "flags": (6, "<H"),
+    "method": (8, "<H"),
+    "time": (10, "<H"),
+    "date": (12, "<H"),
+    "CRC": (14, "<L"),
+    "compressed size": (18, "<L"),
+    "size": (22, "<L"),
+}
+
+
+@pytest.mark.parametrize("field", list(LOCAL_FIELDS))
+def test_a_local_header_must_equal_its_central_entry_in_every_field(field: str) -> None:
+    """Some tools read a member from its local header: a CRC (or any field) there that the directory does not
+    state is the archive read two ways (planted: the local CRC not compared)."""
+    data = bytearray(raw_zip([RawMember(b"neurobrix/x.py", b"x = 1\n" * 10)]))
+    at, fmt = LOCAL_FIELDS[field]
+    struct.pack_into(fmt, data, at, struct.unpack_from(fmt, data, at)[0] ^ 2)
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G312, b"neurobrix/x.py")]
+    assert problems[0].message.endswith(f"on: {field}")
+
+
+def test_zip_flags_and_extra_fields_the_gate_does_not_read_are_refused_wherever_they_are() -> None:
+    """Planted: unknown general-purpose flags accepted; extra fields judged in the central header only."""
+    assert [(p.check, "0x0040" in p.message) for p in parse_zip([RawMember(b"a.py", b"x", flags=0x40)])] == [
+        (Check.G313, True)
+    ]
+    unicode_path = struct.pack("<HHBL", 0x7075, 5 + 7, 1, zlib.crc32(b"a.py")) + b"evil.py"
+    for local_only in (unicode_path, struct.pack("<HH", 0x0001, 0)):
+        problems = parse_zip([RawMember(b"a.py", b"x", extra=b"", local_extra=local_only)])
+        assert [(p.check, p.raw_name) for p in problems] == [(Check.G312, b"a.py")]
+        assert "in the local header" in problems[0].message
+
+
+def test_a_local_entry_hidden_after_the_last_member_is_refused() -> None:
+    """Planted: the bytes between the last member and the central directory not judged."""
+    problems = parse_zip([RawMember(b"a.py", b"x = 1\n"), RawMember(b"neurobrix/evil.py", b"y", listed=False)])
+    assert [(p.check, p.raw_name, p.fatal) for p in problems] == [(Check.G311, b"neurobrix/evil.py", True)]
+    assert "does not list" in problems[0].message
+
+
+@pytest.mark.parametrize(
+    ("fields", "why"),
+    [
+        ({"crc": zlib.crc32(b"x = 1\n" * 50) ^ 1}, "CRC-32 differs"),
+        ({"compressed": zlib.compress(b"x = 1\n" * 50)[2:-4] + b"hidden"}, "bytes follow the end of its deflate"),
+    ],
+    ids=["wrong CRC", "bytes after the deflate stream"],
+)
+def test_a_deflated_member_is_read_only_when_it_is_exactly_what_its_entry_declares(
+    tmp_path: Path, fields: dict[str, object], why: str
+) -> None:
+    """Planted: the CRC checked for stored members only; bytes after the deflate stream's end accepted."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x = 1\n" * 50, **fields)]))  # type: ignore[arg-type]
+    archive = WheelArchive(wheel, Limits())
+    assert archive.findings == [] and archive.read("a.py") is None
+    assert [(f.code, f.path) for f in archive.findings] == [("G309", "a.py")] and why in archive.findings[0].message
+
+
+def test_the_member_limit_is_exact_in_both_archives(tmp_path: Path) -> None:
+    """Planted: the limit raised by one, in the zip reader and in the tar reader."""
+    limits = Limits(members=3)
+    for count, refused in ((3, False), (4, True)):
+        wheel = WheelArchive(zip_with(tmp_path / f"{count}.whl", [(f"m{i}", b"") for i in range(count)]), limits)
+        tar = raw_tar([RawTarMember(f"x-1.0/m{i}") for i in range(count)])
+        sdist = SdistArchive(write_sdist(tmp_path / f"x{count}-1.0.tar.gz", tar), limits)
+        for archive in (wheel, sdist):
+            assert [f.code for f in archive.findings] == (["G314"] if refused else []), archive.dist
+
+
+def test_the_ratio_is_judged_from_the_first_byte_of_ratio_from(tmp_path: Path) -> None:
+    """Planted: a member of exactly ``ratio_from`` bytes left unjudged."""
+    wheel = WheelArchive(zip_with(tmp_path / "x.whl", [("at.txt", bytes(100)), ("below.txt", bytes(99))]), SMALL)
+    assert [(f.code, f.path) for f in wheel.findings] == [("G307", "at.txt")]
+
+
+def test_a_zip_folder_entry_with_content_is_not_a_folder(tmp_path: Path) -> None:
+    """Planted: a folder entry's bytes ignored (which of them a tool writes, and where, differs)."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/", b"content", mode=stat.S_IFDIR | 0o755)]))
+    archive = WheelArchive(wheel, Limits())
+    assert [f for f in archive.findings if f.code == "G304" and "7 bytes of content" in f.message]
+
+
+def tar_header(name: bytes, size: int = 0, kind: bytes = tarfile.REGTYPE, fmt: int = tarfile.USTAR_FORMAT) -> bytearray:
+    info = tarfile.TarInfo("x")
+    info.size, info.type, info.mtime = size, kind, 0
+    block = bytearray(info.tobuf(fmt))
+    block[0:100] = name.ljust(100, b"\0")
+    return checksummed(block)
+
+
+def checksummed(block: bytearray) -> bytearray:
+    block[148:156] = b" " * 8
+    block[148:156] = b"%06o\x00 " % sum(block[:512])
+    return block
+
+
+def pax_block(payload: bytes) -> bytes:
+    return bytes(tar_header(b"././@PaxHeader", len(payload), tarfile.XHDTYPE)) + payload + bytes(-len(payload) % 512)
+
+
+MTIME = b"20 mtime=1580601600\n"
+TAR_END = bytes(1024)
+TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
+    "a pax header of two blocks of allowed records": (
+        pax_block(MTIME * 30) + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G312, "a pax header of 600 bytes"),
+    ),
+    "a folder declaring content": (
+        tar_header(b"x-1.0/d/", 3, tarfile.DIRTYPE) + b"abc".ljust(512, b"\0") + TAR_END,
+        (Check.G312, "a dir declaring 3 bytes"),
+    ),
+    "a pax header, then the end": (pax_block(MTIME) + TAR_END, (Check.G312, "followed by the end of the archive")),
+    "two pax headers in a row": (
+        pax_block(MTIME) + pax_block(MTIME) + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G312, "two pax headers in a row"),
+    ),
+    "a GNU header with a prefix": (
+        bytes(checksummed(tar_header(b"a", fmt=tarfile.GNU_FORMAT)[:345] + b"x-1.0".ljust(155, b"\0") + bytes(12)))
+        + TAR_END,
+        (Check.G312, "prefix field"),
+    ),
+    "a name with bytes after its NUL": (
+        tar_header(b"x-1.0/a\0/../../evil.py") + TAR_END,
+        (Check.G312, "after the NUL that ends its name"),
+    ),
+}
+
+
+@pytest.mark.parametrize("damage", list(TAR_DAMAGE))
+def test_a_tar_stream_read_one_way_only(damage: str) -> None:
+    """Planted: a pax header of four blocks allowed; a folder's content; a pax header with no member, or two in a
+    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL."""
+    data, (check, said) = TAR_DAMAGE[damage]
+    entries, problems = tarstrict.parse(bytes(data), 10)
+    assert entries == [] and [p.check for p in problems] == [check] and said in problems[0].message, problems
+
+
+TAR_NUMBERS = {"mode": 100, "uid": 108, "gid": 116, "size": 124, "mtime": 136, "devmajor": 329, "devminor": 337}
+
+
+@pytest.mark.parametrize("field", list(TAR_NUMBERS))
+def test_every_tar_number_field_is_plain_octal(field: str) -> None:
+    """tarfile takes a header with any number it cannot read for the end of the archive and unpacks only the
+    members before it (planted: the uid left unparsed)."""
+    header = tar_header(b"x-1.0/a")
+    header[TAR_NUMBERS[field] : TAR_NUMBERS[field] + 8] = b"evil!!!\0"
+    entries, problems = tarstrict.parse(bytes(checksummed(header)) + TAR_END, 10)
+    assert [p.check for p in problems] == [Check.G312] and f"{field} field" in problems[0].message
+
+
+@pytest.mark.parametrize("mode", [0o644, 0o744, 0o654, 0o645], ids=oct)
+def test_an_sdist_member_executable_by_anyone_is_executable(tmp_path: Path, mode: int) -> None:
+    """pip keeps every executable bit it unpacks (planted: only the owner's read)."""
+    sdist = SdistArchive(
+        write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([RawTarMember("x-1.0/a", mode=mode)])), Limits()
+    )
+    assert sdist.files["x-1.0/a"].executable == bool(mode & 0o111)
+
+
+def test_names_with_any_short_name_or_any_control_character_are_refused() -> None:
+    """Planted: only ``~1`` taken for an 8.3 short name; DEL and the C1 controls (``\\x9b`` starts an escape
+    sequence on some terminals) accepted."""
+    from gate.names import name_problems
+
+    assert "8.3 short name" in name_problems("neurobrix/_TABLE~2/x.yaml")[0][1]
+    for control in ("\x7f", "\x85", "\x9b"):
+        assert [c.name for c, _ in name_problems(f"neurobrix/a{control}.py")] == ["G303"]
+
+
+@pytest.mark.parametrize("control", [c for c in range(0x20) if c not in (0x09, 0x0A, 0x0D)] + [0x7F], ids=hex)
+def test_every_control_character_but_tab_in_a_metadata_field_is_refused(control: int) -> None:
+    """packaging and pip read ``\\x0b`` and ``\\x0c`` around a version as white space, uv not (planted: those two
+    accepted)."""
+    from gate.metadata import read_metadata
+
+    data = b"Metadata-Version: 2.1\nName: x\nVersion: %c0.1.0\n\n" % control
+    metadata, why = read_metadata(data)
+    assert metadata is None and "control character" in why
+
+
+def test_a_requirement_s_marker_is_part_of_what_is_compared() -> None:
+    """A marker no environment matches drops the dependency as surely as deleting it (planted: markers ignored)."""
+    from gate.metadata import metadata_differences
+
+    ours = b"Metadata-Version: 2.4\nName: x\nVersion: 1.0\nRequires-Dist: torch<2.15,>=2.11\n\n"
+    theirs = ours.replace(b">=2.11\n", b">=2.11; python_version < '3'\n")
+    assert ["Requires-Dist" in d and "python_version" in d for d in metadata_differences(theirs, ours)] == [True]
+
+
+def test_a_link_in_the_upload_folder_is_not_a_dist(tmp_path: Path) -> None:
+    """`twine upload dist/*` follows it to whatever it points at when the upload runs (planted: links judged)."""
+    elsewhere = zip_with(tmp_path / "p-1.0-py3-none-any.whl", [("a", b"")])
+    (tmp_path / "dist").mkdir()
+    (tmp_path / "dist" / "p-1.0.tar.gz").write_bytes(b"")
+    (tmp_path / "dist" / elsewhere.name).symlink_to(elsewhere)
+    dists, findings = collect([tmp_path / "dist"])
+    assert [p.name for p in dists] == ["p-1.0.tar.gz"]
+    assert [(f.code, f.path) for f in findings if f.code == "G001"] == [("G001", elsewhere.name)]
+
+
+def test_the_rebuild_comparison_reports_a_member_only_the_wheel_under_check_has(tmp_path: Path) -> None:
+    """A wheel may pass every static check with a member the sdist does not build (a tracked file under
+    ``licenses/``): only the comparison sees it (planted: the rebuilt wheel's names alone compared)."""
+    from gate.sdist import _compare
+
+    sdist = SdistArchive(write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([RawTarMember("x-1.0/a")])), Limits())
+    rebuilt = WheelArchive(zip_with(tmp_path / "rebuilt.whl", [("a", b"1")]), Limits())
+    wheel = WheelArchive(zip_with(tmp_path / "wheel.whl", [("a", b"1"), ("z-extra", b"")]), Limits())
+    _compare(sdist, rebuilt, wheel)
+    assert [(f.code, f.path) for f in sdist.findings] == [("G508", "z-extra")]
+
+
+def test_the_total_counts_every_member_not_only_the_files(tmp_path: Path) -> None:
+    """Planted: only regular files counted toward the archive's total."""
+    data = random.Random(0).randbytes(3000)
+    wheel = tmp_path / "x.whl"
+    link = RawMember(b"link", b"/etc/passwd", mode=stat.S_IFLNK | 0o777, size=3000)  # declared, never inflated
+    wheel.write_bytes(raw_zip([RawMember(b"a.txt", data), link]))
+    archive = WheelArchive(wheel, Limits(member_size=5000, total_size=5000))
+    assert [(f.code, f.path) for f in archive.findings if f.code in ("G304", "G308")] == [
+        ("G304", "link"),
+        ("G308", None),
+    ]
+
+
+def test_record_with_more_rows_than_a_wheel_may_have_members_is_refused_whole(tmp_path: Path) -> None:
+    """One finding, not one a row (planted: one row more allowed)."""
+    from gate.wheel import _check_record
+
+    rows = "".join(f"m{i},sha256=x,1\n" for i in range(4)).encode()
+    wheel = WheelArchive(zip_with(tmp_path / "x.whl", [("x-1.0.dist-info/RECORD", rows)]), Limits(members=3))
+    _check_record(wheel, "x-1.0.dist-info")
+    assert [(f.code, f.message.split(",")[0]) for f in wheel.findings] == [("G206", "4 rows")]
+
+
+def test_a_tracked_table_that_is_no_file_is_named_missing(tmp_path: Path) -> None:
+    """Planted: a tracked table's path holding a link passed over by the table check (G304 alone named it)."""
+    from gate.completeness import SDIST_CHECKS, Reference, table_findings
+    from neurobrix.schema import TrackedFile
+
+    reference = Reference(
+        tmp_path / "TRACKED.yaml", b"", (TrackedFile("a.yaml", "neurobrix/_tables/a.yaml", "0" * 64, 1),)
+    )
+    link = RawTarMember("x-1.0/tables/a.yaml", type=tarfile.SYMTYPE, linkname="/etc/passwd")
+    sdist = SdistArchive(write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([link])), Limits())
+    table_findings(sdist, "x-1.0/tables/", reference, SDIST_CHECKS)
+    assert "has a symlink there" in next(f.message for f in sdist.findings if f.code == "G501")
