@@ -267,9 +267,7 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
       step: gamma_n(2u) = gamma_2n(u), so the count is doubled.
     skinny, tma_split (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K; steps
       past K add dots of zeros), then the SPLIT_K partials merged in order like gemv's (plain fp32
-      additions: SPLIT_K - 1, not doubled). tma_split's tail (TAIL_SPLIT): the whole K, or a slice of it in
-      whole steps (a slice's dots are among the whole K's), then up to TAIL_SPLIT slices merged in order:
-      the whole K's count, with K rounded up to whole steps, plus TAIL_SPLIT - 1.
+      additions: SPLIT_K - 1, not doubled).
     With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
     order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
     """
@@ -277,7 +275,6 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     block_k = int(config["BLOCK_K"])
     split_k = int(config.get("SPLIT_K", 1))
     k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
-    tail = int(config.get("TAIL_SPLIT", 1))
     if variant == "gemv":
         return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
     if variant in ("tiled", "tma", "skinny", "tma_split"):
@@ -286,7 +283,7 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
         sliced = variant in ("skinny", "tma_split")
         length = k_slice if sliced else K
         dots = 2 * max(_cdiv(length, block_k) + block_k - 1, _cdiv(length, 16) + 16)
-        return dots + (split_k - 1 if sliced else 0) + tail - 1
+        return dots + (split_k - 1 if sliced else 0)
     raise ValueError(f"linear: no summation order known for variant {variant!r}")
 
 

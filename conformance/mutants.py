@@ -477,8 +477,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear",
         LINEAR,
         "    units = num_pid_m * num_pid_n * SPLIT_K\n"
-        "    whole = units // tl.num_programs(0) * tl.num_programs(0) if TAIL_SPLIT > 1 else units  # waves of units\n"
-        "    for unit in tl.range(tl.program_id(0), whole, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
+        "    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
         "                         warp_specialize=WARP_SPECIALIZE):\n"
         "        tile = unit // SPLIT_K\n"
         "        k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K\n"
@@ -490,9 +489,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "        acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
         "        for step in range(slice_steps):\n",
         "    units = num_pid_m * num_pid_n * SPLIT_K\n"
-        "    whole = units // tl.num_programs(0) * tl.num_programs(0) if TAIL_SPLIT > 1 else units  # waves of units\n"
         "    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
-        "    for unit in tl.range(tl.program_id(0), whole, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
+        "    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,\n"
         "                         warp_specialize=WARP_SPECIALIZE):\n"
         "        tile = unit // SPLIT_K\n"
         "        k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K\n"

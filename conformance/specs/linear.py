@@ -44,8 +44,7 @@ def small(config: Mapping[str, Any]) -> Small:
     partial one; for split-K (gemv, skinny) K from one step per slice to two (2 SPLIT_K BLOCK_K), so some
     slices are empty, some partial; rows one at a time for gemv (a program per row), across two BLOCK_M
     blocks for skinny, and for the grouped tiles (tiled, tma, tma_split) into a second group of GROUP_M
-    row blocks; tma_split's K, like skinny's, to two steps per slice (of SPLIT_K or of TAIL_SPLIT slices:
-    the interpreter's two programs cut the last tile of an odd count, a GPU's many every tile). TMA rows must be 16-byte aligned: N
+    row blocks; tma_split's K, like skinny's, to two steps per slice. TMA rows must be 16-byte aligned: N
     and K multiples of 8."""
     variant = config["variant"]
     block_n, block_k = int(config["BLOCK_N"]), int(config["BLOCK_K"])
@@ -59,7 +58,7 @@ def small(config: Mapping[str, Any]) -> Small:
         block_m = int(config["BLOCK_M"])
         return Small({"M": (1, 2 * block_m + 1), **cols, **depth}, {"M": (block_m,), **blocks})
     block_m, group = int(config["BLOCK_M"]), int(config["GROUP_M"])
-    split_k = int(config.get("SPLIT_K", 1)) * int(config.get("TAIL_SPLIT", 1))
+    split_k = int(config.get("SPLIT_K", 1))
     ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, max(3, 2 * split_k) * block_k + 1)}
     slices = (block_k,) if split_k == 1 else (block_k, split_k * block_k)
     blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": slices}

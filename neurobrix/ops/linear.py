@@ -28,10 +28,7 @@ K = in_features (exact). The certified config picks the variant:
            split-K GEMM for prompts whose output has too few tiles to fill the GPU, fp32 partials merged
            in split order by the tile's last slice to arrive, as ``MERGE: "last"`` does), the epilogue
            stored in two halves (SUBTILE: half the staging memory, room for one more pipeline stage)
-           and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify. With TAIL_SPLIT > 1
-           the tiles of whole waves (one per program) are walked unsplit and only the last, partial wave's
-           tiles are cut into up to TAIL_SPLIT K slices, as many as the idle programs allow (a hybrid of
-           data-parallel tiles and split-K for the wave that would leave most multiprocessors idle).
+           and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify.
 """
 
 from __future__ import annotations
@@ -61,12 +58,11 @@ from .spec import Call, OpSpec
 
 @triton.jit
 def _merge_if_last(acc, part_ptrs, split_stride, mask, counter_ptr, b_ptrs, b_mask, y_ptrs,
-                   HAS_BIAS: tl.constexpr, SPLIT_K):
+                   HAS_BIAS: tl.constexpr, SPLIT_K: tl.constexpr):
     """MERGE "last": every program of an output tile calls this after storing its fp32 partial sums. The
     tile's counter counts arrivals; the program that arrives last sums the SPLIT_K partials in split order
     (as _linear_split_merge_kernel does: the same result, bit for bit), stores y, and resets the counter
-    to zero for the next launch (a CUDA graph replays it). SPLIT_K is a constexpr, or for tma_split's
-    tail a count known only at run time."""
+    to zero for the next launch (a CUDA graph replays it)."""
     tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
     arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")
     if arrived == SPLIT_K - 1:
@@ -271,34 +267,20 @@ def _linear_tma_kernel(
 
 
 @triton.jit
-def _grouped(tile, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """(row block, column block) of a tile in the grouped order (GROUP_M row blocks share weight tiles)."""
-    in_group = GROUP_M * num_pid_n
-    first = tile // in_group * GROUP_M
-    size = tl.minimum(num_pid_m - first, GROUP_M)
-    return first + tile % in_group % size, tile % in_group // size
-
-
-@triton.jit
 def _linear_tma_split_kernel(
     x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     M, N, K,
     stride_xm, stride_wn, stride_ym,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr, SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, TAIL_SPLIT: tl.constexpr,
-    PDL: tl.constexpr,
+    SPLIT_K: tl.constexpr, SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PDL: tl.constexpr,
 ):
     """``tma``'s persistent walk over units of work: a unit is one of SPLIT_K slices of an output tile's K
     range (the slices of a tile are adjacent in the walk, so they run at once and share the x tile in L2).
     With SPLIT_K 1 a unit is a tile, stored through the descriptor, as two halves of BLOCK_N / 2 columns
     when SUBTILE (half the staging memory, the first half's store overlapping the second's conversion).
     With SPLIT_K > 1 each slice stores fp32 partial sums and the tile's last slice to arrive sums them in
-    split order (``_merge_if_last``).
-    With TAIL_SPLIT > 1 (and SPLIT_K 1) the walk covers only the whole waves of tiles (a wave: one tile for
-    each of the grid's programs); the tiles of the last, partial wave are each cut into up to TAIL_SPLIT K
-    slices, as many as the idle programs allow, and merged the same way (data-parallel waves, then a
-    split-K tail: the last wave no longer leaves most multiprocessors idle)."""
+    split order (``_merge_if_last``)."""
     dependent_launch(PDL)
     STORE_N: tl.constexpr = BLOCK_N // 2 if SUBTILE else BLOCK_N
     x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
@@ -312,8 +294,7 @@ def _linear_tma_split_kernel(
     # the walk is flattened (the next unit's loads start during this one's epilogue) unless split: the loop
     # of the merge over the slices cannot be flattened into it
     units = num_pid_m * num_pid_n * SPLIT_K
-    whole = units // tl.num_programs(0) * tl.num_programs(0) if TAIL_SPLIT > 1 else units  # waves of units
-    for unit in tl.range(tl.program_id(0), whole, tl.num_programs(0), flatten=SPLIT_K == 1,
+    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,
                          warp_specialize=WARP_SPECIALIZE):
         tile = unit // SPLIT_K
         k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K
@@ -345,31 +326,6 @@ def _linear_tma_split_kernel(
             _merge_if_last(acc, tile_partials, M * N, in_y, counter_ptr + tile, b_ptr + offs_n[None, :],
                            (offs_n < N)[None, :], y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
                            HAS_BIAS, SPLIT_K)
-    if TAIL_SPLIT > 1:
-        # the last partial wave: `rest` tiles, each cut into `cuts` slices of `steps` K steps (no slice empty),
-        # at most one unit per program; partials in per-unit [BLOCK_M, BLOCK_N] scratch, merged in slice order
-        rest = units - whole
-        k_steps = tl.cdiv(K, BLOCK_K)
-        cuts = tl.minimum(tl.minimum(tl.num_programs(0) // tl.maximum(rest, 1), TAIL_SPLIT), k_steps)
-        steps = tl.cdiv(k_steps, cuts)
-        cuts = tl.cdiv(k_steps, steps)
-        local = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-        for unit in tl.range(tl.program_id(0), rest * cuts, tl.num_programs(0)):
-            tile = whole + unit // cuts
-            row_block, col_block = _grouped(tile, num_pid_m, num_pid_n, GROUP_M)
-            k_at = unit % cuts * steps * BLOCK_K
-            part = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            for step in range(steps):
-                part = tl.dot(x_desc.load([row_block * BLOCK_M, k_at + step * BLOCK_K]),
-                              w_desc.load([col_block * BLOCK_N, k_at + step * BLOCK_K]).T, part,
-                              input_precision=PRECISION)
-            rows = row_block * BLOCK_M + tl.arange(0, BLOCK_M)
-            cols = col_block * BLOCK_N + tl.arange(0, BLOCK_N)
-            in_tile = (rows < M)[:, None] & (cols < N)[None, :]
-            tl.store(part_ptr + unit * (BLOCK_M * BLOCK_N) + local, part)  # < programs x tile: int32 holds it
-            _merge_if_last(part, part_ptr + (unit - unit % cuts) * (BLOCK_M * BLOCK_N) + local,
-                           BLOCK_M * BLOCK_N, in_tile, counter_ptr + tile, b_ptr + cols[None, :], (cols < N)[None, :],
-                           y_ptr + rows[:, None].to(tl.int64) * stride_ym + cols[None, :], HAS_BIAS, cuts)
 
 
 def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
@@ -487,16 +443,10 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     else:
         _tma_ready(x, weight, y)
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
-        split_k, tail = meta["SPLIT_K"], meta.setdefault("TAIL_SPLIT", 1)
-        if tail != 1 and (split_k != 1 or not isinstance(tail, int) or tail < 1):
-            raise InvalidInputError(f"linear: setting {dict(config)}: TAIL_SPLIT is a count of K slices, with SPLIT_K 1")
-        programs = _programs(x.device, tiles * split_k * tail)
-        if tail > 1:  # per-unit partials of the last wave: at most one unit per program
-            part = empty((programs, meta["BLOCK_M"], meta["BLOCK_N"]), dtype=torch.float32, device=x.device)
-        else:
-            part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-        counters = tile_counters(x.device, tiles) if split_k * tail > 1 else y  # never touched unsplit
-        _linear_tma_split_kernel[(programs,)](
+        split_k = meta["SPLIT_K"]
+        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
+        counters = tile_counters(x.device, tiles) if split_k > 1 else y  # never touched with SPLIT_K 1
+        _linear_tma_split_kernel[(_programs(x.device, tiles * split_k),)](
             x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
@@ -560,15 +510,6 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
             {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
             {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
         ))
-        # a last, partial wave of tiles (2,048 x 1,152: 144 tiles of 128 x 128, the last 12 alone on 132
-        # multiprocessors): the whole waves as they are, the last wave's tiles cut into K slices
-        found += ({"variant": "tma_split", **tile, **c, "WARP_SPECIALIZE": False, "TAIL_SPLIT": cut} for c in (
-            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 1, "num_warps": 8, "num_stages": 4},
-            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "num_warps": 8, "num_stages": 4},
-            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 1, "num_warps": 8, "num_stages": 5},
-            {"BLOCK_M": 64, "BLOCK_N": 128, "SUBTILE": 0, "num_warps": 4, "num_stages": 4},
-            {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "num_warps": 4, "num_stages": 5},
-        ) for cut in (2, 4))
         # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
         # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
