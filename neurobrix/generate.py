@@ -35,6 +35,8 @@ class Sampling:
             raise UsageError(f"--top-k must be >= 1, got {self.top_k}")
         if self.top_p is not None and not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
             raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
+        if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
+            raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
 
 
 def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:

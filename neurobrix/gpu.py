@@ -53,7 +53,8 @@ def device_facts() -> DeviceFacts:
         raise NoGPUError(
             "no GPU found (torch.cuda.is_available() is False) and the Triton interpreter is off.\n"
             "  On a CPU, TRITON_INTERPRET=1 runs the kernels in the interpreter (slow; for tests), "
-            "or choose PyTorch's own kernels explicitly with --backend torch."
+            "or, for `neurobrix run`, choose PyTorch's own kernels explicitly with --backend torch (they need no "
+            "certified tables, so there is nothing to warm up)."
         )
     props = torch.cuda.get_device_properties(0)
     backend = "hip" if getattr(torch.version, "hip", None) else "cuda"

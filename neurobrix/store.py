@@ -460,6 +460,9 @@ def import_model(
         )
     if folder.exists():
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")
+    if source.strip().startswith(("/", "./", "../", "~", ".\\", "..\\")) or folder.is_absolute():
+        # written as a path: a mistyped folder, not a hub id (hub_id would strip the leading '/')
+        raise ModelNotFoundError(f"{source}: no such folder; give the checkpoint folder that holds config.json")
     repo_id = hub_id(source)
     if repo_id is None:
         raise ModelNotFoundError(

@@ -261,8 +261,12 @@ def test_local_import_refusals(checkpoints, tmp_path):
         store.import_model(str(src), revision="main", progress=False)
     with pytest.raises(UsageError, match="is a file"):
         store.import_model(str(src / "config.json"), progress=False)
-    with pytest.raises(store.ModelNotFoundError, match="neither a local folder nor a Hugging Face id"):
+    with pytest.raises(store.ModelNotFoundError, match="no such folder"):
         store.import_model(str(tmp_path / "no" / "such" / "dir"), progress=False)
+    # written as paths, though without the '/' or './' they would read as a hub id: never looked up there
+    for path in ("/nosuch-org/nosuch-model", "./nosuch-org/nosuch-model", "~/nosuch-org"):
+        with pytest.raises(store.ModelNotFoundError, match="no such folder"):
+            store.import_model(path, progress=False)
     with pytest.raises(store.ModelNotFoundError, match="neither a local folder"):
         store.import_model("not an id", progress=False)
 
