@@ -31,8 +31,8 @@ def min_examples() -> int:
 
 def _not_whole(report: Any, args: Any) -> str | None:
     """Why this check cannot stand for the whole class (None: it can)."""
-    if getattr(args, "kernel", None) or getattr(args, "dtype", None) or getattr(args, "variant", None):
-        return "only part of the class was checked (--kernel / --dtype / --variant)"
+    if any(getattr(args, name, None) for name in ("kernel", "dtype", "variant", "where")):
+        return "only part of the class was checked (--kernel / --dtype / --variant / --where)"
     if not report.complete:
         return f"the check stopped with {report.left} entries left"
     if report.examples_per_entry < min_examples():
