@@ -93,17 +93,6 @@ def dependent_launch(PDL: tl.constexpr):
         tl.extra.cuda.gdc_launch_dependents()
 
 
-@triton.jit
-def weights_first(w_ptrs, mask):
-    """A decode kernel's first step of weights, loaded before :func:`dependent_launch` waits. Weights are
-    written before the first launch and never by a kernel, so this read cannot race with the
-    predecessor: under PDL the weight stream starts while the predecessor finishes, which matters most
-    where a program's whole slice is a few steps (small projections are bound by the latency of their
-    first loads, not by bandwidth). Only weights may be read here; everything a kernel writes (x, the
-    partial sums, the counters) is read after the wait. Out-of-range lanes read 0, as the loop's loads do."""
-    return tl.load(w_ptrs, mask=mask, other=0.0)
-
-
 def split(op: str, config: Mapping[str, Any], required: tuple[str, ...], pdl: bool = False
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A certified setting -> (the kernel's constexpr meta-parameters, launch options such as num_warps).

@@ -52,7 +52,6 @@ from ._common import (
     same_dtype,
     split,
     top,
-    weights_first,
 )
 from .spec import Call, OpSpec
 
@@ -88,6 +87,7 @@ def _linear_gemv_kernel(
     HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -97,16 +97,9 @@ def _linear_gemv_kernel(
     k_per_split = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
     k_start = pid_k * k_per_split
     k_end = tl.minimum(k_start + k_per_split, K)
-    # the first step's weights are loaded before waiting on the predecessor (weights_first)
-    offs_k = k_start + tl.arange(0, BLOCK_K)
-    mask_k = offs_k < k_end
-    w0 = weights_first(w_ptr + offs_n[:, None] * stride_wn + offs_k[None, :], mask_n[:, None] & mask_k[None, :])
-    dependent_launch(PDL)
-    x0 = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k, other=0.0).to(tl.float32)
     # acc[n, j] += W[n, k] * x[k] for k = j (mod BLOCK_K); summed over j once at the end
     accumulator = tl.zeros((BLOCK_N, BLOCK_K), dtype=tl.float32)
-    accumulator += w0.to(tl.float32) * x0[None, :]
-    for k0 in range(k_start + BLOCK_K, k_end, BLOCK_K):
+    for k0 in range(k_start, k_end, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         mask_k = offs_k < k_end
         x = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k, other=0.0).to(tl.float32)
@@ -158,6 +151,7 @@ def _linear_skinny_kernel(
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
+    dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
     pid_k = tl.program_id(2)
@@ -170,22 +164,7 @@ def _linear_skinny_kernel(
     k_first = pid_k * k_slice
     k_last = tl.minimum(k_first + k_slice, K)
     acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    k_from = k_first
-    if BLOCK_M < 64:  # decode rows: the first step's weights loaded before waiting on the predecessor
-        # (weights_first). Only below 64 rows: there tl.dot takes its operands from registers, while on
-        # Hopper a tile of 64 rows or more is a wgmma reading shared memory, and an operand loaded ahead
-        # would need a buffer beside the loop's pipeline (measured: past the limit for 64 x 64 x 256).
-        offs_k = k_first + tl.arange(0, BLOCK_K)
-        in_k = offs_k < k_last
-        b0 = weights_first(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], in_k[:, None] & in_n[None, :])
-        dependent_launch(PDL)
-        a0 = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :],
-                     other=0.0)
-        acc = tl.dot(a0, b0, acc, input_precision=PRECISION)
-        k_from += BLOCK_K
-    else:
-        dependent_launch(PDL)
-    for k0 in range(k_from, k_last, BLOCK_K):
+    for k0 in range(k_first, k_last, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         in_k = offs_k < k_last
         a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :],
