@@ -289,7 +289,8 @@ def test_every_checkout_drops_its_credentials() -> None:
 def test_only_the_publish_job_can_mint_an_id_token() -> None:
     holders = [(name, job_id) for name, job_id, job in all_jobs() if "id-token" in job["permissions"]]
     assert holders == [("release.yml", "publish")]
-    assert load("release.yml")["jobs"]["publish"]["permissions"] == {"id-token": "write"}
+    # and reading the repository, for its lock file alone (test_publish_installs_only_hash_locked_wheels)
+    assert load("release.yml")["jobs"]["publish"]["permissions"] == {"id-token": "write", "contents": "read"}
 
 
 # --- ci.yml --------------------------------------------------------------------------------------------
@@ -327,10 +328,89 @@ def test_release_builds_once_gates_then_publishes_from_the_pypi_environment() ->
     assert not any("--no-smoke" in s.get("run", "") for j in jobs.values() for s in j["steps"])
 
 
+PUBLISH_LOCK = REPO / ".github" / "publish" / "requirements.txt"
+PUBLISH_LOCK_IN = REPO / ".github" / "publish" / "requirements.in"
+LOCK_PIN = re.compile(r"^([a-z0-9][a-z0-9._-]*)==(\S+)$")
+LOCK_HASH = re.compile(r"^--hash=sha256:[0-9a-f]{64}$")
+
+
+def lock_pins(text: str) -> dict[str, tuple[str, int]]:
+    """A pip requirements file with hashes -> {name: (version, number of hashes)}; anything else in it (an
+    unpinned or unhashed requirement, an option, an index) fails the assertion that names it."""
+    pins: dict[str, tuple[str, int]] = {}
+    logical = re.sub(r"\\\n", " ", text)  # join continuation lines as pip does
+    for line in logical.splitlines():
+        line = line.split(" #")[0].strip() if not line.lstrip().startswith("#") else ""
+        if not line:
+            continue
+        requirement, *options = line.split()
+        found = LOCK_PIN.match(requirement)
+        assert found, f"not pinned with ==: {line!r}"
+        assert options and all(LOCK_HASH.match(o) for o in options), f"not only sha256 hashes: {line!r}"
+        assert found[1] not in pins, f"{found[1]} twice"
+        pins[found[1]] = (found[2], len(options))
+    return pins
+
+
+def test_publish_installs_only_hash_locked_wheels() -> None:
+    """The publish job holds the id token, so what it installs is pinned by hash: its one checkout is the lock
+    file alone (no code, no credentials, a folder of its own so that nothing shadows a module), and its one
+    install is that file in pip's hash-checking mode, wheels only (a dependency missing from the lock, or a
+    file whose sha256 differs, stops the install)."""
+    publish = load("release.yml")["jobs"]["publish"]
+    checkouts = [s for s in publish["steps"] if s.get("uses", "").startswith("actions/checkout@")]
+    assert len(checkouts) == 1
+    options = checkouts[0]["with"]
+    folder = options["path"]
+    assert options == {
+        "persist-credentials": False,
+        "path": folder,
+        "sparse-checkout": ".github/publish/requirements.txt",
+        "sparse-checkout-cone-mode": False,
+    }
+    assert folder and folder not in (".", "dist", "gate")
+    installs = [s["run"] for s in publish["steps"] if re.search(r"\bpip\b", s.get("run", ""))]
+    assert len(installs) == 1
+    words = shlex.split(installs[0])
+    assert words[:4] == ["python", "-m", "pip", "install"]
+    assert sorted(words[4:]) == sorted(
+        ["--require-hashes", "--only-binary", ":all:", "-r", f"{folder}/.github/publish/requirements.txt"]
+    )
+    # nothing else reads the checked-out folder (it holds no code, and nothing is to run from it)
+    assert [s["run"] for s in publish["steps"] if folder in s.get("run", "")] == installs
+
+
+def test_the_publish_lock_pins_and_hashes_every_requirement() -> None:
+    pins = lock_pins(PUBLISH_LOCK.read_text(encoding="utf-8"))
+    top = {}
+    for line in PUBLISH_LOCK_IN.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.strip().split("==")
+            top[name] = version
+    assert top == {"twine": "7.0.0", "pypi-attestations": "0.0.30"}
+    for name, version in top.items():
+        assert pins[name][0] == version, name
+    # the uploader's and the signer's own dependencies are there too (pip's hash-checking mode would stop
+    # the install without them; this says so before a release does)
+    assert {"requests", "cryptography", "sigstore", "keyring", "urllib3"} <= set(pins)
+
+
+@pytest.mark.parametrize(
+    "broken",
+    [
+        "twine>=7.0.0 \\\n    --hash=sha256:" + "0" * 64,
+        "twine==7.0.0",
+        "twine==7.0.0 \\\n    --hash=md5:" + "0" * 32,
+        "--index-url https://example.invalid/simple",
+    ],
+)
+def test_the_lock_reader_refuses_what_is_not_pinned_and_hashed(broken: str) -> None:
+    with pytest.raises(AssertionError):
+        lock_pins(broken + "\n")
+
+
 def test_publish_runs_no_repository_code_and_uploads_with_trusted_publishing_and_attestations() -> None:
     publish = load("release.yml")["jobs"]["publish"]
-    uses = [s["uses"].split("@")[0] for s in publish["steps"] if "uses" in s]
-    assert "actions/checkout" not in uses
     runs = [s["run"].strip() for s in publish["steps"] if "run" in s]
     assert runs[-2:] == [
         "python -m pypi_attestations sign dist/*",
