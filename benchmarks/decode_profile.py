@@ -40,7 +40,7 @@ from neurobrix.tables import load as load_tables
 
 GROUPS = (  # kernel name (Triton's function name, or PyTorch's/cuBLAS's) -> what it does; first match wins
     ("attention", re.compile(r"attention|flash|fmha|sdpa|softmax", re.I)),
-    ("linear", re.compile(r"linear|gemv|gemm|sm90_xmma|cutlass|splitK|splitk|cublas", re.I)),
+    ("linear", re.compile(r"linear|gemv|gemm|nvjet|sm90_xmma|cutlass|splitK|splitk|cublas", re.I)),
     ("norm", re.compile(r"rms|norm|pow|mean|rsqrt", re.I)),
     ("rotary", re.compile(r"rotary|rope", re.I)),
     ("silu_mul", re.compile(r"silu", re.I)),
