@@ -93,28 +93,6 @@ def dependent_launch(PDL: tl.constexpr):
         tl.extra.cuda.gdc_launch_dependents()
 
 
-@triton.jit
-def gdc_wait(PDL: tl.constexpr):
-    """The first half of :func:`dependent_launch`: wait for the predecessor (its writes visible)."""
-    if PDL:
-        tl.extra.cuda.gdc_wait()
-
-
-@triton.jit
-def gdc_trigger(PDL: tl.constexpr):
-    """The second half of :func:`dependent_launch`: let the successor launch (placed late, after a kernel's
-    main loop, only this kernel's successor is resident beside it, not a chain of them)."""
-    if PDL:
-        tl.extra.cuda.gdc_launch_dependents()
-
-
-@triton.jit
-def weights_first(w_ptrs, mask):
-    """A decode kernel's first step of weights, loaded before :func:`gdc_wait`. Weights are written before
-    the first launch and never by a kernel, so this read cannot race with the predecessor."""
-    return tl.load(w_ptrs, mask=mask, other=0.0)
-
-
 def split(op: str, config: Mapping[str, Any], required: tuple[str, ...], pdl: bool = False
           ) -> tuple[dict[str, Any], dict[str, Any]]:
     """A certified setting -> (the kernel's constexpr meta-parameters, launch options such as num_warps).
