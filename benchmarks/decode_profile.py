@@ -26,14 +26,16 @@ import dataclasses
 import json
 import re
 import statistics
+import sys
 
 import torch
 
-from benchmarks.e2e import random_weights
+from benchmarks.e2e import kv_bytes_per_step, random_weights
+from benchmarks.long_context import weight_bytes_per_step
 from conformance.catalogue import load
 from neurobrix.generate import Decoder
 from neurobrix.gpu import detect_class
-from neurobrix.model import Transformer
+from neurobrix.model import Transformer, meta_weights
 from neurobrix.ops import TORCH
 from neurobrix.plan import generation_calls, resolve
 from neurobrix.tables import load as load_tables
@@ -51,13 +53,9 @@ def group_of(name: str) -> str:
     return next((g for g, pattern in GROUPS if pattern.search(name)), "other")
 
 
-def step_bytes(cfg, batch: int, filled: int) -> int:
-    """Weights read once per step (bf16), plus the K and V cache rows the step reads."""
-    h, i, v = cfg.hidden_size, cfg.intermediate_size, cfg.vocab_size
-    qkv = (cfg.num_heads + 2 * cfg.num_kv_heads) * cfg.head_dim
-    per_layer = qkv * h + cfg.num_heads * cfg.head_dim * h + 2 * i * h + h * i
-    kv = 2 * cfg.num_kv_heads * cfg.head_dim * filled * batch
-    return 2 * (cfg.num_layers * (per_layer + kv) + v * h)
+def step_bytes(cfg, batch: int, filled: int) -> float:
+    """What a decode step reads (bf16): every matrix once, and the K and V cache rows."""
+    return weight_bytes_per_step(meta_weights(cfg, torch.bfloat16)) + kv_bytes_per_step(cfg, batch, filled)
 
 
 def profile_backend(cfg, weights, backend: str, batch: int, filled: int, steps: int, profiled: int) -> dict:
@@ -142,6 +140,8 @@ def main() -> None:
     parser.add_argument("--bandwidth", type=float, default=4.8, help="HBM TB/s for the floor (H200: 4.8)")
     parser.add_argument("--json")
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        sys.exit("benchmarks.decode_profile needs a GPU of a certified class")
     catalogue, _ = load()
     rows = []
     for name in args.model:

@@ -105,3 +105,42 @@ def test_long_context_roofline_counts_every_matrix_a_decode_step_reads(name):
     embed = cfg.vocab_size * cfg.hidden_size * 2
     expected = weight_bytes(cfg, 2) - norms - (0 if cfg.tie_word_embeddings else embed)
     assert weight_bytes_per_step(meta_weights(cfg, torch.bfloat16)) == expected
+
+
+def test_decode_profile_help_and_no_gpu_message():
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("TRITON_INTERPRET", None)
+    run = [sys.executable, "-m", "benchmarks.decode_profile"]
+    shown = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert shown.returncode == 0 and "--backends" in shown.stdout and "triton-serial" in shown.stdout
+    refused = subprocess.run(run, capture_output=True, text=True, env=env, cwd=REPO)
+    assert refused.returncode == 1 and "needs a GPU" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_decode_profile_files_every_engine_kernel_under_its_op():
+    """Kernels replayed from a CUDA graph carry no op, so the profile groups them by name: every Triton
+    kernel of neurobrix/ops must land in the group of the op module that defines it."""
+    import importlib
+
+    from triton.runtime.jit import KernelInterface
+
+    from benchmarks.decode_profile import group_of
+
+    expected = {
+        "linear": "linear",
+        "attention": "attention",
+        "rms_norm": "norm",
+        "rotary": "rotary",
+        "silu_mul": "silu_mul",
+    }
+    seen = 0
+    for module_name, group in expected.items():
+        module = importlib.import_module(f"neurobrix.ops.{module_name}")
+        for name, value in vars(module).items():
+            if isinstance(value, KernelInterface) and name.endswith("_kernel"):
+                assert group_of(name) == group, (module_name, name)
+                seen += 1
+    assert seen >= 10
+    # and PyTorch's/cuBLAS's projection kernels on the torch backend
+    assert group_of("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_TNT") == "linear"
+    assert group_of("cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16") == "attention"
