@@ -79,13 +79,20 @@ def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
     assert "ERROR MissingEntryError" in lines["512", "triton"]
 
 
-def test_long_context_help_and_no_gpu_message():
+@pytest.mark.parametrize(
+    ("module", "flags", "argv"),
+    [
+        ("long_context", ("--prompt", "--new"), ["--prompt", "100"]),
+        ("decode_profile", ("--backends", "triton-serial"), []),
+    ],
+)
+def test_gpu_benchmark_help_and_no_gpu_message(module, flags, argv):
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     env.pop("TRITON_INTERPRET", None)
-    run = [sys.executable, "-m", "benchmarks.long_context"]
+    run = [sys.executable, "-m", f"benchmarks.{module}"]
     shown = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, cwd=REPO)
-    assert shown.returncode == 0 and "--prompt" in shown.stdout and "--new" in shown.stdout
-    refused = subprocess.run([*run, "--prompt", "100"], capture_output=True, text=True, env=env, cwd=REPO)
+    assert shown.returncode == 0 and all(flag in shown.stdout for flag in flags)
+    refused = subprocess.run([*run, *argv], capture_output=True, text=True, env=env, cwd=REPO)
     assert refused.returncode == 1 and "needs a GPU" in refused.stderr and "Traceback" not in refused.stderr
 
 
@@ -105,16 +112,6 @@ def test_long_context_roofline_counts_every_matrix_a_decode_step_reads(name):
     embed = cfg.vocab_size * cfg.hidden_size * 2
     expected = weight_bytes(cfg, 2) - norms - (0 if cfg.tie_word_embeddings else embed)
     assert weight_bytes_per_step(meta_weights(cfg, torch.bfloat16)) == expected
-
-
-def test_decode_profile_help_and_no_gpu_message():
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
-    env.pop("TRITON_INTERPRET", None)
-    run = [sys.executable, "-m", "benchmarks.decode_profile"]
-    shown = subprocess.run([*run, "--help"], capture_output=True, text=True, env=env, cwd=REPO)
-    assert shown.returncode == 0 and "--backends" in shown.stdout and "triton-serial" in shown.stdout
-    refused = subprocess.run(run, capture_output=True, text=True, env=env, cwd=REPO)
-    assert refused.returncode == 1 and "needs a GPU" in refused.stderr and "Traceback" not in refused.stderr
 
 
 def test_decode_profile_files_every_engine_kernel_under_its_op():
