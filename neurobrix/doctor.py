@@ -102,7 +102,7 @@ def diagnose() -> list[Finding]:
             Finding("kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries")
         )
     if torch_version and triton_version:
-        from .stack import verdict
+        from .stack import compiler_problem, verdict
 
         try:
             found_stack = verdict(gpu_class.id, tables)
@@ -110,6 +110,9 @@ def diagnose() -> list[Finding]:
             found.append(Finding("stack", FAIL, str(exc)))
         else:
             found.append(Finding("stack", OK if found_stack.ok else FAIL, found_stack.describe()))
+        problem = compiler_problem(gpu_class.id)
+        if problem:
+            found.append(Finding("compiler", FAIL, f"{problem}."))
     return found
 
 

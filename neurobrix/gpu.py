@@ -38,8 +38,13 @@ class DeviceFacts:
         return asdict(self)
 
 
+# the values of TRITON_INTERPRET that turn Triton's interpreter on, read as Triton reads them (its knobs'
+# env_bool, any case): the engine must agree with Triton on whether its kernels run in the interpreter
+INTERPRET_ON = ("1", "y", "yes", "on", "true")
+
+
 def interpreter_enabled() -> bool:
-    return os.environ.get("TRITON_INTERPRET", "") == "1"
+    return os.environ.get("TRITON_INTERPRET", "").lower() in INTERPRET_ON
 
 
 @functools.lru_cache(maxsize=1)

@@ -160,6 +160,9 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
             raise ValueError("not a re-proof of this class in this format")
     except (OSError, ValueError, KeyError, TypeError) as exc:
         return f"the re-proof {path} is unreadable ({exc})"
+    check = record.get("check")
+    if not isinstance(check, dict) or check.get("passed") is not True:
+        return f"the re-proof {path} does not record a passing check of the class"
     if recorded != running:
         return f"the re-proof {path} was made on {recorded.describe()}, not this stack"
     now = class_hashes(class_id, tables)
@@ -227,8 +230,60 @@ def verdict(class_id: str, tables: Tables | None = None, running: Stack | None =
     )
 
 
+# Variables read by Triton's Python side that change the code it compiles from a setting, or replace it
+# (kernel overrides, another ptxas or libdevice, another target, instrumentation). Triton lists the ones its
+# compiler reads itself (get_cache_invalidating_env_vars); these it does not.
+CODEGEN_ENV = (
+    "TRITON_KERNEL_OVERRIDE",
+    "TRITON_OVERRIDE_ARCH",
+    "PTXAS_OPTIONS",
+    "DISABLE_PTXAS_OPT",
+    "TRITON_PTXAS_PATH",
+    "TRITON_PTXAS_BLACKWELL_PATH",
+    "TRITON_LIBDEVICE_PATH",
+    "TRITON_F32_DEFAULT",
+    "TRITON_MOCK_PTX_VERSION",
+    "TRITON_ENABLE_ASAN",
+    "TRITON_INSTRUMENTATION_MODE",
+    "TRITON_PLUGIN_PATHS",
+    "LLVM_PASS_PLUGIN_PATH",
+)
+
+
+def compiler_overrides() -> dict[str, str]:
+    """The environment variables set here that make Triton compile other code from a setting than it does by
+    default: those its compiler reports itself, and :data:`CODEGEN_ENV`."""
+    found = {name: os.environ[name] for name in CODEGEN_ENV if os.environ.get(name)}
+    try:
+        from triton._C.libtriton import get_cache_invalidating_env_vars
+    except ImportError:  # a Triton without that list (none that a class certifies today)
+        pass
+    else:
+        found.update({name: os.environ.get(name, value) for name, value in get_cache_invalidating_env_vars().items()})
+    return dict(sorted(found.items()))
+
+
 def require_certified_stack(class_id: str) -> None:
-    """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on."""
+    """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on, or
+    with Triton told to compile them otherwise than it does by default (a GPU class: the interpreter compiles
+    nothing)."""
     found = verdict(class_id)
     if not found.ok:
         raise CompilerStackError(found.refusal())
+    problem = compiler_problem(class_id)
+    if problem:
+        raise CompilerStackError(f"{problem} (nothing was loaded).")
+
+
+def compiler_problem(class_id: str) -> str | None:
+    """Why this environment makes Triton compile other code from class ``class_id``'s settings than the code
+    they were proven on (None: it does not; the interpreter class compiles nothing)."""
+    overrides = compiler_overrides() if class_id != "interpreter" else {}
+    if not overrides:
+        return None
+    shown = ", ".join(f"{name}={value}" for name, value in overrides.items())
+    which = "it" if len(overrides) == 1 else "them"
+    return (
+        f"this environment sets {shown}; with {which} Triton compiles other code from the certified settings "
+        f"than the code class {class_id} was proven on. Unset {which} to run"
+    )

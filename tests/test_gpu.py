@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -100,3 +101,19 @@ def test_importing_the_engine_touches_no_device():
     )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
+
+
+@pytest.mark.parametrize("value", ["1", "true", "YES", "on", "0", ""])
+def test_the_engine_and_triton_agree_on_whether_kernels_run_in_the_interpreter(value):
+    """Triton turns its interpreter on for TRITON_INTERPRET=true/yes/on/y too, not only 1. Were the engine to read
+    only "1", a GPU machine with TRITON_INTERPRET=true would pick its GPU class and check its stack, then run that
+    class's settings (bf16 included, which the interpreter computes wrongly) through Triton's interpreter: not the
+    code they were proven on. Both the class detection and the launchers must read the variable as Triton does."""
+    code = (
+        "import triton, json; from neurobrix import gpu; from neurobrix.ops import _common; "
+        "print(json.dumps([bool(triton.knobs.runtime.interpret), gpu.interpreter_enabled(), _common.INTERPRETER]))"
+    )
+    env = {**os.environ, "PYTHONPATH": str(REPO), "TRITON_INTERPRET": value}
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, check=True).stdout
+    triton_says, class_says, launch_says = json.loads(out)
+    assert class_says == triton_says and launch_says == triton_says

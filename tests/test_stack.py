@@ -283,3 +283,53 @@ def test_the_readme_lists_each_certified_class_with_its_stack_and_install_comman
     assert set(rows) == set(certified)
     for class_id, found in certified.items():
         assert rows[class_id] == (f"torch {found.torch}, Triton {found.triton}", stack.pip_command(found))
+
+
+@pytest.mark.parametrize("check", [None, {}, {"profile": "ci", "passed": False}, {"passed": "yes"}])
+def test_a_reproof_whose_check_did_not_pass_admits_nothing(certified_elsewhere, home, check):
+    """A re-proof stands for a whole passing check; a record that names none, or a failed one, is no re-proof."""
+    _reproof("interpreter", HERE)
+    path = home / "reproofs" / "interpreter.json"
+    record = json.loads(path.read_text())
+    if check is None:
+        del record["check"]
+    else:
+        record["check"] = check
+    path.write_text(json.dumps(record))
+    with pytest.raises(CompilerStackError, match="does not record a passing check"):
+        stack.require_certified_stack("interpreter")
+
+
+@pytest.fixture
+def proven_here(monkeypatch):
+    """Whatever the class, its stack is this machine's: only the compiler's environment can refuse it."""
+    monkeypatch.setattr(stack, "verdict", lambda class_id, *a, **k: stack.Verdict(class_id, HERE, HERE))
+    for name in stack.CODEGEN_ENV:
+        monkeypatch.delenv(name, raising=False)
+    for name in stack.compiler_overrides():  # anything set on this machine already
+        monkeypatch.delenv(name, raising=False)
+
+
+@pytest.mark.parametrize(
+    "set_here",
+    [
+        {"DISABLE_LLVM_OPT": "1"},  # in Triton's own list of variables that change what it compiles
+        {"TRITON_DEFAULT_FP_FUSION": "0"},  # ditto: no fused multiply-adds, other rounding than proven
+        {"TRITON_KERNEL_OVERRIDE": "1"},  # Triton's Python side: kernels replaced by files from a folder
+        {"PTXAS_OPTIONS": "-O0"},
+        {"TRITON_OVERRIDE_ARCH": "sm80", "TRITON_LIBDEVICE_PATH": "/tmp/libdevice.bc"},
+    ],
+)
+def test_a_gpu_class_is_not_run_with_triton_told_to_compile_otherwise(proven_here, monkeypatch, set_here):
+    """Same torch, same Triton, but an environment that makes Triton compile other code from a setting than the
+    code it was proven on: refused (exit 6 in run), naming every variable; the interpreter class compiles nothing."""
+    stack.require_certified_stack("nvidia-h200")  # nothing set: admitted
+    for name, value in set_here.items():
+        monkeypatch.setenv(name, value)
+    with pytest.raises(CompilerStackError) as refused:
+        stack.require_certified_stack("nvidia-h200")
+    for name, value in set_here.items():
+        assert f"{name}={value}" in str(refused.value)
+    assert str(refused.value).startswith(stack.compiler_problem("nvidia-h200"))  # what doctor reports too
+    stack.require_certified_stack("interpreter")
+    assert stack.compiler_problem("interpreter") is None

@@ -7,7 +7,6 @@ settled when this module is imported (Triton itself requires ``TRITON_INTERPRET`
 from __future__ import annotations
 
 import itertools
-import os
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -19,7 +18,7 @@ from ..dtypes import name_of
 from ..errors import InvalidInputError
 
 LAUNCH_OPTIONS = ("num_warps", "num_stages")
-INTERPRETER = os.environ.get("TRITON_INTERPRET", "") == "1"  # read once, as Triton does
+INTERPRETER = bool(triton.knobs.runtime.interpret)  # read once, by Triton itself (its own reading of the variable)
 
 
 def dtype_name(op: str, name: str, tensor: torch.Tensor) -> str:
