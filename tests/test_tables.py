@@ -183,6 +183,28 @@ def test_an_index_keyed_differently_from_the_op_is_refused(tmp_path, key, first)
         resolve({("linear", "fp32", (2, 8, 4))}, tables.load(root), "interpreter")
 
 
+@pytest.mark.parametrize("variant", ["bogus", None])
+def test_a_setting_of_a_variant_the_kernel_does_not_have_is_refused_before_loading(tmp_path, variant):
+    """A linear setting naming no variant, or one this neurobrix does not have: refused by preflight (exit 3),
+    naming the file and the call, rather than at the kernel's first launch after the weights were loaded."""
+    from neurobrix.plan import resolve
+
+    root = write_tables(tmp_path / "t")
+
+    def edit(d):
+        config = d["configs"][0]
+        if variant is None:
+            del config["variant"]
+        else:
+            config["variant"] = variant
+
+    edit_json(root / "interpreter" / "linear.json", edit)
+    retrack(root)
+    loaded = tables.load(root)
+    with pytest.raises(TablesError, match=rf"linear\.json: the setting for linear .* names variant {variant!r}"):
+        resolve({("linear", "fp32", (2, 8, 4)), ("linear", "fp32", (9, 8, 4))}, loaded, "interpreter")
+
+
 def test_a_plan_launches_with_the_class_launch_features(tmp_path):
     """``launch: [pdl]`` in class.yaml is what makes a plan (and so a run) launch with
     programmatic dependent launch; a class without it launches plainly."""
