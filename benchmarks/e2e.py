@@ -33,14 +33,15 @@ import time
 import torch
 
 from conformance.catalogue import load
-from neurobrix.generate import Sampling, generate_batch
+from neurobrix.generate import GREEDY_BLOCK, Sampling, generate_batch
 from neurobrix.gpu import detect_class
 from neurobrix.model import Layer, Transformer, Weights
 from neurobrix.ops import TORCH
 from neurobrix.plan import generation_calls, resolve
 from neurobrix.tables import load as load_tables
 
-TRITONS = ("triton", "triton-pdl", "triton-serial")  # the class's launch features; PDL forced on; forced off
+# the class's launch features; PDL forced on; forced off; greedy tokens picked on the host's side of the graph
+TRITONS = ("triton", "triton-pdl", "triton-serial", "triton-host")
 
 
 def random_weights(cfg, dtype, device, seed=0) -> Weights:
@@ -94,17 +95,18 @@ def engine_run(
     ops = TORCH
     if bk in TRITONS:
         plan = resolve(generation_calls(cfg, batch, seq, capacity, "bf16"), load_tables(), detect_class().id)
-        if bk != "triton":  # the same certified settings, launched with programmatic dependent launch or without
+        if bk in ("triton-pdl", "triton-serial"):  # the same settings, with programmatic dependent launch or not
             plan = dataclasses.replace(plan, pdl=bk == "triton-pdl")
         ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     row: dict = {}
+    block = 0 if bk == "triton-host" else GREEDY_BLOCK
     if decode:
-        generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True)  # compile, warm up
+        generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True, block=block)  # warm up
         model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
         torch.cuda.synchronize()
         start = time.perf_counter()
-        outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True)
+        outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True, block=block)
         torch.cuda.synchronize()
         total = time.perf_counter() - start
         row = {
@@ -231,7 +233,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
         help="triton, torch (this engine on either backend), compile (the gpt-fast-style peer under "
         "torch.compile) and hf (transformers eager, first prompt length only); triton-pdl and triton-serial: "
         "the certified settings with programmatic dependent launch forced on or off (triton: as the GPU "
-        "class's launch features say, what a user gets)",
+        "class's launch features say, what a user gets); triton-host: each greedy token picked on the host's "
+        "side of the decode graph, one step a replay (triton: on the device, several steps a replay)",
     )
     parser.add_argument(
         "--prompt",

@@ -10,6 +10,7 @@ a run does.
 
 from __future__ import annotations
 
+import itertools
 import math
 import time
 from collections.abc import Callable
@@ -132,6 +133,9 @@ class PrefillGraphs:
         return logits
 
 
+GREEDY_BLOCK = 8  # greedy decode steps per graph replay (``GreedyDecoder``)
+
+
 class Decoder:
     """The decode step over static buffers; on CUDA captured once as a graph and replayed."""
 
@@ -180,28 +184,99 @@ class Decoder:
         return self.logits
 
 
-class _Reader:
-    """Reads a step's tokens [B] back to the host without waiting for work queued after them: on CUDA a
-    copy into pinned memory and an event, both queued at ``start``; ``finish`` waits for that event only."""
+class GreedyDecoder:
+    """Greedy decoding, ``block`` steps per replay: each step's token is picked on the device (argmax) and
+    fed to the next step there, so a replay of the captured steps needs nothing from the host.
 
-    def __init__(self, like: torch.Tensor) -> None:
+    Sampling outside the graph (``Decoder``) costs every token a graph launch plus the host's token feed
+    (a copy and two fills) and the argmax as separate stream operations, each waiting for the one before:
+    ~30-50 us of a ~1 ms step for a 1B model, measured on the H200 (benchmarks/results/2026-12-02e). Here
+    the token ring ``ring`` [block + 1, B, 1] holds the step's input token in row 0 and the token after step
+    i in row i + 1; ``base`` [B, 1] is row 0's position. A replay of n steps computes the n positions and
+    cache lengths once, runs the n steps, then moves ``base`` on by n and row n to row 0 for the next
+    replay. Two graphs are kept: ``block`` steps and one step (the remainder, so no step is computed past
+    the requested tokens, whose cache positions may not exist). Off CUDA the same steps run eagerly.
+    """
+
+    def __init__(self, model: Transformer, batch: int, block: int, use_graph: bool) -> None:
+        if block < 1:
+            raise ValueError(f"block must be >= 1, got {block}")
+        device = model.w.embed.device
+        self.model, self.block, self.use_graph = model, block, use_graph
+        self.ring = torch.zeros((block + 1, batch, 1), dtype=torch.long, device=device)
+        self.base = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self.offsets = torch.arange(block, device=device).view(block, 1, 1)
+        self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
+
+    def _steps(self, n: int) -> None:
+        positions = self.base + self.offsets[:n]  # [n, B, 1]
+        lengths = (positions[:, :, 0] + 1).to(torch.int32)  # [n, B]
+        for i in range(n):
+            logits = self.model.forward(self.ring[i], positions[i], lengths[i])
+            assert logits is not None
+            torch.argmax(logits, dim=-1, keepdim=True, out=self.ring[i + 1])
+        self.base.add_(n)
+        self.ring[0].copy_(self.ring[n])
+
+    def capture(self, position: int, n: int) -> None:
+        """Capture the replay of ``n`` steps (nothing off CUDA, or when held), warmed up from ``position``: a
+        warm-up pass on a side stream writes placeholder k and v at positions position .. position + n - 1,
+        which each real step rewrites before anything reads them (so they must exist in the cache)."""
+        if not self.use_graph or n in self.graphs:
+            return
+        self.base.fill_(position)
+        stream = torch.cuda.Stream()
+        stream.wait_stream(torch.cuda.current_stream())
+        with torch.cuda.stream(stream):
+            self._steps(n)
+        torch.cuda.current_stream().wait_stream(stream)
+        graph = torch.cuda.CUDAGraph()
+        pool = next(iter(self.graphs.values())).pool() if self.graphs else None
+        with torch.cuda.graph(graph, pool=pool):
+            self._steps(n)
+        self.graphs[n] = graph
+
+    def start(self, tokens: torch.Tensor, position: int) -> None:
+        """Feed the first token per sequence [B] at ``position`` (the prompt's length)."""
+        self.ring[0, :, 0].copy_(tokens)
+        self.base.fill_(position)
+
+    def run(self, n: int) -> torch.Tensor:
+        """Run ``n`` steps (``block`` or 1 when captured); returns their tokens [n, B, 1] (a view of the ring,
+        valid until the next run is queued)."""
+        graph = self.graphs.get(n)
+        if graph is None:
+            self._steps(n)
+        else:
+            graph.replay()
+        return self.ring[1 : n + 1]
+
+
+class _Reader:
+    """Reads a step's tokens back to the host without waiting for work queued after them: on CUDA a
+    copy into pinned memory and an event, both queued at ``start``; ``finish`` waits for that event only.
+    ``rows`` bounds the tokens' first dimension (several steps' tokens at once)."""
+
+    def __init__(self, like: torch.Tensor, rows: int | None = None) -> None:
         self.cuda = like.device.type == "cuda"
-        self.host = torch.empty(like.shape, dtype=like.dtype, pin_memory=True) if self.cuda else None
+        shape = tuple(like.shape) if rows is None else (rows, *like.shape[1:])
+        self.host = torch.empty(shape, dtype=like.dtype, pin_memory=True) if self.cuda else None
         self.done = torch.cuda.Event() if self.cuda else None
         self.token: torch.Tensor | None = None
 
     def start(self, token: torch.Tensor) -> None:
-        self.token = token
+        # off CUDA the work queued after ``start`` has already run: keep the tokens as they are now
+        self.token = token if self.cuda else token.clone()
         if self.host is not None and self.done is not None:
-            self.host.copy_(token, non_blocking=True)
+            self.host[: token.shape[0]].copy_(token, non_blocking=True)
             self.done.record()
 
-    def finish(self) -> list[int]:
+    def finish(self) -> list[Any]:
+        assert self.token is not None
         if self.host is None or self.done is None:
-            assert self.token is not None
             return self.token.tolist()
         self.done.synchronize()
-        return self.host.tolist()
+        return self.host[: self.token.shape[0]].tolist()
 
 
 @dataclass
@@ -241,10 +316,15 @@ def generate_batch(
     eos: set[int],
     on_step: Callable[[list[int | None]], None] | None = None,
     use_graph: bool = False,
+    block: int = GREEDY_BLOCK,
 ) -> tuple[list[list[int]], Stats]:
     """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
     model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
-    step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats)."""
+    step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats).
+
+    Greedy decoding runs ``block`` steps per replay with the tokens picked on the device
+    (``GreedyDecoder``; ``on_step`` then hears of them ``block`` at a time); ``block=0``, or sampling,
+    picks each token on the host's side of the graph (``Decoder``)."""
     batch = model.cache.k[0].shape[0]
     if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
         raise UsageError(
@@ -263,7 +343,9 @@ def generate_batch(
     if opts.seed is not None:
         generator = torch.Generator(device=device)
         generator.manual_seed(opts.seed)
-    decoder = Decoder(model, batch, use_graph and device.type == "cuda")
+    graphed = use_graph and device.type == "cuda"
+    greedy = GreedyDecoder(model, batch, block, graphed) if opts.temperature == 0 and block > 0 else None
+    decoder = Decoder(model, batch, graphed)
     graphs = None
     prepare = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     if decoder.use_graph:
@@ -276,7 +358,10 @@ def generate_batch(
         graphs.capture(seq)
         if seq not in graphs.graphs:
             prefill(model, prompts)
-        if max_new_tokens > 1:  # a decode step will run (a one-token run may fill the cache exactly)
+        if greedy is not None:  # each replay size the run will use; a one-token run may fill the cache exactly
+            for n in {block if max_new_tokens - 1 >= block else 0, 1 if (max_new_tokens - 1) % block else 0} - {0}:
+                greedy.capture(seq, n)
+        elif max_new_tokens > 1:  # a decode step will run
             decoder.capture(seq)
         torch.cuda.synchronize()
     start = time.perf_counter()  # lean: user statistics
@@ -301,20 +386,60 @@ def generate_batch(
     # read is a copy queued before step s + 1 into pinned memory, waited for by its own event: a plain
     # .tolist() would queue behind step s + 1 and wait for it. When every sequence has ended, the one
     # step queued past the end is computed and dropped.
-    read = _Reader(token)
-    steps = 1
-    ahead = sample(decoder.step(token, seq), opts, generator) if steps < max_new_tokens and not all(done) else None
-    while ahead is not None:
-        token, steps = ahead, steps + 1
-        read.start(token)
-        ahead = sample(decoder.step(token, seq + steps - 1), opts, generator) if steps < max_new_tokens else None
-        record(read.finish())
-        if all(done):
-            break
+    if greedy is not None:
+        _decode_greedy(greedy, token, seq, max_new_tokens - 1, record, lambda: all(done))
+    else:
+        read = _Reader(token)
+        steps = 1
+        ahead = sample(decoder.step(token, seq), opts, generator) if steps < max_new_tokens and not all(done) else None
+        while ahead is not None:
+            token, steps = ahead, steps + 1
+            read.start(token)
+            ahead = sample(decoder.step(token, seq + steps - 1), opts, generator) if steps < max_new_tokens else None
+            record(read.finish())
+            if all(done):
+                break
     end = time.perf_counter()  # lean: user statistics
     decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
     return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
+
+
+def _decode_greedy(
+    greedy: GreedyDecoder,
+    token: torch.Tensor,
+    seq: int,
+    steps: int,
+    record: Callable[[list[int]], None],
+    finished: Callable[[], bool],
+) -> None:
+    """``steps`` greedy decode steps after the first token [B] (at position ``seq``), ``greedy.block`` per
+    replay and the remainder one at a time, each replay's tokens handed to ``record`` step by step until
+    ``finished``. One replay ahead, as the sampling loop: replay r + 1 is queued before the host reads
+    replay r's tokens (a copy queued between the two, so r + 1 cannot overwrite them first)."""
+    if steps < 1 or finished():
+        return
+    greedy.start(token, seq)
+    reads = [_Reader(greedy.ring[1:], rows=greedy.block) for _ in range(2)]  # replay r's tokens in reads[r % 2]
+
+    def queue(read: _Reader) -> bool:
+        nonlocal steps
+        if steps < 1:
+            return False
+        n = greedy.block if steps >= greedy.block else 1
+        steps -= n
+        read.start(greedy.run(n))
+        return True
+
+    queue(reads[0])
+    for r in itertools.count():
+        ahead = queue(reads[(r + 1) % 2])
+        for row in reads[r % 2].finish():
+            record([t for (t,) in row])
+            if finished():
+                return
+        if not ahead:
+            return
 
 
 def generate(

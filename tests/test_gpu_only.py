@@ -108,7 +108,8 @@ def test_prefill_replayed_from_its_graph_equals_the_eager_prefill():
     """A one-pass prompt's prefill, captured as a CUDA graph at its length and replayed, gives the eager
     prefill's logits and cache bit for bit; a second run at that length reuses the graph (no capture); at
     most PrefillGraphs.KEEP lengths are held; generation, reading each token while the next step runs,
-    gives the tokens of a loop that waits for each step."""
+    gives the tokens of a loop that waits for each step, greedy tokens picked on the device (8 steps a
+    replay, then one at a time) or on the host."""
     script = """
 import dataclasses, torch
 from conformance.catalogue import load
@@ -148,16 +149,22 @@ first = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
 held = model.graphs["prefill"].graphs[50]
 second = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
 assert model.graphs["prefill"].graphs[50] is held and first == second
-# the decode loop reads each token while the next step runs: the same tokens as one step at a time
+# the decode loop reads each token while the next step runs: the same tokens as one step at a time, greedy
+# tokens picked on the device 8 steps a replay (then one at a time) or on the host, one step a replay
 from neurobrix.generate import Decoder
 with torch.inference_mode():
     model = Transformer(cfg, weights, ops, batch=2, capacity=160)
     token = prefill(model, prompts).argmax(dim=-1)
     decoder, slow = Decoder(model, 2, use_graph=True), [token.tolist()]
-    for n in range(7):
+    for n in range(20):
         token = decoder.step(token, 50 + n).argmax(dim=-1)
         slow.append(token.tolist())
-assert [list(t) for t in zip(*slow)] == first, (slow, first)
+slow = [list(t) for t in zip(*slow)]
+assert [s[:8] for s in slow] == first, (slow, first)
+for block in (8, 0):
+    model = Transformer(cfg, weights, ops, batch=2, capacity=160)
+    got = generate_batch(model, prompts, 21, Sampling(), set(), use_graph=True, block=block)[0]
+    assert got == slow, (block, got, slow)
 print("identical")
 """
     done = on_the_gpu("-c", script, timeout=900)
