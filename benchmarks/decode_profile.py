@@ -3,13 +3,14 @@ PyTorch's kernels), for a catalogue model shape (random bf16 weights).
 
     PYTHONPATH=. python -m benchmarks.decode_profile [--model NAME ...] [--batch 1] [--json out.json]
 
-For each backend the engine's decode step is captured as a CUDA graph (as a run does) over a cache
-filled to the prompt length (default 128 positions), then: the step timed by CUDA events over --steps
-replays queued back to back, median of 5 rounds (tok/s = batch / step), and the kernels of --profiled
-replays
-recorded by the PyTorch profiler (CUPTI): each kernel's duration, summed per step and grouped by its
-name (``linear``: the projections and the output head, the split-K merge included; ``attention``;
-``norm``; ``rotary``; ``silu_mul``; ``other``). Kernels replayed from a graph carry no op of their own,
+For each backend the engine's greedy decode is captured as CUDA graphs as a run captures it
+(``GreedyDecoder``: GREEDY_BLOCK steps a replay, each token picked on the device) over a cache filled to
+the prompt length (default 128 positions, every replay starting there again), then: a step timed by CUDA
+events over --steps steps replayed back to back, median of 5 rounds (tok/s = batch / step), and the
+kernels of --profiled steps recorded by the PyTorch profiler (CUPTI): each kernel's duration, summed per
+step and grouped by its name (``linear``: the projections and the output head, the split-K merge
+included; ``attention``; ``norm``; ``rotary``; ``silu_mul``; ``argmax``, the greedy pick; ``embedding``;
+``other``, e.g. the positions a replay computes). Kernels replayed from a graph carry no op of their own,
 so the groups follow kernel names: exact for this engine's kernels; on ``--backends torch`` PyTorch's
 attention matmuls are cuBLAS kernels too and land in ``linear``. ``busy`` is the union of the kernels'
 intervals, so step - busy is the time no kernel ran. Under programmatic dependent launch (``triton``, on
@@ -33,7 +34,7 @@ import torch
 from benchmarks.e2e import kv_bytes_per_step, random_weights
 from benchmarks.long_context import weight_bytes_per_step
 from conformance.catalogue import load
-from neurobrix.generate import Decoder
+from neurobrix.generate import GREEDY_BLOCK, GreedyDecoder
 from neurobrix.gpu import detect_class
 from neurobrix.model import Transformer, meta_weights
 from neurobrix.ops import TORCH
@@ -46,6 +47,8 @@ GROUPS = (  # kernel name (Triton's function name, or PyTorch's/cuBLAS's) -> wha
     ("norm", re.compile(r"rms|norm|pow|mean|rsqrt", re.I)),
     ("rotary", re.compile(r"rotary|rope", re.I)),
     ("silu_mul", re.compile(r"silu", re.I)),
+    ("argmax", re.compile(r"argmax", re.I)),  # the greedy pick of each step's token, on the device
+    ("embedding", re.compile(r"index_?select", re.I)),
 )
 
 
@@ -67,27 +70,38 @@ def profile_backend(cfg, weights, backend: str, batch: int, filled: int, steps: 
             plan = dataclasses.replace(plan, pdl=False)
         ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
-    decoder = Decoder(model, batch, use_graph=True)
+    # the run's own decode (greedy): GREEDY_BLOCK steps a replay, each token picked on the device
+    block = GREEDY_BLOCK
+    decoder = GreedyDecoder(model, batch, block, use_graph=True)
     tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size  # any tokens: the work is the same
-    decoder.capture(filled)
-    for p in range(4):  # warm
-        decoder.step(tokens, filled + p)
+    decoder.capture(filled, block)
+    decoder.start(tokens, filled)
+
+    def replay() -> None:
+        decoder.base.fill_(filled)  # from the same position each time: the same work each replay
+        decoder.run(block)
+
+    for _ in range(2):  # warm
+        replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
+    replays = max(1, steps // block)
     for _ in range(5):  # 5 rounds of back-to-back replays (the host queues ahead, as a run does)
         start.record()
-        for _ in range(steps):
-            decoder.step(tokens, filled)  # the same position each time: the same work each replay
+        for _ in range(replays):
+            replay()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / steps)
+        times.append(start.elapsed_time(end) * 1000 / (replays * block))
     step_us = statistics.median(times)
     activities = [torch.profiler.ProfilerActivity.CUDA]
+    profiled_replays = max(1, profiled // block)
     with torch.profiler.profile(activities=activities) as prof:
-        for _ in range(profiled):
-            decoder.step(tokens, filled)
+        for _ in range(profiled_replays):
+            replay()
         torch.cuda.synchronize()
+    profiled = profiled_replays * block  # steps recorded
     kernels = [
         e
         for e in prof.events()
@@ -134,8 +148,8 @@ def main() -> None:
     )
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
     parser.add_argument("--filled", type=int, default=128, help="cache positions filled before the step")
-    parser.add_argument("--steps", type=int, default=200, help="replays timed by CUDA events")
-    parser.add_argument("--profiled", type=int, default=20, help="replays recorded by the profiler")
+    parser.add_argument("--steps", type=int, default=200, help="steps timed by CUDA events")
+    parser.add_argument("--profiled", type=int, default=24, help="steps recorded by the profiler")
     parser.add_argument("--backends", nargs="+", default=["triton"], choices=["triton", "triton-serial", "torch"])
     parser.add_argument("--bandwidth", type=float, default=4.8, help="HBM TB/s for the floor (H200: 4.8)")
     parser.add_argument("--json")
