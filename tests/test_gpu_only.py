@@ -208,3 +208,26 @@ print("differing", bad, "counters", int(_COUNTERS[torch.device("cuda", 0)].abs()
     done = on_the_gpu("-c", script, timeout=600)
     assert done.returncode == 0, done.stderr[-4000:]
     assert done.stdout.split()[-3:] == ["0", "counters", "0"], done.stdout
+
+
+def test_greedy_pick_is_argmax_on_the_gpu():
+    """The two-pass greedy pick on the GPU (PyTorch's CUDA max and argmax): the first index of the largest
+    value, as argmax, for catalogue vocabularies with ties within the first pass's parts and across them."""
+    script = """
+import torch
+from neurobrix.generate import greedy_pick
+gen = torch.Generator(device="cuda").manual_seed(0)
+for vocab in (32000, 32768, 128256, 151936, 152064):
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for trial in range(50):
+            logits = torch.randint(0, 3, (8, vocab), generator=gen, device="cuda")
+            first = torch.randint(0, vocab, (8, 1), generator=gen, device="cuda")
+            near = (first + torch.randint(0, 300, (8, 3), generator=gen, device="cuda")).clamp(max=vocab - 1)
+            logits.scatter_(1, near, 3)
+            logits = logits.to(dtype)
+            assert torch.equal(greedy_pick(logits)[:, 0], logits.argmax(dim=-1)), (vocab, dtype, trial)
+print("identical")
+"""
+    done = on_the_gpu("-c", script, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.split()[-1] == "identical"
