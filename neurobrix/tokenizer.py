@@ -55,11 +55,62 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _token_text(value: Any) -> str | None:
-    """tokenizer_config stores special tokens as text or as {"content": text, ...}."""
-    if isinstance(value, dict):
-        return value.get("content")
-    return value if isinstance(value, str) else None
+def _added_token(value: Any) -> Any:
+    """A token as tokenizer_config.json stores it (text, or an AddedToken's fields) as transformers reads it:
+    text stays text, fields become a ``tokenizers.AddedToken``; anything else is None."""
+    from tokenizers import AddedToken
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+        return AddedToken(**{k: v for k, v in value.items() if k in fields})
+    return None
+
+
+def _add_config_tokens(tok: Any, config: dict[str, Any]) -> dict[str, str]:
+    """Add to ``tok`` the tokens tokenizer_config.json names, as transformers' TokenizersBackend does when it loads
+    the same files (from_pretrained and __init__): every named special token (bos_token, eos_token...,
+    and a model's own ``*_token`` keys) and every extra special token becomes a special added token, even one the
+    vocabulary has as a plain token, and added_tokens_decoder's entries are added as they are written. So the
+    engine encodes "</s>" in a chat template as one token and drops it from decoded text exactly where
+    transformers does. Returns the named special tokens' text (what a chat template sees)."""
+    from tokenizers import AddedToken
+
+    entries = config.get("added_tokens_decoder")
+    entries = sorted((int(k), v) for k, v in entries.items() if k.isdigit()) if isinstance(entries, dict) else []
+    decoder = [
+        token for _, entry in entries if (token := _added_token(entry)) is not None and not isinstance(token, str)
+    ]
+    by_text = {str(token): token for token in decoder}
+    named: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, dict))):
+            token = _added_token(value)
+            if token is not None:
+                named[key] = by_text.get(str(token), token)
+    extra: Any = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
+    if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"})
+        named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}
+        extra = []
+    extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
+    # added_tokens_decoder's tokens the file lacks (as written), then the special tokens it lacks, as special
+    have = {repr(t) for t in tok.get_added_tokens_decoder().values()}
+    to_add = [t for t in decoder if repr(t) not in have]
+    known = {str(t) for t in tok.get_added_tokens_decoder().values()} | {str(t) for t in to_add}
+    for token in [*named.values(), *extras]:
+        if str(token) not in known and token not in to_add:
+            to_add.append(token)
+            known.add(str(token))
+    names = {str(t) for t in named.values()}
+    for i, token in enumerate(to_add):
+        if isinstance(token, str):
+            to_add[i] = AddedToken(token, special=True)
+        elif not token.special and str(token) in names:
+            token.special = True
+    if to_add:
+        tok.add_tokens(to_add)
+    return {key: str(token) for key, token in named.items()}
 
 
 def _int_ids(value: Any) -> list[int]:
@@ -189,9 +240,7 @@ class Tokenizer:
             if isinstance(template, dict)
             else ({"default": template} if isinstance(template, str) else {})
         )
-        self.special_tokens = {
-            name: text for name in SPECIAL_TOKENS if (text := _token_text(self.config.get(name))) is not None
-        }
+        self.special_tokens = _add_config_tokens(self._tok, self.config)
         self.bos_token = self.special_tokens.get("bos_token")
         self.eos_token = self.special_tokens.get("eos_token")
         # transformers applies the clean-up only where tokenizer_config asks, and never to a BPE model

@@ -4,6 +4,7 @@ end-of-text ids, and chat templates (with what transformers' environment gives a
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -255,3 +256,59 @@ def test_a_template_that_raises_is_one_message(tmp_path):
     sandboxed = save(tmp_path / "tok2", "bytelevel", chat_template="{{ messages.__class__.__mro__ }}")
     with pytest.raises(TokenizerError, match="chat template failed"):
         Tokenizer(sandboxed).render_chat([{"role": "user", "content": "x"}])
+
+
+# --- the special tokens tokenizer_config.json names ------------------------------------------------
+
+CONFIG_TOKENS = {
+    "named-only": {},  # bos/eos/unk as text: plain vocabulary tokens in a word-level tokenizer.json
+    "additional": {"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]},
+    "extra-list": {
+        "extra_special_tokens": [
+            "<|im_start|>",
+            {"__type": "AddedToken", "content": "<|im_end|>", "lstrip": True, "rstrip": False, "normalized": False},
+        ]
+    },
+    "extra-named-and-model-token": {"extra_special_tokens": {"image_token": "<image>"}, "img_token": "<img>"},
+    "added-tokens-decoder": {
+        "added_tokens_decoder": {
+            "500": {"content": "<extra>", "lstrip": False, "rstrip": True, "normalized": False, "special": True},
+            "2": {"content": "</s>", "lstrip": False, "rstrip": False, "normalized": False, "special": False},
+        }
+    },
+    "new-pad-and-a-vocabulary-word-as-mask": {"pad_token": "<pad>", "mask_token": "hello"},
+}
+
+
+@pytest.mark.parametrize("kind", ["wordlevel", "bytelevel"])
+@pytest.mark.parametrize("variant", sorted(CONFIG_TOKENS))
+def test_tokens_tokenizer_config_names_are_special_as_in_transformers(saved, tmp_path, kind, variant):
+    """transformers makes every token tokenizer_config.json names (bos_token..., extra and additional special
+    tokens, a model's own *_token keys, added_tokens_decoder) an added special token, even one tokenizer.json
+    has as a plain vocabulary word: a chat template's "</s>" is then one token, and decoded text drops it."""
+    from store_fixtures import write_tokenizer
+
+    folder = tmp_path / "tok"
+    if kind == "wordlevel":
+        folder.mkdir()
+        write_tokenizer(folder)
+    else:
+        shutil.copytree(saved[kind], folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | CONFIG_TOKENS[variant]
+    config["chat_template"] = (
+        "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
+        "{{ pad_token }}|{{ img_token }}|{{ image_token }}"
+    )
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["hello </s> world", "<s>the model<unk>", "a <|im_start|>x<|im_end|> <image> <img>", " </s>  <extra>é"]:
+        ids = hf(text)["input_ids"]
+        assert ours.encode_prompt(text, chat=False) == ids, text
+        ids += list(range(12)) + [len(hf) - 1]
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+        pieces, rest = streamed(ours, ids)
+        assert "".join(pieces) + rest == ours.decode(ids)
+    messages = [{"role": "user", "content": "hi </s> there"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
