@@ -8,7 +8,8 @@
   because it corrupts their text). :class:`TextStream` streams that same text as tokens arrive.
 - Chat: the model's chat template rendered as transformers renders it (its Jinja environment,
   filters and globals, in Jinja's immutable sandbox; no code from the model repository ever runs).
-- End of text: the union of generation_config.json's, config.json's and the tokenizer's eos ids.
+- End of text: the eos ids transformers' ``generate`` stops on: generation_config.json's when the model has
+  that file, else config.json's.
 """
 
 from __future__ import annotations
@@ -226,7 +227,8 @@ class Tokenizer:
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"
-        self.generation = _read_json(gen_path) if gen_path.is_file() else {}
+        self.has_generation_config = gen_path.is_file()
+        self.generation = _read_json(gen_path) if self.has_generation_config else {}
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
         # as text or as a list of named templates
         template_file = folder / "chat_template.jinja"
@@ -256,14 +258,13 @@ class Tokenizer:
         return self.chat_templates.get("default")
 
     def eos_ids(self, config_eos: Sequence[int] | int | None = None) -> set[int]:
-        """Token ids that end generation: generation_config.json's, config.json's (``config_eos``) and the
-        tokenizer's eos_token, together (models list different ones in each, e.g. Llama 3's <|eot_id|>)."""
-        ids = set(_int_ids(self.generation.get("eos_token_id"))) | set(_int_ids(config_eos))
-        if self.eos_token is not None:
-            token_id = self._tok.token_to_id(self.eos_token)
-            if token_id is not None:
-                ids.add(token_id)
-        return ids
+        """Token ids that end generation, as transformers' ``generate`` picks them: generation_config.json's
+        eos_token_id when the model has that file (none there: nothing ends it early), else config.json's
+        (``config_eos``). The tokenizer's eos_token is not one of them unless those files name it: a model that
+        emits it goes on in transformers, and so here (the token itself, special, is dropped from the text)."""
+        if self.has_generation_config:
+            return set(_int_ids(self.generation.get("eos_token_id")))
+        return set(_int_ids(config_eos))
 
     def render_chat(
         self,

@@ -132,19 +132,34 @@ def test_a_byte_that_an_invalid_byte_follows_is_not_written_early(ours):
 # --- end of text ---------------------------------------------------------------------------------
 
 
-def test_eos_is_the_union_of_generation_config_config_and_tokenizer(saved, tmp_path):
-    folder = tmp_path / "tok"
-    folder.mkdir()
-    for file in saved["sentencepiece"].iterdir():
-        (folder / file.name).write_bytes(file.read_bytes())
-    tokenizer = Tokenizer(folder)
-    eos_token = tokenizer._tok.token_to_id("</s>")
-    assert tokenizer.eos_ids(None) == {eos_token}  # the tokenizer's own eos_token
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [7, 8]}))
-    assert Tokenizer(folder).eos_ids([9]) == {7, 8, 9, eos_token}
-    assert Tokenizer(folder).eos_ids(9) == {7, 8, 9, eos_token}
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 7}))
-    assert Tokenizer(folder).eos_ids(()) == {7, eos_token}
+@pytest.mark.parametrize(
+    "generation, config_eos",
+    [
+        (None, 6),  # no generation_config.json: config.json's
+        (None, None),
+        ({"eos_token_id": [7, 8]}, 6),  # generation_config.json's, config.json's ignored
+        ({"eos_token_id": 7}, [6, 9]),
+        ({"bos_token_id": 1}, 6),  # the file names none: nothing stops generation early
+    ],
+)
+def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, generation, config_eos):
+    """generation_config.json's eos ids when the model has that file, else config.json's; the tokenizer's own
+    eos_token (</s>, id 2 here) is not added: transformers goes on past it, so the text goes on too."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").unlink()
+    if generation is not None:
+        (folder / "generation_config.json").write_text(json.dumps(generation))
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "eos_token_id": config_eos}))
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    expected = model.generation_config.eos_token_id
+    expected = set(expected if isinstance(expected, list) else [] if expected is None else [expected])
+    from neurobrix.checkpoint import read_config
+
+    assert Tokenizer(folder).eos_ids(read_config(folder).eos_token_ids) == expected
 
 
 # --- chat templates ------------------------------------------------------------------------------
