@@ -114,6 +114,52 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> dict[str, str]:
     return {key: str(token) for key, token in named.items()}
 
 
+def _llama_tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) -> bool:
+    """Whether transformers (5) loads these files as its LlamaTokenizer class: tokenizer_config.json (or
+    config.json) declares LlamaTokenizer(Fast), as Llama 2 and TinyLlama checkpoints do, for a model of type
+    llama (a Mistral or Qwen2 model loads with other classes), and tokenizer.json is not byte-level."""
+    declared = config.get("tokenizer_class")
+    model_type = None
+    if (folder / "config.json").is_file():
+        model_config = _read_json(folder / "config.json")
+        declared = declared or model_config.get("tokenizer_class")
+        model_type = model_config.get("model_type")
+    return (
+        isinstance(declared, str)
+        and declared.removesuffix("Fast") == "LlamaTokenizer"
+        and model_type in (None, "", "llama")
+        and '"ByteLevel"' not in tokenizer_json
+    )
+
+
+def _as_llama_tokenizer(tok: Any, config: dict[str, Any]) -> Any:
+    """The tokenizer transformers' LlamaTokenizer builds from tokenizer.json: only the vocabulary, merges,
+    added tokens and post-processor are taken from the file; the rest is the class's own (no normalizer, a
+    Metaspace pre-tokenizer that prepends "▁" to the first piece of text only unless ``legacy``, byte fallback,
+    SentencePiece's decoder). Llama 2's tokenizer.json instead prepends "▁" to every piece between special
+    tokens, so its chat prompts (and a prompt with a leading space) encode to other ids."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, pre_tokenizers
+
+    data = json.loads(tok.to_str())
+    if data["model"].get("type") != "BPE":
+        return tok
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in data["model"].get("merges", [])]
+    rebuilt = HFTokenizer(
+        models.BPE(vocab=data["model"]["vocab"], merges=merges, fuse_unk=True, byte_fallback=True, dropout=None)
+    )
+    prefix = config.get("add_prefix_space")
+    prefix = True if prefix is None else bool(prefix)
+    scheme = ("always" if config.get("legacy", False) else "first") if prefix else "never"
+    rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
+    steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+    rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix else []))
+    rebuilt.post_processor = tok.post_processor
+    if "added_tokens_decoder" not in config:  # else _add_config_tokens adds the config's
+        rebuilt.add_tokens([token for _, token in sorted(tok.get_added_tokens_decoder().items())])
+    return rebuilt
+
+
 def _int_ids(value: Any) -> list[int]:
     """An eos_token_id field: one id or a list of ids (anything else is ignored)."""
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -242,6 +288,10 @@ class Tokenizer:
             if isinstance(template, dict)
             else ({"default": template} if isinstance(template, str) else {})
         )
+        if _llama_tokenizer_class(folder, self.config, path.read_text(encoding="utf-8")):
+            self._tok = _as_llama_tokenizer(self._tok, self.config)
+            # the class's defaults for the special tokens tokenizer_config.json leaves out
+            self.config = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>", **self.config}
         self.special_tokens = _add_config_tokens(self._tok, self.config)
         self.bos_token = self.special_tokens.get("bos_token")
         self.eos_token = self.special_tokens.get("eos_token")

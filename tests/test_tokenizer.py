@@ -327,3 +327,29 @@ def test_tokens_tokenizer_config_names_are_special_as_in_transformers(saved, tmp
     expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
     assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
     assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+
+@pytest.mark.parametrize("kind", ["sentencepiece", "metaspace"])
+@pytest.mark.parametrize(
+    "extra", [{}, {"legacy": True}, {"add_prefix_space": False}], ids=["first", "legacy", "no-prefix"]
+)
+def test_a_llama_tokenizer_class_encodes_as_transformers_builds_it(saved, tmp_path, kind, extra):
+    """Llama 2 / TinyLlama checkpoints declare tokenizer_class LlamaTokenizer: transformers then takes only the
+    vocabulary, merges, added tokens and post-processor from tokenizer.json and builds the rest itself (a
+    Metaspace pre-tokenizer prepending "▁" once, not before every piece between special tokens)."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved[kind], tmp_path / "tok")
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | {"tokenizer_class": "LlamaTokenizerFast"}
+    config["chat_template"] = "{% for m in messages %}{{ bos_token }}[INST] {{ m['content'] }} [/INST]{{ eos_token }}\n"
+    config["chat_template"] += "<|assistant|>\n{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | extra))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["hello world", " leading", "a</s>b </s> c", "\nnew", "naïve 🙂 中文", "  two"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": "hello world"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    for ids in [ours.encode_text("first line\n second  line 🙂"), list(range(40)), list(range(100, 160))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
