@@ -8,7 +8,8 @@
   because it corrupts their text). :class:`TextStream` streams that same text as tokens arrive.
 - Chat: the model's chat template rendered as transformers renders it (its Jinja environment,
   filters and globals, in Jinja's immutable sandbox; no code from the model repository ever runs).
-- End of text: the union of generation_config.json's, config.json's and the tokenizer's eos ids.
+- End of text: the eos ids transformers' ``generate`` stops on: generation_config.json's when the model has
+  that file, else config.json's.
 """
 
 from __future__ import annotations
@@ -55,11 +56,108 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
-def _token_text(value: Any) -> str | None:
-    """tokenizer_config stores special tokens as text or as {"content": text, ...}."""
-    if isinstance(value, dict):
-        return value.get("content")
-    return value if isinstance(value, str) else None
+def _added_token(value: Any) -> Any:
+    """A token as tokenizer_config.json stores it (text, or an AddedToken's fields) as transformers reads it:
+    text stays text, fields become a ``tokenizers.AddedToken``; anything else is None."""
+    from tokenizers import AddedToken
+
+    if isinstance(value, str):
+        return value
+    if isinstance(value, dict) and isinstance(value.get("content"), str):
+        fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+        return AddedToken(**{k: v for k, v in value.items() if k in fields})
+    return None
+
+
+def _add_config_tokens(tok: Any, config: dict[str, Any]) -> dict[str, str]:
+    """Add to ``tok`` the tokens tokenizer_config.json names, as transformers' TokenizersBackend does when it loads
+    the same files (from_pretrained and __init__): every named special token (bos_token, eos_token...,
+    and a model's own ``*_token`` keys) and every extra special token becomes a special added token, even one the
+    vocabulary has as a plain token, and added_tokens_decoder's entries are added as they are written. So the
+    engine encodes "</s>" in a chat template as one token and drops it from decoded text exactly where
+    transformers does. Returns the named special tokens' text (what a chat template sees)."""
+    from tokenizers import AddedToken
+
+    entries = config.get("added_tokens_decoder")
+    entries = sorted((int(k), v) for k, v in entries.items() if k.isdigit()) if isinstance(entries, dict) else []
+    decoder = [
+        token for _, entry in entries if (token := _added_token(entry)) is not None and not isinstance(token, str)
+    ]
+    by_text = {str(token): token for token in decoder}
+    named: dict[str, Any] = {}
+    for key, value in config.items():
+        if key in SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, dict))):
+            token = _added_token(value)
+            if token is not None:
+                named[key] = by_text.get(str(token), token)
+    extra: Any = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
+    if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"})
+        named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}
+        extra = []
+    extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
+    # added_tokens_decoder's tokens the file lacks (as written), then the special tokens it lacks, as special
+    have = {repr(t) for t in tok.get_added_tokens_decoder().values()}
+    to_add = [t for t in decoder if repr(t) not in have]
+    known = {str(t) for t in tok.get_added_tokens_decoder().values()} | {str(t) for t in to_add}
+    for token in [*named.values(), *extras]:
+        if str(token) not in known and token not in to_add:
+            to_add.append(token)
+            known.add(str(token))
+    names = {str(t) for t in named.values()}
+    for i, token in enumerate(to_add):
+        if isinstance(token, str):
+            to_add[i] = AddedToken(token, special=True)
+        elif not token.special and str(token) in names:
+            token.special = True
+    if to_add:
+        tok.add_tokens(to_add)
+    return {key: str(token) for key, token in named.items()}
+
+
+def _llama_tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) -> bool:
+    """Whether transformers (5) loads these files as its LlamaTokenizer class: tokenizer_config.json (or
+    config.json) declares LlamaTokenizer(Fast), as Llama 2 and TinyLlama checkpoints do, for a model of type
+    llama (a Mistral or Qwen2 model loads with other classes), and tokenizer.json is not byte-level."""
+    declared = config.get("tokenizer_class")
+    model_type = None
+    if (folder / "config.json").is_file():
+        model_config = _read_json(folder / "config.json")
+        declared = declared or model_config.get("tokenizer_class")
+        model_type = model_config.get("model_type")
+    return (
+        isinstance(declared, str)
+        and declared.removesuffix("Fast") == "LlamaTokenizer"
+        and model_type in (None, "", "llama")
+        and '"ByteLevel"' not in tokenizer_json
+    )
+
+
+def _as_llama_tokenizer(tok: Any, config: dict[str, Any]) -> Any:
+    """The tokenizer transformers' LlamaTokenizer builds from tokenizer.json: only the vocabulary, merges,
+    added tokens and post-processor are taken from the file; the rest is the class's own (no normalizer, a
+    Metaspace pre-tokenizer that prepends "▁" to the first piece of text only unless ``legacy``, byte fallback,
+    SentencePiece's decoder). Llama 2's tokenizer.json instead prepends "▁" to every piece between special
+    tokens, so its chat prompts (and a prompt with a leading space) encode to other ids."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, pre_tokenizers
+
+    data = json.loads(tok.to_str())
+    if data["model"].get("type") != "BPE":
+        return tok
+    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in data["model"].get("merges", [])]
+    rebuilt = HFTokenizer(
+        models.BPE(vocab=data["model"]["vocab"], merges=merges, fuse_unk=True, byte_fallback=True, dropout=None)
+    )
+    prefix = config.get("add_prefix_space")
+    prefix = True if prefix is None else bool(prefix)
+    scheme = ("always" if config.get("legacy", False) else "first") if prefix else "never"
+    rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
+    steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+    rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix else []))
+    rebuilt.post_processor = tok.post_processor
+    if "added_tokens_decoder" not in config:  # else _add_config_tokens adds the config's
+        rebuilt.add_tokens([token for _, token in sorted(tok.get_added_tokens_decoder().items())])
+    return rebuilt
 
 
 def _int_ids(value: Any) -> list[int]:
@@ -175,7 +273,8 @@ class Tokenizer:
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"
-        self.generation = _read_json(gen_path) if gen_path.is_file() else {}
+        self.has_generation_config = gen_path.is_file()
+        self.generation = _read_json(gen_path) if self.has_generation_config else {}
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
         # as text or as a list of named templates
         template_file = folder / "chat_template.jinja"
@@ -189,9 +288,11 @@ class Tokenizer:
             if isinstance(template, dict)
             else ({"default": template} if isinstance(template, str) else {})
         )
-        self.special_tokens = {
-            name: text for name in SPECIAL_TOKENS if (text := _token_text(self.config.get(name))) is not None
-        }
+        if _llama_tokenizer_class(folder, self.config, path.read_text(encoding="utf-8")):
+            self._tok = _as_llama_tokenizer(self._tok, self.config)
+            # the class's defaults for the special tokens tokenizer_config.json leaves out
+            self.config = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>", **self.config}
+        self.special_tokens = _add_config_tokens(self._tok, self.config)
         self.bos_token = self.special_tokens.get("bos_token")
         self.eos_token = self.special_tokens.get("eos_token")
         # transformers applies the clean-up only where tokenizer_config asks, and never to a BPE model
@@ -207,14 +308,13 @@ class Tokenizer:
         return self.chat_templates.get("default")
 
     def eos_ids(self, config_eos: Sequence[int] | int | None = None) -> set[int]:
-        """Token ids that end generation: generation_config.json's, config.json's (``config_eos``) and the
-        tokenizer's eos_token, together (models list different ones in each, e.g. Llama 3's <|eot_id|>)."""
-        ids = set(_int_ids(self.generation.get("eos_token_id"))) | set(_int_ids(config_eos))
-        if self.eos_token is not None:
-            token_id = self._tok.token_to_id(self.eos_token)
-            if token_id is not None:
-                ids.add(token_id)
-        return ids
+        """Token ids that end generation, as transformers' ``generate`` picks them: generation_config.json's
+        eos_token_id when the model has that file (none there: nothing ends it early), else config.json's
+        (``config_eos``). The tokenizer's eos_token is not one of them unless those files name it: a model that
+        emits it goes on in transformers, and so here (the token itself, special, is dropped from the text)."""
+        if self.has_generation_config:
+            return set(_int_ids(self.generation.get("eos_token_id")))
+        return set(_int_ids(config_eos))
 
     def render_chat(
         self,

@@ -192,19 +192,18 @@ def test_run_prints_exactly_what_transformers_decodes(sentencepiece_model, capsy
     assert capsys.readouterr().out == expected + "\n"
 
 
-def test_run_stops_on_every_eos_the_model_names(sentencepiece_model):
-    """generation_config.json's eos ids, config.json's and the tokenizer's eos_token, together."""
+def test_run_stops_on_the_eos_ids_transformers_stops_on(sentencepiece_model):
+    """generation_config.json's eos ids (all of them), not config.json's nor the tokenizer's eos_token then."""
     from neurobrix import store
 
     folder = sentencepiece_model.folder
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [5]}))
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [5, 7]}))
     config = json.loads((folder / "config.json").read_text())
     (folder / "config.json").write_text(json.dumps({**config, "eos_token_id": 6}))
     store.import_model(str(folder), progress=False)
     sentencepiece_model.ids = [20, 21]
     assert main(["run", "--model", "sp-model", "--prompt", "hi", "--no-chat"]) == 0
-    eos_token = json.loads((folder / "tokenizer.json").read_text())["model"]["vocab"]["</s>"]
-    assert sentencepiece_model.eos == {5, 6, eos_token}
+    assert sentencepiece_model.eos == {5, 7}
 
 
 def test_a_long_prompt_comes_from_a_file_or_standard_input(sentencepiece_model, tmp_path, monkeypatch, capsys):

@@ -4,6 +4,7 @@ end-of-text ids, and chat templates (with what transformers' environment gives a
 from __future__ import annotations
 
 import json
+import shutil
 from pathlib import Path
 
 import pytest
@@ -131,19 +132,34 @@ def test_a_byte_that_an_invalid_byte_follows_is_not_written_early(ours):
 # --- end of text ---------------------------------------------------------------------------------
 
 
-def test_eos_is_the_union_of_generation_config_config_and_tokenizer(saved, tmp_path):
-    folder = tmp_path / "tok"
-    folder.mkdir()
-    for file in saved["sentencepiece"].iterdir():
-        (folder / file.name).write_bytes(file.read_bytes())
-    tokenizer = Tokenizer(folder)
-    eos_token = tokenizer._tok.token_to_id("</s>")
-    assert tokenizer.eos_ids(None) == {eos_token}  # the tokenizer's own eos_token
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [7, 8]}))
-    assert Tokenizer(folder).eos_ids([9]) == {7, 8, 9, eos_token}
-    assert Tokenizer(folder).eos_ids(9) == {7, 8, 9, eos_token}
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 7}))
-    assert Tokenizer(folder).eos_ids(()) == {7, eos_token}
+@pytest.mark.parametrize(
+    "generation, config_eos",
+    [
+        (None, 6),  # no generation_config.json: config.json's
+        (None, None),
+        ({"eos_token_id": [7, 8]}, 6),  # generation_config.json's, config.json's ignored
+        ({"eos_token_id": 7}, [6, 9]),
+        ({"bos_token_id": 1}, 6),  # the file names none: nothing stops generation early
+    ],
+)
+def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, generation, config_eos):
+    """generation_config.json's eos ids when the model has that file, else config.json's; the tokenizer's own
+    eos_token (</s>, id 2 here) is not added: transformers goes on past it, so the text goes on too."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").unlink()
+    if generation is not None:
+        (folder / "generation_config.json").write_text(json.dumps(generation))
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "eos_token_id": config_eos}))
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    expected = model.generation_config.eos_token_id
+    expected = set(expected if isinstance(expected, list) else [] if expected is None else [expected])
+    from neurobrix.checkpoint import read_config
+
+    assert Tokenizer(folder).eos_ids(read_config(folder).eos_token_ids) == expected
 
 
 # --- chat templates ------------------------------------------------------------------------------
@@ -255,3 +271,85 @@ def test_a_template_that_raises_is_one_message(tmp_path):
     sandboxed = save(tmp_path / "tok2", "bytelevel", chat_template="{{ messages.__class__.__mro__ }}")
     with pytest.raises(TokenizerError, match="chat template failed"):
         Tokenizer(sandboxed).render_chat([{"role": "user", "content": "x"}])
+
+
+# --- the special tokens tokenizer_config.json names ------------------------------------------------
+
+CONFIG_TOKENS = {
+    "named-only": {},  # bos/eos/unk as text: plain vocabulary tokens in a word-level tokenizer.json
+    "additional": {"additional_special_tokens": ["<|im_start|>", "<|im_end|>"]},
+    "extra-list": {
+        "extra_special_tokens": [
+            "<|im_start|>",
+            {"__type": "AddedToken", "content": "<|im_end|>", "lstrip": True, "rstrip": False, "normalized": False},
+        ]
+    },
+    "extra-named-and-model-token": {"extra_special_tokens": {"image_token": "<image>"}, "img_token": "<img>"},
+    "added-tokens-decoder": {
+        "added_tokens_decoder": {
+            "500": {"content": "<extra>", "lstrip": False, "rstrip": True, "normalized": False, "special": True},
+            "2": {"content": "</s>", "lstrip": False, "rstrip": False, "normalized": False, "special": False},
+        }
+    },
+    "new-pad-and-a-vocabulary-word-as-mask": {"pad_token": "<pad>", "mask_token": "hello"},
+}
+
+
+@pytest.mark.parametrize("kind", ["wordlevel", "bytelevel"])
+@pytest.mark.parametrize("variant", sorted(CONFIG_TOKENS))
+def test_tokens_tokenizer_config_names_are_special_as_in_transformers(saved, tmp_path, kind, variant):
+    """transformers makes every token tokenizer_config.json names (bos_token..., extra and additional special
+    tokens, a model's own *_token keys, added_tokens_decoder) an added special token, even one tokenizer.json
+    has as a plain vocabulary word: a chat template's "</s>" is then one token, and decoded text drops it."""
+    from store_fixtures import write_tokenizer
+
+    folder = tmp_path / "tok"
+    if kind == "wordlevel":
+        folder.mkdir()
+        write_tokenizer(folder)
+    else:
+        shutil.copytree(saved[kind], folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | CONFIG_TOKENS[variant]
+    config["chat_template"] = (
+        "{{ bos_token }}{% for m in messages %}<|im_start|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
+        "{{ pad_token }}|{{ img_token }}|{{ image_token }}"
+    )
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["hello </s> world", "<s>the model<unk>", "a <|im_start|>x<|im_end|> <image> <img>", " </s>  <extra>é"]:
+        ids = hf(text)["input_ids"]
+        assert ours.encode_prompt(text, chat=False) == ids, text
+        ids += list(range(12)) + [len(hf) - 1]
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+        pieces, rest = streamed(ours, ids)
+        assert "".join(pieces) + rest == ours.decode(ids)
+    messages = [{"role": "user", "content": "hi </s> there"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+
+
+@pytest.mark.parametrize("kind", ["sentencepiece", "metaspace"])
+@pytest.mark.parametrize(
+    "extra", [{}, {"legacy": True}, {"add_prefix_space": False}], ids=["first", "legacy", "no-prefix"]
+)
+def test_a_llama_tokenizer_class_encodes_as_transformers_builds_it(saved, tmp_path, kind, extra):
+    """Llama 2 / TinyLlama checkpoints declare tokenizer_class LlamaTokenizer: transformers then takes only the
+    vocabulary, merges, added tokens and post-processor from tokenizer.json and builds the rest itself (a
+    Metaspace pre-tokenizer prepending "▁" once, not before every piece between special tokens)."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved[kind], tmp_path / "tok")
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | {"tokenizer_class": "LlamaTokenizerFast"}
+    config["chat_template"] = "{% for m in messages %}{{ bos_token }}[INST] {{ m['content'] }} [/INST]{{ eos_token }}\n"
+    config["chat_template"] += "<|assistant|>\n{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | extra))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["hello world", " leading", "a</s>b </s> c", "\nnew", "naïve 🙂 中文", "  two"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": "hello world"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    for ids in [ours.encode_text("first line\n second  line 🙂"), list(range(40)), list(range(100, 160))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
