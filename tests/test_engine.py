@@ -316,7 +316,6 @@ def test_preflight_imports_nothing_heavy():
     assert done.stdout.split("\n")[-2] == "[]", done.stdout
 
 
-
 @pytest.mark.parametrize("block", [3, 4])
 def test_greedy_blocks_decode_what_one_step_at_a_time_decodes(env, block):
     """Greedy decoding ``block`` steps per replay, each token picked on the device and fed to the next step
@@ -358,6 +357,7 @@ def test_greedy_blocks_decode_what_one_step_at_a_time_decodes(env, block):
     short, _ = generate_batch(single, [first, second], steps, Sampling(), {end}, block=block)
     assert short[0] == want[0][: want[0].index(end) + 1]
     assert short[1] == (want[1][: want[1].index(end) + 1] if end in want[1] else want[1])
+
 
 @pytest.mark.parametrize("backend", ["triton", "torch"])
 def test_a_batch_generates_what_each_prompt_generates_alone(env, backend):
