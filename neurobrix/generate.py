@@ -42,10 +42,15 @@ class Sampling:
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
 
 
+TWO_PASS_PICK = 65_536  # logits a row from which greedy_pick takes two passes
+
+
 @functools.lru_cache(maxsize=16)
 def _pick_split(vocab: int) -> int:
-    """Parts for ``greedy_pick``'s first pass: the largest divisor of ``vocab`` up to 1,024 leaving parts of
-    at least 128 logits (1 when there is none: one pass)."""
+    """Parts for ``greedy_pick``'s first pass: from 65,536 logits a row, the largest divisor of ``vocab`` up
+    to 1,024 leaving parts of at least 128 logits; 1 (one pass) below that, or when there is none."""
+    if vocab < TWO_PASS_PICK:
+        return 1
     return max((c for c in range(1, 1025) if vocab % c == 0 and vocab // c >= 128), default=1)
 
 
@@ -53,10 +58,12 @@ def greedy_pick(logits: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     """The greedy token of each row of logits [B, vocab] -> [B, 1] (int64, into ``out`` when given): the
     first index of the row's largest value, exactly as ``logits.argmax(dim=-1)``.
 
-    In two passes (the largest value and its first index in each of C equal parts of the row, then the
-    first part holding the largest of those): PyTorch's argmax of one long row keeps few multiprocessors
-    busy, 36 us a step for a 128,256-token vocabulary on the H200 (benchmarks/decode_profile.py,
-    2026-12-02e), ~4% of a Llama-3.2-1B decode step."""
+    For a long row in two passes (the largest value and its first index in each of C equal parts of the
+    row, then the first part holding the largest of those): PyTorch's argmax of one long row keeps few
+    multiprocessors busy. On the H200 (benchmarks/decode_profile.py, benchmarks/results/2026-12-02e) one
+    pass over 128,256 logits took 36.4 us of a 966 us Llama-3.2-1B decode step, the two passes' four
+    kernels 12.2 us (the step 944 us); over 32,000 logits one pass took 10.5 us and two 10.9, hence one
+    pass below ``TWO_PASS_PICK`` logits."""
     B, vocab = logits.shape
     parts = _pick_split(vocab)
     if parts == 1:
@@ -159,7 +166,10 @@ class PrefillGraphs:
         return logits
 
 
-GREEDY_BLOCK = 8  # greedy decode steps per graph replay (``GreedyDecoder``)
+# greedy decode steps a graph replay (``GreedyDecoder``). 8 decoded up to 2 % faster than 1 on the H200, but
+# capturing 8 steps cost a run 0.3-0.6 s more (benchmarks/proto_greedy_block.py, results 2026-12-02e): more
+# than it saves on any run of under ~30,000 tokens, and `neurobrix run` captures anew in each process
+GREEDY_BLOCK = 1
 
 
 class Decoder:
@@ -211,14 +221,13 @@ class Decoder:
 
 
 class GreedyDecoder:
-    """Greedy decoding, ``block`` steps per replay: each step's token is picked on the device (argmax) and
-    fed to the next step there, so a replay of the captured steps needs nothing from the host.
-
-    Sampling outside the graph (``Decoder``) costs every token a graph launch plus the host's token feed
-    (a copy and two fills) and the argmax as separate stream operations, each waiting for the one before:
-    ~30-50 us of a ~1 ms step for a 1B model, measured on the H200 (benchmarks/results/2026-12-02e). Here
-    the token ring ``ring`` [block + 1, B, 1] holds the step's input token in row 0 and the token after step
-    i in row i + 1; ``base`` [B, 1] is row 0's position. A replay of n steps computes the n positions and
+    """Greedy decoding, ``block`` steps per replay: each step's token is picked on the device
+    (``greedy_pick``) and fed to the next step there, so a replay of the captured steps needs nothing from
+    the host: no token feed (a copy and two fills) and no pick outside the graph, each a stream operation
+    waiting for the one before (``Decoder`` and ``sample``). On the H200 that made decode -0.3 to +1.4 %
+    faster (median +0.2 %) at one step a replay, -0.1 to +2.2 % at eight (benchmarks/results/2026-12-02e).
+    The token ring ``ring`` [block + 1, B, 1] holds the step's input token in row 0 and the token after
+    step i in row i + 1; ``base`` [B, 1] is row 0's position. A replay of n steps computes the n positions and
     cache lengths once, runs the n steps, then moves ``base`` on by n and row n to row 0 for the next
     replay. Two graphs are kept: ``block`` steps and one step (the remainder, so no step is computed past
     the requested tokens, whose cache positions may not exist). Off CUDA the same steps run eagerly.
