@@ -317,6 +317,7 @@ UNICODE_PATH = (
     + struct.pack("<L", zlib.crc32(TABLE.wheel_path.encode()))
     + b"neurobrix/evil.py"
 )
+EXTENDED_TIME = struct.pack("<HHBL", 0x5455, 5, 1, 0)  # an Info-ZIP extended timestamp: allowed once per header
 FIRST_MEMBER = "neurobrix/__init__.py"  # hatchling writes the package first
 ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; None: the archive as a whole)
     "two zips concatenated": (lambda b: b.wheel.read_bytes() + evil_zip(b), "G311", None),
@@ -337,6 +338,8 @@ ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; No
     "a local size differing from the central one": (lambda b: table_as(b, local_size=1), "G312", TABLE.wheel_path),
     "an Info-ZIP Unicode Path extra field": (lambda b: table_as(b, extra=UNICODE_PATH), "G313", TABLE.wheel_path),
     "a data descriptor flag": (lambda b: table_as(b, flags=0x8), "G313", TABLE.wheel_path),
+    # uv (0.13) refuses a wheel with an extra field record twice in one header; zipfile, pip and installer read on
+    "an extra field record twice": (lambda b: table_as(b, extra=EXTENDED_TIME * 2), "G313", TABLE.wheel_path),
     "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
     "a stored member whose sizes differ": (
         lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1),
