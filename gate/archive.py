@@ -24,6 +24,8 @@ from . import names, tarstrict, zipstrict
 from .checks import Check, Finding, GateError, Limits
 
 Kind = Literal["wheel", "sdist"]
+GZIP_MAGIC = b"\x1f\x8b"
+GZIP_FHCRC = 0x02  # the header flag (FLG) bit for a CRC-16 of the header, after its optional fields
 MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 
 
@@ -296,10 +298,19 @@ def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
 
 
 def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
-    """The tar inside a tar.gz, or None (with a G307/G308/G311 finding) once it grows past the limits or
+    """The tar inside a tar.gz, or None (with a G307/G308/G311/G313 finding) once it grows past the limits or
     holds anything after its first gzip member: concatenated members are one stream to Python's gzip and
-    pip, but some unpackers (uv) read only the first, so the archive would be read two ways."""
+    pip, but some unpackers (uv) read only the first, so the archive would be read two ways. So would a header
+    CRC (FHCRC): Python's gzip skips its two bytes, uv (0.13) inflates from them."""
     path = archive.path
+    if raw[:2] == GZIP_MAGIC and len(raw) > 3 and raw[3] & GZIP_FHCRC:
+        archive.fail(
+            Check.G313,
+            None,
+            "a gzip header with a header CRC (FHCRC): Python's gzip (pip) skips its two bytes, uv inflates from "
+            "them, so they read different streams",
+        )
+        return None
     out = bytearray()
     rest = raw
     try:

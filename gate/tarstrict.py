@@ -1,9 +1,13 @@
 """A tar stream read the one way every tool reads it, or refused: the strict reader behind sdist checks.
 
-Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid checksum
-and plain octal numbers in every numeric field (``tarfile`` takes a header whose device number it cannot
-read for the end of the archive and silently drops every member from there); regular files and folders; pax
-extended headers only for times and owners, in one block at most. Refused: pax ``path``, ``linkpath``,
+Accepted: ustar headers (POSIX, or GNU's magic with nothing in the prefix field), each with a valid checksum,
+zeros in its last 12 bytes (padding: uv takes ``tar`` and a NUL there for an xstar header, and refuses it) and
+plain octal numbers in every numeric field, written as every reader reads them: digits from the field's first
+byte, ended by NUL or space, or no digits at all (``tarfile`` takes a header whose device number it cannot
+read for the end of the archive and silently drops every member from there; uv refuses leading spaces, a
+field of digits with no end and one of spaces, which ``tarfile`` reads); regular files and folders, with no
+link target (uv refuses one, ``tarfile`` ignores it); pax extended headers only for times and owners, each
+record once, in one block at most. Refused: pax ``path``, ``linkpath``,
 ``size`` or any other record that changes which file a member is or how long it is, global pax headers, GNU
 long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
 and devices, base-256 numbers, bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills
@@ -34,6 +38,8 @@ _PAX_ALLOWED = {"mtime", "atime", "ctime", "uid", "gid", "uname", "gname"}
 _TIME = re.compile(rb"\d{1,11}(\.\d{1,9})?")
 _ID = re.compile(rb"\d{1,8}")
 _OWNER = re.compile(rb"[!-~]{0,32}")
+# a number field as tarfile and uv both read it: octal digits from the first byte, ended by NUL or space; or none
+_NUMBER = re.compile(rb"([0-7]+)[\0 ]+|\0+")
 _PAX_VALUE = {"mtime": _TIME, "atime": _TIME, "ctime": _TIME, "uid": _ID, "gid": _ID, "uname": _OWNER, "gname": _OWNER}
 # every allowed record once, each at its longest, fits in one block (7 records of at most 42 bytes): a larger
 # header is no header a tool writes, and refusing it by size answers at once (a header of millions of allowed
@@ -155,6 +161,12 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a {kind} declaring {size} bytes of content: tools disagree on whether to skip them",
                 )
+            if kind in ("file", "dir") and link:
+                raise _Fatal(
+                    Check.G312,
+                    raw_name,
+                    f"a {kind} with a link target {link[:40]!r}: uv refuses such an sdist, tarfile ignores the target",
+                )
             entries.append(TarEntry(raw_name, kind, size, start, link, mode))
             pax_pending = None
             if len(entries) > max_members:
@@ -185,6 +197,13 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
                 "a GNU header with data in its prefix field, which POSIX tools read as part of the name",
             )
         full = name
+    if block[500:].strip(b"\x00"):
+        raise _Fatal(
+            Check.G312,
+            full,
+            f"bytes {block[500:]!r} in the padding that ends the header at offset {pos}: tarfile ignores them, uv "
+            "reads 'tar\\0' there as an xstar header and refuses the sdist",
+        )
     # every number tarfile parses, device numbers too: one it cannot read ends its archive there, silently
     numbers = {
         "uid": (108, 116),
@@ -211,14 +230,23 @@ def _text(field: bytes, name: bytes | None, what: str, pos: int) -> bytes:
 def _octal(field: bytes, name: bytes | None, what: str) -> int:
     if field[:1] and field[0] & 0x80:
         raise _Fatal(Check.G313, name, f"a base-256 {what} field: refused (a member this large has no place here)")
-    digits = field.rstrip(b"\x00 ").lstrip(b" ")
-    if digits and not all(0x30 <= b <= 0x37 for b in digits):
-        raise _Fatal(Check.G312, name, f"{what} field {field!r} is not an octal number")
-    return int(digits, 8) if digits else 0
+    number = _NUMBER.fullmatch(field)
+    if number is None:
+        raise _Fatal(
+            Check.G312,
+            name,
+            f"{what} field {field!r} is not an octal number written as every reader reads one (digits from its first "
+            "byte, ended by NUL or space: tarfile also reads leading spaces, a field of digits with no end or one of "
+            "spaces, uv refuses them)",
+        )
+    return int(number.group(1), 8) if number.group(1) else 0
 
 
 def _check_pax(payload: bytes, header_name: bytes) -> None:
-    """Refuse a pax header unless it only sets times and owners (records: ``LEN KEY=VALUE\\n``)."""
+    """Refuse a pax header unless it only sets times and owners, each once (records: ``LEN KEY=VALUE\\n``)."""
+    if not payload:
+        raise _Fatal(Check.G312, header_name, "a pax header with no record (uv refuses such an sdist)")
+    seen: set[str] = set()
     pos = 0
     while pos < len(payload):
         space = payload.find(b" ", pos)
@@ -238,6 +266,13 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
                 f"a pax header sets {key!r} for the next member: its name, link or "
                 "size would differ from what its own header says",
             )
+        if key in seen:
+            raise _Fatal(
+                Check.G312,
+                header_name,
+                f"a pax header that sets {key!r} twice: tarfile applies the last, uv refuses the sdist",
+            )
+        seen.add(key)
         if not _PAX_VALUE[key].fullmatch(value):
             raise _Fatal(
                 Check.G312,

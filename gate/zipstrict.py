@@ -12,7 +12,7 @@ accepts only the archive that every tool reads alike:
   tile the file from byte 0 to the directory exactly (nothing before, between or hidden);
 * every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes);
 * only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
-  extra fields, no comments;
+  extra fields, no extra field record twice in one header (uv refuses that), no comments;
 * a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
   stream must end exactly there with the declared CRC, within a budget for the whole archive.
 
@@ -284,8 +284,9 @@ def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
 
 
 def _extra_problems(extra: bytes, where: str) -> list[str]:
-    """Refused or malformed extra fields (a sequence of id, size, data records)."""
+    """Refused or malformed extra fields (a sequence of id, size, data records, each id once)."""
     problems: list[str] = []
+    seen: set[int] = set()
     pos = 0
     while pos < len(extra):
         if pos + 4 > len(extra):
@@ -295,6 +296,9 @@ def _extra_problems(extra: bytes, where: str) -> list[str]:
             return problems + [f"a malformed {where} extra field (record {field:#06x} runs past the field)"]
         if field in _EXTRA_REFUSED:
             problems.append(f"{_EXTRA_REFUSED[field]} in the {where} header")
+        if field in seen:  # uv (0.13) refuses the whole wheel; zipfile, pip and installer read on
+            problems.append(f"extra field record {field:#06x} twice in the {where} header (uv refuses such a wheel)")
+        seen.add(field)
         pos += 4 + length
     return problems
 

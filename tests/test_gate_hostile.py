@@ -7,8 +7,10 @@ Classes (each test is named after the attack it makes):
 3. parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
    local/central disagreement, Unicode Path extra fields, NUL and empty names; a pax record or code in a
    tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
-   apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; entry_points.txt lines its
-   readers read differently; RECORD rows that installers read differently or that uninstalling would follow
+   apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
+   otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
+   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; entry_points.txt
+   lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment; control characters in metadata);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
@@ -317,6 +319,7 @@ UNICODE_PATH = (
     + struct.pack("<L", zlib.crc32(TABLE.wheel_path.encode()))
     + b"neurobrix/evil.py"
 )
+EXTENDED_TIME = struct.pack("<HHBL", 0x5455, 5, 1, 0)  # an Info-ZIP extended timestamp: allowed once per header
 FIRST_MEMBER = "neurobrix/__init__.py"  # hatchling writes the package first
 ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; None: the archive as a whole)
     "two zips concatenated": (lambda b: b.wheel.read_bytes() + evil_zip(b), "G311", None),
@@ -337,6 +340,8 @@ ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; No
     "a local size differing from the central one": (lambda b: table_as(b, local_size=1), "G312", TABLE.wheel_path),
     "an Info-ZIP Unicode Path extra field": (lambda b: table_as(b, extra=UNICODE_PATH), "G313", TABLE.wheel_path),
     "a data descriptor flag": (lambda b: table_as(b, flags=0x8), "G313", TABLE.wheel_path),
+    # uv (0.13) refuses a wheel with an extra field record twice in one header; zipfile, pip and installer read on
+    "an extra field record twice": (lambda b: table_as(b, extra=EXTENDED_TIME * 2), "G313", TABLE.wheel_path),
     "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
     "a stored member whose sizes differ": (
         lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1),
@@ -906,6 +911,73 @@ def test_sdist_header_tarfile_stops_at_is_refused(built: Built, tmp_path: Path, 
         assert len(unpacked.getmembers()) == first_table  # what pip would build from
     report = judge(sdist)
     assert field in refused_with(report, "G312", members[first_table].name).message
+
+
+def tar_with_header_bytes(built: Built, edits: dict[int, bytes]) -> tuple[bytes, str]:
+    """The sdist's tar with bytes of the package's ``__init__.py`` header replaced at their offsets, its checksum
+    made true again; and that member's name."""
+    members = sdist_members(built.sdist)
+    target = next(i for i, m in enumerate(members) if m.name.endswith("/neurobrix/__init__.py"))
+    tar = bytearray(raw_tar(members))
+    at = sum(512 + -(-len(m.data) // 512) * 512 for m in members[:target])
+    for offset, value in edits.items():
+        tar[at + offset : at + offset + len(value)] = value
+    tar[at + 148 : at + 156] = b" " * 8
+    tar[at + 148 : at + 156] = b"%06o\x00 " % sum(tar[at : at + 512])
+    return bytes(tar), members[target].name
+
+
+def tar_with_pax_payload(built: Built, payload: bytes) -> tuple[bytes, str]:
+    """The sdist's tar with a pax header of exactly ``payload`` before pyproject.toml; and the pax header's name."""
+    out = bytearray()
+    for m in sdist_members(built.sdist):
+        info = tarfile.TarInfo(m.name)
+        info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
+        if m.name.endswith("/pyproject.toml"):
+            pax = tarfile.TarInfo("././@PaxHeader")
+            pax.size, pax.type = len(payload), tarfile.XHDTYPE
+            out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(payload)
+        out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
+    out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
+    return bytes(out), "././@PaxHeader"
+
+
+UV_REFUSES = {  # seventh round: tarfile (pip's unpacker) reads each of these, uv (0.13) refuses the whole sdist
+    "a number with leading spaces": (lambda b: tar_with_header_bytes(b, {100: b"   644 \0"}), "mode field"),
+    "a number field with no end": (lambda b: tar_with_header_bytes(b, {108: b"00000000"}), "uid field"),
+    "a link target on a file": (lambda b: tar_with_header_bytes(b, {157: b"setup.py"}), "link target"),
+    "an xstar trailer in the header's padding": (lambda b: tar_with_header_bytes(b, {508: b"tar\0"}), "padding"),
+    "an empty pax header": (lambda b: tar_with_pax_payload(b, b""), "no record"),
+    "a pax record set twice": (
+        lambda b: tar_with_pax_payload(b, _pax_record("mtime", "1580601600") + _pax_record("mtime", "0")),
+        "twice",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(UV_REFUSES))
+def test_sdist_header_uv_refuses_and_tarfile_reads_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    make, said = UV_REFUSES[attack]
+    tar, name = make(built)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as unpacked:  # what pip unpacks: every member, as without the change
+        assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    assert said in refused_with(report, "G312", name).message
+
+
+def test_sdist_gzip_header_crc_is_refused(built: Built, tmp_path: Path) -> None:
+    """A gzip header CRC (FHCRC): Python's gzip (pip) skips its two bytes, uv (0.13) inflates from them (here it
+    fails; a stream that inflates both ways is another archive to it)."""
+    tar = raw_tar(sdist_members(built.sdist))
+    header = b"\x1f\x8b\x08\x02" + bytes(4) + b"\x02\xff"  # deflate, FHCRC, no time, best compression, Unix
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    body = packer.compress(tar) + packer.flush()
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(
+        header + struct.pack("<H", zlib.crc32(header) & 0xFFFF) + body + struct.pack("<LL", zlib.crc32(tar), len(tar))
+    )
+    assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
+    assert "header CRC" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
 
 
 def test_wheel_mode_with_executable_bits_and_no_file_type_is_judged_executable(built: Built, tmp_path: Path) -> None:
