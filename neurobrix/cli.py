@@ -186,7 +186,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed),
+        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,
@@ -321,6 +321,14 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
     run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")
     run.add_argument("--seed", type=int, default=None, help="random seed for sampling (reproducible runs)")
+    run.add_argument(
+        "--repetition-penalty",
+        type=float,
+        default=None,
+        metavar="P",
+        help="divide a repeated token's logit by P (multiply when negative), as transformers does; 1 = off "
+        "(default: the model's generation_config.json, else 1)",
+    )
     run.add_argument(
         "--backend",
         choices=("triton", "torch"),

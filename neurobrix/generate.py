@@ -30,6 +30,13 @@ class Sampling:
     top_k: int | None = None
     top_p: float | None = None
     seed: int | None = None
+    # transformers' repetition penalty: a logit of a token the sequence holds (prompt or generated) divided by
+    # it when positive, multiplied when negative; 1 = none. None: the model's (``neurobrix.run``), else 1
+    repetition_penalty: float | None = None
+
+    @property
+    def penalty(self) -> float:
+        return 1.0 if self.repetition_penalty is None else self.repetition_penalty
 
     def validate(self) -> None:
         if not math.isfinite(self.temperature) or self.temperature < 0:
@@ -40,6 +47,16 @@ class Sampling:
             raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
         if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
+        if not (math.isfinite(self.penalty) and self.penalty > 0):
+            raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
+
+
+def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
+    """Scores [B, vocab] in float32 after transformers' repetition penalty (RepetitionPenaltyLogitsProcessor,
+    on float32 logits as its generate makes them): where ``seen`` [B, vocab] marks a token of the sequence, a
+    score below 0 times ``penalty``, any other over it."""
+    scores = logits.float()
+    return torch.where(seen, torch.where(scores < 0, scores * penalty, scores / penalty), scores)
 
 
 TWO_PASS_PICK = 65_536  # logits a row from which greedy_pick takes two passes
@@ -73,10 +90,25 @@ def greedy_pick(logits: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     return torch.add(where.gather(-1, part), part, alpha=vocab // parts, out=out)
 
 
-def sample(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
-    """Next token per row of logits [B, vocab] -> [B] (int64)."""
+def sample(
+    logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None, seen: torch.Tensor | None = None
+) -> torch.Tensor:
+    """Next token per row of logits [B, vocab] -> [B] (int64); ``seen`` [B, vocab] marks each sequence's
+    tokens so far for the repetition penalty (needed when ``opts`` has one), and gets the new tokens."""
+    if opts.penalty != 1:
+        if seen is None:
+            raise ValueError("a repetition penalty needs the tokens each sequence holds (seen)")
+        logits = penalize(logits, seen, opts.penalty)
     if opts.temperature == 0:
-        return greedy_pick(logits)[:, 0]
+        token = greedy_pick(logits)[:, 0]
+    else:
+        token = _draw(logits, opts, generator)
+    if seen is not None:
+        seen.scatter_(1, token[:, None], True)
+    return token
+
+
+def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
     scores = logits.float() / opts.temperature
     if opts.top_k is not None and opts.top_k < scores.shape[-1]:
         kth = torch.topk(scores, opts.top_k, dim=-1).values[:, -1:]
@@ -233,11 +265,24 @@ class GreedyDecoder:
     the requested tokens, whose cache positions may not exist). Off CUDA the same steps run eagerly.
     """
 
-    def __init__(self, model: Transformer, batch: int, block: int, use_graph: bool) -> None:
+    def __init__(
+        self,
+        model: Transformer,
+        batch: int,
+        block: int,
+        use_graph: bool,
+        penalty: float = 1.0,
+        seen: torch.Tensor | None = None,
+    ) -> None:
+        """``penalty``, ``seen``: the repetition penalty and its [B, vocab] marks of each sequence's tokens,
+        updated on the device with each step's token."""
         if block < 1:
             raise ValueError(f"block must be >= 1, got {block}")
+        if penalty != 1 and seen is None:
+            raise ValueError("a repetition penalty needs the tokens each sequence holds (seen)")
         device = model.w.embed.device
         self.model, self.block, self.use_graph = model, block, use_graph
+        self.penalty, self.seen = penalty, seen
         self.ring = torch.zeros((block + 1, batch, 1), dtype=torch.long, device=device)
         self.base = torch.zeros((batch, 1), dtype=torch.long, device=device)
         self.offsets = torch.arange(block, device=device).view(block, 1, 1)
@@ -249,7 +294,12 @@ class GreedyDecoder:
         for i in range(n):
             logits = self.model.forward(self.ring[i], positions[i], lengths[i])
             assert logits is not None
+            if self.penalty != 1:
+                assert self.seen is not None
+                logits = penalize(logits, self.seen, self.penalty)
             greedy_pick(logits, out=self.ring[i + 1])
+            if self.seen is not None:
+                self.seen.scatter_(1, self.ring[i + 1], True)
         self.base.add_(n)
         self.ring[0].copy_(self.ring[n])
 
@@ -379,7 +429,12 @@ def generate_batch(
         generator = torch.Generator(device=device)
         generator.manual_seed(opts.seed)
     graphed = use_graph and device.type == "cuda"
-    greedy = GreedyDecoder(model, batch, block, graphed) if opts.temperature == 0 and block > 0 else None
+    seen = None  # [B, vocab]: the tokens each sequence holds, for the repetition penalty
+    if opts.penalty != 1:
+        seen = torch.zeros((batch, model.cfg.vocab_size), dtype=torch.bool, device=device)
+    greedy = None
+    if opts.temperature == 0 and block > 0:
+        greedy = GreedyDecoder(model, batch, block, graphed, opts.penalty, seen)
     decoder = Decoder(model, batch, graphed)
     graphs = None
     prepare = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
@@ -399,8 +454,11 @@ def generate_batch(
         elif max_new_tokens > 1:  # a decode step will run
             decoder.capture(seq)
         torch.cuda.synchronize()
+    if seen is not None:  # the prompts' tokens (a capture's warm-up above marked placeholders)
+        seen.zero_()
+        seen.scatter_(1, torch.tensor(prompts, device=device), True)
     start = time.perf_counter()  # lean: user statistics
-    token = sample(prefill(model, prompts, graphs), opts, generator)
+    token = sample(prefill(model, prompts, graphs), opts, generator, seen)
     outs: list[list[int]] = [[] for _ in range(batch)]
     done = [False] * batch
 
@@ -426,11 +484,15 @@ def generate_batch(
     else:
         read = _Reader(token)
         steps = 1
-        ahead = sample(decoder.step(token, seq), opts, generator) if steps < max_new_tokens and not all(done) else None
+        ahead = None
+        if steps < max_new_tokens and not all(done):
+            ahead = sample(decoder.step(token, seq), opts, generator, seen)
         while ahead is not None:
             token, steps = ahead, steps + 1
             read.start(token)
-            ahead = sample(decoder.step(token, seq + steps - 1), opts, generator) if steps < max_new_tokens else None
+            ahead = (
+                sample(decoder.step(token, seq + steps - 1), opts, generator, seen) if steps < max_new_tokens else None
+            )
             record(read.finish())
             if all(done):
                 break

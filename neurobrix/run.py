@@ -114,6 +114,26 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 
+def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[str], Any]) -> Sampling:
+    """``sampling`` with the model's generation_config.json repetition penalty where the user gave none (as
+    transformers' generate applies it, greedy decoding included); a note for it, and for each setting of that
+    file which would change transformers' text and which NeuroBrix does not apply."""
+    if sampling.repetition_penalty is None and tokenizer.repetition_penalty is not None:
+        sampling = dataclasses.replace(sampling, repetition_penalty=tokenizer.repetition_penalty)
+        if sampling.penalty != 1:
+            notice(
+                f"note: repetition penalty {sampling.penalty:g} from the model's generation_config.json "
+                "(--repetition-penalty 1 turns it off)"
+            )
+    unapplied = tokenizer.unapplied_generation_settings()
+    if unapplied:
+        notice(
+            f"note: the model's generation_config.json sets {', '.join(unapplied)}, which NeuroBrix does not "
+            "apply: its text may differ from transformers'"
+        )
+    return sampling
+
+
 def run(
     opts: RunOptions, write: Callable[[str], Any] | None = None, notice: Callable[[str], Any] | None = None
 ) -> Stats:
@@ -137,6 +157,7 @@ def run(
             "the prompt is empty: without a chat template the model would run on its start token "
             "alone; give some text with --prompt"
         )
+    sampling = model_sampling(opts.sampling, tokenizer, notice)
     max_tokens = opts.max_tokens
     if max_tokens is None:
         max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
@@ -168,9 +189,7 @@ def run(
             sys.stdout.flush()
 
     eos = tokenizer.eos_ids(cfg.eos_token_ids)
-    out, stats = generate(
-        model, prompt, max_tokens, opts.sampling, eos, on_token if opts.stream else None, use_graph=True
-    )
+    out, stats = generate(model, prompt, max_tokens, sampling, eos, on_token if opts.stream else None, use_graph=True)
     write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")
     return dataclasses.replace(stats, load_s=loaded - loading)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Sequence
 from datetime import datetime
 from pathlib import Path
@@ -273,6 +274,7 @@ class Tokenizer:
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"
+        self.generation_path = gen_path
         self.has_generation_config = gen_path.is_file()
         self.generation = _read_json(gen_path) if self.has_generation_config else {}
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
@@ -315,6 +317,34 @@ class Tokenizer:
         if self.has_generation_config:
             return set(_int_ids(self.generation.get("eos_token_id")))
         return set(_int_ids(config_eos))
+
+    @property
+    def repetition_penalty(self) -> float | None:
+        """generation_config.json's repetition_penalty (transformers applies it to greedy decoding too), or None."""
+        value = self.generation.get("repetition_penalty")
+        if value is None:
+            return None
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
+            raise TokenizerError(f"{self.generation_path}: repetition_penalty must be a number > 0, got {value!r}")
+        return float(value)
+
+    def unapplied_generation_settings(self) -> list[str]:
+        """generation_config.json's settings that change transformers' greedy text and that NeuroBrix does not
+        apply (its logits processors other than the repetition penalty), each as ``name=value``."""
+        active = {
+            "no_repeat_ngram_size": lambda v: bool(v),
+            "min_length": lambda v: bool(v),
+            "min_new_tokens": lambda v: bool(v),
+            "bad_words_ids": lambda v: bool(v),
+            "suppress_tokens": lambda v: bool(v),
+            "begin_suppress_tokens": lambda v: bool(v),
+            "sequence_bias": lambda v: bool(v),
+            "forced_bos_token_id": lambda v: v is not None,
+            "forced_eos_token_id": lambda v: v is not None,
+            "exponential_decay_length_penalty": lambda v: v is not None,
+        }
+        settings = self.generation
+        return [f"{k}={settings[k]!r}" for k, on in active.items() if k in settings and on(settings[k])]
 
     def render_chat(
         self,

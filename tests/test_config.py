@@ -111,6 +111,9 @@ def test_a_transposed_tensor_of_the_right_size_is_refused(name):
         Sampling(top_p=math.nan),
         Sampling(top_p=0.0),
         Sampling(top_k=0),
+        Sampling(repetition_penalty=0.0),
+        Sampling(repetition_penalty=-1.1),
+        Sampling(repetition_penalty=math.inf),
     ],
 )
 def test_sampling_options_are_checked(opts):
@@ -153,3 +156,28 @@ def test_generation_beyond_the_kv_cache_is_refused_not_run_out_of_bounds():
     generate(model, [1, 2, 3], 4, Sampling(), eos=set())  # positions 0..5: fits exactly
     with pytest.raises(UsageError, match="need a KV cache of 7 positions; this model was built with 6"):
         generate(model, [1, 2, 3], 5, Sampling(), eos=set())
+
+
+@pytest.mark.parametrize(
+    "given, model, want, notes",
+    [
+        (None, None, None, 0),  # nothing anywhere: no penalty
+        (None, 1.05, 1.05, 1),  # the model's, said so
+        (1.0, 1.05, 1.0, 0),  # the user's wins, even 1 (off)
+        (1.3, None, 1.3, 0),
+        (None, 1.0, 1.0, 0),  # the model's 1: nothing to say
+    ],
+)
+def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want, notes):
+    from types import SimpleNamespace
+
+    from neurobrix.run import model_sampling
+
+    said: list[str] = []
+    tokenizer = SimpleNamespace(repetition_penalty=model, unapplied_generation_settings=lambda: [])
+    got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)
+    assert got.repetition_penalty == want and got.temperature == 0.5
+    assert len(said) == notes and all("generation_config.json" in s for s in said)
+    tokenizer.unapplied_generation_settings = lambda: ["no_repeat_ngram_size=3"]
+    model_sampling(Sampling(), tokenizer, said.append)
+    assert "no_repeat_ngram_size=3, which NeuroBrix does not apply" in said[-1]

@@ -245,3 +245,57 @@ def test_sampling_draws_from_the_defined_distribution(data, vocab, rows, tempera
 def test_greedy_takes_each_rows_largest_logit():
     logits = torch.tensor([[0.1, 3.0, -1.0, 2.9], [5.0, -2.0, 4.0, 0.0], [-1.0, -0.5, -3.0, -0.7]])
     assert sample(logits, Sampling(), None).tolist() == [max(range(4), key=lambda i: float(row[i])) for row in logits]
+
+
+# --- repetition penalty: against transformers' processor and its generate ---------------------------------
+
+
+@settings(max_examples=40, deadline=None, derandomize=True)
+@given(
+    rows=st.integers(1, 3),
+    vocab=st.integers(2, 40),
+    held=st.integers(1, 12),
+    penalty=st.sampled_from([0.5, 1.05, 1.3, 2.0]),
+    seed=st.integers(0, 2**16),
+)
+def test_repetition_penalty_is_transformers_processor(rows, vocab, held, penalty, seed):
+    """``penalize`` over the marks of each sequence's tokens gives the scores transformers'
+    RepetitionPenaltyLogitsProcessor gives for the same token ids (repeats included), bit for bit in float32."""
+    from transformers.generation.logits_process import RepetitionPenaltyLogitsProcessor
+
+    from neurobrix.generate import penalize
+
+    gen = torch.Generator().manual_seed(seed)
+    logits = torch.randn((rows, vocab), generator=gen).to(torch.bfloat16)
+    ids = torch.randint(0, vocab, (rows, held), generator=gen)
+    seen = torch.zeros((rows, vocab), dtype=torch.bool).scatter_(1, ids, True)
+    want = RepetitionPenaltyLogitsProcessor(penalty)(ids, logits.float())
+    assert torch.equal(penalize(logits, seen, penalty), want)
+
+
+@pytest.mark.parametrize("block", [0, 1, 3])
+def test_greedy_with_repetition_penalty_is_transformers_generate(checkpoints, block):
+    """Greedy text with a repetition penalty, on every decode path (the pick on the host: block 0; on the
+    device, 1 or 3 steps at a time), is transformers' ``generate(do_sample=False, repetition_penalty=...)``
+    token for token (its model in float64), and differs from the text without the penalty."""
+    from neurobrix.generate import generate_batch
+
+    folder = checkpoints["llama3-legacy-head-dim"]
+    penalty, steps = 1.8, 24
+    model = engine(folder, PROMPT + steps)
+    ids = prompt(model.cfg.vocab_size)
+    hf = hf_float64(folder)
+    with torch.no_grad():
+        want = hf.generate(
+            torch.tensor([ids]),
+            do_sample=False,
+            repetition_penalty=penalty,
+            max_new_tokens=steps,
+            min_new_tokens=steps,
+            eos_token_id=None,
+            pad_token_id=0,
+        )[0, len(ids) :].tolist()
+    plain, _ = generate(model, ids, steps, Sampling(), eos=set())
+    model = engine(folder, PROMPT + steps)
+    (got,), _ = generate_batch(model, [ids], steps, Sampling(repetition_penalty=penalty), set(), block=block)
+    assert got == want and got != plain

@@ -162,6 +162,43 @@ def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, gener
     assert Tokenizer(folder).eos_ids(read_config(folder).eos_token_ids) == expected
 
 
+@pytest.mark.parametrize(
+    "generation, penalty, unapplied",
+    [
+        ({"eos_token_id": 2}, None, []),
+        ({"repetition_penalty": 1.05, "no_repeat_ngram_size": 0, "min_length": 0}, 1.05, []),  # as Qwen2.5 ships
+        ({"repetition_penalty": 2}, 2.0, []),
+        (
+            {"no_repeat_ngram_size": 3, "suppress_tokens": [5], "forced_eos_token_id": None},
+            None,
+            ["no_repeat_ngram_size=3", "suppress_tokens=[5]"],
+        ),
+    ],
+)
+def test_generation_config_repetition_penalty_and_what_is_not_applied(saved, tmp_path, generation, penalty, unapplied):
+    """The repetition penalty transformers' generate takes from generation_config.json, and the settings there
+    that would change transformers' greedy text which the engine does not apply (named, not ignored silently)."""
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+    tokenizer = Tokenizer(folder)
+    assert tokenizer.repetition_penalty == penalty
+    assert tokenizer.unapplied_generation_settings() == unapplied
+
+
+@pytest.mark.parametrize("value", [0, -1.2, "1.1", True, float("inf")])
+def test_a_bad_generation_config_repetition_penalty_is_refused(tmp_path, value):
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.tokenizer import TokenizerError
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"repetition_penalty": value}))
+    with pytest.raises(TokenizerError, match="generation_config.json: repetition_penalty must be a number > 0"):
+        _ = Tokenizer(folder).repetition_penalty
+
+
 # --- chat templates ------------------------------------------------------------------------------
 
 SYSTEM_AND_TOOLS = """{{- bos_token }}
