@@ -231,3 +231,34 @@ print("identical")
     done = on_the_gpu("-c", script, timeout=600)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.split()[-1] == "identical"
+
+
+def test_repetition_penalty_in_the_graph_equals_the_eager_loop():
+    """Greedy decoding with a repetition penalty, its marks of each sequence's tokens updated inside the
+    captured decode graph (and left clean by the capture's warm-up pass), gives the tokens of the eager loop
+    that picks each token on the host; and the penalty changes them."""
+    script = """
+import dataclasses, torch
+from conformance.catalogue import load
+from neurobrix.generate import Sampling, generate_batch
+from neurobrix.gpu import detect_class
+from neurobrix.model import Transformer
+from neurobrix.plan import generation_calls, resolve
+from neurobrix.tables import load as load_tables
+from benchmarks.e2e import random_weights
+cfg = dataclasses.replace(load()[0]["meta-llama/Llama-3.2-1B-Instruct"], num_layers=2)
+weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
+prompts = torch.randint(0, cfg.vocab_size, (2, 40), generator=torch.Generator().manual_seed(3)).tolist()
+ops = resolve(generation_calls(cfg, 2, 40, 40 + 64, "bf16"), load_tables(), detect_class().id).ops()
+got = {}
+for graph, block, penalty in ((True, 1, 1.3), (False, 0, 1.3), (True, 1, None)):
+    model = Transformer(cfg, weights, ops, batch=2, capacity=40 + 64)
+    got[graph, penalty] = generate_batch(model, prompts, 64, Sampling(repetition_penalty=penalty), set(),
+                                         use_graph=graph, block=block)[0]
+assert got[True, 1.3] == got[False, 1.3], got
+assert got[True, 1.3] != got[True, None]
+print("identical")
+"""
+    done = on_the_gpu("-c", script, timeout=900)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
+    assert done.stdout.split()[-1] == "identical"
