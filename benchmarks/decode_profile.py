@@ -3,12 +3,12 @@ PyTorch's kernels), for a catalogue model shape (random bf16 weights).
 
     PYTHONPATH=. python -m benchmarks.decode_profile [--model NAME ...] [--batch 1] [--json out.json]
 
-For each backend the engine's greedy decode is captured as CUDA graphs as a run captures it
-(``GreedyDecoder``: GREEDY_BLOCK steps a replay, each token picked on the device) over a cache filled to
-the prompt length (default 128 positions, every replay starting there again), then: a step timed by CUDA
-events over --steps steps replayed back to back, median of 5 rounds (tok/s = batch / step), and the
-kernels of --profiled steps recorded by the PyTorch profiler (CUPTI): each kernel's duration, summed per
-step and grouped by its name (``linear``: the projections and the output head, the split-K merge
+For each backend the engine's greedy decode step is captured as a CUDA graph as a run captures it
+(``GreedyDecoder``: each token picked on the device) over a cache filled to the prompt length (default
+128 positions, every replay starting there again: its feed, a copy and two fills, is timed with it), then:
+a step timed by CUDA events over --steps replays queued back to back, median of 5 rounds (tok/s = batch /
+step), and the kernels of --profiled replays recorded by the PyTorch profiler (CUPTI): each kernel's
+duration, summed per step and grouped by its name (``linear``: the projections and the output head, the split-K merge
 included; ``attention``; ``norm``; ``rotary``; ``silu_mul``; ``argmax``, the greedy pick; ``embedding``;
 ``other``, e.g. the positions a replay computes). Kernels replayed from a graph carry no op of their own,
 so the groups follow kernel names: exact for this engine's kernels; on ``--backends torch`` PyTorch's
@@ -34,7 +34,7 @@ import torch
 from benchmarks.e2e import kv_bytes_per_step, random_weights
 from benchmarks.long_context import weight_bytes_per_step
 from conformance.catalogue import load
-from neurobrix.generate import GREEDY_BLOCK, GreedyDecoder
+from neurobrix.generate import GreedyDecoder
 from neurobrix.gpu import detect_class
 from neurobrix.model import Transformer, meta_weights
 from neurobrix.ops import TORCH
@@ -70,38 +70,33 @@ def profile_backend(cfg, weights, backend: str, batch: int, filled: int, steps: 
             plan = dataclasses.replace(plan, pdl=False)
         ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
-    # the run's own decode (greedy): GREEDY_BLOCK steps a replay, each token picked on the device
-    block = GREEDY_BLOCK
-    decoder = GreedyDecoder(model, batch, block, use_graph=True)
+    # the run's own decode (greedy): one step a replay, each token picked on the device
+    decoder = GreedyDecoder(model, batch, use_graph=True)
     tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size  # any tokens: the work is the same
-    decoder.capture(filled, block)
-    decoder.start(tokens, filled)
+    decoder.capture(filled)
 
     def replay() -> None:
-        decoder.base.fill_(filled)  # from the same position each time: the same work each replay
-        decoder.run(block)
+        decoder.start(tokens, filled)  # from the same position each time: the same work each replay
+        decoder.step()
 
-    for _ in range(2):  # warm
+    for _ in range(4):  # warm
         replay()
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []
-    replays = max(1, steps // block)
     for _ in range(5):  # 5 rounds of back-to-back replays (the host queues ahead, as a run does)
         start.record()
-        for _ in range(replays):
+        for _ in range(steps):
             replay()
         end.record()
         end.synchronize()
-        times.append(start.elapsed_time(end) * 1000 / (replays * block))
+        times.append(start.elapsed_time(end) * 1000 / steps)
     step_us = statistics.median(times)
     activities = [torch.profiler.ProfilerActivity.CUDA]
-    profiled_replays = max(1, profiled // block)
     with torch.profiler.profile(activities=activities) as prof:
-        for _ in range(profiled_replays):
+        for _ in range(profiled):
             replay()
         torch.cuda.synchronize()
-    profiled = profiled_replays * block  # steps recorded
     kernels = [
         e
         for e in prof.events()
@@ -148,8 +143,8 @@ def main() -> None:
     )
     parser.add_argument("--batch", type=int, nargs="+", default=[1])
     parser.add_argument("--filled", type=int, default=128, help="cache positions filled before the step")
-    parser.add_argument("--steps", type=int, default=200, help="steps timed by CUDA events")
-    parser.add_argument("--profiled", type=int, default=24, help="steps recorded by the profiler")
+    parser.add_argument("--steps", type=int, default=200, help="replays timed by CUDA events")
+    parser.add_argument("--profiled", type=int, default=20, help="replays recorded by the profiler")
     parser.add_argument("--backends", nargs="+", default=["triton"], choices=["triton", "triton-serial", "torch"])
     parser.add_argument("--bandwidth", type=float, default=4.8, help="HBM TB/s for the floor (H200: 4.8)")
     parser.add_argument("--json")

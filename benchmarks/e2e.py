@@ -36,7 +36,7 @@ from unittest import mock
 import torch
 
 from conformance.catalogue import load
-from neurobrix.generate import GREEDY_BLOCK, Sampling, generate_batch
+from neurobrix.generate import Sampling, generate_batch
 from neurobrix.gpu import detect_class
 from neurobrix.model import Layer, Transformer, Weights
 from neurobrix.ops import TORCH
@@ -103,14 +103,14 @@ def engine_run(
         ops = plan.ops()
     model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
     row: dict = {}
-    block = 0 if bk == "triton-host" else GREEDY_BLOCK
+    pick = bk != "triton-host"  # the greedy token picked inside the decode graph
     if decode:
         with _host_argmax(bk == "triton-host"):
-            generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True, block=block)  # warm up
+            generate_batch(model, prompts, min(8, new), Sampling(), set(), use_graph=True, device_pick=pick)  # warm up
             model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
             torch.cuda.synchronize()
             start = time.perf_counter()
-            outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True, block=block)
+            outs, stats = generate_batch(model, prompts, new, Sampling(), set(), use_graph=True, device_pick=pick)
         torch.cuda.synchronize()
         total = time.perf_counter() - start
         row = {

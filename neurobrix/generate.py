@@ -11,7 +11,6 @@ a run does.
 from __future__ import annotations
 
 import functools
-import itertools
 import math
 import time
 from collections.abc import Callable
@@ -59,14 +58,17 @@ def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.
     return torch.where(seen, torch.where(scores < 0, scores * penalty, scores / penalty), scores)
 
 
-TWO_PASS_PICK = 65_536  # logits a row from which greedy_pick takes two passes
+# a row of 65,536 to 131,072 logits is where PyTorch's argmax reduces in one thread block (fewer than 256
+# values a thread over 512 threads: it spreads a longer row over several blocks) and takes long: greedy_pick
+# splits it in two passes there
+TWO_PASS_PICK = (65_536, 131_072)
 
 
 @functools.lru_cache(maxsize=16)
 def _pick_split(vocab: int) -> int:
-    """Parts for ``greedy_pick``'s first pass: from 65,536 logits a row, the largest divisor of ``vocab`` up
-    to 1,024 leaving parts of at least 128 logits; 1 (one pass) below that, or when there is none."""
-    if vocab < TWO_PASS_PICK:
+    """Parts for ``greedy_pick``'s first pass: within ``TWO_PASS_PICK``, the largest divisor of ``vocab`` up
+    to 1,024 leaving parts of at least 128 logits; else 1 (one pass), or when there is none."""
+    if not TWO_PASS_PICK[0] <= vocab < TWO_PASS_PICK[1]:
         return 1
     return max((c for c in range(1, 1025) if vocab % c == 0 and vocab // c >= 128), default=1)
 
@@ -75,12 +77,10 @@ def greedy_pick(logits: torch.Tensor, out: torch.Tensor | None = None) -> torch.
     """The greedy token of each row of logits [B, vocab] -> [B, 1] (int64, into ``out`` when given): the
     first index of the row's largest value, exactly as ``logits.argmax(dim=-1)``.
 
-    For a long row in two passes (the largest value and its first index in each of C equal parts of the
-    row, then the first part holding the largest of those): PyTorch's argmax of one long row keeps few
-    multiprocessors busy. On the H200 (benchmarks/decode_profile.py, benchmarks/results/2026-12-02e) one
-    pass over 128,256 logits took 36.4 us of a 966 us Llama-3.2-1B decode step, the two passes' four
-    kernels 12.2 us (the step 944 us); over 32,000 logits one pass took 10.5 us and two 10.9, hence one
-    pass below ``TWO_PASS_PICK`` logits."""
+    Within ``TWO_PASS_PICK`` in two passes (the largest value and its first index in each of C equal parts of
+    the row, then the first part holding the largest of those). On the H200 (benchmarks/proto_pick.py,
+    benchmarks/results/2026-12-02e), us a pick at batch 1, one pass / two: 32,000 logits 8.5 / 9.0 (the best
+    split), 128,256 logits 26.4 / 9.3, 151,936 8.6 / 9.5, 152,064 8.4 / 9.4."""
     B, vocab = logits.shape
     parts = _pick_split(vocab)
     if parts == 1:
@@ -198,12 +198,6 @@ class PrefillGraphs:
         return logits
 
 
-# greedy decode steps a graph replay (``GreedyDecoder``). 8 decoded up to 2 % faster than 1 on the H200, but
-# capturing 8 steps cost a run 0.3-0.6 s more (benchmarks/proto_greedy_block.py, results 2026-12-02e): more
-# than it saves on any run of under ~30,000 tokens, and `neurobrix run` captures anew in each process
-GREEDY_BLOCK = 1
-
-
 class Decoder:
     """The decode step over static buffers; on CUDA captured once as a graph and replayed."""
 
@@ -253,99 +247,79 @@ class Decoder:
 
 
 class GreedyDecoder:
-    """Greedy decoding, ``block`` steps per replay: each step's token is picked on the device
-    (``greedy_pick``) and fed to the next step there, so a replay of the captured steps needs nothing from
-    the host: no token feed (a copy and two fills) and no pick outside the graph, each a stream operation
-    waiting for the one before (``Decoder`` and ``sample``). On the H200 that made decode -0.3 to +1.4 %
-    faster (median +0.2 %) at one step a replay, -0.1 to +2.2 % at eight (benchmarks/results/2026-12-02e).
-    The token ring ``ring`` [block + 1, B, 1] holds the step's input token in row 0 and the token after
-    step i in row i + 1; ``base`` [B, 1] is row 0's position. A replay of n steps computes the n positions and
-    cache lengths once, runs the n steps, then moves ``base`` on by n and row n to row 0 for the next
-    replay. Two graphs are kept: ``block`` steps and one step (the remainder, so no step is computed past
-    the requested tokens, whose cache positions may not exist). Off CUDA the same steps run eagerly.
+    """Greedy decoding, each step's token picked on the device (``greedy_pick``) and fed to the next step
+    there: a replay of the captured step needs nothing from the host. The step reads its token from
+    ``tokens`` [B, 1] and its position and cache length from ``state`` [2, B] (row 0 the position, row 1 the
+    length after the step, as the kernels take them), then writes the picked token over ``tokens`` and moves
+    ``state`` on by one (one kernel). ``Decoder`` with ``sample`` instead copies the token in and fills
+    the position and the length from the host, and picks outside the graph: each a stream operation
+    waiting for the one before. Off CUDA the same step runs eagerly.
+
+    Measured on the H200 (benchmarks/results/2026-12-02e): capturing several steps in one graph decoded at
+    most 2 % faster and cost each run 0.3-0.6 s more capture, so one step a replay.
     """
 
     def __init__(
-        self,
-        model: Transformer,
-        batch: int,
-        block: int,
-        use_graph: bool,
-        penalty: float = 1.0,
-        seen: torch.Tensor | None = None,
+        self, model: Transformer, batch: int, use_graph: bool, penalty: float = 1.0, seen: torch.Tensor | None = None
     ) -> None:
         """``penalty``, ``seen``: the repetition penalty and its [B, vocab] marks of each sequence's tokens,
         updated on the device with each step's token."""
-        if block < 1:
-            raise ValueError(f"block must be >= 1, got {block}")
         if penalty != 1 and seen is None:
             raise ValueError("a repetition penalty needs the tokens each sequence holds (seen)")
         device = model.w.embed.device
-        self.model, self.block, self.use_graph = model, block, use_graph
-        self.penalty, self.seen = penalty, seen
-        self.ring = torch.zeros((block + 1, batch, 1), dtype=torch.long, device=device)
-        self.base = torch.zeros((batch, 1), dtype=torch.long, device=device)
-        self.offsets = torch.arange(block, device=device).view(block, 1, 1)
-        self.graphs: dict[int, torch.cuda.CUDAGraph] = {}
+        self.model, self.use_graph, self.penalty, self.seen = model, use_graph, penalty, seen
+        self.tokens = torch.zeros((batch, 1), dtype=torch.long, device=device)
+        self.state = torch.zeros((2, batch), dtype=torch.long, device=device)
+        self.graph: torch.cuda.CUDAGraph | None = None
 
-    def _steps(self, n: int) -> None:
-        positions = self.base + self.offsets[:n]  # [n, B, 1]
-        lengths = (positions[:, :, 0] + 1).to(torch.int32)  # [n, B]
-        for i in range(n):
-            logits = self.model.forward(self.ring[i], positions[i], lengths[i])
-            assert logits is not None
-            if self.penalty != 1:
-                assert self.seen is not None
-                logits = penalize(logits, self.seen, self.penalty)
-            greedy_pick(logits, out=self.ring[i + 1])
-            if self.seen is not None:
-                self.seen.scatter_(1, self.ring[i + 1], True)
-        self.base.add_(n)
-        self.ring[0].copy_(self.ring[n])
+    def _step(self) -> None:
+        logits = self.model.forward(self.tokens, self.state[0][:, None], self.state[1])
+        assert logits is not None
+        if self.penalty != 1:
+            assert self.seen is not None
+            logits = penalize(logits, self.seen, self.penalty)
+        greedy_pick(logits, out=self.tokens)  # the embedding lookup read the old token first
+        if self.seen is not None:
+            self.seen.scatter_(1, self.tokens, True)
+        self.state.add_(1)
 
-    def capture(self, position: int, n: int) -> None:
-        """Capture the replay of ``n`` steps (nothing off CUDA, or when held), warmed up from ``position``: a
-        warm-up pass on a side stream writes placeholder k and v at positions position .. position + n - 1,
-        which each real step rewrites before anything reads them (so they must exist in the cache)."""
-        if not self.use_graph or n in self.graphs:
+    def capture(self, position: int) -> None:
+        """Capture the step (nothing off CUDA, or when held), warmed up at ``position``: a warm-up step on a
+        side stream writes placeholder k and v there, which the first real step rewrites before reading."""
+        if not self.use_graph or self.graph is not None:
             return
-        self.base.fill_(position)
+        self.start(self.tokens[:, 0], position)
         stream = torch.cuda.Stream()
         stream.wait_stream(torch.cuda.current_stream())
         with torch.cuda.stream(stream):
-            self._steps(n)
+            self._step()
         torch.cuda.current_stream().wait_stream(stream)
-        graph = torch.cuda.CUDAGraph()
-        pool = next(iter(self.graphs.values())).pool() if self.graphs else None
-        with torch.cuda.graph(graph, pool=pool):
-            self._steps(n)
-        self.graphs[n] = graph
+        self.graph = torch.cuda.CUDAGraph()
+        with torch.cuda.graph(self.graph):
+            self._step()
 
     def start(self, tokens: torch.Tensor, position: int) -> None:
         """Feed the first token per sequence [B] at ``position`` (the prompt's length)."""
-        self.ring[0, :, 0].copy_(tokens)
-        self.base.fill_(position)
+        self.tokens.copy_(tokens[:, None])
+        self.state[0].fill_(position)
+        self.state[1].fill_(position + 1)
 
-    def run(self, n: int) -> torch.Tensor:
-        """Run ``n`` steps (``block`` or 1 when captured); returns their tokens [n, B, 1] (a view of the ring,
-        valid until the next run is queued)."""
-        graph = self.graphs.get(n)
-        if graph is None:
-            self._steps(n)
+    def step(self) -> torch.Tensor:
+        """Run one step; returns ``tokens``, the picked token per sequence [B, 1], until the next step."""
+        if self.graph is None:
+            self._step()
         else:
-            graph.replay()
-        return self.ring[1 : n + 1]
+            self.graph.replay()
+        return self.tokens
 
 
 class _Reader:
     """Reads a step's tokens back to the host without waiting for work queued after them: on CUDA a
-    copy into pinned memory and an event, both queued at ``start``; ``finish`` waits for that event only.
-    ``rows`` bounds the tokens' first dimension (several steps' tokens at once)."""
+    copy into pinned memory and an event, both queued at ``start``; ``finish`` waits for that event only."""
 
-    def __init__(self, like: torch.Tensor, rows: int | None = None) -> None:
+    def __init__(self, like: torch.Tensor) -> None:
         self.cuda = like.device.type == "cuda"
-        shape = tuple(like.shape) if rows is None else (rows, *like.shape[1:])
-        self.host = torch.empty(shape, dtype=like.dtype, pin_memory=True) if self.cuda else None
+        self.host = torch.empty(like.shape, dtype=like.dtype, pin_memory=True) if self.cuda else None
         self.done = torch.cuda.Event() if self.cuda else None
         self.token: torch.Tensor | None = None
 
@@ -353,7 +327,7 @@ class _Reader:
         # off CUDA the work queued after ``start`` has already run: keep the tokens as they are now
         self.token = token if self.cuda else token.clone()
         if self.host is not None and self.done is not None:
-            self.host[: token.shape[0]].copy_(token, non_blocking=True)
+            self.host.copy_(token, non_blocking=True)
             self.done.record()
 
     def finish(self) -> list[Any]:
@@ -361,7 +335,7 @@ class _Reader:
         if self.host is None or self.done is None:
             return self.token.tolist()
         self.done.synchronize()
-        return self.host[: self.token.shape[0]].tolist()
+        return self.host.tolist()
 
 
 @dataclass
@@ -401,15 +375,15 @@ def generate_batch(
     eos: set[int],
     on_step: Callable[[list[int | None]], None] | None = None,
     use_graph: bool = False,
-    block: int = GREEDY_BLOCK,
+    device_pick: bool = True,
 ) -> tuple[list[list[int]], Stats]:
     """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
     model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
     step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats).
 
-    Greedy decoding runs ``block`` steps per replay with the tokens picked on the device
-    (``GreedyDecoder``; ``on_step`` then hears of them ``block`` at a time); ``block=0``, or sampling,
-    picks each token on the host's side of the graph (``Decoder``)."""
+    Greedy decoding picks each token on the device, inside the step's graph (``GreedyDecoder``);
+    ``device_pick=False``, or sampling, picks it on the host's side of the graph (``Decoder``).
+    """
     batch = model.cache.k[0].shape[0]
     if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
         raise UsageError(
@@ -433,8 +407,8 @@ def generate_batch(
     if opts.penalty != 1:
         seen = torch.zeros((batch, model.cfg.vocab_size), dtype=torch.bool, device=device)
     greedy = None
-    if opts.temperature == 0 and block > 0:
-        greedy = GreedyDecoder(model, batch, block, graphed, opts.penalty, seen)
+    if opts.temperature == 0 and device_pick:
+        greedy = GreedyDecoder(model, batch, graphed, opts.penalty, seen)
     decoder = Decoder(model, batch, graphed)
     graphs = None
     prepare = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
@@ -448,9 +422,8 @@ def generate_batch(
         graphs.capture(seq)
         if seq not in graphs.graphs:
             prefill(model, prompts)
-        if greedy is not None:  # each replay size the run will use; a one-token run may fill the cache exactly
-            for n in {block if max_new_tokens - 1 >= block else 0, 1 if (max_new_tokens - 1) % block else 0} - {0}:
-                greedy.capture(seq, n)
+        if greedy is not None and max_new_tokens > 1:  # a decode step will run
+            greedy.capture(seq)
         elif max_new_tokens > 1:  # a decode step will run
             decoder.capture(seq)
         torch.cuda.synchronize()
@@ -510,32 +483,20 @@ def _decode_greedy(
     record: Callable[[list[int]], None],
     finished: Callable[[], bool],
 ) -> None:
-    """``steps`` greedy decode steps after the first token [B] (at position ``seq``), ``greedy.block`` per
-    replay and the remainder one at a time, each replay's tokens handed to ``record`` step by step until
-    ``finished``. One replay ahead, as the sampling loop: replay r + 1 is queued before the host reads
-    replay r's tokens (a copy queued between the two, so r + 1 cannot overwrite them first)."""
+    """``steps`` greedy decode steps after the first token [B] (at position ``seq``), each step's tokens
+    handed to ``record`` until ``finished``. One step ahead, as the sampling loop: step s + 1 is queued
+    before the host reads step s's tokens (a copy queued between the two into the other of two pinned
+    buffers, so step s + 1 cannot overwrite them first)."""
     if steps < 1 or finished():
         return
     greedy.start(token, seq)
-    reads = [_Reader(greedy.ring[1:], rows=greedy.block) for _ in range(2)]  # replay r's tokens in reads[r % 2]
-
-    def queue(read: _Reader) -> bool:
-        nonlocal steps
-        if steps < 1:
-            return False
-        n = greedy.block if steps >= greedy.block else 1
-        steps -= n
-        read.start(greedy.run(n))
-        return True
-
-    queue(reads[0])
-    for r in itertools.count():
-        ahead = queue(reads[(r + 1) % 2])
-        for row in reads[r % 2].finish():
-            record([t for (t,) in row])
-            if finished():
-                return
-        if not ahead:
+    reads = [_Reader(greedy.tokens) for _ in range(2)]  # step s's tokens in reads[s % 2]
+    reads[0].start(greedy.step())
+    for s in range(1, steps + 1):
+        if s < steps:
+            reads[s % 2].start(greedy.step())
+        record([t for (t,) in reads[(s - 1) % 2].finish()])
+        if finished():
             return
 
 

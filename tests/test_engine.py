@@ -316,45 +316,40 @@ def test_preflight_imports_nothing_heavy():
     assert done.stdout.split("\n")[-2] == "[]", done.stdout
 
 
-@pytest.mark.parametrize("block", [3, 4])
-def test_greedy_blocks_decode_what_one_step_at_a_time_decodes(env, block):
-    """Greedy decoding ``block`` steps per replay, each token picked on the device and fed to the next step
-    there: the same tokens as sampling each one on the host (``block=0``), at a batch of two; the steps run
-    at consecutive positions, ``block`` at a time then one at a time, never past --max-tokens; a replay is
-    queued before the host reads the one before it; EOS ends each sequence at its own token."""
+def test_greedy_picked_on_the_device_decodes_what_the_host_picks(env):
+    """Greedy decoding with each token picked on the device and fed to the next step there (its position
+    and cache length moved on there too): the same tokens as picking each on the host, at a batch of two;
+    the steps run at consecutive positions, never past --max-tokens; each step is queued before the host
+    reads the one before it; EOS ends each sequence at its own token."""
     from neurobrix.generate import generate_batch
     from neurobrix.model import Transformer
 
     stored = store.resolve("llama")
     first = prompt_ids("llama")
     second = first[:1] + list(reversed(first[1:]))
-    steps = 11  # 10 decode steps: blocks of 3 then one step (block 3), or two blocks of 4 then two steps
+    steps = 11
     model = load_model(stored, "torch", "fp32", prompt_len=len(first), capacity=len(first) + steps)
     single = Transformer(model.cfg, model.w, model.ops, batch=2, capacity=len(first) + steps)
-    want, _ = generate_batch(single, [first, second], steps, Sampling(), set(), block=0)
+    want, _ = generate_batch(single, [first, second], steps, Sampling(), set(), device_pick=False)
     events: list[tuple[str, int]] = []
     forward = single.forward
 
     def counting(tokens, positions, lengths, past=0, logits=True):
         if lengths is not None:
-            assert positions.shape == (2, 1) and torch.equal(lengths, positions[:, 0].int() + 1)
+            assert positions.shape == (2, 1) and torch.equal(lengths, positions[:, 0] + 1)
             events.append(("step", int(positions[0, 0])))
         return forward(tokens, positions, lengths, past, logits)
 
     single.forward = counting
     got, stats = generate_batch(
-        single, [first, second], steps, Sampling(), set(), block=block, on_step=lambda new: events.append(("read", 0))
+        single, [first, second], steps, Sampling(), set(), on_step=lambda new: events.append(("read", 0))
     )
     assert got == want and stats.generated_tokens == 2 * steps
     assert [p for kind, p in events if kind == "step"] == list(range(len(first), len(first) + steps - 1))
-    sizes = [block] * ((steps - 1) // block) + [1] * ((steps - 1) % block)
-    kinds = ["read"] + ["step"] * sizes[0]  # the prefill's token, then the first replay
-    for before, ahead in zip(sizes, sizes[1:]):
-        kinds += ["step"] * ahead + ["read"] * before  # the next replay queued, then this one's tokens read
-    kinds += ["read"] * sizes[-1]
-    assert [kind for kind, _ in events] == kinds
+    # the prefill's token read, then every later token read after the step that follows it was queued
+    assert [kind for kind, _ in events] == ["read", "step"] + ["step", "read"] * (steps - 2) + ["read"]
     end = want[0][2]  # the first sequence's third token ends it
-    short, _ = generate_batch(single, [first, second], steps, Sampling(), {end}, block=block)
+    short, _ = generate_batch(single, [first, second], steps, Sampling(), {end})
     assert short[0] == want[0][: want[0].index(end) + 1]
     assert short[1] == (want[1][: want[1].index(end) + 1] if end in want[1] else want[1])
 

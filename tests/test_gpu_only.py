@@ -108,8 +108,8 @@ def test_prefill_replayed_from_its_graph_equals_the_eager_prefill():
     """A one-pass prompt's prefill, captured as a CUDA graph at its length and replayed, gives the eager
     prefill's logits and cache bit for bit; a second run at that length reuses the graph (no capture); at
     most PrefillGraphs.KEEP lengths are held; generation, reading each token while the next step runs,
-    gives the tokens of a loop that waits for each step, greedy tokens picked on the device (8 steps a
-    replay, then one at a time) or on the host."""
+    gives the tokens of a loop that waits for each step, greedy tokens picked on the device (in the step's
+    graph) or on the host."""
     script = """
 import dataclasses, torch
 from conformance.catalogue import load
@@ -150,7 +150,7 @@ held = model.graphs["prefill"].graphs[50]
 second = generate_batch(model, prompts, 8, Sampling(), set(), use_graph=True)[0]
 assert model.graphs["prefill"].graphs[50] is held and first == second
 # the decode loop reads each token while the next step runs: the same tokens as one step at a time, greedy
-# tokens picked on the device 8 steps a replay (then one at a time) or on the host, one step a replay
+# tokens picked on the device (in the step's graph) or on the host
 from neurobrix.generate import Decoder
 with torch.inference_mode():
     model = Transformer(cfg, weights, ops, batch=2, capacity=160)
@@ -161,10 +161,10 @@ with torch.inference_mode():
         slow.append(token.tolist())
 slow = [list(t) for t in zip(*slow)]
 assert [s[:8] for s in slow] == first, (slow, first)
-for block in (8, 0):
+for pick in (True, False):
     model = Transformer(cfg, weights, ops, batch=2, capacity=160)
-    got = generate_batch(model, prompts, 21, Sampling(), set(), use_graph=True, block=block)[0]
-    assert got == slow, (block, got, slow)
+    got = generate_batch(model, prompts, 21, Sampling(), set(), use_graph=True, device_pick=pick)[0]
+    assert got == slow, (pick, got, slow)
 print("identical")
 """
     done = on_the_gpu("-c", script, timeout=900)
@@ -251,10 +251,10 @@ weights = random_weights(cfg, torch.bfloat16, torch.device("cuda"))
 prompts = torch.randint(0, cfg.vocab_size, (2, 40), generator=torch.Generator().manual_seed(3)).tolist()
 ops = resolve(generation_calls(cfg, 2, 40, 40 + 64, "bf16"), load_tables(), detect_class().id).ops()
 got = {}
-for graph, block, penalty in ((True, 1, 1.3), (False, 0, 1.3), (True, 1, None)):
+for graph, pick, penalty in ((True, True, 1.3), (False, False, 1.3), (True, True, None)):
     model = Transformer(cfg, weights, ops, batch=2, capacity=40 + 64)
     got[graph, penalty] = generate_batch(model, prompts, 64, Sampling(repetition_penalty=penalty), set(),
-                                         use_graph=graph, block=block)[0]
+                                         use_graph=graph, device_pick=pick)[0]
 assert got[True, 1.3] == got[False, 1.3], got
 assert got[True, 1.3] != got[True, None]
 print("identical")

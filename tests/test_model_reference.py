@@ -273,10 +273,10 @@ def test_repetition_penalty_is_transformers_processor(rows, vocab, held, penalty
     assert torch.equal(penalize(logits, seen, penalty), want)
 
 
-@pytest.mark.parametrize("block", [0, 1, 3])
-def test_greedy_with_repetition_penalty_is_transformers_generate(checkpoints, block):
-    """Greedy text with a repetition penalty, on every decode path (the pick on the host: block 0; on the
-    device, 1 or 3 steps at a time), is transformers' ``generate(do_sample=False, repetition_penalty=...)``
+@pytest.mark.parametrize("device_pick", [False, True])
+def test_greedy_with_repetition_penalty_is_transformers_generate(checkpoints, device_pick):
+    """Greedy text with a repetition penalty, on both decode paths (the token picked on the host, or on the
+    device as inside the step's graph), is transformers' ``generate(do_sample=False, repetition_penalty=...)``
     token for token (its model in float64), and differs from the text without the penalty."""
     from neurobrix.generate import generate_batch
 
@@ -297,5 +297,6 @@ def test_greedy_with_repetition_penalty_is_transformers_generate(checkpoints, bl
         )[0, len(ids) :].tolist()
     plain, _ = generate(model, ids, steps, Sampling(), eos=set())
     model = engine(folder, PROMPT + steps)
-    (got,), _ = generate_batch(model, [ids], steps, Sampling(repetition_penalty=penalty), set(), block=block)
+    opts = Sampling(repetition_penalty=penalty)
+    (got,), _ = generate_batch(model, [ids], steps, opts, set(), device_pick=device_pick)
     assert got == want and got != plain
