@@ -198,6 +198,14 @@ class PrefillGraphs:
         return logits
 
 
+def _feed(into: torch.Tensor, state: torch.Tensor, tokens: torch.Tensor, position: int) -> None:
+    """A decode step's inputs: ``tokens`` [B] into ``into`` [B, 1], ``position`` and its cache length (one
+    more) into rows 0 and 1 of ``state`` [2, B]."""
+    into.copy_(tokens[:, None])
+    state[0].fill_(position)
+    state[1].fill_(position + 1)
+
+
 class Decoder:
     """The decode step over static buffers; on CUDA captured once as a graph and replayed."""
 
@@ -205,19 +213,18 @@ class Decoder:
         device = model.w.embed.device
         self.model = model
         self.tokens = torch.zeros((batch, 1), dtype=torch.long, device=device)
-        self.positions = torch.zeros((batch, 1), dtype=torch.long, device=device)
-        self.lengths = torch.zeros((batch,), dtype=torch.int32, device=device)
+        # positions (row 0) and cache lengths (row 1) as GreedyDecoder holds them: the same kernel binaries
+        # for both loops (an int32 length is another binary, which `neurobrix warmup` would not have built)
+        self.state = torch.zeros((2, batch), dtype=torch.long, device=device)
         self.use_graph = use_graph
         self.graph: torch.cuda.CUDAGraph | None = None
         self.logits: torch.Tensor | None = None
 
     def _forward(self) -> torch.Tensor:
-        return self.model.forward(self.tokens, self.positions, self.lengths)
+        return self.model.forward(self.tokens, self.state[0][:, None], self.state[1])
 
     def _feed(self, tokens: torch.Tensor, position: int) -> None:
-        self.tokens.copy_(tokens[:, None])
-        self.positions.fill_(position)
-        self.lengths.fill_(position + 1)
+        _feed(self.tokens, self.state, tokens, position)
 
     def capture(self, position: int) -> None:
         """Capture the step as a CUDA graph (nothing to do off CUDA), warmed up at ``position``: a
@@ -300,9 +307,7 @@ class GreedyDecoder:
 
     def start(self, tokens: torch.Tensor, position: int) -> None:
         """Feed the first token per sequence [B] at ``position`` (the prompt's length)."""
-        self.tokens.copy_(tokens[:, None])
-        self.state[0].fill_(position)
-        self.state[1].fill_(position + 1)
+        _feed(self.tokens, self.state, tokens, position)
 
     def step(self) -> torch.Tensor:
         """Run one step; returns ``tokens``, the picked token per sequence [B, 1], until the next step."""

@@ -129,9 +129,10 @@ def recorded(execute: bool = False):
 def run_keys(name: str) -> dict[tuple[int, int], frozenset]:
     """(prompt length, KV capacity) -> the launch keys of that run, for every run the context allows:
     the model loaded as `run` loads it (every layer, its weights from the store), the prompt through
-    generate's ``prefill``, a decode step through its ``Decoder`` (every step makes the same launches:
-    positions and lengths are tensors). Settings from the preflight's own functions."""
-    from neurobrix.generate import Decoder, prefill
+    generate's ``prefill``, a decode step through both of generate's decode loops, ``GreedyDecoder``
+    (greedy: the token picked on the device) and ``Decoder`` (sampling), every step making the same
+    launches (positions and lengths are tensors). Settings from the preflight's own functions."""
+    from neurobrix.generate import Decoder, GreedyDecoder, prefill
     from neurobrix.model import Transformer, weights_from_files
     from neurobrix.ops import certified
     from neurobrix.plan import generation_calls, resolve
@@ -152,6 +153,9 @@ def run_keys(name: str) -> dict[tuple[int, int], frozenset]:
             model = Transformer(cfg, weights, ops, batch=1, capacity=capacity)
             recorder.keys = set()
             Decoder(model, 1, use_graph=False).step(torch.tensor([1]), capacity - 1)
+            greedy = GreedyDecoder(model, 1, use_graph=False)
+            greedy.start(torch.tensor([1]), capacity - 1)
+            greedy.step()
             decode = frozenset(recorder.keys)
             for prompt in range(1, capacity):
                 recorder.keys = set()
