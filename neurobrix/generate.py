@@ -15,12 +15,14 @@ import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, TypeVar
 
 import torch
 
 from .errors import UsageError
 from .model import Transformer
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
@@ -198,6 +200,20 @@ class PrefillGraphs:
         return logits
 
 
+def _captured(run: Callable[[], T]) -> tuple[torch.cuda.CUDAGraph, T]:
+    """``run`` once on a side stream (its kernels loaded, its memory allocated), then captured as a CUDA
+    graph: the graph, and what the captured call returned (its outputs, rewritten by each replay)."""
+    stream = torch.cuda.Stream()
+    stream.wait_stream(torch.cuda.current_stream())
+    with torch.cuda.stream(stream):
+        run()
+    torch.cuda.current_stream().wait_stream(stream)
+    graph = torch.cuda.CUDAGraph()
+    with torch.cuda.graph(graph):
+        out = run()
+    return graph, out
+
+
 def _feed(into: torch.Tensor, state: torch.Tensor, tokens: torch.Tensor, position: int) -> None:
     """A decode step's inputs: ``tokens`` [B] into ``into`` [B, 1], ``position`` and its cache length (one
     more) into rows 0 and 1 of ``state`` [2, B]."""
@@ -233,14 +249,7 @@ class Decoder:
         if not self.use_graph or self.graph is not None:
             return
         self._feed(torch.zeros_like(self.tokens[:, 0]), position)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            self._forward()
-        torch.cuda.current_stream().wait_stream(stream)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self.logits = self._forward()
+        self.graph, self.logits = _captured(self._forward)
 
     def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
         """Logits [B, vocab] after feeding ``tokens`` [B] at ``position``."""
@@ -296,14 +305,7 @@ class GreedyDecoder:
         if not self.use_graph or self.graph is not None:
             return
         self.start(self.tokens[:, 0], position)
-        stream = torch.cuda.Stream()
-        stream.wait_stream(torch.cuda.current_stream())
-        with torch.cuda.stream(stream):
-            self._step()
-        torch.cuda.current_stream().wait_stream(stream)
-        self.graph = torch.cuda.CUDAGraph()
-        with torch.cuda.graph(self.graph):
-            self._step()
+        self.graph, _ = _captured(self._step)
 
     def start(self, tokens: torch.Tensor, position: int) -> None:
         """Feed the first token per sequence [B] at ``position`` (the prompt's length)."""
