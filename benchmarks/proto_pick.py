@@ -13,6 +13,8 @@ import statistics
 
 import torch
 
+from neurobrix.generate import capture_graph
+
 
 def two_pass(logits: torch.Tensor, parts: int, out: torch.Tensor) -> None:
     B, vocab = logits.shape
@@ -22,15 +24,11 @@ def two_pass(logits: torch.Tensor, parts: int, out: torch.Tensor) -> None:
 
 
 def timed(fn, copies: int = 200) -> float:
-    stream = torch.cuda.Stream()
-    stream.wait_stream(torch.cuda.current_stream())
-    with torch.cuda.stream(stream):
-        fn()
-    torch.cuda.current_stream().wait_stream(stream)
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
+    def many() -> None:
         for _ in range(copies):
             fn()
+
+    graph, _ = capture_graph(many)
     graph.replay()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     times = []

@@ -200,7 +200,7 @@ class PrefillGraphs:
         return logits
 
 
-def _captured(run: Callable[[], T]) -> tuple[torch.cuda.CUDAGraph, T]:
+def capture_graph(run: Callable[[], T]) -> tuple[torch.cuda.CUDAGraph, T]:
     """``run`` once on a side stream (its kernels loaded, its memory allocated), then captured as a CUDA
     graph: the graph, and what the captured call returned (its outputs, rewritten by each replay)."""
     stream = torch.cuda.Stream()
@@ -249,7 +249,7 @@ class Decoder:
         if not self.use_graph or self.graph is not None:
             return
         self._feed(torch.zeros_like(self.tokens[:, 0]), position)
-        self.graph, self.logits = _captured(self._forward)
+        self.graph, self.logits = capture_graph(self._forward)
 
     def step(self, tokens: torch.Tensor, position: int) -> torch.Tensor:
         """Logits [B, vocab] after feeding ``tokens`` [B] at ``position``."""
@@ -305,7 +305,7 @@ class GreedyDecoder:
         if not self.use_graph or self.graph is not None:
             return
         self.start(self.tokens[:, 0], position)
-        self.graph, _ = _captured(self._step)
+        self.graph, _ = capture_graph(self._step)
 
     def start(self, tokens: torch.Tensor, position: int) -> None:
         """Feed the first token per sequence [B] at ``position`` (the prompt's length)."""
