@@ -300,3 +300,49 @@ def test_greedy_with_repetition_penalty_is_transformers_generate(checkpoints, de
     opts = Sampling(repetition_penalty=penalty)
     (got,), _ = generate_batch(model, [ids], steps, opts, set(), device_pick=device_pick)
     assert got == want and got != plain
+
+
+@settings(max_examples=30, deadline=None, derandomize=True)
+@given(
+    data=st.data(),
+    vocab=st.integers(2, 30),
+    temperature=st.sampled_from([0.5, 1.0, 2.0]),
+    top_k=st.none() | st.integers(1, 32),
+    top_p=st.none() | st.sampled_from([0.5, 0.9, 1.0]),
+    penalty=st.sampled_from([0.7, 1.3]),
+)
+def test_sampling_with_a_repetition_penalty_draws_from_transformers_distribution(
+    data, vocab, temperature, top_k, top_p, penalty
+):
+    """With a repetition penalty, ``sample`` hands the draw the distribution transformers' processors give:
+    the penalty on the float32 logits first, then temperature, top-k and top-p (its warpers' order)."""
+    from transformers.generation.logits_process import (
+        RepetitionPenaltyLogitsProcessor,
+        TemperatureLogitsWarper,
+        TopKLogitsWarper,
+        TopPLogitsWarper,
+    )
+
+    order = data.draw(st.permutations(range(vocab)))  # distinct logits: no ties at a cut
+    logits = torch.tensor([[(v - vocab / 2) * 0.4 for v in order]])
+    ids = torch.tensor([data.draw(st.lists(st.integers(0, vocab - 1), min_size=1, max_size=6))])
+    scores = RepetitionPenaltyLogitsProcessor(penalty)(ids, logits.float())
+    assume(_margin_ok(scores[0].tolist(), temperature, top_k, top_p))
+    scores = TemperatureLogitsWarper(temperature)(ids, scores)
+    if top_k is not None:
+        scores = TopKLogitsWarper(top_k)(ids, scores)
+    if top_p is not None and top_p < 1:
+        scores = TopPLogitsWarper(top_p)(ids, scores)
+    want = scores.softmax(dim=-1)
+    seen = torch.zeros((1, vocab), dtype=torch.bool).scatter_(1, ids, True)
+    drawn = []
+
+    def draw(probs, n, generator=None):
+        drawn.append(probs.clone())
+        return probs.argmax(dim=-1, keepdim=True)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch, "multinomial", draw)
+        token = sample(logits, Sampling(temperature, top_k, top_p, repetition_penalty=penalty), None, seen)
+    torch.testing.assert_close(drawn[0], want, rtol=0, atol=1e-6)
+    assert bool(seen[0, token[0]])  # the drawn token is marked for the next step
