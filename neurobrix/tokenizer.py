@@ -1,7 +1,7 @@
 """Text in, token ids out and back, exactly as Hugging Face transformers does it for the same files.
 
 - Tokens: ``tokenizer.json`` through the `tokenizers` library (the library transformers' fast
-  tokenizers run on).
+  tokenizers run on), encoding as transformers' ``tokenizer(text)`` does: no truncation or padding.
 - Text out: ``decode(ids)`` is transformers' ``tokenizer.decode(ids, skip_special_tokens=True)``:
   special tokens dropped, and ``clean_up_tokenization_spaces`` applied where transformers applies it
   (when tokenizer_config.json asks for it, except on BPE models, where transformers 5 ignores it
@@ -295,6 +295,12 @@ class Tokenizer:
             # the class's defaults for the special tokens tokenizer_config.json leaves out
             self.config = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>", **self.config}
         self.special_tokens = _add_config_tokens(self._tok, self.config)
+        # transformers encodes a prompt and a chat without the truncation or padding a tokenizer.json may carry
+        # (saved after a training run used them), and with split_special_tokens as tokenizer_config.json sets it
+        # (true: a special token's text in the input is encoded as ordinary text)
+        self._tok.no_truncation()
+        self._tok.no_padding()
+        self._tok.encode_special_tokens = bool(self.config.get("split_special_tokens", False))
         self.bos_token = self.special_tokens.get("bos_token")
         self.eos_token = self.special_tokens.get("eos_token")
         # transformers applies the clean-up only where tokenizer_config asks, and never to a BPE model

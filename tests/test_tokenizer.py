@@ -366,6 +366,47 @@ def test_tokens_tokenizer_config_names_are_special_as_in_transformers(saved, tmp
     assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
 
 
+ENCODING_SETTINGS = {
+    # tokenizer.json as saved after a training run truncated or padded with it
+    "truncation": ({"truncation": {"direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0}}, {}),
+    "padding": (
+        {
+            "padding": {
+                "strategy": {"Fixed": 64},
+                "direction": "Left",
+                "pad_to_multiple_of": None,
+                "pad_id": 2,
+                "pad_type_id": 0,
+                "pad_token": "</s>",
+            }
+        },
+        {},
+    ),
+    "split-special-tokens": ({}, {"split_special_tokens": True}),
+}
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sentencepiece"])
+@pytest.mark.parametrize("setting", sorted(ENCODING_SETTINGS))
+def test_prompts_encode_with_the_settings_transformers_encodes_with(saved, tmp_path, kind, setting):
+    """transformers encodes a prompt and a chat without the truncation or padding tokenizer.json may carry, and
+    splits special tokens written in the text where tokenizer_config.json sets split_special_tokens."""
+    in_file, in_config = ENCODING_SETTINGS[setting]
+    folder = shutil.copytree(saved[kind], tmp_path / "tok")
+    data = json.loads((folder / "tokenizer.json").read_text()) | in_file
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | in_config
+    config["chat_template"] = "{{ bos_token }}{% for m in messages %}[{{ m['content'] }}]{{ eos_token }}{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    special = f"{hf.eos_token}{hf.bos_token}"
+    for text in [CORPUS[0], f"a {special} b", " x"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+        messages = [{"role": "user", "content": text}]
+        expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+        assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+
+
 @pytest.mark.parametrize("kind", ["sentencepiece", "metaspace"])
 @pytest.mark.parametrize(
     "extra", [{}, {"legacy": True}, {"add_prefix_space": False}], ids=["first", "legacy", "no-prefix"]
