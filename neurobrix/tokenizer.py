@@ -70,13 +70,13 @@ def _added_token(value: Any) -> Any:
     return None
 
 
-def _add_config_tokens(tok: Any, config: dict[str, Any]) -> dict[str, str]:
+def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
     """Add to ``tok`` the tokens tokenizer_config.json names, as transformers' TokenizersBackend does when it loads
     the same files (from_pretrained and __init__): every named special token (bos_token, eos_token...,
     and a model's own ``*_token`` keys) and every extra special token becomes a special added token, even one the
     vocabulary has as a plain token, and added_tokens_decoder's entries are added as they are written. So the
     engine encodes "</s>" in a chat template as one token and drops it from decoded text exactly where
-    transformers does. Returns the named special tokens' text (what a chat template sees)."""
+    transformers does. Returns the named special tokens' text (what a chat template sees) and the extra ones'."""
     from tokenizers import AddedToken
 
     entries = config.get("added_tokens_decoder")
@@ -112,49 +112,94 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> dict[str, str]:
             token.special = True
     if to_add:
         tok.add_tokens(to_add)
-    return {key: str(token) for key, token in named.items()}
+    return {key: str(token) for key, token in named.items()}, [str(token) for token in extras]
 
 
-def _llama_tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) -> bool:
-    """Whether transformers (5) loads these files as its LlamaTokenizer class: tokenizer_config.json (or
-    config.json) declares LlamaTokenizer(Fast), as Llama 2 and TinyLlama checkpoints do, for a model of type
-    llama (a Mistral or Qwen2 model loads with other classes), and tokenizer.json is not byte-level."""
+# the pre-tokenizer split transformers' Qwen2Tokenizer builds (models/qwen2/tokenization_qwen2.py)
+QWEN2_SPLIT = (
+    r"""(?i:'s|'t|'re|'ve|'m|'ll|'d)|[^\r\n\p{L}\p{N}]?\p{L}+|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n]*|\s*[\r\n]+"""
+    r"""|\s+(?!\S)|\s+"""
+)
+
+# the special tokens each class has by default, for those tokenizer_config.json leaves out
+CLASS_TOKENS = {
+    "LlamaTokenizer": {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
+    "Qwen2Tokenizer": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+}
+
+
+def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) -> str | None:
+    """The transformers (5) class that rebuilds these files' tokenizer from tokenizer.json's vocabulary, or None
+    where transformers uses tokenizer.json as it is. LlamaTokenizer: tokenizer_config.json (or config.json)
+    declares LlamaTokenizer(Fast), as Llama 2 and TinyLlama checkpoints do, for a model of type llama (a Mistral
+    model loads tokenizer.json as it is), and tokenizer.json is not byte-level. Qwen2Tokenizer: a model of type
+    qwen2, whatever class the files declare (transformers maps that type to its own class: a Qwen2-architecture
+    model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer)."""
     declared = config.get("tokenizer_class")
     model_type = None
     if (folder / "config.json").is_file():
         model_config = _read_json(folder / "config.json")
         declared = declared or model_config.get("tokenizer_class")
         model_type = model_config.get("model_type")
-    return (
+    if model_type == "qwen2":
+        return "Qwen2Tokenizer"
+    if (
         isinstance(declared, str)
         and declared.removesuffix("Fast") == "LlamaTokenizer"
         and model_type in (None, "", "llama")
         and '"ByteLevel"' not in tokenizer_json
-    )
+    ):
+        return "LlamaTokenizer"
+    return None
 
 
-def _as_llama_tokenizer(tok: Any, config: dict[str, Any]) -> Any:
-    """The tokenizer transformers' LlamaTokenizer builds from tokenizer.json: only the vocabulary, merges,
-    added tokens and post-processor are taken from the file; the rest is the class's own (no normalizer, a
-    Metaspace pre-tokenizer that prepends "▁" to the first piece of text only unless ``legacy``, byte fallback,
-    SentencePiece's decoder). Llama 2's tokenizer.json instead prepends "▁" to every piece between special
-    tokens, so its chat prompts (and a prompt with a leading space) encode to other ids."""
+def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
+    """The tokenizer transformers' class ``name`` builds from tokenizer.json: only the vocabulary, merges, added
+    tokens and post-processor are taken from the file; the rest is the class's own.
+
+    LlamaTokenizer: no normalizer, a Metaspace pre-tokenizer that prepends "▁" to the first piece of text only
+    unless ``legacy``, byte fallback, SentencePiece's decoder. Llama 2's tokenizer.json instead prepends "▁" to
+    every piece between special tokens, so its chat prompts (and a prompt with a leading space) encode to other
+    ids. Qwen2Tokenizer: NFC, Qwen2's split then bytes, the byte-level decoder. A tokenizer.json that is not BPE
+    is kept as it is."""
+    from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
-    from tokenizers import decoders, models, pre_tokenizers
 
     data = json.loads(tok.to_str())
     if data["model"].get("type") != "BPE":
         return tok
-    merges = [tuple(m.split(" ")) if isinstance(m, str) else tuple(m) for m in data["model"].get("merges", [])]
-    rebuilt = HFTokenizer(
-        models.BPE(vocab=data["model"]["vocab"], merges=merges, fuse_unk=True, byte_fallback=True, dropout=None)
-    )
+    vocab = data["model"]["vocab"]
+    pairs = (m.split(" ") if isinstance(m, str) else m for m in data["model"].get("merges", []))
+    merges = [(a, b) for a, b in pairs]
     prefix = config.get("add_prefix_space")
-    prefix = True if prefix is None else bool(prefix)
-    scheme = ("always" if config.get("legacy", False) else "first") if prefix else "never"
-    rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
-    steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
-    rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix else []))
+    if name == "LlamaTokenizer":
+        rebuilt = HFTokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True, dropout=None))
+        prefix = True if prefix is None else bool(prefix)
+        scheme = ("always" if config.get("legacy", False) else "first") if prefix else "never"
+        rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
+        steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
+        rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix else []))
+    else:
+        rebuilt = HFTokenizer(
+            models.BPE(
+                vocab=vocab,
+                merges=merges,
+                dropout=None,
+                unk_token=None,
+                continuing_subword_prefix="",
+                end_of_word_suffix="",
+                fuse_unk=False,
+                byte_fallback=False,
+            )
+        )
+        rebuilt.normalizer = normalizers.NFC()
+        rebuilt.pre_tokenizer = pre_tokenizers.Sequence(
+            [
+                pre_tokenizers.Split(Regex(QWEN2_SPLIT), behavior="isolated", invert=False),
+                pre_tokenizers.ByteLevel(add_prefix_space=bool(prefix), use_regex=False),
+            ]
+        )
+        rebuilt.decoder = decoders.ByteLevel()
     rebuilt.post_processor = tok.post_processor
     if "added_tokens_decoder" not in config:  # else _add_config_tokens adds the config's
         rebuilt.add_tokens([token for _, token in sorted(tok.get_added_tokens_decoder().items())])
@@ -262,6 +307,7 @@ def compile_template(source: str) -> Any:
 
 class Tokenizer:
     def __init__(self, folder: Path) -> None:
+        from tokenizers import AddedToken
         from tokenizers import Tokenizer as HFTokenizer
 
         path = folder / "tokenizer.json"
@@ -290,11 +336,14 @@ class Tokenizer:
             if isinstance(template, dict)
             else ({"default": template} if isinstance(template, str) else {})
         )
-        if _llama_tokenizer_class(folder, self.config, path.read_text(encoding="utf-8")):
-            self._tok = _as_llama_tokenizer(self._tok, self.config)
-            # the class's defaults for the special tokens tokenizer_config.json leaves out
-            self.config = {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>", **self.config}
-        self.special_tokens = _add_config_tokens(self._tok, self.config)
+        rebuilt_by = _tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))
+        if rebuilt_by is not None:
+            self._tok = _rebuilt(self._tok, self.config, rebuilt_by)
+            self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
+        self.special_tokens, extra = _add_config_tokens(self._tok, self.config)
+        if rebuilt_by == "Qwen2Tokenizer":  # its __init__ ends by adding every special token again, as special
+            texts = dict.fromkeys([*self.special_tokens.values(), *extra])
+            self._tok.add_tokens([AddedToken(text, special=True) for text in texts])
         # transformers encodes a prompt and a chat without the truncation or padding a tokenizer.json may carry
         # (saved after a training run used them), and with split_special_tokens as tokenizer_config.json sets it
         # (true: a special token's text in the input is encoded as ordinary text)

@@ -368,7 +368,10 @@ def test_tokens_tokenizer_config_names_are_special_as_in_transformers(saved, tmp
 
 ENCODING_SETTINGS = {
     # tokenizer.json as saved after a training run truncated or padded with it
-    "truncation": ({"truncation": {"direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0}}, {}),
+    "truncation": (
+        {"truncation": {"direction": "Right", "max_length": 5, "strategy": "LongestFirst", "stride": 0}},
+        {},
+    ),
     "padding": (
         {
             "padding": {
@@ -430,4 +433,39 @@ def test_a_llama_tokenizer_class_encodes_as_transformers_builds_it(saved, tmp_pa
     expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
     assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
     for ids in [ours.encode_text("first line\n second  line 🙂"), list(range(40)), list(range(100, 160))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize(
+    "declared",
+    [
+        {"tokenizer_class": "Qwen2Tokenizer", "bos_token": None, "unk_token": None, "pad_token": "<|end_of_text|>"},
+        {"tokenizer_class": "LlamaTokenizerFast", "legacy": True},  # as DeepSeek-R1-Distill-Qwen declares
+        {"tokenizer_class": "PreTrainedTokenizerFast", "bos_token": None, "eos_token": None},  # the class's own
+    ],
+    ids=["qwen2", "llama-declared", "class-defaults"],
+)
+def test_a_qwen2_model_encodes_as_transformers_builds_its_tokenizer(saved, tmp_path, declared):
+    """transformers loads the tokenizer of every model of type qwen2 as its Qwen2Tokenizer class, whatever the files
+    declare: the vocabulary, merges, added tokens and post-processor of tokenizer.json, with Qwen2's own NFC
+    normalizer, pre-tokenizer (digits one by one) and decoder, and <|endoftext|> as the unk, eos and pad tokens
+    tokenizer_config.json leaves out."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved["bytelevel"], tmp_path / "tok")
+    config = {k: v for k, v in json.loads((folder / "tokenizer_config.json").read_text()).items() if k != "bos_token"}
+    config = {k: v for k, v in (config | declared).items() if v is not None or k in declared}
+    config["chat_template"] = "{% for m in messages %}<|start_header_id|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
+    config["chat_template"] += "{{ pad_token }}{{ unk_token }}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps(config_dict("qwen2")))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    assert type(hf).__name__ == "Qwen2Tokenizer"
+    for text in [*CORPUS[:5], "float64 1234 DON'T\r\n\r\n  x", "e\u0301 cafe\u0301 <|endoftext|>"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": "float64 e\u0301"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
+    for ids in [ours.encode_text(CORPUS[0]), list(range(len(hf)))]:
         assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
