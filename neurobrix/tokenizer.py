@@ -385,8 +385,11 @@ class Tokenizer:
 
     def unapplied_generation_settings(self) -> list[str]:
         """generation_config.json's settings that change transformers' greedy text and that NeuroBrix does not
-        apply (its logits processors other than the repetition penalty), each as ``name=value``."""
+        apply (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
         active = {
+            "num_beams": lambda v: isinstance(v, (int, float)) and v > 1,
+            "guidance_scale": lambda v: v is not None and v != 1,
+            "watermarking_config": lambda v: v is not None,
             "no_repeat_ngram_size": lambda v: bool(v),
             "min_length": lambda v: bool(v),
             "min_new_tokens": lambda v: bool(v),

@@ -173,6 +173,12 @@ def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, gener
             None,
             ["no_repeat_ngram_size=3", "suppress_tokens=[5]"],
         ),
+        ({"num_beams": 1, "guidance_scale": 1, "watermarking_config": None}, None, []),
+        (
+            {"num_beams": 4, "guidance_scale": 1.5, "watermarking_config": {"bias": 2.5}},
+            None,
+            ["num_beams=4", "guidance_scale=1.5", "watermarking_config={'bias': 2.5}"],
+        ),
     ],
 )
 def test_generation_config_repetition_penalty_and_what_is_not_applied(saved, tmp_path, generation, penalty, unapplied):
