@@ -125,6 +125,16 @@ QWEN2_SPLIT = (
 CLASS_TOKENS = {
     "LlamaTokenizer": {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
     "Qwen2Tokenizer": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+    "CodeLlamaTokenizer": {
+        "unk_token": "<unk>",
+        "bos_token": "<s>",
+        "eos_token": "</s>",
+        "prefix_token": "▁<PRE>",
+        "middle_token": "▁<MID>",
+        "suffix_token": "▁<SUF>",
+        "eot_token": "▁<EOT>",
+        "fill_token": "<FILL_ME>",
+    },
 }
 
 
@@ -134,7 +144,8 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     declares LlamaTokenizer(Fast), as Llama 2 and TinyLlama checkpoints do, for a model of type llama (a Mistral
     model loads tokenizer.json as it is), and tokenizer.json is not byte-level. Qwen2Tokenizer: a model of type
     qwen2, whatever class the files declare (transformers maps that type to its own class: a Qwen2-architecture
-    model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer)."""
+    model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer).
+    CodeLlamaTokenizer: declared, for a model of type llama (Code Llama)."""
     declared = config.get("tokenizer_class")
     model_type = None
     if (folder / "config.json").is_file():
@@ -143,14 +154,12 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
         model_type = model_config.get("model_type")
     if model_type == "qwen2":
         return "Qwen2Tokenizer"
-    if (
-        isinstance(declared, str)
-        and declared.removesuffix("Fast") == "LlamaTokenizer"
-        and model_type in (None, "", "llama")
-        and '"ByteLevel"' not in tokenizer_json
-    ):
+    declared = declared.removesuffix("Fast") if isinstance(declared, str) else None
+    if model_type not in (None, "", "llama"):
+        return None
+    if declared == "LlamaTokenizer" and '"ByteLevel"' not in tokenizer_json:
         return "LlamaTokenizer"
-    return None
+    return "CodeLlamaTokenizer" if declared == "CodeLlamaTokenizer" else None
 
 
 def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
@@ -160,8 +169,9 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     LlamaTokenizer: no normalizer, a Metaspace pre-tokenizer that prepends "▁" to the first piece of text only
     unless ``legacy``, byte fallback, SentencePiece's decoder. Llama 2's tokenizer.json instead prepends "▁" to
     every piece between special tokens, so its chat prompts (and a prompt with a leading space) encode to other
-    ids. Qwen2Tokenizer: NFC, Qwen2's split then bytes, the byte-level decoder. A tokenizer.json that is not BPE
-    is kept as it is."""
+    ids. CodeLlamaTokenizer: the same without ``legacy``, its unk token in the model, the decoder's Strip always
+    (the start token it always adds is set once the tokens are: ``Tokenizer``). Qwen2Tokenizer: NFC, Qwen2's
+    split then bytes, the byte-level decoder. A tokenizer.json that is not BPE is kept as it is."""
     from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
 
@@ -172,13 +182,17 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     pairs = (m.split(" ") if isinstance(m, str) else m for m in data["model"].get("merges", []))
     merges = [(a, b) for a, b in pairs]
     prefix = config.get("add_prefix_space")
-    if name == "LlamaTokenizer":
-        rebuilt = HFTokenizer(models.BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True, dropout=None))
+    if name in ("LlamaTokenizer", "CodeLlamaTokenizer"):
+        code = name == "CodeLlamaTokenizer"
+        unk = {"unk_token": str(_added_token(config.get("unk_token", "<unk>")))} if code else {}
+        rebuilt = HFTokenizer(
+            models.BPE(vocab=vocab, merges=merges, fuse_unk=True, byte_fallback=True, dropout=None, **unk)
+        )
         prefix = True if prefix is None else bool(prefix)
-        scheme = ("always" if config.get("legacy", False) else "first") if prefix else "never"
+        scheme = ("always" if config.get("legacy", False) and not code else "first") if prefix else "never"
         rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
         steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
-        rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix else []))
+        rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix or code else []))
     else:
         rebuilt = HFTokenizer(
             models.BPE(
@@ -307,7 +321,7 @@ def compile_template(source: str) -> Any:
 
 class Tokenizer:
     def __init__(self, folder: Path) -> None:
-        from tokenizers import AddedToken
+        from tokenizers import AddedToken, processors
         from tokenizers import Tokenizer as HFTokenizer
 
         path = folder / "tokenizer.json"
@@ -344,6 +358,15 @@ class Tokenizer:
         if rebuilt_by == "Qwen2Tokenizer":  # its __init__ ends by adding every special token again, as special
             texts = dict.fromkeys([*self.special_tokens.values(), *extra])
             self._tok.add_tokens([AddedToken(text, special=True) for text in texts])
+        # CodeLlamaTokenizer always adds its start token, and encodes a text holding its fill token as an infilling
+        # prompt (prefix and suffix around its own tokens), which the engine does not build
+        self.fill_token = self.special_tokens.get("fill_token") if rebuilt_by == "CodeLlamaTokenizer" else None
+        if rebuilt_by == "CodeLlamaTokenizer" and self.special_tokens.get("bos_token") is not None:
+            bos = self.special_tokens["bos_token"]
+            single = f"{bos}:0 $A:0"
+            self._tok.post_processor = processors.TemplateProcessing(
+                single=single, pair=f"{single} {bos}:1 $B:1", special_tokens=[(bos, self._tok.token_to_id(bos))]
+            )
         # transformers encodes a prompt and a chat without the truncation or padding a tokenizer.json may carry
         # (saved after a training run used them), and with split_special_tokens as tokenizer_config.json sets it
         # (true: a special token's text in the input is encoded as ordinary text)
@@ -438,17 +461,26 @@ class Tokenizer:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
         (the template writes them)."""
         text = self.render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt)
-        return self._tok.encode(text, add_special_tokens=False).ids
+        return self._encode(text, add_special_tokens=False)
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids of the prompt: through the chat template when asked and the model has one."""
         if chat and self.chat_template:
             return self.encode_chat([{"role": "user", "content": prompt}])
-        return self._tok.encode(prompt, add_special_tokens=True).ids
+        return self._encode(prompt, add_special_tokens=True)
 
     def encode_text(self, text: str) -> list[int]:
         """The text's own tokens, without the special tokens the tokenizer adds around a sequence."""
-        return self._tok.encode(text, add_special_tokens=False).ids
+        return self._encode(text, add_special_tokens=False)
+
+    def _encode(self, text: str, add_special_tokens: bool) -> list[int]:
+        if self.fill_token is not None and self.fill_token in text:
+            raise TokenizerError(
+                f"the prompt holds {self.fill_token}, which Code Llama's tokenizer turns into an infilling prompt "
+                "(the text before and after it around its own tokens); NeuroBrix does not build infilling prompts"
+            )
+        ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        return ids
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """The tokenizer's own decode, special tokens dropped (before transformers' clean-up)."""

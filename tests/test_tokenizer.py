@@ -475,3 +475,37 @@ def test_a_qwen2_model_encodes_as_transformers_builds_its_tokenizer(saved, tmp_p
     assert ours.render_chat(messages) == hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=False)
     for ids in [ours.encode_text(CORPUS[0]), list(range(len(hf)))]:
         assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize(
+    "extra",
+    [
+        {},
+        {"add_prefix_space": False, "legacy": True},
+        {"fill_token": "<FILL_ME>", "additional_special_tokens": ["▁<PRE>", "▁<MID>", "▁<SUF>", "▁<EOT>"]},
+    ],
+    ids=["defaults", "no-prefix", "as-code-llama-ships"],
+)
+def test_a_code_llama_tokenizer_class_encodes_as_transformers_builds_it(saved, tmp_path, extra):
+    """Code Llama declares CodeLlamaTokenizer: transformers builds it as LlamaTokenizer without ``legacy``, always
+    adds the start token and makes its infilling tokens special; the engine refuses a prompt holding the fill
+    token (transformers turns it into an infilling prompt)."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved["sentencepiece"], tmp_path / "tok")
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | {"tokenizer_class": "CodeLlamaTokenizer"}
+    config["chat_template"] = "{% for m in messages %}{{ bos_token }}[INST] {{ m['content'] }} [/INST]{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config | extra))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    assert type(hf).__name__ == "CodeLlamaTokenizer"
+    for text in ["hello world", " leading", "a</s>b </s> c", "\nnew", "x ▁<PRE>z ▁<EOT> 🙂"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": " hello world"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    for ids in [ours.encode_text("first line\n second  line 🙂"), list(range(len(hf)))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+    for chat in (False, True):
+        with pytest.raises(TokenizerError, match="<FILL_ME>.*infilling"):
+            ours.encode_prompt("def f(x):\n    <FILL_ME>\n    return y", chat=chat)
