@@ -233,6 +233,18 @@ def test_a_long_prompt_comes_from_a_file_or_standard_input(sentencepiece_model, 
     assert info.value.code == 2 and "not UTF-8 text" in capsys.readouterr().err
 
 
+def test_chat_mode_on_a_model_without_a_chat_template_says_the_prompt_is_used_as_is(sentencepiece_model, capsys):
+    from neurobrix.tokenizer import Tokenizer
+
+    assert Tokenizer(sentencepiece_model.folder).chat_template is None
+    sentencepiece_model.ids = [20]
+    assert main(["run", "--model", "sp-model", "--prompt", "hello"]) == 0
+    assert "has no chat template; the prompt is used as is" in capsys.readouterr().err
+    assert sentencepiece_model.prompt == Tokenizer(sentencepiece_model.folder).encode_prompt("hello", chat=False)
+    assert main(["run", "--model", "sp-model", "--prompt", "hello", "--no-chat"]) == 0
+    assert "chat template" not in capsys.readouterr().err
+
+
 def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiece_model, capsys):
     with pytest.raises(SystemExit) as info:
         main(["run", "--model", "sp-model", "--prompt", "", "--no-chat"])
