@@ -10,7 +10,7 @@ only where its name is exactly one of:
 * a file git tracks under ``neurobrix/`` (bytes equal to the working tree's: G109; each one present: G108);
 * a table of the reference tracked list under ``neurobrix/_tables/``, or that list itself (G101-G106);
 * ``neurobrix-<version>.dist-info/`` METADATA, WHEEL, RECORD, entry_points.txt (when pyproject.toml
-  declares entry points), or ``licenses/<a tracked file>``.
+  declares entry points), or ``licenses/<path>`` for each License-File the metadata names (none today).
 
 Everything else is refused (G107) with the place it would be written: a ``.pth`` file in
 site-packages, a script or an interpreter on PATH, a header, anything under ``.data/``, another
@@ -173,7 +173,9 @@ def allowed_names(repo: Repository, table_names: set[str]) -> dict[str, bool]:
     allowed.update({f"{dist_info}/{n}": False for n in DIST_INFO_FILES})
     if repo.declared.entry_points:
         allowed[f"{dist_info}/entry_points.txt"] = False
-    allowed.update({f"{dist_info}/licenses/{p}": False for p in repo.tracked})
+    # only the license files the backend names in the metadata: any other tracked file would install into the
+    # .dist-info (README.md, a test, a workflow) although no build of this project puts it there
+    allowed.update({f"{dist_info}/licenses/{p}": False for p in repo.declared.license_files})
     return allowed
 
 

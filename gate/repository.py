@@ -47,6 +47,7 @@ class Declared:
     metadata: bytes  # METADATA as the repository's build backend prepares it
     entry_points: dict[str, dict[str, str]]  # group -> name -> "module:attr"
     readme: str | None  # the file pyproject.toml names as the readme
+    license_files: tuple[str, ...] = ()  # the License-File entries of the metadata: a wheel's dist-info/licenses/
 
     @property
     def stem(self) -> str:
@@ -145,6 +146,7 @@ def _declared(root: Path) -> Declared:
         except (BackendFailed, OSError) as exc:
             raise GateError(f"the repository's own metadata cannot be prepared: {exc}") from exc
     fields = _headers(metadata)
+    license_files = tuple(str(v) for v in BytesHeaderParser().parsebytes(metadata).get_all("License-File", []))
     try:
         version = Version(fields.get("version", ""))
     except InvalidVersion as exc:
@@ -160,7 +162,7 @@ def _declared(root: Path) -> Declared:
         entry_points[str(group)] = {str(k): str(v) for k, v in dict(points).items()}
     readme = project.get("readme")
     readme_file = readme if isinstance(readme, str) else readme.get("file") if isinstance(readme, dict) else None
-    return Declared(name, version, metadata, entry_points, readme_file)
+    return Declared(name, version, metadata, entry_points, readme_file, license_files)
 
 
 def _headers(metadata: bytes) -> dict[str, str]:

@@ -203,6 +203,19 @@ def test_data_purelib_tables_with_their_own_tracked_list_are_refused(built: Buil
     assert [s.status for s in report.smoke] == ["skipped"]
 
 
+@pytest.mark.parametrize("tracked", ["README.md", ".github/workflows/release.yml", "tests/conftest.py"])
+def test_a_tracked_file_under_the_dist_infos_licenses_is_refused(built: Built, tmp_path: Path, tracked: str) -> None:
+    """A file git tracks, byte for byte, under ``.dist-info/licenses/``: no build of this project puts it there (the
+    metadata names no License-File), yet every tracked file was allowed there, so a wheel checked alone (no sdist to
+    rebuild it from) passed with it and installed it."""
+    planted = f"{built.dist_info}/licenses/{tracked}"
+    planted_member = RawMember(planted.encode(), (REPO / tracked).read_bytes())
+    members = with_true_record([*wheel_members(built.wheel), planted_member])
+    report = judge(write_wheel(built, tmp_path, members))
+    assert codes(report) == {"G107"}
+    assert "not a file of this project" in refused_with(report, "G107", planted, built.wheel.name).message
+
+
 @pytest.mark.parametrize("spelling", ["neurobrix/./_tables/", "neurobrix//_tables/", "./neurobrix/_tables/"])
 def test_dot_and_double_slash_spellings_of_the_tables_are_refused(built: Built, tmp_path: Path, spelling: str) -> None:
     planted = f"{spelling}{TABLE.path}"
@@ -1365,12 +1378,6 @@ def planted_folder(built: Built, members: list[RawMember]) -> str:
     return "neurobrix/evil/"
 
 
-def planted_license(built: Built, members: list[RawMember]) -> str:
-    name = f"{built.dist_info}/licenses/README.md"
-    members.append(RawMember(name.encode(), same_size_change((REPO / "README.md").read_bytes())))
-    return name
-
-
 def dropped_last_package_file(built: Built, members: list[RawMember]) -> str:
     last = package_file_last(members)
     members.remove(member(members, last))
@@ -1385,7 +1392,6 @@ def tracked_list_with_a_blank_line(built: Built, members: list[RawMember]) -> st
 WHEEL_DAMAGE = {  # planted bug it catches -> (the damage, which returns the member named; the code; what is said)
     "a table's executable bit not judged": (planted_table_mode, "G109", "a table never is"),
     "a folder entry allowed by its top-level folder": (planted_folder, "G107", "folder entry"),
-    "a licenses/ file not compared": (planted_license, "G109", "differs from the repository's README.md"),
     "the last package file not required": (dropped_last_package_file, "G108", "missing from the wheel"),
     "the tracked list compared stripped": (tracked_list_with_a_blank_line, "G106", "other bytes"),
 }
@@ -1398,6 +1404,25 @@ def test_wheel_members_are_judged_each_one_in_full(built: Built, tmp_path: Path,
     name = damage(built, members)
     report = judge(write_wheel(built, tmp_path, with_true_record(members)))
     assert said in refused_with(report, code, name).message
+
+
+def test_a_declared_license_file_is_compared_with_the_repositorys(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted: a licenses/ file not compared. The metadata here names no License-File, so the repository is one
+    that declares README.md as its license file."""
+    import dataclasses
+
+    from gate import checker
+
+    repo = checker.load_repository(REPO)
+    declared = dataclasses.replace(repo.declared, license_files=("README.md",))
+    monkeypatch.setattr(checker, "load_repository", lambda root: dataclasses.replace(repo, declared=declared))
+    name = f"{built.dist_info}/licenses/README.md"
+    members = wheel_members(built.wheel)
+    members.append(RawMember(name.encode(), same_size_change((REPO / "README.md").read_bytes())))
+    report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    assert "differs from the repository's README.md" in refused_with(report, "G109", name).message
 
 
 def record_row(built: Built, text: str, name: str) -> str:

@@ -499,8 +499,8 @@ def test_a_link_in_the_upload_folder_is_not_a_dist(tmp_path: Path) -> None:
 
 
 def test_the_rebuild_comparison_reports_a_member_only_the_wheel_under_check_has(tmp_path: Path) -> None:
-    """A wheel may pass every static check with a member the sdist does not build (a tracked file under
-    ``licenses/``): only the comparison sees it (planted: the rebuilt wheel's names alone compared)."""
+    """Were a wheel to pass every static check with a member the sdist does not build, only the comparison would
+    see it (planted: the rebuilt wheel's names alone compared)."""
     from gate.sdist import _compare
 
     sdist = SdistArchive(write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([RawTarMember("x-1.0/a")])), Limits())
