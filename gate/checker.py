@@ -48,7 +48,8 @@ class Options:
 
 
 def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
-    """The dists named (files) or held (folders, not recursive); G001/G002 for what a folder holds wrongly."""
+    """The dists named (files) or held (folders, not recursive); G001/G002 for what a folder holds wrongly, G001
+    for a link (named or held), which is never followed: twine uploads it under its own name."""
     dists: list[Path] = []
     findings: list[Finding] = []
     for argument in arguments:
@@ -84,11 +85,24 @@ def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
         elif argument.is_file():
             if dist_kind(argument) is None:
                 raise GateError(f"{argument}: not a wheel (.whl) or an sdist (.tar.gz)")
+            if argument.is_symlink():
+                # twine uploads the file under the link's name, with the bytes it points at when the upload runs;
+                # judged by its target, a pure wheel passed under a name that says macOS, or NeuroBrix-0.1.0
+                findings.append(
+                    Finding(
+                        Check.G001,
+                        f"{argument.parent.resolve().name}/",
+                        argument.name,
+                        f"a link (to {argument.resolve().name}): `twine upload {argument.name}` would upload it under "
+                        "this name, not the one judged, with whatever it points at then; name the file itself",
+                    )
+                )
+                continue
             dists.append(argument)
         else:
             raise GateError(f"{argument}: no such file or folder")
     unique = list(dict.fromkeys(p.resolve() for p in dists))
-    if not unique:
+    if not unique and not findings:
         raise GateError("nothing to check: name wheels, sdists or a folder of them")
     return unique, findings
 

@@ -1225,6 +1225,22 @@ def test_dist_file_name_spelling_the_release_otherwise_is_refused(
     assert "otherwise than the specifications" in refused_with(report, "G405", None, path.name).message
 
 
+@pytest.mark.parametrize(
+    "link", ["neurobrix-{v}-py3-none-macosx_11_0_arm64.whl", "NeuroBrix-{v}-py3-none-any.whl", "neurobrix-{v}.tar.gz"]
+)
+def test_a_dist_named_through_a_link_is_refused(built: Built, tmp_path: Path, link: str) -> None:
+    """`twine upload LINK` uploads the bytes the link points at under the link's own name. Followed to its target
+    and judged under the target's name, the pure wheel passed as a macOS wheel or as NeuroBrix-0.1.0 (a second file
+    of one release), and an sdist name uploaded a wheel's bytes."""
+    name = link.format(v=built.version)
+    (tmp_path / name).symlink_to(built.wheel)
+    report = judge(tmp_path / name, *([] if name.endswith(".tar.gz") else [built.sdist]))
+    assert "a link" in refused_with(report, "G001", name).message
+    assert built.wheel.name not in [d.file for d in report.dists]
+    alone = judge(tmp_path / name)  # a finding (exit 1), not "nothing to check" (exit 2)
+    assert alone.exit_code == 1 and codes(alone) == {"G001"} and alone.dists == []
+
+
 # 8. Reports: capped per check, each finding on the dist it is about
 
 
