@@ -102,7 +102,13 @@ def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
     and for one it lacks."""
     _check_modes(sdist, root, repo)
     tables = f"{root}/{SOURCE_DIR}/"
+    holding = {n[: i + 1] for n in sdist.files for i, c in enumerate(n) if c == "/"}  # every folder above a file
     for m in sdist.members:
+        if m.kind == "dir" and m.name not in holding:
+            # git tracks no folder, only files: a folder entry for none of them (an empty .git/ or neurobrix/x/)
+            # is unpacked by pip beside the sources and uploaded with them, yet it is nothing the repository holds
+            sdist.fail(Check.G509, m.name, "a folder entry for no file of the sdist: git tracks no such folder")
+            continue
         if m.kind == "dir" or not m.name.startswith(f"{root}/") or m.name.startswith(tables):
             continue  # folders hold nothing; the tables are judged against the reference list
         rel = m.name[len(root) + 1 :]

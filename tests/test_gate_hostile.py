@@ -806,6 +806,17 @@ def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: P
     assert said in finding.message
 
 
+@pytest.mark.parametrize("folder", [".git/", "neurobrix/evil/", "src/neurobrix/", "neurobrix.egg-info/"])
+def test_sdist_folder_entry_for_no_file_is_refused(built: Built, tmp_path: Path, folder: str) -> None:
+    """An empty folder is nothing git tracks, yet every file of the sdist was the repository's and it passed: pip
+    unpacks it and builds beside it (hatchling stops its search for a .gitignore at a .git), the gate's rebuild
+    writes files only, and the index serves it with the sources."""
+    name = f"{built.root}/{folder}"
+    sdist = sdist_with(built, tmp_path, add=[RawTarMember(name, b"", tarfile.DIRTYPE, mode=0o755)])
+    report = judge(sdist)
+    assert codes(report) == {"G509"} and "folder entry" in refused_with(report, "G509", name).message
+
+
 def test_sdist_folder_with_special_mode_is_refused(built: Built, tmp_path: Path) -> None:
     members = [RawTarMember(f"{built.root}/neurobrix/", b"", tarfile.DIRTYPE, mode=0o1777), *sdist_members(built.sdist)]
     report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
