@@ -3,9 +3,9 @@
 Core metadata (a wheel's METADATA, an sdist's PKG-INFO) is validated by ``packaging`` (G404), must
 name the project and version its file name says (G601), the file name spelt as the specifications
 spell that release (G405: ``NeuroBrix-0.1`` is release 0.1.0 to every tool, yet another file), and must
-hold exactly the fields the repository's build backend prepares from pyproject.toml, value for value
-(G406): an added
-Requires-Dist, a widened Requires-Python or a field pyproject.toml never declared is refused.
+be byte for byte what the repository's build backend prepares from pyproject.toml (G406): an added
+Requires-Dist, a widened Requires-Python, a field pyproject.toml never declared, another Metadata-Version, white
+space added inside a value or another character in the description is refused.
 A wheel's WHEEL file must describe a pure-Python ``py3-none-any`` wheel (G407), and its
 entry_points.txt must hold exactly the entry points pyproject.toml declares (G408): a console
 script or a plugin group added by the wheel would run code the project never wrote a line for.
@@ -21,8 +21,6 @@ from email.message import Message
 from email.parser import BytesParser
 
 from packaging.metadata import ExceptionGroup, Metadata  # the builtin on 3.11+, a backport before
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import InvalidSpecifier, SpecifierSet
 from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
@@ -32,7 +30,6 @@ from .checks import Check
 from .repository import Declared
 
 PURE_TAG = Tag("py3", "none", "any")
-_NOT_COMPARED = {"metadata-version"}  # validated by packaging; its value follows the backend's version
 
 
 @dataclass(frozen=True)
@@ -135,55 +132,80 @@ def check_metadata(archive: Archive, path: str, declared_by_name: Identity, decl
     return Identity(name, version)
 
 
-def _fields(message: Message) -> dict[str, Counter[str]]:
-    fields: dict[str, Counter[str]] = {}
-    for key, value in message.items():
-        key = key.lower()
-        fields.setdefault(key, Counter())[_normal(key, str(value))] += 1
-    return fields
+def _split_fields(data: bytes) -> tuple[list[tuple[bytes, bytes]], bytes]:
+    """The fields of a metadata file as its bytes spell them, (key, value) in order, and the bytes of its body.
+
+    Nothing is decoded, stripped or folded: a value is every byte after the key's colon (the space after it
+    included), with its continuation lines, and only the line end is left out (LF, or CR LF: a CR anywhere else was
+    refused before, see :func:`_split_one_way`)."""
+    parts = re.split(rb"\r?\n\r?\n", data, maxsplit=1)
+    head, body = parts[0], parts[1] if len(parts) > 1 else b""
+    fields: list[tuple[bytes, bytes]] = []
+    for line in head.split(b"\n"):
+        line = line.removesuffix(b"\r")
+        if line[:1] in (b" ", b"\t") and fields:
+            key, value = fields[-1]
+            fields[-1] = (key, value + b"\n" + line)
+        else:
+            key, _, value = line.partition(b":")
+            fields.append((key, value))
+    return fields, body
 
 
-def _normal(key: str, value: str) -> str:
-    """One spelling per meaning, for the fields whose spelling varies between backends."""
-    value = " ".join(value.split())
-    try:
-        if key == "requires-dist":
-            r = Requirement(value)
-            extras = f"[{','.join(sorted(r.extras))}]" if r.extras else ""
-            url = f" @ {r.url}" if r.url else ""
-            marker = f"; {r.marker}" if r.marker else ""
-            return f"{canonicalize_name(r.name)}{extras}{r.specifier}{url}{marker}"
-        if key == "requires-python":
-            return str(SpecifierSet(value))
-    except (InvalidRequirement, InvalidSpecifier):
-        pass
-    return value
+def _shown(value: bytes) -> str:
+    """A raw value for a message: the one space after the colon left out, other bytes as written (any not UTF-8
+    as escapes)."""
+    return repr(value.removeprefix(b" ").decode("utf-8", "backslashreplace")[:200])
 
 
 def metadata_differences(data: bytes, expected: bytes) -> list[str]:
-    """How the core metadata ``data`` differs from ``expected`` (what the repository's backend prepares)."""
-    theirs_message = BytesParser().parsebytes(data)
-    ours_message = BytesParser().parsebytes(expected)
-    theirs, ours = _fields(theirs_message), _fields(ours_message)
+    """How the core metadata ``data`` differs from ``expected``, the bytes the repository's build backend prepares
+    (hatchling writes those same bytes into the wheel's METADATA and the sdist's PKG-INFO).
+
+    Nothing but those bytes is the expectation: PyPI shows the bytes uploaded and installers read them as written,
+    so a value is compared byte for byte (inner or trailing white space, another spelling of a requirement, a
+    different UTF-8 character or bytes that are none), and so is Metadata-Version, which tells tools which fields
+    to read. Differences are named field by field where they are in a field's value, the description where it is in
+    the body; bytes that differ otherwise (the order of the fields, line ends) are named by where they start."""
+    if data == expected:
+        return []
+    theirs_fields, theirs_body = _split_fields(data)
+    ours_fields, ours_body = _split_fields(expected)
+    theirs: dict[bytes, Counter[bytes]] = {}
+    ours: dict[bytes, Counter[bytes]] = {}
+    for fields, into in ((theirs_fields, theirs), (ours_fields, ours)):
+        for key, value in fields:
+            into.setdefault(key, Counter())[value] += 1
     differences = []
-    for key in sorted((theirs.keys() | ours.keys()) - _NOT_COMPARED):
+    for key in sorted(theirs.keys() | ours.keys(), key=lambda k: (k.lower(), k)):
         added = sorted((theirs.get(key, Counter()) - ours.get(key, Counter())).elements())
         lacking = sorted((ours.get(key, Counter()) - theirs.get(key, Counter())).elements())
-        field = key.title()
+        field = key.decode("utf-8", "backslashreplace")
+        backend = key.lower() == b"metadata-version"  # no declaration: the backend writes the version it follows
+        source, verb = ("the repository's build backend", "write") if backend else ("pyproject.toml", "declare")
         if added and lacking and len(added) == len(lacking) == 1:
-            differences.append(f"{field}: {added[0][:200]!r}; pyproject.toml declares {lacking[0][:200]!r}")
+            differences.append(f"{field}: {_shown(added[0])}; {source} {verb}s {_shown(lacking[0])}")
             continue
         if added:
-            differences.append(f"{field}: adds {_some(added)}, which pyproject.toml does not declare")
+            differences.append(f"{field}: adds {_some(added)}, which {source} does not {verb}")
         if lacking:
-            differences.append(f"{field}: lacks {_some(lacking)}, which pyproject.toml declares")
-    if _body(theirs_message) != _body(ours_message):
+            differences.append(f"{field}: lacks {_some(lacking)}, which {source} {verb}s")
+    head_differs = data[: len(data) - len(theirs_body)] != expected[: len(expected) - len(ours_body)]
+    if head_differs and not differences:  # the fields end otherwise, or come in another order
+        at = next((i for i, (a, b) in enumerate(zip(data, expected)) if a != b), min(len(data), len(expected)))
+        line = expected.count(b"\n", 0, at) + 1
+        differences.append(
+            f"every field holds what pyproject.toml declares, but the bytes differ from byte {at} (line {line}: "
+            f"{data[at : at + 40]!r} where the repository's build backend writes {expected[at : at + 40]!r}): the "
+            "order of the fields or their line ends"
+        )
+    if theirs_body != ours_body:
         differences.append("the description differs from the one pyproject.toml declares (the readme)")
     return differences
 
 
-def _some(values: list[str], shown: int = 5) -> str:
-    text = ", ".join(repr(v[:200]) for v in values[:shown])
+def _some(values: list[bytes], shown: int = 5) -> str:
+    text = ", ".join(_shown(v) for v in values[:shown])
     return text + (f" and {len(values) - shown} more" if len(values) > shown else "")
 
 

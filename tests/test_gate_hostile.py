@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 import resource
 import stat
 import struct
@@ -1055,13 +1056,51 @@ def metadata_of(built: Built) -> bytes:
         (lambda m: m.replace(b"Summary:", b"Requires-External: libevil\nSummary:", 1), "Requires-External"),
         (lambda m: m.replace(b"Provides-Extra: dev", b"Provides-Extra: dev\nProvides-Extra: evil", 1), "evil"),
         (lambda m: m + b"\nAn appended paragraph.\n", "description"),
+        # what the backend writes, byte for byte: tools decide by Metadata-Version which fields they read, and PyPI
+        # shows the bytes uploaded (white space inside a value, another character of the readme)
+        (lambda m: re.sub(rb"Metadata-Version: [0-9.]+", b"Metadata-Version: 2.4", m), "Metadata-Version: '2.4'"),
+        (lambda m: re.sub(rb"(Summary: .*) (guessed)\n", rb"\1   \2 \t\n", m), "never   guessed \\t'"),
+        (lambda m: m.replace("\u2014".encode(), "\u2013".encode(), 1), "description"),
     ],
-    ids=["added requirement", "widened Python", "unpinned torch", "added field", "added extra", "description"],
+    ids=[
+        "added requirement",
+        "widened Python",
+        "unpinned torch",
+        "added field",
+        "added extra",
+        "description",
+        "another Metadata-Version",
+        "white space inside the summary",
+        "another dash in the description",
+    ],
 )
 def test_metadata_that_differs_from_pyproject_is_refused(built: Built, tmp_path: Path, edit: object, said: str) -> None:
     wheel, path = wheel_with_file(built, tmp_path, "METADATA", edit(metadata_of(built)))  # type: ignore[operator]
+    assert wheel.read_bytes() != built.wheel.read_bytes()
     report = judge(wheel)
     assert codes(report) == {"G406"} and said in refused_with(report, "G406", path).message
+
+
+def test_metadata_value_of_other_non_ascii_bytes_is_refused(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Python's email parser reads every byte past ASCII in a field as U+FFFD, so 'Zoé' (bytes C3 A9 at its end)
+    and the declared 'Zoë' (C3 AB) once compared equal. Every value here is ASCII, so the repository is one that
+    declares a non-ASCII author."""
+    import dataclasses
+
+    from gate import checker
+
+    ascii_author = b"Author: The NeuroBrix developers\n"
+    assert ascii_author in metadata_of(built)
+    repo = checker.load_repository(REPO)
+    declared = dataclasses.replace(
+        repo.declared, metadata=repo.declared.metadata.replace(ascii_author, "Author: Zo\u00eb\n".encode())
+    )
+    monkeypatch.setattr(checker, "load_repository", lambda root: dataclasses.replace(repo, declared=declared))
+    forged = metadata_of(built).replace(ascii_author, "Author: Zo\u00e9\n".encode())
+    wheel, path = wheel_with_file(built, tmp_path, "METADATA", forged)
+    assert "'Zo\u00e9'; pyproject.toml declares 'Zo\u00eb'" in refused_with(judge(wheel), "G406", path).message
 
 
 def hidden_behind_a_carriage_return(metadata: bytes) -> bytes:

@@ -487,6 +487,25 @@ def test_a_requirement_s_marker_is_part_of_what_is_compared() -> None:
     assert ["Requires-Dist" in d and "python_version" in d for d in metadata_differences(theirs, ours)] == [True]
 
 
+@pytest.mark.parametrize(
+    "theirs",
+    [
+        b"Metadata-Version: 2.4\nVersion: 1.0\nName: x\n\nText.\n",
+        b"Metadata-Version: 2.4\r\nName: x\r\nVersion: 1.0\r\n\r\nText.\n",
+        b"Metadata-Version: 2.4\nName: x\nVersion: 1.0\n\n\nText.\n",
+    ],
+    ids=["fields in another order", "CR LF line ends", "another blank line"],
+)
+def test_metadata_is_compared_byte_for_byte(theirs: bytes) -> None:
+    """The same fields and values, other bytes: PyPI shows and stores the bytes uploaded (planted: fields compared
+    as a set, and values once normalised)."""
+    from gate.metadata import metadata_differences
+
+    ours = b"Metadata-Version: 2.4\nName: x\nVersion: 1.0\n\nText.\n"
+    assert metadata_differences(ours, ours) == []
+    assert len(metadata_differences(theirs, ours)) >= 1
+
+
 def test_a_link_in_the_upload_folder_is_not_a_dist(tmp_path: Path) -> None:
     """`twine upload dist/*` follows it to whatever it points at when the upload runs (planted: links judged)."""
     elsewhere = zip_with(tmp_path / "p-1.0-py3-none-any.whl", [("a", b"")])
