@@ -25,7 +25,7 @@ from .checks import Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
 from .report import DistSummary, Report
-from .repository import load_repository
+from .repository import load_repository, tree_state
 from .sdist import check_rebuild, check_sdist, root_of
 from .smoke import install_smoke, skipped
 from .tools import Twine, WheelContentsCheck
@@ -111,6 +111,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
     """Judge every dist in ``arguments``; raises GateError only for input that cannot be judged."""
     paths, folder_findings = collect(arguments)
     report = Report(options.reference.path, None if options.expect_version is None else str(options.expect_version))
+    report.repository = tree_state(options.source_tree)
     findings: list[Finding] = list(folder_findings)
     with ExitStack() as stack:
         archives: list[WheelArchive | SdistArchive] = []

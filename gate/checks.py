@@ -58,7 +58,7 @@ class Check(Enum):
     G403 = "check-wheel-contents cannot read the wheel"
     G404 = "metadata missing or invalid"
     G405 = "file name is not a valid wheel or sdist name, spelt as the specifications spell it"
-    G406 = "core metadata differs from what pyproject.toml declares"
+    G406 = "core metadata not byte for byte what the build backend prepares from pyproject.toml"
     G407 = "WHEEL or the wheel's tag is not a pure-Python py3-none-any wheel"
     G408 = "entry points differ from what pyproject.toml declares"
     # The sdist: the tables, the tracked list and everything needed to rebuild the wheel

@@ -17,11 +17,13 @@ from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
 from .completeness import load_reference
 from .report import Report, unusable_json
+from .repository import tree_state
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     dists = [Path(d) for d in args.dists]
     _guard_report(args, [d if d.is_dir() else d.parent for d in dists])
+    _require_a_commit(args)
     return _finish(args, check(dists, _options(args)))
 
 
@@ -30,6 +32,7 @@ def cmd_build(args: argparse.Namespace) -> int:
         outdir = Path(args.outdir) if args.outdir else Path(tmp) / "dist"
         _guard_report(args, [outdir])
         options = _options(args)  # an unusable reference or version stops before the build
+        _require_a_commit(args)
         built, seconds = build_project(REPO, outdir, isolation=args.isolation)
         how = "python -m build" + ("" if args.isolation else " --no-isolation")
         kept = "" if args.outdir else " (a temporary folder, removed afterwards)"
@@ -45,6 +48,17 @@ def _options(args: argparse.Namespace) -> Options:
         except InvalidVersion as exc:
             raise GateError(f"--expect-version {args.expect_version!r} is not a version: {exc}") from exc
     return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke)
+
+
+def _require_a_commit(args: argparse.Namespace) -> None:
+    """Refuse to judge against a working tree that is not a commit's, unless --allow-dirty: dists are held against
+    the working tree's bytes, and a dist holding an uncommitted edit would pass against them."""
+    state = tree_state(REPO)
+    if not state.clean and not args.allow_dirty:
+        raise GateError(
+            f"{REPO}: {state.describe()}; a release is judged against the files of a commit (commit or restore "
+            "them, or pass --allow-dirty for a local look: the report then says it is no release check)"
+        )
 
 
 def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
@@ -97,6 +111,12 @@ def build_parser() -> argparse.ArgumentParser:
         "--no-smoke",
         action="store_true",
         help="skip the install smoke, for quick local use only (a release never skips it)",
+    )
+    common.add_argument(
+        "--allow-dirty",
+        action="store_true",
+        help="judge against a working tree whose tracked files are not the commit's, for local use only (the report "
+        "records the commit and every file that differs; a release never passes it)",
     )
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     c = commands.add_parser(

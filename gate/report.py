@@ -1,7 +1,8 @@
 """The gate's report: every dist checked, every finding, the install smoke, and one verdict.
 
 Rendered as text (grouped by dist, then by check, the verdict on the last line) and as JSON
-(``format: 1``; see :meth:`Report.as_json`) for the release workflow.
+(``format: 1``; see :meth:`Report.as_json`) for the release workflow. Both name the commit the repository's
+working tree was judged as, and whether every tracked file there is that commit's (``repository``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 
 from .archive import Kind
 from .checks import Finding
+from .repository import TreeState
 from .smoke import SmokeResult
 
 JSON_FORMAT = 1
@@ -59,6 +61,7 @@ class Report:
     findings: list[Finding] = field(default_factory=list)
     smoke: list[SmokeResult] = field(default_factory=list)
     smoke_skipped: str | None = None  # why the smoke did not run at all (e.g. --no-smoke)
+    repository: TreeState | None = None  # the commit judged against, and whether the working tree is that commit
 
     @property
     def passed(self) -> bool:
@@ -78,11 +81,14 @@ class Report:
             "dists": [d.as_json() for d in self.dists],
             "smoke": [s.as_json() for s in self.smoke],
             "findings": [f.as_json() for f in self.findings],
+            "repository": None if self.repository is None else self.repository.as_json(),
             "error": None,
         }
 
     def render(self) -> str:
         lines = [f"gate: judged against the tracked list {self.reference}"]
+        if self.repository is not None:
+            lines.append(f"gate: the repository's working tree: {self.repository.describe()}")
         groups: dict[str, list[Finding]] = {}
         for finding in self.findings:
             groups.setdefault(finding.dist, []).append(finding)
@@ -128,7 +134,13 @@ class Report:
                 if self.smoke
                 else "no wheel to install"
             )
-        return f"gate: PASSED: {', '.join(identities)}, {what}, no findings, {smoke}"
+        tree = ""
+        if self.repository is not None and not self.repository.clean:
+            tree = (
+                f", judged against a working tree that is not a commit's ({self.repository.describe()[:200]}): "
+                "not a release check"
+            )
+        return f"gate: PASSED: {', '.join(identities)}, {what}, no findings, {smoke}{tree}"
 
 
 def unusable_json(message: str, reference: Path | None, expect_version: str | None) -> dict[str, Any]:
@@ -142,5 +154,6 @@ def unusable_json(message: str, reference: Path | None, expect_version: str | No
         "dists": [],
         "smoke": [],
         "findings": [],
+        "repository": None,
         "error": message,
     }

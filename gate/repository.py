@@ -6,13 +6,20 @@ what a build packs), the sdist may carry any tracked file byte for byte, and the
 what the repository's own build backend prepares from its pyproject.toml (run in isolation, see
 :mod:`gate.backend`). Entry points are read from pyproject.toml itself. Anything unusable here (no
 git checkout, a backend that fails) is a :class:`GateError`: the gate cannot judge without it.
+
+Because the working tree is what dists are held against, :func:`tree_state` says whether it is a commit's: the
+commit checked out, and every tracked path whose index entry, bytes, executable bit or file type is not that
+commit's (the bytes hashed here as git hashes a blob, no filter or cached stat in between). The reports record
+it, and the command line judges against a tree that is not a commit only when told to (``--allow-dirty``).
 """
 
 from __future__ import annotations
 
 import functools
 import hashlib
+import os
 import re
+import stat
 import subprocess
 import sys
 import tempfile
@@ -90,6 +97,97 @@ class Repository:
         return sorted(p for p in self.tracked if p.startswith(f"{PACKAGE}/") and self.digest(p) is not None)
 
 
+@dataclass(frozen=True)
+class TreeState:
+    """Whether the files the gate judges against are one commit's: ``commit`` (None: nothing committed) and the
+    tracked paths that differ from it, sorted."""
+
+    commit: str | None
+    differs: tuple[str, ...] = ()
+
+    SHOWN = 20
+
+    @property
+    def clean(self) -> bool:
+        return self.commit is not None and not self.differs
+
+    def describe(self) -> str:
+        if self.commit is None:
+            return "no commit is checked out"
+        if not self.differs:
+            return f"commit {self.commit}, every tracked file as committed"
+        shown = ", ".join(self.differs[: self.SHOWN])
+        more = f" and {len(self.differs) - self.SHOWN} more" if len(self.differs) > self.SHOWN else ""
+        count = len(self.differs)
+        return (
+            f"commit {self.commit} with {count} tracked file{'s' if count > 1 else ''} not as committed: {shown}{more}"
+        )
+
+    def as_json(self) -> dict[str, Any]:
+        return {"commit": self.commit, "clean": self.clean, "differs": list(self.differs)}
+
+
+_GITLINK, _SYMLINK = "160000", "120000"
+
+
+def _blob_id(data: bytes, length: int) -> str:
+    """The object id git gives a blob of ``data`` (sha1, or sha256 in a repository of that format)."""
+    algorithm = hashlib.sha256 if length == 64 else hashlib.sha1
+    return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
+
+
+def _entries(listing: str, *, index: bool) -> dict[str, tuple[str, str]]:
+    """path -> (mode, object id) from ``git ls-tree -r -z`` or ``git ls-files --stage -z``; a conflicted path (a
+    stage other than 0) as mode 'conflict'."""
+    entries: dict[str, tuple[str, str]] = {}
+    for record in listing.split("\0"):
+        if not record:
+            continue
+        info, _, path = record.partition("\t")
+        fields = info.split(" ")
+        if index:
+            mode, oid, stage = fields[0], fields[1], fields[2]
+            entries[path] = (mode, oid) if stage == "0" else ("conflict", "")
+        else:
+            entries[path] = (fields[0], fields[2])
+    return entries
+
+
+def _differs_from(root: Path, path: str, mode: str, oid: str) -> bool:
+    """Whether the working tree's ``path`` is not the committed (mode, object id)."""
+    file = root / path
+    try:
+        info = file.lstat()
+        if mode == _SYMLINK:
+            return not stat.S_ISLNK(info.st_mode) or _blob_id(os.fsencode(os.readlink(file)), len(oid)) != oid
+        if mode in (_REGULAR, _EXECUTABLE):
+            if not stat.S_ISREG(info.st_mode) or bool(info.st_mode & stat.S_IXUSR) != (mode == _EXECUTABLE):
+                return True
+            return _blob_id(file.read_bytes(), len(oid)) != oid
+    except OSError:
+        return True
+    return False  # a submodule: its index entry is compared, its files are another repository's
+
+
+def read_tree_state(root: Path) -> TreeState:
+    """The commit checked out at ``root`` and every tracked path whose index entry or working-tree file differs
+    from it (read afresh; :func:`tree_state` caches it per process)."""
+    commit = _git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
+    if commit is None:
+        return TreeState(None)
+    head = _entries(_git(root, "ls-tree", "-r", "-z", "--full-tree", commit), index=False)
+    staged = _entries(_git(root, "ls-files", "--stage", "-z"), index=True)
+    differs = {p for p in head.keys() | staged.keys() if head.get(p) != staged.get(p)}
+    differs.update(p for p, (mode, oid) in head.items() if p not in differs and _differs_from(root, p, mode, oid))
+    return TreeState(commit, tuple(sorted(differs)))
+
+
+@functools.lru_cache(maxsize=4)
+def tree_state(root: Path) -> TreeState:
+    """:func:`read_tree_state`, once per process (the command line and the report ask for it)."""
+    return read_tree_state(root)
+
+
 @functools.lru_cache(maxsize=4)
 def load_repository(root: Path) -> Repository:
     """The repository at ``root`` (cached per process: it is read once per run, and tests run many)."""
@@ -118,6 +216,14 @@ def _git(root: Path, *args: str) -> str:
             "the gate judges dists against the files git tracks"
         )
     return result.stdout
+
+
+def _git_or_none(root: Path, *args: str) -> str | None:
+    """``git args`` stripped, or None where git answers with a failure (a name that resolves to nothing)."""
+    try:
+        return _git(root, *args).strip() or None
+    except GateError:
+        return None
 
 
 def _tracked_files(root: Path) -> dict[str, bool]:

@@ -36,7 +36,7 @@ from gate.checks import Finding, GateError, Limits
 from gate.cli import main
 from gate.completeness import load_reference
 from gate.report import Report
-from gate.repository import load_repository
+from gate.repository import TreeState, load_repository, read_tree_state
 from gate.smoke import install_smoke
 from neurobrix import tables
 from neurobrix.schema import TrackedFile
@@ -568,9 +568,11 @@ def test_a_wheel_pip_refuses_to_install_is_refused(built: Built, tmp_path: Path)
 # The command line: exit codes, the JSON report, where reports may go
 
 
-def run_main(argv: list[str]) -> int:
+def run_main(argv: list[str], *, allow_dirty: bool = True) -> int:
+    """``python -m gate`` in this process. These tests judge dists, not the checkout they run in, so they pass
+    --allow-dirty and run on a working tree with uncommitted edits too (the refusal without it is tested below)."""
     try:
-        return main(argv)
+        return main([*argv[:1], "--allow-dirty", *argv[1:]] if allow_dirty and argv else argv)
     except SystemExit as exc:
         return int(exc.code or 0)
 
@@ -617,6 +619,7 @@ def test_cli_json_report(built: Built, tmp_path: Path) -> None:
         "dists",
         "smoke",
         "findings",
+        "repository",
         "error",
     }
     assert (report["format"], report["verdict"], report["exit_code"], report["error"]) == (1, "refused", 1, None)
@@ -632,6 +635,9 @@ def test_cli_json_report(built: Built, tmp_path: Path) -> None:
         }
     ]
     assert report["smoke"] == []
+    assert report["repository"] == read_tree_state(REPO).as_json()
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    assert report["repository"]["commit"] == head.stdout.strip()
     assert report["findings"] == [
         {
             "code": "G101",
@@ -651,7 +657,7 @@ def test_cli_json_report(built: Built, tmp_path: Path) -> None:
 
 def test_python_m_gate_runs_from_the_source_tree(built: Built) -> None:
     result = subprocess.run(
-        [sys.executable, "-m", "gate", "check", "--no-smoke", str(built.wheel)],
+        [sys.executable, "-m", "gate", "check", "--no-smoke", "--allow-dirty", str(built.wheel)],
         cwd=REPO,
         capture_output=True,
         text=True,
@@ -672,6 +678,52 @@ def test_gate_build_builds_checks_and_smokes_the_project(tmp_path: Path, capsys:
     assert sorted(p.name for p in outdir.iterdir()) == sorted(d["file"] for d in data["dists"])
     assert run_main(["build", "--outdir", str(outdir)]) == 2  # never into a folder that holds anything
     assert run_main(["build", "--outdir", str(outdir / "new"), "--json", str(outdir / "new" / "r.json")]) == 2
+
+
+DIRTY = TreeState("0" * 40, ("gate/metadata.py", "neurobrix/cli.py"))
+
+
+def test_a_working_tree_that_is_not_a_commit_is_judged_only_when_told(
+    built: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Dists are held against the working tree's bytes: on a tree with uncommitted edits, a dist holding them would
+    pass. The command line refuses (exit 2) unless --allow-dirty, and the report says what it was judged against."""
+    import gate.checker
+    import gate.cli
+
+    for module in (gate.cli, gate.checker):
+        monkeypatch.setattr(module, "tree_state", lambda root: DIRTY)
+    out = tmp_path / "reports" / "gate.json"
+    for argv in (["check", "--json", str(out), str(built.wheel)], ["build", "--outdir", str(tmp_path / "dist")]):
+        assert run_main(argv, allow_dirty=False) == 2, argv
+        error = capsys.readouterr().err
+        assert "2 tracked files not as committed: gate/metadata.py, neurobrix/cli.py" in error, error
+        assert "--allow-dirty" in error
+    assert json.loads(out.read_text())["verdict"] == "unusable" and not (tmp_path / "dist").exists()
+    assert run_main(["check", "--no-smoke", "--json", str(out), str(built.wheel)]) == 0
+    text = capsys.readouterr().out
+    assert f"gate: the repository's working tree: commit {'0' * 40} with 2 tracked files not as committed" in text
+    assert "judged against a working tree that is not a commit's" in text.strip().splitlines()[-1]
+    assert json.loads(out.read_text())["repository"] == {
+        "commit": "0" * 40,
+        "clean": False,
+        "differs": ["gate/metadata.py", "neurobrix/cli.py"],
+    }
+
+
+def test_a_clean_working_tree_needs_no_flag(
+    built: Built, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import gate.checker
+    import gate.cli
+
+    clean = TreeState("1" * 40)
+    for module in (gate.cli, gate.checker):
+        monkeypatch.setattr(module, "tree_state", lambda root: clean)
+    assert run_main(["check", "--no-smoke", str(built.wheel)], allow_dirty=False) == 0
+    text = capsys.readouterr().out
+    assert f"commit {'1' * 40}, every tracked file as committed" in text
+    assert "a working tree that is not a commit's" not in text
 
 
 def test_unusable_input_raises_gate_error_not_a_finding(tmp_path: Path) -> None:

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import gzip
 import io
+import os
 import random
 import re
 import stat
 import struct
+import subprocess
 import tarfile
 import zipfile
 import zlib
@@ -564,3 +566,84 @@ def test_a_tracked_table_that_is_no_file_is_named_missing(tmp_path: Path) -> Non
     sdist = SdistArchive(write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([link])), Limits())
     table_findings(sdist, "x-1.0/tables/", reference, SDIST_CHECKS)
     assert "has a symlink there" in next(f.message for f in sdist.findings if f.code == "G501")
+
+
+def git(root: Path, *args: str) -> None:
+    subprocess.run(
+        ["git", "-C", str(root), "-c", "user.name=t", "-c", "user.email=t@example.org", *args],
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_the_working_tree_is_a_commit_only_when_every_tracked_file_is_its_own(tmp_path: Path) -> None:
+    """Every way a tracked file can differ from the commit: bytes (the same size and time too: hashed, not stat'ed),
+    the executable bit, the file type, a staged change, a staged new file, a deleted file."""
+    from gate.repository import read_tree_state
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q")
+    assert read_tree_state(root).commit is None and not read_tree_state(root).clean  # nothing committed
+    (root / "a.py").write_bytes(b"x = 1\n")
+    (root / "run.sh").write_bytes(b"#!/bin/sh\n")
+    (root / "run.sh").chmod(0o755)
+    (root / "pkg").mkdir()
+    (root / "pkg" / "b.py").write_bytes(b"y = 2\n")
+    (root / "link").symlink_to("a.py")
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", "one")
+    state = read_tree_state(root)
+    assert state.clean and len(state.commit or "") == 40 and state.differs == ()
+    (root / "untracked.txt").write_bytes(b"not judged\n")
+    assert read_tree_state(root).clean
+
+    def differs_after(change: object, undo: object) -> tuple[str, ...]:
+        change()  # type: ignore[operator]
+        try:
+            return read_tree_state(root).differs
+        finally:
+            undo()  # type: ignore[operator]
+            assert read_tree_state(root).clean
+
+    a, run, b = root / "a.py", root / "run.sh", root / "pkg" / "b.py"
+    stat_a = a.stat()
+
+    def same_size_same_time() -> None:
+        a.write_bytes(b"x = 2\n")
+        os.utime(a, ns=(stat_a.st_atime_ns, stat_a.st_mtime_ns))
+
+    assert differs_after(same_size_same_time, lambda: a.write_bytes(b"x = 1\n")) == ("a.py",)
+    assert differs_after(lambda: run.chmod(0o644), lambda: run.chmod(0o755)) == ("run.sh",)
+    assert differs_after(lambda: a.chmod(0o755), lambda: a.chmod(0o644)) == ("a.py",)
+    assert differs_after(lambda: b.unlink(), lambda: b.write_bytes(b"y = 2\n")) == ("pkg/b.py",)
+
+    def link_to_a_file() -> None:
+        (root / "link").unlink()
+        (root / "link").write_bytes(b"a.py")
+
+    def file_to_a_link() -> None:
+        (root / "link").unlink()
+        (root / "link").symlink_to("a.py")
+
+    assert differs_after(link_to_a_file, file_to_a_link) == ("link",)
+
+    def staged_edit() -> None:
+        b.write_bytes(b"y = 3\n")
+        git(root, "add", "pkg/b.py")
+        b.write_bytes(b"y = 2\n")  # the working tree is the commit's again, the index is not
+
+    assert differs_after(staged_edit, lambda: git(root, "reset", "-q")) == ("pkg/b.py",)
+
+    def staged_new() -> None:
+        (root / "new.py").write_bytes(b"")
+        git(root, "add", "new.py")
+
+    def unstage_new() -> None:
+        git(root, "rm", "-q", "--cached", "new.py")
+        (root / "new.py").unlink()
+
+    assert differs_after(staged_new, unstage_new) == ("new.py",)
+    assert differs_after(lambda: git(root, "rm", "-q", "--cached", "a.py"), lambda: git(root, "add", "a.py")) == (
+        "a.py",
+    )

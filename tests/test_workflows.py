@@ -33,6 +33,7 @@ from conformance.__main__ import build_parser as conformance_parser
 from conformance.__main__ import cmd_check
 from conformance.__main__ import main as conformance_main
 from gate.report import DistSummary, Report
+from gate.repository import TreeState, read_tree_state
 from gate.smoke import SmokeResult
 from neurobrix import __version__, tables
 from neurobrix.errors import UsageError
@@ -431,28 +432,35 @@ def test_no_cache_in_the_release() -> None:
 def release_env(tmp_path: Path) -> dict[str, str]:
     runner_temp = tmp_path / "runner"
     runner_temp.mkdir(exist_ok=True)  # the runner makes it for every job
-    return {"GITHUB_REF_NAME": f"v{__version__}", "RUNNER_TEMP": str(runner_temp)}
+    head = subprocess.run(["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True)
+    return {"GITHUB_REF_NAME": f"v{__version__}", "RUNNER_TEMP": str(runner_temp), "GITHUB_SHA": head.stdout.strip()}
 
 
 def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
-    """build job, gate job, then the publish job's check, as the steps write them (without the network)."""
+    """build job, gate job, then the publish job's check, as the steps write them (without the network). A release
+    runs on a clean checkout; on a working tree with uncommitted edits the gate's steps run with --allow-dirty
+    added, and the publish job's check must then refuse the report."""
     require("jq", "sha256sum", "diff", "find")
     jobs = load("release.yml")["jobs"]
     env, bin_dir = release_env(tmp_path), tmp_path / "bin"
     work = tmp_path / "work"
     work.mkdir()
+    clean = read_tree_state(REPO).clean
     for job_id, name in [
         ("build", "Build into dist/"),
         ("gate", "Gate them (with the install smoke) against the tag's version"),
     ]:
-        result = run_step(step(jobs[job_id], name)["run"], work, env, bin_dir)
+        script = step(jobs[job_id], name)["run"]
+        if not clean:
+            script = re.sub(r"python -m gate (build|check)", r"python -m gate \1 --allow-dirty", script)
+        result = run_step(script, work, env, bin_dir)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
     report = tmp_path / "runner" / "gate" / "report.json"
     (work / "gate").mkdir()
     shutil.copy(report, work / "gate" / "report.json")  # what download-artifact does in the publish job
     verify = step(jobs["publish"], "Upload only what the gate passed, byte for byte")["run"]
     result = run_step(verify, work, env, bin_dir)
-    assert result.returncode == 0, result.stdout + result.stderr
+    assert (result.returncode == 0) == clean, result.stdout + result.stderr
     assert sorted(p.name for p in (work / "dist").iterdir()) == sorted(
         d["file"] for d in json.loads(report.read_text())["dists"]
     )
@@ -484,6 +492,7 @@ def gated_folder(tmp_path: Path, verdict_ok: bool = True, smoke: str = "passed")
             )
         )
     report = Report(REPO / "tables" / "TRACKED.yaml", __version__, dists=dists)
+    report.repository = TreeState(release_env(tmp_path)["GITHUB_SHA"])
     if smoke == "--no-smoke":
         report.smoke_skipped = smoke
     else:
@@ -497,7 +506,18 @@ def gated_folder(tmp_path: Path, verdict_ok: bool = True, smoke: str = "passed")
 
 @pytest.mark.parametrize(
     "tamper",
-    ["nothing", "a changed byte", "an extra file", "a missing file", "a refusal", "--no-smoke", "a skipped smoke"],
+    [
+        "nothing",
+        "a changed byte",
+        "an extra file",
+        "a missing file",
+        "a refusal",
+        "--no-smoke",
+        "a skipped smoke",
+        "a dirty tree",
+        "another commit",
+        "no tree recorded",
+    ],
 )
 def test_publish_uploads_only_the_bytes_the_gate_passed(tmp_path: Path, tamper: str) -> None:
     """Only a passed report of a release-grade run (the install smoke passed for every wheel: never a
@@ -512,6 +532,16 @@ def test_publish_uploads_only_the_bytes_the_gate_passed(tmp_path: Path, tamper: 
         (work / "dist" / f"neurobrix-{__version__}-py3-none-manylinux_2_28_x86_64.whl").write_bytes(b"x")
     elif tamper == "a missing file":
         wheel.unlink()
+    elif tamper in ("a dirty tree", "another commit", "no tree recorded"):
+        path = work / "gate" / "report.json"
+        data = json.loads(path.read_text(encoding="utf-8"))
+        commit = data["repository"]["commit"]
+        data["repository"] = {
+            "a dirty tree": {"commit": commit, "clean": False, "differs": ["neurobrix/cli.py"]},
+            "another commit": {"commit": "0" * len(commit), "clean": True, "differs": []},
+            "no tree recorded": None,
+        }[tamper]
+        path.write_text(json.dumps(data), encoding="utf-8")
     script = step(load("release.yml")["jobs"]["publish"], "Upload only what the gate passed, byte for byte")["run"]
     result = run_step(script, work, release_env(tmp_path), tmp_path / "bin")
     assert (result.returncode == 0) == (tamper == "nothing"), result.stdout + result.stderr
