@@ -17,7 +17,7 @@ from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
 from .completeness import load_reference
 from .report import Report, unusable_json
-from .repository import tree_state
+from .repository import read_tree_state, tree_state
 
 
 def cmd_check(args: argparse.Namespace) -> int:
@@ -74,6 +74,13 @@ def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
 
 
 def _finish(args: argparse.Namespace, report: Report) -> int:
+    if not args.allow_dirty:  # read again: the tree the report names must be the one judged against throughout
+        now = read_tree_state(REPO)
+        if now != report.repository:
+            raise GateError(
+                f"{REPO}: the working tree changed while the gate judged against it (now {now.describe()}); "
+                "nothing was passed"
+            )
     print(report.render())
     if args.json is not None:
         _write_json(Path(args.json), report.as_json())

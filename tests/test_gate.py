@@ -711,19 +711,26 @@ def test_a_working_tree_that_is_not_a_commit_is_judged_only_when_told(
     }
 
 
+@pytest.mark.parametrize("changed", [False, True], ids=["as it was", "changed while judged"])
 def test_a_clean_working_tree_needs_no_flag(
-    built: Built, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    built: Built, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch, changed: bool
 ) -> None:
+    """A tree that is a commit's is judged without --allow-dirty; it is read again once judged, and one that changed
+    meanwhile passes nothing (exit 2)."""
     import gate.checker
     import gate.cli
 
     clean = TreeState("1" * 40)
     for module in (gate.cli, gate.checker):
         monkeypatch.setattr(module, "tree_state", lambda root: clean)
-    assert run_main(["check", "--no-smoke", str(built.wheel)], allow_dirty=False) == 0
-    text = capsys.readouterr().out
-    assert f"commit {'1' * 40}, every tracked file as committed" in text
-    assert "a working tree that is not a commit's" not in text
+    monkeypatch.setattr(gate.cli, "read_tree_state", lambda root: DIRTY if changed else clean)
+    code = run_main(["check", "--no-smoke", str(built.wheel)], allow_dirty=False)
+    out, err = capsys.readouterr()
+    if changed:
+        assert code == 2 and "changed while the gate judged" in err and "PASSED" not in out, out + err
+    else:
+        assert code == 0 and f"commit {'1' * 40}, every tracked file as committed" in out
+        assert "a working tree that is not a commit's" not in out
 
 
 def test_unusable_input_raises_gate_error_not_a_finding(tmp_path: Path) -> None:
