@@ -150,10 +150,10 @@ def run(
     cfg = stored.config()
     tokenizer = Tokenizer(stored.path)
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
-    if opts.chat and not tokenizer.chat_template:  # transformers' apply_chat_template would refuse: say so
-        notice("note: this model has no chat template; the prompt is used as is (as with --no-chat)")
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
+    if opts.chat and not tokenizer.chat_template:  # transformers' apply_chat_template would refuse: say so
+        notice("note: this model has no chat template; the prompt is used as is (as with --no-chat)")
     if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             "the prompt is empty: without a chat template the model would run on its start token "
