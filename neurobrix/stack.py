@@ -231,10 +231,13 @@ def verdict(class_id: str, tables: Tables | None = None, running: Stack | None =
 
 
 # Variables read by Triton's Python side that change the code it compiles from a setting, or replace it
-# (kernel overrides, another ptxas or libdevice, another target, instrumentation). Triton lists the ones its
-# compiler reads itself (get_cache_invalidating_env_vars); these it does not.
+# (kernel overrides, another ptxas or libdevice, another target, instrumentation, debug mode's device asserts
+# and integer overflow checks). Triton lists the ones its compiler reads itself
+# (get_cache_invalidating_env_vars); these it does not.
 CODEGEN_ENV = (
     "TRITON_KERNEL_OVERRIDE",
+    "TRITON_SWAP_MIR",
+    "TRITON_DEBUG",
     "TRITON_OVERRIDE_ARCH",
     "PTXAS_OPTIONS",
     "DISABLE_PTXAS_OPT",

@@ -317,6 +317,7 @@ def proven_here(monkeypatch):
         {"TRITON_DEFAULT_FP_FUSION": "0"},  # ditto: no fused multiply-adds, other rounding than proven
         {"TRITON_KERNEL_OVERRIDE": "1"},  # Triton's Python side: kernels replaced by files from a folder
         {"PTXAS_OPTIONS": "-O0"},
+        {"TRITON_DEBUG": "1"},  # compiled with device asserts and a check on every integer add and multiply
         {"TRITON_OVERRIDE_ARCH": "sm80", "TRITON_LIBDEVICE_PATH": "/tmp/libdevice.bc"},
     ],
 )
