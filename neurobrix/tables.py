@@ -218,6 +218,8 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
         raise TablesError(f"{shown}{line}: not valid YAML: {exc.problem or exc}") from exc
     except yaml.YAMLError as exc:
         raise TablesError(f"{shown}: not valid YAML: {exc}") from exc
+    except (ValueError, KeyError, RecursionError) as exc:  # a tag's value its constructor cannot read (!!int x)
+        raise TablesError(f"{shown}: not valid YAML: {type(exc).__name__}: {exc}") from exc
 
 
 def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
@@ -227,6 +229,8 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
         return json.loads(text)
     except json.JSONDecodeError as exc:
         raise TablesError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
+    except (ValueError, RecursionError) as exc:  # a number of over 4,300 digits, arrays nested too deep
+        raise TablesError(f"{shown}: not valid JSON: {exc}") from exc
 
 
 def read_tracked(root: Path) -> tuple[TrackedFile, ...]:

@@ -417,6 +417,27 @@ def test_corrupt_yaml_names_file_and_line(fixture_tables):
     assert re.search(r"interpreter/demo\.proofs\.yaml:\d+:\d+: not valid YAML", str(err.value))
 
 
+@pytest.mark.parametrize(
+    "tag, error", [("!!int abc", "ValueError"), ("!!bool 431", "KeyError"), ("!!timestamp 2026-13-01", "ValueError")]
+)
+def test_a_yaml_tag_its_constructor_cannot_read_names_the_file(fixture_tables, tag, error):
+    """PyYAML's safe constructors raise ValueError or KeyError, not a YAMLError, for a tagged value they
+    cannot read; the tracked-file list (the one file no hash covers) so edited is refused, naming it."""
+    path = fixture_tables / tables.TRACKED_NAME
+    path.write_text(path.read_text().replace("size: ", f"size: {tag} #", 1))
+    with pytest.raises(TablesError, match=rf"{re.escape(str(path))}: not valid YAML: {error}"):
+        tables.load()
+
+
+@pytest.mark.parametrize("text", ["1" * 4301, "[" * 100_000 + "]" * 100_000], ids=["long number", "deep nesting"])
+def test_json_that_json_refuses_other_than_by_syntax_names_the_file(fixture_tables, text):
+    path = fixture_tables / "interpreter" / "demo.json"
+    path.write_text(path.read_text().replace('"kernel": "demo",', f'"x": {text}, "kernel": "demo",', 1))
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"interpreter/demo\.json: not valid JSON: "):
+        tables.load().index("interpreter", "demo")
+
+
 INDEX_CASES = [
     # an entry is [dtypes, lo, hi of M, lo, hi of N, config position]
     (lambda d: d["entries"][1].__setitem__(1, 65), r"entries\[1\]\.M': expected integers 1 <= lo <= hi .*\[65, 64\]"),
