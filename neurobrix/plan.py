@@ -124,12 +124,19 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             kernels.add(kernel)
             dtypes.add(dtype)
         else:
+            assert index is not None  # the entry is the index's
             variant = entry.config.get("variant")
             if spec.variants and variant not in spec.variants:  # refused before loading, not at its launch
                 raise TablesError(
                     f"{index.path}: the setting for {describe(call).strip()} names variant {variant!r}, which this "
                     f"neurobrix's '{kernel}' kernel does not have ({', '.join(spec.variants)}); these tables were "
                     f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
+                )
+            problem = spec.setting_problem(entry.config)
+            if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
+                raise TablesError(
+                    f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were certified "
+                    f"for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
                 )
             settings[call] = dict(entry.config)
     if missing:

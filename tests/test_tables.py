@@ -205,6 +205,55 @@ def test_a_setting_of_a_variant_the_kernel_does_not_have_is_refused_before_loadi
         resolve({("linear", "fp32", (2, 8, 4)), ("linear", "fp32", (9, 8, 4))}, loaded, "interpreter")
 
 
+@pytest.mark.parametrize(
+    "kernel, change, problem",
+    [
+        ("rms_norm", {"BLOCK_N": 64}, "holds BLOCK_N, which this neurobrix's 'rms_norm' kernel does not have"),
+        ("rms_norm", {"variant": "gemv"}, "holds variant, which"),  # an op without variants
+        ("silu_mul", {"BLOCK_I": None}, "lacks BLOCK_I, which this neurobrix's 'silu_mul' kernel needs"),
+        ("linear", {"SPLIT_K": 2}, "holds SPLIT_K, which"),  # a parameter of another variant (tiled here)
+        ("linear", {"GROUP_M": None}, "lacks GROUP_M"),
+    ],
+)
+def test_a_setting_with_parameters_its_kernel_does_not_take_is_refused_first(tmp_path, kernel, change, problem):
+    """A setting holding a meta-parameter this neurobrix's kernel does not have (which Triton's interpreter
+    ignores: the kernel would run another setting than the one certified) or lacking one it needs is refused by
+    preflight (exit 3), naming the file and the call, rather than run or refused after the weights were loaded."""
+    from neurobrix.plan import resolve
+
+    root = write_tables(tmp_path / "t")
+
+    def edit(d):
+        for name, value in change.items():
+            if value is None:
+                del d["configs"][-1][name]
+            else:
+                d["configs"][-1][name] = value
+
+    edit_json(root / "interpreter" / f"{kernel}.json", edit)
+    retrack(root)
+    calls = {"rms_norm": ("rms_norm", "fp32", (9, 8)), "silu_mul": ("silu_mul", "fp32", (9, 8))}
+    call = calls.get(kernel, ("linear", "fp32", (9, 8, 4)))
+    with pytest.raises(TablesError) as err:
+        resolve({call}, tables.load(root), "interpreter")
+    assert f"{kernel}.json: the setting for {kernel}" in str(err.value) and problem in str(err.value)
+    assert "certified for another neurobrix. Re-certify: python -m conformance certify --class interpreter" in str(
+        err.value
+    )
+    assert err.value.exit_code == 3
+
+
+def test_every_certified_setting_is_one_its_kernel_takes():
+    """The shipped tables hold only settings their kernels take whole (no parameter missing or unknown)."""
+    from neurobrix.ops import SPECS
+
+    loaded = tables.load(REPO / "tables")
+    for class_id in loaded.classes:
+        for kernel in loaded.kernels(class_id):
+            for config in loaded.index(class_id, kernel).configs:
+                assert SPECS[kernel].setting_problem(config) is None, (class_id, kernel, config)
+
+
 def test_a_plan_launches_with_the_class_launch_features(tmp_path):
     """``launch: [pdl]`` in class.yaml is what makes a plan (and so a run) launch with
     programmatic dependent launch; a class without it launches plainly."""

@@ -16,8 +16,8 @@ import triton.language as tl
 
 from ..dtypes import name_of
 from ..errors import InvalidInputError
+from .spec import LAUNCH_OPTIONS
 
-LAUNCH_OPTIONS = ("num_warps", "num_stages")
 INTERPRETER = bool(triton.knobs.runtime.interpret)  # read once, by Triton itself (its own reading of the variable)
 
 

@@ -240,6 +240,10 @@ def attention_prefill(q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, scale: 
     return _flash("attention_prefill", (S, S), q, k, v, scale, dtype, G, config, empty, pdl)
 
 
+FLASH_PARAMS = ("BLOCK_M", "BLOCK_N")  # the meta-parameters of a prefill or chunk setting
+DECODE_PARAMS = ("SPLITS", "BLOCK_N")  # of a decode setting
+
+
 def _flash(op: str, lengths: tuple[int, int], q: torch.Tensor, k: torch.Tensor, v: torch.Tensor,
            scale: float, dtype: str, G: int, config: Mapping[str, Any], empty: Callable[..., torch.Tensor],
            pdl: bool) -> torch.Tensor:
@@ -248,7 +252,7 @@ def _flash(op: str, lengths: tuple[int, int], q: torch.Tensor, k: torch.Tensor, 
     check_device(op, q=q, k=k, v=v)
     check_contiguous_last(op, q=q, k=k, v=v)
     B, C, HQ, D = q.shape
-    meta, launch = split(op, config, ("BLOCK_M", "BLOCK_N"), pdl)
+    meta, launch = split(op, config, FLASH_PARAMS, pdl)
     o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)
     _attention_flash_kernel[(B * HQ, triton.cdiv(C, meta["BLOCK_M"]))](
         q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,
@@ -336,7 +340,7 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     check_contiguous_last("attention_decode", q=q, k_cache=k_cache, v_cache=v_cache)
     B, HQ, D = q.shape
     capacity, HKV = k_cache.shape[1], k_cache.shape[2]
-    meta, launch = split("attention_decode", config, ("SPLITS", "BLOCK_N"), pdl)
+    meta, launch = split("attention_decode", config, DECODE_PARAMS, pdl)
     splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
     chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
     part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
@@ -416,16 +420,16 @@ SPECS = (
            "G = q heads per kv head",
            key=("S", "D", "G"), buckets=("pow2>=16", "exact", "exact"), key_of=prefill_key,
            launch=attention_prefill, torch=attention_prefill_torch, outputs=_prefill_outputs,
-           candidates=_prefill_candidates,
+           candidates=_prefill_candidates, params={None: (FLASH_PARAMS, ())},
            shared_memory=_prefill_shared_memory),
     OpSpec("attention_chunk", "a prefill chunk over the KV cache written so far (chunked prefill); C = queries "
            "of the chunk, S = keys (earlier chunks' and its own), D = head dim, G = q heads per kv head",
            key=("C", "S", "D", "G"), buckets=("pow2>=16", "pow2>=256", "exact", "exact"), key_of=chunk_key,
            launch=attention_chunk, torch=attention_chunk_torch, outputs=_chunk_outputs,
-           candidates=_chunk_candidates, shared_memory=_prefill_shared_memory),
+           candidates=_chunk_candidates, shared_memory=_prefill_shared_memory, params={None: (FLASH_PARAMS, ())}),
     OpSpec("attention_decode", "one query per sequence over the KV cache, split over the sequence; "
            "B = batch, S = cache capacity (not the filled length, so one setting serves a whole CUDA graph)",
            key=("B", "S", "D", "G"), buckets=("pow2", "pow2>=256", "exact", "exact"), key_of=decode_key,
            launch=attention_decode, torch=attention_decode_torch, outputs=_decode_outputs,
-           candidates=_decode_candidates),
+           candidates=_decode_candidates, params={None: (DECODE_PARAMS, ())}),
 )

@@ -386,6 +386,7 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
              "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
+_OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",)}  # MERGE: "kernel" when absent
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
@@ -548,5 +549,5 @@ SPECS = (
     OpSpec("linear", "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
            key=("M", "N", "K"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=linear,
            torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
-           variants=tuple(_REQUIRED)),
+           variants=tuple(_REQUIRED), params={v: (_REQUIRED[v], _OPTIONAL.get(v, ())) for v in _REQUIRED}),
 )

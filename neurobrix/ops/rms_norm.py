@@ -61,6 +61,9 @@ def _check(x, weight, residual):
     return same_dtype("rms_norm", "x", x, weight=weight, residual=residual)
 
 
+PARAMS = ("BLOCK_M",)  # the meta-parameters of a setting
+
+
 def key_of(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None) -> Call:
     """(dtype, (M, N)) of a call."""
     return _check(x, weight, residual), (x.shape[0], x.shape[1])
@@ -75,7 +78,7 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.
     check_device("rms_norm", x=x, weight=weight, residual=residual)
     check_contiguous_last("rms_norm", x=x, weight=weight, residual=residual)
     M, N = x.shape
-    meta, launch = split("rms_norm", config, ("BLOCK_M",), pdl)
+    meta, launch = split("rms_norm", config, PARAMS, pdl)
     y = empty((M, N), dtype=x.dtype, device=x.device)
     h = empty((M, N), dtype=x.dtype, device=x.device) if residual is not None else y
     r = residual if residual is not None else x  # never read without a residual
@@ -108,5 +111,5 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
 SPECS = (
     OpSpec("rms_norm", "RMSNorm over rows of length N, optionally fused with the residual add; M = rows",
            key=("M", "N"), buckets=("pow2", "exact"), key_of=key_of, launch=rms_norm, torch=rms_norm_torch,
-           outputs=outputs, candidates=candidates),
+           outputs=outputs, candidates=candidates, params={None: (PARAMS, ())}),
 )

@@ -142,6 +142,9 @@ def _check_cache(k, v, k_cache, v_cache) -> None:
     same_dtype("rotary", "k", k, v=v, k_cache=k_cache, v_cache=v_cache)
 
 
+PARAMS = ("BLOCK_H",)  # the meta-parameters of a setting
+
+
 def key_of(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
            inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
            v_cache: torch.Tensor | None = None) -> Call:
@@ -175,7 +178,7 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
         check_contiguous_last("rotary", q=q, k=k, cos=cos, sin=sin)
     B, S, HQ, D = q.shape
     HKV = k.shape[2]
-    meta, launch = split("rotary", config, ("BLOCK_H",), pdl)
+    meta, launch = split("rotary", config, PARAMS, pdl)
     q_out = q if inplace else empty(tuple(q.shape), dtype=q.dtype, device=q.device)
     k_out = k_cache if cached else (k if inplace else empty(tuple(k.shape), dtype=k.dtype, device=k.device))
     v_in, v_out = (v, v_cache) if cached else (k, k_out)  # never read without a cache
@@ -236,5 +239,5 @@ SPECS = (
     OpSpec("rotary", "rotary embedding of q and k, appending k and v to the KV cache in the same launch; "
            "T = tokens (batch x seq), H = q heads + kv heads, D = head dim",
            key=("T", "H", "D"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=rotary,
-           torch=rotary_torch, outputs=outputs, candidates=candidates),
+           torch=rotary_torch, outputs=outputs, candidates=candidates, params={None: (PARAMS, ())}),
 )

@@ -45,6 +45,9 @@ def _silu_mul_kernel(
     tl.store(out_ptr + offs_m[:, None] * stride_out + offs_i[None, :], out.to(out_ptr.dtype.element_ty), mask=mask)
 
 
+PARAMS = ("BLOCK_M", "BLOCK_I")  # the meta-parameters of a setting
+
+
 def _check(gu):
     check_shape("silu_mul", "gu", gu, (None, None), "rows, 2 x intermediate size")
     if gu.shape[1] % 2:
@@ -65,7 +68,7 @@ def silu_mul(gu: torch.Tensor, *, config: Mapping[str, Any],
     check_device("silu_mul", gu=gu)
     check_contiguous_last("silu_mul", gu=gu)
     M, I = gu.shape[0], gu.shape[1] // 2
-    meta, launch = split("silu_mul", config, ("BLOCK_M", "BLOCK_I"), pdl)
+    meta, launch = split("silu_mul", config, PARAMS, pdl)
     out = empty((M, I), dtype=gu.dtype, device=gu.device)
     programs = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))
     _silu_mul_kernel[programs](gu, out, M, I, gu.stride(0), out.stride(0), **meta, **launch)
@@ -92,5 +95,5 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
 SPECS = (
     OpSpec("silu_mul", "silu(g) * u from one fused [M, 2I] gate/up projection; I = intermediate size",
            key=("M", "I"), buckets=("pow2", "exact"), key_of=key_of, launch=silu_mul, torch=silu_mul_torch,
-           outputs=outputs, candidates=candidates),
+           outputs=outputs, candidates=candidates, params={None: (PARAMS, ())}),
 )

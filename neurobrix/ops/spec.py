@@ -13,12 +13,13 @@ each call before it is made, and how a recorded forward pass lists every call.
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 Config = dict[str, Any]
 Span = tuple[int, "int | None"]  # an inclusive range of a key dimension; None: unbounded above
 Call = tuple[str, tuple[int, ...]]  # (dtype name, key values in key order)
+LAUNCH_OPTIONS = ("num_warps", "num_stages")  # what a setting holds for Triton's launch, not for the kernel
 
 
 def _no_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
@@ -44,6 +45,9 @@ class OpSpec:
     shared_memory: Callable[[Mapping[str, Any], Mapping[str, int], int], int] = _no_shared_memory
     # the values of config["variant"] the launcher knows (a kernel with several code paths)
     variants: tuple[str, ...] = ()
+    # the meta-parameters of a setting, per variant (None: an op without variants): those it must hold, and
+    # those it may; besides them a setting holds launch options (LAUNCH_OPTIONS) and its variant only
+    params: Mapping[str | None, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
 
     def __post_init__(self) -> None:
         if len(self.key) != len(self.buckets):
@@ -51,3 +55,17 @@ class OpSpec:
 
     def rules(self) -> dict[str, str]:
         return dict(zip(self.key, self.buckets))
+
+    def setting_problem(self, config: Mapping[str, Any]) -> str | None:
+        """Why the launcher would not run ``config`` as it was certified (None: it would): a meta-parameter it
+        lacks, or one this op does not have (Triton's interpreter ignores it, its compiler refuses it at the
+        first launch). Its variant, when the op has variants, is known (preflight checks it first)."""
+        required, optional = self.params.get(config.get("variant") if self.variants else None, ((), ()))
+        known = {*required, *optional, *LAUNCH_OPTIONS, *(("variant",) if self.variants else ())}
+        missing = [name for name in required if name not in config]
+        if missing:
+            return f"lacks {', '.join(missing)}, which this neurobrix's '{self.name}' kernel needs"
+        unknown = [name for name in config if name not in known]
+        if unknown:
+            return f"holds {', '.join(unknown)}, which this neurobrix's '{self.name}' kernel does not have"
+        return None
