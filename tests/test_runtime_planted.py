@@ -1,0 +1,75 @@
+"""The runtime's edges that planted bugs in its decoding and preflight code went through: each test here
+failed with one such bug and passes without it (which bug: its docstring)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neurobrix.config import ModelConfig
+from neurobrix.errors import UsageError
+from neurobrix.generate import Sampling, generate_batch, sample
+
+TINY = ModelConfig(
+    architecture="llama",
+    hidden_size=16,
+    intermediate_size=32,
+    num_layers=1,
+    num_heads=2,
+    num_kv_heads=1,
+    head_dim=8,
+    vocab_size=32,
+    max_positions=64,
+    rope_theta=10000.0,
+    rms_norm_eps=1e-5,
+    tie_word_embeddings=False,
+    qkv_bias=False,
+)
+
+
+def tiny_model(capacity: int):
+    """TINY on zero weights and PyTorch's kernels, on the CPU: every logit 0, so greedy picks token 0."""
+    from neurobrix.model import Transformer
+    from neurobrix.ops import TORCH
+    from neurobrix.warmup import scratch_weights
+
+    return Transformer(
+        TINY, scratch_weights(TINY, torch.float32, torch.device("cpu")), TORCH, batch=1, capacity=capacity
+    )
+
+
+@pytest.mark.parametrize("device_pick", [True, False])
+def test_a_generation_needing_one_cache_position_more_than_built_is_refused(device_pick):
+    """A prompt of P tokens and N new tokens fill P + N - 1 cache positions (the last token is never fed): that
+    many fit a cache of that capacity, one more is refused before anything runs (a check one short let the last
+    decode step write one position past the cache)."""
+    prompt, capacity = [1, 2, 3], 8
+    fits = capacity - len(prompt) + 1
+    model = tiny_model(capacity)
+    outs, _ = generate_batch(model, [prompt], fits, Sampling(), set(), device_pick=device_pick)
+    assert outs == [[0] * fits]
+    with pytest.raises(UsageError, match=f"need a KV cache of {capacity + 1} positions; this model was built with"):
+        generate_batch(model, [prompt], fits + 1, Sampling(), set(), device_pick=device_pick)
+
+
+@pytest.mark.parametrize("top_p", [0.25, 0.5, 0.75])
+def test_a_nucleus_reaching_top_p_exactly_ends_there_as_in_transformers(top_p):
+    """Four equal logits (sums exact in binary): the nucleus reaches top_p after top_p x 4 tokens, and top-p
+    keeps those and no more, as transformers' TopPLogitsWarper does (it removes each token whose ascending
+    cumulative mass is at most 1 - top_p). A comparison that keeps the token where the mass before it equals
+    top_p (> for >=) kept one more."""
+    transformers = pytest.importorskip("transformers")
+    logits = torch.zeros((1, 4))
+    warped = transformers.generation.logits_process.TopPLogitsWarper(top_p)(None, logits.clone())
+    want = int(torch.isfinite(warped).sum())
+    handed = []
+
+    def draw(probs, n, generator=None):
+        handed.append(probs.clone())
+        return probs.argmax(dim=-1, keepdim=True)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch, "multinomial", draw)
+        sample(logits, Sampling(temperature=1.0, top_p=top_p), None)
+    assert want == round(top_p * 4)
+    assert int((handed[0] > 0).sum()) == want and torch.equal(handed[0][handed[0] > 0], torch.full((want,), 1 / want))
