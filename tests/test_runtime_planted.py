@@ -73,3 +73,42 @@ def test_a_nucleus_reaching_top_p_exactly_ends_there_as_in_transformers(top_p):
         sample(logits, Sampling(temperature=1.0, top_p=top_p), None)
     assert want == round(top_p * 4)
     assert int((handed[0] > 0).sum()) == want and torch.equal(handed[0][handed[0] > 0], torch.full((want,), 1 / want))
+
+
+# --- preflight's lookup ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "rule, value, bucket",
+    [
+        ("pow2>=16", 15, (1, 16)),
+        ("pow2>=16", 16, (1, 16)),
+        ("pow2>=16", 17, (17, 32)),
+        ("pow2>=256", 256, (1, 256)),
+        ("pow2", 1, (1, 1)),
+        ("pow2", 2, (2, 2)),
+        ("pow2", 4, (3, 4)),
+        ("pow2", 5, (5, 8)),
+    ],
+)
+def test_a_length_at_a_bucket_edge_is_in_the_bucket_it_ends(rule, value, bucket):
+    """F itself is in pow2>=F's first bucket [1, F] (a first bucket closed below F put a 16-token prompt in
+    [9, 16], which no certified entry holds)."""
+    from neurobrix.buckets import bucket_of
+
+    assert bucket_of(rule, value) == bucket
+
+
+def test_each_call_is_looked_up_in_its_own_dtype(tmp_path):
+    """A class certified in fp32 only has no setting for an fp16 call: preflight names it (looking every call
+    up as fp32 gave the fp16 call the fp32 setting)."""
+    from kernel_tables import write_tables
+
+    from neurobrix import tables
+    from neurobrix.errors import MissingEntryError
+    from neurobrix.plan import resolve
+
+    loaded = tables.load(write_tables(tmp_path / "t", dtypes=("fp32",)))
+    assert resolve({("linear", "fp32", (2, 8, 4))}, loaded, "interpreter").settings
+    with pytest.raises(MissingEntryError, match=r"linear +fp16 M=2, N=8, K=4 "):
+        resolve({("linear", "fp16", (2, 8, 4))}, loaded, "interpreter")
