@@ -232,8 +232,10 @@ def verdict(class_id: str, tables: Tables | None = None, running: Stack | None =
 
 # Variables read by Triton's Python side that change the code it compiles from a setting, or replace it
 # (kernel overrides, another ptxas or libdevice, another target, instrumentation, debug mode's device asserts
-# and integer overflow checks). Triton lists the ones its compiler reads itself
-# (get_cache_invalidating_env_vars); these it does not.
+# and integer overflow checks), or that hand Triton its binaries from elsewhere (a cache manager or remote cache
+# backend class the environment names: Python code imported by Triton, serving whatever it holds under a
+# kernel's key). Triton lists the ones its compiler reads itself (get_cache_invalidating_env_vars); these it
+# does not.
 CODEGEN_ENV = (
     "TRITON_KERNEL_OVERRIDE",
     "TRITON_SWAP_MIR",
@@ -250,6 +252,8 @@ CODEGEN_ENV = (
     "TRITON_INSTRUMENTATION_MODE",
     "TRITON_PLUGIN_PATHS",
     "LLVM_PASS_PLUGIN_PATH",
+    "TRITON_CACHE_MANAGER",
+    "TRITON_REMOTE_CACHE_BACKEND",
 )
 
 

@@ -319,6 +319,9 @@ def proven_here(monkeypatch):
         {"PTXAS_OPTIONS": "-O0"},
         {"TRITON_DEBUG": "1"},  # compiled with device asserts and a check on every integer add and multiply
         {"TRITON_OVERRIDE_ARCH": "sm80", "TRITON_LIBDEVICE_PATH": "/tmp/libdevice.bc"},
+        # binaries from a cache class the environment names (imported code, serving any binary under a key)
+        {"TRITON_CACHE_MANAGER": "evil.cache:Manager"},
+        {"TRITON_REMOTE_CACHE_BACKEND": "evil.remote:Backend"},
     ],
 )
 def test_a_gpu_class_is_not_run_with_triton_told_to_compile_otherwise(proven_here, monkeypatch, set_here):
