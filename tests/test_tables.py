@@ -213,6 +213,8 @@ def test_a_setting_of_a_variant_the_kernel_does_not_have_is_refused_before_loadi
         ("silu_mul", {"BLOCK_I": None}, "lacks BLOCK_I, which this neurobrix's 'silu_mul' kernel needs"),
         ("linear", {"SPLIT_K": 2}, "holds SPLIT_K, which"),  # a parameter of another variant (tiled here)
         ("linear", {"GROUP_M": None}, "lacks GROUP_M"),
+        ("linear", {"BLOCK_M": 32.0}, "holds BLOCK_M=32.0, where this neurobrix's 'linear' kernel takes whole"),
+        ("rms_norm", {"num_warps": 4.0}, "holds num_warps=4.0, where"),
     ],
 )
 def test_a_setting_with_parameters_its_kernel_does_not_take_is_refused_first(tmp_path, kernel, change, problem):

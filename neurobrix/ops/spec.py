@@ -68,4 +68,9 @@ class OpSpec:
         unknown = [name for name in config if name not in known]
         if unknown:
             return f"holds {', '.join(unknown)}, which this neurobrix's '{self.name}' kernel does not have"
+        # no kernel takes a fractional meta-parameter or launch option: 64.0 is not the 64 certified (Triton
+        # compiles a float constexpr, or fails inside its launcher at the first launch)
+        fractional = [f"{name}={value!r}" for name, value in config.items() if isinstance(value, float)]
+        if fractional:
+            return f"holds {', '.join(fractional)}, where this neurobrix's '{self.name}' kernel takes whole numbers"
         return None
