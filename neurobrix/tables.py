@@ -206,12 +206,42 @@ def _read_text(path: Path, shown: str, sha256: str | None) -> str:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
 
 
+class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
+    """The safe loader refusing a mapping that names a key twice: PyYAML keeps the last silently, so a reader
+    of the file (a reviewer, another tool) and the engine could take two different values from it."""
+
+    def construct_mapping(self, node: Any, deep: bool = False) -> Any:
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = self.construct_object(key_node, deep=True)
+            try:
+                twice = key in seen
+            except TypeError:  # an unhashable key: the safe constructor refuses it below
+                continue
+            if twice:
+                raise yaml.constructor.ConstructorError(
+                    "while constructing a mapping", node.start_mark, f"found the key {key!r} twice", key_node.start_mark
+                )
+            seen.add(key)
+        return super().construct_mapping(node, deep)
+
+
+def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    """json's object hook refusing an object that names a key twice (json keeps the last silently)."""
+    found = dict(pairs)
+    if len(found) != len(pairs):
+        twice = sorted({key for key, _ in pairs if sum(k == key for k, _ in pairs) > 1})
+        raise ValueError(f"an object names the key(s) {', '.join(map(repr, twice))} twice")
+    return found
+
+
 def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
-    """``yaml.safe_load`` of one file; a syntax error names the file and the line. With ``sha256``,
-    the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
+    """``yaml.safe_load`` of one file, a key named twice in a mapping refused; a syntax error names the file
+    and the line. With ``sha256``, the bytes parsed are the bytes verified (a file swapped after the folder
+    check is refused)."""
     text = _read_text(path, shown, sha256)
     try:
-        return yaml.load(text, Loader=SAFE_LOADER)  # noqa: S506 - the safe loader, libyaml's when present
+        return yaml.load(text, Loader=_UniqueKeys)  # noqa: S506 - the safe loader, libyaml's when present
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
@@ -223,10 +253,11 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
 
 
 def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
-    """``json.loads`` of one file (the settings indexes); a syntax error names the file and the line."""
+    """``json.loads`` of one file (the settings indexes), a key named twice in an object refused; a syntax
+    error names the file and the line."""
     text = _read_text(path, shown, sha256)
     try:
-        return json.loads(text)
+        return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:
         raise TablesError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
     except (ValueError, RecursionError) as exc:  # a number of over 4,300 digits, arrays nested too deep

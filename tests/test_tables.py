@@ -489,6 +489,34 @@ def test_json_that_json_refuses_other_than_by_syntax_names_the_file(fixture_tabl
         tables.load().index("interpreter", "demo")
 
 
+def test_a_key_named_twice_in_a_table_file_is_refused(fixture_tables):
+    """json and PyYAML keep the last of two equal keys silently: a reviewer reading the file's first value and
+    the engine running its last. Refused in an index, in class.yaml and in the tracked-file list, naming the file."""
+    index = fixture_tables / "interpreter" / "demo.json"
+    index.write_text(index.read_text().replace('"kernel": "demo",', '"kernel": "demo", "kernel": "demo",', 1))
+    retrack(fixture_tables)
+    with pytest.raises(
+        TablesError, match=r"interpreter/demo\.json: not valid JSON: an object names the key\(s\) 'kernel' twice"
+    ):
+        tables.load().index("interpreter", "demo")
+    class_yaml = fixture_tables / "interpreter" / tables.CLASS_NAME
+    lines = class_yaml.read_text().splitlines()
+    first = next(n for n, line in enumerate(lines) if line.startswith("class:"))
+    class_yaml.write_text("\n".join(lines[: first + 1] + [lines[first]] + lines[first + 1 :]) + "\n")
+    retrack(fixture_tables)
+    with pytest.raises(
+        TablesError, match=r"interpreter/class\.yaml:\d+:\d+: not valid YAML: found the key 'class' twice"
+    ):
+        tables.load()
+    tracked = fixture_tables / tables.TRACKED_NAME
+    text = tracked.read_text()
+    size = re.search(r"\n( +)size: (\d+)\n", text)
+    assert size is not None
+    tracked.write_text(text.replace(size.group(0), size.group(0) + f"{size.group(1)}size: {size.group(2)}\n", 1))
+    with pytest.raises(TablesError, match=r"TRACKED\.yaml:\d+:\d+: not valid YAML: found the key 'size' twice"):
+        tables.load()
+
+
 INDEX_CASES = [
     # an entry is [dtypes, lo, hi of M, lo, hi of N, config position]
     (lambda d: d["entries"][1].__setitem__(1, 65), r"entries\[1\]\.M': expected integers 1 <= lo <= hi .*\[65, 64\]"),
