@@ -195,6 +195,21 @@ def reference_distribution(logits: list[float], temperature: float, top_k: int |
     return [weights.get(i, 0.0) / total for i in range(len(scores))]
 
 
+def handed_to_the_draw(logits: torch.Tensor, sampling: Sampling, seen: torch.Tensor | None = None):
+    """``sample``'s tokens and the distributions it hands ``torch.multinomial`` (each draw replaced by the row's
+    most likely token)."""
+    handed: list[torch.Tensor] = []
+
+    def draw(probs, n, generator=None):
+        handed.append(probs.clone())
+        return probs.argmax(dim=-1, keepdim=True)
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(torch, "multinomial", draw)
+        tokens = sample(logits, sampling, None, seen) if seen is not None else sample(logits, sampling, None)
+    return tokens, handed
+
+
 def _margin_ok(logits: list[float], temperature: float, top_k: int | None, top_p: float | None) -> bool:
     """No cumulative probability within float32's reach of top_p (where either side of the cut is right)."""
     if top_p is None or top_p >= 1:
@@ -226,16 +241,7 @@ def test_sampling_draws_from_the_defined_distribution(data, vocab, rows, tempera
         spread = data.draw(st.sampled_from([0.05, 0.3, 1.0]))
         logits.append([(v - vocab / 2) * spread for v in order])
     assume(all(_margin_ok(row, temperature, top_k, top_p) for row in logits))
-    seen = []
-
-    def draw(probs, n, generator=None):
-        seen.append(probs.clone())
-        return probs.argmax(dim=-1, keepdim=True)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch, "multinomial", draw)
-        tokens = sample(torch.tensor(logits), Sampling(temperature, top_k, top_p, seed=0), None)
-    (probs,) = seen
+    tokens, (probs,) = handed_to_the_draw(torch.tensor(logits), Sampling(temperature, top_k, top_p, seed=0))
     assert probs.shape == (rows, vocab) and tokens.shape == (rows,)
     for row, got in zip(logits, probs):
         want = torch.tensor(reference_distribution(row, temperature, top_k, top_p), dtype=torch.float64)
@@ -335,14 +341,6 @@ def test_sampling_with_a_repetition_penalty_draws_from_transformers_distribution
         scores = TopPLogitsWarper(top_p)(ids, scores)
     want = scores.softmax(dim=-1)
     seen = torch.zeros((1, vocab), dtype=torch.bool).scatter_(1, ids, True)
-    drawn = []
-
-    def draw(probs, n, generator=None):
-        drawn.append(probs.clone())
-        return probs.argmax(dim=-1, keepdim=True)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch, "multinomial", draw)
-        token = sample(logits, Sampling(temperature, top_k, top_p, repetition_penalty=penalty), None, seen)
+    token, drawn = handed_to_the_draw(logits, Sampling(temperature, top_k, top_p, repetition_penalty=penalty), seen)
     torch.testing.assert_close(drawn[0], want, rtol=0, atol=1e-6)
     assert bool(seen[0, token[0]])  # the drawn token is marked for the next step

@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import pytest
 import torch
+from test_model_reference import handed_to_the_draw
 
 from neurobrix.config import ModelConfig
 from neurobrix.errors import UsageError
-from neurobrix.generate import Sampling, generate_batch, sample
+from neurobrix.generate import Sampling, generate_batch
 
 TINY = ModelConfig(
     architecture="llama",
@@ -62,15 +63,7 @@ def test_a_nucleus_reaching_top_p_exactly_ends_there_as_in_transformers(top_p):
     logits = torch.zeros((1, 4))
     warped = transformers.generation.logits_process.TopPLogitsWarper(top_p)(None, logits.clone())
     want = int(torch.isfinite(warped).sum())
-    handed = []
-
-    def draw(probs, n, generator=None):
-        handed.append(probs.clone())
-        return probs.argmax(dim=-1, keepdim=True)
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setattr(torch, "multinomial", draw)
-        sample(logits, Sampling(temperature=1.0, top_p=top_p), None)
+    _, handed = handed_to_the_draw(logits, Sampling(temperature=1.0, top_p=top_p))
     assert want == round(top_p * 4)
     assert int((handed[0] > 0).sum()) == want and torch.equal(handed[0][handed[0] > 0], torch.full((want,), 1 / want))
 
