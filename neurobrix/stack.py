@@ -234,8 +234,8 @@ def verdict(class_id: str, tables: Tables | None = None, running: Stack | None =
 # (kernel overrides, another ptxas or libdevice, another target, instrumentation, debug mode's device asserts
 # and integer overflow checks), or that hand Triton its binaries from elsewhere (a cache manager or remote cache
 # backend class the environment names: Python code imported by Triton, serving whatever it holds under a
-# kernel's key). Triton lists the ones its compiler reads itself (get_cache_invalidating_env_vars); these it
-# does not.
+# kernel's key), or its compiler and driver (TRITON_DEFAULT_BACKEND: a backend by name, read outside its
+# knobs). Refused whatever the installed Triton's knobs say: the floor under the allow-list below.
 CODEGEN_ENV = (
     "TRITON_KERNEL_OVERRIDE",
     "TRITON_SWAP_MIR",
@@ -254,13 +254,71 @@ CODEGEN_ENV = (
     "LLVM_PASS_PLUGIN_PATH",
     "TRITON_CACHE_MANAGER",
     "TRITON_REMOTE_CACHE_BACKEND",
+    "TRITON_DEFAULT_BACKEND",
 )
+
+# The variables Triton reads that a GPU class may run with, each changing neither the code Triton compiles from
+# a setting nor the binary it launches. Every other variable Triton reads refuses a GPU class when set: each of
+# its knobs (``triton.knobs``, every group), each one its compiler lists as changing what it compiles, and
+# CODEGEN_ENV. An allow-list rather than a deny-list: a variable a later Triton adds, or one misread here, is
+# refused until someone reads what it does and lists it, which costs a user one line telling which variable to
+# unset; a deny-list would let it through silently, and the kernel run would no longer be the one proven.
+HARMLESS_ENV = {
+    "TRITON_INTERPRET": "whether Triton interprets: that is the interpreter class (neurobrix.gpu)",
+    "TRITON_HOME": "where Triton's folders are",
+    "TRITON_CACHE_DIR": "where Triton keeps its binaries (each under a hash of source, setting, compiler, options)",
+    "TRITON_DUMP_DIR": "where dumps would go; a dump itself is refused",
+    "TRITON_OVERRIDE_DIR": "read only with TRITON_KERNEL_OVERRIDE, which is refused",
+    "TRITON_ALWAYS_COMPILE": "compiles again instead of reading the cache: the same code",
+    "TRITON_STORE_BINARY_ONLY": "which intermediate files the cache keeps beside each binary",
+    "TRITON_LIBCUDA_PATH": "where the CUDA driver library is, when the loader's path does not say",
+    "TRITON_CUOBJDUMP_PATH": "a disassembler, run only to show a binary",
+    "TRITON_NVDISASM_PATH": "a disassembler, run only to show a binary",
+    "CC": "the C compiler of Triton's host-side helpers, built from Triton's own C source, not of a kernel",
+}
+HARMLESS_GROUPS = {
+    "autotuning": "the autotuner's cache and printing: the engine has no autotuner",
+    "proton": "Triton's profiler, which reads counters and compiles nothing",
+    "redis": "read only by the Redis cache backend, which TRITON_REMOTE_CACHE_BACKEND would name (refused)",
+}
+# Python-side hooks of triton.knobs.runtime that change what runs: stages added to the compiler's pipeline, and
+# a hook that may skip a kernel's compile and launch (its launch returns nothing). The others only observe.
+CODEGEN_HOOKS = ("add_stages_inspection_hook", "jit_cache_hook")
+
+
+def _triton_knobs() -> tuple[dict[str, str], dict[str, str]]:
+    """(every environment variable Triton's knobs read -> its group, knobs set from Python -> their value),
+    empty for a Triton without ``triton.knobs``. Reads no knob's value (a tool's knob runs the tool)."""
+    try:
+        from triton import knobs
+    except ImportError:
+        return {}, {}
+    read: dict[str, str] = {}
+    set_here: dict[str, str] = {}
+    base = getattr(knobs, "base_knobs", None)
+    for group_name, group in sorted(vars(knobs).items()):
+        if base is None or not isinstance(group, base):
+            continue
+        for name, descriptor in group.knob_descriptors.items():
+            read[descriptor.key] = group_name
+            if name in vars(group) and group_name not in HARMLESS_GROUPS and descriptor.key not in HARMLESS_ENV:
+                set_here[f"triton.knobs.{group_name}.{name}"] = repr(vars(group)[name])
+        if group_name == "runtime":
+            for hook in CODEGEN_HOOKS:
+                if getattr(group, hook, None) is not None:
+                    set_here[f"triton.knobs.runtime.{hook}"] = repr(getattr(group, hook))
+    return read, set_here
 
 
 def compiler_overrides() -> dict[str, str]:
-    """The environment variables set here that make Triton compile other code from a setting than it does by
-    default: those its compiler reports itself, and :data:`CODEGEN_ENV`."""
-    found = {name: os.environ[name] for name in CODEGEN_ENV if os.environ.get(name)}
+    """What makes Triton compile other code from a setting than it does by default, or launch other code: the
+    variables set here that Triton reads and :data:`HARMLESS_ENV` does not list (those its compiler reports
+    itself, its knobs' and :data:`CODEGEN_ENV`), and knobs set from Python (``triton.knobs.<group>.<name>``)."""
+    read, found = _triton_knobs()
+    wanted = set(CODEGEN_ENV) | {
+        key for key, group in read.items() if key not in HARMLESS_ENV and group not in HARMLESS_GROUPS
+    }
+    found.update({name: os.environ[name] for name in wanted if os.environ.get(name)})
     try:
         from triton._C.libtriton import get_cache_invalidating_env_vars
     except ImportError:  # a Triton without that list (none that a class certifies today)

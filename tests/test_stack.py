@@ -322,6 +322,9 @@ def proven_here(monkeypatch):
         # binaries from a cache class the environment names (imported code, serving any binary under a key)
         {"TRITON_CACHE_MANAGER": "evil.cache:Manager"},
         {"TRITON_REMOTE_CACHE_BACKEND": "evil.remote:Backend"},
+        {"TRITON_DEFAULT_BACKEND": "amd"},  # another compiler and driver, read outside Triton's knobs
+        # knobs in no list of what changes code: refused because the allow-list does not name them
+        {"TRITON_AMD_CODEGEN_PATH": "/tmp/codegen.so", "TRITON_FPSAN_HOMOMORPHIC_CASTS": "1"},
     ],
 )
 def test_a_gpu_class_is_not_run_with_triton_told_to_compile_otherwise(proven_here, monkeypatch, set_here):
@@ -337,3 +340,42 @@ def test_a_gpu_class_is_not_run_with_triton_told_to_compile_otherwise(proven_her
     assert str(refused.value).startswith(stack.compiler_problem("nvidia-h200"))  # what doctor reports too
     stack.require_certified_stack("interpreter")
     assert stack.compiler_problem("interpreter") is None
+
+
+def test_a_variable_triton_reads_is_refused_unless_the_allow_list_names_it(proven_here, monkeypatch):
+    """An allow-list, not a deny-list: a knob a later Triton adds is refused when set until it is listed as
+    harmless; those listed (the cache's folder, compiling again, the host C compiler, the autotuner's) are not."""
+    from triton import knobs
+
+    monkeypatch.setattr(knobs.language_knobs, "new_codegen", knobs.env_bool("TRITON_NEW_CODEGEN"), raising=False)
+    monkeypatch.setenv("TRITON_NEW_CODEGEN", "1")
+    with pytest.raises(CompilerStackError, match="TRITON_NEW_CODEGEN=1"):
+        stack.require_certified_stack("nvidia-h200")
+    monkeypatch.delenv("TRITON_NEW_CODEGEN")
+    for name, value in {
+        "TRITON_CACHE_DIR": "/tmp/cache",
+        "TRITON_ALWAYS_COMPILE": "1",
+        "CC": "gcc",
+        "TRITON_PRINT_AUTOTUNING": "1",
+    }.items():
+        monkeypatch.setenv(name, value)
+    stack.require_certified_stack("nvidia-h200")
+    assert set(stack.HARMLESS_ENV) <= {
+        d.key for g in vars(knobs).values() if isinstance(g, knobs.base_knobs) for d in g.knob_descriptors.values()
+    }  # each one a variable Triton reads
+
+
+def test_knobs_set_from_python_refuse_a_gpu_class(proven_here, monkeypatch):
+    """A program may set Triton's knobs without the environment: a cache manager class (never copied to the
+    environment), or a hook adding stages to the compiler's pipeline. Refused, named as the knob."""
+    from triton import knobs
+    from triton.runtime.cache import FileCacheManager
+
+    monkeypatch.setitem(vars(knobs.cache), "manager_class", FileCacheManager)
+    with pytest.raises(CompilerStackError, match=r"triton\.knobs\.cache\.manager_class="):
+        stack.require_certified_stack("nvidia-h200")
+    monkeypatch.delitem(vars(knobs.cache), "manager_class")
+    monkeypatch.setattr(knobs.runtime, "add_stages_inspection_hook", lambda: ("", ""))
+    with pytest.raises(CompilerStackError, match=r"triton\.knobs\.runtime\.add_stages_inspection_hook="):
+        stack.require_certified_stack("nvidia-h200")
+    stack.require_certified_stack("interpreter")
