@@ -310,11 +310,32 @@ def _triton_knobs() -> tuple[dict[str, str], dict[str, str]]:
     return read, set_here
 
 
+def _foreign_backends() -> dict[str, str]:
+    """Triton's backends for NVIDIA and AMD GPUs that another installed package provides: Triton takes its
+    backends from the ``triton.backends`` entry points, a later one of a name replacing Triton's own (its
+    compiler and its driver are then that package's code). Backend name -> the modules it comes from."""
+    try:
+        from triton.backends import backends
+    except ImportError:
+        return {}
+    found = {}
+    for name in ("nvidia", "amd"):
+        backend = backends.get(name)
+        if backend is None:
+            continue
+        modules = (backend.compiler.__module__, backend.driver.__module__)
+        if modules != (f"triton.backends.{name}.compiler", f"triton.backends.{name}.driver"):
+            found[f"triton.backends[{name!r}]"] = " and ".join(modules)
+    return found
+
+
 def compiler_overrides() -> dict[str, str]:
     """What makes Triton compile other code from a setting than it does by default, or launch other code: the
     variables set here that Triton reads and :data:`HARMLESS_ENV` does not list (those its compiler reports
-    itself, its knobs' and :data:`CODEGEN_ENV`), and knobs set from Python (``triton.knobs.<group>.<name>``)."""
+    itself, its knobs' and :data:`CODEGEN_ENV`), knobs set from Python (``triton.knobs.<group>.<name>``) and a
+    GPU backend another package put in place of Triton's own (``triton.backends['nvidia']``)."""
     read, found = _triton_knobs()
+    found.update(_foreign_backends())
     wanted = set(CODEGEN_ENV) | {
         key for key, group in read.items() if key not in HARMLESS_ENV and group not in HARMLESS_GROUPS
     }

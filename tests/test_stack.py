@@ -379,3 +379,19 @@ def test_knobs_set_from_python_refuse_a_gpu_class(proven_here, monkeypatch):
     with pytest.raises(CompilerStackError, match=r"triton\.knobs\.runtime\.add_stages_inspection_hook="):
         stack.require_certified_stack("nvidia-h200")
     stack.require_certified_stack("interpreter")
+
+
+def test_a_gpu_backend_from_another_package_refuses_a_gpu_class(proven_here, monkeypatch):
+    """Triton takes its backends from entry points, a package's "nvidia" replacing Triton's own compiler and
+    driver: no setting was proven on that code. Refused, naming where the backend comes from."""
+    from triton import backends
+
+    class Compiler(backends.compiler.BaseBackend):  # the shape of a package's compiler, never run
+        pass
+
+    own = backends.backends["nvidia"]
+    monkeypatch.setitem(backends.backends, "nvidia", backends.Backend(Compiler, own.driver))
+    with pytest.raises(CompilerStackError, match=r"triton\.backends\['nvidia'\]=test_stack and "):
+        stack.require_certified_stack("nvidia-h200")
+    monkeypatch.setitem(backends.backends, "nvidia", own)
+    stack.require_certified_stack("nvidia-h200")
