@@ -85,9 +85,15 @@ class Plan:
     class_id: str
     settings: Mapping[PlannedCall, Config]
     pdl: bool = False  # the class's launch features say programmatic dependent launch pays
+    tables: Tables | None = dataclasses.field(default=None, compare=False, repr=False)  # resolved from these
 
     def ops(self) -> Any:
-        """The Triton ops launching each call with its planned setting (and the class's launch features)."""
+        """The Triton ops launching each call with its planned setting (and the class's launch features), once
+        this machine is found to be of the plan's class, on its stack (``neurobrix.stack.require_runnable``):
+        planning for any class is free, launching is not."""
+        from .stack import require_runnable
+
+        require_runnable(self.class_id, self.tables)
         return certified(self.settings, self.pdl)
 
 
@@ -147,7 +153,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
             + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
         )
-    return Plan(class_id, settings, "pdl" in tables.classes[class_id].launch)
+    return Plan(class_id, settings, "pdl" in tables.classes[class_id].launch, tables)
 
 
 def length_segments(tables: Tables, class_id: str, lo: int, hi: int) -> list[tuple[int, int]]:

@@ -349,16 +349,34 @@ def compiler_overrides() -> dict[str, str]:
     return dict(sorted(found.items()))
 
 
-def require_certified_stack(class_id: str) -> None:
+def require_certified_stack(class_id: str, tables: Tables | None = None) -> None:
     """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on, or
     with Triton told to compile them otherwise than it does by default (a GPU class: the interpreter compiles
     nothing)."""
-    found = verdict(class_id)
+    found = verdict(class_id, tables)
     if not found.ok:
         raise CompilerStackError(found.refusal())
     problem = compiler_problem(class_id)
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")
+
+
+def require_runnable(class_id: str, tables: Tables | None = None) -> None:
+    """Refuse to launch class ``class_id``'s settings (from ``tables``, default the located ones) on this
+    machine unless its device is of that class (UncertifiedGPUError: a setting proven on one GPU class is not
+    run on another) and its stack and environment are the class's (CompilerStackError). What every way to the
+    certified kernels passes through, the Python API's included (``neurobrix.plan.Plan.ops``)."""
+    from .errors import UncertifiedGPUError
+    from .gpu import detect_class
+
+    loaded = tables if tables is not None else load()
+    here = detect_class(loaded).id
+    if here != class_id:
+        raise UncertifiedGPUError(
+            f"these settings are GPU class {class_id}'s and this machine's device is of class {here}: a setting "
+            f"runs only on the class it was proven on. Plan for class {here} (nothing was launched)."
+        )
+    require_certified_stack(class_id, loaded)
 
 
 def compiler_problem(class_id: str) -> str | None:

@@ -115,6 +115,8 @@ def describe_lengths(intervals: list[Interval]) -> str:
 class WarmupPlan:
     """The lengths a run of this model can have on this class, and the passes that cover them."""
 
+    class_id: str
+    tables: Tables = field(compare=False, repr=False)
     prompts: list[Interval]  # prompt lengths a run can have (certified, within the limits)
     capacities: list[Interval]  # KV-cache capacities a run can have
     refused_prompts: list[Interval]  # within the limits, but with no certified setting: `run` refuses them
@@ -181,6 +183,8 @@ def plan_warmup(
     prompts = _intersect(prompts, _merge([(max(1, a - new), b - 1) for a, b in capacities]))
     capacities = _intersect(capacities, _merge([(a + 1, min(b + new, context)) for a, b in prompts]))
     plan = WarmupPlan(
+        class_id,
+        tables,
         _merge(prompts),
         _merge(capacities),
         refused_prompts,
@@ -233,7 +237,9 @@ def launch(
     from .generate import Decoder, prefill
     from .model import Transformer
     from .ops import certified
+    from .stack import require_runnable
 
+    require_runnable(plan.class_id, plan.tables)  # the plan's class is this machine's, on its stack
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
     ops = certified(plan.settings, plan.pdl)

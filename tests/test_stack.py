@@ -395,3 +395,24 @@ def test_a_gpu_backend_from_another_package_refuses_a_gpu_class(proven_here, mon
         stack.require_certified_stack("nvidia-h200")
     monkeypatch.setitem(backends.backends, "nvidia", own)
     stack.require_certified_stack("nvidia-h200")
+
+
+def test_settings_of_another_class_are_not_launched_here():
+    """Planning for any class is free (certify and the catalogue's walk do it), launching is not: a plan of
+    nvidia-h200's settings made through the Python API on this interpreter machine gives no ops (exit 5, both
+    classes named), and warmup's launch of such a plan launches nothing; the interpreter's own plan runs."""
+    import torch
+
+    from neurobrix.errors import UncertifiedGPUError
+    from neurobrix.plan import resolve
+    from neurobrix.warmup import WarmupPlan, launch
+
+    loaded = tables.load()
+    first = loaded.index("nvidia-h200", "rms_norm").entries[0].domain
+    call = ("rms_norm", first.dtypes[0], tuple(lo for _, lo, _ in first.ranges))
+    plan = resolve({call}, loaded, "nvidia-h200")
+    with pytest.raises(UncertifiedGPUError, match="class nvidia-h200's and this machine's device is of class interp"):
+        plan.ops()
+    with pytest.raises(UncertifiedGPUError, match="class nvidia-h200's"):
+        launch(None, WarmupPlan("nvidia-h200", loaded, [], [], [], []), "bf16", torch.device("cpu"))
+    assert resolve({("rms_norm", "fp32", (2, 8))}, loaded, "interpreter").ops().name == "triton"
