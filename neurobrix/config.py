@@ -1,8 +1,9 @@
 """A Llama-family model's architecture, read from a Hugging Face config.json and checked.
 
 Supported: LlamaForCausalLM (Llama 2/3, TinyLlama, Llama-3 rope scaling, tied embeddings),
-MistralForCausalLM (no sliding window) and Qwen2ForCausalLM (q/k/v bias). Anything else is refused
-by name before any weight is read.
+MistralForCausalLM and Qwen2ForCausalLM (q/k/v bias); a sliding attention window is kept in the config, and
+a generation reaching past it is refused (``neurobrix.generate``). Anything else is refused by name before
+any weight is read. A field config.json leaves out takes the value transformers' config class gives it.
 """
 
 from __future__ import annotations
@@ -15,6 +16,29 @@ from .errors import UsageError
 
 ARCHITECTURES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2"}
 MODEL_TYPES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2"}  # when "architectures" is absent
+
+# transformers' defaults (LlamaConfig, MistralConfig, Qwen2Config) for the fields config.json may leave out that
+# change the text: a Mistral file without sliding_window attends over a window of 4,096 tokens; None for
+# num_key_value_heads is num_attention_heads. (Not eos_token_id: generate takes the ids the file names, and a file
+# naming none ends nowhere, whatever the class's default.)
+DEFAULTS: dict[str, dict[str, Any]] = {
+    "llama": {"num_key_value_heads": None, "rms_norm_eps": 1e-6, "max_position_embeddings": 2048},
+    "mistral": {
+        "num_key_value_heads": 8,
+        "rms_norm_eps": 1e-6,
+        "max_position_embeddings": 4096 * 32,
+        "sliding_window": 4096,
+    },
+    "qwen2": {
+        "num_key_value_heads": 32,
+        "rms_norm_eps": 1e-6,
+        "max_position_embeddings": 32768,
+        "sliding_window": 4096,
+        "max_window_layers": 28,
+    },
+}
+# the MLP activations transformers' ACT2FN maps to SiLU (the only one the engine's kernels compute)
+SILU = ("silu", "swish")
 
 
 class ConfigError(UsageError):
@@ -38,6 +62,9 @@ class ModelConfig:
     qkv_bias: bool
     rope_scaling: Mapping[str, Any] | None = field(default=None, hash=False)
     eos_token_ids: tuple[int, ...] = ()  # config.json's eos_token_id (generation_config.json's wins)
+    # the attention window of any layer that has one: a query sees the keys of the last sliding_window positions
+    # (itself included), so a generation feeding more positions than that is refused; None: full attention
+    sliding_window: int | None = None
 
     @property
     def group_size(self) -> int:
@@ -68,17 +95,18 @@ class ModelConfig:
                 f"({', '.join(ARCHITECTURES)})"
             )
         arch = found[0]
-        if arch == "mistral" and data.get("sliding_window") not in (None, 0) or data.get("use_sliding_window"):
-            raise ConfigError(
-                f"{source}: sliding-window attention (sliding_window={data.get('sliding_window')}) is not supported"
-            )
-        # biases the engine has no place for: refused rather than silently dropped
-        if data.get("mlp_bias"):
+        data = {**DEFAULTS[arch], **data}
+        # what transformers' model computes with these fields, and the engine does not: refused, never dropped
+        act = data.get("hidden_act", "silu")
+        if act not in SILU:
+            raise ConfigError(f"{source}: hidden_act {act!r} is not supported (the MLP computes SiLU only)")
+        if arch == "llama" and data.get("mlp_bias"):  # MistralMLP and Qwen2MLP have no bias, whatever the file says
             raise ConfigError(f"{source}: mlp_bias is not supported (MLP projections without bias only)")
-        if arch != "qwen2" and data.get("attention_bias"):
+        if arch == "llama" and data.get("attention_bias"):  # MistralAttention has none; Qwen2's is its q/k/v bias
             raise ConfigError(f"{source}: attention_bias on {arch} (biased output projection) is not supported")
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = data.get("num_key_value_heads") or heads
+        window = _sliding_window(arch, data, need("num_hidden_layers"), source)
         head_dim = data.get("head_dim") or hidden // heads
         if heads % kv_heads:
             raise ConfigError(
@@ -111,4 +139,25 @@ class ModelConfig:
             eos_token_ids=tuple(
                 eos if isinstance(eos := data.get("eos_token_id"), list) else ([] if eos is None else [eos])
             ),
+            sliding_window=window,
         )
+
+
+def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str) -> int | None:
+    """The attention window transformers' model gives some layer (None: every layer attends to all positions).
+    Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on the layers layer_types marks
+    sliding (by default those from max_window_layers on)."""
+    window = data.get("sliding_window")
+    if arch == "llama" or window is None:
+        return None
+    if arch == "qwen2":
+        if not data.get("use_sliding_window"):
+            return None
+        types = data.get("layer_types") or [
+            "sliding_attention" if i >= data["max_window_layers"] else "full_attention" for i in range(layers)
+        ]
+        if "sliding_attention" not in types:
+            return None
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise ConfigError(f"{source}: field 'sliding_window' has an unexpected value {window!r}")
+    return window

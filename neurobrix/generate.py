@@ -404,6 +404,15 @@ def generate_batch(
             f"a {seq}-token prompt and {max_new_tokens} new tokens need a KV cache of "
             f"{seq + max_new_tokens - 1} positions; this model was built with {model.cache.capacity}"
         )
+    window = model.cfg.sliding_window
+    if window is not None and seq + max_new_tokens - 1 > window:
+        # transformers' model lets a query see only the last ``window`` positions; the engine attends to all,
+        # which is the same text only while every position fed lies within one window
+        raise UsageError(
+            f"a {seq}-token prompt and {max_new_tokens} new tokens feed the model {seq + max_new_tokens - 1} "
+            f"positions, more than its sliding attention window of {window} (config.json's sliding_window), "
+            "which NeuroBrix does not apply; shorten the prompt or lower --max-tokens"
+        )
     device = model.w.embed.device
     generator = None
     if opts.seed is not None:

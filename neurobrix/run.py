@@ -134,6 +134,44 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
     return sampling
 
 
+def new_token_limit(
+    cfg: ModelConfig, tokenizer: Tokenizer, prompt_len: int, asked: int | None, notice: Callable[[str], Any]
+) -> int:
+    """The most new tokens a run generates: ``asked`` (--max-tokens), else generation_config.json's max_new_tokens,
+    or its max_length less the prompt, as transformers' generate takes them, else DEFAULT_MAX_TOKENS. A default
+    reaching past what the model's context leaves after the prompt is cut to that, with a note; asked for, it is
+    refused. A model with a sliding attention window (which the engine does not apply) keeps the whole
+    generation within it, so that every query sees all positions, as transformers' model does there."""
+    span, what = cfg.max_positions, f"the model's context of {cfg.max_positions} tokens"
+    window = cfg.sliding_window
+    if window is not None and window + 1 < span:  # the last new token is never fed: W + 1 tokens in all
+        span = window + 1
+        what = (
+            f"the model's sliding attention window of {window} tokens (config.json's sliding_window: NeuroBrix "
+            "attends over whole sequences, so a generation stays within it)"
+        )
+    max_tokens = asked
+    if max_tokens is None:
+        max_tokens, source = DEFAULT_MAX_TOKENS, f"the default --max-tokens is {DEFAULT_MAX_TOKENS}"
+        from_model = tokenizer.max_new_tokens(prompt_len)
+        if from_model is not None:
+            max_tokens, source = from_model
+        if 1 <= span - prompt_len < max_tokens:
+            max_tokens = span - prompt_len
+            notice(
+                f"note: generating at most {max_tokens} tokens: {what} leaves that many after the "
+                f"{prompt_len}-token prompt ({source})"
+            )
+        elif from_model is not None:
+            notice(f"note: generating at most {max_tokens} tokens: {source} (--max-tokens overrides it)")
+    if prompt_len + max(max_tokens, 1) > span:
+        said = f"--max-tokens {max_tokens}" if asked is not None else "one new token"
+        raise UsageError(
+            f"the prompt ({prompt_len} tokens) plus {said} exceeds {what}; shorten the prompt or lower --max-tokens"
+        )
+    return max_tokens
+
+
 def run(
     opts: RunOptions, write: Callable[[str], Any] | None = None, notice: Callable[[str], Any] | None = None
 ) -> Stats:
@@ -160,21 +198,7 @@ def run(
             "alone; give some text with --prompt"
         )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
-    max_tokens = opts.max_tokens
-    if max_tokens is None:
-        max_tokens = min(DEFAULT_MAX_TOKENS, cfg.max_positions - len(prompt))
-        if 1 <= max_tokens < DEFAULT_MAX_TOKENS:
-            notice(
-                f"note: generating at most {max_tokens} tokens: the model's context of {cfg.max_positions} tokens "
-                f"leaves that many after the {len(prompt)}-token prompt (the default --max-tokens is "
-                f"{DEFAULT_MAX_TOKENS})"
-            )
-    if len(prompt) + max(max_tokens, 1) > cfg.max_positions:
-        asked = f"--max-tokens {max_tokens}" if opts.max_tokens is not None else "one new token"
-        raise UsageError(
-            f"the prompt ({len(prompt)} tokens) plus {asked} exceeds the model's context "
-            f"of {cfg.max_positions} tokens; shorten the prompt or lower --max-tokens"
-        )
+    max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)

@@ -406,6 +406,26 @@ class Tokenizer:
             raise TokenizerError(f"{self.generation_path}: repetition_penalty must be a number > 0, got {value!r}")
         return float(value)
 
+    def max_new_tokens(self, prompt_len: int) -> tuple[int, str] | None:
+        """The new tokens transformers' generate makes at most when not told (with what says so): generation_config
+        .json's max_new_tokens, else its max_length less the prompt; None when the file sets neither (transformers'
+        own default of 20 is not taken)."""
+        for name in ("max_new_tokens", "max_length"):
+            value = self.generation.get(name)
+            if value is None:
+                continue
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise TokenizerError(f"{self.generation_path}: {name} must be an integer >= 1, got {value!r}")
+            if name == "max_new_tokens":
+                return value, f"generation_config.json's max_new_tokens is {value}"
+            if value <= prompt_len:  # transformers' generate refuses it too
+                raise TokenizerError(
+                    f"the {prompt_len}-token prompt leaves no new token within the max_length of {value} tokens of "
+                    f"{self.generation_path}; give --max-tokens"
+                )
+            return value - prompt_len, f"generation_config.json's max_length is {value} tokens, prompt included"
+        return None
+
     def unapplied_generation_settings(self) -> list[str]:
         """generation_config.json's settings that change transformers' greedy text and that NeuroBrix does not
         apply (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""

@@ -30,11 +30,7 @@ BASE = {
     [
         ({"mlp_bias": True}, "mlp_bias is not supported"),
         ({"attention_bias": True}, "attention_bias on llama"),
-        (
-            {"architectures": ["Qwen2ForCausalLM"], "use_sliding_window": True, "sliding_window": 4},
-            "sliding-window attention",
-        ),
-        ({"architectures": ["MistralForCausalLM"], "sliding_window": 4096}, "sliding-window attention"),
+        ({"architectures": ["MistralForCausalLM"], "sliding_window": 0}, "'sliding_window' has an unexpected value 0"),
         ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
     ],
@@ -46,6 +42,63 @@ def test_variants_the_engine_does_not_run_are_refused_by_name(extra, message):
 
 def test_qwen2_attention_bias_is_its_qkv_bias():
     assert ModelConfig.from_hf({**BASE, "architectures": ["Qwen2ForCausalLM"], "attention_bias": True}).qkv_bias
+
+
+@pytest.mark.parametrize("arch", ["LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"])
+def test_an_mlp_activation_other_than_silu_is_refused(arch):
+    """transformers' MLP applies ACT2FN[hidden_act]; the engine computes SiLU, so it runs exactly the activations
+    transformers maps to SiLU and refuses every other by name."""
+    activations = pytest.importorskip("transformers.activations")
+
+    x = torch.linspace(-6, 6, 121)
+    for act in ["silu", "swish", "gelu", "gelu_new", "gelu_pytorch_tanh", "relu", "tanh", "sigmoid"]:
+        data = {**BASE, "architectures": [arch], "hidden_act": act}
+        if torch.allclose(activations.ACT2FN[act](x), torch.nn.functional.silu(x)):
+            ModelConfig.from_hf(data)
+        else:
+            with pytest.raises(ConfigError, match=f"hidden_act '{act}' is not supported"):
+                ModelConfig.from_hf(data)
+
+
+# config.json files as a hand or an old tool writes them: fields left out (transformers' config class then gives
+# its own default), biases and activations a model class ignores or applies, sliding windows on or off
+FIELDS = ("num_key_value_heads", "rms_norm_eps", "max_position_embeddings", "eos_token_id", "sliding_window")
+CONFIG_VARIANTS = {
+    "llama-bare": ("llama", {}, FIELDS),
+    "mistral-bare": ("mistral", {}, FIELDS),
+    "mistral-no-window": ("mistral", {"sliding_window": None, "eos_token_id": [2, 5]}, ()),
+    "mistral-window-biases-ignored": ("mistral", {"sliding_window": 6, "attention_bias": True, "mlp_bias": True}, ()),
+    "qwen2-bare": ("qwen2", {}, FIELDS),
+    "qwen2-window-on": ("qwen2", {"use_sliding_window": True, "max_window_layers": 0}, ("sliding_window",)),
+    "qwen2-window-past-the-layers": ("qwen2", {"use_sliding_window": True, "sliding_window": 5}, ()),
+    "qwen2-window-layer-types": (
+        "qwen2",
+        {"use_sliding_window": True, "sliding_window": 7, "layer_types": ["full_attention", "sliding_attention"]},
+        (),
+    ),
+    "qwen2-mlp-bias-ignored": ("qwen2", {"mlp_bias": True, "hidden_act": "swish"}, ()),
+}
+
+
+@pytest.mark.parametrize("variant", sorted(CONFIG_VARIANTS))
+def test_config_is_read_as_transformers_reads_it(variant):
+    """Every field that changes the text, as transformers' own config class reads the same config.json: its
+    defaults for what the file leaves out (a Mistral file without sliding_window has a window of 4,096 tokens), a
+    Qwen2 window only where use_sliding_window puts it on some layer."""
+    transformers = pytest.importorskip("transformers")
+
+    model_type, extra, absent = CONFIG_VARIANTS[variant]
+    data = {**BASE, "num_attention_heads": 32, "hidden_size": 64, "num_hidden_layers": 2, "model_type": model_type}
+    data = {k: v for k, v in {**data, **extra}.items() if k not in absent and k != "architectures"}
+    ours = ModelConfig.from_hf(data)
+    theirs = transformers.AutoConfig.for_model(**data)
+    eos = data.get("eos_token_id")  # (one left out: test_tokenizer.py's end-of-text test, on a loaded model)
+    assert ours.eos_token_ids == tuple(eos if isinstance(eos, list) else [] if eos is None else [eos])
+    assert ours.num_kv_heads == theirs.num_key_value_heads and ours.num_heads == theirs.num_attention_heads
+    assert (ours.rms_norm_eps, ours.max_positions) == (theirs.rms_norm_eps, theirs.max_position_embeddings)
+    sliding = model_type == "mistral" or "sliding_attention" in (getattr(theirs, "layer_types", None) or [])
+    assert ours.sliding_window == (theirs.sliding_window if sliding else None)
+    assert theirs.hidden_act in ("silu", "swish") and not ours.qkv_bias == (model_type != "qwen2")
 
 
 def checkpoint(cfg: ModelConfig) -> dict[str, torch.Tensor]:
@@ -181,3 +234,76 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
     tokenizer.unapplied_generation_settings = lambda: ["no_repeat_ngram_size=3"]
     model_sampling(Sampling(), tokenizer, said.append)
     assert "no_repeat_ngram_size=3, which NeuroBrix does not apply" in said[-1]
+
+
+@pytest.mark.parametrize(
+    "generation",
+    [{"max_length": 12}, {"max_new_tokens": 7}, {"max_new_tokens": 7, "max_length": 30}, {"max_length": 66}, {}],
+)
+def test_run_generates_as_many_tokens_as_transformers_generate_when_not_told(tmp_path, generation):
+    """Without --max-tokens, a run makes as many new tokens at most as transformers' generate makes without
+    max_new_tokens: generation_config.json's max_new_tokens, else its max_length less the prompt; past the model's
+    context (where transformers goes on) it is cut there, with a note. A file setting neither: the engine's own
+    default, not transformers' 20."""
+    import json
+
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import read_config
+    from neurobrix.run import DEFAULT_MAX_TOKENS, new_token_limit
+    from neurobrix.tokenizer import Tokenizer
+
+    transformers = pytest.importorskip("transformers")
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+    prompt = [3, 4, 5, 6, 7]
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    with torch.no_grad():  # end-of-text suppressed: it stops on length only
+        out = model.generate(torch.tensor([prompt]), do_sample=False, min_new_tokens=10**4, pad_token_id=0)
+    theirs = out.shape[1] - len(prompt)
+    cfg, said = read_config(folder), []
+    ours = new_token_limit(cfg, Tokenizer(folder), len(prompt), None, said.append)
+    room = cfg.max_positions - len(prompt)
+    if not generation:
+        assert ours == min(DEFAULT_MAX_TOKENS, room)
+    else:
+        assert ours == min(theirs, room) and len(said) == 1
+        assert ("context" in said[0]) == (theirs > room) and "generation_config.json's max_" in said[0]
+    assert new_token_limit(cfg, Tokenizer(folder), len(prompt), 3, said.append) == 3  # --max-tokens wins
+
+
+def test_a_max_length_the_prompt_fills_is_refused_as_transformers_refuses_it(tmp_path):
+    import json
+
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import read_config
+    from neurobrix.run import new_token_limit
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    transformers = pytest.importorskip("transformers")
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"max_length": 5}))
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder)
+    with pytest.raises(ValueError, match="max_length"):
+        model.generate(torch.tensor([[3, 4, 5, 6, 7]]), do_sample=False, pad_token_id=0)
+    with pytest.raises(TokenizerError, match="the 5-token prompt leaves no new token within the max_length of 5"):
+        new_token_limit(read_config(folder), Tokenizer(folder), 5, None, print)
+    assert new_token_limit(read_config(folder), Tokenizer(folder), 5, 2, print) == 2
+
+
+def test_a_run_stays_within_the_sliding_window():
+    """A model with a sliding attention window generates no further than the window (every position fed within
+    it): the default is cut there with a note, more asked for is refused before loading."""
+    from types import SimpleNamespace
+
+    from neurobrix.run import new_token_limit
+
+    cfg = ModelConfig.from_hf({**BASE, "architectures": ["MistralForCausalLM"], "sliding_window": 10})
+    assert cfg.max_positions == 16 and cfg.sliding_window == 10
+    tokenizer, said = SimpleNamespace(max_new_tokens=lambda n: None), []
+    assert new_token_limit(cfg, tokenizer, 4, None, said.append) == 7  # positions 0..9 fed, the 7th token read
+    assert "sliding attention window of 10 tokens" in said[0]
+    assert new_token_limit(cfg, tokenizer, 4, 7, said.append) == 7
+    with pytest.raises(UsageError, match="plus --max-tokens 8 exceeds the model's sliding attention window of 10"):
+        new_token_limit(cfg, tokenizer, 4, 8, said.append)

@@ -63,6 +63,14 @@ VARIANTS = {
         {"rope_theta": 1000000.0},
         ("num_key_value_heads", "head_dim"),
     ),
+    # Mistral v0.1 style: a sliding attention window, here exactly the positions the tests below feed (PROMPT + STEPS
+    # - 1), so that the last step's query still sees the first key in transformers' model too
+    "mistral-sliding-window": (
+        "MistralConfig",
+        {"num_attention_heads": 4, "num_key_value_heads": 2, "rms_norm_eps": 0.05},
+        {"rope_theta": 10000.0, "sliding_window": 28},
+        ("head_dim",),
+    ),
     # Qwen2 as on the Hub: q/k/v bias, rope_theta at the top level, GQA 3
     "qwen2-legacy": (
         "Qwen2Config",
@@ -73,6 +81,7 @@ VARIANTS = {
 }
 PROMPT = 24  # past LLAMA3's original context of 16 positions: where the scaled frequencies matter most
 STEPS = 5
+assert VARIANTS["mistral-sliding-window"][2]["sliding_window"] == PROMPT + STEPS - 1
 
 
 def save_legacy(folder: Path, variant: str) -> Path:
@@ -132,6 +141,7 @@ def test_hub_config_fields_are_read_as_transformers_reads_them(checkpoints, vari
     assert ours.num_heads == theirs.num_attention_heads and ours.num_kv_heads == theirs.num_key_value_heads
     assert ours.rms_norm_eps == theirs.rms_norm_eps
     assert ours.tie_word_embeddings == theirs.tie_word_embeddings
+    assert ours.sliding_window == getattr(theirs, "sliding_window", None)
 
 
 @pytest.mark.parametrize("variant", VARIANTS)
@@ -167,6 +177,25 @@ def test_greedy_generation_matches_transformers(checkpoints, variant):
         for _ in range(STEPS):
             expected.append(int(hf(torch.tensor([expected])).logits[0, -1].argmax()))
     assert out == expected[len(ids) :] and stats.generated_tokens == STEPS
+
+
+def test_a_generation_past_the_sliding_window_is_refused(checkpoints):
+    """One position past the window, transformers' model hides the first key from the last query, which the engine
+    does not: its logits there are not transformers', and a generation reaching that far is refused (a shorter one,
+    within the window, is the greedy test above)."""
+    from neurobrix.errors import UsageError
+
+    folder = checkpoints["mistral-sliding-window"]
+    window = PROMPT + STEPS - 1
+    model = engine(folder, PROMPT + STEPS + 1)
+    ids = prompt(model.cfg.vocab_size)
+    with pytest.raises(UsageError, match=f"feed the model {window + 1} positions, more than its sliding attention"):
+        generate(model, ids, STEPS + 1, Sampling(), eos=set())
+    longer = ids + ids[: window + 1 - PROMPT]
+    with torch.no_grad():
+        truth = hf_float64(folder)(torch.tensor([longer])).logits[0, -1]
+        ours = prefill(engine(folder, window + 1), [longer])[0]
+    assert float((ours.double() - truth).abs().max()) > parity.logits_tolerance(model.cfg, window + 1, "fp32", truth)
 
 
 # --- sampling: the distribution handed to the draw, against its definition in float64 -----------------------

@@ -137,6 +137,7 @@ def test_a_byte_that_an_invalid_byte_follows_is_not_written_early(ours):
     [
         (None, 6),  # no generation_config.json: config.json's
         (None, None),
+        (None, "absent"),  # config.json without the field: transformers' config class default (LlamaConfig: 2)
         ({"eos_token_id": [7, 8]}, 6),  # generation_config.json's, config.json's ignored
         ({"eos_token_id": 7}, [6, 9]),
         ({"bos_token_id": 1}, 6),  # the file names none: nothing stops generation early
@@ -153,7 +154,10 @@ def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, gener
     if generation is not None:
         (folder / "generation_config.json").write_text(json.dumps(generation))
     config = json.loads((folder / "config.json").read_text())
-    (folder / "config.json").write_text(json.dumps({**config, "eos_token_id": config_eos}))
+    config = {k: v for k, v in config.items() if k != "eos_token_id"}
+    (folder / "config.json").write_text(
+        json.dumps(config if config_eos == "absent" else {**config, "eos_token_id": config_eos})
+    )
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
     expected = model.generation_config.eos_token_id
     expected = set(expected if isinstance(expected, list) else [] if expected is None else [expected])
