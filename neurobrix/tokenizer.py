@@ -429,6 +429,7 @@ class Tokenizer:
     def unapplied_generation_settings(self) -> list[str]:
         """generation_config.json's settings that change transformers' greedy text and that NeuroBrix does not
         apply (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
+        settings = self.generation
         active = {
             "num_beams": lambda v: isinstance(v, (int, float)) and v > 1,
             "guidance_scale": lambda v: v is not None and v != 1,
@@ -443,8 +444,18 @@ class Tokenizer:
             "forced_bos_token_id": lambda v: v is not None,
             "forced_eos_token_id": lambda v: v is not None,
             "exponential_decay_length_penalty": lambda v: v is not None,
+            # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
+            "encoder_repetition_penalty": lambda v: v is not None and v != 1,
+            # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
+            # loads their code from the hub (trust_remote_code) or refuses
+            "penalty_alpha": lambda v: bool(v) and (settings.get("top_k", 50) or 0) > 1,
+            "dola_layers": lambda v: v is not None,
+            "force_words_ids": lambda v: bool(v),
+            "constraints": lambda v: bool(v),
+            # generate stops at these strings or rewrites the prompt's end when given the tokenizer (else refuses)
+            "stop_strings": lambda v: bool(v),
+            "token_healing": lambda v: bool(v),
         }
-        settings = self.generation
         return [f"{k}={settings[k]!r}" for k, on in active.items() if k in settings and on(settings[k])]
 
     def render_chat(

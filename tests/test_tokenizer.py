@@ -197,6 +197,46 @@ def test_generation_config_repetition_penalty_and_what_is_not_applied(saved, tmp
     assert tokenizer.unapplied_generation_settings() == unapplied
 
 
+def test_each_setting_named_as_not_applied_changes_or_stops_transformers_greedy_generate(tmp_path):
+    """Each generation_config.json setting below either changes the ids of transformers' greedy ``generate`` or makes
+    it refuse to run (code to load from the hub, a tokenizer to pass): every one is named in the note; settings
+    that change neither (sampling-only ones, prompt lookup, a cache) are not."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    prompt = torch.tensor([[3, 4, 5, 6, 7, 3, 4]])
+
+    def greedy(setting):
+        config = transformers.GenerationConfig(eos_token_id=None, pad_token_id=0, max_new_tokens=12, **setting)
+        try:
+            return model.generate(prompt, generation_config=config, do_sample=False)[0].tolist()
+        except ValueError:
+            return None  # generate refuses to run with it
+
+    plain = greedy({})
+    noted = [
+        {"encoder_repetition_penalty": 3.0},
+        {"penalty_alpha": 0.6},
+        {"penalty_alpha": 0.6, "top_k": 4},
+        {"dola_layers": "low"},
+        {"force_words_ids": [[5]]},
+        {"stop_strings": ["hello"]},
+        {"token_healing": True},
+    ]
+    quiet = [
+        {"prompt_lookup_num_tokens": 3},
+        {"top_k": 20, "top_p": 0.8, "temperature": 0.6},
+        {"penalty_alpha": 0.6, "top_k": 1},
+    ]
+    for setting, named in [(s, True) for s in noted] + [(s, False) for s in quiet]:
+        (folder / "generation_config.json").write_text(json.dumps(setting))
+        unapplied = Tokenizer(folder).unapplied_generation_settings()
+        assert (greedy(setting) != plain) == named == bool(unapplied), setting
+        assert all(any(item.startswith(f"{key}=") for item in unapplied) for key in setting if named and key != "top_k")
+
+
 @pytest.mark.parametrize("value", [0, -1.2, "1.1", True, float("inf")])
 def test_a_bad_generation_config_repetition_penalty_is_refused(tmp_path, value):
     from store_fixtures import make_checkpoint
