@@ -59,11 +59,22 @@ def check_sdist(sdist: SdistArchive, reference: Reference, repo: Repository) -> 
     return identity
 
 
+# The exclusion files hatchling reads from the project root whenever it builds. One missing from the unpacked sdist
+# is looked for in every folder above it instead (up to a git work tree's root: a TMPDIR inside a user's
+# checkout, a home folder kept in git), and the wheel built leaves out whatever the patterns found there match: an
+# sdist without the repository's .gitignore built into a wheel without neurobrix/ops/ under a folder whose
+# .gitignore says `ops/` (pip and `python -m build` unpack into TMPDIR; uv's cache holds a .gitignore of its own that
+# hatchling takes instead), while the gate's own rebuild, in a clean temporary folder, built the right wheel.
+BACKEND_EXCLUSION_FILES = (".gitignore", ".hgignore")
+
+
 def required_sources(repo: Repository) -> list[str]:
-    """The tracked files a wheel is built from: the package, pyproject.toml and the readme it names."""
+    """The tracked files a wheel is built from: the package, pyproject.toml, the readme it names, and the exclusion
+    files the backend reads (where the repository tracks them)."""
     needed = [*repo.package_files(), "pyproject.toml"]
     if repo.declared.readme:
         needed.append(repo.declared.readme)
+    needed.extend(name for name in BACKEND_EXCLUSION_FILES if name in repo.tracked)
     return needed
 
 

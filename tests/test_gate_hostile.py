@@ -824,6 +824,17 @@ def test_sdist_folder_with_special_mode_is_refused(built: Built, tmp_path: Path)
     assert "sticky" in refused_with(report, "G509", f"{built.root}/neurobrix/").message
 
 
+def test_sdist_without_the_gitignore_hatchling_reads_is_refused(built: Built, tmp_path: Path) -> None:
+    """Every file of the sdist was the repository's, and the gate's rebuild in a clean temporary folder gave the
+    right wheel; but hatchling, finding no .gitignore beside pyproject.toml, takes the first one in a folder above
+    the unpacked sdist: pip (or `python -m build`) with a TMPDIR under a folder whose .gitignore says `ops/` built a
+    wheel without neurobrix/ops/."""
+    name = f"{built.root}/.gitignore"
+    members = [m for m in sdist_members(built.sdist) if m.name != name]
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert codes(report) == {"G509"} and "missing" in refused_with(report, "G509", name).message
+
+
 def test_huge_numbers_are_findings_not_crashes(built: Built, tmp_path: Path) -> None:
     """A RECORD size or a pax record length of thousands of digits (past Python's int-parsing limit)."""
     record = f"{built.dist_info}/RECORD"
