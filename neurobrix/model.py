@@ -122,16 +122,23 @@ def fuse_weights(
                 down=take(p + "mlp.down_proj.weight"),
             )
         )
-    embed = take("model.embed_tokens.weight")
-    if cfg.tie_word_embeddings or "lm_head.weight" not in names:
-        if not cfg.tie_word_embeddings:
+    embed_name, head_name = "model.embed_tokens.weight", "lm_head.weight"
+    if not cfg.tie_word_embeddings:
+        if head_name not in names:
             raise WeightsError("checkpoint has no tensor 'lm_head.weight' and config.json does not tie embeddings")
-        lm_head = embed
+        embed, lm_head = take(embed_name), take(head_name)
+    elif head_name in names:
+        # transformers' from_pretrained ties the two as it finds them: a checkpoint holding only the head gives it to
+        # the embedding too, and one holding both with different values keeps each (the file is believed over
+        # config.json, with a warning); equal ones are one tensor
+        shapes[head_name] = shapes[embed_name]
+        head = take(head_name)
+        embed = take(embed_name) if embed_name in names else head
+        lm_head = embed if torch.equal(head, embed) else head
     else:
-        lm_head = take("lm_head.weight")
+        embed = take(embed_name)
+        lm_head = embed
     norm = take("model.norm.weight")
-    if cfg.tie_word_embeddings:
-        used.add("lm_head.weight")  # some checkpoints store the tied copy as well
     unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))
     if unused:
         shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")

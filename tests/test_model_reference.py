@@ -198,6 +198,34 @@ def test_a_generation_past_the_sliding_window_is_refused(checkpoints):
     assert float((ours.double() - truth).abs().max()) > parity.logits_tolerance(model.cfg, window + 1, "fp32", truth)
 
 
+@pytest.mark.parametrize("stored", ["both-different", "both-equal", "head-only", "embedding-only"])
+def test_tied_embeddings_are_the_tensors_transformers_loads(tmp_path, stored):
+    """config.json ties the embeddings; the checkpoint holds both tensors (different or equal), only the output
+    head, or only the embedding: the engine's logits are transformers' (its model in float64) reading the same
+    folder, which keeps two different tensors apart and gives a lone head to the embedding as well."""
+    from safetensors.torch import load_file, save_file
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    config = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**config, "tie_word_embeddings": True}))
+    weights = load_file(folder / "model.safetensors")
+    assert not torch.equal(weights["lm_head.weight"], weights["model.embed_tokens.weight"])
+    if stored == "both-equal":
+        weights["lm_head.weight"] = weights["model.embed_tokens.weight"].clone()
+    elif stored == "head-only":
+        del weights["model.embed_tokens.weight"]
+    elif stored == "embedding-only":
+        del weights["lm_head.weight"]
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    ids = [3, 4, 5, 6, 7, 8, 9]
+    with torch.no_grad():
+        truth = hf_float64(folder)(torch.tensor([ids])).logits[0, -1]
+        model = engine(folder, len(ids))
+        ours = prefill(model, [ids])[0]
+    assert float((ours.double() - truth).abs().max()) <= parity.logits_tolerance(model.cfg, len(ids), "fp32", truth)
+
+
 # --- sampling: the distribution handed to the draw, against its definition in float64 -----------------------
 
 
