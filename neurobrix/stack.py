@@ -366,8 +366,9 @@ def require_runnable(class_id: str, tables: Tables | None = None) -> None:
     machine unless its device is of that class (UncertifiedGPUError: a setting proven on one GPU class is not
     run on another) and its stack and environment are the class's (CompilerStackError). What every way to the
     certified kernels passes through, the Python API's included (``neurobrix.plan.Plan.ops``)."""
-    from .errors import UncertifiedGPUError
-    from .gpu import detect_class
+    from .errors import DeviceError, UncertifiedGPUError
+    from .gpu import detect_class, device_facts, interpreter_enabled
+    from .ops import _common
 
     loaded = tables if tables is not None else load()
     here = detect_class(loaded).id
@@ -375,6 +376,17 @@ def require_runnable(class_id: str, tables: Tables | None = None) -> None:
         raise UncertifiedGPUError(
             f"these settings are GPU class {class_id}'s and this machine's device is of class {here}: a setting "
             f"runs only on the class it was proven on. Plan for class {here} (nothing was launched)."
+        )
+    # Triton settles at import whether its kernels are interpreted: TRITON_INTERPRET changed since then makes the
+    # class (read now, or when the device was first looked at) and the code that runs disagree
+    said = {"the environment": interpreter_enabled(), "the kernels loaded": _common.INTERPRETER}
+    said["the device found"] = device_facts().backend == "interpreter"
+    if len(set(said.values())) > 1:
+        shown = ", ".join(f"{who}: {'on' if on else 'off'}" for who, on in said.items())
+        raise DeviceError(
+            f"TRITON_INTERPRET changed while this program ran ({shown}): Triton decides when it is imported whether "
+            "its kernels run in the interpreter, so the class and the code run would differ. Set TRITON_INTERPRET "
+            "before the program starts (nothing was launched)."
         )
     require_certified_stack(class_id, loaded)
 

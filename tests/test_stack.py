@@ -11,7 +11,7 @@ import pytest
 from conftest import REPO, retrack
 from kernel_tables import CONFIGS, STACK, write_kernel, write_tables
 
-from neurobrix import stack, tables
+from neurobrix import gpu, stack, tables
 from neurobrix.cli import main
 from neurobrix.errors import CompilerStackError, TablesError
 
@@ -76,8 +76,9 @@ def test_tables_of_one_class_certified_on_two_stacks_are_refused(certified_elsew
         (lambda s: stack.Stack(s.torch, _other_patch(s.triton)), False),  # Triton: any other version
         (lambda s: stack.Stack(s.torch, _other_minor(s.triton)), False),
         (lambda s: stack.Stack(_other_minor(s.torch), s.triton), False),  # torch: another major.minor
+        (lambda s: stack.Stack(s.torch, s.triton + "+git1a2b3c4"), False),  # Triton: a build from other source
     ],
-    ids=["same", "torch-patch", "torch-build", "triton-patch", "triton-minor", "torch-minor"],
+    ids=["same", "torch-patch", "torch-build", "triton-patch", "triton-minor", "torch-minor", "triton-local"],
 )
 def test_the_rule_triton_exact_torch_major_minor(running, ok):
     certified = stack.Stack("2.11.0+cu130", "3.6.0")
@@ -338,6 +339,7 @@ def test_a_gpu_class_is_not_run_with_triton_told_to_compile_otherwise(proven_her
     for name, value in set_here.items():
         assert f"{name}={value}" in str(refused.value)
     assert str(refused.value).startswith(stack.compiler_problem("nvidia-h200"))  # what doctor reports too
+    assert stack.compiler_problem("amd-mi300x") is not None  # every GPU class, not NVIDIA's alone
     stack.require_certified_stack("interpreter")
     assert stack.compiler_problem("interpreter") is None
 
@@ -393,11 +395,16 @@ def test_a_gpu_backend_from_another_package_refuses_a_gpu_class(proven_here, mon
     monkeypatch.setitem(backends.backends, "nvidia", backends.Backend(Compiler, own.driver))
     with pytest.raises(CompilerStackError, match=r"triton\.backends\['nvidia'\]=test_stack and "):
         stack.require_certified_stack("nvidia-h200")
+    monkeypatch.setitem(backends.backends, "nvidia", backends.Backend(own.compiler, Compiler))  # its driver only
+    with pytest.raises(
+        CompilerStackError, match=r"triton\.backends\['nvidia'\]=triton\.backends\.nvidia\.compiler and"
+    ):
+        stack.require_certified_stack("nvidia-h200")
     monkeypatch.setitem(backends.backends, "nvidia", own)
     stack.require_certified_stack("nvidia-h200")
 
 
-def test_settings_of_another_class_are_not_launched_here():
+def test_settings_of_another_class_are_not_launched_here(monkeypatch):
     """Planning for any class is free (certify and the catalogue's walk do it), launching is not: a plan of
     nvidia-h200's settings made through the Python API on this interpreter machine gives no ops (exit 5, both
     classes named), and warmup's launch of such a plan launches nothing; the interpreter's own plan runs."""
@@ -415,4 +422,44 @@ def test_settings_of_another_class_are_not_launched_here():
         plan.ops()
     with pytest.raises(UncertifiedGPUError, match="class nvidia-h200's"):
         launch(None, WarmupPlan("nvidia-h200", loaded, [], [], [], []), "bf16", torch.device("cpu"))
-    assert resolve({("rms_norm", "fp32", (2, 8))}, loaded, "interpreter").ops().name == "triton"
+    interpreted = resolve({("rms_norm", "fp32", (2, 8))}, loaded, "interpreter")
+    assert interpreted.ops().name == "triton"
+    h200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132)
+    monkeypatch.setattr(gpu, "device_facts", lambda: h200)  # on an H200, the interpreter's settings are not run
+    with pytest.raises(
+        UncertifiedGPUError, match="class interpreter's and this machine's device is of class nvidia-h200"
+    ):
+        interpreted.ops()
+
+
+def test_triton_interpret_changed_after_the_kernels_were_loaded_is_refused(monkeypatch):
+    """Triton fixes at import whether its kernels are interpreted, the engine reads TRITON_INTERPRET when it
+    looks at the device (once): a program changing the variable in between would run one class's settings as the
+    other's code. Refused (exit 5), whichever of the three disagrees."""
+    from neurobrix.errors import DeviceError
+    from neurobrix.ops import _common
+
+    stack.require_runnable("interpreter")  # all three agree: on
+    monkeypatch.setattr(_common, "INTERPRETER", False)  # kernels compiled for a GPU
+    with pytest.raises(DeviceError, match=r"TRITON_INTERPRET changed .*the kernels loaded: off"):
+        stack.require_runnable("interpreter")
+    monkeypatch.setattr(_common, "INTERPRETER", True)
+    stack.require_runnable("interpreter")
+    h200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132)
+    monkeypatch.setattr(gpu, "device_facts", lambda: h200)  # the device looked at before TRITON_INTERPRET was set
+    monkeypatch.setattr(stack, "require_certified_stack", lambda *a: None)
+    with pytest.raises(DeviceError, match=r"the device found: off"):
+        stack.require_runnable("nvidia-h200")
+
+
+def test_doctor_reports_what_triton_is_told_as_blocking(proven_here, monkeypatch, capsys):
+    """On a GPU of a certified class, a variable that makes run refuse makes doctor say blocked (exit 1), not
+    ready: doctor must report what run does."""
+    from neurobrix import doctor
+
+    monkeypatch.setattr(gpu, "device_facts", lambda: gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132))
+    assert not [f for f in doctor.diagnose() if f.name == "compiler"]
+    monkeypatch.setenv("TRITON_DEFAULT_BACKEND", "amd")
+    found = [f for f in doctor.diagnose() if f.name == "compiler"]
+    assert [f.status for f in found] == [doctor.FAIL] and "TRITON_DEFAULT_BACKEND=amd" in found[0].value
+    assert main(["doctor"]) == 1 and "verdict: blocked by compiler" in capsys.readouterr().out
