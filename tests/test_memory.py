@@ -66,3 +66,16 @@ def test_a_long_prompt_needs_the_working_memory_of_one_chunk():
     assert activation_bytes(cfg, 2, 1, 30000) == one_chunk
     assert activation_bytes(cfg, 2, 1, 100) < one_chunk
     assert activation_bytes(cfg, 2, 8, 30000) == activation_bytes(cfg, 2, 8, chunk_length(8))
+
+
+def test_the_check_holds_the_margin_and_the_reserve_too():
+    """What is refused is the whole need: weights, KV cache and working memory with the allocator's margin, plus
+    the CUDA context's reserve. Free memory one byte short of it is refused, even when weights, cache and
+    working memory alone would fit (a check of fewer terms admitted it and ran out of memory mid-generation)."""
+    need = memory.plan(LLAMA_8B, 2, 1, 4096, 8192)
+    raw = need.weights + need.kv_cache + need.activations
+    assert need.total >= int(raw * memory.MARGIN) + memory.RESERVE > raw + memory.RESERVE
+    assert memory.require_fit(LLAMA_8B, 2, 1, 4096, 8192, free=need.total) == need
+    for free in (need.total - 1, int(raw * memory.MARGIN), raw):
+        with pytest.raises(memory.DeviceMemoryError):
+            memory.require_fit(LLAMA_8B, 2, 1, 4096, 8192, free=free)

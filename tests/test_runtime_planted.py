@@ -92,6 +92,24 @@ def test_a_length_at_a_bucket_edge_is_in_the_bucket_it_ends(rule, value, bucket)
     assert bucket_of(rule, value) == bucket
 
 
+def test_a_first_bucket_that_is_no_power_of_two_is_no_rule():
+    """pow2>=F needs F a power of two: with F = 12 the next bucket would be [9, 16], overlapping [1, 12], so
+    one length would fall in two domains (an index keyed by it is refused by its schema)."""
+    from neurobrix.buckets import valid_rule
+
+    assert valid_rule("pow2>=16") and valid_rule("pow2") and valid_rule("exact")
+    assert not valid_rule("pow2>=12") and not valid_rule("pow2>=0")
+
+
+@pytest.mark.parametrize("rule", ["pow2", "pow2>=16"])
+def test_a_length_of_zero_is_in_no_bucket(rule):
+    """No call has a dimension of 0 tokens or rows: it is refused, not put in the first bucket [1, F]."""
+    from neurobrix.buckets import bucket_of
+
+    with pytest.raises(ValueError, match="must be >= 1"):
+        bucket_of(rule, 0)
+
+
 def test_each_call_is_looked_up_in_its_own_dtype(tmp_path):
     """A class certified in fp32 only has no setting for an fp16 call: preflight names it (looking every call
     up as fp32 gave the fp16 call the fp32 setting)."""

@@ -396,6 +396,15 @@ def test_a_tracked_file_replaced_by_a_symlink_is_refused(fixture_tables, tmp_pat
         tables.load()
 
 
+def test_an_untracked_symlink_is_refused(fixture_tables, tmp_path):
+    """A symlink nobody tracked, to a file outside the tables, is an untracked table file like any other."""
+    target = tmp_path / "elsewhere.json"
+    target.write_text("{}")
+    (fixture_tables / "interpreter" / "extra.json").symlink_to(target)
+    with pytest.raises(TablesError, match=r"interpreter/extra.json: present but not in the tracked list"):
+        tables.load()
+
+
 def test_a_tracked_file_with_another_wheel_path_is_refused(fixture_tables):
     """TRACKED.yaml says where each file lies inside the wheel; an entry naming another place is refused."""
     edit_yaml(fixture_tables / "TRACKED.yaml", lambda d: d["files"][0].update(wheel_path="neurobrix/other.yaml"))
@@ -438,10 +447,13 @@ def test_an_index_and_its_proofs_ship_together(fixture_tables, name, message):
         tables.load()
 
 
-def test_a_file_that_is_no_table_is_refused(fixture_tables):
-    (fixture_tables / "interpreter" / "notes.txt").write_text("x")
+@pytest.mark.parametrize("name", ["interpreter/notes.txt", "other/class.yaml/notes"])
+def test_a_file_that_is_no_table_is_refused(fixture_tables, name):
+    """Beside the class files, or two folders deep under a folder named like one (refused, not a traceback)."""
+    (fixture_tables / name).parent.mkdir(parents=True, exist_ok=True)
+    (fixture_tables / name).write_text("x")
     retrack(fixture_tables)
-    with pytest.raises(TablesError, match=r"notes.txt: not a class.yaml, a <kernel>.json or a <kernel>.proofs.yaml"):
+    with pytest.raises(TablesError, match=rf"{name}: not a class.yaml, a <kernel>.json or a <kernel>.proofs.yaml"):
         tables.load()
 
 

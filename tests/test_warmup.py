@@ -559,3 +559,20 @@ def test_after_warmup_no_run_compiles(tmp_path):
         assert int(lines[-1].split("prompt ")[1].split(" tokens")[0]) <= 40, lines[-1]
     assert cached() == before, (sorted(cached() - before)[:5], lines)
     print(json.dumps({"warmup": warm.stdout.strip(), "runs": lines}))
+
+
+def test_a_prompt_counts_as_runnable_only_below_a_certified_capacity(tmp_path):
+    """A run of a P-token prompt needs a KV cache of P + 1 positions at least: with decode certified up to
+    capacity 32 only, prompts of up to 31 tokens can run, and the report says so (taking the capacities' upper
+    end itself for a prompt's claimed a 32-token prompt `run` refuses)."""
+    import dataclasses
+
+    from test_runtime_planted import TINY
+
+    from neurobrix import tables
+
+    decode = CONFIGS["attention_decode"][0][1]
+    loaded = tables.load(write_tables(tmp_path / "t", {"attention_decode": [({"S": [1, 32]}, decode)]}))
+    plan = warmup.plan_warmup(dataclasses.replace(TINY, max_positions=36), loaded, "interpreter", "fp32")
+    assert plan.capacities == [(2, 32)] and plan.refused_capacities == [(33, 36)]
+    assert plan.prompts == [(1, 31)]
