@@ -463,3 +463,29 @@ def test_doctor_reports_what_triton_is_told_as_blocking(proven_here, monkeypatch
     found = [f for f in doctor.diagnose() if f.name == "compiler"]
     assert [f.status for f in found] == [doctor.FAIL] and "TRITON_DEFAULT_BACKEND=amd" in found[0].value
     assert main(["doctor"]) == 1 and "verdict: blocked by compiler" in capsys.readouterr().out
+
+
+def test_a_plan_is_judged_by_the_tables_it_was_resolved_from(tmp_path, home):
+    """A plan resolved from a tables folder given by path (not the located one) launches only if that folder's
+    class was proven on this stack: judging it by the located tables ran another Triton's settings."""
+    from neurobrix.plan import resolve
+
+    other = write_tables(tmp_path / "t", triton=_other_minor(STACK["triton"]))
+    plan = resolve({("rms_norm", "fp32", (2, 8))}, tables.load(other), "interpreter")
+    with pytest.raises(CompilerStackError, match="was certified with"):
+        plan.ops()
+
+
+def test_doctor_reports_a_kernel_without_a_table_as_blocking(tmp_path, monkeypatch):
+    """A class with no table for one of the engine's kernels cannot run a model: doctor names it and blocks."""
+    from conftest import retrack
+
+    from neurobrix import doctor
+
+    root = write_tables(tmp_path / "t")
+    for name in ("rotary.json", "rotary.proofs.yaml"):
+        (root / "interpreter" / name).unlink()
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    found = [f for f in doctor.diagnose() if f.name == "kernels"]
+    assert [f.status for f in found] == [doctor.FAIL] and "no certified table for rotary" in found[0].value
