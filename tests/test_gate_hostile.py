@@ -824,12 +824,14 @@ def test_sdist_folder_with_special_mode_is_refused(built: Built, tmp_path: Path)
     assert "sticky" in refused_with(report, "G509", f"{built.root}/neurobrix/").message
 
 
-def test_sdist_without_the_gitignore_hatchling_reads_is_refused(built: Built, tmp_path: Path) -> None:
+@pytest.mark.parametrize("exclusions", [".gitignore", ".hgignore"])
+def test_sdist_without_the_gitignore_hatchling_reads_is_refused(built: Built, tmp_path: Path, exclusions: str) -> None:
     """Every file of the sdist was the repository's, and the gate's rebuild in a clean temporary folder gave the
     right wheel; but hatchling, finding no .gitignore beside pyproject.toml, takes the first one in a folder above
     the unpacked sdist: pip (or `python -m build`) with a TMPDIR under a folder whose .gitignore says `ops/` built a
-    wheel without neurobrix/ops/."""
-    name = f"{built.root}/.gitignore"
+    wheel without neurobrix/ops/. It looks for an .hgignore the same way: the repository tracks an empty one, which
+    the sdist must carry (without it tracked, this case finds the sdist complete)."""
+    name = f"{built.root}/{exclusions}"
     members = [m for m in sdist_members(built.sdist) if m.name != name]
     report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
     assert codes(report) == {"G509"} and "missing" in refused_with(report, "G509", name).message
