@@ -23,7 +23,7 @@ from neurobrix.ops import SPECS
 
 from . import bounds
 from .specs import RECORDS, Refused
-from .strategies import guarded_empty, make_values
+from .strategies import GuardBandError, guarded_empty, make_values
 
 
 def guard_size(shape: tuple[int, ...], device: torch.device | str) -> int:
@@ -93,6 +93,34 @@ def guarded(t: torch.Tensor, device: torch.device | str) -> torch.Tensor:
     buf.view.copy_(t)
     buf.view.check_guards = buf.check_guards  # run_kernel checks inputs' guards too (a store past a cache)
     return buf.view
+
+
+def padded(t: torch.Tensor, pad: int, device: torch.device | str) -> torch.Tensor:
+    """A copy of ``t`` on ``device`` as a view whose innermost rows are each followed by ``pad`` NaN
+    elements, inside NaN guard regions: every stride but the last differs from a contiguous tensor's (a
+    kernel that takes one tensor's strides for another's, or assumes contiguity, reads or writes other
+    elements), and a load past a row's end reads NaN in every row, not only past the buffer. Its
+    ``check_guards`` (run after each launch) fails if a guard element or any padding element was written.
+    ``pad`` 0: ``guarded(t)``."""
+    if pad == 0:
+        return guarded(t, device)
+    n = t.shape[-1]
+    shape = (*t.shape[:-1], n + pad)
+    buf = guarded_empty(shape, t.dtype, guard_size(shape, device), device)
+    view = buf.view[..., :n]
+    view.copy_(t)
+
+    def check_guards() -> None:
+        buf.check_guards()
+        written = ~torch.isnan(buf.view[..., n:])
+        if written.any():
+            raise GuardBandError(
+                f"out-of-bounds write past the rows of a {list(t.shape)} {t.dtype} view (row padding of {pad}): "
+                f"{int(written.sum())} padding elements overwritten"
+            )
+
+    view.check_guards = check_guards  # run_kernel checks it after each launch
+    return view
 
 
 def build(kernel: str, dtype: str, shape: Mapping[str, int], values: Values) -> Case:

@@ -82,8 +82,10 @@ def test_the_launchers_allocator_hands_out_poisoned_buffers(dtype):
 
 
 def _past_the_end(t: torch.Tensor) -> None:
-    """What a store without its mask does: one element written just past the tensor."""
-    torch.as_strided(t, (t.numel() + 1,), (1,), storage_offset=t.storage_offset())[-1] = 0.0
+    """What a store without its mask does: one element written just past the tensor's last (into the guard band
+    after it, or into the padding after its last row when it is a padded view)."""
+    last = t.storage_offset() + sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    torch.as_strided(t, (1,), (1,), storage_offset=last + 1).fill_(0.0)
 
 
 @pytest.mark.parametrize("overrun", ["output", "input"])
@@ -101,7 +103,7 @@ def test_run_kernel_checks_the_guard_bands_of_outputs_and_inputs(monkeypatch, ov
 
     case = harness.build("silu_mul", "fp32", {"M": 3, "I": 4}, harness.Values("fp32", "cpu", 1))
     monkeypatch.setitem(ops.SPECS, "silu_mul", dataclasses.replace(ops.SPECS["silu_mul"], launch=launch))
-    with pytest.raises(cs.GuardBandError, match=r"1 after its end"):
+    with pytest.raises(cs.GuardBandError, match=r"1 after its end|1 padding elements overwritten"):
         harness.run_kernel(case, {})
 
 
@@ -113,6 +115,57 @@ def test_values_are_made_in_the_cases_dtype(dtype):
     assert t.dtype == torch_dtype(dtype) and t.shape == (4, 6)
     case = harness.build("linear", dtype, {"M": 2, "N": 3, "K": 5}, harness.Values(dtype, "cpu", 0))
     assert case.args["x"].dtype == case.args["weight"].dtype == torch_dtype(dtype)
+
+
+def test_a_padded_view_keeps_its_values_and_guards_its_padding():
+    """Planted: harness.padded hands out a contiguous copy (every stride as the engine's own tensors have them);
+    its check_guards checks the guard bands and not the padding between rows (a load or store past a row's end,
+    short of the buffer's, passes)."""
+    t = torch.arange(12.0).reshape(3, 4)
+    view = harness.padded(t, 8, "cpu")
+    assert torch.equal(view, t) and view.stride() == (12, 1)
+    view.check_guards()
+    after_row_0 = torch.as_strided(view, (1,), (1,), storage_offset=view.storage_offset() + 4)
+    assert torch.isnan(after_row_0).all()  # a load past a row's end reads NaN
+    after_row_0.fill_(0.0)  # a store past a row's end, inside the buffer
+    with pytest.raises(cs.GuardBandError, match="padding elements overwritten"):
+        view.check_guards()
+    assert harness.padded(t, 0, "cpu").is_contiguous()
+
+
+def _layouts(kernel: str, shape: dict[str, int], *names: str, seeds: int = 24) -> list[tuple[tuple[int, ...], ...]]:
+    """The strides of the named arguments over ``seeds`` draws of one shape (a None argument: ())."""
+    drawn = []
+    for seed in range(seeds):
+        case = harness.build(kernel, "fp16", shape, harness.Values("fp16", "cpu", seed))
+        drawn.append(tuple(tuple(case.args[n].stride()) if case.args.get(n) is not None else () for n in names))
+    return drawn
+
+
+def test_the_records_draw_inputs_of_other_layouts_than_the_engines():
+    """Planted: the records build every input contiguous (x, the residual, gu, the KV caches, cos and sin) or
+    give q, k and v, or the k and v caches, one layout between them, and rotary's positions never a batch stride
+    of 0 (the engine's prefill): a kernel that takes one tensor's strides for another's or assumes contiguity
+    passes (mutants linear.*.x-row-stride-of-w, rms_norm.residual-row-stride-of-x, silu_mul.up-at-half-row,
+    rotary.positions-assumed-contiguous, rotary.v-strides-of-k, attention_*.v-strides-of-k ...)."""
+    x = _layouts("linear", {"M": 3, "N": 5, "K": 6}, "x", "weight")
+    assert {s[0] for s in x} == {(6, 1), (14, 1)} and all(s[1] == (6, 1) for s in x)
+    norm = _layouts("rms_norm", {"M": 3, "N": 5}, "x", "residual")
+    assert {(5, 1), (13, 1)} == {s[0] for s in norm} and ((13, 1), (29, 1)) in norm
+    assert {s for (s,) in _layouts("silu_mul", {"M": 3, "I": 4}, "gu")} == {(8, 1), (16, 1)}
+    rotary = _layouts("rotary", {"T": 4, "H": 3, "D": 6}, "q", "k", "v", "k_cache", "v_cache", "cos", "positions")
+    assert any(q[:3] != k[:3] and k[:3] != v[:3] for q, k, v, *_ in rotary if v)  # q, k, v: three layouts
+    assert any(v != kc and kc for *_, kc, v, _, _ in rotary)  # the caches: two
+    assert {cos for *_, cos, _ in rotary} == {(3, 1), (11, 1)}
+    assert any(p[0] == 0 for *_, p in rotary if p[1] == 1) and any(p[0] != 0 for *_, p in rotary)
+    for kernel, shape, names in (
+        ("attention_prefill", {"S": 5, "D": 6, "G": 2}, ("k", "v")),
+        ("attention_chunk", {"C": 3, "S": 7, "D": 6, "G": 2}, ("k", "v")),
+        ("attention_decode", {"B": 2, "S": 7, "D": 6, "G": 2}, ("k_cache", "v_cache")),
+    ):
+        kv = _layouts(kernel, shape, *names)
+        assert any(k == v for k, v in kv) and any(k[1:] != v[1:] for k, v in kv), kernel
+        assert any(k[-2] != 6 for k, _ in kv), kernel  # k's heads padded: a load past D reads NaN
 
 
 # ------------------------------------------------------------------------------------- the shapes drawn

@@ -1,6 +1,7 @@
 """The attention records: causal GQA prefill over views of larger NaN-tailed caches, a prefill chunk over
 the cache written so far (the same NaN tail past its keys), and decode over caches NaN past each
-sequence's length (reading past a length shows as NaN)."""
+sequence's length (reading past a length shows as NaN); the k and v caches of a draw sometimes each a view
+of NaN-padded heads (``_caches``)."""
 
 from __future__ import annotations
 
@@ -18,6 +19,18 @@ def _scale(rng: Any, D: int) -> float:
     """The softmax scale of a call: the engine's 1/sqrt(D), and others (a kernel that ignores its ``scale``
     argument for the usual value would pass on that one alone)."""
     return float(rng.choice([1 / math.sqrt(D), 1 / D, 2 / math.sqrt(D)]))
+
+
+def _caches(values: Any, shape: tuple[int, int, int, int]) -> tuple[Any, Any, tuple[int, int]]:
+    """The k and v caches: as the engine allocates them (two tensors of one layout), or each a view of heads
+    padded with NaN (k by 0 or 8, v by 0 or 16, drawn apart): then the two have different strides, and a
+    load past the head dim reads NaN. Returns (k, v, (k's padding, v's))."""
+    from ..harness import padded
+
+    pad_k, pad_v = values.rng.choice([0, 8]), values.rng.choice([0, 16])
+    k = padded(values(shape), pad_k, values.device)
+    v = padded(values(shape), pad_v, values.device)
+    return k, v, (pad_k, pad_v)
 
 
 def build_prefill(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -38,11 +51,11 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
     hq = G * hkv
     q = values((batch, C, hq + 2 * hkv, D))[:, :, :hq]
     capacity = S + rng.choice([0, 1, C])
-    k_cache, v_cache = values((batch, capacity, hkv, D)), values((batch, capacity, hkv, D))
+    k_cache, v_cache, pads = _caches(values, (batch, capacity, hkv, D))
     k_cache[:, S:] = math.nan
     v_cache[:, S:] = math.nan
     args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": _scale(rng, D)}
-    return args, {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity}
+    return args, {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity, "head padding": pads}
 
 
 def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
@@ -65,7 +78,7 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     B, S, D, G = shape["B"], shape["S"], shape["D"], shape["G"]
     hkv = rng.choice([1, 2])
     lengths = [rng.choice([1, S, rng.randint(1, S)]) for _ in range(B)]
-    k_cache, v_cache = values((B, S, hkv, D)), values((B, S, hkv, D))
+    k_cache, v_cache, pads = _caches(values, (B, S, hkv, D))
     for b, n in enumerate(lengths):  # the unfilled cache holds NaN: reading past the length shows
         k_cache[b, n:] = math.nan
         v_cache[b, n:] = math.nan
@@ -76,7 +89,8 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
         "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev),
         "scale": _scale(rng, D),
     }
-    return args, {"kv_heads": hkv, "lengths": lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"}
+    shown = lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"
+    return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads}
 
 
 def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:

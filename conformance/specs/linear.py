@@ -18,15 +18,21 @@ def _pow2_at_most(x: float) -> float:
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """x, W and b as the engine passes them, or (half of the draws) x as a view of rows padded with 8 NaN
+    (its row stride then differs from W's and y's, and a load past K reads NaN in every row; 8 elements
+    keep TMA's rows 16-byte aligned)."""
+    from ..harness import padded
+
     M, N, K = shape["M"], shape["N"], shape["K"]
     has_bias = values.rng.random() < 0.5
+    pad = values.rng.choice([0, 8])
     # weights scaled by a power of two near 1/sqrt(K), as trained weights are: outputs stay in range
     args = {
-        "x": values((M, K)),
+        "x": padded(values((M, K)), pad, values.device),
         "weight": values((N, K), scale=_pow2_at_most(1 / math.sqrt(K))),
         "bias": values((N,)) if has_bias else None,
     }
-    return args, {"bias": has_bias}
+    return args, {"bias": has_bias, "x row padding": pad}
 
 
 def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:

@@ -10,15 +10,21 @@ from . import Record, Small
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """x (and the residual) as the engine passes them, or (half of the draws) as views of rows padded with
+    NaN, 8 after x's rows and 24 after the residual's: the three row strides the kernel takes (x, residual
+    and the outputs') then all differ, and a load past N reads NaN in every row."""
+    from ..harness import padded
+
     M, N = shape["M"], shape["N"]
     has_residual = values.rng.random() < 0.5
+    strided = values.rng.random() < 0.5
     args = {
-        "x": values((M, N)),
+        "x": padded(values((M, N)), 8 if strided else 0, values.device),
         "weight": values((N,)),
         "eps": values.rng.choice([1e-5, 1e-6]),
-        "residual": values((M, N)) if has_residual else None,
+        "residual": padded(values((M, N)), 24 if strided else 0, values.device) if has_residual else None,
     }
-    return args, {"residual": has_residual}
+    return args, {"residual": has_residual, "padded rows": strided}
 
 
 def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:

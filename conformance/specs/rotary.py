@@ -92,7 +92,13 @@ def _draw_rope(rng: Any) -> Rope:
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
-    from ..harness import guarded
+    """The engine's call (q, k and v strided views of one fused projection, positions per sequence or, as
+    its prefill passes them, one row expanded over the batch: a batch stride of 0), or (``layout``
+    "separate", a third of the draws) q, k, v, the caches and the tables each with a stride of its own:
+    q and v views of rows padded with NaN (8 and 24 after each head), k contiguous, the v cache padded
+    (8), the k cache not, cos and sin rows padded (8): a kernel that takes one tensor's strides for
+    another's, assumes contiguity, or reads or writes past a head shows."""
+    from ..harness import guarded, padded
 
     rng, dev = values.rng, values.device
     T, H, D = shape["T"], shape["H"], shape["D"]
@@ -104,30 +110,44 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     S = T // batch
     cached = rng.random() < 0.75  # the engine's call: k and v appended to a KV cache in the same launch
     positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
-    qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
+    separate = rng.random() < 1 / 3
+    shared = rng.random() < 0.5  # one row of positions expanded over the batch (the engine's prefill)
+    if separate:
+        q, k, v = values((batch, S, hq, D)), values((batch, S, hkv, D)), values((batch, S, hkv, D))
+        q, v = padded(q, 8, dev), padded(v, 24, dev)
+    else:
+        qkv = values((batch, S, hq + 2 * hkv, D))  # q, k and v are strided views of a fused projection
+        q, k, v = qkv[:, :, :hq], qkv[:, :, hq : hq + hkv], qkv[:, :, hq + hkv :]
     # the engine's tables for a cache of some capacity: as long as the positions need, or long past a
     # Llama-3 original context (where its scaling matters)
     rope = _draw_rope(rng)
     rows = rng.choice([positions_max, positions_max + 8192])
     cos, sin = rope_cache(D, rope.theta, rows, rope.rope_scaling)
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
+    sequences = 1 if shared else batch
     if cached:  # distinct positions per sequence, as the engine's: a run of S from a random start
         room = positions_max - S
-        starts = torch.tensor([[rng.choice([0, room, rng.randint(0, room)])] for _ in range(batch)])
+        starts = torch.tensor([[rng.choice([0, room, rng.randint(0, room)])] for _ in range(sequences)])
         pos = starts + torch.arange(S)[None, :]
     else:
-        pos = torch.randint(0, positions_max, (batch, S), generator=gen)
+        pos = torch.randint(0, positions_max, (sequences, S), generator=gen)
+    if shared:  # row 0 expanded (on the device: a copy there would not keep the stride of 0); the rows under
+        # it hold other positions, which a kernel reads if it takes the positions for a contiguous [B, S] tensor
+        pos = torch.cat([pos, (positions_max - 1 - pos).expand(batch - 1, S)]).to(dev)[:1].expand(batch, S)
+    else:
+        pos = pos.to(dev)
     args = {
-        "q": qkv[:, :, :hq],
-        "k": qkv[:, :, hq : hq + hkv],
-        "cos": guarded(cos, dev),
-        "sin": guarded(sin, dev),
-        "positions": pos.to(dev),
+        "q": q,
+        "k": k,
+        "cos": padded(cos, 8 if separate else 0, dev),
+        "sin": padded(sin, 8 if separate else 0, dev),
+        "positions": pos,
     }
     if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
         nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
-        args.update(v=qkv[:, :, hq + hkv :], k_cache=guarded(nan, dev), v_cache=guarded(nan, dev))
-    return args, {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
+        args.update(v=v, k_cache=guarded(nan, dev), v_cache=padded(nan, 8 if separate else 0, dev))
+    note = {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
+    return args, {**note, "layout": "separate" if separate else "fused", "positions": "expanded" if shared else "own"}
 
 
 def reset(case: Any) -> None:

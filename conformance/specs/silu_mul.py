@@ -12,12 +12,16 @@ from . import Record, Small
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """gu = [g | u]; in half of the draws the gates times 64 (exact: a power of two), past 88.7 where
     exp(g) overflows fp32, so a formula that is only stable for small gates shows (u left as drawn: the
-    output stays in range)."""
+    output stays in range). In half of the draws gu is a view of rows padded with 8 NaN: its row stride
+    is then not twice the output's, nor is the up half at half the row stride."""
+    from ..harness import padded
+
     gu = values((shape["M"], 2 * shape["I"]))
     wide = values.rng.random() < 0.5
     if wide:
         gu[:, : shape["I"]] *= 64.0
-    return {"gu": gu}, {"gates x64": wide}
+    pad = values.rng.choice([0, 8])
+    return {"gu": padded(gu, pad, values.device)}, {"gates x64": wide, "gu row padding": pad}
 
 
 def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
