@@ -16,7 +16,10 @@ Benchmark code, never part of the engine: it times, and it tunes on first use.
 
 from __future__ import annotations
 
+import contextlib
+import os
 import time
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -117,6 +120,52 @@ class PeerLlama(nn.Module):
         return F.linear(x, self.output)
 
 
+# The Triton settings the peer's compiler left (inductor points TRITON_PTXAS_PATH at torch's own ptxas the first
+# time it compiles in a process, torch 2.11 on the H200, 2026-12-02), given back to each later peer run.
+_PEER_TRITON: dict[str, Any] = {}
+
+
+def _triton_state() -> dict[str, Any]:
+    """The process's TRITON_* variables and the attributes set on each group of ``triton.knobs``."""
+    import triton
+
+    state: dict[str, Any] = {f"env {k}": v for k, v in os.environ.items() if k.startswith("TRITON_")}
+    for name, group in vars(getattr(triton, "knobs", object())).items():
+        if type(group).__name__.endswith("_knobs"):
+            state[f"knobs {name}"] = dict(vars(group))
+    return state
+
+
+def _set_triton_state(state: dict[str, Any]) -> None:
+    import triton
+
+    for key in [k for k in os.environ if k.startswith("TRITON_")]:
+        del os.environ[key]
+    os.environ.update({k[4:]: v for k, v in state.items() if k.startswith("env ")})
+    for key, attrs in state.items():
+        if key.startswith("knobs "):
+            group = getattr(triton.knobs, key[6:])
+            vars(group).clear()
+            vars(group).update(attrs)
+
+
+@contextlib.contextmanager
+def own_triton_settings() -> Iterator[None]:
+    """Run the peer with the Triton settings its compiler gave it, and give the rest of the process its own back.
+    Inductor sets TRITON_PTXAS_PATH (another ptxas) in the process: the engine's certified path then refuses to
+    run (other binaries than the ones its settings were proven with), and an engine kernel compiled after it
+    would be another ptxas's code."""
+    engine = _triton_state()
+    if _PEER_TRITON:
+        _set_triton_state(_PEER_TRITON)
+    try:
+        yield
+    finally:
+        _PEER_TRITON.clear()
+        _PEER_TRITON.update(_triton_state())
+        _set_triton_state(engine)
+
+
 def decode_one_token(model: PeerLlama, token: torch.Tensor, input_pos: torch.Tensor) -> torch.Tensor:
     return model(token, input_pos).argmax(dim=-1, keepdim=True)
 
@@ -133,6 +182,7 @@ def time_ms(fn: Any, repeats: int) -> list[float]:
     return times
 
 
+@own_triton_settings()
 def prefill_only(cfg: Any, weights: Weights, prompts: list[list[int]], repeats: int = 7) -> dict[str, Any]:
     """The peer's time to first token alone (its prefill is eager, so nothing is compiled for it): two
     warm-up prefills, then ``repeats`` timed ones."""
@@ -151,6 +201,7 @@ def prefill_only(cfg: Any, weights: Weights, prompts: list[list[int]], repeats: 
     return {"ttft_ms": round(statistics.median(ttfts), 2), "ttft_ms_all": [round(t, 2) for t in ttfts]}
 
 
+@own_triton_settings()
 def run(cfg: Any, weights: Weights, prompts: list[list[int]], new: int, repeats: int = 7) -> dict[str, Any]:
     """Prefill (eager), then ``new`` tokens greedily with the compiled decode step. Returns decode tokens/s,
     the compile time (the first decode steps: tracing, inductor's tuning, graph capture), time to first

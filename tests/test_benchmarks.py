@@ -142,3 +142,34 @@ def test_decode_profile_files_every_engine_kernel_under_its_op():
     # and PyTorch's/cuBLAS's projection kernels on the torch backend
     assert group_of("nvjet_sm90_tst_64x8_64x16_4x1_v_bz_splitK_TNT") == "linear"
     assert group_of("cudnn_generated_fort_native_sdpa_sm80_flash_fprop_wmma_f16") == "attention"
+
+
+def test_the_peer_keeps_the_triton_settings_its_compiler_sets_to_itself(monkeypatch):
+    """Inductor sets TRITON_PTXAS_PATH (torch's own ptxas) in the process the first time it compiles: after a
+    peer run the engine's certified path would refuse to run, or compile its kernels with another ptxas. The
+    peer's settings are its own: gone after each peer run, back in the next."""
+    import triton
+
+    from benchmarks.peer import own_triton_settings
+
+    monkeypatch.delenv("TRITON_PTXAS_PATH", raising=False)
+    monkeypatch.setenv("TRITON_CACHE_DIR", "/engine/cache")
+    seen = []
+
+    @own_triton_settings()
+    def peer_run(first: bool) -> None:
+        seen.append((os.environ.get("TRITON_PTXAS_PATH"), os.environ.get("TRITON_CACHE_DIR")))
+        if first:  # as inductor does
+            os.environ["TRITON_PTXAS_PATH"] = "/torch/bin/ptxas"
+            os.environ["TRITON_CACHE_DIR"] = "/inductor/cache"
+            triton.knobs.compilation.always_compile = True
+
+    try:
+        peer_run(True)
+        assert "TRITON_PTXAS_PATH" not in os.environ and os.environ["TRITON_CACHE_DIR"] == "/engine/cache"
+        assert "always_compile" not in vars(triton.knobs.compilation)
+        peer_run(False)
+        assert seen == [(None, "/engine/cache"), ("/torch/bin/ptxas", "/inductor/cache")]
+        assert "TRITON_PTXAS_PATH" not in os.environ and "always_compile" not in vars(triton.knobs.compilation)
+    finally:
+        vars(triton.knobs.compilation).pop("always_compile", None)
