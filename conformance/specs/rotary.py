@@ -171,13 +171,14 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
         rows, half = a["cos"].shape
-        tables = reference.rope_frequencies(2 * half, rope.theta, rows, rope.rope_scaling)
+        tables = reference.rope_frequencies(2 * half, rope.theta, rows, rope.rope_scaling)  # made on the CPU
         angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
+        on = a["cos"].device  # compared where the engine's tables are (on a GPU: a CPU table cannot be)
         return [
             (
                 a[name],
-                table,
-                bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling),
+                table.to(on),
+                bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling).to(on),
                 f"rope_cache's {name} table ({rope})",
             )
             for name, table in (("cos", tables.cos), ("sin", tables.sin))
