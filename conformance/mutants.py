@@ -1117,6 +1117,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "x_ptrs = x_ptr + offs_m[:, None] * stride_wn + offs_k[None, :]",
         "tiled reads x's rows at the weight's row stride",
         "wrong stride",
+        fast=True,
         variants=TILED,
     ),
     Mutant(
@@ -1470,6 +1471,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    v_base = v_ptr + b * stride_kb + kv_h * stride_kh\n",
         "the v cache's sequences and heads at the k cache's strides",
         "wrong stride",
+        fast=True,
     ),
     Mutant(
         "attention_decode.v-position-stride-of-k",
@@ -1498,6 +1500,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "heads = kv_h * BLOCK_G + offs_g",
         "kv head j serves query heads from j * BLOCK_G: right only for one kv head",
         "wrong GQA mapping",
+    ),
+    Mutant(
+        "attention_decode.block-of-sixteen-heads",
+        "attention_decode",
+        ATTN,
+        "BLOCK_G=max(16, triton.next_power_of_2(G))",
+        "BLOCK_G=16",
+        "a kv head's query heads held in a block of 16 whatever the group: heads past the 16th never computed",
+        "tail dropped",
     ),
     Mutant(
         "attention_decode.weights-at-old-max",
