@@ -1117,7 +1117,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "x_ptrs = x_ptr + offs_m[:, None] * stride_wn + offs_k[None, :]",
         "tiled reads x's rows at the weight's row stride",
         "wrong stride",
-        fast=True,
         variants=TILED,
     ),
     Mutant(
@@ -1471,7 +1470,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "    v_base = v_ptr + b * stride_kb + kv_h * stride_kh\n",
         "the v cache's sequences and heads at the k cache's strides",
         "wrong stride",
-        fast=True,
     ),
     Mutant(
         "attention_decode.v-position-stride-of-k",
