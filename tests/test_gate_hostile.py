@@ -15,7 +15,8 @@ Classes (each test is named after the attack it makes):
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
-6. an sdist whose build configuration, tar structure or member modes would change what ships;
+6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
+   header, GNU sparse and contiguous members, an old-style folder entry) or member modes would change what ships;
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -1016,6 +1017,40 @@ def test_sdist_gzip_header_crc_is_refused(built: Built, tmp_path: Path) -> None:
     )
     assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
     assert "header CRC" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+
+
+TARFILE_READS_OTHERWISE = {  # attack -> (the member planted, the finding, what tarfile makes of it)
+    "a global pax header": (
+        lambda b: RawTarMember("././@PaxGlobal", _pax_record("path", f"{b.root}/tables/{TABLE.path}"), tarfile.XGLTYPE),
+        "G313",
+        "renames",
+    ),
+    "a GNU sparse member": (lambda b: RawTarMember(f"{b.root}/notes.txt", b"", tarfile.GNUTYPE_SPARSE), "G313", "file"),
+    "a contiguous file": (lambda b: RawTarMember(f"{b.root}/notes.txt", b"", tarfile.CONTTYPE), "G304", "file"),
+    "an old-style folder": (lambda b: RawTarMember(f"{b.root}/neurobrix/evil/", b"", tarfile.AREGTYPE), "G310", "dir"),
+}
+
+
+@pytest.mark.parametrize("attack", list(TARFILE_READS_OTHERWISE))
+def test_sdist_member_types_tarfile_unpacks_its_own_way_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Member types tarfile (pip's sdist unpacker) reads where the gate sees no file: a global pax header, whose
+    ``path`` tarfile gives to every member after it (the last member below, notes.txt, unpacks over a table with
+    other bytes); a GNU sparse or a contiguous member, which it unpacks as a plain file; and an old-style (V7)
+    file entry whose name ends in '/', which it makes a folder (one for no file of the repository)."""
+    make, code, reads = TARFILE_READS_OTHERWISE[attack]
+    planted = make(built)
+    notes = RawTarMember(f"{built.root}/notes.txt", altered_table(built))
+    tar = raw_tar([*sdist_members(built.sdist), planted, notes])
+    with tarfile.open(fileobj=io.BytesIO(tar)) as unpacked:  # what pip unpacks
+        members = unpacked.getmembers()
+        if reads == "renames":
+            assert members[-1].name == f"{built.root}/tables/{TABLE.path}"
+            assert unpacked.extractfile(members[-1]).read() == notes.data  # type: ignore[union-attr]
+        else:
+            shown = next(m for m in members if m.name == planted.name.rstrip("/"))
+            assert shown.isdir() if reads == "dir" else shown.isreg()
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    refused_with(report, code, planted.name, built.sdist.name)
 
 
 def test_wheel_mode_with_executable_bits_and_no_file_type_is_judged_executable(built: Built, tmp_path: Path) -> None:
