@@ -43,6 +43,7 @@ import tracemalloc
 import unicodedata
 import zipfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -1019,7 +1020,8 @@ def test_sdist_gzip_header_crc_is_refused(built: Built, tmp_path: Path) -> None:
     assert "header CRC" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
 
 
-TARFILE_READS_OTHERWISE = {  # attack -> (the member planted, the finding, what tarfile makes of it)
+# attack -> (the member planted, the finding, what tarfile makes of it)
+TARFILE_READS_OTHERWISE: dict[str, tuple[Callable[[Built], RawTarMember], str, str]] = {
     "a global pax header": (
         lambda b: RawTarMember("././@PaxGlobal", _pax_record("path", f"{b.root}/tables/{TABLE.path}"), tarfile.XGLTYPE),
         "G313",
