@@ -1037,8 +1037,9 @@ TARFILE_READS_OTHERWISE: dict[str, tuple[Callable[[Built], RawTarMember], str, s
 def test_sdist_member_types_tarfile_unpacks_its_own_way_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
     """Member types tarfile (pip's sdist unpacker) reads where the gate sees no file: a global pax header, whose
     ``path`` tarfile gives to every member after it (the last member below, notes.txt, unpacks over a table with
-    other bytes); a GNU sparse or a contiguous member, which it unpacks as a plain file; and an old-style (V7)
-    file entry whose name ends in '/', which it makes a folder (one for no file of the repository)."""
+    other bytes: pip 23.2 built and installed that table, uv 0.13 refuses the sdist); a GNU sparse or a contiguous
+    member, which it unpacks as a plain file; and an old-style (V7) file entry whose name ends in '/', which it makes
+    a folder (one for no file of the repository)."""
     make, code, reads = TARFILE_READS_OTHERWISE[attack]
     planted = make(built)
     notes = RawTarMember(f"{built.root}/notes.txt", altered_table(built))
