@@ -368,7 +368,8 @@ def _safety(archive: Archive, limits: Limits) -> set[str]:
                 unsafe.add(name)
         if m.kind in ("symlink", "hardlink", "other"):
             target = f" to {m.link!r}" if m.link else ""
-            archive.fail(Check.G304, name, f"a {m.kind}{target}, not a regular file")
+            what = {"symlink": "a symlink", "hardlink": "a hard link"}.get(m.kind, "a special member")
+            archive.fail(Check.G304, name, f"{what}{target}, not a regular file")
             unsafe.add(name)
         first = seen.setdefault(names.destination_key(name), name)
         if name in exact:
