@@ -121,6 +121,8 @@ class ModelConfig:
             if kind not in ("llama3", "default"):
                 raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3)")
             scaling = None if kind == "default" else {k: v for k, v in scaling.items() if k != "rope_theta"}
+            if scaling is not None:  # as transformers' config: the model's context where the file names no original
+                scaling.setdefault("original_max_position_embeddings", need("max_position_embeddings"))
         return cls(
             architecture=arch,
             hidden_size=hidden,
