@@ -112,10 +112,11 @@ class ModelConfig:
             raise ConfigError(
                 f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
             )
-        # transformers >= 5 writes `rope_parameters` (theta inside); older files `rope_theta` + `rope_scaling`
-        rope = data.get("rope_parameters") or {}
+        # transformers >= 5 writes `rope_parameters` (theta inside); older files `rope_theta` + `rope_scaling`. As in
+        # transformers' config, a `rope_scaling` wins over `rope_parameters`, and a theta there over `rope_theta`
+        rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
         theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
-        scaling = data.get("rope_scaling") or (rope if rope.get("rope_type", "default") != "default" else None)
+        scaling = rope if rope.get("rope_type", rope.get("type", "default")) != "default" else None
         if scaling is not None:
             kind = scaling.get("rope_type", scaling.get("type"))
             if kind not in ("llama3", "default"):

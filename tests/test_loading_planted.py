@@ -50,6 +50,26 @@ CONFIGS = {
         "rope_scaling": dict(LLAMA3),
         "rope_theta": 500000.0,
     },
+    # both forms at once: rope_scaling wins, with the top-level theta; rope_parameters naming its kind as "type"
+    "llama3-rope-scaling-over-rope-parameters": {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "max_position_embeddings": 64,
+        "rope_scaling": {**LLAMA3, "original_max_position_embeddings": 16},
+        "rope_parameters": {"rope_type": "default", "rope_theta": 500000.0},
+        "rope_theta": 20000.0,
+    },
+    "llama3-rope-parameters-type-key": {
+        "model_type": "llama",
+        "num_hidden_layers": 1,
+        "max_position_embeddings": 64,
+        "rope_parameters": {
+            "type": "llama3",
+            **{k: v for k, v in LLAMA3.items() if k != "rope_type"},
+            "rope_theta": 500000.0,
+            "original_max_position_embeddings": 16,
+        },
+    },
     # Qwen2 with the window on and max_window_layers at its default of 28: a 28-layer model has no sliding layer,
     # a 29-layer one has one
     "qwen2-28-layers-window-default": {"model_type": "qwen2", "num_hidden_layers": 28, "use_sliding_window": True},
@@ -93,8 +113,10 @@ def test_rope_ties_and_windows_are_read_as_transformers_reads_them(variant):
     """Planted: the default rope_theta 500,000 instead of transformers' 10,000; rope_parameters' theta or its
     llama3 scaling ignored (transformers 5's config.json form); tie_word_embeddings defaulting to true; Qwen2's
     max_window_layers default 27 instead of 28; use_sliding_window taken as on where the file leaves it out;
-    the sliding layers counted from past max_window_layers instead of
-    from it. Each leaves a field the text depends on other than transformers' reading of the same config.json."""
+    the sliding layers counted from past max_window_layers instead of from it. Each leaves a field the text
+    depends on other than transformers' reading of the same config.json. (Two variants held a real divergence:
+    rope_parameters' theta taken over rope_scaling's and the top-level one, and rope_parameters' "type" key
+    ignored.)"""
     data = {**SMALL, **CONFIGS[variant]}
     ours = ModelConfig.from_hf(copy.deepcopy(data))
     scaling = ours.rope_scaling
