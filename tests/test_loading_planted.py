@@ -314,6 +314,52 @@ def test_a_qwen2_tokenizer_makes_its_named_tokens_special(tmp_path):
     assert ours.decode(ids) == expected == "".join(stream.push(i) for i in ids) + stream.finish()
 
 
+def test_a_special_tokens_strip_settings_in_tokenizer_config_are_kept(tmp_path):
+    """Planted: a special token tokenizer_config.json writes with its fields (an AddedToken's lstrip, rstrip) added
+    with those fields dropped. transformers' token then takes the spaces around it, so the text around it encodes
+    to other ids."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = save(tmp_path / "tok", "bytelevel")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    fields = {"lstrip": True, "rstrip": True, "normalized": False, "single_word": False, "special": True}
+    config["extra_special_tokens"] = [{"__type": "AddedToken", "content": "<|im_end|>", **fields}]
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["hello <|im_end|> world", "a  <|im_end|>\n b"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    assert hf("a <|im_end|> b")["input_ids"] == hf("a<|im_end|>b")["input_ids"]  # the spaces are taken
+
+
+def test_added_tokens_are_given_the_ids_tokenizer_config_writes(tmp_path):
+    """Planted: added_tokens_decoder's entries ordered by their ids as text ("10" before "9"), so two tokens new to
+    tokenizer.json changed ids. transformers gives each the id tokenizer_config.json writes."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import models, pre_tokenizers
+
+    from neurobrix.tokenizer import Tokenizer
+
+    words = WORDS[:9]
+    tok = HFTokenizer(models.WordLevel({w: i for i, w in enumerate(words)}, unk_token="<unk>"))
+    tok.pre_tokenizer = pre_tokenizers.Whitespace()
+    folder = tmp_path / "tok"
+    transformers.PreTrainedTokenizerFast(tokenizer_object=tok, unk_token="<unk>").save_pretrained(folder)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    entry = {"lstrip": False, "rstrip": False, "normalized": False, "single_word": False, "special": True}
+    config["added_tokens_decoder"] = {
+        **config.get("added_tokens_decoder", {}),
+        "9": {"content": "<a>", **entry},
+        "10": {"content": "<b>", **entry},
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    ids = hf("hello <a> world <b>")["input_ids"]
+    assert hf.convert_tokens_to_ids(["<a>", "<b>"]) == [9, 10]
+    assert ours.encode_prompt("hello <a> world <b>", chat=False) == ids
+
+
 # --- the weights ----------------------------------------------------------------------------------
 
 
@@ -369,6 +415,20 @@ def test_an_untied_checkpoint_without_its_output_head_is_refused(tmp_path):
     assert "lm_head.weight" in info["missing_keys"]
     with pytest.raises(WeightsError, match="no tensor 'lm_head.weight' and config.json does not tie embeddings"):
         _engine_logits(folder, [3, 4])
+
+
+def test_a_page_saved_as_safetensors_is_refused_by_name(tmp_path):
+    """Planted: the safetensors header length read without checking it against the file. A download that saved an
+    HTML error page under the weights' name gives a length of quintillions of bytes: it must be refused as not a
+    safetensors file, not crash reading it."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import CheckpointError, checkpoint_files
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "model.safetensors").write_bytes(b"<!DOCTYPE html><html><body>502 Bad Gateway</body></html>\n")
+    with pytest.raises(CheckpointError, match="model.safetensors: not a safetensors file"):
+        checkpoint_files(folder)
 
 
 # --- the hub ----------------------------------------------------------------------------------------
