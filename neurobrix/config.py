@@ -112,18 +112,7 @@ class ModelConfig:
             raise ConfigError(
                 f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
             )
-        # transformers >= 5 writes `rope_parameters` (theta inside); older files `rope_theta` + `rope_scaling`. As in
-        # transformers' config, a `rope_scaling` wins over `rope_parameters`, and a theta there over `rope_theta`
-        rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
-        theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
-        scaling = rope if rope.get("rope_type", rope.get("type", "default")) != "default" else None
-        if scaling is not None:
-            kind = scaling.get("rope_type", scaling.get("type"))
-            if kind not in ("llama3", "default"):
-                raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3)")
-            scaling = None if kind == "default" else {k: v for k, v in scaling.items() if k != "rope_theta"}
-            if scaling is not None:  # as transformers' config: the model's context where the file names no original
-                scaling.setdefault("original_max_position_embeddings", need("max_position_embeddings"))
+        theta, scaling = _rope(data, source)
         return cls(
             architecture=arch,
             hidden_size=hidden,
@@ -144,6 +133,37 @@ class ModelConfig:
             ),
             sliding_window=window,
         )
+
+
+def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] | None]:
+    """(rope_theta, the llama3 scaling or None) as transformers' config reads them (convert_rope_params_to_dict,
+    standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta inside), older files ``rope_theta``
+    and ``rope_scaling`` at the top level. A ``rope_scaling`` wins over ``rope_parameters``; theta is the chosen
+    dict's own, else the top-level field, else 10,000; a dict without a type is the default rotation (its factor
+    unused); llama3's original context is a top-level ``original_max_position_embeddings`` when the file has one,
+    else the dict's, else ``max_position_embeddings``."""
+    rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
+    if not isinstance(rope, Mapping):
+        raise ConfigError(f"{source}: field 'rope_scaling' has an unexpected value {rope!r}")
+    theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
+    kind = rope.get("rope_type", rope.get("type", "default"))
+    if kind == "default":
+        return float(theta), None
+    if kind != "llama3":
+        raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3)")
+    scaling = {k: v for k, v in rope.items() if k != "rope_theta"}
+    partial = rope.get("partial_rotary_factor", data.get("partial_rotary_factor"))
+    if partial is not None and partial != 1:  # transformers' llama3 rule then rotates fewer dims than it applies
+        raise ConfigError(f"{source}: partial_rotary_factor {partial!r} with llama3 rope scaling is not supported")
+    original = data.get("original_max_position_embeddings")
+    if original is None:
+        original = rope.get("original_max_position_embeddings", data.get("max_position_embeddings"))
+    scaling["original_max_position_embeddings"] = original
+    for name in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
+        value = scaling.get(name)
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise ConfigError(f"{source}: llama3 rope scaling's '{name}' has an unexpected value {value!r}")
+    return float(theta), scaling
 
 
 def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str) -> int | None:

@@ -307,3 +307,59 @@ def test_a_run_stays_within_the_sliding_window():
     assert new_token_limit(cfg, tokenizer, 4, 7, said.append) == 7
     with pytest.raises(UsageError, match="plus --max-tokens 8 exceeds the model's sliding attention window of 10"):
         new_token_limit(cfg, tokenizer, 4, 8, said.append)
+
+
+LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
+# rotary fields as files write them, beyond the plain forms tests/test_model_reference.py runs end to end
+ROPE_FILES = {
+    # rope_scaling's own theta is the one transformers takes, over the top-level field
+    "scaling-with-its-own-theta": {
+        "rope_theta": 10000.0,
+        "rope_scaling": {**LLAMA3, "original_max_position_embeddings": 8, "rope_theta": 300.0},
+    },
+    # both forms: rope_scaling wins, rope_parameters' theta is not used (the class default is)
+    "scaling-over-parameters": {
+        "rope_parameters": {"rope_type": "default", "rope_theta": 300.0},
+        "rope_scaling": {**LLAMA3, "original_max_position_embeddings": 8},
+    },
+    # llama3 without its original context: max_position_embeddings
+    "llama3-no-original-context": {"rope_parameters": {**LLAMA3, "rope_theta": 10000.0}},
+    # a top-level original_max_position_embeddings is taken over the dict's (as Phi-3 files keep it)
+    "llama3-top-level-original-context": {
+        "rope_parameters": {**LLAMA3, "rope_theta": 10000.0, "original_max_position_embeddings": 8},
+        "original_max_position_embeddings": 32,
+    },
+    # a rope_scaling without a type is the default rotation, its factor unused
+    "scaling-without-type": {"rope_theta": 500.0, "rope_scaling": {"factor": 2.0}},
+}
+
+
+@pytest.mark.parametrize("variant", sorted(ROPE_FILES))
+def test_rotary_fields_are_read_as_transformers_reads_them(variant):
+    """The engine's cos/sin tables against transformers' rotary embedding built from the same config.json fields,
+    over positions past every original context here (a wrong theta or context moves them by far more)."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    from neurobrix.ops import rope_cache
+
+    data = {**BASE, "hidden_size": 64, "num_attention_heads": 4, "max_position_embeddings": 64, "model_type": "llama"}
+    data = {k: v for k, v in {**data, **ROPE_FILES[variant]}.items() if k != "architectures"}
+    ours = ModelConfig.from_hf(data)
+    theirs = transformers.AutoConfig.for_model(**data)
+    positions = torch.arange(64)[None]
+    cos, sin = LlamaRotaryEmbedding(theirs)(torch.zeros(1, dtype=torch.float32), positions)
+    our_cos, our_sin = rope_cache(ours.head_dim, ours.rope_theta, 64, ours.rope_scaling)
+    half = ours.head_dim // 2
+    torch.testing.assert_close(our_cos, cos[0, :, :half], rtol=0, atol=1e-4)
+    torch.testing.assert_close(our_sin, sin[0, :, :half], rtol=0, atol=1e-4)
+
+
+def test_llama3_rope_with_a_partial_rotary_factor_is_refused():
+    """transformers' llama3 rule rotates head_dim x partial_rotary_factor dims, which its attention then cannot
+    apply (its forward fails): refused by name, where the engine would rotate every dim."""
+    data = {**BASE, "rope_parameters": {**LLAMA3, "rope_theta": 1e4}, "partial_rotary_factor": 0.5}
+    with pytest.raises(ConfigError, match="partial_rotary_factor 0.5 with llama3 rope scaling is not supported"):
+        ModelConfig.from_hf(data)
+    ModelConfig.from_hf({**data, "partial_rotary_factor": 1.0})
+    ModelConfig.from_hf({**data, "rope_parameters": {"rope_type": "default", "rope_theta": 1e4}})  # unused there
