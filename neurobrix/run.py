@@ -122,13 +122,13 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
         sampling = dataclasses.replace(sampling, repetition_penalty=tokenizer.repetition_penalty)
         if sampling.penalty != 1:
             notice(
-                f"note: repetition penalty {sampling.penalty:g} from the model's generation_config.json "
+                f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
     unapplied = tokenizer.unapplied_generation_settings()
     if unapplied:
         notice(
-            f"note: the model's generation_config.json sets {', '.join(unapplied)}, which NeuroBrix does not "
+            f"note: the model's {tokenizer.generation_file} sets {', '.join(unapplied)}, which NeuroBrix does not "
             "apply: its text may differ from transformers'"
         )
     return sampling

@@ -17,7 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -319,6 +319,41 @@ def compile_template(source: str) -> Any:
     return env.from_string(source)
 
 
+# generation settings that change transformers' greedy text and that NeuroBrix does not apply: name -> whether a
+# value (in the whole settings) is on
+UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
+    "num_beams": lambda v, settings: isinstance(v, (int, float)) and v > 1,
+    "guidance_scale": lambda v, settings: v is not None and v != 1,
+    "watermarking_config": lambda v, settings: v is not None,
+    "no_repeat_ngram_size": lambda v, settings: bool(v),
+    "min_length": lambda v, settings: bool(v),
+    "min_new_tokens": lambda v, settings: bool(v),
+    "bad_words_ids": lambda v, settings: bool(v),
+    "suppress_tokens": lambda v, settings: bool(v),
+    "begin_suppress_tokens": lambda v, settings: bool(v),
+    "sequence_bias": lambda v, settings: bool(v),
+    "forced_bos_token_id": lambda v, settings: v is not None,
+    "forced_eos_token_id": lambda v, settings: v is not None,
+    "exponential_decay_length_penalty": lambda v, settings: v is not None,
+    # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
+    "encoder_repetition_penalty": lambda v, settings: v is not None and v != 1,
+    # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
+    # loads their code from the hub (trust_remote_code) or refuses
+    "penalty_alpha": lambda v, settings: bool(v) and (settings.get("top_k", 50) or 0) > 1,
+    "dola_layers": lambda v, settings: v is not None,
+    "force_words_ids": lambda v, settings: bool(v),
+    "constraints": lambda v, settings: bool(v),
+    # generate stops at these strings or rewrites the prompt's end when given the tokenizer (else refuses)
+    "stop_strings": lambda v, settings: bool(v),
+    "token_healing": lambda v, settings: bool(v),
+}
+# the settings the engine reads (or names as not applied) from generation_config.json, or from config.json when the
+# model has no generation_config.json, as transformers' GenerationConfig.from_model_config takes them there
+GENERATION_FIELDS = frozenset(
+    {"eos_token_id", "repetition_penalty", "max_new_tokens", "max_length", "top_k", *UNAPPLIED}
+)
+
+
 class Tokenizer:
     def __init__(self, folder: Path) -> None:
         from tokenizers import AddedToken, processors
@@ -334,9 +369,18 @@ class Tokenizer:
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"
-        self.generation_path = gen_path
         self.has_generation_config = gen_path.is_file()
-        self.generation = _read_json(gen_path) if self.has_generation_config else {}
+        self.generation: dict[str, Any] = {}
+        if self.has_generation_config:
+            self.generation = _read_json(gen_path)
+        elif (folder / "config.json").is_file():
+            # without generation_config.json, transformers' generate takes its settings from config.json
+            # (GenerationConfig.from_model_config: every generation field there that is not null)
+            gen_path = folder / "config.json"
+            model_config = _read_json(gen_path)
+            self.generation = {k: v for k, v in model_config.items() if k in GENERATION_FIELDS and v is not None}
+        self.generation_path = gen_path
+        self.generation_file = gen_path.name  # where the settings a note names come from
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
         # as text or as a list of named templates
         template_file = folder / "chat_template.jinja"
@@ -398,7 +442,8 @@ class Tokenizer:
 
     @property
     def repetition_penalty(self) -> float | None:
-        """generation_config.json's repetition_penalty (transformers applies it to greedy decoding too), or None."""
+        """generation_config.json's repetition_penalty (config.json's without that file; transformers applies it to
+        greedy decoding too), or None."""
         value = self.generation.get("repetition_penalty")
         if value is None:
             return None
@@ -408,8 +453,8 @@ class Tokenizer:
 
     def max_new_tokens(self, prompt_len: int) -> tuple[int, str] | None:
         """The new tokens transformers' generate makes at most when not told (with what says so): generation_config
-        .json's max_new_tokens, else its max_length less the prompt; None when the file sets neither (transformers'
-        own default of 20 is not taken)."""
+        .json's max_new_tokens, else its max_length less the prompt (config.json's without that file); None when
+        neither is set (transformers' own default of 20 is not taken)."""
         for name in ("max_new_tokens", "max_length"):
             value = self.generation.get(name)
             if value is None:
@@ -417,46 +462,20 @@ class Tokenizer:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise TokenizerError(f"{self.generation_path}: {name} must be an integer >= 1, got {value!r}")
             if name == "max_new_tokens":
-                return value, f"generation_config.json's max_new_tokens is {value}"
+                return value, f"{self.generation_file}'s max_new_tokens is {value}"
             if value <= prompt_len:  # transformers' generate refuses it too
                 raise TokenizerError(
                     f"the {prompt_len}-token prompt leaves no new token within the max_length of {value} tokens of "
                     f"{self.generation_path}; give --max-tokens"
                 )
-            return value - prompt_len, f"generation_config.json's max_length is {value} tokens, prompt included"
+            return value - prompt_len, f"{self.generation_file}'s max_length is {value} tokens, prompt included"
         return None
 
     def unapplied_generation_settings(self) -> list[str]:
-        """generation_config.json's settings that change transformers' greedy text and that NeuroBrix does not
-        apply (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
+        """The model's generation settings that change transformers' greedy text and that NeuroBrix does not apply
+        (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
         settings = self.generation
-        active = {
-            "num_beams": lambda v: isinstance(v, (int, float)) and v > 1,
-            "guidance_scale": lambda v: v is not None and v != 1,
-            "watermarking_config": lambda v: v is not None,
-            "no_repeat_ngram_size": lambda v: bool(v),
-            "min_length": lambda v: bool(v),
-            "min_new_tokens": lambda v: bool(v),
-            "bad_words_ids": lambda v: bool(v),
-            "suppress_tokens": lambda v: bool(v),
-            "begin_suppress_tokens": lambda v: bool(v),
-            "sequence_bias": lambda v: bool(v),
-            "forced_bos_token_id": lambda v: v is not None,
-            "forced_eos_token_id": lambda v: v is not None,
-            "exponential_decay_length_penalty": lambda v: v is not None,
-            # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
-            "encoder_repetition_penalty": lambda v: v is not None and v != 1,
-            # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
-            # loads their code from the hub (trust_remote_code) or refuses
-            "penalty_alpha": lambda v: bool(v) and (settings.get("top_k", 50) or 0) > 1,
-            "dola_layers": lambda v: v is not None,
-            "force_words_ids": lambda v: bool(v),
-            "constraints": lambda v: bool(v),
-            # generate stops at these strings or rewrites the prompt's end when given the tokenizer (else refuses)
-            "stop_strings": lambda v: bool(v),
-            "token_healing": lambda v: bool(v),
-        }
-        return [f"{k}={settings[k]!r}" for k, on in active.items() if k in settings and on(settings[k])]
+        return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
 
     def render_chat(
         self,

@@ -227,7 +227,9 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
     from neurobrix.run import model_sampling
 
     said: list[str] = []
-    tokenizer = SimpleNamespace(repetition_penalty=model, unapplied_generation_settings=lambda: [])
+    tokenizer = SimpleNamespace(
+        repetition_penalty=model, unapplied_generation_settings=lambda: [], generation_file="generation_config.json"
+    )
     got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)
     assert got.repetition_penalty == want and got.temperature == 0.5
     assert len(said) == notes and all("generation_config.json" in s for s in said)

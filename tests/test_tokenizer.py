@@ -237,6 +237,40 @@ def test_each_setting_named_as_not_applied_changes_or_stops_transformers_greedy_
         assert all(any(item.startswith(f"{key}=") for item in unapplied) for key in setting if named and key != "top_k")
 
 
+def test_without_generation_config_json_the_settings_are_config_jsons(tmp_path):
+    """A model without generation_config.json: transformers' generate takes its settings from config.json
+    (GenerationConfig.from_model_config), so the engine takes the same repetition penalty and new-token limit from
+    there, and names what it does not apply; with the file, config.json's are not used."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.generate import Sampling
+    from neurobrix.run import model_sampling
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").unlink()
+    config = json.loads((folder / "config.json").read_text())
+    legacy = {"repetition_penalty": 1.8, "max_new_tokens": 7, "no_repeat_ngram_size": 2, "max_length": None}
+    (folder / "config.json").write_text(json.dumps(config | legacy))
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).generation_config
+    ours, said = Tokenizer(folder), []
+    assert ours.repetition_penalty == theirs.repetition_penalty == 1.8
+    assert ours.max_new_tokens(5) == (theirs.max_new_tokens, "config.json's max_new_tokens is 7")
+    assert ours.unapplied_generation_settings() == [f"no_repeat_ngram_size={theirs.no_repeat_ngram_size}"]
+    assert model_sampling(Sampling(), ours, said.append).repetition_penalty == 1.8
+    assert said == [
+        "note: repetition penalty 1.8 from the model's config.json (--repetition-penalty 1 turns it off)",
+        "note: the model's config.json sets no_repeat_ngram_size=2, which NeuroBrix does not apply: its text may "
+        "differ from transformers'",
+    ]
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2}))
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).generation_config
+    ours = Tokenizer(folder)
+    assert ours.repetition_penalty is None and theirs.repetition_penalty in (None, 1.0)
+    assert ours.max_new_tokens(5) is None and theirs.max_new_tokens is None
+    assert ours.unapplied_generation_settings() == [] and not theirs.no_repeat_ngram_size
+
+
 @pytest.mark.parametrize("value", [0, -1.2, "1.1", True, float("inf")])
 def test_a_bad_generation_config_repetition_penalty_is_refused(tmp_path, value):
     from store_fixtures import make_checkpoint
