@@ -10,6 +10,7 @@ a run does.
 
 from __future__ import annotations
 
+import dataclasses
 import functools
 import math
 import time
@@ -50,6 +51,74 @@ class Sampling:
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
         if not (math.isfinite(self.penalty) and self.penalty > 0):
             raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
+
+
+@dataclass(frozen=True)
+class Constraints:
+    """The model's generation settings that transformers' generate applies as logits processors masking tokens
+    (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
+    it: no_repeat_ngram_size, bad_words_ids (a single eos id among them is dropped), min_length and min_new_tokens
+    (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids), forced_eos_token_id
+    (only its ids left at the last token the generation's length allows), suppress_tokens, begin_suppress_tokens
+    (at the first new token), in transformers' order (the forced token before the suppressions)."""
+
+    no_repeat_ngram_size: int = 0
+    bad_words_ids: tuple[tuple[int, ...], ...] = ()
+    min_length: int = 0
+    min_new_tokens: int = 0
+    forced_eos_token_id: tuple[int, ...] = ()
+    suppress_tokens: tuple[int, ...] = ()
+    begin_suppress_tokens: tuple[int, ...] = ()
+
+    @property
+    def active(self) -> bool:
+        return any(dataclasses.astuple(self))
+
+
+class Processors:
+    """``Constraints`` applied to each step's scores over the tokens each sequence holds so far (its prompt, then
+    each token picked, added by ``push``)."""
+
+    def __init__(self, constraints: Constraints, prompts: list[list[int]], max_new_tokens: int, eos: set[int]) -> None:
+        self.c = constraints
+        self.history = [list(p) for p in prompts]
+        self.prompt_len = len(prompts[0])
+        self.max_length = self.prompt_len + max_new_tokens
+        bad = [w for w in constraints.bad_words_ids if not (len(w) == 1 and w[0] in eos)]
+        self.bad_words = bad
+        self.eos = sorted(eos)
+
+    def __call__(self, scores: torch.Tensor) -> torch.Tensor:
+        c, vocab = self.c, scores.shape[-1]
+        scores = scores.float()
+        mask = torch.zeros(scores.shape, dtype=torch.bool)
+        length = len(self.history[0])
+        for row, ids in enumerate(self.history):
+            n = c.no_repeat_ngram_size
+            if n and length >= n:
+                prefix = ids[length + 1 - n :] if n > 1 else []
+                for start in range(length - n + 1):
+                    if ids[start : start + n - 1] == prefix and ids[start + n - 1] < vocab:
+                        mask[row, ids[start + n - 1]] = True
+            for word in self.bad_words:
+                if len(word) - 1 <= length and (len(word) == 1 or ids[length - len(word) + 1 :] == list(word[:-1])):
+                    mask[row, word[-1]] = True
+        if self.eos and (length < c.min_length or length - self.prompt_len < c.min_new_tokens):
+            mask[:, self.eos] = True
+        scores = scores.masked_fill(mask.to(scores.device), -math.inf)
+        if c.forced_eos_token_id and length == self.max_length - 1:  # after those, before the suppressions
+            scores = torch.full_like(scores, -math.inf)
+            scores[:, list(c.forced_eos_token_id)] = 0
+        mask = torch.zeros(scores.shape, dtype=torch.bool)
+        if c.suppress_tokens:
+            mask[:, list(c.suppress_tokens)] = True
+        if c.begin_suppress_tokens and length == self.prompt_len:
+            mask[:, list(c.begin_suppress_tokens)] = True
+        return scores.masked_fill(mask.to(scores.device), -math.inf)
+
+    def push(self, tokens: torch.Tensor) -> None:
+        for ids, token in zip(self.history, tokens.tolist()):
+            ids.append(token)
 
 
 def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
@@ -93,20 +162,29 @@ def greedy_pick(logits: torch.Tensor, out: torch.Tensor | None = None) -> torch.
 
 
 def sample(
-    logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None, seen: torch.Tensor | None = None
+    logits: torch.Tensor,
+    opts: Sampling,
+    generator: torch.Generator | None,
+    seen: torch.Tensor | None = None,
+    processors: Processors | None = None,
 ) -> torch.Tensor:
     """Next token per row of logits [B, vocab] -> [B] (int64); ``seen`` [B, vocab] marks each sequence's
-    tokens so far for the repetition penalty (needed when ``opts`` has one), and gets the new tokens."""
+    tokens so far for the repetition penalty (needed when ``opts`` has one), and gets the new tokens; ``processors``
+    masks tokens after the penalty (transformers' order), and gets the new tokens too."""
     if opts.penalty != 1:
         if seen is None:
             raise ValueError("a repetition penalty needs the tokens each sequence holds (seen)")
         logits = penalize(logits, seen, opts.penalty)
+    if processors is not None:
+        logits = processors(logits)
     if opts.temperature == 0:
         token = greedy_pick(logits)[:, 0]
     else:
         token = _draw(logits, opts, generator)
     if seen is not None:
         seen.scatter_(1, token[:, None], True)
+    if processors is not None:
+        processors.push(token)
     return token
 
 
@@ -383,13 +461,15 @@ def generate_batch(
     on_step: Callable[[list[int | None]], None] | None = None,
     use_graph: bool = False,
     device_pick: bool = True,
+    constraints: Constraints | None = None,
 ) -> tuple[list[list[int]], Stats]:
     """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
     model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
     step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats).
 
     Greedy decoding picks each token on the device, inside the step's graph (``GreedyDecoder``);
-    ``device_pick=False``, or sampling, picks it on the host's side of the graph (``Decoder``).
+    ``device_pick=False``, sampling, or ``constraints`` (the model's token masks, see ``Constraints``) picks it on
+    the host's side of the graph (``Decoder``).
     """
     batch = model.cache.k[0].shape[0]
     if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
@@ -422,8 +502,11 @@ def generate_batch(
     seen = None  # [B, vocab]: the tokens each sequence holds, for the repetition penalty
     if opts.penalty != 1:
         seen = torch.zeros((batch, model.cfg.vocab_size), dtype=torch.bool, device=device)
+    processors = None
+    if constraints is not None and constraints.active:
+        processors = Processors(constraints, prompts, max_new_tokens, eos)
     greedy = None
-    if opts.temperature == 0 and device_pick:
+    if opts.temperature == 0 and device_pick and processors is None:
         greedy = GreedyDecoder(model, batch, graphed, opts.penalty, seen)
     decoder = Decoder(model, batch, graphed)
     graphs = None
@@ -447,7 +530,7 @@ def generate_batch(
         seen.zero_()
         seen.scatter_(1, torch.tensor(prompts, device=device), True)
     start = time.perf_counter()  # lean: user statistics
-    token = sample(prefill(model, prompts, graphs), opts, generator, seen)
+    token = sample(prefill(model, prompts, graphs), opts, generator, seen, processors)
     outs: list[list[int]] = [[] for _ in range(batch)]
     done = [False] * batch
 
@@ -475,12 +558,14 @@ def generate_batch(
         steps = 1
         ahead = None
         if steps < max_new_tokens and not all(done):
-            ahead = sample(decoder.step(token, seq), opts, generator, seen)
+            ahead = sample(decoder.step(token, seq), opts, generator, seen, processors)
         while ahead is not None:
             token, steps = ahead, steps + 1
             read.start(token)
             ahead = (
-                sample(decoder.step(token, seq + steps - 1), opts, generator, seen) if steps < max_new_tokens else None
+                sample(decoder.step(token, seq + steps - 1), opts, generator, seen, processors)
+                if steps < max_new_tokens
+                else None
             )
             record(read.finish())
             if all(done):
@@ -524,8 +609,11 @@ def generate(
     eos: set[int],
     on_token: Callable[[int], None] | None = None,
     use_graph: bool = False,
+    constraints: Constraints | None = None,
 ) -> tuple[list[int], Stats]:
     """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
     on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
-    outs, stats = generate_batch(model, [prompt], max_new_tokens, opts, eos, on_step, use_graph)
+    outs, stats = generate_batch(
+        model, [prompt], max_new_tokens, opts, eos, on_step, use_graph, constraints=constraints
+    )
     return outs[0], stats

@@ -21,7 +21,7 @@ from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
 from .errors import UsageError
-from .generate import Sampling, Stats, generate
+from .generate import Constraints, Sampling, Stats, generate
 from .model import Transformer, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
@@ -198,6 +198,8 @@ def run(
             "alone; give some text with --prompt"
         )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
+    # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
+    constraints = Constraints(**tokenizer.constraints(cfg.vocab_size))
     max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
@@ -215,7 +217,16 @@ def run(
             sys.stdout.flush()
 
     eos = tokenizer.eos_ids(cfg.eos_token_ids)
-    out, stats = generate(model, prompt, max_tokens, sampling, eos, on_token if opts.stream else None, use_graph=True)
+    out, stats = generate(
+        model,
+        prompt,
+        max_tokens,
+        sampling,
+        eos,
+        on_token if opts.stream else None,
+        use_graph=True,
+        constraints=constraints,
+    )
     write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")
     return dataclasses.replace(stats, load_s=loaded - loading)

@@ -325,15 +325,8 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "num_beams": lambda v, settings: isinstance(v, (int, float)) and v > 1,
     "guidance_scale": lambda v, settings: v is not None and v != 1,
     "watermarking_config": lambda v, settings: v is not None,
-    "no_repeat_ngram_size": lambda v, settings: bool(v),
-    "min_length": lambda v, settings: bool(v),
-    "min_new_tokens": lambda v, settings: bool(v),
-    "bad_words_ids": lambda v, settings: bool(v),
-    "suppress_tokens": lambda v, settings: bool(v),
-    "begin_suppress_tokens": lambda v, settings: bool(v),
     "sequence_bias": lambda v, settings: bool(v),
     "forced_bos_token_id": lambda v, settings: v is not None,
-    "forced_eos_token_id": lambda v, settings: v is not None,
     "exponential_decay_length_penalty": lambda v, settings: v is not None,
     # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
     "encoder_repetition_penalty": lambda v, settings: v is not None and v != 1,
@@ -347,10 +340,20 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "stop_strings": lambda v, settings: bool(v),
     "token_healing": lambda v, settings: bool(v),
 }
+# the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
+CONSTRAINTS = (
+    "no_repeat_ngram_size",
+    "bad_words_ids",
+    "min_length",
+    "min_new_tokens",
+    "forced_eos_token_id",
+    "suppress_tokens",
+    "begin_suppress_tokens",
+)
 # the settings the engine reads (or names as not applied) from generation_config.json, or from config.json when the
 # model has no generation_config.json, as transformers' GenerationConfig.from_model_config takes them there
 GENERATION_FIELDS = frozenset(
-    {"eos_token_id", "repetition_penalty", "max_new_tokens", "max_length", "top_k", *UNAPPLIED}
+    {"eos_token_id", "repetition_penalty", "max_new_tokens", "max_length", "top_k", *UNAPPLIED, *CONSTRAINTS}
 )
 
 
@@ -470,6 +473,43 @@ class Tokenizer:
                 )
             return value - prompt_len, f"{self.generation_file}'s max_length is {value} tokens, prompt included"
         return None
+
+    def constraints(self, vocab: int) -> dict[str, Any]:
+        """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
+        transformers' processors check them: counts as ints, token lists as lists of ids (ids outside the vocabulary
+        are refused where transformers' processor fails on them, dropped where it ignores them)."""
+
+        def ids(name: str, value: Any, strict: bool) -> tuple[int, ...]:
+            values = value if isinstance(value, list) else [value]
+            if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+                raise TokenizerError(
+                    f"{self.generation_path}: {name} must be a token id or a list of ids, got {value!r}"
+                )
+            if strict and not all(0 <= v < vocab for v in values):
+                raise TokenizerError(
+                    f"{self.generation_path}: {name} {value!r} names ids outside the vocabulary of {vocab}"
+                )
+            return tuple(v for v in values if 0 <= v < vocab)
+
+        found: dict[str, Any] = {}
+        for name in CONSTRAINTS:
+            value = self.generation.get(name)
+            if value is None or value == [] or (name == "no_repeat_ngram_size" and value == 0):
+                continue
+            if name in ("no_repeat_ngram_size", "min_length", "min_new_tokens"):
+                if isinstance(value, bool) or not isinstance(value, int):
+                    raise TokenizerError(f"{self.generation_path}: {name} must be an integer, got {value!r}")
+                if value > 0:  # transformers' processor is on above 0
+                    found[name] = value
+            elif name == "bad_words_ids":
+                if not isinstance(value, list) or not all(isinstance(w, list) and w for w in value):
+                    raise TokenizerError(
+                        f"{self.generation_path}: bad_words_ids must be a list of id lists, got {value!r}"
+                    )
+                found[name] = tuple(ids(name, w, strict=True) for w in value)
+            else:
+                found[name] = ids(name, value, strict=name == "forced_eos_token_id")
+        return found
 
     def unapplied_generation_settings(self) -> list[str]:
         """The model's generation settings that change transformers' greedy text and that NeuroBrix does not apply

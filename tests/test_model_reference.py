@@ -401,3 +401,57 @@ def test_sampling_with_a_repetition_penalty_draws_from_transformers_distribution
     token, drawn = handed_to_the_draw(logits, Sampling(temperature, top_k, top_p, repetition_penalty=penalty), seen)
     torch.testing.assert_close(drawn[0], want, rtol=0, atol=1e-6)
     assert bool(seen[0, token[0]])  # the drawn token is marked for the next step
+
+
+def test_token_masking_settings_are_transformers_processors(checkpoints):
+    """The generation settings that mask tokens (neurobrix.generate.Constraints), each chosen to change this model's
+    greedy text, give transformers' ``generate`` ids token for token (its model in float64, the setting passed as
+    generation_config.json would pass it), with and without a repetition penalty."""
+    from neurobrix.generate import Constraints, generate_batch
+
+    folder = checkpoints["llama3-legacy-head-dim"]
+    steps = 8
+    hf = hf_float64(folder)
+
+    def theirs(ids: list[int], eos: list[int], penalty: float, **setting) -> list[int]:
+        config = transformers.GenerationConfig(
+            eos_token_id=eos, pad_token_id=0, max_new_tokens=steps, do_sample=False, repetition_penalty=penalty
+        )
+        with torch.no_grad():
+            return hf.generate(torch.tensor([ids]), generation_config=config, **setting)[0, len(ids) :].tolist()
+
+    ids = prompt(97)
+    plain = theirs(ids, [2], 1.0)  # (config.json's eos id: generate takes it when given none)
+    other = next(t for t in range(97) if t not in plain)
+    settings = [
+        ([plain[0]], [2], {"no_repeat_ngram_size": 1}),  # the prompt holds the first new token
+        ([ids[-1], plain[0]], [2], {"no_repeat_ngram_size": 2}),  # the prompt holds (last token, first new)
+        ([], [2], {"suppress_tokens": [plain[1], plain[4]]}),
+        ([], [2], {"begin_suppress_tokens": [plain[0]]}),
+        ([], [2], {"bad_words_ids": [[plain[2]], [plain[4], plain[5]]]}),
+        ([], [plain[2]], {"min_new_tokens": 6}),
+        ([], [plain[2]], {"min_length": len(ids) + 5}),
+        ([], [plain[2]], {"bad_words_ids": [[plain[2]], [plain[1], plain[2]]]}),  # a lone eos id is not banned
+        ([], [other], {"forced_eos_token_id": other}),
+    ]
+    for n, (prefix, eos, setting) in enumerate(settings):
+        for penalty in (1.0, 1.8) if n in (1, len(settings) - 1) else (1.0,):
+            want = theirs(prefix + ids, eos, penalty, **setting)
+            values = {
+                k: tuple(map(tuple, v)) if k == "bad_words_ids" else tuple(v) if isinstance(v, list) else v
+                for k, v in setting.items()
+            }
+            if "forced_eos_token_id" in values:
+                values["forced_eos_token_id"] = (values["forced_eos_token_id"],)
+            model = engine(folder, len(prefix) + PROMPT + steps)
+            (got,), _ = generate_batch(
+                model,
+                [prefix + ids],
+                steps,
+                Sampling(repetition_penalty=penalty),
+                set(eos),
+                constraints=Constraints(**values),
+            )
+            assert got == want, (setting, penalty)
+            if penalty == 1.0:
+                assert got != theirs(prefix + ids, eos, 1.0), setting  # the setting changes the text here

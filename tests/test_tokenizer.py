@@ -172,10 +172,15 @@ def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, gener
         ({"eos_token_id": 2}, None, []),
         ({"repetition_penalty": 1.05, "no_repeat_ngram_size": 0, "min_length": 0}, 1.05, []),  # as Qwen2.5 ships
         ({"repetition_penalty": 2}, 2.0, []),
-        (
-            {"no_repeat_ngram_size": 3, "suppress_tokens": [5], "forced_eos_token_id": None},
+        (  # token masks the engine applies (neurobrix.generate.Constraints): not named
+            {
+                "no_repeat_ngram_size": 3,
+                "suppress_tokens": [5],
+                "forced_eos_token_id": None,
+                "sequence_bias": [[[5], 1.0]],
+            },
             None,
-            ["no_repeat_ngram_size=3", "suppress_tokens=[5]"],
+            ["sequence_bias=[[[5], 1.0]]"],
         ),
         ({"num_beams": 1, "guidance_scale": 1, "watermarking_config": None}, None, []),
         (
@@ -250,17 +255,24 @@ def test_without_generation_config_json_the_settings_are_config_jsons(tmp_path):
     folder = make_checkpoint(tmp_path / "model", use_transformers=False)
     (folder / "generation_config.json").unlink()
     config = json.loads((folder / "config.json").read_text())
-    legacy = {"repetition_penalty": 1.8, "max_new_tokens": 7, "no_repeat_ngram_size": 2, "max_length": None}
+    legacy = {
+        "repetition_penalty": 1.8,
+        "max_new_tokens": 7,
+        "num_beams": 2,
+        "no_repeat_ngram_size": 2,
+        "max_length": None,
+    }
     (folder / "config.json").write_text(json.dumps(config | legacy))
     theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).generation_config
     ours, said = Tokenizer(folder), []
     assert ours.repetition_penalty == theirs.repetition_penalty == 1.8
     assert ours.max_new_tokens(5) == (theirs.max_new_tokens, "config.json's max_new_tokens is 7")
-    assert ours.unapplied_generation_settings() == [f"no_repeat_ngram_size={theirs.no_repeat_ngram_size}"]
+    assert ours.unapplied_generation_settings() == [f"num_beams={theirs.num_beams}"]
+    assert ours.constraints(32) == {"no_repeat_ngram_size": theirs.no_repeat_ngram_size}
     assert model_sampling(Sampling(), ours, said.append).repetition_penalty == 1.8
     assert said == [
         "note: repetition penalty 1.8 from the model's config.json (--repetition-penalty 1 turns it off)",
-        "note: the model's config.json sets no_repeat_ngram_size=2, which NeuroBrix does not apply: its text may "
+        "note: the model's config.json sets num_beams=2, which NeuroBrix does not apply: its text may "
         "differ from transformers'",
     ]
     (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2}))
@@ -269,6 +281,31 @@ def test_without_generation_config_json_the_settings_are_config_jsons(tmp_path):
     assert ours.repetition_penalty is None and theirs.repetition_penalty in (None, 1.0)
     assert ours.max_new_tokens(5) is None and theirs.max_new_tokens is None
     assert ours.unapplied_generation_settings() == [] and not theirs.no_repeat_ngram_size
+    assert ours.constraints(32) == {}
+
+
+@pytest.mark.parametrize(
+    "setting, message",
+    [
+        ({"forced_eos_token_id": 40}, "forced_eos_token_id 40 names ids outside the vocabulary of 32"),
+        ({"bad_words_ids": [3, 4]}, "bad_words_ids must be a list of id lists"),
+        ({"bad_words_ids": [[3], [99]]}, r"bad_words_ids \[99\] names ids outside the vocabulary"),
+        ({"min_new_tokens": "3"}, "min_new_tokens must be an integer"),
+        ({"suppress_tokens": ["a"]}, "suppress_tokens must be a token id or a list of ids"),
+    ],
+)
+def test_a_bad_token_masking_setting_is_one_line(tmp_path, setting, message):
+    """Values transformers' processors refuse (or fail on) are refused with the file and the field named."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2, **setting}))
+    with pytest.raises(TokenizerError, match=f"generation_config.json: {message}"):
+        Tokenizer(folder).constraints(32)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32)
+    with pytest.raises((ValueError, IndexError, TypeError, RuntimeError)):
+        model.generate(torch.tensor([[3, 4, 5]]), do_sample=False, max_new_tokens=1, pad_token_id=0, **setting)
 
 
 @pytest.mark.parametrize("value", [0, -1.2, "1.1", True, float("inf")])
