@@ -59,20 +59,22 @@ class Constraints:
     (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
     it: no_repeat_ngram_size, bad_words_ids (a single eos id among them is dropped), min_length and min_new_tokens
     (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids), forced_eos_token_id
-    (only its ids left at the last token the generation's length allows), suppress_tokens, begin_suppress_tokens
-    (at the first new token), in transformers' order (the forced token before the suppressions)."""
+    (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
+    one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
+    start), in transformers' order (the forced tokens before the suppressions)."""
 
     no_repeat_ngram_size: int = 0
     bad_words_ids: tuple[tuple[int, ...], ...] = ()
     min_length: int = 0
     min_new_tokens: int = 0
     forced_eos_token_id: tuple[int, ...] = ()
+    forced_bos_token_id: int | None = None
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
 
     @property
     def active(self) -> bool:
-        return any(dataclasses.astuple(self))
+        return any(v is not None and v != () and v != 0 for v in dataclasses.astuple(self))
 
 
 class Processors:
@@ -106,13 +108,18 @@ class Processors:
         if self.eos and (length < c.min_length or length - self.prompt_len < c.min_new_tokens):
             mask[:, self.eos] = True
         scores = scores.masked_fill(mask.to(scores.device), -math.inf)
-        if c.forced_eos_token_id and length == self.max_length - 1:  # after those, before the suppressions
+        # after those, before the suppressions: the forced tokens
+        if c.forced_bos_token_id is not None and length == 1:
+            scores = torch.full_like(scores, -math.inf)
+            scores[:, c.forced_bos_token_id] = 0
+        if c.forced_eos_token_id and length == self.max_length - 1:
             scores = torch.full_like(scores, -math.inf)
             scores[:, list(c.forced_eos_token_id)] = 0
         mask = torch.zeros(scores.shape, dtype=torch.bool)
         if c.suppress_tokens:
             mask[:, list(c.suppress_tokens)] = True
-        if c.begin_suppress_tokens and length == self.prompt_len:
+        begin = self.prompt_len + (self.prompt_len == 1 and c.forced_bos_token_id is not None)
+        if c.begin_suppress_tokens and length == begin:
             mask[:, list(c.begin_suppress_tokens)] = True
         return scores.masked_fill(mask.to(scores.device), -math.inf)
 

@@ -326,7 +326,6 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "guidance_scale": lambda v, settings: v is not None and v != 1,
     "watermarking_config": lambda v, settings: v is not None,
     "sequence_bias": lambda v, settings: bool(v),
-    "forced_bos_token_id": lambda v, settings: v is not None,
     "exponential_decay_length_penalty": lambda v, settings: v is not None,
     # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
     "encoder_repetition_penalty": lambda v, settings: v is not None and v != 1,
@@ -347,6 +346,7 @@ CONSTRAINTS = (
     "min_length",
     "min_new_tokens",
     "forced_eos_token_id",
+    "forced_bos_token_id",
     "suppress_tokens",
     "begin_suppress_tokens",
 )
@@ -507,6 +507,10 @@ class Tokenizer:
                         f"{self.generation_path}: bad_words_ids must be a list of id lists, got {value!r}"
                     )
                 found[name] = tuple(ids(name, w, strict=True) for w in value)
+            elif name == "forced_bos_token_id":
+                if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
+                    raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
+                found[name] = value
             else:
                 found[name] = ids(name, value, strict=name == "forced_eos_token_id")
         return found

@@ -434,19 +434,24 @@ def test_token_masking_settings_are_transformers_processors(checkpoints):
         ([], [plain[2]], {"bad_words_ids": [[plain[2]], [plain[1], plain[2]]]}),  # a lone eos id is not banned
         ([], [other], {"forced_eos_token_id": other}),
     ]
+    # after a one-token prompt: the forced start, and the suppression one token later (at the forced token itself it
+    # would leave no token at all)
+    forced = theirs(ids[:1], [2], 1.0, forced_bos_token_id=other)
+    settings.append(([], [2], {"forced_bos_token_id": other, "begin_suppress_tokens": [other, forced[1]]}))
     for n, (prefix, eos, setting) in enumerate(settings):
         for penalty in (1.0, 1.8) if n in (1, len(settings) - 1) else (1.0,):
-            want = theirs(prefix + ids, eos, penalty, **setting)
+            tokens = ids[:1] if "forced_bos_token_id" in setting else prefix + ids
+            want = theirs(tokens, eos, penalty, **setting)
             values = {
                 k: tuple(map(tuple, v)) if k == "bad_words_ids" else tuple(v) if isinstance(v, list) else v
                 for k, v in setting.items()
             }
             if "forced_eos_token_id" in values:
                 values["forced_eos_token_id"] = (values["forced_eos_token_id"],)
-            model = engine(folder, len(prefix) + PROMPT + steps)
+            model = engine(folder, len(tokens) + steps)
             (got,), _ = generate_batch(
                 model,
-                [prefix + ids],
+                [tokens],
                 steps,
                 Sampling(repetition_penalty=penalty),
                 set(eos),
@@ -454,4 +459,4 @@ def test_token_masking_settings_are_transformers_processors(checkpoints):
             )
             assert got == want, (setting, penalty)
             if penalty == 1.0:
-                assert got != theirs(prefix + ids, eos, 1.0), setting  # the setting changes the text here
+                assert got != theirs(tokens, eos, 1.0), setting  # the setting changes the text here
