@@ -171,15 +171,20 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     every piece between special tokens, so its chat prompts (and a prompt with a leading space) encode to other
     ids. CodeLlamaTokenizer: the same without ``legacy``, its unk token in the model, the decoder's Strip always
     (the start token it always adds is set once the tokens are: ``Tokenizer``). Qwen2Tokenizer: NFC, Qwen2's
-    split then bytes, the byte-level decoder. A tokenizer.json that is not BPE is kept as it is."""
+    split then bytes, the byte-level decoder. A tokenizer.json of another model (Unigram, WordPiece, WordLevel)
+    gives the class's BPE its vocabulary and no merges, as transformers builds it (words spelled out in pieces)."""
     from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
 
     data = json.loads(tok.to_str())
-    if data["model"].get("type") != "BPE":
+    vocab = data["model"].get("vocab")
+    if isinstance(vocab, list):  # a Unigram model's [piece, score] pairs in id order: the ids kept, the scores not
+        vocab = {piece[0] if isinstance(piece, list) else piece: i for i, piece in enumerate(vocab)}
+    if not isinstance(vocab, dict):
         return tok
-    vocab = data["model"]["vocab"]
-    pairs = (m.split(" ") if isinstance(m, str) else m for m in data["model"].get("merges", []))
+    # merges only from a BPE model: another model's vocabulary becomes a BPE without merges, as in transformers
+    merges_in_file = data["model"].get("merges", []) if data["model"].get("type") == "BPE" else []
+    pairs = (m.split(" ") if isinstance(m, str) else m for m in merges_in_file)
     merges = [(a, b) for a, b in pairs]
     prefix = config.get("add_prefix_space")
     if name in ("LlamaTokenizer", "CodeLlamaTokenizer"):

@@ -624,3 +624,48 @@ def test_a_code_llama_tokenizer_class_encodes_as_transformers_builds_it(saved, t
     for chat in (False, True):
         with pytest.raises(TokenizerError, match="<FILL_ME>.*infilling"):
             ours.encode_prompt("def f(x):\n    <FILL_ME>\n    return y", chat=chat)
+
+
+def _unigram(folder: Path) -> Path:
+    """A SentencePiece-style Unigram tokenizer.json (as a T5- or ALBERT-converted file is), saved by transformers."""
+    from tokenizers import Tokenizer as HFTokenizer
+    from tokenizers import decoders, models, normalizers, processors, trainers
+
+    tok = HFTokenizer(models.Unigram())
+    tok.normalizer = normalizers.Sequence([normalizers.Prepend("▁"), normalizers.Replace(" ", "▁")])
+    tok.decoder = decoders.Sequence([decoders.Replace("▁", " "), decoders.Strip(" ", 1, 0)])
+    specials = ["<unk>", "<s>", "</s>"]
+    tok.train_from_iterator(CORPUS, trainers.UnigramTrainer(vocab_size=150, special_tokens=specials, unk_token="<unk>"))
+    tok.post_processor = processors.TemplateProcessing(single="<s> $A", special_tokens=[("<s>", 1)])
+    fast = transformers.PreTrainedTokenizerFast(
+        tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>"
+    )
+    fast.save_pretrained(folder)
+    return folder
+
+
+@pytest.mark.parametrize(
+    "kind, model_type, declared",
+    [("unigram", "llama", "LlamaTokenizerFast"), ("unigram", "qwen2", None), ("wordpiece", "llama", "LlamaTokenizer")],
+)
+def test_a_tokenizer_json_of_another_model_under_a_rebuilding_class(saved, tmp_path, kind, model_type, declared):
+    """transformers' LlamaTokenizer and Qwen2Tokenizer build a BPE from any tokenizer.json's vocabulary: a Unigram,
+    WordPiece or WordLevel file gives its pieces (in id order) and no merges, so text is encoded piece by piece; the
+    engine builds the same, where it kept such a file as it was (other ids, other text)."""
+    from store_fixtures import config_dict
+
+    folder = _unigram(tmp_path / "tok") if kind == "unigram" else shutil.copytree(saved[kind], tmp_path / "tok")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["chat_template"] = "{% for m in messages %}{{ bos_token }}[{{ m['content'] }}]{{ eos_token }}{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(
+        json.dumps(config | ({"tokenizer_class": declared} if declared else {}))
+    )
+    (folder / "config.json").write_text(json.dumps(config_dict(model_type)))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in [*CORPUS[:3], " leading", "a</s>b </s> c", "naïve 🙂"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": "hello world"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    for ids in [ours.encode_text(CORPUS[0]), list(range(len(hf)))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
