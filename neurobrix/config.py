@@ -136,12 +136,12 @@ class ModelConfig:
 
 
 def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] | None]:
-    """(rope_theta, the llama3 scaling or None) as transformers' config reads them (convert_rope_params_to_dict,
-    standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta inside), older files ``rope_theta``
-    and ``rope_scaling`` at the top level. A ``rope_scaling`` wins over ``rope_parameters``; theta is the chosen
-    dict's own, else the top-level field, else 10,000; a dict without a type is the default rotation (its factor
-    unused); llama3's original context is a top-level ``original_max_position_embeddings`` when the file has one,
-    else the dict's, else ``max_position_embeddings``."""
+    """(rope_theta, the scaling (llama3, linear, dynamic) or None) as transformers' config reads them
+    (convert_rope_params_to_dict, standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta
+    inside), older files ``rope_theta`` and ``rope_scaling`` at the top level. A ``rope_scaling`` wins over
+    ``rope_parameters``; theta is the chosen dict's own, else the top-level field, else 10,000; a dict without a type
+    is the default rotation (its factor unused); llama3's original context is a top-level
+    ``original_max_position_embeddings`` when the file has one, else the dict's, else ``max_position_embeddings``."""
     rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
     if not isinstance(rope, Mapping):
         raise ConfigError(f"{source}: field 'rope_scaling' has an unexpected value {rope!r}")
@@ -149,12 +149,25 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind == "default":
         return float(theta), None
-    if kind != "llama3":
-        raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3)")
-    scaling = {k: v for k, v in rope.items() if k != "rope_theta"}
+    if kind not in ("llama3", "linear", "dynamic"):
+        raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3, linear, dynamic)")
     partial = rope.get("partial_rotary_factor", data.get("partial_rotary_factor"))
-    if partial is not None and partial != 1:  # transformers' llama3 rule then rotates fewer dims than it applies
-        raise ConfigError(f"{source}: partial_rotary_factor {partial!r} with llama3 rope scaling is not supported")
+    if partial is not None and partial != 1:  # transformers' rule then rotates fewer dims than it applies
+        raise ConfigError(f"{source}: partial_rotary_factor {partial!r} with {kind} rope scaling is not supported")
+    factor = rope.get("factor")
+    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+        raise ConfigError(f"{source}: {kind} rope scaling's 'factor' has an unexpected value {factor!r}")
+    if kind == "linear":  # every frequency divided by the factor
+        return float(theta), {"rope_type": "linear", "factor": float(factor)}
+    if kind == "dynamic":
+        # transformers' dynamic NTK rule changes the frequencies only past max_position_embeddings, where the engine
+        # does not generate: up to there it is the default rotation (rope_cache refuses a longer table)
+        return float(theta), {
+            "rope_type": "dynamic",
+            "factor": float(factor),
+            "max_positions": data["max_position_embeddings"],
+        }
+    scaling = {k: v for k, v in rope.items() if k != "rope_theta"}
     original = data.get("original_max_position_embeddings")
     if original is None:
         original = rope.get("original_max_position_embeddings", data.get("max_position_embeddings"))

@@ -33,6 +33,8 @@ BASE = {
         ({"architectures": ["MistralForCausalLM"], "sliding_window": 0}, "'sliding_window' has an unexpected value 0"),
         ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
+        ({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}}, "rope scaling 'longrope' is not supported"),
+        ({"rope_scaling": {"rope_type": "linear", "factor": "4"}}, "linear rope scaling's 'factor' has an unexpected"),
     ],
 )
 def test_variants_the_engine_does_not_run_are_refused_by_name(extra, message):
@@ -333,6 +335,9 @@ ROPE_FILES = {
     },
     # a rope_scaling without a type is the default rotation, its factor unused
     "scaling-without-type": {"rope_theta": 500.0, "rope_scaling": {"factor": 2.0}},
+    # linear: every frequency over the factor; dynamic: the default rotation within max_position_embeddings
+    "linear": {"rope_theta": 500.0, "rope_scaling": {"type": "linear", "factor": 4.0}},
+    "dynamic": {"rope_parameters": {"rope_type": "dynamic", "factor": 3.0, "rope_theta": 500.0}},
 }
 
 
@@ -355,6 +360,18 @@ def test_rotary_fields_are_read_as_transformers_reads_them(variant):
     half = ours.head_dim // 2
     torch.testing.assert_close(our_cos, cos[0, :, :half], rtol=0, atol=1e-4)
     torch.testing.assert_close(our_sin, sin[0, :, :half], rtol=0, atol=1e-4)
+
+
+def test_dynamic_rope_past_the_models_context_is_refused():
+    """transformers' dynamic rule rescales the frequencies once a sequence passes max_position_embeddings; the engine
+    runs the default rotation up to there and refuses a longer table (``run`` never asks for one)."""
+    from neurobrix.errors import InvalidInputError
+    from neurobrix.ops import rope_cache
+
+    cfg = ModelConfig.from_hf({**BASE, "rope_scaling": {"type": "dynamic", "factor": 2.0}})
+    rope_cache(cfg.head_dim, cfg.rope_theta, cfg.max_positions, cfg.rope_scaling)
+    with pytest.raises(InvalidInputError, match=r"dynamic rope scaling past max_position_embeddings \(16\)"):
+        rope_cache(cfg.head_dim, cfg.rope_theta, cfg.max_positions + 1, cfg.rope_scaling)
 
 
 def test_llama3_rope_with_a_partial_rotary_factor_is_refused():

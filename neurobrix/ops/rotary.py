@@ -30,7 +30,9 @@ def rope_cache(
 
     ``scaling`` is a config.json ``rope_scaling``: None, or ``rope_type: llama3`` with factor,
     low_freq_factor, high_freq_factor, original_max_position_embeddings (the Llama-3.1 rule:
-    long wavelengths slowed by ``factor``, short ones kept, a smooth blend in between).
+    long wavelengths slowed by ``factor``, short ones kept, a smooth blend in between), ``linear`` (every
+    frequency divided by ``factor``) or ``dynamic`` (transformers' NTK rule, the default frequencies up to
+    ``max_positions``, the model's context; a longer table is refused).
     """
     inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
     if scaling is not None:
@@ -47,8 +49,16 @@ def rope_cache(
             blended = (1 - smooth) * scaled / factor + smooth * scaled
             medium = (wavelen >= old_context / high) & (wavelen <= old_context / low)
             inv_freq = torch.where(medium, blended, scaled)
+        elif kind == "linear":
+            inv_freq = inv_freq / float(scaling["factor"])
+        elif kind == "dynamic":  # the default frequencies up to the model's context (transformers' NTK rule there)
+            if max_positions > int(scaling["max_positions"]):
+                raise InvalidInputError(
+                    f"dynamic rope scaling past max_position_embeddings ({scaling['max_positions']}) is not supported: "
+                    f"a table of {max_positions} positions was asked for"
+                )
         else:
-            raise InvalidInputError(f"rope_scaling type {kind!r} is not supported (supported: llama3)")
+            raise InvalidInputError(f"rope_scaling type {kind!r} is not supported (supported: llama3, linear, dynamic)")
     angles = torch.arange(max_positions, dtype=torch.float64)[:, None] * inv_freq[None, :]
     return angles.cos().float().to(device), angles.sin().float().to(device)
 
