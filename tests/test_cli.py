@@ -162,7 +162,7 @@ def sentencepiece_model(tmp_path, monkeypatch):
     store.import_model(str(folder), progress=False)
     generated = SimpleNamespace(ids=[], eos=None, max_tokens=None)
 
-    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False):
+    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
         generated.eos, generated.max_tokens, generated.prompt = eos, max_new_tokens, prompt
         for token in generated.ids:
             if on_token:
