@@ -74,7 +74,9 @@ class Constraints:
 
     @property
     def active(self) -> bool:
-        return any(v is not None and v != () and v != 0 for v in dataclasses.astuple(self))
+        return self.forced_bos_token_id is not None or any(
+            v for k, v in dataclasses.asdict(self).items() if k != "forced_bos_token_id"
+        )
 
 
 class Processors:

@@ -409,6 +409,7 @@ def test_token_masking_settings_are_transformers_processors(checkpoints):
     generation_config.json would pass it), with and without a repetition penalty."""
     from neurobrix.generate import Constraints, generate_batch
 
+    assert Constraints(forced_bos_token_id=0).active and not Constraints(min_length=0, no_repeat_ngram_size=0).active
     folder = checkpoints["llama3-legacy-head-dim"]
     steps = 8
     hf = hf_float64(folder)
