@@ -125,6 +125,7 @@ QWEN2_SPLIT = (
 CLASS_TOKENS = {
     "LlamaTokenizer": {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
     "Qwen2Tokenizer": {"unk_token": "<|endoftext|>", "eos_token": "<|endoftext|>", "pad_token": "<|endoftext|>"},
+    "GPT2Tokenizer": {"unk_token": "<|endoftext|>", "bos_token": "<|endoftext|>", "eos_token": "<|endoftext|>"},
     "CodeLlamaTokenizer": {
         "unk_token": "<unk>",
         "bos_token": "<s>",
@@ -145,7 +146,8 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     model loads tokenizer.json as it is), and tokenizer.json is not byte-level. Qwen2Tokenizer: a model of type
     qwen2, whatever class the files declare (transformers maps that type to its own class: a Qwen2-architecture
     model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer).
-    CodeLlamaTokenizer: declared, for a model of type llama (Code Llama)."""
+    CodeLlamaTokenizer, Qwen2Tokenizer, GPT2Tokenizer: declared, for a model of type llama (Code Llama; SmolLM
+    declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting)."""
     declared = config.get("tokenizer_class")
     model_type = None
     if (folder / "config.json").is_file():
@@ -159,7 +161,7 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
         return None
     if declared == "LlamaTokenizer" and '"ByteLevel"' not in tokenizer_json:
         return "LlamaTokenizer"
-    return "CodeLlamaTokenizer" if declared == "CodeLlamaTokenizer" else None
+    return declared if declared in ("CodeLlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer") else None
 
 
 def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
@@ -171,8 +173,10 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     every piece between special tokens, so its chat prompts (and a prompt with a leading space) encode to other
     ids. CodeLlamaTokenizer: the same without ``legacy``, its unk token in the model, the decoder's Strip always
     (the start token it always adds is set once the tokens are: ``Tokenizer``). Qwen2Tokenizer: NFC, Qwen2's
-    split then bytes, the byte-level decoder. A tokenizer.json of another model (Unigram, WordPiece, WordLevel)
-    gives the class's BPE its vocabulary and no merges, as transformers builds it (words spelled out in pieces)."""
+    split then bytes, the byte-level decoder. GPT2Tokenizer: no normalizer, GPT-2's byte-level pre-tokenizer and
+    decoder (whatever splitting tokenizer.json adds, such as SmolLM's digits). A tokenizer.json of another model
+    (Unigram, WordPiece, WordLevel) gives the class's BPE its vocabulary and no merges, as transformers builds it
+    (words spelled out in pieces)."""
     from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
 
@@ -198,6 +202,19 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
         rebuilt.pre_tokenizer = pre_tokenizers.Metaspace(replacement="▁", prepend_scheme=scheme, split=False)
         steps = [decoders.Replace("▁", " "), decoders.ByteFallback(), decoders.Fuse()]
         rebuilt.decoder = decoders.Sequence(steps + ([decoders.Strip(content=" ", left=1)] if prefix or code else []))
+    elif name == "GPT2Tokenizer":
+        rebuilt = HFTokenizer(
+            models.BPE(
+                vocab=vocab,
+                merges=merges,
+                dropout=None,
+                continuing_subword_prefix="",
+                end_of_word_suffix="",
+                fuse_unk=False,
+            )
+        )
+        rebuilt.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=bool(prefix))
+        rebuilt.decoder = decoders.ByteLevel()
     else:
         rebuilt = HFTokenizer(
             models.BPE(
@@ -578,7 +595,10 @@ class Tokenizer:
                 f"the prompt holds {self.fill_token}, which Code Llama's tokenizer turns into an infilling prompt "
                 "(the text before and after it around its own tokens); NeuroBrix does not build infilling prompts"
             )
-        ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        try:
+            ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        except Exception as exc:  # the tokenizers library raises a plain Exception (an unk token it lacks...)
+            raise TokenizerError(f"the tokenizer cannot encode the prompt: {exc}") from exc
         return ids
 
     def decode_raw(self, ids: Sequence[int]) -> str:

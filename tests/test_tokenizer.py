@@ -669,3 +669,52 @@ def test_a_tokenizer_json_of_another_model_under_a_rebuilding_class(saved, tmp_p
     assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
     for ids in [ours.encode_text(CORPUS[0]), list(range(len(hf)))]:
         assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("declared", ["GPT2Tokenizer", "GPT2TokenizerFast", "Qwen2Tokenizer"])
+@pytest.mark.parametrize("extra", [{}, {"add_prefix_space": True}], ids=["plain", "prefix-space"])
+def test_a_llama_model_declaring_a_byte_level_class_encodes_as_transformers_builds_it(saved, tmp_path, declared, extra):
+    """A Llama model whose files declare GPT2Tokenizer (as SmolLM's do) or Qwen2Tokenizer is encoded with that class,
+    which transformers rebuilds from tokenizer.json's vocabulary with its own pre-tokenizer: SmolLM's tokenizer.json
+    splits digits one by one first, GPT-2's pre-tokenizer does not, so "1234" is other ids than the file gives."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved["bytelevel"], tmp_path / "tok")
+    data = json.loads((folder / "tokenizer.json").read_text())
+    data["pre_tokenizer"] = {
+        "type": "Sequence",
+        "pretokenizers": [
+            {"type": "Digits", "individual_digits": True},
+            {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": True},
+        ],
+    }
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | {"tokenizer_class": declared} | extra
+    config["chat_template"] = "{% for m in messages %}<|start_header_id|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    assert type(hf).__name__ == declared.removesuffix("Fast")
+    for text in [*CORPUS[:3], "float64 1234 x 56", " leading 99", "🙂 中文"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+    messages = [{"role": "user", "content": "float64 1234"}]
+    expected = hf.apply_chat_template(messages, add_generation_prompt=True, tokenize=True)
+    assert ours.encode_chat(messages) == list(expected["input_ids"] if hasattr(expected, "keys") else expected)
+    for ids in [ours.encode_text(CORPUS[0] + " 1234"), list(range(len(hf)))]:
+        assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+def test_a_prompt_the_tokenizer_cannot_encode_is_one_line(saved, tmp_path):
+    """Files whose tokenizer cannot encode (here Code Llama's class, whose model needs an <unk> token, over a byte-level
+    vocabulary without one): transformers' tokenizer fails on every text, and the engine says so in one line, not
+    with the tokenizers library's bare exception."""
+    from store_fixtures import config_dict
+
+    folder = shutil.copytree(saved["bytelevel"], tmp_path / "tok")
+    config = json.loads((folder / "tokenizer_config.json").read_text()) | {"tokenizer_class": "CodeLlamaTokenizer"}
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    with pytest.raises(Exception, match="Unk token"):
+        transformers.AutoTokenizer.from_pretrained(folder)("hello")
+    with pytest.raises(TokenizerError, match="the tokenizer cannot encode the prompt: Unk token"):
+        Tokenizer(folder).encode_prompt("hello", chat=False)
