@@ -86,7 +86,9 @@ class ModelConfig:
 
         names = data.get("architectures") or []
         found = [ARCHITECTURES[n] for n in names if n in ARCHITECTURES]
-        if not names and data.get("model_type") in MODEL_TYPES:
+        if (found or not names) and data.get("model_type") in MODEL_TYPES:
+            # transformers' AutoModelForCausalLM builds the class of the config's model_type, whatever the
+            # architectures field names (a mistral config naming LlamaForCausalLM has Mistral's sliding window)
             found = [MODEL_TYPES[data["model_type"]]]
         if not found:
             shown = ", ".join(map(str, names)) or data.get("model_type", "unknown")
@@ -182,9 +184,17 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
 def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str) -> int | None:
     """The attention window transformers' model gives some layer (None: every layer attends to all positions).
     Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on the layers layer_types marks
-    sliding (by default those from max_window_layers on)."""
+    sliding (by default those from max_window_layers on). Llama: LlamaConfig has no window, but transformers' cache
+    (a DynamicCache built from the config) keeps only the last sliding_window positions of a layer whose config has
+    one (or attention_chunk_size, or as a file's own layer_types say), so a decode past it sees fewer keys."""
     window = data.get("sliding_window")
-    if arch == "llama" or window is None:
+    if arch == "llama":
+        types, chunk = data.get("layer_types"), data.get("attention_chunk_size")
+        if types is None:
+            window = window if window is not None else chunk
+        elif "sliding_attention" not in types:
+            window = chunk if "chunked_attention" in types else None
+    if window is None:
         return None
     if arch == "qwen2":
         if not data.get("use_sliding_window"):

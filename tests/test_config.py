@@ -7,7 +7,7 @@ import math
 import pytest
 import torch
 
-from neurobrix.config import ConfigError, ModelConfig
+from neurobrix.config import ARCHITECTURES, ConfigError, ModelConfig
 from neurobrix.errors import UsageError
 from neurobrix.generate import Sampling
 from neurobrix.model import WeightsError, fuse_weights
@@ -80,6 +80,31 @@ CONFIG_VARIANTS = {
     ),
     "qwen2-mlp-bias-ignored": ("qwen2", {"mlp_bias": True, "hidden_act": "swish"}, ()),
 }
+
+
+@pytest.mark.parametrize(
+    "model_type, architecture", [("mistral", "LlamaForCausalLM"), ("llama", "MistralForCausalLM"), ("qwen2", None)]
+)
+def test_the_model_type_picks_the_model_as_in_transformers(model_type, architecture):
+    """transformers' AutoModelForCausalLM builds the class of config.json's model_type, whatever its architectures
+    field names: a mistral config naming LlamaForCausalLM attends within Mistral's sliding window; a llama config
+    naming MistralForCausalLM is Llama's model, whose cache keeps only sliding_window positions all the same."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.cache_utils import DynamicCache, DynamicSlidingWindowLayer
+
+    data = {
+        **BASE,
+        "model_type": model_type,
+        "sliding_window": 6,
+        "architectures": [architecture] if architecture else [],
+    }
+    theirs = transformers.AutoModelForCausalLM.from_config(transformers.AutoConfig.for_model(**data))
+    ours = ModelConfig.from_hf(data)
+    assert type(theirs).__name__ == {v: k for k, v in ARCHITECTURES.items()}[ours.architecture]
+    # the window its cache keeps (a llama config's sliding_window too, which its attention mask does not apply)
+    sliding = [isinstance(layer, DynamicSlidingWindowLayer) for layer in DynamicCache(config=theirs.config).layers]
+    assert ours.sliding_window == (6 if any(sliding) else None)
+    assert (ours.sliding_window is None) == (model_type == "qwen2")
 
 
 @pytest.mark.parametrize("variant", sorted(CONFIG_VARIANTS))
