@@ -61,7 +61,8 @@ class Constraints:
     (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids), forced_eos_token_id
     (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
     one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
-    start), in transformers' order (the forced tokens before the suppressions)."""
+    start), in transformers' order (the forced tokens before the suppressions); and encoder_repetition_penalty, the
+    prompt's tokens' scores raised before the repetition penalty (``Processors.before_penalty``)."""
 
     no_repeat_ngram_size: int = 0
     bad_words_ids: tuple[tuple[int, ...], ...] = ()
@@ -69,13 +70,20 @@ class Constraints:
     min_new_tokens: int = 0
     forced_eos_token_id: tuple[int, ...] = ()
     forced_bos_token_id: int | None = None
+    encoder_repetition_penalty: float = 1.0
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
 
     @property
     def active(self) -> bool:
-        return self.forced_bos_token_id is not None or any(
-            v for k, v in dataclasses.asdict(self).items() if k != "forced_bos_token_id"
+        return (
+            self.forced_bos_token_id is not None
+            or self.encoder_repetition_penalty != 1
+            or any(
+                v
+                for k, v in dataclasses.asdict(self).items()
+                if k not in ("forced_bos_token_id", "encoder_repetition_penalty")
+            )
         )
 
 
@@ -91,6 +99,19 @@ class Processors:
         bad = [w for w in constraints.bad_words_ids if not (len(w) == 1 and w[0] in eos)]
         self.bad_words = bad
         self.eos = sorted(eos)
+
+    def before_penalty(self, scores: torch.Tensor) -> torch.Tensor:
+        """encoder_repetition_penalty, which transformers applies before the repetition penalty: a decoder-only
+        model's prompt is its encoder input, whose tokens' scores are raised (multiplied by the penalty when
+        positive, divided when negative)."""
+        if self.c.encoder_repetition_penalty == 1:
+            return scores
+        scores = scores.float()
+        inverse = 1 / self.c.encoder_repetition_penalty
+        prompt = torch.tensor([ids[: self.prompt_len] for ids in self.history], device=scores.device)
+        score = torch.gather(scores, 1, prompt)
+        score = torch.where(score < 0, score * inverse, score / inverse)
+        return scores.scatter(1, prompt, score)
 
     def __call__(self, scores: torch.Tensor) -> torch.Tensor:
         c, vocab = self.c, scores.shape[-1]
@@ -180,6 +201,8 @@ def sample(
     """Next token per row of logits [B, vocab] -> [B] (int64); ``seen`` [B, vocab] marks each sequence's
     tokens so far for the repetition penalty (needed when ``opts`` has one), and gets the new tokens; ``processors``
     masks tokens after the penalty (transformers' order), and gets the new tokens too."""
+    if processors is not None:
+        logits = processors.before_penalty(logits)
     if opts.penalty != 1:
         if seen is None:
             raise ValueError("a repetition penalty needs the tokens each sequence holds (seen)")

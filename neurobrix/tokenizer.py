@@ -349,8 +349,6 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "watermarking_config": lambda v, settings: v is not None,
     "sequence_bias": lambda v, settings: bool(v),
     "exponential_decay_length_penalty": lambda v, settings: v is not None,
-    # a decoder-only model's prompt is its "encoder input": those tokens' scores are raised
-    "encoder_repetition_penalty": lambda v, settings: v is not None and v != 1,
     # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
     # loads their code from the hub (trust_remote_code) or refuses
     "penalty_alpha": lambda v, settings: bool(v) and (settings.get("top_k", 50) or 0) > 1,
@@ -369,6 +367,7 @@ CONSTRAINTS = (
     "min_new_tokens",
     "forced_eos_token_id",
     "forced_bos_token_id",
+    "encoder_repetition_penalty",
     "suppress_tokens",
     "begin_suppress_tokens",
 )
@@ -529,6 +528,13 @@ class Tokenizer:
                         f"{self.generation_path}: bad_words_ids must be a list of id lists, got {value!r}"
                     )
                 found[name] = tuple(ids(name, w, strict=True) for w in value)
+            elif name == "encoder_repetition_penalty":  # transformers' processor takes a float > 0 only
+                if not isinstance(value, float) or not (math.isfinite(value) and value > 0):
+                    raise TokenizerError(
+                        f"{self.generation_path}: {name} must be a number > 0 written as a float, got {value!r}"
+                    )
+                if value != 1:
+                    found[name] = value
             elif name == "forced_bos_token_id":
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")

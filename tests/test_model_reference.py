@@ -434,13 +434,14 @@ def test_token_masking_settings_are_transformers_processors(checkpoints):
         ([], [plain[2]], {"min_length": len(ids) + 5}),
         ([], [plain[2]], {"bad_words_ids": [[plain[2]], [plain[1], plain[2]]]}),  # a lone eos id is not banned
         ([], [other], {"forced_eos_token_id": other}),
+        ([], [2], {"encoder_repetition_penalty": 3.0}),  # before the repetition penalty (both on below)
     ]
     # after a one-token prompt: the forced start, and the suppression one token later (at the forced token itself it
     # would leave no token at all)
     forced = theirs(ids[:1], [2], 1.0, forced_bos_token_id=other)
     settings.append(([], [2], {"forced_bos_token_id": other, "begin_suppress_tokens": [other, forced[1]]}))
     for n, (prefix, eos, setting) in enumerate(settings):
-        for penalty in (1.0, 1.8) if n in (1, len(settings) - 1) else (1.0,):
+        for penalty in (1.0, 1.8) if n in (1, len(settings) - 2, len(settings) - 1) else (1.0,):
             tokens = ids[:1] if "forced_bos_token_id" in setting else prefix + ids
             want = theirs(tokens, eos, penalty, **setting)
             values = {

@@ -222,7 +222,6 @@ def test_each_setting_named_as_not_applied_changes_or_stops_transformers_greedy_
 
     plain = greedy({})
     noted = [
-        {"encoder_repetition_penalty": 3.0},
         {"penalty_alpha": 0.6},
         {"penalty_alpha": 0.6, "top_k": 4},
         {"dola_layers": "low"},
