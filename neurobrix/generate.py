@@ -128,8 +128,9 @@ class Processors:
             for word in self.bad_words:
                 if len(word) - 1 <= length and (len(word) == 1 or ids[length - len(word) + 1 :] == list(word[:-1])):
                     mask[row, word[-1]] = True
-        if self.eos and (length < c.min_length or length - self.prompt_len < c.min_new_tokens):
-            mask[:, self.eos] = True
+        eos = [e for e in self.eos if 0 <= e < vocab]  # (transformers' processors pass over ids past the vocabulary)
+        if eos and (length < c.min_length or length - self.prompt_len < c.min_new_tokens):
+            mask[:, eos] = True
         scores = scores.masked_fill(mask.to(scores.device), -math.inf)
         # after those, before the suppressions: the forced tokens
         if c.forced_bos_token_id is not None and length == 1:
