@@ -31,3 +31,17 @@ def test_greedy_pick_is_argmax_ties_included(vocab, batch, levels, maxima, dtype
     greedy_pick(logits, out=out)
     assert torch.equal(out[:, 0], want)
     assert torch.equal(sample(logits, Sampling(), None), want)
+
+
+def test_min_new_tokens_passes_over_eos_ids_past_the_vocabulary():
+    """An eos id past the logits' vocabulary (a generation_config.json naming one) is passed over, as transformers'
+    MinNewTokensLengthLogitsProcessor passes over it, not an index error."""
+    import pytest
+
+    from neurobrix.generate import Constraints, Processors
+
+    processors = pytest.importorskip("transformers.generation.logits_process")
+    scores = torch.randn(1, 10, generator=torch.Generator().manual_seed(0))
+    want = processors.MinNewTokensLengthLogitsProcessor(2, 3, [2, 500])(torch.tensor([[1, 2]]), scores)
+    got = Processors(Constraints(min_new_tokens=3), [[1, 2]], 5, {2, 500})(scores)
+    assert torch.equal(got, want)
