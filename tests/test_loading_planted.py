@@ -508,7 +508,7 @@ def test_run_prints_the_cleaned_up_text_and_stops_on_config_json_eos_ids(tmp_pat
     ids = [2, 4, 3, 5, 6, 7, 8, 9]  # hello , world . don ' t ?
     seen = {}
 
-    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False):
+    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
         seen["eos"], seen["prompt"] = eos, prompt
         for token in ids:
             if on_token:
