@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
@@ -26,6 +27,10 @@ from .ops import Ops, rope_cache
 
 class WeightsError(UsageError):
     """The checkpoint's tensors do not match its config.json (missing, extra shapes, wrong sizes)."""
+
+
+class UnreadableWeightsError(WeightsError):
+    """A safetensors file that safetensors cannot read (bytes altered after it was checked)."""
 
 
 @dataclass
@@ -306,16 +311,26 @@ def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], t
     """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name."""
     from safetensors import safe_open
 
+    from safetensors import SafetensorError
+
     where: dict[str, str] = {}
     for path in files:
-        with safe_open(path, framework="pt") as f:
-            for name in f.keys():
-                where[name] = path
+        try:
+            with safe_open(path, framework="pt") as f:
+                for name in f.keys():
+                    where[name] = path
+        except (SafetensorError, OSError) as exc:
+            raise UnreadableWeightsError(f"{Path(path).name} cannot be read as safetensors ({exc})") from exc
     names_out.update(where)
 
     def get(name: str) -> torch.Tensor:
-        with safe_open(where[name], framework="pt") as f:
-            return f.get_tensor(name)
+        try:
+            with safe_open(where[name], framework="pt") as f:
+                return f.get_tensor(name)
+        except (SafetensorError, OSError) as exc:
+            raise UnreadableWeightsError(
+                f"{Path(where[name]).name}: tensor {name} cannot be read ({exc})"
+            ) from exc
 
     return get
 

@@ -22,7 +22,7 @@ from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
 from .errors import UsageError
 from .generate import Constraints, Sampling, Stats, generate
-from .model import Transformer, weights_from_files
+from .model import Transformer, UnreadableWeightsError, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
@@ -110,7 +110,12 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
 
         free, total = torch.cuda.mem_get_info(device)
         require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total)
-    weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
+    try:
+        weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
+    except UnreadableWeightsError as exc:  # bytes altered after the import checked them (same size)
+        from .store import damaged
+
+        raise damaged(stored, [str(exc)]) from exc
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 

@@ -184,11 +184,16 @@ def _verify(model: StoredModel, sizes: dict[str, int]) -> None:
         elif path.stat().st_size != size:
             problems.append(f"{file} has {path.stat().st_size} bytes, expected {size}")
     if problems:
-        again = f"neurobrix import {model.source}" + (f" --revision {model.revision}" if model.revision else "")
-        raise DamagedModelError(
-            f"stored model {model.name} ({model.path}) is damaged: {'; '.join(problems)}. "
-            f"Import it again (`{again}`) or remove it (`neurobrix remove {model.name}`)"
-        )
+        raise damaged(model, problems)
+
+
+def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:
+    """The error for a stored model found damaged: each problem, and how to import it again or remove it."""
+    again = f"neurobrix import {model.source}" + (f" --revision {model.revision}" if model.revision else "")
+    return DamagedModelError(
+        f"stored model {model.name} ({model.path}) is damaged: {'; '.join(problems)}. "
+        f"Import it again (`{again}`) or remove it (`neurobrix remove {model.name}`)"
+    )
 
 
 def _damaged(path: Path, name: str, problem: DamagedModelError) -> StoredModel:

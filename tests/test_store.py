@@ -347,6 +347,20 @@ def test_list_marks_a_damaged_model_that_run_reports(checkpoints, tmp_path, caps
     assert good.path.is_dir()
 
 
+def test_weights_altered_in_the_store_at_their_size_are_a_damaged_model(checkpoints, tmp_path, capsys):
+    model = store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
+    weights = model.path / "model.safetensors"
+    data = weights.read_bytes()
+    weights.write_bytes(b"x" * 8 + data[8:])  # the header's length overwritten, the size kept
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "plain", "--prompt", "hello", "--backend", "torch"])
+    assert info.value.code == 7
+    err = capsys.readouterr().err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("neurobrix: error: stored model plain")
+    assert "stored model plain" in err and "model.safetensors cannot be read as safetensors" in err
+    assert "neurobrix remove plain" in err
+
+
 def _stale_scratch() -> Path:
     stale = store.models_dir() / f".tmp-{store._host()}-999999999-deadbeef"  # beyond any pid_max: gone
     (stale / "half").mkdir(parents=True)
