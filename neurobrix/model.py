@@ -309,9 +309,7 @@ class Transformer:
 
 def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], torch.Tensor]:
     """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name."""
-    from safetensors import safe_open
-
-    from safetensors import SafetensorError
+    from safetensors import SafetensorError, safe_open
 
     where: dict[str, str] = {}
     for path in files:
@@ -328,9 +326,7 @@ def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], t
             with safe_open(where[name], framework="pt") as f:
                 return f.get_tensor(name)
         except (SafetensorError, OSError) as exc:
-            raise UnreadableWeightsError(
-                f"{Path(where[name]).name}: tensor {name} cannot be read ({exc})"
-            ) from exc
+            raise UnreadableWeightsError(f"{Path(where[name]).name}: tensor {name} cannot be read ({exc})") from exc
 
     return get
 
