@@ -419,7 +419,13 @@ def _store_folder(
     files = checkpoint_files(folder)
     dest = _destination(name)
     _sweep_stale()
-    models_dir().mkdir(parents=True, exist_ok=True)
+    try:
+        models_dir().mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise StoreError(
+            f"cannot create the model store {models_dir()}: {exc.strerror or exc}; nothing was stored (point "
+            "NEUROBRIX_HOME at a folder you can write, or unset it for ~/.cache/neurobrix)"
+        ) from exc
     tmp = _scratch()
     org = dest.parent if "/" in name else None
     org_existed = org is not None and org.exists()

@@ -397,6 +397,17 @@ def test_a_home_that_is_a_file_is_one_clear_error(checkpoints, tmp_path, monkeyp
         store.home()
 
 
+def test_a_store_folder_that_cannot_be_made_is_one_clear_error(checkpoints, capsys):
+    (store.home() / "models").parent.mkdir(parents=True)
+    (store.home() / "models").write_text("x")  # the home is a folder, its store cannot be created
+    with pytest.raises(SystemExit) as info:
+        main(["import", str(checkpoints["plain"])])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"neurobrix: error: cannot create the model store {store.models_dir()}: ")
+    assert "NEUROBRIX_HOME" in err and len(err.strip().splitlines()) == 1
+
+
 # An import that copies slowly (each file waits), run as the CLI in its own process; the parent sends
 # it a signal once the temporary folder exists.
 _SLOW_IMPORT = """
