@@ -35,6 +35,39 @@ def cmd_track(args: argparse.Namespace) -> int:
     return 0
 
 
+def _at_least(low: float, kind: type = int):
+    """An argparse type: a number of ``kind`` that is at least ``low`` (a count of 0 or a negative time is refused
+    with the option's name, not run as the default or failed entry by entry)."""
+
+    def parse(text: str):
+        try:
+            value = kind(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not value >= low:  # NaN too
+            raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
+        return value
+
+    return parse
+
+
+def _report_file(text: str) -> str:
+    """An argparse type for ``--json FILE``: its folder must exist, so that a long run is not lost at its end."""
+    folder = Path(text).parent
+    if not folder.is_dir():
+        raise argparse.ArgumentTypeError(f"{text}: no folder {folder} to write the report into")
+    if Path(text).is_dir():
+        raise argparse.ArgumentTypeError(f"{text} is a folder; name the report's file")
+    return text
+
+
+def _write_report(path: str, data: object) -> None:
+    try:
+        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+    except OSError as exc:
+        raise NeuroBrixError(f"--json {path}: the report cannot be written ({exc.strerror or exc})") from exc
+
+
 def _progress():
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
@@ -69,7 +102,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         )
     print(check.render(report))
     if args.json:
-        Path(args.json).write_text(json.dumps(report.as_json(), indent=2) + "\n", encoding="utf-8")
+        _write_report(args.json, report.as_json())
         print(f"report written to {args.json}")
     from . import reproof
 
@@ -183,7 +216,7 @@ def cmd_sweep(args: argparse.Namespace) -> int:
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
     rows = sweep.sweep(dtypes, args.examples, args.profile, Path(args.tables), args.kernels)
     if args.json:
-        Path(args.json).write_text(json.dumps(rows, indent=2) + "\n", encoding="utf-8")
+        _write_report(args.json, rows)
     return 0 if all(r["passed"] for r in rows) else 1
 
 
@@ -219,8 +252,11 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     from . import tiny
 
     if args.context is not None and args.context < 2:
-        raise NeuroBrixError(f"--context must be >= 2 tokens, got {args.context}")
-    folder = tiny.make(Path(args.folder), args.family, context=args.context)
+        raise UsageError(f"--context must be >= 2 tokens, got {args.context}")
+    try:
+        folder = tiny.make(Path(args.folder), args.family, context=args.context)
+    except OSError as exc:
+        raise UsageError(f"{args.folder}: the checkpoint cannot be written there ({exc.strerror or exc})") from exc
     print(f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: neurobrix import {folder}")
     return 0
 
@@ -267,7 +303,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     outcomes = mutants.run(chosen, jobs=jobs, examples=args.examples, timeout=args.timeout, on_done=done)
     print(mutants.render(outcomes))
     if args.json:
-        Path(args.json).write_text(json.dumps(mutants.as_json(outcomes), indent=2) + "\n", encoding="utf-8")
+        _write_report(args.json, mutants.as_json(outcomes))
         print(f"report written to {args.json}")
     return 0 if all(o.caught for o in outcomes) else 1
 
@@ -298,7 +334,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
     c.add_argument("--dtype", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
     c.add_argument(
-        "--examples", type=int, metavar="N", help="Hypothesis examples per entry and dtype (default: the profile's)"
+        "--examples",
+        type=_at_least(1),
+        metavar="N",
+        help="Hypothesis examples per entry and dtype (default: the profile's)",
     )
     c.add_argument(
         "--profile",
@@ -306,16 +345,16 @@ def build_parser() -> argparse.ArgumentParser:
         default="dev",
         help="Hypothesis profile: ci (25 examples, derandomized), dev (40), gpu (50, fresh seeds each run)",
     )
-    c.add_argument("--json", metavar="FILE", help="also write the full report as JSON")
+    c.add_argument("--json", type=_report_file, metavar="FILE", help="also write the full report as JSON")
     c.add_argument(
         "--max-minutes",
-        type=float,
+        type=_at_least(0, float),
         metavar="M",
         help="stop starting entries after about M minutes (exit 3 if some were left unchecked)",
     )
     c.add_argument(
         "--jobs",
-        type=int,
+        type=_at_least(1),
         metavar="N",
         help="worker processes checking entries in parallel, spread "
         "over this machine's GPUs of the class (default: up to 15 per GPU; 1 on the interpreter)",
@@ -403,17 +442,17 @@ def build_parser() -> argparse.ArgumentParser:
     )
     z.add_argument(
         "--examples",
-        type=int,
+        type=_at_least(1),
         default=25,
         metavar="N",
         help="Hypothesis examples proving each entry (default %(default)s)",
     )
     z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
-    z.add_argument("--max-minutes", type=float, metavar="M", help="stop cleanly after about M minutes")
+    z.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
     z.add_argument(
         "--jobs",
-        type=int,
+        type=_at_least(1),
         metavar="N",
         help="worker processes screening and proving candidates, spread "
         "over this machine's GPUs of the class; timing always has each GPU to itself (default: up to 15 "
@@ -452,14 +491,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], metavar="DTYPE")
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
-    w.add_argument("--examples", type=int, default=30, metavar="N")
+    w.add_argument(
+        "--examples", type=_at_least(1), default=30, metavar="N", help="Hypothesis examples per kernel and dtype"
+    )
     w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
     w.add_argument(
         "--tables",
         default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
         help="where the class.yaml files are (default: $NEUROBRIX_TABLES when set, else tables/)",
     )
-    w.add_argument("--json", metavar="FILE")
+    w.add_argument("--json", type=_report_file, metavar="FILE", help="also write every row as JSON")
     w.set_defaults(func=cmd_sweep)
 
     a = commands.add_parser(
@@ -510,18 +551,25 @@ def build_parser() -> argparse.ArgumentParser:
     )
     u.add_argument("--only", nargs="+", metavar="ID", help="only these mutants (see --list)")
     u.add_argument("--list", action="store_true", help="list the mutants (id, class, description) and run nothing")
-    u.add_argument("--jobs", type=int, metavar="N", help="checks run at once (default: the CPU count, at most 8)")
     u.add_argument(
-        "--examples", type=int, metavar="N", help="Hypothesis examples per entry (default: the ci profile's 25)"
+        "--jobs", type=_at_least(1), metavar="N", help="checks run at once (default: the CPU count, at most 8)"
+    )
+    u.add_argument(
+        "--examples",
+        type=_at_least(1),
+        metavar="N",
+        help="Hypothesis examples per entry (default: the ci profile's 25)",
     )
     u.add_argument(
         "--timeout",
-        type=float,
+        type=_at_least(1, float),
         default=900.0,
         metavar="S",
         help="seconds one mutant's check may take before it counts as not caught (default %(default)s)",
     )
-    u.add_argument("--json", metavar="FILE", help="also write every outcome and the kill rate as JSON")
+    u.add_argument(
+        "--json", type=_report_file, metavar="FILE", help="also write every outcome and the kill rate as JSON"
+    )
     u.set_defaults(func=cmd_mutants)
 
     s = commands.add_parser(
@@ -561,6 +609,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NeuroBrixError as exc:
         print(f"conformance: error: {exc}", file=sys.stderr)
         return exc.exit_code
+    except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends
+        print("conformance: interrupted", file=sys.stderr)
+        return 128 + signal.SIGINT
 
 
 if __name__ == "__main__":

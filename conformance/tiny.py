@@ -58,7 +58,10 @@ def train_tokenizer():
     tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
     tok.decoder = decoders.ByteLevel()
     trainer = trainers.BpeTrainer(
-        vocab_size=300, special_tokens=["<unk>", "<s>", "</s>"], initial_alphabet=pre_tokenizers.ByteLevel.alphabet()
+        vocab_size=300,
+        special_tokens=["<unk>", "<s>", "</s>"],
+        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
+        show_progress=False,  # its progress bars print only blank lines off a terminal, before the command's own line
     )
     tok.train_from_iterator(CORPUS, trainer)
     tok.post_processor = processors.TemplateProcessing(
@@ -74,6 +77,7 @@ def make(folder: Path, family: str = "llama", seed: int = 0, context: int | None
     import transformers
 
     config_name, extra = FAMILIES[family]
+    folder.mkdir(parents=True, exist_ok=True)  # first: a folder that cannot be made stops before any work
     tok = train_tokenizer()
     config = getattr(transformers, config_name)(
         **{
@@ -91,7 +95,6 @@ def make(folder: Path, family: str = "llama", seed: int = 0, context: int | None
         for name, p in model.named_parameters():
             if "norm" not in name:
                 p.normal_(0, 0.2)
-    folder.mkdir(parents=True, exist_ok=True)
     model.save_pretrained(folder, safe_serialization=True)
     fast = transformers.PreTrainedTokenizerFast(
         tokenizer_object=tok, bos_token="<s>", eos_token="</s>", unk_token="<unk>"

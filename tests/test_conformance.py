@@ -242,6 +242,57 @@ def test_check_refuses_another_class_a_class_without_tables_an_unknown_kernel(tm
     assert "has no kernel tables" in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (
+            ["check", "--class", "nvidia-h200", "--examples", "0"],
+            "argument --examples: must be at least 1, got 0",
+        ),  # ran the profile's
+        (
+            ["check", "--class", "nvidia-h200", "--examples", "-1"],
+            "argument --examples: must be at least 1, got -1",
+        ),  # failed every entry
+        (["check", "--class", "nvidia-h200", "--jobs", "0"], "argument --jobs: must be at least 1"),
+        (["check", "--max-minutes", "-1"], "argument --max-minutes: must be at least 0"),
+        (["certify", "--class", "interpreter", "--examples", "0"], "argument --examples: must be at least 1"),
+        (["sweep", "--examples", "0"], "argument --examples: must be at least 1"),
+        (["mutants", "--timeout", "0"], "argument --timeout: must be at least 1"),
+        (
+            ["check", "--class", "nvidia-h200", "--json", "no-such-folder/report.json"],
+            "no folder no-such-folder to write the report into",
+        ),
+        (["mutants", "--list", "--json", "."], ". is a folder"),
+    ],
+)
+def test_a_bad_count_or_report_path_is_a_usage_error_before_any_work(argv, said, capsys):
+    with pytest.raises(SystemExit) as info:
+        conformance_main(argv)
+    assert info.value.code == 2
+    assert said in capsys.readouterr().err
+
+
+def test_the_commands_end_in_one_line_on_ctrl_c_and_on_a_folder_that_cannot_be_written(tmp_path, monkeypatch, capsys):
+    import conformance.__main__ as cli
+
+    def interrupted(args):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli, "cmd_track", interrupted)
+    try:
+        code = conformance_main(["track", "--check"])
+    except KeyboardInterrupt:
+        pytest.fail("Ctrl-C reached the interpreter: a traceback, not one line")
+    assert code == 130
+    assert capsys.readouterr().err == "conformance: interrupted\n"
+    blocker = tmp_path / "a-file"
+    blocker.write_text("x")
+    assert conformance_main(["tiny-model", str(blocker / "tiny")]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"conformance: error: {blocker / 'tiny'}: the checkpoint cannot be written there")
+    assert len(err.splitlines()) == 1
+
+
 def test_check_refuses_a_tampered_table_naming_it(tables_copy, capsys):
     path = tables_copy / "interpreter" / "rotary.json"
     path.write_text(path.read_text().replace('"BLOCK_H": 16', '"BLOCK_H": 32'))
