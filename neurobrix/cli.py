@@ -315,12 +315,27 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-tokens",
         type=int,
         default=None,
-        help="most tokens to generate (default 256, or what the model's context leaves after the prompt)",
+        metavar="N",
+        help="most new tokens to generate (default: as transformers' generate takes it from the model's "
+        "generation_config.json, its max_new_tokens, else its max_length less the prompt, else 256; at most what "
+        "the model's context leaves after the prompt)",
     )
-    run.add_argument("--temperature", type=float, default=0.0, help="0 = greedy (default), else sampling temperature")
-    run.add_argument("--top-k", type=int, default=None, help="sample among the k most likely tokens")
-    run.add_argument("--top-p", type=float, default=None, help="sample within the top-p probability mass")
-    run.add_argument("--seed", type=int, default=None, help="random seed for sampling (reproducible runs)")
+    run.add_argument(
+        "--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default), else sampling temperature"
+    )
+    run.add_argument(
+        "--top-k", type=int, default=None, metavar="K", help="sample among the K most likely tokens (default: all)"
+    )
+    run.add_argument(
+        "--top-p",
+        type=float,
+        default=None,
+        metavar="P",
+        help="sample within the top-P probability mass, 0 < P <= 1 (default: 1, all)",
+    )
+    run.add_argument(
+        "--seed", type=int, default=None, metavar="S", help="random seed for sampling (default: none, each run differs)"
+    )
     run.add_argument(
         "--repetition-penalty",
         type=float,

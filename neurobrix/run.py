@@ -187,6 +187,14 @@ def run(
     write = write or sys.stdout.write
     notice = notice or (lambda message: print(message, file=sys.stderr))
     opts.sampling.validate()
+    if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
+        given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
+        unused = [flag for flag, value in zip(("--top-k", "--top-p", "--seed"), given) if value is not None]
+        if unused:
+            notice(
+                f"note: {', '.join(unused)} only {'apply' if len(unused) > 1 else 'applies'} when sampling "
+                "(--temperature above 0); greedy decoding is used"
+            )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     stored = store.resolve(opts.model)

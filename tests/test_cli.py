@@ -254,6 +254,25 @@ def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiec
     assert sentencepiece_model.eos is None  # nothing was generated
 
 
+def test_sampling_options_without_a_temperature_are_named_as_unused(sentencepiece_model, capsys):
+    sentencepiece_model.ids = [20]
+    assert main(["run", "--model", "sp-model", "--prompt", "hello", "--top-k", "5", "--seed", "1"]) == 0
+    assert "note: --top-k, --seed only apply when sampling (--temperature above 0)" in capsys.readouterr().err
+    assert main(["run", "--model", "sp-model", "--prompt", "hello", "--top-k", "5", "--temperature", "0.7"]) == 0
+    assert "only appl" not in capsys.readouterr().err
+
+
+def test_run_help_says_each_sampling_default(capsys):
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "--max-tokens N most new tokens to generate (default: as transformers' generate takes it" in help_text
+    assert "max_new_tokens, else its max_length less the prompt, else 256" in help_text
+    assert "--top-k K sample among the K most likely tokens (default: all)" in help_text
+    assert "--top-p P sample within the top-P probability mass, 0 < P <= 1 (default: 1, all)" in help_text
+    assert "--seed S random seed for sampling (default: none" in help_text
+
+
 def test_the_default_max_tokens_fits_a_small_context_with_a_notice(sentencepiece_model, capsys):
     from neurobrix import store
 
