@@ -107,6 +107,15 @@ def main() -> None:
     if args.child:
         child(args.model, args.prompt, args.child_autotune)
         return
+    from conformance.catalogue import load
+
+    models = load()[0]
+    if args.model not in models:  # else each run's child fails on it and the rows read NaN
+        parser.error(f"--model {args.model}: not a catalogue model; one of {', '.join(sorted(models))}")
+    import torch
+
+    if not torch.cuda.is_available():
+        raise SystemExit("benchmarks.cold_start needs a GPU of a certified class")
     rows = []
     for mode in ("certified tables", "autotuning on first call") if args.autotune else ("certified tables",):
         cache = tempfile.mkdtemp(prefix="triton-cache-")  # each mode starts from a cold cache

@@ -292,6 +292,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
+    if not torch.cuda.is_available():
+        raise SystemExit("benchmarks.e2e needs a GPU of a certified class")
     from benchmarks.kernels import copy_bandwidth
 
     deadline = time.monotonic() + args.max_minutes * 60 if args.max_minutes else None

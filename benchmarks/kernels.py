@@ -61,6 +61,8 @@ def main() -> None:
     )
     parser.add_argument("--json", help="write the rows here")
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("benchmarks.kernels needs a GPU of a certified class")
     import time
 
     where = {}

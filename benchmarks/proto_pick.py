@@ -47,6 +47,8 @@ def main() -> None:
     parser.add_argument("--batch", type=int, nargs="+", default=[1, 8])
     parser.add_argument("--json")
     args = parser.parse_args()
+    if not torch.cuda.is_available():
+        raise SystemExit("benchmarks.proto_pick needs a GPU")
     rows = []
     for vocab in args.vocab:
         for batch in args.batch:

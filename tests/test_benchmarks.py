@@ -95,6 +95,38 @@ def test_gpu_benchmark_help_and_no_gpu_message(module, flags, argv):
     assert shown.returncode == 0 and all(flag in shown.stdout for flag in flags)
     refused = subprocess.run([*run, *argv], capture_output=True, text=True, env=env, cwd=REPO)
     assert refused.returncode == 1 and "needs a GPU" in refused.stderr and "Traceback" not in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1, refused.stderr
+
+
+@pytest.mark.parametrize(
+    ("module", "argv"),
+    [
+        ("e2e", ["--prompt", "128"]),
+        ("kernels", []),
+        ("proto_pick", []),
+        ("cold_start", ["--model", "meta-llama/Llama-3.2-1B-Instruct"]),
+    ],
+)
+def test_gpu_benchmarks_without_a_gpu_say_so_in_one_line(module, argv, monkeypatch):
+    import importlib
+
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(sys, "argv", [module, *argv])
+    main = importlib.import_module(f"benchmarks.{module}").main
+    with pytest.raises(SystemExit) as exit_:
+        main(argv) if module == "e2e" else main()
+    assert exit_.value.code == f"benchmarks.{module} needs a GPU" + (" of a certified class" * (module != "proto_pick"))
+
+
+def test_cold_start_refuses_a_model_outside_the_catalogue(capsys, monkeypatch):
+    from benchmarks import cold_start
+
+    monkeypatch.setattr(sys, "argv", ["cold_start", "--model", "nobody/nothing"])
+    with pytest.raises(SystemExit) as exit_:
+        cold_start.main()
+    assert exit_.value.code == 2 and "--model nobody/nothing: not a catalogue model" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("name", ["meta-llama/Llama-3.1-8B-Instruct", "meta-llama/Llama-3.2-1B-Instruct"])
