@@ -312,7 +312,11 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     t = commands.add_parser(
-        "track", help="rewrite tables/TRACKED.yaml from the tables folder (or --check that it is in sync)"
+        "track",
+        help="rewrite tables/TRACKED.yaml from the tables folder (or --check that it is in sync)",
+        description="Write TRACKED.yaml, the sha256, size and wheel path of every file of the tables folder; "
+        "run it after changing anything under tables/. With --check, write nothing and exit 1 if it is out of "
+        "sync.",
     )
     t.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
     t.add_argument("--check", action="store_true", help="write nothing; exit 1 if the list is out of sync")
@@ -489,12 +493,18 @@ def build_parser() -> argparse.ArgumentParser:
         description="A smoke test for a new GPU class: each kernel and dtype, under the first candidate config that "
         "fits, through Hypothesis over a catalogue-sized domain; prints worst error/bound and relative error.",
     )
-    w.add_argument("--dtypes", nargs="+", default=["fp32", "fp16"], metavar="DTYPE")
+    w.add_argument(
+        "--dtypes",
+        nargs="+",
+        default=["fp32", "fp16"],
+        metavar="DTYPE",
+        help="the dtypes to run (fp32, fp16, bf16; default: fp32 fp16)",
+    )
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument(
         "--examples", type=_at_least(1), default=30, metavar="N", help="Hypothesis examples per kernel and dtype"
     )
-    w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci")
+    w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile (default ci)")
     w.add_argument(
         "--tables",
         default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
@@ -588,8 +598,14 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write a tiny random Llama-family checkpoint as transformers saves it (config.json, "
         "model.safetensors, a BPE tokenizer.json, a chat template) into FOLDER. Needs transformers.",
     )
-    m.add_argument("folder", metavar="FOLDER")
-    m.add_argument("--family", default="llama", choices=("llama", "llama3-tied", "mistral", "qwen2-bias-tied"))
+    m.add_argument("folder", metavar="FOLDER", help="where to write it (created; files there are replaced)")
+    m.add_argument(
+        "--family",
+        default="llama",
+        choices=("llama", "llama3-tied", "mistral", "qwen2-bias-tied"),
+        help="the variant: llama (default), llama3-tied (Llama-3 rope scaling, tied embeddings), mistral, "
+        "qwen2-bias-tied (q/k/v bias, tied embeddings)",
+    )
     m.add_argument(
         "--context",
         type=int,

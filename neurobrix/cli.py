@@ -361,18 +361,41 @@ def build_parser() -> argparse.ArgumentParser:
     run.set_defaults(func=cmd_run)
     add_warmup_parser(commands, common)
 
-    tables = commands.add_parser("tables", **common, help="list, show and verify the certified tables")
+    tables = commands.add_parser(
+        "tables",
+        **common,
+        help="list, show and verify the certified tables",
+        description="List, show and verify the certified tables the engine reads (NEUROBRIX_TABLES when set, "
+        "else the installed package's, else a source checkout's tables/).",
+    )
     sub = tables.add_subparsers(dest="tables_command", metavar="ACTION", required=True)
-    t_list = sub.add_parser("list", **common, help="GPU classes and their kernel tables")
+    t_list = sub.add_parser(
+        "list",
+        **common,
+        help="GPU classes and their kernel tables",
+        description="List the GPU classes, each with its kernel tables (entries per kernel) and the torch and "
+        "Triton it was certified with.",
+    )
     t_list.add_argument("--json", action="store_true", help="print as JSON")
     t_list.set_defaults(func=cmd_tables_list)
-    t_show = sub.add_parser("show", **common, help="one class, or one kernel table with its entries and proofs")
+    t_show = sub.add_parser(
+        "show",
+        **common,
+        help="one class, or one kernel table with its entries and proofs",
+        description="Show a GPU class's identity (what a device must match) and its kernel tables; with KERNEL, "
+        "every entry of that table: its domain, its setting and its proof (examples, worst error against the "
+        "bound, timing, candidates tried and rejected).",
+    )
     t_show.add_argument("gpu_class", metavar="CLASS", help="a GPU class id, e.g. nvidia-h200")
     t_show.add_argument("kernel", metavar="KERNEL", nargs="?", help="a kernel name, e.g. linear")
     t_show.add_argument("--json", action="store_true", help="print as JSON")
     t_show.set_defaults(func=cmd_tables_show)
     t_verify = sub.add_parser(
-        "verify", **common, help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)"
+        "verify",
+        **common,
+        help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)",
+        description="Recompute every table file's sha256 and size against TRACKED.yaml, validate every settings "
+        "index and its proofs, and check they agree. Exit 3 if anything fails, naming each file.",
     )
     t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
     t_verify.set_defaults(func=cmd_tables_verify)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import os
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
@@ -15,6 +16,18 @@ from neurobrix import gpu, tables  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent
+
+
+def undocumented(parser, name):
+    """Each command without a description and each option without a help text, as `--help` would show them."""
+    missing = [] if parser.description else [f"{name}: no description"]
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            for sub, subparser in action.choices.items():
+                missing += undocumented(subparser, f"{name} {sub}")
+        elif action.help is None:
+            missing.append(f"{name} {'/'.join(action.option_strings) or action.dest}: no help")
+    return missing
 
 
 def retrack(root: Path) -> None:

@@ -9,7 +9,7 @@ import sys
 from types import SimpleNamespace
 
 import pytest
-from conftest import REPO
+from conftest import REPO, undocumented
 
 from neurobrix import __version__
 from neurobrix.cli import main
@@ -31,6 +31,12 @@ def test_help_lists_the_commands():
     assert result.returncode == 0
     for word in ("doctor", "tables", "import", "warmup", "run", "Exit codes"):
         assert word in result.stdout
+
+
+def test_every_command_and_option_says_in_its_help_what_it_does():
+    from neurobrix.cli import build_parser
+
+    assert undocumented(build_parser(), "neurobrix") == []
 
 
 def test_doctor_on_the_interpreter_is_ready(capsys):

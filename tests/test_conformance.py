@@ -13,7 +13,7 @@ import shutil
 import pytest
 import torch
 import yaml
-from conftest import REPO, retrack
+from conftest import REPO, retrack, undocumented
 
 from conformance import candidates, catalogue, check
 from conformance.__main__ import main as conformance_main
@@ -240,6 +240,12 @@ def test_check_refuses_another_class_a_class_without_tables_an_unknown_kernel(tm
     with tables_at(bare):
         assert conformance_main(["check", "--class", "interpreter"]) == 2
     assert "has no kernel tables" in capsys.readouterr().err
+
+
+def test_every_command_and_option_says_in_its_help_what_it_does():
+    from conformance.__main__ import build_parser
+
+    assert undocumented(build_parser(), "python -m conformance") == []
 
 
 @pytest.mark.parametrize(
