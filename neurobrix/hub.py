@@ -176,7 +176,9 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
     return snapshot, snapshot.name
 
 
-def _from_cache(repo_id: str, revision: str | None, why: str, *, offline: bool) -> tuple[Path, str]:
+def _from_cache(
+    repo_id: str, revision: str | None, why: str, *, offline: bool, accept_license: bool = False
+) -> tuple[Path, str]:
     from huggingface_hub.errors import LocalEntryNotFoundError
 
     try:
@@ -184,10 +186,12 @@ def _from_cache(repo_id: str, revision: str | None, why: str, *, offline: bool) 
     except LocalEntryNotFoundError as exc:
         at = f" at revision {revision}" if revision else ""
         partly = "only partly" if type(exc).__name__ == "IncompleteSnapshotError" else "not"
+        again = f"neurobrix import {repo_id}" + (f" --revision {revision}" if revision else "")
+        again += " --accept-license" if accept_license else ""  # the command as given, ready to run again
         raise HubError(
             f"{repo_id}{at} is {partly} in the Hugging Face cache ({hub_cache()}) and {why}, so it cannot be "
             f"downloaded. {'Unset HF_HUB_OFFLINE on a machine with a network' if offline else 'Check the network'}"
-            f" and run `neurobrix import {repo_id}` again, or import a local checkpoint folder"
+            f" and run `{again}` again, or import a local checkpoint folder"
         ) from exc
     return snapshot, snapshot.name
 
@@ -197,7 +201,8 @@ def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Pat
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
     if hub_offline():
-        return _from_cache(repo_id, revision, "the network is switched off (HF_HUB_OFFLINE=1)", offline=True)
+        why = "the network is switched off (HF_HUB_OFFLINE=1)"
+        return _from_cache(repo_id, revision, why, offline=True, accept_license=accept_license)
     try:
         info = _model_info(repo_id, revision)
     except GatedRepoError as exc:
@@ -212,7 +217,8 @@ def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Pat
             f"{repo_id} has no revision {revision!r} on the hub; give a branch, tag or commit that exists"
         ) from exc
     except _network_errors() as exc:
-        return _from_cache(repo_id, revision, f"the hub cannot be reached ({type(exc).__name__}: {exc})", offline=False)
+        why = f"the hub cannot be reached ({type(exc).__name__}: {exc})"
+        return _from_cache(repo_id, revision, why, offline=False, accept_license=accept_license)
     if getattr(info, "gated", False) and not accept_license:
         raise GatedModelError(_gated_message(repo_id, refused=False))
     try:

@@ -493,6 +493,9 @@ def test_offline_and_not_in_the_cache_says_so(tmp_path):
     assert "not in the Hugging Face cache" in message and "HF_HUB_OFFLINE" in message
     assert "neurobrix import org/absent" in message and info.value.exit_code == 1
     assert store_is_empty()
+    with pytest.raises(store.HubError) as info:  # the command to run again is the one given, flags and all
+        store.import_model("org/absent", revision="v1", accept_license=True, progress=False)
+    assert "run `neurobrix import org/absent --revision v1 --accept-license` again" in str(info.value)
 
 
 def test_hub_cache_follows_the_environment_now(monkeypatch, tmp_path):
