@@ -451,6 +451,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0
+    except OSError as exc:  # the machine's refusal (the output on a full disk, say), not a bug: one line
+        if args.debug:
+            traceback.print_exc()
+        try:
+            sys.stdout.flush()
+        except OSError:  # the output itself failed: nothing more can go there, at exit either
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        where = f": {exc.filename}" if exc.filename else ""
+        _error(f"{exc.strerror or exc}{where} (--debug shows where)", 1)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

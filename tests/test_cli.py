@@ -135,6 +135,20 @@ def test_env_var_to_missing_folder(tmp_path):
     assert result.returncode == 3 and "is not a folder" in result.stderr
 
 
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full, a file every write to fails")
+def test_output_on_a_full_disk_is_one_line_and_exit_1():
+    with open("/dev/full", "w") as full:
+        result = subprocess.run(
+            [sys.executable, "-m", "neurobrix", "tables", "list"],
+            stdout=full,
+            stderr=subprocess.PIPE,
+            text=True,
+            env={**os.environ, "PYTHONPATH": str(REPO)},
+        )
+    assert result.returncode == 1
+    assert result.stderr == "neurobrix: error: No space left on device (--debug shows where)\n"
+
+
 def test_a_closed_pipe_is_not_an_error():
     full_env = {**os.environ, "PYTHONPATH": str(REPO)}
     proc = subprocess.Popen(
