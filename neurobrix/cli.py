@@ -162,10 +162,23 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 3
 
 
+def utf8_text(text: str, where: str) -> str:
+    """``text`` if it is UTF-8; Python hands bytes that are not (in argv, or stdin read with surrogateescape)
+    over as lone surrogates, which the tokenizer cannot take."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        raise UsageError(f"{where}: not UTF-8 text") from None
+    return text
+
+
 def read_prompt_file(path: str) -> str:
     """The prompt text of ``--prompt-file`` (UTF-8; ``-`` reads standard input)."""
     if path == "-":
-        return sys.stdin.read()
+        try:
+            return utf8_text(sys.stdin.read(), "--prompt-file - (standard input)")
+        except UnicodeDecodeError:
+            raise UsageError("--prompt-file - (standard input): not UTF-8 text") from None
     try:
         with open(path, encoding="utf-8") as f:
             return f.read()
@@ -179,9 +192,10 @@ def cmd_run(args: argparse.Namespace) -> int:
     from .generate import Sampling
     from .run import RunOptions, run
 
-    prompt = args.prompt
     if args.prompt_file is not None:
         prompt = read_prompt_file(args.prompt_file)
+    else:
+        prompt = utf8_text(args.prompt, "--prompt")
     opts = RunOptions(
         model=args.model,
         prompt=prompt,

@@ -251,6 +251,13 @@ def test_a_long_prompt_comes_from_a_file_or_standard_input(sentencepiece_model, 
     with pytest.raises(SystemExit) as info:
         main(["run", "--model", "sp-model", "--prompt-file", str(tmp_path / "bin.txt")])
     assert info.value.code == 2 and "not UTF-8 text" in capsys.readouterr().err
+    # bytes that are not UTF-8 reach Python as lone surrogates, from argv and from standard input
+    monkeypatch.setattr("sys.stdin", io.StringIO(b"a\xff".decode("utf-8", "surrogateescape")))
+    for args in (["--prompt", "a\udcff"], ["--prompt-file", "-"]):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--model", "sp-model", *args])
+        err = capsys.readouterr().err
+        assert info.value.code == 2 and err.startswith(f"neurobrix: error: {args[0]}") and "not UTF-8 text" in err
 
 
 def test_chat_mode_on_a_model_without_a_chat_template_says_the_prompt_is_used_as_is(sentencepiece_model, capsys):
