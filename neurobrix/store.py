@@ -265,6 +265,8 @@ def _find(name: str) -> tuple[str, Path | None]:
 def resolve(name: str) -> StoredModel:
     """A stored model by its stored name (``org/name`` or a local folder's name), its hub id or hub URL, or
     the local folder it was imported from. Its files are checked to be present with their recorded sizes."""
+    if not name.strip():  # else "" is the current folder, "not imported"
+        raise UsageError("--model is empty: give a stored model's name (`neurobrix list` shows them) or its hub id")
     key, path = _find(name)
     folder = Path(name).expanduser()
     if path is None and folder.is_dir():
@@ -459,6 +461,8 @@ def import_model(
 ) -> StoredModel:
     """Import a local checkpoint folder (stored under its folder name) or a hub id (stored as org/name)."""
     home()  # a home that cannot hold a store is refused before anything is checked or downloaded
+    if not source.strip():  # else "" is the current folder
+        raise UsageError("SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder")
     folder = Path(source).expanduser()
     if folder.is_dir():
         folder = folder.resolve()

@@ -295,6 +295,18 @@ def test_list_resolve_and_remove(checkpoints, tmp_path):
     assert store.list_models() == [] and list(store.models_dir().iterdir()) == []
 
 
+def test_an_empty_model_or_source_is_a_usage_error_not_the_current_folder(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    for argv, said in (
+        (["import", ""], "SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder"),
+        (["run", "--model", " ", "--prompt", "hi"], "--model is empty: give a stored model's name"),
+        (["warmup", "--model", ""], "--model is empty"),
+    ):
+        with pytest.raises(SystemExit) as info:
+            main(argv)
+        assert info.value.code == 2 and capsys.readouterr().err.startswith(f"neurobrix: error: {said}")
+
+
 def test_resolve_unknown_says_how_to_import(tmp_path):
     with pytest.raises(store.ModelNotFoundError, match=r"`neurobrix import meta-llama/Llama-3.2-1B`") as info:
         store.resolve("meta-llama/Llama-3.2-1B")
