@@ -60,7 +60,8 @@ class StoreError(NeuroBrixError):
 
 
 class DamagedModelError(StoreError):
-    """A stored model is damaged: its manifest is unreadable, or a file is missing or has another size."""
+    """A stored model is damaged: its manifest is unreadable, a file is missing or has another size, or its weights
+    cannot be read."""
 
     exit_code = 7
 
