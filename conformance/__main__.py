@@ -20,7 +20,7 @@ from . import track
 def cmd_track(args: argparse.Namespace) -> int:
     root = Path(args.tables)
     if not root.is_dir():
-        raise NeuroBrixError(f"{root} is not a folder")
+        raise UsageError(f"{root} is not a folder")
     if args.check:
         problems = track.out_of_sync(root)
         for problem in problems:
@@ -118,7 +118,7 @@ def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
         lo, _, hi = value.rpartition(":")
         lo = lo or "1"
         if name not in names or not (lo.isdigit() and hi.isdigit()) or not 1 <= int(lo) <= int(hi):
-            raise NeuroBrixError(
+            raise UsageError(
                 f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}"
             )
         limits[name] = (int(lo), int(hi))
@@ -148,7 +148,7 @@ def _configs(paths: list[str] | None) -> dict | None:
         try:
             data = json.loads(Path(path).read_text(encoding="utf-8"))
         except (OSError, ValueError) as exc:
-            raise NeuroBrixError(f"--config {path}: cannot be read as JSON: {exc}") from exc
+            raise UsageError(f"--config {path}: cannot be read as JSON: {exc}") from exc
         configs[path] = ModelConfig.from_hf(data, path)
     return configs
 
@@ -158,7 +158,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
     if not dtypes:
-        raise NeuroBrixError(
+        raise UsageError(
             "name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
             "the interpreter, whose bf16 is broken upstream)"
         )

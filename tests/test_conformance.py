@@ -278,6 +278,20 @@ def test_a_bad_count_or_report_path_is_a_usage_error_before_any_work(argv, said,
     assert said in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "argv, said",
+    [
+        (["track", "--tables", "no-such-folder"], "no-such-folder is not a folder"),
+        (["certify", "--class", "interpreter"], "name the dtypes to certify with --dtypes"),
+        (["certify", "--class", "interpreter", "--dtypes", "fp32", "--limit", "prompt=x"], "--limit 'prompt=x'"),
+        (["certify", "--class", "interpreter", "--dtypes", "fp32", "--config", "no-such.json"], "--config no-such"),
+    ],
+)
+def test_a_usage_mistake_exits_2_not_1_which_says_a_check_failed(argv, said, capsys):
+    assert conformance_main([*argv, "--max-minutes", "0"] if argv[0] == "certify" else argv) == 2
+    assert said in capsys.readouterr().err
+
+
 def test_the_commands_end_in_one_line_on_ctrl_c_and_on_a_folder_that_cannot_be_written(tmp_path, monkeypatch, capsys):
     import conformance.__main__ as cli
 
