@@ -118,9 +118,7 @@ def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
         lo, _, hi = value.rpartition(":")
         lo = lo or "1"
         if name not in names or not (lo.isdigit() and hi.isdigit()) or not 1 <= int(lo) <= int(hi):
-            raise UsageError(
-                f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}"
-            )
+            raise UsageError(f"--limit {item!r}: expected NAME=HI or NAME=LO:HI with NAME one of {', '.join(names)}")
         limits[name] = (int(lo), int(hi))
     return limits or None
 
