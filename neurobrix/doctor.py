@@ -62,6 +62,11 @@ def diagnose() -> list[Finding]:
     except NeuroBrixError as exc:
         found.append(Finding("integrity", FAIL, str(exc)))
 
+    from .store import models_dir, store_problem
+
+    problem = store_problem()
+    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir())))
+
     if torch_version is None and not _interpreter():
         return found
     from .gpu import classify, device_facts

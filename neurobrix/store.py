@@ -91,6 +91,20 @@ def models_dir() -> Path:
     return home() / "models"
 
 
+def store_problem() -> str | None:
+    """Why the model store cannot be used as it stands (its home or its models/ not a folder), or None."""
+    try:
+        root = models_dir()
+    except UsageError as exc:
+        return str(exc)
+    if root.exists() and not root.is_dir():
+        return (
+            f"the model store {root} is a file, not a folder: nothing can be imported or listed there (move it "
+            f"away, or point {HOME_ENV} at another folder)"
+        )
+    return None
+
+
 @dataclass(frozen=True)
 class StoredModel:
     """One imported model. ``revision`` is what was asked for (None: the default branch, or a local folder);
@@ -220,7 +234,10 @@ def list_models() -> list[StoredModel]:
     """Every stored model, sorted by name, each checked as ``run`` checks it: a damaged one (manifest
     unreadable, a file missing or of another size) is listed with ``damaged`` saying why. Temporary
     folders of imports whose process died are swept first."""
-    root = models_dir()
+    root = models_dir()  # a home that is not a folder is a usage error (exit 2)
+    problem = store_problem()
+    if problem:
+        raise StoreError(problem)
     if not root.is_dir():
         return []
     _sweep_stale()

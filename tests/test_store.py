@@ -420,6 +420,32 @@ def test_a_store_folder_that_cannot_be_made_is_one_clear_error(checkpoints, caps
     assert "NEUROBRIX_HOME" in err and len(err.strip().splitlines()) == 1
 
 
+def test_a_store_that_is_a_file_is_named_by_list_and_blocks_doctor(capsys):
+    """`list` said "no models imported yet" and doctor "ready" with the store's models/ a file, where nothing can be
+    imported or run; and doctor said "ready" with NEUROBRIX_HOME a file, which every store command refuses."""
+    (store.home() / "models").parent.mkdir(parents=True)
+    (store.home() / "models").write_text("x")
+    with pytest.raises(SystemExit) as info:
+        main(["list"])
+    assert info.value.code == 1
+    err = capsys.readouterr().err
+    assert err.startswith(f"neurobrix: error: the model store {store.models_dir()} is a file, not a folder")
+    assert len(err.strip().splitlines()) == 1
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  store" in out and "is a file" in out and "verdict: blocked by store" in out
+    (store.home() / "models").unlink()
+    assert main(["doctor"]) == 0
+    out = capsys.readouterr().out
+    assert "verdict: ready" in out and str(store.models_dir()) in out
+    home = store.home()
+    home.rmdir()
+    home.write_text("x")  # NEUROBRIX_HOME itself a file
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL  store" in out and "NEUROBRIX_HOME=" in out and "verdict: blocked by store" in out
+
+
 # An import that copies slowly (each file waits), run as the CLI in its own process; the parent sends
 # it a signal once the temporary folder exists.
 _SLOW_IMPORT = """
