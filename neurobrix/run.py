@@ -199,7 +199,7 @@ def run(
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     stored = store.resolve(opts.model)
     cfg = stored.config()
-    tokenizer = Tokenizer(stored.path)
+    tokenizer = stored.tokenizer()
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")

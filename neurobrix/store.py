@@ -45,6 +45,7 @@ from .checkpoint import (  # noqa: E402,F401
 from .config import ModelConfig
 from .errors import NeuroBrixError, UsageError
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
+from .tokenizer import Tokenizer, TokenizerFileError
 
 HOME_ENV = "NEUROBRIX_HOME"
 DEFAULT_HOME = "~/.cache/neurobrix"
@@ -140,7 +141,20 @@ class StoredModel:
         return weight_files(self.path)
 
     def config(self) -> ModelConfig:
-        return read_config(self.path)
+        """config.json, checked. The import read it whole: if it no longer reads as a JSON object (altered at its
+        own size, which resolve cannot see), the stored model is damaged (exit 7), not the user's mistake."""
+        try:
+            return read_config(self.path)
+        except CheckpointError as exc:  # a ConfigError (read, but refused by this version's rules) passes
+            raise damaged(self, [str(exc)]) from exc
+
+    def tokenizer(self) -> Tokenizer:
+        """The stored tokenizer files, read; one the import read whole and that cannot be read now is damage,
+        as for config.json."""
+        try:
+            return Tokenizer(self.path)
+        except TokenizerFileError as exc:
+            raise damaged(self, [str(exc)]) from exc
 
 
 # --- the store's folders -------------------------------------------------------------------------

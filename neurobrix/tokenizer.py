@@ -47,13 +47,18 @@ class TokenizerError(UsageError):
     """tokenizer.json / tokenizer_config.json / generation_config.json is missing or malformed."""
 
 
+class TokenizerFileError(TokenizerError):
+    """One of those files cannot be read or parsed at all (not JSON, not UTF-8, not what the tokenizers library
+    reads): in a stored model, whose files the import read whole, that means the file changed since."""
+
+
 def _read_json(path: Path) -> dict[str, Any]:
     try:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise TokenizerError(f"{path}: cannot be read as JSON: {exc}") from exc
+        raise TokenizerFileError(f"{path}: cannot be read as JSON: {exc}") from exc
     if not isinstance(data, dict):
-        raise TokenizerError(f"{path}: expected a JSON object")
+        raise TokenizerFileError(f"{path}: expected a JSON object")
     return data
 
 
@@ -389,7 +394,7 @@ class Tokenizer:
         try:
             self._tok = HFTokenizer.from_file(str(path))
         except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
-            raise TokenizerError(f"{path}: not a valid tokenizer.json: {exc}") from exc
+            raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         gen_path = folder / "generation_config.json"

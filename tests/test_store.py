@@ -373,6 +373,31 @@ def test_weights_altered_in_the_store_at_their_size_are_a_damaged_model(checkpoi
     assert "neurobrix remove plain" in err
 
 
+@pytest.mark.parametrize(
+    ("file", "said"),
+    [
+        ("config.json", "cannot read config.json"),
+        ("tokenizer.json", "not a valid tokenizer.json"),
+        ("tokenizer_config.json", "cannot be read as JSON"),
+    ],
+)
+def test_text_files_altered_in_the_store_at_their_size_are_a_damaged_model(checkpoints, tmp_path, capsys, file, said):
+    """The import read config.json and the tokenizer's files whole; one that no longer parses, at its own size
+    (which resolve's size check cannot see), is a damaged stored model (exit 7, with how to import it again), not a
+    usage error (exit 2) blaming the user."""
+    model = store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
+    path = model.path / file
+    assert path.is_file(), f"the fixture's checkpoint has no {file}"
+    data = path.read_bytes()
+    path.write_bytes(b"\xff" + data[1:])  # the first byte replaced: no longer UTF-8 JSON, same size
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "plain", "--prompt", "hello", "--backend", "torch"])
+    err = capsys.readouterr().err
+    assert info.value.code == 7, err
+    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("neurobrix: error: stored model plain")
+    assert said in err and "is damaged" in err and "neurobrix remove plain" in err
+
+
 def _stale_scratch() -> Path:
     stale = store.models_dir() / f".tmp-{store._host()}-999999999-deadbeef"  # beyond any pid_max: gone
     (stale / "half").mkdir(parents=True)
