@@ -74,6 +74,17 @@ def _refuse_interpreter_bf16(class_id: str | None, dtype: str) -> None:
     )
 
 
+def settle_device(backend: str, dtype: str | None) -> tuple[torch.device, str | None, str]:
+    """(device, certified class id or None, dtype) for a run, each refused with its reason: no usable
+    device, an unknown backend or dtype, bf16 on the interpreter class."""
+    device, class_id = _device_and_class(backend)
+    dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
+    if dtype not in DTYPES:
+        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    _refuse_interpreter_bf16(class_id, dtype)
+    return device, class_id, dtype
+
+
 def certified_ops(
     cfg: ModelConfig, class_id: str, dtype: str, batch: int, prompt_len: int, capacity: int, certify_hint: str = ""
 ) -> Ops:
@@ -89,11 +100,7 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     generation to its certified setting (the plan), then load the weights."""
     from .stack import require_certified_stack
 
-    device, class_id = _device_and_class(backend)
-    dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
-    if dtype not in DTYPES:
-        raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
-    _refuse_interpreter_bf16(class_id, dtype)
+    device, class_id, dtype = settle_device(backend, dtype)
     cfg = stored.config()
     if class_id is not None:
         require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
@@ -197,6 +204,7 @@ def run(
             )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
+    settle_device(opts.backend, opts.dtype)  # a device, backend or dtype refused before any note about the run
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()

@@ -420,6 +420,7 @@ def test_bf16_on_the_interpreter_says_why_and_which_dtypes_run(env):
     assert "bf16 cannot run on the interpreter class" in result.stderr
     assert "--dtype fp16" in result.stderr and "--dtype fp32" in result.stderr
     assert "conformance certify" not in result.stderr  # no command that cannot succeed
+    assert "note:" not in result.stderr  # refused before any note about a run that will not happen
 
 
 def test_the_run_command_import_prints_works_on_the_readme_tiny_model(tmp_path):
