@@ -242,6 +242,25 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     return rebuilt
 
 
+def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any]) -> dict[str, Any]:
+    """tokenizer_config.json's settings with special_tokens_map.json's tokens, as transformers' from_pretrained merges
+    them where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
+    entry replaces tokenizer_config.json's, a token written with its fields becomes special, and an
+    extra_special_tokens list is appended to tokenizer_config.json's (whose additional_special_tokens, read first as
+    its extra ones, keep the map's additional_special_tokens out)."""
+    merged = dict(config)
+    if "additional_special_tokens" in merged and not merged.get("extra_special_tokens"):
+        merged["extra_special_tokens"] = merged.pop("additional_special_tokens")
+    for key, value in tokens_map.items():
+        if key == "extra_special_tokens" and isinstance(value, list):
+            existing = list(merged.get("extra_special_tokens") or [])
+            value = existing + [token for token in value if token not in existing]
+        elif isinstance(value, dict):
+            value = {**value, "special": True}
+        merged[key] = value
+    return merged
+
+
 def _int_ids(value: Any) -> list[int]:
     """An eos_token_id field: one id or a list of ids (anything else is ignored)."""
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -392,6 +411,9 @@ class Tokenizer:
             raise TokenizerError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
+        tokens_map = folder / "special_tokens_map.json"
+        if "added_tokens_decoder" not in self.config and tokens_map.is_file():
+            self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}
