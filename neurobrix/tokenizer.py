@@ -645,6 +645,13 @@ class Tokenizer:
         found |= {i for i, token in self._tok.get_added_tokens_decoder().items() if token.special}
         return frozenset(i for i in found if i is not None)
 
+    def waits(self, token_id: int) -> bool:
+        """Whether a stream waits for the next token after ``token_id``: one of ``waiting_ids``, or an id the
+        tokenizer does not have (a model's vocabulary padded past the tokenizer's). Such an id decodes to nothing,
+        so a byte-fallback run around it is decoded as one run: written at it, a byte that reads as a character
+        alone was printed where the whole decode has "\ufffd" (and the stream then ended in an error)."""
+        return token_id in self.waiting_ids or self._tok.id_to_token(token_id) is None
+
     def stream(self) -> TextStream:
         return TextStream(self)
 
@@ -658,7 +665,8 @@ class TextStream:
     decoder that treats the first token of a decode specially (SentencePiece's Strip or Metaspace
     dropping its leading space) treats both decodes alike. Text ending in a partial UTF-8 character
     ("\ufffd") waits for the next token. Byte-fallback tokens (``<0x..>``) and special tokens wait
-    too, until an ordinary token closes the run: ByteFallback decodes a run of byte tokens as a
+    too, and so do ids the tokenizer does not have, until an ordinary token closes the run: ByteFallback
+    decodes a run of byte tokens (ids it does not have dropped from it) as a
     whole, so a byte that reads as a character alone turns into "\ufffd" when an invalid byte
     follows. (`tokenizers`' DecodeStream writes such a byte at once and so differs from the whole
     decode, or raises, on byte-fallback tokenizers; measured on 3,000 random id sequences, a quarter
@@ -679,7 +687,7 @@ class TextStream:
     def push(self, token_id: int) -> str:
         """The text that ``token_id`` settles (often "" while a character, a byte run or a clean-up is pending)."""
         self._ids.append(token_id)
-        if token_id in self._tokenizer.waiting_ids:
+        if self._tokenizer.waits(token_id):
             return ""
         decode = self._tokenizer.decode_raw
         settled = decode(self._ids[self._prefix : self._read])

@@ -5,6 +5,7 @@ the same files, computed here."""
 from __future__ import annotations
 
 import json
+import random
 
 import pytest
 
@@ -69,3 +70,25 @@ def test_special_tokens_map_json_is_imported_and_read_as_transformers_reads_it(t
         )
         assert seen["prompt"] == expected
         assert capsys.readouterr().out == hf.decode(out_ids, skip_special_tokens=True) + "\n"
+
+
+def test_stream_waits_over_ids_the_tokenizer_does_not_have(tmp_path):
+    """A model whose vocabulary is padded past its tokenizer's (Qwen2.5: 151,936 rows, 151,665 tokens) can pick an id
+    the tokenizer does not have; transformers' decode drops it, and a byte-fallback run around it decodes as one
+    run. The stream wrote the text at such an id, so a byte that reads as a character alone ("\\x15") was printed
+    where the whole decode has "\\ufffd", and `run` ended in an error at the end of the text. The streamed text is
+    now transformers' decode, for random id sequences reaching past the tokenizer."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = save(tmp_path / "tok", "sentencepiece")
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    byte = hf.convert_tokens_to_ids
+    cases = [[byte("<0x15>"), len(hf) + 3, byte("<0xCB>")]]
+    rnd = random.Random(0)
+    cases += [[rnd.randrange(len(hf) + 8) for _ in range(rnd.randint(1, 25))] for _ in range(300)]
+    for ids in cases:
+        stream = ours.stream()
+        streamed = "".join(stream.push(i) for i in ids) + stream.finish()
+        assert streamed == ours.decode(ids) == hf.decode(ids, skip_special_tokens=True), ids
