@@ -247,6 +247,25 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     return rebuilt
 
 
+def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any]) -> dict[str, Any]:
+    """tokenizer_config.json's settings with special_tokens_map.json's tokens, as transformers' from_pretrained merges
+    them where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
+    entry replaces tokenizer_config.json's, a token written with its fields becomes special, and an
+    extra_special_tokens list is appended to tokenizer_config.json's (whose additional_special_tokens, read first as
+    its extra ones, keep the map's additional_special_tokens out)."""
+    merged = dict(config)
+    if "additional_special_tokens" in merged and not merged.get("extra_special_tokens"):
+        merged["extra_special_tokens"] = merged.pop("additional_special_tokens")
+    for key, value in tokens_map.items():
+        if key == "extra_special_tokens" and isinstance(value, list):
+            existing = list(merged.get("extra_special_tokens") or [])
+            value = existing + [token for token in value if token not in existing]
+        elif isinstance(value, dict):
+            value = {**value, "special": True}
+        merged[key] = value
+    return merged
+
+
 def _int_ids(value: Any) -> list[int]:
     """An eos_token_id field: one id or a list of ids (anything else is ignored)."""
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -397,6 +416,9 @@ class Tokenizer:
             raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
+        tokens_map = folder / "special_tokens_map.json"
+        if "added_tokens_decoder" not in self.config and tokens_map.is_file():
+            self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}
@@ -628,6 +650,13 @@ class Tokenizer:
         found |= {i for i, token in self._tok.get_added_tokens_decoder().items() if token.special}
         return frozenset(i for i in found if i is not None)
 
+    def waits(self, token_id: int) -> bool:
+        """Whether a stream waits for the next token after ``token_id``: one of ``waiting_ids``, or an id the
+        tokenizer does not have (a model's vocabulary padded past the tokenizer's). Such an id decodes to nothing,
+        so a byte-fallback run around it is decoded as one run: written at it, a byte that reads as a character
+        alone was printed where the whole decode has "\ufffd" (and the stream then ended in an error)."""
+        return token_id in self.waiting_ids or self._tok.id_to_token(token_id) is None
+
     def stream(self) -> TextStream:
         return TextStream(self)
 
@@ -641,7 +670,8 @@ class TextStream:
     decoder that treats the first token of a decode specially (SentencePiece's Strip or Metaspace
     dropping its leading space) treats both decodes alike. Text ending in a partial UTF-8 character
     ("\ufffd") waits for the next token. Byte-fallback tokens (``<0x..>``) and special tokens wait
-    too, until an ordinary token closes the run: ByteFallback decodes a run of byte tokens as a
+    too, and so do ids the tokenizer does not have, until an ordinary token closes the run: ByteFallback
+    decodes a run of byte tokens (ids it does not have dropped from it) as a
     whole, so a byte that reads as a character alone turns into "\ufffd" when an invalid byte
     follows. (`tokenizers`' DecodeStream writes such a byte at once and so differs from the whole
     decode, or raises, on byte-fallback tokenizers; measured on 3,000 random id sequences, a quarter
@@ -662,7 +692,7 @@ class TextStream:
     def push(self, token_id: int) -> str:
         """The text that ``token_id`` settles (often "" while a character, a byte run or a clean-up is pending)."""
         self._ids.append(token_id)
-        if token_id in self._tokenizer.waiting_ids:
+        if self._tokenizer.waits(token_id):
             return ""
         decode = self._tokenizer.decode_raw
         settled = decode(self._ids[self._prefix : self._read])
