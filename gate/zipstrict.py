@@ -12,7 +12,8 @@ accepts only the archive that every tool reads alike:
   tile the file from byte 0 to the directory exactly (nothing before, between or hidden);
 * every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes);
 * only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
-  extra fields, no extra field record twice in one header (uv refuses that), no comments;
+  extra fields, no extra field record twice in one header (uv refuses that), no comments, and no
+  "version needed to extract" above 6.3 (zipfile refuses the archive, uv ignores the field);
 * a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
   stream must end exactly there with the declared CRC, within a budget for the whole archive.
 
@@ -55,6 +56,9 @@ FLAG_ENCRYPTED = 0x0001
 FLAG_DESCRIPTOR = 0x0008
 FLAG_UTF8 = 0x0800
 _FLAGS_ALLOWED = 0x0002 | 0x0004 | FLAG_UTF8  # deflate speed hints, UTF-8 names
+# zipfile.MAX_EXTRACT_VERSION: the highest "version needed to extract" (its low byte, the one zipfile reads) Python's
+# zipfile opens; above it zipfile refuses the whole archive (pip, installer, twine), while uv ignores the field
+ZIPFILE_MAX_NEEDED = 63
 _EXTRA_REFUSED = {
     0x0001: "a zip64 extra field (sizes that disagree with the header's are read by some tools only)",
     0x0017: "a strong-encryption header",
@@ -196,6 +200,16 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             problems.append(ZipProblem(Check.G313, raw_name, "stored on another disk of a spanned archive", True))
         problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
         problems.extend(_flag_problems(flags, raw_name))
+        if needed & 0xFF > ZIPFILE_MAX_NEEDED:
+            problems.append(
+                ZipProblem(
+                    Check.G313,
+                    raw_name,
+                    f"version needed to extract {(needed & 0xFF) / 10:.1f}: Python's zipfile (pip, installer, twine) "
+                    f"opens nothing above {ZIPFILE_MAX_NEEDED / 10:.1f} and refuses the whole wheel, uv installs it",
+                    True,
+                )
+            )
         if method not in (STORED, DEFLATED):
             problems.append(
                 ZipProblem(

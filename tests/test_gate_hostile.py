@@ -1,7 +1,8 @@
 """The release gate against an attacker: hand-made wheels and sdists, several for each class of attack.
 
 Classes (each test is named after the attack it makes):
-1. install locations the gate must see (``.data/`` schemes, ``.pth``, other packages, ``./`` and ``//``);
+1. install locations the gate must see (``.data/`` schemes, ``.pth``, other packages, ``./`` and ``//``, a
+   ``.dist-info`` spelt otherwise or doubled by a folder entry);
 2. code execution on the gate's machine (``.pth``, ``.data/scripts/python``, a sleeping ``.pth``, a
    ``twine.py`` planted beside the dists);
 3. parser differentials (concatenated zips, hidden local entries, bytes around the archive, comments,
@@ -9,7 +10,8 @@ Classes (each test is named after the attack it makes):
    tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
    apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
-   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; entry_points.txt
+   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; what zipfile (pip)
+   refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment; control characters in metadata);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
@@ -180,6 +182,40 @@ def test_install_location_outside_the_allow_list_is_refused(built: Built, tmp_pa
         assert f"pip writes it to purelib/{TABLE.wheel_path}" in finding.message
 
 
+DIST_INFO_SPELLINGS = {  # attack -> (the wheel's members -> those members, the member named by the G107)
+    # pip and installer take any .dist-info whose name canonicalises to the project's, and install it as spelt: an
+    # installed neurobrix whose metadata folder no build writes (importlib.metadata reads it; uninstall finds it)
+    "the .dist-info in another case": (
+        lambda b, ms: [
+            RawMember(m.name.replace(b.dist_info.encode(), b"NeuroBrix-0.1.0.dist-info"), m.data) for m in ms
+        ],
+        "NeuroBrix-0.1.0.dist-info/METADATA",
+    ),
+    "the .dist-info with an unnormalised version": (
+        lambda b, ms: [
+            RawMember(m.name.replace(b.dist_info.encode(), b"neurobrix-0.1.0.0.dist-info"), m.data) for m in ms
+        ],
+        "neurobrix-0.1.0.0.dist-info/METADATA",
+    ),
+    # no file in it, so a check that counts .dist-info folders by their files sees one; pip counts folder entries too
+    "a second .dist-info that is only a folder entry": (
+        lambda b, ms: [
+            *ms,
+            RawMember(b"other-1.0.dist-info/", b"", method=zipfile.ZIP_STORED, mode=stat.S_IFDIR | 0o755),
+        ],
+        "other-1.0.dist-info/",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(DIST_INFO_SPELLINGS))
+def test_a_dist_info_spelt_otherwise_or_doubled_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    edit, named = DIST_INFO_SPELLINGS[attack]
+    members = with_true_record(edit(built, wheel_members(built.wheel)))
+    report = judge(write_wheel(built, tmp_path, members))
+    refused_with(report, "G107", named, built.wheel.name)
+
+
 def test_data_purelib_tables_with_their_own_tracked_list_are_refused(built: Built, tmp_path: Path) -> None:
     """The attack that passed: altered tables and a matching TRACKED.yaml, both through .data/purelib/."""
     data = f"neurobrix-{built.version}.data/purelib/"
@@ -336,6 +372,22 @@ UNICODE_PATH = (
     + b"neurobrix/evil.py"
 )
 EXTENDED_TIME = struct.pack("<HHBL", 0x5455, 5, 1, 0)  # an Info-ZIP extended timestamp: allowed once per header
+
+
+def needing(built: Built, version: int) -> bytes:
+    """The wheel with the table's "version needed to extract" set to ``version`` in its central and local headers."""
+    data = bytearray(built.wheel.read_bytes())
+    table = TABLE.wheel_path.encode()
+    at = struct.unpack_from("<L", data, len(data) - 6)[0]  # the central directory's offset, from the end record
+    while data[at : at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<3H", data, at + 28)
+        if data[at + 46 : at + 46 + name_len] == table:
+            struct.pack_into("<H", data, at + 6, version)
+            struct.pack_into("<H", data, struct.unpack_from("<L", data, at + 42)[0] + 4, version)
+        at += 46 + name_len + extra_len + comment_len
+    return bytes(data)
+
+
 FIRST_MEMBER = "neurobrix/__init__.py"  # hatchling writes the package first
 ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; None: the archive as a whole)
     "two zips concatenated": (lambda b: b.wheel.read_bytes() + evil_zip(b), "G311", None),
@@ -377,6 +429,20 @@ def test_zip_that_tools_read_differently_is_refused(built: Built, tmp_path: Path
     refused_with(report, code, path, built.wheel.name)  # path None: the archive as a whole
     if code == "G311":  # read more than one way: nothing inside is judged
         assert {f.code for f in report.findings} <= {"G311", "G312", "G313"}
+
+
+def test_a_version_needed_that_zipfile_cannot_open_is_refused_by_the_gate_itself(built: Built, tmp_path: Path) -> None:
+    """Version needed to extract 12.6 on one member: Python's zipfile (pip, installer, twine, check-wheel-contents)
+    refuses the whole wheel, uv ignores the field and installs it. Only twine, check-wheel-contents and the smoke
+    refused it; the gate's own reader passed it."""
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(needing(built, 126))
+    with pytest.raises(NotImplementedError, match="zip file version 12.6"):
+        zipfile.ZipFile(wheel)
+    report = judge(wheel)
+    assert "version needed to extract 12.6" in refused_with(report, "G313", TABLE.wheel_path).message
+    wheel.write_bytes(needing(built, 0x0314))  # the high byte, which zipfile reads as reserved: 2.0 to every reader
+    assert judge(wheel).passed
 
 
 def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: Path) -> None:
@@ -1283,6 +1349,13 @@ def in_other_digits(number: str) -> str:
     return "".join(chr(0x660 + int(d)) for d in number)
 
 
+def md5_of(path: Path) -> str:
+    import base64
+    import hashlib
+
+    return base64.urlsafe_b64encode(hashlib.md5(path.read_bytes()).digest()).rstrip(b"=").decode()
+
+
 @pytest.mark.parametrize(
     ("edit", "said"),
     [
@@ -1290,8 +1363,10 @@ def in_other_digits(number: str) -> str:
         (lambda row: row + "\n", "empty line"),  # pip (IndexError) and installer fail on it, uv skips it
         # pip copies RECORD rows it did not install into the installed RECORD, and `pip uninstall` deletes them
         (lambda row: row + "\n../../../../.bashrc,,", "unsafe"),
+        # installer verifies any algorithm hashlib knows (md5 too), pip none: only sha256 and stronger are read
+        (lambda row: row.split(",")[0] + ",md5=" + md5_of(REPO / "neurobrix/cli.py") + "," + row.split(",")[2], "md5="),
     ],
-    ids=["size in other digits", "an empty line", "a row outside the wheel"],
+    ids=["size in other digits", "an empty line", "a row outside the wheel", "an md5 hash"],
 )
 def test_record_rows_installers_read_differently_are_refused(
     built: Built, tmp_path: Path, edit: object, said: str
