@@ -357,28 +357,16 @@ VARIANTS = {
 }
 
 
-def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
-    from benchmarks.e2e import random_weights
-    from conformance.catalogue import load
+def captured_steps(cfg, weights, ops: dict[str, Any], batch: int, filled: int, capacity: int, tokens: torch.Tensor):
+    """For each variant's ops: a model over the same weights and the same randomly filled cache, its decode
+    step's logits at position ``filled``, and the step captured as the engine captures it (``GreedyDecoder``,
+    a CUDA graph). Returns (decoders, logits) by variant."""
     from neurobrix.generate import GreedyDecoder
-    from neurobrix.gpu import detect_class
     from neurobrix.model import Transformer
-    from neurobrix.plan import generation_calls, resolve
-    from neurobrix.tables import load as load_tables
 
-    cfg = load()[0][name]
-    weights = random_weights(cfg, torch.bfloat16, "cuda")
-    capacity = filled + steps + 16
-    plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
-    base = plan.ops()
-    gate_up = {id(layer.gate_up) for layer in weights.layers}
-    decoders, models = {}, {}
-    tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
-    logits = {}
-    for variant in variants:
-        mlp, rope = VARIANTS[variant]
-        ops = base if variant == "engine" else Fused(base, plan.settings, plan.pdl, gate_up, mlp, rope)
-        model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
+    decoders, logits = {}, {}
+    for variant, variant_ops in ops.items():
+        model = Transformer(cfg, weights, variant_ops, batch=batch, capacity=capacity)
         gen = torch.Generator(device="cuda").manual_seed(1)
         for n in range(cfg.num_layers):  # the same filled cache in every variant
             model.cache.k[n].normal_(generator=gen)
@@ -386,14 +374,15 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
         positions = torch.full((batch, 1), filled, device="cuda")
         lengths = torch.full((batch,), filled + 1, dtype=torch.int32, device="cuda")
         logits[variant] = model.forward(tokens[:, None], positions, lengths).float()
-        models[variant] = model
         decoder = GreedyDecoder(model, batch, use_graph=True)
         decoder.capture(filled)
         decoders[variant] = decoder
-    ref = logits["engine"]
-    scale = float(ref.abs().max())
-    agree = {v: round(float((logits[v] - ref).abs().max()) / scale, 5) for v in variants}
-    same_token = {v: bool((logits[v].argmax(-1) == ref.argmax(-1)).all()) for v in variants}
+    return decoders, logits
+
+
+def interleaved(decoders: dict[str, Any], tokens: torch.Tensor, filled: int, steps: int, rounds: int):
+    """Microseconds a decode step, ``rounds`` timings of ``steps`` replays per variant, rounds interleaved
+    (drift on the machine hits every variant alike)."""
 
     def replay(decoder) -> None:
         decoder.start(tokens, filled)
@@ -404,8 +393,8 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
             replay(decoder)
     torch.cuda.synchronize()
     start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times: dict[str, list[float]] = {v: [] for v in variants}
-    for _ in range(7):  # rounds interleaved: drift hits every variant alike
+    times: dict[str, list[float]] = {v: [] for v in decoders}
+    for _ in range(rounds):
         for variant, decoder in decoders.items():
             start.record()
             for _ in range(steps):
@@ -413,6 +402,33 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
             end.record()
             end.synchronize()
             times[variant].append(start.elapsed_time(end) * 1000 / steps)
+    return times
+
+
+def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
+    from benchmarks.e2e import random_weights
+    from conformance.catalogue import load
+    from neurobrix.gpu import detect_class
+    from neurobrix.plan import generation_calls, resolve
+    from neurobrix.tables import load as load_tables
+
+    cfg = load()[0][name]
+    weights = random_weights(cfg, torch.bfloat16, "cuda")
+    capacity = filled + steps + 16
+    plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
+    base = plan.ops()
+    gate_up = {id(layer.gate_up) for layer in weights.layers}
+    tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
+    ops = {}
+    for variant in variants:
+        mlp, rope = VARIANTS[variant]
+        ops[variant] = base if variant == "engine" else Fused(base, plan.settings, plan.pdl, gate_up, mlp, rope)
+    decoders, logits = captured_steps(cfg, weights, ops, batch, filled, capacity, tokens)
+    ref = logits["engine"]
+    scale = float(ref.abs().max())
+    agree = {v: round(float((logits[v] - ref).abs().max()) / scale, 5) for v in variants}
+    same_token = {v: bool((logits[v].argmax(-1) == ref.argmax(-1)).all()) for v in variants}
+    times = interleaved(decoders, tokens, filled, steps, rounds=7)
     step = {v: statistics.median(t) for v, t in times.items()}
     return {
         "model": name,

@@ -38,6 +38,7 @@ import torch
 import triton
 
 import neurobrix.ops.linear as engine_linear
+from benchmarks.proto_fuse import captured_steps, interleaved
 
 PREFETCH = '''
 
@@ -165,9 +166,7 @@ VARIANTS = {
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str], copy: ModuleType) -> dict:
     from benchmarks.e2e import random_weights
     from conformance.catalogue import load
-    from neurobrix.generate import GreedyDecoder
     from neurobrix.gpu import detect_class
-    from neurobrix.model import Transformer
     from neurobrix.plan import generation_calls, resolve
     from neurobrix.tables import load as load_tables
 
@@ -177,41 +176,13 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str],
     plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
     base = plan.ops()
     tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
-    decoders, logits = {}, {}
+    ops = {}
     for variant in variants:
         pf = VARIANTS[variant]
-        ops = base if pf is None else Prefetching(base, plan.settings, plan.pdl, copy, *pf)
-        model = Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        for n in range(cfg.num_layers):  # the same filled cache in every variant
-            model.cache.k[n].normal_(generator=gen)
-            model.cache.v[n].normal_(generator=gen)
-        positions = torch.full((batch, 1), filled, device="cuda")
-        lengths = torch.full((batch,), filled + 1, dtype=torch.int32, device="cuda")
-        logits[variant] = model.forward(tokens[:, None], positions, lengths).float()
-        decoder = GreedyDecoder(model, batch, use_graph=True)
-        decoder.capture(filled)
-        decoders[variant] = decoder
+        ops[variant] = base if pf is None else Prefetching(base, plan.settings, plan.pdl, copy, *pf)
+    decoders, logits = captured_steps(cfg, weights, ops, batch, filled, capacity, tokens)
     identical = {v: bool(torch.equal(logits[v], logits["engine"])) for v in variants}
-
-    def replay(decoder) -> None:
-        decoder.start(tokens, filled)
-        decoder.step()
-
-    for decoder in decoders.values():
-        for _ in range(4):
-            replay(decoder)
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times: dict[str, list[float]] = {v: [] for v in variants}
-    for _ in range(9):  # rounds interleaved: drift hits every variant alike
-        for variant, decoder in decoders.items():
-            start.record()
-            for _ in range(steps):
-                replay(decoder)
-            end.record()
-            end.synchronize()
-            times[variant].append(start.elapsed_time(end) * 1000 / steps)
+    times = interleaved(decoders, tokens, filled, steps, rounds=9)
     step = {v: statistics.median(t) for v, t in times.items()}
     return {
         "model": name,

@@ -85,6 +85,7 @@ def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
         ("long_context", ("--prompt", "--new"), ["--prompt", "100"]),
         ("decode_profile", ("--backends", "triton-serial"), []),
         ("proto_fuse", ("--variants", "--check-only"), []),
+        ("proto_prefetch", ("--variants", "--check-only"), []),
     ],
 )
 def test_gpu_benchmark_help_and_no_gpu_message(module, flags, argv):
