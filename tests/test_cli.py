@@ -6,7 +6,6 @@ import json
 import os
 import subprocess
 import sys
-from types import SimpleNamespace
 
 import pytest
 from conftest import REPO, undocumented
@@ -171,26 +170,15 @@ def sentencepiece_model(tmp_path, monkeypatch):
     by a fixed id sequence (``generated.ids``): what is under test is what `run` prints for those ids."""
     pytest.importorskip("transformers")
     from store_fixtures import make_checkpoint
-    from tokenizer_fixtures import save
+    from tokenizer_fixtures import generate_these, save
 
     from neurobrix import store
-    from neurobrix.generate import Stats
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = make_checkpoint(tmp_path / "sp-model", use_transformers=False)
     save(folder, "sentencepiece")
     store.import_model(str(folder), progress=False)
-    generated = SimpleNamespace(ids=[], eos=None, max_tokens=None)
-
-    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
-        generated.eos, generated.max_tokens, generated.prompt = eos, max_new_tokens, prompt
-        for token in generated.ids:
-            if on_token:
-                on_token(token)
-        return list(generated.ids), Stats(len(prompt), len(generated.ids), 0.0, 0.0)
-
-    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
-    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    generated = generate_these(monkeypatch, [])
     generated.folder = folder
     return generated
 

@@ -490,10 +490,10 @@ def test_run_prints_the_cleaned_up_text_and_stops_on_config_json_eos_ids(tmp_pat
     clean-up, and `--no-chat` ignored (the prompt put through the chat template). The generation is replaced by
     fixed ids: what is under test is what `run` passes and prints."""
     from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import generate_these
 
     from neurobrix import store
     from neurobrix.cli import main
-    from neurobrix.generate import Stats
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = make_checkpoint(tmp_path / "wl-model", use_transformers=False)
@@ -506,17 +506,7 @@ def test_run_prints_the_cleaned_up_text_and_stops_on_config_json_eos_ids(tmp_pat
     (folder / "tokenizer_config.json").write_text(json.dumps(tokenizer_config))
     store.import_model(str(folder), progress=False)
     ids = [2, 4, 3, 5, 6, 7, 8, 9]  # hello , world . don ' t ?
-    seen = {}
-
-    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
-        seen["eos"], seen["prompt"] = eos, prompt
-        for token in ids:
-            if on_token:
-                on_token(token)
-        return list(ids), Stats(len(prompt), len(ids), 0.0, 0.0)
-
-    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
-    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    seen = generate_these(monkeypatch, ids)
     assert (
         main(
             ["run", "--model", "wl-model", "--prompt", "hello world", "--no-chat", *([] if stream else ["--no-stream"])]
@@ -524,9 +514,9 @@ def test_run_prints_the_cleaned_up_text_and_stops_on_config_json_eos_ids(tmp_pat
         == 0
     )
     hf_model = transformers.AutoModelForCausalLM.from_pretrained(folder)
-    assert seen["eos"] == set(hf_model.generation_config.eos_token_id) == {1, 9}
+    assert seen.eos == set(hf_model.generation_config.eos_token_id) == {1, 9}
     hf = transformers.AutoTokenizer.from_pretrained(folder)
-    assert seen["prompt"] == hf("hello world")["input_ids"]
+    assert seen.prompt == hf("hello world")["input_ids"]
     expected = hf.decode(ids, skip_special_tokens=True)
     assert " ," not in expected  # the clean-up applies here
     assert capsys.readouterr().out == expected + "\n"

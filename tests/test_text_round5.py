@@ -26,10 +26,9 @@ def test_special_tokens_map_json_is_imported_and_read_as_transformers_reads_it(t
     other ids. Checked through `run` (the generation replaced by fixed ids: what is under test is the prompt it is
     given and the text it prints)."""
     from store_fixtures import make_checkpoint
-    from tokenizer_fixtures import save
+    from tokenizer_fixtures import generate_these, save
 
     from neurobrix.cli import main
-    from neurobrix.generate import Stats
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = make_checkpoint(tmp_path / "old-model", use_transformers=False, config=None)
@@ -48,17 +47,7 @@ def test_special_tokens_map_json_is_imported_and_read_as_transformers_reads_it(t
     assert main(["import", str(folder)]) == 0
     capsys.readouterr()
     out_ids = hf("the model[user] runs")["input_ids"][1:]
-    seen = {}
-
-    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
-        seen["prompt"] = prompt
-        for token in out_ids:
-            if on_token:
-                on_token(token)
-        return list(out_ids), Stats(len(prompt), len(out_ids), 0.0, 0.0)
-
-    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
-    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    seen = generate_these(monkeypatch, out_ids)
     for chat in (True, False):
         flags = [] if chat else ["--no-chat"]
         assert main(["run", "--model", "old-model", "--prompt", "hello[user] world", *flags]) == 0
@@ -68,7 +57,7 @@ def test_special_tokens_map_json_is_imported_and_read_as_transformers_reads_it(t
             if chat
             else hf("hello[user] world")["input_ids"]
         )
-        assert seen["prompt"] == expected
+        assert seen.prompt == expected
         assert capsys.readouterr().out == hf.decode(out_ids, skip_special_tokens=True) + "\n"
 
 

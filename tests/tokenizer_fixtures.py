@@ -99,3 +99,26 @@ def save(folder: Path, kind: str, chat_template: str | None = None) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     fast.save_pretrained(folder)
     return folder
+
+
+def generate_these(monkeypatch, ids: list[int]):
+    """`neurobrix run` with the model left out: no weights load, and generation returns ``ids`` (streamed token by
+    token when run streams). The returned namespace records what run handed generation (``prompt``, ``eos``,
+    ``max_tokens``); set its ``ids`` to change what the next run generates. What is left to compare is the text
+    layer: the prompt's ids and the printed text."""
+    from types import SimpleNamespace
+
+    from neurobrix.generate import Stats
+
+    generated = SimpleNamespace(ids=list(ids), eos=None, max_tokens=None, prompt=None)
+
+    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
+        generated.eos, generated.max_tokens, generated.prompt = eos, max_new_tokens, prompt
+        for token in generated.ids:
+            if on_token:
+                on_token(token)
+        return list(generated.ids), Stats(len(prompt), len(generated.ids), 0.0, 0.0)
+
+    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
+    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    return generated
