@@ -405,6 +405,16 @@ def interleaved(decoders: dict[str, Any], tokens: torch.Tensor, filled: int, ste
     return times
 
 
+def summary(times: dict[str, list[float]]) -> dict[str, Any]:
+    """Each variant's median step (us), its spread over the rounds, and the engine's median over it."""
+    step = {v: statistics.median(t) for v, t in times.items()}
+    return {
+        "step_us": {v: round(s, 2) for v, s in step.items()},
+        "spread_us": {v: [round(min(t), 2), round(max(t), 2)] for v, t in times.items()},
+        "vs_engine": {v: round(step["engine"] / s, 4) for v, s in step.items()},
+    }
+
+
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
     from benchmarks.e2e import random_weights
     from conformance.catalogue import load
@@ -429,14 +439,11 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
     agree = {v: round(float((logits[v] - ref).abs().max()) / scale, 5) for v in variants}
     same_token = {v: bool((logits[v].argmax(-1) == ref.argmax(-1)).all()) for v in variants}
     times = interleaved(decoders, tokens, filled, steps, rounds=7)
-    step = {v: statistics.median(t) for v, t in times.items()}
     return {
         "model": name,
         "batch": batch,
         "filled": filled,
-        "step_us": {v: round(s, 2) for v, s in step.items()},
-        "spread_us": {v: [round(min(t), 2), round(max(t), 2)] for v, t in times.items()},
-        "vs_engine": {v: round(step["engine"] / s, 4) for v, s in step.items()},
+        **summary(times),
         "max_logit_diff_rel": agree,
         "same_token": same_token,
     }

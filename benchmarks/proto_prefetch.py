@@ -27,7 +27,6 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import json
-import statistics
 import sys
 import tempfile
 from pathlib import Path
@@ -38,7 +37,7 @@ import torch
 import triton
 
 import neurobrix.ops.linear as engine_linear
-from benchmarks.proto_fuse import captured_steps, interleaved
+from benchmarks.proto_fuse import captured_steps, interleaved, summary
 
 PREFETCH = '''
 
@@ -183,14 +182,11 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str],
     decoders, logits = captured_steps(cfg, weights, ops, batch, filled, capacity, tokens)
     identical = {v: bool(torch.equal(logits[v], logits["engine"])) for v in variants}
     times = interleaved(decoders, tokens, filled, steps, rounds=9)
-    step = {v: statistics.median(t) for v, t in times.items()}
     return {
         "model": name,
         "batch": batch,
         "filled": filled,
-        "step_us": {v: round(s, 2) for v, s in step.items()},
-        "spread_us": {v: [round(min(t), 2), round(max(t), 2)] for v, t in times.items()},
-        "vs_engine": {v: round(step["engine"] / s, 4) for v, s in step.items()},
+        **summary(times),
         "logits_identical": identical,
     }
 
