@@ -262,3 +262,51 @@ def test_a_classs_hashes_are_its_folders_files_only():
     tracked = tuple(TrackedFile(p, f"{tables.WHEEL_DIR}/{p}", "0" * 64, 1) for p in paths)
     loaded = tables.Tables(tables.TablesLocation(Path("/nowhere"), "given"), tracked, {}, {})
     assert set(stack.class_hashes("nvidia-h200", loaded)) == set(paths[:2])
+
+
+def test_torch_versions_without_a_major_minor_are_never_the_same_stack():
+    """The rule is torch's major.minor: a version naming none (a local build called "nightly") matches nothing,
+    not even another such version (two unreadable versions compared equal as None)."""
+    assert not stack.compatible(stack.Stack("nightly", "3.6.0"), stack.Stack("custom", "3.6.0"))
+    assert stack.compatible(stack.Stack("2.11.0+cu130", "3.6.0"), stack.Stack("2.11.1", "3.6.0"))
+
+
+# --- the memory check -----------------------------------------------------------------------------------------
+
+
+def llama_8b():
+    from conformance.catalogue import load
+
+    return load()[0]["meta-llama/Llama-3.1-8B-Instruct"]
+
+
+def test_the_longest_context_named_is_the_one_require_fit_admits():
+    """The longest context the refusal names is the largest that ``require_fit`` itself admits: free memory equal
+    to a context's whole need admits that context (a search comparing with < named one less), and with room for
+    everything it is the model's context (a search ending one short never named it)."""
+    from neurobrix import memory
+
+    cfg, n = llama_8b(), 1000
+    free = memory.plan(cfg, 2, 1, n, n).total
+    memory.require_fit(cfg, 2, 1, n, n, free=free)
+    assert memory.longest_context(cfg, 2, 1, free) == n
+    assert memory.longest_context(cfg, 2, 1, 2**50) == cfg.max_positions
+
+
+def test_working_memory_holds_a_chunks_mlp_and_float32_logits():
+    """A prefill pass holds the fused gate/up projection's output [tokens, 2 I] and its activated half [tokens, I]
+    at once (neurobrix.model: silu_mul of the fused linear), and sampling takes the logits as float32 whatever the
+    run's dtype (``sample``'s ``logits.float()``): the working memory counted covers both (counting the q/k/v
+    width in place of the wider gate/up one, or the logits in the run's dtype, fell short)."""
+    import dataclasses
+
+    from neurobrix import memory
+    from neurobrix.model import chunk_length
+
+    cfg, itemsize = llama_8b(), 2
+    tokens = chunk_length(1)
+    assert 2 * cfg.intermediate_size > cfg.qkv_size
+    assert memory.activation_bytes(cfg, itemsize, 1, 10**5) >= tokens * 3 * cfg.intermediate_size * itemsize
+    wider = dataclasses.replace(cfg, vocab_size=cfg.vocab_size + 1000)
+    grown = memory.activation_bytes(wider, itemsize, 1, 16) - memory.activation_bytes(cfg, itemsize, 1, 16)
+    assert grown == 1000 * 4
