@@ -73,6 +73,14 @@ CASES = {
     # G10, G11 (the boundary of min_length / min_new_tokens), G12 (each eos id, not the first only)
     "min-length-across-its-edge": (Constraints(min_length=5), [[1, 2, 3], [4, 5, 6]], [[1, 1]] * STEPS, [10, 11]),
     "min-new-tokens-across-its-edge": (Constraints(min_new_tokens=2), [[1, 2, 3], [4, 5, 6]], [[1, 1]] * 5, [10, 11]),
+    # G42: an eos id below the vocabulary (-1, as some config.json files write "none") masks nothing, as
+    # transformers' processor passes over it (taken as an index it masked the last token)
+    "min-new-tokens-with-a-negative-eos-id": (
+        Constraints(min_new_tokens=2),
+        [[1, 2, 3], [4, 5, 6]],
+        [[1, 1]] * 3,
+        [-1],
+    ),
     # G13 (a start forced after a prompt longer than one token)
     "forced-bos-after-a-long-prompt": (Constraints(forced_bos_token_id=4), [[1, 2, 3], [4, 5, 6]], [[1, 1]] * 3, [11]),
     "forced-bos-after-one-token": (
@@ -310,3 +318,80 @@ def test_working_memory_holds_a_chunks_mlp_and_float32_logits():
     wider = dataclasses.replace(cfg, vocab_size=cfg.vocab_size + 1000)
     grown = memory.activation_bytes(wider, itemsize, 1, 16) - memory.activation_bytes(cfg, itemsize, 1, 16)
     assert grown == 1000 * 4
+
+
+# --- the tracked-file check at load ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["a file without a suffix", "a dangling symlink", "a symlink to a folder"])
+def test_an_untracked_entry_of_any_kind_is_refused(fixture_tables, tmp_path, kind):
+    """Nothing under the tables folder but what TRACKED.yaml lists (neurobrix.tables): an untracked file without a
+    suffix, a symlink to nothing and a symlink to a folder are refused like an untracked .json (the scan for
+    untracked files looked at names with a suffix only; a test of "is a file" passed over the symlinks)."""
+    from neurobrix import tables
+    from neurobrix.errors import TablesError
+
+    where = fixture_tables / "interpreter" / "extra"
+    if kind == "a file without a suffix":
+        where.write_text("{}")
+    elif kind == "a dangling symlink":
+        where.symlink_to(tmp_path / "nowhere")
+    else:
+        (tmp_path / "folder").mkdir()
+        where.symlink_to(tmp_path / "folder")
+    tables.clear_cache()
+    with pytest.raises(TablesError, match=r"interpreter/extra: present but not in the tracked list"):
+        tables.load()
+
+
+def test_a_proofs_file_altered_after_the_folder_check_is_refused(fixture_tables):
+    """An audit record is read after load() verified every hash, as an index is: the bytes parsed are hashed again,
+    so a record changed in between is refused rather than shown (its digest went unpassed to the read)."""
+    from neurobrix import tables
+    from neurobrix.errors import TablesError
+
+    loaded = tables.load()
+    path = fixture_tables / "interpreter" / "demo.proofs.yaml"
+    path.write_text(path.read_text() + "# changed\n")
+    with pytest.raises(TablesError, match=r"demo.proofs.yaml: changed while the tables were being loaded"):
+        loaded.proofs("interpreter", "demo")
+
+
+def test_a_class_yaml_altered_during_the_load_is_refused(fixture_tables, monkeypatch):
+    """class.yaml is parsed after the folder check: bytes changed between the two are refused, not parsed (the
+    class file was read without its tracked digest)."""
+    from neurobrix import tables
+    from neurobrix.errors import TablesError
+
+    checked = tables.check_files
+
+    def check_then_alter(root, tracked):
+        problems = checked(root, tracked)
+        path = root / "interpreter" / "class.yaml"
+        path.write_text(path.read_text() + "# changed\n")
+        return problems
+
+    monkeypatch.setattr(tables, "check_files", check_then_alter)
+    tables.clear_cache()
+    with pytest.raises(TablesError, match=r"class.yaml: changed while the tables were being loaded"):
+        tables.load()
+
+
+def test_a_length_segment_ends_where_an_entry_ends(tmp_path):
+    """``length_segments`` cuts where an entry's domain ends even when no entry starts there (M certified up to
+    100 inside the bucket 65-128): within each segment every length finds the same entry or none, as the plan's
+    own lookup finds it (a cut at entry starts only merged 65-100 with 101-128, so warmup judged 101 by 65)."""
+    from kernel_tables import CONFIGS, write_kernel, write_tables
+
+    from neurobrix import tables
+    from neurobrix.plan import length_segments
+
+    root = write_tables(tmp_path / "t")
+    write_kernel(root, "linear", [({"M": [1, 1]}, CONFIGS["linear"][0][1]), ({"M": [2, 100]}, CONFIGS["linear"][1][1])])
+    loaded = tables.load(root)
+    index = loaded.index("interpreter", "linear")
+    segments = length_segments(loaded, "interpreter", 1, 127)
+    assert segments[0][0] == 1 and segments[-1][1] == 127
+    for lo, hi in segments:
+        ends = [index.lookup("fp32", (m, 8, 4)) for m in (lo, hi)]
+        assert (ends[0] is None) == (ends[1] is None) and (ends[0] is None or ends[0].config == ends[1].config)
