@@ -279,6 +279,17 @@ def test_torch_versions_without_a_major_minor_are_never_the_same_stack():
     assert stack.compatible(stack.Stack("2.11.0+cu130", "3.6.0"), stack.Stack("2.11.1", "3.6.0"))
 
 
+@pytest.mark.parametrize("rule", ["pow3", "exactly", "pow2<=16", ""])
+def test_a_rule_that_is_none_of_the_three_buckets_nothing(rule):
+    """buckets' rules are exact, pow2 and pow2>=F: any other is refused where a value is bucketed, not read as one
+    domain per value (an unknown rule taken as exact would look a value up where no certified domain was cut)."""
+    from neurobrix.buckets import bucket_of, valid_rule
+
+    assert not valid_rule(rule)
+    with pytest.raises(ValueError, match="unknown bucket rule"):
+        bucket_of(rule, 5)
+
+
 # --- the memory check -----------------------------------------------------------------------------------------
 
 
@@ -395,3 +406,52 @@ def test_a_length_segment_ends_where_an_entry_ends(tmp_path):
     for lo, hi in segments:
         ends = [index.lookup("fp32", (m, 8, 4)) for m in (lo, hi)]
         assert (ends[0] is None) == (ends[1] is None) and (ends[0] is None or ends[0].config == ends[1].config)
+
+
+# --- run's options ----------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("given", [1.0, 1.2])
+def test_a_repetition_penalty_given_on_the_command_line_wins_over_the_models(given):
+    """--repetition-penalty overrides generation_config.json's (the README: "--repetition-penalty 1 turns it off"):
+    the model's applies only where none was given (taking the model's whenever it had one ignored the user's)."""
+    from neurobrix.run import model_sampling
+
+    class ModelSays:
+        repetition_penalty = 1.3
+        generation_file = "generation_config.json"
+
+        def unapplied_generation_settings(self):
+            return []
+
+    notes: list[str] = []
+    assert model_sampling(Sampling(repetition_penalty=given), ModelSays(), notes.append).penalty == given
+    assert notes == []
+    assert model_sampling(Sampling(), ModelSays(), notes.append).penalty == 1.3 and len(notes) == 1
+
+
+def test_the_default_new_tokens_under_a_sliding_window_fill_it_exactly():
+    """With a sliding window W smaller than the context, a run's default new tokens fill W + 1 tokens in all (the
+    last new token is never fed): exactly what ``generate_batch`` accepts, and one more it refuses (a span of W cut
+    every such run one token short)."""
+    import dataclasses
+
+    from test_runtime_planted import TINY
+
+    from neurobrix.errors import UsageError
+    from neurobrix.model import Transformer
+    from neurobrix.ops import TORCH
+    from neurobrix.run import new_token_limit
+    from neurobrix.warmup import scratch_weights
+
+    class NoLimit:
+        def max_new_tokens(self, prompt_len):
+            return None
+
+    window, prompt = 12, [1, 2, 3]
+    cfg = dataclasses.replace(TINY, sliding_window=window)
+    new = new_token_limit(cfg, NoLimit(), len(prompt), None, lambda note: None)
+    model = Transformer(cfg, scratch_weights(cfg, torch.float32, torch.device("cpu")), TORCH, batch=1, capacity=32)
+    generate_batch(model, [prompt], new, Sampling(), set())
+    with pytest.raises(UsageError, match="sliding attention window"):
+        generate_batch(model, [prompt], new + 1, Sampling(), set())
