@@ -455,3 +455,85 @@ def test_the_default_new_tokens_under_a_sliding_window_fill_it_exactly():
     generate_batch(model, [prompt], new, Sampling(), set())
     with pytest.raises(UsageError, match="sliding attention window"):
         generate_batch(model, [prompt], new + 1, Sampling(), set())
+
+
+def test_the_kv_cache_counted_is_the_one_the_model_builds():
+    """The memory check's KV cache is the bytes of the caches the model allocates, every sequence of the batch
+    included (a count without the batch admitted batches that did not fit)."""
+    from test_runtime_planted import TINY
+
+    from neurobrix import memory
+    from neurobrix.model import Transformer
+    from neurobrix.ops import TORCH
+    from neurobrix.warmup import scratch_weights
+
+    model = Transformer(TINY, scratch_weights(TINY, torch.float32, torch.device("cpu")), TORCH, batch=3, capacity=8)
+    built = sum(t.numel() * t.element_size() for t in [*model.cache.k, *model.cache.v])
+    assert memory.kv_bytes(TINY, 4, 3, 8) == built
+
+
+def test_zero_new_tokens_is_a_usage_error_before_anything_is_read(monkeypatch):
+    """--max-tokens 0 is refused at once (a generation always makes its first token from the prefill, so 0 would
+    silently make one), before the store is looked at."""
+    from neurobrix import store
+    from neurobrix.errors import UsageError
+    from neurobrix.run import RunOptions, run
+
+    monkeypatch.setattr(store, "resolve", lambda name: pytest.fail("the store was looked at"))
+    with pytest.raises(UsageError, match="--max-tokens must be >= 1, got 0"):
+        run(RunOptions(model="m", prompt="hi", max_tokens=0))
+
+
+def test_run_hands_generate_the_models_token_masks(tmp_path, monkeypatch):
+    """The token masks generation_config.json sets (here no_repeat_ngram_size and suppress_tokens, as transformers'
+    GenerationConfig reads them) reach ``generate`` from `run` (a run handing it none generated text transformers'
+    generate does not). The generation is replaced: what is under test is what `run` passes."""
+    import json
+
+    from store_fixtures import make_checkpoint
+    from test_loading_planted import _word_level_tokenizer
+
+    from neurobrix import store
+    from neurobrix.cli import main
+    from neurobrix.generate import Stats
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "masked", use_transformers=False)
+    _word_level_tokenizer(folder, clean_up=False)
+    path = folder / "generation_config.json"
+    generation = json.loads(path.read_text()) if path.is_file() else {}
+    path.write_text(json.dumps({**generation, "no_repeat_ngram_size": 2, "suppress_tokens": [4, 5]}))
+    store.import_model(str(folder), progress=False)
+    seen = {}
+
+    def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
+        seen["constraints"] = constraints
+        return [], Stats(len(prompt), 0, 0.0, 0.0)
+
+    monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
+    monkeypatch.setattr("neurobrix.run.generate", fake_generate)
+    assert main(["run", "--model", "masked", "--prompt", "hello world", "--no-chat"]) == 0
+    theirs = transformers.GenerationConfig.from_pretrained(folder)
+    got = seen["constraints"]
+    assert got is not None and got.active
+    assert (got.no_repeat_ngram_size, list(got.suppress_tokens)) == (
+        theirs.no_repeat_ngram_size,
+        theirs.suppress_tokens,
+    )
+
+
+def test_the_models_max_new_tokens_is_the_default_limit():
+    """Without --max-tokens a run makes at most what generation_config.json's max_new_tokens says, as transformers'
+    generate does (a limit that ignored the model's setting generated the default 256), with a note naming it."""
+    from test_runtime_planted import TINY
+
+    from neurobrix.run import DEFAULT_MAX_TOKENS, new_token_limit
+
+    class Says7:
+        def max_new_tokens(self, prompt_len):
+            return 7, "generation_config.json's max_new_tokens is 7"
+
+    notes: list[str] = []
+    assert new_token_limit(TINY, Says7(), 3, None, notes.append) == 7 != DEFAULT_MAX_TOKENS
+    assert notes and "max_new_tokens is 7" in notes[0]
+    assert new_token_limit(TINY, Says7(), 3, 20, notes.append) == 20  # --max-tokens overrides it
