@@ -487,7 +487,8 @@ def test_zero_new_tokens_is_a_usage_error_before_anything_is_read(monkeypatch):
 def test_run_hands_generate_the_models_token_masks(tmp_path, monkeypatch):
     """The token masks generation_config.json sets (here no_repeat_ngram_size and suppress_tokens, as transformers'
     GenerationConfig reads them) reach ``generate`` from `run` (a run handing it none generated text transformers'
-    generate does not). The generation is replaced: what is under test is what `run` passes."""
+    generate does not), and so does --repetition-penalty (the CLI dropped it). The generation is replaced: what is
+    under test is what `run` passes."""
     import json
 
     from store_fixtures import make_checkpoint
@@ -507,12 +508,15 @@ def test_run_hands_generate_the_models_token_masks(tmp_path, monkeypatch):
     seen = {}
 
     def fake_generate(model, prompt, max_new_tokens, sampling, eos, on_token=None, use_graph=False, constraints=None):
-        seen["constraints"] = constraints
+        seen["constraints"], seen["penalty"] = constraints, sampling.penalty
         return [], Stats(len(prompt), 0, 0.0, 0.0)
 
     monkeypatch.setattr("neurobrix.run.load_model", lambda *args, **kwargs: None)
     monkeypatch.setattr("neurobrix.run.generate", fake_generate)
-    assert main(["run", "--model", "masked", "--prompt", "hello world", "--no-chat"]) == 0
+    assert (
+        main(["run", "--model", "masked", "--prompt", "hello world", "--no-chat", "--repetition-penalty", "1.5"]) == 0
+    )
+    assert seen["penalty"] == 1.5
     theirs = transformers.GenerationConfig.from_pretrained(folder)
     got = seen["constraints"]
     assert got is not None and got.active
