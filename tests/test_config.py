@@ -204,21 +204,20 @@ def test_sampling_options_are_checked(opts):
 def test_an_empty_prompt_is_a_usage_error(monkeypatch):
     from neurobrix import run as run_module
 
+    class NoTokens:
+        def encode_prompt(self, prompt, chat):
+            return []
+
     class Stored:
         path = None
 
         def config(self):
             return ModelConfig.from_hf(BASE)
 
-    class NoTokens:
-        def __init__(self, _):
-            pass
-
-        def encode_prompt(self, prompt, chat):
-            return []
+        def tokenizer(self):
+            return NoTokens()
 
     monkeypatch.setattr("neurobrix.store.resolve", lambda name: Stored())
-    monkeypatch.setattr(run_module, "Tokenizer", NoTokens)
     with pytest.raises(UsageError, match="the prompt is empty after tokenization"):
         run_module.run(run_module.RunOptions(model="m", prompt=""))
 
