@@ -90,12 +90,16 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str]
         token for _, entry in entries if (token := _added_token(entry)) is not None and not isinstance(token, str)
     ]
     by_text = {str(token): token for token in decoder}
-    named: dict[str, Any] = {}
+    # in transformers' order, which is the order new tokens get their ids in: the standard names in their own order
+    # (whatever order the file writes them in), then the model's other *_token keys, then extra named tokens
+    found: dict[str, Any] = {}
     for key, value in config.items():
         if key in SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, dict))):
             token = _added_token(value)
             if token is not None:
-                named[key] = by_text.get(str(token), token)
+                found[key] = by_text.get(str(token), token)
+    named: dict[str, Any] = {key: found.pop(key) for key in SPECIAL_TOKENS if key in found}
+    named |= found
     extra: Any = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
     if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"})
         named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}

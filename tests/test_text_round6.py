@@ -1,0 +1,42 @@
+"""The sixth round of text parity: a differential fuzz of the text layer alone (neurobrix.tokenizer.Tokenizer against
+transformers' AutoTokenizer on the same folder, over tokenizer constructions, tokenizer_config.json settings, added
+tokens and chat templates). Each test failed before its fix; the truth is transformers reading the same files,
+computed here."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+
+def test_new_named_special_tokens_get_the_ids_transformers_gives_them(tmp_path):
+    """Named special tokens that the vocabulary lacks are added at its end, and transformers adds them in its own order
+    of names (bos, eos, unk, sep, pad, cls, mask, then a model's other tokens), whatever order tokenizer_config.json
+    writes them in. The engine added them in the file's order, so a file naming pad_token before sep_token gave each
+    the other's id: a prompt holding one encoded to another id, and decoded text differed where the token shows."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = save(tmp_path / "tok", "bytelevel")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("added_tokens_decoder", None)
+    config = {
+        "image_token": "<image>",
+        "pad_token": "<pad_new>",
+        "mask_token": "<mask_new>",
+        **config,
+        "sep_token": {"__type": "AddedToken", "content": "<sep_new>", "normalized": True, "special": False},
+        "extra_special_tokens": {"audio_token": "<audio>"},
+    }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    text = "a<pad_new>b <sep_new> c<mask_new><image><audio>"
+    assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"]
+    new = range(hf.vocab_size, len(hf))
+    assert [ours._tok.id_to_token(i) for i in new] == hf.convert_ids_to_tokens(list(new))
+    ids = [hf.convert_tokens_to_ids("a"), *new]
+    assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
