@@ -270,6 +270,27 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
     return merged
 
 
+def _with_added_tokens_json(config: dict[str, Any], added: dict[str, Any], tokenizer_json: str) -> dict[str, Any]:
+    """tokenizer_config.json's settings with added_tokens.json's tokens, as transformers' from_pretrained reads that
+    file where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
+    token becomes an added token (special, and not normalized, when it is one of the named or extra special tokens;
+    else normalized), after tokenizer.json's own added tokens, which win at the same index. A token tokenizer.json
+    lacks gets the next free id, not the one the file writes; one the vocabulary has as a plain piece is matched
+    whole before the model splits the text."""
+    extra = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
+    names = [config.get(key) for key in SPECIAL_TOKENS] + (list(extra) if isinstance(extra, list) else [])
+    special = {t.get("content") if isinstance(t, dict) else t for t in names if t}
+    decoder: dict[int, dict[str, Any]] = {}
+    for text, index in added.items():
+        if isinstance(index, int) and not isinstance(index, bool):
+            is_special = text in special
+            decoder[index] = {"content": text, "normalized": not is_special, "special": is_special}
+    for token in json.loads(tokenizer_json).get("added_tokens") or []:
+        if isinstance(token, dict) and isinstance(token.get("id"), int):
+            decoder[token["id"]] = {k: v for k, v in token.items() if k != "id"}
+    return {**config, "added_tokens_decoder": {str(i): token for i, token in sorted(decoder.items())}}
+
+
 def _int_ids(value: Any) -> list[int]:
     """An eos_token_id field: one id or a list of ids (anything else is ignored)."""
     values = value if isinstance(value, (list, tuple)) else [value]
@@ -423,6 +444,11 @@ class Tokenizer:
         tokens_map = folder / "special_tokens_map.json"
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
+        added_tokens = folder / "added_tokens.json"
+        if "added_tokens_decoder" not in self.config and added_tokens.is_file():
+            self.config = _with_added_tokens_json(
+                self.config, _read_json(added_tokens), path.read_text(encoding="utf-8")
+            )
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}

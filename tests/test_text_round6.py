@@ -40,3 +40,32 @@ def test_new_named_special_tokens_get_the_ids_transformers_gives_them(tmp_path):
     assert [ours._tok.id_to_token(i) for i in new] == hf.convert_ids_to_tokens(list(new))
     ids = [hf.convert_tokens_to_ids("a"), *new]
     assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+def test_added_tokens_json_is_imported_and_read_as_transformers_reads_it(tmp_path, monkeypatch, capsys):
+    """A checkpoint saved before transformers 4.34 keeps the tokens added to its tokenizer in added_tokens.json, and
+    its tokenizer_config.json has no added_tokens_decoder: transformers' from_pretrained then adds that file's tokens
+    (special where they are named special tokens) after tokenizer.json's own, so a prompt holding one encodes it as
+    one token and a plain piece it names is matched whole. The engine neither imported nor read the file: its prompt
+    ids differed, and an id past tokenizer.json's decoded to nothing where transformers prints the token."""
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import save
+
+    from neurobrix.cli import main
+    from neurobrix.store import resolve
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "old-model", use_transformers=False, config=None)
+    save(folder, "bytelevel")
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("added_tokens_decoder", None)
+    config["pad_token"] = "<pad>"
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    (folder / "added_tokens.json").write_text(json.dumps({"<tool>": 9000, "<pad>": 9001, "ing": 9002}))
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), resolve("old-model").tokenizer()
+    text = "a<tool>b running<pad> <tool> sing"
+    assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"]
+    ids = [hf.convert_tokens_to_ids("a"), *range(hf.vocab_size, len(hf))]
+    assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
