@@ -105,9 +105,9 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str]
         named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}
         extra = []
     extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
-    # added_tokens_decoder's tokens the file lacks (as written), then the special tokens it lacks, as special
-    have = {repr(t) for t in tok.get_added_tokens_decoder().values()}
-    to_add = [t for t in decoder if repr(t) not in have]
+    # every added_tokens_decoder token (as written: transformers adds them all again, the ones tokenizer.json has too,
+    # so a named one that file has as an ordinary token becomes special), then the special tokens it lacks, as special
+    to_add = list(decoder)
     known = {str(t) for t in tok.get_added_tokens_decoder().values()} | {str(t) for t in to_add}
     for token in [*named.values(), *extras]:
         if str(token) not in known and token not in to_add:
@@ -245,9 +245,7 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
             ]
         )
         rebuilt.decoder = decoders.ByteLevel()
-    rebuilt.post_processor = tok.post_processor
-    if "added_tokens_decoder" not in config:  # else _add_config_tokens adds the config's
-        rebuilt.add_tokens([token for _, token in sorted(tok.get_added_tokens_decoder().items())])
+    rebuilt.post_processor = tok.post_processor  # the added tokens: _add_config_tokens, from added_tokens_decoder
     return rebuilt
 
 
@@ -270,13 +268,13 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
     return merged
 
 
-def _with_added_tokens_json(config: dict[str, Any], added: dict[str, Any], tokenizer_json: str) -> dict[str, Any]:
-    """tokenizer_config.json's settings with added_tokens.json's tokens, as transformers' from_pretrained reads that
-    file where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
-    token becomes an added token (special, and not normalized, when it is one of the named or extra special tokens;
-    else normalized), after tokenizer.json's own added tokens, which win at the same index. A token tokenizer.json
-    lacks gets the next free id, not the one the file writes; one the vocabulary has as a plain piece is matched
-    whole before the model splits the text."""
+def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], tokenizer_json: str) -> dict[str, Any]:
+    """tokenizer_config.json's settings with the added_tokens_decoder transformers' from_pretrained makes where the file
+    has none (a checkpoint saved before transformers 4.34): added_tokens.json's tokens (``added``), each special, and
+    not normalized, when it is one of the named or extra special tokens, else normalized; then tokenizer.json's own
+    added tokens, which win at the same index. A token tokenizer.json lacks gets the next free id, not the one
+    added_tokens.json writes; one the vocabulary has as a plain piece is matched whole before the model splits the
+    text; a named special token tokenizer.json has as an ordinary added token becomes special (_add_config_tokens)."""
     extra = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
     names = [config.get(key) for key in SPECIAL_TOKENS] + (list(extra) if isinstance(extra, list) else [])
     special = {t.get("content") if isinstance(t, dict) else t for t in names if t}
@@ -445,10 +443,9 @@ class Tokenizer:
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
         added_tokens = folder / "added_tokens.json"
-        if "added_tokens_decoder" not in self.config and added_tokens.is_file():
-            self.config = _with_added_tokens_json(
-                self.config, _read_json(added_tokens), path.read_text(encoding="utf-8")
-            )
+        if "added_tokens_decoder" not in self.config:
+            added = _read_json(added_tokens) if added_tokens.is_file() else {}
+            self.config = _legacy_added_tokens(self.config, added, path.read_text(encoding="utf-8"))
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}

@@ -69,3 +69,34 @@ def test_added_tokens_json_is_imported_and_read_as_transformers_reads_it(tmp_pat
     assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"]
     ids = [hf.convert_tokens_to_ids("a"), *range(hf.vocab_size, len(hf))]
     assert ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("decoder_in_config", [False, True])
+def test_named_special_tokens_tokenizer_json_has_as_ordinary_tokens_are_dropped_from_text(tmp_path, decoder_in_config):
+    """tokenizer.json can hold a model's bos and eos tokens as ordinary added tokens (special false), as some
+    converted checkpoints do. transformers adds every token of added_tokens_decoder again when it loads the files
+    (tokenizer.json's own ones where tokenizer_config.json has none), a named special token among them as special, so
+    decode(skip_special_tokens=True) drops it. The engine left tokenizer.json's ordinary token as it was and printed
+    "<|eot_id|>" at the end of the text, streamed or not."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = save(tmp_path / "tok", "bytelevel")
+    data = json.loads((folder / "tokenizer.json").read_text())
+    for token in data["added_tokens"]:
+        token["special"] = False
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config.pop("added_tokens_decoder", None)
+    if decoder_in_config:
+        config["added_tokens_decoder"] = {
+            str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in data["added_tokens"]
+        }
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    ids = hf("the model runs")["input_ids"] + [hf.eos_token_id, hf.convert_tokens_to_ids("<|end_of_text|>")]
+    stream = ours.stream()
+    streamed = "".join(stream.push(i) for i in ids) + stream.finish()
+    assert streamed == ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
+    assert ours.encode_prompt("a<|eot_id|> b", chat=False) == hf("a<|eot_id|> b")["input_ids"]
