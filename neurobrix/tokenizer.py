@@ -672,9 +672,17 @@ class Tokenizer:
 
     @functools.cached_property
     def waiting_ids(self) -> frozenset[int]:
-        """Tokens after which a stream waits for the next: byte-fallback tokens and special tokens."""
+        """Tokens after which a stream waits for the next: byte-fallback tokens and special tokens, and every added
+        token that decoded text drops: the tokenizers library drops a token that was special once, even one whose
+        settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
+        one run, as it does around a special token)."""
+        decode = self._tok.decode
         found = {self._tok.token_to_id(f"<0x{b:02X}>") for b in range(256)}
-        found |= {i for i, token in self._tok.get_added_tokens_decoder().items() if token.special}
+        found |= {
+            i
+            for i, token in self._tok.get_added_tokens_decoder().items()
+            if token.special or decode([i], skip_special_tokens=True) == ""
+        }
         return frozenset(i for i in found if i is not None)
 
     def waits(self, token_id: int) -> bool:

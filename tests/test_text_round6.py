@@ -100,3 +100,34 @@ def test_named_special_tokens_tokenizer_json_has_as_ordinary_tokens_are_dropped_
     streamed = "".join(stream.push(i) for i in ids) + stream.finish()
     assert streamed == ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
     assert ours.encode_prompt("a<|eot_id|> b", chat=False) == hf("a<|eot_id|> b")["input_ids"]
+
+
+def test_stream_waits_over_a_token_decoded_text_drops_though_the_config_calls_it_ordinary(tmp_path):
+    """tokenizer_config.json's added_tokens_decoder can write a token as not special that tokenizer.json has as
+    special; the tokenizers library still drops it from decoded text (a token special once stays so for decoding),
+    and a byte-fallback run around it decodes as one run. The stream took the token's settings at their word and
+    wrote the bytes before it at once: "f" printed where transformers' decode has "\\ufffd", and `run` ended in an
+    error. The streamed text is now transformers' decode."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = save(tmp_path / "tok", "sentencepiece")
+    data = json.loads((folder / "tokenizer.json").read_text())
+    data["added_tokens"].append(
+        {"id": len(data["model"]["vocab"]), "content": "<|im_end|>", "single_word": False, "lstrip": False}
+        | {"rstrip": False, "normalized": False, "special": True}
+    )
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    config["added_tokens_decoder"] = {
+        str(t["id"]): {k: v for k, v in t.items() if k != "id"} for t in data["added_tokens"]
+    }
+    config["added_tokens_decoder"][str(data["added_tokens"][-1]["id"])]["special"] = False
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    byte = hf.convert_tokens_to_ids
+    ids = [byte("<0x66>"), byte("<|im_end|>"), byte("<0x89>"), byte("<0x66>"), byte("<|im_end|>"), byte("▁the")]
+    stream = ours.stream()
+    streamed = "".join(stream.push(i) for i in ids) + stream.finish()
+    assert streamed == ours.decode(ids) == hf.decode(ids, skip_special_tokens=True)
