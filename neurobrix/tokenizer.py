@@ -268,13 +268,14 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
     return merged
 
 
-def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], tokenizer_json: str) -> dict[str, Any]:
+def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], in_file: dict[int, Any]) -> dict[str, Any]:
     """tokenizer_config.json's settings with the added_tokens_decoder transformers' from_pretrained makes where the file
     has none (a checkpoint saved before transformers 4.34): added_tokens.json's tokens (``added``), each special, and
     not normalized, when it is one of the named or extra special tokens, else normalized; then tokenizer.json's own
-    added tokens, which win at the same index. A token tokenizer.json lacks gets the next free id, not the one
-    added_tokens.json writes; one the vocabulary has as a plain piece is matched whole before the model splits the
-    text; a named special token tokenizer.json has as an ordinary added token becomes special (_add_config_tokens)."""
+    added tokens (``in_file``), which win at the same index. A token tokenizer.json lacks gets the next free id, not
+    the one added_tokens.json writes; one the vocabulary has as a plain piece is matched whole before the model splits
+    the text; a named special token tokenizer.json has as an ordinary added token becomes special
+    (_add_config_tokens)."""
     extra = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
     names = [config.get(key) for key in SPECIAL_TOKENS] + (list(extra) if isinstance(extra, list) else [])
     special = {t.get("content") if isinstance(t, dict) else t for t in names if t}
@@ -283,9 +284,8 @@ def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], tokenize
         if isinstance(index, int) and not isinstance(index, bool):
             is_special = text in special
             decoder[index] = {"content": text, "normalized": not is_special, "special": is_special}
-    for token in json.loads(tokenizer_json).get("added_tokens") or []:
-        if isinstance(token, dict) and isinstance(token.get("id"), int):
-            decoder[token["id"]] = {k: v for k, v in token.items() if k != "id"}
+    fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+    decoder |= {i: {k: getattr(token, k) for k in fields} for i, token in in_file.items()}
     return {**config, "added_tokens_decoder": {str(i): token for i, token in sorted(decoder.items())}}
 
 
@@ -445,7 +445,7 @@ class Tokenizer:
         added_tokens = folder / "added_tokens.json"
         if "added_tokens_decoder" not in self.config:
             added = _read_json(added_tokens) if added_tokens.is_file() else {}
-            self.config = _legacy_added_tokens(self.config, added, path.read_text(encoding="utf-8"))
+            self.config = _legacy_added_tokens(self.config, added, self._tok.get_added_tokens_decoder())
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}
