@@ -3,8 +3,8 @@
 A Hugging Face checkpoint folder holds ``config.json`` (checked first: an architecture outside the
 family is refused before any weight is looked at), the safetensors weights (every shard its index
 names; pickle-only folders are refused by name, never unpickled), ``tokenizer.json`` and optionally
-``tokenizer_config.json``, ``generation_config.json``, ``chat_template.jinja`` and ``special_tokens_map.json``
-(older checkpoints' special tokens, which transformers still reads). Every safetensors
+``tokenizer_config.json``, ``generation_config.json``, ``chat_template.jinja``, ``special_tokens_map.json`` and
+``added_tokens.json`` (older checkpoints' special and added tokens, which transformers still reads). Every safetensors
 header must describe exactly the bytes of its file (a truncated download is caught here).
 """
 
@@ -22,7 +22,13 @@ from .errors import UsageError
 CONFIG = "config.json"
 INDEX = "model.safetensors.index.json"
 TOKENIZER = "tokenizer.json"
-OPTIONAL = ("tokenizer_config.json", "generation_config.json", "chat_template.jinja", "special_tokens_map.json")
+OPTIONAL = (
+    "tokenizer_config.json",
+    "generation_config.json",
+    "chat_template.jinja",
+    "special_tokens_map.json",
+    "added_tokens.json",
+)
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 

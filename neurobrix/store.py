@@ -134,8 +134,8 @@ class StoredModel:
         return self.path / TOKENIZER
 
     def optional_file(self, name: str) -> Path | None:
-        """tokenizer_config.json, generation_config.json, chat_template.jinja or special_tokens_map.json when the model
-        has it."""
+        """tokenizer_config.json, generation_config.json, chat_template.jinja, special_tokens_map.json or
+        added_tokens.json when the model has it."""
         return self.path / name if name in self.files else None
 
     def weight_files(self) -> list[Path]:

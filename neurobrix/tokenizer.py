@@ -90,20 +90,24 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str]
         token for _, entry in entries if (token := _added_token(entry)) is not None and not isinstance(token, str)
     ]
     by_text = {str(token): token for token in decoder}
-    named: dict[str, Any] = {}
+    # in transformers' order, which is the order new tokens get their ids in: the standard names in their own order
+    # (whatever order the file writes them in), then the model's other *_token keys, then extra named tokens
+    found: dict[str, Any] = {}
     for key, value in config.items():
         if key in SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, dict))):
             token = _added_token(value)
             if token is not None:
-                named[key] = by_text.get(str(token), token)
+                found[key] = by_text.get(str(token), token)
+    named: dict[str, Any] = {key: found.pop(key) for key in SPECIAL_TOKENS if key in found}
+    named |= found
     extra: Any = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
     if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"})
         named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}
         extra = []
     extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
-    # added_tokens_decoder's tokens the file lacks (as written), then the special tokens it lacks, as special
-    have = {repr(t) for t in tok.get_added_tokens_decoder().values()}
-    to_add = [t for t in decoder if repr(t) not in have]
+    # every added_tokens_decoder token (as written: transformers adds them all again, the ones tokenizer.json has too,
+    # so a named one that file has as an ordinary token becomes special), then the special tokens it lacks, as special
+    to_add = list(decoder)
     known = {str(t) for t in tok.get_added_tokens_decoder().values()} | {str(t) for t in to_add}
     for token in [*named.values(), *extras]:
         if str(token) not in known and token not in to_add:
@@ -241,9 +245,7 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
             ]
         )
         rebuilt.decoder = decoders.ByteLevel()
-    rebuilt.post_processor = tok.post_processor
-    if "added_tokens_decoder" not in config:  # else _add_config_tokens adds the config's
-        rebuilt.add_tokens([token for _, token in sorted(tok.get_added_tokens_decoder().items())])
+    rebuilt.post_processor = tok.post_processor  # the added tokens: _add_config_tokens, from added_tokens_decoder
     return rebuilt
 
 
@@ -264,6 +266,27 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
             value = {**value, "special": True}
         merged[key] = value
     return merged
+
+
+def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], in_file: dict[int, Any]) -> dict[str, Any]:
+    """tokenizer_config.json's settings with the added_tokens_decoder transformers' from_pretrained makes where the file
+    has none (a checkpoint saved before transformers 4.34): added_tokens.json's tokens (``added``), each special, and
+    not normalized, when it is one of the named or extra special tokens, else normalized; then tokenizer.json's own
+    added tokens (``in_file``), which win at the same index. A token tokenizer.json lacks gets the next free id, not
+    the one added_tokens.json writes; one the vocabulary has as a plain piece is matched whole before the model splits
+    the text; a named special token tokenizer.json has as an ordinary added token becomes special
+    (_add_config_tokens)."""
+    extra = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
+    names = [config.get(key) for key in SPECIAL_TOKENS] + (list(extra) if isinstance(extra, list) else [])
+    special = {t.get("content") if isinstance(t, dict) else t for t in names if t}
+    decoder: dict[int, dict[str, Any]] = {}
+    for text, index in added.items():
+        if isinstance(index, int) and not isinstance(index, bool):
+            is_special = text in special
+            decoder[index] = {"content": text, "normalized": not is_special, "special": is_special}
+    fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
+    decoder |= {i: {k: getattr(token, k) for k in fields} for i, token in in_file.items()}
+    return {**config, "added_tokens_decoder": {str(i): token for i, token in sorted(decoder.items())}}
 
 
 def _int_ids(value: Any) -> list[int]:
@@ -419,6 +442,10 @@ class Tokenizer:
         tokens_map = folder / "special_tokens_map.json"
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
+        added_tokens = folder / "added_tokens.json"
+        if "added_tokens_decoder" not in self.config:
+            added = _read_json(added_tokens) if added_tokens.is_file() else {}
+            self.config = _legacy_added_tokens(self.config, added, self._tok.get_added_tokens_decoder())
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}
@@ -645,9 +672,17 @@ class Tokenizer:
 
     @functools.cached_property
     def waiting_ids(self) -> frozenset[int]:
-        """Tokens after which a stream waits for the next: byte-fallback tokens and special tokens."""
+        """Tokens after which a stream waits for the next: byte-fallback tokens and special tokens, and every added
+        token that decoded text drops: the tokenizers library drops a token that was special once, even one whose
+        settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
+        one run, as it does around a special token)."""
+        decode = self._tok.decode
         found = {self._tok.token_to_id(f"<0x{b:02X}>") for b in range(256)}
-        found |= {i for i, token in self._tok.get_added_tokens_decoder().items() if token.special}
+        found |= {
+            i
+            for i, token in self._tok.get_added_tokens_decoder().items()
+            if token.special or decode([i], skip_special_tokens=True) == ""
+        }
         return frozenset(i for i in found if i is not None)
 
     def waits(self, token_id: int) -> bool:
