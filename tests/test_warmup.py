@@ -576,3 +576,30 @@ def test_a_prompt_counts_as_runnable_only_below_a_certified_capacity(tmp_path):
     plan = warmup.plan_warmup(dataclasses.replace(TINY, max_positions=36), loaded, "interpreter", "fp32")
     assert plan.capacities == [(2, 32)] and plan.refused_capacities == [(33, 36)]
     assert plan.prompts == [(1, 31)]
+
+
+@pytest.mark.parametrize(("max_prompt", "max_tokens"), [(None, None), (30, None), (None, 5), (100, None)])
+def test_the_plan_reaches_the_longest_prompt_and_cache_a_run_can_have(tmp_path, max_prompt, max_tokens):
+    """A run can have any prompt up to context - 1 tokens (or --max-prompt) and a cache up to the context (or
+    prompt + --max-tokens): the plan takes each end as a length of its own and prefills and steps there. The
+    coverage test above cannot see a plan stopping one short on its tables (context - 1 makes no binary that
+    context - 17 does not); on tables whose entry ends at context - 2 it is another setting."""
+    import dataclasses
+
+    from test_runtime_planted import TINY
+
+    from neurobrix import tables
+
+    context = 48
+    top = context - 1 if max_prompt is None else min(max_prompt, context - 1)
+    edgy = {"linear": [({"M": [1, context - 2]}, CONFIGS["linear"][0][1]), ({"M": [context - 1, None]}, TILED)]}
+    loaded = tables.load(write_tables(tmp_path / "t", edgy))
+    cfg = dataclasses.replace(TINY, max_positions=context)
+    plan = warmup.plan_warmup(cfg, loaded, "interpreter", "fp32", max_prompt=max_prompt, max_new=max_tokens)
+    capacity = context if max_tokens is None else min(context, top + max_tokens)
+    assert plan.prompts == [(1, top)] and plan.refused_prompts == []
+    assert plan.capacities == [(2, capacity)] and plan.refused_capacities == []
+    assert top in {p for prompts in plan.prefills.values() for p in prompts}
+    assert capacity in plan.decodes
+    if top == context - 1:  # the longest prompt's own setting is among those launched
+        assert TILED in plan.settings.values()
