@@ -86,6 +86,7 @@ def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
         ("decode_profile", ("--backends", "triton-serial"), []),
         ("proto_fuse", ("--variants", "--check-only"), []),
         ("proto_prefetch", ("--variants", "--check-only"), []),
+        ("proto_attention", ("--variants", "--filled", "--check-only"), []),
     ],
 )
 def test_gpu_benchmark_help_and_no_gpu_message(module, flags, argv):
