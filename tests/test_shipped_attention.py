@@ -16,3 +16,35 @@ def test_the_interpreter_class_and_every_shipped_attention_setting_pass(kernel):
 
 def test_the_two_files_cover_every_kernel_once():
     assert sorted(k for k in SPECS if attention(k)) == ["attention_chunk", "attention_decode", "attention_prefill"]
+
+
+@pytest.mark.parametrize("block_n", [16, 64])
+def test_one_split_is_one_launch_within_the_bound(block_n, monkeypatch):
+    """SPLITS 1: the split kernel stores the normalised output itself and the merge kernel is not launched; at
+    the small shapes of the setting (one and two key blocks, tails, groups to 8, lengths 1 to the capacity)
+    every output is within its float64 bound. The GPU classes ship such settings only since 2026-12-03 and the
+    interpreter's tables do not, so --shipped may not run this path until a class certifies one."""
+    from conformance import check
+    from conformance.specs import RECORDS
+    from neurobrix.ops import attention
+    from neurobrix.schema import Domain, Setting
+
+    merges = []
+
+    class Counted:
+        def __init__(self, kernel):
+            self.kernel = kernel
+
+        def __getitem__(self, programs):
+            merges.append(programs)
+            return self.kernel[programs]
+
+    config = {"SPLITS": 1, "BLOCK_N": block_n, "num_warps": 4, "num_stages": 2}
+    small = RECORDS["attention_decode"].small(config)
+    entry = Setting(Domain(("fp16",), tuple((d, lo, hi) for d, (lo, hi) in small.ranges.items())), config)
+    monkeypatch.setattr(attention, "_attention_decode_merge_kernel", Counted(attention._attention_decode_merge_kernel))
+    result = check.check_entry("attention_decode", entry, "fp16", 30, "ci", shrink=False, small=small)
+    assert result.passed, result.failure
+    assert result.examples == 30 and merges == []
+    two = check.check_entry("attention_decode", Setting(entry.domain, {**config, "SPLITS": 2}), "fp16", 3, "ci")
+    assert two.passed and len(merges) == 3  # the counter sees a merge where there is one

@@ -16,7 +16,8 @@ Keys (SPECS below):
                        count depends on the capacity, never on the filled length, so one setting
                        serves every step of a captured CUDA graph. Each program takes one (batch,
                        kv head) with its G query heads and one of SPLITS chunks of the cache, and
-                       visits only filled positions; a second kernel merges the chunks.
+                       visits only filled positions; a second kernel merges the chunks (SPLITS 1:
+                       the one program of a kv head stores its output itself, a single launch).
 """
 
 from __future__ import annotations
@@ -179,12 +180,17 @@ def _attention_decode_split_kernel(
                     other=0.0)
         accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)
         m_i = m_new
-    # partials: unnormalised accumulator [B, HQ, SPLITS, D]; m and l [2, B, HQ, SPLITS] (an empty chunk
-    # leaves m = -inf, l = 0, accumulator = 0, which the merge weighs by exp2(-inf) = 0)
     row = (b * HKV * G + heads) * SPLITS + split_id
-    tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator, mask=mask_g[:, None] & mask_d[None, :])
-    tl.store(ml_ptr + row, m_i, mask=mask_g)
-    tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)
+    if SPLITS == 1:  # the one chunk is the whole cache: part_ptr is the output [B, HQ, D] itself (contiguous),
+        # the program stores its normalised result there and no merge is launched (length >= 1, so l > 0)
+        out = accumulator / l_i[:, None]
+        tl.store(part_ptr + row[:, None] * D + offs_d[None, :], out.to(part_ptr.dtype.element_ty),
+                 mask=mask_g[:, None] & mask_d[None, :])
+    else:  # partials: unnormalised accumulator [B, HQ, SPLITS, D]; m and l [2, B, HQ, SPLITS] (an empty
+        # chunk leaves m = -inf, l = 0, accumulator = 0, which the merge weighs by exp2(-inf) = 0)
+        tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator, mask=mask_g[:, None] & mask_d[None, :])
+        tl.store(ml_ptr + row, m_i, mask=mask_g)
+        tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)
 
 
 @triton.jit
@@ -343,9 +349,12 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     meta, launch = split("attention_decode", config, DECODE_PARAMS, pdl)
     splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
     chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
-    part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
-    ml = empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
     o = empty((B, HQ, D), dtype=q.dtype, device=q.device)
+    if splits == 1:  # one launch: the split kernel stores the output (through its partials' pointer)
+        part = ml = o
+    else:
+        part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
+        ml = empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
     block_d = triton.next_power_of_2(D)
     _attention_decode_split_kernel[(B * HKV, splits)](
         q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
@@ -353,11 +362,12 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
         D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)), PRECISION=dot_precision(dtype),
         **meta, **launch,
     )
-    _attention_decode_merge_kernel[(B * HQ,)](
-        part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],
-        D=D, BLOCK_D=block_d, SPLITS=splits, BLOCK_S=triton.next_power_of_2(splits),
-        **launch,
-    )
+    if splits > 1:
+        _attention_decode_merge_kernel[(B * HQ,)](
+            part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],
+            D=D, BLOCK_D=block_d, SPLITS=splits, BLOCK_S=triton.next_power_of_2(splits),
+            **launch,
+        )
     return o
 
 
@@ -412,7 +422,12 @@ def _decode_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter
         return [{"SPLITS": s, "BLOCK_N": n, "num_warps": 4, "num_stages": 2} for s in (1, 2, 4) for n in (32, 64)]
     if domain["S"][0] > LONG_CACHE:  # long caches: more splits fill the multiprocessors at batch 1
         return list(grid(SPLITS=[16, 32, 64, 128], BLOCK_N=[64, 128], num_warps=[4], num_stages=[2, 3]))
-    return list(grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2]))
+    # one split is one launch (no merge): at batch >= 4 and short fills it wins with wide, deep key blocks
+    return [
+        *grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2]),
+        *grid(SPLITS=[1], BLOCK_N=[128], num_warps=[4], num_stages=[2, 3]),
+        *grid(SPLITS=[1], BLOCK_N=[64], num_warps=[4], num_stages=[3]),
+    ]
 
 
 SPECS = (
