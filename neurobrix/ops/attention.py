@@ -424,9 +424,8 @@ def _decode_candidates(domain: Mapping[str, tuple[int, int | None]], interpreter
         return list(grid(SPLITS=[16, 32, 64, 128], BLOCK_N=[64, 128], num_warps=[4], num_stages=[2, 3]))
     # one split is one launch (no merge): at batch >= 4 and short fills it wins with wide, deep key blocks
     return [
-        *grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64], num_warps=[4], num_stages=[2]),
-        *grid(SPLITS=[1], BLOCK_N=[128], num_warps=[4], num_stages=[2, 3]),
-        *grid(SPLITS=[1], BLOCK_N=[64], num_warps=[4], num_stages=[3]),
+        *grid(SPLITS=[1, 4, 8, 16, 32], BLOCK_N=[32, 64, 128], num_warps=[4], num_stages=[2]),
+        *grid(SPLITS=[1], BLOCK_N=[64, 128], num_warps=[4], num_stages=[3]),
     ]
 
 
