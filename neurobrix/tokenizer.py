@@ -405,6 +405,11 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     # generate stops at these strings or rewrites the prompt's end when given the tokenizer (else refuses)
     "stop_strings": lambda v, settings: bool(v),
     "token_healing": lambda v, settings: bool(v),
+    # several sequences for one prompt (sampled; greedy decoding refuses it), a KV cache whose keys and values are
+    # quantized (the attention computed over other numbers), a generation cut after so many seconds
+    "num_return_sequences": lambda v, settings: isinstance(v, (int, float)) and v > 1,
+    "cache_implementation": lambda v, settings: v == "quantized",
+    "max_time": lambda v, settings: v is not None,
 }
 # the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
 CONSTRAINTS = (
