@@ -137,6 +137,12 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
+    sampled = tokenizer.sampling_settings()
+    if sampled and sampling.temperature == 0:  # transformers' plain generate() samples; run decodes greedily
+        notice(
+            f"note: the model's {tokenizer.generation_file} sets {', '.join(sampled)}: transformers' generate samples "
+            "by default; this run decodes greedily (--temperature T samples)"
+        )
     unapplied = tokenizer.unapplied_generation_settings()
     if unapplied:
         notice(

@@ -426,7 +426,18 @@ CONSTRAINTS = (
 # the settings the engine reads (or names as not applied) from generation_config.json, or from config.json when the
 # model has no generation_config.json, as transformers' GenerationConfig.from_model_config takes them there
 GENERATION_FIELDS = frozenset(
-    {"eos_token_id", "repetition_penalty", "max_new_tokens", "max_length", "top_k", *UNAPPLIED, *CONSTRAINTS}
+    {
+        "eos_token_id",
+        "repetition_penalty",
+        "max_new_tokens",
+        "max_length",
+        "do_sample",
+        "temperature",
+        "top_k",
+        "top_p",
+        *UNAPPLIED,
+        *CONSTRAINTS,
+    }
 )
 
 
@@ -607,6 +618,14 @@ class Tokenizer:
         (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
         settings = self.generation
         return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
+
+    def sampling_settings(self) -> list[str]:
+        """The model's sampling settings (``do_sample`` and the temperature, top-k and top-p it samples with, each as
+        ``name=value``) when its generation settings ask transformers' ``generate`` to sample, else none."""
+        settings = self.generation
+        if settings.get("do_sample") is not True:
+            return []
+        return [f"{k}={settings[k]!r}" for k in ("do_sample", "temperature", "top_k", "top_p") if k in settings]
 
     def render_chat(
         self,

@@ -254,7 +254,10 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
 
     said: list[str] = []
     tokenizer = SimpleNamespace(
-        repetition_penalty=model, unapplied_generation_settings=lambda: [], generation_file="generation_config.json"
+        repetition_penalty=model,
+        unapplied_generation_settings=lambda: [],
+        sampling_settings=lambda: [],
+        generation_file="generation_config.json",
     )
     got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)
     assert got.repetition_penalty == want and got.temperature == 0.5

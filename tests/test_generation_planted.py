@@ -424,6 +424,9 @@ def test_a_repetition_penalty_given_on_the_command_line_wins_over_the_models(giv
         def unapplied_generation_settings(self):
             return []
 
+        def sampling_settings(self):
+            return []
+
     notes: list[str] = []
     assert model_sampling(Sampling(repetition_penalty=given), ModelSays(), notes.append).penalty == given
     assert notes == []

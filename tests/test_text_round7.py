@@ -299,3 +299,17 @@ def test_a_batch_gives_each_prompt_its_own_text_and_prompts_of_other_lengths_are
     assert rows == single == want
     with pytest.raises(UsageError, match=r"prompts of one length .* got lengths \[9, 8, 9\]"):
         generate_batch(batch, [prompts[0], prompts[1][:8], prompts[2]], 6, sampling, eos=set())
+
+
+def test_a_model_that_asks_to_sample_is_decoded_greedily_with_a_note_saying_so(tmp_path, monkeypatch):
+    """generation_config.json with do_sample true (as Llama-3-Instruct ships): transformers' plain ``generate()``
+    samples, `run` decodes greedily unless given --temperature. Before: nothing said so. The text is transformers'
+    with do_sample=False, and the note names the settings; a model that does not ask to sample gets no note."""
+    generation = {"eos_token_id": 9999, "max_new_tokens": 12, "do_sample": True, "temperature": 0.6, "top_p": 0.9}
+    folder = checkpoint(tmp_path / "m", generation=generation)
+    ids, text, notes = ours(folder, monkeypatch)
+    assert (ids, text) == theirs(folder)
+    said = [n for n in notes if "do_sample=True, temperature=0.6, top_p=0.9" in n]
+    assert len(said) == 1 and "decodes greedily" in said[0], notes
+    (folder / "generation_config.json").write_text(json.dumps({**generation, "do_sample": False}))
+    assert not [n for n in ours(folder, monkeypatch)[2] if "do_sample" in n]
