@@ -216,6 +216,11 @@ def _attention_decode_merge_kernel(
     tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(o_ptr.dtype.element_ty), mask=mask_d)
 
 
+def _block_d(d: int) -> int:
+    """The head dim's block: a power of two, at least 16 (tl.dot's least K on a GPU; the lanes past D are masked)."""
+    return max(16, triton.next_power_of_2(d))
+
+
 def _group(op: str, hq: int, hkv: int) -> int:
     if hkv < 1 or hq % hkv:
         raise InvalidInputError(f"{op}: q heads ({hq}) must be a multiple of kv heads ({hkv})")
@@ -263,7 +268,7 @@ def _flash(op: str, lengths: tuple[int, int], q: torch.Tensor, k: torch.Tensor, 
     _attention_flash_kernel[(B * HQ, triton.cdiv(C, meta["BLOCK_M"]))](
         q, k, v, o, *lengths, HQ, G, float(scale) * LOG2E,
         *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],
-        D=D, BLOCK_D=triton.next_power_of_2(D), PRECISION=dot_precision(dtype), **meta, **launch,
+        D=D, BLOCK_D=_block_d(D), PRECISION=dot_precision(dtype), **meta, **launch,
     )
     return o
 
@@ -355,7 +360,7 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
     else:
         part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
         ml = empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
-    block_d = triton.next_power_of_2(D)
+    block_d = _block_d(D)
     _attention_decode_split_kernel[(B * HKV, splits)](
         q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * LOG2E,
         *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3],
@@ -407,7 +412,7 @@ def _prefill_candidates(domain: Mapping[str, tuple[int, int | None]], interprete
 
 def _prefill_shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: int) -> int:
     """The q tile, and pipelined k and v tiles (head dim rounded up to a power of two)."""
-    d = 1 << (dims["D"] - 1).bit_length()
+    d = _block_d(dims["D"])
     return (config["BLOCK_M"] * d + 2 * config["BLOCK_N"] * d * config.get("num_stages", 1)) * itemsize
 
 
