@@ -1672,17 +1672,6 @@ MUTANTS: tuple[Mutant, ...] = (
         variants=TILED,
     ),
     Mutant(
-        "linear.tiled.group-row-without-modulo",
-        "linear",
-        LINEAR,
-        "    pid_m = first_pid_m + ((pid % num_pid_in_group) % group_size_m)\n    pid_n = (pid % num_pid_in_group)",
-        "    pid_m = first_pid_m + (pid % group_size_m)\n    pid_n = (pid % num_pid_in_group)",
-        "tiled's row block taken from the program id, not its place within the group: right while the groups are "
-        "whole (a smaller last group gets tiles twice and misses others)",
-        "wrong indexing",
-        variants=TILED,
-    ),
-    Mutant(
         "linear.tiled.k-mask-not-advanced",
         "linear",
         LINEAR,
@@ -1849,6 +1838,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    y = empty((M, N), dtype=torch.float32, device=x.device)\n",
         "y returned in fp32 (computed in fp32, never rounded to the model's dtype)",
         "wrong output dtype",
+        fast=True,
     ),
     Mutant(
         "rms_norm.wait-dropped",
@@ -1995,6 +1985,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    pid_m = tl.program_id(0).to(tl.int64)\n",
         "PDL's wait dropped: under PDL gu is read before the GEMM that writes it has finished",
         "dependent launch misplaced",
+        fast=True,
     ),
     # ---------------------------------------------------------------------------------- attention (flash)
     Mutant(

@@ -91,7 +91,7 @@ def _draw_rope(rng: Any) -> Rope:
         return Rope(theta, (("factor", factor), ("rope_type", "linear")), "any linear factor")
     if choice == len(ropes()) + 2:
         scaling = (("factor", float(rng.choice([2, 4, 8]))), ("max_positions", 1 << 20), ("rope_type", "dynamic"))
-        return Rope(theta, scaling, "dynamic scaling within the model's context")
+        return Rope(theta, scaling, "any dynamic factor (within the model's context)")
     factors = _llama3(
         float(rng.choice([2, 4, 8, 16, 32])),
         float(rng.choice([1, 2])),
