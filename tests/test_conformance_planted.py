@@ -65,7 +65,8 @@ def test_judge_takes_the_worst_pair_wherever_it_is(monkeypatch):
         pairs = [pair(0.5 if n == bad else 0.0625, f"output {n}") for n in range(3)]
         record = dataclasses.replace(RECORDS["silu_mul"], judge=lambda case, outputs, config, pairs=pairs: pairs)
         monkeypatch.setitem(RECORDS, "silu_mul", record)
-        verdict = harness.judge(harness.Case("silu_mul", "fp32", {}, {}), (), {})
+        case = harness.Case("silu_mul", "fp32", {}, {"gu": torch.zeros(2, 6)})
+        verdict = harness.judge(case, (torch.zeros(2, 3),), {})
         assert verdict.ratio == pytest.approx(2.0), bad
         assert verdict.explanation.startswith(f"output {bad}: ")
 
