@@ -347,7 +347,8 @@ def rope_table(
     roundings (the exponent 2i / D, the power, the division: 16 allowed) and, with Llama-3 scaling,
     its blend: the weight smooth = (original / wavelength - low) / (high - low) is off by ~8 u high /
     (high - low) and moves f by f (1 - 1 / factor) per unit, i.e. relative to f / factor by up to
-    factor times that (16 factor high / (high - low) allowed). The angle is one more rounding and
+    factor times that (16 factor high / (high - low) allowed); linear scaling is one more division, dynamic
+    scaling (within the model's context) none. The angle is one more rounding and
     cos/sin within 2 ulps: each table is within gamma_n(2^-53) |p f| + 2^-52 of cos(p f), the two
     within twice that (pre), and the rounding to ``dtype`` adds half an ulp of |table64| + pre. At a
     position of 8,192 and f = 1, pre is ~1e-9 at most: a frequency off by one part in 10^9 shows.
@@ -356,7 +357,10 @@ def rope_table(
     if angle is None:
         return half_ulp(t.abs(), dtype)
     roundings = 16
-    if scaling is not None:
+    kind = scaling.get("rope_type", scaling.get("type")) if scaling is not None else None
+    if kind == "linear":  # one more division
+        roundings += 1
+    elif kind == "llama3":
         high, low = float(scaling["high_freq_factor"]), float(scaling["low_freq_factor"])
         roundings += math.ceil(16 * float(scaling["factor"]) * max(1.0, high / (high - low)))
     pre = 2 * (gamma(roundings + 1, U64) * _f64(angle).abs() + 2 * U64)

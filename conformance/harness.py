@@ -166,8 +166,29 @@ class Verdict:
     relative: float = 0.0  # worst max|error| / max|float64| over the outputs (for reports)
 
 
+def wrong_outputs(case: Case, outputs: tuple[torch.Tensor, ...]) -> str:
+    """Why the kernel's outputs are not the op's (``OpSpec.outputs``: how many, their shapes and dtypes), or "".
+    An output of another dtype is judged by nothing else: an fp32 result never rounded to the model's fp16 is
+    closer to float64 than any fp16 one, and within every bound."""
+    expected = SPECS[case.kernel].outputs(**case.args)
+    expected = expected if isinstance(expected, tuple) else (expected,)
+    if len(outputs) != len(expected):
+        return f"the op returns {len(expected)} outputs, the kernel's launcher {len(outputs)}"
+    for n, (got, want) in enumerate(zip(outputs, expected)):
+        if got.dtype != want.dtype or tuple(got.shape) != tuple(want.shape):
+            return (
+                f"output {n} is {got.dtype} {list(got.shape)}; the op returns {want.dtype} {list(want.shape)} "
+                f"(the inputs' dtype)"
+            )
+    return ""
+
+
 def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, Any]) -> Verdict:
-    """Compare the kernel's outputs with float64 under each output's bound (the op's record says which)."""
+    """Compare the kernel's outputs with float64 under each output's bound (the op's record says which),
+    after checking they are the op's outputs at all (``wrong_outputs``)."""
+    wrong = wrong_outputs(case, outputs)
+    if wrong:
+        return Verdict(math.inf, wrong)
     try:
         pairs = RECORDS[case.kernel].judge(case, outputs, config)
     except Refused as exc:

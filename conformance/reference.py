@@ -100,7 +100,8 @@ def rope_frequencies(
     """Inverse frequencies f_i = theta^(-2i / head_dim), i < head_dim / 2, and cos/sin(p * f_i) for p < max_positions.
 
     ``scaling`` is a config.json ``rope_scaling``: None (or rope_type ``default``), or rope_type
-    ``llama3`` with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings.
+    ``llama3`` with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings, ``linear``
+    with factor, or ``dynamic`` with max_positions (the model's context).
     """
     if head_dim < 2 or head_dim % 2:
         raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
@@ -109,8 +110,15 @@ def rope_frequencies(
         kind = scaling.get("rope_type", scaling.get("type", "default"))
         if kind == "llama3":
             inv_freq = llama3_inv_freq(inv_freq, scaling)
+        elif kind == "linear":  # positions interpolated: every frequency divided by the factor
+            inv_freq = [f / float(scaling["factor"]) for f in inv_freq]
+        elif kind == "dynamic":  # transformers' NTK rule leaves the frequencies alone up to the model's context
+            if max_positions > int(scaling["max_positions"]):
+                raise ValueError(f"dynamic scaling has no reference past the context ({scaling['max_positions']})")
         elif kind != "default":
-            raise ValueError(f"rope_scaling type {kind!r} has no reference (supported: default, llama3)")
+            raise ValueError(
+                f"rope_scaling type {kind!r} has no reference (supported: default, llama3, linear, dynamic)"
+            )
     f = torch.tensor(inv_freq, dtype=F64)
     angles = torch.arange(max_positions, dtype=F64)[:, None] * f[None, :]
     return RopeTables(f, torch.cos(angles), torch.sin(angles))

@@ -57,7 +57,7 @@ def remove_tables(root, *kernels):
 
 def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
     """The rotary record takes cos/sin from rope_cache for each rope configuration of the catalogue's models and
-    of the supported families outside it, and for any theta and any Llama-3 factors."""
+    of the supported families outside it, and for any theta, any Llama-3 factors and the linear and dynamic rules."""
     from conformance import harness
     from conformance.specs import rotary
 
@@ -74,7 +74,12 @@ def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
         assert case.args["cos"].shape == (case.note["table_rows"], 8)
         expected = ops.rope_cache(16, rope.theta, case.note["table_rows"], rope.rope_scaling)[0]
         assert torch.equal(case.args["cos"], expected)  # the engine's own table, not the reference's
-    assert drawn == set(rotary.ropes()) | {"any theta", "any Llama-3 factors"}
+    assert drawn == set(rotary.ropes()) | {
+        "any theta",
+        "any Llama-3 factors",
+        "any linear factor",
+        "any dynamic factor (within the model's context)",
+    }
 
 
 def covering_entry(table, dtype, ranges):

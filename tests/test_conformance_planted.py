@@ -65,7 +65,8 @@ def test_judge_takes_the_worst_pair_wherever_it_is(monkeypatch):
         pairs = [pair(0.5 if n == bad else 0.0625, f"output {n}") for n in range(3)]
         record = dataclasses.replace(RECORDS["silu_mul"], judge=lambda case, outputs, config, pairs=pairs: pairs)
         monkeypatch.setitem(RECORDS, "silu_mul", record)
-        verdict = harness.judge(harness.Case("silu_mul", "fp32", {}, {}), (), {})
+        case = harness.Case("silu_mul", "fp32", {}, {"gu": torch.zeros(2, 6)})
+        verdict = harness.judge(case, (torch.zeros(2, 3),), {})
         assert verdict.ratio == pytest.approx(2.0), bad
         assert verdict.explanation.startswith(f"output {bad}: ")
 
@@ -166,6 +167,92 @@ def test_the_records_draw_inputs_of_other_layouts_than_the_engines():
         kv = _layouts(kernel, shape, *names)
         assert any(k == v for k, v in kv) and any(k[1:] != v[1:] for k, v in kv), kernel
         assert any(k[-2] != 6 for k, _ in kv), kernel  # k's heads padded: a load past D reads NaN
+
+
+def test_the_attention_records_draw_q_of_other_layouts():
+    """Planted: q drawn as the first heads of a fused projection whose heads are D apart (prefill, chunk) or as a
+    contiguous [B, Hq, D] tensor (decode): a kernel that takes q's heads as D apart, reads q past its head dim or
+    takes its sequences as Hq x D apart passes (mutants attention_prefill.q-head-stride-is-d,
+    attention_prefill.q-without-head-dim-mask, attention_decode.q-batch-stride-contiguous)."""
+    for kernel, shape in (
+        ("attention_prefill", {"S": 5, "D": 6, "G": 2}),
+        ("attention_chunk", {"C": 3, "S": 7, "D": 6, "G": 2}),
+        ("attention_decode", {"B": 2, "S": 7, "D": 6, "G": 2}),
+    ):
+        q = [s for (s,) in _layouts(kernel, shape, "q")]
+        heads = {s[-2] for s in q}
+        assert 6 in heads and 14 in heads, kernel  # heads D apart, and padded with NaN past D
+        if kernel == "attention_decode":
+            case = harness.build(kernel, "fp16", shape, harness.Values("fp16", "cpu", 0))
+            contiguous = case.args["q"].shape[1] * 6
+            assert any(s[0] == contiguous for s in q) and any(s[0] != contiguous for s in q)
+
+
+def test_the_rotary_record_draws_every_rope_rule_the_engine_reads():
+    """Planted: rotary's tables drawn only unscaled or with Llama-3 scaling, while config.json's linear and dynamic
+    rules reach rope_cache too: a linear rule that speeds the frequencies up passes (mutant
+    rotary.linear-scaling-inverted)."""
+    from conformance.specs import rotary as rotary_record
+
+    rng = __import__("random").Random(0)
+    kinds = {(r.rope_scaling or {}).get("rope_type") for r in (rotary_record._draw_rope(rng) for _ in range(400))}
+    assert {None, "llama3", "linear", "dynamic"} <= kinds
+    dynamic = {"rope_type": "dynamic", "factor": 2.0, "max_positions": 64}
+    for scaling in ({"rope_type": "linear", "factor": 4.0}, dynamic):
+        cos, sin = ops.rope_cache(8, 10000.0, 64, scaling)
+        tables = reference.rope_frequencies(8, 10000.0, 64, scaling)
+        angle = torch.arange(64, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
+        assert bounds.ratio(cos, tables.cos, bounds.rope_table(tables.cos, angle=angle, scaling=scaling)) <= 1
+    wrong = ops.rope_cache(8, 10000.0, 64, {"rope_type": "linear", "factor": 0.25})[0]  # the factor inverted
+    linear = reference.rope_frequencies(8, 10000.0, 64, {"rope_type": "linear", "factor": 4.0})
+    angle = torch.arange(64, dtype=torch.float64)[:, None] * linear.inv_freq[None, :]
+    scaling = {"rope_type": "linear", "factor": 4.0}
+    assert bounds.ratio(wrong, linear.cos, bounds.rope_table(linear.cos, angle=angle, scaling=scaling)) > 1
+
+
+def test_an_output_of_another_dtype_or_shape_fails_whatever_its_values():
+    """Planted: the judge compares values only: a kernel that returns its fp32 result unrounded (or an output of
+    another shape that broadcasts) is closer to float64 than any fp16 one and passes (mutants
+    rms_norm.fp32-output, silu_mul.fp32-output, attention_decode.fp32-output)."""
+    case = harness.build("silu_mul", "fp16", {"M": 3, "I": 4}, harness.Values("fp16", "cpu", 1))
+    exact = reference.silu_mul(case.args["gu"])
+    config = {"BLOCK_M": 8, "BLOCK_I": 64}
+    assert harness.judge(case, (exact.to(torch.float16),), config).ratio <= 1
+    unrounded = harness.judge(case, (exact.to(torch.float32),), config)
+    assert unrounded.ratio == math.inf and "torch.float32" in unrounded.explanation
+    assert harness.judge(case, (exact.to(torch.float16)[:1],), config).ratio == math.inf
+    assert harness.judge(case, (), config).ratio == math.inf
+
+
+def test_a_kernel_that_touches_memory_before_its_pdl_wait_fails_its_check(monkeypatch):
+    """Planted: nothing reads the kernels' launch order, and the interpreter runs no PDL: a kernel whose first
+    statement is not dependent_launch(PDL) passes every example (mutants rms_norm.wait-dropped,
+    silu_mul.wait-dropped, attention_decode.merge-without-wait)."""
+    import triton
+    import triton.language as tl
+
+    from neurobrix.ops import silu_mul as silu_module
+    from neurobrix.ops._common import dependent_launch
+
+    assert all(check.launch_problems(k) == () for k in ops.SPECS)
+
+    @triton.jit
+    def early(x_ptr, PDL: tl.constexpr):
+        """a docstring is not a statement"""
+        tl.load(x_ptr)
+        dependent_launch(PDL)
+
+    early.fn.__module__ = silu_module.__name__
+    monkeypatch.setattr(silu_module, "_early_kernel", early, raising=False)
+    check.launch_problems.cache_clear()
+    try:
+        (problem,) = check.launch_problems("silu_mul")
+        assert "_early_kernel" in problem and "tl.load(x_ptr)" in problem
+        entry = Setting(Domain(("fp16",), (("M", 1, 2), ("I", 1, 2))), {"BLOCK_M": 8, "BLOCK_I": 64})
+        result = check.check_entry("silu_mul", entry, "fp16", 1, "ci")
+        assert not result.passed and "dependent_launch(PDL)" in (result.failure or "")
+    finally:
+        check.launch_problems.cache_clear()
 
 
 # ------------------------------------------------------------------------------------- the shapes drawn

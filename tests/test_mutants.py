@@ -59,7 +59,10 @@ def test_the_set_plants_every_class_of_bug_in_every_kernel_and_variant():
     # the fast subset (CI) plants a bug in every variant of linear, its split-K merge and rope_cache's scaling
     assert {v for m in fast for v in m.variants} == set(KERNELS["linear"].variants)
     assert {"linear.merge.skips-last-split", "rotary.llama3-thresholds-swapped"} <= {m.id for m in fast}
-    assert {"extra rounding", "store without mask"} <= {m.bug for m in fast}
+    # and a bug each that no value can show on the interpreter alone: an unrounded output, a kernel not waiting for PDL
+    assert {"extra rounding", "store without mask", "wrong output dtype", "dependent launch misplaced"} <= {
+        m.bug for m in fast
+    }
     skinny = {m.bug for m in MUTANTS if m.variants == ("skinny",)}
     assert {
         "mask off by one",

@@ -49,13 +49,26 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
     small = C * S <= 1 << 22
     batch, hkv = (rng.choice([1, 2]), rng.choice([1, 2])) if small else (1, 1)
     hq = G * hkv
-    q = values((batch, C, hq + 2 * hkv, D))[:, :, :hq]
+    qkv = values((batch, C, hq + 2 * hkv, D))
     capacity = S + rng.choice([0, 1, C])
     k_cache, v_cache, pads = _caches(values, (batch, capacity, hkv, D))
     k_cache[:, S:] = math.nan
     v_cache[:, S:] = math.nan
-    args = {"q": q, "k": k_cache[:, :S], "v": v_cache[:, :S], "scale": _scale(rng, D)}
-    return args, {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity, "head padding": pads}
+    args = {"k": k_cache[:, :S], "v": v_cache[:, :S], "scale": _scale(rng, D)}
+    q, pad_q = _projection(values, qkv, hq)
+    note = {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity}
+    return {"q": q, **args}, {**note, "head padding": pads, "q head padding": pad_q}
+
+
+def _projection(values: Any, qkv: Any, hq: int) -> tuple[Any, int]:
+    """q as the first hq heads of a fused projection qkv [..., heads, D], as the engine passes it, or (half of
+    the draws, drawn last so that every other input stays as drawn) of that projection's heads padded with 8
+    NaN: q's head stride is then not D (nor its batch stride a contiguous tensor's) and a load past the head
+    dim reads NaN. Returns (q, the padding)."""
+    from ..harness import padded
+
+    pad = values.rng.choice([0, 8])
+    return padded(qkv, pad, values.device)[..., :hq, :], pad
 
 
 def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
@@ -89,8 +102,15 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
         "lengths": torch.tensor(lengths, dtype=torch.int32, device=dev),
         "scale": _scale(rng, D),
     }
+    # q as the engine's decode passes it, a view of the fused projection's heads (k's and v's after q's), or
+    # those heads padded: q's batch and head strides then differ from a contiguous [B, Hq, D] tensor's
+    fused = rng.random() < 0.5
+    pad_q = 0
+    if fused:
+        args["q"], pad_q = _projection(values, torch.cat([args["q"], values((B, 2 * hkv, D))], dim=1), G * hkv)
     shown = lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"
-    return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads}
+    layout = f"fused, padded {pad_q}" if fused else "own"
+    return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads, "q": layout}
 
 
 def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:

@@ -35,6 +35,8 @@ class Rope:
         if self.scaling is None:
             return f"theta {self.theta:g}, unscaled ({self.used_by})"
         s = self.rope_scaling
+        if s["rope_type"] != "llama3":
+            return f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} ({self.used_by})"
         return (
             f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} low {s['low_freq_factor']:g} "
             f"high {s['high_freq_factor']:g} original {s['original_max_position_embeddings']} ({self.used_by})"
@@ -75,13 +77,21 @@ def ropes() -> tuple[Rope, ...]:
 
 
 def _draw_rope(rng: Any) -> Rope:
-    """One of every configuration in use, or any theta, unscaled or with any Llama-3 factors."""
-    choice = rng.randrange(len(ropes()) + 2)
+    """One of every configuration in use, or any theta, unscaled or with any Llama-3 factors, or with the other
+    rules the engine reads from a config.json (neurobrix/config.py): linear scaling by any factor, and dynamic
+    (NTK) scaling, the default rotation up to the model's context (its tables never go past it)."""
+    choice = rng.randrange(len(ropes()) + 4)
     if choice < len(ropes()):
         return ropes()[choice]
     theta = float(round(10 ** rng.uniform(2, 7)))
     if choice == len(ropes()):
         return Rope(theta, None, "any theta")
+    if choice == len(ropes()) + 1:
+        factor = float(rng.choice([0.5, 2, 4, 8, 32]))
+        return Rope(theta, (("factor", factor), ("rope_type", "linear")), "any linear factor")
+    if choice == len(ropes()) + 2:
+        scaling = (("factor", float(rng.choice([2, 4, 8]))), ("max_positions", 1 << 20), ("rope_type", "dynamic"))
+        return Rope(theta, scaling, "any dynamic factor (within the model's context)")
     factors = _llama3(
         float(rng.choice([2, 4, 8, 16, 32])),
         float(rng.choice([1, 2])),
