@@ -262,3 +262,32 @@ print("identical")
     done = on_the_gpu("-c", script, timeout=900)
     assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
     assert done.stdout.split()[-1] == "identical"
+
+
+SMALL_HEADS = """
+from conformance import check
+from conformance.specs import RECORDS, Small
+from neurobrix.schema import Domain, Setting
+
+settings = [
+    ("attention_decode", {"SPLITS": 2, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}),
+    ("attention_decode", {"SPLITS": 1, "BLOCK_N": 128, "num_warps": 4, "num_stages": 3}),
+    ("attention_prefill", {"BLOCK_M": 64, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}),
+    ("attention_chunk", {"BLOCK_M": 64, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}),
+]
+for kernel, config in settings:
+    small = RECORDS[kernel].small(config)
+    ranges = {**small.ranges, "D": (1, 15)}
+    entry = Setting(Domain(("bf16", "fp16"), tuple((d, lo, hi) for d, (lo, hi) in ranges.items())), config)
+    for dtype in ("bf16", "fp16"):
+        r = check.check_entry(kernel, entry, dtype, 20, "ci", shrink=False, small=Small(ranges, small.blocks))
+        print(kernel, dtype, config, r.passed, r.examples, r.failure)
+        assert r.passed and r.examples == 20, r.failure
+"""
+
+
+def test_attention_compiles_and_holds_its_bound_at_head_dims_below_16():
+    """tl.dot takes K >= 16 on a GPU: with the head dim's block a plain power of two, a head dim below 16 (the
+    interpreter's shipped settings are checked at head dims from 1) failed to compile on the H200."""
+    done = on_the_gpu("-c", SMALL_HEADS, timeout=600)
+    assert done.returncode == 0, done.stdout[-4000:] + done.stderr[-4000:]
