@@ -19,7 +19,7 @@ print("after inductor:", compiler_overrides())
 print("problem:", compiler_problem("nvidia-h200"))
 print("TRITON_* now:", {k: v for k, v in os.environ.items() if k.startswith("TRITON")})
 EOF
-timeout 300 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_only.py -k "not this_gpus_class" \
+timeout 420 python3 -m pytest -q -m gpu -p no:cacheprovider tests/test_gpu_only.py -k "not this_gpus_class" \
     > "$OUT/gpu-only.log" 2>&1; echo "gpu-only tests exit $?" >> "$OUT/gpu-only.log"
 if [ -n "${KERNELS:-}" ]; then
     timeout 400 python3 -m conformance check --class nvidia-h200 --kernel $KERNELS --profile ci --shipped --no-shrink \
