@@ -1398,6 +1398,36 @@ def test_record_rows_installers_read_differently_are_refused(
     assert [f for f in report.findings if f.code == "G206" and said in f.message], report.findings
 
 
+RECORD_VALIDATION = {  # twelfth round: rows pip and uv read unchecked, installer's record validation refuses
+    "RECORD's own row left out": (lambda rec, text: text.replace(f"{rec},,\n", ""), "G202", "record validation"),
+    "RECORD's own row with a size": (lambda rec, text: text.replace(f"{rec},,", f"{rec},,1234"), "G206", "neither"),
+    "a row without the file's size": (
+        lambda rec, text: re.sub(r"(neurobrix/cli\.py,sha256=[^,]+),[0-9]+", r"\1,", text),
+        "G206",
+        "no size",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(RECORD_VALIDATION))
+def test_record_rows_installers_validation_refuses_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """installer's record validation (which Poetry runs before it installs) wants every member listed with its hash
+    and size, RECORD itself with neither; the gate let RECORD go unlisted or list a size nobody checked (1234 bytes
+    here), and a row give no size at all, so it passed wheels that installer refuses."""
+    from installer.sources import WheelFile
+
+    edit, code, said = RECORD_VALIDATION[attack]
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    record = member(members, path)
+    record.data = edit(path, record.data.decode()).encode()  # type: ignore[operator]
+    wheel = write_wheel(built, tmp_path, members)
+    with WheelFile.open(wheel) as source, pytest.raises(ValueError, match="RECORD"):
+        source.validate_record()
+    report = judge(wheel)
+    assert said in refused_with(report, code, path if code == "G202" or "own" in attack else "neurobrix/cli.py").message
+
+
 @pytest.mark.parametrize("spelling", ["version", "name"])
 @pytest.mark.parametrize("dist", ["wheel", "sdist"])
 def test_dist_file_name_spelling_the_release_otherwise_is_refused(
