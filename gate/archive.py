@@ -26,6 +26,7 @@ from .checks import Check, Finding, GateError, Limits
 Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_FHCRC = 0x02  # the header flag (FLG) bit for a CRC-16 of the header, after its optional fields
+GZIP_FRESERVED = 0xE0  # FLG bits RFC 1952 reserves: zlib refuses a stream with any set, Python's gzip ignores them
 MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 
 
@@ -323,6 +324,14 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             None,
             "a gzip header with a header CRC (FHCRC): Python's gzip (pip) skips its two bytes, uv inflates from "
             "them, so they read different streams",
+        )
+        return None
+    if raw[:2] == GZIP_MAGIC and len(raw) > 3 and raw[3] & GZIP_FRESERVED:
+        archive.fail(
+            Check.G313,
+            None,
+            f"a gzip header with reserved flag bits ({raw[3] & GZIP_FRESERVED:#04x}): Python's gzip (pip, twine) "
+            "ignores them and unpacks the sdist, zlib refuses the stream",
         )
         return None
     out = bytearray()

@@ -1109,6 +1109,19 @@ def test_sdist_gzip_header_crc_is_refused(built: Built, tmp_path: Path) -> None:
     assert "header CRC" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
 
 
+def test_sdist_gzip_header_with_reserved_flags_is_a_finding(built: Built, tmp_path: Path) -> None:
+    """Reserved gzip flag bits: Python's gzip (pip's and twine's tarfile) ignores them and unpacks the sdist, zlib
+    refuses the stream. The gate answered exit 2, "not a gzip stream, so not an sdist"; it is an sdist pip installs,
+    so it is refused as one (exit 1, a finding on the dist)."""
+    sdist = tmp_path / built.sdist.name
+    data = bytearray(built.sdist.read_bytes())
+    data[3] |= 0x20
+    sdist.write_bytes(bytes(data))
+    with tarfile.open(sdist) as unpacked:  # what pip unpacks
+        assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
+    assert "reserved flag bits" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+
+
 # attack -> (the member planted, the finding, what tarfile makes of it)
 TARFILE_READS_OTHERWISE: dict[str, tuple[Callable[[Built], RawTarMember], str, str]] = {
     "a global pax header": (
