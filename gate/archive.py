@@ -26,6 +26,7 @@ from .checks import Check, Finding, GateError, Limits
 Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_FHCRC = 0x02  # the header flag (FLG) bit for a CRC-16 of the header, after its optional fields
+GZIP_FRESERVED = 0xE0  # FLG bits RFC 1952 reserves: zlib refuses a stream with any set, Python's gzip ignores them
 MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 
 
@@ -186,7 +187,9 @@ class WheelArchive(Archive):
                 unsafe.add(name)
             self._entries[name] = entry
             members.append(
-                Member(name, entry.size, entry.compressed, _zip_kind(self, name, entry), executable=entry.executable)
+                Member(
+                    name, entry.size, entry.compressed, _zip_kind(self, name, entry, data), executable=entry.executable
+                )
             )
         self._admit(members, unsafe)
 
@@ -202,7 +205,7 @@ class WheelArchive(Archive):
         self._data = b""
 
 
-def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberKind:
+def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry, data: bytes) -> MemberKind:
     kind = stat.S_IFMT(entry.mode)
     if kind == stat.S_IFLNK:
         return "symlink"
@@ -210,7 +213,19 @@ def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> MemberK
         if entry.size:
             archive.fail(Check.G304, name, f"a folder entry with {entry.size} bytes of content")
             return "other"
-        return "dir"
+        # A folder is never read by pip or installer, so nothing else would notice bytes stored in it: a deflate
+        # stream of any content, or a CRC for other bytes, behind a declared size of 0 (`unzip -t` reads them, and
+        # reports a bad CRC). Read it as every file is read: it must be an empty member, exactly.
+        try:
+            zipstrict.inflate(data, entry, 0)
+        except zipstrict.Unreadable as exc:
+            archive.fail(
+                Check.G304,
+                name,
+                f"a folder entry whose {entry.compressed} stored bytes are not an empty member ({exc}): bytes no "
+                "installer reads, which `unzip -t` reads as content",
+            )
+        return "dir"  # refused either way; still a folder to the checks that follow
     if kind == stat.S_IFDIR:
         archive.fail(Check.G304, name, "a folder mode on a member whose name does not end in '/'")
         return "other"
@@ -309,6 +324,14 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             None,
             "a gzip header with a header CRC (FHCRC): Python's gzip (pip) skips its two bytes, uv inflates from "
             "them, so they read different streams",
+        )
+        return None
+    if raw[:2] == GZIP_MAGIC and len(raw) > 3 and raw[3] & GZIP_FRESERVED:
+        archive.fail(
+            Check.G313,
+            None,
+            f"a gzip header with reserved flag bits ({raw[3] & GZIP_FRESERVED:#04x}): Python's gzip (pip, twine) "
+            "ignores them and unpacks the sdist, zlib refuses the stream",
         )
         return None
     out = bytearray()

