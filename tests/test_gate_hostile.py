@@ -415,6 +415,18 @@ ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; No
     "a data descriptor flag": (lambda b: table_as(b, flags=0x8), "G313", TABLE.wheel_path),
     # uv (0.13) refuses a wheel with an extra field record twice in one header; zipfile, pip and installer read on
     "an extra field record twice": (lambda b: table_as(b, extra=EXTENDED_TIME * 2), "G313", TABLE.wheel_path),
+    # round 12: bytes no installer reads, carried into the upload in a record of an unknown id, or past the end of
+    # a known record's format
+    "an extra field record of an unknown id": (
+        lambda b: table_as(b, extra=struct.pack("<HH", 0xCAFE, 1024) + b"x" * 1024),
+        "G313",
+        TABLE.wheel_path,
+    ),
+    "an extended timestamp longer than its format": (
+        lambda b: table_as(b, extra=struct.pack("<HHB", 0x5455, 1025, 1) + b"\0" * 1024),
+        "G313",
+        TABLE.wheel_path,
+    ),
     "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
     "a stored member whose sizes differ": (
         lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1),
