@@ -1,16 +1,16 @@
 """Prototype (2026-12-03): would decode attention be faster in one launch, or with splits that follow the
 filled length? Measured before any of it is built.
 
-attention_decode makes two launches a layer: the split kernel (one program per batch x kv head x split of the
+attention_decode made two launches a layer: the split kernel (one program per batch x kv head x split of the
 cache capacity, each over the filled positions of its chunk only) and a merge. The split count is certified
 per cache-capacity bucket and timed by certify on a full cache, while a run's cache is partly filled; and
-SPLITS 1 still pays the merge launch. Two variants of the engine's own kernel (attention.py copied at run time
-with only the change inserted, so the rest of the code is the engine's):
+SPLITS 1 still paid the merge launch (2026-12-03b call 1, at e6ad33a). Two variants:
 
   direct-N[sS]  SPLITS 1, BLOCK_N N (num_stages S, default 2): the split kernel normalises its accumulator and
-                stores the output itself; no merge launch, no partials.
+                stores the output itself; no merge launch, no partials (the engine's kernel since 8a348c7).
   adapt         the certified setting, each program's chunk cut from the filled length (cdiv(length, SPLITS)
-                rounded up to BLOCK_N) instead of the capacity, so every split has work at any fill.
+                rounded up to BLOCK_N) instead of the capacity, so every split has work at any fill (attention.py
+                copied at run time with only that inserted, so the rest of the code is the engine's).
 
 The engine's decode step (``GreedyDecoder``, a CUDA graph replay, PDL as the class says) runs with decode
 attention swapped for a variant; logits are compared with the engine's and steps timed side by side, rounds
@@ -23,8 +23,6 @@ interleaved:
 from __future__ import annotations
 
 import argparse
-import importlib.util
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -35,25 +33,19 @@ import torch
 import triton
 
 import neurobrix.ops.attention as engine_attention
-from benchmarks.proto_fuse import captured_steps, interleaved, summary
-from benchmarks.proto_prefetch import _replace
-
-STORES = (
-    "    tl.store(part_ptr + row[:, None] * D + offs_d[None, :], accumulator, mask=mask_g[:, None] & mask_d[None, :])\n"
-    "    tl.store(ml_ptr + row, m_i, mask=mask_g)\n"
-    "    tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)\n"
-)
+from benchmarks.proto_fuse import captured_steps, interleaved, report, summary
+from benchmarks.proto_prefetch import _replace, import_copy
 
 
 def patched_copy(where: Path) -> ModuleType:
-    """attention.py with DIRECT (SPLITS 1: the normalised output stored through ``part_ptr``) and ADAPT (chunks
-    cut from the filled length) in its decode split kernel, imported from a file under ``where``."""
+    """attention.py with ADAPT (chunks cut from the filled length) in its decode split kernel, on by default so that
+    the copy's own ``attention_decode`` launches it, imported from a file under ``where``. (SPLITS 1 storing its
+    own output, the prototype's other variant, is the engine's kernel since 8a348c7.)"""
     text = Path(engine_attention.__file__).read_text()
     text = _replace(
         text,
         "    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,\n    PDL: tl.constexpr,\n):\n",
-        "    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,\n    PDL: tl.constexpr,\n"
-        "    DIRECT: tl.constexpr = 0, ADAPT: tl.constexpr = 0,\n):\n",
+        "    SPLITS: tl.constexpr, BLOCK_N: tl.constexpr,\n    PDL: tl.constexpr,\n    ADAPT: tl.constexpr = 1,\n):\n",
         1,
     )
     text = _replace(
@@ -63,54 +55,13 @@ def patched_copy(where: Path) -> ModuleType:
         "    start = split_id * chunk\n",
         1,
     )
-    indented = "".join("    " + line + "\n" for line in STORES.splitlines())
-    text = _replace(
-        text,
-        STORES,
-        "    if DIRECT:  # SPLITS 1: part_ptr is the output [B, HQ, D], contiguous\n"
-        "        tl.store(part_ptr + row[:, None] * D + offs_d[None, :],\n"
-        "                 (accumulator / l_i[:, None]).to(part_ptr.dtype.element_ty),\n"
-        "                 mask=mask_g[:, None] & mask_d[None, :])\n"
-        "    else:\n" + indented,
-        1,
-    )
-    path = where / "_proto_attention.py"
-    path.write_text(text)
-    spec = importlib.util.spec_from_file_location("neurobrix.ops._proto_attention", path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+    return import_copy(text, where, "_proto_attention")
 
 
 def decode(copy: ModuleType, q, k_cache, v_cache, lengths, scale, setting: dict[str, Any], pdl: bool, adapt: bool):
-    """The engine's attention_decode launches on the copy's split kernel: SPLITS 1 direct (no merge), or the
-    setting's splits with ADAPT."""
-    B, HQ, D = q.shape
-    capacity, HKV = k_cache.shape[1], k_cache.shape[2]
-    G = HQ // HKV
-    meta, launch = engine_attention.split("attention_decode", setting, engine_attention.DECODE_PARAMS, pdl)
-    splits, block_n = meta["SPLITS"], meta["BLOCK_N"]
-    chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n
-    o = torch.empty((B, HQ, D), dtype=q.dtype, device=q.device)
-    direct = splits == 1 and not adapt
-    part = o if direct else torch.empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)
-    ml = o if direct else torch.empty((2, B, HQ, splits), dtype=torch.float32, device=q.device)
-    block_d = triton.next_power_of_2(D)
-    copy._attention_decode_split_kernel[(B * HKV, splits)](
-        q, k_cache, v_cache, lengths, part, ml, HKV, G, chunk, float(scale) * engine_attention.LOG2E,
-        *q.stride()[:2], *k_cache.stride()[:3], *v_cache.stride()[:3],
-        D=D, BLOCK_D=block_d, BLOCK_G=max(16, triton.next_power_of_2(G)),
-        PRECISION=engine_attention.dot_precision("bf16" if q.dtype == torch.bfloat16 else "fp16"),
-        DIRECT=int(direct), ADAPT=int(adapt), **meta, **launch,
-    )  # fmt: skip
-    if not direct:
-        engine_attention._attention_decode_merge_kernel[(B * HQ,)](
-            part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],
-            D=D, BLOCK_D=block_d, SPLITS=splits, BLOCK_S=triton.next_power_of_2(splits), **launch,
-        )  # fmt: skip
-    return o
+    """attention_decode with ``setting``: the engine's (SPLITS 1: one launch), or the copy's with ADAPT."""
+    launcher = copy.attention_decode if adapt else engine_attention.attention_decode
+    return launcher(q, k_cache, v_cache, lengths, scale, config=setting, pdl=pdl)
 
 
 def variant_setting(variant: str, certified: dict[str, Any]) -> tuple[dict[str, Any], bool]:
@@ -219,17 +170,14 @@ def main(argv: list[str] | None = None) -> int:
         check(copy)
         if args.check_only:
             return 0
-        results = []
-        for name in args.model:
-            for batch in args.batch:
-                for filled in args.filled:
-                    r = measure(copy, name, batch, filled, args.steps, ["engine", *args.variants])
-                    print(json.dumps(r), flush=True)
-                    results.append(r)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return 0
+        variants = ["engine", *args.variants]
+        runs = (
+            measure(copy, name, batch, filled, args.steps, variants)
+            for name in args.model
+            for batch in args.batch
+            for filled in args.filled
+        )
+        return report(runs, args.json)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,7 @@ import argparse
 import json
 import statistics
 import sys
+from collections.abc import Iterable
 from typing import Any
 
 import torch
@@ -415,6 +416,18 @@ def summary(times: dict[str, list[float]]) -> dict[str, Any]:
     }
 
 
+def report(results: Iterable[dict[str, Any]], path: str | None) -> int:
+    """Print each result as a JSON line as it comes, then write them all to ``path`` (when given); exit status 0."""
+    kept = []
+    for result in results:
+        print(json.dumps(result), flush=True)
+        kept.append(result)
+    if path:
+        with open(path, "w") as f:
+            json.dump(kept, f, indent=1)
+    return 0
+
+
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
     from benchmarks.e2e import random_weights
     from conformance.catalogue import load
@@ -523,16 +536,9 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("proto_fuse: timing needs a GPU of a certified class", file=sys.stderr)
         return 1
-    results = []
-    for name in args.model:
-        for batch in args.batch:
-            r = measure(name, batch, args.filled, args.steps, ["engine", *(v for v in args.variants if v != "engine")])
-            print(json.dumps(r), flush=True)
-            results.append(r)
-    if args.json:
-        with open(args.json, "w") as f:
-            json.dump(results, f, indent=1)
-    return 0
+    variants = ["engine", *(v for v in args.variants if v != "engine")]
+    runs = (measure(name, batch, args.filled, args.steps, variants) for name in args.model for batch in args.batch)
+    return report(runs, args.json)
 
 
 if __name__ == "__main__":

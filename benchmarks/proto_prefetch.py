@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import json
 import sys
 import tempfile
 from pathlib import Path
@@ -37,7 +36,7 @@ import torch
 import triton
 
 import neurobrix.ops.linear as engine_linear
-from benchmarks.proto_fuse import captured_steps, interleaved, summary
+from benchmarks.proto_fuse import captured_steps, interleaved, report, summary
 
 PREFETCH = '''
 
@@ -120,9 +119,15 @@ def prefetching_copy(where: Path) -> ModuleType:
         PREFETCH + "\nPF = [0, 0]\n\n\n@triton.jit\ndef _merge_if_last(",
         1,
     )
-    path = where / "_proto_prefetch.py"
+    return import_copy(text, where, "_proto_prefetch")
+
+
+def import_copy(text: str, where: Path, name: str) -> ModuleType:
+    """``text`` (a copy of an op file) imported as ``neurobrix.ops.<name>`` from a file under ``where`` (Triton
+    reads a kernel's source file; the copy's relative imports resolve in the engine's package)."""
+    path = where / f"{name}.py"
     path.write_text(text)
-    spec = importlib.util.spec_from_file_location("neurobrix.ops._proto_prefetch", path)
+    spec = importlib.util.spec_from_file_location(f"neurobrix.ops.{name}", path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     sys.modules[spec.name] = module
@@ -244,16 +249,11 @@ def main(argv: list[str] | None = None) -> int:
         check_copy(copy)
         if args.check_only:
             return 0
-        results = []
-        for name in args.model:
-            for batch in args.batch:
-                r = measure(name, batch, args.filled, args.steps, ["engine", *args.variants], copy)
-                print(json.dumps(r), flush=True)
-                results.append(r)
-        if args.json:
-            with open(args.json, "w") as f:
-                json.dump(results, f, indent=1)
-    return 0
+        variants = ["engine", *args.variants]
+        runs = (
+            measure(name, batch, args.filled, args.steps, variants, copy) for name in args.model for batch in args.batch
+        )
+        return report(runs, args.json)
 
 
 if __name__ == "__main__":
