@@ -269,6 +269,14 @@ def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiec
     assert sentencepiece_model.eos is None  # nothing was generated
 
 
+def test_an_empty_prompt_file_is_refused_naming_both_ways_to_give_a_prompt(sentencepiece_model, tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "sp-model", "--prompt-file", str(tmp_path / "empty.txt"), "--no-chat"])
+    assert info.value.code == 2
+    assert "give some text with --prompt or --prompt-file" in capsys.readouterr().err
+
+
 def test_sampling_options_without_a_temperature_are_named_as_unused(sentencepiece_model, capsys):
     sentencepiece_model.ids = [20]
     assert main(["run", "--model", "sp-model", "--prompt", "hello", "--top-k", "5", "--seed", "1"]) == 0
