@@ -202,9 +202,13 @@ def cmd_certify(args: argparse.Namespace) -> int:
 def cmd_reformat(args: argparse.Namespace) -> int:
     from . import certify
 
-    for path in certify.reformat(Path(args.tables), args.gpu_class):
+    written = certify.reformat(Path(args.tables), args.gpu_class)
+    for path in written:
         print(f"rewrote {path}")
-    print(f"updated {Path(args.tables) / 'TRACKED.yaml'}")
+    if written:
+        print(f"updated {Path(args.tables) / 'TRACKED.yaml'}")
+    else:  # nothing was written: saying TRACKED.yaml was updated would be untrue
+        print(f"nothing to rewrite: every kernel table of {args.gpu_class} is in the current format")
     return 0
 
 
@@ -255,7 +259,11 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
         folder = tiny.make(Path(args.folder), args.family, context=args.context)
     except OSError as exc:
         raise UsageError(f"{args.folder}: the checkpoint cannot be written there ({exc.strerror or exc})") from exc
-    print(f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: neurobrix import {folder}")
+    # quoted: a folder with a space in its name is one argument when the line is copied into a shell
+    print(
+        f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: "
+        f"neurobrix import {shlex.quote(str(folder))}"
+    )
     return 0
 
 
@@ -413,7 +421,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     z.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to certify")
     z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
-    z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="the dtypes to certify (fp32, fp16, bf16)")
+    z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="required: the dtypes to certify (fp32, fp16, bf16)")
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
     z.add_argument(
         "--models",
@@ -626,6 +634,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends
         print("conformance: interrupted", file=sys.stderr)
         return 128 + signal.SIGINT
+    except OSError as exc:  # the machine's refusal (a read-only tables folder, an unwritable $GITHUB_OUTPUT):
+        # one line and exit 1, as `neurobrix` ends, not a traceback
+        where = f": {exc.filename}" if exc.filename else ""
+        print(f"conformance: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        return 1
 
 
 if __name__ == "__main__":

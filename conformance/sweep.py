@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from neurobrix.dtypes import torch_dtype
+from neurobrix.errors import UsageError
 from neurobrix.gpu import detect_class, interpreter_enabled
 from neurobrix.schema import Domain, Setting
 
@@ -24,6 +25,9 @@ def sweep(
 ) -> list[dict[str, Any]]:
     from neurobrix import tables as nb_tables
 
+    unknown = sorted(set(kernels or ()) - set(RECORDS))
+    if unknown:  # else nothing runs and the sweep "passes" (exit 0) having checked nothing
+        raise UsageError(f"unknown kernel(s) {', '.join(unknown)}; kernels: {', '.join(RECORDS)}")
     gpu_class = detect_class(nb_tables.load(tables_root))
     rows = []
     for kernel, record in RECORDS.items():

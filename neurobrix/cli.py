@@ -314,8 +314,18 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         **common,
         help="generate text with an imported model on the certified kernels",
-        description="Generate text with an imported model. The device's GPU class and every kernel call the "
-        "generation will make are checked against the certified tables before any weight is loaded.",
+        description=textwrap.fill(
+            "Generate text with an imported model. The device's GPU class and every kernel call the generation "
+            "will make are checked against the certified tables before any weight is loaded.",
+            100,
+        ),
+        # the command a user runs most: its help shows how, and what each exit code means (as warmup's does)
+        epilog="examples:\n"
+        '  neurobrix run --model meta-llama/Llama-3.2-1B-Instruct --prompt "Why is the sky blue?"\n'
+        "  neurobrix run --model meta-llama/Llama-3.2-1B-Instruct --prompt-file report.txt --max-tokens 200\n"
+        '  TRITON_INTERPRET=1 neurobrix run --model tiny-llama --prompt "hello world" --max-tokens 12   (no GPU)\n\n'
+        + textwrap.fill(EXIT_CODES, 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
     given = run.add_mutually_exclusive_group(required=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import shlex
 import sys
 from typing import Any
 
@@ -38,6 +39,20 @@ def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
     print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
+    try:
+        return _after_import(args, model)
+    except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) once the model is stored whole: it stays, so say so
+        sys.stdout.flush()
+        print(
+            f"{model.name} was imported whole before the interruption and stays in the store "
+            f"(`neurobrix remove {shlex.quote(model.name)}` removes it)",
+            file=sys.stderr,
+        )
+        raise
+
+
+def _after_import(args: argparse.Namespace, model: StoredModel) -> int:
+    """What import prints or does once the model is stored: warm it up, or the commands that come next."""
     gpu_class = _certified_gpu_class()
     if args.warmup and gpu_class is not None:
         sys.stdout.flush()
@@ -50,7 +65,10 @@ def cmd_import(args: argparse.Namespace) -> int:
             "nothing); `neurobrix warmup` on the GPU machine compiles its kernels"
         )
     elif gpu_class is not None:
-        print(f"compile its kernels for {gpu_class} once, before the first run: neurobrix warmup --model {model.name}")
+        print(
+            f"compile its kernels for {gpu_class} once, before the first run: "
+            f"neurobrix warmup --model {shlex.quote(model.name)}"
+        )
     print(f"run it with: {_run_command(model.name)}")
     return 0
 
@@ -79,7 +97,7 @@ def _run_command(name: str) -> str:
     interpreter, about a token a second even for a tiny model, so the command asks for a few tokens."""
     from .gpu import interpreter_enabled
 
-    command = f'neurobrix run --model {name} --prompt "Hello"'
+    command = f'neurobrix run --model {shlex.quote(name)} --prompt "Hello"'  # a name may hold a space
     if not interpreter_enabled():
         import torch  # late: only to see whether this machine has a GPU
 

@@ -222,7 +222,7 @@ def run(
     if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             "the prompt is empty: without a chat template the model would run on its start token "
-            "alone; give some text with --prompt"
+            "alone; give some text with --prompt or --prompt-file"
         )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
 import shutil
 import socket
 import uuid
@@ -196,9 +197,10 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             imported=data.get("imported"),
         )
     except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+        why = f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)  # str(KeyError) is "'files'"
         raise DamagedModelError(
-            f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({exc}); "
-            f"remove it with `neurobrix remove {name}` and import it again"
+            f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({why}); "
+            f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
     if verify:
         _verify(model, sizes)
@@ -219,10 +221,12 @@ def _verify(model: StoredModel, sizes: dict[str, int]) -> None:
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:
     """The error for a stored model found damaged: each problem, and how to import it again or remove it."""
-    again = f"neurobrix import {model.source}" + (f" --revision {model.revision}" if model.revision else "")
+    again = f"neurobrix import {shlex.quote(model.source)}" + (
+        f" --revision {shlex.quote(model.revision)}" if model.revision else ""
+    )
     return DamagedModelError(
         f"stored model {model.name} ({model.path}) is damaged: {'; '.join(problems)}. "
-        f"Import it again (`{again}`) or remove it (`neurobrix remove {model.name}`)"
+        f"Import it again (`{again}`) or remove it (`neurobrix remove {shlex.quote(model.name)}`)"
     )
 
 
@@ -279,7 +283,7 @@ def list_models() -> list[StoredModel]:
 
 def _not_found(name: str) -> ModelNotFoundError:
     return ModelNotFoundError(
-        f"no model {name!r} in the store ({models_dir()}). Import it first: `neurobrix import {name}` "
+        f"no model {name!r} in the store ({models_dir()}). Import it first: `neurobrix import {shlex.quote(name)}` "
         "(a Hugging Face id like org/name, or a local checkpoint folder); `neurobrix list` shows what is imported"
     )
 
@@ -308,7 +312,8 @@ def resolve(name: str) -> StoredModel:
             key, path = folder.resolve().name, stored
         else:
             raise ModelNotFoundError(
-                f"{name} is a folder that has not been imported; import it first: `neurobrix import {name}`"
+                f"{name} is a folder that has not been imported; import it first: "
+                f"`neurobrix import {shlex.quote(name)}`"
             )
     if path is None:
         raise _not_found(name)
@@ -387,7 +392,7 @@ def _destination(name: str) -> Path:
     if len(parts) == 2 and (root / parts[0] / MANIFEST).is_file():
         raise StoreError(
             f"cannot store {name}: a local model named {parts[0]!r} occupies {root / parts[0]}; "
-            f"remove it first (`neurobrix remove {parts[0]}`)"
+            f"remove it first (`neurobrix remove {shlex.quote(parts[0])}`)"
         )
     if dest.exists() and not (dest / MANIFEST).is_file():
         raise StoreError(

@@ -269,6 +269,14 @@ def test_an_empty_prompt_without_the_chat_template_is_a_usage_error(sentencepiec
     assert sentencepiece_model.eos is None  # nothing was generated
 
 
+def test_an_empty_prompt_file_is_refused_naming_both_ways_to_give_a_prompt(sentencepiece_model, tmp_path, capsys):
+    (tmp_path / "empty.txt").write_text("", encoding="utf-8")
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "sp-model", "--prompt-file", str(tmp_path / "empty.txt"), "--no-chat"])
+    assert info.value.code == 2
+    assert "give some text with --prompt or --prompt-file" in capsys.readouterr().err
+
+
 def test_sampling_options_without_a_temperature_are_named_as_unused(sentencepiece_model, capsys):
     sentencepiece_model.ids = [20]
     assert main(["run", "--model", "sp-model", "--prompt", "hello", "--top-k", "5", "--seed", "1"]) == 0
@@ -282,6 +290,15 @@ def test_run_help_says_each_sampling_default(capsys):
         main(["run", "--help"])
     help_text = " ".join(capsys.readouterr().out.split())
     assert "--max-tokens N most new tokens to generate (default: as transformers' generate takes it" in help_text
+
+
+def test_run_help_shows_examples_and_the_exit_codes(capsys):
+    """run's help, like warmup's, shows a run and what each exit code means (a refusal's code is looked up there)."""
+    with pytest.raises(SystemExit):
+        main(["run", "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert "examples: neurobrix run --model" in help_text and "--prompt-file report.txt" in help_text
+    assert "Exit codes: 0 ok, 1 failed or blocked, 2 usage" in help_text and "7 stored model damaged" in help_text
     assert "max_new_tokens, else its max_length less the prompt, else 256" in help_text
     assert "--top-k K sample among the K most likely tokens (default: all)" in help_text
     assert "--top-p P sample within the top-P probability mass, 0 < P <= 1 (default: 1, all)" in help_text

@@ -318,6 +318,42 @@ def test_the_commands_end_in_one_line_on_ctrl_c_and_on_a_folder_that_cannot_be_w
     assert len(err.splitlines()) == 1
 
 
+def test_a_folder_or_file_the_machine_refuses_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """An OSError out of a command (certify writing into a read-only tables folder, `affected --github-output`
+    with a $GITHUB_OUTPUT in a folder that does not exist) ends in one line and exit 1, as `neurobrix` ends."""
+    monkeypatch.setenv("GITHUB_OUTPUT", str(tmp_path / "no-such-folder" / "output"))
+    try:
+        code = conformance_main(["affected", "--github-output", "tables/nvidia-h200/class.yaml"])
+    except OSError:
+        pytest.fail("the OSError reached the interpreter: a traceback, not one line")
+    assert code == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-1] == f"conformance: error: No such file or directory: {tmp_path / 'no-such-folder' / 'output'}"
+
+
+def test_tiny_model_prints_an_import_command_that_survives_a_space_in_the_folder(tmp_path, monkeypatch, capsys):
+    from conformance import tiny
+
+    monkeypatch.setattr(tiny, "make", lambda folder, family, context=None: folder)
+    folder = tmp_path / "my models" / "tiny"
+    assert conformance_main(["tiny-model", str(folder)]) == 0
+    assert capsys.readouterr().out.rstrip().endswith(f"import it with: neurobrix import '{folder}'")
+
+
+def test_sweep_refuses_a_kernel_that_does_not_exist_instead_of_passing_having_run_nothing(capsys):
+    assert conformance_main(["sweep", "--kernels", "silu_mull"]) == 2
+    err = capsys.readouterr().err
+    assert "conformance: error: unknown kernel(s) silu_mull; kernels: " in err and "silu_mul" in err
+
+
+def test_reformat_with_nothing_to_rewrite_does_not_claim_it_updated_anything(tables_copy, capsys):
+    before = (tables_copy / "TRACKED.yaml").read_bytes()
+    assert conformance_main(["reformat", "--class", "interpreter", "--tables", str(tables_copy)]) == 0
+    out = capsys.readouterr().out
+    assert "updated" not in out and "nothing to rewrite" in out
+    assert (tables_copy / "TRACKED.yaml").read_bytes() == before
+
+
 def test_check_refuses_a_tampered_table_naming_it(tables_copy, capsys):
     path = tables_copy / "interpreter" / "rotary.json"
     path.write_text(path.read_text().replace('"BLOCK_H": 16', '"BLOCK_H": 32'))

@@ -712,6 +712,45 @@ def test_cli_import_list_remove(checkpoints, tmp_path, capsys):
     assert "no models imported yet" in capsys.readouterr().out
 
 
+def test_the_commands_import_prints_survive_a_space_in_the_models_name(checkpoints, tmp_path, capsys):
+    """A local folder's name is the stored name; the commands import prints (and a damaged model's) are
+    meant to be copied into a shell, so a name with a space in it is quoted there."""
+    src = copy_of(checkpoints, "plain", tmp_path, name="my model")
+    assert main(["import", str(src)]) == 0
+    assert "neurobrix run --model 'my model' --prompt" in capsys.readouterr().out
+    (store.models_dir() / "my model" / "config.json").write_text("{}  ")
+    with pytest.raises(store.DamagedModelError) as info:
+        store.resolve("my model")
+    assert f"`neurobrix import '{src.resolve()}'`" in str(info.value)
+    assert "`neurobrix remove 'my model'`" in str(info.value)
+
+
+def test_ctrl_c_once_the_model_is_stored_says_it_stays(checkpoints, tmp_path, monkeypatch, capsys):
+    """The import is whole before import looks for this machine's GPU class (seconds: torch is imported);
+    Ctrl-C there ends with 130 as any Ctrl-C, but says the model is in the store, not that nothing is."""
+    from neurobrix import cli_store
+
+    def interrupted():
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(cli_store, "_certified_gpu_class", interrupted)
+    with pytest.raises(SystemExit) as info:
+        main(["import", str(copy_of(checkpoints, "plain", tmp_path))])
+    assert info.value.code == 130
+    err = capsys.readouterr().err
+    assert "plain was imported whole before the interruption and stays in the store" in err
+    assert err.strip().endswith("neurobrix: error: interrupted")
+    assert [m.name for m in store.list_models()] == ["plain"]
+
+
+def test_a_manifest_without_a_field_names_the_field(checkpoints, tmp_path):
+    model = store.import_model(str(copy_of(checkpoints, "plain", tmp_path)), progress=False)
+    (model.path / store.MANIFEST).write_text(json.dumps({"format": 1}))
+    with pytest.raises(store.DamagedModelError) as info:
+        store.resolve("plain")
+    assert "is unreadable (no 'files' field)" in str(info.value)
+
+
 def test_cli_user_mistakes_exit_2_with_one_message(tmp_path, capsys):
     with pytest.raises(SystemExit) as info:
         main(["remove", "org/nothing"])
