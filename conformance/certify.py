@@ -67,6 +67,7 @@ def reference_name() -> str:
     return f"float64, torch {'CPU' if check.device().type == 'cpu' else 'CUDA'} (conformance/reference.py)"
 
 
+TIMING_SETS_BYTES = 2 * 2**30  # an op's record asks for several timing sets (Record.timing_sets) up to this much
 ROTATE_BYTES = 128 * 2**20  # inputs rotated until they exceed the H200's 50 MB L2 more than twice
 
 
@@ -174,17 +175,28 @@ def timing_seed(task: Task) -> int:
     return zlib.crc32(f"{task.kernel} {task.describe()}".encode())
 
 
+def timing_count(size: int, asked: int) -> int:
+    """How many timing sets of ``size`` bytes: enough to overflow the L2 cache (ROTATE_BYTES, at most 8), and the
+    op's record's ``asked`` where they fit in TIMING_SETS_BYTES."""
+    size = max(size, 1)
+    return max(min(8, math.ceil(ROTATE_BYTES / size)), min(asked, TIMING_SETS_BYTES // size), 1)
+
+
 def timing_sets(task: Task) -> list[Case]:
-    """Input sets at the top shape, enough of them that together they overflow the L2 cache (GPU only)."""
+    """Input sets at the top shape, enough of them that together they overflow the L2 cache (GPU only), and at
+    least as many as the op's record shapes for timing (``Record.timing``) where they fit in TIMING_SETS_BYTES."""
     dev = check.device()
     shape = timing_shape(task)
     seed = timing_seed(task)
+    record = RECORDS[task.kernel]
     first = build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed))
     size = sum(t.numel() * t.element_size() for t in first.args.values() if isinstance(t, torch.Tensor))
-    rotate = max(1, min(8, math.ceil(ROTATE_BYTES / max(size, 1)))) if dev.type == "cuda" else 1
-    return [first] + [
-        build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, rotate)
-    ]
+    count = timing_count(size, record.timing_sets) if dev.type == "cuda" else 1
+    sets = [first] + [build(task.kernel, task.dtype, shape, Values(task.dtype, dev, seed + i)) for i in range(1, count)]
+    if record.timing is not None:
+        for i, case in enumerate(sets):
+            record.timing(case.args, i, count)
+    return sets
 
 
 def screen(task: Task, config: dict[str, Any], cases: list[Case]) -> tuple[str, str] | None:
@@ -357,6 +369,9 @@ def provenance(command: str) -> dict[str, Any]:
             f"candidates whose first estimate (best of 3 replays of one pass) was within {SHORTLIST_WITHIN}x of "
             f"the fastest, at least {SHORTLIST_LEAST}"
         )
+        shaped = [f"{r.name}: {r.timing_note}" for r in RECORDS.values() if r.timing is not None]
+        if shaped:
+            prov["timing"] += f"; inputs at the top shape, drawn as checks draw them, except {'; '.join(shaped)}"
     return prov
 
 

@@ -919,3 +919,34 @@ def test_a_candidate_left_off_the_shortlist_is_proven_when_every_timed_one_fails
     reasons = {r.config["BLOCK"]: (r.reason, r.detail) for r in result.entry.proof.rejected}
     assert reasons[0][0] == reasons[1][0] == "wrong_result"
     assert reasons[3] == ("slower", "30.00 us first estimate, not shortlisted, vs 20.00 us")
+
+
+def test_decode_attention_is_timed_at_the_fills_a_run_passes_through_not_at_drawn_lengths():
+    """certify chooses a decode attention setting on inputs whose sequences share one length, the sets' lengths
+    spread evenly over the capacity (a run's cache fills up to its capacity only at its end): with the drawn
+    lengths (1, full or between) a batch of 8 nearly always held a full sequence, which favoured splits."""
+    from conformance.certify import ROTATE_BYTES, TIMING_SETS_BYTES, Task, timing_count, timing_sets
+    from conformance.harness import Values, build
+    from conformance.specs import RECORDS
+
+    record = RECORDS["attention_decode"]
+    shape = {"B": 8, "S": 64, "D": 16, "G": 2}
+    count = record.timing_sets
+    assert count >= 4
+    filled = []
+    for i in range(count):
+        case = build("attention_decode", "fp32", shape, Values("fp32", torch.device("cpu"), 7 + i))
+        record.timing(case.args, i, count)
+        lengths = case.args["lengths"].tolist()
+        assert len(set(lengths)) == 1, lengths
+        filled.append(lengths[0])
+        out = ops.TORCH.attention_decode(**case.args)
+        assert torch.isfinite(out).all()  # nothing left unfilled (NaN) below the length
+    assert filled == [(2 * i + 1) * 64 // (2 * count) for i in range(count)]
+    assert sum(filled) / count == pytest.approx(32, abs=1)  # half the capacity on average
+    # on a GPU: the record's sets where they fit, more where the L2 cache asks for them; on the interpreter, one
+    assert timing_count(1 << 20, 4) == 8 and timing_count(ROTATE_BYTES, 4) == 4
+    assert timing_count(TIMING_SETS_BYTES // 2, 4) == 2 and timing_count(TIMING_SETS_BYTES * 2, 4) == 1
+    task = Task("attention_decode", "fp32", (("B", 1, 8), ("S", 1, 64), ("D", 16, 16), ("G", 2, 2)))
+    (only,) = timing_sets(task)
+    assert only.args["lengths"].tolist() == [32] * 8

@@ -67,6 +67,12 @@ class Record:
     interpreter_domains: tuple[Ranges, ...] = ()
     # before each run on a case: restore inputs an earlier run wrote into (rotary's KV caches)
     reset: Callable[[Case], None] | None = None
+    # GPU timing only (certify's choice among candidates, ``benchmarks.kernels``): reshape the i-th of n input sets
+    # at the top shape as the engine's runs present them, where a random draw would not (a decode cache is filled
+    # up to its capacity only at a run's end); ``timing_sets`` sets at least, ``timing_note`` says how, in proofs
+    timing: Callable[[dict[str, Any], int, int], None] | None = None
+    timing_sets: int = 1
+    timing_note: str = ""
 
 
 def _discover() -> dict[str, Record]:

@@ -113,6 +113,17 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads, "q": layout}
 
 
+def time_decode(args: dict[str, Any], index: int, count: int) -> None:
+    """The ``index``-th of ``count`` timing sets: every sequence filled to (2 index + 1) / (2 count) of the cache
+    capacity. A run's sequences grow together from the prompt to the capacity, so the sets together weigh the
+    fills a run passes through evenly; the drawn lengths (1, full, or between, a full one in almost every batch)
+    would weigh a batch's step at the capacity, where a run spends one step."""
+    capacity = args["k_cache"].shape[1]
+    args["lengths"].fill_(max(1, (2 * index + 1) * capacity // (2 * count)))
+    for cache in (args["k_cache"], args["v_cache"]):  # positions past the drawn lengths hold NaN
+        torch.nan_to_num_(cache, nan=0.0)
+
+
 def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, Any, Any]]:
     a = case.args
     ref = case.once(
@@ -187,5 +198,8 @@ RECORDS = (
         caps={"B": 4, "S": 160, "D": 128, "G": 20},
         sweep={"B": (1, 8), "S": (1, 1024), "D": (16, 128), "G": (1, 8)},
         small=small_decode,
+        timing=time_decode,
+        timing_sets=4,
+        timing_note="every sequence at one length, the sets' lengths spread evenly over the cache capacity",
     ),
 )
