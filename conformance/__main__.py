@@ -100,6 +100,16 @@ def cmd_check(args: argparse.Namespace) -> int:
             exitfirst=args.exitfirst,
             where=_where(args.where),
         )
+    if not report.results and report.complete:  # a selection that matches nothing has proven nothing
+        chosen = [
+            f"--kernel {' '.join(args.kernel)}" if args.kernel else "",
+            f"--dtype {' '.join(args.dtype)}" if args.dtype else "",
+        ]
+        chosen += [f"--where {w}" for w in args.where or []]
+        raise UsageError(
+            f"no entry of {gpu_class}'s tables matches {' '.join(c for c in chosen if c) or 'the selection'}: nothing "
+            f"was checked (the entries' domains are in tables/{gpu_class}/<kernel>.json)"
+        )
     print(check.render(report))
     if args.json:
         _write_report(args.json, report.as_json())

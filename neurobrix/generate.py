@@ -456,6 +456,10 @@ class _Reader:
         return self.host.tolist()
 
 
+def _tokens(n: int) -> str:
+    return f"{n} token" if n == 1 else f"{n} tokens"
+
+
 @dataclass
 class Stats:
     """The numbers of the statistics line, each phase timed on its own."""
@@ -472,7 +476,7 @@ class Stats:
         return self.prompt_tokens / self.time_to_first_token_s if self.time_to_first_token_s > 0 else 0.0
 
     def line(self) -> str:
-        phases = [f"prompt {self.prompt_tokens} tokens", f"generated {self.generated_tokens} tokens"]
+        phases = [f"prompt {_tokens(self.prompt_tokens)}", f"generated {_tokens(self.generated_tokens)}"]
         if self.load_s is not None:
             phases.append(f"load {self.load_s:.2f} s")
         phases += [

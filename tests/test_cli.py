@@ -353,6 +353,8 @@ def test_the_statistics_line_without_a_load_time():
         "[prompt 26 tokens | generated 200 tokens | capture 0.31 s | time to first token 12.5 ms | "
         f"prefill {26 / 0.0125:.0f} tokens/s | decode 622.1 tokens/s]"
     )
+    one = Stats(1, 1, 0.0125, 0.0).line()  # "1 tokens" before
+    assert one.startswith("[prompt 1 token | generated 1 token | capture 0.00 s |"), one
 
 
 def test_debug_works_before_and_after_the_subcommand(fixture_tables):

@@ -163,7 +163,7 @@ def test_run_command_streams_text_and_ends_with_statistics(env):
     import re
 
     line = re.fullmatch(
-        r"\[prompt (\d+) tokens \| generated (\d+) tokens \| load ([\d.]+) s \| capture ([\d.]+) s \| "
+        r"\[prompt (\d+) tokens? \| generated (\d+) tokens? \| load ([\d.]+) s \| capture ([\d.]+) s \| "
         r"time to first token ([\d.]+) ms \| prefill (\d+) tokens/s \| decode ([\d.]+) tokens/s\]",
         stats,
     )
