@@ -348,14 +348,18 @@ def build_parser() -> argparse.ArgumentParser:
         "--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default), else sampling temperature"
     )
     run.add_argument(
-        "--top-k", type=int, default=None, metavar="K", help="sample among the K most likely tokens (default: all)"
+        "--top-k",
+        type=int,
+        default=None,
+        metavar="K",
+        help="sample among the K most likely tokens (default: the model's generation_config.json top_k, else all)",
     )
     run.add_argument(
         "--top-p",
         type=float,
         default=None,
         metavar="P",
-        help="sample within the top-P probability mass, 0 < P <= 1 (default: 1, all)",
+        help="sample within the top-P probability mass, 0 < P <= 1 (default: the model's top_p, else 1, all)",
     )
     run.add_argument(
         "--seed", type=int, default=None, metavar="S", help="random seed for sampling (default: none, each run differs)"

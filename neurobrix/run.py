@@ -137,6 +137,14 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
+    if sampling.temperature > 0:  # sampling: the model's top-k and top-p where the user gave none, as generate does
+        taken = {k: v for k, v in tokenizer.sampling_limits().items() if getattr(sampling, k) is None}
+        if taken:
+            sampling = dataclasses.replace(sampling, **taken)
+            shown = ", ".join(f"{k} {v:g}" for k, v in taken.items())
+            flags = " and ".join(f"--{k.replace('_', '-')}" for k in taken)
+            verb = "override them" if len(taken) > 1 else "overrides it"
+            notice(f"note: sampling with {shown} from the model's {tokenizer.generation_file} ({flags} {verb})")
     sampled = tokenizer.sampling_settings()
     if sampled and sampling.temperature == 0:  # transformers' plain generate() samples; run decodes greedily
         notice(

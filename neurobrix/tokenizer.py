@@ -619,6 +619,18 @@ class Tokenizer:
         settings = self.generation
         return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
 
+    def sampling_limits(self) -> dict[str, int | float]:
+        """The top-k and top-p the model's generation settings sample with, where they limit anything (top_k >= 1,
+        0 < top_p < 1), as transformers' ``generate`` applies them whenever it samples."""
+        settings = self.generation
+        limits: dict[str, int | float] = {}
+        top_k, top_p = settings.get("top_k"), settings.get("top_p")
+        if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k >= 1:
+            limits["top_k"] = top_k
+        if isinstance(top_p, (int, float)) and not isinstance(top_p, bool) and 0 < top_p < 1:
+            limits["top_p"] = float(top_p)
+        return limits
+
     def sampling_settings(self) -> list[str]:
         """The model's sampling settings (``do_sample`` and the temperature, top-k and top-p it samples with, each as
         ``name=value``) when its generation settings ask transformers' ``generate`` to sample, else none."""

@@ -284,6 +284,36 @@ def test_without_generation_config_json_the_settings_are_config_jsons(tmp_path):
 
 
 @pytest.mark.parametrize(
+    "model, want", [({"top_k": 3, "top_p": 0.5}, {"top_k": 3, "top_p": 0.5}), ({"top_k": 0, "top_p": 1.0}, {})]
+)
+def test_sampling_takes_the_models_top_k_and_top_p_unless_given(tmp_path, model, want):
+    """transformers' generate samples with generation_config.json's top_k and top_p whenever it samples: --temperature
+    T takes them too, with a note, unless --top-k or --top-p is given (it sampled from every token before). A top_k
+    of 0 or a top_p of 1 limits nothing; greedy decoding takes neither."""
+    import torch
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.generate import Sampling
+    from neurobrix.run import model_sampling
+
+    folder = make_checkpoint(tmp_path / "model", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2, "do_sample": True, **model}))
+    theirs = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).generation_config
+    assert (theirs.top_k, theirs.top_p) == (model["top_k"], model["top_p"])
+    ours, said = Tokenizer(folder), []
+    assert ours.sampling_limits() == want
+    got = model_sampling(Sampling(temperature=0.7), ours, said.append)
+    assert (got.top_k, got.top_p) == (want.get("top_k"), want.get("top_p"))
+    assert bool(want) == any(
+        "from the model's generation_config.json (--top-k and --top-p override them)" in s for s in said
+    )
+    got = model_sampling(Sampling(temperature=0.7, top_k=10), ours, said.append)
+    assert (got.top_k, got.top_p) == (10, want.get("top_p"))
+    greedy = model_sampling(Sampling(), ours, said.append)
+    assert (greedy.top_k, greedy.top_p) == (None, None)
+
+
+@pytest.mark.parametrize(
     "setting, message",
     [
         ({"forced_eos_token_id": 40}, "forced_eos_token_id 40 names ids outside the vocabulary of 32"),
