@@ -304,7 +304,10 @@ def test_run_help_shows_examples_and_the_exit_codes(capsys):
         "--top-k K sample among the K most likely tokens (default: the model's generation_config.json top_k, else all)"
         in help_text
     )
-    assert "--top-p P sample within the top-P probability mass, 0 < P <= 1 (default: the model's top_p, else 1, all)" in help_text
+    assert (
+        "--top-p P sample within the top-P probability mass, 0 < P <= 1 (default: the model's top_p, else 1, all)"
+        in help_text
+    )
     assert "--seed S random seed for sampling (default: none" in help_text
 
 
