@@ -101,6 +101,13 @@ def plan(
     """Every (kernel, dtype, domain) the class must cover (or the part of it ``models``/``limits`` name)."""
     tasks = []
     if class_id == "interpreter":
+        given = [flag for flag, value in (("--models", models), ("--limit", limits), ("--config", configs)) if value]
+        if given:  # ignoring them would certify more than was asked, silently
+            raise UsageError(
+                f"{' and '.join(given)} choose among the shapes a GPU class covers; the interpreter class covers "
+                "every shape in one domain per kernel, so there is nothing to choose (leave them out; --kernels "
+                "and --dtypes choose what is certified)"
+            )
         # every shape (CI runs any small model and odd shape on it): one unbounded domain per kernel,
         # unless the op's record splits it (linear: decode and prefill rows, each picking its variant)
         for kernel in kernels:
