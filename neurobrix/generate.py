@@ -58,7 +58,9 @@ class Constraints:
     """The model's generation settings that transformers' generate applies as logits processors masking tokens
     (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
     it: no_repeat_ngram_size, bad_words_ids (a single eos id among them is dropped), min_length and min_new_tokens
-    (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids), forced_eos_token_id
+    (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids; the settings'
+    min_length is not passed on where they set min_new_tokens, as transformers' generate replaces it then:
+    ``Tokenizer.constraints``), forced_eos_token_id
     (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
     one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
     start), in transformers' order (the forced tokens before the suppressions); and encoder_repetition_penalty, the

@@ -611,6 +611,10 @@ class Tokenizer:
                 found[name] = value
             else:
                 found[name] = ids(name, value, strict=name == "forced_eos_token_id")
+        if self.generation.get("min_new_tokens") is not None:
+            # transformers' generate then sets min_length to the prompt's length plus min_new_tokens, whatever the
+            # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
+            found.pop("min_length", None)
         return found
 
     def unapplied_generation_settings(self) -> list[str]:
