@@ -420,6 +420,7 @@ CONSTRAINTS = (
     "forced_eos_token_id",
     "forced_bos_token_id",
     "encoder_repetition_penalty",
+    "encoder_no_repeat_ngram_size",
     "suppress_tokens",
     "begin_suppress_tokens",
 )
@@ -585,9 +586,9 @@ class Tokenizer:
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or value == [] or (name == "no_repeat_ngram_size" and value == 0):
+            if value is None or value == [] or (name.endswith("no_repeat_ngram_size") and value == 0):
                 continue
-            if name in ("no_repeat_ngram_size", "min_length", "min_new_tokens"):
+            if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise TokenizerError(f"{self.generation_path}: {name} must be an integer, got {value!r}")
                 if value > 0:  # transformers' processor is on above 0

@@ -8,9 +8,11 @@ note. Each test failed before its fix."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pytest
+import torch
 
 transformers = pytest.importorskip("transformers")
 
@@ -34,3 +36,37 @@ def test_min_new_tokens_replaces_the_settings_min_length(model_folder, monkeypat
     assert want[0] == PLAIN[:4]  # the file's min_length of 45 (35 prompt tokens) would have masked the eos id
     ids, text, _ = ours(model_folder, monkeypatch)
     assert (ids, text) == want
+
+
+def test_encoder_no_repeat_ngram_size_is_applied_as_transformers_applies_it(model_folder, monkeypatch):
+    """encoder_no_repeat_ngram_size: transformers' generate hands a decoder-only model's prompt to
+    EncoderNoRepeatNGramLogitsProcessor as its encoder input, so no n-gram of the prompt is completed again (at 1, no
+    token of the prompt is picked). The engine neither applied nor named it: its text was the plain greedy one."""
+    generation = {"eos_token_id": 9999, "encoder_no_repeat_ngram_size": 1, "max_new_tokens": 12}
+    (model_folder / "generation_config.json").write_text(json.dumps(generation))
+    want = theirs(model_folder)
+    assert want[0] != PLAIN
+    ids, text, notes = ours(model_folder, monkeypatch)
+    assert (ids, text) == want
+    assert not [n for n in notes if "does not apply" in n]
+
+
+@pytest.mark.parametrize("n", [1, 2, 3])
+def test_the_engines_prompt_ngram_mask_is_transformers_processor(n):
+    """The same processor over many steps at each n-gram size: random prompts over a small vocabulary (n-grams
+    recur) and random continuations, the engine's scores after its masks equal to transformers' processor's."""
+    from transformers.generation.logits_process import EncoderNoRepeatNGramLogitsProcessor
+
+    from neurobrix.generate import Constraints, Processors
+
+    rnd = random.Random(n)
+    vocab = 7
+    for _ in range(40):
+        prompts = [[rnd.randrange(vocab) for _ in range(9)] for _ in range(2)]
+        processors = Processors(Constraints(encoder_no_repeat_ngram_size=n), prompts, 8, eos=set())
+        theirs_ = EncoderNoRepeatNGramLogitsProcessor(n, torch.tensor(prompts))
+        for _ in range(6):
+            scores = torch.randn(2, vocab)
+            want = theirs_(torch.tensor(processors.history), scores)
+            assert torch.equal(processors(scores), want)
+            processors.push(torch.tensor([rnd.randrange(vocab) for _ in range(2)]))
