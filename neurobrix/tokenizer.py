@@ -388,6 +388,13 @@ def compile_template(source: str) -> Any:
     return env.from_string(source)
 
 
+def _threshold(value: Any) -> float:
+    """assistant_confidence_threshold as transformers' generate takes it: its default of 0.4 where unset."""
+    if value is None:
+        return 0.4
+    return float(value) if isinstance(value, (int, float)) else 1.0  # anything else: on (transformers fails on it)
+
+
 # generation settings that change transformers' greedy text and that NeuroBrix does not apply: name -> whether a
 # value (in the whole settings) is on
 UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
@@ -410,6 +417,11 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "num_return_sequences": lambda v, settings: isinstance(v, (int, float)) and v > 1,
     "cache_implementation": lambda v, settings: v == "quantized",
     "max_time": lambda v, settings: v is not None,
+    # a draft model's settings: generate stops once the token it picked has a probability below
+    # assistant_confidence_threshold (0.4 where unset; 0 turns the stop off)
+    "is_assistant": lambda v, settings: bool(v) and _threshold(settings.get("assistant_confidence_threshold")) > 0,
+    # multi-token prediction heads drafting tokens (generate refuses a model without them)
+    "use_mtp": lambda v, settings: bool(v),
 }
 # the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
 CONSTRAINTS = (
@@ -436,6 +448,7 @@ GENERATION_FIELDS = frozenset(
         "temperature",
         "top_k",
         "top_p",
+        "assistant_confidence_threshold",
         *UNAPPLIED,
         *CONSTRAINTS,
     }

@@ -70,3 +70,34 @@ def test_the_engines_prompt_ngram_mask_is_transformers_processor(n):
             want = theirs_(torch.tensor(processors.history), scores)
             assert torch.equal(processors(scores), want)
             processors.push(torch.tensor([rnd.randrange(vocab) for _ in range(2)]))
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"is_assistant": True},  # stops at the first token picked with a probability below 0.4
+        {"is_assistant": True, "assistant_confidence_threshold": 0.9},
+        {"use_mtp": True},  # generate refuses a model without multi-token prediction heads
+    ],
+)
+def test_settings_that_stop_or_refuse_transformers_generate_are_named(model_folder, monkeypatch, setting):
+    """is_assistant (a draft model's settings: transformers' generate adds ConfidenceCriteria, which ends the text once
+    the picked token's probability falls below assistant_confidence_threshold) and use_mtp (assisted decoding from
+    multi-token prediction heads; generate refuses a model without them). The engine ran both silently, printing
+    the whole greedy text; each is now named in run's note, and is_assistant with the threshold at 0 (no stop) is
+    not."""
+    generation = {"eos_token_id": 9999, "max_new_tokens": 12}
+    (model_folder / "generation_config.json").write_text(json.dumps({**generation, **setting}))
+    try:
+        changed = theirs(model_folder)[0] != PLAIN
+    except ValueError:  # generate refuses to run with it
+        changed = True
+    assert changed
+    notes = ours(model_folder, monkeypatch)[2]
+    name = next(iter(setting))
+    assert any(f"sets {name}={setting[name]!r}" in n and "does not apply" in n for n in notes), notes
+    off = {**generation, "is_assistant": True, "assistant_confidence_threshold": 0}
+    (model_folder / "generation_config.json").write_text(json.dumps(off))
+    ids, text, notes = ours(model_folder, monkeypatch)
+    assert (ids, text) == theirs(model_folder)
+    assert not [n for n in notes if "does not apply" in n]
