@@ -130,6 +130,57 @@ QWEN2_SPLIT = (
     r"""|\s+(?!\S)|\s+"""
 )
 
+# the split transformers puts first in a Mistral tokenizer's pre-tokenizer where tokenizer_config.json asks it to
+# (TokenizersBackend._patch_mistral_regex), in place of the incorrect one some Mistral tokenizer.json files carry
+MISTRAL_SPLIT = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+# the model types whose files transformers checks for that fix (the others return the tokenizer as it is)
+MISTRAL_TYPES = ("mistral", "mistral3", "voxtral", "ministral", "pixtral")
+
+
+def _fixes_mistral_regex(folder: Path, config: dict[str, Any], tok: Any) -> bool:
+    """Whether transformers' TokenizersBackend replaces the first split of these files' pre-tokenizer by
+    MISTRAL_SPLIT when it loads them from a folder: tokenizer_config.json sets fix_mistral_regex, the vocabulary
+    (added tokens included) holds more than 100,000 tokens, there is a pre-tokenizer, and config.json was written by
+    a transformers before 5.0 (or does not say) for a Mistral model (or does not name its type)."""
+    if not config.get("fix_mistral_regex") or tok.get_vocab_size() <= 100_000 or tok.pre_tokenizer is None:
+        return False
+    if not (folder / "config.json").is_file():
+        return False
+    model_config = _read_json(folder / "config.json")
+    written_by = model_config.get("transformers_version")
+    if written_by:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            if Version(str(written_by)) >= Version("5.0.0"):
+                return False
+        except InvalidVersion as exc:
+            raise TokenizerError(
+                f"{folder / 'config.json'}: transformers_version {written_by!r} is not a version"
+            ) from exc
+    model_type = model_config.get("model_type")
+    return model_type is None or model_type in MISTRAL_TYPES
+
+
+def _with_mistral_split(tok: Any) -> None:
+    """MISTRAL_SPLIT first in ``tok``'s pre-tokenizer, as transformers puts it: in place of a sequence's first step,
+    else before the pre-tokenizer (a Metaspace one replaced by bytes without a split of their own)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(MISTRAL_SPLIT), behavior="isolated")
+    current = tok.pre_tokenizer
+    if isinstance(current, pre_tokenizers.Sequence):
+        current[0] = split
+        return
+    if isinstance(current, pre_tokenizers.Metaspace):
+        current = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.pre_tokenizer = pre_tokenizers.Sequence([split, current])
+
+
 # the special tokens each class has by default, for those tokenizer_config.json leaves out
 CLASS_TOKENS = {
     "LlamaTokenizer": {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
@@ -519,6 +570,8 @@ class Tokenizer:
             self._tok.post_processor = processors.TemplateProcessing(
                 single=single, pair=f"{single} {bos}:1 $B:1", special_tokens=[(bos, self._tok.token_to_id(bos))]
             )
+        if _fixes_mistral_regex(folder, self.config, self._tok):
+            _with_mistral_split(self._tok)
         # transformers encodes a prompt and a chat without the truncation or padding a tokenizer.json may carry
         # (saved after a training run used them), and with split_special_tokens as tokenizer_config.json sets it
         # (true: a special token's text in the input is encoded as ordinary text)

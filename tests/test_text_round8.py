@@ -1,9 +1,11 @@
 """The eighth round of text parity: generation settings transformers' ``generate`` reads from generation_config.json
-(or config.json) that the engine read otherwise or not at all. Tiny random checkpoints (round 7's: a byte-level
-tokenizer, weights drawn wide so that greedy choices are far from ties) are run through `neurobrix run` (PyTorch's
-kernels) and through transformers' greedy ``generate`` in float64 on the same folder; the decoded text and the token
-ids must be equal. Where transformers would compute something the engine does not, the engine must name it in a
-note. Each test failed before its fix."""
+(or config.json), and a tokenizer setting transformers' tokenizer reads from tokenizer_config.json, that the engine
+read otherwise or not at all. Tiny random checkpoints (round 7's: a byte-level tokenizer, weights drawn wide so that
+greedy choices are far from ties) are run through `neurobrix run` (PyTorch's kernels) and through transformers'
+greedy ``generate`` in float64 on the same folder; the decoded text and the token ids must be equal. Where
+transformers would compute something the engine does not, the engine must name it in a note. The tokenizer's prompt
+ids are compared with transformers' tokenizer on the same files. Each test failed before its fix (the cases a fix
+must leave alone beside the ones it changes)."""
 
 from __future__ import annotations
 
@@ -101,3 +103,58 @@ def test_settings_that_stop_or_refuse_transformers_generate_are_named(model_fold
     ids, text, notes = ours(model_folder, monkeypatch)
     assert (ids, text) == theirs(model_folder)
     assert not [n for n in notes if "does not apply" in n]
+
+
+# --- tokenizer_config.json's fix_mistral_regex ---------------------------------------------------------------------
+
+
+def _large_vocabulary(folder: Path, kind: str) -> Path:
+    """A fixture tokenizer of ``kind`` with its vocabulary padded past 100,000 tokens (as Mistral's 131,072-token
+    tokenizers are) and, for the byte-level one, a pre-tokenizer that splits first with a regex of its own (as
+    Mistral's tokenizer.json files do, some with an incorrect one)."""
+    from tokenizer_fixtures import save
+
+    save(folder, kind)
+    data = json.loads((folder / "tokenizer.json").read_text())
+    vocab = data["model"]["vocab"]
+    vocab.update({f"pad{i}": len(vocab) + i for i in range(100_001 - len(vocab))})
+    if kind == "bytelevel":
+        data["pre_tokenizer"] = {
+            "type": "Sequence",
+            "pretokenizers": [
+                {"type": "Split", "pattern": {"Regex": r"\s+|[^\s]+"}, "behavior": "Isolated", "invert": False},
+                {"type": "ByteLevel", "add_prefix_space": False, "trim_offsets": True, "use_regex": False},
+            ],
+        }
+    (folder / "tokenizer.json").write_text(json.dumps(data))
+    return folder
+
+
+@pytest.mark.parametrize(
+    "kind, model_type, written_by",
+    [
+        ("bytelevel", "mistral", "4.46.0"),
+        ("bytelevel", "mistral", None),
+        ("metaspace", "mistral", "4.46.0"),
+        ("bytelevel", "mistral", "5.1.0"),  # files transformers 5 wrote: left as they are
+        ("bytelevel", "llama", "4.46.0"),  # not a Mistral model: left as it is
+    ],
+)
+def test_fix_mistral_regex_replaces_the_first_split_as_transformers_does(tmp_path, kind, model_type, written_by):
+    """tokenizer_config.json with fix_mistral_regex true, for a Mistral model whose config.json an older transformers
+    wrote, and a vocabulary past 100,000 tokens: transformers' tokenizer puts its own split first in the
+    pre-tokenizer (in place of a sequence's first step; before a Metaspace one, which becomes bytes), so "a/b" and
+    "Hello/World" are split otherwise than tokenizer.json says. The engine kept tokenizer.json's split: other prompt
+    ids."""
+    from store_fixtures import config_dict
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = _large_vocabulary(tmp_path / "tok", kind)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "fix_mistral_regex": True}))
+    model = config_dict(model_type) | ({"transformers_version": written_by} if written_by else {})
+    (folder / "config.json").write_text(json.dumps(model))
+    hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    for text in ["Hello/World a/b\n/c", "x//y DON'T stop\n\n  naïve/café 123"]:
+        assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
