@@ -525,6 +525,13 @@ def generate_batch(
             f"generate takes {batch} non-empty prompts of one length (the model's batch), "
             f"got lengths {[len(p) for p in prompts]}"
         )
+    vocab = model.cfg.vocab_size
+    past = sorted({i for p in prompts for i in p if not 0 <= i < vocab})
+    if past:  # a token a tokenizer adds after the embedding's rows (a new pad token...): transformers' model fails too
+        raise UsageError(
+            f"the prompt holds token ids past the model's {vocab} embeddings (config.json's vocab_size): "
+            f"{', '.join(map(str, past[:8]))}{' ...' if len(past) > 8 else ''}; the model cannot read them"
+        )
     seq = len(prompts[0])
     # the last decode step feeds position seq + max_new_tokens - 2 and fills the cache one further
     if seq + max_new_tokens - 1 > model.cache.capacity:

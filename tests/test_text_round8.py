@@ -158,3 +158,32 @@ def test_fix_mistral_regex_replaces_the_first_split_as_transformers_does(tmp_pat
     hf, ours = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
     for text in ["Hello/World a/b\n/c", "x//y DON'T stop\n\n  naïve/café 123"]:
         assert ours.encode_prompt(text, chat=False) == hf(text)["input_ids"], text
+
+
+# --- a prompt token past the model's vocabulary --------------------------------------------------------------------
+
+
+def test_a_prompt_token_past_the_models_vocabulary_is_refused_in_one_line(tmp_path, monkeypatch, capsys):
+    """A tokenizer can hold tokens past the model's embedding (a pad token tokenizer_config.json adds at the end):
+    a prompt holding one cannot be embedded, and transformers' model fails on it. `run` ended in an IndexError
+    traceback (on a GPU, an out-of-range read in the embedding lookup); it now refuses in one line naming the id
+    (exit 2), before the prompt is fed."""
+    from neurobrix.cli import main
+
+    folder = checkpoint(tmp_path / "m", generation={"eos_token_id": 9999, "max_new_tokens": 4})
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "pad_token": "<newpad>"}))
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float64)
+    ids = tok("a<newpad>b", return_tensors="pt")["input_ids"]
+    assert tok.convert_tokens_to_ids("<newpad>") == model.config.vocab_size
+    with pytest.raises(IndexError):
+        model.generate(ids, max_new_tokens=1, do_sample=False)
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--model", "m", "--prompt", "a<newpad>b", "--no-chat", "--backend", "torch"])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert "token ids past the model's 320 embeddings (config.json's vocab_size): 320;" in err, err
