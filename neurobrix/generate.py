@@ -57,14 +57,18 @@ class Sampling:
 class Constraints:
     """The model's generation settings that transformers' generate applies as logits processors masking tokens
     (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
-    it: no_repeat_ngram_size, bad_words_ids (a single eos id among them is dropped), min_length and min_new_tokens
-    (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids), forced_eos_token_id
+    it: no_repeat_ngram_size, encoder_no_repeat_ngram_size (a decoder-only model's encoder input is its prompt: no
+    n-gram of the prompt is completed again), bad_words_ids (a single eos id among them is dropped), min_length and
+    min_new_tokens (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids; the
+    settings' min_length is not passed on where they set min_new_tokens, as transformers' generate replaces it
+    then: ``Tokenizer.constraints``), forced_eos_token_id
     (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
     one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
     start), in transformers' order (the forced tokens before the suppressions); and encoder_repetition_penalty, the
     prompt's tokens' scores raised before the repetition penalty (``Processors.before_penalty``)."""
 
     no_repeat_ngram_size: int = 0
+    encoder_no_repeat_ngram_size: int = 0
     bad_words_ids: tuple[tuple[int, ...], ...] = ()
     min_length: int = 0
     min_new_tokens: int = 0
@@ -99,6 +103,14 @@ class Processors:
         bad = [w for w in constraints.bad_words_ids if not (len(w) == 1 and w[0] in eos)]
         self.bad_words = bad
         self.eos = sorted(eos)
+        # encoder_no_repeat_ngram_size: each prompt's n-grams, as the token completing each (n - 1)-token prefix
+        n = constraints.encoder_no_repeat_ngram_size
+        self.prompt_ngrams: list[dict[tuple[int, ...], list[int]]] = []
+        for prompt in prompts:
+            ngrams: dict[tuple[int, ...], list[int]] = {}
+            for start in range(len(prompt) - n + 1 if n else 0):
+                ngrams.setdefault(tuple(prompt[start : start + n - 1]), []).append(prompt[start + n - 1])
+            self.prompt_ngrams.append(ngrams)
 
     def before_penalty(self, scores: torch.Tensor) -> torch.Tensor:
         """encoder_repetition_penalty, which transformers applies before the repetition penalty: a decoder-only
@@ -125,6 +137,9 @@ class Processors:
                 for start in range(length - n + 1):
                     if ids[start : start + n - 1] == prefix and ids[start + n - 1] < vocab:
                         mask[row, ids[start + n - 1]] = True
+            n = c.encoder_no_repeat_ngram_size
+            if n and self.prompt_ngrams[row]:
+                mask[row, self.prompt_ngrams[row].get(tuple(ids[length + 1 - n : length]), [])] = True
             for word in self.bad_words:
                 if len(word) - 1 <= length and (len(word) == 1 or ids[length - len(word) + 1 :] == list(word[:-1])):
                     mask[row, word[-1]] = True
@@ -513,6 +528,13 @@ def generate_batch(
         raise UsageError(
             f"generate takes {batch} non-empty prompts of one length (the model's batch), "
             f"got lengths {[len(p) for p in prompts]}"
+        )
+    vocab = model.cfg.vocab_size
+    past = sorted({i for p in prompts for i in p if not 0 <= i < vocab})
+    if past:  # a token a tokenizer adds after the embedding's rows (a new pad token...): transformers' model fails too
+        raise UsageError(
+            f"the prompt holds token ids past the model's {vocab} embeddings (config.json's vocab_size): "
+            f"{', '.join(map(str, past[:8]))}{' ...' if len(past) > 8 else ''}; the model cannot read them"
         )
     seq = len(prompts[0])
     # the last decode step feeds position seq + max_new_tokens - 2 and fills the cache one further

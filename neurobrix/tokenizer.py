@@ -130,6 +130,57 @@ QWEN2_SPLIT = (
     r"""|\s+(?!\S)|\s+"""
 )
 
+# the split transformers puts first in a Mistral tokenizer's pre-tokenizer where tokenizer_config.json asks it to
+# (TokenizersBackend._patch_mistral_regex), in place of the incorrect one some Mistral tokenizer.json files carry
+MISTRAL_SPLIT = (
+    r"[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]*[\p{Ll}\p{Lm}\p{Lo}\p{M}]+"
+    r"|[^\r\n\p{L}\p{N}]?[\p{Lu}\p{Lt}\p{Lm}\p{Lo}\p{M}]+[\p{Ll}\p{Lm}\p{Lo}\p{M}]*"
+    r"|\p{N}| ?[^\s\p{L}\p{N}]+[\r\n/]*|\s*[\r\n]+|\s+(?!\S)|\s+"
+)
+# the model types whose files transformers checks for that fix (the others return the tokenizer as it is)
+MISTRAL_TYPES = ("mistral", "mistral3", "voxtral", "ministral", "pixtral")
+
+
+def _fixes_mistral_regex(folder: Path, config: dict[str, Any], tok: Any) -> bool:
+    """Whether transformers' TokenizersBackend replaces the first split of these files' pre-tokenizer by
+    MISTRAL_SPLIT when it loads them from a folder: tokenizer_config.json sets fix_mistral_regex, the vocabulary
+    (added tokens included) holds more than 100,000 tokens, there is a pre-tokenizer, and config.json was written by
+    a transformers before 5.0 (or does not say) for a Mistral model (or does not name its type)."""
+    if not config.get("fix_mistral_regex") or tok.get_vocab_size() <= 100_000 or tok.pre_tokenizer is None:
+        return False
+    if not (folder / "config.json").is_file():
+        return False
+    model_config = _read_json(folder / "config.json")
+    written_by = model_config.get("transformers_version")
+    if written_by:
+        from packaging.version import InvalidVersion, Version
+
+        try:
+            if Version(str(written_by)) >= Version("5.0.0"):
+                return False
+        except InvalidVersion as exc:
+            raise TokenizerError(
+                f"{folder / 'config.json'}: transformers_version {written_by!r} is not a version"
+            ) from exc
+    model_type = model_config.get("model_type")
+    return model_type is None or model_type in MISTRAL_TYPES
+
+
+def _with_mistral_split(tok: Any) -> None:
+    """MISTRAL_SPLIT first in ``tok``'s pre-tokenizer, as transformers puts it: in place of a sequence's first step,
+    else before the pre-tokenizer (a Metaspace one replaced by bytes without a split of their own)."""
+    from tokenizers import Regex, pre_tokenizers
+
+    split = pre_tokenizers.Split(Regex(MISTRAL_SPLIT), behavior="isolated")
+    current = tok.pre_tokenizer
+    if isinstance(current, pre_tokenizers.Sequence):
+        current[0] = split
+        return
+    if isinstance(current, pre_tokenizers.Metaspace):
+        current = pre_tokenizers.ByteLevel(add_prefix_space=False, use_regex=False)
+    tok.pre_tokenizer = pre_tokenizers.Sequence([split, current])
+
+
 # the special tokens each class has by default, for those tokenizer_config.json leaves out
 CLASS_TOKENS = {
     "LlamaTokenizer": {"unk_token": "<unk>", "bos_token": "<s>", "eos_token": "</s>"},
@@ -388,6 +439,13 @@ def compile_template(source: str) -> Any:
     return env.from_string(source)
 
 
+def _threshold(value: Any) -> float:
+    """assistant_confidence_threshold as transformers' generate takes it: its default of 0.4 where unset."""
+    if value is None:
+        return 0.4
+    return float(value) if isinstance(value, (int, float)) else 1.0  # anything else: on (transformers fails on it)
+
+
 # generation settings that change transformers' greedy text and that NeuroBrix does not apply: name -> whether a
 # value (in the whole settings) is on
 UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
@@ -410,6 +468,11 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "num_return_sequences": lambda v, settings: isinstance(v, (int, float)) and v > 1,
     "cache_implementation": lambda v, settings: v == "quantized",
     "max_time": lambda v, settings: v is not None,
+    # a draft model's settings: generate stops once the token it picked has a probability below
+    # assistant_confidence_threshold (0.4 where unset; 0 turns the stop off)
+    "is_assistant": lambda v, settings: bool(v) and _threshold(settings.get("assistant_confidence_threshold")) > 0,
+    # multi-token prediction heads drafting tokens (generate refuses a model without them)
+    "use_mtp": lambda v, settings: bool(v),
 }
 # the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
 CONSTRAINTS = (
@@ -420,6 +483,7 @@ CONSTRAINTS = (
     "forced_eos_token_id",
     "forced_bos_token_id",
     "encoder_repetition_penalty",
+    "encoder_no_repeat_ngram_size",
     "suppress_tokens",
     "begin_suppress_tokens",
 )
@@ -435,6 +499,7 @@ GENERATION_FIELDS = frozenset(
         "temperature",
         "top_k",
         "top_p",
+        "assistant_confidence_threshold",
         *UNAPPLIED,
         *CONSTRAINTS,
     }
@@ -505,6 +570,8 @@ class Tokenizer:
             self._tok.post_processor = processors.TemplateProcessing(
                 single=single, pair=f"{single} {bos}:1 $B:1", special_tokens=[(bos, self._tok.token_to_id(bos))]
             )
+        if _fixes_mistral_regex(folder, self.config, self._tok):
+            _with_mistral_split(self._tok)
         # transformers encodes a prompt and a chat without the truncation or padding a tokenizer.json may carry
         # (saved after a training run used them), and with split_special_tokens as tokenizer_config.json sets it
         # (true: a special token's text in the input is encoded as ordinary text)
@@ -585,9 +652,9 @@ class Tokenizer:
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or value == [] or (name == "no_repeat_ngram_size" and value == 0):
+            if value is None or value == [] or (name.endswith("no_repeat_ngram_size") and value == 0):
                 continue
-            if name in ("no_repeat_ngram_size", "min_length", "min_new_tokens"):
+            if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
                 if isinstance(value, bool) or not isinstance(value, int):
                     raise TokenizerError(f"{self.generation_path}: {name} must be an integer, got {value!r}")
                 if value > 0:  # transformers' processor is on above 0
@@ -611,6 +678,10 @@ class Tokenizer:
                 found[name] = value
             else:
                 found[name] = ids(name, value, strict=name == "forced_eos_token_id")
+        if self.generation.get("min_new_tokens") is not None:
+            # transformers' generate then sets min_length to the prompt's length plus min_new_tokens, whatever the
+            # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
+            found.pop("min_length", None)
         return found
 
     def unapplied_generation_settings(self) -> list[str]:
