@@ -8,6 +8,7 @@ seconds."""
 from __future__ import annotations
 
 import pytest
+from conftest import retrack
 
 from neurobrix import tables
 from neurobrix.errors import TablesError
@@ -46,4 +47,30 @@ def test_an_untracked_symlink_pointing_nowhere_is_refused(fixture_tables, tmp_pa
     nothing, which a later write through it would fill, passes the check."""
     (fixture_tables / "interpreter" / "extra.json").symlink_to(tmp_path / "not-there.json")
     with pytest.raises(TablesError, match=r"interpreter/extra.json: present but not in the tracked list"):
+        tables.load()
+
+
+def test_the_env_var_wins_over_the_installed_tables_which_win_over_a_checkout(fixture_tables, monkeypatch, tmp_path):
+    """Planted: tables._locate looks at the installed package's tables before NEUROBRIX_TABLES, so an installed
+    neurobrix ignores the folder a contributor names (a checkout has no neurobrix/_tables, so nothing else here
+    sees the order)."""
+    installed = tmp_path / "site-packages" / "neurobrix"
+    (installed / "_tables").mkdir(parents=True)
+    monkeypatch.setattr(tables.resources, "files", lambda package: installed)
+    assert tables.locate() == tables.TablesLocation(fixture_tables.resolve(), tables.ENV_VAR)
+    monkeypatch.delenv(tables.ENV_VAR)
+    tables.clear_cache()
+    assert tables.locate() == tables.TablesLocation(installed / "_tables", "installed package")
+
+
+@pytest.mark.parametrize("name", ["interpreter/old/demo.json", "interpreter/old/class.yaml"])
+def test_a_tracked_table_two_folders_deep_is_refused_as_no_table(fixture_tables, name):
+    """Planted: tables._layout_problems judges a tracked file by its last name only, whatever its depth: a table
+    tracked one folder below its class folder (an old copy kept beside the new) was taken for a table and loading
+    ended in a ValueError instead of a refusal naming it."""
+    path = fixture_tables / name
+    path.parent.mkdir()
+    path.write_bytes((fixture_tables / "interpreter" / path.name).read_bytes())
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=rf"{name}: not a class.yaml, a <kernel>.json or a <kernel>.proofs.yaml"):
         tables.load()
