@@ -74,3 +74,98 @@ def test_a_tracked_table_two_folders_deep_is_refused_as_no_table(fixture_tables,
     retrack(fixture_tables)
     with pytest.raises(TablesError, match=rf"{name}: not a class.yaml, a <kernel>.json or a <kernel>.proofs.yaml"):
         tables.load()
+
+
+def test_a_tracked_path_with_a_backslash_is_refused():
+    """Planted: schema.parse_tracked lets a path with a backslash through: a separator on Windows, where the file
+    it names lies in another folder than the one the list says (the release gate reads lists with this function)."""
+    from neurobrix.schema import parse_tracked
+
+    item = {"wheel_path": "neurobrix/_tables/x", "sha256": "0" * 64, "size": 0}
+    with pytest.raises(TablesError, match=r"files\[0\]\.path': unsafe path"):
+        parse_tracked({"format": 1, "files": [{"path": "interpreter\\demo.json", **item}]}, "TRACKED.yaml")
+
+
+# -- the settings index and its proofs ----------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("wide", [(5, 16), (3, 8)])
+def test_an_entry_of_several_buckets_over_a_bucketed_one_is_refused(wide):
+    """Planted: SettingsIndex hashes an entry as one bucket when its low end (or its high end) is a bucket's: an
+    entry over M = 5..16 (two buckets) and one over M = 9..16 were both hashed, never compared, and a lookup at
+    M = 12 got the second while the first claims it too."""
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    bucket = (9, 16) if wide == (5, 16) else (5, 8)
+    entries = (
+        Setting(Domain(("fp16",), (("M", *wide), ("N", 64, 64))), {"X": 1}),
+        Setting(Domain(("fp16",), (("M", *bucket), ("N", 64, 64))), {"X": 2}),
+    )
+    with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
+        SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
+    alone = SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries[:1], "k.json")
+    assert [alone.lookup("fp16", (m, 64)) is not None for m in (wide[0] - 1, *wide, wide[1] + 1)] == [
+        False,
+        True,
+        True,
+        False,
+    ]
+
+
+def test_tables_verify_refuses_proofs_whose_domain_differs_from_the_index(fixture_tables):
+    """Planted: schema.parse_proofs compares each proven entry's config with its index's, not its domain: proofs
+    of M = 17..63 stood for an index entry over M = 17..64, and `tables verify` passed."""
+    import yaml
+
+    path = fixture_tables / "interpreter" / "demo.proofs.yaml"
+    data = yaml.safe_load(path.read_text())
+    data["entries"][1]["domain"]["M"] = [17, 63]
+    path.write_text(yaml.safe_dump(data, sort_keys=False))
+    retrack(fixture_tables)
+    loaded = tables.load()
+    with pytest.raises(TablesError, match=r"entries\[1\]': differs from entry 1 of its index"):
+        loaded.proofs("interpreter", "demo")
+    assert [p.path for p in tables.verify_all(loaded)] == ["interpreter/demo"]
+
+
+# -- GPU classes and the compiler stack ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("count", [131, 133, 264])
+def test_a_gpu_with_more_multiprocessors_than_its_class_is_uncertified(fixture_tables, count):
+    """Planted: gpu.matches takes a device with at least the class's multiprocessor count (the suite drew only
+    fewer): a part with more SMs runs other grids and waves, on settings never timed or proven there."""
+    from neurobrix import gpu
+    from neurobrix.errors import UncertifiedGPUError
+
+    loaded = tables.load()
+    facts = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake 9000", (9, 0), 132)
+    assert gpu.classify(facts, loaded).id == "fake-gpu"
+    with pytest.raises(UncertifiedGPUError, match="this GPU is not certified"):
+        gpu.classify(gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake 9000", (9, 0), count), loaded)
+
+
+def test_a_reproof_goes_stale_when_a_table_is_removed(tmp_path, monkeypatch):
+    """Planted: stack.reproof_problem looks for changes only among the files the re-proof recorded and that are
+    still there, so a kernel table removed since (the re-proof's own list names it) went unnoticed."""
+    import json
+
+    from kernel_tables import STACK, write_tables
+
+    from neurobrix import stack
+    from neurobrix.errors import CompilerStackError
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    root = write_tables(tmp_path / "tables", triton="0.0.1")
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    here = stack.Stack(STACK["torch"], STACK["triton"])
+    stack.write_reproof("interpreter", tables.load(), here, {"profile": "ci", "passed": True}, "test", "test")
+    stack.require_certified_stack("interpreter")  # the re-proof admits the tables as they are
+    recorded = json.loads(stack.reproof_path("interpreter").read_text())["tables"]
+    assert "interpreter/silu_mul.json" in recorded
+    for name in ("silu_mul.json", "silu_mul.proofs.yaml"):
+        (root / "interpreter" / name).unlink()
+    retrack(root)
+    tables.clear_cache()
+    with pytest.raises(CompilerStackError, match=r"stale: the tables changed since \(interpreter/silu_mul"):
+        stack.require_certified_stack("interpreter")
