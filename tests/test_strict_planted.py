@@ -7,6 +7,8 @@ seconds."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 from conftest import retrack
 
@@ -89,29 +91,6 @@ def test_a_tracked_path_with_a_backslash_is_refused():
 # -- the settings index and its proofs ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("wide", [(5, 16), (3, 8)])
-def test_an_entry_of_several_buckets_over_a_bucketed_one_is_refused(wide):
-    """Planted: SettingsIndex hashes an entry as one bucket when its low end (or its high end) is a bucket's: an
-    entry over M = 5..16 (two buckets) and one over M = 9..16 were both hashed, never compared, and a lookup at
-    M = 12 got the second while the first claims it too."""
-    from neurobrix.schema import Domain, Setting, SettingsIndex
-
-    bucket = (9, 16) if wide == (5, 16) else (5, 8)
-    entries = (
-        Setting(Domain(("fp16",), (("M", *wide), ("N", 64, 64))), {"X": 1}),
-        Setting(Domain(("fp16",), (("M", *bucket), ("N", 64, 64))), {"X": 2}),
-    )
-    with pytest.raises(TablesError, match=r"entries\[0\] .* and entries\[1\] .* overlap"):
-        SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries, "k.json")
-    alone = SettingsIndex.of("k", "c", ("M", "N"), ("pow2", "exact"), {}, entries[:1], "k.json")
-    assert [alone.lookup("fp16", (m, 64)) is not None for m in (wide[0] - 1, *wide, wide[1] + 1)] == [
-        False,
-        True,
-        True,
-        False,
-    ]
-
-
 def test_tables_verify_refuses_proofs_whose_domain_differs_from_the_index(fixture_tables):
     """Planted: schema.parse_proofs compares each proven entry's config with its index's, not its domain: proofs
     of M = 17..63 stood for an index entry over M = 17..64, and `tables verify` passed."""
@@ -145,27 +124,44 @@ def test_a_gpu_with_more_multiprocessors_than_its_class_is_uncertified(fixture_t
         gpu.classify(gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake 9000", (9, 0), count), loaded)
 
 
-def test_a_reproof_goes_stale_when_a_table_is_removed(tmp_path, monkeypatch):
+def test_a_reproof_goes_stale_when_a_table_is_removed(fixture_tables, tmp_path, monkeypatch):
     """Planted: stack.reproof_problem looks for changes only among the files the re-proof recorded and that are
     still there, so a kernel table removed since (the re-proof's own list names it) went unnoticed."""
-    import json
-
-    from kernel_tables import STACK, write_tables
-
     from neurobrix import stack
-    from neurobrix.errors import CompilerStackError
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
-    root = write_tables(tmp_path / "tables", triton="0.0.1")
-    monkeypatch.setenv(tables.ENV_VAR, str(root))
-    here = stack.Stack(STACK["torch"], STACK["triton"])
+    folder = fixture_tables / "interpreter"
+    for suffix in (".json", ".proofs.yaml"):  # two kernels certified with another Triton
+        text = (folder / f"demo{suffix}").read_text().replace("3.9.0", "0.0.1")
+        (folder / f"demo{suffix}").write_text(text)
+        (folder / f"other{suffix}").write_text(text.replace("demo", "other"))
+    retrack(fixture_tables)
+    here = stack.Stack("2.13.0", "3.9.0")
+    assert not stack.verdict("interpreter", tables.load(), here).ok
     stack.write_reproof("interpreter", tables.load(), here, {"profile": "ci", "passed": True}, "test", "test")
-    stack.require_certified_stack("interpreter")  # the re-proof admits the tables as they are
-    recorded = json.loads(stack.reproof_path("interpreter").read_text())["tables"]
-    assert "interpreter/silu_mul.json" in recorded
-    for name in ("silu_mul.json", "silu_mul.proofs.yaml"):
-        (root / "interpreter" / name).unlink()
-    retrack(root)
-    tables.clear_cache()
-    with pytest.raises(CompilerStackError, match=r"stale: the tables changed since \(interpreter/silu_mul"):
-        stack.require_certified_stack("interpreter")
+    assert stack.verdict("interpreter", tables.load(), here).ok  # the re-proof admits the tables as they are
+    for suffix in (".json", ".proofs.yaml"):
+        (folder / f"other{suffix}").unlink()
+    retrack(fixture_tables)
+    found = stack.verdict("interpreter", tables.load(), here)
+    assert not found.ok and "stale: the tables changed since (interpreter/other" in (found.problem or "")
+
+
+# -- certify: what it keeps and what it records -------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ratio, kept", [(0.5, True), (1.0, True), (1.001, False), (1.5, False), (math.inf, False)])
+def test_screening_keeps_only_candidates_within_their_bound(monkeypatch, ratio, kept):
+    """Planted: certify.screen rejects a candidate only past twice its bound: one wrong by 1.5 times the bound at the
+    domain's top or odd size survived screening, was timed, and could win wherever its proof's examples missed."""
+    from types import SimpleNamespace
+
+    from conformance import certify, harness
+
+    cases = [SimpleNamespace(describe=lambda n=n: f"case {n}") for n in range(2)]
+    monkeypatch.setattr(certify, "run_kernel", lambda case, config: case)
+    monkeypatch.setattr(
+        certify, "judge", lambda case, outputs, config: harness.Verdict(ratio if case is cases[1] else 0.0, "")
+    )
+    found = certify.screen(None, {}, cases)
+    assert found is None if kept else found == ("wrong_result", f"case 1: error {ratio:.3g} x bound")
