@@ -165,3 +165,66 @@ def test_screening_keeps_only_candidates_within_their_bound(monkeypatch, ratio, 
     )
     found = certify.screen(None, {}, cases)
     assert found is None if kept else found == ("wrong_result", f"case 1: error {ratio:.3g} x bound")
+
+
+def _silu_task():
+    from conformance import certify
+
+    (task,) = certify.plan("interpreter", ["silu_mul"], ["fp32"])
+    return task
+
+
+def test_candidates_that_cannot_fit_are_recorded_as_rejected(monkeypatch):
+    """Planted: certify.screen_task drops the candidates pruned for the device's resources without recording them:
+    the proof's rejected list (every candidate tried and why, README) lost them while candidates_tried counted them."""
+    from conformance import certify
+
+    configs = [{"BLOCK_M": 1, "BLOCK_I": n} for n in (16, 32, 64)]
+    monkeypatch.setattr(certify.cand, "space", lambda kernel, domain, interpreter: list(configs))
+    monkeypatch.setattr(
+        certify.cand, "prune", lambda kernel, found, *args: (found[:2], [(found[2], "needs 300 KB of shared memory")])
+    )
+    monkeypatch.setattr(certify, "screening_cases", lambda task, seed: [])
+    screened = certify.screen_task("interpreter", _silu_task(), 0)
+    assert screened.tried == 3 and screened.survivors == configs[:2]
+    assert screened.rejected == [(configs[2], "out_of_resources", "needs 300 KB of shared memory")]
+
+
+def test_timing_ranks_by_median_and_records_a_candidate_that_fails_there(monkeypatch):
+    """Planted: certify.time_task ranks the timed candidates by their best time, not their median (the proof's
+    time_median_us, README); certify.time_task drops a candidate that crashes while timed without recording it."""
+    from conformance import certify
+
+    configs = [{"BLOCK_M": 1, "BLOCK_I": n} for n in (16, 32, 64, 128)]
+    times = {16: (1.0, 9.0), 32: (2.0, 3.0), 64: (3.0, 4.0)}  # best first for 16, median first for 32
+
+    def estimate(task, config, sets):
+        if config["BLOCK_I"] == 128:
+            raise RuntimeError("an illegal memory access was encountered")
+        return 1.0
+
+    monkeypatch.setattr(certify, "timing_sets", lambda task: [])
+    monkeypatch.setattr(certify, "estimate", estimate)
+    monkeypatch.setattr(certify, "measure", lambda task, config, sets: times[config["BLOCK_I"]])
+    timed = certify.time_task("interpreter", certify.Screened(_silu_task(), 0, 4, configs, []))
+    assert [c["BLOCK_I"] for _, c in timed.timed] == [32, 64, 16]
+    assert [(c, reason) for c, reason, _ in timed.rejected] == [(configs[3], "crashed")]
+
+
+def test_a_proof_records_its_timings_and_every_candidate_tried(monkeypatch):
+    """Planted: certify.prove_task writes the median time as time_best_us and the best as time_median_us;
+    certify.prove_task counts as candidates_tried only those that passed screening."""
+    from conformance import certify, check
+
+    task = _silu_task()
+    configs = [{"BLOCK_M": 1, "BLOCK_I": n} for n in (16, 32, 64)]
+    screened = certify.Screened(task, 0, 7, configs[:2], [(configs[2], "wrong_result", "error 3 x bound")])
+    timed = certify.Timed(screened, [((5.0, 6.0), configs[0]), ((4.0, 7.0), configs[1])], [], 0.0)
+
+    def check_entry(kernel, setting, dtype, examples, profile_name):
+        return check.EntryResult(kernel, dtype, setting.domain.describe(), dict(setting.config), examples=examples)
+
+    monkeypatch.setattr(certify.check, "check_entry", check_entry)
+    proof = certify.prove_task("interpreter", timed, 3, "ci").entry.proof
+    assert (proof.time_best_us, proof.time_median_us, proof.candidates_tried) == (5.0, 6.0, 7)
+    assert [(r.config, r.reason) for r in proof.rejected] == [(configs[2], "wrong_result"), (configs[1], "slower")]
