@@ -107,6 +107,23 @@ def test_tables_verify_refuses_proofs_whose_domain_differs_from_the_index(fixtur
     assert [p.path for p in tables.verify_all(loaded)] == ["interpreter/demo"]
 
 
+# -- preflight ----------------------------------------------------------------------------------------------
+
+
+def test_the_certify_command_names_every_dtype_missing(fixture_tables):
+    """Planted: plan.resolve collects the dtypes of the missing calls from the first one only: a run missing fp16 and
+    fp32 settings was told to certify one of them, and the command printed fixed half the refusal."""
+    from neurobrix.errors import MissingEntryError
+    from neurobrix.plan import resolve
+
+    calls = {("silu_mul", "fp16", (2, 8)), ("silu_mul", "fp32", (2, 8)), ("rms_norm", "fp32", (2, 8))}
+    with pytest.raises(MissingEntryError) as err:
+        resolve(calls, tables.load(), "interpreter")
+    message = str(err.value)
+    assert "cannot run on GPU class interpreter in fp16, fp32: 3 kernel call(s)" in message
+    assert "certify --class interpreter --kernels rms_norm silu_mul --dtypes fp16 fp32 --only-missing" in message
+
+
 # -- GPU classes and the compiler stack ---------------------------------------------------------------------
 
 
@@ -228,3 +245,46 @@ def test_a_proof_records_its_timings_and_every_candidate_tried(monkeypatch):
     proof = certify.prove_task("interpreter", timed, 3, "ci").entry.proof
     assert (proof.time_best_us, proof.time_median_us, proof.candidates_tried) == (5.0, 6.0, 7)
     assert [(r.config, r.reason) for r in proof.rejected] == [(configs[2], "wrong_result"), (configs[1], "slower")]
+
+
+# -- every shipped setting checked where the check runs -----------------------------------------------------
+
+
+def _shipping(**classes):
+    """A stand-in for loaded tables: class -> silu_mul entries [(dtypes, M range, config)]."""
+    from types import SimpleNamespace
+
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    def index(class_id, kernel):
+        entries = [Setting(Domain(d, (("M", *m), ("I", 64, 64))), c) for d, m, c in classes[class_id]]
+        return SettingsIndex.of(kernel, class_id, ("M", "I"), ("pow2", "exact"), {}, entries, f"{class_id}.json")
+
+    return SimpleNamespace(classes=dict.fromkeys(classes), kernels=lambda class_id: ("silu_mul",), index=index)
+
+
+A = {"BLOCK_M": 8, "BLOCK_I": 32, "num_warps": 4}
+B = {"BLOCK_M": 4, "BLOCK_I": 16, "num_warps": 4}
+
+
+def test_a_setting_the_class_holds_in_another_dtype_only_is_still_checked_in_this_one():
+    """Planted: shipped.targets skips a shipped setting wherever the class's own tables hold it in any dtype: the
+    interpreter holds A for fp32 only, so A as another class ships it (fp16) was never run in fp16."""
+    from conformance import shipped
+
+    loaded = _shipping(interpreter=[(("fp32",), (1, None), A), (("fp16",), (1, None), B)], g=[(("fp16",), (1, 1), A)])
+    found, not_run = shipped.targets("interpreter", loaded, True)
+    assert [(t.kernel, t.setting.config, t.dtype) for t in found] == [("silu_mul", A, "fp16")] and not not_run
+
+
+def test_a_setting_shipped_in_several_dtypes_is_checked_in_each():
+    """Planted: shipped.shipped_settings keeps the dtypes of a setting's first entry only: a setting another class
+    ships for bf16 and, in a later entry, for fp16 was checked in bf16 alone on a GPU class that runs both."""
+    from conformance import shipped
+
+    loaded = _shipping(
+        g=[(("bf16",), (1, 1), B), (("fp16",), (1, 1), B), (("bf16", "fp16"), (2, 2), A)],
+        h=[(("bf16",), (1, 1), A), (("fp16",), (2, 2), A)],
+    )
+    found, _ = shipped.targets("h", loaded, False)
+    assert sorted((t.setting.config["BLOCK_M"], t.dtype) for t in found) == [(4, "bf16"), (4, "fp16")]
