@@ -124,6 +124,22 @@ def test_the_certify_command_names_every_dtype_missing(fixture_tables):
     assert "certify --class interpreter --kernels rms_norm silu_mul --dtypes fp16 fp32 --only-missing" in message
 
 
+@pytest.mark.parametrize("lo, hi", [(1, 17), (5, 9), (9, 33), (3, 257), (17, 17)])
+def test_length_segments_never_hold_two_buckets(fixture_tables, lo, hi):
+    """Planted: plan.length_segments walks each rule's buckets while value < hi, so a range ending on a bucket's first
+    length (17, 33, 257) got no cut there: that length shared the segment before it, and warmup compiled only the
+    other bucket's kernels."""
+    from neurobrix.buckets import bucket_of
+    from neurobrix.ops import SPECS
+    from neurobrix.plan import length_segments
+
+    segments = length_segments(tables.load(), "interpreter", lo, hi)
+    assert [first for first, _ in segments] == [lo, *(last + 1 for _, last in segments[:-1])] and segments[-1][1] == hi
+    rules = {rule for spec in SPECS.values() for rule in spec.buckets if rule != "exact"}
+    for first, last in segments:
+        assert all(bucket_of(rule, first) == bucket_of(rule, last) for rule in rules), (first, last)
+
+
 # -- GPU classes and the compiler stack ---------------------------------------------------------------------
 
 
