@@ -91,6 +91,20 @@ def test_a_tracked_path_with_a_backslash_is_refused():
 # -- the settings index and its proofs ----------------------------------------------------------------------
 
 
+def test_an_index_keyed_by_one_dimension_twice_is_refused(fixture_tables):
+    """Planted: schema.parse_index lets a key name a dimension twice (M by pow2 and M exact): each row's second range
+    then bounds the same value again, and the proofs, whose domain can name M only once, agree with it."""
+    import json
+
+    path = fixture_tables / "interpreter" / "demo.json"
+    data = json.loads(path.read_text())
+    data["key"] = [["M", "pow2"], ["M", "exact"]]
+    path.write_text(json.dumps(data))
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"field 'key': expected distinct dimension names .*\['M', 'M'\]"):
+        tables.load().index("interpreter", "demo")
+
+
 def test_tables_verify_refuses_proofs_whose_domain_differs_from_the_index(fixture_tables):
     """Planted: schema.parse_proofs compares each proven entry's config with its index's, not its domain: proofs
     of M = 17..63 stood for an index entry over M = 17..64, and `tables verify` passed."""
