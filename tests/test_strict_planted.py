@@ -318,3 +318,27 @@ def test_a_setting_shipped_in_several_dtypes_is_checked_in_each():
     )
     found, _ = shipped.targets("h", loaded, False)
     assert sorted((t.setting.config["BLOCK_M"], t.dtype) for t in found) == [(4, "bf16"), (4, "fp16")]
+
+
+# -- which GPU classes a change affects ---------------------------------------------------------------------
+
+
+def test_a_kernel_change_names_only_the_gpu_classes_that_have_kernel_tables():
+    """Planted: affected.affected_by names every GPU class for a kernel change, a class that has only its class.yaml
+    too: its GPU job then fails (`check` refuses a class without tables) on every such pull request."""
+    from conformance import affected
+
+    classes = {"a": affected.GPUClassInfo("a", True), "b": affected.GPUClassInfo("b", False)}
+    assert affected.affected_by(["neurobrix/ops/linear.py"], classes).classes == ["a"]
+    assert affected.affected_by(["tables/b/class.yaml"], classes).classes == ["b"]
+
+
+@pytest.mark.parametrize("path", ["neurobrix/tables.pyi", "neurobrix/opset.py", "conformance-notes.md"])
+def test_a_path_that_only_begins_like_a_kernel_path_affects_nothing(path):
+    """Planted: affected.touches_kernels matches every kernel path as a prefix of the changed path, a file's too and a
+    folder's without its slash: a stub neurobrix/tables.pyi sent every GPU class to its runner."""
+    from conformance import affected
+
+    classes = {"a": affected.GPUClassInfo("a", True)}
+    assert affected.affected_by([path], classes).classes == []
+    assert affected.affected_by(["neurobrix/tables.py", "conformance/x.py"], classes).classes == ["a"]
