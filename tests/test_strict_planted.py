@@ -194,6 +194,29 @@ def test_a_reproof_goes_stale_when_a_table_is_removed(fixture_tables, tmp_path, 
     assert not found.ok and "stale: the tables changed since (interpreter/other" in (found.problem or "")
 
 
+# -- the bounds ---------------------------------------------------------------------------------------------
+
+
+def test_gemv_partials_rounded_to_fp16_exceed_the_bound_of_its_summation_depth():
+    """Planted: bounds.linear_depth counts gemv's lane sum twice (2 BLOCK_K additions): the split-K partials stored in
+    fp16 by the gemv setting the H200 ships with BLOCK_K 256 and SPLIT_K 4 stayed within the bound at K = 4096,
+    where the kernel's own order sees them."""
+    from test_bounds import FP16, LinearCase, _normal, linear_split_gemv
+
+    from conformance import bounds
+
+    K, config = 4096, {"variant": "gemv", "BLOCK_K": 256, "SPLIT_K": 4}
+    case = LinearCase(
+        _normal(4, K, dtype=FP16, seed=1),
+        _normal(512, K, dtype=FP16, seed=2, scale=2.0**-6),
+        _normal(512, dtype=FP16, seed=3),
+    )
+    bound = bounds.linear(case.x, case.w, case.b, case.out64, depth=bounds.linear_depth(config, K, FP16))
+    honest = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"])
+    wrong = linear_split_gemv(case, config["BLOCK_K"], config["SPLIT_K"], partial_dtype=FP16)
+    assert bounds.ratio(honest, case.out64, bound) <= 1 < bounds.ratio(wrong, case.out64, bound)
+
+
 # -- certify: what it keeps and what it records -------------------------------------------------------------
 
 
