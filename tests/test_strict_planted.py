@@ -171,6 +171,21 @@ def test_a_gpu_with_more_multiprocessors_than_its_class_is_uncertified(fixture_t
         gpu.classify(gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake 9000", (9, 0), count), loaded)
 
 
+def test_a_variable_of_the_nvidia_backends_knobs_refuses_a_gpu_class(monkeypatch):
+    """Planted: stack.HARMLESS_GROUPS passes the NVIDIA backend's whole group of knobs (for its disassemblers' paths,
+    which HARMLESS_ENV lists one by one): TRITON_DUMP_PTXAS_LOG, which nobody read and listed and which is not in the
+    compiler's own list of variables that change its code, went through."""
+    from neurobrix import stack
+
+    name = "TRITON_DUMP_PTXAS_LOG"
+
+    for var in (*stack.CODEGEN_ENV, *stack.compiler_overrides()):
+        monkeypatch.delenv(var, raising=False)
+    assert stack.compiler_problem("nvidia-h200") is None
+    monkeypatch.setenv(name, "1")
+    assert f"{name}=1" in (stack.compiler_problem("nvidia-h200") or "")
+
+
 def test_a_reproof_goes_stale_when_a_table_is_removed(fixture_tables, tmp_path, monkeypatch):
     """Planted: stack.reproof_problem looks for changes only among the files the re-proof recorded and that are
     still there, so a kernel table removed since (the re-proof's own list names it) went unnoticed."""
@@ -298,6 +313,19 @@ def test_a_proof_records_its_timings_and_every_candidate_tried(monkeypatch):
     proof = certify.prove_task("interpreter", timed, 3, "ci").entry.proof
     assert (proof.time_best_us, proof.time_median_us, proof.candidates_tried) == (5.0, 6.0, 7)
     assert [(r.config, r.reason) for r in proof.rejected] == [(configs[2], "wrong_result"), (configs[1], "slower")]
+
+
+def test_where_takes_an_unbounded_entry_only_for_an_unbounded_range():
+    """Planted: certify.within takes a domain unbounded above as inside any range that starts at or below its low
+    end: `certify --where M=1:64` then re-certified the interpreter's entry over every M."""
+    from conformance import certify
+
+    def task(hi):
+        return certify.Task("silu_mul", "fp16", (("M", 1, hi), ("I", 1, None)))
+
+    assert certify.within(task(64), {"M": (1, 64)}) and certify.within(task(None), {"M": (1, None)})
+    assert not certify.within(task(None), {"M": (1, 64)}) and not certify.within(task(65), {"M": (1, 64)})
+    assert not certify.within(task(64), {"I": (1, 4096)})  # I unbounded, the range bounded
 
 
 # -- every shipped setting checked where the check runs -----------------------------------------------------
