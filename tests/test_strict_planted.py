@@ -232,6 +232,27 @@ def test_gemv_partials_rounded_to_fp16_exceed_the_bound_of_its_summation_depth()
     assert bounds.ratio(honest, case.out64, bound) <= 1 < bounds.ratio(wrong, case.out64, bound)
 
 
+@pytest.mark.parametrize("dtype", ["fp16", "bf16"])
+def test_a_residual_stream_rounded_toward_zero_exceeds_its_bound(dtype):
+    """Planted: bounds.residual_add allows the fp32 addition a relative error of the storage dtype's unit roundoff
+    instead of fp32's: about one ulp more than the single rounding to the storage dtype, so h = x + r truncated
+    toward zero (up to one whole ulp off) passed, where rounding to nearest is the kernel's contract."""
+    import torch
+
+    from conformance import bounds
+    from neurobrix.dtypes import torch_dtype
+
+    generator = torch.Generator().manual_seed(0)
+    x, r = (torch.randn(64, 256, generator=generator).to(torch_dtype(dtype)) for _ in range(2))
+    h64 = x.double() + r.double()
+    nearest = (x.float() + r.float()).to(x.dtype)
+    bits = nearest.view(torch.int16)
+    away = (nearest.double().abs() > h64.abs()) & (nearest != 0)
+    toward_zero = torch.where(away, bits - 1, bits).view(x.dtype)  # one ulp less in magnitude where it rounded up
+    bound = bounds.residual_add(x, r, h64)
+    assert bounds.ratio(nearest, h64, bound) <= 1 < bounds.ratio(toward_zero, h64, bound)
+
+
 # -- certify: what it keeps and what it records -------------------------------------------------------------
 
 
