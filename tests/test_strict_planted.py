@@ -1,9 +1,9 @@
 """What makes the guarantee strict, against bugs planted in it: the tracked-file check and the reading of the
-verified bytes, the settings index and its proofs, the bucket rules, preflight's plan, the compiler-stack rule,
-GPU-class matching, and on the conformance side the bounds, certify's choice and what it records, the shipped
-settings' check and the classes a change affects. Each test failed with one such bug (named in its docstring)
-that the rest of the suite let through, and passes on the real code. No kernel is launched: the file takes
-seconds."""
+verified bytes, where the tables are found, the settings index and its proofs, preflight's refusal and warmup's
+length segments, the compiler-stack rule, GPU-class matching, and on the conformance side the bounds, certify's
+screening, timing and what its proofs record, the shipped settings' check and the classes a change affects. Each
+test failed with one such bug (named in its docstring) that the rest of the suite let through, and passes on the
+real code. No kernel is launched: the file takes seconds."""
 
 from __future__ import annotations
 
