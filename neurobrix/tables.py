@@ -292,7 +292,8 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
             problems.append(Problem(f.path, "sha256 differs from the tracked list: the file was altered"))
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
-        if rel != TRACKED_NAME and rel not in listed and (path.is_file() or path.is_symlink()):
+        # anything but a real folder counts: a file, a link, and a FIFO, socket or device node as much
+        if rel != TRACKED_NAME and rel not in listed and (path.is_symlink() or not path.is_dir()):
             problems.append(Problem(rel, "present but not in the tracked list (untracked table file)"))
     return problems
 

@@ -8,6 +8,7 @@ real code. No kernel is launched: the file takes seconds."""
 from __future__ import annotations
 
 import math
+import os
 
 import pytest
 from conftest import retrack
@@ -48,6 +49,15 @@ def test_an_untracked_symlink_pointing_nowhere_is_refused(fixture_tables, tmp_pa
     """Planted: tables.check_files counts as untracked only what is a file (following links): a symlink to
     nothing, which a later write through it would fill, passes the check."""
     (fixture_tables / "interpreter" / "extra.json").symlink_to(tmp_path / "not-there.json")
+    with pytest.raises(TablesError, match=r"interpreter/extra.json: present but not in the tracked list"):
+        tables.load()
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs on this system")
+def test_an_untracked_fifo_is_refused(fixture_tables):
+    """tables.check_files counted as untracked only files and links: a FIFO (which blocks whoever opens it) in a
+    class folder passed."""
+    os.mkfifo(fixture_tables / "interpreter" / "extra.json")
     with pytest.raises(TablesError, match=r"interpreter/extra.json: present but not in the tracked list"):
         tables.load()
 
