@@ -10,7 +10,8 @@ Classes (each test is named after the attack it makes):
    tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
    apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
-   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; what zipfile (pip)
+   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; a gzip header's extra
+   field, comment or file name, which every unpacker skips; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
@@ -1132,6 +1133,35 @@ def test_sdist_gzip_header_with_reserved_flags_is_a_finding(built: Built, tmp_pa
     with tarfile.open(sdist) as unpacked:  # what pip unpacks
         assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
     assert "reserved flag bits" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+
+
+def gzip_with_header_fields(tar: bytes, flags: int, fields: bytes) -> bytes:
+    """``tar`` in one gzip member whose header sets ``flags`` and holds ``fields`` (its optional fields, in order)."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, -15)
+    header = b"\x1f\x8b\x08" + bytes([flags]) + bytes(4) + b"\x02\xff"
+    return header + fields + packer.compress(tar) + packer.flush() + struct.pack("<LL", zlib.crc32(tar), len(tar))
+
+
+GZIP_FIELDS = {  # the header's optional fields, which Python's gzip and zlib skip: (FLG bits, the fields, said)
+    "an extra field": (0x04, struct.pack("<H", len(PAYLOAD)) + PAYLOAD, "extra field (FEXTRA) of"),
+    "a comment": (0x10, PAYLOAD + b"\0", "comment (FCOMMENT) of"),
+    "a file name other than the tar's": (0x08, b"setup.py\0", "file name (FNAME) of 8 bytes"),
+}
+
+
+@pytest.mark.parametrize("attack", list(GZIP_FIELDS))
+def test_sdist_gzip_header_fields_that_hold_bytes_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """A gzip header's extra field (up to 64 KiB), comment or file name (of any length): Python's gzip (pip, twine)
+    and zlib skip them and unpack the sdist as without them, so an sdist passed with any payload there, uploaded and
+    judged by nothing. Only the tar's own file name, which Python's gzip writes, is read as a dist's."""
+    flags, fields, said = GZIP_FIELDS[attack]
+    tar = raw_tar(sdist_members(built.sdist))
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(gzip_with_header_fields(tar, flags, fields))
+    assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
+    assert said in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+    sdist.write_bytes(gzip_with_header_fields(tar, 0x08, built.sdist.name.removesuffix(".gz").encode() + b"\0"))
+    assert judge(sdist).passed  # the name Python's gzip writes (tarfile's "w:gz")
 
 
 # attack -> (the member planted, the finding, what tarfile makes of it)
