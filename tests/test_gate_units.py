@@ -647,3 +647,43 @@ def test_the_working_tree_is_a_commit_only_when_every_tracked_file_is_its_own(tm
     assert differs_after(lambda: git(root, "rm", "-q", "--cached", "a.py"), lambda: git(root, "add", "a.py")) == (
         "a.py",
     )
+
+
+# Planted bugs the suite missed (2026-12-03): each test below fails with one of them, named in its docstring
+
+
+def two_member_zip() -> bytes:
+    return raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n"), RawMember(b"neurobrix/b.py", b"y = 2\n")])
+
+
+END_RECORD_FIELDS = {  # a field of the end-of-central-directory record -> its offset there, and the value planted
+    "the number of this disk": (4, 1),
+    "the disk the directory starts on": (6, 1),
+    "the entries on this disk, other than the total": (8, 1),
+}
+
+
+@pytest.mark.parametrize("field", list(END_RECORD_FIELDS))
+def test_an_end_record_of_a_spanned_archive_is_refused(field: str) -> None:
+    """zipfile (pip, installer) and unzip read the directory by its size and ignore the disk fields; a reader of
+    spanned archives refuses them (the zip crate, uv's, refuses two disk numbers that differ), and one that counts
+    the entries on this disk reads fewer members than one that counts the total (planted: the disk fields unread)."""
+    at, value = END_RECORD_FIELDS[field]
+    data = bytearray(two_member_zip())
+    struct.pack_into("<H", data, len(data) - 22 + at, value)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == []
+    assert [(p.check, p.message) for p in problems] == [(Check.G313, "a multi-disk (spanned) archive")]
+
+
+def test_a_directory_holding_more_entries_than_the_end_record_counts_is_refused() -> None:
+    """zipfile reads central entries for as many bytes as the directory's size, whatever the count: an entry past
+    the count is a member to pip and to no reader that goes by the count (planted: the count trusted, the rest of the
+    directory unread)."""
+    data = bytearray(two_member_zip())
+    struct.pack_into("<HH", data, len(data) - 22 + 8, 1, 1)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [p.check for p in problems] == [Check.G312]
+    assert "more bytes than its entries" in problems[0].message
