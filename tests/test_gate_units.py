@@ -343,13 +343,16 @@ def test_a_local_entry_hidden_after_the_last_member_is_refused() -> None:
     [
         ({"crc": zlib.crc32(b"x = 1\n" * 50) ^ 1}, "CRC-32 differs"),
         ({"compressed": zlib.compress(b"x = 1\n" * 50)[2:-4] + b"hidden"}, "bytes follow the end of its deflate"),
+        # zipfile (pip) installs the 300 bytes with no error: the size declared, which the limits judge, is not theirs
+        ({"size": 301}, "inflates to 300 bytes; its entry declares 301"),
     ],
-    ids=["wrong CRC", "bytes after the deflate stream"],
+    ids=["wrong CRC", "bytes after the deflate stream", "fewer bytes than declared"],
 )
 def test_a_deflated_member_is_read_only_when_it_is_exactly_what_its_entry_declares(
     tmp_path: Path, fields: dict[str, object], why: str
 ) -> None:
-    """Planted: the CRC checked for stored members only; bytes after the deflate stream's end accepted."""
+    """Planted: the CRC checked for stored members only; bytes after the deflate stream's end accepted; a stream that
+    ends before the declared size accepted (2026-12-03)."""
     wheel = tmp_path / "x.whl"
     wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x = 1\n" * 50, **fields)]))  # type: ignore[arg-type]
     archive = WheelArchive(wheel, Limits())
@@ -687,3 +690,32 @@ def test_a_directory_holding_more_entries_than_the_end_record_counts_is_refused(
     entries, problems = zipstrict.parse(bytes(data), 10)
     assert entries == [] and [p.check for p in problems] == [Check.G312]
     assert "more bytes than its entries" in problems[0].message
+
+
+def test_an_encrypted_member_is_refused_unread(tmp_path: Path) -> None:
+    """The encryption flag on a member whose stored bytes are a plain deflate stream: zipfile (pip, installer) asks
+    for a password and installs nothing, a reader that ignores the flag inflates the member as it is (planted: the
+    flag unread, and the wheel passed)."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", flags=0x1)]))
+    with zipfile.ZipFile(wheel) as unzipped, pytest.raises(RuntimeError, match="password required"):
+        unzipped.read("neurobrix/a.py")
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, f.path) for f in archive.findings] == [("G313", "neurobrix/a.py")]
+    assert "encrypted" in archive.findings[0].message and archive.read("neurobrix/a.py") is None
+
+
+def test_a_member_whose_bytes_run_into_the_central_directory_is_refused() -> None:
+    """A stored member declaring 16 bytes more than it has, the first 16 bytes of the central directory, with their
+    CRC: zipfile (pip) installs the directory's bytes as the end of the file, unzip refuses overlapping components
+    (planted: a member's data past the start of the directory accepted)."""
+    data = bytearray(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", method=zipfile.ZIP_STORED)]))
+    directory = struct.unpack_from("<L", data, len(data) - 6)[0]
+    content = b"x = 1\n" + data[directory : directory + 16]  # signature, versions, flags, method, time: no CRC or size
+    for crc_at in (14, directory + 16):  # the local header's CRC and sizes, then the central entry's
+        struct.pack_into("<3L", data, crc_at, zlib.crc32(content), len(content), len(content))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as unzipped:
+        assert unzipped.read("neurobrix/a.py") == content  # what pip installs
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G312, b"neurobrix/a.py")]
+    assert "run into the central directory" in problems[0].message
