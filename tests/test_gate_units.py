@@ -719,3 +719,33 @@ def test_a_member_whose_bytes_run_into_the_central_directory_is_refused() -> Non
     entries, problems = zipstrict.parse(bytes(data), 10)
     assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G312, b"neurobrix/a.py")]
     assert "run into the central directory" in problems[0].message
+
+
+def test_a_zip64_locator_hidden_in_allowed_extra_records_is_refused() -> None:
+    """The last 76 bytes of the central directory spelt, inside four extra field records of allowed ids and sizes, as
+    a zip64 end record and its locator: the gate's reader sees a plain zip, while zipfile (pip, installer) and unzip
+    find the locator before the end record and take the directory from the zip64 one, here the directory without its
+    first entry and its last 76 bytes (zipfile then refuses the wheel, a last entry cut short). Planted: the locator
+    not looked for."""
+    first = RawMember(b"neurobrix/a.py", b"x = 1\n")
+
+    def wheel(extra: bytes) -> bytes:
+        return raw_zip([first, RawMember(b"neurobrix/b.py", b"y = 2\n", extra=extra, local_extra=b"")])
+
+    probe = wheel(bytes(80))
+    size, offset = struct.unpack_from("<LL", probe, len(probe) - 10)
+    skipped = 46 + len(first.name)  # the first central entry
+    tail = bytearray(76)  # the zip64 end record (56 bytes), then its locator (20): record headers fall on fields
+    tail[0:4], tail[56:60] = b"PK\x06\x06", b"PK\x06\x07"  # zipfile never reads (sizes, versions, counts, offsets)
+    struct.pack_into("<QQ", tail, 40, size - skipped - 76, offset + skipped)  # the directory's size and offset
+    struct.pack_into("<L", tail, 72, 1)  # one disk
+    extra = b"".join(
+        struct.pack("<HH", record, stop - start) + tail[start:stop]
+        for record, start, stop in ((0x5855, 0, 12), (0x7875, 16, 32), (0x000A, 36, 64), (0x5455, 68, 76))
+    )
+    data = wheel(extra)
+    with pytest.raises(zipfile.BadZipFile, match="Corrupt extra field"):
+        zipfile.ZipFile(io.BytesIO(data))
+    entries, problems = zipstrict.parse(data, 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G313, None)]
+    assert "zip64" in problems[0].message
