@@ -428,13 +428,25 @@ TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
         tar_header(b"x-1.0/a\0/../../evil.py") + TAR_END,
         (Check.G312, "after the NUL that ends its name"),
     ),
+    # tarfile (pip) stops at the first zero block; `tar -i` and tarfile's ignore_zeros read the member after it
+    "a lone zero block, then a member": (
+        tar_header(b"x-1.0/a") + bytes(512) + tar_header(b"x-1.0/setup.py") + TAR_END,
+        (Check.G311, "a lone zero block at offset 512"),
+    ),
+    # tarfile (Python 3.11.7) drops the last byte unread (mtime 158060160 here); later releases refuse the header
+    "a pax record not ended by a line feed": (
+        pax_block(b"19 mtime=1580601600") + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G312, "a malformed pax record"),
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", list(TAR_DAMAGE))
 def test_a_tar_stream_read_one_way_only(damage: str) -> None:
     """Planted: a pax header of four blocks allowed; a folder's content; a pax header with no member, or two in a
-    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL."""
+    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL; a member after one
+    zero block (2026-12-03: the block after it left unread); a pax record with no line feed (2026-12-03: its last
+    byte taken for one)."""
     data, (check, said) = TAR_DAMAGE[damage]
     entries, problems = tarstrict.parse(bytes(data), 10)
     assert entries == [] and [p.check for p in problems] == [check] and said in problems[0].message, problems
