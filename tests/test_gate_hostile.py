@@ -428,6 +428,18 @@ ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; No
         "G313",
         TABLE.wheel_path,
     ),
+    # the zip crate parses these two records and refuses the whole archive where they are laid out otherwise than
+    # their formats say; zipfile, pip and installer skip them (the gate took any bytes within the record's size)
+    "an NTFS times record with another tag": (
+        lambda b: table_as(b, extra=struct.pack("<HHLHH", 0x000A, 32, 0, 2, 24) + bytes(24)),
+        "G313",
+        TABLE.wheel_path,
+    ),
+    "an extended timestamp whose flags disagree with its size": (
+        lambda b: table_as(b, extra=struct.pack("<HHB", 0x5455, 9, 1) + bytes(8)),
+        "G313",
+        TABLE.wheel_path,
+    ),
     "an entry comment": (lambda b: table_as(b, comment=b"hidden"), "G311", TABLE.wheel_path),
     "a stored member whose sizes differ": (
         lambda b: table_as(b, method=zipfile.ZIP_STORED, size=1),

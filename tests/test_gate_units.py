@@ -761,3 +761,19 @@ def test_a_zip64_locator_hidden_in_allowed_extra_records_is_refused() -> None:
     entries, problems = zipstrict.parse(data, 10)
     assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G313, None)]
     assert "zip64" in problems[0].message
+
+
+def test_the_extra_field_records_zip_writers_put_in_wheels_pass() -> None:
+    """The forms Info-ZIP and other writers use (a local extended timestamp with all three times, the central one with
+    the modification time only, whatever its flags; NTFS times; the Unix records), each laid out as the zip crate reads
+    it; the checks of those layouts refuse nothing a writer makes."""
+    records = [
+        struct.pack("<HHB3L", 0x5455, 13, 7, 1, 2, 3),
+        struct.pack("<HHBL", 0x5455, 5, 7, 1),
+        struct.pack("<HHBL", 0x5455, 5, 1, 1),
+        struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, 1, 2, 3),
+        struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, 1000, 4, 1000),
+        struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 1000, 1000),
+    ]
+    for record in records:
+        assert parse_zip([RawMember(b"a.py", b"x", extra=record)]) == [], record
