@@ -430,6 +430,16 @@ TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
         tar_header(b"x-1.0/a\0/../../evil.py") + TAR_END,
         (Check.G312, "after the NUL that ends its name"),
     ),
+    # bytes no reader takes for the name (tarfile cuts the prefix at its NUL), carried in every header (2026-12-03)
+    "a prefix with bytes after its NUL": (
+        bytes(checksummed(tar_header(b"a")[:345] + b"x-1.0\0import os".ljust(155, b"\0") + bytes(12))) + TAR_END,
+        (Check.G312, "after the NUL that ends its prefix"),
+    ),
+    "a link name with bytes after its NUL": (
+        bytes(checksummed(tar_header(b"x-1.0/a")[:157] + b"\0setup.py".ljust(100, b"\0") + tar_header(b"a")[257:]))
+        + TAR_END,
+        (Check.G312, "after the NUL that ends its link name"),
+    ),
     # tarfile (pip) stops at the first zero block; `tar -i` and tarfile's ignore_zeros read the member after it
     "a lone zero block, then a member": (
         tar_header(b"x-1.0/a") + bytes(512) + tar_header(b"x-1.0/setup.py") + TAR_END,
@@ -446,9 +456,9 @@ TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
 @pytest.mark.parametrize("damage", list(TAR_DAMAGE))
 def test_a_tar_stream_read_one_way_only(damage: str) -> None:
     """Planted: a pax header of four blocks allowed; a folder's content; a pax header with no member, or two in a
-    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL; a member after one
-    zero block (2026-12-03: the block after it left unread); a pax record with no line feed (2026-12-03: its last
-    byte taken for one)."""
+    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL; and, 2026-12-03,
+    bytes hidden after the NUL of a prefix or a link name (the field cut there unjudged), a member after one zero block
+    (the block after it left unread), a pax record with no line feed (its last byte taken for one)."""
     data, (check, said) = TAR_DAMAGE[damage]
     entries, problems = tarstrict.parse(bytes(data), 10)
     assert entries == [] and [p.check for p in problems] == [check] and said in problems[0].message, problems
@@ -779,3 +789,16 @@ def test_the_extra_field_records_zip_writers_put_in_wheels_pass() -> None:
     ]
     for record in records:
         assert parse_zip([RawMember(b"a.py", b"x", extra=record)]) == [], record
+
+
+def test_an_extra_field_record_running_past_its_field_is_refused(tmp_path: Path) -> None:
+    """A Unix owner record declaring 11 bytes with 5 left in the field: zipfile (pip, installer) refuses the whole
+    wheel, a reader that stops at the field's end reads on (planted: a record cut short taken as it is)."""
+    wheel = tmp_path / "x.whl"
+    short = struct.pack("<HHB2H", 0x7875, 11, 1, 2, 1000)  # 5 of the 11 bytes it declares
+    wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x", extra=short, local_extra=b"")]))
+    with pytest.raises(zipfile.BadZipFile, match="Corrupt extra field"):
+        zipfile.ZipFile(wheel)
+    problems = zipstrict.parse(wheel.read_bytes(), 10)[1]
+    assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
+    assert "runs past the field" in problems[0].message
