@@ -802,3 +802,13 @@ def test_an_extra_field_record_running_past_its_field_is_refused(tmp_path: Path)
     problems = zipstrict.parse(wheel.read_bytes(), 10)[1]
     assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
     assert "runs past the field" in problems[0].message
+
+
+@pytest.mark.parametrize(("record", "longest"), [(0x000A, 32), (0x5455, 13), (0x5855, 12), (0x7875, 19)], ids=hex)
+def test_each_allowed_extra_field_record_is_held_to_its_formats_size(record: int, longest: int) -> None:
+    """One byte past a record's longest form is bytes no installer reads (planted, 2026-12-03: the Unix owner
+    record's limit raised; only the extended timestamp's was tested)."""
+    extra = struct.pack("<HH", record, longest + 1) + bytes(longest + 1)
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=b"")])
+    assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
+    assert f"longer than its format's {longest}" in problems[0].message
