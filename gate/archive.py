@@ -400,13 +400,13 @@ def _gzip_header_fields(raw: bytes, dist: str) -> list[str]:
         length = int.from_bytes(raw[pos : pos + 2], "little")
         found.append(f"an extra field (FEXTRA) of {length} bytes")
         pos += 2 + length
-    for flag, what in ((GZIP_FNAME, "file name"), (GZIP_FCOMMENT, "comment")):
+    for flag, what in ((GZIP_FNAME, "file name (FNAME)"), (GZIP_FCOMMENT, "comment (FCOMMENT)")):
         if flags & flag:
             end = raw.find(b"\0", pos)
             end = len(raw) if end < 0 else end
             value = raw[pos:end]
             if flag != GZIP_FNAME or value != dist.removesuffix(".gz").encode():
-                found.append(f"a {what} (F{what.split()[-1].upper()}) of {len(value)} bytes, {value[:40]!r}")
+                found.append(f"a {what} of {len(value)} bytes, {value[:40]!r}")
             pos = end + 1
     return found
 
