@@ -1464,6 +1464,8 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
             b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n\nRoot-Is-Purelib: false\n",
             "after",
         ),
+        # planted (2026-12-03): a WHEEL without a Generator passed (the check counted more than one only)
+        (b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "exactly one Generator"),
     ],
     ids=[
         "platlib",
@@ -1474,6 +1476,7 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
         "lower-case keys",
         "purelib with a trailing space",
         "a key after the fields",
+        "no generator",
     ],
 )
 def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
