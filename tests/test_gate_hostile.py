@@ -924,6 +924,16 @@ def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: P
     assert said in finding.message
 
 
+def test_sdist_pkg_info_executable_is_refused(built: Built, tmp_path: Path) -> None:
+    """PKG-INFO is no file git tracks, so its mode is held to the one a build writes (planted, 2026-12-03: only
+    tracked files' modes judged, and an executable PKG-INFO passed)."""
+    members = sdist_members(built.sdist)
+    target = next(m for m in members if m.name == f"{built.root}/PKG-INFO")
+    target.mode = 0o755
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert "executable" in refused_with(report, "G509", target.name).message
+
+
 @pytest.mark.parametrize("folder", [".git/", "neurobrix/evil/", "src/neurobrix/", "neurobrix.egg-info/"])
 def test_sdist_folder_entry_for_no_file_is_refused(built: Built, tmp_path: Path, folder: str) -> None:
     """An empty folder is nothing git tracks, yet every file of the sdist was the repository's and it passed: pip
