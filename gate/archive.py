@@ -27,6 +27,8 @@ Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
 GZIP_FHCRC = 0x02  # the header flag (FLG) bit for a CRC-16 of the header, after its optional fields
 GZIP_FRESERVED = 0xE0  # FLG bits RFC 1952 reserves: zlib refuses a stream with any set, Python's gzip ignores them
+GZIP_FEXTRA, GZIP_FNAME, GZIP_FCOMMENT = 0x04, 0x08, 0x10  # FLG bits for the header's optional fields
+_GZIP_FIXED = 10  # magic, method, flags, time, extra flags, system: the header before its optional fields
 MemberKind = Literal["file", "dir", "symlink", "hardlink", "other"]
 
 
@@ -316,7 +318,8 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
     """The tar inside a tar.gz, or None (with a G307/G308/G311/G313 finding) once it grows past the limits or
     holds anything after its first gzip member: concatenated members are one stream to Python's gzip and
     pip, but some unpackers (uv) read only the first, so the archive would be read two ways. So would a header
-    CRC (FHCRC): Python's gzip skips its two bytes, uv (0.13) inflates from them."""
+    CRC (FHCRC): Python's gzip skips its two bytes, uv (0.13) inflates from them. A header's extra field, comment or
+    file name (other than the tar's own) is skipped by every unpacker, and refused for the bytes it carries."""
     path = archive.path
     if raw[:2] == GZIP_MAGIC and len(raw) > 3 and raw[3] & GZIP_FHCRC:
         archive.fail(
@@ -334,6 +337,16 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             "ignores them and unpacks the sdist, zlib refuses the stream",
         )
         return None
+    if raw[:2] == GZIP_MAGIC and len(raw) > 3:
+        hidden = _gzip_header_fields(raw, archive.dist)
+        if hidden:
+            archive.fail(
+                Check.G313,
+                None,
+                f"a gzip header with {'; '.join(hidden)}: bytes no unpacker reads, carried into the upload unjudged "
+                "(this project's build writes none of them)",
+            )
+            return None
     out = bytearray()
     rest = raw
     try:
@@ -375,6 +388,27 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+def _gzip_header_fields(raw: bytes, dist: str) -> list[str]:
+    """The optional fields of a gzip header that hold bytes of their own: an extra field (up to 64 KiB), a comment
+    and a file name (each of any length, ended by a NUL). Python's gzip, zlib and pip skip them all, so whatever they
+    hold is uploaded with the sdist and judged by nothing; the one file name allowed is the tar's own, which Python's
+    gzip (``tarfile`` mode ``w:gz``) writes. Hand-written: neither ``gzip`` nor ``zlib`` reports these fields."""
+    flags, pos, found = raw[3], _GZIP_FIXED, []
+    if flags & GZIP_FEXTRA:
+        length = int.from_bytes(raw[pos : pos + 2], "little")
+        found.append(f"an extra field (FEXTRA) of {length} bytes")
+        pos += 2 + length
+    for flag, what in ((GZIP_FNAME, "file name (FNAME)"), (GZIP_FCOMMENT, "comment (FCOMMENT)")):
+        if flags & flag:
+            end = raw.find(b"\0", pos)
+            end = len(raw) if end < 0 else end
+            value = raw[pos:end]
+            if flag != GZIP_FNAME or value != dist.removesuffix(".gz").encode():
+                found.append(f"a {what} of {len(value)} bytes, {value[:40]!r}")
+            pos = end + 1
+    return found
 
 
 def _safety(archive: Archive, limits: Limits) -> set[str]:

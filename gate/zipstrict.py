@@ -13,7 +13,8 @@ accepts only the archive that every tool reads alike:
 * every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes);
 * only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
   extra fields, no extra field record but the timestamp and Unix-owner records zip writers put in wheels (each
-  within its format's size), no record twice in one header (uv refuses that), no comments, and no
+  within its format's size, and the two the zip crate parses laid out as it reads them), no record twice in one
+  header (uv refuses that), no comments, and no
   "version needed to extract" above 6.3 (zipfile refuses the archive, uv ignores the field);
 * a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
   stream must end exactly there with the declared CRC, within a budget for the whole archive.
@@ -77,6 +78,22 @@ _EXTRA_ALLOWED = {
     0x5855: 12,  # Info-ZIP Unix, old: two 4-byte times, then 2-byte uid and gid
     0x7875: 19,  # Info-ZIP Unix, new: version 1, then uid and gid each a size byte and up to 8 bytes
 }
+
+
+def _ntfs_times(data: bytes) -> bool:
+    """An NTFS record as the zip crate reads it: 4 reserved bytes, then tag 1 of 24 bytes (three times), no more."""
+    return len(data) == 32 and data[4:8] == struct.pack("<HH", 1, 24)
+
+
+def _extended_timestamp(data: bytes) -> bool:
+    """An Info-ZIP extended timestamp as the zip crate reads it: flags for the three times only, then 4 bytes for each
+    time flagged, or the modification time alone (the central header's form, whatever the flags)."""
+    return len(data) in (5, 1 + 4 * bin(data[0]).count("1")) and not data[0] & ~0b111 if data else False
+
+
+# The records the zip crate parses in a wheel's headers, each judged as it reads them (hand-written: no Python library
+# reads these records, and zipfile skips them).
+_EXTRA_PARSED = {0x000A: _ntfs_times, 0x5455: _extended_timestamp}
 
 
 @dataclass(frozen=True)
@@ -330,6 +347,12 @@ def _extra_problems(extra: bytes, where: str) -> list[str]:
             problems.append(
                 f"extra field record {field:#06x} of {length} bytes in the {where} header, longer than its format's "
                 f"{_EXTRA_ALLOWED[field]} (the rest is read by no installer)"
+            )
+        elif field in _EXTRA_PARSED and not _EXTRA_PARSED[field](extra[pos + 4 : pos + 4 + length]):
+            problems.append(
+                f"extra field record {field:#06x} in the {where} header not laid out as its format says: the zip "
+                "crate parses it and refuses the whole archive (uv read a wheel on disk with it up to 0.11.14), "
+                "zipfile (pip, installer) skips it"
             )
         if field in seen:  # uv (0.13) refuses the whole wheel; zipfile, pip and installer read on
             problems.append(f"extra field record {field:#06x} twice in the {where} header (uv refuses such a wheel)")

@@ -387,6 +387,16 @@ def test_a_wheel_renamed_to_another_version_is_refused(built: Built, tmp_path: P
     refused_with(report, "G601", f"{built.dist_info}/METADATA")
 
 
+def test_a_wheel_renamed_to_another_project_is_refused(built: Built, tmp_path: Path) -> None:
+    """The project's own bytes under another project's file name: every member is the repository's and the metadata
+    the backend's, so only the name check sees it (planted, 2026-12-03: the metadata's name not held to the file's,
+    and the wheel passed)."""
+    renamed = tmp_path / built.wheel.name.replace("neurobrix-", "neurobrix_tools-", 1)
+    renamed.write_bytes(built.wheel.read_bytes())
+    report = judge(renamed)
+    assert "neurobrix-tools" in refused_with(report, "G601", f"{built.dist_info}/METADATA").message
+
+
 # The sdist (G5xx)
 
 

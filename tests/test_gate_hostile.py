@@ -10,7 +10,8 @@ Classes (each test is named after the attack it makes):
    tar block's padding, a second gzip member, a signed header checksum, pax values an unpacker cannot
    apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
-   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; what zipfile (pip)
+   end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; a gzip header's extra
+   field, comment or file name, which every unpacker skips; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
@@ -68,9 +69,10 @@ from gate_fixtures import (
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gate.archive import SdistArchive
 from gate.build import build_project
 from gate.checker import DEFAULT_TRACKED, Options, check
-from gate.checks import SHOWN_PER_CHECK, Finding, GateError
+from gate.checks import SHOWN_PER_CHECK, Finding, GateError, Limits
 from gate.completeness import load_reference
 from gate.report import Report
 from neurobrix import tables
@@ -424,6 +426,18 @@ ZIP_ATTACKS = {  # name -> (the archive, the code expected, the member named; No
     ),
     "an extended timestamp longer than its format": (
         lambda b: table_as(b, extra=struct.pack("<HHB", 0x5455, 1025, 1) + b"\0" * 1024),
+        "G313",
+        TABLE.wheel_path,
+    ),
+    # the zip crate parses these two records and refuses the whole archive where they are laid out otherwise than
+    # their formats say; zipfile, pip and installer skip them (the gate took any bytes within the record's size)
+    "an NTFS times record with another tag": (
+        lambda b: table_as(b, extra=struct.pack("<HHLHH", 0x000A, 32, 0, 2, 24) + bytes(24)),
+        "G313",
+        TABLE.wheel_path,
+    ),
+    "an extended timestamp whose flags disagree with its size": (
+        lambda b: table_as(b, extra=struct.pack("<HHB", 0x5455, 9, 1) + bytes(8)),
         "G313",
         TABLE.wheel_path,
     ),
@@ -910,6 +924,16 @@ def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: P
     assert said in finding.message
 
 
+def test_sdist_pkg_info_executable_is_refused(built: Built, tmp_path: Path) -> None:
+    """PKG-INFO is no file git tracks, so its mode is held to the one a build writes (planted, 2026-12-03: only
+    tracked files' modes judged, and an executable PKG-INFO passed)."""
+    members = sdist_members(built.sdist)
+    target = next(m for m in members if m.name == f"{built.root}/PKG-INFO")
+    target.mode = 0o755
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert "executable" in refused_with(report, "G509", target.name).message
+
+
 @pytest.mark.parametrize("folder", [".git/", "neurobrix/evil/", "src/neurobrix/", "neurobrix.egg-info/"])
 def test_sdist_folder_entry_for_no_file_is_refused(built: Built, tmp_path: Path, folder: str) -> None:
     """An empty folder is nothing git tracks, yet every file of the sdist was the repository's and it passed: pip
@@ -1132,6 +1156,36 @@ def test_sdist_gzip_header_with_reserved_flags_is_a_finding(built: Built, tmp_pa
     with tarfile.open(sdist) as unpacked:  # what pip unpacks
         assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
     assert "reserved flag bits" in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+
+
+def gzip_with_header_fields(tar: bytes, flags: int, fields: bytes) -> bytes:
+    """``tar`` in one gzip member whose header sets ``flags`` and holds ``fields`` (its optional fields, in order)."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, -15)
+    header = b"\x1f\x8b\x08" + bytes([flags]) + bytes(4) + b"\x04\xff"  # fastest compression, no system
+    return header + fields + packer.compress(tar) + packer.flush() + struct.pack("<LL", zlib.crc32(tar), len(tar))
+
+
+GZIP_FIELDS = {  # the header's optional fields, which Python's gzip and zlib skip: (FLG bits, the fields, said)
+    "an extra field": (0x04, struct.pack("<H", len(PAYLOAD)) + PAYLOAD, "extra field (FEXTRA) of"),
+    "a comment": (0x10, PAYLOAD + b"\0", "comment (FCOMMENT) of"),
+    "a file name other than the tar's": (0x08, b"setup.py\0", "file name (FNAME) of 8 bytes"),
+}
+
+
+@pytest.mark.parametrize("attack", list(GZIP_FIELDS))
+def test_sdist_gzip_header_fields_that_hold_bytes_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """A gzip header's extra field (up to 64 KiB), comment or file name (of any length): Python's gzip (pip, twine)
+    and zlib skip them and unpack the sdist as without them, so an sdist passed with any payload there, uploaded and
+    judged by nothing. Only the tar's own file name, which Python's gzip writes, is read as a dist's."""
+    flags, fields, said = GZIP_FIELDS[attack]
+    tar = raw_tar(sdist_members(built.sdist))
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(gzip_with_header_fields(tar, flags, fields))
+    assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
+    assert said in refused_with(judge(sdist), "G313", None, built.sdist.name).message
+    sdist.write_bytes(gzip_with_header_fields(tar, 0x08, built.sdist.name.removesuffix(".gz").encode() + b"\0"))
+    own_name = SdistArchive(sdist, Limits())  # the name Python's gzip writes (tarfile's "w:gz") is read as none
+    assert own_name.findings == [] and own_name.members
 
 
 # attack -> (the member planted, the finding, what tarfile makes of it)
@@ -1420,6 +1474,8 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
             b"Wheel-Version: 1.0\nGenerator: x\nRoot-Is-Purelib: true\nTag: py3-none-any\n\nRoot-Is-Purelib: false\n",
             "after",
         ),
+        # planted (2026-12-03): a WHEEL without a Generator passed (the check counted more than one only)
+        (b"Wheel-Version: 1.0\nRoot-Is-Purelib: true\nTag: py3-none-any\n", "exactly one Generator"),
     ],
     ids=[
         "platlib",
@@ -1430,6 +1486,7 @@ def test_entry_points_that_differ_from_pyproject_are_refused(
         "lower-case keys",
         "purelib with a trailing space",
         "a key after the fields",
+        "no generator",
     ],
 )
 def test_wheel_file_that_lies_is_refused(built: Built, tmp_path: Path, text: bytes, said: str) -> None:
@@ -1488,6 +1545,12 @@ RECORD_VALIDATION = {  # twelfth round: rows pip and uv read unchecked, installe
         lambda rec, text: re.sub(r"(neurobrix/cli\.py,sha256=[^,]+),[0-9]+", r"\1,", text),
         "G206",
         "no size",
+    ),
+    # planted (2026-12-03): a row with no hash taken for one that needs none, and its member never hashed
+    "a row without the file's hash": (
+        lambda rec, text: re.sub(r"(neurobrix/cli\.py,)sha256=[^,]+,", r"\1,", text),
+        "G206",
+        "no hash",
     ),
 }
 

@@ -236,6 +236,8 @@ def test_names_that_are_plain_pass_and_short_names_do_not() -> None:
     assert name_problems("neurobrix-0.1.0.dist-info/", is_dir=True) == []
     assert "8.3 short name" in name_problems("neurobrix/_TABLE~1/x.yaml")[0][1]
     assert "device name" in name_problems("neurobrix/aux.py")[0][1]
+    for name in ("neurobrix/a?.py", "neurobrix/<b>.py", 'neurobrix/"c".py', "neurobrix/d|e.py", "neurobrix/*.py"):
+        assert "Windows does not allow" in name_problems(name)[0][1], name  # planted (2026-12-03): left unjudged
 
 
 def test_yaml_is_bounded_before_it_is_built() -> None:
@@ -343,13 +345,16 @@ def test_a_local_entry_hidden_after_the_last_member_is_refused() -> None:
     [
         ({"crc": zlib.crc32(b"x = 1\n" * 50) ^ 1}, "CRC-32 differs"),
         ({"compressed": zlib.compress(b"x = 1\n" * 50)[2:-4] + b"hidden"}, "bytes follow the end of its deflate"),
+        # zipfile (pip) installs the 300 bytes with no error: the size declared, which the limits judge, is not theirs
+        ({"size": 301}, "inflates to 300 bytes; its entry declares 301"),
     ],
-    ids=["wrong CRC", "bytes after the deflate stream"],
+    ids=["wrong CRC", "bytes after the deflate stream", "fewer bytes than declared"],
 )
 def test_a_deflated_member_is_read_only_when_it_is_exactly_what_its_entry_declares(
     tmp_path: Path, fields: dict[str, object], why: str
 ) -> None:
-    """Planted: the CRC checked for stored members only; bytes after the deflate stream's end accepted."""
+    """Planted: the CRC checked for stored members only; bytes after the deflate stream's end accepted; a stream that
+    ends before the declared size accepted (2026-12-03)."""
     wheel = tmp_path / "x.whl"
     wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x = 1\n" * 50, **fields)]))  # type: ignore[arg-type]
     archive = WheelArchive(wheel, Limits())
@@ -425,13 +430,35 @@ TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
         tar_header(b"x-1.0/a\0/../../evil.py") + TAR_END,
         (Check.G312, "after the NUL that ends its name"),
     ),
+    # bytes no reader takes for the name (tarfile cuts the prefix at its NUL), carried in every header (2026-12-03)
+    "a prefix with bytes after its NUL": (
+        bytes(checksummed(tar_header(b"a")[:345] + b"x-1.0\0import os".ljust(155, b"\0") + bytes(12))) + TAR_END,
+        (Check.G312, "after the NUL that ends its prefix"),
+    ),
+    "a link name with bytes after its NUL": (
+        bytes(checksummed(tar_header(b"x-1.0/a")[:157] + b"\0setup.py".ljust(100, b"\0") + tar_header(b"a")[257:]))
+        + TAR_END,
+        (Check.G312, "after the NUL that ends its link name"),
+    ),
+    # tarfile (pip) stops at the first zero block; `tar -i` and tarfile's ignore_zeros read the member after it
+    "a lone zero block, then a member": (
+        tar_header(b"x-1.0/a") + bytes(512) + tar_header(b"x-1.0/setup.py") + TAR_END,
+        (Check.G311, "a lone zero block at offset 512"),
+    ),
+    # tarfile (Python 3.11.7) drops the last byte unread (mtime 158060160 here); later releases refuse the header
+    "a pax record not ended by a line feed": (
+        pax_block(b"19 mtime=1580601600") + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G312, "a malformed pax record"),
+    ),
 }
 
 
 @pytest.mark.parametrize("damage", list(TAR_DAMAGE))
 def test_a_tar_stream_read_one_way_only(damage: str) -> None:
     """Planted: a pax header of four blocks allowed; a folder's content; a pax header with no member, or two in a
-    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL."""
+    row; a GNU header's prefix (tarfile prepends it to the name); bytes hidden after a name's NUL; and, 2026-12-03,
+    bytes hidden after the NUL of a prefix or a link name (the field cut there unjudged), a member after one zero block
+    (the block after it left unread), a pax record with no line feed (its last byte taken for one)."""
     data, (check, said) = TAR_DAMAGE[damage]
     entries, problems = tarstrict.parse(bytes(data), 10)
     assert entries == [] and [p.check for p in problems] == [check] and said in problems[0].message, problems
@@ -647,3 +674,141 @@ def test_the_working_tree_is_a_commit_only_when_every_tracked_file_is_its_own(tm
     assert differs_after(lambda: git(root, "rm", "-q", "--cached", "a.py"), lambda: git(root, "add", "a.py")) == (
         "a.py",
     )
+
+
+# Planted bugs the suite missed (2026-12-03): each test below fails with one of them, named in its docstring
+
+
+def two_member_zip() -> bytes:
+    return raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n"), RawMember(b"neurobrix/b.py", b"y = 2\n")])
+
+
+END_RECORD_FIELDS = {  # a field of the end-of-central-directory record -> its offset there, and the value planted
+    "the number of this disk": (4, 1),
+    "the disk the directory starts on": (6, 1),
+    "the entries on this disk, other than the total": (8, 1),
+}
+
+
+@pytest.mark.parametrize("field", list(END_RECORD_FIELDS))
+def test_an_end_record_of_a_spanned_archive_is_refused(field: str) -> None:
+    """zipfile (pip, installer) and unzip read the directory by its size and ignore the disk fields; a reader of
+    spanned archives refuses them (the zip crate, uv's, refuses two disk numbers that differ), and one that counts
+    the entries on this disk reads fewer members than one that counts the total (planted: the disk fields unread)."""
+    at, value = END_RECORD_FIELDS[field]
+    data = bytearray(two_member_zip())
+    struct.pack_into("<H", data, len(data) - 22 + at, value)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == []
+    assert [(p.check, p.message) for p in problems] == [(Check.G313, "a multi-disk (spanned) archive")]
+
+
+def test_a_directory_holding_more_entries_than_the_end_record_counts_is_refused() -> None:
+    """zipfile reads central entries for as many bytes as the directory's size, whatever the count: an entry past
+    the count is a member to pip and to no reader that goes by the count (planted: the count trusted, the rest of the
+    directory unread)."""
+    data = bytearray(two_member_zip())
+    struct.pack_into("<HH", data, len(data) - 22 + 8, 1, 1)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [p.check for p in problems] == [Check.G312]
+    assert "more bytes than its entries" in problems[0].message
+
+
+def test_an_encrypted_member_is_refused_unread(tmp_path: Path) -> None:
+    """The encryption flag on a member whose stored bytes are a plain deflate stream: zipfile (pip, installer) asks
+    for a password and installs nothing, a reader that ignores the flag inflates the member as it is (planted: the
+    flag unread, and the wheel passed)."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", flags=0x1)]))
+    with zipfile.ZipFile(wheel) as unzipped, pytest.raises(RuntimeError, match="password required"):
+        unzipped.read("neurobrix/a.py")
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, f.path) for f in archive.findings] == [("G313", "neurobrix/a.py")]
+    assert "encrypted" in archive.findings[0].message and archive.read("neurobrix/a.py") is None
+
+
+def test_a_member_whose_bytes_run_into_the_central_directory_is_refused() -> None:
+    """A stored member declaring 16 bytes more than it has, the first 16 bytes of the central directory, with their
+    CRC: zipfile (pip) installs the directory's bytes as the end of the file, unzip refuses overlapping components
+    (planted: a member's data past the start of the directory accepted)."""
+    data = bytearray(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", method=zipfile.ZIP_STORED)]))
+    directory = struct.unpack_from("<L", data, len(data) - 6)[0]
+    content = b"x = 1\n" + data[directory : directory + 16]  # signature, versions, flags, method, time: no CRC or size
+    for crc_at in (14, directory + 16):  # the local header's CRC and sizes, then the central entry's
+        struct.pack_into("<3L", data, crc_at, zlib.crc32(content), len(content), len(content))
+    with zipfile.ZipFile(io.BytesIO(bytes(data))) as unzipped:
+        assert unzipped.read("neurobrix/a.py") == content  # what pip installs
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G312, b"neurobrix/a.py")]
+    assert "run into the central directory" in problems[0].message
+
+
+def test_a_zip64_locator_hidden_in_allowed_extra_records_is_refused() -> None:
+    """The last 76 bytes of the central directory spelt, inside four extra field records of allowed ids and sizes, as
+    a zip64 end record and its locator: the gate's reader sees a plain zip, while zipfile (pip, installer) and unzip
+    find the locator before the end record and take the directory from the zip64 one, here the directory without its
+    first entry and its last 76 bytes (zipfile then refuses the wheel, a last entry cut short). Planted: the locator
+    not looked for."""
+    first = RawMember(b"neurobrix/a.py", b"x = 1\n")
+
+    def wheel(extra: bytes) -> bytes:
+        return raw_zip([first, RawMember(b"neurobrix/b.py", b"y = 2\n", extra=extra, local_extra=b"")])
+
+    probe = wheel(bytes(80))
+    size, offset = struct.unpack_from("<LL", probe, len(probe) - 10)
+    skipped = 46 + len(first.name)  # the first central entry
+    tail = bytearray(76)  # the zip64 end record (56 bytes), then its locator (20): record headers fall on fields
+    tail[0:4], tail[56:60] = b"PK\x06\x06", b"PK\x06\x07"  # zipfile never reads (sizes, versions, counts, offsets)
+    struct.pack_into("<QQ", tail, 40, size - skipped - 76, offset + skipped)  # the directory's size and offset
+    struct.pack_into("<L", tail, 72, 1)  # one disk
+    extra = b"".join(
+        struct.pack("<HH", record, stop - start) + tail[start:stop]
+        for record, start, stop in ((0x5855, 0, 12), (0x7875, 16, 32), (0x000A, 36, 64), (0x5455, 68, 76))
+    )
+    data = wheel(extra)
+    with pytest.raises(zipfile.BadZipFile, match="Corrupt extra field"):
+        zipfile.ZipFile(io.BytesIO(data))
+    entries, problems = zipstrict.parse(data, 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G313, None)]
+    assert "zip64" in problems[0].message
+
+
+def test_the_extra_field_records_zip_writers_put_in_wheels_pass() -> None:
+    """The forms Info-ZIP and other writers use (a local extended timestamp with all three times, the central one with
+    the modification time only, whatever its flags; NTFS times; the Unix records), each laid out as the zip crate reads
+    it; the checks of those layouts refuse nothing a writer makes."""
+    records = [
+        struct.pack("<HHB3L", 0x5455, 13, 7, 1, 2, 3),
+        struct.pack("<HHBL", 0x5455, 5, 7, 1),
+        struct.pack("<HHBL", 0x5455, 5, 1, 1),
+        struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, 1, 2, 3),
+        struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, 1000, 4, 1000),
+        struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 1000, 1000),
+    ]
+    for record in records:
+        assert parse_zip([RawMember(b"a.py", b"x", extra=record)]) == [], record
+
+
+def test_an_extra_field_record_running_past_its_field_is_refused(tmp_path: Path) -> None:
+    """A Unix owner record declaring 11 bytes with 5 left in the field: zipfile (pip, installer) refuses the whole
+    wheel, a reader that stops at the field's end reads on (planted: a record cut short taken as it is)."""
+    wheel = tmp_path / "x.whl"
+    short = struct.pack("<HHB2H", 0x7875, 11, 1, 2, 1000)  # 5 of the 11 bytes it declares
+    wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x", extra=short, local_extra=b"")]))
+    with pytest.raises(zipfile.BadZipFile, match="Corrupt extra field"):
+        zipfile.ZipFile(wheel)
+    problems = zipstrict.parse(wheel.read_bytes(), 10)[1]
+    assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
+    assert "runs past the field" in problems[0].message
+
+
+@pytest.mark.parametrize(("record", "longest"), [(0x000A, 32), (0x5455, 13), (0x5855, 12), (0x7875, 19)], ids=hex)
+def test_each_allowed_extra_field_record_is_held_to_its_formats_size(record: int, longest: int) -> None:
+    """One byte past a record's longest form is bytes no installer reads (planted, 2026-12-03: the Unix owner
+    record's limit raised; only the extended timestamp's was tested)."""
+    extra = struct.pack("<HH", record, longest + 1) + bytes(longest + 1)
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=b"")])
+    assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
+    assert f"longer than its format's {longest}" in problems[0].message
