@@ -104,10 +104,16 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     cfg = stored.config()
     if class_id is not None:
         require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
+        # the run's model and lengths, so that certify covers exactly this run; the interpreter class covers
+        # every shape in one domain per kernel, and its certify takes no such choice
         hint = (
-            f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
-            f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
-            f" --limit capacity={capacity}:{capacity} --limit cache_tokens={batch * capacity}"
+            ""
+            if class_id == "interpreter"
+            else (
+                f" --config {stored.path / 'config.json'} --limit prefill_batch={batch}:{batch}"
+                f" --limit decode_batch={batch}:{batch} --limit prompt={prompt_len}:{prompt_len}"
+                f" --limit capacity={capacity}:{capacity} --limit cache_tokens={batch * capacity}"
+            )
         )
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
