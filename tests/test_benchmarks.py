@@ -87,6 +87,7 @@ def test_e2e_report_puts_the_peer_beside_each_prompt_length(capsys):
         ("proto_fuse", ("--variants", "--check-only"), []),
         ("proto_prefetch", ("--variants", "--check-only"), []),
         ("proto_attention", ("--variants", "--filled", "--check-only"), []),
+        ("proto_norm", ("--variants", "--check-only"), []),
     ],
 )
 def test_gpu_benchmark_help_and_no_gpu_message(module, flags, argv):
