@@ -135,6 +135,94 @@ def _norm_linear_kernel(
             tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
 
 
+@triton.jit
+def _norm_linear_ahead_kernel(
+    x_ptr, r_ptr, g_ptr, w_ptr, b_ptr, y_ptr, h_ptr, part_ptr, ssq_ptr, counter_ptr,
+    M, N, K, eps,
+    stride_xm, stride_rm, stride_wn, stride_ym, stride_hm,
+    HAS_RESIDUAL: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    PDL: tl.constexpr,
+):  # fmt: skip
+    """``fold`` without what stalls its K loop: x, r and g are loaded one step ahead (only the weight tile
+    feeds tl.dot, and Triton pipelines only that), the squares are summed elementwise and reduced once after
+    the loop, and h is stored under a mask (no branch in the loop)."""
+    dependent_launch(PDL)
+    pid_n = tl.program_id(0).to(tl.int64)
+    pid_m = tl.program_id(1).to(tl.int64)
+    pid_k = tl.program_id(2)
+    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
+    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+    in_m = offs_m < M
+    in_n = offs_n < N
+    dt = y_ptr.dtype.element_ty
+    k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
+    k_first = pid_k * k_slice
+    k_last = tl.minimum(k_first + k_slice, K)
+    offs_k = k_first + tl.arange(0, BLOCK_K)
+    rows = in_m[:, None] & (offs_k < k_last)[None, :]
+    x_next = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=rows, other=0.0)
+    r_next = x_next
+    if HAS_RESIDUAL:
+        r_next = tl.load(r_ptr + offs_m[:, None] * stride_rm + offs_k[None, :], mask=rows, other=0.0)
+    g_next = tl.load(g_ptr + offs_k, mask=offs_k < k_last, other=0.0)
+    squares = tl.zeros((BLOCK_M, BLOCK_K), dtype=tl.float32)
+    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+    store_h = in_m & (offs_m * 0 + pid_n == 0)  # rows this program stores h of: only at the first column block
+    for k0 in range(k_first, k_last, BLOCK_K):
+        offs_k = k0 + tl.arange(0, BLOCK_K)
+        in_k = offs_k < k_last
+        rows = in_m[:, None] & in_k[None, :]
+        x_now, r_now, g_now = x_next, r_next, g_next
+        ahead = offs_k + BLOCK_K
+        rows_ahead = in_m[:, None] & (ahead < k_last)[None, :]
+        x_next = tl.load(x_ptr + offs_m[:, None] * stride_xm + ahead[None, :], mask=rows_ahead, other=0.0)
+        if HAS_RESIDUAL:
+            r_next = tl.load(r_ptr + offs_m[:, None] * stride_rm + ahead[None, :], mask=rows_ahead, other=0.0)
+        g_next = tl.load(g_ptr + ahead, mask=ahead < k_last, other=0.0)
+        b = tl.load(
+            w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :], other=0.0
+        )
+        h = x_now.to(tl.float32)
+        if HAS_RESIDUAL:
+            h_rounded = (h + r_now.to(tl.float32)).to(dt)
+            tl.store(
+                h_ptr + offs_m[:, None] * stride_hm + offs_k[None, :], h_rounded, mask=store_h[:, None] & in_k[None, :]
+            )
+            h = h_rounded.to(tl.float32)
+        squares += h * h
+        a = (h * g_now.to(tl.float32)[None, :]).to(dt)
+        acc = tl.dot(a, b, acc, input_precision=PRECISION)
+    ssq = tl.sum(squares, axis=1)
+    in_y = in_m[:, None] & in_n[None, :]
+    y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :]
+    if SPLIT_K == 1:
+        acc = acc * (1.0 / tl.sqrt(ssq / K + eps))[:, None]
+        if HAS_BIAS:
+            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
+        tl.store(y_ptrs, acc.to(dt), mask=in_y)
+    else:
+        part = part_ptr + offs_m[:, None] * N + offs_n[None, :]
+        tl.store(part + pid_k * M * N, acc, mask=in_y)
+        tile = pid_m * tl.num_programs(0) + pid_n
+        tl.store(ssq_ptr + (tile * SPLIT_K + pid_k) * M + offs_m, ssq, mask=in_m)
+        tl.debug_barrier()
+        counter = counter_ptr + tile
+        if tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu") == SPLIT_K - 1:
+            y = tl.zeros_like(acc)
+            total = tl.zeros_like(ssq)
+            for k in range(SPLIT_K):  # in split order
+                y += tl.load(part + k * M * N, mask=in_y, other=0.0, cache_modifier=".cg")
+                total += tl.load(
+                    ssq_ptr + (tile * SPLIT_K + k) * M + offs_m, mask=in_m, other=0.0, cache_modifier=".cg"
+                )
+            y = y * (1.0 / tl.sqrt(total / K + eps))[:, None]
+            if HAS_BIAS:
+                y += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
+            tl.store(y_ptrs, y.to(dt), mask=in_y)
+            tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
+
+
 def skinny_setting(certified: dict[str, Any]) -> tuple[dict[str, Any], str]:
     """The certified linear setting as the folded kernel's tiles, and how it was mapped."""
     variant = certified.get("variant")
@@ -148,7 +236,7 @@ def skinny_setting(certified: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return setting, "as certified" if variant == "skinny" else f"{variant} mapped to skinny"
 
 
-def norm_linear(x, residual, g, eps, w, bias, h, setting, two_pass: bool, pdl: bool):
+def norm_linear(x, residual, g, eps, w, bias, h, setting, mode: str, pdl: bool):
     """y = rms_norm(x (+ residual)) @ w^T (+ bias), storing h = x + residual into ``h``; one launch."""
     (M, K), N = x.shape, w.shape[0]
     bm, bn, bk, split_k = max(16, triton.next_power_of_2(M)), setting["BLOCK_N"], setting["BLOCK_K"], setting["SPLIT_K"]
@@ -159,10 +247,19 @@ def norm_linear(x, residual, g, eps, w, bias, h, setting, two_pass: bool, pdl: b
     ssq = torch.empty((tiles, split_k, M), dtype=torch.float32, device=x.device) if split_k > 1 else y
     counters = tile_counters(x.device, tiles) if split_k > 1 else y
     r = residual if residual is not None else x
+    if mode == "fold3":
+        _norm_linear_ahead_kernel[programs](
+            x, r, g, w, bias if bias is not None else y, y, h, part, ssq, counters, M, N, K, float(eps),
+            x.stride(0), r.stride(0), w.stride(0), y.stride(0), h.stride(0),
+            HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None,
+            PRECISION=dot_precision("bf16"), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=split_k,
+            num_warps=setting["num_warps"], num_stages=setting["num_stages"], PDL=pdl, launch_pdl=pdl,
+        )  # fmt: skip
+        return y
     _norm_linear_kernel[programs](
         x, r, g, w, bias if bias is not None else y, y, h, part, ssq, counters, M, N, K, float(eps),
         x.stride(0), r.stride(0), w.stride(0), y.stride(0), h.stride(0),
-        HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None, TWO_PASS=two_pass,
+        HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None, TWO_PASS=mode == "fold2",
         PRECISION=dot_precision("bf16"), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=split_k,
         num_warps=setting["num_warps"], num_stages=setting["num_stages"], PDL=pdl, launch_pdl=pdl,
     )  # fmt: skip
@@ -196,16 +293,18 @@ class NormFused(Fused):
         key = tuple(SPECS["linear"].key_of(x, w, b)[1])
         setting, how = skinny_setting(self.settings[("linear", "bf16", key)])
         self.mapped[str(key)] = how
-        return norm_linear(src, residual, g, eps, w, b, h, setting, self.fold == "fold2", self.pdl)
+        return norm_linear(src, residual, g, eps, w, b, h, setting, self.fold, self.pdl)
 
 
 VARIANTS = {  # name: (fold, rope)
     "engine": (None, False),
     "fold": ("fold", False),
     "fold2": ("fold2", False),
+    "fold3": ("fold3", False),
     "rope": (None, True),
     "fold+rope": ("fold", True),
     "fold2+rope": ("fold2", True),
+    "fold3+rope": ("fold3", True),
 }
 
 
@@ -259,12 +358,12 @@ def check_kernel() -> None:
         hd = want_h.double()
         yd = hd / torch.sqrt(hd.pow(2).mean(-1, keepdim=True) + 1e-5) * g.double()
         want = yd @ w.double().T + (b.double() if b is not None else 0)
-        for two_pass in (False, True):
+        for mode in ("fold", "fold2", "fold3"):
             h = torch.empty_like(x) if residual else x
             setting = {"BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": split_k, "num_warps": 4, "num_stages": 1}
-            y = norm_linear(x, r, g, 1e-5, w, b, h, setting, two_pass, False)
+            y = norm_linear(x, r, g, 1e-5, w, b, h, setting, mode, False)
             err = float((y.double() - want).abs().max() / want.abs().max())
-            print(f"norm_linear M={M} N={N} K={K} split {split_k} two_pass={two_pass}: max error {err:.2e} of max|y|")
+            print(f"norm_linear M={M} N={N} K={K} split {split_k} {mode}: max error {err:.2e} of max|y|")
             assert err < 2**-6, err
             assert torch.equal(h, want_h), "h = x + residual not stored as rounded"
 
