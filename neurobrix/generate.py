@@ -514,10 +514,13 @@ def generate_batch(
     use_graph: bool = False,
     device_pick: bool = True,
     constraints: Constraints | None = None,
+    stop: Callable[[list[int]], bool] | None = None,
 ) -> tuple[list[list[int]], Stats]:
     """Generate up to ``max_new_tokens`` after each of ``prompts`` (equal lengths, one per row of the
-    model's batch); a sequence stops at its first EOS, the batch when all have. ``on_step`` gets each
-    step's new token per sequence (None for one already finished). Returns (new ids per sequence, stats).
+    model's batch); a sequence stops at its first EOS, or where ``stop`` (given the prompt and the new tokens so far,
+    after each token) says so (transformers' stop strings: ``Tokenizer.stop_strings``), the batch when all have.
+    ``on_step`` gets each step's new token per sequence (None for one already finished). Returns (new ids per
+    sequence, stats).
 
     Greedy decoding picks each token on the device, inside the step's graph (``GreedyDecoder``);
     ``device_pick=False``, sampling, or ``constraints`` (the model's token masks, see ``Constraints``) picks it on
@@ -599,7 +602,7 @@ def generate_batch(
             new.append(None if done[b] else t)
             if not done[b]:
                 outs[b].append(t)
-                done[b] = t in eos
+                done[b] = t in eos or (stop is not None and stop(prompts[b] + outs[b]))
         if on_step:
             on_step(new)
 
@@ -669,10 +672,11 @@ def generate(
     on_token: Callable[[int], None] | None = None,
     use_graph: bool = False,
     constraints: Constraints | None = None,
+    stop: Callable[[list[int]], bool] | None = None,
 ) -> tuple[list[int], Stats]:
     """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
     on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
     outs, stats = generate_batch(
-        model, [prompt], max_new_tokens, opts, eos, on_step, use_graph, constraints=constraints
+        model, [prompt], max_new_tokens, opts, eos, on_step, use_graph, constraints=constraints, stop=stop
     )
     return outs[0], stats

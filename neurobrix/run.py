@@ -241,6 +241,8 @@ def run(
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
     constraints = Constraints(**tokenizer.constraints(cfg.vocab_size))
+    # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
+    stops = tokenizer.stop_strings()
     max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
@@ -267,6 +269,7 @@ def run(
         on_token if opts.stream else None,
         use_graph=True,
         constraints=constraints,
+        **({"stop": stops} if stops is not None else {}),
     )
     write(stream.finish() if opts.stream else tokenizer.decode(out))
     write("\n")

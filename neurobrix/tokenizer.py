@@ -460,8 +460,8 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "dola_layers": lambda v, settings: v is not None,
     "force_words_ids": lambda v, settings: bool(v),
     "constraints": lambda v, settings: bool(v),
-    # generate stops at these strings or rewrites the prompt's end when given the tokenizer (else refuses)
-    "stop_strings": lambda v, settings: bool(v),
+    # generate rewrites the prompt's end when given the tokenizer (else refuses); its stop_strings are applied
+    # (StopStrings)
     "token_healing": lambda v, settings: bool(v),
     # several sequences for one prompt (sampled; greedy decoding refuses it), a KV cache whose keys and values are
     # quantized (the attention computed over other numbers), a generation cut after so many seconds
@@ -500,10 +500,120 @@ GENERATION_FIELDS = frozenset(
         "top_k",
         "top_p",
         "assistant_confidence_threshold",
+        "stop_strings",
         *UNAPPLIED,
         *CONSTRAINTS,
     }
 )
+
+
+def _bytes_to_unicode() -> dict[str, int]:
+    """GPT-2's byte-level alphabet read back: each of its 256 characters to the byte it stands for (the table
+    transformers' StopStringCriteria reads a byte-level token's bytes with)."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    chars = list(printable)
+    n = 0
+    for b in range(256):
+        if b not in printable:
+            printable.append(b)
+            chars.append(256 + n)
+            n += 1
+    return {chr(c): b for b, c in zip(printable, chars)}
+
+
+def _has_decoder_type(state: Any, name: str) -> bool:
+    if isinstance(state, dict):
+        return state.get("type") == name or any(_has_decoder_type(v, name) for v in state.values())
+    if isinstance(state, list):
+        return any(_has_decoder_type(v, name) for v in state)
+    return False
+
+
+class StopStrings:
+    """generation_config.json's ``stop_strings`` as transformers' generate applies them (StopStringCriteria, built
+    from the tokenizer it is handed): generation ends at the first token that completes one of the strings, the
+    string kept in the text. A string is completed where it occurs in the text of the sequence's last tokens
+    (the prompt's included), as StopStringCriteria spells each token, ending inside the last token: each token's
+    string is its decoder's text after a fixed prefix, or its bytes for a byte-level decoder's alphabet and a
+    byte-fallback ``<0xNN>`` token (then the strings are matched as UTF-8 bytes); only the last as many tokens as
+    the longest string has characters (bytes) are looked at, and an id the tokenizer does not have ends the look
+    back, as in transformers' tensors."""
+
+    PREFIX = "abcdef"  # StopStringCriteria's static prefix
+
+    def __init__(self, tok: Any, strings: Sequence[str]) -> None:
+        self._tok = tok
+        decoder = tok.decoder
+        state: Any = None
+        if decoder is not None:
+            try:
+                state = json.loads(decoder.__getstate__())
+            except (AttributeError, TypeError, ValueError):
+                state = None
+        self.mode: str | None = None
+        if decoder is not None and type(decoder).__name__ == "ByteLevel":
+            self.mode = "byte_level"
+        elif _has_decoder_type(state, "ByteFallback"):
+            self.mode = "byte_fallback"
+        elif _has_decoder_type(state, "ByteLevel"):
+            self.mode = "byte_level"
+        self._byte_decoder = _bytes_to_unicode() if self.mode == "byte_level" else None
+        # the empty string ends nothing in transformers (no token has an end overlap with it)
+        self.strings: tuple[Any, ...] = tuple(
+            s.encode("utf-8") if self.mode else s for s in dict.fromkeys(strings) if s
+        )
+        self.window = max((len(s) for s in self.strings), default=0)
+        base = tok.encode(self.PREFIX, add_special_tokens=False).ids
+        self._base = [tok.id_to_token(i) for i in base]
+        self._cache: dict[int, Any] = {}
+
+    def _spelling(self, token_id: int) -> Any:
+        """The token's string as StopStringCriteria spells it (bytes in a byte mode); None for an id the tokenizer
+        does not have."""
+        if token_id in self._cache:
+            return self._cache[token_id]
+        token = self._tok.id_to_token(token_id)
+        spelt: Any = None
+        if token is not None:
+            if self._byte_decoder is not None and all(c in self._byte_decoder for c in token):
+                spelt = bytes(self._byte_decoder[c] for c in token)
+            elif (
+                self.mode == "byte_fallback"
+                and len(token) == 6
+                and token.startswith("<0x")
+                and token.endswith(">")
+                and all(c in "0123456789abcdefABCDEF" for c in token[3:5])
+            ):
+                spelt = bytes([int(token[3:5], 16)])
+            else:
+                tokens = [*self._base, token]
+                text = self._tok.decoder.decode(tokens) if self._tok.decoder is not None else " ".join(tokens)
+                at = text.find(self.PREFIX)
+                text = text[at + len(self.PREFIX) :] if at >= 0 else ""
+                spelt = text.encode("utf-8") if self.mode else text
+        self._cache[token_id] = spelt
+        return spelt
+
+    def __call__(self, ids: Sequence[int]) -> bool:
+        """Whether the sequence ``ids`` (prompt and new tokens) ends by completing a stop string."""
+        if not self.strings:
+            return False
+        pieces = []
+        for token_id in reversed(ids[-self.window :]):
+            spelt = self._spelling(token_id)
+            if spelt is None:
+                break
+            pieces.append(spelt)
+        if not pieces:
+            return False
+        last = len(pieces[0])
+        text = pieces[0][:0].join(reversed(pieces))
+        for s in self.strings:
+            # an occurrence ending inside the last token: it starts at or after len - last - len(s) + 1
+            start = max(0, len(text) - last - len(s) + 1)
+            if text.find(s, start) >= 0:
+                return True
+        return False
 
 
 class Tokenizer:
@@ -683,6 +793,20 @@ class Tokenizer:
             # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
             found.pop("min_length", None)
         return found
+
+    def stop_strings(self) -> StopStrings | None:
+        """generation_config.json's stop_strings (config.json's without that file; one string or a list of them),
+        applied as transformers' generate applies them when handed the tokenizer; None when there are none."""
+        value = self.generation.get("stop_strings")
+        if value is None or value == []:
+            return None
+        strings = [value] if isinstance(value, str) else value
+        if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
+            raise TokenizerError(
+                f"{self.generation_path}: stop_strings must be a string or a list of strings, got {value!r}"
+            )
+        stops = StopStrings(self._tok, strings)
+        return stops if stops.strings else None
 
     def unapplied_generation_settings(self) -> list[str]:
         """The model's generation settings that change transformers' greedy text and that NeuroBrix does not apply

@@ -226,7 +226,6 @@ def test_each_setting_named_as_not_applied_changes_or_stops_transformers_greedy_
         {"penalty_alpha": 0.6, "top_k": 4},
         {"dola_layers": "low"},
         {"force_words_ids": [[5]]},
-        {"stop_strings": ["hello"]},
         {"token_healing": True},
     ]
     quiet = [
