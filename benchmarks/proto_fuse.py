@@ -513,32 +513,37 @@ def check_kernels() -> None:
         assert torch.equal(kc, kc2) and torch.equal(vc, vc2) and err < 2**-6, err
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
-    )
+def prototype_main(module: str, doc: str, variants: dict, check, measure, argv: list[str] | None) -> int:
+    """The command line of a prototype of swapped decode ops (this one, proto_norm): check the kernels on small
+    shapes (CPU under the interpreter with --check-only, or a GPU), then time each model and batch's step with
+    ``measure(name, batch, filled, steps, variants)`` and report it."""
+    parser = argparse.ArgumentParser(description=doc.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter)
     parser.add_argument(
         "--model", nargs="+", default=["meta-llama/Llama-3.2-1B-Instruct", "TinyLlama/TinyLlama-1.1B-Chat-v1.0"]
     )
     parser.add_argument("--batch", nargs="+", type=int, default=[1, 8])
     parser.add_argument("--filled", type=int, default=128, help="cache positions filled before the step")
     parser.add_argument("--steps", type=int, default=300, help="replays a timed round")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
+    parser.add_argument("--variants", nargs="+", default=list(variants), choices=list(variants))
     parser.add_argument("--check-only", action="store_true", help="check the kernels on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
     if not triton.knobs.runtime.interpret and not torch.cuda.is_available():
-        print("proto_fuse: needs a GPU of a certified class (or TRITON_INTERPRET=1 with --check-only)", file=sys.stderr)
+        print(f"{module}: needs a GPU of a certified class (or TRITON_INTERPRET=1 with --check-only)", file=sys.stderr)
         return 1
-    check_kernels()
+    check()
     if args.check_only:
         return 0
     if not torch.cuda.is_available():
-        print("proto_fuse: timing needs a GPU of a certified class", file=sys.stderr)
+        print(f"{module}: timing needs a GPU of a certified class", file=sys.stderr)
         return 1
-    variants = ["engine", *(v for v in args.variants if v != "engine")]
-    runs = (measure(name, batch, args.filled, args.steps, variants) for name in args.model for batch in args.batch)
+    chosen = ["engine", *(v for v in args.variants if v != "engine")]
+    runs = (measure(name, batch, args.filled, args.steps, chosen) for name in args.model for batch in args.batch)
     return report(runs, args.json)
+
+
+def main(argv: list[str] | None = None) -> int:
+    return prototype_main("proto_fuse", __doc__, VARIANTS, check_kernels, measure, argv)
 
 
 if __name__ == "__main__":

@@ -5,16 +5,12 @@ A decode layer launches rms_norm twice (before q/k/v and before gate/up; the sec
 and the model once more before the output head: 2L + 1 of its ~10L launches are a norm that reads a few KB.
 Folded, the projection's programs read the norm's input rows themselves (x, plus the residual r where there is
 one: h = x + r, rounded to the stream's dtype as rms_norm rounds it) and multiply each against the norm
-weight g on the way into ``tl.dot``; the program at the first column block stores h. Two ways to get the row's
-1 / rms:
-
-  fold    in the K loop: each program sums h^2 over its own K slice while it multiplies (h g) against its
-          weight tile and scales its result by 1 / rms at the end (split-K: each slice's sum of squares is
-          stored beside its partials and the tile's last program to arrive adds them up in split order).
-          No pass before the weights stream; h g is rounded where the engine rounds h g / rms.
-  fold2   two passes: each program first reads the rows' whole K (from L2: a few KB) for 1 / rms, then
-          multiplies (h g / rms), rounded as the engine's norm rounds it, so only the order of the sum of
-          squares differs from the engine's.
+weight g on the way into ``tl.dot``; the program at the first column block stores h. 1 / rms comes from the
+sum of squares taken in the K loop: each program scales its result by 1 / rms at the end (split K: each
+slice's sum stored beside its partials, added up by the tile's last program), h g rounded where the engine
+rounds h g / rms. x, r and g are loaded one step ahead and the squares reduced once after the loop: the first
+two ways tried (the sum reduced and the loads waited on at every K step; a first pass over the whole row for
+1 / rms) took 1.3-3.3x the engine's step (2026-12-03d call 1; that code is this file at b67c228).
 
 The projection's setting is the certified one for its shape (skinny: BLOCK_N, BLOCK_K, SPLIT_K, warps,
 stages; a gemv or tiled setting is mapped to skinny tiles of its BLOCK_N, the mapping reported); split-K
@@ -29,7 +25,6 @@ rounds interleaved:
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
@@ -37,7 +32,7 @@ import torch
 import triton
 import triton.language as tl
 
-from benchmarks.proto_fuse import Fused, captured_steps, interleaved, report, summary
+from benchmarks.proto_fuse import Fused, captured_steps, interleaved, prototype_main, summary
 from neurobrix.ops import SPECS
 from neurobrix.ops._common import dependent_launch, dot_precision
 from neurobrix.ops.linear import tile_counters
@@ -48,105 +43,14 @@ def _norm_linear_kernel(
     x_ptr, r_ptr, g_ptr, w_ptr, b_ptr, y_ptr, h_ptr, part_ptr, ssq_ptr, counter_ptr,
     M, N, K, eps,
     stride_xm, stride_rm, stride_wn, stride_ym, stride_hm,
-    HAS_RESIDUAL: tl.constexpr, HAS_BIAS: tl.constexpr, TWO_PASS: tl.constexpr, PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
-    PDL: tl.constexpr,
-):  # fmt: skip
-    dependent_launch(PDL)
-    pid_n = tl.program_id(0).to(tl.int64)
-    pid_m = tl.program_id(1).to(tl.int64)
-    pid_k = tl.program_id(2)
-    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)
-    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-    in_m = offs_m < M
-    in_n = offs_n < N
-    dt = y_ptr.dtype.element_ty
-    k_slice = tl.cdiv(tl.cdiv(K, SPLIT_K), BLOCK_K) * BLOCK_K
-    k_first = pid_k * k_slice
-    k_last = tl.minimum(k_first + k_slice, K)
-    ssq = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    rstd = tl.zeros((BLOCK_M,), dtype=tl.float32)
-    if TWO_PASS:  # the rows' whole K first: 1 / rms before the weights stream
-        for k0 in range(0, K, BLOCK_K):
-            offs_k = k0 + tl.arange(0, BLOCK_K)
-            rows = in_m[:, None] & (offs_k < K)[None, :]
-            h = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=rows, other=0.0).to(tl.float32)
-            if HAS_RESIDUAL:
-                r = tl.load(r_ptr + offs_m[:, None] * stride_rm + offs_k[None, :], mask=rows, other=0.0)
-                h_rounded = (h + r.to(tl.float32)).to(dt)
-                if (pid_n == 0) & (pid_k == 0):
-                    tl.store(h_ptr + offs_m[:, None] * stride_hm + offs_k[None, :], h_rounded, mask=rows)
-                h = h_rounded.to(tl.float32)
-            ssq += tl.sum(h * h, axis=1)
-        rstd = 1.0 / tl.sqrt(ssq / K + eps)
-    acc = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    for k0 in range(k_first, k_last, BLOCK_K):
-        offs_k = k0 + tl.arange(0, BLOCK_K)
-        in_k = offs_k < k_last
-        rows = in_m[:, None] & in_k[None, :]
-        h = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=rows, other=0.0).to(tl.float32)
-        if HAS_RESIDUAL:
-            r = tl.load(r_ptr + offs_m[:, None] * stride_rm + offs_k[None, :], mask=rows, other=0.0)
-            h_rounded = (h + r.to(tl.float32)).to(dt)
-            if not TWO_PASS:
-                if pid_n == 0:
-                    tl.store(h_ptr + offs_m[:, None] * stride_hm + offs_k[None, :], h_rounded, mask=rows)
-            h = h_rounded.to(tl.float32)
-        g = tl.load(g_ptr + offs_k, mask=in_k, other=0.0).to(tl.float32)
-        if TWO_PASS:
-            a = (h * rstd[:, None] * g[None, :]).to(dt)
-        else:
-            ssq += tl.sum(h * h, axis=1)
-            a = (h * g[None, :]).to(dt)
-        b = tl.load(
-            w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :], other=0.0
-        )
-        acc = tl.dot(a, b, acc, input_precision=PRECISION)
-    in_y = in_m[:, None] & in_n[None, :]
-    y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :]
-    if SPLIT_K == 1:
-        if not TWO_PASS:
-            acc = acc * (1.0 / tl.sqrt(ssq / K + eps))[:, None]
-        if HAS_BIAS:
-            acc += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
-        tl.store(y_ptrs, acc.to(dt), mask=in_y)
-    else:  # partials [SPLIT_K, M, N] (and sums of squares [tiles, SPLIT_K, M]); the tile's last program merges
-        part = part_ptr + offs_m[:, None] * N + offs_n[None, :]
-        tl.store(part + pid_k * M * N, acc, mask=in_y)
-        tile = pid_m * tl.num_programs(0) + pid_n
-        if not TWO_PASS:
-            tl.store(ssq_ptr + (tile * SPLIT_K + pid_k) * M + offs_m, ssq, mask=in_m)
-        tl.debug_barrier()
-        counter = counter_ptr + tile
-        if tl.atomic_add(counter, 1, sem="acq_rel", scope="gpu") == SPLIT_K - 1:
-            y = tl.zeros_like(acc)
-            total = tl.zeros_like(ssq)
-            for k in range(SPLIT_K):  # in split order
-                y += tl.load(part + k * M * N, mask=in_y, other=0.0, cache_modifier=".cg")
-                if not TWO_PASS:
-                    total += tl.load(
-                        ssq_ptr + (tile * SPLIT_K + k) * M + offs_m, mask=in_m, other=0.0, cache_modifier=".cg"
-                    )
-            if not TWO_PASS:
-                y = y * (1.0 / tl.sqrt(total / K + eps))[:, None]
-            if HAS_BIAS:
-                y += tl.load(b_ptr + offs_n, mask=in_n, other=0.0).to(tl.float32)[None, :]
-            tl.store(y_ptrs, y.to(dt), mask=in_y)
-            tl.atomic_xchg(counter, 0, sem="relaxed", scope="gpu")
-
-
-@triton.jit
-def _norm_linear_ahead_kernel(
-    x_ptr, r_ptr, g_ptr, w_ptr, b_ptr, y_ptr, h_ptr, part_ptr, ssq_ptr, counter_ptr,
-    M, N, K, eps,
-    stride_xm, stride_rm, stride_wn, stride_ym, stride_hm,
     HAS_RESIDUAL: tl.constexpr, HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
     PDL: tl.constexpr,
 ):  # fmt: skip
-    """``fold`` without what stalls its K loop: x, r and g are loaded one step ahead (only the weight tile
-    feeds tl.dot, and Triton pipelines only that), the squares are summed elementwise and reduced once after
-    the loop, and h is stored under a mask (no branch in the loop)."""
+    """rms_norm(x (+ r)) @ W^T with the sum of squares taken in the K loop and 1 / rms applied at the end (split
+    K: each slice's sum stored beside its partials, added up in split order by the tile's last program). x, r
+    and g are loaded one step ahead (Triton pipelines only the loads that feed tl.dot), the squares summed
+    elementwise and reduced once after the loop, h stored under a mask rather than a branch."""
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
     pid_m = tl.program_id(1).to(tl.int64)
@@ -236,7 +140,7 @@ def skinny_setting(certified: dict[str, Any]) -> tuple[dict[str, Any], str]:
     return setting, "as certified" if variant == "skinny" else f"{variant} mapped to skinny"
 
 
-def norm_linear(x, residual, g, eps, w, bias, h, setting, mode: str, pdl: bool):
+def norm_linear(x, residual, g, eps, w, bias, h, setting, pdl: bool):
     """y = rms_norm(x (+ residual)) @ w^T (+ bias), storing h = x + residual into ``h``; one launch."""
     (M, K), N = x.shape, w.shape[0]
     bm, bn, bk, split_k = max(16, triton.next_power_of_2(M)), setting["BLOCK_N"], setting["BLOCK_K"], setting["SPLIT_K"]
@@ -247,22 +151,14 @@ def norm_linear(x, residual, g, eps, w, bias, h, setting, mode: str, pdl: bool):
     ssq = torch.empty((tiles, split_k, M), dtype=torch.float32, device=x.device) if split_k > 1 else y
     counters = tile_counters(x.device, tiles) if split_k > 1 else y
     r = residual if residual is not None else x
-    if mode == "fold3":
-        _norm_linear_ahead_kernel[programs](
-            x, r, g, w, bias if bias is not None else y, y, h, part, ssq, counters, M, N, K, float(eps),
-            x.stride(0), r.stride(0), w.stride(0), y.stride(0), h.stride(0),
-            HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None,
-            PRECISION=dot_precision("bf16"), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=split_k,
-            num_warps=setting["num_warps"], num_stages=setting["num_stages"], PDL=pdl, launch_pdl=pdl,
-        )  # fmt: skip
-        return y
     _norm_linear_kernel[programs](
         x, r, g, w, bias if bias is not None else y, y, h, part, ssq, counters, M, N, K, float(eps),
         x.stride(0), r.stride(0), w.stride(0), y.stride(0), h.stride(0),
-        HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None, TWO_PASS=mode == "fold2",
+        HAS_RESIDUAL=residual is not None, HAS_BIAS=bias is not None,
         PRECISION=dot_precision("bf16"), BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, SPLIT_K=split_k,
         num_warps=setting["num_warps"], num_stages=setting["num_stages"], PDL=pdl, launch_pdl=pdl,
     )  # fmt: skip
+    return y
     return y
 
 
@@ -271,14 +167,14 @@ class NormFused(Fused):
     reads its output: the norm returns a placeholder y (and the h its projection will store); the projection
     given that placeholder launches the folded kernel."""
 
-    def __init__(self, base, settings, pdl: bool, rope: bool, fold: str | None) -> None:
+    def __init__(self, base, settings, pdl: bool, rope: bool, fold: bool) -> None:
         super().__init__(base, settings, pdl, set(), None, rope)
         self.fold = fold
         self.pending: dict[int, tuple] = {}
         self.mapped: dict[str, str] = {}
 
     def rms_norm(self, x, weight, eps, residual=None):
-        if self.fold is None or x.shape[0] > 64:  # decode rows only
+        if not self.fold or x.shape[0] > 64:  # decode rows only
             return self.base.rms_norm(x, weight, eps, residual)
         y = torch.empty_like(x)
         h = torch.empty_like(x) if residual is not None else x
@@ -293,18 +189,14 @@ class NormFused(Fused):
         key = tuple(SPECS["linear"].key_of(x, w, b)[1])
         setting, how = skinny_setting(self.settings[("linear", "bf16", key)])
         self.mapped[str(key)] = how
-        return norm_linear(src, residual, g, eps, w, b, h, setting, self.fold, self.pdl)
+        return norm_linear(src, residual, g, eps, w, b, h, setting, self.pdl)
 
 
-VARIANTS = {  # name: (fold, rope)
-    "engine": (None, False),
-    "fold": ("fold", False),
-    "fold2": ("fold2", False),
-    "fold3": ("fold3", False),
-    "rope": (None, True),
-    "fold+rope": ("fold", True),
-    "fold2+rope": ("fold2", True),
-    "fold3+rope": ("fold3", True),
+VARIANTS = {  # name: (fold, rope); "fold3" as 2026-12-03d names it (the third way tried)
+    "engine": (False, False),
+    "fold3": (True, False),
+    "rope": (False, True),
+    "fold3+rope": (True, True),
 }
 
 
@@ -358,42 +250,17 @@ def check_kernel() -> None:
         hd = want_h.double()
         yd = hd / torch.sqrt(hd.pow(2).mean(-1, keepdim=True) + 1e-5) * g.double()
         want = yd @ w.double().T + (b.double() if b is not None else 0)
-        for mode in ("fold", "fold2", "fold3"):
-            h = torch.empty_like(x) if residual else x
-            setting = {"BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": split_k, "num_warps": 4, "num_stages": 1}
-            y = norm_linear(x, r, g, 1e-5, w, b, h, setting, mode, False)
-            err = float((y.double() - want).abs().max() / want.abs().max())
-            print(f"norm_linear M={M} N={N} K={K} split {split_k} {mode}: max error {err:.2e} of max|y|")
-            assert err < 2**-6, err
-            assert torch.equal(h, want_h), "h = x + residual not stored as rounded"
+        h = torch.empty_like(x) if residual else x
+        setting = {"BLOCK_N": 16, "BLOCK_K": 32, "SPLIT_K": split_k, "num_warps": 4, "num_stages": 1}
+        y = norm_linear(x, r, g, 1e-5, w, b, h, setting, False)
+        err = float((y.double() - want).abs().max() / want.abs().max())
+        print(f"norm_linear M={M} N={N} K={K} split {split_k}: max error {err:.2e} of max|y|")
+        assert err < 2**-6, err
+        assert torch.equal(h, want_h), "h = x + residual not stored as rounded"
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        description=__doc__.split("\n\n")[0], formatter_class=argparse.RawTextHelpFormatter
-    )
-    parser.add_argument(
-        "--model", nargs="+", default=["meta-llama/Llama-3.2-1B-Instruct", "TinyLlama/TinyLlama-1.1B-Chat-v1.0"]
-    )
-    parser.add_argument("--batch", nargs="+", type=int, default=[1, 8])
-    parser.add_argument("--filled", type=int, default=128, help="cache positions filled before the step")
-    parser.add_argument("--steps", type=int, default=300, help="replays a timed round")
-    parser.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
-    parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
-    parser.add_argument("--json", help="write the results here")
-    args = parser.parse_args(argv)
-    if not triton.knobs.runtime.interpret and not torch.cuda.is_available():
-        print("proto_norm: needs a GPU of a certified class (or TRITON_INTERPRET=1 with --check-only)", file=sys.stderr)
-        return 1
-    check_kernel()
-    if args.check_only:
-        return 0
-    if not torch.cuda.is_available():
-        print("proto_norm: timing needs a GPU of a certified class", file=sys.stderr)
-        return 1
-    variants = ["engine", *(v for v in args.variants if v != "engine")]
-    runs = (measure(name, batch, args.filled, args.steps, variants) for name in args.model for batch in args.batch)
-    return report(runs, args.json)
+    return prototype_main("proto_norm", __doc__, VARIANTS, check_kernel, measure, argv)
 
 
 if __name__ == "__main__":

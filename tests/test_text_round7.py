@@ -70,8 +70,11 @@ def theirs(folder: Path, **options) -> tuple[list[int], str]:
     return new, tok.decode(new, skip_special_tokens=True)
 
 
-def ours(folder: Path, monkeypatch, max_tokens: int | None = None) -> tuple[list[int], str, list[str]]:
-    """`neurobrix run --no-chat --no-stream --backend torch` on the imported folder: new ids, text, notes."""
+def ours(
+    folder: Path, monkeypatch, max_tokens: int | None = None, stream: bool = False
+) -> tuple[list[int], str, list[str]]:
+    """`neurobrix run --no-chat --backend torch` (``--no-stream`` unless ``stream``) on the imported folder: new
+    ids, text, notes."""
     from neurobrix import run, store
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
@@ -88,7 +91,7 @@ def ours(folder: Path, monkeypatch, max_tokens: int | None = None) -> tuple[list
     text: list[str] = []
     notes: list[str] = []
     options = run.RunOptions(
-        model=folder.name, prompt=PROMPT, max_tokens=max_tokens, backend="torch", chat=False, stream=False
+        model=folder.name, prompt=PROMPT, max_tokens=max_tokens, backend="torch", chat=False, stream=stream
     )
     run.run(options, write=text.append, notice=notes.append)
     return seen["ids"], "".join(text).removesuffix("\n"), notes

@@ -21,30 +21,7 @@ from test_text_round7 import checkpoint, ours, theirs  # noqa: E402
 
 def run_streamed(folder, monkeypatch, stream: bool) -> tuple[list[int], str, list[str]]:
     """round 7's `ours`, streamed or not: `neurobrix run --no-chat --backend torch` on the imported folder."""
-    import shutil
-
-    from test_text_round7 import PROMPT
-
-    from neurobrix import run, store
-
-    if not stream:
-        return ours(folder, monkeypatch)
-    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
-    shutil.rmtree(folder.parent / "home" / "models" / folder.name, ignore_errors=True)
-    store.import_model(str(folder), progress=False)
-    seen: dict[str, list[int]] = {}
-    real = run.generate
-
-    def generate(*args, **kwargs):
-        seen["ids"], stats = real(*args, **kwargs)
-        return seen["ids"], stats
-
-    monkeypatch.setattr(run, "generate", generate)
-    text: list[str] = []
-    notes: list[str] = []
-    options = run.RunOptions(model=folder.name, prompt=PROMPT, backend="torch", chat=False, stream=True)
-    run.run(options, write=text.append, notice=notes.append)
-    return seen["ids"], "".join(text).removesuffix("\n"), notes
+    return ours(folder, monkeypatch, stream=stream)
 
 
 # the base checkpoint's 12 greedy tokens after round 7's prompt (which ends "setting."): " p", "\ufffd", " the", "\x18",
