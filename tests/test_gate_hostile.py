@@ -11,7 +11,8 @@ Classes (each test is named after the attack it makes):
    apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
    end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; a gzip header's extra
-   field, comment or file name, which every unpacker skips; what zipfile (pip)
+   field, comment or file name, which every unpacker skips; a deflate stream padded with empty blocks, which every
+   inflater reads past; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
@@ -1849,3 +1850,40 @@ def test_record_rows_that_misstate_a_member_are_refused(built: Built, tmp_path: 
     member(members, path).data = edit(built, member(members, path).data.decode()).encode()  # type: ignore[operator]
     report = judge(write_wheel(built, tmp_path, members))
     refused_with(report, code, name.format(dist_info=built.dist_info))
+
+
+# 10. Round 14 (2026-12-03): bytes the gate passed unjudged, and modes other unpackers apply
+
+
+def padded_deflate(data: bytes, blocks: int) -> bytes:
+    """``data`` deflated, then ``blocks`` empty stored blocks (5 bytes each, 5 free bits in the first: here a count),
+    then an empty final block: a stream every inflater reads to ``data``, of any length the attacker likes."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+    body = packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+    return body + b"".join(bytes([(i % 32) << 3]) + b"\x00\x00\xff\xff" for i in range(blocks)) + b"\x03\x00"
+
+
+def test_a_wheel_member_in_a_padded_deflate_stream_is_refused(built: Built, tmp_path: Path) -> None:
+    """The package's __init__.py (116 bytes) in a deflate stream padded with empty stored blocks to a megabyte: zipfile
+    (pip, installer, twine) inflates it to the same bytes, its CRC and sizes are true, and the gate passed it, so any
+    payload of any size (a build machine's secrets, say) rode into the upload unjudged."""
+    members = wheel_members(built.wheel)
+    target = member(members, FIRST_MEMBER)
+    target.compressed = padded_deflate(target.data, 200_000)
+    wheel = write_wheel(built, tmp_path, members)
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(FIRST_MEMBER) == target.data  # what pip installs
+    assert "padding" in refused_with(judge(wheel), "G311", FIRST_MEMBER, built.wheel.name).message
+    target.compressed = None  # the same member deflated by a compressor passes
+    assert judge(write_wheel(built, tmp_path, members)).passed
+
+
+def test_an_sdist_in_a_padded_gzip_stream_is_refused(built: Built, tmp_path: Path) -> None:
+    """The sdist's tar in a gzip member whose deflate stream is padded with empty stored blocks: Python's gzip (pip,
+    twine) unpacks the same tar, and the gate passed it with any payload inside."""
+    tar = raw_tar(sdist_members(built.sdist))
+    sdist = tmp_path / built.sdist.name
+    header = b"\x1f\x8b\x08\x00" + bytes(4) + b"\x00\xff"
+    sdist.write_bytes(header + padded_deflate(tar, 200_000) + struct.pack("<LL", zlib.crc32(tar), len(tar)))
+    assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
+    assert "padding" in refused_with(judge(sdist), "G311", None, built.sdist.name).message
