@@ -12,7 +12,7 @@ Classes (each test is named after the attack it makes):
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
    end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; a gzip header's extra
    field, comment or file name, which every unpacker skips; a deflate stream padded with empty blocks, which every
-   inflater reads past; what zipfile (pip)
+   inflater reads past; a tar owner or group name no unpacker reads; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
@@ -1887,3 +1887,22 @@ def test_an_sdist_in_a_padded_gzip_stream_is_refused(built: Built, tmp_path: Pat
     sdist.write_bytes(header + padded_deflate(tar, 200_000) + struct.pack("<LL", zlib.crc32(tar), len(tar)))
     assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
     assert "padding" in refused_with(judge(sdist), "G311", None, built.sdist.name).message
+
+
+OWNER_NAMES = {  # a ustar header's owner and group names: no unpacker reads them, `tar -tv` prints them as they are
+    "an escape sequence in the owner name": ({265: b"\x1b]0;ok\x07\x1b[2J\0"}, "not printable ASCII"),
+    "bytes after the NUL of the group name": ({297: b"\0" + PAYLOAD[:31]}, "bytes after the NUL that ends its group"),
+}
+
+
+@pytest.mark.parametrize("attack", list(OWNER_NAMES))
+def test_sdist_owner_names_are_judged(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate held a pax header's uname and gname to printable ASCII and a ustar name, prefix and link name to
+    nothing after their NUL, but read no byte of the ustar owner and group name fields: 64 bytes a header of anything,
+    escape sequences that repaint the terminal of a reviewer listing the sdist with `tar -tvzf` included."""
+    edits, said = OWNER_NAMES[attack]
+    tar, name = tar_with_header_bytes(built, edits)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as unpacked:  # what pip unpacks: every member, as without the change
+        assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    assert said in refused_with(report, "G312", name).message
