@@ -23,7 +23,7 @@ Classes (each test is named after the attack it makes):
 6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
    header, GNU sparse and contiguous members, an old-style folder entry), member spellings tarfile names alike (a
    duplicate, a folder of a file's name, a name spelt across the ustar prefix) or member modes would change what
-   ships;
+   ships (pip's, or those other unpackers apply: a folder its owner cannot list);
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -1906,3 +1906,33 @@ def test_sdist_owner_names_are_judged(built: Built, tmp_path: Path, attack: str)
         assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
     report = judge(write_sdist(tmp_path / built.sdist.name, tar))
     assert said in refused_with(report, "G312", name).message
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind", "mode", "said"),
+    [
+        ("neurobrix/ops/", tarfile.DIRTYPE, 0o311, "cannot list or enter it"),
+        ("neurobrix/ops/__init__.py", tarfile.REGTYPE, 0o000, "cannot read it"),
+        ("neurobrix/__init__.py", tarfile.REGTYPE, 0o100644, "past the permission bits"),
+    ],
+    ids=["a folder its owner cannot list", "a file its owner cannot read", "file type bits in the mode"],
+)
+def test_sdist_modes_other_unpackers_apply_are_refused(
+    built: Built, tmp_path: Path, rel: str, kind: bytes, mode: int, said: str
+) -> None:
+    """pip's unpacker ignores every mode bit but the executable ones, so the gate judged no others; tarfile's
+    extractall without a filter (Python's default before 3.14) and GNU tar apply them. neurobrix/ops/ given mode 311
+    after its files, unpacked so and built by hatchling as a user without CAP_DAC_OVERRIDE, gave a wheel of 64
+    members without neurobrix/ops/ (hatchling's os.walk skips a folder it cannot list without an error); pip and the
+    gate's own rebuild built all 72."""
+    name = f"{built.root}/{rel}"
+    if kind == tarfile.DIRTYPE:
+        sdist = sdist_with(built, tmp_path, add=[RawTarMember(name, b"", kind, mode=mode)])
+    elif mode > 0o7777:  # tarfile writes only the permission bits: the field is set by hand
+        tar, name = tar_with_header_bytes(built, {100: b"%07o\0" % mode})
+        sdist = write_sdist(tmp_path / built.sdist.name, tar)
+    else:
+        members = sdist_members(built.sdist)
+        next(m for m in members if m.name == name).mode = mode
+        sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    assert said in refused_with(judge(sdist), "G509", name).message
