@@ -114,7 +114,7 @@ class Archive:
             return self._read(name)
         except zipstrict.Unreadable as exc:
             self._unsafe.add(name)
-            self.fail(Check.G309, name, str(exc))
+            self.fail(Check.G311 if isinstance(exc, zipstrict.Padded) else Check.G309, name, str(exc))
             return None
 
     def digest(self, name: str) -> Digest | None:
@@ -371,6 +371,11 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                     return None
             rest = stream.unused_data
             if not rest.strip(b"\0"):
+                # the deflate stream is the member less its header and its 8-byte trailer (CRC, size)
+                padded = zipstrict.deflate_padding(len(raw) - len(rest) - _gzip_header_length(raw) - 8, bytes(out))
+                if padded:
+                    archive.fail(Check.G311, None, f"its gzip stream holds {padded}")
+                    return None
                 return bytes(out)
             archive.fail(
                 Check.G311,
@@ -409,6 +414,11 @@ def _gzip_header_fields(raw: bytes, dist: str) -> list[str]:
                 found.append(f"a {what} of {len(value)} bytes, {value[:40]!r}")
             pos = end + 1
     return found
+
+
+def _gzip_header_length(raw: bytes) -> int:
+    """The bytes of a gzip header that holds no optional field but a file name (the others are refused before)."""
+    return raw.index(b"\0", _GZIP_FIXED) + 1 if raw[3] & GZIP_FNAME else _GZIP_FIXED
 
 
 def _safety(archive: Archive, limits: Limits) -> set[str]:

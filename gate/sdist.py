@@ -80,6 +80,11 @@ def required_sources(repo: Repository) -> list[str]:
 
 # setuid, setgid, sticky, and write for anyone: no file or folder of a source release has them
 _SPECIAL_MODE = 0o7000 | 0o002
+# What the unpacking user needs of each member (gate round 14): pip's unpacker ignores every mode bit but the
+# executable ones, while tarfile's extractall without a filter (Python's default before 3.14), GNU tar and others apply
+# them; a folder its owner cannot list (mode 311) is then skipped by hatchling's os.walk without an error, so the wheel
+# built from the sdist lacks it (neurobrix/ops/ was left out), and a file its owner cannot read fails the build.
+_OWNER_NEEDS = {"file": 0o400, "dir": 0o500}
 
 
 def _check_modes(sdist: SdistArchive, root: str, repo: Repository) -> None:
@@ -93,6 +98,21 @@ def _check_modes(sdist: SdistArchive, root: str, repo: Repository) -> None:
             continue
         if m.mode & _SPECIAL_MODE:
             sdist.fail(Check.G509, m.name, f"mode {m.mode:o}: setuid, setgid, sticky or world-writable bits")
+            continue
+        unreadable = _OWNER_NEEDS.get(m.kind, 0) & ~m.mode
+        if m.mode > 0o7777 or unreadable:
+            sdist.fail(
+                Check.G509,
+                m.name,
+                f"mode {m.mode:o}: "
+                + (
+                    "bits past the permission bits (7777), the only ones a tar header's mode holds"
+                    if m.mode > 0o7777
+                    else f"its owner cannot {'read it' if m.kind == 'file' else 'list or enter it'}: tarfile's "
+                    "extractall (Python before 3.14, unfiltered) and GNU tar apply it, and the build backend's walk "
+                    "skips a folder it cannot list without a word (a wheel without it), pip ignores the mode"
+                ),
+            )
             continue
         if m.kind != "file" or not m.name.startswith(f"{root}/"):
             continue

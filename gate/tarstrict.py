@@ -10,7 +10,8 @@ link target (uv refuses one, ``tarfile`` ignores it); pax extended headers only 
 record once, in one block at most. Refused: pax ``path``, ``linkpath``,
 ``size`` or any other record that changes which file a member is or how long it is, global pax headers, GNU
 long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
-and devices, base-256 numbers, bytes hidden after the NUL that ends a name, anything but zeros in the padding that fills
+and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or group name, which must
+be printable ASCII as in a pax header), anything but zeros in the padding that fills
 a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
 ``size`` that makes a file longer than its header says), and anything after the end-of-archive marker (two
 zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
@@ -214,6 +215,18 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
     }
     for field, (lo, hi) in numbers.items():
         _octal(block[lo:hi], full, field)
+    # the owner and group names: read by no unpacker of an sdist (pip, uv), printed by `tar -tv` as they are, so bytes
+    # after their NUL, or escape sequences that repaint a reviewer's terminal, passed unjudged; held to the printable
+    # ASCII a pax header's uname and gname must be (gate round 14)
+    for field, (lo, hi) in {"owner name": (265, 297), "group name": (297, 329)}.items():
+        owner = _text(block[lo:hi], full, field, pos)
+        if not _OWNER.fullmatch(owner):
+            raise _Fatal(
+                Check.G312,
+                full,
+                f"{field} field {owner!r} is not printable ASCII (`tar -tv` prints it as it is, an escape sequence "
+                "included; no unpacker reads it)",
+            )
     mode = _octal(block[100:108], full, "mode")
     size = _octal(block[124:136], full, "size")
     link = _text(block[157:257], full, "link name", pos)

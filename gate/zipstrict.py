@@ -17,7 +17,9 @@ accepts only the archive that every tool reads alike:
   header (uv refuses that), no comments, and no
   "version needed to extract" above 6.3 (zipfile refuses the archive, uv ignores the field);
 * a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
-  stream must end exactly there with the declared CRC, within a budget for the whole archive.
+  stream must end exactly there with the declared CRC, within a budget for the whole archive; and the stream may be
+  no longer than a compressor writes for those bytes (:func:`deflate_padding`: empty or needless blocks are read
+  past by every inflater, so whatever they hold is uploaded unjudged).
 
 Hand-written because ``zipfile`` exposes none of this: it finds the directory by searching
 backwards, never compares local headers beyond the name, and decodes names its own way.
@@ -402,6 +404,37 @@ class Unreadable(Exception):
     """A member whose bytes are not what its entry declares: ``str()`` says how."""
 
 
+class Padded(Unreadable):
+    """A member whose bytes are what its entry declares, in a deflate stream padded past what a compressor writes."""
+
+
+# A deflate stream may spend bytes that inflate to nothing: empty stored blocks (5 bytes each, 5 free bits in the
+# first), or blocks of Huffman tables and matches chosen for what they spell rather than for their size. Every
+# inflater (zlib for pip, installer and twine; the Rust inflaters uv uses) reads past them, so a member of a few bytes
+# could carry hundreds of megabytes that no tool shows (gate round 14). The deflate writers wheels and sdists are made
+# with (zlib at its default level in Python's zipfile, gzip and tarfile, so hatchling, setuptools and pip; miniz in the
+# zip crate) write streams no longer than zlib's fastest setting does, give or take a little; a stream more than a
+# quarter and 64 bytes longer than zlib's level 1 makes of the same bytes is padded. What this leaves: a writer that
+# deflates at level 0 (stored blocks) is refused too, and bytes within that margin, or in how a stream of a fair
+# length is coded, go unseen (no bound on length sees them). Hand-written because no library says how long a deflate
+# stream of some bytes may be; deflating them once more, at level 1, is the measure.
+PADDING_SLACK = 0.25, 64  # the share and the bytes a stream may exceed zlib's level 1 by
+
+
+def deflate_padding(stream_size: int, data: bytes) -> str:
+    """Why a deflate stream of ``stream_size`` bytes for ``data`` is padded past what compressors write ('' if not)."""
+    packer = zlib.compressobj(1, zlib.DEFLATED, -zlib.MAX_WBITS)
+    fastest = len(packer.compress(data)) + len(packer.flush())
+    share, extra = PADDING_SLACK
+    if stream_size <= fastest + int(fastest * share) + extra:
+        return ""
+    return (
+        f"a deflate stream of {stream_size} bytes for {len(data)} bytes that zlib's fastest setting deflates into "
+        f"{fastest}: more than {share:.0%} and {extra} bytes longer than a compressor writes them, the rest is padding "
+        "(empty or needless blocks) that every inflater reads past, bytes carried into the upload unjudged"
+    )
+
+
 _CHUNK = 1 << 16
 
 
@@ -420,6 +453,9 @@ def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
         raise Unreadable(f"inflates to {len(out)} bytes; its entry declares {entry.size}")
     if zlib.crc32(out) != entry.crc:
         raise Unreadable("CRC-32 differs from its entry's: the bytes were altered")
+    padded = deflate_padding(entry.compressed, out) if entry.method == DEFLATED else ""
+    if padded:
+        raise Padded(padded)
     return out
 
 

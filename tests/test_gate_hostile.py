@@ -11,7 +11,8 @@ Classes (each test is named after the attack it makes):
    apply, a zip mode executable to uv only, an MS-DOS folder attribute on a file; what uv 0.13 refuses or reads
    otherwise and pip reads: an extra field record twice, a gzip header CRC, tar numbers with leading spaces or no
    end, a link target on a file, an xstar trailer, pax headers empty or setting a record twice; a gzip header's extra
-   field, comment or file name, which every unpacker skips; what zipfile (pip)
+   field, comment or file name, which every unpacker skips; a deflate stream padded with empty blocks, which every
+   inflater reads past; a tar owner or group name no unpacker reads; what zipfile (pip)
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
@@ -22,7 +23,7 @@ Classes (each test is named after the attack it makes):
 6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
    header, GNU sparse and contiguous members, an old-style folder entry), member spellings tarfile names alike (a
    duplicate, a folder of a file's name, a name spelt across the ustar prefix) or member modes would change what
-   ships;
+   ships (pip's, or those other unpackers apply: a folder its owner cannot list);
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -1849,3 +1850,89 @@ def test_record_rows_that_misstate_a_member_are_refused(built: Built, tmp_path: 
     member(members, path).data = edit(built, member(members, path).data.decode()).encode()  # type: ignore[operator]
     report = judge(write_wheel(built, tmp_path, members))
     refused_with(report, code, name.format(dist_info=built.dist_info))
+
+
+# 10. Round 14 (2026-12-03): bytes the gate passed unjudged, and modes other unpackers apply
+
+
+def padded_deflate(data: bytes, blocks: int) -> bytes:
+    """``data`` deflated, then ``blocks`` empty stored blocks (5 bytes each, 5 free bits in the first: here a count),
+    then an empty final block: a stream every inflater reads to ``data``, of any length the attacker likes."""
+    packer = zlib.compressobj(6, zlib.DEFLATED, -15)
+    body = packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+    return body + b"".join(bytes([(i % 32) << 3]) + b"\x00\x00\xff\xff" for i in range(blocks)) + b"\x03\x00"
+
+
+def test_a_wheel_member_in_a_padded_deflate_stream_is_refused(built: Built, tmp_path: Path) -> None:
+    """The package's __init__.py (116 bytes) in a deflate stream padded with empty stored blocks to a megabyte: zipfile
+    (pip, installer, twine) inflates it to the same bytes, its CRC and sizes are true, and the gate passed it, so any
+    payload of any size (a build machine's secrets, say) rode into the upload unjudged."""
+    members = wheel_members(built.wheel)
+    target = member(members, FIRST_MEMBER)
+    target.compressed = padded_deflate(target.data, 200_000)
+    wheel = write_wheel(built, tmp_path, members)
+    with zipfile.ZipFile(wheel) as z:
+        assert z.read(FIRST_MEMBER) == target.data  # what pip installs
+    assert "padding" in refused_with(judge(wheel), "G311", FIRST_MEMBER, built.wheel.name).message
+    target.compressed = None  # the same member deflated by a compressor passes
+    assert judge(write_wheel(built, tmp_path, members)).passed
+
+
+def test_an_sdist_in_a_padded_gzip_stream_is_refused(built: Built, tmp_path: Path) -> None:
+    """The sdist's tar in a gzip member whose deflate stream is padded with empty stored blocks: Python's gzip (pip,
+    twine) unpacks the same tar, and the gate passed it with any payload inside."""
+    tar = raw_tar(sdist_members(built.sdist))
+    sdist = tmp_path / built.sdist.name
+    header = b"\x1f\x8b\x08\x00" + bytes(4) + b"\x00\xff"
+    sdist.write_bytes(header + padded_deflate(tar, 200_000) + struct.pack("<LL", zlib.crc32(tar), len(tar)))
+    assert gzip.decompress(sdist.read_bytes()) == tar  # what pip unpacks
+    assert "padding" in refused_with(judge(sdist), "G311", None, built.sdist.name).message
+
+
+OWNER_NAMES = {  # a ustar header's owner and group names: no unpacker reads them, `tar -tv` prints them as they are
+    "an escape sequence in the owner name": ({265: b"\x1b]0;ok\x07\x1b[2J\0"}, "not printable ASCII"),
+    "bytes after the NUL of the group name": ({297: b"\0" + PAYLOAD[:31]}, "bytes after the NUL that ends its group"),
+}
+
+
+@pytest.mark.parametrize("attack", list(OWNER_NAMES))
+def test_sdist_owner_names_are_judged(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate held a pax header's uname and gname to printable ASCII and a ustar name, prefix and link name to
+    nothing after their NUL, but read no byte of the ustar owner and group name fields: 64 bytes a header of anything,
+    escape sequences that repaint the terminal of a reviewer listing the sdist with `tar -tvzf` included."""
+    edits, said = OWNER_NAMES[attack]
+    tar, name = tar_with_header_bytes(built, edits)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as unpacked:  # what pip unpacks: every member, as without the change
+        assert len(unpacked.getmembers()) == len(sdist_members(built.sdist))
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    assert said in refused_with(report, "G312", name).message
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind", "mode", "said"),
+    [
+        ("neurobrix/ops/", tarfile.DIRTYPE, 0o311, "cannot list or enter it"),
+        ("neurobrix/ops/__init__.py", tarfile.REGTYPE, 0o000, "cannot read it"),
+        ("neurobrix/__init__.py", tarfile.REGTYPE, 0o100644, "past the permission bits"),
+    ],
+    ids=["a folder its owner cannot list", "a file its owner cannot read", "file type bits in the mode"],
+)
+def test_sdist_modes_other_unpackers_apply_are_refused(
+    built: Built, tmp_path: Path, rel: str, kind: bytes, mode: int, said: str
+) -> None:
+    """pip's unpacker ignores every mode bit but the executable ones, so the gate judged no others; tarfile's
+    extractall without a filter (Python's default before 3.14) and GNU tar apply them. neurobrix/ops/ given mode 311
+    after its files, unpacked so and built by hatchling as a user without CAP_DAC_OVERRIDE, gave a wheel of 64
+    members without neurobrix/ops/ (hatchling's os.walk skips a folder it cannot list without an error); pip and the
+    gate's own rebuild built all 72."""
+    name = f"{built.root}/{rel}"
+    if kind == tarfile.DIRTYPE:
+        sdist = sdist_with(built, tmp_path, add=[RawTarMember(name, b"", kind, mode=mode)])
+    elif mode > 0o7777:  # tarfile writes only the permission bits: the field is set by hand
+        tar, name = tar_with_header_bytes(built, {100: b"%07o\0" % mode})
+        sdist = write_sdist(tmp_path / built.sdist.name, tar)
+    else:
+        members = sdist_members(built.sdist)
+        next(m for m in members if m.name == name).mode = mode
+        sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    assert said in refused_with(judge(sdist), "G509", name).message
