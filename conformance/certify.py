@@ -43,6 +43,7 @@ from neurobrix.schema import (
     INDEX_FORMAT,
     Domain,
     Entry,
+    GPUClass,
     Proof,
     ProofsTable,
     Rejected,
@@ -226,18 +227,20 @@ TIMING_REPLAY_US = 500.0  # each timed graph replay lasts about this long (enoug
 TIMING_REPLAYS = 15  # replays per candidate; the median and the best are kept
 
 
-def measure(task: Task, config: dict[str, Any], sets: list[Case]) -> tuple[float, float]:
+def measure(task: Task, config: dict[str, Any], sets: list[Case], pdl: bool = False) -> tuple[float, float]:
     """(best, median) microseconds per call, over the rotated input sets.
 
     On a GPU: one warm-up pass (compiles), a CUDA graph of the pass to estimate its length, then a
     graph with enough passes unrolled that a replay lasts ~TIMING_REPLAY_US (launch gaps vanish),
-    replayed TIMING_REPLAYS times between CUDA events. On the interpreter: CPU wall time.
+    replayed TIMING_REPLAYS times between CUDA events. On the interpreter: CPU wall time. ``pdl``: launched
+    with programmatic dependent launch, as the engine launches every kernel on a class whose ``launch`` lists it
+    (each call's kernels then become resident during the tail of the call before, as in a model's step).
     """
     launch = SPECS[task.kernel].launch
 
     def run_all() -> None:
         for case in sets:
-            launch(**case.args, config=config)
+            launch(**case.args, config=config, pdl=pdl)
 
     if check.device().type == "cuda":
         return _graph_times(run_all, len(sets))
@@ -254,16 +257,17 @@ SHORTLIST_WITHIN = 1.25  # candidates whose first estimate is within this factor
 SHORTLIST_LEAST = 3  # and always the fastest few, however far apart
 
 
-def estimate(task: Task, config: dict[str, Any], sets: list[Case]) -> float:
+def estimate(task: Task, config: dict[str, Any], sets: list[Case], pdl: bool = False) -> float:
     """A first, cheap time per call: on a GPU the best of 3 replays of a CUDA graph of one pass over the input
     sets (the pass compiled and warmed first), on the interpreter one pass's CPU wall time. Only the
     shortlist it picks (``shortlist``) is timed in full by ``measure``: the long graph's capture and its
-    replays were most of the timing phase, and most candidates are far from the fastest."""
+    replays were most of the timing phase, and most candidates are far from the fastest. ``pdl`` as
+    ``measure``'s."""
     launch = SPECS[task.kernel].launch
 
     def run_all() -> None:
         for case in sets:
-            launch(**case.args, config=config)
+            launch(**case.args, config=config, pdl=pdl)
 
     run_all()  # compile and warm up outside the graph
     if check.device().type != "cuda":
@@ -334,7 +338,7 @@ def _graph_times(run_all: Callable[[], None], calls: int) -> tuple[float, float]
     return min(samples), statistics.median(samples)
 
 
-def provenance(command: str) -> dict[str, Any]:
+def provenance(command: str, pdl: bool = False) -> dict[str, Any]:
     facts = device_facts()
     given = os.environ.get("NEUROBRIX_SOURCE_COMMIT")  # said outright (a copy of the tree whose git is stale)
     try:
@@ -376,6 +380,8 @@ def provenance(command: str) -> dict[str, Any]:
             f"candidates whose first estimate (best of 3 replays of one pass) was within {SHORTLIST_WITHIN}x of "
             f"the fastest, at least {SHORTLIST_LEAST}"
         )
+        if pdl:
+            prov["timing"] += ", each kernel launched with programmatic dependent launch as the class launches it"
         shaped = [f"{r.name}: {r.timing_note}" for r in RECORDS.values() if r.timing is not None]
         if shaped:
             prov["timing"] += f"; inputs at the top shape, drawn as checks draw them, except {'; '.join(shaped)}"
@@ -558,8 +564,9 @@ def screen_task(class_id: str, task: Task, seed: int) -> Screened:
     return Screened(task, seed, len(configs), survivors, rejected, time.perf_counter() - start)
 
 
-def time_task(class_id: str, screened: Screened) -> Timed:
-    """Phase 2 (the device to itself): time every survivor at the domain's top shape, fastest first."""
+def time_task(class_id: str, screened: Screened, pdl: bool = False) -> Timed:
+    """Phase 2 (the device to itself): time every survivor at the domain's top shape, fastest first, launched
+    as the engine launches on the class (``pdl``: its ``launch`` lists programmatic dependent launch)."""
     start = time.perf_counter()
     rejected: list[tuple[dict[str, Any], str, str]] = []
     timed = []
@@ -567,7 +574,7 @@ def time_task(class_id: str, screened: Screened) -> Timed:
 
     def attempt(how: Callable[..., Any], config: dict[str, Any]) -> Any:
         try:
-            return how(screened.task, config, sets)
+            return how(screened.task, config, sets, pdl)
         except Exception as exc:  # a survivor that fails while being timed is rejected too
             if check.is_out_of_memory(exc):
                 raise
@@ -647,6 +654,12 @@ def _release() -> None:
         torch.cuda.empty_cache()
 
 
+def times_with_pdl(klass: GPUClass) -> bool:
+    """Whether certify times a class's candidates launched with programmatic dependent launch: where the class
+    lists it and kernels run on its GPU (the engine launches every kernel so there, ``Plan.pdl``)."""
+    return "pdl" in klass.launch and not interpreter_enabled()
+
+
 def certify(
     class_id: str,
     root: Path,
@@ -678,7 +691,9 @@ def certify(
     for kernel in kernels or []:
         if kernel not in SPECS:
             raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
-    check.require_device(parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id))
+    klass = parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id)
+    check.require_device(klass)
+    pdl = times_with_pdl(klass)
     chosen = kernels or list(SPECS)
     unknown = sorted(set(where or {}) - {d for k in chosen for d in SPECS[k].key})
     if unknown:
@@ -688,7 +703,7 @@ def certify(
         )
     tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
-    prov = provenance(command)
+    prov = provenance(command, pdl)
     todo = []
     tables_now = {k: existing_table(root, class_id, k) for k in chosen}
     have = {k: list(t.entries) if t else [] for k, t in tables_now.items()}
@@ -737,7 +752,8 @@ def certify(
             )
             t1 = time.monotonic()
             alive = [n for n, r in enumerate(results) if not isinstance(r, workers.Failed)]
-            for n, r in zip(alive, pool.alone(time_task, [(class_id, results[n]) for n in alive], status("timing"))):
+            timings = pool.alone(time_task, [(class_id, results[n], pdl) for n in alive], status("timing"))
+            for n, r in zip(alive, timings):
                 results[n] = r
             t2 = time.monotonic()
             alive = [n for n in alive if not isinstance(results[n], workers.Failed)]

@@ -955,3 +955,38 @@ def test_decode_attention_is_timed_at_the_fills_a_run_passes_through_not_at_draw
     task = Task("attention_decode", "fp32", (("B", 1, 8), ("S", 1, 64), ("D", 16, 16), ("G", 2, 2)))
     (only,) = timing_sets(task)
     assert only.args["lengths"].tolist() == [32] * 8
+
+
+def test_certify_times_candidates_launched_as_the_class_launches_them(monkeypatch):
+    """On a class whose launch features list PDL the engine launches every kernel with it, so each call's kernels
+    become resident during the tail of the call before; certify timed its candidates without it, which weighs an
+    extra launch (a split-K merge, decode attention's merge) as the step does not. The flag reaches every launch
+    of the first estimate and of the full timing, and only a class listing PDL, off the interpreter, asks for it."""
+    from types import SimpleNamespace
+
+    from conformance import certify as cert
+    from neurobrix.schema import parse_class
+
+    seen: list[bool] = []
+    monkeypatch.setattr(
+        cert, "SPECS", {"rms_norm": SimpleNamespace(launch=lambda config, pdl=False, **_: seen.append(pdl))}
+    )
+    task = cert.Task("rms_norm", "fp32", (("M", 1, 1), ("N", 8, 8)))
+    sets = [SimpleNamespace(args={}), SimpleNamespace(args={})]
+    for pdl in (True, False):
+        seen.clear()
+        cert.estimate(task, {"BLOCK_M": 1}, sets, pdl)
+        cert.measure(task, {"BLOCK_M": 1}, sets, pdl)
+        assert seen and set(seen) == {pdl}
+    # time_task hands its flag to both timings
+    asked: list[bool] = []
+    monkeypatch.setattr(cert, "timing_sets", lambda task: sets)
+    monkeypatch.setattr(cert, "estimate", lambda task, config, sets, pdl: asked.append(pdl) or 1.0)
+    monkeypatch.setattr(cert, "measure", lambda task, config, sets, pdl: asked.append(pdl) or (1.0, 1.0))
+    screened = cert.Screened(task, 0, 1, [{"BLOCK_M": 1}], [])
+    assert cert.time_task("nvidia-h200", screened, True).timed and asked == [True, True]
+    # which classes ask for it: the H200's lists PDL; with the interpreter on, nothing is launched with it
+    folder = REPO / "tables" / "nvidia-h200"
+    h200 = parse_class(yaml.safe_load((folder / "class.yaml").read_text()), "class.yaml", "nvidia-h200")
+    assert cert.times_with_pdl(h200) is (not cert.interpreter_enabled())
+    assert cert.times_with_pdl(dataclasses.replace(h200, launch=())) is False
