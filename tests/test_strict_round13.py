@@ -131,3 +131,60 @@ def test_a_stored_config_edited_to_zero_heads_is_one_line_not_a_traceback(tmp_pa
     err = capsys.readouterr().err
     assert exit_.value.code == 2 and "num_attention_heads' must be an integer >= 1, got 0" in err
     assert len(err.strip().splitlines()) == 1
+
+
+# -- weights that are not floating-point numbers -----------------------------------------------------------------
+
+
+def _retype(file, name, dtype):
+    """Rewrite one tensor of a safetensors file in another dtype (the others as they are)."""
+    from safetensors.torch import load_file, save_file
+
+    weights = load_file(str(file))
+    weights[name] = weights[name].to(dtype)
+    save_file(weights, str(file), metadata={"format": "pt"})
+
+
+@pytest.mark.parametrize(("dtype", "shown"), [("int8", "I8"), ("bool", "BOOL"), ("float8_e4m3fn", "F8_E4M3")])
+def test_import_refuses_weights_stored_as_integers_or_float8(tmp_path, monkeypatch, capsys, dtype, shown):
+    """Before: imported, and run cast the integers to floats (a quantized tensor without its scales), exit 0."""
+    import torch
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "ints", config=config_dict(), use_transformers=False)
+    _retype(folder / "model.safetensors", "model.layers.0.mlp.down_proj.weight", getattr(torch, dtype))
+    with pytest.raises(SystemExit) as exit_:
+        main(["import", str(folder)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and f"model.layers.0.mlp.down_proj.weight ({shown})" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_run_refuses_stored_weights_turned_integer_at_their_size(tmp_path, monkeypatch, capsys):
+    """An F32 tensor rewritten as I32 in the store keeps the file's size, so the store's check passes: run cast it
+    back to float and generated (exit 0). Now refused from the header, before any tensor is read."""
+    import torch
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "tiny", config=config_dict(), use_transformers=False)
+    assert main(["import", str(folder)]) == 0
+    weights = tmp_path / "home" / "models" / "tiny" / "model.safetensors"
+    size = weights.stat().st_size
+    _retype(weights, "model.norm.weight", torch.int32)
+    assert weights.stat().st_size == size
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(["run", "--model", "tiny", "--prompt", "hello", "--no-chat", "--backend", "torch", "--max-tokens", "1"])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2 and "tensor model.norm.weight is stored as I32" in err
+    assert len(err.strip().splitlines()) == 1
+
+
+def test_double_precision_weights_still_import_and_load(tmp_path, monkeypatch):
+    """What the refusal must leave alone: F64 weights are cast to the run's dtype, as transformers casts them."""
+    import torch
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "wide", config=config_dict(), use_transformers=False)
+    _retype(folder / "model.safetensors", "model.norm.weight", torch.float64)
+    assert main(["import", str(folder)]) == 0
