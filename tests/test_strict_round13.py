@@ -188,3 +188,62 @@ def test_double_precision_weights_still_import_and_load(tmp_path, monkeypatch):
     folder = make_checkpoint(tmp_path / "wide", config=config_dict(), use_transformers=False)
     _retype(folder / "model.safetensors", "model.norm.weight", torch.float64)
     assert main(["import", str(folder)]) == 0
+
+
+# -- a table's setting at values no kernel was certified with ----------------------------------------------------
+
+TILED = {"variant": "tiled", "BLOCK_M": 32, "BLOCK_N": 32, "BLOCK_K": 32, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
+
+
+@pytest.mark.parametrize(
+    ("kernel", "config", "call", "said"),
+    [
+        # launched: Triton's "arange's range must be a power of 2", a traceback after the weights were loaded
+        ("rms_norm", {"BLOCK_M": 3, "num_warps": 4}, (1, 16), "BLOCK_M=3"),
+        ("linear", {**TILED, "BLOCK_K": 48}, (5, 16, 16), "BLOCK_K=48"),
+        # launched: ZeroDivisionError
+        ("attention_decode", {"SPLITS": 0, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2}, (1, 5, 8, 2), "SPLITS=0"),
+        ("rotary", {"BLOCK_H": 0, "num_warps": 4}, (2, 2, 8), "BLOCK_H=0"),
+        # ran to exit 0 on settings nobody proved: a block of True (1), no group, 3 warps
+        ("linear", {**TILED, "BLOCK_K": True}, (5, 16, 16), "BLOCK_K=True"),
+        ("linear", {**TILED, "GROUP_M": 0}, (5, 16, 16), "GROUP_M=0"),
+        ("linear", {**TILED, "num_warps": 3}, (5, 16, 16), "num_warps=3"),
+        # refused only at its launch, after the weights were read (exit 2)
+        (
+            "linear",
+            {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 32, "SPLIT_K": 2, "MERGE": "first", "num_warps": 4},
+            (1, 16, 16),
+            "MERGE='first'",
+        ),
+    ],
+)
+def test_preflight_refuses_a_setting_at_values_no_kernel_was_certified_with(tmp_path, kernel, config, call, said):
+    """A tables folder whose TRACKED.yaml was rewritten with its tables (NEUROBRIX_TABLES: nothing else binds them)
+    held these settings: preflight resolved them, and the launch crashed, divided by zero or ran them. Now the plan
+    refuses them before anything is loaded (exit 3), naming the file, the call and the value."""
+    from kernel_tables import write_tables
+
+    from neurobrix import tables
+    from neurobrix.errors import TablesError
+    from neurobrix.plan import resolve
+
+    loaded = tables.load(write_tables(tmp_path / "t", configs={kernel: [({}, config)]}))
+    with pytest.raises(TablesError, match=rf"{kernel}.json: the setting for {kernel} .* has {said}, where") as refused:
+        resolve({(kernel, "fp32", call)}, loaded, "interpreter")
+    assert refused.value.exit_code == 3
+
+
+def test_every_shipped_setting_has_values_a_kernel_takes():
+    """What the refusal must leave alone: every setting of every class shipped today."""
+    from neurobrix import tables
+    from neurobrix.plan import value_problem
+
+    loaded = tables.load()
+    found = [
+        (class_id, kernel, dict(config), value_problem(config))
+        for class_id in loaded.classes
+        for kernel in loaded.kernels(class_id)
+        for config in loaded.index(class_id, kernel).configs  # type: ignore[union-attr]
+        if value_problem(config)
+    ]
+    assert not found
