@@ -29,6 +29,9 @@ OPTIONAL = (
     "special_tokens_map.json",
     "added_tokens.json",
 )
+# the safetensors dtypes of weights the engine casts to its dtype exactly as transformers does: an integer, boolean or
+# float8 tensor cast to float is not what the checkpoint means (quantized values without their scales)
+WEIGHT_DTYPES = ("F16", "BF16", "F32", "F64")
 PICKLE_SUFFIXES = (".bin", ".pt", ".pth", ".ckpt", ".pkl", ".pickle")
 
 
@@ -159,6 +162,17 @@ def _check_safetensors(path: Path) -> None:
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")
+    other = sorted(
+        f"{k} ({t.get('dtype')})"
+        for k, t in meta.items()
+        if k != "__metadata__" and isinstance(t, dict) and t.get("dtype") not in WEIGHT_DTYPES
+    )
+    if other:
+        raise CheckpointError(
+            f"{path}: tensors that are not floating-point weights ({', '.join(other[:5])}"
+            f"{f' and {len(other) - 5} more' if len(other) > 5 else ''}): NeuroBrix runs weights stored as "
+            f"{', '.join(WEIGHT_DTYPES)} only (a quantized or integer checkpoint would be cast, not dequantized)"
+        )
     ends = [
         t["data_offsets"][1]
         for k, t in meta.items()

@@ -8,6 +8,7 @@ any weight is read. A field config.json leaves out takes the value transformers'
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -82,9 +83,19 @@ class ModelConfig:
             value = data[name]
             if isinstance(value, bool) or not isinstance(value, kind):
                 raise ConfigError(f"{source}: field '{name}' has an unexpected value {value!r}")
+            if kind is int and value < 1:  # a size or count: 0 or less is no model (a crash, or a call of size 0)
+                raise ConfigError(f"{source}: field '{name}' must be an integer >= 1, got {value!r}")
             return value
 
+        def size(name: str, default: int) -> int:
+            """A field transformers replaces by ``default`` only when it is absent or null (0 is kept, and fails)."""
+            return need(name) if data.get(name) is not None else default
+
         names = data.get("architectures") or []
+        if not isinstance(names, list) or not all(isinstance(n, str) for n in names):
+            raise ConfigError(f"{source}: field 'architectures' must be a list of class names, got {names!r}")
+        if not isinstance(data.get("model_type", ""), str):
+            raise ConfigError(f"{source}: field 'model_type' must be a name, got {data['model_type']!r}")
         found = [ARCHITECTURES[n] for n in names if n in ARCHITECTURES]
         if (found or not names) and data.get("model_type") in MODEL_TYPES:
             # transformers' AutoModelForCausalLM builds the class of the config's model_type, whatever the
@@ -107,9 +118,13 @@ class ModelConfig:
         if arch == "llama" and data.get("attention_bias"):  # MistralAttention has none; Qwen2's is its q/k/v bias
             raise ConfigError(f"{source}: attention_bias on {arch} (biased output projection) is not supported")
         heads, hidden = need("num_attention_heads"), need("hidden_size")
-        kv_heads = data.get("num_key_value_heads") or heads
+        kv_heads = size("num_key_value_heads", heads)
         window = _sliding_window(arch, data, need("num_hidden_layers"), source)
-        head_dim = data.get("head_dim") or hidden // heads
+        head_dim = size("head_dim", hidden // heads)
+        if head_dim < 1:
+            raise ConfigError(
+                f"{source}: hidden_size {hidden} over num_attention_heads {heads} leaves a head dim of {head_dim}"
+            )
         if heads % kv_heads:
             raise ConfigError(
                 f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
@@ -126,8 +141,8 @@ class ModelConfig:
             vocab_size=need("vocab_size"),
             max_positions=need("max_position_embeddings"),
             rope_theta=float(theta),
-            rms_norm_eps=float(need("rms_norm_eps", (int, float))),
-            tie_word_embeddings=bool(data.get("tie_word_embeddings", False)),
+            rms_norm_eps=_eps(need("rms_norm_eps", (int, float)), source),
+            tie_word_embeddings=_flag(data, "tie_word_embeddings", source),
             qkv_bias=arch == "qwen2",
             rope_scaling=scaling,
             eos_token_ids=tuple(
@@ -148,6 +163,8 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
     if not isinstance(rope, Mapping):
         raise ConfigError(f"{source}: field 'rope_scaling' has an unexpected value {rope!r}")
     theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
+    if not _positive(theta):  # 1 / theta^(2i/D): 0, a negative base or NaN makes every angle inf or NaN
+        raise ConfigError(f"{source}: rope_theta must be a finite number > 0, got {theta!r}")
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind == "default":
         return float(theta), None
@@ -157,7 +174,7 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
     if partial is not None and partial != 1:  # transformers' rule then rotates fewer dims than it applies
         raise ConfigError(f"{source}: partial_rotary_factor {partial!r} with {kind} rope scaling is not supported")
     factor = rope.get("factor")
-    if isinstance(factor, bool) or not isinstance(factor, (int, float)) or not factor > 0:
+    if not _positive(factor):
         raise ConfigError(f"{source}: {kind} rope scaling's 'factor' has an unexpected value {factor!r}")
     if kind == "linear":  # every frequency divided by the factor
         return float(theta), {"rope_type": "linear", "factor": float(factor)}
@@ -176,9 +193,30 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
     scaling["original_max_position_embeddings"] = original
     for name in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):
         value = scaling.get(name)
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise ConfigError(f"{source}: llama3 rope scaling's '{name}' has an unexpected value {value!r}")
+        if not _positive(value):  # each divides a frequency or a wavelength: 0 fails, inf or NaN spoil every angle
+            raise ConfigError(f"{source}: llama3 rope scaling's '{name}' must be a finite number > 0, got {value!r}")
     return float(theta), scaling
+
+
+def _positive(value: Any) -> bool:
+    """A number (not a boolean) that is finite and above 0."""
+    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+
+
+def _eps(value: float, source: str) -> float:
+    """rms_norm_eps: under the square root with the mean square, so a negative one makes NaN of small rows and a
+    non-finite one of every row."""
+    if not math.isfinite(value) or value < 0:
+        raise ConfigError(f"{source}: rms_norm_eps must be a finite number >= 0, got {value!r}")
+    return float(value)
+
+
+def _flag(data: Mapping[str, Any], name: str, source: str) -> bool:
+    """A boolean field (null or absent: False): a string such as "false" is true to Python, so it is refused."""
+    value = data.get(name)
+    if value is not None and not isinstance(value, bool):
+        raise ConfigError(f"{source}: field '{name}' must be true or false, got {value!r}")
+    return bool(value)
 
 
 def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str) -> int | None:
@@ -188,6 +226,9 @@ def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str
     (a DynamicCache built from the config) keeps only the last sliding_window positions of a layer whose config has
     one (or attention_chunk_size, or as a file's own layer_types say), so a decode past it sees fewer keys."""
     window = data.get("sliding_window")
+    types = data.get("layer_types")
+    if types is not None and (not isinstance(types, list) or not all(isinstance(t, str) for t in types)):
+        raise ConfigError(f"{source}: field 'layer_types' must be a list of attention kinds, got {types!r}")
     if arch == "llama":
         types, chunk = data.get("layer_types"), data.get("attention_chunk_size")
         if types is None:
@@ -199,8 +240,11 @@ def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str
     if arch == "qwen2":
         if not data.get("use_sliding_window"):
             return None
+        first = data["max_window_layers"]
+        if isinstance(first, bool) or not isinstance(first, int):
+            raise ConfigError(f"{source}: field 'max_window_layers' has an unexpected value {first!r}")
         types = data.get("layer_types") or [
-            "sliding_attention" if i >= data["max_window_layers"] else "full_attention" for i in range(layers)
+            "sliding_attention" if i >= first else "full_attention" for i in range(layers)
         ]
         if "sliding_attention" not in types:
             return None

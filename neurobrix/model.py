@@ -311,12 +311,20 @@ def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], t
     """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name."""
     from safetensors import SafetensorError, safe_open
 
+    from .checkpoint import WEIGHT_DTYPES
+
     where: dict[str, str] = {}
     for path in files:
         try:
             with safe_open(path, framework="pt") as f:
                 for name in f.keys():
                     where[name] = path
+                    dtype = f.get_slice(name).get_dtype()  # the header's, before any tensor is read
+                    if dtype not in WEIGHT_DTYPES:
+                        raise WeightsError(
+                            f"{Path(path).name}: tensor {name} is stored as {dtype}, not as a floating-point weight "
+                            f"({', '.join(WEIGHT_DTYPES)}): it would be cast, not dequantized"
+                        )
         except (SafetensorError, OSError) as exc:
             raise UnreadableWeightsError(f"{Path(path).name} cannot be read as safetensors ({exc})") from exc
     names_out.update(where)

@@ -12,7 +12,7 @@ of them and the certify command. The model launches every call with the setting 
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,6 +97,36 @@ class Plan:
         return certified(self.settings, self.pdl)
 
 
+def _pow2(value: Any) -> bool:
+    return type(value) is int and value >= 1 and value & (value - 1) == 0
+
+
+# What each meta-parameter or launch option of a setting may be, whatever its kernel: the values certify's candidates
+# take (neurobrix/ops/*: candidates). A table holding another value (a block of 48 or 0, a split of 0, True for a
+# block, 3 warps) was never certified by this neurobrix: its launch fails inside Triton (a traceback after the weights
+# were loaded), divides by zero, or runs a setting nobody proved (BLOCK_K true is a block of 1).
+VALUES: dict[str, tuple[Callable[[Any], bool], str]] = {
+    "num_warps": (lambda v: _pow2(v) and v <= 32, "a power of two from 1 to 32"),
+    "num_stages": (lambda v: type(v) is int and v >= 1, "an integer >= 1"),
+    "SPLITS": (lambda v: type(v) is int and v >= 1, "an integer >= 1"),
+    "SPLIT_K": (lambda v: type(v) is int and v >= 1, "an integer >= 1"),
+    "GROUP_M": (lambda v: type(v) is int and v >= 1, "an integer >= 1"),
+    "SUBTILE": (lambda v: type(v) is int and v in (0, 1), "0 or 1"),
+    "WARP_SPECIALIZE": (lambda v: type(v) is bool, "true or false"),
+    "MERGE": (lambda v: v in ("kernel", "last"), '"kernel" or "last"'),
+}
+BLOCK = (_pow2, "a power of two >= 1")  # every BLOCK_*: a tl.arange's length
+
+
+def value_problem(config: Mapping[str, Any]) -> str | None:
+    """Why a setting's values are none that its kernel was certified with (None: they may be): see VALUES."""
+    for name, value in config.items():
+        check, what = BLOCK if name.startswith("BLOCK_") else VALUES.get(name, (lambda v: True, ""))
+        if not check(value):
+            return f"has {name}={value!r}, where this neurobrix's kernels take {what}"
+    return None
+
+
 def describe(call: PlannedCall) -> str:
     kernel, dtype, key = call
     return f"{kernel:<18} {dtype} " + ", ".join(f"{d}={v}" for d, v in zip(SPECS[kernel].key, key))
@@ -138,7 +168,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
                     f"neurobrix's '{kernel}' kernel does not have ({', '.join(spec.variants)}); these tables were "
                     f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
                 )
-            problem = spec.setting_problem(entry.config)
+            problem = spec.setting_problem(entry.config) or value_problem(entry.config)
             if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
                 raise TablesError(
                     f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were certified "
