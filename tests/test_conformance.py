@@ -82,6 +82,29 @@ def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
     }
 
 
+def test_rms_norm_draws_rows_whose_mean_square_is_near_eps():
+    """A quarter of rms_norm's draws scale x (and the residual) by 2^-9: mean squares near eps, where a wrong eps
+    (its placement, its value, its rounding) shows; at unit scale eps is ~1e-5 of the mean square."""
+    from conformance import harness
+
+    drawn = {
+        harness.build("rms_norm", "fp32", {"M": 2, "N": 8}, harness.Values("fp32", "cpu", s)).note["rows x 2^-9"]
+        for s in range(40)
+    }
+    assert drawn == {True, False}
+
+
+def test_rotary_checks_a_dynamic_table_as_long_as_the_context_on_every_case():
+    """Every rotary case also compares rope_cache's table under dynamic scaling with the context exactly the
+    table's length (allowed, the engine's capacity may be the context), whatever rope the case drew."""
+    from conformance import harness
+    from conformance.specs import rotary
+
+    case = harness.build("rotary", "fp32", {"T": 2, "H": 3, "D": 16}, harness.Values("fp32", "cpu", 0))
+    labels = [label for *_, label in rotary._tables(case)]
+    assert sum("dynamic at its context" in label for label in labels) == 2  # cos and sin
+
+
 def covering_entry(table, dtype, ranges):
     for entry in table.entries:
         if dtype not in entry.domain.dtypes:
