@@ -11,6 +11,7 @@ out-of-bounds load turns the output into NaN. No table, no environment variable,
 from __future__ import annotations
 
 import math
+import os
 import random
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -142,8 +143,41 @@ class Allocations:
         return buf.view
 
 
+def interpreter_tf32() -> None:
+    """On the Triton interpreter (TRITON_INTERPRET=1), make tl.dot round fp32 operands to tf32 where it is asked
+    for input precision "tf32", Triton's default, as a GPU's tensor cores do; the interpreter's dot is NumPy's fp32
+    matmul whatever the precision, so a kernel that leaves fp32 operands at the default (or asks for tf32) would
+    pass there and be off by up to 2^-10 of each operand on a GPU. Operands rounded to nearest at 10 fraction bits
+    (the interpreter's own rounding for TFLOAT32 tensor maps). fp16/bf16 operands, exact in tf32, are left alone,
+    and so is every dot that asks for "ieee" (the kernels' fp32 contract). Installed once per process."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return
+    import triton.language as tl
+    from triton._C.libtriton import ir
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder.create_dot, "rounds_tf32", False):
+        return
+    plain = builder.create_dot
+
+    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+        if input_precision == ir.INPUT_PRECISION.TF32:
+            a, b = (
+                interpreter.TensorHandle(interpreter._round_f32_to_tf32(t.data), t.dtype.scalar)
+                if t.dtype.scalar == tl.float32
+                else t
+                for t in (a, b)
+            )
+        return plain(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+    create_dot.rounds_tf32 = True
+    builder.create_dot = create_dot
+
+
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
     """The op's Triton launcher on the case with this setting; every guard region checked after."""
+    interpreter_tf32()
     record = RECORDS[case.kernel]
     if record.reset is not None:
         record.reset(case)

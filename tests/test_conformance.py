@@ -82,6 +82,57 @@ def test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use():
     }
 
 
+def test_rms_norm_draws_rows_whose_mean_square_is_near_eps():
+    """A quarter of rms_norm's draws scale x (and the residual) by 2^-9: mean squares near eps, where a wrong eps
+    (its placement, its value, its rounding) shows; at unit scale eps is ~1e-5 of the mean square."""
+    from conformance import harness
+
+    drawn = {
+        harness.build("rms_norm", "fp32", {"M": 2, "N": 8}, harness.Values("fp32", "cpu", s)).note["rows x 2^-9"]
+        for s in range(40)
+    }
+    assert drawn == {True, False}
+
+
+def test_rotary_checks_a_dynamic_table_as_long_as_the_context_on_every_case():
+    """Every rotary case also compares rope_cache's table under dynamic scaling with the context exactly the
+    table's length (allowed, the engine's capacity may be the context), whatever rope the case drew."""
+    from conformance import harness
+    from conformance.specs import rotary
+
+    case = harness.build("rotary", "fp32", {"T": 2, "H": 3, "D": 16}, harness.Values("fp32", "cpu", 0))
+    labels = [label for *_, label in rotary._tables(case)]
+    assert sum("dynamic at its context" in label for label in labels) == 2  # cos and sin
+
+
+def test_the_interpreters_dot_rounds_fp32_operands_to_tf32_where_tf32_is_asked_for():
+    """harness.interpreter_tf32: a GPU feeds fp32 operands of a tf32 dot (Triton's default) to its tensor cores with
+    10 fraction bits; the interpreter now does too, so an fp32 dot at tf32 fails the fp32 bounds on CPU. ieee dots
+    and fp16 operands are computed as before."""
+    import triton
+    import triton.language as tl
+
+    from conformance import harness
+
+    @triton.jit
+    def product(a_ptr, b_ptr, o_ptr, PRECISION: tl.constexpr):
+        r = tl.arange(0, 16)
+        tile = r[:, None] * 16 + r[None, :]
+        tl.store(o_ptr + tile, tl.dot(tl.load(a_ptr + tile), tl.load(b_ptr + tile), input_precision=PRECISION))
+
+    harness.interpreter_tf32()
+    gen = torch.Generator().manual_seed(0)
+    a, b = torch.randn(16, 16, generator=gen), torch.randn(16, 16, generator=gen)
+
+    def error(x, y, precision):
+        out = torch.empty(16, 16)
+        product[(1,)](x, y, out, precision)
+        return float((out.double() - x.double() @ y.double()).abs().max())
+
+    assert error(a, b, "ieee") < 1e-5 < 1e-3 < error(a, b, "tf32")
+    assert error(a.half(), b.half(), "tf32") < 1e-5
+
+
 def covering_entry(table, dtype, ranges):
     for entry in table.entries:
         if dtype not in entry.domain.dtypes:
