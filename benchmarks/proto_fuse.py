@@ -428,7 +428,10 @@ def report(results: Iterable[dict[str, Any]], path: str | None) -> int:
     return 0
 
 
-def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
+def decode_setup(name: str, batch: int, filled: int, steps: int):
+    """A catalogue model's shape with random bf16 weights, a cache of ``filled + steps + 16`` positions, its
+    certified plan on this GPU's class and the plan's ops: (cfg, weights, capacity, plan, ops, tokens), what
+    each prototype of swapped decode ops starts from."""
     from benchmarks.e2e import random_weights
     from conformance.catalogue import load
     from neurobrix.gpu import detect_class
@@ -439,9 +442,13 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
     weights = random_weights(cfg, torch.bfloat16, "cuda")
     capacity = filled + steps + 16
     plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
-    base = plan.ops()
-    gate_up = {id(layer.gate_up) for layer in weights.layers}
     tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
+    return cfg, weights, capacity, plan, plan.ops(), tokens
+
+
+def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
+    cfg, weights, capacity, plan, base, tokens = decode_setup(name, batch, filled, steps)
+    gate_up = {id(layer.gate_up) for layer in weights.layers}
     ops = {}
     for variant in variants:
         mlp, rope = VARIANTS[variant]

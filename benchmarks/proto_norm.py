@@ -32,7 +32,7 @@ import torch
 import triton
 import triton.language as tl
 
-from benchmarks.proto_fuse import Fused, captured_steps, interleaved, prototype_main, summary
+from benchmarks.proto_fuse import Fused, captured_steps, decode_setup, interleaved, prototype_main, summary
 from neurobrix.ops import SPECS
 from neurobrix.ops._common import dependent_launch, dot_precision
 from neurobrix.ops.linear import tile_counters
@@ -201,18 +201,7 @@ VARIANTS = {  # name: (fold, rope); "fold3" as 2026-12-03d names it (the third w
 
 
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
-    from benchmarks.e2e import random_weights
-    from conformance.catalogue import load
-    from neurobrix.gpu import detect_class
-    from neurobrix.plan import generation_calls, resolve
-    from neurobrix.tables import load as load_tables
-
-    cfg = load()[0][name]
-    weights = random_weights(cfg, torch.bfloat16, "cuda")
-    capacity = filled + steps + 16
-    plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
-    base = plan.ops()
-    tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
+    cfg, weights, capacity, plan, base, tokens = decode_setup(name, batch, filled, steps)
     ops: dict[str, Any] = {}
     for variant in variants:
         fold, rope = VARIANTS[variant]

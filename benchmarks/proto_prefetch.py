@@ -36,7 +36,7 @@ import torch
 import triton
 
 import neurobrix.ops.linear as engine_linear
-from benchmarks.proto_fuse import captured_steps, interleaved, report, summary
+from benchmarks.proto_fuse import captured_steps, decode_setup, interleaved, report, summary
 
 PREFETCH = '''
 
@@ -168,18 +168,7 @@ VARIANTS = {
 
 
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str], copy: ModuleType) -> dict:
-    from benchmarks.e2e import random_weights
-    from conformance.catalogue import load
-    from neurobrix.gpu import detect_class
-    from neurobrix.plan import generation_calls, resolve
-    from neurobrix.tables import load as load_tables
-
-    cfg = load()[0][name]
-    weights = random_weights(cfg, torch.bfloat16, "cuda")
-    capacity = filled + steps + 16
-    plan = resolve(generation_calls(cfg, batch, filled, capacity, "bf16"), load_tables(), detect_class().id)
-    base = plan.ops()
-    tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
+    cfg, weights, capacity, plan, base, tokens = decode_setup(name, batch, filled, steps)
     ops = {}
     for variant in variants:
         pf = VARIANTS[variant]
