@@ -314,14 +314,14 @@ def test_timing_ranks_by_median_and_records_a_candidate_that_fails_there(monkeyp
     configs = [{"BLOCK_M": 1, "BLOCK_I": n} for n in (16, 32, 64, 128)]
     times = {16: (1.0, 9.0), 32: (2.0, 3.0), 64: (3.0, 4.0)}  # best first for 16, median first for 32
 
-    def estimate(task, config, sets):
+    def estimate(task, config, sets, pdl=False):
         if config["BLOCK_I"] == 128:
             raise RuntimeError("an illegal memory access was encountered")
         return 1.0
 
     monkeypatch.setattr(certify, "timing_sets", lambda task: [])
     monkeypatch.setattr(certify, "estimate", estimate)
-    monkeypatch.setattr(certify, "measure", lambda task, config, sets: times[config["BLOCK_I"]])
+    monkeypatch.setattr(certify, "measure", lambda task, config, sets, pdl=False: times[config["BLOCK_I"]])
     timed = certify.time_task("interpreter", certify.Screened(_silu_task(), 0, 4, configs, []))
     assert [c["BLOCK_I"] for _, c in timed.timed] == [32, 64, 16]
     assert [(c, reason) for c, reason, _ in timed.rejected] == [(configs[3], "crashed")]
