@@ -125,7 +125,9 @@ def settings_grid() -> list[dict[str, Any]]:
     ]
 
 
-def time_projection(key: tuple[int, int, int], certified: dict[str, Any], pdl: bool, grid: list[dict[str, Any]]):
+def time_projection(
+    key: tuple[int, int, int], certified: dict[str, Any], pdl: bool, grid: list[dict[str, Any]], keep: int = 0
+):
     """Microseconds of one call at this (M, N, K): cuBLAS, the certified setting, every swapped setting."""
     from benchmarks.kernels import bench
     from conformance.certify import Task, timing_sets
@@ -147,6 +149,8 @@ def time_projection(key: tuple[int, int, int], certified: dict[str, Any], pdl: b
     best = min(timed, key=lambda s: s["us"])
     best_ptr = min((s for s in timed if not s["setting"]["TMA"]), key=lambda s: s["us"])
     row.update(best=best, best_pointer=best_ptr, failed=len(swapped) - len(timed))
+    if keep:
+        row["fastest"] = sorted(timed, key=lambda s: s["us"])[:keep]
     row["certified_over_best"] = round(row["certified_us"] / best["us"], 3)
     row["cublas_over_best"] = round(row["cublas_us"] / best["us"], 3)
     return row
@@ -194,6 +198,44 @@ def measure(name: str, batch: int, filled: int, steps: int, deadline: float) -> 
     }
 
 
+def sweep(name: str, batch: int, filled: int, steps: int, deadline: float, top: int = 3) -> dict:
+    """Each decode projection swapped alone, with each of its ``top`` fastest swapped settings when timed alone,
+    in the engine's step; then every projection swapped at once for the setting that was fastest in the step (where
+    it beat the engine's), against the engine again."""
+    cfg, weights, capacity, plan, base, tokens = decode_setup(name, batch, filled, steps)
+    grid = settings_grid()
+    rows, ops = [], {"engine": base}
+    for (kernel, dtype, key), setting in sorted(plan.settings.items(), key=str):
+        if kernel == "linear" and dtype == "bf16" and key[0] == batch and time.monotonic() < deadline:
+            row = time_projection(tuple(key), dict(setting), plan.pdl, grid, keep=top)
+            rows.append(row)
+            for i, s in enumerate(row["fastest"]):
+                ops[f"{key[1]}x{key[2]}#{i}"] = Swapped(base, {tuple(key): s["setting"]}, plan.pdl)
+    decoders, _ = captured_steps(cfg, weights, ops, batch, filled, capacity, tokens)
+    alone = summary(interleaved(decoders, tokens, filled, steps, rounds=5))
+    del decoders
+    chosen = {}
+    for row in rows:
+        key = tuple(row["key"])
+        name_i = max((f"{key[1]}x{key[2]}#{i}" for i in range(len(row["fastest"]))), key=alone["vs_engine"].get)
+        if alone["vs_engine"][name_i] > 1.002:
+            chosen[key] = ops[name_i].chosen[key]
+    both = {"engine": base, "swap-where-faster": Swapped(base, chosen, plan.pdl)}
+    decoders, logits = captured_steps(cfg, weights, both, batch, filled, capacity, tokens)
+    ref = logits["engine"]
+    together = summary(interleaved(decoders, tokens, filled, steps, rounds=7))
+    return {
+        "model": name,
+        "batch": batch,
+        "filled": filled,
+        "alone": alone,
+        "chosen": {str(k): v for k, v in chosen.items()},
+        **together,
+        "max_logit_diff_rel": round(float((logits["swap-where-faster"] - ref).abs().max() / ref.abs().max()), 5),
+        "projections": rows,
+    }
+
+
 def check_kernel() -> None:
     """The swapped kernel against float64 on small shapes (pointer loads on CPU under the interpreter; both
     ways on a GPU), with and without a bias, split K with a ragged last slice, rows not a multiple of 16."""
@@ -224,6 +266,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--filled", type=int, default=128, help="cache positions filled before the step")
     parser.add_argument("--steps", type=int, default=200, help="replays a timed round")
     parser.add_argument("--minutes", type=float, default=6.0, help="stop timing new projections after this long")
+    parser.add_argument("--sweep", action="store_true", help="each projection swapped alone in the step (sweep())")
     parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -234,7 +277,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return 0
     deadline = time.monotonic() + 60 * args.minutes
-    runs = (measure(name, batch, args.filled, args.steps, deadline) for name in args.model for batch in args.batch)
+    how = sweep if args.sweep else measure
+    runs = (how(name, batch, args.filled, args.steps, deadline) for name in args.model for batch in args.batch)
     return report(runs, args.json)
 
 
