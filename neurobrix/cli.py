@@ -352,7 +352,10 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="K",
-        help="sample among the K most likely tokens (default: the model's generation_config.json top_k, else all)",
+        help=(
+            "sample among the K most likely tokens (default: the model's generation_config.json top_k, else 50, as "
+            "transformers' generate)"
+        ),
     )
     run.add_argument(
         "--top-p",

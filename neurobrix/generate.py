@@ -35,6 +35,15 @@ class Sampling:
     # transformers' repetition penalty: a logit of a token the sequence holds (prompt or generated) divided by
     # it when positive, multiplied when negative; 1 = none. None: the model's (``neurobrix.run``), else 1
     repetition_penalty: float | None = None
+    # transformers' other sampling filters, each applied after top-p as its warper computes it (None: off): min_p
+    # (tokens under min_p times the top token's probability), typical_p (locally typical sampling's mass, < 1),
+    # epsilon_cutoff and eta_cutoff (tokens under a probability floor, 0 < cutoff < 1), and top_h (before top-k:
+    # the most likely of the top 100 tokens while their entropy stays within top_h times theirs in all)
+    min_p: float | None = None
+    typical_p: float | None = None
+    epsilon_cutoff: float | None = None
+    eta_cutoff: float | None = None
+    top_h: float | None = None
 
     @property
     def penalty(self) -> float:
@@ -51,6 +60,19 @@ class Sampling:
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
         if not (math.isfinite(self.penalty) and self.penalty > 0):
             raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
+        ranges = {  # what transformers' warpers accept where generate builds them
+            "min_p": (0, 1, True),
+            "typical_p": (0, 1, False),
+            "epsilon_cutoff": (0, 1, False),
+            "eta_cutoff": (0, 1, False),
+            "top_h": (0, 1, True),
+        }
+        for name, (low, high, closed) in ranges.items():
+            value = getattr(self, name)
+            if value is not None and not (
+                math.isfinite(value) and low <= value and (value <= high if closed else value < high)
+            ):
+                raise UsageError(f"{name} must be in [{low}, {high}{']' if closed else ')'}, got {value}")
 
 
 @dataclass(frozen=True)
@@ -64,8 +86,12 @@ class Constraints:
     then: ``Tokenizer.constraints``), forced_eos_token_id
     (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
     one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
-    start), in transformers' order (the forced tokens before the suppressions); and encoder_repetition_penalty, the
-    prompt's tokens' scores raised before the repetition penalty (``Processors.before_penalty``)."""
+    start), in transformers' order (the forced tokens before the suppressions); exponential_decay_length_penalty
+    (after the forced tokens: from ``start`` new tokens on, each eos id's score raised by its magnitude times
+    ``factor`` to the power of the new tokens past ``start``, less 1); and, before the repetition penalty
+    (``Processors.before_penalty``), sequence_bias (each token's bias added, a token ending a longer sequence only
+    where the sequence so far ends with the rest of it), then encoder_repetition_penalty, the prompt's tokens' scores
+    raised."""
 
     no_repeat_ngram_size: int = 0
     encoder_no_repeat_ngram_size: int = 0
@@ -77,16 +103,19 @@ class Constraints:
     encoder_repetition_penalty: float = 1.0
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
+    sequence_bias: tuple[tuple[tuple[int, ...], float], ...] = ()  # (token ids, bias) pairs
+    exponential_decay_length_penalty: tuple[int, float] | None = None  # (start, factor)
 
     @property
     def active(self) -> bool:
         return (
             self.forced_bos_token_id is not None
             or self.encoder_repetition_penalty != 1
+            or self.exponential_decay_length_penalty is not None
             or any(
                 v
                 for k, v in dataclasses.asdict(self).items()
-                if k not in ("forced_bos_token_id", "encoder_repetition_penalty")
+                if k not in ("forced_bos_token_id", "encoder_repetition_penalty", "exponential_decay_length_penalty")
             )
         )
 
@@ -112,10 +141,38 @@ class Processors:
                 ngrams.setdefault(tuple(prompt[start : start + n - 1]), []).append(prompt[start + n - 1])
             self.prompt_ngrams.append(ngrams)
 
+    def _sequence_bias(self, scores: torch.Tensor) -> torch.Tensor:
+        """transformers' SequenceBiasLogitsProcessor: each one-token sequence's bias (the last one given for a
+        token), then each longer sequence's bias added to its last token where the sequence so far ends with the
+        rest of it, summed in float32 and added to the scores."""
+        vocab = scores.shape[-1]
+        biases = dict(self.c.sequence_bias)  # a sequence given twice: the last bias, as transformers' dict keeps
+        bias = torch.zeros_like(scores)
+        single = torch.zeros((vocab,), dtype=torch.float, device=scores.device)
+        ones = [(ids[0], b) for ids, b in biases.items() if len(ids) == 1]
+        if ones:
+            single[[i for i, _ in ones]] = torch.tensor([b for _, b in ones], device=scores.device)
+        bias += single
+        groups: dict[int, list[tuple[tuple[int, ...], float]]] = {}
+        for ids, b in biases.items():
+            if len(ids) > 1:
+                groups.setdefault(len(ids) - 1, []).append((ids, b))
+        for n, group in groups.items():
+            if n > len(self.history[0]):
+                continue
+            last = torch.tensor([ids[-1] for ids, _ in group], device=scores.device)
+            values = torch.tensor([b for _, b in group], dtype=torch.float, device=scores.device)
+            for row, history in enumerate(self.history):
+                match = torch.tensor([list(ids[:-1]) == history[-n:] for ids, _ in group], device=scores.device)
+                bias[row].index_add_(0, last, torch.where(match, values, 0.0).to(bias.dtype))
+        return scores + bias
+
     def before_penalty(self, scores: torch.Tensor) -> torch.Tensor:
-        """encoder_repetition_penalty, which transformers applies before the repetition penalty: a decoder-only
-        model's prompt is its encoder input, whose tokens' scores are raised (multiplied by the penalty when
-        positive, divided when negative)."""
+        """sequence_bias, then encoder_repetition_penalty, which transformers applies before the repetition
+        penalty: a decoder-only model's prompt is its encoder input, whose tokens' scores are raised (multiplied by
+        the penalty when positive, divided when negative)."""
+        if self.c.sequence_bias:
+            scores = self._sequence_bias(scores.float())
         if self.c.encoder_repetition_penalty == 1:
             return scores
         scores = scores.float()
@@ -154,6 +211,15 @@ class Processors:
         if c.forced_eos_token_id and length == self.max_length - 1:
             scores = torch.full_like(scores, -math.inf)
             scores[:, list(c.forced_eos_token_id)] = 0
+        decay = c.exponential_decay_length_penalty
+        if decay is not None and eos and length > decay[0] + self.prompt_len:
+            # transformers' ExponentialDecayLengthPenalty: |score| times (factor ** steps - 1) added to each eos id's
+            # score (none to a score that is not finite)
+            penalty = torch.abs(scores[:, eos]) * (pow(decay[1], length - decay[0] - self.prompt_len) - 1)
+            penalty = penalty.masked_fill(~torch.isfinite(scores[:, eos]), 0.0)
+            penalties = torch.zeros_like(scores)
+            penalties[:, eos] = penalty
+            scores = scores + penalties
         mask = torch.zeros(scores.shape, dtype=torch.bool)
         if c.suppress_tokens:
             mask[:, list(c.suppress_tokens)] = True
@@ -237,18 +303,64 @@ def sample(
 
 
 def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
+    """One token per row drawn from the scores after transformers' sampling warpers, in generate's order and each
+    computed as its warper computes it (so that a seeded draw picks what transformers' picks): temperature, top_h,
+    top_k, top_p, min_p, typical_p, epsilon_cutoff, eta_cutoff."""
     scores = logits.float() / opts.temperature
-    if opts.top_k is not None and opts.top_k < scores.shape[-1]:
-        kth = torch.topk(scores, opts.top_k, dim=-1).values[:, -1:]
-        scores = scores.masked_fill(scores < kth, float("-inf"))
+    if opts.top_h is not None:
+        scores = _top_h(scores, opts.top_h)
+    if opts.top_k is not None:
+        kth = torch.topk(scores, min(opts.top_k, scores.shape[-1]))[0][..., -1, None]
+        scores = scores.masked_fill(scores < kth, -math.inf)
     if opts.top_p is not None and opts.top_p < 1:
-        sorted_scores, order = torch.sort(scores, dim=-1, descending=True)
-        probs = sorted_scores.softmax(dim=-1)
-        # drop a token when the tokens before it already reach top_p (the first token always stays)
-        drop = (probs.cumsum(dim=-1) - probs) >= opts.top_p
-        scores = scores.scatter(-1, order, sorted_scores.masked_fill(drop, float("-inf")))
+        # transformers' rule: drop the least likely tokens whose cumulated probability stays within 1 - top_p
+        sorted_scores, order = torch.sort(scores, descending=False)
+        drop = sorted_scores.softmax(dim=-1).cumsum(dim=-1) <= (1 - opts.top_p)
+        drop[..., -1:] = False
+        scores = scores.masked_fill(drop.scatter(1, order, drop), -math.inf)
+    if opts.min_p is not None:
+        probs = torch.softmax(scores, dim=-1)
+        drop = probs < opts.min_p * probs.amax(dim=-1, keepdim=True)
+        drop.scatter_(-1, torch.topk(probs, 1, dim=-1).indices, False)
+        scores = scores.masked_fill(drop, -math.inf)
+    if opts.typical_p is not None and opts.typical_p < 1:
+        normalized = torch.nn.functional.log_softmax(scores, dim=-1)
+        entropy = -(normalized * torch.exp(normalized)).nansum(-1, keepdim=True)
+        shifted, order = torch.sort(torch.abs(-normalized - entropy), descending=False)
+        cumulative = scores.gather(-1, order).softmax(dim=-1).cumsum(dim=-1)
+        last = (cumulative < opts.typical_p).sum(dim=1).clamp_(max=shifted.shape[-1] - 1)
+        drop = shifted > shifted.gather(1, last.view(-1, 1))
+        drop[..., :1] = False
+        scores = scores.masked_fill(drop.scatter(1, order, drop), -math.inf)
+    for cutoff, eta in ((opts.epsilon_cutoff, False), (opts.eta_cutoff, True)):
+        if cutoff is None or not 0 < cutoff < 1:
+            continue
+        probs = scores.softmax(dim=-1)
+        floor: Any = cutoff
+        if eta:
+            entropy = torch.distributions.Categorical(logits=scores).entropy()
+            epsilon = torch.tensor(cutoff, device=scores.device)
+            floor = torch.min(epsilon, torch.sqrt(epsilon) * torch.exp(-entropy))[..., None]
+        drop = (probs < floor) & (scores < torch.topk(scores, 1)[0][..., -1, None])
+        scores = scores.masked_fill(drop, -math.inf)
     probs = scores.softmax(dim=-1)
     return torch.multinomial(probs, 1, generator=generator)[:, 0]
+
+
+def _top_h(scores: torch.Tensor, top_h: float) -> torch.Tensor:
+    """transformers' TopHLogitsWarper: of the 100 most likely tokens, those in order of probability while their
+    cumulated entropy terms stay within top_h times the entropy of those 100 (the first always kept)."""
+    top_logits, top_idx = torch.topk(scores, min(100, scores.shape[-1]), dim=-1, largest=True, sorted=True)
+    dist = torch.distributions.Categorical(logits=top_logits)
+    probs = dist.probs
+    tau = (dist.entropy() * top_h).unsqueeze(-1)
+    keep = torch.cumsum(-probs * torch.log(probs), dim=-1) <= tau
+    keep[:, 0] = True
+    mask = torch.zeros(scores.shape, dtype=torch.bool, device=scores.device)
+    mask.scatter_(dim=1, index=top_idx, src=keep)
+    out = scores.clone()
+    out[~mask] = -math.inf
+    return out
 
 
 def prefill(model: Transformer, prompts: list[list[int]], graphs: PrefillGraphs | None = None) -> torch.Tensor:

@@ -143,14 +143,21 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
-    if sampling.temperature > 0:  # sampling: the model's top-k and top-p where the user gave none, as generate does
+    if sampling.temperature > 0:
+        # sampling: the model's filters (top-k, top-p where the user gave none; min_p, typical_p...) as generate applies
+        # them, top-k 50 where the model sets none (transformers' default)
         taken = {k: v for k, v in tokenizer.sampling_limits().items() if getattr(sampling, k) is None}
         if taken:
             sampling = dataclasses.replace(sampling, **taken)
-            shown = ", ".join(f"{k} {v:g}" for k, v in taken.items())
-            flags = " and ".join(f"--{k.replace('_', '-')}" for k in taken)
-            verb = "override them" if len(taken) > 1 else "overrides it"
-            notice(f"note: sampling with {shown} from the model's {tokenizer.generation_file} ({flags} {verb})")
+            default = "top_k" in taken and tokenizer.generation.get("top_k") is None
+            shown = [f"{k} {v:g}" for k, v in taken.items() if not (k == "top_k" and default)]
+            source = [f"{', '.join(shown)} from the model's {tokenizer.generation_file}"] if shown else []
+            if default:
+                source.insert(0, f"top_k {taken['top_k']} (transformers' default: the model sets none)")
+            flags = [f"--{k.replace('_', '-')}" for k in ("top_k", "top_p") if k in taken]
+            verb = "override them" if len(flags) > 1 else "overrides it"
+            said = f" ({' and '.join(flags)} {verb})" if flags else ""
+            notice(f"note: sampling with {', '.join(source)}{said}")
     sampled = tokenizer.sampling_settings()
     if sampled and sampling.temperature == 0:  # transformers' plain generate() samples; run decodes greedily
         notice(

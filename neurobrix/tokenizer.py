@@ -452,8 +452,6 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "num_beams": lambda v, settings: isinstance(v, (int, float)) and v > 1,
     "guidance_scale": lambda v, settings: v is not None and v != 1,
     "watermarking_config": lambda v, settings: v is not None,
-    "sequence_bias": lambda v, settings: bool(v),
-    "exponential_decay_length_penalty": lambda v, settings: v is not None,
     # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
     # loads their code from the hub (trust_remote_code) or refuses
     "penalty_alpha": lambda v, settings: bool(v) and (settings.get("top_k", 50) or 0) > 1,
@@ -486,7 +484,13 @@ CONSTRAINTS = (
     "encoder_no_repeat_ngram_size",
     "suppress_tokens",
     "begin_suppress_tokens",
+    "sequence_bias",
+    "exponential_decay_length_penalty",
 )
+# the sampling filters transformers' generate applies from these settings whenever it samples (its warpers), which
+# the engine applies when it samples (neurobrix.generate.Sampling); top_k is 50 where they set none
+SAMPLING_FIELDS = ("top_h", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff")
+DEFAULT_TOP_K = 50  # transformers' GenerationConfig default, which generate applies where the settings have none
 # the settings the engine reads (or names as not applied) from generation_config.json, or from config.json when the
 # model has no generation_config.json, as transformers' GenerationConfig.from_model_config takes them there
 GENERATION_FIELDS = frozenset(
@@ -497,8 +501,7 @@ GENERATION_FIELDS = frozenset(
         "max_length",
         "do_sample",
         "temperature",
-        "top_k",
-        "top_p",
+        *SAMPLING_FIELDS,
         "assistant_confidence_threshold",
         "stop_strings",
         *UNAPPLIED,
@@ -782,6 +785,40 @@ class Tokenizer:
                     )
                 if value != 1:
                     found[name] = value
+            elif name == "sequence_bias":  # transformers' list form: [[ids, bias], ...], ids >= 0, a float bias
+                pairs = value if isinstance(value, list) else None
+                if not pairs or not all(
+                    isinstance(pair, list)
+                    and len(pair) == 2
+                    and isinstance(pair[0], list)
+                    and pair[0]
+                    and isinstance(pair[1], float)
+                    for pair in pairs
+                ):
+                    raise TokenizerError(
+                        f"{self.generation_path}: sequence_bias must be a list of [token ids, bias] pairs (a bias "
+                        f"written as a float), got {value!r}"
+                    )
+                found[name] = tuple((ids(name, pair[0], strict=True), float(pair[1])) for pair in pairs)
+            elif name == "exponential_decay_length_penalty":  # [start, factor]
+                pair = value if isinstance(value, list) and len(value) == 2 else None
+                if (
+                    pair is None
+                    or isinstance(pair[0], bool)
+                    or not isinstance(pair[0], int)
+                    or isinstance(pair[1], bool)
+                    or not isinstance(pair[1], (int, float))
+                    or not math.isfinite(pair[1])
+                ):
+                    raise TokenizerError(
+                        f"{self.generation_path}: exponential_decay_length_penalty must be [start, factor] (an "
+                        f"integer and a number), got {value!r}"
+                    )
+                if not _int_ids(self.generation.get("eos_token_id")):  # transformers' processor fails without one
+                    raise TokenizerError(
+                        f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
+                    )
+                found[name] = (pair[0], float(pair[1]))
             elif name == "forced_bos_token_id":
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
@@ -815,15 +852,46 @@ class Tokenizer:
         return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
 
     def sampling_limits(self) -> dict[str, int | float]:
-        """The top-k and top-p the model's generation settings sample with, where they limit anything (top_k >= 1,
-        0 < top_p < 1), as transformers' ``generate`` applies them whenever it samples."""
+        """The filters the model's generation settings sample with (``SAMPLING_FIELDS``), where they limit anything,
+        as transformers' ``generate`` applies them whenever it samples: top_k >= 1 (50 where the settings have none:
+        transformers' default; 0 limits nothing), 0 < top_p < 1, min_p, typical_p < 1, epsilon_cutoff and eta_cutoff
+        above 0, top_h. A value transformers' warper refuses is refused, naming the field."""
         settings = self.generation
         limits: dict[str, int | float] = {}
-        top_k, top_p = settings.get("top_k"), settings.get("top_p")
-        if isinstance(top_k, int) and not isinstance(top_k, bool) and top_k >= 1:
+
+        def number(name: str) -> float | None:
+            value = settings.get(name)
+            if value is None:
+                return None
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TokenizerError(f"{self.generation_path}: {name} must be a number, got {value!r}")
+            return float(value)
+
+        top_k = settings.get("top_k")
+        if top_k is None:
+            limits["top_k"] = DEFAULT_TOP_K
+        elif isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+            raise TokenizerError(f"{self.generation_path}: top_k must be an integer >= 0, got {top_k!r}")
+        elif top_k >= 1:
             limits["top_k"] = top_k
-        if isinstance(top_p, (int, float)) and not isinstance(top_p, bool) and 0 < top_p < 1:
-            limits["top_p"] = float(top_p)
+        # each value: taken, None where transformers builds no warper for it, or the range its warper takes (refused)
+        ranges: dict[str, Callable[[float], float | str | None]] = {
+            "top_p": lambda v: None if v >= 1 else v if v >= 0 else "in [0, 1]",
+            "min_p": lambda v: v if 0 <= v <= 1 else "in [0, 1]",
+            "typical_p": lambda v: None if v >= 1 else v if v > 0 else "in (0, 1]",
+            "epsilon_cutoff": lambda v: v if 0 < v < 1 else None,  # transformers applies it only there
+            "eta_cutoff": lambda v: v if 0 < v < 1 else None,
+            "top_h": lambda v: v if 0 < v <= 1 else "in (0, 1]",
+        }
+        for name, rule in ranges.items():
+            value = number(name)
+            if value is None:
+                continue
+            taken = rule(value)
+            if isinstance(taken, str):
+                raise TokenizerError(f"{self.generation_path}: {name} must be {taken} to sample with, got {value!r}")
+            if taken is not None:
+                limits[name] = taken
         return limits
 
     def sampling_settings(self) -> list[str]:

@@ -180,7 +180,7 @@ def test_eos_ids_are_those_transformers_generate_stops_on(saved, tmp_path, gener
                 "sequence_bias": [[[5], 1.0]],
             },
             None,
-            ["sequence_bias=[[[5], 1.0]]"],
+            [],
         ),
         ({"num_beams": 1, "guidance_scale": 1, "watermarking_config": None}, None, []),
         (
