@@ -236,6 +236,63 @@ def sweep(name: str, batch: int, filled: int, steps: int, deadline: float, top: 
     }
 
 
+def neighbour(name: str, batch: int, sweep_json: str) -> dict:
+    """Does a small kernel before each call make the timer agree with the step? For each projection of a --sweep
+    run (its certified setting and the swapped settings it tried in the step), certify's timer alone and with the
+    engine's rms_norm (its certified setting, PDL as the class says) launched before every call, the norm's own
+    time taken off; beside each, the step's ratio from the sweep."""
+    import json
+
+    from benchmarks.kernels import bench
+    from conformance.catalogue import load
+    from conformance.certify import Task, timing_sets
+    from neurobrix.gpu import detect_class
+    from neurobrix.plan import generation_calls, resolve
+    from neurobrix.tables import load as load_tables
+
+    run = next(r for r in json.load(open(sweep_json)) if r["model"] == name and r["batch"] == batch)
+    cfg = load()[0][name]
+    plan = resolve(generation_calls(cfg, batch, 128, 344, "bf16"), load_tables(), detect_class().id)
+    norm_setting = plan.settings[("rms_norm", "bf16", (batch, cfg.hidden_size))]
+    hn = torch.randn(batch, cfg.hidden_size, device="cuda", dtype=torch.bfloat16)
+    gn = torch.ones(cfg.hidden_size, device="cuda", dtype=torch.bfloat16)
+
+    def norm() -> None:
+        SPECS["rms_norm"].launch(hn, gn, 1e-5, config=norm_setting, pdl=plan.pdl)
+
+    rows = []
+    for row in run["projections"]:
+        M, N, K = row["key"]
+        sets = timing_sets(Task("linear", "bf16", (("M", M, M), ("N", N, N), ("K", K, K))))
+        norm_us = bench(lambda **a: norm(), sets)
+
+        def ours(x, weight, bias=None):
+            return SPECS["linear"].launch(x, weight, bias, config=row["certified"], pdl=plan.pdl)
+
+        tried = {"certified": ours}
+        for i, s in enumerate(row["fastest"]):
+            tried[f"{N}x{K}#{i}"] = lambda x, weight, bias=None, s=s["setting"]: swap_linear(
+                x, weight, bias, s, plan.pdl
+            )
+        times = {}
+        for label, op in tried.items():
+            alone = bench(op, sets)
+
+            def chained(op=op, **a):
+                norm()
+                return op(**a)
+
+            times[label] = {"alone_us": round(alone, 2), "after_norm_us": round(bench(chained, sets) - norm_us, 2)}
+        base = times["certified"]
+        for label, t in times.items():
+            t["alone_vs_certified"] = round(base["alone_us"] / t["alone_us"], 3)
+            t["after_norm_vs_certified"] = round(base["after_norm_us"] / t["after_norm_us"], 3)
+            t["step_vs_engine"] = run["alone"]["vs_engine"].get(label, 1.0)
+        rows.append({"key": row["key"], "norm_us": round(norm_us, 2), "times": times})
+        print(json.dumps(rows[-1]), flush=True)
+    return {"model": name, "batch": batch, "projections": rows}
+
+
 def check_kernel() -> None:
     """The swapped kernel against float64 on small shapes (pointer loads on CPU under the interpreter; both
     ways on a GPU), with and without a bias, split K with a ragged last slice, rows not a multiple of 16."""
@@ -267,6 +324,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=200, help="replays a timed round")
     parser.add_argument("--minutes", type=float, default=6.0, help="stop timing new projections after this long")
     parser.add_argument("--sweep", action="store_true", help="each projection swapped alone in the step (sweep())")
+    parser.add_argument("--neighbour", metavar="SWEEP_JSON", help="time a --sweep run's settings after a norm")
     parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -277,6 +335,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return 0
     deadline = time.monotonic() + 60 * args.minutes
+    if args.neighbour:
+        runs = (neighbour(name, batch, args.neighbour) for name in args.model for batch in args.batch)
+        return report(runs, args.json)
     how = sweep if args.sweep else measure
     runs = (how(name, batch, args.filled, args.steps, deadline) for name in args.model for batch in args.batch)
     return report(runs, args.json)
