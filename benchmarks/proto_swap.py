@@ -293,6 +293,45 @@ def neighbour(name: str, batch: int, sweep_json: str) -> dict:
     return {"model": name, "batch": batch, "projections": rows}
 
 
+def kernel_profile(name: str, batch: int, sweep_json: str, filled: int, steps: int) -> dict:
+    """Where the step's time moves when one projection is swapped: each projection's fastest swapped setting of
+    a --sweep run swapped alone, with PDL as the class says and without (each kernel waiting for the previous
+    one to end: its own work), the steps timed side by side, and each kernel's duration per step (by name) from
+    the PyTorch profiler over 10 replays."""
+    import dataclasses
+    import json
+
+    run = next(r for r in json.load(open(sweep_json)) if r["model"] == name and r["batch"] == batch)
+    cfg, weights, capacity, plan, _, tokens = decode_setup(name, batch, filled, steps)
+    results: dict[str, Any] = {"model": name, "batch": batch, "filled": filled}
+    for pdl in (plan.pdl, False) if plan.pdl else (False,):
+        base = dataclasses.replace(plan, pdl=pdl).ops()
+        ops: dict[str, Any] = {"engine": base}
+        for row in run["projections"]:
+            M, N, K = row["key"]
+            if N < 100_000:  # not the head
+                ops[f"{N}x{K}#0"] = Swapped(base, {(M, N, K): row["fastest"][0]["setting"]}, pdl)
+        decoders, _ = captured_steps(cfg, weights, ops, batch, filled, capacity, tokens)
+        timed = summary(interleaved(decoders, tokens, filled, steps, rounds=5))
+        by_kernel: dict[str, dict[str, float]] = {}
+        for variant, decoder in decoders.items():
+            with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+                for _ in range(10):
+                    decoder.start(tokens, filled)
+                    decoder.step()
+                torch.cuda.synchronize()
+            sums: dict[str, float] = {}
+            for e in prof.events():
+                if e.device_type == torch.autograd.DeviceType.CUDA:
+                    label = e.name.split("(")[0][:60]
+                    sums[label] = sums.get(label, 0.0) + e.time_range.elapsed_us() / 10
+            by_kernel[variant] = {k: round(v, 1) for k, v in sorted(sums.items(), key=lambda kv: -kv[1])[:10]}
+        results["pdl" if pdl else "serial"] = {**timed, "kernel_us_per_step": by_kernel}
+        print(json.dumps(results), flush=True)
+        del decoders
+    return results
+
+
 def check_kernel() -> None:
     """The swapped kernel against float64 on small shapes (pointer loads on CPU under the interpreter; both
     ways on a GPU), with and without a bias, split K with a ragged last slice, rows not a multiple of 16."""
@@ -325,6 +364,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--minutes", type=float, default=6.0, help="stop timing new projections after this long")
     parser.add_argument("--sweep", action="store_true", help="each projection swapped alone in the step (sweep())")
     parser.add_argument("--neighbour", metavar="SWEEP_JSON", help="time a --sweep run's settings after a norm")
+    parser.add_argument("--profile", metavar="SWEEP_JSON", help="profile the step with a sweep's settings")
     parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -335,6 +375,13 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return 0
     deadline = time.monotonic() + 60 * args.minutes
+    if args.profile:
+        runs = (
+            kernel_profile(name, batch, args.profile, args.filled, args.steps)
+            for name in args.model
+            for batch in args.batch
+        )
+        return report(runs, args.json)
     if args.neighbour:
         runs = (neighbour(name, batch, args.neighbour) for name in args.model for batch in args.batch)
         return report(runs, args.json)
