@@ -332,6 +332,63 @@ def kernel_profile(name: str, batch: int, sweep_json: str, filled: int, steps: i
     return results
 
 
+def timer_probe(name: str, batch: int, sweep_json: str) -> dict:
+    """Why certify's timer and the step disagree: each projection's certified setting and fastest swapped setting
+    timed alone on certify's input sets as they are (inside NaN guard regions), on the same values copied into
+    plain tensors, and on plain weights drawn as the step's are (N(0, 0.02^2)) and as N(0, 1)."""
+    import json
+
+    from benchmarks.kernels import bench
+    from conformance.certify import Task, timing_sets
+
+    run = next(r for r in json.load(open(sweep_json)) if r["model"] == name and r["batch"] == batch)
+    pdl = decode_plan(name, batch).pdl
+    rows = []
+    for row in run["projections"]:
+        M, N, K = row["key"]
+        sets = timing_sets(Task("linear", "bf16", (("M", M, M), ("N", N, N), ("K", K, K))))
+
+        def replaced(make) -> list:
+            out = []
+            for case in sets:
+                args = dict(case.args)
+                args["x"], args["weight"] = make(args["x"]), make(args["weight"], weight=True)
+                out.append(type(case)(case.kernel, case.dtype, case.shape, args))
+            return out
+
+        inputs = {
+            "certify's sets": sets,
+            "same values, plain": replaced(lambda t, weight=False: t.clone()),
+            "N(0, 0.02^2), plain": replaced(
+                lambda t, weight=False: (torch.randn_like(t, dtype=torch.float32) * 0.02).to(t.dtype)
+            ),
+            "N(0, 1), plain": replaced(lambda t, weight=False: torch.randn_like(t, dtype=torch.float32).to(t.dtype)),
+        }
+        settings = {"certified": row["certified"], "swap#0": row["fastest"][0]["setting"]}
+        times = {}
+        for label, setting in settings.items():
+            for how, cases in inputs.items():
+                if label == "certified":
+                    op = lambda x, weight, bias=None, s=setting: SPECS["linear"].launch(
+                        x, weight, bias, config=s, pdl=pdl
+                    )  # noqa: E731
+                else:
+                    op = lambda x, weight, bias=None, s=setting: swap_linear(x, weight, bias, s, pdl)  # noqa: E731
+                times[f"{label} on {how}"] = round(bench(op, cases), 2)
+        rows.append({"key": row["key"], "sets": len(sets), "us": times})
+        print(json.dumps(rows[-1]), flush=True)
+    return {"model": name, "batch": batch, "projections": rows}
+
+
+def decode_plan(name: str, batch: int):
+    from conformance.catalogue import load
+    from neurobrix.gpu import detect_class
+    from neurobrix.plan import generation_calls, resolve
+    from neurobrix.tables import load as load_tables
+
+    return resolve(generation_calls(load()[0][name], batch, 128, 344, "bf16"), load_tables(), detect_class().id)
+
+
 def check_kernel() -> None:
     """The swapped kernel against float64 on small shapes (pointer loads on CPU under the interpreter; both
     ways on a GPU), with and without a bias, split K with a ragged last slice, rows not a multiple of 16."""
@@ -365,6 +422,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sweep", action="store_true", help="each projection swapped alone in the step (sweep())")
     parser.add_argument("--neighbour", metavar="SWEEP_JSON", help="time a --sweep run's settings after a norm")
     parser.add_argument("--profile", metavar="SWEEP_JSON", help="profile the step with a sweep's settings")
+    parser.add_argument("--timer-probe", metavar="SWEEP_JSON", help="time a sweep's settings on other inputs")
     parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -375,6 +433,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return 0
     deadline = time.monotonic() + 60 * args.minutes
+    if args.timer_probe:
+        runs = (timer_probe(name, batch, args.timer_probe) for name in args.model for batch in args.batch)
+        return report(runs, args.json)
     if args.profile:
         runs = (
             kernel_profile(name, batch, args.profile, args.filled, args.steps)
