@@ -332,10 +332,11 @@ def kernel_profile(name: str, batch: int, sweep_json: str, filled: int, steps: i
     return results
 
 
-def timer_probe(name: str, batch: int, sweep_json: str) -> dict:
+def timer_probe(name: str, batch: int, sweep_json: str, all_inputs: bool = False) -> dict:
     """Why certify's timer and the step disagree: each projection's certified setting and fastest swapped setting
     timed alone on certify's input sets as they are (inside NaN guard regions), on the same values copied into
-    plain tensors, and on plain weights drawn as the step's are (N(0, 0.02^2)) and as N(0, 1)."""
+    plain tensors, and (``all_inputs``) on plain weights drawn as the step's are (N(0, 0.02^2)) and as N(0, 1); each
+    launched with PDL (where the class has it) and without. Call 5 (PDL only, all inputs) is this at e170318."""
     import json
 
     from benchmarks.kernels import bench
@@ -364,17 +365,20 @@ def timer_probe(name: str, batch: int, sweep_json: str) -> dict:
             ),
             "N(0, 1), plain": replaced(lambda t, weight=False: torch.randn_like(t, dtype=torch.float32).to(t.dtype)),
         }
+        if not all_inputs:
+            inputs = {k: v for k, v in inputs.items() if k in ("certify's sets", "same values, plain")}
         settings = {"certified": row["certified"], "swap#0": row["fastest"][0]["setting"]}
         times = {}
         for label, setting in settings.items():
             for how, cases in inputs.items():
-                if label == "certified":
-                    op = lambda x, weight, bias=None, s=setting: SPECS["linear"].launch(
-                        x, weight, bias, config=s, pdl=pdl
-                    )  # noqa: E731
-                else:
-                    op = lambda x, weight, bias=None, s=setting: swap_linear(x, weight, bias, s, pdl)  # noqa: E731
-                times[f"{label} on {how}"] = round(bench(op, cases), 2)
+                for p in (pdl, False) if pdl else (False,):
+
+                    def op(x, weight, bias=None, s=setting, p=p, certified=label == "certified"):
+                        if certified:
+                            return SPECS["linear"].launch(x, weight, bias, config=s, pdl=p)
+                        return swap_linear(x, weight, bias, s, p)
+
+                    times[f"{label} on {how}{', PDL' if p else ''}"] = round(bench(op, cases), 2)
         rows.append({"key": row["key"], "sets": len(sets), "us": times})
         print(json.dumps(rows[-1]), flush=True)
     return {"model": name, "batch": batch, "projections": rows}
