@@ -188,6 +188,7 @@ class WheelArchive(Archive):
                 self.fail(Check.G303, name, why)
                 unsafe.add(name)
             self._entries[name] = entry
+            _zip_mode(self, name, entry)
             members.append(
                 Member(
                     name, entry.size, entry.compressed, _zip_kind(self, name, entry, data), executable=entry.executable
@@ -205,6 +206,50 @@ class WheelArchive(Archive):
     def close(self) -> None:
         self._cache.clear()
         self._data = b""
+
+
+# setuid, setgid, sticky, and write for anyone: no build of this project writes them (hatchling writes 644 or 755)
+ZIP_SPECIAL_MODE = 0o7000 | 0o002
+ZIP_HOSTS = {0: "MS-DOS", 3: "Unix"}  # "version made by" hosts whose modes every installer reads alike (see below)
+
+
+def _zip_mode(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
+    """G315 for a mode that installers and unpackers apply differently (gate round 15). pip and installer read the
+    Unix mode in an entry's external attributes whatever host "version made by" names, and apply only its executable
+    bits; uv's zip readers take a Unix mode only from an entry made on Unix (the zip crate derives one from the MS-DOS
+    attributes on an MS-DOS host, none elsewhere); `unzip` applies every permission bit of a Unix entry (setuid and
+    setgid with -K). So a host other than Unix or MS-DOS (zipfile on Windows), an executable mode on an MS-DOS entry,
+    or special or world-writable bits make the same member install two ways, and are bits carried unjudged."""
+    if entry.host not in ZIP_HOSTS:
+        archive.fail(
+            Check.G315,
+            name,
+            f'made on host {entry.host} ("version made by" {entry.made_by:#06x}): pip and installer read its Unix '
+            f"mode {entry.mode:o} whatever the host, uv's zip readers only on a Unix entry; this project's wheel is "
+            "made on Unix (or on MS-DOS, by zipfile on Windows)",
+        )
+    elif entry.host == 0 and entry.executable:
+        archive.fail(
+            Check.G315,
+            name,
+            f"an executable Unix mode {entry.mode:o} on an entry made on MS-DOS: pip and installer install it "
+            "executable, uv reads no Unix mode on an MS-DOS entry and installs it plain",
+        )
+    if entry.mode & ZIP_SPECIAL_MODE:
+        archive.fail(
+            Check.G315,
+            name,
+            f"mode {entry.mode:o}: setuid, setgid, sticky or world-writable bits, which no build of this project "
+            "writes: pip, installer and uv apply only the executable bits, `unzip` applies the others (setuid and "
+            "setgid with -K)",
+        )
+    elif entry.mode and ~entry.mode & (0o500 if name.endswith("/") else 0o400):  # 0: no mode given (zipfile's)
+        archive.fail(
+            Check.G315,
+            name,
+            f"mode {entry.mode:o}: its owner cannot {'list or enter it' if name.endswith('/') else 'read it'}; "
+            "installers ignore that, `unzip` applies it",
+        )
 
 
 def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry, data: bytes) -> MemberKind:

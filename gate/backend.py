@@ -54,6 +54,27 @@ def _isolated_runner(
         raise BackendFailed(f"the build backend exited {result.returncode}: {tail}")
 
 
+def backend_version(distribution: str) -> str:
+    """The version of ``distribution`` (the build backend's) that the isolated interpreter the backend runs in has."""
+    code = "import importlib.metadata, sys; print(importlib.metadata.version(sys.argv[1]))"
+    try:
+        result = subprocess.run(
+            [sys.executable, "-I", "-c", code, distribution],
+            env=clean_environment(),
+            capture_output=True,
+            text=True,
+            timeout=BACKEND_TIMEOUT_S,
+            stdin=subprocess.DEVNULL,
+            check=False,
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise BackendFailed(f"the version of {distribution} cannot be read: {exc}") from exc
+    if result.returncode != 0 or not result.stdout.strip():
+        tail = (result.stderr.strip().splitlines() or ["no output"])[-1]
+        raise BackendFailed(f"the version of {distribution} cannot be read: {tail}")
+    return result.stdout.strip()
+
+
 def _builder(source: Path) -> build.ProjectBuilder:
     return build.ProjectBuilder(source, python_executable=sys.executable, runner=_isolated_runner)
 

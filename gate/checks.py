@@ -52,6 +52,7 @@ class Check(Enum):
     G312 = "member header malformed, or disagreeing with the archive's directory"
     G313 = "compression, encryption or archive extension the gate does not read"
     G314 = "archive with more members than the limit"
+    G315 = "member mode with bits past a plain file's, or made on a host whose modes installers read otherwise"
     # Metadata and packaging, by the tools made for them and against pyproject.toml
     G401 = "twine check --strict failed"
     G402 = "check-wheel-contents finding"

@@ -8,7 +8,9 @@ Requires-Dist, a widened Requires-Python, a field pyproject.toml never declared,
 space added inside a value or another character in the description is refused.
 A wheel's WHEEL file must describe a pure-Python ``py3-none-any`` wheel (G407), and its
 entry_points.txt must hold exactly the entry points pyproject.toml declares (G408): a console
-script or a plugin group added by the wheel would run code the project never wrote a line for.
+script or a plugin group added by the wheel would run code the project never wrote a line for. Both must
+be the bytes the build backend writes, so that a wheel judged without its sdist (whose rebuild holds them,
+G508) carries nothing in them that readers skip.
 """
 
 from __future__ import annotations
@@ -218,8 +220,42 @@ _WHEEL_KEYS = ("Wheel-Version", "Generator", "Root-Is-Purelib", "Tag")
 _WHEEL_LINE = re.compile(rb"(Wheel-Version|Generator|Root-Is-Purelib|Tag): [!-~]([ -~]*[!-~])?")
 
 
-def check_wheel_file(archive: Archive, path: str) -> None:
-    """G407 unless WHEEL says Wheel-Version 1.0, Root-Is-Purelib true and the one tag py3-none-any."""
+def wheel_file_text(generator: str) -> bytes:
+    """WHEEL as the build backend writes it for this project's wheel (hatchling: these lines, in this order)."""
+    return f"Wheel-Version: 1.0\nGenerator: {generator}\nRoot-Is-Purelib: true\nTag: {PURE_TAG}\n".encode()
+
+
+def check_wheel_file(archive: Archive, path: str, declared: Declared) -> None:
+    """G407 unless WHEEL says Wheel-Version 1.0, Root-Is-Purelib true and the one tag py3-none-any, in the bytes the
+    build backend writes. With its sdist a wheel's WHEEL is held to the rebuilt one's bytes (G508); a wheel judged
+    alone is held to them here, or its Generator value (any printable ASCII, of any length up to the text limit) and
+    blank lines after the fields would carry a megabyte no installer reads (gate round 15)."""
+    found = len(archive.findings)
+    _check_wheel_fields(archive, path)
+    data = archive.read(path)
+    expected = wheel_file_text(declared.generator)
+    if len(archive.findings) > found or data is None or data == expected:
+        return
+    generator = re.search(rb"^Generator: (.*)$", data, re.MULTILINE)
+    said = b"" if generator is None else generator.group(1)
+    if said != declared.generator.encode():
+        archive.fail(
+            Check.G407,
+            path,
+            f"Generator: {said[:60]!r}{'…' if len(said) > 60 else ''}; the build backend the gate runs writes "
+            f"{declared.generator!r} (with its sdist, the wheel rebuilt from it would differ: G508)",
+        )
+    else:
+        at = next((i for i, (a, b) in enumerate(zip(data, expected)) if a != b), min(len(data), len(expected)))
+        archive.fail(
+            Check.G407,
+            path,
+            f"the fields the build backend writes, in other bytes from byte {at} ({data[at : at + 40]!r} where it "
+            f"writes {expected[at : at + 40]!r}): their order or blank lines, which no installer reads",
+        )
+
+
+def _check_wheel_fields(archive: Archive, path: str) -> None:
     data = _text(archive, path)
     if data is None:
         archive.fail(Check.G407, path, "missing or unreadable: installers need it to know where the wheel goes")
@@ -310,8 +346,37 @@ def _entry_point_line_problem(line: str) -> str | None:
     return "neither a [group] nor a 'name = module:attr' entry (comments and other syntax are read differently)"
 
 
+def entry_points_text(entry_points: dict[str, dict[str, str]]) -> bytes:
+    """entry_points.txt as the build backend writes it (hatchling: each group in pyproject.toml's order, console
+    scripts first, ``name = object`` lines, one blank line between groups)."""
+    return "\n".join(
+        f"[{group}]\n" + "".join(f"{name} = {ref}\n" for name, ref in points.items())
+        for group, points in entry_points.items()
+    ).encode()
+
+
 def check_entry_points(archive: Archive, path: str, declared: Declared) -> None:
-    """G408 unless entry_points.txt holds exactly the entry points pyproject.toml declares."""
+    """G408 unless entry_points.txt holds exactly the entry points pyproject.toml declares, in the bytes the build
+    backend writes them in: blank lines and line ends (LF or CR LF, each line), which every reader skips, carried
+    hundreds of kilobytes in a wheel judged without its sdist (gate round 15; with it, G508 holds the bytes)."""
+    found = len(archive.findings)
+    _check_entry_point_values(archive, path, declared)
+    data = archive.read(path) if path in archive.files else None
+    expected = entry_points_text(declared.entry_points)
+    if len(archive.findings) > found or data is None or data == expected:
+        return
+    at = next((i for i, (a, b) in enumerate(zip(data, expected)) if a != b), min(len(data), len(expected)))
+    line = data.count(b"\n", 0, at) + 1
+    archive.fail(
+        Check.G408,
+        path,
+        f"pyproject.toml's entry points in other bytes than the build backend writes, from byte {at} (line {line}: "
+        f"{data[at : at + 40]!r} where it writes {expected[at : at + 40]!r}): blank lines, line ends or an order "
+        "that every reader skips, bytes carried unjudged",
+    )
+
+
+def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -> None:
     if path not in archive.files:
         for group in sorted(declared.entry_points):
             archive.fail(

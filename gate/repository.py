@@ -32,7 +32,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from .archive import Digest
-from .backend import BackendFailed, clean_environment, prepare_metadata
+from .backend import BackendFailed, backend_version, clean_environment, prepare_metadata
 from .checks import GateError
 
 if sys.version_info >= (3, 11):
@@ -54,6 +54,7 @@ class Declared:
     metadata: bytes  # METADATA as the repository's build backend prepares it
     entry_points: dict[str, dict[str, str]]  # group -> name -> "module:attr"
     readme: str | None  # the file pyproject.toml names as the readme
+    generator: str  # WHEEL's Generator as the build backend writes it: its distribution and version
     license_files: tuple[str, ...] = ()  # the License-File entries of the metadata: a wheel's dist-info/licenses/
 
     @property
@@ -243,12 +244,15 @@ def _tracked_files(root: Path) -> dict[str, bool]:
 
 def _declared(root: Path) -> Declared:
     try:
-        project: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]
+        config: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        project: dict[str, Any] = config["project"]
+        backend = str(config["build-system"]["build-backend"]).split(".", 1)[0]  # hatchling.build: hatchling
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
         raise GateError(f"{root / 'pyproject.toml'}: cannot be read for the project's declarations: {exc}") from exc
     with tempfile.TemporaryDirectory(prefix="neurobrix-gate-metadata-") as tmp:
         try:
             metadata = (prepare_metadata(root, Path(tmp)) / "METADATA").read_bytes()
+            generator = f"{backend} {backend_version(backend)}"  # no PEP 517 hook prepares WHEEL: hatchling's form
         except (BackendFailed, OSError) as exc:
             raise GateError(f"the repository's own metadata cannot be prepared: {exc}") from exc
     fields = _headers(metadata)
@@ -268,7 +272,7 @@ def _declared(root: Path) -> Declared:
         entry_points[str(group)] = {str(k): str(v) for k, v in dict(points).items()}
     readme = project.get("readme")
     readme_file = readme if isinstance(readme, str) else readme.get("file") if isinstance(readme, dict) else None
-    return Declared(name, version, metadata, entry_points, readme_file, license_files)
+    return Declared(name, version, metadata, entry_points, readme_file, generator, license_files)
 
 
 def _headers(metadata: bytes) -> dict[str, str]:

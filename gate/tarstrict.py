@@ -5,9 +5,9 @@ zeros in its last 12 bytes (padding: uv takes ``tar`` and a NUL there for an xst
 plain octal numbers in every numeric field, written as every reader reads them: digits from the field's first
 byte, ended by NUL or space, or no digits at all (``tarfile`` takes a header whose device number it cannot
 read for the end of the archive and silently drops every member from there; uv refuses leading spaces, a
-field of digits with no end and one of spaces, which ``tarfile`` reads); regular files and folders, with no
-link target (uv refuses one, ``tarfile`` ignores it); pax extended headers only for times and owners, each
-record once, in one block at most. Refused: pax ``path``, ``linkpath``,
+field of digits with no end and one of spaces, which ``tarfile`` reads), and no device numbers but zeros (only a
+device's are read); regular files and folders, with no link target (uv refuses one, ``tarfile`` ignores it); pax
+extended headers only for times and owners, each record once, in one block at most. Refused: pax ``path``, ``linkpath``,
 ``size`` or any other record that changes which file a member is or how long it is, global pax headers, GNU
 long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
 and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or group name, which must
@@ -213,8 +213,16 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
         "devmajor": (329, 337),
         "devminor": (337, 345),
     }
-    for field, (lo, hi) in numbers.items():
-        _octal(block[lo:hi], full, field)
+    values = {field: _octal(block[lo:hi], full, field) for field, (lo, hi) in numbers.items()}
+    # a device's numbers: read for a character or block device only, which no sdist holds (refused below); on a file
+    # or a folder no unpacker reads them, so 14 octal digits a header were carried unjudged (gate round 15)
+    if (values["devmajor"] or values["devminor"]) and block[156:157] not in (b"3", b"4"):
+        raise _Fatal(
+            Check.G312,
+            full,
+            f"device numbers {values['devmajor']},{values['devminor']} on a member that is no device (type "
+            f"{block[156:157]!r}): no unpacker reads them, `tar -tv` does not show them",
+        )
     # the owner and group names: read by no unpacker of an sdist (pip, uv), printed by `tar -tv` as they are, so bytes
     # after their NUL, or escape sequences that repaint a reviewer's terminal, passed unjudged; held to the printable
     # ASCII a pax header's uname and gname must be (gate round 14)

@@ -64,7 +64,7 @@ def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> 
         by_name, identity = identity, check_metadata(wheel, f"{dist_info}/METADATA", identity, repo.declared)
         if pure:  # other tags or a build tag are G407 already
             check_canonical_name(wheel, identity, by_name, f"-{PURE_TAG}.whl")
-        check_wheel_file(wheel, f"{dist_info}/WHEEL")
+        check_wheel_file(wheel, f"{dist_info}/WHEEL", repo.declared)
         check_entry_points(wheel, f"{dist_info}/entry_points.txt", repo.declared)
     if identity.name is not None and identity.version is not None:
         _check_package_version(wheel, identity.name, identity.version)
@@ -143,6 +143,7 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
         )
         return
     unhashed = {f"{dist_info}/{n}" for n in _UNHASHED}
+    malformed = len(wheel.findings)
     entries: dict[str, tuple[str, str, int | None]] = {}  # path -> (algorithm, digest, size)
     for line, row in enumerate(rows, 1):
         if not row:  # pip (IndexError) and installer (not 3 elements) fail on it; uv skips it
@@ -183,6 +184,8 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
             wheel.fail(Check.G206, path, f"{where}: hash {hashed[:20]!r} is not one of {', '.join(RECORD_HASHES)}")
             continue
         entries[path] = (algorithm, digest, size)
+    if len(wheel.findings) == malformed:  # every row read: now how they are written
+        _check_record_layout(wheel, record, data.decode("utf-8"), rows)
     for name in sorted(wheel.files):
         if name == record and name not in entries:
             wheel.fail(Check.G202, name, f"not listed in {record}: installer's record validation refuses the wheel")
@@ -203,3 +206,34 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
             wheel.fail(Check.G203, path, f"{algorithm} {actual}; {record} says {digest}")
         if size is not None and size != len(data):
             wheel.fail(Check.G204, path, f"{len(data)} bytes; {record} says {size}")
+
+
+def _check_record_layout(wheel: WheelArchive, record: str, text: str, rows: list[list[str]]) -> None:
+    """G206 for rows that are true but written otherwise than a wheel writer writes them (gate round 15): quotes
+    around a field, a CR LF line end or none after the last row, rows in another order than the wheel's members
+    (RECORD's own last), all of which every reader skips. With its sdist a wheel's RECORD is held to the rebuilt
+    one's bytes (G508); judged alone, those choices carried bits no installer reads. Rows are written back with the
+    csv module (as hatchling, wheel and installer write them: minimal quoting, LF) and compared."""
+    out = io.StringIO()
+    csv.writer(out, lineterminator="\n").writerows(rows)
+    written = out.getvalue()
+    if text != written:
+        at = next((i for i, (a, b) in enumerate(zip(text, written)) if a != b), min(len(text), len(written)))
+        line = text.count("\n", 0, at) + 1
+        wheel.fail(
+            Check.G206,
+            record,
+            f"line {line}: {text[at : at + 40]!r} where a RECORD writer writes {written[at : at + 40]!r} (quotes or "
+            "line ends every reader skips)",
+        )
+        return
+    order = [row[0] for row in rows]
+    members = [name for name in wheel.files if name != record] + [record]
+    if order != members and sorted(order) == sorted(members):  # other sets of names are G202 and G205
+        at = next(i for i, (a, b) in enumerate(zip(order, members)) if a != b)
+        wheel.fail(
+            Check.G206,
+            record,
+            f"line {at + 1} lists {order[at]!r} where the wheel's members, in their order, come to {members[at]!r}: "
+            "a wheel writer lists them in the order it writes them, RECORD last",
+        )

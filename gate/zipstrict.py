@@ -112,6 +112,12 @@ class ZipEntry:
     attributes: int  # their low 16 bits: the MS-DOS attributes (0x10: a folder)
     header_offset: int
     data_offset: int
+    made_by: int = 0x0314  # "version made by": the host system in its high byte, the zip version in its low
+
+    @property
+    def host(self) -> int:
+        """The host system "version made by" names (0: MS-DOS, 3: Unix): the zip crate (uv) reads the mode by it."""
+        return self.made_by >> 8
 
     @property
     def utf8(self) -> bool:
@@ -198,7 +204,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             return fatal(Check.G312, f"the central directory ends inside entry {index}")
         (
             sig,
-            _made_by,
+            made_by,
             needed,
             flags,
             method,
@@ -254,7 +260,9 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
                 ZipProblem(Check.G312, raw_name, f"stored, yet {compressed} bytes stored for {size} declared", True)
             )
         mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
-        entry = ZipEntry(raw_name, flags, method, crc, compressed, size, mode, external & 0xFFFF, header_offset, 0)
+        entry = ZipEntry(
+            raw_name, flags, method, crc, compressed, size, mode, external & 0xFFFF, header_offset, 0, made_by
+        )
         local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
         if isinstance(local, str):
             problems.append(ZipProblem(Check.G312, raw_name, local, True))
@@ -397,6 +405,7 @@ def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offs
         entry.attributes,
         offset,
         data_offset,
+        entry.made_by,
     )
 
 

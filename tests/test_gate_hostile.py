@@ -16,7 +16,9 @@ Classes (each test is named after the attack it makes):
    refuses and uv reads: a version needed to extract above 6.3; entry_points.txt
    lines its readers read differently; RECORD rows that installers read differently or that uninstalling would follow
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
-   declared size of 0; control characters in metadata);
+   declared size of 0; control characters in metadata; a wheel member's mode that only ``unzip`` applies, or made on
+   a host whose modes uv does not read; tar device numbers on a file or folder; and, in a wheel judged without its
+   sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -36,8 +38,10 @@ within 30 s and 1 GiB: in this process under a memory trace (:func:`judge`), or,
 
 from __future__ import annotations
 
+import base64
 import gzip
 import io
+import os
 import re
 import resource
 import stat
@@ -61,6 +65,7 @@ from gate_fixtures import (
     RawTarMember,
     raw_tar,
     raw_zip,
+    read_wheel_member,
     same_size_change,
     sdist_members,
     wheel_members,
@@ -1936,3 +1941,190 @@ def test_sdist_modes_other_unpackers_apply_are_refused(
         next(m for m in members if m.name == name).mode = mode
         sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
     assert said in refused_with(judge(sdist), "G509", name).message
+
+
+# Fifteenth round: what the gate read of a member's zip attributes and tar header was less than some tool applies, and
+# a wheel judged without its sdist (where the rebuild, G508, holds every member's bytes) could spell the files a build
+# writes (WHEEL, entry_points.txt, RECORD) with bytes no installer reads
+
+
+def with_central(data: bytes, edit: Callable[[bytearray, int, bytes], None]) -> bytes:
+    """The zip ``data`` with ``edit(data, offset, name)`` applied to each central directory entry."""
+    out = bytearray(data)
+    at = struct.unpack_from("<L", out, len(out) - 6)[0]  # the central directory's offset, from the end record
+    while out[at : at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<3H", out, at + 28)
+        edit(out, at, bytes(out[at + 46 : at + 46 + name_len]))
+        at += 46 + name_len + extra_len + comment_len
+    return bytes(out)
+
+
+ZIP_MODES = {  # the Unix mode of one member: pip, installer and uv apply only its executable bits, `unzip` the rest
+    "setuid": ("neurobrix/cli.py", 0o104644, "setuid"),
+    "setgid": ("neurobrix/cli.py", 0o102644, "setgid"),
+    "sticky": ("neurobrix/cli.py", 0o101644, "sticky"),
+    "world-writable": (TABLE.wheel_path, 0o100666, "world-writable"),
+    "a file its owner cannot read": ("neurobrix/cli.py", 0o100200, "cannot read it"),
+    "a world-writable folder": ("neurobrix/", 0o40777, "world-writable"),
+    "a folder its owner cannot list": ("neurobrix/", 0o40300, "cannot list or enter it"),
+}
+
+
+@pytest.mark.parametrize("attack", list(ZIP_MODES))
+def test_wheel_member_modes_unzip_applies_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate read only the executable bits of a wheel member's mode (what pip, installer and uv apply), so a
+    setuid, sticky or world-writable package file or table, or one its owner cannot read, passed: `unzip` applies
+    them, and no build of this project writes them (hatchling writes 644, or 755)."""
+    name, mode, said = ZIP_MODES[attack]
+    members = wheel_members(built.wheel)
+    if name.endswith("/"):
+        members.insert(0, RawMember(name.encode(), b"", zipfile.ZIP_STORED, mode=mode))
+    else:
+        member(members, name).mode = mode
+    wheel = write_wheel(built, tmp_path, members)
+    with zipfile.ZipFile(wheel) as z:  # what pip installs: the same bytes; what unzip applies: the mode
+        assert z.getinfo(name).external_attr >> 16 == mode
+    assert said in refused_with(judge(wheel), "G315", name, built.wheel.name).message
+
+
+@pytest.mark.parametrize("host", [10, 19, 255], ids=["NTFS", "OS X", "unknown"])
+def test_wheel_made_on_a_host_whose_modes_uv_does_not_read_is_refused(built: Built, tmp_path: Path, host: int) -> None:
+    """pip and installer read the Unix mode in a member's external attributes whatever host "version made by" names;
+    uv's zip readers only on an entry made on Unix (or, the zip crate, an MS-DOS one's attributes). Any other host byte
+    passed: a byte a member no tool reads alike, and a mode the installers read two ways."""
+
+    def rehost(data: bytearray, at: int, name: bytes) -> None:
+        if name == b"neurobrix/cli.py":
+            data[at + 5] = host
+
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(with_central(raw_zip(wheel_members(built.wheel)), rehost))
+    with zipfile.ZipFile(wheel) as z:
+        assert z.getinfo("neurobrix/cli.py").create_system == host
+    assert f"made on host {host}" in refused_with(judge(wheel), "G315", "neurobrix/cli.py").message
+
+
+def test_wheel_made_on_ms_dos_passes_unless_a_mode_is_executable(built: Built, tmp_path: Path) -> None:
+    """zipfile on Windows writes host 0 (MS-DOS) with the Unix mode: a plain file reads alike everywhere and passes;
+    an executable one is executable to pip and installer, plain to uv (no Unix mode on an MS-DOS entry)."""
+
+    def dos(data: bytearray, at: int, name: bytes) -> None:
+        data[at + 5] = 0
+
+    wheel = tmp_path / built.wheel.name
+    members = wheel_members(built.wheel)
+    wheel.write_bytes(with_central(raw_zip(members), dos))
+    assert judge(wheel).passed
+    member(members, "neurobrix/cli.py").mode = 0o100755
+    wheel.write_bytes(with_central(raw_zip(members), dos))
+    assert "MS-DOS" in refused_with(judge(wheel), "G315", "neurobrix/cli.py").message
+
+
+def _bits_as_line_ends(payload: bytes) -> bytes:
+    """``payload``, one bit a blank line: LF for 0, CR LF for 1 (every reader of entry_points.txt skips both)."""
+    return b"".join(b"\r\n" if byte >> i & 1 else b"\n" for byte in payload for i in range(8))
+
+
+RANDOM_BASE64 = base64.b64encode(os.urandom(750_000))  # a megabyte that deflate cannot shrink past the ratio limit
+LONE_WHEEL_FILES = {  # attack -> (the file of the .dist-info, its text -> the altered text, the code, what is said)
+    "a megabyte of random base64 in WHEEL's Generator": (
+        "WHEEL",
+        lambda text: re.sub(rb"Generator: [^\n]*", b"Generator: hatchling " + RANDOM_BASE64, text),
+        "G407",
+        "Generator",
+    ),
+    "blank lines after WHEEL's fields": ("WHEEL", lambda text: text + b"\n" * 50_000, "G407", "blank lines"),
+    "WHEEL's fields in another order": (
+        "WHEEL",
+        lambda text: b"".join(sorted(text.splitlines(keepends=True), reverse=True)),
+        "G407",
+        "order",
+    ),
+    "a payload in entry_points.txt's blank lines": (
+        "entry_points.txt",
+        lambda text: _bits_as_line_ends(RANDOM_BASE64[:20_000]) + text,
+        "G408",
+        "blank lines",
+    ),
+    "entry_points.txt with CR LF line ends": (
+        "entry_points.txt",
+        lambda text: text.replace(b"\n", b"\r\n"),
+        "G408",
+        "line ends",
+    ),
+    "RECORD with CR LF line ends": ("RECORD", lambda text: text.replace(b"\n", b"\r\n"), "G206", "line ends"),
+    "a quoted path in RECORD": (
+        "RECORD",
+        lambda text: re.sub(rb"^([^,\n]+),", rb'"\1",', text, count=1, flags=re.MULTILINE),
+        "G206",
+        "quotes",
+    ),
+    "RECORD's rows in another order": (
+        "RECORD",
+        lambda text: (
+            b"".join(sorted(text.splitlines(keepends=True)[:-1], reverse=True)) + text.splitlines(keepends=True)[-1]
+        ),
+        "G206",
+        "order",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(LONE_WHEEL_FILES))
+def test_lone_wheel_files_a_build_writes_are_held_to_its_bytes(built: Built, tmp_path: Path, attack: str) -> None:
+    """Judged with its sdist, a wheel's WHEEL, entry_points.txt and RECORD are held byte for byte to the wheel
+    rebuilt from it (G508); judged alone (`python -m gate check x.whl`), only what they say was: a Generator of any
+    printable ASCII up to the 4 MiB text limit, blank lines, line ends, quotes and row order that every reader skips
+    (installer reads the same fields, entry points and records), all uploaded unjudged."""
+    from installer.records import parse_record_file
+    from installer.utils import parse_entrypoints
+
+    name, edit, code, said = LONE_WHEEL_FILES[attack]
+    path = f"{built.dist_info}/{name}"
+    original = read_wheel_member(built.wheel, path)
+    members = wheel_members(built.wheel)
+    if name == "RECORD":
+        member(members, path).data = edit(original)
+        wheel = write_wheel(built, tmp_path, members)
+
+        def records(text: bytes) -> list[tuple[str, str, str]]:  # what installer reads: path, hash, size
+            return sorted(parse_record_file(text.decode().splitlines()))
+
+        assert records(edit(original)) == records(original)
+    else:
+        wheel, _ = wheel_with_file(built, tmp_path, name, edit(original))
+        if name == "entry_points.txt":
+            assert list(parse_entrypoints(edit(original).decode())) == list(parse_entrypoints(original.decode()))
+    assert read_wheel_member(wheel, path) == edit(original)
+    assert said in refused_with(judge(wheel), code, path, built.wheel.name).message
+    assert judge(built.wheel).passed  # the build's own bytes, judged alone, pass
+
+
+@pytest.mark.parametrize(
+    ("rel", "edits"),
+    [
+        ("neurobrix/__init__.py", {329: b"0000007\0"}),
+        ("neurobrix/__init__.py", {337: b"7777777\0"}),
+        ("neurobrix/", {329: b"0000001\0", 337: b"0000002\0"}),
+    ],
+    ids=["devmajor on a file", "devminor on a file", "both on a folder"],
+)
+def test_sdist_device_numbers_on_a_file_or_folder_are_refused(
+    built: Built, tmp_path: Path, rel: str, edits: dict[int, bytes]
+) -> None:
+    """A ustar header's device numbers are read for a character or block device only (refused in an sdist); on a
+    file or a folder no unpacker reads them and `tar -tv` does not show them. The gate held them to octal, any value:
+    14 octal digits a header carried unjudged."""
+    members = sdist_members(built.sdist)
+    if rel.endswith("/"):  # hatchling writes no folder entry: one above the package's files, as other writers do
+        members.insert(0, RawTarMember(f"{built.root}/{rel}", b"", tarfile.DIRTYPE, mode=0o755))
+    target = next(i for i, m in enumerate(members) if m.name == f"{built.root}/{rel}")
+    tar = bytearray(raw_tar(members))
+    at = sum(512 + -(-len(m.data) // 512) * 512 for m in members[:target])
+    for offset, value in edits.items():
+        tar[at + offset : at + offset + len(value)] = value
+    checksummed_header(tar, at)
+    with tarfile.open(fileobj=io.BytesIO(bytes(tar))) as unpacked:  # what pip unpacks: every member, as before
+        assert [m.name for m in unpacked.getmembers()] == [m.name.rstrip("/") for m in members]
+    report = judge(write_sdist(tmp_path / built.sdist.name, bytes(tar)))
+    assert "device numbers" in refused_with(report, "G312", members[target].name).message

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib.metadata
 import io
 import os
 import random
@@ -25,7 +26,8 @@ from gate.archive import SdistArchive, WheelArchive, open_archive
 from gate.checker import DEFAULT_TRACKED, collect
 from gate.checks import Check, GateError, Limits
 from gate.completeness import SOURCE_DIR, describe_difference, load_reference
-from gate.repository import PACKAGE
+from gate.metadata import entry_points_text, wheel_file_text
+from gate.repository import PACKAGE, load_repository
 from gate.tools import twine_messages
 from neurobrix import tables
 
@@ -193,6 +195,8 @@ def test_pyproject_configures_what_the_gate_runs() -> None:
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["force-include"] == {SOURCE_DIR: tables.WHEEL_DIR}
     assert config["tool"]["check-wheel-contents"] == {"toplevel": ["neurobrix"]}
     assert config["tool"]["hatch"]["build"]["targets"]["wheel"]["packages"] == [PACKAGE]
+    # WHEEL and entry_points.txt are held to the bytes hatchling writes (no PEP 517 hook prepares them)
+    assert config["build-system"]["build-backend"] == "hatchling.build"
     dev = " ".join(config["project"]["optional-dependencies"]["dev"])
     for tool in ("twine", "check-wheel-contents", "packaging", "build", "hatchling", "installer"):
         assert re.search(rf"\b{tool}\b", dev), tool
@@ -812,3 +816,21 @@ def test_each_allowed_extra_field_record_is_held_to_its_formats_size(record: int
     problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=b"")])
     assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"a.py")]
     assert f"longer than its format's {longest}" in problems[0].message
+
+
+def test_the_files_a_build_writes_are_held_to_hatchlings_bytes() -> None:
+    """The expected WHEEL and entry_points.txt are hatchling's own text for this project (a planted bug in either
+    renderer would refuse every wheel judged alone, or pass another spelling)."""
+    from hatchling.builders.wheel import WheelBuilder
+
+    declared = load_repository(REPO).declared
+    builder = WheelBuilder(str(REPO))
+    assert entry_points_text(declared.entry_points) == builder.construct_entry_points_file().encode()
+    hatchling_version = importlib.metadata.version("hatchling")
+    assert declared.generator == f"hatchling {hatchling_version}"
+    assert (
+        wheel_file_text(declared.generator)
+        == (
+            f"Wheel-Version: 1.0\nGenerator: hatchling {hatchling_version}\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
+        ).encode()
+    )
