@@ -384,6 +384,57 @@ def timer_probe(name: str, batch: int, sweep_json: str, all_inputs: bool = False
     return {"model": name, "batch": batch, "projections": rows}
 
 
+def timer_modes(name: str, batch: int, sweep_json: str) -> dict:
+    """Which timer ranks settings as the engine's step does? Each projection of a --sweep run, its certified setting
+    and the swapped settings the sweep put in the step, timed alone on plain copies of certify's input sets three
+    ways: without PDL; with PDL, back to back (certify's way since bf224dd); with PDL and the engine's rms_norm
+    (its certified setting) launched between calls, as a small kernel sits between projections in the step (the
+    norm's own time, so launched alone, taken off). Beside each: the step's ratio (engine over variant) from the
+    sweep."""
+    import json
+
+    from benchmarks.kernels import bench
+    from conformance.catalogue import load
+    from conformance.certify import Task, timing_sets
+
+    run = next(r for r in json.load(open(sweep_json)) if r["model"] == name and r["batch"] == batch)
+    plan = decode_plan(name, batch)
+    hidden = load()[0][name].hidden_size
+    norm_setting = plan.settings[("rms_norm", "bf16", (batch, hidden))]
+    hn = torch.randn(batch, hidden, device="cuda", dtype=torch.bfloat16)
+    gn = torch.ones(hidden, device="cuda", dtype=torch.bfloat16)
+    rows = []
+    for row in run["projections"]:
+        M, N, K = row["key"]
+        sets = []
+        for case in timing_sets(Task("linear", "bf16", (("M", M, M), ("N", N, N), ("K", K, K)))):
+            args = {k: v.clone() if isinstance(v, torch.Tensor) else v for k, v in case.args.items()}
+            sets.append(type(case)(case.kernel, case.dtype, case.shape, args))
+        spacer_us = bench(lambda **a: SPECS["rms_norm"].launch(hn, gn, 1e-5, config=norm_setting, pdl=True), sets)
+        tried = {"certified": row["certified"], **{f"{N}x{K}#{i}": s["setting"] for i, s in enumerate(row["fastest"])}}
+        times = {}
+        for label, setting in tried.items():
+
+            def op(x, weight, bias=None, s=setting, pdl=False, spacer=False, certified=label == "certified"):
+                if spacer:
+                    SPECS["rms_norm"].launch(hn, gn, 1e-5, config=norm_setting, pdl=True)
+                if certified:
+                    return SPECS["linear"].launch(x, weight, bias, config=s, pdl=pdl)
+                return swap_linear(x, weight, bias, s, pdl)
+
+            times[label] = {
+                "no_pdl_us": round(bench(op, sets), 2),
+                "pdl_us": round(bench(lambda s=setting, **a: op(**a, pdl=True), sets), 2),
+                "pdl_spacer_us": round(
+                    bench(lambda s=setting, **a: op(**a, pdl=True, spacer=True), sets) - spacer_us, 2
+                ),
+                "step_vs_engine": run["alone"]["vs_engine"].get(label, 1.0),
+            }
+        rows.append({"key": row["key"], "sets": len(sets), "spacer_us": round(spacer_us, 2), "times": times})
+        print(json.dumps(rows[-1]), flush=True)
+    return {"model": name, "batch": batch, "projections": rows}
+
+
 def decode_plan(name: str, batch: int):
     from conformance.catalogue import load
     from neurobrix.gpu import detect_class
@@ -427,6 +478,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--neighbour", metavar="SWEEP_JSON", help="time a --sweep run's settings after a norm")
     parser.add_argument("--profile", metavar="SWEEP_JSON", help="profile the step with a sweep's settings")
     parser.add_argument("--timer-probe", metavar="SWEEP_JSON", help="time a sweep's settings on other inputs")
+    parser.add_argument("--timer-modes", metavar="SWEEP_JSON", help="rank a sweep's settings with three timers")
     parser.add_argument("--check-only", action="store_true", help="check the kernel on small shapes and stop")
     parser.add_argument("--json", help="write the results here")
     args = parser.parse_args(argv)
@@ -437,6 +489,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.check_only:
         return 0
     deadline = time.monotonic() + 60 * args.minutes
+    if args.timer_modes:
+        runs = (timer_modes(name, batch, args.timer_modes) for name in args.model for batch in args.batch)
+        return report(runs, args.json)
     if args.timer_probe:
         runs = (timer_probe(name, batch, args.timer_probe) for name in args.model for batch in args.batch)
         return report(runs, args.json)
