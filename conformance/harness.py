@@ -175,9 +175,36 @@ def interpreter_tf32() -> None:
     builder.create_dot = create_dot
 
 
+def interpreter_launch_order() -> None:
+    """On the Triton interpreter (TRITON_INTERPRET=1), run a launch's programs in the order a GPU dispatches them,
+    program_id(0) fastest, then 1, then 2, instead of the interpreter's nested loops (axis 2 fastest). No kernel may
+    depend on the order of its programs, so a correct one gives the same result either way; but one whose programs
+    share scratch they should not (a split-K arrival counter per column block instead of per tile) is right in the
+    interpreter's order, where a tile's splits (axis 2) run back to back, and wrong on a GPU, where every tile's first
+    split is dispatched before any second one. The same programs, each once: only their order changes. Installed once
+    per process."""
+    if os.environ.get("TRITON_INTERPRET") != "1":
+        return
+    from triton.runtime import interpreter
+
+    builder = interpreter.InterpreterBuilder
+    if getattr(builder.set_grid_idx, "gpu_order", False):
+        return
+    plain = builder.set_grid_idx
+
+    def set_grid_idx(self, x, y, z):
+        nx, ny, nz = self.grid_dim
+        n = (x * ny + y) * nz + z  # the interpreter's n-th program (axis 2 fastest) ...
+        plain(self, n % nx, n // nx % ny, n // (nx * ny))  # ... runs as a GPU's n-th (axis 0 fastest)
+
+    set_grid_idx.gpu_order = True
+    builder.set_grid_idx = set_grid_idx
+
+
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
     """The op's Triton launcher on the case with this setting; every guard region checked after."""
     interpreter_tf32()
+    interpreter_launch_order()
     record = RECORDS[case.kernel]
     if record.reset is not None:
         record.reset(case)

@@ -65,6 +65,10 @@ CLASSES = (
     "wrong fill value",
     "wrong output dtype",
     "dependent launch misplaced",
+    "applied twice",
+    "empty part left unwritten",
+    "scratch shared between tiles",
+    "statistic shared between rows",
 )
 
 
@@ -2540,6 +2544,165 @@ MUTANTS: tuple[Mutant, ...] = (
         "still states its input_precision, so the lint passes)",
         "extra rounding",
         variants=TILED,
+    ),
+    # ------------------------------------------------- round 13 (2026-12-04): twice, empty parts, shared state
+    Mutant(
+        "linear.gemv.bias-in-every-split",
+        "linear",
+        LINEAR,
+        "        tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)\n",
+        "        if HAS_BIAS:\n"
+        "            y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "        tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)\n",
+        "gemv adds the bias in every split program as it does unsplit: each partial carries it and the merge adds "
+        "it again (SPLIT_K + 1 biases)",
+        "applied twice",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge.sum-starts-at-bias",
+        "linear",
+        LINEAR,
+        "    y = tl.zeros((BLOCK_N,), dtype=tl.float32)\n"
+        "    for k in range(SPLIT_K):  # in split order: deterministic\n",
+        "    y = tl.zeros((BLOCK_N,), dtype=tl.float32)\n"
+        "    if HAS_BIAS:  # start from the bias\n"
+        "        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "    for k in range(SPLIT_K):  # in split order: deterministic\n",
+        "the split-K merge kernel starts its sum at the bias and still adds the bias after the partials",
+        "applied twice",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge-last.sum-starts-at-bias",
+        "linear",
+        LINEAR,
+        "        y = tl.zeros_like(acc)\n        for k in range(SPLIT_K):  # the tile's partials, in split order\n",
+        "        y = tl.zeros_like(acc)\n"
+        "        if HAS_BIAS:  # start from the bias\n"
+        "            y += tl.load(b_ptrs, mask=b_mask, other=0.0).to(tl.float32)\n"
+        "        for k in range(SPLIT_K):  # the tile's partials, in split order\n",
+        'MERGE "last" starts its sum at the bias and still adds the bias after the partials',
+        "applied twice",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "attention_prefill.diagonal-scaled-twice",
+        "attention_prefill",
+        ATTN,
+        '        logits = tl.where((rows[:, None] >= keys[None, :]) & inside[None, :], logits, float("-inf"))',
+        "        logits = tl.where((rows[:, None] >= keys[None, :]) & inside[None, :], logits * scale_log2, "
+        'float("-inf"))',
+        "the diagonal key blocks' logits scaled again where the causal mask is applied: those keys weighed at "
+        "another temperature than the whole blocks'",
+        "applied twice",
+    ),
+    Mutant(
+        "attention_decode.scores-scaled-twice",
+        "attention_decode",
+        ATTN,
+        '        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n',
+        '        qk = tl.where(mask_n[None, :], qk * scale_log2, float("-inf"))\n',
+        "the scores scaled again where the length mask is applied: softmax at the square of the scale",
+        "applied twice",
+    ),
+    Mutant(
+        "attention_decode.empty-split-returns-early",
+        "attention_decode",
+        ATTN,
+        "    end = tl.minimum(start + chunk, length)  # filled positions of this chunk only\n",
+        "    end = tl.minimum(start + chunk, length)  # filled positions of this chunk only\n"
+        "    if end <= start:  # nothing filled here: nothing to do\n"
+        "        return\n",
+        "a split whose chunk holds no filled position returns at once: its partials, max and sum are never "
+        "written and the merge reads whatever the scratch held",
+        "empty part left unwritten",
+    ),
+    Mutant(
+        "linear.gemv.empty-split-stores-nothing",
+        "linear",
+        LINEAR,
+        "        tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)\n",
+        "        tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n & (k_start < K))\n",
+        "a gemv split whose slice starts past K stores no partial sums (there were none to add): the merge reads "
+        "what the scratch held",
+        "empty part left unwritten",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.skinny.empty-slice-stores-nothing",
+        "linear",
+        LINEAR,
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)",
+        "tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y & (k_first < K))",
+        "a skinny slice that starts past K stores no partial sums: the merge reads what the scratch held",
+        "empty part left unwritten",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.merge-last.gemv-counter-per-column-block",
+        "linear",
+        LINEAR,
+        "counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n, mask_n,",
+        "counter_ptr + pid_n, b_ptr + offs_n, mask_n,",
+        'gemv\'s MERGE "last" counts arrivals per column block, not per (row, column block): the rows of a batch '
+        "share a counter, and a row merges when another row's splits have arrived",
+        "scratch shared between tiles",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge-last.skinny-counter-per-row-block",
+        "linear",
+        LINEAR,
+        "counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n[None, :],",
+        "counter_ptr + pid_m, b_ptr + offs_n[None, :],",
+        'skinny\'s MERGE "last" counts arrivals per row block: the column blocks share a counter, and a tile '
+        "merges when another tile's splits have arrived",
+        "scratch shared between tiles",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "attention_decode.max-shared-by-the-group",
+        "attention_decode",
+        ATTN,
+        "        m_new = tl.maximum(m_i, tl.max(qk, axis=1))\n"
+        "        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(qk",
+        "        m_new = tl.maximum(m_i, tl.max(tl.max(qk, axis=1), axis=0))\n"
+        "        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(qk",
+        "the query heads of a kv head share one running max (the largest over the group, padding heads "
+        "included): the same softmax until one head's scores lie far below another's, then its weights underflow",
+        "statistic shared between rows",
+    ),
+    Mutant(
+        "attention_prefill.max-shared-by-the-rows",
+        "attention_prefill",
+        ATTN,
+        "    m_next = tl.maximum(m_i, tl.max(logits, axis=1))\n",
+        "    m_next = tl.maximum(m_i, tl.max(tl.max(logits, axis=1), axis=0))\n",
+        "the queries of a block share one running max (the largest over the block): the same softmax until one "
+        "query's scores lie far below another's, then its weights underflow",
+        "statistic shared between rows",
+    ),
+    Mutant(
+        "attention_prefill.even-d-by-sixteen",
+        "attention_prefill",
+        ATTN,
+        "m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, False, D == BLOCK_D)",
+        "m_i, l_i, acc, scale_log2, PRECISION, BLOCK_N, False, D % 16 == 0)",
+        "whole key blocks loaded without the head-dim mask whenever D is a multiple of 16, not only when it "
+        "fills its power-of-two block (D = 48, 80, 96, 112 read past each head)",
+        "load without its mask",
+    ),
+    Mutant(
+        "rms_norm.sum-of-squares-over-the-block",
+        "rms_norm",
+        NORM,
+        "    rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+        "    rstd = 1.0 / tl.sqrt(tl.sum(tl.sum(h * h, axis=1), axis=0) / (N * tl.minimum(M - pid * BLOCK_M, BLOCK_M))"
+        " + eps + tl.zeros((BLOCK_M,), dtype=tl.float32))",
+        "the mean of squares taken over every row of the program's block: right only for one row a program, "
+        "or rows of one scale",
+        "statistic shared between rows",
     ),
 )
 

@@ -133,6 +133,26 @@ def test_the_interpreters_dot_rounds_fp32_operands_to_tf32_where_tf32_is_asked_f
     assert error(a.half(), b.half(), "tf32") < 1e-5
 
 
+def test_the_interpreter_runs_a_launchs_programs_in_a_gpus_order():
+    """harness.interpreter_launch_order: every program of a 3-D launch runs once, program_id(0) fastest as a GPU
+    dispatches them (the interpreter's own loops run axis 2 fastest, where a split-K counter shared by the tiles of a
+    column block was right: each tile's splits ran back to back)."""
+    import triton
+    import triton.language as tl
+
+    from conformance import harness
+
+    @triton.jit
+    def arrival(counter_ptr, order_ptr):
+        pid = (tl.program_id(2) * tl.num_programs(1) + tl.program_id(1)) * tl.num_programs(0) + tl.program_id(0)
+        tl.store(order_ptr + pid, tl.atomic_add(counter_ptr, 1))
+
+    harness.interpreter_launch_order()
+    counter, order = torch.zeros(1, dtype=torch.int32), torch.full((2 * 3 * 4,), -1, dtype=torch.int32)
+    arrival[(2, 3, 4)](counter, order)
+    assert order.tolist() == list(range(2 * 3 * 4)) and int(counter) == 24
+
+
 def covering_entry(table, dtype, ranges):
     for entry in table.entries:
         if dtype not in entry.domain.dtypes:

@@ -160,13 +160,27 @@ def test_the_records_draw_inputs_of_other_layouts_than_the_engines():
     assert {cos for *_, cos, _ in rotary} == {(3, 1), (11, 1)}
     assert any(p[0] == 0 for *_, p in rotary if p[1] == 1) and any(p[0] != 0 for *_, p in rotary)
     for kernel, shape, names in (
-        ("attention_prefill", {"S": 5, "D": 6, "G": 2}, ("k", "v")),
-        ("attention_chunk", {"C": 3, "S": 7, "D": 6, "G": 2}, ("k", "v")),
-        ("attention_decode", {"B": 2, "S": 7, "D": 6, "G": 2}, ("k_cache", "v_cache")),
+        ("attention_prefill", {"S": 5, "D": 8, "G": 2}, ("k", "v")),
+        ("attention_chunk", {"C": 3, "S": 7, "D": 8, "G": 2}, ("k", "v")),
+        ("attention_decode", {"B": 2, "S": 7, "D": 8, "G": 2}, ("k_cache", "v_cache")),
     ):
         kv = _layouts(kernel, shape, *names)
         assert any(k == v for k, v in kv) and any(k[1:] != v[1:] for k, v in kv), kernel
-        assert any(k[-2] != 6 for k, _ in kv), kernel  # k's heads padded: a load past D reads NaN
+        assert any(k[-2] != 8 for k, _ in kv), kernel  # k's heads padded: a load past D reads NaN
+
+
+def test_the_attention_records_pad_every_head_short_of_its_block():
+    """Planted: with a head dim that is not a power of two (the kernels' block is the next one, masked to D), q, k
+    and v are contiguous in half the draws, where a load past a head reads the next head's finite data: a whole
+    key block loaded without the head-dim mask passes unless the draw also padded k (mutant
+    attention_prefill.even-d-by-sixteen, which the ci profile's examples at D = 48 and 96 missed)."""
+    for kernel, shape, names in (
+        ("attention_prefill", {"S": 5, "D": 6, "G": 2}, ("q", "k", "v")),
+        ("attention_chunk", {"C": 3, "S": 7, "D": 6, "G": 2}, ("q", "k", "v")),
+        ("attention_decode", {"B": 2, "S": 7, "D": 6, "G": 2}, ("q", "k_cache", "v_cache")),
+    ):
+        heads = {tuple(s[-2] for s in draw) for draw in _layouts(kernel, shape, *names)}
+        assert heads == {(14, 14, 22)}, (kernel, heads)  # q and k padded by 8, v by 16: NaN past every head
 
 
 def test_the_attention_records_draw_q_of_other_layouts():
@@ -175,16 +189,16 @@ def test_the_attention_records_draw_q_of_other_layouts():
     takes its sequences as Hq x D apart passes (mutants attention_prefill.q-head-stride-is-d,
     attention_prefill.q-without-head-dim-mask, attention_decode.q-batch-stride-contiguous)."""
     for kernel, shape in (
-        ("attention_prefill", {"S": 5, "D": 6, "G": 2}),
-        ("attention_chunk", {"C": 3, "S": 7, "D": 6, "G": 2}),
-        ("attention_decode", {"B": 2, "S": 7, "D": 6, "G": 2}),
+        ("attention_prefill", {"S": 5, "D": 8, "G": 2}),
+        ("attention_chunk", {"C": 3, "S": 7, "D": 8, "G": 2}),
+        ("attention_decode", {"B": 2, "S": 7, "D": 8, "G": 2}),
     ):
         q = [s for (s,) in _layouts(kernel, shape, "q")]
         heads = {s[-2] for s in q}
-        assert 6 in heads and 14 in heads, kernel  # heads D apart, and padded with NaN past D
+        assert 8 in heads and 16 in heads, kernel  # heads D apart, and padded with NaN past D
         if kernel == "attention_decode":
             case = harness.build(kernel, "fp16", shape, harness.Values("fp16", "cpu", 0))
-            contiguous = case.args["q"].shape[1] * 6
+            contiguous = case.args["q"].shape[1] * 8
             assert any(s[0] == contiguous for s in q) and any(s[0] != contiguous for s in q)
 
 

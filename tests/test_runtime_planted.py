@@ -68,6 +68,20 @@ def test_a_nucleus_reaching_top_p_exactly_ends_there_as_in_transformers(top_p):
     assert int((handed[0] > 0).sum()) == want and torch.equal(handed[0][handed[0] > 0], torch.full((want,), 1 / want))
 
 
+@pytest.mark.parametrize("top_k", [2, 3, 4])
+def test_top_k_keeps_every_score_tied_with_the_kth_as_transformers(top_k):
+    """Scores tied at the k-th largest (bf16 logits tie often, 8 bits of mantissa): top-k keeps every token whose
+    score equals the k-th, as transformers' TopKLogitsWarper does (it removes only scores below the k-th), and the
+    draw gets exactly the softmax of what it keeps. A top-k keeping exactly k tokens (torch.topk's indices) dropped
+    tied tokens past the k-th; the sampling tests drew distinct logits only."""
+    transformers = pytest.importorskip("transformers")
+    logits = torch.tensor([[2.0, 1.0, 1.0, 1.0, 0.5, 1.0], [1.0, 0.5, 1.0, 2.0, 0.5, 0.5]], dtype=torch.bfloat16)
+    warped = transformers.generation.logits_process.TopKLogitsWarper(top_k)(None, logits.float())
+    _, handed = handed_to_the_draw(logits, Sampling(temperature=1.0, top_k=top_k))
+    assert int(torch.isfinite(warped).sum()) > 2 * top_k  # ties past the k-th in both rows: a cut at k would show
+    assert torch.equal(handed[0], warped.softmax(dim=-1))
+
+
 # --- preflight's lookup ----------------------------------------------------------------------------------
 
 

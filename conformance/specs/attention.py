@@ -21,13 +21,25 @@ def _scale(rng: Any, D: int) -> float:
     return float(rng.choice([1 / math.sqrt(D), 1 / D, 2 / math.sqrt(D)]))
 
 
+def _head_padding(rng: Any, D: int, pad: int) -> int:
+    """NaN elements after each head of a tensor: 0 or ``pad``, drawn; always ``pad`` when the head dim is not a
+    power of two. The kernels load a head as a block of the next power of two, masked to D; a load that
+    drops the mask (or keeps the wrong one) reads past the head's end, and past a contiguous head lies the
+    next head's or position's finite data, so only NaN padding after every head shows it (0 times NaN is
+    NaN): drawn at half the draws only, the check's few examples at such a D missed it."""
+    drawn = rng.choice([0, pad])
+    return drawn if D & (D - 1) == 0 else pad
+
+
 def _caches(values: Any, shape: tuple[int, int, int, int]) -> tuple[Any, Any, tuple[int, int]]:
     """The k and v caches: as the engine allocates them (two tensors of one layout), or each a view of heads
-    padded with NaN (k by 0 or 8, v by 0 or 16, drawn apart): then the two have different strides, and a
-    load past the head dim reads NaN. Returns (k, v, (k's padding, v's))."""
+    padded with NaN (k by 0 or 8, v by 0 or 16, drawn apart; both padded when D is not a power of two,
+    ``_head_padding``): then the two have different strides, and a load past the head dim reads NaN.
+    Returns (k, v, (k's padding, v's))."""
     from ..harness import padded
 
-    pad_k, pad_v = values.rng.choice([0, 8]), values.rng.choice([0, 16])
+    D = shape[-1]
+    pad_k, pad_v = _head_padding(values.rng, D, 8), _head_padding(values.rng, D, 16)
     k = padded(values(shape), pad_k, values.device)
     v = padded(values(shape), pad_v, values.device)
     return k, v, (pad_k, pad_v)
@@ -62,12 +74,12 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
 
 def _projection(values: Any, qkv: Any, hq: int) -> tuple[Any, int]:
     """q as the first hq heads of a fused projection qkv [..., heads, D], as the engine passes it, or (half of
-    the draws, drawn last so that every other input stays as drawn) of that projection's heads padded with 8
-    NaN: q's head stride is then not D (nor its batch stride a contiguous tensor's) and a load past the head
-    dim reads NaN. Returns (q, the padding)."""
+    the draws, drawn last so that every other input stays as drawn; every draw when D is not a power of two,
+    ``_head_padding``) of that projection's heads padded with 8 NaN: q's head stride is then not D (nor its
+    batch stride a contiguous tensor's) and a load past the head dim reads NaN. Returns (q, the padding)."""
     from ..harness import padded
 
-    pad = values.rng.choice([0, 8])
+    pad = _head_padding(values.rng, qkv.shape[-1], 8)
     return padded(qkv, pad, values.device)[..., :hq, :], pad
 
 
@@ -87,6 +99,8 @@ judge_prefill = judge_chunk
 
 
 def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    from ..harness import padded
+
     rng, dev = values.rng, values.device
     B, S, D, G = shape["B"], shape["S"], shape["D"], shape["G"]
     hkv = rng.choice([1, 2])
@@ -103,13 +117,17 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
         "scale": _scale(rng, D),
     }
     # q as the engine's decode passes it, a view of the fused projection's heads (k's and v's after q's), or
-    # those heads padded: q's batch and head strides then differ from a contiguous [B, Hq, D] tensor's
+    # those heads padded: q's batch and head strides then differ from a contiguous [B, Hq, D] tensor's; q of
+    # its own, when D is not a power of two, a view of heads padded with 8 NaN (``_head_padding``)
     fused = rng.random() < 0.5
     pad_q = 0
     if fused:
         args["q"], pad_q = _projection(values, torch.cat([args["q"], values((B, 2 * hkv, D))], dim=1), G * hkv)
+    elif D & (D - 1):
+        pad_q = 8
+        args["q"] = padded(args["q"], pad_q, dev)
     shown = lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"
-    layout = f"fused, padded {pad_q}" if fused else "own"
+    layout = f"fused, padded {pad_q}" if fused else f"own, padded {pad_q}" if pad_q else "own"
     return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads, "q": layout}
 
 
