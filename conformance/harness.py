@@ -63,13 +63,29 @@ def _exponents(dtype: str) -> tuple[int, int]:
 
 
 class Values:
-    """Input tensors: kind and seed drawn by the caller (Hypothesis or a fixed seed), made in float64."""
+    """Input tensors: kind and seed drawn by the caller (Hypothesis or a fixed seed), made in float64.
 
-    def __init__(self, dtype: str, device: torch.device | str, seed: int, kinds: tuple[str, ...] = ("normal",)):
+    ``timing``: inputs for certify's timer, which must time what the engine runs: the records' builders then
+    lay every tensor out as the engine passes it (no NaN padding, no view of a fused projection where the engine
+    passes a tensor of its own) and certify copies each out of its guard regions (``certify.timing_sets``)."""
+
+    def __init__(
+        self,
+        dtype: str,
+        device: torch.device | str,
+        seed: int,
+        kinds: tuple[str, ...] = ("normal",),
+        timing: bool = False,
+    ):
         self.dtype, self.device = torch_dtype(dtype), device
         self.rng = random.Random(seed)
         self.kinds = kinds
         self.exponents = _exponents(dtype)
+        self.timing = timing
+
+    def layout(self, drawn: Any, engine: Any) -> Any:
+        """A layout choice: as ``drawn`` for checks, the engine's own for timing."""
+        return engine if self.timing else drawn
 
     def __call__(self, shape: tuple[int, ...], scale: float = 1.0) -> torch.Tensor:
         kind = self.rng.choice(self.kinds)

@@ -21,14 +21,15 @@ def _scale(rng: Any, D: int) -> float:
     return float(rng.choice([1 / math.sqrt(D), 1 / D, 2 / math.sqrt(D)]))
 
 
-def _head_padding(rng: Any, D: int, pad: int) -> int:
+def _head_padding(values: Any, D: int, pad: int) -> int:
     """NaN elements after each head of a tensor: 0 or ``pad``, drawn; always ``pad`` when the head dim is not a
     power of two. The kernels load a head as a block of the next power of two, masked to D; a load that
     drops the mask (or keeps the wrong one) reads past the head's end, and past a contiguous head lies the
     next head's or position's finite data, so only NaN padding after every head shows it (0 times NaN is
-    NaN): drawn at half the draws only, the check's few examples at such a D missed it."""
-    drawn = rng.choice([0, pad])
-    return drawn if D & (D - 1) == 0 else pad
+    NaN): drawn at half the draws only, the check's few examples at such a D missed it. Timing: none (the
+    engine's caches and heads are contiguous)."""
+    drawn = values.rng.choice([0, pad])
+    return values.layout(drawn if D & (D - 1) == 0 else pad, engine=0)
 
 
 def _caches(values: Any, shape: tuple[int, int, int, int]) -> tuple[Any, Any, tuple[int, int]]:
@@ -39,7 +40,7 @@ def _caches(values: Any, shape: tuple[int, int, int, int]) -> tuple[Any, Any, tu
     from ..harness import padded
 
     D = shape[-1]
-    pad_k, pad_v = _head_padding(values.rng, D, 8), _head_padding(values.rng, D, 16)
+    pad_k, pad_v = _head_padding(values, D, 8), _head_padding(values, D, 16)
     k = padded(values(shape), pad_k, values.device)
     v = padded(values(shape), pad_v, values.device)
     return k, v, (pad_k, pad_v)
@@ -79,7 +80,9 @@ def _projection(values: Any, qkv: Any, hq: int) -> tuple[Any, int]:
     batch stride a contiguous tensor's) and a load past the head dim reads NaN. Returns (q, the padding)."""
     from ..harness import padded
 
-    pad = _head_padding(values.rng, qkv.shape[-1], 8)
+    pad = _head_padding(values, qkv.shape[-1], 8)
+    if values.timing:  # the engine's attention reads rotary's output, a tensor of its own
+        return qkv[..., :hq, :].contiguous(), 0
     return padded(qkv, pad, values.device)[..., :hq, :], pad
 
 
@@ -119,11 +122,11 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     # q as the engine's decode passes it, a view of the fused projection's heads (k's and v's after q's), or
     # those heads padded: q's batch and head strides then differ from a contiguous [B, Hq, D] tensor's; q of
     # its own, when D is not a power of two, a view of heads padded with 8 NaN (``_head_padding``)
-    fused = rng.random() < 0.5
+    fused = values.layout(rng.random() < 0.5, engine=False)  # the engine's q: rotary's output, its own tensor
     pad_q = 0
     if fused:
         args["q"], pad_q = _projection(values, torch.cat([args["q"], values((B, 2 * hkv, D))], dim=1), G * hkv)
-    elif D & (D - 1):
+    elif D & (D - 1) and not values.timing:
         pad_q = 8
         args["q"] = padded(args["q"], pad_q, dev)
     shown = lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"

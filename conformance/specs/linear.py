@@ -25,7 +25,7 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
 
     M, N, K = shape["M"], shape["N"], shape["K"]
     has_bias = values.rng.random() < 0.5
-    pad = values.rng.choice([0, 8])
+    pad = values.layout(values.rng.choice([0, 8]), engine=0)
     # weights scaled by a power of two near 1/sqrt(K), as trained weights are: outputs stay in range
     args = {
         "x": padded(values((M, K)), pad, values.device),

@@ -19,7 +19,7 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
 
     M, N = shape["M"], shape["N"]
     has_residual = values.rng.random() < 0.5
-    strided = values.rng.random() < 0.5
+    strided = values.layout(values.rng.random() < 0.5, engine=False)
     args = {
         "x": padded(values((M, N)), 8 if strided else 0, values.device),
         "weight": values((N,)),

@@ -120,7 +120,7 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     S = T // batch
     cached = rng.random() < 0.75  # the engine's call: k and v appended to a KV cache in the same launch
     positions_max = rng.choice([S + 1, 4 * S + 7] if cached else [S, 4 * S + 7])
-    separate = rng.random() < 1 / 3
+    separate = values.layout(rng.random() < 1 / 3, engine=False)
     shared = rng.random() < 0.5  # one row of positions expanded over the batch (the engine's prefill)
     if separate:
         q, k, v = values((batch, S, hq, D)), values((batch, S, hkv, D)), values((batch, S, hkv, D))

@@ -20,7 +20,7 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     wide = values.rng.random() < 0.5
     if wide:
         gu[:, : shape["I"]] *= 64.0
-    pad = values.rng.choice([0, 8])
+    pad = values.layout(values.rng.choice([0, 8]), engine=0)
     return {"gu": padded(gu, pad, values.device)}, {"gates x64": wide, "gu row padding": pad}
 
 
