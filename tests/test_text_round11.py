@@ -41,12 +41,11 @@ def test_a_model_type_outside_the_family_is_refused_whatever_architectures_names
     _import_refused(granite, monkeypatch, capsys, "model_type 'granite' is outside the Llama family")
 
 
-def test_model_safetensors_is_loaded_over_a_shard_index_beside_it(tmp_path, monkeypatch):
-    """Before: a folder with model.safetensors and a shard index (other values in the shards) ran the shards;
-    transformers' from_pretrained loads model.safetensors and never reads the index."""
+def _beside_an_index(folder: Path) -> Path:
+    """``folder`` given a shard index and its two shards beside model.safetensors, the MLP weights 1.5 times larger
+    in the shards."""
     from safetensors.torch import load_file, save_file
 
-    folder = checkpoint(tmp_path / "m", generation=GENERATION)
     weights = load_file(folder / "model.safetensors")
     names = sorted(weights)
     shards = {name: f"model-0000{1 + i % 2}-of-00002.safetensors" for i, name in enumerate(names)}
@@ -54,7 +53,33 @@ def test_model_safetensors_is_loaded_over_a_shard_index_beside_it(tmp_path, monk
         tensors = {n: weights[n] * (1.5 if "mlp" in n else 1.0) for n in names if shards[n] == shard}
         save_file(tensors, folder / shard, metadata={"format": "pt"})
     (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": shards}))
+    return folder
+
+
+def test_model_safetensors_is_loaded_over_a_shard_index_beside_it(tmp_path, monkeypatch):
+    """Before: a folder with model.safetensors and a shard index (other values in the shards) ran the shards;
+    transformers' from_pretrained loads model.safetensors and never reads the index."""
+    folder = _beside_an_index(checkpoint(tmp_path / "m", generation=GENERATION))
     assert ours(folder, monkeypatch)[:2] == theirs(folder)
+
+
+def test_a_hub_import_fetches_model_safetensors_and_not_the_index_beside_it(tmp_path, monkeypatch):
+    """The same repository on the hub (served from a local cache): only model.safetensors is fetched and stored, as
+    from_pretrained fetches it; before, the index and its shards were."""
+    from store_fixtures import populate_hub_cache
+    from test_store import FakeHub
+
+    from neurobrix import store
+
+    folder = _beside_an_index(checkpoint(tmp_path / "m", generation=GENERATION))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf"))
+    populate_hub_cache(tmp_path / "hf", "org/both", folder)
+    hub = FakeHub(monkeypatch, [p.name for p in folder.iterdir()])
+    model = store.import_model("org/both", progress=False)
+    assert hub.downloads[0] == ["config.json"]
+    weights = sorted(n for n in model.files if n.endswith((".safetensors", ".json")) and n.startswith("model"))
+    assert weights == ["model.safetensors"]
 
 
 def test_transformers_weights_in_config_json_is_refused_by_name(tmp_path, monkeypatch, capsys):
