@@ -1,11 +1,12 @@
 """Checking a checkpoint folder: what the engine reads from it, and every reason to refuse it.
 
 A Hugging Face checkpoint folder holds ``config.json`` (checked first: an architecture outside the
-family is refused before any weight is looked at), the safetensors weights (every shard its index
-names; pickle-only folders are refused by name, never unpickled), ``tokenizer.json`` and optionally
-``tokenizer_config.json``, ``generation_config.json``, ``chat_template.jinja``, ``special_tokens_map.json`` and
-``added_tokens.json`` (older checkpoints' special and added tokens, which transformers still reads). Every safetensors
-header must describe exactly the bytes of its file (a truncated download is caught here).
+family is refused before any weight is looked at), the safetensors weights (``model.safetensors``, else
+every shard its index names, as transformers picks them; pickle-only folders are refused by name, never
+unpickled), ``tokenizer.json`` and optionally ``tokenizer_config.json``, ``generation_config.json``,
+``chat_template.jinja``, ``special_tokens_map.json`` and ``added_tokens.json`` (older checkpoints' special
+and added tokens, which transformers still reads). Every safetensors header must describe exactly the
+bytes of its file (a truncated download is caught here).
 """
 
 from __future__ import annotations
@@ -20,6 +21,7 @@ from .config import ModelConfig
 from .errors import UsageError
 
 CONFIG = "config.json"
+SINGLE = "model.safetensors"  # what from_pretrained loads first, whatever else the folder holds
 INDEX = "model.safetensors.index.json"
 TOKENIZER = "tokenizer.json"
 OPTIONAL = (
@@ -128,8 +130,12 @@ def shards_named(index_path: Path) -> list[str]:
 
 
 def weight_files(folder: Path) -> list[Path]:
-    """The safetensors files of a checkpoint: the shards its index names (each must be present), else every
+    """The safetensors files of a checkpoint, in transformers' from_pretrained order: model.safetensors when there is
+    one (a shard index beside it is not read), else the shards its index names (each must be present), else every
     top-level *.safetensors. Pickle-only and weightless folders are refused."""
+    single = folder / SINGLE
+    if single.is_file():
+        return [single]
     index = folder / INDEX
     if index.is_file():
         shards = shards_named(index)
@@ -201,5 +207,5 @@ def checkpoint_files(folder: Path) -> list[str]:
     optional = _check_optional(folder)
     for path in weights:
         _check_safetensors(path)
-    index = [INDEX] if (folder / INDEX).is_file() else []
+    index = [INDEX] if (folder / INDEX).is_file() and not (folder / SINGLE).is_file() else []
     return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]

@@ -97,7 +97,16 @@ class ModelConfig:
         if not isinstance(data.get("model_type", ""), str):
             raise ConfigError(f"{source}: field 'model_type' must be a name, got {data['model_type']!r}")
         found = [ARCHITECTURES[n] for n in names if n in ARCHITECTURES]
-        if (found or not names) and data.get("model_type") in MODEL_TYPES:
+        model_type = data.get("model_type")
+        if found and model_type and model_type not in MODEL_TYPES:
+            # AutoModelForCausalLM builds the model_type's class, not the one architectures names: a "granite" config
+            # naming LlamaForCausalLM runs Granite's multipliers over Llama's tensor names, which the engine does not
+            raise ConfigError(
+                f"{source}: model_type {model_type!r} is outside the Llama family NeuroBrix runs "
+                f"({', '.join(MODEL_TYPES)}), though 'architectures' names {', '.join(names)}: transformers builds "
+                "the model_type's model"
+            )
+        if (found or not names) and model_type in MODEL_TYPES:
             # transformers' AutoModelForCausalLM builds the class of the config's model_type, whatever the
             # architectures field names (a mistral config naming LlamaForCausalLM has Mistral's sliding window)
             found = [MODEL_TYPES[data["model_type"]]]
@@ -117,6 +126,11 @@ class ModelConfig:
             raise ConfigError(f"{source}: mlp_bias is not supported (MLP projections without bias only)")
         if arch == "llama" and data.get("attention_bias"):  # MistralAttention has none; Qwen2's is its q/k/v bias
             raise ConfigError(f"{source}: attention_bias on {arch} (biased output projection) is not supported")
+        if data.get("transformers_weights") is not None:  # from_pretrained loads that file instead of the usual ones
+            raise ConfigError(
+                f"{source}: transformers_weights {data['transformers_weights']!r} (the weights file transformers loads "
+                "in place of model.safetensors or its shard index) is not supported"
+            )
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = size("num_key_value_heads", heads)
         window = _sliding_window(arch, data, need("num_hidden_layers"), source)
@@ -221,7 +235,8 @@ def _flag(data: Mapping[str, Any], name: str, source: str) -> bool:
 
 def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str) -> int | None:
     """The attention window transformers' model gives some layer (None: every layer attends to all positions).
-    Mistral: sliding_window on every layer. Qwen2: only with use_sliding_window, on the layers layer_types marks
+    Mistral: sliding_window on every layer (a file with layer_types, Ministral to transformers: on those it marks
+    sliding). Qwen2: only with use_sliding_window, on the layers layer_types marks
     sliding (by default those from max_window_layers on). Llama: LlamaConfig has no window, but transformers' cache
     (a DynamicCache built from the config) keeps only the last sliding_window positions of a layer whose config has
     one (or attention_chunk_size, or as a file's own layer_types say), so a decode past it sees fewer keys."""
@@ -237,6 +252,11 @@ def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str
             window = chunk if "chunked_attention" in types else None
     if window is None:
         return None
+    if arch == "mistral" and "layer_types" in data:
+        # AutoConfig reads a mistral config.json holding layer_types (even null) as Ministral's, whose window is on the
+        # layers layer_types marks sliding (all of them when it is null), and off on the others
+        if types is not None and "sliding_attention" not in types:
+            return None
     if arch == "qwen2":
         if not data.get("use_sliding_window"):
             return None

@@ -19,6 +19,7 @@ from .checkpoint import (
     CONFIG,
     INDEX,
     OPTIONAL,
+    SINGLE,
     TOKENIZER,
     CheckpointError,
     MissingShardsError,
@@ -159,10 +160,13 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
     """Online: config.json (and the index) first, checked, then exactly the files the engine needs."""
     names = [s.rfilename for s in (info.siblings or [])]
     _check_listing(repo_id, names)
-    head = [CONFIG, INDEX] if INDEX in names else [CONFIG]
+    sharded = INDEX in names and SINGLE not in names  # from_pretrained reads model.safetensors over an index
+    head = [CONFIG, INDEX] if sharded else [CONFIG]
     snapshot = _snapshot_download(repo_id, revision=revision, allow_patterns=head, local_files_only=False)
     read_config(snapshot)  # an architecture outside the family stops here, before any weight moves
-    if INDEX in names:
+    if SINGLE in names:
+        shards = [SINGLE]
+    elif sharded:
         shards = shards_named(snapshot / INDEX)
         missing = [s for s in shards if s not in names]
         if missing:
