@@ -11,7 +11,6 @@ before its fix."""
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 
 import pytest
@@ -20,6 +19,7 @@ import torch
 transformers = pytest.importorskip("transformers")
 
 from test_text_round7 import PLAIN, PROMPT, checkpoint, theirs  # noqa: E402
+from test_text_round7 import ours as round7_ours  # noqa: E402
 
 SEED, TEMPERATURE = 5, 1.3
 
@@ -30,30 +30,10 @@ def model_folder(tmp_path_factory) -> Path:
 
 
 def ours(folder: Path, monkeypatch, temperature: float = 0.0) -> tuple[list[int], str, list[str]]:
-    """`neurobrix run --no-chat --no-stream --backend torch` on the imported folder, sampling with ``--temperature``
-    and ``--seed SEED`` above 0: new ids, text, notes."""
-    from neurobrix import run, store
+    """round 7's `ours`, sampling with ``--temperature`` and ``--seed SEED`` above 0: new ids, text, notes."""
     from neurobrix.generate import Sampling
 
-    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
-    shutil.rmtree(folder.parent / "home" / "models" / folder.name, ignore_errors=True)
-    store.import_model(str(folder), progress=False)
-    seen: dict[str, list[int]] = {}
-    real = run.generate
-
-    def generate(*args, **kwargs):
-        seen["ids"], stats = real(*args, **kwargs)
-        return seen["ids"], stats
-
-    monkeypatch.setattr(run, "generate", generate)
-    text: list[str] = []
-    notes: list[str] = []
-    sampling = Sampling(temperature, seed=SEED) if temperature else Sampling()
-    options = run.RunOptions(
-        model=folder.name, prompt=PROMPT, backend="torch", chat=False, stream=False, sampling=sampling
-    )
-    run.run(options, write=text.append, notice=notes.append)
-    return seen["ids"], "".join(text).removesuffix("\n"), notes
+    return round7_ours(folder, monkeypatch, sampling=Sampling(temperature, seed=SEED) if temperature else None)
 
 
 def sampled(folder: Path) -> tuple[list[int], str]:

@@ -71,11 +71,12 @@ def theirs(folder: Path, **options) -> tuple[list[int], str]:
 
 
 def ours(
-    folder: Path, monkeypatch, max_tokens: int | None = None, stream: bool = False
+    folder: Path, monkeypatch, max_tokens: int | None = None, stream: bool = False, sampling=None
 ) -> tuple[list[int], str, list[str]]:
-    """`neurobrix run --no-chat --backend torch` (``--no-stream`` unless ``stream``) on the imported folder: new
-    ids, text, notes."""
+    """`neurobrix run --no-chat --backend torch` (``--no-stream`` unless ``stream``; greedy unless ``sampling``, a
+    ``generate.Sampling``) on the imported folder: new ids, text, notes."""
     from neurobrix import run, store
+    from neurobrix.generate import Sampling
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
     shutil.rmtree(folder.parent / "home" / "models" / folder.name, ignore_errors=True)
@@ -91,7 +92,13 @@ def ours(
     text: list[str] = []
     notes: list[str] = []
     options = run.RunOptions(
-        model=folder.name, prompt=PROMPT, max_tokens=max_tokens, backend="torch", chat=False, stream=stream
+        model=folder.name,
+        prompt=PROMPT,
+        max_tokens=max_tokens,
+        backend="torch",
+        chat=False,
+        stream=stream,
+        sampling=sampling or Sampling(),
     )
     run.run(options, write=text.append, notice=notes.append)
     return seen["ids"], "".join(text).removesuffix("\n"), notes
