@@ -155,8 +155,10 @@ def weight_files(folder: Path) -> list[Path]:
     raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}")
 
 
-def _check_safetensors(path: Path) -> None:
-    """The header parses and the data it describes fills the file exactly (catches truncated downloads)."""
+def _check_safetensors(path: Path) -> list[str]:
+    """The header parses and the data it describes fills the file exactly (catches truncated downloads), and
+    safetensors itself reads it as ``run`` will (tensors whose bytes overlap, leave gaps or do not match their shape
+    and dtype, metadata that is not text: a stored model that no run could load). The file's tensor names."""
     size = path.stat().st_size
     with path.open("rb") as f:
         head = f.read(8)
@@ -193,6 +195,13 @@ def _check_safetensors(path: Path) -> None:
             f"{path}: the safetensors header describes {expected} bytes but the file has {size} "
             "(truncated or altered); fetch it again"
         )
+    from safetensors import SafetensorError, safe_open
+
+    try:
+        with safe_open(str(path), framework="pt") as f:  # the header only: no tensor is read
+            return list(f.keys())
+    except (SafetensorError, OSError) as exc:
+        raise CheckpointError(f"{path}: safetensors cannot read it ({exc}); fetch it again") from exc
 
 
 def checkpoint_files(folder: Path) -> list[str]:
@@ -205,7 +214,14 @@ def checkpoint_files(folder: Path) -> list[str]:
     weights = weight_files(folder)
     _check_tokenizer(folder)
     optional = _check_optional(folder)
+    held: dict[str, Path] = {}
     for path in weights:
-        _check_safetensors(path)
+        for name in _check_safetensors(path):
+            if name in held:  # the engine would take one of the two, transformers maybe the other
+                raise CheckpointError(
+                    f"{folder}: tensor {name} is stored twice, in {held[name].name} and in {path.name}; a checkpoint "
+                    "holds each tensor once"
+                )
+            held[name] = path
     index = [INDEX] if (folder / INDEX).is_file() and not (folder / SINGLE).is_file() else []
     return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]

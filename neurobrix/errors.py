@@ -56,3 +56,21 @@ class UncertifiedGPUError(DeviceError):
 
 class InvalidInputError(UsageError, ValueError):
     """An op was called with an argument it cannot take (dtype, shape, strides, device, head layout)."""
+
+
+_KINDS = {
+    "an integer": lambda v: type(v) is int,  # not a bool: True is no token count
+    "a number": lambda v: type(v) in (int, float),
+    "a string": lambda v: isinstance(v, str),
+    "true or false": lambda v: type(v) is bool,
+}
+
+
+def expect(where: str, value: object, kind: str, optional: bool = False) -> None:
+    """Refuse (UsageError naming ``where``) a value of the Python API that is not of ``kind`` (a key of _KINDS), or
+    None unless ``optional``: a type the engine would carry on with (a bytes prompt rendered as "b'...'", a string
+    compared with a number) or fail on far from the call, in a traceback."""
+    if (value is None and optional) or (value is not None and _KINDS[kind](value)):
+        return
+    none = " or None" if optional else ""
+    raise UsageError(f"{where} must be {kind}{none}, got {value!r} ({type(value).__name__})")

@@ -20,10 +20,14 @@ from typing import Any, TypeVar
 
 import torch
 
-from .errors import UsageError
+from .errors import UsageError, expect
 from .model import Transformer
 
 T = TypeVar("T")
+
+
+class SamplingError(UsageError):
+    """A step's token probabilities are not a distribution (inf or NaN): the sampling settings overflow the logits."""
 
 
 @dataclass(frozen=True)
@@ -50,6 +54,11 @@ class Sampling:
         return 1.0 if self.repetition_penalty is None else self.repetition_penalty
 
     def validate(self) -> None:
+        expect("Sampling.temperature", self.temperature, "a number")
+        expect("Sampling.top_k", self.top_k, "an integer", optional=True)
+        expect("Sampling.seed", self.seed, "an integer", optional=True)
+        for name in ("top_p", "repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h"):
+            expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UsageError(f"--temperature must be a number >= 0, got {self.temperature}")
         if self.top_k is not None and self.top_k < 1:
@@ -344,7 +353,17 @@ def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | Non
         drop = (probs < floor) & (scores < torch.topk(scores, 1)[0][..., -1, None])
         scores = scores.masked_fill(drop, -math.inf)
     probs = scores.softmax(dim=-1)
-    return torch.multinomial(probs, 1, generator=generator)[:, 0]
+    try:  # one draw per row: torch checks the probabilities on the host (no device assert), as transformers' draw
+        return torch.multinomial(probs, 1, generator=generator)[:, 0]
+    except RuntimeError as exc:
+        if "probability tensor contains" not in str(exc):
+            raise
+        penalty = f" and the repetition penalty {opts.penalty:g}" if opts.penalty != 1 else ""
+        raise SamplingError(
+            f"cannot sample: the token probabilities hold inf or NaN (the logits scaled by --temperature "
+            f"{opts.temperature:g}{penalty} overflow float32, or the model's logits are not finite); raise the "
+            "temperature, or decode greedily with --temperature 0"
+        ) from None
 
 
 def _top_h(scores: torch.Tensor, top_h: float) -> torch.Tensor:
@@ -638,6 +657,16 @@ def generate_batch(
     ``device_pick=False``, sampling, or ``constraints`` (the model's token masks, see ``Constraints``) picks it on
     the host's side of the graph (``Decoder``).
     """
+    if not isinstance(opts, Sampling):
+        raise UsageError(f"generate's opts must be a neurobrix.generate.Sampling, got {type(opts).__name__}")
+    opts.validate()
+    expect("max_new_tokens", max_new_tokens, "an integer")
+    if max_new_tokens < 1:
+        raise UsageError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    if not isinstance(prompts, list) or not all(
+        isinstance(p, list) and all(type(i) is int for i in p) for p in prompts
+    ):
+        raise UsageError("generate's prompts must be lists of token ids (integers)")
     batch = model.cache.k[0].shape[0]
     if len(prompts) != batch or len({len(p) for p in prompts}) != 1 or not prompts[0]:
         raise UsageError(

@@ -318,6 +318,10 @@ def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], t
         try:
             with safe_open(path, framework="pt") as f:
                 for name in f.keys():
+                    if name in where:  # the import refuses it: one of the two files was altered since
+                        raise UnreadableWeightsError(
+                            f"tensor {name} is stored twice, in {Path(where[name]).name} and in {Path(path).name}"
+                        )
                     where[name] = path
                     dtype = f.get_slice(name).get_dtype()  # the header's, before any tensor is read
                     if dtype not in WEIGHT_DTYPES:

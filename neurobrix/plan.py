@@ -18,6 +18,7 @@ from typing import Any
 
 from .buckets import bucket_of
 from .config import ModelConfig
+from .dtypes import NAMES as DTYPES
 from .errors import MissingEntryError, TablesError, UsageError
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
@@ -143,6 +144,20 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
     missing: list[str] = []
     kernels: set[str] = set()
     dtypes: set[str] = set()
+    calls = list(calls)
+    for call in calls:  # the Python API's calls: what a recorded forward pass gives (op, dtype name, its key)
+        shaped = isinstance(call, tuple) and len(call) == 3 and isinstance(call[2], tuple)
+        spec_of = SPECS.get(call[0]) if shaped and isinstance(call[0], str) else None
+        if (
+            spec_of is None
+            or call[1] not in DTYPES
+            or len(call[2]) != len(spec_of.key)
+            or not all(type(v) is int for v in call[2])
+        ):
+            raise UsageError(
+                f"not a kernel call: {call!r}; a call is (op, dtype, key values), the op one of {', '.join(SPECS)}, "
+                f"the dtype one of {', '.join(DTYPES)}, one integer per dimension of the op's key"
+            )
     for call in sorted(calls):
         kernel, dtype, key = call
         spec = SPECS[kernel]

@@ -20,7 +20,7 @@ import torch
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
-from .errors import UsageError
+from .errors import UsageError, expect
 from .generate import Constraints, Sampling, Stats, generate
 from .model import Transformer, UnreadableWeightsError, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
@@ -41,6 +41,20 @@ class RunOptions:
     dtype: str | None = None  # default: bf16 on a GPU, fp32 on the CPU
     chat: bool = True
     stream: bool = True
+
+
+def check_options(opts: RunOptions) -> None:
+    """Refuse (UsageError naming the field) RunOptions of another type than the CLI gives them."""
+    if not isinstance(opts, RunOptions):
+        raise UsageError(f"run takes a neurobrix.run.RunOptions, got {type(opts).__name__}")
+    for name in ("model", "prompt", "backend"):
+        expect(f"RunOptions.{name}", getattr(opts, name), "a string")
+    expect("RunOptions.dtype", opts.dtype, "a string", optional=True)
+    expect("RunOptions.max_tokens", opts.max_tokens, "an integer", optional=True)
+    expect("RunOptions.chat", opts.chat, "true or false")
+    expect("RunOptions.stream", opts.stream, "true or false")
+    if not isinstance(opts.sampling, Sampling):
+        raise UsageError(f"RunOptions.sampling must be a neurobrix.generate.Sampling, got {opts.sampling!r}")
 
 
 def _device_and_class(backend: str) -> tuple[torch.device, str | None]:
@@ -220,6 +234,7 @@ def run(
 
     write = write or sys.stdout.write
     notice = notice or (lambda message: print(message, file=sys.stderr))
+    check_options(opts)
     opts.sampling.validate()
     if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
         given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed

@@ -42,6 +42,8 @@ CLASS_FORMAT = 1  # class.yaml
 INDEX_FORMAT = 4  # the settings index
 PROOFS_FORMAT = 3  # the audit record
 BACKENDS = ("cuda", "hip", "interpreter")
+INTERPRETER = "interpreter"  # the interpreter class's id and its backend: one and the same
+PDL_MAJOR = 9  # a class's launch: [pdl] (programmatic dependent launch): CUDA, compute capability 9.0 (Hopper) on
 REJECT_REASONS = ("wrong_result", "compile_failed", "out_of_resources", "slower", "crashed")
 INDEX_SUFFIX = ".json"
 PROOFS_SUFFIX = ".proofs.yaml"
@@ -611,7 +613,27 @@ def parse_class(data: Any, file: str, folder: str) -> GPUClass:
     if data["class"] != folder:
         raise fail(file, "class", f"says {data['class']!r} but the file lives in folder {folder!r}")
     m = data["match"]
-    if m["backend"] == "interpreter":
+    # the engine knows the interpreter class by its id (bf16 refused, no compiler check, no certify limits): the id
+    # and the backend must agree, or a GPU's settings would run without the compiler check, or the reverse
+    if (m["backend"] == INTERPRETER) != (data["class"] == INTERPRETER):
+        said = (
+            f"only the class named {INTERPRETER!r} matches the Triton interpreter"
+            if m["backend"] == INTERPRETER
+            else f"the class named {INTERPRETER!r} is the Triton interpreter's, its backend {INTERPRETER!r}"
+        )
+        raise fail(file, "match.backend", f"is {m['backend']!r} for class {data['class']!r}: {said}")
+    launch = tuple(data.get("launch", ()))
+    cc = m.get("compute_capability")
+    if launch and not (m["backend"] == "cuda" and cc is not None and cc[0] >= PDL_MAJOR):
+        # Hopper's programmatic dependent launch: the interpreter fails on its first launch (a traceback after the
+        # weights were loaded), an older or another vendor's GPU has no such launch
+        raise fail(
+            file,
+            "launch",
+            f"lists {', '.join(launch)}, which runs on CUDA GPUs of compute capability {PDL_MAJOR}.0 or later only "
+            f"(this class matches backend {m['backend']}{f' {cc[0]}.{cc[1]}' if cc else ''})",
+        )
+    if m["backend"] == INTERPRETER:
         match = ClassMatch("interpreter")
     else:
         cc = m["compute_capability"]
@@ -622,7 +644,7 @@ def parse_class(data: Any, file: str, folder: str) -> GPUClass:
             compute_capability=(cc[0], cc[1]),
             multiprocessor_count=m["multiprocessor_count"],
         )
-    return GPUClass(data["class"], data["description"], match, data.get("note"), file, tuple(data.get("launch", ())))
+    return GPUClass(data["class"], data["description"], match, data.get("note"), file, launch)
 
 
 def _names(data: Mapping[str, Any], file: str, folder: str, kernel: str) -> None:

@@ -44,7 +44,7 @@ from .checkpoint import (  # noqa: E402,F401
     weight_files,
 )
 from .config import ModelConfig
-from .errors import NeuroBrixError, UsageError
+from .errors import NeuroBrixError, UsageError, expect
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
 from .tokenizer import Tokenizer, TokenizerFileError
 
@@ -302,6 +302,7 @@ def _find(name: str) -> tuple[str, Path | None]:
 def resolve(name: str) -> StoredModel:
     """A stored model by its stored name (``org/name`` or a local folder's name), its hub id or hub URL, or
     the local folder it was imported from. Its files are checked to be present with their recorded sizes."""
+    expect("the model name", name, "a string")
     if not name.strip():  # else "" is the current folder, "not imported"
         raise UsageError("--model is empty: give a stored model's name (`neurobrix list` shows them) or its hub id")
     key, path = _find(name)
@@ -355,6 +356,7 @@ def _sweep_stale() -> None:
 def remove(name: str) -> StoredModel:
     """Delete a stored model (by stored name or hub id), damaged or not; returns what was removed. Temporary
     folders of imports whose process died are swept first."""
+    expect("the model name", name, "a string")
     _sweep_stale()
     key, path = _find(name)
     if path is None:
@@ -498,6 +500,8 @@ def import_model(
     source: str, *, accept_license: bool = False, revision: str | None = None, progress: bool = True
 ) -> StoredModel:
     """Import a local checkpoint folder (stored under its folder name) or a hub id (stored as org/name)."""
+    expect("SOURCE", source, "a string")
+    expect("the revision", revision, "a string", optional=True)
     home()  # a home that cannot hold a store is refused before anything is checked or downloaded
     if not source.strip():  # else "" is the current folder
         raise UsageError("SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder")

@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .config import ModelConfig
-from .errors import MissingEntryError, UsageError
+from .errors import MissingEntryError, UsageError, expect
 from .ops import PlannedCall
 from .ops.spec import Config
 from .plan import forward_calls, length_segments, resolve
@@ -329,6 +329,10 @@ def warmup(
     from .stack import require_certified_stack
     from .tables import load as load_tables
 
+    expect("WarmupOptions.model", opts.model, "a string")
+    expect("WarmupOptions.max_tokens", opts.max_tokens, "an integer", optional=True)
+    expect("WarmupOptions.max_prompt", opts.max_prompt, "an integer", optional=True)
+    expect("WarmupOptions.dtype", opts.dtype, "a string", optional=True)
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     if opts.max_prompt is not None and opts.max_prompt < 1:

@@ -92,3 +92,29 @@ def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16"
     for kernel, entries in configs.items():
         write_kernel(root, kernel, entries, dtypes, **provenance)
     return root
+
+
+def write_gpu_class(root: Path, class_id: str = "fake-hopper", launch: tuple[str, ...] = ("pdl",)) -> Path:
+    """A CUDA class (compute capability 9.0, which no machine here has) holding the interpreter class's settings of
+    ``root`` (written by ``write_tables``), with these launch features: what a plan's launch features are tested on,
+    since the interpreter class may list none. Tracked; returns ``root``."""
+    from conftest import retrack
+
+    source, folder = root / "interpreter", root / class_id
+    folder.mkdir()
+    for path in source.iterdir():
+        if path.name != "class.yaml":
+            text = path.read_text(encoding="utf-8")
+            text = text.replace('"class": "interpreter"', f'"class": "{class_id}"')
+            (folder / path.name).write_text(text.replace("class: interpreter", f"class: {class_id}"), encoding="utf-8")
+    match = {
+        "backend": "cuda",
+        "vendor": "nvidia",
+        "device_name": "NVIDIA Fake Hopper",
+        "compute_capability": [9, 0],
+        "multiprocessor_count": 132,
+    }
+    identity = {"format": 1, "class": class_id, "description": "A made-up Hopper (test fixture)", "match": match}
+    (folder / "class.yaml").write_text(yaml.safe_dump({**identity, **({"launch": list(launch)} if launch else {})}))
+    retrack(root)
+    return root

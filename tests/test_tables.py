@@ -11,7 +11,7 @@ import yaml
 from conftest import REPO, retrack
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from kernel_tables import CONFIGS, write_tables
+from kernel_tables import CONFIGS, write_gpu_class, write_tables
 
 from neurobrix import tables
 from neurobrix.errors import MissingEntryError, TablesError, UsageError
@@ -259,18 +259,18 @@ def test_every_certified_setting_is_one_its_kernel_takes():
 def test_a_plan_launches_with_the_class_launch_features(tmp_path):
     """``launch: [pdl]`` in class.yaml is what makes a plan (and so a run) launch with
     programmatic dependent launch; a class without it launches plainly."""
+    from neurobrix.ops import certified
     from neurobrix.plan import resolve
 
     root = write_tables(tmp_path / "t")
     call = {("linear", "fp16", (2, 8, 8))}
     assert resolve(call, tables.load(root), "interpreter").pdl is False
     assert resolve(call, tables.load(root), "interpreter").ops().name == "triton"
-    edit_yaml(root / "interpreter" / "class.yaml", lambda d: d.update(launch=["pdl"]))
-    retrack(root)
+    write_gpu_class(root)  # a Hopper class: the interpreter class lists no launch feature
     loaded = tables.load(root)
-    plan = resolve(call, loaded, "interpreter")
-    assert plan.pdl is True and plan.ops().name == "triton+pdl"
-    assert loaded.classes["interpreter"].launch == ("pdl",)
+    plan = resolve(call, loaded, "fake-hopper")
+    assert plan.pdl is True and certified(plan.settings, plan.pdl).name == "triton+pdl"
+    assert loaded.classes["fake-hopper"].launch == ("pdl",)
 
 
 def test_an_unknown_launch_feature_is_refused(fixture_tables):

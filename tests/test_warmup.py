@@ -290,20 +290,17 @@ def test_the_warmup_plans_the_dtype_it_was_asked_for(env):
 def test_warmup_launches_with_the_class_launch_features(env, tmp_path, monkeypatch):
     """On a class that launches with programmatic dependent launch (another binary per kernel), the warmup plans and
     launches with it, so it compiles the binaries a run will load."""
-    import yaml
+    from kernel_tables import write_gpu_class
 
     from neurobrix import ops
+    from neurobrix import stack as stack_module
     from neurobrix.tables import load
 
-    root = write_tables(tmp_path / "pdl")
-    path = root / "interpreter" / "class.yaml"
-    path.write_text(yaml.safe_dump({**yaml.safe_load(path.read_text()), "launch": ["pdl"]}))
-    from conftest import retrack
-
-    retrack(root)
+    root = write_gpu_class(write_tables(tmp_path / "pdl"))  # a Hopper class: the interpreter class lists none
     cfg = store.resolve(NAME).config()
-    plan = warmup.plan_warmup(cfg, load(root), "interpreter", "fp32", max_prompt=1, max_new=1)
+    plan = warmup.plan_warmup(cfg, load(root), "fake-hopper", "fp32", max_prompt=1, max_new=1)
     assert plan.pdl is True
+    monkeypatch.setattr(stack_module, "require_runnable", lambda class_id, tables=None: None)  # no Hopper here
 
     class Stop(Exception):
         pass
