@@ -21,7 +21,7 @@ Planted (file: change -> targeted tests -> outcome before this file; a test here
   generate.py  g01 the cache check one position lenient -> caught;  g02 the window check one short -> caught
                g03 host-pick decode fed one position late -> caught;  g04 decode lengths one long -> caught
                g05 the device step moving the position but not the length -> caught
-               g06 a finished row's later tokens streamed -> caught;  g07 stop strings given the new tokens only
+               g06 a finished row's later tokens streamed -> caught; g07 stop strings given new tokens only -> caught
                g08 the host loop one step past max_tokens -> caught;  g09 the device loop one step past -> caught
                g10 decoded tokens counted less 1, not less the batch -> caught
                g11 the statistics' prompt tokens one row's -> caught;  g12 the stop check a token late -> caught
