@@ -930,6 +930,18 @@ def test_sdist_member_modes_pip_would_keep_are_refused(built: Built, tmp_path: P
     assert said in finding.message
 
 
+def test_sdist_file_the_repository_tracks_executable_is_held_to_its_bit(built: Built, tmp_path: Path) -> None:
+    """A file git tracks executable (.ci/run), carried in the sdist with its bytes and mode 644: every other file of
+    the sdist is the repository's, so only the bit says it is not the tracked file (mutation round: a mode held
+    against git's one way only, executable where git's is not, and this sdist passed)."""
+    tracked = subprocess.run(["git", "ls-files", "-s", ".ci/run"], cwd=REPO, capture_output=True, text=True, check=True)
+    assert tracked.stdout.startswith("100755 ")
+    run = RawTarMember(f"{built.root}/.ci/run", (REPO / ".ci" / "run").read_bytes(), mode=0o644)
+    report = judge(sdist_with(built, tmp_path, add=[run]))
+    assert codes(report) == {"G509"}
+    assert "not executable, the repository's file is" in refused_with(report, "G509", run.name).message
+
+
 def test_sdist_pkg_info_executable_is_refused(built: Built, tmp_path: Path) -> None:
     """PKG-INFO is no file git tracks, so its mode is held to the one a build writes (planted, 2026-12-03: only
     tracked files' modes judged, and an executable PKG-INFO passed)."""
@@ -1508,6 +1520,15 @@ def test_wheel_named_for_another_platform_is_refused(built: Built, tmp_path: Pat
     assert "tags" in refused_with(report, "G407", None, renamed.name).message
 
 
+def test_wheel_named_with_a_build_tag_is_refused(built: Built, tmp_path: Path) -> None:
+    """The project's wheel renamed with build tag 1: pip and PyPI take it for another file of the same release, which
+    outranks the plain one (mutation round: the build tag unread, and the wheel passed, its name then held to no
+    canonical spelling)."""
+    renamed = tmp_path / built.wheel.name.replace("-py3-none-any", "-1-py3-none-any")
+    renamed.write_bytes(built.wheel.read_bytes())
+    assert "build tag 1" in refused_with(judge(renamed), "G407", None, renamed.name).message
+
+
 def in_other_digits(number: str) -> str:
     """The same number in Arabic-Indic digits: Python's \\d and int() read it, a Rust u64 (uv) does not."""
     return "".join(chr(0x660 + int(d)) for d in number)
@@ -1919,8 +1940,14 @@ def test_sdist_owner_names_are_judged(built: Built, tmp_path: Path, attack: str)
         ("neurobrix/ops/", tarfile.DIRTYPE, 0o311, "cannot list or enter it"),
         ("neurobrix/ops/__init__.py", tarfile.REGTYPE, 0o000, "cannot read it"),
         ("neurobrix/__init__.py", tarfile.REGTYPE, 0o100644, "past the permission bits"),
+        ("neurobrix/ops/", tarfile.DIRTYPE, 0o611, "cannot list or enter it"),
     ],
-    ids=["a folder its owner cannot list", "a file its owner cannot read", "file type bits in the mode"],
+    ids=[
+        "a folder its owner cannot list",
+        "a file its owner cannot read",
+        "file type bits in the mode",
+        "a folder its owner can read but not enter",  # mutation round: the search bit a folder needs
+    ],
 )
 def test_sdist_modes_other_unpackers_apply_are_refused(
     built: Built, tmp_path: Path, rel: str, kind: bytes, mode: int, said: str
@@ -1967,6 +1994,8 @@ ZIP_MODES = {  # the Unix mode of one member: pip, installer and uv apply only i
     "a file its owner cannot read": ("neurobrix/cli.py", 0o100200, "cannot read it"),
     "a world-writable folder": ("neurobrix/", 0o40777, "world-writable"),
     "a folder its owner cannot list": ("neurobrix/", 0o40300, "cannot list or enter it"),
+    # mutation round: a folder's owner needs the search bit too, not only the read bit a file needs
+    "a folder its owner can read but not enter": ("neurobrix/", 0o40600, "cannot list or enter it"),
 }
 
 

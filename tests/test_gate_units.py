@@ -834,3 +834,133 @@ def test_the_files_a_build_writes_are_held_to_hatchlings_bytes() -> None:
             f"Wheel-Version: 1.0\nGenerator: hatchling {hatchling_version}\nRoot-Is-Purelib: true\nTag: py3-none-any\n"
         ).encode()
     )
+
+
+# Mutation round (2026-12-03): 66 bugs planted one at a time in the gate's checks, each run against the gate's tests
+# (this file, then the hostile cases of its class); C caught, S survived, E survived and equivalent, + new case.
+# zipstrict  Z1 EOCD comment length unread S+ | Z2 disk_entries != entries dropped C | Z3 member limit +1 C |
+#   Z4 directory end != made > C | Z5 entry comment unread C | Z7 version needed bound +1 S+ | Z8 stored compressed
+#   != size made > E (the read then fails: G309 for G312) | Z9 last gap one byte short S+ | Z10 overlap unread C |
+#   Z11 unknown flags of the low byte only S+ | Z13 timestamp reserved flags unread S+ | Z14 NTFS tag unread C |
+#   Z15 local date not compared C | Z16 local extra unread C | Z17 padding slack 25 % -> 100 % C | Z18 CRC unread C |
+#   Z19 bytes after the deflate stream unread C
+# archive    A1 executable on an MS-DOS entry C | A2 world-writable allowed C | A3 folder needs read only S+ |
+#   A4 DOS folder attribute C | A5 folder mode on a file name unread E (a special member, G304 all the same) |
+#   A6 only a symlink's type refused S+ | A7 reserved gzip flag 0x20 only S+ | A8 owner's x bit only C
+# tarstrict  T1 data after the end C | T2 block padding C | T3 folder with content C | T4 member limit +1 C |
+#   T5 GNU prefix C | T6 header padding C | T7 device numbers on a file C | T8 owner name match for fullmatch C |
+#   T9 pax record twice C | T10 pax value match for fullmatch C
+# wheel      W1 row listed twice C | W3 sha1 allowed S+ | W4 size < RECORD's unseen C | W5 RECORD order C |
+#   W6 __version__ compared by form only C | W7 G205 dropped C
+# layout     L1 folder entry for no file C | L3 executable mismatch one way only E (no tracked package file is
+#   executable, so the other way never arises)
+# names      N1 DEL and C1 controls C | N2 trailing space C | N3 ~1 only C | N4 device stem spaces kept S+ |
+#   N5 Cf characters C | N6 non-ASCII without the UTF-8 flag C | N7 '"' allowed C
+# sdist      S1 world-writable allowed C | S2 folder needs read only S+ | S3 bits past 7777 C | S4 executable
+#   mismatch one way only S+ | S5 folder entry for no file C | S7 .hgignore not required C
+# metadata   M1 lone CR C | M2 DEL C | M3 mbox From line C | M4 version of the name unread C | M5 build tag unread
+#   S+ | M6 one Generator line or none C | M7 file name compared case-folded C
+# completeness C1 table sha256 unread C | C2 tracked list compared stripped C | C3 untracked tables at the top only C
+# 50 caught, 3 equivalent, 13 survivors with a case each: A3, S2 (a folder its owner can read but not enter), S4 and
+# M5 in tests/test_gate_hostile.py, W3 in tests/test_gate.py (a true sha1 or sha224 digest), the rest below.
+
+
+def with_needed(data: bytes, version: int) -> bytes:
+    """The one-member zip ``data`` with "version needed to extract" set to ``version`` in both of its headers."""
+    out = bytearray(data)
+    struct.pack_into("<H", out, 4, version)
+    struct.pack_into("<H", out, struct.unpack_from("<L", out, len(out) - 6)[0] + 6, version)
+    return bytes(out)
+
+
+def test_the_version_needed_zipfile_opens_is_judged_at_its_exact_bound() -> None:
+    """zipfile opens nothing above 6.3: 6.4 is a wheel pip refuses and uv installs (planted: the bound off by one)."""
+    data = raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n")])
+    zipfile.ZipFile(io.BytesIO(with_needed(data, 63))).read("neurobrix/a.py")
+    assert parse_zip_bytes(with_needed(data, 63)) == []
+    with pytest.raises(NotImplementedError, match="zip file version 6.4"):
+        zipfile.ZipFile(io.BytesIO(with_needed(data, 64))).read("neurobrix/a.py")
+    problems = parse_zip_bytes(with_needed(data, 64))
+    assert [(p.check, p.raw_name) for p in problems] == [(Check.G313, b"neurobrix/a.py")]
+    assert "version needed to extract 6.4" in problems[0].message
+
+
+def parse_zip_bytes(data: bytes) -> list[zipstrict.ZipProblem]:
+    return zipstrict.parse(data, 10)[1]
+
+
+def test_an_end_record_declaring_a_comment_it_does_not_hold_is_refused() -> None:
+    """An end record whose comment length says 7 bytes and no byte follows: zipfile searches back, finds the same
+    record and reads on (a cut comment), unzip warns of a truncated comment; two bytes of the record no reader agrees on
+    (planted: the end record's comment length unread when the record is the file's last 22 bytes)."""
+    data = bytearray(two_member_zip())
+    struct.pack_into("<H", data, len(data) - 2, 7)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(data))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(data), 10)
+    assert entries == [] and [(p.check, p.fatal) for p in problems] == [(Check.G311, True)]
+    assert "7-byte comment" in problems[0].message
+
+
+def test_one_byte_between_the_last_member_and_the_directory_is_refused() -> None:
+    """A single byte after the last member's data, the directory moved one byte on: zipfile (pip) reads the wheel, the
+    byte is in the upload and no member holds it (planted: the last gap judged one byte short)."""
+    data = two_member_zip()
+    directory = struct.unpack_from("<L", data, len(data) - 6)[0]
+    out = bytearray(data[:directory] + b"!" + data[directory:])
+    struct.pack_into("<L", out, len(out) - 6, directory + 1)
+    assert len(zipfile.ZipFile(io.BytesIO(bytes(out))).namelist()) == 2  # what pip reads
+    entries, problems = zipstrict.parse(bytes(out), 10)
+    assert entries == [] and [(p.check, p.raw_name) for p in problems] == [(Check.G311, None)]
+    assert f"1 bytes at offset {directory}" in problems[0].message
+
+
+@pytest.mark.parametrize("flag", [0x1000, 0x2000, 0x4000, 0x8000])
+def test_general_purpose_flags_of_the_high_byte_are_refused(flag: int) -> None:
+    """zipfile (pip) ignores the high byte's flags (0x2000: a central directory whose local headers are masked), a
+    reader that honours one reads the member otherwise (planted: only the low byte's unknown flags judged)."""
+    problems = parse_zip([RawMember(b"a.py", b"x", flags=flag)])
+    assert [(p.check, f"{flag:#06x}" in p.message) for p in problems] == [(Check.G313, True)]
+
+
+def test_an_extended_timestamp_with_reserved_flag_bits_is_refused() -> None:
+    """Flag bit 3 of an Info-ZIP extended timestamp, one time after it: zipfile skips the record, the zip crate refuses
+    reserved bits and with them the whole wheel (planted: the flags' reserved bits unread)."""
+    record = struct.pack("<HHBL", 0x5455, 5, 0b1001, 0)
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=record)])
+    assert [p.check for p in problems] == [Check.G313, Check.G312]  # the central header's, then the local one's
+    assert all("0x5455" in p.message and "not laid out" in p.message for p in problems)
+
+
+@pytest.mark.parametrize("kind", [stat.S_IFIFO, stat.S_IFCHR, stat.S_IFBLK, stat.S_IFSOCK], ids=stat.filemode)
+def test_a_wheel_member_of_another_file_type_is_no_regular_file(tmp_path: Path, kind: int) -> None:
+    """A FIFO, device or socket mode on a wheel member: zipfile (pip) writes a plain file, `unzip` and the zip crate
+    read the type from the mode (planted: only a symlink's type refused, any other taken for a file)."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", mode=kind | 0o644)]))
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, f.path) for f in archive.findings] == [("G304", "neurobrix/a.py")]
+    assert "not a regular file" in archive.findings[0].message and archive.read("neurobrix/a.py") is None
+
+
+@pytest.mark.parametrize("flag", [0x20, 0x40, 0x80])
+def test_every_reserved_gzip_flag_bit_is_a_finding(tmp_path: Path, flag: int) -> None:
+    """Each of the three reserved FLG bits: Python's gzip (pip) ignores it, zlib refuses the stream; a finding on the
+    sdist, not an unusable input (planted: only bit 5 looked for, the others answered as no gzip stream at all)."""
+    sdist = write_sdist(tmp_path / "x-1.0.tar.gz", raw_tar([RawTarMember("x-1.0/a", b"a")]))
+    data = bytearray(sdist.read_bytes())
+    data[3] |= flag
+    sdist.write_bytes(bytes(data))
+    with tarfile.open(sdist) as unpacked:  # what pip unpacks
+        assert unpacked.getnames() == ["x-1.0/a"]
+    archive = SdistArchive(sdist, Limits())
+    assert [(f.code, f.path) for f in archive.findings] == [("G313", None)]
+    assert f"reserved flag bits ({flag:#04x})" in archive.findings[0].message
+
+
+@pytest.mark.parametrize("name", ["neurobrix/nul .py", "neurobrix/CON  .yaml", "neurobrix/com1 .tar.gz/x.py"])
+def test_a_device_name_with_spaces_before_its_extension_is_refused(name: str) -> None:
+    """Windows drops the spaces before a device name's extension: `nul .py` is the device NUL, as `nul.py` is
+    (planted: the stem compared with its spaces, so the name passed)."""
+    from gate.names import name_problems
+
+    assert [(c, "device name" in why) for c, why in name_problems(name)] == [(Check.G310, True)]
