@@ -166,29 +166,40 @@ def interpreter_tf32() -> None:
     pass there and be off by up to 2^-10 of each operand on a GPU. Operands rounded to nearest at 10 fraction bits
     (the interpreter's own rounding for TFLOAT32 tensor maps). fp16/bf16 operands, exact in tf32, are left alone,
     and so is every dot that asks for "ieee" (the kernels' fp32 contract). Installed once per process."""
+
+    def wrap(plain: Callable[..., Any]) -> Callable[..., Any]:
+        import triton.language as tl
+        from triton._C.libtriton import ir
+        from triton.runtime import interpreter
+
+        def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+            if input_precision == ir.INPUT_PRECISION.TF32:
+                a, b = (
+                    interpreter.TensorHandle(interpreter._round_f32_to_tf32(t.data), t.dtype.scalar)
+                    if t.dtype.scalar == tl.float32
+                    else t
+                    for t in (a, b)
+                )
+            return plain(self, a, b, d, input_precision, max_num_imprecise_acc)
+
+        return create_dot
+
+    _patch_interpreter("create_dot", wrap)
+
+
+def _patch_interpreter(method: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
+    """Replace the interpreter builder's ``method`` by ``wrap(method)``, once per process, and only when the Triton
+    interpreter runs (TRITON_INTERPRET=1)."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
-    import triton.language as tl
-    from triton._C.libtriton import ir
     from triton.runtime import interpreter
 
     builder = interpreter.InterpreterBuilder
-    if getattr(builder.create_dot, "rounds_tf32", False):
+    if getattr(getattr(builder, method), "patched_by_conformance", False):
         return
-    plain = builder.create_dot
-
-    def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
-        if input_precision == ir.INPUT_PRECISION.TF32:
-            a, b = (
-                interpreter.TensorHandle(interpreter._round_f32_to_tf32(t.data), t.dtype.scalar)
-                if t.dtype.scalar == tl.float32
-                else t
-                for t in (a, b)
-            )
-        return plain(self, a, b, d, input_precision, max_num_imprecise_acc)
-
-    create_dot.rounds_tf32 = True
-    builder.create_dot = create_dot
+    patched = wrap(getattr(builder, method))
+    patched.patched_by_conformance = True  # type: ignore[attr-defined]
+    setattr(builder, method, patched)
 
 
 def interpreter_launch_order() -> None:
@@ -199,22 +210,16 @@ def interpreter_launch_order() -> None:
     interpreter's order, where a tile's splits (axis 2) run back to back, and wrong on a GPU, where every tile's first
     split is dispatched before any second one. The same programs, each once: only their order changes. Installed once
     per process."""
-    if os.environ.get("TRITON_INTERPRET") != "1":
-        return
-    from triton.runtime import interpreter
 
-    builder = interpreter.InterpreterBuilder
-    if getattr(builder.set_grid_idx, "gpu_order", False):
-        return
-    plain = builder.set_grid_idx
+    def wrap(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def set_grid_idx(self, x, y, z):
+            nx, ny, nz = self.grid_dim
+            n = (x * ny + y) * nz + z  # the interpreter's n-th program (axis 2 fastest) ...
+            plain(self, n % nx, n // nx % ny, n // (nx * ny))  # ... runs as a GPU's n-th (axis 0 fastest)
 
-    def set_grid_idx(self, x, y, z):
-        nx, ny, nz = self.grid_dim
-        n = (x * ny + y) * nz + z  # the interpreter's n-th program (axis 2 fastest) ...
-        plain(self, n % nx, n // nx % ny, n // (nx * ny))  # ... runs as a GPU's n-th (axis 0 fastest)
+        return set_grid_idx
 
-    set_grid_idx.gpu_order = True
-    builder.set_grid_idx = set_grid_idx
+    _patch_interpreter("set_grid_idx", wrap)
 
 
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
