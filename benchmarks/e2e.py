@@ -36,43 +36,16 @@ from unittest import mock
 import torch
 
 from conformance.catalogue import load
+from conformance.rank import random_weights
 from neurobrix.generate import Sampling, generate_batch
 from neurobrix.gpu import detect_class
-from neurobrix.model import Layer, Transformer, Weights
+from neurobrix.model import Transformer, Weights
 from neurobrix.ops import TORCH
 from neurobrix.plan import generation_calls, resolve
 from neurobrix.tables import load as load_tables
 
 # the class's launch features; PDL forced on; forced off; the decode loop before 2026-12-02e (see _host_argmax)
 TRITONS = ("triton", "triton-pdl", "triton-serial", "triton-host")
-
-
-def random_weights(cfg, dtype, device, seed=0) -> Weights:
-    gen = torch.Generator(device=device).manual_seed(seed)
-
-    def rand(*shape):
-        return (torch.randn(shape, generator=gen, device=device, dtype=torch.float32) * 0.02).to(dtype)
-
-    h, i, d = cfg.hidden_size, cfg.intermediate_size, cfg.head_dim
-    layers = [
-        Layer(
-            attn_norm=torch.ones(h, dtype=dtype, device=device),
-            qkv=rand(cfg.qkv_size, h),
-            qkv_bias=rand(cfg.qkv_size) if cfg.qkv_bias else None,
-            o=rand(h, cfg.num_heads * d),
-            mlp_norm=torch.ones(h, dtype=dtype, device=device),
-            gate_up=rand(2 * i, h),
-            down=rand(h, i),
-        )
-        for _ in range(cfg.num_layers)
-    ]
-    embed = rand(cfg.vocab_size, h)
-    return Weights(
-        embed,
-        layers,
-        torch.ones(h, dtype=dtype, device=device),
-        embed if cfg.tie_word_embeddings else rand(cfg.vocab_size, h),
-    )
 
 
 REPEATS = 7  # time to first token: this many repeats of the prompt (one alone is the host's noise)

@@ -30,6 +30,7 @@ import torch
 import triton
 import triton.language as tl
 
+from conformance.rank import captured_steps, interleaved  # noqa: F401 (the prototypes import them from here)
 from neurobrix.ops import SPECS
 from neurobrix.ops._common import dependent_launch, dot_precision
 from neurobrix.ops.attention import LOG2E, _attention_decode_merge_kernel
@@ -356,54 +357,6 @@ VARIANTS = {
     "mlp+rope": ("same", True),
     "mlp-half+rope": ("half", True),
 }
-
-
-def captured_steps(cfg, weights, ops: dict[str, Any], batch: int, filled: int, capacity: int, tokens: torch.Tensor):
-    """For each variant's ops: a model over the same weights and the same randomly filled cache, its decode
-    step's logits at position ``filled``, and the step captured as the engine captures it (``GreedyDecoder``,
-    a CUDA graph). Returns (decoders, logits) by variant."""
-    from neurobrix.generate import GreedyDecoder
-    from neurobrix.model import Transformer
-
-    decoders, logits = {}, {}
-    for variant, variant_ops in ops.items():
-        model = Transformer(cfg, weights, variant_ops, batch=batch, capacity=capacity)
-        gen = torch.Generator(device="cuda").manual_seed(1)
-        for n in range(cfg.num_layers):  # the same filled cache in every variant
-            model.cache.k[n].normal_(generator=gen)
-            model.cache.v[n].normal_(generator=gen)
-        positions = torch.full((batch, 1), filled, device="cuda")
-        lengths = torch.full((batch,), filled + 1, dtype=torch.int32, device="cuda")
-        logits[variant] = model.forward(tokens[:, None], positions, lengths).float()
-        decoder = GreedyDecoder(model, batch, use_graph=True)
-        decoder.capture(filled)
-        decoders[variant] = decoder
-    return decoders, logits
-
-
-def interleaved(decoders: dict[str, Any], tokens: torch.Tensor, filled: int, steps: int, rounds: int):
-    """Microseconds a decode step, ``rounds`` timings of ``steps`` replays per variant, rounds interleaved
-    (drift on the machine hits every variant alike)."""
-
-    def replay(decoder) -> None:
-        decoder.start(tokens, filled)
-        decoder.step()
-
-    for decoder in decoders.values():
-        for _ in range(4):
-            replay(decoder)
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    times: dict[str, list[float]] = {v: [] for v in decoders}
-    for _ in range(rounds):
-        for variant, decoder in decoders.items():
-            start.record()
-            for _ in range(steps):
-                replay(decoder)
-            end.record()
-            end.synchronize()
-            times[variant].append(start.elapsed_time(end) * 1000 / steps)
-    return times
 
 
 def summary(times: dict[str, list[float]]) -> dict[str, Any]:

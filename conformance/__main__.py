@@ -209,6 +209,31 @@ def cmd_certify(args: argparse.Namespace) -> int:
     return 0 if report.passed else 1
 
 
+def cmd_rank(args: argparse.Namespace) -> int:
+    from . import rank
+
+    command = "python -m conformance " + shlex.join(args.argv)
+    outcomes, finished = rank.rank(
+        args.gpu_class,
+        Path(args.tables),
+        args.models,
+        sorted(set(args.batch)),
+        args.dtype,
+        args.top,
+        args.margin,
+        args.rounds,
+        args.steps,
+        args.examples,
+        args.profile,
+        args.max_minutes,
+        command,
+        again=args.again,
+    )
+    changed = sum(1 for o in outcomes if o.kept)
+    print(f"ranked {len(outcomes)} decode linear entries in their model's step; {changed} changed setting")
+    return 0 if finished else 3
+
+
 def cmd_reformat(args: argparse.Namespace) -> int:
     from . import certify
 
@@ -485,6 +510,40 @@ def build_parser() -> argparse.ArgumentParser:
         "else this checkout's tables/)",
     )
     z.set_defaults(func=cmd_certify)
+
+    r = commands.add_parser(
+        "rank",
+        help="order the proven settings of decode linear calls by their model's own decode step (GPU)",
+        description="For each catalogue model and decode batch: build the model's decode step from random weights "
+        "with the class's tables, captured as the engine captures it; for each of its linear calls, swap in the "
+        "entry's setting and the fastest settings certify rejected only as slower, time the steps in interleaved "
+        "rounds, and keep one that beats the entry's by more than --margin once it is proven over the domain. "
+        "Resumable (ranked entries are skipped) and time-boxed. Exit 3 when stopped at the time limit.",
+    )
+    r.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rank")
+    r.add_argument("--models", nargs="+", metavar="MODEL", help="catalogue models (default: all)")
+    r.add_argument("--batch", nargs="+", type=_at_least(1), default=[1, 8], metavar="B", help="decode batches (1 8)")
+    r.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"), help="the step's dtype (default %(default)s)")
+    r.add_argument("--top", type=_at_least(1), default=6, metavar="N", help="alternatives a call (default 6)")
+    r.add_argument(
+        "--margin",
+        type=_at_least(0, float),
+        default=0.003,
+        metavar="F",
+        help="a setting must make the step faster by more than this fraction (default %(default)s)",
+    )
+    r.add_argument("--rounds", type=_at_least(1), default=5, metavar="N", help="interleaved rounds (default 5)")
+    r.add_argument("--steps", type=_at_least(1), default=150, metavar="N", help="replays a round (default 150)")
+    r.add_argument("--examples", type=_at_least(1), default=25, metavar="N", help="examples proving a new setting")
+    r.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for proofs")
+    r.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
+    r.add_argument("--again", action="store_true", help="rank entries ranked in a step before as well")
+    r.add_argument(
+        "--tables",
+        default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+        help="tables folder to rewrite (default: $NEUROBRIX_TABLES when set, else this checkout's tables/)",
+    )
+    r.set_defaults(func=cmd_rank)
 
     f = commands.add_parser(
         "reformat",
