@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from .config import ModelConfig
+from .config import ModelConfig, checkpoint_shapes
 from .errors import UsageError
 
 CONFIG = "config.json"
@@ -155,10 +155,11 @@ def weight_files(folder: Path) -> list[Path]:
     raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}")
 
 
-def _check_safetensors(path: Path) -> list[str]:
+def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
     """The header parses and the data it describes fills the file exactly (catches truncated downloads), and
     safetensors itself reads it as ``run`` will (tensors whose bytes overlap, leave gaps or do not match their shape
-    and dtype, metadata that is not text: a stored model that no run could load). The file's tensor names."""
+    and dtype, metadata that is not text: a stored model that no run could load). The file's tensors' shapes, by
+    name, as its header gives them."""
     size = path.stat().st_size
     with path.open("rb") as f:
         head = f.read(8)
@@ -199,29 +200,58 @@ def _check_safetensors(path: Path) -> list[str]:
 
     try:
         with safe_open(str(path), framework="pt") as f:  # the header only: no tensor is read
-            return list(f.keys())
+            return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError) as exc:
         raise CheckpointError(f"{path}: safetensors cannot read it ({exc}); fetch it again") from exc
+
+
+def tensor_problems(cfg: ModelConfig, found: dict[str, tuple[int, ...]]) -> list[str]:
+    """What keeps these tensors (name -> shape, from the headers) from being the weights of ``cfg``, by the rules
+    ``neurobrix.model.fuse_weights`` loads them by: every tensor the config implies, at its shape (the head of tied
+    embeddings at the embedding's, standing in for a missing embedding), and no other (a rotary table aside)."""
+    expected = checkpoint_shapes(cfg)
+    embed, head = "model.embed_tokens.weight", "lm_head.weight"
+    if cfg.tie_word_embeddings and head in found:
+        expected[head] = expected[embed]
+        if embed not in found:
+            del expected[embed]  # the head is the embedding too
+    problems = [f"checkpoint has no tensor '{name}'" for name in expected if name not in found]
+    problems += [
+        f"tensor '{name}' has shape {list(found[name])}, config.json implies {list(shape)}"
+        for name, shape in expected.items()
+        if name in found and tuple(found[name]) != shape
+    ]
+    unused = sorted(n for n in found if n not in expected and not n.endswith("rotary_emb.inv_freq"))
+    if unused:
+        shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
+        problems.append(f"checkpoint has tensors this engine would ignore ({shown})")
+    return problems
 
 
 def checkpoint_files(folder: Path) -> list[str]:
     """Check a checkpoint folder and return the file names to store: config.json (checked first, so an
     architecture outside the family is refused before weights are looked at), the weights (pickle-only and
-    missing shards refused), tokenizer.json, the optional files; then every safetensors header."""
+    missing shards refused), tokenizer.json, the optional files; then every safetensors header, and the tensors
+    they hold against those config.json implies (names and shapes: what every run would refuse)."""
     if not folder.is_dir():
         raise ModelNotFoundError(f"{folder} is not a directory")
-    read_config(folder)
+    cfg = read_config(folder)
     weights = weight_files(folder)
     _check_tokenizer(folder)
     optional = _check_optional(folder)
     held: dict[str, Path] = {}
+    shapes: dict[str, tuple[int, ...]] = {}
     for path in weights:
-        for name in _check_safetensors(path):
+        for name, shape in _check_safetensors(path).items():
             if name in held:  # the engine would take one of the two, transformers maybe the other
                 raise CheckpointError(
                     f"{folder}: tensor {name} is stored twice, in {held[name].name} and in {path.name}; a checkpoint "
                     "holds each tensor once"
                 )
-            held[name] = path
+            held[name], shapes[name] = path, shape
+    problems = tensor_problems(cfg, shapes)
+    if problems:  # every run would refuse it, loading the weights
+        shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
+        raise CheckpointError(f"{folder}: the weights do not match its {CONFIG}: {shown}")
     index = [INDEX] if (folder / INDEX).is_file() and not (folder / SINGLE).is_file() else []
     return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]

@@ -271,3 +271,39 @@ def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ConfigError(f"{source}: field 'sliding_window' has an unexpected value {window!r}")
     return window
+
+
+def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
+    """Every tensor a Hugging Face checkpoint of this config holds, with its shape (``lm_head.weight``
+    only when the embeddings are not tied)."""
+    h, d, i = cfg.hidden_size, cfg.head_dim, cfg.intermediate_size
+    hq, hkv = cfg.num_heads * d, cfg.num_kv_heads * d
+    shapes: dict[str, tuple[int, ...]] = {}
+    for n in range(cfg.num_layers):
+        p = f"model.layers.{n}."
+        shapes.update(
+            {
+                p + "input_layernorm.weight": (h,),
+                p + "self_attn.q_proj.weight": (hq, h),
+                p + "self_attn.k_proj.weight": (hkv, h),
+                p + "self_attn.v_proj.weight": (hkv, h),
+                p + "self_attn.o_proj.weight": (h, hq),
+                p + "post_attention_layernorm.weight": (h,),
+                p + "mlp.gate_proj.weight": (i, h),
+                p + "mlp.up_proj.weight": (i, h),
+                p + "mlp.down_proj.weight": (h, i),
+            }
+        )
+        if cfg.qkv_bias:
+            shapes.update(
+                {
+                    p + "self_attn.q_proj.bias": (hq,),
+                    p + "self_attn.k_proj.bias": (hkv,),
+                    p + "self_attn.v_proj.bias": (hkv,),
+                }
+            )
+    shapes["model.embed_tokens.weight"] = (cfg.vocab_size, h)
+    shapes["model.norm.weight"] = (h,)
+    if not cfg.tie_word_embeddings:
+        shapes["lm_head.weight"] = (cfg.vocab_size, h)
+    return shapes

@@ -128,6 +128,80 @@ def value_problem(config: Mapping[str, Any]) -> str | None:
     return None
 
 
+# What no kernel can run, from the limits of what runs it (each a fact of Triton or the GPU, not a choice here):
+# - Triton's largest tensor, TRITON_MAX_TENSOR_NUMEL elements: a BLOCK_* is a tl.arange's length, and every op's
+#   kernel makes a 2-D tile of every two blocks of its setting (linear's N x K, M x N and M x K, attention's queries
+#   x keys, silu_mul's rows x columns), so each block, and each product of two, must be within it;
+# - SPLIT_K and SPLITS are a grid axis other than the first (linear's split-K axis z, attention_decode's y), whose
+#   programs a GPU counts to 65,535 at most (CUDA's maxGridSize[1] and [2], on every compute capability);
+# - every other count is a C int of Triton's compiler options or a program id: below 2**31;
+# - the shared memory a setting needs at a call's shape (the op's own lower estimate, its spec's shared_memory:
+#   pipelined tiles times num_stages) must fit a block's opt-in shared memory on the class's GPU (SHARED_MEMORY by
+#   compute capability), or on any GPU listed there for a class without one (the interpreter's).
+# A table holding more was never certified by this neurobrix: Triton fails at its launch (a traceback after the
+# weights were loaded), the interpreter ignores it or runs for ever, and nobody proved it.
+GRID_AXIS = 65_535
+INT32 = 2**31 - 1
+SPLIT_COUNTS = ("SPLIT_K", "SPLITS")
+# opt-in shared memory per block, bytes, by CUDA compute capability (the CUDA C++ Programming Guide's table)
+SHARED_MEMORY = {
+    (7, 0): 98_304,
+    (7, 5): 65_536,
+    (8, 0): 166_912,
+    (8, 6): 101_376,
+    (8, 7): 166_912,
+    (8, 9): 101_376,
+    (9, 0): 232_448,
+    (10, 0): 232_448,
+    (12, 0): 101_376,
+}
+
+
+def max_tensor_numel() -> int:
+    """Triton's largest tensor, in elements (what tl.arange and tl.zeros refuse beyond)."""
+    from triton.language import TRITON_MAX_TENSOR_NUMEL
+
+    return int(TRITON_MAX_TENSOR_NUMEL)
+
+
+def shared_memory_limit(gpu_class: Any) -> tuple[int, str]:
+    """(a block's shared memory on the class's GPU, what it is): by its compute capability, else the most any
+    listed GPU has (the interpreter's class, or a compute capability not listed)."""
+    cc = getattr(gpu_class.match, "compute_capability", None) if gpu_class is not None else None
+    if cc in SHARED_MEMORY:
+        return SHARED_MEMORY[cc], f"a block's on compute capability {cc[0]}.{cc[1]}"
+    return max(SHARED_MEMORY.values()), "the most a block has on any GPU"
+
+
+def limit_problem(kernel: str, config: Mapping[str, Any], call: PlannedCall, gpu_class: Any = None) -> str | None:
+    """Why no kernel can run ``config`` for ``call`` (None: within every limit): see SHARED_MEMORY's comment."""
+    numel = max_tensor_numel()
+    blocks = sorted((name, value) for name, value in config.items() if name.startswith("BLOCK_"))
+    for i, (name, value) in enumerate(blocks):
+        if value > numel:
+            return f"has {name}={value}, beyond Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL {numel} elements)"
+        for other, second in blocks[i + 1 :]:
+            if value * second > numel:
+                return (
+                    f"has {name}={value} and {other}={second}, a tile of {value * second} elements in its kernel, "
+                    f"beyond Triton's largest tensor (TRITON_MAX_TENSOR_NUMEL {numel})"
+                )
+    for name, value in config.items():
+        if name in SPLIT_COUNTS and value > GRID_AXIS:
+            return f"has {name}={value}, a grid axis of more programs than a GPU launches ({GRID_AXIS})"
+        if type(value) is int and value > INT32:
+            return f"has {name}={value}, beyond the 32-bit integers Triton compiles it as ({INT32})"
+    spec = SPECS[kernel]
+    dtype, key = call[1], call[2]
+    from .dtypes import torch_dtype
+
+    need = spec.shared_memory(config, dict(zip(spec.key, key)), torch_dtype(dtype).itemsize)
+    limit, what = shared_memory_limit(gpu_class)
+    if need > limit:
+        return f"needs at least {need} bytes of shared memory, more than {what} ({limit})"
+    return None
+
+
 def describe(call: PlannedCall) -> str:
     kernel, dtype, key = call
     return f"{kernel:<18} {dtype} " + ", ".join(f"{d}={v}" for d, v in zip(SPECS[kernel].key, key))
@@ -183,7 +257,11 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
                     f"neurobrix's '{kernel}' kernel does not have ({', '.join(spec.variants)}); these tables were "
                     f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
                 )
-            problem = spec.setting_problem(entry.config) or value_problem(entry.config)
+            problem = (
+                spec.setting_problem(entry.config)
+                or value_problem(entry.config)
+                or limit_problem(kernel, entry.config, call, tables.classes[class_id])
+            )
             if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
                 raise TablesError(
                     f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were certified "

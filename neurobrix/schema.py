@@ -24,6 +24,7 @@ import hashlib
 import importlib
 import itertools
 import json
+import math
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -771,6 +772,23 @@ def _rows_one_by_one(entries: list[Any], key: tuple[str, ...], configs: tuple[An
     return rows
 
 
+def _proof_numbers(proof: Proof, file: str, where: str) -> None:
+    """What the schema's bounds let through: YAML's .nan compares false with every bound (a worst error ratio of NaN
+    passed "at most 1", a proof of nothing), .inf passes "at least 0"; and the best of the timings is no more than
+    their median."""
+    for name in ("worst_error_ratio", "time_best_us", "time_median_us"):
+        value = getattr(proof, name)
+        if not math.isfinite(value):
+            raise fail(file, f"{where}.{name}", f"must be a finite number, got {value}")
+    if proof.time_best_us > proof.time_median_us:
+        raise fail(
+            file,
+            f"{where}.time_best_us",
+            f"{proof.time_best_us} us is above time_median_us {proof.time_median_us} us: the best of the timings is "
+            "never above their median",
+        )
+
+
 def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: SettingsIndex | None = None) -> ProofsTable:
     """An audit record (``<class>/<kernel>.proofs.yaml``), validated; with ``index``, it must hold exactly
     the index's entries (same domains and configs, in order) and the index's stack."""
@@ -790,6 +808,7 @@ def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: Settings
             p["candidates_tried"],
             tuple(rejected_line(line) for line in p["rejected"]),
         )
+        _proof_numbers(proof, file, f"entries[{i}].proof")
         entries.append(Entry(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"], proof))
     _disjoint([e.domain for e in entries], file)
     prov = data["provenance"]

@@ -75,9 +75,18 @@ def home() -> Path:
     """$NEUROBRIX_HOME, default ~/.cache/neurobrix (read on every call, never at import).
 
     A home that is a file, or lies under one, is refused with one message (no traceback later from
-    whatever tries to write there first)."""
+    whatever tries to write there first). So is a relative one: it would name another store (and other
+    re-proofs) from each folder a command runs in, an import from one invisible to a run from another;
+    resolving it once per process would not help, import and run being separate processes."""
     value = os.environ.get(HOME_ENV)
     path = Path(value or DEFAULT_HOME).expanduser()
+    if not path.is_absolute():
+        raise UsageError(
+            f"{f'{HOME_ENV}={value}' if value else f'the default home {DEFAULT_HOME} ({path})'} is a relative path: "
+            "the model store would be another folder from each folder a "
+            f"command runs in. Give an absolute path (e.g. {HOME_ENV}={Path(path).absolute()}), or unset it for "
+            f"{DEFAULT_HOME}"
+        )
     blocker = next((p for p in (path, *path.parents) if p.exists()), None)
     if blocker is not None and not blocker.is_dir():
         where = "is a file" if blocker == path else f"lies under {blocker}, which is a file"
@@ -207,14 +216,37 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
     return model
 
 
+def _engine_reads(name: str) -> bool:
+    """Whether ``run`` reads a file of this name in a stored model's folder when it is there (config, tokenizer and
+    optional files by name, weights by their suffix), listed in the manifest or not."""
+    return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors")
+
+
 def _verify(model: StoredModel, sizes: dict[str, int]) -> None:
+    """Every file the manifest lists is there at its size, as a file of the folder (an import never makes a
+    symbolic link: one in its place reads another file, which may change after), and no file ``run`` would read
+    lies there unlisted (a chat_template.jinja or generation_config.json dropped in after the import changes every
+    run, a *.safetensors file the weights)."""
     problems = []
     for file, size in sorted(sizes.items()):
         path = model.path / file
-        if not path.is_file():
+        if path.is_symlink():
+            problems.append(f"{file} is a symbolic link (to {os.readlink(path)}), not the file imported")
+        elif not path.is_file():
             problems.append(f"{file} is missing")
         elif path.stat().st_size != size:
             problems.append(f"{file} has {path.stat().st_size} bytes, expected {size}")
+    try:
+        present = sorted(entry.name for entry in os.scandir(model.path))
+    except OSError as exc:
+        present, problems = [], [*problems, f"its folder cannot be listed ({exc.strerror or exc})"]
+    unlisted = [name for name in present if name not in sizes and name != MANIFEST and _engine_reads(name)]
+    if unlisted:
+        problems.append(
+            f"{', '.join(unlisted)} {'is' if len(unlisted) == 1 else 'are'} not among the files imported "
+            f"(its {MANIFEST} does not list {'it' if len(unlisted) == 1 else 'them'}) and run would read "
+            f"{'it' if len(unlisted) == 1 else 'them'}"
+        )
     if problems:
         raise damaged(model, problems)
 

@@ -64,7 +64,7 @@ def tensors(config: dict) -> dict:
     g = torch.Generator().manual_seed(0)
     d, f, v = config["hidden_size"], config["intermediate_size"], config["vocab_size"]
     heads, kv = config["num_attention_heads"], config["num_key_value_heads"]
-    hd = d // heads
+    hd = config.get("head_dim") or d // heads
 
     def rand(*shape: int) -> torch.Tensor:
         return torch.randn(*shape, generator=g) * 0.02
@@ -83,6 +83,8 @@ def tensors(config: dict) -> dict:
             p + "mlp.up_proj.weight": rand(f, d),
             p + "mlp.down_proj.weight": rand(d, f),
         }
+        if config.get("model_type") == "qwen2":  # Qwen2's q/k/v bias (after the rest: the others' values unchanged)
+            out |= {p + f"self_attn.{x}_proj.bias": rand(n * hd) for x, n in (("q", heads), ("k", kv), ("v", kv))}
     return out
 
 
