@@ -103,7 +103,7 @@ def test_importing_the_engine_touches_no_device():
     subprocess.run([sys.executable, "-c", code], check=True, env=env)
 
 
-@pytest.mark.parametrize("value", ["1", "true", "YES", "on", "0", ""])
+@pytest.mark.parametrize("value", ["1", "true", "YES", "on", "y", "0", ""])
 def test_the_engine_and_triton_agree_on_whether_kernels_run_in_the_interpreter(value):
     """Triton turns its interpreter on for TRITON_INTERPRET=true/yes/on/y too, not only 1. Were the engine to read
     only "1", a GPU machine with TRITON_INTERPRET=true would pick its GPU class and check its stack, then run that
