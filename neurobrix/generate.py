@@ -33,8 +33,8 @@ class SamplingError(UsageError):
 @dataclass(frozen=True)
 class Sampling:
     temperature: float = 0.0  # 0 = greedy
-    top_k: int | None = None
-    top_p: float | None = None
+    top_k: int | None = None  # 0: no top-k limit (transformers' top_k=0), None: the model's (``neurobrix.run``)
+    top_p: float | None = None  # in [0, 1]: 0 keeps the most likely token, 1 every token
     seed: int | None = None
     # transformers' repetition penalty: a logit of a token the sequence holds (prompt or generated) divided by
     # it when positive, multiplied when negative; 1 = none. None: the model's (``neurobrix.run``), else 1
@@ -61,10 +61,12 @@ class Sampling:
             expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UsageError(f"--temperature must be a number >= 0, got {self.temperature}")
-        if self.top_k is not None and self.top_k < 1:
-            raise UsageError(f"--top-k must be >= 1, got {self.top_k}")
-        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
-            raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
+        # as transformers' generate takes them: top_k 0 builds no top-k warper (all tokens), top_p 0 keeps the most
+        # likely token (its warper takes [0, 1])
+        if self.top_k is not None and self.top_k < 0:
+            raise UsageError(f"--top-k must be >= 0 (0: no top-k limit), got {self.top_k}")
+        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 <= self.top_p <= 1):
+            raise UsageError(f"--top-p must be in [0, 1], got {self.top_p}")
         if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
         if not (math.isfinite(self.penalty) and self.penalty > 0):
@@ -318,7 +320,7 @@ def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | Non
     scores = logits.float() / opts.temperature
     if opts.top_h is not None:
         scores = _top_h(scores, opts.top_h)
-    if opts.top_k is not None:
+    if opts.top_k:  # 0: no limit, as transformers' generate builds no TopKLogitsWarper then
         kth = torch.topk(scores, min(opts.top_k, scores.shape[-1]))[0][..., -1, None]
         scores = scores.masked_fill(scores < kth, -math.inf)
     if opts.top_p is not None and opts.top_p < 1:

@@ -1,0 +1,95 @@
+"""The twelfth round of text parity: the edges of sampling settings transformers' ``generate`` accepts, the settings
+that make it decode otherwise than token by token, and config.json values that make transformers load other weights
+or refuse the model. Tiny random checkpoints (round 7's) are run through `neurobrix run` (PyTorch's kernels) and
+through transformers on the same folder, greedy in float64 or sampled in float32 after ``torch.manual_seed`` (round
+10's); ids and text must be equal, or the engine must refuse the input in one line naming the field (exit 2), where
+transformers computes what the engine does not. Each test failed before its fix."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+transformers = pytest.importorskip("transformers")
+
+from test_text_round7 import PROMPT, checkpoint  # noqa: E402
+from test_text_round7 import ours as round7_ours  # noqa: E402
+
+SEED, TEMPERATURE = 5, 1.3
+GENERATION = {"eos_token_id": 9999, "max_new_tokens": 12}
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    return checkpoint(tmp_path_factory.mktemp("gen") / "base")
+
+
+def sampled(folder: Path, **options) -> tuple[list[int], str]:
+    """transformers' generate(do_sample=True, temperature=TEMPERATURE, **options) after torch.manual_seed(SEED), in
+    float32 (the engine's CPU dtype), with the folder's generation_config.json: new ids, their text."""
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float32).eval()
+    inputs = tok(PROMPT, return_tensors="pt")
+    torch.manual_seed(SEED)
+    with torch.no_grad():
+        out = model.generate(**inputs, do_sample=True, temperature=TEMPERATURE, **options)
+    new = out[0, inputs["input_ids"].shape[1] :].tolist()
+    return new, tok.decode(new, skip_special_tokens=True)
+
+
+def ours(folder: Path, monkeypatch, **sampling) -> tuple[list[int], str, list[str]]:
+    """`neurobrix run --no-chat --backend torch` on the imported folder, sampling with --temperature TEMPERATURE
+    --seed SEED and ``sampling`` (``Sampling``'s other fields) when given any, else greedy: new ids, text, notes."""
+    from neurobrix.generate import Sampling
+
+    if sampling.pop("sample", bool(sampling)):
+        return round7_ours(folder, monkeypatch, sampling=Sampling(TEMPERATURE, seed=SEED, **sampling))
+    return round7_ours(folder, monkeypatch)
+
+
+def refused(folder: Path, monkeypatch, capsys, named: str, *flags: str) -> None:
+    """`neurobrix run` on the imported folder (with ``flags``) exits 2 with one line naming ``named``, no traceback."""
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--model", folder.name, "--prompt", PROMPT, "--no-chat", "--backend", "torch", *flags])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err, err
+
+
+# --- top_p 0 and top_k 0, as transformers' generate takes them ----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "setting, given",
+    [
+        ({"top_p": 0.0}, {}),  # the model's top_p 0: only the most likely token is kept
+        ({"top_k": 0, "top_p": 0.0}, {}),
+        ({}, {"top_p": 0.0}),  # --top-p 0
+        ({"top_k": 5}, {"top_k": 0}),  # --top-k 0 turns the model's top_k off, as generate(top_k=0) does
+        ({}, {"top_k": 0}),  # ... and transformers' default of 50
+        ({"top_k": 3, "top_p": 0.9}, {"top_k": 0, "top_p": 0.0}),
+    ],
+)
+def test_top_p_zero_and_top_k_zero_sample_as_transformers_generate(model_folder, monkeypatch, setting, given):
+    """transformers' TopPLogitsWarper takes top_p in [0, 1] (0 keeps the most likely token) and generate builds no
+    top-k warper for top_k 0 (every token kept, the default of 50 included). Before: the engine refused a model's
+    top_p of 0 naming --top-p, and --top-p 0 and --top-k 0 themselves, so a user could neither sample as the model
+    says nor turn top-k off as generate(top_k=0) does."""
+    (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **setting}))
+    want = sampled(model_folder, **given)
+    assert (ours(model_folder, monkeypatch, sample=True, **given))[:2] == want
+
+
+def test_top_k_zero_is_not_the_default_top_k(model_folder, monkeypatch):
+    """The case above is not vacuous: with top_k 50 (transformers' default) the draws part from those with every
+    token kept, and --top-k 0 gives the latter."""
+    (model_folder / "generation_config.json").write_text(json.dumps(GENERATION))
+    assert sampled(model_folder) != sampled(model_folder, top_k=0)
