@@ -157,6 +157,13 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
+    assisted = tokenizer.assisted()
+    if assisted and sampling.temperature > 0:
+        raise UsageError(
+            f"the model's {tokenizer.generation_file} sets {', '.join(assisted)}: transformers' generate then samples "
+            "by assisted generation, whose draws differ from token-by-token sampling, which NeuroBrix does not run; "
+            "decode greedily (--temperature 0: the same text as transformers') or remove the setting"
+        )
     if sampling.temperature > 0:
         # sampling: the model's filters (top-k, top-p where the user gave none; min_p, typical_p...) as generate applies
         # them, top-k 50 where the model sets none (transformers' default)

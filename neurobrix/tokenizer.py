@@ -472,6 +472,11 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     # multi-token prediction heads drafting tokens (generate refuses a model without them)
     "use_mtp": lambda v, settings: bool(v),
 }
+# settings that make transformers' generate decode by assisted generation (candidate tokens checked several at a
+# time): greedy, it keeps the tokens plain decoding picks; sampling, it draws each candidate's check in one multinomial
+# call over all of them (prompt lookup) or by speculative sampling from a draft's probabilities (its early-exit
+# layers), so a seed draws other tokens than token-by-token sampling: refused when sampling (``Tokenizer.assisted``)
+ASSISTED = ("prompt_lookup_num_tokens", "assistant_early_exit")
 # the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
 CONSTRAINTS = (
     "no_repeat_ngram_size",
@@ -504,6 +509,7 @@ GENERATION_FIELDS = frozenset(
         *SAMPLING_FIELDS,
         "assistant_confidence_threshold",
         "stop_strings",
+        *ASSISTED,
         *UNAPPLIED,
         *CONSTRAINTS,
     }
@@ -850,6 +856,11 @@ class Tokenizer:
         (beam search, and its logits processors other than the repetition penalty), each as ``name=value``."""
         settings = self.generation
         return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
+
+    def assisted(self) -> list[str]:
+        """The model's settings that make transformers' generate decode by assisted generation (``ASSISTED``), each as
+        ``name=value``."""
+        return [f"{k}={self.generation[k]!r}" for k in ASSISTED if self.generation.get(k) is not None]
 
     def sampling_limits(self) -> dict[str, int | float]:
         """The filters the model's generation settings sample with (``SAMPLING_FIELDS``), where they limit anything,

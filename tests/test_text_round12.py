@@ -15,7 +15,7 @@ import torch
 
 transformers = pytest.importorskip("transformers")
 
-from test_text_round7 import PROMPT, checkpoint  # noqa: E402
+from test_text_round7 import PROMPT, checkpoint, theirs  # noqa: E402
 from test_text_round7 import ours as round7_ours  # noqa: E402
 
 SEED, TEMPERATURE = 5, 1.3
@@ -93,3 +93,28 @@ def test_top_k_zero_is_not_the_default_top_k(model_folder, monkeypatch):
     token kept, and --top-k 0 gives the latter."""
     (model_folder / "generation_config.json").write_text(json.dumps(GENERATION))
     assert sampled(model_folder) != sampled(model_folder, top_k=0)
+
+
+# --- assisted generation: greedy, the same tokens; sampling, other draws ------------------------------------------
+
+ASSISTED = {"prompt lookup": {"prompt_lookup_num_tokens": 3}, "early exit": {"assistant_early_exit": 1}}
+
+
+@pytest.mark.parametrize("case", ASSISTED)
+def test_assisted_generation_when_sampling_is_refused_naming_the_setting(model_folder, monkeypatch, capsys, case):
+    """generation_config.json's prompt_lookup_num_tokens or assistant_early_exit make transformers' generate decode by
+    assisted generation: greedy, it keeps plain greedy decoding's tokens (checked here: the engine's text is
+    transformers'); sampling, it draws candidates' checks together (prompt lookup) or by speculative sampling from a
+    draft (early exit), so the same seed draws other tokens. Before: the engine sampled token by token, silently
+    printing other text than transformers' seeded generate; now it refuses to sample, naming the setting."""
+    (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **ASSISTED[case]}))
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+    plain = model_folder.parent / "plain"
+    if not plain.exists():
+        import shutil
+
+        shutil.copytree(model_folder, plain)
+    (plain / "generation_config.json").write_text(json.dumps(GENERATION))
+    assert sampled(model_folder) != sampled(plain)  # transformers' assisted draws are not token-by-token draws
+    name = next(iter(ASSISTED[case]))
+    refused(model_folder, monkeypatch, capsys, f"sets {name}=", "--temperature", str(TEMPERATURE), "--seed", "5")
