@@ -131,6 +131,13 @@ class ModelConfig:
                 f"{source}: transformers_weights {data['transformers_weights']!r} (the weights file transformers loads "
                 "in place of model.safetensors or its shard index) is not supported"
             )
+        quantization = data.get("quantization_config")
+        if quantization is not None:  # from_pretrained loads the weights through its quantizer (or needs its package)
+            method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
+            raise ConfigError(
+                f"{source}: quantization_config (quant_method {method!r}) is not supported: transformers loads the "
+                "weights through that quantizer, computing with other numbers than the file's, which NeuroBrix does not"
+            )
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = size("num_key_value_heads", heads)
         window = _sliding_window(arch, data, need("num_hidden_layers"), source)

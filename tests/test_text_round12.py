@@ -118,3 +118,50 @@ def test_assisted_generation_when_sampling_is_refused_naming_the_setting(model_f
     assert sampled(model_folder) != sampled(plain)  # transformers' assisted draws are not token-by-token draws
     name = next(iter(ASSISTED[case]))
     refused(model_folder, monkeypatch, capsys, f"sets {name}=", "--temperature", str(TEMPERATURE), "--seed", "5")
+
+
+# --- config.json that makes transformers load other weights --------------------------------------------------------
+
+
+def _import_refused(folder: Path, monkeypatch, capsys, named: str) -> None:
+    """`neurobrix import` refuses the folder (exit 2, as every config.json refusal) naming ``named``; nothing stored."""
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
+    with pytest.raises(SystemExit) as exit:
+        main(["import", str(folder)])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err, err
+    assert not list((folder.parent / "home" / "models").glob("*"))
+
+
+@pytest.mark.parametrize(
+    "quantization",
+    [
+        {"quant_method": "bitsandbytes", "load_in_8bit": True},
+        {"quant_method": "fp8", "weight_block_size": [16, 16]},
+        {"quant_method": "quanto", "weights": "int8"},
+        {},
+    ],
+)
+def test_a_quantization_config_is_refused_by_name(tmp_path, monkeypatch, capsys, quantization):
+    """config.json's quantization_config makes transformers' from_pretrained load the weights through its quantizer
+    (8-bit or fp8 numbers in place of the file's, or a refusal where the quantizer's package or a GPU is missing; an
+    empty one it refuses). Before: the engine ran the file's full-precision weights as if the field were not there."""
+    plain = theirs(checkpoint(tmp_path / "plain", generation=GENERATION))
+    folder = checkpoint(tmp_path / "m", fields={"quantization_config": quantization}, generation=GENERATION)
+    try:
+        runs_plain = theirs(folder) == plain
+    except (ImportError, ValueError, RuntimeError, AssertionError):  # transformers does not run it here at all
+        runs_plain = False
+    assert not runs_plain
+    _import_refused(
+        folder, monkeypatch, capsys, f"quantization_config (quant_method {quantization.get('quant_method')!r})"
+    )
+
+
+def test_a_null_quantization_config_runs(tmp_path, monkeypatch):
+    """quantization_config null is no quantization to transformers: the text is the plain model's."""
+    folder = checkpoint(tmp_path / "m", fields={"quantization_config": None}, generation=GENERATION)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
