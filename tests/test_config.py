@@ -258,6 +258,7 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
         unapplied_generation_settings=lambda: [],
         sampling_settings=lambda: [],
         sampling_limits=lambda: {},
+        assisted=lambda: [],
         generation_file="generation_config.json",
     )
     got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)

@@ -165,3 +165,84 @@ def test_a_null_quantization_config_runs(tmp_path, monkeypatch):
     """quantization_config null is no quantization to transformers: the text is the plain model's."""
     folder = checkpoint(tmp_path / "m", fields={"quantization_config": None}, generation=GENERATION)
     assert ours(folder, monkeypatch)[:2] == theirs(folder)
+
+
+# --- config.json values with which transformers cannot build the model ---------------------------------------------
+
+
+def _config(folder: Path, **fields) -> Path:
+    """``folder`` with config.json given ``fields`` (None: written as null)."""
+    data = json.loads((folder / "config.json").read_text())
+    (folder / "config.json").write_text(json.dumps({**data, **fields}))
+    return folder
+
+
+def _as_llama(folder: Path) -> Path:
+    """A Mistral checkpoint's folder read as Llama (the same tensor names): model_type and architectures rewritten,
+    Mistral's own fields dropped."""
+    data = json.loads((folder / "config.json").read_text())
+    data = {k: v for k, v in data.items() if k not in ("sliding_window", "layer_types")}
+    (folder / "config.json").write_text(
+        json.dumps({**data, "model_type": "llama", "architectures": ["LlamaForCausalLM"]})
+    )
+    return folder
+
+
+REFUSED = {
+    "llama tie_word_embeddings null": (
+        ("LlamaConfig", None),
+        {"tie_word_embeddings": None},
+        "field 'tie_word_embeddings' is null",
+    ),
+    "llama attention_bias null": (("LlamaConfig", None), {"attention_bias": None}, "field 'attention_bias' is null"),
+    "mistral num_key_value_heads null": (
+        ("MistralConfig", {"sliding_window": None, "num_key_value_heads": 4}),
+        {"num_key_value_heads": None},
+        "field 'num_key_value_heads' is null",
+    ),
+    "qwen2 max_window_layers null": (
+        ("Qwen2Config", None),
+        {"max_window_layers": None},
+        "field 'max_window_layers' is null",
+    ),
+    "qwen2 use_sliding_window null": (
+        ("Qwen2Config", None),
+        {"use_sliding_window": None},
+        "field 'use_sliding_window' is null",
+    ),
+    "qwen2 head_dim null": (("Qwen2Config", None), {"head_dim": None}, "field 'head_dim' is null"),
+    "pad_token_id past the vocabulary": (("LlamaConfig", None), {"pad_token_id": 320}, "pad_token_id 320 is not a row"),
+    "pad_token_id below it": (("Qwen2Config", None), {"pad_token_id": -321}, "pad_token_id -321 is not a row"),
+    "llama hidden_size over heads not whole": (
+        ("MistralConfig", {"sliding_window": None, "num_attention_heads": 6, "num_key_value_heads": 3, "head_dim": 16}),
+        "llama",
+        "hidden_size 64 is not a multiple of num_attention_heads 6",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_config_values_transformers_cannot_build_a_model_from_are_refused(tmp_path, monkeypatch, capsys, case):
+    """Values transformers 5 refuses when it reads config.json or builds the model: null in a field its config class
+    types without None (its strict validation), a null head_dim on Qwen2 (its attention takes the field as written),
+    a pad_token_id outside the embedding (nn.Embedding's padding index), a Llama hidden_size that is not a multiple
+    of num_attention_heads (LlamaConfig's check, even where head_dim sizes the heads). Before: the engine ran each,
+    reading null as the class's default, printing text where transformers has none; now import refuses it by name."""
+    (family, args), fields, named = REFUSED[case]
+    folder = checkpoint(tmp_path / "m", family, args, generation=GENERATION)
+    folder = _as_llama(folder) if fields == "llama" else _config(folder, **fields)
+    with pytest.raises(Exception) as failed:  # transformers' own refusal (its validation, or the model's build)
+        theirs(folder)
+    assert not isinstance(failed.value, AssertionError) or "Padding_idx" in str(failed.value)
+    _import_refused(folder, monkeypatch, capsys, named)
+
+
+def test_values_transformers_builds_from_still_run(tmp_path, monkeypatch):
+    """Their neighbours run as before: a pad_token_id of -1 (the embedding's last row, as some Llama files write it),
+    null where the class takes None (Llama's num_key_value_heads and head_dim, Qwen2's sliding_window)."""
+    folder = checkpoint(tmp_path / "m", "Qwen2Config", {"num_key_value_heads": 4}, generation=GENERATION)
+    _config(folder, pad_token_id=-1, num_key_value_heads=None, sliding_window=None)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
+    folder = checkpoint(tmp_path / "l", "LlamaConfig", {"num_key_value_heads": 4}, generation=GENERATION)
+    _config(folder, pad_token_id=-1, num_key_value_heads=None, head_dim=None)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
