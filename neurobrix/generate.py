@@ -48,6 +48,9 @@ class Sampling:
     epsilon_cutoff: float | None = None
     eta_cutoff: float | None = None
     top_h: float | None = None
+    # transformers' renormalize_logits: the scores after every warper replaced by their log-softmax (LogitNormalization,
+    # its last processor) before the draw's softmax, which rounds otherwise; None: the model's (``neurobrix.run``)
+    renormalize_logits: bool | None = None
 
     @property
     def penalty(self) -> float:
@@ -57,6 +60,7 @@ class Sampling:
         expect("Sampling.temperature", self.temperature, "a number")
         expect("Sampling.top_k", self.top_k, "an integer", optional=True)
         expect("Sampling.seed", self.seed, "an integer", optional=True)
+        expect("Sampling.renormalize_logits", self.renormalize_logits, "true or false", optional=True)
         for name in ("top_p", "repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h"):
             expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
         if not math.isfinite(self.temperature) or self.temperature < 0:
@@ -316,7 +320,7 @@ def sample(
 def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
     """One token per row drawn from the scores after transformers' sampling warpers, in generate's order and each
     computed as its warper computes it (so that a seeded draw picks what transformers' picks): temperature, top_h,
-    top_k, top_p, min_p, typical_p, epsilon_cutoff, eta_cutoff."""
+    top_k, top_p, min_p, typical_p, epsilon_cutoff, eta_cutoff; then renormalize_logits' log-softmax."""
     scores = logits.float() / opts.temperature
     if opts.top_h is not None:
         scores = _top_h(scores, opts.top_h)
@@ -354,6 +358,8 @@ def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | Non
             floor = torch.min(epsilon, torch.sqrt(epsilon) * torch.exp(-entropy))[..., None]
         drop = (probs < floor) & (scores < torch.topk(scores, 1)[0][..., -1, None])
         scores = scores.masked_fill(drop, -math.inf)
+    if opts.renormalize_logits:
+        scores = scores.log_softmax(dim=-1)
     probs = scores.softmax(dim=-1)
     try:  # one draw per row: torch checks the probabilities on the host (no device assert), as transformers' draw
         return torch.multinomial(probs, 1, generator=generator)[:, 0]

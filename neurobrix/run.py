@@ -171,7 +171,7 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
         if taken:
             sampling = dataclasses.replace(sampling, **taken)
             default = "top_k" in taken and tokenizer.generation.get("top_k") is None
-            shown = [f"{k} {v:g}" for k, v in taken.items() if not (k == "top_k" and default)]
+            shown = [k if v is True else f"{k} {v:g}" for k, v in taken.items() if not (k == "top_k" and default)]
             source = [f"{', '.join(shown)} from the model's {tokenizer.generation_file}"] if shown else []
             if default:
                 source.insert(0, f"top_k {taken['top_k']} (transformers' default: the model sets none)")

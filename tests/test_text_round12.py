@@ -246,3 +246,45 @@ def test_values_transformers_builds_from_still_run(tmp_path, monkeypatch):
     folder = checkpoint(tmp_path / "l", "LlamaConfig", {"num_key_value_heads": 4}, generation=GENERATION)
     _config(folder, pad_token_id=-1, num_key_value_heads=None, head_dim=None)
     assert ours(folder, monkeypatch)[:2] == theirs(folder)
+
+
+# --- renormalize_logits: the draw's distribution bit for bit ------------------------------------------------------
+
+
+def test_renormalize_logits_hands_the_draw_transformers_distribution_bit_for_bit():
+    """generation_config.json's renormalize_logits makes transformers' last processor a log-softmax of the warped
+    scores (LogitNormalization), whose softmax the draw takes: in float32 not the plain softmax bit for bit (checked),
+    so a seeded draw near a boundary picks another token. Before: the engine ignored the setting and handed the draw
+    the plain softmax."""
+    from test_model_reference import handed_to_the_draw
+    from transformers.generation import logits_process as lp
+
+    from neurobrix.generate import Sampling
+
+    gen = torch.Generator().manual_seed(0)
+    rows = [torch.randn((4, 64), generator=gen) * 3, torch.randint(-3, 4, (4, 40), generator=gen).float()]
+    differs = False
+    for logits in rows:
+        for option in ({}, {"top_k": 7}, {"top_p": 0.8, "min_p": 0.05}):
+            scores = logits / 0.8
+            for name, warper in (("top_k", lp.TopKLogitsWarper), ("top_p", lp.TopPLogitsWarper)):
+                if name in option:
+                    scores = warper(option[name])(None, scores)
+            if "min_p" in option:
+                scores = lp.MinPLogitsWarper(option["min_p"])(None, scores)
+            want = lp.LogitNormalization()(None, scores).softmax(dim=-1)
+            differs |= not torch.equal(want, scores.softmax(dim=-1))
+            _, (handed,) = handed_to_the_draw(logits, Sampling(0.8, renormalize_logits=True, **option))
+            assert torch.equal(handed, want), option
+    assert differs
+
+
+def test_renormalize_logits_from_the_model_is_sampled_with(model_folder, monkeypatch):
+    """The model's renormalize_logits is taken when sampling (named in the note), and the seeded text is
+    transformers'."""
+    (model_folder / "generation_config.json").write_text(
+        json.dumps({**GENERATION, "renormalize_logits": True, "top_k": 20})
+    )
+    ids, text, notes = ours(model_folder, monkeypatch, sample=True)
+    assert (ids, text) == sampled(model_folder)
+    assert any("top_k 20, renormalize_logits from the model's" in n for n in notes), notes
