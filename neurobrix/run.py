@@ -157,8 +157,8 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
-    assisted = tokenizer.assisted()
-    if assisted and sampling.temperature > 0:
+    assisted = tokenizer.assisted() if sampling.temperature > 0 else []
+    if assisted:
         raise UsageError(
             f"the model's {tokenizer.generation_file} sets {', '.join(assisted)}: transformers' generate then samples "
             "by assisted generation, whose draws differ from token-by-token sampling, which NeuroBrix does not run; "
