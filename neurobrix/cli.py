@@ -353,8 +353,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="K",
         help=(
-            "sample among the K most likely tokens (default: the model's generation_config.json top_k, else 50, as "
-            "transformers' generate)"
+            "sample among the K most likely tokens, 0 = all (default: the model's generation_config.json top_k, "
+            "else 50, as transformers' generate)"
         ),
     )
     run.add_argument(
@@ -362,7 +362,8 @@ def build_parser() -> argparse.ArgumentParser:
         type=float,
         default=None,
         metavar="P",
-        help="sample within the top-P probability mass, 0 < P <= 1 (default: the model's top_p, else 1, all)",
+        help="sample within the top-P probability mass, 0 <= P <= 1 (0: the most likely token; default: the model's "
+        "top_p, else 1, all)",
     )
     run.add_argument(
         "--seed", type=int, default=None, metavar="S", help="random seed for sampling (default: none, each run differs)"

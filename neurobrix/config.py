@@ -40,6 +40,15 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 }
 # the MLP activations transformers' ACT2FN maps to SiLU (the only one the engine's kernels compute)
 SILU = ("silu", "swish")
+# fields of transformers' config classes whose type leaves out None: a config.json writing null there is refused by
+# the class's validation (the fields the engine reads itself, sizes and eps, are refused as missing by ``need``)
+NOT_NULL = ("chunk_size_feed_forward", "is_encoder_decoder", "initializer_range", "use_cache", "tie_word_embeddings")
+NOT_NULL_BY_ARCH = {
+    "llama": ("attention_bias", "mlp_bias"),
+    "mistral": ("num_key_value_heads", "attention_dropout"),
+    "qwen2": ("use_sliding_window", "max_window_layers", "attention_dropout"),
+}
+CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
 
 
 class ConfigError(UsageError):
@@ -117,6 +126,7 @@ class ModelConfig:
                 f"({', '.join(ARCHITECTURES)})"
             )
         arch = found[0]
+        _refused_by_transformers(arch, data, source)
         data = {**DEFAULTS[arch], **data}
         # what transformers' model computes with these fields, and the engine does not: refused, never dropped
         act = data.get("hidden_act", "silu")
@@ -130,6 +140,13 @@ class ModelConfig:
             raise ConfigError(
                 f"{source}: transformers_weights {data['transformers_weights']!r} (the weights file transformers loads "
                 "in place of model.safetensors or its shard index) is not supported"
+            )
+        quantization = data.get("quantization_config")
+        if quantization is not None:  # from_pretrained loads the weights through its quantizer (or needs its package)
+            method = quantization.get("quant_method") if isinstance(quantization, Mapping) else None
+            raise ConfigError(
+                f"{source}: quantization_config (quant_method {method!r}) is not supported: transformers loads the "
+                "weights through that quantizer, computing with other numbers than the file's, which NeuroBrix does not"
             )
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = size("num_key_value_heads", heads)
@@ -163,6 +180,35 @@ class ModelConfig:
                 eos if isinstance(eos := data.get("eos_token_id"), list) else ([] if eos is None else [eos])
             ),
             sliding_window=window,
+        )
+
+
+def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) -> None:
+    """Values with which transformers cannot build the model, refused as it refuses them (the engine would run a model
+    of its own reading): null in a field its config class types without None (its validation), a Llama hidden_size
+    that is not a multiple of num_attention_heads (LlamaConfig's, even with a head_dim of its own), a null head_dim
+    on Qwen2 (its attention takes the field as written), a pad_token_id outside the embedding (the padding row of
+    nn.Embedding)."""
+    for name in NOT_NULL + NOT_NULL_BY_ARCH[arch]:
+        if name in data and data[name] is None:
+            raise ConfigError(f"{source}: field '{name}' is null, which transformers' {CLASSES[arch]} refuses")
+    heads, hidden = data.get("num_attention_heads"), data.get("hidden_size")
+    if arch == "llama" and isinstance(heads, int) and isinstance(hidden, int) and heads > 0 and hidden % heads:
+        raise ConfigError(
+            f"{source}: hidden_size {hidden} is not a multiple of num_attention_heads {heads}, which transformers' "
+            "LlamaConfig refuses (whatever head_dim says)"
+        )
+    if arch == "qwen2" and "head_dim" in data and data["head_dim"] is None:
+        raise ConfigError(f"{source}: field 'head_dim' is null, with which transformers' Qwen2 attention fails")
+    pad, vocab = data.get("pad_token_id"), data.get("vocab_size")
+    if (
+        pad is not None
+        and isinstance(vocab, int)
+        and (isinstance(pad, bool) or not isinstance(pad, int) or not -vocab <= pad < vocab)
+    ):
+        raise ConfigError(
+            f"{source}: pad_token_id {pad!r} is not a row of the {vocab}-row embedding, which transformers' model "
+            "refuses (the embedding's padding index)"
         )
 
 

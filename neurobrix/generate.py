@@ -33,8 +33,8 @@ class SamplingError(UsageError):
 @dataclass(frozen=True)
 class Sampling:
     temperature: float = 0.0  # 0 = greedy
-    top_k: int | None = None
-    top_p: float | None = None
+    top_k: int | None = None  # 0: no top-k limit (transformers' top_k=0), None: the model's (``neurobrix.run``)
+    top_p: float | None = None  # in [0, 1]: 0 keeps the most likely token, 1 every token
     seed: int | None = None
     # transformers' repetition penalty: a logit of a token the sequence holds (prompt or generated) divided by
     # it when positive, multiplied when negative; 1 = none. None: the model's (``neurobrix.run``), else 1
@@ -48,6 +48,9 @@ class Sampling:
     epsilon_cutoff: float | None = None
     eta_cutoff: float | None = None
     top_h: float | None = None
+    # transformers' renormalize_logits: the scores after every warper replaced by their log-softmax (LogitNormalization,
+    # its last processor) before the draw's softmax, which rounds otherwise; None: the model's (``neurobrix.run``)
+    renormalize_logits: bool | None = None
 
     @property
     def penalty(self) -> float:
@@ -57,14 +60,17 @@ class Sampling:
         expect("Sampling.temperature", self.temperature, "a number")
         expect("Sampling.top_k", self.top_k, "an integer", optional=True)
         expect("Sampling.seed", self.seed, "an integer", optional=True)
+        expect("Sampling.renormalize_logits", self.renormalize_logits, "true or false", optional=True)
         for name in ("top_p", "repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h"):
             expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
         if not math.isfinite(self.temperature) or self.temperature < 0:
             raise UsageError(f"--temperature must be a number >= 0, got {self.temperature}")
-        if self.top_k is not None and self.top_k < 1:
-            raise UsageError(f"--top-k must be >= 1, got {self.top_k}")
-        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 < self.top_p <= 1):
-            raise UsageError(f"--top-p must be in (0, 1], got {self.top_p}")
+        # as transformers' generate takes them: top_k 0 builds no top-k warper (all tokens), top_p 0 keeps the most
+        # likely token (its warper takes [0, 1])
+        if self.top_k is not None and self.top_k < 0:
+            raise UsageError(f"--top-k must be >= 0 (0: no top-k limit), got {self.top_k}")
+        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 <= self.top_p <= 1):
+            raise UsageError(f"--top-p must be in [0, 1], got {self.top_p}")
         if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
         if not (math.isfinite(self.penalty) and self.penalty > 0):
@@ -314,11 +320,11 @@ def sample(
 def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | None) -> torch.Tensor:
     """One token per row drawn from the scores after transformers' sampling warpers, in generate's order and each
     computed as its warper computes it (so that a seeded draw picks what transformers' picks): temperature, top_h,
-    top_k, top_p, min_p, typical_p, epsilon_cutoff, eta_cutoff."""
+    top_k, top_p, min_p, typical_p, epsilon_cutoff, eta_cutoff; then renormalize_logits' log-softmax."""
     scores = logits.float() / opts.temperature
     if opts.top_h is not None:
         scores = _top_h(scores, opts.top_h)
-    if opts.top_k is not None:
+    if opts.top_k:  # 0: no limit, as transformers' generate builds no TopKLogitsWarper then
         kth = torch.topk(scores, min(opts.top_k, scores.shape[-1]))[0][..., -1, None]
         scores = scores.masked_fill(scores < kth, -math.inf)
     if opts.top_p is not None and opts.top_p < 1:
@@ -352,6 +358,8 @@ def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | Non
             floor = torch.min(epsilon, torch.sqrt(epsilon) * torch.exp(-entropy))[..., None]
         drop = (probs < floor) & (scores < torch.topk(scores, 1)[0][..., -1, None])
         scores = scores.masked_fill(drop, -math.inf)
+    if opts.renormalize_logits:
+        scores = scores.log_softmax(dim=-1)
     probs = scores.softmax(dim=-1)
     try:  # one draw per row: torch checks the probabilities on the host (no device assert), as transformers' draw
         return torch.multinomial(probs, 1, generator=generator)[:, 0]

@@ -157,6 +157,13 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
                 f"note: repetition penalty {sampling.penalty:g} from the model's {tokenizer.generation_file} "
                 "(--repetition-penalty 1 turns it off)"
             )
+    assisted = tokenizer.assisted() if sampling.temperature > 0 else []
+    if assisted:
+        raise UsageError(
+            f"the model's {tokenizer.generation_file} sets {', '.join(assisted)}: transformers' generate then samples "
+            "by assisted generation, whose draws differ from token-by-token sampling, which NeuroBrix does not run; "
+            "decode greedily (--temperature 0: the same text as transformers') or remove the setting"
+        )
     if sampling.temperature > 0:
         # sampling: the model's filters (top-k, top-p where the user gave none; min_p, typical_p...) as generate applies
         # them, top-k 50 where the model sets none (transformers' default)
@@ -164,7 +171,7 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
         if taken:
             sampling = dataclasses.replace(sampling, **taken)
             default = "top_k" in taken and tokenizer.generation.get("top_k") is None
-            shown = [f"{k} {v:g}" for k, v in taken.items() if not (k == "top_k" and default)]
+            shown = [k if v is True else f"{k} {v:g}" for k, v in taken.items() if not (k == "top_k" and default)]
             source = [f"{', '.join(shown)} from the model's {tokenizer.generation_file}"] if shown else []
             if default:
                 source.insert(0, f"top_k {taken['top_k']} (transformers' default: the model sets none)")

@@ -472,6 +472,11 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     # multi-token prediction heads drafting tokens (generate refuses a model without them)
     "use_mtp": lambda v, settings: bool(v),
 }
+# settings that make transformers' generate decode by assisted generation (candidate tokens checked several at a
+# time): greedy, it keeps the tokens plain decoding picks; sampling, it draws each candidate's check in one multinomial
+# call over all of them (prompt lookup) or by speculative sampling from a draft's probabilities (its early-exit
+# layers), so a seed draws other tokens than token-by-token sampling: refused when sampling (``Tokenizer.assisted``)
+ASSISTED = ("prompt_lookup_num_tokens", "assistant_early_exit")
 # the settings that mask tokens, which the engine applies as transformers does (neurobrix.generate.Constraints)
 CONSTRAINTS = (
     "no_repeat_ngram_size",
@@ -488,8 +493,18 @@ CONSTRAINTS = (
     "exponential_decay_length_penalty",
 )
 # the sampling filters transformers' generate applies from these settings whenever it samples (its warpers), which
-# the engine applies when it samples (neurobrix.generate.Sampling); top_k is 50 where they set none
-SAMPLING_FIELDS = ("top_h", "top_k", "top_p", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff")
+# the engine applies when it samples (neurobrix.generate.Sampling), and their log-softmax (renormalize_logits); top_k
+# is 50 where they set none
+SAMPLING_FIELDS = (
+    "top_h",
+    "top_k",
+    "top_p",
+    "min_p",
+    "typical_p",
+    "epsilon_cutoff",
+    "eta_cutoff",
+    "renormalize_logits",
+)
 DEFAULT_TOP_K = 50  # transformers' GenerationConfig default, which generate applies where the settings have none
 # the settings the engine reads (or names as not applied) from generation_config.json, or from config.json when the
 # model has no generation_config.json, as transformers' GenerationConfig.from_model_config takes them there
@@ -504,6 +519,7 @@ GENERATION_FIELDS = frozenset(
         *SAMPLING_FIELDS,
         "assistant_confidence_threshold",
         "stop_strings",
+        *ASSISTED,
         *UNAPPLIED,
         *CONSTRAINTS,
     }
@@ -851,11 +867,17 @@ class Tokenizer:
         settings = self.generation
         return [f"{k}={settings[k]!r}" for k, on in UNAPPLIED.items() if k in settings and on(settings[k], settings)]
 
-    def sampling_limits(self) -> dict[str, int | float]:
+    def assisted(self) -> list[str]:
+        """The model's settings that make transformers' generate decode by assisted generation (``ASSISTED``), each as
+        ``name=value``."""
+        return [f"{k}={self.generation[k]!r}" for k in ASSISTED if self.generation.get(k) is not None]
+
+    def sampling_limits(self) -> dict[str, int | float | bool]:
         """The filters the model's generation settings sample with (``SAMPLING_FIELDS``), where they limit anything,
         as transformers' ``generate`` applies them whenever it samples: top_k >= 1 (50 where the settings have none:
-        transformers' default; 0 limits nothing), 0 < top_p < 1, min_p, typical_p < 1, epsilon_cutoff and eta_cutoff
-        above 0, top_h. A value transformers' warper refuses is refused, naming the field."""
+        transformers' default; 0 limits nothing), 0 <= top_p < 1, min_p, typical_p < 1, epsilon_cutoff and
+        eta_cutoff above 0, top_h; renormalize_logits when true. A value transformers' warper refuses is refused,
+        naming the field."""
         settings = self.generation
         limits: dict[str, int | float] = {}
 
@@ -892,6 +914,8 @@ class Tokenizer:
                 raise TokenizerError(f"{self.generation_path}: {name} must be {taken} to sample with, got {value!r}")
             if taken is not None:
                 limits[name] = taken
+        if settings.get("renormalize_logits") is True:  # LogitNormalization, after the warpers (only when exactly true)
+            limits["renormalize_logits"] = True
         return limits
 
     def sampling_settings(self) -> list[str]:

@@ -301,12 +301,12 @@ def test_run_help_shows_examples_and_the_exit_codes(capsys):
     assert "Exit codes: 0 ok, 1 failed or blocked, 2 usage" in help_text and "7 stored model damaged" in help_text
     assert "max_new_tokens, else its max_length less the prompt, else 256" in help_text
     assert (
-        "--top-k K sample among the K most likely tokens (default: the model's generation_config.json top_k, "
-        "else 50, as transformers' generate)" in help_text
+        "--top-k K sample among the K most likely tokens, 0 = all (default: the model's generation_config.json "
+        "top_k, else 50, as transformers' generate)" in help_text
     )
     assert (
-        "--top-p P sample within the top-P probability mass, 0 < P <= 1 (default: the model's top_p, else 1, all)"
-        in help_text
+        "--top-p P sample within the top-P probability mass, 0 <= P <= 1 (0: the most likely token; default: the "
+        "model's top_p, else 1, all)" in help_text
     )
     assert "--seed S random seed for sampling (default: none" in help_text
 

@@ -189,8 +189,8 @@ def test_a_transposed_tensor_of_the_right_size_is_refused(name):
         Sampling(temperature=math.nan),
         Sampling(temperature=-1.0),
         Sampling(top_p=math.nan),
-        Sampling(top_p=0.0),
-        Sampling(top_k=0),
+        Sampling(top_p=-0.1),
+        Sampling(top_k=-1),
         Sampling(repetition_penalty=0.0),
         Sampling(repetition_penalty=-1.1),
         Sampling(repetition_penalty=math.inf),
@@ -258,6 +258,7 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
         unapplied_generation_settings=lambda: [],
         sampling_settings=lambda: [],
         sampling_limits=lambda: {},
+        assisted=lambda: [],
         generation_file="generation_config.json",
     )
     got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)

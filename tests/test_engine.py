@@ -263,7 +263,7 @@ def test_bad_sampling_options(env):
     result = cli(
         "run", "--model", "llama", "--prompt", "hi", "--top-p", "1.5", env={"NEUROBRIX_HOME": str(env / "store")}
     )
-    assert result.returncode == 2 and "--top-p must be in (0, 1]" in result.stderr
+    assert result.returncode == 2 and "--top-p must be in [0, 1]" in result.stderr
     for seed in ("-1", str(2**64)):  # outside what torch's generator takes: one line, before the model loads
         result = cli(
             "run", "--model", "llama", "--prompt", "hi", "--seed", seed, env={"NEUROBRIX_HOME": str(env / "store")}

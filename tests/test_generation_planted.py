@@ -183,7 +183,8 @@ def test_one_new_token_has_no_decode_rate(device_pick):
 def test_a_seed_torch_cannot_take_and_a_penalty_of_zero_are_usage_errors():
     """--seed takes what torch.Generator.manual_seed takes, [0, 2**64), and --repetition-penalty what transformers'
     RepetitionPenaltyLogitsProcessor takes, above 0 (bounds made inclusive let 2**64 reach torch's own error and a
-    penalty of 0 divide by zero); --top-p is (0, 1] as the README says (0 included kept no token to draw from)."""
+    penalty of 0 divide by zero); --top-p is [0, 1] as transformers' TopPLogitsWarper takes it (0 keeps the most
+    likely token)."""
     from neurobrix.errors import UsageError
 
     torch.Generator().manual_seed(2**64 - 1)
@@ -192,7 +193,7 @@ def test_a_seed_torch_cannot_take_and_a_penalty_of_zero_are_usage_errors():
     with pytest.raises(ValueError):
         lp.RepetitionPenaltyLogitsProcessor(0.0)
     Sampling(temperature=1.0, top_p=1.0, seed=2**64 - 1, repetition_penalty=1e-3).validate()
-    for refused in (Sampling(seed=2**64), Sampling(repetition_penalty=0.0), Sampling(top_p=0.0)):
+    for refused in (Sampling(seed=2**64), Sampling(repetition_penalty=0.0), Sampling(top_p=-0.1)):
         with pytest.raises(UsageError):
             refused.validate()
 

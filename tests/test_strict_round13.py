@@ -65,9 +65,13 @@ def test_a_config_value_that_is_no_model_is_refused_naming_the_field(field, valu
 
 
 def test_a_hidden_size_below_the_head_count_is_refused():
-    """hidden_size // num_attention_heads of 0 was a head dim of 0 (tensors of size 0, a ZeroDivisionError)."""
+    """hidden_size // num_attention_heads of 0 was a head dim of 0 (tensors of size 0, a ZeroDivisionError); Llama's
+    hidden_size not a multiple of the heads is refused before, as transformers' LlamaConfig refuses it."""
+    sizes = {"hidden_size": 1, "num_attention_heads": 2, "num_key_value_heads": 1}
     with pytest.raises(ConfigError, match="head dim of 0"):
-        ModelConfig.from_hf(config_dict(hidden_size=1, num_attention_heads=2, num_key_value_heads=1), "config.json")
+        ModelConfig.from_hf(config_dict("mistral", **sizes), "config.json")
+    with pytest.raises(ConfigError, match="hidden_size 1 is not a multiple of num_attention_heads 2"):
+        ModelConfig.from_hf(config_dict(**sizes), "config.json")
 
 
 @pytest.mark.parametrize(
@@ -95,8 +99,10 @@ def test_a_qwen2_window_start_that_is_no_number_is_refused():
 
 def test_the_fields_transformers_fills_in_keep_their_defaults():
     """What the refusals above must not take away: a null or absent num_key_value_heads or head_dim is transformers'
-    default, a null tie_word_embeddings is not tied, and a head dim other than hidden / heads is the file's."""
-    cfg = ModelConfig.from_hf(config_dict(num_key_value_heads=None, head_dim=None, tie_word_embeddings=None))
+    default, an absent tie_word_embeddings is not tied (a null one transformers' LlamaConfig refuses: round 12), and a
+    head dim other than hidden / heads is the file's."""
+    data = {k: v for k, v in config_dict(num_key_value_heads=None, head_dim=None).items() if k != "tie_word_embeddings"}
+    cfg = ModelConfig.from_hf(data)
     assert (cfg.num_kv_heads, cfg.head_dim, cfg.tie_word_embeddings) == (2, 8, False)
     assert ModelConfig.from_hf(config_dict(head_dim=16)).head_dim == 16
     assert ModelConfig.from_hf(config_dict(rms_norm_eps=0)).rms_norm_eps == 0.0
