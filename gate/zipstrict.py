@@ -291,24 +291,6 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
     if any(p.fatal for p in problems):
         return [], problems
 
-    # the directory lists the entries in the order of their local headers, as every zip writer writes them (gate
-    # round 16): a reader that streams the file front to back (uv installing a wheel as it downloads, `bsdtar`,
-    # Java's ZipInputStream) meets them in that order, zipfile (pip, installer) in the directory's, and RECORD's order
-    # was judged against the directory's alone, so a wheel judged without its sdist carried a permutation of its
-    # members (hundreds of bits) that no installer reads alike
-    for before, after in zip(listed, listed[1:]):
-        if after.header_offset < before.header_offset:
-            problems.append(
-                ZipProblem(
-                    Check.G312,
-                    after.raw_name,
-                    f"the central directory lists it after {shown(before.raw_name)}, whose local entry (offset "
-                    f"{before.header_offset}) comes after its own (offset {after.header_offset}): a reader that "
-                    "streams the archive meets the members in another order than zipfile (pip, installer) lists them",
-                    True,
-                )
-            )
-            return [], problems
     covered = 0  # local headers and data must tile [0, cd_offset) exactly, in offset order
     for entry in sorted(listed, key=lambda e: e.header_offset):
         if entry.header_offset > covered:
@@ -326,6 +308,26 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         covered = max(covered, entry.data_offset + entry.compressed)
     if covered < cd_offset:
         problems.append(ZipProblem(Check.G311, *_gap(data, covered, cd_offset), True))
+    if any(p.fatal for p in problems):
+        return [], problems
+    # once they tile it (entries sharing bytes are G311), the directory lists the entries in the order of their local
+    # headers, as every zip writer writes them (gate round 16): a reader that streams the file front to back (uv
+    # installing a wheel as it downloads, `bsdtar`, Java's ZipInputStream) meets them in that order, zipfile (pip,
+    # installer) in the directory's, and RECORD's order was judged against the directory's alone, so a wheel judged
+    # without its sdist carried a permutation of its members (hundreds of bits) that no installer reads alike
+    for before, after in zip(listed, listed[1:]):
+        if after.header_offset < before.header_offset:
+            problems.append(
+                ZipProblem(
+                    Check.G312,
+                    after.raw_name,
+                    f"the central directory lists it after {shown(before.raw_name)}, whose local entry (offset "
+                    f"{before.header_offset}) comes after its own (offset {after.header_offset}): a reader that "
+                    "streams the archive meets the members in another order than zipfile (pip, installer) lists them",
+                    True,
+                )
+            )
+            break
     if any(p.fatal for p in problems):
         return [], problems
     return listed, problems
