@@ -189,6 +189,8 @@ class WheelArchive(Archive):
                 unsafe.add(name)
             self._entries[name] = entry
             _zip_mode(self, name, entry)
+            _zip_owner(self, name, entry)
+            _zip_attributes(self, name, entry)
             members.append(
                 Member(
                     name, entry.size, entry.compressed, _zip_kind(self, name, entry, data), executable=entry.executable
@@ -249,6 +251,108 @@ def _zip_mode(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
             name,
             f"mode {entry.mode:o}: its owner cannot {'list or enter it' if name.endswith('/') else 'read it'}; "
             "installers ignore that, `unzip` applies it",
+        )
+
+
+# Who owns an unpacked member, and who else may write it (gate round 16). pip, installer and uv write files as the user
+# installing, with that user's umask; an unpacker run as root hands each file to the owner its archive names and applies
+# its permission bits as written: GNU tar and bsdtar by default (the owner by name where the system knows the name, else
+# by number), tarfile's extractall without a filter (Python's default before 3.14) and `unzip -X` (the Info-ZIP Unix
+# owner records). This project's build writes owner 0 and no owner name in the sdist, no owner record in the wheel, and
+# modes 644 and 755: an owner other than root, or a group write bit, gives another user (a group such as `users`) the
+# sources a root build then runs, or the installed package.
+ROOT_NAMES = (b"", b"root")  # no name (the id decides: 0), or root's own
+GROUP_WRITE = 0o020
+
+
+def _group_write(archive: Archive, name: str, mode: int) -> None:
+    if mode & GROUP_WRITE and not mode & 0o002:  # world-writable is refused already (G315, G509)
+        archive.fail(
+            Check.G316,
+            name,
+            f"mode {mode & 0o7777:o}: writable by its group, which no build of this project writes (644 or 755): "
+            "GNU tar, tarfile's extractall (Python before 3.14) and `unzip` apply it, so every member of the group "
+            "the unpacker gives it can rewrite it; pip and uv ignore it",
+        )
+
+
+def _zip_owner(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
+    """G316 for an Info-ZIP Unix owner record naming another owner than root, or one not laid out as its format says,
+    in either header, and for a group-writable mode."""
+    for where, extra in (("central", entry.extra), ("local", entry.local_extra)):
+        for owner in zipstrict.owners(extra):
+            if owner is None:
+                archive.fail(
+                    Check.G316,
+                    name,
+                    f"a Unix owner record in its {where} header not laid out as its format says: `unzip -X` reads "
+                    "an owner from it that the gate cannot confirm",
+                )
+            elif owner != (0, 0):
+                archive.fail(
+                    Check.G316,
+                    name,
+                    f"a Unix owner record in its {where} header naming uid {owner[0]}, gid {owner[1]}: `unzip -X` run "
+                    "as root hands the file to that user and group; pip, installer and uv ignore it, and this "
+                    "project's build writes no owner",
+                )
+                break
+    _group_write(archive, name, entry.mode)
+
+
+def _tar_owner(archive: Archive, name: str, entry: tarstrict.TarEntry) -> None:
+    """G316 for an sdist member whose owner (its header's, or a pax header's over it) is not root's, and for a
+    group-writable mode."""
+    uid, gid, user, group = entry.owner
+    if uid or gid or user not in ROOT_NAMES or group not in ROOT_NAMES:
+        archive.fail(
+            Check.G316,
+            name,
+            f"owned by uid {uid} ({user.decode('ascii', 'replace') or 'no name'}), gid {gid} "
+            f"({group.decode('ascii', 'replace') or 'no name'}): GNU tar and tarfile's extractall run as root hand it "
+            "to that user and group (by name where the system knows it), who can rewrite the sources before a root "
+            "build runs them; this project's build writes owner 0 and no name",
+        )
+    _group_write(archive, name, entry.mode)
+
+
+# MS-DOS attributes (the external attributes' low 16 bits): 0x10 a folder (G304 judges it), 0x20 "archive" (set by
+# Windows writers, applied by no unpacker), 0x01 read-only. Others are applied by unpackers (`unzip` on Unix makes a
+# read-only member of an MS-DOS entry mode 444 where pip writes 644; 7-Zip and `unzip` on Windows apply read-only,
+# hidden and system to an MS-DOS entry) or name what no file in a wheel is (a volume label, a device) or are no
+# attribute at all: bits read by no installer. Internal attributes: bit 0, a text file (`unzip -a` converts its line
+# ends; Info-ZIP's zip sets it), the others reserved.
+DOS_READ_ONLY, DOS_FOLDER, DOS_ARCHIVE = 0x01, 0x10, 0x20
+DOS_NAMES = {0x02: "hidden", 0x04: "system", 0x08: "volume label", 0x40: "device", 0x80: "normal"}
+INTERNAL_TEXT = 0x0001
+
+
+def _zip_attributes(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
+    """G317 for MS-DOS attributes some unpacker applies otherwise than pip, or that no writer sets, and for reserved
+    internal attribute bits (gate round 16). Read-only passes only where the Unix mode says so too (Info-ZIP's zip
+    sets it for a file its owner cannot write): then every tool reads one mode."""
+    attributes = entry.attributes & ~(DOS_ARCHIVE | DOS_FOLDER)  # the folder bit on a file: G304 says so
+    if attributes & DOS_READ_ONLY and entry.mode and not entry.mode & 0o200:
+        attributes &= ~DOS_READ_ONLY
+    if attributes:
+        named = [what for bit, what in DOS_NAMES.items() if attributes & bit]
+        if attributes & DOS_READ_ONLY:
+            named.insert(0, "read-only (its Unix mode is writable, or none is given)")
+        if attributes & 0xFF00:
+            named.append(f"bits {attributes & 0xFF00:#06x}, no MS-DOS attribute")
+        archive.fail(
+            Check.G317,
+            name,
+            f"MS-DOS attributes {entry.attributes:#06x}: {', '.join(named)}: `unzip` on an MS-DOS entry installs a "
+            "read-only file (mode 444), 7-Zip and `unzip` on Windows apply read-only, hidden and system, pip, "
+            "installer and uv none of them; this project's build sets none",
+        )
+    if entry.internal & ~INTERNAL_TEXT:
+        archive.fail(
+            Check.G317,
+            name,
+            f"internal attributes {entry.internal:#06x}: bits past the text flag, reserved by the format and read "
+            "by no installer (bits carried into the upload unjudged)",
         )
 
 
@@ -329,6 +433,7 @@ class SdistArchive(Archive):
             if entry.kind == "dir" and not name.endswith("/"):
                 name += "/"
             self._entries[name] = entry
+            _tar_owner(self, name, entry)
             members.append(
                 Member(
                     name,

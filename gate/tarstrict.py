@@ -76,6 +76,8 @@ class TarEntry:
     data_offset: int
     link: bytes
     mode: int = 0o644  # the header's permission bits (an unpacking pip keeps the executable ones)
+    # who owns it once unpacked by root (GNU tar, tarfile): uid, gid, owner and group names (a pax header's, if any)
+    owner: tuple[int, int, bytes, bytes] = (0, 0, b"", b"")
 
 
 @dataclass(frozen=True)
@@ -106,6 +108,7 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
     entries: list[TarEntry] = []
     pos = 0
     pax_pending: bytes | None = None  # the name of the pax header waiting for its member
+    pax_records: dict[str, bytes] = {}  # what it sets
     while True:
         if pos + BLOCK > len(data):
             raise _Fatal(Check.G311, None, "the tar stream ends without its end-of-archive marker (two zero blocks)")
@@ -129,7 +132,7 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     "archive or hidden members, read by some tools)",
                 )
             return entries
-        raw_name, kind_flag, size, link, mode = _header(block, pos)
+        raw_name, kind_flag, size, link, mode, owner = _header(block, pos)
         start = pos + BLOCK
         end = start + -(-size // BLOCK) * BLOCK
         if end > len(data):
@@ -150,7 +153,7 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a pax header of {size} bytes: one that sets only times and owners fits in {_PAX_MAX}",
                 )
-            _check_pax(data[start : start + size], raw_name)
+            pax_records = _check_pax(data[start : start + size], raw_name)
             pax_pending = raw_name
         elif kind_flag in _EXTENSIONS:
             raise _Fatal(Check.G313, raw_name, f"{_EXTENSIONS[kind_flag]}: refused")
@@ -168,8 +171,15 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a {kind} with a link target {link[:40]!r}: uv refuses such an sdist, tarfile ignores the target",
                 )
-            entries.append(TarEntry(raw_name, kind, size, start, link, mode))
-            pax_pending = None
+            if pax_pending is not None:  # tarfile, GNU tar and bsdtar apply a pax header's owner over the header's
+                owner = (
+                    int(pax_records.get("uid", owner[0])),
+                    int(pax_records.get("gid", owner[1])),
+                    pax_records.get("uname", owner[2]),
+                    pax_records.get("gname", owner[3]),
+                )
+            entries.append(TarEntry(raw_name, kind, size, start, link, mode, owner))
+            pax_pending, pax_records = None, {}
             if len(entries) > max_members:
                 raise _Fatal(Check.G314, None, f"more than {max_members} members; the limit is {max_members}")
         else:
@@ -177,8 +187,8 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
         pos = end
 
 
-def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
-    """(name, type flag, size, link target, mode) of one header block, once it is found well formed."""
+def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int, tuple[int, int, bytes, bytes]]:
+    """(name, type flag, size, link target, mode, owner) of one header block, once it is found well formed."""
     name = _text(block[0:100], None, "name", pos)
     magic = block[257:265]
     if magic not in (_POSIX_MAGIC, _GNU_MAGIC):
@@ -226,8 +236,10 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
     # the owner and group names: read by no unpacker of an sdist (pip, uv), printed by `tar -tv` as they are, so bytes
     # after their NUL, or escape sequences that repaint a reviewer's terminal, passed unjudged; held to the printable
     # ASCII a pax header's uname and gname must be (gate round 14)
+    names = []
     for field, (lo, hi) in {"owner name": (265, 297), "group name": (297, 329)}.items():
         owner = _text(block[lo:hi], full, field, pos)
+        names.append(owner)
         if not _OWNER.fullmatch(owner):
             raise _Fatal(
                 Check.G312,
@@ -238,7 +250,7 @@ def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int]:
     mode = _octal(block[100:108], full, "mode")
     size = _octal(block[124:136], full, "size")
     link = _text(block[157:257], full, "link name", pos)
-    return full, block[156:157], size, link, mode
+    return full, block[156:157], size, link, mode, (values["uid"], values["gid"], names[0], names[1])
 
 
 def _text(field: bytes, name: bytes | None, what: str, pos: int) -> bytes:
@@ -263,11 +275,12 @@ def _octal(field: bytes, name: bytes | None, what: str) -> int:
     return int(number.group(1), 8) if number.group(1) else 0
 
 
-def _check_pax(payload: bytes, header_name: bytes) -> None:
-    """Refuse a pax header unless it only sets times and owners, each once (records: ``LEN KEY=VALUE\\n``)."""
+def _check_pax(payload: bytes, header_name: bytes) -> dict[str, bytes]:
+    """Refuse a pax header unless it only sets times and owners, each once (records: ``LEN KEY=VALUE\\n``); what it
+    sets."""
     if not payload:
         raise _Fatal(Check.G312, header_name, "a pax header with no record (uv refuses such an sdist)")
-    seen: set[str] = set()
+    seen: dict[str, bytes] = {}
     pos = 0
     while pos < len(payload):
         space = payload.find(b" ", pos)
@@ -293,7 +306,7 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
                 header_name,
                 f"a pax header that sets {key!r} twice: tarfile applies the last, uv refuses the sdist",
             )
-        seen.add(key)
+        seen[key] = value
         if not _PAX_VALUE[key].fullmatch(value):
             raise _Fatal(
                 Check.G312,
@@ -302,3 +315,4 @@ def _check_pax(payload: bytes, header_name: bytes) -> None:
                 "a time past its platform's range)",
             )
         pos += length
+    return seen

@@ -9,8 +9,9 @@ accepts only the archive that every tool reads alike:
 * the end-of-central-directory record is the last 22 bytes (no comment, nothing after it), on
   disk 0, without zip64;
 * the central directory ends where that record starts, and its entries' local headers and data
-  tile the file from byte 0 to the directory exactly (nothing before, between or hidden);
-* every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes);
+  tile the file from byte 0 to the directory exactly (nothing before, between or hidden), in the directory's order;
+* every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes, and the
+  extra records, which `unzip` reads from the local header and the zip crate from the central one);
 * only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
   extra fields, no extra field record but the timestamp and Unix-owner records zip writers put in wheels (each
   within its format's size, and the two the zip crate parses laid out as it reads them), no record twice in one
@@ -27,6 +28,7 @@ backwards, never compares local headers beyond the name, and decodes names its o
 
 from __future__ import annotations
 
+import dataclasses
 import stat
 import struct
 import zlib
@@ -113,6 +115,9 @@ class ZipEntry:
     header_offset: int
     data_offset: int
     made_by: int = 0x0314  # "version made by": the host system in its high byte, the zip version in its low
+    internal: int = 0  # the internal file attributes (bit 0: a text file, to `unzip -a`; the rest reserved)
+    extra: bytes = b""  # the central header's extra field, every record allowed (see _extra_problems)
+    local_extra: bytes = b""  # the local header's, its records agreeing with the central ones (_extras_disagree)
 
     @property
     def host(self) -> int:
@@ -217,7 +222,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             extra_len,
             comment_len,
             disk_start,
-            _internal,
+            internal,
             external,
             header_offset,
         ) = _CENTRAL.unpack_from(data, pos)
@@ -261,7 +266,19 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             )
         mode = external >> 16  # pip and installer read a Unix mode there whatever host "version made by" names
         entry = ZipEntry(
-            raw_name, flags, method, crc, compressed, size, mode, external & 0xFFFF, header_offset, 0, made_by
+            raw_name,
+            flags,
+            method,
+            crc,
+            compressed,
+            size,
+            mode,
+            external & 0xFFFF,
+            header_offset,
+            0,
+            made_by,
+            internal,
+            extra,
         )
         local = _local_entry(data, entry, (needed, flags, method, mtime, mdate, crc, compressed, size), cd_offset)
         if isinstance(local, str):
@@ -293,7 +310,31 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         problems.append(ZipProblem(Check.G311, *_gap(data, covered, cd_offset), True))
     if any(p.fatal for p in problems):
         return [], problems
+    # once they tile it (entries sharing bytes are G311), the directory lists the entries in the order of their local
+    # headers, as every zip writer writes them (gate round 16): a reader that streams the file front to back (uv
+    # installing a wheel as it downloads, `bsdtar`, Java's ZipInputStream) meets them in that order, zipfile (pip,
+    # installer) in the directory's, and RECORD's order was judged against the directory's alone, so a wheel judged
+    # without its sdist carried a permutation of its members (hundreds of bits) that no installer reads alike
+    for before, after in zip(listed, listed[1:]):
+        if after.header_offset < before.header_offset:
+            problems.append(
+                ZipProblem(
+                    Check.G312,
+                    after.raw_name,
+                    f"the central directory lists it after {shown(before.raw_name)}, whose local entry (offset "
+                    f"{before.header_offset}) comes after its own (offset {after.header_offset}): a reader that "
+                    "streams the archive meets the members in another order than zipfile (pip, installer) lists them",
+                    True,
+                )
+            )
+            break
+    if any(p.fatal for p in problems):
+        return [], problems
     return listed, problems
+
+
+def shown(raw: bytes) -> str:
+    return repr(raw.decode("utf-8", "backslashreplace"))
 
 
 def _gap(data: bytes, start: int, stop: int) -> tuple[bytes | None, str]:
@@ -391,22 +432,77 @@ def _local_entry(data: bytes, entry: ZipEntry, central: tuple[int, ...], cd_offs
     refused = _extra_problems(extra, "local")
     if refused:
         return "; ".join(refused)
+    disagreement = "" if _extra_problems(entry.extra, "central") else _extras_disagree(entry.extra, extra)
+    if disagreement:  # (a central field refused is reported as such: G313)
+        return disagreement
     data_offset = name_start + name_len + extra_len
     if data_offset + entry.compressed > cd_offset:
         return f"its {entry.compressed} compressed bytes run into the central directory"
-    return ZipEntry(
-        entry.raw_name,
-        entry.flags,
-        entry.method,
-        entry.crc,
-        entry.compressed,
-        entry.size,
-        entry.mode,
-        entry.attributes,
-        offset,
-        data_offset,
-        entry.made_by,
-    )
+    return dataclasses.replace(entry, header_offset=offset, data_offset=data_offset, local_extra=extra)
+
+
+def _records(extra: bytes) -> list[tuple[int, bytes]]:
+    """The (id, data) records of an extra field already found well formed by :func:`_extra_problems`."""
+    records, pos = [], 0
+    while pos + 4 <= len(extra):
+        field, length = struct.unpack_from("<HH", extra, pos)
+        records.append((field, extra[pos + 4 : pos + 4 + length]))
+        pos += 4 + length
+    return records
+
+
+def _extras_disagree(central: bytes, local: bytes) -> str:
+    """Why a member's local extra field says otherwise than its central one ('' when they agree; gate round 16).
+
+    Python's zipfile (pip, installer, twine) reads neither; `unzip` takes a member's modification time from the local
+    extended timestamp and, with -X, its owner from the local Unix record; the zip crate (uv) reads the central
+    records, or the local ones when it streams a wheel. So the two headers must hold the same records in the same
+    order, each saying the same: the central extended timestamp holds the modification time alone (APPNOTE's
+    Info-ZIP notes) and the central old Unix record the times alone, so there the central record must be the local
+    one's start, with the same flags; every other record is byte for byte the same. Hand-written: no library reads
+    both headers' extra fields."""
+    theirs, ours = _records(local), _records(central)
+    if [f for f, _ in theirs] != [f for f, _ in ours]:
+        return (
+            f"its local header's extra records ({', '.join(f'{f:#06x}' for f, _ in theirs) or 'none'}) are not the "
+            f"central directory's ({', '.join(f'{f:#06x}' for f, _ in ours) or 'none'}): `unzip` applies the local "
+            "ones (a time, an owner), zipfile reads none, the zip crate the central ones"
+        )
+    for (field, local_data), (_, central_data) in zip(theirs, ours):
+        if field == 0x5455:  # flags, then the times flagged (local) or the modification time alone (central)
+            same = local_data[:1] == central_data[:1] and local_data[: len(central_data)] == central_data
+        elif field == 0x5855:  # times, then the owner (local only)
+            same = local_data[: len(central_data)] == central_data and len(central_data) in (8, len(local_data))
+        else:
+            same = local_data == central_data
+        if not same:
+            return (
+                f"its local extra record {field:#06x} says {local_data.hex()}, the central directory's "
+                f"{central_data.hex()}: `unzip` applies the local one (a modification time, an owner), zipfile and "
+                "pip read neither, the zip crate the central one"
+            )
+    return ""
+
+
+def owners(extra: bytes) -> list[tuple[int, int] | None]:
+    """The (uid, gid) each Unix owner record of a well-formed extra field gives, None for one not laid out as its
+    format says: the new record (0x7875: version 1, then a size byte and a little-endian id of that size, for the uid
+    and then the gid) and the old one's local form (0x5855: two times, then a 2-byte uid and gid). `unzip -X`, run as
+    root, hands the file to that owner. Hand-written: zipfile skips both records."""
+    found: list[tuple[int, int] | None] = []
+    for field, data in _records(extra):
+        if field == 0x7875:
+            ids: list[int] = []
+            pos, laid_out = 1, data[:1] == b"\x01"
+            while laid_out and len(ids) < 2:
+                size = data[pos] if pos < len(data) else 0
+                laid_out = 1 <= size <= 8 and pos + 1 + size <= len(data)
+                ids.append(int.from_bytes(data[pos + 1 : pos + 1 + size], "little"))
+                pos += 1 + size
+            found.append((ids[0], ids[1]) if laid_out and pos == len(data) else None)
+        elif field == 0x5855 and len(data) > 8:
+            found.append(struct.unpack_from("<HH", data, 8) if len(data) == 12 else None)
+    return found
 
 
 class Unreadable(Exception):

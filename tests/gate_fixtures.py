@@ -297,6 +297,10 @@ class RawTarMember:
     pax: Mapping[str, str] | None = None  # a pax extended header before it
     gnu_long_name: str | None = None  # a GNU long-name member before it (the name some tools use instead)
     mode: int = 0o644
+    uid: int = 0  # the owner a root unpacker gives it (hatchling writes 0 and no names)
+    gid: int = 0
+    uname: str = ""
+    gname: str = ""
 
 
 def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
@@ -305,6 +309,7 @@ def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
     for m in members:
         info = tarfile.TarInfo(m.name)
         info.size, info.type, info.linkname, info.mode, info.mtime = len(m.data), m.type, m.linkname, m.mode, 0
+        info.uid, info.gid, info.uname, info.gname = m.uid, m.gid, m.uname, m.gname
         if m.gnu_long_name is not None:
             long = tarfile.TarInfo("././@LongLink")
             payload = m.gnu_long_name.encode() + b"\0"

@@ -18,7 +18,10 @@ Classes (each test is named after the attack it makes):
    out of the environment, or that installer's record validation refuses; a zip folder entry storing bytes behind a
    declared size of 0; control characters in metadata; a wheel member's mode that only ``unzip`` applies, or made on
    a host whose modes uv does not read; tar device numbers on a file or folder; and, in a wheel judged without its
-   sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips);
+   sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips; and, round 16, what a root
+   unpacker, `unzip`, Windows' unpackers or a streaming reader apply and the gate read nowhere: owners and group write
+   bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
+   order than the local entries);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -44,6 +47,7 @@ import io
 import os
 import re
 import resource
+import shutil
 import stat
 import struct
 import subprocess
@@ -66,6 +70,7 @@ from gate_fixtures import (
     raw_tar,
     raw_zip,
     read_wheel_member,
+    record_text,
     same_size_change,
     sdist_members,
     wheel_members,
@@ -2157,3 +2162,329 @@ def test_sdist_device_numbers_on_a_file_or_folder_are_refused(
         assert [m.name for m in unpacked.getmembers()] == [m.name.rstrip("/") for m in members]
     report = judge(write_sdist(tmp_path / built.sdist.name, bytes(tar)))
     assert "device numbers" in refused_with(report, "G312", members[target].name).message
+
+
+# 11. Round 16 (2026-12-03): what an unpacker run as root, `unzip`, Windows' unpackers and a reader streaming a wheel
+# apply or read of a member, and the gate read nowhere: its owner and group write bit (G316), its MS-DOS and internal
+# attributes (G317), its local header's extra records and its place in the central directory (G312). Each case
+# requires its finding to be the only one: before this round the gate passed every one of them.
+
+ROOT = hasattr(os, "geteuid") and os.geteuid() == 0
+UNZIP = shutil.which("unzip")
+
+
+def owner_record(uid: int, gid: int) -> bytes:
+    """An Info-ZIP Unix owner record (0x7875): version 1, a 4-byte uid, a 4-byte gid."""
+    return struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, uid, 4, gid)
+
+
+def timestamp(flags: int, *times: int) -> bytes:
+    """An Info-ZIP extended timestamp (0x5455): flags, then the times."""
+    return struct.pack(f"<HHB{len(times)}L", 0x5455, 1 + 4 * len(times), flags, *times)
+
+
+def ntfs(*times: int) -> bytes:
+    return struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, *times)
+
+
+def unzipped(wheel: Path, folder: Path, *options: str) -> Path:
+    """``unzip`` (Info-ZIP) of the wheel into ``folder``, with ``options`` (-X: the owners, applied as root)."""
+    assert UNZIP is not None
+    subprocess.run([UNZIP, "-q", "-o", *options, str(wheel), "-d", str(folder)], check=True, capture_output=True)
+    return folder
+
+
+def root_unpacked(sdist: Path, folder: Path) -> Path:
+    """The sdist unpacked as tarfile's extractall does without a filter (Python's default before 3.14)."""
+    with tarfile.open(sdist) as tar:
+        tar.extractall(folder, filter="fully_trusted")
+    return folder
+
+
+def known_id(kind: str, name: str) -> int | None:
+    import grp
+    import pwd
+
+    try:
+        return pwd.getpwnam(name).pw_uid if kind == "user" else grp.getgrnam(name).gr_gid
+    except KeyError:
+        return None
+
+
+TAR_OWNERS = {  # attack -> (the member, without the top folder; its RawTarMember fields)
+    "a file owned by uid 1000": ("neurobrix/__init__.py", {"uid": 1000}),
+    "a file of gid 100": ("neurobrix/__init__.py", {"gid": 100}),
+    "pyproject.toml owned by the name nobody, uid 0": ("pyproject.toml", {"uname": "nobody"}),
+    "pyproject.toml of the group named users, gid 0": ("pyproject.toml", {"gname": "users"}),
+    "a pax uid over the header's 0": ("neurobrix/__init__.py", {"pax": {"uid": "1000"}}),
+    "pax owner and group names": ("neurobrix/__init__.py", {"pax": {"uname": "nobody", "gname": "users"}}),
+    "a folder owned by uid 1000": ("neurobrix/", {"uid": 1000}),
+    "a group-writable file": ("neurobrix/__init__.py", {"mode": 0o664}),
+    "a group-writable folder": ("neurobrix/", {"mode": 0o775}),
+    "a group-writable table": (f"tables/{TABLE.path}", {"mode": 0o660}),
+}
+
+
+@pytest.mark.parametrize("attack", list(TAR_OWNERS))
+def test_sdist_member_owners_and_group_write_a_root_unpacker_applies_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """The gate read a tar header's owner and group (ids and names, a pax header's too) only as numbers and printable
+    names, and a mode's write bits only for anyone (world-writable): tarfile's extractall (unfiltered, Python before
+    3.14) and GNU tar run as root hand each member to the owner it names (by name where the system knows the name)
+    and apply its mode as written, so a user or group chosen by the sdist could rewrite pyproject.toml or the package
+    between the unpacking and a root build. pip and uv ignore both; hatchling writes owner 0, no names, 644 and 755."""
+    rel, fields = TAR_OWNERS[attack]
+    name = f"{built.root}/{rel}"
+    members = sdist_members(built.sdist)
+    if rel.endswith("/"):  # hatchling writes no folder entry: one above the package's files, as other writers do
+        members.insert(0, RawTarMember(name, b"", tarfile.DIRTYPE, mode=0o755))
+    target = next(m for m in members if m.name == name)
+    for key, value in fields.items():
+        setattr(target, key, value)
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    if ROOT:  # what a root unpacker makes of it: another owner, group or mode than the build's
+        unpacked = (root_unpacked(sdist, tmp_path / "unpacked") / name).stat()
+        honest = (0, 0, 0o755 if rel.endswith("/") else 0o644)
+        pax: dict[str, str] = fields.get("pax", {})  # type: ignore[assignment]
+        expected = [int(pax.get(f"{k}id", fields.get(f"{k}id", 0))) for k in "ug"] + [fields.get("mode", honest[2])]
+        for index, kind in enumerate(("user", "group")):  # the name first, where the system knows it
+            said = pax.get(f"{kind[0]}name") or fields.get(f"{kind[0]}name")
+            if said and known_id(kind, said) is not None:  # type: ignore[arg-type]
+                expected[index] = known_id(kind, said)  # type: ignore[arg-type]
+        assert (unpacked.st_uid, unpacked.st_gid, stat.S_IMODE(unpacked.st_mode)) == tuple(expected) != honest
+    report = judge(sdist)
+    refused_with(report, "G316", name, built.sdist.name)
+    assert codes(report) == {"G316"}
+
+
+ZIP_OWNERS = {  # attack -> (the member, its RawMember fields, what is said, what `unzip -X` run as root makes of it)
+    "an owner record naming uid 1000": ("neurobrix/cli.py", {"extra": owner_record(1000, 0)}, "uid 1000", (1000, 0)),
+    "an owner record naming gid 100": (TABLE.wheel_path, {"extra": owner_record(0, 100)}, "gid 100", (0, 100)),
+    "the old Unix record's owner, in the local header": (
+        "neurobrix/__init__.py",
+        {
+            "extra": struct.pack("<HH2L", 0x5855, 8, 1, 2),  # the central form: the times alone
+            "local_extra": struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 1000, 100),
+        },
+        "uid 1000, gid 100",
+        (1000, 100),
+    ),
+    "an owner record of version 2": (
+        "neurobrix/cli.py",
+        {"extra": struct.pack("<HHBBLBL", 0x7875, 11, 2, 4, 1000, 4, 0)},
+        "not laid out",
+        None,
+    ),
+    "an owner record whose uid runs over its gid": (
+        "neurobrix/cli.py",
+        {"extra": struct.pack("<HHBBLBL", 0x7875, 11, 1, 8, 1000, 4, 0)},
+        "not laid out",
+        None,
+    ),
+    "a group-writable file": ("neurobrix/cli.py", {"mode": 0o100664}, "writable by its group", None),
+    "a group-writable table": (TABLE.wheel_path, {"mode": 0o100660}, "writable by its group", None),
+    "a group-writable folder": ("neurobrix/", {"mode": 0o40775}, "writable by its group", None),
+}
+
+
+@pytest.mark.parametrize("attack", list(ZIP_OWNERS))
+def test_wheel_member_owners_and_group_write_unzip_applies_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """The gate allowed the Info-ZIP Unix owner records with any uid and gid, and a mode's group write bit: `unzip -X`
+    run as root hands the installed file to that owner, and `unzip` applies the group write bit (pip, installer and
+    uv ignore both, hatchling writes neither), so a group of the wheel's choosing could rewrite the package."""
+    name, fields, said, owner = ZIP_OWNERS[attack]
+    members = wheel_members(built.wheel)
+    if name.endswith("/"):
+        members.insert(0, RawMember(name.encode(), b"", zipfile.ZIP_STORED, mode=fields["mode"]))  # type: ignore[arg-type]
+    else:
+        for key, value in fields.items():
+            setattr(member(members, name), key, value)
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    if UNZIP and (owner is None or ROOT):
+        unpacked = (unzipped(wheel, tmp_path / "unzipped", "-X") / name).stat()
+        if owner is not None:
+            assert (unpacked.st_uid, unpacked.st_gid) == owner
+        elif "mode" in fields:
+            assert stat.S_IMODE(unpacked.st_mode) == fields["mode"] & 0o777  # type: ignore[operator]
+    report = judge(wheel)
+    assert said in refused_with(report, "G316", name, built.wheel.name).message
+    assert codes(report) == {"G316"}
+
+
+DOS_ATTRIBUTES = {  # attack -> (member, host byte, the low 16 bits of the external attributes, internal ones, said)
+    "read-only on an MS-DOS entry": ("neurobrix/cli.py", 0, 0x01, 0, "read-only"),
+    "read-only on a Unix entry whose mode is writable": (TABLE.wheel_path, 3, 0x01, 0, "read-only"),
+    "hidden": ("neurobrix/__init__.py", 3, 0x02, 0, "hidden"),
+    "hidden and system on an MS-DOS entry": ("neurobrix/__init__.py", 0, 0x06, 0, "hidden, system"),
+    "a volume label": ("neurobrix/cli.py", 3, 0x08, 0, "volume label"),
+    "a byte past the MS-DOS attributes": ("neurobrix/cli.py", 3, 0xAB00, 0, "no MS-DOS attribute"),
+    "reserved internal attribute bits": ("neurobrix/cli.py", 3, 0, 0xFFFE, "internal attributes"),
+}
+
+
+def with_attributes(data: bytes, name: str, host: int, attributes: int, internal: int) -> bytes:
+    def edit(out: bytearray, at: int, raw: bytes) -> None:
+        if raw == name.encode():
+            out[at + 5] = host
+            struct.pack_into("<H", out, at + 36, internal)
+            struct.pack_into("<H", out, at + 38, attributes)  # the low half of the external attributes
+
+    return with_central(data, edit)
+
+
+@pytest.mark.parametrize("attack", list(DOS_ATTRIBUTES))
+def test_wheel_member_attributes_other_unpackers_apply_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate read one MS-DOS attribute, the folder bit, and no internal attribute: `unzip` installs a read-only
+    MS-DOS entry with mode 444 where pip writes 644, 7-Zip and `unzip` on Windows apply read-only, hidden and system,
+    and the other bits (a volume label, a byte past the attributes, reserved internal bits) are read by no installer,
+    bits carried into the upload unjudged. hatchling sets none of them."""
+    name, host, attributes, internal, said = DOS_ATTRIBUTES[attack]
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    wheel.write_bytes(with_attributes(raw_zip(wheel_members(built.wheel)), name, host, attributes, internal))
+    with zipfile.ZipFile(wheel) as z:  # what zipfile (pip) reads: the same member, the bits beside its mode
+        info = z.getinfo(name)
+        assert (info.create_system, info.external_attr & 0xFFFF, info.internal_attr) == (host, attributes, internal)
+    if UNZIP and attributes == 0x01 and host == 0:
+        assert stat.S_IMODE((unzipped(wheel, tmp_path / "unzipped") / name).stat().st_mode) == 0o444
+    report = judge(wheel)
+    assert said in refused_with(report, "G317", name, built.wheel.name).message
+    assert codes(report) == {"G317"}
+
+
+def test_wheel_member_attributes_writers_set_alike_pass(built: Built, tmp_path: Path) -> None:
+    """Controls: the archive bit (Windows writers), the text bit (Info-ZIP's zip) and read-only where the Unix mode
+    says so too (Info-ZIP's zip, for a file its owner cannot write) are read alike by every tool."""
+    members = wheel_members(built.wheel)
+    member(members, "neurobrix/cli.py").mode = 0o100444
+    data = with_attributes(raw_zip(members), "neurobrix/cli.py", 3, 0x01, 1)
+    data = with_attributes(data, "neurobrix/__init__.py", 0, 0x20, 1)
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(data)
+    assert judge(wheel).findings == []
+
+
+EXTRA_DISAGREEMENTS = {  # attack -> (the central header's extra field, the local header's)
+    "an extended timestamp in the local header only": (b"", timestamp(1, 2_000_000_000)),
+    "an extended timestamp in the central header only": (timestamp(1, 1_000_000_000), b""),
+    "modification times that differ": (timestamp(1, 1_000_000_000), timestamp(1, 2_000_000_000)),
+    "timestamp flags that differ": (timestamp(3, 1_000_000_000), timestamp(1, 1_000_000_000)),
+    "an owner that differs": (owner_record(0, 0), owner_record(1000, 0)),
+    "NTFS times that differ": (ntfs(1, 2, 3), ntfs(1, 2, 4)),
+    "the same records in another order": (
+        timestamp(1, 1_000_000_000) + owner_record(0, 0),
+        owner_record(0, 0) + timestamp(1, 1_000_000_000),
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(EXTRA_DISAGREEMENTS))
+def test_local_extra_records_that_differ_from_the_central_ones_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """Every field of a local header was compared with its central entry but the extra field: `unzip` takes a file's
+    modification time from the local extended timestamp (and its owner from the local Unix record, with -X), zipfile
+    (pip, installer) reads neither header's records, the zip crate (uv) the central ones, or the local ones when it
+    streams a wheel; so one member had two times, or two owners, and the local records were bytes no check read."""
+    central, local = EXTRA_DISAGREEMENTS[attack]
+    members = wheel_members(built.wheel)
+    table = member(members, TABLE.wheel_path)
+    table.extra, table.local_extra = central, local
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    if UNZIP and attack == "modification times that differ":  # unzip applies the local time, which zipfile never sees
+        assert (unzipped(wheel, tmp_path / "unzipped") / TABLE.wheel_path).stat().st_mtime == 2_000_000_000
+    report = judge(wheel)
+    assert "local" in refused_with(report, "G312", TABLE.wheel_path, built.wheel.name).message
+    assert codes(report) == {"G312"}
+
+
+def test_local_extra_records_as_info_zip_writes_them_pass(built: Built, tmp_path: Path) -> None:
+    """Control: Info-ZIP writes a local extended timestamp with every time it flags and the central one with the
+    modification time alone, and the old Unix record's owner in the local header only; those agree."""
+    members = wheel_members(built.wheel)
+    table = member(members, TABLE.wheel_path)
+    table.local_extra = timestamp(3, 1_000_000_000, 1_000_000_001) + struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 0, 0)
+    table.extra = timestamp(3, 1_000_000_000) + struct.pack("<HH2L", 0x5855, 8, 1, 2)
+    assert judge(write_wheel(built, tmp_path, members)).findings == []
+
+
+@pytest.mark.skipif(shutil.which("zip") is None, reason="needs Info-ZIP's zip")
+def test_the_same_wheel_written_by_info_zip_passes(built: Built, tmp_path: Path) -> None:
+    """Control: Info-ZIP's `zip`, run as root, writes extended timestamps (local and central forms), an owner record of
+    uid 0 and text bits: nothing the round-16 checks refuse (run as another user, its owner record names that user,
+    whom `unzip -X` run as root would hand the files: G316)."""
+    source = tmp_path / "src"
+    with zipfile.ZipFile(built.wheel) as z:
+        names = z.namelist()
+        for info in z.infolist():
+            path = source / info.filename
+            path.parent.mkdir(parents=True, exist_ok=True)
+            path.write_bytes(z.read(info))
+            path.chmod(info.external_attr >> 16 & 0o777 or 0o644)
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    subprocess.run(["zip", "-q", "-D", str(wheel), *names], cwd=source, check=True)
+    with zipfile.ZipFile(wheel) as z:
+        assert all(info.extra for info in z.infolist())
+    report = judge(wheel)
+    if ROOT:
+        assert report.findings == []
+    else:
+        assert codes(report) == {"G316"}
+
+
+def directory_reordered(built: Built, order: Callable[[list[bytes]], list[bytes]]) -> tuple[bytes, list[str]]:
+    """The wheel with its local entries as the build wrote them and its central directory in ``order`` (RECORD's rows
+    written in the directory's order, RECORD's own last, as a wheel writer lists them); and the directory's names."""
+    members = wheel_members(built.wheel)
+    record = members[-1]
+    listed = order([m.name for m in members])
+    by_name = {m.name: m for m in members}
+    record.data = record_text(((n.decode(), by_name[n].data) for n in listed), record.name.decode())
+    data = raw_zip(members)
+    start = struct.unpack_from("<L", data, len(data) - 6)[0]
+    entries, at = {}, start
+    while data[at : at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<3H", data, at + 28)
+        entries[data[at + 46 : at + 46 + name_len]] = data[at : at + 46 + name_len + extra_len + comment_len]
+        at += 46 + name_len + extra_len + comment_len
+    return data[:start] + b"".join(entries[n] for n in listed) + data[at:], [n.decode() for n in listed]
+
+
+def streamed_names(data: bytes) -> list[str]:
+    """The members in the order a reader streaming the file front to back meets their local headers."""
+    names, at = [], 0
+    while data[at : at + 4] == b"PK\x03\x04":
+        compressed, name_len, extra_len = struct.unpack_from("<L4xHH", data, at + 18)
+        names.append(data[at + 30 : at + 30 + name_len].decode())
+        at += 30 + name_len + extra_len + compressed
+    return names
+
+
+DIRECTORY_ORDERS = {  # attack -> the central directory's order, from the local entries' (RECORD's last)
+    "the directory reversed, RECORD last": lambda names: names[-2::-1] + names[-1:],
+    "two members swapped": lambda names: [names[1], names[0], *names[2:]],
+    "RECORD listed first": lambda names: names[-1:] + names[:-1],
+    "one member moved to the end": lambda names: names[1:] + names[:1],
+}
+
+
+@pytest.mark.parametrize("attack", list(DIRECTORY_ORDERS))
+def test_a_central_directory_in_another_order_than_the_local_entries_is_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """The local entries had to tile the file, in any order the directory liked: a reader streaming a wheel front to
+    back (uv installing one as it downloads, `bsdtar`, Java's ZipInputStream) meets the members in one order, zipfile
+    (pip, installer) in another, and RECORD's order was judged against the directory's only, so a wheel judged alone
+    carried a permutation of its members no installer reads alike. Every zip writer writes the two in one order."""
+    data, listed = directory_reordered(built, DIRECTORY_ORDERS[attack])
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(data)
+    with zipfile.ZipFile(wheel) as z:
+        assert z.namelist() == listed != streamed_names(data)
+    report = judge(wheel)
+    assert "streams" in next(f.message for f in report.findings if f.code == "G312")
+    assert codes(report) == {"G312"}

@@ -964,3 +964,33 @@ def test_a_device_name_with_spaces_before_its_extension_is_refused(name: str) ->
     from gate.names import name_problems
 
     assert [(c, "device name" in why) for c, why in name_problems(name)] == [(Check.G310, True)]
+
+
+@pytest.mark.parametrize(
+    ("extra", "owners"),
+    [
+        (struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, 0, 4, 0), [(0, 0)]),
+        (struct.pack("<HHBBHBL", 0x7875, 9, 1, 2, 1000, 4, 100), [(1000, 100)]),
+        (struct.pack("<HHBBLBL", 0x7875, 11, 2, 4, 0, 4, 0), [None]),  # another version
+        (struct.pack("<HHBBLB", 0x7875, 7, 1, 4, 0, 4), [None]),  # a gid cut short
+        (struct.pack("<HHBBL", 0x7875, 6, 1, 0, 0) + b"", [None]),  # an id of no bytes
+        (struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 7, 8), [(7, 8)]),
+        (struct.pack("<HH2L", 0x5855, 8, 1, 2), []),  # the central form: times only
+        (struct.pack("<HHBL", 0x5455, 5, 1, 1), []),
+    ],
+)
+def test_unix_owner_records_are_read_as_unzip_reads_them(extra: bytes, owners: list[tuple[int, int] | None]) -> None:
+    """Round 16: the owner `unzip -X` applies, from the new and the old Info-ZIP Unix record (G316 refuses any but
+    root's, and any record not laid out as its format says)."""
+    assert zipstrict.owners(extra) == owners
+
+
+def test_a_tar_members_owner_is_its_pax_headers_over_its_own() -> None:
+    """Round 16: tarfile and GNU tar apply a pax header's uid, gid, uname and gname over the ustar header's."""
+    members = [
+        RawTarMember("x-1.0/a", b"x", uid=5, gid=6, uname="u", gname="g"),
+        RawTarMember("x-1.0/b", b"x", uid=5, pax={"uid": "7", "gname": "users"}),
+    ]
+    entries, problems = tarstrict.parse(raw_tar(members), 10)
+    assert problems == []
+    assert [e.owner for e in entries] == [(5, 6, b"u", b"g"), (7, 0, b"", b"users")]
