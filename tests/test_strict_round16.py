@@ -1,0 +1,183 @@
+"""The sixteenth round, adversarial on the runtime's inputs: table YAML that gives a value by alias, proofs recorded on
+another class's device, integers written as floats in the table files. Each test failed before the fix it names (an
+input accepted, or a traceback instead of one line and its exit code) and passes now. No kernel is launched."""
+
+from __future__ import annotations
+
+import pytest
+import yaml
+from conftest import retrack
+from kernel_tables import write_gpu_class, write_tables
+
+from neurobrix import tables
+from neurobrix.cli import main
+from neurobrix.errors import TablesError
+
+
+def _edit_yaml(path, change):
+    data = yaml.safe_load(path.read_text(encoding="utf-8"))
+    change(data)
+    path.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+
+
+def _one_line(capsys, argv, code):
+    """``neurobrix argv`` ends with ``code`` and one line on stderr, which it returns."""
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        main(argv)
+    err = capsys.readouterr().err
+    assert exit_.value.code == code, err
+    assert len(err.strip().splitlines()) == 1, err
+    return err
+
+
+# -- YAML aliases in the table files ------------------------------------------------------------------------------
+
+
+def test_a_recursive_alias_in_proofs_is_refused_not_a_recursion_error(tmp_path, monkeypatch, capsys):
+    """A proofs record whose provenance device holds itself (``&d {self: *d}``): the safe loader builds the recursive
+    dict, the schema (``device`` is any object) and ``tables verify`` passed it, and ``tables show CLASS KERNEL --json``
+    died in a RecursionError traceback. Now every reader of the tables refuses the alias (exit 3), naming the line."""
+    root = write_tables(tmp_path / "t")
+    path = root / "interpreter" / "rms_norm.proofs.yaml"
+    text = path.read_text(encoding="utf-8")
+    assert "\n  device:\n" in text
+    path.write_text(text.replace("\n  device:\n", "\n  device: &d\n    self: *d\n", 1), encoding="utf-8")
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    err = _one_line(capsys, ["tables", "show", "interpreter", "rms_norm", "--json"], 3)
+    assert "rms_norm.proofs.yaml:" in err and "alias" in err
+    capsys.readouterr()
+    assert main(["tables", "verify"]) == 3
+    assert "alias" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("name", "edit"),
+    [
+        # a value written once and given again: a reader sees "*d", the engine the value far above
+        ("class.yaml", lambda t: t.replace("description: ", "note: &d x\ndescription: *d\n#", 1)),
+        # a billion laughs: each level ten times the one before; a copy of the record (tables show --json) never ends
+        (
+            "rms_norm.proofs.yaml",
+            lambda t: t.replace(
+                "\n  device:\n",
+                "\n  laughs: "
+                + "".join(f"\n    l{i}: &l{i} [{', '.join([f'*l{i - 1}' if i else 'x'] * 10)}]" for i in range(9))
+                + "\n  device:\n",
+                1,
+            ),
+        ),
+    ],
+)
+def test_an_alias_in_a_table_file_is_refused(tmp_path, name, edit):
+    root = write_tables(tmp_path / "t")
+    path = root / "interpreter" / name
+    before = path.read_text(encoding="utf-8")
+    path.write_text(edit(before), encoding="utf-8")
+    assert path.read_text(encoding="utf-8") != before
+    retrack(root)
+    with pytest.raises(TablesError, match=rf"{name}:\d+:\d+: not valid YAML for a table: .*alias") as refused:
+        loaded = tables.load(root)
+        loaded.proofs("interpreter", "rms_norm")
+    assert refused.value.exit_code == 3
+
+
+# -- proofs bound to another class's device -----------------------------------------------------------------------
+
+
+def _gpu_proofs(root, class_id="fake-hopper"):
+    """A CUDA class's tables whose proofs record a device of the class (write_gpu_class copies the interpreter's)."""
+    write_gpu_class(write_tables(root))
+    device = {
+        "backend": "cuda",
+        "vendor": "nvidia",
+        "name": "NVIDIA Fake Hopper",
+        "compute_capability": [9, 0],
+        "multiprocessor_count": 132,
+        "total_memory_gib": 139.8,
+    }
+    for path in (root / class_id).glob("*.proofs.yaml"):
+        _edit_yaml(path, lambda d: d["provenance"].update(device=dict(device)))
+    retrack(root)
+    return root
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"multiprocessor_count": 114}, "multiprocessor_count 114, the class's 132"),
+        ({"name": "NVIDIA A100-SXM4-80GB", "compute_capability": [8, 0]}, "name 'NVIDIA A100-SXM4-80GB'"),
+        ({"compute_capability": [8, 9]}, "compute_capability (8, 9), the class's (9, 0)"),
+        ({"backend": "interpreter", "vendor": "triton", "name": "Triton interpreter (CPU)"}, "backend 'interpreter'"),
+    ],
+)
+def test_proofs_recorded_on_another_gpu_are_refused(tmp_path, monkeypatch, capsys, change, said):
+    """A proofs record certified on another GPU (an A100's, a smaller H200's, the interpreter's) copied into a class's
+    folder with its class renamed: ``tables verify`` and ``tables show`` took its proofs as the class's (the device its
+    provenance records was never read). Now the device must be one the class.yaml matches (exit 3, naming it)."""
+    root = _gpu_proofs(tmp_path / "t")
+    assert not tables.verify_all(tables.load(root))  # the class's own device: accepted
+    _edit_yaml(root / "fake-hopper" / "linear.proofs.yaml", lambda d: d["provenance"]["device"].update(change))
+    retrack(root)
+    tables.clear_cache()
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    err = _one_line(capsys, ["tables", "show", "fake-hopper", "linear"], 3)
+    assert "linear.proofs.yaml: field 'provenance.device': records a device that is not of class fake-hopper" in err
+    assert said in err
+    problems = tables.verify_all(tables.load(root))
+    assert [p.path for p in problems] == ["fake-hopper/linear"]
+
+
+def test_interpreter_proofs_recorded_on_a_gpu_are_refused(tmp_path):
+    root = write_tables(tmp_path / "t")
+    _edit_yaml(root / "interpreter" / "rotary.proofs.yaml", lambda d: d["provenance"]["device"].update(backend="cuda"))
+    retrack(root)
+    with pytest.raises(TablesError, match=r"records a device that is not of class interpreter \(backend 'cuda'"):
+        tables.load(root).proofs("interpreter", "rotary")
+
+
+# -- integers written as floats -----------------------------------------------------------------------------------
+
+
+def _fake_gpu_class(root, **match):
+    _edit_yaml(root / "fake-gpu" / "class.yaml", lambda d: d["match"].update(match))
+
+
+def _demo_proofs(change):
+    return lambda root: _edit_yaml(root / "interpreter" / "demo.proofs.yaml", change)
+
+
+@pytest.mark.parametrize(
+    ("edit", "where", "said"),
+    [
+        (lambda r: _fake_gpu_class(r, multiprocessor_count=132.0), "match.multiprocessor_count", "132.0"),
+        (lambda r: _fake_gpu_class(r, compute_capability=[9.0, 0]), "match.compute_capability[0]", "9.0"),
+        (lambda r: _edit_yaml(r / "fake-gpu" / "class.yaml", lambda d: d.update(format=1.0)), "format", "1.0"),
+        (_demo_proofs(lambda d: d["entries"][0]["proof"].update(examples=10.0)), "entries[0].proof.examples", "10.0"),
+        (_demo_proofs(lambda d: d["entries"][1]["domain"].update(M=[17, 64.0])), "entries[1].domain.M[1]", "64.0"),
+        (
+            _demo_proofs(lambda d: d["entries"][0]["proof"].update(candidates_tried=2.0)),
+            "entries[0].proof.candidates_tried",
+            "2.0",
+        ),
+    ],
+)
+def test_an_integer_written_as_a_float_is_refused(fixture_tables, edit, where, said):
+    """JSON Schema's "integer" admits 132.0 (so does fastjsonschema): a class matching ``multiprocessor_count: 132.0``,
+    proofs of "10.0 examples" or a domain ``M: [17, 64.0]`` (equal to its index's [17, 64]) passed ``tables verify``
+    and showed as such. Now each is refused naming the field (exit 3)."""
+    edit(fixture_tables)
+    retrack(fixture_tables)
+    try:
+        problems = [p.message for p in tables.verify_all(tables.load())]
+    except TablesError as exc:  # a class.yaml: refused as the tables load
+        problems = [str(exc)]
+    assert len(problems) == 1 and f"field '{where}': must be an integer, got {said}" in problems[0]
+
+
+def test_a_tracked_size_written_as_a_float_is_refused(fixture_tables):
+    path = fixture_tables / tables.TRACKED_NAME
+    _edit_yaml(path, lambda d: d["files"][0].update(size=float(d["files"][0]["size"])))
+    with pytest.raises(TablesError, match=r"TRACKED.yaml: field 'files\[0\].size': must be an integer, got \d+\.0"):
+        tables.load()
