@@ -1,13 +1,18 @@
 """The sixteenth round, adversarial on the runtime's inputs: table YAML that gives a value by alias, proofs recorded on
-another class's device, integers written as floats in the table files. Each test failed before the fix it names (an
-input accepted, or a traceback instead of one line and its exit code) and passes now. No kernel is launched."""
+another class's device, integers written as floats in the table files, safetensors headers whose data offsets are no
+integers. Each test failed before the fix it names (an input accepted, or a
+traceback instead of one line and its exit code) and passes now. No kernel is launched."""
 
 from __future__ import annotations
+
+import json
+import struct
 
 import pytest
 import yaml
 from conftest import retrack
 from kernel_tables import write_gpu_class, write_tables
+from store_fixtures import config_dict, make_checkpoint
 
 from neurobrix import tables
 from neurobrix.cli import main
@@ -181,3 +186,26 @@ def test_a_tracked_size_written_as_a_float_is_refused(fixture_tables):
     _edit_yaml(path, lambda d: d["files"][0].update(size=float(d["files"][0]["size"])))
     with pytest.raises(TablesError, match=r"TRACKED.yaml: field 'files\[0\].size': must be an integer, got \d+\.0"):
         tables.load()
+
+
+# -- safetensors headers whose offsets are no integers ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("offset", [lambda end: str(end), lambda end: None])
+def test_import_refuses_data_offsets_that_are_no_integers_in_one_line(tmp_path, monkeypatch, capsys, offset):
+    """A header giving a tensor ``"data_offsets": [0, "2048"]`` (or null): import added the ends up to compare them with
+    the file's size and died in a TypeError traceback. Now it is refused naming the tensor and the offsets (exit 2),
+    and nothing is stored."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "bad", config=config_dict(), use_transformers=False)
+    path = folder / "model.safetensors"
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header, data = json.loads(raw[8 : 8 + length]), raw[8 + length :]
+    name = next(k for k in header if k != "__metadata__")
+    header[name]["data_offsets"][1] = offset(header[name]["data_offsets"][1])
+    text = json.dumps(header).encode()
+    path.write_bytes(struct.pack("<Q", len(text)) + text + data)
+    err = _one_line(capsys, ["import", str(folder)], 2)
+    assert f"model.safetensors: the safetensors header gives tensor {name} the data offsets" in err
+    assert not (tmp_path / "home" / "models" / "bad").exists()
