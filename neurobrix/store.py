@@ -79,6 +79,10 @@ def home() -> Path:
     re-proofs) from each folder a command runs in, an import from one invisible to a run from another;
     resolving it once per process would not help, import and run being separate processes."""
     value = os.environ.get(HOME_ENV)
+    if value == "":  # set to nothing (NEUROBRIX_HOME=$UNSET): the store meant is unknown, not the default one
+        raise UsageError(
+            f"{HOME_ENV} is set but empty: give it an absolute path, or unset it for the default {DEFAULT_HOME}"
+        )
     path = Path(value or DEFAULT_HOME).expanduser()
     if not path.is_absolute():
         raise UsageError(

@@ -145,6 +145,10 @@ def locate() -> TablesLocation:
 
 @functools.cache
 def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
+    if explicit == "":  # set to nothing (NEUROBRIX_TABLES=$UNSET): the folder meant is unknown, not the packaged one
+        raise TablesError(
+            f"{ENV_VAR} is set but empty: point it at a tables folder, or unset it for the installed package's tables"
+        )
     if explicit:
         root = Path(explicit).expanduser()
         if not root.is_dir():

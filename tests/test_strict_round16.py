@@ -1,6 +1,6 @@
 """The sixteenth round, adversarial on the runtime's inputs: table YAML that gives a value by alias, proofs recorded on
 another class's device, integers written as floats in the table files, safetensors headers whose data offsets are no
-integers. Each test failed before the fix it names (an input accepted, or a
+integers, and NEUROBRIX_* variables set to nothing. Each test failed before the fix it names (an input accepted, or a
 traceback instead of one line and its exit code) and passes now. No kernel is launched."""
 
 from __future__ import annotations
@@ -209,3 +209,27 @@ def test_import_refuses_data_offsets_that_are_no_integers_in_one_line(tmp_path, 
     err = _one_line(capsys, ["import", str(folder)], 2)
     assert f"model.safetensors: the safetensors header gives tensor {name} the data offsets" in err
     assert not (tmp_path / "home" / "models" / "bad").exists()
+
+
+# -- NEUROBRIX_* set to nothing -----------------------------------------------------------------------------------
+
+
+def test_an_empty_neurobrix_home_is_refused_not_the_default(tmp_path, monkeypatch, capsys):
+    """``NEUROBRIX_HOME=$UNSET neurobrix import ...`` stored the model in the default ~/.cache/neurobrix, which the
+    user had meant to avoid, and every later command with the variable set found another store. Now an empty value is
+    refused (exit 2) by every command that reaches the store, and doctor names it."""
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))  # the default home, should anything reach it
+    monkeypatch.setenv("NEUROBRIX_HOME", "")
+    err = _one_line(capsys, ["list"], 2)
+    assert "NEUROBRIX_HOME is set but empty" in err
+    assert not (tmp_path / "user").exists()
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    assert "NEUROBRIX_HOME is set but empty" in capsys.readouterr().out
+
+
+def test_an_empty_neurobrix_tables_is_refused_not_the_packaged_tables(monkeypatch, capsys):
+    """``NEUROBRIX_TABLES=$UNSET`` read the packaged tables in silence, where the user meant a folder of their own."""
+    monkeypatch.setenv(tables.ENV_VAR, "")
+    err = _one_line(capsys, ["tables", "list"], 3)
+    assert "NEUROBRIX_TABLES is set but empty" in err
