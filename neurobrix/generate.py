@@ -671,6 +671,20 @@ def generate_batch(
     expect("max_new_tokens", max_new_tokens, "an integer")
     if max_new_tokens < 1:
         raise UsageError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    # the rest of the call's arguments, before the model runs: each was used only after the prefill, an int eos or a
+    # dict of constraints failing there in a TypeError or AttributeError, an eos of strings never matching a token
+    if not isinstance(eos, (set, frozenset, list, tuple)) or not all(type(i) is int for i in eos):
+        raise UsageError(f"generate's eos must be a set of token ids (integers), got {eos!r}")
+    eos = set(eos)
+    if constraints is not None and not isinstance(constraints, Constraints):
+        raise UsageError(
+            f"generate's constraints must be a neurobrix.generate.Constraints or None, got {constraints!r}"
+        )
+    for name, hook in (("on_step", on_step), ("stop", stop)):
+        if hook is not None and not callable(hook):
+            raise UsageError(f"generate's {name} must be a function or None, got {hook!r}")
+    expect("use_graph", use_graph, "true or false")
+    expect("device_pick", device_pick, "true or false")
     if not isinstance(prompts, list) or not all(
         isinstance(p, list) and all(type(i) is int for i in p) for p in prompts
     ):
@@ -824,6 +838,8 @@ def generate(
     stop: Callable[[list[int]], bool] | None = None,
 ) -> tuple[list[int], Stats]:
     """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
+    if on_token is not None and not callable(on_token):  # called inside on_step, after the prefill
+        raise UsageError(f"generate's on_token must be a function or None, got {on_token!r}")
     on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
     outs, stats = generate_batch(
         model, [prompt], max_new_tokens, opts, eos, on_step, use_graph, constraints=constraints, stop=stop

@@ -1,7 +1,8 @@
 """The sixteenth round, adversarial on the runtime's inputs: table YAML that gives a value by alias, proofs recorded on
 another class's device, integers written as floats in the table files, safetensors headers whose data offsets are no
-integers, and NEUROBRIX_* variables set to nothing. Each test failed before the fix it names (an input accepted, or a
-traceback instead of one line and its exit code) and passes now. No kernel is launched."""
+integers, NEUROBRIX_* variables set to nothing, and arguments of another type handed to the Python API's generate.
+Each test failed before the fix it names (an input accepted, or a traceback instead of one line and its exit code)
+and passes now. No kernel is launched."""
 
 from __future__ import annotations
 
@@ -233,3 +234,44 @@ def test_an_empty_neurobrix_tables_is_refused_not_the_packaged_tables(monkeypatc
     monkeypatch.setenv(tables.ENV_VAR, "")
     err = _one_line(capsys, ["tables", "list"], 3)
     assert "NEUROBRIX_TABLES is set but empty" in err
+
+
+# -- the Python API's generate: arguments used only after the prefill ----------------------------------------------
+
+
+def _tiny_model():
+    """A one-layer model on zero weights and PyTorch's kernels, on the CPU (as test_generation_planted builds it)."""
+    import torch
+    from test_runtime_planted import TINY
+
+    from neurobrix.model import Transformer
+    from neurobrix.ops import TORCH
+    from neurobrix.warmup import scratch_weights
+
+    return Transformer(TINY, scratch_weights(TINY, torch.float32, torch.device("cpu")), TORCH, batch=1, capacity=8)
+
+
+@pytest.mark.parametrize(
+    ("given", "said"),
+    [
+        ({"eos": 2}, "eos must be a set of token ids"),  # TypeError: argument of type 'int' is not iterable
+        ({"eos": None}, "eos must be a set of token ids"),
+        ({"eos": {"2"}}, "eos must be a set of token ids"),  # never equal to a token: the generation never stopped
+        ({"eos": {True}}, "eos must be a set of token ids"),  # True == 1: token 1 stopped it
+        ({"constraints": {"min_length": 3}}, "constraints must be a neurobrix.generate.Constraints"),  # AttributeError
+        ({"on_token": 5}, "on_token must be a function"),  # TypeError: 'int' object is not callable
+        ({"stop": "</s>"}, "stop must be a function"),
+        ({"use_graph": "no"}, "use_graph must be true or false"),
+    ],
+)
+def test_generate_refuses_arguments_of_another_type_before_the_model_runs(given, said):
+    """``neurobrix.generate.generate`` checked its prompt, sampling and token count, but used its eos ids, constraints
+    and hooks only after the prefill: an int eos or a dict of constraints ended in a TypeError or AttributeError
+    traceback, an eos of strings (or True) ran on past the end of text. Now each is a UsageError naming it."""
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Sampling, generate
+
+    args = {"eos": {2}, **given}
+    eos = args.pop("eos")
+    with pytest.raises(UsageError, match=said):
+        generate(_tiny_model(), [1, 2], 3, Sampling(), eos, **args)
