@@ -63,6 +63,10 @@ def read_json(path: Path, what: str) -> Any:
             f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
             "fix the file or fetch the checkpoint again"
         ) from exc
+    except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
+        raise CheckpointError(
+            f"{path}: {what} nests arrays or objects too deep to be read; fix the file or fetch the checkpoint again"
+        ) from exc
 
 
 def read_config(folder: Path) -> ModelConfig:
@@ -167,7 +171,7 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         header = f.read(length) if 0 < length <= min(size - 8, 100 << 20) else b""
     try:
         meta = json.loads(header) if header else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep to read
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")

@@ -158,7 +158,7 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
         hashes = record["tables"]
         if record.get("format") != REPROOF_FORMAT or record.get("class") != class_id or not isinstance(hashes, dict):
             raise ValueError("not a re-proof of this class in this format")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         return f"the re-proof {path} is unreadable ({exc})"
     check = record.get("check")
     if not isinstance(check, dict) or check.get("passed") is not True:

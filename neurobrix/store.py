@@ -209,7 +209,8 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             commit=data.get("commit"),
             imported=data.get("imported"),
         )
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than Python's parser goes
         why = f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)  # str(KeyError) is "'files'"
         raise DamagedModelError(
             f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({why}); "

@@ -57,6 +57,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TokenizerFileError(f"{path}: cannot be read as JSON: {exc}") from exc
+    except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
+        raise TokenizerFileError(f"{path}: cannot be read as JSON: arrays or objects nested too deep") from exc
     if not isinstance(data, dict):
         raise TokenizerFileError(f"{path}: expected a JSON object")
     return data

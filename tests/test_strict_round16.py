@@ -1,6 +1,7 @@
 """The sixteenth round, adversarial on the runtime's inputs: table YAML that gives a value by alias, proofs recorded on
 another class's device, integers written as floats in the table files, safetensors headers whose data offsets are no
-integers, NEUROBRIX_* variables set to nothing, and arguments of another type handed to the Python API's generate.
+integers, NEUROBRIX_* variables set to nothing, arguments of another type handed to the Python API's generate, and
+JSON nested deeper than Python's parser goes (checkpoint files, headers, a manifest, a re-proof record).
 Each test failed before the fix it names (an input accepted, or a traceback instead of one line and its exit code)
 and passes now. No kernel is launched."""
 
@@ -275,3 +276,61 @@ def test_generate_refuses_arguments_of_another_type_before_the_model_runs(given,
     eos = args.pop("eos")
     with pytest.raises(UsageError, match=said):
         generate(_tiny_model(), [1, 2], 3, Sampling(), eos, **args)
+
+
+# -- JSON nested deeper than Python's parser goes ------------------------------------------------------------------
+
+DEEP = "[" * 100_000 + "]" * 100_000  # valid JSON; json.loads ends in a RecursionError, transformers' read too
+
+
+@pytest.mark.parametrize("name", ["config.json", "tokenizer_config.json", "generation_config.json"])
+def test_import_refuses_a_json_file_nested_too_deep_in_one_line(tmp_path, monkeypatch, capsys, name):
+    """A checkpoint file holding arrays nested 100,000 deep: the parsers' errors were caught, not the RecursionError
+    Python's json raises, and import died in its traceback. Now it is refused naming the file (exit 2)."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "deep", config=config_dict(), use_transformers=False)
+    path = folder / name
+    data = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    path.write_text(json.dumps(data)[:-1] + (", " if data else "") + f'"extra": {DEEP}}}', encoding="utf-8")
+    err = _one_line(capsys, ["import", str(folder)], 2)
+    assert f"{name}: " in err and "too deep" in err
+    assert not (tmp_path / "home" / "models" / "deep").exists()
+
+
+def test_import_refuses_a_safetensors_header_nested_too_deep_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "deep", config=config_dict(), use_transformers=False)
+    path = folder / "model.safetensors"
+    raw = path.read_bytes()
+    (length,) = struct.unpack("<Q", raw[:8])
+    header = f'{{"x": {DEEP}}}'.encode()
+    path.write_bytes(struct.pack("<Q", len(header)) + header + raw[8 + length :])
+    err = _one_line(capsys, ["import", str(folder)], 2)
+    assert "model.safetensors: not a safetensors file (unreadable header)" in err
+
+
+def test_a_manifest_nested_too_deep_is_a_damaged_model_not_a_traceback(tmp_path, monkeypatch, capsys):
+    """The stored model's manifest rewritten so: `run` died in a RecursionError traceback; now the model is damaged
+    (exit 7) and `remove` clears it."""
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "deep", config=config_dict(), use_transformers=False)
+    assert main(["import", str(folder)]) == 0
+    (tmp_path / "home" / "models" / "deep" / store.MANIFEST).write_text(f'{{"x": {DEEP}}}', encoding="utf-8")
+    err = _one_line(capsys, ["run", "--model", "deep", "--prompt", "hello", "--no-chat", "--max-tokens", "1"], 7)
+    assert "stored model deep" in err and "is damaged" in err
+    assert main(["remove", "deep"]) == 0
+
+
+def test_a_reproof_record_nested_too_deep_admits_nothing_and_is_no_traceback(tmp_path, monkeypatch, capsys):
+    """Tables certified on another torch, so that the local re-proof is read: a record nested too deep made doctor
+    (and run) die in a RecursionError traceback. Now it is an unreadable re-proof, which admits nothing."""
+    root = write_tables(tmp_path / "t", torch="2.12.0+cpu")
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    (tmp_path / "home" / "reproofs").mkdir(parents=True)
+    (tmp_path / "home" / "reproofs" / "interpreter.json").write_text(DEEP, encoding="utf-8")
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    assert "reproofs/interpreter.json is unreadable" in capsys.readouterr().out
