@@ -334,3 +334,31 @@ def test_a_reproof_record_nested_too_deep_admits_nothing_and_is_no_traceback(tmp
     capsys.readouterr()
     assert main(["doctor"]) == 1
     assert "reproofs/interpreter.json is unreadable" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "failed"),
+    [
+        ("min_length", "3", "TypeError"),
+        ("no_repeat_ngram_size", 2.5, "TypeError"),
+        ("suppress_tokens", (10**6,), "IndexError"),
+        ("suppress_tokens", 5, "TypeError"),
+        ("bad_words_ids", ((1.5,),), "IndexError"),
+        ("bad_words_ids", ((),), "IndexError"),
+        ("forced_eos_token_id", (10**6,), "IndexError"),
+        ("encoder_repetition_penalty", 0.0, "ZeroDivisionError"),
+        ("sequence_bias", (((1,), "x"),), "ValueError"),
+        ("exponential_decay_length_penalty", (1,), "IndexError"),
+        ("no_repeat_ngram_size", -1, "nothing: a negative size ran as none"),
+        ("forced_bos_token_id", 10**6, "nothing: an id past the vocabulary forced nothing"),
+    ],
+)
+def test_generate_refuses_constraints_it_cannot_apply_before_the_model_runs(field, value, failed):
+    """Constraints a program builds itself (``Tokenizer.constraints`` builds them valid): each value here reached the
+    processors after the prefill and failed there (``failed``), or ran as if unset. Now generate refuses it naming
+    the field (UsageError), before the model runs."""
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Constraints, Sampling, generate
+
+    with pytest.raises(UsageError, match=rf"Constraints\.{field} must be "):
+        generate(_tiny_model(), [1, 2], 3, Sampling(), {2}, constraints=Constraints(**{field: value}))
