@@ -362,3 +362,39 @@ def test_generate_refuses_constraints_it_cannot_apply_before_the_model_runs(fiel
 
     with pytest.raises(UsageError, match=rf"Constraints\.{field} must be "):
         generate(_tiny_model(), [1, 2], 3, Sampling(), {2}, constraints=Constraints(**{field: value}))
+
+
+# -- Triton's cache folder named by nothing, or relative ------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "said"),
+    [
+        ("TRITON_CACHE_DIR", "", "TRITON_CACHE_DIR is set but empty: Triton's cache of compiled kernels would be no"),
+        ("TRITON_CACHE_DIR", "cache", "TRITON_CACHE_DIR=cache is a relative path"),
+        ("TRITON_CACHE_DIR", "~/cache", "TRITON_CACHE_DIR=~/cache is a relative path"),  # Triton expands no ~
+        ("TRITON_HOME", "", "TRITON_HOME is set but empty"),  # the cache in ./.triton/cache
+        ("TRITON_HOME", "build", "TRITON_HOME=build is a relative path"),
+    ],
+)
+def test_a_gpu_class_refuses_a_triton_cache_that_is_no_folder_or_relative(tmp_path, monkeypatch, name, value, said):
+    """On a GPU class (a made-up one certified on this machine's stack, so that nothing else refuses it): an empty
+    TRITON_CACHE_DIR passed every check and Triton's first compile raised "Could not create or locate cache dir" (a
+    RuntimeError, after the weights were loaded); a relative one, or TRITON_HOME, put the binaries `warmup` compiled
+    where a `run` from another folder does not look. Now run, warmup and the Python API refuse it (exit 2; doctor
+    names it on such a class)."""
+    from neurobrix import stack
+    from neurobrix.errors import UsageError
+
+    loaded = tables.load(write_gpu_class(write_tables(tmp_path / "t")))
+    for other in stack.CACHE_ENV:
+        monkeypatch.delenv(other, raising=False)
+    stack.require_certified_stack("fake-hopper", loaded)  # unset: Triton's default, accepted
+    monkeypatch.setenv(name, value)
+    with pytest.raises(UsageError, match=said) as refused:
+        stack.require_certified_stack("fake-hopper", loaded)
+    assert refused.value.exit_code == 2
+    stack.require_certified_stack("interpreter", loaded)  # the interpreter compiles nothing: no cache to find
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))  # an absolute one wins over TRITON_HOME
+    if name == "TRITON_HOME":
+        stack.require_certified_stack("fake-hopper", loaded)
