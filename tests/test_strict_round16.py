@@ -398,3 +398,26 @@ def test_a_gpu_class_refuses_a_triton_cache_that_is_no_folder_or_relative(tmp_pa
     monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))  # an absolute one wins over TRITON_HOME
     if name == "TRITON_HOME":
         stack.require_certified_stack("fake-hopper", loaded)
+
+
+# -- an eos_token_id that is no token id ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("eos", ["2", 2.0, True, [[2]], {"id": 2}, [2, None]])
+@pytest.mark.parametrize("where", ["config.json", "generation_config.json"])
+def test_run_refuses_an_eos_token_id_that_is_no_token_id_in_one_line(tmp_path, monkeypatch, capsys, eos, where):
+    """An eos_token_id of "2", 2.0, true, [[2]], an object or a list holding null: the engine kept the ids that were
+    ints and dropped the rest without a word, so the generation ran on past the end of text the model's settings
+    named (transformers' generate makes a tensor of the value and fails, or compares a float). Now run refuses it,
+    naming the file and the value (exit 2)."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    config = config_dict(**({"eos_token_id": eos} if where == "config.json" else {}))
+    folder = make_checkpoint(tmp_path / "eos", config=config, use_transformers=False)
+    generation = folder / "generation_config.json"
+    if where == "generation_config.json":
+        generation.write_text(json.dumps({"eos_token_id": eos}), encoding="utf-8")
+    else:
+        generation.unlink(missing_ok=True)  # config.json's settings are the generation's
+    assert main(["import", str(folder)]) == 0
+    err = _one_line(capsys, ["run", "--model", "eos", "--prompt", "hello", "--no-chat", "--max-tokens", "2"], 2)
+    assert f"{where}: eos_token_id must be a token id or a list of ids, got " in err
