@@ -418,6 +418,49 @@ def test_run_refuses_an_eos_token_id_that_is_no_token_id_in_one_line(tmp_path, m
         generation.write_text(json.dumps({"eos_token_id": eos}), encoding="utf-8")
     else:
         generation.unlink(missing_ok=True)  # config.json's settings are the generation's
+    if where == "config.json":  # refused by import since transformers' config class types it (below)
+        err = _one_line(capsys, ["import", str(folder)], 2)
+        assert "config.json: field 'eos_token_id' is " in err
+        return
     assert main(["import", str(folder)]) == 0
     err = _one_line(capsys, ["run", "--model", "eos", "--prompt", "hello", "--no-chat", "--max-tokens", "2"], 2)
     assert f"{where}: eos_token_id must be a token id or a list of ids, got " in err
+
+
+# -- config.json fields transformers' config classes type ----------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("model_type", "field", "value", "taken"),
+    [
+        ("llama", "use_cache", "no", False),
+        ("llama", "use_cache", 1, True),
+        ("llama", "bos_token_id", [1], None),
+        ("llama", "bos_token_id", 1.0, 1),
+        ("llama", "eos_token_id", [1, "2"], [1, 2]),
+        ("llama", "attention_bias", "false", False),
+        ("llama", "mlp_bias", 0, False),
+        ("llama", "attention_dropout", "0", 0),
+        ("llama", "pretraining_tp", 1.0, 1),
+        ("llama", "initializer_range", "0.02", 0.02),
+        ("mistral", "attention_dropout", True, 0.1),
+        ("qwen2", "use_sliding_window", "false", False),
+        ("qwen2", "max_window_layers", 2.0, 2),
+    ],
+)
+def test_import_refuses_a_field_of_a_type_transformers_config_class_refuses(
+    tmp_path, monkeypatch, capsys, model_type, field, value, taken
+):
+    """Fields the engine does not read (or reads without their type) but transformers 5's config class types, and
+    validates when it builds the config: "use_cache": "no", "bos_token_id": 1.0, "attention_bias": "false"... were
+    imported and run, where transformers builds no model from the file. Now import refuses each naming the field
+    (exit 2), as a null there was (round 12); the value transformers takes (``taken``) still imports."""
+    from neurobrix.config import ModelConfig
+
+    ModelConfig.from_hf(config_dict(model_type, **{field: taken}), "config.json")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    config = config_dict(model_type, **{field: value})
+    folder = make_checkpoint(tmp_path / "typed", config=config, use_transformers=False)
+    err = _one_line(capsys, ["import", str(folder)], 2)
+    assert f"config.json: field '{field}' is {value!r}, which transformers' " in err
+    assert not (tmp_path / "home" / "models" / "typed").exists()
