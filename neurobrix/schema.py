@@ -738,6 +738,8 @@ def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex
             f"rewrite it, entries unchanged: python -m conformance reformat --class {folder}",
         )
     validate("index_outline", data, file)
+    if type(data["format"]) is not int:  # 4.0 equals the schema's const 4 (the other files: _integral_floats)
+        raise fail(file, "format", f"must be an integer, got {data['format']!r}")
     _names(data, file, folder, kernel)
     key = tuple(dim for dim, _ in data["key"])
     rules = tuple(rule for _, rule in data["key"])

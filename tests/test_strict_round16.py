@@ -183,6 +183,16 @@ def test_an_integer_written_as_a_float_is_refused(fixture_tables, edit, where, s
     assert len(problems) == 1 and f"field '{where}': must be an integer, got {said}" in problems[0]
 
 
+def test_an_index_format_written_as_a_float_is_refused(fixture_tables):
+    """The settings index run loads: "format": 4.0 equals the schema's const 4 and loaded."""
+    path = fixture_tables / "interpreter" / "demo.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    path.write_text(json.dumps({**data, "format": 4.0}), encoding="utf-8")
+    retrack(fixture_tables)
+    with pytest.raises(TablesError, match=r"demo.json: field 'format': must be an integer, got 4.0"):
+        tables.load().index("interpreter", "demo")
+
+
 def test_a_tracked_size_written_as_a_float_is_refused(fixture_tables):
     path = fixture_tables / tables.TRACKED_NAME
     _edit_yaml(path, lambda d: d["files"][0].update(size=float(d["files"][0]["size"])))
