@@ -63,6 +63,10 @@ def read_json(path: Path, what: str) -> Any:
             f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
             "fix the file or fetch the checkpoint again"
         ) from exc
+    except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
+        raise CheckpointError(
+            f"{path}: {what} nests arrays or objects too deep to be read; fix the file or fetch the checkpoint again"
+        ) from exc
 
 
 def read_config(folder: Path) -> ModelConfig:
@@ -167,7 +171,7 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         header = f.read(length) if 0 < length <= min(size - 8, 100 << 20) else b""
     try:
         meta = json.loads(header) if header else None
-    except (UnicodeDecodeError, json.JSONDecodeError):
+    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep to read
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")
@@ -182,14 +186,17 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
             f"{f' and {len(other) - 5} more' if len(other) > 5 else ''}): NeuroBrix runs weights stored as "
             f"{', '.join(WEIGHT_DTYPES)} only (a quantized or integer checkpoint would be cast, not dequantized)"
         )
-    ends = [
-        t["data_offsets"][1]
-        for k, t in meta.items()
-        if k != "__metadata__"
-        and isinstance(t, dict)
-        and isinstance(t.get("data_offsets"), list)
-        and len(t["data_offsets"]) == 2
-    ]
+    ends = []
+    for k, t in meta.items():
+        offsets = t.get("data_offsets") if k != "__metadata__" and isinstance(t, dict) else None
+        if not isinstance(offsets, list) or len(offsets) != 2:
+            continue  # safetensors refuses it below, naming what is wrong
+        if not all(type(v) is int and v >= 0 for v in offsets):  # "12", null, 1.5, true: no byte offset to add up
+            raise CheckpointError(
+                f"{path}: the safetensors header gives tensor {k} the data offsets {json.dumps(offsets)}, not two "
+                "byte offsets (integers >= 0); fetch it again"
+            )
+        ends.append(offsets[1])
     expected = 8 + length + max(ends, default=0)
     if expected != size:
         raise CheckpointError(

@@ -49,6 +49,40 @@ NOT_NULL_BY_ARCH = {
     "qwen2": ("use_sliding_window", "max_window_layers", "attention_dropout"),
 }
 CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
+# The fields transformers 5's config classes type (their annotations, checked by huggingface_hub's strict dataclass
+# validation when the config is built) that the engine does not read or reads without checking the type: a value of
+# another type makes transformers build no model ("use_cache": "no", "bos_token_id": 1.0, "eos_token_id": [1, "2"],
+# "attention_bias": "false"), so it is refused as transformers refuses it. Only the plainly wrong types are listed: an
+# integer written for a float field (transformers 5.25 refuses "rms_norm_eps": 1 too) is left to transformers, as
+# older versions took it. Kinds: "bool", "int" (not a bool), "number" (int or float, not a bool), "str", "ids" (an int
+# or a list of ints); "?" after it: null allowed.
+TYPED = {
+    "use_cache": "bool",
+    "hidden_act": "str",
+    "initializer_range": "number",
+    "bos_token_id": "int?",
+    "eos_token_id": "ids?",
+}
+TYPED_BY_ARCH = {
+    "llama": {
+        "attention_bias": "bool",
+        "mlp_bias": "bool",
+        "attention_dropout": "number?",
+        "pretraining_tp": "int?",
+    },
+    "mistral": {"attention_dropout": "number"},
+    "qwen2": {"use_sliding_window": "bool", "max_window_layers": "int", "attention_dropout": "number"},
+}
+_KINDS = {
+    "bool": (lambda v: type(v) is bool, "true or false"),
+    "int": (lambda v: type(v) is int, "an integer"),
+    "number": (lambda v: type(v) in (int, float), "a number"),
+    "str": (lambda v: isinstance(v, str), "a string"),
+    "ids": (
+        lambda v: type(v) is int or (isinstance(v, list) and all(type(i) is int for i in v)),
+        "an id or a list of ids",
+    ),
+}
 
 
 class ConfigError(UsageError):
@@ -192,6 +226,14 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
     for name in NOT_NULL + NOT_NULL_BY_ARCH[arch]:
         if name in data and data[name] is None:
             raise ConfigError(f"{source}: field '{name}' is null, which transformers' {CLASSES[arch]} refuses")
+    for name, kind in {**TYPED, **TYPED_BY_ARCH[arch]}.items():
+        value, optional = data.get(name), kind.endswith("?")
+        check, what = _KINDS[kind.rstrip("?")]
+        if name in data and not (value is None and optional) and not check(value):
+            raise ConfigError(
+                f"{source}: field '{name}' is {value!r}, which transformers' {CLASSES[arch]} refuses: it must be "
+                f"{what}{' or null' if optional else ''}"
+            )
     heads, hidden = data.get("num_attention_heads"), data.get("hidden_size")
     if arch == "llama" and isinstance(heads, int) and isinstance(hidden, int) and heads > 0 and hidden % heads:
         raise ConfigError(

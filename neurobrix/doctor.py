@@ -107,7 +107,7 @@ def diagnose() -> list[Finding]:
             Finding("kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries")
         )
     if torch_version and triton_version:
-        from .stack import compiler_problem, verdict
+        from .stack import cache_problem, compiler_problem, verdict
 
         try:
             found_stack = verdict(gpu_class.id, tables)
@@ -118,6 +118,9 @@ def diagnose() -> list[Finding]:
         problem = compiler_problem(gpu_class.id)
         if problem:
             found.append(Finding("compiler", FAIL, f"{problem}."))
+        problem = cache_problem(gpu_class.id)
+        if problem:
+            found.append(Finding("triton cache", FAIL, f"{problem}."))
     return found
 
 

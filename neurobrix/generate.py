@@ -121,6 +121,51 @@ class Constraints:
     sequence_bias: tuple[tuple[tuple[int, ...], float], ...] = ()  # (token ids, bias) pairs
     exponential_decay_length_penalty: tuple[int, float] | None = None  # (start, factor)
 
+    def validate(self, vocab: int) -> None:
+        """Refuse (UsageError naming the field) values the processors cannot apply, before the model runs: a program
+        building Constraints itself handed a string count or an id past the vocabulary to code that failed on it after
+        the prefill (TypeError, IndexError, ZeroDivisionError). ``Tokenizer.constraints`` builds them valid: counts
+        >= 0, ids within the vocabulary (those transformers ignores already dropped), numbers finite."""
+
+        def refuse(name: str, what: str) -> UsageError:
+            return UsageError(f"Constraints.{name} must be {what}, got {getattr(self, name)!r}")
+
+        def is_ids(value: Any, least: int = 0) -> bool:
+            return (
+                isinstance(value, tuple)
+                and len(value) >= least
+                and all(type(i) is int and 0 <= i < vocab for i in value)
+            )
+
+        def is_number(value: Any) -> bool:
+            return type(value) in (int, float) and math.isfinite(value)
+
+        for name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
+            value = getattr(self, name)
+            if type(value) is not int or value < 0:
+                raise refuse(name, "an integer >= 0")
+        ids = f"a tuple of token ids (integers in [0, {vocab}))"
+        for name in ("forced_eos_token_id", "suppress_tokens", "begin_suppress_tokens"):
+            if not is_ids(getattr(self, name)):
+                raise refuse(name, ids)
+        if not isinstance(self.bad_words_ids, tuple) or not all(is_ids(w, 1) for w in self.bad_words_ids):
+            raise refuse("bad_words_ids", "a tuple of non-empty tuples of token ids " + ids.split(" ", 5)[-1])
+        bos = self.forced_bos_token_id
+        if bos is not None and not (type(bos) is int and 0 <= bos < vocab):
+            raise refuse("forced_bos_token_id", f"None or a token id in [0, {vocab})")
+        if not (is_number(self.encoder_repetition_penalty) and self.encoder_repetition_penalty > 0):
+            raise refuse("encoder_repetition_penalty", "a finite number > 0")
+        bias = self.sequence_bias
+        if not isinstance(bias, tuple) or not all(
+            isinstance(p, tuple) and len(p) == 2 and is_ids(p[0], 1) and is_number(p[1]) for p in bias
+        ):
+            raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a finite bias")
+        decay = self.exponential_decay_length_penalty
+        if decay is not None and not (
+            isinstance(decay, tuple) and len(decay) == 2 and type(decay[0]) is int and is_number(decay[1])
+        ):
+            raise refuse("exponential_decay_length_penalty", "None or a (start, factor) pair: an integer, a number")
+
     @property
     def active(self) -> bool:
         return (
@@ -671,6 +716,20 @@ def generate_batch(
     expect("max_new_tokens", max_new_tokens, "an integer")
     if max_new_tokens < 1:
         raise UsageError(f"max_new_tokens must be >= 1, got {max_new_tokens}")
+    # the rest of the call's arguments, before the model runs: each was used only after the prefill, an int eos or a
+    # dict of constraints failing there in a TypeError or AttributeError, an eos of strings never matching a token
+    if not isinstance(eos, (set, frozenset, list, tuple)) or not all(type(i) is int for i in eos):
+        raise UsageError(f"generate's eos must be a set of token ids (integers), got {eos!r}")
+    eos = set(eos)
+    if constraints is not None and not isinstance(constraints, Constraints):
+        raise UsageError(
+            f"generate's constraints must be a neurobrix.generate.Constraints or None, got {constraints!r}"
+        )
+    for name, hook in (("on_step", on_step), ("stop", stop)):
+        if hook is not None and not callable(hook):
+            raise UsageError(f"generate's {name} must be a function or None, got {hook!r}")
+    expect("use_graph", use_graph, "true or false")
+    expect("device_pick", device_pick, "true or false")
     if not isinstance(prompts, list) or not all(
         isinstance(p, list) and all(type(i) is int for i in p) for p in prompts
     ):
@@ -682,6 +741,8 @@ def generate_batch(
             f"got lengths {[len(p) for p in prompts]}"
         )
     vocab = model.cfg.vocab_size
+    if constraints is not None:
+        constraints.validate(vocab)
     past = sorted({i for p in prompts for i in p if not 0 <= i < vocab})
     if past:  # a token a tokenizer adds after the embedding's rows (a new pad token...): transformers' model fails too
         raise UsageError(
@@ -824,6 +885,8 @@ def generate(
     stop: Callable[[list[int]], bool] | None = None,
 ) -> tuple[list[int], Stats]:
     """Generate up to ``max_new_tokens`` after ``prompt`` (batch 1); returns (new token ids, statistics)."""
+    if on_token is not None and not callable(on_token):  # called inside on_step, after the prefill
+        raise UsageError(f"generate's on_token must be a function or None, got {on_token!r}")
     on_step = (lambda new: on_token(new[0]) if new[0] is not None else None) if on_token else None
     outs, stats = generate_batch(
         model, [prompt], max_new_tokens, opts, eos, on_step, use_graph, constraints=constraints, stop=stop

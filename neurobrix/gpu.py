@@ -7,13 +7,12 @@ exactly one shipped ``class.yaml``. Nothing here runs at import time.
 
 from __future__ import annotations
 
-import fnmatch
 import functools
 import os
 from dataclasses import asdict, dataclass
 
 from .errors import NoGPUError, UncertifiedGPUError
-from .schema import GPUClass
+from .schema import GPUClass, device_problem
 from .tables import Tables, certify_command, load
 
 
@@ -74,17 +73,8 @@ def device_facts() -> DeviceFacts:
 
 
 def matches(gpu_class: GPUClass, facts: DeviceFacts) -> bool:
-    m = gpu_class.match
-    if m.backend != facts.backend:
-        return False
-    if m.backend == "interpreter":
-        return True
-    return (
-        m.vendor == facts.vendor
-        and fnmatch.fnmatchcase(facts.name, m.device_name or "")
-        and m.compute_capability == facts.compute_capability
-        and m.multiprocessor_count == facts.multiprocessor_count
-    )
+    """Whether the device is of the class: the rule ``tables verify`` holds a proof's recorded device to as well."""
+    return device_problem(gpu_class.match, facts.as_dict()) is None
 
 
 def classify(facts: DeviceFacts, tables: Tables) -> GPUClass:

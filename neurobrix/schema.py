@@ -19,6 +19,7 @@ complaint is a :class:`~neurobrix.errors.TablesError` naming the file and the fi
 
 from __future__ import annotations
 
+import fnmatch
 import functools
 import hashlib
 import importlib
@@ -315,6 +316,43 @@ def validate(kind: str, data: Any, file: str) -> None:
             f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
         )
         raise TablesError(f"{file}: field '{where}': {message}{shown}") from None
+    if kind in ("tracked", "class", "proofs"):  # not the index run loads: its rows are checked by hand, at once
+        found = _integral_floats(SCHEMAS[kind], data, "")
+        if found is not None:
+            raise TablesError(f"{file}: field '{found[0].lstrip('.')}': must be an integer, got {found[1]!r}")
+
+
+def _integral_floats(schema: Mapping[str, Any], data: Any, where: str) -> tuple[str, float] | None:
+    """The first place (named as ``validate`` names fields, with its value) where ``data``, valid against ``schema``,
+    holds a float where the schema says "integer" (or a const that is one): JSON Schema (draft 6 on) counts 1.0 as an
+    integer and fastjsonschema follows it, so a ``multiprocessor_count: 132.0``, a proof's ``examples: 5.0`` or a
+    domain's ``[1, 4.0]`` passed, and showed as such. fastjsonschema has no option to refuse them (draft 4's integer
+    does, but draft 4 lacks ``const`` and ``propertyNames``), hence this walk, by hand, over the keywords the schemas
+    above use (each of oneOf's branches is walked: a field's schema is the same in each that has it)."""
+    kinds = schema.get("type")
+    integer = kinds == "integer" or (isinstance(kinds, list) and "integer" in kinds and "number" not in kinds)
+    if type(data) is float and (integer or type(schema.get("const")) is int):  # format: 1.0 equals its const 1
+        return where, data
+    branches = [schema, *schema.get("oneOf", ())]
+    for branch in branches:
+        if isinstance(data, dict):
+            props, extra = branch.get("properties", {}), branch.get("additionalProperties")
+            for key, value in data.items():
+                sub = props.get(key, extra if isinstance(extra, dict) else None)
+                found = None if sub is None else _integral_floats(sub, value, f"{where}.{key}")
+                if found is not None:
+                    return found
+        elif isinstance(data, list):
+            items, extra = branch.get("items"), branch.get("additionalItems")
+            for i, value in enumerate(data):
+                if isinstance(items, list):
+                    sub = items[i] if i < len(items) else (extra if isinstance(extra, dict) else None)
+                else:
+                    sub = items
+                found = None if sub is None else _integral_floats(sub, value, f"{where}[{i}]")
+                if found is not None:
+                    return found
+    return None
 
 
 def fail(file: str, where: str, message: str) -> TablesError:
@@ -700,6 +738,8 @@ def parse_index(data: Any, file: str, folder: str, kernel: str) -> SettingsIndex
             f"rewrite it, entries unchanged: python -m conformance reformat --class {folder}",
         )
     validate("index_outline", data, file)
+    if type(data["format"]) is not int:  # 4.0 equals the schema's const 4 (the other files: _integral_floats)
+        raise fail(file, "format", f"must be an integer, got {data['format']!r}")
     _names(data, file, folder, kernel)
     key = tuple(dim for dim, _ in data["key"])
     rules = tuple(rule for _, rule in data["key"])
@@ -789,11 +829,55 @@ def _proof_numbers(proof: Proof, file: str, where: str) -> None:
         )
 
 
-def parse_proofs(data: Any, file: str, folder: str, kernel: str, index: SettingsIndex | None = None) -> ProofsTable:
+def device_problem(match: ClassMatch, device: Mapping[str, Any]) -> str | None:
+    """Why a device (a :class:`~neurobrix.gpu.DeviceFacts` as a dict, or the ``device`` a proof's provenance records)
+    is not one of the class ``match`` describes, or None: the backend, and for a GPU class its vendor, its name (the
+    class's fnmatch pattern), compute capability and multiprocessor count. A fact missing is a mismatch."""
+    wanted: dict[str, Any] = {"backend": match.backend}
+    if match.backend != INTERPRETER:
+        wanted |= {
+            "vendor": match.vendor,
+            "name": match.device_name,
+            "compute_capability": match.compute_capability,
+            "multiprocessor_count": match.multiprocessor_count,
+        }
+    for fact, expected in wanted.items():
+        value = device.get(fact)
+        if fact == "compute_capability" and isinstance(value, (list, tuple)):
+            value = tuple(value)  # a proof's YAML holds a list, the device facts a tuple
+        if fact == "name":
+            same = isinstance(value, str) and fnmatch.fnmatchcase(value, str(expected))
+        else:  # type too: True is no multiprocessor count of 1, 132.0 no count at all
+            same = type(value) is type(expected) and value == expected
+            if same and isinstance(value, tuple):
+                same = all(type(v) is int for v in value)
+        if not same:
+            return f"{fact} {value!r}, the class's {expected!r}" + (" (a pattern)" if fact == "name" else "")
+    return None
+
+
+def parse_proofs(
+    data: Any,
+    file: str,
+    folder: str,
+    kernel: str,
+    index: SettingsIndex | None = None,
+    gpu_class: GPUClass | None = None,
+) -> ProofsTable:
     """An audit record (``<class>/<kernel>.proofs.yaml``), validated; with ``index``, it must hold exactly
-    the index's entries (same domains and configs, in order) and the index's stack."""
+    the index's entries (same domains and configs, in order) and the index's stack; with ``gpu_class``, the device
+    its provenance records must be one of that class's (a proof made on another GPU proves nothing of this one)."""
     validate("proofs", data, file)
     _names(data, file, folder, kernel)
+    if gpu_class is not None:
+        problem = device_problem(gpu_class.match, data["provenance"]["device"])
+        if problem is not None:
+            raise fail(
+                file,
+                "provenance.device",
+                f"records a device that is not of class {gpu_class.id} ({problem}): these proofs were made on "
+                "another GPU. Re-certify this table on the class's own GPU",
+            )
     key = index.key if index is not None else tuple(d for d in data["entries"][0]["domain"] if d != "dtypes")
     entries = []
     for i, e in enumerate(data["entries"]):

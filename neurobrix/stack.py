@@ -24,7 +24,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
-from .errors import CompilerStackError, TablesError
+from .errors import CompilerStackError, TablesError, UsageError
 from .tables import Tables, load
 
 REPROOF_FORMAT = 1
@@ -158,7 +158,7 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
         hashes = record["tables"]
         if record.get("format") != REPROOF_FORMAT or record.get("class") != class_id or not isinstance(hashes, dict):
             raise ValueError("not a re-proof of this class in this format")
-    except (OSError, ValueError, KeyError, TypeError) as exc:
+    except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         return f"the re-proof {path} is unreadable ({exc})"
     check = record.get("check")
     if not isinstance(check, dict) or check.get("passed") is not True:
@@ -352,13 +352,47 @@ def compiler_overrides() -> dict[str, str]:
 def require_certified_stack(class_id: str, tables: Tables | None = None) -> None:
     """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on, or
     with Triton told to compile them otherwise than it does by default (a GPU class: the interpreter compiles
-    nothing)."""
+    nothing); refuse (UsageError) a Triton cache folder named so that Triton cannot keep binaries in it, or keeps
+    them in another folder from each folder a command runs in."""
     found = verdict(class_id, tables)
     if not found.ok:
         raise CompilerStackError(found.refusal())
     problem = compiler_problem(class_id)
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")
+    problem = cache_problem(class_id)
+    if problem:
+        raise UsageError(f"{problem} (nothing was loaded).")
+
+
+# the variables naming Triton's cache folder, in the order Triton reads them: TRITON_CACHE_DIR, else TRITON_HOME's
+# .triton/cache (HARMLESS_ENV lists both)
+CACHE_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME")
+
+
+def cache_problem(class_id: str) -> str | None:
+    """Why Triton's cache folder, as the environment names it, cannot serve class ``class_id``'s runs (None: it can;
+    the interpreter class compiles nothing). Set but empty, TRITON_CACHE_DIR makes Triton's first compile fail
+    ("Could not create or locate cache dir", a RuntimeError after the weights were loaded) and TRITON_HOME puts the
+    cache in ./.triton/cache; a relative folder is another cache from each folder a command runs in, so the binaries
+    ``neurobrix warmup`` compiled are not the ones ``run`` finds (the reason a relative NEUROBRIX_HOME is refused).
+    Triton does not expand ``~`` in them either."""
+    if class_id == "interpreter":
+        return None
+    for name in CACHE_ENV:
+        value = os.environ.get(name)
+        if value is None:
+            continue
+        if not os.path.isabs(value):  # Triton takes it as written: "~/cache" is a folder named ~ here
+            said = f"{name} is set but empty" if value == "" else f"{name}={value} is a relative path"
+            becomes = (
+                "would be no folder (its first compile fails)"
+                if name == "TRITON_CACHE_DIR" and value == ""
+                else "would be another folder from each folder a command runs in"
+            )
+            return f"{said}: Triton's cache of compiled kernels {becomes}; give an absolute path, or unset it"
+        return None  # the first one set is the one Triton reads
+    return None
 
 
 def require_runnable(class_id: str, tables: Tables | None = None) -> None:

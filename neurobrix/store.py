@@ -79,6 +79,10 @@ def home() -> Path:
     re-proofs) from each folder a command runs in, an import from one invisible to a run from another;
     resolving it once per process would not help, import and run being separate processes."""
     value = os.environ.get(HOME_ENV)
+    if value == "":  # set to nothing (NEUROBRIX_HOME=$UNSET): the store meant is unknown, not the default one
+        raise UsageError(
+            f"{HOME_ENV} is set but empty: give it an absolute path, or unset it for the default {DEFAULT_HOME}"
+        )
     path = Path(value or DEFAULT_HOME).expanduser()
     if not path.is_absolute():
         raise UsageError(
@@ -205,7 +209,8 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             commit=data.get("commit"),
             imported=data.get("imported"),
         )
-    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError) as exc:
+    except (OSError, UnicodeDecodeError, ValueError, KeyError, TypeError, AttributeError, RecursionError) as exc:
+        # RecursionError: JSON nested deeper than Python's parser goes
         why = f"no {exc.args[0]!r} field" if isinstance(exc, KeyError) else str(exc)  # str(KeyError) is "'files'"
         raise DamagedModelError(
             f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({why}); "

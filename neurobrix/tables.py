@@ -121,7 +121,7 @@ class Tables:
             return None
         path = proofs_path(self.root, class_id, kernel)
         data = read_yaml(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
-        return parse_proofs(data, str(path), class_id, kernel, index)
+        return parse_proofs(data, str(path), class_id, kernel, index, self.classes[class_id])
 
 
 def certify_command(
@@ -145,6 +145,10 @@ def locate() -> TablesLocation:
 
 @functools.cache
 def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
+    if explicit == "":  # set to nothing (NEUROBRIX_TABLES=$UNSET): the folder meant is unknown, not the packaged one
+        raise TablesError(
+            f"{ENV_VAR} is set but empty: point it at a tables folder, or unset it for the installed package's tables"
+        )
     if explicit:
         root = Path(explicit).expanduser()
         if not root.is_dir():
@@ -235,13 +239,48 @@ def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     return found
 
 
+def _aliased(root: Any) -> Any:
+    """The first node of a composed YAML document reached twice (an alias of an anchored value), or None.
+
+    PyYAML's safe loader has no switch to refuse aliases, and libyaml composes the document in C, so the node graph
+    is walked here (a tenth of a second for the largest proofs): an alias hands one object to two places (a reader
+    sees ``*name``, the engine a value written elsewhere), to itself (a recursive value: ``tables show --json``
+    died in a RecursionError) or to thousands of places from a few lines (a "billion laughs" that a copy of the
+    record, as ``tables show --json`` makes, never finishes). The tables' writers never write one."""
+    seen: set[int] = set()
+    todo = [root]
+    while todo:
+        node = todo.pop()
+        if id(node) in seen:
+            return node
+        seen.add(id(node))
+        if isinstance(node, yaml.SequenceNode):
+            todo.extend(node.value)
+        elif isinstance(node, yaml.MappingNode):
+            todo.extend(part for pair in node.value for part in pair)
+    return None
+
+
 def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
-    """``yaml.safe_load`` of one file, a key named twice in a mapping refused; a syntax error names the file
-    and the line. With ``sha256``, the bytes parsed are the bytes verified (a file swapped after the folder
-    check is refused)."""
+    """``yaml.safe_load`` of one file, a key named twice in a mapping refused, and an alias (``*name``: a value
+    given again by reference to an anchor, ``&name``); a syntax error names the file and the line. With ``sha256``,
+    the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
     text = _read_text(path, shown, sha256)
     try:
-        return yaml.load(text, Loader=_UniqueKeys)  # noqa: S506 - the safe loader, libyaml's when present
+        loader = _UniqueKeys(text)
+        try:
+            node = loader.get_single_node()
+            # YAML writes an alias with "*" and its anchor with "&": a file with neither has none to look for
+            twice = _aliased(node) if node is not None and ("*" in text or "&" in text) else None
+            if twice is not None:
+                mark = twice.start_mark
+                raise TablesError(
+                    f"{shown}:{mark.line + 1}:{mark.column + 1}: not valid YAML for a table: the value here is given "
+                    "again elsewhere through an alias (*name of an &name anchor); a table writes every value out"
+                )
+            return None if node is None else loader.construct_document(node)
+        finally:
+            loader.dispose()
     except yaml.MarkedYAMLError as exc:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}:{mark.column + 1}" if mark else ""

@@ -57,6 +57,8 @@ def _read_json(path: Path) -> dict[str, Any]:
         data = json.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
         raise TokenizerFileError(f"{path}: cannot be read as JSON: {exc}") from exc
+    except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
+        raise TokenizerFileError(f"{path}: cannot be read as JSON: arrays or objects nested too deep") from exc
     if not isinstance(data, dict):
         raise TokenizerFileError(f"{path}: expected a JSON object")
     return data
@@ -726,9 +728,16 @@ class Tokenizer:
         eos_token_id when the model has that file (none there: nothing ends it early), else config.json's
         (``config_eos``). The tokenizer's eos_token is not one of them unless those files name it: a model that
         emits it goes on in transformers, and so here (the token itself, special, is dropped from the text)."""
-        if self.has_generation_config:
-            return set(_int_ids(self.generation.get("eos_token_id")))
-        return set(_int_ids(config_eos))
+        value = self.generation.get("eos_token_id") if self.has_generation_config else config_eos
+        values = list(value) if isinstance(value, (list, tuple)) else [] if value is None else [value]
+        if not all(type(v) is int for v in values):
+            # "2", 2.0, true, a nested list or an object: transformers' generate makes a tensor of it and fails (or
+            # compares a float), where ignoring it ran on past every end of text
+            shown = list(value) if isinstance(value, tuple) else value  # config.json's, as ModelConfig holds it
+            raise TokenizerError(
+                f"{self.generation_path}: eos_token_id must be a token id or a list of ids, got {shown!r}"
+            )
+        return set(values)
 
     @property
     def repetition_penalty(self) -> float | None:
