@@ -28,7 +28,9 @@ Classes (each test is named after the attack it makes):
 6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
    header, GNU sparse and contiguous members, an old-style folder entry), member spellings tarfile names alike (a
    duplicate, a folder of a file's name, a name spelt across the ustar prefix) or member modes would change what
-   ships (pip's, or those other unpackers apply: a folder its owner cannot list);
+   ships (pip's, or those other unpackers apply: a folder its owner cannot list); and, round 17, a pax header's own
+   header fields (which an unpacker that knows no pax header writes as a file) and an owner said two ways (a ustar
+   header's under a pax header's, which GNU tar run as root applies);
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -902,7 +904,7 @@ def test_sdist_bytes_in_block_padding_are_refused(built: Built, tmp_path: Path, 
                 visible = _pax_record("mtime", "1580601600")
                 hidden = _pax_record("size", str(len(m.data) + len(payload)))
                 pax = tarfile.TarInfo("././@PaxHeader")
-                pax.size, pax.type = len(visible), tarfile.XHDTYPE
+                pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
                 out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible + hidden)
             out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data + payload)
             continue
@@ -1000,7 +1002,7 @@ def test_huge_numbers_are_findings_not_crashes(built: Built, tmp_path: Path) -> 
     sdist_members_ = sdist_members(built.sdist)
     out = bytearray()
     pax = tarfile.TarInfo("././@PaxHeader")
-    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
     out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
     for m in sdist_members_:
         info = tarfile.TarInfo(m.name)
@@ -1034,7 +1036,7 @@ def test_sdist_pax_header_of_300000_allowed_records_is_refused_at_once(built: Bu
     visible = _pax_record("mtime", "1580601600") * 300_000
     out = bytearray()
     pax = tarfile.TarInfo("././@PaxHeader")
-    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
     out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
     for m in sdist_members(built.sdist):
         info = tarfile.TarInfo(m.name)
@@ -1123,7 +1125,7 @@ def tar_with_pax_payload(built: Built, payload: bytes) -> tuple[bytes, str]:
         info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
         if m.name.endswith("/pyproject.toml"):
             pax = tarfile.TarInfo("././@PaxHeader")
-            pax.size, pax.type = len(payload), tarfile.XHDTYPE
+            pax.size, pax.type, pax.mode = len(payload), tarfile.XHDTYPE, 0  # as tarfile writes one
             out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(payload)
         out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
     out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
@@ -2488,3 +2490,85 @@ def test_a_central_directory_in_another_order_than_the_local_entries_is_refused(
     report = judge(wheel)
     assert "streams" in next(f.message for f in report.findings if f.code == "G312")
     assert codes(report) == {"G312"}
+
+
+# Round 17: a tar header read by some unpackers only, and an owner said two ways
+
+
+def _field(value: bytes, width: int) -> bytes:
+    return value.ljust(width, b"\0")
+
+
+PAX_HEADER_FIELDS = {  # attack -> (bytes over the pax header's own header block, by offset; the field the gate names)
+    "a name that climbs out": ({0: _field(b"../../../etc/cron.d/neurobrix", 100)}, "name"),
+    "the name of a file the sdist ships": ({0: _field(b"neurobrix-0.1.0/neurobrix/__init__.py", 100)}, "name"),
+    "an escape sequence for its name": ({0: _field(b"\x1b]0;gate: PASSED\x07", 100)}, "name"),
+    "a prefix": ({345: _field(b"neurobrix-0.1.0/neurobrix", 155)}, "prefix"),
+    "a link target": ({157: _field(b"/etc/passwd", 100)}, "link name"),
+    "a setuid mode": ({100: b"0004755\0"}, "mode"),
+    "another owner": ({108: b"0001750\0", 265: _field(b"nobody", 32)}, "uid"),
+    "a time": ({136: b"77777777777\0"}, "mtime"),
+    "GNU's magic": ({257: b"ustar  \0"}, "magic"),
+}
+
+
+@pytest.mark.parametrize("attack", list(PAX_HEADER_FIELDS))
+def test_sdist_pax_header_fields_a_ustar_only_unpacker_applies_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """A pax extended header is a ustar header block of its own (type 'x') before its records, and the gate read only
+    its type, size and checksum: its name, prefix, link, mode, owner and time went unjudged, about 500 bytes a member.
+    tarfile, GNU tar and uv read none of them, but an unpacker that knows no pax header extracts it as a regular file
+    (POSIX: an unknown type is one) of that name, link, mode and owner, which the gate judged nowhere: a name with
+    '..' or that of a shipped file. tarfile, hatchling's and setuptools' writer, names it ././@PaxHeader and leaves
+    every other field empty or zero."""
+    patches, said = PAX_HEADER_FIELDS[attack]
+    members = sdist_members(built.sdist)
+    target = next(m for m in members if m.name == f"{built.root}/pyproject.toml")
+    target.pax, target.pax_header = {"mtime": "1580601600.5"}, patches
+    tar = raw_tar(members)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as read:  # tarfile reads the sdist as the honest one
+        assert read.getnames() == [m.name for m in members]
+        assert read.getmember(target.name).mtime == 1580601600.5
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    finding = next(f for f in report.findings if f.code == "G318")
+    assert f"{said} " in finding.message and "knows no pax header" in finding.message
+    assert codes(report) == {"G318"}
+
+
+HEADER_OWNERS_UNDER_PAX = {  # attack -> (bytes over the ustar header, the pax records, GNU tar reads the header's)
+    "owner name nobody under a pax uname of root": ({265: b"nobody"}, {"uname": "root"}, True),
+    "owner name nobody under an empty pax uname": ({265: b"nobody"}, {"uname": ""}, True),
+    "group name users under an empty pax gname": ({297: b"users"}, {"gname": ""}, True),
+    "uid 1000 under a pax uid of 0": ({108: b"0001750\0"}, {"uid": "0"}, False),
+    "gid 100 under a pax gid of 0": ({116: b"0000144\0"}, {"gid": "0"}, False),
+}
+
+
+@pytest.mark.parametrize("attack", list(HEADER_OWNERS_UNDER_PAX))
+def test_sdist_owner_in_a_ustar_header_under_a_pax_owner_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate judged a member's owner as tarfile applies it, a pax header's records over its ustar header's fields,
+    and never the header's own: GNU tar run as root maps the header's owner and group names to ids before it reads
+    the pax records (a pax uname of root, or of nothing, leaves the file to `nobody`), and an unpacker that reads no
+    pax header applies the header's uid and gid. So pyproject.toml went to another owner than the one judged."""
+    patches, pax, gnu_differs = HEADER_OWNERS_UNDER_PAX[attack]
+    members = sdist_members(built.sdist)
+    name = f"{built.root}/pyproject.toml"
+    target = next(m for m in members if m.name == name)
+    target.pax, target.header = pax, patches
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    with tarfile.open(sdist) as read:
+        assert (read.getmember(name).uid, read.getmember(name).gid) == (0, 0)
+    if ROOT:  # tarfile hands it to root; GNU tar, by the header's name where the system knows it, to another
+        owned = root_unpacked(sdist, tmp_path / "tarfile") / name
+        assert (owned.stat().st_uid, owned.stat().st_gid) == (0, 0)
+        said = next(iter(patches.values()))
+        known = known_id("user" if 265 in patches else "group", said.decode()) if said.isalpha() else None
+        if gnu_differs and known is not None and shutil.which("tar"):
+            (tmp_path / "gnu").mkdir()
+            subprocess.run(["tar", "-xzf", str(sdist), "-C", str(tmp_path / "gnu")], check=True)
+            unpacked = (tmp_path / "gnu" / name).stat()
+            assert known in (unpacked.st_uid, unpacked.st_gid) and (unpacked.st_uid, unpacked.st_gid) != (0, 0)
+    report = judge(sdist)
+    assert "its ustar header names" in refused_with(report, "G316", name, built.sdist.name).message
+    assert codes(report) == {"G316"}
