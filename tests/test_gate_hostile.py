@@ -21,7 +21,7 @@ Classes (each test is named after the attack it makes):
    sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips; and, round 16, what a root
    unpacker, `unzip`, Windows' unpackers or a streaming reader apply and the gate read nowhere: owners and group write
    bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
-   order than the local entries);
+   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -2572,3 +2572,39 @@ def test_sdist_owner_in_a_ustar_header_under_a_pax_owner_is_refused(built: Built
     report = judge(sdist)
     assert "its ustar header names" in refused_with(report, "G316", name, built.sdist.name).message
     assert codes(report) == {"G316"}
+
+
+RESERVED_ZIP_BYTES = {  # attack -> (the wheel, what the finding says)
+    # in both headers (they must agree); the wheel is made on Unix (host 3), as "version made by" says
+    "a version needed whose high byte is neither 0 nor the host": (lambda b: needing(b, 0x7F14), "its high byte"),
+    "a version needed whose high byte names another host": (lambda b: needing(b, 0x0A14), "its high byte"),
+    "a version made by past the last specification": (
+        lambda b: with_central(
+            raw_zip(wheel_members(b.wheel)),
+            lambda d, at, n: d.__setitem__(at + 4, 0xFF) if n == TABLE.wheel_path.encode() else None,
+        ),
+        "past the last",
+    ),
+    "deflate speed hints on a stored member": (lambda b: table_as(b, method=zipfile.ZIP_STORED, flags=0x0006), "hints"),
+    "an NTFS times record with its reserved bytes set": (
+        lambda b: table_as(b, extra=struct.pack("<HHLHH3Q", 0x000A, 32, 0xC0FFEE, 1, 24, 1, 2, 3)),
+        "reserved bytes are",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(RESERVED_ZIP_BYTES))
+def test_zip_header_bytes_the_format_reserves_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Header bytes the zip format reserves or leaves undefined passed as anything: the high byte of "version needed"
+    (zipfile reads it as `reserved`), a "version made by" past specification 6.3, deflate speed hints on a stored
+    member, the 4 reserved bytes of an NTFS times record. No installer reads them, every writer leaves them as the
+    format says (p7zip before 18.06 wrote its host in the first): bytes carried into the upload unjudged, in both
+    headers of every member, as the internal attribute bits past the text bit were (G317)."""
+    make, said = RESERVED_ZIP_BYTES[attack]
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(make(built))
+    with zipfile.ZipFile(wheel) as z:  # what pip reads: the same table
+        assert z.read(TABLE.wheel_path) == read_wheel_member(built.wheel, TABLE.wheel_path)
+    report = judge(wheel)
+    assert said in refused_with(report, "G319", TABLE.wheel_path, built.wheel.name).message
+    assert codes(report) == {"G319"}
