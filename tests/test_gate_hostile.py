@@ -2608,3 +2608,30 @@ def test_zip_header_bytes_the_format_reserves_are_refused(built: Built, tmp_path
     report = judge(wheel)
     assert said in refused_with(report, "G319", TABLE.wheel_path, built.wheel.name).message
     assert codes(report) == {"G319"}
+
+
+WHEEL_FOLDERS = {  # attack -> (a folder entry above shipped files, its mode)
+    "the package's folder": ("neurobrix/", 0o40755),
+    "the tables, closed to all but their owner": ("neurobrix/_tables/", 0o40700),
+    "a class's tables, closed to others": (f"{TABLE.wheel_path.rsplit('/', 1)[0]}/", 0o40750),
+    "the .dist-info, read-only": ("neurobrix-{v}.dist-info/", 0o40500),
+}
+
+
+@pytest.mark.parametrize("attack", list(WHEEL_FOLDERS))
+def test_a_wheel_folder_entry_the_rebuild_lacks_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Judged with its sdist, the wheel was held to the one rebuilt from it file by file only: a folder entry above
+    shipped files (hatchling writes none) passed, with a mode `unzip` applies (tables no other user can read) and
+    headers no check reads. pip, installer and uv skip folder entries."""
+    folder, mode = WHEEL_FOLDERS[attack]
+    folder = folder.format(v=built.version)
+    members = [RawMember(folder.encode(), b"", zipfile.ZIP_STORED, mode=mode), *wheel_members(built.wheel)]
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    wheel.write_bytes(raw_zip(members))
+    if UNZIP is not None:  # what `unzip` installs: the folder with that mode
+        made = unzipped(wheel, tmp_path / "unzipped") / folder
+        assert stat.S_IMODE(made.stat().st_mode) == mode & 0o777
+    report = judge(wheel, built.sdist)
+    assert "does not have" in refused_with(report, "G508", folder, built.sdist.name).message
+    assert codes(report) == {"G508"}
