@@ -33,6 +33,9 @@ _DEVICES = {
     "conout$",
     *(f"com{i}" for i in range(10)),
     *(f"lpt{i}" for i in range(10)),
+    # Windows reserves these too (Microsoft's "Naming Files, Paths, and Namespaces"): COM and LPT with a superscript
+    # digit, which str.isdigit() takes for a digit yet no pattern of ASCII digits matches (gate round 17)
+    *(f"{port}{digit}" for port in ("com", "lpt") for digit in "\u00b9\u00b2\u00b3"),
 }
 
 NameProblem = tuple[Check, str]

@@ -713,8 +713,23 @@ NFD = unicodedata.normalize("NFD", "caf\u00e9")
         f"neurobrix/_tab\u200bles/{TABLE.path}",
         f"neurobrix/{NFD}.py",
         "neurobrix/CON.py",
+        # round 17: the device names Windows reserves with a superscript digit passed the device-name check
+        "neurobrix/COM\u00b9.py",
+        "neurobrix/lpt\u00b2/x.py",
+        "neurobrix/LPT\u00b3 .tables.yaml",
     ],
-    ids=["trailing dot", "trailing space", "NTFS stream", "8.3 short name", "zero-width space", "NFD", "device name"],
+    ids=[
+        "trailing dot",
+        "trailing space",
+        "NTFS stream",
+        "8.3 short name",
+        "zero-width space",
+        "NFD",
+        "device name",
+        "COM with a superscript 1",
+        "a folder named lpt with a superscript 2",
+        "LPT with a superscript 3, a space and an extension",
+    ],
 )
 def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_path: Path, planted: str) -> None:
     members = with_true_record(
