@@ -511,6 +511,16 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             "ignores them and unpacks the sdist, zlib refuses the stream",
         )
         return None
+    if raw[:2] == GZIP_MAGIC and len(raw) >= _GZIP_FIXED:
+        undefined = _gzip_undefined(raw)
+        if undefined:
+            archive.fail(
+                Check.G319,
+                None,
+                f"a gzip header with {undefined}: a value RFC 1952 does not define, which no gzip writer sets and no "
+                "unpacker reads (bytes carried into the upload unjudged)",
+            )
+            return None
     if raw[:2] == GZIP_MAGIC and len(raw) > 3:
         hidden = _gzip_header_fields(raw, archive.dist)
         if hidden:
@@ -567,6 +577,24 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+# What RFC 1952 defines for a deflate stream's header (gate round 17): extra flags (XFL) 2 (slowest) or 4 (fastest),
+# or none (0, which Python's gzip, GNU gzip and zlib write at other levels), and an operating system (OS) of 0-13 or 255
+# (unknown: Python's gzip). No unpacker reads either, so any other value was a byte of the upload judged by nothing,
+# as the zip header bytes the format reserves are (G319). Hand-written: gzip and zlib skip both without a word.
+GZIP_XFL = (0, 2, 4)
+GZIP_OS = (*range(14), 255)
+
+
+def _gzip_undefined(raw: bytes) -> str:
+    xfl, system = raw[8], raw[9]
+    found = []
+    if xfl not in GZIP_XFL:
+        found.append(f"extra flags (XFL) {xfl:#04x}, which deflate defines as 2, 4 or none")
+    if system not in GZIP_OS:
+        found.append(f"operating system (OS) {system}, which names none (0-13, or 255 for unknown)")
+    return " and ".join(found)
 
 
 def _gzip_header_fields(raw: bytes, dist: str) -> list[str]:

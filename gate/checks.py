@@ -56,7 +56,9 @@ class Check(Enum):
     G316 = "member owned by another than root, or writable by its group: an unpacker hands it to them"
     G317 = "member attributes (MS-DOS or internal) that some unpacker applies or no writer sets"
     G318 = "pax extended header whose own header is not tarfile's: fields a ustar-only unpacker applies"
-    G319 = "zip header bytes the format reserves or leaves undefined, which no writer sets and no installer reads"
+    G319 = (
+        "zip or gzip header bytes the format reserves or leaves undefined: no writer sets them, no installer reads them"
+    )
     # Metadata and packaging, by the tools made for them and against pyproject.toml
     G401 = "twine check --strict failed"
     G402 = "check-wheel-contents finding"

@@ -2650,3 +2650,28 @@ def test_a_wheel_folder_entry_the_rebuild_lacks_is_refused(built: Built, tmp_pat
     report = judge(wheel, built.sdist)
     assert "does not have" in refused_with(report, "G508", folder, built.sdist.name).message
     assert codes(report) == {"G508"}
+
+
+GZIP_UNDEFINED = {  # attack -> (the header's XFL and OS bytes, what the finding says)
+    "extra flags deflate does not define": ((0x77, 0xFF), "extra flags (XFL) 0x77"),
+    "an operating system RFC 1952 does not name": ((0x02, 0x42), "operating system (OS) 66"),
+    "both": ((0x01, 0xFE), "and operating system (OS) 254"),
+}
+
+
+@pytest.mark.parametrize("attack", list(GZIP_UNDEFINED))
+def test_sdist_gzip_header_bytes_the_format_leaves_undefined_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """A gzip header's extra flags (XFL: 2 or 4 for deflate, or none) and operating system (0-13, or 255 for unknown)
+    passed as any byte: Python's gzip, zlib and uv read neither, so each was a byte uploaded unjudged, as the zip
+    header bytes the format reserves were (G319)."""
+    (xfl, system), said = GZIP_UNDEFINED[attack]
+    data = bytearray(built.sdist.read_bytes())
+    data[8], data[9] = xfl, system
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(bytes(data))
+    assert gzip.decompress(bytes(data)) == gzip.decompress(built.sdist.read_bytes())  # what pip unpacks
+    report = judge(sdist)
+    assert said in refused_with(report, "G319", None, built.sdist.name).message
+    assert codes(report) == {"G319"}
