@@ -746,8 +746,19 @@ def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_p
         (TABLE.wheel_path, TABLE.wheel_path.replace("_tables", "_Tables")),
         (TABLE.wheel_path, TABLE.wheel_path.replace("neurobrix/", "NeuroBrix/")),
         ("neurobrix/caf\u00e9.py", f"neurobrix/{NFD}.py"),
+        # round 17: NTFS and exFAT upcase the dotless i to I, where case folding keeps it apart from i
+        ("neurobrix/cli.py", "neurobrix/cl\u0131.py"),
+        ("neurobrix/__init__.py", "neurobr\u0131x/__init__.py"),
+        (TABLE.wheel_path, TABLE.wheel_path.replace("nvidia", "nvid\u0131a")),
     ],
-    ids=["case of a folder", "case of the package", "NFC and NFD"],
+    ids=[
+        "case of a folder",
+        "case of the package",
+        "NFC and NFD",
+        "a dotless i in a module's name",
+        "a dotless i in the package's name",
+        "a dotless i in a class's tables",
+    ],
 )
 def test_members_that_collide_on_case_or_unicode_form_are_refused(
     built: Built, tmp_path: Path, first: str, second: str
