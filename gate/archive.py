@@ -300,18 +300,42 @@ def _zip_owner(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
     _group_write(archive, name, entry.mode)
 
 
+def _not_root(owner: tuple[int, int, bytes, bytes]) -> bool:
+    uid, gid, user, group = owner
+    return bool(uid or gid or user not in ROOT_NAMES or group not in ROOT_NAMES)
+
+
+def _owner_text(owner: tuple[int, int, bytes, bytes]) -> str:
+    uid, gid, user, group = owner
+    return (
+        f"uid {uid} ({user.decode('ascii', 'replace') or 'no name'}), gid {gid} "
+        f"({group.decode('ascii', 'replace') or 'no name'})"
+    )
+
+
 def _tar_owner(archive: Archive, name: str, entry: tarstrict.TarEntry) -> None:
-    """G316 for an sdist member whose owner (its header's, or a pax header's over it) is not root's, and for a
-    group-writable mode."""
-    uid, gid, user, group = entry.owner
-    if uid or gid or user not in ROOT_NAMES or group not in ROOT_NAMES:
+    """G316 for an sdist member whose owner (a pax header's over its header's, or its header's own under a pax header
+    that says otherwise) is not root's, and for a group-writable mode."""
+    if _not_root(entry.owner):
         archive.fail(
             Check.G316,
             name,
-            f"owned by uid {uid} ({user.decode('ascii', 'replace') or 'no name'}), gid {gid} "
-            f"({group.decode('ascii', 'replace') or 'no name'}): GNU tar and tarfile's extractall run as root hand it "
+            f"owned by {_owner_text(entry.owner)}: GNU tar and tarfile's extractall run as root hand it "
             "to that user and group (by name where the system knows it), who can rewrite the sources before a root "
             "build runs them; this project's build writes owner 0 and no name",
+        )
+    elif _not_root(entry.header_owner):
+        # The owner said two ways (gate round 17): the gate judged the pax header's, which tarfile applies, while GNU
+        # tar run as root maps the ustar header's owner and group names to ids before it reads the pax records (a pax
+        # uname of root or of nothing leaves `nobody`'s file to nobody), and an unpacker that reads no pax header
+        # applies the ustar header's owner whole.
+        archive.fail(
+            Check.G316,
+            name,
+            f"its ustar header names {_owner_text(entry.header_owner)} under a pax header that says "
+            f"{_owner_text(entry.owner)}: tarfile applies the pax owner, GNU tar run as root the header's owner and "
+            "group names (it maps them to ids before it reads the pax records), an unpacker that reads no pax header "
+            "the header's owner whole; this project's build writes owner 0 and no name in both",
         )
     _group_write(archive, name, entry.mode)
 
@@ -487,6 +511,16 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             "ignores them and unpacks the sdist, zlib refuses the stream",
         )
         return None
+    if raw[:2] == GZIP_MAGIC and len(raw) >= _GZIP_FIXED:
+        undefined = _gzip_undefined(raw)
+        if undefined:
+            archive.fail(
+                Check.G319,
+                None,
+                f"a gzip header with {undefined}: a value RFC 1952 does not define, which no gzip writer sets and no "
+                "unpacker reads (bytes carried into the upload unjudged)",
+            )
+            return None
     if raw[:2] == GZIP_MAGIC and len(raw) > 3:
         hidden = _gzip_header_fields(raw, archive.dist)
         if hidden:
@@ -543,6 +577,24 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+# What RFC 1952 defines for a deflate stream's header (gate round 17): extra flags (XFL) 2 (slowest) or 4 (fastest),
+# or none (0, which Python's gzip, GNU gzip and zlib write at other levels), and an operating system (OS) of 0-13 or 255
+# (unknown: Python's gzip). No unpacker reads either, so any other value was a byte of the upload judged by nothing,
+# as the zip header bytes the format reserves are (G319). Hand-written: gzip and zlib skip both without a word.
+GZIP_XFL = (0, 2, 4)
+GZIP_OS = (*range(14), 255)
+
+
+def _gzip_undefined(raw: bytes) -> str:
+    xfl, system = raw[8], raw[9]
+    found = []
+    if xfl not in GZIP_XFL:
+        found.append(f"extra flags (XFL) {xfl:#04x}, which deflate defines as 2, 4 or none")
+    if system not in GZIP_OS:
+        found.append(f"operating system (OS) {system}, which names none (0-13, or 255 for unknown)")
+    return " and ".join(found)
 
 
 def _gzip_header_fields(raw: bytes, dist: str) -> list[str]:

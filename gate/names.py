@@ -33,6 +33,9 @@ _DEVICES = {
     "conout$",
     *(f"com{i}" for i in range(10)),
     *(f"lpt{i}" for i in range(10)),
+    # Windows reserves these too (Microsoft's "Naming Files, Paths, and Namespaces"): COM and LPT with a superscript
+    # digit, which str.isdigit() takes for a digit yet no pattern of ASCII digits matches (gate round 17)
+    *(f"{port}{digit}" for port in ("com", "lpt") for digit in "\u00b9\u00b2\u00b3"),
 }
 
 NameProblem = tuple[Check, str]
@@ -112,5 +115,9 @@ def canonical_name(name: str) -> str:
 
 
 def destination_key(name: str) -> str:
-    """One spelling for every alias of a path: canonical, then case-folded (Windows and macOS disks)."""
-    return unicodedata.normalize("NFC", canonical_name(name).casefold())
+    """One spelling for every alias of a path: canonical, then case-folded (Windows and macOS disks).
+
+    Upper-cased first: NTFS and exFAT compare names through an upcase table (Unicode's simple uppercase mapping),
+    which takes the dotless i (U+0131) to I, where case folding keeps it apart from i; so ``clı.py`` and ``cli.py``
+    are one file on Windows (gate round 17). It is the one character whose upper case folds otherwise than it does."""
+    return unicodedata.normalize("NFC", canonical_name(name).upper().casefold())

@@ -7,8 +7,8 @@ the reference tracked list) must be byte for byte the file git tracks at that pa
 So its pyproject.toml and any build hook are the repository's own, and nothing the sdist adds (a
 setup.py, a hatch_build.py, another module) reaches a build. Only once every static check of every
 dist has passed is the wheel built from the sdist, in isolation (:mod:`gate.backend`), and compared
-member for member, by sha256 and executable bit, with the wheel under check (G508); with no wheel of
-its version under check, the rebuilt wheel must pass the wheel checks itself.
+member for member, by sha256 and executable bit (folder entries by name), with the wheel under check (G508); with no
+wheel of its version under check, the rebuilt wheel must pass the wheel checks itself.
 """
 
 from __future__ import annotations
@@ -203,7 +203,23 @@ def check_rebuild(
             rebuilt.close()
 
 
+def _folders(wheel: WheelArchive) -> set[str]:
+    return {m.name for m in wheel.members if m.kind == "dir"}
+
+
 def _compare(sdist: SdistArchive, rebuilt: WheelArchive, wheel: WheelArchive) -> None:
+    # Folder entries are members too (gate round 17): installers skip them, but `unzip` creates each with the mode it
+    # carries (a folder of 700 leaves the installed tables to root alone) and each carries headers no check reads; the
+    # build writes none, and only files were compared, so any folder above a shipped file passed with its sdist.
+    for name in sorted(_folders(rebuilt) ^ _folders(wheel)):
+        sdist.fail(
+            Check.G508,
+            name,
+            f"a folder entry in {wheel.dist} that the wheel built from this sdist does not have: installers skip it, "
+            "`unzip` creates the folder with its mode"
+            if name in _folders(wheel)
+            else f"a folder entry of the wheel built from this sdist; {wheel.dist} does not have it",
+        )
     for name in sorted(rebuilt.files.keys() | wheel.files.keys()):
         if name not in rebuilt.files:
             sdist.fail(Check.G508, name, f"{wheel.dist} has it; the wheel built from this sdist does not")

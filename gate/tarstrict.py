@@ -7,9 +7,10 @@ byte, ended by NUL or space, or no digits at all (``tarfile`` takes a header who
 read for the end of the archive and silently drops every member from there; uv refuses leading spaces, a
 field of digits with no end and one of spaces, which ``tarfile`` reads), and no device numbers but zeros (only a
 device's are read); regular files and folders, with no link target (uv refuses one, ``tarfile`` ignores it); pax
-extended headers only for times and owners, each record once, in one block at most. Refused: pax ``path``, ``linkpath``,
-``size`` or any other record that changes which file a member is or how long it is, global pax headers, GNU
-long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
+extended headers only for times and owners, each record once, in one block at most, each written as tarfile
+writes one (its own header named ``././@PaxHeader``, every other field empty or zero: G318). Refused: pax ``path``,
+``linkpath``, ``size`` or any other record that changes which file a member is or how long it is, global pax headers,
+GNU long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
 and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or group name, which must
 be printable ASCII as in a pax header), anything but zeros in the padding that fills
 a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
@@ -24,6 +25,7 @@ without saying so, and stops at the first zero block without looking at what fol
 from __future__ import annotations
 
 import re
+import tarfile
 from dataclasses import dataclass
 from typing import Literal
 
@@ -78,6 +80,9 @@ class TarEntry:
     mode: int = 0o644  # the header's permission bits (an unpacking pip keeps the executable ones)
     # who owns it once unpacked by root (GNU tar, tarfile): uid, gid, owner and group names (a pax header's, if any)
     owner: tuple[int, int, bytes, bytes] = (0, 0, b"", b"")
+    # the owner its ustar header itself names, under any pax header: what an unpacker that reads no pax header applies,
+    # and the owner name GNU tar maps to an id before it reads the pax records (gate round 17)
+    header_owner: tuple[int, int, bytes, bytes] = (0, 0, b"", b"")
 
 
 @dataclass(frozen=True)
@@ -153,6 +158,9 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a pax header of {size} bytes: one that sets only times and owners fits in {_PAX_MAX}",
                 )
+            written = _pax_block(size)
+            if block != written:
+                raise _Fatal(Check.G318, raw_name, _pax_block_differs(block, written))
             pax_records = _check_pax(data[start : start + size], raw_name)
             pax_pending = raw_name
         elif kind_flag in _EXTENSIONS:
@@ -171,6 +179,7 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     raw_name,
                     f"a {kind} with a link target {link[:40]!r}: uv refuses such an sdist, tarfile ignores the target",
                 )
+            header_owner = owner
             if pax_pending is not None:  # tarfile, GNU tar and bsdtar apply a pax header's owner over the header's
                 owner = (
                     int(pax_records.get("uid", owner[0])),
@@ -178,13 +187,59 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     pax_records.get("uname", owner[2]),
                     pax_records.get("gname", owner[3]),
                 )
-            entries.append(TarEntry(raw_name, kind, size, start, link, mode, owner))
+            entries.append(TarEntry(raw_name, kind, size, start, link, mode, owner, header_owner))
             pax_pending, pax_records = None, {}
             if len(entries) > max_members:
                 raise _Fatal(Check.G314, None, f"more than {max_members} members; the limit is {max_members}")
         else:
             raise _Fatal(Check.G313, raw_name, f"member type {kind_flag!r} is not a file or a folder")
         pos = end
+
+
+# The one pax header block tarfile writes (hatchling and setuptools write sdists with tarfile): every field empty or
+# zero but the name, the type and the size. Its other fields (name, link, prefix, mode, owner, time) are read by no pax
+# reader, yet a reader that knows no pax header extracts it as a file (POSIX: an unknown type is a regular file) of
+# that name, link, mode and owner: 500 bytes a member that tarfile, GNU tar and uv skip unjudged, and a name of its own
+# that may climb out with '..' or overwrite a tracked file (gate round 17). The expected block is tarfile's own writing.
+PAX_NAME = b"././@PaxHeader"
+
+
+def _pax_block(size: int) -> bytes:
+    info = tarfile.TarInfo(PAX_NAME.decode())
+    info.type, info.size, info.mode = tarfile.XHDTYPE, size, 0
+    return info.tobuf(tarfile.USTAR_FORMAT)
+
+
+_BLOCK_FIELDS = {  # offset -> the ustar field there, for the message
+    0: "name",
+    100: "mode",
+    108: "uid",
+    116: "gid",
+    124: "size",
+    136: "mtime",
+    148: "checksum",
+    156: "type",
+    157: "link name",
+    257: "magic",
+    265: "owner name",
+    297: "group name",
+    329: "device major",
+    337: "device minor",
+    345: "prefix",
+    500: "padding",
+}
+
+
+def _pax_block_differs(block: bytes, written: bytes) -> str:
+    fields = []
+    for lo, hi in zip(_BLOCK_FIELDS, [*list(_BLOCK_FIELDS)[1:], BLOCK]):
+        if block[lo:hi] != written[lo:hi] and _BLOCK_FIELDS[lo] != "checksum":
+            fields.append(f"{_BLOCK_FIELDS[lo]} {block[lo:hi].rstrip(bytes(1))[:40]!r}")
+    return (
+        f"a pax header whose own header is not the one tarfile writes ({PAX_NAME.decode()!r}, every other field empty "
+        f"or zero): {', '.join(fields) or 'its checksum'}. No pax reader reads those fields; an unpacker that knows no "
+        "pax header writes it as a file of that name, link, mode and owner"
+    )
 
 
 def _header(block: bytes, pos: int) -> tuple[bytes, bytes, int, bytes, int, tuple[int, int, bytes, bytes]]:

@@ -12,6 +12,7 @@ accepts only the archive that every tool reads alike:
   tile the file from byte 0 to the directory exactly (nothing before, between or hidden), in the directory's order;
 * every local header equals its directory entry (version, flags, method, time, CRC, sizes, name bytes, and the
   extra records, which `unzip` reads from the local header and the zip crate from the central one);
+* no header byte the format reserves or leaves undefined set otherwise than zip writers set it (G319);
 * only stored and deflate members, no encryption, no data descriptors, no Unicode Path or zip64
   extra fields, no extra field record but the timestamp and Unix-owner records zip writers put in wheels (each
   within its format's size, and the two the zip crate parses laid out as it reads them), no record twice in one
@@ -241,6 +242,7 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             problems.append(ZipProblem(Check.G313, raw_name, "stored on another disk of a spanned archive", True))
         problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
         problems.extend(_flag_problems(flags, raw_name))
+        problems.extend(_reserved_problems(raw_name, made_by, needed, flags, method, extra))
         if needed & 0xFF > ZIPFILE_MAX_NEEDED:
             problems.append(
                 ZipProblem(
@@ -374,6 +376,46 @@ def _flag_problems(flags: int, raw_name: bytes) -> list[ZipProblem]:
             ZipProblem(Check.G313, raw_name, f"general-purpose flags {unknown:#06x} the gate does not read", True)
         )
     return problems
+
+
+# Header bytes the format reserves or leaves undefined, which every zip writer leaves as below and no installer reads
+# (gate round 17; as the internal attributes past the text bit, G317): zipfile reads the high byte of "version needed
+# to extract" as a field it calls `reserved` (APPNOTE names no use for it; zipfile, Info-ZIP, the zip crate and 7-Zip
+# since 18.06 write 0, p7zip before it the host byte of "version made by"),
+# "version made by" names a specification version (zipfile writes 2.0 or 4.5, Info-ZIP 3.0, none past 6.3, the last),
+# the deflate speed hints (flags 0x0002, 0x0004) are undefined on a member that is not deflated, and an NTFS times
+# record begins with 4 reserved bytes. Each carried bits into the upload that no tool judged, in every header; in the
+# local header too (which must equal the central one, its NTFS record byte for byte). Hand-written: zipfile keeps the
+# `reserved` byte and skips the extra records without a word.
+def _reserved_problems(
+    raw_name: bytes, made_by: int, needed: int, flags: int, method: int, extra: bytes
+) -> list[ZipProblem]:
+    found = []
+    if needed >> 8 not in (0, made_by >> 8):  # p7zip before 18.06 wrote its host there, as in "version made by"
+        found.append(
+            f"version needed to extract {needed:#06x}: its high byte, which zipfile reads as `reserved`, is "
+            f'{needed >> 8:#04x} where zip writers write 0 (or, p7zip before 18.06, the host of "version made by", '
+            f"{made_by >> 8:#04x})"
+        )
+    if made_by & 0xFF > ZIPFILE_MAX_NEEDED:
+        found.append(
+            f'"version made by" {made_by:#06x} names zip specification {(made_by & 0xFF) / 10:.1f}, past the last '
+            f"({ZIPFILE_MAX_NEEDED / 10:.1f}): no zip writer writes it"
+        )
+    if flags & 0x0006 and method != DEFLATED:
+        found.append(
+            f"deflate speed hints (flags {flags & 0x0006:#06x}) on a member that is not deflated, where the format "
+            "leaves them undefined and no writer sets them"
+        )
+    for field, data in _records(extra):
+        if field == 0x000A and data[:4].strip(b"\0"):
+            found.append(
+                f"an NTFS times record whose 4 reserved bytes are {data[:4].hex()}, where every writer writes 0"
+            )
+    return [
+        ZipProblem(Check.G319, raw_name, f"{what}: bytes no installer reads, carried into the upload unjudged", False)
+        for what in found
+    ]
 
 
 def _extra_problems(extra: bytes, where: str) -> list[str]:

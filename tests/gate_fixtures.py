@@ -301,6 +301,23 @@ class RawTarMember:
     gid: int = 0
     uname: str = ""
     gname: str = ""
+    # bytes written over its ustar header at these offsets, and over its pax header's own header (the checksum then
+    # made true): what no tarfile writer writes, a header that says other than its pax records, a pax header of another
+    # name
+    header: Mapping[int, bytes] | None = None
+    pax_header: Mapping[int, bytes] | None = None
+
+
+def _patched(block: bytes, patches: Mapping[int, bytes] | None) -> bytes:
+    """A header block with ``patches`` written over it and its checksum made true again (POSIX's unsigned sum)."""
+    if not patches:
+        return block
+    out = bytearray(block)
+    for at, value in patches.items():
+        out[at : at + len(value)] = value
+    out[148:156] = b" " * 8
+    out[148:156] = b"%06o\0 " % sum(out)
+    return bytes(out)
 
 
 def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
@@ -317,7 +334,11 @@ def raw_tar(members: Iterable[RawTarMember], *, after: bytes = b"") -> bytes:
             out += long.tobuf(tarfile.GNU_FORMAT) + payload + bytes(-len(payload) % 512)
         if m.pax is not None:
             info.pax_headers = dict(m.pax)
-        out += info.tobuf(tarfile.USTAR_FORMAT if m.pax is None else tarfile.PAX_FORMAT)
+        written = info.tobuf(tarfile.USTAR_FORMAT if m.pax is None else tarfile.PAX_FORMAT)
+        own = len(written) - 512  # the pax header and its records before the member's own block, if any
+        if own:
+            out += _patched(written[:512], m.pax_header) + written[512:own]
+        out += _patched(written[own:], m.header)
         out += m.data + bytes(-len(m.data) % 512)
     out += bytes(1024)
     out += bytes(-len(out) % tarfile.RECORDSIZE)

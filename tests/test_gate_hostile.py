@@ -21,14 +21,16 @@ Classes (each test is named after the attack it makes):
    sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips; and, round 16, what a root
    unpacker, `unzip`, Windows' unpackers or a streaming reader apply and the gate read nowhere: owners and group write
    bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
-   order than the local entries);
+   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
 6. an sdist whose build configuration, tar structure, member types tarfile unpacks its own way (a global pax
    header, GNU sparse and contiguous members, an old-style folder entry), member spellings tarfile names alike (a
    duplicate, a folder of a file's name, a name spelt across the ustar prefix) or member modes would change what
-   ships (pip's, or those other unpackers apply: a folder its owner cannot list);
+   ships (pip's, or those other unpackers apply: a folder its owner cannot list); and, round 17, a pax header's own
+   header fields (which an unpacker that knows no pax header writes as a file) and an owner said two ways (a ustar
+   header's under a pax header's, which GNU tar run as root applies);
 7. wheel metadata that lies (Requires-Dist, console scripts, entry point groups, WHEEL's purelib and tag), and
    dist file names that spell the release otherwise;
 8. reports drowned in findings.
@@ -711,8 +713,23 @@ NFD = unicodedata.normalize("NFD", "caf\u00e9")
         f"neurobrix/_tab\u200bles/{TABLE.path}",
         f"neurobrix/{NFD}.py",
         "neurobrix/CON.py",
+        # round 17: the device names Windows reserves with a superscript digit passed the device-name check
+        "neurobrix/COM\u00b9.py",
+        "neurobrix/lpt\u00b2/x.py",
+        "neurobrix/LPT\u00b3 .tables.yaml",
     ],
-    ids=["trailing dot", "trailing space", "NTFS stream", "8.3 short name", "zero-width space", "NFD", "device name"],
+    ids=[
+        "trailing dot",
+        "trailing space",
+        "NTFS stream",
+        "8.3 short name",
+        "zero-width space",
+        "NFD",
+        "device name",
+        "COM with a superscript 1",
+        "a folder named lpt with a superscript 2",
+        "LPT with a superscript 3, a space and an extension",
+    ],
 )
 def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_path: Path, planted: str) -> None:
     members = with_true_record(
@@ -729,8 +746,19 @@ def test_name_that_aliases_on_another_file_system_is_refused(built: Built, tmp_p
         (TABLE.wheel_path, TABLE.wheel_path.replace("_tables", "_Tables")),
         (TABLE.wheel_path, TABLE.wheel_path.replace("neurobrix/", "NeuroBrix/")),
         ("neurobrix/caf\u00e9.py", f"neurobrix/{NFD}.py"),
+        # round 17: NTFS and exFAT upcase the dotless i to I, where case folding keeps it apart from i
+        ("neurobrix/cli.py", "neurobrix/cl\u0131.py"),
+        ("neurobrix/__init__.py", "neurobr\u0131x/__init__.py"),
+        (TABLE.wheel_path, TABLE.wheel_path.replace("nvidia", "nvid\u0131a")),
     ],
-    ids=["case of a folder", "case of the package", "NFC and NFD"],
+    ids=[
+        "case of a folder",
+        "case of the package",
+        "NFC and NFD",
+        "a dotless i in a module's name",
+        "a dotless i in the package's name",
+        "a dotless i in a class's tables",
+    ],
 )
 def test_members_that_collide_on_case_or_unicode_form_are_refused(
     built: Built, tmp_path: Path, first: str, second: str
@@ -902,7 +930,7 @@ def test_sdist_bytes_in_block_padding_are_refused(built: Built, tmp_path: Path, 
                 visible = _pax_record("mtime", "1580601600")
                 hidden = _pax_record("size", str(len(m.data) + len(payload)))
                 pax = tarfile.TarInfo("././@PaxHeader")
-                pax.size, pax.type = len(visible), tarfile.XHDTYPE
+                pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
                 out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible + hidden)
             out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data + payload)
             continue
@@ -1000,7 +1028,7 @@ def test_huge_numbers_are_findings_not_crashes(built: Built, tmp_path: Path) -> 
     sdist_members_ = sdist_members(built.sdist)
     out = bytearray()
     pax = tarfile.TarInfo("././@PaxHeader")
-    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
     out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
     for m in sdist_members_:
         info = tarfile.TarInfo(m.name)
@@ -1034,7 +1062,7 @@ def test_sdist_pax_header_of_300000_allowed_records_is_refused_at_once(built: Bu
     visible = _pax_record("mtime", "1580601600") * 300_000
     out = bytearray()
     pax = tarfile.TarInfo("././@PaxHeader")
-    pax.size, pax.type = len(visible), tarfile.XHDTYPE
+    pax.size, pax.type, pax.mode = len(visible), tarfile.XHDTYPE, 0  # as tarfile writes one
     out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(visible)
     for m in sdist_members(built.sdist):
         info = tarfile.TarInfo(m.name)
@@ -1123,7 +1151,7 @@ def tar_with_pax_payload(built: Built, payload: bytes) -> tuple[bytes, str]:
         info.size, info.type, info.mode, info.mtime = len(m.data), m.type, m.mode, 0
         if m.name.endswith("/pyproject.toml"):
             pax = tarfile.TarInfo("././@PaxHeader")
-            pax.size, pax.type = len(payload), tarfile.XHDTYPE
+            pax.size, pax.type, pax.mode = len(payload), tarfile.XHDTYPE, 0  # as tarfile writes one
             out += pax.tobuf(tarfile.USTAR_FORMAT) + _padded(payload)
         out += info.tobuf(tarfile.USTAR_FORMAT) + _padded(m.data)
     out += bytes(1024) + bytes(-(len(out) + 1024) % tarfile.RECORDSIZE)
@@ -2488,3 +2516,173 @@ def test_a_central_directory_in_another_order_than_the_local_entries_is_refused(
     report = judge(wheel)
     assert "streams" in next(f.message for f in report.findings if f.code == "G312")
     assert codes(report) == {"G312"}
+
+
+# Round 17: a tar header read by some unpackers only, and an owner said two ways
+
+
+def _field(value: bytes, width: int) -> bytes:
+    return value.ljust(width, b"\0")
+
+
+PAX_HEADER_FIELDS = {  # attack -> (bytes over the pax header's own header block, by offset; the field the gate names)
+    "a name that climbs out": ({0: _field(b"../../../etc/cron.d/neurobrix", 100)}, "name"),
+    "the name of a file the sdist ships": ({0: _field(b"neurobrix-0.1.0/neurobrix/__init__.py", 100)}, "name"),
+    "an escape sequence for its name": ({0: _field(b"\x1b]0;gate: PASSED\x07", 100)}, "name"),
+    "a prefix": ({345: _field(b"neurobrix-0.1.0/neurobrix", 155)}, "prefix"),
+    "a link target": ({157: _field(b"/etc/passwd", 100)}, "link name"),
+    "a setuid mode": ({100: b"0004755\0"}, "mode"),
+    "another owner": ({108: b"0001750\0", 265: _field(b"nobody", 32)}, "uid"),
+    "a time": ({136: b"77777777777\0"}, "mtime"),
+    "GNU's magic": ({257: b"ustar  \0"}, "magic"),
+}
+
+
+@pytest.mark.parametrize("attack", list(PAX_HEADER_FIELDS))
+def test_sdist_pax_header_fields_a_ustar_only_unpacker_applies_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """A pax extended header is a ustar header block of its own (type 'x') before its records, and the gate read only
+    its type, size and checksum: its name, prefix, link, mode, owner and time went unjudged, about 500 bytes a member.
+    tarfile, GNU tar and uv read none of them, but an unpacker that knows no pax header extracts it as a regular file
+    (POSIX: an unknown type is one) of that name, link, mode and owner, which the gate judged nowhere: a name with
+    '..' or that of a shipped file. tarfile, hatchling's and setuptools' writer, names it ././@PaxHeader and leaves
+    every other field empty or zero."""
+    patches, said = PAX_HEADER_FIELDS[attack]
+    members = sdist_members(built.sdist)
+    target = next(m for m in members if m.name == f"{built.root}/pyproject.toml")
+    target.pax, target.pax_header = {"mtime": "1580601600.5"}, patches
+    tar = raw_tar(members)
+    with tarfile.open(fileobj=io.BytesIO(tar)) as read:  # tarfile reads the sdist as the honest one
+        assert read.getnames() == [m.name for m in members]
+        assert read.getmember(target.name).mtime == 1580601600.5
+    report = judge(write_sdist(tmp_path / built.sdist.name, tar))
+    finding = next(f for f in report.findings if f.code == "G318")
+    assert f"{said} " in finding.message and "knows no pax header" in finding.message
+    assert codes(report) == {"G318"}
+
+
+HEADER_OWNERS_UNDER_PAX = {  # attack -> (bytes over the ustar header, the pax records, GNU tar reads the header's)
+    "owner name nobody under a pax uname of root": ({265: b"nobody"}, {"uname": "root"}, True),
+    "owner name nobody under an empty pax uname": ({265: b"nobody"}, {"uname": ""}, True),
+    "group name users under an empty pax gname": ({297: b"users"}, {"gname": ""}, True),
+    "uid 1000 under a pax uid of 0": ({108: b"0001750\0"}, {"uid": "0"}, False),
+    "gid 100 under a pax gid of 0": ({116: b"0000144\0"}, {"gid": "0"}, False),
+}
+
+
+@pytest.mark.parametrize("attack", list(HEADER_OWNERS_UNDER_PAX))
+def test_sdist_owner_in_a_ustar_header_under_a_pax_owner_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """The gate judged a member's owner as tarfile applies it, a pax header's records over its ustar header's fields,
+    and never the header's own: GNU tar run as root maps the header's owner and group names to ids before it reads
+    the pax records (a pax uname of root, or of nothing, leaves the file to `nobody`), and an unpacker that reads no
+    pax header applies the header's uid and gid. So pyproject.toml went to another owner than the one judged."""
+    patches, pax, gnu_differs = HEADER_OWNERS_UNDER_PAX[attack]
+    members = sdist_members(built.sdist)
+    name = f"{built.root}/pyproject.toml"
+    target = next(m for m in members if m.name == name)
+    target.pax, target.header = pax, patches
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    with tarfile.open(sdist) as read:
+        assert (read.getmember(name).uid, read.getmember(name).gid) == (0, 0)
+    if ROOT:  # tarfile hands it to root; GNU tar, by the header's name where the system knows it, to another
+        owned = root_unpacked(sdist, tmp_path / "tarfile") / name
+        assert (owned.stat().st_uid, owned.stat().st_gid) == (0, 0)
+        said = next(iter(patches.values()))
+        known = known_id("user" if 265 in patches else "group", said.decode()) if said.isalpha() else None
+        if gnu_differs and known is not None and shutil.which("tar"):
+            (tmp_path / "gnu").mkdir()
+            subprocess.run(["tar", "-xzf", str(sdist), "-C", str(tmp_path / "gnu")], check=True)
+            unpacked = (tmp_path / "gnu" / name).stat()
+            assert known in (unpacked.st_uid, unpacked.st_gid) and (unpacked.st_uid, unpacked.st_gid) != (0, 0)
+    report = judge(sdist)
+    assert "its ustar header names" in refused_with(report, "G316", name, built.sdist.name).message
+    assert codes(report) == {"G316"}
+
+
+RESERVED_ZIP_BYTES = {  # attack -> (the wheel, what the finding says)
+    # in both headers (they must agree); the wheel is made on Unix (host 3), as "version made by" says
+    "a version needed whose high byte is neither 0 nor the host": (lambda b: needing(b, 0x7F14), "its high byte"),
+    "a version needed whose high byte names another host": (lambda b: needing(b, 0x0A14), "its high byte"),
+    "a version made by past the last specification": (
+        lambda b: with_central(
+            raw_zip(wheel_members(b.wheel)),
+            lambda d, at, n: d.__setitem__(at + 4, 0xFF) if n == TABLE.wheel_path.encode() else None,
+        ),
+        "past the last",
+    ),
+    "deflate speed hints on a stored member": (lambda b: table_as(b, method=zipfile.ZIP_STORED, flags=0x0006), "hints"),
+    "an NTFS times record with its reserved bytes set": (
+        lambda b: table_as(b, extra=struct.pack("<HHLHH3Q", 0x000A, 32, 0xC0FFEE, 1, 24, 1, 2, 3)),
+        "reserved bytes are",
+    ),
+}
+
+
+@pytest.mark.parametrize("attack", list(RESERVED_ZIP_BYTES))
+def test_zip_header_bytes_the_format_reserves_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Header bytes the zip format reserves or leaves undefined passed as anything: the high byte of "version needed"
+    (zipfile reads it as `reserved`), a "version made by" past specification 6.3, deflate speed hints on a stored
+    member, the 4 reserved bytes of an NTFS times record. No installer reads them, every writer leaves them as the
+    format says (p7zip before 18.06 wrote its host in the first): bytes carried into the upload unjudged, in both
+    headers of every member, as the internal attribute bits past the text bit were (G317)."""
+    make, said = RESERVED_ZIP_BYTES[attack]
+    wheel = tmp_path / built.wheel.name
+    wheel.write_bytes(make(built))
+    with zipfile.ZipFile(wheel) as z:  # what pip reads: the same table
+        assert z.read(TABLE.wheel_path) == read_wheel_member(built.wheel, TABLE.wheel_path)
+    report = judge(wheel)
+    assert said in refused_with(report, "G319", TABLE.wheel_path, built.wheel.name).message
+    assert codes(report) == {"G319"}
+
+
+WHEEL_FOLDERS = {  # attack -> (a folder entry above shipped files, its mode)
+    "the package's folder": ("neurobrix/", 0o40755),
+    "the tables, closed to all but their owner": ("neurobrix/_tables/", 0o40700),
+    "a class's tables, closed to others": (f"{TABLE.wheel_path.rsplit('/', 1)[0]}/", 0o40750),
+    "the .dist-info, read-only": ("neurobrix-{v}.dist-info/", 0o40500),
+}
+
+
+@pytest.mark.parametrize("attack", list(WHEEL_FOLDERS))
+def test_a_wheel_folder_entry_the_rebuild_lacks_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Judged with its sdist, the wheel was held to the one rebuilt from it file by file only: a folder entry above
+    shipped files (hatchling writes none) passed, with a mode `unzip` applies (tables no other user can read) and
+    headers no check reads. pip, installer and uv skip folder entries."""
+    folder, mode = WHEEL_FOLDERS[attack]
+    folder = folder.format(v=built.version)
+    members = [RawMember(folder.encode(), b"", zipfile.ZIP_STORED, mode=mode), *wheel_members(built.wheel)]
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    wheel.write_bytes(raw_zip(members))
+    if UNZIP is not None:  # what `unzip` installs: the folder with that mode
+        made = unzipped(wheel, tmp_path / "unzipped") / folder
+        assert stat.S_IMODE(made.stat().st_mode) == mode & 0o777
+    report = judge(wheel, built.sdist)
+    assert "does not have" in refused_with(report, "G508", folder, built.sdist.name).message
+    assert codes(report) == {"G508"}
+
+
+GZIP_UNDEFINED = {  # attack -> (the header's XFL and OS bytes, what the finding says)
+    "extra flags deflate does not define": ((0x77, 0xFF), "extra flags (XFL) 0x77"),
+    "an operating system RFC 1952 does not name": ((0x02, 0x42), "operating system (OS) 66"),
+    "both": ((0x01, 0xFE), "and operating system (OS) 254"),
+}
+
+
+@pytest.mark.parametrize("attack", list(GZIP_UNDEFINED))
+def test_sdist_gzip_header_bytes_the_format_leaves_undefined_are_refused(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    """A gzip header's extra flags (XFL: 2 or 4 for deflate, or none) and operating system (0-13, or 255 for unknown)
+    passed as any byte: Python's gzip, zlib and uv read neither, so each was a byte uploaded unjudged, as the zip
+    header bytes the format reserves were (G319)."""
+    (xfl, system), said = GZIP_UNDEFINED[attack]
+    data = bytearray(built.sdist.read_bytes())
+    data[8], data[9] = xfl, system
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(bytes(data))
+    assert gzip.decompress(bytes(data)) == gzip.decompress(built.sdist.read_bytes())  # what pip unpacks
+    report = judge(sdist)
+    assert said in refused_with(report, "G319", None, built.sdist.name).message
+    assert codes(report) == {"G319"}

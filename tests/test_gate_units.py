@@ -406,11 +406,23 @@ def checksummed(block: bytearray) -> bytearray:
 
 
 def pax_block(payload: bytes) -> bytes:
-    return bytes(tar_header(b"././@PaxHeader", len(payload), tarfile.XHDTYPE)) + payload + bytes(-len(payload) % 512)
+    """A pax header as tarfile writes one (mode 0, every field but the name, type and size empty), then ``payload``."""
+    header = tar_header(b"././@PaxHeader", len(payload), tarfile.XHDTYPE)
+    header[100:108] = b"0000000\0"
+    return bytes(checksummed(header)) + payload + bytes(-len(payload) % 512)
 
 
 MTIME = b"20 mtime=1580601600\n"
 TAR_END = bytes(1024)
+
+
+def pax_with(at: int, value: bytes) -> bytes:
+    """A pax header of one mtime record with ``value`` written over its own header block at ``at``."""
+    block = bytearray(pax_block(MTIME))
+    block[at : at + len(value)] = value
+    return bytes(checksummed(block[:512])) + bytes(block[512:])
+
+
 TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
     "a pax header of two blocks of allowed records": (
         pax_block(MTIME * 30) + tar_header(b"x-1.0/a") + TAR_END,
@@ -453,6 +465,15 @@ TAR_DAMAGE = {  # a tar stream -> (the check, what its message says)
     "a pax record not ended by a line feed": (
         pax_block(b"19 mtime=1580601600") + tar_header(b"x-1.0/a") + TAR_END,
         (Check.G312, "a malformed pax record"),
+    ),
+    # round 17: a pax header's own fields, read by no pax reader, applied by a ustar-only unpacker (it writes a file)
+    "a pax header named otherwise than tarfile names it": (
+        pax_with(0, b"x-1.0/a".ljust(100, b"\0")) + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G318, "name b'x-1.0/a'"),
+    ),
+    "a pax header with a mode of its own": (
+        pax_with(100, b"0000644\0") + tar_header(b"x-1.0/a") + TAR_END,
+        (Check.G318, "mode b'0000644'"),
     ),
 }
 
@@ -994,3 +1015,16 @@ def test_a_tar_members_owner_is_its_pax_headers_over_its_own() -> None:
     entries, problems = tarstrict.parse(raw_tar(members), 10)
     assert problems == []
     assert [e.owner for e in entries] == [(5, 6, b"u", b"g"), (7, 0, b"", b"users")]
+
+
+def test_a_tar_members_header_owner_is_kept_beside_its_pax_owner() -> None:
+    """Round 17: the owner the ustar header itself names, under a pax header that says otherwise (GNU tar maps the
+    header's names to ids before it reads the pax records; a ustar-only unpacker reads no pax header)."""
+    members = [
+        RawTarMember("x-1.0/a", b"x", uid=5, gname="g"),
+        RawTarMember("x-1.0/b", b"x", pax={"uname": ""}, header={265: b"nobody", 108: b"0001750\0"}),
+    ]
+    entries, problems = tarstrict.parse(raw_tar(members), 10)
+    assert problems == []
+    assert [e.owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"", b"")]
+    assert [e.header_owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"nobody", b"")]
