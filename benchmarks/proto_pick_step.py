@@ -100,7 +100,22 @@ class TritonPickDecoder(GreedyDecoder):
         )
 
 
-VARIANTS = {"b2048w4": (2048, 4), "b4096w4": (4096, 4), "b4096w8": (4096, 8), "b8192w8": (8192, 8)}
+class TorchPickDecoder(GreedyDecoder):
+    """GreedyDecoder's step before the op greedy_pick: PyTorch's pick, then ``state.add_(1)``."""
+
+    def __init__(self, model, batch: int) -> None:
+        super().__init__(model, batch, use_graph=True)
+
+    def _step(self) -> None:
+        from neurobrix.ops.pick import pick_rows
+
+        logits = self.model.forward(self.tokens, self.state[0][:, None], self.state[1])
+        pick_rows(logits, out=self.tokens)
+        self.state.add_(1)
+
+
+# "torch-pick": the step as it was before (2026-12-04, the engine now runs the op greedy_pick)
+VARIANTS = {"b2048w4": (2048, 4), "b4096w4": (4096, 4), "b4096w8": (4096, 8), "b8192w8": (8192, 8), "torch-pick": None}
 
 
 def measure(name: str, batch: int, filled: int, steps: int, variants: list[str]) -> dict:
@@ -108,8 +123,11 @@ def measure(name: str, batch: int, filled: int, steps: int, variants: list[str])
     decoders, _ = captured_steps(cfg, weights, {"engine": ops}, batch, filled, capacity, tokens)
     model = decoders["engine"].model
     for variant in variants:
-        block, warps = VARIANTS[variant]
-        decoder = TritonPickDecoder(model, batch, block, warps, plan.pdl)
+        if VARIANTS[variant] is None:
+            decoder = TorchPickDecoder(model, batch)
+        else:
+            block, warps = VARIANTS[variant]
+            decoder = TritonPickDecoder(model, batch, block, warps, plan.pdl)
         decoder.start(tokens, filled)
         decoder.graph, _ = capture_graph(decoder._step)
         decoders[variant] = decoder

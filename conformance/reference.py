@@ -147,6 +147,16 @@ def silu_mul(gu: torch.Tensor) -> torch.Tensor:
     return g * (1.0 / (1.0 + torch.exp(-g))) * u
 
 
+# ---------------------------------------------------------------------------------------- greedy_pick
+def greedy_pick(logits: torch.Tensor) -> torch.Tensor:
+    """The greedy token of each row of logits [B, V] -> [B] (int64): the first index of the row's largest value,
+    a NaN counting as larger than every number (the first NaN's index). NumPy's argmax, an implementation of
+    that rule independent of PyTorch's and of the engine's."""
+    import numpy
+
+    return torch.from_numpy(numpy.argmax(_f64(logits).cpu().numpy(), axis=-1)).to(torch.int64)
+
+
 # ------------------------------------------------------------------------------------------ attention
 def _softmax_rows(scores: torch.Tensor) -> torch.Tensor:
     """Softmax over the last dim; -inf entries get weight 0 (every row has a finite entry)."""

@@ -11,7 +11,6 @@ a run does.
 from __future__ import annotations
 
 import dataclasses
-import functools
 import math
 import time
 from collections.abc import Callable
@@ -22,6 +21,7 @@ import torch
 
 from .errors import UsageError, expect
 from .model import Transformer
+from .ops.pick import pick_rows as greedy_pick  # PyTorch's pick (sampling at temperature 0, penalized scores)
 
 T = TypeVar("T")
 
@@ -301,38 +301,6 @@ def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.
     return torch.where(seen, torch.where(scores < 0, scores * penalty, scores / penalty), scores)
 
 
-# a row of 65,536 to 131,072 logits is where PyTorch's argmax reduces in one thread block (fewer than 256
-# values a thread over 512 threads: it spreads a longer row over several blocks) and takes long: greedy_pick
-# splits it in two passes there
-TWO_PASS_PICK = (65_536, 131_072)
-
-
-@functools.lru_cache(maxsize=16)
-def _pick_split(vocab: int) -> int:
-    """Parts for ``greedy_pick``'s first pass: within ``TWO_PASS_PICK``, the largest divisor of ``vocab`` up
-    to 1,024 leaving parts of at least 128 logits; else 1 (one pass), or when there is none."""
-    if not TWO_PASS_PICK[0] <= vocab < TWO_PASS_PICK[1]:
-        return 1
-    return max((c for c in range(1, 1025) if vocab % c == 0 and vocab // c >= 128), default=1)
-
-
-def greedy_pick(logits: torch.Tensor, out: torch.Tensor | None = None) -> torch.Tensor:
-    """The greedy token of each row of logits [B, vocab] -> [B, 1] (int64, into ``out`` when given): the
-    first index of the row's largest value, exactly as ``logits.argmax(dim=-1)``.
-
-    Within ``TWO_PASS_PICK`` in two passes (the largest value and its first index in each of C equal parts of
-    the row, then the first part holding the largest of those). On the H200 (benchmarks/proto_pick.py,
-    benchmarks/results/2026-12-02e), us a pick at batch 1, one pass / two: 32,000 logits 8.5 / 9.0 (the best
-    split), 128,256 logits 26.4 / 9.3, 151,936 8.6 / 9.5, 152,064 8.4 / 9.4."""
-    B, vocab = logits.shape
-    parts = _pick_split(vocab)
-    if parts == 1:
-        return torch.argmax(logits, dim=-1, keepdim=True, out=out)
-    best, where = logits.view(B, parts, vocab // parts).max(dim=-1)  # [B, parts]: the first index of each max
-    part = best.argmax(dim=-1, keepdim=True)  # [B, 1]: the first part holding the row's max
-    return torch.add(where.gather(-1, part), part, alpha=vocab // parts, out=out)
-
-
 def sample(
     logits: torch.Tensor,
     opts: Sampling,
@@ -577,8 +545,8 @@ class GreedyDecoder:
     there: a replay of the captured step needs nothing from the host. The step reads its token from
     ``tokens`` [B, 1] and its position and cache length from ``state`` [2, B] (row 0 the position, row 1 the
     length after the step, as the kernels take them), then writes the picked token over ``tokens`` and moves
-    ``state`` on by one (one kernel). ``Decoder`` with ``sample`` instead copies the token in and fills
-    the position and the length from the host, and picks outside the graph: each a stream operation
+    ``state`` on by one (one kernel, the op ``greedy_pick``). ``Decoder`` with ``sample`` instead copies the
+    token in and fills the position and the length from the host, and picks outside the graph: each a stream operation
     waiting for the one before. Off CUDA the same step runs eagerly.
 
     Measured on the H200 (benchmarks/results/2026-12-02e): capturing several steps in one graph decoded at
@@ -601,13 +569,15 @@ class GreedyDecoder:
     def _step(self) -> None:
         logits = self.model.forward(self.tokens, self.state[0][:, None], self.state[1])
         assert logits is not None
-        if self.penalty != 1:
+        # the token written over the step's input (the embedding lookup read it first), the state moved on
+        if self.penalty != 1:  # float32 scores after the penalty: PyTorch's pick
             assert self.seen is not None
-            logits = penalize(logits, self.seen, self.penalty)
-        greedy_pick(logits, out=self.tokens)  # the embedding lookup read the old token first
+            greedy_pick(penalize(logits, self.seen, self.penalty), out=self.tokens)
+            self.state.add_(1)
+        else:  # one kernel (neurobrix/ops/pick.py)
+            self.model.ops.greedy_pick(logits, self.tokens, self.state)
         if self.seen is not None:
             self.seen.scatter_(1, self.tokens, True)
-        self.state.add_(1)
 
     def capture(self, position: int) -> None:
         """Capture the step (nothing off CUDA, or when held), warmed up at ``position``: a warm-up step on a

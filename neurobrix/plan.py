@@ -60,7 +60,10 @@ def forward_calls(
         model.prefill(tokens)
     else:
         positions = torch.zeros(shape, dtype=torch.long, device="meta")
-        model.forward(tokens, positions, torch.zeros((batch,), dtype=torch.int32, device="meta"))
+        logits = model.forward(tokens, positions, torch.zeros((batch,), dtype=torch.int32, device="meta"))
+        # a greedy step ends picking its token on the device (neurobrix.generate.GreedyDecoder)
+        state = torch.zeros((2, batch), dtype=torch.long, device="meta")
+        model.ops.greedy_pick(logits, torch.zeros((batch, 1), dtype=torch.long, device="meta"), state)
     return calls
 
 

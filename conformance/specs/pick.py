@@ -1,0 +1,89 @@
+"""greedy_pick's conformance record: each row's greedy token, and the rows' state moved on by one.
+
+The op computes nothing that rounds: its token must be the reference's exactly (a bound of 0), and so must the
+state. What a wrong pick gets wrong is an order or an edge, so the draws aim there: the row's largest value
+repeated at a later index (often in another part of the row), NaN and infinities, a row of -inf only, the row's
+largest value in its last element, and rows read through a padded view."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from typing import Any
+
+import torch
+
+from .. import reference
+from . import Record, Small
+
+SPECIALS = ("none", "tie", "nan", "inf", "-inf row", "last")
+
+
+def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    from ..harness import padded
+
+    B, V = shape["B"], shape["V"]
+    rng = values.rng
+    logits = values((B, V)).double()
+    specials = []
+    for row in range(B):
+        special = "none" if values.timing else rng.choice(SPECIALS)
+        specials.append(special)
+        at = rng.randrange(V)
+        if special == "tie":  # the largest value again at a later index: the first one is the token
+            first = int(logits[row].argmax())
+            logits[row, rng.randrange(first, V)] = logits[row, first]
+        elif special == "nan":  # two NaN: the first one's index is the token
+            logits[row, at] = math.nan
+            logits[row, rng.randrange(at, V)] = math.nan
+        elif special == "inf":  # +inf twice and -inf: the first +inf
+            logits[row, rng.randrange(V)] = -math.inf
+            logits[row, at] = math.inf
+            logits[row, rng.randrange(at, V)] = math.inf
+        elif special == "-inf row":  # every value -inf: index 0
+            logits[row] = -math.inf
+        elif special == "last":  # the largest value in the row's last element (the last part's tail)
+            logits[row, V - 1] = logits[row].abs().max() + 1
+    pad = values.layout(rng.choice([0, 8]), engine=0)
+    tokens = torch.full((B, 1), -1, dtype=torch.int64, device=values.device)
+    state = torch.tensor([[rng.randrange(1 << 20) for _ in range(B)] for _ in range(2)], device=values.device)
+    args = {"logits": padded(logits.to(values.dtype), pad, values.device), "tokens": tokens, "state": state}
+    return args, {"rows": specials, "logits row padding": pad}
+
+
+def reset(case: Any) -> None:
+    """Each run starts from the drawn state (the op adds one to it) and tokens of -1 (none a row's token)."""
+    before = case.once("state drawn", lambda: case.args["state"].clone())
+    case.args["state"].copy_(before)
+    case.args["tokens"].fill_(-1)
+
+
+def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, ...]]:
+    logits = case.args["logits"]
+    ref = case.once("greedy_pick", lambda: reference.greedy_pick(logits).double()[:, None])
+    state = case.once("state drawn", lambda: case.args["state"].clone()).double() + 1
+    tokens, moved = (out.double().cpu() for out in outputs)
+    return [
+        (tokens, ref, torch.zeros_like(ref), "tokens (exact)"),
+        (moved, state.cpu(), torch.zeros_like(state.cpu()), "state moved on by one (exact)"),
+    ]
+
+
+def small(config: Mapping[str, Any]) -> Small:
+    """A vocabulary across two BLOCK_V parts with a tail, a few rows."""
+    block = int(config["BLOCK_V"])
+    return Small({"B": (1, 3), "V": (1, 2 * block + 1)}, {"V": (block,)})
+
+
+RECORDS = (
+    Record(
+        "greedy_pick",
+        build,
+        judge,
+        bound="exact: the first index of each row's largest value (NaN largest), the state plus one",
+        caps={"B": 8, "V": 1200},
+        sweep={"B": (1, 64), "V": (1, 152064)},
+        small=small,
+        reset=reset,
+    ),
+)
