@@ -92,6 +92,7 @@ NORM = "neurobrix/ops/rms_norm.py"
 ROTARY = "neurobrix/ops/rotary.py"
 SILU = "neurobrix/ops/silu_mul.py"
 ATTN = "neurobrix/ops/attention.py"
+PICK = "neurobrix/ops/pick.py"
 
 _DECODE_V = "other=0.0)\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
 _DECODE_L = (
@@ -2703,6 +2704,80 @@ MUTANTS: tuple[Mutant, ...] = (
         "the mean of squares taken over every row of the program's block: right only for one row a program, "
         "or rows of one scale",
         "statistic shared between rows",
+    ),
+    # ----------------------------------------------------------------------------------- greedy_pick (2026-12-04)
+    Mutant(
+        "greedy_pick.last-index-on-ties",
+        "greedy_pick",
+        PICK,
+        "first_largest = tl.min(tl.where(inside & (x == largest), offs, V), axis=0)",
+        "first_largest = tl.max(tl.where(inside & (x == largest), offs, -1), axis=0)",
+        "a part's last index of its largest value, where argmax takes the first",
+        "wrong indexing",
+        fast=True,
+    ),
+    Mutant(
+        "greedy_pick.nan-not-largest",
+        "greedy_pick",
+        PICK,
+        "    has_nan = first_nan < V\n",
+        "    has_nan = first_nan < 0\n",
+        "NaN skipped as a number smaller than all, where argmax takes a NaN for the largest",
+        "wrong formula",
+    ),
+    Mutant(
+        "greedy_pick.mask-off-by-one",
+        "greedy_pick",
+        PICK,
+        "    inside = offs < V\n",
+        "    inside = offs < V - 1\n",
+        "the row's last logit never read: a token in the last place is missed",
+        "mask off by one",
+    ),
+    Mutant(
+        "greedy_pick.length-not-moved",
+        "greedy_pick",
+        PICK,
+        "        tl.store(state_ptr + stride_state + row, tl.load(state_ptr + stride_state + row) + 1)  # the length\n",
+        "",
+        "the position moved on, the cache length not: the next step attends one position short",
+        "wrong formula",
+    ),
+    Mutant(
+        "greedy_pick.counter-not-reset",
+        "greedy_pick",
+        PICK,
+        '        tl.atomic_xchg(counter_ptr + row, 0, sem="relaxed", scope="gpu")\n',
+        "",
+        "the arrival counter left at its count: the next launch's last part is never last, no token written",
+        "state not reset between launches",
+    ),
+    Mutant(
+        "greedy_pick.first-arrival-picks",
+        "greedy_pick",
+        PICK,
+        "    if arrived == parts - 1:",
+        "    if arrived == 0:",
+        "the first part to arrive picks, from parts not yet written",
+        "merged before every part arrived",
+    ),
+    Mutant(
+        "greedy_pick.counter-shared-between-rows",
+        "greedy_pick",
+        PICK,
+        'arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        'arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        "one arrival counter for every row: a row picks when another row's parts have arrived",
+        "scratch shared between tiles",
+    ),
+    Mutant(
+        "greedy_pick.wait-dropped",
+        "greedy_pick",
+        PICK,
+        "    dependent_launch(PDL)\n    part = tl.program_id(0)\n",
+        "    part = tl.program_id(0)\n",
+        "PDL's wait dropped: under PDL the logits are read before the output projection that writes them has finished",
+        "dependent launch misplaced",
     ),
 )
 

@@ -42,6 +42,7 @@ CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
     "attention_prefill": [({}, {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
     "attention_chunk": [({}, {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
     "attention_decode": [({}, {"SPLITS": 3, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2})],
+    "greedy_pick": [({}, {"BLOCK_V": 64, "num_warps": 4})],
 }
 
 

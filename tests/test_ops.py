@@ -206,6 +206,45 @@ def test_attention_decode(dtype, B, S, D, G):
         conforms("attention_decode", dtype, seed=seed, B=B, S=S, D=D, G=G)
 
 
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("B, V", [(1, 1), (1, 64), (2, 65), (3, 129), (5, 300), (8, 1200)])
+def test_greedy_pick(dtype, B, V):
+    for seed in range(3):  # ties, NaN, infinities, rows of -inf, the last place: drawn per row
+        conforms("greedy_pick", dtype, seed=seed, B=B, V=V)
+
+
+def test_greedy_pick_takes_argmax_rule_at_every_edge_and_moves_the_state():
+    """The first of tied values, the first NaN before any number (+inf included), index 0 of a row of -inf, the
+    last place; parts of 64 so that each edge also falls across parts; the state moved on by one, the counters
+    left at zero for the next launch (a second launch picks again)."""
+    x = torch.randn(6, 200)
+    x[0, 70] = x[0, 150] = 9.0  # a tie across parts
+    x[1, 130], x[1, 10], x[1, 190] = float("nan"), float("inf"), float("nan")  # NaN after +inf: the NaN
+    x[2] = float("-inf")
+    x[3, 199] = 9.0  # the last place
+    x[4, 63], x[4, 64] = 9.0, 9.0  # a tie at a part's end and the next part's start
+    x[5, 0] = float("nan")
+    want = torch.tensor([70, 130, 0, 199, 63, 0])
+    assert torch.equal(torch.from_numpy(x.numpy().argmax(-1)), want)  # NumPy's rule, the reference's
+    tokens, state = torch.full((6, 1), -1), torch.tensor([[5] * 6, [6] * 6])
+    for launch in (1, 2):
+        TRITON.greedy_pick(x, tokens, state)
+        moved = torch.tensor([[5 + launch] * 6, [6 + launch] * 6])
+        assert torch.equal(tokens[:, 0], want) and torch.equal(state, moved)
+    ops.TORCH.greedy_pick(x, tokens, state)
+    assert torch.equal(tokens[:, 0], want) and state[0, 0] == 8
+
+
+def test_greedy_pick_refuses_what_it_cannot_pick_by_name():
+    x, tokens, state = torch.randn(2, 100), torch.zeros(2, 1, dtype=torch.long), torch.zeros(2, 2, dtype=torch.long)
+    with pytest.raises(InvalidInputError, match="state must have shape"):
+        TRITON.greedy_pick(x, tokens, torch.zeros(2, 3, dtype=torch.long))
+    with pytest.raises(InvalidInputError, match="tokens must be int64"):
+        TRITON.greedy_pick(x, tokens.int(), state)
+    with pytest.raises(InvalidInputError, match="1 to 16777216 values"):
+        ops.SPECS["greedy_pick"].key_of(torch.empty(1, 0), tokens[:1], torch.zeros(2, 1, dtype=torch.long))
+
+
 # -- the torch backend: same signatures, same results -----------------------------------------------
 
 TORCH_TOLERANCE = {"fp32": 1e-5, "fp16": 4e-3}  # relative to the largest output; PyTorch's order of operations
@@ -411,6 +450,7 @@ def test_a_setting_without_a_known_variant_or_parameter_is_refused():
         ("silu_mul", dict(M=4, I=50)),
         ("attention_prefill", dict(S=19, D=64, G=4)),
         ("attention_decode", dict(B=3, S=40, D=64, G=7)),
+        ("greedy_pick", dict(B=3, V=200)),
     ],
 )
 def test_declared_outputs_and_keys_match_the_launchers(kernel, shape):
