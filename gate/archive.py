@@ -248,18 +248,19 @@ def _zip_mode(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
     elif not entry.mode:
         # No Unix mode at all (gate round 18): it passed as "none given", yet no tool reads it as none. pip, installer
         # and uv write the file with the installing user's umask (644); distlib's Wheel.install applies the external
-        # attributes' permission bits as they are, so it writes the file with mode 000, which no one but root can read;
-        # `unzip` makes a Unix entry with no mode 600, and a folder 600, which its owner cannot enter. That is the mode
-        # refused below for an owner that cannot read, spelt 0; hatchling and zipfile's own writes always give a mode.
+        # attributes' permission bits as they are, so it writes the file with mode 000, which no one but root can read,
+        # and `unzip` does the same to a file or a folder. That is the mode refused below for an owner that cannot read,
+        # spelt 0; hatchling always writes a mode, and zipfile's writestr gives a ZipInfo without one 600.
         archive.fail(
             Check.G315,
             name,
             "no Unix mode (external attributes 0 in their high 16 bits): "
             + (
-                "pip, installer and uv skip a folder entry, `unzip` makes it 600, a folder its owner cannot enter"
+                "pip, installer and uv skip a folder entry, `unzip` makes it a folder of mode 000, which no one but "
+                "root can enter"
                 if name.endswith("/")
                 else "pip, installer and uv write it 644, distlib's Wheel.install applies the bits as they are "
-                "(mode 000: a file no one but root can read), `unzip` makes it 600"
+                "and `unzip` applies them (mode 000: a file no one but root can read)"
             )
             + "; this project's build writes 644 or 755",
         )
