@@ -21,7 +21,9 @@ Classes (each test is named after the attack it makes):
    sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips; and, round 16, what a root
    unpacker, `unzip`, Windows' unpackers or a streaming reader apply and the gate read nowhere: owners and group write
    bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
-   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined);
+   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined; round 18: a
+   member mode distlib's Wheel.install and `unzip` apply as written, none at all or closed to others, and an MS-DOS
+   time that names no moment);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
