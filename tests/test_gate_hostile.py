@@ -2819,3 +2819,30 @@ def test_zip_dos_times_at_the_edges_of_their_ranges_pass(built: Built, tmp_path:
     wheel.write_bytes(data)
     report = judge(wheel, built.sdist)
     assert report.findings == [] and report.passed
+
+
+@pytest.mark.parametrize("size", ["0{size}", "00{size}"])
+def test_record_size_with_a_leading_zero_is_refused(built: Built, tmp_path: Path, size: str) -> None:
+    """A RECORD size with a leading zero passed a wheel judged alone: pip, installer (its record validation too) and uv
+    read '0116' as 116, distlib's Wheel.install compares the size as text with the member's and refuses the wheel. No
+    writer writes one; with its sdist the rebuilt RECORD's bytes hold it already (G508)."""
+    from installer.sources import WheelFile
+    from pip._vendor.distlib import DistlibException
+
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    record = member(members, path)
+    record.data = re.sub(
+        rb"^(neurobrix/cli\.py,sha256=[^,]+),([0-9]+)$",
+        lambda m: m.group(1) + b"," + size.format(size=m.group(2).decode()).encode(),
+        record.data,
+        flags=re.MULTILINE,
+    )
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    with WheelFile.open(wheel) as source:  # installer's record validation reads the size as a number
+        source.validate_record()
+    with pytest.raises(DistlibException, match="size mismatch"):
+        distlib_installed(wheel, tmp_path / "distlib")
+    report = judge(wheel)
+    assert "leading zero" in refused_with(report, "G206", "neurobrix/cli.py", built.wheel.name).message
+    assert codes(report) == {"G206", "G202"}  # the row refused, its member is listed by no row that is read
