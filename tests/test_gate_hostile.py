@@ -23,7 +23,7 @@ Classes (each test is named after the attack it makes):
    bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
    order than the local entries; round 17: zip header bytes the format reserves or leaves undefined; round 18: a
    member mode distlib's Wheel.install and `unzip` apply as written, none at all or closed to others, and an MS-DOS
-   time that names no moment);
+   time that names no moment, a RECORD size with a leading zero, a ustar time under another pax time);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -2846,3 +2846,50 @@ def test_record_size_with_a_leading_zero_is_refused(built: Built, tmp_path: Path
     report = judge(wheel)
     assert "leading zero" in refused_with(report, "G206", "neurobrix/cli.py", built.wheel.name).message
     assert codes(report) == {"G206", "G202"}  # the row refused, its member is listed by no row that is read
+
+
+MTIMES_TWO_WAYS = {  # attack -> (the pax mtime, the ustar header's own mtime field)
+    "a header time a year before the pax time": ("1700000000.5", b"%011o\0" % (1700000000 - 365 * 86400)),
+    "the field's largest time under a pax time": ("1700000000.25", b"77777777777\0"),
+    "a header time one second past the pax time's": ("1700000000.25", b"%011o\0" % 1700000001),
+}
+
+
+@pytest.mark.parametrize("attack", list(MTIMES_TWO_WAYS))
+def test_sdist_header_time_under_a_pax_time_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """A member's modification time said twice passed: a pax `mtime`, which tarfile, GNU tar and bsdtar apply, over a
+    ustar header whose own time field says another moment, which an unpacker that reads no pax time applies (BusyBox tar
+    reads a pax header's path and link only). Writers put the pax time's whole seconds there (tarfile 0 past the field);
+    anything else was 33 bits a member carried unjudged, as the ustar owner under a pax owner was (G316)."""
+    pax_time, field = MTIMES_TWO_WAYS[attack]
+    name = f"{built.root}/pyproject.toml"
+    members = [
+        RawTarMember(m.name, m.data, m.type, mode=m.mode, pax={"mtime": pax_time}, header={136: field})
+        if m.name == name
+        else m
+        for m in sdist_members(built.sdist)
+    ]
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    unpacked = root_unpacked(sdist, tmp_path / "tarfile") / name  # tarfile applies the pax time
+    assert unpacked.stat().st_mtime == float(pax_time)
+    with tarfile.open(sdist) as tar:
+        assert tar.getmember(name).mtime == float(pax_time)
+    report = judge(sdist)
+    assert "modification time" in refused_with(report, "G312", name, built.sdist.name).message
+    assert codes(report) == {"G312"}
+
+
+@pytest.mark.parametrize(("pax_time", "field"), [("1700000000.5", 1700000000), ("1700000000.75", 1700000001)])
+def test_sdist_header_time_as_writers_write_it_under_a_pax_time_passes(
+    built: Built, tmp_path: Path, pax_time: str, field: int
+) -> None:
+    """Controls: the pax time's whole seconds, truncated (GNU tar) or rounded (tarfile), in the header's own field."""
+    name = f"{built.root}/pyproject.toml"
+    members = [
+        RawTarMember(m.name, m.data, m.type, mode=m.mode, pax={"mtime": pax_time}, header={136: b"%011o\0" % field})
+        if m.name == name
+        else m
+        for m in sdist_members(built.sdist)
+    ]
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert report.findings == [] and report.passed
