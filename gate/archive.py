@@ -245,12 +245,49 @@ def _zip_mode(archive: Archive, name: str, entry: zipstrict.ZipEntry) -> None:
             "writes: pip, installer and uv apply only the executable bits, `unzip` applies the others (setuid and "
             "setgid with -K)",
         )
-    elif entry.mode and ~entry.mode & (0o500 if name.endswith("/") else 0o400):  # 0: no mode given (zipfile's)
+    elif not entry.mode:
+        # No Unix mode at all (gate round 18): it passed as "none given", yet no tool reads it as none. pip, installer
+        # and uv write the file with the installing user's umask (644); distlib's Wheel.install applies the external
+        # attributes' permission bits as they are, so it writes the file with mode 000, which no one but root can read,
+        # and `unzip` does the same to a file or a folder. That is the mode refused below for an owner that cannot read,
+        # spelt 0; hatchling always writes a mode, and zipfile's writestr gives a ZipInfo without one 600.
+        archive.fail(
+            Check.G315,
+            name,
+            "no Unix mode (external attributes 0 in their high 16 bits): "
+            + (
+                "pip, installer and uv skip a folder entry, `unzip` makes it a folder of mode 000, which no one but "
+                "root can enter"
+                if name.endswith("/")
+                else "pip, installer and uv write it 644, distlib's Wheel.install applies the bits as they are "
+                "and `unzip` applies them (mode 000: a file no one but root can read)"
+            )
+            + "; this project's build writes 644 or 755",
+        )
+    elif ~entry.mode & (0o500 if name.endswith("/") else 0o400):
         archive.fail(
             Check.G315,
             name,
             f"mode {entry.mode:o}: its owner cannot {'list or enter it' if name.endswith('/') else 'read it'}; "
             "installers ignore that, `unzip` applies it",
+        )
+    elif ~entry.mode & (0o055 if name.endswith("/") else 0o044):
+        # Its group or others cannot read it (gate round 18): pip, installer and uv write 644 (755 executable) whatever
+        # the mode says, distlib's Wheel.install applies its permission bits as they are and `unzip` applies them, so a
+        # package or a table installed for every user (as root, into a shared environment) is one that no other user
+        # can import or load. Judged with its sdist too: the rebuild (G508) compares a member's bytes and executable
+        # bit, not its other bits.
+        archive.fail(
+            Check.G315,
+            name,
+            f"mode {entry.mode:o}: its group or others cannot "
+            + (
+                "list or enter it; `unzip` applies that, pip, installer and uv skip a folder entry"
+                if name.endswith("/")
+                else "read it; distlib's Wheel.install and `unzip` apply that (a file other users cannot import or "
+                "load), pip, installer and uv write it 644"
+            )
+            + "; this project's build writes 644 or 755",
         )
 
 

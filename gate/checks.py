@@ -52,12 +52,16 @@ class Check(Enum):
     G312 = "member header malformed, or disagreeing with the archive's directory"
     G313 = "compression, encryption or archive extension the gate does not read"
     G314 = "archive with more members than the limit"
-    G315 = "member mode with bits past a plain file's, or made on a host whose modes installers read otherwise"
+    G315 = (
+        "member mode with bits past a plain file's, none at all, or closed to others, or made on a host whose modes "
+        "installers read otherwise"
+    )
     G316 = "member owned by another than root, or writable by its group: an unpacker hands it to them"
     G317 = "member attributes (MS-DOS or internal) that some unpacker applies or no writer sets"
     G318 = "pax extended header whose own header is not tarfile's: fields a ustar-only unpacker applies"
     G319 = (
-        "zip or gzip header bytes the format reserves or leaves undefined: no writer sets them, no installer reads them"
+        "zip or gzip header bytes the format reserves or leaves undefined (an MS-DOS time that names no moment too): "
+        "no writer sets them, no installer reads them alike"
     )
     # Metadata and packaging, by the tools made for them and against pyproject.toml
     G401 = "twine check --strict failed"

@@ -180,6 +180,17 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
                     f"a {kind} with a link target {link[:40]!r}: uv refuses such an sdist, tarfile ignores the target",
                 )
             header_owner = owner
+            if pax_pending is not None and "mtime" in pax_records:
+                said = _octal(block[136:148], raw_name, "mtime")  # read once already: well formed
+                if said not in _mtime_shadows(pax_records["mtime"]):
+                    raise _Fatal(
+                        Check.G312,
+                        raw_name,
+                        f"its ustar header's modification time {said} is not its pax header's "
+                        f"{pax_records['mtime'].decode()} in whole seconds (or 0, as tarfile writes it past the "
+                        "field): tarfile, GNU tar and bsdtar apply the pax time, an unpacker that reads no pax time "
+                        "(BusyBox tar) the header's, so one time is said two ways",
+                    )
             if pax_pending is not None:  # tarfile, GNU tar and bsdtar apply a pax header's owner over the header's
                 owner = (
                     int(pax_records.get("uid", owner[0])),
@@ -194,6 +205,19 @@ def _parse(data: bytes, max_members: int) -> list[TarEntry]:
         else:
             raise _Fatal(Check.G313, raw_name, f"member type {kind_flag!r} is not a file or a folder")
         pos = end
+
+
+# A member's modification time said twice (gate round 18): a pax `mtime` record, which tarfile, GNU tar and bsdtar
+# apply, and the ustar header's own field, which an unpacker that reads no pax time applies (BusyBox tar reads a pax
+# header's path and link only). Writers put the pax time's whole seconds in the field: tarfile rounds it (or writes 0,
+# past what the field holds, or for a pax time given to it as a record), GNU tar truncates it. Any other value was
+# 33 bits a member, carried unjudged, and another time for some unpackers, as the ustar owner under a pax owner was
+# (G316). Hand-written: tarfile keeps the pax time and drops the header's.
+def _mtime_shadows(pax_mtime: bytes) -> set[int]:
+    """The values a writer puts in the ustar mtime field under a pax mtime (already found well formed)."""
+    whole, _, fraction = pax_mtime.partition(b".")
+    seconds = int(whole)
+    return {0, seconds} | ({seconds + 1} if fraction[:1] >= b"5" else set())
 
 
 # The one pax header block tarfile writes (hatchling and setuptools write sdists with tarfile): every field empty or

@@ -165,6 +165,16 @@ def _check_record(wheel: WheelArchive, dist_info: str) -> None:
         if not re.fullmatch(r"[0-9]{0,20}", size_text):
             wheel.fail(Check.G206, path, f"{where}: size {size_text!r} is not a whole number")
             continue
+        # no leading zero (gate round 18): pip, installer and uv read '0116' as 116, distlib's Wheel.install compares
+        # the size as text with the member's and refuses the wheel ("size mismatch"); no writer writes one
+        if len(size_text) > 1 and size_text.startswith("0"):
+            wheel.fail(
+                Check.G206,
+                path,
+                f"{where}: size {size_text!r} with a leading zero: pip, installer and uv read {int(size_text)}, "
+                "distlib's Wheel.install compares the size as text and refuses the wheel (size mismatch)",
+            )
+            continue
         size = int(size_text) if size_text else None
         algorithm, _, digest = hashed.partition("=")
         # as installer's record validation (which Poetry runs) reads a row: RECORD's own with neither a hash nor a

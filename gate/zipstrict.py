@@ -29,6 +29,7 @@ backwards, never compares local headers beyond the name, and decodes names its o
 
 from __future__ import annotations
 
+import calendar
 import dataclasses
 import stat
 import struct
@@ -111,7 +112,7 @@ class ZipEntry:
     crc: int
     compressed: int
     size: int
-    mode: int  # the Unix mode in the external attributes' high 16 bits (0: none given)
+    mode: int  # the Unix mode in the external attributes' high 16 bits (0: none given, refused: G315)
     attributes: int  # their low 16 bits: the MS-DOS attributes (0x10: a folder)
     header_offset: int
     data_offset: int
@@ -243,6 +244,9 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
         problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
         problems.extend(_flag_problems(flags, raw_name))
         problems.extend(_reserved_problems(raw_name, made_by, needed, flags, method, extra))
+        moment = _dos_time_problem(mtime, mdate)
+        if moment:
+            problems.append(ZipProblem(Check.G319, raw_name, moment, False))
         if needed & 0xFF > ZIPFILE_MAX_NEEDED:
             problems.append(
                 ZipProblem(
@@ -416,6 +420,38 @@ def _reserved_problems(
         ZipProblem(Check.G319, raw_name, f"{what}: bytes no installer reads, carried into the upload unjudged", False)
         for what in found
     ]
+
+
+# An MS-DOS date and time (gate round 18): year since 1980 (7 bits), month (4), day (5); hour (5), minute (6), seconds
+# halved (5). Fields past their ranges (month 0 or 13-15, day 0 or past the month's last, hour 24-31, minute 60-63,
+# seconds 60-62), which every writer keeps within them (zipfile refuses to write a year before 1980, the zip crate's
+# earliest is 1980-01-01), name no moment: zipfile (pip, installer, twine) reports the impossible date_time as it is,
+# which `datetime` refuses (distlib builds one from it), `unzip` applies another moment (mktime carries the excess:
+# month 13 of 2026 is 2027-01-01, day 0 of 1980 is 1979-12-31), the zip crate reads no time at all. Bits carried in
+# both headers of every member that no tool reads alike. Hand-written: zipfile decodes the fields without a word.
+def _dos_time_problem(mtime: int, mdate: int) -> str:
+    """Why a member's MS-DOS modification date and time name no moment ('' when they do)."""
+    year, month, day = 1980 + (mdate >> 9), mdate >> 5 & 0xF, mdate & 0x1F
+    hour, minute, second = mtime >> 11, mtime >> 5 & 0x3F, (mtime & 0x1F) * 2
+    wrong = []
+    if not 1 <= month <= 12:
+        wrong.append(f"month {month}")
+    elif not 1 <= day <= calendar.monthrange(year, month)[1]:
+        wrong.append(f"day {day} of month {month}")
+    if hour > 23:
+        wrong.append(f"hour {hour}")
+    if minute > 59:
+        wrong.append(f"minute {minute}")
+    if second > 59:
+        wrong.append(f"second {second}")
+    if not wrong:
+        return ""
+    return (
+        f"an MS-DOS modification date and time ({year}-{month:02}-{day:02} {hour:02}:{minute:02}:{second:02}, date "
+        f"{mdate:#06x}, time {mtime:#06x}) that name no moment ({', '.join(wrong)}): zipfile (pip, installer) reports "
+        "that date_time as it is and `datetime` refuses it, `unzip` applies another moment, the zip crate reads no "
+        "time; every writer writes a real one, so these are bits carried into the upload unjudged"
+    )
 
 
 def _extra_problems(extra: bytes, where: str) -> list[str]:

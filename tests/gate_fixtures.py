@@ -86,6 +86,7 @@ def rewrite_wheel(
                 out.writestr(info, data)
             record_info = zipfile.ZipInfo(record_name, date_time=(2026, 1, 1, 0, 0, 0))
             record_info.compress_type = zipfile.ZIP_DEFLATED
+            record_info.external_attr = (stat.S_IFREG | 0o644) << 16  # a ZipInfo's own is 0: no mode (G315)
             out.writestr(record_info, new_record)
     return dst
 

@@ -21,7 +21,9 @@ Classes (each test is named after the attack it makes):
    sdist, WHEEL, entry_points.txt and RECORD spelt with bytes every reader skips; and, round 16, what a root
    unpacker, `unzip`, Windows' unpackers or a streaming reader apply and the gate read nowhere: owners and group write
    bits, MS-DOS and internal attributes, local extra records unlike the central ones, a central directory in another
-   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined);
+   order than the local entries; round 17: zip header bytes the format reserves or leaves undefined; round 18: a
+   member mode distlib's Wheel.install and `unzip` apply as written, none at all or closed to others, and an MS-DOS
+   time that names no moment, a RECORD size with a leading zero, a ustar time under another pax time);
 4. bombs and crashes (bzip2 and lzma members, deflate members larger than declared or huge, YAML alias
    bombs in a package or ``--tracked``, 100,000 members, numbers of thousands of digits);
 5. names that alias on other file systems (trailing dots and spaces, NTFS streams, 8.3 names, case, NFC/NFD);
@@ -2311,7 +2313,7 @@ ZIP_OWNERS = {  # attack -> (the member, its RawMember fields, what is said, wha
         None,
     ),
     "a group-writable file": ("neurobrix/cli.py", {"mode": 0o100664}, "writable by its group", None),
-    "a group-writable table": (TABLE.wheel_path, {"mode": 0o100660}, "writable by its group", None),
+    "a group-writable table": (TABLE.wheel_path, {"mode": 0o100664}, "writable by its group", None),
     "a group-writable folder": ("neurobrix/", {"mode": 0o40775}, "writable by its group", None),
 }
 
@@ -2659,6 +2661,10 @@ def test_a_wheel_folder_entry_the_rebuild_lacks_is_refused(built: Built, tmp_pat
         made = unzipped(wheel, tmp_path / "unzipped") / folder
         assert stat.S_IMODE(made.stat().st_mode) == mode & 0o777
     report = judge(wheel, built.sdist)
+    if ~mode & 0o055:  # round 18: a folder its group or others cannot enter is refused by its mode, before any build
+        assert "group or others" in refused_with(report, "G315", folder, built.wheel.name).message
+        assert codes(report) == {"G315"}
+        return
     assert "does not have" in refused_with(report, "G508", folder, built.sdist.name).message
     assert codes(report) == {"G508"}
 
@@ -2686,3 +2692,204 @@ def test_sdist_gzip_header_bytes_the_format_leaves_undefined_are_refused(
     report = judge(sdist)
     assert said in refused_with(report, "G319", None, built.sdist.name).message
     assert codes(report) == {"G319"}
+
+
+# Round 18: what the gate passed of a zip member's mode and time, shown applied by the tools that read them here
+# (distlib's Wheel.install, as pip vendors it, and `unzip`). Each case requires its finding to be the only one.
+
+
+def distlib_installed(wheel: Path, folder: Path) -> Path:
+    """The wheel installed by distlib's Wheel.install (pip's vendored copy) into ``folder``; its purelib."""
+    from pip._vendor.distlib.scripts import ScriptMaker
+    from pip._vendor.distlib.wheel import Wheel
+
+    paths = {key: str(folder / key) for key in ("prefix", "purelib", "platlib", "scripts", "headers", "data")}
+    for where in paths.values():
+        Path(where).mkdir(parents=True, exist_ok=True)
+    maker = ScriptMaker(None, paths["scripts"])
+    maker.executable = sys.executable
+    Wheel(str(wheel)).install(paths, maker)
+    return folder / "purelib"
+
+
+CLOSED_MODES = {  # attack -> (member, its mode: 0 for none, what the finding says)
+    "a table with no mode": (TABLE.wheel_path, 0, "no Unix mode"),
+    "the package's __init__.py with no mode": ("neurobrix/__init__.py", 0, "no Unix mode"),
+    "a folder entry with no mode": ("neurobrix/", 0, "no one but root can enter"),
+    "a table closed to all but its owner": (TABLE.wheel_path, 0o100600, "group or others cannot read it"),
+    "a table closed to others": (TABLE.wheel_path, 0o100640, "group or others cannot read it"),
+    "a table its owner alone may read": (TABLE.wheel_path, 0o100400, "group or others cannot read it"),
+    "a folder closed to others": ("neurobrix/_tables/", 0o40750, "group or others cannot list or enter it"),
+}
+
+
+@pytest.mark.parametrize("attack", list(CLOSED_MODES))
+def test_wheel_member_modes_distlib_applies_as_they_are_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """A member with no Unix mode (external attributes 0, which the gate took for "none given") or one its group or
+    others cannot read passed, with its sdist too (the rebuild compares bytes and the executable bit): pip, installer
+    and uv write 644, distlib's Wheel.install applies the permission bits as they are (mode 0: a table no one but root
+    can read) and `unzip` applies them (000 for no mode, to a folder too), so a package installed for every user is
+    one no other user can import or load."""
+    name, mode, said = CLOSED_MODES[attack]
+    members = wheel_members(built.wheel)
+    if name.endswith("/"):
+        members.insert(0, RawMember(name.encode(), b"", zipfile.ZIP_STORED, mode=mode))
+    else:
+        member(members, name).mode = mode
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    if not name.endswith("/"):  # what distlib installs: the file with the wheel's permission bits
+        installed = distlib_installed(wheel, tmp_path / "distlib") / name
+        assert installed.read_bytes() == read_wheel_member(built.wheel, name)
+        assert stat.S_IMODE(installed.stat().st_mode) == mode & 0o777
+    if UNZIP is not None:  # what `unzip` makes of it: the mode, 000 for none
+        made = unzipped(wheel, tmp_path / "unzipped") / name
+        assert stat.S_IMODE(made.stat().st_mode) == mode & 0o777
+    report = judge(wheel, built.sdist)
+    assert said in refused_with(report, "G315", name, built.wheel.name).message
+    assert codes(report) == {"G315"}
+
+
+def dated(data: bytes, name: str, time_field: int, date_field: int) -> bytes:
+    """The zip ``data`` with ``name``'s MS-DOS time and date set in its central and local headers (they must agree)."""
+    out = bytearray(data)
+    at = struct.unpack_from("<L", out, len(out) - 6)[0]
+    while out[at : at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<3H", out, at + 28)
+        if out[at + 46 : at + 46 + name_len] == name.encode():
+            struct.pack_into("<HH", out, at + 12, time_field, date_field)
+            struct.pack_into("<HH", out, struct.unpack_from("<L", out, at + 42)[0] + 10, time_field, date_field)
+        at += 46 + name_len + extra_len + comment_len
+    return bytes(out)
+
+
+def dos_date(year: int, month: int, day: int) -> int:
+    return (year - 1980) << 9 | month << 5 | day
+
+
+def dos_time(hour: int, minute: int, second: int) -> int:
+    return hour << 11 | minute << 5 | second // 2
+
+
+DOS_MOMENTS = {  # attack -> (the time field, the date field, what the finding says)
+    "month 13": (dos_time(0, 0, 0), dos_date(2026, 13, 1), "month 13"),
+    "month 0": (dos_time(12, 0, 0), dos_date(2026, 0, 5), "month 0"),
+    "day 0": (dos_time(12, 0, 0), dos_date(2026, 1, 0), "day 0 of month 1"),
+    "the 30th of February": (dos_time(12, 0, 0), dos_date(2024, 2, 30), "day 30 of month 2"),
+    "the 29th of February of a common year": (dos_time(12, 0, 0), dos_date(2025, 2, 29), "day 29 of month 2"),
+    "the 31st of April": (dos_time(12, 0, 0), dos_date(2026, 4, 31), "day 31 of month 4"),
+    "hour 24": (dos_time(24, 0, 0), dos_date(2026, 1, 1), "hour 24"),
+    "minute 60": (dos_time(0, 60, 0), dos_date(2026, 1, 1), "minute 60"),
+    "second 60": (dos_time(0, 0, 60), dos_date(2026, 1, 1), "second 60"),
+    "every time field at its largest": (0xFFFF, dos_date(2026, 1, 1), "hour 31, minute 63, second 62"),
+    "date and time all zeros": (0, 0, "month 0"),
+}
+
+
+@pytest.mark.parametrize("attack", list(DOS_MOMENTS))
+def test_zip_dos_times_that_name_no_moment_are_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """An MS-DOS date and time past their fields' ranges passed: zipfile (pip, installer) reports the impossible
+    date_time as it is, which `datetime` refuses, `unzip` applies another moment (mktime carries the excess), the zip
+    crate reads no time. Every writer writes a real moment; these are bits of both headers no tool reads alike
+    (G319)."""
+    time_field, date_field, said = DOS_MOMENTS[attack]
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    wheel.write_bytes(dated(built.wheel.read_bytes(), TABLE.wheel_path, time_field, date_field))
+    with zipfile.ZipFile(wheel) as z:  # what pip reads: the same table, and a date_time that is no moment
+        assert z.read(TABLE.wheel_path) == read_wheel_member(built.wheel, TABLE.wheel_path)
+        with pytest.raises(ValueError):
+            __import__("datetime").datetime(*z.getinfo(TABLE.wheel_path).date_time)
+    report = judge(wheel, built.sdist)
+    assert said in refused_with(report, "G319", TABLE.wheel_path, built.wheel.name).message
+    assert codes(report) == {"G319"}
+
+
+def test_zip_dos_times_at_the_edges_of_their_ranges_pass(built: Built, tmp_path: Path) -> None:
+    """Controls: the first and last moments an MS-DOS date and time can name, and the 29th of February of a leap
+    year, are moments, written by writers and read alike."""
+    data = built.wheel.read_bytes()
+    for name, (time_field, date_field) in {
+        TABLE.wheel_path: (dos_time(0, 0, 0), dos_date(1980, 1, 1)),
+        "neurobrix/__init__.py": (dos_time(23, 59, 58), dos_date(2107, 12, 31)),
+        "neurobrix/cli.py": (dos_time(12, 30, 0), dos_date(2024, 2, 29)),
+    }.items():
+        data = dated(data, name, time_field, date_field)
+    wheel = tmp_path / "dist" / built.wheel.name
+    wheel.parent.mkdir()
+    wheel.write_bytes(data)
+    report = judge(wheel, built.sdist)
+    assert report.findings == [] and report.passed
+
+
+@pytest.mark.parametrize("size", ["0{size}", "00{size}"])
+def test_record_size_with_a_leading_zero_is_refused(built: Built, tmp_path: Path, size: str) -> None:
+    """A RECORD size with a leading zero passed a wheel judged alone: pip, installer (its record validation too) and uv
+    read '0116' as 116, distlib's Wheel.install compares the size as text with the member's and refuses the wheel. No
+    writer writes one; with its sdist the rebuilt RECORD's bytes hold it already (G508)."""
+    from installer.sources import WheelFile
+    from pip._vendor.distlib import DistlibException
+
+    path = f"{built.dist_info}/RECORD"
+    members = wheel_members(built.wheel)
+    record = member(members, path)
+    record.data = re.sub(
+        rb"^(neurobrix/cli\.py,sha256=[^,]+),([0-9]+)$",
+        lambda m: m.group(1) + b"," + size.format(size=m.group(2).decode()).encode(),
+        record.data,
+        flags=re.MULTILINE,
+    )
+    wheel = write_wheel(built, tmp_path / "dist", members)
+    with WheelFile.open(wheel) as source:  # installer's record validation reads the size as a number
+        source.validate_record()
+    with pytest.raises(DistlibException, match="size mismatch"):
+        distlib_installed(wheel, tmp_path / "distlib")
+    report = judge(wheel)
+    assert "leading zero" in refused_with(report, "G206", "neurobrix/cli.py", built.wheel.name).message
+    assert codes(report) == {"G206", "G202"}  # the row refused, its member is listed by no row that is read
+
+
+MTIMES_TWO_WAYS = {  # attack -> (the pax mtime, the ustar header's own mtime field)
+    "a header time a year before the pax time": ("1700000000.5", b"%011o\0" % (1700000000 - 365 * 86400)),
+    "the field's largest time under a pax time": ("1700000000.25", b"77777777777\0"),
+    "a header time one second past the pax time's": ("1700000000.25", b"%011o\0" % 1700000001),
+}
+
+
+@pytest.mark.parametrize("attack", list(MTIMES_TWO_WAYS))
+def test_sdist_header_time_under_a_pax_time_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """A member's modification time said twice passed: a pax `mtime`, which tarfile, GNU tar and bsdtar apply, over a
+    ustar header whose own time field says another moment, which an unpacker that reads no pax time applies (BusyBox tar
+    reads a pax header's path and link only). Writers put the pax time's whole seconds there (tarfile 0 past the field);
+    anything else was 33 bits a member carried unjudged, as the ustar owner under a pax owner was (G316)."""
+    pax_time, field = MTIMES_TWO_WAYS[attack]
+    name = f"{built.root}/pyproject.toml"
+    members = [
+        RawTarMember(m.name, m.data, m.type, mode=m.mode, pax={"mtime": pax_time}, header={136: field})
+        if m.name == name
+        else m
+        for m in sdist_members(built.sdist)
+    ]
+    sdist = write_sdist(tmp_path / built.sdist.name, raw_tar(members))
+    unpacked = root_unpacked(sdist, tmp_path / "tarfile") / name  # tarfile applies the pax time
+    assert unpacked.stat().st_mtime == float(pax_time)
+    with tarfile.open(sdist) as tar:
+        assert tar.getmember(name).mtime == float(pax_time)
+    report = judge(sdist)
+    assert "modification time" in refused_with(report, "G312", name, built.sdist.name).message
+    assert codes(report) == {"G312"}
+
+
+@pytest.mark.parametrize(("pax_time", "field"), [("1700000000.5", 1700000000), ("1700000000.75", 1700000001)])
+def test_sdist_header_time_as_writers_write_it_under_a_pax_time_passes(
+    built: Built, tmp_path: Path, pax_time: str, field: int
+) -> None:
+    """Controls: the pax time's whole seconds, truncated (GNU tar) or rounded (tarfile), in the header's own field."""
+    name = f"{built.root}/pyproject.toml"
+    members = [
+        RawTarMember(m.name, m.data, m.type, mode=m.mode, pax={"mtime": pax_time}, header={136: b"%011o\0" % field})
+        if m.name == name
+        else m
+        for m in sdist_members(built.sdist)
+    ]
+    report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
+    assert report.findings == [] and report.passed
