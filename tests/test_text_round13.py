@@ -1,0 +1,122 @@
+"""The thirteenth round of text parity: generation settings with which transformers produces no text at all, and
+token limits that reach past the model's context. transformers' GenerationConfig checks generation_config.json (or
+config.json's generation fields, without that file) when ``from_pretrained`` loads the model, and refuses an
+``early_stopping`` other than true, false or "never", an unknown ``cache_implementation``, an
+``assistant_ensemble_weight`` outside (0, 1), ``num_return_sequences`` above 1 without sampling or beams, a forced token
+it also suppresses, a ``pad_token_id`` it cannot compare with 0, and an argument of ``generate()`` itself written into
+the file; ``generate`` then fails on special-token ids it cannot make a tensor of, and on an empty eos list without a
+pad id. The engine ran each, printing text where transformers has none; now `run` refuses it in one line naming the
+field (exit 2). A max_new_tokens or max_length of the model's own reaching past its context (where transformers'
+generate runs on) was cut to the context with a note, so the text ended early; it is refused as ``--max-tokens`` is.
+Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
+``generate`` in float64; ids and text must be equal, or the engine must refuse by name. Each test failed before its
+fix (the neighbours that still run beside the ones refused)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+from test_text_round7 import PLAIN, PROMPT, checkpoint, ours, theirs  # noqa: E402
+
+GENERATION = {"eos_token_id": 9999, "max_new_tokens": 12}
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    return checkpoint(tmp_path_factory.mktemp("gen") / "base")
+
+
+def refused(folder: Path, monkeypatch, capsys, named: str, *flags: str) -> None:
+    """`neurobrix run` on the imported folder (with ``flags``) exits 2 with one line naming ``named``, no traceback."""
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
+    assert main(["import", str(folder)]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--model", folder.name, "--prompt", PROMPT, "--no-chat", "--backend", "torch", *flags])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+
+
+def _no_text(folder: Path) -> None:
+    """transformers loads the model or generates with an exception of its own (not a near tie of ``theirs``)."""
+    with pytest.raises(Exception) as failed:
+        theirs(folder)
+    assert not isinstance(failed.value, AssertionError), failed.value
+
+
+# --- generation settings transformers refuses ------------------------------------------------------------------
+
+REFUSED = {
+    "early_stopping not a flag": ({"early_stopping": "x"}, "early_stopping 'x'"),
+    "unknown cache_implementation": ({"cache_implementation": "foo"}, "cache_implementation 'foo'"),
+    "assistant_ensemble_weight outside (0, 1)": ({"assistant_ensemble_weight": 2.0}, "assistant_ensemble_weight 2.0"),
+    "num_return_sequences, greedy": ({"num_return_sequences": 2}, "num_return_sequences 2"),
+    "forced eos suppressed": ({"forced_eos_token_id": 7, "suppress_tokens": [7, 8]}, "forced_eos_token_id 7"),
+    "forced bos suppressed": ({"forced_bos_token_id": 7, "suppress_tokens": [7]}, "forced_bos_token_id 7"),
+    "suppress_tokens one id": ({"suppress_tokens": 5, "forced_bos_token_id": 7}, "suppress_tokens 5"),
+    "a generate() argument": ({"streamer": None}, "streamer"),
+    "pad_token_id text": ({"pad_token_id": "x"}, "pad_token_id 'x'"),
+    "pad_token_id list": ({"pad_token_id": [1, 2]}, "pad_token_id [1, 2]"),
+    "bos_token_id text": ({"bos_token_id": "1"}, "bos_token_id '1'"),
+    "decoder_start_token_id object": ({"decoder_start_token_id": {"a": 1}}, "decoder_start_token_id {'a': 1}"),
+    "bos_token_id ragged": ({"bos_token_id": [1, [2]]}, "bos_token_id [1, [2]]"),
+    "empty eos list, no pad": ({"eos_token_id": []}, "eos_token_id []"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_generation_settings_transformers_refuses_are_refused_by_name(model_folder, monkeypatch, capsys, case):
+    """Before: the engine printed the plain greedy text (or, with a forced token it also suppressed, a text ending
+    in another token) where transformers' from_pretrained or generate raises."""
+    setting, named = REFUSED[case]
+    (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **setting}))
+    _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, named)
+
+
+CONFIG_REFUSED = {
+    "empty eos list": ({"eos_token_id": []}, "eos_token_id []"),
+    "decoder_start_token_id text": ({"decoder_start_token_id": "x"}, "decoder_start_token_id 'x'"),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_REFUSED)
+def test_config_json_generation_fields_transformers_refuses_are_refused(tmp_path, monkeypatch, capsys, case):
+    """Without generation_config.json, generate takes config.json's generation fields, and fails on these."""
+    fields, named = CONFIG_REFUSED[case]
+    folder = checkpoint(tmp_path / "m", fields={**fields, "max_new_tokens": 12})
+    _no_text(folder)
+    refused(folder, monkeypatch, capsys, named)
+
+
+RUNS = {
+    "empty eos list with a pad id": {"eos_token_id": [], "pad_token_id": 0},
+    "numbers torch takes as ids": {"pad_token_id": 1.5, "bos_token_id": 1.5, "decoder_start_token_id": [1, 2]},
+    "a generate() argument in a file from a model config": {"streamer": None, "_from_model_config": True},
+    "early_stopping never, one sequence, a known cache": {
+        "early_stopping": "never",
+        "num_return_sequences": 1,
+        "cache_implementation": "dynamic",
+        "assistant_ensemble_weight": 0.5,
+    },
+    "one of two forced eos ids suppressed": {
+        "eos_token_id": [PLAIN[4], PLAIN[9]],
+        "forced_eos_token_id": [PLAIN[4], PLAIN[9]],
+        "suppress_tokens": [PLAIN[4]],
+        "max_new_tokens": 6,
+    },
+}
+
+
+@pytest.mark.parametrize("case", RUNS)
+def test_their_neighbours_still_run_as_transformers(model_folder, monkeypatch, case):
+    (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **RUNS[case]}))
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
