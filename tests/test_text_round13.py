@@ -31,8 +31,9 @@ def model_folder(tmp_path_factory) -> Path:
     return checkpoint(tmp_path_factory.mktemp("gen") / "base")
 
 
-def refused(folder: Path, monkeypatch, capsys, named: str, *flags: str) -> None:
-    """`neurobrix run` on the imported folder (with ``flags``) exits 2 with one line naming ``named``, no traceback."""
+def refused(folder: Path, monkeypatch, capsys, named: str, *flags: str, also: str = "") -> None:
+    """`neurobrix run` on the imported folder (with ``flags``) exits 2 with one line naming ``named`` (and saying
+    ``also``), no traceback."""
     from neurobrix.cli import main
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
@@ -42,7 +43,7 @@ def refused(folder: Path, monkeypatch, capsys, named: str, *flags: str) -> None:
         main(["run", "--model", folder.name, "--prompt", PROMPT, "--no-chat", "--backend", "torch", *flags])
     assert exit.value.code == 2
     err = capsys.readouterr().err
-    assert named in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert named in err and also in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
 
 
 def _no_text(folder: Path) -> None:
@@ -120,3 +121,29 @@ RUNS = {
 def test_their_neighbours_still_run_as_transformers(model_folder, monkeypatch, case):
     (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **RUNS[case]}))
     assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+# --- a token limit of the model's own past its context -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "generation, named",
+    [({"max_new_tokens": 12}, "max_new_tokens is 12"), ({"max_length": 50}, "max_length is 50 tokens")],
+)
+def test_a_models_token_limit_past_its_context_is_refused(tmp_path, monkeypatch, capsys, generation, named):
+    """transformers' generate runs on past max_position_embeddings (40 here, the prompt 35 tokens) to the model's
+    max_new_tokens or max_length, with a warning. Before: the engine cut the run at the context with a note, printing
+    5 of transformers' 12 tokens; now it refuses, as it refuses a --max-tokens reaching that far."""
+    folder = checkpoint(tmp_path / "m", args={"max_position_embeddings": 40}, generation={"eos_token_id": 9999})
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, **generation}))
+    assert len(theirs(folder)[0]) == (12 if "max_new_tokens" in generation else 15)
+    refused(folder, monkeypatch, capsys, named, also="past the model's context of 40 tokens")
+
+
+def test_a_models_token_limit_within_its_context_or_overridden_runs(tmp_path, monkeypatch):
+    """The neighbours: a max_new_tokens that ends exactly at the context, and --max-tokens in place of a longer one."""
+    folder = checkpoint(tmp_path / "m", args={"max_position_embeddings": 40}, generation={"eos_token_id": 9999})
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, "max_new_tokens": 5}))
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, "max_new_tokens": 12}))
+    assert ours(folder, monkeypatch, 4)[:2] == theirs(folder, max_new_tokens=4)
