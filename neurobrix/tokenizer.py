@@ -209,7 +209,8 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     qwen2, whatever class the files declare (transformers maps that type to its own class: a Qwen2-architecture
     model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer).
     CodeLlamaTokenizer, Qwen2Tokenizer, GPT2Tokenizer: declared, for a model of type llama (Code Llama; SmolLM
-    declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting)."""
+    declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting). Another class transformers has
+    code of its own for is refused."""
     declared = config.get("tokenizer_class")
     model_type = None
     if (folder / "config.json").is_file():
@@ -218,12 +219,23 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
         model_type = model_config.get("model_type")
     if model_type == "qwen2":
         return "Qwen2Tokenizer"
+    written = declared
     declared = declared.removesuffix("Fast") if isinstance(declared, str) else None
     if model_type not in (None, "", "llama"):
         return None
     if declared == "LlamaTokenizer" and '"ByteLevel"' not in tokenizer_json:
         return "LlamaTokenizer"
-    return declared if declared in ("CodeLlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer") else None
+    if declared in ("CodeLlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer"):
+        return declared
+    if declared not in (None, "PreTrainedTokenizer", "TokenizersBackend", "LlamaTokenizer"):
+        # transformers builds a class of its own (Bert's, Gemma's, GPT-NeoX's...): tokenizer.json's vocabulary under
+        # that class's normalizer, pre-tokenizer and decoder, which the engine does not rebuild
+        raise TokenizerError(
+            f"{folder}: tokenizer_class {written!r} is not supported: transformers encodes with that class's own "
+            "rules, not tokenizer.json's as they are; NeuroBrix builds LlamaTokenizer, CodeLlamaTokenizer, "
+            "Qwen2Tokenizer, GPT2Tokenizer and tokenizer.json as it is (PreTrainedTokenizerFast)"
+        )
+    return None
 
 
 def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:

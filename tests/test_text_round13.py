@@ -147,3 +147,55 @@ def test_a_models_token_limit_within_its_context_or_overridden_runs(tmp_path, mo
     assert ours(folder, monkeypatch)[:2] == theirs(folder)
     (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, "max_new_tokens": 12}))
     assert ours(folder, monkeypatch, 4)[:2] == theirs(folder, max_new_tokens=4)
+
+
+# --- a tokenizer class transformers builds itself --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "kind, declared",
+    [
+        ("sentencepiece", "BertTokenizerFast"),
+        ("metaspace", "GemmaTokenizerFast"),
+        ("bytelevel", "GPTNeoXTokenizerFast"),
+        ("wordpiece", "CohereTokenizer"),
+    ],
+)
+def test_a_tokenizer_class_transformers_builds_its_own_way_is_refused(tmp_path, monkeypatch, capsys, kind, declared):
+    """A Llama model whose tokenizer_config.json declares a class transformers 5 has its own code for (Bert's,
+    Gemma's, GPT-NeoX's, Cohere's...) is encoded by that class: tokenizer.json's vocabulary under the class's own
+    normalizer, pre-tokenizer and decoder. Before: the engine read tokenizer.json as it is, so the prompt's ids
+    differed; now it refuses the class by name (it rebuilds Llama's, Code Llama's, Qwen2's and GPT-2's)."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    folder = save(tmp_path / "m", kind)
+    (folder / "config.json").write_text(json.dumps({"model_type": "llama"}))
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": declared}))
+    text = "Hello world, the model runs fast. never guess a setting."
+    hf = transformers.AutoTokenizer.from_pretrained(folder)
+    assert type(hf).__name__ == declared.removesuffix("Fast")
+    with pytest.raises(TokenizerError, match=f"tokenizer_class '{declared}'"):
+        Tokenizer(folder)
+    (folder / "tokenizer_config.json").write_text(json.dumps(config))
+    assert Tokenizer(folder).encode_prompt(text, chat=False) != hf(text)["input_ids"]  # the text it would encode
+
+
+@pytest.mark.parametrize(
+    "declared", ["PreTrainedTokenizerFast", "TokenizersBackend", "LlamaTokenizerFast", "GPT2TokenizerFast"]
+)
+def test_the_tokenizer_classes_the_engine_builds_as_transformers_still_encode(tmp_path, declared):
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    for kind in ("sentencepiece", "bytelevel"):
+        folder = save(tmp_path / kind, kind)
+        (folder / "config.json").write_text(json.dumps({"model_type": "llama"}))
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        (folder / "tokenizer_config.json").write_text(json.dumps({**config, "tokenizer_class": declared}))
+        text = " leading space and\ttab, naïve café 🙂"
+        want = transformers.AutoTokenizer.from_pretrained(folder)(text)["input_ids"]
+        assert Tokenizer(folder).encode_prompt(text, chat=False) == want
