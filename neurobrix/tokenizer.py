@@ -608,6 +608,15 @@ GENERATION_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
 }
 
 
+def _unused(name: str, value: Any) -> bool:
+    """Whether transformers' generate builds no processor for the setting at this value, so never checks its type:
+    the n-gram sizes and min_length at 0 or below, encoder_repetition_penalty at 1."""
+    if name == "encoder_repetition_penalty":
+        return value == 1
+    number = isinstance(value, (int, float)) and not math.isnan(value)
+    return name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length") and number and value <= 0
+
+
 def _tensor_of_ids(value: Any) -> bool:
     """Whether torch.tensor(value, dtype=torch.long) takes ``value``, as generate makes a tensor of each special-token
     id: a number, or lists of them nested to one depth throughout."""
@@ -915,7 +924,7 @@ class Tokenizer:
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or value == [] or (name.endswith("no_repeat_ngram_size") and value == 0):
+            if value is None or value == [] or _unused(name, value):
                 continue
             if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
                 if isinstance(value, bool) or not isinstance(value, int):

@@ -199,3 +199,24 @@ def test_the_tokenizer_classes_the_engine_builds_as_transformers_still_encode(tm
         text = " leading space and\ttab, naïve café 🙂"
         want = transformers.AutoTokenizer.from_pretrained(folder)(text)["input_ids"]
         assert Tokenizer(folder).encode_prompt(text, chat=False) == want
+
+
+# --- settings at values where transformers builds no processor -----------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"encoder_repetition_penalty": 1},
+        {"min_length": 0.0},
+        {"min_length": -2.5},
+        {"no_repeat_ngram_size": -1.0},
+        {"encoder_no_repeat_ngram_size": False},
+    ],
+)
+def test_a_setting_transformers_builds_no_processor_for_is_not_refused_for_its_type(model_folder, monkeypatch, setting):
+    """transformers' generate builds the processor of encoder_repetition_penalty only where it is not 1.0, and those
+    of min_length and the n-gram sizes only above 0: there it checks the type (a float, an integer), elsewhere it
+    reads nothing. Before: the engine refused these values for their type, where transformers prints the plain text."""
+    (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **setting}))
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder) == (PLAIN, theirs(model_folder)[1])
