@@ -538,6 +538,7 @@ GENERATION_FIELDS = frozenset(
         *CONSTRAINTS,
         "early_stopping",
         "assistant_ensemble_weight",
+        "compile_config",
         "bos_token_id",
         "pad_token_id",
         "decoder_start_token_id",
@@ -598,6 +599,13 @@ GENERATION_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
         None
         if s["cache_implementation"] is None or s["cache_implementation"] in CACHE_IMPLEMENTATIONS
         else f"it must be one of {', '.join(CACHE_IMPLEMENTATIONS)}"
+    ),
+    # built from a file's object only where it holds a watermark's settings; a CompileConfig never is
+    "watermarking_config": lambda s: (
+        None if s["watermarking_config"] is None or isinstance(s["watermarking_config"], dict) else "not an object"
+    ),
+    "compile_config": lambda s: (
+        None if s["compile_config"] is None else "it must be a CompileConfig, which no JSON value is read as"
     ),
     "num_return_sequences": lambda s: None if s["num_return_sequences"] is None else _return_sequences(s),
     "suppress_tokens": lambda s: (

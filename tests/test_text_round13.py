@@ -1,16 +1,25 @@
-"""The thirteenth round of text parity: generation settings with which transformers produces no text at all, and
-token limits that reach past the model's context. transformers' GenerationConfig checks generation_config.json (or
-config.json's generation fields, without that file) when ``from_pretrained`` loads the model, and refuses an
-``early_stopping`` other than true, false or "never", an unknown ``cache_implementation``, an
-``assistant_ensemble_weight`` outside (0, 1), ``num_return_sequences`` above 1 without sampling or beams, a forced token
-it also suppresses, a ``pad_token_id`` it cannot compare with 0, and an argument of ``generate()`` itself written into
-the file; ``generate`` then fails on special-token ids it cannot make a tensor of, and on an empty eos list without a
-pad id. The engine ran each, printing text where transformers has none; now `run` refuses it in one line naming the
-field (exit 2). A max_new_tokens or max_length of the model's own reaching past its context (where transformers'
-generate runs on) was cut to the context with a note, so the text ended early; it is refused as ``--max-tokens`` is.
+"""The thirteenth round of text parity: inputs with which transformers produces no text, or other text than the
+engine printed.
+
+- Generation settings transformers refuses: its GenerationConfig checks generation_config.json (or config.json's
+  generation fields, without that file) as ``from_pretrained`` loads the model, and refuses an ``early_stopping``
+  other than true, false or "never", an unknown ``cache_implementation``, an ``assistant_ensemble_weight`` outside
+  (0, 1), a ``compile_config`` (no JSON value is the object it must be), a ``watermarking_config`` that is not an
+  object, ``num_return_sequences`` above 1 without sampling or beams, a forced token it also suppresses, a
+  ``pad_token_id`` it cannot compare with 0, and an argument of ``generate()`` itself written into the file;
+  ``generate`` then fails on special-token ids it cannot make a tensor of, and on an empty eos list without a pad
+  id. The engine printed text for each; `run` now refuses it in one line naming the field (exit 2).
+- A max_new_tokens or max_length of the model's own reaching past its context, where transformers' generate runs on:
+  the engine cut the run there with a note (a shorter text); it is refused, as ``--max-tokens`` reaching there is.
+- A tokenizer_class transformers has code of its own for (Bert's, Gemma's, GPT-NeoX's, Cohere's...), declared by a
+  Llama model: transformers encodes with that class's rules, the engine read tokenizer.json as it is (other ids);
+  refused by name.
+- Settings at values where transformers builds no processor (encoder_repetition_penalty 1, min_length or an n-gram
+  size at 0 or below), which the engine refused for their type: they run.
+
 Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
-``generate`` in float64; ids and text must be equal, or the engine must refuse by name. Each test failed before its
-fix (the neighbours that still run beside the ones refused)."""
+``generate`` in float64 (the tokenizers through both libraries directly); ids and text must be equal, or the engine
+must refuse by name. Each test failed before its fix (the neighbours that still run beside the ones refused)."""
 
 from __future__ import annotations
 
@@ -64,6 +73,8 @@ REFUSED = {
     "forced bos suppressed": ({"forced_bos_token_id": 7, "suppress_tokens": [7]}, "forced_bos_token_id 7"),
     "suppress_tokens one id": ({"suppress_tokens": 5, "forced_bos_token_id": 7}, "suppress_tokens 5"),
     "a generate() argument": ({"streamer": None}, "streamer"),
+    "a compile_config": ({"compile_config": {"fullgraph": True}}, "compile_config {'fullgraph': True}"),
+    "watermarking_config not an object": ({"watermarking_config": "x"}, "watermarking_config 'x'"),
     "pad_token_id text": ({"pad_token_id": "x"}, "pad_token_id 'x'"),
     "pad_token_id list": ({"pad_token_id": [1, 2]}, "pad_token_id [1, 2]"),
     "bos_token_id text": ({"bos_token_id": "1"}, "bos_token_id '1'"),
