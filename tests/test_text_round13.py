@@ -231,3 +231,51 @@ def test_a_setting_transformers_builds_no_processor_for_is_not_refused_for_its_t
     reads nothing. Before: the engine refused these values for their type, where transformers prints the plain text."""
     (model_folder / "generation_config.json").write_text(json.dumps({**GENERATION, **setting}))
     assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder) == (PLAIN, theirs(model_folder)[1])
+
+
+# --- config.json's implementation and dtype names transformers refuses ---------------------------------------------
+
+
+def _import_refused(folder: Path, monkeypatch, capsys, named: str) -> None:
+    """`neurobrix import` refuses the folder (exit 2, as every config.json refusal) naming ``named``; nothing stored."""
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
+    capsys.readouterr()  # what building the checkpoint printed
+    with pytest.raises(SystemExit) as exit:
+        main(["import", str(folder)])
+    assert exit.value.code == 2
+    err = capsys.readouterr().err
+    assert named in err and "Traceback" not in err and len(err.strip().splitlines()) == 1, err
+    assert not list((folder.parent / "home" / "models").glob("*"))
+
+
+@pytest.mark.parametrize(
+    "fields, named",
+    [
+        ({"attn_implementation": "foo"}, "attn_implementation 'foo'"),
+        ({"attn_implementation": "paged|foo"}, "attn_implementation 'paged|foo'"),
+        ({"attn_implementation": "paged|eager"}, "attn_implementation 'paged|eager'"),
+        ({"experts_implementation": "foo"}, "experts_implementation 'foo'"),
+        ({"experts_implementation": "grouped_mm"}, "experts_implementation 'grouped_mm'"),
+        ({"dtype": None, "torch_dtype": "bogus"}, "torch_dtype 'bogus'"),
+        ({"dtype": "float17", "torch_dtype": "float16"}, "dtype 'float17'"),
+    ],
+)
+def test_implementation_and_dtype_names_transformers_refuses_are_refused(tmp_path, monkeypatch, capsys, fields, named):
+    """config.json's attn_implementation and experts_implementation pick transformers' code for attention and MoE
+    experts (a dense model takes only "eager" there), and its dtype (torch_dtype in older files) names a torch dtype:
+    transformers refuses a name it does not know before building the model ("paged|eager", its paged attention, it
+    runs to other text in generate). Before: the engine ran each file as if the field were not there."""
+    folder = checkpoint(tmp_path / "m", fields=fields, generation=GENERATION)
+    if fields.get("attn_implementation") == "paged|eager":  # transformers' paged attention: other text
+        assert theirs(folder)[0] != PLAIN
+    else:
+        _no_text(folder)
+    _import_refused(folder, monkeypatch, capsys, named)
+
+
+def test_implementation_and_dtype_names_transformers_takes_still_run(tmp_path, monkeypatch):
+    fields = {"attn_implementation": "paged|sdpa", "experts_implementation": "eager", "dtype": "float32"}
+    folder = checkpoint(tmp_path / "m", fields={**fields, "torch_dtype": "bogus"}, generation=GENERATION)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)  # dtype wins over torch_dtype
