@@ -608,6 +608,12 @@ GENERATION_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
         None if s["compile_config"] is None else "it must be a CompileConfig, which no JSON value is read as"
     ),
     "num_return_sequences": lambda s: None if s["num_return_sequences"] is None else _return_sequences(s),
+    # generate's beam search, on for any other value than 1, fails without a whole number of beams from 2 on
+    "num_beams": lambda s: (
+        None
+        if s["num_beams"] is None or s["num_beams"] == 1 or (type(s["num_beams"]) is int and s["num_beams"] >= 2)
+        else "beam search needs a whole number of beams, 2 or more"
+    ),
     "suppress_tokens": lambda s: (
         None
         if s["suppress_tokens"] is None or (forced := _forced_and_suppressed(s)) is None

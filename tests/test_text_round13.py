@@ -5,7 +5,8 @@ engine printed.
   generation fields, without that file) as ``from_pretrained`` loads the model, and refuses an ``early_stopping``
   other than true, false or "never", an unknown ``cache_implementation``, an ``assistant_ensemble_weight`` outside
   (0, 1), a ``compile_config`` (no JSON value is the object it must be), a ``watermarking_config`` that is not an
-  object, ``num_return_sequences`` above 1 without sampling or beams, a forced token it also suppresses, a
+  object, ``num_return_sequences`` above 1 without sampling or beams, ``num_beams`` other than 1 and not a whole
+  number from 2 on (generate's beam search fails on it), a forced token it also suppresses, a
   ``pad_token_id`` it cannot compare with 0, and an argument of ``generate()`` itself written into the file;
   ``generate`` then fails on special-token ids it cannot make a tensor of, and on an empty eos list without a pad
   id. The engine printed text for each; `run` now refuses it in one line naming the field (exit 2).
@@ -72,6 +73,9 @@ REFUSED = {
     "forced eos suppressed": ({"forced_eos_token_id": 7, "suppress_tokens": [7, 8]}, "forced_eos_token_id 7"),
     "forced bos suppressed": ({"forced_bos_token_id": 7, "suppress_tokens": [7]}, "forced_bos_token_id 7"),
     "suppress_tokens one id": ({"suppress_tokens": 5, "forced_bos_token_id": 7}, "suppress_tokens 5"),
+    "num_beams text": ({"num_beams": "2"}, "num_beams '2'"),
+    "num_beams 0": ({"num_beams": 0}, "num_beams 0"),
+    "num_beams not whole": ({"num_beams": 2.0}, "num_beams 2.0"),
     "a generate() argument": ({"streamer": None}, "streamer"),
     "a compile_config": ({"compile_config": {"fullgraph": True}}, "compile_config {'fullgraph': True}"),
     "watermarking_config not an object": ({"watermarking_config": "x"}, "watermarking_config 'x'"),
