@@ -48,6 +48,16 @@ NOT_NULL_BY_ARCH = {
     "mistral": ("num_key_value_heads", "attention_dropout"),
     "qwen2": ("use_sliding_window", "max_window_layers", "attention_dropout"),
 }
+# the attention implementations transformers 5 runs (the flash ones where their package is installed); a kernel from
+# the hub ("org/name") it refuses unless the caller allows it
+ATTENTION_IMPLEMENTATIONS = (
+    "eager",
+    "sdpa",
+    "flex_attention",
+    "flash_attention_2",
+    "flash_attention_3",
+    "flash_attention_4",
+)
 CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
 # The fields transformers 5's config classes type (their annotations, checked by huggingface_hub's strict dataclass
 # validation when the config is built) that the engine does not read or reads without checking the type: a value of
@@ -221,8 +231,8 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
     """Values with which transformers cannot build the model, refused as it refuses them (the engine would run a model
     of its own reading): null in a field its config class types without None (its validation), a Llama hidden_size
     that is not a multiple of num_attention_heads (LlamaConfig's, even with a head_dim of its own), a null head_dim
-    on Qwen2 (its attention takes the field as written), a pad_token_id outside the embedding (the padding row of
-    nn.Embedding)."""
+    on Qwen2 (its attention takes the field as written), an attention or experts implementation or a dtype it does not
+    know, a pad_token_id outside the embedding (the padding row of nn.Embedding)."""
     for name in NOT_NULL + NOT_NULL_BY_ARCH[arch]:
         if name in data and data[name] is None:
             raise ConfigError(f"{source}: field '{name}' is null, which transformers' {CLASSES[arch]} refuses")
@@ -242,6 +252,28 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
         )
     if arch == "qwen2" and "head_dim" in data and data["head_dim"] is None:
         raise ConfigError(f"{source}: field 'head_dim' is null, with which transformers' Qwen2 attention fails")
+    attention = data.get("attn_implementation")  # the attention code transformers runs ("paged|" its cache's)
+    named = attention.removeprefix("paged|") if isinstance(attention, str) else attention
+    if attention == "paged|eager":  # its own function, which plain generate runs to other text than eager's
+        raise ConfigError(
+            f"{source}: attn_implementation 'paged|eager' (transformers' paged attention, for continuous batching) "
+            "is not supported: transformers' generate computes other text with it"
+        )
+    if attention is not None and named not in ATTENTION_IMPLEMENTATIONS:
+        raise ConfigError(
+            f"{source}: attn_implementation {attention!r} is not one transformers runs "
+            f"({', '.join(ATTENTION_IMPLEMENTATIONS)}, a 'paged|' prefix allowed): it refuses the model"
+        )
+    experts = data.get("experts_implementation")
+    if experts not in (None, "eager"):  # an MoE setting a dense model refuses, whatever it names
+        raise ConfigError(f"{source}: experts_implementation {experts!r} is refused by transformers' {CLASSES[arch]}")
+    name = "dtype" if data.get("dtype") is not None else "torch_dtype"  # transformers takes dtype over torch_dtype
+    dtype = data.get(name)
+    if isinstance(dtype, str):
+        import torch
+
+        if not hasattr(torch, dtype):  # transformers' config takes getattr(torch, name)
+            raise ConfigError(f"{source}: {name} {dtype!r} names no torch dtype, which transformers' config refuses")
     pad, vocab = data.get("pad_token_id"), data.get("vocab_size")
     if (
         pad is not None

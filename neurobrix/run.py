@@ -198,10 +198,11 @@ def new_token_limit(
     cfg: ModelConfig, tokenizer: Tokenizer, prompt_len: int, asked: int | None, notice: Callable[[str], Any]
 ) -> int:
     """The most new tokens a run generates: ``asked`` (--max-tokens), else generation_config.json's max_new_tokens,
-    or its max_length less the prompt, as transformers' generate takes them, else DEFAULT_MAX_TOKENS. A default
-    reaching past what the model's context leaves after the prompt is cut to that, with a note; asked for, it is
-    refused. A model with a sliding attention window (which the engine does not apply) keeps the whole
-    generation within it, so that every query sees all positions, as transformers' model does there."""
+    or its max_length less the prompt, as transformers' generate takes them, else DEFAULT_MAX_TOKENS. The default
+    reaching past what the model's context leaves after the prompt is cut to that, with a note; asked for, or set by
+    the model (transformers' generate would run on past the context), it is refused. A model with a sliding attention
+    window (which the engine does not apply) keeps the whole generation within it, so that every query sees all
+    positions, as transformers' model does there."""
     span, what = cfg.max_positions, f"the model's context of {cfg.max_positions} tokens"
     window = cfg.sliding_window
     if window is not None and window + 1 < span:  # the last new token is never fed: W + 1 tokens in all
@@ -216,6 +217,11 @@ def new_token_limit(
         from_model = tokenizer.max_new_tokens(prompt_len)
         if from_model is not None:
             max_tokens, source = from_model
+            if 1 <= span - prompt_len < max_tokens:  # transformers' generate runs on past it: a cut is other text
+                raise UsageError(
+                    f"the model's {source}, which reaches past {what} after the {prompt_len}-token prompt (where "
+                    f"transformers' generate runs on); give --max-tokens {span - prompt_len} or fewer"
+                )
         if 1 <= span - prompt_len < max_tokens:
             max_tokens = span - prompt_len
             notice(

@@ -209,7 +209,8 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     qwen2, whatever class the files declare (transformers maps that type to its own class: a Qwen2-architecture
     model with another tokenizer, such as DeepSeek-R1-Distill-Qwen's, is encoded with Qwen2's pre-tokenizer).
     CodeLlamaTokenizer, Qwen2Tokenizer, GPT2Tokenizer: declared, for a model of type llama (Code Llama; SmolLM
-    declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting)."""
+    declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting). Another class transformers has
+    code of its own for is refused."""
     declared = config.get("tokenizer_class")
     model_type = None
     if (folder / "config.json").is_file():
@@ -218,12 +219,23 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
         model_type = model_config.get("model_type")
     if model_type == "qwen2":
         return "Qwen2Tokenizer"
+    written = declared
     declared = declared.removesuffix("Fast") if isinstance(declared, str) else None
     if model_type not in (None, "", "llama"):
         return None
     if declared == "LlamaTokenizer" and '"ByteLevel"' not in tokenizer_json:
         return "LlamaTokenizer"
-    return declared if declared in ("CodeLlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer") else None
+    if declared in ("CodeLlamaTokenizer", "Qwen2Tokenizer", "GPT2Tokenizer"):
+        return declared
+    if declared not in (None, "PreTrainedTokenizer", "TokenizersBackend", "LlamaTokenizer"):
+        # transformers builds a class of its own (Bert's, Gemma's, GPT-NeoX's...): tokenizer.json's vocabulary under
+        # that class's normalizer, pre-tokenizer and decoder, which the engine does not rebuild
+        raise TokenizerError(
+            f"{folder}: tokenizer_class {written!r} is not supported: transformers encodes with that class's own "
+            "rules, not tokenizer.json's as they are; NeuroBrix builds LlamaTokenizer, CodeLlamaTokenizer, "
+            "Qwen2Tokenizer, GPT2Tokenizer and tokenizer.json as it is (PreTrainedTokenizerFast)"
+        )
+    return None
 
 
 def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
@@ -524,8 +536,139 @@ GENERATION_FIELDS = frozenset(
         *ASSISTED,
         *UNAPPLIED,
         *CONSTRAINTS,
+        "early_stopping",
+        "assistant_ensemble_weight",
+        "compile_config",
+        "bos_token_id",
+        "pad_token_id",
+        "decoder_start_token_id",
     }
 )
+# the cache implementations transformers' GenerationConfig knows, and the arguments of generate() it refuses to find
+# among the settings (which it keeps only from a file not marked _from_model_config)
+CACHE_IMPLEMENTATIONS = (
+    *("static", "offloaded_static", "sliding_window", "hybrid", "hybrid_chunked", "offloaded_hybrid"),
+    *("offloaded_hybrid_chunked", "dynamic", "offloaded", "quantized", "paged"),
+)
+GENERATE_ARGUMENTS = (
+    *("logits_processor", "stopping_criteria", "prefix_allowed_tokens_fn", "synced_gpus", "assistant_model"),
+    *("streamer", "negative_prompt_ids", "negative_prompt_attention_mask"),
+)
+
+
+def _forced_and_suppressed(settings: dict[str, Any]) -> str | None:
+    """The forced token (forced_bos_token_id, forced_eos_token_id) whose every id suppress_tokens suppresses."""
+    suppressed = set(settings["suppress_tokens"])
+    for name in ("forced_bos_token_id", "forced_eos_token_id"):
+        forced = settings.get(name)
+        if forced is not None:
+            forced = {forced} if isinstance(forced, int) else set(forced)
+            if forced and forced <= suppressed:
+                return name
+    return None
+
+
+def _compared_with_zero(value: Any) -> None:
+    """Nothing: transformers compares pad_token_id with 0 (a warning below it), so what cannot be compared raises."""
+    if value is not None:
+        value < 0  # noqa: B015 (the comparison is the check)
+
+
+def _return_sequences(settings: dict[str, Any]) -> str | None:
+    sequences, beams = settings["num_return_sequences"], settings.get("num_beams")
+    if sequences > 1 and (beams is None or beams == 1) and settings.get("do_sample") is not True:
+        return "greedy decoding makes one sequence"
+    if sequences > 1 and beams is not None and beams != 1 and sequences > beams:
+        return f"more than num_beams {beams!r}"
+    return None
+
+
+# transformers' GenerationConfig.validate, run as from_pretrained loads the model: field -> why it refuses the value
+# (None: it takes it). A check that cannot be made (text compared with a number...) fails there too.
+GENERATION_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "early_stopping": lambda s: (
+        None if s["early_stopping"] in (None, True, False, "never") else 'it must be true, false or "never"'
+    ),
+    "assistant_ensemble_weight": lambda s: (
+        None
+        if s["assistant_ensemble_weight"] is None or 0.0 < s["assistant_ensemble_weight"] < 1.0
+        else "it must be in (0, 1)"
+    ),
+    "pad_token_id": lambda s: _compared_with_zero(s["pad_token_id"]),
+    "cache_implementation": lambda s: (
+        None
+        if s["cache_implementation"] is None or s["cache_implementation"] in CACHE_IMPLEMENTATIONS
+        else f"it must be one of {', '.join(CACHE_IMPLEMENTATIONS)}"
+    ),
+    # built from a file's object only where it holds a watermark's settings; a CompileConfig never is
+    "watermarking_config": lambda s: (
+        None if s["watermarking_config"] is None or isinstance(s["watermarking_config"], dict) else "not an object"
+    ),
+    "compile_config": lambda s: (
+        None if s["compile_config"] is None else "it must be a CompileConfig, which no JSON value is read as"
+    ),
+    "num_return_sequences": lambda s: None if s["num_return_sequences"] is None else _return_sequences(s),
+    # generate's beam search, on for any other value than 1, fails without a whole number of beams from 2 on
+    "num_beams": lambda s: (
+        None
+        if s["num_beams"] is None or s["num_beams"] == 1 or (type(s["num_beams"]) is int and s["num_beams"] >= 2)
+        else "beam search needs a whole number of beams, 2 or more"
+    ),
+    "suppress_tokens": lambda s: (
+        None
+        if s["suppress_tokens"] is None or (forced := _forced_and_suppressed(s)) is None
+        else f"it also suppresses every id of {forced} {s[forced]!r}"
+    ),
+}
+
+
+def _unused(name: str, value: Any) -> bool:
+    """Whether transformers' generate builds no processor for the setting at this value, so never checks its type:
+    the n-gram sizes and min_length at 0 or below, encoder_repetition_penalty at 1."""
+    if name == "encoder_repetition_penalty":
+        return value == 1
+    number = isinstance(value, (int, float)) and not math.isnan(value)
+    return name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length") and number and value <= 0
+
+
+def _tensor_of_ids(value: Any) -> bool:
+    """Whether torch.tensor(value, dtype=torch.long) takes ``value``, as generate makes a tensor of each special-token
+    id: a number, or lists of them nested to one depth throughout."""
+
+    def shape(v: Any) -> tuple[int, ...] | None:
+        if isinstance(v, (bool, int, float)):
+            return ()
+        if not isinstance(v, list):
+            return None
+        inner = {shape(x) for x in v}
+        return None if None in inner or len(inner) > 1 else (len(v), *next(iter(inner), ()))
+
+    return shape(value) is not None
+
+
+def _refused_by_generate(settings: dict[str, Any]) -> str | None:
+    """What makes transformers produce no text from these generation settings, said as ``name value: why``: its
+    GenerationConfig's validation (``GENERATION_CHECKS``, an argument of generate() among the settings), generate's
+    tensors of the special-token ids, the pad id it takes from an empty eos list; None when nothing does."""
+    for name, check in GENERATION_CHECKS.items():
+        if name in settings:
+            try:
+                why = check(settings)
+            except TypeError:
+                why = "transformers' check of it fails"
+            if why is not None:
+                return f"{name} {settings[name]!r}: {why}"
+    if not settings.get("_from_model_config"):
+        found = [name for name in GENERATE_ARGUMENTS if name in settings]
+        if found:
+            return f"{found[0]}: an argument of generate() itself, not a generation setting"
+    for name in ("bos_token_id", "pad_token_id", "decoder_start_token_id"):
+        value = settings.get(name)
+        if value is not None and not _tensor_of_ids(value):
+            return f"{name} {value!r}: generate makes a tensor of token ids of it"
+    if settings.get("eos_token_id") == [] and settings.get("pad_token_id") is None:
+        return "eos_token_id []: generate takes the first eos id for the pad_token_id the settings leave out"
+    return None
 
 
 def _bytes_to_unicode() -> dict[str, int]:
@@ -671,6 +814,11 @@ class Tokenizer:
             self.generation = {k: v for k, v in model_config.items() if k in GENERATION_FIELDS and v is not None}
         self.generation_path = gen_path
         self.generation_file = gen_path.name  # where the settings a note names come from
+        refused = _refused_by_generate(self.generation)
+        if refused is not None:  # transformers loads no model, or generate fails: no text to match
+            raise TokenizerError(
+                f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
+            )
         # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
         # as text or as a list of named templates
         template_file = folder / "chat_template.jinja"
@@ -790,7 +938,7 @@ class Tokenizer:
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or value == [] or (name.endswith("no_repeat_ngram_size") and value == 0):
+            if value is None or value == [] or _unused(name, value):
                 continue
             if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
                 if isinstance(value, bool) or not isinstance(value, int):

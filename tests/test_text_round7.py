@@ -108,7 +108,9 @@ def ours(
 
 
 @pytest.mark.parametrize(
-    "setting", [{"num_return_sequences": 2}, {"cache_implementation": "quantized"}, {"max_time": 1e-6}]
+    # num_return_sequences with do_sample: a model that does not sample cannot set it (refused, round 13)
+    "setting",
+    [{"num_return_sequences": 2, "do_sample": True}, {"cache_implementation": "quantized"}, {"max_time": 1e-6}],
 )
 def test_settings_that_make_transformers_refuse_or_cut_the_text_are_named(tmp_path, monkeypatch, setting):
     """Before: the engine ran these silently, printing one greedy text where transformers' generate returns several
