@@ -21,7 +21,9 @@ calls, as the preflight's catalogue walk uses) with exactly the certified settin
 these lengths: in every prompt-length segment, the smallest and the largest prompt of each residue
 class mod 16 (and 1); in every capacity segment, a decode step at the smallest and the largest capacity
 of each class; and each prompt prefilled into a cache of every class its runs can have (one already
-built when one fits: the prefill's only cache-dependent integers are the cache's strides). Only lengths a
+built when one fits: the prefill's only cache-dependent integers are the cache's strides). One step of the greedy
+loop (``GreedyDecoder``) launches ``greedy_pick`` besides: its arguments (the logits' rows, the tokens, the
+state) are the same at every length. Only lengths a
 run can have are covered: prompts shorter than the model's context, at most ``--max-tokens`` new tokens,
 and lengths whose calls the class's tables certify (the rest ``run`` refuses before loading anything).
 Each segment's certified settings are found by the preflight's own code (:mod:`neurobrix.plan`).
@@ -234,7 +236,7 @@ def launch(
     import torch
 
     from .dtypes import torch_dtype
-    from .generate import Decoder, prefill
+    from .generate import Decoder, GreedyDecoder, prefill
     from .model import Transformer
     from .ops import certified
     from .stack import require_runnable
@@ -244,12 +246,17 @@ def launch(
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
     ops = certified(plan.settings, plan.pdl)
     decodes = set(plan.decodes)
-    done, total = 0, plan.passes
+    done, total, picked = 0, plan.passes, False
     with torch.inference_mode():
         for capacity in plan.capacities_to_build():
             model = Transformer(cfg2, weights, ops, batch=1, capacity=capacity)
             if capacity in decodes:
                 Decoder(model, 1, use_graph=False).step(torch.zeros((1,), dtype=torch.long, device=device), 0)
+                if not picked:  # greedy runs end each step with greedy_pick, whose arguments no length changes
+                    greedy = GreedyDecoder(model, 1, use_graph=False)
+                    greedy.start(torch.zeros((1,), dtype=torch.long, device=device), 0)
+                    greedy.step()
+                    picked = True
                 done += 1
                 if progress:
                     progress(done, total)
