@@ -5,7 +5,10 @@ bound) is its record in ``conformance.specs``; this module is the same for all o
 handed straight to the op's launcher (``config=``), and so is the allocator (``empty=``): every
 output and scratch buffer the launcher makes is a NaN-poisoned view inside NaN guard regions, and
 every input lives inside guard regions too, so an out-of-bounds store is caught by the guards and an
-out-of-bounds load turns the output into NaN. No table, no environment variable, nothing patched.
+out-of-bounds load turns the output into NaN. On the Triton interpreter the launch is also held to what a GPU
+guarantees (``interpreter_memory``): a lane of a load or store outside every tensor it was given fails it even when
+no stored result uses the value, and a masked load without a fill reads NaN in its masked lanes. No table, no
+environment variable; of the engine, nothing patched.
 """
 
 from __future__ import annotations
