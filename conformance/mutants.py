@@ -2811,24 +2811,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "decode loads v without a fill: the positions past the chunk's end enter p @ v undefined (times weight 0)",
         "wrong fill value",
     ),
-    Mutant(
-        "attention_decode.merge-sums-without-fill",
-        "attention_decode",
-        ATTN,
-        "    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s, mask=mask_s, other=0.0)\n",
-        "    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s, mask=mask_s)\n",
-        "the merge loads the splits' sums without a fill for the lanes past SPLITS",
-        "wrong fill value",
-    ),
-    Mutant(
-        "attention_decode.merge-max-without-fill",
-        "attention_decode",
-        ATTN,
-        '    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))\n',
-        "    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s)\n",
-        "the merge loads the splits' maxima without the -inf fill: a lane past SPLITS joins the max",
-        "wrong fill value",
-    ),
     # loads one past the end, or with a mask dropped, whose values no stored result uses: harmless on the
     # interpreter (a guard region's NaN lands in a lane that is never stored), an out-of-bounds read on a GPU
     Mutant(
@@ -2871,6 +2853,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    w = tl.load(w_ptr + offs_n).to(tl.float32)\n",
         "gamma loaded without its mask: BLOCK_N elements read past a weight of N, the columns past N never stored",
         "load without its mask",
+        fast=True,
     ),
     Mutant(
         "linear.gemv.bias-without-mask",
@@ -3062,6 +3045,8 @@ def _how(failure: str, crashed: bool) -> str:
         return "crashed (" + failure.split("(", 1)[1].split(")", 1)[0] + ")" if "(" in failure else "crashed"
     if "exceed the bound" in failure or "KV-cache row" in failure:
         return "wrong result"
+    if "MemoryGuardError" in failure:  # harness.interpreter_memory: a lane outside every tensor of the launch
+        return "memory guard"
     if "out-of-bounds write" in failure:
         return "guard band"
     last = [line for line in failure.splitlines() if line.strip()]
