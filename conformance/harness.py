@@ -5,7 +5,10 @@ bound) is its record in ``conformance.specs``; this module is the same for all o
 handed straight to the op's launcher (``config=``), and so is the allocator (``empty=``): every
 output and scratch buffer the launcher makes is a NaN-poisoned view inside NaN guard regions, and
 every input lives inside guard regions too, so an out-of-bounds store is caught by the guards and an
-out-of-bounds load turns the output into NaN. No table, no environment variable, nothing patched.
+out-of-bounds load turns the output into NaN. On the Triton interpreter the launch is also held to what a GPU
+guarantees (``interpreter_memory``): a lane of a load or store outside every tensor it was given fails it even when
+no stored result uses the value, and a masked load without a fill reads NaN in its masked lanes. No table, no
+environment variable; of the engine, nothing patched.
 """
 
 from __future__ import annotations
@@ -13,7 +16,8 @@ from __future__ import annotations
 import math
 import os
 import random
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -187,14 +191,16 @@ def interpreter_tf32() -> None:
     _patch_interpreter("create_dot", wrap)
 
 
-def _patch_interpreter(method: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]]) -> None:
-    """Replace the interpreter builder's ``method`` by ``wrap(method)``, once per process, and only when the Triton
-    interpreter runs (TRITON_INTERPRET=1)."""
+def _patch_interpreter(
+    method: str, wrap: Callable[[Callable[..., Any]], Callable[..., Any]], owner: str = "InterpreterBuilder"
+) -> None:
+    """Replace ``method`` of the interpreter's class ``owner`` (its builder unless named) by ``wrap(method)``, once per
+    process, and only when the Triton interpreter runs (TRITON_INTERPRET=1)."""
     if os.environ.get("TRITON_INTERPRET") != "1":
         return
     from triton.runtime import interpreter
 
-    builder = interpreter.InterpreterBuilder
+    builder = getattr(interpreter, owner)
     if getattr(getattr(builder, method), "patched_by_conformance", False):
         return
     patched = wrap(getattr(builder, method))
@@ -222,15 +228,144 @@ def interpreter_launch_order() -> None:
     _patch_interpreter("set_grid_idx", wrap)
 
 
+class MemoryGuardError(RuntimeError):
+    """A load or store of the interpreter touched an address outside every tensor the launch was given."""
+
+
+# while a conformance launch runs on the interpreter: the spans [start, end) in bytes of the current kernel
+# launch's tensor arguments and the kernel's name; None outside run_kernel (the guards then do nothing)
+_launch: dict[str, Any] | None = None
+
+
+def tensor_span(t: torch.Tensor) -> tuple[int, int] | None:
+    """The bytes [start, end) a tensor (a view: its own elements, not its storage's) covers; None when empty."""
+    if t.numel() == 0:
+        return None
+    last = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride()))
+    start = t.data_ptr()
+    return start, start + (last + 1) * t.element_size()
+
+
+def interpreter_memory() -> None:
+    """On the Triton interpreter (TRITON_INTERPRET=1), while ``run_kernel`` runs a launch, hold its memory accesses to
+    what a GPU guarantees. (1) Every lane a load or store takes (its mask on, or no mask) must address an element of
+    one of the launch's tensor arguments (the view's span, not its storage: guard regions and the padding after a
+    padded view's last row are outside): a load past the end whose value no stored result uses is harmless on the
+    interpreter, where it reads a guard region's NaN into a lane that is never stored, and an illegal access or a
+    read of another allocation on a GPU. A lane outside raises ``MemoryGuardError``, naming the kernel. (2) A masked
+    load without ``other=`` fills its masked lanes with NaN (integers: their dtype's largest value) where the
+    interpreter fills 0 and a GPU leaves them undefined: a result that depends on them (0 x undefined in a dot or a
+    sum) is NaN, beyond every bound, instead of right by the interpreter's luck. Installed once per process."""
+
+    def check(ptrs: Any, mask: Any, what: str) -> None:
+        if _launch is None:
+            return
+        import numpy as np
+
+        addresses = np.broadcast_to(ptrs.data, np.broadcast_shapes(ptrs.data.shape, mask.data.shape))
+        if not mask.data.all():
+            addresses = addresses[np.broadcast_to(mask.data, addresses.shape)]
+        if addresses.size == 0:
+            return
+        addresses = addresses.astype(np.uint64, copy=False).ravel()
+        size = np.uint64(ptrs.get_element_ty().primitive_bitwidth // 8)
+        first, last = addresses.min(), addresses.max() + size
+        if any(start <= first and last <= end for start, end in _launch["spans"]):
+            return  # every lane within one tensor's span (the common case: one comparison each way)
+        inside = np.zeros(addresses.shape, dtype=bool)
+        for start, end in _launch["spans"]:
+            inside |= (addresses >= np.uint64(start)) & (addresses + size <= np.uint64(end))
+        if not inside.all():
+            outside = addresses[~inside]
+            raise MemoryGuardError(
+                f"out-of-bounds {what} in {_launch['kernel']}: {outside.size} of {addresses.size} lanes address no "
+                f"element of any tensor argument (first at {int(outside[0]):#x}; the arguments span "
+                + ", ".join(f"{s:#x}..{e:#x}" for s, e in _launch["spans"])
+                + ")"
+            )
+
+    def wrap_load(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
+            check(ptrs, mask, "read")
+            if other is None and _launch is not None and not mask.data.all():
+                import numpy as np
+                from triton.runtime import interpreter
+
+                element = ptrs.get_element_ty()
+                dtype = interpreter._get_np_dtype(element)
+                if np.issubdtype(dtype, np.floating):
+                    poison = np.nan
+                elif np.issubdtype(dtype, np.integer) and dtype != np.bool_:
+                    poison = np.iinfo(dtype).max
+                else:
+                    poison = 0
+                other = interpreter.TensorHandle(np.full(ptrs.data.shape, poison, dtype=dtype), element)
+            return plain(self, ptrs, mask, other, cache_policy, is_volatile)
+
+        return create_masked_load
+
+    def wrap_store(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def create_masked_store(self, ptrs, value, mask, cache_policy):
+            check(ptrs, mask, "write")
+            return plain(self, ptrs, value, mask, cache_policy)
+
+        return create_masked_store
+
+    def wrap_args(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def _init_args_hst(self, args_dev, kwargs):
+            args_hst, kwargs_hst = plain(self, args_dev, kwargs)
+            if _launch is not None:
+                from triton.runtime import interpreter
+
+                spans: list[tuple[int, int]] = []
+
+                def add(arg: Any) -> None:
+                    if isinstance(arg, tuple):
+                        for item in arg:
+                            add(item)
+                    elif hasattr(arg, "base") and hasattr(arg, "block_shape"):  # a host TensorDescriptor
+                        add(arg.base)
+                    elif hasattr(arg, "data_ptr"):
+                        span = tensor_span(interpreter._unwrap_tensor(arg))
+                        if span is not None:
+                            spans.append(span)
+
+                for arg in [*args_hst, *kwargs_hst.values()]:
+                    add(arg)
+                _launch["spans"] = spans
+                _launch["kernel"] = getattr(self.fn, "__name__", "a kernel")
+            return args_hst, kwargs_hst
+
+        return _init_args_hst
+
+    _patch_interpreter("create_masked_load", wrap_load)
+    _patch_interpreter("create_masked_store", wrap_store)
+    _patch_interpreter("_init_args_hst", wrap_args, owner="GridExecutor")
+
+
+@contextmanager
+def memory_guarded() -> Iterator[None]:
+    """Within: the interpreter's launches are held by ``interpreter_memory``'s guards (installed here if not yet)."""
+    global _launch
+    interpreter_memory()
+    outer, _launch = _launch, {"spans": [], "kernel": "a kernel"}
+    try:
+        yield
+    finally:
+        _launch = outer
+
+
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
-    """The op's Triton launcher on the case with this setting; every guard region checked after."""
+    """The op's Triton launcher on the case with this setting, its memory accesses guarded on the interpreter
+    (``interpreter_memory``); every guard region checked after."""
     interpreter_tf32()
     interpreter_launch_order()
     record = RECORDS[case.kernel]
     if record.reset is not None:
         record.reset(case)
     allocations = Allocations()
-    out = SPECS[case.kernel].launch(**case.args, config=config, empty=allocations.empty)
+    with memory_guarded():
+        out = SPECS[case.kernel].launch(**case.args, config=config, empty=allocations.empty)
     if torch.cuda.is_available():
         torch.cuda.synchronize()
     for check in allocations.checks:

@@ -2779,6 +2779,271 @@ MUTANTS: tuple[Mutant, ...] = (
         "PDL's wait dropped: under PDL the logits are read before the output projection that writes them has finished",
         "dependent launch misplaced",
     ),
+    # ------------------------------------ round 15 (2026-12-04): memory safety and masking the interpreter may hide
+    # masked loads without a fill: the interpreter fills their masked lanes with 0, a GPU leaves them undefined
+    Mutant(
+        "linear.gemv.x-without-fill",
+        "linear",
+        LINEAR,
+        "        x = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k, other=0.0).to(tl.float32)\n",
+        "        x = tl.load(x_ptr + pid_m * stride_xm + offs_k, mask=mask_k).to(tl.float32)\n",
+        "gemv loads x without a fill for the lanes past its K slice: 0 x 0 on the interpreter, undefined x 0 on a GPU",
+        "wrong fill value",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.gemv.w-without-fill",
+        "linear",
+        LINEAR,
+        "        w = tl.load(w_ptrs, mask=mask_n[:, None] & mask_k[None, :], other=0.0).to(tl.float32)\n",
+        "        w = tl.load(w_ptrs, mask=mask_n[:, None] & mask_k[None, :]).to(tl.float32)\n",
+        "gemv loads W without a fill for the lanes past its K slice",
+        "wrong fill value",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.skinny.x-without-fill",
+        "linear",
+        LINEAR,
+        "mask=in_m[:, None] & in_k[None, :],\n                    other=0.0)\n",
+        "mask=in_m[:, None] & in_k[None, :],\n                    )\n",
+        "skinny loads its x tile without a fill: the K lanes past the slice enter the dot as whatever was there",
+        "wrong fill value",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.skinny.w-without-fill",
+        "linear",
+        LINEAR,
+        "mask=in_k[:, None] & in_n[None, :],\n                    other=0.0)  # a [BLOCK_K, BLOCK_N] tile",
+        "mask=in_k[:, None] & in_n[None, :],\n                    )  # a [BLOCK_K, BLOCK_N] tile",
+        "skinny loads its W tile without a fill",
+        "wrong fill value",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.tiled.x-without-fill",
+        "linear",
+        LINEAR,
+        "        a = tl.load(x_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0.0)\n",
+        "        a = tl.load(x_ptrs, mask=mask_m[:, None] & mask_k[None, :])\n",
+        "tiled loads its x tile without a fill: the last K block's lanes past K enter the dot undefined",
+        "wrong fill value",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.w-without-fill",
+        "linear",
+        LINEAR,
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0.0)\n",
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :])\n",
+        "tiled loads its W tile without a fill",
+        "wrong fill value",
+        variants=TILED,
+    ),
+    Mutant(
+        "rms_norm.x-without-fill",
+        "rms_norm",
+        NORM,
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :], mask=mask, other=0.0).to(tl.float32)\n",
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :], mask=mask).to(tl.float32)\n",
+        "x loaded without a fill: the columns past N enter the mean square undefined",
+        "wrong fill value",
+    ),
+    Mutant(
+        "rms_norm.residual-without-fill",
+        "rms_norm",
+        NORM,
+        "stride_r + offs_n[None, :], mask=mask, other=0.0).to(tl.float32)\n",
+        "stride_r + offs_n[None, :], mask=mask).to(tl.float32)\n",
+        "the residual loaded without a fill: the columns past N enter the mean square undefined",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_prefill.v-diagonal-without-fill",
+        "attention_prefill",
+        ATTN,
+        "        vb = tl.load(v_ptrs, mask=inside[:, None] & mask_d[None, :], other=0.0)\n",
+        "        vb = tl.load(v_ptrs, mask=inside[:, None] & mask_d[None, :])\n",
+        "the diagonal block's v rows past S loaded without a fill: weight 0 times undefined",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_chunk.k-diagonal-without-fill",
+        "attention_chunk",
+        ATTN,
+        "        kt = tl.load(k_ptrs, mask=mask_d[:, None] & inside[None, :], other=0.0)\n",
+        "        kt = tl.load(k_ptrs, mask=mask_d[:, None] & inside[None, :])\n",
+        "the diagonal block's k loaded without a fill: the head-dim lanes past D enter q . k undefined",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_decode.v-without-fill",
+        "attention_decode",
+        ATTN,
+        "offs_d[None, :], mask=mask_n[:, None] & mask_d[None, :],\n                    other=0.0)\n",
+        "offs_d[None, :], mask=mask_n[:, None] & mask_d[None, :])\n",
+        "decode loads v without a fill: the positions past the chunk's end enter p @ v undefined (times weight 0)",
+        "wrong fill value",
+    ),
+    # loads one past the end, or with a mask dropped, whose values no stored result uses: harmless on the
+    # interpreter (a guard region's NaN lands in a lane that is never stored), an out-of-bounds read on a GPU
+    Mutant(
+        "silu_mul.loads-one-row-past",
+        "silu_mul",
+        SILU,
+        "    g = tl.load(g_ptrs, mask=mask, other=0.0).to(tl.float32)\n"
+        "    u = tl.load(g_ptrs + I, mask=mask, other=0.0).to(tl.float32)\n",
+        "    in_load = (offs_m[:, None] <= M) & (offs_i[None, :] < I)\n"
+        "    g = tl.load(g_ptrs, mask=in_load, other=0.0).to(tl.float32)\n"
+        "    u = tl.load(g_ptrs + I, mask=in_load, other=0.0).to(tl.float32)\n",
+        "the loads' row mask is <= M, the store's < M: row M is read past the end of gu and never stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "silu_mul.up-without-column-mask",
+        "silu_mul",
+        SILU,
+        "    u = tl.load(g_ptrs + I, mask=mask, other=0.0).to(tl.float32)\n",
+        "    u = tl.load(g_ptrs + I, mask=offs_m[:, None] < M, other=0.0).to(tl.float32)\n",
+        "the up half loaded with the row mask only: the last block's columns past I read past the row (and the "
+        "last row past gu's end), never stored",
+        "load without its mask",
+    ),
+    Mutant(
+        "rms_norm.loads-one-row-past",
+        "rms_norm",
+        NORM,
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :], mask=mask, other=0.0).to(tl.float32)\n",
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :],\n"
+        "                mask=(offs_m[:, None] <= M) & mask_n[None, :], other=0.0).to(tl.float32)\n",
+        "x loaded with a row mask <= M (the stores keep < M): row M is read past the end of x and never stored",
+        "mask off by one",
+    ),
+    Mutant(
+        "rms_norm.weight-without-mask",
+        "rms_norm",
+        NORM,
+        "    w = tl.load(w_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n",
+        "    w = tl.load(w_ptr + offs_n).to(tl.float32)\n",
+        "gamma loaded without its mask: BLOCK_N elements read past a weight of N, the columns past N never stored",
+        "load without its mask",
+        fast=True,
+    ),
+    Mutant(
+        "linear.gemv.bias-without-mask",
+        "linear",
+        LINEAR,
+        "            y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)\n"
+        "    else:",
+        "            y += tl.load(b_ptr + offs_n).to(tl.float32)\n"
+        "        tl.store(y_ptr + pid_m * stride_ym + offs_n, y.to(y_ptr.dtype.element_ty), mask=mask_n)\n"
+        "    else:",
+        "gemv's bias loaded without its mask: the last block reads past the bias, its lanes never stored",
+        "load without its mask",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.tiled.bias-without-mask",
+        "linear",
+        LINEAR,
+        "        accumulator += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)[None, :]\n",
+        "        accumulator += tl.load(b_ptr + offs_n).to(tl.float32)[None, :]\n",
+        "tiled's bias loaded without its mask: the last column block reads past the bias, never stored",
+        "load without its mask",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.skinny.x-without-row-mask",
+        "linear",
+        LINEAR,
+        "offs_k[None, :], mask=in_m[:, None] & in_k[None, :],\n",
+        "offs_k[None, :], mask=in_k[None, :],\n",
+        "skinny reads BLOCK_M rows of x whatever M: the rows past M are read past x's end, their results never stored",
+        "load without its mask",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.tiled.w-without-column-mask",
+        "linear",
+        LINEAR,
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0.0)\n",
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None], other=0.0)\n",
+        "tiled reads BLOCK_N rows of W whatever N: the last column block reads past W, its columns never stored",
+        "load without its mask",
+        variants=TILED,
+    ),
+    Mutant(
+        "attention_prefill.q-without-row-mask",
+        "attention_prefill",
+        ATTN,
+        "                mask=mask_c[:, None] & mask_d[None, :], other=0.0)\n    k_base",
+        "                mask=mask_d[None, :], other=0.0)\n    k_base",
+        "q loaded for BLOCK_M queries whatever C: the last block's rows past C read past q, never stored",
+        "load without its mask",
+    ),
+    Mutant(
+        "attention_decode.q-without-group-mask",
+        "attention_decode",
+        ATTN,
+        "                mask=mask_g[:, None] & mask_d[None, :], other=0.0)  # [BLOCK_G, BLOCK_D]\n",
+        "                mask=mask_d[None, :], other=0.0)  # [BLOCK_G, BLOCK_D]\n",
+        "decode loads BLOCK_G query heads whatever G: the last kv head's block reads past q, its rows never stored",
+        "load without its mask",
+    ),
+    Mutant(
+        "attention_decode.k-one-past-end",
+        "attention_decode",
+        ATTN,
+        "stride_ks + offs_d[:, None], mask=mask_d[:, None] & mask_n[None, :],\n",
+        "stride_ks + offs_d[:, None], mask=mask_d[:, None] & (offs_n <= end)[None, :],\n",
+        "k loaded one position past the chunk's end (its score is masked to -inf after): at a full cache, past it",
+        "mask off by one",
+    ),
+    Mutant(
+        "rotary.v-without-head-mask",
+        "rotary",
+        ROTARY,
+        "offs_h[:, None] * stride_vh + offs_e[None, :],\n                        mask=mask)\n",
+        "offs_h[:, None] * stride_vh + offs_e[None, :],\n                        mask=offs_e[None, :] < 2 * HALF)\n",
+        "v copied for BLOCK_H heads whatever Hkv: the last token's heads past Hkv are read past v, never stored",
+        "load without its mask",
+    ),
+    # stores whose tail the interpreter's program order repairs, and strides equal where the draws are square
+    Mutant(
+        "attention_decode.sums-store-without-mask",
+        "attention_decode",
+        ATTN,
+        "        tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i, mask=mask_g)\n",
+        "        tl.store(ml_ptr + tl.num_programs(0) * G * SPLITS + row, l_i)\n",
+        "each split's sums stored for BLOCK_G heads: lanes past G land on the next kv head's rows (rewritten by its "
+        "program if it runs later) and past the scratch for the last",
+        "store without mask",
+    ),
+    Mutant(
+        "attention_decode.k-seq-and-head-strides-swapped",
+        "attention_decode",
+        ATTN,
+        "    k_base = k_ptr + b * stride_kb + kv_h * stride_kh\n"
+        "    v_base = v_ptr + b * stride_vb + kv_h * stride_vh\n\n"
+        "    m_i = tl.full((BLOCK_G,)",
+        "    k_base = k_ptr + b * stride_kb + kv_h * stride_ks\n"
+        "    v_base = v_ptr + b * stride_vb + kv_h * stride_vh\n"
+        "    stride_ks = stride_kh\n\n"
+        "    m_i = tl.full((BLOCK_G,)",
+        "the k cache's position and head strides swapped: the same where there is one kv head",
+        "wrong stride",
+    ),
+    Mutant(
+        "rotary.q-seq-and-head-strides-swapped",
+        "rotary",
+        ROTARY,
+        "        _rotate_heads(q_ptr, qo_ptr, b, s, s, pid_h * BLOCK_H, HQ, stride_qb, stride_qs, stride_qh,\n",
+        "        _rotate_heads(q_ptr, qo_ptr, b, s, s, pid_h * BLOCK_H, HQ, stride_qb, stride_qh, stride_qs,\n",
+        "q read with its position and head strides swapped: the same at one token of one head",
+        "wrong stride",
+    ),
 )
 
 
@@ -2855,6 +3120,8 @@ def _how(failure: str, crashed: bool) -> str:
         return "crashed (" + failure.split("(", 1)[1].split(")", 1)[0] + ")" if "(" in failure else "crashed"
     if "exceed the bound" in failure or "KV-cache row" in failure:
         return "wrong result"
+    if "MemoryGuardError" in failure:  # harness.interpreter_memory: a lane outside every tensor of the launch
+        return "memory guard"
     if "out-of-bounds write" in failure:
         return "guard band"
     last = [line for line in failure.splitlines() if line.strip()]

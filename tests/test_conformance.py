@@ -154,6 +154,75 @@ def test_the_interpreter_runs_a_launchs_programs_in_a_gpus_order():
     assert order.tolist() == list(range(2 * 3 * 4)) and int(counter) == 24
 
 
+def test_the_interpreter_refuses_an_access_outside_every_tensor_a_launch_was_given():
+    """harness.interpreter_memory: within run_kernel a load whose value no stored result uses may still read past a
+    tensor's end (harmless on the interpreter, which reads a guard region's NaN into a lane never stored; an illegal
+    access on a GPU): every lane a load or store takes must address an element of one of the launch's tensors (a
+    view's own span: a padded view's padding after its last row is outside), or the launch fails naming the kernel.
+    Outside run_kernel nothing is checked."""
+    import triton
+    import triton.language as tl
+
+    from conformance import harness
+
+    @triton.jit
+    def head(x_ptr, o_ptr, N, LOAD_N, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        x = tl.load(x_ptr + r, mask=r < LOAD_N, other=0.0)  # lanes past N never stored
+        tl.store(o_ptr + r, x * 2, mask=r < N)
+
+    storage = torch.full((64,), float("nan"))
+    x, out = storage[8:13], torch.zeros(16)  # x's 5 elements inside NaN, as a guard region holds them
+    x.copy_(torch.arange(1.0, 6.0))
+    head[(1,)](x, out, 5, 6, BLOCK=8)  # unguarded: the sixth lane reads a NaN no result uses
+    assert out[:5].tolist() == [2.0, 4.0, 6.0, 8.0, 10.0]
+    with harness.memory_guarded():
+        head[(1,)](x, out, 5, 5, BLOCK=8)
+        head[(1,)](x[:0], out, 0, 0, BLOCK=8)  # an empty tensor, every lane masked
+        with pytest.raises(Exception, match=r"out-of-bounds read in head: 1 of 6 lanes"):
+            head[(1,)](x, out, 5, 6, BLOCK=8)
+        with pytest.raises(Exception, match=r"out-of-bounds write in head: 3 of 8 lanes"):
+            head[(1,)](x, out[:5], 8, 5, BLOCK=8)
+        padded = storage.view(8, 8)[:2, :5]  # rows of 5 padded to 8: the padding after the last row is outside
+        head[(1,)](padded, out, 8, 8, BLOCK=8)  # the first row and its padding, inside the second row's span
+        with pytest.raises(Exception, match="out-of-bounds read"):
+            head[(1,)](padded[1:], out, 5, 6, BLOCK=8)
+
+
+def test_the_interpreter_fills_the_masked_lanes_of_a_load_without_a_fill_with_nan():
+    """harness.interpreter_memory: a masked load without ``other=`` leaves its masked lanes undefined on a GPU; the
+    interpreter fills them with 0, so a dot or a sum over them (0 x undefined) was right by luck. Within run_kernel
+    they are NaN (integers: the dtype's largest value), and a result that uses them is NaN; with a fill, or where the
+    lanes are never used, nothing changes."""
+    import triton
+    import triton.language as tl
+
+    from conformance import harness
+
+    @triton.jit
+    def dot_row(x_ptr, w_ptr, o_ptr, i_ptr, io_ptr, N, FILL: tl.constexpr, BLOCK: tl.constexpr):
+        r = tl.arange(0, BLOCK)
+        if FILL:
+            x = tl.load(x_ptr + r, mask=r < N, other=0.0)
+        else:
+            x = tl.load(x_ptr + r, mask=r < N)
+        w = tl.load(w_ptr + r, mask=r < N, other=0.0)
+        tl.store(o_ptr, tl.sum(x * w, axis=0))
+        tl.store(io_ptr + r, tl.load(i_ptr + r, mask=r < N), mask=r < BLOCK)
+
+    x, w = torch.arange(1.0, 6.0), torch.ones(5)
+    ints, got = torch.arange(5, dtype=torch.int32), torch.zeros(8, dtype=torch.int32)
+    out = torch.zeros(1)
+    dot_row[(1,)](x, w, out, ints, got, 5, False, BLOCK=8)
+    assert float(out) == 15.0 and got[5:].tolist() == [0, 0, 0]  # the interpreter's own zeros
+    with harness.memory_guarded():
+        dot_row[(1,)](x, w, out, ints, got, 5, True, BLOCK=8)
+        assert float(out) == 15.0
+        dot_row[(1,)](x, w, out, ints, got, 5, False, BLOCK=8)
+        assert torch.isnan(out).all()
+        assert got[:5].tolist() == list(range(5)) and got[5:].tolist() == [2**31 - 1] * 3
+
+
 def covering_entry(table, dtype, ranges):
     for entry in table.entries:
         if dtype not in entry.domain.dtypes:
