@@ -729,14 +729,16 @@ def test_kernel_table_without_class_yaml(fixture_tables):
 
 def test_the_shipped_tables_are_the_format_2_tables_re_encoded():
     """The shipped indexes and proofs hold what certify wrote before the split, entry for entry, and what it
-    added since (the 32K-token catalogue: attention_chunk and the long-cache attention_decode entries)."""
+    added since (the 32K-token catalogue: attention_chunk and the long-cache attention_decode entries; greedy_pick,
+    2026-12-04)."""
     loaded = tables.load(REPO / "tables")
     h200 = loaded.proofs("nvidia-h200", "linear")
     assert len(h200.entries) == 814 and h200.provenance["triton"] == "3.6.0"
     counts = {k: len(loaded.index("nvidia-h200", k).entries) for k in loaded.kernels("nvidia-h200")}
     long_cache = sum(1 for e in loaded.index("nvidia-h200", "attention_decode").entries if e.domain.ranges[1][1] > 4096)
     assert counts["attention_chunk"] == 186 and long_cache == 180
-    assert sum(counts.values()) - counts["attention_chunk"] - long_cache == 1870
+    assert counts["greedy_pick"] == 70
+    assert sum(counts.values()) - counts["attention_chunk"] - counts["greedy_pick"] - long_cache == 1870
     assert not tables.verify_all(loaded)
 
 
