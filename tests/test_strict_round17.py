@@ -9,11 +9,16 @@ and passes now. No kernel is launched."""
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
+import yaml
+from conftest import retrack
 from store_fixtures import config_dict, make_checkpoint
 
+from neurobrix import tables
 from neurobrix.cli import main
+from neurobrix.errors import TablesError
 
 
 def _one_line(capsys, argv, code):
@@ -72,3 +77,101 @@ def test_a_manifest_field_of_another_type_is_a_damaged_model(tmp_path, monkeypat
     assert main(["list", "--json"]) == 0
     assert main(["remove", "tiny"]) == 0
     assert not path.exists()
+
+
+# -- table YAML holding what JSON cannot ---------------------------------------------------------------------------
+
+_PROOFS = "interpreter/demo.proofs.yaml"
+
+
+def _replace(root, rel, old, new):
+    path = root / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    retrack(root)
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "said"),
+    [
+        # a TypeError traceback in every reader of the proofs (the dimensions joined into the message)
+        ("N: [1, 4096]}", "N: [1, 4096], 7: [1, 2]}", "found the key 7, which is no text"),
+        # a TypeError traceback in `tables show --json`; `tables verify` passed them
+        ("  torch: 2.13.0\n", "  torch: 2.13.0\n  when: 2026-11-29\n", "found a timestamp"),
+        ("  torch: 2.13.0\n", "  torch: 2.13.0\n  2026-11-29: certified\n", "found a timestamp"),
+        ("{backend: interpreter,", "{backend: interpreter, serial: !!binary AAAA,", "found a binary"),
+        ("{backend: interpreter,", "{backend: interpreter, seen: !!set {a},", "found a set"),
+        # passed everything: a provenance keyed by an integer, true or null
+        ("{backend: interpreter,", "{backend: interpreter, 5: 6,", "found the key 5, which is no text"),
+        ("  torch: 2.13.0\n", "  torch: 2.13.0\n  ~: x\n", "found the key None, which is no text"),
+        ("  torch: 2.13.0\n", "  torch: 2.13.0\n  on: x\n", "found the boolean 'on'"),
+    ],
+)
+def test_a_value_json_cannot_hold_in_a_table_file_is_refused(fixture_tables, monkeypatch, capsys, old, new, said):
+    """Table YAML holding a key that is no text (``7: [1, 2]`` in a domain, ``5:`` in the recorded device) or a value
+    JSON has not (a date, bytes, a set): a domain's made `tables verify` and `tables show` die in a TypeError
+    traceback, a date, bytes or a set in the provenance made `tables show --json` die so (and passed `tables
+    verify`). The table format is JSON's data written as YAML (the index is JSON): now every reader refuses such a
+    file, naming the line (exit 3)."""
+    _replace(fixture_tables, _PROOFS, old, new)
+    for argv in (["tables", "show", "interpreter", "demo", "--json"], ["tables", "show", "interpreter", "demo"]):
+        err = _one_line(capsys, argv, 3)
+        assert "demo.proofs.yaml:" in err and "not valid YAML: " in err and said in err
+    capsys.readouterr()
+    assert main(["tables", "verify"]) == 3
+    assert said in capsys.readouterr().err
+
+
+@pytest.mark.parametrize(
+    ("value", "yaml11"),
+    [("0204", 132), ("0x84", 132), ("0b10000100", 132), ("1_32", 132), ("2:12", 132), ("+0204", 132)],
+)
+def test_a_number_spelt_as_yaml_11_only_reads_it_is_refused(fixture_tables, value, yaml11):
+    """A class.yaml matching ``multiprocessor_count: 0204``: PyYAML (YAML 1.1) reads 132, an H200's, where a YAML 1.2
+    reader (and a reviewer) reads 204; so with hex, binary, ``1_32`` and the sexagesimal ``2:12``. The class
+    matched a GPU of 132 SMs. Now a table's number must be spelt as JSON spells it (exit 3, naming the line)."""
+    assert yaml.safe_load(f"n: {value}") == {"n": yaml11}
+    path = fixture_tables / "fake-gpu" / "class.yaml"
+    text = path.read_text(encoding="utf-8")
+    line = next(x for x in text.splitlines() if "multiprocessor_count:" in x)
+    _replace(fixture_tables, "fake-gpu/class.yaml", line, line.split(":")[0] + f": {value}")
+    with pytest.raises(
+        TablesError, match=rf"class.yaml:\d+:\d+: not valid YAML: found the integer '{re.escape(value)}' spelt as"
+    ):
+        tables.load()
+
+
+@pytest.mark.parametrize(
+    ("old", "new"),
+    [
+        ("worst_error_ratio: 0.25", "worst_error_ratio: 0_0.25"),  # 0.25 to PyYAML, text to YAML 1.2
+        ("time_best_us: 1.0\n", "time_best_us: 0:1.0\n"),  # sexagesimal: 1.0
+        ("examples: 10\n", "examples: 0xa\n"),
+    ],
+)
+def test_a_proofs_number_spelt_as_yaml_11_only_reads_it_is_refused(fixture_tables, old, new):
+    _replace(fixture_tables, _PROOFS, old, new)
+    problems = [p.message for p in tables.verify_all(tables.load())]
+    assert len(problems) == 1 and "spelt as YAML 1.1 only reads it" in problems[0]
+
+
+def test_the_json_spellings_still_load(fixture_tables):
+    """Controls: what safe_dump writes (certify's writer) reads as before: 1.0e-05, .inf (refused later, as a
+    proof's), true, null, quoted dates."""
+    _replace(fixture_tables, _PROOFS, "worst_error_ratio: 0.25", "worst_error_ratio: 2.5e-01")
+    _replace(
+        fixture_tables,
+        _PROOFS,
+        "  torch: 2.13.0\n",
+        "  torch: 2.13.0\n  extra: [1.0e-05, -3, +4, True, null, '2026-11-29']\n",
+    )
+    assert not tables.verify_all(tables.load())
+    assert tables.read_yaml(fixture_tables / _PROOFS, "x")["provenance"]["extra"] == [
+        1e-05,
+        -3,
+        4,
+        True,
+        None,
+        "2026-11-29",
+    ]
