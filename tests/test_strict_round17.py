@@ -175,3 +175,32 @@ def test_the_json_spellings_still_load(fixture_tables):
         None,
         "2026-11-29",
     ]
+
+
+# -- tracked paths that are not plain ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("path", "said"),
+    [
+        ("interpreter/" + "x" * 300 + ".json", "a name longer than 255 bytes"),  # an OSError: exit 1, not 3
+        ("interpreter/demo\0.json", "a control character"),
+        ("interpreter/demo.json\n", "a control character"),  # the message naming it split over two lines
+        ("interpreter/./demo.json", "an empty or '.' segment"),  # hashed as demo.json, then "untracked" besides
+        ("interpreter//demo.json", "an empty or '.' segment"),
+        ("./interpreter/demo.json", "an empty or '.' segment"),
+        ("interpreter/demo.json/", "an empty or '.' segment"),
+    ],
+)
+def test_a_tracked_path_that_is_not_plain_is_refused_by_name(fixture_tables, monkeypatch, capsys, path, said):
+    """TRACKED.yaml listing a file under a name longer than the file system keeps: every command reading the tables
+    ended in "File name too long" (exit 1, an error of the machine); a NUL, a line feed, a "." or an empty segment
+    gave the folder check's messages about other files (the path checked not the one listed). Now the list itself
+    is refused naming the entry (exit 3)."""
+    tracked = fixture_tables / tables.TRACKED_NAME
+    data = yaml.safe_load(tracked.read_text(encoding="utf-8"))
+    entry = next(f for f in data["files"] if f["path"] == "interpreter/demo.json")
+    entry.update(path=path, wheel_path=f"{tables.WHEEL_DIR}/{path}")
+    tracked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
+    err = _one_line(capsys, ["tables", "list"], 3)
+    assert "TRACKED.yaml: field 'files[" in err and f"is not a plain relative path: {said}" in err
