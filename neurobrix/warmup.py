@@ -44,7 +44,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .config import ModelConfig
-from .errors import MissingEntryError, UsageError, expect
+from .errors import MissingEntryError, UsageError, expect, expect_hooks
 from .ops import PlannedCall
 from .ops.spec import Config
 from .plan import forward_calls, length_segments, resolve
@@ -329,6 +329,9 @@ def warmup(
     from .stack import require_certified_stack
     from .tables import load as load_tables
 
+    if not isinstance(opts, WarmupOptions):
+        raise UsageError(f"warmup takes a neurobrix.warmup.WarmupOptions, got {type(opts).__name__}")
+    expect_hooks("warmup", progress=progress, notice=notice)
     expect("WarmupOptions.model", opts.model, "a string")
     expect("WarmupOptions.max_tokens", opts.max_tokens, "an integer", optional=True)
     expect("WarmupOptions.max_prompt", opts.max_prompt, "an integer", optional=True)
@@ -340,13 +343,13 @@ def warmup(
     stored = store.resolve(opts.model)
     cfg = stored.config()
     device, class_id = _device_and_class("triton")
-    dtype = opts.dtype or ("bf16" if device.type == "cuda" else "fp32")
+    dtype = opts.dtype if opts.dtype is not None else ("bf16" if device.type == "cuda" else "fp32")  # "": none
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     assert class_id is not None  # the triton backend always has a class
     _refuse_interpreter_bf16(class_id, dtype)
     require_certified_stack(class_id)
-    say = notice or (lambda line: None)
+    say = notice if notice is not None else (lambda line: None)
     say(
         f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
         "its certified settings"

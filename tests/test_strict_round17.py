@@ -204,3 +204,68 @@ def test_a_tracked_path_that_is_not_plain_is_refused_by_name(fixture_tables, mon
     tracked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     err = _one_line(capsys, ["tables", "list"], 3)
     assert "TRACKED.yaml: field 'files[" in err and f"is not a plain relative path: {said}" in err
+
+
+# -- the Python API's run and warmup: an empty dtype, hooks that are no functions ------------------------------------
+
+
+def _stored_tiny(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "tiny", config=config_dict(), use_transformers=False)
+    assert main(["import", str(folder)]) == 0
+
+
+@pytest.mark.parametrize("api", ["run", "warmup"])
+def test_an_empty_dtype_is_refused_not_the_default(tmp_path, monkeypatch, api):
+    """``RunOptions(dtype="")`` (a program passing on an unset setting): run and warmup took "" as no dtype and used
+    the default, where `--dtype ""` is refused by the CLI. Now it is refused as any other unknown dtype (exit 2)."""
+    from neurobrix.errors import UsageError
+    from neurobrix.run import RunOptions, run
+    from neurobrix.warmup import WarmupOptions, warmup
+
+    _stored_tiny(tmp_path, monkeypatch)
+    with pytest.raises(UsageError, match=r"--dtype must be one of .*, got ''") as refused:
+        if api == "run":
+            run(RunOptions("tiny", "hello", max_tokens=1, dtype=""), write=lambda text: None, notice=lambda line: None)
+        else:
+            warmup(WarmupOptions("tiny", max_tokens=1, max_prompt=1, dtype=""))
+    assert refused.value.exit_code == 2
+
+
+@pytest.mark.parametrize(
+    ("api", "hooks", "said"),
+    [
+        ("run", {"write": 5}, "run's write must be a function or None, got 5"),  # TypeError once the model ran
+        ("run", {"notice": "log"}, "run's notice must be a function or None, got 'log'"),
+        ("run", {"write": ""}, "run's write must be a function or None, got ''"),  # stdout used in silence
+        ("warmup", {"progress": 1}, "warmup's progress must be a function or None, got 1"),
+        ("warmup", {"progress": 0}, "warmup's progress must be a function or None, got 0"),  # never called
+        ("warmup", {"notice": 5}, "warmup's notice must be a function or None, got 5"),
+    ],
+)
+def test_a_hook_that_is_no_function_is_refused_before_the_model_runs(tmp_path, monkeypatch, api, hooks, said):
+    """run's write and notice, warmup's progress and notice: a hook that is no function was called only once the
+    model ran (a TypeError traceback after the weights were loaded) or, empty, was taken as none. Now each is a
+    UsageError naming it, before the store is read."""
+    from neurobrix.errors import UsageError
+    from neurobrix.run import RunOptions, run
+    from neurobrix.warmup import WarmupOptions, warmup
+
+    _stored_tiny(tmp_path, monkeypatch)
+    with pytest.raises(UsageError, match=re.escape(said)):
+        if api == "run":
+            run(
+                RunOptions("tiny", "hello", max_tokens=1),
+                **{"write": lambda t: None, "notice": lambda t: None, **hooks},
+            )
+        else:
+            warmup(WarmupOptions("tiny", max_tokens=1, max_prompt=1), **hooks)
+
+
+def test_warmup_refuses_options_of_another_class():
+    from neurobrix.errors import UsageError
+    from neurobrix.run import RunOptions
+    from neurobrix.warmup import warmup
+
+    with pytest.raises(UsageError, match="warmup takes a neurobrix.warmup.WarmupOptions, got RunOptions"):
+        warmup(RunOptions("tiny", "hello"))
