@@ -269,3 +269,30 @@ def test_warmup_refuses_options_of_another_class():
 
     with pytest.raises(UsageError, match="warmup takes a neurobrix.warmup.WarmupOptions, got RunOptions"):
         warmup(RunOptions("tiny", "hello"))
+
+
+# -- a re-proof record of other types -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "change",
+    [
+        lambda r: r.update(format=1.0),
+        lambda r: r.update(format=True),
+    ],
+)
+def test_a_reproof_record_of_other_types_admits_nothing(fixture_tables, tmp_path, monkeypatch, change):
+    """A local re-proof (what admits a class on another torch and Triton) whose format is 1.0 or true: equal to the
+    format 1, it admitted the stack. Now the record must be written as the check writes it, or it admits nothing."""
+    from neurobrix import stack
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    running = stack.Stack("2.99.0", "9.9.0")
+    stack.write_reproof("interpreter", tables.load(), running, {"passed": True}, "test", "test")
+    assert stack.reproof_problem("interpreter", tables.load(), running) is None
+    path = stack.reproof_path("interpreter")
+    record = json.loads(path.read_text(encoding="utf-8"))
+    change(record)
+    path.write_text(json.dumps(record), encoding="utf-8")
+    problem = stack.reproof_problem("interpreter", tables.load(), running)
+    assert problem is not None and "is unreadable" in problem
