@@ -296,3 +296,37 @@ def test_a_reproof_record_of_other_types_admits_nothing(fixture_tables, tmp_path
     path.write_text(json.dumps(record), encoding="utf-8")
     problem = stack.reproof_problem("interpreter", tables.load(), running)
     assert problem is not None and "is unreadable" in problem
+
+
+# -- generation_config.json's other special token ids --------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "value", "taken"),
+    [
+        ("pad_token_id", "NaN", True),  # json reads NaN; torch.tensor(nan, dtype=long) fails in generate
+        ("pad_token_id", "1e400", True),
+        ("pad_token_id", '"1"', True),
+        ("pad_token_id", "[1]", True),  # GenerationConfig.validate: [1] < 0
+        ("bos_token_id", '"1"', True),
+        ("bos_token_id", "NaN", True),
+        ("decoder_start_token_id", "Infinity", True),
+        ("pad_token_id", "-1", False),  # transformers generates (a warning): still runs
+        ("bos_token_id", "[1]", False),
+    ],
+)
+def test_run_refuses_special_ids_transformers_generate_fails_on(tmp_path, monkeypatch, capsys, name, value, taken):
+    """generation_config.json giving pad_token_id NaN, 1e400, "1" or [1], bos_token_id "1" or NaN: transformers'
+    generate makes an int64 tensor of each (and compares the pad id with 0) and fails, generating nothing; the engine,
+    which uses none of them at batch 1, ran. Now run refuses the file naming the field (exit 2); what transformers
+    generates with (-1, a bos list) still runs."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "ids", config=config_dict(), use_transformers=False)
+    (folder / "generation_config.json").write_text(f'{{"eos_token_id": 2, "{name}": {value}}}', encoding="utf-8")
+    assert main(["import", str(folder)]) == 0
+    argv = ["run", "--model", "ids", "--prompt", "hello", "--no-chat", "--max-tokens", "1", "--no-stream"]
+    if not taken:
+        assert main(argv) == 0
+        return
+    err = _one_line(capsys, argv, 2)
+    assert f"generation_config.json: {name} must be a token id, got " in err
