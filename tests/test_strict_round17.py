@@ -330,3 +330,26 @@ def test_run_refuses_special_ids_transformers_generate_fails_on(tmp_path, monkey
         return
     err = _one_line(capsys, argv, 2)
     assert f"generation_config.json: {name} must be a token id, got " in err
+
+
+# -- the Python API's plan.resolve ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        ((None, "interpreter"), "resolve's tables must be a neurobrix.tables.Tables"),  # AttributeError
+        (("tables", ["interpreter"]), "resolve's class_id must be a string"),  # TypeError: unhashable type
+        (("tables", "interpreter", 5), "resolve's certify_hint must be a string"),  # added to the certify command
+    ],
+)
+def test_resolve_refuses_arguments_of_another_type(args, said):
+    """``neurobrix.plan.resolve`` (README: a program may plan for any class) checked its calls but not the rest:
+    tables=None died in an AttributeError, a class given as a list in a TypeError. Now each is a UsageError."""
+    from neurobrix import plan
+    from neurobrix.errors import UsageError
+
+    loaded = tables.load()
+    args = tuple(loaded if a == "tables" else a for a in args)
+    with pytest.raises(UsageError, match=re.escape(said)):
+        plan.resolve([("rms_norm", "fp32", (1, 4096))], *args)
