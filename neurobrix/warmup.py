@@ -233,12 +233,27 @@ def launch(
     cache); ``progress(done, total)`` after each. Returns the passes made."""
     import torch
 
+    from .dtypes import NAMES as DTYPES
     from .dtypes import torch_dtype
     from .generate import Decoder, prefill
     from .model import Transformer
     from .ops import certified
     from .stack import require_runnable
 
+    # the Python API's arguments, before anything is built: each failed far inside (an AttributeError on None, a
+    # KeyError on another dtype name, a TypeError on a progress of 5 after the first pass was made)
+    if not isinstance(cfg, ModelConfig) or not isinstance(plan, WarmupPlan):
+        raise UsageError(
+            f"launch takes a neurobrix.config.ModelConfig and a neurobrix.warmup.WarmupPlan, got "
+            f"{type(cfg).__name__} and {type(plan).__name__}"
+        )
+    if dtype not in DTYPES:
+        raise UsageError(f"launch's dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    expect_hooks("launch", progress=progress)
+    try:
+        device = torch.device(device)  # "cpu" as torch takes it
+    except (TypeError, RuntimeError) as exc:
+        raise UsageError(f"launch's device must be a torch.device or its name, got {device!r} ({exc})") from None
     require_runnable(plan.class_id, plan.tables)  # the plan's class is this machine's, on its stack
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)

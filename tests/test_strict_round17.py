@@ -353,3 +353,35 @@ def test_resolve_refuses_arguments_of_another_type(args, said):
     args = tuple(loaded if a == "tables" else a for a in args)
     with pytest.raises(UsageError, match=re.escape(said)):
         plan.resolve([("rms_norm", "fp32", (1, 4096))], *args)
+
+
+# -- the Python API's warmup.launch --------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        ({"dtype": "bogus"}, "launch's dtype must be one of"),  # KeyError 'bogus'
+        ({"progress": 5}, "launch's progress must be a function or None, got 5"),  # TypeError after the first pass
+        ({"cfg": None}, "launch takes a neurobrix.config.ModelConfig and a neurobrix.warmup.WarmupPlan"),
+        ({"plan": None}, "launch takes a neurobrix.config.ModelConfig and a neurobrix.warmup.WarmupPlan"),
+        ({"device": "nowhere"}, "launch's device must be a torch.device or its name"),
+    ],
+)
+def test_launch_refuses_arguments_of_another_type(tmp_path, monkeypatch, change, said):
+    """``neurobrix.warmup.launch`` (README: it launches a plan's kernels): a dtype name it does not know died in a
+    KeyError, a progress of 5 in a TypeError after the first pass, None for the config or the plan in an
+    AttributeError, the device "cpu" (a name torch takes) in an AttributeError. Now each is refused by name, and a
+    device name is taken as torch takes it."""
+    import torch
+
+    from neurobrix import store, warmup
+    from neurobrix.errors import UsageError
+
+    _stored_tiny(tmp_path, monkeypatch)
+    cfg = store.resolve("tiny").config()
+    plan = warmup.plan_warmup(cfg, tables.load(), "interpreter", "fp32", max_prompt=1, max_new=1)
+    args = {"cfg": cfg, "plan": plan, "dtype": "fp32", "device": torch.device("cpu"), "progress": None, **change}
+    with pytest.raises(UsageError, match=re.escape(said)):
+        warmup.launch(**args)
+    assert warmup.launch(cfg, plan, "fp32", "cpu") == plan.passes
