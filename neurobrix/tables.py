@@ -255,6 +255,15 @@ class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
         self._spelt(node, _BOOL, "the boolean")
         return super().construct_yaml_bool(node)
 
+    def construct_yaml_str(self, node: Any) -> Any:
+        value = super().construct_yaml_str(node)
+        found = _CONTROL.search(value)
+        if found is not None:  # "\e[2J" or "\r" in a double-quoted text: printed by tables show, list and doctor
+            raise yaml.constructor.ConstructorError(
+                None, None, f"found the control character {found.group()!r} in a text ({_CONTROLS})", node.start_mark
+            )
+        return value
+
     def construct_no_json(self, node: Any) -> Any:
         raise yaml.constructor.ConstructorError(
             None,
@@ -271,6 +280,13 @@ _FLOAT = re.compile(
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+# control characters but tab and line feed (C0, DEL, C1): a terminal escape or a carriage return in a class's
+# description or a proof's text rewrites what `tables list`, `tables show` and `doctor` print around it (a "tables
+# verified" line); JSON refuses raw C0 in a text, not raw C1 nor an escaped one
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_CONTROL = re.compile(r"[\x7f-\x9f]|\\u00(?:0[0-8bBcCdDeEfF]|1[0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])")
+_CONTROLS = "a terminal escape or a carriage return rewrites what is printed around it; a table's texts hold none"
+_UniqueKeys.add_constructor("tag:yaml.org,2002:str", _UniqueKeys.construct_yaml_str)
 _UniqueKeys.add_constructor("tag:yaml.org,2002:int", _UniqueKeys.construct_yaml_int)
 _UniqueKeys.add_constructor("tag:yaml.org,2002:float", _UniqueKeys.construct_yaml_float)
 _UniqueKeys.add_constructor("tag:yaml.org,2002:bool", _UniqueKeys.construct_yaml_bool)
@@ -343,6 +359,13 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
     """``json.loads`` of one file (the settings indexes), a key named twice in an object refused; a syntax
     error names the file and the line."""
     text = _read_text(path, shown, sha256)
+    found = _JSON_CONTROL.search(text)
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1
+        raise TablesError(
+            f"{shown}:{line}: not valid JSON for a table: found the control character {found.group()!r} "
+            f"in a text ({_CONTROLS})"
+        )
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:

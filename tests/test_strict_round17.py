@@ -184,7 +184,6 @@ def test_the_json_spellings_still_load(fixture_tables):
     ("path", "said"),
     [
         ("interpreter/" + "x" * 300 + ".json", "a name longer than 255 bytes"),  # an OSError: exit 1, not 3
-        ("interpreter/demo\0.json", "a control character"),
         ("interpreter/demo.json\n", "a control character"),  # the message naming it split over two lines
         ("interpreter/./demo.json", "an empty or '.' segment"),  # hashed as demo.json, then "untracked" besides
         ("interpreter//demo.json", "an empty or '.' segment"),
@@ -204,6 +203,42 @@ def test_a_tracked_path_that_is_not_plain_is_refused_by_name(fixture_tables, mon
     tracked.write_text(yaml.safe_dump(data, sort_keys=False), encoding="utf-8")
     err = _one_line(capsys, ["tables", "list"], 3)
     assert "TRACKED.yaml: field 'files[" in err and f"is not a plain relative path: {said}" in err
+
+
+# -- control characters in the tables' texts ------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("rel", "old", "new"),
+    [
+        # `tables list` and doctor print the description: the screen cleared, the line rewritten
+        ("interpreter/class.yaml", "description: ", 'description: "\\e[2J\\e[Hall tables verified" #'),
+        ("interpreter/class.yaml", "description: ", 'description: "x\\rtables verified" #'),
+        ("interpreter/class.yaml", "description: ", 'description: "x\\x9b2J" #'),  # C1's CSI
+        (_PROOFS, "command: written", 'command: "\\e]0;title\\a" #'),
+        ("TRACKED.yaml", "path: interpreter/demo.json", 'path: "interpreter/demo\\0.json"'),
+        ("interpreter/demo.json", '"torch": "', '"torch": "\\u001b[2J'),  # JSON: escaped, or raw C1
+        ("interpreter/demo.json", '"torch": "', '"torch": "\u009b'),
+    ],
+)
+def test_a_control_character_in_a_table_text_is_refused(fixture_tables, capsys, rel, old, new):
+    """A class.yaml description of "\\e[2J\\e[Hall tables verified" or "x\\rtables verified" (YAML's escapes): `tables
+    list` and `doctor` printed it raw, clearing the screen or rewriting the line above; a proof's command so in
+    `tables show`, an index's stack in the exit-6 message. Now a table's text holding a control character other than
+    tab and line feed is refused naming the line (exit 3)."""
+    path = fixture_tables / rel
+    text = path.read_text(encoding="utf-8")
+    assert old in text, old
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    if rel != "TRACKED.yaml":
+        retrack(fixture_tables)
+    try:
+        loaded = tables.load()
+        problems = [p.message for p in tables.verify_all(loaded)]
+    except TablesError as exc:
+        problems = [str(exc)]
+    assert len(problems) == 1 and "found the control character" in problems[0], problems
+    assert f"{rel.split('/')[-1]}:" in problems[0]
 
 
 # -- the Python API's run and warmup: an empty dtype, hooks that are no functions ------------------------------------
