@@ -1,10 +1,15 @@
 """The seventeenth round, adversarial on the runtime's inputs: a stored model's manifest whose fields are of another
-type than the import writes (or name a file outside the model's folder), table YAML holding values that are no JSON
-data (a date, bytes, a set, a key that is no string) or numbers spelt in YAML 1.1's other forms (octal 0204, hex,
-1_0, sexagesimal 2:12), which a YAML 1.2 reader reads otherwise, and tracked paths that are not a plain
-``<folder>/<file>`` (a name too long for the file system, a control character, ``.`` or an empty segment).
+type than the import writes (or name a file outside the model's folder); table YAML holding values that are no JSON
+data (a date, bytes, a set, a key that is no text) or numbers and booleans spelt in YAML 1.1's other forms (octal
+0204, hex, 1_0, sexagesimal 2:12, on), which a YAML 1.2 reader reads otherwise; tracked paths that are not a plain
+``<folder>/<file>`` (a name too long for the file system, a control character, ``.`` or an empty segment); control
+characters in a table's texts (a terminal escape, a carriage return); a re-proof whose format is 1.0 or true; the
+Python API's run, warmup, warmup.launch and plan.resolve handed an empty dtype, hooks that are no functions, None or a
+class that is no text; and generation_config.json special ids (pad, bos, decoder start) with which transformers'
+generate fails.
 Each test failed before the fix it names (an input accepted, or a traceback instead of one line and its exit code)
-and passes now. No kernel is launched."""
+and passes now; the controls (what the reference accepts) pass either way, and only they run a model (in the Triton
+interpreter, a one-layer model of a few tokens)."""
 
 from __future__ import annotations
 
