@@ -74,3 +74,12 @@ def expect(where: str, value: object, kind: str, optional: bool = False) -> None
         return
     none = " or None" if optional else ""
     raise UsageError(f"{where} must be {kind}{none}, got {value!r} ({type(value).__name__})")
+
+
+def expect_hooks(call: str, **hooks: object) -> None:
+    """Refuse (UsageError naming it) a hook of the Python API that is neither a function nor None: it was called only
+    once the model ran (a TypeError traceback after the weights were loaded), and an empty one ("" or 0) was taken as
+    none, the default output used in silence."""
+    for name, hook in hooks.items():
+        if hook is not None and not callable(hook):
+            raise UsageError(f"{call}'s {name} must be a function or None, got {hook!r}")

@@ -19,7 +19,7 @@ from typing import Any
 from .buckets import bucket_of
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
-from .errors import MissingEntryError, TablesError, UsageError
+from .errors import MissingEntryError, TablesError, UsageError, expect
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
 from .tables import Tables, certify_command, index_path
@@ -215,6 +215,11 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
 
     ``certify_hint``: extra certify arguments that cover exactly this run (e.g. its config and lengths).
     """
+    # the Python API's other arguments: a list as the class died in a TypeError, tables=None in an AttributeError
+    if not isinstance(tables, Tables):
+        raise UsageError(f"resolve's tables must be a neurobrix.tables.Tables (tables.load()), got {tables!r}")
+    expect("resolve's class_id", class_id, "a string")
+    expect("resolve's certify_hint", certify_hint, "a string")
     if class_id not in tables.classes:
         raise UsageError(f"unknown GPU class {class_id!r}; classes here: {', '.join(sorted(tables.classes))}")
     settings: dict[PlannedCall, Config] = {}

@@ -20,7 +20,7 @@ import torch
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
-from .errors import UsageError, expect
+from .errors import UsageError, expect, expect_hooks
 from .generate import Constraints, Sampling, Stats, generate
 from .model import Transformer, UnreadableWeightsError, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
@@ -92,7 +92,7 @@ def settle_device(backend: str, dtype: str | None) -> tuple[torch.device, str | 
     """(device, certified class id or None, dtype) for a run, each refused with its reason: no usable
     device, an unknown backend or dtype, bf16 on the interpreter class."""
     device, class_id = _device_and_class(backend)
-    dtype = dtype or ("bf16" if device.type == "cuda" else "fp32")
+    dtype = dtype if dtype is not None else ("bf16" if device.type == "cuda" else "fp32")  # "" is no dtype
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     _refuse_interpreter_bf16(class_id, dtype)
@@ -245,8 +245,9 @@ def run(
     for the user to ``notice`` (default: stderr). Returns the statistics."""
     from . import store
 
-    write = write or sys.stdout.write
-    notice = notice or (lambda message: print(message, file=sys.stderr))
+    expect_hooks("run", write=write, notice=notice)
+    write = write if write is not None else sys.stdout.write
+    notice = notice if notice is not None else (lambda message: print(message, file=sys.stderr))
     check_options(opts)
     opts.sampling.validate()
     if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so

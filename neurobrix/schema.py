@@ -632,6 +632,21 @@ class ProofsTable:
 
 
 # --------------------------------------------------------------------------------------------- parsing
+def _path_form_problem(path: str) -> str | None:
+    """Why a tracked path is not written as ``conformance track`` writes one (folders and a file name joined by "/"),
+    or None: an empty or "." segment (the file the folder check hashes is another path than the one listed), a
+    control character (a NUL, a line feed: the message naming it splits), or a name longer than a file system keeps
+    (the folder check died in an OSError, exit 1, not a refusal of the tables)."""
+    segments = path.split("/")
+    if any(segment in ("", ".") for segment in segments):
+        return "an empty or '.' segment"
+    if any(ord(c) < 32 or ord(c) == 127 for c in path):
+        return "a control character"
+    if any(len(segment.encode("utf-8", "surrogatepass")) > 255 for segment in segments):
+        return "a name longer than 255 bytes"
+    return None
+
+
 def parse_tracked(data: Any, file: str) -> tuple[TrackedFile, ...]:
     validate("tracked", data, file)
     files: list[TrackedFile] = []
@@ -640,6 +655,9 @@ def parse_tracked(data: Any, file: str) -> tuple[TrackedFile, ...]:
         path = item["path"]
         if path.startswith("/") or ".." in path.split("/") or "\\" in path:
             raise fail(file, f"files[{i}].path", f"unsafe path {path!r}")
+        odd = _path_form_problem(path)
+        if odd is not None:
+            raise fail(file, f"files[{i}].path", f"{path!r} is not a plain relative path: {odd}")
         if path in seen:
             raise fail(file, f"files[{i}].path", f"{path} is listed twice")
         seen.add(path)

@@ -158,6 +158,11 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
         hashes = record["tables"]
         if record.get("format") != REPROOF_FORMAT or record.get("class") != class_id or not isinstance(hashes, dict):
             raise ValueError("not a re-proof of this class in this format")
+        # 1.0 and true equal the format 1; versions of another type (2.13, a list) were read as their str()
+        if type(record["format"]) is not int or not all(
+            isinstance(record["stack"][k], str) for k in ("torch", "triton")
+        ):
+            raise ValueError("its format is not an integer or its stack's versions are not texts")
     except (OSError, ValueError, KeyError, TypeError, RecursionError) as exc:  # RecursionError: JSON nested too deep
         return f"the re-proof {path} is unreadable ({exc})"
     check = record.get("check")

@@ -198,11 +198,12 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
         files = data["files"]
         if data.get("format") != MANIFEST_FORMAT or not isinstance(files, dict):
             raise ValueError(f"unknown format {data.get('format')!r}")
-        sizes = {str(k): int(v) for k, v in files.items()}
+        _manifest_problem(data)
+        sizes = dict(files)
         model = StoredModel(
             name=name,
             path=path,
-            source=str(data["source"]),
+            source=data["source"],
             revision=data.get("revision"),
             files=tuple(sorted(sizes)),
             size=sum(sizes.values()),
@@ -219,6 +220,26 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
     if verify:
         _verify(model, sizes)
     return model
+
+
+def _manifest_problem(data: dict[str, Any]) -> None:
+    """Refuse (ValueError, naming the field) a manifest field of another type than the import writes: its format the
+    integer 1 (1.0 and true equal it), the source a text, the revision, commit and import date texts or null, and each
+    file a plain name of the model's folder with its size in bytes, an integer. A revision of 5 or a commit object made
+    `list` and `run` die in a TypeError traceback; a size "369" or 369.7 was read as 369, a null source shown as "None",
+    and a file named "/etc/hostname" or "../x" was checked outside the model's folder."""
+    if type(data["format"]) is not int:
+        raise ValueError(f"format {data['format']!r} is not the integer {MANIFEST_FORMAT}")
+    if not isinstance(data["source"], str) or not data["source"]:
+        raise ValueError(f"source {data['source']!r} is not the text of a hub id or a folder")
+    for field in ("revision", "commit", "imported"):
+        if data.get(field) is not None and not isinstance(data[field], str):
+            raise ValueError(f"{field} {data[field]!r} is neither a text nor null")
+    for file, size in data["files"].items():
+        if not file or file.startswith(".") or "/" in file or "\\" in file or "\0" in file or file == MANIFEST:
+            raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
+        if type(size) is not int or size < 0:
+            raise ValueError(f"files gives {file} the size {size!r}, not a number of bytes (an integer >= 0)")
 
 
 def _engine_reads(name: str) -> bool:

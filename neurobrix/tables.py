@@ -19,6 +19,7 @@ import hashlib
 import json
 import mmap
 import os
+import re
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -218,16 +219,79 @@ class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
         seen: set[Any] = set()
         for key_node, _ in node.value:
             key = self.construct_object(key_node, deep=True)
-            try:
-                twice = key in seen
-            except TypeError:  # an unhashable key: the safe constructor refuses it below
-                continue
-            if twice:
+            if not isinstance(key, str):  # 7: [1, 2] in a domain, a date in a provenance: no JSON key
+                raise yaml.constructor.ConstructorError(
+                    None,
+                    None,
+                    f"found the key {key!r}, which is no text (a table's keys are text, as JSON's)",
+                    key_node.start_mark,
+                )
+            if key in seen:
                 raise yaml.constructor.ConstructorError(
                     "while constructing a mapping", node.start_mark, f"found the key {key!r} twice", key_node.start_mark
                 )
             seen.add(key)
         return super().construct_mapping(node, deep)
+
+    def _spelt(self, node: Any, pattern: re.Pattern[str], what: str) -> None:
+        if pattern.fullmatch(node.value) is None:
+            raise yaml.constructor.ConstructorError(
+                None,
+                None,
+                f"found {what} {node.value!r} spelt as YAML 1.1 only reads it (octal 0204, hex, _ between digits, "
+                "sexagesimal 2:12, yes/no/on/off): a YAML 1.2 reader takes another value; write it as JSON does",
+                node.start_mark,
+            )
+
+    def construct_yaml_int(self, node: Any) -> Any:
+        self._spelt(node, _DECIMAL, "the integer")
+        return super().construct_yaml_int(node)
+
+    def construct_yaml_float(self, node: Any) -> Any:
+        self._spelt(node, _FLOAT, "the number")
+        return super().construct_yaml_float(node)
+
+    def construct_yaml_bool(self, node: Any) -> Any:
+        self._spelt(node, _BOOL, "the boolean")
+        return super().construct_yaml_bool(node)
+
+    def construct_yaml_str(self, node: Any) -> Any:
+        value = super().construct_yaml_str(node)
+        found = _CONTROL.search(value)
+        if found is not None:  # "\e[2J" or "\r" in a double-quoted text: printed by tables show, list and doctor
+            raise yaml.constructor.ConstructorError(
+                None, None, f"found the control character {found.group()!r} in a text ({_CONTROLS})", node.start_mark
+            )
+        return value
+
+    def construct_no_json(self, node: Any) -> Any:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            f"found a {node.tag.rsplit(':', 1)[-1]} ({node.tag}), which is no JSON value: a table holds "
+            "text, numbers, true, false, null, lists and mappings only",
+            node.start_mark,
+        )
+
+
+# the spellings of YAML 1.2's core schema (JSON's, with .inf and .nan), which PyYAML's YAML 1.1 also reads as such
+_DECIMAL = re.compile(r"[-+]?(?:0|[1-9][0-9]*)")
+_FLOAT = re.compile(
+    r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
+)
+_BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+# control characters but tab and line feed (C0, DEL, C1): a terminal escape or a carriage return in a class's
+# description or a proof's text rewrites what `tables list`, `tables show` and `doctor` print around it (a "tables
+# verified" line); JSON refuses raw C0 in a text, not raw C1 nor an escaped one
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+_JSON_CONTROL = re.compile(r"[\x7f-\x9f]|\\u00(?:0[0-8bBcCdDeEfF]|1[0-9a-fA-F]|7[fF]|[89][0-9a-fA-F])")
+_CONTROLS = "a terminal escape or a carriage return rewrites what is printed around it; a table's texts hold none"
+_UniqueKeys.add_constructor("tag:yaml.org,2002:str", _UniqueKeys.construct_yaml_str)
+_UniqueKeys.add_constructor("tag:yaml.org,2002:int", _UniqueKeys.construct_yaml_int)
+_UniqueKeys.add_constructor("tag:yaml.org,2002:float", _UniqueKeys.construct_yaml_float)
+_UniqueKeys.add_constructor("tag:yaml.org,2002:bool", _UniqueKeys.construct_yaml_bool)
+for _tag in ("timestamp", "binary", "set", "omap", "pairs"):  # a date, bytes, a set: what json.dumps cannot write
+    _UniqueKeys.add_constructor(f"tag:yaml.org,2002:{_tag}", _UniqueKeys.construct_no_json)
 
 
 def _unique_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
@@ -295,6 +359,13 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
     """``json.loads`` of one file (the settings indexes), a key named twice in an object refused; a syntax
     error names the file and the line."""
     text = _read_text(path, shown, sha256)
+    found = _JSON_CONTROL.search(text)
+    if found is not None:
+        line = text.count("\n", 0, found.start()) + 1
+        raise TablesError(
+            f"{shown}:{line}: not valid JSON for a table: found the control character {found.group()!r} "
+            f"in a text ({_CONTROLS})"
+        )
     try:
         return json.loads(text, object_pairs_hook=_unique_keys)
     except json.JSONDecodeError as exc:

@@ -885,7 +885,30 @@ class Tokenizer:
             raise TokenizerError(
                 f"{self.generation_path}: eos_token_id must be a token id or a list of ids, got {shown!r}"
             )
+        if self.has_generation_config:
+            self._check_special_ids()
         return set(values)
+
+    def _check_special_ids(self) -> None:
+        """generation_config.json's bos_token_id, pad_token_id and decoder_start_token_id, which the engine does not
+        use at batch 1, as transformers' generate takes them: it makes an int64 tensor of each (NaN, 1e400 and "1"
+        fail there) and compares the pad id with 0 (a list fails there). Refused naming the field where that fails,
+        where the engine ran in silence on a file with which transformers generates nothing."""
+        import torch
+
+        for name in ("bos_token_id", "pad_token_id", "decoder_start_token_id"):
+            value = self.generation.get(name)
+            if value is None:
+                continue
+            try:
+                torch.tensor(value, dtype=torch.long)
+                if name == "pad_token_id":
+                    _ = value < 0  # GenerationConfig.validate
+            except (TypeError, ValueError, RuntimeError, OverflowError):
+                raise TokenizerError(
+                    f"{self.generation_path}: {name} must be a token id, got {value!r} (transformers' generate makes "
+                    "an integer tensor of it and fails)"
+                ) from None
 
     @property
     def repetition_penalty(self) -> float | None:

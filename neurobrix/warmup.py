@@ -46,7 +46,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .config import ModelConfig
-from .errors import MissingEntryError, UsageError, expect
+from .errors import MissingEntryError, UsageError, expect, expect_hooks
 from .ops import PlannedCall
 from .ops.spec import Config
 from .plan import forward_calls, length_segments, resolve
@@ -235,12 +235,27 @@ def launch(
     cache); ``progress(done, total)`` after each. Returns the passes made."""
     import torch
 
+    from .dtypes import NAMES as DTYPES
     from .dtypes import torch_dtype
     from .generate import Decoder, GreedyDecoder, prefill
     from .model import Transformer
     from .ops import certified
     from .stack import require_runnable
 
+    # the Python API's arguments, before anything is built: each failed far inside (an AttributeError on None, a
+    # KeyError on another dtype name, a TypeError on a progress of 5 after the first pass was made)
+    if not isinstance(cfg, ModelConfig) or not isinstance(plan, WarmupPlan):
+        raise UsageError(
+            f"launch takes a neurobrix.config.ModelConfig and a neurobrix.warmup.WarmupPlan, got "
+            f"{type(cfg).__name__} and {type(plan).__name__}"
+        )
+    if dtype not in DTYPES:
+        raise UsageError(f"launch's dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
+    expect_hooks("launch", progress=progress)
+    try:
+        device = torch.device(device)  # "cpu" as torch takes it
+    except (TypeError, RuntimeError) as exc:
+        raise UsageError(f"launch's device must be a torch.device or its name, got {device!r} ({exc})") from None
     require_runnable(plan.class_id, plan.tables)  # the plan's class is this machine's, on its stack
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
@@ -336,6 +351,9 @@ def warmup(
     from .stack import require_certified_stack
     from .tables import load as load_tables
 
+    if not isinstance(opts, WarmupOptions):
+        raise UsageError(f"warmup takes a neurobrix.warmup.WarmupOptions, got {type(opts).__name__}")
+    expect_hooks("warmup", progress=progress, notice=notice)
     expect("WarmupOptions.model", opts.model, "a string")
     expect("WarmupOptions.max_tokens", opts.max_tokens, "an integer", optional=True)
     expect("WarmupOptions.max_prompt", opts.max_prompt, "an integer", optional=True)
@@ -347,13 +365,13 @@ def warmup(
     stored = store.resolve(opts.model)
     cfg = stored.config()
     device, class_id = _device_and_class("triton")
-    dtype = opts.dtype or ("bf16" if device.type == "cuda" else "fp32")
+    dtype = opts.dtype if opts.dtype is not None else ("bf16" if device.type == "cuda" else "fp32")  # "": none
     if dtype not in DTYPES:
         raise UsageError(f"--dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     assert class_id is not None  # the triton backend always has a class
     _refuse_interpreter_bf16(class_id, dtype)
     require_certified_stack(class_id)
-    say = notice or (lambda line: None)
+    say = notice if notice is not None else (lambda line: None)
     say(
         f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
         "its certified settings"

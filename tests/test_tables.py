@@ -495,10 +495,14 @@ def test_corrupt_yaml_names_file_and_line(fixture_tables):
 )
 def test_a_yaml_tag_its_constructor_cannot_read_names_the_file(fixture_tables, tag, error):
     """PyYAML's safe constructors raise ValueError or KeyError, not a YAMLError, for a tagged value they
-    cannot read; the tracked-file list (the one file no hash covers) so edited is refused, naming it."""
+    cannot read; the tracked-file list (the one file no hash covers) so edited is refused, naming it (since round 17
+    a number, boolean or date not spelt as JSON spells it is refused first, naming its line, before the constructor's
+    error)."""
     path = fixture_tables / tables.TRACKED_NAME
     path.write_text(path.read_text().replace("size: ", f"size: {tag} #", 1))
-    with pytest.raises(TablesError, match=rf"{re.escape(str(path))}: not valid YAML: {error}"):
+    with pytest.raises(
+        TablesError, match=rf"{re.escape(str(path))}(: not valid YAML: {error}|:\d+:\d+: not valid YAML)"
+    ):
         tables.load()
 
 
