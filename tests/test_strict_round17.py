@@ -369,7 +369,8 @@ def test_run_refuses_special_ids_transformers_generate_fails_on(tmp_path, monkey
         assert main(argv) == 0
         return
     err = _one_line(capsys, argv, 2)
-    assert f"generation_config.json: {name} must be a token id, got " in err
+    # refused naming the file and the field (round 13 of text parity refuses some of these forms first, in its words)
+    assert f"generation_config.json: {name} " in err
 
 
 # -- the Python API's plan.resolve ---------------------------------------------------------------------------------
