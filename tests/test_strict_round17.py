@@ -20,22 +20,11 @@ import pytest
 import yaml
 from conftest import retrack
 from store_fixtures import config_dict, make_checkpoint
+from test_strict_round16 import _one_line
 
 from neurobrix import tables
 from neurobrix.cli import main
 from neurobrix.errors import TablesError
-
-
-def _one_line(capsys, argv, code):
-    """``neurobrix argv`` ends with ``code`` and one line on stderr, which it returns."""
-    capsys.readouterr()
-    with pytest.raises(SystemExit) as exit_:
-        main(argv)
-    err = capsys.readouterr().err
-    assert exit_.value.code == code, err
-    assert len(err.strip().splitlines()) == 1, err
-    return err
-
 
 # -- a stored model's manifest of other types ---------------------------------------------------------------------
 
