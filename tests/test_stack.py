@@ -409,6 +409,7 @@ def test_settings_of_another_class_are_not_launched_here(monkeypatch):
     nvidia-h200's settings made through the Python API on this interpreter machine gives no ops (exit 5, both
     classes named), and warmup's launch of such a plan launches nothing; the interpreter's own plan runs."""
     import torch
+    from test_runtime_planted import TINY
 
     from neurobrix.errors import UncertifiedGPUError
     from neurobrix.plan import resolve
@@ -421,7 +422,7 @@ def test_settings_of_another_class_are_not_launched_here(monkeypatch):
     with pytest.raises(UncertifiedGPUError, match="class nvidia-h200's and this machine's device is of class interp"):
         plan.ops()
     with pytest.raises(UncertifiedGPUError, match="class nvidia-h200's"):
-        launch(None, WarmupPlan("nvidia-h200", loaded, [], [], [], []), "bf16", torch.device("cpu"))
+        launch(TINY, WarmupPlan("nvidia-h200", loaded, [], [], [], []), "bf16", torch.device("cpu"))
     interpreted = resolve({("rms_norm", "fp32", (2, 8))}, loaded, "interpreter")
     assert interpreted.ops().name == "triton"
     h200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132)
