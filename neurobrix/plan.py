@@ -98,7 +98,48 @@ class Plan:
         from .stack import require_runnable
 
         require_runnable(self.class_id, self.tables)
-        return certified(self.settings, self.pdl)
+        settings = certified_settings(self.settings, self.pdl, self.tables, self.class_id, "this plan")
+        return certified(settings, self.pdl)
+
+
+def certified_settings(
+    settings: Any, pdl: Any, tables: Tables | None, class_id: str, what: str
+) -> dict[PlannedCall, Config]:
+    """``settings`` (call -> setting) and ``pdl`` as launched, copied, once each setting is found to be the one the
+    class's table certifies for its call and ``pdl`` the class's launch features (UsageError naming the call, the
+    table and what differs, else). A plan is a plain object a program may build or change itself (``Plan(...)``,
+    ``dataclasses.replace``, a WarmupPlan's settings): what it launches must still be what resolve finds."""
+    from .tables import load
+
+    loaded = tables if tables is not None else load()
+    if not isinstance(settings, Mapping):
+        raise UsageError(f"{what}'s settings must be a mapping of kernel calls to settings, got {settings!r}")
+    if class_id not in loaded.classes:
+        raise UsageError(f"unknown GPU class {class_id!r}; classes here: {', '.join(sorted(loaded.classes))}")
+    launch = "pdl" in loaded.classes[class_id].launch
+    if type(pdl) is not bool or pdl != launch:
+        raise UsageError(
+            f"{what} launches with pdl={pdl!r}, where class {class_id}'s {loaded.classes[class_id].path} says "
+            f"{launch} (its launch features); nothing was launched"
+        )
+    # a call that is none, or without a certified setting, is refused as resolve refuses it
+    found = resolve(list(settings), loaded, class_id).settings
+    copied: dict[PlannedCall, Config] = {}
+    for call, config in settings.items():
+        if not isinstance(config, Mapping) or _typed(config) != _typed(found[call]):
+            index = loaded.index(class_id, call[0])
+            raise UsageError(
+                f"{what} holds {config!r} for {describe(call).strip()}, not the setting "
+                f"{index.path if index is not None else class_id} certifies for that call ({found[call]}): a plan "
+                "launches the settings neurobrix.plan.resolve finds, and nothing else (nothing was launched)"
+            )
+        copied[call] = dict(config)
+    return copied
+
+
+def _typed(config: Mapping[str, Any]) -> dict[str, tuple[type, Any]]:
+    """A setting with each value's type beside it: True == 1 == 1.0 in Python, not to Triton."""
+    return {name: (type(value), value) for name, value in config.items()}
 
 
 def _pow2(value: Any) -> bool:

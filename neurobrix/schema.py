@@ -874,6 +874,91 @@ def device_problem(match: ClassMatch, device: Mapping[str, Any]) -> str | None:
     return None
 
 
+def _glob_tokens(pattern: str) -> list[tuple[str, bool, frozenset[str]]]:
+    """An fnmatch pattern as tokens, parsed as :func:`fnmatch.translate` reads it: ("*", ...) any run of characters,
+    ("1", negated, chars) one character in (or, negated, not in) chars; "?" is one character not in nothing."""
+    tokens: list[tuple[str, bool, frozenset[str]]] = []
+    i, n = 0, len(pattern)
+    while i < n:
+        c = pattern[i]
+        i += 1
+        if c == "*":
+            if not tokens or tokens[-1][0] != "*":
+                tokens.append(("*", False, frozenset()))
+        elif c == "?":
+            tokens.append(("1", True, frozenset()))
+        elif c == "[":
+            j = i
+            if j < n and pattern[j] == "!":
+                j += 1
+            if j < n and pattern[j] == "]":
+                j += 1
+            j = pattern.find("]", j)
+            if j < 0:  # no closing bracket: a literal "["
+                tokens.append(("1", False, frozenset("[")))
+                continue
+            body, i = pattern[i:j], j + 1
+            negated = body.startswith("!")
+            body = body[1:] if negated else body
+            chars: set[str] = set()
+            k = 0
+            while k < len(body):
+                if k + 2 < len(body) and body[k + 1] == "-":
+                    chars.update(chr(o) for o in range(ord(body[k]), ord(body[k + 2]) + 1))
+                    k += 3
+                else:
+                    chars.add(body[k])
+                    k += 1
+            tokens.append(("1", negated, frozenset(chars)))
+        else:
+            tokens.append(("1", False, frozenset(c)))
+    return tokens
+
+
+def _one_char_meets(a: tuple[str, bool, frozenset[str]], b: tuple[str, bool, frozenset[str]]) -> bool:
+    (_, neg_a, set_a), (_, neg_b, set_b) = a, b
+    if neg_a and neg_b:  # each excludes finitely many characters
+        return True
+    if neg_a:
+        return bool(set_b - set_a)
+    if neg_b:
+        return bool(set_a - set_b)
+    return bool(set_a & set_b)
+
+
+def names_meet(first: str, second: str) -> bool:
+    """Whether one device name matches both fnmatch patterns (``fnmatch.fnmatchcase``): the two classes' device_name
+    rules can then hold for one GPU."""
+    a, b = _glob_tokens(first), _glob_tokens(second)
+
+    @functools.cache
+    def meet(i: int, j: int) -> bool:
+        if i == len(a) and j == len(b):
+            return True
+        if i < len(a) and a[i][0] == "*":
+            return meet(i + 1, j) or (j < len(b) and meet(i, j + 1))
+        if j < len(b) and b[j][0] == "*":
+            return meet(i, j + 1) or (i < len(a) and meet(i + 1, j))
+        if i == len(a) or j == len(b):
+            return False
+        return _one_char_meets(a[i], b[j]) and meet(i + 1, j + 1)
+
+    return meet(0, 0)
+
+
+def classes_meet(first: ClassMatch, second: ClassMatch) -> bool:
+    """Whether one device satisfies both classes' match rules (every fact equal, the names' patterns meeting)."""
+    if first.backend == INTERPRETER or second.backend == INTERPRETER:
+        return first.backend == second.backend
+    same = (first.backend, first.vendor, first.compute_capability, first.multiprocessor_count) == (
+        second.backend,
+        second.vendor,
+        second.compute_capability,
+        second.multiprocessor_count,
+    )
+    return same and names_meet(str(first.device_name), str(second.device_name))
+
+
 def parse_proofs(
     data: Any,
     file: str,
@@ -918,7 +1003,9 @@ def parse_proofs(
         if len(entries) != len(index.entries):
             raise fail(file, "entries", f"holds {len(entries)} entries, its index {index.path} {len(index.entries)}")
         for i, (proved, setting) in enumerate(zip(entries, index.entries)):
-            if proved.domain != setting.domain or dict(proved.config) != dict(setting.config):
+            # each value of its type: Python's True == 1 == 1.0 let a proof of SUBTILE true or num_warps 4.0 stand
+            # for the setting of SUBTILE 1 or num_warps 4 that run launches (another constexpr, or none, to Triton)
+            if proved.domain != setting.domain or _typed(proved.config) != _typed(setting.config):
                 raise fail(
                     file,
                     f"entries[{i}]",
@@ -930,6 +1017,10 @@ def parse_proofs(
         if stack != dict(index.stack):
             raise fail(file, "provenance", f"stack {stack} differs from its index's {dict(index.stack)}")
     return ProofsTable(kernel, folder, dict(prov), tuple(entries), file)
+
+
+def _typed(config: Mapping[str, Any]) -> dict[str, tuple[type, Any]]:
+    return {name: (type(value), value) for name, value in config.items()}
 
 
 def stack_of(provenance: Mapping[str, Any]) -> dict[str, str]:

@@ -1,8 +1,8 @@
 """The local model store: the layout of $NEUROBRIX_HOME/models, and importing a checkpoint into it.
 
 A stored model is one folder holding only what the engine reads (see :mod:`neurobrix.checkpoint`),
-plus ``neurobrix-model.json``, which records the source, revision, commit, each file's size and the
-date. A hub id ``org/name`` is stored at ``models/org/name``, a local folder at ``models/<folder
+plus ``neurobrix-model.json``, which records the source, revision, commit, each file's size (and the sha256
+of each file but the weights) and the date. A hub id ``org/name`` is stored at ``models/org/name``, a local folder at ``models/<folder
 name>``. Checking a checkpoint is :mod:`neurobrix.checkpoint`'s job, fetching one from the hub
 :mod:`neurobrix.hub`'s; this module owns the folders.
 
@@ -218,7 +218,7 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
     if verify:
-        _verify(model, sizes)
+        _verify(model, sizes, data.get("sha256", {}))
     return model
 
 
@@ -240,6 +240,14 @@ def _manifest_problem(data: dict[str, Any]) -> None:
             raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
         if type(size) is not int or size < 0:
             raise ValueError(f"files gives {file} the size {size!r}, not a number of bytes (an integer >= 0)")
+    hashes = data.get("sha256", {})  # absent in a manifest written before NeuroBrix recorded them
+    if not isinstance(hashes, dict):
+        raise ValueError(f"sha256 {hashes!r} is not a mapping of file names to hashes")
+    for file, digest in hashes.items():
+        if file not in data["files"] or file.endswith(".safetensors"):
+            raise ValueError(f"sha256 names {file!r}, which is none of its files but the weights")
+        if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+            raise ValueError(f"sha256 gives {file} {digest!r}, not a sha256 (64 hexadecimal digits)")
 
 
 def _engine_reads(name: str) -> bool:
@@ -248,7 +256,7 @@ def _engine_reads(name: str) -> bool:
     return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors")
 
 
-def _verify(model: StoredModel, sizes: dict[str, int]) -> None:
+def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str]) -> None:
     """Every file the manifest lists is there at its size, as a file of the folder (an import never makes a
     symbolic link: one in its place reads another file, which may change after), and no file ``run`` would read
     lies there unlisted (a chat_template.jinja or generation_config.json dropped in after the import changes every
@@ -262,6 +270,9 @@ def _verify(model: StoredModel, sizes: dict[str, int]) -> None:
             problems.append(f"{file} is missing")
         elif path.stat().st_size != size:
             problems.append(f"{file} has {path.stat().st_size} bytes, expected {size}")
+        elif file in hashes and _sha256(path) != hashes[file]:
+            # edited in place at its size (a rope_theta of 500000.0 made 900000.0): every run would read the edit
+            problems.append(f"{file} was changed after the import (its sha256 is not the one {MANIFEST} records)")
     try:
         present = sorted(entry.name for entry in os.scandir(model.path))
     except OSError as exc:
@@ -474,7 +485,19 @@ def _manifest(
         "imported": datetime.now(timezone.utc).isoformat(timespec="seconds"),
         "neurobrix": __version__,
         "files": {f: (folder / f).stat().st_size for f in files},
+        # every file but the weights (read whole on each run, too large to hash there; their headers are checked)
+        "sha256": {f: _sha256(folder / f) for f in files if not f.endswith(".safetensors")},
     }
+
+
+def _sha256(path: Path) -> str:
+    import hashlib
+
+    digest = hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(1 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
 
 
 def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:

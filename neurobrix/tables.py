@@ -36,6 +36,7 @@ from .schema import (
     ProofsTable,
     SettingsIndex,
     TrackedFile,
+    classes_meet,
     parse_class,
     parse_index,
     parse_proofs,
@@ -467,6 +468,22 @@ def verify_all(tables: Tables) -> list[Problem]:
     return problems
 
 
+def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
+    """Refuse two classes one device can match (every fact equal, their device_name patterns meeting): such a
+    device would be refused only on the machine itself (exit 5), when `tables verify` had passed the tables; which
+    class's settings it should run, nothing says."""
+    ids = sorted(classes)
+    for n, first in enumerate(ids):
+        for second in ids[n + 1 :]:
+            if classes_meet(classes[first].match, classes[second].match):
+                a, b = classes[first], classes[second]
+                raise TablesError(
+                    f"{b.path}: field 'match': a device can match both {a.path} "
+                    f"(device_name {a.match.device_name!r}) and this class (device_name {b.match.device_name!r}), "
+                    "every other fact being the same; a device belongs to one class: make their match rules disjoint"
+                )
+
+
 @functools.lru_cache(maxsize=8)
 def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Tables:
     root = location.root
@@ -489,6 +506,7 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
             classes[folder] = parse_class(read_yaml(root / f.path, shown, f.sha256), shown, folder)
         elif name.endswith(INDEX_SUFFIX):
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
+    _disjoint_classes(classes)
     return Tables(location, tracked, classes, {c: tuple(sorted(kernels.get(c, ()))) for c in classes}, _digests=digests)
 
 

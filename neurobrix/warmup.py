@@ -49,7 +49,7 @@ from .config import ModelConfig
 from .errors import MissingEntryError, UsageError, expect, expect_hooks
 from .ops import PlannedCall
 from .ops.spec import Config
-from .plan import forward_calls, length_segments, resolve
+from .plan import certified_settings, forward_calls, length_segments, resolve
 from .tables import Tables
 
 Interval = tuple[int, int]  # inclusive
@@ -257,9 +257,11 @@ def launch(
     except (TypeError, RuntimeError) as exc:
         raise UsageError(f"launch's device must be a torch.device or its name, got {device!r} ({exc})") from None
     require_runnable(plan.class_id, plan.tables)  # the plan's class is this machine's, on its stack
+    # each setting the certified one of its call (a WarmupPlan is a plain object a program may fill or change)
+    settings = certified_settings(plan.settings, plan.pdl, plan.tables, plan.class_id, "this warmup plan")
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
-    ops = certified(plan.settings, plan.pdl)
+    ops = certified(settings, plan.pdl)
     decodes = set(plan.decodes)
     done, total, picked = 0, plan.passes, False
     with torch.inference_mode():

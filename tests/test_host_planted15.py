@@ -411,7 +411,7 @@ def test_a_reproof_covers_its_own_class_not_one_whose_id_extends_it(fixture_tabl
     from neurobrix import stack, tables
 
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
-    _second_class(fixture_tables, "fake-gpu-nvl", "NVIDIA Fake NVL*")
+    _second_class(fixture_tables, "fake-gpu-nvl", "NVIDIA Other NVL*")  # a device of its own
     running = stack.Stack("2.99.0", "9.9.0")
     stack.write_reproof("fake-gpu", tables.load(), running, {"passed": True}, "test", "test")
     record = json.loads(stack.reproof_path("fake-gpu").read_text())
