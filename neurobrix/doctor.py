@@ -93,7 +93,10 @@ def diagnose() -> list[Finding]:
         found.append(Finding("kernels", FAIL, str(exc)))
         return found
     missing = sorted(set(SPECS) - set(have))
-    if missing:
+    unrunnable = _unrunnable(have)
+    if unrunnable:  # what run refuses (exit 3) at its preflight, whatever the model: doctor said "ready"
+        found.append(Finding("kernels", FAIL, unrunnable))
+    elif missing:
         found.append(
             Finding(
                 "kernels",
@@ -122,6 +125,38 @@ def diagnose() -> list[Finding]:
         if problem:
             found.append(Finding("triton cache", FAIL, f"{problem}."))
     return found
+
+
+def _unrunnable(indexes: dict) -> str | None:
+    """The first settings index of the class that this neurobrix's kernels cannot run, whatever the call (None: none):
+    keyed otherwise than its kernel, or holding a setting with a variant or meta-parameter the kernel lacks or does
+    not know, or a value no kernel takes; run's preflight refuses such a table (exit 3) for any model."""
+    from .ops import SPECS
+    from .plan import value_problem
+
+    for kernel, index in sorted(indexes.items()):
+        spec = SPECS.get(kernel)
+        if spec is None or index is None:
+            continue
+        if (index.key, index.rules) != (spec.key, spec.buckets):
+            return (
+                f"{index.path}: keyed by {list(zip(index.key, index.rules))}, this neurobrix's '{kernel}' kernel by "
+                f"{list(zip(spec.key, spec.buckets))}: run refuses it; re-certify: "
+                f"{certify_command(index.class_id, [kernel])}"
+            )
+        for config in index.configs:
+            variant = config.get("variant")
+            problem = (
+                f"names variant {variant!r}, which the kernel does not have"
+                if spec.variants and variant not in spec.variants
+                else spec.setting_problem(config) or value_problem(config)
+            )
+            if problem:
+                return (
+                    f"{index.path}: the setting {dict(config)} {problem}: run refuses it; "
+                    f"re-certify: {certify_command(index.class_id, [kernel])}"
+                )
+    return None
 
 
 def _interpreter() -> bool:

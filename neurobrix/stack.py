@@ -396,8 +396,38 @@ def cache_problem(class_id: str) -> str | None:
                 else "would be another folder from each folder a command runs in"
             )
             return f"{said}: Triton's cache of compiled kernels {becomes}; give an absolute path, or unset it"
-        return None  # the first one set is the one Triton reads
-    return None
+        break  # the first one set is the one Triton reads
+    return _cache_folder_problem()
+
+
+def _cache_folder_problem() -> str | None:
+    """Why the folder Triton's cache lies in cannot be made or written (None: it can), named by the variable that
+    places it: a TRITON_CACHE_DIR (or TRITON_HOME, or a home folder) that is a file, lies under one, or is not
+    writable made Triton's first compile fail in os.makedirs (NotADirectoryError, PermissionError: one line naming a
+    hashed sub-folder, exit 1) after the weights were loaded."""
+    if os.environ.get("TRITON_CACHE_DIR"):
+        folder, named = os.environ["TRITON_CACHE_DIR"], f"TRITON_CACHE_DIR={os.environ['TRITON_CACHE_DIR']}"
+    else:
+        base = os.environ.get("TRITON_HOME") or os.path.expanduser("~/")
+        folder = os.path.join(base, ".triton", "cache")
+        named = (
+            f"TRITON_HOME={os.environ['TRITON_HOME']} (its .triton/cache)"
+            if os.environ.get("TRITON_HOME")
+            else f"Triton's default cache folder {folder}"
+        )
+    probe = Path(folder)
+    while not probe.exists() and not probe.is_symlink() and probe.parent != probe:  # the nearest that exists
+        probe = probe.parent
+    if not probe.is_dir():
+        why = f"{probe} is not a folder" if probe != Path(folder) else "it is not a folder"
+    elif not os.access(probe, os.W_OK | os.X_OK):
+        why = f"{probe} cannot be written" if probe != Path(folder) else "it cannot be written"
+    else:
+        return None
+    return (
+        f"{named}: {why}, so Triton cannot keep the kernels it compiles there (its first compile would fail, after the "
+        "weights were loaded); point TRITON_CACHE_DIR at a folder you can write, or unset it"
+    )
 
 
 def require_runnable(class_id: str, tables: Tables | None = None) -> None:

@@ -2,9 +2,9 @@
 
 A stored model is one folder holding only what the engine reads (see :mod:`neurobrix.checkpoint`),
 plus ``neurobrix-model.json``, which records the source, revision, commit, each file's size (and the sha256
-of each file but the weights) and the date. A hub id ``org/name`` is stored at ``models/org/name``, a local folder at ``models/<folder
-name>``. Checking a checkpoint is :mod:`neurobrix.checkpoint`'s job, fetching one from the hub
-:mod:`neurobrix.hub`'s; this module owns the folders.
+of each file but the weights) and the date. A hub id ``org/name`` is stored at ``models/org/name``, a local
+folder at ``models/<folder name>``. Checking a checkpoint is :mod:`neurobrix.checkpoint`'s job, fetching one
+from the hub :mod:`neurobrix.hub`'s; this module owns the folders.
 
 Imports are atomic: files go into a temporary folder inside the store that is renamed into place
 only when complete, so a failed or interrupted import leaves nothing behind and a re-import replaces
