@@ -60,7 +60,14 @@ def device_facts() -> DeviceFacts:
             "or, for `neurobrix run`, choose PyTorch's own kernels explicitly with --backend torch (they need no "
             "certified tables, so there is nothing to warm up)."
         )
-    props = torch.cuda.get_device_properties(0)
+    return facts_of(0)
+
+
+def facts_of(index: int) -> DeviceFacts:
+    """The facts of CUDA/HIP device ``index`` (read now, not cached)."""
+    import torch
+
+    props = torch.cuda.get_device_properties(index)
     backend = "hip" if getattr(torch.version, "hip", None) else "cuda"
     return DeviceFacts(
         backend=backend,

@@ -16,6 +16,7 @@ correct on the new stack, not that they are the fastest there.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import re
@@ -430,7 +431,7 @@ def _cache_folder_problem() -> str | None:
     )
 
 
-def require_runnable(class_id: str, tables: Tables | None = None) -> None:
+def require_runnable(class_id: str, tables: Tables | None = None, device: Any = None) -> None:
     """Refuse to launch class ``class_id``'s settings (from ``tables``, default the located ones) on this
     machine unless its device is of that class (UncertifiedGPUError: a setting proven on one GPU class is not
     run on another) and its stack and environment are the class's (CompilerStackError). What every way to the
@@ -446,6 +447,7 @@ def require_runnable(class_id: str, tables: Tables | None = None) -> None:
             f"these settings are GPU class {class_id}'s and this machine's device is of class {here}: a setting "
             f"runs only on the class it was proven on. Plan for class {here} (nothing was launched)."
         )
+    _require_classified_device(here, device)
     # Triton settles at import whether its kernels are interpreted: TRITON_INTERPRET changed since then makes the
     # class (read now, or when the device was first looked at) and the code that runs disagree
     said = {"the environment": interpreter_enabled(), "the kernels loaded": _common.INTERPRETER}
@@ -458,6 +460,34 @@ def require_runnable(class_id: str, tables: Tables | None = None) -> None:
             "before the program starts (nothing was launched)."
         )
     require_certified_stack(class_id, loaded)
+
+
+def _require_classified_device(class_id: str, device: Any) -> None:
+    """Refuse (UncertifiedGPUError) to launch on another GPU than the one the class was found from: the class is the
+    first GPU's (device 0), and the kernels run on ``device`` (a torch.device), by default on torch's current device,
+    which a program may have set to another (``torch.cuda.set_device(1)``, ``launch(..., device="cuda:1")``): on a
+    machine of two kinds of GPU, one class's settings ran on the other kind."""
+    from .errors import UncertifiedGPUError
+    from .gpu import device_facts, facts_of
+
+    if device_facts().backend == "interpreter":
+        return
+    import torch
+
+    kind = getattr(device, "type", None)
+    if device is not None and kind not in ("cuda", "hip"):
+        return  # a CPU device: no GPU class's kernel runs there (Triton refuses a CPU tensor on a GPU)
+    index = getattr(device, "index", None)
+    index = torch.cuda.current_device() if index is None else index
+    if index == 0:
+        return
+    facts = facts_of(index)
+    if dataclasses.replace(facts, total_memory_gib=None) != dataclasses.replace(device_facts(), total_memory_gib=None):
+        raise UncertifiedGPUError(
+            f"the kernels would run on GPU {index} ({facts.describe()}), and the GPU class {class_id} is that of GPU 0 "
+            f"({device_facts().describe()}): a setting runs only on the class it was proven on. Run on GPU 0, or "
+            f"make GPU {index} the first (CUDA_VISIBLE_DEVICES={index}) (nothing was launched)."
+        )
 
 
 def compiler_problem(class_id: str) -> str | None:

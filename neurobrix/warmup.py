@@ -256,7 +256,7 @@ def launch(
         device = torch.device(device)  # "cpu" as torch takes it
     except (TypeError, RuntimeError) as exc:
         raise UsageError(f"launch's device must be a torch.device or its name, got {device!r} ({exc})") from None
-    require_runnable(plan.class_id, plan.tables)  # the plan's class is this machine's, on its stack
+    require_runnable(plan.class_id, plan.tables, device)  # the plan's class is this machine's (the GPU it runs on)
     # each setting the certified one of its call (a WarmupPlan is a plain object a program may fill or change)
     settings = certified_settings(plan.settings, plan.pdl, plan.tables, plan.class_id, "this warmup plan")
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
