@@ -447,7 +447,6 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
             f"these settings are GPU class {class_id}'s and this machine's device is of class {here}: a setting "
             f"runs only on the class it was proven on. Plan for class {here} (nothing was launched)."
         )
-    _require_classified_device(here, device)
     # Triton settles at import whether its kernels are interpreted: TRITON_INTERPRET changed since then makes the
     # class (read now, or when the device was first looked at) and the code that runs disagree
     said = {"the environment": interpreter_enabled(), "the kernels loaded": _common.INTERPRETER}
@@ -459,6 +458,7 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
             "its kernels run in the interpreter, so the class and the code run would differ. Set TRITON_INTERPRET "
             "before the program starts (nothing was launched)."
         )
+    _require_classified_device(here, device)
     require_certified_stack(class_id, loaded)
 
 

@@ -5,6 +5,7 @@ and passes now. No kernel is launched but where a test says so."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import math
 
@@ -121,7 +122,7 @@ def test_import_refuses_a_config_with_nan_rope_theta_in_one_line(tmp_path, monke
 
 
 def test_a_stored_config_edited_to_zero_heads_is_one_line_not_a_traceback(tmp_path, monkeypatch, capsys):
-    """A config.json edited in the store (its manifest size fixed up): `run` raised ZeroDivisionError."""
+    """A config.json edited in the store (its manifest size and sha256 fixed up): `run` raised ZeroDivisionError."""
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = make_checkpoint(tmp_path / "tiny", config=config_dict(), use_transformers=False)
     assert main(["import", str(folder)]) == 0
@@ -130,6 +131,7 @@ def test_a_stored_config_edited_to_zero_heads_is_one_line_not_a_traceback(tmp_pa
     (stored / "config.json").write_text(json.dumps({**data, "num_attention_heads": 0}))
     manifest = json.loads((stored / "neurobrix-model.json").read_text())
     manifest["files"]["config.json"] = (stored / "config.json").stat().st_size
+    manifest["sha256"]["config.json"] = hashlib.sha256((stored / "config.json").read_bytes()).hexdigest()  # round 18
     (stored / "neurobrix-model.json").write_text(json.dumps(manifest))
     capsys.readouterr()
     with pytest.raises(SystemExit) as exit_:

@@ -357,3 +357,21 @@ def test_kernels_are_refused_on_another_gpu_than_the_classes(two_gpus, how):
     second[0] = dataclasses.replace(_HOPPER, total_memory_gib=80.0)  # (its memory is no class fact)
     plan.ops()
     stack.require_runnable("fake-hopper", loaded, torch.device("cuda:1"))
+
+
+# -- bf16 on the interpreter class through its own tables -----------------------------------------------------------
+
+
+@pytest.mark.parametrize("command", ["run", "warmup"])
+def test_bf16_on_the_interpreter_is_refused_whatever_its_tables_hold(tmp_path, monkeypatch, capsys, command):
+    """Interpreter tables holding bf16 entries (certify does not refuse --dtypes bf16 there; the interpreter's own bf16
+    computes on bit patterns): `run --dtype bf16` and `warmup --dtype bf16` ran the model in the interpreter's bf16
+    (exit 0), where the README says the interpreter class refuses bf16. Now refused (exit 2) as without such entries,
+    naming the dtypes it runs."""
+    root = write_tables(tmp_path / "t", dtypes=("fp32", "fp16", "bf16"))
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    _stored_tiny(tmp_path, monkeypatch)
+    argv = ["--model", "tiny", "--dtype", "bf16", "--max-tokens", "1"]
+    argv = ["run", *argv, "--prompt", "hello", "--no-chat", "--no-stream"] if command == "run" else ["warmup", *argv]
+    err = _one_line(capsys, argv, 2)
+    assert "bf16 cannot run on the interpreter class" in err and "--dtype fp16 or --dtype fp32" in err
