@@ -16,7 +16,6 @@ correct on the new stack, not that they are the fastest there.
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import os
 import re
@@ -458,35 +457,34 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
             "its kernels run in the interpreter, so the class and the code run would differ. Set TRITON_INTERPRET "
             "before the program starts (nothing was launched)."
         )
-    _require_classified_device(here, device)
+    _require_classified_device(here, device, loaded)
     require_certified_stack(class_id, loaded)
 
 
-def _require_classified_device(class_id: str, device: Any) -> None:
-    """Refuse (UncertifiedGPUError) to launch on another GPU than the one the class was found from: the class is the
-    first GPU's (device 0), and the kernels run on ``device`` (a torch.device), by default on torch's current device,
-    which a program may have set to another (``torch.cuda.set_device(1)``, ``launch(..., device="cuda:1")``): on a
-    machine of two kinds of GPU, one class's settings ran on the other kind."""
+def _require_classified_device(class_id: str, device: Any, tables: Tables) -> None:
+    """Refuse (UncertifiedGPUError) to launch on a GPU not of class ``class_id``: the class is found from the first
+    GPU (device 0), and the kernels run on ``device`` (a torch.device), by default on torch's current device, which a
+    program may have set to another (``torch.cuda.set_device(1)``, ``launch(..., device="cuda:1")``): on a machine of
+    two kinds of GPU, one class's settings ran on the other kind."""
     from .errors import UncertifiedGPUError
-    from .gpu import device_facts, facts_of
+    from .gpu import device_facts, facts_of, matches
 
     if device_facts().backend == "interpreter":
         return
     import torch
 
-    kind = getattr(device, "type", None)
-    if device is not None and kind not in ("cuda", "hip"):
+    if device is not None and getattr(device, "type", None) != "cuda":
         return  # a CPU device: no GPU class's kernel runs there (Triton refuses a CPU tensor on a GPU)
     index = getattr(device, "index", None)
     index = torch.cuda.current_device() if index is None else index
     if index == 0:
         return
     facts = facts_of(index)
-    if dataclasses.replace(facts, total_memory_gib=None) != dataclasses.replace(device_facts(), total_memory_gib=None):
+    if not matches(tables.classes[class_id], facts):
         raise UncertifiedGPUError(
-            f"the kernels would run on GPU {index} ({facts.describe()}), and the GPU class {class_id} is that of GPU 0 "
-            f"({device_facts().describe()}): a setting runs only on the class it was proven on. Run on GPU 0, or "
-            f"make GPU {index} the first (CUDA_VISIBLE_DEVICES={index}) (nothing was launched)."
+            f"the kernels would run on GPU {index} ({facts.describe()}), which is not of GPU class {class_id}, the "
+            f"class of GPU 0 ({device_facts().describe()}): a setting runs only on the class it was proven on. Run on "
+            "GPU 0, or list that GPU first in CUDA_VISIBLE_DEVICES (nothing was launched)."
         )
 
 

@@ -352,7 +352,7 @@ def test_kernels_are_refused_on_another_gpu_than_the_classes(two_gpus, how):
 
     with pytest.raises(UncertifiedGPUError, match=r"would run on GPU 1 \(name 'NVIDIA A100-SXM4-80GB'") as refused:
         check()
-    assert refused.value.exit_code == 5 and "the GPU class fake-hopper is that of GPU 0" in str(refused.value)
+    assert refused.value.exit_code == 5 and "not of GPU class fake-hopper, the class of GPU 0" in str(refused.value)
     stack.require_runnable("fake-hopper", loaded, torch.device("cuda:0"))  # controls: GPU 0, then a GPU 1 of its kind
     second[0] = dataclasses.replace(_HOPPER, total_memory_gib=80.0)  # (its memory is no class fact)
     plan.ops()
