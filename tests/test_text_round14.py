@@ -1,0 +1,236 @@
+"""The fourteenth round of text parity: generation settings written as another kind of JSON value than the engine read
+them as, where transformers' ``generate`` takes them (Python's numbers: a float for a count, true for 1, an integer
+for a float) or fails on them.
+
+- Token limits that are not whole numbers: generate takes any number as max_new_tokens or max_length (a float, true)
+  and stops once the sequence's length reaches the prompt's plus max_new_tokens, or max_length, so 12.5 new tokens
+  are 13, and its forced eos (at a length of max_length less one) never comes for a limit that is not whole. The
+  engine refused every limit that was not an integer; it now runs them as generate does, and refuses one that
+  never ends (NaN, infinity) or that generate refuses.
+- An empty list for a setting: generate compares it with 0, adds it to the prompt's length or hands it to a
+  processor that refuses it (no_repeat_ngram_size, encoder_no_repeat_ngram_size, min_length, min_new_tokens,
+  bad_words_ids, forced_eos_token_id, encoder_repetition_penalty, sequence_bias, exponential_decay_length_penalty)
+  and fails. The engine took [] for no setting and printed the plain text; `run` now refuses it naming the field
+  (exit 2). An empty suppress list still runs.
+- Numbers of another kind in processor settings: a repetition_penalty of 2 (RepetitionPenaltyLogitsProcessor takes a
+  float only; at 1 or true generate builds none), true for a count (the processors' isinstance(value, int) takes it
+  as 1), token ids written as floats in suppress_tokens and begin_suppress_tokens (the processors find the
+  vocabulary's ids in ``torch.tensor(list(value))`` with ``torch.isin``: 283.0 is 283, 283.5 no id), a single id
+  there (``list(283)`` fails), an empty word among bad_words_ids (passed over), a float start of
+  exponential_decay_length_penalty. The engine refused the ones generate takes and ran the ones it refuses; now it
+  does as generate does, or refuses naming the field.
+
+Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
+``generate`` in float64; ids and text must be equal, or the engine must refuse by name where transformers generates
+nothing. Each test failed before its fix (the neighbours that still run or are still refused beside them)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+from test_text_round7 import PLAIN, checkpoint, ours, theirs  # noqa: E402
+from test_text_round13 import _no_text, refused  # noqa: E402
+
+GENERATION = {"eos_token_id": 9999, "max_new_tokens": 12}
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    return checkpoint(tmp_path_factory.mktemp("gen") / "base")
+
+
+def _write(folder: Path, setting: dict) -> None:
+    (folder / "generation_config.json").write_text(json.dumps({**GENERATION, **setting}))
+
+
+# --- token limits that are not whole numbers -------------------------------------------------------------------
+
+LIMITS = {
+    "max_new_tokens 12.0": {"max_new_tokens": 12.0},
+    "max_new_tokens 12.5": {"max_new_tokens": 12.5},
+    "max_new_tokens true": {"max_new_tokens": True},
+    "max_new_tokens 1e-9": {"max_new_tokens": 1e-9},
+    "max_length 40.0": {"max_new_tokens": None, "max_length": 40.0},
+    "max_length 40.5": {"max_new_tokens": None, "max_length": 40.5},
+    "max_length 35.5, the prompt 35 tokens": {"max_new_tokens": None, "max_length": 35.5},
+    "max_new_tokens over a fractional max_length": {"max_new_tokens": 3, "max_length": 36.5},
+}
+
+
+@pytest.mark.parametrize("case", LIMITS)
+def test_a_token_limit_that_is_no_integer_runs_to_the_length_generate_stops_at(model_folder, monkeypatch, case):
+    """generate's MaxLengthCriteria stops once the length reaches max_length (the prompt's 35 tokens plus
+    max_new_tokens): 12.5 new tokens are 13, true is 1. Before: refused ("must be an integer >= 1")."""
+    _write(model_folder, LIMITS[case])
+    want = theirs(model_folder)
+    assert ours(model_folder, monkeypatch)[:2] == want
+
+
+def test_a_fractional_limit_in_config_json_runs_too(tmp_path, monkeypatch):
+    """Without generation_config.json, generate takes config.json's max_new_tokens (transformers' config takes 12.5)."""
+    folder = checkpoint(tmp_path / "m", fields={"max_new_tokens": 12.5, "eos_token_id": 9999})
+    want = theirs(folder)
+    assert len(want[0]) == 13
+    assert ours(folder, monkeypatch)[:2] == want
+
+
+@pytest.mark.parametrize("limit", [{"max_new_tokens": 6.5}, {"max_new_tokens": None, "max_length": 41.5}])
+def test_forced_eos_never_comes_at_a_fractional_limit(model_folder, monkeypatch, limit):
+    """ForcedEOSTokenLogitsProcessor forces its ids where the length equals max_length less one, which 41.5 - 1 never
+    is: transformers' text runs to 7 tokens without the forced id, where a limit of 6.0 ends on it (the neighbour)."""
+    _write(model_folder, {**limit, "forced_eos_token_id": 7})
+    want = theirs(model_folder)
+    assert len(want[0]) == 7 and want[0][-1] != 7
+    assert ours(model_folder, monkeypatch)[:2] == want
+    _write(model_folder, {"max_new_tokens": 6.0, "forced_eos_token_id": 7})
+    want = theirs(model_folder)
+    assert want[0][-1] == 7 and ours(model_folder, monkeypatch)[:2] == want
+
+
+@pytest.mark.parametrize(
+    "setting, named, generates",
+    [
+        ({"max_new_tokens": float("nan")}, "max_new_tokens must be a finite number, got nan", True),
+        ({"max_new_tokens": float("inf")}, "max_new_tokens must be a finite number, got inf", True),
+        ({"max_new_tokens": None, "max_length": float("inf")}, "max_length must be a finite number, got inf", True),
+        ({"max_new_tokens": "12"}, "max_new_tokens must be a finite number, got '12'", False),
+        ({"max_new_tokens": 0.0}, "max_new_tokens must be above 0, got 0.0", False),
+        ({"max_new_tokens": None, "max_length": 34.5}, "max_length of 34.5 tokens", False),
+    ],
+)
+def test_a_limit_that_never_ends_or_that_generate_refuses_is_still_refused(
+    model_folder, monkeypatch, capsys, setting, named, generates
+):
+    """The neighbours: a limit generate never reaches (NaN, infinity: it runs on past the context until an eos id)
+    and one it refuses (text, 0, a max_length below the prompt) are refused in one line naming the field."""
+    _write(model_folder, setting)
+    if not generates:
+        _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, named)
+
+
+def test_a_fractional_limit_past_the_context_is_refused_as_a_whole_one(tmp_path, monkeypatch, capsys):
+    """Round 13's refusal of a model's limit past its context (40 here, the prompt 35) holds for 4.5 new tokens
+    (5: the context's end exactly, which runs) and 5.5 (6, past it)."""
+    folder = checkpoint(tmp_path / "m", args={"max_position_embeddings": 40}, generation={"eos_token_id": 9999})
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, "max_new_tokens": 4.5}))
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 9999, "max_new_tokens": 5.5}))
+    refused(folder, monkeypatch, capsys, "max_new_tokens is 5.5", also="past the model's context of 40 tokens")
+
+
+# --- an empty list for a setting ---------------------------------------------------------------------------------
+
+EMPTY = (
+    "no_repeat_ngram_size",
+    "encoder_no_repeat_ngram_size",
+    "min_length",
+    "min_new_tokens",
+    "bad_words_ids",
+    "forced_eos_token_id",
+    "encoder_repetition_penalty",
+    "sequence_bias",
+    "exponential_decay_length_penalty",
+)
+
+
+@pytest.mark.parametrize("name", EMPTY)
+def test_an_empty_list_generate_fails_on_is_refused_by_name(model_folder, monkeypatch, capsys, name):
+    """Before: the engine took [] for no setting and printed the plain text, where generate fails on it (a TypeError
+    comparing it with 0 or adding it to the prompt's length, a processor refusing an empty list or tensor)."""
+    _write(model_folder, {name: []})
+    _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, f"{name} []")
+
+
+@pytest.mark.parametrize(
+    "setting",
+    [
+        {"suppress_tokens": []},
+        {"begin_suppress_tokens": []},
+        {"forced_bos_token_id": []},  # forced only after a one-token prompt
+    ],
+)
+def test_the_empty_lists_generate_runs_with_still_run(model_folder, monkeypatch, setting):
+    _write(model_folder, setting)
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+# --- numbers of another kind in processor settings ----------------------------------------------------------------
+
+RUNS = {
+    "repetition_penalty true": {"repetition_penalty": True},
+    "min_new_tokens true": {"min_new_tokens": True, "eos_token_id": PLAIN[0]},
+    "min_new_tokens false over min_length": {"min_new_tokens": False, "min_length": 40, "eos_token_id": PLAIN[0]},
+    "min_length true": {"min_length": True, "eos_token_id": PLAIN[0]},
+    "encoder_no_repeat_ngram_size true": {"encoder_no_repeat_ngram_size": True},
+    "suppress_tokens as floats": {"suppress_tokens": [float(PLAIN[0])]},
+    "suppress_tokens with a fraction": {"suppress_tokens": [PLAIN[0] + 0.5, PLAIN[1]]},
+    "begin_suppress_tokens as floats": {"begin_suppress_tokens": [float(PLAIN[0])]},
+    "an empty bad word": {"bad_words_ids": [[], [PLAIN[0]]]},
+    "only an empty bad word": {"bad_words_ids": [[]]},
+    "decay from 0.5 tokens": {"exponential_decay_length_penalty": [0.5, 4.0], "eos_token_id": PLAIN[5]},
+    "decay from true": {"exponential_decay_length_penalty": [True, 4.0], "eos_token_id": PLAIN[5]},
+}
+
+
+@pytest.mark.parametrize("case", RUNS)
+def test_numbers_transformers_processors_take_run_as_they_take_them(model_folder, monkeypatch, case):
+    """Before: each refused for its type ("must be an integer", "a list of ids", "[start, factor] (an integer...)")
+    where transformers generates this text."""
+    _write(model_folder, RUNS[case])
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+def test_the_cases_are_not_the_plain_text(model_folder):
+    """Most of those settings change transformers' text (what they are checked for is not vacuous)."""
+    changed = []
+    for case, setting in RUNS.items():
+        _write(model_folder, setting)
+        ids = theirs(model_folder)[0]
+        _write(model_folder, {k: v for k, v in setting.items() if k == "eos_token_id"})
+        changed.append(case) if ids != theirs(model_folder)[0] else None
+    assert set(RUNS) - set(changed) == {
+        "repetition_penalty true",
+        "min_new_tokens false over min_length",
+        "min_length true",
+        "only an empty bad word",
+    }, changed
+
+
+REFUSED = {
+    "repetition_penalty 2": ({"repetition_penalty": 2}, "repetition_penalty must be a number > 0 written as a float"),
+    "repetition_penalty 3, an integer": ({"repetition_penalty": 3}, "got 3"),
+    "begin_suppress_tokens one id": ({"begin_suppress_tokens": PLAIN[0]}, f"begin_suppress_tokens {PLAIN[0]}"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_numbers_transformers_processors_refuse_are_refused_by_name(model_folder, monkeypatch, capsys, case):
+    """Before: the engine applied a repetition penalty of 2 (transformers' processor takes a float only) and
+    suppressed a begin_suppress_tokens given as one id (``list(283)`` fails there), printing text."""
+    setting, named = REFUSED[case]
+    _write(model_folder, setting)
+    _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, named)
+
+
+@pytest.mark.parametrize(
+    "setting, named",
+    [
+        ({"no_repeat_ngram_size": True}, "no_repeat_ngram_size must be an integer, got True"),
+        ({"suppress_tokens": [True]}, "suppress_tokens [True]"),
+        ({"exponential_decay_length_penalty": [0.5, -4.0], "eos_token_id": PLAIN[5]}, "exponential_decay_length"),
+    ],
+)
+def test_their_neighbours_generate_fails_on_are_still_refused(model_folder, monkeypatch, capsys, setting, named):
+    """true as the n-gram size (torch's unfold refuses it), true among the suppressed ids (torch.isin refuses booleans),
+    a negative decay factor raised to a fraction (a complex number)."""
+    _write(model_folder, setting)
+    _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, named)
