@@ -728,7 +728,9 @@ class StopStrings:
         elif _has_decoder_type(state, "ByteLevel"):
             self.mode = "byte_level"
         self._byte_decoder = _bytes_to_unicode() if self.mode == "byte_level" else None
-        # the empty string ends nothing in transformers (no token has an end overlap with it)
+        # the empty string ends the text at its first new token: StopStringCriteria's match length of a sequence is
+        # never below 0, the empty string's length
+        self.any_token = "" in strings
         self.strings: tuple[Any, ...] = tuple(
             s.encode("utf-8") if self.mode else s for s in dict.fromkeys(strings) if s
         )
@@ -766,6 +768,8 @@ class StopStrings:
 
     def __call__(self, ids: Sequence[int]) -> bool:
         """Whether the sequence ``ids`` (prompt and new tokens) ends by completing a stop string."""
+        if self.any_token:
+            return True
         if not self.strings:
             return False
         pieces = []
@@ -1086,15 +1090,19 @@ class Tokenizer:
         """generation_config.json's stop_strings (config.json's without that file; one string or a list of them),
         applied as transformers' generate applies them when handed the tokenizer; None when there are none."""
         value = self.generation.get("stop_strings")
-        if value is None or value == []:
+        if value is None:
             return None
+        if value == []:  # StopStringCriteria finds no token ending any of no strings, and refuses them
+            raise TokenizerError(
+                f"{self.generation_path}: stop_strings []: transformers' StopStringCriteria refuses an empty list"
+            )
         strings = [value] if isinstance(value, str) else value
         if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
             raise TokenizerError(
                 f"{self.generation_path}: stop_strings must be a string or a list of strings, got {value!r}"
             )
         stops = StopStrings(self._tok, strings)
-        return stops if stops.strings else None
+        return stops if stops.strings or stops.any_token else None
 
     def unapplied_generation_settings(self) -> list[str]:
         """The model's generation settings that change transformers' greedy text and that NeuroBrix does not apply

@@ -19,6 +19,9 @@ for a float) or fails on them.
   there (``list(283)`` fails), an empty word among bad_words_ids (passed over), a float start of
   exponential_decay_length_penalty. The engine refused the ones generate takes and ran the ones it refuses; now it
   does as generate does, or refuses naming the field.
+- An empty stop string: StopStringCriteria takes "" as completed by any token (a match length is never below 0), so
+  generate ends at its first new token; the engine dropped "" as ending nothing and ran on. An empty list of stop
+  strings, which StopStringCriteria refuses, the engine took for none; `run` refuses it now.
 
 Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
 ``generate`` in float64; ids and text must be equal, or the engine must refuse by name where transformers generates
@@ -234,3 +237,52 @@ def test_their_neighbours_generate_fails_on_are_still_refused(model_folder, monk
     _write(model_folder, setting)
     _no_text(model_folder)
     refused(model_folder, monkeypatch, capsys, named)
+
+
+# --- an empty stop string, an empty list of them -------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("stops", [[""], "", ["", "the"]])
+@pytest.mark.parametrize("stream", [False, True])
+def test_an_empty_stop_string_ends_the_text_at_its_first_token(model_folder, monkeypatch, stops, stream):
+    """StopStringCriteria (which generate builds from stop_strings when handed the tokenizer) takes a string as
+    completed where the sequence's matched length reaches the string's: never below 0, the empty string's length, so
+    "" ends the text at its first new token. Before: the engine dropped "" ("ends nothing") and ran on to the limit or
+    the next string."""
+    _write(model_folder, {"stop_strings": stops})
+    want = theirs(model_folder, tokenizer=transformers.AutoTokenizer.from_pretrained(model_folder))
+    assert len(want[0]) == 1
+    assert ours(model_folder, monkeypatch, stream=stream)[:2] == want
+
+
+@pytest.mark.parametrize("kind", ["bytelevel", "sentencepiece", "metaspace", "wordpiece"])
+def test_the_empty_stop_string_is_stop_string_criterias_on_every_tokenizer_kind(tmp_path, kind):
+    """The stop check against StopStringCriteria itself, on random sequences of each fixture tokenizer's ids (ids past
+    its vocabulary too), for "" alone and beside another string."""
+    import random
+
+    import torch
+    from store_fixtures import config_dict
+    from tokenizer_fixtures import save
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    from neurobrix.tokenizer import StopStrings, Tokenizer
+
+    folder = save(tmp_path / "tok", kind)
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
+    hf, tokenizer = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
+    rnd = random.Random(kind)
+    for stops in ([""], ["", "world"]):
+        criteria, check = StopStringCriteria(hf, stops), StopStrings(tokenizer._tok, stops)
+        for _ in range(40):
+            ids = [rnd.randrange(len(hf) + 3) for _ in range(rnd.randrange(1, 12))]
+            assert check(ids) == bool(criteria(torch.tensor([ids]), None)[0]), (stops, ids)
+
+
+def test_an_empty_list_of_stop_strings_is_refused_by_name(model_folder, monkeypatch, capsys):
+    """StopStringCriteria refuses []: no token of the vocabulary ends any of no strings. Before: no stop, the plain
+    text."""
+    _write(model_folder, {"stop_strings": []})
+    with pytest.raises(ValueError, match="unable to identify tokens"):
+        theirs(model_folder, tokenizer=transformers.AutoTokenizer.from_pretrained(model_folder))
+    refused(model_folder, monkeypatch, capsys, "stop_strings []")
