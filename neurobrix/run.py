@@ -276,7 +276,7 @@ def run(
         )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
-    masks = tokenizer.constraints(cfg.vocab_size)
+    masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
     # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
     stops = tokenizer.stop_strings()
     max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)

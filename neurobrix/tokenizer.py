@@ -988,10 +988,12 @@ class Tokenizer:
             ) from None
         return tuple(int(i) for i in torch.nonzero(hit).flatten().tolist())
 
-    def constraints(self, vocab: int) -> dict[str, Any]:
+    def constraints(self, vocab: int, prompt_len: int | None = None) -> dict[str, Any]:
         """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
         transformers' processors check them: counts as ints, token lists as lists of ids (ids outside the vocabulary
-        are refused where transformers' processor fails on them, dropped where it ignores them)."""
+        are refused where transformers' processor fails on them, dropped where it ignores them). forced_bos_token_id
+        acts only after a one-token prompt: after a longer ``prompt_len`` transformers never reads it, so a value it
+        could not force (an id outside the vocabulary, text) is dropped there, not refused."""
 
         def ids(name: str, value: Any, strict: bool) -> tuple[int, ...]:
             values = value if isinstance(value, list) else [value]
@@ -1028,8 +1030,11 @@ class Tokenizer:
                     raise TokenizerError(
                         f"{self.generation_path}: bad_words_ids must be a list of id lists, got {value!r}"
                     )
-                # an empty word biases nothing (transformers' sequence bias passes over it)
-                found[name] = tuple(ids(name, w, strict=True) for w in value if w)
+                # an empty word biases nothing (transformers' sequence bias passes over it), and a word of one eos id
+                # is dropped before its ids are checked against the vocabulary (NoBadWordsLogitsProcessor's order)
+                eos = _int_ids(self.generation.get("eos_token_id"))
+                words = [w for w in value if w and not (len(w) == 1 and w[0] in eos)]
+                found[name] = tuple(ids(name, w, strict=True) for w in words)
             elif name in ("suppress_tokens", "begin_suppress_tokens"):
                 found[name] = self._suppressed(name, value, vocab)
             elif name == "encoder_repetition_penalty":  # transformers' processor takes a float > 0 only
@@ -1069,13 +1074,21 @@ class Tokenizer:
                         f"numbers, a whole start where the factor is negative), got {value!r}"
                     )
                 start = int(pair[0]) if float(pair[0]).is_integer() else float(pair[0])
-                if not _int_ids(self.generation.get("eos_token_id")):  # transformers' processor fails without one
+                eos = _int_ids(self.generation.get("eos_token_id"))
+                if not eos:  # transformers' processor fails without one
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
+                    )
+                if not all(0 <= e < vocab for e in eos):  # it indexes the scores with each (an IndexError there)
+                    raise TokenizerError(
+                        f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
+                        f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
                     )
                 found[name] = (start, float(pair[1]))
             elif name == "forced_bos_token_id":
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
+                    if prompt_len is not None and prompt_len > 1:  # ForcedBOSTokenLogitsProcessor waits for length 1
+                        continue
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
                 found[name] = value
             else:  # forced_eos_token_id

@@ -22,6 +22,10 @@ for a float) or fails on them.
 - An empty stop string: StopStringCriteria takes "" as completed by any token (a match length is never below 0), so
   generate ends at its first new token; the engine dropped "" as ending nothing and ran on. An empty list of stop
   strings, which StopStringCriteria refuses, the engine took for none; `run` refuses it now.
+- Ids generate never reads, or reads first: a forced_bos_token_id after a prompt longer than one token (never
+  forced, whatever it holds; the engine refused one outside the vocabulary), a bad word of one eos id outside the
+  vocabulary (dropped before the ids are checked; the engine refused it), eos ids outside the vocabulary under
+  exponential_decay_length_penalty (its processor indexes the scores with them and fails; the engine ran).
 
 Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
 ``generate`` in float64; ids and text must be equal, or the engine must refuse by name where transformers generates
@@ -286,3 +290,48 @@ def test_an_empty_list_of_stop_strings_is_refused_by_name(model_folder, monkeypa
     with pytest.raises(ValueError, match="unable to identify tokens"):
         theirs(model_folder, tokenizer=transformers.AutoTokenizer.from_pretrained(model_folder))
     refused(model_folder, monkeypatch, capsys, "stop_strings []")
+
+
+# --- ids generate never reads, or reads first ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("forced", [9999, 5.0, -1, "x", True])
+def test_a_forced_start_token_after_a_longer_prompt_is_never_read(model_folder, monkeypatch, forced):
+    """ForcedBOSTokenLogitsProcessor acts at a sequence length of 1 only: after the 35-token prompt generate never
+    reads forced_bos_token_id, whatever it holds. Before: the engine refused any value that is no id of the
+    vocabulary ("must be an id in the vocabulary of 320") where transformers prints the plain text."""
+    _write(model_folder, {"forced_bos_token_id": forced})
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+def test_a_forced_start_token_after_a_one_token_prompt_is_still_refused(model_folder):
+    """The neighbour: after a one-token prompt transformers forces the id, and fails on one outside the vocabulary;
+    the engine refuses it there."""
+    import torch
+
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    _write(model_folder, {"forced_bos_token_id": 9999})
+    model = transformers.AutoModelForCausalLM.from_pretrained(model_folder, dtype=torch.float64)
+    with pytest.raises(IndexError):
+        model.generate(torch.tensor([[5]]), do_sample=False, max_new_tokens=2)
+    with pytest.raises(TokenizerError, match="forced_bos_token_id must be an id in the vocabulary of 320"):
+        Tokenizer(model_folder).constraints(320, prompt_len=1)
+    assert "forced_bos_token_id" not in Tokenizer(model_folder).constraints(320, prompt_len=2)
+
+
+@pytest.mark.parametrize("words", [[[9999]], [[9999], [PLAIN[0]]]])
+def test_a_bad_word_of_one_eos_id_is_dropped_before_its_id_is_checked(model_folder, monkeypatch, words):
+    """NoBadWordsLogitsProcessor drops a one-token word equal to an eos id before anything checks the ids against the
+    vocabulary, so an eos id outside it (9999 here) is no error there. Before: refused as an id outside the
+    vocabulary."""
+    _write(model_folder, {"bad_words_ids": words})
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+def test_a_length_penalty_on_eos_ids_outside_the_vocabulary_is_refused(model_folder, monkeypatch, capsys):
+    """ExponentialDecayLengthPenalty indexes the scores with each eos id: one outside the vocabulary fails there
+    (IndexError). Before: the engine passed over that id and printed the plain text."""
+    _write(model_folder, {"exponential_decay_length_penalty": [2, 1.5], "eos_token_id": [9999]})
+    _no_text(model_folder)
+    refused(model_folder, monkeypatch, capsys, "exponential_decay_length_penalty raises eos ids outside the")
