@@ -314,6 +314,28 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     return rebuilt
 
 
+def _check_flag_types(path: Path, config: dict[str, Any], rebuilt_by: str | None) -> None:
+    """Refuse tokenizer_config.json's settings that transformers' tokenizer refuses as it loads, where the engine read
+    them by their truth value: split_special_tokens, which it hands to the tokenizers library as a bool (null, 0 or
+    "false" fail there; absent is false); add_prefix_space for the classes that hand it to a ByteLevel pre-tokenizer
+    (GPT2Tokenizer as written, null included; Qwen2Tokenizer with null as false); chat_control_tokens other than a
+    list."""
+    why = "transformers hands it to the tokenizers library, which takes only true or false"
+    split = config.get("split_special_tokens", False)
+    if type(split) is not bool:
+        raise TokenizerError(f"{path}: split_special_tokens {split!r}: {why}")
+    prefix = config.get("add_prefix_space")
+    if (rebuilt_by == "GPT2Tokenizer" and "add_prefix_space" in config and type(prefix) is not bool) or (
+        rebuilt_by == "Qwen2Tokenizer" and prefix is not None and type(prefix) is not bool
+    ):
+        raise TokenizerError(f"{path}: add_prefix_space {prefix!r}: {why} (its {rebuilt_by}'s ByteLevel step)")
+    controls = config.get("chat_control_tokens")
+    if controls is not None and not isinstance(controls, list):
+        raise TokenizerError(
+            f"{path}: chat_control_tokens {controls!r}: transformers' tokenizer takes a list of strings only"
+        )
+
+
 def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any]) -> dict[str, Any]:
     """tokenizer_config.json's settings with special_tokens_map.json's tokens, as transformers' from_pretrained merges
     them where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
@@ -843,6 +865,7 @@ class Tokenizer:
             else ({"default": template} if isinstance(template, str) else {})
         )
         rebuilt_by = _tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))
+        _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
             self._tok = _rebuilt(self._tok, self.config, rebuilt_by)
             self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}

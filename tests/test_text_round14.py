@@ -26,6 +26,9 @@ for a float) or fails on them.
   forced, whatever it holds; the engine refused one outside the vocabulary), a bad word of one eos id outside the
   vocabulary (dropped before the ids are checked; the engine refused it), eos ids outside the vocabulary under
   exponential_decay_length_penalty (its processor indexes the scores with them and fails; the engine ran).
+- tokenizer_config.json flags transformers' tokenizer refuses as it loads: split_special_tokens, and GPT-2's and
+  Qwen2's add_prefix_space, other than true or false (the tokenizers library takes a bool only), a chat_control_tokens
+  that is no list. The engine read them by their truth value ("false" as true) and printed text; refused by name.
 
 Round 7's tiny random checkpoints are run through `neurobrix run` (PyTorch's kernels) and transformers' greedy
 ``generate`` in float64; ids and text must be equal, or the engine must refuse by name where transformers generates
@@ -335,3 +338,57 @@ def test_a_length_penalty_on_eos_ids_outside_the_vocabulary_is_refused(model_fol
     _write(model_folder, {"exponential_decay_length_penalty": [2, 1.5], "eos_token_id": [9999]})
     _no_text(model_folder)
     refused(model_folder, monkeypatch, capsys, "exponential_decay_length_penalty raises eos ids outside the")
+
+
+# --- tokenizer_config.json flags of another type than transformers' tokenizer takes --------------------------------
+
+FLAGS = {
+    "split_special_tokens text": ("LlamaConfig", {"split_special_tokens": "false"}, "split_special_tokens 'false'"),
+    "split_special_tokens 0": ("LlamaConfig", {"split_special_tokens": 0}, "split_special_tokens 0"),
+    "split_special_tokens null": ("LlamaConfig", {"split_special_tokens": None}, "split_special_tokens None"),
+    "GPT-2's add_prefix_space text": (
+        "LlamaConfig",
+        {"tokenizer_class": "GPT2TokenizerFast", "add_prefix_space": "false"},
+        "add_prefix_space 'false'",
+    ),
+    "GPT-2's add_prefix_space null": (
+        "LlamaConfig",
+        {"tokenizer_class": "GPT2TokenizerFast", "add_prefix_space": None},
+        "add_prefix_space None",
+    ),
+    "Qwen2's add_prefix_space 1": ("Qwen2Config", {"add_prefix_space": 1}, "add_prefix_space 1"),
+    "chat_control_tokens text": ("LlamaConfig", {"chat_control_tokens": "<|eot_id|>"}, "chat_control_tokens"),
+}
+
+
+def _with_tokenizer_config(tmp_path: Path, family: str, settings: dict) -> Path:
+    folder = checkpoint(tmp_path / "m", family, generation=GENERATION)
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    (folder / "tokenizer_config.json").write_text(json.dumps({**config, **settings}))
+    return folder
+
+
+@pytest.mark.parametrize("case", FLAGS)
+def test_a_tokenizer_flag_transformers_tokenizer_refuses_is_refused_by_name(tmp_path, monkeypatch, capsys, case):
+    """transformers' tokenizer hands split_special_tokens, and GPT-2's and Qwen2's add_prefix_space, to the tokenizers
+    library, which takes a bool only (a TypeError as the tokenizer loads), and refuses a chat_control_tokens that is no
+    list. Before: the engine read each by its truth value ("false" as true) and printed text."""
+    family, settings, named = FLAGS[case]
+    folder = _with_tokenizer_config(tmp_path, family, settings)
+    with pytest.raises(TypeError):
+        transformers.AutoTokenizer.from_pretrained(folder)
+    refused(folder, monkeypatch, capsys, named)
+
+
+@pytest.mark.parametrize(
+    "family, settings",
+    [
+        ("LlamaConfig", {"split_special_tokens": False}),
+        ("LlamaConfig", {"tokenizer_class": "GPT2TokenizerFast", "add_prefix_space": True}),
+        ("Qwen2Config", {"add_prefix_space": None}),  # Qwen2's tokenizer takes null as false
+        ("LlamaConfig", {"chat_control_tokens": ["<|eot_id|>"]}),
+    ],
+)
+def test_the_flags_transformers_tokenizer_takes_still_run(tmp_path, monkeypatch, family, settings):
+    folder = _with_tokenizer_config(tmp_path, family, settings)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
