@@ -119,7 +119,7 @@ class Constraints:
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
     sequence_bias: tuple[tuple[tuple[int, ...], float], ...] = ()  # (token ids, bias) pairs
-    exponential_decay_length_penalty: tuple[int, float] | None = None  # (start, factor)
+    exponential_decay_length_penalty: tuple[int | float, float] | None = None  # (start, factor)
 
     def validate(self, vocab: int) -> None:
         """Refuse (UsageError naming the field) values the processors cannot apply, before the model runs: a program
@@ -162,9 +162,16 @@ class Constraints:
             raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a finite bias")
         decay = self.exponential_decay_length_penalty
         if decay is not None and not (
-            isinstance(decay, tuple) and len(decay) == 2 and type(decay[0]) is int and is_number(decay[1])
+            isinstance(decay, tuple)
+            and len(decay) == 2
+            and is_number(decay[0])
+            and is_number(decay[1])
+            and (decay[1] >= 0 or float(decay[0]).is_integer())
         ):
-            raise refuse("exponential_decay_length_penalty", "None or a (start, factor) pair: an integer, a number")
+            raise refuse(
+                "exponential_decay_length_penalty",
+                "None or a (start, factor) pair of numbers (a whole start if factor < 0)",
+            )
 
     @property
     def active(self) -> bool:
@@ -275,7 +282,7 @@ class Processors:
         if decay is not None and eos and length > decay[0] + self.prompt_len:
             # transformers' ExponentialDecayLengthPenalty: |score| times (factor ** steps - 1) added to each eos id's
             # score (none to a score that is not finite)
-            penalty = torch.abs(scores[:, eos]) * (pow(decay[1], length - decay[0] - self.prompt_len) - 1)
+            penalty = torch.abs(scores[:, eos]) * (pow(decay[1], length - (decay[0] + self.prompt_len)) - 1)
             penalty = penalty.masked_fill(~torch.isfinite(scores[:, eos]), 0.0)
             penalties = torch.zeros_like(scores)
             penalties[:, eos] = penalty

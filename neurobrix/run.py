@@ -276,10 +276,14 @@ def run(
         )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
-    constraints = Constraints(**tokenizer.constraints(cfg.vocab_size))
+    masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
     # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
     stops = tokenizer.stop_strings()
     max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
+    if opts.max_tokens is None and not tokenizer.whole_max_length():
+        # a model's own limit of 12.5 tokens: transformers' forced eos waits for a length of max_length - 1, never met
+        masks.pop("forced_eos_token_id", None)
+    constraints = Constraints(**masks)
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)

@@ -314,6 +314,28 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     return rebuilt
 
 
+def _check_flag_types(path: Path, config: dict[str, Any], rebuilt_by: str | None) -> None:
+    """Refuse tokenizer_config.json's settings that transformers' tokenizer refuses as it loads, where the engine read
+    them by their truth value: split_special_tokens, which it hands to the tokenizers library as a bool (null, 0 or
+    "false" fail there; absent is false); add_prefix_space for the classes that hand it to a ByteLevel pre-tokenizer
+    (GPT2Tokenizer as written, null included; Qwen2Tokenizer with null as false); chat_control_tokens other than a
+    list."""
+    why = "transformers hands it to the tokenizers library, which takes only true or false"
+    split = config.get("split_special_tokens", False)
+    if type(split) is not bool:
+        raise TokenizerError(f"{path}: split_special_tokens {split!r}: {why}")
+    prefix = config.get("add_prefix_space")
+    if (rebuilt_by == "GPT2Tokenizer" and "add_prefix_space" in config and type(prefix) is not bool) or (
+        rebuilt_by == "Qwen2Tokenizer" and prefix is not None and type(prefix) is not bool
+    ):
+        raise TokenizerError(f"{path}: add_prefix_space {prefix!r}: {why} (its {rebuilt_by}'s ByteLevel step)")
+    controls = config.get("chat_control_tokens")
+    if controls is not None and not isinstance(controls, list):
+        raise TokenizerError(
+            f"{path}: chat_control_tokens {controls!r}: transformers' tokenizer takes a list of strings only"
+        )
+
+
 def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any]) -> dict[str, Any]:
     """tokenizer_config.json's settings with special_tokens_map.json's tokens, as transformers' from_pretrained merges
     them where tokenizer_config.json has no added_tokens_decoder (a checkpoint saved before transformers 4.34): each
@@ -505,6 +527,12 @@ CONSTRAINTS = (
     "begin_suppress_tokens",
     "sequence_bias",
     "exponential_decay_length_penalty",
+)
+# the settings whose empty list ([]) transformers' generate fails on (a comparison with 0, an empty tensor of ids, a
+# processor refusing an empty list), where the engine took it for no setting
+EMPTY_LIST_FAILS = (
+    *("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens", "bad_words_ids"),
+    *("forced_eos_token_id", "encoder_repetition_penalty", "sequence_bias", "exponential_decay_length_penalty"),
 )
 # the sampling filters transformers' generate applies from these settings whenever it samples (its warpers), which
 # the engine applies when it samples (neurobrix.generate.Sampling), and their log-softmax (renormalize_logits); top_k
@@ -722,7 +750,9 @@ class StopStrings:
         elif _has_decoder_type(state, "ByteLevel"):
             self.mode = "byte_level"
         self._byte_decoder = _bytes_to_unicode() if self.mode == "byte_level" else None
-        # the empty string ends nothing in transformers (no token has an end overlap with it)
+        # the empty string ends the text at its first new token: StopStringCriteria's match length of a sequence is
+        # never below 0, the empty string's length
+        self.any_token = "" in strings
         self.strings: tuple[Any, ...] = tuple(
             s.encode("utf-8") if self.mode else s for s in dict.fromkeys(strings) if s
         )
@@ -760,6 +790,8 @@ class StopStrings:
 
     def __call__(self, ids: Sequence[int]) -> bool:
         """Whether the sequence ``ids`` (prompt and new tokens) ends by completing a stop string."""
+        if self.any_token:
+            return True
         if not self.strings:
             return False
         pieces = []
@@ -833,6 +865,7 @@ class Tokenizer:
             else ({"default": template} if isinstance(template, str) else {})
         )
         rebuilt_by = _tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))
+        _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
             self._tok = _rebuilt(self._tok, self.config, rebuilt_by)
             self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
@@ -917,34 +950,73 @@ class Tokenizer:
         value = self.generation.get("repetition_penalty")
         if value is None:
             return None
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not (math.isfinite(value) and value > 0):
-            raise TokenizerError(f"{self.generation_path}: repetition_penalty must be a number > 0, got {value!r}")
-        return float(value)
+        if isinstance(value, (int, float)) and value == 1:  # 1, 1.0 or true: transformers builds no processor
+            return 1.0
+        # any other value builds RepetitionPenaltyLogitsProcessor, which takes a float > 0 only (2 fails there)
+        if not isinstance(value, float) or not (math.isfinite(value) and value > 0):
+            raise TokenizerError(
+                f"{self.generation_path}: repetition_penalty must be a number > 0 written as a float (transformers' "
+                f"processor takes no other), got {value!r}"
+            )
+        return value
 
     def max_new_tokens(self, prompt_len: int) -> tuple[int, str] | None:
         """The new tokens transformers' generate makes at most when not told (with what says so): generation_config
         .json's max_new_tokens, else its max_length less the prompt (config.json's without that file); None when
-        neither is set (transformers' own default of 20 is not taken)."""
+        neither is set (transformers' own default of 20 is not taken). generate takes any number there (a float, true):
+        it stops once the sequence's length reaches the prompt's plus max_new_tokens, or max_length, so a count that is
+        not whole ends at the next whole one (12.5 new tokens: 13); one that never ends (NaN, infinity), or is no
+        number, is refused."""
         for name in ("max_new_tokens", "max_length"):
             value = self.generation.get(name)
             if value is None:
                 continue
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                raise TokenizerError(f"{self.generation_path}: {name} must be an integer >= 1, got {value!r}")
+            if not isinstance(value, (int, float)) or not math.isfinite(value):
+                raise TokenizerError(f"{self.generation_path}: {name} must be a finite number, got {value!r}")
             if name == "max_new_tokens":
-                return value, f"{self.generation_file}'s max_new_tokens is {value}"
+                if value <= 0:  # GenerationConfig.validate refuses it
+                    raise TokenizerError(f"{self.generation_path}: {name} must be above 0, got {value!r}")
+                return math.ceil(value), f"{self.generation_file}'s max_new_tokens is {value!r}"
             if value <= prompt_len:  # transformers' generate refuses it too
                 raise TokenizerError(
-                    f"the {prompt_len}-token prompt leaves no new token within the max_length of {value} tokens of "
+                    f"the {prompt_len}-token prompt leaves no new token within the max_length of {value!r} tokens of "
                     f"{self.generation_path}; give --max-tokens"
                 )
-            return value - prompt_len, f"{self.generation_file}'s max_length is {value} tokens, prompt included"
+            return math.ceil(
+                value
+            ) - prompt_len, f"{self.generation_file}'s max_length is {value!r} tokens, prompt included"
         return None
 
-    def constraints(self, vocab: int) -> dict[str, Any]:
+    def whole_max_length(self) -> bool:
+        """Whether the sequence length transformers' generate stops at, from these settings, is a whole number: its
+        ForcedEOSTokenLogitsProcessor forces the eos ids where the length is that less one, which a max_new_tokens or
+        max_length of 12.5 never is (a length written as 12.0, or true, is whole)."""
+        value = self.generation.get("max_new_tokens")
+        value = value if value is not None else self.generation.get("max_length")
+        return not isinstance(value, (int, float)) or not math.isfinite(value) or float(value).is_integer()
+
+    def _suppressed(self, name: str, value: Any, vocab: int) -> tuple[int, ...]:
+        """The ids suppress_tokens (or begin_suppress_tokens) suppresses, as transformers' processor finds them: the
+        vocabulary's ids ``torch.isin`` finds in ``torch.tensor(list(value))`` (283.0 is 283, 283.5 and ids outside
+        the vocabulary none). Refused where that fails (one id not in a list, true, text), as the processor fails."""
+        import torch
+
+        try:
+            listed = torch.tensor(list(value))
+            hit = torch.isin(torch.arange(vocab), listed)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            raise TokenizerError(
+                f"{self.generation_path}: {name} {value!r}: transformers' processor makes no list of token ids of it "
+                "(torch.tensor(list(value)) and torch.isin fail)"
+            ) from None
+        return tuple(int(i) for i in torch.nonzero(hit).flatten().tolist())
+
+    def constraints(self, vocab: int, prompt_len: int | None = None) -> dict[str, Any]:
         """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
         transformers' processors check them: counts as ints, token lists as lists of ids (ids outside the vocabulary
-        are refused where transformers' processor fails on them, dropped where it ignores them)."""
+        are refused where transformers' processor fails on them, dropped where it ignores them). forced_bos_token_id
+        acts only after a one-token prompt: after a longer ``prompt_len`` transformers never reads it, so a value it
+        could not force (an id outside the vocabulary, text) is dropped there, not refused."""
 
         def ids(name: str, value: Any, strict: bool) -> tuple[int, ...]:
             values = value if isinstance(value, list) else [value]
@@ -961,19 +1033,33 @@ class Tokenizer:
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or value == [] or _unused(name, value):
+            if value is None or _unused(name, value):
+                continue
+            if value == [] and name in EMPTY_LIST_FAILS:
+                raise TokenizerError(
+                    f"{self.generation_path}: {name} []: transformers' generate fails on an empty list there"
+                )
+            if value == []:  # an empty suppress list (or forced start never reached): nothing to apply
                 continue
             if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
-                if isinstance(value, bool) or not isinstance(value, int):
+                # transformers' processors check isinstance(value, int), which true passes as 1 (the n-gram mask
+                # alone then fails, in torch's unfold)
+                if (isinstance(value, bool) and name == "no_repeat_ngram_size") or not isinstance(value, int):
                     raise TokenizerError(f"{self.generation_path}: {name} must be an integer, got {value!r}")
                 if value > 0:  # transformers' processor is on above 0
-                    found[name] = value
+                    found[name] = int(value)
             elif name == "bad_words_ids":
-                if not isinstance(value, list) or not all(isinstance(w, list) and w for w in value):
+                if not isinstance(value, list) or not all(isinstance(w, list) for w in value):
                     raise TokenizerError(
                         f"{self.generation_path}: bad_words_ids must be a list of id lists, got {value!r}"
                     )
-                found[name] = tuple(ids(name, w, strict=True) for w in value)
+                # an empty word biases nothing (transformers' sequence bias passes over it), and a word of one eos id
+                # is dropped before its ids are checked against the vocabulary (NoBadWordsLogitsProcessor's order)
+                eos = _int_ids(self.generation.get("eos_token_id"))
+                words = [w for w in value if w and not (len(w) == 1 and w[0] in eos)]
+                found[name] = tuple(ids(name, w, strict=True) for w in words)
+            elif name in ("suppress_tokens", "begin_suppress_tokens"):
+                found[name] = self._suppressed(name, value, vocab)
             elif name == "encoder_repetition_penalty":  # transformers' processor takes a float > 0 only
                 if not isinstance(value, float) or not (math.isfinite(value) and value > 0):
                     raise TokenizerError(
@@ -997,30 +1083,39 @@ class Tokenizer:
                     )
                 found[name] = tuple((ids(name, pair[0], strict=True), float(pair[1])) for pair in pairs)
             elif name == "exponential_decay_length_penalty":  # [start, factor]
+                # transformers adds start to the prompt's length and raises factor to the power of the length past
+                # that: any number does (2.0 and true as 2 and 1), but a fraction of a negative factor is no real number
                 pair = value if isinstance(value, list) and len(value) == 2 else None
                 if (
                     pair is None
-                    or isinstance(pair[0], bool)
-                    or not isinstance(pair[0], int)
+                    or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pair)
                     or isinstance(pair[1], bool)
-                    or not isinstance(pair[1], (int, float))
-                    or not math.isfinite(pair[1])
+                    or (pair[1] < 0 and not float(pair[0]).is_integer())
                 ):
                     raise TokenizerError(
-                        f"{self.generation_path}: exponential_decay_length_penalty must be [start, factor] (an "
-                        f"integer and a number), got {value!r}"
+                        f"{self.generation_path}: exponential_decay_length_penalty must be [start, factor] (two "
+                        f"numbers, a whole start where the factor is negative), got {value!r}"
                     )
-                if not _int_ids(self.generation.get("eos_token_id")):  # transformers' processor fails without one
+                start = int(pair[0]) if float(pair[0]).is_integer() else float(pair[0])
+                eos = _int_ids(self.generation.get("eos_token_id"))
+                if not eos:  # transformers' processor fails without one
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
                     )
-                found[name] = (pair[0], float(pair[1]))
+                if not all(0 <= e < vocab for e in eos):  # it indexes the scores with each (an IndexError there)
+                    raise TokenizerError(
+                        f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
+                        f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
+                    )
+                found[name] = (start, float(pair[1]))
             elif name == "forced_bos_token_id":
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
+                    if prompt_len is not None and prompt_len > 1:  # ForcedBOSTokenLogitsProcessor waits for length 1
+                        continue
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
                 found[name] = value
-            else:
-                found[name] = ids(name, value, strict=name == "forced_eos_token_id")
+            else:  # forced_eos_token_id
+                found[name] = ids(name, value, strict=True)
         if self.generation.get("min_new_tokens") is not None:
             # transformers' generate then sets min_length to the prompt's length plus min_new_tokens, whatever the
             # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
@@ -1031,15 +1126,19 @@ class Tokenizer:
         """generation_config.json's stop_strings (config.json's without that file; one string or a list of them),
         applied as transformers' generate applies them when handed the tokenizer; None when there are none."""
         value = self.generation.get("stop_strings")
-        if value is None or value == []:
+        if value is None:
             return None
+        if value == []:  # StopStringCriteria finds no token ending any of no strings, and refuses them
+            raise TokenizerError(
+                f"{self.generation_path}: stop_strings []: transformers' StopStringCriteria refuses an empty list"
+            )
         strings = [value] if isinstance(value, str) else value
         if not isinstance(strings, list) or not all(isinstance(s, str) for s in strings):
             raise TokenizerError(
                 f"{self.generation_path}: stop_strings must be a string or a list of strings, got {value!r}"
             )
         stops = StopStrings(self._tok, strings)
-        return stops if stops.strings else None
+        return stops if stops.strings or stops.any_token else None
 
     def unapplied_generation_settings(self) -> list[str]:
         """The model's generation settings that change transformers' greedy text and that NeuroBrix does not apply
