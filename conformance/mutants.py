@@ -3223,15 +3223,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong output dtype",
     ),
     Mutant(
-        "greedy_pick.scratch-rows-overlap",
-        "greedy_pick",
-        PICK,
-        "    picks = part_ptr + row * 2 * parts\n",
-        "    picks = part_ptr + row * parts\n",
-        "the rows' scratch placed one part count apart: a row's values overwrite the row before's indices",
-        "scratch shared between tiles",
-    ),
-    Mutant(
         "greedy_pick.reset-first-row-only",
         "greedy_pick",
         PICK,
