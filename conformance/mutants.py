@@ -3044,6 +3044,193 @@ MUTANTS: tuple[Mutant, ...] = (
         "q read with its position and head strides swapped: the same at one token of one head",
         "wrong stride",
     ),
+    # ---------------------------- round 16 (2026-12-04): greedy_pick, written without reading the eight above
+    Mutant(
+        "greedy_pick.merge-last-part-on-ties",
+        "greedy_pick",
+        PICK,
+        "        best_index = tl.min(tl.where(held & ~part_nan & (v == best), i, V), axis=0)\n",
+        "        best_index = tl.max(tl.where(held & ~part_nan & (v == best), i, -1), axis=0)\n",
+        "the merge takes the last part holding the row's largest value, where argmax takes the first part",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.merge-ignores-nan",
+        "greedy_pick",
+        PICK,
+        "        token = tl.where(nan_index < V, nan_index, best_index)\n",
+        "        token = best_index\n",
+        "the merge picks the largest number among the parts, never a part's NaN",
+        "wrong formula",
+    ),
+    Mutant(
+        "greedy_pick.merge-last-nan-part",
+        "greedy_pick",
+        PICK,
+        "        nan_index = tl.min(tl.where(part_nan, i, V), axis=0)  # parts in order: the row's first NaN\n",
+        "        nan_index = tl.max(tl.where(part_nan, i, -1), axis=0)\n"
+        "        nan_index = tl.where(nan_index < 0, V, nan_index)\n",
+        "the merge takes the last part holding a NaN, where argmax takes the row's first NaN",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.part-last-nan",
+        "greedy_pick",
+        PICK,
+        "    first_nan = tl.min(tl.where(nan, offs, V), axis=0)\n",
+        "    first_nan = tl.max(tl.where(nan, offs, -1), axis=0)\n"
+        "    first_nan = tl.where(first_nan < 0, V, first_nan)\n",
+        "a part's last NaN, where argmax takes its first",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.part-nan-value-dropped",
+        "greedy_pick",
+        PICK,
+        '    tl.store(picks + part, tl.where(has_nan, float("nan"), largest))\n',
+        "    tl.store(picks + part, largest)\n",
+        "a part holding a NaN stores its largest number with the NaN's index: the merge weighs it as a number",
+        "wrong formula",
+    ),
+    Mutant(
+        "greedy_pick.tail-filled-with-zero",
+        "greedy_pick",
+        PICK,
+        'x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=float("-inf"))',
+        "x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=0.0)",
+        "the last part's lanes past V filled with 0: a row whose numbers are all below 0 picks no index (V)",
+        "wrong fill value",
+    ),
+    Mutant(
+        "greedy_pick.tail-filled-with-lowest-float",
+        "greedy_pick",
+        PICK,
+        'x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=float("-inf"))',
+        "x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=-3.4028234663852886e38)",
+        "the last part's lanes past V filled with float32's lowest number, not -inf: a row of -inf picks no index",
+        "wrong fill value",
+    ),
+    Mutant(
+        "greedy_pick.merge-fill-zero",
+        "greedy_pick",
+        PICK,
+        '        v = tl.load(picks + p, mask=held, other=float("-inf"), cache_modifier=".cg")\n',
+        '        v = tl.load(picks + p, mask=held, other=0.0, cache_modifier=".cg")\n',
+        "the merge's lanes past the row's parts (PARTS is a power of two) filled with 0, not -inf",
+        "wrong fill value",
+    ),
+    Mutant(
+        "greedy_pick.merge-one-part-too-many",
+        "greedy_pick",
+        PICK,
+        "        held = p < parts\n",
+        "        held = p <= parts\n",
+        "the merge reads one part past the row's: the first index read as a value, the next row's values as indices",
+        "mask off by one",
+    ),
+    Mutant(
+        "greedy_pick.position-moved-by-every-part",
+        "greedy_pick",
+        PICK,
+        "    if arrived == parts - 1:  # the row's last part to arrive: the first part holding the row's pick\n"
+        "        p = tl.arange(0, PARTS)\n"
+        "        held = p < parts\n"
+        '        v = tl.load(picks + p, mask=held, other=float("-inf"), cache_modifier=".cg")\n'
+        '        i = tl.load(picks + parts + p, mask=held, other=V, cache_modifier=".cg").to(tl.int32)\n'
+        "        part_nan = v != v\n"
+        "        nan_index = tl.min(tl.where(part_nan, i, V), axis=0)  # parts in order: the row's first NaN\n"
+        '        best = tl.max(tl.where(part_nan, float("-inf"), v), axis=0)\n'
+        "        best_index = tl.min(tl.where(held & ~part_nan & (v == best), i, V), axis=0)\n"
+        "        token = tl.where(nan_index < V, nan_index, best_index)\n"
+        "        tl.store(tokens_ptr + row * stride_tokens, token.to(tokens_ptr.dtype.element_ty))\n"
+        "        tl.store(state_ptr + row, tl.load(state_ptr + row) + 1)  # the position\n",
+        "    tl.store(state_ptr + row, tl.load(state_ptr + row) + 1)  # the position, by every part\n"
+        "    if arrived == parts - 1:  # the row's last part to arrive: the first part holding the row's pick\n"
+        "        p = tl.arange(0, PARTS)\n"
+        "        held = p < parts\n"
+        '        v = tl.load(picks + p, mask=held, other=float("-inf"), cache_modifier=".cg")\n'
+        '        i = tl.load(picks + parts + p, mask=held, other=V, cache_modifier=".cg").to(tl.int32)\n'
+        "        part_nan = v != v\n"
+        "        nan_index = tl.min(tl.where(part_nan, i, V), axis=0)  # parts in order: the row's first NaN\n"
+        '        best = tl.max(tl.where(part_nan, float("-inf"), v), axis=0)\n'
+        "        best_index = tl.min(tl.where(held & ~part_nan & (v == best), i, V), axis=0)\n"
+        "        token = tl.where(nan_index < V, nan_index, best_index)\n"
+        "        tl.store(tokens_ptr + row * stride_tokens, token.to(tokens_ptr.dtype.element_ty))\n",
+        "the position moved on by every part (outside the last arrival's branch): by the row's part count",
+        "applied twice",
+    ),
+    Mutant(
+        "greedy_pick.length-from-position",
+        "greedy_pick",
+        PICK,
+        "        tl.store(state_ptr + stride_state + row, tl.load(state_ptr + stride_state + row) + 1)  # the length\n",
+        "        tl.store(state_ptr + stride_state + row, tl.load(state_ptr + row) + 1)  # the length\n",
+        "the cache length written as the old position plus one: right only where the two are equal",
+        "wrong formula",
+    ),
+    Mutant(
+        "greedy_pick.state-stride-as-rows",
+        "greedy_pick",
+        PICK,
+        "        tl.store(state_ptr + stride_state + row, tl.load(state_ptr + stride_state + row) + 1)  # the length\n",
+        "        tl.store(state_ptr + B + row, tl.load(state_ptr + B + row) + 1)  # the length\n",
+        "the state's length row found B after its position row: right only for a contiguous state",
+        "wrong stride",
+    ),
+    Mutant(
+        "greedy_pick.tokens-stride-dropped",
+        "greedy_pick",
+        PICK,
+        "        tl.store(tokens_ptr + row * stride_tokens, token.to(tokens_ptr.dtype.element_ty))\n",
+        "        tl.store(tokens_ptr + row, token.to(tokens_ptr.dtype.element_ty))\n",
+        "the tokens taken as contiguous: right only for tokens [B, 1] of their own",
+        "wrong stride",
+    ),
+    Mutant(
+        "greedy_pick.logits-row-stride-as-vocab",
+        "greedy_pick",
+        PICK,
+        "B, V, logits.stride(0), tokens.stride(0),",
+        "B, V, V, tokens.stride(0),",
+        "the logits' row stride taken as V: right only for rows without padding",
+        "wrong stride",
+    ),
+    Mutant(
+        "greedy_pick.every-row-reads-the-first",
+        "greedy_pick",
+        PICK,
+        'x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=float("-inf"))',
+        'x = tl.load(logits_ptr + offs, mask=inside, other=float("-inf"))',
+        "every row picks from the first row's logits",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.parts-floored",
+        "greedy_pick",
+        PICK,
+        '    parts = triton.cdiv(V, meta["BLOCK_V"])\n',
+        '    parts = max(V // meta["BLOCK_V"], 1)\n',
+        "the parts counted with a floor: the vocabulary's tail past the last whole BLOCK_V is never read",
+        "tail dropped",
+    ),
+    Mutant(
+        "greedy_pick.picks-in-logits-dtype",
+        "greedy_pick",
+        PICK,
+        "    picks = empty((B, 2, parts), dtype=torch.float32, device=logits.device)\n",
+        "    picks = empty((B, 2, parts), dtype=logits.dtype, device=logits.device)\n",
+        "the parts' picks kept in the logits' dtype: an index is exact only below 2,048 (fp16) or 256 (bf16)",
+        "wrong output dtype",
+    ),
+    Mutant(
+        "greedy_pick.reset-first-row-only",
+        "greedy_pick",
+        PICK,
+        '        tl.atomic_xchg(counter_ptr + row, 0, sem="relaxed", scope="gpu")\n',
+        '        tl.atomic_xchg(counter_ptr, 0, sem="relaxed", scope="gpu")\n',
+        "only the first row's counter reset: the next launch's later rows never see their last part",
+        "state not reset between launches",
+    ),
 )
 
 

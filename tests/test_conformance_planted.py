@@ -202,6 +202,29 @@ def test_the_attention_records_draw_q_of_other_layouts():
             assert any(s[0] == contiguous for s in q) and any(s[0] != contiguous for s in q)
 
 
+def test_the_pick_record_draws_tokens_and_state_as_views_and_guards_their_buffers():
+    """Planted (round 16): greedy_pick's record built tokens [B, 1] and state [2, B] contiguous, as the engine's
+    own: a kernel that takes the state's length row as B after its position row or the tokens as contiguous passes
+    (mutants greedy_pick.state-stride-as-rows, greedy_pick.tokens-stride-dropped). Half the draws are views into
+    wider buffers now, and the judge holds every element of those buffers beside the views to its drawn value."""
+    from conformance.specs import pick
+
+    drawn = set(_layouts("greedy_pick", {"B": 3, "V": 5}, "tokens", "state"))
+    assert drawn == {((1, 1), (3, 1)), ((3, 1), (8, 1))}
+    for seed in range(8):
+        case = harness.build("greedy_pick", "fp16", {"B": 3, "V": 5}, harness.Values("fp16", "cpu", seed))
+        state = case.args["state"]
+        if state.is_contiguous():
+            continue
+        beside = pick._beside(state)
+        assert beside.numel() == 5 and (beside == pick.UNTOUCHED).all()  # row 0's five columns past B
+        torch.as_strided(state, (1,), (1,), storage_offset=state.storage_offset() + 3).fill_(7)  # a store past B
+        assert (pick._beside(state) == 7).sum() == 1
+        assert pick._beside(case.args["tokens"]).numel() == 4  # two elements between each row and the next
+        return
+    raise AssertionError("no draw of the first eight seeds took views")
+
+
 def test_the_rotary_record_draws_every_rope_rule_the_engine_reads():
     """Planted: rotary's tables drawn only unscaled or with Llama-3 scaling, while config.json's linear and dynamic
     rules reach rope_cache too: a linear rule that speeds the frequencies up passes (mutant

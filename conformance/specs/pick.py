@@ -17,6 +17,7 @@ from .. import reference
 from . import Record, Small
 
 SPECIALS = ("none", "tie", "nan", "inf", "-inf row", "last")
+UNTOUCHED = -2  # what the wide buffers of tokens and state hold beside the views the op is given
 
 
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -45,10 +46,18 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         elif special == "last":  # the largest value in the row's last element (the last part's tail)
             logits[row, V - 1] = logits[row].abs().max() + 1
     pad = values.layout(rng.choice([0, 8]), engine=0)
-    tokens = torch.full((B, 1), -1, dtype=torch.int64, device=values.device)
-    state = torch.tensor([[rng.randrange(1 << 20) for _ in range(B)] for _ in range(2)], device=values.device)
+    drawn = torch.tensor([[rng.randrange(1 << 20) for _ in range(B)] for _ in range(2)], device=values.device)
+    # the kernel takes the tokens' and the state's row strides: half the time views into wider buffers (tokens a
+    # column of [B, 3], the state the first B columns of [2, B + 5]), whose other elements must stay untouched
+    wide = rng.random() < 0.5
+    if wide:
+        tokens = torch.full((B, 3), UNTOUCHED, dtype=torch.int64, device=values.device)[:, 1:2].fill_(-1)
+        state = torch.full((2, B + 5), UNTOUCHED, dtype=torch.int64, device=values.device)[:, :B].copy_(drawn)
+    else:
+        tokens = torch.full((B, 1), -1, dtype=torch.int64, device=values.device)
+        state = drawn
     args = {"logits": padded(logits.to(values.dtype), pad, values.device), "tokens": tokens, "state": state}
-    return args, {"rows": specials, "logits row padding": pad}
+    return args, {"rows": specials, "logits row padding": pad, "tokens and state": "views" if wide else "own"}
 
 
 def reset(case: Any) -> None:
@@ -63,10 +72,26 @@ def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> lis
     ref = case.once("greedy_pick", lambda: reference.greedy_pick(logits).double()[:, None])
     state = case.once("state drawn", lambda: case.args["state"].clone()).double() + 1
     tokens, moved = (out.double().cpu() for out in outputs)
-    return [
+    judged = [
         (tokens, ref, torch.zeros_like(ref), "tokens (exact)"),
         (moved, state.cpu(), torch.zeros_like(state.cpu()), "state moved on by one (exact)"),
     ]
+    for name in ("tokens", "state"):  # a view's wider buffer: every element beside the view as drawn
+        arg = case.args[name]
+        if not arg.is_contiguous():
+            beside = _beside(arg).double().cpu()
+            judged.append((beside, torch.full_like(beside, UNTOUCHED), torch.zeros_like(beside), f"{name}' buffer"))
+    return judged
+
+
+def _beside(view: Any) -> Any:
+    """The elements of ``view``'s storage, from its first element to its last, that are not ``view``'s."""
+    span = view.storage_offset() + (view.shape[0] - 1) * view.stride(0) + view.shape[1] * view.stride(1)
+    flat = torch.as_strided(view, (span - view.storage_offset(),), (1,))
+    mine = torch.zeros(flat.shape, dtype=torch.bool, device=view.device)
+    rows = torch.arange(view.shape[0], device=view.device)[:, None] * view.stride(0)
+    mine[(rows + torch.arange(view.shape[1], device=view.device)[None, :] * view.stride(1)).reshape(-1)] = True
+    return flat[~mine]
 
 
 def small(config: Mapping[str, Any]) -> Small:
