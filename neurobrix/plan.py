@@ -22,6 +22,7 @@ from .dtypes import NAMES as DTYPES
 from .errors import MissingEntryError, TablesError, UsageError, expect
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
+from .schema import PDL_MAJOR, pdl_capable
 from .tables import Tables, certify_command, index_path
 
 
@@ -116,11 +117,15 @@ def certified_settings(
         raise UsageError(f"{what}'s settings must be a mapping of kernel calls to settings, got {settings!r}")
     if class_id not in loaded.classes:
         raise UsageError(f"unknown GPU class {class_id!r}; classes here: {', '.join(sorted(loaded.classes))}")
-    launch = "pdl" in loaded.classes[class_id].launch
-    if type(pdl) is not bool or pdl != launch:
+    klass = loaded.classes[class_id]
+    # PDL off is the launch every proof ran (conformance checks launch without it), so a plan may always turn it
+    # off (benchmarks.e2e's triton-serial, the GPU test that PDL changes no result); on, it needs a GPU that has
+    # it, as class.yaml's launch does: CONTRIBUTING measures whether it pays before a class lists it
+    if type(pdl) is not bool or (pdl and not pdl_capable(klass)):
         raise UsageError(
-            f"{what} launches with pdl={pdl!r}, where class {class_id}'s {loaded.classes[class_id].path} says "
-            f"{launch} (its launch features); nothing was launched"
+            f"{what} launches with pdl={pdl!r}, where class {class_id}'s {klass.path} is not a CUDA class of compute "
+            f"capability {PDL_MAJOR}.0 or later (programmatic dependent launch needs one; pdl must be true or false); "
+            "nothing was launched"
         )
     # a call that is none, or without a certified setting, is refused as resolve refuses it
     found = resolve(list(settings), loaded, class_id).settings

@@ -391,6 +391,13 @@ class GPUClass:
     launch: tuple[str, ...] = ()  # launch features ("pdl") measured to pay on this class
 
 
+def pdl_capable(klass: GPUClass) -> bool:
+    """Whether ``klass``'s GPUs have programmatic dependent launch (CUDA, compute capability PDL_MAJOR.0 or later),
+    whether or not its class.yaml lists it among the launch features that pay."""
+    cc = klass.match.compute_capability
+    return klass.match.backend == "cuda" and cc is not None and cc[0] >= PDL_MAJOR
+
+
 @dataclass(frozen=True)
 class Domain:
     """Dtypes and, per key dimension, an inclusive range; ``hi`` None means unbounded above.

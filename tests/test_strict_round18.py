@@ -73,6 +73,35 @@ def test_a_plan_launches_only_the_settings_resolve_finds(change, error, said):
         assert "interpreter/rms_norm.json certifies for that call" in str(refused.value)
 
 
+def test_a_plan_may_turn_dependent_launch_off_or_on_where_the_gpu_has_it():
+    """PDL is a launch feature, not a setting: every proof ran without it (conformance checks launch plainly), so a
+    plan of nvidia-h200's settings with pdl off is what was proven (benchmarks.e2e's triton-serial, the GPU test that
+    PDL changes no result, both ``dataclasses.replace(plan, pdl=False)``); on, it needs a class of compute capability
+    9.0 or later (CONTRIBUTING measures whether it pays before a class lists it). A class of 8.0 with pdl on, or a pdl
+    that is no bool, is refused naming the class's file; the settings themselves are still held to the table's."""
+    from neurobrix.plan import certified_settings
+
+    loaded = tables.load()
+    first = loaded.index("nvidia-h200", "rms_norm").entries[0].domain
+    call = ("rms_norm", first.dtypes[0], tuple(lo for _, lo, _ in first.ranges))
+    plan = resolve([call], loaded, "nvidia-h200")
+    for pdl in (False, True):
+        assert certified_settings(plan.settings, pdl, loaded, "nvidia-h200", "this plan") == plan.settings
+    for pdl in (1, None, "yes"):
+        with pytest.raises(
+            UsageError, match=re.escape(f"this plan launches with pdl={pdl!r}, where class nvidia-h200")
+        ):
+            certified_settings(plan.settings, pdl, loaded, "nvidia-h200", "this plan")
+    h200 = loaded.classes["nvidia-h200"]
+    ampere = dataclasses.replace(h200, match=dataclasses.replace(h200.match, compute_capability=(8, 0)), launch=())
+    older = dataclasses.replace(loaded, classes={**loaded.classes, "nvidia-h200": ampere})
+    assert certified_settings(plan.settings, False, older, "nvidia-h200", "this plan") == plan.settings
+    with pytest.raises(UsageError, match="compute capability 9.0 or later"):
+        certified_settings(plan.settings, True, older, "nvidia-h200", "this plan")
+    with pytest.raises(UsageError, match="not the setting"):
+        certified_settings({call: {**plan.settings[call], "num_warps": 3}}, False, loaded, "nvidia-h200", "this plan")
+
+
 def test_a_warmup_plan_changed_after_planning_is_refused_before_anything_runs(tmp_path, monkeypatch):
     """A WarmupPlan's settings (a mutable dataclass) changed after ``plan_warmup``: ``warmup.launch`` launched the
     changed setting on every pass. Now launch refuses it (exit 2) before building the scratch model; the plan as
