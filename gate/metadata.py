@@ -109,11 +109,12 @@ def read_metadata(data: bytes) -> tuple[Metadata | None, str]:
         return None, "a field nests too deeply to be parsed (a marker of thousands of parentheses)"
 
 
-# Core metadata must be the bytes the build backend prepares (G406), so a file far larger than those is refused by its
-# size before it is parsed (gate round 19): packaging validates every specifier and extra of a requirement, about 20 s
-# for a requirement of a million of them within the 4 MiB any metadata file may have, and the command line judging a
-# wheel and its sdist so took a minute. Twice the expected bytes and 64 KiB leaves room for any edit the other checks
-# name (a field added, a value changed) and bounds the parse at a few seconds.
+# Core metadata must be the bytes the build backend prepares (G406), and entry_points.txt the bytes it writes (G408), so
+# a file far larger than those is refused by its size before it is parsed (gate round 19): packaging validates every
+# specifier and extra of a requirement, about 20 s for a requirement of a million of them within the 4 MiB any metadata
+# file may have (the command line judging a wheel and its sdist so took a minute), and configparser, the gate's and
+# installer's, read 290,000 console scripts as long. Twice the expected bytes and 64 KiB leaves room for any edit the
+# other checks name (a field added, a value changed) and bounds the parse at a few seconds.
 def metadata_bound(expected: bytes) -> int:
     """The most bytes a metadata file may have to be parsed at all, for the ``expected`` bytes."""
     return 2 * len(expected) + 64 * 1024
@@ -409,6 +410,17 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
     data = _text(archive, path)
     if data is None:
         return  # unreadable: its G3xx finding says why
+    expected = entry_points_text(declared.entry_points)
+    bound = metadata_bound(expected)
+    if len(data) > bound:  # as core metadata (gate round 19): configparser read 290,000 entries for tens of seconds
+        archive.fail(
+            Check.G408,
+            path,
+            f"{len(data)} bytes, where the build backend writes {len(expected)} from pyproject.toml: not parsed (entry "
+            f"points past {bound} bytes are refused by their size; configparser and installer read hundreds of "
+            "thousands of console scripts for tens of seconds)",
+        )
+        return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:
