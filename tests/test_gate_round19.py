@@ -9,9 +9,10 @@ Four classes, each refused now (every case below failed on the gate before its f
    canonical order (Unicode normalisation sorts them in quadratic time: four such members, 47 s) or of plain ASCII
    (Python's character-by-character checks: 1,900 such members, seven minutes). Now a component past 255 bytes or a
    name past 1,024 bytes is refused before anything else is done with it (G310);
-3. core metadata of megabytes that packaging's validation reads for tens of seconds (a requirement of a million
-   specifiers or extras: a wheel and its sdist took the command line a minute). Now metadata far larger than the
-   bytes the build backend prepares is refused unparsed (G406);
+3. core metadata and entry points of megabytes that packaging's validation or configparser reads for tens of seconds
+   (a requirement of a million specifiers or extras: a wheel and its sdist took the command line a minute; 290,000
+   console scripts, read by the gate and by installer, whose launchers the gate maps). Now metadata or entry points
+   far larger than the bytes the build backend writes are refused unparsed (G406, G408);
 4. sdist members their group or others cannot read (a file of mode 600 or 640, a folder of 700): pip ignores the mode,
    but GNU tar and tarfile's unfiltered ``extractall`` run as root apply it, so the unpacked sources are root's alone,
    as round 18 found for a wheel's modes (G509).
@@ -37,7 +38,7 @@ from gate_fixtures import (
     with_true_record,
     write_sdist,
 )
-from test_gate_hostile import TABLE, built, judge, member, needing, refused_with, write_wheel
+from test_gate_hostile import TABLE, built, gate_cli, judge, member, needing, refused_with, write_wheel
 
 pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
@@ -63,6 +64,7 @@ NEEDED = {  # attack -> (the member, the version needed written in its headers)
     "6.3 on a table (LZMA's, zipfile's last)": (TABLE.wheel_path, 63),
     "5.1 on the package's __init__.py (AES's)": ("neurobrix/__init__.py", 51),
     "4.5 on RECORD (zip64's, past an unzip built without it)": ("neurobrix-{v}.dist-info/RECORD", 45),
+    "2.1 on a module (Deflate64's, the first past 2.0)": ("neurobrix/cli.py", 21),
 }
 
 
@@ -137,7 +139,7 @@ def test_names_as_long_as_file_systems_hold_are_judged_as_before(built: Built, t
     assert {f.code for f in report.findings} == {"G107"}
 
 
-# -- 3. core metadata of megabytes that packaging reads for tens of seconds --------------------------------------------
+# -- 3. core metadata and entry points of megabytes, read for tens of seconds ------------------------------------------
 
 
 def fattened(metadata: bytes, field: bytes) -> bytes:
@@ -171,6 +173,45 @@ def test_sdist_pkg_info_of_megabytes_is_refused_unparsed(built: Built, tmp_path:
     pkg_info.data = fattened(pkg_info.data, FAT_FIELDS["a requirement of a million specifiers"])
     report = judge(write_sdist(tmp_path / built.sdist.name, raw_tar(members)))
     assert "not parsed" in refused_with(report, "G406", pkg_info.name, built.sdist.name).message
+
+
+def test_the_command_line_answers_a_wheel_and_sdist_of_megabytes_of_metadata_at_once(
+    built: Built, tmp_path: Path
+) -> None:
+    """`python -m gate check` on both, twine included (which reads the metadata too): a minute before; now the gate
+    refuses both unparsed and does not wait on twine for them."""
+    members = wheel_members(built.wheel)
+    metadata = member(members, f"{built.dist_info}/METADATA")
+    metadata.data = fattened(metadata.data, FAT_FIELDS["a requirement of a million specifiers"])
+    wheel = write_wheel(built, tmp_path, with_true_record(members))
+    sdist = sdist_members(built.sdist)
+    pkg_info = next(m for m in sdist if m.name == f"{built.root}/PKG-INFO")
+    pkg_info.data = fattened(pkg_info.data, FAT_FIELDS["a requirement of a million specifiers"])
+    result = gate_cli("check", "--no-smoke", str(wheel), str(write_sdist(tmp_path / built.sdist.name, raw_tar(sdist))))
+    assert result.returncode == 1 and result.stdout.count("not parsed") == 2, result.stdout
+
+
+FAT_ENTRY_POINTS = {  # attack -> the group given 290,000 entries (4 MB, within the 4 MiB limit)
+    "290,000 console scripts": "console_scripts",
+    "290,000 window scripts": "gui_scripts",
+    "290,000 plugins of a group of its own": "neurobrix.plugins",
+}
+
+
+@pytest.mark.parametrize("attack", list(FAT_ENTRY_POINTS))
+def test_entry_points_of_megabytes_are_refused_unparsed(built: Built, tmp_path: Path, attack: str) -> None:
+    """configparser reads each line in Python: the gate's own reading of entry_points.txt and installer's (the gate maps
+    the launchers installer would write) took tens of seconds for 290,000 entries, and the gate then named each one."""
+    group = FAT_ENTRY_POINTS[attack]
+    members = wheel_members(built.wheel)
+    entry_points = member(members, f"{built.dist_info}/entry_points.txt")
+    entries = b"".join(b"e%06d = m:f\n" % i for i in range(290_000))
+    if group == "console_scripts":
+        entry_points.data += entries
+    else:
+        entry_points.data += b"\n[" + group.encode() + b"]\n" + entries
+    report = judge(write_wheel(built, tmp_path, with_true_record(members)))
+    assert "not parsed" in refused_with(report, "G408", entry_points.name.decode(), built.wheel.name).message
 
 
 # -- 4. sdist members their group or others cannot read ----------------------------------------------------------------
