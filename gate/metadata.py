@@ -417,8 +417,9 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
             Check.G408,
             path,
             f"{len(data)} bytes, where the build backend writes {len(expected)} from pyproject.toml: not parsed (entry "
-            f"points past {bound} bytes are refused by their size; configparser and installer read hundreds of "
-            "thousands of console scripts for tens of seconds)",
+            f"points past {bound} bytes are refused by their size, whatever fills them: entries, or blank lines and "
+            "line ends every reader skips; configparser and installer read hundreds of thousands of console scripts "
+            "for tens of seconds)",
         )
         return
     try:

@@ -71,7 +71,7 @@ ZIPFILE_MAX_NEEDED = 63
 # The highest "version needed" a member may say it needs (gate round 19): 2.0, what zipfile (so hatchling), Info-ZIP and
 # the zip crate write for a deflated member or a folder (1.0 for a stored one; 4.5 only with zip64, refused here).
 # Info-ZIP's `unzip` compares the field with the version it was built for, UNZIP_VERSION (4.6 for Debian's, with bzip2;
-# 4.5 with zip64 support; 2.0 without it, as in the readers built on its code), and skips a member that needs more
+# 4.5 with zip64 support; 2.0 without it, as other readers refuse past 2.0), and skips a member that needs more
 # ("need PK compat. v6.3 (can do v4.6)", exit 81): between 2.1 and 6.3 pip and installer install the member and uv
 # ignores the field, while `unzip` installs the wheel without it.
 UNZIP_MAX_NEEDED = 20
