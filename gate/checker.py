@@ -133,7 +133,9 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                 identities[archive.path] = check_sdist(archive, options.reference, repo)
         _check_versions(archives, identities, options.expect_version)
         for archive in archives:
-            tools_ran = options.tools and archive.safe  # an archive read more than one way goes to no other tool
+            # an archive read more than one way goes to no other tool; one whose metadata the gate refused unparsed is
+            # not waited on (twine, still parsing it, is stopped on the way out)
+            tools_ran = options.tools and archive.safe and not archive.tools_skipped
             findings.extend(archive.findings)
             archive.findings.clear()
             if tools_ran and isinstance(archive, WheelArchive):

@@ -38,6 +38,7 @@ from neurobrix.tables import WHEEL_DIR
 
 from .archive import WheelArchive
 from .checks import Check
+from .metadata import entry_points_text, metadata_bound
 from .repository import PACKAGE, Repository
 
 if TYPE_CHECKING:
@@ -71,10 +72,11 @@ class _MemberStream(io.BytesIO):
 
 
 class _Source(WheelSource):
-    def __init__(self, wheel: WheelArchive, name: str, version: str, dist_info: str) -> None:
+    def __init__(self, wheel: WheelArchive, name: str, version: str, dist_info: str, parse_bound: int | None) -> None:
         super().__init__(name, version)
         self._wheel = wheel
         self._dist_info = dist_info
+        self._parse_bound = parse_bound
 
     @property
     def dist_info_dir(self) -> str:
@@ -83,7 +85,13 @@ class _Source(WheelSource):
     @property
     def dist_info_filenames(self) -> list[str]:
         prefix = f"{self._dist_info}/"
-        return [n[len(prefix) :] for n in self._wheel.files if n.startswith(prefix)]
+        found = [n[len(prefix) :] for n in self._wheel.files if n.startswith(prefix)]
+        # An entry_points.txt past the bound is not handed to installer to parse (gate round 19): its configparser read
+        # hundreds of thousands of console scripts for tens of seconds; check_entry_points refuses it unparsed (G408).
+        entry_points = self._wheel.files.get(f"{prefix}entry_points.txt")
+        if entry_points is not None and self._parse_bound is not None and entry_points.size > self._parse_bound:
+            found.remove("entry_points.txt")
+        return found
 
     def read_dist_info(self, filename: str) -> str:
         data = self._wheel.read(f"{self._dist_info}/{filename}")
@@ -121,13 +129,16 @@ class _Plan(WheelDestination):
         pass
 
 
-def install_plan(wheel: WheelArchive, name: str, version: str, dist_info: str) -> tuple[dict[str, Place], str]:
-    """Where ``installer`` writes each file member, and why it refuses the wheel ('' when it does not)."""
+def install_plan(
+    wheel: WheelArchive, name: str, version: str, dist_info: str, parse_bound: int | None = None
+) -> tuple[dict[str, Place], str]:
+    """Where ``installer`` writes each file member, and why it refuses the wheel ('' when it does not); an
+    entry_points.txt declaring more than ``parse_bound`` bytes is not parsed for the launchers it would write."""
     plan = _Plan()
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # installer warns, then skips, members under __pycache__/
-            install(_Source(wheel, name, version, dist_info), plan, {})
+            install(_Source(wheel, name, version, dist_info, parse_bound), plan, {})
     # installer reports malformed input through assertions, configparser and ValueError subclasses of its own
     # as much as through InstallerError: whichever it raises, the answer is "an installer refuses this wheel".
     except Exception as exc:  # noqa: BLE001
@@ -183,7 +194,8 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
     """G107 for members outside the allow-list, G108 for package files missing, G109 for package files
     (and licenses) whose bytes or executable bit differ from the repository's."""
     allowed = allowed_names(repo, table_names)
-    places, refused = install_plan(wheel, identity[0], identity[1], repo.declared.dist_info)
+    bound = metadata_bound(entry_points_text(repo.declared.entry_points))
+    places, refused = install_plan(wheel, identity[0], identity[1], repo.declared.dist_info, bound)
     for member in wheel.members:
         if member.kind == "dir":
             if not any(a.startswith(member.name) for a in allowed):

@@ -109,12 +109,34 @@ def read_metadata(data: bytes) -> tuple[Metadata | None, str]:
         return None, "a field nests too deeply to be parsed (a marker of thousands of parentheses)"
 
 
+# Core metadata must be the bytes the build backend prepares (G406), and entry_points.txt the bytes it writes (G408), so
+# a file far larger than those is refused by its size before it is parsed (gate round 19): packaging validates every
+# specifier and extra of a requirement, about 20 s for a requirement of a million of them within the 4 MiB any metadata
+# file may have (the command line judging a wheel and its sdist so took a minute), and configparser, the gate's and
+# installer's, read 290,000 console scripts as long. Twice the expected bytes and 64 KiB leaves room for any edit the
+# other checks name (a field added, a value changed) and bounds the parse at a few seconds.
+def metadata_bound(expected: bytes) -> int:
+    """The most bytes a metadata file may have to be parsed at all, for the ``expected`` bytes."""
+    return 2 * len(expected) + 64 * 1024
+
+
 def check_metadata(archive: Archive, path: str, declared_by_name: Identity, declared: Declared) -> Identity:
     """G404 if the metadata is invalid, G601 if it names another project or version than the file name,
     G406 where it differs from what the repository declares."""
     data = _text(archive, path)
     if data is None:
         archive.fail(Check.G404, path, "missing or unreadable: nothing says what this dist is")
+        return declared_by_name
+    bound = metadata_bound(declared.metadata)
+    if len(data) > bound:
+        archive.fail(
+            Check.G406,
+            path,
+            f"{len(data)} bytes, where the build backend prepares {len(declared.metadata)} from pyproject.toml: "
+            f"not parsed (metadata past {bound} bytes is refused by its size; packaging's validation reads a "
+            "requirement of a million specifiers for tens of seconds)",
+        )
+        archive.tools_skipped = f"{path} refused unparsed by its size"
         return declared_by_name
     metadata, why = read_metadata(data)
     if metadata is None:
@@ -388,6 +410,18 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
     data = _text(archive, path)
     if data is None:
         return  # unreadable: its G3xx finding says why
+    expected = entry_points_text(declared.entry_points)
+    bound = metadata_bound(expected)
+    if len(data) > bound:  # as core metadata (gate round 19): configparser read 290,000 entries for tens of seconds
+        archive.fail(
+            Check.G408,
+            path,
+            f"{len(data)} bytes, where the build backend writes {len(expected)} from pyproject.toml: not parsed (entry "
+            f"points past {bound} bytes are refused by their size, whatever fills them: entries, or blank lines and "
+            "line ends every reader skips; configparser and installer read hundreds of thousands of console scripts "
+            "for tens of seconds)",
+        )
+        return
     try:
         text = data.decode("utf-8")
     except UnicodeDecodeError as exc:

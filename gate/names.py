@@ -40,6 +40,27 @@ _DEVICES = {
 
 NameProblem = tuple[Check, str]
 
+# The longest name any file system an installer writes to holds (gate round 19): a component of 255 bytes (NAME_MAX on
+# Linux and macOS; NTFS takes 255 UTF-16 units) and a path of 1,024 (PATH_MAX on macOS; the path an installer opens is
+# longer still, joined to site-packages). A zip name may be 65,535 bytes, and judging one for every file system was
+# costly: Unicode normalisation sorts a run of combining marks into canonical order in quadratic time (four names of
+# 32,000 marks took 47 s) and the checks below read a name character by character in Python (1,900 names of 64 KiB took
+# seven minutes). A longer name is refused by its length, before anything else is done with it.
+NAME_MAX, PATH_MAX = 255, 1024
+
+
+def too_long(name: str) -> str:
+    """Why no file system holds ``name`` ('' when one does): a component or the whole name past the longest."""
+    size = len(name.encode())
+    longest = max(len(part.encode()) for part in name.split("/"))
+    if longest <= NAME_MAX and size <= PATH_MAX:
+        return ""
+    return (
+        f"a name of {size} bytes whose longest component is {longest}: no file system an installer writes to holds it "
+        f"(components of {NAME_MAX} bytes, paths of {PATH_MAX} on macOS), pip fails on it; refused by its length, "
+        "before it is judged for every file system"
+    )
+
 
 def decode_zip_name(raw: bytes, utf8_flag: bool) -> tuple[str | None, str]:
     """The name a zip entry's raw bytes spell, or (None, why) where tools would read them differently."""
@@ -76,6 +97,9 @@ def name_problems(name: str, is_dir: bool = False) -> list[NameProblem]:
         problems.append((Check.G303, f"name {name!r} has a backslash or a control character"))
     if problems:
         return problems
+    long = too_long(name)
+    if long:
+        return [(Check.G310, long)]
     body = name[:-1] if is_dir and name.endswith("/") else name
     canonical = canonical_name(body)
     reasons: list[str] = []
@@ -119,5 +143,8 @@ def destination_key(name: str) -> str:
 
     Upper-cased first: NTFS and exFAT compare names through an upcase table (Unicode's simple uppercase mapping),
     which takes the dotless i (U+0131) to I, where case folding keeps it apart from i; so ``clı.py`` and ``cli.py``
-    are one file on Windows (gate round 17). It is the one character whose upper case folds otherwise than it does."""
+    are one file on Windows (gate round 17). It is the one character whose upper case folds otherwise than it does.
+    A name no file system holds (:func:`too_long`, refused) is its own key: it lands nowhere."""
+    if too_long(name):
+        return name
     return unicodedata.normalize("NFC", canonical_name(name).upper().casefold())

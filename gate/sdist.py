@@ -85,6 +85,10 @@ _SPECIAL_MODE = 0o7000 | 0o002
 # them; a folder its owner cannot list (mode 311) is then skipped by hatchling's os.walk without an error, so the wheel
 # built from the sdist lacks it (neurobrix/ops/ was left out), and a file its owner cannot read fails the build.
 _OWNER_NEEDS = {"file": 0o400, "dir": 0o500}
+# What the other users need of each member (gate round 19, as round 18 found for a wheel's modes, G315): GNU tar and
+# tarfile's unfiltered extractall run as root apply a mode of 600 or a folder of 700 as written, so the unpacked sources
+# and tables are root's alone (a build or a check run as another user cannot read them); hatchling writes 644 and 755.
+_OTHERS_NEED = {"file": 0o044, "dir": 0o055}
 
 
 def _check_modes(sdist: SdistArchive, root: str, repo: Repository) -> None:
@@ -112,6 +116,17 @@ def _check_modes(sdist: SdistArchive, root: str, repo: Repository) -> None:
                     "extractall (Python before 3.14, unfiltered) and GNU tar apply it, and the build backend's walk "
                     "skips a folder it cannot list without a word (a wheel without it), pip ignores the mode"
                 ),
+            )
+            continue
+        closed = _OTHERS_NEED.get(m.kind, 0) & ~m.mode
+        if closed:
+            sdist.fail(
+                Check.G509,
+                m.name,
+                f"mode {m.mode:o}: its group or others cannot "
+                + ("read it" if m.kind == "file" else "list or enter it")
+                + ": GNU tar and tarfile's extractall (Python before 3.14, unfiltered) run as root apply it, so the "
+                "unpacked sources are root's alone; pip ignores the mode, and this project's build writes 644 or 755",
             )
             continue
         if m.kind != "file" or not m.name.startswith(f"{root}/"):

@@ -17,7 +17,8 @@ accepts only the archive that every tool reads alike:
   extra fields, no extra field record but the timestamp and Unix-owner records zip writers put in wheels (each
   within its format's size, and the two the zip crate parses laid out as it reads them), no record twice in one
   header (uv refuses that), no comments, and no
-  "version needed to extract" above 6.3 (zipfile refuses the archive, uv ignores the field);
+  "version needed to extract" above 2.0 (`unzip` skips the member; above 6.3 zipfile refuses the archive, uv ignores
+  the field);
 * a member is inflated through a cap: reading stops as soon as it passes its declared size, and the
   stream must end exactly there with the declared CRC, within a budget for the whole archive; and the stream may be
   no longer than a compressor writes for those bytes (:func:`deflate_padding`: empty or needless blocks are read
@@ -67,6 +68,13 @@ _FLAGS_ALLOWED = 0x0002 | 0x0004 | FLAG_UTF8  # deflate speed hints, UTF-8 names
 # zipfile.MAX_EXTRACT_VERSION: the highest "version needed to extract" (its low byte, the one zipfile reads) Python's
 # zipfile opens; above it zipfile refuses the whole archive (pip, installer, twine), while uv ignores the field
 ZIPFILE_MAX_NEEDED = 63
+# The highest "version needed" a member may say it needs (gate round 19): 2.0, what zipfile (so hatchling), Info-ZIP and
+# the zip crate write for a deflated member or a folder (1.0 for a stored one; 4.5 only with zip64, refused here).
+# Info-ZIP's `unzip` compares the field with the version it was built for, UNZIP_VERSION (4.6 for Debian's, with bzip2;
+# 4.5 with zip64 support; 2.0 without it, as other readers refuse past 2.0), and skips a member that needs more
+# ("need PK compat. v6.3 (can do v4.6)", exit 81): between 2.1 and 6.3 pip and installer install the member and uv
+# ignores the field, while `unzip` installs the wheel without it.
+UNZIP_MAX_NEEDED = 20
 _EXTRA_REFUSED = {
     0x0001: "a zip64 extra field (sizes that disagree with the header's are read by some tools only)",
     0x0017: "a strong-encryption header",
@@ -255,6 +263,18 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
                     f"version needed to extract {(needed & 0xFF) / 10:.1f}: Python's zipfile (pip, installer, twine) "
                     f"opens nothing above {ZIPFILE_MAX_NEEDED / 10:.1f} and refuses the whole wheel, uv installs it",
                     True,
+                )
+            )
+        elif needed & 0xFF > UNZIP_MAX_NEEDED:
+            problems.append(
+                ZipProblem(
+                    Check.G313,
+                    raw_name,
+                    f"version needed to extract {(needed & 0xFF) / 10:.1f}, past the {UNZIP_MAX_NEEDED / 10:.1f} zip "
+                    "writers write for a stored or deflated member: Info-ZIP's `unzip` skips a member that needs more "
+                    "than it was built for (4.6 for Debian's, 2.0 without zip64) and installs the wheel without it, "
+                    "while zipfile (pip, installer) reads up to 6.3 and uv ignores the field",
+                    False,
                 )
             )
         if method not in (STORED, DEFLATED):

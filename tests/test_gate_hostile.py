@@ -2251,7 +2251,7 @@ TAR_OWNERS = {  # attack -> (the member, without the top folder; its RawTarMembe
     "a folder owned by uid 1000": ("neurobrix/", {"uid": 1000}),
     "a group-writable file": ("neurobrix/__init__.py", {"mode": 0o664}),
     "a group-writable folder": ("neurobrix/", {"mode": 0o775}),
-    "a group-writable table": (f"tables/{TABLE.path}", {"mode": 0o660}),
+    "a group-writable table": (f"tables/{TABLE.path}", {"mode": 0o664}),  # 660 is closed to others too (G509)
 }
 
 
