@@ -429,6 +429,8 @@ def test_a_bad_count_or_report_path_is_a_usage_error_before_any_work(argv, said,
     [
         (["track", "--tables", "no-such-folder"], "no-such-folder is not a folder"),
         (["certify", "--class", "interpreter"], "name the dtypes to certify with --dtypes"),
+        # the interpreter's bf16 computes wrongly: a proof there proved nothing (run and warmup refuse the dtype)
+        (["certify", "--class", "interpreter", "--dtypes", "fp16", "bf16"], "cannot be certified in bf16"),
         (["certify", "--class", "interpreter", "--dtypes", "fp32", "--limit", "prompt=x"], "--limit 'prompt=x'"),
         (["certify", "--class", "interpreter", "--dtypes", "fp32", "--config", "no-such.json"], "--config no-such"),
         # the interpreter class covers every shape: these used to be ignored, certifying everything
