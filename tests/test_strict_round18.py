@@ -394,9 +394,9 @@ def test_kernels_are_refused_on_another_gpu_than_the_classes(two_gpus, how):
 @pytest.mark.parametrize("command", ["run", "warmup"])
 def test_bf16_on_the_interpreter_is_refused_whatever_its_tables_hold(tmp_path, monkeypatch, capsys, command):
     """Interpreter tables holding bf16 entries (written by hand or by a certify older than its refusal of --dtypes bf16
-    there; the interpreter's own bf16 computes on bit patterns): `run --dtype bf16` and `warmup --dtype bf16` ran the model in the interpreter's bf16
-    (exit 0), where the README says the interpreter class refuses bf16. Now refused (exit 2) as without such entries,
-    naming the dtypes it runs."""
+    there; the interpreter's own bf16 computes on bit patterns): `run --dtype bf16` and `warmup --dtype bf16` ran the
+    model in the interpreter's bf16 (exit 0), where the README says the interpreter class refuses bf16. Now refused
+    (exit 2) as without such entries, naming the dtypes it runs."""
     root = write_tables(tmp_path / "t", dtypes=("fp32", "fp16", "bf16"))
     monkeypatch.setenv(tables.ENV_VAR, str(root))
     _stored_tiny(tmp_path, monkeypatch)
