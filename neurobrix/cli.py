@@ -467,6 +467,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     previous = _catch_termination()
     try:
+        if args.func is not cmd_doctor:  # doctor reports it among its findings
+            from .doctor import environment_problem
+
+            unknown = environment_problem()
+            if unknown:
+                raise UsageError(unknown)
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a closed pipe surfaces here, not at interpreter exit
         return code

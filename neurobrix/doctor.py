@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import os
 import platform
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
 
@@ -27,12 +29,39 @@ def _version(package: str) -> str | None:
         return None
 
 
+# every NEUROBRIX_* variable the project reads: the model store, the tables, and the source commit certify records
+KNOWN_VARIABLES = ("NEUROBRIX_HOME", "NEUROBRIX_TABLES", "NEUROBRIX_SOURCE_COMMIT")
+
+
+def environment_problem(environ: Mapping[str, str] | None = None) -> str | None:
+    """Why the environment's NEUROBRIX_* variables would be ignored (None: none would): one the project does not
+    read is a misspelling, and without it the engine reads what it would have replaced in silence (the packaged
+    tables for a NEUROBRIX_TABLE, the default store for a NEUROBRIX_HOMES)."""
+    import difflib
+
+    environ = os.environ if environ is None else environ
+    unknown = sorted(name for name in environ if name.startswith("NEUROBRIX_") and name not in KNOWN_VARIABLES)
+    if not unknown:
+        return None
+    said = []
+    for name in unknown:
+        close = difflib.get_close_matches(name, KNOWN_VARIABLES, n=1)
+        said.append(f"{name} (did you mean {close[0]}?)" if close else name)
+    return (
+        f"NeuroBrix reads no variable {', '.join(said)}: it would be ignored, and what it was meant to replace read "
+        f"instead; the variables it reads are {', '.join(KNOWN_VARIABLES)}. Rename or unset it"
+    )
+
+
 def diagnose() -> list[Finding]:
     """Every fact doctor reports; a FAIL is something that blocks a real run on this machine."""
     found = [
         Finding("python", INFO, f"{platform.python_version()} ({platform.python_implementation()})"),
         Finding("neurobrix", INFO, __version__),
     ]
+    unknown = environment_problem()
+    if unknown:
+        found.append(Finding("environment", FAIL, unknown))
     torch_version = _version("torch")
     if torch_version is None:
         found.append(Finding("torch", FAIL, "not installed"))

@@ -4,7 +4,8 @@ WarmupPlan holding another setting than the table's, another launch feature, a s
 their index's settings only as Python compares true with 1 and 4.0 with 4; a stored model's text files edited in place
 at their size; a Triton cache folder that is a file, lies under one, or cannot be written; doctor saying "ready" where
 every run's preflight refuses a kernel table (keyed otherwise than its kernel, a setting its kernel cannot run); and
-kernels launched on another GPU than the one the class was found from (torch's current device, a launch's device).
+kernels launched on another GPU than the one the class was found from (torch's current device, a launch's device);
+a NEUROBRIX_* variable the project does not read (a misspelling, ignored while what it meant to replace was read).
 Each test failed before the fix it names (an input accepted, or refused late, by the wrong error or exit code) and
 passes now; the controls pass either way. No kernel is launched but in the two controls that say so (the Triton
 interpreter, a one-layer model of a few tokens)."""
@@ -404,3 +405,34 @@ def test_bf16_on_the_interpreter_is_refused_whatever_its_tables_hold(tmp_path, m
     argv = ["run", *argv, "--prompt", "hello", "--no-chat", "--no-stream"] if command == "run" else ["warmup", *argv]
     err = _one_line(capsys, argv, 2)
     assert "bf16 cannot run on the interpreter class" in err and "--dtype fp16 or --dtype fp32" in err
+
+
+# -- a NEUROBRIX_* variable the project does not read ------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "said"),
+    [
+        ("NEUROBRIX_TABLE", "NEUROBRIX_TABLE (did you mean NEUROBRIX_TABLES?)"),
+        ("NEUROBRIX_HOMES", "NEUROBRIX_HOMES (did you mean NEUROBRIX_HOME?)"),
+        ("NEUROBRIX_tables", "NEUROBRIX_tables"),
+        ("NEUROBRIX_CACHE", "NEUROBRIX_CACHE"),
+    ],
+)
+def test_a_misspelt_neurobrix_variable_is_refused_not_ignored(tmp_path, monkeypatch, capsys, name, said):
+    """``NEUROBRIX_TABLE=mine neurobrix run ...`` ran on the packaged tables, ``NEUROBRIX_HOMES=...`` on the default
+    store: the misspelt variable was ignored and what it was meant to replace read in silence. Now every command but
+    doctor refuses it (exit 2) naming it and the variable meant; doctor reports it as a FAIL. The three the project
+    reads (control) pass."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEUROBRIX_SOURCE_COMMIT", "0" * 40)
+    monkeypatch.setenv(tables.ENV_VAR, str(tables.locate().root))
+    assert main(["tables", "list"]) == 0
+    monkeypatch.setenv(name, str(tmp_path / "mine"))
+    err = _one_line(capsys, ["tables", "list"], 2)
+    assert f"reads no variable {said}" in err
+    _one_line(capsys, ["list"], 2)
+    capsys.readouterr()
+    assert main(["doctor", "--json"]) == 1
+    report = json.loads(capsys.readouterr().out)
+    assert any(f["name"] == "environment" and f["status"] == "FAIL" and said in f["value"] for f in report["findings"])
