@@ -53,7 +53,6 @@ def _write(folder: Path, setting: dict) -> None:
 # --- eos_token_id as generate's int64 tensor ---------------------------------------------------------------------
 
 EOS = {
-    "a float": {"eos_token_id": float(PLAIN[3])},
     "a fraction": {"eos_token_id": PLAIN[3] + 0.5},
     "true": {"eos_token_id": True},
     "a nested list": {"eos_token_id": [[PLAIN[3]]]},
@@ -68,7 +67,7 @@ def test_an_eos_token_id_generate_makes_ids_of_runs_as_it_reads_it(model_folder,
     """Before: refused ("eos_token_id must be a token id or a list of ids") where generate ends the text there."""
     _write(model_folder, EOS[case])
     want = theirs(model_folder)
-    assert len(want[0]) < len(PLAIN) or case in ("true", "an empty nested list with a pad id")  # an eos id reached
+    assert want[0] != PLAIN or case in ("true", "an empty nested list with a pad id")  # an eos id read from it acts
     assert ours(model_folder, monkeypatch)[:2] == want
 
 
