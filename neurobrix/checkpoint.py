@@ -5,8 +5,9 @@ family is refused before any weight is looked at), the safetensors weights (``mo
 every shard its index names, as transformers picks them; pickle-only folders are refused by name, never
 unpickled), ``tokenizer.json`` and optionally ``tokenizer_config.json``, ``generation_config.json``,
 ``chat_template.jinja``, ``special_tokens_map.json`` and ``added_tokens.json`` (older checkpoints' special
-and added tokens, which transformers still reads). Every safetensors header must describe exactly the
-bytes of its file (a truncated download is caught here).
+and added tokens, which transformers still reads), and the named chat templates
+``additional_chat_templates/*.jinja``. Every safetensors header must describe exactly the bytes of its file (a
+truncated download is caught here).
 """
 
 from __future__ import annotations
@@ -31,6 +32,9 @@ OPTIONAL = (
     "special_tokens_map.json",
     "added_tokens.json",
 )
+# the folder whose NAME.jinja files transformers 5 reads as the chat templates of those names ("default" among them
+# in place of chat_template.jinja's); where it has any, tokenizer_config.json's chat_template is not read
+TEMPLATES = "additional_chat_templates"
 # the safetensors dtypes of weights the engine casts to its dtype exactly as transformers does: an integer, boolean or
 # float8 tensor cast to float is not what the checkpoint means (quantized values without their scales)
 WEIGHT_DTYPES = ("F16", "BF16", "F32", "F64")
@@ -107,6 +111,29 @@ def _check_optional(folder: Path) -> list[str]:
         if name.endswith(".json") and not isinstance(read_json(folder / name, name), dict):
             raise CheckpointError(f"{folder / name}: expected a JSON object")
     return present
+
+
+def is_template_file(name: str) -> bool:
+    """Whether a path in a checkpoint names one of its named chat templates (``additional_chat_templates/NAME.jinja``,
+    directly in that folder, as transformers looks for them)."""
+    folder, _, file = name.partition("/")
+    return folder == TEMPLATES and file.endswith(".jinja") and "/" not in file and "\\" not in file and file != ".."
+
+
+def template_files(folder: Path) -> list[str]:
+    """The named chat templates of a checkpoint folder, as paths in it: every ``*.jinja`` of its
+    ``additional_chat_templates`` folder, which transformers reads (one that is no file is refused: transformers fails
+    on it)."""
+    where = folder / TEMPLATES
+    if not where.is_dir():
+        return []
+    found = sorted(where.glob("*.jinja"))
+    for path in found:
+        if not path.is_file():
+            raise CheckpointError(
+                f"{path}: not a file; transformers reads every {TEMPLATES}/*.jinja as a chat template and fails on it"
+            )
+    return [f"{TEMPLATES}/{path.name}" for path in found]
 
 
 def pickles(names: Sequence[str]) -> list[str]:
@@ -245,7 +272,7 @@ def checkpoint_files(folder: Path) -> list[str]:
     cfg = read_config(folder)
     weights = weight_files(folder)
     _check_tokenizer(folder)
-    optional = _check_optional(folder)
+    optional = [*_check_optional(folder), *template_files(folder)]
     held: dict[str, Path] = {}
     shapes: dict[str, tuple[int, ...]] = {}
     for path in weights:

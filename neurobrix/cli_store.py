@@ -149,7 +149,7 @@ def register(commands: Any, common: dict[str, Any]) -> None:
 Copy or download a Llama-family checkpoint into the model store ($NEUROBRIX_HOME/models,
 default ~/.cache/neurobrix/models): config.json, the *.safetensors weights (every shard of the
 index), tokenizer.json, and tokenizer_config.json, generation_config.json, chat_template.jinja,
-special_tokens_map.json, added_tokens.json when the model has them.
+additional_chat_templates/*.jinja, special_tokens_map.json, added_tokens.json when the model has them.
 Pickle weights are never downloaded and no code from the repository runs. config.json is checked
 before any weight is fetched; a failed import leaves the store as it was, and re-importing
 replaces a model only once the new copy is complete.""",

@@ -73,7 +73,7 @@ class Sampling:
             raise UsageError(f"--top-p must be in [0, 1], got {self.top_p}")
         if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
-        if not (math.isfinite(self.penalty) and self.penalty > 0):
+        if not self.penalty > 0:  # infinity too, as transformers' processor takes it (NaN is no number > 0)
             raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
         ranges = {  # what transformers' warpers accept where generate builds them
             "min_p": (0, 1, True),
@@ -101,12 +101,13 @@ class Constraints:
     then: ``Tokenizer.constraints``), forced_eos_token_id
     (only its ids left at the last token the generation's length allows), forced_bos_token_id (only it left after a
     one-token prompt), suppress_tokens, begin_suppress_tokens (at the first new token, the second after a forced
-    start), in transformers' order (the forced tokens before the suppressions); exponential_decay_length_penalty
-    (after the forced tokens: from ``start`` new tokens on, each eos id's score raised by its magnitude times
-    ``factor`` to the power of the new tokens past ``start``, less 1); and, before the repetition penalty
-    (``Processors.before_penalty``), sequence_bias (each token's bias added, a token ending a longer sequence only
-    where the sequence so far ends with the rest of it), then encoder_repetition_penalty, the prompt's tokens' scores
-    raised."""
+    start), in transformers' order (the forced tokens before the suppressions); remove_invalid_values (after the
+    forced tokens: NaN scores made 0 and infinite ones the largest float32s, so a masked eos id the decay below raises
+    is finite); exponential_decay_length_penalty (after those: from ``start`` new tokens on, each eos id's score
+    raised by its magnitude times ``factor`` to the power of the new tokens past ``start``, less 1); and, before
+    the repetition penalty (``Processors.before_penalty``), sequence_bias (each token's bias added, a token ending a
+    longer sequence only where the sequence so far ends with the rest of it), then encoder_repetition_penalty, the
+    prompt's tokens' scores raised."""
 
     no_repeat_ngram_size: int = 0
     encoder_no_repeat_ngram_size: int = 0
@@ -120,6 +121,7 @@ class Constraints:
     begin_suppress_tokens: tuple[int, ...] = ()
     sequence_bias: tuple[tuple[tuple[int, ...], float], ...] = ()  # (token ids, bias) pairs
     exponential_decay_length_penalty: tuple[int | float, float] | None = None  # (start, factor)
+    remove_invalid_values: bool = False
 
     def validate(self, vocab: int) -> None:
         """Refuse (UsageError naming the field) values the processors cannot apply, before the model runs: a program
@@ -153,13 +155,17 @@ class Constraints:
         bos = self.forced_bos_token_id
         if bos is not None and not (type(bos) is int and 0 <= bos < vocab):
             raise refuse("forced_bos_token_id", f"None or a token id in [0, {vocab})")
-        if not (is_number(self.encoder_repetition_penalty) and self.encoder_repetition_penalty > 0):
-            raise refuse("encoder_repetition_penalty", "a finite number > 0")
+        penalty = self.encoder_repetition_penalty
+        if not (type(penalty) in (int, float) and penalty > 0):  # infinity too, as transformers' processor takes it
+            raise refuse("encoder_repetition_penalty", "a number > 0")
         bias = self.sequence_bias
         if not isinstance(bias, tuple) or not all(
-            isinstance(p, tuple) and len(p) == 2 and is_ids(p[0], 1) and is_number(p[1]) for p in bias
+            isinstance(p, tuple) and len(p) == 2 and is_ids(p[0], 1) and type(p[1]) in (int, float) and p[1] == p[1]
+            for p in bias
         ):
-            raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a finite bias")
+            raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a bias not NaN")
+        if type(self.remove_invalid_values) is not bool:
+            raise refuse("remove_invalid_values", "true or false")
         decay = self.exponential_decay_length_penalty
         if decay is not None and not (
             isinstance(decay, tuple)
@@ -278,6 +284,9 @@ class Processors:
         if c.forced_eos_token_id and length == self.max_length - 1:
             scores = torch.full_like(scores, -math.inf)
             scores[:, list(c.forced_eos_token_id)] = 0
+        if c.remove_invalid_values:  # transformers' InfNanRemoveLogitsProcessor: NaN 0, +-inf the largest float32s
+            big = torch.finfo(scores.dtype)
+            scores = torch.nan_to_num(scores, nan=0.0, posinf=big.max, neginf=big.min)
         decay = c.exponential_decay_length_penalty
         if decay is not None and eos and length > decay[0] + self.prompt_len:
             # transformers' ExponentialDecayLengthPenalty: |score| times (factor ** steps - 1) added to each eos id's

@@ -20,10 +20,12 @@ from .checkpoint import (
     INDEX,
     OPTIONAL,
     SINGLE,
+    TEMPLATES,
     TOKENIZER,
     CheckpointError,
     MissingShardsError,
     ModelNotFoundError,
+    is_template_file,
     pickle_only,
     pickles,
     read_config,
@@ -32,7 +34,7 @@ from .checkpoint import (
 from .errors import NeuroBrixError, UsageError
 
 # What a hub download may fetch: nothing else (no pickles, no code) ever leaves the hub.
-HUB_PATTERNS = (CONFIG, "*.safetensors", INDEX, TOKENIZER, *OPTIONAL)
+HUB_PATTERNS = (CONFIG, "*.safetensors", INDEX, TOKENIZER, *OPTIONAL, f"{TEMPLATES}/*.jinja")
 
 _HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
 _HUB_URL = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/")
@@ -175,7 +177,8 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
             )
     else:
         shards = [n for n in names if "/" not in n and n.endswith(".safetensors")]
-    wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *head[1:], *shards]
+    templates = [n for n in names if is_template_file(n)]  # the named chat templates transformers reads
+    wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *templates, *head[1:], *shards]
     snapshot = _snapshot_download(repo_id, revision=snapshot.name, allow_patterns=wanted, local_files_only=False)
     return snapshot, snapshot.name
 

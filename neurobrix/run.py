@@ -268,12 +268,15 @@ def run(
     if not prompt:
         raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
     if opts.chat and not tokenizer.chat_template:  # transformers' apply_chat_template would refuse: say so
-        notice("note: this model has no chat template; the prompt is used as is (as with --no-chat)")
+        named = ", ".join(sorted(tokenizer.chat_templates))
+        what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
+        notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             "the prompt is empty: without a chat template the model would run on its start token "
             "alone; give some text with --prompt or --prompt-file"
         )
+    eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
     masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
@@ -299,7 +302,6 @@ def run(
             write(text)
             sys.stdout.flush()
 
-    eos = tokenizer.eos_ids(cfg.eos_token_ids)
     out, stats = generate(
         model,
         prompt,

@@ -34,12 +34,14 @@ from .checkpoint import (  # noqa: E402,F401
     INDEX,
     OPTIONAL,
     PICKLE_SUFFIXES,
+    TEMPLATES,
     TOKENIZER,
     CheckpointError,
     MissingShardsError,
     ModelNotFoundError,
     PickleWeightsError,
     checkpoint_files,
+    is_template_file,
     read_config,
     weight_files,
 )
@@ -236,7 +238,9 @@ def _manifest_problem(data: dict[str, Any]) -> None:
         if data.get(field) is not None and not isinstance(data[field], str):
             raise ValueError(f"{field} {data[field]!r} is neither a text nor null")
     for file, size in data["files"].items():
-        if not file or file.startswith(".") or "/" in file or "\\" in file or "\0" in file or file == MANIFEST:
+        if is_template_file(file) and "\0" not in file:  # a named chat template, in its folder as transformers reads it
+            pass
+        elif not file or file.startswith(".") or "/" in file or "\\" in file or "\0" in file or file == MANIFEST:
             raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
         if type(size) is not int or size < 0:
             raise ValueError(f"files gives {file} the size {size!r}, not a number of bytes (an integer >= 0)")
@@ -253,7 +257,7 @@ def _manifest_problem(data: dict[str, Any]) -> None:
 def _engine_reads(name: str) -> bool:
     """Whether ``run`` reads a file of this name in a stored model's folder when it is there (config, tokenizer and
     optional files by name, weights by their suffix), listed in the manifest or not."""
-    return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors")
+    return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors") or is_template_file(name)
 
 
 def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str]) -> None:
@@ -275,6 +279,8 @@ def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str]) -
             problems.append(f"{file} was changed after the import (its sha256 is not the one {MANIFEST} records)")
     try:
         present = sorted(entry.name for entry in os.scandir(model.path))
+        if (model.path / TEMPLATES).is_dir():  # the named chat templates run would read
+            present += sorted(f"{TEMPLATES}/{path.name}" for path in (model.path / TEMPLATES).glob("*.jinja"))
     except OSError as exc:
         present, problems = [], [*problems, f"its folder cannot be listed ({exc.strerror or exc})"]
     unlisted = [name for name in present if name not in sizes and name != MANIFEST and _engine_reads(name)]
@@ -504,6 +510,7 @@ def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
     """Put one file into the new model folder: a hard link to an immutable hub-cache blob when allowed and
     possible (no second copy on disk), else a byte copy."""
     real = src.resolve()
+    dst.parent.mkdir(exist_ok=True)  # a named chat template's folder
     if link:
         try:
             os.link(real, dst)

@@ -64,6 +64,13 @@ def _read_json(path: Path) -> dict[str, Any]:
     return data
 
 
+def _read_text(path: Path) -> str:
+    try:
+        return path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:  # transformers' open(..., encoding="utf-8") fails too
+        raise TokenizerFileError(f"{path}: cannot be read as UTF-8 text: {exc}") from exc
+
+
 def _added_token(value: Any) -> Any:
     """A token as tokenizer_config.json stores it (text, or an AddedToken's fields) as transformers reads it:
     text stays text, fields become a ``tokenizers.AddedToken``; anything else is None."""
@@ -376,10 +383,30 @@ def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], in_file:
     return {**config, "added_tokens_decoder": {str(i): token for i, token in sorted(decoder.items())}}
 
 
-def _int_ids(value: Any) -> list[int]:
-    """An eos_token_id field: one id or a list of ids (anything else is ignored)."""
-    values = value if isinstance(value, (list, tuple)) else [value]
-    return [v for v in values if isinstance(v, int) and not isinstance(v, bool)]
+def _tensor_ids(value: Any) -> list[int] | None:
+    """The ids transformers' generate makes of generation_config.json's eos_token_id: ``torch.tensor(value,
+    dtype=torch.long)`` (its _prepare_special_tokens), flattened as its processors and stopping criteria read it: 289.0
+    and 289.5 are 289, true is 1, [[289]] is [289]. None where torch fails (text, ragged lists, a number past int64),
+    as generate does."""
+    import torch
+
+    try:
+        return [int(i) for i in torch.tensor(value, dtype=torch.long).flatten().tolist()]
+    except (TypeError, ValueError, RuntimeError, OverflowError):
+        return None
+
+
+def _masks_last_ids(words: Sequence[Sequence[Any]]) -> bool:
+    """Whether transformers' SequenceBiasLogitsProcessor (NoBadWordsLogitsProcessor's too) fails on these token
+    sequences: it keeps each sequence once (a dict keyed by its ids: [true] and [1] are one key, written as first
+    given), then indexes the scores with the last ids of the one-token sequences together, and of the longer ones of
+    each length together; a list of those that holds true or false only is a mask, not ids (an IndexError, index_add_
+    refusing it). true or false elsewhere, or beside an integer, is the id 1 or 0."""
+    groups: dict[int, list[Any]] = {}
+    for word in dict.fromkeys(tuple(w) for w in words):
+        if word:
+            groups.setdefault(len(word), []).append(word[-1])
+    return any(all(isinstance(i, bool) for i in last) for last in groups.values())
 
 
 def clean_up_tokenization(text: str) -> str:
@@ -527,6 +554,7 @@ CONSTRAINTS = (
     "begin_suppress_tokens",
     "sequence_bias",
     "exponential_decay_length_penalty",
+    "remove_invalid_values",
 )
 # the settings whose empty list ([]) transformers' generate fails on (a comparison with 0, an empty tensor of ids, a
 # processor refusing an empty list), where the engine took it for no setting
@@ -694,8 +722,9 @@ def _refused_by_generate(settings: dict[str, Any]) -> str | None:
         value = settings.get(name)
         if value is not None and not _tensor_of_ids(value):
             return f"{name} {value!r}: generate makes a tensor of token ids of it"
-    if settings.get("eos_token_id") == [] and settings.get("pad_token_id") is None:
-        return "eos_token_id []: generate takes the first eos id for the pad_token_id the settings leave out"
+    eos = settings.get("eos_token_id")
+    if eos is not None and _tensor_ids(eos) == [] and settings.get("pad_token_id") is None:  # [], [[]]
+        return f"eos_token_id {eos!r}: generate takes the first eos id for the pad_token_id the settings leave out"
     return None
 
 
@@ -851,12 +880,13 @@ class Tokenizer:
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
             )
-        # transformers >= 5 saves the template as chat_template.jinja; older files keep it in tokenizer_config,
-        # as text or as a list of named templates
-        template_file = folder / "chat_template.jinja"
-        template: Any = (
-            template_file.read_text(encoding="utf-8") if template_file.is_file() else self.config.get("chat_template")
-        )
+        # transformers >= 5 saves the template as chat_template.jinja and named ones as additional_chat_templates/
+        # NAME.jinja ("default.jinja" there wins), which together replace tokenizer_config.json's template; older
+        # files keep it in tokenizer_config.json, as text or as a list of named templates
+        files = {"default": folder / "chat_template.jinja"} if (folder / "chat_template.jinja").is_file() else {}
+        if (folder / "additional_chat_templates").is_dir():
+            files |= {p.name.removesuffix(".jinja"): p for p in (folder / "additional_chat_templates").glob("*.jinja")}
+        template: Any = {name: _read_text(path) for name, path in files.items()} or self.config.get("chat_template")
         if isinstance(template, list):
             template = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
         self.chat_templates: dict[str, str] = (
@@ -909,17 +939,26 @@ class Tokenizer:
         eos_token_id when the model has that file (none there: nothing ends it early), else config.json's
         (``config_eos``). The tokenizer's eos_token is not one of them unless those files name it: a model that
         emits it goes on in transformers, and so here (the token itself, special, is dropped from the text)."""
-        value = self.generation.get("eos_token_id") if self.has_generation_config else config_eos
-        values = list(value) if isinstance(value, (list, tuple)) else [] if value is None else [value]
-        if not all(type(v) is int for v in values):
-            # "2", 2.0, true, a nested list or an object: transformers' generate makes a tensor of it and fails (or
-            # compares a float), where ignoring it ran on past every end of text
-            shown = list(value) if isinstance(value, tuple) else value  # config.json's, as ModelConfig holds it
+        if self.has_generation_config:
+            # generate makes an int64 tensor of generation_config.json's: 289.0 and 289.5 end the text at 289, true at
+            # 1; "2", a ragged list or an object fail there, where ignoring them ran on past every end of text
+            value = self.generation.get("eos_token_id")
+            ids = [] if value is None else _tensor_ids(value)
+            if ids is None:
+                raise TokenizerError(
+                    f"{self.generation_path}: eos_token_id must be a token id or a list of ids, got {value!r} "
+                    "(transformers' generate makes an integer tensor of it and fails)"
+                )
+            self._check_special_ids()
+            return set(ids)
+        values = (
+            list(config_eos) if isinstance(config_eos, (list, tuple)) else [] if config_eos is None else [config_eos]
+        )
+        if not all(type(v) is int for v in values):  # config.json's, typed by ModelConfig
+            shown = list(config_eos) if isinstance(config_eos, tuple) else config_eos
             raise TokenizerError(
                 f"{self.generation_path}: eos_token_id must be a token id or a list of ids, got {shown!r}"
             )
-        if self.has_generation_config:
-            self._check_special_ids()
         return set(values)
 
     def _check_special_ids(self) -> None:
@@ -952,8 +991,9 @@ class Tokenizer:
             return None
         if isinstance(value, (int, float)) and value == 1:  # 1, 1.0 or true: transformers builds no processor
             return 1.0
-        # any other value builds RepetitionPenaltyLogitsProcessor, which takes a float > 0 only (2 fails there)
-        if not isinstance(value, float) or not (math.isfinite(value) and value > 0):
+        # any other value builds RepetitionPenaltyLogitsProcessor, which takes a float > 0 only (2 fails there;
+        # infinity is taken: a held token's score is then 0, or -inf where it was below 0)
+        if not isinstance(value, float) or not value > 0:
             raise TokenizerError(
                 f"{self.generation_path}: repetition_penalty must be a number > 0 written as a float (transformers' "
                 f"processor takes no other), got {value!r}"
@@ -1018,9 +1058,10 @@ class Tokenizer:
         acts only after a one-token prompt: after a longer ``prompt_len`` transformers never reads it, so a value it
         could not force (an id outside the vocabulary, text) is dropped there, not refused."""
 
-        def ids(name: str, value: Any, strict: bool) -> tuple[int, ...]:
+        def ids(name: str, value: Any, strict: bool, bools: bool = False) -> tuple[int, ...]:
+            """``bools``: true and false are the ids 1 and 0 (the sequence processors' isinstance(id, int))."""
             values = value if isinstance(value, list) else [value]
-            if not values or not all(isinstance(v, int) and not isinstance(v, bool) for v in values):
+            if not values or not all(isinstance(v, int) and (bools or not isinstance(v, bool)) for v in values):
                 raise TokenizerError(
                     f"{self.generation_path}: {name} must be a token id or a list of ids, got {value!r}"
                 )
@@ -1028,7 +1069,18 @@ class Tokenizer:
                 raise TokenizerError(
                     f"{self.generation_path}: {name} {value!r} names ids outside the vocabulary of {vocab}"
                 )
-            return tuple(v for v in values if 0 <= v < vocab)
+            return tuple(int(v) for v in values if 0 <= v < vocab)
+
+        def sequences(name: str, words: list[list[Any]]) -> tuple[tuple[int, ...], ...]:
+            """Token sequences of bad_words_ids or sequence_bias, checked as SequenceBiasLogitsProcessor takes them."""
+            found = tuple(ids(name, w, strict=True, bools=True) for w in words)
+            if _masks_last_ids(words):
+                raise TokenizerError(
+                    f"{self.generation_path}: {name} {value!r}: transformers' processor indexes the scores with the "
+                    "last ids of its one-token sequences together, and of its longer ones of each length together, "
+                    "and fails where those are all true or false (a mask, not ids)"
+                )
+            return found
 
         found: dict[str, Any] = {}
         for name in CONSTRAINTS:
@@ -1055,13 +1107,13 @@ class Tokenizer:
                     )
                 # an empty word biases nothing (transformers' sequence bias passes over it), and a word of one eos id
                 # is dropped before its ids are checked against the vocabulary (NoBadWordsLogitsProcessor's order)
-                eos = _int_ids(self.generation.get("eos_token_id"))
+                eos = _tensor_ids(self.generation.get("eos_token_id")) or []
                 words = [w for w in value if w and not (len(w) == 1 and w[0] in eos)]
-                found[name] = tuple(ids(name, w, strict=True) for w in words)
+                found[name] = sequences(name, words)
             elif name in ("suppress_tokens", "begin_suppress_tokens"):
                 found[name] = self._suppressed(name, value, vocab)
             elif name == "encoder_repetition_penalty":  # transformers' processor takes a float > 0 only
-                if not isinstance(value, float) or not (math.isfinite(value) and value > 0):
+                if not isinstance(value, float) or not value > 0:  # infinity too: the prompt's scores 0 or inf
                     raise TokenizerError(
                         f"{self.generation_path}: {name} must be a number > 0 written as a float, got {value!r}"
                     )
@@ -1073,7 +1125,6 @@ class Tokenizer:
                     isinstance(pair, list)
                     and len(pair) == 2
                     and isinstance(pair[0], list)
-                    and pair[0]
                     and isinstance(pair[1], float)
                     for pair in pairs
                 ):
@@ -1081,7 +1132,11 @@ class Tokenizer:
                         f"{self.generation_path}: sequence_bias must be a list of [token ids, bias] pairs (a bias "
                         f"written as a float), got {value!r}"
                     )
-                found[name] = tuple((ids(name, pair[0], strict=True), float(pair[1])) for pair in pairs)
+                if any(math.isnan(pair[1]) for pair in pairs):  # transformers' scores would hold NaN: no greedy text
+                    raise TokenizerError(f"{self.generation_path}: sequence_bias {value!r}: a bias of NaN")
+                # an empty sequence biases nothing (transformers' processor passes over it); an infinite bias is taken
+                kept = [pair for pair in pairs if pair[0]]
+                found[name] = tuple(zip(sequences(name, [p[0] for p in kept]), (float(p[1]) for p in kept)))
             elif name == "exponential_decay_length_penalty":  # [start, factor]
                 # transformers adds start to the prompt's length and raises factor to the power of the length past
                 # that: any number does (2.0 and true as 2 and 1), but a fraction of a negative factor is no real number
@@ -1097,7 +1152,7 @@ class Tokenizer:
                         f"numbers, a whole start where the factor is negative), got {value!r}"
                     )
                 start = int(pair[0]) if float(pair[0]).is_integer() else float(pair[0])
-                eos = _int_ids(self.generation.get("eos_token_id"))
+                eos = _tensor_ids(self.generation.get("eos_token_id")) or []
                 if not eos:  # transformers' processor fails without one
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
@@ -1108,6 +1163,9 @@ class Tokenizer:
                         f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
                     )
                 found[name] = (start, float(pair[1]))
+            elif name == "remove_invalid_values":  # on only when exactly true (generate's `is True`)
+                if value is True:
+                    found[name] = True
             elif name == "forced_bos_token_id":
                 if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value < vocab:
                     if prompt_len is not None and prompt_len > 1:  # ForcedBOSTokenLogitsProcessor waits for length 1
