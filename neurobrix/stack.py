@@ -467,7 +467,17 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
     from .errors import DeviceError, UncertifiedGPUError
     from .gpu import detect_class, device_facts, interpreter_enabled
     from .ops import _common
+    from .tables import is_loaded
 
+    # the tables a plan was resolved from hold the class's device rule, its stack and its settings, each checked here
+    # against them: tables a program built or replaced itself (Tables(...), dataclasses.replace) passed every check
+    if tables is not None and not is_loaded(tables):
+        where = f"for {tables.root}" if isinstance(tables, Tables) else f"(a {type(tables).__name__})"
+        raise UsageError(
+            f"these settings come from tables that neurobrix.tables.load did not give {where}: only tables verified "
+            "against their TRACKED.yaml are launched, and a Tables built or replaced by a program (Tables(...), "
+            "dataclasses.replace) is not. Plan from neurobrix.tables.load() (nothing was launched)."
+        )
     loaded = tables if tables is not None else load()
     here = detect_class(loaded).id
     if here != class_id:
