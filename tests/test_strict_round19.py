@@ -241,3 +241,61 @@ def test_certify_refuses_a_compiler_override(fixture_tables, monkeypatch):
     monkeypatch.delenv("TRITON_PTXAS_PATH")
     with pytest.raises(Reached):
         run()
+
+
+# -- tables a program builds or replaces itself -------------------------------------------------------------------
+
+
+def _forged_rms_norm(loaded):
+    """The loaded tables with rms_norm's interpreter setting replaced by one no table holds (BLOCK_M 2, 1 warp)."""
+    import dataclasses
+
+    from neurobrix.schema import Setting, SettingsIndex
+
+    index = loaded.index("interpreter", "rms_norm")
+    forged = [Setting(e.domain, {**e.config, "BLOCK_M": 2, "num_warps": 1}) for e in index.entries]
+    other = SettingsIndex.of(index.kernel, index.class_id, index.key, index.rules, index.stack, forged, index.path)
+    return dataclasses.replace(loaded, _indexes={("interpreter", "rms_norm"): other})
+
+
+@pytest.mark.parametrize("how", ["plan", "warmup"])
+def test_settings_from_tables_a_program_built_are_refused_at_launch(tmp_path, how):
+    """Round 18 made a plan launch only what ``resolve`` finds, but found it again in the plan's own tables: a
+    ``Tables`` a program made itself (``dataclasses.replace(tables.load(), ...)``, ``Tables(...)``) holds whatever
+    settings, class rule and stack it was given, and every check of ``Plan.ops()`` and ``warmup.launch`` read them
+    there; a setting no table file holds was launched. Now launching takes only what ``tables.load`` gives for its
+    folder (exit 2); the loaded tables themselves (control) launch."""
+    from neurobrix import warmup
+    from neurobrix.checkpoint import read_config
+
+    loaded = tables.load()
+    forged = _forged_rms_norm(loaded)
+    call = ("rms_norm", "fp32", (1, 16))
+    assert resolve([call], forged, "interpreter").settings[call]["BLOCK_M"] == 2  # (what would have been launched)
+    if how == "plan":
+        assert resolve([call], loaded, "interpreter").ops().name == "triton"  # control
+        launch = lambda: resolve([call], forged, "interpreter").ops()
+    else:
+        cfg = read_config(make_checkpoint(tmp_path / "tiny", config=config_dict(), use_transformers=False))
+        planned = warmup.plan_warmup(cfg, forged, "interpreter", "fp32", max_prompt=1, max_new=1)
+        launch = lambda: warmup.launch(cfg, planned, "fp32", "cpu")
+    with pytest.raises(UsageError, match="come from tables that neurobrix.tables.load did not give") as refused:
+        launch()
+    assert refused.value.exit_code == 2 and "nothing was launched" in str(refused.value)
+
+
+def test_the_loaded_tables_cannot_be_changed_in_place():
+    """What ``tables.load()`` gives is cached for the process: a program assigning to its classes or kernels
+    (``loaded.classes["interpreter"] = other``) changed what every later load, plan and run of the process read.
+    Its mappings are read-only now, and the object frozen."""
+    import dataclasses
+
+    loaded = tables.load()
+    klass = loaded.classes["interpreter"]
+    with pytest.raises(TypeError):
+        loaded.classes["interpreter"] = dataclasses.replace(klass, description="other")
+    with pytest.raises(TypeError):
+        loaded.kernel_names["interpreter"] = ()
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        loaded.classes = {}
+    assert tables.load() is loaded and tables.load().classes["interpreter"] is klass
