@@ -10,9 +10,9 @@ build, ``2.11.0a0+git...`` or ``2.11.0.dev...``, is no release of 2.11 and stand
 A user who must run another stack can re-prove the class on it: ``python -m conformance check
 --class C`` on that stack, when every entry passes, records a local re-proof in
 ``$NEUROBRIX_HOME/reproofs/<class>.json`` (the sha256 of every tracked table file of the class, the
-stack, a digest of the check's report). The runtime accepts it for exactly that torch and Triton
-and exactly those tables; it is stale as soon as either changes. A re-proof proves the settings
-correct on the new stack, not that they are the fastest there.
+stack, a digest of the kernels' sources, a digest of the check's report). The runtime accepts it for
+exactly that torch and Triton, those tables and those kernels; it is stale as soon as one changes. A
+re-proof proves the settings correct on the new stack, not that they are the fastest there.
 """
 
 from __future__ import annotations
@@ -162,6 +162,7 @@ def write_reproof(
         "stack": stack.as_dict(),
         "certified_stack": certified.as_dict() if certified else None,
         "tables": class_hashes(class_id, tables),
+        "kernels": kernels_digest(),
         "check": check,
         "device": device,
         "neurobrix": __version__,
@@ -203,7 +204,26 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
     changed = sorted(p for p in set(now) | set(hashes) if now.get(p) != hashes.get(p))
     if changed:
         return f"the re-proof {path} is stale: the tables changed since ({', '.join(changed)})"
+    if record.get("kernels") != kernels_digest():
+        # the same tables and stack, other kernels (neurobrix upgraded, a checkout changed): other code from a setting
+        version = record.get("neurobrix")
+        made = f"neurobrix {version}" if isinstance(version, str) else "another neurobrix"
+        return (
+            f"the re-proof {path} is stale: it checked the kernels of {made}, and this neurobrix's kernels "
+            "(neurobrix/ops) are others"
+        )
     return None
+
+
+def kernels_digest() -> str:
+    """The sha256 of this neurobrix's kernels (``neurobrix/ops/*.py``, each file's name and bytes): what Triton
+    compiles a setting with, beside the setting itself. A re-proof checked these kernels and no others."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).resolve().parent / "ops").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 # --- the verdict ---------------------------------------------------------------------------------

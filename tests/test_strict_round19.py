@@ -299,3 +299,32 @@ def test_the_loaded_tables_cannot_be_changed_in_place():
     with pytest.raises(dataclasses.FrozenInstanceError):
         loaded.classes = {}
     assert tables.load() is loaded and tables.load().classes["interpreter"] is klass
+
+
+# -- a re-proof of other kernels ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("made", ["other kernels", "no kernels recorded"])
+def test_a_reproof_of_other_kernels_is_stale(tmp_path, monkeypatch, made):
+    """A re-proof names the tables and the stack it checked, not the kernels: after ``pip install -U neurobrix`` (or
+    a checkout's change to neurobrix/ops) with the class's tables unchanged, the re-proof of the old kernels admitted
+    the new ones, whose code from each setting no check had run on that stack. It now records a digest of the
+    kernels' sources and is stale without the same one (a record from before the field included); as written it
+    admits its stack (control)."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    running = stack.Stack("2.99.0", "9.9.0")
+    stack.write_reproof("interpreter", tables.load(), running, {"passed": True}, "test", "test")
+    assert stack.reproof_problem("interpreter", tables.load(), running) is None
+    path = stack.reproof_path("interpreter")
+    record = json.loads(path.read_text())
+    if made == "other kernels":
+        record["kernels"], record["neurobrix"] = "0" * 64, "0.0.9"
+    else:
+        record.pop("kernels", None)
+    path.write_text(json.dumps(record))
+    problem = stack.reproof_problem("interpreter", tables.load(), running)
+    assert problem is not None and "is stale: it checked the kernels of" in problem
+    monkeypatch.setattr(stack, "running_stack", lambda: running)
+    with pytest.raises(CompilerStackError, match="this neurobrix's kernels") as refused:
+        stack.require_certified_stack("interpreter", tables.load())
+    assert refused.value.exit_code == 6
