@@ -1,9 +1,10 @@
 """The nineteenth round, adversarial on the strict runtime: a torch pre-release or development build taken for a
 release of its major.minor; bf16 settings of the interpreter class launched through the Python API (a plan, a warmup
 plan); a stored model's safetensors header rewritten at its size (two tensors' bytes swapped, a dtype relabelled);
-and proofs and re-proofs made while Triton was told to compile otherwise (another ptxas, a kernel override, debug
-mode) than the run that trusts them. Each test failed before the fix it names (an input accepted) and passes now;
-the controls pass either way. No kernel is launched."""
+proofs and re-proofs made while Triton was told to compile otherwise (another ptxas, a kernel override, debug mode)
+than the run that trusts them; tables a program built or replaced itself, or changed in place, launched through a
+plan; and a re-proof of other kernels than this neurobrix's. Each test failed before the fix it names (an input
+accepted) and passes now; the controls pass either way. No kernel is launched."""
 
 from __future__ import annotations
 
