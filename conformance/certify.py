@@ -34,6 +34,7 @@ import torch
 import yaml
 
 import neurobrix
+from neurobrix import stack
 from neurobrix import tables as nb_tables
 from neurobrix.dtypes import torch_dtype
 from neurobrix.errors import NeuroBrixError, TablesError, UsageError
@@ -717,6 +718,11 @@ def certify(
             raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
     klass = parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id)
     check.require_device(klass)
+    # a proof records torch's and Triton's versions only: proofs of the code compiled under another ptxas, a kernel
+    # override or debug mode would stand for the code run compiles without them (run refuses that environment)
+    problem = stack.compiler_problem(class_id)
+    if problem:
+        raise UsageError(f"{problem} (nothing was certified).")
     pdl = times_with_pdl(klass)
     chosen = kernels or list(SPECS)
     unknown = sorted(set(where or {}) - {d for k in chosen for d in SPECS[k].key})

@@ -41,7 +41,10 @@ def _not_whole(report: Any, args: Any) -> str | None:
 
 
 def record(report: Any, args: Any, say: Callable[[str], None] = print) -> Path | None:
-    """Write the re-proof this check earns, if it earns one; say what was (or why nothing was) recorded."""
+    """Write the re-proof this check earns, if it earns one; say what was (or why nothing was) recorded. A check
+    whose Triton was told to compile otherwise (``neurobrix.stack.compiler_problem``: another ptxas, a kernel
+    override, debug mode) earns none: it proved the code compiled so, and run, which refuses that environment,
+    would launch the code compiled without it."""
     loaded = nb_tables.load()
     class_id = report.gpu_class
     certified = stack.certified_stack(class_id, loaded)
@@ -51,7 +54,7 @@ def record(report: Any, args: Any, say: Callable[[str], None] = print) -> Path |
     if not report.passed:
         say(f"no re-proof recorded: the check of {class_id} failed on {running.describe()}")
         return None
-    why = _not_whole(report, args)
+    why = _not_whole(report, args) or stack.compiler_problem(class_id)
     if why is not None:
         say(
             f"no re-proof recorded for {running.describe()}: {why}; `neurobrix run` accepts only a check of "

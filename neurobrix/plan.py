@@ -22,7 +22,7 @@ from .dtypes import NAMES as DTYPES
 from .errors import MissingEntryError, TablesError, UsageError, expect
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
-from .schema import PDL_MAJOR, pdl_capable
+from .schema import INTERPRETER, PDL_MAJOR, pdl_capable
 from .tables import Tables, certify_command, index_path
 
 
@@ -127,6 +127,16 @@ def certified_settings(
             f"capability {PDL_MAJOR}.0 or later (programmatic dependent launch needs one; pdl must be true or false); "
             "nothing was launched"
         )
+    # bf16 on the interpreter class, whatever its tables hold: run and warmup refuse it, certify does not write it (the
+    # Triton interpreter computes bf16 on bit patterns), so an entry there was never proven; Plan.ops and
+    # warmup.launch launched it for a program that resolved such calls itself
+    bf16 = sorted(describe(call).strip() for call in settings if _is_call(call) and call[1] == "bf16")
+    if class_id == INTERPRETER and bf16:
+        raise UsageError(
+            f"{what} launches bf16 calls on the interpreter class ({bf16[0]}{' and more' if len(bf16) > 1 else ''}): "
+            "the Triton interpreter computes bf16 wrongly (an upstream bug), so no bf16 setting is certified there "
+            "whatever its tables hold; plan fp32 or fp16 there, bf16 on a GPU class (nothing was launched)"
+        )
     # a call that is none, or without a certified setting, is refused as resolve refuses it
     found = resolve(list(settings), loaded, class_id).settings
     copied: dict[PlannedCall, Config] = {}
@@ -140,6 +150,19 @@ def certified_settings(
             )
         copied[call] = dict(config)
     return copied
+
+
+def _is_call(call: Any) -> bool:
+    """Whether ``call`` is shaped as a kernel call (op, dtype, key values) of an op this neurobrix has."""
+    return (
+        isinstance(call, tuple)
+        and len(call) == 3
+        and isinstance(call[0], str)
+        and call[0] in SPECS
+        and isinstance(call[2], tuple)
+        and len(call[2]) == len(SPECS[call[0]].key)
+        and all(type(v) is int for v in call[2])
+    )
 
 
 def _typed(config: Mapping[str, Any]) -> dict[str, tuple[type, Any]]:
@@ -274,14 +297,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
     dtypes: set[str] = set()
     calls = list(calls)
     for call in calls:  # the Python API's calls: what a recorded forward pass gives (op, dtype name, its key)
-        shaped = isinstance(call, tuple) and len(call) == 3 and isinstance(call[2], tuple)
-        spec_of = SPECS.get(call[0]) if shaped and isinstance(call[0], str) else None
-        if (
-            spec_of is None
-            or call[1] not in DTYPES
-            or len(call[2]) != len(spec_of.key)
-            or not all(type(v) is int for v in call[2])
-        ):
+        if not _is_call(call) or call[1] not in DTYPES:
             raise UsageError(
                 f"not a kernel call: {call!r}; a call is (op, dtype, key values), the op one of {', '.join(SPECS)}, "
                 f"the dtype one of {', '.join(DTYPES)}, one integer per dimension of the op's key"

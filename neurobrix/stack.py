@@ -4,14 +4,15 @@ A certified setting is proven on the code one compiler generates from it: the sa
 compiled by another Triton are other code, never checked against float64. So the engine runs a
 class's settings only on the stack they were proven with, by this rule: **Triton exactly the
 certified version, torch the same major.minor** (torch's patch releases keep its Triton-facing
-side; its local build tag, e.g. ``+cu130``, says where the wheel came from).
+side; its local build tag, e.g. ``+cu130``, says where the wheel came from; a pre-release or development
+build, ``2.11.0a0+git...`` or ``2.11.0.dev...``, is no release of 2.11 and stands only for itself).
 
 A user who must run another stack can re-prove the class on it: ``python -m conformance check
 --class C`` on that stack, when every entry passes, records a local re-proof in
 ``$NEUROBRIX_HOME/reproofs/<class>.json`` (the sha256 of every tracked table file of the class, the
-stack, a digest of the check's report). The runtime accepts it for exactly that torch and Triton
-and exactly those tables; it is stale as soon as either changes. A re-proof proves the settings
-correct on the new stack, not that they are the fastest there.
+stack, a digest of the kernels' sources, a digest of the check's report). The runtime accepts it for
+exactly that torch and Triton, those tables and those kernels; it is stale as soon as one changes. A
+re-proof proves the settings correct on the new stack, not that they are the fastest there.
 """
 
 from __future__ import annotations
@@ -82,10 +83,38 @@ def _major_minor(version: str) -> tuple[int, int] | None:
     return (int(found[1]), int(found[2])) if found else None
 
 
+def _release(version: str) -> Any:
+    """``version`` as PEP 440 reads it (packaging's Version), or None when it is none (a build called "nightly")."""
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version)
+    except InvalidVersion:
+        return None
+
+
 def compatible(certified: Stack, running: Stack) -> bool:
-    """The rule: Triton exactly the certified version, torch the same major.minor."""
-    torch_mm = _major_minor(running.torch)
-    return running.triton == certified.triton and torch_mm is not None and torch_mm == _major_minor(certified.torch)
+    """The rule: Triton exactly the certified version, torch the same major.minor. A patch release of that torch
+    keeps its Triton-facing side; a pre-release or development build does not count as one (``2.11.0a0+git...``, a
+    source build, and ``2.11.0.dev20260101``, a nightly, come before 2.11.0 and hold what its release may have
+    changed; ``2.11.0rc1`` is not the release either): such a torch, running or certified, is the same stack only as
+    the very version certified. A version PEP 440 cannot read is the same as none."""
+    if running.triton != certified.triton:
+        return False
+    ran, made = _release(running.torch), _release(certified.torch)
+    if ran is None or made is None:
+        return False
+    if ran.is_prerelease or made.is_prerelease:  # (packaging's is_prerelease covers .dev builds too)
+        return running.torch == certified.torch
+    return (ran.epoch, *ran.release[:2]) == (made.epoch, *made.release[:2])
+
+
+def _torch_rule(certified: str) -> str:
+    """What torch the rule admits beside ``certified``, in words."""
+    made = _release(certified)
+    if made is None or made.is_prerelease:
+        return f"{certified} exactly"
+    return f"a {'.'.join(map(str, _major_minor(certified) or ()))}.x release (not a pre-release or development build)"
 
 
 def pip_command(stack: Stack) -> str:
@@ -133,6 +162,7 @@ def write_reproof(
         "stack": stack.as_dict(),
         "certified_stack": certified.as_dict() if certified else None,
         "tables": class_hashes(class_id, tables),
+        "kernels": kernels_digest(),
         "check": check,
         "device": device,
         "neurobrix": __version__,
@@ -174,7 +204,26 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
     changed = sorted(p for p in set(now) | set(hashes) if now.get(p) != hashes.get(p))
     if changed:
         return f"the re-proof {path} is stale: the tables changed since ({', '.join(changed)})"
+    if record.get("kernels") != kernels_digest():
+        # the same tables and stack, other kernels (neurobrix upgraded, a checkout changed): other code from a setting
+        version = record.get("neurobrix")
+        made = f"neurobrix {version}" if isinstance(version, str) else "another neurobrix"
+        return (
+            f"the re-proof {path} is stale: it checked the kernels of {made}, and this neurobrix's kernels "
+            "(neurobrix/ops) are others"
+        )
     return None
+
+
+def kernels_digest() -> str:
+    """The sha256 of this neurobrix's kernels (``neurobrix/ops/*.py``, each file's name and bytes): what Triton
+    compiles a setting with, beside the setting itself. A re-proof checked these kernels and no others."""
+    import hashlib
+
+    digest = hashlib.sha256()
+    for path in sorted((Path(__file__).resolve().parent / "ops").glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
 
 
 # --- the verdict ---------------------------------------------------------------------------------
@@ -210,7 +259,7 @@ class Verdict:
             f"GPU class {self.class_id} was certified with {certified.describe()}; this machine runs "
             f"{self.running.describe()}. Its settings were proven on the code that stack compiles from them, "
             f"so they are not run on another (Triton must be {certified.triton} exactly, torch "
-            f"{'.'.join(map(str, _major_minor(certified.torch) or ()))}.x; nothing was loaded).",
+            f"{_torch_rule(certified.torch)}; nothing was loaded).",
             f"  Install the certified stack:\n    {pip_command(certified)}",
             f"  Or re-prove the class on this stack (from a source checkout of neurobrix, on this machine):\n"
             f"    {check_command(self.class_id)}\n"
@@ -438,7 +487,17 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
     from .errors import DeviceError, UncertifiedGPUError
     from .gpu import detect_class, device_facts, interpreter_enabled
     from .ops import _common
+    from .tables import is_loaded
 
+    # the tables a plan was resolved from hold the class's device rule, its stack and its settings, each checked here
+    # against them: tables a program built or replaced itself (Tables(...), dataclasses.replace) passed every check
+    if tables is not None and not is_loaded(tables):
+        where = f"for {tables.root}" if isinstance(tables, Tables) else f"(a {type(tables).__name__})"
+        raise UsageError(
+            f"these settings come from tables that neurobrix.tables.load did not give {where}: only tables verified "
+            "against their TRACKED.yaml are launched, and a Tables built or replaced by a program (Tables(...), "
+            "dataclasses.replace) is not. Plan from neurobrix.tables.load() (nothing was launched)."
+        )
     loaded = tables if tables is not None else load()
     here = detect_class(loaded).id
     if here != class_id:

@@ -2,9 +2,10 @@
 
 A stored model is one folder holding only what the engine reads (see :mod:`neurobrix.checkpoint`),
 plus ``neurobrix-model.json``, which records the source, revision, commit, each file's size (and the sha256
-of each file but the weights) and the date. A hub id ``org/name`` is stored at ``models/org/name``, a local
-folder at ``models/<folder name>``. Checking a checkpoint is :mod:`neurobrix.checkpoint`'s job, fetching one
-from the hub :mod:`neurobrix.hub`'s; this module owns the folders.
+of each file but the weights, and of each weight file's safetensors header) and the date. A hub id
+``org/name`` is stored at ``models/org/name``, a local folder at ``models/<folder name>``. Checking a
+checkpoint is :mod:`neurobrix.checkpoint`'s job, fetching one from the hub :mod:`neurobrix.hub`'s; this
+module owns the folders.
 
 Imports are atomic: files go into a temporary folder inside the store that is renamed into place
 only when complete, so a failed or interrupted import leaves nothing behind and a re-import replaces
@@ -220,7 +221,7 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
     if verify:
-        _verify(model, sizes, data.get("sha256", {}))
+        _verify(model, sizes, data.get("sha256", {}), data.get("headers", {}))
     return model
 
 
@@ -244,14 +245,16 @@ def _manifest_problem(data: dict[str, Any]) -> None:
             raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
         if type(size) is not int or size < 0:
             raise ValueError(f"files gives {file} the size {size!r}, not a number of bytes (an integer >= 0)")
-    hashes = data.get("sha256", {})  # absent in a manifest written before NeuroBrix recorded them
-    if not isinstance(hashes, dict):
-        raise ValueError(f"sha256 {hashes!r} is not a mapping of file names to hashes")
-    for file, digest in hashes.items():
-        if file not in data["files"] or file.endswith(".safetensors"):
-            raise ValueError(f"sha256 names {file!r}, which is none of its files but the weights")
-        if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
-            raise ValueError(f"sha256 gives {file} {digest!r}, not a sha256 (64 hexadecimal digits)")
+    for field, weights in (("sha256", False), ("headers", True)):
+        hashes = data.get(field, {})  # absent in a manifest written before NeuroBrix recorded them
+        if not isinstance(hashes, dict):
+            raise ValueError(f"{field} {hashes!r} is not a mapping of file names to hashes")
+        for file, digest in hashes.items():
+            if file not in data["files"] or file.endswith(".safetensors") is not weights:
+                which = "the weights" if weights else "its files but the weights"
+                raise ValueError(f"{field} names {file!r}, which is none of {which}")
+            if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+                raise ValueError(f"{field} gives {file} {digest!r}, not a sha256 (64 hexadecimal digits)")
 
 
 def _engine_reads(name: str) -> bool:
@@ -260,11 +263,12 @@ def _engine_reads(name: str) -> bool:
     return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors") or is_template_file(name)
 
 
-def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str]) -> None:
+def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str], headers: dict[str, str]) -> None:
     """Every file the manifest lists is there at its size, as a file of the folder (an import never makes a
-    symbolic link: one in its place reads another file, which may change after), and no file ``run`` would read
-    lies there unlisted (a chat_template.jinja or generation_config.json dropped in after the import changes every
-    run, a *.safetensors file the weights)."""
+    symbolic link: one in its place reads another file, which may change after), with the sha256 the manifest
+    records (of the whole file, or of a weight file's safetensors header), and no file ``run`` would read lies there
+    unlisted (a chat_template.jinja or generation_config.json dropped in after the import changes every run, a
+    *.safetensors file the weights)."""
     problems = []
     for file, size in sorted(sizes.items()):
         path = model.path / file
@@ -277,6 +281,13 @@ def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str]) -
         elif file in hashes and _sha256(path) != hashes[file]:
             # edited in place at its size (a rope_theta of 500000.0 made 900000.0): every run would read the edit
             problems.append(f"{file} was changed after the import (its sha256 is not the one {MANIFEST} records)")
+        elif file in headers and _header_sha256(path) != headers[file]:
+            # rewritten at its size (two tensors' data offsets swapped, a BF16 tensor relabelled F16): the header
+            # still reads and matches config.json, and every run would load other weights than the import's
+            problems.append(
+                f"{file}'s safetensors header was changed after the import (its tensors' names, dtypes, shapes or "
+                f"places in the file: its sha256 is not the one {MANIFEST} records)"
+            )
     try:
         present = sorted(entry.name for entry in os.scandir(model.path))
         if (model.path / TEMPLATES).is_dir():  # the named chat templates run would read
@@ -493,6 +504,8 @@ def _manifest(
         "files": {f: (folder / f).stat().st_size for f in files},
         # every file but the weights (read whole on each run, too large to hash there; their headers are checked)
         "sha256": {f: _sha256(folder / f) for f in files if not f.endswith(".safetensors")},
+        # each weight file's header (a few KB: what each tensor is and where its bytes lie), hashed on every run
+        "headers": {f: _header_sha256(folder / f) for f in files if f.endswith(".safetensors")},
     }
 
 
@@ -504,6 +517,19 @@ def _sha256(path: Path) -> str:
         while chunk := fh.read(1 << 20):
             digest.update(chunk)
     return digest.hexdigest()
+
+
+def _header_sha256(path: Path) -> str:
+    """The sha256 of a safetensors file's header: its 8-byte length and the JSON that follows (each tensor's name,
+    dtype, shape and data offsets), read up to the 100 MB the import's check allows."""
+    import hashlib
+    import struct
+
+    with path.open("rb") as fh:
+        head = fh.read(8)
+        length = struct.unpack("<Q", head)[0] if len(head) == 8 else 0
+        body = fh.read(min(length, 100 << 20))
+    return hashlib.sha256(head + body).hexdigest()
 
 
 def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:

@@ -20,9 +20,11 @@ import json
 import mmap
 import os
 import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 import yaml
@@ -87,14 +89,16 @@ class Problem:
     message: str
 
 
-@dataclass
+@dataclass(frozen=True)
 class Tables:
-    """A verified tables folder: its classes, and (read on demand) their kernels' indexes and proofs."""
+    """A verified tables folder: its classes, and (read on demand) their kernels' indexes and proofs. What
+    :func:`load` gives is read-only (its classes and kernels are mappings that cannot be assigned to) and cached:
+    launching takes no other (``neurobrix.stack.require_runnable``, :func:`is_loaded`)."""
 
     location: TablesLocation
     tracked: tuple[TrackedFile, ...]
-    classes: dict[str, GPUClass]
-    kernel_names: dict[str, tuple[str, ...]]  # class id -> kernels with a settings index
+    classes: Mapping[str, GPUClass]
+    kernel_names: Mapping[str, tuple[str, ...]]  # class id -> kernels with a settings index
     _indexes: dict[tuple[str, str], SettingsIndex] = field(default_factory=dict, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, repr=False)
 
@@ -413,12 +417,22 @@ def load(root: Path | None = None) -> Tables:
     """Locate (unless ``root`` is given), verify and read the tables; cached per folder and state of its
     tracked-file list (certify rewrites the list with every table it writes, so a new table is seen)."""
     location = TablesLocation(root.resolve(), "given") if root is not None else locate()
+    return _load(location, _state(location.root))
+
+
+def _state(root: Path) -> tuple[int, int, int] | None:
     try:
-        stat = (location.root / TRACKED_NAME).stat()
-        state = (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+        stat = (root / TRACKED_NAME).stat()
     except OSError:
-        state = None
-    return _load(location, state)
+        return None
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+
+
+def is_loaded(tables: Any) -> bool:
+    """Whether ``tables`` is what :func:`load` gives for its folder now: verified against its TRACKED.yaml as it
+    stands, not a :class:`Tables` a program built or replaced itself (``Tables(...)``, ``dataclasses.replace``),
+    whose classes, stacks and settings nothing verified. Tables changed on disk since are verified again here."""
+    return isinstance(tables, Tables) and _load(tables.location, _state(tables.location.root)) is tables
 
 
 def clear_cache() -> None:
@@ -507,7 +521,8 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
         elif name.endswith(INDEX_SUFFIX):
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
     _disjoint_classes(classes)
-    return Tables(location, tracked, classes, {c: tuple(sorted(kernels.get(c, ()))) for c in classes}, _digests=digests)
+    names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
+    return Tables(location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests)
 
 
 __all__ = [
@@ -525,6 +540,7 @@ __all__ = [
     "clear_cache",
     "verify_all",
     "index_path",
+    "is_loaded",
     "kernel_of",
     "load",
     "locate",

@@ -364,13 +364,23 @@ def test_weights_altered_in_the_store_at_their_size_are_a_damaged_model(checkpoi
     weights = model.path / "model.safetensors"
     data = weights.read_bytes()
     weights.write_bytes(b"x" * 8 + data[8:])  # the header's length overwritten, the size kept
-    with pytest.raises(SystemExit) as info:
-        main(["run", "--model", "plain", "--prompt", "hello", "--backend", "torch"])
-    assert info.value.code == 7
-    err = capsys.readouterr().err
-    assert "Traceback" not in err and err.strip().splitlines()[-1].startswith("neurobrix: error: stored model plain")
-    assert "stored model plain" in err and "model.safetensors cannot be read as safetensors" in err
-    assert "neurobrix remove plain" in err
+    manifest = json.loads((model.path / store.MANIFEST).read_text())
+    for recorded in (True, False):  # the manifest's header hash, and without it (a manifest from before it) the load
+        if not recorded:
+            (model.path / store.MANIFEST).write_text(json.dumps({k: v for k, v in manifest.items() if k != "headers"}))
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--model", "plain", "--prompt", "hello", "--backend", "torch"])
+        assert info.value.code == 7
+        err = capsys.readouterr().err
+        assert "Traceback" not in err
+        assert err.strip().splitlines()[-1].startswith("neurobrix: error: stored model plain")
+        said = (
+            "model.safetensors's safetensors header was changed after the import"
+            if recorded
+            else "model.safetensors cannot be read as safetensors"
+        )
+        assert "stored model plain" in err and said in err
+        assert "neurobrix remove plain" in err
 
 
 @pytest.mark.parametrize(
