@@ -106,9 +106,9 @@ def _extended_timestamp(data: bytes) -> bool:
     return len(data) in (5, 1 + 4 * bin(data[0]).count("1")) and not data[0] & ~0b111 if data else False
 
 
-# The shortest a record may be (gate round 20): the old Unix record holds its two times in 8 bytes, and `unzip` reads one
-# only from 8 bytes (process.c, EB_UX_MINLEN); a shorter one (up to 7 bytes in each header) was read by no tool. Each
-# of the others is held to its exact layout (the Unix owner record by :func:`owners`).
+# The shortest a record may be (gate round 20): the old Unix record holds its two times in 8 bytes, and `unzip` reads
+# one only from 8 bytes (process.c, EB_UX_MINLEN); a shorter one (up to 7 bytes in each header) was read by no tool.
+# Each of the others is held to its exact layout (the Unix owner record by :func:`owners`).
 _EXTRA_SHORTEST = {0x5855: 8}
 
 # The records the zip crate parses in a wheel's headers, each judged as it reads them (hand-written: no Python library
@@ -485,13 +485,14 @@ def _dos_time_problem(mtime: int, mdate: int) -> str:
 
 
 # A member's modification time said twice (gate round 20, as round 18 found for a ustar time under a pax time): its
-# MS-DOS time, which zipfile (pip, installer, twine) and the zip crate report, and the time an extra record holds, which
-# other unpackers apply: `unzip` an Info-ZIP extended timestamp's, or an old Unix record's where there is none (process.c,
-# ef_scan_for_izux), 7-Zip an NTFS record's (ZipItem.cpp), and the zip crate reads a 5-byte extended timestamp as the
-# modification time whatever its flags (extended_timestamp.rs), where `unzip` reads the flags (an access time). Writers
-# put one moment in both: the MS-DOS time in their local time (Info-ZIP rounds odd seconds up, zipfile down) or in UTC,
-# the records in UTC, and a time before 1980 as 1980-01-01 00:00:00, the MS-DOS time's first. Any other pair was two
-# times for one file, 32 to 64 bits a record carried unjudged. Hand-written: zipfile skips the records.
+# MS-DOS time, which zipfile (pip, installer, twine) and the zip crate report, and the time an extra record holds,
+# which other unpackers apply: `unzip` an Info-ZIP extended timestamp's, or an old Unix record's where there is none
+# (process.c, ef_scan_for_izux), 7-Zip an NTFS record's (ZipItem.cpp), and the zip crate reads a 5-byte extended
+# timestamp as the modification time whatever its flags (extended_timestamp.rs), where `unzip` reads the flags (an
+# access time). Writers put one moment in both: the MS-DOS time in their local time (Info-ZIP rounds odd seconds up,
+# zipfile down) or in UTC, the records in UTC, and a time before 1980 as 1980-01-01 00:00:00, the MS-DOS time's first.
+# Any other pair was two times for one file, 32 to 64 bits a record carried unjudged. Hand-written: zipfile skips the
+# records.
 NTFS_EPOCH = 11_644_473_600  # seconds from 1601-01-01 (an NTFS time's start) to 1970-01-01
 ZONES = (-12 * 3600, 14 * 3600)  # the time zones a writer's local time can be in, UTC-12 to UTC+14, whole quarter hours
 DOS_FIRST, DOS_LAST = calendar.timegm((1980, 1, 1, 0, 0, 0)), calendar.timegm((2107, 12, 31, 23, 59, 58))
@@ -510,7 +511,7 @@ def _record_mtime(field: int, data: bytes) -> float | None:
     if field == 0x5855 and len(data) >= 8:
         return float(struct.unpack_from("<L", data, 4)[0])  # after the access time
     if field == 0x000A and len(data) == 32:
-        return struct.unpack_from("<Q", data, 8)[0] / 10**7 - NTFS_EPOCH  # after reserved bytes, tag and size
+        return float(struct.unpack_from("<Q", data, 8)[0]) / 10**7 - NTFS_EPOCH  # after reserved bytes, tag, size
     return None
 
 

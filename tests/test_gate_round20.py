@@ -232,4 +232,3 @@ def test_an_old_unix_record_as_info_zip_writes_it_passes(built: Built, tmp_path:
     table = member(members, TABLE.wheel_path)
     table.local_extra, table.extra = old_unix(moment, moment, 0, 0), old_unix(moment, moment)
     assert judge(write_wheel(built, tmp_path / "dist", members)).findings == []
-
