@@ -515,7 +515,7 @@ def _record_mtime(field: int, data: bytes) -> float | None:
     return None
 
 
-def same_moment(seconds: float, dos: int) -> bool:
+def _same_moment(seconds: float, dos: int) -> bool:
     """Whether a record's time (UTC) and an MS-DOS time (read as UTC) name one moment in some writer's time zone."""
     if (dos == DOS_FIRST and seconds < dos + ZONES[1] + 2) or (dos == DOS_LAST and seconds > dos + ZONES[0] - 2):
         return True  # a time outside the MS-DOS range, clamped to its first or last moment
@@ -537,7 +537,7 @@ def _times_disagree(mtime: int, mdate: int, entry: ZipEntry) -> str:
     for where, extra in (("central", entry.extra), ("local", entry.local_extra)):
         for field, data in _records(extra):
             said = _record_mtime(field, data)
-            if said is None or same_moment(said, dos):
+            if said is None or _same_moment(said, dos):
                 continue
             what, who = _RECORD_TIMES[field]
             return (
