@@ -34,6 +34,7 @@ import calendar
 import dataclasses
 import stat
 import struct
+import time
 import zlib
 from dataclasses import dataclass
 
@@ -104,6 +105,11 @@ def _extended_timestamp(data: bytes) -> bool:
     time flagged, or the modification time alone (the central header's form, whatever the flags)."""
     return len(data) in (5, 1 + 4 * bin(data[0]).count("1")) and not data[0] & ~0b111 if data else False
 
+
+# The shortest a record may be (gate round 20): the old Unix record holds its two times in 8 bytes, and `unzip` reads
+# one only from 8 bytes (process.c, EB_UX_MINLEN); a shorter one (up to 7 bytes in each header) was read by no tool.
+# Each of the others is held to its exact layout (the Unix owner record by :func:`owners`).
+_EXTRA_SHORTEST = {0x5855: 8}
 
 # The records the zip crate parses in a wheel's headers, each judged as it reads them (hand-written: no Python library
 # reads these records, and zipfile skips them).
@@ -249,9 +255,10 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             problems.append(ZipProblem(Check.G311, raw_name, f"a {comment_len}-byte entry comment", True))
         if disk_start:
             problems.append(ZipProblem(Check.G313, raw_name, "stored on another disk of a spanned archive", True))
-        problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in _extra_problems(extra, "central"))
+        refused = _extra_problems(extra, "central")
+        problems.extend(ZipProblem(Check.G313, raw_name, m, True) for m in refused)
         problems.extend(_flag_problems(flags, raw_name))
-        problems.extend(_reserved_problems(raw_name, made_by, needed, flags, method, extra))
+        problems.extend(_reserved_problems(raw_name, made_by, needed, flags, method, b"" if refused else extra))
         moment = _dos_time_problem(mtime, mdate)
         if moment:
             problems.append(ZipProblem(Check.G319, raw_name, moment, False))
@@ -311,6 +318,9 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
             problems.append(ZipProblem(Check.G312, raw_name, local, True))
         else:
             listed.append(local)
+            said_twice = "" if moment or refused else _times_disagree(mtime, mdate, local)
+            if said_twice:
+                problems.append(ZipProblem(Check.G312, raw_name, said_twice, True))
         pos = after
     if pos != end:
         return fatal(Check.G312, "the central directory holds more bytes than its entries")
@@ -474,17 +484,86 @@ def _dos_time_problem(mtime: int, mdate: int) -> str:
     )
 
 
+# A member's modification time said twice (gate round 20, as round 18 found for a ustar time under a pax time): its
+# MS-DOS time, which zipfile (pip, installer, twine) and the zip crate report, and the time an extra record holds,
+# which other unpackers apply: `unzip` an Info-ZIP extended timestamp's, or an old Unix record's where there is none
+# (process.c, ef_scan_for_izux), 7-Zip an NTFS record's (ZipItem.cpp), and the zip crate reads a 5-byte extended
+# timestamp as the modification time whatever its flags (extended_timestamp.rs), where `unzip` reads the flags (an
+# access time). Writers put one moment in both: the MS-DOS time in their local time (Info-ZIP rounds odd seconds up,
+# zipfile down) or in UTC, the records in UTC, and a time before 1980 as 1980-01-01 00:00:00, the MS-DOS time's first.
+# Any other pair was two times for one file, 32 to 64 bits a record carried unjudged. Hand-written: zipfile skips the
+# records.
+NTFS_EPOCH = 11_644_473_600  # seconds from 1601-01-01 (an NTFS time's start) to 1970-01-01
+ZONES = (-12 * 3600, 14 * 3600)  # the time zones a writer's local time can be in, UTC-12 to UTC+14, whole quarter hours
+DOS_FIRST, DOS_LAST = calendar.timegm((1980, 1, 1, 0, 0, 0)), calendar.timegm((2107, 12, 31, 23, 59, 58))
+_RECORD_TIMES = {  # record -> (what it is, who applies its modification time)
+    0x5455: ("Info-ZIP extended timestamp", "`unzip` applies it, the zip crate reads a 5-byte one whatever its flags"),
+    0x5855: ("Info-ZIP old Unix record", "`unzip` applies it where no extended timestamp is"),
+    0x000A: ("NTFS times record", "7-Zip applies it"),
+}
+
+
+def _record_mtime(field: int, data: bytes) -> float | None:
+    """The modification time (seconds since 1970, UTC) a well-formed record holds, as any reader reads it; None if
+    none does."""
+    if field == 0x5455 and len(data) >= 5 and (data[0] & 1 or len(data) == 5):
+        return float(struct.unpack_from("<L", data, 1)[0])  # unsigned, as the zip crate and 7-Zip read it
+    if field == 0x5855 and len(data) >= 8:
+        return float(struct.unpack_from("<L", data, 4)[0])  # after the access time
+    if field == 0x000A and len(data) == 32:
+        return float(struct.unpack_from("<Q", data, 8)[0]) / 10**7 - NTFS_EPOCH  # after reserved bytes, tag, size
+    return None
+
+
+def _same_moment(seconds: float, dos: int) -> bool:
+    """Whether a record's time (UTC) and an MS-DOS time (read as UTC) name one moment in some writer's time zone."""
+    if (dos == DOS_FIRST and seconds < dos + ZONES[1] + 2) or (dos == DOS_LAST and seconds > dos + ZONES[0] - 2):
+        return True  # a time outside the MS-DOS range, clamped to its first or last moment
+    zone = round((dos - seconds) / 900) * 900
+    return ZONES[0] <= zone <= ZONES[1] and abs(dos - seconds - zone) <= 2
+
+
+def _utc(seconds: float) -> str:
+    if not -62_135_596_800 <= seconds < 253_402_300_800:  # years 1 to 9999, what datetime shows
+        return f"{seconds:.0f} s from 1970"
+    return time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime(seconds))
+
+
+def _times_disagree(mtime: int, mdate: int, entry: ZipEntry) -> str:
+    """Why a member's extra records say another modification time than its MS-DOS time ('' when none does); its MS-DOS
+    time names a moment and its records are well formed and agree between its headers."""
+    dos = calendar.timegm((1980 + (mdate >> 9), mdate >> 5 & 0xF, mdate & 0x1F, mtime >> 11, mtime >> 5 & 0x3F, 0))
+    dos += (mtime & 0x1F) * 2
+    for where, extra in (("central", entry.extra), ("local", entry.local_extra)):
+        for field, data in _records(extra):
+            said = _record_mtime(field, data)
+            if said is None or _same_moment(said, dos):
+                continue
+            what, who = _RECORD_TIMES[field]
+            return (
+                f"its {what} ({field:#06x}, {where} header) says it was modified at {_utc(said)}, its MS-DOS time "
+                f"{_utc(dos)[:-4]}: no time zone (UTC-12 to UTC+14, to 2 s) makes them one moment, and no writer "
+                f"writes two: {who}, zipfile (pip, installer, twine) reports the MS-DOS time"
+            )
+    return ""
+
+
+# An extra field is refused at its first bad record (gate round 20): a field of 64 KiB holds 16,383 empty records, and
+# each was judged and named, twice for a repeated one, so 50 members of such fields (a wheel of 3 MiB) took the gate 8 s
+# and 470 MB of findings, and the 256 MiB an archive may have minutes and tens of gigabytes. A well-formed field holds
+# each allowed record once: four records at most, so one finding says all there is to say of it.
 def _extra_problems(extra: bytes, where: str) -> list[str]:
-    """Refused or malformed extra fields (a sequence of id, size, data records, each id once)."""
+    """Why an extra field (a sequence of id, size, data records, each id once) is refused: its first refused or
+    malformed record, or nothing."""
     problems: list[str] = []
     seen: set[int] = set()
     pos = 0
-    while pos < len(extra):
+    while pos < len(extra) and not problems:
         if pos + 4 > len(extra):
-            return problems + [f"a malformed {where} extra field (a record header cut short)"]
+            return [f"a malformed {where} extra field (a record header cut short)"]
         field, length = struct.unpack_from("<HH", extra, pos)
         if pos + 4 + length > len(extra):
-            return problems + [f"a malformed {where} extra field (record {field:#06x} runs past the field)"]
+            return [f"a malformed {where} extra field (record {field:#06x} runs past the field)"]
         if field in _EXTRA_REFUSED:
             problems.append(f"{_EXTRA_REFUSED[field]} in the {where} header")
         elif field not in _EXTRA_ALLOWED:
@@ -497,13 +576,19 @@ def _extra_problems(extra: bytes, where: str) -> list[str]:
                 f"extra field record {field:#06x} of {length} bytes in the {where} header, longer than its format's "
                 f"{_EXTRA_ALLOWED[field]} (the rest is read by no installer)"
             )
+        elif length < _EXTRA_SHORTEST.get(field, 0):
+            problems.append(
+                f"extra field record {field:#06x} of {length} bytes in the {where} header, shorter than its format's "
+                f"{_EXTRA_SHORTEST[field]}: `unzip` reads it only from {_EXTRA_SHORTEST[field]} bytes, the zip crate "
+                "and zipfile never (bytes read by no installer)"
+            )
         elif field in _EXTRA_PARSED and not _EXTRA_PARSED[field](extra[pos + 4 : pos + 4 + length]):
             problems.append(
                 f"extra field record {field:#06x} in the {where} header not laid out as its format says: the zip "
                 "crate parses it and refuses the whole archive (uv read a wheel on disk with it up to 0.11.14), "
                 "zipfile (pip, installer) skips it"
             )
-        if field in seen:  # uv (0.13) refuses the whole wheel; zipfile, pip and installer read on
+        elif field in seen:  # uv (0.13) refuses the whole wheel; zipfile, pip and installer read on
             problems.append(f"extra field record {field:#06x} twice in the {where} header (uv refuses such a wheel)")
         seen.add(field)
         pos += 4 + length

@@ -46,6 +46,7 @@ within 30 s and 1 GiB: in this process under a memory trace (:func:`judge`), or,
 from __future__ import annotations
 
 import base64
+import calendar
 import gzip
 import io
 import os
@@ -2217,6 +2218,13 @@ def ntfs(*times: int) -> bytes:
     return struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, *times)
 
 
+with zipfile.ZipFile(io.BytesIO(raw_zip([RawMember(b"a", b"")]))) as _z:
+    # the MS-DOS time raw_zip writes, as zipfile reports it, read as UTC: the modification time a record beside it must
+    # name (round 20, G312), in seconds since 1970 and as an NTFS time
+    MOMENT = calendar.timegm((*_z.infolist()[0].date_time, 0, 0, 0))
+NTFS_MOMENT = (MOMENT + 11_644_473_600) * 10**7
+
+
 def unzipped(wheel: Path, folder: Path, *options: str) -> Path:
     """``unzip`` (Info-ZIP) of the wheel into ``folder``, with ``options`` (-X: the owners, applied as root)."""
     assert UNZIP is not None
@@ -2294,8 +2302,8 @@ ZIP_OWNERS = {  # attack -> (the member, its RawMember fields, what is said, wha
     "the old Unix record's owner, in the local header": (
         "neurobrix/__init__.py",
         {
-            "extra": struct.pack("<HH2L", 0x5855, 8, 1, 2),  # the central form: the times alone
-            "local_extra": struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 1000, 100),
+            "extra": struct.pack("<HH2L", 0x5855, 8, 1, MOMENT),  # the central form: the times alone
+            "local_extra": struct.pack("<HH2L2H", 0x5855, 12, 1, MOMENT, 1000, 100),
         },
         "uid 1000, gid 100",
         (1000, 100),
@@ -2436,8 +2444,8 @@ def test_local_extra_records_as_info_zip_writes_them_pass(built: Built, tmp_path
     modification time alone, and the old Unix record's owner in the local header only; those agree."""
     members = wheel_members(built.wheel)
     table = member(members, TABLE.wheel_path)
-    table.local_extra = timestamp(3, 1_000_000_000, 1_000_000_001) + struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 0, 0)
-    table.extra = timestamp(3, 1_000_000_000) + struct.pack("<HH2L", 0x5855, 8, 1, 2)
+    table.local_extra = timestamp(3, MOMENT, 1_000_000_001) + struct.pack("<HH2L2H", 0x5855, 12, 1, MOMENT, 0, 0)
+    table.extra = timestamp(3, MOMENT) + struct.pack("<HH2L", 0x5855, 8, 1, MOMENT)
     assert judge(write_wheel(built, tmp_path, members)).findings == []
 
 
@@ -2615,7 +2623,7 @@ RESERVED_ZIP_BYTES = {  # attack -> (the wheel, what the finding says)
     ),
     "deflate speed hints on a stored member": (lambda b: table_as(b, method=zipfile.ZIP_STORED, flags=0x0006), "hints"),
     "an NTFS times record with its reserved bytes set": (
-        lambda b: table_as(b, extra=struct.pack("<HHLHH3Q", 0x000A, 32, 0xC0FFEE, 1, 24, 1, 2, 3)),
+        lambda b: table_as(b, extra=struct.pack("<HHLHH3Q", 0x000A, 32, 0xC0FFEE, 1, 24, NTFS_MOMENT, 2, 3)),
         "reserved bytes are",
     ),
 }

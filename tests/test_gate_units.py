@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import calendar
 import gzip
 import importlib.metadata
 import io
@@ -806,13 +807,16 @@ def test_the_extra_field_records_zip_writers_put_in_wheels_pass() -> None:
     """The forms Info-ZIP and other writers use (a local extended timestamp with all three times, the central one with
     the modification time only, whatever its flags; NTFS times; the Unix records), each laid out as the zip crate reads
     it; the checks of those layouts refuse nothing a writer makes."""
+    with zipfile.ZipFile(io.BytesIO(raw_zip([RawMember(b"a.py", b"x")]))) as z:  # the times the records must name
+        moment = calendar.timegm((*z.infolist()[0].date_time, 0, 0, 0))  # (gate round 20): its MS-DOS time, as UTC
+    ntfs = (moment + zipstrict.NTFS_EPOCH) * 10**7
     records = [
-        struct.pack("<HHB3L", 0x5455, 13, 7, 1, 2, 3),
-        struct.pack("<HHBL", 0x5455, 5, 7, 1),
-        struct.pack("<HHBL", 0x5455, 5, 1, 1),
-        struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, 1, 2, 3),
+        struct.pack("<HHB3L", 0x5455, 13, 7, moment, 2, 3),
+        struct.pack("<HHBL", 0x5455, 5, 7, moment),
+        struct.pack("<HHBL", 0x5455, 5, 1, moment),
+        struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, ntfs, 2, 3),
         struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, 1000, 4, 1000),
-        struct.pack("<HH2L2H", 0x5855, 12, 1, 2, 1000, 1000),
+        struct.pack("<HH2L2H", 0x5855, 12, 1, moment, 1000, 1000),
     ]
     for record in records:
         assert parse_zip([RawMember(b"a.py", b"x", extra=record)]) == [], record
