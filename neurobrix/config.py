@@ -59,6 +59,11 @@ ATTENTION_IMPLEMENTATIONS = (
     "flash_attention_4",
 )
 CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
+# the layer_types entries the engine runs ("attention": transformers 5 reads that older name as full_attention). Any
+# other kind transformers' config refuses (a name it does not know), or its cache builds another layer for (a linear
+# attention state, no cache at all), or its model fails on (Mistral's and Qwen2's masks know full and sliding only)
+LAYER_TYPES = ("full_attention", "sliding_attention", "attention")
+LAYER_TYPES_BY_ARCH = {"llama": (*LAYER_TYPES, "chunked_attention"), "mistral": LAYER_TYPES, "qwen2": LAYER_TYPES}
 # The fields transformers 5's config classes type (their annotations, checked by huggingface_hub's strict dataclass
 # validation when the config is built) that the engine does not read or reads without checking the type: a value of
 # another type makes transformers build no model ("use_cache": "no", "bos_token_id": 1.0, "eos_token_id": [1, "2"],
@@ -204,7 +209,18 @@ class ModelConfig:
             raise ConfigError(
                 f"{source}: num_attention_heads {heads} is not a multiple of num_key_value_heads {kv_heads}"
             )
+        if head_dim % 2:  # rotary turns pairs of dimensions
+            raise ConfigError(
+                f"{source}: head dim {head_dim} is odd: rotary embeddings turn pairs of dimensions (transformers' "
+                "config refuses an odd head dim above 4, its rotary fails on 3 and widens 1 to 2); NeuroBrix runs even "
+                "ones only"
+            )
         theta, scaling = _rope(data, source)
+        if scaling is not None and scaling.get("rope_type") == "dynamic" and head_dim == 2:
+            # its NTK rule raises the base to the power dim / (dim - 2), even at the model's own context
+            raise ConfigError(
+                f"{source}: dynamic rope scaling with a head dim of 2, on which transformers' rule divides by zero"
+            )
         return cls(
             architecture=arch,
             hidden_size=hidden,
@@ -244,6 +260,13 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
                 f"{source}: field '{name}' is {value!r}, which transformers' {CLASSES[arch]} refuses: it must be "
                 f"{what}{' or null' if optional else ''}"
             )
+    initializer = data.get("initializer_range")
+    if arch == "llama" and type(initializer) in (int, float) and not 0 <= initializer <= 1:
+        # LlamaConfig's field is an interval (its validation refuses the model before any weight is read)
+        raise ConfigError(
+            f"{source}: initializer_range {initializer!r} is outside [0, 1], which transformers' LlamaConfig refuses"
+        )
+    _layer_types(arch, data, source)
     heads, hidden = data.get("num_attention_heads"), data.get("hidden_size")
     if arch == "llama" and isinstance(heads, int) and isinstance(hidden, int) and heads > 0 and hidden % heads:
         raise ConfigError(
@@ -284,6 +307,35 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
             f"{source}: pad_token_id {pad!r} is not a row of the {vocab}-row embedding, which transformers' model "
             "refuses (the embedding's padding index)"
         )
+
+
+def _layer_types(arch: str, data: Mapping[str, Any], source: str) -> None:
+    """layer_types as transformers 5 takes it: one attention kind per layer (its config refuses another count), each a
+    kind the engine runs (``LAYER_TYPES_BY_ARCH``); on Llama, whose config class has no window of its own, a layer
+    marked sliding_attention (chunked_attention) needs the file's sliding_window (attention_chunk_size), without which
+    transformers' cache fails. (A value that is no list of names is refused by ``_sliding_window``.)"""
+    types, layers = data.get("layer_types"), data.get("num_hidden_layers")
+    if not isinstance(types, list) or not all(isinstance(t, str) for t in types):
+        return
+    if isinstance(layers, int) and not isinstance(layers, bool) and len(types) != layers:
+        raise ConfigError(
+            f"{source}: layer_types names {len(types)} layers, num_hidden_layers {layers}: transformers' "
+            f"{CLASSES[arch]} refuses a count that differs"
+        )
+    other = [t for t in dict.fromkeys(types) if t not in LAYER_TYPES_BY_ARCH[arch]]
+    if other:
+        raise ConfigError(
+            f"{source}: layer_types {other[0]!r} is not supported (NeuroBrix runs "
+            f"{', '.join(t for t in LAYER_TYPES_BY_ARCH[arch] if t != 'attention')} layers on {arch}; transformers "
+            "refuses a kind it does not know, and builds another cache or attention for the others)"
+        )
+    if arch == "llama":
+        for kind, name in (("sliding_attention", "sliding_window"), ("chunked_attention", "attention_chunk_size")):
+            if kind in types and data.get(name) is None:
+                raise ConfigError(
+                    f"{source}: layer_types marks {kind} layers but {name} is "
+                    f"{'null' if name in data else 'missing'}, with which transformers' cache fails"
+                )
 
 
 def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] | None]:

@@ -1051,6 +1051,34 @@ class Tokenizer:
             ) from None
         return tuple(int(i) for i in torch.nonzero(hit).flatten().tolist())
 
+    def _forced_eos(self, value: Any, vocab: int) -> tuple[int, ...]:
+        """The ids forced_eos_token_id forces, as transformers' ForcedEOSTokenLogitsProcessor reads it: the tensor torch
+        makes of it (an id alone as a list of one), whose entries index the scores: true beside an id is 1, [[7]] is 7.
+        Refused where the processor refuses it (floats, negative ids) or its indexing fails (ids past the vocabulary,
+        text, ragged lists, true or false alone: a boolean mask of another length than the vocabulary's)."""
+        import torch
+
+        try:
+            forced = torch.tensor([value] if isinstance(value, int) else value)
+        except (TypeError, ValueError, RuntimeError, OverflowError):
+            forced = None
+        if forced is None or torch.is_floating_point(forced):
+            raise TokenizerError(
+                f"{self.generation_path}: forced_eos_token_id must be a token id or a list of ids, got {value!r} "
+                "(transformers' processor makes no integer tensor of it and fails)"
+            )
+        if forced.dtype == torch.bool:  # indexing the scores with it: a mask of another length than the vocabulary
+            raise TokenizerError(
+                f"{self.generation_path}: forced_eos_token_id {value!r}: transformers' processor takes true and false "
+                "alone for a mask over the vocabulary, and fails"
+            )
+        ids = [int(i) for i in forced.flatten().tolist()]
+        if not all(0 <= i < vocab for i in ids):
+            raise TokenizerError(
+                f"{self.generation_path}: forced_eos_token_id {value!r} names ids outside the vocabulary of {vocab}"
+            )
+        return tuple(ids)
+
     def constraints(self, vocab: int, prompt_len: int | None = None) -> dict[str, Any]:
         """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
         transformers' processors check them: counts as ints, token lists as lists of ids (ids outside the vocabulary
@@ -1173,7 +1201,7 @@ class Tokenizer:
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
                 found[name] = value
             else:  # forced_eos_token_id
-                found[name] = ids(name, value, strict=True)
+                found[name] = self._forced_eos(value, vocab)
         if self.generation.get("min_new_tokens") is not None:
             # transformers' generate then sets min_length to the prompt's length plus min_new_tokens, whatever the
             # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
