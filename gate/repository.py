@@ -248,7 +248,7 @@ def _top_of_tree(root: Path, tracked: dict[str, bool], into: Path) -> None:
     tracked file, and nothing else: the tree the build backend prepares the metadata from. hatchling reads files
     there beyond those pyproject.toml names (a hatch.toml beside it, a PKG-INFO, LICENSE* and NOTICE* files), and
     within the folders only the files pyproject.toml names (which git tracks). A link for each of the 574 tracked
-    files instead took 0.4 s to make and 1.1 s to remove on this project's 2-core CI machine."""
+    files instead took 0.4 s to make and 1.1 s to remove on the 2-core machine the tests run on."""
     into.mkdir()
     for top in sorted({path.split("/", 1)[0] for path in tracked}):
         source = root / top
@@ -267,7 +267,7 @@ def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
         backend = str(config["build-system"]["build-backend"]).split(".", 1)[0]  # hatchling.build: hatchling
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
         raise GateError(f"{root / 'pyproject.toml'}: cannot be read for the project's declarations: {exc}") from exc
-    # The backend prepares the metadata from a copy of the tracked files alone (gate round 21): run in the working tree,
+    # The backend prepares the metadata from the tracked entries of the tree's top alone (gate round 21): in the tree,
     # hatchling also read files git does not track, which the tree's state (and so the report's "clean") never counts:
     # a hatch.toml beside pyproject.toml (its [version] source), a PKG-INFO (the version of a dynamic one), LICENSE* or
     # NOTICE* files. An untracked hatch.toml naming a file of `__version__ = "0.1.0.0"` made the reference 0.1.0.0, and

@@ -43,7 +43,7 @@ pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
 
 
-# -- 1. tracked files the project's sdist never holds -------------------------------------------------------------------
+# -- 1. tracked files the project's sdist never holds ------------------------------------------------------------------
 
 CARRIED = {
     "the tests and their conftest.py, which pytest run in the unpacked sdist imports": ("tests/conftest.py",),
@@ -79,7 +79,7 @@ def test_the_sdist_the_project_builds_holds_exactly_the_files_the_gate_expects(b
     assert judge(built.wheel, built.sdist).passed
 
 
-# -- 2. the reference metadata, from the tracked files alone ------------------------------------------------------------
+# -- 2. the reference metadata, from the tracked files alone -----------------------------------------------------------
 
 # what hatchling reads beside pyproject.toml when it prepares the metadata (a file git does not track, each)
 UNTRACKED = {
