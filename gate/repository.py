@@ -192,7 +192,8 @@ def tree_state(root: Path) -> TreeState:
 @functools.lru_cache(maxsize=4)
 def load_repository(root: Path) -> Repository:
     """The repository at ``root`` (cached per process: it is read once per run, and tests run many)."""
-    return Repository(root, _tracked_files(root), _declared(root))
+    tracked = _tracked_files(root)
+    return Repository(root, tracked, _declared(root, tracked))
 
 
 def _git(root: Path, *args: str) -> str:
@@ -242,16 +243,40 @@ def _tracked_files(root: Path) -> dict[str, bool]:
     return tracked
 
 
-def _declared(root: Path) -> Declared:
+def _top_of_tree(root: Path, tracked: dict[str, bool], into: Path) -> None:
+    """A folder ``into`` holding a link to each entry at the top of the working tree that git tracks, or that holds a
+    tracked file, and nothing else: the tree the build backend prepares the metadata from. hatchling reads files
+    there beyond those pyproject.toml names (a hatch.toml beside it, a PKG-INFO, LICENSE* and NOTICE* files), and
+    within the folders only the files pyproject.toml names (which git tracks). A link for each of the 574 tracked
+    files instead took 0.4 s to make and 1.1 s to remove on the 2-core machine the tests run on."""
+    into.mkdir()
+    for top in sorted({path.split("/", 1)[0] for path in tracked}):
+        source = root / top
+        try:
+            kind = os.lstat(source).st_mode
+        except OSError:
+            continue  # gone from the working tree (the tree's state names it): a build would lack it too
+        if stat.S_ISDIR(kind) or (stat.S_ISREG(kind) and top in tracked):
+            (into / top).symlink_to(source)
+
+
+def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
     try:
         config: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
         project: dict[str, Any] = config["project"]
         backend = str(config["build-system"]["build-backend"]).split(".", 1)[0]  # hatchling.build: hatchling
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
         raise GateError(f"{root / 'pyproject.toml'}: cannot be read for the project's declarations: {exc}") from exc
+    # The backend prepares the metadata from the tracked entries of the tree's top alone (gate round 21): in the tree,
+    # hatchling also read files git does not track, which the tree's state (and so the report's "clean") never counts:
+    # a hatch.toml beside pyproject.toml (its [version] source), a PKG-INFO (the version of a dynamic one), LICENSE* or
+    # NOTICE* files. An untracked hatch.toml naming a file of `__version__ = "0.1.0.0"` made the reference 0.1.0.0, and
+    # a wheel and sdist of 0.1.0.0 passed as this commit's, `--expect-version v0.1.0` too, where the commit says 0.1.0.
     with tempfile.TemporaryDirectory(prefix="neurobrix-gate-metadata-") as tmp:
         try:
-            metadata = (prepare_metadata(root, Path(tmp)) / "METADATA").read_bytes()
+            source = Path(tmp) / "tree"
+            _top_of_tree(root, tracked, source)
+            metadata = (prepare_metadata(source, Path(tmp) / "out") / "METADATA").read_bytes()
             generator = f"{backend} {backend_version(backend)}"  # no PEP 517 hook prepares WHEEL: hatchling's form
         except (BackendFailed, OSError) as exc:
             raise GateError(f"the repository's own metadata cannot be prepared: {exc}") from exc

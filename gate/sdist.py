@@ -3,7 +3,8 @@ wheel rebuilt from it.
 
 Every file an sdist carries (except its generated PKG-INFO, and the tables, which are judged against
 the reference tracked list) must be byte for byte the file git tracks at that path in the repository
-(check-manifest's idea, with hashes), and every file the wheel is built from must be there (G509).
+(check-manifest's idea, with hashes), and it must hold exactly the files this project's sdist holds: every file the
+wheel is built from, and no other tracked file (tests, tools, workflows), which the repository does not release (G509).
 So its pyproject.toml and any build hook are the repository's own, and nothing the sdist adds (a
 setup.py, a hatch_build.py, another module) reaches a build. Only once every static check of every
 dist has passed is the wheel built from the sdist, in isolation (:mod:`gate.backend`), and compared
@@ -70,7 +71,9 @@ BACKEND_EXCLUSION_FILES = (".gitignore", ".hgignore")
 
 def required_sources(repo: Repository) -> list[str]:
     """The tracked files a wheel is built from: the package, pyproject.toml, the readme it names, and the exclusion
-    files the backend reads (where the repository tracks them)."""
+    files the backend reads (where the repository tracks them). With the tables and PKG-INFO they are the whole sdist:
+    what ``[tool.hatch.build.targets.sdist]`` selects and the backend adds (tests/test_gate_round21.py holds the two
+    equal), so the sdist holds these and no other tracked file (gate round 21)."""
     needed = [*repo.package_files(), "pyproject.toml"]
     if repo.declared.readme:
         needed.append(repo.declared.readme)
@@ -148,6 +151,7 @@ def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
     and for one it lacks."""
     _check_modes(sdist, root, repo)
     tables = f"{root}/{SOURCE_DIR}/"
+    shipped = set(required_sources(repo))
     holding = {n[: i + 1] for n in sdist.files for i, c in enumerate(n) if c == "/"}  # every folder above a file
     for m in sdist.members:
         if m.kind == "dir" and m.name not in holding:
@@ -166,6 +170,16 @@ def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
                 m.name,
                 "not a file git tracks in the repository: a build would read it "
                 "(a build hook, a setup.py, a module) and nothing vouches for it",
+            )
+            continue
+        if rel not in shipped:
+            sdist.fail(
+                Check.G509,
+                m.name,
+                "tracked by git, but not a file of this project's sdist (the package, the tables, pyproject.toml, the "
+                "readme and the exclusion files: what pyproject.toml's sdist target selects): a user who unpacks it "
+                "gets what the repository does not release (pytest run there imports tests and conftest.py, "
+                "`python -m` runs a tool from it)",
             )
             continue
         ours, theirs = repo.digest(rel), sdist.digest(m.name)
