@@ -91,6 +91,16 @@ def diagnose() -> list[Finding]:
     except NeuroBrixError as exc:
         found.append(Finding("integrity", FAIL, str(exc)))
 
+    from .stack import installed_kernels_problem
+
+    try:
+        kernels = installed_kernels_problem()
+    except NeuroBrixError as exc:  # a module shadowing a kernel's source (neurobrix.ops)
+        found.append(Finding("kernel sources", FAIL, str(exc)))
+        return found
+    if kernels:
+        found.append(Finding("kernel sources", FAIL, f"{kernels}."))
+
     from .store import models_dir, store_problem
 
     problem = store_problem()

@@ -20,6 +20,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import stat
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -29,6 +30,7 @@ from .errors import CompilerStackError, TablesError, UsageError
 from .tables import Tables, load
 
 REPROOF_FORMAT = 1
+PACKAGE = Path(__file__).resolve().parent  # this neurobrix's folder (in site-packages, or a checkout's)
 PYTORCH_INDEX = "https://download.pytorch.org/whl"
 
 
@@ -216,14 +218,64 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
 
 
 def kernels_digest() -> str:
-    """The sha256 of this neurobrix's kernels (``neurobrix/ops/*.py``, each file's name and bytes): what Triton
-    compiles a setting with, beside the setting itself. A re-proof checked these kernels and no others."""
+    """The sha256 of this neurobrix's kernels (the sources of ``neurobrix/ops`` it imports, ``neurobrix.ops.SOURCES``,
+    each file's name and bytes): what Triton compiles a setting with, beside the setting itself. A re-proof checked
+    these kernels and no others."""
     import hashlib
 
+    from .ops import SOURCES
+
     digest = hashlib.sha256()
-    for path in sorted((Path(__file__).resolve().parent / "ops").glob("*.py")):
+    for name in sorted(SOURCES):
+        path = Path(__file__).resolve().parent / "ops" / name
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
+
+
+def installed_kernels_problem(package: Path | None = None) -> str | None:
+    """Why this neurobrix's kernels are not the ones its wheel installed (None: they are, or no wheel installed them).
+    An install from a wheel lists each file with its hash in the ``RECORD`` of its ``.dist-info`` beside the package
+    (``package``: the folder of neurobrix, by default this one's); a kernel source (``neurobrix.ops.SOURCES``) patched
+    in site-packages after that is other code than the release's, whose settings the shipped tables prove. A source
+    checkout, or an editable install (whose RECORD lists no module of the package), has no such list: its kernels are
+    the checkout's, as they are. A few small files hashed, once for each run."""
+    import base64
+    import hashlib
+    from importlib import metadata
+
+    from .ops import SOURCES
+
+    package = package if package is not None else PACKAGE
+    site = package.parent
+    found: list[str] = []
+    for dist in metadata.distributions(name="neurobrix", path=[str(site)]):
+        listed = {str(f).replace("\\", "/"): f for f in dist.files or () if f.hash is not None}
+        if f"{package.name}/__init__.py" not in listed:
+            continue  # an editable install's or another folder's record: not of these files
+        changed = []
+        for name in SOURCES:
+            entry = listed.get(f"{package.name}/ops/{name}")
+            path = package / "ops" / name
+            if entry is None or entry.hash is None:
+                changed.append(f"{package.name}/ops/{name} (not installed by it)")
+                continue
+            try:
+                digest = hashlib.new(entry.hash.mode, path.read_bytes()).digest()
+            except (OSError, ValueError) as exc:  # unreadable, or a hash hashlib does not know
+                changed.append(f"{package.name}/ops/{name} ({exc})")
+                continue
+            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != entry.hash.value:
+                changed.append(f"{package.name}/ops/{name} (changed since)")
+        if not changed:
+            return None  # (of two records of the package, one that these files match is the install's)
+        record = getattr(dist, "_path", None)
+        found.append(
+            f"this neurobrix's kernels are not those its wheel installed ({record / 'RECORD' if record else 'RECORD'}"
+            f", neurobrix {dist.version}): {', '.join(changed)}. The certified settings were proven on the kernels "
+            f"the release shipped, not on these; reinstall it (pip install --force-reinstall --no-deps "
+            f"neurobrix=={dist.version}), or run changed kernels from a source checkout"
+        )
+    return found[0] if found else None
 
 
 # --- the verdict ---------------------------------------------------------------------------------
@@ -404,10 +456,14 @@ def compiler_overrides() -> dict[str, str]:
 
 
 def require_certified_stack(class_id: str, tables: Tables | None = None) -> None:
-    """Refuse (CompilerStackError) to run class ``class_id``'s settings on a stack they were not proven on, or
+    """Refuse (CompilerStackError) to run class ``class_id``'s settings with kernels other than those the installed
+    wheel put in place (:func:`installed_kernels_problem`), on a stack they were not proven on, or
     with Triton told to compile them otherwise than it does by default (a GPU class: the interpreter compiles
     nothing); refuse (UsageError) a Triton cache folder named so that Triton cannot keep binaries in it, or keeps
     them in another folder from each folder a command runs in."""
+    problem = installed_kernels_problem()
+    if problem:
+        raise CompilerStackError(f"{problem} (nothing was loaded).")
     found = verdict(class_id, tables)
     if not found.ok:
         raise CompilerStackError(found.refusal())
@@ -471,6 +527,15 @@ def _cache_folder_problem() -> str | None:
         why = f"{probe} is not a folder" if probe != Path(folder) else "it is not a folder"
     elif not os.access(probe, os.W_OK | os.X_OK):
         why = f"{probe} cannot be written" if probe != Path(folder) else "it cannot be written"
+    elif probe == Path(folder) and probe.stat().st_mode & stat.S_IWOTH:
+        # Triton loads a binary it finds there under a kernel's key (a hash of public things: the source, the
+        # setting, Triton's version, the target) without compiling: in a folder every user may write (/tmp, a
+        # chmod 777 share) any of them can put one there first, and the certified setting would run that code
+        return (
+            f"{named}: every user of this machine can write it, so any of them can place a binary under the key of "
+            "a certified kernel, which Triton then loads instead of compiling the kernel; point TRITON_CACHE_DIR at a "
+            "folder of your own (or chmod o-w it)"
+        )
     else:
         return None
     return (

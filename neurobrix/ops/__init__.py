@@ -14,11 +14,11 @@ written against that.
 from __future__ import annotations
 
 import importlib
-import pkgutil
 from collections.abc import Callable, Mapping
+from pathlib import Path
 from typing import Any
 
-from ..errors import MissingEntryError, UsageError
+from ..errors import CompilerStackError, MissingEntryError, UsageError
 from .rotary import rope_cache
 from .spec import Config, OpSpec
 
@@ -26,15 +26,31 @@ BACKENDS = ("triton", "torch")
 PlannedCall = tuple[str, str, tuple[int, ...]]  # (op, dtype, key values)
 
 
+# The op modules this neurobrix ships, by name: the engine imports these and no others. A module found in the folder
+# is not imported for being there (one another tool, a distribution or a user left in an installed neurobrix/ops
+# could declare or shadow a kernel), and each of these must be its own source file, neurobrix/ops/<name>.py: Python
+# takes a compiled extension (<name>.*.so) or a package folder (<name>/) of the name before the source, and those are
+# no code a certified setting was proven on. The tests hold this list to the sources of a checkout's folder.
+MODULES = ("attention", "linear", "pick", "rms_norm", "rotary", "silu_mul")
+# the files the kernels are made of: the op modules and what they share (``neurobrix.stack.kernels_digest``)
+SOURCES = ("__init__.py", "_common.py", "spec.py", *(f"{name}.py" for name in MODULES))
+
+
 def _discover() -> dict[str, OpSpec]:
     found: dict[str, OpSpec] = {}
-    for module_info in pkgutil.iter_modules(__path__):
-        if module_info.name.startswith("_") or module_info.name == "spec":
-            continue
-        module = importlib.import_module(f"{__name__}.{module_info.name}")
+    folder = Path(__file__).resolve().parent
+    for name in MODULES:
+        module = importlib.import_module(f"{__name__}.{name}")
+        origin = getattr(module, "__file__", None)
+        if origin is None or Path(origin).resolve() != folder / f"{name}.py":
+            raise CompilerStackError(
+                f"neurobrix.ops.{name} was imported from {origin or 'no file'}, not from its source "
+                f"{folder / f'{name}.py'}: something beside the installed kernels shadows it (a compiled module or a "
+                "folder of that name takes precedence over the source). Remove it, or reinstall neurobrix."
+            )
         for spec in getattr(module, "SPECS", ()):
             if spec.name in found:
-                raise RuntimeError(f"op {spec.name!r} is declared twice (neurobrix/ops/{module_info.name}.py)")
+                raise RuntimeError(f"op {spec.name!r} is declared twice (neurobrix/ops/{name}.py)")
             found[spec.name] = spec
     return dict(sorted(found.items()))
 
@@ -105,5 +121,5 @@ def backend(name: str) -> Ops:
     raise UsageError(f"unknown backend {name!r}; choose one of {', '.join(BACKENDS)}")
 
 
-__all__ = ["BACKENDS", "Ops", "OpSpec", "PlannedCall", "SPECS", "TORCH", "UnplannedCallError", "backend",
-           "certified", "recording", "rope_cache"]
+__all__ = ["BACKENDS", "MODULES", "Ops", "OpSpec", "PlannedCall", "SOURCES", "SPECS", "TORCH", "UnplannedCallError",
+           "backend", "certified", "recording", "rope_cache"]

@@ -2,7 +2,8 @@
 PyTorch twin, and the settings certify may try.
 
 An op module (``neurobrix/ops/<op>.py``) defines ``SPECS``, a tuple of :class:`OpSpec`; the package
-finds them itself (``neurobrix.ops.SPECS``), so a new kernel is a new module, not an edit of a list.
+imports the modules it names in ``neurobrix.ops.MODULES`` and no others (a module left in an installed folder
+is not a shipped kernel) and gathers their specs (``neurobrix.ops.SPECS``).
 
 The launcher takes its certified setting explicitly (``config=``): it never looks one up, reads the
 environment or times anything. ``key_of`` takes the launcher's own arguments and returns the call's
