@@ -1031,3 +1031,63 @@ def test_a_tar_members_header_owner_is_kept_beside_its_pax_owner() -> None:
     assert problems == []
     assert [e.owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"", b"")]
     assert [e.header_owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"nobody", b"")]
+
+
+# Mutation round (2026-12-04): PLANTED17_TABLE
+
+
+def central_field(data: bytes, at: int, fmt: str, value: int) -> bytes:
+    """The one-member zip ``data`` with ``value`` packed at ``at`` in its central directory entry."""
+    out = bytearray(data)
+    struct.pack_into(fmt, out, struct.unpack_from("<L", out, len(out) - 6)[0] + at, value)
+    return bytes(out)
+
+
+def test_a_unix_owner_record_with_bytes_after_its_gid_is_not_laid_out_as_its_format_says(tmp_path: Path) -> None:
+    """Version, uid size, uid, gid size, gid, and nothing after (Info-ZIP's extrafld.txt): `unzip -X` reads the owner
+    and skips the rest, so up to 8 bytes a header were carried unjudged (planted: bytes after the gid accepted)."""
+    record = struct.pack("<HHBBLBLH", 0x7875, 13, 1, 4, 0, 4, 0, 0x4141)
+    assert zipstrict.owners(record) == [None]
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", extra=record)]))
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, "not laid out" in f.message) for f in archive.findings] == [("G316", True)] * 2  # both headers
+
+
+def test_read_only_on_an_entry_with_no_unix_mode_is_a_finding_of_its_own(tmp_path: Path) -> None:
+    """The read-only attribute on an MS-DOS entry with no Unix mode: `unzip` installs it read-only (444), pip 644; the
+    read-only bit passes only where a Unix mode says so too, and none does here (planted: "no mode" taken for one
+    that says so, the attribute left to G315's finding on the mode)."""
+    data = raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", mode=0)])
+    data = central_field(central_field(data, 4, "<H", 0x0014), 38, "<H", 0x01)  # made on MS-DOS; read-only
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo("neurobrix/a.py")
+        assert (info.create_system, info.external_attr) == (0, 0x01)
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(data)
+    found = [(f.code, f.path) for f in WheelArchive(wheel, Limits()).findings]
+    assert found == [("G315", "neurobrix/a.py"), ("G317", "neurobrix/a.py")]
+
+
+@pytest.mark.parametrize("internal", [0x0100, 0x8000, 0x0003], ids=hex)
+def test_every_reserved_internal_attribute_bit_is_a_finding(tmp_path: Path, internal: int) -> None:
+    """Internal attributes past the text bit, in either byte: zipfile (pip) reads them as they are and no installer
+    uses them, bits carried into the upload unjudged (planted: the high byte unread, a field of 16 bits judged as 8)."""
+    data = central_field(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n")]), 36, "<H", internal)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        assert z.getinfo("neurobrix/a.py").internal_attr == internal
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(data)
+    found = WheelArchive(wheel, Limits()).findings
+    assert [(f.code, f"internal attributes {internal:#06x}" in f.message) for f in found] == [("G317", True)]
+
+
+@pytest.mark.parametrize("central", [4, 10], ids=["one time", "times and a uid"])
+def test_an_old_unix_record_is_in_the_central_header_its_times_alone_or_whole(central: int) -> None:
+    """Info-ZIP's old Unix record (0x5855): two times, then the uid and gid in the local header; the central one holds
+    the times alone (8 bytes) or the record whole. Any other cut is no record a writer writes, and the local owner
+    is then one the zip crate never sees beside it (planted: the central record's length unread, any prefix taken)."""
+    local = struct.pack("<2L2H", 1, 2, 0, 0)
+    extra = struct.pack("<HH", 0x5855, central) + local[:central]
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=struct.pack("<HH", 0x5855, 12) + local)])
+    assert [(p.check, p.raw_name, "0x5855" in p.message) for p in problems] == [(Check.G312, b"a.py", True)]

@@ -1,0 +1,57 @@
+"""Round 17 of planted bugs in the model store, `import`, `doctor` and the NEUROBRIX_* refusal: small, realistic bugs
+planted one at a time in what rounds 16-18 of the strict runtime hardened (the manifest's field types, a home or a
+tables folder set but empty, a misspelt NEUROBRIX_* variable, a store that is a file, stored files edited at their
+size, the command a failed hub import prints), each run against the store's, the CLI's and the strict rounds' test
+files. Each test here failed with one surviving bug and passes without it (which bug: its docstring); the truth is
+the rule the import writes by, or what huggingface_hub reads.
+
+PLANTED17_TABLE
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+
+@pytest.fixture
+def stored(tmp_path, monkeypatch):
+    """A tiny model imported from a local folder into a store of its own; the store module."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "tiny", use_transformers=False)), progress=False)
+    return store
+
+
+def _manifest(stored) -> tuple:
+    path = stored.models_dir() / "tiny" / stored.MANIFEST
+    return path, json.loads(path.read_text(encoding="utf-8"))
+
+
+@pytest.mark.parametrize(
+    ("change", "said"),
+    [
+        # planted: an empty source taken (shown as "", and `neurobrix import ''` printed as the way to import it again)
+        (lambda d, folder: d.update(source=""), "source '' is not the text of a hub id or a folder"),
+        # planted: a file name starting with '.' taken, a file the import never writes (it stores none of those)
+        (
+            lambda d, folder: (folder.joinpath(".x").write_bytes(b"{}"), d["files"].update({".x": 2})),
+            "files names '.x', which is not a file of the model's folder",
+        ),
+        # planted: a NUL in a file name taken; pathlib then finds no such file, and the damage printed the NUL as it is
+        (lambda d, folder: d["files"].update({"a\0b": 1}), "files names 'a\\x00b', which is not a file of"),
+    ],
+    ids=["empty source", "dot file", "NUL"],
+)
+def test_a_manifest_the_import_never_writes_is_a_damaged_model(stored, change, said):
+    path, data = _manifest(stored)
+    change(data, path.parent)
+    path.write_text(json.dumps(data), encoding="utf-8")
+    with pytest.raises(stored.DamagedModelError, match="neurobrix-model.json is unreadable") as caught:
+        stored.resolve("tiny")
+    assert said in str(caught.value)
+    assert said in stored.list_models()[0].damaged
