@@ -15,6 +15,7 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -1091,3 +1092,92 @@ def test_an_old_unix_record_is_in_the_central_header_its_times_alone_or_whole(ce
     extra = struct.pack("<HH", 0x5855, central) + local[:central]
     problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=struct.pack("<HH", 0x5855, 12) + local)])
     assert [(p.check, p.raw_name, "0x5855" in p.message) for p in problems] == [(Check.G312, b"a.py", True)]
+
+
+def with_central_order(data: bytes, order: list[int]) -> bytes:
+    """The zip ``data`` with its central directory entries listed in ``order`` (the same bytes, another order)."""
+    start = struct.unpack_from("<L", data, len(data) - 6)[0]
+    entries, at = [], start
+    while data[at : at + 4] == b"PK\x01\x02":
+        name_len, extra_len, comment_len = struct.unpack_from("<3H", data, at + 28)
+        entries.append(data[at : at + 46 + name_len + extra_len + comment_len])
+        at += len(entries[-1])
+    return data[:start] + b"".join(entries[i] for i in order) + data[at:]
+
+
+@pytest.mark.parametrize("order", [[1, 0], [1, 0, 2], [0, 2, 1]], ids=str)
+def test_a_central_directory_in_another_order_than_the_local_entries_is_refused_at_any_pair(order: list[int]) -> None:
+    """A reader streaming the wheel meets its members in the local entries' order, zipfile (pip) in the directory's
+    (planted: the first two entries never compared, so a wheel of two members, or one whose first two were swapped,
+    passed)."""
+    members = [RawMember(f"neurobrix/{c}.py".encode(), b"x = 1\n") for c in "abc"[: len(order)]]
+    data = with_central_order(raw_zip(members), order)
+    assert [i.filename for i in zipfile.ZipFile(io.BytesIO(data)).infolist()] == [
+        members[i].name.decode() for i in order
+    ]  # what pip reads
+    entries, problems = zipstrict.parse(data, 10)
+    assert entries == [] and [(p.check, p.fatal, "central directory lists it" in p.message) for p in problems] == [
+        (Check.G312, True, True)
+    ]
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED], ids=["stored", "deflated"])
+def test_a_version_needed_past_2_0_is_a_member_unzip_skips_whatever_its_method(method: int) -> None:
+    """`unzip` compares "version needed" with its own whatever the member's method (planted: the bound judged on
+    deflated members only, where zip writers write 1.0 for a stored member and a stored one saying 2.1 passed)."""
+    data = with_needed(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", method=method)]), 21)
+    zipfile.ZipFile(io.BytesIO(data)).read("neurobrix/a.py")  # pip reads it
+    problems = parse_zip_bytes(data)
+    assert [(p.check, p.fatal, "version needed to extract 2.1" in p.message) for p in problems] == [
+        (Check.G313, False, True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["neurobrix/" + "é" * 128 + ".py", "neurobrix/" + "/".join(["ü" * 120] * 5) + "/a.py"],
+    ids=["component of 261 bytes, 131 characters", "path of 1,215 bytes, 615 characters"],
+)
+def test_a_names_length_is_counted_in_bytes(name: str) -> None:
+    """NAME_MAX and macOS's PATH_MAX count bytes, and a name of two-byte characters has twice as many as characters
+    (planted: the component, or the whole name, counted in characters, so such names passed)."""
+    from gate.names import name_problems
+
+    assert any(len(part.encode()) > 255 for part in name.split("/")) or len(name.encode()) > 1024
+    assert [(c, "refused by its length" in why) for c, why in name_problems(name)] == [(Check.G310, True)]
+
+
+def test_an_entry_points_file_past_the_bound_is_not_handed_to_installer_by_its_declared_size(tmp_path: Path) -> None:
+    """installer's configparser read hundreds of thousands of entries for tens of seconds; the bound is on the bytes
+    it would parse, the declared size, not on the few bytes blank lines deflate into (planted: the compressed size
+    compared, so a file of 5,000 line feeds in 50 bytes was parsed all the same)."""
+    from gate import layout
+
+    text = b"[console_scripts]\nfoo = a:b\n" + b"\n" * 5000
+    wheel = tmp_path / "x-1.0-py3-none-any.whl"
+    zip_with(
+        wheel,
+        [
+            ("a.py", b"def b(): pass\n"),
+            ("x-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: x\nVersion: 1.0\n"),
+            ("x-1.0.dist-info/WHEEL", b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+            ("x-1.0.dist-info/entry_points.txt", text),
+            ("x-1.0.dist-info/RECORD", b""),
+        ],
+    )
+    archive = WheelArchive(wheel, Limits())
+    member = archive.files["x-1.0.dist-info/entry_points.txt"]
+    assert member.compressed is not None and member.compressed < 1000 < member.size
+    scripts: list[str] = []
+    original = layout._Plan.write_script
+
+    def write_script(self: layout._Plan, name: str, *args: Any, **kwargs: Any) -> Any:
+        scripts.append(name)
+        return original(self, name, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout._Plan, "write_script", write_script)
+        assert layout.install_plan(archive, "x", "1.0", "x-1.0.dist-info")[1] == ""
+        assert scripts == ["foo"]  # parsed without a bound
+        assert layout.install_plan(archive, "x", "1.0", "x-1.0.dist-info", 1000)[1] == ""
+    assert scripts == ["foo"]  # not parsed past it
