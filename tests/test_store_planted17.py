@@ -55,3 +55,47 @@ def test_a_manifest_the_import_never_writes_is_a_damaged_model(stored, change, s
         stored.resolve("tiny")
     assert said in str(caught.value)
     assert said in stored.list_models()[0].damaged
+
+
+def test_an_index_dropped_beside_stored_shards_is_damage(tmp_path, monkeypatch):
+    """Shards imported without an index are read whole; a model.safetensors.index.json put beside them after the
+    import makes run read the shards it names instead (transformers' order), so it is a file run reads that the
+    import never stored (planted: the index left out of the files run reads, the model resolved as imported)."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+    from neurobrix.checkpoint import INDEX, weight_files
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "tiny", shards=2, use_transformers=False)
+    index = (folder / INDEX).read_text(encoding="utf-8")
+    (folder / INDEX).unlink()
+    model = store.import_model(str(folder), progress=False)
+    assert INDEX not in model.files and len(weight_files(model.path)) == 2
+    weight_map = json.loads(index)["weight_map"]
+    first = sorted(set(weight_map.values()))[0]
+    (model.path / INDEX).write_text(json.dumps({"weight_map": {k: first for k in weight_map}}), encoding="utf-8")
+    assert [p.name for p in weight_files(model.path)] == [first]  # what run would read now
+    with pytest.raises(store.DamagedModelError, match=f"{INDEX} is not among the files imported"):
+        store.resolve("tiny")
+
+
+def test_an_unreachable_hub_prints_the_import_command_as_given(tmp_path, monkeypatch):
+    """With the hub out of reach and the model not in the cache, the command to run again keeps --revision and
+    --accept-license, as with HF_HUB_OFFLINE (planted: --accept-license dropped on this path only, so a gated
+    model's import copied from the message was refused)."""
+    from neurobrix import hub, store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("TRANSFORMERS_OFFLINE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "0")
+
+    def unreachable(repo_id, revision):
+        raise OSError("Connection refused")
+
+    monkeypatch.setattr(hub, "_model_info", unreachable)
+    with pytest.raises(store.HubError, match="the hub cannot be reached") as caught:
+        store.import_model("org/absent", revision="v1", accept_license=True, progress=False)
+    assert "run `neurobrix import org/absent --revision v1 --accept-license` again" in str(caught.value)
