@@ -99,3 +99,16 @@ def test_an_unreachable_hub_prints_the_import_command_as_given(tmp_path, monkeyp
     with pytest.raises(store.HubError, match="the hub cannot be reached") as caught:
         store.import_model("org/absent", revision="v1", accept_license=True, progress=False)
     assert "run `neurobrix import org/absent --revision v1 --accept-license` again" in str(caught.value)
+
+
+def test_a_source_of_spaces_is_an_empty_source(tmp_path, monkeypatch, capsys):
+    """`neurobrix import " "` (a variable that held nothing, quoted) gives no source: said so, exit 2 (planted: only
+    the empty string caught, so spaces went on to be called neither a folder nor a hub id)."""
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.chdir(tmp_path)
+    with pytest.raises(SystemExit) as caught:
+        main(["import", "  "])
+    assert caught.value.code == 2
+    assert "SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder" in capsys.readouterr().err
