@@ -1166,3 +1166,19 @@ def test_an_entry_points_file_past_the_bound_is_not_handed_to_installer_by_its_d
         assert scripts == ["foo"]  # parsed without a bound
         assert layout.install_plan(archive, "x", "1.0", "x-1.0.dist-info", 1000)[1] == ""
     assert scripts == ["foo"]  # not parsed past it
+
+
+@pytest.mark.parametrize("past", [0, 1], ids=["at the bound", "a byte past it"])
+def test_metadata_is_parsed_up_to_its_bound_exactly(tmp_path: Path, past: int) -> None:
+    """Metadata of as many bytes as the bound allows is parsed and compared (its added bytes named, G406), one byte
+    more is refused unparsed (planted: the bound itself refused)."""
+    from gate.metadata import Identity, check_metadata, metadata_bound
+
+    declared = load_repository(REPO).declared
+    bound = metadata_bound(declared.metadata)
+    data = declared.metadata + b"x" * (bound - len(declared.metadata) + past)
+    path = f"{declared.dist_info}/METADATA"
+    archive = WheelArchive(zip_with(tmp_path / "x.whl", [(path, data)]), Limits())
+    check_metadata(archive, path, Identity(None, None), declared)
+    assert {f.code for f in archive.findings} == {"G406"}
+    assert [("not parsed" in f.message) for f in archive.findings] == [bool(past)] * len(archive.findings)
