@@ -44,8 +44,15 @@ def _manifest(stored) -> tuple:
         ),
         # planted: a NUL in a file name taken; pathlib then finds no such file, and the damage printed the NUL as it is
         (lambda d, folder: d["files"].update({"a\0b": 1}), "files names 'a\\x00b', which is not a file of"),
+        # planted: a revision, commit or date false, 0 or [] taken, as "no revision" (only truthy values checked)
+        (lambda d, folder: d.update(revision=False), "revision False is neither a text nor null"),
+        (lambda d, folder: d.update(commit=0), "commit 0 is neither a text nor null"),
+        (lambda d, folder: d.update(imported=[]), "imported [] is neither a text nor null"),
+        # planted: hashes null or [] taken for none recorded, a manifest of before they were (an edit then unseen)
+        (lambda d, folder: d.update(sha256=None), "sha256 None is not a mapping of file names to hashes"),
+        (lambda d, folder: d.update(sha256=[]), "sha256 [] is not a mapping of file names to hashes"),
     ],
-    ids=["empty source", "dot file", "NUL"],
+    ids=["empty source", "dot file", "NUL", "revision false", "commit 0", "imported []", "sha256 null", "sha256 []"],
 )
 def test_a_manifest_the_import_never_writes_is_a_damaged_model(stored, change, said):
     path, data = _manifest(stored)
