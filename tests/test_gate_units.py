@@ -1182,3 +1182,29 @@ def test_metadata_is_parsed_up_to_its_bound_exactly(tmp_path: Path, past: int) -
     check_metadata(archive, path, Identity(None, None), declared)
     assert {f.code for f in archive.findings} == {"G406"}
     assert [("not parsed" in f.message) for f in archive.findings] == [bool(past)] * len(archive.findings)
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        (0o655, "its owner cannot list or enter it"),
+        (0o744, "its group or others cannot list or enter it"),
+        (0o754, "its group or others cannot list or enter it"),
+    ],
+    ids=["655", "744", "754"],
+)
+def test_an_sdist_folder_every_user_can_read_but_someone_cannot_enter_is_refused(
+    tmp_path: Path, mode: int, said: str
+) -> None:
+    """A folder needs its read and its search bit: GNU tar and tarfile's unfiltered extractall run as root apply the
+    mode, and a folder that can be listed but not entered holds files no one can open (planted: a folder held to the
+    read bits a file needs, owner's or others', so 655, 744 and 754 passed)."""
+    from gate.sdist import _check_modes
+
+    sdist = write_sdist(
+        tmp_path / "x-1.0.tar.gz",
+        raw_tar([RawTarMember("x-1.0/d", type=tarfile.DIRTYPE, mode=mode), RawTarMember("x-1.0/d/a", b"a")]),
+    )
+    archive = SdistArchive(sdist, Limits())
+    _check_modes(archive, "x-1.0", load_repository(REPO))
+    assert [(f.code, f.path, said in f.message) for f in archive.findings] == [("G509", "x-1.0/d/", True)]
