@@ -1034,7 +1034,29 @@ def test_a_tar_members_header_owner_is_kept_beside_its_pax_owner() -> None:
     assert [e.header_owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"nobody", b"")]
 
 
-# Mutation round (2026-12-04): PLANTED17_TABLE
+# Mutation round (2026-12-04): 36 bugs planted one at a time in the checks added since the round above (G316 owners
+# and group write, G317 MS-DOS and internal attributes, G312 local against central extra records and the directory's
+# order, G313 version needed, G310 name lengths, G406/G408 oversized metadata and entry points, G509 sdist modes),
+# written without reading the tests, each run against this file, tests/test_gate_round19.py, tests/test_gate_hostile.py
+# and tests/test_gate.py; C caught, S survived, E survived and equivalent, + new case below.
+# archive    O1 a wheel member's group write unread C | O2 an sdist member's group write unread C | O3 owner records
+#   of the central header only C | O4 a zip owner's gid unread C | O8 the old Unix record's local owner never read C |
+#   O9 a tar group name unread C | O10 the ustar owner under a pax owner unread C | O13 uid and gid joined by `and` C |
+#   D1 the MS-DOS attributes' high byte dropped C | D2 read-only passed with no Unix mode S+ | D3 read-only held to
+#   others' write bit C | D4 internal attributes' high byte unread S+
+# zipstrict  O5 the 0x7875 version unread C | O6 an id of no bytes C | O7 bytes after the gid S+ | X1 timestamp flags
+#   not compared C | X2 the old Unix central record's length unread S+ | X3 records' ids compared as sets S+ | X4 the
+#   comparison's arguments swapped C | X5 the directory's first pair never compared C | X6 the old Unix record's owner
+#   bytes not compared E (either header naming another owner is G316 all the same) | V1 6.3 refused whole C | V2 the
+#   unzip bound 2.1 C | V3 the unzip bound judged on deflated members only S+
+# tarstrict  O11 the pax gid read from the uid record C | O12 the header owner recorded as the pax owner C
+# names      L1 a component of 255 bytes refused C | L2 the path counted in characters S+ | L3 a component counted in
+#   characters S+
+# metadata   B1 the bound in MiB C | B2 the bound itself refused S+ | B3 entry points bounded by their own size C
+# layout     B4 installer's bound on the compressed size S+
+# sdist      M1 a folder held to the owner's read bit S+ | M2 a folder held to others' read bits S+ | M3 only the
+#   group's bits judged C
+# 23 caught, 1 equivalent, 12 survivors with a case each below.
 
 
 def central_field(data: bytes, at: int, fmt: str, value: int) -> bytes:

@@ -5,7 +5,23 @@ size, the command a failed hub import prints), each run against the store's, the
 files. Each test here failed with one surviving bug and passes without it (which bug: its docstring); the truth is
 the rule the import writes by, or what huggingface_hub reads.
 
-PLANTED17_TABLE
+Planted (id: change -> outcome with the existing tests; a test here that catches it, after):
+  cli.py        ev02 an unknown NEUROBRIX_* variable printed, not refused -> caught
+  doctor.py     ev01 NEUROBRIX_SOURCE_COMMIT not among the variables read -> caught;  ev03 an unknown variable a
+                warning -> caught;  ev04 NEUROBRIX_TABLE taken for NEUROBRIX_TABLES -> caught
+  store.py      hm01 a home that is itself a file not looked at -> caught;  hm02 NEUROBRIX_HOME set but empty read
+                as unset -> caught;  hm03 models/ a file: the mkdir error but PermissionError uncaught -> caught
+                mf01 a format of true -> caught;  mf02 an empty source -> SURVIVED -> caught here;  mf03 the import
+                date's type unread -> caught;  mf04 a file name starting with '.' -> SURVIVED -> caught here
+                mf05 a NUL in a file name -> SURVIVED -> caught here;  mf06 a size of true -> caught
+                mf07 a sha256 shorter than 64 digits -> caught;  mf08 a revision, commit or date false, 0 or []
+                -> SURVIVED -> caught here;  mf09 hashes null or [] -> SURVIVED -> caught here
+                vf01 only config.json's hash compared -> caught;  vf02 an unlisted shard index not reported
+                -> SURVIVED -> caught here;  vf03 a stored file replaced by a link -> caught
+                im01 a SOURCE of spaces -> SURVIVED -> caught here;  im02 a --model of spaces -> caught
+  hub.py        hb01 --accept-license dropped from the offline message -> caught;  hb02 --accept-license dropped
+                from the unreachable hub's message -> SURVIVED -> caught here
+23 planted: 15 caught, 8 survived, none equivalent; each survivor fails a test below.
 """
 
 from __future__ import annotations
