@@ -16,6 +16,7 @@ import tarfile
 import zipfile
 import zlib
 from pathlib import Path
+from typing import Any
 
 import pytest
 import tomllib
@@ -1035,3 +1036,201 @@ def test_a_tar_members_header_owner_is_kept_beside_its_pax_owner() -> None:
     assert problems == []
     assert [e.owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"", b"")]
     assert [e.header_owner for e in entries] == [(5, 0, b"", b"g"), (1000, 0, b"nobody", b"")]
+
+
+# Mutation round (2026-12-04): 36 bugs planted one at a time in the checks added since the round above (G316 owners
+# and group write, G317 MS-DOS and internal attributes, G312 local against central extra records and the directory's
+# order, G313 version needed, G310 name lengths, G406/G408 oversized metadata and entry points, G509 sdist modes),
+# written without reading the tests, each run against this file, tests/test_gate_round19.py, tests/test_gate_hostile.py
+# and tests/test_gate.py; C caught, S survived, E survived and equivalent, + new case below.
+# archive    O1 a wheel member's group write unread C | O2 an sdist member's group write unread C | O3 owner records
+#   of the central header only C | O4 a zip owner's gid unread C | O8 the old Unix record's local owner never read C |
+#   O9 a tar group name unread C | O10 the ustar owner under a pax owner unread C | O13 uid and gid joined by `and` C |
+#   D1 the MS-DOS attributes' high byte dropped C | D2 read-only passed with no Unix mode S+ | D3 read-only held to
+#   others' write bit C | D4 internal attributes' high byte unread S+
+# zipstrict  O5 the 0x7875 version unread C | O6 an id of no bytes C | O7 bytes after the gid S+ | X1 timestamp flags
+#   not compared C | X2 the old Unix central record's length unread S+ | X3 records' ids compared as sets S+ | X4 the
+#   comparison's arguments swapped C | X5 the directory's first pair never compared C | X6 the old Unix record's owner
+#   bytes not compared E (either header naming another owner is G316 all the same) | V1 6.3 refused whole C | V2 the
+#   unzip bound 2.1 C | V3 the unzip bound judged on deflated members only S+
+# tarstrict  O11 the pax gid read from the uid record C | O12 the header owner recorded as the pax owner C
+# names      L1 a component of 255 bytes refused C | L2 the path counted in characters S+ | L3 a component counted in
+#   characters S+
+# metadata   B1 the bound in MiB C | B2 the bound itself refused S+ | B3 entry points bounded by their own size C
+# layout     B4 installer's bound on the compressed size S+
+# sdist      M1 a folder held to the owner's read bit S+ | M2 a folder held to others' read bits S+ | M3 only the
+#   group's bits judged C
+# 23 caught, 1 equivalent, 12 survivors with a case each below.
+
+
+def central_field(data: bytes, at: int, fmt: str, value: int) -> bytes:
+    """The one-member zip ``data`` with ``value`` packed at ``at`` in its central directory entry."""
+    out = bytearray(data)
+    struct.pack_into(fmt, out, struct.unpack_from("<L", out, len(out) - 6)[0] + at, value)
+    return bytes(out)
+
+
+def test_a_unix_owner_record_with_bytes_after_its_gid_is_not_laid_out_as_its_format_says(tmp_path: Path) -> None:
+    """Version, uid size, uid, gid size, gid, and nothing after (Info-ZIP's extrafld.txt): `unzip -X` reads the owner
+    and skips the rest, so up to 8 bytes a header were carried unjudged (planted: bytes after the gid accepted)."""
+    record = struct.pack("<HHBBLBLH", 0x7875, 13, 1, 4, 0, 4, 0, 0x4141)
+    assert zipstrict.owners(record) == [None]
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", extra=record)]))
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, "not laid out" in f.message) for f in archive.findings] == [("G316", True)] * 2  # both headers
+
+
+def test_read_only_on_an_entry_with_no_unix_mode_is_a_finding_of_its_own(tmp_path: Path) -> None:
+    """The read-only attribute on an MS-DOS entry with no Unix mode: `unzip` installs it read-only (444), pip 644; the
+    read-only bit passes only where a Unix mode says so too, and none does here (planted: "no mode" taken for one
+    that says so, the attribute left to G315's finding on the mode)."""
+    data = raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", mode=0)])
+    data = central_field(central_field(data, 4, "<H", 0x0014), 38, "<H", 0x01)  # made on MS-DOS; read-only
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        info = z.getinfo("neurobrix/a.py")
+        assert (info.create_system, info.external_attr) == (0, 0x01)
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(data)
+    found = [(f.code, f.path) for f in WheelArchive(wheel, Limits()).findings]
+    assert found == [("G315", "neurobrix/a.py"), ("G317", "neurobrix/a.py")]
+
+
+@pytest.mark.parametrize("internal", [0x0100, 0x8000, 0x0003], ids=hex)
+def test_every_reserved_internal_attribute_bit_is_a_finding(tmp_path: Path, internal: int) -> None:
+    """Internal attributes past the text bit, in either byte: zipfile (pip) reads them as they are and no installer
+    uses them, bits carried into the upload unjudged (planted: the high byte unread, a field of 16 bits judged as 8)."""
+    data = central_field(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n")]), 36, "<H", internal)
+    with zipfile.ZipFile(io.BytesIO(data)) as z:
+        assert z.getinfo("neurobrix/a.py").internal_attr == internal
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(data)
+    found = WheelArchive(wheel, Limits()).findings
+    assert [(f.code, f"internal attributes {internal:#06x}" in f.message) for f in found] == [("G317", True)]
+
+
+@pytest.mark.parametrize("central", [4, 10], ids=["one time", "times and a uid"])
+def test_an_old_unix_record_is_in_the_central_header_its_times_alone_or_whole(central: int) -> None:
+    """Info-ZIP's old Unix record (0x5855): two times, then the uid and gid in the local header; the central one holds
+    the times alone (8 bytes) or the record whole. Any other cut is no record a writer writes, and the local owner
+    is then one the zip crate never sees beside it (planted: the central record's length unread, any prefix taken)."""
+    local = struct.pack("<2L2H", 1, 2, 0, 0)
+    extra = struct.pack("<HH", 0x5855, central) + local[:central]
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=extra, local_extra=struct.pack("<HH", 0x5855, 12) + local)])
+    assert [(p.check, p.raw_name, "0x5855" in p.message) for p in problems] == [(Check.G312, b"a.py", True)]
+
+
+def test_the_same_records_in_another_order_are_refused_even_where_their_bytes_are_equal() -> None:
+    """A new Unix record of one-byte ids and an extended timestamp can hold the same five bytes; listed in another
+    order in each header, every record then compared with the other's said the same (planted: the records' ids
+    compared as sets, so the order, which the zip crate and `unzip` meet otherwise, passed)."""
+    same = struct.pack("<BBBBB", 1, 1, 0, 1, 0)  # version 1, uid 0, gid 0; to a timestamp: flags 1, one time
+    central = struct.pack("<HH", 0x7875, 5) + same + struct.pack("<HH", 0x5455, 5) + same
+    local = struct.pack("<HH", 0x5455, 5) + same + struct.pack("<HH", 0x7875, 5) + same
+    assert zipstrict.owners(central) == [(0, 0)]
+    problems = parse_zip([RawMember(b"a.py", b"x", extra=central, local_extra=local)])
+    assert [(p.check, p.raw_name, "0x5455, 0x7875" in p.message) for p in problems] == [(Check.G312, b"a.py", True)]
+
+
+@pytest.mark.parametrize("method", [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED], ids=["stored", "deflated"])
+def test_a_version_needed_past_2_0_is_a_member_unzip_skips_whatever_its_method(method: int) -> None:
+    """`unzip` compares "version needed" with its own whatever the member's method (planted: the bound judged on
+    deflated members only, where zip writers write 1.0 for a stored member and a stored one saying 2.1 passed)."""
+    data = with_needed(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", method=method)]), 21)
+    zipfile.ZipFile(io.BytesIO(data)).read("neurobrix/a.py")  # pip reads it
+    problems = parse_zip_bytes(data)
+    assert [(p.check, p.fatal, "version needed to extract 2.1" in p.message) for p in problems] == [
+        (Check.G313, False, True)
+    ]
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["neurobrix/" + "é" * 128 + ".py", "neurobrix/" + "/".join(["ü" * 120] * 5) + "/a.py"],
+    ids=["component of 261 bytes, 131 characters", "path of 1,215 bytes, 615 characters"],
+)
+def test_a_names_length_is_counted_in_bytes(name: str) -> None:
+    """NAME_MAX and macOS's PATH_MAX count bytes, and a name of two-byte characters has twice as many as characters
+    (planted: the component, or the whole name, counted in characters, so such names passed)."""
+    from gate.names import name_problems
+
+    assert any(len(part.encode()) > 255 for part in name.split("/")) or len(name.encode()) > 1024
+    assert [(c, "refused by its length" in why) for c, why in name_problems(name)] == [(Check.G310, True)]
+
+
+def test_an_entry_points_file_past_the_bound_is_not_handed_to_installer_by_its_declared_size(tmp_path: Path) -> None:
+    """installer's configparser read hundreds of thousands of entries for tens of seconds; the bound is on the bytes
+    it would parse, the declared size, not on the few bytes blank lines deflate into (planted: the compressed size
+    compared, so a file of 5,000 line feeds in 50 bytes was parsed all the same)."""
+    from gate import layout
+
+    text = b"[console_scripts]\nfoo = a:b\n" + b"\n" * 5000
+    wheel = tmp_path / "x-1.0-py3-none-any.whl"
+    zip_with(
+        wheel,
+        [
+            ("a.py", b"def b(): pass\n"),
+            ("x-1.0.dist-info/METADATA", b"Metadata-Version: 2.1\nName: x\nVersion: 1.0\n"),
+            ("x-1.0.dist-info/WHEEL", b"Wheel-Version: 1.0\nGenerator: t\nRoot-Is-Purelib: true\nTag: py3-none-any\n"),
+            ("x-1.0.dist-info/entry_points.txt", text),
+            ("x-1.0.dist-info/RECORD", b""),
+        ],
+    )
+    archive = WheelArchive(wheel, Limits())
+    member = archive.files["x-1.0.dist-info/entry_points.txt"]
+    assert member.compressed is not None and member.compressed < 1000 < member.size
+    scripts: list[str] = []
+    original = layout._Plan.write_script
+
+    def write_script(self: layout._Plan, name: str, *args: Any, **kwargs: Any) -> Any:
+        scripts.append(name)
+        return original(self, name, *args, **kwargs)
+
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(layout._Plan, "write_script", write_script)
+        assert layout.install_plan(archive, "x", "1.0", "x-1.0.dist-info")[1] == ""
+        assert scripts == ["foo"]  # parsed without a bound
+        assert layout.install_plan(archive, "x", "1.0", "x-1.0.dist-info", 1000)[1] == ""
+    assert scripts == ["foo"]  # not parsed past it
+
+
+@pytest.mark.parametrize("past", [0, 1], ids=["at the bound", "a byte past it"])
+def test_metadata_is_parsed_up_to_its_bound_exactly(tmp_path: Path, past: int) -> None:
+    """Metadata of as many bytes as the bound allows is parsed and compared (its added bytes named, G406), one byte
+    more is refused unparsed (planted: the bound itself refused)."""
+    from gate.metadata import Identity, check_metadata, metadata_bound
+
+    declared = load_repository(REPO).declared
+    bound = metadata_bound(declared.metadata)
+    data = declared.metadata + b"x" * (bound - len(declared.metadata) + past)
+    path = f"{declared.dist_info}/METADATA"
+    archive = WheelArchive(zip_with(tmp_path / "x.whl", [(path, data)]), Limits())
+    check_metadata(archive, path, Identity(None, None), declared)
+    assert {f.code for f in archive.findings} == {"G406"}
+    assert [("not parsed" in f.message) for f in archive.findings] == [bool(past)] * len(archive.findings)
+
+
+@pytest.mark.parametrize(
+    ("mode", "said"),
+    [
+        (0o655, "its owner cannot list or enter it"),
+        (0o744, "its group or others cannot list or enter it"),
+        (0o754, "its group or others cannot list or enter it"),
+    ],
+    ids=["655", "744", "754"],
+)
+def test_an_sdist_folder_every_user_can_read_but_someone_cannot_enter_is_refused(
+    tmp_path: Path, mode: int, said: str
+) -> None:
+    """A folder needs its read and its search bit: GNU tar and tarfile's unfiltered extractall run as root apply the
+    mode, and a folder that can be listed but not entered holds files no one can open (planted: a folder held to the
+    read bits a file needs, owner's or others', so 655, 744 and 754 passed)."""
+    from gate.sdist import _check_modes
+
+    sdist = write_sdist(
+        tmp_path / "x-1.0.tar.gz",
+        raw_tar([RawTarMember("x-1.0/d", type=tarfile.DIRTYPE, mode=mode), RawTarMember("x-1.0/d/a", b"a")]),
+    )
+    archive = SdistArchive(sdist, Limits())
+    _check_modes(archive, "x-1.0", load_repository(REPO))
+    assert [(f.code, f.path, said in f.message) for f in archive.findings] == [("G509", "x-1.0/d/", True)]
