@@ -87,7 +87,10 @@ def _added_token(value: Any) -> Any:
         try:
             return AddedToken(**{k: v for k, v in value.items() if k in fields})
         except TypeError as exc:  # a flag that is not true or false: transformers' AddedToken(**fields) fails too
-            raise TokenizerError(f"tokenizer_config.json: the token {value!r}: {exc}") from None
+            raise TokenizerError(
+                f"tokenizer_config.json: the token {value!r} has a flag other than true or false ({exc}), which "
+                "transformers' tokenizer refuses as it loads"
+            ) from None
     return None
 
 
@@ -135,7 +138,7 @@ def _check_token_fields(path: str, config: dict[str, Any]) -> None:
         if value is not None and (not isinstance(value, kinds) or not all(_is_token(v) for v in values or ())):
             raise TokenizerError(f"{path}: {name} {value!r} is not {what}, {why}")
 
-    one = "text or an AddedToken (its fields under \"__type\": \"AddedToken\")"
+    one = 'text or an AddedToken (its fields under "__type": "AddedToken")'
     for name in SPECIAL_TOKENS:
         value = config.get(name)
         if value is not None and not _is_token(value):
@@ -143,7 +146,9 @@ def _check_token_fields(path: str, config: dict[str, Any]) -> None:
     tokens("extra_special_tokens", _extra_tokens(config), (list, dict), f"a list (or an object) of tokens, each {one}")
     if not any(isinstance(v, str) for v in _model_tokens({**config, "model_specific_special_tokens": None}).values()):
         # read only where the file names no model token as text (nor in an extra_special_tokens object)
-        tokens("model_specific_special_tokens", config.get("model_specific_special_tokens"), (dict,), "an object of tokens")
+        tokens(
+            "model_specific_special_tokens", config.get("model_specific_special_tokens"), (dict,), "an object of tokens"
+        )
     decoder = config.get("added_tokens_decoder")
     if decoder is not None:
         entries = decoder.items() if isinstance(decoder, dict) else None
@@ -160,7 +165,7 @@ def _check_token_fields(path: str, config: dict[str, Any]) -> None:
             )
     for name in ("padding_side", "truncation_side"):
         if name in config and config[name] not in ("left", "right"):
-            raise TokenizerError(f"{path}: {name} {config[name]!r} is not \"left\" or \"right\", {why}")
+            raise TokenizerError(f'{path}: {name} {config[name]!r} is not "left" or "right", {why}')
     if "model_input_names" in config and not isinstance(config["model_input_names"], (list, str, dict)):
         raise TokenizerError(f"{path}: model_input_names {config['model_input_names']!r} is not a list, {why}")
 
@@ -430,13 +435,17 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
     merged = dict(config)
     if "additional_special_tokens" in merged and not merged.get("extra_special_tokens"):
         merged["extra_special_tokens"] = merged.pop("additional_special_tokens")
+
     def special(value: Any) -> Any:  # transformers makes an AddedToken of the fields, special whatever they say
         return {**value, "special": True, "__type": "AddedToken"} if isinstance(value, dict) else value
+
+    def listed(value: Any) -> Any:  # the same in a list, where a "special" of the token's own fails (twice given)
+        return special(value) if isinstance(value, dict) and "special" not in value else value
 
     for key, value in tokens_map.items():
         if key == "extra_special_tokens" and isinstance(value, list):
             existing = list(merged.get("extra_special_tokens") or [])
-            value = existing + [special(token) for token in value if special(token) not in existing]
+            value = existing + [listed(token) for token in value if listed(token) not in existing]
         else:
             value = special(value)
         merged[key] = value
