@@ -446,7 +446,7 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
         if key == "extra_special_tokens" and isinstance(value, list):
             existing = list(merged.get("extra_special_tokens") or [])
             value = existing + [listed(token) for token in value if listed(token) not in existing]
-        else:
+        elif key != "extra_special_tokens":  # an object there names model tokens, each as it is written
             value = special(value)
         merged[key] = value
     return merged
