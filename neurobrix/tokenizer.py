@@ -28,6 +28,10 @@ from .errors import UsageError
 # template sees each one the tokenizer has under its own name
 SPECIAL_TOKENS = ("bos_token", "eos_token", "unk_token", "sep_token", "pad_token", "cls_token", "mask_token")
 
+# tokenizer_config.json keys ending in "_token" that name no token: transformers' from_pretrained drops them where the
+# model has tokenizer.json (the post-processor there adds the start and end tokens)
+NOT_TOKENS = ("add_bos_token", "add_eos_token")
+
 # transformers' clean_up_tokenization, in its order (PreTrainedTokenizerBase.clean_up_tokenization)
 CLEANUP = (
     (" .", "."),
@@ -80,8 +84,90 @@ def _added_token(value: Any) -> Any:
         return value
     if isinstance(value, dict) and isinstance(value.get("content"), str):
         fields = ("content", "single_word", "lstrip", "rstrip", "normalized", "special")
-        return AddedToken(**{k: v for k, v in value.items() if k in fields})
+        try:
+            return AddedToken(**{k: v for k, v in value.items() if k in fields})
+        except TypeError as exc:  # a flag that is not true or false: transformers' AddedToken(**fields) fails too
+            raise TokenizerError(
+                f"tokenizer_config.json: the token {value!r} has a flag other than true or false ({exc}), which "
+                "transformers' tokenizer refuses as it loads"
+            ) from None
     return None
+
+
+def _is_token(value: Any) -> bool:
+    """Whether transformers' tokenizer takes ``value`` from tokenizer_config.json as a token where it names one (a
+    special token, a model's own ``*_token``, an extra special token): text, or an AddedToken's fields written as
+    transformers writes them, under "__type": "AddedToken" (an object without it stays an object, not a token)."""
+    return isinstance(value, str) or (
+        isinstance(value, dict) and value.get("__type") == "AddedToken" and isinstance(value.get("content"), str)
+    )
+
+
+def _extra_tokens(config: dict[str, Any]) -> Any:
+    """extra_special_tokens as transformers' from_pretrained takes it: additional_special_tokens, its older name, where
+    extra_special_tokens is absent or empty."""
+    extra = config.get("extra_special_tokens")
+    return config.get("additional_special_tokens") if not extra and "additional_special_tokens" in config else extra
+
+
+def _model_tokens(config: dict[str, Any]) -> dict[str, Any]:
+    """A model's own named special tokens (``*_token`` keys beyond transformers' standard names) in the order
+    transformers' tokenizer sets them: those written with their fields, then those written as text, updated by an
+    extra_special_tokens object; where the file has neither of the last two, its model_specific_special_tokens (what
+    transformers 5 saves beside them) instead."""
+    own = {k: v for k, v in config.items() if k.endswith("_token") and k not in (*SPECIAL_TOKENS, *NOT_TOKENS)}
+    extra = _extra_tokens(config)
+    explicit = {k: v for k, v in own.items() if isinstance(v, str)} | (extra if isinstance(extra, dict) else {})
+    if not explicit:
+        explicit = config.get("model_specific_special_tokens") or {}
+    return {k: v for k, v in own.items() if isinstance(v, dict) and _is_token(v)} | explicit
+
+
+def _check_token_fields(path: str, config: dict[str, Any]) -> None:
+    """Refuse tokenizer_config.json's tokens and settings in a form transformers' tokenizer refuses as it loads (a
+    TypeError or ValueError before any text is encoded), where the engine passed over them or read them otherwise: a
+    named special token (bos_token, eos_token...) that is neither text nor an AddedToken (an object written without its
+    "__type", a number, a list); extra_special_tokens (additional_special_tokens) that is neither a list of tokens nor
+    an object of named ones; model_specific_special_tokens that is no object of named tokens; added_tokens_decoder that
+    is no object of entries keyed by integers with text as their content; padding_side or truncation_side other than
+    "left" or "right"; a model_input_names that is no list."""
+    why = "which transformers' tokenizer refuses as it loads"
+
+    def tokens(name: str, value: Any, kinds: tuple[type, ...], what: str) -> None:
+        values = value.values() if isinstance(value, dict) else value if isinstance(value, list) else None
+        if value is not None and (not isinstance(value, kinds) or not all(_is_token(v) for v in values or ())):
+            raise TokenizerError(f"{path}: {name} {value!r} is not {what}, {why}")
+
+    one = 'text or an AddedToken (its fields under "__type": "AddedToken")'
+    for name in SPECIAL_TOKENS:
+        value = config.get(name)
+        if value is not None and not _is_token(value):
+            raise TokenizerError(f"{path}: {name} {value!r} is not {one}, {why}")
+    tokens("extra_special_tokens", _extra_tokens(config), (list, dict), f"a list (or an object) of tokens, each {one}")
+    if not any(isinstance(v, str) for v in _model_tokens({**config, "model_specific_special_tokens": None}).values()):
+        # read only where the file names no model token as text (nor in an extra_special_tokens object)
+        tokens(
+            "model_specific_special_tokens", config.get("model_specific_special_tokens"), (dict,), "an object of tokens"
+        )
+    decoder = config.get("added_tokens_decoder")
+    if decoder is not None:
+        entries = decoder.items() if isinstance(decoder, dict) else None
+        for key, entry in entries or ():
+            try:
+                int(key)
+            except ValueError:
+                entries = None
+            if not isinstance(entry, dict) or not isinstance(entry.get("content", ""), str):
+                entries = None
+        if entries is None:
+            raise TokenizerError(
+                f"{path}: added_tokens_decoder {decoder!r} is not an object of tokens keyed by their ids, {why}"
+            )
+    for name in ("padding_side", "truncation_side"):
+        if name in config and config[name] not in ("left", "right"):
+            raise TokenizerError(f'{path}: {name} {config[name]!r} is not "left" or "right", {why}')
+    if "model_input_names" in config and not isinstance(config["model_input_names"], (list, str, dict)):
+        raise TokenizerError(f"{path}: model_input_names {config['model_input_names']!r} is not a list, {why}")
 
 
 def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str], list[str]]:
@@ -94,24 +180,21 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str]
     from tokenizers import AddedToken
 
     entries = config.get("added_tokens_decoder")
-    entries = sorted((int(k), v) for k, v in entries.items() if k.isdigit()) if isinstance(entries, dict) else []
+    # keyed by ids as transformers reads them (int(key): "-3" too), in their order
+    entries = sorted((int(k), v) for k, v in entries.items()) if isinstance(entries, dict) else []
     decoder = [
         token for _, entry in entries if (token := _added_token(entry)) is not None and not isinstance(token, str)
     ]
     by_text = {str(token): token for token in decoder}
     # in transformers' order, which is the order new tokens get their ids in: the standard names in their own order
-    # (whatever order the file writes them in), then the model's other *_token keys, then extra named tokens
-    found: dict[str, Any] = {}
-    for key, value in config.items():
-        if key in SPECIAL_TOKENS or (key.endswith("_token") and isinstance(value, (str, dict))):
-            token = _added_token(value)
-            if token is not None:
-                found[key] = by_text.get(str(token), token)
-    named: dict[str, Any] = {key: found.pop(key) for key in SPECIAL_TOKENS if key in found}
-    named |= found
-    extra: Any = config.get("extra_special_tokens") or config.get("additional_special_tokens") or []
-    if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"})
-        named |= {k: t for k, v in extra.items() if (t := _added_token(v)) is not None}
+    # (whatever order the file writes them in), then the model's own named tokens (``_model_tokens``)
+    named: dict[str, Any] = {}
+    for key, value in [*((k, config.get(k)) for k in SPECIAL_TOKENS), *_model_tokens(config).items()]:
+        token = _added_token(value)
+        if token is not None:
+            named[key] = by_text.get(str(token), token)
+    extra: Any = _extra_tokens(config) or []
+    if isinstance(extra, dict):  # named model tokens ({"image_token": "<image>"}), read by _model_tokens
         extra = []
     extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
     # every added_tokens_decoder token (as written: transformers adds them all again, the ones tokenizer.json has too,
@@ -352,12 +435,19 @@ def _with_special_tokens_map(config: dict[str, Any], tokens_map: dict[str, Any])
     merged = dict(config)
     if "additional_special_tokens" in merged and not merged.get("extra_special_tokens"):
         merged["extra_special_tokens"] = merged.pop("additional_special_tokens")
+
+    def special(value: Any) -> Any:  # transformers makes an AddedToken of the fields, special whatever they say
+        return {**value, "special": True, "__type": "AddedToken"} if isinstance(value, dict) else value
+
+    def listed(value: Any) -> Any:  # the same in a list, where a "special" of the token's own fails (twice given)
+        return special(value) if isinstance(value, dict) and "special" not in value else value
+
     for key, value in tokens_map.items():
         if key == "extra_special_tokens" and isinstance(value, list):
             existing = list(merged.get("extra_special_tokens") or [])
-            value = existing + [token for token in value if token not in existing]
-        elif isinstance(value, dict):
-            value = {**value, "special": True}
+            value = existing + [listed(token) for token in value if listed(token) not in existing]
+        elif key != "extra_special_tokens":  # an object there names model tokens, each as it is written
+            value = special(value)
         merged[key] = value
     return merged
 
@@ -858,6 +948,8 @@ class Tokenizer:
         tokens_map = folder / "special_tokens_map.json"
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
+        merged = "added_tokens_decoder" not in self.config and tokens_map.is_file()
+        _check_token_fields(f"{config_path}{' (with special_tokens_map.json)' if merged else ''}", self.config)
         added_tokens = folder / "added_tokens.json"
         if "added_tokens_decoder" not in self.config:
             added = _read_json(added_tokens) if added_tokens.is_file() else {}
