@@ -20,8 +20,8 @@ K = in_features (exact). The certified config picks the variant:
 ``tiled``  grouped-tile matmul with ``tl.dot`` (BLOCK_M x BLOCK_N tiles, GROUP_M rows of tiles
            sharing weight tiles in L2). For prefill (M = batch x prompt length).
 ``tma``    the same tiles, grouped the same way, on a persistent grid (one program per
-           multiprocessor, each walking the tiles) that moves them with device-side TMA tensor
-           descriptors (Hopper's bulk tensor copies); out-of-range rows and columns are zero-filled
+           multiprocessor, each walking the tiles) that moves them with TMA tensor descriptors made on
+           the host (Hopper's bulk tensor copies); out-of-range rows and columns are zero-filled
            on load and clipped on store by the descriptors. Needs 16-byte aligned rows (K and N
            multiples of 8 in 16-bit dtypes): the launcher refuses a call that is not.
 ``tma_split`` ``tma``'s walk over units that may be slices of a tile's K range (SPLIT_K per tile: the
@@ -40,6 +40,7 @@ import torch
 import torch.nn.functional as F
 import triton
 import triton.language as tl
+from triton.tools.tensor_descriptor import TensorDescriptor
 
 from ..errors import InvalidInputError
 from ._common import (
@@ -234,17 +235,13 @@ def _linear_tiled_kernel(
 
 @triton.jit
 def _linear_tma_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr,
+    x_desc, w_desc, y_desc, b_ptr,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
     M, N, K,
-    stride_xm, stride_wn, stride_ym,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
-    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
-    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
-    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, BLOCK_N])
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -268,9 +265,9 @@ def _linear_tma_kernel(
 
 @triton.jit
 def _linear_tma_split_kernel(
-    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
-    M, N, K,
-    stride_xm, stride_wn, stride_ym,
+    x_desc, w_desc, y_desc,  # x [M, K], W [N, K] and y [M, N] (blocks of STORE_N columns): made on the host
+    b_ptr, y_ptr, part_ptr, counter_ptr,
+    M, N, K, stride_ym,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     SPLIT_K: tl.constexpr, SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PDL: tl.constexpr,
@@ -283,9 +280,6 @@ def _linear_tma_split_kernel(
     split order (``_merge_if_last``)."""
     dependent_launch(PDL)
     STORE_N: tl.constexpr = BLOCK_N // 2 if SUBTILE else BLOCK_N
-    x_desc = tl.make_tensor_descriptor(x_ptr, shape=[M, K], strides=[stride_xm, 1], block_shape=[BLOCK_M, BLOCK_K])
-    w_desc = tl.make_tensor_descriptor(w_ptr, shape=[N, K], strides=[stride_wn, 1], block_shape=[BLOCK_N, BLOCK_K])
-    y_desc = tl.make_tensor_descriptor(y_ptr, shape=[M, N], strides=[stride_ym, 1], block_shape=[BLOCK_M, STORE_N])
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
@@ -328,18 +322,23 @@ def _linear_tma_split_kernel(
                            HAS_BIAS, SPLIT_K)
 
 
-def _tma_ready(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor) -> None:
-    """TMA descriptors need 16-byte aligned base addresses and row strides, and scratch memory for the
-    descriptors themselves: Triton asks the allocator set for this thread (a context variable), so it
-    is set on every call, for the call's device."""
+def _descriptors(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: Mapping[str, Any], store_n: int
+                 ) -> tuple[TensorDescriptor, TensorDescriptor, TensorDescriptor]:
+    """The TMA descriptors of x, W and y for blocks of the setting's tiles, made on the host and passed to the
+    kernel as parameters. Made in the kernel (``tl.make_tensor_descriptor``), each program wrote its three to
+    global scratch and fenced them before its first copy: on the same settings the kernels took 1.02-1.45x as
+    long, most on the smallest prompt-row shapes (2026-12-04h). TMA needs 16-byte aligned base addresses and row
+    strides: a call without them is refused, naming the tensor, before Triton's own assertion could fail."""
     for name, t in (("x", x), ("weight", weight), ("y", y)):
         if t.data_ptr() % 16 or (t.stride(0) * t.element_size()) % 16:
             raise InvalidInputError(
                 f"linear: the certified 'tma' variant needs 16-byte aligned rows, but {name} has row stride "
                 f"{t.stride(0)} ({t.element_size()}-byte elements) at address {t.data_ptr():#x}"
             )
-    device = x.device
-    triton.set_allocator(lambda size, alignment, stream: torch.empty(size, dtype=torch.int8, device=device))
+    block_m, block_n, block_k = meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"]
+    return (TensorDescriptor.from_tensor(x, [block_m, block_k]),
+            TensorDescriptor.from_tensor(weight, [block_n, block_k]),
+            TensorDescriptor.from_tensor(y, [block_m, store_n]))
 
 
 MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
@@ -435,20 +434,20 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     elif variant == "tma":
-        _tma_ready(x, weight, y)
+        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
-            x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            *descriptors, b, M, N, K,
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
-        _tma_ready(x, weight, y)
+        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"] // 2 if meta["SUBTILE"] else meta["BLOCK_N"])
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         split_k = meta["SPLIT_K"]
         part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
         counters = tile_counters(x.device, tiles) if split_k > 1 else y  # never touched with SPLIT_K 1
         _linear_tma_split_kernel[(_programs(x.device, tiles * split_k),)](
-            x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            *descriptors, b, y, part, counters, M, N, K, y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     return y
@@ -501,6 +500,12 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
                   for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
         found.append({"variant": "tma", "BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4,
                       "num_stages": 4})
+        # with descriptors made on the host these won most bf16 prompt-row shapes of a prototype's grid: five stages
+        # of 128 x 128 tiles on 27 of 81, 64 x 128 tiles of K 128 on the two smallest (2026-12-04h)
+        found += ({"variant": "tma", **c, "GROUP_M": 8, "num_warps": 4} for c in (
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 5},
+            {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 3},
+        ))
         # tma_split: the same walk, the epilogue stored in halves (which leaves the shared memory for a fourth
         # stage of 128 x 256 tiles: the fastest on the largest prompts, 2026-12-02 prototype) and warp
         # specialisation offered
