@@ -27,7 +27,7 @@ from test_gate_hostile import built, judge, refused_with
 pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
 
-# -- 1. an sdist that Python's zipfile, and so pip, takes for a zip -----------------------------------------------------
+# -- 1. an sdist that Python's zipfile, and so pip, takes for a zip ----------------------------------------------------
 
 ZIP_END = b"PK\x05\x06"  # the end-of-central-directory signature zipfile.is_zipfile looks for
 BASE_TIME = b"10101010101\x00"  # a ustar time whose digit pairs "10" may each be swapped to "01", its byte sum kept
@@ -71,17 +71,25 @@ def _tar_with_crc(built: Built, crc: int) -> bytes:
     return bytes(tar)
 
 
-def _sdist_ending_in(built: Built, folder: Path, crc: int) -> Path:
-    """The project's sdist, its tar's CRC-32 ``crc``, then 14 zeros after the gzip member (which every unpacker reads
-    past): with a CRC of ``PK\\x05\\x06`` the file's last 22 bytes are a zip's end record, of an empty zip."""
-    folder.mkdir()
-    path = folder / built.sdist.name
-    path.write_bytes(gzip.compress(_tar_with_crc(built, crc), mtime=0) + bytes(14))
-    return path
+@pytest.fixture(scope="module")
+def zip_end_tar(built: Built) -> bytes:
+    """The project's sdist as a tar whose CRC-32 spells the zip end record's signature."""
+    return _tar_with_crc(built, int.from_bytes(ZIP_END, "little"))
 
 
-def test_an_sdist_that_pip_unpacks_as_a_zip_is_refused(built: Built, tmp_path: Path) -> None:
-    sdist = _sdist_ending_in(built, tmp_path / "dist", int.from_bytes(ZIP_END, "little"))
+# zeros after the gzip member (every unpacker reads past them) -> where zipfile finds the end record they complete
+ZEROS_AFTER = {
+    "the file's last 22 bytes": 14,
+    "found by zipfile's search of the last 64 KiB": 14 + 4096,
+}
+
+
+@pytest.mark.parametrize("attack", list(ZEROS_AFTER))
+def test_an_sdist_that_pip_unpacks_as_a_zip_is_refused(
+    built: Built, zip_end_tar: bytes, tmp_path: Path, attack: str
+) -> None:
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(gzip.compress(zip_end_tar, mtime=0) + bytes(ZEROS_AFTER[attack]))
     # what pip does with it: zipfile.is_zipfile first, so an empty zip unpacked and nothing to build
     assert zipfile.is_zipfile(sdist)
     unpack_file(str(sdist), str(tmp_path / "pip"))
@@ -95,6 +103,7 @@ def test_an_sdist_that_pip_unpacks_as_a_zip_is_refused(built: Built, tmp_path: P
 
 def test_an_sdist_of_the_same_shape_that_is_no_zip_passes(built: Built, tmp_path: Path) -> None:
     """Control: the same swapped times and zeros after the gzip member, a CRC-32 that spells no zip signature."""
-    sdist = _sdist_ending_in(built, tmp_path / "dist", int.from_bytes(b"PK\x05\x07", "little"))
+    sdist = tmp_path / built.sdist.name
+    sdist.write_bytes(gzip.compress(_tar_with_crc(built, int.from_bytes(b"PK\x05\x07", "little")), mtime=0) + bytes(14))
     assert not zipfile.is_zipfile(sdist)
     assert judge(built.wheel, sdist).passed
