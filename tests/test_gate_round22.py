@@ -8,7 +8,8 @@ Each class below was passed by the gate and is refused now (every case failed on
    times of a few members steer anywhere (digits swapped in pairs: every header checksum stays), and zeros after the
    gzip member are read past by every unpacker: a CRC of `PK\\x05\\x06` and 14 zeros spell an empty zip. pip unpacked
    nothing and refused the sdist as no Python project, while tarfile, GNU tar, uv and twine read the tar the gate
-   judged (G320).
+   judged (G320). A zip under an sdist's name, which pip unpacks as a zip, is G320 too (the gate answered exit 2,
+   "not a gzip stream").
 """
 
 from __future__ import annotations
@@ -23,6 +24,9 @@ import pytest
 from gate_fixtures import Built, raw_tar, sdist_members
 from pip._internal.utils.unpacking import unpack_file
 from test_gate_hostile import built, judge, refused_with
+
+from gate.archive import SdistArchive
+from gate.checks import Limits
 
 pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
@@ -107,3 +111,14 @@ def test_an_sdist_of_the_same_shape_that_is_no_zip_passes(built: Built, tmp_path
     sdist.write_bytes(gzip.compress(_tar_with_crc(built, int.from_bytes(b"PK\x05\x07", "little")), mtime=0) + bytes(14))
     assert not zipfile.is_zipfile(sdist)
     assert judge(built.wheel, sdist).passed
+
+
+def test_a_zip_named_as_an_sdist_is_refused_as_one(tmp_path: Path) -> None:
+    """A zip under an sdist's name is what pip unpacks, as a zip: G320, where the gate said exit 2 (no gzip stream)."""
+    path = tmp_path / "x-1.0.tar.gz"
+    with zipfile.ZipFile(path, "w") as z:
+        z.writestr("x-1.0/PKG-INFO", "Metadata-Version: 2.1\nName: x\nVersion: 1.0\n")
+    unpack_file(str(path), str(tmp_path / "pip"))
+    assert (tmp_path / "pip" / "PKG-INFO").is_file()  # pip's reading: a zip, its top folder stripped
+    sdist = SdistArchive(path, Limits())
+    assert sdist.refused_unread and [f.code for f in sdist.findings] == ["G320"]
