@@ -532,8 +532,8 @@ class SdistArchive(Archive):
 # after it somewhere in the file's last 64 KiB and 22 bytes. A gzip member's trailer (the tar's CRC-32, which the ustar
 # times of a few members steer where an attacker wants it, and its size) and the zeros every unpacker reads past after
 # the member spell one: pip then unpacked an empty zip and refused the sdist as no Python project, while tarfile, GNU
-# tar, uv and twine read the tar the gate judged; a deflate stream steered to spell a whole zip there would make pip
-# build another project. `zipfile.is_zipfile` itself is the judge: it is the test pip runs.
+# tar, uv and twine read the tar the gate judged; a deflate stream steered to spell a whole zip there (not shown) would
+# make pip build another project. `zipfile.is_zipfile` itself is the judge: it is the test pip runs.
 def _zip_end_record(raw: bytes) -> str:
     """Why Python's zipfile, and so pip, takes the sdist ``raw`` for a zip archive ('' when it does not)."""
     if not zipfile.is_zipfile(io.BytesIO(raw)):
