@@ -12,7 +12,9 @@ Anything that is not an archive at all is a :class:`GateError`.
 from __future__ import annotations
 
 import hashlib
+import io
 import stat
+import zipfile
 import zlib
 from dataclasses import dataclass
 from pathlib import Path
@@ -473,6 +475,11 @@ class SdistArchive(Archive):
             )
             self._refuse_whole()
             return
+        zip_end = _zip_end_record(raw)
+        if zip_end:
+            self.fail(Check.G320, None, zip_end)
+            self._refuse_whole()
+            return
         stream = _inflate_gzip(self, raw, limits)
         if stream is None:  # refused already: nothing inside is looked at
             self._refuse_whole()
@@ -517,6 +524,26 @@ class SdistArchive(Archive):
 
     def close(self) -> None:
         self._stream = b""
+
+
+# An sdist that is a zip too (gate round 22). pip unpacks a downloaded or local archive as a zip whenever Python's
+# `zipfile.is_zipfile` says it is one, before it tries tar and whatever the file's name (`unpack_file` in
+# pip/_internal/utils/unpacking.py), and `is_zipfile` asks only for an end-of-central-directory signature and 18 bytes
+# after it somewhere in the file's last 64 KiB and 22 bytes. A gzip member's trailer (the tar's CRC-32, which the ustar
+# times of a few members steer where an attacker wants it, and its size) and the zeros every unpacker reads past after
+# the member spell one: pip then unpacked an empty zip and refused the sdist as no Python project, while tarfile, GNU
+# tar, uv and twine read the tar the gate judged; a deflate stream steered to spell a whole zip there (not shown) would
+# make pip build another project. `zipfile.is_zipfile` itself is the judge: it is the test pip runs.
+def _zip_end_record(raw: bytes) -> str:
+    """Why Python's zipfile, and so pip, takes the sdist ``raw`` for a zip archive ('' when it does not)."""
+    if not zipfile.is_zipfile(io.BytesIO(raw)):
+        return ""
+    at = raw.rfind(zipstrict.EOCD_SIG, max(0, len(raw) - (1 << 16) - 22))
+    return (
+        f"a zip end-of-central-directory record at offset {at} of its {len(raw)} bytes: Python's zipfile.is_zipfile "
+        "takes the file for a zip, and pip, which tries zip before tar whatever the name, unpacks it as one (the zip "
+        "that record describes, not the tar), while tarfile, GNU tar, uv and twine read the tar"
+    )
 
 
 def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
