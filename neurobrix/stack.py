@@ -73,11 +73,47 @@ def certified_stack(class_id: str, tables: Tables | None = None) -> Stack | None
 
 
 def running_stack() -> Stack:
-    """The torch and Triton this process runs."""
+    """The torch and Triton this process runs, each as its installed distribution names it
+    (:func:`installed_version`)."""
     import torch
     import triton
 
-    return Stack(str(torch.__version__), str(triton.__version__))
+    return Stack(installed_version(torch), installed_version(triton))
+
+
+def installed_version(module: Any) -> str:
+    """The version of the installed distribution whose files hold ``module``'s package (its ``RECORD`` lists the
+    package's ``__init__.py`` beside its ``.dist-info``), not the ``__version__`` the module states: a Triton built
+    from source at any commit states the release it grew from (``triton.__version__`` is ``3.6.0`` in its source
+    tree; its build is the distribution ``3.6.0+git<commit>``), and a program may set ``__version__`` itself.
+    CompilerStackError when no installed distribution holds the module: a source tree on the path, an editable
+    install (its package lies outside the folder of its record) or a module a program put in ``sys.modules``, whose
+    code no version names."""
+    from importlib import metadata
+
+    name = str(getattr(module, "__name__", module))
+    origin = getattr(module, "__file__", None)
+    init = Path(origin).resolve() if isinstance(origin, str) else None
+    if init is not None and init.name == "__init__.py" and init.parent.name == name:
+        site = [str(init.parent.parent)]
+        # the distribution of the package's own name first (one RECORD read), then any other (pytorch-triton's)
+        for named, dists in (
+            (True, metadata.distributions(name=name, path=site)),
+            (False, metadata.distributions(path=site)),
+        ):
+            for dist in dists:
+                record = dist.read_text("RECORD")
+                if record is None and named:
+                    return str(dist.version)  # an installer that kept no record: the distribution of the package's name
+                if record is not None and f"\n{name}/__init__.py," in f"\n{record}":
+                    return str(dist.version)
+    stated = getattr(module, "__version__", None)
+    raise CompilerStackError(
+        f"the {name} this process imported ({origin or 'no file'}, stating version {stated}) is not one an installed "
+        f"distribution holds (a source tree on the path, an editable install, or a module a program put in its "
+        f"place): its version cannot say which code it is, so no certified stack can be matched to it. Install "
+        f"{name} with pip (nothing was loaded)."
+    )
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:

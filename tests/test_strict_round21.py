@@ -1,0 +1,95 @@
+"""The twenty-first round, adversarial on the strict runtime, about what decides the numbers a certified setting
+gives besides the setting: the Triton and torch a process runs as their installed distributions name them (a
+Triton built from source states the release it grew from; a program may set ``__version__``); the CPU's
+flush-to-zero mode, under which the Triton interpreter computes other numbers than its class was proven with; and
+a stored model's files, parsed from other bytes than the ones checked against the manifest. Each test failed before
+the fix it names (the input accepted) and passes now; the controls pass either way. No kernel is launched."""
+
+from __future__ import annotations
+
+import sys
+import types
+from pathlib import Path
+
+import pytest
+import torch
+import triton
+
+import neurobrix.ops  # noqa: F401 (the kernels, imported with the real Triton before a test replaces it)
+from neurobrix import doctor, stack, tables
+from neurobrix.errors import CompilerStackError
+
+# -- the Triton (and torch) a process runs, as installed -------------------------------------------------------------
+
+
+def _fake_triton(site: Path, version: str, dist: str | None) -> types.ModuleType:
+    """A ``triton`` package in ``site`` stating ``__version__ = version``, installed there as the distribution
+    ``dist`` (its .dist-info with a RECORD listing the package, as pip writes it), or by none."""
+    package = site / "triton"
+    package.mkdir(parents=True)
+    init = package / "__init__.py"
+    init.write_text(f"__version__ = {version!r}\n")
+    if dist is not None:
+        name, _, installed = dist.partition("==")
+        info = site / f"{name.replace('-', '_')}-{installed}.dist-info"
+        info.mkdir()
+        (info / "METADATA").write_text(f"Metadata-Version: 2.1\nName: {name}\nVersion: {installed}\n")
+        (info / "RECORD").write_text(f"triton/__init__.py,,\n{info.name}/METADATA,,\n{info.name}/RECORD,,\n")
+    module = types.ModuleType("triton")
+    module.__file__ = str(init)
+    module.__version__ = version
+    return module
+
+
+@pytest.mark.parametrize(
+    "dist",
+    ["triton==3.9.0+git1a2b3c4", "pytorch-triton==3.9.0+git1a2b3c4"],
+    ids=["triton-built-from-source", "pytorch-triton"],
+)
+def test_a_triton_built_from_source_is_not_the_release_it_states(tmp_path, monkeypatch, dist):
+    """Triton's source tree states ``__version__ = '3.9.0'`` at every commit of its 3.9 line (its setup.py adds
+    ``+git<commit>`` to the distribution's version only), so a Triton built from source, or PyTorch's pinned build
+    (the distribution pytorch-triton), passed the stack rule as the certified Triton 3.9.0 (exit 0): other code
+    compiled from the certified settings. The version is now the installed distribution's (exit 6)."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    certified = stack.certified_stack("interpreter", loaded)
+    monkeypatch.setitem(sys.modules, "triton", _fake_triton(tmp_path / "a", certified.triton, f"triton=={certified.triton}"))
+    stack.require_certified_stack("interpreter", loaded)  # control: the release, installed
+    monkeypatch.setitem(sys.modules, "triton", _fake_triton(tmp_path / "b", certified.triton, dist))
+    with pytest.raises(CompilerStackError, match="this machine runs torch .* and Triton 3.9.0\\+git1a2b3c4") as refused:
+        stack.require_certified_stack("interpreter", loaded)
+    assert refused.value.exit_code == 6
+    findings = {f.name: f for f in doctor.diagnose()}
+    assert findings["stack"].status == doctor.FAIL and "Triton 3.9.0+git1a2b3c4" in findings["stack"].value
+
+
+@pytest.mark.parametrize("where", ["a-source-tree", "no-file"])
+def test_a_triton_no_distribution_installed_is_refused(tmp_path, monkeypatch, where):
+    """A Triton imported from a source tree on the path (or an editable install, whose package lies outside the
+    folder of its record), or a module a program put in ``sys.modules``, was taken at the version it states: now no
+    version stands for it (exit 6, naming where it was imported from)."""
+    loaded = tables.load()
+    module = _fake_triton(tmp_path, stack.certified_stack("interpreter", loaded).triton, None)
+    if where == "no-file":
+        del module.__file__
+    monkeypatch.setitem(sys.modules, "triton", module)
+    with pytest.raises(CompilerStackError, match="is not one an installed distribution holds") as refused:
+        stack.require_certified_stack("interpreter", loaded)
+    assert refused.value.exit_code == 6
+    assert (str(tmp_path / "triton" / "__init__.py") if where == "a-source-tree" else "(no file,") in str(refused.value)
+
+
+def test_a_version_a_program_states_is_not_the_installed_one(tmp_path, monkeypatch):
+    """A program setting ``triton.__version__`` and ``torch.__version__`` to a GPU class's stack made this machine's
+    torch and Triton that class's (the verdict ok, on another Triton): the versions are the installed ones now."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    certified = stack.certified_stack("nvidia-h200", loaded)
+    here = stack.running_stack()
+    if stack.compatible(certified, here):
+        pytest.skip("this machine runs the nvidia-h200 stack itself")
+    monkeypatch.setattr(triton, "__version__", certified.triton)
+    monkeypatch.setattr(torch, "__version__", certified.torch)
+    found = stack.verdict("nvidia-h200", loaded)
+    assert found.running == here and not found.ok
