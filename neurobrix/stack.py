@@ -650,8 +650,11 @@ def _require_classified_device(class_id: str, device: Any, tables: Tables) -> No
 
 def compiler_problem(class_id: str) -> str | None:
     """Why this environment makes Triton compile other code from class ``class_id``'s settings than the code
-    they were proven on (None: it does not; the interpreter class compiles nothing)."""
-    overrides = compiler_overrides() if class_id != "interpreter" else {}
+    they were proven on (None: it does not; the interpreter class compiles nothing, and computes on this CPU's
+    floats: :func:`subnormals_problem`)."""
+    if class_id == "interpreter":
+        return subnormals_problem()
+    overrides = compiler_overrides()
     if not overrides:
         return None
     shown = ", ".join(f"{name}={value}" for name, value in overrides.items())
@@ -659,4 +662,29 @@ def compiler_problem(class_id: str) -> str | None:
     return (
         f"this environment sets {shown}; with {which} Triton compiles other code from the certified settings "
         f"than the code class {class_id} was proven on. Unset {which} to run"
+    )
+
+
+def subnormals_problem() -> str | None:
+    """Why this thread's CPU computes other float numbers than the interpreter class's proofs were made with (None:
+    it does not): its flush-to-zero or denormals-are-zero mode (``torch.set_flush_denormal(True)``, or a library built
+    with -ffast-math that set them when it was loaded) reads and makes every subnormal float 0, and the Triton
+    interpreter computes each kernel with NumPy on this CPU's floats (the bounds the proofs hold allow for subnormals,
+    not for their loss). A GPU class's kernels compute on the GPU, whatever the host's mode."""
+    import numpy as np
+
+    tiny = np.array([np.finfo(np.float32).tiny], dtype=np.float32)
+    smallest = np.frombuffer(np.uint32(1).tobytes(), dtype=np.float32)  # the least subnormal, made by no arithmetic
+    flushed = [
+        name
+        for name, value in (("flush-to-zero", tiny / np.float32(2)), ("denormals-are-zero", smallest * np.float32(1)))
+        if value[0] == 0
+    ]
+    if not flushed:
+        return None
+    return (
+        f"this process computes with the CPU's {' and '.join(flushed)} mode on (torch.set_flush_denormal(True), or a "
+        "library built with -ffast-math that set it when it was loaded): every subnormal float is read or made as 0, "
+        "and the Triton interpreter computes the kernels on this CPU's floats, so they would give other numbers than "
+        "class interpreter was proven with. Turn it off (torch.set_flush_denormal(False)), or run without that library"
     )

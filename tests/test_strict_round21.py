@@ -3,7 +3,7 @@ gives besides the setting: the Triton and torch a process runs as their installe
 Triton built from source states the release it grew from; a program may set ``__version__``); the CPU's
 flush-to-zero mode, under which the Triton interpreter computes other numbers than its class was proven with; and
 a stored model's files, parsed from other bytes than the ones checked against the manifest. Each test failed before
-the fix it names (the input accepted) and passes now; the controls pass either way. No kernel is launched."""
+the fix it names (the input accepted) and passes now; the controls pass either way. One small kernel is launched."""
 
 from __future__ import annotations
 
@@ -93,3 +93,33 @@ def test_a_version_a_program_states_is_not_the_installed_one(tmp_path, monkeypat
     monkeypatch.setattr(torch, "__version__", certified.torch)
     found = stack.verdict("nvidia-h200", loaded)
     assert found.running == here and not found.ok
+
+
+# -- the CPU's flush-to-zero mode on the interpreter class ---------------------------------------------------------
+
+
+def test_the_interpreter_class_under_flush_to_zero_is_refused(tmp_path, monkeypatch):
+    """The Triton interpreter computes each kernel with NumPy on the CPU's floats: with flush-to-zero on
+    (``torch.set_flush_denormal(True)``, or a -ffast-math library loaded into the process) the certified rms_norm
+    setting gives 0 for rows float64 normalizes to 3.2e-37, and run, warmup and a plan's launch ran it (exit 0). Now
+    the class is refused while the mode is on (exit 6, doctor FAIL); off (control) it runs."""
+    from neurobrix import plan
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    launched = plan.resolve([("rms_norm", "fp32", (1, 64))], loaded, "interpreter").ops()  # control: mode off
+    x, w = torch.full((1, 64), 1e-39), torch.ones(64)
+    reference = (x.double() * torch.rsqrt(x.double().pow(2).mean(-1, keepdim=True) + 1e-5)).float()
+    assert torch.equal(launched.rms_norm(x, w, 1e-5), reference)
+    if not torch.set_flush_denormal(True):
+        pytest.skip("this CPU has no flush-to-zero mode")
+    try:
+        assert torch.equal(launched.rms_norm(x, w, 1e-5), torch.zeros_like(x))  # the numbers the mode gives
+        with pytest.raises(CompilerStackError, match="flush-to-zero and denormals-are-zero mode on") as refused:
+            stack.require_certified_stack("interpreter", loaded)
+        assert refused.value.exit_code == 6
+        findings = {f.name: f for f in doctor.diagnose()}
+        assert findings["compiler"].status == doctor.FAIL
+    finally:
+        torch.set_flush_denormal(False)
+    stack.require_certified_stack("interpreter", loaded)
