@@ -76,9 +76,9 @@ def diagnose() -> list[Finding]:
         found.append(Finding("torch", OK, f"{torch.__version__} ({build})"))
     triton_version = _version("triton")
     if triton_version is not None or _importable("triton"):  # (PyTorch's build is the distribution pytorch-triton)
-        from .stack import installed_version
-
         import triton
+
+        from .stack import installed_version
 
         try:  # the version the stack rule reads: the installed distribution's, not the one triton states
             triton_version = installed_version(triton)

@@ -15,6 +15,7 @@ swept by the next import, ``list`` and ``remove``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -22,7 +23,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -138,7 +139,7 @@ class StoredModel:
     imported: str | None = None
     damaged: str | None = None  # why the model cannot be used as stored (list shows it; resolve refuses it)
     # each file checked against the manifest, and the folders, as they were when checked (``require_unchanged``)
-    stamps: dict[str, tuple[int, ...]] | None = field(default=None, compare=False, repr=False)
+    stamps: dict[str, tuple[int, ...]] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def from_hub(self) -> bool:
