@@ -379,13 +379,13 @@ def provenance(command: str, pdl: bool = False) -> dict[str, Any]:
         commit += "+uncommitted-changes" if dirty else ""
     except (OSError, subprocess.CalledProcessError):  # given, or a copy of the tree without git
         commit = given or "unknown"
-    import triton
-
+    # each as its installed distribution names it: a Triton built from source states the release it grew from
+    running = stack.running_stack()
     device = {k: (list(v) if isinstance(v, tuple) else v) for k, v in facts.as_dict().items() if v is not None}
     prov: dict[str, Any] = {
         "device": device,
-        "torch": str(torch.__version__),
-        "triton": str(triton.__version__),
+        "torch": running.torch,
+        "triton": running.triton,
         "neurobrix": neurobrix.__version__,
         "git_commit": commit,
         "date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ"),

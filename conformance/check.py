@@ -38,6 +38,7 @@ import torch
 from hypothesis import Phase, given, settings
 from hypothesis import strategies as st
 
+from neurobrix import stack
 from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
@@ -288,10 +289,10 @@ def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False) -> str
             (f"{package}/{f.relative_to(roots[package]).as_posix()}", f) for f in sorted(roots[package].glob(pattern))
         ]
     import hypothesis
-    import triton
 
+    running = stack.running_stack()  # as installed: a Triton built from source states the release it grew from
     digest = hashlib.sha256(
-        f"torch {torch.__version__} cuda {torch.version.cuda} triton {triton.__version__} "
+        f"torch {running.torch} cuda {torch.version.cuda} triton {running.triton} "
         f"hypothesis {hypothesis.__version__}".encode()
     )
     for name, path in files:

@@ -75,7 +75,18 @@ def diagnose() -> list[Finding]:
         )
         found.append(Finding("torch", OK, f"{torch.__version__} ({build})"))
     triton_version = _version("triton")
-    found.append(Finding("triton", OK if triton_version else FAIL, triton_version or "not installed"))
+    if triton_version is not None or _importable("triton"):  # (PyTorch's build is the distribution pytorch-triton)
+        import triton
+
+        from .stack import installed_version
+
+        try:  # the version the stack rule reads: the installed distribution's, not the one triton states
+            triton_version = installed_version(triton)
+            found.append(Finding("triton", OK, triton_version))
+        except NeuroBrixError as exc:
+            found.append(Finding("triton", FAIL, str(exc)))
+    else:
+        found.append(Finding("triton", FAIL, "not installed"))
 
     tables: Tables | None = None
     try:
@@ -196,6 +207,13 @@ def _unrunnable(indexes: dict) -> str | None:
                     f"re-certify: {certify_command(index.class_id, [kernel])}"
                 )
     return None
+
+
+def _importable(name: str) -> bool:
+    import importlib.util
+    import sys
+
+    return name in sys.modules or importlib.util.find_spec(name) is not None
 
 
 def _interpreter() -> bool:

@@ -143,6 +143,7 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         from .store import damaged
 
         raise damaged(stored, [str(exc)]) from exc
+    stored.require_unchanged()  # every file read (config.json, the tokenizer's, the weights) as it was checked
     return Transformer(cfg, weights, ops, batch=batch, capacity=capacity)
 
 

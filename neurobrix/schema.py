@@ -854,6 +854,28 @@ def _proof_numbers(proof: Proof, file: str, where: str) -> None:
         )
 
 
+def _proof_candidates(proof: Proof, config: Mapping[str, Any], file: str, where: str) -> None:
+    """What a proof's candidates must say of its entry: certify tries each candidate once, keeps the one whose setting
+    the entry holds and rejects every other with its reason. A proof rejecting the entry's own setting (``wrong_result:
+    <the setting>``: it failed its check; ``slower``: another won) proves nothing of it, and one counting other
+    candidates than it lists, or listing one twice, is not the record of one certify run."""
+    seen: list[dict[str, tuple[type, Any]]] = []
+    for line, rejected in zip(proof.as_data()["rejected"], proof.rejected):
+        typed = _typed(rejected.config)
+        if typed == _typed(config):
+            raise fail(file, f"{where}.rejected", f"rejects the entry's own setting ({line!r}): the proof says it lost")
+        if typed in seen:
+            raise fail(file, f"{where}.rejected", f"rejects the same candidate twice ({line!r})")
+        seen.append(typed)
+    if proof.candidates_tried != len(proof.rejected) + 1:
+        raise fail(
+            file,
+            f"{where}.candidates_tried",
+            f"counts {proof.candidates_tried} candidates where the entry's setting and the {len(proof.rejected)} "
+            f"rejected make {len(proof.rejected) + 1}: certify rejects every candidate but the one it keeps",
+        )
+
+
 def device_problem(match: ClassMatch, device: Mapping[str, Any]) -> str | None:
     """Why a device (a :class:`~neurobrix.gpu.DeviceFacts` as a dict, or the ``device`` a proof's provenance records)
     is not one of the class ``match`` describes, or None: the backend, and for a GPU class its vendor, its name (the
@@ -1003,6 +1025,7 @@ def parse_proofs(
             tuple(rejected_line(line) for line in p["rejected"]),
         )
         _proof_numbers(proof, file, f"entries[{i}].proof")
+        _proof_candidates(proof, e["config"], file, f"entries[{i}].proof")
         entries.append(Entry(_domain(e["domain"], file, f"entries[{i}].domain", key), e["config"], proof))
     _disjoint([e.domain for e in entries], file)
     prov = data["provenance"]

@@ -73,11 +73,47 @@ def certified_stack(class_id: str, tables: Tables | None = None) -> Stack | None
 
 
 def running_stack() -> Stack:
-    """The torch and Triton this process runs."""
+    """The torch and Triton this process runs, each as its installed distribution names it
+    (:func:`installed_version`)."""
     import torch
     import triton
 
-    return Stack(str(torch.__version__), str(triton.__version__))
+    return Stack(installed_version(torch), installed_version(triton))
+
+
+def installed_version(module: Any) -> str:
+    """The version of the installed distribution whose files hold ``module``'s package (its ``RECORD`` lists the
+    package's ``__init__.py`` beside its ``.dist-info``), not the ``__version__`` the module states: a Triton built
+    from source at any commit states the release it grew from (``triton.__version__`` is ``3.6.0`` in its source
+    tree; its build is the distribution ``3.6.0+git<commit>``), and a program may set ``__version__`` itself.
+    CompilerStackError when no installed distribution holds the module: a source tree on the path, an editable
+    install (its package lies outside the folder of its record) or a module a program put in ``sys.modules``, whose
+    code no version names."""
+    from importlib import metadata
+
+    name = str(getattr(module, "__name__", module))
+    origin = getattr(module, "__file__", None)
+    init = Path(origin).resolve() if isinstance(origin, str) else None
+    if init is not None and init.name == "__init__.py" and init.parent.name == name:
+        site = [str(init.parent.parent)]
+        # the distribution of the package's own name first (one RECORD read), then any other (pytorch-triton's)
+        for named, dists in (
+            (True, metadata.distributions(name=name, path=site)),
+            (False, metadata.distributions(path=site)),
+        ):
+            for dist in dists:
+                record = dist.read_text("RECORD")
+                if record is None and named:
+                    return str(dist.version)  # an installer that kept no record: the distribution of the package's name
+                if record is not None and f"\n{name}/__init__.py," in f"\n{record}":
+                    return str(dist.version)
+    stated = getattr(module, "__version__", None)
+    raise CompilerStackError(
+        f"the {name} this process imported ({origin or 'no file'}, stating version {stated}) is not one an installed "
+        f"distribution holds (a source tree on the path, an editable install, or a module a program put in its "
+        f"place): its version cannot say which code it is, so no certified stack can be matched to it. Install "
+        f"{name} with pip (nothing was loaded)."
+    )
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
@@ -614,8 +650,11 @@ def _require_classified_device(class_id: str, device: Any, tables: Tables) -> No
 
 def compiler_problem(class_id: str) -> str | None:
     """Why this environment makes Triton compile other code from class ``class_id``'s settings than the code
-    they were proven on (None: it does not; the interpreter class compiles nothing)."""
-    overrides = compiler_overrides() if class_id != "interpreter" else {}
+    they were proven on (None: it does not; the interpreter class compiles nothing, and computes on this CPU's
+    floats: :func:`subnormals_problem`)."""
+    if class_id == "interpreter":
+        return subnormals_problem()
+    overrides = compiler_overrides()
     if not overrides:
         return None
     shown = ", ".join(f"{name}={value}" for name, value in overrides.items())
@@ -623,4 +662,29 @@ def compiler_problem(class_id: str) -> str | None:
     return (
         f"this environment sets {shown}; with {which} Triton compiles other code from the certified settings "
         f"than the code class {class_id} was proven on. Unset {which} to run"
+    )
+
+
+def subnormals_problem() -> str | None:
+    """Why this thread's CPU computes other float numbers than the interpreter class's proofs were made with (None:
+    it does not): its flush-to-zero or denormals-are-zero mode (``torch.set_flush_denormal(True)``, or a library built
+    with -ffast-math that set them when it was loaded) reads and makes every subnormal float 0, and the Triton
+    interpreter computes each kernel with NumPy on this CPU's floats (the bounds the proofs hold allow for subnormals,
+    not for their loss). A GPU class's kernels compute on the GPU, whatever the host's mode."""
+    import numpy as np
+
+    tiny = np.array([np.finfo(np.float32).tiny], dtype=np.float32)
+    smallest = np.frombuffer(np.uint32(1).tobytes(), dtype=np.float32)  # the least subnormal, made by no arithmetic
+    flushed = [
+        name
+        for name, value in (("flush-to-zero", tiny / np.float32(2)), ("denormals-are-zero", smallest * np.float32(1)))
+        if value[0] == 0
+    ]
+    if not flushed:
+        return None
+    return (
+        f"this process computes with the CPU's {' and '.join(flushed)} mode on (torch.set_flush_denormal(True), or a "
+        "library built with -ffast-math that set it when it was loaded): every subnormal float is read or made as 0, "
+        "and the Triton interpreter computes the kernels on this CPU's floats, so they would give other numbers than "
+        "class interpreter was proven with. Turn it off (torch.set_flush_denormal(False)), or run without that library"
     )

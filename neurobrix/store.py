@@ -15,6 +15,7 @@ swept by the next import, ``list`` and ``remove``.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import shlex
@@ -22,7 +23,7 @@ import shutil
 import socket
 import uuid
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
@@ -137,6 +138,8 @@ class StoredModel:
     commit: str | None = None
     imported: str | None = None
     damaged: str | None = None  # why the model cannot be used as stored (list shows it; resolve refuses it)
+    # each file checked against the manifest, and the folders, as they were when checked (``require_unchanged``)
+    stamps: dict[str, tuple[int, ...]] | None = dataclasses.field(default=None, compare=False, repr=False)
 
     @property
     def from_hub(self) -> bool:
@@ -173,6 +176,23 @@ class StoredModel:
             return Tokenizer(self.path)
         except TokenizerFileError as exc:
             raise damaged(self, [str(exc)]) from exc
+
+    def require_unchanged(self) -> None:
+        """Refuse (DamagedModelError) a model whose files changed after they were checked against the manifest: each
+        is read again by name after the check (config.json twice, the tokenizer's files, the weights), so a file
+        edited, replaced or added meanwhile (another command importing the same name again, an editor) was read
+        unchecked, and a run could take its config from one import and its weights from another. Called once every
+        file the command reads has been read; a stat of each, no hashing."""
+        if self.stamps is None:
+            return  # not checked (list's models): nothing was read on the strength of a check
+        changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
+        if changed:
+            shown = ", ".join("its folder" if name == "." else name for name in changed)
+            raise DamagedModelError(
+                f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
+                f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
+                "what was read is not what was checked. Run the command again once that is done"
+            )
 
 
 # --- the store's folders -------------------------------------------------------------------------
@@ -221,7 +241,7 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
     if verify:
-        _verify(model, sizes, data.get("sha256", {}), data.get("headers", {}))
+        model = replace(model, stamps=_verify(model, sizes, data.get("sha256", {}), data.get("headers", {})))
     return model
 
 
@@ -263,13 +283,17 @@ def _engine_reads(name: str) -> bool:
     return name in (CONFIG, TOKENIZER, INDEX, *OPTIONAL) or name.endswith(".safetensors") or is_template_file(name)
 
 
-def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str], headers: dict[str, str]) -> None:
+def _verify(
+    model: StoredModel, sizes: dict[str, int], hashes: dict[str, str], headers: dict[str, str]
+) -> dict[str, tuple[int, ...]]:
     """Every file the manifest lists is there at its size, as a file of the folder (an import never makes a
     symbolic link: one in its place reads another file, which may change after), with the sha256 the manifest
     records (of the whole file, or of a weight file's safetensors header), and no file ``run`` would read lies there
     unlisted (a chat_template.jinja or generation_config.json dropped in after the import changes every run, a
     *.safetensors file the weights)."""
     problems = []
+    # each as it is before its check: a change after it (a new inode, size or modification time) is seen at the end
+    stamps = {name: _stamp(model.path / name) for name in (".", TEMPLATES, *sizes)}
     for file, size in sorted(sizes.items()):
         path = model.path / file
         if path.is_symlink():
@@ -303,6 +327,17 @@ def _verify(model: StoredModel, sizes: dict[str, int], hashes: dict[str, str], h
         )
     if problems:
         raise damaged(model, problems)
+    return stamps
+
+
+def _stamp(path: Path) -> tuple[int, ...]:
+    """What changes when a file is edited, replaced or removed, or a folder's entries are added, removed or renamed:
+    its device, inode, size and modification time (() where nothing is)."""
+    try:
+        found = os.stat(path, follow_symlinks=False)
+    except OSError:
+        return ()
+    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:

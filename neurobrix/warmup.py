@@ -366,6 +366,7 @@ def warmup(
         raise UsageError(f"--max-prompt must be >= 1, got {opts.max_prompt}")
     stored = store.resolve(opts.model)
     cfg = stored.config()
+    stored.require_unchanged()  # config.json, the one file warmup reads, as it was checked
     device, class_id = _device_and_class("triton")
     dtype = opts.dtype if opts.dtype is not None else ("bf16" if device.type == "cuda" else "fp32")  # "": none
     if dtype not in DTYPES:
