@@ -39,17 +39,29 @@ from neurobrix.ops.linear import linear
 
 @triton.jit
 def _host_tma_kernel(
-    x_desc, w_desc, y_desc, b_ptr, M, N, K,
-    HAS_BIAS: tl.constexpr, BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, SUBTILE: tl.constexpr,
+    x_desc,
+    w_desc,
+    y_desc,
+    b_ptr,
+    M,
+    N,
+    K,
+    HAS_BIAS: tl.constexpr,
+    BLOCK_M: tl.constexpr,
+    BLOCK_N: tl.constexpr,
+    BLOCK_K: tl.constexpr,
+    GROUP_M: tl.constexpr,
+    WARP_SPECIALIZE: tl.constexpr,
+    SUBTILE: tl.constexpr,
 ):
     STORE_N: tl.constexpr = BLOCK_N // 2 if SUBTILE else BLOCK_N
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
     k_tiles = tl.cdiv(K, BLOCK_K)
-    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True,
-                         warp_specialize=WARP_SPECIALIZE):
+    for tile in tl.range(
+        tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True, warp_specialize=WARP_SPECIALIZE
+    ):
         group_id = tile // num_pid_in_group
         first_pid_m = group_id * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -85,10 +97,22 @@ def host_linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None
     tiles = triton.cdiv(M, bm) * triton.cdiv(N, bn)
     programs = min(tiles, SMS) if config.get("persistent", True) else tiles
     _host_tma_kernel[(programs,)](
-        x_desc, w_desc, y_desc, bias if bias is not None else y, M, N, K,
-        HAS_BIAS=bias is not None, BLOCK_M=bm, BLOCK_N=bn, BLOCK_K=bk, GROUP_M=config.get("GROUP_M", 8),
-        WARP_SPECIALIZE=config.get("WS", False), SUBTILE=sub,
-        num_warps=config["num_warps"], num_stages=config["num_stages"],
+        x_desc,
+        w_desc,
+        y_desc,
+        bias if bias is not None else y,
+        M,
+        N,
+        K,
+        HAS_BIAS=bias is not None,
+        BLOCK_M=bm,
+        BLOCK_N=bn,
+        BLOCK_K=bk,
+        GROUP_M=config.get("GROUP_M", 8),
+        WARP_SPECIALIZE=config.get("WS", False),
+        SUBTILE=sub,
+        num_warps=config["num_warps"],
+        num_stages=config["num_stages"],
     )
     return y
 
@@ -119,8 +143,11 @@ def settings() -> dict[str, tuple[str, dict[str, Any]]]:
         found[f"dev {bm}x{bn}x{bk} w{w} s{s}"] = ("device", {"variant": "tma", **cfg})
         found[f"host {bm}x{bn}x{bk} w{w} s{s}"] = ("host", cfg)
     for cfg in MORE:
-        name = (f"host {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} w{cfg['num_warps']} s{cfg['num_stages']}"
-                + (" ws" if cfg.get("WS") else "") + (" sub" if cfg.get("SUBTILE") else ""))
+        name = (
+            f"host {cfg['BLOCK_M']}x{cfg['BLOCK_N']}x{cfg['BLOCK_K']} w{cfg['num_warps']} s{cfg['num_stages']}"
+            + (" ws" if cfg.get("WS") else "")
+            + (" sub" if cfg.get("SUBTILE") else "")
+        )
         found[name] = ("host", cfg)
     return found
 
@@ -139,8 +166,11 @@ def main() -> None:
     SMS = torch.cuda.get_device_properties(0).multi_processor_count
     loaded = tables.load()
     table = loaded.index(detect_class(loaded).id, "linear")
-    entries = [e for e in table.entries
-               if "bf16" in e.domain.dtypes and dict((n, a) for n, a, _ in e.domain.ranges)["M"] >= 513]
+    entries = [
+        e
+        for e in table.entries
+        if "bf16" in e.domain.dtypes and dict((n, a) for n, a, _ in e.domain.ranges)["M"] >= 513
+    ]
     # smallest work first: where fixed costs weigh most
     entries.sort(key=lambda e: math.prod(Task("linear", "bf16", e.domain.ranges).domain()[d][0] or 1 for d in "NK"))
     rows: list[dict[str, Any]] = []
@@ -162,7 +192,8 @@ def main() -> None:
         a = sets[0].args
         ref = F.linear(a["x"].double(), a["weight"].double(), None if a["bias"] is None else a["bias"].double())
         row: dict[str, Any] = {
-            "shape": shape, "config": entry.config,
+            "shape": shape,
+            "config": entry.config,
             "cublas": timed(lambda **k: F.linear(k["x"], k["weight"], k["bias"])),
             "certified": timed(lambda **k: linear(**k, config=entry.config)),
             "t": {},
@@ -188,8 +219,10 @@ def main() -> None:
         ab = [row["t"][f"dev {n[5:]}"] / row["t"][n] for n in host if f"dev {n[5:]}" in row["t"]]
         summary = {
             "shape": f"{shape['M']}x{shape['N']}x{shape['K']}",
-            "cublas": round(row["cublas"], 2), "certified": round(row["certified"], 2),
-            "best_host": best_host, "best_host_us": round(host.get(best_host, float("nan")), 2),
+            "cublas": round(row["cublas"], 2),
+            "certified": round(row["certified"], 2),
+            "best_host": best_host,
+            "best_host_us": round(host.get(best_host, float("nan")), 2),
             "cublas/certified": round(row["cublas"] / row["certified"], 3),
             "cublas/best(cert,host)": round(row["cublas"] / min(row["certified"], *host.values()), 3),
             "dev/host same setting": [round(x, 3) for x in ab],
@@ -200,11 +233,16 @@ def main() -> None:
         "entries": len(rows),
         "geomean cublas/certified": geomean([r["cublas"] / r["certified"] for r in rows]),
         "geomean cublas/best(certified, host)": geomean(
-            [r["cublas"] / min([r["certified"], *(v for k, v in r["t"].items() if k.startswith("host"))])
-             for r in rows]),
+            [r["cublas"] / min([r["certified"], *(v for k, v in r["t"].items() if k.startswith("host"))]) for r in rows]
+        ),
         "geomean dev/host same setting": geomean(
-            [r["t"][f"dev {k[5:]}"] / v for r in rows for k, v in r["t"].items()
-             if k.startswith("host") and f"dev {k[5:]}" in r["t"]]),
+            [
+                r["t"][f"dev {k[5:]}"] / v
+                for r in rows
+                for k, v in r["t"].items()
+                if k.startswith("host") and f"dev {k[5:]}" in r["t"]
+            ]
+        ),
         "wins per host setting": {k: sum(1 for r in rows if r["best_host"] == k) for k in settings()},
         "failed": failed,
     }
