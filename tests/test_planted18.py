@@ -6,7 +6,56 @@ lengths; the memory check, bucket rules and the values a setting may hold), each
 exercise its function. Each test here failed with one surviving bug and passes without it (which bug: its
 docstring); the truth is the rule each function's docstring states, a brute force, or transformers' own processor.
 
-PLANTED
+Planted (id: change -> outcome with the existing tests; a test here that catches it, after):
+  strategies.py sg01 the range's top not an edge -> caught;  sg02 2b and its neighbours dropped -> caught
+                sg03 b - 1 dropped -> caught;  sg04 top + 1 dropped -> caught;  sg05 primes near powers of two looked
+                for only up to hi -> SURVIVED -> caught here;  sg06 an unbounded dimension drawn to cap - 1 -> caught
+                sg07 a multiple's range floored below lo -> caught;  sg08 no edges drawn -> caught
+                sg09 a setting's blocks in place of the common ones -> SURVIVED -> caught here
+                sg10 cancel's odd middle element not zeroed -> caught;  sg11 tensors' param drawn from 0..5
+                -> SURVIVED -> caught here;  sg12 sg13 the guard element next to the view unchecked (after, before)
+                -> caught;  sg14 sparse densities halved -> SURVIVED -> caught here
+  harness.py    hn01 guards of one row, not 256 -> caught (test_ops);  hn02 the padding's first element unchecked
+                -> caught;  hn03 a tensor's span one row long -> caught (test_conformance);  hn04 masked lanes of a
+                load without a fill read 0 -> caught (test_conformance);  hn05 an output's dtype not compared -> caught
+                hn06 inputs' guards never checked -> caught;  hn07 the interpreter's own launch order -> caught
+                (test_conformance);  hn08 unlabelled pairs never the worst -> caught
+  reference.py  rf01 rms_norm's mean square in the input dtype -> caught;  rf02 linear in fp32 -> caught
+                rf03 the rope frequencies in float32 -> caught;  rf04 silu in fp32 -> caught;  rf05 softmax's exp in
+                fp32 -> caught;  rf06 decode's filled positions as ``<= n - 1`` -> equivalent;  rf07 attention's rows
+                a chunk one fewer -> equivalent
+  bounds.py     bd01 a known summation depth not capped at n - 1 -> SURVIVED -> caught here;  bd02 only NaN (not inf)
+                outputs given ratio inf -> equivalent
+  check.py      ck01 the last example's ratio as the worst -> caught;  ck02 an entry out of memory left passed
+                -> caught (test_conformance);  ck03 the index looked up at the low corner only -> SURVIVED (reachable
+                only through a lookup bug) -> caught here;  ck04 an unbounded entry inside a bounded --where -> caught
+                (test_shipped);  ck05 a resumed report's examples per entry not compared -> caught (test_conformance)
+                ck06 failed entries carried over by a resume -> caught (test_conformance)
+  certify.py    ce01 the screening size between the ends even -> SURVIVED -> caught here;  ce02 the top shape not
+                screened -> caught
+  generate.py   gn01 the last n-gram not banned -> caught;  gn02 the prompt's last n-gram not banned -> caught
+                gn03 a bad word as long as the history plus one not banned -> caught;  gn04 min_new_tokens one long
+                -> caught;  gn05 the length penalty from its start index -> equivalent;  gn06 begin_suppress after a
+                forced bos one early -> caught;  gn07 top_p's ``<`` -> caught;  gn08 min_p's ``<=`` -> SURVIVED
+                -> caught here;  gn09 eta's floor without its square root -> caught;  gn10 top_h's first token not kept
+                -> SURVIVED -> caught here;  gn11 the encoder penalty inverted -> caught;  gn12 -inf as -finfo.max
+                -> equivalent;  gn13 typical_p's ``>=`` -> caught
+  tokenizer.py  tk01 a stop string ending before the last token -> caught;  tk02 an unknown id skipped in the stop
+                strings' look back -> SURVIVED -> caught here;  tk03 max_new_tokens 12.5 as 12 -> caught
+                tk04 a max_length equal to the prompt taken -> SURVIVED -> caught here;  tk05 the stream's clean-up
+                hold the longest replacement only -> caught;  tk06 the stream's window without context -> caught
+                tk07 the stop look back one token short -> caught
+  memory.py     mm01 the longest context one short of max_positions -> caught;  mm02 a chunk of batch 1 -> caught
+                mm03 the MLP's fused output intermediate_size wide -> SURVIVED -> caught here
+  buckets.py    bk01 an even first bucket taken for a power of two -> caught
+  plan.py       pl01 SPLITS 0 -> caught;  pl02 SUBTILE of another type -> SURVIVED -> caught here;  pl03 any
+                block size -> caught;  pl04 settings compared without types -> caught
+67 planted: 49 caught (8 of them only by test_ops, test_conformance or test_shipped, run for the survivors of a
+first pass), 5 equivalent, 13 survived; each survivor fails a test below.
+
+Equivalent: rf06 ``arange < n`` and ``arange <= n - 1`` on integers; rf07 the float64 attention computed in other
+row chunks; bd02 an infinite output has an infinite error over a finite bound either way; gn05 at the penalty's start
+index the factor's power is 0 and the added penalty |score| x (1 - 1) is 0; gn12 float32's finfo.min is -finfo.max.
 """
 
 from __future__ import annotations
@@ -35,7 +84,9 @@ def test_edge_values_hold_the_primes_next_to_every_power_of_two_in_the_range():
     """Planted: strategies.edge_values looks for primes near powers of two only up to ``hi``, not past it: at a
     range ending between the prime below a power of two and that power (255: 251 below 256) that prime is no edge."""
     primes = [p for p in range(2, 1100) if _is_prime(p)]
-    near = [(max((p for p in primes if p < 2**e), default=None), min(p for p in primes if p > 2**e)) for e in range(1, 10)]
+    near = [
+        (max((p for p in primes if p < 2**e), default=None), min(p for p in primes if p > 2**e)) for e in range(1, 10)
+    ]
     for hi in range(2, 520):
         edges = set(cs.edge_values(1, hi))
         for pair in near:
@@ -181,6 +232,8 @@ def test_an_id_the_tokenizer_does_not_have_ends_the_stop_strings_look_back_as_in
     """Planted: StopStrings skips an id the tokenizer does not have (``continue`` for ``break``): the text on either
     side of it was joined, and a string spelt across it ended generation where transformers' StopStringCriteria
     does not."""
+    import json
+
     transformers = pytest.importorskip("transformers")
     from store_fixtures import config_dict
     from tokenizer_fixtures import save
@@ -189,7 +242,7 @@ def test_an_id_the_tokenizer_does_not_have_ends_the_stop_strings_look_back_as_in
     from neurobrix.tokenizer import StopStrings, Tokenizer
 
     folder = save(tmp_path / "tok", "bytelevel")
-    (folder / "config.json").write_text(__import__("json").dumps(config_dict("llama")))
+    (folder / "config.json").write_text(json.dumps(config_dict("llama")))
     hf, tokenizer = transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder)
     stops = ["Hello world"]
     criteria, check = StopStringCriteria(hf, stops), StopStrings(tokenizer._tok, stops)
@@ -238,3 +291,19 @@ def test_working_memory_holds_the_mlps_fused_projection_and_its_product_at_once(
     assert widest == 2 * product  # the fused gate/up projection and silu_mul's product of it
     logits = cfg.vocab_size * 4
     assert memory.activation_bytes(cfg, 2, 1, tokens) - logits >= tokens * (widest + product) * 2
+
+
+# ------------------------------------------------------------------------------------------------- check
+def test_check_fails_an_entry_the_index_finds_at_its_low_corner_but_not_at_its_top(monkeypatch):
+    """Planted: check.lookup_problem looks the entry up at its domain's low corner only: an index whose lookup
+    misses the top of a domain (a contains() exclusive at hi, a bucket map keyed one off) sent run's calls at the
+    domain's top end to no setting, and check passed the entry it had run on its own."""
+    from conformance import check
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    entry = Setting(Domain(("fp32",), (("M", 3, 4), ("I", 3, 3))), {"BLOCK_M": 4})
+    index = SettingsIndex.of("silu_mul", "interpreter", ("M", "I"), ("pow2", "exact"), {}, (entry,), "x.json")
+    assert check.lookup_problem(index, entry, "fp32") is None
+    honest = index.lookup
+    monkeypatch.setattr(index, "lookup", lambda dtype, values: None if values[0] == 4 else honest(dtype, values))
+    assert "the index's lookup of fp32 M=4, I=3 finds no entry" in (check.lookup_problem(index, entry, "fp32") or "")
