@@ -32,8 +32,13 @@ class _StoreOnce(argparse._StoreAction):
         super().__init__(*args, **kwargs)
         self.empty_ok = empty_ok
 
-    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: Any,
-                 option_string: str | None = None) -> None:
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         given = vars(namespace).setdefault(_GIVEN, set())
         if option_string is not None and self.dest in given:
             raise argparse.ArgumentError(self, "given twice; give it once")

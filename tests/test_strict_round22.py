@@ -18,8 +18,15 @@ from neurobrix.ops.linear import linear
 TMA = {
     "tma": {"variant": "tma", "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 1, "num_warps": 4},
     "tma_split": {
-        "variant": "tma_split", "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 1, "SPLIT_K": 1,
-        "SUBTILE": 0, "WARP_SPECIALIZE": False, "num_warps": 4,
+        "variant": "tma_split",
+        "BLOCK_M": 16,
+        "BLOCK_N": 16,
+        "BLOCK_K": 16,
+        "GROUP_M": 1,
+        "SPLIT_K": 1,
+        "SUBTILE": 0,
+        "WARP_SPECIALIZE": False,
+        "num_warps": 4,
     },
 }
 TILED = {"variant": "tiled", "BLOCK_M": 16, "BLOCK_N": 16, "BLOCK_K": 16, "GROUP_M": 1, "num_warps": 4}
