@@ -26,7 +26,8 @@ EXIT_CODES = (
 class _StoreOnce(argparse._StoreAction):
     """argparse's ``store``, refusing what argparse takes silently: an option given twice (argparse keeps the last:
     ``--max-tokens 0 --max-tokens 2`` ran 2, ``--kernels a --kernels b`` certified b alone) and an empty value
-    (``--class ''`` and ``--resume ''`` were read as the option not given). ``empty_ok``: text that may be empty."""
+    (``--class ''`` and ``--resume ''`` were read as the option not given). ``empty_ok``: an option whose command
+    refuses an empty value itself (``--model``) or takes it (``--prompt``); positionals are left to their commands."""
 
     def __init__(self, *args: Any, empty_ok: bool = False, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -44,7 +45,7 @@ class _StoreOnce(argparse._StoreAction):
             raise argparse.ArgumentError(self, "given twice; give it once")
         given.add(self.dest)
         texts = values if isinstance(values, list) else [values]
-        if not self.empty_ok and any(isinstance(v, str) and not v.strip() for v in texts):
+        if option_string is not None and not self.empty_ok and any(isinstance(v, str) and not v.strip() for v in texts):
             raise argparse.ArgumentError(self, "empty value; leave the option out for its default")
         super().__call__(parser, namespace, values, option_string)
 
@@ -304,7 +305,9 @@ compiled, and running it again compiles only the rest.""",
         + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    warm.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    warm.add_argument(
+        "--model", required=True, empty_ok=True, help="a stored model name (see `neurobrix list`) or its hub id"
+    )
     warm.add_argument(
         "--max-tokens",
         type=int,
@@ -370,7 +373,9 @@ def build_parser() -> argparse.ArgumentParser:
         + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    run.add_argument(
+        "--model", required=True, empty_ok=True, help="a stored model name (see `neurobrix list`) or its hub id"
+    )
     given = run.add_mutually_exclusive_group(required=True)
     given.add_argument("--prompt", empty_ok=True, help="the prompt text")
     given.add_argument(
