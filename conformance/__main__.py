@@ -11,6 +11,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from neurobrix.cli import Parser
 from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
@@ -358,7 +359,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="python -m conformance", description=__doc__)
+    parser = Parser(prog="python -m conformance", description=__doc__)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     t = commands.add_parser(
         "track",

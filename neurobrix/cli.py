@@ -23,6 +23,50 @@ EXIT_CODES = (
 )
 
 
+class _StoreOnce(argparse._StoreAction):
+    """argparse's ``store``, refusing what argparse takes silently: an option given twice (argparse keeps the last:
+    ``--max-tokens 0 --max-tokens 2`` ran 2, ``--kernels a --kernels b`` certified b alone) and an empty value
+    (``--class ''`` and ``--resume ''`` were read as the option not given). ``empty_ok``: an option whose command
+    refuses an empty value itself (``--model``) or takes it (``--prompt``); positionals are left to their commands."""
+
+    def __init__(self, *args: Any, empty_ok: bool = False, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.empty_ok = empty_ok
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        given = vars(namespace).setdefault(_GIVEN, set())
+        if option_string is not None and self.dest in given:
+            raise argparse.ArgumentError(self, "given twice; give it once")
+        given.add(self.dest)
+        texts = values if isinstance(values, list) else [values]
+        if option_string is not None and not self.empty_ok and any(isinstance(v, str) and not v.strip() for v in texts):
+            raise argparse.ArgumentError(self, "empty value; leave the option out for its default")
+        super().__call__(parser, namespace, values, option_string)
+
+
+_GIVEN = "_options_given"  # the options a parse has stored, while it runs
+
+
+class Parser(argparse.ArgumentParser):
+    """argparse's parser with ``store`` as :class:`_StoreOnce` (its subcommands' parsers too)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, _StoreOnce)
+        self.register("action", "store", _StoreOnce)
+
+    def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        parsed, extras = super().parse_known_args(args, namespace)
+        vars(parsed).pop(_GIVEN, None)
+        return parsed, extras
+
+
 def _print_json(data: object) -> None:
     print(json.dumps(data, indent=2, sort_keys=False))
 
@@ -261,7 +305,9 @@ compiled, and running it again compiles only the rest.""",
         + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    warm.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    warm.add_argument(
+        "--model", required=True, empty_ok=True, help="a stored model name (see `neurobrix list`) or its hub id"
+    )
     warm.add_argument(
         "--max-tokens",
         type=int,
@@ -286,7 +332,7 @@ compiled, and running it again compiles only the rest.""",
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = Parser(
         prog="neurobrix",
         description="LLM inference on Triton kernels whose settings are certified per GPU class.",
         epilog=EXIT_CODES,
@@ -295,7 +341,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
     # --debug is taken after the subcommand too (`neurobrix run ... --debug`); SUPPRESS keeps a value
     # given before the subcommand from being reset by the subcommand's default
-    debug = argparse.ArgumentParser(add_help=False)
+    debug = Parser(add_help=False)
     debug.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show the traceback of an error")
     common: dict[str, Any] = {"parents": [debug]}
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
@@ -327,9 +373,11 @@ def build_parser() -> argparse.ArgumentParser:
         + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    run.add_argument("--model", required=True, help="a stored model name (see `neurobrix list`) or its hub id")
+    run.add_argument(
+        "--model", required=True, empty_ok=True, help="a stored model name (see `neurobrix list`) or its hub id"
+    )
     given = run.add_mutually_exclusive_group(required=True)
-    given.add_argument("--prompt", help="the prompt text")
+    given.add_argument("--prompt", empty_ok=True, help="the prompt text")
     given.add_argument(
         "--prompt-file",
         metavar="FILE",

@@ -328,7 +328,23 @@ def _descriptors(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: M
     kernel as parameters. Made in the kernel (``tl.make_tensor_descriptor``), each program wrote its three to
     global scratch and fenced them before its first copy: on the same settings the kernels took 1.02-1.45x as
     long, most on the smallest prompt-row shapes (2026-12-04h). TMA needs 16-byte aligned base addresses and row
-    strides: a call without them is refused, naming the tensor, before Triton's own assertion could fail."""
+    strides: a call without them is refused, naming the tensor, before Triton's own assertion could fail. So is a
+    dimension of 0 (Triton asserts a descriptor's sizes positive, an AssertionError, none under ``python -O``) and a
+    tensor whose rows overlap (a row stride below its row's length: an expanded or as_strided view): no proof ran on
+    one, and NVIDIA's driver has encoded descriptors of memory that is not dense and non-overlapping wrongly (its
+    595.71 release notes, on Blackwell); the pointer variants read such views as they are."""
+    (M, K), N = x.shape, weight.shape[0]
+    if 0 in (M, N, K):
+        raise InvalidInputError(
+            f"linear: the certified TMA variants need every dimension >= 1 (a TMA descriptor has no empty side), got "
+            f"M={M}, N={N}, K={K}"
+        )
+    for name, t in (("x", x), ("weight", weight), ("y", y)):
+        if t.shape[0] > 1 and t.stride(0) < t.shape[1]:
+            raise InvalidInputError(
+                f"linear: the certified TMA variants read dense rows, but {name} {list(t.shape)} has row stride "
+                f"{t.stride(0)}, so its rows overlap (an expanded or as_strided view): pass a contiguous copy"
+            )
     for name, t in (("x", x), ("weight", weight), ("y", y)):
         if t.data_ptr() % 16 or (t.stride(0) * t.element_size()) % 16:
             raise InvalidInputError(
