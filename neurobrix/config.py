@@ -215,7 +215,7 @@ class ModelConfig:
                 "config refuses an odd head dim above 4, its rotary fails on 3 and widens 1 to 2); NeuroBrix runs even "
                 "ones only"
             )
-        theta, scaling = _rope(data, source)
+        theta, scaling = _rope(data, source, head_dim)
         if scaling is not None and scaling.get("rope_type") == "dynamic" and head_dim == 2:
             # its NTK rule raises the base to the power dim / (dim - 2), even at the model's own context
             raise ConfigError(
@@ -338,13 +338,16 @@ def _layer_types(arch: str, data: Mapping[str, Any], source: str) -> None:
                 )
 
 
-def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] | None]:
+def _rope(data: Mapping[str, Any], source: str, head_dim: int) -> tuple[float, dict[str, Any] | None]:
     """(rope_theta, the scaling (llama3, linear, dynamic) or None) as transformers' config reads them
     (convert_rope_params_to_dict, standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta
     inside), older files ``rope_theta`` and ``rope_scaling`` at the top level. A ``rope_scaling`` wins over
     ``rope_parameters``; theta is the chosen dict's own, else the top-level field, else 10,000; a dict without a type
     is the default rotation (its factor unused); llama3's original context is a top-level
-    ``original_max_position_embeddings`` when the file has one, else the dict's, else ``max_position_embeddings``."""
+    ``original_max_position_embeddings`` when the file has one, else the dict's, else ``max_position_embeddings``.
+    A scaled rule's ``partial_rotary_factor`` (the dict's, else the top-level field) sets the dims its frequencies are
+    computed over, int(head_dim x factor): the head's own, or one less (the same number of frequencies, each
+    1 / theta^(2i / dim): kept as ``rotary_dim``); any other count makes tables that do not fit the head."""
     rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
     if not isinstance(rope, Mapping):
         raise ConfigError(f"{source}: field 'rope_scaling' has an unexpected value {rope!r}")
@@ -357,13 +360,24 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
     if kind not in ("llama3", "linear", "dynamic"):
         raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3, linear, dynamic)")
     partial = rope.get("partial_rotary_factor", data.get("partial_rotary_factor"))
-    if partial is not None and partial != 1:  # transformers' rule then rotates fewer dims than it applies
-        raise ConfigError(f"{source}: partial_rotary_factor {partial!r} with {kind} rope scaling is not supported")
+    rotary: dict[str, int] = {}
+    if partial is not None and partial != 1:
+        # transformers' rule computes its frequencies over int(head_dim x partial) dims, then applies the tables to the
+        # whole head: one dim less gives as many frequencies, with another exponent; any other count, tables of another
+        # width than the head's, on which its attention fails
+        dim = int(head_dim * partial) if _positive(partial) else None
+        if dim not in (head_dim - 1, head_dim):
+            raise ConfigError(
+                f"{source}: partial_rotary_factor {partial!r} with {kind} rope scaling is not supported: transformers' "
+                f"rule then computes its rotary tables over {dim if dim is not None else 'no'} of the head's "
+                f"{head_dim} dims, and its attention fails on tables of another width than the head's"
+            )
+        rotary = {"rotary_dim": dim} if dim != head_dim else {}
     factor = rope.get("factor")
     if not _positive(factor):
         raise ConfigError(f"{source}: {kind} rope scaling's 'factor' has an unexpected value {factor!r}")
     if kind == "linear":  # every frequency divided by the factor
-        return float(theta), {"rope_type": "linear", "factor": float(factor)}
+        return float(theta), {"rope_type": "linear", "factor": float(factor), **rotary}
     if kind == "dynamic":
         # transformers' dynamic NTK rule changes the frequencies only past max_position_embeddings, where the engine
         # does not generate: up to there it is the default rotation (rope_cache refuses a longer table)
@@ -371,8 +385,9 @@ def _rope(data: Mapping[str, Any], source: str) -> tuple[float, dict[str, Any] |
             "rope_type": "dynamic",
             "factor": float(factor),
             "max_positions": data["max_position_embeddings"],
+            **rotary,
         }
-    scaling = {k: v for k, v in rope.items() if k != "rope_theta"}
+    scaling = {**{k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}, **rotary}
     original = data.get("original_max_position_embeddings")
     if original is None:
         original = rope.get("original_max_position_embeddings", data.get("max_position_embeddings"))

@@ -32,9 +32,11 @@ def rope_cache(
     low_freq_factor, high_freq_factor, original_max_position_embeddings (the Llama-3.1 rule:
     long wavelengths slowed by ``factor``, short ones kept, a smooth blend in between), ``linear`` (every
     frequency divided by ``factor``) or ``dynamic`` (transformers' NTK rule, the default frequencies up to
-    ``max_positions``, the model's context; a longer table is refused).
+    ``max_positions``, the model's context; a longer table is refused). Its ``rotary_dim`` (one less than
+    ``head_dim``, from a partial_rotary_factor) is the dims the frequencies are computed over: 1 / theta^(2i / dim).
     """
-    inv_freq = 1.0 / theta ** (torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim)
+    dim = int((scaling or {}).get("rotary_dim", head_dim))  # transformers' int(head_dim x partial_rotary_factor)
+    inv_freq = 1.0 / theta ** (torch.arange(0, dim, 2, dtype=torch.float64) / dim)
     if scaling is not None:
         kind = scaling.get("rope_type", scaling.get("type"))
         if kind in (None, "default"):
