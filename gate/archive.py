@@ -534,10 +534,34 @@ class SdistArchive(Archive):
 # the member spell one: pip then unpacked an empty zip and refused the sdist as no Python project, while tarfile, GNU
 # tar, uv and twine read the tar the gate judged; a deflate stream steered to spell a whole zip there (not shown) would
 # make pip build another project. `zipfile.is_zipfile` itself is the judge: it is the test pip runs.
+#
+# Run as pip runs it (gate round 23): on a file, not on bytes in memory. `is_zipfile` also reads a zip64 locator just
+# before the end record, and raises `BadZipFile` (no OSError, so not caught) when that locator names another disk: pip
+# stops there with a traceback, while tarfile, GNU tar, uv and twine read the tar; the gate stopped too ("internal
+# error", exit 2) instead of naming what it found. And where the locator leads before the file's first byte, a file's
+# seek fails (OSError: "not a zip") where a BytesIO moves to byte 0 and reads on ("a zip").
+class _AsOnDisk(io.BytesIO):
+    """``raw`` as zipfile reads a file holding it: a seek before the first byte fails, as on disk."""
+
+    def seek(self, offset: int, whence: int = io.SEEK_SET, /) -> int:
+        with self.getbuffer() as view:
+            start = {io.SEEK_SET: 0, io.SEEK_CUR: self.tell(), io.SEEK_END: view.nbytes}[whence]
+        if start + offset < 0:
+            raise OSError(f"seek to {start + offset}: before the file's first byte")
+        return super().seek(offset, whence)
+
+
 def _zip_end_record(raw: bytes) -> str:
-    """Why Python's zipfile, and so pip, takes the sdist ``raw`` for a zip archive ('' when it does not)."""
-    if not zipfile.is_zipfile(io.BytesIO(raw)):
-        return ""
+    """Why Python's zipfile, and so pip, takes the sdist ``raw`` for a zip archive, or fails on it ('' when neither)."""
+    try:
+        if not zipfile.is_zipfile(_AsOnDisk(raw)):
+            return ""
+    except zipfile.BadZipFile as exc:
+        return (
+            f"Python's zipfile.is_zipfile fails on the file ({exc}: a zip64 locator before a zip end record in its "
+            "last 64 KiB): pip, which asks it before it tries tar, stops with a traceback, while tarfile, GNU tar, uv "
+            "and twine read the tar"
+        )
     at = raw.rfind(zipstrict.EOCD_SIG, max(0, len(raw) - (1 << 16) - 22))
     return (
         f"a zip end-of-central-directory record at offset {at} of its {len(raw)} bytes: Python's zipfile.is_zipfile "

@@ -63,7 +63,10 @@ class Check(Enum):
         "zip or gzip header bytes the format reserves or leaves undefined (an MS-DOS time that names no moment too): "
         "no writer sets them, no installer reads them alike"
     )
-    G320 = "sdist that Python's zipfile also takes for a zip archive: pip unpacks it as one, not as its tar"
+    G320 = (
+        "sdist that Python's zipfile also takes for a zip archive, or fails on: pip unpacks it as one, or stops, not "
+        "as its tar"
+    )
     # Metadata and packaging, by the tools made for them and against pyproject.toml
     G401 = "twine check --strict failed"
     G402 = "check-wheel-contents finding"
