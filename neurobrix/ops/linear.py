@@ -29,6 +29,10 @@ K = in_features (exact). The certified config picks the variant:
            in split order by the tile's last slice to arrive, as ``MERGE: "last"`` does), the epilogue
            stored in two halves (SUBTILE: half the staging memory, room for one more pipeline stage)
            and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify.
+``tma_stream`` ``tma``'s tiles and walk for all whole waves of tiles but the last; the K steps of the
+           tiles left (fewer than two waves) dealt out evenly to every program (stream-K), so that no
+           multiprocessor idles through a last, part-filled wave (e.g. 144 tiles of 128 x 128 for 132
+           multiprocessors); a tile cut between programs is merged in K order by the last to arrive.
 """
 
 from __future__ import annotations
@@ -242,11 +246,23 @@ def _linear_tma_kernel(
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
+    _tma_walk(x_desc, w_desc, y_desc, b_ptr, M, N, K, tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N),
+              HAS_BIAS, PRECISION, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
+
+
+@triton.jit
+def _tma_walk(
+    x_desc, w_desc, y_desc, b_ptr, M, N, K, tiles,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+):
+    """``tma``'s persistent walk over the first ``tiles`` output tiles, in groups of GROUP_M row blocks: each
+    program takes every num_programs-th tile, whole (``tma_stream`` walks its whole waves so too)."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
     k_tiles = tl.cdiv(K, BLOCK_K)
-    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):
+    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
         group_id = tile // num_pid_in_group
         first_pid_m = group_id * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -322,6 +338,93 @@ def _linear_tma_split_kernel(
                            HAS_BIAS, SPLIT_K)
 
 
+@triton.jit
+def _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
+    """(row block, column block) of output tile number ``tile`` in ``_tma_walk``'s grouped order."""
+    in_group = tile % (GROUP_M * num_pid_n)
+    first_row = tile // (GROUP_M * num_pid_n) * GROUP_M
+    rows = tl.minimum(num_pid_m - first_row, GROUP_M)
+    return first_row + in_group % rows, in_group // rows
+
+
+@triton.jit
+def _stream_slot(p, programs, sk_steps, tile_start):
+    """Where program ``p`` of a stream-K walk keeps its fp32 partial sums of the tile whose first K step is
+    ``tile_start`` in the walk: slot 0 when its range of steps opens inside that tile (or at its start), slot 1
+    when the tile opens inside its range (then it is the range's last unit). A range has at most these two
+    partial units: the units between them are whole tiles."""
+    return p * 2 + tl.where(p * sk_steps // programs >= tile_start, 0, 1)
+
+
+@triton.jit
+def _linear_tma_stream_kernel(
+    x_desc, w_desc, y_desc,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
+    b_ptr, part_ptr, counter_ptr,
+    M, N, K,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    PDL: tl.constexpr,
+):
+    """Stream-K (Osama et al., PPoPP 2023) after whole waves of ``tma`` tiles: with T tiles for P programs
+    and T not a multiple of P, the tiles of all whole waves but the last are walked as ``tma`` walks them
+    (data-parallel), and the K steps of the remaining P + T mod P tiles (or of all T when T < P) are dealt
+    out to the programs in P equal contiguous ranges (program p: steps [p S / P, (p + 1) S / P) of their S).
+    So no program idles through a last, part-filled wave, and a tile is cut among at most two or three
+    programs. A unit whose range covers a whole tile stores it through the descriptor; a partial unit
+    stores its fp32 partial sums in the program's slot (``_stream_slot``) and counts its arrival on the
+    tile's counter; the unit that arrives last sums the tile's partials in K order from zero (the same
+    sum whichever arrives last), adds the bias, stores the tile and resets the counter for the next launch.
+    """
+    dependent_launch(PDL)
+    num_pid_m = tl.cdiv(M, BLOCK_M)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
+    k_steps = tl.cdiv(K, BLOCK_K)
+    tiles = num_pid_m * num_pid_n
+    programs = tl.num_programs(0)
+    pid = tl.program_id(0)
+    dp_tiles = tl.where(tiles % programs == 0, tiles, tl.maximum(tiles // programs - 1, 0) * programs)
+    _tma_walk(x_desc, w_desc, y_desc, b_ptr, M, N, K, dp_tiles, HAS_BIAS, PRECISION, BLOCK_M, BLOCK_N, BLOCK_K,
+              GROUP_M)
+    sk_steps = (tiles - dp_tiles) * k_steps  # the steps dealt out, of tiles dp_tiles.. in the walk's order
+    last_step = (pid + 1) * sk_steps // programs
+    step = pid * sk_steps // programs
+    in_tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
+    while step < last_step:
+        sk_tile = step // k_steps
+        k_first = step - sk_tile * k_steps
+        k_last = tl.minimum(k_steps, k_first + last_step - step)
+        pid_m, pid_n = _tile_coords(dp_tiles + sk_tile, num_pid_m, num_pid_n, GROUP_M)
+        cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
+        partial = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+        for ks in range(k_first, k_last):
+            partial = tl.dot(x_desc.load([pid_m * BLOCK_M, ks * BLOCK_K]),
+                             w_desc.load([pid_n * BLOCK_N, ks * BLOCK_K]).T, partial, input_precision=PRECISION)
+        if k_last - k_first == k_steps:  # the whole tile in this range
+            if HAS_BIAS:
+                partial += tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+            y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], partial.to(y_desc.dtype))
+        else:
+            tile_start = sk_tile * k_steps
+            slot = _stream_slot(pid, programs, sk_steps, tile_start)
+            tl.store(part_ptr + slot.to(tl.int64) * (BLOCK_M * BLOCK_N) + in_tile, partial)
+            # the programs whose ranges hold the tile's first and last steps (the owner of step i is the last
+            # program whose range starts at or before i)
+            first = ((tile_start + 1) * programs + sk_steps - 1) // sk_steps - 1
+            last = ((tile_start + k_steps) * programs + sk_steps - 1) // sk_steps - 1
+            tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
+            arrived = tl.atomic_add(counter_ptr + sk_tile, 1, sem="acq_rel", scope="gpu")
+            if arrived == last - first:
+                y = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
+                for p in range(first, last + 1):  # in K order
+                    y += tl.load(part_ptr + _stream_slot(p, programs, sk_steps, tile_start).to(tl.int64)
+                                 * (BLOCK_M * BLOCK_N) + in_tile, cache_modifier=".cg")
+                if HAS_BIAS:
+                    y += tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
+                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))
+                tl.atomic_xchg(counter_ptr + sk_tile, 0, sem="relaxed", scope="gpu")
+        step += k_last - k_first
+
+
 def _descriptors(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: Mapping[str, Any], store_n: int
                  ) -> tuple[TensorDescriptor, TensorDescriptor, TensorDescriptor]:
     """The TMA descriptors of x, W and y for blocks of the setting's tiles, made on the host and passed to the
@@ -375,12 +478,12 @@ def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
     return counters
 
 
-def _programs(device: torch.device, tiles: int) -> int:
+def _programs(device: torch.device, tiles: int, interpreted: int = 2) -> int:
     """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
-    most one per tile; on the interpreter two programs, so that each walks several tiles there too (the
-    walk's stride and what must be reset per tile run on CPU)."""
+    most one per tile (or unit of work); on the interpreter two programs (``interpreted``), so that each
+    walks several tiles there too (the walk's stride and what must be reset per tile run on CPU)."""
     if device.type != "cuda":
-        return min(tiles, 2)
+        return min(tiles, interpreted)
     return min(tiles, torch.cuda.get_device_properties(device).multi_processor_count)
 
 
@@ -400,7 +503,8 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
 _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
              "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
+             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE"),
+             "tma_stream": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M")}
 _OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",)}  # MERGE: "kernel" when absent
 
 
@@ -454,6 +558,18 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
             *descriptors, b, M, N, K,
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
+        )
+    elif variant == "tma_stream":
+        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
+        # five programs on the interpreter: the fewest with which a tile can open a range and still be cut (so the
+        # merge's first owner is computed where it matters) at shapes the interpreter runs in a second
+        programs = _programs(x.device, tiles * triton.cdiv(K, meta["BLOCK_K"]), interpreted=5)
+        # two slots of fp32 partial sums per program (_stream_slot); one arrival counter per tile
+        part = empty((2 * programs, meta["BLOCK_M"] * meta["BLOCK_N"]), dtype=torch.float32, device=x.device)
+        _linear_tma_stream_kernel[(programs,)](
+            *descriptors, b, part, tile_counters(x.device, tiles), M, N, K,
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
@@ -534,6 +650,15 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
             {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
             {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
         ))
+        # stream-K after whole waves: for tile counts just past a multiple of the multiprocessors (2,048 x 1,152:
+        # 144 tiles of 128 x 128 for 132), where the last wave left most of them idle (0.69-0.82x cuBLAS, 2026-12-04i)
+        found += ({"variant": "tma_stream", **c, "GROUP_M": 8} for c in (
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5},
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
+            {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 4, "num_stages": 3},
+            {"BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4},
+        ))
         # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
         # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
@@ -560,7 +685,7 @@ def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: 
     """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
     for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes); half of it staged when
     tma_split stores the tile in two halves."""
-    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split"):
+    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split", "tma_stream"):
         return 0
     stages = config.get("num_stages", 1)
     operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
