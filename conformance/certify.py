@@ -500,6 +500,17 @@ def reformat(root: Path, class_id: str) -> list[Path]:
 SAME_RUN_FACTS = ("device", "torch", "triton", "neurobrix")
 
 
+def _same_torch_read_before(key: str, old: dict[str, Any], current: dict[str, Any]) -> bool:
+    """Whether a table's torch is this run's, recorded before torch's version was read from its installed
+    distribution (``stack.installed_version``): it holds what the running torch states (``torch.__version__``,
+    e.g. ``2.11.0+cu130``) where its distribution names the same release without the local build tag
+    (``2.11.0``, as on the H200 image). The same installed torch, read two ways: the table keeps its own."""
+    if key != "torch" or old.get(key) != torch.__version__:
+        return False
+    stated, installed = stack.release(str(old[key])), stack.release(str(current.get(key)))
+    return stated is not None and installed is not None and stated.public == installed.public
+
+
 def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dict[str, Any]:
     """The provenance a table keeps when this run adds entries to it.
 
@@ -510,7 +521,9 @@ def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dic
     if table is None:
         return current
     old = dict(table.provenance)
-    differ = [k for k in SAME_RUN_FACTS if old.get(k) != current.get(k)]
+    differ = [
+        k for k in SAME_RUN_FACTS if old.get(k) != current.get(k) and not _same_torch_read_before(k, old, current)
+    ]
     if differ:
         shown = "; ".join(f"{k}: table {old.get(k)!r}, now {current.get(k)!r}" for k in differ)
         raise UsageError(

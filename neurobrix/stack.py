@@ -121,7 +121,7 @@ def _major_minor(version: str) -> tuple[int, int] | None:
     return (int(found[1]), int(found[2])) if found else None
 
 
-def _release(version: str) -> Any:
+def release(version: str) -> Any:
     """``version`` as PEP 440 reads it (packaging's Version), or None when it is none (a build called "nightly")."""
     from packaging.version import InvalidVersion, Version
 
@@ -139,7 +139,7 @@ def compatible(certified: Stack, running: Stack) -> bool:
     the very version certified. A version PEP 440 cannot read is the same as none."""
     if running.triton != certified.triton:
         return False
-    ran, made = _release(running.torch), _release(certified.torch)
+    ran, made = release(running.torch), release(certified.torch)
     if ran is None or made is None:
         return False
     if ran.is_prerelease or made.is_prerelease:  # (packaging's is_prerelease covers .dev builds too)
@@ -149,7 +149,7 @@ def compatible(certified: Stack, running: Stack) -> bool:
 
 def _torch_rule(certified: str) -> str:
     """What torch the rule admits beside ``certified``, in words."""
-    made = _release(certified)
+    made = release(certified)
     if made is None or made.is_prerelease:
         return f"{certified} exactly"
     return f"a {'.'.join(map(str, _major_minor(certified) or ()))}.x release (not a pre-release or development build)"

@@ -21,7 +21,7 @@ from conformance.__main__ import main as conformance_main
 from conformance.certify import plan
 from conformance.track import out_of_sync
 from neurobrix import ops, tables
-from neurobrix.errors import TablesError
+from neurobrix.errors import TablesError, UsageError
 from neurobrix.ops import SPECS
 
 
@@ -1177,3 +1177,23 @@ def test_certify_times_inputs_laid_out_as_the_engine_passes_them(kernel):
             assert a["q"].is_contiguous(), case.note
             caches = ("k_cache", "v_cache") if kernel == "attention_decode" else ("k", "v")
             assert all(a[c].stride()[-2:] == (48, 1) for c in caches), case.note
+
+
+def test_a_table_recorded_with_what_torch_states_takes_entries_from_its_distribution_reading(monkeypatch):
+    """Tables certified before torch's version was read from its installed distribution hold what torch states
+    (``2.11.0+cu130`` on the H200 image, whose distribution is ``2.11.0``): certify adds to them on that same torch,
+    and still refuses another torch, or a table whose recorded torch is not what the running torch states."""
+    from conformance.certify import merged_provenance
+
+    class Table:
+        path = "linear.proofs.yaml"
+        provenance = {"device": {"name": "H200"}, "torch": "2.11.0+cu130", "triton": "3.6.0", "neurobrix": "0.1.0"}
+
+    now = {**Table.provenance, "torch": "2.11.0", "date": "d", "git_commit": "c", "command": "certify"}
+    monkeypatch.setattr(torch, "__version__", "2.11.0+cu130")
+    assert merged_provenance(Table(), now)["torch"] == "2.11.0+cu130"  # the table keeps its own
+    with pytest.raises(UsageError, match="another stack .torch: table '2.11.0.cu130', now '2.12.0'"):
+        merged_provenance(Table(), {**now, "torch": "2.12.0"})
+    monkeypatch.setattr(torch, "__version__", "2.11.0+cu128")  # another build of that release is running
+    with pytest.raises(UsageError, match="another stack"):
+        merged_provenance(Table(), now)
