@@ -97,7 +97,7 @@ def main() -> None:
             t = graph_us(lambda x, w, c=c: L.linear(x, w, config=c), sets)
             tile = f"{c['BLOCK_M']}x{c['BLOCK_N']}x{c['BLOCK_K']} w{c['num_warps']} s{c['num_stages']}"
             print(
-                f"    tma_stream {tile}: {t * 1e3:.2f} us, {t_cert / t:.3f}x certified, {t_cublas / t:.3f}x cuBLAS, "
+                f"    tma_stream {tile}: {t:.2f} us, {t_cert / t:.3f}x certified, {t_cublas / t:.3f}x cuBLAS, "
                 f"max |err| {err:.3g}",
                 flush=True,
             )
