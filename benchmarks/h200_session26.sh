@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Session 26's first call on the H200: linear's new stream-K variant (tma_stream) tried on the prompt-row shapes that
+# Session 26's first and second calls on the H200 (at b0dcdd5; the variant and benchmarks.proto_stream_k were then
+# dropped, see benchmarks/results/2026-12-04m): linear's new stream-K variant (tma_stream) tried on the prompt-row shapes that
 # lose most to cuBLAS (benchmarks.proto_stream_k: each candidate against float64, the certified setting and
 # F.linear), then linear's bf16 prompt-row entries (M >= 513) certified again with it among the candidates, then
 # measured against cuBLAS. New tables under $OUT.

@@ -268,10 +268,6 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     skinny, tma_split (fp16/bf16 operands): tiled's K loop over one K slice (k_slice in place of K; steps
       past K add dots of zeros), then the SPLIT_K partials merged in order like gemv's (plain fp32
       additions: SPLIT_K - 1, not doubled).
-    tma_stream (fp16/bf16 operands): a tile cut between programs is summed in K-contiguous chunks, each a
-      tiled K loop over its steps from zero (no more roundings than one over the whole of K), then the chunks'
-      fp32 partials merged in order from zero: at most one chunk per K step (ceil(K / BLOCK_K) - 1 more
-      additions, not doubled), whatever the number of programs.
     With the depth known, gamma_{depth+3} replaces gamma_{K+2}: at K = 4096 about 1/8 of the worst
     order's allowance, enough to see fp16/bf16 accumulation or partials rounded to the storage dtype.
     """
@@ -281,14 +277,12 @@ def linear_depth(config: Mapping[str, Any], K: int, dtype: torch.dtype) -> int |
     k_slice = _cdiv(_cdiv(K, split_k), block_k) * block_k
     if variant == "gemv":
         return _cdiv(k_slice, block_k) + block_k - 1 + split_k - 1
-    if variant in ("tiled", "tma", "skinny", "tma_split", "tma_stream"):
+    if variant in ("tiled", "tma", "skinny", "tma_split"):
         if dtype == torch.float32:
             return None
         sliced = variant in ("skinny", "tma_split")
         length = k_slice if sliced else K
         dots = 2 * max(_cdiv(length, block_k) + block_k - 1, _cdiv(length, 16) + 16)
-        if variant == "tma_stream":
-            return dots + _cdiv(K, block_k) - 1
         return dots + (split_k - 1 if sliced else 0)
     raise ValueError(f"linear: no summation order known for variant {variant!r}")
 

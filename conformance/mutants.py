@@ -87,7 +87,6 @@ class Mutant:
 
 LINEAR = "neurobrix/ops/linear.py"
 GEMV, SKINNY, TILED, TMA, TMA_SPLIT = ("gemv",), ("skinny",), ("tiled",), ("tma",), ("tma_split",)
-TMA_STREAM = ("tma_stream",)
 SPLIT = ("gemv", "skinny")  # the split-K merge kernel serves both
 NORM = "neurobrix/ops/rms_norm.py"
 ROTARY = "neurobrix/ops/rotary.py"
@@ -413,7 +412,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear",
         LINEAR,
         "    k_tiles = tl.cdiv(K, BLOCK_K)\n"
-        "    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):\n"
+        "    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):\n"
         "        group_id = tile // num_pid_in_group\n"
         "        first_pid_m = group_id * GROUP_M\n"
         "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
@@ -422,7 +421,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "        accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n",
         "    k_tiles = tl.cdiv(K, BLOCK_K)\n"
         "    accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)\n"
-        "    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):\n"
+        "    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):\n"
         "        group_id = tile // num_pid_in_group\n"
         "        first_pid_m = group_id * GROUP_M\n"
         "        group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)\n"
@@ -447,8 +446,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.tma.last-tile-skipped",
         "linear",
         LINEAR,
-        "tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N),\n",
-        "tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N) - 1,\n",
+        "num_pid_m * num_pid_n, tl.num_programs(0), flatten=True)",
+        "num_pid_m * num_pid_n - 1, tl.num_programs(0), flatten=True)",
         "the persistent grid's walk stops one tile short",
         "tail dropped",
         variants=TMA,
@@ -586,91 +585,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "every K slice stores its partial sums in the place of slice 0: the merge adds unwritten partials",
         "merge skips a split",
         variants=TMA_SPLIT,
-    ),
-    # ----------------------------------------------------------------------------------- linear: tma_stream
-    Mutant(
-        "linear.tma_stream.one-slot-per-program",
-        "linear",
-        LINEAR,
-        "return p * 2 + tl.where(p * sk_steps // programs >= tile_start, 0, 1)",
-        "return p * 2",
-        "a program's two partial units (its range's first and last) share one slot: the later overwrites the first",
-        "scratch shared between tiles",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.merged-one-arrival-early",
-        "linear",
-        LINEAR,
-        "                if arrived == last - first:\n",
-        "                if arrived == last - first - 1:\n",
-        "the tile's partials are merged by the second-to-last unit to arrive, before the last has stored its own",
-        "merged before every part arrived",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.merge-skips-last-program",
-        "linear",
-        LINEAR,
-        "for p in range(first, last + 1):  # in K order",
-        "for p in range(first, last):  # in K order",
-        "the merge stops before the program holding the tile's last K steps",
-        "merge skips a split",
-        fast=True,
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.unit-past-its-tile",
-        "linear",
-        LINEAR,
-        "if (ks == k_steps - 1) | (step == last_step - 1):",
-        "if step == last_step - 1:",
-        "a unit ends only where the program's range ends: a range running into the next tile adds that tile's steps "
-        "to the first's",
-        "tail dropped",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.first-owner-off-by-one",
-        "linear",
-        LINEAR,
-        "first = ((tile_start + 1) * programs + sk_steps - 1) // sk_steps - 1",
-        "first = tile_start * programs // sk_steps",
-        "the tile's first contributing program computed as the floor of its share: off by one when ranges are "
-        "uneven, so the merge waits for one arrival too many or too few",
-        "wrong indexing",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.counter-not-reset",
-        "linear",
-        LINEAR,
-        '                    tl.atomic_xchg(counter_ptr + sk_tile, 0, sem="relaxed", scope="gpu")\n',
-        "",
-        "the tile's arrival counter is left at its count: the next launch never merges that tile",
-        "state not reset between launches",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.bias-in-each-partial",
-        "linear",
-        LINEAR,
-        "                tl.store(part_ptr + slot.to(tl.int64) * (BLOCK_M * BLOCK_N) + in_tile, partial)",
-        "                tl.store(part_ptr + slot.to(tl.int64) * (BLOCK_M * BLOCK_N) + in_tile,\n"
-        "                         partial + tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :])",
-        "the bias is added to every partial of a cut tile as well as after the merge",
-        "applied twice",
-        variants=TMA_STREAM,
-    ),
-    Mutant(
-        "linear.tma_stream.partials-rounded",
-        "linear",
-        LINEAR,
-        "partial, input_precision=PRECISION)",
-        "partial, input_precision=PRECISION).to(x_desc.dtype).to(tl.float32)",
-        "a stream unit's accumulator rounded to the input dtype after each K step",
-        "low-precision accumulation",
-        variants=TMA_STREAM,
     ),
     # -------------------------------------------------------------------------------------------- rms_norm
     Mutant(

@@ -419,32 +419,6 @@ def test_linear_tma_split_variant(dtype, split_k, subtile):
     conforms("linear", dtype, config, seed=split_k, M=70, N=40, K=200)
 
 
-@pytest.mark.parametrize("dtype", DTYPES)
-@pytest.mark.parametrize(
-    "M, N, K",
-    [
-        (20, 24, 200),  # one tile of seven K steps for the five programs: cut in five, merged by the last
-        (100, 24, 200),  # four tiles, fewer than a wave: all dealt out, each program's range crossing tiles
-        (352, 24, 136),  # eleven tiles: one whole wave walked as tma walks it, the other six dealt out
-        (70, 24, 96),  # nine steps for five programs (1, 2, 2, 2, 2): the second tile opens program 2's range
-        (150, 40, 200),  # ten tiles, two whole waves: nothing dealt out
-    ],
-)
-def test_linear_tma_stream_variant(dtype, M, N, K):
-    """tma_stream: whole waves of tiles walked as tma walks them, the K steps of the rest dealt out to the
-    programs (five on the interpreter) in equal ranges; cut tiles merged in K order by their last unit."""
-    config = {
-        "variant": "tma_stream",
-        "BLOCK_M": 32,
-        "BLOCK_N": 32,
-        "BLOCK_K": 32,
-        "GROUP_M": 2,
-        "num_warps": 4,
-        "num_stages": 2,
-    }
-    conforms("linear", dtype, config, seed=M + K, M=M, N=N, K=K)
-
-
 def test_linear_tma_variant_refuses_unaligned_rows():
     config = {
         "variant": "tma",

@@ -49,9 +49,8 @@ def small(config: Mapping[str, Any]) -> Small:
     """Rows, columns and K across each block of the setting with tails: two BLOCK_N column blocks and a
     partial one; for split-K (gemv, skinny) K from one step per slice to two (2 SPLIT_K BLOCK_K), so some
     slices are empty, some partial; rows one at a time for gemv (a program per row), across two BLOCK_M
-    blocks for skinny, and for the grouped tiles (tiled, tma, tma_split, tma_stream) into a second group of
-    GROUP_M row blocks (tma_stream's tiles then cut between programs: on a GPU each program takes one K step of
-    so few); tma_split's K, like skinny's, to two steps per slice. TMA rows must be 16-byte aligned: N
+    blocks for skinny, and for the grouped tiles (tiled, tma, tma_split) into a second group of GROUP_M
+    row blocks; tma_split's K, like skinny's, to two steps per slice. TMA rows must be 16-byte aligned: N
     and K multiples of 8."""
     variant = config["variant"]
     block_n, block_k = int(config["BLOCK_N"]), int(config["BLOCK_K"])
@@ -69,7 +68,7 @@ def small(config: Mapping[str, Any]) -> Small:
     ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, max(3, 2 * split_k) * block_k + 1)}
     slices = (block_k,) if split_k == 1 else (block_k, split_k * block_k)
     blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": slices}
-    return Small(ranges, blocks, {"N": 8, "K": 8} if variant in ("tma", "tma_split", "tma_stream") else {})
+    return Small(ranges, blocks, {"N": 8, "K": 8} if variant in ("tma", "tma_split") else {})
 
 
 RECORDS = (

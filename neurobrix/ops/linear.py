@@ -29,10 +29,6 @@ K = in_features (exact). The certified config picks the variant:
            in split order by the tile's last slice to arrive, as ``MERGE: "last"`` does), the epilogue
            stored in two halves (SUBTILE: half the staging memory, room for one more pipeline stage)
            and Triton's warp specialisation (WARP_SPECIALIZE) each offered to certify.
-``tma_stream`` ``tma``'s tiles and walk for all whole waves of tiles but the last; the K steps of the
-           tiles left (fewer than two waves) dealt out evenly to every program (stream-K), so that no
-           multiprocessor idles through a last, part-filled wave (e.g. 144 tiles of 128 x 128 for 132
-           multiprocessors); a tile cut between programs is merged in K order by the last to arrive.
 """
 
 from __future__ import annotations
@@ -62,18 +58,8 @@ from .spec import Call, OpSpec
 
 
 @triton.jit
-def _merge_if_last(
-    acc,
-    part_ptrs,
-    split_stride,
-    mask,
-    counter_ptr,
-    b_ptrs,
-    b_mask,
-    y_ptrs,
-    HAS_BIAS: tl.constexpr,
-    SPLIT_K: tl.constexpr,
-):
+def _merge_if_last(acc, part_ptrs, split_stride, mask, counter_ptr, b_ptrs, b_mask, y_ptrs,
+                   HAS_BIAS: tl.constexpr, SPLIT_K: tl.constexpr):
     """MERGE "last": every program of an output tile calls this after storing its fp32 partial sums. The
     tile's counter counts arrivals; the program that arrives last sums the SPLIT_K partials in split order
     (as _linear_split_merge_kernel does: the same result, bit for bit), stores y, and resets the counter
@@ -93,27 +79,14 @@ def _merge_if_last(
 @triton.jit
 def _linear_gemv_kernel(
     # pointers
-    x_ptr,
-    w_ptr,
-    b_ptr,
-    y_ptr,
-    part_ptr,
-    counter_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
-    M,
-    N,
-    K,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
-    stride_xm,
-    stride_wn,
-    stride_ym,
+    stride_xm, stride_wn, stride_ym,
     # meta-parameters
-    HAS_BIAS: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr,
-    PDL: tl.constexpr,
+    HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -142,31 +115,15 @@ def _linear_gemv_kernel(
     else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel or the last to arrive
         tl.store(part_ptr + (pid_k * M + pid_m) * N + offs_n, y, mask=mask_n)
         if MERGE == "last":
-            _merge_if_last(
-                y,
-                part_ptr + pid_m * N + offs_n,
-                M * N,
-                mask_n,
-                counter_ptr + pid_m * tl.num_programs(0) + pid_n,
-                b_ptr + offs_n,
-                mask_n,
-                y_ptr + pid_m * stride_ym + offs_n,
-                HAS_BIAS,
-                SPLIT_K,
-            )
+            _merge_if_last(y, part_ptr + pid_m * N + offs_n, M * N, mask_n,
+                           counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n, mask_n,
+                           y_ptr + pid_m * stride_ym + offs_n, HAS_BIAS, SPLIT_K)
 
 
 @triton.jit
 def _linear_split_merge_kernel(
-    part_ptr,
-    b_ptr,
-    y_ptr,
-    M,
-    N,
-    stride_ym,
-    HAS_BIAS: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    SPLIT_K: tl.constexpr,
+    part_ptr, b_ptr, y_ptr, M, N, stride_ym,
+    HAS_BIAS: tl.constexpr, BLOCK_N: tl.constexpr, SPLIT_K: tl.constexpr,
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
@@ -185,29 +142,15 @@ def _linear_split_merge_kernel(
 @triton.jit
 def _linear_skinny_kernel(
     # pointers
-    x_ptr,
-    w_ptr,
-    b_ptr,
-    y_ptr,
-    part_ptr,
-    counter_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr, part_ptr, counter_ptr,
     # dimensions
-    M,
-    N,
-    K,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
-    stride_xm,
-    stride_wn,
-    stride_ym,
+    stride_xm, stride_wn, stride_ym,
     # meta-parameters
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    SPLIT_K: tl.constexpr,
-    MERGE: tl.constexpr,
-    PDL: tl.constexpr,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, SPLIT_K: tl.constexpr,
+    MERGE: tl.constexpr, PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
     pid_n = tl.program_id(0).to(tl.int64)
@@ -225,12 +168,10 @@ def _linear_skinny_kernel(
     for k0 in range(k_first, k_last, BLOCK_K):
         offs_k = k0 + tl.arange(0, BLOCK_K)
         in_k = offs_k < k_last
-        a = tl.load(
-            x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :], other=0.0
-        )
-        b = tl.load(
-            w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :], other=0.0
-        )  # a [BLOCK_K, BLOCK_N] tile of W^T, read once for every row
+        a = tl.load(x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :], mask=in_m[:, None] & in_k[None, :],
+                    other=0.0)
+        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + offs_k[:, None], mask=in_k[:, None] & in_n[None, :],
+                    other=0.0)  # a [BLOCK_K, BLOCK_N] tile of W^T, read once for every row
         acc = tl.dot(a, b, acc, input_precision=PRECISION)
     in_y = in_m[:, None] & in_n[None, :]
     if SPLIT_K == 1:
@@ -240,42 +181,22 @@ def _linear_skinny_kernel(
     else:  # fp32 partial sums [SPLIT_K, M, N], merged by _linear_split_merge_kernel or the last to arrive
         tl.store(part_ptr + (pid_k * M + offs_m[:, None]) * N + offs_n[None, :], acc, mask=in_y)
         if MERGE == "last":
-            _merge_if_last(
-                acc,
-                part_ptr + offs_m[:, None] * N + offs_n[None, :],
-                M * N,
-                in_y,
-                counter_ptr + pid_m * tl.num_programs(0) + pid_n,
-                b_ptr + offs_n[None, :],
-                in_n[None, :],
-                y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :],
-                HAS_BIAS,
-                SPLIT_K,
-            )
+            _merge_if_last(acc, part_ptr + offs_m[:, None] * N + offs_n[None, :], M * N, in_y,
+                           counter_ptr + pid_m * tl.num_programs(0) + pid_n, b_ptr + offs_n[None, :],
+                           in_n[None, :], y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :], HAS_BIAS, SPLIT_K)
 
 
 @triton.jit
 def _linear_tiled_kernel(
     # pointers
-    x_ptr,
-    w_ptr,
-    b_ptr,
-    y_ptr,
+    x_ptr, w_ptr, b_ptr, y_ptr,
     # dimensions
-    M,
-    N,
-    K,
+    M, N, K,
     # strides (the last dimension of each is contiguous)
-    stride_xm,
-    stride_wn,
-    stride_ym,
+    stride_xm, stride_wn, stride_ym,
     # meta-parameters
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
@@ -314,64 +235,18 @@ def _linear_tiled_kernel(
 
 @triton.jit
 def _linear_tma_kernel(
-    x_desc,
-    w_desc,
-    y_desc,
-    b_ptr,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
-    M,
-    N,
-    K,
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
+    x_desc, w_desc, y_desc, b_ptr,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
+    M, N, K,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
     PDL: tl.constexpr,
 ):
     dependent_launch(PDL)
-    _tma_walk(
-        x_desc,
-        w_desc,
-        y_desc,
-        b_ptr,
-        M,
-        N,
-        K,
-        tl.cdiv(M, BLOCK_M) * tl.cdiv(N, BLOCK_N),
-        HAS_BIAS,
-        PRECISION,
-        BLOCK_M,
-        BLOCK_N,
-        BLOCK_K,
-        GROUP_M,
-    )
-
-
-@triton.jit
-def _tma_walk(
-    x_desc,
-    w_desc,
-    y_desc,
-    b_ptr,
-    M,
-    N,
-    K,
-    tiles,
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-):
-    """``tma``'s persistent walk over the first ``tiles`` output tiles, in groups of GROUP_M row blocks: each
-    program takes every num_programs-th tile, whole (``tma_stream`` walks its whole waves so too)."""
     num_pid_m = tl.cdiv(M, BLOCK_M)
     num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
     k_tiles = tl.cdiv(K, BLOCK_K)
-    for tile in tl.range(tl.program_id(0), tiles, tl.num_programs(0), flatten=True):
+    for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):
         group_id = tile // num_pid_in_group
         first_pid_m = group_id * GROUP_M
         group_size_m = tl.minimum(num_pid_m - first_pid_m, GROUP_M)
@@ -390,27 +265,12 @@ def _tma_walk(
 
 @triton.jit
 def _linear_tma_split_kernel(
-    x_desc,
-    w_desc,
-    y_desc,  # x [M, K], W [N, K] and y [M, N] (blocks of STORE_N columns): made on the host
-    b_ptr,
-    y_ptr,
-    part_ptr,
-    counter_ptr,
-    M,
-    N,
-    K,
-    stride_ym,
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    SPLIT_K: tl.constexpr,
-    SUBTILE: tl.constexpr,
-    WARP_SPECIALIZE: tl.constexpr,
-    PDL: tl.constexpr,
+    x_desc, w_desc, y_desc,  # x [M, K], W [N, K] and y [M, N] (blocks of STORE_N columns): made on the host
+    b_ptr, y_ptr, part_ptr, counter_ptr,
+    M, N, K, stride_ym,
+    HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
+    BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
+    SPLIT_K: tl.constexpr, SUBTILE: tl.constexpr, WARP_SPECIALIZE: tl.constexpr, PDL: tl.constexpr,
 ):
     """``tma``'s persistent walk over units of work: a unit is one of SPLIT_K slices of an output tile's K
     range (the slices of a tile are adjacent in the walk, so they run at once and share the x tile in L2).
@@ -428,9 +288,8 @@ def _linear_tma_split_kernel(
     # the walk is flattened (the next unit's loads start during this one's epilogue) unless split: the loop
     # of the merge over the slices cannot be flattened into it
     units = num_pid_m * num_pid_n * SPLIT_K
-    for unit in tl.range(
-        tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1, warp_specialize=WARP_SPECIALIZE
-    ):
+    for unit in tl.range(tl.program_id(0), units, tl.num_programs(0), flatten=SPLIT_K == 1,
+                         warp_specialize=WARP_SPECIALIZE):
         tile = unit // SPLIT_K
         k_first = (unit % SPLIT_K) * slice_steps * BLOCK_K
         group_id = tile // num_pid_in_group
@@ -458,130 +317,13 @@ def _linear_tma_split_kernel(
             in_y = (offs_m < M)[:, None] & (offs_n < N)[None, :]
             tile_partials = part_ptr + offs_m[:, None].to(tl.int64) * N + offs_n[None, :]
             tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc, mask=in_y)
-            _merge_if_last(
-                acc,
-                tile_partials,
-                M * N,
-                in_y,
-                counter_ptr + tile,
-                b_ptr + offs_n[None, :],
-                (offs_n < N)[None, :],
-                y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
-                HAS_BIAS,
-                SPLIT_K,
-            )
+            _merge_if_last(acc, tile_partials, M * N, in_y, counter_ptr + tile, b_ptr + offs_n[None, :],
+                           (offs_n < N)[None, :], y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :],
+                           HAS_BIAS, SPLIT_K)
 
 
-@triton.jit
-def _tile_coords(tile, num_pid_m, num_pid_n, GROUP_M: tl.constexpr):
-    """(row block, column block) of output tile number ``tile`` in ``_tma_walk``'s grouped order."""
-    in_group = tile % (GROUP_M * num_pid_n)
-    first_row = tile // (GROUP_M * num_pid_n) * GROUP_M
-    rows = tl.minimum(num_pid_m - first_row, GROUP_M)
-    return first_row + in_group % rows, in_group // rows
-
-
-@triton.jit
-def _stream_slot(p, programs, sk_steps, tile_start):
-    """Where program ``p`` of a stream-K walk keeps its fp32 partial sums of the tile whose first K step is
-    ``tile_start`` in the walk: slot 0 when its range of steps opens inside that tile (or at its start), slot 1
-    when the tile opens inside its range (then it is the range's last unit). A range has at most these two
-    partial units: the units between them are whole tiles."""
-    return p * 2 + tl.where(p * sk_steps // programs >= tile_start, 0, 1)
-
-
-@triton.jit
-def _linear_tma_stream_kernel(
-    x_desc,
-    w_desc,
-    y_desc,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
-    b_ptr,
-    part_ptr,
-    counter_ptr,
-    M,
-    N,
-    K,
-    HAS_BIAS: tl.constexpr,
-    PRECISION: tl.constexpr,
-    BLOCK_M: tl.constexpr,
-    BLOCK_N: tl.constexpr,
-    BLOCK_K: tl.constexpr,
-    GROUP_M: tl.constexpr,
-    PDL: tl.constexpr,
-):
-    """Stream-K (Osama et al., PPoPP 2023) after whole waves of ``tma`` tiles: with T tiles for P programs
-    and T not a multiple of P, the tiles of all whole waves but the last are walked as ``tma`` walks them
-    (data-parallel), and the K steps of the remaining P + T mod P tiles (or of all T when T < P) are dealt
-    out to the programs in P equal contiguous ranges (program p: steps [p S / P, (p + 1) S / P) of their S).
-    So no program idles through a last, part-filled wave, and a tile is cut among at most two or three
-    programs. A unit whose range covers a whole tile stores it through the descriptor; a partial unit
-    stores its fp32 partial sums in the program's slot (``_stream_slot``) and counts its arrival on the
-    tile's counter; the unit that arrives last sums the tile's partials in K order from zero (the same
-    sum whichever arrives last), adds the bias, stores the tile and resets the counter for the next launch.
-    """
-    dependent_launch(PDL)
-    num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, BLOCK_N)
-    k_steps = tl.cdiv(K, BLOCK_K)
-    tiles = num_pid_m * num_pid_n
-    programs = tl.num_programs(0)
-    pid = tl.program_id(0)
-    dp_tiles = tl.where(tiles % programs == 0, tiles, tl.maximum(tiles // programs - 1, 0) * programs)
-    _tma_walk(x_desc, w_desc, y_desc, b_ptr, M, N, K, dp_tiles, HAS_BIAS, PRECISION, BLOCK_M, BLOCK_N, BLOCK_K, GROUP_M)
-    sk_steps = (tiles - dp_tiles) * k_steps  # the steps dealt out, of tiles dp_tiles.. in the walk's order
-    first_step = pid * sk_steps // programs
-    last_step = (pid + 1) * sk_steps // programs
-    in_tile = tl.arange(0, BLOCK_M)[:, None] * BLOCK_N + tl.arange(0, BLOCK_N)[None, :]
-    partial = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-    unit_start = first_step
-    # one loop over the range's steps, its units' epilogues inside it (a loop per unit inside a loop over units was
-    # not pipelined: 0.43-0.91x the tma setting on every prompt-row shape, 2026-12-04 second call)
-    for step in tl.range(first_step, last_step):
-        sk_tile = step // k_steps
-        ks = step - sk_tile * k_steps
-        pid_m, pid_n = _tile_coords(dp_tiles + sk_tile, num_pid_m, num_pid_n, GROUP_M)
-        partial = tl.dot(
-            x_desc.load([pid_m * BLOCK_M, ks * BLOCK_K]),
-            w_desc.load([pid_n * BLOCK_N, ks * BLOCK_K]).T,
-            partial,
-            input_precision=PRECISION,
-        )
-        if (ks == k_steps - 1) | (step == last_step - 1):  # the unit ends: at its tile's last step or the range's
-            cols = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
-            if step - unit_start == k_steps - 1:  # the whole tile in this range
-                if HAS_BIAS:
-                    partial += tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-                y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], partial.to(y_desc.dtype))
-            else:
-                tile_start = sk_tile * k_steps
-                slot = _stream_slot(pid, programs, sk_steps, tile_start)
-                tl.store(part_ptr + slot.to(tl.int64) * (BLOCK_M * BLOCK_N) + in_tile, partial)
-                # the programs whose ranges hold the tile's first and last steps (the owner of step i is the last
-                # program whose range starts at or before i)
-                first = ((tile_start + 1) * programs + sk_steps - 1) // sk_steps - 1
-                last = ((tile_start + k_steps) * programs + sk_steps - 1) // sk_steps - 1
-                tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts
-                arrived = tl.atomic_add(counter_ptr + sk_tile, 1, sem="acq_rel", scope="gpu")
-                if arrived == last - first:
-                    y = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-                    for p in range(first, last + 1):  # in K order
-                        y += tl.load(
-                            part_ptr
-                            + _stream_slot(p, programs, sk_steps, tile_start).to(tl.int64) * (BLOCK_M * BLOCK_N)
-                            + in_tile,
-                            cache_modifier=".cg",
-                        )
-                    if HAS_BIAS:
-                        y += tl.load(b_ptr + cols, mask=cols < N, other=0.0).to(tl.float32)[None, :]
-                    y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], y.to(y_desc.dtype))
-                    tl.atomic_xchg(counter_ptr + sk_tile, 0, sem="relaxed", scope="gpu")
-            partial = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-            unit_start = step + 1
-
-
-def _descriptors(
-    x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: Mapping[str, Any], store_n: int
-) -> tuple[TensorDescriptor, TensorDescriptor, TensorDescriptor]:
+def _descriptors(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: Mapping[str, Any], store_n: int
+                 ) -> tuple[TensorDescriptor, TensorDescriptor, TensorDescriptor]:
     """The TMA descriptors of x, W and y for blocks of the setting's tiles, made on the host and passed to the
     kernel as parameters. Made in the kernel (``tl.make_tensor_descriptor``), each program wrote its three to
     global scratch and fenced them before its first copy: on the same settings the kernels took 1.02-1.45x as
@@ -610,11 +352,9 @@ def _descriptors(
                 f"{t.stride(0)} ({t.element_size()}-byte elements) at address {t.data_ptr():#x}"
             )
     block_m, block_n, block_k = meta["BLOCK_M"], meta["BLOCK_N"], meta["BLOCK_K"]
-    return (
-        TensorDescriptor.from_tensor(x, [block_m, block_k]),
-        TensorDescriptor.from_tensor(weight, [block_n, block_k]),
-        TensorDescriptor.from_tensor(y, [block_m, store_n]),
-    )
+    return (TensorDescriptor.from_tensor(x, [block_m, block_k]),
+            TensorDescriptor.from_tensor(weight, [block_n, block_k]),
+            TensorDescriptor.from_tensor(y, [block_m, store_n]))
 
 
 MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
@@ -635,12 +375,12 @@ def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
     return counters
 
 
-def _programs(device: torch.device, tiles: int, interpreted: int = 2) -> int:
+def _programs(device: torch.device, tiles: int) -> int:
     """A persistent grid: one program per multiprocessor (a device fact, as class.yaml states it), at
-    most one per tile (or unit of work); on the interpreter two programs (``interpreted``), so that each
-    walks several tiles there too (the walk's stride and what must be reset per tile run on CPU)."""
+    most one per tile; on the interpreter two programs, so that each walks several tiles there too (the
+    walk's stride and what must be reset per tile run on CPU)."""
     if device.type != "cuda":
-        return min(tiles, interpreted)
+        return min(tiles, 2)
     return min(tiles, torch.cuda.get_device_properties(device).multi_processor_count)
 
 
@@ -657,26 +397,16 @@ def key_of(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
     return _check(x, weight, bias), (x.shape[0], weight.shape[0], x.shape[1])
 
 
-_REQUIRED = {
-    "gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"),
-    "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
-    "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-    "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-    "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE"),
-    "tma_stream": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
-}
+_REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "SPLIT_K"),
+             "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
+             "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
+             "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
 _OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",)}  # MERGE: "kernel" when absent
 
 
-def linear(
-    x: torch.Tensor,
-    weight: torch.Tensor,
-    bias: torch.Tensor | None = None,
-    *,
-    config: Mapping[str, Any],
-    empty: Callable[..., torch.Tensor] = torch.empty,
-    pdl: bool = False,
-) -> torch.Tensor:
+def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
+           config: Mapping[str, Any],
+           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
     """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
     weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
     dtype = _check(x, weight, bias)
@@ -700,106 +430,31 @@ def linear(
         counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
         if variant == "gemv":
             _linear_gemv_kernel[programs](
-                x,
-                weight,
-                b,
-                y,
-                part,
-                counters,
-                M,
-                N,
-                K,
-                x.stride(0),
-                weight.stride(0),
-                y.stride(0),
-                HAS_BIAS=bias is not None,
-                **meta,
-                **launch,
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, **meta, **launch,
             )
         else:
             _linear_skinny_kernel[programs](
-                x,
-                weight,
-                b,
-                y,
-                part,
-                counters,
-                M,
-                N,
-                K,
-                x.stride(0),
-                weight.stride(0),
-                y.stride(0),
-                HAS_BIAS=bias is not None,
-                PRECISION=dot_precision(dtype),
-                **meta,
-                **launch,
+                x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+                HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
             )
         if split_k > 1 and not last:
             _linear_split_merge_kernel[(programs[0], M)](
-                part,
-                b,
-                y,
-                M,
-                N,
-                y.stride(0),
-                HAS_BIAS=bias is not None,
-                BLOCK_N=meta["BLOCK_N"],
-                SPLIT_K=split_k,
-                **launch,
+                part, b, y, M, N, y.stride(0), HAS_BIAS=bias is not None, BLOCK_N=meta["BLOCK_N"],
+                SPLIT_K=split_k, **launch,
             )
     elif variant == "tiled":
         programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)
         _linear_tiled_kernel[programs](
-            x,
-            weight,
-            b,
-            y,
-            M,
-            N,
-            K,
-            x.stride(0),
-            weight.stride(0),
-            y.stride(0),
-            HAS_BIAS=bias is not None,
-            PRECISION=dot_precision(dtype),
-            **meta,
-            **launch,
+            x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     elif variant == "tma":
         descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
-            *descriptors,
-            b,
-            M,
-            N,
-            K,
-            HAS_BIAS=bias is not None,
-            PRECISION=dot_precision(dtype),
-            **meta,
-            **launch,
-        )
-    elif variant == "tma_stream":
-        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])
-        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
-        # five programs on the interpreter: the fewest with which a tile can open a range and still be cut (so the
-        # merge's first owner is computed where it matters) at shapes the interpreter runs in a second
-        programs = _programs(x.device, tiles * triton.cdiv(K, meta["BLOCK_K"]), interpreted=5)
-        # two slots of fp32 partial sums per program (_stream_slot); one arrival counter per tile
-        part = empty((2 * programs, meta["BLOCK_M"] * meta["BLOCK_N"]), dtype=torch.float32, device=x.device)
-        _linear_tma_stream_kernel[(programs,)](
-            *descriptors,
-            b,
-            part,
-            tile_counters(x.device, tiles),
-            M,
-            N,
-            K,
-            HAS_BIAS=bias is not None,
-            PRECISION=dot_precision(dtype),
-            **meta,
-            **launch,
+            *descriptors, b, M, N, K,
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
         descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"] // 2 if meta["SUBTILE"] else meta["BLOCK_N"])
@@ -808,19 +463,8 @@ def linear(
         part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
         counters = tile_counters(x.device, tiles) if split_k > 1 else y  # never touched with SPLIT_K 1
         _linear_tma_split_kernel[(_programs(x.device, tiles * split_k),)](
-            *descriptors,
-            b,
-            y,
-            part,
-            counters,
-            M,
-            N,
-            K,
-            y.stride(0),
-            HAS_BIAS=bias is not None,
-            PRECISION=dot_precision(dtype),
-            **meta,
-            **launch,
+            *descriptors, b, y, part, counters, M, N, K, y.stride(0),
+            HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     return y
 
@@ -842,152 +486,62 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
     per program, not per element (FACTS.md): its space is small and favours big blocks."""
     if interpreter:
         return [
-            *(
-                {"variant": "gemv", **c, "num_warps": 4}
-                for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128], SPLIT_K=[1, 2])
-            ),
-            *(
-                {"variant": "skinny", **c, "BLOCK_M": 16, "num_warps": 4, "num_stages": 2}
-                for c in grid(BLOCK_N=[32, 64], BLOCK_K=[32, 64], SPLIT_K=[1, 2])
-            ),
-            *(
-                {"variant": "tiled", **c, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
-                for c in grid(BLOCK_M=[32, 64], BLOCK_N=[32, 64], BLOCK_K=[32, 64])
-            ),
+            *({"variant": "gemv", **c, "num_warps": 4} for c in grid(BLOCK_N=[32, 64], BLOCK_K=[64, 128],
+                                                                      SPLIT_K=[1, 2])),
+            *({"variant": "skinny", **c, "BLOCK_M": 16, "num_warps": 4, "num_stages": 2}
+              for c in grid(BLOCK_N=[32, 64], BLOCK_K=[32, 64], SPLIT_K=[1, 2])),
+            *({"variant": "tiled", **c, "GROUP_M": 4, "num_warps": 4, "num_stages": 2}
+              for c in grid(BLOCK_M=[32, 64], BLOCK_N=[32, 64], BLOCK_K=[32, 64])),
         ]
     found: list[dict[str, Any]] = []
     m_hi = top(domain, "M", 1 << 20)
     if m_hi <= 4:  # decode rows: weight streaming, GEMV-style first
         # 8 rows a program and 8 warps: a kernel that only streams a decode projection's weights ran fastest so on
         # every TinyLlama shape but the head, 15-30 % faster than at 16 rows and 4 warps (2026-12-04e)
-        found += _with_merges(
-            {"variant": "gemv", **c}
-            for c in grid(BLOCK_N=[8, 16, 32, 64], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8], num_warps=[4, 8])
-        )
+        found += _with_merges({"variant": "gemv", **c} for c in grid(BLOCK_N=[8, 16, 32, 64], BLOCK_K=[128, 256],
+                                                                     SPLIT_K=[1, 2, 4, 8], num_warps=[4, 8]))
     if m_hi <= 64:  # weights read once for every row; split-K where N alone cannot fill the SMs
         block_m = max(16, 1 << (m_hi - 1).bit_length())
-        found += _with_merges(
-            {"variant": "skinny", "BLOCK_M": block_m, **c}
-            for c in grid(
-                BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8], num_warps=[4], num_stages=[3]
-            )
-        )
+        found += _with_merges({"variant": "skinny", "BLOCK_M": block_m, **c}
+                              for c in grid(BLOCK_N=[32, 64, 128], BLOCK_K=[128, 256], SPLIT_K=[1, 2, 4, 8],
+                                            num_warps=[4], num_stages=[3]))
         block_m = 16 if m_hi <= 16 else (32 if m_hi <= 32 else 64)
-        found += (
-            {"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
-            for c in grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4])
-        )
+        found += ({"variant": "tiled", "BLOCK_M": block_m, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4, **c}
+                  for c in grid(BLOCK_N=[64, 128, 256], num_stages=[3, 4]))
     else:
-        found += (
-            {"variant": "tiled", **c, "BLOCK_K": 64, "GROUP_M": 8}
-            for c in grid(BLOCK_M=[64, 128], BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4])
-        )
+        found += ({"variant": "tiled", **c, "BLOCK_K": 64, "GROUP_M": 8}
+                  for c in grid(BLOCK_M=[64, 128], BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
         # persistent + TMA (Hopper): BM 128, BN 256, BK 64, 8 warps, 3 stages was the best measured
-        found += (
-            {"variant": "tma", "BLOCK_M": 128, **c, "BLOCK_K": 64, "GROUP_M": 8}
-            for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4])
-        )
-        found.append(
-            {
-                "variant": "tma",
-                "BLOCK_M": 64,
-                "BLOCK_N": 256,
-                "BLOCK_K": 64,
-                "GROUP_M": 8,
-                "num_warps": 4,
-                "num_stages": 4,
-            }
-        )
+        found += ({"variant": "tma", "BLOCK_M": 128, **c, "BLOCK_K": 64, "GROUP_M": 8}
+                  for c in grid(BLOCK_N=[128, 256], num_warps=[4, 8], num_stages=[3, 4]))
+        found.append({"variant": "tma", "BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 4,
+                      "num_stages": 4})
         # with descriptors made on the host these won most bf16 prompt-row shapes of a prototype's grid: five stages
         # of 128 x 128 tiles on 27 of 81, 64 x 128 tiles of K 128 on the two smallest (2026-12-04h)
-        found += (
-            {"variant": "tma", **c, "GROUP_M": 8, "num_warps": 4}
-            for c in (
-                {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 5},
-                {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 3},
-            )
-        )
+        found += ({"variant": "tma", **c, "GROUP_M": 8, "num_warps": 4} for c in (
+            {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 5},
+            {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 3},
+        ))
         # tma_split: the same walk, the epilogue stored in halves (which leaves the shared memory for a fourth
         # stage of 128 x 256 tiles: the fastest on the largest prompts, 2026-12-02 prototype) and warp
         # specialisation offered
         tile = {"BLOCK_K": 64, "GROUP_M": 8, "SPLIT_K": 1}
-        found += (
-            {"variant": "tma_split", **tile, **c}
-            for c in (
-                {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 256,
-                    "SUBTILE": 1,
-                    "WARP_SPECIALIZE": False,
-                    "num_warps": 8,
-                    "num_stages": 4,
-                },
-                {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 256,
-                    "SUBTILE": 1,
-                    "WARP_SPECIALIZE": True,
-                    "num_warps": 8,
-                    "num_stages": 3,
-                },
-                {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 256,
-                    "SUBTILE": 0,
-                    "WARP_SPECIALIZE": True,
-                    "num_warps": 8,
-                    "num_stages": 3,
-                },
-                {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 128,
-                    "SUBTILE": 1,
-                    "WARP_SPECIALIZE": False,
-                    "num_warps": 8,
-                    "num_stages": 5,
-                },
-                {
-                    "BLOCK_M": 128,
-                    "BLOCK_N": 128,
-                    "SUBTILE": 0,
-                    "WARP_SPECIALIZE": True,
-                    "num_warps": 4,
-                    "num_stages": 4,
-                },
-                {
-                    "BLOCK_M": 64,
-                    "BLOCK_N": 256,
-                    "SUBTILE": 1,
-                    "WARP_SPECIALIZE": False,
-                    "num_warps": 4,
-                    "num_stages": 5,
-                },
-            )
-        )
-        # stream-K after whole waves: for tile counts just past a multiple of the multiprocessors (2,048 x 1,152:
-        # 144 tiles of 128 x 128 for 132), where the last wave left most of them idle (0.69-0.82x cuBLAS, 2026-12-04i)
-        found += (
-            {"variant": "tma_stream", **c, "GROUP_M": 8}
-            for c in (
-                {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 4, "num_stages": 5},
-                {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_warps": 8, "num_stages": 4},
-                {"BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 8, "num_stages": 3},
-                {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_warps": 4, "num_stages": 3},
-                {"BLOCK_M": 64, "BLOCK_N": 256, "BLOCK_K": 64, "num_warps": 4, "num_stages": 4},
-            )
-        )
+        found += ({"variant": "tma_split", **tile, **c} for c in (
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 8, "num_stages": 4},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": True, "num_warps": 8, "num_stages": 3},
+            {"BLOCK_M": 128, "BLOCK_N": 256, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 8, "num_stages": 3},
+            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 8, "num_stages": 5},
+            {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
+            {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
+        ))
         # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
         # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
         if triton.cdiv(m_hi, 128) * triton.cdiv(n_hi, 128) < 400 and k_hi >= 1024:
-            found += (
-                {"variant": "tma_split", **tile, **c, "SUBTILE": 0, "WARP_SPECIALIZE": False}
-                for c in (
-                    *grid(BLOCK_M=[128], BLOCK_N=[128], SPLIT_K=[2, 3, 4], num_warps=[8], num_stages=[4]),
-                    *grid(BLOCK_M=[64], BLOCK_N=[128], SPLIT_K=[2, 4], num_warps=[4], num_stages=[4]),
-                    *grid(BLOCK_M=[128], BLOCK_N=[256], SPLIT_K=[2], num_warps=[8], num_stages=[3]),
-                )
-            )
+            found += ({"variant": "tma_split", **tile, **c, "SUBTILE": 0, "WARP_SPECIALIZE": False}
+                      for c in (*grid(BLOCK_M=[128], BLOCK_N=[128], SPLIT_K=[2, 3, 4], num_warps=[8], num_stages=[4]),
+                                *grid(BLOCK_M=[64], BLOCK_N=[128], SPLIT_K=[2, 4], num_warps=[4], num_stages=[4]),
+                                *grid(BLOCK_M=[128], BLOCK_N=[256], SPLIT_K=[2], num_warps=[8], num_stages=[3])))
     return found
 
 
@@ -1006,7 +560,7 @@ def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: 
     """Pipelined A and B tiles, plus the output tile staged for the epilogue (on the H200 triton 3.6 asked
     for exactly this much for BM 128, BN 256, BK 64, 4 stages: 262144 bytes); half of it staged when
     tma_split stores the tile in two halves."""
-    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split", "tma_stream"):
+    if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split"):
         return 0
     stages = config.get("num_stages", 1)
     operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
@@ -1015,18 +569,8 @@ def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: 
 
 
 SPECS = (
-    OpSpec(
-        "linear",
-        "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
-        key=("M", "N", "K"),
-        buckets=("pow2", "exact", "exact"),
-        key_of=key_of,
-        launch=linear,
-        torch=linear_torch,
-        outputs=outputs,
-        candidates=candidates,
-        shared_memory=shared_memory,
-        variants=tuple(_REQUIRED),
-        params={v: (_REQUIRED[v], _OPTIONAL.get(v, ())) for v in _REQUIRED},
-    ),
+    OpSpec("linear", "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
+           key=("M", "N", "K"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=linear,
+           torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
+           variants=tuple(_REQUIRED), params={v: (_REQUIRED[v], _OPTIONAL.get(v, ())) for v in _REQUIRED}),
 )
