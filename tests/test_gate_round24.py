@@ -17,15 +17,20 @@ G312, G313, G315, G107, G406). One class passed, refused now (each case below fa
 
 from __future__ import annotations
 
+import io
 import os
 import shutil
+import stat
 import subprocess
 import tarfile
 from pathlib import Path
 
 import pytest
-from gate_fixtures import Built, RawTarMember, raw_tar, sdist_members, write_sdist
-from test_gate_hostile import built, codes, judge, refused_with
+from gate_fixtures import Built, RawMember, RawTarMember, raw_tar, raw_zip, sdist_members, write_sdist
+from test_gate_hostile import _pax_record, built, codes, judge, refused_with
+
+from gate.archive import SdistArchive, WheelArchive
+from gate.checks import Limits
 
 pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
@@ -85,3 +90,55 @@ def test_an_sdists_pax_modification_time_and_owners_pass(built: Built, tmp_path:
     sdist, _ = sdist_with_pax(built, tmp_path, {"uid": "0", "gid": "0", "uname": "root", "gname": "root"})
     report = judge(sdist)
     assert report.findings == [] and report.passed
+
+
+# -- held: what the gate refused already, where no test of the corpus held it -------------------------------------------
+
+
+@pytest.mark.parametrize("kind", [0o030000, 0o070000, 0o160000, 0o170000], ids=oct)
+def test_a_wheel_member_of_a_file_type_no_system_has_is_no_regular_file(tmp_path: Path, kind: int) -> None:
+    """File type bits that name no type (BSD's whiteout, 0o160000, among them), which no writer sets: pip, installer
+    and `unzip` (measured) write a plain file; refused as a member that is not a regular file, as a FIFO is."""
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"neurobrix/a.py", b"x = 1\n", mode=kind | 0o644)]))
+    archive = WheelArchive(wheel, Limits())
+    assert [(f.code, f.path) for f in archive.findings] == [("G304", "neurobrix/a.py")]
+
+
+def small_sdist(folder: Path, tar: bytes) -> SdistArchive:
+    return SdistArchive(write_sdist(folder / "x-1.0.tar.gz", tar), Limits())
+
+
+def test_a_solaris_extended_header_is_refused(tmp_path: Path) -> None:
+    """Type ``X``, the extended header of POSIX's draft: tarfile (and GNU tar) apply its records to the next member as a
+    pax header's, while an unpacker that knows only ``x`` writes it as a file (POSIX: an unknown type is a file)."""
+    tar = raw_tar([RawTarMember("x-1.0/a", b"a", pax={"mtime": ACCESS}, pax_header={156: b"X"})])
+    with tarfile.open(fileobj=io.BytesIO(tar)) as read:
+        assert [(m.name, m.mtime) for m in read.getmembers()] == [("x-1.0/a", int(ACCESS))]
+    archive = small_sdist(tmp_path, tar)
+    assert [f.code for f in archive.findings] == ["G313"] and "b'X'" in archive.findings[0].message
+
+
+def test_gnu_sparse_pax_records_are_refused(tmp_path: Path) -> None:
+    """``GNU.sparse.*`` records (format 0.1): tarfile reads the member as sparse, holes of zeros around the bytes
+    stored, of another length than its header says; the gate refuses the record before anything is read."""
+    data = b"abcd"
+    payload = _pax_record("GNU.sparse.size", "12") + _pax_record("GNU.sparse.map", "8,4")
+    member = tarfile.TarInfo("x-1.0/a")
+    member.size = len(data)
+    header = tarfile.TarInfo("././@PaxHeader")
+    header.type, header.size, header.mode = tarfile.XHDTYPE, len(payload), 0
+    tar = b"".join(
+        [
+            header.tobuf(tarfile.USTAR_FORMAT),
+            payload + bytes(-len(payload) % 512),
+            member.tobuf(tarfile.USTAR_FORMAT),
+            data + bytes(-len(data) % 512),
+            bytes(1024),
+        ]
+    )
+    with tarfile.open(fileobj=io.BytesIO(tar)) as read:
+        info = read.getmember("x-1.0/a")
+        assert info.sparse is not None and read.extractfile(info).read() == bytes(8) + data  # type: ignore[union-attr]
+    archive = small_sdist(tmp_path, tar)
+    assert [f.code for f in archive.findings] == ["G313"] and "GNU.sparse" in archive.findings[0].message
