@@ -11,10 +11,9 @@ extended headers only for the modification time and owners, each record once, in
 tarfile writes one (its own header named ``././@PaxHeader``, every other field empty or zero: G318). Refused: pax
 ``path``, ``linkpath``, ``size`` or any other record that changes which file a member is or how long it is, an access
 or change time (``atime``, ``ctime``: no writer of tarfile's pax headers writes one, and unpackers apply them
-otherwise), global pax headers,
-GNU long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
-and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or group name, which must
-be printable ASCII as in a pax header), anything but zeros in the padding that fills
+otherwise), global pax headers, GNU long-name and long-link members (each makes the next header's own name a lie that
+some tools believe), links and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or
+group name, which must be printable ASCII as in a pax header), anything but zeros in the padding that fills
 a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
 ``size`` that makes a file longer than its header says), and anything after the end-of-archive marker (two
 zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
