@@ -7,12 +7,13 @@ byte, ended by NUL or space, or no digits at all (``tarfile`` takes a header who
 read for the end of the archive and silently drops every member from there; uv refuses leading spaces, a
 field of digits with no end and one of spaces, which ``tarfile`` reads), and no device numbers but zeros (only a
 device's are read); regular files and folders, with no link target (uv refuses one, ``tarfile`` ignores it); pax
-extended headers only for times and owners, each record once, in one block at most, each written as tarfile
-writes one (its own header named ``././@PaxHeader``, every other field empty or zero: G318). Refused: pax ``path``,
-``linkpath``, ``size`` or any other record that changes which file a member is or how long it is, global pax headers,
-GNU long-name and long-link members (each makes the next header's own name a lie that some tools believe), links
-and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or group name, which must
-be printable ASCII as in a pax header), anything but zeros in the padding that fills
+extended headers only for the modification time and owners, each record once, in one block at most, each written as
+tarfile writes one (its own header named ``././@PaxHeader``, every other field empty or zero: G318). Refused: pax
+``path``, ``linkpath``, ``size`` or any other record that changes which file a member is or how long it is, an access
+or change time (``atime``, ``ctime``: no writer of tarfile's pax headers writes one, and unpackers apply them
+otherwise), global pax headers, GNU long-name and long-link members (each makes the next header's own name a lie that
+some tools believe), links and devices, base-256 numbers, bytes hidden after the NUL that ends a name (or an owner or
+group name, which must be printable ASCII as in a pax header), anything but zeros in the padding that fills
 a member's (or a pax header's) last block (Python's ``tarfile`` applies pax records it finds there, e.g. a
 ``size`` that makes a file longer than its header says), and anything after the end-of-archive marker (two
 zero blocks) other than zeros: a second tar there is read by some tools (``tar -i``) and not by others.
@@ -44,6 +45,19 @@ _OWNER = re.compile(rb"[!-~]{0,32}")
 # a number field as tarfile and uv both read it: octal digits from the first byte, ended by NUL or space; or none
 _NUMBER = re.compile(rb"([0-7]+)[\0 ]+|\0+")
 _PAX_VALUE = {"mtime": _TIME, "atime": _TIME, "ctime": _TIME, "uid": _ID, "gid": _ID, "uname": _OWNER, "gname": _OWNER}
+# A member's access and change times (gate round 24): read, well formed, then refused. tarfile writes neither (unless
+# handed the record: hatchling never is), and GNU tar writes its pax headers under another name (G318), so no sdist
+# this gate passes carries one honestly; and each unpacker applies them otherwise: tarfile (pip, with or without the
+# `data` filter) sets the access time to the modification time, GNU tar 1.34 leaves the unpacking's own unless it
+# unpacks listed-incremental (`tar -G` applies the record: measured), bsdtar (libarchive, macOS's and Windows' `tar`)
+# applies it (archive_write_disk), and a change time no unpacker can set. Up to 21 digits each, a member, carried into
+# the upload and judged by nothing.
+_PAX_UNWRITTEN = {
+    "atime": "an access time, which tarfile (pip) never applies, GNU tar only with -G and bsdtar always; no writer of "
+    "tarfile's pax headers sets one",
+    "ctime": "a change time, which no unpacker can apply (bytes carried unjudged); no writer of tarfile's pax headers "
+    "sets one",
+}
 # every allowed record once, each at its longest, fits in one block (7 records of at most 42 bytes): a larger
 # header is no header a tool writes, and refusing it by size answers at once (a header of millions of allowed
 # records, within the size limits, took minutes to read record by record)
@@ -393,5 +407,7 @@ def _check_pax(payload: bytes, header_name: bytes) -> dict[str, bytes]:
                 f"a pax {key} of {value[:40]!r}: not one that every unpacker can apply (pip's tarfile fails on "
                 "a time past its platform's range)",
             )
+        if key in _PAX_UNWRITTEN:
+            raise _Fatal(Check.G313, header_name, f"a pax header that sets {key!r}: {_PAX_UNWRITTEN[key]}")
         pos += length
     return seen
