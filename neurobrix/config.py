@@ -437,24 +437,36 @@ def _sliding_window(arch: str, data: Mapping[str, Any], layers: int, source: str
             window = window if window is not None else chunk
         elif "sliding_attention" not in types:
             window = chunk if "chunked_attention" in types else None
-    if window is None:
-        return None
     if arch == "mistral" and "layer_types" in data:
         # AutoConfig reads a mistral config.json holding layer_types (even null) as Ministral's, whose window is on the
-        # layers layer_types marks sliding (all of them when it is null), and off on the others
+        # layers layer_types marks sliding (all of them when it is null), and off on the others; its model builds the
+        # sliding-window mask at every forward pass, whatever the layers are, and fails without a window
+        if window is None:
+            raise ConfigError(
+                f"{source}: sliding_window is null in a mistral config.json with layer_types (transformers' "
+                "Ministral), whose model builds a sliding-window mask at every step and fails without a window"
+            )
         if types is not None and "sliding_attention" not in types:
             return None
     if arch == "qwen2":
-        if not data.get("use_sliding_window"):
+        # Qwen2Config keeps the window only with use_sliding_window; the layers layer_types marks sliding (by default
+        # those from max_window_layers on, where there is a window) attend through a mask that fails without one
+        window = window if data.get("use_sliding_window") else None
+        if types is None and window is not None:
+            first = data["max_window_layers"]
+            if isinstance(first, bool) or not isinstance(first, int):
+                raise ConfigError(f"{source}: field 'max_window_layers' has an unexpected value {first!r}")
+            types = ["sliding_attention" if i >= first else "full_attention" for i in range(layers)]
+        if types is None or "sliding_attention" not in types:
             return None
-        first = data["max_window_layers"]
-        if isinstance(first, bool) or not isinstance(first, int):
-            raise ConfigError(f"{source}: field 'max_window_layers' has an unexpected value {first!r}")
-        types = data.get("layer_types") or [
-            "sliding_attention" if i >= first else "full_attention" for i in range(layers)
-        ]
-        if "sliding_attention" not in types:
-            return None
+        if window is None:
+            why = "is null" if data.get("use_sliding_window") else "is off (use_sliding_window false)"
+            raise ConfigError(
+                f"{source}: layer_types marks sliding_attention layers but the sliding window {why}, with which "
+                "transformers' Qwen2 attention mask fails"
+            )
+    if window is None:
+        return None
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise ConfigError(f"{source}: field 'sliding_window' has an unexpected value {window!r}")
     return window
