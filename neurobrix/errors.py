@@ -9,6 +9,7 @@ Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified sett
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 
 
 class NeuroBrixError(Exception):
@@ -66,7 +67,7 @@ def float_sized(value: object) -> bool:
     return type(value) is float or (type(value) is int and abs(value) <= sys.float_info.max)
 
 
-_KINDS = {
+_KINDS: dict[str, Callable[[object], bool]] = {
     "an integer": lambda v: type(v) is int,  # not a bool: True is no token count
     "a number": float_sized,
     "a string": lambda v: isinstance(v, str),

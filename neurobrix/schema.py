@@ -1018,7 +1018,10 @@ def parse_proofs(
         for name in ("worst_error_ratio", "time_best_us", "time_median_us"):
             # an integer past a float's range (YAML reads 1 and 400 zeros as one): float() of it raised OverflowError
             if type(p[name]) is int and abs(p[name]) > sys.float_info.max:
-                raise fail(file, f"entries[{i}].proof.{name}", f"must be a finite number, got an integer of {len(str(abs(p[name])))} digits")
+                digits = len(str(abs(p[name])))
+                raise fail(
+                    file, f"entries[{i}].proof.{name}", f"must be a finite number, got an integer of {digits} digits"
+                )
         proof = Proof(
             p["examples"],
             float(p["worst_error_ratio"]),
