@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import struct
+import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -57,11 +58,44 @@ class PickleWeightsError(CheckpointError):
     """The checkpoint ships only pickle weights; NeuroBrix reads safetensors only."""
 
 
+# the largest integer a float holds: 309 digits
+_FLOAT_MAX = int(sys.float_info.max)
+
+
+class JSONNumberError(ValueError):
+    """A JSON integer beyond every float (RFC 8259 leaves its range to the reader)."""
+
+    def __init__(self, text: str) -> None:
+        digits = text.lstrip("-")
+        super().__init__(
+            f"holds the integer {text[: len(text) - len(digits) + 12]}... ({len(digits)} digits), beyond the range of "
+            "a float: no count, id or setting of a checkpoint is one"
+        )
+
+
+def _json_int(text: str) -> int:
+    """A JSON integer, refused beyond the range of a float: Python reads an integer of any length, but one of more
+    than 4,300 digits not at all (a ValueError, as transformers' reader fails on it), and one beyond a float's range
+    fails every comparison with a float, every conversion to one and every tensor made of it (an OverflowError)."""
+    if len(text) <= 310:  # int() of a longer text is refused or slow, and is no float anyway
+        value = int(text)
+        if abs(value) <= _FLOAT_MAX:
+            return value
+    raise JSONNumberError(text)
+
+
+def load_json(text: str) -> Any:
+    """``json.loads`` of a checkpoint's JSON file, an integer beyond the range of a float refused (JSONNumberError)."""
+    return json.loads(text, parse_int=_json_int)
+
+
 def read_json(path: Path, what: str) -> Any:
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
+        return load_json(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{path}: cannot read {what}: {exc}") from exc
+    except JSONNumberError as exc:
+        raise CheckpointError(f"{path}: {what} {exc}; fix the file or fetch the checkpoint again") from exc
     except json.JSONDecodeError as exc:
         raise CheckpointError(
             f"{path}: {what} is not valid JSON ({exc.msg} at line {exc.lineno}, column {exc.colno}); "
@@ -198,7 +232,7 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         header = f.read(length) if 0 < length <= min(size - 8, 100 << 20) else b""
     try:
         meta = json.loads(header) if header else None
-    except (UnicodeDecodeError, json.JSONDecodeError, RecursionError):  # RecursionError: nested too deep to read
+    except (UnicodeDecodeError, ValueError, RecursionError):  # nested too deep, or a number of over 4,300 digits
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")

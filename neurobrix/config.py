@@ -9,6 +9,7 @@ any weight is read. A field config.json leaves out takes the value transformers'
 from __future__ import annotations
 
 import math
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
@@ -399,15 +400,23 @@ def _rope(data: Mapping[str, Any], source: str, head_dim: int) -> tuple[float, d
     return float(theta), scaling
 
 
+def _finite(value: Any) -> bool:
+    """A number (not a boolean) that a float holds: finite, and an integer within a float's range (math.isfinite of
+    a larger one raises OverflowError, as does every float made of it)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        return False
+    return abs(value) <= sys.float_info.max if isinstance(value, int) else math.isfinite(value)
+
+
 def _positive(value: Any) -> bool:
     """A number (not a boolean) that is finite and above 0."""
-    return not isinstance(value, bool) and isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+    return _finite(value) and value > 0
 
 
 def _eps(value: float, source: str) -> float:
     """rms_norm_eps: under the square root with the mean square, so a negative one makes NaN of small rows and a
     non-finite one of every row."""
-    if not math.isfinite(value) or value < 0:
+    if not _finite(value) or value < 0:
         raise ConfigError(f"{source}: rms_norm_eps must be a finite number >= 0, got {value!r}")
     return float(value)
 

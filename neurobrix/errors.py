@@ -8,6 +8,9 @@ Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified sett
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Callable
+
 
 class NeuroBrixError(Exception):
     """Base class: ``str(err)`` is a complete message for a person, ``exit_code`` the process status."""
@@ -58,9 +61,15 @@ class InvalidInputError(UsageError, ValueError):
     """An op was called with an argument it cannot take (dtype, shape, strides, device, head layout)."""
 
 
-_KINDS = {
+def float_sized(value: object) -> bool:
+    """A number (an int or a float, not a bool) that a float holds: an integer past a float's range (10**400) fails
+    every comparison with a float and every float or tensor made of it, in an OverflowError."""
+    return type(value) is float or (type(value) is int and abs(value) <= sys.float_info.max)
+
+
+_KINDS: dict[str, Callable[[object], bool]] = {
     "an integer": lambda v: type(v) is int,  # not a bool: True is no token count
-    "a number": lambda v: type(v) in (int, float),
+    "a number": float_sized,
     "a string": lambda v: isinstance(v, str),
     "true or false": lambda v: type(v) is bool,
 }

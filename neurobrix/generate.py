@@ -19,7 +19,7 @@ from typing import Any, TypeVar
 
 import torch
 
-from .errors import UsageError, expect
+from .errors import UsageError, expect, float_sized
 from .model import Transformer
 from .ops.pick import pick_rows as greedy_pick  # PyTorch's pick (sampling at temperature 0, penalized scores)
 
@@ -140,7 +140,7 @@ class Constraints:
             )
 
         def is_number(value: Any) -> bool:
-            return type(value) in (int, float) and math.isfinite(value)
+            return float_sized(value) and math.isfinite(value)
 
         for name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
             value = getattr(self, name)
@@ -156,11 +156,11 @@ class Constraints:
         if bos is not None and not (type(bos) is int and 0 <= bos < vocab):
             raise refuse("forced_bos_token_id", f"None or a token id in [0, {vocab})")
         penalty = self.encoder_repetition_penalty
-        if not (type(penalty) in (int, float) and penalty > 0):  # infinity too, as transformers' processor takes it
+        if not (float_sized(penalty) and penalty > 0):  # infinity too, as transformers' processor takes it
             raise refuse("encoder_repetition_penalty", "a number > 0")
         bias = self.sequence_bias
         if not isinstance(bias, tuple) or not all(
-            isinstance(p, tuple) and len(p) == 2 and is_ids(p[0], 1) and type(p[1]) in (int, float) and p[1] == p[1]
+            isinstance(p, tuple) and len(p) == 2 and is_ids(p[0], 1) and float_sized(p[1]) and p[1] == p[1]
             for p in bias
         ):
             raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a bias not NaN")

@@ -27,6 +27,7 @@ import itertools
 import json
 import math
 import re
+import sys
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -1014,6 +1015,13 @@ def parse_proofs(
     entries = []
     for i, e in enumerate(data["entries"]):
         p = e["proof"]
+        for name in ("worst_error_ratio", "time_best_us", "time_median_us"):
+            # an integer past a float's range (YAML reads 1 and 400 zeros as one): float() of it raised OverflowError
+            if type(p[name]) is int and abs(p[name]) > sys.float_info.max:
+                digits = len(str(abs(p[name])))
+                raise fail(
+                    file, f"entries[{i}].proof.{name}", f"must be a finite number, got an integer of {digits} digits"
+                )
         proof = Proof(
             p["examples"],
             float(p["worst_error_ratio"]),

@@ -22,6 +22,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
+from .checkpoint import load_json
 from .errors import UsageError
 
 # transformers' named special tokens (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES): a chat
@@ -58,8 +59,8 @@ class TokenizerFileError(TokenizerError):
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        data = load_json(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: JSONDecodeError, JSONNumberError
         raise TokenizerFileError(f"{path}: cannot be read as JSON: {exc}") from exc
     except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
         raise TokenizerFileError(f"{path}: cannot be read as JSON: arrays or objects nested too deep") from exc
