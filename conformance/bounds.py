@@ -337,34 +337,35 @@ def rope_table(
     *,
     angle: torch.Tensor | None = None,
     scaling: Mapping[str, Any] | None = None,
+    theta: float = 10000.0,
 ) -> torch.Tensor:
-    """Bound for a cos or sin table computed in float64 and rounded once to ``dtype``.
+    """Bound for a cos or sin table.
 
-    Without ``angle``: ``table64`` is the very float64 table that was rounded: half an ulp.
-    With ``angle`` (|p f| of each element, from the reference's frequencies): the table is another
-    float64 computation of the same cos(p f) (the engine's ``rope_cache``), which ``table64`` (the
-    reference's) may differ from before the rounding. Each inverse frequency goes through a few float64
-    roundings (the exponent 2i / D, the power, the division: 16 allowed) and, with Llama-3 scaling,
-    its blend: the weight smooth = (original / wavelength - low) / (high - low) is off by ~8 u high /
-    (high - low) and moves f by f (1 - 1 / factor) per unit, i.e. relative to f / factor by up to
-    factor times that (16 factor high / (high - low) allowed); linear scaling is one more division, dynamic
-    scaling (within the model's context) none. The angle is one more rounding and
-    cos/sin within 2 ulps: each table is within gamma_n(2^-53) |p f| + 2^-52 of cos(p f), the two
-    within twice that (pre), and the rounding to ``dtype`` adds half an ulp of |table64| + pre. At a
-    position of 8,192 and f = 1, pre is ~1e-9 at most: a frequency off by one part in 10^9 shows.
+    Without ``angle``: ``table64`` is the very float64 table that was rounded once to ``dtype``: half an ulp.
+    With ``angle`` (|p f| of each element, from the reference's frequencies): the table is the engine's
+    ``rope_cache``, derived in float32 as transformers' rotary embedding derives it, against the reference's float64
+    table ``table64``. Each inverse frequency goes through float32 roundings: the exponent 2i / D (one rounding,
+    which the power theta^x turns into a relative error of ln(theta) x <= ln(theta) roundings), the power (within
+    SPECIAL_ULPS ulps), the division (one); linear scaling is one more division, dynamic scaling (within the model's
+    context) none; with Llama-3 scaling, its blend: the weight smooth = (original / wavelength - low) / (high - low)
+    is off by ~8 u high / (high - low) and moves f by f (1 - 1 / factor) per unit, i.e. relative to f / factor by
+    up to factor times that (16 factor high / (high - low) allowed). The angle is one more rounding, so it is within
+    gamma_n(2^-24) |p f| of the exact one, and cos/sin of it within SPECIAL_ULPS ulps of 1 (the values are at most 1
+    in magnitude): each table element within gamma_n(2^-24) |p f| + SPECIAL_ULPS 2^-24 of cos(p f), and the
+    reference within 2^-52 of it. At a position of 8,192 and f = 1 the bound is ~2e-5: a frequency off by one part
+    in 10^4 shows.
     """
     t = _f64(table64)
     if angle is None:
         return half_ulp(t.abs(), dtype)
-    roundings = 16
+    roundings = math.ceil(math.log(max(float(theta), math.e))) + SPECIAL_ULPS + 2
     kind = scaling.get("rope_type", scaling.get("type")) if scaling is not None else None
     if kind == "linear":  # one more division
         roundings += 1
     elif kind == "llama3":
         high, low = float(scaling["high_freq_factor"]), float(scaling["low_freq_factor"])
         roundings += math.ceil(16 * float(scaling["factor"]) * max(1.0, high / (high - low)))
-    pre = 2 * (gamma(roundings + 1, U64) * _f64(angle).abs() + 2 * U64)
-    return pre + half_ulp(t.abs() + pre, dtype)
+    return gamma(roundings, U32) * _f64(angle).abs() + SPECIAL_ULPS * U32 + 2 * U64
 
 
 def rotary(

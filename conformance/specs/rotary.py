@@ -202,7 +202,7 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
                 (
                     got.to(on),
                     table.to(on),
-                    bounds.rope_table(table, angle=angle, scaling=scaling).to(on),
+                    bounds.rope_table(table, angle=angle, scaling=scaling, theta=rope.theta).to(on),
                     f"rope_cache's {name} table ({label})",
                 )
                 for name, got, table in (("cos", engine[0], tables.cos), ("sin", engine[1], tables.sin))
