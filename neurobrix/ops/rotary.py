@@ -50,7 +50,8 @@ def rope_cache(
                 f"a table of {max_positions} positions was asked for"
             )
         factor, context = scaling["factor"], scaling["max_positions"]
-        base = theta * ((factor * context / context) - (factor - 1)) ** (dim / (dim - 2))
+        if dim > 2:  # (at 2 dims transformers' rule divides by zero: config.json's reading refuses it)
+            base = theta * ((factor * context / context) - (factor - 1)) ** (dim / (dim - 2))
     inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype=torch.float) / dim))
     if kind in (None, "default", "dynamic"):
         pass
