@@ -96,20 +96,25 @@ def test_only_a_rotary_table_is_set_aside_among_unused_tensors():
 
 
 # ------------------------------------------------------------------------------------------------- hub.py
-def test_transformers_offline_switches_the_network_off_as_for_huggingface_hub(monkeypatch):
+@pytest.mark.parametrize(
+    ("hub", "transformers"), [(None, "1"), (None, "0"), ("", "1"), ("", "0"), ("0", "1"), ("1", "0"), (None, "yes")]
+)
+def test_transformers_offline_switches_the_network_off_as_for_huggingface_hub(monkeypatch, hub, transformers):
     """Planted hb08: hub.hub_offline reads HF_HUB_OFFLINE only: TRANSFORMERS_OFFLINE=1, offline to huggingface_hub
-    (``HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE``), sent an import to the network."""
+    (``HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE``), sent an import to the network. Found beside it: an empty
+    HF_HUB_OFFLINE was read as off, where huggingface_hub takes TRANSFORMERS_OFFLINE's value (fixed)."""
     import os
 
     from huggingface_hub import constants
 
-    from neurobrix import hub
+    from neurobrix import hub as nb_hub
 
     monkeypatch.delenv("HF_HUB_OFFLINE", raising=False)
-    for value in ("1", "0"):
-        monkeypatch.setenv("TRANSFORMERS_OFFLINE", value)
-        reference = constants._is_true(os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"))
-        assert hub.hub_offline() == reference == (value == "1")
+    if hub is not None:
+        monkeypatch.setenv("HF_HUB_OFFLINE", hub)
+    monkeypatch.setenv("TRANSFORMERS_OFFLINE", transformers)
+    reference = constants._is_true(os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE"))
+    assert nb_hub.hub_offline() == reference
 
 
 def _hub_download(monkeypatch, tmp_path, names):
@@ -276,3 +281,40 @@ def test_a_reproof_is_stale_once_a_table_it_covered_is_gone(tmp_path, monkeypatc
     tables.clear_cache()
     problem = stack.reproof_problem("interpreter", tables.load(root), running) or ""
     assert "is stale" in problem and "interpreter/silu_mul.json" in problem
+
+
+# ------------------------------------------------------------------------------------- conformance/rank.py
+def test_a_ranked_entrys_step_times_are_not_taken_for_timer_times():
+    """Planted rk01: rank.alternatives reads a rejected line of a ranking in the step (``12.34 us a step in the
+    decode step of ...``) as a time alone: a run with ``again`` then tried the settings a step already ranked, by
+    their step times, in place of the next ones the timer rejected."""
+    from pathlib import Path
+
+    from conformance import rank
+    from conformance.certify import existing_table
+
+    table = existing_table(Path(__file__).resolve().parent.parent / "tables", "nvidia-h200", "linear")
+    entry = next(e for e in table.entries if not rank.ranked(e) and len(rank.alternatives(e, 100)) > 4)
+    spans = entry.domain.spans()
+    call = ("linear", "bf16", tuple(spans[d][0] for d in ("M", "N", "K")))
+    tried = rank.alternatives(entry, 4)
+    new, _, _ = rank.rank_call(
+        entry, call, "a model at batch 1", 4, 0.003, lambda settings: [1.0] + [2.0] * (len(settings) - 1), None
+    )
+    assert rank.ranked(new)
+    again = [c for _, c in rank.alternatives(new, 100)]
+    assert again and not [c for _, c in tried if c in again]
+
+
+# --------------------------------------------------------------------------------- conformance/affected.py
+def test_a_class_affected_twice_keeps_the_first_reason_found():
+    """Planted af06: affected.Affected.add keeps the last reason given for a class, not the first found (the
+    module's rule): the explanation named the last changed path, and a class named with --class lost the path that
+    affected it."""
+    from conformance.affected import GPUClassInfo, affected_by
+
+    classes = {"gpu-a": GPUClassInfo("gpu-a", True)}
+    found = affected_by(["tables/gpu-a/linear.json", "neurobrix/ops/linear.py", "tables/gpu-a/class.yaml"], classes)
+    assert found.explain() == ["gpu-a: tables/gpu-a/linear.json"]
+    found.add("gpu-a", "named with --class")
+    assert found.reasons == {"gpu-a": "tables/gpu-a/linear.json"}
