@@ -95,6 +95,47 @@ def test_only_a_rotary_table_is_set_aside_among_unused_tensors():
 
 
 
+def test_an_index_beside_model_safetensors_is_not_stored(tmp_path):
+    """Planted ck11: checkpoint.checkpoint_files lists the shard index among the files to store beside
+    model.safetensors, which from_pretrained (and run) reads instead of any index: a file no run reads was stored."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import INDEX, checkpoint_files
+
+    folder = make_checkpoint(tmp_path / "tiny", use_transformers=False)
+    (folder / INDEX).write_text(json.dumps({"weight_map": {"model.norm.weight": "model.safetensors"}}), "utf-8")
+    files = checkpoint_files(folder)
+    assert "model.safetensors" in files and INDEX not in files
+
+
+@pytest.mark.parametrize("name", ["special_tokens_map.json", "added_tokens.json"])
+def test_every_optional_json_file_must_be_an_object(tmp_path, name):
+    """Planted ck12: checkpoint._check_optional holds only the *config.json files to being JSON objects:
+    special_tokens_map.json or added_tokens.json holding a list (transformers reads each as a mapping and fails)
+    was stored."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import CheckpointError, checkpoint_files
+
+    folder = make_checkpoint(tmp_path / "tiny", use_transformers=False)
+    (folder / name).write_text('["<s>"]', encoding="utf-8")
+    with pytest.raises(CheckpointError, match=f"{name}: expected a JSON object"):
+        checkpoint_files(folder)
+
+
+def test_a_folder_with_only_a_slow_byte_level_tokenizer_is_told_so(tmp_path):
+    """Planted ck14: checkpoint._check_tokenizer names a slow tokenizer only by its sentencepiece files: a folder with
+    vocab.json (a byte-level BPE tokenizer's, as GPT-2-style checkpoints ship it) was not told why."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix.checkpoint import CheckpointError, checkpoint_files
+
+    folder = make_checkpoint(tmp_path / "tiny", tokenizer=False, use_transformers=False)
+    (folder / "vocab.json").write_text("{}", encoding="utf-8")
+    with pytest.raises(CheckpointError, match=r"it has only vocab\.json: a slow tokenizer"):
+        checkpoint_files(folder)
+
+
 # ------------------------------------------------------------------------------------------------- hub.py
 @pytest.mark.parametrize(
     ("hub", "transformers"), [(None, "1"), (None, "0"), ("", "1"), ("", "0"), ("0", "1"), ("1", "0"), (None, "yes")]
@@ -127,24 +168,35 @@ def _hub_download(monkeypatch, tmp_path, names):
 
     snapshot = make_checkpoint(tmp_path / ("a" * 40), use_transformers=False)
     asked: list[list[str]] = []
+    revisions: list[str | None] = []
 
     def snapshot_download(repo_id, *, revision, allow_patterns, local_files_only):
         asked.append(list(allow_patterns))
+        revisions.append(revision)
         return snapshot
 
     monkeypatch.setattr(hub, "_snapshot_download", snapshot_download)
     info = SimpleNamespace(siblings=[SimpleNamespace(rfilename=n) for n in names])
-    hub._download("org/name", None, info)
-    return asked
+    hub._download("org/name", "main", info)
+    return asked, revisions
 
 
 def test_a_hub_index_beside_model_safetensors_is_not_fetched(monkeypatch, tmp_path):
     """Planted hb02: hub._download takes a repository with model.safetensors and a shard index for a sharded one:
     the index, which from_pretrained (and run) never reads beside model.safetensors, was fetched."""
     names = ["config.json", "model.safetensors", "model.safetensors.index.json", "tokenizer.json"]
-    asked = _hub_download(monkeypatch, tmp_path, names)
+    asked, _ = _hub_download(monkeypatch, tmp_path, names)
     assert asked[0] == ["config.json"]
     assert "model.safetensors.index.json" not in asked[1] and "model.safetensors" in asked[1]
+
+
+def test_the_files_come_from_the_commit_whose_config_was_checked(monkeypatch, tmp_path):
+    """Planted hb07: hub._download fetches the weights at the revision asked (a branch) rather than at the commit its
+    config.json was checked at: a branch moved between the two downloads gave a config of one commit and weights of
+    another."""
+    names = ["config.json", "model.safetensors", "tokenizer.json"]
+    _, revisions = _hub_download(monkeypatch, tmp_path, names)
+    assert revisions == ["main", "a" * 40]
 
 
 def test_safetensors_in_a_hub_subfolder_are_neither_fetched_nor_counted(monkeypatch, tmp_path):
@@ -155,7 +207,7 @@ def test_safetensors_in_a_hub_subfolder_are_neither_fetched_nor_counted(monkeypa
     from neurobrix.checkpoint import CheckpointError
 
     names = ["config.json", "weights.safetensors", "tokenizer.json", "extra/weights.safetensors"]
-    asked = _hub_download(monkeypatch, tmp_path, names)
+    asked, _ = _hub_download(monkeypatch, tmp_path, names)
     assert "weights.safetensors" in asked[1] and "extra/weights.safetensors" not in asked[1]
     with pytest.raises(CheckpointError, match="has no weights"):
         hub._check_listing("org/name", ["config.json", "tokenizer.json", "original/model.safetensors"])
