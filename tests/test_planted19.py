@@ -370,3 +370,35 @@ def test_a_class_affected_twice_keeps_the_first_reason_found():
     assert found.explain() == ["gpu-a: tables/gpu-a/linear.json"]
     found.add("gpu-a", "named with --class")
     assert found.reasons == {"gpu-a": "tables/gpu-a/linear.json"}
+
+
+def test_doctor_is_blocked_by_a_linear_setting_that_names_no_variant(tmp_path, monkeypatch):
+    """Planted dc05: doctor._unrunnable lets through a setting of a kernel with variants that names none (linear's
+    setting without ``variant``), which every run's preflight refuses: doctor said ready."""
+    from conftest import retrack
+    from kernel_tables import write_tables
+
+    from neurobrix import tables
+    from neurobrix.doctor import FAIL, diagnose
+
+    root = write_tables(tmp_path / "t")
+    path = root / "interpreter" / "linear.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["configs"][0].pop("variant")
+    path.write_text(json.dumps(data), encoding="utf-8")
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    found = {f.name: f for f in diagnose()}
+    assert found["kernels"].status == FAIL and "names variant None" in found["kernels"].value
+
+
+def test_a_refusal_without_any_re_proof_does_not_say_so_as_a_problem():
+    """Planted sk09: stack.Verdict.refusal appends the re-proof's problem even when there is no re-proof at all, so
+    every refusal of another stack ended in "(no re-proof recorded.)" beside its own advice to make one."""
+    from neurobrix.stack import Stack, Verdict
+
+    refused = Verdict("gpu-a", Stack("2.11.0", "3.6.0"), Stack("2.12.0", "3.6.0"), problem="no re-proof recorded")
+    assert not refused.ok and "no re-proof recorded" not in refused.refusal()
+    stale = Verdict("gpu-a", Stack("2.11.0", "3.6.0"), Stack("2.12.0", "3.6.0"), problem="the re-proof is stale")
+    assert "(the re-proof is stale.)" in stale.refusal()
