@@ -31,20 +31,22 @@ Planted (id: change -> outcome with the existing tests; "caught here": a test be
                 a re-proof unseen -> caught here;  sk08 a re-proof's class unread -> equivalent;  sk09 "no re-proof
                 recorded" printed as a problem -> caught here;  sk10 a second record read past the matching one
                 -> caught here
-  cli*.py       cs01-cs03, cs05, cl01, cl03, cl04 -> caught
+  cli*.py       cs01-cs03, cs05, cl01-cl04 -> caught
   rank.py       rk01 a step's time read as the timer's -> caught here;  rk02-rk08 -> caught
   affected.py   af01 ``tables/<name>`` of two parts a class folder -> equivalent;  af02, af03, af05, af07 -> caught
+                af04 the interpreter class told by its id, not its backend -> equivalent
                 af06 the last reason kept, not the first -> caught here
-  reproof.py, sweep.py, track.py, gate/  rp01-rp03, sw02, tr01, gn01, gc01-gc03 -> caught;  sw01 the first
+  reproof.py, sweep.py, track.py, gate/  rp01-rp03, sw02, tr01, tr02, gn01, gc01-gc03 -> caught;  sw01 the first
                 candidate pruned at the domain's low corner -> equivalent;  gn02 '~0' not a short name -> equivalent
 
 Equivalent: ck01 no '..' ends in '.jinja'; ck03 an empty map names no shard and the checkpoint is refused by its
 missing tensors; ck05 a header that short or long does not parse or does not add up; ck06 safetensors refuses a
-boolean offset; wu08 a prefill's settings do not depend on its cache's capacity; wu09 every length of a segment resolves
-alike (plan.length_segments); wu12 each of the prompts and capacities is empty when the other is; dc04 doctor's first
-two findings are always info; sk08 another class's re-proof lists other files and is stale; af01 a path of two parts
-under tables/ is a file, never a class folder; sw01 the first candidate of every kernel's space fits at both corners of
-its sweep domain; gn02 Windows numbers its short names from ~1.
+boolean offset; wu08 a prefill's settings do not depend on its cache's capacity; wu09 every length of a segment
+resolves alike (plan.length_segments); wu12 each of the prompts and capacities is empty when the other is; dc04
+doctor's first two findings are always info; sk08 another class's re-proof lists other files and is stale; af01 a
+path of two parts under tables/ is a file, never a class folder; af04 the schema lets only the class named interpreter
+match the interpreter; sw01 the first candidate of every kernel's space fits at both corners of its sweep domain; gn02
+Windows numbers its short names from ~1.
 """
 
 from __future__ import annotations
