@@ -36,7 +36,7 @@ Planted (id: change -> outcome with the existing tests; "caught here": a test be
   affected.py   af01 ``tables/<name>`` of two parts a class folder -> equivalent;  af02, af03, af05, af07 -> caught
                 af04 the interpreter class told by its id, not its backend -> equivalent
                 af06 the last reason kept, not the first -> caught here
-  reproof.py, sweep.py, track.py, gate/  rp01-rp03, sw02, tr01, tr02, gn01, gc01-gc03 -> caught;  sw01 the first
+  reproof.py, sweep.py, track.py, gate/  rp01-rp03, sw02, tr01, tr02, gn01, gn04, gc01-gc03 -> caught;  sw01 the first
                 candidate pruned at the domain's low corner -> equivalent;  gn02 '~0' not a short name -> equivalent
 
 Equivalent: ck01 no '..' ends in '.jinja'; ck03 an empty map names no shard and the checkpoint is refused by its
