@@ -58,10 +58,10 @@ def _truthy(value: str) -> bool:
 
 
 def hub_offline() -> bool:
-    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, not only when huggingface_hub was imported."""
-    for var in ("HF_HUB_OFFLINE", "TRANSFORMERS_OFFLINE"):
-        if var in os.environ:
-            return _truthy(os.environ[var])
+    """HF_HUB_OFFLINE (or TRANSFORMERS_OFFLINE) as set now, not only when huggingface_hub was imported, read as
+    huggingface_hub reads them: ``HF_HUB_OFFLINE or TRANSFORMERS_OFFLINE`` (an empty HF_HUB_OFFLINE gives way)."""
+    if "HF_HUB_OFFLINE" in os.environ or "TRANSFORMERS_OFFLINE" in os.environ:
+        return _truthy(os.environ.get("HF_HUB_OFFLINE") or os.environ.get("TRANSFORMERS_OFFLINE") or "")
     from huggingface_hub import constants
 
     return bool(constants.HF_HUB_OFFLINE)
