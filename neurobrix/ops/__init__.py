@@ -76,10 +76,17 @@ class UnplannedCallError(MissingEntryError):
 
 def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
     """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan); ``pdl``:
-    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``)."""
+    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``).
+
+    The ops hold their own arrival counters (``neurobrix.ops.linear.tile_counters``): the process's were shared by
+    every model, and two models generating at once (two threads, or a capture's warm-up on its side stream beside
+    another model's replays) counted each other's arrivals, a tile merged before its partial sums were stored, or
+    never merged."""
+    counters: dict[Any, Any] = {}  # device -> this plan's counters
 
     def make(spec: OpSpec) -> Callable[..., Any]:
         key_of, launch, name = spec.key_of, spec.launch, spec.name
+        own = {"counters": counters} if spec.counters else {}
 
         def op(*args: Any, **kwargs: Any) -> Any:
             dtype, key = key_of(*args, **kwargs)
@@ -90,7 +97,7 @@ def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
                     f"{name} {dtype} {shown}: this call was not in the certified plan resolved before loading; "
                     "the engine does not guess a setting (plan the generation's lengths first)"
                 )
-            return launch(*args, config=config, pdl=pdl, **kwargs)
+            return launch(*args, config=config, pdl=pdl, **own, **kwargs)
 
         return op
 

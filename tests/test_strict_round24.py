@@ -1,0 +1,145 @@
+"""The twenty-fourth round, adversarial on the strict runtime: the paths between a certified plan and a kernel launch
+rather than the files read. Two classes: the arrival counters of linear's MERGE "last" and of greedy_pick were the
+process's, shared by every model (two models generating at once counted each other's arrivals), and a kernel was
+launched with tensors on another GPU than torch's current one, where Triton launches it. Each test failed before the
+fix it names and passes now; the controls pass either way. Small kernels run on the interpreter."""
+
+from __future__ import annotations
+
+import types
+
+import pytest
+import torch
+
+from neurobrix.errors import InvalidInputError
+from neurobrix.ops import _common, certified
+from neurobrix.ops import linear as linear_module
+from neurobrix.ops.linear import linear
+from neurobrix.ops.pick import greedy_pick
+
+GEMV = {"variant": "gemv", "BLOCK_N": 32, "BLOCK_K": 64, "SPLIT_K": 2, "num_warps": 4}
+LAST = {**GEMV, "MERGE": "last"}
+PICK = {"BLOCK_V": 64, "num_warps": 4}  # 128 logits: two parts, the row's last to arrive picks
+
+
+def _counters_of_each_launch(monkeypatch) -> list[torch.Tensor]:
+    """The arrival counters each launch from here on is handed (``tile_counters``' result, as linear and greedy_pick
+    get it)."""
+    handed: list[torch.Tensor] = []
+    real = linear_module.tile_counters
+
+    def recorded(*args, **kwargs):
+        handed.append(real(*args, **kwargs))
+        return handed[-1]
+
+    monkeypatch.setattr(linear_module, "tile_counters", recorded)
+    import neurobrix.ops.pick as pick_module
+
+    monkeypatch.setattr(pick_module, "tile_counters", recorded)
+    return handed
+
+
+def _linear_launch(ops, seed):
+    generator = torch.Generator().manual_seed(seed)
+    x, w = torch.randn(1, 96, generator=generator), torch.randn(40, 96, generator=generator)
+    return ops.linear(x, w, None), linear(x, w, config=GEMV)  # (by MERGE "last", by the merge kernel)
+
+
+def _pick_launch(ops, seed):
+    logits = torch.randn(1, 128, generator=torch.Generator().manual_seed(seed))
+    tokens, state = torch.zeros((1, 1), dtype=torch.long), torch.zeros((2, 1), dtype=torch.long)
+    ops.greedy_pick(logits, tokens, state)
+    return tokens, logits.argmax(dim=-1, keepdim=True)  # (the kernel's pick, torch's)
+
+
+LAUNCHES = {
+    "linear-merge-last": (("linear", "fp32", (1, 40, 96)), LAST, _linear_launch),
+    "greedy_pick": (("greedy_pick", "fp32", (1, 128)), PICK, _pick_launch),
+}
+
+
+@pytest.mark.parametrize("op", sorted(LAUNCHES))
+def test_two_models_never_count_arrivals_in_each_others_counters(monkeypatch, op):
+    """Before: the counters were the process's, one set per device for every model, so two models generating at once
+    (two threads; a CUDA graph's warm-up on its side stream beside another model's replays) shared each tile's
+    count: model B's first program to arrive found model A's arrival there, took itself for the tile's last, merged
+    partial sums not yet stored, and reset A's count, so that A's tile was never merged. Model A's launch is held in
+    flight here (its tile's count at 1, one of its two programs arrived) while model B launches the same call. Now
+    each plan's ops hold their own counters: B's launch leaves A's count alone and gives the right result."""
+    call, setting, launch = LAUNCHES[op]
+    handed = _counters_of_each_launch(monkeypatch)
+    model_a, model_b = certified({call: setting}), certified({call: setting})
+    got, want = launch(model_a, 0)
+    assert torch.equal(got, want)  # control: one model alone
+    counters_a = handed[-1]
+    counters_a[0] = 1  # model A's launch in flight: the first of its tile's two programs has arrived
+    try:
+        got, want = launch(model_b, 1)
+        assert int(counters_a[0]) == 1, "model B's launch counted its arrivals in model A's counters"
+        assert torch.equal(got, want)
+        assert not handed[-1].any()  # model B's own counters back at zero after its launch
+    finally:
+        counters_a[0] = 0
+
+
+def test_one_models_ops_keep_one_set_of_counters(monkeypatch):
+    """Control: a model's own launches (linear's and greedy_pick's, one after the other on one stream) share its
+    counters, as a CUDA graph captured once replays them; a launcher called directly (conformance) keeps the
+    process's."""
+    handed = _counters_of_each_launch(monkeypatch)
+    model = certified({call: setting for call, setting, _ in LAUNCHES.values()})
+    for _, _, launch in LAUNCHES.values():
+        got, want = launch(model, 2)
+        assert torch.equal(got, want)
+    assert handed[0] is handed[1]
+    x, w = torch.randn(1, 96), torch.randn(40, 96)
+    linear(x, w, config=LAST)
+    assert handed[-1] is linear_module._COUNTERS[x.device]
+
+
+class _OnGPU(torch.Tensor):
+    """A CPU tensor that says it lies on a GPU (no GPU here): what a launcher reads to choose where to launch."""
+
+    gpu = 1
+
+    @property
+    def device(self):  # type: ignore[override]
+        return torch.device("cuda", self.gpu)
+
+
+def _on_gpu(tensor: torch.Tensor, index: int) -> torch.Tensor:
+    made = tensor.as_subclass(_OnGPU)
+    made.gpu = index
+    return made
+
+
+@pytest.fixture
+def a_gpu_machine(monkeypatch):
+    """The launchers' view of a machine with GPUs, torch's current one cuda:0 (Triton launches there)."""
+    monkeypatch.setattr(_common, "INTERPRETER", False)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+
+
+@pytest.mark.parametrize("index", [1, 3])
+def test_a_launch_on_another_gpu_than_the_current_one_is_refused_by_name(a_gpu_machine, index):
+    """Before: a kernel whose tensors lie on cuda:1 while torch's current GPU is cuda:0 (a program that put its model
+    there, ``warmup.launch(..., device="cuda:1")``) passed every check and was launched by Triton on cuda:0, its
+    current GPU: the kernel read another GPU's memory (over peer access, or faulted on an illegal address), unordered
+    with the PyTorch work on the tensors' own GPU, and a CUDA graph captured on cuda:0 held none of that work. Now
+    refused naming both GPUs and what to do (InvalidInputError, exit 2), before anything is launched."""
+    x, w = _on_gpu(torch.randn(1, 96), index), _on_gpu(torch.randn(40, 96), index)
+    with pytest.raises(InvalidInputError, match=rf"x is on cuda:{index}, but .* current GPU, cuda:0.*set_device"):
+        linear(x, w, config=GEMV)
+    logits = _on_gpu(torch.randn(1, 128), index)
+    tokens = _on_gpu(torch.zeros((1, 1), dtype=torch.long), index)
+    state = _on_gpu(torch.zeros((2, 1), dtype=torch.long), index)
+    with pytest.raises(InvalidInputError, match=rf"logits is on cuda:{index}, but .* current GPU, cuda:0"):
+        greedy_pick(logits, tokens, state, config=PICK)
+
+
+def test_a_launch_on_the_current_gpu_passes_the_device_check(a_gpu_machine):
+    """Control: tensors on the current GPU pass, as every `run` and `warmup` launch does (the model on "cuda")."""
+    tensors = {"x": types.SimpleNamespace(device=torch.device("cuda", 0))}
+    _common.check_device("linear", **tensors)
+    with pytest.raises(InvalidInputError, match="tensors on different devices"):
+        _common.check_device("linear", x=tensors["x"], weight=types.SimpleNamespace(device=torch.device("cuda", 1)))
