@@ -110,7 +110,8 @@ def greedy_pick(logits: torch.Tensor, tokens: torch.Tensor, state: torch.Tensor,
     meta, launch = split("greedy_pick", config, PARAMS, pdl)
     parts = triton.cdiv(V, meta["BLOCK_V"])
     picks = empty((B, 2, parts), dtype=torch.float32, device=logits.device)
-    held = tile_counters(logits.device, B, counters)  # linear's: zero between launches, each row's last part resets its own
+    # linear's counters: zero between launches, each row's last part resets its own
+    held = tile_counters(logits.device, B, counters)
     _greedy_pick_kernel[(parts, B)](logits, tokens, state, picks, held, B, V, logits.stride(0), tokens.stride(0),
                                     state.stride(0), PARTS=triton.next_power_of_2(parts), **meta, **launch)
     return tokens, state
