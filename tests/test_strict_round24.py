@@ -143,3 +143,57 @@ def test_a_launch_on_the_current_gpu_passes_the_device_check(a_gpu_machine):
     _common.check_device("linear", **tensors)
     with pytest.raises(InvalidInputError, match="tensors on different devices"):
         _common.check_device("linear", x=tensors["x"], weight=types.SimpleNamespace(device=torch.device("cuda", 1)))
+
+
+def test_two_models_launching_at_once_on_the_interpreter_never_run_each_others_programs(monkeypatch):
+    """Before: the Triton interpreter runs a launch's programs one by one through state of the process (the program
+    index in one global builder), so a model launching in another thread while a first model's launch was between two
+    programs set that index under it: the first launch's next program read the other's last index and computed
+    another tile than its own (here columns 64-95 of a 40-column output: nothing), leaving its own tile as
+    ``torch.empty`` left it, silently. Model A's launch is held here before its second program for up to a second,
+    or until model B's launch has ended once it began. Now the engine's interpreted launches run one at a time: B's
+    waits for A's, and both give x @ W^T."""
+    import threading
+
+    from triton.runtime import interpreter
+
+    config = {**GEMV, "SPLIT_K": 1}
+    generator = torch.Generator().manual_seed(24)
+    x_a, w_a = torch.randn(1, 96, generator=generator), torch.randn(40, 96, generator=generator)
+    x_b, w_b = torch.randn(1, 96, generator=generator), torch.randn(96, 96, generator=generator)  # 3 programs
+    model_a = certified({("linear", "fp32", (1, 40, 96)): config})
+    model_b = certified({("linear", "fp32", (1, 96, 96)): config})
+    main = threading.current_thread()
+    b_started, b_done = threading.Event(), threading.Event()
+    got: dict[str, object] = {}
+
+    def run_b() -> None:
+        try:
+            got["b"] = model_b.linear(x_b, w_b, None)
+        except Exception as exc:  # reported below, as the test's failure
+            got["b"] = exc
+        finally:
+            b_done.set()
+
+    b = threading.Thread(target=run_b)
+    real = interpreter.interpreter_builder.set_grid_idx
+    programs_of_a = []
+
+    def set_grid_idx(x, y, z):
+        real(x, y, z)
+        if threading.current_thread() is not main:
+            b_started.set()
+        else:
+            programs_of_a.append((x, y, z))
+            if len(programs_of_a) == 2:  # model A between its two programs: model B launches now
+                b.start()
+                if b_started.wait(1.0):
+                    b_done.wait(30)
+
+    monkeypatch.setattr(interpreter.interpreter_builder, "set_grid_idx", set_grid_idx)
+    got["a"] = model_a.linear(x_a, w_a, None)
+    b.join(30)
+    assert not b.is_alive()
+    for name, (x, w) in {"a": (x_a, w_a), "b": (x_b, w_b)}.items():
+        assert isinstance(got[name], torch.Tensor), got[name]
+        torch.testing.assert_close(got[name], x @ w.T, rtol=1e-5, atol=1e-5)
