@@ -262,7 +262,7 @@ def launch(
     settings = certified_settings(plan.settings, plan.pdl, plan.tables, plan.class_id, "this warmup plan")
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
-    ops = certified(settings, plan.pdl)
+    ops = certified(settings, plan.pdl)  # on ``device`` alone, whose class was checked above: made current below
     decodes = set(plan.decodes)
     done, total, picked = 0, plan.passes, False
     # Triton launches on torch's current GPU: the one named here, for the passes (the kernels refuse another)

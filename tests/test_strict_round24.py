@@ -12,8 +12,10 @@ import types
 
 import pytest
 import torch
+from kernel_tables import write_gpu_class, write_tables
 
-from neurobrix.errors import InvalidInputError
+from neurobrix import gpu, stack, tables
+from neurobrix.errors import InvalidInputError, UncertifiedGPUError
 from neurobrix.ops import _common, certified
 from neurobrix.ops import linear as linear_module
 from neurobrix.ops.linear import linear
@@ -199,3 +201,58 @@ def test_two_models_launching_at_once_on_the_interpreter_never_run_each_others_p
     for name, (x, w) in {"a": (x_a, w_a), "b": (x_b, w_b)}.items():
         assert isinstance(got[name], torch.Tensor), got[name]
         torch.testing.assert_close(got[name], x @ w.T, rtol=1e-5, atol=1e-5)
+
+
+_HOPPER = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA Fake Hopper", (9, 0), 132, 139.8)
+_A100 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA A100-SXM4-80GB", (8, 0), 108, 79.2)
+
+
+def test_a_gpu_made_current_after_the_plans_ops_is_checked_before_its_first_launch(tmp_path, monkeypatch):
+    """Before: ``Plan.ops()`` checked the class of the GPU current when it was called; a program that then made
+    another GPU current (``torch.cuda.set_device(1)``: an A100 beside the H100 whose class was planned) and put its
+    model there had every kernel launched on the A100 with the H100's settings. Now a plan's ops check each device
+    their calls run on before its first launch there: refused (exit 5) naming both GPUs; GPU 0 and a GPU 1 of its kind
+    are launched on."""
+    loaded = tables.load(write_gpu_class(write_tables(tmp_path / "t")))
+    monkeypatch.delenv("TRITON_INTERPRET")
+    monkeypatch.setattr(_common, "INTERPRETER", False)
+    monkeypatch.setattr(gpu, "device_facts", lambda: _HOPPER)
+    second = [_A100]
+    monkeypatch.setattr(gpu, "facts_of", lambda index: [_HOPPER, second[0]][index], raising=False)
+    current = [0]
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: current[0])
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    for name in stack.CACHE_ENV:
+        monkeypatch.setenv(name, str(tmp_path / "cache"))
+    from neurobrix.plan import resolve
+
+    call = ("linear", "fp32", (1, 40, 96))
+    ops = resolve([call], loaded, "fake-hopper").ops()  # GPU 0 current: of the class
+    # no GPU here: the launcher's kernels record their launch, its scratch is made on the CPU
+    launched: list = []
+    for name in [n for n in vars(linear_module) if n.startswith("_linear_") and n.endswith("_kernel")]:
+        monkeypatch.setattr(linear_module, name, _Recorder(launched))
+    monkeypatch.setitem(linear_module.linear.__kwdefaults__, "empty", _cpu_empty)
+    current[0] = 1  # torch.cuda.set_device(1), the model put on cuda:1
+    x, w = _on_gpu(torch.randn(1, 96), 1), _on_gpu(torch.randn(40, 96), 1)
+    with pytest.raises(UncertifiedGPUError, match=r"would run on GPU 1 \(name 'NVIDIA A100-SXM4-80GB'") as refused:
+        ops.linear(x, w, None)
+    assert refused.value.exit_code == 5 and not launched
+    second[0] = _HOPPER  # control: a GPU 1 of GPU 0's kind
+    ops.linear(x, w, None)
+    assert launched
+
+
+def _cpu_empty(*shape, device=None, **kwargs):
+    """torch.empty on the CPU whatever device is asked (no GPU here)."""
+    return torch.empty(*shape, **kwargs)
+
+
+class _Recorder:
+    """A kernel stand-in: ``kernel[grid](...)`` records the launch and runs nothing."""
+
+    def __init__(self, launched: list) -> None:
+        self.launched = launched
+
+    def __getitem__(self, grid):
+        return lambda *args, **kwargs: self.launched.append(grid)

@@ -83,18 +83,27 @@ class UnplannedCallError(MissingEntryError):
     """A kernel call the certified plan did not foresee: the engine refuses it rather than guess a setting."""
 
 
-def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
+def certified(
+    settings: Mapping[PlannedCall, Config], pdl: bool = False, admit: Callable[[Any], None] | None = None
+) -> Ops:
     """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan); ``pdl``:
     every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``).
 
     The ops hold their own arrival counters (``neurobrix.ops.linear.tile_counters``): the process's were shared by
     every model, and two models generating at once (two threads, or a capture's warm-up on its side stream beside
     another model's replays) counted each other's arrivals, a tile merged before its partial sums were stored, or
-    never merged. Under the Triton interpreter one launch runs at a time in the process (:data:`INTERPRETED`)."""
+    never merged. Under the Triton interpreter one launch runs at a time in the process (:data:`INTERPRETED`).
+
+    ``admit(device)``: called once for each device the calls' tensors lie on, before the first launch there, to refuse
+    one not of the plan's class (``neurobrix.plan.Plan.ops``: the class was checked on the GPU current when the ops
+    were made, and a program may make another GPU current afterwards, ``torch.cuda.set_device(1)``)."""
+    import torch
+
     from . import _common
 
     counters: dict[Any, Any] = {}  # device -> this plan's counters
     interpreted = _common.INTERPRETER
+    admitted: set[Any] = set()  # the devices admit passed
 
     def make(spec: OpSpec) -> Callable[..., Any]:
         key_of, launch, name = spec.key_of, spec.launch, spec.name
@@ -109,6 +118,11 @@ def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
                     f"{name} {dtype} {shown}: this call was not in the certified plan resolved before loading; "
                     "the engine does not guess a setting (plan the generation's lengths first)"
                 )
+            if admit is not None:
+                device = next((a.device for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
+                if device not in admitted:
+                    admit(device)
+                    admitted.add(device)
             if interpreted:
                 with INTERPRETED:
                     return launch(*args, config=config, pdl=pdl, **own, **kwargs)
