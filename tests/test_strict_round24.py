@@ -2,7 +2,8 @@
 rather than the files read. Three classes: the arrival counters of linear's MERGE "last" and of greedy_pick were the
 process's, shared by every model (two models generating at once counted each other's arrivals); two models launching
 at once on the interpreter class ran through the Triton interpreter's one program index (each computed the other's
-tiles); and a kernel was launched with tensors on another GPU than torch's current one, where Triton launches it.
+tiles); and a kernel was launched with tensors on another GPU than torch's current one, where Triton launches it,
+or on a GPU made current after ``Plan.ops()`` checked the class of the one current then.
 Each test failed before the fix it names and passes now; the controls pass either way. Small kernels run on the
 interpreter."""
 
