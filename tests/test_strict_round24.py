@@ -257,3 +257,77 @@ class _Recorder:
 
     def __getitem__(self, grid):
         return lambda *args, **kwargs: self.launched.append(grid)
+
+
+# -- the integer arguments a launch is given ------------------------------------------------------------------------
+
+
+def _integer_arguments(kernel: str, args: tuple, kwargs: dict) -> set[tuple[str, str, str]]:
+    """(op, argument, dtype) of each integer tensor a call hands its launcher (what picks another binary than the
+    float tensors and the key do: Triton compiles a kernel per argument dtype)."""
+    import inspect
+
+    from neurobrix.ops import SPECS
+
+    bound = inspect.signature(SPECS[kernel].launch).bind_partial(*args, **kwargs).arguments
+    return {
+        (kernel, name, str(value.dtype).removeprefix("torch."))
+        for name, value in bound.items()
+        if isinstance(value, torch.Tensor) and not value.dtype.is_floating_point
+    }
+
+
+def _engine_launches() -> tuple[set[tuple[str, str, str]], set[tuple]]:
+    """The integer arguments of every launch of a generation, as the engine makes them (its prefill, its decode step
+    for sampling and for greedy decoding), recorded on meta tensors; and the calls' keys."""
+    from store_fixtures import config_dict
+
+    from neurobrix.config import ModelConfig
+    from neurobrix.generate import Decoder, GreedyDecoder
+    from neurobrix.model import Transformer, meta_weights
+    from neurobrix.ops import SPECS, Ops
+
+    found: set[tuple[str, str, str]] = set()
+    calls: set[tuple] = set()
+
+    def make(spec):
+        def op(*args, **kwargs):
+            found.update(_integer_arguments(spec.name, args, kwargs))
+            dtype, key = spec.key_of(*args, **kwargs)
+            calls.add((spec.name, dtype, tuple(key)))
+            return spec.outputs(*args, **kwargs)
+
+        return op
+
+    cfg = ModelConfig.from_hf(config_dict(), "config.json")
+    # prefilled in two passes (the second over the cache, attention_chunk's), as a prompt longer than a chunk is
+    model = Transformer(cfg, meta_weights(cfg, torch.float32), Ops("arguments", make), batch=1, capacity=8, chunk=2)
+    model.prefill(torch.zeros((1, 3), dtype=torch.long, device="meta"))
+    Decoder(model, 1, use_graph=False).step(torch.zeros((1,), dtype=torch.long, device="meta"), 3)
+    greedy = GreedyDecoder(model, 1, use_graph=False)
+    greedy.start(torch.zeros((1,), dtype=torch.long, device="meta"), 3)
+    greedy.step()
+    assert set(SPECS) == {name for name, _, _ in calls}  # every op launched
+    return found, calls
+
+
+def test_every_integer_argument_the_engine_launches_with_is_one_conformance_proves():
+    """Before: attention_decode's cache lengths were drawn by conformance (so by every check and every proof) as an
+    int32 tensor, while the engine's decode step hands the kernel a row of its int64 decode state (positions and
+    lengths, which greedy_pick moves on): Triton compiles a kernel per argument dtype, so every decode step of every
+    run launched an attention_decode binary no proof ever ran. Now conformance draws the lengths as the engine lays
+    them out too (the row of an int64 state), so a check and a certify run the engine's binary. Every integer tensor
+    the engine hands a launcher (its prefill, a sampled and a greedy decode step) is one conformance draws for that
+    op, in that dtype."""
+    from conformance.harness import Values
+    from conformance.specs import RECORDS
+    from neurobrix.ops import SPECS
+
+    engine, calls = _engine_launches()
+    drawn: set[tuple[str, str, str]] = set()
+    for kernel, dtype, key in sorted(calls):
+        shape = dict(zip(SPECS[kernel].key, key))
+        for seed in range(12):
+            args, _ = RECORDS[kernel].build(shape, Values(dtype, "cpu", seed))
+            drawn |= _integer_arguments(kernel, (), args)
+    assert engine - drawn == set(), f"launched by the engine, never drawn by conformance: {sorted(engine - drawn)}"
