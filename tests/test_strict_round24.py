@@ -1,11 +1,11 @@
 """The twenty-fourth round, adversarial on the strict runtime: the paths between a certified plan and a kernel launch
-rather than the files read. Three classes: the arrival counters of linear's MERGE "last" and of greedy_pick were the
+rather than the files read. Four classes: the arrival counters of linear's MERGE "last" and of greedy_pick were the
 process's, shared by every model (two models generating at once counted each other's arrivals); two models launching
 at once on the interpreter class ran through the Triton interpreter's one program index (each computed the other's
-tiles); and a kernel was launched with tensors on another GPU than torch's current one, where Triton launches it,
-or on a GPU made current after ``Plan.ops()`` checked the class of the one current then.
-Each test failed before the fix it names and passes now; the controls pass either way. Small kernels run on the
-interpreter."""
+tiles); a kernel was launched with tensors on another GPU than torch's current one, where Triton launches it, or on
+a GPU made current after ``Plan.ops()`` checked the class of the one current then; and attention_decode's lengths
+were proven as int32 while every decode step hands the kernel int64 ones (another binary). Each test failed before
+the fix it names and passes now; the controls pass either way. Small kernels run on the interpreter."""
 
 from __future__ import annotations
 
