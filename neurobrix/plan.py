@@ -100,7 +100,18 @@ class Plan:
 
         require_runnable(self.class_id, self.tables)
         settings = certified_settings(self.settings, self.pdl, self.tables, self.class_id, "this plan")
-        return certified(settings, self.pdl)
+        return certified(settings, self.pdl, admit=device_of_class(self.class_id, self.tables))
+
+
+def device_of_class(class_id: str, tables: Tables | None) -> Callable[[Any], None]:
+    """What a plan's ops check of each device their calls run on, before its first launch: a GPU of the plan's class
+    (``neurobrix.stack.require_runnable`` checked the GPU current when the ops were made; a program may make another
+    current afterwards, ``torch.cuda.set_device(1)``, and Triton launches on the current GPU)."""
+    from .stack import require_class_device
+    from .tables import load
+
+    loaded = tables if tables is not None else load()
+    return lambda device: require_class_device(class_id, device, loaded)
 
 
 def certified_settings(

@@ -617,11 +617,11 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
             "its kernels run in the interpreter, so the class and the code run would differ. Set TRITON_INTERPRET "
             "before the program starts (nothing was launched)."
         )
-    _require_classified_device(here, device, loaded)
+    require_class_device(here, device, loaded)
     require_certified_stack(class_id, loaded)
 
 
-def _require_classified_device(class_id: str, device: Any, tables: Tables) -> None:
+def require_class_device(class_id: str, device: Any, tables: Tables) -> None:
     """Refuse (UncertifiedGPUError) to launch on a GPU not of class ``class_id``: the class is found from the first
     GPU (device 0), and the kernels run on ``device`` (a torch.device), by default on torch's current device, which a
     program may have set to another (``torch.cuda.set_device(1)``, ``launch(..., device="cuda:1")``): on a machine of

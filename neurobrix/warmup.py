@@ -41,6 +41,7 @@ and the next warmup only compiles the rest.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -261,10 +262,12 @@ def launch(
     settings = certified_settings(plan.settings, plan.pdl, plan.tables, plan.class_id, "this warmup plan")
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
-    ops = certified(settings, plan.pdl)
+    ops = certified(settings, plan.pdl)  # on ``device`` alone, whose class was checked above: made current below
     decodes = set(plan.decodes)
     done, total, picked = 0, plan.passes, False
-    with torch.inference_mode():
+    # Triton launches on torch's current GPU: the one named here, for the passes (the kernels refuse another)
+    on_device = torch.cuda.device(device) if device.type == "cuda" else contextlib.nullcontext()
+    with torch.inference_mode(), on_device:
         for capacity in plan.capacities_to_build():
             model = Transformer(cfg2, weights, ops, batch=1, capacity=capacity)
             if capacity in decodes:
@@ -282,8 +285,8 @@ def launch(
                 done += 1
                 if progress:
                     progress(done, total)
-    if device.type == "cuda":
-        torch.cuda.synchronize()
+        if device.type == "cuda":
+            torch.cuda.synchronize()
     return done
 
 

@@ -129,9 +129,17 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     elif D & (D - 1) and not values.timing:
         pad_q = 8
         args["q"] = padded(args["q"], pad_q, dev)
+    # the lengths as the engine's decode step hands them, row 1 of its int64 state [2, B] (positions, then lengths:
+    # neurobrix.generate, which greedy_pick moves on), or an int32 tensor of their own: Triton compiles a kernel per
+    # argument dtype, so each is another binary, and a proof runs the engine's (timing: the engine's alone)
+    if values.layout(rng.random() < 0.5, engine=True):
+        state = torch.zeros((2, B), dtype=torch.int64, device=dev)
+        state[1].copy_(args["lengths"])
+        args["lengths"] = state[1]
     shown = lengths if B <= 4 else f"{min(lengths)}..{max(lengths)}"
     layout = f"fused, padded {pad_q}" if fused else f"own, padded {pad_q}" if pad_q else "own"
-    return args, {"kv_heads": hkv, "lengths": shown, "head padding": pads, "q": layout}
+    note = {"kv_heads": hkv, "lengths": shown, "lengths dtype": str(args["lengths"].dtype).removeprefix("torch.")}
+    return args, {**note, "head padding": pads, "q": layout}
 
 
 def time_decode(args: dict[str, Any], index: int, count: int) -> None:

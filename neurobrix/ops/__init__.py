@@ -14,6 +14,7 @@ written against that.
 from __future__ import annotations
 
 import importlib
+import threading
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
@@ -70,16 +71,43 @@ class Ops:
         raise AttributeError(f"no op {name!r}; ops: {', '.join(SPECS)}")
 
 
+# The Triton interpreter runs a launch's programs one by one through state of the process (the program's index and
+# the grid in one global builder; triton.language's functions replaced for the launch and put back after it): two
+# launches at once (two models generating in two threads) read each other's program index, and the first to end put
+# the language back under the other, whose programs then computed other tiles than their own or failed. The engine's
+# interpreted launches take this lock; a GPU launch is queued on a stream and holds no such state.
+INTERPRETED = threading.Lock()
+
+
 class UnplannedCallError(MissingEntryError):
     """A kernel call the certified plan did not foresee: the engine refuses it rather than guess a setting."""
 
 
-def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
+def certified(
+    settings: Mapping[PlannedCall, Config], pdl: bool = False, admit: Callable[[Any], None] | None = None
+) -> Ops:
     """The Triton kernels, each call launched with ``settings[(op, dtype, key)]`` (a resolved plan); ``pdl``:
-    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``)."""
+    every kernel launched with programmatic dependent launch (``neurobrix.ops._common.dependent_launch``).
+
+    The ops hold their own arrival counters (``neurobrix.ops.linear.tile_counters``): the process's were shared by
+    every model, and two models generating at once (two threads, or a capture's warm-up on its side stream beside
+    another model's replays) counted each other's arrivals, a tile merged before its partial sums were stored, or
+    never merged. Under the Triton interpreter one launch runs at a time in the process (:data:`INTERPRETED`).
+
+    ``admit(device)``: called once for each device the calls' tensors lie on, before the first launch there, to refuse
+    one not of the plan's class (``neurobrix.plan.Plan.ops``: the class was checked on the GPU current when the ops
+    were made, and a program may make another GPU current afterwards, ``torch.cuda.set_device(1)``)."""
+    import torch
+
+    from . import _common
+
+    counters: dict[Any, Any] = {}  # device -> this plan's counters
+    interpreted = _common.INTERPRETER
+    admitted: set[Any] = set()  # the devices admit passed
 
     def make(spec: OpSpec) -> Callable[..., Any]:
         key_of, launch, name = spec.key_of, spec.launch, spec.name
+        own = {"counters": counters} if spec.counters else {}
 
         def op(*args: Any, **kwargs: Any) -> Any:
             dtype, key = key_of(*args, **kwargs)
@@ -90,7 +118,15 @@ def certified(settings: Mapping[PlannedCall, Config], pdl: bool = False) -> Ops:
                     f"{name} {dtype} {shown}: this call was not in the certified plan resolved before loading; "
                     "the engine does not guess a setting (plan the generation's lengths first)"
                 )
-            return launch(*args, config=config, pdl=pdl, **kwargs)
+            if admit is not None:
+                device = next((a.device for a in (*args, *kwargs.values()) if isinstance(a, torch.Tensor)), None)
+                if device not in admitted:
+                    admit(device)
+                    admitted.add(device)
+            if interpreted:
+                with INTERPRETED:
+                    return launch(*args, config=config, pdl=pdl, **own, **kwargs)
+            return launch(*args, config=config, pdl=pdl, **own, **kwargs)
 
         return op
 

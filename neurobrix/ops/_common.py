@@ -40,7 +40,8 @@ def same_dtype(op: str, reference: str, tensor: torch.Tensor, **others: torch.Te
 
 
 def check_device(op: str, **tensors: torch.Tensor | None) -> None:
-    """All tensors on one device the triton backend can launch on (CUDA, or CPU under the interpreter)."""
+    """All tensors on one device the triton backend can launch on (torch's current GPU, where Triton launches, or
+    the CPU under the interpreter)."""
     given = {name: t for name, t in tensors.items() if t is not None}
     devices = {t.device for t in given.values()}
     if len(devices) > 1:
@@ -57,6 +58,17 @@ def check_device(op: str, **tensors: torch.Tensor | None) -> None:
         raise InvalidInputError(
             f"{op}: {name} is on {device}; the triton backend runs on a GPU (or on the CPU with "
             "TRITON_INTERPRET=1); for PyTorch's own kernels choose --backend torch"
+        )
+    elif device.index != torch.cuda.current_device():
+        # Triton launches on torch's current GPU, whatever GPU the tensors are on: the kernel ran there on another
+        # GPU's memory (over peer access, or an illegal address), unordered with PyTorch's work on the tensors' GPU
+        # (their own stream), and a CUDA graph captured on the current GPU held none of that work
+        name = next(iter(given))
+        current = torch.cuda.current_device()
+        raise InvalidInputError(
+            f"{op}: {name} is on {device}, but Triton launches its kernels on torch's current GPU, cuda:{current}; "
+            f"make that GPU current first (torch.cuda.set_device({device.index}), or with torch.cuda.device"
+            f"({device.index}): ...), or keep the model on cuda:{current} (nothing was launched)"
         )
 
 

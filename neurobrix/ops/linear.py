@@ -358,20 +358,27 @@ def _descriptors(x: torch.Tensor, weight: torch.Tensor, y: torch.Tensor, meta: M
 
 
 MERGES = ("kernel", "last")  # how split-K partial sums are merged (module docstring)
-_COUNTERS: dict[torch.device, torch.Tensor] = {}
+_COUNTERS: dict[torch.device, torch.Tensor] = {}  # the process's (tile_counters)
 _OUTGROWN: list[torch.Tensor] = []
 
 
-def tile_counters(device: torch.device, tiles: int) -> torch.Tensor:
+Counters = dict[torch.device, torch.Tensor]  # arrival counters by device (tile_counters)
+
+
+def tile_counters(device: torch.device, tiles: int, held: Counters | None = None) -> torch.Tensor:
     """The arrival counters of MERGE "last": one int32 per output tile, zero between launches (each tile's
-    last program resets its own), kept per device for the process's life (a CUDA graph captures their
-    address). Launches on one stream never share them: each kernel waits for its predecessor."""
-    counters = _COUNTERS.get(device)
+    last program resets its own), kept per device in ``held`` for its owner's life (a CUDA graph captures
+    their address). ``held``: the counters of one plan's ops (``neurobrix.ops.certified``: each model its
+    own), by default the process's (a launcher called directly, as conformance calls it). Launches on one
+    stream never share them: each kernel waits for its predecessor; two models' launches may run at once
+    (two threads, two streams), and one's arrivals would then count as the other's."""
+    held = _COUNTERS if held is None else held
+    counters = held.get(device)
     if counters is None or counters.numel() < tiles:
         if counters is not None:  # a captured graph may still point at the smaller one: never free it
             _OUTGROWN.append(counters)
         counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)
-        _COUNTERS[device] = counters
+        held[device] = counters
     return counters
 
 
@@ -406,9 +413,11 @@ _OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",)}  # MERGE: "kernel" when a
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
            config: Mapping[str, Any],
-           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False) -> torch.Tensor:
+           empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False,
+           counters: Counters | None = None) -> torch.Tensor:
     """y = x @ weight^T (+ bias) on the Triton kernel, with the certified setting ``config``; x [M, K],
-    weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them)."""
+    weight [N, K], bias [N]. ``empty`` allocates the output and any scratch (conformance poisons them);
+    ``counters``: whose MERGE "last" arrival counters (:func:`tile_counters`)."""
     dtype = _check(x, weight, bias)
     check_device("linear", x=x, weight=weight, bias=bias)
     check_contiguous_last("linear", x=x, weight=weight, bias=bias)
@@ -427,7 +436,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         rows = M if variant == "gemv" else triton.cdiv(M, meta["BLOCK_M"])
         programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)
         last = split_k > 1 and merge == "last"
-        counters = tile_counters(x.device, programs[0] * rows) if last else y  # never touched unless last
+        counters = tile_counters(x.device, programs[0] * rows, counters) if last else y  # never touched unless last
         if variant == "gemv":
             _linear_gemv_kernel[programs](
                 x, weight, b, y, part, counters, M, N, K, x.stride(0), weight.stride(0), y.stride(0),
@@ -461,7 +470,7 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         split_k = meta["SPLIT_K"]
         part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y
-        counters = tile_counters(x.device, tiles) if split_k > 1 else y  # never touched with SPLIT_K 1
+        counters = tile_counters(x.device, tiles, counters) if split_k > 1 else y  # never touched with SPLIT_K 1
         _linear_tma_split_kernel[(_programs(x.device, tiles * split_k),)](
             *descriptors, b, y, part, counters, M, N, K, y.stride(0),
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
@@ -572,5 +581,6 @@ SPECS = (
     OpSpec("linear", "y[M,N] = x[M,K] @ W[N,K]^T (+ b); M = rows of x (batch x tokens)",
            key=("M", "N", "K"), buckets=("pow2", "exact", "exact"), key_of=key_of, launch=linear,
            torch=linear_torch, outputs=outputs, candidates=candidates, shared_memory=shared_memory,
-           variants=tuple(_REQUIRED), params={v: (_REQUIRED[v], _OPTIONAL.get(v, ())) for v in _REQUIRED}),
+           variants=tuple(_REQUIRED), params={v: (_REQUIRED[v], _OPTIONAL.get(v, ())) for v in _REQUIRED},
+           counters=True),
 )

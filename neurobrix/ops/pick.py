@@ -25,7 +25,7 @@ import triton.language as tl
 
 from ..errors import InvalidInputError
 from ._common import check_contiguous_last, check_device, check_shape, dependent_launch, dtype_name, grid, split
-from .linear import tile_counters
+from .linear import Counters, tile_counters
 from .spec import Call, OpSpec
 
 
@@ -98,10 +98,11 @@ def key_of(logits: torch.Tensor, tokens: torch.Tensor, state: torch.Tensor) -> C
 
 
 def greedy_pick(logits: torch.Tensor, tokens: torch.Tensor, state: torch.Tensor, *, config: Mapping[str, Any],
-                empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False
+                empty: Callable[..., torch.Tensor] = torch.empty, pdl: bool = False, counters: Counters | None = None
                 ) -> tuple[torch.Tensor, torch.Tensor]:
     """Write each row's greedy token into ``tokens`` and add one to ``state`` on the Triton kernel with the
-    certified setting ``config``; returns (tokens, state). ``empty`` allocates the parts' picks."""
+    certified setting ``config``; returns (tokens, state). ``empty`` allocates the parts' picks; ``counters``:
+    whose arrival counters (``neurobrix.ops.linear.tile_counters``)."""
     _check(logits, tokens, state)
     check_device("greedy_pick", logits=logits, tokens=tokens, state=state)
     check_contiguous_last("greedy_pick", logits=logits, state=state)
@@ -109,8 +110,9 @@ def greedy_pick(logits: torch.Tensor, tokens: torch.Tensor, state: torch.Tensor,
     meta, launch = split("greedy_pick", config, PARAMS, pdl)
     parts = triton.cdiv(V, meta["BLOCK_V"])
     picks = empty((B, 2, parts), dtype=torch.float32, device=logits.device)
-    counters = tile_counters(logits.device, B)  # linear's: zero between launches, each row's last part resets its own
-    _greedy_pick_kernel[(parts, B)](logits, tokens, state, picks, counters, B, V, logits.stride(0), tokens.stride(0),
+    # linear's counters: zero between launches, each row's last part resets its own
+    held = tile_counters(logits.device, B, counters)
+    _greedy_pick_kernel[(parts, B)](logits, tokens, state, picks, held, B, V, logits.stride(0), tokens.stride(0),
                                     state.stride(0), PARTS=triton.next_power_of_2(parts), **meta, **launch)
     return tokens, state
 
@@ -169,5 +171,6 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
 SPECS = (
     OpSpec("greedy_pick", "each logits row's greedy token into tokens, the rows' position and length moved on by "
            "one; V = vocabulary", key=("B", "V"), buckets=("pow2", "exact"), key_of=key_of, launch=greedy_pick,
-           torch=greedy_pick_torch, outputs=outputs, candidates=candidates, params={None: (PARAMS, ())}),
+           torch=greedy_pick_torch, outputs=outputs, candidates=candidates, params={None: (PARAMS, ())},
+           counters=True),
 )

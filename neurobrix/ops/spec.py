@@ -49,6 +49,9 @@ class OpSpec:
     # the meta-parameters of a setting, per variant (None: an op without variants): those it must hold, and
     # those it may; besides them a setting holds launch options (LAUNCH_OPTIONS) and its variant only
     params: Mapping[str | None, tuple[tuple[str, ...], tuple[str, ...]]] = field(default_factory=dict)
+    # the launcher takes ``counters=``: arrival counters it keeps at zero between launches (linear's MERGE "last",
+    # greedy_pick), which a plan's ops hold for their model alone (``neurobrix.ops.certified``)
+    counters: bool = False
 
     def __post_init__(self) -> None:
         if len(self.key) != len(self.buckets):
