@@ -12,7 +12,7 @@ nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.
 python3 -m pip list 2>/dev/null | grep -iE "^(torch|triton|pytorch-triton) " | tee -a "$OUT/gpu.txt"
 timeout 60 python3 -m neurobrix doctor 2>&1 | tee "$OUT/doctor.log" | tail -25
 set -o pipefail
-timeout 300 python3 -m pytest -v -rs -m gpu -p no:cacheprovider --durations=0 \
+timeout 420 python3 -m pytest -v -rs -m gpu -p no:cacheprovider --durations=0 \
     tests/test_gpu_only.py tests/test_warmup.py -k "not passes_its_check" 2>&1 | tee "$OUT/gpu-tests.log" | tail -25
 set +o pipefail
 OUT=$OUT GPUTEST_SECONDS=1 timeout 170 bash benchmarks/h200_user_runs.sh
