@@ -65,7 +65,7 @@ class Check(Enum):
     )
     G320 = (
         "sdist that Python's zipfile also takes for a zip archive, or fails on: pip unpacks it as one, or stops, not "
-        "as its tar"
+        "as its tar; or a wheel that Python's tarfile also takes for a tar archive: PyPI refuses it"
     )
     # Metadata and packaging, by the tools made for them and against pyproject.toml
     G401 = "twine check --strict failed"
