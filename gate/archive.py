@@ -649,6 +649,9 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                 piece = stream.decompress(rest, 1 << 20)
                 rest = stream.unconsumed_tail
                 if not piece and not rest and not stream.eof:
+                    if _whole_tar(out, limits):
+                        archive.fail(Check.G312, None, _cut_short(len(out)))
+                        return None
                     raise GateError(f"{path}: the gzip stream is truncated")
                 out += piece
                 if len(out) >= limits.ratio_from and len(out) > limits.ratio * len(raw):
@@ -686,6 +689,30 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+def _whole_tar(out: bytearray, limits: Limits) -> bool:
+    """Whether the bytes a cut gzip stream inflated to hold a tar the gate reads whole, to its end-of-archive marker
+    (what follows it in the prefix, zeros up to a partial block, is the record's padding)."""
+    whole = len(out) - len(out) % tarstrict.BLOCK
+    if out[whole:].strip(b"\0"):
+        return False
+    _, problems = tarstrict.parse(bytes(out[:whole]), limits.members)
+    return not problems
+
+
+# A gzip stream cut short after a whole tar (gate round 27): Python's tarfile stops reading at the tar's end-of-archive
+# marker, so pip unpacks every member, twine reads PKG-INFO and uploads the file, and the cut (no last block, no CRC-32
+# and size trailer) is never seen, while gzip and GNU tar fail on the stream ("unexpected end of file", exit 2). The
+# gate answered "not judged" (exit 2) as for a file that is no sdist at all; it is a refusal now, as a stream corrupt
+# after the tar's end is (a wrong CRC-32 or size in the trailer, an invalid last block: pip and twine read those whole
+# too). A cut stream whose bytes hold no whole tar reads one way, nowhere, and stays input the gate cannot judge.
+def _cut_short(inflated: int) -> str:
+    return (
+        f"a gzip stream cut short after {inflated} bytes of a whole tar (no last block, or no CRC-32 and size "
+        "trailer): Python's tarfile stops at the tar's end-of-archive marker, so pip unpacks it and twine uploads it, "
+        "while gzip and GNU tar fail on it (unexpected end of file)"
+    )
 
 
 # What RFC 1952 defines for a deflate stream's header (gate round 17): extra flags (XFL) 2 (slowest) or 4 (fastest),
