@@ -191,6 +191,12 @@ def shards_named(index_path: Path) -> list[str]:
     bad = [f for f in shards if "/" in f or "\\" in f or f.startswith(".") or not f.endswith(".safetensors")]
     if bad:
         raise CheckpointError(f"{index_path}: names shards that are not plain *.safetensors files: {', '.join(bad)}")
+    if not isinstance(data.get("metadata"), dict):  # transformers' from_pretrained adds its keys to it
+        raise CheckpointError(
+            f"{index_path}: its 'metadata' is {'missing' if 'metadata' not in data else json.dumps(data['metadata'])}, "
+            'not an object (save_pretrained writes {"total_size": ...}), and transformers\' from_pretrained loads no '
+            "model from such an index (a KeyError or TypeError); fetch it again"
+        )
     return shards
 
 

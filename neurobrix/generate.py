@@ -673,7 +673,6 @@ class Stats:
         return "[" + " | ".join(phases) + "]"
 
 
-@torch.inference_mode()
 def generate_batch(
     model: Transformer,
     prompts: list[list[int]],
@@ -695,7 +694,40 @@ def generate_batch(
     Greedy decoding picks each token on the device, inside the step's graph (``GreedyDecoder``);
     ``device_pick=False``, sampling, or ``constraints`` (the model's token masks, see ``Constraints``) picks it on
     the host's side of the graph (``Decoder``).
+
+    A model generates one generation at a time: its KV cache, graphs and decode state are its own, so that a second
+    generation begun while one runs (in another thread, or from the first one's ``on_step`` or ``stop``) wrote its
+    tokens into the first one's cache, and each went on with the other's (other tokens, silently). It is refused.
     """
+    if not isinstance(model, Transformer):
+        raise UsageError(f"generate's model must be a neurobrix.model.Transformer, got {type(model).__name__}")
+    if not model.generating.acquire(blocking=False):
+        raise UsageError(
+            "this model is generating already (in another thread, or in a callback of its own generation): a model's "
+            "KV cache holds one generation at a time; wait for it to end, or load a second model"
+        )
+    try:
+        return _generate_batch(
+            model, prompts, max_new_tokens, opts, eos, on_step, use_graph, device_pick, constraints, stop
+        )
+    finally:
+        model.generating.release()
+
+
+@torch.inference_mode()
+def _generate_batch(
+    model: Transformer,
+    prompts: list[list[int]],
+    max_new_tokens: int,
+    opts: Sampling,
+    eos: set[int],
+    on_step: Callable[[list[int | None]], None] | None,
+    use_graph: bool,
+    device_pick: bool,
+    constraints: Constraints | None,
+    stop: Callable[[list[int]], bool] | None,
+) -> tuple[list[list[int]], Stats]:
+    """``generate_batch`` once the model is this generation's."""
     if not isinstance(opts, Sampling):
         raise UsageError(f"generate's opts must be a neurobrix.generate.Sampling, got {type(opts).__name__}")
     opts.validate()

@@ -67,15 +67,22 @@ def hub_offline() -> bool:
     return bool(constants.HF_HUB_OFFLINE)
 
 
-def hub_cache() -> Path:
-    """The huggingface_hub cache as the environment says now (HF_HUB_CACHE, else HF_HOME/hub)."""
-    if os.environ.get("HF_HUB_CACHE"):
-        return Path(os.environ["HF_HUB_CACHE"]).expanduser()
-    if os.environ.get("HF_HOME"):
-        return Path(os.environ["HF_HOME"]).expanduser() / "hub"
-    from huggingface_hub import constants
+def _hf_path(value: str) -> str:
+    return os.path.expandvars(os.path.expanduser(value))
 
-    return Path(constants.HF_HUB_CACHE)
+
+def hub_cache() -> Path:
+    """The huggingface_hub cache as the environment says now, read as huggingface_hub reads it when imported
+    (``constants.HF_HUB_CACHE``): HF_HUB_CACHE, else the older HUGGINGFACE_HUB_CACHE, else HF_HOME's ``hub``, HF_HOME
+    defaulting to ``$XDG_CACHE_HOME/huggingface`` (``~/.cache``), each with ``~`` and ``$VAR`` expanded, and a variable
+    set but empty taken as set. Another reading looked for models elsewhere than `hf download` had put them (a
+    ``$SCRATCH/hf`` taken literally, a folder named ``$SCRATCH`` in the current one; HUGGINGFACE_HUB_CACHE passed over
+    for HF_HOME's): offline, a cached model was "not in the cache"; online, downloaded again into another one."""
+    home = _hf_path(
+        os.environ.get("HF_HOME", os.path.join(os.environ.get("XDG_CACHE_HOME", "~/.cache"), "huggingface"))
+    )
+    legacy = os.environ.get("HUGGINGFACE_HUB_CACHE", os.path.join(home, "hub"))
+    return Path(_hf_path(os.environ.get("HF_HUB_CACHE", legacy)))
 
 
 def _network_errors() -> tuple[type[BaseException], ...]:

@@ -13,6 +13,7 @@ and each forward stays within the token counts the other kernels are certified f
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -21,7 +22,7 @@ from typing import Any
 import torch
 
 from .config import ModelConfig, checkpoint_shapes  # noqa: F401 (checkpoint_shapes: its home before config.py)
-from .errors import UsageError
+from .errors import UsageError, expect
 from .ops import Ops, rope_cache
 
 
@@ -183,10 +184,14 @@ class Transformer:
         self, cfg: ModelConfig, weights: Weights, ops: Ops, batch: int, capacity: int, chunk: int | None = None
     ) -> None:
         """``chunk``: tokens per sequence of one prefill pass (default ``chunk_length(batch)``)."""
+        # a count of another type or below 1 (batch 0, a capacity of 8.0 or True, a chunk of 2.5) failed in
+        # chunk_length's ValueError, in torch.zeros' TypeError or RuntimeError, or in the first prefill
+        for name, value in (("batch", batch), ("capacity", capacity), ("chunk", chunk)):
+            expect(f"the model's {name}", value, "an integer", optional=name == "chunk")
+            if value is not None and value < 1:
+                raise UsageError(f"the model's {name} must be an integer >= 1, got {value}")
         self.cfg, self.w, self.ops = cfg, weights, ops
         self.chunk = chunk_length(batch) if chunk is None else chunk
-        if self.chunk < 1:
-            raise UsageError(f"the prefill chunk must be >= 1 token, got {self.chunk}")
         device, dtype = weights.embed.device, weights.embed.dtype
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
@@ -195,6 +200,9 @@ class Transformer:
         # through PyTorch's reference implementations: ~1 s of every `run`'s preflight on a 2-core machine)
         self.positions = torch.arange(capacity).to(device)
         self.graphs: dict[str, Any] = {}  # CUDA graphs of this model's passes, kept by neurobrix.generate
+        # held by each generation (neurobrix.generate): the KV cache, graphs and decode state are this model's, one
+        # generation's at a time
+        self.generating = threading.Lock()
 
     def prefill(self, tokens: torch.Tensor) -> torch.Tensor:
         """Logits [B, vocab] of each prompt's last token, its k and v written to the cache at positions 0..;

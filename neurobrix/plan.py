@@ -49,6 +49,13 @@ def forward_calls(
     from .model import Transformer, meta_weights
     from .ops import recording
 
+    # a program's own lengths and dtype: a prompt of 0 tokens failed in prefill_chunks' ValueError, a negative one in
+    # torch's RuntimeError, a dtype such as "fp8" in a KeyError
+    expect("the prompt length" if prefill else "the decode step's length", seq, "an integer")
+    if seq < 1:
+        raise UsageError(f"the prompt length must be an integer >= 1, got {seq}")
+    if dtype not in DTYPES:
+        raise UsageError(f"the dtype must be one of {', '.join(DTYPES)}, got {dtype!r}")
     if layers is not None:
         cfg = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, layers))
     calls: set[PlannedCall] = set()

@@ -113,7 +113,12 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     """Settle the device and class, check the class's compiler stack, resolve every kernel call of this
     generation to its certified setting (the plan), then load the weights."""
     from .stack import require_certified_stack
+    from .store import StoredModel
 
+    if not isinstance(stored, StoredModel):  # a name or None failed in an AttributeError
+        raise UsageError(
+            f"load_model takes a stored model (neurobrix.store.resolve(name)), got {type(stored).__name__}"
+        )
     device, class_id, dtype = settle_device(backend, dtype)
     cfg = stored.config()
     if class_id is not None:

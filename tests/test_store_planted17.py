@@ -97,7 +97,9 @@ def test_an_index_dropped_beside_stored_shards_is_damage(tmp_path, monkeypatch):
     assert INDEX not in model.files and len(weight_files(model.path)) == 2
     weight_map = json.loads(index)["weight_map"]
     first = sorted(set(weight_map.values()))[0]
-    (model.path / INDEX).write_text(json.dumps({"weight_map": {k: first for k in weight_map}}), encoding="utf-8")
+    (model.path / INDEX).write_text(
+        json.dumps({"metadata": {}, "weight_map": {k: first for k in weight_map}}), encoding="utf-8"
+    )
     assert [p.name for p in weight_files(model.path)] == [first]  # what run would read now
     with pytest.raises(store.DamagedModelError, match=f"{INDEX} is not among the files imported"):
         store.resolve("tiny")
