@@ -389,8 +389,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="N",
         help="most new tokens to generate (default: as transformers' generate takes it from the model's "
-        "generation_config.json, its max_new_tokens, else its max_length less the prompt, else 256; at most what "
-        "the model's context leaves after the prompt)",
+        "generation_config.json, its max_new_tokens, else its max_length less the prompt, else transformers' 20; at "
+        "most what the model's context leaves after the prompt)",
     )
     run.add_argument(
         "--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default), else sampling temperature"

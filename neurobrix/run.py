@@ -28,14 +28,16 @@ from .plan import generation_calls, resolve
 from .tables import load as load_tables
 from .tokenizer import Tokenizer
 
-DEFAULT_MAX_TOKENS = 256
+# transformers' generate where nothing sets a length: GenerationConfig's default max_length of 20, which its
+# _prepare_generated_length reads as 20 new tokens after the prompt (cut at max_position_embeddings)
+DEFAULT_MAX_TOKENS = 20
 
 
 @dataclass(frozen=True)
 class RunOptions:
     model: str
     prompt: str
-    max_tokens: int | None = None  # None: DEFAULT_MAX_TOKENS, or what the model's context leaves (with a notice)
+    max_tokens: int | None = None  # None: the model's, else DEFAULT_MAX_TOKENS or what its context leaves (a notice)
     sampling: Sampling = Sampling()
     backend: str = "triton"
     dtype: str | None = None  # default: bf16 on a GPU, fp32 on the CPU
@@ -204,14 +206,16 @@ def new_token_limit(
     cfg: ModelConfig, tokenizer: Tokenizer, prompt_len: int, asked: int | None, notice: Callable[[str], Any]
 ) -> int:
     """The most new tokens a run generates: ``asked`` (--max-tokens), else generation_config.json's max_new_tokens,
-    or its max_length less the prompt, as transformers' generate takes them, else DEFAULT_MAX_TOKENS. The default
-    reaching past what the model's context leaves after the prompt is cut to that, with a note; asked for, or set by
-    the model (transformers' generate would run on past the context), it is refused. A model with a sliding attention
-    window (which the engine does not apply) keeps the whole generation within it, so that every query sees all
-    positions, as transformers' model does there."""
+    or its max_length less the prompt, as transformers' generate takes them, else DEFAULT_MAX_TOKENS (transformers'
+    20 new tokens), with a note. The default reaching past what the model's context leaves after the prompt is cut to
+    that, with a note, as generate cuts it at max_position_embeddings; asked for, or set by the model (transformers'
+    generate would run on past the context), it is refused. A model with a sliding attention window (which the engine
+    does not apply) keeps the whole generation within it, so that every query sees all positions, as transformers'
+    model does there; a count reaching past the window, where transformers' generate runs on, is refused."""
     span, what = cfg.max_positions, f"the model's context of {cfg.max_positions} tokens"
     window = cfg.sliding_window
-    if window is not None and window + 1 < span:  # the last new token is never fed: W + 1 tokens in all
+    window_bound = window is not None and window + 1 < span
+    if window_bound:  # the last new token is never fed: W + 1 tokens in all
         span = window + 1
         what = (
             f"the model's sliding attention window of {window} tokens (config.json's sliding_window: NeuroBrix "
@@ -219,22 +223,30 @@ def new_token_limit(
         )
     max_tokens = asked
     if max_tokens is None:
-        max_tokens, source = DEFAULT_MAX_TOKENS, f"the default --max-tokens is {DEFAULT_MAX_TOKENS}"
         from_model = tokenizer.max_new_tokens(prompt_len)
         if from_model is not None:
             max_tokens, source = from_model
-            if 1 <= span - prompt_len < max_tokens:  # transformers' generate runs on past it: a cut is other text
-                raise UsageError(
-                    f"the model's {source}, which reaches past {what} after the {prompt_len}-token prompt (where "
-                    f"transformers' generate runs on); give --max-tokens {span - prompt_len} or fewer"
-                )
+        else:
+            max_tokens = DEFAULT_MAX_TOKENS
+            source = (
+                f"transformers' generate makes {DEFAULT_MAX_TOKENS} new tokens where the model's "
+                f"{tokenizer.generation_file} sets no max_new_tokens or max_length"
+            )
+        # transformers' generate cuts its own default at the model's context, and runs on past a window (or past the
+        # context, a count the model sets): a cut there is other text
+        if 1 <= span - prompt_len < max_tokens and (from_model is not None or window_bound):
+            whose = "the model's " if from_model is not None else ""
+            raise UsageError(
+                f"{whose}{source}, which reaches past {what} after the {prompt_len}-token prompt (where "
+                f"transformers' generate runs on); give --max-tokens {span - prompt_len} or fewer"
+            )
         if 1 <= span - prompt_len < max_tokens:
             max_tokens = span - prompt_len
             notice(
                 f"note: generating at most {max_tokens} tokens: {what} leaves that many after the "
-                f"{prompt_len}-token prompt ({source})"
+                f"{prompt_len}-token prompt ({source}, up to the context)"
             )
-        elif from_model is not None:
+        else:
             notice(f"note: generating at most {max_tokens} tokens: {source} (--max-tokens overrides it)")
     if prompt_len + max(max_tokens, 1) > span:
         said = f"--max-tokens {max_tokens}" if asked is not None else "one new token"

@@ -299,7 +299,7 @@ def test_run_help_shows_examples_and_the_exit_codes(capsys):
     help_text = " ".join(capsys.readouterr().out.split())
     assert "examples: neurobrix run --model" in help_text and "--prompt-file report.txt" in help_text
     assert "Exit codes: 0 ok, 1 failed or blocked, 2 usage" in help_text and "7 stored model damaged" in help_text
-    assert "max_new_tokens, else its max_length less the prompt, else 256" in help_text
+    assert "max_new_tokens, else its max_length less the prompt, else transformers' 20" in help_text
     assert (
         "--top-k K sample among the K most likely tokens, 0 = all (default: the model's generation_config.json "
         "top_k, else 50, as transformers' generate)" in help_text
@@ -313,14 +313,21 @@ def test_run_help_shows_examples_and_the_exit_codes(capsys):
 
 def test_the_default_max_tokens_fits_a_small_context_with_a_notice(sentencepiece_model, capsys):
     from neurobrix import store
-
-    context = store.resolve("sp-model").config().max_positions
-    assert context < 256
-    sentencepiece_model.ids = [20]
-    assert main(["run", "--model", "sp-model", "--prompt", "hello world", "--no-chat"]) == 0
+    from neurobrix.run import DEFAULT_MAX_TOKENS
     from neurobrix.tokenizer import Tokenizer
 
-    prompt_len = len(Tokenizer(sentencepiece_model.folder).encode_prompt("hello world", chat=False))
+    context = store.resolve("sp-model").config().max_positions
+    tokenizer = Tokenizer(sentencepiece_model.folder)
+    # a prompt that leaves fewer tokens than the default in the context (transformers' generate cuts there too)
+    prompt = next(
+        text
+        for k in range(1, context)
+        if context - DEFAULT_MAX_TOKENS < len(tokenizer.encode_prompt(text := " ".join(["hello world"] * k), False))
+    )
+    prompt_len = len(tokenizer.encode_prompt(prompt, chat=False))
+    assert prompt_len < context
+    sentencepiece_model.ids = [20]
+    assert main(["run", "--model", "sp-model", "--prompt", prompt, "--no-chat"]) == 0
     assert sentencepiece_model.max_tokens == context - prompt_len
     assert f"note: generating at most {context - prompt_len} tokens" in capsys.readouterr().err
     # asked for explicitly, too many tokens is still the user's mistake

@@ -277,13 +277,14 @@ def test_run_generates_as_many_tokens_as_transformers_generate_when_not_told(tmp
     """Without --max-tokens, a run makes as many new tokens at most as transformers' generate makes without
     max_new_tokens: generation_config.json's max_new_tokens, else its max_length less the prompt; past the model's
     context (where transformers goes on) it is refused naming the setting (round 13: it was cut there with a note,
-    a shorter text than transformers'). A file setting neither: the engine's own default, not transformers' 20."""
+    a shorter text than transformers'). A file setting neither: transformers' 20 new tokens (round 21: the engine
+    took 256 of its own there), cut at the model's context as generate cuts them."""
     import json
 
     from store_fixtures import make_checkpoint
 
     from neurobrix.checkpoint import read_config
-    from neurobrix.run import DEFAULT_MAX_TOKENS, new_token_limit
+    from neurobrix.run import new_token_limit
     from neurobrix.tokenizer import Tokenizer
 
     transformers = pytest.importorskip("transformers")
@@ -303,10 +304,8 @@ def test_run_generates_as_many_tokens_as_transformers_generate_when_not_told(tmp
             new_token_limit(cfg, Tokenizer(folder), len(prompt), None, said.append)
         return
     ours = new_token_limit(cfg, Tokenizer(folder), len(prompt), None, said.append)
-    if not generation:
-        assert ours == min(DEFAULT_MAX_TOKENS, room)
-    else:
-        assert ours == theirs and len(said) == 1 and "generation_config.json's max_" in said[0]
+    assert ours == theirs and len(said) == 1
+    assert ("generation_config.json's max_" if generation else "transformers' generate makes 20") in said[0]
     assert new_token_limit(cfg, Tokenizer(folder), len(prompt), 3, said.append) == 3  # --max-tokens wins
 
 
@@ -332,16 +331,18 @@ def test_a_max_length_the_prompt_fills_is_refused_as_transformers_refuses_it(tmp
 
 def test_a_run_stays_within_the_sliding_window():
     """A model with a sliding attention window generates no further than the window (every position fed within
-    it): the default is cut there with a note, more asked for is refused before loading."""
+    it): the default reaching past it (where transformers' generate runs on with its windowed attention; round 21:
+    cut there with a note before) and more asked for are refused before loading, naming what fits."""
     from types import SimpleNamespace
 
     from neurobrix.run import new_token_limit
 
     cfg = ModelConfig.from_hf({**BASE, "architectures": ["MistralForCausalLM"], "sliding_window": 10})
     assert cfg.max_positions == 16 and cfg.sliding_window == 10
-    tokenizer, said = SimpleNamespace(max_new_tokens=lambda n: None), []
-    assert new_token_limit(cfg, tokenizer, 4, None, said.append) == 7  # positions 0..9 fed, the 7th token read
-    assert "sliding attention window of 10 tokens" in said[0]
+    tokenizer = SimpleNamespace(max_new_tokens=lambda n: None, generation_file="generation_config.json")
+    said: list[str] = []
+    with pytest.raises(UsageError, match="sliding attention window of 10 tokens.*give --max-tokens 7 or fewer"):
+        new_token_limit(cfg, tokenizer, 4, None, said.append)  # positions 0..9 fed, the 7th token read
     assert new_token_limit(cfg, tokenizer, 4, 7, said.append) == 7
     with pytest.raises(UsageError, match="plus --max-tokens 8 exceeds the model's sliding attention window of 10"):
         new_token_limit(cfg, tokenizer, 4, 8, said.append)

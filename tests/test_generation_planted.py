@@ -435,10 +435,12 @@ def test_a_repetition_penalty_given_on_the_command_line_wins_over_the_models(giv
 
 
 def test_the_default_new_tokens_under_a_sliding_window_fill_it_exactly():
-    """With a sliding window W smaller than the context, a run's default new tokens fill W + 1 tokens in all (the
-    last new token is never fed): exactly what ``generate_batch`` accepts, and one more it refuses (a span of W cut
-    every such run one token short)."""
+    """With a sliding window W smaller than the context, a run may fill W + 1 tokens in all (the last new token is
+    never fed): the default new tokens reaching past that are refused naming exactly the --max-tokens that
+    ``generate_batch`` accepts, and one more it refuses (a span of W cut every such run one token short). (Before
+    round 21 the default was cut there; transformers' generate runs on past the window, so it is refused now.)"""
     import dataclasses
+    import re
 
     from test_runtime_planted import TINY
 
@@ -449,12 +451,17 @@ def test_the_default_new_tokens_under_a_sliding_window_fill_it_exactly():
     from neurobrix.warmup import scratch_weights
 
     class NoLimit:
+        generation_file = "generation_config.json"
+
         def max_new_tokens(self, prompt_len):
             return None
 
     window, prompt = 12, [1, 2, 3]
     cfg = dataclasses.replace(TINY, sliding_window=window)
-    new = new_token_limit(cfg, NoLimit(), len(prompt), None, lambda note: None)
+    with pytest.raises(UsageError, match="sliding attention window") as refused:
+        new_token_limit(cfg, NoLimit(), len(prompt), None, lambda note: None)
+    new = int(re.search(r"give --max-tokens (\d+) or fewer", str(refused.value)).group(1))
+    assert new_token_limit(cfg, NoLimit(), len(prompt), new, lambda note: None) == new
     model = Transformer(cfg, scratch_weights(cfg, torch.float32, torch.device("cpu")), TORCH, batch=1, capacity=32)
     generate_batch(model, [prompt], new, Sampling(), set())
     with pytest.raises(UsageError, match="sliding attention window"):
