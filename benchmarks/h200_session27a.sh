@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
-# Session 27's first call on the H200: linear's bf16 decode entries at M = 1 of the Llama-3.1-8B, Mistral-7B and
-# Qwen2.5-7B shapes certified again with the 8-warp gemv candidates (sessions 24-25 did the five smaller shapes),
-# ranked in their model's step, the step with the tables before and after side by side, then every M = 1 bf16 entry
-# checked with the gpu profile. New tables under $OUT.
+# Session 27's first H200 script (its one call failed, the machine stopped answering: not yet run): linear's bf16
+# decode entries at M = 1 of the Llama-3.1-8B, Mistral-7B and Qwen2.5-7B shapes certified again with the 8-warp gemv
+# candidates (sessions 24-25 did the five smaller shapes), ranked in their model's step, the step with the tables
+# before and after side by side, then every M = 1 bf16 entry checked with the gpu profile. New tables under $OUT.
 set -u
 export PYTHONPATH=.:/tmp/site NEUROBRIX_SOURCE_COMMIT=${NEUROBRIX_SOURCE_COMMIT:-unknown} PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null
