@@ -2,8 +2,10 @@
 
 The op computes nothing that rounds: its token must be the reference's exactly (a bound of 0), and so must the
 state. What a wrong pick gets wrong is an order or an edge, so the draws aim there: the row's largest value
-repeated at a later index (often in another part of the row), NaN and infinities, a row of -inf only, the row's
-largest value in its last element, and rows read through a padded view."""
+repeated at a later index (often in another part of the row), or one ulp of the logits' dtype above it there (a
+pick that compares values at any lower precision, e.g. a part's value kept in fp16 for fp32 logits, takes the
+earlier one), NaN and infinities, a row of -inf only, the row's largest value in its last element, and rows read
+through a padded view."""
 
 from __future__ import annotations
 
@@ -16,7 +18,7 @@ import torch
 from .. import reference
 from . import Record, Small
 
-SPECIALS = ("none", "tie", "nan", "inf", "-inf row", "last")
+SPECIALS = ("none", "tie", "near tie", "nan", "inf", "-inf row", "last")
 UNTOUCHED = -2  # what the wide buffers of tokens and state hold beside the views the op is given
 
 
@@ -26,6 +28,7 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     B, V = shape["B"], shape["V"]
     rng = values.rng
     logits = values((B, V)).double()
+    up = _one_ulp_up(logits.to(values.dtype)).double()
     specials = []
     for row in range(B):
         special = "none" if values.timing else rng.choice(SPECIALS)
@@ -34,6 +37,9 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         if special == "tie":  # the largest value again at a later index: the first one is the token
             first = int(logits[row].argmax())
             logits[row, rng.randrange(first, V)] = logits[row, first]
+        elif special == "near tie":  # one ulp of the dtype above the largest value, later: the later one is the token
+            first = int(logits[row].argmax())
+            logits[row, rng.randrange(first, V)] = up[row, first]
         elif special == "nan":  # two NaN: the first one's index is the token
             logits[row, at] = math.nan
             logits[row, rng.randrange(at, V)] = math.nan
@@ -58,6 +64,15 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         state = drawn
     args = {"logits": padded(logits.to(values.dtype), pad, values.device), "tokens": tokens, "state": state}
     return args, {"rows": specials, "logits row padding": pad, "tokens and state": "views" if wide else "own"}
+
+
+def _one_ulp_up(t: torch.Tensor) -> torch.Tensor:
+    """The next value of ``t``'s dtype above each element of ``t`` (finite, not NaN), exactly; above 0 the least
+    normal number (a subnormal one a GPU may flush to 0)."""
+    bits = {torch.float16: torch.int16, torch.bfloat16: torch.int16, torch.float32: torch.int32}[t.dtype]
+    raw = t.view(bits)
+    step = torch.where(t > 0, raw + 1, raw - 1)  # away from zero above it, toward zero below it
+    return torch.where(t == 0, torch.finfo(t.dtype).tiny, step.view(t.dtype))
 
 
 def reset(case: Any) -> None:
