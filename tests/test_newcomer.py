@@ -50,3 +50,21 @@ def test_a_prompt_filling_a_sliding_window_names_the_window_and_what_fits():
     cfg = ModelConfig.from_hf({**BASE, "architectures": ["MistralForCausalLM"], "sliding_window": 10})
     with pytest.raises(UsageError, match=r"exceeds the model's sliding attention window of 10 .* at most 10 tokens"):
         new_token_limit(cfg, NO_LENGTH, 11, 1, print)
+
+
+def test_doctor_help_names_every_row_the_doctor_reports():
+    """`neurobrix doctor --help` named python, torch, triton, the device, the class and the tables only, while the
+    report also has the model store, the class's kernels, the compiler stack, the Triton variables and cache, the
+    kernel sources and the environment's NEUROBRIX_* variables (the README's commands table lists them). Each row
+    name the doctor can print (read from its source, so a new row needs its word in the help) is in the help."""
+    import re
+    from pathlib import Path
+
+    import neurobrix.doctor
+    from neurobrix.cli import build_parser
+
+    rows = set(re.findall(r'Finding\("([^"]+)"', Path(neurobrix.doctor.__file__).read_text(encoding="utf-8")))
+    assert {"python", "store", "stack", "kernels", "environment"} <= rows  # the source is read as meant
+    commands = next(a for a in build_parser()._actions if isinstance(a, argparse._SubParsersAction))
+    description = commands.choices["doctor"].description.lower()
+    assert sorted(row for row in rows if row not in description) == []
