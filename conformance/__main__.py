@@ -397,7 +397,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--profile",
         choices=("ci", "dev", "gpu"),
         default="dev",
-        help="Hypothesis profile: ci (25 examples, derandomized), dev (40), gpu (50, fresh seeds each run)",
+        help="Hypothesis profile: ci (25 examples, derandomized), dev (40, the default), "
+        "gpu (50, fresh seeds each run)",
     )
     c.add_argument("--json", type=_report_file, metavar="FILE", help="also write the full report as JSON")
     c.add_argument(
@@ -501,7 +502,9 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="Hypothesis examples proving each entry (default %(default)s)",
     )
-    z.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs")
+    z.add_argument(
+        "--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs (default ci)"
+    )
     z.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
     z.add_argument(
@@ -531,7 +534,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rank")
     r.add_argument("--models", nargs="+", metavar="MODEL", help="catalogue models (default: all)")
-    r.add_argument("--batch", nargs="+", type=_at_least(1), default=[1, 8], metavar="B", help="decode batches (1 8)")
+    r.add_argument(
+        "--batch", nargs="+", type=_at_least(1), default=[1, 8], metavar="B", help="decode batches (default: 1 8)"
+    )
     r.add_argument("--dtype", default="bf16", choices=("bf16", "fp16"), help="the step's dtype (default %(default)s)")
     r.add_argument("--top", type=_at_least(1), default=6, metavar="N", help="alternatives a call (default 6)")
     r.add_argument(
@@ -543,8 +548,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     r.add_argument("--rounds", type=_at_least(1), default=5, metavar="N", help="interleaved rounds (default 5)")
     r.add_argument("--steps", type=_at_least(1), default=150, metavar="N", help="replays a round (default 150)")
-    r.add_argument("--examples", type=_at_least(1), default=25, metavar="N", help="examples proving a new setting")
-    r.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for proofs")
+    r.add_argument(
+        "--examples", type=_at_least(1), default=25, metavar="N", help="examples proving a new setting (default 25)"
+    )
+    r.add_argument(
+        "--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for proofs (default ci)"
+    )
     r.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
     r.add_argument("--again", action="store_true", help="rank entries ranked in a step before as well")
     r.add_argument(
@@ -586,7 +595,11 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument(
-        "--examples", type=_at_least(1), default=30, metavar="N", help="Hypothesis examples per kernel and dtype"
+        "--examples",
+        type=_at_least(1),
+        default=30,
+        metavar="N",
+        help="Hypothesis examples per kernel and dtype (default 30)",
     )
     w.add_argument("--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile (default ci)")
     w.add_argument(

@@ -211,7 +211,8 @@ def new_token_limit(
     that, with a note, as generate cuts it at max_position_embeddings; asked for, or set by the model (transformers'
     generate would run on past the context), it is refused. A model with a sliding attention window (which the engine
     does not apply) keeps the whole generation within it, so that every query sees all positions, as transformers'
-    model does there; a count reaching past the window, where transformers' generate runs on, is refused."""
+    model does there; a count reaching past the window, where transformers' generate runs on, is refused. A prompt
+    that leaves no room for one new token is refused as such, before any count is read or noted."""
     span, what = cfg.max_positions, f"the model's context of {cfg.max_positions} tokens"
     window = cfg.sliding_window
     window_bound = window is not None and window + 1 < span
@@ -220,6 +221,11 @@ def new_token_limit(
         what = (
             f"the model's sliding attention window of {window} tokens (config.json's sliding_window: NeuroBrix "
             "attends over whole sequences, so a generation stays within it)"
+        )
+    if prompt_len >= span:  # no room for one new token whatever --max-tokens says: no note of a count to make
+        raise UsageError(
+            f"the prompt ({prompt_len} tokens) plus one new token exceeds {what}; shorten the prompt to at most "
+            f"{span - 1} tokens"
         )
     max_tokens = asked
     if max_tokens is None:
