@@ -360,7 +360,7 @@ def _rope_labels(arch: str, data: Mapping[str, Any], layers: int) -> set[str]:
 
 
 def _rope(
-    data: Mapping[str, Any], source: str, head_dim: int, arch: str = "llama", labels: set[str] = frozenset()
+    data: Mapping[str, Any], source: str, head_dim: int, arch: str, labels: set[str]
 ) -> tuple[float, dict[str, Any] | None]:
     """(rope_theta, the scaling (llama3, linear, dynamic) or None) as transformers' config reads them
     (convert_rope_params_to_dict, standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta
