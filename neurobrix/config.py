@@ -216,7 +216,7 @@ class ModelConfig:
                 "config refuses an odd head dim above 4, its rotary fails on 3 and widens 1 to 2); NeuroBrix runs even "
                 "ones only"
             )
-        theta, scaling = _rope(data, source, head_dim)
+        theta, scaling = _rope(data, source, head_dim, arch, _rope_labels(arch, data, need("num_hidden_layers")))
         if scaling is not None and scaling.get("rope_type") == "dynamic" and head_dim == 2:
             # its NTK rule raises the base to the power dim / (dim - 2), even at the model's own context
             raise ConfigError(
@@ -339,7 +339,29 @@ def _layer_types(arch: str, data: Mapping[str, Any], source: str) -> None:
                 )
 
 
-def _rope(data: Mapping[str, Any], source: str, head_dim: int) -> tuple[float, dict[str, Any] | None]:
+def _rope_labels(arch: str, data: Mapping[str, Any], layers: int) -> set[str]:
+    """The layer types transformers' config holds as it reads the rotary fields: a rope dict keyed by one of them is
+    taken for a dict per layer type. Qwen2Config has its layer_types (the file's, else from its window) by then, and
+    so has a mistral file with layer_types (Ministral's: the file's, else every layer sliding where there is a
+    window); LlamaConfig and MistralConfig have none (the file's field is set after)."""
+    types = data.get("layer_types")
+    if arch == "qwen2" and types is None:
+        window = data.get("sliding_window") if data.get("use_sliding_window") else None
+        first = data.get("max_window_layers")
+        types = [
+            "sliding_attention" if window is not None and isinstance(first, int) and i >= first else "full_attention"
+            for i in range(layers)
+        ]
+    elif arch == "mistral" and "layer_types" in data and types is None:
+        types = ["sliding_attention" if data.get("sliding_window") is not None else "full_attention"] * layers
+    elif arch not in ("qwen2", "mistral") or not isinstance(types, list):
+        return set()
+    return {t for t in types if isinstance(t, str)} | {"full_attention" for t in types if t == "attention"}
+
+
+def _rope(
+    data: Mapping[str, Any], source: str, head_dim: int, arch: str, labels: set[str]
+) -> tuple[float, dict[str, Any] | None]:
     """(rope_theta, the scaling (llama3, linear, dynamic) or None) as transformers' config reads them
     (convert_rope_params_to_dict, standardize_rope_params). transformers >= 5 writes ``rope_parameters`` (theta
     inside), older files ``rope_theta`` and ``rope_scaling`` at the top level. A ``rope_scaling`` wins over
@@ -352,6 +374,22 @@ def _rope(data: Mapping[str, Any], source: str, head_dim: int) -> tuple[float, d
     rope = data.get("rope_scaling") or data.get("rope_parameters") or {}
     if not isinstance(rope, Mapping):
         raise ConfigError(f"{source}: field 'rope_scaling' has an unexpected value {rope!r}")
+    nested = [key for key in rope if key in labels]
+    if nested:
+        # transformers' config takes a dict keyed by a layer type for one per layer type: it fills in (type, theta,
+        # factor) only in the nested dicts, and its rotary embedding reads the dict's own top-level fields, failing
+        # where they are missing
+        missing = [name for name in ("rope_type", "rope_theta") if name not in rope]
+        if missing:
+            raise ConfigError(
+                f"{source}: the rope parameters are keyed by layer type ({nested[0]!r}) and have no top-level "
+                f"'{missing[0]}', with which transformers' {CLASSES[arch]} rotary embedding fails"
+            )
+        if rope["rope_type"] != "default":
+            raise ConfigError(
+                f"{source}: rope parameters keyed by layer type ({nested[0]!r}) with a top-level "
+                f"{rope['rope_type']!r} rotation are not supported (transformers reads only that dict's own fields)"
+            )
     theta = rope.get("rope_theta", data.get("rope_theta", 10000.0))
     if not _positive(theta):  # 1 / theta^(2i/D): 0, a negative base or NaN makes every angle inf or NaN
         raise ConfigError(f"{source}: rope_theta must be a finite number > 0, got {theta!r}")
