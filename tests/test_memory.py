@@ -41,9 +41,13 @@ def test_too_little_memory_is_refused_with_both_numbers_and_what_fits():
 def test_run_checks_memory_before_any_weight_is_read(monkeypatch):
     """On a GPU the check comes before loading: with too little free memory nothing is read."""
     from neurobrix import run
+    from neurobrix.store import StoredModel
 
-    class Stored:
+    class Stored(StoredModel):  # load_model takes a stored model, nothing else
         path = None
+
+        def __init__(self):  # no manifest, no files: only the config is read before the memory check
+            pass
 
         def config(self):
             return LLAMA_8B

@@ -498,11 +498,14 @@ def test_a_model_s_token_limit_filling_the_context_exactly_is_taken():
     with pytest.raises(UsageError, match="reaches past the model's context of 64 tokens"):
         new_token_limit(cfg, Model(1), 10, None, notes.append)
     quiet = dataclasses.replace(cfg, max_positions=100_000)
-    none = type("NoLimit", (), {"max_new_tokens": lambda self, prompt_len: None})()
-    notes.clear()
-    assert new_token_limit(quiet, none, 10, None, notes.append) > 0 and notes == []
+    none = type(
+        "NoLimit", (), {"max_new_tokens": lambda self, prompt_len: None, "generation_file": "generation_config.json"}
+    )()
+    notes.clear()  # the default (transformers' 20 new tokens) within the context: its own note, not the model's
+    assert new_token_limit(quiet, none, 10, None, notes.append) == 20
+    assert len(notes) == 1 and "transformers' generate makes 20 new tokens" in notes[0], notes
     # rn05: a prompt filling the context leaves no room for the token its prefill picks, whatever was asked
-    with pytest.raises(UsageError, match=r"the prompt \(64 tokens\) plus --max-tokens 0 exceeds"):
+    with pytest.raises(UsageError, match=r"the prompt \(64 tokens\) plus one new token exceeds"):
         new_token_limit(cfg, none, 64, 0, notes.append)
 
 
