@@ -101,6 +101,9 @@ def random_weights(cfg: Any, dtype: torch.dtype, device: str, seed: int = 0) -> 
             mlp_norm=torch.ones(h, dtype=dtype, device=device),
             gate_up=rand(2 * i, h),
             down=rand(h, i),
+            o_bias=rand(h) if cfg.o_bias else None,
+            gate_up_bias=rand(2 * i) if cfg.mlp_bias else None,
+            down_bias=rand(h) if cfg.mlp_bias else None,
         )
         for _ in range(cfg.num_layers)
     ]

@@ -1,8 +1,8 @@
 """A Llama-family model's architecture, read from a Hugging Face config.json and checked.
 
-Supported: LlamaForCausalLM (Llama 2/3, TinyLlama, Llama-3 rope scaling, tied embeddings),
-MistralForCausalLM and Qwen2ForCausalLM (q/k/v bias); a sliding attention window is kept in the config, and
-a generation reaching past it is refused (``neurobrix.generate``). Anything else is refused by name before
+Supported: LlamaForCausalLM (Llama 2/3, TinyLlama, Llama-3 rope scaling, tied embeddings, ``attention_bias`` and
+``mlp_bias``), MistralForCausalLM and Qwen2ForCausalLM (q/k/v bias); a sliding attention window is kept in the config,
+and a generation reaching past it is refused (``neurobrix.generate``). Anything else is refused by name before
 any weight is read. A field config.json leaves out takes the value transformers' config class gives it.
 """
 
@@ -120,6 +120,8 @@ class ModelConfig:
     rms_norm_eps: float
     tie_word_embeddings: bool
     qkv_bias: bool
+    o_bias: bool = False  # a bias on the attention's output projection (Llama's attention_bias)
+    mlp_bias: bool = False  # biases on the gate, up and down projections (Llama's mlp_bias)
     rope_scaling: Mapping[str, Any] | None = field(default=None, hash=False)
     eos_token_ids: tuple[int, ...] = ()  # config.json's eos_token_id (generation_config.json's wins)
     # the attention window of any layer that has one: a query sees the keys of the last sliding_window positions
@@ -182,10 +184,6 @@ class ModelConfig:
         act = data.get("hidden_act", "silu")
         if act not in SILU:
             raise ConfigError(f"{source}: hidden_act {act!r} is not supported (the MLP computes SiLU only)")
-        if arch == "llama" and data.get("mlp_bias"):  # MistralMLP and Qwen2MLP have no bias, whatever the file says
-            raise ConfigError(f"{source}: mlp_bias is not supported (MLP projections without bias only)")
-        if arch == "llama" and data.get("attention_bias"):  # MistralAttention has none; Qwen2's is its q/k/v bias
-            raise ConfigError(f"{source}: attention_bias on {arch} (biased output projection) is not supported")
         if data.get("transformers_weights") is not None:  # from_pretrained loads that file instead of the usual ones
             raise ConfigError(
                 f"{source}: transformers_weights {data['transformers_weights']!r} (the weights file transformers loads "
@@ -235,7 +233,13 @@ class ModelConfig:
             rope_theta=float(theta),
             rms_norm_eps=_eps(need("rms_norm_eps", (int, float)), source),
             tie_word_embeddings=_flag(data, "tie_word_embeddings", source),
-            qkv_bias=arch == "qwen2",
+            # the projections transformers' model builds with a bias: LlamaAttention's q, k, v and o with
+            # attention_bias, LlamaMLP's gate, up and down with mlp_bias (both typed true or false by
+            # _refused_by_transformers); Qwen2Attention's q, k and v always, never its o; MistralAttention,
+            # MistralMLP and Qwen2MLP none, whatever the file says
+            qkv_bias=arch == "qwen2" or (arch == "llama" and data.get("attention_bias") is True),
+            o_bias=arch == "llama" and data.get("attention_bias") is True,
+            mlp_bias=arch == "llama" and data.get("mlp_bias") is True,
             rope_scaling=scaling,
             eos_token_ids=tuple(
                 eos if isinstance(eos := data.get("eos_token_id"), list) else ([] if eos is None else [eos])
@@ -547,6 +551,12 @@ def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
                     p + "self_attn.k_proj.bias": (hkv,),
                     p + "self_attn.v_proj.bias": (hkv,),
                 }
+            )
+        if cfg.o_bias:
+            shapes[p + "self_attn.o_proj.bias"] = (h,)
+        if cfg.mlp_bias:
+            shapes.update(
+                {p + "mlp.gate_proj.bias": (i,), p + "mlp.up_proj.bias": (i,), p + "mlp.down_proj.bias": (h,)}
             )
     shapes["model.embed_tokens.weight"] = (cfg.vocab_size, h)
     shapes["model.norm.weight"] = (h,)

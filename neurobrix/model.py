@@ -43,6 +43,10 @@ class Layer:
     mlp_norm: torch.Tensor  # [hidden]
     gate_up: torch.Tensor  # [2 I, hidden]
     down: torch.Tensor  # [hidden, I]
+    # Llama's attention_bias (o's bias; q/k/v's are qkv_bias) and mlp_bias (gate's then up's, as gate_up; down's)
+    o_bias: torch.Tensor | None = None  # [hidden]
+    gate_up_bias: torch.Tensor | None = None  # [2 I]
+    down_bias: torch.Tensor | None = None  # [hidden]
 
 
 @dataclass
@@ -78,9 +82,11 @@ def fuse_weights(
     layers = []
     for n in range(cfg.num_layers):
         p = f"model.layers.{n}."
-        bias = None
+        bias = gate_up_bias = None
         if cfg.qkv_bias:
             bias = torch.cat([take(p + f"self_attn.{x}_proj.bias") for x in ("q", "k", "v")])
+        if cfg.mlp_bias:  # in gate_up's order: gate's rows, then up's
+            gate_up_bias = torch.cat([take(p + "mlp.gate_proj.bias"), take(p + "mlp.up_proj.bias")])
         layers.append(
             Layer(
                 attn_norm=take(p + "input_layernorm.weight"),
@@ -90,6 +96,9 @@ def fuse_weights(
                 mlp_norm=take(p + "post_attention_layernorm.weight"),
                 gate_up=torch.cat([take(p + "mlp.gate_proj.weight"), take(p + "mlp.up_proj.weight")]),
                 down=take(p + "mlp.down_proj.weight"),
+                o_bias=take(p + "self_attn.o_proj.bias") if cfg.o_bias else None,
+                gate_up_bias=gate_up_bias,
+                down_bias=take(p + "mlp.down_proj.bias") if cfg.mlp_bias else None,
             )
         )
     embed_name, head_name = "model.embed_tokens.weight", "lm_head.weight"
@@ -140,6 +149,9 @@ def meta_weights(cfg: ModelConfig, dtype: torch.dtype) -> Weights:
             mlp_norm=empty(h),
             gate_up=empty(2 * i, h),
             down=empty(h, i),
+            o_bias=empty(h) if cfg.o_bias else None,
+            gate_up_bias=empty(2 * i) if cfg.mlp_bias else None,
+            down_bias=empty(h) if cfg.mlp_bias else None,
         )
         for _ in range(cfg.num_layers)
     ]
@@ -268,10 +280,10 @@ class Transformer:
                 attn = ops.attention_chunk(q, k_cache[:, :end], v_cache[:, :end], self.scale)  # [B, S, Hq, D]
             else:
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
-            x = ops.linear(attn.reshape(B * S, hq * d), layer.o)
+            x = ops.linear(attn.reshape(B * S, hq * d), layer.o, layer.o_bias)
             # MLP block
             y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
-            x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up)), layer.down)
+            x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up, layer.gate_up_bias)), layer.down, layer.down_bias)
         if not logits:
             return None
         y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)

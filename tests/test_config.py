@@ -28,8 +28,6 @@ BASE = {
 @pytest.mark.parametrize(
     "extra, message",
     [
-        ({"mlp_bias": True}, "mlp_bias is not supported"),
-        ({"attention_bias": True}, "attention_bias on llama"),
         ({"architectures": ["MistralForCausalLM"], "sliding_window": 0}, "'sliding_window' has an unexpected value 0"),
         ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
         ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
@@ -43,7 +41,8 @@ def test_variants_the_engine_does_not_run_are_refused_by_name(extra, message):
 
 
 def test_qwen2_attention_bias_is_its_qkv_bias():
-    assert ModelConfig.from_hf({**BASE, "architectures": ["Qwen2ForCausalLM"], "attention_bias": True}).qkv_bias
+    cfg = ModelConfig.from_hf({**BASE, "architectures": ["Qwen2ForCausalLM"], "attention_bias": True, "mlp_bias": True})
+    assert cfg.qkv_bias and not cfg.o_bias and not cfg.mlp_bias  # Qwen2Attention's o and Qwen2MLP have none
 
 
 @pytest.mark.parametrize("arch", ["LlamaForCausalLM", "MistralForCausalLM", "Qwen2ForCausalLM"])
