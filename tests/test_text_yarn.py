@@ -203,3 +203,36 @@ def test_yarn_fields_transformers_refuses_or_that_do_not_describe_a_model_are_na
     if raised is not None:
         with pytest.raises(raised):
             _transformers_tables(tmp_path, "LlamaConfig")
+
+
+def test_the_conformance_bound_holds_for_yarn_tables_and_sees_a_frequency_off():
+    """The rotary record's yarn draws (every optional field drawn, present and absent): the engine's tables within
+    ``bounds.rope_table`` of the reference's float64 ones, past the original context; one frequency off by one part
+    in 10^4, or the attention factor dropped, shows. Before: both rope_cache and the reference refused yarn."""
+    import random
+
+    from conformance import bounds, reference
+    from conformance.specs.rotary import QWEN_CARD, _draw_yarn
+    from neurobrix.ops import rope_cache
+
+    rng = random.Random(0)
+    draws = [QWEN_CARD, *(_draw_yarn(rng) for _ in range(12))]
+    fields = {name for rope in draws for name, _ in rope.scaling or ()}
+    assert {"beta_fast", "beta_slow", "truncate", "attention_factor"} <= fields
+    rows = 8192 + 100
+    positions = torch.arange(rows, dtype=torch.float64)[:, None]
+    for rope in draws:
+        head_dim = rng.choice([64, 128])
+        tables = reference.rope_frequencies(head_dim, rope.theta, rows, rope.rope_scaling)
+        angle = positions * tables.inv_freq[None, :]
+        cos, sin = rope_cache(head_dim, rope.theta, rows, rope.rope_scaling)
+        for engine, table in ((cos, tables.cos), (sin, tables.sin)):
+            bound = bounds.rope_table(table, angle=angle, scaling=rope.rope_scaling, theta=rope.theta)
+            assert bounds.ratio(engine, table, bound) <= 1, str(rope)
+        bound = bounds.rope_table(tables.cos, angle=angle, scaling=rope.rope_scaling, theta=rope.theta)
+        off = tables.inv_freq.clone()
+        off[head_dim // 4] *= 1 + 1e-4
+        scale = float(tables.cos[0, 0])  # the attention factor
+        assert bounds.ratio((scale * (positions * off[None, :]).cos()).float(), tables.cos, bound) > 1, str(rope)
+        if scale != 1.0:
+            assert bounds.ratio(cos / scale, tables.cos, bound) > 1, str(rope)
