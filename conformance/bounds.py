@@ -354,18 +354,52 @@ def rope_table(
     in magnitude): each table element within gamma_n(2^-24) |p f| + SPECIAL_ULPS 2^-24 of cos(p f), and the
     reference within 2^-52 of it. At a position of 8,192 and f = 1 the bound is ~2e-5: a frequency off by one part
     in 10^4 shows.
+
+    With yarn scaling (transformers' float32 operations): the slowed frequency 1 / (factor x theta^x) is two more
+    roundings than the kept one (the factor as a float32 scalar, the product); the ramp r = (i - low) / (high - low)
+    takes low and the width as float32 scalars: off by |low - fl32(low)| / width from low's rounding and ~3 u from
+    the subtraction, the width's rounding and the division, relative to a ramp within [0, 1] (clamping moves it no
+    further); the weights 1 - r and 1 - (1 - r) one more u each. The blend f / factor (1 - w) + f w: its two
+    products and sum three roundings of terms that are never negative (relative to f), and a weight off by d moves f
+    by d |f - f / factor|, relative to f at most d max(factor, 1 / factor). The table is then cos and sin times the
+    attention factor a (as a float32 scalar, and the product rounded): |a| times the bound above and 2 u more.
     """
     t = _f64(table64)
     if angle is None:
         return half_ulp(t.abs(), dtype)
     roundings = math.ceil(math.log(max(float(theta), math.e))) + SPECIAL_ULPS + 2
     kind = scaling.get("rope_type", scaling.get("type")) if scaling is not None else None
+    scale = 1.0
     if kind == "linear":  # one more division
         roundings += 1
     elif kind == "llama3":
         high, low = float(scaling["high_freq_factor"]), float(scaling["low_freq_factor"])
         roundings += math.ceil(16 * float(scaling["factor"]) * max(1.0, high / (high - low)))
-    return gamma(roundings, U32) * _f64(angle).abs() + SPECIAL_ULPS * U32 + 2 * U64
+    elif kind == "yarn":
+        factor, low, width = float(scaling["factor"]), *_yarn_ramp(scaling, theta, 2 * table64.shape[-1])
+        low32 = float(torch.tensor(low, dtype=torch.float32))
+        ramp = 1.01 * (abs(low - low32) / abs(width) / U32 + 3)  # in units of u
+        roundings += 2 + 3 + math.ceil((ramp + 2) * max(factor, 1 / factor))
+        given = scaling.get("attention_factor")  # else the paper's 0.1 ln(factor) + 1 above a factor of 1
+        scale = abs(float(given) if given is not None else 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0)
+    bound = gamma(roundings, U32) * _f64(angle).abs() + SPECIAL_ULPS * U32
+    if scale != 1.0:
+        bound = scale * bound * (1 + 3 * U32) + 2 * scale * U32
+    return bound + 2 * U64 * max(scale, 1.0)
+
+
+def _yarn_ramp(scaling: Mapping[str, Any], theta: float, dim: int) -> tuple[float, float]:
+    """(low, high - low) of yarn's ramp, as transformers computes them in double precision."""
+    context = float(scaling["original_max_position_embeddings"])
+
+    def place(rotations: float) -> float:
+        return dim * math.log(context / (2 * math.pi * rotations)) / (2 * math.log(theta))
+
+    low, high = place(float(scaling.get("beta_fast") or 32)), place(float(scaling.get("beta_slow") or 1))
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    return float(low), (high + 0.001 if high == low else high) - low
 
 
 def rotary(

@@ -94,6 +94,47 @@ def llama3_inv_freq(inv_freq: list[float], scaling: Mapping[str, Any]) -> list[f
     return scaled
 
 
+def yarn_attention_factor(scaling: Mapping[str, Any]) -> float:
+    """YaRN's scale of cos and sin (the paper's sqrt(1/t) = 0.1 ln(s) + 1 at scale s > 1, else 1), unless the
+    configuration states its own."""
+    given = scaling.get("attention_factor")
+    if given is not None:
+        return float(given)
+    factor = float(scaling["factor"])
+    return 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+
+
+def yarn_inv_freq(inv_freq: list[float], theta: float, scaling: Mapping[str, Any]) -> list[float]:
+    """The YaRN frequency rule (the paper's "NTK-by-parts", as transformers' `_compute_yarn_parameters` sets it up).
+
+    Dimension pair i turns r_i = L f_i / (2 pi) times in the original context L; the pair whose count is r sits at
+    d(r) = D ln(L / (2 pi r)) / (2 ln theta). Between d(beta_fast) (default 32; floored) and d(beta_slow) (default 1;
+    ceiled), unless ``truncate`` is false, both clipped to [0, D - 1] (a ramp of width 0 widened by 0.001), the weight
+    of the original frequency falls linearly from 1 to 0: f_i' = f_i / factor (1 - w_i) + f_i w_i.
+    """
+    factor = float(scaling["factor"])
+    context = float(scaling["original_max_position_embeddings"])
+    dim = 2 * len(inv_freq)
+    beta_fast = float(scaling.get("beta_fast") or 32)
+    beta_slow = float(scaling.get("beta_slow") or 1)
+
+    def place(rotations: float) -> float:
+        return dim * math.log(context / (2 * math.pi * rotations)) / (2 * math.log(theta))
+
+    low, high = place(beta_fast), place(beta_slow)
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if high == low:
+        high += 0.001
+    out = []
+    for i, f in enumerate(inv_freq):
+        ramp = min(max((i - low) / (high - low), 0.0), 1.0)
+        kept = 1.0 - ramp
+        out.append(f / factor * (1.0 - kept) + f * kept)
+    return out
+
+
 def rope_frequencies(
     head_dim: int, theta: float, max_positions: int, scaling: Mapping[str, Any] | None = None
 ) -> RopeTables:
@@ -101,14 +142,19 @@ def rope_frequencies(
 
     ``scaling`` is a config.json ``rope_scaling``: None (or rope_type ``default``), or rope_type
     ``llama3`` with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings, ``linear``
-    with factor, or ``dynamic`` with max_positions (the model's context).
+    with factor, ``dynamic`` with max_positions (the model's context), or ``yarn`` with factor,
+    original_max_position_embeddings and optionally beta_fast, beta_slow, truncate, attention_factor (cos and sin
+    scaled by it, ``yarn_attention_factor``).
     """
     if head_dim < 2 or head_dim % 2:
         raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
     inv_freq = [1.0 / theta ** (2 * i / head_dim) for i in range(head_dim // 2)]
+    scale = 1.0
     if scaling is not None:
         kind = scaling.get("rope_type", scaling.get("type", "default"))
-        if kind == "llama3":
+        if kind == "yarn":
+            inv_freq, scale = yarn_inv_freq(inv_freq, theta, scaling), yarn_attention_factor(scaling)
+        elif kind == "llama3":
             inv_freq = llama3_inv_freq(inv_freq, scaling)
         elif kind == "linear":  # positions interpolated: every frequency divided by the factor
             inv_freq = [f / float(scaling["factor"]) for f in inv_freq]
@@ -117,11 +163,11 @@ def rope_frequencies(
                 raise ValueError(f"dynamic scaling has no reference past the context ({scaling['max_positions']})")
         elif kind != "default":
             raise ValueError(
-                f"rope_scaling type {kind!r} has no reference (supported: default, llama3, linear, dynamic)"
+                f"rope_scaling type {kind!r} has no reference (supported: default, llama3, linear, dynamic, yarn)"
             )
     f = torch.tensor(inv_freq, dtype=F64)
     angles = torch.arange(max_positions, dtype=F64)[:, None] * f[None, :]
-    return RopeTables(f, torch.cos(angles), torch.sin(angles))
+    return RopeTables(f, scale * torch.cos(angles), scale * torch.sin(angles))
 
 
 def rotary(x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:

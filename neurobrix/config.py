@@ -400,8 +400,10 @@ def _rope(
     kind = rope.get("rope_type", rope.get("type", "default"))
     if kind == "default":
         return float(theta), None
-    if kind not in ("llama3", "linear", "dynamic"):
-        raise ConfigError(f"{source}: rope scaling {kind!r} is not supported (supported: llama3, linear, dynamic)")
+    if kind not in ("llama3", "linear", "dynamic", "yarn"):
+        raise ConfigError(
+            f"{source}: rope scaling {kind!r} is not supported (supported: llama3, linear, dynamic, yarn)"
+        )
     partial = rope.get("partial_rotary_factor", data.get("partial_rotary_factor"))
     rotary: dict[str, int] = {}
     if partial is not None and partial != 1:
@@ -416,6 +418,8 @@ def _rope(
                 f"{head_dim} dims, and its attention fails on tables of another width than the head's"
             )
         rotary = {"rotary_dim": dim} if dim != head_dim else {}
+    if kind == "yarn":
+        return float(theta), _yarn(data, rope, source, rotary, head_dim, float(theta))
     factor = rope.get("factor")
     if not _positive(factor):
         raise ConfigError(f"{source}: {kind} rope scaling's 'factor' has an unexpected value {factor!r}")
@@ -440,6 +444,93 @@ def _rope(
         if not _positive(value):  # each divides a frequency or a wavelength: 0 fails, inf or NaN spoil every angle
             raise ConfigError(f"{source}: llama3 rope scaling's '{name}' must be a finite number > 0, got {value!r}")
     return float(theta), scaling
+
+
+def _yarn(
+    data: Mapping[str, Any],
+    rope: Mapping[str, Any],
+    source: str,
+    rotary: Mapping[str, int],
+    head_dim: int,
+    theta: float,
+) -> dict[str, Any]:
+    """yarn's scaling as transformers' config and ``_compute_yarn_parameters`` read it, every field resolved to the
+    number rope_cache takes. The original context is a top-level ``original_max_position_embeddings`` when the file
+    has that field (Llama's, Mistral's and Qwen2's config alike), else the dict's, else max_position_embeddings; a
+    null factor is max_position_embeddings over it (transformers' DeepSeek rule), an absent one a KeyError there;
+    beta_fast and beta_slow default to 32 and 1 where absent or 0 (its ``or``); truncate (default true) is off
+    when null; the attention factor is the file's, else from mscale and mscale_all_dim when both are set and not 0
+    (0.1 m ln(factor) + 1 of each, divided; 1 at a factor up to 1), else 0.1 ln(factor) + 1. Refused by name: what
+    transformers refuses or fails on (a missing factor, a context that is not a number above 0, a theta of 1, beta
+    values it takes the logarithm of that are not above 0), what spoils every angle (a factor, beta or mscale that is
+    not a finite number), an attention factor that is not above 0 (transformers warns that it must be; 0 makes
+    every score 0), and an odd number of rotary dims, on which transformers' ramp and frequencies differ in length."""
+    if "factor" not in rope:
+        raise ConfigError(f"{source}: yarn rope scaling has no 'factor', which transformers requires (KeyError)")
+    if "original_max_position_embeddings" in data:  # transformers' config gives the top-level field priority
+        context = data["original_max_position_embeddings"]
+    else:
+        context = rope.get("original_max_position_embeddings", data.get("max_position_embeddings"))
+    if not _positive(context):  # transformers divides by it and takes its logarithm
+        raise ConfigError(
+            f"{source}: yarn rope scaling's 'original_max_position_embeddings' must be a finite number > 0, got "
+            f"{context!r}"
+        )
+    factor = rope["factor"]
+    if factor is None:  # transformers takes the ratio of the model's context to the original one
+        factor = data["max_position_embeddings"] / context
+    if not _positive(factor):  # it divides every slowed frequency: 0 makes NaN, inf or NaN spoil every angle
+        raise ConfigError(f"{source}: yarn rope scaling's 'factor' must be a finite number > 0, got {factor!r}")
+    if rotary:  # an odd count of dims: ceil(dim / 2) frequencies, a ramp of dim // 2 weights
+        dim = rotary["rotary_dim"]
+        raise ConfigError(
+            f"{source}: partial_rotary_factor {rope.get('partial_rotary_factor', data.get('partial_rotary_factor'))!r} "
+            f"with yarn rope scaling is not supported: transformers' yarn rule then computes {(dim + 1) // 2} "
+            f"frequencies over {dim} dims and blends them by a ramp of {dim // 2} weights"
+        )
+    if theta == 1:
+        raise ConfigError(f"{source}: yarn rope scaling with rope_theta 1, on which transformers' rule divides by zero")
+    betas = {}
+    for name, default in (("beta_fast", 32), ("beta_slow", 1)):
+        value = rope.get(name) or default  # transformers' own reading: absent, null or 0 is the default
+        if not _positive(value):  # its logarithm is taken: 0 or less fails, inf or NaN spoil the ramp
+            raise ConfigError(f"{source}: yarn rope scaling's '{name}' must be a finite number > 0, got {value!r}")
+        betas[name] = float(value)
+    truncate = rope.get("truncate", True)
+    if truncate is not None and not isinstance(truncate, bool):
+        raise ConfigError(f"{source}: yarn rope scaling's 'truncate' must be true or false, got {truncate!r}")
+    attention = rope.get("attention_factor")
+    if attention is None:
+        mscale, mscale_all_dim = rope.get("mscale"), rope.get("mscale_all_dim")
+
+        def scale(m: float) -> float:  # transformers' yarn_get_mscale
+            return 1.0 if factor <= 1 else 0.1 * m * math.log(factor) + 1.0
+
+        if mscale and mscale_all_dim:  # (either unset or 0: both unused)
+            for name, value in (("mscale", mscale), ("mscale_all_dim", mscale_all_dim)):
+                if not _finite(value):
+                    raise ConfigError(f"{source}: yarn rope scaling's '{name}' must be a finite number, got {value!r}")
+            if scale(mscale_all_dim) == 0:
+                raise ConfigError(
+                    f"{source}: yarn rope scaling's mscale_all_dim {mscale_all_dim!r} makes transformers' attention "
+                    "factor a division by zero"
+                )
+            attention = float(scale(mscale) / scale(mscale_all_dim))
+        else:
+            attention = scale(1)
+    if not _positive(attention):
+        raise ConfigError(
+            f"{source}: yarn rope scaling's attention factor must be a finite number > 0, got {attention!r} "
+            "(transformers scales cos and sin by it, and warns that it must be above 0)"
+        )
+    return {
+        "rope_type": "yarn",
+        "factor": float(factor),
+        "original_max_position_embeddings": context,
+        "attention_factor": float(attention),
+        **betas,
+        "truncate": bool(truncate),
+    }
 
 
 def _finite(value: Any) -> bool:

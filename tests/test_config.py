@@ -30,7 +30,7 @@ BASE = {
     [
         ({"architectures": ["MistralForCausalLM"], "sliding_window": 0}, "'sliding_window' has an unexpected value 0"),
         ({"architectures": ["GPT2LMHeadModel"]}, "GPT2LMHeadModel is outside the Llama family"),
-        ({"rope_scaling": {"rope_type": "yarn", "factor": 4.0}}, "rope scaling 'yarn' is not supported"),
+        ({"rope_scaling": {"rope_type": "yarn", "beta_fast": 8}}, "yarn rope scaling has no 'factor'"),
         ({"rope_scaling": {"rope_type": "longrope", "factor": 4.0}}, "rope scaling 'longrope' is not supported"),
         ({"rope_scaling": {"rope_type": "linear", "factor": "4"}}, "linear rope scaling's 'factor' has an unexpected"),
     ],

@@ -155,9 +155,33 @@ def test_llama3_scaling_matches_transformers_when_installed():
     torch.testing.assert_close(inv_freq.to(F64), ours, rtol=1e-6, atol=0)
 
 
+def test_yarn_scaling_matches_transformers_when_installed():
+    """The reference's float64 YaRN rule (truncated and not, beta values, a factor below 1) against transformers'
+    float32 one: to float32 precision, and the same attention factor."""
+    rope_utils = pytest.importorskip("transformers.modeling_rope_utils")
+    from transformers import LlamaConfig
+
+    for scaling in (
+        {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 32768},
+        {"rope_type": "yarn", "factor": 8.0, "original_max_position_embeddings": 2048, "truncate": False},
+        {"rope_type": "yarn", "factor": 0.5, "original_max_position_embeddings": 512, "beta_fast": 8, "beta_slow": 2},
+    ):
+        config = LlamaConfig(
+            hidden_size=4096,
+            num_attention_heads=32,
+            rope_theta=500000.0,
+            max_position_embeddings=131072,
+            rope_scaling=dict(scaling),
+        )
+        inv_freq, factor = rope_utils.ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
+        ours = ref.rope_frequencies(128, 500000.0, 1, scaling)
+        torch.testing.assert_close(inv_freq.to(F64), ours.inv_freq, rtol=1e-6, atol=0)
+        assert ours.cos[0, 0] == pytest.approx(factor, rel=1e-15)
+
+
 def test_rope_rejects_unknown_scaling_and_odd_dims():
-    with pytest.raises(ValueError, match="yarn"):
-        ref.rope_frequencies(64, 10000.0, 4, {"rope_type": "yarn", "factor": 4.0})
+    with pytest.raises(ValueError, match="longrope"):
+        ref.rope_frequencies(64, 10000.0, 4, {"rope_type": "longrope", "factor": 4.0})
     with pytest.raises(ValueError, match="even"):
         ref.rope_frequencies(63, 10000.0, 4)
 

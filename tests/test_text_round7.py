@@ -252,7 +252,6 @@ def test_tied_embeddings_with_their_own_head_in_the_file_keep_each(tmp_path, mon
 @pytest.mark.parametrize(
     "fields, named",
     [
-        (_rope("yarn", factor=4.0, original_max_position_embeddings=32), "rope scaling 'yarn' is not supported"),
         (
             _rope("longrope", short_factor=[1.0] * 8, long_factor=[2.0] * 8, original_max_position_embeddings=32),
             "rope scaling 'longrope' is not supported",

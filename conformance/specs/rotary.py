@@ -35,6 +35,17 @@ class Rope:
         if self.scaling is None:
             return f"theta {self.theta:g}, unscaled ({self.used_by})"
         s = self.rope_scaling
+        kind = s.get("rope_type", s.get("type"))
+        if kind == "yarn":
+            extra = "".join(
+                f" {name} {s[name]!r}"
+                for name in ("beta_fast", "beta_slow", "truncate", "attention_factor")
+                if name in s
+            )
+            return (
+                f"theta {self.theta:g}, yarn factor {s['factor']:g} original {s['original_max_position_embeddings']}"
+                f"{extra} ({self.used_by})"
+            )
         if s["rope_type"] != "llama3":
             return f"theta {self.theta:g}, {s['rope_type']} factor {s['factor']:g} ({self.used_by})"
         return (
@@ -101,6 +112,36 @@ def _draw_rope(rng: Any) -> Rope:
     return Rope(theta, factors, "any Llama-3 factors")
 
 
+QWEN_CARD = Rope(
+    1000000.0,
+    (("factor", 4.0), ("original_max_position_embeddings", 32768), ("type", "yarn")),
+    "Qwen2.5 with its model card's yarn for long contexts",
+)
+
+
+def _draw_yarn(rng: Any) -> Rope:
+    """A yarn configuration (its tables compared in every case, as the dynamic one at its context is): Qwen2.5's
+    card's, or any theta with any factor (below 1 too), original context, beta values, truncation and attention
+    factor, each optional field absent a third of the time or more (its default then)."""
+    if rng.random() < 1 / 4:
+        return QWEN_CARD
+    theta = float(round(10 ** rng.uniform(2, 7)))
+    scaling: dict[str, Any] = {
+        "rope_type": "yarn",
+        "factor": float(rng.choice([0.5, 2, 4, 8, 32])),
+        "original_max_position_embeddings": rng.choice([32, 1024, 32768]),
+    }
+    for name, options in (
+        ("beta_fast", [8, 16, 64]),
+        ("beta_slow", [0.5, 2, 4]),
+        ("truncate", [False, True]),
+        ("attention_factor", [0.5, 1.0, 1.7]),
+    ):
+        if rng.random() < 0.6:
+            scaling[name] = rng.choice(options)
+    return Rope(theta, tuple(sorted(scaling.items())), "any yarn parameters")
+
+
 def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[str, Any]]:
     """The engine's call (q, k and v strided views of one fused projection, positions per sequence or, as
     its prefill passes them, one row expanded over the batch: a batch stride of 0), or (``layout``
@@ -156,7 +197,10 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     if cached:  # caches hold NaN where nothing is written: a store to the wrong row shows
         nan = torch.full((batch, positions_max, hkv, D), math.nan, dtype=values.dtype)
         args.update(v=v, k_cache=guarded(nan, dev), v_cache=padded(nan, 8 if separate else 0, dev))
+    # drawn last, so that every earlier draw is what it was before yarn was checked
+    yarn = _draw_yarn(rng)
     note = {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
+    note["yarn"] = yarn
     return args, {**note, "layout": "separate" if separate else "fused", "positions": "expanded" if shared else "own"}
 
 
@@ -180,29 +224,32 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
     for every case whatever rope it drew, the table of the same length and theta under dynamic scaling with the
     model's context exactly that long (the engine's cache capacity may be the whole context: the longest table
     that rule allows, which must be made, not refused; the draws of the dynamic rule itself are too rare to rely on:
-    the ci profile's derandomized seeds drew none in 125 examples)."""
-    a, rope = case.args, case.note["rope"]
+    the ci profile's derandomized seeds drew none in 125 examples); and a drawn yarn configuration's table of that
+    length (``_draw_yarn``)."""
+    a, rope, yarn = case.args, case.note["rope"], case.note["yarn"]
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
         rows, half = a["cos"].shape
         on = a["cos"].device  # compared where the engine's tables are (on a GPU: a CPU table cannot be)
         at_context = {"rope_type": "dynamic", "factor": 2.0, "max_positions": rows}
         pairs = []
-        for scaling, engine, label in (
-            (rope.rope_scaling, (a["cos"], a["sin"]), str(rope)),
+        for theta, scaling, engine, label in (
+            (rope.theta, rope.rope_scaling, (a["cos"], a["sin"]), str(rope)),
             (
+                rope.theta,
                 at_context,
                 rope_cache(2 * half, rope.theta, rows, at_context),
                 f"theta {rope.theta:g}, dynamic at its context",
             ),
+            (yarn.theta, yarn.rope_scaling, rope_cache(2 * half, yarn.theta, rows, yarn.rope_scaling), str(yarn)),
         ):
-            tables = reference.rope_frequencies(2 * half, rope.theta, rows, scaling)  # made on the CPU
+            tables = reference.rope_frequencies(2 * half, theta, rows, scaling)  # made on the CPU
             angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
             pairs += [
                 (
                     got.to(on),
                     table.to(on),
-                    bounds.rope_table(table, angle=angle, scaling=scaling, theta=rope.theta).to(on),
+                    bounds.rope_table(table, angle=angle, scaling=scaling, theta=theta).to(on),
                     f"rope_cache's {name} table ({label})",
                 )
                 for name, got, table in (("cos", engine[0], tables.cos), ("sin", engine[1], tables.sin))

@@ -37,8 +37,13 @@ def rope_cache(
     long wavelengths slowed by ``factor``, short ones kept, a smooth blend in between), ``linear`` (every
     frequency divided by ``factor``) or ``dynamic`` (transformers' NTK rule, the default frequencies up to
     ``max_positions``, the model's context, where its base is theta times 1 to the power dim / (dim - 2), as
-    transformers computes it; a longer table is refused). Its ``rotary_dim`` (one less than ``head_dim``, from a
-    partial_rotary_factor) is the dims the frequencies are computed over: 1 / theta^(2i / dim).
+    transformers computes it; a longer table is refused) or ``yarn`` (transformers' YaRN rule: each frequency blended
+    between itself and itself / ``factor`` by a linear ramp over the dims between the correction dims of
+    ``beta_fast`` (default 32) and ``beta_slow`` (default 1) rotations in ``original_max_position_embeddings``
+    positions, floored and ceiled unless ``truncate`` is false; cos and sin then multiplied by ``attention_factor``,
+    by default 0.1 ln(factor) + 1 above a factor of 1, else 1: config.json's reading resolves mscale and
+    mscale_all_dim into it). Its ``rotary_dim`` (one less than ``head_dim``, from a partial_rotary_factor) is the
+    dims the frequencies are computed over: 1 / theta^(2i / dim).
     """
     dim = int((scaling or {}).get("rotary_dim", head_dim))  # transformers' int(head_dim x partial_rotary_factor)
     base = theta
@@ -52,9 +57,13 @@ def rope_cache(
         factor, context = scaling["factor"], scaling["max_positions"]
         if dim > 2:  # (at 2 dims transformers' rule divides by zero: config.json's reading refuses it)
             base = theta * ((factor * context / context) - (factor - 1)) ** (dim / (dim - 2))
-    inv_freq = 1.0 / (base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype=torch.float) / dim))
+    pos_freqs = base ** (torch.arange(0, dim, 2, dtype=torch.int64).to(dtype=torch.float) / dim)
+    inv_freq = 1.0 / pos_freqs
+    attention_factor = 1.0
     if kind in (None, "default", "dynamic"):
         pass
+    elif kind == "yarn":
+        inv_freq, attention_factor = _yarn(scaling, pos_freqs, dim, base)
     elif kind == "llama3":
         factor = scaling["factor"]
         low, high = scaling["low_freq_factor"], scaling["high_freq_factor"]
@@ -68,13 +77,45 @@ def rope_cache(
     elif kind == "linear":
         inv_freq /= scaling["factor"]
     else:
-        raise InvalidInputError(f"rope_scaling type {kind!r} is not supported (supported: llama3, linear, dynamic)")
+        raise InvalidInputError(
+            f"rope_scaling type {kind!r} is not supported (supported: llama3, linear, dynamic, yarn)"
+        )
     # the angles and their cos and sin where transformers computes them: on the model's device (made on the CPU for
     # the meta device, where an arange imports sympy through PyTorch's reference implementations)
     where = torch.device(device)
     where = where if where.type == "cuda" else torch.device("cpu")
     angles = torch.arange(max_positions, device=where)[:, None].float() * inv_freq.to(where)[None, :]
+    if attention_factor != 1.0:  # transformers' yarn scale: cos and sin times it, in float32
+        return (angles.cos() * attention_factor).to(device), (angles.sin() * attention_factor).to(device)
     return angles.cos().to(device), angles.sin().to(device)
+
+
+def _yarn(
+    scaling: Mapping[str, Any], pos_freqs: torch.Tensor, dim: int, base: float
+) -> tuple[torch.Tensor, float]:
+    """(inverse frequencies, attention factor) of transformers' ``_compute_yarn_parameters``, its float32 operations
+    in its order: theta^(2i / dim) each divided into 1 (kept) and into factor x itself (slowed), blended by a ramp
+    from 0 at the correction dim of beta_fast rotations to 1 at beta_slow's (the kept frequency's weight 1 minus it)."""
+    factor = scaling["factor"]
+    attention_factor = scaling.get("attention_factor")
+    if attention_factor is None:
+        attention_factor = 0.1 * math.log(factor) + 1.0 if factor > 1 else 1.0
+    beta_fast, beta_slow = scaling.get("beta_fast") or 32, scaling.get("beta_slow") or 1
+    context = scaling["original_max_position_embeddings"]
+
+    def correction_dim(rotations: float) -> float:  # the dim whose wavelength fits ``rotations`` times in the context
+        return (dim * math.log(context / (rotations * 2 * math.pi))) / (2 * math.log(base))
+
+    low, high = correction_dim(beta_fast), correction_dim(beta_slow)
+    if scaling.get("truncate", True):
+        low, high = math.floor(low), math.ceil(high)
+    low, high = max(low, 0), min(high, dim - 1)
+    if low == high:
+        high += 0.001  # transformers' guard against a ramp of zero width
+    ramp = torch.clamp((torch.arange(dim // 2, dtype=torch.float32) - low) / (high - low), 0, 1)
+    kept = 1 - ramp
+    slowed = 1.0 / (factor * pos_freqs)
+    return slowed * (1 - kept) + (1.0 / pos_freqs) * kept, float(attention_factor)
 
 
 @triton.jit
