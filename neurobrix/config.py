@@ -435,8 +435,9 @@ def _rope(
             **rotary,
         }
     scaling = {**{k: v for k, v in rope.items() if k not in ("rope_theta", "partial_rotary_factor")}, **rotary}
-    original = data.get("original_max_position_embeddings")
-    if original is None:
+    if "original_max_position_embeddings" in data:  # transformers' config gives the top-level field priority: a
+        original = data["original_max_position_embeddings"]  # null there fails its llama3 rule (None / float)
+    else:
         original = rope.get("original_max_position_embeddings", data.get("max_position_embeddings"))
     scaling["original_max_position_embeddings"] = original
     for name in ("factor", "low_freq_factor", "high_freq_factor", "original_max_position_embeddings"):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import math
 
 import pytest
@@ -406,6 +407,29 @@ def test_dynamic_rope_past_the_models_context_is_refused():
     rope_cache(cfg.head_dim, cfg.rope_theta, cfg.max_positions, cfg.rope_scaling)
     with pytest.raises(InvalidInputError, match=r"dynamic rope scaling past max_position_embeddings \(16\)"):
         rope_cache(cfg.head_dim, cfg.rope_theta, cfg.max_positions + 1, cfg.rope_scaling)
+
+
+def test_llama3_rope_with_a_null_top_level_original_context_is_refused():
+    """A top-level ``original_max_position_embeddings`` is taken over the rope dict's, as transformers' config takes
+    it; written null, transformers' llama3 rule fails (None over a float) where the engine took the dict's value and
+    ran: refused by name now."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.models.llama.modeling_llama import LlamaRotaryEmbedding
+
+    data = {
+        **BASE,
+        "hidden_size": 64,
+        "num_attention_heads": 4,
+        "max_position_embeddings": 64,
+        "rope_parameters": {**LLAMA3, "rope_theta": 10000.0, "original_max_position_embeddings": 8},
+        "original_max_position_embeddings": None,
+    }
+    # a deep copy: transformers' config standardises the rope dict in place
+    theirs = {k: copy.deepcopy(v) for k, v in {**data, "model_type": "llama"}.items() if k != "architectures"}
+    with pytest.raises(TypeError):
+        LlamaRotaryEmbedding(transformers.AutoConfig.for_model(**theirs))
+    with pytest.raises(ConfigError, match="llama3 rope scaling's 'original_max_position_embeddings' must be a finite"):
+        ModelConfig.from_hf(data)
 
 
 def test_llama3_rope_with_a_partial_rotary_factor_is_refused():
