@@ -1,0 +1,74 @@
+"""A contributor's pass over CONTRIBUTING.md and the README's contributor sections on a machine without a GPU (the
+interpreter class standing in for a GPU's): what certify, check and the engine's hints said that was wrong, or did
+that a contributor could not use. No kernel is launched."""
+
+from __future__ import annotations
+
+import json
+import shlex
+
+import pytest
+from conftest import retrack
+from kernel_tables import write_tables
+
+from conformance.__main__ import build_parser
+from neurobrix import tables
+from neurobrix.cli import main
+
+
+def _certify_args(command: str):
+    """The parsed arguments of a printed `python -m conformance certify ...` command, as certify reads them."""
+    words = shlex.split(command)
+    assert words[:3] == ["python", "-m", "conformance"], command
+    return build_parser().parse_args(words[3:])
+
+
+def _doctor_kernels(capsys) -> str:
+    capsys.readouterr()
+    main(["doctor", "--json"])
+    found = {f["name"]: f for f in json.loads(capsys.readouterr().out)["findings"]}
+    assert found["kernels"]["status"] == "FAIL"
+    return found["kernels"]["value"]
+
+
+def test_doctors_certify_command_for_a_missing_table_runs(tmp_path, monkeypatch, capsys):
+    """CONTRIBUTING step 2: doctor's `kernels` line names the certify command for the tables still missing. It printed
+    `certify --class interpreter --kernels greedy_pick --only-missing`, which certify refuses at once ("name the
+    dtypes to certify with --dtypes", exit 2). Now it names the dtypes a class of its kind is certified in."""
+    root = write_tables(tmp_path / "t")
+    for path in (root / "interpreter").glob("greedy_pick.*"):
+        path.unlink()
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    value = _doctor_kernels(capsys)
+    assert "no certified table for greedy_pick; certify: " in value
+    args = _certify_args(value.split("certify: ", 1)[1])
+    assert args.gpu_class == "interpreter" and args.kernels == ["greedy_pick"]
+    assert sorted(args.dtypes) == ["fp16", "fp32"] and args.only_missing
+    # a GPU class's: bf16 and fp16, as CONTRIBUTING certifies one
+    gpu = _certify_args(tables.certify_command("nvidia-b200", ["linear"]))
+    assert sorted(gpu.dtypes) == ["bf16", "fp16"] and gpu.only_missing
+
+
+def test_the_re_certify_command_for_a_table_run_refuses_certifies_it_again(tmp_path, monkeypatch, capsys):
+    """A table holding a setting this neurobrix's kernel cannot run (one certified for another neurobrix): doctor and
+    run's preflight said "re-certify: ... --only-missing", and certify --only-missing skips every domain the table
+    already covers: it certified 0 entries, its final check passed, and the table stayed as run refuses it. The
+    re-certify command now leaves --only-missing out (certify then redoes the kernel's entries)."""
+    from neurobrix.errors import TablesError
+    from neurobrix.plan import resolve
+
+    root = write_tables(tmp_path / "t")
+    path = root / "interpreter" / "rms_norm.json"
+    data = json.loads(path.read_text(encoding="utf-8"))
+    data["configs"][0]["BLOCK_Q"] = 8
+    path.write_text(json.dumps(data), encoding="utf-8")
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    value = _doctor_kernels(capsys)
+    args = _certify_args(value.split("re-certify: ", 1)[1])
+    assert args.kernels == ["rms_norm"] and sorted(args.dtypes) == ["fp16", "fp32"] and not args.only_missing
+    with pytest.raises(TablesError) as refused:
+        resolve({("rms_norm", "fp32", (2, 8))}, tables.load(), "interpreter")
+    args = _certify_args(str(refused.value).split("Re-certify: ", 1)[1])
+    assert args.kernels == ["rms_norm"] and args.dtypes and not args.only_missing
