@@ -78,6 +78,12 @@ def _progress():
     )
 
 
+def _say(progress):
+    """Print a line above the progress bar as it is written: not wrapped at the console's width (80 columns in a
+    log), which split a certified setting or a command in two, and not read as rich markup."""
+    return lambda text: progress.console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from neurobrix.gpu import detect_class
 
@@ -198,7 +204,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             where=_where(args.where),
             progress=progress,
-            say=progress.console.print,
+            say=_say(progress),
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
     if not finished or args.no_check:

@@ -72,3 +72,30 @@ def test_the_re_certify_command_for_a_table_run_refuses_certifies_it_again(tmp_p
         resolve({("rms_norm", "fp32", (2, 8))}, tables.load(), "interpreter")
     args = _certify_args(str(refused.value).split("Re-certify: ", 1)[1])
     assert args.kernels == ["rms_norm"] and args.dtypes and not args.only_missing
+
+
+def test_certify_prints_its_lines_whole_in_a_log(tmp_path, monkeypatch, capsys):
+    """certify's lines (each entry certified, the time-limit stop with its resume command) went through the progress
+    bar's console, which wraps at its width: 80 columns wherever the output is not a terminal (a CI log, `| tee`),
+    so "run again with --only-missing to \\nresume" and each certified setting came out split in two; and it read
+    the text as rich markup, so a bracketed word ("[pdl]") vanished. Each line is now printed as written."""
+    from conformance import certify
+
+    line = (
+        "stopping at the time limit: 2 task(s) left; run again with --only-missing to resume "
+        "(class.yaml says launch: [pdl]) " + "x" * 60
+    )
+
+    def fake(*args, say, **kwargs):
+        say(line)
+        return 0, 2, False
+
+    monkeypatch.setattr(certify, "certify", fake)
+    monkeypatch.setenv("COLUMNS", "80")
+    capsys.readouterr()
+    root = write_tables(tmp_path / "t")
+    args = ["certify", "--class", "interpreter", "--dtypes", "fp32", "--kernels", "silu_mul", "--tables", str(root)]
+    from conformance.__main__ import main as conformance_main
+
+    assert conformance_main(args) == 3
+    assert line in capsys.readouterr().out.splitlines()
