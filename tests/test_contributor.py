@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import shlex
+from types import SimpleNamespace
 
 import pytest
 from conftest import retrack
@@ -99,3 +100,31 @@ def test_certify_prints_its_lines_whole_in_a_log(tmp_path, monkeypatch, capsys):
 
     assert conformance_main(args) == 3
     assert line in capsys.readouterr().out.splitlines()
+
+
+def test_check_shows_its_progress_in_a_log(tmp_path, monkeypatch, capsys):
+    """`check` showed its progress only as rich's bar, which rich does not draw where the output is no terminal: in a
+    CI job's log (the GPU workflow's check, 394 s for the H200 class) or under `| tee`, a check of the interpreter class
+    printed nothing for minutes until its verdict. It now prints a line per entry checked, with the count."""
+    from conformance import check
+
+    def fake(gpu_class, kernels, dtypes, examples, profile, progress, **kwargs):
+        task = progress.add_task("check", total=2)
+        for domain in ("M=1.., I=1..", "M=1..64, I=1.."):
+            progress.update(task, advance=1, description=f"silu_mul fp32 {domain}")
+        return SimpleNamespace(results=["two entries"], complete=True, passed=True)
+
+    monkeypatch.setattr(check, "check_class", fake)
+    monkeypatch.setattr(check, "render", lambda report: "PASSED")
+    from conformance import reproof
+
+    monkeypatch.setattr(reproof, "record", lambda report, args: None)
+    from conformance.__main__ import main as conformance_main
+
+    capsys.readouterr()
+    assert conformance_main(["check", "--class", "interpreter", "--kernel", "silu_mul"]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert [line.split(" (")[0] for line in err] == [
+        "  1/2 silu_mul fp32 M=1.., I=1..",
+        "  2/2 silu_mul fp32 M=1..64, I=1..",
+    ]
