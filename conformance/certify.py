@@ -17,15 +17,18 @@ Finally ``check`` runs over everything written.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -431,10 +434,34 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
         f"# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes "
         f"it, and {index_path.name} must hold the same entries).\n"
     )
-    _replace(proofs_path, header + yaml.safe_dump(proofs, sort_keys=False, width=120))
-    _replace(index_path, render_index(index))
-    track.write(root)
+    proofs_text = header + yaml.safe_dump(proofs, sort_keys=False, width=120)
+    # the index first, the audit record (what --only-missing reads) after: a run killed between the two leaves entries
+    # the record lacks, which the next run certifies again, rewriting both; and never Ctrl-C in between
+    with _uninterrupted():
+        _replace(index_path, render_index(index))
+        _replace(proofs_path, proofs_text)
+        track.write(root)
     return index_path
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Ctrl-C (or SIGTERM, a job's time limit) while a table is written takes effect once the index, its audit record
+    and TRACKED.yaml are all written: in between it left an audit record without its index, a `.tmp` file and a stale
+    tracked list, which `--only-missing` took as certified and every later command refused as damaged tables."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.signal(s, lambda number, _frame: caught.append(number)) for s in held}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def render_index(index: dict[str, Any]) -> str:
@@ -450,8 +477,11 @@ def render_index(index: dict[str, Any]) -> str:
 
 def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:  # a write that failed (a full disk) leaves no untracked file the tables are then refused for
+        tmp.unlink(missing_ok=True)
 
 
 def existing_table(root: Path, class_id: str, kernel: str) -> ProofsTable | None:

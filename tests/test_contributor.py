@@ -128,3 +128,36 @@ def test_check_shows_its_progress_in_a_log(tmp_path, monkeypatch, capsys):
         "  1/2 silu_mul fp32 M=1.., I=1..",
         "  2/2 silu_mul fp32 M=1..64, I=1..",
     ]
+
+
+def test_ctrl_c_while_certify_writes_a_table_leaves_it_whole(tmp_path, monkeypatch):
+    """Ctrl-C during certify's write of a table (the audit record, then the index, then TRACKED.yaml) left the audit
+    record without its index beside a `silu_mul.json.tmp` and a stale TRACKED.yaml: the resumed `--only-missing` run
+    read the record, took the entry as certified, certified 0 entries and failed its check on damaged tables. Now the
+    interrupt takes effect once the three are written, and the index is written before the record."""
+    import os
+    import signal
+
+    from conformance import certify, track
+
+    root = write_tables(tmp_path / "t")
+    table = certify.existing_table(root, "interpreter", "silu_mul")
+    prov = dict(table.provenance)
+    for path in (root / "interpreter").glob("silu_mul.*"):
+        path.unlink()
+    retrack(root)
+    real = os.replace
+
+    def ctrl_c_during_the_first_write(src, dst):
+        signal.raise_signal(signal.SIGINT)  # the user's Ctrl-C, as the first file is being put in place
+        return real(src, dst)
+
+    monkeypatch.setattr(certify.os, "replace", ctrl_c_during_the_first_write)
+    with pytest.raises(KeyboardInterrupt):
+        certify.write_table(root, "interpreter", "silu_mul", list(table.entries), prov)
+    assert sorted(p.name for p in (root / "interpreter").glob("silu_mul*")) == ["silu_mul.json", "silu_mul.proofs.yaml"]
+    assert track.out_of_sync(root) == []
+    tables.clear_cache()
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    assert tables.verify_all(tables.load()) == []
+    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C acts at once again
