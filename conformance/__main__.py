@@ -646,7 +646,13 @@ def build_parser() -> argparse.ArgumentParser:
         "tables folder with a class.yaml are named, never the interpreter class (the CPU CI checks it). The "
         "reasons go to stderr.",
     )
-    a.add_argument("files", nargs="*", metavar="FILE", help="changed paths, relative to the repository root")
+    a.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="changed paths, relative to the repository root (as git prints them), or absolute, or relative to the "
+        "current folder when it lies inside the checkout",
+    )
     a.add_argument(
         "--base",
         metavar="REF",

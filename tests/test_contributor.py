@@ -161,3 +161,23 @@ def test_ctrl_c_while_certify_writes_a_table_leaves_it_whole(tmp_path, monkeypat
     monkeypatch.setenv(tables.ENV_VAR, str(root))
     assert tables.verify_all(tables.load()) == []
     assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C acts at once again
+
+
+def test_affected_takes_a_changed_path_as_the_shell_gives_it(monkeypatch):
+    """CONTRIBUTING: `python -m conformance affected tables/nvidia-h200/class.yaml` prints ["nvidia-h200"]. The same
+    file named by its absolute path, or from inside tables/ as `nvidia-h200/class.yaml`, printed [] and "no GPU class is
+    affected": the kernels' own source (`$PWD/neurobrix/ops/linear.py`) affected nothing. Both now count; a path
+    outside the repository is refused by name."""
+    from conformance.affected import REPO, affected_classes
+    from neurobrix.errors import UsageError
+
+    root = REPO / "tables"
+    for given in (REPO / "tables/nvidia-h200/class.yaml", REPO / "neurobrix/ops/linear.py"):
+        assert affected_classes(root, [str(given)]).classes == ["nvidia-h200"]
+    monkeypatch.chdir(REPO / "tables")
+    assert affected_classes(root, ["nvidia-h200/class.yaml"]).classes == ["nvidia-h200"]
+    assert affected_classes(root, ["TRACKED.yaml"]).classes == []
+    monkeypatch.chdir(REPO)
+    assert affected_classes(root, ["tables/nvidia-h200/class.yaml"]).classes == ["nvidia-h200"]
+    with pytest.raises(UsageError, match="/etc/hosts is not in the repository"):
+        affected_classes(root, ["/etc/hosts"])
