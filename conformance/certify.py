@@ -475,6 +475,24 @@ def render_index(index: dict[str, Any]) -> str:
     return "{\n" + head + ",\n" + body + "\n}\n"
 
 
+def _unwritable(root: Path, class_id: str) -> str | None:
+    """Why certify could not write its tables and TRACKED.yaml into ``root`` (None: it can)."""
+    for folder in (root / class_id, root):
+        probe = folder / f".certify-probe-{os.getpid()}"
+        try:
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+        except OSError as exc:
+            return f"{folder}: {exc.strerror or exc}"
+    tracked = root / nb_tables.TRACKED_NAME
+    try:
+        if tracked.exists():
+            tracked.open("a", encoding="utf-8").close()
+    except OSError as exc:
+        return f"{tracked}: {exc.strerror or exc}"
+    return None
+
+
 def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
     try:
@@ -753,9 +771,14 @@ def certify(
     device, alone on it) and proofs (all workers); the tables are rewritten after every chunk, so an
     interrupted run loses at most the chunk in flight and resumes with ``--only-missing``.
     """
+    if not root.is_dir():
+        raise UsageError(f"--tables {root}: no such folder (the tables folder to write, holding <class>/class.yaml)")
     class_yaml = nb_tables.class_path(root, class_id)
     if not class_yaml.is_file():
-        raise UsageError(f"{class_yaml} does not exist: describe the class first (see the contributor guide)")
+        raise UsageError(
+            f"{class_yaml} does not exist: describe the class first (CONTRIBUTING.md, 'Certify a new GPU class', "
+            "step 2)"
+        )
     for kernel in kernels or []:
         if kernel not in SPECS:
             raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
@@ -786,6 +809,12 @@ def certify(
             todo.append((i, task))
     # refused before any work when a table to be added to was certified on another stack
     provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for _, t in todo}}
+    unwritable = todo and _unwritable(root, class_id)
+    if unwritable:  # found before the work, not when its first chunk is written
+        raise UsageError(
+            f"--tables {root}: cannot write there ({unwritable}); nothing was certified. Point --tables at a folder "
+            "you can write, e.g. a copy: cp -r tables /tmp/tables-copy"
+        )
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
     jobs = workers.default_jobs(devices) if jobs is None else jobs
     if todo and (jobs > 1 or len(devices) > 1):

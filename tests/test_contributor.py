@@ -181,3 +181,37 @@ def test_affected_takes_a_changed_path_as_the_shell_gives_it(monkeypatch):
     assert affected_classes(root, ["tables/nvidia-h200/class.yaml"]).classes == ["nvidia-h200"]
     with pytest.raises(UsageError, match="/etc/hosts is not in the repository"):
         affected_classes(root, ["/etc/hosts"])
+
+
+def test_certify_refuses_a_tables_folder_it_cannot_write_before_any_work(tmp_path, monkeypatch, capsys):
+    """`certify --tables` a folder it cannot write (a read-only checkout, another user's copy) screened, timed and
+    proved its first chunk of tasks (9 minutes on a GPU) and only then failed, writing it: "Operation not permitted:
+    .../silu_mul.json.tmp". It is now refused before any work, naming the folder and what to do; and a --tables that
+    is no folder is named as such, not as a class.yaml to write."""
+    import pathlib
+
+    from conformance import certify
+    from conformance.__main__ import main as conformance_main
+
+    root = write_tables(tmp_path / "t")
+    for path in (root / "interpreter").glob("silu_mul.*"):
+        path.unlink()
+    retrack(root)
+    real = pathlib.Path.write_text
+
+    def read_only(self, *args, **kwargs):
+        if self.parent == root / "interpreter":
+            raise PermissionError(13, "Permission denied", str(self))
+        return real(self, *args, **kwargs)
+
+    worked: list[object] = []
+    monkeypatch.setattr(pathlib.Path, "write_text", read_only)
+    monkeypatch.setattr(certify, "screen_task", lambda *args: worked.append(args))
+    args = ["certify", "--class", "interpreter", "--dtypes", "fp32", "--kernels", "silu_mul", "--no-check"]
+    capsys.readouterr()
+    assert conformance_main([*args, "--tables", str(root)]) == 2
+    err = capsys.readouterr().err
+    assert f"--tables {root}: cannot write there ({root / 'interpreter'}: Permission denied)" in err
+    assert "nothing was certified" in err and worked == []
+    assert conformance_main([*args, "--tables", str(root / "TRACKED.yaml")]) == 2
+    assert "TRACKED.yaml: no such folder" in capsys.readouterr().err
