@@ -228,6 +228,11 @@ def cmd_certify(args: argparse.Namespace) -> int:
             say=_say(progress),
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
+    if finished and not written and args.only_missing:  # said nothing of why, and a re-certify meant did nothing
+        print(
+            "  every domain asked for is already certified there (--only-missing skips it); leave out --only-missing "
+            "to certify them again"
+        )
     if not finished or args.no_check:
         return 0 if finished else 3
     with _progress() as progress:

@@ -595,8 +595,8 @@ class CertifyFailed(NeuroBrixError):
         self.written, self.failures = written, failures
         shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
         super().__init__(
-            f"{len(failures)} task(s) could not be certified ({written} entries were written; "
-            f"the others are in the tables):\n  {shown}"
+            f"{len(failures)} task(s) could not be certified ({written} entries were written into the tables; "
+            f"run certify again with --only-missing to try these again):\n  {shown}"
         )
 
 

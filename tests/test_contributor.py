@@ -215,3 +215,19 @@ def test_certify_refuses_a_tables_folder_it_cannot_write_before_any_work(tmp_pat
     assert "nothing was certified" in err and worked == []
     assert conformance_main([*args, "--tables", str(root / "TRACKED.yaml")]) == 2
     assert "TRACKED.yaml: no such folder" in capsys.readouterr().err
+
+
+def test_certify_only_missing_with_nothing_missing_says_so(tmp_path, capsys):
+    """`certify --only-missing` over domains already certified printed "certified 0 entries" and nothing else: a
+    contributor re-certifying a table (the engine's re-certify commands said --only-missing) could not tell that every
+    entry was skipped. It now says so and how to certify them again; certify's failures name the resume command."""
+    from conformance.__main__ import main as conformance_main
+    from conformance.certify import CertifyFailed
+
+    root = write_tables(tmp_path / "t")
+    args = ["certify", "--class", "interpreter", "--dtypes", "fp32", "--kernels", "silu_mul", "--only-missing"]
+    capsys.readouterr()
+    assert conformance_main([*args, "--no-check", "--tables", str(root)]) == 0
+    out = capsys.readouterr().out
+    assert "certified 0 entries" in out and "leave out --only-missing to certify them again" in out
+    assert "run certify again with --only-missing" in str(CertifyFailed(3, ["linear fp16 M=1..: no candidate passed"]))
