@@ -143,10 +143,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         _write_report(args.json, report.as_json())
         print(f"report written to {args.json}")
+    if report.passed and not report.complete and report.stopped == "time limit":
+        print(_resume_hint(args))
     from . import reproof
 
     reproof.record(report, args)  # on a stack other than the certified one, a whole pass is a local re-proof
     return (0 if report.complete else 3) if report.passed else 1
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """What finishes a check stopped at its time limit: the same command resuming from its report (it said only how
+    many entries were left, and the re-proof note named the whole check again)."""
+    if not args.json:
+        return "to finish it without checking the passed entries again, run it with --json REPORT, then --resume REPORT"
+    words, skip = [], False
+    for word in args.argv:  # the same check, less the report it resumed from
+        if skip:
+            skip = False
+        elif word == "--resume":
+            skip = True
+        elif not word.startswith("--resume="):
+            words.append(word)
+    command = shlex.join(["python", "-m", "conformance", *words, "--resume", args.json])
+    return f"finish it (its passed entries carried over): {command}"
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:

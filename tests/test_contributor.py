@@ -252,3 +252,30 @@ def test_an_overflow_inside_an_interpreted_kernel_prints_no_warning():
         outputs = harness.run_kernel(case, {"BLOCK_M": 32, "BLOCK_I": 256, "num_warps": 4})
     assert [str(w.message) for w in caught] == []
     assert harness.judge(case, outputs, {}).ratio <= 1
+
+
+def test_a_check_stopped_at_its_time_limit_names_the_resume_command(tmp_path, monkeypatch, capsys):
+    """CONTRIBUTING step 5: a check stopped by --max-minutes is finished by a second run given the first report
+    (--resume). The stopped check said only how many entries were left, and on another stack its re-proof note named
+    the whole check again; it now prints the command that resumes it from its report."""
+    from conformance import check, reproof
+    from conformance.__main__ import main as conformance_main
+
+    report = SimpleNamespace(
+        results=["one entry"], complete=False, passed=True, stopped="time limit", as_json=lambda: {"entries": 1}
+    )
+    monkeypatch.setattr(check, "check_class", lambda *args, **kwargs: report)
+    monkeypatch.setattr(check, "render", lambda report: "INCOMPLETE (no failure so far)")
+    monkeypatch.setattr(reproof, "record", lambda report, args: None)
+    first = str(tmp_path / "first report.json")
+    args = ["check", "--class", "interpreter", "--profile", "ci", "--max-minutes", "1"]
+    capsys.readouterr()
+    assert conformance_main([*args, "--json", first]) == 3
+    out = capsys.readouterr().out
+    line = next(x for x in out.splitlines() if x.startswith("finish it"))
+    resumed = build_parser().parse_args(shlex.split(line.split(": ", 1)[1])[3:])
+    assert resumed.resume == first and resumed.profile == "ci" and resumed.gpu_class == "interpreter"
+    assert conformance_main([*args, "--json", first, "--resume", first]) == 3  # resumed and stopped again
+    assert shlex.split(capsys.readouterr().out.split("over): ", 1)[1]).count("--resume") == 1
+    assert conformance_main(args) == 3
+    assert "run it with --json REPORT, then --resume REPORT" in capsys.readouterr().out
