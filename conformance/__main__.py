@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -78,6 +79,32 @@ def _progress():
     )
 
 
+class _Log:
+    """check's progress where the output is no terminal (a CI job's log, `| tee`): rich draws no bar there, so a check
+    of many entries (minutes on the interpreter, 394 s for the H200 class on two GPUs) printed nothing until its
+    verdict. One line per entry checked instead, on stderr, with the count and the time so far."""
+
+    def __init__(self) -> None:
+        self.total, self.done, self.start = 0, 0, time.monotonic()
+
+    def add_task(self, description: str, total: float | None = None, **_: object) -> int:
+        self.total = int(total or 0)
+        return 0
+
+    def update(self, task: int, advance: float = 0, description: str | None = None, **_: object) -> None:
+        self.done += int(advance)
+        if advance or description:
+            minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
+            count = f"{self.done}/{self.total} " if advance else ""
+            print(f"  {count}{description or ''} ({minutes}:{seconds:02d})", file=sys.stderr, flush=True)
+
+
+def _say(progress):
+    """Print a line above the progress bar as it is written: not wrapped at the console's width (80 columns in a
+    log), which split a certified setting or a command in two, and not read as rich markup."""
+    return lambda text: progress.console.print(text, soft_wrap=True, markup=False, highlight=False)
+
+
 def cmd_check(args: argparse.Namespace) -> int:
     from neurobrix.gpu import detect_class
 
@@ -91,7 +118,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             check.parse_dtypes(args.dtype),
             args.examples,
             args.profile,
-            progress,
+            progress if progress.console.is_terminal else _Log(),
             jobs=args.jobs,
             max_minutes=args.max_minutes,
             resume=Path(args.resume) if args.resume else None,
@@ -116,10 +143,29 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.json:
         _write_report(args.json, report.as_json())
         print(f"report written to {args.json}")
+    if report.passed and not report.complete and report.stopped == "time limit":
+        print(_resume_hint(args))
     from . import reproof
 
     reproof.record(report, args)  # on a stack other than the certified one, a whole pass is a local re-proof
     return (0 if report.complete else 3) if report.passed else 1
+
+
+def _resume_hint(args: argparse.Namespace) -> str:
+    """What finishes a check stopped at its time limit: the same command resuming from its report (it said only how
+    many entries were left, and the re-proof note named the whole check again)."""
+    if not args.json:
+        return "to finish it without checking the passed entries again, run it with --json REPORT, then --resume REPORT"
+    words, skip = [], False
+    for word in args.argv:  # the same check, less the report it resumed from
+        if skip:
+            skip = False
+        elif word == "--resume":
+            skip = True
+        elif not word.startswith("--resume="):
+            words.append(word)
+    command = shlex.join(["python", "-m", "conformance", *words, "--resume", args.json])
+    return f"finish it (its passed entries carried over): {command}"
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
@@ -198,9 +244,14 @@ def cmd_certify(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             where=_where(args.where),
             progress=progress,
-            say=progress.console.print,
+            say=_say(progress),
         )
     print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
+    if finished and not written and args.only_missing:  # said nothing of why, and a re-certify meant did nothing
+        print(
+            "  every domain asked for is already certified there (--only-missing skips it); leave out --only-missing "
+            "to certify them again"
+        )
     if not finished or args.no_check:
         return 0 if finished else 3
     with _progress() as progress:
@@ -210,7 +261,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
             set(dtypes),
             args.examples,
             args.profile,
-            progress,
+            progress if progress.console.is_terminal else _Log(),
             jobs=args.jobs,
             tables_root=root,
         )
@@ -619,7 +670,13 @@ def build_parser() -> argparse.ArgumentParser:
         "tables folder with a class.yaml are named, never the interpreter class (the CPU CI checks it). The "
         "reasons go to stderr.",
     )
-    a.add_argument("files", nargs="*", metavar="FILE", help="changed paths, relative to the repository root")
+    a.add_argument(
+        "files",
+        nargs="*",
+        metavar="FILE",
+        help="changed paths, relative to the repository root (as git prints them), or absolute, or relative to the "
+        "current folder when it lies inside the checkout",
+    )
     a.add_argument(
         "--base",
         metavar="REF",

@@ -134,6 +134,24 @@ def changed_files(base: str, repo: Path = REPO) -> list[str]:
     return [name for name in result.stdout.split("\0") if name]
 
 
+def given_path(raw: str, repo: Path = REPO) -> str:
+    """A path named on the command line, as git prints it: relative to the repository root. An absolute path, or one
+    given from a folder inside the checkout (relative to that folder, as a shell completes it), was matched as
+    written and silently affected no class; one outside the repository is refused by name."""
+    path, here = Path(raw), Path.cwd()
+    inside = here.resolve() != repo and here.resolve().is_relative_to(repo)
+    if not path.is_absolute() and not inside:
+        return raw
+    full = Path(os.path.normpath(path if path.is_absolute() else here.resolve() / path))
+    for candidate in (full, full.resolve()):
+        if candidate.is_relative_to(repo):
+            return candidate.relative_to(repo).as_posix() + ("/" if raw.endswith("/") else "")
+    raise UsageError(
+        f"{raw} is not in the repository {repo}: name the changed paths relative to its root, as `git diff "
+        "--name-only` prints them"
+    )
+
+
 def affected_classes(
     root: Path, files: Sequence[str] = (), base: str | None = None, named: Sequence[str] = (), repo: Path = REPO
 ) -> Affected:
@@ -146,7 +164,7 @@ def affected_classes(
             raise UsageError(
                 f"{class_id!r} is not a GPU class of {root}; GPU classes: {', '.join(sorted(classes)) or 'none'}"
             )
-    found = affected_by(files, classes)
+    found = affected_by([given_path(f, repo) for f in files], classes)
     if base is not None:
         if base == NULL_SHA:
             for class_id in classes:

@@ -17,15 +17,18 @@ Finally ``check`` runs over everything written.
 
 from __future__ import annotations
 
+import contextlib
 import datetime
 import json
 import math
 import os
+import signal
 import statistics
 import subprocess
+import threading
 import time
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -431,10 +434,34 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
         f"# Written by `python -m conformance certify`; never edit by hand (the tracked-file list hashes "
         f"it, and {index_path.name} must hold the same entries).\n"
     )
-    _replace(proofs_path, header + yaml.safe_dump(proofs, sort_keys=False, width=120))
-    _replace(index_path, render_index(index))
-    track.write(root)
+    proofs_text = header + yaml.safe_dump(proofs, sort_keys=False, width=120)
+    # the index first, the audit record (what --only-missing reads) after: a run killed between the two leaves entries
+    # the record lacks, which the next run certifies again, rewriting both; and never Ctrl-C in between
+    with _uninterrupted():
+        _replace(index_path, render_index(index))
+        _replace(proofs_path, proofs_text)
+        track.write(root)
     return index_path
+
+
+@contextlib.contextmanager
+def _uninterrupted() -> Iterator[None]:
+    """Ctrl-C (or SIGTERM, a job's time limit) while a table is written takes effect once the index, its audit record
+    and TRACKED.yaml are all written: in between it left an audit record without its index, a `.tmp` file and a stale
+    tracked list, which `--only-missing` took as certified and every later command refused as damaged tables."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    caught: list[int] = []
+    held = (signal.SIGINT, signal.SIGTERM)
+    before = {s: signal.signal(s, lambda number, _frame: caught.append(number)) for s in held}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler if handler is not None else signal.SIG_DFL)
+        if caught:
+            signal.raise_signal(caught[0])
 
 
 def render_index(index: dict[str, Any]) -> str:
@@ -448,10 +475,31 @@ def render_index(index: dict[str, Any]) -> str:
     return "{\n" + head + ",\n" + body + "\n}\n"
 
 
+def _unwritable(root: Path, class_id: str) -> str | None:
+    """Why certify could not write its tables and TRACKED.yaml into ``root`` (None: it can)."""
+    for folder in (root / class_id, root):
+        probe = folder / f".certify-probe-{os.getpid()}"
+        try:
+            probe.write_text("", encoding="utf-8")
+            probe.unlink()
+        except OSError as exc:
+            return f"{folder}: {exc.strerror or exc}"
+    tracked = root / nb_tables.TRACKED_NAME
+    try:
+        if tracked.exists():
+            tracked.open("a", encoding="utf-8").close()
+    except OSError as exc:
+        return f"{tracked}: {exc.strerror or exc}"
+    return None
+
+
 def _replace(path: Path, text: str) -> None:
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    try:
+        tmp.write_text(text, encoding="utf-8")
+        os.replace(tmp, path)
+    finally:  # a write that failed (a full disk) leaves no untracked file the tables are then refused for
+        tmp.unlink(missing_ok=True)
 
 
 def existing_table(root: Path, class_id: str, kernel: str) -> ProofsTable | None:
@@ -547,8 +595,8 @@ class CertifyFailed(NeuroBrixError):
         self.written, self.failures = written, failures
         shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
         super().__init__(
-            f"{len(failures)} task(s) could not be certified ({written} entries were written; "
-            f"the others are in the tables):\n  {shown}"
+            f"{len(failures)} task(s) could not be certified ({written} entries were written into the tables; "
+            f"run certify again with --only-missing to try these again):\n  {shown}"
         )
 
 
@@ -723,9 +771,14 @@ def certify(
     device, alone on it) and proofs (all workers); the tables are rewritten after every chunk, so an
     interrupted run loses at most the chunk in flight and resumes with ``--only-missing``.
     """
+    if not root.is_dir():
+        raise UsageError(f"--tables {root}: no such folder (the tables folder to write, holding <class>/class.yaml)")
     class_yaml = nb_tables.class_path(root, class_id)
     if not class_yaml.is_file():
-        raise UsageError(f"{class_yaml} does not exist: describe the class first (see the contributor guide)")
+        raise UsageError(
+            f"{class_yaml} does not exist: describe the class first (CONTRIBUTING.md, 'Certify a new GPU class', "
+            "step 2)"
+        )
     for kernel in kernels or []:
         if kernel not in SPECS:
             raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
@@ -756,6 +809,12 @@ def certify(
             todo.append((i, task))
     # refused before any work when a table to be added to was certified on another stack
     provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for _, t in todo}}
+    unwritable = todo and _unwritable(root, class_id)
+    if unwritable:  # found before the work, not when its first chunk is written
+        raise UsageError(
+            f"--tables {root}: cannot write there ({unwritable}); nothing was certified. Point --tables at a folder "
+            "you can write, e.g. a copy: cp -r tables /tmp/tables-copy"
+        )
     devices: list[int | None] = [None] if interpreter_enabled() else (workers.same_class_gpus() or [None])
     jobs = workers.default_jobs(devices) if jobs is None else jobs
     if todo and (jobs > 1 or len(devices) > 1):

@@ -192,7 +192,7 @@ def _unrunnable(indexes: dict) -> str | None:
             return (
                 f"{index.path}: keyed by {list(zip(index.key, index.rules))}, this neurobrix's '{kernel}' kernel by "
                 f"{list(zip(spec.key, spec.buckets))}: run refuses it; re-certify: "
-                f"{certify_command(index.class_id, [kernel])}"
+                f"{certify_command(index.class_id, [kernel], again=True)}"
             )
         for config in index.configs:
             variant = config.get("variant")
@@ -204,7 +204,7 @@ def _unrunnable(indexes: dict) -> str | None:
             if problem:
                 return (
                     f"{index.path}: the setting {dict(config)} {problem}: run refuses it; "
-                    f"re-certify: {certify_command(index.class_id, [kernel])}"
+                    f"re-certify: {certify_command(index.class_id, [kernel], again=True)}"
                 )
     return None
 

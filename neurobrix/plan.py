@@ -328,7 +328,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             raise TablesError(
                 f"{index.path}: keyed by {list(zip(index.key, index.rules))} but this neurobrix's '{kernel}' kernel "
                 f"is keyed by {list(zip(spec.key, spec.buckets))}; these tables were certified for another "
-                f"neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
+                f"neurobrix. Re-certify: {certify_command(class_id, [kernel], again=True)}"
             )
         entry = index.lookup(dtype, key) if index is not None else None
         if entry is None:
@@ -343,7 +343,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
                 raise TablesError(
                     f"{index.path}: the setting for {describe(call).strip()} names variant {variant!r}, which this "
                     f"neurobrix's '{kernel}' kernel does not have ({', '.join(spec.variants)}); these tables were "
-                    f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
+                    f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel], again=True)}"
                 )
             problem = (
                 spec.setting_problem(entry.config)
@@ -353,7 +353,7 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
                 raise TablesError(
                     f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were certified "
-                    f"for another neurobrix. Re-certify: {certify_command(class_id, [kernel])}"
+                    f"for another neurobrix. Re-certify: {certify_command(class_id, [kernel], again=True)}"
                 )
             settings[call] = dict(entry.config)
     if missing:

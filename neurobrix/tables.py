@@ -33,6 +33,7 @@ from .errors import TablesError
 from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
+    INTERPRETER,
     PROOFS_SUFFIX,
     GPUClass,
     ProofsTable,
@@ -131,15 +132,23 @@ class Tables:
 
 
 def certify_command(
-    class_id: str, kernels: list[str] | None = None, dtypes: list[str] | None = None, extra: str = ""
+    class_id: str,
+    kernels: list[str] | None = None,
+    dtypes: list[str] | None = None,
+    extra: str = "",
+    again: bool = False,
 ) -> str:
-    """The command a contributor runs, from a source checkout on that GPU, to certify what is missing."""
+    """The command a contributor runs, from a source checkout on that GPU, to certify what is missing (``again``:
+    to certify the kernels' entries again, which ``--only-missing`` would skip). certify requires ``--dtypes``:
+    without the call's, the ones a class of its kind is certified in (fp32 fp16 on the interpreter, whose bf16 is
+    broken upstream; bf16 fp16 on a GPU)."""
     command = f"python -m conformance certify --class {class_id}"
     if kernels:
         command += " --kernels " + " ".join(kernels)
-    if dtypes:
-        command += " --dtypes " + " ".join(dtypes)
-    return command + extra + " --only-missing"
+    if not dtypes:
+        dtypes = ["fp32", "fp16"] if class_id == INTERPRETER else ["bf16", "fp16"]
+    command += " --dtypes " + " ".join(dtypes)
+    return command + extra + ("" if again else " --only-missing")
 
 
 def locate() -> TablesLocation:
