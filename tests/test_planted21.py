@@ -190,3 +190,203 @@ def test_a_launcher_returning_more_outputs_than_the_op_fails():
     assert harness.judge(case, (exact,), config).ratio <= 1
     verdict = harness.judge(case, (exact, exact.clone()), config)
     assert verdict.ratio == math.inf and "outputs" in verdict.explanation
+
+
+# ----------------------------------------------------------------------------------------------- certify.py
+def test_a_proof_that_ran_out_of_memory_is_never_written(monkeypatch):
+    """Planted f06: certify.prove_task taking a check that ran out of device memory (passed False, no verdict) as
+    passed: the setting was written with a proof over the examples that did run, or none; the task must fail
+    (OutOfMemoryError, certified again on a later run) and no entry be returned."""
+    from conformance import certify, check
+
+    (task,) = certify.plan("interpreter", ["silu_mul"], ["fp32"])
+    config = {"BLOCK_M": 4, "BLOCK_I": 64}
+    timed = certify.Timed(certify.Screened(task, 0, 1, [config], []), [((5.0, 6.0), config)], [], 0.0)
+
+    def starved(kernel, setting, dtype, examples, profile_name):
+        return check.EntryResult(
+            kernel,
+            dtype,
+            setting.domain.describe(),
+            dict(setting.config),
+            examples=2,
+            worst_ratio=0.5,
+            passed=False,
+            out_of_memory=True,
+            failure="out of device memory after 2 examples",
+        )
+
+    monkeypatch.setattr(certify.check, "check_entry", starved)
+    with pytest.raises(torch.OutOfMemoryError):
+        certify.prove_task("interpreter", timed, 25, "ci")
+
+
+def test_the_verdicts_relative_error_is_the_worst_elements():
+    """Planted h20: harness.judge's ``relative`` (a report's worst_relative) taken from the mean error: one element
+    off by 1e-2 among 10^4 exact ones was reported as 1e-6 of the output's scale."""
+    from conformance import harness
+
+    case = harness.build("silu_mul", "fp32", {"M": 100, "I": 100}, harness.Values("fp32", "cpu", 2))
+    exact = reference.silu_mul(case.args["gu"])
+    out = exact.to(torch.float32)
+    scale = float(exact.abs().max())
+    out[57, 31] += 1e-2 * scale
+    verdict = harness.judge(case, (out,), {"BLOCK_M": 8, "BLOCK_I": 64})
+    truth = float((out.double() - exact).abs().max()) / scale
+    assert verdict.relative == pytest.approx(truth, rel=1e-6) and verdict.ratio > 1
+
+
+# ------------------------------------------------------------------------------------------------- check.py
+def test_the_drawable_domain_never_starts_below_the_entrys():
+    """Planted c04: check.drawable taking the record's lowest size in place of the entry's start wherever the record
+    names one (rotary's H and D: 2): an entry for D 64..128 was checked at D = 2.., shapes of another entry's
+    domain, and its own low end only by chance."""
+    from conformance import check
+
+    ranges = (("T", 1, None), ("H", 8, 16), ("D", 64, 128))
+    assert check.drawable("rotary", ranges) == {"T": (1, None), "H": (8, 16), "D": (64, 128)}
+    assert check.drawable("rotary", (("T", 1, None), ("H", 1, 4), ("D", 1, 8)))["H"] == (2, 4)
+
+
+def test_check_where_takes_an_unbounded_entry_only_for_an_unbounded_range():
+    """Planted c06: check._inside taking an entry unbounded in a dimension as inside a bounded ``--where`` range of
+    it: ``check --where S=1:512`` checked an entry of S 1.. (of every length) as if it lay in 1..512."""
+    from conformance import check
+    from neurobrix.schema import Domain, Setting
+
+    def entry(hi: int | None) -> Setting:
+        return Setting(Domain(("fp16",), (("B", 1, 4), ("S", 1, hi))), {"BLOCK_N": 64})
+
+    assert check._inside(entry(512), {"S": (1, 512)}) and check._inside(entry(None), {"S": (1, None)})
+    assert not check._inside(entry(None), {"S": (1, 512)})
+    assert not check._inside(entry(1024), {"S": (1, 512)})
+
+
+# ------------------------------------------------------------------------------------------- harness.py inputs
+def test_only_fp16_inputs_are_drawn_in_a_narrower_exponent_range():
+    """Planted h17: harness._exponents narrowing bf16 instead of fp16: bf16 (fp32's exponent range) was drawn only
+    up to 2^1, and fp16 (largest 65504) up to 2^4, where its long rows' sums may overflow. The rule, the function's
+    comment: fp16 tops out at 65504."""
+    from conformance import harness
+
+    def largest_scale(dtype: str) -> float:
+        values = harness.Values(dtype, "cpu", 11, ("pow2",))
+        return max(float(values((64,)).double().pow(2).mean().sqrt()) for _ in range(40))
+
+    assert largest_scale("fp16") < 4 and largest_scale("bf16") > 8 and largest_scale("fp32") > 8
+
+
+# ---------------------------------------------------------------------------------------------- reference.py
+def test_a_chunk_of_more_queries_than_keys_is_refused():
+    """Planted r03: reference.attention_chunk without its S >= C refusal: C queries over fewer keys (the chunk's own
+    positions missing from the cache) gave rows that see no key, a NaN reference, and a check that died in ratio
+    instead of naming the mistake."""
+    q, k = torch.randn(1, 4, 2, 8), torch.randn(1, 3, 1, 8)
+    with pytest.raises(ValueError, match="3 keys for 4 queries"):
+        reference.attention_chunk(q, k, k, 0.35)
+
+
+def test_yarn_matches_transformers_where_its_ramp_is_clipped():
+    """Planted r04, r05: the reference's YaRN rule without widening a ramp of width 0 (a ZeroDivisionError where
+    both ends clip to 0: an original context of 6), and clipping the ramp's top at D instead of D - 1 (every
+    frequency on the ramp off where its top clips: theta 10 over 1024 positions, no real model's). The truth:
+    transformers' own rule."""
+    rope_utils = pytest.importorskip("transformers.modeling_rope_utils")
+    from transformers import LlamaConfig
+
+    for theta, context in ((10000.0, 6), (10.0, 1024)):
+        scaling = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": context}
+        config = LlamaConfig(
+            hidden_size=4096,
+            num_attention_heads=32,
+            rope_theta=theta,
+            max_position_embeddings=4 * context,
+            rope_scaling=dict(scaling),
+        )
+        inv_freq, _ = rope_utils.ROPE_INIT_FUNCTIONS["yarn"](config, "cpu")
+        ours = reference.rope_frequencies(128, theta, 1, scaling)
+        torch.testing.assert_close(inv_freq.to(F64), ours.inv_freq, rtol=1e-6, atol=0)
+
+
+# ------------------------------------------------------------------------------------------- check.py verdicts
+def test_an_example_with_an_infinite_ratio_fails_its_entry(monkeypatch):
+    """Planted c13: check_entry failing an example only on a finite ratio above 1: an output holding NaN or inf (ratio
+    inf), or of another dtype or shape (judged inf), passed its entry, and certify wrote a proof for it."""
+    from conformance import check, harness
+    from neurobrix.schema import Domain, Setting
+
+    monkeypatch.setattr(check, "build", lambda kernel, dtype, shape, values: harness.Case(kernel, dtype, shape, {}))
+    monkeypatch.setattr(check, "run_kernel", lambda case, config: ())
+    monkeypatch.setattr(check, "judge", lambda case, outputs, config: harness.Verdict(math.inf, "1 of 4 NaN"))
+    entry = Setting(Domain(("fp32",), (("M", 1, 8), ("I", 1, 8))), {"BLOCK_M": 4, "BLOCK_I": 64})
+    result = check.check_entry("silu_mul", entry, "fp32", 5, "ci", shrink=False)
+    assert not result.passed and "1 of 4 NaN" in (result.failure or "")
+
+
+def test_every_dtype_of_an_entry_is_selected():
+    """Planted c12: check.select taking only the first dtype of an entry's domain: an entry proven for fp16 and bf16
+    was checked for fp16 alone (the tables' format allows several dtypes to a domain)."""
+    from types import SimpleNamespace
+
+    from conformance import check
+    from neurobrix.schema import Domain, Setting
+
+    entry = Setting(Domain(("fp16", "bf16"), (("M", 1, 8),)), {"BLOCK_M": 4})
+    index = SimpleNamespace(entries=[entry])
+    assert check.select(index, None) == [(entry, "fp16"), (entry, "bf16")]  # type: ignore[arg-type]
+    assert check.select(index, {"bf16"}) == [(entry, "bf16")]  # type: ignore[arg-type]
+
+
+def test_a_shipped_checks_fingerprint_covers_every_classs_tables(tmp_path):
+    """Planted c10: check.fingerprint reading only the checked class's tables with ``shipped``: a resumed
+    ``check --shipped`` carried over verdicts on other classes' settings after those tables changed."""
+    import shutil
+
+    from conftest import REPO
+
+    from conformance import check
+
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", root)
+    other = next(p for p in sorted(root.iterdir()) if p.is_dir() and p.name != "interpreter")
+    before = (check.fingerprint(root, "interpreter", True), check.fingerprint(root, "interpreter", False))
+    table = next(f for f in sorted(other.iterdir()) if f.is_file())
+    table.write_bytes(table.read_bytes() + b"\n")
+    assert check.fingerprint(root, "interpreter", True) != before[0]
+    assert check.fingerprint(root, "interpreter", False) == before[1]
+
+
+def test_the_attention_reference_stays_finite_for_large_logits():
+    """Planted r12: the reference's softmax without subtracting the row's max: logits above ~709 overflow float64's
+    exp, and the reference was NaN (every check of such a case died in ratio) where softmax is well defined."""
+    q = torch.full((1, 2, 1, 8), 100.0)
+    k = torch.ones(1, 2, 1, 8)
+    v = torch.arange(16.0).reshape(1, 2, 1, 8)
+    out = reference.attention_prefill(q, k, v, 1.0)  # every visible logit is 800
+    assert torch.equal(out[0, 0, 0], v[0, 0, 0].double())
+    assert torch.allclose(out[0, 1, 0], v[0, :, 0].double().mean(0))
+    dec = reference.attention_decode(q[:, 0], k, v, torch.tensor([2]), 1.0)
+    assert torch.allclose(dec[0, 0], v[0, :, 0].double().mean(0))
+
+
+# -------------------------------------------------------------------------------------- generate.py sampling
+def test_top_p_zero_keeps_the_most_likely_token():
+    """Planted g01: top-p without keeping the most likely token (transformers' min_tokens_to_keep): at top_p 0 (the
+    documented "keeps the most likely token") every token was dropped and sampling failed."""
+    from neurobrix.generate import Sampling, sample
+
+    logits = torch.tensor([[0.5, 3.0, 1.0, -2.0], [2.0, 0.0, 0.1, 1.9]])
+    gen = torch.Generator().manual_seed(0)
+    for _ in range(5):
+        assert sample(logits, Sampling(temperature=1.0, top_p=0.0), gen).tolist() == [1, 0]
+
+
+def test_top_p_drops_the_tokens_whose_mass_reaches_exactly_one_minus_top_p():
+    """Planted g02: top-p dropping tokens whose cumulated probability is below 1 - top_p instead of at most it
+    (transformers' TopPLogitsWarper: ``<=``): four equally likely tokens at top_p 0.5 kept three, not two."""
+    from neurobrix.generate import Sampling, sample
+
+    logits = torch.zeros(1, 4)
+    gen = torch.Generator().manual_seed(1)
+    drawn = {int(sample(logits, Sampling(temperature=1.0, top_p=0.5), gen)) for _ in range(200)}
+    assert len(drawn) == 2
