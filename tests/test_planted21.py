@@ -1,9 +1,45 @@
-"""Round 21 of planted bugs: the conformance machinery itself (the bounds, the strategies, the harness, check and
-certify's proof path, the float64 references) and generate's sampling. Small, realistic bugs were planted one at
-a time by hand and run against the tests that exercise the function they were planted in; each test here failed
-with one surviving bug and passes without it (which bug: its docstring). The truth is a rule the function's
-docstring states, an fp32 summation in an order the bound's contract allows (NumPy's sequential float32
-accumulation), fnmatch-free counting by hand, or transformers' published rule. No kernel is launched.
+"""Round 21 of planted bugs: the conformance machinery itself (conformance/bounds.py, strategies.py, harness.py,
+check.py, certify.py's proof path, reference.py) and generate.py's sampling. Small, realistic bugs were planted one
+at a time by hand and run against the tests that exercise the function they were planted in (test_bounds,
+test_conformance_planted, test_planted18, test_strict_planted, test_reference, test_strategies, test_ops,
+test_kernel_planted, test_conformance without its two slowest tests, test_rank, test_text_yarn, test_generate,
+test_generation_planted, test_host_planted14; harness and generate survivors again against test_conformance's
+interpreter tests and the sampling files: test_model_reference, test_engine, the text and strict rounds). Each test
+here failed with one surviving bug and passes without it (which bug: its docstring). The truth is a rule the
+function's docstring states, an fp32 summation in an order the bound's contract allows (NumPy's sequential float32
+accumulation), transformers' own rule, or a count made by hand. No kernel is launched.
+
+Planted (id: change -> outcome; "here": a test below kills it):
+  bounds.py     b01-b03, b06-b09, b13, b14, b16, b19-b22, b24 -> caught;  b04 a negative bound, b23 an inf/NaN
+                bound accepted by ratio, b05 half an ulp of 0 from frexp's binade, b10 linear's depth from N, b11
+                gemv's lanes not counted, b15 a subnormal p pinned, b17 rescalings over the row's blocks, not the
+                split's -> here;  b26 ``B > 1`` for ``B >= 1`` -> equivalent;  b12 rms_norm's r1 from sqrt(1 - g)
+                (g^2 / 4 tighter), b18 E_max as the mean, b25 eta without exp(E_max) -> left open (each tightens)
+  strategies.py s01, s03-s06, s08-s13, s15-s24 -> caught;  s02 lo not an edge, s07 a cap below the start, s14
+                integers never negative -> here
+  harness.py    h01, h03-h08, h10-h12, h14-h16, h18 -> caught (h12, h14-h16 by test_conformance's interpreter
+                tests);  h02 inputs outside guard regions, h09 extra outputs, h17 the narrow exponents on bf16, h20
+                the mean error as ``relative`` -> here;  h13 an element straddling a span's end, h19 tuple arguments
+                left out of the spans -> left open
+  check.py      c01-c03, c05, c07-c09, c11, c14-c16 -> caught;  c04 drawable from the record's lowest size, c06 an
+                unbounded entry inside a bounded --where, c10 a shipped fingerprint of one class, c12 one dtype an
+                entry, c13 an infinite ratio passing its example -> here
+  certify.py    f01, f02, f04, f05, f07-f13 -> caught;  f06 a proof written for a check out of memory -> here;  f03
+                screening shapes not held to the domain's start -> equivalent
+  reference.py  r01, r02, r06, r08-r11 -> caught;  r03 S < C let through, r04 a ramp of width 0, r05 the ramp clipped
+                at D, r12 softmax unshifted -> here;  r07 ``factor >= 1`` -> equivalent
+  generate.py   g03, g05-g07, g09 -> caught (g03, g05, g06 by test_model_reference);  g01 top-p's kept token, g02
+                top-p's ``<`` -> here;  g04, g08, g10 -> equivalent
+121 planted: 84 caught, 6 equivalent, 31 survived; 26 survivors fail a test below, 5 are left open.
+
+Equivalent: b26 a B of exactly 1 makes the bound infinite, which ratio refuses either way; f03 no reachable domain
+starts at an odd head dim (rotary's only multiple), so rounding down never leaves it; r07 at factor 1 both give
+0.1 ln 1 + 1 = 1; g04 min_p is validated into [0, 1], where the top token is never under min_p times itself; g08
+epsilon_cutoff 1 is refused by Sampling.validate; g10 typical_p's first sorted token has the smallest shift, never
+above the threshold. Left open: b12, b18, b25 make a bound tighter (an honest GPU kernel could be refused, never a
+wrong one let through), and no honest computation in the tests reaches the difference; h13 needs a lane whose
+address is inside a tensor but its element past the end (a misaligned pointer); h19 makes the memory guard refuse
+a kernel taking a tuple argument, which no kernel of the engine does.
 """
 
 from __future__ import annotations
