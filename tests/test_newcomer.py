@@ -7,22 +7,12 @@ import argparse
 from types import SimpleNamespace
 
 import pytest
+from test_config import BASE  # the smallest Llama config.json
 
 from neurobrix.config import ModelConfig
 from neurobrix.errors import UsageError
 from neurobrix.run import new_token_limit
 
-BASE = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 8,
-    "intermediate_size": 12,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 2,
-    "num_key_value_heads": 1,
-    "vocab_size": 10,
-    "max_position_embeddings": 16,
-    "rms_norm_eps": 1e-5,
-}
 NO_LENGTH = SimpleNamespace(max_new_tokens=lambda n: None, generation_file="generation_config.json")
 
 
