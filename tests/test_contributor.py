@@ -154,14 +154,19 @@ def test_ctrl_c_while_certify_writes_a_table_leaves_it_whole(tmp_path, monkeypat
         return real(src, dst)
 
     monkeypatch.setattr(certify.os, "replace", ctrl_c_during_the_first_write)
-    with pytest.raises(KeyboardInterrupt):
-        certify.write_table(root, "interpreter", "silu_mul", list(table.entries), prov)
+    # Ctrl-C as a terminal's Python takes it (pytest-xdist's workers ignore SIGINT, leaving it to their controller)
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            certify.write_table(root, "interpreter", "silu_mul", list(table.entries), prov)
+        assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C acts at once again
+    finally:
+        signal.signal(signal.SIGINT, previous)
     assert sorted(p.name for p in (root / "interpreter").glob("silu_mul*")) == ["silu_mul.json", "silu_mul.proofs.yaml"]
     assert track.out_of_sync(root) == []
     tables.clear_cache()
     monkeypatch.setenv(tables.ENV_VAR, str(root))
     assert tables.verify_all(tables.load()) == []
-    assert signal.getsignal(signal.SIGINT) is signal.default_int_handler  # Ctrl-C acts at once again
 
 
 def test_affected_takes_a_changed_path_as_the_shell_gives_it(monkeypatch):
