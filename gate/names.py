@@ -2,7 +2,7 @@
 
 A name is decoded strictly (a zip name is ASCII unless it carries the UTF-8 flag, which every tool
 reads the same way; a tar name must be UTF-8), then refused if it is absolute, climbs out with ``..``
-or holds a backslash or a control character (G301-G303), and if it would install somewhere other
+or holds a backslash, a control character or a line separator (G301-G303), and if it would install somewhere other
 than it reads on some file system (G310): ``.`` or empty components that installers collapse, a
 trailing dot or space that Windows drops, a ``:`` (an NTFS stream or a drive), an 8.3 short name
 (``_TABLE~1``), a Windows device name, a name not in Unicode NFC or holding an invisible format
@@ -22,6 +22,10 @@ from .checks import Check
 
 _DRIVE = re.compile(r"^[A-Za-z]:")
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f]")
+# the line boundaries str.splitlines knows past the controls (gate round 29): pip and installer read RECORD as
+# csv.reader(text.splitlines()), the csv module writes a field holding one unquoted, so a member so named is two rows to
+# them and one to every CSV reader (the gate's): pip's installed RECORD, which its uninstall follows, names other files
+_LINE_SEPARATOR = re.compile("[\u2028\u2029]")
 _SHORT_NAME = re.compile(r"~\d")  # Windows 8.3 aliases: PROGRA~1, _TABLE~1
 _WINDOWS_INVALID = re.compile(r'[<>"|?*]')
 _DEVICES = {
@@ -95,6 +99,14 @@ def name_problems(name: str, is_dir: bool = False) -> list[NameProblem]:
         problems.append((Check.G302, "a '..' component: extracting it writes outside the target folder"))
     if "\\" in name or _CONTROL.search(name):
         problems.append((Check.G303, f"name {name!r} has a backslash or a control character"))
+    elif _LINE_SEPARATOR.search(name):
+        problems.append(
+            (
+                Check.G303,
+                f"name {name!r} has a line separator (U+2028, U+2029): pip and installer split its RECORD row there "
+                "(str.splitlines), the csv module does not",
+            )
+        )
     if problems:
         return problems
     long = too_long(name)
