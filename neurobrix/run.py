@@ -301,6 +301,15 @@ def run(
             "alone; give some text with --prompt or --prompt-file"
         )
     eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
+    pad = tokenizer.pad_id
+    if pad is not None and pad not in eos and pad in prompt:
+        # transformers' generate given no attention_mask infers one that masks the pad id out of the prompt (unless it
+        # is an eos id); its pipeline and generate(**tokenizer(prompt)) hand it the tokenizer's, which masks nothing
+        notice(
+            f"note: the prompt holds the model's pad_token_id {pad} ({tokenizer.generation_file}): this run attends to "
+            "it, as transformers' generate does when handed the tokenizer's attention_mask (its pipeline does); "
+            "generate called without one masks it out, which gives other text"
+        )
     sampling = model_sampling(opts.sampling, tokenizer, notice)
     # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
     masks = tokenizer.constraints(cfg.vocab_size, len(prompt))

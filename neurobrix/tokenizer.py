@@ -1076,6 +1076,14 @@ class Tokenizer:
                 ) from None
 
     @property
+    def pad_id(self) -> int | None:
+        """generation_config.json's pad_token_id (config.json's without that file) as transformers' generate makes a
+        tensor of it (86.0 is 86, true is 1); None where the settings give none."""
+        value = self.generation.get("pad_token_id")
+        ids = None if value is None else _tensor_ids(value)
+        return ids[0] if ids is not None and len(ids) == 1 else None
+
+    @property
     def repetition_penalty(self) -> float | None:
         """generation_config.json's repetition_penalty (config.json's without that file; transformers applies it to
         greedy decoding too), or None."""
