@@ -3516,7 +3516,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear",
         LINEAR,
         "            tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc, mask=in_y)",
-        "            tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc.to(y_desc.dtype).to(tl.float32), mask=in_y)",
+        "            tl.store(tile_partials + (unit % SPLIT_K) * M * N, acc.to(y_desc.dtype).to(tl.float32),"
+        " mask=in_y)",
         "tma_split's K-slice partial sums rounded to the storage dtype before the merge",
         "extra rounding",
         variants=TMA_SPLIT,
@@ -3538,7 +3539,7 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         "        tl.store(y_ptrs, y.to(y_ptrs.dtype.element_ty), mask=mask)",
         "        tl.store(y_ptrs, y.to(y_ptrs.dtype.element_ty))",
-        "MERGE \"last\" stores y without its mask: columns past N (and rows past M) written",
+        'MERGE "last" stores y without its mask: columns past N (and rows past M) written',
         "store without mask",
         variants=("gemv", "skinny", "tma_split"),
     ),
@@ -3636,9 +3637,11 @@ MUTANTS: tuple[Mutant, ...] = (
         "rotary",
         ROTARY,
         "    dependent_launch(PDL)\n    token = tl.program_id(0).to(tl.int64)\n    pid_h = tl.program_id(1)\n"
-        "    b = token // S\n    s = token % S\n    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)\n",
+        "    b = token // S\n    s = token % S\n"
+        "    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)\n",
         "    token = tl.program_id(0).to(tl.int64)\n    pid_h = tl.program_id(1)\n"
-        "    b = token // S\n    s = token % S\n    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)\n"
+        "    b = token // S\n    s = token % S\n"
+        "    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)\n"
         "    dependent_launch(PDL)\n",
         "rotary reads its position before the PDL wait: under PDL it may read a position its predecessor has not "
         "written",
@@ -3689,24 +3692,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "        low, high = math.floor(low), math.ceil(high)",
         "        low, high = math.ceil(low), math.floor(high)",
         "yarn's correction dims rounded inward (ceil of the low, floor of the high) where transformers widens them",
-        "wrong formula",
-    ),
-    Mutant(
-        "rotary.yarn-high-not-clipped",
-        "rotary",
-        ROTARY,
-        "    low, high = max(low, 0), min(high, dim - 1)",
-        "    low, high = max(low, 0), high",
-        "yarn's high correction dim not clipped to dim - 1",
-        "wrong loop bound",
-    ),
-    Mutant(
-        "rotary.yarn-zero-width-guard-dropped",
-        "rotary",
-        ROTARY,
-        "        high += 0.001  # transformers' guard against a ramp of zero width",
-        "        pass  # transformers' guard against a ramp of zero width, dropped",
-        "yarn's ramp of zero width (equal correction dims) divides by zero: NaN frequencies",
         "wrong formula",
     ),
     Mutant(

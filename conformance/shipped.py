@@ -162,7 +162,9 @@ def offered_targets(
     dtype = STAND_IN.get(OFFERED_IN, OFFERED_IN) if interpreter else OFFERED_IN
     found = []
     for kernel, record in RECORDS.items():
-        if (kernels and kernel not in kernels) or dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
+        if kernels and kernel not in kernels:
+            continue
+        if dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
             continue
         for config in record.offered:
             if (kernel, distinct(config, interpreter)) in shipped:
