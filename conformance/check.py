@@ -140,7 +140,30 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
                 f"{module.__name__}.{name} takes PDL but its first statement is {first!r}, not "
                 "dependent_launch(PDL): launched with PDL it may touch memory before its predecessor has finished"
             )
-    return tuple(found)
+    return tuple(found) + wait_problems()
+
+
+WAIT = ("tl.extra.cuda.gdc_wait()", "tl.extra.cuda.gdc_launch_dependents()")  # dependent_launch's body under PDL
+
+
+def wait_problems() -> tuple[str, ...]:
+    """``dependent_launch`` itself, read from its source: under PDL it must wait for the predecessor
+    (``gdc_wait``) and then let the successor launch, and do nothing else; no example on the interpreter runs
+    that branch, so a wait dropped there would leave every kernel racing on a GPU launched with PDL."""
+    from neurobrix.ops._common import dependent_launch
+
+    fn = getattr(dependent_launch, "fn", dependent_launch)
+    body = ast.parse(textwrap.dedent(inspect.getsource(fn))).body[0].body  # type: ignore[attr-defined]
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        body = body[1:]  # the docstring
+    if len(body) == 1 and isinstance(body[0], ast.If) and ast.unparse(body[0].test) == "PDL" and not body[0].orelse:
+        if tuple(ast.unparse(s) for s in body[0].body) == WAIT:
+            return ()
+    shown = " ".join(ast.unparse(s) for s in body).replace("\n", " ")
+    return (
+        f"neurobrix.ops._common.dependent_launch is {shown!r}, not 'if PDL: {WAIT[0]}; {WAIT[1]}': launched with "
+        "PDL a kernel may touch memory before its predecessor has finished",
+    )
 
 
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)  # the verdict without the minimal example

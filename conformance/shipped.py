@@ -143,4 +143,34 @@ def targets(
             found.append(
                 Target(item.kernel, Setting(Domain((dtype,), ranges), item.config), dtype, small, item.where())
             )
-    return found, not_run
+    return found + offered_targets(loaded, interpreter, own_dtypes, kernels, dtypes), not_run
+
+
+OFFERED_IN = "bf16"  # the dtype the GPU classes certify; an offered setting is checked in it (fp16 on the interpreter)
+
+
+def offered_targets(
+    loaded: nb_tables.Tables,
+    interpreter: bool,
+    own_dtypes: set[str],
+    kernels: list[str] | None = None,
+    dtypes: set[str] | None = None,
+) -> list[Target]:
+    """The records' offered settings (``Record.offered``) that no class ships, at their small shapes: the code
+    paths the candidates may choose tomorrow, checked today (a shipped one is checked as shipped already)."""
+    shipped = {(s.kernel, distinct(s.config, interpreter)) for s in shipped_settings(loaded, interpreter, kernels)}
+    dtype = STAND_IN.get(OFFERED_IN, OFFERED_IN) if interpreter else OFFERED_IN
+    found = []
+    for kernel, record in RECORDS.items():
+        if kernels and kernel not in kernels:
+            continue
+        if dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
+            continue
+        for config in record.offered:
+            if (kernel, distinct(config, interpreter)) in shipped:
+                continue
+            small = record.small(config)
+            ranges = tuple((dim, lo, hi) for dim, (lo, hi) in small.ranges.items())
+            where = f"offered by the candidates, shipped by no class: checked in {dtype} for {OFFERED_IN}"
+            found.append(Target(kernel, Setting(Domain((dtype,), ranges), dict(config)), dtype, small, where))
+    return found

@@ -73,6 +73,10 @@ class Record:
     timing: Callable[[dict[str, Any], int, int], None] | None = None
     timing_sets: int = 1
     timing_note: str = ""
+    # settings a GPU class's candidates offer that run a code path (a constexpr branch) no shipped setting may run
+    # today: ``check --shipped`` checks each at its small shapes too (bf16 ones in fp16 on the interpreter), so a bug
+    # there is caught before certify ships it, and a table that stops shipping the path leaves it checked
+    offered: tuple[Mapping[str, Any], ...] = ()
 
 
 def _discover() -> dict[str, Record]:

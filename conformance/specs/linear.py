@@ -80,6 +80,34 @@ RECORDS = (
         caps={"M": 80, "N": 96, "K": 96},
         sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)},
         small=small,
+        # tma_split's split-K path (partials, the merge by the last slice to arrive), in an even and an odd split:
+        # the candidates offer both for prompts with few output tiles, and on 2026-12-04 no table shipped either
+        offered=(
+            {
+                "variant": "tma_split",
+                "BLOCK_M": 64,
+                "BLOCK_N": 128,
+                "BLOCK_K": 64,
+                "GROUP_M": 8,
+                "SPLIT_K": 2,
+                "SUBTILE": 0,
+                "WARP_SPECIALIZE": False,
+                "num_warps": 4,
+                "num_stages": 4,
+            },
+            {
+                "variant": "tma_split",
+                "BLOCK_M": 128,
+                "BLOCK_N": 128,
+                "BLOCK_K": 64,
+                "GROUP_M": 8,
+                "SPLIT_K": 3,
+                "SUBTILE": 0,
+                "WARP_SPECIALIZE": False,
+                "num_warps": 8,
+                "num_stages": 4,
+            },
+        ),
         # decode rows (M <= 4) and prefill rows get their own interpreter entries, each its variant
         interpreter_domains=(
             (("M", 1, 4), ("N", 1, None), ("K", 1, None)),
