@@ -54,6 +54,21 @@ def _at_least(low: float, kind: type = int):
     return parse
 
 
+def _minutes(text: str) -> float:
+    """An argparse type for ``--max-minutes``: a time above 0. A limit of 0 did nothing and exited 3 ("work left"),
+    so a loop rerunning the command while it exits 3 (CONTRIBUTING's) never ended; a run given any positive limit
+    does its first chunk of work before it looks at the clock, so each rerun of such a loop moves on."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
+    if not value > 0:  # NaN too
+        raise argparse.ArgumentTypeError(
+            f"must be a number of minutes above 0, got {text} (leave the option out for no time limit)"
+        )
+    return value
+
+
 def _report_file(text: str) -> str:
     """An argparse type for ``--json FILE``: its folder must exist, so that a long run is not lost at its end."""
     folder = Path(text).parent
@@ -454,7 +469,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--json", type=_report_file, metavar="FILE", help="also write the full report as JSON")
     c.add_argument(
         "--max-minutes",
-        type=_at_least(0, float),
+        type=_minutes,
         metavar="M",
         help="stop starting entries after about M minutes (exit 3 if some were left unchecked)",
     )
@@ -556,7 +571,7 @@ def build_parser() -> argparse.ArgumentParser:
     z.add_argument(
         "--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for the proofs (default ci)"
     )
-    z.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
+    z.add_argument("--max-minutes", type=_minutes, metavar="M", help="stop cleanly after about M minutes")
     z.add_argument("--no-check", action="store_true", help="skip the final check of what was written")
     z.add_argument(
         "--jobs",
@@ -605,7 +620,7 @@ def build_parser() -> argparse.ArgumentParser:
     r.add_argument(
         "--profile", choices=("ci", "dev", "gpu"), default="ci", help="Hypothesis profile for proofs (default ci)"
     )
-    r.add_argument("--max-minutes", type=_at_least(0, float), metavar="M", help="stop cleanly after about M minutes")
+    r.add_argument("--max-minutes", type=_minutes, metavar="M", help="stop cleanly after about M minutes")
     r.add_argument("--again", action="store_true", help="rank entries ranked in a step before as well")
     r.add_argument(
         "--tables",

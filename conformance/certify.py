@@ -43,6 +43,7 @@ from neurobrix.dtypes import torch_dtype
 from neurobrix.errors import NeuroBrixError, TablesError, UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.ops import SPECS
+from neurobrix.plan import config_problem
 from neurobrix.schema import (
     INDEX_FORMAT,
     Domain,
@@ -421,6 +422,14 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     record) atomically, then the tracked-file list. Returns the index's path."""
     ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))
     spec = SPECS[kernel]
+    for entry in ordered:  # kept from the table being added to, or a candidate: never a setting run refuses
+        refused = config_problem(kernel, entry.config)
+        if refused:
+            raise TablesError(
+                f"{nb_tables.index_path(root, class_id, kernel)}: the entry {entry.domain.describe()} "
+                f"{dict(entry.config)} {refused}: `neurobrix run` refuses it, so certify writes no table holding it. "
+                f"Certify the kernel again: {nb_tables.certify_command(class_id, [kernel], again=True)}"
+            )
     index_path, proofs_path = (
         nb_tables.index_path(root, class_id, kernel),
         nb_tables.proofs_path(root, class_id, kernel),
@@ -826,7 +835,8 @@ def certify(
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(todo), chunk_size):
             now = time.monotonic()
-            if deadline is not None and now + longest > deadline:
+            # the first chunk is done whatever the limit: a run stopped before any work exits 3 again at every rerun
+            if deadline is not None and first and now + longest > deadline:
                 say(
                     f"stopping at the time limit: {len(todo) - first} task(s) left; run again with --only-missing "
                     "to resume"

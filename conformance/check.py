@@ -43,6 +43,7 @@ from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
+from neurobrix.plan import config_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
 from .harness import Values, build, judge, run_kernel
@@ -194,6 +195,14 @@ def check_entry(
     if problems:  # the same for every entry of the kernel: named with the first the check reaches
         result.passed = False
         result.failure = f"{kernel} {dtype}, config {config_text(result.config)}\n" + "\n".join(problems)
+        return result
+    refused = config_problem(kernel, entry.config)
+    if refused:  # the interpreter ignores a parameter its kernel does not have: run refuses the table, so does check
+        result.passed = False
+        result.failure = (
+            f"{kernel} {dtype} {result.domain}, config {config_text(result.config)}\nthe setting {refused}: "
+            "`neurobrix run` refuses it, so no example is drawn"
+        )
         return result
     domain = drawable(kernel, entry.domain.ranges)
     record = RECORDS[kernel]
@@ -653,7 +662,9 @@ def check_class(
         with workers.Workers(jobs, devices, isolate=isolate) as pool:
             for first in range(0, len(work), chunk):
                 now = time.perf_counter()
-                if deadline is not None and now + longest > deadline:  # the next wave would overrun
+                # the next wave would overrun; the first runs whatever the limit (a rerun of a check stopped before any
+                # work would stop there again)
+                if deadline is not None and first and now + longest > deadline:
                     report.left = len(work) - first
                     break
                 part = work[first : first + chunk]

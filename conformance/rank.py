@@ -268,7 +268,7 @@ def rank(
         if not todo:
             say(f"{where}: every decode {KERNEL} call already ranked in a step")
             continue
-        if deadline is not None and time.monotonic() > deadline:
+        if deadline is not None and outcomes and time.monotonic() > deadline:  # a run ranks one call at least
             say("stopping at the time limit; run again to resume (ranked entries are skipped)")
             return outcomes, False
         plan.ops()  # refuses a machine or stack the class was not certified on
@@ -276,7 +276,7 @@ def rank(
         tokens = torch.arange(batch, device="cuda") * 7919 % cfg.vocab_size
         settings = dict(plan.settings)
         for call, n in todo:
-            if deadline is not None and time.monotonic() > deadline:
+            if deadline is not None and outcomes and time.monotonic() > deadline:
                 say("stopping at the time limit; run again to resume (ranked entries are skipped)")
                 return outcomes, False
 

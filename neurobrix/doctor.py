@@ -182,7 +182,7 @@ def _unrunnable(indexes: dict) -> str | None:
     keyed otherwise than its kernel, or holding a setting with a variant or meta-parameter the kernel lacks or does
     not know, or a value no kernel takes; run's preflight refuses such a table (exit 3) for any model."""
     from .ops import SPECS
-    from .plan import value_problem
+    from .plan import config_problem
 
     for kernel, index in sorted(indexes.items()):
         spec = SPECS.get(kernel)
@@ -195,12 +195,7 @@ def _unrunnable(indexes: dict) -> str | None:
                 f"{certify_command(index.class_id, [kernel], again=True)}"
             )
         for config in index.configs:
-            variant = config.get("variant")
-            problem = (
-                f"names variant {variant!r}, which the kernel does not have"
-                if spec.variants and variant not in spec.variants
-                else spec.setting_problem(config) or value_problem(config)
-            )
+            problem = config_problem(kernel, config)
             if problem:
                 return (
                     f"{index.path}: the setting {dict(config)} {problem}: run refuses it; "

@@ -247,6 +247,20 @@ SHARED_MEMORY = {
 }
 
 
+def config_problem(kernel: str, config: Mapping[str, Any]) -> str | None:
+    """Why this neurobrix's ``kernel`` would not run ``config`` as it was certified, whatever the call (None: it
+    would): a variant it lacks, a meta-parameter it lacks or does not know, a value no kernel takes. The one rule that
+    run's preflight (:func:`resolve`), ``doctor``, ``python -m conformance check`` and certify's writes apply, so that
+    no setting passes a check on the interpreter (which ignores a parameter its kernel does not have) that run refuses.
+    """
+    spec = SPECS[kernel]
+    variant = config.get("variant")
+    if spec.variants and variant not in spec.variants:
+        known = ", ".join(spec.variants)
+        return f"names variant {variant!r}, which this neurobrix's '{kernel}' kernel does not have ({known})"
+    return spec.setting_problem(config) or value_problem(config)
+
+
 def max_tensor_numel() -> int:
     """Triton's largest tensor, in elements (what tl.arange and tl.zeros refuse beyond)."""
     from triton.language import TRITON_MAX_TENSOR_NUMEL
@@ -338,17 +352,8 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             dtypes.add(dtype)
         else:
             assert index is not None  # the entry is the index's
-            variant = entry.config.get("variant")
-            if spec.variants and variant not in spec.variants:  # refused before loading, not at its launch
-                raise TablesError(
-                    f"{index.path}: the setting for {describe(call).strip()} names variant {variant!r}, which this "
-                    f"neurobrix's '{kernel}' kernel does not have ({', '.join(spec.variants)}); these tables were "
-                    f"certified for another neurobrix. Re-certify: {certify_command(class_id, [kernel], again=True)}"
-                )
-            problem = (
-                spec.setting_problem(entry.config)
-                or value_problem(entry.config)
-                or limit_problem(kernel, entry.config, call, tables.classes[class_id])
+            problem = config_problem(kernel, entry.config) or limit_problem(
+                kernel, entry.config, call, tables.classes[class_id]
             )
             if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
                 raise TablesError(

@@ -1051,7 +1051,9 @@ def parse_proofs(
                     f"{proved.domain.describe()} {dict(proved.config)} here, "
                     f"{setting.domain.describe()} {dict(setting.config)} there",
                 )
-        stack = {k: prov.get(k) for k in index.stack}
+        # the whole stack the proofs record (torch, Triton, and CUDA where they record one), not only the parts the
+        # index names: an index stripped of its "cuda" stood for proofs made with CUDA 12.8 as for any
+        stack = stack_of(prov)
         if stack != dict(index.stack):
             raise fail(file, "provenance", f"stack {stack} differs from its index's {dict(index.stack)}")
     return ProofsTable(kernel, folder, dict(prov), tuple(entries), file)

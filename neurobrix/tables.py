@@ -278,6 +278,14 @@ class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
             )
         return value
 
+    def construct_merge(self, node: Any) -> Any:
+        raise yaml.constructor.ConstructorError(
+            None,
+            None,
+            "found a merge key (<<), which gives a mapping keys written elsewhere: a table writes every key out",
+            node.start_mark,
+        )
+
     def construct_no_json(self, node: Any) -> Any:
         raise yaml.constructor.ConstructorError(
             None,
@@ -304,6 +312,7 @@ _UniqueKeys.add_constructor("tag:yaml.org,2002:str", _UniqueKeys.construct_yaml_
 _UniqueKeys.add_constructor("tag:yaml.org,2002:int", _UniqueKeys.construct_yaml_int)
 _UniqueKeys.add_constructor("tag:yaml.org,2002:float", _UniqueKeys.construct_yaml_float)
 _UniqueKeys.add_constructor("tag:yaml.org,2002:bool", _UniqueKeys.construct_yaml_bool)
+_UniqueKeys.add_constructor("tag:yaml.org,2002:merge", _UniqueKeys.construct_merge)
 for _tag in ("timestamp", "binary", "set", "omap", "pairs"):  # a date, bytes, a set: what json.dumps cannot write
     _UniqueKeys.add_constructor(f"tag:yaml.org,2002:{_tag}", _UniqueKeys.construct_no_json)
 

@@ -307,7 +307,8 @@ def test_certify_writes_proven_tracked_tables_and_resumes(tables_copy, capsys):
         "--tables",
         str(tables_copy),
     ]
-    assert conformance_main([*args, "--max-minutes", "0"]) == 3  # stopped at once, nothing done, resumable
+    with pytest.raises(SystemExit):  # a limit of no time did nothing, exit 3 at every rerun: refused (round 26)
+        conformance_main([*args, "--max-minutes", "0"])
     assert conformance_main([*args, "--only-missing"]) == 0
     out = capsys.readouterr().out
     assert "certified 2 entries" in out and "PASSED" in out
@@ -406,7 +407,7 @@ def test_every_command_and_option_says_in_its_help_what_it_does():
             "argument --examples: must be at least 1, got -1",
         ),  # failed every entry
         (["check", "--class", "nvidia-h200", "--jobs", "0"], "argument --jobs: must be at least 1"),
-        (["check", "--max-minutes", "-1"], "argument --max-minutes: must be at least 0"),
+        (["check", "--max-minutes", "-1"], "argument --max-minutes: must be a number of minutes above 0"),
         (["certify", "--class", "interpreter", "--examples", "0"], "argument --examples: must be at least 1"),
         (["sweep", "--examples", "0"], "argument --examples: must be at least 1"),
         (["mutants", "--timeout", "0"], "argument --timeout: must be at least 1"),
@@ -441,7 +442,7 @@ def test_a_bad_count_or_report_path_is_a_usage_error_before_any_work(argv, said,
     ],
 )
 def test_a_usage_mistake_exits_2_not_1_which_says_a_check_failed(argv, said, capsys):
-    assert conformance_main([*argv, "--max-minutes", "0"] if argv[0] == "certify" else argv) == 2
+    assert conformance_main(argv) == 2
     assert said in capsys.readouterr().err
 
 
@@ -684,13 +685,31 @@ def test_reformat_rewrites_a_format_3_index_from_its_proofs_with_the_same_entrie
     assert out_of_sync(tables_copy) == [] and not tables.verify_all(tables.load(tables_copy))
 
 
-def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):
+def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys, monkeypatch):
+    from conformance import workers
     from conformance.certify import within
+
+    handed = []
+
+    class Pool:  # the work certify hands its workers, recorded, then Ctrl-C: nothing certified
+        def __init__(self, *args, **kwargs):
+            pass
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            return False
+
+        def map(self, fn, items, done):
+            handed.extend(items)
+            raise KeyboardInterrupt
 
     tasks = plan("nvidia-h200", ["linear"], ["bf16"])
     prefill = [t for t in tasks if within(t, {"M": (65, None)})]
     assert prefill and all(t.domain()["M"][0] >= 65 for t in prefill)
     assert len(prefill) < len(tasks)
+    monkeypatch.setattr(workers, "Workers", Pool)
     assert (
         conformance_main(
             [
@@ -703,15 +722,13 @@ def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys):
                 "fp32",
                 "--where",
                 "M=5:",
-                "--max-minutes",
-                "0",
                 "--tables",
                 str(tables_copy),
             ]
         )
-        == 3
+        == 130
     )
-    assert "1 task(s) left" in capsys.readouterr().out  # only the M >= 5 domain (M 1-4 is outside)
+    assert [task.domain()["M"] for _, task, _ in handed] == [(5, None)]  # only the M >= 5 domain (M 1-4 is outside)
     assert conformance_main(["certify", "--class", "interpreter", "--dtypes", "fp32", "--where", "M=0:"]) == 2
     assert "--where 'M=0:'" in capsys.readouterr().err
 
@@ -747,8 +764,6 @@ def test_where_refuses_a_dimension_no_kernel_has(capsys):
                 "fp32",
                 "--where",
                 "K=1:",
-                "--max-minutes",
-                "0",
             ]
         )
         == 2
