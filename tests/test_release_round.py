@@ -205,3 +205,22 @@ def test_help_and_readme_say_what_a_pipeline_needs() -> None:
     isolation = next(a for a in commands.choices["build"]._actions if "--isolation" in a.option_strings)
     assert "G407" in (isolation.help or "")
     assert re.search(r"--isolation \(which downloads the\s+# backend: its wheel is refused, G407", RELEASES)
+
+
+@pytest.mark.parametrize(
+    ("argv", "says"),
+    [
+        (["check", "--no-smoke", "/dev/null"], "/dev/null: not a regular file or a folder"),  # it exists: not "no such"
+        (["build", "--no-smoke", "--outdir", "{file}/dist"], "{file}/dist: cannot make this folder to build into"),
+    ],
+)
+def test_user_mistakes_are_one_line_that_says_what_is_wrong(
+    argv: list[str], says: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "file").write_text("not a folder")
+    argv = [a.replace("{file}", str(tmp_path / "file")) for a in argv]
+    assert run_main(argv) == 2
+    lines = capsys.readouterr().err.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gate: error: {says.replace('{file}', str(tmp_path / 'file'))}"), (
+        lines
+    )
