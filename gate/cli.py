@@ -73,8 +73,11 @@ def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
                 f"--json {args.json}: inside {folder}, the folder to be uploaded; write the report somewhere else"
             )
     # Written now, before anything is judged: a report that cannot be written stops the run here, not after
-    # minutes of judging, and a report left from an earlier run never outlives one that did not finish.
-    _write_json(Path(args.json), unusable_json(_UNFINISHED, Path(args.tracked), args.expect_version))
+    # minutes of judging, and a report left from an earlier run never outlives one that did not finish. Not into
+    # a pipe or a device (--json /dev/stdout, >(jq ...)): a stream takes one report, the verdict.
+    stream = Path(args.json)  # as named: /dev/stdout resolves to a pipe's name, which is no path
+    if not (stream.is_char_device() or stream.is_fifo() or stream.is_socket()):
+        _write_json(stream, unusable_json(_UNFINISHED, Path(args.tracked), args.expect_version))
     args.json_allowed = True
 
 

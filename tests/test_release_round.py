@@ -224,3 +224,20 @@ def test_user_mistakes_are_one_line_that_says_what_is_wrong(
     assert len(lines) == 1 and lines[0].startswith(f"gate: error: {says.replace('{file}', str(tmp_path / 'file'))}"), (
         lines
     )
+
+
+def test_a_report_into_a_stream_is_the_verdict_alone(upload: Path) -> None:
+    """``--json /dev/stdout`` or ``--json >(jq ...)``: a pipe takes one report, so nothing is written there first."""
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", "--allow-dirty", "--no-smoke", "--json", "/dev/stdout"]
+        + [str(upload / "dist")],
+        cwd=REPO,
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    assert result.returncode == 0, result.stderr
+    start = result.stdout.index("{\n")
+    report, end = json.JSONDecoder().raw_decode(result.stdout, start)
+    assert report["verdict"] == "passed"
+    assert "{\n" not in result.stdout[:start] + result.stdout[end:], result.stdout
