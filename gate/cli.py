@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import signal
 import sys
@@ -196,6 +197,8 @@ def _terminate(signum: int, frame: object) -> NoReturn:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a log in ASCII or cp1252 gets a name's escapes, not a crash
+        sys.stdout.reconfigure(errors="backslashreplace")
     try:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals are not ours to take

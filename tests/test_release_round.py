@@ -33,6 +33,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from gate_fixtures import Built, rewrite_wheel
 from test_gate_hostile import built
 
 from gate.checks import Check, Finding
@@ -241,3 +242,20 @@ def test_a_report_into_a_stream_is_the_verdict_alone(upload: Path) -> None:
     report, end = json.JSONDecoder().raw_decode(result.stdout, start)
     assert report["verdict"] == "passed"
     assert "{\n" not in result.stdout[:start] + result.stdout[end:], result.stdout
+
+
+def test_a_log_that_is_not_utf8_gets_the_verdict_not_an_internal_error(built: Built, tmp_path: Path) -> None:  # noqa: F811
+    """A CI log in ASCII (``PYTHONIOENCODING=ascii``, a cp1252 console): a finding that names a member ``café.py``
+    made printing the report fail, "internal error" (exit 2) and no report at all, instead of the refusal."""
+    wheel = rewrite_wheel(built.wheel, tmp_path, add=[("neurobrix/caf\u00e9.py", b"")])
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", "--allow-dirty", "--no-smoke", str(wheel)],
+        cwd=REPO,
+        env={**os.environ, "PYTHONIOENCODING": "ascii"},
+        capture_output=True,
+        stdin=subprocess.DEVNULL,
+    )
+    out = result.stdout.decode("ascii")  # every byte ASCII: the name is written as its escape
+    assert result.returncode == 1, result.stderr
+    assert "neurobrix/caf\\xe9.py" in out
+    assert out.splitlines()[-1].startswith("gate: REFUSED")
