@@ -26,6 +26,10 @@ def build_project(source: Path, outdir: Path, *, isolation: bool = False) -> tup
             f"{outdir}: not an empty folder; the gate builds into a fresh one so that it checks "
             "exactly what was built (remove it or choose another --outdir)"
         )
+    try:  # here, so that a folder that cannot be made is one line, not the tail of the build's log
+        outdir.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise GateError(f"{outdir}: cannot make this folder to build into ({exc.strerror or exc})") from exc
     command = [sys.executable, "-m", "build", "--outdir", str(outdir), str(source)]
     if not isolation:
         command.insert(3, "--no-isolation")

@@ -100,7 +100,9 @@ def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
                 continue
             dists.append(argument)
         else:
-            raise GateError(f"{argument}: no such file or folder")
+            raise GateError(
+                f"{argument}: {'not a regular file or a folder' if argument.exists() else 'no such file or folder'}"
+            )
     unique = list(dict.fromkeys(p.resolve() for p in dists))
     if not unique and not findings:
         raise GateError("nothing to check: name wheels, sdists or a folder of them")

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
+import signal
 import sys
 import tempfile
 from collections.abc import Sequence
@@ -63,14 +65,24 @@ def _require_a_commit(args: argparse.Namespace) -> None:
 
 def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
     """Refuse a --json FILE inside a folder that will be uploaded; from here on, writing it is allowed."""
-    if args.json is not None:
-        report = Path(args.json).resolve()
-        for folder in upload_folders:
-            if report.is_relative_to(folder.resolve()):
-                raise GateError(
-                    f"--json {args.json}: inside {folder}, the folder to be uploaded; write the report somewhere else"
-                )
+    if args.json is None:
+        return
+    report = Path(args.json).resolve()
+    for folder in upload_folders:
+        if report.is_relative_to(folder.resolve()):
+            raise GateError(
+                f"--json {args.json}: inside {folder}, the folder to be uploaded; write the report somewhere else"
+            )
+    # Written now, before anything is judged: a report that cannot be written stops the run here, not after
+    # minutes of judging, and a report left from an earlier run never outlives one that did not finish. Not into
+    # a pipe or a device (--json /dev/stdout, >(jq ...)): a stream takes one report, the verdict.
+    stream = Path(args.json)  # as named: /dev/stdout resolves to a pipe's name, which is no path
+    if not (stream.is_char_device() or stream.is_fifo() or stream.is_socket()):
+        _write_json(stream, unusable_json(_UNFINISHED, Path(args.tracked), args.expect_version))
     args.json_allowed = True
+
+
+_UNFINISHED = "the gate has not finished judging (still running, or killed); nothing was passed"
 
 
 def _finish(args: argparse.Namespace, report: Report) -> int:
@@ -83,7 +95,11 @@ def _finish(args: argparse.Namespace, report: Report) -> int:
             )
     print(report.render())
     if args.json is not None:
-        _write_json(Path(args.json), report.as_json())
+        try:
+            _write_json(Path(args.json), report.as_json())
+        except GateError:
+            args.json_allowed = False  # the same file would fail again: one line, not two
+            raise
     return report.exit_code
 
 
@@ -100,8 +116,9 @@ def build_parser() -> argparse.ArgumentParser:
         prog="python -m gate",
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
-        epilog="Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage. The README's 'For releases' "
-        "section lists every check code.",
+        epilog="Run it from the repository's root (the gate is not installed). Exit codes: 0 passed, 1 refused "
+        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The README's "
+        "'For releases' section lists every check code and the --json report's fields.",
     )
     common = argparse.ArgumentParser(add_help=False)
     common.add_argument(
@@ -149,31 +166,51 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument(
         "--isolation",
         action="store_true",
-        help="build in an isolated environment (downloads the build backend) instead of this one",
+        help="build in an isolated environment (downloads the build backend) instead of this one; the wheel is "
+        "then refused (G407) unless the backend downloaded is the very version installed here, which the gate "
+        "rebuilds and compares with",
     )
     b.set_defaults(func=cmd_build)
     return parser
 
 
-def _error(message: str, args: argparse.Namespace) -> NoReturn:
-    print(f"gate: error: {message}", file=sys.stderr)
+def _error(message: str, args: argparse.Namespace, code: int = 2, prefix: str = "gate: error: ") -> NoReturn:
+    print(f"{prefix}{message}", file=sys.stderr)
     if args.json is not None and getattr(args, "json_allowed", False):
         try:
-            _write_json(Path(args.json), unusable_json(message, Path(args.tracked), args.expect_version))
+            _write_json(
+                Path(args.json), unusable_json(message, Path(args.tracked), args.expect_version) | {"exit_code": code}
+            )
         except GateError as exc:
             print(f"gate: error: {exc}", file=sys.stderr)
-    raise SystemExit(2)
+    raise SystemExit(code)
+
+
+class _Terminated(BaseException):
+    """SIGTERM, what a CI runner sends a step it cancels or times out, raised like Ctrl-C's KeyboardInterrupt so
+    that every temporary folder is removed and every child process stopped on the way out."""
+
+
+def _terminate(signum: int, frame: object) -> NoReturn:
+    raise _Terminated
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    if isinstance(sys.stdout, io.TextIOWrapper):  # a log in ASCII or cp1252 gets a name's escapes, not a crash
+        sys.stdout.reconfigure(errors="backslashreplace")
+    try:
+        previous = signal.signal(signal.SIGTERM, _terminate)
+    except ValueError:  # not the main thread: signals are not ours to take
+        previous = None
     try:
         return int(args.func(args))
     except GateError as exc:
         _error(str(exc), args)
     except KeyboardInterrupt:
-        print("gate: interrupted", file=sys.stderr)
-        raise SystemExit(130) from None
+        _error("interrupted; nothing was passed", args, 130, "gate: ")
+    except _Terminated:
+        _error("terminated (SIGTERM); nothing was passed", args, 143, "gate: ")
     except RecursionError as exc:
         _error(f"the input nests too deeply to be judged ({exc}); nothing was passed", args)
     except MemoryError:
@@ -187,3 +224,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             "it with the input that caused it",
             args,
         )
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
