@@ -189,9 +189,15 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
             notice(f"note: sampling with {', '.join(source)}{said}")
     sampled = tokenizer.sampling_settings()
     if sampled and sampling.temperature == 0:  # transformers' plain generate() samples; run decodes greedily
+        asked = tokenizer.generation.get("temperature")
+        how = (
+            f"--temperature {asked:g} samples as it asks"
+            if isinstance(asked, (int, float)) and not isinstance(asked, bool) and 0 < asked < float("inf")
+            else "--temperature T samples"
+        )
         notice(
             f"note: the model's {tokenizer.generation_file} sets {', '.join(sampled)}: transformers' generate samples "
-            "by default; this run decodes greedily (--temperature T samples)"
+            f"by default; this run decodes greedily ({how})"
         )
     unapplied = tokenizer.unapplied_generation_settings()
     if unapplied:

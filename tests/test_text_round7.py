@@ -322,5 +322,6 @@ def test_a_model_that_asks_to_sample_is_decoded_greedily_with_a_note_saying_so(t
     assert (ids, text) == theirs(folder)
     said = [n for n in notes if "do_sample=True, temperature=0.6, top_p=0.9" in n]
     assert len(said) == 1 and "decodes greedily" in said[0], notes
+    assert "--temperature 0.6 samples as it asks" in said[0], said  # the flag that gives the model's own sampling
     (folder / "generation_config.json").write_text(json.dumps({**generation, "do_sample": False}))
     assert not [n for n in ours(folder, monkeypatch)[2] if "do_sample" in n]
