@@ -1,0 +1,149 @@
+"""Mutation round on the gate's newer checks (2026-12-05): bugs planted one at a time in the code rounds 15 to 28 added
+to gate/ (not covered by the rounds of 2026-12-03 and 2026-12-04 in tests/test_gate_units.py), each run against the
+tests that exercise it (tests/test_gate_units.py, the round's own file, the hostile cases of its class). Each case
+below failed with the bug named in its docstring ("planted: …") and passes without it; the README's gate section
+lists every planted bug and its outcome.
+"""
+
+from __future__ import annotations
+
+import calendar
+import io
+import struct
+import tarfile
+import zlib
+from pathlib import Path
+
+import pytest
+from gate_fixtures import RawMember, raw_zip
+
+from gate import zipstrict
+from gate.archive import SdistArchive
+from gate.checks import Check, GateError, Limits
+
+DOS_2026 = calendar.timegm((2026, 1, 1, 0, 0, 0))  # the MS-DOS time raw_zip writes (date 0x5C21, time 0), as UTC
+
+
+def with_dos_time(data: bytes, mtime: int, mdate: int) -> bytes:
+    """The one-member zip ``data`` with its MS-DOS time and date set to ``mtime`` and ``mdate`` in both headers."""
+    out = bytearray(data)
+    struct.pack_into("<HH", out, 10, mtime, mdate)
+    struct.pack_into("<HH", out, struct.unpack_from("<L", out, len(out) - 6)[0] + 12, mtime, mdate)
+    return bytes(out)
+
+
+def zip_problems(extra: bytes, mtime: int = 0, mdate: int = 0x5C21) -> list[tuple[Check, bool]]:
+    """(check, whether it names the MS-DOS time) of each problem the gate's zip reader finds in a one-member zip
+    whose two headers hold ``extra``."""
+    data = with_dos_time(raw_zip([RawMember(b"a.py", b"x", extra=extra)]), mtime, mdate)
+    return [(p.check, "MS-DOS time" in p.message) for p in zipstrict.parse(data, 10)[1]]
+
+
+def timestamp(mtime: int) -> bytes:
+    """An Info-ZIP extended timestamp holding a modification time alone (flags 1), the 32 bits as given."""
+    return struct.pack("<HHBL", 0x5455, 5, 1, mtime)
+
+
+def ntfs(seconds: float) -> bytes:
+    """An NTFS times record whose three times are ``seconds`` (since 1970, UTC)."""
+    tick = round((seconds + zipstrict.NTFS_EPOCH) * 10**7)
+    return struct.pack("<HHLHH3Q", 0x000A, 32, 0, 1, 24, tick, tick, tick)
+
+
+# -- zip: an extra record's modification time against the MS-DOS time (round 20) --------------------------------------
+
+
+@pytest.mark.parametrize("bits", [0x8000_0000, 0xFFFF_FFFF], ids=["2038-01-19", "2106-02-07"])
+def test_an_extended_timestamp_is_read_unsigned(bits: int) -> None:
+    """The zip crate and 7-Zip read an extended timestamp's 32 bits unsigned: 0x80000000 is 2038, not 1901, and is
+    no moment an MS-DOS time of 1980-01-01 00:00:00 was clamped from (planted: read signed, so the record read as a
+    time before 1980 and passed as the MS-DOS time's clamped first moment)."""
+    assert zip_problems(timestamp(bits), mtime=0, mdate=0x0021) == [(Check.G312, True)]
+
+
+@pytest.mark.parametrize("off", [3, -3, 60])
+def test_a_record_seconds_off_the_ms_dos_time_is_refused(off: int) -> None:
+    """Writers round the MS-DOS time's odd second up (Info-ZIP) or down (zipfile): a record within 2 s is one moment,
+    3 s off is two (planted: 4 s allowed)."""
+    assert zip_problems(timestamp(DOS_2026 + off)) == [(Check.G312, True)]
+    assert zip_problems(timestamp(DOS_2026 + (2 if off > 0 else -2))) == []
+
+
+@pytest.mark.parametrize(
+    ("zone", "refused"),
+    [(14 * 3600, False), (14 * 3600 + 900, True), (-12 * 3600, False), (-12 * 3600 - 900, True)],
+    ids=["UTC+14", "UTC+14:15", "UTC-12", "UTC-12:15"],
+)
+def test_the_time_zones_a_writer_can_be_in_end_at_utc_plus_14_and_minus_12(zone: int, refused: bool) -> None:
+    """An MS-DOS time in a writer's local time and a record in UTC are one moment in UTC-12 to UTC+14; a quarter hour
+    past either end is no time zone (planted: UTC+14:15 allowed)."""
+    assert zip_problems(timestamp(DOS_2026 - zone)) == ([(Check.G312, True)] if refused else [])
+
+
+def test_a_local_records_time_is_held_to_the_ms_dos_time_too() -> None:
+    """An extended timestamp with no time flagged, its central form the flags byte alone and its local form 5 bytes:
+    the two agree as Info-ZIP lays them out, and the zip crate, streaming the wheel, reads the local 4 bytes as the
+    modification time whatever the flags (planted: only the central header's records compared with the MS-DOS
+    time)."""
+    central, local = struct.pack("<HHB", 0x5455, 1, 0), struct.pack("<HHBL", 0x5455, 5, 0, DOS_2026 + 86_400)
+    data = raw_zip([RawMember(b"a.py", b"x", extra=central, local_extra=local)])
+    assert [(p.check, "local header" in p.message) for p in zipstrict.parse(data, 10)[1]] == [(Check.G312, True)]
+    honest = raw_zip(
+        [RawMember(b"a.py", b"x", extra=central, local_extra=struct.pack("<HHBL", 0x5455, 5, 0, DOS_2026))]
+    )
+    assert zipstrict.parse(honest, 10)[1] == []
+
+
+def test_a_record_past_2107_under_the_ms_dos_times_last_moment_passes() -> None:
+    """A file modified after 2107 has its MS-DOS time clamped to the last it names, 2107-12-31 23:59:58, and its NTFS
+    record the true time (as a time before 1980 is clamped to 1980-01-01): one moment as writers write it (planted:
+    the last moment's clamp dropped, so such a wheel was refused)."""
+    last_time, last_date = 23 << 11 | 59 << 5 | 29, 127 << 9 | 12 << 5 | 31
+    assert zip_problems(ntfs(calendar.timegm((2110, 6, 1, 0, 0, 0))), last_time, last_date) == []
+    assert zip_problems(ntfs(calendar.timegm((2107, 1, 1, 0, 0, 0))), last_time, last_date) == [(Check.G312, True)]
+
+
+# -- sdist: a gzip stream cut short (round 23's zip test, round 27) ----------------------------------------------------
+
+
+def tar_to_its_end(names: tuple[str, ...] = ("x-1.0/a.py", "x-1.0/b.py")) -> bytes:
+    """A tar of ``names`` that ends with its end-of-archive marker (two zero blocks), with no record padding after."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.USTAR_FORMAT) as tar:
+        for name in names:
+            info = tarfile.TarInfo(name)
+            info.size, info.mode = 600, 0o644
+            tar.addfile(info, io.BytesIO(b"x = 1\n" * 100))
+    members = len(names) * (512 + 1024)
+    return buf.getvalue()[: members + 1024]
+
+
+def cut_gzip(data: bytes) -> bytes:
+    """``data`` gzipped and flushed, with no last block and no CRC-32 and size trailer: a stream cut short."""
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    return packer.compress(data) + packer.flush(zlib.Z_SYNC_FLUSH)
+
+
+def test_a_stream_cut_right_after_the_end_of_archive_marker_is_refused(tmp_path: Path) -> None:
+    """The tar whole to its two zero blocks and no byte more (no record padding): tarfile (pip) reads every member,
+    gzip fails on the stream; a refusal as for any cut after a whole tar (planted: the tar judged one byte short of
+    what was inflated, so its end marker read as a lone zero block and the file answered "not judged")."""
+    raw = cut_gzip(tar_to_its_end())
+    with tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        assert tar.getnames() == ["x-1.0/a.py", "x-1.0/b.py"]
+    sdist = tmp_path / "x-1.0.tar.gz"
+    sdist.write_bytes(raw)
+    findings = SdistArchive(sdist, Limits()).findings
+    assert [(f.code, "cut short" in f.message) for f in findings] == [("G312", True)]
+
+
+def test_a_stream_cut_at_a_block_inside_the_tar_stays_unjudged(tmp_path: Path) -> None:
+    """Cut at a block boundary before the end marker: tarfile fails on it too (EOFError), so every reader reads it
+    one way, nowhere, and the gate cannot judge it (planted: every cut stream taken for a whole tar, refused G312)."""
+    raw = cut_gzip(tar_to_its_end()[: 512 + 1024])
+    with pytest.raises(EOFError), tarfile.open(fileobj=io.BytesIO(raw)) as tar:
+        tar.getnames()
+    sdist = tmp_path / "x-1.0.tar.gz"
+    sdist.write_bytes(raw)
+    with pytest.raises(GateError, match="truncated"):
+        SdistArchive(sdist, Limits())
