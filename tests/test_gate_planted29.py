@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 from gate_fixtures import RawMember, raw_zip
 
-from gate import zipstrict
+from gate import tarstrict, zipstrict
 from gate.archive import SdistArchive
 from gate.checks import Check, GateError, Limits
 
@@ -94,6 +94,15 @@ def test_a_local_records_time_is_held_to_the_ms_dos_time_too() -> None:
     assert zipstrict.parse(honest, 10)[1] == []
 
 
+def test_an_old_unix_record_of_its_two_times_alone_is_held_to_the_ms_dos_time() -> None:
+    """The old Unix record (0x5855) as `zip -X` writes it in both headers, 8 bytes: access and modification time,
+    no owner; `unzip` applies its modification time where no extended timestamp is (planted: its time read only from
+    the local form with an owner, longer than 8 bytes)."""
+    record = struct.pack("<HH2L", 0x5855, 8, DOS_2026, DOS_2026 + 10 * 86_400)
+    assert zip_problems(record) == [(Check.G312, True)]
+    assert zip_problems(struct.pack("<HH2L", 0x5855, 8, DOS_2026 + 5, DOS_2026)) == []
+
+
 def test_a_record_past_2107_under_the_ms_dos_times_last_moment_passes() -> None:
     """A file modified after 2107 has its MS-DOS time clamped to the last it names, 2107-12-31 23:59:58, and its NTFS
     record the true time (as a time before 1980 is clamped to 1980-01-01): one moment as writers write it (planted:
@@ -147,3 +156,30 @@ def test_a_stream_cut_at_a_block_inside_the_tar_stays_unjudged(tmp_path: Path) -
     sdist.write_bytes(raw)
     with pytest.raises(GateError, match="truncated"):
         SdistArchive(sdist, Limits())
+
+
+# -- zip: header bytes the format reserves (round 17) -----------------------------------------------------------------
+
+
+@pytest.mark.parametrize("reserved", [b"\0\0\0\x01", b"\x01\0\0\0"], ids=["last byte", "first byte"])
+def test_each_of_an_ntfs_records_four_reserved_bytes_is_judged(reserved: bytes) -> None:
+    """An NTFS times record opens with 4 reserved bytes every writer leaves 0 (planted: only the first 3 judged)."""
+    record = bytearray(ntfs(DOS_2026))
+    record[4:8] = reserved
+    assert zip_problems(bytes(record)) == [(Check.G319, False)]
+
+
+# -- tar: a ustar time under a pax time (round 18) ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("mtime", [1_700_000_001.5, 1_700_000_000.5, 1_700_000_000.5000001, 1_700_000_000.25])
+def test_the_ustar_time_tarfile_writes_under_a_fractional_pax_time_passes(mtime: float) -> None:
+    """tarfile writes a fractional time as a pax record and its rounding (round(): half to even) in the header's own
+    field; every such pair is one moment as a writer writes it (planted: a fraction of exactly .5 not rounded up)."""
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        info = tarfile.TarInfo("x-1.0/a.py")
+        info.size, info.mtime = 6, mtime
+        tar.addfile(info, io.BytesIO(b"x = 1\n"))
+    entries, problems = tarstrict.parse(buf.getvalue(), 10)
+    assert problems == [] and [e.raw_name for e in entries] == [b"x-1.0/a.py"]
