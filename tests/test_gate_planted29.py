@@ -15,11 +15,14 @@ import zlib
 from pathlib import Path
 
 import pytest
+from conftest import REPO
 from gate_fixtures import RawMember, raw_zip
 
 from gate import tarstrict, zipstrict
-from gate.archive import SdistArchive
+from gate.archive import SdistArchive, WheelArchive
 from gate.checks import Check, GateError, Limits
+from gate.metadata import check_entry_points, entry_points_text
+from gate.repository import load_repository
 
 DOS_2026 = calendar.timegm((2026, 1, 1, 0, 0, 0))  # the MS-DOS time raw_zip writes (date 0x5C21, time 0), as UTC
 
@@ -216,3 +219,28 @@ def test_the_ustar_time_tarfile_writes_under_a_fractional_pax_time_passes(mtime:
         tar.addfile(info, io.BytesIO(b"x = 1\n"))
     entries, problems = tarstrict.parse(buf.getvalue(), 10)
     assert problems == [] and [e.raw_name for e in entries] == [b"x-1.0/a.py"]
+
+
+# -- a lone wheel's metadata files in the backend's bytes (round 15) ---------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("edit", "refused"),
+    [
+        (lambda text: text + b"\n", True),
+        (lambda text: b"\n" + text, True),
+        (lambda text: text.rstrip(b"\n") + b" \n", True),
+        (lambda text: text, False),
+    ],
+    ids=["a blank line after", "a blank line before", "a space at the end", "the backend's bytes"],
+)
+def test_entry_points_with_white_space_at_either_end_are_refused(tmp_path: Path, edit, refused: bool) -> None:
+    """Blank lines or spaces around entry_points.txt's entries are skipped by every reader: bytes a wheel judged
+    without its sdist carries unjudged (planted: the file compared with its ends stripped)."""
+    declared = load_repository(REPO).declared
+    path = f"{declared.dist_info}/entry_points.txt"
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(path.encode(), edit(entry_points_text(declared.entry_points)))]))
+    archive = WheelArchive(wheel, Limits())
+    check_entry_points(archive, path, declared)
+    assert [f.code for f in archive.findings] == (["G408"] if refused else [])
