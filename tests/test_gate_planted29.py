@@ -7,11 +7,15 @@ lists every planted bug and its outcome.
 
 from __future__ import annotations
 
+import base64
 import calendar
+import gzip
+import hashlib
 import io
 import struct
 import tarfile
 import zlib
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -23,6 +27,7 @@ from gate.archive import SdistArchive, WheelArchive
 from gate.checks import Check, GateError, Limits
 from gate.metadata import check_entry_points, entry_points_text
 from gate.repository import load_repository
+from gate.wheel import _check_record
 
 DOS_2026 = calendar.timegm((2026, 1, 1, 0, 0, 0))  # the MS-DOS time raw_zip writes (date 0x5C21, time 0), as UTC
 
@@ -221,6 +226,23 @@ def test_the_ustar_time_tarfile_writes_under_a_fractional_pax_time_passes(mtime:
     assert problems == [] and [e.raw_name for e in entries] == [b"x-1.0/a.py"]
 
 
+@pytest.mark.parametrize(
+    ("at", "value", "refused"),
+    [(8, 6, True), (8, 1, True), (9, 14, True), (9, 254, True), (8, 4, False), (9, 13, False), (9, 255, False)],
+    ids=["XFL 6", "XFL 1", "OS 14", "OS 254", "XFL 4", "OS 13", "OS 255"],
+)
+def test_gzip_header_bytes_rfc_1952_leaves_undefined_are_judged_at_their_bounds(
+    tmp_path: Path, at: int, value: int, refused: bool
+) -> None:
+    """Extra flags 2, 4 or none, an operating system of 0-13 or 255: any other byte is read by no unpacker (planted:
+    XFL 6 allowed, OS 14 allowed)."""
+    raw = bytearray(gzip.compress(tar_to_its_end(), mtime=0))
+    raw[at] = value
+    sdist = tmp_path / "x-1.0.tar.gz"
+    sdist.write_bytes(raw)
+    assert [f.code for f in SdistArchive(sdist, Limits()).findings] == (["G319"] if refused else [])
+
+
 # -- a lone wheel's metadata files in the backend's bytes (round 15) ---------------------------------------------------
 
 
@@ -234,7 +256,9 @@ def test_the_ustar_time_tarfile_writes_under_a_fractional_pax_time_passes(mtime:
     ],
     ids=["a blank line after", "a blank line before", "a space at the end", "the backend's bytes"],
 )
-def test_entry_points_with_white_space_at_either_end_are_refused(tmp_path: Path, edit, refused: bool) -> None:
+def test_entry_points_with_white_space_at_either_end_are_refused(
+    tmp_path: Path, edit: Callable[[bytes], bytes], refused: bool
+) -> None:
     """Blank lines or spaces around entry_points.txt's entries are skipped by every reader: bytes a wheel judged
     without its sdist carries unjudged (planted: the file compared with its ends stripped)."""
     declared = load_repository(REPO).declared
@@ -244,3 +268,19 @@ def test_entry_points_with_white_space_at_either_end_are_refused(tmp_path: Path,
     archive = WheelArchive(wheel, Limits())
     check_entry_points(archive, path, declared)
     assert [f.code for f in archive.findings] == (["G408"] if refused else [])
+
+
+@pytest.mark.parametrize(("size", "refused"), [("01", True), ("001", True), ("1", False)])
+def test_a_record_size_of_two_characters_with_a_leading_zero_is_refused(
+    tmp_path: Path, size: str, refused: bool
+) -> None:
+    """distlib's Wheel.install compares a RECORD size as text with the member's and refuses '01' for 1 byte, where
+    pip, installer and uv read 1 (planted: a leading zero judged only in sizes of three characters or more)."""
+    digest = base64.urlsafe_b64encode(hashlib.sha256(b"x").digest()).rstrip(b"=").decode()
+    rows = f"a.py,sha256={digest},{size}\nx-1.0.dist-info/RECORD,,\n".encode()
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(b"a.py", b"x"), RawMember(b"x-1.0.dist-info/RECORD", rows)]))
+    archive = WheelArchive(wheel, Limits())
+    _check_record(archive, "x-1.0.dist-info")
+    found = [(f.code, "leading zero" in f.message) for f in archive.findings]
+    assert (("G206", True) in found) == refused and (refused or found == [])
