@@ -12,6 +12,7 @@ import calendar
 import gzip
 import hashlib
 import io
+import stat
 import struct
 import tarfile
 import zlib
@@ -118,6 +119,35 @@ def test_a_record_past_2107_under_the_ms_dos_times_last_moment_passes() -> None:
     last_time, last_date = 23 << 11 | 59 << 5 | 29, 127 << 9 | 12 << 5 | 31
     assert zip_problems(ntfs(calendar.timegm((2110, 6, 1, 0, 0, 0))), last_time, last_date) == []
     assert zip_problems(ntfs(calendar.timegm((2107, 1, 1, 0, 0, 0))), last_time, last_date) == [(Check.G312, True)]
+
+
+# -- zip: modes distlib and `unzip` apply as they are (round 18) ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("name", "mode", "refused"),
+    [
+        ("a.py", 0o604, True),  # its group cannot read it
+        ("a.py", 0o640, True),  # others cannot
+        ("a.py", 0o644, False),
+        ("a/", 0o744, True),  # its group and others can list it, not enter it
+        ("a/", 0o754, True),  # others cannot enter it
+        ("a/", 0o755, False),
+    ],
+    ids=["file 604", "file 640", "file 644", "folder 744", "folder 754", "folder 755"],
+)
+def test_every_bit_group_and_others_need_of_a_wheel_member_is_judged(
+    tmp_path: Path, name: str, mode: int, refused: bool
+) -> None:
+    """distlib's Wheel.install and `unzip` apply a member's permission bits as written: a file its group or others
+    cannot read, a folder they cannot list or enter, is root's alone once installed (planted: only others' read bit
+    judged on a file; a folder's enter bits unread)."""
+    kind = stat.S_IFDIR if name.endswith("/") else stat.S_IFREG
+    member = RawMember(name.encode(), b"" if kind == stat.S_IFDIR else b"x", method=0, mode=kind | mode)
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([member, RawMember(b"a/b.py", b"x")] if kind == stat.S_IFDIR else [member]))
+    found = [(f.code, "group or others" in f.message) for f in WheelArchive(wheel, Limits()).findings]
+    assert found == ([("G315", True)] if refused else [])
 
 
 # -- sdist: a gzip stream cut short (round 23's zip test, round 27) ----------------------------------------------------
