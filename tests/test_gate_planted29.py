@@ -1,8 +1,37 @@
-"""Mutation round on the gate's newer checks (2026-12-05): bugs planted one at a time in the code rounds 15 to 28 added
-to gate/ (not covered by the rounds of 2026-12-03 and 2026-12-04 in tests/test_gate_units.py), each run against the
-tests that exercise it (tests/test_gate_units.py, the round's own file, the hostile cases of its class). Each case
-below failed with the bug named in its docstring ("planted: …") and passes without it; the README's gate section
-lists every planted bug and its outcome.
+"""Mutation round on the gate's newer checks (2026-12-05): 71 bugs planted one at a time in the code rounds 15 to 28
+added to gate/ and the mutation rounds of 2026-12-03 and 2026-12-04 (tests/test_gate_units.py) did not reach, each run
+against the tests that exercise it (tests/test_gate_units.py, the round's own file, the hostile cases of its class).
+C caught, E survived and equivalent, S+ survived and now fails a case below (each case failed with its bug, passes
+without it).
+
+zipstrict  Z1 old Unix record's shortest 7 C | Z2 every record of a field judged C | Z3 a refused record also named
+  twice E (one more message, the same refusal) | Z4 a 5-byte timestamp's time only when flagged C | Z5 the timestamp
+  read signed S+ | Z6 the old Unix record's access time read C | Z7 NTFS access time read C | Z8 4 s allowed S+ | Z9
+  UTC+14:15 allowed S+ | Z10 whole-hour zones C | Z11 the last moment's clamp dropped S+ | Z12 the first's dropped C |
+  Z13 the local header's records not compared S+ | Z14 NTFS skipped C | Z15 seconds not doubled C | Z16 times unread
+  where the headers' records differ in length C | Z17 an 8-byte old Unix record's time unread S+ | Z18 month's high bit
+  C | D1-D7 month 13, day 31 in any month, hour 24, minute 60, second 60, leap years, day's high bit C (7) | V1 version
+  needed's high byte's low bit S+ | V2 made by 6.4 S+ | V3 speed hint 0x0004 S+ | V4 NTFS's 4th reserved byte S+ | V5
+  reserved bytes unread C
+tarstrict  T1 a .5 fraction not rounded up S+ | T2 any second more C | T3 0 refused C | T4 ctime passed C | T5 the pax
+  block's prefix and padding unread E (the prefix is the header's name, refused; the padding by every header) | T6
+  device numbers on a folder C | T7 the ustar time unjudged under a non-root uid E (G316 refuses it) | T8 no digits
+  before the point E (the value's pattern requires them)
+archive    A1 the tar test on small wheels only C | A2 the zip test on a buffer C | A3 BadZipFile passed C | A4 end one
+  byte short C | A5 a seek to -1 passed E (zipfile reads a clamped buffer and a failed seek alike) | A6 the tar test
+  skipped on PK C | A7 a partial zero block not the tar's C | A8 every cut stream a whole tar S+ | A9 the partial block
+  parsed C | A10 XFL 6 S+ | A11 OS 14 S+ | A12 a file's group read unread S+ | A13 a folder's enter bits unread S+ |
+  A14 others' bits unread C | A15 the tar judged one byte short S+
+sdist      S1 top-level files only C | S2 .py files only C | S3 dot files shipped C | S4 rebuilt-only folders unread E
+  (the build writes no folder entry)
+repository P1 untracked top-level files linked E (only tracked tops are listed) | P2 hatch* tops listed E (a file
+  must be tracked to be linked)
+names      N1 COM³/LPT³ C | N2 no upcase C | N3 LPT with a superscript C
+metadata   M1 WHEEL's trailing line ends C | M2 CR LF entry points C | M3 groups joined without a blank line E (one
+  group) | M4 entry points compared stripped S+
+wheel      W1 a leading zero only from 3 characters S+ | W2 RECORD's trailing line ends S+ | W3 the last row's order
+  unread E (equal sets with equal prefixes are equal) | W4 the layout unread after any finding E (refused already)
+checker    K1 twine waited on for metadata refused by size C
 """
 
 from __future__ import annotations
