@@ -1,0 +1,106 @@
+"""Round 22 of planted bugs: the host code of the last two sessions (the model's generation lock and the API's
+refusals, the shard index's metadata, the hub cache, the default of 20 new tokens, the sliding-window and
+prompt-length refusals, rope parameters keyed by layer type, Llama's attention_bias and mlp_bias, YaRN, llama3's
+original context, certify commands, warmup) and modules no round had named (the tokenizer's text stream and
+generation lengths, generate's stop conditions, the CLI's arguments, the memory check, the bucket rules). Small,
+realistic bugs were planted one at a time by hand and run against the tests that exercise the function they were
+planted in. Each test here failed with one surviving bug and passes without it (which bug: its docstring). The truth
+is a rule the function's docstring states, transformers' own rule, or a count made by hand. No kernel is launched.
+
+PLANTED
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from neurobrix.config import ConfigError, ModelConfig, checkpoint_shapes
+
+LLAMA = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 8,
+    "intermediate_size": 12,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "vocab_size": 10,
+    "max_position_embeddings": 16,
+    "rms_norm_eps": 1e-5,
+}
+
+
+# ---------------------------------------------------------------------------------------- config.py: biases
+def test_every_bias_has_its_projection_s_output_count():
+    """Planted c04: o_proj's bias counted num_heads x head_dim wide; c05: down_proj's intermediate_size wide. A
+    Linear's bias has one entry per output row of its weight (o_proj's and down_proj's: hidden_size), which the
+    tests' models, whose heads span the hidden size and whose MLP is square, never told apart."""
+    cfg = ModelConfig.from_hf({**LLAMA, "head_dim": 6, "attention_bias": True, "mlp_bias": True})
+    shapes = checkpoint_shapes(cfg)
+    biases = [name for name in shapes if name.endswith(".bias")]
+    assert len(biases) == 7  # q, k, v, o, gate, up, down
+    for name in biases:
+        assert shapes[name] == shapes[name.removesuffix(".bias") + ".weight"][:1], name
+
+
+# ------------------------------------------------------------------------- config.py: rope keyed by layer type
+ROPE = {"rope_type": "default", "rope_theta": 100.0}
+QWEN2 = {**LLAMA, "architectures": ["Qwen2ForCausalLM"], "num_hidden_layers": 3}
+NESTED = "rope parameters are keyed by layer type"
+
+
+def test_qwen2_s_window_starts_at_max_window_layers():
+    """Planted c06: the layers from max_window_layers on taken as sliding one layer late (``i > first``).
+    Qwen2Config's layer types make layer i sliding where ``i >= max_window_layers``: with 3 layers and
+    max_window_layers 2, layer 2 is, and a rope dict keyed by "sliding_attention" is then one per layer type,
+    on which transformers' rotary embedding fails (refused); with max_window_layers 3 no layer is, and the key is
+    an unknown field of a flat dict (run as the plain rotation)."""
+    window = {"use_sliding_window": True, "sliding_window": 4, "rope_parameters": {"sliding_attention": ROPE}}
+    with pytest.raises(ConfigError, match=rf"{NESTED} \('sliding_attention'\)"):
+        ModelConfig.from_hf({**QWEN2, **window, "max_window_layers": 2})
+    assert ModelConfig.from_hf({**QWEN2, **window, "max_window_layers": 3}).rope_theta == 10000.0
+
+
+def test_qwen2_s_window_without_use_sliding_window_makes_no_sliding_layer():
+    """Planted c07: Qwen2's sliding_window read without use_sliding_window. Qwen2Config sets its window to None
+    unless use_sliding_window is true, so every layer is full attention and "sliding_attention" is no layer type:
+    the dict is read flat (the plain rotation, theta 10,000), not refused."""
+    data = {**QWEN2, "use_sliding_window": False, "sliding_window": 4, "max_window_layers": 0}
+    cfg = ModelConfig.from_hf({**data, "rope_parameters": {"sliding_attention": ROPE}})
+    assert cfg.rope_theta == 10000.0 and cfg.rope_scaling is None
+
+
+def test_mistral_without_layer_types_reads_a_rope_dict_flat():
+    """Planted c08: a mistral file without layer_types given layer types from its window. MistralConfig has none
+    then (Ministral's files carry the field), so a key "full_attention" is an unknown field of a flat dict (the plain
+    rotation), not one dict per layer type."""
+    data = {**LLAMA, "architectures": ["MistralForCausalLM"], "sliding_window": None}
+    cfg = ModelConfig.from_hf({**data, "rope_parameters": {"full_attention": ROPE}})
+    assert cfg.rope_theta == 10000.0 and cfg.rope_scaling is None
+    with pytest.raises(ConfigError, match=rf"{NESTED} \('full_attention'\)"):  # with the field, Ministral's reading
+        ministral = {**data, "layer_types": ["full_attention"], "sliding_window": 16}
+        ModelConfig.from_hf({**ministral, "rope_parameters": {"full_attention": ROPE}})
+
+
+def test_layer_type_attention_is_full_attention():
+    """Planted c09: a layer type "attention" not read as "full_attention". transformers' config standardizes
+    "attention" to "full_attention" (Qwen2Config(layer_types=["attention"] * 2).layer_types is full_attention
+    twice), so a rope dict keyed "full_attention" is one per layer type there, and fails its rotary embedding."""
+    data = {**QWEN2, "num_hidden_layers": 2, "layer_types": ["attention", "attention"]}
+    with pytest.raises(ConfigError, match=rf"{NESTED} \('full_attention'\)"):
+        ModelConfig.from_hf({**data, "rope_parameters": {"full_attention": ROPE}})
+
+
+@pytest.mark.parametrize(
+    "top, said",
+    [
+        ({"rope_type": "default"}, "no top-level 'rope_theta'"),  # c10
+        ({"rope_type": "linear", "rope_theta": 100.0, "factor": 2.0}, "top-level 'linear' rotation"),  # c11
+    ],
+)
+def test_a_dict_keyed_by_layer_type_needs_its_own_default_type_and_theta(top, said):
+    """Planted c10: only a missing top-level rope_type refused (transformers' rotary embedding reads the top-level
+    rope_theta too: a KeyError); c11: a top-level linear rotation let through beside nested dicts (only "default"
+    is, whose fields the engine reads as transformers' rotary embedding does)."""
+    with pytest.raises(ConfigError, match=said):
+        ModelConfig.from_hf({**QWEN2, "rope_parameters": {"full_attention": ROPE, **top}})
