@@ -12,6 +12,8 @@ PLANTED
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -104,3 +106,55 @@ def test_a_dict_keyed_by_layer_type_needs_its_own_default_type_and_theta(top, sa
     is, whose fields the engine reads as transformers' rotary embedding does)."""
     with pytest.raises(ConfigError, match=said):
         ModelConfig.from_hf({**QWEN2, "rope_parameters": {"full_attention": ROPE, **top}})
+
+
+# ------------------------------------------------------------------------------------------ config.py: yarn
+@pytest.mark.parametrize("alone", [{"mscale": 1.3}, {"mscale_all_dim": 0.7}, {"mscale": 1.3, "mscale_all_dim": 0}])
+def test_yarn_s_mscale_without_mscale_all_dim_leaves_the_default_attention_factor(alone):
+    """Planted c21: mscale and mscale_all_dim used when either is set. transformers' _compute_yarn_parameters
+    divides the two mscales only when both are set and not 0 (``if mscale and mscale_all_dim``), else takes
+    0.1 ln(factor) + 1; the bug refused one alone as a missing number (or divided by mscale 0's 1 + 0)."""
+    rope = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8, **alone}
+    cfg = ModelConfig.from_hf({**LLAMA, "rope_scaling": rope})
+    assert cfg.rope_scaling is not None
+    assert cfg.rope_scaling["attention_factor"] == pytest.approx(0.1 * math.log(4.0) + 1, rel=1e-15)
+
+
+# ------------------------------------------------------------------------------- generate.py: what a call fits
+def _tiny(capacity: int, **extra):
+    """A one-layer Llama (or Mistral) of LLAMA's sizes on random weights, PyTorch's ops (no kernel launch)."""
+    from neurobrix.model import Transformer, fuse_weights
+    from neurobrix.ops import TORCH
+
+    cfg = ModelConfig.from_hf({**LLAMA, **extra})
+    g = torch.Generator().manual_seed(0)
+    state = {name: torch.randn(shape, generator=g) for name, shape in checkpoint_shapes(cfg).items()}
+    weights = fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
+    return Transformer(cfg, weights, TORCH, batch=1, capacity=capacity)
+
+
+def test_a_generation_needing_one_position_past_the_cache_is_refused():
+    """Planted g03: the cache check counting seq + max_new_tokens - 2 positions. The last decode step feeds position
+    seq + max_new_tokens - 2 and writes the cache there, so a 3-token prompt and 6 new tokens fill a cache of 8
+    exactly (generated), and 7 new tokens need 9 positions: refused by name, not a write past the cache."""
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Sampling, generate
+
+    model = _tiny(8)
+    assert len(generate(model, [1, 2, 3], 6, Sampling(), set())[0]) == 6
+    with pytest.raises(UsageError, match="need a KV cache of 9 positions; this model was built with 8"):
+        generate(model, [1, 2, 3], 7, Sampling(), set())
+
+
+def test_a_generation_feeding_one_position_past_the_window_is_refused():
+    """Planted g04: the window check letting one position past the window through. transformers' model lets a
+    query see only the last sliding_window positions; a 3-token prompt and 4 new tokens feed 6 positions, within a
+    window of 6 (generated), and 5 new tokens feed 7: refused, where the engine's attention over all 7 positions
+    would differ from transformers' windowed one."""
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Sampling, generate
+
+    model = _tiny(16, architectures=["MistralForCausalLM"], sliding_window=6)
+    assert len(generate(model, [1, 2, 3], 4, Sampling(), set())[0]) == 4
+    with pytest.raises(UsageError, match="feed the model 7 positions, more than its sliding attention window of 6"):
+        generate(model, [1, 2, 3], 5, Sampling(), set())
