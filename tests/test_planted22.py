@@ -121,7 +121,7 @@ def test_yarn_s_mscale_without_mscale_all_dim_leaves_the_default_attention_facto
 
 
 # ------------------------------------------------------------------------------- generate.py: what a call fits
-def _tiny(capacity: int, **extra):
+def _tiny(capacity: int, batch: int = 1, **extra):
     """A one-layer Llama (or Mistral) of LLAMA's sizes on random weights, PyTorch's ops (no kernel launch)."""
     from neurobrix.model import Transformer, fuse_weights
     from neurobrix.ops import TORCH
@@ -130,7 +130,7 @@ def _tiny(capacity: int, **extra):
     g = torch.Generator().manual_seed(0)
     state = {name: torch.randn(shape, generator=g) for name, shape in checkpoint_shapes(cfg).items()}
     weights = fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
-    return Transformer(cfg, weights, TORCH, batch=1, capacity=capacity)
+    return Transformer(cfg, weights, TORCH, batch=batch, capacity=capacity)
 
 
 def test_a_generation_needing_one_position_past_the_cache_is_refused():
@@ -158,3 +158,38 @@ def test_a_generation_feeding_one_position_past_the_window_is_refused():
     assert len(generate(model, [1, 2, 3], 4, Sampling(), set())[0]) == 4
     with pytest.raises(UsageError, match="feed the model 7 positions, more than its sliding attention window of 6"):
         generate(model, [1, 2, 3], 5, Sampling(), set())
+
+
+@pytest.mark.parametrize("device_pick", [True, False], ids=["greedy decoder", "host pick"])
+def test_a_sequence_that_stops_early_leaves_the_other_running_and_reports_none(device_pick):
+    """Planted g05: ``stop`` handed the new tokens without the prompt (transformers' stop strings are looked for in
+    the whole sequence, the prompt's tokens included); g06: on_step handed a finished sequence's tokens instead of
+    None; g09: the greedy decoder ending the batch when one sequence has ended, not all. Here sequence 0 stops
+    after its second new token by a rule that reads its prompt, and sequence 1 runs to 6 tokens, as each alone."""
+    from neurobrix.generate import Sampling, generate_batch
+
+    prompts = [[1, 2, 3], [4, 5, 6]]
+    alone = [generate_batch(_tiny(16, 2), prompts, 6, Sampling(), set(), device_pick=device_pick)[0][b] for b in (0, 1)]
+    calls, steps = [], []
+
+    def stop(ids):
+        calls.append(list(ids))
+        return ids[:3] == [1, 2, 3] and len(ids) >= 5
+
+    outs, _ = generate_batch(_tiny(16, 2), prompts, 6, Sampling(), set(), steps.append, device_pick=device_pick, stop=stop)
+    assert calls[0][:3] in prompts and len(calls[0]) == 4  # the prompt and the first new token
+    assert outs == [alone[0][:2], alone[1]]
+    assert steps == [[alone[0][n] if n < 2 else None, alone[1][n]] for n in range(6)]
+
+
+@pytest.mark.parametrize("device_pick", [True, False], ids=["greedy decoder", "host pick"])
+def test_no_step_is_reported_after_every_sequence_has_ended(device_pick):
+    """Planted g07: the host-pick loop queueing its first decode step when every sequence had already ended (at the
+    prefill's token): a step that was computed, and reported to on_step as [None], after the generation's end. Each
+    step on_step sees holds a token of a sequence still running; here the first token is an EOS."""
+    from neurobrix.generate import Sampling, generate_batch
+
+    first = generate_batch(_tiny(16), [[1, 2, 3]], 1, Sampling(), set())[0][0][0]
+    steps = []
+    outs, _ = generate_batch(_tiny(16), [[1, 2, 3]], 6, Sampling(), {first}, steps.append, device_pick=device_pick)
+    assert outs == [[first]] and steps == [[first]]
