@@ -193,3 +193,17 @@ def test_no_step_is_reported_after_every_sequence_has_ended(device_pick):
     steps = []
     outs, _ = generate_batch(_tiny(16), [[1, 2, 3]], 6, Sampling(), {first}, steps.append, device_pick=device_pick)
     assert outs == [[first]] and steps == [[first]]
+
+
+def test_prompts_of_two_lengths_or_an_id_at_the_vocabulary_size_are_refused():
+    """Planted g10: prompts of different lengths let through (torch.tensor then fails on the ragged list: a
+    ValueError traceback); g11: an id equal to vocab_size let through (the embedding has ids 0 .. vocab_size - 1:
+    index_select's IndexError). Each is refused by name; the last id of the vocabulary is read."""
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Sampling, generate_batch
+
+    with pytest.raises(UsageError, match=r"non-empty prompts of one length .*got lengths \[3, 2\]"):
+        generate_batch(_tiny(16, 2), [[1, 2, 3], [4, 5]], 2, Sampling(), set())
+    with pytest.raises(UsageError, match="token ids past the model's 10 embeddings .*: 10"):
+        generate_batch(_tiny(16), [[1, 10]], 2, Sampling(), set())
+    assert len(generate_batch(_tiny(16), [[1, 9]], 2, Sampling(), set())[0][0]) == 2
