@@ -207,3 +207,37 @@ def test_prompts_of_two_lengths_or_an_id_at_the_vocabulary_size_are_refused():
     with pytest.raises(UsageError, match="token ids past the model's 10 embeddings .*: 10"):
         generate_batch(_tiny(16), [[1, 10]], 2, Sampling(), set())
     assert len(generate_batch(_tiny(16), [[1, 9]], 2, Sampling(), set())[0][0]) == 2
+
+
+def test_a_one_token_generation_decodes_at_no_rate():
+    """Planted g13: the decode rate counting the prefill's token. Stats.decode_tokens_per_s is the tokens after the
+    first over the time from the first to the last: a generation of one token decoded none (0, not 1 over the few
+    microseconds between its record and the end)."""
+    from neurobrix.generate import Sampling, generate
+
+    out, stats = generate(_tiny(16), [1, 2, 3], 1, Sampling(), set())
+    assert len(out) == 1 and stats.generated_tokens == 1 and stats.decode_tokens_per_s == 0.0
+
+
+# -------------------------------------------------------------------------------- run.py: new_token_limit
+class _NoLimit:
+    """A model's files that set no length (transformers' generate then makes 20 new tokens)."""
+
+    generation_file = "generation_config.json"
+
+    def max_new_tokens(self, prompt_len):
+        return None
+
+
+def test_a_window_as_long_as_the_context_less_one_binds_no_more_than_the_context():
+    """Planted r02: a window of max_positions - 1 taken as binding. A generation's last token is never fed, so a
+    window of W keeps W + 1 tokens in all, the whole context here: the default of 20 is cut at the context with a
+    note, as transformers' generate cuts it at max_position_embeddings, not refused as reaching past the window."""
+    import dataclasses
+
+    from neurobrix.run import new_token_limit
+
+    cfg = dataclasses.replace(ModelConfig.from_hf(LLAMA), max_positions=9, sliding_window=8)
+    notes = []
+    assert new_token_limit(cfg, _NoLimit(), 3, None, notes.append) == 6
+    assert len(notes) == 1 and "the model's context of 9 tokens leaves that many" in notes[0], notes
