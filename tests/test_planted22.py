@@ -241,3 +241,25 @@ def test_a_window_as_long_as_the_context_less_one_binds_no_more_than_the_context
     notes = []
     assert new_token_limit(cfg, _NoLimit(), 3, None, notes.append) == 6
     assert len(notes) == 1 and "the model's context of 9 tokens leaves that many" in notes[0], notes
+
+
+# ------------------------------------------------------------------------------------------ hub.py: the cache
+def test_an_empty_hf_home_is_taken_as_set_as_huggingface_hub_takes_it(tmp_path, monkeypatch):
+    """Planted h01: an HF_HOME set but empty read as unset (``or``). huggingface_hub reads
+    ``os.getenv("HF_HOME", default)``, so an empty one is its home: the cache is ``hub`` in the current folder, where
+    `hf download` puts models in that environment. Here huggingface_hub itself, in such a process, says where."""
+    import os
+    import subprocess
+    import sys
+
+    from neurobrix.hub import hub_cache
+
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HOME", "")
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "xdg"))
+    script = "from huggingface_hub import constants; print(constants.HF_HUB_CACHE)"
+    theirs = subprocess.run(
+        [sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True, check=True
+    ).stdout.strip()
+    assert str(hub_cache()) == theirs == "hub"
