@@ -263,3 +263,24 @@ def test_an_empty_hf_home_is_taken_as_set_as_huggingface_hub_takes_it(tmp_path, 
         [sys.executable, "-c", script], env=dict(os.environ), capture_output=True, text=True, check=True
     ).stdout.strip()
     assert str(hub_cache()) == theirs == "hub"
+
+
+# ------------------------------------------------------------------------------- tokenizer.py: the text stream
+def test_an_id_the_tokenizer_does_not_have_holds_a_byte_run_open(tmp_path):
+    """Planted t06: the stream writing at an id past the tokenizer's vocabulary (a model's embedding padded past
+    it). Such an id decodes to nothing, so ByteFallback decodes the byte tokens around it as one run: '|' then a
+    stray continuation byte is '\\ufffd\\ufffd' in the whole decode; the bug wrote '|' at the unknown id, and the
+    stream ended in its RuntimeError (what was written is no prefix of the text)."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    tokenizer = Tokenizer(save(tmp_path / "sp", "sentencepiece"))
+    bar, stray = tokenizer._tok.token_to_id("<0x7C>"), tokenizer._tok.token_to_id("<0x82>")
+    unknown = tokenizer._tok.get_vocab_size() + 3
+    ids = [bar, unknown, stray, 20]
+    stream = tokenizer.stream()
+    pieces = [stream.push(i) for i in ids]
+    assert pieces[:3] == ["", "", ""]
+    assert "".join(pieces) + stream.finish() == tokenizer.decode(ids)
+    assert tokenizer.decode(ids).startswith("\ufffd\ufffd")
