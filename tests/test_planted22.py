@@ -284,3 +284,24 @@ def test_an_id_the_tokenizer_does_not_have_holds_a_byte_run_open(tmp_path):
     assert pieces[:3] == ["", "", ""]
     assert "".join(pieces) + stream.finish() == tokenizer.decode(ids)
     assert tokenizer.decode(ids).startswith("\ufffd\ufffd")
+
+
+# --------------------------------------------------------------------------------------- memory.py: the check
+def test_the_memory_check_counts_what_the_model_allocates_and_reaches_the_whole_context():
+    """Planted y01: a long prompt's working memory counted for the whole prompt at once (the model prefills it a
+    chunk of chunk_length(batch) tokens at a time); y02: the KV cache counted with the query heads (the cache holds
+    the key/value heads: KVCache's own tensors, made here on the meta device, are the truth); y03: the longest
+    context that fits never reaching the model's whole context; y05: a plan needing exactly the free memory
+    refused."""
+    from neurobrix import memory
+    from neurobrix.model import KVCache, chunk_length
+
+    cfg = ModelConfig.from_hf({**LLAMA, "num_attention_heads": 4, "num_key_value_heads": 1, "head_dim": 4})
+    cache = KVCache(cfg, 2, 64, torch.float16, "meta")
+    assert memory.kv_bytes(cfg, 2, 2, 64) == sum(t.numel() * t.element_size() for t in cache.k + cache.v)
+    chunk = chunk_length(1)
+    assert memory.activation_bytes(cfg, 2, 1, 10 * chunk) == memory.activation_bytes(cfg, 2, 1, chunk)
+    assert memory.activation_bytes(cfg, 2, 1, chunk - 1) < memory.activation_bytes(cfg, 2, 1, chunk)
+    need = memory.plan(cfg, 2, 1, cfg.max_positions, cfg.max_positions).total
+    assert memory.longest_context(cfg, 2, 1, need) == cfg.max_positions
+    assert memory.require_fit(cfg, 2, 1, 4, 8, free=memory.plan(cfg, 2, 1, 4, 8).total).total > 0
