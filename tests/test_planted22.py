@@ -305,3 +305,18 @@ def test_the_memory_check_counts_what_the_model_allocates_and_reaches_the_whole_
     need = memory.plan(cfg, 2, 1, cfg.max_positions, cfg.max_positions).total
     assert memory.longest_context(cfg, 2, 1, need) == cfg.max_positions
     assert memory.require_fit(cfg, 2, 1, 4, 8, free=memory.plan(cfg, 2, 1, 4, 8).total).total > 0
+
+
+def test_a_stop_string_is_completed_by_the_last_token_and_over_as_many_tokens_as_it_has_bytes(tmp_path):
+    """Planted t13: an occurrence ending before the last token counted (StopStringCriteria stops where a string
+    ends inside the last token: "ab" then "c" completed "ab" a token earlier, and generation had ended there);
+    t14: the look back one token shorter than the longest string's length ("ab" spelt "a", "b" never seen)."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import StopStrings, Tokenizer
+
+    tok = Tokenizer(save(tmp_path / "bl", "bytelevel"))._tok
+    a, b, c = (tok.token_to_id(ch) for ch in "abc")
+    stop = StopStrings(tok, ["ab", "wxyz"])  # a look back of 4 tokens
+    assert stop([c, a, b]) and not stop([c, a]) and not stop([a, b, c])
+    assert StopStrings(tok, ["ab"])([c, a, b])
