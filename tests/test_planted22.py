@@ -310,7 +310,8 @@ def test_the_memory_check_counts_what_the_model_allocates_and_reaches_the_whole_
 def test_a_stop_string_is_completed_by_the_last_token_and_over_as_many_tokens_as_it_has_bytes(tmp_path):
     """Planted t13: an occurrence ending before the last token counted (StopStringCriteria stops where a string
     ends inside the last token: "ab" then "c" completed "ab" a token earlier, and generation had ended there);
-    t14: the look back one token shorter than the longest string's length ("ab" spelt "a", "b" never seen)."""
+    t14: the look back one token shorter than the longest string's length ("ab" spelt "a", "b" never seen); t15:
+    the empty string dropped with no word of its own (it ends the text at the first new token)."""
     from tokenizer_fixtures import save
 
     from neurobrix.tokenizer import StopStrings, Tokenizer
@@ -320,3 +321,25 @@ def test_a_stop_string_is_completed_by_the_last_token_and_over_as_many_tokens_as
     stop = StopStrings(tok, ["ab", "wxyz"])  # a look back of 4 tokens
     assert stop([c, a, b]) and not stop([c, a]) and not stop([a, b, c])
     assert StopStrings(tok, ["ab"])([c, a, b])
+    # t15: the empty string completed by any token (StopStringCriteria's match length is never below its 0)
+    assert StopStrings(tok, ["", "ab"])([c]) and not StopStrings(tok, ["ab"])([c])
+
+
+def test_a_typical_p_of_0_is_refused_as_transformers_warper_refuses_it(tmp_path):
+    """Planted t16: generation_config.json's typical_p of 0 taken to sample with. transformers' TypicalLogitsWarper
+    refuses a mass that is not above 0 (the docstring's "(0, 1]"); 1 builds no warper, 0.5 is taken."""
+    import json
+
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    folder = save(tmp_path / "bl", "bytelevel")
+    for value, want in ((0.0, None), (1.0, {}), (0.5, {"typical_p": 0.5})):
+        (folder / "generation_config.json").write_text(json.dumps({"do_sample": True, "typical_p": value}))
+        tokenizer = Tokenizer(folder)
+        if want is None:
+            with pytest.raises(TokenizerError, match=r"typical_p must be in \(0, 1\] to sample with, got 0.0"):
+                tokenizer.sampling_limits()
+        else:
+            assert {k: v for k, v in tokenizer.sampling_limits().items() if k != "top_k"} == want
