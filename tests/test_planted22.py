@@ -176,7 +176,9 @@ def test_a_sequence_that_stops_early_leaves_the_other_running_and_reports_none(d
         calls.append(list(ids))
         return ids[:3] == [1, 2, 3] and len(ids) >= 5
 
-    outs, _ = generate_batch(_tiny(16, 2), prompts, 6, Sampling(), set(), steps.append, device_pick=device_pick, stop=stop)
+    outs, _ = generate_batch(
+        _tiny(16, 2), prompts, 6, Sampling(), set(), steps.append, device_pick=device_pick, stop=stop
+    )
     assert calls[0][:3] in prompts and len(calls[0]) == 4  # the prompt and the first new token
     assert outs == [alone[0][:2], alone[1]]
     assert steps == [[alone[0][n] if n < 2 else None, alone[1][n]] for n in range(6)]
