@@ -345,3 +345,15 @@ def test_a_typical_p_of_0_is_refused_as_transformers_warper_refuses_it(tmp_path)
                 tokenizer.sampling_limits()
         else:
             assert {k: v for k, v in tokenizer.sampling_limits().items() if k != "top_k"} == want
+
+
+# -------------------------------------------------------------------------------------- buckets.py: the rules
+def test_a_first_bucket_holds_its_own_top():
+    """Planted b01: pow2_bucket's first bucket ending one short (``value < first``): under ``pow2>=16`` a length
+    of 16 fell in [9, 16] instead of the rule's first domain [1, 16] (a lookup then missed the entry certified
+    for it). Every value from 1 to F is in [1, F], and the next domain starts at F + 1."""
+    from neurobrix.buckets import bucket_of
+
+    for first in (1, 2, 16, 64):
+        assert {bucket_of(f"pow2>={first}", n) for n in range(1, first + 1)} == {(1, first)}
+        assert bucket_of(f"pow2>={first}", first + 1) == (first + 1, 2 * first)
