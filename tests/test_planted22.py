@@ -34,7 +34,8 @@ LLAMA = {
 
 # ---------------------------------------------------------------------------------------- config.py: biases
 def test_every_bias_has_its_projection_s_output_count():
-    """Planted c04: o_proj's bias counted num_heads x head_dim wide; c05: down_proj's intermediate_size wide. A
+    """Planted c04: o_proj's bias counted num_heads x head_dim wide (c05, down_proj's intermediate_size wide, is
+    caught by test_text_round23 too). A
     Linear's bias has one entry per output row of its weight (o_proj's and down_proj's: hidden_size), which the
     tests' models, whose heads span the hidden size and whose MLP is square, never told apart."""
     cfg = ModelConfig.from_hf({**LLAMA, "head_dim": 6, "attention_bias": True, "mlp_bias": True})
@@ -162,9 +163,10 @@ def test_a_generation_feeding_one_position_past_the_window_is_refused():
 
 @pytest.mark.parametrize("device_pick", [True, False], ids=["greedy decoder", "host pick"])
 def test_a_sequence_that_stops_early_leaves_the_other_running_and_reports_none(device_pick):
-    """Planted g05: ``stop`` handed the new tokens without the prompt (transformers' stop strings are looked for in
-    the whole sequence, the prompt's tokens included); g06: on_step handed a finished sequence's tokens instead of
-    None; g09: the greedy decoder ending the batch when one sequence has ended, not all. Here sequence 0 stops
+    """Planted g05 (caught by test_text_round9 too): ``stop`` handed the new tokens without the prompt
+    (transformers' stop strings are looked for in the whole sequence, the prompt's tokens included); g06: on_step handed a finished sequence's tokens instead of
+    None; g09: the greedy decoder ending the batch when one sequence has ended, not all; g08: the host-pick loop
+    making one token past max_new_tokens. Here sequence 0 stops
     after its second new token by a rule that reads its prompt, and sequence 1 runs to 6 tokens, as each alone."""
     from neurobrix.generate import Sampling, generate_batch
 
@@ -290,11 +292,11 @@ def test_an_id_the_tokenizer_does_not_have_holds_a_byte_run_open(tmp_path):
 
 # --------------------------------------------------------------------------------------- memory.py: the check
 def test_the_memory_check_counts_what_the_model_allocates_and_reaches_the_whole_context():
-    """Planted y01: a long prompt's working memory counted for the whole prompt at once (the model prefills it a
-    chunk of chunk_length(batch) tokens at a time); y02: the KV cache counted with the query heads (the cache holds
-    the key/value heads: KVCache's own tensors, made here on the meta device, are the truth); y03: the longest
-    context that fits never reaching the model's whole context; y05: a plan needing exactly the free memory
-    refused."""
+    """Planted y03: the longest context that fits never reaching the model's whole context (a model that fits at
+    max_position_embeddings was told a shorter context). Beside it, what test_memory also holds (y01, y02, y05
+    were caught there): a long prompt's working memory is a chunk's (the model prefills chunk_length(batch) tokens
+    at a time), the KV cache is what KVCache allocates (made here on the meta device), and a plan needing exactly
+    the free memory fits."""
     from neurobrix import memory
     from neurobrix.model import KVCache, chunk_length
 
