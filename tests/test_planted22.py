@@ -359,3 +359,31 @@ def test_a_first_bucket_holds_its_own_top():
     for first in (1, 2, 16, 64):
         assert {bucket_of(f"pow2>={first}", n) for n in range(1, first + 1)} == {(1, first)}
         assert bucket_of(f"pow2>={first}", first + 1) == (first + 1, 2 * first)
+
+
+# ------------------------------------------------------------------------------ cli.py, tables.py: commands
+def test_no_stream_and_no_chat_reach_the_run(monkeypatch):
+    """Planted l04: `run --no-stream` handed to run as stream on (the text printed as it came, not at the end).
+    Each flag reaches RunOptions as its help says; without them, chat and stream are on."""
+    from neurobrix import run
+    from neurobrix.cli import main
+    from neurobrix.generate import Stats
+
+    seen = []
+    monkeypatch.setattr(run, "run", lambda opts: seen.append(opts) or Stats(1, 1, 0.0, 0.0))
+    assert main(["run", "--model", "m", "--prompt", "p", "--no-stream", "--no-chat"]) == 0
+    assert main(["run", "--model", "m", "--prompt", "p"]) == 0
+    assert [(o.stream, o.chat) for o in seen] == [(False, False), (True, True)]
+
+
+def test_a_certify_command_names_the_class_s_dtypes_and_certifies_again_when_asked():
+    """Planted x01: the interpreter's and a GPU's default dtypes swapped (bf16 is broken on the interpreter
+    upstream: certify there refuses it); x02: ``again`` still adding --only-missing, which skips every domain the
+    table covers (0 entries certified, the table unchanged)."""
+    from neurobrix.schema import INTERPRETER
+    from neurobrix.tables import certify_command
+
+    assert "--dtypes fp32 fp16 --only-missing" in certify_command(INTERPRETER, ["linear"])
+    assert "--dtypes bf16 fp16 --only-missing" in certify_command("nvidia-h200", ["linear"])
+    again = certify_command("nvidia-h200", ["linear"], again=True)
+    assert "--dtypes bf16 fp16" in again and "--only-missing" not in again
