@@ -143,7 +143,8 @@ def targets(
             found.append(
                 Target(item.kernel, Setting(Domain((dtype,), ranges), item.config), dtype, small, item.where())
             )
-    return found + offered_targets(loaded, interpreter, own_dtypes, kernels, dtypes), not_run
+    own_kernels = set(loaded.kernels(gpu_class))
+    return found + offered_targets(loaded, interpreter, own_dtypes, own_kernels, kernels, dtypes), not_run
 
 
 OFFERED_IN = "bf16"  # the dtype the GPU classes certify; an offered setting is checked in it (fp16 on the interpreter)
@@ -153,16 +154,18 @@ def offered_targets(
     loaded: nb_tables.Tables,
     interpreter: bool,
     own_dtypes: set[str],
+    own_kernels: set[str],
     kernels: list[str] | None = None,
     dtypes: set[str] | None = None,
 ) -> list[Target]:
     """The records' offered settings (``Record.offered``) that no class ships, at their small shapes: the code
-    paths the candidates may choose tomorrow, checked today (a shipped one is checked as shipped already)."""
+    paths the candidates may choose tomorrow, checked today (a shipped one is checked as shipped already), for the
+    kernels the class's own tables hold (a class that runs no linear has no linear path to check)."""
     shipped = {(s.kernel, distinct(s.config, interpreter)) for s in shipped_settings(loaded, interpreter, kernels)}
     dtype = STAND_IN.get(OFFERED_IN, OFFERED_IN) if interpreter else OFFERED_IN
     found = []
     for kernel, record in RECORDS.items():
-        if kernels and kernel not in kernels:
+        if kernel not in own_kernels or (kernels and kernel not in kernels):
             continue
         if dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
             continue

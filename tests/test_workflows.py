@@ -329,13 +329,18 @@ def test_release_builds_once_gates_then_publishes_from_the_pypi_environment() ->
     assert not any("--no-smoke" in s.get("run", "") for j in jobs.values() for s in j["steps"])
 
 
-
 def test_the_gate_report_is_kept_when_the_gate_refuses() -> None:
     """A refusal's findings are the report a release engineer reads: the upload step runs after a failed gate
     step (GitHub skips a step after a failure unless its condition says otherwise), not only after a pass."""
     steps = load("release.yml")["jobs"]["gate"]["steps"]
     (upload,) = [s for s in steps if s.get("with", {}).get("name") == "gate-report"]
-    assert str(upload.get("if", "")).replace(" ", "") in ("${{!cancelled()}}", "${{always()}}", "!cancelled()", "always()")
+    assert str(upload.get("if", "")).replace(" ", "") in (
+        "${{!cancelled()}}",
+        "${{always()}}",
+        "!cancelled()",
+        "always()",
+    )
+
 
 PUBLISH_LOCK = REPO / ".github" / "publish" / "requirements.txt"
 PUBLISH_LOCK_IN = REPO / ".github" / "publish" / "requirements.in"
