@@ -573,11 +573,45 @@ def _cache_folder_problem() -> str | None:
             "folder of your own (or chmod o-w it)"
         )
     else:
-        return None
+        return _cache_owner_problem(Path(folder), probe, named)
     return (
         f"{named}: {why}, so Triton cannot keep the kernels it compiles there (its first compile would fail, after the "
         "weights were loaded); point TRITON_CACHE_DIR at a folder you can write, or unset it"
     )
+
+
+def _cache_owner_problem(folder: Path, nearest: Path, named: str) -> str | None:
+    """Why someone other than this user (and root) can decide what lies in Triton's cache folder ``folder``, whose
+    nearest existing folder is ``nearest`` (None: no one can). Not there yet under a folder every user may write
+    (TRITON_CACHE_DIR=/tmp/cache, sticky or not), another user makes it first, theirs, and fills it; a folder another
+    user owns is theirs to fill; and in a folder above it that every user may write and that is not sticky, any of
+    them can rename it away and put their own in its place. (Who may write the binaries inside the folder is
+    Triton's to set: it makes them with the user's umask.)"""
+    owners = {0, os.getuid()} if hasattr(os, "getuid") else None
+    if owners is None:  # (no POSIX owners to compare: Windows)
+        return None
+    mode = nearest.stat()
+    if nearest != folder and mode.st_mode & stat.S_IWOTH:
+        return (
+            f"{named}: it does not exist yet and {nearest} is writable by every user of this machine, so any of them "
+            "can make it first, their own, and place a binary under the key of a certified kernel, which Triton then "
+            "loads instead of compiling the kernel; point TRITON_CACHE_DIR at a folder of your own"
+        )
+    if nearest == folder and mode.st_uid not in owners:
+        return (
+            f"{named}: it belongs to another user (uid {mode.st_uid}), who can place a binary under the key of a "
+            "certified kernel, which Triton then loads instead of compiling the kernel; point TRITON_CACHE_DIR at a "
+            "folder of your own"
+        )
+    for above in nearest.absolute().parents:
+        found = above.stat().st_mode
+        if found & stat.S_IWOTH and not found & stat.S_ISVTX:
+            return (
+                f"{named}: {above} above it is writable by every user of this machine and not sticky, so any of them "
+                "can rename the cache away and put a folder of their own, holding a binary under the key of a "
+                "certified kernel, in its place; point TRITON_CACHE_DIR at a folder of your own"
+            )
+    return None
 
 
 def require_runnable(class_id: str, tables: Tables | None = None, device: Any = None) -> None:

@@ -170,14 +170,75 @@ def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
             raise TablesError(f"{ENV_VAR}={explicit} is not a folder; point it at a tables folder or unset it")
         return TablesLocation(root.resolve(), ENV_VAR)
     packaged = Path(str(resources.files("neurobrix").joinpath("_tables")))
+    if packaged.is_symlink():  # pip and every wheel installer write a folder: a link was put there since
+        raise TablesError(
+            f"{packaged}: the installed package's tables are a link to {os.readlink(packaged)}, not the folder its "
+            "wheel installed: nothing holds what lies there to the release. Reinstall neurobrix "
+            "(pip install --force-reinstall --no-deps neurobrix)"
+        )
     if packaged.is_dir():
         return TablesLocation(packaged, "installed package")
+    if _wheel_records(packaged.parent):  # site-packages/tables is no checkout's (another distribution may own it)
+        raise TablesError(
+            f"{packaged}: the installed neurobrix has no certified tables (its wheel installed them there). Reinstall "
+            f"neurobrix (pip install --force-reinstall --no-deps neurobrix), or set {ENV_VAR}=<tables folder>."
+        )
     source = Path(__file__).resolve().parent.parent / "tables"
     if (source / TRACKED_NAME).is_file():
         return TablesLocation(source, "source checkout")
     raise TablesError(
         "no certified tables found: the installed neurobrix has no neurobrix/_tables and there is no "
         f"source checkout tables/ folder. Reinstall neurobrix, or set {ENV_VAR}=<tables folder>."
+    )
+
+
+def _wheel_records(package: Path) -> list[tuple[Path | None, str, dict[str, Any]]]:
+    """The records of the wheels that installed the package folder ``package`` (a ``RECORD`` beside it listing its
+    ``__init__.py``): (the record, the distribution's version, path -> hashed entry). None for a source checkout or an
+    editable install, whose RECORD lists no module of the package."""
+    from importlib import metadata
+
+    found = []
+    for dist in metadata.distributions(name="neurobrix", path=[str(package.parent)]):
+        listed = {str(f).replace("\\", "/"): f for f in dist.files or () if f.hash is not None}
+        if f"{package.name}/__init__.py" in listed:
+            record = getattr(dist, "_path", None)
+            found.append((record / "RECORD" if record else None, dist.version, listed))
+    return found
+
+
+def installed_tables_problem(root: Path) -> str | None:
+    """Why the installed package's tables folder ``root`` (``neurobrix/_tables``) is not the one its wheel installed
+    (None: it is, or no wheel installed it). TRACKED.yaml pins each table file's sha256, and lies beside them: a hand
+    editing a table and TRACKED.yaml together (as ``conformance track`` rewrites it) passed. The wheel's RECORD lists
+    TRACKED.yaml's own hash, which anchors the list, and so every table, to the release: one small file hashed."""
+    import base64
+
+    package = root.parent
+    wanted = f"{package.name}/{root.name}/{TRACKED_NAME}"
+    said = []
+    for record, version, listed in _wheel_records(package):
+        entry = listed.get(wanted)
+        if entry is None or entry.hash is None:
+            said.append(f"{record or 'RECORD'} (neurobrix {version}) does not list {wanted}")
+            continue
+        try:
+            digest = hashlib.new(entry.hash.mode, (root / TRACKED_NAME).read_bytes()).digest()
+        except (OSError, ValueError) as exc:
+            said.append(f"{wanted} cannot be checked against {record or 'RECORD'}: {exc}")
+            continue
+        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == entry.hash.value:
+            return None  # (of two records of the package, one that the list matches is the install's)
+        said.append(
+            f"{root / TRACKED_NAME} is not the one neurobrix {version}'s wheel installed (its hash differs from "
+            f"{record or 'RECORD'}): the tables and their list were changed together since the install"
+        )
+    if not said:
+        return None
+    return (
+        f"{said[0]}; the certified tables are the release's only as installed. Reinstall neurobrix "
+        f"(pip install --force-reinstall --no-deps neurobrix=={_wheel_records(package)[0][1]}), or name a tables "
+        f"folder of your own with {ENV_VAR}"
     )
 
 
@@ -415,14 +476,17 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
         path = root / f.path
         if f.wheel_path != f"{WHEEL_DIR}/{f.path}":
             problems.append(Problem(f.path, f"wheel path {f.wheel_path!r} should be {WHEEL_DIR}/{f.path}"))
-        if path.is_symlink() or not path.is_file():
-            problems.append(Problem(f.path, "tracked but missing (or not a regular file)"))
-            continue
-        size = path.stat().st_size
-        if size != f.size:
-            problems.append(Problem(f.path, f"size {size} bytes, tracked as {f.size}: the file was altered"))
-        elif sha256_of(path) != f.sha256:
-            problems.append(Problem(f.path, "sha256 differs from the tracked list: the file was altered"))
+        try:
+            if path.is_symlink() or not path.is_file():
+                problems.append(Problem(f.path, "tracked but missing (or not a regular file)"))
+                continue
+            size = path.stat().st_size
+            if size != f.size:
+                problems.append(Problem(f.path, f"size {size} bytes, tracked as {f.size}: the file was altered"))
+            elif sha256_of(path) != f.sha256:
+                problems.append(Problem(f.path, "sha256 differs from the tracked list: the file was altered"))
+        except OSError as exc:  # a file (or its folder) made unreadable: a PermissionError out of every command
+            problems.append(Problem(f.path, f"cannot be read ({exc.strerror or exc}), so it cannot be verified"))
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         # anything but a real folder counts: a file, a link, and a FIFO, socket or device node as much
@@ -519,6 +583,10 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
 @functools.lru_cache(maxsize=8)
 def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Tables:
     root = location.root
+    if location.origin == "installed package" and (root / TRACKED_NAME).is_file():  # (missing: said below)
+        problem = installed_tables_problem(root)
+        if problem:
+            raise TablesError(problem)
     tracked = read_tracked(root)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
@@ -558,6 +626,7 @@ __all__ = [
     "clear_cache",
     "verify_all",
     "index_path",
+    "installed_tables_problem",
     "is_loaded",
     "kernel_of",
     "load",
