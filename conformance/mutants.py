@@ -3730,6 +3730,15 @@ MUTANTS: tuple[Mutant, ...] = (
         "yarn's slowed frequencies not divided by the factor: the blend keeps every frequency",
         "wrong scale",
     ),
+    Mutant(
+        "rotary.yarn-high-dim-not-clipped",
+        "rotary",
+        ROTARY,
+        "    low, high = max(low, 0), min(high, dim - 1)",
+        "    low, high = max(low, 0), high",
+        "yarn's high correction dim not clipped to dim - 1: where it lies past the head the ramp is too shallow",
+        "wrong formula",
+    ),
 )
 
 

@@ -1,0 +1,77 @@
+"""Kernel mutants, round kmut3: the whole registry run again, and what it could not see.
+
+- yarn's high correction dim left unclipped (``rotary.yarn-high-dim-not-clipped``) survived the rotary record:
+  clipping needs a context long against theta^2, which the drawn yarn configurations (theta >= 100) almost never
+  have. The record now compares ``YARN_CLIPPED``'s table (theta 10, beta_fast 512, original context 4,096: the high
+  dim at 1.4 D) in every case, after the draws; its float64 reference is held to transformers' own
+  ``_compute_yarn_parameters`` there.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance import harness, mutants, reference
+from conformance.specs import rotary as rotary_spec
+
+
+def _correction_dim(scaling: dict, theta: float, dim: int, rotations: float) -> float:
+    context = scaling["original_max_position_embeddings"]
+    return dim * math.log(context / (2 * math.pi * rotations)) / (2 * math.log(theta))
+
+
+def test_the_clipped_yarn_configuration_clips_and_its_reference_is_transformers_own():
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import _compute_yarn_parameters
+
+    rope = rotary_spec.YARN_CLIPPED
+    scaling = rope.rope_scaling
+    for dim in (4, 8, 64, 128):
+        high = math.ceil(_correction_dim(scaling, rope.theta, dim, scaling.get("beta_slow") or 1))
+        low = math.floor(_correction_dim(scaling, rope.theta, dim, scaling.get("beta_fast") or 32))
+        assert high > dim - 1 and max(low, 0) < dim // 2 - 1  # clipped, and a frequency on the ramp
+        config = transformers.LlamaConfig(
+            hidden_size=4 * dim,
+            num_attention_heads=4,
+            head_dim=dim,
+            rope_parameters={"rope_theta": rope.theta, **scaling},
+        )
+        theirs, attention = _compute_yarn_parameters(config, "cpu")
+        base = [1.0 / rope.theta ** (2 * i / dim) for i in range(dim // 2)]
+        ours = torch.tensor(reference.yarn_inv_freq(base, rope.theta, scaling), dtype=torch.float64)
+        assert torch.allclose(theirs.double(), ours, rtol=1e-6, atol=0)  # float32 against float64
+        assert attention == pytest.approx(reference.yarn_attention_factor(scaling), rel=1e-12)
+
+
+def _mutated_rope_cache(mutant_id: str):
+    """rope_cache of neurobrix/ops/rotary.py with the registry's mutant planted (a module of its own)."""
+    import neurobrix.ops.rotary as engine
+
+    mutant = {m.id: m for m in mutants.MUTANTS}[mutant_id]
+    source = Path(engine.__file__).read_text(encoding="utf-8")
+    assert source.count(mutant.old) == 1
+    module = type(sys)("rotary_with_" + mutant_id.replace(".", "_").replace("-", "_"))
+    module.__package__ = "neurobrix.ops"  # its relative imports
+    exec(compile(source.replace(mutant.old, mutant.new), engine.__file__, "exec"), module.__dict__)
+    return module.rope_cache
+
+
+def _failing_tables(monkeypatch, rope_cache, seed: int, dim: int) -> list[str]:
+    case = harness.build("rotary", "fp32", {"T": 4, "H": 3, "D": dim}, harness.Values("fp32", "cpu", seed))
+    monkeypatch.setattr(rotary_spec, "rope_cache", rope_cache)
+    return [label for got, want, bound, label in rotary_spec._tables(case) if ((got.double() - want).abs() > bound).any()]
+
+
+@pytest.mark.parametrize("seed, dim", [(0, 64), (3, 4)])
+def test_the_rotary_record_catches_an_unclipped_high_dim_in_every_case(monkeypatch, seed, dim):
+    """Before: every table passed (the case's drawn yarn, theta 3554 / 156798, never clips)."""
+    from neurobrix.ops import rope_cache
+
+    assert _failing_tables(monkeypatch, rope_cache, seed, dim) == []
+    failing = _failing_tables(monkeypatch, _mutated_rope_cache("rotary.yarn-high-dim-not-clipped"), seed, dim)
+    assert failing and all("clipped" in label for label in failing)
