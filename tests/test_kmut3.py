@@ -64,7 +64,9 @@ def _mutated_rope_cache(mutant_id: str):
 def _failing_tables(monkeypatch, rope_cache, seed: int, dim: int) -> list[str]:
     case = harness.build("rotary", "fp32", {"T": 4, "H": 3, "D": dim}, harness.Values("fp32", "cpu", seed))
     monkeypatch.setattr(rotary_spec, "rope_cache", rope_cache)
-    return [label for got, want, bound, label in rotary_spec._tables(case) if ((got.double() - want).abs() > bound).any()]
+    return [
+        label for got, want, bound, label in rotary_spec._tables(case) if ((got.double() - want).abs() > bound).any()
+    ]
 
 
 @pytest.mark.parametrize("seed, dim", [(0, 64), (3, 4)])
