@@ -5,6 +5,10 @@
   have. The record now compares ``YARN_CLIPPED``'s table (theta 10, beta_fast 512, original context 4,096: the high
   dim at 1.4 D) in every case, after the draws; its float64 reference is held to transformers' own
   ``_compute_yarn_parameters`` there.
+- yarn's zero-width guard dropped (``rotary.yarn-zero-width-unguarded``) was equivalent on every draw (the drawn
+  beta_fast always exceeds beta_slow). ``YARN_ZERO_WIDTH`` (beta_fast = beta_slow = 10, original context 60, theta
+  10^4: both dims truncated and clipped to 0 at every head dim) is compared in every case too; without the guard its
+  dim 0 is 0 / 0.
 """
 
 from __future__ import annotations
@@ -25,16 +29,20 @@ def _correction_dim(scaling: dict, theta: float, dim: int, rotations: float) -> 
     return dim * math.log(context / (2 * math.pi * rotations)) / (2 * math.log(theta))
 
 
-def test_the_clipped_yarn_configuration_clips_and_its_reference_is_transformers_own():
+@pytest.mark.parametrize("name", ["YARN_CLIPPED", "YARN_ZERO_WIDTH"])
+def test_the_fixed_yarn_tables_reach_their_case_and_their_reference_is_transformers_own(name):
     transformers = pytest.importorskip("transformers")
     from transformers.modeling_rope_utils import _compute_yarn_parameters
 
-    rope = rotary_spec.YARN_CLIPPED
+    rope = getattr(rotary_spec, name)
     scaling = rope.rope_scaling
-    for dim in (4, 8, 64, 128):
+    for dim in (2, 4, 8, 64, 128):
         high = math.ceil(_correction_dim(scaling, rope.theta, dim, scaling.get("beta_slow") or 1))
-        low = math.floor(_correction_dim(scaling, rope.theta, dim, scaling.get("beta_fast") or 32))
-        assert high > dim - 1 and max(low, 0) < dim // 2 - 1  # clipped, and a frequency on the ramp
+        low = max(math.floor(_correction_dim(scaling, rope.theta, dim, scaling.get("beta_fast") or 32)), 0)
+        if name == "YARN_CLIPPED" and dim > 2:
+            assert high > dim - 1 and low < dim // 2 - 1  # clipped, and a frequency on the ramp
+        elif name == "YARN_ZERO_WIDTH":
+            assert low == min(high, dim - 1) == 0  # zero width, at dim 0
         config = transformers.LlamaConfig(
             hidden_size=4 * dim,
             num_attention_heads=4,
@@ -65,15 +73,25 @@ def _failing_tables(monkeypatch, rope_cache, seed: int, dim: int) -> list[str]:
     case = harness.build("rotary", "fp32", {"T": 4, "H": 3, "D": dim}, harness.Values("fp32", "cpu", seed))
     monkeypatch.setattr(rotary_spec, "rope_cache", rope_cache)
     return [
-        label for got, want, bound, label in rotary_spec._tables(case) if ((got.double() - want).abs() > bound).any()
+        label
+        for got, want, bound, label in rotary_spec._tables(case)
+        if not ((got.double() - want).abs() <= bound).all()
     ]
 
 
-@pytest.mark.parametrize("seed, dim", [(0, 64), (3, 4)])
-def test_the_rotary_record_catches_an_unclipped_high_dim_in_every_case(monkeypatch, seed, dim):
-    """Before: every table passed (the case's drawn yarn, theta 3554 / 156798, never clips)."""
+@pytest.mark.parametrize(
+    "mutant, seed, dim, label",
+    [
+        ("rotary.yarn-high-dim-not-clipped", 0, 64, "clipped"),
+        ("rotary.yarn-high-dim-not-clipped", 3, 4, "clipped"),
+        ("rotary.yarn-zero-width-unguarded", 0, 64, "zero width"),
+        ("rotary.yarn-zero-width-unguarded", 3, 2, "zero width"),
+    ],
+)
+def test_the_rotary_record_catches_the_yarn_mutants_in_every_case(monkeypatch, mutant, seed, dim, label):
+    """Before: every table passed (the case's drawn yarn, theta 3554 / 156798, neither clips nor has zero width)."""
     from neurobrix.ops import rope_cache
 
     assert _failing_tables(monkeypatch, rope_cache, seed, dim) == []
-    failing = _failing_tables(monkeypatch, _mutated_rope_cache("rotary.yarn-high-dim-not-clipped"), seed, dim)
-    assert failing and all("clipped" in label for label in failing)
+    failing = _failing_tables(monkeypatch, _mutated_rope_cache(mutant), seed, dim)
+    assert failing and all(label in name for name in failing)
