@@ -3730,6 +3730,24 @@ MUTANTS: tuple[Mutant, ...] = (
         "yarn's slowed frequencies not divided by the factor: the blend keeps every frequency",
         "wrong scale",
     ),
+    Mutant(
+        "rotary.yarn-high-dim-not-clipped",
+        "rotary",
+        ROTARY,
+        "    low, high = max(low, 0), min(high, dim - 1)",
+        "    low, high = max(low, 0), high",
+        "yarn's high correction dim not clipped to dim - 1: where it lies past the head the ramp is too shallow",
+        "wrong formula",
+    ),
+    Mutant(
+        "rotary.yarn-zero-width-unguarded",
+        "rotary",
+        ROTARY,
+        "    if low == high:\n        high += 0.001  # transformers' guard against a ramp of zero width\n",
+        "",
+        "yarn's ramp of zero width not widened by 0.001: the dim at its place divides 0 by 0",
+        "wrong formula",
+    ),
 )
 
 

@@ -119,6 +119,30 @@ QWEN_CARD = Rope(
 )
 
 
+# a yarn table whose ramp reaches past the head: the correction dim of beta_slow lies past D - 1 (a context long
+# against theta^2) and is clipped to it, while beta_fast's lies near 0, so every head dim from 4 up has frequencies
+# on the ramp (high 91 at D 64); the drawn ones almost never clip (theta >= 100 puts it past 2 pi 10^4 beta_slow
+# positions), so this one is compared in every case (after the draws: none of them moves)
+YARN_CLIPPED = Rope(
+    10.0,
+    (("beta_fast", 512), ("factor", 4.0), ("original_max_position_embeddings", 4096), ("rope_type", "yarn")),
+    "yarn with its high correction dim clipped to D - 1",
+)
+# a yarn ramp of zero width at every head dim (transformers widens it by 0.001): beta_fast = beta_slow, both
+# correction dims just below 0 (clipped and truncated to 0), so dim 0 sits on it; the drawn betas never meet
+YARN_ZERO_WIDTH = Rope(
+    10000.0,
+    (
+        ("beta_fast", 10),
+        ("beta_slow", 10),
+        ("factor", 2.0),
+        ("original_max_position_embeddings", 60),
+        ("rope_type", "yarn"),
+    ),
+    "yarn with a ramp of zero width",
+)
+
+
 def _draw_yarn(rng: Any) -> Rope:
     """A yarn configuration (its tables compared in every case, as the dynamic one at its context is): Qwen2.5's
     card's, or any theta with any factor (below 1 too), original context, beta values, truncation and attention
@@ -225,7 +249,8 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
     model's context exactly that long (the engine's cache capacity may be the whole context: the longest table
     that rule allows, which must be made, not refused; the draws of the dynamic rule itself are too rare to rely on:
     the ci profile's derandomized seeds drew none in 125 examples); and a drawn yarn configuration's table of that
-    length (``_draw_yarn``)."""
+    length (``_draw_yarn``), ``YARN_CLIPPED``'s and ``YARN_ZERO_WIDTH``'s (a ramp clipped at D - 1, a ramp of zero
+    width: the draws almost never reach either)."""
     a, rope, yarn = case.args, case.note["rope"], case.note["yarn"]
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
@@ -242,6 +267,15 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
                 f"theta {rope.theta:g}, dynamic at its context",
             ),
             (yarn.theta, yarn.rope_scaling, rope_cache(2 * half, yarn.theta, rows, yarn.rope_scaling), str(yarn)),
+            *(
+                (
+                    fixed.theta,
+                    fixed.rope_scaling,
+                    rope_cache(2 * half, fixed.theta, rows, fixed.rope_scaling),
+                    str(fixed),
+                )
+                for fixed in (YARN_CLIPPED, YARN_ZERO_WIDTH)
+            ),
         ):
             tables = reference.rope_frequencies(2 * half, theta, rows, scaling)  # made on the CPU
             angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
