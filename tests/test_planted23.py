@@ -192,3 +192,71 @@ def test_doctor_finds_triton_installed_under_another_distribution_name(monkeypat
     found = {f.name: f for f in doctor.diagnose()}
     assert found["triton"].status == doctor.OK and found["triton"].value != "not installed"
     assert "stack" in found  # the compiler-stack verdict, which needs torch and triton
+
+
+# ------------------------------------------------------------- run.py and generate.py: the window's boundary
+def test_a_generation_one_or_two_positions_past_the_window_is_refused_where_transformers_text_differs(tmp_path):
+    """Planted (text round 25 left it open): the sliding-window limit widened by 2 (run.py's span W + 3 for W + 1,
+    generate.py's check against W + 2). Round 7's Mistral checkpoint with a window of W: PROMPT's 35 tokens and 8 new
+    ones feed 42 positions (the last new token is never fed). At W = 42 every query sees every position and the
+    engine's ids are transformers'; at W = 41 and W = 40 transformers' model lets the last queries miss the first
+    one or two positions. At W = 40 that changes transformers' text (checked against the same checkpoint without a
+    window, so the fixture keeps its power): the engine, which attends over whole sequences, must refuse in one line
+    rather than print the text of no window."""
+    from test_text_round7 import MARGIN
+    from test_text_round25 import NEW_TOKENS, RUN_LENGTH, Draw, engine, outcome, reference
+
+    assert RUN_LENGTH - 1 == 42
+    for window, runs in ((42, True), (41, False), (40, False)):
+        folder = tmp_path / f"w{window}"
+        d = Draw("mistral", {"sliding_window": window})
+        kind, got = outcome(folder / "m", d)
+        if runs:
+            assert kind == "same" and len(got) == NEW_TOKENS, (window, kind, got)
+        else:
+            assert kind == "refused" and "sliding attention window" in got, (window, kind, got)
+    # the power of the check: at W = 40 a window changes transformers' ids at gaps past the near-tie margin
+    windowed, gaps = reference(folder / "m")
+    data = json.loads((folder / "m" / "config.json").read_text())
+    (folder / "m" / "config.json").write_text(json.dumps({**data, "sliding_window": None}))
+    whole, _ = reference(folder / "m")
+    assert windowed != whole and min(gaps) > MARGIN
+    assert engine(folder / "m") == whole  # the engine's text without a window: what the bug printed
+
+
+# ------------------------------------------------------------------------------------------- warmup.py
+def _plan(tmp_path, configs, **limits):
+    import dataclasses
+
+    from kernel_tables import write_tables
+    from test_runtime_planted import TINY
+
+    from neurobrix import tables, warmup
+
+    loaded = tables.load(write_tables(tmp_path / "t", configs))
+    return warmup.plan_warmup(dataclasses.replace(TINY, max_positions=48), loaded, "interpreter", "fp32", **limits)
+
+
+def test_a_cache_no_certified_prompt_can_have_is_not_planned(tmp_path):
+    """Planted u12: the capacities a certified prompt of P tokens can have taken from P, not P + 1. With linear
+    certified at M = 1 and from M = 20 (prompts of 2-19 tokens refused) and --max-tokens 1, a run has a prompt of 1
+    token in a cache of 2, or of 20+ tokens in a cache one longer: no run has a cache of 20 (it would hold a
+    19-token prompt, refused), and the plan decoded at 20 and reported it as a cache runs can have."""
+    from kernel_tables import CONFIGS
+
+    linear = {"linear": [({"M": [1, 1]}, CONFIGS["linear"][0][1]), ({"M": [20, None]}, CONFIGS["linear"][1][1])]}
+    plan = _plan(tmp_path, linear, max_new=1)
+    assert plan.prompts == [(1, 1), (20, 47)] and plan.refused_prompts == [(2, 19)]
+    assert plan.capacities == [(2, 2), (21, 48)]
+    assert 20 not in plan.decodes and 20 not in plan.prefills
+
+
+def test_a_plan_of_no_new_token_is_refused(tmp_path):
+    """Planted u13: plan_warmup's refusal of ``max_new`` below 1 dropped (the API's own check; `warmup` refuses
+    --max-tokens 0 before it). A run makes at least one token: with none the plan was empty, and a warmup of it
+    reported that nothing is certified, the wrong cause."""
+    from neurobrix.errors import UsageError
+
+    with pytest.raises(UsageError, match="nothing to warm up"):
+        _plan(tmp_path, {}, max_new=0)
+    assert _plan(tmp_path, {}, max_new=1).prompts == [(1, 47)]  # control
