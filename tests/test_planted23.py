@@ -28,7 +28,6 @@ import json
 import shutil
 
 import pytest
-import torch
 
 transformers = pytest.importorskip("transformers")
 
