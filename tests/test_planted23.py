@@ -9,17 +9,33 @@ Planted (id: change -> outcome; "here": a test below kills it):
                 printing --only-missing -> here;  t02 the window's prefix check dropped, t04 one character less held
                 for the clean-up -> equivalent
   text round 25 the sliding-window limit widened by 2 (run.py's span and generate.py's check) -> here
-  warmup.py     (see README's round 23 paragraph for the list and outcomes)
-  doctor.py     (see README's round 23 paragraph for the list and outcomes)
+  warmup.py     u01 _clip's ``<`` for ``<=``, u03 _merge not joining adjacent intervals, u07 1 in the residue classes,
+                u08 a class's ends from its last interval only, u10 the top capacity one short, u11 prompts up to a
+                capacity's end, u15 a prefill's caches one short of prompt + new, u17 greedy_pick never launched,
+                u21 the class's PDL launch dropped -> caught;  u12 the capacities of a prompt P from P, u13 max_new 0
+                let through -> here;  u04 _merge's end from the last interval, u06 1 not a class of its own, u18 one
+                layer for two -> equivalent
+  doctor.py     d01 NEUROBRIX_SOURCE_COMMIT unknown, d05 the kernel sources' problem a warning, d07 the device
+                skipped without torch or the interpreter, d09 the missing kernels counted the wrong way round, d11
+                the stack's verdict always ok, d13 an index's bucket rules not compared -> caught;  d03 Triton looked
+                for only as the distribution 'triton', d04 only the first integrity problem reported, d10 a missing
+                table reported in place of one keyed otherwise, d14 doctor's keyed-otherwise command with
+                --only-missing, d15 the index walk stopping at a retired kernel's table -> here
 
 Equivalent: t04 holds HOLD - 1 = 17 characters: a clean-up replacement moves the first changed character back by
 at most len(old) - 1, and by that much only when the match ends at the changed character; the first two, " ." and
 " ?", cannot both do so (after " ." the changed character is ".", where " ?" needs "?"), so no chain of
 replacements reaches 18 back. t02: the window's settled part is decoded from the same start as its text, and
-every decoder of tokenizers (Strip, Metaspace, ByteFallback, Fuse, Replace, BPE, WordPiece, CTC, ByteLevel) treats
-a decode's first token alike whatever follows it, so the text starts with the settled part wherever it is longer;
-a decoder rewriting earlier text across tokens would make ``finish`` raise with or without the check. A fuzz of
-7,500 random id sequences over the four fixture tokenizers and t07's found no window where the check fires.
+the decoders of tokenizers (Strip, Metaspace, ByteFallback, Fuse, Replace, BPE, WordPiece, CTC, ByteLevel) decode a
+window's first tokens alike whatever follows them (BPE's end-of-word suffix only adds a space once a token follows),
+so the text starts with the settled part wherever it is longer; a decoder rewriting written text from a later token
+breaks the stream with or without the check. A fuzz of 7,500 random id sequences over the four fixture tokenizers
+and t07's found no window where the check fires.
+u04: every list _merge is given is sorted by start with ends that do not decrease (shifts of disjoint sorted
+intervals under one cap), so the new end is already the larger. u06: _class_of is only asked of capacities, which
+are at least 2. u18: a layer after the first makes the calls of the first (its attention norm with the residual is
+the first layer's MLP norm; each layer's cache and weights are tensors of their own), and test_warmup's coverage
+test, every run against the warmup's launches, passes with one layer.
 """
 
 from __future__ import annotations
