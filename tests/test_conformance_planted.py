@@ -405,7 +405,9 @@ def test_a_shipped_settings_blocks_reach_the_shapes_its_check_draws(monkeypatch)
     seen = _faked_entry(monkeypatch)
     ranges = {"M": (1, 5000), "I": (1, 5000)}
     small = Small(ranges, {"M": (24,), "I": (40,)})
-    entry = Setting(Domain(("fp32",), tuple((d, lo, hi) for d, (lo, hi) in ranges.items())), {"BLOCK_M": 24})
+    # a setting run takes (check refuses any other before drawing); the blocks the strategy must reach are small's
+    config = {"BLOCK_M": 8, "BLOCK_I": 32, "num_warps": 4}
+    entry = Setting(Domain(("fp32",), tuple((d, lo, hi) for d, (lo, hi) in ranges.items())), config)
     assert check.check_entry("silu_mul", entry, "fp32", 150, "ci", small=small).passed
     ms, is_ = {shape["M"] for shape, *_ in seen}, {shape["I"] for shape, *_ in seen}
     assert ms & {23, 25, 47, 49} and is_ & {39, 41, 79, 81}  # beside a block of the setting, not a common one
