@@ -51,6 +51,24 @@ def record_text(members: Iterable[tuple[str, bytes]], record_name: str) -> bytes
     return ("\n".join(rows) + "\n").encode()
 
 
+def install_wheel(wheel: Path, site: Path) -> Path:
+    """``wheel`` installed by ``installer`` (PyPA's installer, which writes the RECORD pip writes) into the site folder
+    ``site`` (purelib and platlib there, scripts, headers and data below it); returns ``site``."""
+    import sys
+
+    from installer import install
+    from installer.destinations import SchemeDictionaryDestination
+    from installer.sources import WheelFile
+
+    scheme = {key: str(site / key) for key in ("scripts", "headers", "data")}
+    destination = SchemeDictionaryDestination(
+        {**scheme, "purelib": str(site), "platlib": str(site)}, interpreter=sys.executable, script_kind="posix"
+    )
+    with WheelFile.open(wheel) as opened:
+        install(opened, destination, {})
+    return site
+
+
 def rewrite_wheel(
     src: Path,
     dst: Path,

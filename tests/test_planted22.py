@@ -48,20 +48,11 @@ import math
 
 import pytest
 import torch
+from test_config import BASE
 
 from neurobrix.config import ConfigError, ModelConfig, checkpoint_shapes
 
-LLAMA = {
-    "architectures": ["LlamaForCausalLM"],
-    "hidden_size": 8,
-    "intermediate_size": 12,
-    "num_hidden_layers": 1,
-    "num_attention_heads": 2,
-    "num_key_value_heads": 1,
-    "vocab_size": 10,
-    "max_position_embeddings": 16,
-    "rms_norm_eps": 1e-5,
-}
+LLAMA = BASE  # the smallest Llama config the config tests use
 
 
 # ---------------------------------------------------------------------------------------- config.py: biases

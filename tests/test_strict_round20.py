@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from gate_fixtures import record_text
+from gate_fixtures import install_wheel, record_text
 
 from neurobrix import ops, stack, tables
 from neurobrix.errors import CompilerStackError
@@ -96,10 +96,6 @@ def test_a_folder_shadowing_a_kernels_source_is_refused(tmp_path):
 def _installed(tmp_path: Path) -> Path:
     """This neurobrix's package root and kernels, installed from a wheel by ``installer`` (PyPA's installer, the one
     that writes the RECORD pip writes) into a site folder of their own: the package folder there."""
-    from installer import install
-    from installer.destinations import SchemeDictionaryDestination
-    from installer.sources import WheelFile
-
     names = ["neurobrix/__init__.py", *(f"neurobrix/ops/{p.name}" for p in sorted(OPS.glob("*.py")))]
     members = [(name, (REPO / name).read_bytes()) for name in names]
     info = "neurobrix-0.1.0.dist-info"
@@ -112,14 +108,8 @@ def _installed(tmp_path: Path) -> Path:
     with zipfile.ZipFile(wheel, "w") as archive:
         for name, data in members:
             archive.writestr(name, data)
-    site = tmp_path / "site"
-    scheme = {key: str(site / key) for key in ("scripts", "headers", "data")}
-    destination = SchemeDictionaryDestination(
-        {**scheme, "purelib": str(site), "platlib": str(site)}, interpreter=sys.executable, script_kind="posix"
-    )
-    with WheelFile.open(wheel) as source:
-        install(source, destination, {})
-    return site / "neurobrix"
+    install_wheel(wheel, tmp_path / "site")
+    return tmp_path / "site" / "neurobrix"
 
 
 @pytest.mark.parametrize("how", ["patched", "removed"])

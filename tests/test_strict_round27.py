@@ -23,6 +23,7 @@ from types import SimpleNamespace
 
 import pytest
 from conftest import REPO, retrack
+from gate_fixtures import install_wheel
 
 from neurobrix import stack, tables
 from neurobrix.errors import TablesError
@@ -35,9 +36,6 @@ def wheel_site(tmp_path_factory) -> Path:
     """This checkout built into a wheel by its own build backend (hatchling, as `python -m build` builds the release)
     and installed by ``installer`` (PyPA's installer, which writes the RECORD pip writes) into a site folder."""
     from hatchling.builders.wheel import WheelBuilder
-    from installer import install
-    from installer.destinations import SchemeDictionaryDestination
-    from installer.sources import WheelFile
 
     base = tmp_path_factory.mktemp("wheel")
     source = base / "src"
@@ -47,13 +45,7 @@ def wheel_site(tmp_path_factory) -> Path:
     for name in ("pyproject.toml", "README.md"):
         shutil.copy(REPO / name, source / name)
     (wheel,) = WheelBuilder(str(source)).build(directory=str(base / "dist"), versions=["standard"])
-    site = base / "site"
-    scheme = {key: str(site / key) for key in ("scripts", "headers", "data")}
-    destination = SchemeDictionaryDestination(
-        {**scheme, "purelib": str(site), "platlib": str(site)}, interpreter=sys.executable, script_kind="posix"
-    )
-    with WheelFile.open(wheel) as opened:
-        install(opened, destination, {})
+    site = install_wheel(wheel, base / "site")
     return site
 
 
