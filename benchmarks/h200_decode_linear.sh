@@ -3,10 +3,9 @@
 # ranked in their model's step, the step with the tables before and after side by side, then every M = 1 entry of
 # the dtype checked with the gpu profile. New tables under $OUT/tables, certify's alone under $OUT/certified.
 #   NEUROBRIX_SOURCE_COMMIT=<sha> OUT=$OUT bash benchmarks/h200_decode_linear.sh bf16 MODEL...
-# Sessions 24-25 did the five smaller shapes in bf16; still to do (2026-12-05):
-#   bf16: meta-llama/Llama-3.1-8B-Instruct mistralai/Mistral-7B-Instruct-v0.3 Qwen/Qwen2.5-7B-Instruct
-#   fp16: TinyLlama/TinyLlama-1.1B-Chat-v1.0 meta-llama/Llama-3.2-1B-Instruct meta-llama/Llama-3.2-3B-Instruct
-#         Qwen/Qwen2.5-0.5B-Instruct Qwen/Qwen2.5-1.5B-Instruct
+# Run on 2026-12-05 (benchmarks/results/2026-12-05*): bf16 for meta-llama/Llama-3.1-8B-Instruct,
+# mistralai/Mistral-7B-Instruct-v0.3 and Qwen/Qwen2.5-7B-Instruct; fp16 for TinyLlama/TinyLlama-1.1B-Chat-v1.0,
+# meta-llama/Llama-3.2-1B-Instruct, meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-0.5B-Instruct, Qwen/Qwen2.5-1.5B-Instruct.
 # Times: certify 4 min, rank 2 min, step 2 min, check 45 s: one call of under 10 minutes.
 set -u
 if [ $# -lt 2 ] || [ -z "${OUT:-}" ]; then
@@ -33,3 +32,5 @@ timeout 110 python3 -m benchmarks.step_tables --old /tmp/old-tables --new tables
     --dtype "$dtype" --json "$OUT/step-tables.json" 2>&1 | tee "$OUT/step-tables.log" | cut -c1-300
 timeout 45 python3 -m conformance check --class nvidia-h200 --kernel linear --dtype "$dtype" --where M=1:1 \
     --profile gpu --json "$OUT/check.json" 2>&1 | tail -6 | tee "$OUT/check.log"
+# the device returns a handful of files: the two table sets travel as one archive
+tar -C "$OUT" -czf "$OUT/tables.tgz" tables certified && rm -rf "$OUT/tables" "$OUT/certified"
