@@ -3,7 +3,6 @@
 # ranked in their model's step, the step with the tables before and after side by side, then every M = 1 entry of
 # the dtype checked with the gpu profile. New tables under $OUT/tables, certify's alone under $OUT/certified.
 #   NEUROBRIX_SOURCE_COMMIT=<sha> OUT=$OUT bash benchmarks/h200_decode_linear.sh bf16 MODEL...
-# CERTIFY=0 skips certify: the entries already certified are ranked in the step again (the rank alone).
 # Run on 2026-12-05 (benchmarks/results/2026-12-05*): bf16 for meta-llama/Llama-3.1-8B-Instruct,
 # mistralai/Mistral-7B-Instruct-v0.3 and Qwen/Qwen2.5-7B-Instruct; fp16 for TinyLlama/TinyLlama-1.1B-Chat-v1.0,
 # meta-llama/Llama-3.2-1B-Instruct, meta-llama/Llama-3.2-3B-Instruct, Qwen/Qwen2.5-0.5B-Instruct, Qwen/Qwen2.5-1.5B-Instruct.
@@ -18,10 +17,8 @@ shift
 export PYTHONPATH=.:/tmp/site NEUROBRIX_SOURCE_COMMIT=${NEUROBRIX_SOURCE_COMMIT:-unknown} PYTHONUNBUFFERED=1
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null
 rm -rf /tmp/old-tables && cp -r tables /tmp/old-tables
-if [ "${CERTIFY:-1}" != 0 ]; then
-    timeout 270 python3 -m conformance certify --class nvidia-h200 --kernels linear --dtypes "$dtype" --models "$@" \
-        --where M=1:1 --max-minutes 4.0 --no-check 2>&1 | tee "$OUT/certify.log" | tail -8
-fi
+timeout 270 python3 -m conformance certify --class nvidia-h200 --kernels linear --dtypes "$dtype" --models "$@" \
+    --where M=1:1 --max-minutes 4.0 --no-check 2>&1 | tee "$OUT/certify.log" | tail -8
 mkdir -p "$OUT/certified/nvidia-h200" "$OUT/tables/nvidia-h200"
 cp tables/nvidia-h200/linear.json tables/nvidia-h200/linear.proofs.yaml "$OUT/certified/nvidia-h200/"
 cp tables/TRACKED.yaml "$OUT/certified/"
