@@ -13,7 +13,7 @@
   normalized and special flags differ between tokenizer.json and tokenizer_config.json's added_tokens_decoder, extra
   special tokens, clean_up_tokenization_spaces and split_special_tokens: prompt ids on text that holds special-token
   strings literally, decode(skip_special_tokens=True) of random ids (byte-fallback runs forming multi-byte characters
-  across tokens, special tokens between them), and the streamed text equal to that decode (about 400 configurations
+  across tokens, special tokens between them), and the streamed text equal to that decode (380 configurations
   in the hunt). And the end of a run through `neurobrix run` against transformers' greedy ``generate``: an eos id
   that is an ordinary token (kept in the text), eos lists, min_new_tokens and min_length against max_new_tokens,
   max_length and ``--max-tokens``, forced_eos_token_id under ``--max-tokens``, streamed and not.
