@@ -296,12 +296,15 @@ def run(
     tokenizer = stored.tokenizer()
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
     if not prompt:
-        raise UsageError("the prompt is empty after tokenization; give some text (or drop --no-chat)")
-    if opts.chat and not tokenizer.chat_template:  # transformers' apply_chat_template would refuse: say so
+        raise UsageError(
+            "the prompt is empty after tokenization (transformers' generate fails on no ids); give some text, or drop "
+            "--no-chat (or give it, where the model's chat template renders no text)"
+        )
+    if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
         named = ", ".join(sorted(tokenizer.chat_templates))
         what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
         notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
-    if not (opts.chat and tokenizer.chat_template) and not tokenizer.encode_text(opts.prompt):
+    if not (opts.chat and tokenizer.chat_template is not None) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             "the prompt is empty: without a chat template the model would run on its start token "
             "alone; give some text with --prompt or --prompt-file"

@@ -1024,7 +1024,8 @@ class Tokenizer:
 
     @property
     def chat_template(self) -> str | None:
-        """The template a plain chat uses (transformers' "default" of named templates)."""
+        """The template a plain chat uses (transformers' "default" of named templates). An empty one is a template
+        too: transformers applies it (the chat renders as no text, no ids, on which its generate fails)."""
         return self.chat_templates.get("default")
 
     def eos_ids(self, config_eos: Sequence[int] | int | None = None) -> set[int]:
@@ -1430,7 +1431,7 @@ class Tokenizer:
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids of the prompt: through the chat template when asked and the model has one."""
-        if chat and self.chat_template:
+        if chat and self.chat_template is not None:
             return self.encode_chat([{"role": "user", "content": prompt}])
         return self._encode(prompt, add_special_tokens=True)
 
