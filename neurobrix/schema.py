@@ -82,10 +82,12 @@ _REJECTED_LINE = re.compile(
     r"[A-Za-z0-9_.+-]+): (.*)$",
     re.DOTALL,
 )
+ENTRY_DIGEST = re.compile(r"[0-9a-f]{16}")
 _PROOF = {
     "type": "object",
     "additionalProperties": False,
     "required": [
+        "entry",
         "examples",
         "worst_error_ratio",
         "bound",
@@ -96,6 +98,9 @@ _PROOF = {
         "rejected",
     ],
     "properties": {
+        # the entry the proof was made for (entry_digest): a proof copied or moved to another entry, or left beside a
+        # domain changed since, no longer speaks of the entry it sits beside
+        "entry": {"type": "string", "pattern": "^" + ENTRY_DIGEST.pattern + "$"},
         "examples": _COUNT,
         # a ratio above 1 means the entry failed its own proof: such a table is refused
         "worst_error_ratio": {"type": "number", "minimum": 0, "maximum": 1},
@@ -1000,6 +1005,7 @@ def parse_proofs(
     """An audit record (``<class>/<kernel>.proofs.yaml``), validated; with ``index``, it must hold exactly
     the index's entries (same domains and configs, in order) and the index's stack; with ``gpu_class``, the device
     its provenance records must be one of that class's (a proof made on another GPU proves nothing of this one)."""
+    _unbound(data, file)
     validate("proofs", data, file)
     _names(data, file, folder, kernel)
     if gpu_class is not None:
@@ -1056,7 +1062,70 @@ def parse_proofs(
         stack = stack_of(prov)
         if stack != dict(index.stack):
             raise fail(file, "provenance", f"stack {stack} differs from its index's {dict(index.stack)}")
+    _bound(entries, [e["proof"]["entry"] for e in data["entries"]], file, kernel, folder)
     return ProofsTable(kernel, folder, dict(prov), tuple(entries), file)
+
+
+def entry_digest(kernel: str, class_id: str, domain: Domain, config: Mapping[str, Any]) -> str:
+    """The identity of an entry that its proof carries (``proof.entry``): the first 16 hex digits of the sha256 of
+    its kernel, class, dtypes, domain and setting, as sorted compact JSON (each value of its type: JSON writes 4,
+    4.0 and true apart). certify writes it with the proof; every reader of a proof recomputes it from the entry the
+    proof sits in."""
+    return row_digest(_json(kernel), _json(class_id), _json(dict(config)), domain.dtypes, domain.ranges)
+
+
+def _json(value: Any) -> str:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"))
+
+
+def row_digest(
+    kernel: str, class_id: str, config: str, dtypes: Sequence[str], ranges: Sequence[tuple[str, int | None, int | None]]
+) -> str:
+    """:func:`entry_digest` from its parts, the kernel, class and config already as JSON text (run's scan of a record
+    writes each distinct config once): ``{"class":…,"config":…,"domain":[[dim,lo,hi],…],"dtypes":[…],"kernel":…}``."""
+    text = (
+        f'{{"class":{class_id},"config":{config},"domain":{_json([list(r) for r in ranges])},'
+        f'"dtypes":{_json(list(dtypes))},"kernel":{kernel}}}'
+    )
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
+
+
+def _unbound(data: Any, file: str) -> None:
+    """A record written before proofs carried their entry's digest: named, with the way to bind it."""
+    entries = data.get("entries") if isinstance(data, dict) else None
+    for i, e in enumerate(entries if isinstance(entries, list) else ()):
+        proof = e.get("proof") if isinstance(e, dict) else None
+        if isinstance(proof, dict) and "entry" not in proof:
+            raise fail(
+                file,
+                f"entries[{i}].proof",
+                "has no 'entry' (the digest of the entry it proves, which certify writes with each proof since "
+                "2026-12-05): nothing binds it to the entry it sits beside. Re-certify the table, or bind a record "
+                "certify wrote before then with `python -m conformance.bind <tables folder>`",
+            )
+
+
+def _bound(entries: list[Entry], digests: list[str], file: str, kernel: str, class_id: str) -> None:
+    """Each proof must carry the digest of the entry it sits in: one copied from another entry (of the same setting:
+    its candidates alone cannot tell) or left beside a domain widened since speaks of another entry."""
+    own = [entry_digest(kernel, class_id, e.domain, e.config) for e in entries]
+    for i, (entry, carried) in enumerate(zip(entries, digests)):
+        if carried == own[i]:
+            continue
+        whose = [j for j, d in enumerate(own) if d == carried]
+        origin = (
+            f"it is the proof of entries[{whose[0]}] ({entries[whose[0]].domain.describe()})"
+            if whose
+            else "no entry of this record is that one (a domain or setting changed after its proof, or a proof "
+            "brought from another table)"
+        )
+        raise fail(
+            file,
+            f"entries[{i}].proof.entry",
+            f"is {carried}, the digest of another entry than {kernel} {entry.domain.describe()} "
+            f"{dict(entry.config)} ({own[i]}): {origin}. A proof speaks of the entry it was made for; re-certify "
+            "this entry",
+        )
 
 
 def _typed(config: Mapping[str, Any]) -> dict[str, tuple[type, Any]]:
@@ -1093,6 +1162,11 @@ def proofs_data(kernel: str, class_id: str, provenance: Mapping[str, Any], entri
         "class": class_id,
         "provenance": dict(provenance),
         "entries": [
-            {"domain": e.domain.as_data(), "config": dict(e.config), "proof": e.proof.as_data()} for e in entries
+            {
+                "domain": e.domain.as_data(),
+                "config": dict(e.config),
+                "proof": {"entry": entry_digest(kernel, class_id, e.domain, e.config), **e.proof.as_data()},
+            }
+            for e in entries
         ],
     }

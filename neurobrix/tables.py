@@ -44,6 +44,7 @@ from .schema import (
     parse_index,
     parse_proofs,
     parse_tracked,
+    row_digest,
 )
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
@@ -118,8 +119,33 @@ class Tables:
         if memo not in self._indexes:
             path = index_path(self.root, class_id, kernel)
             data = read_json(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
-            self._indexes[memo] = parse_index(data, str(path), class_id, kernel)
+            index = parse_index(data, str(path), class_id, kernel)
+            self._bindings(class_id, kernel, index)
+            self._indexes[memo] = index
         return self._indexes[memo]
+
+    def _bindings(self, class_id: str, kernel: str, index: SettingsIndex) -> None:
+        """Each proof's ``entry`` digest must be the entry's it sits in: a proof copied or moved to another entry, or
+        left beside an entry whose domain was widened since, is refused by ``run``, ``doctor`` and ``conformance
+        check`` as by ``tables verify``. The digests are read by a line scan of the record as certify writes it (run
+        never parses a record in full: the class's 2,236 proofs take 1.6 s to parse, this check ~30 ms); when they
+        are the index's entries', in order, each proof is its entry's. Otherwise (a moved proof, a record written by
+        hand, an index edited alone) the record is parsed, each proof held to its own entry."""
+        path = proofs_path(self.root, class_id, kernel)
+        text = _read_text(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
+        carried = [found for _, found in _ENTRY_LINE.findall(text)]
+        if len(carried) == len(index.rows):
+            kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
+            configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
+            key = index.key
+            if all(
+                found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
+                for found, (dtypes, bounds, config) in zip(carried, index.rows)
+            ):
+                return
+        # (the record alone: each proof must be its own entry's; that the record holds its index's entries is what
+        # `tables verify` adds, as before)
+        parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
 
     def proofs(self, class_id: str, kernel: str) -> ProofsTable | None:
         """The audit record of ``kernel`` on ``class_id``, checked against its index (None without one)."""
@@ -166,6 +192,11 @@ def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
         )
     if explicit:
         root = Path(explicit).expanduser()
+        if relative_to is not None:  # one folder for every command, as NEUROBRIX_HOME and TRITON_CACHE_DIR are
+            raise TablesError(
+                f"{ENV_VAR}={explicit} is a relative path: it would name another folder in each folder a command runs "
+                f"in (here {Path(relative_to) / root}); set it to an absolute path"
+            )
         if not root.is_dir():
             raise TablesError(f"{ENV_VAR}={explicit} is not a folder; point it at a tables folder or unset it")
         return TablesLocation(root.resolve(), ENV_VAR)
@@ -363,6 +394,15 @@ _FLOAT = re.compile(
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+# a proof's entry digest as certify's YAML writer puts it: the first key of an entry's proof (quoted when its digits
+# read as a number)
+_ENTRY_LINE = re.compile(r"\n    entry: ('?)([0-9a-f]{16})\1\r?\n")
+
+
+def _ranges(key: tuple[str, ...], bounds: tuple[int | None, ...]) -> list[tuple[str, int | None, int | None]]:
+    return [(dim, bounds[2 * j], bounds[2 * j + 1]) for j, dim in enumerate(key)]
+
+
 # control characters but tab and line feed (C0, DEL, C1): a terminal escape or a carriage return in a class's
 # description or a proof's text rewrites what `tables list`, `tables show` and `doctor` print around it (a "tables
 # verified" line); JSON refuses raw C0 in a text, not raw C1 nor an escaped one
@@ -413,7 +453,11 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
     """``yaml.safe_load`` of one file, a key named twice in a mapping refused, and an alias (``*name``: a value
     given again by reference to an anchor, ``&name``); a syntax error names the file and the line. With ``sha256``,
     the bytes parsed are the bytes verified (a file swapped after the folder check is refused)."""
-    text = _read_text(path, shown, sha256)
+    return _parse_yaml(_read_text(path, shown, sha256), shown)
+
+
+def _parse_yaml(text: str, shown: str) -> Any:
+    """:func:`read_yaml` of a file's text already read (and verified)."""
     try:
         loader = _UniqueKeys(text)
         try:

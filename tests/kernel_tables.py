@@ -106,13 +106,15 @@ def write_gpu_class(root: Path, class_id: str = "fake-hopper", launch: tuple[str
     since the interpreter class may list none. Tracked; returns ``root``."""
     from conftest import retrack
 
+    from neurobrix import tables as nb_tables
+    from neurobrix.schema import parse_proofs
+
     source, folder = root / "interpreter", root / class_id
     folder.mkdir()
-    for path in source.iterdir():
-        if path.name != "class.yaml":
-            text = path.read_text(encoding="utf-8")
-            text = text.replace('"class": "interpreter"', f'"class": "{class_id}"')
-            (folder / path.name).write_text(text.replace("class: interpreter", f"class: {class_id}"), encoding="utf-8")
+    for path in sorted(source.glob(f"*{nb_tables.PROOFS_SUFFIX}")):  # written as certify writes a class's tables
+        kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
+        table = parse_proofs(nb_tables.read_yaml(path, str(path)), str(path), "interpreter", kernel)
+        write_table(root, class_id, kernel, list(table.entries), dict(table.provenance))
     match = {
         "backend": "cuda",
         "vendor": "nvidia",

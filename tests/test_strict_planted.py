@@ -11,7 +11,7 @@ import math
 import os
 
 import pytest
-from conftest import retrack
+from conftest import rebind, retrack
 
 from neurobrix import tables
 from neurobrix.errors import TablesError
@@ -207,6 +207,7 @@ def test_a_reproof_goes_stale_when_a_table_is_removed(fixture_tables, tmp_path, 
         text = (folder / f"demo{suffix}").read_text().replace("3.9.0", "0.0.1")
         (folder / f"demo{suffix}").write_text(text)
         (folder / f"other{suffix}").write_text(text.replace("demo", "other"))
+    rebind(folder / "other.proofs.yaml", "interpreter", "other")
     retrack(fixture_tables)
     here = stack.Stack("2.13.0", "3.9.0")
     assert not stack.verdict("interpreter", tables.load(), here).ok

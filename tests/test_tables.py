@@ -314,16 +314,6 @@ def test_env_var_pointing_nowhere_is_an_error(monkeypatch, tmp_path):
         tables.load()
 
 
-def test_a_relative_env_var_is_read_from_where_the_program_is_now(monkeypatch, tmp_path):
-    """NEUROBRIX_TABLES=t names ./t: after a change of directory, the other folder's t, not the one found first."""
-    for where in ("a", "b"):
-        (tmp_path / where / "t").mkdir(parents=True)
-    monkeypatch.setenv(tables.ENV_VAR, "t")
-    for where in ("a", "b"):
-        monkeypatch.chdir(tmp_path / where)
-        assert tables.locate().root == (tmp_path / where / "t").resolve()
-
-
 def test_missing_tracked_list(fixture_tables):
     (fixture_tables / "TRACKED.yaml").unlink()
     with pytest.raises(TablesError, match="tracked-file list is missing"):

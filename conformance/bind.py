@@ -1,0 +1,80 @@
+"""`python -m conformance.bind TABLES`: give the proofs of audit records certify wrote before 2026-12-05 their
+entry's digest (``proof.entry``, :func:`neurobrix.schema.entry_digest`), then rewrite TRACKED.yaml.
+
+One line is inserted after each entry's ``proof:`` line, in the form certify writes it; no other byte of a record
+changes (a GPU's measured proofs stay as measured). The record must already agree with its index entry by entry
+(what ``tables verify`` checked before proofs carried digests): the digest binds each proof to the entry it sits
+in now, so a record is refused, unchanged, if any proof already carries one or if it fails its check once bound.
+Deterministic: the same folder gives the same bytes.
+"""
+
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import yaml
+
+from neurobrix import tables as nb_tables
+from neurobrix.errors import TablesError
+from neurobrix.schema import Domain, entry_digest, parse_index, parse_proofs
+
+from . import track
+
+_PROOF_LINE = re.compile(r"^  proof:\n", re.MULTILINE)
+
+
+def bound_text(text: str, data: dict, kernel: str, class_id: str, key: tuple[str, ...], shown: str) -> str:
+    """The record's text with each proof's digest line inserted (the entries as the record holds them)."""
+    entries = data["entries"]
+    places = [m.end() for m in _PROOF_LINE.finditer(text)]
+    if len(places) != len(entries) or any("entry" in e["proof"] for e in entries):
+        raise TablesError(f"{shown}: not a record certify wrote without entry digests; left as it is")
+    pieces, start = [], 0
+    for place, e in zip(places, entries):
+        domain = e["domain"]
+        ranges = tuple((dim, domain[dim][0], domain[dim][1]) for dim in key)
+        digest = entry_digest(kernel, class_id, Domain(tuple(domain["dtypes"]), ranges), e["config"])
+        line = yaml.safe_dump({"entry": digest}, width=120)
+        pieces += [text[start:place], "    " + line]
+        start = place
+    return "".join([*pieces, text[start:]])
+
+
+def bind(root: Path) -> list[Path]:
+    """Bind every unbound record under ``root``; the paths rewritten."""
+    written = []
+    for folder in sorted(p for p in root.iterdir() if (p / nb_tables.CLASS_NAME).is_file()):
+        class_id = folder.name
+        for path in sorted(folder.glob(f"*{nb_tables.PROOFS_SUFFIX}")):
+            kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
+            index_file = nb_tables.index_path(root, class_id, kernel)
+            index = parse_index(nb_tables.read_json(index_file, str(index_file)), str(index_file), class_id, kernel)
+            text = path.read_text(encoding="utf-8")
+            data = nb_tables.read_yaml(path, str(path))
+            new = bound_text(text, data, kernel, class_id, index.key, str(path))
+            parse_proofs(yaml.load(new, Loader=nb_tables.SAFE_LOADER), str(path), class_id, kernel, index)
+            path.write_text(new, encoding="utf-8")
+            written.append(path)
+    track.write(root)
+    return written
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    if len(args) != 1:
+        print("usage: python -m conformance.bind TABLES_FOLDER", file=sys.stderr)
+        return 2
+    try:
+        written = bind(Path(args[0]))
+    except TablesError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 3
+    for path in written:
+        print(f"bound {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
