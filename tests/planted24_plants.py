@@ -20,7 +20,7 @@ S = [
     " and not end_to_end",
 ]
 R = ["tests/test_rank.py", "tests/test_planted19.py", "tests/test_planted21.py", "-k", "rank"]
-C = ["tests/test_conformance.py", "tests/test_chunks.py", "-k", "catalogue or chunk or domain"]
+C = ["tests/test_conformance.py", "tests/test_chunks.py", "-k", "catalogue or chunk or domain or coverage"]
 K = ["tests/test_conformance.py", "-k", "pruned or sweep or candidate"]
 SW = ["tests/test_conformance.py", "tests/test_newcomer.py", "tests/test_planted19.py", "-k", "sweep"]
 T = ["tests/test_contributor.py", "tests/test_tracked.py", "tests/test_host_planted15.py", "-k", "track"]

@@ -120,3 +120,284 @@ def test_default_jobs_are_15_per_gpu_within_the_cores_less_two(monkeypatch):
     monkeypatch.setattr(os, "cpu_count", lambda: 8)
     assert workers.default_jobs([0, 1]) == 6
     assert workers.default_jobs([None]) == 1
+
+
+# ------------------------------------------------------------------------------ conformance/shipped.py
+A = {"BLOCK_M": 8, "BLOCK_I": 32, "num_warps": 4}
+B = {"BLOCK_M": 4, "BLOCK_I": 16, "num_warps": 4}
+
+
+def _shipping(**classes):
+    """A stand-in for loaded tables: class -> silu_mul entries [(dtypes, M range, config)]."""
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    def index(class_id, kernel):
+        entries = [Setting(Domain(d, (("M", *m), ("I", 64, 64))), c) for d, m, c in classes[class_id]]
+        return SettingsIndex.of(kernel, class_id, ("M", "I"), ("pow2", "exact"), {}, entries, f"{class_id}.json")
+
+    return SimpleNamespace(classes=dict.fromkeys(classes), kernels=lambda class_id: ("silu_mul",), index=index)
+
+
+def test_where_a_setting_is_shipped_counts_each_classs_entries():
+    """Planted s03: every class counted as holding one entry of a setting: the report said "g (1 entry)" of a
+    setting g ships in three entries."""
+    from conformance import shipped
+
+    loaded = _shipping(
+        g=[(("bf16",), (1, 1), A), (("bf16",), (2, 2), A), (("fp16",), (3, 4), {**A, "num_warps": 8})],
+        h=[(("fp16",), (1, 1), A), (("fp16",), (2, 2), B)],
+    )
+    (a, b) = sorted(shipped.shipped_settings(loaded, True), key=lambda s: s.config["BLOCK_M"], reverse=True)
+    assert a.entries == {"g": 3, "h": 1} and b.entries == {"h": 1}
+    assert a.where() == (
+        "shipped in g (3 entries), h (1 entry): bf16/fp16; 2 launch-option variants (num_warps, num_stages), one code "
+        "here"
+    )
+    assert b.where() == "shipped in h (1 entry): fp16"
+
+
+def test_check_shipped_with_dtypes_runs_those_dtypes_only_and_lists_nothing_as_not_run():
+    """Planted s05: --dtypes left out of the shipped settings: a check asked for fp16 ran bf16 too. Planted s06: a
+    setting shipped only in a dtype --dtypes left out was reported as one "no dtype of it runs on" the class."""
+    from conformance import shipped
+
+    loaded = _shipping(g=[(("bf16", "fp16"), (1, 1), A), (("bf16",), (2, 2), B)], h=[(("bf16", "fp16"), (1, 1), B)])
+    found, not_run = shipped.targets("h", loaded, False, dtypes={"fp16"})
+    assert [(t.setting.config, t.dtype) for t in found] == [(A, "fp16")] and not_run == []
+    found, not_run = shipped.targets("h", loaded, False)
+    assert sorted((t.setting.config["BLOCK_M"], t.dtype) for t in found) == [(8, "bf16"), (8, "fp16")]
+    assert not_run == []
+    fp32_only = _shipping(g=[(("bf16",), (1, 1), A)], h=[(("fp32",), (1, 1), B)])
+    found, not_run = shipped.targets("h", fp32_only, False)
+    assert found == [] and len(not_run) == 1 and "no dtype of it runs on h" in not_run[0]
+
+
+def _linear_shipping(**classes):
+    """A stand-in for loaded tables: class -> linear entries [(dtypes, config)] over every shape."""
+    from neurobrix.schema import Domain, Setting, SettingsIndex
+
+    def index(class_id, kernel):
+        ranges = (("M", 1, None), ("N", 1, None), ("K", 1, None))
+        entries = [Setting(Domain(d, ranges), c) for d, c in classes[class_id]]
+        return SettingsIndex.of(kernel, class_id, ("M", "N", "K"), ("pow2", "exact", "exact"), {}, entries, "x.json")
+
+    return SimpleNamespace(classes=dict.fromkeys(classes), kernels=lambda class_id: ("linear",), index=index)
+
+
+def test_an_offered_setting_a_class_ships_is_checked_once_as_shipped():
+    """Planted s09: offered_targets left in the offered settings a class ships: each such setting was checked twice
+    on the interpreter, once as shipped and once as offered (the same code at the same small shapes)."""
+    from conformance import shipped
+    from conformance.specs import RECORDS
+
+    first, second = (dict(c) for c in RECORDS["linear"].offered)
+    own = {"variant": "tiled", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4}
+    loaded = _linear_shipping(interpreter=[(("fp16",), own)], g=[(("bf16",), first)])
+    found, _ = shipped.targets("interpreter", loaded, True, ["linear"])
+    assert [(t.setting.config, t.where.split(" ")[0]) for t in found] == [(first, "shipped"), (second, "offered")]
+
+
+# ------------------------------------------------------------------------------ gate/yamlsafe.py
+def test_yaml_limits_are_inclusive_and_count_what_they_name(monkeypatch):
+    """Planted y01: a text of exactly the byte limit refused (``>=``); y02: exactly MAX_DEPTH levels refused; y03:
+    the depth never lowered at a mapping's end, so a list of 40 small mappings (a tracked list's shape: one per
+    file) refused as nested 40 deep; y04: the event cap 10 events lenient (the cap lowered here, read at the call)."""
+    from gate import yamlsafe
+
+    text = b"format: 1\n"
+    assert yamlsafe.load(text, len(text)) == {"format": 1}
+    with pytest.raises(yamlsafe.UnsafeYAML, match="the limit is"):
+        yamlsafe.load(text, len(text) - 1)
+    depth = yamlsafe.MAX_DEPTH
+    assert yamlsafe.load(b"[" * depth + b"]" * depth, 1000) is not None
+    with pytest.raises(yamlsafe.UnsafeYAML, match="nested more than"):
+        yamlsafe.load(b"[" * (depth + 1) + b"]" * (depth + 1), 1000)
+    files = b"files:\n" + b"".join(b"- {path: t%d.yaml, sha256: x}\n" % i for i in range(40))
+    assert len(yamlsafe.load(files, 10_000)["files"]) == 40
+    monkeypatch.setattr(yamlsafe, "MAX_EVENTS", 50)
+    assert yamlsafe.load(b"[" + b",".join([b"0"] * 40) + b"]", 1000) == [0] * 40
+    with pytest.raises(yamlsafe.UnsafeYAML, match="more than 50 YAML nodes"):
+        yamlsafe.load(b"[" + b",".join([b"0"] * 51) + b"]", 1000)
+
+
+def test_an_anchor_alone_is_refused_and_a_parse_error_names_the_line_of_the_problem():
+    """Planted y05: only aliases refused: an anchor with no alias (``&x``) passed, though the docstring refuses any
+    anchor (a tracked list never needs one). Planted y07: the line counted from 0; y08: the line of the error's
+    context (where the flow list opened) named, not the line of the problem."""
+    from gate import yamlsafe
+
+    with pytest.raises(yamlsafe.UnsafeYAML, match=r"^line 1: an anchor or alias"):
+        yamlsafe.load(b"a: &x [1]\n", 1000)
+    with pytest.raises(yamlsafe.UnsafeYAML, match=r"^line 2: an anchor or alias"):
+        yamlsafe.load(b"a: 1\nb: &y 2\n", 1000)
+    with pytest.raises(yamlsafe.UnsafeYAML, match=r"^line 2: not valid YAML"):
+        yamlsafe.load(b"a: [1, 2\nb: 3\n", 1000)  # the list opens on line 1; the ':' that breaks it is on line 2
+    with pytest.raises(yamlsafe.UnsafeYAML, match=r"^line 3: not valid YAML"):
+        yamlsafe.load(b"x: 1\ny: 2\n  z: 3\n", 1000)
+
+
+def test_offered_settings_only_in_a_dtype_the_class_runs():
+    """Planted s11: offered_targets dropped its own-dtypes test: a class whose linear tables hold fp32 only had the
+    offered settings checked in fp16, a dtype it never runs (on a GPU class: bf16 on one certified for fp16)."""
+    from conformance import shipped
+
+    own = {"variant": "tiled", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4}
+    found, not_run = shipped.targets("interpreter", _linear_shipping(interpreter=[(("fp32",), own)]), True)
+    assert found == [] and not_run == []
+    found, _ = shipped.targets("h", _linear_shipping(h=[(("fp16",), own)]), False)
+    assert found == []
+    found, _ = shipped.targets("h", _linear_shipping(h=[(("bf16",), own)]), False)
+    assert {t.dtype for t in found} == {"bf16"} and len(found) == 2
+
+
+# ------------------------------------------------------------------------------ conformance/candidates.py
+def test_a_candidate_fits_up_to_exactly_the_devices_shared_memory_and_the_interpreter_prunes_nothing(monkeypatch):
+    """Planted k01: ``>=``: a candidate needing exactly the opt-in limit dropped, though it fits. Planted k02: a class
+    without a known limit (the interpreter, which has no shared memory to run out of) pruned by the H200's: its
+    large-tile candidates never screened."""
+    from conformance import candidates
+    from neurobrix.ops import SPECS
+
+    dims = {"M": 128, "N": 4096, "K": 4096}
+    configs = [{"variant": "tiled", "BLOCK_M": 128, "BLOCK_N": 256, "BLOCK_K": 64, "num_stages": s} for s in (3, 4)]
+    keep, dropped = candidates.prune("linear", configs, "interpreter", dims, 2)
+    assert keep == configs and dropped == []
+    need = SPECS["linear"].shared_memory(configs[1], dims, 2)
+    monkeypatch.setitem(candidates.SMEM_BYTES, "nvidia-h200", need)
+    keep, dropped = candidates.prune("linear", configs, "nvidia-h200", dims, 2)
+    assert keep == configs and dropped == []
+    monkeypatch.setitem(candidates.SMEM_BYTES, "nvidia-h200", need - 1)
+    keep, dropped = candidates.prune("linear", configs, "nvidia-h200", dims, 2)
+    assert keep == configs[:1] and dropped[0][0] == configs[1]
+
+
+# ------------------------------------------------------------------------------ conformance/track.py
+def test_track_writes_a_tracked_list_where_there_was_none(tmp_path):
+    """Planted t01: write read TRACKED.yaml before asking whether it exists: a tables folder without one (a new
+    class's first certify) stopped on FileNotFoundError instead of getting its list."""
+    import shutil
+
+    from conformance import track
+    from neurobrix.tables import TRACKED_NAME
+
+    root = tmp_path / "tables"
+    shutil.copytree(track.SOURCE_TABLES, root)
+    (root / TRACKED_NAME).unlink()
+    path, changed = track.write(root)
+    assert changed and path == str(root / TRACKED_NAME)
+    assert track.out_of_sync(root) == []
+    assert track.write(root) == (path, False)
+
+
+# ------------------------------------------------------------------------------ neurobrix/errors.py
+def test_a_number_is_float_sized_up_to_the_largest_float_itself():
+    """Planted e01: ``<``: the largest float's own integer value refused as past a float's range, though float()
+    holds it exactly (an integer 1 larger is past it)."""
+    import sys
+
+    from neurobrix.errors import UsageError, expect, float_sized
+
+    largest = int(sys.float_info.max)
+    assert float(largest) == sys.float_info.max and float_sized(largest) and float_sized(-largest)
+    expect("Sampling.temperature", largest, "a number")
+    assert not float_sized(largest + 1) and not float_sized(10**400)
+    with pytest.raises(UsageError, match=r"^Sampling.temperature must be a number, got 1000"):
+        expect("Sampling.temperature", 10**400, "a number")
+
+
+# ------------------------------------------------------------------------------ conformance/rank.py
+def _decode_entry():
+    """An entry as certify records it: its setting, and three it rejected as slower (timer times, fastest last)."""
+    from neurobrix.schema import Domain, Entry, Proof, Rejected
+
+    gemv = {"variant": "gemv", "BLOCK_N": 16, "BLOCK_K": 256, "num_warps": 4}
+    slower = tuple(
+        Rejected({**gemv, "BLOCK_N": n}, "slower", f"{us:.2f} us median vs 10.00 us")
+        for n, us in ((64, 12.5), (32, 11.0), (8, 10.5))
+    )
+    proof = Proof(25, 0.5, "b", "float64", 9.9, 10.0, 4, slower)
+    return Entry(Domain(("bf16",), (("M", 1, 1), ("N", 2048, 2048), ("K", 2048, 2048))), gemv, proof)
+
+
+def test_a_setting_exactly_the_margin_faster_is_not_kept():
+    """Planted r03: ``>=``: a setting whose step was exactly ``margin`` faster replaced the certified one (and was
+    proven for it): the margin is what a setting must beat, not reach."""
+    from conformance import rank
+
+    entry = _decode_entry()
+
+    def prove(config):
+        raise AssertionError("no setting beat the margin: nothing to prove")
+
+    new, outcome, kept = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.25, lambda t: [125.0, 100.0, 130.0], prove)
+    assert kept == dict(entry.config) and outcome.kept == 0 and dict(new.config) == dict(entry.config)
+
+
+def test_a_kept_setting_records_its_own_proof_and_the_report_names_the_fastest_alternative():
+    """Planted r10: the kept setting's proof recorded with the old setting's example count; r09: with the certified
+    setting fastest, the report's "fastest alternative" was the certified setting's own time."""
+    from conformance import rank
+
+    entry = _decode_entry()
+    proof = SimpleNamespace(passed=True, examples=entry.proof.examples + 7, worst_ratio=0.25, failure=None)
+    new, outcome, kept = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 80.0, 90.0], lambda c: proof)
+    assert outcome.kept == 1 and new.proof.examples == entry.proof.examples + 7 and new.proof.worst_error_ratio == 0.25
+    stays, outcome, _ = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 100.5, 103.0], None)
+    assert rank.render(outcome).endswith("the certified setting stays (step 100.0 us; the fastest alternative 100.5 us)")
+
+
+# ------------------------------------------------------------------------------ neurobrix/cli_store.py
+def _stored(name: str, path, commit: str | None = "0123456789abcdef0123"):
+    from neurobrix.store import StoredModel
+
+    return StoredModel(name, path, "org/m", None, ("config.json", "model.safetensors"), 1500, commit)
+
+
+def test_import_prints_the_commit_and_a_warmup_command_a_shell_reads_back(tmp_path, monkeypatch, capsys):
+    """Planted cs09: import's first line without the commit it stored; cs07: the warmup command printed with the
+    stored name unquoted: a name holding a space (a local folder's) ran `neurobrix warmup` on its first word."""
+    import argparse
+    import shlex
+
+    from neurobrix import cli_store
+
+    model = _stored("my model", tmp_path / "models" / "my model")
+    monkeypatch.setattr(cli_store, "import_model", lambda *a, **k: model)
+    monkeypatch.setattr(cli_store, "_certified_gpu_class", lambda: "nvidia-h200")
+    args = argparse.Namespace(source="x", accept_license=False, revision=None, warmup=False)
+    assert cli_store.cmd_import(args) == 0
+    out = capsys.readouterr().out.splitlines()
+    assert out[0] == f"imported my model at 0123456789ab: 2 files, 1.5 kB in {model.path}"
+    command = out[1].split(": ", 1)[1]
+    assert shlex.split(command) == ["neurobrix", "warmup", "--model", "my model"]
+
+
+def test_remove_says_which_store_it_freed_the_model_from(tmp_path, monkeypatch, capsys):
+    """Planted cs04: remove named the model's own folder (just deleted) as the place freed, not the store."""
+    import argparse
+
+    from neurobrix import cli_store
+
+    model = _stored("org/m", tmp_path / "models" / "org--m")
+    monkeypatch.setattr(cli_store, "remove", lambda name: model)
+    assert cli_store.cmd_remove(argparse.Namespace(name="org/m")) == 0
+    assert capsys.readouterr().out == f"removed org/m (1.5 kB freed from {tmp_path / 'models'})\n"
+
+
+def test_tables_that_cannot_be_read_leave_import_without_a_gpu_class(monkeypatch):
+    """Planted cs08: only an uncertified GPU taken as no class: tables that cannot be read (TablesError) made
+    import, after the model was stored whole, end in that error rather than print the run command (`run` says
+    why)."""
+    import torch
+
+    import neurobrix.gpu as gpu
+    from neurobrix import cli_store
+    from neurobrix.errors import TablesError
+
+    def damaged():
+        raise TablesError("tables/TRACKED.yaml: altered")
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(gpu, "detect_class", damaged)
+    assert cli_store._certified_gpu_class() is None
