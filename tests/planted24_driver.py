@@ -44,7 +44,16 @@ def main(argv: list[str]) -> int:
             start = time.monotonic()
             try:
                 run = subprocess.run(
-                    [sys.executable, "-m", "pytest", "-q", "-x", "-p", "no:cacheprovider", *([instead] if instead else plant["tests"])],
+                    [
+                        sys.executable,
+                        "-m",
+                        "pytest",
+                        "-q",
+                        "-x",
+                        "-p",
+                        "no:cacheprovider",
+                        *([instead] if instead else plant["tests"]),
+                    ],
                     cwd=copy,
                     capture_output=True,
                     text=True,

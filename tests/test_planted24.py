@@ -161,11 +161,15 @@ def test_check_shipped_with_dtypes_runs_those_dtypes_only_and_lists_nothing_as_n
     setting shipped only in a dtype --dtypes left out was reported as one "no dtype of it runs on" the class."""
     from conformance import shipped
 
-    loaded = _shipping(g=[(("bf16", "fp16"), (1, 1), A), (("bf16",), (2, 2), B)], h=[(("bf16", "fp16"), (1, 1), B)])
+    wide = {"BLOCK_M": 16, "BLOCK_I": 64, "num_warps": 4}  # shipped for bf16 alone
+    loaded = _shipping(
+        g=[(("bf16", "fp16"), (1, 1), A), (("bf16",), (2, 2), B), (("bf16",), (3, 4), wide)],
+        h=[(("bf16", "fp16"), (1, 1), B)],
+    )
     found, not_run = shipped.targets("h", loaded, False, dtypes={"fp16"})
     assert [(t.setting.config, t.dtype) for t in found] == [(A, "fp16")] and not_run == []
     found, not_run = shipped.targets("h", loaded, False)
-    assert sorted((t.setting.config["BLOCK_M"], t.dtype) for t in found) == [(8, "bf16"), (8, "fp16")]
+    assert sorted((t.setting.config["BLOCK_M"], t.dtype) for t in found) == [(8, "bf16"), (8, "fp16"), (16, "bf16")]
     assert not_run == []
     fp32_only = _shipping(g=[(("bf16",), (1, 1), A)], h=[(("fp32",), (1, 1), B)])
     found, not_run = shipped.targets("h", fp32_only, False)
@@ -290,9 +294,10 @@ def test_track_writes_a_tracked_list_where_there_was_none(tmp_path):
 
 
 # ------------------------------------------------------------------------------ neurobrix/errors.py
-def test_a_number_is_float_sized_up_to_the_largest_float_itself():
+def test_a_number_is_float_sized_up_to_the_largest_float_itself_and_never_a_bool():
     """Planted e01: ``<``: the largest float's own integer value refused as past a float's range, though float()
-    holds it exactly (an integer 1 larger is past it)."""
+    holds it exactly (an integer 1 larger is past it). Planted e02: isinstance for the exact types: True and False
+    taken as numbers (a temperature of True sampled at 1.0)."""
     import sys
 
     from neurobrix.errors import UsageError, expect, float_sized
@@ -303,6 +308,9 @@ def test_a_number_is_float_sized_up_to_the_largest_float_itself():
     assert not float_sized(largest + 1) and not float_sized(10**400)
     with pytest.raises(UsageError, match=r"^Sampling.temperature must be a number, got 1000"):
         expect("Sampling.temperature", 10**400, "a number")
+    assert not float_sized(True) and not float_sized(False)
+    with pytest.raises(UsageError, match=r"^Sampling.top_p must be a number or None, got True \(bool\)$"):
+        expect("Sampling.top_p", True, "a number", optional=True)
 
 
 # ------------------------------------------------------------------------------ conformance/rank.py
@@ -329,7 +337,9 @@ def test_a_setting_exactly_the_margin_faster_is_not_kept():
     def prove(config):
         raise AssertionError("no setting beat the margin: nothing to prove")
 
-    new, outcome, kept = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.25, lambda t: [125.0, 100.0, 130.0], prove)
+    new, outcome, kept = rank.rank_call(
+        entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.25, lambda t: [125.0, 100.0, 130.0], prove
+    )
     assert kept == dict(entry.config) and outcome.kept == 0 and dict(new.config) == dict(entry.config)
 
 
@@ -340,10 +350,16 @@ def test_a_kept_setting_records_its_own_proof_and_the_report_names_the_fastest_a
 
     entry = _decode_entry()
     proof = SimpleNamespace(passed=True, examples=entry.proof.examples + 7, worst_ratio=0.25, failure=None)
-    new, outcome, kept = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 80.0, 90.0], lambda c: proof)
+    new, outcome, kept = rank.rank_call(
+        entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 80.0, 90.0], lambda c: proof
+    )
     assert outcome.kept == 1 and new.proof.examples == entry.proof.examples + 7 and new.proof.worst_error_ratio == 0.25
-    stays, outcome, _ = rank.rank_call(entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 100.5, 103.0], None)
-    assert rank.render(outcome).endswith("the certified setting stays (step 100.0 us; the fastest alternative 100.5 us)")
+    stays, outcome, _ = rank.rank_call(
+        entry, ("linear", "bf16", (1, 2, 3)), "m", 2, 0.01, lambda t: [100.0, 100.5, 103.0], None
+    )
+    assert rank.render(outcome).endswith(
+        "the certified setting stays (step 100.0 us; the fastest alternative 100.5 us)"
+    )
 
 
 # ------------------------------------------------------------------------------ neurobrix/cli_store.py
@@ -401,3 +417,77 @@ def test_tables_that_cannot_be_read_leave_import_without_a_gpu_class(monkeypatch
     monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
     monkeypatch.setattr(gpu, "detect_class", damaged)
     assert cli_store._certified_gpu_class() is None
+
+
+# ------------------------------------------------------------------------------ conformance/catalogue.py
+def test_pow2_points_are_one_per_bucket_met_each_the_buckets_top_within_the_range():
+    """Planted c01: ``<``: a range whose last bucket starts at its top (lo = hi, or hi = 2^k + 1) lost that
+    bucket: a coverage narrowed to a 128-token prompt walked no prefill at all. Planted c02: the top not clipped
+    to hi: the walk went past the range (a 5-token cap walked an 8-token prompt)."""
+    from conformance.catalogue import _pow2_points
+    from neurobrix.buckets import pow2_bucket
+
+    for lo in range(1, 40):
+        for hi in range(lo, 70):
+            buckets = sorted({pow2_bucket(v) for v in range(lo, hi + 1)})
+            assert _pow2_points(lo, hi) == [min(top, hi) for _, top in buckets], (lo, hi)
+
+
+def test_the_walk_keeps_prompts_and_caches_within_the_models_context_and_the_cache_cap():
+    """Planted c03: the prefill walk not capped by cache_tokens / batch: batch 4 walked 1024-token prompts with a
+    1024-token cache cap. Planted c04: the prefill batches' top left out: a coverage of batch 2 alone walked no
+    prefill. Planted c05: capacities past the model's context (TinyLlama's 2048) walked."""
+    from conformance import catalogue
+
+    name = "TinyLlama/TinyLlama-1.1B-Chat-v1.0"
+    context = catalogue.load()[0][name].max_positions
+    needed = catalogue.required_domains(
+        models=[name],
+        limits={
+            "decode_batch": (1, 1),
+            "prefill_batch": (4, 4),
+            "prompt": (1, 4096),
+            "capacity": (1, 4 * context),
+            "cache_tokens": (1, 1024),
+        },
+    )
+    prefill = needed["attention_prefill"]
+    assert prefill and max(dict((d, (lo, hi)) for d, lo, hi in r)["S"][0] for _, r in prefill) <= 1024 // 4
+    decode = needed["attention_decode"]
+    assert max(dict((d, (lo, hi)) for d, lo, hi in r)["S"][0] for _, r in decode) <= 1024
+    wide = catalogue.required_domains(
+        models=[name],
+        limits={"decode_batch": (1, 1), "prefill_batch": (1, 1), "prompt": (1, 1), "capacity": (1, 4 * context)},
+    )
+    spans = [dict((d, (lo, hi)) for d, lo, hi in r)["S"] for _, r in wide["attention_decode"]]
+    assert max(lo for lo, _ in spans) <= context < max(hi for _, hi in spans) + 1
+
+
+def test_a_table_altered_since_track_is_the_one_problem_reported(tmp_path):
+    """Planted t02: the hand-edit line added whenever the list's text differs, problems or not: a table altered since
+    `track` was also reported as a tracked list "not in the form `track` writes (edited by hand?)", pointing the
+    contributor at the list rather than the table."""
+    import shutil
+
+    from conformance import track
+
+    root = tmp_path / "tables"
+    shutil.copytree(track.SOURCE_TABLES, root)
+    table = root / "interpreter" / "silu_mul.json"
+    table.write_text(table.read_text() + " ")
+    (problem,) = track.out_of_sync(root)
+    assert problem.startswith("interpreter/silu_mul.json: size") and "altered" in problem
+    track.write(root)
+    assert track.out_of_sync(root) == []
+
+
+def test_true_or_false_takes_the_two_booleans_only():
+    """Planted e07: booleans compared by value (``v in (True, False)``): 1, 0 and 1.0 passed as true or false, so
+    ``generate(..., use_graph=1)`` went on where the API refuses every other type."""
+    from neurobrix.errors import UsageError, expect
+
+    expect("use_graph", True, "true or false")
+    expect("RunOptions.chat", False, "true or false")
+    for value in (1, 0, 1.0, 0.0):
+        with pytest.raises(UsageError, match=rf"^use_graph must be true or false, got {value!r} \("):
+            expect("use_graph", value, "true or false")
