@@ -40,7 +40,7 @@ CS = [
     "tests/test_warmup.py",
     "tests/test_engine.py",
     "-k",
-    "import or list or remove or certified or run_command or format_size or revision or stored",
+    "import or list or remove or certified or run_command or sizes or revision or stored",
 ]
 
 WF, SF, RF = "conformance/workers.py", "conformance/shipped.py", "conformance/rank.py"
