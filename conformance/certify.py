@@ -807,6 +807,9 @@ def certify(
             f"({', '.join(f'{k}: {chr(44).join(SPECS[k].key)}' for k in chosen)})"
         )
     tasks = [t for t in plan(class_id, chosen, dtypes, models, limits, configs) if within(t, where or {})]
+    if where and not tasks:  # "certified 0 entries" and exit 0 would read as a success: check refuses it too
+        shown = ", ".join(f"{dim}={lo}:{'' if hi is None else hi}" for dim, (lo, hi) in where.items())
+        raise UsageError(f"no domain of {', '.join(chosen)} on {class_id} lies inside --where {shown}")
     deadline = time.monotonic() + max_minutes * 60 if max_minutes is not None else None
     prov = provenance(command, pdl)
     todo = []

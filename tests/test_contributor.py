@@ -284,3 +284,22 @@ def test_a_check_stopped_at_its_time_limit_names_the_resume_command(tmp_path, mo
     assert shlex.split(capsys.readouterr().out.split("over): ", 1)[1]).count("--resume") == 1
     assert conformance_main(args) == 3
     assert "run it with --json REPORT, then --resume REPORT" in capsys.readouterr().out
+
+
+def test_certify_where_selecting_no_domain_is_refused(tmp_path, monkeypatch, capsys):
+    """`certify --kernels silu_mul --where M=5:` on the interpreter class (whose silu_mul domain is M 1.., not inside
+    5..) printed "certified 0 entries", checked the whole table and exited 0: a range that selected nothing read as a
+    success, where `check --where` with the same range refuses it. It is now refused before any work (exit 2), naming
+    the kernels, the class and the range, as check names them."""
+    from conformance import certify
+    from conformance.__main__ import main as conformance_main
+
+    root = write_tables(tmp_path / "t")
+    worked: list[object] = []
+    monkeypatch.setattr(certify, "screen_task", lambda *args: worked.append(args))
+    args = ["certify", "--class", "interpreter", "--dtypes", "fp32", "--kernels", "silu_mul", "--tables", str(root)]
+    capsys.readouterr()
+    assert conformance_main([*args, "--where", "M=5:"]) == 2
+    err = capsys.readouterr().err
+    assert "no domain of silu_mul on interpreter lies inside --where M=5:" in err and worked == []
+    assert err.count("\n") == 1  # one line, no traceback
