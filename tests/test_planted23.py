@@ -41,7 +41,6 @@ test, every run against the warmup's launches, passes with one layer.
 from __future__ import annotations
 
 import json
-import shutil
 
 import pytest
 
@@ -162,7 +161,7 @@ def test_doctor_checks_every_kernel_s_table_past_one_of_a_retired_kernel(tmp_pat
     """Planted d15: doctor's walk over the class's indexes stopping at the first whose kernel this neurobrix has no
     longer (``break`` for ``continue``). Such a table (here 'aaa_retired', shipped with its proofs and tracked) loads
     and is never used; the rms_norm index keyed otherwise after it is what every run refuses."""
-    from conftest import retrack
+    from conftest import rebind, retrack
 
     from neurobrix import doctor
     from neurobrix.ops import SPECS
@@ -171,7 +170,11 @@ def test_doctor_checks_every_kernel_s_table_past_one_of_a_retired_kernel(tmp_pat
     data = json.loads((root / "interpreter" / "rms_norm.json").read_text(encoding="utf-8"))
     data["kernel"] = "aaa_retired"
     (root / "interpreter" / "aaa_retired.json").write_text(json.dumps(data), encoding="utf-8")
-    shutil.copy(root / "interpreter" / "rms_norm.proofs.yaml", root / "interpreter" / "aaa_retired.proofs.yaml")
+    retired = root / "interpreter" / "aaa_retired.proofs.yaml"
+    text = (root / "interpreter" / "rms_norm.proofs.yaml").read_text(encoding="utf-8")
+    assert "\nkernel: rms_norm\n" in text
+    retired.write_text(text.replace("\nkernel: rms_norm\n", "\nkernel: aaa_retired\n"), encoding="utf-8")
+    rebind(retired, "interpreter", "aaa_retired")  # a record of its own, as certify would have written it
     retrack(root)
     assert "aaa_retired" not in SPECS
     finding = _kernels_finding()

@@ -20,7 +20,7 @@ import re
 
 import pytest
 import torch
-from conftest import retrack
+from conftest import rebind, retrack
 from kernel_tables import write_gpu_class, write_tables
 from store_fixtures import config_dict, make_checkpoint
 from test_strict_round16 import _one_line
@@ -203,6 +203,7 @@ def test_proofs_of_another_value_type_than_the_setting_are_refused(fixture_table
     text = path.read_text(encoding="utf-8")
     assert proofs_edit[0] in text
     path.write_text(text.replace(*proofs_edit), encoding="utf-8")
+    rebind(path, "interpreter", "demo")  # each proof's digest its own entry's: what refuses is the index's setting
     retrack(fixture_tables)
     problems = [p.message for p in tables.verify_all(tables.load())]
     assert len(problems) == 1 and "demo.proofs.yaml: field 'entries[" in problems[0], problems
