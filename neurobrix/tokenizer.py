@@ -1464,6 +1464,13 @@ class Tokenizer:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
         (the template writes them)."""
         text = self.render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a string literal "\ud800" in the template: transformers' encode fails too
+            raise TokenizerError(
+                f"the model's chat template rendered text that is not Unicode ({text[exc.start]!r}, a lone surrogate, "
+                f"at character {exc.start}), which the tokenizer cannot encode; try --no-chat"
+            ) from None
         return self._encode(text, add_special_tokens=False)
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:

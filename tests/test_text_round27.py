@@ -193,6 +193,9 @@ SPECIAL_VARS = [
     "mask_token",
     "image_token",
 ]
+# variables a template may read that transformers does not hand it (the extra special tokens) or hands it only where
+# the tokenizer names them (a model's own tokens)
+OTHER_VARS = ["tool_token", "extra_special_tokens", "additional_special_tokens", "special_tokens_map", "chat_template"]
 UNDEFINED = ["tools", "documents", "date_string", "enable_thinking", "custom_var", "system_message"]
 CONTENT = ["message['content']", "message.content", "messages[0]['content']", "messages[-1].content"]
 FORMATS = ["%d %b %Y", "%Y-%m-%d", "%A", "%B %d", "%%", "%j"]
@@ -261,7 +264,7 @@ def _content_expr(draw, content: str) -> str:
 
 @st.composite
 def _var_expr(draw) -> str:
-    name = draw(st.sampled_from([*SPECIAL_VARS, *UNDEFINED]))
+    name = draw(st.sampled_from([*SPECIAL_VARS, *UNDEFINED, *OTHER_VARS]))
     ops = [
         name,
         f"{name} | default('D')",
@@ -431,6 +434,7 @@ def _token_value(draw) -> Any:
     if form == "text":
         return text
     if form == "fields":
+        special = draw(st.sampled_from([True, True, False]))
         return {
             "__type": "AddedToken",
             "content": text,
@@ -438,7 +442,7 @@ def _token_value(draw) -> Any:
             "rstrip": False,
             "normalized": False,
             "single_word": False,
-            "special": True,
+            "special": special,
         }
     return None if form == "null" else ABSENT
 
@@ -497,6 +501,17 @@ def draws(draw) -> Draw:
     config: dict[str, Any] = {}
     for name in draw(st.lists(st.sampled_from(SPECIAL_VARS), max_size=4, unique=True)):
         config[name] = draw(_token_value())
+    extra = draw(
+        st.sampled_from(
+            [ABSENT, ABSENT, {"tool_token": "<tool>"}, ["<extra>", "<|im_end|>"], {}, {"image_token": "<img>"}, None]
+        )
+    )
+    if extra != ABSENT:
+        config[draw(st.sampled_from(["extra_special_tokens", "additional_special_tokens"]))] = extra
+    if draw(st.integers(0, 5)) == 0:
+        config["model_specific_special_tokens"] = {"tool_token": "<t2>"}
+    if draw(st.integers(0, 5)) == 0:
+        config["tool_token"] = draw(_token_value())
     if draw(st.booleans()):
         config["tokenizer_class"] = draw(
             st.sampled_from(
@@ -504,7 +519,7 @@ def draws(draw) -> Draw:
             )
         )
     added = []
-    for marker in draw(st.lists(st.sampled_from(MARKERS), max_size=5, unique=True)):
+    for marker in draw(st.lists(st.sampled_from([*MARKERS, *TOKEN_VALUES[:5]]), max_size=5, unique=True)):
         added.append(
             {
                 "content": marker,
@@ -862,3 +877,17 @@ def test_the_families_chat_runs_give_transformers_greedy_text(model_folder, tmp_
     assert seen["prompt"] == want_prompt
     assert seen["ids"] == want
     assert "".join(text).removesuffix("\n") == tok.decode(want, skip_special_tokens=True)
+
+
+@pytest.mark.parametrize("template", ["{{ '\\ud800' }}", "{{ messages[0].content ~ '\\udcff' }}"])
+def test_a_template_that_renders_a_lone_surrogate_is_named_not_the_prompt(tmp_path, template):
+    """transformers' tokenizer fails on the rendered text (a TypeError); the engine said "the tokenizer cannot encode
+    the prompt: TextInputSequence must be str", blaming a prompt that is plain text."""
+    from neurobrix.errors import UsageError
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = _folder(tmp_path, template)
+    with pytest.raises(TypeError):
+        transformers.AutoTokenizer.from_pretrained(folder).apply_chat_template([{"role": "user", "content": "Hi"}])
+    with pytest.raises(UsageError, match=r"^the model's chat template rendered text that is not Unicode \('\\ud"):
+        Tokenizer(folder).encode_prompt("Hi", chat=True)
