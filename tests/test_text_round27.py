@@ -24,8 +24,19 @@ Compared: the rendered text (``tokenize=False``), the ids (transformers tokenize
 add_special_tokens=False, so a template that writes bos_token gets one start token, not two), and where transformers
 raises, the engine refuses with one line (a UsageError whose message holds no newline; never another exception).
 
-The hunt (HUNT draws through ``hunt()``) ran outside CI; the CI test keeps EXAMPLES fixed draws and the pinned cases
-below, and runs the families through `neurobrix run` against transformers' greedy generate."""
+Beside the run's one user message, each draw renders a drawn conversation through the Tokenizer's render_chat and
+encode_chat (roles in any order; content that is text, None, missing, a list of parts or a number; reasoning under
+reasoning_content, thinking or reasoning), and a chat_template that is no text one draw in eight.
+
+The hunt (``python tests/test_text_round27.py N``: N random draws) ran about 9,000 draws outside CI. It found, each
+pinned below and failing before its fix: a template's error printed over several lines (raise_exception("a\nb")), or
+as "failed: ; try --no-chat" (raise_exception("")); a chat_template that is not text (5, true, a named default of
+null) taken for no template (run noted "no chat template" and printed text where transformers' apply_chat_template
+fails); a list of named templates transformers' tokenizer cannot read as it loads passed over the same way; messages
+handed to the template as given where transformers drops the keys whose value is None and aliases reasoning; an
+empty conversation rendered; and a lone surrogate the template renders blamed on the prompt. The CI test keeps
+EXAMPLES fixed draws (which fail on the tokenizer before the fixes) and the pinned cases below, and runs the families
+through `neurobrix run` against transformers' greedy generate."""
 
 from __future__ import annotations
 
