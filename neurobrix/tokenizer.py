@@ -593,6 +593,21 @@ def compile_template(source: str) -> Any:
     return env.from_string(source)
 
 
+# the names a message's reasoning comes under, the first the one templates read (transformers' _REASONING_FIELDS)
+REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
+
+
+def _chat_message(message: Any) -> Any:
+    """A message as transformers' apply_chat_template hands it to the template: keys whose value is None dropped
+    (``content=None`` reads as no content), and reasoning under any of its names also given as ``thinking`` and
+    ``reasoning_content`` (_normalize_chat_messages, _alias_reasoning_fields)."""
+    if not isinstance(message, dict):
+        raise TokenizerError(f"a chat message must be a dict, got {message!r}")
+    message = {key: value for key, value in message.items() if value is not None}
+    reasoning = next((message[key] for key in REASONING_FIELDS if key in message), None)
+    return message if reasoning is None else {"thinking": reasoning, **message, "reasoning_content": reasoning}
+
+
 def _threshold(value: Any) -> float:
     """assistant_confidence_threshold as transformers' generate takes it: its default of 0.4 where unset."""
     if value is None:
@@ -981,12 +996,23 @@ class Tokenizer:
             files |= {p.name.removesuffix(".jinja"): p for p in (folder / "additional_chat_templates").glob("*.jinja")}
         template: Any = {name: _read_text(path) for name, path in files.items()} or self.config.get("chat_template")
         if isinstance(template, list):
-            template = {t.get("name"): t.get("template") for t in template if isinstance(t, dict)}
-        self.chat_templates: dict[str, str] = (
-            {k: v for k, v in template.items() if isinstance(k, str) and isinstance(v, str)}
-            if isinstance(template, dict)
-            else ({"default": template} if isinstance(template, str) else {})
-        )
+            # transformers' tokenizer reads {entry["name"]: entry["template"]} as it loads: anything else fails there
+            for entry in template:
+                if not (isinstance(entry, dict) and {"name", "template"} <= entry.keys()) or isinstance(
+                    entry["name"], (list, dict)
+                ):
+                    raise TokenizerError(
+                        f'{config_path}: chat_template entry {entry!r} is not a {{"name": ..., "template": ...}} '
+                        "object, which transformers' tokenizer refuses as it loads"
+                    )
+            template = {t["name"]: t["template"] for t in template}
+        if template is not None and not isinstance(template, dict):
+            template = {"default": template}
+        template = {k: v for k, v in (template or {}).items() if isinstance(k, str)}
+        self.chat_templates: dict[str, str] = {k: v for k, v in template.items() if isinstance(v, str)}
+        # a template that is not text (a number, true, null as a named one): transformers loads it, and its
+        # apply_chat_template fails on it (Jinja compiles text only)
+        self.unusable_templates: dict[str, Any] = {k: v for k, v in template.items() if not isinstance(v, str)}
         rebuilt_by = _tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))
         _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
@@ -1405,18 +1431,29 @@ class Tokenizer:
         template: the messages, tools, documents, add_generation_prompt and the named special tokens."""
         name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
         source = self.chat_templates.get(name)
+        if name in self.unusable_templates:
+            raise TokenizerError(
+                f"the model's chat template{'' if name == 'default' else f' {name!r}'} is "
+                f"{json.dumps(self.unusable_templates[name])}, not text (transformers' apply_chat_template fails on "
+                "it); use --no-chat"
+            )
         if source is None:
             raise TokenizerError("this model has no chat template; use --no-chat")
+        if not messages:
+            raise TokenizerError("a chat needs at least one message (transformers' apply_chat_template refuses none)")
         try:
             return compile_template(source).render(
-                messages=messages,
+                messages=[_chat_message(message) for message in messages],
                 tools=tools,
                 documents=documents,
                 add_generation_prompt=add_generation_prompt,
                 **{**self.special_tokens, **variables},
             )
         except Exception as exc:  # a template can raise anything (TemplateError, a TypeError of its own code...)
-            raise TokenizerError(f"the model's chat template failed: {exc}; try --no-chat") from exc
+            # on one line: a template's raise_exception("...") may say nothing, or say it over several lines
+            said = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
+            said = said or f"{type(exc).__name__} with no message"
+            raise TokenizerError(f"the model's chat template failed: {said}; try --no-chat") from exc
 
     def encode_chat(
         self,
@@ -1427,11 +1464,18 @@ class Tokenizer:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
         (the template writes them)."""
         text = self.render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+        try:
+            text.encode("utf-8")
+        except UnicodeEncodeError as exc:  # a string literal "\ud800" in the template: transformers' encode fails too
+            raise TokenizerError(
+                f"the model's chat template rendered text that is not Unicode ({text[exc.start]!r}, a lone surrogate, "
+                f"at character {exc.start}), which the tokenizer cannot encode; try --no-chat"
+            ) from None
         return self._encode(text, add_special_tokens=False)
 
     def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
         """Token ids of the prompt: through the chat template when asked and the model has one."""
-        if chat and self.chat_template is not None:
+        if chat and (self.chat_template is not None or "default" in self.unusable_templates):
             return self.encode_chat([{"role": "user", "content": prompt}])
         return self._encode(prompt, add_special_tokens=True)
 
