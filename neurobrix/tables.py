@@ -189,7 +189,8 @@ def _unproven(
                 + counts
             )
             if own[i] in proved:
-                what += f"; the record proves it as its entries[{proved.index(own[i])}] (the index's entries moved)"
+                moved = "" if counts else " (the index's entries moved)"
+                what += f"; the record proves it as its entries[{proved.index(own[i])}]{moved}"
         else:
             what += f" proven: its record {record.path} proves {len(proved)} entries, this index holds {len(own)}"
     else:  # the index is its record's first entries: the rest were deleted from it
