@@ -40,11 +40,11 @@ from .schema import (
     SettingsIndex,
     TrackedFile,
     classes_meet,
+    entry_digest,
     parse_class,
     parse_index,
     parse_proofs,
     parse_tracked,
-    entry_digest,
     row_digest,
 )
 

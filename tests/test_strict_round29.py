@@ -135,7 +135,9 @@ def test_an_index_edited_with_its_record_loads(tmp_path, monkeypatch):
     loaded = tables.load(root)
     assert loaded.index(CLASS, KERNEL).configs[index["entries"][2][-1]]["BLOCK_M"] == 16
     assert tables.verify_all(loaded) == []
-    record.write_text(yaml.safe_dump(yaml.safe_load(record.read_text(encoding="utf-8")), default_flow_style=True, sort_keys=False))
+    record.write_text(
+        yaml.safe_dump(yaml.safe_load(record.read_text(encoding="utf-8")), default_flow_style=True, sort_keys=False)
+    )
     retrack(root)  # a record in another layout (the scan finds no digest): parsed, each proof its entry's, passes
     tables.clear_cache()
     assert tables.load(root).index(CLASS, KERNEL) is not None

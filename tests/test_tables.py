@@ -665,7 +665,9 @@ def test_proofs_schema_violation_names_the_field(fixture_tables, change, message
     retrack(fixture_tables)
     loaded = tables.load()
     if "holds 3 entries" in message:  # the last entry's proof gone: run refuses it too (strict round 29)
-        with pytest.raises(TablesError, match=r"demo\.json: entry 3 .* not proven: .* proves 3 entries, this index holds"):
+        with pytest.raises(
+            TablesError, match=r"demo\.json: entry 3 .* not proven: .* proves 3 entries, this index holds"
+        ):
             loaded.index("interpreter", "demo")
     else:
         loaded.index("interpreter", "demo")  # the runtime's view loads: proofs are read by verify and show only
