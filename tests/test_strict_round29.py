@@ -81,7 +81,7 @@ def _refused(message: str, entry: int, edit: str) -> None:
 
 
 @pytest.mark.parametrize("edited", sorted(EDITS), indirect=True)
-def test_an_index_edited_alone_is_refused_by_run_warmup_doctor_and_check(edited, request, tmp_path, monkeypatch, capsys):
+def test_an_index_edited_alone_is_refused_by_run_warmup_doctor_check(edited, request, tmp_path, monkeypatch, capsys):
     """Before: the index was held only to the digests of its record's proofs when they matched; otherwise the record
     was parsed and each proof held to its own entry, never the record to the index. An index edited alone (and
     tracked) ran on what it now said, a setting or domain no proof speaks of: `tables verify` and CI refused it, `run`,
