@@ -40,6 +40,7 @@ from .schema import (
     SettingsIndex,
     TrackedFile,
     classes_meet,
+    entry_digest,
     parse_class,
     parse_index,
     parse_proofs,
@@ -112,49 +113,96 @@ class Tables:
         return self.kernel_names.get(class_id, ())
 
     def index(self, class_id: str, kernel: str) -> SettingsIndex | None:
-        """The settings index of ``kernel`` on ``class_id``, or None when the class has none."""
+        """The settings index of ``kernel`` on ``class_id``, or None when the class has none; refused unless its
+        entries are exactly the ones its record proves (:meth:`_bindings`)."""
         if kernel not in self.kernels(class_id):
             return None
         memo = (class_id, kernel)
         if memo not in self._indexes:
-            path = index_path(self.root, class_id, kernel)
-            data = read_json(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
-            index = parse_index(data, str(path), class_id, kernel)
+            index = self._parsed_index(class_id, kernel)
             self._bindings(class_id, kernel, index)
             self._indexes[memo] = index
         return self._indexes[memo]
 
+    def _parsed_index(self, class_id: str, kernel: str) -> SettingsIndex:
+        path = index_path(self.root, class_id, kernel)
+        data = read_json(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
+        return parse_index(data, str(path), class_id, kernel)
+
     def _bindings(self, class_id: str, kernel: str, index: SettingsIndex) -> None:
-        """Each proof's ``entry`` digest must be the entry's it sits in: a proof copied or moved to another entry, or
-        left beside an entry whose domain was widened since, is refused by ``run``, ``doctor`` and ``conformance
-        check`` as by ``tables verify``. The digests are read by a line scan of the record as certify writes it (run
-        never parses a record in full: the class's 2,236 proofs take 1.6 s to parse, this check ~30 ms); when they
-        are the index's entries', in order, each proof is its entry's. Otherwise (a moved proof, a record written by
-        hand, an index edited alone) the record is parsed, each proof held to its own entry."""
+        """The index's entries must be exactly the entries its record proves (same count, order, domains and settings,
+        compared by their digests): an index edited alone (a setting never proven, a domain widened, an entry deleted,
+        two swapped), even with TRACKED.yaml rewritten, is refused by ``run``, ``doctor``, ``warmup`` and ``conformance
+        check`` as by ``tables verify``. The digests each proof carries (``entry``) are read by a line scan of the
+        record as certify writes it (run never parses a record in full: the class's 2,236 proofs take 1.6 s to parse,
+        this check ~30 ms); when they are the index's entries', in order, each entry is proven. Otherwise the record is
+        parsed: one in another layout (written by hand) passes when each proof is its own entry's and its entries are
+        the index's; any other is refused, naming the first entry of the index its record does not prove."""
         path = proofs_path(self.root, class_id, kernel)
         text = _read_text(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
         carried = [found for _, found in _ENTRY_LINE.findall(text)]
-        if len(carried) == len(index.rows):
-            kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
-            configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
-            key = index.key
-            if all(
-                found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
-                for found, (dtypes, bounds, config) in zip(carried, index.rows)
-            ):
-                return
-        # (the record alone: each proof must be its own entry's; that the record holds its index's entries is what
-        # `tables verify` adds, as before)
-        parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
+        kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
+        configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
+        key = index.key
+        if len(carried) == len(index.rows) and all(
+            found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
+            for found, (dtypes, bounds, config) in zip(carried, index.rows)
+        ):
+            return
+        # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
+        # was edited after its proof, is named as such), then its entries to the index's, by their digests
+        record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
+        proved = [entry_digest(kernel, class_id, e.domain, e.config) for e in record.entries]
+        own = [
+            row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
+            for dtypes, bounds, config in index.rows
+        ]
+        if proved == own:
+            return
+        raise TablesError(_unproven(index, record, own, proved, class_id, kernel))
 
     def proofs(self, class_id: str, kernel: str) -> ProofsTable | None:
         """The audit record of ``kernel`` on ``class_id``, checked against its index (None without one)."""
-        index = self.index(class_id, kernel)
-        if index is None:
+        if kernel not in self.kernels(class_id):
             return None
+        # the index as parsed, unbound: the record parsed against it says in full where the two differ (what
+        # index() refuses at its first entry the record does not prove)
+        index = self._indexes.get((class_id, kernel)) or self._parsed_index(class_id, kernel)
         path = proofs_path(self.root, class_id, kernel)
         data = read_yaml(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
         return parse_proofs(data, str(path), class_id, kernel, index, self.classes[class_id])
+
+
+def _unproven(
+    index: SettingsIndex, record: ProofsTable, own: list[str], proved: list[str], class_id: str, kernel: str
+) -> str:
+    """Why an index is not the one its record proves: its first entry the record does not prove there, named."""
+    i = next((i for i, (a, b) in enumerate(zip(own, proved)) if a != b), min(len(own), len(proved)))
+    counts = "" if len(own) == len(proved) else f" (it proves {len(proved)} entries, this index holds {len(own)})"
+    if i < len(own):
+        entry = index.entries[i]
+        what = f"entry {i} ({kernel} {entry.domain.describe()} {dict(entry.config)}) is not"
+        if i < len(proved):
+            there = record.entries[i]
+            what += (
+                f" the one its record {record.path} proves there ({there.domain.describe()} {dict(there.config)})"
+                + counts
+            )
+            if own[i] in proved:
+                moved = "" if counts else " (the index's entries moved)"
+                what += f"; the record proves it as its entries[{proved.index(own[i])}]{moved}"
+        else:
+            what += f" proven: its record {record.path} proves {len(proved)} entries, this index holds {len(own)}"
+    else:  # the index is its record's first entries: the rest were deleted from it
+        lost = record.entries[i]
+        what = (
+            f"holds {len(own)} entries, its record {record.path} proves {len(proved)}: its entries[{i}] "
+            f"({kernel} {lost.domain.describe()} {dict(lost.config)}) is not in this index"
+        )
+    return (
+        f"{index.path}: {what}. The index was changed without its proofs, which prove another one: re-certify "
+        f"({certify_command(class_id, [kernel], again=True)}), or run `neurobrix tables verify` for the full report"
+    )
 
 
 def certify_command(

@@ -424,7 +424,7 @@ def test_a_class_affected_twice_keeps_the_first_reason_found():
 def test_doctor_is_blocked_by_a_linear_setting_that_names_no_variant(tmp_path, monkeypatch):
     """Planted dc05: doctor._unrunnable lets through a setting of a kernel with variants that names none (linear's
     setting without ``variant``), which every run's preflight refuses: doctor said ready."""
-    from conftest import retrack
+    from conftest import follow, retrack
     from kernel_tables import write_tables
 
     from neurobrix import tables
@@ -435,6 +435,7 @@ def test_doctor_is_blocked_by_a_linear_setting_that_names_no_variant(tmp_path, m
     data = json.loads(path.read_text(encoding="utf-8"))
     data["configs"][0].pop("variant")
     path.write_text(json.dumps(data), encoding="utf-8")
+    follow(root, "interpreter", "linear")  # the record proves it too: the check is doctor's own
     retrack(root)
     monkeypatch.setenv(tables.ENV_VAR, str(root))
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))

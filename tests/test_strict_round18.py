@@ -20,7 +20,7 @@ import re
 
 import pytest
 import torch
-from conftest import rebind, retrack
+from conftest import follow, rebind, retrack
 from kernel_tables import write_gpu_class, write_tables
 from store_fixtures import config_dict, make_checkpoint
 from test_strict_round16 import _one_line
@@ -325,6 +325,7 @@ def test_doctor_is_blocked_by_a_kernel_table_every_run_refuses(tmp_path, monkeyp
     data = json.loads(path.read_text(encoding="utf-8"))
     edit(data)
     path.write_text(json.dumps(data), encoding="utf-8")
+    follow(root, "interpreter", "rms_norm")  # certified so (for another neurobrix): its record proves the setting
     retrack(root)
     monkeypatch.setenv(tables.ENV_VAR, str(root))
     _stored_tiny(tmp_path, monkeypatch)
