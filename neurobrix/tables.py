@@ -46,6 +46,7 @@ from .schema import (
     parse_proofs,
     parse_tracked,
     row_digest,
+    stack_of,
 )
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
@@ -137,9 +138,26 @@ class Tables:
         record as certify writes it (run never parses a record in full: the class's 2,236 proofs take 1.6 s to parse,
         this check ~30 ms); when they are the index's entries', in order, each entry is proven. Otherwise the record is
         parsed: one in another layout (written by hand) passes when each proof is its own entry's and its entries are
-        the index's; any other is refused, naming the first entry of the index its record does not prove."""
+        the index's; any other is refused, naming the first entry of the index its record does not prove. First, the
+        compiler stack the record's provenance says its proofs were made on must be the index's (the one ``run``
+        compares with this machine's), read from the record's header (:func:`_header_stack`, ~0.1 ms a record)."""
         path = proofs_path(self.root, class_id, kernel)
         text = _read_text(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
+        record: ProofsTable | None = None
+        # the compiler stack its proofs were made on (schema.stack_of, as `tables verify` reads it) must be the one the
+        # index states, which is the one `run` compares with this machine's: read from the record's header (its
+        # provenance, before its entries, as certify writes it), else from the record parsed
+        stack = _header_stack(text)
+        if stack is None:
+            record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
+            stack = stack_of(record.provenance)
+        if stack != dict(index.stack):
+            raise TablesError(
+                f"{path}: its proofs were made on the compiler stack {_stack_words(stack)}, but its index {index.path} "
+                f"states {_stack_words(dict(index.stack))}: the index claims a stack its proofs were not made on. "
+                f"Re-certify ({certify_command(class_id, [kernel], again=True)}), or run `neurobrix tables verify` for "
+                "the full report"
+            )
         carried = [found for _, found in _ENTRY_LINE.findall(text)]
         kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
         configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
@@ -151,7 +169,8 @@ class Tables:
             return
         # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
         # was edited after its proof, is named as such), then its entries to the index's, by their digests
-        record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
+        if record is None:
+            record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
         proved = [entry_digest(kernel, class_id, e.domain, e.config) for e in record.entries]
         own = [
             row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
@@ -171,6 +190,35 @@ class Tables:
         path = proofs_path(self.root, class_id, kernel)
         data = read_yaml(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
         return parse_proofs(data, str(path), class_id, kernel, index, self.classes[class_id])
+
+
+def _header_stack(text: str) -> dict[str, str] | None:
+    """The compiler stack (:func:`~neurobrix.schema.stack_of`) of a record's provenance, read from its header as
+    certify writes it (the top-level ``provenance:`` before ``entries:``, its keys two spaces in, one a line): its
+    ``torch``, ``triton`` and ``cuda`` lines parsed as YAML, alone (a GPU record's whole header, which lists each
+    resumed certify run, takes ~0.7 ms to parse, these lines ~0.02 ms). None when the record is not in that
+    layout (no such block, a key named twice or given on more than one line), so that its caller parses the whole
+    record and reads the same provenance there."""
+    entries = _ENTRIES_LINE.search(text)
+    if entries is None:
+        return None
+    header = text[: entries.start()]
+    blocks = list(_PROVENANCE_LINE.finditer(header))
+    if len(blocks) != 1:
+        return None
+    block = _TOP_LEVEL.split(header[blocks[0].end() :], 1)[0]
+    found = _VERSION_LINE.findall(block)
+    names = [name for name, _ in found]
+    if len(set(names)) != len(names) or "torch" not in names or "triton" not in names:
+        return None
+    try:
+        return stack_of(_parse_yaml("".join(f"{name}: {value}\n" for name, value in found), "provenance"))
+    except (TablesError, TypeError, KeyError):
+        return None
+
+
+def _stack_words(stack: Mapping[str, str]) -> str:
+    return ", ".join(f"{name} {version}" for name, version in stack.items())
 
 
 def _unproven(
@@ -442,6 +490,12 @@ _FLOAT = re.compile(
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
+# a record's header as certify writes it: the lines before its top-level "entries:", among them "provenance:"
+_ENTRIES_LINE = re.compile(r"^entries:[ \t]*\r?$", re.M)
+_PROVENANCE_LINE = re.compile(r"^provenance:[ \t]*\r?\n", re.M)
+_TOP_LEVEL = re.compile(r"^\S", re.M)
+# a key of the provenance on one line (the next is another key of it, or no longer of it)
+_VERSION_LINE = re.compile(r"^  (torch|triton|cuda):[ \t]*(\S[^\r\n]*?)[ \t]*\r?\n(?=  \S|\S|\Z)", re.M)
 # a proof's entry digest as certify's YAML writer puts it: the first key of an entry's proof (quoted when its digits
 # read as a number)
 _ENTRY_LINE = re.compile(r"\n    entry: ('?)([0-9a-f]{16})\1\r?\n")

@@ -669,6 +669,9 @@ def test_proofs_schema_violation_names_the_field(fixture_tables, change, message
             TablesError, match=r"demo\.json: entry 3 .* not proven: .* proves 3 entries, this index holds"
         ):
             loaded.index("interpreter", "demo")
+    elif "provenance" in message:  # the stack its proofs were made on, none or not its index's: run refuses it too
+        with pytest.raises(TablesError, match=r"demo\.proofs\.yaml: (field 'provenance'|its proofs were made on)"):
+            loaded.index("interpreter", "demo")  # (strict round 30)
     else:
         loaded.index("interpreter", "demo")  # the runtime's view loads: proofs are read by verify and show only
     with pytest.raises(TablesError, match=message) as err:
