@@ -13,6 +13,11 @@ Here each prompt-row bf16 entry of the class's linear table whose tile count a w
 certified setting and the wide kernel at a few settings, each result checked against float64 before it is timed.
 
     PYTHONPATH=. python -m benchmarks.proto_wide_tiles --json OUT.json [--minutes 5]
+
+Measured on 2026-12-05 (`benchmarks/results/2026-12-05d/`): slower than the certified setting on all 18 shapes, by
+1.1-1.7x (2,048 x 1,152 x 896: 14.1 us at best against 12.9 us certified and 8.9 us for cuBLAS). The engine's own
+`tma` with the second block, offered to certify for all 81 bf16 prompt-row shapes, won none of the 56 it reached,
+and was taken out again.
 """
 
 from __future__ import annotations
@@ -132,24 +137,6 @@ SETTINGS = {
 }
 
 
-# the engine's own wide tiles (linear's tma with BLOCK_N2, as certify's candidates offer them), launched as the
-# certified setting beside them is (without programmatic dependent launch)
-ENGINE = {
-    f"engine 128x(128+{bn2})x64 w{w} s{s}": {
-        "variant": "tma",
-        "BLOCK_M": 128,
-        "BLOCK_N": 128,
-        "BLOCK_N2": bn2,
-        "BLOCK_K": 64,
-        "GROUP_M": 8,
-        "num_warps": w,
-        "num_stages": s,
-    }
-    for bn2 in (32, 64)
-    for w, s in ((4, 3), (4, 4), (8, 3), (8, 4))
-}
-
-
 def waves(M: int, N: int, bm: int, bn: int) -> float:
     """The tile work of the busiest multiprocessor, in 128 x 128 tiles."""
     return math.ceil(math.ceil(M / bm) * math.ceil(N / bn) / SMS) * bm * bn / (128 * 128)
@@ -206,11 +193,10 @@ def main() -> None:
             "certified": timed(lambda **k: linear(**k, config=entry.config)),
             "t": {},
         }
-        for name, cfg in {**SETTINGS, **ENGINE}.items():
+        for name, cfg in SETTINGS.items():
             if name in failed:
                 continue
-            launcher = linear if name.startswith("engine") else wide_linear
-            op = (lambda launcher, cfg: lambda **k: launcher(**k, config=cfg))(launcher, cfg)
+            op = (lambda cfg: lambda **k: wide_linear(**k, config=cfg))(cfg)
             try:
                 y = op(**a)
                 err = float((y.double() - ref).abs().max() / ref.abs().max())
@@ -245,7 +231,7 @@ def main() -> None:
         "geomean cublas/best(certified, wide)": geomean(
             [r["cublas"] / min([r["certified"], *r["t"].values()]) for r in rows]
         ),
-        "wins per wide setting": {k: sum(1 for r in rows if r["best_wide"] == k) for k in {**SETTINGS, **ENGINE}},
+        "wins per wide setting": {k: sum(1 for r in rows if r["best_wide"] == k) for k in SETTINGS},
         "failed": failed,
     }
     print(json.dumps(totals, indent=1), flush=True)

@@ -53,8 +53,7 @@ def small(config: Mapping[str, Any]) -> Small:
     row blocks; tma_split's K, like skinny's, to two steps per slice. TMA rows must be 16-byte aligned: N
     and K multiples of 8."""
     variant = config["variant"]
-    # a wide tile's columns: its two blocks side by side (tma with BLOCK_N2)
-    block_n, block_k = int(config["BLOCK_N"]) + int(config.get("BLOCK_N2", 0)), int(config["BLOCK_K"])
+    block_n, block_k = int(config["BLOCK_N"]), int(config["BLOCK_K"])
     cols = {"N": (1, 2 * block_n + 1)}
     if variant in ("gemv", "skinny"):
         split_k = int(config["SPLIT_K"])
@@ -81,22 +80,9 @@ RECORDS = (
         caps={"M": 80, "N": 96, "K": 96},
         sweep={"M": (1, 192), "N": (1, 2560), "K": (1, 2048)},
         small=small,
-        # settings the candidates offer whose code no shipped table reached when they were added: tma_split's split-K
-        # path (partials, the merge by the last slice to arrive) in an even and an odd split, offered for prompts with
-        # few output tiles (2026-12-04), and tma's wide tiles
+        # tma_split's split-K path (partials, the merge by the last slice to arrive), in an even and an odd split:
+        # the candidates offer both for prompts with few output tiles, and on 2026-12-04 no table shipped either
         offered=(
-            # a wide tile (tma with BLOCK_N2: two blocks of columns side by side), offered for prompt rows since
-            # 2026-12-05
-            {
-                "variant": "tma",
-                "BLOCK_M": 128,
-                "BLOCK_N": 128,
-                "BLOCK_N2": 32,
-                "BLOCK_K": 64,
-                "GROUP_M": 8,
-                "num_warps": 4,
-                "num_stages": 3,
-            },
             {
                 "variant": "tma_split",
                 "BLOCK_M": 64,

@@ -236,20 +236,14 @@ def _linear_tiled_kernel(
 @triton.jit
 def _linear_tma_kernel(
     x_desc, w_desc, y_desc, b_ptr,  # x [M, K], W [N, K] and y [M, N] as TMA descriptors made on the host
-    w2_desc, y2_desc,  # W and y in blocks of BLOCK_N2 rows / columns (a wide tile's second block; unread without)
     M, N, K,
     HAS_BIAS: tl.constexpr, PRECISION: tl.constexpr,
     BLOCK_M: tl.constexpr, BLOCK_N: tl.constexpr, BLOCK_K: tl.constexpr, GROUP_M: tl.constexpr,
-    BLOCK_N2: tl.constexpr, PDL: tl.constexpr,
+    PDL: tl.constexpr,
 ):
-    """A persistent walk over output tiles of BLOCK_M rows and WIDTH columns. With BLOCK_N2 > 0 a tile is two blocks
-    side by side, BLOCK_N + BLOCK_N2 columns (Triton's blocks are powers of two, Hopper's MMA takes any multiple of
-    8): each K step loads x once and W twice, into two accumulators, so a tile count just past a multiple of the
-    multiprocessors can fall below it (2,048 x 1,152: 144 tiles of 128 x 128, 128 of 128 x 160)."""
     dependent_launch(PDL)
-    WIDTH: tl.constexpr = BLOCK_N + BLOCK_N2
     num_pid_m = tl.cdiv(M, BLOCK_M)
-    num_pid_n = tl.cdiv(N, WIDTH)
+    num_pid_n = tl.cdiv(N, BLOCK_N)
     num_pid_in_group = GROUP_M * num_pid_n
     k_tiles = tl.cdiv(K, BLOCK_K)
     for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):
@@ -259,24 +253,14 @@ def _linear_tma_kernel(
         pid_m = first_pid_m + ((tile % num_pid_in_group) % group_size_m)
         pid_n = (tile % num_pid_in_group) // group_size_m
         accumulator = tl.zeros((BLOCK_M, BLOCK_N), dtype=tl.float32)
-        if BLOCK_N2 > 0:
-            wide = tl.zeros((BLOCK_M, BLOCK_N2), dtype=tl.float32)
         for kt in range(k_tiles):
             a = x_desc.load([pid_m * BLOCK_M, kt * BLOCK_K])
-            b = w_desc.load([pid_n * WIDTH, kt * BLOCK_K])
+            b = w_desc.load([pid_n * BLOCK_N, kt * BLOCK_K])
             accumulator = tl.dot(a, b.T, accumulator, input_precision=PRECISION)
-            if BLOCK_N2 > 0:
-                b2 = w2_desc.load([pid_n * WIDTH + BLOCK_N, kt * BLOCK_K])
-                wide = tl.dot(a, b2.T, wide, input_precision=PRECISION)
         if HAS_BIAS:
-            offs_n = pid_n * WIDTH + tl.arange(0, BLOCK_N)
+            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)
             accumulator += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]
-            if BLOCK_N2 > 0:
-                offs_n2 = pid_n * WIDTH + BLOCK_N + tl.arange(0, BLOCK_N2)
-                wide += tl.load(b_ptr + offs_n2, mask=offs_n2 < N, other=0.0).to(tl.float32)[None, :]
-        y_desc.store([pid_m * BLOCK_M, pid_n * WIDTH], accumulator.to(y_desc.dtype))
-        if BLOCK_N2 > 0:
-            y2_desc.store([pid_m * BLOCK_M, pid_n * WIDTH + BLOCK_N], wide.to(y2_desc.dtype))
+        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))
 
 
 @triton.jit
@@ -424,8 +408,7 @@ _REQUIRED = {"gemv": ("BLOCK_N", "BLOCK_K", "SPLIT_K"), "skinny": ("BLOCK_M", "B
              "tiled": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M"),
              "tma_split": ("BLOCK_M", "BLOCK_N", "BLOCK_K", "GROUP_M", "SPLIT_K", "SUBTILE", "WARP_SPECIALIZE")}
-# MERGE: "kernel" when absent; BLOCK_N2: a wide tile's second block of columns, none when absent
-_OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",), "tma": ("BLOCK_N2",)}
+_OPTIONAL = {"gemv": ("MERGE",), "skinny": ("MERGE",)}  # MERGE: "kernel" when absent
 
 
 def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None, *,
@@ -477,12 +460,9 @@ def linear(x: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = No
         )
     elif variant == "tma":
         descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])
-        block_n2 = meta.setdefault("BLOCK_N2", 0)
-        second = ((TensorDescriptor.from_tensor(weight, [block_n2, meta["BLOCK_K"]]),
-                   TensorDescriptor.from_tensor(y, [meta["BLOCK_M"], block_n2])) if block_n2 else descriptors[1:])
-        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"] + block_n2)
+        tiles = triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"])
         _linear_tma_kernel[(_programs(x.device, tiles),)](
-            *descriptors, b, *second, M, N, K,
+            *descriptors, b, M, N, K,
             HAS_BIAS=bias is not None, PRECISION=dot_precision(dtype), **meta, **launch,
         )
     else:
@@ -551,11 +531,6 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
             {"BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "num_stages": 5},
             {"BLOCK_M": 64, "BLOCK_N": 128, "BLOCK_K": 128, "num_stages": 3},
         ))
-        # wide tiles, 128 + 32 or 128 + 64 columns: where 128 x 128 tiles number just past a multiple of the
-        # multiprocessors (2,048 x 1,152: 144 of them for 132), a wider tile leaves no near-empty last wave
-        # (benchmarks/proto_wide_tiles.py)
-        found += ({"variant": "tma", "BLOCK_M": 128, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, **c}
-                  for c in grid(BLOCK_N2=[32, 64], num_warps=[4, 8], num_stages=[3, 4]))
         # tma_split: the same walk, the epilogue stored in halves (which leaves the shared memory for a fourth
         # stage of 128 x 256 tiles: the fastest on the largest prompts, 2026-12-02 prototype) and warp
         # specialisation offered
@@ -597,9 +572,8 @@ def shared_memory(config: Mapping[str, Any], dims: Mapping[str, int], itemsize: 
     if config.get("variant") not in ("tiled", "tma", "skinny", "tma_split"):
         return 0
     stages = config.get("num_stages", 1)
-    width = config["BLOCK_N"] + config.get("BLOCK_N2", 0)  # a wide tile's two blocks of W and y
-    operands = (config["BLOCK_M"] + width) * config["BLOCK_K"] * itemsize * stages
-    staged = config["BLOCK_N"] // 2 if config.get("SUBTILE") else width
+    operands = (config["BLOCK_M"] + config["BLOCK_N"]) * config["BLOCK_K"] * itemsize * stages
+    staged = config["BLOCK_N"] // 2 if config.get("SUBTILE") else config["BLOCK_N"]
     return operands + config["BLOCK_M"] * staged * itemsize
 
 
