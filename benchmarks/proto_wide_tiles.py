@@ -34,6 +34,7 @@ import triton
 import triton.language as tl
 from triton.tools.tensor_descriptor import TensorDescriptor
 
+from benchmarks.proto_host_tma import geomean
 from conformance.certify import Task, _graph_times, timing_sets
 from neurobrix import tables
 from neurobrix.gpu import detect_class
@@ -140,10 +141,6 @@ SETTINGS = {
 def waves(M: int, N: int, bm: int, bn: int) -> float:
     """The tile work of the busiest multiprocessor, in 128 x 128 tiles."""
     return math.ceil(math.ceil(M / bm) * math.ceil(N / bn) / SMS) * bm * bn / (128 * 128)
-
-
-def geomean(xs: list[float]) -> float:
-    return math.exp(sum(map(math.log, xs)) / len(xs)) if xs else float("nan")
 
 
 def main() -> None:
