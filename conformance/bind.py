@@ -4,8 +4,8 @@ entry's digest (``proof.entry``, :func:`neurobrix.schema.entry_digest`), then re
 One line is inserted after each entry's ``proof:`` line, in the form certify writes it; no other byte of a record
 changes (a GPU's measured proofs stay as measured). The record must already agree with its index entry by entry
 (what ``tables verify`` checked before proofs carried digests): the digest binds each proof to the entry it sits
-in now, so a record is refused, unchanged, if any proof already carries one or if it fails its check once bound.
-Deterministic: the same folder gives the same bytes.
+in now, so a record is refused if any proof already carries one or if it fails its check once bound, and then no
+file of the folder is written. Deterministic: the same folder gives the same bytes.
 """
 
 from __future__ import annotations
@@ -44,8 +44,11 @@ def bound_text(text: str, data: dict, kernel: str, class_id: str, key: tuple[str
 
 def bind(root: Path) -> list[Path]:
     """Bind every unbound record under ``root``; the paths rewritten."""
-    written = []
-    for folder in sorted(p for p in root.iterdir() if (p / nb_tables.CLASS_NAME).is_file()):
+    written: list[tuple[Path, str]] = []
+    folders = sorted(p for p in root.iterdir() if (p / nb_tables.CLASS_NAME).is_file()) if root.is_dir() else []
+    if not folders:  # a path mistyped: no traceback, and no TRACKED.yaml written into a folder of something else
+        raise TablesError(f"{root}: not a tables folder (no class folder with a {nb_tables.CLASS_NAME} in it)")
+    for folder in folders:
         class_id = folder.name
         for path in sorted(folder.glob(f"*{nb_tables.PROOFS_SUFFIX}")):
             kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
@@ -55,10 +58,12 @@ def bind(root: Path) -> list[Path]:
             data = nb_tables.read_yaml(path, str(path))
             new = bound_text(text, data, kernel, class_id, index.key, str(path))
             parse_proofs(yaml.load(new, Loader=nb_tables.SAFE_LOADER), str(path), class_id, kernel, index)
-            path.write_text(new, encoding="utf-8")
-            written.append(path)
+            written.append((path, new))
+    # written once every record is bound: a record refused leaves the folder as it was, not half bound and untracked
+    for path, new in written:
+        path.write_text(new, encoding="utf-8")
     track.write(root)
-    return written
+    return [path for path, _ in written]
 
 
 def main(argv: list[str] | None = None) -> int:
