@@ -692,13 +692,23 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:
-    """Whether the bytes a cut gzip stream inflated to hold a tar the gate reads whole, to its end-of-archive marker
-    (what follows it in the prefix, zeros up to a partial block, is the record's padding)."""
+    """Whether the bytes a cut gzip stream inflated to hold a tar whose every member is whole, as Python's tarfile
+    reads it: to its end-of-archive marker (what follows it in the prefix, zeros up to a partial block, is the record's
+    padding), or with the cut inside that marker or just before it. tarfile ends a tar at the end of its data as at
+    the marker, so pip unpacks every member of such a prefix too; a cut that leaves the marker whole or not depends
+    on where the deflate stream's blocks end, and was judged two ways (a refusal, or "not judged")."""
     whole = len(out) - len(out) % tarstrict.BLOCK
     if out[whole:].strip(b"\0"):
         return False
-    _, problems = tarstrict.parse(bytes(out[:whole]), limits.members)
-    return not problems
+    prefix = bytes(out[:whole])
+    _, problems = tarstrict.parse(prefix, limits.members)
+    if not problems:
+        return True
+    # only the marker missing (G311: the stream ends where a header or the marker's second block would start): the
+    # members are whole when the marker completes the tar; a member cut short (G312) or anything else is not
+    if any(p.check is not Check.G311 for p in problems):
+        return False
+    return not tarstrict.parse(prefix + bytes(2 * tarstrict.BLOCK), limits.members)[1]
 
 
 # A gzip stream cut short after a whole tar (gate round 27): Python's tarfile stops reading at the tar's end-of-archive

@@ -137,6 +137,49 @@ def test_a_gzip_stream_corrupt_after_a_whole_tar_is_refused(built: Built, tmp_pa
     assert {f.code for f in report.findings} == {"G312"}
 
 
+def _small_tar() -> bytes:
+    out = io.BytesIO()
+    with tarfile.open(fileobj=out, mode="w", format=tarfile.PAX_FORMAT) as tar:
+        for name, data in (("p/a.txt", b"alpha\n" * 100), ("p/b.txt", b"beta\n")):
+            info = tarfile.TarInfo(name)
+            info.size = len(data)
+            tar.addfile(info, io.BytesIO(data))
+    return out.getvalue()
+
+
+@pytest.mark.parametrize(
+    ("cut", "whole"),
+    [
+        ("at the marker's first block", True),
+        ("inside the marker", True),
+        ("after the marker", True),
+        ("inside the last member's data", False),
+        ("inside the last member's header", False),
+    ],
+)
+def test_a_cut_prefix_is_whole_exactly_when_tarfile_reads_every_member(cut: str, whole: bool) -> None:
+    """Where a cut gzip stream ends inside its tar depends on where the deflate blocks end: the gate answered "not
+    judged" for a prefix that stops just before or inside the end-of-archive marker, which tarfile (so pip) reads
+    whole, and a refusal only for one holding the whole marker (the project's sdist met both as its contents
+    changed). Judged here from the tar itself, against tarfile, at each place the cut can fall."""
+    from gate.archive import _whole_tar
+    from gate.checks import Limits
+    from gate.tarstrict import BLOCK
+
+    tar = _small_tar()
+    last_data = tar.index(b"beta\n")
+    marker = last_data + BLOCK  # the last member's data is one block
+    prefix = {
+        "at the marker's first block": tar[:marker],
+        "inside the marker": tar[: marker + BLOCK + 100],
+        "after the marker": tar[: marker + 2 * BLOCK],
+        "inside the last member's data": tar[: last_data + 3],
+        "inside the last member's header": tar[: last_data - BLOCK + 200],
+    }[cut]
+    assert _read_whole(prefix, ["p/a.txt", "p/b.txt"]) is whole  # what tarfile (pip's unpacker) makes of it
+    assert _whole_tar(bytearray(prefix), Limits()) is whole
+
+
 def test_a_cut_stream_holding_no_whole_tar_stays_unjudged(built: Built, tmp_path: Path) -> None:
     """Cut inside the tar itself: tarfile fails too, so every reader reads it one way (nowhere); not a refusal."""
     raw = built.sdist.read_bytes()
