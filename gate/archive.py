@@ -692,23 +692,22 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:
-    """Whether the bytes a cut gzip stream inflated to hold a tar whose every member is whole, as Python's tarfile
-    reads it: to its end-of-archive marker (what follows it in the prefix, zeros up to a partial block, is the record's
-    padding), or with the cut inside that marker or just before it. tarfile ends a tar at the end of its data as at
-    the marker, so pip unpacks every member of such a prefix too; a cut that leaves the marker whole or not depends
-    on where the deflate stream's blocks end, and was judged two ways (a refusal, or "not judged")."""
+    """Whether the bytes a cut gzip stream inflated hold a tar Python's tarfile reads whole: every member, then at
+    least the first block of the end-of-archive marker, where tarfile stops (a cut inside the marker's second block,
+    or in the record's padding after it, leaves it nothing more to read; a cut before the first zero block makes it
+    ask for the next header and fail, EOFError). What follows in the prefix, zeros up to a partial block, is padding.
+    Which of these a cut meets depends on where the deflate blocks end: round 27 took only a whole marker, and the
+    project's own sdist, once its contents moved the blocks, was "not judged" where pip reads it whole."""
     whole = len(out) - len(out) % tarstrict.BLOCK
     if out[whole:].strip(b"\0"):
         return False
     prefix = bytes(out[:whole])
-    _, problems = tarstrict.parse(prefix, limits.members)
-    if not problems:
+    if not tarstrict.parse(prefix, limits.members)[1]:
         return True
-    # only the marker missing (G311: the stream ends where a header or the marker's second block would start): the
-    # members are whole when the marker completes the tar; a member cut short (G312) or anything else is not
-    if any(p.check is not Check.G311 for p in problems):
-        return False
-    return not tarstrict.parse(prefix + bytes(2 * tarstrict.BLOCK), limits.members)[1]
+    # the marker's first block read, its second cut: whole when that block completes it (a zero block that is a
+    # member's last data block leaves the member short of its marker, so the parse still fails)
+    zero = bytes(tarstrict.BLOCK)
+    return prefix.endswith(zero) and not tarstrict.parse(prefix + zero, limits.members)[1]
 
 
 # A gzip stream cut short after a whole tar (gate round 27): Python's tarfile stops reading at the tar's end-of-archive

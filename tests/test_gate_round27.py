@@ -150,8 +150,10 @@ def _small_tar() -> bytes:
 @pytest.mark.parametrize(
     ("cut", "whole"),
     [
-        ("at the marker's first block", True),
-        ("inside the marker", True),
+        ("before the marker", False),
+        ("inside the marker's first block", False),
+        ("after the marker's first block", True),
+        ("inside the marker's second block", True),
         ("after the marker", True),
         ("inside the last member's data", False),
         ("inside the last member's header", False),
@@ -159,9 +161,9 @@ def _small_tar() -> bytes:
 )
 def test_a_cut_prefix_is_whole_exactly_when_tarfile_reads_every_member(cut: str, whole: bool) -> None:
     """Where a cut gzip stream ends inside its tar depends on where the deflate blocks end: the gate answered "not
-    judged" for a prefix that stops just before or inside the end-of-archive marker, which tarfile (so pip) reads
-    whole, and a refusal only for one holding the whole marker (the project's sdist met both as its contents
-    changed). Judged here from the tar itself, against tarfile, at each place the cut can fall."""
+    judged" for a stream cut inside the end-of-archive marker's second block, which tarfile (so pip) reads whole, as
+    it stops at the first zero block (the project's sdist met it once its contents changed). Judged here at each
+    place the cut can fall, against tarfile reading the same prefix as a gzip stream cut there."""
     from gate.archive import _whole_tar
     from gate.checks import Limits
     from gate.tarstrict import BLOCK
@@ -170,13 +172,17 @@ def test_a_cut_prefix_is_whole_exactly_when_tarfile_reads_every_member(cut: str,
     last_data = tar.index(b"beta\n")
     marker = last_data + BLOCK  # the last member's data is one block
     prefix = {
-        "at the marker's first block": tar[:marker],
-        "inside the marker": tar[: marker + BLOCK + 100],
+        "before the marker": tar[:marker],
+        "inside the marker's first block": tar[: marker + 100],
+        "after the marker's first block": tar[: marker + BLOCK],
+        "inside the marker's second block": tar[: marker + BLOCK + 100],
         "after the marker": tar[: marker + 2 * BLOCK],
         "inside the last member's data": tar[: last_data + 3],
         "inside the last member's header": tar[: last_data - BLOCK + 200],
     }[cut]
-    assert _read_whole(prefix, ["p/a.txt", "p/b.txt"]) is whole  # what tarfile (pip's unpacker) makes of it
+    packer = zlib.compressobj(9, zlib.DEFLATED, 31)
+    stream = packer.compress(prefix) + packer.flush(zlib.Z_SYNC_FLUSH)  # no last block, no trailer
+    assert _read_whole(stream, ["p/a.txt", "p/b.txt"]) is whole  # what tarfile (pip's unpacker) makes of it
     assert _whole_tar(bytearray(prefix), Limits()) is whole
 
 
