@@ -19,13 +19,17 @@ that the test fails if the gate starts passing it:
    it; pip builds it and reads the backend's): G406;
 4. sdist headers two unpackers name otherwise: a pre-POSIX (v7) header with a prefix field, which tarfile (pip's
    unpacker) joins to the name (``neurobrix-0.1.0/pyproject.toml``) and GNU tar ignores (``pyproject.toml``, beside
-   the project's folder), and ustar magic with another version than ``00``, read alike (G313).
+   the project's folder), and ustar magic with another version than ``00``, read alike (G313);
+5. folder entries that spell one of the project's folders in another case or with a trailing dot: ``unzip``, uv and
+   GNU tar create each folder by its entry, so on a case-insensitive disk (macOS, Windows) the package's files land in
+   ``NeuroBrix/``, which Python's case-checked import does not take for ``neurobrix`` (G107 in a wheel, G507 in an
+   sdist: outside its one top folder).
 """
 
 from __future__ import annotations
 
 import base64
-import hashlib
+import stat
 import subprocess
 import sys
 import tarfile
@@ -263,3 +267,33 @@ def test_an_sdist_header_of_another_format_is_refused(built: Built, tmp_path: Pa
         assert (tmp_path / "gnu/pyproject.toml").is_file() and not (tmp_path / "gnu" / target).exists()
     finding = refused_with(judge(sdist), "G313", by_gnu.format(root=root), built.sdist.name)
     assert "not a ustar header" in finding.message
+
+
+# -- 5. folder entries spelt as another case of the project's folders ------------------------------------------------
+
+FOLDER_ALIASES = ["NeuroBrix/", "neurobrix/_Tables/", "NEUROBRIX-{v}.DIST-INFO/", "neurobrix./"]
+
+
+@pytest.mark.parametrize("alias", FOLDER_ALIASES)
+def test_a_wheel_folder_entry_spelling_a_project_folder_otherwise_is_refused(
+    built: Built, tmp_path: Path, alias: str
+) -> None:
+    """A folder entry first, the project's files after it: ``unzip`` makes the folder with the entry's spelling."""
+    name = alias.format(v=built.version)
+    folder = RawMember(name.encode(), b"", mode=stat.S_IFDIR | 0o755)
+    wheel = write_wheel(built, tmp_path, [folder, *wheel_members(built.wheel)])
+    listed = subprocess.run(["unzip", "-Z1", str(wheel)], capture_output=True, text=True, check=True).stdout.split()
+    assert listed[0] == name
+    finding = refused_with(judge(wheel), "G107", name, built.wheel.name)
+    assert "a folder entry for no file of this project" in finding.message
+
+
+def test_an_sdist_folder_entry_spelling_its_top_folder_otherwise_is_refused(built: Built, tmp_path: Path) -> None:
+    alias = built.root.replace("neurobrix", "NeuroBrix") + "/"
+    members = [RawTarMember(alias, b"", tarfile.DIRTYPE, mode=0o755), *sdist_members(built.sdist)]
+    (tmp_path / "s").mkdir()
+    sdist = write_sdist(tmp_path / "s" / built.sdist.name, raw_tar(members))
+    (tmp_path / "gnu").mkdir()
+    subprocess.run(["tar", "-xzf", str(sdist), "-C", str(tmp_path / "gnu")], check=True, capture_output=True)
+    assert (tmp_path / "gnu" / alias).is_dir()  # a folder of its own here; the top folder itself on macOS
+    refused_with(judge(sdist), "G507", alias, built.sdist.name)
