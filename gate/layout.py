@@ -155,7 +155,7 @@ def _pip_place(member: str, root_scheme: str = "purelib") -> Place:
     return Place(root_scheme, member)
 
 
-def _describe(member: str, place: Place | None, refused: str) -> str:
+def _describe(member: str, place: Place | None, refused: str, dist_info: str) -> str:
     pip = _pip_place(member)
     where = f"installer writes it to {place}" if place is not None else refused or "installer skips it"
     if place is None or (pip.scheme, pip.path) != (place.scheme, place.path):
@@ -166,7 +166,14 @@ def _describe(member: str, place: Place | None, refused: str) -> str:
         hints.append("a .pth file runs code at every start of the interpreter")
     if shown.scheme in _WHERE and shown.scheme != "purelib":
         hints.append(f"in {_WHERE[shown.scheme]}")
-    if shown.scheme in ("purelib", "platlib") and shown.path.split("/", 1)[0] not in (PACKAGE, ""):
+    if shown.scheme in ("purelib", "platlib") and shown.path.split("/", 1)[0] == dist_info and member != shown.path:
+        # pip installs the .data members after the root's and writes over a file there (gate round 31): a planted
+        # entry_points.txt is what importlib.metadata then reads (a pytest plugin group), its METADATA what pip shows
+        hints.append(
+            f"into the project's own {dist_info}/, from a member the checks of it do not see: pip installs .data "
+            "members after the others and writes over a file already there, and importlib.metadata reads what it leaves"
+        )
+    elif shown.scheme in ("purelib", "platlib") and shown.path.split("/", 1)[0] not in (PACKAGE, ""):
         hints.append("outside the package (another top-level module, package or .dist-info)")
     elif shown.scheme in ("purelib", "platlib", "data") and f"{PACKAGE}/" in shown.path and member != shown.path:
         hints.append(
@@ -203,7 +210,11 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
             continue
         if member.name not in allowed:
             if not member.name.startswith(f"{WHEEL_DIR}/"):  # an untracked table is G104 (gate.completeness)
-                wheel.fail(Check.G107, member.name, _describe(member.name, places.get(member.name), refused))
+                wheel.fail(
+                    Check.G107,
+                    member.name,
+                    _describe(member.name, places.get(member.name), refused, repo.declared.dist_info),
+                )
             continue
         if member.name.startswith(f"{WHEEL_DIR}/"):
             if member.executable:

@@ -20,7 +20,13 @@ that the test fails if the gate starts passing it:
 4. sdist headers two unpackers name otherwise: a pre-POSIX (v7) header with a prefix field, which tarfile (pip's
    unpacker) joins to the name (``neurobrix-0.1.0/pyproject.toml``) and GNU tar ignores (``pyproject.toml``, beside
    the project's folder), and ustar magic with another version than ``00``, read alike (G313);
-5. folder entries that spell one of the project's folders in another case or with a trailing dot: ``unzip``, uv and
+5. ``.dist-info`` files written through ``.data/purelib`` or ``.data/platlib``: pip installs the ``.data`` members
+   after the others and writes over a file already there, so ``.data/purelib/neurobrix-0.1.0.dist-info/
+   entry_points.txt`` is what importlib.metadata reads once installed (a ``pytest11`` group: pytest then imports the
+   plugin in every run in that environment), its METADATA what ``pip show`` reads; ``installer`` refuses the wheel
+   (a file already there). G107, now named as a write into the project's own ``.dist-info`` (it said "outside the
+   package ... another .dist-info");
+6. folder entries that spell one of the project's folders in another case or with a trailing dot: ``unzip``, uv and
    GNU tar create each folder by its entry, so on a case-insensitive disk (macOS, Windows) the package's files land in
    ``NeuroBrix/``, which Python's case-checked import does not take for ``neurobrix`` (G107 in a wheel, G507 in an
    sdist: outside its one top folder).
@@ -29,6 +35,7 @@ that the test fails if the gate starts passing it:
 from __future__ import annotations
 
 import base64
+import importlib.metadata
 import stat
 import subprocess
 import sys
@@ -269,7 +276,52 @@ def test_an_sdist_header_of_another_format_is_refused(built: Built, tmp_path: Pa
     assert "not a ustar header" in finding.message
 
 
-# -- 5. folder entries spelt as another case of the project's folders ------------------------------------------------
+# -- 5. the project's own .dist-info files through .data ---------------------------------------------------------------
+
+PYTEST_PLUGIN = b"\n[pytest11]\nneurobrix = neurobrix.cli\n"
+THROUGH_DATA = {  # attack -> (the .dist-info file, how the planted copy differs)
+    "entry_points.txt with a pytest plugin, through .data/purelib": ("purelib", "entry_points.txt"),
+    "METADATA naming another version, through .data/platlib": ("platlib", "METADATA"),
+}
+
+
+def _through_data(built: Built, scheme: str, file: str) -> tuple[str, RawMember, bytes]:
+    members = wheel_members(built.wheel)
+    own = member(members, f"{built.dist_info}/{file}")
+    data = (
+        own.data + PYTEST_PLUGIN if file == "entry_points.txt" else own.data.replace(b"\nVersion: ", b"\nVersion: 9", 1)
+    )
+    name = f"neurobrix-{built.version}.data/{scheme}/{built.dist_info}/{file}"
+    return name, RawMember(name.encode(), data), data
+
+
+@pytest.mark.parametrize("attack", list(THROUGH_DATA))
+def test_a_dist_info_file_through_data_is_refused_as_written_into_the_dist_info(
+    built: Built, tmp_path: Path, attack: str
+) -> None:
+    name, planted, _ = _through_data(built, *THROUGH_DATA[attack])
+    wheel = write_wheel(built, tmp_path, with_true_record([*wheel_members(built.wheel), planted]))
+    finding = refused_with(judge(wheel), "G107", name, built.wheel.name)
+    assert f"into the project's own {built.dist_info}/" in finding.message
+    assert "another top-level module" not in finding.message
+
+
+def test_pip_leaves_the_dist_info_file_written_through_data(built: Built, tmp_path: Path) -> None:
+    """The evidence for the class above: installed by pip, the planted entry_points.txt and METADATA are the ones
+    importlib.metadata reads; installer refuses the wheel."""
+    planted = [_through_data(built, scheme, file) for scheme, file in THROUGH_DATA.values()]
+    wheel = write_wheel(
+        built, tmp_path / "w", with_true_record([*wheel_members(built.wheel), *(p[1] for p in planted)])
+    )
+    site = pip_into_venv(wheel, tmp_path / "venv") / "lib" / PY / "site-packages"
+    found = next(importlib.metadata.distributions(path=[str(site)]))
+    assert [e.value for e in found.entry_points if e.group == "pytest11"] == ["neurobrix.cli"]
+    assert found.version == "9" + built.version
+    with pytest.raises(FileExistsError):
+        install_wheel(wheel, tmp_path / "installer")
+
+
+# -- 6. folder entries spelt as another case of the project's folders ------------------------------------------------
 
 FOLDER_ALIASES = ["NeuroBrix/", "neurobrix/_Tables/", "NEUROBRIX-{v}.DIST-INFO/", "neurobrix./"]
 
