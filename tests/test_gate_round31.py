@@ -12,11 +12,13 @@ that the test fails if the gate starts passing it:
    namespace ``*-nspkg.pth`` line, which ``site`` executes at every start (G107);
 2. RECORD hashes spelt otherwise than the wheel format writes them: padded base64 and a hex digest, which
    ``installer``'s record validation refuses and pip never reads, and an upper-case algorithm name, which
-   ``installer`` accepts (``hashlib.new`` ignores case) and uv compares as written (G203, G206);
+   ``installer`` reads as the file's true hash (``hashlib.new`` takes any case) though no writer writes it (G203,
+   G206);
 3. core metadata fields a resolver or an index reads that pyproject.toml does not declare: ``Provides-Dist``,
    ``Obsoletes-Dist``, ``Supported-Platform``, ``Platform`` in METADATA, and an sdist's PKG-INFO without one of its
-   ``Requires-Dist`` lines (uv resolves an sdist by its PKG-INFO when the field is not ``Dynamic``, without building
-   it; pip builds it and reads the backend's): G406;
+   ``Requires-Dist`` lines (uv resolves an sdist by its PKG-INFO when it says Metadata-Version 2.2 or later and none
+   of Requires-Python, Requires-Dist and Provides-Extra is ``Dynamic``, without building it: read from uv's
+   ``parse_pkg_info``, no uv here; pip builds it and reads the backend's): G406;
 4. sdist headers two unpackers name otherwise: a pre-POSIX (v7) header with a prefix field, which tarfile (pip's
    unpacker) joins to the name (``neurobrix-0.1.0/pyproject.toml``) and GNU tar ignores (``pyproject.toml``, beside
    the project's folder), and ustar magic with another version than ``00``, read alike (G313);
