@@ -909,9 +909,12 @@ class StopStrings:
         base = tok.encode(self.PREFIX, add_special_tokens=False).ids
         self._base = [tok.id_to_token(i) for i in base]
         self._cache: dict[int, Any] = {}
+        # each id spelt from its text in the vocabulary, as the criteria spells it (an added token's ``id_to_token`` is
+        # its normalized text: "[inst]" for "[INST]" under a lowercasing normalizer, "▁▁x" for " x" under Llama 2's)
+        self._tokens = {i: t for t, i in tok.get_vocab(with_added_tokens=True).items()}
         # StopStringCriteria spells the whole vocabulary as generate builds it, and fails (ValueError) where a
         # token's text loses the prefix or where no token can end any of the strings: generate prints no text there
-        spellings = [self._spelling(i) for i in sorted(set(tok.get_vocab(with_added_tokens=True).values()))]
+        spellings = [self._spelling(i) for i in sorted(self._tokens)]
         wanted = [*self.strings, *([""] if self.any_token else [])]
         if not any(_can_end(t, s) for s in wanted for t in spellings):
             raise TokenizerError(
@@ -924,7 +927,7 @@ class StopStrings:
         does not have."""
         if token_id in self._cache:
             return self._cache[token_id]
-        token = self._tok.id_to_token(token_id)
+        token = self._tokens.get(token_id)
         spelt: Any = None
         if token is not None:
             if self._byte_decoder is not None and all(c in self._byte_decoder for c in token):

@@ -20,6 +20,8 @@ import shutil
 
 import pytest
 import torch
+from hypothesis import HealthCheck, example, given, settings
+from hypothesis import strategies as st
 
 transformers = pytest.importorskip("transformers")
 
@@ -107,3 +109,72 @@ def test_stop_strings_the_criteria_accepts_end_where_generate_ends(wordpiece_mod
     for stream in (False, True):
         ids, text, _ = ours(folder, monkeypatch, stream=stream)
         assert (ids, text) == want, (stop_strings, stream)
+
+
+# --- the stop check against StopStringCriteria, drawn ----------------------------------------------------------------
+
+ADDED = {"sentencepiece": [" x", "<Tool>"], "wordpiece": ["[INST]", "Ω"], "metaspace": [" x", "é"]}
+
+
+@pytest.fixture(scope="module")
+def stop_tokenizers(tmp_path_factory):
+    """(transformers' tokenizer, the engine's) for three fixture kinds, each with ordinary added tokens written
+    normalized (their ``id_to_token`` is the normalizer's text: "▁▁x" for " x" under Llama 2's, "[inst]" for "[INST]"
+    under WordPiece's lowercasing); the metaspace one without its ByteFallback step, so that tokens are spelt as text
+    and some characters end no token."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import Tokenizer
+
+    made = {}
+    for kind, added in ADDED.items():
+        folder = save(tmp_path_factory.mktemp("stops") / kind, kind)
+        data = json.loads((folder / "tokenizer.json").read_text())
+        if kind == "metaspace":
+            data["decoder"]["decoders"] = [d for d in data["decoder"]["decoders"] if d["type"] != "ByteFallback"]
+            (folder / "tokenizer.json").write_text(json.dumps(data))
+        config = json.loads((folder / "tokenizer_config.json").read_text())
+        flags = dict.fromkeys(("lstrip", "rstrip", "single_word", "special"), False)
+        first = len(data["model"]["vocab"])
+        config["added_tokens_decoder"] = {
+            str(first + i): {"content": text, "normalized": True, **flags} for i, text in enumerate(added)
+        }
+        (folder / "tokenizer_config.json").write_text(json.dumps(config))
+        made[kind] = (transformers.AutoTokenizer.from_pretrained(folder), Tokenizer(folder))
+    return made
+
+
+ALPHABET = "ax xeé.<>Tool[INST]Ω中\t\u0301"
+
+
+@given(
+    kind=st.sampled_from(sorted(ADDED)),
+    stops=st.lists(st.text(alphabet=ALPHABET, min_size=1, max_size=4), min_size=1, max_size=3),
+    tails=st.lists(st.lists(st.integers(0, 400), min_size=1, max_size=6), min_size=4, max_size=4),
+)
+@example(kind="wordpiece", stops=["T]"], tails=[[5], [7, 9], [3], [4]])  # only "[INST]" ends it, as written
+@example(kind="sentencepiece", stops=["  x"], tails=[[5], [5], [3], [4]])  # " x": "▁▁x" to id_to_token
+@settings(max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_the_stop_check_and_its_refusals_are_stop_string_criteria(stop_tokenizers, kind, stops, tails):
+    """Both refuse the strings (transformers: ValueError as generate builds the criteria) or neither does; then the
+    engine's check says what the criteria says on drawn sequences ending in the added tokens and others. The engine
+    refused none (and matched strings ending in an added token's normalized text)."""
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    from neurobrix.errors import UsageError
+    from neurobrix.tokenizer import StopStrings
+
+    hf, ours_tok = stop_tokenizers[kind]
+    try:
+        criteria = StopStringCriteria(hf, stops)
+    except ValueError:
+        criteria = None
+    if criteria is None:
+        with pytest.raises(UsageError, match="StopStringCriteria"):
+            StopStrings(ours_tok._tok, stops)
+        return
+    check = StopStrings(ours_tok._tok, stops)
+    added = [hf.convert_tokens_to_ids(t) for t in ADDED[kind]]
+    for i, tail in enumerate(tails):
+        ids = [t % len(hf) for t in tail] + ([added[i % 2]] if i < 2 else [])
+        assert check(ids) == bool(criteria(torch.tensor([ids]), None)[0]), (stops, ids)
