@@ -6,6 +6,11 @@
   "Stop string preprocessing was unable to identify tokens..."), or the tokenizer decodes one of its tokens after the
   static prefix "abcdef" without that text (an added token "ab" splits it: ValueError "substring not found"). `run`
   printed the text of a run that could never stop on them; it now refuses them in one line naming the file.
+- The criteria spells each id from its text in the tokenizer's vocabulary (``get_vocab()``); the engine spelt it
+  through ``id_to_token``, which for an added token written ``normalized: true`` is the normalizer's text ("[inst]"
+  for "[INST]" under WordPiece's lowercasing, "▁▁x" for " x" under Llama 2's normalizer), so a stop string ended by
+  such a token stopped a run transformers goes on with, or was refused where transformers accepts it. Drawn with
+  Hypothesis against the criteria: both refuse or neither, then the same answer on drawn sequences.
 - Held (no difference found), pinned here: stop strings the criteria accepts end the text where ``generate`` ends it
   on the same tokenizer, streamed and not.
 
