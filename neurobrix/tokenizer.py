@@ -856,6 +856,20 @@ def _has_decoder_type(state: Any, name: str) -> bool:
     return False
 
 
+def _can_end(token: Any, string: Any) -> bool:
+    """Whether a token spelt ``token`` can end ``string`` as StopStringCriteria finds it: the string's end lies in
+    the token (the token's start may lie inside the string); the empty string, a token of two units or more."""
+    if not string:
+        return len(token) > 1
+    at = token.find(string[-1:])
+    while at >= 0:
+        overlap = min(at + 1, len(string))
+        if token[at + 1 - overlap : at + 1] == string[-overlap:]:
+            return True
+        at = token.find(string[-1:], at + 1)
+    return False
+
+
 class StopStrings:
     """generation_config.json's ``stop_strings`` as transformers' generate applies them (StopStringCriteria, built
     from the tokenizer it is handed): generation ends at the first token that completes one of the strings, the
@@ -895,13 +909,25 @@ class StopStrings:
         base = tok.encode(self.PREFIX, add_special_tokens=False).ids
         self._base = [tok.id_to_token(i) for i in base]
         self._cache: dict[int, Any] = {}
+        # each id spelt from its text in the vocabulary, as the criteria spells it (an added token's ``id_to_token`` is
+        # its normalized text: "[inst]" for "[INST]" under a lowercasing normalizer, "▁▁x" for " x" under Llama 2's)
+        self._tokens = {i: t for t, i in tok.get_vocab(with_added_tokens=True).items()}
+        # StopStringCriteria spells the whole vocabulary as generate builds it, and fails (ValueError) where a
+        # token's text loses the prefix or where no token can end any of the strings: generate prints no text there
+        spellings = [self._spelling(i) for i in sorted(self._tokens)]
+        wanted = [*self.strings, *([""] if self.any_token else [])]
+        if not any(_can_end(t, s) for s in wanted for t in spellings):
+            raise TokenizerError(
+                f"stop_strings {list(strings)!r}: no token of this tokenizer can end any of them (as transformers' "
+                "StopStringCriteria spells tokens), and its generate refuses such strings"
+            )
 
     def _spelling(self, token_id: int) -> Any:
         """The token's string as StopStringCriteria spells it (bytes in a byte mode); None for an id the tokenizer
         does not have."""
         if token_id in self._cache:
             return self._cache[token_id]
-        token = self._tok.id_to_token(token_id)
+        token = self._tokens.get(token_id)
         spelt: Any = None
         if token is not None:
             if self._byte_decoder is not None and all(c in self._byte_decoder for c in token):
@@ -918,7 +944,12 @@ class StopStrings:
                 tokens = [*self._base, token]
                 text = self._tok.decoder.decode(tokens) if self._tok.decoder is not None else " ".join(tokens)
                 at = text.find(self.PREFIX)
-                text = text[at + len(self.PREFIX) :] if at >= 0 else ""
+                if at < 0:
+                    raise TokenizerError(
+                        f"stop_strings: the tokenizer decodes {token!r} after {self.PREFIX!r} without that text, on "
+                        "which transformers' StopStringCriteria (and so its generate) fails"
+                    )
+                text = text[at + len(self.PREFIX) :]
                 spelt = text.encode("utf-8") if self.mode else text
         self._cache[token_id] = spelt
         return spelt
@@ -1351,7 +1382,10 @@ class Tokenizer:
             raise TokenizerError(
                 f"{self.generation_path}: stop_strings must be a string or a list of strings, got {value!r}"
             )
-        stops = StopStrings(self._tok, strings)
+        try:
+            stops = StopStrings(self._tok, strings)
+        except TokenizerError as exc:
+            raise TokenizerError(f"{self.generation_path}: {exc}") from None
         return stops if stops.strings or stops.any_token else None
 
     def unapplied_generation_settings(self) -> list[str]:
