@@ -3795,15 +3795,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "skipped rescale",
     ),
     Mutant(
-        "attention_decode.one-split-eps-in-division",
-        "attention_decode",
-        ATTN,
-        "        out = accumulator / l_i[:, None]\n",
-        "        out = accumulator / (l_i[:, None] + 1e-6)\n",
-        "the one-split output divided by its softmax sum plus a 'safe' 1e-6",
-        "wrong eps placement",
-    ),
-    Mutant(
         "attention_decode.merge-eps-in-division",
         "attention_decode",
         ATTN,
@@ -3934,15 +3925,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong formula",
     ),
     Mutant(
-        "rotary.yarn-dims-of-head",
-        "rotary",
-        ROTARY,
-        "_yarn(scaling, pos_freqs, dim, base)",
-        "_yarn(scaling, pos_freqs, head_dim, base)",
-        "yarn's correction dims and ramp counted over the head dim, not the rotary dim",
-        "wrong formula",
-    ),
-    Mutant(
         "rotary.yarn-attention-factor-misnamed",
         "rotary",
         ROTARY,
@@ -3959,6 +3941,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "offs_i = pid_i * BLOCK_M",
         "column blocks BLOCK_M apart, not BLOCK_I: blocks overlap, the columns past BLOCK_M x blocks never computed",
         "wrong indexing",
+    ),
+    Mutant(
+        "rms_norm.pdl-switch-off",
+        "rms_norm",
+        "neurobrix/ops/_common.py",
+        "    launch.update(PDL=pdl, launch_pdl=pdl)\n",
+        "    launch.update(PDL=False, launch_pdl=pdl)\n",
+        "split launches with PDL but hands every kernel PDL=False: none waits for its predecessor, each may read its "
+        "inputs before they are written",
+        "dependent launch misplaced",
     ),
     Mutant(
         "rms_norm.y-without-residual",
