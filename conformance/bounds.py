@@ -674,6 +674,23 @@ def attention_prefill(
 attention_chunk = attention_prefill  # the same kernel structure: key blocks from position 0, causal rows
 
 
+def attention_one_key(v: torch.Tensor, dtype: torch.dtype, rescalings: int) -> torch.Tensor:
+    """Bound for attention output rows that see a single key, against that key's value rows ``v`` (float64).
+
+    The kernel's weight p = exp2(t - m) of that key is one fp32 number in both the accumulator and the softmax
+    sum (exp2's own error cancels: out = round_d(p v) / p, not a weighted average); what remains is the product
+    p v (one rounding), the rescale of acc and l by each later key block the row passes through (exp2(0) = 1
+    where exact: two roundings a block, ``rescalings`` blocks), the split merge's two products, the division
+    (SPECIAL) and, for d = fp16/bf16, P's rounding to d of a p within SPECIAL of 1, then the rounding to d
+    (``_final``). Keys the row does not see have weight exp2(-inf) = 0 and add exact zeros. The general bound
+    (``_attention_rows``) charges any order of a block's additions (gamma of a block's length) and so allows
+    about 70 u32 of fp32 error here: room for a divisor off by 1e-6."""
+    roundings = 2 * rescalings + 3
+    relative = _compose(*([U32] * roundings), SPECIAL, SPECIAL if dtype != torch.float32 else 0.0)
+    v64 = _f64(v)
+    return _final(relative * v64.abs() + underflow(torch.float32), v64, dtype)
+
+
 def decode_chunk(capacity: int, key_block: int, splits: int) -> int:
     """The cache positions each split of flash decoding covers (a multiple of the key block), as the
     launcher computes it from the capacity: cdiv(cdiv(capacity, splits), key_block) * key_block."""

@@ -159,12 +159,30 @@ def wait_problems() -> tuple[str, ...]:
         body = body[1:]  # the docstring
     if len(body) == 1 and isinstance(body[0], ast.If) and ast.unparse(body[0].test) == "PDL" and not body[0].orelse:
         if tuple(ast.unparse(s) for s in body[0].body) == WAIT:
-            return ()
+            return switch_problems()
     shown = " ".join(ast.unparse(s) for s in body).replace("\n", " ")
     return (
         f"neurobrix.ops._common.dependent_launch is {shown!r}, not 'if PDL: {WAIT[0]}; {WAIT[1]}': launched with "
         "PDL a kernel may touch memory before its predecessor has finished",
     )
+
+
+def switch_problems() -> tuple[str, ...]:
+    """``split``, run: the launch options it hands every kernel of an op must carry the kernel's ``PDL`` switch as
+    Triton's ``launch_pdl`` (a kernel launched with PDL whose switch is off never waits for its predecessor, and
+    one whose switch is on without the launch waits for nothing). No example on the interpreter launches with
+    PDL, so the switch is read off ``split``'s result."""
+    from neurobrix.ops._common import split
+
+    found = []
+    for pdl in (False, True):
+        meta, launch = split("an op", {"num_warps": 4}, (), pdl)
+        if launch.get("PDL") is not pdl or launch.get("launch_pdl") is not pdl or "PDL" in meta:
+            found.append(
+                f"neurobrix.ops._common.split(pdl={pdl}) hands the kernels PDL={launch.get('PDL')!r} with "
+                f"launch_pdl={launch.get('launch_pdl')!r}: a kernel launched with PDL must wait for its predecessor"
+            )
+    return tuple(found)
 
 
 NO_SHRINK = (Phase.explicit, Phase.reuse, Phase.generate, Phase.target)  # the verdict without the minimal example

@@ -144,11 +144,17 @@ def rope_frequencies(
     ``llama3`` with factor, low_freq_factor, high_freq_factor, original_max_position_embeddings, ``linear``
     with factor, ``dynamic`` with max_positions (the model's context), or ``yarn`` with factor,
     original_max_position_embeddings and optionally beta_fast, beta_slow, truncate, attention_factor (cos and sin
-    scaled by it, ``yarn_attention_factor``).
+    scaled by it, ``yarn_attention_factor``). Any of them may carry a ``rotary_dim`` of head_dim - 1 (config.json's
+    partial_rotary_factor; not with yarn, which config.json's reading refuses): f_i = theta^(-2i / rotary_dim).
     """
     if head_dim < 2 or head_dim % 2:
         raise ValueError(f"head_dim must be even and >= 2, got {head_dim}")
-    inv_freq = [1.0 / theta ** (2 * i / head_dim) for i in range(head_dim // 2)]
+    # a partial rotary factor's rotary_dim (config.json's reading keeps only head_dim - 1): as many frequencies, each
+    # theta^(-2i / rotary_dim)
+    dim = int(scaling.get("rotary_dim", head_dim)) if scaling is not None else head_dim
+    if dim not in (head_dim - 1, head_dim):
+        raise ValueError(f"rotary_dim must be head_dim or head_dim - 1 ({head_dim}), got {dim}")
+    inv_freq = [1.0 / theta ** (2 * i / dim) for i in range(head_dim // 2)]
     scale = 1.0
     if scaling is not None:
         kind = scaling.get("rope_type", scaling.get("type", "default"))

@@ -95,7 +95,15 @@ def judge_chunk(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) 
     bound = case.once(
         ("bound", block), lambda: bounds.attention_chunk(a["q"], a["k"], a["v"], a["scale"], ref, key_block=block)
     )
-    return [(outputs[0], ref, bound)]
+    pairs: list[tuple[Any, ...]] = [(outputs[0], ref, bound)]
+    C, S = a["q"].shape[1], a["k"].shape[1]
+    if C == S:  # the first query sees key 0 alone: its output is that key's value (``bounds.attention_one_key``)
+        group = a["q"].shape[2] // a["v"].shape[2]
+        first = a["v"][:, :1].double().repeat_interleave(group, dim=2)
+        blocks = -(-min(int(config["BLOCK_M"]), S) // block)  # the diagonal blocks the first query passes
+        one = case.once(("one key", blocks), lambda: bounds.attention_one_key(first, a["q"].dtype, blocks))
+        pairs.append((outputs[0][:, :1], first, one, "the first query (one key: its value)"))
+    return pairs
 
 
 judge_prefill = judge_chunk
@@ -192,7 +200,14 @@ def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any])
             a["q"], a["k_cache"], a["v_cache"], a["lengths"], a["scale"], ref, key_block=block, splits=splits
         ),
     )
-    return [(outputs[0], ref, bound)]
+    pairs: list[tuple[Any, ...]] = [(outputs[0], ref, bound)]
+    alone = (a["lengths"] == 1).nonzero().flatten().tolist()  # sequences of one position: its value is the output
+    if alone:
+        group = a["q"].shape[1] // a["v_cache"].shape[2]
+        first = a["v_cache"][alone, 0].double().repeat_interleave(group, dim=1)
+        one = case.once("one key", lambda: bounds.attention_one_key(first, a["q"].dtype, 1))
+        pairs.append((outputs[0][alone], first, one, "sequences of length 1 (one key: its value)"))
+    return pairs
 
 
 def small_prefill(config: Mapping[str, Any]) -> Small:

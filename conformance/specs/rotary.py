@@ -248,15 +248,19 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
     for every case whatever rope it drew, the table of the same length and theta under dynamic scaling with the
     model's context exactly that long (the engine's cache capacity may be the whole context: the longest table
     that rule allows, which must be made, not refused; the draws of the dynamic rule itself are too rare to rely on:
-    the ci profile's derandomized seeds drew none in 125 examples); and a drawn yarn configuration's table of that
-    length (``_draw_yarn``), ``YARN_CLIPPED``'s and ``YARN_ZERO_WIDTH``'s (a ramp clipped at D - 1, a ramp of zero
-    width: the draws almost never reach either)."""
+    the ci profile's derandomized seeds drew none in 125 examples); a linear table of that theta over a partial
+    rotary factor's D - 1 dims (``rotary_dim``, which config.json keeps and no draw holds); and a drawn yarn
+    configuration's table of that length (``_draw_yarn``), ``YARN_CLIPPED``'s and ``YARN_ZERO_WIDTH``'s (a ramp
+    clipped at D - 1, a ramp of zero width: the draws almost never reach either)."""
     a, rope, yarn = case.args, case.note["rope"], case.note["yarn"]
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
         rows, half = a["cos"].shape
         on = a["cos"].device  # compared where the engine's tables are (on a GPU: a CPU table cannot be)
         at_context = {"rope_type": "dynamic", "factor": 2.0, "max_positions": rows}
+        # a partial rotary factor's table (config.json keeps rotary_dim = D - 1 for the llama3, linear and dynamic
+        # rules): frequencies over D - 1 dims; the draws hold none
+        partial = {"rope_type": "linear", "factor": 2.0, "rotary_dim": 2 * half - 1}
         pairs = []
         for theta, scaling, engine, label in (
             (rope.theta, rope.rope_scaling, (a["cos"], a["sin"]), str(rope)),
@@ -265,6 +269,12 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
                 at_context,
                 rope_cache(2 * half, rope.theta, rows, at_context),
                 f"theta {rope.theta:g}, dynamic at its context",
+            ),
+            (
+                rope.theta,
+                partial,
+                rope_cache(2 * half, rope.theta, rows, partial),
+                f"theta {rope.theta:g}, linear factor 2 over rotary_dim {2 * half - 1}",
             ),
             (yarn.theta, yarn.rope_scaling, rope_cache(2 * half, yarn.theta, rows, yarn.rope_scaling), str(yarn)),
             *(
