@@ -48,7 +48,7 @@ from .checkpoint import (  # noqa: E402,F401
     weight_files,
 )
 from .config import ModelConfig
-from .errors import NeuroBrixError, UsageError, expect
+from .errors import NeuroBrixError, UsageError, expect, printable
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
 from .tokenizer import Tokenizer, TokenizerFileError
 
@@ -661,6 +661,12 @@ def import_model(
             raise UsageError(f"--revision applies to Hugging Face ids only; {source} is a local folder")
         if folder.name.startswith(".") or not folder.name:
             raise UsageError(f"{source}: a folder whose name starts with '.' cannot be a model name; rename it")
+        if printable(folder.name) != folder.name:  # the name `list`, `run` and the import's own lines print
+            raise UsageError(
+                f"{source}: the folder name {printable(folder.name)} holds a character a terminal obeys rather than "
+                "prints (a control character such as ESC or CR, a bidirectional override), which cannot be a model "
+                "name; rename it"
+            )
         return _store_folder(
             folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
         )

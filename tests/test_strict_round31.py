@@ -186,3 +186,52 @@ def test_the_shipped_records_stay_on_the_fast_path(monkeypatch):
         for kernel in loaded.kernels(class_id):
             assert loaded.index(class_id, kernel) is not None
     assert time.perf_counter() - start < 1.0
+
+
+# ESC ] 52 writes the terminal's clipboard (a command a user then pastes); CR and ESC [ 2 K rewrite the line shown
+HOSTILE = "\x1b]52;c;cm0gLXJmIH4=\x07\r\x1b[2Kneurobrix: imported"
+
+
+def _obeyed(text: str) -> list[str]:
+    """The characters of ``text`` a terminal obeys rather than prints (line feeds ending lines aside)."""
+    return [c for c in text.replace("\n", "") if c != "\t" and (ord(c) < 32 or 0x7F <= ord(c) <= 0x9F)] + [
+        c for c in text if c in "\u061c\u200e\u200f\u2028\u2029\u202a\u202b\u202c\u202d\u202e\u2066\u2067\u2068\u2069"
+    ]
+
+
+def test_what_a_checkpoint_or_a_folder_name_says_reaches_the_terminal_as_text(tmp_path, monkeypatch, capsys):
+    """Before: a config.json naming the architecture `Evil<ESC>]52;...<BEL><CR><ESC>[2K...` (a hub repository's
+    file) was quoted raw in the import's error, which set the terminal's clipboard and overwrote the line with
+    "neurobrix: imported"; a checkpoint folder named so was stored under that name, printed raw by the import, its
+    progress bar and every `neurobrix list`, as was a source path holding one. Now the error is one line, each such
+    character written as its escape; such a folder name is refused (exit 2), nothing stored; `list` escapes them."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    config = {**config_dict(), "architectures": [f"Evil{HOSTILE}"]}
+    source = make_checkpoint(tmp_path / "src" / "evil", config=config, use_transformers=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["import", str(source)])
+    err = capsys.readouterr().err
+    assert exit_.value.code == 2
+    assert err.count("\n") == 1 and not _obeyed(err), err
+    assert "architecture Evil\\x1b]52;c;cm0gLXJmIH4=\\x07\\r\\x1b[2Kneurobrix: imported is outside" in err, err
+
+    named = make_checkpoint(tmp_path / "src" / f"tiny{HOSTILE}", config=config_dict(), use_transformers=False)
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(["import", str(named)])
+    out, err = capsys.readouterr()
+    assert exit_.value.code == 2, out + err
+    assert err.count("\n") == 1 and not _obeyed(out + err) and "the folder name tiny\\x1b]52" in err, err
+    assert not (tmp_path / "home" / "models").exists() or not any((tmp_path / "home" / "models").iterdir())
+
+    for bidi in ("\u202e", "\u2066", "\u2028"):  # a right-to-left override shows "tiny" reversed; a line separator
+        odd = make_checkpoint(tmp_path / "src" / f"a{bidi}b", config=config_dict(), use_transformers=False)
+        with pytest.raises(SystemExit):
+            cli.main(["import", str(odd)])
+        assert not _obeyed(capsys.readouterr().err)
+
+    inside = make_checkpoint(tmp_path / f"dl{HOSTILE}" / "tiny", config=config_dict(), use_transformers=False)
+    assert cli.main(["import", str(inside)]) == 0  # the name is "tiny"; its source path holds the characters
+    capsys.readouterr()
+    assert cli.main(["list"]) == 0
+    out = capsys.readouterr().out
+    assert not _obeyed(out) and f"{tmp_path}/dl\\x1b]52;c;" in out, out
