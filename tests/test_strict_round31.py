@@ -235,3 +235,17 @@ def test_what_a_checkpoint_or_a_folder_name_says_reaches_the_terminal_as_text(tm
     assert cli.main(["list"]) == 0
     out = capsys.readouterr().out
     assert not _obeyed(out) and f"{tmp_path}/dl\\x1b]52;c;" in out, out
+
+
+def test_doctor_prints_what_a_finding_quotes_as_text(tmp_path, monkeypatch, capsys):
+    """Before: `doctor` printed each finding's value raw, so a tables folder (NEUROBRIX_TABLES) or a message quoting
+    one whose name holds ESC or CR rewrote its report. Now each line of a value is printed with such characters
+    escaped, its own line breaks kept."""
+    root = tmp_path / f"t{HOSTILE}"
+    shutil.copytree(REPO / "tables" / CLASS, root / CLASS)
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    assert cli.main(["doctor"]) in (0, 1)
+    out = capsys.readouterr().out
+    assert not _obeyed(out) and "t\\x1b]52;c;" in out, out
+    assert doctor.render([doctor.Finding("a", doctor.FAIL, f"one{HOSTILE}\ntwo")]).count("\n") == 3
