@@ -98,8 +98,11 @@ def expect_hooks(call: str, **hooks: object) -> None:
 # what a terminal does not print but obeys: C0 control characters but tab (line feed among them: an error is one line),
 # DEL and C1 (ESC starts a sequence that moves the cursor, clears the screen or, OSC 52, writes the clipboard; CR
 # rewrites the line), and the format characters that reorder or break the text shown (bidirectional overrides and
-# isolates, the line and paragraph separators)
-_UNPRINTABLE = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069]")
+# isolates, the line and paragraph separators); and the lone surrogates that stand for a name's bytes that are no UTF-8,
+# which a UTF-8 output cannot write (a UnicodeEncodeError)
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
 
 
 def printable(text: str) -> str:

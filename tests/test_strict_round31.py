@@ -8,6 +8,7 @@ edited and TRACKED.yaml rewritten as `conformance track` does; nothing is launch
 
 from __future__ import annotations
 
+import os
 import shutil
 import time
 from pathlib import Path
@@ -249,3 +250,22 @@ def test_doctor_prints_what_a_finding_quotes_as_text(tmp_path, monkeypatch, caps
     out = capsys.readouterr().out
     assert not _obeyed(out) and "t\\x1b]52;c;" in out, out
     assert doctor.render([doctor.Finding("a", doctor.FAIL, f"one{HOSTILE}\ntwo")]).count("\n") == 3
+
+
+def test_a_checkpoint_path_that_is_no_utf8_is_named_as_such(tmp_path, monkeypatch, capsys):
+    """Before: a checkpoint folder whose name holds a byte that is no UTF-8 (b"tiny\\xff", as a copy from another
+    system leaves it) was refused as "not a valid tokenizer.json ... fetch the checkpoint again", a download that was
+    whole; now the path is named as what it is (exit 2), nothing stored."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    made = make_checkpoint(tmp_path / "src" / "tiny", config=config_dict(), use_transformers=False)
+    for name in (b"tiny\xff", b"tiny"):
+        parent = tmp_path / os.fsdecode(b"dl\xfe") if name == b"tiny" else tmp_path / "src"
+        parent.mkdir(exist_ok=True)
+        folder = parent / os.fsdecode(name)
+        made = made.rename(folder)
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(["import", str(folder)])
+        err = capsys.readouterr().err
+        assert exit_.value.code == 2 and err.count("\n") == 1, err
+        assert "the path is not UTF-8 text" in err and "tokenizer.json" not in err, err
+    assert not (tmp_path / "home" / "models").exists() or not any((tmp_path / "home" / "models").iterdir())
