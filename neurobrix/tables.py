@@ -246,11 +246,10 @@ def _record_layout(text: str, class_id: str | None, kernel: str | None) -> tuple
     # one match per entry's first line, one per digest line, one per line no entry holds (the last line feed's
     # included): in certify's layout they come as start, digest, start, digest, ..., and the end
     found = _RECORD_LINE.findall(text, entries.end())
-    if len(found) % 2 != 1 or found[-1] != ("", "", ""):
+    if len(found) % 2 != 1 or found[-1] != ("", "", "") or found[0:-1:2] != [_ENTRY_START] * (len(found) // 2):
         return None
-    if not all(start for _, _, start in found[0:-1:2]) or not all(digest for _, digest, _ in found[1:-1:2]):
-        return None
-    return stack_of(provenance), [digest for _, digest, _ in found[1:-1:2]]
+    digests = [digest for _, digest, _ in found[1:-1:2]]
+    return (stack_of(provenance), digests) if all(digests) else None
 
 
 def _stack_words(stack: Mapping[str, str]) -> str:
@@ -535,6 +534,7 @@ _DOCUMENT_MARK = re.compile(r"^(?:---|\.\.\.|%)", re.M)
 # first line, or (the empty match) a line at the left margin or one space in that is neither, an "entry:" line
 # anywhere else, and the end of the text; a line indented by two spaces or more, the rest of an entry, is passed
 # over at its first characters
+_ENTRY_START = ("", "", "- domain:")
 _RECORD_LINE = re.compile(
     r"\n(?!  (?!  entry: ))(?:(?<=\n  proof:\n)    entry: ('?)([0-9a-f]{16})\1(?=\n)|(- domain:(?=\n))|)"
 )
