@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import NeuroBrixError, UsageError
+from .errors import NeuroBrixError, UsageError, printable
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
@@ -490,7 +490,8 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str, code: int) -> NoReturn:
-    print(f"neurobrix: error: {message}", file=sys.stderr)
+    # one line, whatever the message quotes: a config.json's architecture or a folder's name holding ESC or CR
+    print(f"neurobrix: error: {printable(message)}", file=sys.stderr)
     raise SystemExit(code)
 
 

@@ -8,6 +8,7 @@ import shlex
 import sys
 from typing import Any
 
+from .errors import printable
 from .store import StoredModel, import_model, list_models, models_dir, remove
 
 
@@ -117,16 +118,18 @@ def cmd_list(args: argparse.Namespace) -> int:
     if not models:
         print(f"no models imported yet (store: {models_dir()}); import one with `neurobrix import <hf-id|folder>`")
         return 0
-    width = max(len(m.name) for m in models)
+    # each text as the manifest holds it, but what a terminal would obey (a source folder named with ESC or CR)
+    names = [printable(m.name) for m in models]
+    width = max(map(len, names))
     print(f"{'NAME':<{width}}  {'SIZE':>9}  {'REVISION':<12}  {'IMPORTED':<25}  SOURCE")
-    for m in models:
-        revision = (m.commit or "")[:12] or m.revision or "-"
+    for name, m in zip(names, models):
+        revision = printable((m.commit or "")[:12] or m.revision or "-")
         print(
-            f"{m.name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {m.imported or '-':<25}  {m.source}"
-            + ("  DAMAGED" if m.damaged else "")
+            f"{name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {printable(m.imported or '-'):<25}  "
+            f"{printable(m.source)}" + ("  DAMAGED" if m.damaged else "")
         )
         if m.damaged:
-            print(f"{'':<{width}}  {m.damaged}")
+            print(f"{'':<{width}}  {printable(m.damaged)}")
     print(f"store: {models_dir()}")
     return 0
 

@@ -9,7 +9,7 @@ from dataclasses import asdict, dataclass
 from importlib import metadata
 
 from . import __version__
-from .errors import NeuroBrixError
+from .errors import NeuroBrixError, printable
 from .tables import Tables, certify_command, check_files, load, locate, read_tracked
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
@@ -229,7 +229,8 @@ def render(findings: list[Finding]) -> str:
     width = max(len(f.name) for f in findings)
     lines = ["NeuroBrix doctor"]
     for f in findings:
-        value = f.value.replace("\n", "\n" + " " * (width + 10))
+        # a finding quotes what it read (an error's message, a path): each line printed as text, as errors are
+        value = ("\n" + " " * (width + 10)).join(printable(line) for line in f.value.split("\n"))
         lines.append(f"  {f.status:<5} {f.name:<{width}}  {value}")
     fails = [f.name for f in findings if f.status == FAIL]
     lines.append(

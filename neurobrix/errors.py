@@ -8,6 +8,7 @@ Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified sett
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Callable
 
@@ -92,3 +93,20 @@ def expect_hooks(call: str, **hooks: object) -> None:
     for name, hook in hooks.items():
         if hook is not None and not callable(hook):
             raise UsageError(f"{call}'s {name} must be a function or None, got {hook!r}")
+
+
+# what a terminal does not print but obeys: C0 control characters but tab (line feed among them: an error is one line),
+# DEL and C1 (ESC starts a sequence that moves the cursor, clears the screen or, OSC 52, writes the clipboard; CR
+# rewrites the line), and the format characters that reorder or break the text shown (bidirectional overrides and
+# isolates, the line and paragraph separators); and the lone surrogates that stand for a name's bytes that are no UTF-8,
+# which a UTF-8 output cannot write (a UnicodeEncodeError)
+_UNPRINTABLE = re.compile(
+    "[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"
+)
+
+
+def printable(text: str) -> str:
+    """``text`` with each character a terminal would obey rather than print written as its escape (``\\x1b``, ``\\n``,
+    ``\\u202e``): a message quoting what a checkpoint, a folder name or a stored manifest holds (a config's
+    architecture, a path) prints what it says, and nothing it makes the terminal do."""
+    return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)

@@ -48,7 +48,7 @@ from .checkpoint import (  # noqa: E402,F401
     weight_files,
 )
 from .config import ModelConfig
-from .errors import NeuroBrixError, UsageError, expect
+from .errors import NeuroBrixError, UsageError, expect, printable
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
 from .tokenizer import Tokenizer, TokenizerFileError
 
@@ -661,6 +661,20 @@ def import_model(
             raise UsageError(f"--revision applies to Hugging Face ids only; {source} is a local folder")
         if folder.name.startswith(".") or not folder.name:
             raise UsageError(f"{source}: a folder whose name starts with '.' cannot be a model name; rename it")
+        try:  # a name of bytes that are no UTF-8, which Python hands on as lone surrogates
+            str(folder).encode("utf-8")
+        except UnicodeEncodeError:
+            shown = os.fsencode(folder).decode("utf-8", "backslashreplace")
+            raise UsageError(
+                f"{printable(shown)}: the path is not UTF-8 text (bytes such as \\xff in a folder's name), which the "
+                "tokenizer library cannot open (it takes a path as UTF-8 text); rename the folder"
+            ) from None
+        if printable(folder.name) != folder.name:  # the name `list`, `run` and the import's own lines print
+            raise UsageError(
+                f"{source}: the folder name {printable(folder.name)} holds a character a terminal obeys rather than "
+                "prints (a control character such as ESC or CR, a bidirectional override), which cannot be a model "
+                "name; rename it"
+            )
         return _store_folder(
             folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
         )

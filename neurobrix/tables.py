@@ -34,6 +34,7 @@ from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
     INTERPRETER,
+    PROOFS_FORMAT,
     PROOFS_SUFFIX,
     GPUClass,
     ProofsTable,
@@ -140,17 +141,22 @@ class Tables:
         parsed: one in another layout (written by hand) passes when each proof is its own entry's and its entries are
         the index's; any other is refused, naming the first entry of the index its record does not prove. First, the
         compiler stack the record's provenance says its proofs were made on must be the index's (the one ``run``
-        compares with this machine's), read from the record's header (:func:`_header_stack`, ~0.1 ms a record)."""
+        compares with this machine's), read from the record's header. Both are read so only from a record in the
+        layout certify writes (:func:`_record_layout`: its header parsed alone, nothing top-level after its entries);
+        any other is parsed, so that a key named twice (a second ``provenance:`` after the entries) is refused here
+        as by ``tables verify``."""
         path = proofs_path(self.root, class_id, kernel)
         text = _read_text(path, str(path), self._digests.get(f"{class_id}/{path.name}"))
         record: ProofsTable | None = None
         # the compiler stack its proofs were made on (schema.stack_of, as `tables verify` reads it) must be the one the
-        # index states, which is the one `run` compares with this machine's: read from the record's header (its
-        # provenance, before its entries, as certify writes it), else from the record parsed
-        stack = _header_stack(text)
-        if stack is None:
+        # index states, which is the one `run` compares with this machine's: read, with the proofs' digests, from the
+        # record as certify writes it (its provenance before its entries, nothing after them), else from it parsed
+        layout = _record_layout(text, class_id, kernel)
+        if layout is None:
             record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
-            stack = stack_of(record.provenance)
+            stack, carried = stack_of(record.provenance), None
+        else:
+            stack, carried = layout
         if stack != dict(index.stack):
             raise TablesError(
                 f"{path}: its proofs were made on the compiler stack {_stack_words(stack)}, but its index {index.path} "
@@ -158,13 +164,16 @@ class Tables:
                 f"Re-certify ({certify_command(class_id, [kernel], again=True)}), or run `neurobrix tables verify` for "
                 "the full report"
             )
-        carried = [found for _, found in _ENTRY_LINE.findall(text)]
         kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
         configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
         key = index.key
-        if len(carried) == len(index.rows) and all(
-            found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
-            for found, (dtypes, bounds, config) in zip(carried, index.rows)
+        if (
+            carried is not None
+            and len(carried) == len(index.rows)
+            and all(
+                found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
+                for found, (dtypes, bounds, config) in zip(carried, index.rows)
+            )
         ):
             return
         # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
@@ -193,28 +202,54 @@ class Tables:
 
 
 def _header_stack(text: str) -> dict[str, str] | None:
-    """The compiler stack (:func:`~neurobrix.schema.stack_of`) of a record's provenance, read from its header as
-    certify writes it (the top-level ``provenance:`` before ``entries:``, its keys two spaces in, one a line): its
-    ``torch``, ``triton`` and ``cuda`` lines parsed as YAML, alone (a GPU record's whole header, which lists each
-    resumed certify run, takes ~0.7 ms to parse, these lines ~0.02 ms). None when the record is not in that
-    layout (no such block, a key named twice or given on more than one line), so that its caller parses the whole
-    record and reads the same provenance there."""
+    """The compiler stack of a record in certify's layout (:func:`_record_layout`), or None in any other."""
+    layout = _record_layout(text, None, None)
+    return None if layout is None else layout[0]
+
+
+def _record_layout(text: str, class_id: str | None, kernel: str | None) -> tuple[dict[str, str], list[str]] | None:
+    """What ``run`` reads of a record written in certify's layout, without parsing its entries: the compiler stack
+    of its provenance (:func:`~neurobrix.schema.stack_of`) and its proofs' entry digests, in order. None when the
+    record is in any other layout, so that its caller parses the whole record (which refuses a key named twice, a
+    second document, ...) and reads both there. Certify's layout: ASCII text with line feeds alone (YAML also breaks
+    lines at CR, NEL, LS and PS, which a line scan would not see), a header of the top-level keys ``format``,
+    ``kernel``, ``class`` and ``provenance`` each once (parsed as YAML alone: ~0.1-0.8 ms; no document marker), then
+    a line ``entries:`` and after it only its entries: each begins with the line ``- domain:`` at the left margin,
+    every other line is indented by two spaces at least, and each entry holds one line ``    entry: <digest>``. A
+    top-level key after the entries (a second ``provenance:``, ``entries:`` or ``class:``, in any spelling: quoted,
+    ``? key``, ``key :``, flow style, after ``---`` or ``...``) begins a line at the left margin: not the layout.
+    The entries' lines are looked at in the same scan that reads the digests (one regular expression, which stops
+    at each line feed: ~3.2 ms on nvidia-h200's 5 MB linear record against ~2 ms for the digests alone)."""
+    if not text.isascii() or "\r" in text or not text.endswith("\n"):
+        return None
     entries = _ENTRIES_LINE.search(text)
-    if entries is None:
+    if entries is None or not text.startswith("\n- domain:\n", entries.end()):
         return None
     header = text[: entries.start()]
-    blocks = list(_PROVENANCE_LINE.finditer(header))
-    if len(blocks) != 1:
-        return None
-    block = _TOP_LEVEL.split(header[blocks[0].end() :], 1)[0]
-    found = _VERSION_LINE.findall(block)
-    names = [name for name, _ in found]
-    if len(set(names)) != len(names) or "torch" not in names or "triton" not in names:
+    if _DOCUMENT_MARK.search(header) is not None:
         return None
     try:
-        return stack_of(_parse_yaml("".join(f"{name}: {value}\n" for name, value in found), "provenance"))
-    except (TablesError, TypeError, KeyError):
+        head = _parse_yaml(header, "header")
+    except TablesError:
         return None
+    if not isinstance(head, dict) or set(head) != {"format", "kernel", "class", "provenance"}:
+        return None
+    if type(head["format"]) is not int or head["format"] != PROOFS_FORMAT:
+        return None
+    if (kernel is not None and head["kernel"] != kernel) or (class_id is not None and head["class"] != class_id):
+        return None
+    provenance = head["provenance"]  # as the schema's "provenance" states it: a device, the rest texts
+    if not isinstance(provenance, dict) or not isinstance(provenance.get("device"), dict):
+        return None
+    if not all(isinstance(provenance.get(name), str) and provenance[name].strip() for name in _PROVENANCE_TEXTS):
+        return None
+    # one match per entry's first line, one per digest line, one per line no entry holds (the last line feed's
+    # included): in certify's layout they come as start, digest, start, digest, ..., and the end
+    found = _RECORD_LINE.findall(text, entries.end())
+    if len(found) % 2 != 1 or found[-1] != ("", "", "") or found[0:-1:2] != [_ENTRY_START] * (len(found) // 2):
+        return None
+    digests = [digest for _, digest, _ in found[1:-1:2]]
+    return (stack_of(provenance), digests) if all(digests) else None
 
 
 def _stack_words(stack: Mapping[str, str]) -> str:
@@ -490,15 +525,19 @@ _FLOAT = re.compile(
     r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)(?:[eE][-+]?[0-9]+)?|[-+]?\.(?:inf|Inf|INF)|\.(?:nan|NaN|NAN)"
 )
 _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
-# a record's header as certify writes it: the lines before its top-level "entries:", among them "provenance:"
-_ENTRIES_LINE = re.compile(r"^entries:[ \t]*\r?$", re.M)
-_PROVENANCE_LINE = re.compile(r"^provenance:[ \t]*\r?\n", re.M)
-_TOP_LEVEL = re.compile(r"^\S", re.M)
-# a key of the provenance on one line (the next is another key of it, or no longer of it)
-_VERSION_LINE = re.compile(r"^  (torch|triton|cuda):[ \t]*(\S[^\r\n]*?)[ \t]*\r?\n(?=  \S|\S|\Z)", re.M)
-# a proof's entry digest as certify's YAML writer puts it: the first key of an entry's proof (quoted when its digits
-# read as a number)
-_ENTRY_LINE = re.compile(r"\n    entry: ('?)([0-9a-f]{16})\1\r?\n")
+# a record's header as certify writes it: the lines before its top-level "entries:"
+_ENTRIES_LINE = re.compile(r"^entries:[ \t]*$", re.M)
+_PROVENANCE_TEXTS = ("torch", "triton", "neurobrix", "git_commit", "date", "command")
+_DOCUMENT_MARK = re.compile(r"^(?:---|\.\.\.|%)", re.M)
+# after it, at each line feed, one of: a proof's entry digest as certify's YAML writer puts it (the first key of an
+# entry's proof, four spaces in, on the line after "  proof:", quoted when its digits read as a number), an entry's
+# first line, or (the empty match) a line at the left margin or one space in that is neither, an "entry:" line
+# anywhere else, and the end of the text; a line indented by two spaces or more, the rest of an entry, is passed
+# over at its first characters
+_ENTRY_START = ("", "", "- domain:")
+_RECORD_LINE = re.compile(
+    r"\n(?!  (?!  entry: ))(?:(?<=\n  proof:\n)    entry: ('?)([0-9a-f]{16})\1(?=\n)|(- domain:(?=\n))|)"
+)
 
 
 def _ranges(key: tuple[str, ...], bounds: tuple[int | None, ...]) -> list[tuple[str, int | None, int | None]]:
