@@ -1,0 +1,226 @@
+"""Round 26 of planted bugs: where the earlier rounds planted least (the CLI's `tables list/show/verify` output, its
+progress line and exit codes; `neurobrix list` and `remove`'s output; the gate's report; the generation loop, its
+statistics line and sampling's filters; the bucket rules and the length segments a plan is cut into; the memory plan;
+the GPU class's choice; the model store's names, listing and removal). The plants and the driver:
+tests/planted26_plants.py, tests/planted26_driver.py (round 24's driver on this round's plants). Each test here
+fails with the plant named in its docstring and passes on the clean code. Nothing is launched.
+
+OUTCOMES
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+
+import pytest
+
+from gate.checks import Check, Finding
+from gate.report import DistSummary, Report, unusable_json
+from gate.repository import TreeState
+from gate.smoke import SmokeResult
+from neurobrix import tables
+from neurobrix.cli import Progress, main
+
+# -- neurobrix tables list / show / verify -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def shipped(monkeypatch):
+    """The shipped tables (the source checkout's), whatever NEUROBRIX_TABLES says."""
+    monkeypatch.delenv(tables.ENV_VAR, raising=False)
+    tables.clear_cache()
+    return tables.load()
+
+
+def test_tables_list_counts_entries_and_lists_every_stack_of_a_class(shipped, capsys):
+    """`tables list` gives each kernel's number of entries and every compiler stack its class's kernels were certified
+    with. Caught: c02 (the distinct settings counted, not the entries: the shipped interpreter's linear has 4 entries
+    and 2 settings), c03 (the text without the counts), c01 (only the first of two stacks shown)."""
+    loaded = shipped
+    counts = {k: len(loaded.proofs("interpreter", k).entries) for k in loaded.kernels("interpreter")}
+    assert counts["linear"] != len(loaded.index("interpreter", "linear").configs)  # the case c02 needs
+    other = loaded.index("interpreter", "rotary")
+    other.stack = {**other.stack, "torch": "2.12.0+cpu"}  # as a kernel certified again on another torch would be
+    assert main(["tables", "list", "--json"]) == 0
+    row = {c["class"]: c for c in json.loads(capsys.readouterr().out)["classes"]}["interpreter"]
+    assert row["kernels"] == counts
+    assert main(["tables", "list"]) == 0
+    out = capsys.readouterr().out
+    assert "kernels (entries): " + ", ".join(f"{k} ({n})" for k, n in counts.items()) in out
+    assert "certified with: torch 2.12.0+cpu, triton 3.9.0; torch 2.13.0+cpu, triton 3.9.0" in out
+
+
+def test_tables_show_prints_a_class_note_only_where_it_has_one(shipped, capsys):
+    """A class's note (the interpreter's: its timings say nothing about a GPU) is printed with the class; a class
+    without one prints no note line. Caught: c04 (the note printed only where there is none)."""
+    note = " ".join(shipped.classes["interpreter"].note.split())
+    assert main(["tables", "show", "interpreter"]) == 0
+    out = capsys.readouterr().out
+    assert f"  note: {note}\n" in " ".join(out.split(" ")) and "  match backend: interpreter\n" in out
+    assert shipped.classes["nvidia-h200"].note is None
+    assert main(["tables", "show", "nvidia-h200"]) == 0
+    out = capsys.readouterr().out
+    assert "note:" not in out and "  match multiprocessor_count: 132\n" in out
+
+
+def test_tables_show_gives_each_proof_its_own_numbers_and_the_certify_command(shipped, capsys):
+    """Each entry's line names its proof's candidates tried and candidates rejected, and the header the command that
+    certified the table. Caught: c07 (the two counts swapped), c08 (the command left out)."""
+    table = shipped.proofs("interpreter", "linear")
+    assert main(["tables", "show", "interpreter", "linear"]) == 0
+    out = capsys.readouterr().out
+    assert f"  command: {table.provenance['command']}\n" in out
+    proofs = [line for line in out.splitlines() if line.startswith("      proof: ")]
+    assert len(proofs) == len(table.entries)
+    assert any(e.proof.candidates_tried != len(e.proof.rejected) for e in table.entries)  # the case c07 needs
+    for line, entry in zip(proofs, table.entries):
+        assert line.endswith(f"{entry.proof.candidates_tried} candidates, {len(entry.proof.rejected)} rejected")
+
+
+def test_tables_show_of_a_kernel_the_class_lacks_lists_its_kernels(fixture_tables, capsys):
+    """`tables show CLASS KERNEL` with a kernel the class has no table for lists the class's kernels, not the classes.
+    Caught: c09."""
+    with pytest.raises(SystemExit) as info:
+        main(["tables", "show", "interpreter", "linear"])
+    assert info.value.code == 2
+    assert capsys.readouterr().err == (
+        "neurobrix: error: class interpreter has no table for kernel 'linear'; it has: demo\n"
+    )
+
+
+# -- the gate's report ---------------------------------------------------------------------------------------------
+
+
+def _dist(file: str, kind: str) -> DistSummary:
+    return DistSummary(file, f"/up/{file}", kind, "neurobrix", "0.4.0", "0" * 64)  # type: ignore[arg-type]
+
+
+WHEEL, SDIST = "neurobrix-0.4.0-py3-none-any.whl", "neurobrix-0.4.0.tar.gz"
+
+
+def test_the_gate_report_counts_and_names_its_findings(tmp_path):
+    """The text report: a dist's line says `1 finding` or `N findings`, each check under it with its title, the
+    checks in code order; the verdict counts the findings (`1 finding`, `3 findings`), a code found more than once
+    with its count (`x2`), and the dists wheel first. Caught: g01 (`1 findings`), g02 (a code found twice without
+    `x2`), g03 (`1 findings` on the dist's line), g08 (the checks in the order found), g12 (the sdist named first),
+    g13 (a check's title left out); g06 (refused exits 2, unusable's code)."""
+    report = Report(tmp_path, None, dists=[_dist(WHEEL, "wheel"), _dist(SDIST, "sdist")])
+    report.findings += [
+        Finding(Check.G202, WHEEL, "a.py", "not in RECORD"),
+        Finding(Check.G107, WHEEL, "b.py", "not shipped"),
+        Finding(Check.G107, WHEEL, "c.py", "not shipped"),
+        Finding(Check.G101, SDIST, "t.json", "missing"),
+    ]
+    assert report.exit_code == 1 and report.as_json()["exit_code"] == 1
+    lines = report.render().splitlines()
+    assert lines[1:] == [
+        f"{WHEEL} (wheel, neurobrix 0.4.0): 3 findings",
+        f"  G107 {Check.G107.value}",
+        "      b.py: not shipped",
+        "      c.py: not shipped",
+        f"  G202 {Check.G202.value}",
+        "      a.py: not in RECORD",
+        f"{SDIST} (sdist, neurobrix 0.4.0): 1 finding",
+        f"  G101 {Check.G101.value}",
+        "      t.json: missing",
+        "gate: REFUSED: 4 findings (G101, G107 x2, G202) in 1 wheel and 1 sdist; do not upload",
+    ]
+    report.findings[:] = report.findings[-1:]
+    assert report.verdict() == "gate: REFUSED: 1 finding (G101) in 1 wheel and 1 sdist; do not upload"
+
+
+def test_the_gate_verdict_passes_with_each_identity_and_every_smoke(tmp_path):
+    """A passing verdict names each dist's name and version, says the install smoke passed only when every wheel's
+    did, and adds the tree's note only for a working tree that is not a commit's. The JSON verdict is `passed`, and
+    an unusable run's JSON exit code 2. Caught: g04 (one wheel's smoke passed enough), g05 (the note on a clean tree
+    and not on a dirty one), g07 (the JSON verdict `refused` on a pass), g09 (the version left out), g10 (unusable
+    JSON's exit code 1)."""
+    report = Report(tmp_path, None, dists=[_dist(WHEEL, "wheel"), _dist(SDIST, "sdist")])
+    report.smoke = [SmokeResult(WHEEL, "passed", "imported")]
+    report.repository = TreeState("abc123")
+    assert report.verdict() == "gate: PASSED: neurobrix 0.4.0, 1 wheel and 1 sdist, no findings, install smoke passed"
+    assert report.as_json()["verdict"] == "passed" and report.exit_code == 0
+    report.smoke.append(SmokeResult("other-0.4.0-py3-none-any.whl", "failed", "import failed"))
+    assert "install smoke: " + f"{WHEEL} passed; other-0.4.0-py3-none-any.whl failed" in report.verdict()
+    report.smoke = report.smoke[:1]
+    report.repository = TreeState("abc123", ("README.md",))
+    assert report.verdict().endswith(
+        "install smoke passed, judged against a working tree that is not a commit's (commit abc123 with 1 tracked "
+        "file not as committed: README.md): not a release check"
+    )
+    assert unusable_json("no dists", None, None)["exit_code"] == 2
+
+
+def test_the_text_report_escapes_a_format_character_alone(tmp_path):
+    """A right-to-left override (a format character, Cf) in a member's name is written as its escape even with no
+    control character beside it. Caught: g11 (format characters printed as they are)."""
+    report = Report(tmp_path, None)
+    report.findings.append(Finding(Check.G001, "evil.whl", "a\u202etxt.py", "m"))
+    assert "\u202e" not in report.render() and "a\\u202etxt.py" in report.render()
+
+
+def test_tables_verify_failing_says_so_on_stderr_naming_each_file_by_its_path(fixture_tables, capsys):
+    """`tables verify` that fails prints nothing on stdout (a script reading it takes no half report), and on stderr
+    its heading and each problem with the file's full path. Caught: c11 (the heading on stdout), c12 (the path
+    relative to the tables' folder)."""
+    (fixture_tables / "interpreter" / "demo.json").write_text("altered")
+    assert main(["tables", "verify"]) == 3
+    captured = capsys.readouterr()
+    assert captured.out == ""
+    lines = captured.err.splitlines()
+    assert lines[0] == f"tables NOT verified ({fixture_tables}, NEUROBRIX_TABLES):"
+    assert lines[1].startswith(f"  {fixture_tables / 'interpreter' / 'demo.json'}: ")
+
+
+class _Terminal(io.StringIO):
+    def isatty(self) -> bool:
+        return True
+
+
+def test_progress_on_a_terminal_rewrites_one_line_and_ends_it(monkeypatch):
+    """On a terminal the progress line is rewritten in place (a carriage return before each) at each percent, and
+    the last one, the whole, ends the line, so that what is printed next starts on a line of its own. Caught: c14
+    (the line never ended)."""
+    terminal = _Terminal()
+    monkeypatch.setattr(sys, "stderr", terminal)
+    progress = Progress("warmup passes")
+    for done in range(1, 201):
+        progress(done, 200)
+    text = terminal.getvalue()
+    assert text.endswith("\rwarmup passes: 200/200 (100%)\n") and text.count("\n") == 1
+    assert text.count("\r") == 101  # marks 0 to 100
+
+
+def test_an_option_given_only_blanks_is_an_empty_value(capsys):
+    """An option whose value is only blanks (`--prompt-file ' '`, `--dtype`-free options alike) is refused as empty,
+    as '' is, not taken as a file name or class called ' '. Caught: c19 (only '' refused)."""
+    for blank in ("", " ", "\t"):
+        with pytest.raises(SystemExit) as info:
+            main(["run", "--model", "m", "--prompt-file", blank])
+        assert info.value.code == 2
+        assert "--prompt-file: empty value; leave the option out for its default" in capsys.readouterr().err
+
+
+# -- neurobrix list ------------------------------------------------------------------------------------------------
+
+
+def test_list_lines_up_its_columns_after_the_longest_name(tmp_path, monkeypatch, capsys):
+    """`neurobrix list` pads the NAME column to the longest name, so every SIZE starts in one column. Caught: cs4
+    (the width taken from the first model's name)."""
+    from neurobrix import cli_store
+    from neurobrix.store import StoredModel
+
+    models = [
+        StoredModel(name, tmp_path / name, name, None, ("config.json",), size, imported="2026-12-05T00:00:00Z")
+        for name, size in (("a", 1500), ("org/a-much-longer-name", 2_500_000))
+    ]
+    monkeypatch.setattr(cli_store, "list_models", lambda: models)
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    assert main(["list"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    width = len("org/a-much-longer-name")
+    assert lines[0].startswith(f"{'NAME':<{width}}  {'SIZE':>9}  REVISION")
+    assert lines[1].startswith(f"{'a':<{width}}  {'1.5 kB':>9}  -")
+    assert lines[2].startswith(f"org/a-much-longer-name  {'2.5 MB':>9}  -")
