@@ -13,8 +13,10 @@ from __future__ import annotations
 import io
 import json
 import sys
+import types
 
 import pytest
+from conftest import REPO
 
 from gate.checks import Check, Finding
 from gate.report import DistSummary, Report, unusable_json
@@ -224,3 +226,161 @@ def test_list_lines_up_its_columns_after_the_longest_name(tmp_path, monkeypatch,
     assert lines[0].startswith(f"{'NAME':<{width}}  {'SIZE':>9}  REVISION")
     assert lines[1].startswith(f"{'a':<{width}}  {'1.5 kB':>9}  -")
     assert lines[2].startswith(f"org/a-much-longer-name  {'2.5 MB':>9}  -")
+
+
+# -- the bucket rules, the plan's length segments and limits --------------------------------------------------------
+
+
+def test_a_first_bucket_is_written_one_way_and_a_length_is_at_least_1():
+    """`pow2>=F` takes F as a power of two written without a leading zero (an index keyed `pow2>=0` or `pow2>=016`
+    is no index certify writes), and no rule buckets a length below 1. Caught: b04 (`pow2>=0`, `pow2>=016` valid),
+    b05 (a length of 0 bucketed as [1, 1])."""
+    from neurobrix.buckets import bucket_of, pow2_bucket, valid_rule
+
+    assert valid_rule("pow2>=16") and valid_rule("pow2>=1")
+    for rule in ("pow2>=0", "pow2>=016", "pow2>=00"):
+        assert not valid_rule(rule), rule
+    for rule in ("pow2", "pow2>=16"):
+        with pytest.raises(ValueError, match="dimension must be >= 1, got 0"):
+            bucket_of(rule, 0)
+    with pytest.raises(ValueError):
+        pow2_bucket(0, 4)
+
+
+def test_length_segments_of_every_short_window_are_the_runs_found_length_by_length():
+    """length_segments over windows [lo, hi] of lengths up to 39 (one length alone, windows ending on a bucket's
+    first length) equals the runs of lengths every lookup treats alike, found one length at a time. Caught: p02 (a
+    last length that starts a bucket of its own joined to the run before it), p03 (a window of one length given no
+    segment at all: warmup then covered nothing for that prompt)."""
+    from neurobrix.buckets import bucket_of
+    from neurobrix.ops import SPECS
+    from neurobrix.plan import length_segments
+
+    loaded = tables.load(REPO / "tables")
+    dims = [
+        (rule, [(a, b) for e in loaded.index("interpreter", spec.name).entries for n, a, b in e.domain.ranges if n == d])
+        for spec in SPECS.values()
+        for d, rule in zip(spec.key, spec.buckets)
+        if rule != "exact"
+    ]
+
+    alike = {
+        value: [(bucket_of(r, value), [a <= value and (b is None or value <= b) for a, b in rs]) for r, rs in dims]
+        for value in range(1, 41)
+    }
+    for lo in range(1, 34):
+        for hi in sorted({lo, lo + 1, lo + 6, 2, 3, 5, 9, 17, 33} - set(range(lo))):  # one length, a bucket's first
+            runs: list[list[int]] = []
+            for value in range(lo, hi + 1):
+                if runs and alike[value] == alike[runs[-1][1]]:
+                    runs[-1][1] = value
+                else:
+                    runs.append([value, value])
+            assert length_segments(loaded, "interpreter", lo, hi) == [tuple(r) for r in runs], (lo, hi)
+
+
+def test_a_split_of_exactly_the_grid_axis_is_within_the_limit():
+    """A split count of exactly 65,535 programs (CUDA's largest grid y and z) launches; one more does not. Caught:
+    p05 (the largest launchable split refused)."""
+    from neurobrix.plan import GRID_AXIS, limit_problem
+
+    config = {"variant": "gemv", "BLOCK_N": 64, "BLOCK_K": 128, "SPLIT_K": GRID_AXIS, "num_warps": 4}
+    call = ("linear", "fp32", (1, 64, 128))
+    assert limit_problem("linear", config, call) is None
+    said = limit_problem("linear", {**config, "SPLIT_K": GRID_AXIS + 1}, call)
+    assert said is not None and f"SPLIT_K={GRID_AXIS + 1}, a grid axis" in said
+
+
+# -- the memory plan's message, the device's description ------------------------------------------------------------
+
+
+def test_the_memory_refusal_s_three_parts_add_up_to_its_whole():
+    """The refusal names the whole need and its parts: weights, KV cache, and working memory with the margin and
+    reserve, the rest of the whole; the three add up to it (to the 0.01 GiB printed). Caught: m05 (the working
+    memory alone, without the margin and reserve the whole counts)."""
+    import re
+
+    from conformance.catalogue import load as catalogue
+    from neurobrix import memory
+
+    cfg = catalogue()[0]["meta-llama/Llama-3.1-8B-Instruct"]
+    with pytest.raises(memory.DeviceMemoryError) as err:
+        memory.require_fit(cfg, 2, 1, 128, 8192, free=8 * 2**30)
+    found = re.search(
+        r"needs about ([\d.]+) GiB .*weights ([\d.]+) GiB, KV cache ([\d.]+) GiB for 8192 tokens, working memory and "
+        r"reserve ([\d.]+) GiB\)",
+        str(err.value),
+    )
+    assert found is not None, str(err.value)
+    whole, *parts = (float(g) for g in found.groups())
+    assert abs(sum(parts) - whole) <= 0.015
+
+
+def test_a_device_s_compute_capability_is_major_dot_minor():
+    """Caught: gp2 (an 8.6 device described as compute capability 6.8)."""
+    from neurobrix.gpu import DeviceFacts
+
+    facts = DeviceFacts("cuda", "nvidia", "NVIDIA A40", (8, 6), 84)
+    assert facts.describe() == "name 'NVIDIA A40', backend cuda, vendor nvidia, compute capability 8.6, 84 multiprocessors"
+
+
+def test_list_gives_an_organisation_s_models_in_name_order(tmp_path, monkeypatch):
+    """`neurobrix list` is sorted by name, the models of one organisation (one folder, two levels down) too, whatever
+    order the filesystem lists them in. Caught: st6 (an organisation's models in the folder's own order)."""
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    names = ["m3", "m0", "m7", "m1", "m5", "m2", "m6", "m4"]
+    for name in names:  # made in no order, as a store's models are imported
+        folder = store.models_dir() / "org" / name
+        folder.mkdir(parents=True)
+        (folder / "config.json").write_text("{}", encoding="utf-8")
+        manifest = store._manifest(f"org/{name}", f"org/{name}", None, None, folder, ["config.json"])
+        (folder / store.MANIFEST).write_text(json.dumps(manifest), encoding="utf-8")
+    listed = store.list_models()
+    assert [m.name for m in listed] == [f"org/{name}" for name in sorted(names)]
+    assert all(m.damaged is None for m in listed)
+
+
+# -- the generation loop's statistics ------------------------------------------------------------------------------
+
+
+def test_the_statistics_time_each_phase_from_its_own_start(monkeypatch):
+    """The statistics line's phases, each on its own clock reading: capture from before the capture to the prefill's
+    start, time to first token from the prefill's start to the first token, decode rate the tokens after the first
+    over the time from the first token to the last. A clock whose readings are 1, 10, 100 and 1000 s tells each
+    difference apart. Caught: s04 (time to first token counted from before the capture: a GPU run's capture taken
+    as prefill time), s17 (the decode rate over the prefill's time too)."""
+    from test_generation_planted import tiny_batch
+
+    from neurobrix import generate as generation
+
+    readings = iter([1.0, 10.0, 100.0, 1000.0])
+    clock = types.SimpleNamespace(perf_counter=lambda: next(readings))  # generate's own, not the time module's
+    monkeypatch.setattr(generation, "time", clock)
+    outs, stats = generation.generate_batch(tiny_batch(1, 8), [[1, 2]], 4, generation.Sampling(), set())
+    assert len(outs[0]) == 4 and next(readings, None) is None
+    assert (stats.capture_s, stats.time_to_first_token_s) == (9.0, 90.0)
+    assert stats.decode_tokens_per_s == 3 / 900.0 and stats.prefill_tokens_per_s == 2 / 90.0
+
+
+# -- sampling ------------------------------------------------------------------------------------------------------
+
+
+def test_top_k_0_is_no_limit_and_top_k_keeps_exactly_k_tokens():
+    """top_k 0 is transformers' "no top-k limit" (the run's help says so), taken, not refused; top_k K keeps the K
+    most likely tokens, the K-th included: 1 is greedy, 3 of three equally likely leaders draws each of them and
+    nothing else. Caught: s09 (top_k 0 refused), s12 (the K-th token dropped: top_k 1 left no token, a NaN draw)."""
+    import torch
+
+    from neurobrix.generate import Sampling, sample
+
+    Sampling(temperature=1.0, top_k=0).validate()
+    generator = torch.Generator().manual_seed(7)
+    ranked = torch.tensor([[0.0, 5.0, 1.0, 4.0, 2.0, 3.0, -1.0, 0.5]]).repeat(64, 1)
+    assert sample(ranked, Sampling(temperature=1.0, top_k=1), generator).tolist() == [1] * 64
+    logits = torch.tensor([[0.0, 5.0, 1.0, 5.0, 2.0, 5.0, -1.0, 0.5]]).repeat(64, 1)
+    drawn = set(sample(logits, Sampling(temperature=1.0, top_k=3), generator).tolist())
+    assert drawn == {1, 3, 5}
+    everything = set(sample(logits, Sampling(temperature=50.0, top_k=0), generator).tolist())
+    assert len(everything) == 8
