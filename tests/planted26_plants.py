@@ -134,7 +134,13 @@ PLANTS = [
         'revision = m.revision or (m.commit or "")[:12] or "-"',
         STORE,
     ),
-    p("cs2", CS, "        if m.damaged:\n            print(", "        if m.damaged is None:\n            print(", STORE),
+    p(
+        "cs2",
+        CS,
+        "        if m.damaged:\n            print(",
+        "        if m.damaged is None:\n            print(",
+        STORE,
+    ),
     p("cs3", CS, "freed from {model.path.parent})", "freed from {model.path})", STORE),
     p(
         "cs4",
@@ -284,7 +290,13 @@ PLANTS = [
         GEN,
     ),
     # ------------------------------------------------------------------ neurobrix/buckets.py
-    p("b01", B, "    if value <= first:\n        return (1, first)", "    if value < first:\n        return (1, first)", BUCKET),
+    p(
+        "b01",
+        B,
+        "    if value <= first:\n        return (1, first)",
+        "    if value < first:\n        return (1, first)",
+        BUCKET,
+    ),
     p("b02", B, "return (hi // 2 + 1, hi)", "return (hi // 2, hi)", BUCKET),
     p("b03", B, "(int(first) & (int(first) - 1)) == 0", "int(first) % 2 == 0", BUCKET),
     p("b04", B, "pow2>=([1-9][0-9]*)", "pow2>=([0-9]+)", BUCKET),
@@ -304,7 +316,13 @@ PLANTS = [
         "cuts = sorted(s for s in starts if lo <= s < hi)",
         SEG,
     ),
-    p("p03", PL, "    if lo > hi:\n        return []\n    starts = {lo}", "    if lo >= hi:\n        return []\n    starts = {lo}", SEG),
+    p(
+        "p03",
+        PL,
+        "    if lo > hi:\n        return []\n    starts = {lo}",
+        "    if lo >= hi:\n        return []\n    starts = {lo}",
+        SEG,
+    ),
     p("p04", PL, "            if value * second > numel:\n", "            if value * second >= numel:\n", LIMIT),
     p(
         "p05",
@@ -316,7 +334,13 @@ PLANTS = [
     # ------------------------------------------------------------------ neurobrix/memory.py
     p("m01", M, "return 2 * cfg.num_layers * batch * capacity", "return cfg.num_layers * batch * capacity", MEM),
     p("m02", M, "lo, hi = 0, max(1, cfg.max_positions)", "lo, hi = 0, max(1, cfg.max_positions - 1)", MEM),
-    p("m03", M, "    if need.total <= free:\n        return need", "    if need.total < free:\n        return need", MEM),
+    p(
+        "m03",
+        M,
+        "    if need.total <= free:\n        return need",
+        "    if need.total < free:\n        return need",
+        MEM,
+    ),
     p("m04", M, "tokens = batch * min(prompt, chunk_length(batch))", "tokens = batch * prompt", MEM),
     p(
         "m05",
@@ -327,7 +351,13 @@ PLANTS = [
     ),
     p("m06", M, 'of = f" of {_gib(total)}" if total else ""', 'of = f" of {_gib(free)}" if total else ""', MEM),
     # ------------------------------------------------------------------ neurobrix/gpu.py
-    p("gp1", GP, "    if len(found) == 1:\n        return found[0]", "    if len(found) >= 1:\n        return found[0]", GPU),
+    p(
+        "gp1",
+        GP,
+        "    if len(found) == 1:\n        return found[0]",
+        "    if len(found) >= 1:\n        return found[0]",
+        GPU,
+    ),
     p(
         "gp2",
         GP,
@@ -367,7 +397,13 @@ PLANTS = [
     p("st3", S, "if not 1 <= len(parts) <= 2 or", "if not 1 <= len(parts) <= 3 or", STORE),
     p("st4", S, "    if not name.strip():  # else", "    if not name:  # else", STORE),
     p("st5", S, "if m.name.lower() == key.lower()]", "if m.name == key]", STORE),
-    p("st6", S, "                for sub in sorted(top.iterdir())\n", "                for sub in top.iterdir()\n", STORE),
+    p(
+        "st6",
+        S,
+        "                for sub in sorted(top.iterdir())\n",
+        "                for sub in top.iterdir()\n",
+        STORE,
+    ),
     p("st7", S, "            size=sum(sizes.values()),\n", "            size=max(sizes.values()),\n", STORE),
     p(
         "st8",

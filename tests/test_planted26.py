@@ -5,7 +5,22 @@ the GPU class's choice; the model store's names, listing and removal). The plant
 tests/planted26_plants.py, tests/planted26_driver.py (round 24's driver on this round's plants). Each test here
 fails with the plant named in its docstring and passes on the clean code. Nothing is launched.
 
-OUTCOMES
+Outcomes (84 plants, each run against the tests of its module named in the plants file): 40 caught by the tests
+before this round (c06, c10, c13, c15-c18, c20-c22, cs1-cs3, g11, b01-b03, p01, p04, m01-m04, m06, gp3, st1, st2,
+st4, st5, st7, st8, s02, s03, s05-s08, s10, s11, s13), 37 survived and are caught here (c01-c04, c07-c09, c11,
+c12, c14, c19, cs4, g01-g10, g12, g13: no test read the gate's report line by line, b04, b05, p02, p03, p05, m05,
+gp2, st6, s04, s09, s12, s15, s17), 7 equivalent:
+- c05 (a class's match fact printed when truthy, not when not None): class.yaml's schema takes no empty text, no
+  count below 1, and a compute capability is a pair, so every fact given is truthy.
+- gp1, gp4 (several matching classes: the first taken; only the first named): tables.load refuses classes whose
+  match rules meet (`_disjoint_classes`), so no loaded Tables has two classes one device matches.
+- st3 (a stored name of three parts looked up): the store writes a hub id's two levels or a folder's one and lists
+  two; only a folder made by hand three levels down could be found (strict round 15's st01, the same).
+- s01 (`0 token` in the statistics line): a run has at least one prompt token and one new token.
+- s14 (min_p's top token not kept by hand): min_p is at most 1, and the top token's probability is never below
+  itself times min_p.
+- s16 (a load time of 0.00 s left out of the line): run's load time is a clock difference around loading weights,
+  never 0.
 """
 
 from __future__ import annotations
@@ -258,7 +273,10 @@ def test_length_segments_of_every_short_window_are_the_runs_found_length_by_leng
 
     loaded = tables.load(REPO / "tables")
     dims = [
-        (rule, [(a, b) for e in loaded.index("interpreter", spec.name).entries for n, a, b in e.domain.ranges if n == d])
+        (
+            rule,
+            [(a, b) for e in loaded.index("interpreter", spec.name).entries for n, a, b in e.domain.ranges if n == d],
+        )
         for spec in SPECS.values()
         for d, rule in zip(spec.key, spec.buckets)
         if rule != "exact"
@@ -321,7 +339,8 @@ def test_a_device_s_compute_capability_is_major_dot_minor():
     from neurobrix.gpu import DeviceFacts
 
     facts = DeviceFacts("cuda", "nvidia", "NVIDIA A40", (8, 6), 84)
-    assert facts.describe() == "name 'NVIDIA A40', backend cuda, vendor nvidia, compute capability 8.6, 84 multiprocessors"
+    described = "name 'NVIDIA A40', backend cuda, vendor nvidia, compute capability 8.6, 84 multiprocessors"
+    assert facts.describe() == described
 
 
 def test_list_gives_an_organisation_s_models_in_name_order(tmp_path, monkeypatch):
@@ -384,3 +403,21 @@ def test_top_k_0_is_no_limit_and_top_k_keeps_exactly_k_tokens():
     assert drawn == {1, 3, 5}
     everything = set(sample(logits, Sampling(temperature=50.0, top_k=0), generator).tolist())
     assert len(everything) == 8
+
+
+def test_a_draw_that_overflows_names_the_penalty_it_was_given():
+    """A draw whose probabilities are not finite says what scaled the logits: the temperature, and the repetition
+    penalty when one was given (a penalty of 0.001 multiplies a negative logit a thousandfold). Caught: s15 (the
+    penalty never named)."""
+    import torch
+
+    from neurobrix.generate import Sampling, SamplingError, sample
+
+    logits = torch.tensor([[float("nan"), 1.0, 2.0]])
+    seen = torch.zeros((1, 3), dtype=torch.bool)
+    with pytest.raises(SamplingError) as err:
+        sample(logits, Sampling(temperature=0.7, repetition_penalty=0.001), None, seen)
+    assert "--temperature 0.7 and the repetition penalty 0.001 overflow float32" in str(err.value)
+    with pytest.raises(SamplingError) as err:
+        sample(logits, Sampling(temperature=0.7), None)
+    assert "--temperature 0.7 overflow float32" in str(err.value)
