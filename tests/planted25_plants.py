@@ -1,7 +1,7 @@
 """Round 25's planted bugs, in the runtime binding code of strict rounds 28-30 (schema's entry digests, tables'
 `_bindings`, `_header_stack`, the relative NEUROBRIX_TABLES refusal, conformance.bind), for
-tests/planted25_driver.py (round 24's driver on these plants): id, file, the exact text replaced, its replacement, and the existing tests that exercise it (the outcome of each:
-tests/test_planted25.py's docstring).
+tests/planted25_driver.py (round 24's driver on these plants): id, file, the exact text replaced, its replacement,
+and the existing tests that exercise it (the outcome of each: tests/test_planted25.py's docstring).
 
 Run as `python tests/planted25_driver.py COPY RESULTS.jsonl [ID ...]`. Strict round 31 replaced the header's
 version-line scan (`_PROVENANCE_LINE`, `_TOP_LEVEL`, `_VERSION_LINE`) and `_ENTRY_LINE` with `_record_layout` (the

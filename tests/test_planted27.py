@@ -95,7 +95,8 @@ def test_the_runtime_refuses_what_tables_verify_refuses_in_the_header_and_at_the
     (the device not required a mapping), a15 (the provenance's texts but torch, triton and date not required), a16
     (a blank text taken for one), a19 (only the first of the scan's entry starts compared: an entry's first line
     replaced by a second `provenance:` left its digest where the scan read one), a22 (a digest line read up to its
-    16th digit only), a23 (an entry's first line read up to its colon only), a25 (a digest's quotes not required to pair)."""
+    16th digit only), a23 (an entry's first line read up to its colon only), a25 (a digest's quotes not required
+    to pair)."""
     root = _copy(tmp_path)
     text = tables.proofs_path(root, CLASS, KERNEL).read_text(encoding="utf-8")
     assert _refusals(root) == (False, False)
@@ -203,8 +204,8 @@ def test_the_empty_stop_string_alone_is_accepted_as_the_criteria_accepts_it(tmp_
     wherever a token has two characters or more. Caught: s06 (the strings looked for a token to end without the
     empty one: [""] refused as ending no token)."""
     transformers = pytest.importorskip("transformers")
-    from transformers.generation.stopping_criteria import StopStringCriteria
     from tokenizer_fixtures import save
+    from transformers.generation.stopping_criteria import StopStringCriteria
 
     from neurobrix.tokenizer import StopStrings, Tokenizer
 
