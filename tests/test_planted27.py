@@ -6,7 +6,12 @@ round 31 (the .dist-info message of `gate/layout.py`). The plants and the driver
 tests/planted27_driver.py (round 24's driver on this round's plants). Each test here fails with the plant named in its
 docstring and passes on the clean code.
 
-OUTCOMES
+Outcomes (60 plants): 30 caught by the tests before this round (a01, a06, a09, a10, a12, a21, a24, a27, a28, e11-e13,
+e18, e21, e22, s02, s04, s06-s10, k03, k05-k07, k11, g01-g03), 30 survived and are caught here (a03-a05, a11, a13-a16,
+a19, a22, a23, a25; e01-e03, e06, e08, e09, e14, e17, e20; s01, s03; k01, k04, k08, k10, k13, k14, k16), none
+equivalent. Planted round 25's plants re-anchored on `_record_layout` (tests/planted25_plants.py): t01 and t15 are
+caught by round 25's tests, t09 is equivalent as before (a 15-digit digest never equals a row's), t11 survives them and
+is caught here; t12-t14 are retired (the line scan they planted in is gone).
 """
 
 from __future__ import annotations
