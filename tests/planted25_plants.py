@@ -1,8 +1,12 @@
 """Round 25's planted bugs, in the runtime binding code of strict rounds 28-30 (schema's entry digests, tables'
 `_bindings`, `_header_stack`, the relative NEUROBRIX_TABLES refusal, conformance.bind), for
-tests/planted24_driver.py (run as `python tests/planted24_driver.py COPY RESULTS --plants planted25_plants`): id,
-file, the exact text replaced, its replacement, and the existing tests that exercise it (the outcome of each:
-tests/test_planted25.py's docstring)."""
+tests/planted25_driver.py (round 24's driver on these plants): id, file, the exact text replaced, its replacement,
+and the existing tests that exercise it (the outcome of each: tests/test_planted25.py's docstring).
+
+Run as `python tests/planted25_driver.py COPY RESULTS.jsonl [ID ...]`. Strict round 31 replaced the header's
+version-line scan (`_PROVENANCE_LINE`, `_TOP_LEVEL`, `_VERSION_LINE`) and `_ENTRY_LINE` with `_record_layout` (the
+header parsed alone as YAML, the entries' lines read by `_RECORD_LINE`): planted round 27 re-anchored t01, t09 and t11
+on that code, t15 applies unchanged, and t12-t14 are retired (RETIRED: the code they planted in is gone)."""
 
 from __future__ import annotations
 
@@ -17,11 +21,11 @@ BIND = [*B, "tests/test_cli.py", "tests/test_conformance.py", "-k", "round28 or 
 
 SC, TB, BD = "neurobrix/schema.py", "neurobrix/tables.py", "conformance/bind.py"
 
-FAST = """        if len(carried) == len(index.rows) and all(
-            found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
-            for found, (dtypes, bounds, config) in zip(carried, index.rows)
-        ):
-            return"""
+FAST = """            and all(
+                found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
+                for found, (dtypes, bounds, config) in zip(carried, index.rows)
+            )
+"""
 
 
 def p(id: str, file: str, old: str, new: str, tests: list[str]) -> dict:
@@ -62,7 +66,8 @@ PLANTS = [
         B,
     ),
     # ------------------------------------------------------------------ neurobrix/tables.py
-    p("t01", TB, FAST, "        if len(carried) == len(index.rows):\n            return", B),
+    # round 27: the count match alone, in the fast path's condition as strict round 31 wrote it
+    p("t01", TB, FAST, "", B),
     p("t02", TB, "in zip(carried, index.rows)\n", "in zip(carried[1:], index.rows[1:])\n", B),
     p("t03", TB, "in zip(carried, index.rows)\n", "in zip(carried[1:], index.rows)\n", B),
     p(
@@ -94,7 +99,7 @@ PLANTS = [
         '        if {k: stack.get(k) for k in ("torch", "cuda")} != {k: index.stack.get(k) for k in ("torch", "cuda")}:\n            raise TablesError(',  # noqa: E501
         B,
     ),
-    p("t09", TB, r"([0-9a-f]{16})\1\r?\n", r"([0-9a-f]{15,16})\1\r?\n", B),
+    p("t09", TB, r"([0-9a-f]{16})\1(?=\n)", r"([0-9a-f]{15,16})\1(?=\n)", B),  # round 27: in _RECORD_LINE
     p(
         "t10",
         TB,
@@ -102,10 +107,9 @@ PLANTS = [
         "return [(dim, bounds[j], bounds[j + 1]) for",
         B,
     ),
-    p("t11", TB, "    if len(blocks) != 1:\n        return None", "    if not blocks:\n        return None", B),
-    p("t12", TB, "    if len(set(names)) != len(names) or ", "    if ", B),
-    p("t13", TB, "block = _TOP_LEVEL.split(header[blocks[0].end() :], 1)[0]", "block = header[blocks[0].end() :]", B),
-    p("t14", TB, r"[ \t]*\r?\n(?=  \S|\S|\Z)", r"[ \t]*\r?\n", B),
+    # round 27: the header's keys read without refusing one named twice (PyYAML's safe loader keeps the last), where
+    # the scan took the first of two provenance blocks
+    p("t11", TB, 'head = _parse_yaml(header, "header")', "head = yaml.load(header, SAFE_LOADER)", B),
     p("t15", TB, "header = text[: entries.start()]", "header = text", B),
     p("t16", TB, "min(len(own), len(proved)))", "max(len(own), len(proved)))", B),
     p("t17", TB, "            if own[i] in proved:\n", "            if own[i] in proved[i + 1 :]:\n", B),
@@ -138,3 +142,10 @@ PLANTS = [
     p("b05", BD, "    track.write(root)\n", "", BIND),
     p("b06", BD, "        return 3\n", "        return 1\n", BIND),
 ]
+
+# plants whose code strict round 31 removed (the header is parsed alone as YAML now, not scanned line by line)
+RETIRED = {
+    "t12": "no version-line scan to find a key twice in: the header's parse refuses it (re-planted there as t11)",
+    "t13": "no provenance block cut out of the header by a scan: YAML ends each block where it reads it",
+    "t14": "no version line read alone: YAML reads a version continued on the next line whole",
+}

@@ -16,6 +16,9 @@ all), 4 equivalent:
   record to the parse, which refuses it) and slower on a GPU record; round 30's timing bound still holds.
 - t17 (a moved entry looked for after position i only): the index's first i entries equal the record's, and no two
   entries of an index share a digest (disjoint domains), so the entry can only be found after i.
+Since strict round 31 (the header parsed alone as YAML, `_record_layout`), planted round 27 re-anchored t01, t09 and
+t11 and retired t12-t14 (tests/planted25_plants.py): t11 is now caught by tests/test_planted27.py, t15 by the tests
+above; the tests for t13 and t14 stay, as records the runtime must still refuse.
 """
 
 from __future__ import annotations
