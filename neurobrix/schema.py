@@ -994,6 +994,20 @@ def classes_meet(first: ClassMatch, second: ClassMatch) -> bool:
     return same and names_meet(str(first.device_name), str(second.device_name))
 
 
+def foreign_device(file: str, gpu_class: GPUClass, device: Mapping[str, Any]) -> TablesError | None:
+    """The refusal of a record (``file``) whose provenance records a ``device`` not of ``gpu_class``, or None: a
+    proof made on another GPU proves nothing of this one (``tables verify`` and the runtime's load say the same)."""
+    problem = device_problem(gpu_class.match, device)
+    if problem is None:
+        return None
+    return fail(
+        file,
+        "provenance.device",
+        f"records a device that is not of class {gpu_class.id} ({problem}): these proofs were made on "
+        "another GPU. Re-certify this table on the class's own GPU",
+    )
+
+
 def parse_proofs(
     data: Any,
     file: str,
@@ -1009,14 +1023,9 @@ def parse_proofs(
     validate("proofs", data, file)
     _names(data, file, folder, kernel)
     if gpu_class is not None:
-        problem = device_problem(gpu_class.match, data["provenance"]["device"])
-        if problem is not None:
-            raise fail(
-                file,
-                "provenance.device",
-                f"records a device that is not of class {gpu_class.id} ({problem}): these proofs were made on "
-                "another GPU. Re-certify this table on the class's own GPU",
-            )
+        refusal = foreign_device(file, gpu_class, data["provenance"]["device"])
+        if refusal is not None:
+            raise refusal
     key = index.key if index is not None else tuple(d for d in data["entries"][0]["domain"] if d != "dtypes")
     entries = []
     for i, e in enumerate(data["entries"]):

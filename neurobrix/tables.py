@@ -42,6 +42,7 @@ from .schema import (
     TrackedFile,
     classes_meet,
     entry_digest,
+    foreign_device,
     parse_class,
     parse_index,
     parse_proofs,
@@ -154,9 +155,14 @@ class Tables:
         layout = _record_layout(text, class_id, kernel)
         if layout is None:
             record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
-            stack, carried = stack_of(record.provenance), None
+            stack, carried, device = stack_of(record.provenance), None, record.provenance["device"]
         else:
-            stack, carried = layout
+            stack, carried, device = layout
+        # the device the proofs were made on must be one of the class's (as `tables verify` holds it): proofs made on
+        # another GPU, or on the interpreter, moved into this class's folder and bound, prove nothing of it
+        refusal = foreign_device(str(path), self.classes[class_id], device)
+        if refusal is not None:
+            raise refusal
         if stack != dict(index.stack):
             raise TablesError(
                 f"{path}: its proofs were made on the compiler stack {_stack_words(stack)}, but its index {index.path} "
@@ -207,9 +213,12 @@ def _header_stack(text: str) -> dict[str, str] | None:
     return None if layout is None else layout[0]
 
 
-def _record_layout(text: str, class_id: str | None, kernel: str | None) -> tuple[dict[str, str], list[str]] | None:
+def _record_layout(
+    text: str, class_id: str | None, kernel: str | None
+) -> tuple[dict[str, str], list[str], dict[str, Any]] | None:
     """What ``run`` reads of a record written in certify's layout, without parsing its entries: the compiler stack
-    of its provenance (:func:`~neurobrix.schema.stack_of`) and its proofs' entry digests, in order. None when the
+    of its provenance (:func:`~neurobrix.schema.stack_of`), its proofs' entry digests, in order, and the device its
+    provenance records. None when the
     record is in any other layout, so that its caller parses the whole record (which refuses a key named twice, a
     second document, ...) and reads both there. Certify's layout: ASCII text with line feeds alone (YAML also breaks
     lines at CR, NEL, LS and PS, which a line scan would not see), a header of the top-level keys ``format``,
@@ -249,7 +258,7 @@ def _record_layout(text: str, class_id: str | None, kernel: str | None) -> tuple
     if len(found) % 2 != 1 or found[-1] != ("", "", "") or found[0:-1:2] != [_ENTRY_START] * (len(found) // 2):
         return None
     digests = [digest for _, digest, _ in found[1:-1:2]]
-    return (stack_of(provenance), digests) if all(digests) else None
+    return (stack_of(provenance), digests, provenance["device"]) if all(digests) else None
 
 
 def _stack_words(stack: Mapping[str, str]) -> str:

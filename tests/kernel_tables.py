@@ -100,6 +100,19 @@ def write_tables(root: Path, configs: dict | None = None, dtypes=("fp32", "fp16"
     return root
 
 
+def class_device(match: dict) -> dict:
+    """The ``device`` a proof's provenance records when made on a GPU of the class ``match`` describes (its
+    ``device_name`` pattern taken as the name)."""
+    return {
+        "backend": match["backend"],
+        "vendor": match["vendor"],
+        "name": match["device_name"],
+        "compute_capability": list(match["compute_capability"]),
+        "multiprocessor_count": match["multiprocessor_count"],
+        "total_memory_gib": 80.0,
+    }
+
+
 def write_gpu_class(root: Path, class_id: str = "fake-hopper", launch: tuple[str, ...] = ("pdl",)) -> Path:
     """A CUDA class (compute capability 9.0, which no machine here has) holding the interpreter class's settings of
     ``root`` (written by ``write_tables``), with these launch features: what a plan's launch features are tested on,
@@ -111,10 +124,6 @@ def write_gpu_class(root: Path, class_id: str = "fake-hopper", launch: tuple[str
 
     source, folder = root / "interpreter", root / class_id
     folder.mkdir()
-    for path in sorted(source.glob(f"*{nb_tables.PROOFS_SUFFIX}")):  # written as certify writes a class's tables
-        kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
-        table = parse_proofs(nb_tables.read_yaml(path, str(path)), str(path), "interpreter", kernel)
-        write_table(root, class_id, kernel, list(table.entries), dict(table.provenance))
     match = {
         "backend": "cuda",
         "vendor": "nvidia",
@@ -122,6 +131,12 @@ def write_gpu_class(root: Path, class_id: str = "fake-hopper", launch: tuple[str
         "compute_capability": [9, 0],
         "multiprocessor_count": 132,
     }
+    for path in sorted(source.glob(f"*{nb_tables.PROOFS_SUFFIX}")):  # written as certify writes a class's tables
+        kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
+        table = parse_proofs(nb_tables.read_yaml(path, str(path)), str(path), "interpreter", kernel)
+        # proven (as far as the runtime and `tables verify` read it) on a device of this class
+        provenance = {**dict(table.provenance), "device": class_device(match)}
+        write_table(root, class_id, kernel, list(table.entries), provenance)
     identity = {"format": 1, "class": class_id, "description": "A made-up Hopper (test fixture)", "match": match}
     (folder / "class.yaml").write_text(yaml.safe_dump({**identity, **({"launch": list(launch)} if launch else {})}))
     retrack(root)

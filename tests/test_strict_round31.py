@@ -179,7 +179,8 @@ def test_the_shipped_records_stay_on_the_fast_path(monkeypatch):
         text = path.read_text(encoding="utf-8")
         layout = tables._record_layout(text, path.parent.name, path.name.removesuffix(tables.PROOFS_SUFFIX))
         data = yaml.load(text, tables.SAFE_LOADER)
-        assert layout == (stack_of(data["provenance"]), [e["proof"]["entry"] for e in data["entries"]]), path
+        entries = [e["proof"]["entry"] for e in data["entries"]]
+        assert layout == (stack_of(data["provenance"]), entries, data["provenance"]["device"]), path
     loaded = tables.load(REPO / "tables")
     monkeypatch.setattr(tables, "parse_proofs", lambda *a, **k: pytest.fail("a record was parsed"))
     start = time.perf_counter()
