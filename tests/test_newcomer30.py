@@ -1,0 +1,80 @@
+"""Walk-through round 30: a newcomer, a contributor certifying a new class and a release engineer following README.md
+and CONTRIBUTING.md on a machine without a GPU (docs/walkthroughs.md has the round's paragraph). What they met that
+said the wrong thing, each held here. No kernel is launched."""
+
+from __future__ import annotations
+
+import shutil
+
+import pytest
+from conftest import REPO, retrack
+from store_fixtures import config_dict, make_checkpoint
+
+from neurobrix import cli, tables
+from neurobrix.errors import NoGPUError, UsageError
+
+
+def _error_of(argv: list[str], capsys) -> tuple[int, str]:
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit_:
+        cli.main(argv)
+    return int(exit_.value.code), capsys.readouterr().err
+
+
+def test_an_error_the_engine_lays_out_in_lines_prints_them_as_lines(tmp_path, monkeypatch, capsys):
+    """The README promises that a run missing certified settings "stops with the whole list and the certify command".
+    Since every error was escaped into one line (strict round 31), the list printed as one line with literal `\\n`
+    between the calls, and the certify command a user copies ended a 400-character line; so did the tables'
+    mismatch (exit 3), and the first thing a newcomer meets, `neurobrix run` on a CPU without TRITON_INTERPRET
+    ("...the Triton interpreter is off.\\n  On a CPU, ..."). Now each line the engine laid out is a line, while a line
+    feed a quoted value holds is still written as its escape."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
+    for path in (root / "interpreter").glob("silu_mul.*"):
+        path.unlink()
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    tables.clear_cache()
+    source = make_checkpoint(tmp_path / "src" / "tiny", config=config_dict(), use_transformers=False)
+    assert cli.main(["import", str(source)]) == 0
+
+    code, err = _error_of(["run", "--model", "tiny", "--prompt", "hi", "--max-tokens", "2"], capsys)
+    assert code == 4, err
+    assert "\\n" not in err, err
+    lines = err.splitlines()
+    assert lines[0].startswith("neurobrix: error: this model cannot run on GPU class interpreter"), err
+    calls = [line for line in lines if line.startswith("  silu_mul ")]
+    assert calls and lines[-1].strip().startswith("python -m conformance certify --class interpreter"), err
+
+    # the tables' mismatch: one line per file, then what to do
+    with (root / "interpreter" / "linear.json").open("a", encoding="utf-8") as handle:
+        handle.write("\n")
+    tables.clear_cache()
+    code, err = _error_of(["tables", "list"], capsys)
+    assert code == 3 and "\\n" not in err, err
+    assert err.splitlines()[1].strip().startswith(f"{root / 'interpreter' / 'linear.json'}: size"), err
+    assert err.splitlines()[-1].startswith("Reinstall neurobrix"), err
+
+    # the engine's own lines, each escaped alike: a line feed inside one stays an escape (one line of output each)
+    def refuse(args):
+        raise NoGPUError("no GPU found.", "  On a CPU, TRITON_INTERPRET=1.")
+
+    monkeypatch.setattr(cli, "cmd_tables_list", refuse)  # the parser built in main takes it
+    code, err = _error_of(["tables", "list"], capsys)
+    assert code == 5 and err == "neurobrix: error: no GPU found.\n  On a CPU, TRITON_INTERPRET=1.\n", err
+
+    def quoted(args):
+        raise UsageError(f"no model {'evil' + chr(10) + 'neurobrix: imported'}")
+
+    monkeypatch.setattr(cli, "cmd_tables_list", quoted)
+    code, err = _error_of(["tables", "list"], capsys)
+    assert code == 2 and err.count("\n") == 1 and "evil\\nneurobrix: imported" in err, err
+
+
+def test_str_of_an_error_in_lines_is_unchanged():
+    """A program using NeuroBrix from Python reads ``str(error)``: the lines joined by line feeds, as before."""
+    error = NoGPUError("first", "  second")
+    assert str(error) == "first\n  second" and error.lines == ("first", "  second")
+    single = UsageError("one\nquoted")
+    assert str(single) == "one\nquoted" and single.lines == ()
