@@ -621,7 +621,8 @@ def check_class(
     def done(i: int) -> None:
         if progress:
             kernel, entry, dtype, _ = work[i]
-            progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
+            ranges = entry.domain.describe().partition(" ")[2]  # (the domain's dtypes: the one checked is named)
+            progress.update(task, advance=1, description=f"{kernel} {dtype} {ranges}")
 
     with tempfile.TemporaryDirectory(prefix="neurobrix-check-") as scratch:
         traces = Path(scratch)  # one file per entry: the example it is running (for a worker that dies)

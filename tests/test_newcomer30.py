@@ -1,6 +1,6 @@
 """Walk-through round 30: a newcomer, a contributor certifying a new class and a release engineer following README.md
 and CONTRIBUTING.md on a machine without a GPU (docs/walkthroughs.md has the round's paragraph). What they met that
-said the wrong thing, each held here. No kernel is launched."""
+said the wrong thing, each held here (one small kernel launched, in the interpreter)."""
 
 from __future__ import annotations
 
@@ -78,3 +78,29 @@ def test_str_of_an_error_in_lines_is_unchanged():
     assert str(error) == "first\n  second" and error.lines == ("first", "  second")
     single = UsageError("one\nquoted")
     assert str(single) == "one\nquoted" and single.lines == ()
+
+
+class _Lines:
+    """A progress object as check's `_Log` is handed one: what each update says."""
+
+    def __init__(self) -> None:
+        self.said: list[str] = []
+
+    def add_task(self, description: str, total: float | None = None, **_: object) -> int:
+        return 0
+
+    def update(self, task: int, advance: float = 0, description: str | None = None, **_: object) -> None:
+        if description:
+            self.said.append(description)
+
+
+def test_checks_progress_names_an_entrys_dtype_once():
+    """CONTRIBUTING's CPU walk-through, `conformance check --kernel silu_mul` in a log: each entry's line read
+    `silu_mul fp16 fp16 M=1.., I=1..` (the dtype checked, then the domain's dtypes again). Now the dtype checked, then
+    the domain's ranges."""
+    from conformance.check import check_class
+
+    progress = _Lines()
+    report = check_class("interpreter", ["silu_mul"], {"fp32"}, 1, "ci", progress=progress, jobs=1)
+    assert report.passed, report.summary()
+    assert progress.said == ["silu_mul fp32 M=1.., I=1.."], progress.said
