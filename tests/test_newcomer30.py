@@ -104,3 +104,18 @@ def test_checks_progress_names_an_entrys_dtype_once():
     report = check_class("interpreter", ["silu_mul"], {"fp32"}, 1, "ci", progress=progress, jobs=1)
     assert report.passed, report.summary()
     assert progress.said == ["silu_mul fp32 M=1.., I=1.."], progress.said
+
+
+def test_conformance_bind_help_helps(capsys):
+    """`python -m conformance.bind`, the command a record without digests is refused naming (and the history's way of
+    binding the shipped records): its `--help` was taken for a tables folder ("error: --help: not a tables folder",
+    exit 3). Now `-h` and `--help` print its usage and what it does, exit 0; a wrong count of arguments is still
+    exit 2."""
+    from conformance import bind
+
+    for flag in ("--help", "-h"):
+        assert bind.main([flag]) == 0
+        out, err = capsys.readouterr()
+        assert out.startswith("usage: python -m conformance.bind TABLES_FOLDER") and "entry's digest" in out, out
+        assert not err, err
+    assert bind.main([]) == 2 and capsys.readouterr().err.startswith("usage: ")
