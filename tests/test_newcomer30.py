@@ -119,3 +119,27 @@ def test_conformance_bind_help_helps(capsys):
         assert out.startswith("usage: python -m conformance.bind TABLES_FOLDER") and "entry's digest" in out, out
         assert not err, err
     assert bind.main([]) == 2 and capsys.readouterr().err.startswith("usage: ")
+
+
+def test_certify_on_another_machine_names_the_class_as_a_class(tmp_path, capsys):
+    """CONTRIBUTING step 4 run where the new class's GPU is not (here, the interpreter): "this machine is not a
+    nvidia-b200 ... Run this on a nvidia-b200", the class id read as a noun (left open by two walk-throughs). Now it
+    says the machine is not of that GPU class."""
+    from conformance.__main__ import main as conformance_main
+
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
+    (root / "nvidia-b200").mkdir()
+    (root / "nvidia-b200" / "class.yaml").write_text(
+        "format: 1\nclass: nvidia-b200\ndescription: NVIDIA B200 SXM\nmatch:\n  backend: cuda\n  vendor: nvidia\n"
+        "  device_name: NVIDIA B200\n  compute_capability: [10, 0]\n  multiprocessor_count: 148\n",
+        encoding="utf-8",
+    )
+    retrack(root)
+    tables.clear_cache()
+    argv = ["certify", "--class", "nvidia-b200", "--dtypes", "bf16", "fp16", "--only-missing", "--tables", str(root)]
+    capsys.readouterr()
+    assert conformance_main(argv) == 2
+    err = capsys.readouterr().err
+    assert "this machine is not of GPU class nvidia-b200: name 'Triton interpreter (CPU)'" in err, err
+    assert "Run this on a machine of that class (NVIDIA B200 SXM)" in err and "a nvidia" not in err, err
