@@ -68,8 +68,12 @@ def bind(root: Path) -> list[Path]:
 
 def main(argv: list[str] | None = None) -> int:
     args = sys.argv[1:] if argv is None else argv
+    usage = "usage: python -m conformance.bind TABLES_FOLDER"
+    if args in (["-h"], ["--help"]):  # (it was taken for a folder: "--help: not a tables folder", exit 3)
+        print(f"{usage}\n\n{__doc__.strip() if __doc__ else ''}")
+        return 0
     if len(args) != 1:
-        print("usage: python -m conformance.bind TABLES_FOLDER", file=sys.stderr)
+        print(usage, file=sys.stderr)
         return 2
     try:
         written = bind(Path(args[0]))

@@ -414,8 +414,8 @@ def require_device(gpu_class: GPUClass) -> None:
     facts = device_facts()
     if not matches(gpu_class, facts):
         raise UsageError(
-            f"this machine is not a {gpu_class.id}: {facts.describe()}. Run this on a {gpu_class.id} "
-            f"({gpu_class.description})"
+            f"this machine is not of GPU class {gpu_class.id}: {facts.describe()}. Run this on a machine of that "
+            f"class ({gpu_class.description})"
             + ("; for the interpreter class set TRITON_INTERPRET=1" if gpu_class.id == "interpreter" else "")
         )
 
@@ -621,7 +621,8 @@ def check_class(
     def done(i: int) -> None:
         if progress:
             kernel, entry, dtype, _ = work[i]
-            progress.update(task, advance=1, description=f"{kernel} {dtype} {entry.domain.describe()}")
+            ranges = entry.domain.describe().partition(" ")[2]  # (the domain's dtypes: the one checked is named)
+            progress.update(task, advance=1, description=f"{kernel} {dtype} {ranges}")
 
     with tempfile.TemporaryDirectory(prefix="neurobrix-check-") as scratch:
         traces = Path(scratch)  # one file per entry: the example it is running (for a worker that dies)

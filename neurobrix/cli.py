@@ -489,9 +489,12 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _error(message: str, code: int) -> NoReturn:
-    # one line, whatever the message quotes: a config.json's architecture or a folder's name holding ESC or CR
-    print(f"neurobrix: error: {printable(message)}", file=sys.stderr)
+def _error(message: str, code: int, lines: Sequence[str] = ()) -> NoReturn:
+    # one line, whatever the message quotes: a config.json's architecture or a folder's name holding ESC or CR; a
+    # message the engine laid out in lines (NeuroBrixError.lines: the calls missing a setting, then the command) one
+    # line each, each escaped alike
+    shown = "\n".join(printable(line) for line in lines) if lines else printable(message)
+    print(f"neurobrix: error: {shown}", file=sys.stderr)
     raise SystemExit(code)
 
 
@@ -532,7 +535,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     except NeuroBrixError as exc:
         if args.debug:
             traceback.print_exc()
-        _error(str(exc), exc.exit_code)
+        _error(str(exc), exc.exit_code, exc.lines)
     except KeyboardInterrupt as exc:  # Ctrl-C, or SIGTERM / SIGHUP (Terminated): 128 + the signal's number
         signum = exc.signum if isinstance(exc, Terminated) else signal.SIGINT
         if args.debug:

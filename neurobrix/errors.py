@@ -14,9 +14,19 @@ from collections.abc import Callable
 
 
 class NeuroBrixError(Exception):
-    """Base class: ``str(err)`` is a complete message for a person, ``exit_code`` the process status."""
+    """Base class: ``str(err)`` is a complete message for a person, ``exit_code`` the process status.
+
+    Given several lines (a list of the calls with no certified setting, then the command that certifies them), the
+    message is laid out in them: ``str(err)`` joins them with line feeds and ``lines`` keeps them, so that the CLI
+    prints each on its own line while it escapes, in each, every character a terminal obeys (a line feed a quoted
+    value holds included)."""
 
     exit_code = 1
+
+    def __init__(self, *lines: object) -> None:
+        several = len(lines) > 1
+        super().__init__(*(("\n".join(map(str, lines)),) if several else lines))
+        self.lines: tuple[str, ...] = tuple(map(str, lines)) if several else ()
 
 
 class UsageError(NeuroBrixError):

@@ -55,10 +55,10 @@ def device_facts() -> DeviceFacts:
 
     if not torch.cuda.is_available():
         raise NoGPUError(
-            "no GPU found (torch.cuda.is_available() is False) and the Triton interpreter is off.\n"
+            "no GPU found (torch.cuda.is_available() is False) and the Triton interpreter is off.",
             "  On a CPU, TRITON_INTERPRET=1 runs the kernels in the interpreter (slow; for tests), "
             "or, for `neurobrix run`, choose PyTorch's own kernels explicitly with --backend torch (they need no "
-            "certified tables, so there is nothing to warm up)."
+            "certified tables, so there is nothing to warm up).",
         )
     return facts_of(0)
 
@@ -97,10 +97,10 @@ def classify(facts: DeviceFacts, tables: Tables) -> GPUClass:
             "made disjoint."
         )
     raise UncertifiedGPUError(
-        f"this GPU is not certified: {facts.describe()}.\n"
-        f"  certified classes ({tables.location.root}): {certified}\n"
+        f"this GPU is not certified: {facts.describe()}.",
+        f"  certified classes ({tables.location.root}): {certified}",
         "  To certify it, add tables/<class-id>/class.yaml for it in a source checkout and run "
-        f"{certify_command('<class-id>')} on this GPU (see the contributor guide in the README)."
+        f"{certify_command('<class-id>')} on this GPU (see the contributor guide in the README).",
     )
 
 

@@ -364,10 +364,10 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
     if missing:
         raise MissingEntryError(
             f"this model cannot run on GPU class {class_id} in {', '.join(sorted(dtypes))}: {len(missing)} kernel "
-            "call(s) have no certified setting (nothing was loaded):\n"
-            + "\n".join(missing)
-            + f"\n  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):"
-            + f"\n    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}"
+            "call(s) have no certified setting (nothing was loaded):",
+            *missing,
+            f"  certify them (from a source checkout of neurobrix, on a machine of class {class_id}):",
+            f"    {certify_command(class_id, sorted(kernels), sorted(dtypes), certify_hint)}",
         )
     return Plan(class_id, settings, "pdl" in tables.classes[class_id].launch, tables)
 

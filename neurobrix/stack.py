@@ -502,7 +502,7 @@ def require_certified_stack(class_id: str, tables: Tables | None = None) -> None
         raise CompilerStackError(f"{problem} (nothing was loaded).")
     found = verdict(class_id, tables)
     if not found.ok:
-        raise CompilerStackError(found.refusal())
+        raise CompilerStackError(*found.refusal().split("\n"))  # the lines it lays out, each printed
     problem = compiler_problem(class_id)
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")

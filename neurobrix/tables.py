@@ -784,11 +784,11 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
     tracked = read_tracked(root)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
-        lines = "\n".join(f"  {root / p.path}: {p.message}" for p in problems)
         raise TablesError(
-            f"the certified tables in {root} ({location.origin}) do not match {TRACKED_NAME}:\n{lines}\n"
+            f"the certified tables in {root} ({location.origin}) do not match {TRACKED_NAME}:",
+            *(f"  {root / p.path}: {p.message}" for p in problems),
             "Reinstall neurobrix; in a source checkout, re-certify or run `python -m conformance track` "
-            "after checking the change."
+            "after checking the change.",
         )
     classes: dict[str, GPUClass] = {}
     kernels: dict[str, list[str]] = {}

@@ -372,12 +372,12 @@ def test_certify_refuses_a_class_this_device_is_not(capsys):
         conformance_main(["certify", "--class", "nvidia-h200", "--dtypes", "bf16", "--tables", str(REPO / "tables")])
         == 2
     )
-    assert "this machine is not a nvidia-h200" in capsys.readouterr().err
+    assert "this machine is not of GPU class nvidia-h200" in capsys.readouterr().err
 
 
 def test_check_refuses_another_class_a_class_without_tables_an_unknown_kernel(tmp_path, capsys):
     assert conformance_main(["check", "--class", "nvidia-h200"]) == 2
-    assert "this machine is not a nvidia-h200" in capsys.readouterr().err
+    assert "this machine is not of GPU class nvidia-h200" in capsys.readouterr().err
     assert conformance_main(["check", "--class", "interpreter", "--kernel", "nosuch"]) == 2
     assert "no table for kernel 'nosuch'" in capsys.readouterr().err
     bare = tmp_path / "bare"
