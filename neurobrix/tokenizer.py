@@ -1330,16 +1330,12 @@ class Tokenizer:
                 # (a fraction of a negative factor is no real number) fails at the first token where it applies, not
                 # before: ``generate.decay_scale``
                 pair = value if isinstance(value, list) and len(value) == 2 else None
-                if (
-                    pair is None
-                    or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pair)
-                    or isinstance(pair[1], bool)
-                ):
+                if pair is None or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pair):
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty must be [start, factor] (two "
                         f"numbers), got {value!r}"
                     )
-                start = int(pair[0]) if isinstance(pair[0], bool) else pair[0]
+                start, factor = (int(v) if isinstance(v, bool) else v for v in pair)
                 eos = _tensor_ids(self.generation.get("eos_token_id")) or []
                 if not eos:  # transformers' processor fails without one
                     raise TokenizerError(
@@ -1350,7 +1346,7 @@ class Tokenizer:
                         f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
                         f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
                     )
-                found[name] = (start, pair[1])
+                found[name] = (start, factor)
             elif name == "remove_invalid_values":  # on only when exactly true (generate's `is True`)
                 if value is True:
                     found[name] = True

@@ -51,6 +51,14 @@ RUNS = {  # transformers prints text: the eos id comes first, or the decay never
         "eos_token_id": PLAIN[1],
         "exponential_decay_length_penalty": [0, 10**10],
     },
+    "a factor of true (1: no decay), which transformers takes as its integer": {
+        "eos_token_id": PLAIN[1],
+        "exponential_decay_length_penalty": [1, True],
+    },
+    "a factor of false (0: the eos score less its magnitude)": {
+        "eos_token_id": PLAIN[2],
+        "exponential_decay_length_penalty": [0, False],
+    },
     "a negative factor raised to a fraction, never reached": {
         "eos_token_id": 9,
         "exponential_decay_length_penalty": [10.5, -2.0],
@@ -62,7 +70,7 @@ RUNS = {  # transformers prints text: the eos id comes first, or the decay never
 @pytest.mark.parametrize("case", RUNS)
 def test_a_decay_failing_only_past_the_text_prints_transformers_text(model_folder, monkeypatch, case, stream):
     """Before: an OverflowError out of `run` (the step computed one token ahead, after the eos), or a refusal of
-    the fractional power before the run."""
+    the fractional power, or of a factor of true or false, before the run."""
     _write(model_folder, RUNS[case])
     want = theirs(model_folder)
     ids, text, notes = ours(model_folder, monkeypatch, stream=stream)
