@@ -83,6 +83,10 @@ REFUSED = {  # transformers fails at the first step where the power cannot be co
         {"exponential_decay_length_penalty": [0.5, -4.0]},
         "** 0.5 at new token 2",
     ),
+    "an integer power too large for torch (the eos masked meanwhile)": (
+        {"exponential_decay_length_penalty": [1, 10**10], "min_new_tokens": 6},
+        "** 2 at new token 4",
+    ),
 }
 
 
