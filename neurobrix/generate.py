@@ -314,7 +314,8 @@ def decay_scale(decay: tuple[int | float, int | float], prompt_len: int, length:
         scale = pow(factor, power)
         if not isinstance(scale, complex):
             scale = scale - 1
-            torch.zeros(1) * scale  # what torch takes as a scalar
+            if isinstance(scale, int):  # an integer torch may not take as a scalar (a float power raised already)
+                torch.zeros(1) * scale
     except (OverflowError, RuntimeError):
         scale = None
     if scale is None or isinstance(scale, complex):
