@@ -120,7 +120,7 @@ class Constraints:
     suppress_tokens: tuple[int, ...] = ()
     begin_suppress_tokens: tuple[int, ...] = ()
     sequence_bias: tuple[tuple[tuple[int, ...], float], ...] = ()  # (token ids, bias) pairs
-    exponential_decay_length_penalty: tuple[int | float, float] | None = None  # (start, factor)
+    exponential_decay_length_penalty: tuple[int | float, int | float] | None = None  # (start, factor)
     remove_invalid_values: bool = False
 
     def validate(self, vocab: int) -> None:
@@ -168,16 +168,9 @@ class Constraints:
             raise refuse("remove_invalid_values", "true or false")
         decay = self.exponential_decay_length_penalty
         if decay is not None and not (
-            isinstance(decay, tuple)
-            and len(decay) == 2
-            and is_number(decay[0])
-            and is_number(decay[1])
-            and (decay[1] >= 0 or float(decay[0]).is_integer())
+            isinstance(decay, tuple) and len(decay) == 2 and is_number(decay[0]) and is_number(decay[1])
         ):
-            raise refuse(
-                "exponential_decay_length_penalty",
-                "None or a (start, factor) pair of numbers (a whole start if factor < 0)",
-            )
+            raise refuse("exponential_decay_length_penalty", "None or a (start, factor) pair of numbers")
 
     @property
     def active(self) -> bool:
@@ -291,7 +284,7 @@ class Processors:
         if decay is not None and eos and length > decay[0] + self.prompt_len:
             # transformers' ExponentialDecayLengthPenalty: |score| times (factor ** steps - 1) added to each eos id's
             # score (none to a score that is not finite)
-            penalty = torch.abs(scores[:, eos]) * (pow(decay[1], length - (decay[0] + self.prompt_len)) - 1)
+            penalty = torch.abs(scores[:, eos]) * decay_scale(decay, self.prompt_len, length)
             penalty = penalty.masked_fill(~torch.isfinite(scores[:, eos]), 0.0)
             penalties = torch.zeros_like(scores)
             penalties[:, eos] = penalty
@@ -307,6 +300,47 @@ class Processors:
     def push(self, tokens: torch.Tensor) -> None:
         for ids, token in zip(self.history, tokens.tolist()):
             ids.append(token)
+
+
+def decay_scale(decay: tuple[int | float, int | float], prompt_len: int, length: int) -> int | float:
+    """exponential_decay_length_penalty's factor ** (length - (start + prompt length)) - 1 at a sequence ``length``
+    past its start, as transformers' processor computes it in Python (the numbers as the settings give them) and
+    multiplies float32 scores by it. Where that fails there (a float power past float64's range, an integer too large
+    for torch, a negative factor raised to a fraction: a complex number its scores cannot hold), transformers'
+    generate stops with an exception and prints no text: refused (UsageError) at that token."""
+    start, factor = decay
+    power = length - (start + prompt_len)
+    try:
+        scale = pow(factor, power)
+        if not isinstance(scale, complex):
+            scale = scale - 1
+            if isinstance(scale, int):  # an integer torch may not take as a scalar (a float power raised already)
+                torch.zeros(1) * scale
+    except (OverflowError, RuntimeError):
+        scale = None
+    if scale is None or isinstance(scale, complex):
+        what = "out of range" if scale is None else "no real number"
+        raise UsageError(
+            f"exponential_decay_length_penalty [{start!r}, {factor!r}] (the model's generation settings): {factor!r} "
+            f"** {power!r} at new token {length - prompt_len + 1} is {what}, on which transformers' processor fails "
+            "(its generate prints no text)"
+        )
+    return scale
+
+
+def decay_failure(constraints: Constraints, prompt_len: int, max_new_tokens: int) -> int | None:
+    """The first new token (counted from 1) at which ``decay_scale`` refuses these settings' decay within
+    ``max_new_tokens`` (transformers' generate fails there unless an eos id ends the text first); None if none."""
+    decay = constraints.exponential_decay_length_penalty
+    if decay is None:
+        return None
+    for length in range(prompt_len, prompt_len + max_new_tokens):
+        if length > decay[0] + prompt_len:
+            try:
+                decay_scale(decay, prompt_len, length)
+            except UsageError:
+                return length - prompt_len + 1
+    return None
 
 
 def penalize(logits: torch.Tensor, seen: torch.Tensor, penalty: float) -> torch.Tensor:
@@ -846,17 +880,24 @@ def _generate_batch(
     else:
         read = _Reader(token)
         steps = 1
-        ahead = None
+
+        def step(token: torch.Tensor, position: int) -> torch.Tensor | UsageError:
+            # the step queued ahead may lie past the end of every sequence, where transformers' generate computes
+            # nothing: a refusal of its settings there (``decay_scale``) is raised only once the step is needed
+            try:
+                return sample(decoder.step(token, position), opts, generator, seen, processors)
+            except UsageError as exc:
+                return exc
+
+        ahead: torch.Tensor | UsageError | None = None
         if steps < max_new_tokens and not all(done):
-            ahead = sample(decoder.step(token, seq), opts, generator, seen, processors)
+            ahead = step(token, seq)
         while ahead is not None:
+            if isinstance(ahead, UsageError):
+                raise ahead
             token, steps = ahead, steps + 1
             read.start(token)
-            ahead = (
-                sample(decoder.step(token, seq + steps - 1), opts, generator, seen, processors)
-                if steps < max_new_tokens
-                else None
-            )
+            ahead = step(token, seq + steps - 1) if steps < max_new_tokens else None
             record(read.finish())
             if all(done):
                 break

@@ -21,7 +21,7 @@ from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
 from .errors import UsageError, expect, expect_hooks
-from .generate import Constraints, Sampling, Stats, generate
+from .generate import Constraints, Sampling, Stats, decay_failure, generate
 from .model import Transformer, UnreadableWeightsError, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
@@ -329,6 +329,16 @@ def run(
         # a model's own limit of 12.5 tokens: transformers' forced eos waits for a length of max_length - 1, never met
         masks.pop("forced_eos_token_id", None)
     constraints = Constraints(**masks)
+    stream_text = opts.stream
+    failing = decay_failure(constraints, len(prompt), max_tokens)
+    if failing is not None and stream_text:
+        # transformers' generate fails at that token unless an eos id ends the text first, and then prints nothing:
+        # the text is written once the run has ended without reaching it (the run is refused there otherwise)
+        stream_text = False
+        notice(
+            f"note: the model's exponential_decay_length_penalty cannot be computed from new token {failing} on "
+            "(transformers' generate fails there); the text is printed once the run ends before it"
+        )
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)
@@ -350,11 +360,11 @@ def run(
         max_tokens,
         sampling,
         eos,
-        on_token if opts.stream else None,
+        on_token if stream_text else None,
         use_graph=True,
         constraints=constraints,
         **({"stop": stops} if stops is not None else {}),
     )
-    write(stream.finish() if opts.stream else tokenizer.decode(out))
+    write(stream.finish() if stream_text else tokenizer.decode(out))
     write("\n")
     return dataclasses.replace(stats, load_s=loaded - loading)

@@ -1326,19 +1326,16 @@ class Tokenizer:
                 found[name] = tuple(zip(sequences(name, [p[0] for p in kept]), (float(p[1]) for p in kept)))
             elif name == "exponential_decay_length_penalty":  # [start, factor]
                 # transformers adds start to the prompt's length and raises factor to the power of the length past
-                # that: any number does (2.0 and true as 2 and 1), but a fraction of a negative factor is no real number
+                # that, in Python and with the numbers as written (2.0 and true as 2 and 1); a power it cannot compute
+                # (a fraction of a negative factor is no real number) fails at the first token where it applies, not
+                # before: ``generate.decay_scale``
                 pair = value if isinstance(value, list) and len(value) == 2 else None
-                if (
-                    pair is None
-                    or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pair)
-                    or isinstance(pair[1], bool)
-                    or (pair[1] < 0 and not float(pair[0]).is_integer())
-                ):
+                if pair is None or not all(isinstance(v, (int, float)) and math.isfinite(v) for v in pair):
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty must be [start, factor] (two "
-                        f"numbers, a whole start where the factor is negative), got {value!r}"
+                        f"numbers), got {value!r}"
                     )
-                start = int(pair[0]) if float(pair[0]).is_integer() else float(pair[0])
+                start, factor = (int(v) if isinstance(v, bool) else v for v in pair)
                 eos = _tensor_ids(self.generation.get("eos_token_id")) or []
                 if not eos:  # transformers' processor fails without one
                     raise TokenizerError(
@@ -1349,7 +1346,7 @@ class Tokenizer:
                         f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
                         f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
                     )
-                found[name] = (start, float(pair[1]))
+                found[name] = (start, factor)
             elif name == "remove_invalid_values":  # on only when exactly true (generate's `is True`)
                 if value is True:
                     found[name] = True
