@@ -262,8 +262,8 @@ PLANTS = [
     p(
         "cs02",
         "neurobrix/cli_store.py",
-        'revision = (m.commit or "")[:12] or m.revision or "-"',
-        'revision = m.revision or (m.commit or "")[:12] or "-"',
+        'revision = printable((m.commit or "")[:12] or m.revision or "-")',
+        'revision = printable(m.revision or (m.commit or "")[:12] or "-")',
         CS,
     ),
     p("cs03", "neurobrix/cli_store.py", '+ ("  DAMAGED" if m.damaged else "")', "", CS),
@@ -294,7 +294,7 @@ PLANTS = [
     p(
         "cs10",
         "neurobrix/cli_store.py",
-        "        if m.damaged:\n            print(f\"{'':<{width}}  {m.damaged}\")\n",
+        "        if m.damaged:\n            print(f\"{'':<{width}}  {printable(m.damaged)}\")\n",
         "",
         CS,
     ),

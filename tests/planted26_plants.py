@@ -130,8 +130,8 @@ PLANTS = [
     p(
         "cs1",
         CS,
-        'revision = (m.commit or "")[:12] or m.revision or "-"',
-        'revision = m.revision or (m.commit or "")[:12] or "-"',
+        'revision = printable((m.commit or "")[:12] or m.revision or "-")',
+        'revision = printable(m.revision or (m.commit or "")[:12] or "-")',
         STORE,
     ),
     p(
@@ -145,8 +145,8 @@ PLANTS = [
     p(
         "cs4",
         CS,
-        "width = max(len(m.name) for m in models)",
-        "width = max(len(m.name) for m in models[:1])",
+        "width = max(map(len, names))",
+        "width = max(map(len, names[:1]))",
         STORE,
     ),
     # ------------------------------------------------------------------ gate/report.py

@@ -127,8 +127,8 @@ PLANTS = [
     p(
         "e12",
         "neurobrix/cli.py",
-        'print(f"neurobrix: error: {printable(message)}"',
-        'print(f"neurobrix: error: {message}"',
+        'shown = "\\n".join(printable(line) for line in lines) if lines else printable(message)',
+        'shown = "\\n".join(printable(line) for line in lines) if lines else message',
         PR,
     ),
     p("e13", CLI, "{printable(m.source)}", "{m.source}", PR),
