@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from neurobrix.tables import sha256_of
 
 from . import names, tarstrict, zipstrict
 from .checks import Check, Finding, GateError, Limits
@@ -91,7 +90,11 @@ class Archive:
         self.tools_skipped = ""
         self._unsafe: set[str] = set()
         self._digests: dict[str, Digest | None] = {}
-        self.sha256 = ""  # of the bytes judged (read once, by _read_file); the report gives this one
+        # of the bytes judged (read once, by _read_file); the report gives this one. None for a file refused unread,
+        # larger than the limits: it is never hashed (gate round 32: a sparse file of 20 GiB, no block on disk, took
+        # 150 s and 16 GiB of resident memory to hash twice, and one of terabytes would hold the gate for hours)
+        self.sha256: str | None = ""
+        self.size = 0  # of the bytes judged
 
     def fail(self, check: Check, path: str | None, message: str) -> None:
         self.findings.append(Finding(check, self.dist, path, message))
@@ -137,21 +140,22 @@ class Archive:
 
 
 def _read_file(archive: Archive, limits: Limits) -> bytes | None:
-    """The file's bytes, read once (None when larger than the limits); ``archive.sha256`` becomes their hash."""
+    """The file's bytes, read once (None when larger than the limits: refused unread, G308, and not hashed, since no
+    bytes of it were judged and none is uploaded); ``archive.sha256`` becomes their hash."""
     path = archive.path
     try:
-        size = path.stat().st_size
-        if size > limits.total_size:
-            archive.sha256 = sha256_of(path)  # refused unread (G308); the report still names its bytes
+        if path.stat().st_size > limits.total_size:
+            archive.sha256 = None
             return None
         with path.open("rb") as fh:
             data = fh.read(limits.total_size + 1)
         if len(data) > limits.total_size:  # it grew after stat(): refused unread all the same
-            archive.sha256 = sha256_of(path)
+            archive.sha256 = None
             return None
     except OSError as exc:
         raise GateError(f"{path}: cannot be read: {exc}") from exc
     archive.sha256 = hashlib.sha256(data).hexdigest()
+    archive.size = len(data)
     return data
 
 

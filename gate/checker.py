@@ -231,17 +231,23 @@ def _changed_on_disk(archives: Sequence[Archive]) -> list[Finding]:
     the tools, pip and the uploader read the file again, and the report's sha256 must be what was judged."""
     findings: list[Finding] = []
     for archive in archives:
+        if archive.sha256 is None:  # refused unread (G308): no byte of it was judged, and none is passed
+            continue
+        size = archive.size
         try:
-            now = sha256_of(archive.path)
+            size = archive.path.stat().st_size
+            # of another size it changed, and is not hashed: it may have grown to any size since it was read
+            now = f"sha256 {sha256_of(archive.path)}" if size == archive.size else f"{size} bytes"
         except OSError as exc:
             now = f"unreadable ({exc})"
-        if now != archive.sha256:
+        if now != f"sha256 {archive.sha256}":
+            read = f"sha256 {archive.sha256}" if size == archive.size else f"{archive.size} bytes"
             findings.append(
                 Finding(
                     Check.G003,
                     archive.dist,
                     None,
-                    f"the file changed while the gate judged it (sha256 {archive.sha256} read, {now} now); "
+                    f"the file changed while the gate judged it ({read} read, {now} now); "
                     "what would be uploaded is not what was judged",
                 )
             )

@@ -50,6 +50,9 @@ class Twine:
                 stderr=subprocess.STDOUT,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                # twine prints the dist's file name, which need not be UTF-8 (gate round 32: a name holding the byte
+                # 0xff stopped the gate, "internal error", where the name is the finding, G405)
+                errors="backslashreplace",
                 env=env,
             )
             for dist in dists
@@ -134,6 +137,7 @@ class WheelContentsCheck:
                 stderr=subprocess.PIPE,
                 stdin=subprocess.DEVNULL,
                 text=True,
+                errors="backslashreplace",
             )
             if wheels
             else None

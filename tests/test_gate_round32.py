@@ -1,0 +1,208 @@
+"""The thirty-second round against the release gate: the gate itself as a CI pipeline meets it, not what it lets through.
+
+Each hostile input was built small in bytes and large in what it declares, and judged by ``python -m gate`` under
+``/usr/bin/time -v`` (time and peak resident memory); each invocation a pipeline can make by mistake or by a planted
+file name was run as a step would run it. What held is listed in docs/gate-rounds.md; what did not is held here:
+
+1. a dist file past the size limit was refused unread (G308) and yet hashed whole, twice (its sha256 for the report,
+   then again for G003): a sparse file of 20 GiB, no block on disk, took 150 s and 16 GiB of resident memory (the
+   hash reads a map of the file), and one of terabytes would hold the step for hours; under the hostile corpus's
+   1 GiB cap the map failed and the gate answered "cannot be read" (exit 2) instead of the refusal. Such a file is
+   not hashed now (its ``sha256`` is null in the JSON report), and a dist that changed size while judged is G003
+   by its size, not hashed again (it may have grown to any size);
+2. the report was escaped as a whole, its line feeds kept, so a member named ``neurobrix/x\\ngate: PASSED: …``
+   printed a line of its own that opened with ``gate: PASSED`` (``grep '^gate: PASSED'`` found it in a refused
+   run's log), and U+2028, a new line to Python's ``str.splitlines`` and the log viewers built on it, did the same;
+   each line is escaped alone now, line feeds and U+2028/U+2029 included;
+3. an unusable input's one line (exit 2) was printed raw: a file of the upload folder named with an escape sequence
+   or a line feed (``python -m gate check dist/*`` names it) repainted the terminal or forged a line; it is escaped as
+   the report is;
+4. a dist whose file name holds a byte that is no UTF-8 (``…-any\\xff.whl``) stopped the gate with "internal error"
+   (exit 2: twine prints the name, and its output was decoded strictly); it is refused now (G407: its tag is ``any\\udcff``)
+   as any other name no installer reads;
+5. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
+   ``--allow-dirty`` failed on the same missing checkout; in a folder of another checkout it listed that
+   checkout's files as changed. Both now name what is wrong: not a git checkout, not the top of one.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from gate_fixtures import Built, RawMember, wheel_members, with_true_record
+from test_gate_hostile import REFERENCE, built, capped_address_space, judge, refused_with, write_wheel
+
+from gate import checker
+from gate.checker import REPO, Options, check
+from gate.checks import GateError
+from gate.repository import read_tree_state
+
+pytestmark = pytest.mark.slow
+__all__ = ["built"]  # the module's built wheel and sdist, shared with the hostile corpus
+
+SPARSE = 20 << 30  # bytes declared by a file that holds none on disk
+
+
+def gate_step(*args: str, cwd: Path = REPO, timeout: float = 30) -> tuple[subprocess.CompletedProcess[bytes], float]:
+    """``python -m gate ARGS`` as a CI step runs it (bytes out, as a log receives them), capped at 1 GiB of address
+    space; never a traceback, never an internal error."""
+    start = time.monotonic()
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", *args],
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        timeout=timeout,
+        preexec_fn=capped_address_space,
+        stdin=subprocess.DEVNULL,
+    )
+    output = result.stdout + result.stderr
+    assert b"Traceback" not in output and b"internal error" not in output, output.decode(errors="replace")
+    return result, time.monotonic() - start
+
+
+def sparse(path: Path, size: int = SPARSE) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("wb") as fh:
+        fh.truncate(size)
+    return path
+
+
+# 1. A file past the size limit is refused without reading or hashing it
+
+
+@pytest.mark.parametrize("kind", ["wheel", "sdist"])
+def test_a_sparse_dist_of_20_gib_is_refused_unread_and_never_hashed(built: Built, tmp_path: Path, kind: str) -> None:
+    name = built.wheel.name if kind == "wheel" else built.sdist.name
+    dist = sparse(tmp_path / "dist" / name)
+    report = tmp_path / "report.json"
+    result, seconds = gate_step("check", "--no-smoke", "--allow-dirty", "--json", str(report), str(dist))
+    assert result.returncode == 1, result.stdout + result.stderr  # refused: it was "cannot be read", exit 2
+    assert b"G308" in result.stdout and b"not opened" in result.stdout
+    assert seconds < 20, f"{seconds:.1f} s"  # about 1 s; it was 150 s uncapped
+    (judged,) = json.loads(report.read_text())["dists"]
+    assert judged["file"] == name and judged["sha256"] is None  # no byte judged, none named
+
+
+def test_a_dist_that_grows_while_judged_is_refused_by_its_size_not_hashed(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Another process makes the wheel a sparse file of 20 GiB once it has been read: G003, by its size alone."""
+    folder = tmp_path / "upload"
+    folder.mkdir()
+    wheel = folder / built.wheel.name
+    shutil.copy(built.wheel, wheel)
+    real_load = checker.load_repository
+    hashed: list[Path] = []
+    real_hash = checker.sha256_of
+
+    def load_and_grow(root: Path) -> object:
+        sparse(wheel)
+        return real_load(root)
+
+    def spy(path: Path) -> str:
+        hashed.append(path)
+        assert path.stat().st_size <= 256 << 20, "a file past the size limit hashed"
+        return real_hash(path)
+
+    monkeypatch.setattr(checker, "load_repository", load_and_grow)
+    monkeypatch.setattr(checker, "sha256_of", spy)
+    report = judge(wheel)
+    finding = refused_with(report, "G003", None, wheel.name)
+    assert f"{SPARSE} bytes now" in finding.message and hashed == []
+
+
+# 2. No member name can print a line of its own in the report
+
+
+@pytest.mark.parametrize("separator", ["\n", "\r\n", "\u2028", "\u2029"])
+def test_a_member_name_cannot_forge_a_verdict_line(built: Built, tmp_path: Path, separator: str) -> None:
+    forged = "gate: PASSED: neurobrix 0.1.0, 1 wheel, no findings, install smoke passed"
+    name = f"neurobrix/x{separator}{forged}{separator}.py"
+    members = with_true_record([*wheel_members(built.wheel), RawMember(name.encode(), b"x = 1\n", flags=0x0800)])
+    report = judge(write_wheel(built, tmp_path, members))
+    text = report.render()
+    assert report.exit_code == 1
+    lines = text.splitlines()  # as Python, and log viewers built on it, split them
+    assert lines == text.split("\n")
+    assert [line for line in lines if line.startswith("gate: PASSED") or line.startswith(forged)] == []
+    assert lines[-1].startswith("gate: REFUSED")
+    assert forged in text  # shown, escaped, on the finding's own line
+
+
+# 3. The one line of an unusable input is escaped as the report is
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "\x1b]0;owned\x07\x1b[2Jneurobrix-0.1.0-py3-none-any.whl",
+        "x\ngate: PASSED: neurobrix 0.1.0\n.whl",
+        "x\u2028gate: PASSED\u202e.tar.gz",
+    ],
+    ids=["escape sequences", "line feeds", "U+2028 and a bidi override"],
+)
+def test_an_unusable_dist_is_named_in_one_escaped_line(tmp_path: Path, name: str) -> None:
+    garbage = tmp_path / name
+    garbage.write_bytes(b"\x1f\x8b\x08\0junk" if name.endswith(".tar.gz") else b"junk")
+    for argument in (garbage, tmp_path / f"missing-{name}"):
+        result, _ = gate_step("check", "--no-smoke", "--allow-dirty", str(argument))
+        assert result.returncode == 2 and result.stdout == b""
+        err = result.stderr.decode("utf-8")
+        assert err.startswith("gate: error: ") and err.count("\n") == 1 and err.endswith("\n")
+        assert err[:-1].isprintable(), repr(err)  # no ESC, BEL, LF, U+2028 or U+202E raw
+
+
+# 4. A file name that is no UTF-8 is a finding
+
+
+def test_a_dist_named_with_a_byte_that_is_no_utf8_is_refused(built: Built, tmp_path: Path) -> None:
+    wheel = Path(os.fsdecode(os.fsencode(tmp_path) + b"/neurobrix-0.1.0-py3-none-any\xff.whl"))
+    shutil.copy(built.wheel, wheel)
+    report = check([wheel], Options(REFERENCE, smoke=False, tools=True))  # twine prints the name
+    assert report.exit_code == 1
+    assert {f.code for f in report.findings} & {"G405", "G407"}  # a name no installer reads, a tag that is no tag
+    text = report.render()
+    assert "\\udcff" in text and all(line.isprintable() for line in text.split("\n"))
+
+
+# 5. Outside a git checkout, or below its top: one line that says so
+
+
+def test_no_git_checkout_is_named_as_such(tmp_path: Path) -> None:
+    with pytest.raises(GateError, match="is not a usable git checkout"):
+        read_tree_state(tmp_path)
+
+
+def test_a_folder_below_a_checkouts_top_is_named_as_such(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    (tmp_path / "sub").mkdir()
+    with pytest.raises(GateError, match="is not the top of its git checkout"):
+        read_tree_state(tmp_path / "sub")
+
+
+def test_the_gate_copied_outside_a_checkout_says_so_with_or_without_allow_dirty(built: Built, tmp_path: Path) -> None:
+    copy = tmp_path / "copy"
+    archive = subprocess.run(["git", "-C", str(REPO), "archive", "HEAD"], capture_output=True, check=True).stdout
+    copy.mkdir()
+    subprocess.run(["tar", "-x", "-C", str(copy)], input=archive, check=True)
+    shutil.rmtree(copy / "gate")
+    shutil.copytree(REPO / "gate", copy / "gate", ignore=shutil.ignore_patterns("__pycache__"))
+    for extra in ([], ["--allow-dirty"]):
+        result = subprocess.run(
+            [sys.executable, "-m", "gate", "check", "--no-smoke", *extra, str(built.wheel)],
+            cwd=copy,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            stdin=subprocess.DEVNULL,
+        )
+        assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
+        assert result.stderr.count("\n") == 1 and "is not a usable git checkout" in result.stderr, result.stderr
