@@ -23,7 +23,7 @@ from typing import Literal
 
 
 from . import names, tarstrict, zipstrict
-from .checks import Check, Finding, GateError, Limits
+from .checks import Budget, Check, Finding, GateError, Limits
 
 Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
@@ -77,8 +77,9 @@ class Archive:
 
     kind: Kind
 
-    def __init__(self, path: Path, limits: Limits) -> None:
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
         self.path = path
+        self.budget = Budget(limits.total_size) if budget is None else budget  # shared by every archive of a run
         self.dist = path.name
         self.limits = limits
         self.findings: list[Finding] = []
@@ -162,12 +163,11 @@ def _read_file(archive: Archive, limits: Limits) -> bytes | None:
 class WheelArchive(Archive):
     kind: Kind = "wheel"
 
-    def __init__(self, path: Path, limits: Limits) -> None:
-        super().__init__(path, limits)
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
+        super().__init__(path, limits, budget)
         self._entries: dict[str, zipstrict.ZipEntry] = {}
         self._data = b""
         self._cache: dict[str, bytes] = {}
-        self._budget = limits.total_size
         data = _read_file(self, limits)
         if data is None or len(data) > limits.total_size:
             self.fail(
@@ -213,8 +213,8 @@ class WheelArchive(Archive):
 
     def _read(self, name: str) -> bytes:
         if name not in self._cache:
-            data = zipstrict.inflate(self._data, self._entries[name], self._budget)
-            self._budget -= len(data)
+            data = zipstrict.inflate(self._data, self._entries[name], self.budget.left)
+            self.budget.take(len(data))
             self._cache[name] = data
         return self._cache[name]
 
@@ -470,8 +470,8 @@ def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry, data: byte
 class SdistArchive(Archive):
     kind: Kind = "sdist"
 
-    def __init__(self, path: Path, limits: Limits) -> None:
-        super().__init__(path, limits)
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
+        super().__init__(path, limits, budget)
         self._stream = b""
         self._entries: dict[str, tarstrict.TarEntry] = {}
         raw = _read_file(self, limits)
@@ -592,12 +592,12 @@ def _tar_header(raw: bytes) -> str:
     )
 
 
-def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
+def open_archive(path: Path, limits: Limits, budget: Budget | None = None) -> WheelArchive | SdistArchive:
     kind = dist_kind(path)
     if kind == "wheel":
-        return WheelArchive(path, limits)
+        return WheelArchive(path, limits, budget)
     if kind == "sdist":
-        return SdistArchive(path, limits)
+        return SdistArchive(path, limits, budget)
     raise GateError(f"{path}: not a wheel (.whl) or an sdist (.tar.gz)")
 
 
@@ -666,8 +666,8 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                         f"bytes (reached {len(out)}); abandoned there",
                     )
                     return None
-                if len(out) > limits.total_size:
-                    archive.fail(Check.G308, None, f"inflates past {limits.total_size} bytes; abandoned there")
+                if len(out) > min(limits.total_size, archive.budget.left):
+                    archive.fail(Check.G308, None, f"inflates past {_allowed(archive, limits)} bytes; abandoned there")
                     return None
             rest = stream.unused_data
             if not rest.strip(b"\0"):
@@ -676,6 +676,7 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                 if padded:
                     archive.fail(Check.G311, None, f"its gzip stream holds {padded}")
                     return None
+                archive.budget.take(len(out))
                 return bytes(out)
             archive.fail(
                 Check.G311,
@@ -693,6 +694,13 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+def _allowed(archive: Archive, limits: Limits) -> str:
+    """The bytes an sdist's stream may inflate to, said as the limit it meets."""
+    if archive.budget.left >= limits.total_size:
+        return str(limits.total_size)
+    return f"the {max(archive.budget.left, 0)} left of the {limits.total_size} all the dists of one run may inflate together"
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:

@@ -21,7 +21,7 @@ from packaging.version import Version
 from neurobrix.tables import TRACKED_NAME, sha256_of
 
 from .archive import Archive, SdistArchive, WheelArchive, dist_kind, open_archive
-from .checks import Check, Finding, GateError, Limits, capped
+from .checks import Budget, Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
 from .report import DistSummary, Report
@@ -117,8 +117,9 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
     findings: list[Finding] = list(folder_findings)
     with ExitStack() as stack:
         archives: list[WheelArchive | SdistArchive] = []
+        budget = Budget(options.limits.total_size)  # one for the run: a folder of many dists is not many budgets
         for path in paths:
-            archive = open_archive(path, options.limits)
+            archive = open_archive(path, options.limits, budget)
             stack.callback(archive.close)
             archives.append(archive)
         sound = [a for a in archives if a.safe] if options.tools else []

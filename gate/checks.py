@@ -174,5 +174,18 @@ class Limits:
     text_size: int = 4 * MiB  # a metadata file or a tracked list parsed by the gate
 
 
+class Budget:
+    """What the archives of one run may inflate together: :attr:`Limits.total_size` once, not once per archive (gate
+    round 32: an upload folder of eight copies of one wheel of 1.5 MB, 3,900 members of 64 KiB of zeros each, within
+    every archive's limits, held 2.1 GiB in the gate, and forty of them would hold ten; a release is one wheel and one
+    sdist of a few MiB)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def take(self, size: int) -> None:
+        self.left -= size
+
+
 class GateError(Exception):
     """Input the gate cannot judge (not an archive, unreadable, no reference list): ``str()`` says why. Exit 2."""

@@ -20,7 +20,11 @@ file name was run as a step would run it. What held is listed in docs/gate-round
 4. a dist whose file name holds a byte that is no UTF-8 (``…-any\\xff.whl``) stopped the gate with "internal error"
    (exit 2: twine prints the name, and its output was decoded strictly); it is refused now (G407: its tag is ``any\\udcff``)
    as any other name no installer reads;
-5. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
+5. the limits held each archive, not the run: an upload folder of eight copies of one wheel of 1.5 MB (3,900 members
+   of 64 KiB of zeros, each under the size a ratio is judged from) inflated 256 MiB each, 2.1 GiB held in the gate,
+   forty of them ten; and twine was started on every dist at once, 60 wheels 2.5 GB resident. The archives of one
+   run now share one budget (``Limits.total_size``, G309 and G308 past it), and twine runs four at a time;
+6. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
    ``--allow-dirty`` failed on the same missing checkout; in a folder of another checkout it listed that
    checkout's files as changed. Both now name what is wrong: not a git checkout, not the top of one.
 """
@@ -33,15 +37,16 @@ import shutil
 import subprocess
 import sys
 import time
+import zlib
 from pathlib import Path
 
 import pytest
 from gate_fixtures import Built, RawMember, wheel_members, with_true_record
 from test_gate_hostile import REFERENCE, built, capped_address_space, judge, refused_with, write_wheel
 
-from gate import checker
+from gate import checker, tools, zipstrict
 from gate.checker import REPO, Options, check
-from gate.checks import GateError
+from gate.checks import GateError, Limits
 from gate.repository import read_tree_state
 
 pytestmark = pytest.mark.slow
@@ -173,7 +178,65 @@ def test_a_dist_named_with_a_byte_that_is_no_utf8_is_refused(built: Built, tmp_p
     assert "\\udcff" in text and all(line.isprintable() for line in text.split("\n"))
 
 
-# 5. Outside a git checkout, or below its top: one line that says so
+# 5. One budget for the run, and twine a few at a time
+
+
+def test_the_dists_of_one_run_inflate_within_one_budget(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Three wheels, each within every limit of its own (the project's members and 300 of 64 KiB less a byte of zeros,
+    20 MB from 50 KB: under a total of 32 MiB), and the honest sdist: together they may inflate 32 MiB, not 32 each."""
+    limit = 32 << 20
+    zeros = zlib.compressobj(9, zlib.DEFLATED, -15)
+    packed = zeros.compress(bytes(65535)) + zeros.flush()
+    junk = [RawMember(f"neurobrix/junk/{i}.py".encode(), bytes(65535), compressed=packed) for i in range(300)]
+    members = with_true_record([*wheel_members(built.wheel), *junk])
+    folder = tmp_path / "upload"
+    wheels = [write_wheel(built, folder, members, f"neurobrix-0.1.{i}-py3-none-any.whl") for i in range(3)]
+    shutil.copy(built.sdist, folder / built.sdist.name)
+    inflated: list[int] = []
+    real_inflate = zipstrict.inflate
+
+    def counted(data: bytes, entry: zipstrict.ZipEntry, budget: int) -> bytes:
+        out = real_inflate(data, entry, budget)
+        inflated.append(len(out))
+        return out
+
+    monkeypatch.setattr(zipstrict, "inflate", counted)
+    report = check([folder], Options(REFERENCE, smoke=False, tools=False, limits=Limits(total_size=limit)))
+    assert sum(inflated) <= limit, f"{sum(inflated)} bytes inflated in one run"  # it was 3 x 28 MB
+    met = [f for f in report.findings if f.code in ("G308", "G309") and "inflate together" in f.message]
+    assert met and report.exit_code == 1  # each member past the budget named, unread
+
+
+def twine_children() -> int:
+    """This process's running ``twine check`` children, read from /proc."""
+    count = 0
+    for stat_file in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat_file.read_text().rsplit(")", 1)[1].split()
+            cmdline = (stat_file.parent / "cmdline").read_bytes()
+        except OSError:
+            continue
+        if int(fields[1]) == os.getpid() and fields[0] != "Z" and b"twine\0check" in cmdline:
+            count += 1
+    return count
+
+
+def test_twine_runs_a_few_dists_at_a_time(tmp_path: Path) -> None:
+    dists = []
+    for i in range(6):
+        dist = tmp_path / f"neurobrix-0.1.{i}-py3-none-any.whl"
+        dist.write_bytes(b"not a wheel")
+        dists.append(dist)
+    with tools.Twine(dists) as twine:
+        started = twine_children()
+        findings = [twine.findings(d, None) for d in dists]
+    assert started <= 4, f"{started} twine processes at once"  # it was 6, every dist
+    assert all(found and found[0].code == "G401" for found in findings)  # each dist still judged
+
+
+# 6. Outside a git checkout, or below its top: one line that says so
 
 
 def test_no_git_checkout_is_named_as_such(tmp_path: Path) -> None:
