@@ -21,7 +21,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-
 from . import names, tarstrict, zipstrict
 from .checks import Budget, Check, Finding, GateError, Limits
 
@@ -700,7 +699,8 @@ def _allowed(archive: Archive, limits: Limits) -> str:
     """The bytes an sdist's stream may inflate to, said as the limit it meets."""
     if archive.budget.left >= limits.total_size:
         return str(limits.total_size)
-    return f"the {max(archive.budget.left, 0)} left of the {limits.total_size} all the dists of one run may inflate together"
+    left = max(archive.budget.left, 0)
+    return f"the {left} left of the {limits.total_size} all the dists of one run may inflate together"
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:

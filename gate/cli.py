@@ -38,7 +38,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         built, seconds = build_project(REPO, outdir, isolation=args.isolation)
         how = "python -m build" + ("" if args.isolation else " --no-isolation")
         kept = "" if args.outdir else " (a temporary folder, removed afterwards)"
-        print(shown(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}"))
+        print(
+            shown(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}")
+        )
         return _finish(args, check([outdir], options))
 
 

@@ -1,4 +1,4 @@
-"""The thirty-second round against the release gate: the gate itself as a CI pipeline meets it, not what it lets through.
+"""The thirty-second round against the release gate: the gate itself as a CI pipeline meets it, not what it passes.
 
 Each hostile input was built small in bytes and large in what it declares, and judged by ``python -m gate`` under
 ``/usr/bin/time -v`` (time and peak resident memory); each invocation a pipeline can make by mistake or by a planted
@@ -18,8 +18,8 @@ file name was run as a step would run it. What held is listed in docs/gate-round
    or a line feed (``python -m gate check dist/*`` names it) repainted the terminal or forged a line; it is escaped as
    the report is;
 4. a dist whose file name holds a byte that is no UTF-8 (``…-any\\xff.whl``) stopped the gate with "internal error"
-   (exit 2: twine prints the name, and its output was decoded strictly); it is refused now (G407: its tag is ``any\\udcff``)
-   as any other name no installer reads;
+   (exit 2: twine prints the name, and its output was decoded strictly); it is refused now (G407: its tag reads
+   ``any\\udcff``) as any other name no installer reads;
 5. the limits held each archive, not the run: an upload folder of eight copies of one wheel of 1.5 MB (3,900 members
    of 64 KiB of zeros, each under the size a ratio is judged from) inflated 256 MiB each, 2.1 GiB held in the gate,
    forty of them ten; and twine was started on every dist at once, 60 wheels 2.5 GB resident. The archives of one
@@ -192,7 +192,8 @@ def test_the_dists_of_one_run_inflate_within_one_budget(
     junk = [RawMember(f"neurobrix/junk/{i}.py".encode(), bytes(65535), compressed=packed) for i in range(300)]
     members = with_true_record([*wheel_members(built.wheel), *junk])
     folder = tmp_path / "upload"
-    wheels = [write_wheel(built, folder, members, f"neurobrix-0.1.{i}-py3-none-any.whl") for i in range(3)]
+    for i in range(3):
+        write_wheel(built, folder, members, f"neurobrix-0.1.{i}-py3-none-any.whl")
     shutil.copy(built.sdist, folder / built.sdist.name)
     inflated: list[int] = []
     real_inflate = zipstrict.inflate
