@@ -171,6 +171,9 @@ class Limits:
     ratio: float = 100.0  # uncompressed / compressed; YAML and Python compress about 3-10x
     ratio_from: int = 64 * KiB  # smaller members cannot make a bomb, so their ratio is not judged
     members: int = 4096  # members of one archive (the wheel has about 50)
+    # dists judged in one run: a release is one wheel and one sdist, and every dist costs a twine process of about a
+    # second and its share of the run's budget (round 32: 20,000 small wheels would have held the gate for hours)
+    dists: int = 64
     text_size: int = 4 * MiB  # a metadata file or a tracked list parsed by the gate
 
 
