@@ -36,6 +36,21 @@ def shown(text: str) -> str:
     return "".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in text)
 
 
+# The longest line the text report prints (gate round 32): a zip name may be 65,535 bytes, a path of 32,767 components,
+# and each finding that names it printed it whole, 60 lines of 64 KiB for one wheel; the middle of a longer line is
+# left out, and the JSON report holds it whole.
+LINE_MAX = 2000
+
+
+def bounded(line: str) -> str:
+    """``line`` if it is at most :data:`LINE_MAX` characters; else its first and last 1,000 with a note between."""
+    if len(line) <= LINE_MAX:
+        return line
+    keep = LINE_MAX // 2
+    cut = f" ...[{len(line) - 2 * keep} characters left out: the --json report holds the line whole]... "
+    return line[:keep] + cut + line[-keep:]
+
+
 @dataclass(frozen=True)
 class DistSummary:
     """One checked file as the publish step should see it: what it is, and the sha256 of its bytes."""
@@ -115,7 +130,7 @@ class Report:
         for result in self.smoke:
             lines.append(f"install smoke, {result.wheel}: {result.status}: {result.detail}")
         lines.append(self.verdict())
-        return "\n".join(shown(line) for line in lines)  # each line escaped alone: none can hold another
+        return "\n".join(bounded(shown(line)) for line in lines)  # each line escaped alone: none can hold another
 
     def verdict(self) -> str:
         kinds = Counter(d.kind for d in self.dists)

@@ -26,7 +26,9 @@ file name was run as a step would run it. What held is listed in docs/gate-round
    run now share one budget (``Limits.total_size``, G309 and G308 past it), and twine runs four at a time; a folder
    of 20,000 empty files took 84 s to sort out (each file looked up in a list of the dists: now a set), and more
    than 64 dists (a release is two) are one line, exit 2, before any is opened;
-6. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
+6. a zip name of 65,535 bytes (32,767 components) was printed whole by each finding naming it, 60 lines of 64 KiB
+   for one wheel; a report line is now at most about 2,000 characters, its middle left out, the JSON whole;
+7. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
    ``--allow-dirty`` failed on the same missing checkout; in a folder of another checkout it listed that
    checkout's files as changed. Both now name what is wrong: not a git checkout, not the top of one.
 """
@@ -142,6 +144,23 @@ def test_a_member_name_cannot_forge_a_verdict_line(built: Built, tmp_path: Path,
     assert [line for line in lines if line.startswith("gate: PASSED") or line.startswith(forged)] == []
     assert lines[-1].startswith("gate: REFUSED")
     assert forged in text  # shown, escaped, on the finding's own line
+
+
+def test_a_name_of_32767_components_prints_bounded_lines(built: Built, tmp_path: Path) -> None:
+    """A zip name may be 65,535 bytes: each finding naming it printed it whole (60 lines of 64 KiB for one wheel).
+    Each line is now at most about 2,000 characters; the JSON report keeps the name whole."""
+    name = "neurobrix/" + "a/" * 32_000 + "x.py"
+    report = judge(write_wheel(built, tmp_path, [*wheel_members(built.wheel), RawMember(name.encode(), b"")]))
+    assert "G310" in {f.code for f in report.findings}
+    lines = report.render().split("\n")
+    assert max(map(len, lines)) < 2200, max(map(len, lines))  # it was 128,096
+    assert any(
+        "characters left out" in line
+        and line.endswith("refused by its length, before it is judged for every file system")
+        for line in lines
+    )
+    assert lines[-1].startswith("gate: REFUSED")
+    assert any(f.path == name for f in report.findings) and name in json.dumps(report.as_json())
 
 
 # 3. The one line of an unusable input is escaped as the report is
@@ -268,7 +287,7 @@ def test_more_dists_than_a_release_holds_are_not_judged_one_by_one(tmp_path: Pat
     )
 
 
-# 6. Outside a git checkout, or below its top: one line that says so
+# 7. Outside a git checkout, or below its top: one line that says so
 
 
 def test_no_git_checkout_is_named_as_such(tmp_path: Path) -> None:
