@@ -128,7 +128,7 @@ def test_a_dist_that_grows_while_judged_is_refused_by_its_size_not_hashed(
     assert f"{SPARSE} bytes now" in finding.message and hashed == []
 
 
-# 2. No member name can print a line of its own in the report
+# 2 and 6. No member name can print a line of its own in the report, nor one without bound
 
 
 @pytest.mark.parametrize("separator", ["\n", "\r\n", "\u2028", "\u2029"])
