@@ -206,6 +206,9 @@ def _git(root: Path, *args: str) -> str:
             ["git", "-C", str(root), *args],
             capture_output=True,
             text=True,
+            # a tracked path need not be UTF-8 (`-z` lists its bytes as they are): the bytes the file system gives
+            # back, not a UnicodeDecodeError ("internal error", gate round 32)
+            errors="surrogateescape",
             env=env,
             timeout=GIT_TIMEOUT_S,
             stdin=subprocess.DEVNULL,

@@ -29,8 +29,10 @@ file name was run as a step would run it. What held is listed in docs/gate-round
 6. a zip name of 65,535 bytes (32,767 components) was printed whole by each finding naming it, 60 lines of 64 KiB
    for one wheel; a report line is now at most about 2,000 characters, its middle left out, the JSON whole;
 7. run outside a git checkout, the gate said "no commit is checked out ... or pass --allow-dirty", and with
-   ``--allow-dirty`` failed on the same missing checkout; in a folder of another checkout it listed that
-   checkout's files as changed. Both now name what is wrong: not a git checkout, not the top of one.
+   ``--allow-dirty`` failed on the same missing checkout; copied into a folder of another checkout, it judged that
+   checkout's commit (none, here) against its own folder. Both now name what is wrong: not a git checkout, not the
+   top of one; and a tracked path that is no UTF-8, which git lists as its bytes, is read as the file system's bytes
+   (it was "internal error").
 """
 
 from __future__ import annotations
@@ -320,3 +322,17 @@ def test_the_gate_copied_outside_a_checkout_says_so_with_or_without_allow_dirty(
         )
         assert result.returncode == 2 and result.stdout == "", result.stdout + result.stderr
         assert result.stderr.count("\n") == 1 and "is not a usable git checkout" in result.stderr, result.stderr
+
+
+def test_a_tracked_path_that_is_no_utf8_is_read_as_the_file_systems_bytes(tmp_path: Path) -> None:
+    """git lists a path's bytes as they are (``-z``); decoded strictly, a tracked ``a\\xff.txt`` stopped the gate with
+    "internal error". Read as the file system's bytes, the tree is judged: as committed, then changed."""
+    subprocess.run(["git", "init", "-q", str(tmp_path)], check=True)
+    odd = Path(os.fsdecode(os.fsencode(tmp_path) + b"/a\xff.txt"))
+    odd.write_bytes(b"x\n")
+    subprocess.run(["git", "-C", str(tmp_path), "add", "-A"], check=True)
+    who = ["-c", "user.name=gate", "-c", "user.email=gate@example.invalid"]
+    subprocess.run(["git", "-C", str(tmp_path), *who, "commit", "-qm", "odd"], check=True)
+    assert read_tree_state(tmp_path).clean
+    odd.write_bytes(b"y\n")
+    assert read_tree_state(tmp_path).differs == (odd.name,)
