@@ -21,10 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from neurobrix.tables import sha256_of
-
 from . import names, tarstrict, zipstrict
-from .checks import Check, Finding, GateError, Limits
+from .checks import Budget, Check, Finding, GateError, Limits
 
 Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
@@ -78,8 +76,9 @@ class Archive:
 
     kind: Kind
 
-    def __init__(self, path: Path, limits: Limits) -> None:
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
         self.path = path
+        self.budget = Budget(limits.total_size) if budget is None else budget  # shared by every archive of a run
         self.dist = path.name
         self.limits = limits
         self.findings: list[Finding] = []
@@ -91,7 +90,11 @@ class Archive:
         self.tools_skipped = ""
         self._unsafe: set[str] = set()
         self._digests: dict[str, Digest | None] = {}
-        self.sha256 = ""  # of the bytes judged (read once, by _read_file); the report gives this one
+        # of the bytes judged (read once, by _read_file); the report gives this one. None for a file refused unread,
+        # larger than the limits: it is never hashed (gate round 32: a sparse file of 20 GiB, no block on disk, took
+        # 150 s and 16 GiB of resident memory to hash twice, and one of terabytes would hold the gate for hours)
+        self.sha256: str | None = ""
+        self.size = 0  # of the bytes judged
 
     def fail(self, check: Check, path: str | None, message: str) -> None:
         self.findings.append(Finding(check, self.dist, path, message))
@@ -137,33 +140,33 @@ class Archive:
 
 
 def _read_file(archive: Archive, limits: Limits) -> bytes | None:
-    """The file's bytes, read once (None when larger than the limits); ``archive.sha256`` becomes their hash."""
+    """The file's bytes, read once (None when larger than the limits: refused unread, G308, and not hashed, since no
+    bytes of it were judged and none is uploaded); ``archive.sha256`` becomes their hash."""
     path = archive.path
     try:
-        size = path.stat().st_size
-        if size > limits.total_size:
-            archive.sha256 = sha256_of(path)  # refused unread (G308); the report still names its bytes
+        if path.stat().st_size > limits.total_size:
+            archive.sha256 = None
             return None
         with path.open("rb") as fh:
             data = fh.read(limits.total_size + 1)
         if len(data) > limits.total_size:  # it grew after stat(): refused unread all the same
-            archive.sha256 = sha256_of(path)
+            archive.sha256 = None
             return None
     except OSError as exc:
         raise GateError(f"{path}: cannot be read: {exc}") from exc
     archive.sha256 = hashlib.sha256(data).hexdigest()
+    archive.size = len(data)
     return data
 
 
 class WheelArchive(Archive):
     kind: Kind = "wheel"
 
-    def __init__(self, path: Path, limits: Limits) -> None:
-        super().__init__(path, limits)
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
+        super().__init__(path, limits, budget)
         self._entries: dict[str, zipstrict.ZipEntry] = {}
         self._data = b""
         self._cache: dict[str, bytes] = {}
-        self._budget = limits.total_size
         data = _read_file(self, limits)
         if data is None or len(data) > limits.total_size:
             self.fail(
@@ -209,8 +212,8 @@ class WheelArchive(Archive):
 
     def _read(self, name: str) -> bytes:
         if name not in self._cache:
-            data = zipstrict.inflate(self._data, self._entries[name], self._budget)
-            self._budget -= len(data)
+            data = zipstrict.inflate(self._data, self._entries[name], self.budget.left)
+            self.budget.take(len(data))
             self._cache[name] = data
         return self._cache[name]
 
@@ -466,8 +469,8 @@ def _zip_kind(archive: Archive, name: str, entry: zipstrict.ZipEntry, data: byte
 class SdistArchive(Archive):
     kind: Kind = "sdist"
 
-    def __init__(self, path: Path, limits: Limits) -> None:
-        super().__init__(path, limits)
+    def __init__(self, path: Path, limits: Limits, budget: Budget | None = None) -> None:
+        super().__init__(path, limits, budget)
         self._stream = b""
         self._entries: dict[str, tarstrict.TarEntry] = {}
         raw = _read_file(self, limits)
@@ -588,12 +591,12 @@ def _tar_header(raw: bytes) -> str:
     )
 
 
-def open_archive(path: Path, limits: Limits) -> WheelArchive | SdistArchive:
+def open_archive(path: Path, limits: Limits, budget: Budget | None = None) -> WheelArchive | SdistArchive:
     kind = dist_kind(path)
     if kind == "wheel":
-        return WheelArchive(path, limits)
+        return WheelArchive(path, limits, budget)
     if kind == "sdist":
-        return SdistArchive(path, limits)
+        return SdistArchive(path, limits, budget)
     raise GateError(f"{path}: not a wheel (.whl) or an sdist (.tar.gz)")
 
 
@@ -662,8 +665,8 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                         f"bytes (reached {len(out)}); abandoned there",
                     )
                     return None
-                if len(out) > limits.total_size:
-                    archive.fail(Check.G308, None, f"inflates past {limits.total_size} bytes; abandoned there")
+                if len(out) > min(limits.total_size, archive.budget.left):
+                    archive.fail(Check.G308, None, f"inflates past {_allowed(archive, limits)} bytes; abandoned there")
                     return None
             rest = stream.unused_data
             if not rest.strip(b"\0"):
@@ -672,6 +675,7 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                 if padded:
                     archive.fail(Check.G311, None, f"its gzip stream holds {padded}")
                     return None
+                archive.budget.take(len(out))
                 return bytes(out)
             archive.fail(
                 Check.G311,
@@ -689,6 +693,14 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
         archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
         return None
+
+
+def _allowed(archive: Archive, limits: Limits) -> str:
+    """The bytes an sdist's stream may inflate to, said as the limit it meets."""
+    if archive.budget.left >= limits.total_size:
+        return str(limits.total_size)
+    left = max(archive.budget.left, 0)
+    return f"the {left} left of the {limits.total_size} all the dists of one run may inflate together"
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:

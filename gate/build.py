@@ -42,6 +42,6 @@ def build_project(source: Path, outdir: Path, *, isolation: bool = False) -> tup
         raise GateError(f"`{' '.join(command)}` did not finish in {BUILD_TIMEOUT_S} s") from exc
     seconds = time.monotonic() - start
     if result.returncode != 0:
-        tail = "\n  ".join((result.stdout + result.stderr).strip().splitlines()[-15:])
-        raise GateError(f"the project does not build: `{' '.join(command)}` exited {result.returncode}:\n  {tail}")
+        tail = " | ".join((result.stdout + result.stderr).strip().splitlines()[-15:])  # one line, as every error is
+        raise GateError(f"the project does not build: `{' '.join(command)}` exited {result.returncode}: {tail}")
     return sorted(outdir.iterdir()), seconds

@@ -171,7 +171,23 @@ class Limits:
     ratio: float = 100.0  # uncompressed / compressed; YAML and Python compress about 3-10x
     ratio_from: int = 64 * KiB  # smaller members cannot make a bomb, so their ratio is not judged
     members: int = 4096  # members of one archive (the wheel has about 50)
+    # dists judged in one run: a release is one wheel and one sdist, and every dist costs a twine process of about a
+    # second and its share of the run's budget (round 32: 20,000 small wheels would have held the gate for hours)
+    dists: int = 64
     text_size: int = 4 * MiB  # a metadata file or a tracked list parsed by the gate
+
+
+class Budget:
+    """What the archives of one run may inflate together: :attr:`Limits.total_size` once, not once per archive (gate
+    round 32: an upload folder of eight copies of one wheel of 1.5 MB, 3,900 members of 64 KiB of zeros each, within
+    every archive's limits, held 2.1 GiB in the gate, and forty of them would hold ten; a release is one wheel and one
+    sdist of a few MiB)."""
+
+    def __init__(self, size: int) -> None:
+        self.left = size
+
+    def take(self, size: int) -> None:
+        self.left -= size
 
 
 class GateError(Exception):

@@ -18,7 +18,7 @@ from .build import build_project
 from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
 from .completeness import load_reference
-from .report import Report, unusable_json
+from .report import Report, shown, unusable_json
 from .repository import read_tree_state, tree_state
 
 
@@ -38,7 +38,9 @@ def cmd_build(args: argparse.Namespace) -> int:
         built, seconds = build_project(REPO, outdir, isolation=args.isolation)
         how = "python -m build" + ("" if args.isolation else " --no-isolation")
         kept = "" if args.outdir else " (a temporary folder, removed afterwards)"
-        print(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}")
+        print(
+            shown(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}")
+        )
         return _finish(args, check([outdir], options))
 
 
@@ -175,14 +177,16 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def _error(message: str, args: argparse.Namespace, code: int = 2, prefix: str = "gate: error: ") -> NoReturn:
-    print(f"{prefix}{message}", file=sys.stderr)
+    # escaped as the report is: the message names files of the upload folder (`python -m gate check dist/*`), whose
+    # names the build's artifact chooses (gate round 32: an escape sequence or a line feed there was printed raw)
+    print(f"{prefix}{shown(message)}", file=sys.stderr)
     if args.json is not None and getattr(args, "json_allowed", False):
         try:
             _write_json(
                 Path(args.json), unusable_json(message, Path(args.tracked), args.expect_version) | {"exit_code": code}
             )
         except GateError as exc:
-            print(f"gate: error: {exc}", file=sys.stderr)
+            print(f"gate: error: {shown(str(exc))}", file=sys.stderr)
     raise SystemExit(code)
 
 

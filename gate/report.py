@@ -21,14 +21,34 @@ from .smoke import SmokeResult
 JSON_FORMAT = 1
 
 
+# Control (line feed and carriage return too), format (bidi overrides), surrogate (a file name's bytes that are no
+# UTF-8), private-use and unassigned characters, and the line and paragraph separators U+2028 and U+2029, at which
+# Python's str.splitlines, and log viewers built on it, start a new line.
+_UNSHOWN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+
+
 def shown(text: str) -> str:
-    """``text`` safe to print to a terminal or a CI log: names and messages come from the archive under check,
-    so every control, format (bidi overrides) or unassigned character is written as its escape: a member named
-    with ANSI codes or a right-to-left override cannot repaint the log or hide a finding."""
-    return "".join(
-        ch if ch == "\n" or unicodedata.category(ch) not in ("Cc", "Cf", "Cs", "Co", "Cn") else ascii(ch)[1:-1]
-        for ch in text
-    )
+    """``text`` safe to print as one line of a terminal or a CI log: names and messages come from the archive under
+    check (and from the file names of the upload folder), so every character a terminal obeys rather than prints is
+    written as its escape: a member named with ANSI codes or a right-to-left override cannot repaint the log or hide a
+    finding, and one holding a line feed or U+2028 cannot start a line of its own, a forged ``gate: PASSED`` that
+    `grep '^gate: PASSED'` finds (gate round 32: the report was escaped whole, its line feeds kept)."""
+    return "".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in text)
+
+
+# The longest line the text report prints (gate round 32): a zip name may be 65,535 bytes, a path of 32,767 components,
+# and each finding that names it printed it whole, 60 lines of 64 KiB for one wheel; the middle of a longer line is
+# left out, and the JSON report holds it whole.
+LINE_MAX = 2000
+
+
+def bounded(line: str) -> str:
+    """``line`` if it is at most :data:`LINE_MAX` characters; else its first and last 1,000 with a note between."""
+    if len(line) <= LINE_MAX:
+        return line
+    keep = LINE_MAX // 2
+    cut = f" ...[{len(line) - 2 * keep} characters left out: the --json report holds the line whole]... "
+    return line[:keep] + cut + line[-keep:]
 
 
 @dataclass(frozen=True)
@@ -40,7 +60,7 @@ class DistSummary:
     kind: Kind
     name: str | None
     version: str | None
-    sha256: str
+    sha256: str | None  # None: refused unread, larger than the limits (G308), so never hashed
 
     def as_json(self) -> dict[str, Any]:
         return {
@@ -110,7 +130,7 @@ class Report:
         for result in self.smoke:
             lines.append(f"install smoke, {result.wheel}: {result.status}: {result.detail}")
         lines.append(self.verdict())
-        return shown("\n".join(lines))
+        return "\n".join(bounded(shown(line)) for line in lines)  # each line escaped alone: none can hold another
 
     def verdict(self) -> str:
         kinds = Counter(d.kind for d in self.dists)

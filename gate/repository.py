@@ -172,7 +172,10 @@ def _differs_from(root: Path, path: str, mode: str, oid: str) -> bool:
 
 def read_tree_state(root: Path) -> TreeState:
     """The commit checked out at ``root`` and every tracked path whose index entry or working-tree file differs
-    from it (read afresh; :func:`tree_state` caches it per process)."""
+    from it (read afresh; :func:`tree_state` caches it per process). No git checkout at all is a GateError: taken for
+    one with nothing committed, it was "no commit is checked out ... or pass --allow-dirty", which then failed on the
+    same missing checkout (gate round 32)."""
+    _require_top(root)
     commit = _git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if commit is None:
         return TreeState(None)
@@ -203,6 +206,9 @@ def _git(root: Path, *args: str) -> str:
             ["git", "-C", str(root), *args],
             capture_output=True,
             text=True,
+            # a tracked path need not be UTF-8 (`-z` lists its bytes as they are): the bytes the file system gives
+            # back, not a UnicodeDecodeError ("internal error", gate round 32)
+            errors="surrogateescape",
             env=env,
             timeout=GIT_TIMEOUT_S,
             stdin=subprocess.DEVNULL,
@@ -228,10 +234,15 @@ def _git_or_none(root: Path, *args: str) -> str | None:
         return None
 
 
-def _tracked_files(root: Path) -> dict[str, bool]:
+def _require_top(root: Path) -> None:
+    """A GateError unless ``root`` is the top of a git checkout."""
     top = Path(_git(root, "rev-parse", "--show-toplevel").strip())
     if top.resolve() != root.resolve():
         raise GateError(f"{root} is not the top of its git checkout ({top})")
+
+
+def _tracked_files(root: Path) -> dict[str, bool]:
+    _require_top(root)
     tracked: dict[str, bool] = {}
     for record in _git(root, "ls-files", "--stage", "-z").split("\0"):
         if not record:

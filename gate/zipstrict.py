@@ -730,7 +730,10 @@ def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
     """The member's bytes, inflated through a cap at its declared size and at ``budget``; raises Unreadable."""
     raw = memoryview(data)[entry.data_offset : entry.data_offset + entry.compressed]
     if entry.size > budget:
-        raise Unreadable(f"declares {entry.size} bytes, past what is left of the archive's budget ({budget})")
+        raise Unreadable(
+            f"declares {entry.size} bytes, past what is left ({max(budget, 0)}) of what the dists of one run may "
+            "inflate together"
+        )
     if entry.method == STORED:
         out = bytes(raw)
     elif entry.method == DEFLATED:
