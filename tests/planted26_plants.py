@@ -190,7 +190,7 @@ PLANTS = [
         GATE,
     ),
     p("g10", R, '"exit_code": 2,', '"exit_code": 1,', GATE),
-    p("g11", R, '("Cc", "Cf", "Cs", "Co", "Cn")', '("Cc", "Cs", "Co", "Cn")', GATE),
+    p("g11", R, '{"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"}', '{"Cc", "Cs", "Co", "Cn", "Zl", "Zp"}', GATE),
     p(
         "g12",
         R,
