@@ -1,14 +1,19 @@
 """The thirty-second round, adversarial on the runtime's inputs: what a command reads besides the tables and the
 store. A prompt file that never ends (`/dev/zero`, `/dev/urandom`, standard input from either) was read until the
-memory ran out; each finding is refused now in one line naming the thing, with the README's exit code."""
+memory ran out; a re-proof written to a full disk or a read-only home (or interrupted) left its half-written file and
+ended the check that earned it in an error naming no file. Each is refused now in one line naming the thing, with the
+README's exit code."""
 
 from __future__ import annotations
 
+import errno
 import io
+from pathlib import Path
 
 import pytest
 
-from neurobrix import cli
+from neurobrix import cli, stack, tables
+from neurobrix.store import StoreError
 
 
 def _refused(capsys, args: list[str]) -> str:
@@ -40,3 +45,41 @@ def test_the_limit_is_past_any_prompt_the_certified_contexts_hold():
     assert cli.PROMPT_FILE_LIMIT >= 2048 * 32768
     with pytest.raises(cli.UsageError, match="more than 67,108,864 characters"):
         cli.read_prompt_file("/dev/zero")
+
+
+def _full_disk(monkeypatch, error: BaseException) -> None:
+    """Writing a file puts its first bytes down, then fails as a full disk (or Ctrl-C) makes it fail."""
+    real = Path.write_text
+
+    def write_text(self: Path, data: str, *args, **kwargs) -> int:
+        real(self, data[:10], *args, **kwargs)
+        raise error
+
+    monkeypatch.setattr(Path, "write_text", write_text)
+
+
+@pytest.mark.parametrize(
+    "error", [OSError(errno.ENOSPC, "No space left on device"), OSError(errno.EROFS, "Read-only file system")]
+)
+def test_a_reproof_that_cannot_be_written_is_named_and_leaves_no_half_written_file(tmp_path, monkeypatch, error):
+    # a whole `conformance check` on another stack passed, then its re-proof met a full disk or a read-only home:
+    # the check ended in "conformance: error: No space left on device" naming no file, and left the half-written
+    # .<class>.json.<pid> in the re-proofs folder
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    _full_disk(monkeypatch, error)
+    with pytest.raises(StoreError) as info:
+        stack.write_reproof("interpreter", loaded, stack.running_stack(), {"passed": True}, "cpu", "check")
+    path = tmp_path / "home" / "reproofs" / "interpreter.json"
+    assert str(info.value).startswith(f"the check passed, but its re-proof could not be written to {path}: ")
+    assert error.strerror in str(info.value) and info.value.exit_code == 1
+    assert list(path.parent.iterdir()) == []
+
+
+def test_ctrl_c_while_a_reproof_is_written_leaves_no_half_written_file(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    _full_disk(monkeypatch, KeyboardInterrupt())
+    with pytest.raises(KeyboardInterrupt):
+        stack.write_reproof("interpreter", loaded, stack.running_stack(), {"passed": True}, "cpu", "check")
+    assert list((tmp_path / "home" / "reproofs").iterdir()) == []
