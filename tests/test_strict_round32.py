@@ -1,8 +1,8 @@
 """The thirty-second round, adversarial on the runtime's inputs: what a command reads besides the tables and the
-store. A prompt file that never ends (`/dev/zero`, `/dev/urandom`, standard input from either) was read until the
-memory ran out; a re-proof written to a full disk or a read-only home (or interrupted) left its half-written file and
-ended the check that earned it in an error naming no file. Each is refused now in one line naming the thing, with the
-README's exit code."""
+store. A prompt file that never ends (`/dev/zero`, `/dev/urandom`, standard input from either), a check report to
+resume or a model config handed to certify that never ends, were read until the memory ran out; a re-proof written to
+a full disk or a read-only home (or interrupted) left its half-written file and ended the check that earned it in an
+error naming no file. Each is refused now in one line naming the thing, with the README's exit code."""
 
 from __future__ import annotations
 
@@ -83,3 +83,16 @@ def test_ctrl_c_while_a_reproof_is_written_leaves_no_half_written_file(tmp_path,
     with pytest.raises(KeyboardInterrupt):
         stack.write_reproof("interpreter", loaded, stack.running_stack(), {"passed": True}, "cpu", "check")
     assert list((tmp_path / "home" / "reproofs").iterdir()) == []
+
+
+def test_a_report_to_resume_or_a_config_that_never_ends_is_refused_naming_the_option(monkeypatch):
+    # `conformance check --resume /dev/zero` and `certify --config /dev/zero` read until the memory ran out (a
+    # MemoryError traceback after ~15 s under a 4 GB limit)
+    from conformance import __main__ as conformance_main
+    from conformance import check
+
+    monkeypatch.setattr(check, "FILE_LIMIT", 1 << 16)
+    with pytest.raises(cli.UsageError, match=r"^--resume /dev/zero: cannot read a check report there \(more than 65,536"):
+        check.carried_over(Path("/dev/zero"), None)  # type: ignore[arg-type]  # refused before the report is read
+    with pytest.raises(cli.UsageError, match=r"^--config /dev/zero: cannot be read as JSON: more than 65,536"):
+        conformance_main._configs(["/dev/zero"])
