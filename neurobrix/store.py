@@ -16,6 +16,7 @@ swept by the next import, ``list`` and ``remove``.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import shlex
@@ -586,19 +587,37 @@ def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
 
 
 def _install(tmp: Path, dest: Path) -> None:
-    """Rename the complete new folder into place; an existing model is replaced only now."""
+    """Rename the complete new folder into place; an existing model is replaced only now. Another import of the same
+    name may install its folder, or move the one there aside, between any two steps (two `neurobrix import` of one
+    model at once ended the later in "Directory not empty" or "No such file or directory", advising to check the free
+    space): the model there is moved aside and the rename tried again, so that each import stores a whole model and
+    the last one stays, as when they run one after the other."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    old = _scratch() if dest.exists() else None
-    if old is not None:
-        os.rename(dest, old)
+    aside: list[Path] = []
     try:
-        os.rename(tmp, dest)
+        for _ in range(8):
+            if dest.exists():
+                old = _scratch()
+                try:
+                    os.rename(dest, old)
+                    aside.append(old)
+                except FileNotFoundError:  # moved aside by the other import meanwhile
+                    pass
+            try:
+                os.rename(tmp, dest)
+                break
+            except OSError as exc:  # the other import installed its folder meanwhile: move it aside in turn
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not dest.exists():
+                    raise
+        else:
+            raise StoreError(f"cannot store {dest.name}: other imports of it keep replacing {dest}; import it again")
     except BaseException:
-        if old is not None:
-            os.rename(old, dest)
+        if aside and not dest.exists():
+            os.rename(aside.pop(), dest)  # the model that was there last
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        for old in aside:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _store_folder(

@@ -8,11 +8,14 @@ from __future__ import annotations
 
 import errno
 import io
+import os
 from pathlib import Path
 
 import pytest
 
-from neurobrix import cli, stack, tables
+from store_fixtures import make_checkpoint
+
+from neurobrix import cli, stack, store, tables
 from neurobrix.store import StoreError
 
 
@@ -96,3 +99,26 @@ def test_a_report_to_resume_or_a_config_that_never_ends_is_refused_naming_the_op
         check.carried_over(Path("/dev/zero"), None)  # type: ignore[arg-type]  # refused before the report is read
     with pytest.raises(cli.UsageError, match=r"^--config /dev/zero: cannot be read as JSON: more than 65,536"):
         conformance_main._configs(["/dev/zero"])
+
+
+@pytest.mark.parametrize("stored_before", [False, True])
+def test_two_imports_of_one_model_at_once_each_store_a_whole_model(tmp_path, monkeypatch, stored_before):
+    # the second import renames its folder into place just before the first does (or moves the model there aside
+    # first): the first ended in "could not write tiny into the store: [Errno 39] Directory not empty ... (check the
+    # free space and permissions there)", or "No such file or directory" where the model was stored before
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    source = make_checkpoint(tmp_path / "tiny", use_transformers=False)
+    if stored_before:
+        store.import_model(str(source), progress=False)
+    real, other = os.rename, []
+
+    def rename(src, dst):
+        if not other and Path(src).name.startswith(".tmp-") and Path(dst).name == "tiny":
+            other.append(None)
+            other[0] = store.import_model(str(source), progress=False)  # the other import, finishing first
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "rename", rename)
+    first = store.import_model(str(source), progress=False)
+    assert other and first.path == other[0].path and store.resolve("tiny").files == first.files
+    assert [p.name for p in (tmp_path / "home" / "models").iterdir()] == ["tiny"]  # nothing left aside
