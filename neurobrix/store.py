@@ -184,16 +184,29 @@ class StoredModel:
         edited, replaced or added meanwhile (another command importing the same name again, an editor) was read
         unchecked, and a run could take its config from one import and its weights from another. Called once every
         file the command reads has been read; a stat of each, no hashing."""
+        changed = self.changed()
+        if changed is not None:
+            raise changed
+
+    def changed(self) -> DamagedModelError | None:
+        """The error :meth:`require_unchanged` raises, or None while every file is as it was checked."""
         if self.stamps is None:
-            return  # not checked (list's models): nothing was read on the strength of a check
-        changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
-        if changed:
-            shown = ", ".join("its folder" if name == "." else name for name in changed)
-            raise DamagedModelError(
-                f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
-                f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
-                "what was read is not what was checked. Run the command again once that is done"
+            return None  # not checked (list's models): nothing was read on the strength of a check
+        if _stamp(self.path) == ():  # `neurobrix remove` (or a re-import's move) took the whole folder
+            return DamagedModelError(
+                f"stored model {self.name} ({self.path}) was removed while this command read it (another command "
+                "removing or importing it meanwhile). Run the command again once that is done (`neurobrix list` "
+                "shows what is stored)"
             )
+        changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
+        if not changed:
+            return None
+        shown = ", ".join("its folder" if name == "." else name for name in changed)
+        return DamagedModelError(
+            f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
+            f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
+            "what was read is not what was checked. Run the command again once that is done"
+        )
 
 
 # --- the store's folders -------------------------------------------------------------------------
@@ -342,7 +355,12 @@ def _stamp(path: Path) -> tuple[int, ...]:
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:
-    """The error for a stored model found damaged: each problem, and how to import it again or remove it."""
+    """The error for a stored model found damaged: each problem, and how to import it again or remove it. A file that
+    went missing or unreadable because another command removed, imported or edited the model after this one checked
+    it is said so (a `neurobrix remove` during a run was "damaged: ... has no config.json ... remove it")."""
+    changed = model.changed()
+    if changed is not None:
+        return changed
     again = f"neurobrix import {shlex.quote(model.source)}" + (
         f" --revision {shlex.quote(model.revision)}" if model.revision else ""
     )

@@ -122,3 +122,28 @@ def test_two_imports_of_one_model_at_once_each_store_a_whole_model(tmp_path, mon
     first = store.import_model(str(source), progress=False)
     assert other and first.path == other[0].path and store.resolve("tiny").files == first.files
     assert [p.name for p in (tmp_path / "home" / "models").iterdir()] == ["tiny"]  # nothing left aside
+
+
+def test_a_model_removed_during_a_run_is_named_as_removed_not_as_damaged(tmp_path, monkeypatch):
+    # `neurobrix remove tiny` while a run of tiny loads it: the run said "stored model tiny is damaged: ... has no
+    # config.json ... Import it again or remove it (`neurobrix remove tiny`)", or the same of its weights
+    from neurobrix import run
+    from neurobrix.store import DamagedModelError
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "tiny", use_transformers=False)), progress=False)
+    stored = store.resolve("tiny")  # checked, as run checks it, then removed before its config.json is read
+    store.remove("tiny")
+    with pytest.raises(DamagedModelError, match=r"^stored model tiny \(.*\) was removed while this command read it"):
+        run.load_model(stored, "torch", None, 4, 16)
+    store.import_model(str(tmp_path / "tiny"), progress=False)
+    stored, real = store.resolve("tiny"), run.weights_from_files
+
+    def removed_first(*args, **kwargs):  # removed between config.json's read and the weights'
+        store.remove("tiny")
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(run, "weights_from_files", removed_first)
+    with pytest.raises(DamagedModelError, match="was removed while this command read it") as info:
+        run.load_model(stored, "torch", None, 4, 16)
+    assert info.value.exit_code == 7 and "damaged" not in str(info.value)
