@@ -96,7 +96,17 @@ def home() -> Path:
             f"command runs in. Give an absolute path (e.g. {HOME_ENV}={Path(path).absolute()}), or unset it for "
             f"{DEFAULT_HOME}"
         )
-    blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+    blocker = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
+    if blocker is not None and blocker.is_symlink() and not blocker.exists():
+        # a link to nothing, or a loop of links: `list` said "no models imported yet" and doctor "ready", while every
+        # import failed in "File exists" or "Too many levels of symbolic links"
+        where = "is" if blocker == path else f"lies under {blocker}, which is"
+        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
+        raise UsageError(
+            f"{shown} {where} a symbolic link to {os.readlink(blocker)}, which leads nowhere (a missing path, or a "
+            f"loop of links): the model store cannot live there. Point {HOME_ENV} at a folder, or unset it for "
+            f"{DEFAULT_HOME}"
+        )
     if blocker is not None and not blocker.is_dir():
         where = "is a file" if blocker == path else f"lies under {blocker}, which is a file"
         shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
@@ -121,6 +131,12 @@ def store_problem() -> str | None:
         return (
             f"the model store {root} is a file, not a folder: nothing can be imported or listed there (move it "
             f"away, or point {HOME_ENV} at another folder)"
+        )
+    if root.is_symlink() and not root.exists():
+        return (
+            f"the model store {root} is a symbolic link to {os.readlink(root)}, which leads nowhere (a missing path, "
+            f"or a loop of links): nothing can be imported or listed there (remove the link, or point {HOME_ENV} at "
+            "another folder)"
         )
     return None
 
@@ -647,6 +663,9 @@ def _store_folder(
     files = checkpoint_files(folder)
     dest = _destination(name)
     _sweep_stale()
+    problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
+    if problem and models_dir().is_symlink():
+        raise StoreError(problem)
     try:
         models_dir().mkdir(parents=True, exist_ok=True)
     except OSError as exc:

@@ -147,3 +147,25 @@ def test_a_model_removed_during_a_run_is_named_as_removed_not_as_damaged(tmp_pat
     with pytest.raises(DamagedModelError, match="was removed while this command read it") as info:
         run.load_model(stored, "torch", None, 4, 16)
     assert info.value.exit_code == 7 and "damaged" not in str(info.value)
+
+
+@pytest.mark.parametrize("link", ["home", "loop", "under", "models"])
+def test_a_store_behind_a_link_that_leads_nowhere_is_refused_naming_the_link(tmp_path, monkeypatch, capsys, link):
+    # NEUROBRIX_HOME (or a folder above it, or its models/) a link to a missing path or a loop of links: `list` said
+    # "no models imported yet", doctor "ready", and every import failed in "File exists" or "Too many levels of
+    # symbolic links"
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "loop").symlink_to(tmp_path / "loop")
+    home = {"home": "dangling", "loop": "loop", "under": "loop/home", "models": "real"}[link]
+    if link == "models":
+        (tmp_path / "real").mkdir()
+        (tmp_path / "real" / "models").symlink_to(tmp_path / "nowhere")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / home))
+    source = make_checkpoint(tmp_path / "tiny", use_transformers=False)
+    for args in (["list"], ["import", str(source)]):
+        with pytest.raises(SystemExit) as exit_:
+            cli.main(args)
+        err = capsys.readouterr().err
+        # the home refused as a home that is a file is (exit 2), models/ as a models/ that is a file (exit 1)
+        assert exit_.value.code == (1 if link == "models" else 2) and "which leads nowhere" in err and len(err.strip().splitlines()) == 1, err
+    assert "which leads nowhere" in str(store.store_problem())
