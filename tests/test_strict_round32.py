@@ -12,7 +12,6 @@ import os
 from pathlib import Path
 
 import pytest
-
 from store_fixtures import make_checkpoint
 
 from neurobrix import cli, stack, store, tables
@@ -95,7 +94,9 @@ def test_a_report_to_resume_or_a_config_that_never_ends_is_refused_naming_the_op
     from conformance import check
 
     monkeypatch.setattr(check, "FILE_LIMIT", 1 << 16)
-    with pytest.raises(cli.UsageError, match=r"^--resume /dev/zero: cannot read a check report there \(more than 65,536"):
+    with pytest.raises(
+        cli.UsageError, match=r"^--resume /dev/zero: cannot read a check report there \(more than 65,536"
+    ):
         check.carried_over(Path("/dev/zero"), None)  # type: ignore[arg-type]  # refused before the report is read
     with pytest.raises(cli.UsageError, match=r"^--config /dev/zero: cannot be read as JSON: more than 65,536"):
         conformance_main._configs(["/dev/zero"])
@@ -167,5 +168,9 @@ def test_a_store_behind_a_link_that_leads_nowhere_is_refused_naming_the_link(tmp
             cli.main(args)
         err = capsys.readouterr().err
         # the home refused as a home that is a file is (exit 2), models/ as a models/ that is a file (exit 1)
-        assert exit_.value.code == (1 if link == "models" else 2) and "which leads nowhere" in err and len(err.strip().splitlines()) == 1, err
+        assert (
+            exit_.value.code == (1 if link == "models" else 2)
+            and "which leads nowhere" in err
+            and len(err.strip().splitlines()) == 1
+        ), err
     assert "which leads nowhere" in str(store.store_problem())
