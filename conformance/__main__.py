@@ -214,10 +214,12 @@ def _configs(paths: list[str] | None) -> dict | None:
         return None
     from neurobrix.config import ModelConfig
 
+    from .check import read_limited
+
     configs = {}
     for path in paths:
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            data = json.loads(read_limited(Path(path)))
         except (OSError, ValueError) as exc:
             raise UsageError(f"--config {path}: cannot be read as JSON: {exc}") from exc
         configs[path] = ModelConfig.from_hf(data, path)

@@ -453,13 +453,27 @@ def _key(kernel: str, dtype: str, domain: str, config: dict[str, Any]) -> str:
     return json.dumps([kernel, dtype, domain, config], sort_keys=True)
 
 
+# the most characters a file a command is handed is read to (a check report to resume, a model's config.json): far past
+# any report or config; a file that never ends (/dev/zero, /dev/urandom) was read until the memory ran out
+FILE_LIMIT = 1 << 26
+
+
+def read_limited(path: Path) -> str:
+    """``path``'s UTF-8 text, refused (ValueError) past :data:`FILE_LIMIT` characters."""
+    with path.open(encoding="utf-8") as f:
+        text = f.read(FILE_LIMIT + 1)
+    if len(text) > FILE_LIMIT:
+        raise ValueError(f"more than {FILE_LIMIT:,} characters: a file that never ends, or far larger than any")
+    return text
+
+
 def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     """The passed entries of an earlier JSON report that ``report`` may take over, by entry key.
 
     Refused (UsageError) unless that report checked the same class with the same profile and
     examples per entry, and its fingerprint (tables, kernels, reference, bounds) is this run's."""
     try:
-        old = json.loads(path.read_text(encoding="utf-8"))
+        old = json.loads(read_limited(path))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--resume {path}: cannot read a check report there ({exc})") from None
     if not isinstance(old, dict) or not isinstance(old.get("entries"), list):

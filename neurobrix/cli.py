@@ -216,20 +216,32 @@ def utf8_text(text: str, where: str) -> str:
     return text
 
 
+# the most characters --prompt-file reads: 2,048 a token over the 32,768-token prompts the certified classes cover
+# (README, "Long prompts"), far past any tokenizer's longest token; what has more is no prompt a run can take, and a
+# file that never ends (/dev/zero, /dev/urandom, `< /dev/zero`) was read until the memory ran out (a MemoryError)
+PROMPT_FILE_LIMIT = 1 << 26
+
+
 def read_prompt_file(path: str) -> str:
-    """The prompt text of ``--prompt-file`` (UTF-8; ``-`` reads standard input)."""
-    if path == "-":
-        try:
-            return utf8_text(sys.stdin.read(), "--prompt-file - (standard input)")
-        except UnicodeDecodeError:
-            raise UsageError("--prompt-file - (standard input): not UTF-8 text") from None
+    """The prompt text of ``--prompt-file`` (UTF-8; ``-`` reads standard input), at most
+    :data:`PROMPT_FILE_LIMIT` characters."""
+    shown = "--prompt-file - (standard input)" if path == "-" else f"--prompt-file {path}"
     try:
-        with open(path, encoding="utf-8") as f:
-            return f.read()
+        if path == "-":
+            text = utf8_text(sys.stdin.read(PROMPT_FILE_LIMIT + 1), shown)
+        else:
+            with open(path, encoding="utf-8") as f:
+                text = f.read(PROMPT_FILE_LIMIT + 1)
     except OSError as exc:
-        raise UsageError(f"--prompt-file {path}: {exc.strerror or exc}") from None
+        raise UsageError(f"{shown}: {exc.strerror or exc}") from None
     except UnicodeDecodeError:
-        raise UsageError(f"--prompt-file {path}: not UTF-8 text") from None
+        raise UsageError(f"{shown}: not UTF-8 text") from None
+    if len(text) > PROMPT_FILE_LIMIT:
+        raise UsageError(
+            f"{shown}: more than {PROMPT_FILE_LIMIT:,} characters (a file that never ends, or one larger than any "
+            "prompt the certified 32,768-token contexts hold); give a file holding the prompt"
+        )
+    return text
 
 
 def cmd_run(args: argparse.Namespace) -> int:

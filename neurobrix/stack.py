@@ -208,10 +208,23 @@ def write_reproof(
         "command": command,
     }
     path = reproof_path(class_id)
-    path.parent.mkdir(parents=True, exist_ok=True)
     scratch = path.with_name(f".{path.name}.{os.getpid()}")
-    scratch.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
-    os.replace(scratch, path)  # whole or absent, never half-written
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        scratch.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        os.replace(scratch, path)  # whole or absent, never half-written
+    except BaseException as exc:
+        # a full disk or a read-only home (or Ctrl-C) left the half-written scratch file behind and ended the check
+        # that had passed in "No space left on device" alone, naming no file
+        scratch.unlink(missing_ok=True)
+        if not isinstance(exc, OSError):
+            raise
+        from .store import HOME_ENV, StoreError
+
+        raise StoreError(
+            f"the check passed, but its re-proof could not be written to {path}: {exc.strerror or exc}; nothing was "
+            f"recorded. Free space there (or point {HOME_ENV} at a folder you can write) and run the check again"
+        ) from exc
     return path
 
 

@@ -16,6 +16,7 @@ swept by the next import, ``list`` and ``remove``.
 from __future__ import annotations
 
 import dataclasses
+import errno
 import json
 import os
 import shlex
@@ -95,7 +96,17 @@ def home() -> Path:
             f"command runs in. Give an absolute path (e.g. {HOME_ENV}={Path(path).absolute()}), or unset it for "
             f"{DEFAULT_HOME}"
         )
-    blocker = next((p for p in (path, *path.parents) if p.exists()), None)
+    blocker = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
+    if blocker is not None and blocker.is_symlink() and not blocker.exists():
+        # a link to nothing, or a loop of links: `list` said "no models imported yet" and doctor "ready", while every
+        # import failed in "File exists" or "Too many levels of symbolic links"
+        where = "is" if blocker == path else f"lies under {blocker}, which is"
+        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
+        raise UsageError(
+            f"{shown} {where} a symbolic link to {os.readlink(blocker)}, which leads nowhere (a missing path, or a "
+            f"loop of links): the model store cannot live there. Point {HOME_ENV} at a folder, or unset it for "
+            f"{DEFAULT_HOME}"
+        )
     if blocker is not None and not blocker.is_dir():
         where = "is a file" if blocker == path else f"lies under {blocker}, which is a file"
         shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
@@ -120,6 +131,12 @@ def store_problem() -> str | None:
         return (
             f"the model store {root} is a file, not a folder: nothing can be imported or listed there (move it "
             f"away, or point {HOME_ENV} at another folder)"
+        )
+    if root.is_symlink() and not root.exists():
+        return (
+            f"the model store {root} is a symbolic link to {os.readlink(root)}, which leads nowhere (a missing path, "
+            f"or a loop of links): nothing can be imported or listed there (remove the link, or point {HOME_ENV} at "
+            "another folder)"
         )
     return None
 
@@ -183,16 +200,29 @@ class StoredModel:
         edited, replaced or added meanwhile (another command importing the same name again, an editor) was read
         unchecked, and a run could take its config from one import and its weights from another. Called once every
         file the command reads has been read; a stat of each, no hashing."""
+        changed = self.changed()
+        if changed is not None:
+            raise changed
+
+    def changed(self) -> DamagedModelError | None:
+        """The error :meth:`require_unchanged` raises, or None while every file is as it was checked."""
         if self.stamps is None:
-            return  # not checked (list's models): nothing was read on the strength of a check
-        changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
-        if changed:
-            shown = ", ".join("its folder" if name == "." else name for name in changed)
-            raise DamagedModelError(
-                f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
-                f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
-                "what was read is not what was checked. Run the command again once that is done"
+            return None  # not checked (list's models): nothing was read on the strength of a check
+        if _stamp(self.path) == ():  # `neurobrix remove` (or a re-import's move) took the whole folder
+            return DamagedModelError(
+                f"stored model {self.name} ({self.path}) was removed while this command read it (another command "
+                "removing or importing it meanwhile). Run the command again once that is done (`neurobrix list` "
+                "shows what is stored)"
             )
+        changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
+        if not changed:
+            return None
+        shown = ", ".join("its folder" if name == "." else name for name in changed)
+        return DamagedModelError(
+            f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
+            f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
+            "what was read is not what was checked. Run the command again once that is done"
+        )
 
 
 # --- the store's folders -------------------------------------------------------------------------
@@ -341,7 +371,12 @@ def _stamp(path: Path) -> tuple[int, ...]:
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:
-    """The error for a stored model found damaged: each problem, and how to import it again or remove it."""
+    """The error for a stored model found damaged: each problem, and how to import it again or remove it. A file that
+    went missing or unreadable because another command removed, imported or edited the model after this one checked
+    it is said so (a `neurobrix remove` during a run was "damaged: ... has no config.json ... remove it")."""
+    changed = model.changed()
+    if changed is not None:
+        return changed
     again = f"neurobrix import {shlex.quote(model.source)}" + (
         f" --revision {shlex.quote(model.revision)}" if model.revision else ""
     )
@@ -586,19 +621,37 @@ def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
 
 
 def _install(tmp: Path, dest: Path) -> None:
-    """Rename the complete new folder into place; an existing model is replaced only now."""
+    """Rename the complete new folder into place; an existing model is replaced only now. Another import of the same
+    name may install its folder, or move the one there aside, between any two steps (two `neurobrix import` of one
+    model at once ended the later in "Directory not empty" or "No such file or directory", advising to check the free
+    space): the model there is moved aside and the rename tried again, so that each import stores a whole model and
+    the last one stays, as when they run one after the other."""
     dest.parent.mkdir(parents=True, exist_ok=True)
-    old = _scratch() if dest.exists() else None
-    if old is not None:
-        os.rename(dest, old)
+    aside: list[Path] = []
     try:
-        os.rename(tmp, dest)
+        for _ in range(8):
+            if dest.exists():
+                old = _scratch()
+                try:
+                    os.rename(dest, old)
+                    aside.append(old)
+                except FileNotFoundError:  # moved aside by the other import meanwhile
+                    pass
+            try:
+                os.rename(tmp, dest)
+                break
+            except OSError as exc:  # the other import installed its folder meanwhile: move it aside in turn
+                if exc.errno not in (errno.EEXIST, errno.ENOTEMPTY) or not dest.exists():
+                    raise
+        else:
+            raise StoreError(f"cannot store {dest.name}: other imports of it keep replacing {dest}; import it again")
     except BaseException:
-        if old is not None:
-            os.rename(old, dest)
+        if aside and not dest.exists():
+            os.rename(aside.pop(), dest)  # the model that was there last
         raise
-    if old is not None:
-        shutil.rmtree(old, ignore_errors=True)
+    finally:
+        for old in aside:
+            shutil.rmtree(old, ignore_errors=True)
 
 
 def _store_folder(
@@ -610,6 +663,9 @@ def _store_folder(
     files = checkpoint_files(folder)
     dest = _destination(name)
     _sweep_stale()
+    problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
+    if problem and models_dir().is_symlink():
+        raise StoreError(problem)
     try:
         models_dir().mkdir(parents=True, exist_ok=True)
     except OSError as exc:
