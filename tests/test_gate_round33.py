@@ -177,7 +177,9 @@ def _add_a_wheel_to_both(work: Path) -> None:
     [_replace_wheel_and_its_hash, _add_a_wheel_to_both, None],
     ids=["a wheel and its sha256 in the report replaced", "a wheel added to both", "no gate job output"],
 )
-def test_a_report_not_the_one_the_gate_job_wrote_is_refused(tmp_path: Path, forge: Callable[[Path], None] | None) -> None:
+def test_a_report_not_the_one_the_gate_job_wrote_is_refused(
+    tmp_path: Path, forge: Callable[[Path], None] | None
+) -> None:
     """Both artifacts rewritten together, as code in another job of the run can: the check held the files to the
     report and the report to nothing; the report must now be the one whose sha256 the gate job passed on."""
     require("jq", "sha256sum", "diff", "find")
@@ -193,7 +195,8 @@ def test_a_report_not_the_one_the_gate_job_wrote_is_refused(tmp_path: Path, forg
     assert result.returncode != 0, result.stdout + result.stderr
     # refused by the report's own sha256, the first check, in one line
     assert result.stderr.strip().splitlines() == [
-        "gate/report.json is not the report the gate job wrote (its sha256 is not the job's output report-sha256): not uploading"
+        "gate/report.json is not the report the gate job wrote"
+        " (its sha256 is not the job's output report-sha256): not uploading"
     ]
     # and without the binding the forgery would have passed every other check (what the step was before)
     lines = verify["run"].splitlines()
@@ -214,3 +217,42 @@ def test_the_readme_commands_are_the_publish_steps_own() -> None:
         )
         command = re.sub(r"  # .*$", "", command)
         assert command in job, command
+
+
+@pytest.mark.parametrize(
+    "change",
+    ["a wheel of another name", "a file", "the wheel made a link to its own bytes", "nothing"],
+)
+def test_an_upload_folder_that_changes_while_judged_is_refused(
+    gated: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, change: str
+) -> None:
+    """Another process (a parallel build step writing into the same dist/) adds to the folder once the gate has read
+    it: `gate check dist && twine upload dist/*` uploaded a wheel nobody judged under a PASSED verdict (run for real
+    with `cp` a second into `python -m gate check`); it is G003 now, as a dist changed while judged is."""
+    from gate import checker
+    from gate.completeness import load_reference
+
+    folder = tmp_path / "dist"
+    shutil.copytree(gated / "dist", folder)
+    wheel = next(folder.glob("*.whl"))
+    real_load = checker.load_repository
+
+    def load_and_change(root: Path) -> object:  # once every dist of the folder is open and read
+        if change == "a wheel of another name":
+            shutil.copy(wheel, folder / wheel.name.replace("-any.whl", "-manylinux_2_28_x86_64.whl"))
+        elif change == "a file":
+            (folder / "notes.txt").write_text("never judged\n")
+        elif change == "the wheel made a link to its own bytes":
+            shutil.move(wheel, tmp_path / "elsewhere.whl")
+            wheel.symlink_to(tmp_path / "elsewhere.whl")
+        return real_load(root)
+
+    monkeypatch.setattr(checker, "load_repository", load_and_change)
+    report = checker.check([folder], checker.Options(load_reference(checker.DEFAULT_TRACKED), smoke=False, tools=False))
+    if change == "nothing":
+        assert report.passed, [(f.code, f.path, f.message) for f in report.findings]
+        return
+    assert not report.passed and report.exit_code == 1
+    (finding,) = [f for f in report.findings if f.code == "G003" and f.dist == "dist/"]
+    assert finding.path in {p.name for p in folder.iterdir()}
+    assert [d.file for d in report.dists] == sorted(p.name for p in (gated / "dist").iterdir())
