@@ -101,6 +101,8 @@ def tamper(work: Path, report: str, how: str) -> None:
     elif how == "dist/ a link to the folder":
         dist.rename(work / "real-dist")
         dist.symlink_to(work / "real-dist")
+    elif how == "a module beside the report":
+        (work / report).parent.joinpath("__init__.py").write_text("import os\n")
     elif how == "a report of another format":
         _rewrite(work, report, lambda d: d.update(format=2))
     elif how == "a report listing the wheel twice":
@@ -121,12 +123,13 @@ TAMPERS = [
     "the wheel a link to the same bytes",
     "dist/ a link to the folder",
     "a report of another format",
+    "a module beside the report",
     "a report listing the wheel twice",
     "a report with no sha256",
 ]
 
 
-@pytest.mark.parametrize("how", TAMPERS)
+@pytest.mark.parametrize("how", [t for t in TAMPERS if t != "a module beside the report"])  # the job's own artifact
 def test_the_readme_publish_commands_pass_only_the_files_the_gate_judged(gated: Path, tmp_path: Path, how: str) -> None:
     """The README's four commands, as written there, on this checkout's own dists and the gate's report of them."""
     work = tmp_path / "work"
