@@ -15,7 +15,11 @@ release.yml's publish step (up to, not including, the upload) were run on them. 
    uploads what the link points at when it runs (the gate refuses a link for that reason, G001); the listing now
    carries each entry's type and only regular files match the report's list, in the README's commands and the job;
 3. neither the README's commands nor the job read the report's `format`, which the README tells a pipeline to read
-   first; both require format 1 now.
+   first; both require format 1 now, and the job requires the `gate-report` artifact to hold the report alone
+   (the workspace is on ``sys.path`` for ``python -m``: a planted ``gate/__init__.py`` is a package ``gate``);
+4. ``gate check dist && twine upload dist/*``, the simplest pipeline, passed a folder to which a parallel step added
+   a wheel a second into the run (run for real: PASSED, the report listing the two files judged, and twine would
+   take the third); the gate reads each folder's entries again at the end, as it hashes each dist again (G003).
 
 What was refused already is pinned: a changed, appended, missing or extra dist, a folder, a hidden file (which the
 gate passes, as `dist/*` skips it, and the publish check refuses), dist/ itself a link, a report listing a dist
