@@ -105,6 +105,8 @@ def tamper(work: Path, report: str, how: str) -> None:
     elif how == "dist/ a link to the folder":
         dist.rename(work / "real-dist")
         dist.symlink_to(work / "real-dist")
+    elif how == "an attestation for other bytes":
+        (dist / f"{wheel.name}.publish.attestation").write_text('{"envelope": {}}')
     elif how == "a module beside the report":
         (work / report).parent.joinpath("__init__.py").write_text("import os\n")
     elif how == "a report of another format":
@@ -124,6 +126,7 @@ TAMPERS = [
     "the sdist missing",
     "a folder",
     "a hidden file",
+    "an attestation for other bytes",
     "the wheel a link to the same bytes",
     "dist/ a link to the folder",
     "a report of another format",
@@ -263,3 +266,29 @@ def test_an_upload_folder_that_changes_while_judged_is_refused(
     (finding,) = [f for f in report.findings if f.code == "G003" and f.dist == "dist/"]
     assert finding.path in {p.name for p in folder.iterdir()}
     assert [d.file for d in report.dists] == sorted(p.name for p in (gated / "dist").iterdir())
+
+
+@pytest.mark.parametrize("named", ["the folder", "its files"])
+def test_a_report_written_through_a_link_into_the_upload_folder_is_refused(
+    gated: Path, tmp_path: Path, named: str
+) -> None:
+    """`--json` naming a link whose target is in the folder to upload would put the report among the dists (and
+    replace one of them, were it named so); refused before anything is judged, exit 2, one line."""
+    folder = tmp_path / "dist"
+    shutil.copytree(gated / "dist", folder)
+    link = tmp_path / "report.json"
+    link.symlink_to(folder / "report.json")
+    dists = [str(folder)] if named == "the folder" else [str(p) for p in sorted(folder.iterdir())]
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", *dists, "--no-smoke", "--allow-dirty", "--json", str(link)],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert result.stderr.strip().splitlines() == [
+        f"gate: error: --json {link}: inside {folder}, the folder to be uploaded; write the report somewhere else"
+    ]
+    assert sorted(p.name for p in folder.iterdir()) == sorted(p.name for p in (gated / "dist").iterdir())
