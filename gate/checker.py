@@ -47,15 +47,38 @@ class Options:
     tools: bool = True  # twine and check-wheel-contents (tests of the gate's own checks may leave them out)
 
 
-def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
+def _entry_type(path: Path) -> str:
+    """What a folder's entry is, the entry itself (a link is a link, whatever it points at)."""
+    try:
+        return (
+            "a link" if path.is_symlink() else "a folder" if path.is_dir() else "a file" if path.is_file() else "other"
+        )
+    except OSError:
+        return "unreadable"
+
+
+def _listing(folder: Path) -> dict[str, str]:
+    """The entries `dist/*` globs in ``folder`` (dotfiles aside), each with what it is."""
+    try:
+        return {p.name: _entry_type(p) for p in folder.iterdir() if not p.name.startswith(".")}
+    except OSError:
+        return {}
+
+
+def collect(
+    arguments: Sequence[Path], listings: dict[Path, dict[str, str]] | None = None
+) -> tuple[list[Path], list[Finding]]:
     """The dists named (files) or held (folders, not recursive); G001/G002 for what a folder holds wrongly, G001
-    for a link (named or held), which is never followed: twine uploads it under its own name."""
+    for a link (named or held), which is never followed: twine uploads it under its own name. Each folder's entries
+    as read go into ``listings``, for G003 at the end of the run (an entry that appeared or changed while judged)."""
     dists: list[Path] = []
     findings: list[Finding] = []
     for argument in arguments:
         if argument.is_dir():
             folder = argument.resolve().name
             held = sorted(p for p in argument.iterdir() if not p.name.startswith("."))  # as `dist/*` globs
+            if listings is not None:
+                listings[argument] = {p.name: _entry_type(p) for p in held}
             found = [p for p in held if p.is_file() and not p.is_symlink() and dist_kind(p)]
             if not found:
                 raise GateError(f"{argument}: no wheel (.whl) or sdist (.tar.gz) in this folder")
@@ -112,7 +135,8 @@ def collect(arguments: Sequence[Path]) -> tuple[list[Path], list[Finding]]:
 
 def check(arguments: Sequence[Path], options: Options) -> Report:
     """Judge every dist in ``arguments``; raises GateError only for input that cannot be judged."""
-    paths, folder_findings = collect(arguments)
+    listings: dict[Path, dict[str, str]] = {}
+    paths, folder_findings = collect(arguments, listings)
     if len(paths) > options.limits.dists:
         raise GateError(
             f"{len(paths)} dists to judge: a release uploads one wheel and one sdist, and the gate judges at most "
@@ -204,6 +228,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             for result in report.smoke:
                 findings.extend(result.findings)
         findings.extend(_changed_on_disk(archives))
+        findings.extend(_folder_changed(listings))
     order = {a.dist: i for i, a in enumerate(archives)}
     findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
     report.findings.extend(capped(findings))
@@ -231,6 +256,32 @@ def _metadata_path(archive: Archive) -> str | None:
         return f"{root_of(archive)}/PKG-INFO"
     names = [n for n in archive.files if n.count("/") == 1 and n.endswith(".dist-info/METADATA")]
     return names[0] if len(names) == 1 else None
+
+
+def _folder_changed(listings: dict[Path, dict[str, str]]) -> list[Finding]:
+    """G003 for an entry of an upload folder that appeared, or became another kind of entry (a dist made a link),
+    while the gate judged the folder: the report lists what was judged, and `twine upload dist/*` would take the
+    rest unjudged. A dist that vanished or changed is G003 by its own file."""
+    findings: list[Finding] = []
+    for argument, before in listings.items():
+        folder = argument.resolve().name
+        for name, now in sorted(_listing(argument).items()):
+            was = before.get(name)
+            if was == now:
+                continue
+            findings.append(
+                Finding(
+                    Check.G003,
+                    f"{folder}/",
+                    name,
+                    f"appeared in the upload folder while the gate judged it ({now}), never judged: "
+                    f"`twine upload {folder}/*` would upload it"
+                    if was is None
+                    else f"{was} when the gate read the folder, {now} now: what would be uploaded is not what was "
+                    "judged",
+                )
+            )
+    return findings
 
 
 def _changed_on_disk(archives: Sequence[Archive]) -> list[Finding]:

@@ -18,7 +18,7 @@ class Check(Enum):
     # The upload folder itself
     G001 = "file in the upload folder is not a wheel or an sdist"
     G002 = "upload folder lacks a wheel or an sdist"
-    G003 = "dist changed on disk while the gate judged it"
+    G003 = "dist or upload folder changed on disk while the gate judged it"
     # The wheel's contents against the repository: the tables (the reference tracked list), the package
     # (the files git tracks), nothing else
     G101 = "tracked table file missing from the wheel"

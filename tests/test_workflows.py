@@ -449,6 +449,32 @@ def release_env(tmp_path: Path) -> dict[str, str]:
     return {"GITHUB_REF_NAME": f"v{__version__}", "RUNNER_TEMP": str(runner_temp), "GITHUB_SHA": head.stdout.strip()}
 
 
+def gate_job_outputs(gate_job: dict[str, Any], work: Path, env: dict[str, str], bin_dir: Path) -> dict[str, str]:
+    """Run the gate job's step that records its outputs (after its gate step ran), as the runner does: its lines
+    in $GITHUB_OUTPUT become the step's outputs, which the job's `outputs:` mapping names."""
+    record = step(gate_job, "Record the report's sha256 for the publish job")
+    output_file = work.parent / "gate-job-output"
+    result = run_step(record["run"], work, env | {"GITHUB_OUTPUT": str(output_file)}, bin_dir)
+    assert result.returncode == 0, result.stdout + result.stderr
+    step_outputs = dict(line.split("=", 1) for line in output_file.read_text(encoding="utf-8").splitlines())
+    outputs = {}
+    for name, expression in gate_job["outputs"].items():
+        found = re.fullmatch(r"\$\{\{ steps\.([\w-]+)\.outputs\.([\w-]+) \}\}", expression)
+        assert found and found[1] == record["id"], expression
+        outputs[name] = step_outputs[found[2]]
+    return outputs
+
+
+def step_env(s: dict[str, Any], gate_outputs: dict[str, str]) -> dict[str, str]:
+    """A publish step's `env:`, each value `${{ needs.gate.outputs.NAME }}` read from the gate job's outputs."""
+    env = {}
+    for key, expression in s.get("env", {}).items():
+        found = re.fullmatch(r"\$\{\{ needs\.gate\.outputs\.([\w-]+) \}\}", expression)
+        assert found, expression
+        env[key] = gate_outputs.get(found[1], "")  # an output the job does not set expands to nothing
+    return env
+
+
 def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
     """build job, gate job, then the publish job's check, as the steps write them (without the network). A release
     runs on a clean checkout; on a working tree with uncommitted edits the gate's steps run with --allow-dirty
@@ -468,11 +494,12 @@ def test_the_release_chain_runs_on_this_commit(tmp_path: Path) -> None:
             script = re.sub(r"python -m gate (build|check)", r"python -m gate \1 --allow-dirty", script)
         result = run_step(script, work, env, bin_dir)
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+    outputs = gate_job_outputs(jobs["gate"], work, env, bin_dir)
     report = tmp_path / "runner" / "gate" / "report.json"
     (work / "gate").mkdir()
     shutil.copy(report, work / "gate" / "report.json")  # what download-artifact does in the publish job
-    verify = step(jobs["publish"], "Upload only what the gate passed, byte for byte")["run"]
-    result = run_step(verify, work, env, bin_dir)
+    verify = step(jobs["publish"], "Upload only what the gate passed, byte for byte")
+    result = run_step(verify["run"], work, env | step_env(verify, outputs), bin_dir)
     assert (result.returncode == 0) == clean, result.stdout + result.stderr
     assert sorted(p.name for p in (work / "dist").iterdir()) == sorted(
         d["file"] for d in json.loads(report.read_text())["dists"]
@@ -555,8 +582,12 @@ def test_publish_uploads_only_the_bytes_the_gate_passed(tmp_path: Path, tamper: 
             "no tree recorded": None,
         }[tamper]
         path.write_text(json.dumps(data), encoding="utf-8")
-    script = step(load("release.yml")["jobs"]["publish"], "Upload only what the gate passed, byte for byte")["run"]
-    result = run_step(script, work, release_env(tmp_path), tmp_path / "bin")
+    verify = step(load("release.yml")["jobs"]["publish"], "Upload only what the gate passed, byte for byte")
+    # each report here is one the gate itself would write (a refusal, a --no-smoke or dirty run, another commit's):
+    # the gate job's output holds its sha256 (tests/test_gate_round33.py forges the report instead)
+    sha256 = subprocess.run(["sha256sum", "gate/report.json"], cwd=work, capture_output=True, text=True, check=True)
+    outputs = {"report-sha256": sha256.stdout.split()[0]}
+    result = run_step(verify["run"], work, release_env(tmp_path) | step_env(verify, outputs), tmp_path / "bin")
     assert (result.returncode == 0) == (tamper == "nothing"), result.stdout + result.stderr
 
 
