@@ -11,7 +11,7 @@ tests/test_planted28.py's docstring)."""
 from __future__ import annotations
 
 GT = ["tests/test_gate_round32.py", "tests/test_gate_units.py"]
-GH = ["tests/test_gate_round32.py", "tests/test_gate_units.py", "tests/test_gate_hostile.py"]
+GH = ["tests/test_gate_round32.py", "tests/test_gate_units.py", "tests/test_gate_round31.py"]
 TX = [
     "tests/test_text_round29.py",
     "tests/test_text_round14.py",

@@ -17,7 +17,6 @@ import hashlib
 import io
 import json
 import subprocess
-import sys
 import tarfile
 from pathlib import Path
 from types import SimpleNamespace
@@ -28,7 +27,7 @@ from gate import build, checker, tools
 from gate.archive import SdistArchive
 from gate.checks import Budget, Check, Finding, Limits
 from gate.report import LINE_MAX, Report, bounded
-
+from neurobrix import tables
 
 # --- gate/report.py: each line escaped, then bounded ----------------------------------------------------------------
 
@@ -185,7 +184,7 @@ def test_no_gpu_and_an_uncertified_gpu_are_laid_out_in_lines(monkeypatch, capsys
     them); n08: after the certified classes. Each line of the refusal is a line the CLI prints."""
     import torch
 
-    from neurobrix import cli, gpu, tables
+    from neurobrix import gpu, tables
     from neurobrix.errors import NoGPUError, UncertifiedGPUError
 
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
@@ -204,6 +203,24 @@ def test_no_gpu_and_an_uncertified_gpu_are_laid_out_in_lines(monkeypatch, capsys
     assert len(lines) == 3 and lines[1].startswith("  certified classes (") and lines[2].startswith("  To certify it")
 
 
+def test_each_line_of_an_error_in_lines_is_escaped(monkeypatch, capsys):
+    """n06: the lines of an error laid out in lines printed raw (a quoted value's escape sequence or line feed in one
+    of them repainted the terminal or printed a line of its own)."""
+    from neurobrix import cli
+    from neurobrix.errors import UsageError
+
+    def refuse(args):
+        raise UsageError("no model named 'x\x1b[2J'", "  its folder: 'a\nneurobrix: imported'")
+
+    monkeypatch.setattr(cli, "cmd_tables_list", refuse)
+    with pytest.raises(SystemExit) as exited:
+        cli.main(["tables", "list"])
+    assert exited.value.code == 2
+    assert capsys.readouterr().err == (
+        "neurobrix: error: no model named 'x\\x1b[2J'\n  its folder: 'a\\nneurobrix: imported'\n"
+    )
+
+
 def test_the_stack_refusal_is_laid_out_in_lines(monkeypatch):
     """n09: the stack refusal's lines one error line (its line feeds escaped by the CLI)."""
     from neurobrix import stack, tables
@@ -216,3 +233,22 @@ def test_the_stack_refusal_is_laid_out_in_lines(monkeypatch):
     lines = refused.value.lines
     assert lines[0].startswith("GPU class interpreter was certified with") and len(lines) >= 5, lines
     assert "\n" not in "".join(lines) and lines[1] == "  Install the certified stack:", lines
+
+
+# --- strict round 33: the device a record's proofs were made on, at load --------------------------------------------
+
+
+@pytest.mark.parametrize("layout", [True, False], ids=["certify's layout", "parsed in full"])
+def test_a_record_of_another_compute_capability_alone_is_refused_at_load(tmp_path, layout):
+    """s03: the compute capability left out of what a device must match (the class's name pattern and multiprocessor
+    count met, a GPU of another generation): loaded, where `tables verify` refuses it."""
+    from conftest import retrack
+    from kernel_tables import class_device
+    from test_strict_round33 import HOPPER, _device_edited, _hopper, _refusals
+
+    root = _hopper(tmp_path)
+    path = tables.proofs_path(root, "fake-hopper", "rms_norm")
+    _device_edited(path, {**class_device(HOPPER), "compute_capability": [9, 1]}, layout)
+    retrack(root)
+    verify, said = _refusals(root, "fake-hopper", "rms_norm")
+    assert verify and "compute_capability (9, 1), the class's (9, 0)" in said, said
