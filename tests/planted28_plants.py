@@ -11,16 +11,10 @@ tests/test_planted28.py's docstring)."""
 from __future__ import annotations
 
 GT = ["tests/test_gate_round32.py", "tests/test_gate_units.py"]
-GH = ["tests/test_gate_round32.py", "tests/test_gate_units.py", "tests/test_gate_round31.py"]
-TX = [
-    "tests/test_text_round29.py",
-    "tests/test_text_round14.py",
-    "tests/test_text_round15.py",
-    "tests/test_text_round10.py",
-    "tests/test_strict_round23.py",
-]
-NC = ["tests/test_newcomer30.py", "tests/test_newcomer.py", "tests/test_cli.py"]
-ST = ["tests/test_strict_round33.py", "tests/test_strict_round16.py", "tests/test_tables.py"]
+GH = GT
+TX = ["tests/test_text_round29.py", "tests/test_text_round14.py"]
+NC = ["tests/test_newcomer30.py", "tests/test_strict_round31.py"]
+ST = ["tests/test_strict_round33.py", "tests/test_strict_round16.py"]
 
 REP, ARC, CHKR, TOOLS, REPO_, ZIP, BUILD, GCLI = (
     "gate/report.py",

@@ -16,6 +16,7 @@ import gzip
 import hashlib
 import io
 import json
+import os
 import subprocess
 import tarfile
 from pathlib import Path
@@ -120,17 +121,17 @@ def test_a_dist_that_changed_size_names_both_sizes_and_one_refused_unread_is_pas
 # --- gate/tools.py and build.py ----------------------------------------------------------------------------------
 
 
-def test_twine_answers_for_a_dist_not_yet_started(tmp_path):
+def test_twine_answers_for_a_dist_not_yet_started_and_one_named_in_bytes(tmp_path):
     """g29: a dist collected before its turn (the ones before it never collected: the tools skipped for them) was a
-    KeyError, not started."""
-    dists = []
-    for i in range(6):
-        dist = tmp_path / f"neurobrix-0.1.{i}-py3-none-any.whl"
+    KeyError, not started; g33: twine's output read strictly, where it prints a dist's name holding the byte 0xff
+    (a UnicodeDecodeError, "internal error")."""
+    dists = [tmp_path / f"neurobrix-0.1.{i}-py3-none-any.whl" for i in range(5)]
+    dists.append(Path(os.fsdecode(os.fsencode(tmp_path) + b"/neurobrix-0.1.5-py3-none-any\xff.whl")))
+    for dist in dists:
         dist.write_bytes(b"not a wheel")
-        dists.append(dist)
     with tools.Twine(dists) as twine:
         found = twine.findings(dists[-1], None)
-    assert found and found[0].code == "G401"
+    assert found and found[0].code == "G401" and "any\\xff.whl" in found[0].message, found
 
 
 def test_a_failed_build_is_one_line(monkeypatch, tmp_path):
@@ -156,6 +157,21 @@ def test_a_decay_failing_at_the_last_token_allowed_is_found():
     assert [decay_failure(decay, 10, n) for n in (3, 4, 5)] == [None, 4, 4]
     overflow = Constraints(exponential_decay_length_penalty=(0, 1e300))  # 1e300 ** 2 at new token 3
     assert [decay_failure(overflow, 7, n) for n in (2, 3)] == [None, 3]
+
+
+@pytest.mark.parametrize("pair", [[0, float("inf")], [float("nan"), 1.5], [float("-inf"), 2]])
+def test_a_decay_that_is_not_two_finite_numbers_is_refused_naming_the_file(pair):
+    """t19: the tokenizer's finiteness check dropped (JSON's Infinity and NaN, which Python's json reads, passed on as
+    a start or a factor)."""
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    tokenizer = object.__new__(Tokenizer)  # only its generation settings are read here
+    tokenizer.generation_path = Path("m/generation_config.json")
+    tokenizer.generation = {"eos_token_id": 5, "exponential_decay_length_penalty": [0, 1.5]}
+    assert tokenizer.constraints(100) == {"exponential_decay_length_penalty": (0, 1.5)}
+    tokenizer.generation = {"eos_token_id": 5, "exponential_decay_length_penalty": pair}
+    with pytest.raises(TokenizerError, match="m/generation_config.json: exponential_decay_length_penalty must be"):
+        tokenizer.constraints(100)
 
 
 def test_the_note_names_the_token_where_transformers_fails(tmp_path, monkeypatch):
