@@ -116,8 +116,8 @@ PLANTS = [
     p(
         "g33",
         TOOLS,
-        "            text=True,\n            # twine prints the dist's file name",
-        "            # twine prints the dist's file name",
+        '            errors="backslashreplace",\n            env=self._env,\n',
+        "            env=self._env,\n",
         GT,
     ),
     # ------------------------------------------------------------------ gate/repository.py, zipstrict, build
