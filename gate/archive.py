@@ -666,7 +666,7 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
                     )
                     return None
                 if len(out) > min(limits.total_size, archive.budget.left):
-                    archive.fail(Check.G308, None, f"inflates past {_allowed(archive, limits)} bytes; abandoned there")
+                    archive.fail(Check.G308, None, f"inflates past {_allowed(archive, limits)}; abandoned there")
                     return None
             rest = stream.unused_data
             if not rest.strip(b"\0"):
@@ -698,9 +698,10 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
 def _allowed(archive: Archive, limits: Limits) -> str:
     """The bytes an sdist's stream may inflate to, said as the limit it meets."""
     if archive.budget.left >= limits.total_size:
-        return str(limits.total_size)
+        return f"{limits.total_size} bytes"
     left = max(archive.budget.left, 0)
-    return f"the {left} left of the {limits.total_size} all the dists of one run may inflate together"
+    # (one phrase, not a number followed by "bytes": "... may inflate together bytes" read as a slip, planted round 28)
+    return f"the {left} bytes left of the {limits.total_size} all the dists of one run may inflate together"
 
 
 def _whole_tar(out: bytearray, limits: Limits) -> bool:
