@@ -4171,31 +4171,12 @@ MUTANTS: tuple[Mutant, ...] = (
         variants=SPLIT,
     ),
     Mutant(
-        "attention_decode.group-block-below-sixteen",
-        "attention_decode",
-        ATTN,
-        "BLOCK_G=max(16, triton.next_power_of_2(G))",
-        "BLOCK_G=triton.next_power_of_2(G)",
-        "the q-head group's block not raised to 16: tl.dot's rows below a GPU's least (a compile error there, where "
-        "a small group is certified)",
-        "wrong loop bound",
-    ),
-    Mutant(
         "attention_prefill.head-block-below-sixteen",
         "attention_prefill",
         ATTN,
         "    return max(16, triton.next_power_of_2(d))\n",
         "    return triton.next_power_of_2(d)\n",
         "the head dim's block not raised to 16: tl.dot's K below a GPU's least for head dims under 16",
-        "wrong loop bound",
-    ),
-    Mutant(
-        "attention_decode.chunk-not-whole-blocks",
-        "attention_decode",
-        ATTN,
-        "    chunk = triton.cdiv(triton.cdiv(capacity, splits), block_n) * block_n\n",
-        "    chunk = triton.cdiv(capacity, splits)\n",
-        "each split's chunk of the cache not rounded to whole BLOCK_N blocks",
         "wrong loop bound",
     ),
 )

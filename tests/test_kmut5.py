@@ -8,6 +8,9 @@
   (``linear.outgrown-counters-freed``), passed: no example on the interpreter has more tiles than the first
   allocation (65,536; an LM head's gemv has more). The check now runs ``tile_counters`` on counters of its own
   (``check.counter_problems``, part of ``launch_problems`` for every op that takes ``counters``).
+- A head-dim block not raised to 16 (``attention_prefill.head-block-below-sixteen``) computes the right values on
+  the interpreter, which does not enforce a GPU's least dot tiles, and does not compile on one for head dims under
+  16: the interpreter's dot now holds every tile to Triton's own NVIDIA rule (``min_dot_size``).
 """
 
 from __future__ import annotations
@@ -100,3 +103,21 @@ def test_counter_problems_catch_counters_never_grown_or_outgrown_freed(tmp_path,
         check.launch_problems.cache_clear()
         assert check.launch_problems("linear") and check.launch_problems("greedy_pick")
     check.launch_problems.cache_clear()
+
+
+# ------------------------------------------------------------------------------------- a GPU's least dot tiles
+def test_dot_below_a_gpus_least_tile_is_refused_on_the_interpreter(tmp_path):
+    import pytest
+
+    from neurobrix.ops import attention
+
+    harness.interpreter_tf32()
+    gen = torch.Generator().manual_seed(5)
+    q = torch.randn(1, 20, 2, 8, generator=gen).half()
+    k = torch.randn(1, 20, 1, 8, generator=gen).half()
+    flash = {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4}
+    shipped = attention.attention_prefill(q, k, k, 0.3, config=flash)  # its head-dim block is 16
+    assert torch.isfinite(shipped).all()
+    planted = _planted("attention", "attention_prefill.head-block-below-sixteen", tmp_path)
+    with pytest.raises(Exception, match="least tile"):
+        planted.attention_prefill(q, k, k, 0.3, config=flash)
