@@ -3960,14 +3960,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "",
         "the fused norm stores h = x + r but normalises x alone",
         "wrong residual",
-    ),    # ------------------------------------------------------ kmut5 (2026-12-05): the launchers' grids, workspaces, counters
+    ),
+    # --------------------------------------------- kmut5 (2026-12-05): the launchers' grids, workspaces, counters
     Mutant(
         "linear.split.column-grid-floor",
         "linear",
         LINEAR,
         '        programs = (triton.cdiv(N, meta["BLOCK_N"]), rows, split_k)\n',
         '        programs = (N // meta["BLOCK_N"], rows, split_k)\n',
-        "gemv's and skinny's grid one column block short when BLOCK_N does not divide N: the last outputs never computed",
+        "gemv's and skinny's grid one column block short when BLOCK_N does not divide N: the last outputs "
+        "never computed",
         "tail dropped",
         variants=SPLIT,
     ),
@@ -3977,7 +3979,8 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         '        rows = M if variant == "gemv" else triton.cdiv(M, meta["BLOCK_M"])\n',
         '        rows = M if variant == "gemv" else max(1, M // meta["BLOCK_M"])\n',
-        "skinny's grid one row block short when BLOCK_M does not divide M: the rows past the last whole block never computed",
+        "skinny's grid one row block short when BLOCK_M does not divide M: the rows past the last whole "
+        "block never computed",
         "tail dropped",
         variants=SKINNY,
     ),
@@ -3985,8 +3988,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.split.workspace-one-split-short",
         "linear",
         LINEAR,
-        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n        rows",
-        "        part = empty((split_k - 1, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n        rows",
+        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n "
+        "       rows",
+        "        part = empty((split_k - 1, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else "
+        "y\n        rows",
         "the split-K partials' workspace sized one split short: the last split writes past it",
         "wrong indexing",
         variants=SPLIT,
@@ -3995,7 +4000,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.split.workspace-in-x-dtype",
         "linear",
         LINEAR,
-        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n        rows",
+        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n "
+        "       rows",
         "        part = empty((split_k, M, N), dtype=x.dtype, device=x.device) if split_k > 1 else y\n        rows",
         "the split-K partials' workspace allocated in x's dtype: each partial rounded to fp16/bf16 before the merge",
         "extra rounding",
@@ -4017,7 +4023,8 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         "        counters = torch.zeros(max(tiles, 1 << 16), dtype=torch.int32, device=device)\n",
         "        counters = torch.empty(max(tiles, 1 << 16), dtype=torch.int32, device=device)\n",
-        "MERGE 'last''s arrival counters allocated without zeroing: the first launch counts from whatever the memory held",
+        "MERGE 'last''s arrival counters allocated without zeroing: the first launch counts from whatever "
+        "the memory held",
         "state not reset between launches",
         variants=("gemv", "skinny", "tma_split"),
     ),
@@ -4025,7 +4032,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.tma_split.store-descriptor-full-width",
         "linear",
         LINEAR,
-        '        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"] // 2 if meta["SUBTILE"] else meta["BLOCK_N"])\n',
+        '        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"] // 2 if meta["SUBTILE"] else '
+        'meta["BLOCK_N"])\n',
         '        descriptors = _descriptors(x, weight, y, meta, meta["BLOCK_N"])\n',
         "y's descriptor made for whole BLOCK_N tiles while SUBTILE stores halves of BLOCK_N / 2 columns",
         "wrong indexing",
@@ -4035,8 +4043,10 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.tma_split.workspace-one-split-short",
         "linear",
         LINEAR,
-        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n        counters",
-        "        part = empty((split_k - 1, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n        counters",
+        "        part = empty((split_k, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else y\n "
+        "       counters",
+        "        part = empty((split_k - 1, M, N), dtype=torch.float32, device=x.device) if split_k > 1 else "
+        "y\n        counters",
         "tma_split's partials' workspace sized one split short: the last slice writes past it",
         "wrong indexing",
         variants=TMA_SPLIT,
@@ -4083,7 +4093,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ATTN,
         '    _attention_flash_kernel[(B * HQ, triton.cdiv(C, meta["BLOCK_M"]))](\n',
         '    _attention_flash_kernel[(B * HQ, C // meta["BLOCK_M"])](\n',
-        "the flash grid one query block short when BLOCK_M does not divide the queries: the last queries never computed",
+        "the flash grid one query block short when BLOCK_M does not divide the queries: the last queries "
+        "never computed",
         "tail dropped",
     ),
     Mutant(
@@ -4110,7 +4121,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ATTN,
         "        part = empty((B, HQ, splits, D), dtype=torch.float32, device=q.device)\n",
         "        part = empty((B, HQ, splits, D), dtype=q.dtype, device=q.device)\n",
-        "the split partials' workspace allocated in q's dtype: each split's unnormalised output rounded before the merge",
+        "the split partials' workspace allocated in q's dtype: each split's unnormalised output rounded "
+        "before the merge",
         "extra rounding",
     ),
     Mutant(

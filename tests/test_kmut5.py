@@ -94,8 +94,10 @@ def test_counter_problems_pass_on_the_shipped_counters():
 def test_counter_problems_catch_counters_never_grown_or_outgrown_freed(tmp_path, monkeypatch):
     from neurobrix.ops import linear
 
-    for mutant_id, said in (("linear.tile-counters-never-grown", "counts past them"),
-                            ("linear.outgrown-counters-freed", "freed the counters")):
+    for mutant_id, said in (
+        ("linear.tile-counters-never-grown", "counts past them"),
+        ("linear.outgrown-counters-freed", "freed the counters"),
+    ):
         planted = _planted("linear", mutant_id, tmp_path)
         monkeypatch.setattr(linear, "tile_counters", planted.tile_counters)
         found = check.counter_problems()
