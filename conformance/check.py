@@ -123,7 +123,8 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
     ``PDL`` must wait for its predecessor before anything else (``dependent_launch(PDL)`` its first statement,
     after the docstring). The interpreter runs no programmatic dependent launch, so a kernel that reads its
     input or writes its output before the wait computes the same values on CPU and races on a GPU launched
-    with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it)."""
+    with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it). An op whose launcher takes
+    ``counters`` has its arrival counters run too (``counter_problems``)."""
     module = sys.modules[SPECS[kernel].launch.__module__]
     found = []
     for name, obj in sorted(vars(module).items()):
