@@ -123,7 +123,8 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
     ``PDL`` must wait for its predecessor before anything else (``dependent_launch(PDL)`` its first statement,
     after the docstring). The interpreter runs no programmatic dependent launch, so a kernel that reads its
     input or writes its output before the wait computes the same values on CPU and races on a GPU launched
-    with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it)."""
+    with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it). An op whose launcher takes
+    ``counters`` has its arrival counters run too (``counter_problems``)."""
     module = sys.modules[SPECS[kernel].launch.__module__]
     found = []
     for name, obj in sorted(vars(module).items()):
@@ -141,7 +142,46 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
                 f"{module.__name__}.{name} takes PDL but its first statement is {first!r}, not "
                 "dependent_launch(PDL): launched with PDL it may touch memory before its predecessor has finished"
             )
-    return tuple(found) + wait_problems()
+    counted = "counters" in inspect.signature(SPECS[kernel].launch).parameters
+    return tuple(found) + wait_problems() + (counter_problems() if counted else ())
+
+
+def counter_problems() -> tuple[str, ...]:
+    """``tile_counters``, run (the arrival counters of linear's MERGE "last" and of greedy_pick): handed out zeroed
+    and covering the tiles asked for, grown when a later call has more tiles than the first allocation (an LM
+    head's gemv over a 150,000-token vocabulary, 8 columns a program and 4 rows, has 75,968), the outgrown ones kept
+    alive (a CUDA graph captured earlier launches with their address). No example on the interpreter reaches that
+    many tiles, so this is read off ``tile_counters``' results on counters held for the check alone."""
+    import gc
+    import weakref
+
+    from neurobrix.ops import linear as module
+
+    device, held = torch.device("cpu"), {}  # type: ignore[var-annotated]
+    found = []
+    first = module.tile_counters(device, 16, held)
+    size = first.numel()
+    if size < 16 or bool(first.any()):
+        found.append(f"neurobrix.ops.linear.tile_counters(16 tiles) handed out {size} counters, not all zero")
+    outgrown = weakref.ref(first)
+    grown = module.tile_counters(device, size + 1, held)
+    del first
+    gc.collect()
+    if grown.numel() < size + 1 or bool(grown.any()):
+        found.append(
+            f"neurobrix.ops.linear.tile_counters, asked for {size + 1} tiles after a call that made {size}, handed "
+            f"out {grown.numel()} counters{'' if grown.numel() < size + 1 else ', not all zero'}: a launch with "
+            "more tiles counts past them"
+        )
+    old = outgrown()
+    if old is None:
+        found.append(
+            "neurobrix.ops.linear.tile_counters freed the counters it outgrew: a CUDA graph captured with them "
+            "launches on freed memory"
+        )
+    else:
+        module._OUTGROWN[:] = [t for t in module._OUTGROWN if t is not old]  # kept for the check only
+    return tuple(found)
 
 
 WAIT = ("tl.extra.cuda.gdc_wait()", "tl.extra.cuda.gdc_launch_dependents()")  # dependent_launch's body under PDL

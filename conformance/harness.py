@@ -170,14 +170,28 @@ def interpreter_tf32() -> None:
     matmul whatever the precision, so a kernel that leaves fp32 operands at the default (or asks for tf32) would
     pass there and be off by up to 2^-10 of each operand on a GPU. Operands rounded to nearest at 10 fraction bits
     (the interpreter's own rounding for TFLOAT32 tensor maps). fp16/bf16 operands, exact in tf32, are left alone,
-    and so is every dot that asks for "ieee" (the kernels' fp32 contract). Installed once per process."""
+    and so is every dot that asks for "ieee" (the kernels' fp32 contract). Installed once per process.
+
+    Each dot's tiles are also held to a GPU's least sizes, which the interpreter does not enforce (FACTS.md): Triton's
+    own NVIDIA rule (``min_dot_size``: K at least 16 for 16-bit operands, 8 for fp32); a kernel whose block falls
+    below it computes the right values here and does not compile there."""
 
     def wrap(plain: Callable[..., Any]) -> Callable[..., Any]:
         import triton.language as tl
         from triton._C.libtriton import ir
+        from triton.backends.nvidia.compiler import min_dot_size
         from triton.runtime import interpreter
 
+        least = min_dot_size(None)  # type: ignore[arg-type]  # the target is not read
+
         def create_dot(self, a, b, d, input_precision, max_num_imprecise_acc):
+            (m, k), n = a.data.shape[-2:], b.data.shape[-1]
+            need = least(a.dtype, b.dtype)
+            if m < need[0] or n < need[1] or k < need[2]:
+                raise ValueError(
+                    f"tl.dot of [{m} x {k}] @ [{k} x {n}] {a.dtype.scalar}: below a GPU's least tile (M >= {need[0]}, "
+                    f"N >= {need[1]}, K >= {need[2]}, triton's min_dot_size): the kernel does not compile there"
+                )
             if input_precision == ir.INPUT_PRECISION.TF32:
                 a, b = (
                     interpreter.TensorHandle(interpreter._round_f32_to_tf32(t.data), t.dtype.scalar)

@@ -223,12 +223,27 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         args.update(v=v, k_cache=guarded(nan, dev), v_cache=padded(nan, 8 if separate else 0, dev))
     # drawn last, so that every earlier draw is what it was before yarn was checked
     yarn = _draw_yarn(rng)
+    # a quarter of the checks rotate in place (the launcher's ``inplace``: q, and k without a cache, written where
+    # they lie and returned); drawn after yarn, so that every earlier draw is what it was before
+    inplace = values.layout(rng.random() < 0.25, engine=False)
+    if inplace:
+        args["inplace"] = True
     note = {"batch": batch, "q_heads": hq, "kv_heads": hkv, "cache": cached, "rope": rope, "table_rows": rows}
     note["yarn"] = yarn
+    note["inplace"] = inplace
     return args, {**note, "layout": "separate" if separate else "fused", "positions": "expanded" if shared else "own"}
 
 
+def _drawn(case: Any) -> tuple[torch.Tensor, torch.Tensor]:
+    """q and k as drawn (a run in place rotates the case's own: the next run and the references start from these)."""
+    return case.once("q, k drawn", lambda: (case.args["q"].clone(), case.args["k"].clone()))
+
+
 def reset(case: Any) -> None:
+    if case.args.get("inplace"):
+        q, k = _drawn(case)
+        case.args["q"].copy_(q)  # rotated in place by an earlier run on this case: start from the draw
+        case.args["k"].copy_(k)
     for cache in ("k_cache", "v_cache"):
         if case.args.get(cache) is not None:
             case.args[cache].fill_(math.nan)  # written by an earlier run on this case: start clean
@@ -306,7 +321,14 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
 def judge(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any]) -> list[tuple[Any, ...]]:
     a = case.args
     pairs: list[tuple[Any, ...]] = list(_tables(case))
-    for n, (out, x) in enumerate(zip(outputs, (a["q"], a["k"]))):
+    inplace = bool(a.get("inplace"))
+    drawn = _drawn(case) if inplace else (a["q"], a["k"])
+    if inplace:  # q, and k without a cache, must be rotated where they lie and be what the launcher returns
+        returned = [(outputs[0], a["q"], "q")] + ([] if a.get("k_cache") is not None else [(outputs[1], a["k"], "k")])
+        for out, own, name in returned:
+            if out.data_ptr() != own.data_ptr() or out.stride() != own.stride():
+                raise Refused(f"rotary with inplace=True returned a tensor other than {name} itself")
+    for n, (out, x) in enumerate(zip(outputs, drawn)):
         ref = case.once(("rotary", n), lambda x=x: reference.rotary(x, a["cos"], a["sin"], a["positions"]))
         bound = case.once(
             ("rotary bound", n), lambda x=x, ref=ref: bounds.rotary(x, a["cos"], a["sin"], a["positions"], ref)
