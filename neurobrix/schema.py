@@ -800,7 +800,13 @@ def _rows_at_once(entries: list[list[Any]], dims: int, configs: int) -> list[Row
     width = 2 * dims + 2
     if any(len(row) != width for row in entries):
         return None
-    if {type(row[0]) for row in entries} != {list} or not {tuple(row[0]) for row in entries} <= _DTYPE_TUPLES:
+    if {type(row[0]) for row in entries} != {list}:
+        return None
+    try:
+        dtypes = {tuple(row[0]) for row in entries}
+    except TypeError:  # a dtype written as a list or an object ([["fp16"]]): unhashable, and no dtype's name
+        return None
+    if not dtypes <= _DTYPE_TUPLES:
         return None
     if not {type(v) for row in entries for v in row[1:]} <= {int, type(None)}:  # not bool, not 1.0
         return None

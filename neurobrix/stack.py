@@ -94,6 +94,7 @@ def installed_version(module: Any) -> str:
     name = str(getattr(module, "__name__", module))
     origin = getattr(module, "__file__", None)
     init = Path(origin).resolve() if isinstance(origin, str) else None
+    others: list[str] = []  # distributions whose record lists the package with another file than the one imported
     if init is not None and init.name == "__init__.py" and init.parent.name == name:
         site = [str(init.parent.parent)]
         # the distribution of the package's own name first (one RECORD read), then any other (pytorch-triton's)
@@ -105,15 +106,53 @@ def installed_version(module: Any) -> str:
                 record = dist.read_text("RECORD")
                 if record is None and named:
                     return str(dist.version)  # an installer that kept no record: the distribution of the package's name
-                if record is not None and f"\n{name}/__init__.py," in f"\n{record}":
+                listed = _record_line(record, f"{name}/__init__.py") if record is not None else None
+                if listed is None:
+                    continue
+                # a record left behind (an install interrupted, another version's files copied over it, pytorch-triton
+                # and triton in one folder) lists the package too: the one whose hash is the imported file's holds it
+                if _hash_matches(listed, init):
                     return str(dist.version)
+                others.append(f"{dist.metadata['Name']} {dist.version}")
     stated = getattr(module, "__version__", None)
+    if others:
+        raise CompilerStackError(
+            f"the {name} this process imported ({origin}, stating version {stated}) is not the one its installed "
+            f"record says: {', '.join(dict.fromkeys(others))} lists another {name}/__init__.py (files of another "
+            f"install over it, or a record an interrupted install left): which version runs, nothing says. Reinstall "
+            f"{name} with pip (pip install --force-reinstall --no-deps {name}=={stated}; nothing was loaded)."
+        )
     raise CompilerStackError(
         f"the {name} this process imported ({origin or 'no file'}, stating version {stated}) is not one an installed "
         f"distribution holds (a source tree on the path, an editable install, or a module a program put in its "
         f"place): its version cannot say which code it is, so no certified stack can be matched to it. Install "
         f"{name} with pip (nothing was loaded)."
     )
+
+
+def _record_line(record: str, path: str) -> str | None:
+    """The line of a wheel's ``RECORD`` that lists ``path`` (``path,<algorithm>=<digest>,<size>``), or None."""
+    start = f"\n{record}".find(f"\n{path},")
+    if start < 0:
+        return None
+    end = record.find("\n", start)
+    return record[start : end if end >= 0 else len(record)]
+
+
+def _hash_matches(line: str, file: Path) -> bool:
+    """Whether the file's bytes have the hash a ``RECORD`` line gives it (a line without one: nothing to hold it to)."""
+    import base64
+    import hashlib
+
+    fields = line.rsplit(",", 2)
+    mode, _, value = fields[1].partition("=") if len(fields) == 3 else ("", "", "")
+    if not value:
+        return True
+    try:
+        digest = hashlib.new(mode, file.read_bytes()).digest()
+    except (OSError, ValueError):  # unreadable, or a hash hashlib does not know: not shown to be the one listed
+        return False
+    return base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == value
 
 
 def _major_minor(version: str) -> tuple[int, int] | None:
