@@ -1,0 +1,229 @@
+"""The thirty-fourth round against the release gate: what the build and gate jobs install, then hostile dists.
+
+1. The build and gate jobs of release.yml installed the dev extra unpinned (``pip install torch==2.13.0 -e
+   '.[dev]'``) and torch from its own index by version alone, so a compromised release of hatchling, twine,
+   packaging, check-wheel-contents, installer or any of their dependencies decided the gate's verdict and the gate
+   job's output ``report-sha256``, which the publish job trusts. Both jobs now install
+   ``.github/gate/requirements.txt`` in pip's hash-checking mode, wheels only, as the publish job installs its own
+   lock, then the project alone (``--no-deps --no-build-isolation --no-index -e .``), and neither torch nor triton,
+   which neither job imports. Held here: every install of every release job is a hash-locked lock file or the
+   project alone; the lock pins and hashes every requirement, holds the ``.in`` file's pins and the dependencies of
+   each locked package; and the build and gate steps, run in an environment that holds the locked packages alone,
+   pass (no torch, no triton, no dev tool outside the lock).
+"""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import re
+import shlex
+import subprocess
+import sys
+import sysconfig
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+from packaging.requirements import Requirement
+from packaging.utils import canonicalize_name
+from test_workflows import PUBLISH_LOCK, load, lock_pins, release_env, require, step
+
+GATE_LOCK = REPO / ".github" / "gate" / "requirements.txt"
+GATE_LOCK_IN = REPO / ".github" / "gate" / "requirements.in"
+LOCKS = {".github/gate/requirements.txt": GATE_LOCK, ".github/publish/requirements.txt": PUBLISH_LOCK}
+# anything that installs packages, in any job's run: scripts
+INSTALLER = re.compile(r"(^|[\s/])(pip3?|uv|pipx|easy_install|conda|mamba|micromamba|poetry|pdm|hatch)(\s|$)")
+HASHED = ["--require-hashes", "--only-binary", ":all:", "-r"]  # and one lock file
+PROJECT_ALONE = ["--no-deps", "--no-build-isolation", "--no-index", "-e", "."]
+
+
+def install_commands(script: str) -> list[str]:
+    """Each command of a run: script that names a package installer (split at line ends, ;, &&, || and |)."""
+    joined = re.sub(r"\\\n", " ", script)
+    commands = [c.strip() for c in re.split(r"\n|;|&&|\|\||\|", joined)]
+    return [c for c in commands if INSTALLER.search(c)]
+
+
+def unhashed(command: str) -> str | None:
+    """Why ``command`` may install something no sha256 in this repository pins, or None: it is either
+    `python -m pip install --require-hashes --only-binary :all: -r LOCK` (LOCK one of the repository's locks,
+    through a checkout folder or not, every line of it pinned and hashed) or the project alone, nothing fetched."""
+    words = shlex.split(command)
+    if words[:4] != ["python", "-m", "pip", "install"]:
+        return f"not `python -m pip install`: {command}"
+    options = words[4:]
+    if sorted(options) == sorted(PROJECT_ALONE):
+        return None
+    rest = list(options)
+    if rest.count("-r") != 1 or rest.index("-r") == len(rest) - 1:
+        return f"neither one lock file nor the project alone: {command}"
+    lock = rest.pop(rest.index("-r") + 1)
+    if sorted(rest) != sorted(HASHED):
+        return f"not hash-checking, wheels only, the lock alone: {command}"
+    known = [path for name, path in LOCKS.items() if lock == name or lock.endswith("/" + name)]
+    if not known:
+        return f"{lock} is not one of the repository's lock files: {command}"
+    lock_pins(known[0].read_text(encoding="utf-8"))  # every line pinned and hashed, or the assertion says which
+    return None
+
+
+def test_every_release_job_installs_only_hash_locked_wheels_or_the_project_alone() -> None:
+    """A job that installs anything unhashed (a version pin, an index, an extra, an sdist, a build backend fetched
+    for an isolated build) lets that package's next release decide what the job does: in the build job, what is
+    built; in the gate job, the verdict and the report-sha256 the publish job holds the report to."""
+    jobs = load("release.yml")["jobs"]
+    found: dict[str, list[str]] = {}
+    for job_id, job in jobs.items():
+        for s in job["steps"]:
+            for command in install_commands(s.get("run", "")):
+                found.setdefault(job_id, []).append(command)
+                assert unhashed(command) is None, (job_id, unhashed(command))
+    # the build and gate jobs: the gate's lock, then the project alone; the publish job: its own lock
+    for job_id in ("build", "gate"):
+        assert [shlex.split(c)[4:] for c in found[job_id]] == [
+            ["--require-hashes", "--only-binary", ":all:", "-r", ".github/gate/requirements.txt"],
+            PROJECT_ALONE,
+        ], job_id
+    assert len(found["publish"]) == 1 and found["publish"][0].endswith(".github/publish/requirements.txt")
+
+
+@pytest.mark.parametrize(
+    "command",
+    [
+        # what the build and gate jobs ran before this round
+        "python -m pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu",
+        "python -m pip install torch==2.13.0 -e '.[dev]'",
+        # a lock without hash-checking (a dependency missing from it is fetched unhashed), or with sdists (their
+        # build backends are fetched unhashed), or beside another index or package
+        "python -m pip install -r .github/gate/requirements.txt",
+        "python -m pip install --require-hashes -r .github/gate/requirements.txt",
+        "python -m pip install --require-hashes --only-binary :all: -r .github/gate/requirements.txt twine",
+        "python -m pip install --require-hashes --only-binary :all: --extra-index-url https://example.invalid "
+        "-r .github/gate/requirements.txt",
+        "python -m pip install --require-hashes --only-binary :all: -r /tmp/requirements.txt",
+        # the project with its dependencies, with an extra, or with its build backend fetched for isolation
+        "python -m pip install -e .",
+        "python -m pip install --no-deps -e .",
+        "python -m pip install --no-deps --no-index -e .",
+        "python -m pip install --no-deps --no-build-isolation --no-index -e '.[dev]'",
+        # other installers
+        "uv pip install twine",
+        "pip install twine",
+        "python3 -m pip install --require-hashes --only-binary :all: -r .github/gate/requirements.txt",
+    ],
+)
+def test_the_install_reader_refuses_what_is_not_hash_locked(command: str) -> None:
+    assert install_commands(command) == [command]
+    assert unhashed(command) is not None
+
+
+def test_the_gate_lock_pins_and_hashes_every_requirement_and_dependency() -> None:
+    pins = lock_pins(GATE_LOCK.read_text(encoding="utf-8"))
+    top = {}
+    for line in GATE_LOCK_IN.read_text(encoding="utf-8").splitlines():
+        if line.strip() and not line.startswith("#"):
+            name, version = line.strip().split("==")
+            top[canonicalize_name(name)] = version
+    # the backend and frontend, the gate's tools, and what the gate imports from the engine
+    assert set(top) == {
+        "build",
+        "hatchling",
+        "editables",
+        "twine",
+        "check-wheel-contents",
+        "installer",
+        "packaging",
+        "pyyaml",
+        "fastjsonschema",
+    }
+    for name, version in top.items():
+        assert pins[name][0] == version, name
+    # closed: each locked package installed here at the locked version has its own requirements (on the jobs'
+    # Python 3.11, Linux) in the lock too, or pip's hash-checking mode would stop the job on the missing one
+    environment = {"python_version": "3.11", "python_full_version": "3.11.0", "sys_platform": "linux"}
+    environment |= {"platform_system": "Linux", "os_name": "posix", "implementation_name": "cpython", "extra": ""}
+    checked = 0
+    for name, (version, _) in pins.items():
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue
+        if dist.version != version:
+            continue
+        checked += 1
+        for text in dist.requires or []:
+            requirement = Requirement(text)
+            if requirement.marker is None or requirement.marker.evaluate(environment):
+                assert canonicalize_name(requirement.name) in pins, f"{name} {version} requires {text}"
+    assert checked >= 10
+
+
+def locked_environment(tmp_path: Path) -> Path:
+    """A virtual environment (no system site) holding the locked packages alone, as installed here, and pip (the
+    one the job's Python brings, which the install smoke runs), and the project as its editable install adds it
+    (a path in a .pth); its interpreter."""
+    venv = tmp_path / "venv"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True, capture_output=True)
+    python = venv / "bin" / "python"
+    site = Path(
+        subprocess.run(
+            [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.strip()
+    )
+    here = Path(sysconfig.get_paths()["purelib"])
+    locked = [name for name in lock_pins(GATE_LOCK.read_text(encoding="utf-8"))] + ["pip"]
+    for name in locked:
+        try:
+            dist = importlib.metadata.distribution(name)
+        except importlib.metadata.PackageNotFoundError:
+            continue  # editables: only the project's editable install needs it, which this environment does not run
+        for file in dist.files or []:
+            top = file.parts[0]
+            source = Path(str(dist.locate_file(top)))
+            if top == ".." or source.parent != here:
+                continue  # a script in bin/, or a distribution installed elsewhere
+            if not (site / top).exists():
+                (site / top).symlink_to(source)
+    (site / "_neurobrix_editable.pth").write_text(f"{REPO}\n", encoding="utf-8")
+    return python
+
+
+def test_the_build_and_gate_steps_pass_with_the_lock_alone(tmp_path: Path) -> None:
+    """The build job's build step (the build, the gate's checks and the install smoke) and the gate job's gate step,
+    run as the steps write them on an interpreter whose environment holds the lock's packages alone: nothing the
+    jobs no longer install (torch, triton, the rest of the dev extra) is needed."""
+    require("git")
+    python = locked_environment(tmp_path)
+    missing = subprocess.run([str(python), "-c", "import torch"], capture_output=True, text=True)
+    assert "No module named 'torch'" in missing.stderr
+    bin_dir, work = tmp_path / "bin", tmp_path / "work"
+    bin_dir.mkdir()
+    work.mkdir()
+    (bin_dir / "python").write_text(f'#!/bin/sh\nexec "{python}" "$@"\n', encoding="utf-8")
+    (bin_dir / "python").chmod(0o755)
+    env = {key: value for key, value in os.environ.items() if not key.startswith(("PYTHON", "VIRTUAL_ENV"))}
+    env |= release_env(tmp_path) | {"PATH": f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"}
+    jobs = load("release.yml")["jobs"]
+    clean = not subprocess.run(["git", "-C", str(REPO), "status", "--porcelain"], capture_output=True).stdout
+    for job_id, name in [
+        ("build", "Build into dist/"),
+        ("gate", "Gate them (with the install smoke) against the tag's version"),
+    ]:
+        script = step(jobs[job_id], name)["run"]
+        if not clean:
+            script = re.sub(r"python -m gate (build|check)", r"python -m gate \1 --allow-dirty", script)
+        result = subprocess.run(
+            ["bash", "--noprofile", "--norc", "-eo", "pipefail", "-c", script],
+            cwd=work,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+            stdin=subprocess.DEVNULL,
+        )
+        assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
+        assert "gate: PASSED" in result.stdout and "install smoke passed" in result.stdout
