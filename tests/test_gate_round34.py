@@ -10,6 +10,20 @@
    project alone; the lock pins and hashes every requirement, holds the ``.in`` file's pins and the dependencies of
    each locked package; and the build and gate steps, run in an environment that holds the locked packages alone,
    pass (no torch, no triton, no dev tool outside the lock).
+
+2. Hostile wheels of classes no earlier round named, each built, installed with pip's own wheel installer to show
+   what it does, and refused (G107; every one was refused already, and is pinned here):
+   - another distribution's metadata in the egg-info format, which importlib.metadata reads beside .dist-info
+     folders: a folder ``pytest_planted.egg-info/`` at the root or through ``.data/purelib``, or a single-file
+     ``*.egg-info``, each declaring a ``pytest11`` entry point (pytest imports the plugin in every run there) and a
+     console script;
+   - a package folder that shadows one of the project's modules: ``neurobrix/cli/__init__.py`` beside the tracked
+     ``neurobrix/cli.py``, which Python's path finder imports instead (a package's ``__init__`` is looked for before
+     a module of that name), so ``neurobrix`` on the command line runs it;
+   - type stubs that shadow the sources for type checkers (``neurobrix/cli.pyi``, a ``neurobrix-stubs`` package, a
+     ``py.typed`` marker);
+   - and, in the upload folder, an sdist in the zip format (``neurobrix-0.1.0.zip``: pip builds and installs one
+     as readily as a ``.tar.gz``), G001.
 """
 
 from __future__ import annotations
@@ -25,9 +39,14 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from gate_fixtures import Built, RawMember, wheel_members, with_true_record
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
+from test_gate_hostile import built, judge, refused_with, write_wheel
+from test_gate_round31 import PY, pip_into_venv
 from test_workflows import PUBLISH_LOCK, load, lock_pins, release_env, require, step
+
+__all__ = ["built"]  # the hostile corpus's built wheel and sdist
 
 GATE_LOCK = REPO / ".github" / "gate" / "requirements.txt"
 GATE_LOCK_IN = REPO / ".github" / "gate" / "requirements.in"
@@ -227,3 +246,86 @@ def test_the_build_and_gate_steps_pass_with_the_lock_alone(tmp_path: Path) -> No
         )
         assert result.returncode == 0, result.stdout[-3000:] + result.stderr[-3000:]
         assert "gate: PASSED" in result.stdout and "install smoke passed" in result.stdout
+
+
+# -- 2. hostile wheels of classes no earlier round named ---------------------------------------------------------------
+
+PLUGIN_ENTRY_POINTS = (
+    b"[console_scripts]\nneurobrix-admin = pytest_planted:main\n\n[pytest11]\nplanted = pytest_planted\n"
+)
+PKG_INFO = b"Metadata-Version: 2.1\nName: pytest-planted\nVersion: 1.0\n"
+EGG_INFO = {  # attack -> the members planted ({v}: the version)
+    "an egg-info folder at the root": {
+        "pytest_planted.egg-info/PKG-INFO": PKG_INFO,
+        "pytest_planted.egg-info/entry_points.txt": PLUGIN_ENTRY_POINTS,
+    },
+    "an egg-info folder through .data/purelib": {
+        "neurobrix-{v}.data/purelib/pytest_planted.egg-info/PKG-INFO": PKG_INFO,
+        "neurobrix-{v}.data/purelib/pytest_planted.egg-info/entry_points.txt": PLUGIN_ENTRY_POINTS,
+    },
+    # a file: importlib.metadata reads a single-file egg-info as the PKG-INFO of a distribution
+    "a single-file egg-info": {"pytest_planted-1.0-py3.11.egg-info": PKG_INFO},
+}
+
+
+def planted(built: Built, folder: Path, files: dict[str, bytes]) -> Path:
+    members = wheel_members(built.wheel) + [
+        RawMember(name.format(v=built.version).encode(), data) for name, data in files.items()
+    ]
+    return write_wheel(built, folder, with_true_record(members))
+
+
+@pytest.mark.parametrize("attack", list(EGG_INFO))
+def test_another_distributions_egg_info_metadata_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    files = EGG_INFO[attack]
+    wheel = planted(built, tmp_path / "w", files)
+    site = pip_into_venv(wheel, tmp_path / "venv") / "lib" / PY / "site-packages"
+    # what pip leaves: a distribution importlib.metadata lists beside neurobrix, with its plugin where declared
+    found = {d.metadata["Name"]: d for d in importlib.metadata.distributions(path=[str(site)])}
+    assert set(found) == {"neurobrix", "pytest-planted"}
+    if "entry_points.txt" in " ".join(files):
+        groups = {e.group for e in found["pytest-planted"].entry_points}
+        assert groups == {"console_scripts", "pytest11"}
+    report = judge(wheel)
+    for name in files:
+        refused_with(report, "G107", name.format(v=built.version), built.wheel.name)
+
+
+SHADOW = "import pathlib, sys\npathlib.Path(sys.argv[-1]).write_text('planted')\n"
+
+
+def test_a_package_folder_shadowing_a_module_is_refused(built: Built, tmp_path: Path) -> None:
+    """``neurobrix/cli/__init__.py`` beside ``neurobrix/cli.py``: the path finder takes the package, so
+    ``import neurobrix.cli`` (the console script's module) runs the planted file, never the project's."""
+    name = "neurobrix/cli/__init__.py"
+    wheel = planted(built, tmp_path / "w", {name: SHADOW.encode()})
+    site = pip_into_venv(wheel, tmp_path / "venv") / "lib" / PY / "site-packages"
+    assert (site / "neurobrix" / "cli.py").is_file()  # the project's module is there too, and loses
+    marker = tmp_path / "ran"
+    code = f"import sys; sys.path.insert(0, {str(site)!r}); import neurobrix.cli"
+    subprocess.run([sys.executable, "-I", "-B", "-c", code, str(marker)], check=True, capture_output=True, timeout=60)
+    assert marker.read_text() == "planted"
+    refused_with(judge(wheel), "G107", name, built.wheel.name)
+
+
+@pytest.mark.parametrize("name", ["neurobrix/cli.pyi", "neurobrix-stubs/__init__.pyi", "neurobrix/py.typed"])
+def test_type_stubs_shadowing_the_sources_are_refused(built: Built, tmp_path: Path, name: str) -> None:
+    """A type checker reads a ``.pyi`` beside a module, or a ``-stubs`` package, instead of the sources (PEP 561),
+    so the types a user's code is checked against would be the wheel's, not the project's."""
+    wheel = planted(built, tmp_path / "w", {name: b"def main() -> int: ...\n"})
+    refused_with(judge(wheel), "G107", name, built.wheel.name)
+
+
+def test_a_zip_sdist_in_the_upload_folder_is_refused(built: Built, tmp_path: Path) -> None:
+    """pip builds and installs an sdist in the zip format as it does a .tar.gz, and `dist/*` would upload it."""
+    import shutil
+    import zipfile
+
+    folder = tmp_path / "dist"
+    folder.mkdir()
+    for dist in (built.wheel, built.sdist):
+        shutil.copy(dist, folder)
+    name = f"{built.root}.zip"
+    with zipfile.ZipFile(folder / name, "w") as archive:
+        archive.writestr(f"{built.root}/PKG-INFO", "Metadata-Version: 2.1\nName: neurobrix\n")
+    refused_with(judge(folder), "G001", name)
