@@ -22,8 +22,8 @@
      a module of that name), so ``neurobrix`` on the command line runs it;
    - type stubs that shadow the sources for type checkers (``neurobrix/cli.pyi``, a ``neurobrix-stubs`` package, a
      ``py.typed`` marker);
-   - and, in the upload folder, an sdist in the zip format (``neurobrix-0.1.0.zip``: pip builds and installs one
-     as readily as a ``.tar.gz``), G001.
+   - and, in the upload folder, the sdist in another archive format pip builds and installs as readily as a
+     ``.tar.gz`` (``.zip``, ``.tgz``, ``.tar.bz2``, ``.tar.xz``, ``.tar``), G001.
 """
 
 from __future__ import annotations
@@ -316,16 +316,32 @@ def test_type_stubs_shadowing_the_sources_are_refused(built: Built, tmp_path: Pa
     refused_with(judge(wheel), "G107", name, built.wheel.name)
 
 
-def test_a_zip_sdist_in_the_upload_folder_is_refused(built: Built, tmp_path: Path) -> None:
-    """pip builds and installs an sdist in the zip format as it does a .tar.gz, and `dist/*` would upload it."""
+@pytest.mark.parametrize("suffix", [".zip", ".tgz", ".tar.bz2", ".tar.xz", ".tar"])
+def test_an_sdist_in_another_archive_format_in_the_upload_folder_is_refused(
+    built: Built, tmp_path: Path, suffix: str
+) -> None:
+    """pip builds and installs an sdist in any archive format it unpacks (a zip, a bzip2 or xz tar, a plain tar), as
+    it does a .tar.gz, so an index that takes one offers it to pip; `dist/*` would upload it beside the judged two."""
+    import io
     import shutil
+    import tarfile
     import zipfile
 
+    from pip._internal.utils.filetypes import ARCHIVE_EXTENSIONS
+
+    assert suffix in ARCHIVE_EXTENSIONS
     folder = tmp_path / "dist"
     folder.mkdir()
-    for dist in (built.wheel, built.sdist):
-        shutil.copy(dist, folder)
-    name = f"{built.root}.zip"
-    with zipfile.ZipFile(folder / name, "w") as archive:
-        archive.writestr(f"{built.root}/PKG-INFO", "Metadata-Version: 2.1\nName: neurobrix\n")
+    shutil.copy(built.wheel, folder)  # (the sdist beside it would only be rebuilt, seconds on the test's time)
+    name = f"{built.root}{suffix}"
+    pkg_info = b"Metadata-Version: 2.1\nName: neurobrix\nVersion: 0.1.0\n"  # (the gate never opens it)
+    if suffix == ".zip":
+        with zipfile.ZipFile(folder / name, "w") as archive:
+            archive.writestr(f"{built.root}/PKG-INFO", pkg_info)
+    else:
+        mode = {".tgz": "w:gz", ".tar.bz2": "w:bz2", ".tar.xz": "w:xz", ".tar": "w"}[suffix]
+        with tarfile.open(folder / name, mode) as archive:  # type: ignore[call-overload]
+            info = tarfile.TarInfo(f"{built.root}/PKG-INFO")
+            info.size = len(pkg_info)
+            archive.addfile(info, io.BytesIO(pkg_info))
     refused_with(judge(folder), "G001", name)
