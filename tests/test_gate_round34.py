@@ -52,7 +52,7 @@ GATE_LOCK = REPO / ".github" / "gate" / "requirements.txt"
 GATE_LOCK_IN = REPO / ".github" / "gate" / "requirements.in"
 LOCKS = {".github/gate/requirements.txt": GATE_LOCK, ".github/publish/requirements.txt": PUBLISH_LOCK}
 # anything that installs packages, in any job's run: scripts
-INSTALLER = re.compile(r"(^|[\s/])(pip3?|uv|pipx|easy_install|conda|mamba|micromamba|poetry|pdm|hatch)(\s|$)")
+INSTALLER = re.compile(r"(^|[\s/])(pip(3(\.\d+)?)?|uv|pipx|easy_install|conda|mamba|micromamba|poetry|pdm|hatch)(\s|$)")
 HASHED = ["--require-hashes", "--only-binary", ":all:", "-r"]  # and one lock file
 PROJECT_ALONE = ["--no-deps", "--no-build-isolation", "--no-index", "-e", "."]
 
@@ -129,6 +129,8 @@ def test_every_release_job_installs_only_hash_locked_wheels_or_the_project_alone
         # other installers
         "uv pip install twine",
         "pip install twine",
+        "pip3.11 install twine",
+        "/usr/bin/pip3 install twine",
         "python3 -m pip install --require-hashes --only-binary :all: -r .github/gate/requirements.txt",
     ],
 )
