@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -848,6 +849,18 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(printable, chars)}
 
 
+# Rust's u8::from_str_radix in base 16: an optional "+", then hex digits
+_RADIX_16 = re.compile(rb"\+?[0-9A-Fa-f]+")
+
+
+def _fallback_byte(token: str) -> bool:
+    """Whether tokenizers' ByteFallback decoder reads ``token`` as one byte (its decode_chain in
+    decoders/byte_fallback.rs, which transformers' decode runs): six bytes long, "<0x" and ">" around two that
+    ``u8::from_str_radix(_, 16)`` parses, so "<0x0a>" and "<0x+A>" are bytes as well as "<0x0A>"."""
+    raw = token.encode("utf-8")
+    return len(raw) == 6 and raw.startswith(b"<0x") and raw.endswith(b">") and bool(_RADIX_16.fullmatch(raw[3:5]))
+
+
 def _has_decoder_type(state: Any, name: str) -> bool:
     if isinstance(state, dict):
         return state.get("type") == name or any(_has_decoder_type(v, name) for v in state.values())
@@ -1542,7 +1555,7 @@ class Tokenizer:
         settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
         one run, as it does around a special token)."""
         decode = self._tok.decode
-        found = {self._tok.token_to_id(f"<0x{b:02X}>") for b in range(256)}
+        found = {i for token, i in self._tok.get_vocab(with_added_tokens=True).items() if _fallback_byte(token)}
         found |= {
             i
             for i, token in self._tok.get_added_tokens_decoder().items()

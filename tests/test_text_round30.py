@@ -1,0 +1,100 @@
+"""The thirtieth round of text parity: the text `neurobrix run` prints, streamed and not, against transformers'
+``tokenizer.decode(new_ids, skip_special_tokens=True)`` on the same files, over drawn ids and tokenizer variants.
+
+- Byte-fallback tokens spelt otherwise than "<0xNN>": tokenizers' ByteFallback decoder (decoders/byte_fallback.rs,
+  which transformers' decode runs) reads any token of six bytes, "<0x" and ">" around two that Rust's
+  ``u8::from_str_radix(_, 16)`` parses, as a byte: "<0x0a>" and "<0x+A>" as well as "<0x0A>". A run of byte tokens is
+  decoded whole, so a byte that reads as a character alone ("\\n") becomes "\\ufffd" when an invalid byte follows. The
+  stream waited only after the upper-case spellings, so it wrote such a byte at once, and `run` (streaming, its
+  default) ended in an internal error at the end of the text where transformers printed the whole decode. The
+  stream now waits after every token the decoder reads as a byte.
+
+The generation is replaced by fixed ids (tokenizer_fixtures.generate_these): what is under test is the text printed.
+Each test failed before its fix.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+import shutil
+from pathlib import Path
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+
+def _imported(tmp_path: Path, monkeypatch, kind: str, edit=None) -> tuple[Path, object]:
+    """A stored tiny model (no transformers weights needed: the generation is replaced) with the fixture tokenizer
+    ``kind``, its tokenizer.json data passed through ``edit``; (folder, transformers' tokenizer of it)."""
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import save
+
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "m", use_transformers=False, config=None)
+    for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json"):
+        (folder / name).unlink(missing_ok=True)
+    save(folder, kind)
+    if edit is not None:
+        data = json.loads((folder / "tokenizer.json").read_text())
+        (folder / "tokenizer.json").write_text(json.dumps(edit(data)))
+    assert main(["import", str(folder)]) == 0
+    return folder, transformers.AutoTokenizer.from_pretrained(folder)
+
+
+def _printed(monkeypatch, capsys, ids: list[int], stream: bool) -> str:
+    """What `neurobrix run --no-chat` prints (stdout) when the generation makes ``ids``."""
+    from tokenizer_fixtures import generate_these
+
+    from neurobrix.cli import main
+
+    capsys.readouterr()
+    generate_these(monkeypatch, ids)
+    flags = [] if stream else ["--no-stream"]
+    assert main(["run", "--model", "m", "--prompt", "hello", "--no-chat", "--backend", "torch", *flags]) == 0
+    return capsys.readouterr().out
+
+
+# --- byte-fallback tokens the decoder reads as bytes, spelt otherwise ------------------------------------------------
+
+
+def _respelt(data: dict) -> dict:
+    """Byte tokens spelt as ByteFallback also reads them: lower-case hex ("<0x0a>"), or "+" and one digit ("<0x+F>")."""
+    rng = random.Random(30)
+    vocab = {}
+    for token, index in data["model"]["vocab"].items():
+        if len(token) == 6 and token.startswith("<0x"):
+            digits = token[3:5]
+            if digits[0] == "0" and rng.random() < 0.3:
+                token = f"<0x+{digits[1]}>"
+            elif rng.random() < 0.7:
+                token = f"<0x{digits.lower()}>"
+        vocab[token] = index
+    data["model"]["vocab"] = vocab
+    return data
+
+
+def test_byte_tokens_of_every_spelling_the_decoder_reads_print_transformers_decode(tmp_path, monkeypatch, capsys):
+    """Before: streamed, "<0x0a>" (a newline alone) was written at once, and "<0x80>" after it turned the run into
+    "\\ufffd\\ufffd": `run` failed at the end ("streamed text ... is not a prefix of the decoded text")."""
+    from neurobrix.tokenizer import Tokenizer
+
+    folder, hf = _imported(tmp_path, monkeypatch, "sentencepiece", _respelt)
+    byte = hf.convert_tokens_to_ids
+    assert byte("<0x0a>") != hf.unk_token_id and hf.decode([byte("<0x0a>")]) == "\n"  # read as a byte
+    assert any(token.startswith("<0x+") for token in hf.get_vocab())  # some "+" spellings drawn
+    rng = random.Random(0)
+    cases = [[byte("<0x0a>"), byte("<0x80>"), byte("▁the")]]
+    cases += [[rng.randrange(len(hf)) for _ in range(rng.randint(1, 10))] for _ in range(2)]
+    for ids in cases:  # through `run`, as printed
+        want = hf.decode(ids, skip_special_tokens=True) + "\n"
+        assert _printed(monkeypatch, capsys, ids, stream=True) == want == _printed(monkeypatch, capsys, ids, False), ids
+    ours = Tokenizer(folder)
+    for _ in range(300):  # the stream alone, over many more drawn ids
+        ids = [rng.randrange(len(hf) + 2) for _ in range(rng.randint(1, 12))]
+        stream = ours.stream()
+        streamed = "".join(stream.push(i) for i in ids) + stream.finish()
+        assert streamed == hf.decode(ids, skip_special_tokens=True), ids
