@@ -1354,11 +1354,13 @@ class Tokenizer:
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
                     )
-                if not all(0 <= e < vocab for e in eos):  # it indexes the scores with each (an IndexError there)
+                if any(e < 0 for e in eos):  # ExponentialDecayLengthPenalty.__init__ refuses them
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
-                        f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
+                        f"vocabulary of {vocab} ({eos!r}), which transformers' processor refuses (ids below 0)"
                     )
+                # an id past the vocabulary fails only where the decay applies (its scores indexed with the ids): a
+                # run that ends before prints its text (``generate.decay_eos_check``)
                 found[name] = (start, factor)
             elif name == "remove_invalid_values":  # on only when exactly true (generate's `is True`)
                 if value is True:
@@ -1555,7 +1557,8 @@ class Tokenizer:
         settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
         one run, as it does around a special token)."""
         decode = self._tok.decode
-        found = {i for token, i in self._tok.get_vocab(with_added_tokens=True).items() if _fallback_byte(token)}
+        vocab = self._tok.get_vocab(with_added_tokens=True).items()
+        found = {i for token, i in vocab if token.startswith("<0x") and _fallback_byte(token)}
         found |= {
             i
             for i, token in self._tok.get_added_tokens_decoder().items()

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import json
 import random
-import shutil
 from pathlib import Path
 
 import pytest
@@ -98,3 +97,47 @@ def test_byte_tokens_of_every_spelling_the_decoder_reads_print_transformers_deco
         stream = ours.stream()
         streamed = "".join(stream.push(i) for i in ids) + stream.finish()
         assert streamed == hf.decode(ids, skip_special_tokens=True), ids
+
+
+# --- exponential_decay_length_penalty on eos ids past the vocabulary, in a run that ends before it applies ----------
+
+ENDS_BEFORE = {  # transformers prints text: its processor indexes the scores with the eos ids only where it applies
+    # (new token start + 2, the 5th for a start of 3.5): the settings, and the new tokens its text has
+    "the length ends the run first": ({"exponential_decay_length_penalty": [4, 1.5], "eos_token_id": 9999}, 5),
+    "a fractional start, the run one token short of it": (
+        {"exponential_decay_length_penalty": [3.5, 2.0], "eos_token_id": [9999, 9998], "max_new_tokens": 4},
+        4,
+    ),
+    "an eos id in the vocabulary ends the run first": (
+        {"exponential_decay_length_penalty": [2, 1.5], "eos_token_id": [9999, "PLAIN[1]"], "max_new_tokens": 8},
+        2,
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    from test_text_round7 import checkpoint
+
+    return checkpoint(tmp_path_factory.mktemp("gen") / "base")
+
+
+@pytest.mark.parametrize("case", ENDS_BEFORE)
+def test_a_decay_on_eos_ids_past_the_vocabulary_that_never_applies_prints_transformers_text(
+    model_folder, monkeypatch, case
+):
+    """Before: `run` refused the settings before the run ("raises eos ids outside the vocabulary of 320"), where
+    transformers' generate (ExponentialDecayLengthPenalty.__call__, which reads ``scores[:, eos_token_id]`` only once
+    the sequence is longer than start + the prompt) prints its text."""
+    from test_text_round7 import PLAIN, ours, theirs
+
+    setting, length = ENDS_BEFORE[case]
+    setting = {"max_new_tokens": 5, **setting}
+    if isinstance(setting["eos_token_id"], list):
+        setting["eos_token_id"] = [PLAIN[1] if e == "PLAIN[1]" else e for e in setting["eos_token_id"]]
+    (model_folder / "generation_config.json").write_text(json.dumps(setting))
+    want = theirs(model_folder)
+    assert len(want[0]) == length
+    for stream in (False, True):
+        ids, text, _ = ours(model_folder, monkeypatch, stream=stream)
+        assert (ids, text) == want, stream
