@@ -6,11 +6,18 @@
   ``u8::from_str_radix(_, 16)`` parses, as a byte: "<0x0a>" and "<0x+A>" as well as "<0x0A>". A run of byte tokens is
   decoded whole, so a byte that reads as a character alone ("\\n") becomes "\\ufffd" when an invalid byte follows. The
   stream waited only after the upper-case spellings, so it wrote such a byte at once, and `run` (streaming, its
-  default) ended in an internal error at the end of the text where transformers printed the whole decode. The
+  default) ended in a RuntimeError (a traceback) at the end of the text where transformers printed the decode. The
   stream now waits after every token the decoder reads as a byte.
+- exponential_decay_length_penalty with an eos id past the vocabulary: transformers' ExponentialDecayLengthPenalty
+  indexes the scores with the eos ids (``scores[:, self.eos_token_id]``, an IndexError there) only at the steps where
+  the decay applies (the sequence longer than start + the prompt), so a run that ends before (its length, or another
+  eos id) prints its text. `run` refused the settings before the run (round 14's choice); it now refuses at the first
+  token where the decay applies, as round 29 refuses a power that cannot be computed (the text held back until the
+  run ends, with a note, so a refused run prints none).
 
-The generation is replaced by fixed ids (tokenizer_fixtures.generate_these): what is under test is the text printed.
-Each test failed before its fix.
+The first test replaces the generation by fixed ids (tokenizer_fixtures.generate_these): what is under test is the
+text printed; the second runs round 7's tiny random checkpoint against transformers' greedy generate. Each test
+failed before its fix.
 """
 
 from __future__ import annotations
