@@ -13,7 +13,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
@@ -281,7 +281,8 @@ class Processors:
             big = torch.finfo(scores.dtype)
             scores = torch.nan_to_num(scores, nan=0.0, posinf=big.max, neginf=big.min)
         decay = c.exponential_decay_length_penalty
-        if decay is not None and eos and length > decay[0] + self.prompt_len:
+        if decay is not None and self.eos and length > decay[0] + self.prompt_len:
+            decay_eos_check(decay, self.eos, vocab, self.prompt_len, length)  # (eos is then all of self.eos)
             # transformers' ExponentialDecayLengthPenalty: |score| times (factor ** steps - 1) added to each eos id's
             # score (none to a score that is not finite)
             penalty = torch.abs(scores[:, eos]) * decay_scale(decay, self.prompt_len, length)
@@ -328,15 +329,39 @@ def decay_scale(decay: tuple[int | float, int | float], prompt_len: int, length:
     return scale
 
 
-def decay_failure(constraints: Constraints, prompt_len: int, max_new_tokens: int) -> int | None:
+def decay_eos_check(
+    decay: tuple[int | float, int | float], eos: Sequence[int], vocab: int, prompt_len: int, length: int
+) -> None:
+    """Refuse (UsageError) a step where the decay applies and an eos id lies outside the vocabulary: transformers'
+    ExponentialDecayLengthPenalty.__call__ indexes the scores with every eos id (``scores[:, self.eos_token_id]``),
+    an IndexError there, only at the steps where the decay applies, so a run that ends before prints its text."""
+    outside = sorted(e for e in eos if not 0 <= e < vocab)
+    if outside:
+        raise UsageError(
+            f"exponential_decay_length_penalty raises eos ids outside the vocabulary of {vocab} ({outside!r}) from "
+            f"new token {length - prompt_len + 1} on (the model's generation settings: {list(decay)!r}), where "
+            "transformers' processor fails (its generate prints no text)"
+        )
+
+
+def decay_failure(
+    constraints: Constraints,
+    prompt_len: int,
+    max_new_tokens: int,
+    eos: Sequence[int] = (),
+    vocab: int | None = None,
+) -> int | None:
     """The first new token (counted from 1) at which ``decay_scale`` refuses these settings' decay within
-    ``max_new_tokens`` (transformers' generate fails there unless an eos id ends the text first); None if none."""
+    ``max_new_tokens``, or ``decay_eos_check`` refuses the ``eos`` ids for a ``vocab`` (transformers' generate fails
+    there unless an eos id ends the text first); None if none."""
     decay = constraints.exponential_decay_length_penalty
     if decay is None:
         return None
     for length in range(prompt_len, prompt_len + max_new_tokens):
         if length > decay[0] + prompt_len:
             try:
+                if vocab is not None:
+                    decay_eos_check(decay, eos, vocab, prompt_len, length)
                 decay_scale(decay, prompt_len, length)
             except UsageError:
                 return length - prompt_len + 1

@@ -330,7 +330,7 @@ def run(
         masks.pop("forced_eos_token_id", None)
     constraints = Constraints(**masks)
     stream_text = opts.stream
-    failing = decay_failure(constraints, len(prompt), max_tokens)
+    failing = decay_failure(constraints, len(prompt), max_tokens, sorted(eos), cfg.vocab_size)
     if failing is not None and stream_text:
         # transformers' generate fails at that token unless an eos id ends the text first, and then prints nothing:
         # the text is written once the run has ended without reaching it (the run is refused there otherwise)

@@ -17,6 +17,7 @@ from __future__ import annotations
 import functools
 import json
 import math
+import re
 from collections.abc import Callable, Sequence
 from datetime import datetime
 from pathlib import Path
@@ -848,6 +849,18 @@ def _bytes_to_unicode() -> dict[str, int]:
     return {chr(c): b for b, c in zip(printable, chars)}
 
 
+# Rust's u8::from_str_radix in base 16: an optional "+", then hex digits
+_RADIX_16 = re.compile(rb"\+?[0-9A-Fa-f]+")
+
+
+def _fallback_byte(token: str) -> bool:
+    """Whether tokenizers' ByteFallback decoder reads ``token`` as one byte (its decode_chain in
+    decoders/byte_fallback.rs, which transformers' decode runs): six bytes long, "<0x" and ">" around two that
+    ``u8::from_str_radix(_, 16)`` parses, so "<0x0a>" and "<0x+A>" are bytes as well as "<0x0A>"."""
+    raw = token.encode("utf-8")
+    return len(raw) == 6 and raw.startswith(b"<0x") and raw.endswith(b">") and bool(_RADIX_16.fullmatch(raw[3:5]))
+
+
 def _has_decoder_type(state: Any, name: str) -> bool:
     if isinstance(state, dict):
         return state.get("type") == name or any(_has_decoder_type(v, name) for v in state.values())
@@ -1341,11 +1354,13 @@ class Tokenizer:
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty needs an eos_token_id to raise"
                     )
-                if not all(0 <= e < vocab for e in eos):  # it indexes the scores with each (an IndexError there)
+                if any(e < 0 for e in eos):  # ExponentialDecayLengthPenalty.__init__ refuses them
                     raise TokenizerError(
                         f"{self.generation_path}: exponential_decay_length_penalty raises eos ids outside the "
-                        f"vocabulary of {vocab} ({eos!r}), on which transformers' processor fails"
+                        f"vocabulary of {vocab} ({eos!r}), which transformers' processor refuses (ids below 0)"
                     )
+                # an id past the vocabulary fails only where the decay applies (its scores indexed with the ids): a
+                # run that ends before prints its text (``generate.decay_eos_check``)
                 found[name] = (start, factor)
             elif name == "remove_invalid_values":  # on only when exactly true (generate's `is True`)
                 if value is True:
@@ -1542,7 +1557,8 @@ class Tokenizer:
         settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
         one run, as it does around a special token)."""
         decode = self._tok.decode
-        found = {self._tok.token_to_id(f"<0x{b:02X}>") for b in range(256)}
+        vocab = self._tok.get_vocab(with_added_tokens=True).items()
+        found = {i for token, i in vocab if token.startswith("<0x") and _fallback_byte(token)}
         found |= {
             i
             for i, token in self._tok.get_added_tokens_decoder().items()

@@ -43,7 +43,7 @@ import pytest
 
 transformers = pytest.importorskip("transformers")
 
-from test_text_round7 import PLAIN, checkpoint, ours, theirs  # noqa: E402
+from test_text_round7 import PLAIN, PROMPT, checkpoint, ours, theirs  # noqa: E402
 from test_text_round13 import _no_text, refused  # noqa: E402
 
 GENERATION = {"eos_token_id": 9999, "max_new_tokens": 12}
@@ -334,10 +334,22 @@ def test_a_bad_word_of_one_eos_id_is_dropped_before_its_id_is_checked(model_fold
 
 def test_a_length_penalty_on_eos_ids_outside_the_vocabulary_is_refused(model_folder, monkeypatch, capsys):
     """ExponentialDecayLengthPenalty indexes the scores with each eos id: one outside the vocabulary fails there
-    (IndexError). Before: the engine passed over that id and printed the plain text."""
+    (IndexError). Before: the engine passed over that id and printed the plain text. (Since text round 30 the run is
+    refused at the first token where the decay applies, as round 29 refuses a power that cannot be computed: its text
+    held back, with a note, and none printed.)"""
+    from neurobrix.cli import main
+
     _write(model_folder, {"exponential_decay_length_penalty": [2, 1.5], "eos_token_id": [9999]})
     _no_text(model_folder)
-    refused(model_folder, monkeypatch, capsys, "exponential_decay_length_penalty raises eos ids outside the")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(model_folder.parent / "home"))
+    assert main(["import", str(model_folder)]) == 0
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as exit:
+        main(["run", "--model", model_folder.name, "--prompt", PROMPT, "--no-chat", "--backend", "torch"])
+    assert exit.value.code == 2
+    out, err = capsys.readouterr()
+    assert out == "" and "Traceback" not in err, (out, err)
+    assert "exponential_decay_length_penalty raises eos ids outside the" in err.strip().splitlines()[-1], err
 
 
 # --- tokenizer_config.json flags of another type than transformers' tokenizer takes --------------------------------
