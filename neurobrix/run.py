@@ -295,9 +295,13 @@ def run(
     cfg = stored.config()
     tokenizer = stored.tokenizer()
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
+    # text the vocabulary encodes to no tokens (spaces under WordPiece, "🙂" under some byte-less vocabularies) is
+    # refused as an empty prompt is, but named as what it is
+    no_tokens = f"the prompt's {len(opts.prompt)} characters encode to no tokens of this model's vocabulary"
     if not prompt:
+        what = no_tokens if opts.prompt and not opts.chat else "the prompt is empty after tokenization"
         raise UsageError(
-            "the prompt is empty after tokenization (transformers' generate fails on no ids); give some text, or drop "
+            f"{what} (transformers' generate fails on no ids); give some text, or drop "
             "--no-chat (or give it, where the model's chat template renders no text)"
         )
     if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
@@ -306,8 +310,8 @@ def run(
         notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     if not (opts.chat and tokenizer.chat_template is not None) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
-            "the prompt is empty: without a chat template the model would run on its start token "
-            "alone; give some text with --prompt or --prompt-file"
+            f"{no_tokens if opts.prompt else 'the prompt is empty'}: without a chat template the model would run on "
+            "its start token alone; give some text with --prompt or --prompt-file"
         )
     eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
     pad = tokenizer.pad_id

@@ -156,7 +156,13 @@ PLANTS = [
         TX,
     ),
     p("s06", TOK, "for s in wanted for t in spellings", "for s in self.strings for t in spellings", TX),
-    p("s07", TOK, "get_vocab(with_added_tokens=True)", "get_vocab(with_added_tokens=False)", TX),
+    p(
+        "s07",
+        TOK,
+        "self._tokens = {i: t for t, i in tok.get_vocab(with_added_tokens=True)",
+        "self._tokens = {i: t for t, i in tok.get_vocab(with_added_tokens=False)",
+        TX,
+    ),
     p("s08", TOK, "token = self._tokens.get(token_id)", "token = self._tok.id_to_token(token_id)", TX),
     p(
         "s09",

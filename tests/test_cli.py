@@ -407,3 +407,29 @@ def test_every_exit_code_is_in_the_readme_and_the_help():
     assert "interrupted" in documented[130] and "stored model damaged" in documented[7]
     for code in used | {130}:
         assert re.search(rf"(?<!\d){code}(?!\d)", EXIT_CODES)
+
+
+def test_text_that_encodes_to_no_tokens_is_not_called_an_empty_prompt(tmp_path, monkeypatch, capsys):
+    """A prompt of text the vocabulary encodes to nothing (here spaces, which a WordPiece tokenizer's pre-tokenizer
+    drops) is refused as the empty prompt is, but named as text that encodes to no tokens, with its length."""
+    pytest.importorskip("transformers")
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import generate_these, save
+
+    from neurobrix import store
+    from neurobrix.tokenizer import Tokenizer
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "wp-model", use_transformers=False)
+    save(folder, "wordpiece")
+    store.import_model(str(folder), progress=False)
+    generated = generate_these(monkeypatch, [])
+    text = " \t "
+    assert Tokenizer(folder).encode_text(text) == []
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "wp-model", "--prompt", text, "--no-chat"])
+    assert info.value.code == 2
+    err = capsys.readouterr().err
+    assert "the prompt's 3 characters encode to no tokens of this model's vocabulary" in err
+    assert "the prompt is empty" not in err and "Traceback" not in err
+    assert generated.eos is None  # nothing was generated
