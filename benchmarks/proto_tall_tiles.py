@@ -89,7 +89,10 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", required=True)
     parser.add_argument("--minutes", type=float, default=3.5)
+    parser.add_argument("--only", default="", help="time only the settings whose name holds this text")
     args = parser.parse_args()
+    for name in [n for n in SETTINGS if args.only not in n]:
+        del SETTINGS[name]
     deadline = time.monotonic() + args.minutes * 60
     loaded = tables.load()
     table = loaded.index(detect_class(loaded).id, "linear")
