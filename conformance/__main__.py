@@ -18,6 +18,7 @@ from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
 from . import track
+from .affected import KERNEL_PATHS
 
 
 def cmd_track(args: argparse.Namespace) -> int:
@@ -395,10 +396,12 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     from . import mutants
 
     chosen = mutants.select(args.fast, args.only)
-    if args.list:
+    if args.list:  # columns as wide as their longest value: an id or a bug class runs into nothing
+        wide = max((len(m.id) for m in chosen), default=0)
+        bugs = max((len(m.bug) for m in chosen), default=0)
         for m in chosen:
             print(
-                f"{m.id:<44} {m.bug:<26} {'fast ' if m.fast else ''}{m.description}"
+                f"{m.id:<{wide}} {m.bug:<{bugs}} {'fast ' if m.fast else ''}{m.description}"
                 + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else "")
             )
         return 0
@@ -682,8 +685,8 @@ def build_parser() -> argparse.ArgumentParser:
         "affected",
         help="the GPU classes a change affects, as a JSON list (the GPU workflow's matrix)",
         description="Print, as a JSON list, the GPU classes whose conformance a change can alter: a change under "
-        "tables/<class>/ affects that class; one under neurobrix/ops/, neurobrix/buckets.py, neurobrix/tables.py, "
-        "neurobrix/schema.py or conformance/ affects every GPU class that has kernel tables. Only classes of the "
+        f"tables/<class>/ affects that class; one under {', '.join(KERNEL_PATHS[:-1])} or {KERNEL_PATHS[-1]} "
+        "affects every GPU class that has kernel tables. Only classes of the "
         "tables folder with a class.yaml are named, never the interpreter class (the CPU CI checks it). The "
         "reasons go to stderr.",
     )

@@ -4,8 +4,9 @@ entry's digest (``proof.entry``, :func:`neurobrix.schema.entry_digest`), then re
 One line is inserted after each entry's ``proof:`` line, in the form certify writes it; no other byte of a record
 changes (a GPU's measured proofs stay as measured). The record must already agree with its index entry by entry
 (what ``tables verify`` checked before proofs carried digests): the digest binds each proof to the entry it sits
-in now, so a record is refused if any proof already carries one or if it fails its check once bound, and then no
-file of the folder is written. Deterministic: the same folder gives the same bytes.
+in now, so a record whose proofs all carry one is left as it is (certify wrote it so), a record is refused if some
+but not all of its proofs carry one or if it fails its check once bound, and then no file of the folder is written;
+a folder with nothing to bind is refused too. Deterministic: the same folder gives the same bytes.
 """
 
 from __future__ import annotations
@@ -42,6 +43,15 @@ def bound_text(text: str, data: dict, kernel: str, class_id: str, key: tuple[str
     return "".join([*pieces, text[start:]])
 
 
+def _all_bound(data: object) -> bool:
+    entries = data.get("entries") if isinstance(data, dict) else None
+    return (
+        isinstance(entries, list)
+        and bool(entries)
+        and all(isinstance(e, dict) and isinstance(e.get("proof"), dict) and "entry" in e["proof"] for e in entries)
+    )
+
+
 def bind(root: Path) -> list[Path]:
     """Bind every unbound record under ``root``; the paths rewritten."""
     written: list[tuple[Path, str]] = []
@@ -56,9 +66,13 @@ def bind(root: Path) -> list[Path]:
             index = parse_index(nb_tables.read_json(index_file, str(index_file)), str(index_file), class_id, kernel)
             text = path.read_text(encoding="utf-8")
             data = nb_tables.read_yaml(path, str(path))
+            if _all_bound(data):  # certify wrote it with its digests (a class certified since): nothing to bind
+                continue
             new = bound_text(text, data, kernel, class_id, index.key, str(path))
             parse_proofs(yaml.load(new, Loader=nb_tables.SAFE_LOADER), str(path), class_id, kernel, index)
             written.append((path, new))
+    if not written:
+        raise TablesError(f"{root}: nothing to bind: every record's proofs already carry their entry digests")
     # written once every record is bound: a record refused leaves the folder as it was, not half bound and untracked
     for path, new in written:
         path.write_text(new, encoding="utf-8")

@@ -176,7 +176,7 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     location = locate()
     report: dict = {"location": str(location.root), "origin": location.origin, "ok": False}
     try:
-        tracked = read_tracked(location.root)
+        tracked = read_tracked(location.root, location.origin)
         problems = check_files(location.root, tracked)
         report["files"] = len(tracked)
         report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
@@ -262,7 +262,20 @@ def cmd_run(args: argparse.Namespace) -> int:
         chat=not args.no_chat,
         stream=not args.no_stream,
     )
-    stats = run(opts)
+    streamed = ["\n"]  # the last text written
+
+    def write(text: str) -> None:
+        sys.stdout.write(text)
+        if text:
+            streamed[0] = text
+
+    try:
+        stats = run(opts, write=write)
+    except BaseException:  # Ctrl-C or a refusal mid-text: the error's line starts a line of its own
+        if not streamed[0].endswith("\n"):
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+        raise
     print(stats.line(), file=sys.stderr)
     return 0
 
@@ -510,6 +523,20 @@ def _error(message: str, code: int, lines: Sequence[str] = ()) -> NoReturn:
     raise SystemExit(code)
 
 
+# The modules of the distributions pyproject.toml depends on, each with its range there.
+DEPENDENCIES = {
+    "torch": "torch 2.11-2.14",
+    "triton": "triton 3.6-3.9",
+    "yaml": "pyyaml",
+    "tokenizers": "tokenizers",
+    "jinja2": "jinja2",
+    "huggingface_hub": "huggingface_hub",
+    "safetensors": "safetensors",
+    "packaging": "packaging",
+    "fastjsonschema": "fastjsonschema",
+}
+
+
 class Terminated(KeyboardInterrupt):
     """SIGTERM or SIGHUP, raised where the program is, so that it unwinds as on Ctrl-C: an import in flight
     removes its temporary folder (Python's default for these signals ends the process on the spot)."""
@@ -554,6 +581,18 @@ def main(argv: Sequence[str] | None = None) -> int:
             traceback.print_exc()
         said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
         _error(said, 128 + signum)
+    except ModuleNotFoundError as exc:  # an install without its dependencies (pip --no-deps, the release's gate jobs)
+        module = (exc.name or "").partition(".")[0]
+        if module not in DEPENDENCIES:
+            raise
+        if args.debug:
+            traceback.print_exc()
+        _error(
+            f"{module} is not installed, and this command needs it: neurobrix depends on {DEPENDENCIES[module]} "
+            "(`python -m pip install neurobrix` installs its dependencies; torch and triton as the README's "
+            "'Certified classes and their compiler stack' says; `neurobrix doctor` reports torch and triton)",
+            1,
+        )
     except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): not an error
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 0

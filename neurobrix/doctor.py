@@ -87,12 +87,13 @@ def diagnose() -> list[Finding]:
             found.append(Finding("triton", FAIL, str(exc)))
     else:
         found.append(Finding("triton", FAIL, "not installed"))
+        torch_version = None  # the kernels need both: nothing past the store can be looked at
 
     tables: Tables | None = None
     try:
         location = locate()
         found.append(Finding("tables", INFO, f"{location.root} ({location.origin})"))
-        tracked = read_tracked(location.root)
+        tracked = read_tracked(location.root, location.origin)
         problems = check_files(location.root, tracked)
         if problems:
             found.extend(Finding("integrity", FAIL, f"{p.path}: {p.message}") for p in problems)
@@ -101,6 +102,13 @@ def diagnose() -> list[Finding]:
             found.append(Finding("integrity", OK, f"{len(tracked)} tracked files, every sha256 and size matches"))
     except NeuroBrixError as exc:
         found.append(Finding("integrity", FAIL, str(exc)))
+
+    from .store import models_dir, store_problem
+
+    problem = store_problem()
+    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir())))
+    if torch_version is None:  # torch or triton not installed (a FAIL above): the kernels import both
+        return found
 
     from .stack import installed_kernels_problem
 
@@ -112,13 +120,6 @@ def diagnose() -> list[Finding]:
     if kernels:
         found.append(Finding("kernel sources", FAIL, f"{kernels}."))
 
-    from .store import models_dir, store_problem
-
-    problem = store_problem()
-    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir())))
-
-    if torch_version is None and not _interpreter():
-        return found
     from .gpu import classify, device_facts
 
     try:
@@ -209,12 +210,6 @@ def _importable(name: str) -> bool:
     import sys
 
     return name in sys.modules or importlib.util.find_spec(name) is not None
-
-
-def _interpreter() -> bool:
-    from .gpu import interpreter_enabled
-
-    return interpreter_enabled()
 
 
 def blocked(findings: list[Finding]) -> bool:

@@ -652,13 +652,17 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
         raise TablesError(f"{shown}: not valid JSON: {exc}") from exc
 
 
-def read_tracked(root: Path) -> tuple[TrackedFile, ...]:
+def read_tracked(root: Path, origin: str | None = None) -> tuple[TrackedFile, ...]:
     path = root / TRACKED_NAME
     if not path.is_file():
-        raise TablesError(
-            f"{path}: the tracked-file list is missing, so nothing in {root} can be trusted. "
-            "Reinstall neurobrix, or in a source checkout run `python -m conformance track`."
+        fix = (  # a folder the user named: its own mistake, not the install's
+            f"{ENV_VAR}={root} names no tables folder: point it at one (it holds {TRACKED_NAME}, which "
+            "`python -m conformance track --tables DIR` writes for a copy), or unset it for the installed package's "
+            "tables."
+            if origin == ENV_VAR
+            else "Reinstall neurobrix, or in a source checkout run `python -m conformance track`."
         )
+        raise TablesError(f"{path}: the tracked-file list is missing, so nothing in {root} can be trusted. {fix}")
     return parse_tracked(read_yaml(path, str(path)), str(path))
 
 
@@ -781,7 +785,7 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
         problem = installed_tables_problem(root)
         if problem:
             raise TablesError(problem)
-    tracked = read_tracked(root)
+    tracked = read_tracked(root, location.origin)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         raise TablesError(
