@@ -10,12 +10,18 @@ tests/test_planted29.py's docstring)."""
 from __future__ import annotations
 
 GC = ["tests/test_gate_round33.py", "tests/test_gate_units.py", "-k", "not readme_publish and not publish_step"]
-GR = ["tests/test_gate_round32.py", "tests/test_gate_units.py"]
+GR = ["tests/test_gate_round32.py", "tests/test_gate_units.py", "tests/test_planted28.py"]
 RY = ["tests/test_gate_round33.py", "tests/test_workflows.py", "-k", "not changes_while_judged"]
 SS = ["tests/test_strict_round32.py", "tests/test_store.py"]
 PF = ["tests/test_strict_round32.py", "tests/test_cli.py"]
-ER = ["tests/test_strict_round31.py", "tests/test_newcomer30.py", "tests/test_cli.py"]
-SD = ["tests/test_strict_round33.py", "tests/test_strict_round16.py"]
+ER = [
+    "tests/test_strict_round31.py",
+    "tests/test_newcomer30.py",
+    "tests/test_cli.py",
+    "tests/test_planted27.py",
+    "tests/test_planted28.py",
+]
+SD = ["tests/test_strict_round33.py", "tests/test_strict_round16.py", "tests/test_planted20.py", "tests/test_planted28.py"]
 TS = ["tests/test_text_round28.py", "tests/test_text_round9.py", "tests/test_planted27.py"]
 TX = ["tests/test_text_round29.py", "tests/test_planted28.py"]
 

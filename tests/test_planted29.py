@@ -1,0 +1,195 @@
+"""Round 29 of planted bugs: the code the newest rounds changed and round 28 left unplanted: gate round 33 (G003 for
+an upload folder that gains an entry while judged, the publish step's report binding and format check), gate round
+32's limits and report lines, strict round 32 (a store behind a link that leads nowhere, a model removed during a run,
+two imports of one model at once, the ``--prompt-file`` cap), strict rounds 31 and 33 (``printable``,
+``NeuroBrixError.lines``, ``schema.device_problem`` and ``foreign_device``), text round 28's stop strings and text
+round 29's decay. The plants and the driver: tests/planted29_plants.py, tests/planted29_driver.py (round 24's driver
+on this round's plants, in a copy made a git checkout of itself as round 26's). Each test here fails with the plant
+named in its docstring and passes on the clean code; the first holds every planted round's anchors to today's code.
+"""
+
+from __future__ import annotations
+
+import errno
+import importlib
+import io
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+from gate import checker
+from neurobrix import cli, store
+
+TESTS = Path(__file__).resolve().parent
+
+
+@pytest.mark.parametrize("module", sorted(p.stem for p in TESTS.glob("planted*_plants.py")))
+def test_every_planted_rounds_anchor_occurs_once_in_todays_code(module: str) -> None:
+    """Each plant of every ``tests/planted*_plants.py`` replaces text that occurs exactly once in its file, as its
+    driver requires ("anchor found 0 times" is no outcome): an edit to planted code must re-anchor its plants on the
+    same bug (walk-through round 30 found nine that no longer occurred)."""
+    sys.path.insert(0, str(TESTS))
+    try:
+        plants = importlib.import_module(module).PLANTS
+    finally:
+        sys.path.remove(str(TESTS))
+    ids = [plant["id"] for plant in plants]
+    assert len(ids) == len(set(ids)), f"{module}: a plant id given twice"
+    lost = {
+        plant["id"]: (REPO / plant["file"]).read_text(encoding="utf-8").count(plant["old"])
+        for plant in plants
+        if (REPO / plant["file"]).read_text(encoding="utf-8").count(plant["old"]) != 1
+    }
+    assert not lost, f"{module}: anchors found other than once (id: times): {lost}"
+
+
+def test_an_upload_folder_changed_while_judged_names_each_entry_as_it_is(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Planted c01: a link to a folder called "a folder" (the link is the entry: twine would upload what it points
+    at); c02: a hidden file that appeared taken for an upload (`dist/*` skips it, as the gate's first listing does);
+    c07: the folder named as given (``.`` is named "", so "twine upload /*"); c08: the messages of an entry that
+    appeared and one that changed swapped."""
+    folder = tmp_path / "dist"
+    folder.mkdir()
+    wheel, sdist = folder / "neurobrix-1-py3-none-any.whl", folder / "neurobrix-1.tar.gz"
+    wheel.write_bytes(b"a wheel")
+    sdist.write_bytes(b"an sdist")
+    monkeypatch.chdir(folder)
+    listings: dict[Path, dict[str, str]] = {}
+    checker.collect([Path(".")], listings)
+    assert checker._folder_changed(listings) == []
+    (folder / ".hidden").write_text("not uploaded by dist/*\n")
+    wheel.unlink()
+    wheel.symlink_to(tmp_path)  # the wheel made a link to a folder
+    (folder / "neurobrix-1-cp311-none-any.whl").write_bytes(b"another wheel")
+    found = [(f.code, f.dist, f.path, f.message) for f in checker._folder_changed(listings)]
+    assert found == [
+        (
+            "G003",
+            "dist/",
+            "neurobrix-1-cp311-none-any.whl",
+            "appeared in the upload folder while the gate judged it (a file), never judged: "
+            "`twine upload dist/*` would upload it",
+        ),
+        (
+            "G003",
+            "dist/",
+            wheel.name,
+            "a file when the gate read the folder, a link now: what would be uploaded is not what was judged",
+        ),
+    ]
+
+
+# --- neurobrix/store.py: two imports of one model at once (strict round 32) ----------------------------------------
+
+
+def _two_models(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> tuple[Path, Path]:
+    """A stored model ``tiny`` (``which`` says "old") and a complete new folder for it (``which`` says "new")."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    models = store.models_dir()
+    dest, new = models / "tiny", models / ".tmp-new"
+    for folder, which in ((dest, "old"), (new, "new")):
+        folder.mkdir(parents=True)
+        (folder / "which").write_text(which)
+    return dest, new
+
+
+def test_a_model_moved_aside_by_another_import_first_is_replaced_all_the_same(tmp_path, monkeypatch):
+    """Planted h11: the model there moved aside by the other import between the look and the move (the move's
+    FileNotFoundError) ended this import in an error, where nothing is left to move aside and its folder goes in."""
+    dest, new = _two_models(tmp_path, monkeypatch)
+    real, moved = os.rename, []
+
+    def rename(src, dst):
+        if Path(src) == dest and not moved:  # the other import moves the model aside just before this one does
+            moved.append(real(dest, tmp_path / "taken"))
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "rename", rename)
+    store._install(new, dest)
+    assert moved and (dest / "which").read_text() == "new" and sorted(os.listdir(dest.parent)) == ["tiny"]
+
+
+def test_an_import_that_fails_after_another_installed_its_model_leaves_that_model(tmp_path, monkeypatch):
+    """Planted h10: the first model moved aside put back where the move of the new folder failed for good, and the
+    last one there (another import's, installed meanwhile) deleted with the rest set aside."""
+    dest, new = _two_models(tmp_path, monkeypatch)
+    real, tries = os.rename, []
+
+    def rename(src, dst):
+        if Path(src) == new:
+            tries.append(dst)
+            if len(tries) == 1:  # another import installs its model first
+                dest.mkdir()
+                (dest / "which").write_text("other")
+                raise OSError(errno.ENOTEMPTY, "Directory not empty")
+            raise OSError(errno.EIO, "Input/output error")
+        return real(src, dst)
+
+    monkeypatch.setattr(store.os, "rename", rename)
+    with pytest.raises(OSError, match="Input/output error"):
+        store._install(new, dest)
+    assert (dest / "which").read_text() == "other"
+    assert sorted(os.listdir(dest.parent)) == [".tmp-new", "tiny"]  # nothing else left aside
+
+
+# --- neurobrix/cli.py: --prompt-file's cap (strict round 32) ------------------------------------------------------
+
+
+@pytest.mark.parametrize("where", ["file", "stdin"])
+def test_a_prompt_file_of_the_limit_is_read_whole_and_one_past_it_refused(tmp_path, monkeypatch, where):
+    """Planted f01 and f04: the file (standard input) read up to the limit only, so a longer one was taken cut to the
+    limit; f02: a prompt of exactly the limit refused."""
+    monkeypatch.setattr(cli, "PROMPT_FILE_LIMIT", 8)
+    for text, refused in (("é" * 8, False), ("é" * 9, True)):
+        if where == "stdin":
+            monkeypatch.setattr(sys, "stdin", io.StringIO(text))
+            path = "-"
+        else:
+            path = str(tmp_path / "prompt.txt")
+            Path(path).write_text(text, encoding="utf-8")
+        if refused:
+            with pytest.raises(cli.UsageError, match=r"more than 8 characters"):
+                cli.read_prompt_file(path)
+        else:
+            assert cli.read_prompt_file(path) == text
+
+
+# --- neurobrix/errors.py: an error's lines ------------------------------------------------------------------------
+
+
+def test_an_errors_lines_are_texts_whatever_it_was_given(capsys):
+    """Planted e04: the lines kept as given (a path, a number): the CLI escapes each as a text, and a path given as a
+    line ended the command in a TypeError traceback instead of its message."""
+    from neurobrix.errors import TablesError
+
+    error = TablesError(Path("/tables/linear.yaml"), "does not match its list:", 3)
+    assert error.lines == ("/tables/linear.yaml", "does not match its list:", "3")
+    assert str(error) == "/tables/linear.yaml\ndoes not match its list:\n3"
+    with pytest.raises(SystemExit) as exit_:
+        cli._error(str(error), error.exit_code, error.lines)
+    assert exit_.value.code == 3
+    assert capsys.readouterr().err == "neurobrix: error: /tables/linear.yaml\ndoes not match its list:\n3\n"
+
+
+# --- neurobrix/generate.py: exponential_decay_length_penalty (text round 29) ---------------------------------------
+
+
+def test_a_decay_that_starts_mid_token_fails_at_the_first_token_past_its_start_and_says_why():
+    """Planted x02: the first length past the decay's start left out (a start of 0.5 with a negative factor fails at
+    new token 2, its power 0.5: transformers' processor applies from the first length past start + prompt); x01:
+    every refusal said "out of range", a negative factor to a fraction too (no real number)."""
+    from types import SimpleNamespace
+
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import decay_failure, decay_scale
+
+    assert decay_failure(SimpleNamespace(exponential_decay_length_penalty=(0.5, -2.0)), 3, 5) == 2
+    with pytest.raises(UsageError, match=r"-2\.0 \*\* 0\.5 at new token 2 is no real number"):
+        decay_scale((0.5, -2.0), 3, 4)
+    with pytest.raises(UsageError, match=r"1e\+300 \*\* 2 at new token 3 is out of range"):
+        decay_scale((0, 1e300), 3, 5)
