@@ -21,7 +21,8 @@ ER = [
     "tests/test_planted27.py",
     "tests/test_planted28.py",
 ]
-SD = ["tests/test_strict_round33.py", "tests/test_strict_round16.py", "tests/test_planted20.py", "tests/test_planted28.py"]
+SD = ["tests/test_strict_round33.py", "tests/test_strict_round16.py", "tests/test_planted20.py"]
+SD += ["tests/test_planted28.py"]
 TS = ["tests/test_text_round28.py", "tests/test_text_round9.py", "tests/test_planted27.py"]
 TX = ["tests/test_text_round29.py", "tests/test_planted28.py"]
 
@@ -29,6 +30,10 @@ CHKR, REP, CHECKS, ARC = "gate/checker.py", "gate/report.py", "gate/checks.py", 
 REL = ".github/workflows/release.yml"
 STORE, CLI, ERR, SCH = "neurobrix/store.py", "neurobrix/cli.py", "neurobrix/errors.py", "neurobrix/schema.py"
 TOK, GEN = "neurobrix/tokenizer.py", "neurobrix/generate.py"
+HOME_LINK = (
+    '        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"\n'
+    '        raise UsageError(\n            f"{shown} {where} a symbolic link'
+)
 PATTERN = r'"[\x00-\x08\x0a-\x1f\x7f-\x9f\u061c\u200e\u200f\u2028\u2029\u202a-\u202e\u2066-\u2069\ud800-\udfff]"'
 
 
@@ -142,8 +147,8 @@ PLANTS = [
     p(
         "h03",
         STORE,
-        'where = "is" if blocker == path else f"lies under {blocker}, which is"\n        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"\n        raise UsageError(\n            f"{shown} {where} a symbolic link',
-        'where = "is"\n        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"\n        raise UsageError(\n            f"{shown} {where} a symbolic link',
+        'where = "is" if blocker == path else f"lies under {blocker}, which is"\n' + HOME_LINK,
+        'where = "is"\n' + HOME_LINK,
         SS,
     ),
     p(
@@ -180,8 +185,12 @@ PLANTS = [
     p(
         "h11",
         STORE,
-        "                except FileNotFoundError:  # moved aside by the other import meanwhile\n                    pass\n",
-        "                except FileNotFoundError:  # moved aside by the other import meanwhile\n                    raise\n",
+        "                except FileNotFoundError:  # moved aside by the other import meanwhile\n"
+        + " " * 20
+        + "pass\n",
+        "                except FileNotFoundError:  # moved aside by the other import meanwhile\n"
+        + " " * 20
+        + "raise\n",
         SS,
     ),
     # ------------------------------------------------------------------ neurobrix/cli.py: --prompt-file's cap
@@ -226,7 +235,9 @@ PLANTS = [
     p(
         "d05",
         SCH,
-        "            if same and isinstance(value, tuple):\n                same = all(type(v) is int for v in value)\n",
+        "            if same and isinstance(value, tuple):\n"
+        + " " * 16
+        + "same = all(type(v) is int for v in value)\n",
         "",
         SD,
     ),

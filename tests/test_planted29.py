@@ -5,45 +5,20 @@ two imports of one model at once, the ``--prompt-file`` cap), strict rounds 31 a
 ``NeuroBrixError.lines``, ``schema.device_problem`` and ``foreign_device``), text round 28's stop strings and text
 round 29's decay. The plants and the driver: tests/planted29_plants.py, tests/planted29_driver.py (round 24's driver
 on this round's plants, in a copy made a git checkout of itself as round 26's). Each test here fails with the plant
-named in its docstring and passes on the clean code; the first holds every planted round's anchors to today's code.
+named in its docstring and passes on the clean code (tests/test_planted_anchors.py holds every round's anchors).
 """
 
 from __future__ import annotations
 
 import errno
-import importlib
-import io
 import os
 import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO
 
 from gate import checker
 from neurobrix import cli, store
-
-TESTS = Path(__file__).resolve().parent
-
-
-@pytest.mark.parametrize("module", sorted(p.stem for p in TESTS.glob("planted*_plants.py")))
-def test_every_planted_rounds_anchor_occurs_once_in_todays_code(module: str) -> None:
-    """Each plant of every ``tests/planted*_plants.py`` replaces text that occurs exactly once in its file, as its
-    driver requires ("anchor found 0 times" is no outcome): an edit to planted code must re-anchor its plants on the
-    same bug (walk-through round 30 found nine that no longer occurred)."""
-    sys.path.insert(0, str(TESTS))
-    try:
-        plants = importlib.import_module(module).PLANTS
-    finally:
-        sys.path.remove(str(TESTS))
-    ids = [plant["id"] for plant in plants]
-    assert len(ids) == len(set(ids)), f"{module}: a plant id given twice"
-    lost = {
-        plant["id"]: (REPO / plant["file"]).read_text(encoding="utf-8").count(plant["old"])
-        for plant in plants
-        if (REPO / plant["file"]).read_text(encoding="utf-8").count(plant["old"]) != 1
-    }
-    assert not lost, f"{module}: anchors found other than once (id: times): {lost}"
 
 
 def test_an_upload_folder_changed_while_judged_names_each_entry_as_it_is(
@@ -137,28 +112,6 @@ def test_an_import_that_fails_after_another_installed_its_model_leaves_that_mode
     assert sorted(os.listdir(dest.parent)) == [".tmp-new", "tiny"]  # nothing else left aside
 
 
-# --- neurobrix/cli.py: --prompt-file's cap (strict round 32) ------------------------------------------------------
-
-
-@pytest.mark.parametrize("where", ["file", "stdin"])
-def test_a_prompt_file_of_the_limit_is_read_whole_and_one_past_it_refused(tmp_path, monkeypatch, where):
-    """Planted f01 and f04: the file (standard input) read up to the limit only, so a longer one was taken cut to the
-    limit; f02: a prompt of exactly the limit refused."""
-    monkeypatch.setattr(cli, "PROMPT_FILE_LIMIT", 8)
-    for text, refused in (("é" * 8, False), ("é" * 9, True)):
-        if where == "stdin":
-            monkeypatch.setattr(sys, "stdin", io.StringIO(text))
-            path = "-"
-        else:
-            path = str(tmp_path / "prompt.txt")
-            Path(path).write_text(text, encoding="utf-8")
-        if refused:
-            with pytest.raises(cli.UsageError, match=r"more than 8 characters"):
-                cli.read_prompt_file(path)
-        else:
-            assert cli.read_prompt_file(path) == text
-
-
 # --- neurobrix/errors.py: an error's lines ------------------------------------------------------------------------
 
 
@@ -193,3 +146,78 @@ def test_a_decay_that_starts_mid_token_fails_at_the_first_token_past_its_start_a
         decay_scale((0.5, -2.0), 3, 4)
     with pytest.raises(UsageError, match=r"1e\+300 \*\* 2 at new token 3 is out of range"):
         decay_scale((0, 1e300), 3, 5)
+
+
+# --- .github/workflows/release.yml: the report's sha256 passed from the gate job to the publish job ----------------
+
+
+def test_the_gate_job_passes_on_the_reports_sha256_alone(tmp_path):
+    """Planted r03: the step recording the output wrote sha256sum's whole line ("<sha256>  -"), so the publish step
+    refused every report, the gate's own included. The release chain's test cannot see it: a plant leaves the
+    working tree dirty, and the chain must then be refused anyway."""
+    import hashlib
+
+    from test_workflows import gate_job_outputs, load, release_env
+
+    env = release_env(tmp_path)
+    report = Path(env["RUNNER_TEMP"]) / "gate" / "report.json"
+    report.parent.mkdir(parents=True)
+    report.write_bytes(b'{"format": 1, "verdict": "passed"}\n')
+    work = tmp_path / "work"
+    work.mkdir()
+    outputs = gate_job_outputs(load("release.yml")["jobs"]["gate"], work, env, tmp_path / "bin")
+    assert outputs == {"report-sha256": hashlib.sha256(report.read_bytes()).hexdigest()}
+
+
+# --- neurobrix/store.py: a home behind a link (strict round 32) ----------------------------------------------------
+
+
+def test_a_home_behind_a_link_to_a_folder_is_used_and_one_under_a_dangling_link_names_it(tmp_path, monkeypatch):
+    """Planted h02: every home that is a link refused, one to a real folder too (a common layout: ~/.cache a link to
+    another disk); h03: a home under a dangling link said to be the link itself ("NEUROBRIX_HOME=.../dangling/home is
+    a symbolic link")."""
+    (tmp_path / "real").mkdir()
+    (tmp_path / "linked").symlink_to(tmp_path / "real")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "linked" / "home"))
+    assert store.home() == tmp_path / "linked" / "home" and store.store_problem() is None
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "linked"))
+    assert store.home() == tmp_path / "linked" and store.store_problem() is None
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "dangling" / "home"))
+    with pytest.raises(cli.UsageError) as refused:
+        store.home()
+    assert str(refused.value).startswith(
+        f"NEUROBRIX_HOME={tmp_path / 'dangling' / 'home'} lies under {tmp_path / 'dangling'}, which is a symbolic link "
+        f"to {tmp_path / 'nowhere'}, which leads nowhere"
+    )
+
+
+# --- neurobrix/tokenizer.py: StopStrings against transformers' StopStringCriteria (text round 28) ------------------
+
+
+@pytest.mark.parametrize(
+    "stops, tokens",
+    [
+        (["lin"], ["l", "i", "n"]),  # a string of three one-byte tokens: three tokens looked back
+        (["he"], ["Ġthe", "x"]),  # ended by the token before the last: not where the sequence ends
+        (["li", "xyz"], ["l", None, "i"]),  # an id the tokenizer does not have ends the look back
+        (["li"], ["l", "i"]),
+    ],
+)
+def test_the_stop_check_says_what_the_criteria_says(stops, tokens):
+    """Planted s01: one token fewer looked back than the longest string has bytes ("lin" spelt by three tokens never
+    matched); s02: an id the tokenizer does not have skipped rather than ending the look back; s03: a string ending one
+    byte before the last token taken as ending in it; s07: the first token looked at taken for the last (" the" then
+    "x" ended "he")."""
+    torch = pytest.importorskip("torch")
+    transformers = pytest.importorskip("transformers")
+    from tokenizer_fixtures import build
+    from transformers.generation.stopping_criteria import StopStringCriteria
+
+    from neurobrix.tokenizer import StopStrings
+
+    tok, _ = build("bytelevel")
+    vocab = tok.get_vocab()
+    ids = [vocab[t] if t is not None else len(vocab) + 5 for t in tokens]
+    criteria = StopStringCriteria(transformers.PreTrainedTokenizerFast(tokenizer_object=tok), stops)
+    assert StopStrings(tok, stops)(ids) == bool(criteria(torch.tensor([ids]), None)[0])
