@@ -23,7 +23,12 @@ ER = [
 ]
 SD = ["tests/test_strict_round33.py", "tests/test_strict_round16.py", "tests/test_planted20.py"]
 SD += ["tests/test_planted28.py"]
-TS = ["tests/test_text_round28.py", "tests/test_text_round9.py", "tests/test_planted27.py"]
+TS = [
+    "tests/test_text_round28.py",
+    "tests/test_text_round9.py",
+    "tests/test_text_round14.py",
+    "tests/test_planted27.py",
+]
 TX = ["tests/test_text_round29.py", "tests/test_planted28.py"]
 
 CHKR, REP, CHECKS, ARC = "gate/checker.py", "gate/report.py", "gate/checks.py", "gate/archive.py"
@@ -56,7 +61,7 @@ PLANTS = [
         "c04",
         CHKR,
         "listings[argument] = {p.name: _entry_type(p) for p in held}",
-        "listings[argument] = {p.name: _entry_type(p) for p in found}",
+        "listings[argument] = {p.name: _entry_type(p) for p in held if dist_kind(p)}",
         GC,
     ),
     p("c05", CHKR, "        findings.extend(_folder_changed(listings))\n", "", GC),

@@ -26,12 +26,14 @@ def test_an_upload_folder_changed_while_judged_names_each_entry_as_it_is(
     """Planted c01: a link to a folder called "a folder" (the link is the entry: twine would upload what it points
     at); c02: a hidden file that appeared taken for an upload (`dist/*` skips it, as the gate's first listing does);
     c07: the folder named as given (``.`` is named "", so "twine upload /*"); c08: the messages of an entry that
-    appeared and one that changed swapped."""
+    appeared and one that changed swapped; c04: only the dists of the folder's first listing kept, so an entry there
+    from the start (G001 already) was reported as appeared while judged too."""
     folder = tmp_path / "dist"
     folder.mkdir()
     wheel, sdist = folder / "neurobrix-1-py3-none-any.whl", folder / "neurobrix-1.tar.gz"
     wheel.write_bytes(b"a wheel")
     sdist.write_bytes(b"an sdist")
+    (folder / "notes.txt").write_text("there from the start: G001, not G003\n")
     monkeypatch.chdir(folder)
     listings: dict[Path, dict[str, str]] = {}
     checker.collect([Path(".")], listings)
@@ -132,9 +134,8 @@ def test_an_errors_lines_are_texts_whatever_it_was_given(capsys):
 
 
 def test_a_decay_that_starts_mid_token_fails_at_the_first_token_past_its_start_and_says_why():
-    """Planted x02: the first length past the decay's start left out (a start of 0.5 with a negative factor fails at
-    new token 2, its power 0.5: transformers' processor applies from the first length past start + prompt); x01:
-    every refusal said "out of range", a negative factor to a fraction too (no real number)."""
+    """Planted x01: every refusal said "out of range", a negative factor to a fraction too (no real number: a start
+    of 0.5 and a factor of -2.0 fail at new token 2, the first past the start, its power 0.5)."""
     from types import SimpleNamespace
 
     from neurobrix.errors import UsageError
@@ -220,3 +221,20 @@ def test_the_stop_check_says_what_the_criteria_says(stops, tokens):
     ids = [vocab[t] if t is not None else len(vocab) + 5 for t in tokens]
     criteria = StopStringCriteria(transformers.PreTrainedTokenizerFast(tokenizer_object=tok), stops)
     assert StopStrings(tok, stops)(ids) == bool(criteria(torch.tensor([ids]), None)[0])
+
+
+# --- neurobrix/schema.py: device_problem (strict round 33) --------------------------------------------------------
+
+
+def test_a_device_of_another_vendor_is_not_the_classs():
+    """Planted d01: the vendor left out of the facts compared: a proof recording another vendor's device of the
+    same name pattern, capability and multiprocessor count was taken as made on the class's GPU."""
+    from neurobrix.schema import ClassMatch, device_problem
+
+    hopper = ClassMatch("cuda", "nvidia", "NVIDIA H100*", (9, 0), 132)
+    facts = {"backend": "cuda", "vendor": "nvidia", "name": "NVIDIA H100 80GB HBM3", "compute_capability": [9, 0]}
+    assert device_problem(hopper, {**facts, "multiprocessor_count": 132}) is None
+    assert device_problem(hopper, {**facts, "multiprocessor_count": 132, "vendor": "amd"}) == (
+        "vendor 'amd', the class's 'nvidia'"
+    )
+    assert device_problem(hopper, {**facts, "multiprocessor_count": 132, "vendor": None}) is not None
