@@ -1,6 +1,5 @@
 """Round 29's planted-bug driver (not a test file): round 24's driver (tests/planted24_driver.py) run on the plants
-of tests/planted29_plants.py, in a copy that is a git checkout of itself (as round 26's: the gate's tests judge
-against the files git tracks).
+of tests/planted29_plants.py, in a copy that is a git checkout of itself (round 26's ``run_round``).
 
     python tests/planted29_driver.py COPY RESULTS.jsonl [ID ...]
     python tests/planted29_driver.py COPY RESULTS.jsonl --with TESTS ID ...
@@ -13,11 +12,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import planted24_driver  # noqa: E402
-from planted26_driver import git_copy  # noqa: E402
+from planted26_driver import run_round  # noqa: E402
 from planted29_plants import PLANTS  # noqa: E402
 
 if __name__ == "__main__":
-    git_copy(Path(sys.argv[1]))
-    planted24_driver.PLANTS = PLANTS
-    sys.exit(planted24_driver.main(sys.argv[1:]))
+    sys.exit(run_round(PLANTS, sys.argv[1:]))
