@@ -31,7 +31,12 @@ def git_copy(copy: Path) -> None:
         )
 
 
+def run_round(plants: list[dict], argv: list[str]) -> int:
+    """Round 24's driver on ``plants``, in a copy (``argv[0]``) made a git checkout of itself."""
+    git_copy(Path(argv[0]))
+    planted24_driver.PLANTS = plants
+    return planted24_driver.main(argv)
+
+
 if __name__ == "__main__":
-    git_copy(Path(sys.argv[1]))
-    planted24_driver.PLANTS = PLANTS
-    sys.exit(planted24_driver.main(sys.argv[1:]))
+    sys.exit(run_round(PLANTS, sys.argv[1:]))
