@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import torch
-from hypothesis import Phase, given, settings
+from hypothesis import Phase, example, given, settings
 from hypothesis import strategies as st
 
 from neurobrix import stack
@@ -46,7 +46,7 @@ from neurobrix.ops import SPECS
 from neurobrix.plan import config_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
-from .harness import Values, build, judge, run_kernel
+from .harness import Values, build, judge, launch_switches, run_kernel
 from .shipped import Target
 from .shipped import targets as shipped_targets
 from .specs import RECORDS, Small
@@ -296,6 +296,11 @@ def check_entry(
             # not a failure for Hypothesis to shrink: the entry is checked again with the device to itself
             starved.append(f"{describe_failure(exc).splitlines()[0]} (shape {shape})")
             return
+        if verdict.ratio <= 1:  # right values; each kernel the launcher starts must also start as PDL needs
+            switches = launch_switches(case, entry.config)
+            if switches:
+                failing[:] = [f"{example}, config {config}\n" + "\n".join(switches)]
+                raise AssertionError(failing[0])
         if not failing:
             result.examples += 1
             result.worst_ratio = max(result.worst_ratio, verdict.ratio)
@@ -306,6 +311,13 @@ def check_entry(
             failing[:] = [f"{example}, config {config}\n{verdict.explanation}"]
             raise AssertionError(failing[0])
 
+    for shape in small.explicit if small else ():  # inside the entry's domain only, as a draw would be
+        if (
+            set(shape) == set(domain)
+            and all(lo <= shape[d] and (hi is None or shape[d] <= hi) for d, (lo, hi) in domain.items())
+            and all(shape[d] % m == 0 for d, m in multiple_of.items())
+        ):
+            conforms = example(shape=dict(shape), seed=0, kind="normal")(conforms)
     start = time.perf_counter()
     try:
         conforms()
