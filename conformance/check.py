@@ -46,7 +46,7 @@ from neurobrix.ops import SPECS
 from neurobrix.plan import config_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
-from .harness import Values, build, judge, launch_switches, run_kernel
+from .harness import Values, build, judge, run_kernel
 from .shipped import Target
 from .shipped import targets as shipped_targets
 from .specs import RECORDS, Small
@@ -296,11 +296,6 @@ def check_entry(
             # not a failure for Hypothesis to shrink: the entry is checked again with the device to itself
             starved.append(f"{describe_failure(exc).splitlines()[0]} (shape {shape})")
             return
-        if verdict.ratio <= 1:  # right values; each kernel the launcher starts must also start as PDL needs
-            switches = launch_switches(case, entry.config)
-            if switches:
-                failing[:] = [f"{example}, config {config}\n" + "\n".join(switches)]
-                raise AssertionError(failing[0])
         if not failing:
             result.examples += 1
             result.worst_ratio = max(result.worst_ratio, verdict.ratio)

@@ -430,10 +430,14 @@ def memory_guarded() -> Iterator[None]:
 
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
     """The op's Triton launcher on the case with this setting, its memory accesses guarded on the interpreter
-    (``interpreter_memory``); every guard region checked after."""
+    (``interpreter_memory``); every guard region checked after. First each kernel it launches must start as PDL
+    needs (``launch_switches``), or ``LaunchSwitchError``."""
     interpreter_tf32()
     interpreter_launch_order()
     record = RECORDS[case.kernel]
+    switches = launch_switches(case, config)  # how each kernel would start with PDL (nothing computed)
+    if switches:
+        raise LaunchSwitchError("\n".join(switches))
     if record.reset is not None:
         record.reset(case)
     allocations = Allocations()
@@ -451,6 +455,10 @@ def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...
         if isinstance(arg, torch.Tensor) and hasattr(arg, "check_guards"):
             arg.check_guards()
     return out if isinstance(out, tuple) else (out,)
+
+
+class LaunchSwitchError(RuntimeError):
+    """A launcher starts a kernel with a ``PDL`` switch other than its ``launch_pdl``, or than what it was asked for."""
 
 
 def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:

@@ -83,8 +83,11 @@ def test_launch_switches_catch_a_merge_launched_without_its_wait(
 ):
     planted = _planted(module, mutant_id, tmp_path)
     _launching(monkeypatch, kernel, getattr(planted, SPECS[kernel].launch.__name__))
-    found = harness.launch_switches(_case(kernel, shape), config)
+    case = _case(kernel, shape)
+    found = harness.launch_switches(case, config)
     assert len(found) == 1 and "pdl=True" in found[0] and "merge_kernel with PDL=False, launch_pdl=True" in found[0]
+    with pytest.raises(harness.LaunchSwitchError, match="launch_pdl=True"):  # every example the check runs
+        harness.run_kernel(case, config)
 
 
 # ------------------------------------------------------------------------------------------- stores that clash
