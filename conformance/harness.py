@@ -13,6 +13,7 @@ environment variable; of the engine, nothing patched.
 
 from __future__ import annotations
 
+import inspect
 import math
 import os
 import random
@@ -270,7 +271,12 @@ def interpreter_memory() -> None:
     read of another allocation on a GPU. A lane outside raises ``MemoryGuardError``, naming the kernel. (2) A masked
     load without ``other=`` fills its masked lanes with NaN (integers: their dtype's largest value) where the
     interpreter fills 0 and a GPU leaves them undefined: a result that depends on them (0 x undefined in a dot or a
-    sum) is NaN, beyond every bound, instead of right by the interpreter's luck. Installed once per process."""
+    sum) is NaN, beyond every bound, instead of right by the interpreter's luck. (3) No two programs of a launch
+    store to the same element (atomics aside): on a GPU they run at once and which store lands is a race, while the
+    interpreter runs them one after another, each program's reads after the earlier ones' writes (rows of a scratch
+    buffer laid out too close, so one row's stores land in the next row's, come out right in its order). A clash
+    raises ``MemoryGuardError`` at the launch's end, naming the kernel and both programs. Installed once per
+    process."""
 
     def check(ptrs: Any, mask: Any, what: str) -> None:
         if _launch is None:
@@ -322,9 +328,53 @@ def interpreter_memory() -> None:
     def wrap_store(plain: Callable[..., Any]) -> Callable[..., Any]:
         def create_masked_store(self, ptrs, value, mask, cache_policy):
             check(ptrs, mask, "write")
+            if _launch is not None:  # (3): the elements this program stores, for the launch's end
+                import numpy as np
+
+                addresses = np.broadcast_to(ptrs.data, np.broadcast_shapes(ptrs.data.shape, mask.data.shape))
+                addresses = addresses[np.broadcast_to(mask.data, addresses.shape)]
+                if addresses.size:
+                    nx, ny, _ = self.grid_dim
+                    x, y, z = self.grid_idx
+                    _launch.setdefault("stores", []).append(
+                        (x + nx * (y + ny * z), np.unique(addresses.astype(np.uint64)))
+                    )
             return plain(self, ptrs, value, mask, cache_policy)
 
         return create_masked_store
+
+    def wrap_restore(plain: Callable[..., Any]) -> Callable[..., Any]:
+        def _restore_args_dev(self, args_dev, args_hst, kwargs, kwargs_hst):
+            stores = _launch.pop("stores", []) if _launch is not None else []
+            if len(stores) > 1:
+                import numpy as np
+
+                # each element once per program (a program may store one twice), then any element two programs store
+                by_program: dict[int, list[Any]] = {}
+                for program, addresses in stores:
+                    by_program.setdefault(program, []).append(addresses)
+                programs = [(p, np.unique(np.concatenate(a))) for p, a in by_program.items()]
+                every = np.concatenate([a for _, a in programs])
+                owner = np.concatenate([np.full(a.size, p, dtype=np.int64) for p, a in programs])
+                order = np.argsort(every, kind="stable")
+                every, owner = every[order], owner[order]
+                clash = np.flatnonzero(every[1:] == every[:-1])
+                if clash.size:
+                    i = int(clash[0])
+                    nx, ny, _ = interpreter_grid(self)
+                    a, b = (int(owner[i]), int(owner[i + 1]))
+
+                    def named(n: int) -> str:
+                        return f"({n % nx}, {n // nx % ny}, {n // (nx * ny)})"
+
+                    raise MemoryGuardError(
+                        f"{_launch['kernel'] if _launch else 'a kernel'}: programs {named(a)} and {named(b)} both "
+                        f"store to the element at {int(every[i]):#x} ({clash.size} such elements): on a GPU they run "
+                        "at once and which store lands is a race"
+                    )
+            return plain(self, args_dev, args_hst, kwargs, kwargs_hst)
+
+        return _restore_args_dev
 
     def wrap_args(plain: Callable[..., Any]) -> Callable[..., Any]:
         def _init_args_hst(self, args_dev, kwargs):
@@ -348,6 +398,7 @@ def interpreter_memory() -> None:
                 for arg in [*args_hst, *kwargs_hst.values()]:
                     add(arg)
                 _launch["spans"] = spans
+                _launch["stores"] = []
                 _launch["kernel"] = getattr(self.fn, "__name__", "a kernel")
             return args_hst, kwargs_hst
 
@@ -356,6 +407,14 @@ def interpreter_memory() -> None:
     _patch_interpreter("create_masked_load", wrap_load)
     _patch_interpreter("create_masked_store", wrap_store)
     _patch_interpreter("_init_args_hst", wrap_args, owner="GridExecutor")
+    _patch_interpreter("_restore_args_dev", wrap_restore, owner="GridExecutor")
+
+
+def interpreter_grid(executor: Any) -> tuple[int, int, int]:
+    """The grid of the launch the interpreter's builder last ran (three axes)."""
+    from triton.runtime import interpreter
+
+    return tuple(interpreter.interpreter_builder.grid_dim)  # type: ignore[return-value]
 
 
 @contextmanager
@@ -372,10 +431,14 @@ def memory_guarded() -> Iterator[None]:
 
 def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...]:
     """The op's Triton launcher on the case with this setting, its memory accesses guarded on the interpreter
-    (``interpreter_memory``); every guard region checked after."""
+    (``interpreter_memory``); every guard region checked after. First each kernel it launches must start as PDL
+    needs (``launch_switches``), or ``LaunchSwitchError``."""
     interpreter_tf32()
     interpreter_launch_order()
     record = RECORDS[case.kernel]
+    switches = launch_switches(case, config)  # how each kernel would start with PDL (nothing computed)
+    if switches:
+        raise LaunchSwitchError("\n".join(switches))
     if record.reset is not None:
         record.reset(case)
     allocations = Allocations()
@@ -393,6 +456,59 @@ def run_kernel(case: Case, config: Mapping[str, Any]) -> tuple[torch.Tensor, ...
         if isinstance(arg, torch.Tensor) and hasattr(arg, "check_guards"):
             arg.check_guards()
     return out if isinstance(out, tuple) else (out,)
+
+
+class LaunchSwitchError(RuntimeError):
+    """A launcher starts a kernel with a ``PDL`` switch other than its ``launch_pdl``, or than what it was asked for."""
+
+
+def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:
+    """The op's launcher run on the case with ``pdl`` off and on, every Triton launch recorded instead of run: how
+    each kernel it launches would start, wrong where a kernel's ``PDL`` switch is not the launch's ``launch_pdl`` or
+    either is not what the launcher was asked for. A kernel launched with PDL whose switch is off reads its inputs
+    before its predecessor (the split-K or decode merge before the partials exist); one whose switch is on without
+    the launch waits for nothing. No example on the interpreter launches with PDL, and ``split`` handing out the right
+    pair (``check.switch_problems``) says nothing of a launcher that overrides it for one kernel: each launch's own
+    arguments are what the GPU runs. Nothing is computed (the kernels are skipped), so this costs a launcher's host
+    code per example."""
+    import triton.runtime.jit as jit
+
+    classes = [jit.JITFunction]
+    try:
+        from triton.runtime.interpreter import InterpretedFunction
+
+        classes.append(InterpretedFunction)
+    except ImportError:  # pragma: no cover - every Triton this project runs has the interpreter
+        pass
+    found: list[str] = []
+    record, launcher = RECORDS[case.kernel], SPECS[case.kernel].launch
+    if "pdl" not in inspect.signature(launcher).parameters:
+        return found  # a launcher that cannot be asked for PDL (a test's stand-in): nothing to hold it to
+    for pdl in (False, True):
+        launched: list[tuple[str, Any, Any]] = []
+
+        def run(self: Any, *args: Any, grid: Any = None, warmup: bool = False, **kwargs: Any) -> None:
+            if not warmup:
+                name = getattr(getattr(self, "fn", None), "__name__", "a kernel")
+                launched.append((name, kwargs.get("PDL", "absent"), kwargs.get("launch_pdl", "absent")))
+
+        saved = [(c, c.__dict__["run"]) for c in classes if "run" in c.__dict__]
+        for c, _ in saved:
+            c.run = run  # type: ignore[method-assign,assignment]
+        try:
+            if record.reset is not None:
+                record.reset(case)
+            launcher(**case.args, config=config, empty=Allocations().empty, pdl=pdl)
+        finally:
+            for c, plain in saved:
+                c.run = plain  # type: ignore[method-assign]
+        for name, switch, launch in launched:
+            if switch is not pdl or launch is not pdl:
+                found.append(
+                    f"the launcher with pdl={pdl} launches {name} with PDL={switch!r}, launch_pdl={launch!r}: a kernel "
+                    "launched with PDL must wait for its predecessor (its switch on), and one without waits for nothing"
+                )
+    return found
 
 
 @dataclass

@@ -95,6 +95,7 @@ ROTARY = "neurobrix/ops/rotary.py"
 SILU = "neurobrix/ops/silu_mul.py"
 ATTN = "neurobrix/ops/attention.py"
 PICK = "neurobrix/ops/pick.py"
+REFERENCE = "conformance/reference.py"  # the check's own truth: a bug there fails the shipped kernels
 
 _DECODE_V = "other=0.0)\n        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v,"
 _DECODE_L = (
@@ -4191,6 +4192,217 @@ MUTANTS: tuple[Mutant, ...] = (
         "the head dim's block not raised to 16: tl.dot's K below a GPU's least for head dims under 16",
         "wrong loop bound",
     ),
+    # ------------------------------------------------------------------- kmut6: block edges, walks, launches
+    Mutant(
+        "linear.tma_split.w-slice-from-zero",
+        "linear",
+        LINEAR,
+        "            b = w_desc.load([pid_n * BLOCK_N, k_first + step * BLOCK_K])",
+        "            b = w_desc.load([pid_n * BLOCK_N, step * BLOCK_K])",
+        "every K slice reads W from the first slice's K: x's slice against W's first (right only with SPLIT_K 1)",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma.x-k-in-row-blocks",
+        "linear",
+        LINEAR,
+        "            a = x_desc.load([pid_m * BLOCK_M, kt * BLOCK_K])",
+        "            a = x_desc.load([pid_m * BLOCK_M, kt * BLOCK_M])",
+        "tma reads x's K steps BLOCK_M apart: right only where BLOCK_M equals BLOCK_K",
+        "wrong stride",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma_split.subtile-halves-swapped",
+        "linear",
+        LINEAR,
+        "                left, right = tl.split(",
+        "                right, left = tl.split(",
+        "the subtiled epilogue stores the tile's right half in the left half's place and the left in the right's",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma.group-of-row-blocks",
+        "linear",
+        LINEAR,
+        "    num_pid_in_group = GROUP_M * num_pid_n\n    k_tiles",
+        "    num_pid_in_group = GROUP_M * num_pid_m\n    k_tiles",
+        "tma's tile groups counted over row blocks: where the row and column block counts differ some tiles run "
+        "twice, others never",
+        "wrong indexing",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma_split.columns-row-major",
+        "linear",
+        LINEAR,
+        "        offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n        if SPLIT_K == 1:",
+        "        offs_n = tile % num_pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n        if SPLIT_K == 1:",
+        "tma_split's bias and partials columns from the ungrouped tile order: wrong wherever the grouped walk differs",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.merge.launched-without-wait",
+        "linear",
+        LINEAR,
+        "                SPLIT_K=split_k, **launch,\n",
+        '                SPLIT_K=split_k, **{**launch, "PDL": False},\n',
+        "the split-K merge kernel launched with PDL but its switch off: it reads the partials without waiting for them",
+        "dependent launch misplaced",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "attention_decode.merge-launched-without-wait",
+        "attention_decode",
+        ATTN,
+        "BLOCK_S=triton.next_power_of_2(splits),\n            **launch,",
+        'BLOCK_S=triton.next_power_of_2(splits),\n            **{**launch, "PDL": False},',
+        "decode's merge launched with PDL but its switch off: it reads the partials without waiting for the split "
+        "kernel",
+        "dependent launch misplaced",
+    ),
+    Mutant(
+        "attention_decode.key-mask-one-long",
+        "attention_decode",
+        ATTN,
+        "        mask_n = offs_n < end\n",
+        "        mask_n = offs_n <= end\n",
+        "decode's key mask one long: the key at a chunk's end (the next chunk's first, or past the length) is counted",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_decode.merge-sums-split-stride",
+        "attention_decode",
+        ATTN,
+        "    l = tl.load(ml_ptr + rows + pid * SPLITS + offs_s",
+        "    l = tl.load(ml_ptr + rows + pid + offs_s",
+        "decode's merge reads a head's sums one row apart, not SPLITS: the next heads' sums",
+        "wrong stride",
+    ),
+    Mutant(
+        "attention_prefill.head-mask-one-long",
+        "attention_prefill",
+        ATTN,
+        "    mask_d = offs_d < D\n    mask_c",
+        "    mask_d = offs_d <= D\n    mask_c",
+        "flash's head-dim mask one long: q and k's element D (the next head's first) enters every score",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_prefill.last-diagonal-key-dropped",
+        "attention_prefill",
+        ATTN,
+        "    for start_n in range(whole, end, BLOCK_N):",
+        "    for start_n in range(whole, end - 1, BLOCK_N):",
+        "flash's diagonal loop stops one key early: a last key block holding one key is never visited",
+        "wrong loop bound",
+    ),
+    Mutant(
+        "attention_chunk.last-diagonal-key-dropped",
+        "attention_chunk",
+        ATTN,
+        "    for start_n in range(whole, end, BLOCK_N):",
+        "    for start_n in range(whole, end - 1, BLOCK_N):",
+        "flash's diagonal loop stops one key early: a last key block holding one key is never visited (chunk)",
+        "wrong loop bound",
+    ),
+    Mutant(
+        "rms_norm.column-mask-one-long",
+        "rms_norm",
+        NORM,
+        "    mask_n = offs_n < N\n",
+        "    mask_n = offs_n <= N\n",
+        "rms_norm's column mask one long: the next row's first element enters the sum of squares",
+        "mask off by one",
+    ),
+    Mutant(
+        "rotary.k-blocks-start-floor",
+        "rotary",
+        ROTARY,
+        "        head0 = (pid_h - q_blocks) * BLOCK_H",
+        "        head0 = (pid_h - HQ // BLOCK_H) * BLOCK_H",
+        "k's head blocks counted from q's block count rounded down: where BLOCK_H does not divide Hq, k's blocks "
+        "start a block late",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rotary.v-heads-from-program",
+        "rotary",
+        ROTARY,
+        "            offs_h = head0 + tl.arange(0, BLOCK_H)",
+        "            offs_h = pid_h * BLOCK_H + tl.arange(0, BLOCK_H)",
+        "the v append's heads from the program's block index, which counts q's blocks too: v lands in other heads "
+        "or none",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.rows-share-picks",
+        "greedy_pick",
+        PICK,
+        "    picks = part_ptr + row * 2 * parts",
+        "    picks = part_ptr + row * parts",
+        "each row's part picks placed `parts` apart, not 2 x parts: a row's indices overwrite the next row's values",
+        "scratch shared between tiles",
+    ),
+    Mutant(
+        "rotary.cos-rows-half-apart",
+        "rotary",
+        ROTARY,
+        "        *positions.stride(), cos.stride(0),",
+        "        *positions.stride(), D // 2,",
+        "cos and sin rows taken as D / 2 apart rather than at their row stride: right only for a dense table",
+        "wrong stride",
+    ),
+    Mutant(
+        "rotary.yarn-sin-unscaled",
+        "rotary",
+        ROTARY,
+        "(angles.sin() * attention_factor).to(device)",
+        "angles.sin().to(device)",
+        "yarn's attention factor scales cos only, not sin",
+        "wrong scale",
+    ),
+    Mutant(
+        "rotary.yarn-ramp-inverted",
+        "rotary",
+        ROTARY,
+        "    return slowed * (1 - kept) + (1.0 / pos_freqs) * kept, float(attention_factor)",
+        "    return slowed * kept + (1.0 / pos_freqs) * (1 - kept), float(attention_factor)",
+        "yarn's blend weights swapped: the high frequencies slowed, the low ones kept",
+        "wrong formula",
+    ),
+    Mutant(
+        "attention_chunk.reference-diagonal-hidden",
+        "attention_chunk",
+        REFERENCE,
+        "triu(diagonal=S - C + 1)",
+        "triu(diagonal=S - C)",
+        "the float64 reference hides each query's own key (the check's truth, not the kernel, is wrong)",
+        "mask off by one",
+    ),
+    Mutant(
+        "rotary.reference-second-half-sign",
+        "rotary",
+        REFERENCE,
+        "    return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)",
+        "    return torch.cat((x1 * c - x2 * s, x2 * c - x1 * s), dim=-1)",
+        "the float64 reference rotates the second half the wrong way (the check's truth, not the kernel, is wrong)",
+        "wrong formula",
+    ),
+    Mutant(
+        "linear.tma_split.group-of-row-blocks",
+        "linear",
+        LINEAR,
+        "    num_pid_in_group = GROUP_M * num_pid_n\n    # each slice",
+        "    num_pid_in_group = GROUP_M * num_pid_m\n    # each slice",
+        "tma_split's tile groups counted over row blocks: where the row and column block counts differ some tiles "
+        "run twice, others never",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
 )
 
 
@@ -4271,6 +4483,8 @@ def _how(failure: str, crashed: bool) -> str:
         return "memory guard"
     if "out-of-bounds write" in failure:
         return "guard band"
+    if "launch_pdl=" in failure:  # harness.launch_switches
+        return "launch switch"
     last = [line for line in failure.splitlines() if line.strip()]
     return "error: " + (last[-1].strip()[:60] if last else "?")
 

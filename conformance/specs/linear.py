@@ -68,7 +68,10 @@ def small(config: Mapping[str, Any]) -> Small:
     ranges = {"M": (1, (group + 1) * block_m + 1), **cols, "K": (1, max(3, 2 * split_k) * block_k + 1)}
     slices = (block_k,) if split_k == 1 else (block_k, split_k * block_k)
     blocks = {"M": (block_m, group * block_m), "N": (block_n,), "K": slices}
-    return Small(ranges, blocks, {"N": 8, "K": 8} if variant in ("tma", "tma_split") else {})
+    # always one shape in the second group of row blocks, over two column blocks and two K steps: the tile order
+    # of the grouped walk differs from a row-major one only there
+    second_group = {"M": group * block_m + 1, "N": block_n + 8, "K": block_k + 8}
+    return Small(ranges, blocks, {"N": 8, "K": 8} if variant in ("tma", "tma_split") else {}, (second_group,))
 
 
 RECORDS = (
