@@ -191,6 +191,14 @@ def shards_named(index_path: Path) -> list[str]:
     bad = [f for f in shards if "/" in f or "\\" in f or f.startswith(".") or not f.endswith(".safetensors")]
     if bad:
         raise CheckpointError(f"{index_path}: names shards that are not plain *.safetensors files: {', '.join(bad)}")
+    # a name no file system keeps (past 255 bytes) ended the import in "File name too long" (an OSError, exit 1,
+    # the machine blamed) when the shard was looked for: it names no file that can be there
+    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 255]
+    if long:
+        raise CheckpointError(
+            f"{index_path}: names a shard whose file name is longer than 255 bytes, which no file can have: "
+            f"{long[0][:40]}... ({len(long[0].encode('utf-8', 'surrogatepass'))} bytes); fetch it again"
+        )
     if not isinstance(data.get("metadata"), dict):  # transformers' from_pretrained adds its keys to it
         raise CheckpointError(
             f"{index_path}: its 'metadata' is {'missing' if 'metadata' not in data else json.dumps(data['metadata'])}, "

@@ -306,6 +306,67 @@ def limit_problem(kernel: str, config: Mapping[str, Any], call: PlannedCall, gpu
     return None
 
 
+def _pow2_at_least(value: int) -> int:
+    """triton.next_power_of_2: the block a launcher makes to cover ``value`` lanes."""
+    return 1 << max(0, value - 1).bit_length()
+
+
+# The blocks a launcher derives from the call's shape rather than from its setting (its tl.arange lengths), and the 2-D
+# tiles its kernels make of them with the setting's: rms_norm's row block next_pow2(N) (neurobrix/ops/rms_norm.py),
+# attention's head-dim block max(16, next_pow2(D)) and decode's group block max(16, next_pow2(G)) and merge block
+# next_pow2(SPLITS) (attention.py), rotary's 2 x next_pow2(D / 2) for v's copy (rotary.py), greedy_pick's parts
+# next_pow2(ceil(V / BLOCK_V)) (pick.py). A setting certified over a domain with no upper end (the interpreter class's
+# one domain per kernel) reaches shapes whose tiles Triton cannot make: a model of hidden size 16,385 resolved the
+# interpreter's rms_norm setting (BLOCK_M 64: a 64 x 32,768 tile), loaded its weights, and failed at the first launch
+# in Triton's own error (a traceback).
+def _derived_blocks(kernel: str, config: Mapping[str, Any], dims: Mapping[str, int]) -> dict[str, int]:
+    if kernel == "rms_norm":
+        return {"BLOCK_N": _pow2_at_least(dims["N"])}
+    if kernel.startswith("attention_"):
+        blocks = {"BLOCK_D": max(16, _pow2_at_least(dims["D"]))}
+        if kernel == "attention_decode":
+            blocks |= {"BLOCK_G": max(16, _pow2_at_least(dims["G"])), "BLOCK_S": _pow2_at_least(config["SPLITS"])}
+        return blocks
+    if kernel == "rotary":
+        return {"BLOCK_E": 2 * _pow2_at_least(dims["D"] // 2)}
+    if kernel == "greedy_pick":
+        return {"PARTS": _pow2_at_least(-(-dims["V"] // config["BLOCK_V"]))}
+    return {}
+
+
+TILES: dict[str, tuple[tuple[str, str], ...]] = {
+    "rms_norm": (("BLOCK_M", "BLOCK_N"),),
+    "attention_prefill": (("BLOCK_M", "BLOCK_D"), ("BLOCK_N", "BLOCK_D")),
+    "attention_chunk": (("BLOCK_M", "BLOCK_D"), ("BLOCK_N", "BLOCK_D")),
+    "attention_decode": (
+        ("BLOCK_G", "BLOCK_D"),
+        ("BLOCK_G", "BLOCK_N"),
+        ("BLOCK_N", "BLOCK_D"),
+        ("BLOCK_S", "BLOCK_D"),
+    ),
+    "rotary": (("BLOCK_H", "BLOCK_E"),),
+}
+
+
+def shape_problem(kernel: str, config: Mapping[str, Any], call: PlannedCall) -> str | None:
+    """Why ``config``, runnable as such (:func:`limit_problem`), cannot run ``call``: a block its launcher derives
+    from the call's shape, alone or in a tile with another, beyond Triton's largest tensor (None: it can)."""
+    numel = max_tensor_numel()
+    derived = _derived_blocks(kernel, config, dict(zip(SPECS[kernel].key, call[2])))
+    blocks = {**{k: v for k, v in config.items() if k.startswith("BLOCK_")}, **derived}
+    for name, value in derived.items():
+        if value > numel:
+            return f"makes {name}={value}, beyond Triton's largest tensor ({numel} elements)"
+    for first, second in TILES.get(kernel, ()):
+        tile = blocks[first] * blocks[second]
+        if tile > numel and (first in derived or second in derived):
+            return (
+                f"makes a {first}={blocks[first]} x {second}={blocks[second]} tile ({tile} elements), "
+                f"beyond Triton's largest tensor ({numel})"
+            )
+    return None
+
+
 def describe(call: PlannedCall) -> str:
     kernel, dtype, key = call
     return f"{kernel:<18} {dtype} " + ", ".join(f"{d}={v}" for d, v in zip(SPECS[kernel].key, key))
@@ -352,13 +413,29 @@ def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify
             dtypes.add(dtype)
         else:
             assert index is not None  # the entry is the index's
-            problem = config_problem(kernel, entry.config) or limit_problem(
-                kernel, entry.config, call, tables.classes[class_id]
-            )
+            klass = tables.classes[class_id]
+            problem = config_problem(kernel, entry.config) or limit_problem(kernel, entry.config, call, klass)
+            problem = problem or shape_problem(kernel, entry.config, call)
             if problem:  # refused before loading, not at its launch (nor ignored by the interpreter)
-                raise TablesError(
-                    f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were certified "
-                    f"for another neurobrix. Re-certify: {certify_command(class_id, [kernel], again=True)}"
+                # a setting that cannot run even the smallest call of its entry's domain was never certified by this
+                # neurobrix (the tables' fault); one that runs there but not at this call's shape (a model's head dim
+                # of 512, or a hidden size of 16,385, in a domain with no upper end: the interpreter's) leaves this
+                # call without a certified setting, which re-certifying the class would not change
+                smallest = (kernel, dtype, tuple(lo for _, lo, _ in entry.domain.ranges))
+                if (
+                    config_problem(kernel, entry.config)
+                    or limit_problem(kernel, entry.config, smallest, klass)
+                    or shape_problem(kernel, entry.config, smallest)
+                ):
+                    again = certify_command(class_id, [kernel], again=True)
+                    raise TablesError(
+                        f"{index.path}: the setting for {describe(call).strip()} {problem}; these tables were "
+                        f"certified for another neurobrix. Re-certify: {again}"
+                    )
+                raise MissingEntryError(
+                    f"this model cannot run on GPU class {class_id}: the setting {index.path} certifies for "
+                    f"{describe(call).strip()} ({dict(entry.config)}) {problem} at this call's shape, so no certified "
+                    "setting runs that call (nothing was loaded)"
                 )
             settings[call] = dict(entry.config)
     if missing:
