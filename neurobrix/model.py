@@ -206,11 +206,20 @@ class Transformer:
         self.chunk = chunk_length(batch) if chunk is None else chunk
         device, dtype = weights.embed.device, weights.embed.dtype
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
-        self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
+        if device.type == "meta" and capacity <= cfg.max_positions:
+            # the preflight's recording reads shapes only: rope_cache computes a meta device's tables on the CPU and
+            # so did the positions' arange (capacity x head_dim / 2 floats, three times), so that `run --max-tokens`
+            # within a config.json's context of 2**45 ended the preflight in the CPU allocator's RuntimeError (a
+            # traceback) before the memory check; the tables' width (and rope_cache's checks) from one position
+            width = rope_cache(cfg.head_dim, cfg.rope_theta, 1, cfg.rope_scaling, "cpu")[0].shape[1]
+            self.cos = self.sin = torch.empty((capacity, width), dtype=torch.float32, device=device)
+            self.positions = torch.empty((capacity,), dtype=torch.long, device=device)
+        else:
+            self.cos, self.sin = rope_cache(cfg.head_dim, cfg.rope_theta, capacity, cfg.rope_scaling, device)
+            # every cache position, made on the CPU and moved (an arange made on the meta device imports sympy
+            # through PyTorch's reference implementations: ~1 s of every `run`'s preflight on a 2-core machine)
+            self.positions = torch.arange(capacity).to(device)
         self.scale = cfg.head_dim**-0.5
-        # every cache position, made on the CPU and moved (an arange made on the meta device imports sympy
-        # through PyTorch's reference implementations: ~1 s of every `run`'s preflight on a 2-core machine)
-        self.positions = torch.arange(capacity).to(device)
         self.graphs: dict[str, Any] = {}  # CUDA graphs of this model's passes, kept by neurobrix.generate
         # held by each generation (neurobrix.generate): the KV cache, graphs and decode state are this model's, one
         # generation's at a time

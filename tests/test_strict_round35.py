@@ -5,7 +5,9 @@ rms_norm's certified BLOCK_M 64 a 64 x 32,768 tile, a head dim of 16,386 attenti
 loaded and ended at its first launch in Triton's own error (a traceback); and one whose head dim (512 in fp32) needs
 more shared memory than any GPU has under the interpreter's attention setting was refused as tables "certified for
 another neurobrix", with a re-certify command that writes the same tables again. And a shard index naming a file of
-more than 255 bytes ended the import in "File name too long" (an OSError). Each test failed before the fix it names
+more than 255 bytes ended the import in "File name too long" (an OSError), and a KV cache of 10**12 positions
+(`run --max-tokens` within a config.json's context of 2**45) ended the preflight in the CPU allocator's RuntimeError,
+its shapes-only recording having computed rotary tables on the host. Each test failed before the fix it names
 and passes now; the controls pass either way. One small kernel is launched on the interpreter (the evidence that the
 refused setting does fail at that shape)."""
 
@@ -124,3 +126,34 @@ def test_a_shard_index_naming_a_file_longer_than_any_file_system_keeps_is_refuse
     with pytest.raises(CheckpointError, match="longer than 255 bytes") as refused:
         checkpoint_files(folder)
     assert refused.value.exit_code == 2
+
+
+def test_the_preflight_of_a_long_cache_allocates_nothing_on_the_host():
+    """Before: the preflight's recording built its rotary tables and positions for a meta device on the CPU
+    (capacity x head_dim / 2 floats, three times), so a capacity of 10**12 (`run --max-tokens` within a config.json's
+    context of 2**45) ended it in the CPU allocator's RuntimeError, a traceback, before the memory check. Now only
+    shapes are made, and the class's preflight names the calls it has no setting for (exit 4)."""
+    cfg = ModelConfig.from_hf({**SLIM, "max_position_embeddings": 2**45})
+    with pytest.raises(MissingEntryError, match=r"attention_decode +bf16 B=1, S=1000000000000") as refused:
+        resolve(generation_calls(cfg, 1, 3, 10**12, "bf16"), tables.load(), "nvidia-h200")
+    assert refused.value.exit_code == 4
+
+
+def test_the_recorded_calls_are_those_of_the_real_tables():
+    """Control: the meta tables' width is rope_cache's (a partial rotary factor's odd count of dims included), and the
+    calls recorded are the same whether the tables are computed or not (a capacity past the context computes them)."""
+    from neurobrix.model import Transformer, meta_weights
+    from neurobrix.ops import rope_cache
+
+    scaling = {"rope_type": "linear", "factor": 2.0, "partial_rotary_factor": 0.875}
+    cfg = ModelConfig.from_hf({**SLIM, "head_dim": 8, "rope_scaling": scaling})
+    model = Transformer(cfg, meta_weights(cfg, torch.float32), None, batch=1, capacity=16)  # type: ignore[arg-type]
+    real = rope_cache(cfg.head_dim, cfg.rope_theta, 16, cfg.rope_scaling)[0]
+    assert model.cos.shape == real.shape and model.cos.device.type == "meta"
+    assert generation_calls(cfg, 1, 3, 16, "fp32") == generation_calls(
+        ModelConfig.from_hf({**SLIM, "head_dim": 8, "rope_scaling": scaling, "max_position_embeddings": 8}),
+        1,
+        3,
+        16,
+        "fp32",
+    )
