@@ -22,7 +22,7 @@ DC += ["tests/test_planted28.py", "tests/test_planted29.py"]
 KM = ["tests/test_kmut6.py"]
 WT = ["tests/test_walkthrough31.py"]
 WC = ["tests/test_walkthrough31.py", "tests/test_cli.py"]
-WD = ["tests/test_walkthrough31.py", "tests/test_doctor.py", "tests/test_strict_round34.py"]
+WD = ["tests/test_walkthrough31.py", "tests/test_newcomer.py", "tests/test_strict_round34.py"]
 WB = ["tests/test_walkthrough31.py", "tests/test_newcomer30.py", "tests/test_planted25.py", "tests/test_planted28.py"]
 WM = ["tests/test_walkthrough31.py", "tests/test_conformance.py", "-k", "mutants or affected or list or bind"]
 RN = ["tests/test_cli.py", "-k", "prompt or token or empty"]
@@ -273,10 +273,11 @@ PLANTS = [
     p(
         "n01",
         RUN,
+        'what = no_tokens if opts.prompt and not templated else "the prompt is empty after tokenization"',
         'what = no_tokens if opts.prompt and not opts.chat else "the prompt is empty after tokenization"',
-        'what = no_tokens if opts.prompt else "the prompt is empty after tokenization"',
         RN,
     ),
+    p("n04", RUN, "            if tokenizer.chat_template is not None\n", "            if True\n", RN),
     p(
         "n02",
         RUN,

@@ -430,3 +430,36 @@ def test_doctor_without_triton_alone_says_so(tmp_path):
     )
     assert done.returncode == 1 and "Traceback" not in done.stderr, done.stderr
     assert re.search(r"FAIL +triton +not installed", done.stdout) and "blocked by triton" in done.stdout, done.stdout
+
+
+# -- run: text that encodes to no tokens, with chat on and no chat template -------------------------------------------
+
+
+def test_text_that_encodes_to_nothing_without_a_chat_template_is_named_so_with_chat_on(tmp_path, monkeypatch, capsys):
+    """A defect found this round (and planted n01, n04, its fix undone): `run` with chat on (the default) on a model
+    without a chat template, the prompt text its vocabulary encodes to nothing (spaces under WordPiece), said "the
+    prompt is empty after tokenization ...; give some text, or drop --no-chat (or give it, where the model's chat
+    template renders no text)": the prompt was not empty, --no-chat was not given, and the model has no chat
+    template. It now names the text that encodes to no tokens, and only asks for some text."""
+    pytest.importorskip("transformers")
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import generate_these, save
+
+    from neurobrix import store
+    from neurobrix.cli import main
+    from neurobrix.tokenizer import Tokenizer
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "wp-model", use_transformers=False)
+    save(folder, "wordpiece")
+    store.import_model(str(folder), progress=False)
+    generated = generate_these(monkeypatch, [])
+    text = " \t "
+    tokenizer = Tokenizer(folder)
+    assert tokenizer.chat_template is None and tokenizer.encode_prompt(text, chat=True) == []
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "wp-model", "--prompt", text, "--backend", "torch"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and generated.eos is None
+    assert "the prompt's 3 characters encode to no tokens of this model's vocabulary" in err, err
+    assert "empty" not in err and "--no-chat" not in err and err.count("\n") == 1, err
