@@ -163,8 +163,8 @@ PLANTS = [
     p(
         "g12",
         GR34,
-        "            if requirement.marker is None or requirement.marker.evaluate(environment):\n",
-        "            if requirement.marker is None:\n",
+        "        if requirement.marker is None or requirement.marker.evaluate(JOB_ENVIRONMENT):\n",
+        "        if requirement.marker is None:\n",
         GW,
     ),
     p(

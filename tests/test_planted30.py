@@ -106,6 +106,16 @@ def test_a_lock_line_without_a_hash_is_refused():
         lock_pins("twine==7.0.0\n")
 
 
+def test_a_requirement_under_a_marker_the_jobs_meet_must_be_locked():
+    """Planted g12: a locked package's requirements under an environment marker not looked at, so one the jobs'
+    Python 3.11 on Linux needs (``importlib-metadata; python_version < "3.12"``) could be missing from the lock."""
+    from test_gate_round34 import unlocked
+
+    pins = {"twine": ("7.0.0", 1)}
+    requires = ["twine>=6", 'pkg-old; python_version < "3.12"', 'pkg-win; sys_platform == "win32"', "pkg-any"]
+    assert unlocked(pins, requires) == ['pkg-old; python_version < "3.12"', "pkg-any"]
+
+
 # -- text round 30: the ByteFallback rule, the decay's eos ids -------------------------------------------------------
 
 SPELLINGS = ["<0x41>", "<0x0a>", "<0x+A>", "<0xA+>", "<0x-1>", "<0xZZ>", "<0x80>", "<0x1>", "<0x+>", "<0xé>", "<0x 1>"]
@@ -168,11 +178,13 @@ def test_the_stream_waits_after_an_added_byte_token_and_writes_an_ordinary_one_a
 
 def test_the_decay_is_refused_at_the_first_token_where_transformers_processor_fails():
     """Planted x01: an eos id equal to the vocabulary's size taken as inside it (transformers' processor indexes the
-    scores with it there: an IndexError). The first failing token is held to transformers' own processor."""
+    scores with it there: an IndexError); x02: the refusal naming the token before the failing one. The first
+    failing token is held to transformers' own processor."""
     import torch
     from transformers.generation.logits_process import ExponentialDecayLengthPenalty
 
-    from neurobrix.generate import Constraints, decay_failure
+    from neurobrix.errors import UsageError
+    from neurobrix.generate import Constraints, decay_eos_check, decay_failure
 
     vocab, prompt_len, start = 8, 3, 2
     for eos in ([vocab], [vocab - 1], [0, vocab + 3]):
@@ -186,6 +198,9 @@ def test_the_decay_is_refused_at_the_first_token_where_transformers_processor_fa
                 break
         constraints = Constraints(exponential_decay_length_penalty=(start, 1.5))
         assert decay_failure(constraints, prompt_len, 10, eos, vocab) == failing, eos
+        if failing is not None:  # the refusal names that token
+            with pytest.raises(UsageError, match=f"from new token {failing} on "):
+                decay_eos_check((start, 1.5), eos, vocab, prompt_len, prompt_len + failing - 1)
 
 
 # -- kmut6: the launch switches, the store guard, the explicit shapes ------------------------------------------------
