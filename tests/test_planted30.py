@@ -363,6 +363,32 @@ def test_bind_refuses_a_record_whose_last_proof_alone_lacks_its_digest(tmp_path,
     assert "not a record certify wrote without entry digests" in capsys.readouterr().err
 
 
+def test_bind_refuses_a_record_without_entries_beside_one_it_would_bind(tmp_path, capsys):
+    """Planted w07: a record whose ``entries`` is empty taken as bound (every one of no proofs carries a digest), so
+    it was skipped and the rest of the folder bound, where the record fails its check and the folder is refused,
+    nothing written."""
+    import re
+    import shutil
+
+    from conftest import REPO, retrack
+
+    from conformance import bind
+    from neurobrix import tables
+
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
+    empty = tables.proofs_path(root, "interpreter", "rms_norm")
+    text = empty.read_text(encoding="utf-8")
+    empty.write_text(text[: text.index("\nentries:\n")] + "\nentries: []\n", encoding="utf-8")
+    unbound = tables.proofs_path(root, "interpreter", "silu_mul")
+    stripped = re.sub(r"(?<=\n  proof:\n)    entry: '?[0-9a-f]{16}'?\n", "", unbound.read_text(encoding="utf-8"))
+    unbound.write_text(stripped, encoding="utf-8")
+    retrack(root)
+    assert bind.main([str(root)]) == 3
+    assert "rms_norm.proofs.yaml: field 'entries'" in capsys.readouterr().err
+    assert unbound.read_text(encoding="utf-8") == stripped
+
+
 def _interrupted(monkeypatch, capsys, writes, error):
     """`neurobrix run` whose run writes ``writes`` and then raises ``error``: (exit code, stdout, stderr)."""
     from neurobrix import cli
