@@ -203,6 +203,34 @@ def test_the_decay_is_refused_at_the_first_token_where_transformers_processor_fa
                 decay_eos_check((start, 1.5), eos, vocab, prompt_len, prompt_len + failing - 1)
 
 
+def test_a_decay_on_a_negative_eos_id_is_refused_before_the_run_as_transformers_refuses_it(tmp_path):
+    """Planted x07: the tokenizer's refusal of eos ids below 0 for the decay dropped, so the run went on (refused
+    only where the decay applies, or printing its text when it ended before), where transformers'
+    ExponentialDecayLengthPenalty refuses them when it is made, before any token."""
+    import json
+
+    from tokenizer_fixtures import save
+    from transformers.generation.logits_process import ExponentialDecayLengthPenalty
+
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    folder = save(tmp_path / "tok", "sentencepiece")
+    for eos, refused in (([-1], True), ([2], False)):
+        try:
+            ExponentialDecayLengthPenalty((4, 1.5), eos, 3)
+            theirs = False
+        except ValueError:
+            theirs = True
+        assert theirs == refused, eos
+        setting = {"exponential_decay_length_penalty": [4, 1.5], "eos_token_id": eos}
+        (folder / "generation_config.json").write_text(json.dumps(setting), encoding="utf-8")
+        if refused:
+            with pytest.raises(TokenizerError, match="exponential_decay_length_penalty raises eos ids outside"):
+                Tokenizer(folder).constraints(320)
+        else:
+            assert Tokenizer(folder).constraints(320)["exponential_decay_length_penalty"] == (4, 1.5)
+
+
 # -- kmut6: the launch switches, the store guard, the explicit shapes ------------------------------------------------
 
 
@@ -504,3 +532,35 @@ def test_text_that_encodes_to_nothing_without_a_chat_template_is_named_so_with_c
     assert info.value.code == 2 and generated.eos is None
     assert "the prompt's 3 characters encode to no tokens of this model's vocabulary" in err, err
     assert "empty" not in err and "--no-chat" not in err and err.count("\n") == 1, err
+
+
+def test_text_that_encodes_to_nothing_beside_a_start_token_is_named_so(tmp_path, monkeypatch, capsys):
+    """Planted n02: a prompt whose text encodes to no tokens, its ids then the start token the tokenizer's template
+    adds alone, called "the prompt is empty" (run's second refusal, where the model would run on that token alone):
+    it held 3 characters. transformers' tokenizer gives the start token alone for it too."""
+    import json
+
+    import transformers
+    from store_fixtures import make_checkpoint
+    from tokenizer_fixtures import generate_these, save
+
+    from neurobrix import store
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "wp-start", use_transformers=False)
+    save(folder, "wordpiece")
+    data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    sep = data["model"]["vocab"]["[SEP]"]
+    data["post_processor"]["single"].insert(0, {"SpecialToken": {"id": "[SEP]", "type_id": 0}})
+    data["post_processor"]["special_tokens"] = {"[SEP]": {"id": "[SEP]", "ids": [sep], "tokens": ["[SEP]"]}}
+    (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
+    text = " \t "
+    assert transformers.AutoTokenizer.from_pretrained(folder)(text)["input_ids"] == [sep]
+    store.import_model(str(folder), progress=False)
+    generated = generate_these(monkeypatch, [])
+    with pytest.raises(SystemExit) as info:
+        main(["run", "--model", "wp-start", "--prompt", text, "--no-chat", "--backend", "torch"])
+    err = capsys.readouterr().err
+    assert info.value.code == 2 and generated.eos is None
+    assert "the prompt's 3 characters encode to no tokens of this model's vocabulary: without a chat template" in err
