@@ -9,7 +9,20 @@ dependency named) and run's "encode to no tokens" message. The plants and the dr
 tests/planted30_driver.py (round 26's ``run_round`` on this round's plants). Each test here fails with the plant
 named in its docstring and passes on the clean code.
 
-Outcomes: see docs/planted-bugs.md (round 30's paragraph).
+Outcomes (68 plants): 33 caught by the tests before this round (r01, r02; k01-k03, k07-k09; g01, g02, g05, g07;
+y01, y02; t01, t02; x03-x06; m03-m05, m09, m10, m13, m14; w02, w04-w06, w09, w10), 35 survived: 31 are caught here
+(k04; g03, g04, g06, g08, g09, g11, g12; t04-t06; x01, x02, x07; n01, n02, n04; m01, m02, m07, m08, m12; w01, w03,
+w07, w08, w12-w16) and 4 are equivalent: r03 (the row pass's dtypes as strings: JSON gives no value other than a
+string whose ``str`` is a dtype's name, so the same rows step aside), k05 (a RECORD line split from the left: the
+package's path ``<name>/__init__.py`` holds no comma, so the three fields are the same), k06 (the line's end looked
+for one character later: the line starts with the path, never a line end) and t03 (the six counted in characters,
+not bytes: a token whose count differs holds a character past ASCII among the two digits, which the digits' rule
+refuses either way). n01 and n04 undo the defect fixed this round (the first test of the last section). The plants
+ran against strict round 34's tests and the tables' (row pass), the stack's and strict rounds 21, 30 and planted 28
+(the record), gate round 34's and test_workflows.py (the install reader, the locks, release.yml), text round 30's,
+test_tokenizer.py and planted 23 (the byte rule), text rounds 30, 29 and 14 and planted 28 and 29 (the decay),
+test_cli.py (run's messages), kmut6's (and the conformance tests of the store guard), and walk-through 31's with
+test_cli.py, test_newcomer.py, strict round 34, the newcomer round 30, planted 25 and 28 and test_conformance.py.
 """
 
 from __future__ import annotations
