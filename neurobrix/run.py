@@ -298,12 +298,15 @@ def run(
     # text the vocabulary encodes to no tokens (spaces under WordPiece, "🙂" under some byte-less vocabularies) is
     # refused as an empty prompt is, but named as what it is
     no_tokens = f"the prompt's {len(opts.prompt)} characters encode to no tokens of this model's vocabulary"
-    if not prompt:
-        what = no_tokens if opts.prompt and not opts.chat else "the prompt is empty after tokenization"
-        raise UsageError(
-            f"{what} (transformers' generate fails on no ids); give some text, or drop "
-            "--no-chat (or give it, where the model's chat template renders no text)"
+    if not prompt:  # (text that encodes to nothing is named as such unless a chat template rendered it)
+        templated = opts.chat and tokenizer.chat_template is not None
+        what = no_tokens if opts.prompt and not templated else "the prompt is empty after tokenization"
+        hint = (  # --no-chat changes nothing for a model without a chat template
+            "give some text, or drop --no-chat (or give it, where the model's chat template renders no text)"
+            if tokenizer.chat_template is not None
+            else "give some text"
         )
+        raise UsageError(f"{what} (transformers' generate fails on no ids); {hint}")
     if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
         named = ", ".join(sorted(tokenizer.chat_templates))
         what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"

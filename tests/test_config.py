@@ -205,6 +205,8 @@ def test_an_empty_prompt_is_a_usage_error(monkeypatch):
     from neurobrix import run as run_module
 
     class NoTokens:
+        chat_template = None  # (run reads it to name what encoded to nothing)
+
         def encode_prompt(self, prompt, chat):
             return []
 
