@@ -393,7 +393,7 @@ def test_no_stream_and_no_chat_reach_the_run(monkeypatch):
     from neurobrix.generate import Stats
 
     seen = []
-    monkeypatch.setattr(run, "run", lambda opts: seen.append(opts) or Stats(1, 1, 0.0, 0.0))
+    monkeypatch.setattr(run, "run", lambda opts, **kw: seen.append(opts) or Stats(1, 1, 0.0, 0.0))
     assert main(["run", "--model", "m", "--prompt", "p", "--no-stream", "--no-chat"]) == 0
     assert main(["run", "--model", "m", "--prompt", "p"]) == 0
     assert [(o.stream, o.chat) for o in seen] == [(False, False), (True, True)]
