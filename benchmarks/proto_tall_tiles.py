@@ -90,12 +90,13 @@ def main() -> None:
     parser.add_argument("--json", required=True)
     parser.add_argument("--minutes", type=float, default=3.5)
     parser.add_argument("--only", default="", help="time only the settings whose name holds this text")
+    parser.add_argument("--class", dest="class_id", help="the class whose entries to time (default: this GPU's)")
     args = parser.parse_args()
     for name in [n for n in SETTINGS if args.only not in n]:
         del SETTINGS[name]
     deadline = time.monotonic() + args.minutes * 60
     loaded = tables.load()
-    table = loaded.index(detect_class(loaded).id, "linear")
+    table = loaded.index(args.class_id or detect_class(loaded).id, "linear")
     picked = []
     for e in table.entries:
         if "bf16" not in e.domain.dtypes or dict((n, a) for n, a, _ in e.domain.ranges)["M"] < 513:
