@@ -5,10 +5,13 @@ gate/up fused, the embedding once when tied), the KV cache (2 x layers x batch x
 dim), and working memory for the largest activations of one forward pass (a prefill's hidden states,
 its fused projections and the logits), counted with a margin for the allocator's rounding and the kernels'
 scratch. Too little free memory is refused with both numbers and the longest context that would fit.
+On the interpreter's CPU (and the torch backend's) the same plan is held in the host's memory and checked
+against what the host has available, without the GPU's reserve.
 """
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 
 from .config import ModelConfig
@@ -27,10 +30,11 @@ class MemoryPlan:
     weights: int  # bytes
     kv_cache: int
     activations: int
+    reserve: int = RESERVE
 
     @property
     def total(self) -> int:
-        return int((self.weights + self.kv_cache + self.activations) * MARGIN) + RESERVE
+        return int((self.weights + self.kv_cache + self.activations) * MARGIN) + self.reserve
 
 
 def weight_bytes(cfg: ModelConfig, itemsize: int) -> int:
@@ -58,20 +62,21 @@ def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int) -
     return tokens * per_token + batch * cfg.vocab_size * 4  # logits in fp32 for sampling
 
 
-def plan(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int) -> MemoryPlan:
+def plan(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int, reserve: int = RESERVE) -> MemoryPlan:
     return MemoryPlan(
         weight_bytes(cfg, itemsize),
         kv_bytes(cfg, itemsize, batch, capacity),
         activation_bytes(cfg, itemsize, batch, prompt),
+        reserve,
     )
 
 
-def longest_context(cfg: ModelConfig, itemsize: int, batch: int, free: int) -> int:
+def longest_context(cfg: ModelConfig, itemsize: int, batch: int, free: int, reserve: int = RESERVE) -> int:
     """The largest capacity (prompt + new tokens, the prompt taken as the whole of it) that fits in ``free``."""
     lo, hi = 0, max(1, cfg.max_positions)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if plan(cfg, itemsize, batch, mid, mid).total <= free:
+        if plan(cfg, itemsize, batch, mid, mid, reserve).total <= free:
             lo = mid
         else:
             hi = mid - 1
@@ -82,23 +87,58 @@ def _gib(n: int) -> str:
     return f"{n / 2**30:.2f} GiB"
 
 
+def host_memory() -> tuple[int, int | None]:
+    """(bytes the host can give this process now, the host's physical memory or None).
+
+    On Linux the figure is /proc/meminfo's MemAvailable: the kernel's own estimate of what new allocations can get
+    without swapping, free pages plus the page cache and slabs it would reclaim. sysconf's SC_AVPHYS_PAGES is MemFree
+    alone, which leaves the page cache out and so understates by gigabytes on a host that has just read files (the
+    weights' among them), refusing runs that fit. Where there is no MemAvailable (another system, an old kernel) the
+    figure is the physical memory, SC_PHYS_PAGES: a plan past it can never be held without swapping, so only what
+    certainly does not fit is refused there."""
+    total: int | None = None
+    try:
+        total = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    except (AttributeError, ValueError, OSError):  # no sysconf, or no such name on this system
+        total = None
+    try:
+        with open("/proc/meminfo", encoding="ascii") as meminfo:
+            for line in meminfo:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, total  # the kernel writes it in kB
+    except (OSError, ValueError, IndexError):
+        pass
+    return (total if total is not None else 0), total
+
+
 def require_fit(
-    cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int, free: int, total: int | None = None
+    cfg: ModelConfig,
+    itemsize: int,
+    batch: int,
+    prompt: int,
+    capacity: int,
+    free: int,
+    total: int | None = None,
+    host: bool = False,
 ) -> MemoryPlan:
-    """The memory plan, or DeviceMemoryError naming what is needed, what is free and what would fit."""
-    need = plan(cfg, itemsize, batch, prompt, capacity)
+    """The memory plan, or DeviceMemoryError naming what is needed, what is free and what would fit. ``host``: the
+    plan is held in the host's memory (the interpreter's CPU), where the GPU's reserve does not apply."""
+    reserve = 0 if host else RESERVE
+    need = plan(cfg, itemsize, batch, prompt, capacity, reserve)
     if need.total <= free:
         return need
-    fits = longest_context(cfg, itemsize, batch, free)
+    fits = longest_context(cfg, itemsize, batch, free, reserve)
     advice = (
         f"the longest context that fits is {fits} tokens (prompt plus --max-tokens)"
         if fits
-        else "even the weights alone do not fit: a smaller dtype or another GPU is needed"
+        else f"even the weights alone do not fit: a smaller dtype or {'a larger host' if host else 'another GPU'} "
+        "is needed"
     )
     of = f" of {_gib(total)}" if total else ""
+    where, state = ("host memory", "available") if host else ("GPU memory", "free")
     raise DeviceMemoryError(
-        f"this generation needs about {_gib(need.total)} of GPU memory (weights {_gib(need.weights)}, KV cache "
-        f"{_gib(need.kv_cache)} for {capacity} tokens, working memory and reserve "
-        f"{_gib(need.total - need.weights - need.kv_cache)}) but {_gib(free)}{of} is free; {advice}. "
+        f"this generation needs about {_gib(need.total)} of {where} (weights {_gib(need.weights)}, KV cache "
+        f"{_gib(need.kv_cache)} for {capacity} tokens, working memory and {'margin' if host else 'reserve'} "
+        f"{_gib(need.total - need.weights - need.kv_cache)}) but {_gib(free)}{of} is {state}; {advice}. "
         "Nothing was loaded."
     )
