@@ -61,6 +61,7 @@ def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> 
     dist_info = _dist_info(wheel, repo.declared.dist_info)
     if dist_info is not None:
         _check_record(wheel, dist_info)
+        _check_metadata_twine_reads(wheel, f"{dist_info}/METADATA")
         by_name, identity = identity, check_metadata(wheel, f"{dist_info}/METADATA", identity, repo.declared)
         if pure:  # other tags or a build tag are G407 already
             check_canonical_name(wheel, identity, by_name, f"-{PURE_TAG}.whl")
@@ -84,6 +85,28 @@ def _dist_info(wheel: WheelArchive, declared: str) -> str | None:
         )
         return declared if declared in tops else None
     return tops[0]
+
+
+def _check_metadata_twine_reads(wheel: WheelArchive, metadata: str) -> None:
+    """G406 for a member twine would take for the wheel's metadata before ``metadata`` (gate round 36). twine (its
+    ``check`` and the ``upload`` that sends PyPI the release's metadata, the project page's description, Requires-Python
+    and Requires-Dist among it) reads a wheel's metadata from the first member whose name holds ``METADATA``, fewest
+    path components first, then by component, that holds ``Metadata-Version``: any such file right under the package
+    (``neurobrix/METADATA``, which git may track) sorts before ``neurobrix-<v>.dist-info/METADATA``, while pip, uv and
+    PyPI's served metadata read the .dist-info's. Refused by its name, whatever its bytes."""
+    candidates = sorted(
+        (len(parts), parts) for parts in (m.name.split("/") for m in wheel.members) if "METADATA" in "/".join(parts)
+    )
+    for _, parts in candidates:
+        name = "/".join(parts)
+        if name == metadata:
+            return
+        wheel.fail(
+            Check.G406,
+            name,
+            f"twine reads a member so named as the wheel's metadata before {metadata} (the first whose name holds "
+            "METADATA, fewest folders first): `twine upload` would send PyPI its fields, not the .dist-info's",
+        )
 
 
 def _check_package_version(wheel: WheelArchive, name: str, version: Version) -> None:
