@@ -889,6 +889,32 @@ def _strips_ends(state: Any) -> bool:
     return False
 
 
+def _decoder_steps(state: Any) -> list[dict[str, Any]]:
+    """A decoder's steps in order (nested sequences flattened)."""
+    if isinstance(state, dict) and state.get("type") == "Sequence":
+        return [step for inner in state.get("decoders") or [] for step in _decoder_steps(inner)]
+    return [state] if isinstance(state, dict) else []
+
+
+def _rewrites_joined_text(state: Any) -> bool:
+    """Whether a decoder rewrites text after a step that joins the tokens into one text (Fuse, ByteLevel) with a step
+    whose work can span two tokens: a Replace of a regex or of a string of more than one character, a ByteLevel or
+    ByteFallback step (bytes, or a "<0x..>" spelling, across tokens), WordPiece's clean-up, CTC's merging. The text
+    of the first tokens alone is then no prefix of their decode with the next ("th" before "the" with "he"
+    replaced), so a stream cannot write it before the end."""
+    joined = False
+    for step in _decoder_steps(state):
+        kind, pattern = step.get("type"), step.get("pattern")
+        if joined and (
+            kind in ("ByteLevel", "ByteFallback", "CTC")
+            or (kind == "WordPiece" and step.get("cleanup", True))
+            or (kind == "Replace" and not (isinstance(pattern, dict) and len(str(pattern.get("String", ""))) == 1))
+        ):
+            return True
+        joined = joined or kind in ("Fuse", "ByteLevel")
+    return False
+
+
 def _can_end(token: Any, string: Any) -> bool:
     """Whether a token spelt ``token`` can end ``string`` as StopStringCriteria finds it: the string's end lies in
     the token (the token's start may lie inside the string); the empty string, a token of two units or more."""
@@ -1584,10 +1610,19 @@ class Tokenizer:
             ) from None
 
     @functools.cached_property
-    def decode_can_fail(self) -> bool:
-        """Whether the tokenizers library's decode can fail on some ids (``_strips_ends``): a stream then writes
-        nothing until the run ends, so that a run whose text transformers cannot decode prints none."""
-        return _strips_ends(json.loads(self._tok.to_str()).get("decoder"))
+    def stream_held(self) -> str | None:
+        """Why a stream writes nothing until the run ends, or None: the tokenizers library's decode can fail on some
+        ids (``_strips_ends``), so that a run whose text transformers cannot decode prints none; or the decoder
+        rewrites text across tokens (``_rewrites_joined_text``), so that no text before the end is settled."""
+        decoder = json.loads(self._tok.to_str()).get("decoder")
+        if _strips_ends(decoder):
+            return (
+                "the tokenizer's decoder strips characters off each token's end, which fails on some tokens (as under "
+                "transformers' decode)"
+            )
+        if _rewrites_joined_text(decoder):
+            return "the tokenizer's decoder rewrites text across tokens once it has joined them"
+        return None
 
     def decode(self, ids: Sequence[int]) -> str:
         """transformers' ``decode(ids, skip_special_tokens=True)`` for this tokenizer."""
@@ -1636,9 +1671,10 @@ class TextStream:
     follows. (`tokenizers`' DecodeStream writes such a byte at once and so differs from the whole
     decode, or raises, on byte-fallback tokenizers; measured on 3,000 random id sequences, a quarter
     differed.) Where transformers' clean-up applies, its replacements reach up to HOLD characters
-    back, so that many characters wait as well. Where the tokenizer's decode can fail on some ids
-    (``Tokenizer.decode_can_fail``), nothing is written before ``finish``: a window can fail where the whole
-    decode does not, and a whole decode that fails (as transformers' does) leaves no text written.
+    back, so that many characters wait as well. Where the tokenizer's decode can fail on some ids, or its decoder
+    rewrites text across the tokens it has joined (``Tokenizer.stream_held``), nothing is written before
+    ``finish``: a window can fail where the whole decode does not, a whole decode that fails (as transformers'
+    does) leaves no text written, and a replaced text is settled only at the end.
     """
 
     HOLD = sum(len(old) - 1 for old, _ in CLEANUP)  # each replacement in turn can reach that far back
@@ -1654,7 +1690,7 @@ class TextStream:
     def push(self, token_id: int) -> str:
         """The text that ``token_id`` settles (often "" while a character, a byte run or a clean-up is pending)."""
         self._ids.append(token_id)
-        if self._tokenizer.decode_can_fail or self._tokenizer.waits(token_id):
+        if self._tokenizer.stream_held is not None or self._tokenizer.waits(token_id):
             return ""
         decode = self._tokenizer.decode_raw
         settled = decode(self._ids[self._prefix : self._read])
