@@ -391,7 +391,7 @@ def test_drawn_tokenizer_pieces_and_settings_give_transformers_ids_and_text(tmp_
 if __name__ == "__main__":  # the hunt: python tests/test_text_round31.py N SEED
     import tempfile
 
-    sys.path.insert(0, str(Path(__file__).parent))
+    sys.path[:0] = [str(Path(__file__).parent), str(Path(__file__).parent.parent)]
     with tempfile.TemporaryDirectory() as root:
         print(
             hunt(
