@@ -351,6 +351,8 @@ def run(
             f"note: the model's exponential_decay_length_penalty cannot be computed from new token {failing} on "
             "(transformers' generate fails there); the text is printed once the run ends before it"
         )
+    if stream_text and tokenizer.stream_held is not None:
+        notice(f"note: {tokenizer.stream_held}; the text is printed once the run ends")
     capacity = len(prompt) + max_tokens
     loading = time.perf_counter()  # lean: user statistics (the run's own line, never used to pick settings)
     model = load_model(stored, opts.backend, opts.dtype, prompt_len=len(prompt), capacity=capacity)

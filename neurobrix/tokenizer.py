@@ -501,6 +501,12 @@ def _masks_last_ids(words: Sequence[Sequence[Any]]) -> bool:
     return any(all(isinstance(i, bool) for i in last) for last in groups.values())
 
 
+def _panicked(exc: BaseException) -> bool:
+    """Whether ``exc`` is the tokenizers library's Rust panic, which pyo3 raises as a BaseException
+    (pyo3_runtime.PanicException, not importable by name) that ``except Exception`` lets through."""
+    return type(exc).__name__ == "PanicException"
+
+
 def clean_up_tokenization(text: str) -> str:
     for old, new in CLEANUP:
         text = text.replace(old, new)
@@ -866,6 +872,46 @@ def _has_decoder_type(state: Any, name: str) -> bool:
         return state.get("type") == name or any(_has_decoder_type(v, name) for v in state.values())
     if isinstance(state, list):
         return any(_has_decoder_type(v, name) for v in state)
+    return False
+
+
+def _strips_ends(state: Any) -> bool:
+    """Whether a decoder (tokenizer.json's "decoder") holds a Strip step that cuts characters off a token's end
+    ("stop" above 0): tokenizers' Strip (decoders/strip.rs) then panics on a token left empty (the "" a ByteLevel
+    step makes of a decode whose tokens were all skipped) or whose start and end cuts cross (" " with "start" 1), so
+    a decode fails on some ids and not on others, under transformers' decode as here."""
+    if isinstance(state, dict):
+        stop = state.get("stop")
+        cuts = state.get("type") == "Strip" and isinstance(stop, int) and stop > 0
+        return cuts or any(_strips_ends(v) for v in state.values())
+    if isinstance(state, list):
+        return any(_strips_ends(v) for v in state)
+    return False
+
+
+def _decoder_steps(state: Any) -> list[dict[str, Any]]:
+    """A decoder's steps in order (nested sequences flattened)."""
+    if isinstance(state, dict) and state.get("type") == "Sequence":
+        return [step for inner in state.get("decoders") or [] for step in _decoder_steps(inner)]
+    return [state] if isinstance(state, dict) else []
+
+
+def _rewrites_joined_text(state: Any) -> bool:
+    """Whether a decoder rewrites text after a step that joins the tokens into one text (Fuse, ByteLevel) with a step
+    whose work can span two tokens: a Replace of a regex or of a string of more than one character, a ByteLevel or
+    ByteFallback step (bytes, or a "<0x..>" spelling, across tokens), WordPiece's clean-up, CTC's merging. The text
+    of the first tokens alone is then no prefix of their decode with the next ("th" before "the" with "he"
+    replaced), so a stream cannot write it before the end."""
+    joined = False
+    for step in _decoder_steps(state):
+        kind, pattern = step.get("type"), step.get("pattern")
+        if joined and (
+            kind in ("ByteLevel", "ByteFallback", "CTC")
+            or (kind == "WordPiece" and step.get("cleanup", True))
+            or (kind == "Replace" and not (isinstance(pattern, dict) and len(str(pattern.get("String", ""))) == 1))
+        ):
+            return True
+        joined = joined or kind in ("Fuse", "ByteLevel")
     return False
 
 
@@ -1539,11 +1585,44 @@ class Tokenizer:
             ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
         except Exception as exc:  # the tokenizers library raises a plain Exception (an unk token it lacks...)
             raise TokenizerError(f"the tokenizer cannot encode the prompt: {exc}") from exc
+        except BaseException as exc:
+            if not _panicked(exc):
+                raise
+            # the library's Rust code panicked (a Strip then Prepend normalizer beside an added token marked
+            # normalized: "AddedVocabulary bad split"); transformers' tokenizer(text) raises the same panic, no text
+            raise TokenizerError(
+                f"the tokenizer cannot encode the prompt: the tokenizers library failed on these files ({exc}), as "
+                "it does under transformers"
+            ) from None
         return ids
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """The tokenizer's own decode, special tokens dropped (before transformers' clean-up)."""
-        return self._tok.decode(list(ids), skip_special_tokens=True)
+        try:
+            return self._tok.decode(list(ids), skip_special_tokens=True)
+        except BaseException as exc:
+            if not _panicked(exc):
+                raise
+            # transformers' decode raises the same panic on these ids: it prints no text
+            raise TokenizerError(
+                f"the tokenizer cannot decode the generated tokens: the tokenizers library failed on these files "
+                f"({exc}), as it does under transformers"
+            ) from None
+
+    @functools.cached_property
+    def stream_held(self) -> str | None:
+        """Why a stream writes nothing until the run ends, or None: the tokenizers library's decode can fail on some
+        ids (``_strips_ends``), so that a run whose text transformers cannot decode prints none; or the decoder
+        rewrites text across tokens (``_rewrites_joined_text``), so that no text before the end is settled."""
+        decoder = json.loads(self._tok.to_str()).get("decoder")
+        if _strips_ends(decoder):
+            return (
+                "the tokenizer's decoder strips characters off each token's end, which fails on some tokens (as under "
+                "transformers' decode)"
+            )
+        if _rewrites_joined_text(decoder):
+            return "the tokenizer's decoder rewrites text across tokens once it has joined them"
+        return None
 
     def decode(self, ids: Sequence[int]) -> str:
         """transformers' ``decode(ids, skip_special_tokens=True)`` for this tokenizer."""
@@ -1592,7 +1671,10 @@ class TextStream:
     follows. (`tokenizers`' DecodeStream writes such a byte at once and so differs from the whole
     decode, or raises, on byte-fallback tokenizers; measured on 3,000 random id sequences, a quarter
     differed.) Where transformers' clean-up applies, its replacements reach up to HOLD characters
-    back, so that many characters wait as well.
+    back, so that many characters wait as well. Where the tokenizer's decode can fail on some ids, or its decoder
+    rewrites text across the tokens it has joined (``Tokenizer.stream_held``), nothing is written before
+    ``finish``: a window can fail where the whole decode does not, a whole decode that fails (as transformers'
+    does) leaves no text written, and a replaced text is settled only at the end.
     """
 
     HOLD = sum(len(old) - 1 for old, _ in CLEANUP)  # each replacement in turn can reach that far back
@@ -1608,7 +1690,7 @@ class TextStream:
     def push(self, token_id: int) -> str:
         """The text that ``token_id`` settles (often "" while a character, a byte run or a clean-up is pending)."""
         self._ids.append(token_id)
-        if self._tokenizer.waits(token_id):
+        if self._tokenizer.stream_held is not None or self._tokenizer.waits(token_id):
             return ""
         decode = self._tokenizer.decode_raw
         settled = decode(self._ids[self._prefix : self._read])
