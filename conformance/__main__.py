@@ -516,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="DIM=LO:[HI]",
         help="only entries whose domain lies inside this range of a key dimension (repeatable), e.g. --where "
-        "M=513: after `certify --where M=513:` certified linear's prompt rows again",
+        "M=513: after `certify --where M=513:` certified linear's prompt rows again; with --shipped, the other "
+        "settings whose small shapes lie inside it",
     )
     c.add_argument(
         "-x",

@@ -1,0 +1,115 @@
+"""Walk-through round 32: a newcomer, a contributor and a release engineer following README.md, CONTRIBUTING.md and
+docs/release-gate.md on a machine without a GPU (docs/walkthroughs.md has the round's paragraph). What they met that
+said the wrong thing, each held here (nothing launched)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+import subprocess
+from types import SimpleNamespace
+
+import pytest
+
+from conformance import affected, check, workers
+from conformance.__main__ import main as conformance_main
+from neurobrix import cli_store
+from neurobrix.errors import UsageError
+
+
+class _NoWorkers:
+    """Stands in for check's worker pool: records each entry it is handed and passes it, running nothing."""
+
+    handed: list[tuple[str, str]] = []
+    shares_devices = False
+
+    def __init__(self, *args, **kwargs):
+        pass
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+    def map(self, fn, argv, done=None):
+        results = []
+        for i, (kernel, setting, dtype, *_) in enumerate(argv):
+            self.handed.append((kernel, setting.domain.describe()))
+            results.append(check.EntryResult(kernel, dtype, setting.domain.describe(), dict(setting.config)))
+            if done:
+                done(i)
+        return results
+
+
+def _m_range(domain: str) -> tuple[int, int | None]:
+    lo, hi = re.search(r"\bM=(\d+)\.\.(\d*)", domain).groups()
+    return int(lo), int(hi) if hi else None
+
+
+def test_check_where_holds_the_shipped_settings_too(monkeypatch):
+    """`check --class interpreter --kernel silu_mul --shipped --where M=1:3` checked the class's entries inside M 1..3
+    (none: its domain is M 1..) and every other shipped setting whatever its shapes, `silu_mul fp16 M=1..9, I=1..2049`
+    among them: --where, "only entries whose domain lies inside this range", held only the class's own entries. It
+    now holds the shipped settings by the small shapes they are checked at."""
+    _NoWorkers.handed = []
+    monkeypatch.setattr(workers, "Workers", _NoWorkers)
+    argv = ["check", "--class", "interpreter", "--kernel", "silu_mul", "--shipped", "--profile", "ci"]
+    assert conformance_main([*argv, "--where", "M=1:3"]) == 0
+    inside = list(_NoWorkers.handed)
+    assert inside, "no shipped silu_mul setting checked at rows 1..3: this test needs one"
+    for _, domain in inside:
+        lo, hi = _m_range(domain)
+        assert hi is not None and 1 <= lo <= hi <= 3, inside
+    _NoWorkers.handed = []
+    assert conformance_main(argv) == 0
+    assert len(_NoWorkers.handed) > len(inside)  # without --where, the settings checked at more rows too
+
+
+def _git(repo, *args: str) -> str:
+    done = subprocess.run(["git", "-C", str(repo), *args], capture_output=True, text=True, check=True)
+    return done.stdout.strip()
+
+
+def test_affected_base_main_in_a_clone_of_another_branch_names_origin_main(tmp_path):
+    """CONTRIBUTING's `python -m conformance affected --base main`, in a checkout made by cloning the branch one works
+    on (no local `main`, only `origin/main`), said git's "bad revision 'main...HEAD'" and "(in a workflow, check out
+    the whole history: actions/checkout with fetch-depth: 0)", advice for a workflow that does not fit. It now names
+    the remote's branch to give instead."""
+    source = tmp_path / "source"
+    (source / "tables").mkdir(parents=True)
+    (source / "README.md").write_text("a\n")
+    _git(tmp_path, "init", "-q", "-b", "main", str(source))
+    _git(source, "add", ".")
+    _git(source, "-c", "user.email=w@x", "-c", "user.name=w", "commit", "-q", "-m", "base")
+    _git(source, "checkout", "-q", "-b", "change")
+    (source / "neurobrix" / "ops").mkdir(parents=True)
+    (source / "neurobrix" / "ops" / "linear.py").write_text("b\n")
+    _git(source, "add", ".")
+    _git(source, "-c", "user.email=w@x", "-c", "user.name=w", "commit", "-q", "-m", "change")
+    clone = tmp_path / "clone"
+    _git(tmp_path, "clone", "-q", "-b", "change", str(source), str(clone))
+    with pytest.raises(UsageError) as refused:
+        affected.changed_files("main", clone)
+    message = str(refused.value)
+    assert "`python -m conformance affected --base origin/main`" in message and "fetch-depth" not in message, message
+    assert affected.changed_files("origin/main", clone) == ["neurobrix/ops/linear.py"]
+    with pytest.raises(UsageError, match="fetch-depth: 0"):  # a name git knows nowhere: the workflow's advice stays
+        affected.changed_files("no-such-ref", clone)
+
+
+def test_import_warmup_says_why_nothing_compiles_here(monkeypatch, capsys):
+    """`neurobrix import FOLDER --warmup` on a CPU without TRITON_INTERPRET said "no GPU of a certified class here, so
+    nothing to compile (the Triton interpreter compiles nothing)", though the interpreter was off (left open by round
+    31). It now says there is no GPU; with the interpreter on, that the interpreter runs kernels uncompiled."""
+    import torch
+
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    assert cli_store._after_import(argparse.Namespace(warmup=True), SimpleNamespace(name="tiny")) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("--warmup: no GPU here, so nothing to compile") and "interpreter" not in first, first
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    assert cli_store._after_import(argparse.Namespace(warmup=True), SimpleNamespace(name="tiny")) == 0
+    first = capsys.readouterr().out.splitlines()[0]
+    assert first.startswith("--warmup: the Triton interpreter (TRITON_INTERPRET) runs kernels uncompiled"), first
