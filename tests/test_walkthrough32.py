@@ -7,9 +7,11 @@ from __future__ import annotations
 import argparse
 import re
 import subprocess
+import sys
 from types import SimpleNamespace
 
 import pytest
+from conftest import REPO
 
 from conformance import affected, check, workers
 from conformance.__main__ import main as conformance_main
@@ -113,3 +115,17 @@ def test_import_warmup_says_why_nothing_compiles_here(monkeypatch, capsys):
     assert cli_store._after_import(argparse.Namespace(warmup=True), SimpleNamespace(name="tiny")) == 0
     first = capsys.readouterr().out.splitlines()[0]
     assert first.startswith("--warmup: the Triton interpreter (TRITON_INTERPRET) runs kernels uncompiled"), first
+
+
+@pytest.mark.parametrize("round_", [24, 25, 26, 27, 28, 29, 30])
+def test_a_planted_driver_without_its_arguments_prints_its_usage(round_, tmp_path):
+    """CONTRIBUTING's `python tests/plantedNN_driver.py COPY RESULTS.jsonl ID`, run with --help or an argument short,
+    died with an IndexError traceback (rounds 26, 28, 29 and 30's after nothing, round 28's before its copy). Each
+    prints its usage now: on stdout with exit 0 for --help, on stderr with exit 2 when COPY or RESULTS is missing."""
+    driver = [sys.executable, str(REPO / "tests" / f"planted{round_}_driver.py")]
+    shown = subprocess.run([*driver, "--help"], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert shown.returncode == 0 and "Traceback" not in shown.stderr, shown.stderr
+    assert f"python tests/planted{round_}_driver.py COPY RESULTS.jsonl" in shown.stdout
+    short = subprocess.run([*driver, str(tmp_path / "copy")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
+    assert short.returncode == 2 and "Traceback" not in short.stderr, short.stderr
+    assert short.stderr.startswith("error: expected COPY RESULTS.jsonl") and not (tmp_path / "copy").exists()
