@@ -129,3 +129,14 @@ def test_a_planted_driver_without_its_arguments_prints_its_usage(round_, tmp_pat
     short = subprocess.run([*driver, str(tmp_path / "copy")], capture_output=True, text=True, timeout=60, cwd=tmp_path)
     assert short.returncode == 2 and "Traceback" not in short.stderr, short.stderr
     assert short.stderr.startswith("error: expected COPY RESULTS.jsonl") and not (tmp_path / "copy").exists()
+
+
+def test_sweep_in_bf16_on_the_interpreter_is_refused_as_certify_refuses_it(monkeypatch, capsys):
+    """CONTRIBUTING's smoke test, `python -m conformance sweep --dtypes bf16 fp16`, tried on the interpreter ran every
+    kernel in bf16 and printed FAILED for them ("worst err/bound 1.9967"), exit 1, a failure the guide says to report
+    as a kernel or bound problem, though it is the interpreter's upstream bf16 bug, for which certify refuses bf16
+    there. sweep refuses it the same way now (exit 2), before any kernel runs."""
+    ran = []
+    monkeypatch.setattr(check, "check_entry", lambda *args, **kwargs: ran.append(args))
+    assert conformance_main(["sweep", "--dtypes", "bf16", "fp16", "--kernels", "rms_norm", "--examples", "1"]) == 2
+    assert "the Triton interpreter computes bf16 wrongly" in capsys.readouterr().err and ran == []
