@@ -140,3 +140,22 @@ def test_sweep_in_bf16_on_the_interpreter_is_refused_as_certify_refuses_it(monke
     monkeypatch.setattr(check, "check_entry", lambda *args, **kwargs: ran.append(args))
     assert conformance_main(["sweep", "--dtypes", "bf16", "fp16", "--kernels", "rms_norm", "--examples", "1"]) == 2
     assert "the Triton interpreter computes bf16 wrongly" in capsys.readouterr().err and ran == []
+
+
+def test_startup_benchmark_names_a_machine_doctor_refuses_before_timing(monkeypatch):
+    """The README's `PYTHONPATH=. python -m benchmarks.startup`, on a CPU without the interpreter, printed the settings
+    figure, then ran `import torch` and `neurobrix doctor` in three fresh processes (about 20 s, saying nothing) before
+    "neurobrix doctor exited 1 on this machine: the figure needs a ready machine". It asks doctor once first now, and
+    names the way out (TRITON_INTERPRET=1 on a CPU, or --skip-doctor: the settings figure alone)."""
+    from benchmarks import startup
+
+    started = []
+
+    def fake_run(command, **kwargs):
+        started.append(command)
+        return subprocess.CompletedProcess(command, 0, stdout="0.25 1\n", stderr="")
+
+    monkeypatch.setattr(startup.subprocess, "run", fake_run)
+    with pytest.raises(SystemExit) as refused:
+        startup.doctor(5)
+    assert len(started) == 1 and "--skip-doctor" in str(refused.value.code), (started, refused.value.code)
