@@ -516,7 +516,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="append",
         metavar="DIM=LO:[HI]",
         help="only entries whose domain lies inside this range of a key dimension (repeatable), e.g. --where "
-        "M=513: after `certify --where M=513:` certified linear's prompt rows again",
+        "M=513: after `certify --where M=513:` certified linear's prompt rows again; with --shipped, the other "
+        "settings whose small shapes lie inside it",
     )
     c.add_argument(
         "-x",
@@ -662,7 +663,7 @@ def build_parser() -> argparse.ArgumentParser:
         nargs="+",
         default=["fp32", "fp16"],
         metavar="DTYPE",
-        help="the dtypes to run (fp32, fp16, bf16; default: fp32 fp16)",
+        help="the dtypes to run (fp32, fp16, bf16: on a GPU, the interpreter's is broken upstream; default: fp32 fp16)",
     )
     w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument(

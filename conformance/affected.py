@@ -126,12 +126,30 @@ def changed_files(base: str, repo: Path = REPO) -> list[str]:
     except (OSError, subprocess.TimeoutExpired) as exc:
         raise UsageError(f"`{' '.join(command)}` could not run: {exc}") from exc
     if result.returncode != 0:
+        remote = f"origin/{base}"
+        if not _is_commit(base, repo) and _is_commit(remote, repo):  # a clone of one branch: `main` is origin's only
+            raise UsageError(
+                f"--base {base}: no branch, tag or commit {base!r} in this checkout; the remote's is {remote}: "
+                f"`python -m conformance affected --base {remote}`"
+            )
         raise UsageError(
             f"cannot list the files changed since {base}: `{' '.join(command)}` exited {result.returncode}: "
             f"{result.stderr.strip()}\n  (in a workflow, check out the whole history: actions/checkout with "
             "fetch-depth: 0)"
         )
     return [name for name in result.stdout.split("\0") if name]
+
+
+def _is_commit(ref: str, repo: Path) -> bool:
+    """Whether ``ref`` names a commit in the checkout (a branch, tag, remote branch or hash)."""
+    command = ["git", "-C", str(repo), "rev-parse", "--verify", "--quiet", "--end-of-options", f"{ref}^{{commit}}"]
+    try:
+        found = subprocess.run(
+            command, capture_output=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return False
+    return found.returncode == 0
 
 
 def given_path(raw: str, repo: Path = REPO) -> str:

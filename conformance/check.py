@@ -656,7 +656,8 @@ def check_class(
     if shipped:
         others, report.not_run = shipped_targets(gpu_class, loaded, interpreter_enabled(), chosen, dtypes)
         for t in others:
-            if not wanted(t.setting.config):
+            # --where holds the other settings to the small shapes they are checked at, as it holds the entries
+            if not wanted(t.setting.config) or (where and not _inside(t.setting, where)):
                 continue
             earlier = carried.get(_key(t.kernel, t.dtype, t.setting.domain.describe(), dict(t.setting.config)))
             if earlier is not None:

@@ -62,8 +62,7 @@ def _after_import(args: argparse.Namespace, model: StoredModel) -> int:
         cmd_warmup(argparse.Namespace(model=model.name, max_tokens=None, max_prompt=None, dtype=None))
     elif args.warmup:
         print(
-            "--warmup: no GPU of a certified class here, so nothing to compile (the Triton interpreter compiles "
-            "nothing); `neurobrix warmup` on the GPU machine compiles its kernels"
+            f"--warmup: {_nothing_to_compile()}; `neurobrix warmup` on a GPU of a certified class compiles its kernels"
         )
     elif gpu_class is not None:
         print(
@@ -72,6 +71,19 @@ def _after_import(args: argparse.Namespace, model: StoredModel) -> int:
         )
     print(f"run it with: {_run_command(model.name)}")
     return 0
+
+
+def _nothing_to_compile() -> str:
+    """Why ``import --warmup`` compiles nothing here: the interpreter, no GPU at all, or a GPU of no certified class."""
+    from .gpu import interpreter_enabled
+
+    if interpreter_enabled():
+        return "the Triton interpreter (TRITON_INTERPRET) runs kernels uncompiled, so nothing to compile"
+    import torch  # late: only to see whether this machine has a GPU
+
+    if not torch.cuda.is_available():
+        return "no GPU here, so nothing to compile"
+    return "this GPU is of no certified class (`neurobrix doctor` says why), so nothing to compile"
 
 
 def _certified_gpu_class() -> str | None:

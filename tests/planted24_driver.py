@@ -22,7 +22,25 @@ sys.path.insert(0, str(HERE))
 from planted24_plants import PLANTS  # noqa: E402
 
 
-def main(argv: list[str]) -> int:
+def usage(argv: list[str], doc: str | None = __doc__) -> int | None:
+    """None when ``argv`` names COPY and RESULTS (and TESTS after --with); else the driver's usage (``doc``) printed,
+    and the exit status: 0 for -h/--help, on stdout; 2 otherwise, on stderr (a missing argument was an IndexError's
+    traceback)."""
+    if argv[:1] in (["-h"], ["--help"]):
+        print((doc or "").strip())
+        return 0
+    named = argv[:2] + (argv[3:4] if argv[2:3] == ["--with"] else [])
+    if len(named) < (3 if argv[2:3] == ["--with"] else 2) or any(a.startswith("-") for a in named):
+        print(f"error: expected COPY RESULTS.jsonl [ID ...], got {' '.join(argv) or 'nothing'}", file=sys.stderr)
+        print((doc or "").strip(), file=sys.stderr)
+        return 2
+    return None
+
+
+def main(argv: list[str], doc: str | None = __doc__) -> int:
+    refused = usage(argv, doc)
+    if refused is not None:
+        return refused
     copy, results = Path(argv[0]), Path(argv[1])
     instead = None
     if argv[2:3] == ["--with"]:

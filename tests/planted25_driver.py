@@ -16,4 +16,4 @@ from planted25_plants import PLANTS  # noqa: E402
 
 if __name__ == "__main__":
     planted24_driver.PLANTS = PLANTS
-    sys.exit(planted24_driver.main(sys.argv[1:]))
+    sys.exit(planted24_driver.main(sys.argv[1:], __doc__))

@@ -31,11 +31,14 @@ def git_copy(copy: Path) -> None:
         )
 
 
-def run_round(plants: list[dict], argv: list[str]) -> int:
+def run_round(plants: list[dict], argv: list[str], doc: str | None = __doc__) -> int:
     """Round 24's driver on ``plants``, in a copy (``argv[0]``) made a git checkout of itself."""
+    refused = planted24_driver.usage(argv, doc)
+    if refused is not None:
+        return refused
     git_copy(Path(argv[0]))
     planted24_driver.PLANTS = plants
-    return planted24_driver.main(argv)
+    return planted24_driver.main(argv, doc)
 
 
 if __name__ == "__main__":

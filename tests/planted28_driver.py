@@ -18,6 +18,9 @@ from planted26_driver import git_copy  # noqa: E402
 from planted28_plants import PLANTS  # noqa: E402
 
 if __name__ == "__main__":
+    refused = planted24_driver.usage(sys.argv[1:], __doc__)
+    if refused is not None:
+        sys.exit(refused)
     git_copy(Path(sys.argv[1]))
     planted24_driver.PLANTS = PLANTS
-    sys.exit(planted24_driver.main(sys.argv[1:]))
+    sys.exit(planted24_driver.main(sys.argv[1:], __doc__))
