@@ -139,16 +139,11 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
         ops = TORCH
-    from .memory import host_memory, require_fit
+    from .memory import require_fit_on
 
     # weights, KV cache and working memory against what the GPU has free, or on the CPU (the interpreter class, the
-    # torch backend without a GPU) what the host has available: refused in one line before a weight is read
-    if device.type == "cuda":
-        free, total = torch.cuda.mem_get_info(device)
-        require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total)
-    else:
-        free, total = host_memory()
-        require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total, host=True)
+    # torch backend without a GPU) what the host and the process's cgroup leave: refused before a weight is read
+    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity)
     try:
         weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
     except UnreadableWeightsError as exc:  # bytes altered after the import checked them (same size)
