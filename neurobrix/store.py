@@ -96,6 +96,16 @@ def home() -> Path:
             f"command runs in. Give an absolute path (e.g. {HOME_ENV}={Path(path).absolute()}), or unset it for "
             f"{DEFAULT_HOME}"
         )
+    try:
+        os.lstat(path / "models")
+    except (FileNotFoundError, NotADirectoryError):  # (a file on the way is named below)
+        pass
+    except OSError as exc:  # a name too long, a folder this user may not look into: every use of the store failed
+        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
+        raise UsageError(
+            f"{shown} cannot be used as the model store ({exc.strerror}). Point {HOME_ENV} at a folder, or unset it "
+            f"for {DEFAULT_HOME}"
+        ) from None
     blocker = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
     if blocker is not None and blocker.is_symlink() and not blocker.exists():
         # a link to nothing, or a loop of links: `list` said "no models imported yet" and doctor "ready", while every

@@ -197,3 +197,25 @@ def test_the_warmup_holds_one_kv_cache_at_a_time_as_its_check_counts(long_model,
     capsys.readouterr()
     assert main(["warmup", "--model", "long", "--max-prompt", "2", "--max-tokens", "2"]) == 0
     assert len(built) >= 2
+
+
+@pytest.mark.parametrize("variable", ["NEUROBRIX_TABLES", "NEUROBRIX_HOME"])
+def test_a_folder_variable_the_os_cannot_look_up_is_refused_by_name_and_doctor_reports_it(
+    variable, tmp_path, monkeypatch, capsys
+):
+    """A name of 300 bytes (past the 255 a file name may have; a folder this user may not enter fails alike). Before:
+    `run` ended in the generic "File name too long" line (exit 1, the variable unnamed) and `doctor` in the same line
+    instead of its report. Now the variable is named with the OS's reason (the tables' exit 3, the store's 2), and
+    doctor reports it as a FAIL."""
+    from neurobrix import tables
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv(variable, str(tmp_path / ("a" * 300)))
+    tables._locate.cache_clear()
+    code, err = _main(capsys, "run", "--model", "m", "--prompt", "hello")
+    assert code == (3 if variable == "NEUROBRIX_TABLES" else 2), err
+    assert err.startswith(f"neurobrix: error: {variable}=") and "cannot be" in err and "(File name too long)" in err
+    capsys.readouterr()
+    assert main(["doctor"]) == 1
+    out = capsys.readouterr().out
+    assert "FAIL" in out and f"{variable}=" in out and "File name too long" in out
