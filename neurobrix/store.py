@@ -251,7 +251,18 @@ def _model_dir(name: str) -> Path | None:
     if parts is None:
         return None
     path = models_dir().joinpath(*parts)
-    return path if (path / MANIFEST).is_file() else None
+    return path if _exists(path / MANIFEST, Path.is_file) else None
+
+
+def _exists(path: Path, test: Any = Path.is_dir) -> bool:
+    """``test(path)``, False for a name too long for the filesystem (no such file can exist), where pathlib raises:
+    `run --model` and `import` of a 300-character name ended in the generic "File name too long" (exit 1)."""
+    try:
+        return bool(test(path))
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
 
 
 def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
@@ -473,7 +484,7 @@ def resolve(name: str) -> StoredModel:
         raise UsageError("--model is empty: give a stored model's name (`neurobrix list` shows them) or its hub id")
     key, path = _find(name)
     folder = Path(name).expanduser()
-    if path is None and folder.is_dir():
+    if path is None and _exists(folder):
         stored = _model_dir(folder.resolve().name)
         if stored is not None and _load(stored, folder.resolve().name).source == str(folder.resolve()):
             key, path = folder.resolve().name, stored
@@ -721,7 +732,7 @@ def import_model(
     if not source.strip():  # else "" is the current folder
         raise UsageError("SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder")
     folder = Path(source).expanduser()
-    if folder.is_dir():
+    if _exists(folder):
         folder = folder.resolve()
         if revision is not None:
             raise UsageError(f"--revision applies to Hugging Face ids only; {source} is a local folder")
@@ -744,7 +755,7 @@ def import_model(
         return _store_folder(
             folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
         )
-    if folder.exists():
+    if _exists(folder, Path.exists):
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")
     if source.strip().startswith(("/", "./", "../", "~", ".\\", "..\\")) or folder.is_absolute():
         # written as a path: a mistyped folder, not a hub id (hub_id would strip the leading '/')

@@ -219,3 +219,41 @@ def test_a_folder_variable_the_os_cannot_look_up_is_refused_by_name_and_doctor_r
     assert main(["doctor"]) == 1
     out = capsys.readouterr().out
     assert "FAIL" in out and f"{variable}=" in out and "File name too long" in out
+
+
+def test_every_hub_id_the_import_takes_is_one_huggingface_hub_takes():
+    """Before: `import org/name.` (a sentence's full stop), `org./name`, `org/name-`, `org/name.git` and a name past 96
+    characters passed the import's own pattern and ended in huggingface_hub's HFValidationError (a traceback). Each id
+    hub_id takes now passes the validator the download applies; the controls are still taken."""
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    from neurobrix.hub import hub_id
+
+    refused = ["org/name.", "org./name", "org/name-", "org-/name", "org/name.git", "org/" + "a" * 97, "o_/n-"]
+    taken = ["o/n", "org/name_", "Org-1.x/Name_2.5-B", "org/" + "a" * 96, "TinyLlama/TinyLlama-1.1B-Chat-v1.0"]
+    for candidate in refused + taken:
+        try:
+            validate_repo_id(candidate)
+            valid = True
+        except HFValidationError:
+            valid = False
+        assert (hub_id(candidate) is not None) == valid == (candidate in taken), candidate
+
+
+def test_an_id_huggingface_hub_refuses_is_refused_by_the_import_in_one_line(tmp_path, monkeypatch, capsys):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    code, err = _main(capsys, "import", "org/name.")
+    assert code == 2 and "is neither a local folder nor a Hugging Face id" in err and "Traceback" not in err
+
+
+@pytest.mark.parametrize("command", ["import", "run", "warmup"])
+def test_a_model_name_too_long_for_a_file_is_not_found(command, tmp_path, monkeypatch, capsys):
+    """A name of 300 characters (no file can be called that). Before: pathlib's is_dir and is_file raised "File name
+    too long", which ended `import` and `run` in the generic line (exit 1). Now: no such folder or stored model
+    (exit 2), as for any name that names nothing."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    name = "a" * 300
+    args = ["import", name] if command == "import" else [command, "--model", name]
+    code, err = _main(capsys, *args, *(["--prompt", "hello"] if command == "run" else []))
+    assert code == 2 and "File name too long" not in err, err
+    assert ("is neither a local folder" if command == "import" else f"no model '{name}'") in err
