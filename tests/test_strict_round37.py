@@ -257,3 +257,18 @@ def test_a_model_name_too_long_for_a_file_is_not_found(command, tmp_path, monkey
     code, err = _main(capsys, *args, *(["--prompt", "hello"] if command == "run" else []))
     assert code == 2 and "File name too long" not in err, err
     assert ("is neither a local folder" if command == "import" else f"no model '{name}'") in err
+
+
+@pytest.mark.parametrize("variable", ["TRITON_CACHE_DIR", "TRITON_HOME"])
+def test_a_triton_cache_folder_the_os_cannot_look_up_is_a_problem_named_not_an_oserror(variable, tmp_path, monkeypatch):
+    """On a GPU class `run`, `warmup` and `doctor` check the folder Triton's cache lies in. Before: a name past 255
+    bytes raised OSError from pathlib's exists() (run and warmup ended in the generic line, exit 1; doctor in the same
+    line instead of its report). Now the problem is returned like any other of that folder, naming the variable."""
+    from neurobrix.stack import cache_problem
+
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)
+    monkeypatch.setenv(variable, str(tmp_path / ("a" * 300)))
+    problem = cache_problem("nvidia-h200")
+    assert problem is not None and problem.startswith(f"{variable}=") and "File name too long" in problem
+    monkeypatch.setenv(variable, str(tmp_path / "cache"))  # control: a folder of one's own is no problem
+    assert cache_problem("nvidia-h200") is None
