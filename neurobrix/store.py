@@ -98,14 +98,13 @@ def home() -> Path:
         )
     try:
         os.lstat(path / "models")
-    except (FileNotFoundError, NotADirectoryError):  # (a file on the way is named below)
-        pass
     except OSError as exc:  # a name too long, a folder this user may not look into: every use of the store failed
-        shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
-        raise UsageError(
-            f"{shown} cannot be used as the model store ({exc.strerror}). Point {HOME_ENV} at a folder, or unset it "
-            f"for {DEFAULT_HOME}"
-        ) from None
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # (a file or a broken link on the way: below)
+            shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
+            raise UsageError(
+                f"{shown} cannot be used as the model store ({exc.strerror}). Point {HOME_ENV} at a folder, or unset "
+                f"it for {DEFAULT_HOME}"
+            ) from None
     blocker = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
     if blocker is not None and blocker.is_symlink() and not blocker.exists():
         # a link to nothing, or a loop of links: `list` said "no models imported yet" and doctor "ready", while every

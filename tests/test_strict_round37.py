@@ -272,3 +272,33 @@ def test_a_triton_cache_folder_the_os_cannot_look_up_is_a_problem_named_not_an_o
     assert problem is not None and problem.startswith(f"{variable}=") and "File name too long" in problem
     monkeypatch.setenv(variable, str(tmp_path / "cache"))  # control: a folder of one's own is no problem
     assert cache_problem("nvidia-h200") is None
+
+
+@pytest.mark.parametrize("context", [2**62, 2**64])
+def test_a_cache_past_what_torch_can_describe_is_refused_by_the_memory_check(context, tmp_path, monkeypatch, capsys):
+    """config.json's max_position_embeddings of 2**62 or 2**64 (JSON-valid integers) and `run --max-tokens` up to it:
+    before, the interpreter's preflight, which ran before the memory check, ended in torch's "Storage size calculation
+    overflowed" (a RuntimeError) or "Overflow when unpacking long long" (a TypeError) making its shapes-only KV cache,
+    a traceback. Now the memory check comes first and refuses it in one line (exit 5), as it did for `--backend
+    torch`, which has no preflight."""
+    import neurobrix.run as run_module
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "huge", config=config_dict(**{**SLIM, "max_position_embeddings": context}))
+    assert main(["import", str(folder)]) == 0
+    monkeypatch.setattr(run_module, "weights_from_files", None)  # (never reached)
+    code, err = _main(capsys, "run", "--model", "huge", "--prompt", "hello", "--no-chat", "--max-tokens", str(context - 3))
+    assert code == 5 and len(err.strip().splitlines()) == 1, err
+    assert "KV cache" in err and f"for {context - 2} tokens" in err and "of host memory" in err
+
+
+def test_a_warmup_planning_a_cache_past_what_torch_can_describe_is_refused(tmp_path, monkeypatch, capsys):
+    """`warmup --max-tokens 2**62` for a model whose context is 2**64: before, its planning recorded a decode step into
+    a shapes-only cache of 2**60 positions and ended in torch's "Storage size calculation overflowed" (a traceback).
+    Now the model refuses such a cache by name (exit 5, one line) wherever it is made."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = make_checkpoint(tmp_path / "huge", config=config_dict(**{**SLIM, "max_position_embeddings": 2**64}))
+    assert main(["import", str(folder)]) == 0
+    code, err = _main(capsys, "warmup", "--model", "huge", "--max-prompt", "2", "--max-tokens", str(2**62))
+    assert code == 5 and "Traceback" not in err, err
+    assert err.strip().splitlines()[-1].startswith("neurobrix: error: a KV cache of 1152921504606846976 positions")
