@@ -287,7 +287,9 @@ def test_a_cache_past_what_torch_can_describe_is_refused_by_the_memory_check(con
     folder = make_checkpoint(tmp_path / "huge", config=config_dict(**{**SLIM, "max_position_embeddings": context}))
     assert main(["import", str(folder)]) == 0
     monkeypatch.setattr(run_module, "weights_from_files", None)  # (never reached)
-    code, err = _main(capsys, "run", "--model", "huge", "--prompt", "hello", "--no-chat", "--max-tokens", str(context - 3))
+    code, err = _main(
+        capsys, "run", "--model", "huge", "--prompt", "hello", "--no-chat", "--max-tokens", str(context - 3)
+    )
     assert code == 5 and len(err.strip().splitlines()) == 1, err
     assert "KV cache" in err and f"for {context - 2} tokens" in err and "of host memory" in err
 
