@@ -36,7 +36,9 @@ from .errors import NeuroBrixError, UsageError
 # What a hub download may fetch: nothing else (no pickles, no code) ever leaves the hub.
 HUB_PATTERNS = (CONFIG, "*.safetensors", INDEX, TOKENIZER, *OPTIONAL, f"{TEMPLATES}/*.jinja")
 
-_HUB_ID = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*")
+# huggingface_hub's validate_repo_id, in ASCII: neither part ends in '-' or '.', the name is at most 96 characters (and
+# not "*.git"; no "--" or "..": hub_id); an id it refuses ended the import in its HFValidationError, a traceback
+_HUB_ID = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9_.-]*[A-Za-z0-9_])?/[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")
 _HUB_URL = re.compile(r"^(?:https?://)?(?:www\.)?(?:huggingface\.co|hf\.co)/")
 
 
@@ -251,6 +253,6 @@ def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Pat
 def hub_id(source: str) -> str | None:
     """``org/name`` when ``source`` is a hub id or hub URL, else None."""
     candidate = normalize(source)
-    if _HUB_ID.fullmatch(candidate) and ".." not in candidate and "--" not in candidate:
+    if _HUB_ID.fullmatch(candidate) and ".." not in candidate and "--" not in candidate and candidate[-4:] != ".git":
         return candidate
     return None

@@ -6,7 +6,8 @@ dim), and working memory for the largest activations of one forward pass (a pref
 its fused projections and the logits), counted with a margin for the allocator's rounding and the kernels'
 scratch. Too little free memory is refused with both numbers and the longest context that would fit.
 On the interpreter's CPU (and the torch backend's) the same plan is held in the host's memory and checked
-against what the host has available, without the GPU's reserve.
+against what the host has available, or what the tightest cgroup memory limit over the process leaves (a container's,
+which the host's figure does not see), without the GPU's reserve.
 """
 
 from __future__ import annotations
@@ -62,11 +63,18 @@ def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int) -
     return tokens * per_token + batch * cfg.vocab_size * 4  # logits in fp32 for sampling
 
 
+def rotary_bytes(cfg: ModelConfig, capacity: int) -> int:
+    """The model's rotary tables and positions at their peak while made: the angles, their cos and sin (fp32, head_dim /
+    2 wide at most) and the positions' int64 and fp32 aranges, per cache position. Beside a one-layer model's KV cache
+    of one small head they are as large as the cache."""
+    return capacity * (3 * (cfg.head_dim // 2) * 4 + 8 + 4)
+
+
 def plan(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int, reserve: int = RESERVE) -> MemoryPlan:
     return MemoryPlan(
         weight_bytes(cfg, itemsize),
         kv_bytes(cfg, itemsize, batch, capacity),
-        activation_bytes(cfg, itemsize, batch, prompt),
+        activation_bytes(cfg, itemsize, batch, prompt) + rotary_bytes(cfg, capacity),
         reserve,
     )
 
@@ -111,6 +119,83 @@ def host_memory() -> tuple[int, int | None]:
     return (total if total is not None else 0), total
 
 
+def cgroup_memory(proc: str = "/proc", root: str = "/sys/fs/cgroup") -> tuple[int, int, str] | None:
+    """(bytes the tightest cgroup memory limit over this process leaves it, that limit, its file), or None where no
+    cgroup limits memory. A container's limit is invisible to /proc/meminfo: past it the kernel's OOM killer ends the
+    process. cgroup v2 (a ``0::`` line, the ``memory`` controller at ``root``): ``memory.max`` ("max": no limit) and
+    ``memory.current`` of the process's cgroup and each one above it; v1 (a line naming ``memory``, at
+    ``root``/memory): ``memory.limit_in_bytes`` and ``memory.usage_in_bytes`` (no limit is a huge value, which the
+    host's figure then bounds). The page cache charged to a cgroup (``memory.stat``'s active and inactive file pages)
+    is counted as left, as MemAvailable counts the host's: the kernel reclaims it before it kills."""
+    try:
+        with open(os.path.join(proc, "self", "cgroup"), encoding="utf-8") as lines:
+            found = [line.rstrip("\n").split(":", 2) for line in lines]
+    except (OSError, UnicodeError):
+        return None
+    v1 = [path for _, controllers, path in (f for f in found if len(f) == 3) if "memory" in controllers.split(",")]
+    v2 = [f[2] for f in found if len(f) == 3 and f[0] == "0" and f[1] == ""]
+    if v1:
+        base, path, names, prefix = os.path.join(root, "memory"), v1[0], ("limit_in_bytes", "usage_in_bytes"), "total_"
+    elif v2:
+        base, path, names, prefix = root, v2[0], ("max", "current"), ""
+    else:
+        return None
+    parts = [p for p in path.split("/") if p not in ("", ".")]
+    if ".." in parts:  # a cgroup outside this namespace's view: only the view's root can be read
+        parts = []
+    tightest: tuple[int, int, str] | None = None
+    for depth in range(len(parts), -1, -1):
+        folder = os.path.join(base, *parts[:depth])
+        try:
+            with open(os.path.join(folder, f"memory.{names[0]}"), encoding="ascii") as fh:
+                text = fh.read().strip()
+            if text == "max":
+                continue
+            limit = int(text)
+            with open(os.path.join(folder, f"memory.{names[1]}"), encoding="ascii") as fh:
+                used = int(fh.read())
+        except (OSError, ValueError):  # no such level (the root has no limit), or not the memory controller's files
+            continue
+        cache = 0
+        try:
+            with open(os.path.join(folder, "memory.stat"), encoding="ascii") as fh:
+                for line in fh:
+                    key, _, value = line.partition(" ")
+                    if key in (f"{prefix}active_file", f"{prefix}inactive_file"):
+                        cache += int(value)
+        except (OSError, ValueError):
+            cache = 0
+        left = max(0, limit - max(0, used - cache))
+        if tightest is None or left < tightest[0]:
+            tightest = left, limit, os.path.join(folder, f"memory.{names[0]}")
+    return tightest
+
+
+def require_fit_on(
+    device,
+    cfg: ModelConfig,
+    itemsize: int,
+    batch: int,
+    prompt: int,
+    capacity: int,
+    what: str = "this generation",
+    lengths: str = "prompt plus --max-tokens",
+) -> MemoryPlan:
+    """require_fit against what ``device`` has: a GPU's free memory, or on the CPU the smaller of what the host has
+    available and what the process's cgroup leaves (named when it is the bound)."""
+    if device.type == "cuda":
+        import torch
+
+        free, total = torch.cuda.mem_get_info(device)
+        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths)
+    free, total = host_memory()
+    limited = cgroup_memory()
+    cgroup = None
+    if limited is not None and limited[0] < free:
+        free, total, cgroup = limited
+    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths)
+
+
 def require_fit(
     cfg: ModelConfig,
     itemsize: int,
@@ -120,24 +205,30 @@ def require_fit(
     free: int,
     total: int | None = None,
     host: bool = False,
+    cgroup: str | None = None,
+    what: str = "this generation",
+    lengths: str = "prompt plus --max-tokens",
 ) -> MemoryPlan:
     """The memory plan, or DeviceMemoryError naming what is needed, what is free and what would fit. ``host``: the
-    plan is held in the host's memory (the interpreter's CPU), where the GPU's reserve does not apply."""
+    plan is held in the host's memory (the interpreter's CPU), where the GPU's reserve does not apply; ``cgroup``: the
+    file of the cgroup memory limit that bounds it there (``free`` is what the limit leaves, ``total`` the limit)."""
     reserve = 0 if host else RESERVE
     need = plan(cfg, itemsize, batch, prompt, capacity, reserve)
     if need.total <= free:
         return need
     fits = longest_context(cfg, itemsize, batch, free, reserve)
     advice = (
-        f"the longest context that fits is {fits} tokens (prompt plus --max-tokens)"
+        f"the longest context that fits is {fits} tokens ({lengths})"
         if fits
-        else f"even the weights alone do not fit: a smaller dtype or {'a larger host' if host else 'another GPU'} "
-        "is needed"
+        else "even the weights alone do not fit: a smaller dtype or "
+        f"{'a larger memory limit' if cgroup else 'a larger host' if host else 'another GPU'} is needed"
     )
     of = f" of {_gib(total)}" if total else ""
+    if cgroup:
+        of = f" of the {_gib(total or 0)} memory limit of this process's cgroup ({cgroup})"
     where, state = ("host memory", "available") if host else ("GPU memory", "free")
     raise DeviceMemoryError(
-        f"this generation needs about {_gib(need.total)} of {where} (weights {_gib(need.weights)}, KV cache "
+        f"{what} needs about {_gib(need.total)} of {where} (weights {_gib(need.weights)}, KV cache "
         f"{_gib(need.kv_cache)} for {capacity} tokens, working memory and {'margin' if host else 'reserve'} "
         f"{_gib(need.total - need.weights - need.kv_cache)}) but {_gib(free)}{of} is {state}; {advice}. "
         "Nothing was loaded."

@@ -205,6 +205,15 @@ class Transformer:
         self.cfg, self.w, self.ops = cfg, weights, ops
         self.chunk = chunk_length(batch) if chunk is None else chunk
         device, dtype = weights.embed.device, weights.embed.dtype
+        if max(batch * capacity * cfg.num_kv_heads * cfg.head_dim * dtype.itemsize, capacity * 8) >= 2**63:
+            # torch cannot describe such a tensor, even on the meta device the preflight and warmup's planning record
+            # on: its "Storage size calculation overflowed" or "Overflow when unpacking long long" was a traceback
+            from .memory import DeviceMemoryError
+
+            raise DeviceMemoryError(
+                f"a KV cache of {capacity} positions is past the 2**63 bytes a tensor can hold: no device holds it; "
+                "lower --max-tokens (or --max-prompt)"
+            )
         self.cache = KVCache(cfg, batch, capacity, dtype, device)
         if device.type == "meta" and capacity <= cfg.max_positions:
             # the preflight's recording reads shapes only: rope_cache computes a meta device's tables on the CPU and

@@ -112,8 +112,8 @@ def certified_ops(
 
 
 def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacity: int, batch: int = 1) -> Transformer:
-    """Settle the device and class, check the class's compiler stack, resolve every kernel call of this
-    generation to its certified setting (the plan), then load the weights."""
+    """Settle the device and class, check the class's compiler stack and the memory the generation needs, resolve
+    every kernel call of this generation to its certified setting (the plan), then load the weights."""
     from .stack import require_certified_stack
     from .store import StoredModel
 
@@ -125,6 +125,13 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     cfg = stored.config()
     if class_id is not None:
         require_certified_stack(class_id)  # settings proven with another torch/Triton are not run
+    from .memory import require_fit_on
+
+    # weights, KV cache and working memory against what the GPU has free, or on the CPU (the interpreter class, the
+    # torch backend without a GPU) what the host and the process's cgroup leave: refused before a weight is read, and
+    # before the preflight, whose shapes-only tensors of a cache past 2**63 bytes torch cannot even describe
+    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity)
+    if class_id is not None:
         # the run's model and lengths, so that certify covers exactly this run; the interpreter class covers
         # every shape in one domain per kernel, and its certify takes no such choice
         hint = (
@@ -139,16 +146,6 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
         ops = certified_ops(cfg, class_id, dtype, batch, prompt_len, capacity, hint)
     else:
         ops = TORCH
-    from .memory import host_memory, require_fit
-
-    # weights, KV cache and working memory against what the GPU has free, or on the CPU (the interpreter class, the
-    # torch backend without a GPU) what the host has available: refused in one line before a weight is read
-    if device.type == "cuda":
-        free, total = torch.cuda.mem_get_info(device)
-        require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total)
-    else:
-        free, total = host_memory()
-        require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total, host=True)
     try:
         weights = weights_from_files(cfg, [str(p) for p in stored.weight_files()], torch_dtype(dtype), device)
     except UnreadableWeightsError as exc:  # bytes altered after the import checked them (same size)

@@ -608,6 +608,16 @@ def _cache_folder_problem() -> str | None:
             if os.environ.get("TRITON_HOME")
             else f"Triton's default cache folder {folder}"
         )
+    try:
+        return _cache_folder_state(folder, named)
+    except OSError as exc:  # a name too long for the filesystem, a folder above it this user may not enter
+        return (
+            f"{named}: {exc.strerror}, so Triton cannot keep the kernels it compiles there (its first compile would "
+            "fail, after the weights were loaded); point TRITON_CACHE_DIR at a folder you can write, or unset it"
+        )
+
+
+def _cache_folder_state(folder: str, named: str) -> str | None:
     probe = Path(folder)
     while not probe.exists() and not probe.is_symlink() and probe.parent != probe:  # the nearest that exists
         probe = probe.parent

@@ -96,6 +96,15 @@ def home() -> Path:
             f"command runs in. Give an absolute path (e.g. {HOME_ENV}={Path(path).absolute()}), or unset it for "
             f"{DEFAULT_HOME}"
         )
+    try:
+        os.lstat(path / "models")
+    except OSError as exc:  # a name too long, a folder this user may not look into: every use of the store failed
+        if exc.errno not in (errno.ENOENT, errno.ENOTDIR, errno.ELOOP):  # (a file or a broken link on the way: below)
+            shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"
+            raise UsageError(
+                f"{shown} cannot be used as the model store ({exc.strerror}). Point {HOME_ENV} at a folder, or unset "
+                f"it for {DEFAULT_HOME}"
+            ) from None
     blocker = next((p for p in (path, *path.parents) if os.path.lexists(p)), None)
     if blocker is not None and blocker.is_symlink() and not blocker.exists():
         # a link to nothing, or a loop of links: `list` said "no models imported yet" and doctor "ready", while every
@@ -241,7 +250,18 @@ def _model_dir(name: str) -> Path | None:
     if parts is None:
         return None
     path = models_dir().joinpath(*parts)
-    return path if (path / MANIFEST).is_file() else None
+    return path if _exists(path / MANIFEST, Path.is_file) else None
+
+
+def _exists(path: Path, test: Any = Path.is_dir) -> bool:
+    """``test(path)``, False for a name too long for the filesystem (no such file can exist), where pathlib raises:
+    `run --model` and `import` of a 300-character name ended in the generic "File name too long" (exit 1)."""
+    try:
+        return bool(test(path))
+    except OSError as exc:
+        if exc.errno == errno.ENAMETOOLONG:
+            return False
+        raise
 
 
 def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
@@ -463,7 +483,7 @@ def resolve(name: str) -> StoredModel:
         raise UsageError("--model is empty: give a stored model's name (`neurobrix list` shows them) or its hub id")
     key, path = _find(name)
     folder = Path(name).expanduser()
-    if path is None and folder.is_dir():
+    if path is None and _exists(folder):
         stored = _model_dir(folder.resolve().name)
         if stored is not None and _load(stored, folder.resolve().name).source == str(folder.resolve()):
             key, path = folder.resolve().name, stored
@@ -711,7 +731,7 @@ def import_model(
     if not source.strip():  # else "" is the current folder
         raise UsageError("SOURCE is empty: give a Hugging Face id (org/name) or a local checkpoint folder")
     folder = Path(source).expanduser()
-    if folder.is_dir():
+    if _exists(folder):
         folder = folder.resolve()
         if revision is not None:
             raise UsageError(f"--revision applies to Hugging Face ids only; {source} is a local folder")
@@ -734,7 +754,7 @@ def import_model(
         return _store_folder(
             folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
         )
-    if folder.exists():
+    if _exists(folder, Path.exists):
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")
     if source.strip().startswith(("/", "./", "../", "~", ".\\", "..\\")) or folder.is_absolute():
         # written as a path: a mistyped folder, not a hub id (hub_id would strip the leading '/')

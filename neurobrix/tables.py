@@ -337,7 +337,13 @@ def _locate(explicit: str | None, relative_to: str | None) -> TablesLocation:
                 f"{ENV_VAR}={explicit} is a relative path: it would name another folder in each folder a command runs "
                 f"in (here {Path(relative_to) / root}); set it to an absolute path"
             )
-        if not root.is_dir():
+        try:
+            folder = root.is_dir()
+        except OSError as exc:  # a name too long, or a folder this user may not look into: the OS's own words
+            raise TablesError(
+                f"{ENV_VAR}={explicit} cannot be looked at ({exc.strerror}); point it at a tables folder or unset it"
+            ) from None
+        if not folder:
             raise TablesError(f"{ENV_VAR}={explicit} is not a folder; point it at a tables folder or unset it")
         return TablesLocation(root.resolve(), ENV_VAR)
     packaged = Path(str(resources.files("neurobrix").joinpath("_tables")))

@@ -239,6 +239,7 @@ def launch(
     from .dtypes import NAMES as DTYPES
     from .dtypes import torch_dtype
     from .generate import Decoder, GreedyDecoder, prefill
+    from .memory import require_fit_on
     from .model import Transformer
     from .ops import certified
     from .stack import require_runnable
@@ -261,6 +262,19 @@ def launch(
     # each setting the certified one of its call (a WarmupPlan is a plain object a program may fill or change)
     settings = certified_settings(plan.settings, plan.pdl, plan.tables, plan.class_id, "this warmup plan")
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
+    # run's memory check on this plan's largest pass (its scratch weights, one KV cache at a time): refused in one line
+    # (exit 5) before anything is built, where the allocator failed mid-warmup
+    longest = max((p for prompts in plan.prefills.values() for p in prompts), default=1)
+    require_fit_on(
+        device,
+        cfg2,
+        torch_dtype(dtype).itemsize,
+        1,
+        longest,
+        max(plan.capacities_to_build(), default=1),
+        "this warmup",
+        "--max-prompt plus --max-tokens",
+    )
     weights = scratch_weights(cfg2, torch_dtype(dtype), device)
     ops = certified(settings, plan.pdl)  # on ``device`` alone, whose class was checked above: made current below
     decodes = set(plan.decodes)
@@ -277,6 +291,7 @@ def launch(
                     greedy.start(torch.zeros((1,), dtype=torch.long, device=device), 0)
                     greedy.step()
                     picked = True
+                    del greedy  # (it holds this model and its cache)
                 done += 1
                 if progress:
                     progress(done, total)
@@ -285,6 +300,7 @@ def launch(
                 done += 1
                 if progress:
                     progress(done, total)
+            del model  # one KV cache at a time, as the memory check counts: the next is built after this one is freed
         if device.type == "cuda":
             torch.cuda.synchronize()
     return done
