@@ -50,7 +50,13 @@ PLANTS = [
         "    return 1 << max(0, value).bit_length()\n",
         PL,
     ),
-    p("p02", PLAN, '        return {"BLOCK_N": _pow2_at_least(dims["N"])}\n', '        return {"BLOCK_N": dims["N"]}\n', PL),
+    p(
+        "p02",
+        PLAN,
+        '        return {"BLOCK_N": _pow2_at_least(dims["N"])}\n',
+        '        return {"BLOCK_N": dims["N"]}\n',
+        PL,
+    ),
     p(
         "p03",
         PLAN,
@@ -65,7 +71,13 @@ PLANTS = [
         '        return {"PARTS": _pow2_at_least(dims["V"] // config["BLOCK_V"])}\n',
         PL,
     ),
-    p("p05", PLAN, "    for name, value in derived.items():\n        if value > numel:", "    for name, value in derived.items():\n        if value >= numel:", PL),
+    p(
+        "p05",
+        PLAN,
+        "    for name, value in derived.items():\n        if value > numel:",
+        "    for name, value in derived.items():\n        if value >= numel:",
+        PL,
+    ),
     p(
         "p06",
         PLAN,
@@ -114,8 +126,8 @@ PLANTS = [
     p(
         "p16",
         PLAN,
-        'f"{describe(call).strip()} ({dict(entry.config)}) {problem} at this call\'s shape',
-        'f"{describe(smallest).strip()} ({dict(entry.config)}) {problem} at this call\'s shape',
+        "f\"{describe(call).strip()} ({dict(entry.config)}) {problem} at this call's shape",
+        "f\"{describe(smallest).strip()} ({dict(entry.config)}) {problem} at this call's shape",
         PL,
     ),
     p(
@@ -157,13 +169,6 @@ PLANTS = [
     ),
     # ------------------------------------------------------------------ model: the preflight's shapes-only tables
     p(
-        "o01",
-        MODEL,
-        '            width = rope_cache(cfg.head_dim, cfg.rope_theta, 1, cfg.rope_scaling, "cpu")[0].shape[1]\n',
-        "            width = cfg.head_dim // 2\n",
-        MO,
-    ),
-    p(
         "o02",
         MODEL,
         '        if device.type == "meta" and capacity <= cfg.max_positions:\n',
@@ -179,7 +184,13 @@ PLANTS = [
     ),
     # ------------------------------------------------------------------ memory: the host's plan and figure
     p("h01", MEM, "    reserve = 0 if host else RESERVE\n", "    reserve = RESERVE if host else 0\n", MM),
-    p("h02", MEM, "    if need.total <= free:\n        return need\n", "    if need.total < free:\n        return need\n", MM),
+    p(
+        "h02",
+        MEM,
+        "    if need.total <= free:\n        return need\n",
+        "    if need.total < free:\n        return need\n",
+        MM,
+    ),
     p(
         "h03",
         MEM,
@@ -187,7 +198,13 @@ PLANTS = [
         "                    return int(line.split()[1]) * 1000, total",
         MM,
     ),
-    p("h04", MEM, '                if line.startswith("MemAvailable:"):\n', '                if line.startswith("MemFree:"):\n', MM),
+    p(
+        "h04",
+        MEM,
+        '                if line.startswith("MemAvailable:"):\n',
+        '                if line.startswith("MemFree:"):\n',
+        MM,
+    ),
     p(
         "h05",
         MEM,
@@ -347,8 +364,8 @@ PLANTS = [
     p(
         "w21",
         CLI,
-        "`neurobrix doctor` reports torch and triton)\",\n            1,\n",
-        "`neurobrix doctor` reports torch and triton)\",\n            2,\n",
+        '`neurobrix doctor` reports torch and triton)",\n            1,\n',
+        '`neurobrix doctor` reports torch and triton)",\n            2,\n',
         WC,
     ),
     p(

@@ -6,7 +6,17 @@ and lines of gate round 34, text round 30, kernel-mutant round 6 and walk-throug
 The plants and the driver: tests/planted31_plants.py, tests/planted31_driver.py (round 26's ``run_round`` on this
 round's plants). Each test here fails with the plant named in its docstring and passes on the clean code.
 
-Outcomes: see docs/planted-bugs.md's round 31 paragraph.
+Outcomes (58 plants): 32 caught by the tests before this round (p01, p02, p06, p07, p12-p14, p16, p19; o02; h01, h02,
+h04, h07, h10-h15; g21, g22, g25, y03; t14; m21, m22, m24; w21, w22, w24, w25), 26 survived, each caught here (p03-p05,
+p08-p11, p17; c01-c04; o03; h03, h05, h06, h08, h09; g23, g24; t11, t12, t15; m23, m25; w23). One plant was dropped as
+equivalent: o01, the meta tables' width taken as head_dim // 2 instead of rope_cache's at one position (config.json's
+reading admits even head dims only and a rotary dim of head_dim or head_dim - 1, both of which give head_dim / 2
+frequencies, so the width is the same for every model it admits). The plants ran against strict rounds 35 and 15
+(the shape limit, the blame), round 35 and test_loading_planted.py (shard names), round 35 and test_engine.py (the
+meta tables; text round 14 and test_config.py for o03), round 36 and test_memory.py (the host's plan), gate round 34's
+and test_workflows.py, text rounds 30, 29 and 14 with planted 23 and 28-30 and test_tokenizer.py, kmut6's with
+planted 30's store and explicit tests, and walk-through 31's with test_cli.py, planted 30, test_gate_units.py and
+test_conformance.py.
 """
 
 from __future__ import annotations
@@ -117,6 +127,37 @@ def test_a_shard_name_is_measured_in_bytes_not_characters(tmp_path):
     assert refused.value.exit_code == 2
 
 
+# -- model: the preflight's shapes-only tables -----------------------------------------------------------------------
+
+
+def test_the_preflight_still_refuses_dynamic_scaling_past_the_context():
+    """Planted o03: the shapes-only tables made for every capacity, so rope_cache's refusal of dynamic scaling past
+    max_position_embeddings (transformers' NTK rule is not supported there) was left to the real model, after the
+    weights were read; the preflight (generation_calls) refuses it, and plans the same model within its context."""
+    from neurobrix.config import ModelConfig
+    from neurobrix.errors import InvalidInputError
+    from neurobrix.plan import generation_calls
+
+    fields = {
+        "architectures": ["LlamaForCausalLM"],
+        "model_type": "llama",
+        "hidden_size": 8,
+        "intermediate_size": 2,
+        "num_hidden_layers": 1,
+        "num_attention_heads": 1,
+        "num_key_value_heads": 1,
+        "head_dim": 8,
+        "vocab_size": 32,
+        "max_position_embeddings": 8,
+        "rms_norm_eps": 1e-5,
+        "rope_scaling": {"rope_type": "dynamic", "factor": 2.0},
+    }
+    cfg = ModelConfig.from_hf(fields)
+    assert generation_calls(cfg, 1, 3, 8, "fp32")  # control: within the context
+    with pytest.raises(InvalidInputError, match="dynamic rope scaling past max_position_embeddings"):
+        generation_calls(cfg, 1, 3, 16, "fp32")
+
+
 # -- memory: the host's figure ----------------------------------------------------------------------------------------
 
 
@@ -221,6 +262,36 @@ def test_the_decays_refusal_names_the_eos_ids_outside_the_vocabulary():
 
     with pytest.raises(UsageError, match=r"vocabulary of 32 \(\[40\]\)"):
         decay_eos_check((1, 1.5), [2, 40], 32, 3, 5)
+
+
+# -- kmut6: the store clash, explicit shapes --------------------------------------------------------------------------
+
+
+def test_the_store_guard_finds_a_clash_between_programs_wherever_it_lies():
+    """Planted m23: the elements of every program compared in launch order, not sorted, so a clash was seen only
+    where one program's last element met the next one's first: programs storing {0, 5} and {1, 5} passed."""
+    from test_planted30 import _stores
+
+    from conformance import harness
+
+    assert _stores((2,), [0, 1], second=[4, 5]) == [0, 1, 0, 0, 0, 1, 0, 0]  # control: no element twice
+    with pytest.raises(harness.MemoryGuardError, match=r"programs \(0, 0, 0\) and \(1, 0, 0\) both store"):
+        _stores((2,), [0, 1], second=[5, 5])
+
+
+def test_an_explicit_shape_the_setting_cannot_take_is_not_checked():
+    """Planted m25: ``Small.explicit`` shapes run without the setting's ``multiple_of`` (the calls it never
+    receives, e.g. TMA rows of 16 bytes), so a shape off the multiple was held to the setting too."""
+    from conformance import check
+    from conformance.specs import Small
+    from neurobrix.schema import Domain, Setting
+
+    config = {"BLOCK_M": 64, "num_warps": 4}
+    entry = Setting(Domain(("fp32",), (("M", 1, 4), ("N", 1, 64))), config)
+    on, off = {"M": 2, "N": 40}, {"M": 2, "N": 41}
+    small = Small({"M": (1, 4), "N": (8, 64)}, {}, {"N": 8}, (on, off))
+    found = check.check_entry("rms_norm", entry, "fp32", 1, "ci", shrink=False, small=small)
+    assert found.passed and found.examples == 2, found.failure
 
 
 # -- walk-through 31: a missing dependency, NEUROBRIX_TABLES, mutants --list ------------------------------------------
