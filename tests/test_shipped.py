@@ -159,12 +159,17 @@ def test_check_shipped_names_where_each_setting_is_shipped(tmp_path, capsys):
         if s.config["variant"] == "tma"
     ]
     assert tma, "no class ships a tma setting: this test needs one"
-    assert "with every class's shipped settings at small shapes" in out and f"PASSED: {len(tma)} entry checks" in out
+    # and the tma settings the candidates offer that no class ships (Record.offered: the 256-row tile)
+    offered = [c for c in shipped.RECORDS["linear"].offered if c["variant"] == "tma"]
+    checked = len(tma) + len(offered)
+    assert "with every class's shipped settings at small shapes" in out and f"PASSED: {checked} entry checks" in out
     report = json.loads(report_path.read_text())
-    assert report["shipped"] and report["summary"]["linear"]["shipped"] == len(tma)
+    assert report["shipped"] and report["summary"]["linear"]["shipped"] == checked
     for entry in report["entries"]:
         assert entry["config"]["variant"] == "tma" and entry["dtype"] == "fp16"
-        assert entry["shipped_in"].startswith("shipped in nvidia-h200 (") and entry["domain"].startswith("fp16 M=1..")
+        assert entry["shipped_in"].startswith(("shipped in nvidia-h200 (", "offered by the candidates"))
+        assert entry["domain"].startswith("fp16 M=1..")
+    assert sum(e["shipped_in"].startswith("offered") for e in report["entries"]) == len(offered)
     assert conformance_main(["check", "--class", "interpreter", "--kernel", "linear", "--variant", "tma"]) == 2
     assert "has a setting of variant tma (--shipped adds every class's settings)" in capsys.readouterr().err
     assert conformance_main(["check", "--class", "interpreter", "--kernel", "linear", "--variant", "gemm"]) == 2
