@@ -229,8 +229,8 @@ PLANTS = [
     p(
         "h08",
         MEM,
-        "{'a larger host' if host else 'another GPU'}",
-        "{'another GPU' if host else 'a larger host'}",
+        "{'a larger memory limit' if cgroup else 'a larger host' if host else 'another GPU'}",
+        "{'a larger memory limit' if cgroup else 'another GPU' if host else 'a larger host'}",
         MM,
     ),
     p(
@@ -256,12 +256,12 @@ PLANTS = [
     ),
     p(
         "h12",
-        RUN,
-        "require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total, host=True)",
-        "require_fit(cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, free, total)",
+        MEM,
+        "    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths)\n",
+        "    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, False, cgroup, what, lengths)\n",
         MM,
     ),
-    p("h13", RUN, "        free, total = host_memory()\n", "        total, free = host_memory()\n", MM),
+    p("h13", MEM, "    free, total = host_memory()\n    limited", "    total, free = host_memory()\n    limited", MM),
     p(
         "h14",
         MEM,
