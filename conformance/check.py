@@ -43,7 +43,7 @@ from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
-from neurobrix.plan import config_problem
+from neurobrix.plan import entry_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
 from .harness import Values, build, judge, run_kernel
@@ -254,8 +254,11 @@ def check_entry(
         result.passed = False
         result.failure = f"{kernel} {dtype}, config {config_text(result.config)}\n" + "\n".join(problems)
         return result
-    refused = config_problem(kernel, entry.config)
-    if refused:  # the interpreter ignores a parameter its kernel does not have: run refuses the table, so does check
+    # the interpreter ignores a parameter its kernel does not have, num_stages and the GPU's shared memory: a setting
+    # run refuses (exit 3, the tables' fault) is refused here, whatever the device (a GPU's shared memory bounds the
+    # launch anyway: the most any GPU has here)
+    refused = entry_problem(kernel, entry.config, entry.domain)
+    if refused:
         result.passed = False
         result.failure = (
             f"{kernel} {dtype} {result.domain}, config {config_text(result.config)}\nthe setting {refused}: "

@@ -7,6 +7,7 @@ import platform
 from collections.abc import Mapping
 from dataclasses import asdict, dataclass
 from importlib import metadata
+from typing import Any
 
 from . import __version__
 from .errors import NeuroBrixError, printable
@@ -144,7 +145,7 @@ def diagnose() -> list[Finding]:
         found.append(Finding("kernels", FAIL, str(exc)))
         return found
     missing = sorted(set(SPECS) - set(have))
-    unrunnable = _unrunnable(have)
+    unrunnable = _unrunnable(have, gpu_class)
     if unrunnable:  # what run refuses (exit 3) at its preflight, whatever the model: doctor said "ready"
         found.append(Finding("kernels", FAIL, unrunnable))
     elif missing:
@@ -178,12 +179,14 @@ def diagnose() -> list[Finding]:
     return found
 
 
-def _unrunnable(indexes: dict) -> str | None:
+def _unrunnable(indexes: dict, gpu_class: Any = None) -> str | None:
     """The first settings index of the class that this neurobrix's kernels cannot run, whatever the call (None: none):
     keyed otherwise than its kernel, or holding a setting with a variant or meta-parameter the kernel lacks or does
-    not know, or a value no kernel takes; run's preflight refuses such a table (exit 3) for any model."""
+    not know, or a value no kernel takes, or one no call of its entry's domain can run (beyond Triton's largest tensor,
+    the class's shared memory or a 32-bit integer at the domain's smallest call); run's preflight refuses such a
+    table (exit 3) for any model whose calls reach it."""
     from .ops import SPECS
-    from .plan import config_problem
+    from .plan import config_problem, smallest_call_problem
 
     for kernel, index in sorted(indexes.items()):
         spec = SPECS.get(kernel)
@@ -195,12 +198,18 @@ def _unrunnable(indexes: dict) -> str | None:
                 f"{list(zip(spec.key, spec.buckets))}: run refuses it; re-certify: "
                 f"{certify_command(index.class_id, [kernel], again=True)}"
             )
+        again = certify_command(index.class_id, [kernel], again=True)
         for config in index.configs:
             problem = config_problem(kernel, config)
             if problem:
+                return f"{index.path}: the setting {dict(config)} {problem}: run refuses it; re-certify: {again}"
+        for i in range(len(index.rows)):  # a setting no call of its entry's domain runs (plan.entry_problem)
+            entry = index.entry(i)
+            problem = smallest_call_problem(kernel, entry.config, entry.domain, gpu_class)
+            if problem:
                 return (
-                    f"{index.path}: the setting {dict(config)} {problem}: run refuses it; "
-                    f"re-certify: {certify_command(index.class_id, [kernel], again=True)}"
+                    f"{index.path}: the setting {dict(entry.config)} of entry {i} ({entry.domain.describe()}) "
+                    f"{problem}: run refuses it; re-certify: {again}"
                 )
     return None
 

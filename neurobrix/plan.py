@@ -372,6 +372,27 @@ def describe(call: PlannedCall) -> str:
     return f"{kernel:<18} {dtype} " + ", ".join(f"{d}={v}" for d, v in zip(SPECS[kernel].key, key))
 
 
+def entry_problem(kernel: str, config: Mapping[str, Any], domain: Any, gpu_class: Any = None) -> str | None:
+    """Why this neurobrix runs ``config`` nowhere in ``domain`` (a :class:`~neurobrix.schema.Domain`), None when it
+    runs it at least at the domain's smallest call in each of its dtypes: :func:`config_problem`, then
+    :func:`limit_problem` and :func:`shape_problem` at that call (:func:`smallest_call_problem`), the test
+    :func:`resolve` applies before it calls a refused setting the tables' fault (exit 3) rather than the call's.
+    ``doctor`` and ``python -m conformance check`` hold every entry to it, so that neither passes a table run refuses
+    (the interpreter ignores num_stages and the GPU's shared memory: a setting of num_stages 10**6 passed its check
+    there, and doctor said ready)."""
+    return config_problem(kernel, config) or smallest_call_problem(kernel, config, domain, gpu_class)
+
+
+def smallest_call_problem(kernel: str, config: Mapping[str, Any], domain: Any, gpu_class: Any = None) -> str | None:
+    """:func:`entry_problem` of a setting :func:`config_problem` passes."""
+    for dtype in domain.dtypes:
+        smallest = (kernel, dtype, tuple(lo for _, lo, _ in domain.ranges))
+        problem = limit_problem(kernel, config, smallest, gpu_class) or shape_problem(kernel, config, smallest)
+        if problem:
+            return f"{problem} at the smallest call of its domain ({' '.join(describe(smallest).split())})"
+    return None
+
+
 def resolve(calls: Iterable[PlannedCall], tables: Tables, class_id: str, certify_hint: str = "") -> Plan:
     """Each call's certified setting on ``class_id``; one MissingEntryError listing every call without one.
 
