@@ -1642,7 +1642,8 @@ class Tokenizer:
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """The tokenizer's own decode, special tokens dropped (before transformers' clean-up)."""
-        with tokenizers_call("the tokenizer cannot decode the generated tokens"):  # transformers' decode fails there too
+        # transformers' decode fails where the library does
+        with tokenizers_call("the tokenizer cannot decode the generated tokens"):
             text: str = self._tok.decode(list(ids), skip_special_tokens=True)
         return text
 
@@ -1662,7 +1663,7 @@ class Tokenizer:
             if _rewrites_joined_text(decoder):
                 return "the tokenizer's decoder rewrites text across tokens once it has joined them"
             if _spells_last_apart(decoder, lambda: self._tok.get_vocab(with_added_tokens=True)):
-                return "the tokenizer's decoder spells a decode's last token apart from the others (a BPEDecoder suffix)"
+                return "the tokenizer's decoder spells a decode's last token apart from the others (BPEDecoder)"
         return None
 
     def decode(self, ids: Sequence[int]) -> str:
