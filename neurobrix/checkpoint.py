@@ -133,8 +133,13 @@ def _check_tokenizer(folder: Path) -> None:
         )
     from tokenizers import Tokenizer
 
+    from .tokenizer import tokenizers_call
+
     try:
-        Tokenizer.from_file(str(path))
+        with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
+            Tokenizer.from_file(str(path))
+    except CheckpointError:
+        raise
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
         raise CheckpointError(f"{path}: not a valid tokenizer.json ({exc}); fetch the checkpoint again") from exc
 

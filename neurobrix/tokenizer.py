@@ -14,11 +14,12 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import json
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -507,6 +508,25 @@ def _panicked(exc: BaseException) -> bool:
     return type(exc).__name__ == "PanicException"
 
 
+@contextlib.contextmanager
+def tokenizers_call(what: str, error: type[UsageError] | None = None) -> Iterator[None]:
+    """Every call into the tokenizers library runs under this (``checkpoint``'s check of tokenizer.json too). Its Rust
+    code panics on some files (a precompiled_charsmap it cannot parse, as it loads; a Strip then Prepend normalizer
+    beside an added token marked normalized, "AddedVocabulary bad split", or a template naming a special token it
+    does not list, as it encodes; a Strip decoder step cutting a token's end, on a token it leaves empty or whose
+    cuts cross), and pyo3 raises the panic as a PanicException, a BaseException that ``except Exception`` lets
+    through. transformers' tokenizer, calling the same code, fails the same way and prints no text: the panic is
+    refused in one line (``error``, TokenizerError unless given) saying ``what`` failed."""
+    try:
+        yield
+    except BaseException as exc:
+        if not _panicked(exc):
+            raise
+        raise (error or TokenizerError)(
+            f"{what}: the tokenizers library failed on these files ({exc}), as it does under transformers"
+        ) from None
+
+
 def clean_up_tokenization(text: str) -> str:
     for old, new in CLEANUP:
         text = text.replace(old, new)
@@ -915,6 +935,28 @@ def _rewrites_joined_text(state: Any) -> bool:
     return False
 
 
+def _spells_last_apart(state: Any, vocab: Callable[[], Iterable[str]]) -> bool:
+    """Whether a decoder spells the last token of a decode apart from the others so that a token's text as the last
+    is no prefix of its text followed by more: a BPEDecoder step (decoders/bpe.rs) replaces its suffix by " " in each
+    token but the last, where it drops it. That is settled ("ab</w>" gives "ab", then "ab cd") only where the suffix
+    stands at a token's end: an empty suffix (which Rust's replace puts around every character), one of more than
+    one character after a step joining the tokens (it can span two), or a token of the vocabulary (``vocab``, read
+    only then) holding it elsewhere ("▁th" under a suffix "▁"; any token where steps before may rewrite tokens) is
+    not."""
+    joined, rewritten = False, False
+    for step in _decoder_steps(state):
+        kind = step.get("type")
+        if kind == "BPEDecoder":
+            suffix = str(step.get("suffix", "</w>"))
+            if not suffix or (joined and len(suffix) > 1) or (not joined and rewritten):
+                return True
+            if not joined and any(t.find(suffix) not in (-1, len(t) - len(suffix)) for t in vocab()):
+                return True
+        joined = joined or kind in ("Fuse", "ByteLevel")
+        rewritten = True
+    return False
+
+
 def _can_end(token: Any, string: Any) -> bool:
     """Whether a token spelt ``token`` can end ``string`` as StopStringCriteria finds it: the string's end lies in
     the token (the token's start may lie inside the string); the empty string, a token of two units or more."""
@@ -971,8 +1013,9 @@ class StopStrings:
         # each id spelt from its text in the vocabulary, as the criteria spells it (an added token's ``id_to_token`` is
         # its normalized text: "[inst]" for "[INST]" under a lowercasing normalizer, "▁▁x" for " x" under Llama 2's)
         self._tokens = {i: t for t, i in tok.get_vocab(with_added_tokens=True).items()}
-        # StopStringCriteria spells the whole vocabulary as generate builds it, and fails (ValueError) where a
-        # token's text loses the prefix or where no token can end any of the strings: generate prints no text there
+        # StopStringCriteria spells the whole vocabulary as generate builds it (through the tokenizers library, which
+        # panics on some decoders: generate then fails too, as ``Tokenizer.stop_strings`` says), and fails (ValueError)
+        # where a token's text loses the prefix or where no token can end any of the strings: generate prints no text
         spellings = [self._spelling(i) for i in sorted(self._tokens)]
         wanted = [*self.strings, *([""] if self.any_token else [])]
         if not any(_can_end(t, s) for s in wanted for t in spellings):
@@ -1001,7 +1044,9 @@ class StopStrings:
                 spelt = bytes([int(token[3:5], 16)])
             else:
                 tokens = [*self._base, token]
-                text = self._tok.decoder.decode(tokens) if self._tok.decoder is not None else " ".join(tokens)
+                with tokenizers_call("the tokenizer cannot spell its vocabulary for stop_strings"):
+                    decoder = self._tok.decoder
+                    text = decoder.decode(tokens) if decoder is not None else " ".join(tokens)
                 at = text.find(self.PREFIX)
                 if at < 0:
                     raise TokenizerError(
@@ -1039,6 +1084,10 @@ class StopStrings:
 
 class Tokenizer:
     def __init__(self, folder: Path) -> None:
+        with tokenizers_call(f"{folder}: the tokenizer cannot be built"):  # the library's calls as the files load
+            self._load(folder)
+
+    def _load(self, folder: Path) -> None:
         from tokenizers import AddedToken, processors
         from tokenizers import Tokenizer as HFTokenizer
 
@@ -1441,7 +1490,8 @@ class Tokenizer:
                 f"{self.generation_path}: stop_strings must be a string or a list of strings, got {value!r}"
             )
         try:
-            stops = StopStrings(self._tok, strings)
+            with tokenizers_call("the tokenizer cannot spell its vocabulary for stop_strings"):
+                stops = StopStrings(self._tok, strings)
         except TokenizerError as exc:
             raise TokenizerError(f"{self.generation_path}: {exc}") from None
         return stops if stops.strings or stops.any_token else None
@@ -1582,46 +1632,38 @@ class Tokenizer:
                 "(the text before and after it around its own tokens); NeuroBrix does not build infilling prompts"
             )
         try:
-            ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+            with tokenizers_call("the tokenizer cannot encode the prompt"):
+                ids: list[int] = self._tok.encode(text, add_special_tokens=add_special_tokens).ids
+        except TokenizerError:
+            raise
         except Exception as exc:  # the tokenizers library raises a plain Exception (an unk token it lacks...)
             raise TokenizerError(f"the tokenizer cannot encode the prompt: {exc}") from exc
-        except BaseException as exc:
-            if not _panicked(exc):
-                raise
-            # the library's Rust code panicked (a Strip then Prepend normalizer beside an added token marked
-            # normalized: "AddedVocabulary bad split"); transformers' tokenizer(text) raises the same panic, no text
-            raise TokenizerError(
-                f"the tokenizer cannot encode the prompt: the tokenizers library failed on these files ({exc}), as "
-                "it does under transformers"
-            ) from None
         return ids
 
     def decode_raw(self, ids: Sequence[int]) -> str:
         """The tokenizer's own decode, special tokens dropped (before transformers' clean-up)."""
-        try:
-            return self._tok.decode(list(ids), skip_special_tokens=True)
-        except BaseException as exc:
-            if not _panicked(exc):
-                raise
-            # transformers' decode raises the same panic on these ids: it prints no text
-            raise TokenizerError(
-                f"the tokenizer cannot decode the generated tokens: the tokenizers library failed on these files "
-                f"({exc}), as it does under transformers"
-            ) from None
+        # transformers' decode fails where the library does
+        with tokenizers_call("the tokenizer cannot decode the generated tokens"):
+            text: str = self._tok.decode(list(ids), skip_special_tokens=True)
+        return text
 
     @functools.cached_property
     def stream_held(self) -> str | None:
         """Why a stream writes nothing until the run ends, or None: the tokenizers library's decode can fail on some
         ids (``_strips_ends``), so that a run whose text transformers cannot decode prints none; or the decoder
-        rewrites text across tokens (``_rewrites_joined_text``), so that no text before the end is settled."""
-        decoder = json.loads(self._tok.to_str()).get("decoder")
-        if _strips_ends(decoder):
-            return (
-                "the tokenizer's decoder strips characters off each token's end, which fails on some tokens (as under "
-                "transformers' decode)"
-            )
-        if _rewrites_joined_text(decoder):
-            return "the tokenizer's decoder rewrites text across tokens once it has joined them"
+        rewrites text across tokens (``_rewrites_joined_text``) or spells the last token apart (``_spells_last_apart``),
+        so that no text before the end is settled."""
+        with tokenizers_call("the tokenizer cannot be read"):
+            decoder = json.loads(self._tok.to_str()).get("decoder")
+            if _strips_ends(decoder):
+                return (
+                    "the tokenizer's decoder strips characters off each token's end, which fails on some tokens (as "
+                    "under transformers' decode)"
+                )
+            if _rewrites_joined_text(decoder):
+                return "the tokenizer's decoder rewrites text across tokens once it has joined them"
+            if _spells_last_apart(decoder, lambda: self._tok.get_vocab(with_added_tokens=True)):
+                return "the tokenizer's decoder spells a decode's last token apart from the others (BPEDecoder)"
         return None
 
     def decode(self, ids: Sequence[int]) -> str:
@@ -1636,13 +1678,14 @@ class Tokenizer:
         settings tokenizer_config.json then rewrites as not special (a run of byte tokens around it then decodes as
         one run, as it does around a special token)."""
         decode = self._tok.decode
-        vocab = self._tok.get_vocab(with_added_tokens=True).items()
-        found = {i for token, i in vocab if token.startswith("<0x") and _fallback_byte(token)}
-        found |= {
-            i
-            for i, token in self._tok.get_added_tokens_decoder().items()
-            if token.special or decode([i], skip_special_tokens=True) == ""
-        }
+        with tokenizers_call("the tokenizer cannot decode its added tokens"):
+            vocab = self._tok.get_vocab(with_added_tokens=True).items()
+            found = {i for token, i in vocab if token.startswith("<0x") and _fallback_byte(token)}
+            found |= {
+                i
+                for i, token in self._tok.get_added_tokens_decoder().items()
+                if token.special or decode([i], skip_special_tokens=True) == ""
+            }
         return frozenset(i for i in found if i is not None)
 
     def waits(self, token_id: int) -> bool:
@@ -1650,7 +1693,10 @@ class Tokenizer:
         tokenizer does not have (a model's vocabulary padded past the tokenizer's). Such an id decodes to nothing,
         so a byte-fallback run around it is decoded as one run: written at it, a byte that reads as a character
         alone was printed where the whole decode has "\ufffd" (and the stream then ended in an error)."""
-        return token_id in self.waiting_ids or self._tok.id_to_token(token_id) is None
+        if token_id in self.waiting_ids:
+            return True
+        with tokenizers_call("the tokenizer cannot spell the generated tokens"):
+            return self._tok.id_to_token(token_id) is None
 
     def stream(self) -> TextStream:
         return TextStream(self)
