@@ -213,8 +213,8 @@ PLANTS = [
     p(
         "t06",
         TOK,
-        "        vocab = self._tok.get_vocab(with_added_tokens=True).items()\n        found = {",
-        "        vocab = self._tok.get_vocab(with_added_tokens=False).items()\n        found = {",
+        "            vocab = self._tok.get_vocab(with_added_tokens=True).items()\n            found = {",
+        "            vocab = self._tok.get_vocab(with_added_tokens=False).items()\n            found = {",
         TK,
     ),
     # ------------------------------------------------------------------ decay: refused at the token where it applies
