@@ -30,7 +30,12 @@ def defined(kernel: str, class_id: str, key, config, dtypes, bounds) -> str:
 # names with what str.format and JSON treat apart: braces, quotes, backslashes, non-ASCII, control characters
 NAMES = st.text(alphabet=st.sampled_from('aZ_9{}"\\é\n :,[]'), max_size=6)
 VALUES = st.one_of(
-    st.integers(), st.booleans(), st.floats(allow_nan=False), st.none(), st.text(max_size=4), st.integers(-(2**80), 2**80)
+    st.integers(),
+    st.booleans(),
+    st.floats(allow_nan=False),
+    st.none(),
+    st.text(max_size=4),
+    st.integers(-(2**80), 2**80),
 )
 BOUNDS = st.one_of(st.none(), st.integers(), st.integers(-(2**70), 2**70), st.booleans(), st.floats(allow_nan=False))
 
