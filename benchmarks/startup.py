@@ -4,8 +4,9 @@
 
 ``settings``: in a fresh Python process each time (bytecode already compiled, as pip installs it), the
 time to verify every tracked table file (sha256 and size) and read and validate the class's settings
-index of every kernel, what ``run`` does before its preflight. Imports are not counted (the engine's
-are done by then in a run). ``doctor``: in a fresh process that has imported torch, the time
+index of every kernel, what ``run`` does before its preflight, as wall time and as the process's CPU time (on a
+busy machine the wall time moves with the other processes, the CPU time far less). Imports are not counted (the
+engine's are done by then in a run). ``doctor``: in a fresh process that has imported torch, the time
 ``neurobrix doctor`` then takes (the CLI and Triton imported, the device read, the tables verified
 and loaded); beside it the process wall times of ``python -m neurobrix doctor`` and ``python -c
 "import torch"``, alternating. Prints one JSON line per figure.
@@ -23,20 +24,20 @@ import time
 CHILD = """
 import sys, time
 from neurobrix import tables
-start = time.perf_counter()
+start, cpu = time.perf_counter(), time.process_time()
 loaded = tables.load()
 indexes = [loaded.index(sys.argv[1], k) for k in loaded.kernels(sys.argv[1])]
 entries = sum(len(getattr(i, "rows", None) or i.entries) for i in indexes)  # rows: no Setting built
-print(entries, time.perf_counter() - start)
+print(entries, time.perf_counter() - start, time.process_time() - cpu)
 """
 
 
 def settings(class_id: str, repeats: int) -> dict[str, object]:
-    seconds, entries = [], 0
+    seconds, cpu, entries = [], [], 0
     for _ in range(repeats):
         out = subprocess.run([sys.executable, "-c", CHILD, class_id], capture_output=True, text=True, check=True)
-        count, took = out.stdout.split()
-        entries, seconds = int(count), [*seconds, float(took)]
+        count, took, used = out.stdout.split()
+        entries, seconds, cpu = int(count), [*seconds, float(took)], [*cpu, float(used)]
     return {
         "figure": "settings load (verify every table file, read and validate every index)",
         "class": class_id,
@@ -44,6 +45,9 @@ def settings(class_id: str, repeats: int) -> dict[str, object]:
         "ms_min": round(1e3 * min(seconds), 1),
         "ms_median": round(1e3 * statistics.median(seconds), 1),
         "ms_max": round(1e3 * max(seconds), 1),
+        "cpu_ms_min": round(1e3 * min(cpu), 1),
+        "cpu_ms_median": round(1e3 * statistics.median(cpu), 1),
+        "cpu_ms_max": round(1e3 * max(cpu), 1),
         "repeats": repeats,
     }
 

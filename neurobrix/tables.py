@@ -47,7 +47,7 @@ from .schema import (
     parse_index,
     parse_proofs,
     parse_tracked,
-    row_digest,
+    row_digests,
     stack_of,
 )
 
@@ -170,27 +170,15 @@ class Tables:
                 f"Re-certify ({certify_command(class_id, [kernel], again=True)}), or run `neurobrix tables verify` for "
                 "the full report"
             )
-        kernel_json, class_json = json.dumps(kernel), json.dumps(class_id)
-        configs = [json.dumps(dict(c), sort_keys=True, separators=(",", ":")) for c in index.configs]
-        key = index.key
-        if (
-            carried is not None
-            and len(carried) == len(index.rows)
-            and all(
-                found == row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
-                for found, (dtypes, bounds, config) in zip(carried, index.rows)
-            )
-        ):
+        # each entry's digest, computed once (row_digests: the parts every entry shares written once per index)
+        own = row_digests(kernel, class_id, index.key, index.configs, index.rows)
+        if carried == own:  # (None, a record in another layout, is no list)
             return
         # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
         # was edited after its proof, is named as such), then its entries to the index's, by their digests
         if record is None:
             record = parse_proofs(_parse_yaml(text, str(path)), str(path), class_id, kernel)
         proved = [entry_digest(kernel, class_id, e.domain, e.config) for e in record.entries]
-        own = [
-            row_digest(kernel_json, class_json, configs[config], dtypes, _ranges(key, bounds))
-            for dtypes, bounds, config in index.rows
-        ]
         if proved == own:
             return
         raise TablesError(_unproven(index, record, own, proved, class_id, kernel))
@@ -553,10 +541,6 @@ _ENTRY_START = ("", "", "- domain:")
 _RECORD_LINE = re.compile(
     r"\n(?!  (?!  entry: ))(?:(?<=\n  proof:\n)    entry: ('?)([0-9a-f]{16})\1(?=\n)|(- domain:(?=\n))|)"
 )
-
-
-def _ranges(key: tuple[str, ...], bounds: tuple[int | None, ...]) -> list[tuple[str, int | None, int | None]]:
-    return [(dim, bounds[2 * j], bounds[2 * j + 1]) for j, dim in enumerate(key)]
 
 
 # control characters but tab and line feed (C0, DEL, C1): a terminal escape or a carriage return in a class's

@@ -18,7 +18,11 @@ all), 4 equivalent:
   entries of an index share a digest (disjoint domains), so the entry can only be found after i.
 Since strict round 31 (the header parsed alone as YAML, `_record_layout`), planted round 27 re-anchored t01, t09 and
 t11 and retired t12-t14 (tests/planted25_plants.py): t11 is now caught by tests/test_planted27.py, t15 by the tests
-above; the tests for t13 and t14 stay, as records the runtime must still refuse.
+above; the tests for t13 and t14 stay, as records the runtime must still refuse. Walk-through 32's follow-up
+(`schema.row_digests`: each entry's digest text built of parts written once per index) re-anchored s01, s03,
+t01-t03 and t10 on that code, each the same bug (t10 now misreads the bounds in the one place they are paired with
+their dimensions, for index and record alike); each is caught by the tests above, as s02 and t04-t06, t16 are, and t17
+is equivalent as before.
 """
 
 from __future__ import annotations

@@ -11,7 +11,9 @@ e18, e21, e22, s02, s04, s06-s10, k03, k05-k07, k11, g01-g03), 30 survived and a
 a19, a22, a23, a25; e01-e03, e06, e08, e09, e14, e17, e20; s01, s03; k01, k04, k08, k10, k13, k14, k16), none
 equivalent. Planted round 25's plants re-anchored on `_record_layout` (tests/planted25_plants.py): t01 and t15 are
 caught by round 25's tests, t09 is equivalent as before (a 15-digit digest never equals a row's), t11 survives them and
-is caught here; t12-t14 are retired (the line scan they planted in is gone).
+is caught here; t12-t14 are retired (the line scan they planted in is gone). Since walk-through 32's follow-up (the
+fast path compares the lists of digests, `carried == own`, which None never equals) a27 is retired: no guard is left
+to remove.
 """
 
 from __future__ import annotations
