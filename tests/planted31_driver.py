@@ -16,4 +16,4 @@ from planted26_driver import run_round  # noqa: E402
 from planted31_plants import PLANTS  # noqa: E402
 
 if __name__ == "__main__":
-    sys.exit(run_round(PLANTS, sys.argv[1:]))
+    sys.exit(run_round(PLANTS, sys.argv[1:], __doc__))
