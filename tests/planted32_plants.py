@@ -1,13 +1,12 @@
 """Round 32's planted bugs, in the code merged after commit 2088559 that no round planted: gate round 36 (the member
 twine reads as a wheel's metadata, ``_check_metadata_twine_reads``), text round 31 (the tokenizers library's panics
 caught, ``Tokenizer.stream_held``, ``_strips_ends``, ``_rewrites_joined_text``, ``_decoder_steps``), walk-through 32
-(check --shipped --where, affected's origin/main hint, import --warmup's messages, sweep refusing bf16 on the
-interpreter, the planted drivers' usage, benchmarks.startup's doctor pre-check), strict round 37 (``memory.cgroup_memory``,
-``require_fit_on``, warmup's memory check and freeing, the rotary tables in the plan, NEUROBRIX_TABLES/HOME names the
-OS cannot look up, Triton's cache folder, hub id validation, model names too long for a file, the 2**63-byte cache)
-and kernel-mutant round 7 (linear's offered 256-row settings), for tests/planted32_driver.py: id, file, the exact text
-replaced, its replacement, and the existing tests that exercise it (the outcome of each: tests/test_planted32.py's
-docstring)."""
+(check --shipped --where, affected's origin/main hint, import --warmup's messages, the planted drivers' usage,
+benchmarks.startup's doctor pre-check), strict round 37 (``memory.cgroup_memory``, ``require_fit_on``, warmup's
+memory check and freeing, the rotary tables in the plan, NEUROBRIX_TABLES/HOME names the OS cannot look up, Triton's
+cache folder, hub ids, model names too long for a file, the 2**63-byte cache) and kernel-mutant round 7 (linear's
+offered 256-row settings), for tests/planted32_driver.py: id, file, the exact text replaced, its replacement, and the
+existing tests that exercise it (the outcome of each: tests/test_planted32.py's docstring)."""
 
 from __future__ import annotations
 
@@ -20,7 +19,7 @@ SO += ["-k", "home or long or link or hub or file or folder"]
 KM = ["tests/test_kmut7.py"]
 
 WHEEL, TOK, RUN = "gate/wheel.py", "neurobrix/tokenizer.py", "neurobrix/run.py"
-CHECK, AFF, CLS, SWEEP = "conformance/check.py", "conformance/affected.py", "neurobrix/cli_store.py", "conformance/sweep.py"
+CHECK, AFF, CLS = "conformance/check.py", "conformance/affected.py", "neurobrix/cli_store.py"
 START, DRV = "benchmarks/startup.py", "tests/planted24_driver.py"
 MEM, WARM, MODEL, TAB, STORE = (
     "neurobrix/memory.py",
@@ -67,17 +66,10 @@ PLANTS = [
         GW,
     ),
     p(
-        "g05",
-        WHEEL,
-        'if "METADATA" in "/".join(parts)\n',
-        'if "METADATA" in parts[-1]\n',
-        GW,
-    ),
-    p(
         "g06",
         WHEEL,
-        "        wheel.fail(\n            Check.G406,\n            name,\n            f\"twine reads a member",
-        "        wheel.fail(\n            Check.G405,\n            name,\n            f\"twine reads a member",
+        '        wheel.fail(\n            Check.G406,\n            name,\n            f"twine reads a member',
+        '        wheel.fail(\n            Check.G405,\n            name,\n            f"twine reads a member',
         GW,
     ),
     # ------------------------------------------------------------------ text round 31: panics, held streams
@@ -162,8 +154,10 @@ PLANTS = [
     p(
         "t12",
         TOK,
-        '                f"the tokenizer cannot encode the prompt: the tokenizers library failed on these files ({exc}), as "',
-        '                f"the tokenizer cannot decode the text: the tokenizers library failed on these files ({exc}), as "',
+        '                f"the tokenizer cannot encode the prompt: the tokenizers library failed on these files ('
+        '{exc}), as "',
+        '                f"the tokenizer cannot decode the text: the tokenizers library failed on these files ('
+        '{exc}), as "',
         TX,
     ),
     p(
@@ -174,20 +168,6 @@ PLANTS = [
         "        try:\n            return self._tok.decode(list(ids), skip_special_tokens=True)\n"
         "        except BaseException as exc:\n            if not _panicked(exc):\n                raise\n"
         '            return ""\n',
-        TX,
-    ),
-    p(
-        "t14",
-        TOK,
-        "        if _strips_ends(decoder):\n            return (",
-        "        if _strips_ends(decoder) and not _rewrites_joined_text(decoder):\n            return (",
-        TX,
-    ),
-    p(
-        "t15",
-        TOK,
-        '            or (kind == "WordPiece" and step.get("cleanup", True))\n',
-        '            or (kind == "WordPiece" and step.get("cleanup", False))\n',
         TX,
     ),
     # ------------------------------------------------------------------ walk-through 32
@@ -223,21 +203,15 @@ PLANTS = [
         "w05",
         CLS,
         '        return "no GPU here, so nothing to compile"\n    return "this GPU is of no certified class',
-        '        return "no GPU here, so nothing to compile"\n    return "no GPU here; this GPU is of no certified class',
+        '        return "no GPU here, so nothing to compile"\n'
+        '    return "no GPU here; this GPU is of no certified class',
         WK,
     ),
     p(
         "w06",
         CLS,
-        "    if not torch.cuda.is_available():\n        return \"no GPU here, so nothing to compile\"\n",
-        "    if torch.cuda.device_count() < 2:\n        return \"no GPU here, so nothing to compile\"\n",
-        WK,
-    ),
-    p(
-        "w07",
-        SWEEP,
-        '    if "bf16" in dtypes and interpreter_enabled():',
-        '    if "bf16" in dtypes[:1] and interpreter_enabled():',
+        '    if not torch.cuda.is_available():\n        return "no GPU here, so nothing to compile"\n',
+        '    if torch.cuda.device_count() < 2:\n        return "no GPU here, so nothing to compile"\n',
         WK,
     ),
     p(
@@ -370,13 +344,6 @@ PLANTS = [
         ST,
     ),
     p(
-        "s15",
-        MEM,
-        "    return capacity * (3 * (cfg.head_dim // 2) * 4 + 8 + 4)\n",
-        "    return capacity * (3 * (cfg.head_dim // 2) * 4 + 4)\n",
-        ST,
-    ),
-    p(
         "s16",
         MEM,
         "    free, total = host_memory()\n    limited = cgroup_memory()\n",
@@ -443,10 +410,10 @@ PLANTS = [
     p(
         "s25",
         TAB,
-        "        except OSError as exc:  # a name too long, or a folder this user may not look into: the OS's own words\n"
-        "            raise TablesError(",
-        "        except OSError as exc:  # a name too long, or a folder this user may not look into: the OS's own words\n"
-        "            raise UsageError(",
+        "        except OSError as exc:  # a name too long, or a folder this user may not look into: the OS's own "
+        "words\n            raise TablesError(",
+        "        except OSError as exc:  # a name too long, or a folder this user may not look into: the OS's own "
+        "words\n            raise UsageError(",
         SO,
     ),
     p(
@@ -473,7 +440,8 @@ PLANTS = [
     p(
         "s29",
         STORE,
-        '            shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"\n            raise UsageError(\n'
+        '            shown = f"{HOME_ENV}={value}" if value else f"the default home {path}"\n'
+        "            raise UsageError(\n"
         '                f"{shown} cannot be used as the model store',
         '            shown = f"{HOME_ENV}={value}"\n            raise UsageError(\n'
         '                f"{shown} cannot be used as the model store',
@@ -496,8 +464,8 @@ PLANTS = [
     p(
         "s32",
         HUB,
-        "[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?\")",
-        "[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,95}[A-Za-z0-9_])?\")",
+        '[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")',
+        '[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,95}[A-Za-z0-9_])?")',
         SO,
     ),
     p(
@@ -517,8 +485,8 @@ PLANTS = [
     p(
         "s35",
         HUB,
-        "[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?\")",
-        "[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_.])?\")",
+        '[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_])?")',
+        '[A-Za-z0-9](?:[A-Za-z0-9_.-]{0,94}[A-Za-z0-9_.])?")',
         SO,
     ),
     # ------------------------------------------------------------------ kernel mutants 7: linear's 256-row settings
