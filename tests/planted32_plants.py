@@ -111,8 +111,8 @@ PLANTS = [
     p(
         "t06",
         TOK,
-        '        joined = joined or kind in ("Fuse", "ByteLevel")\n',
-        '        joined = joined or kind == "Fuse"\n',
+        '        joined = joined or kind in ("Fuse", "ByteLevel")\n    return False\n\n\ndef _spells_last_apart(',
+        '        joined = joined or kind == "Fuse"\n    return False\n\n\ndef _spells_last_apart(',
         TX,
     ),
     p(
@@ -154,20 +154,17 @@ PLANTS = [
     p(
         "t12",
         TOK,
-        '                f"the tokenizer cannot encode the prompt: the tokenizers library failed on these files ('
-        '{exc}), as "',
-        '                f"the tokenizer cannot decode the text: the tokenizers library failed on these files ('
-        '{exc}), as "',
+        '            with tokenizers_call("the tokenizer cannot encode the prompt"):\n',
+        '            with tokenizers_call("the tokenizer cannot decode the text"):\n',
         TX,
     ),
     p(
         "t13",
         TOK,
-        "        try:\n            return self._tok.decode(list(ids), skip_special_tokens=True)\n"
-        "        except BaseException as exc:\n            if not _panicked(exc):\n                raise\n",
-        "        try:\n            return self._tok.decode(list(ids), skip_special_tokens=True)\n"
-        "        except BaseException as exc:\n            if not _panicked(exc):\n                raise\n"
-        '            return ""\n',
+        '        with tokenizers_call("the tokenizer cannot decode the generated tokens"):\n'
+        "            text: str = self._tok.decode(list(ids), skip_special_tokens=True)\n",
+        '        text: str = ""\n        with contextlib.suppress(BaseException):  # (a panic: no text)\n'
+        "            text = self._tok.decode(list(ids), skip_special_tokens=True)\n",
         TX,
     ),
     # ------------------------------------------------------------------ walk-through 32
