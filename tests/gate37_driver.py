@@ -18,7 +18,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import planted24_driver  # noqa: E402
-from gate37_plants import ALL, PLANTS  # noqa: E402
+from gate37_plants import PLANTS  # noqa: E402
 from planted26_driver import git_copy  # noqa: E402
 
 
@@ -86,10 +86,6 @@ if __name__ == "__main__":
         sys.exit(refused)
     git_copy(Path(sys.argv[1]))
     cache_builds(Path(sys.argv[1]))
-    plants = PLANTS
-    if "--all" in sys.argv:  # a first pass's survivors, against every gate test file
-        sys.argv.remove("--all")
-        plants = [{**p, "tests": ALL} for p in PLANTS]
-    planted24_driver.PLANTS = plants
+    planted24_driver.PLANTS = PLANTS
     planted24_driver.subprocess = _Committed  # type: ignore[assignment]
     sys.exit(planted24_driver.main(sys.argv[1:], __doc__))

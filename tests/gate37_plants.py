@@ -16,10 +16,6 @@ R = {n: f"tests/test_gate_round{n}.py" for n in range(19, 38)}
 P29 = "tests/test_gate_planted29.py"
 WORKFLOWS = "tests/test_workflows.py"
 
-# every gate test file (and the workflow tests): a first-pass survivor's second run
-ALL = [UNITS, P29, *R.values(), GATE, HOSTILE, WORKFLOWS]
-ALL.remove(R[37])
-
 
 def H(*names: str) -> list[str]:
     """Tests of the hostile corpus, by name."""

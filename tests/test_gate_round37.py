@@ -1,10 +1,36 @@
 """Gate mutation round 37: bugs planted one at a time in the gate's own code and in release.yml's verify step
 (tests/gate37_plants.py, run by tests/gate37_driver.py), where the earlier mutation rounds planted least. Each case
-below is a hostile dist built from the project's own build (the hostile corpus's), or a tree state, that passed with
-one planted bug and is refused without it; the round's outcome for every plant (C caught, E survived and equivalent,
-S+ survived and now fails a case here):
+below is a hostile dist built from the project's own build (the hostile corpus's), a metadata file, a tree state or a
+report that passed with one planted bug and is refused (or named) without it; the round's outcome for every plant (C
+caught, E survived and equivalent, S+ survived and now fails a case here):
 
-OUTCOMES
+wheel.py     T1 a folder whose name holds METADATA no longer twine's candidate E (a member before
+  ``<dist-info>/METADATA`` has at most two components, so such a folder is a top folder, G107 already) | T2 members
+  sorted by their whole name C | T3 unsorted C | T4 only a name of exactly METADATA C | W1 a row with a size and no
+  hash taken for an unhashed one C
+metadata.py  M1 a CR before CR LF not a lone CR E (any byte not the backend's is G406) | M2 DEL allowed C | M3 the
+  fields' line ends unread C | M4 the description compared stripped C | M5 the parse bound 20 times the backend's
+  bytes S+ | M6 the file name's version unread C | M7 the canonical file name compared case-blind C | M8 entry
+  points compared stripped C (tests/test_gate_planted29.py)
+names.py     N1 U+2029 not a line separator S+ | N2 '|' allowed C | N3 a device name before the last dot only C | N4
+  NFD taken for NFC C | N5 five format characters only S+ | N6 no upper-casing C | N7 C1 controls allowed C | N8 a
+  trailing space kept C
+layout.py    L1 a folder entry matched without its slash S+ | L2 the tables' folder matched without its slash S+ | L3
+  package files compared by size C
+sdist.py     S1 world-writable allowed C | S2 every tracked file shipped C | S3 PKG-INFO's executable bit unread C |
+  S4 the wheel's extra folder entries unread in the rebuild's comparison C | S5 the top folder matched without its
+  slash C
+completeness K1 the tracked list compared stripped S+ | K2 only .yaml files untracked S+
+report.py    R1 U+2028 and U+2029 printed C | R2 lines of 20,000 characters C | R3 the verdict's note only for a
+  tree with no commit S+
+repository   P1 the executable bit unread C | P2 staged changes unread C | P3 no commit taken for clean C | P4 only
+  GIT_DIR taken out of git's environment S+
+checker.py   C1 links in a folder judged as dists C | C2 a named link judged by its target C | C3 an entry that
+  changed kind C | C4 G003 by size only C
+cli.py       X1 the tree read again compared by its commit only S+ | X2 any commit judged without --allow-dirty C
+release.yml  Y1 the report's `clean` unread C | Y2 the smoke's statuses unread C | Y3 the gate artifact's other
+  files unread C | Y4 links in dist/ unlisted C | Y5 sha256sum without --strict E (the one line checked is the one
+  the step writes, from the gate job's own output: a hash of any other form fails without --strict too)
 """
 
 from __future__ import annotations
@@ -16,15 +42,19 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
-from gate_fixtures import Built, RawMember, wheel_members, with_true_record
+from gate_fixtures import Built, RawMember, raw_zip, wheel_members, with_true_record
 from test_gate_hostile import TABLE, built, judge, refused_with, write_wheel
 from test_gate_round36 import _tracking
 
 from gate import cli
-from gate.checks import GateError
+from gate.archive import WheelArchive
+from gate.checks import GateError, Limits
+from gate.metadata import Identity, check_metadata
 from gate.report import DistSummary, Report
-from gate.repository import TreeState, _tracked_files, read_tree_state
+from gate.repository import TreeState, _tracked_files, load_repository, read_tree_state
 from neurobrix.tables import TRACKED_NAME, WHEEL_DIR
+
+pytestmark = pytest.mark.slow
 
 __all__ = ["built"]  # the hostile corpus's built wheel and sdist
 
@@ -73,8 +103,8 @@ def test_a_folder_entry_whose_name_begins_a_shipped_folders_is_refused(built: Bu
 
 def test_an_untracked_file_beside_the_tables_folder_is_refused(built: Built, tmp_path: Path) -> None:
     """Planted: a member under ``neurobrix/_tables`` read as one under the tables' folder by its name's prefix alone:
-    ``neurobrix/_tables.py`` (a module the package imports as ``neurobrix._tables``' sibling) was neither G107 nor
-    judged by the tables' checks (their folder is ``neurobrix/_tables/``)."""
+    ``neurobrix/_tables.py`` (a module beside the tables' folder, importable as ``neurobrix._tables``) was neither
+    G107 nor judged by the tables' checks (their folder is ``neurobrix/_tables/``)."""
     name = f"{WHEEL_DIR}.py"
     refused_with(judge(_wheel(built, tmp_path, RawMember(name.encode(), b"import os\n"))), "G107", name)
 
@@ -131,3 +161,25 @@ def test_a_pass_against_a_tree_that_is_no_commits_says_it_is_no_release_check(di
     report.dists.append(DistSummary("neurobrix-0.1.0.tar.gz", "dist/x", "sdist", "neurobrix", "0.1.0", "0" * 64))
     verdict = report.render().splitlines()[-1]
     assert verdict.startswith("gate: PASSED: ") and ("not a release check" in verdict) == bool(differs), verdict
+
+
+# -- core metadata past its bound ------------------------------------------------------------------------------------
+
+
+def test_metadata_of_three_times_the_backends_bytes_is_refused_unparsed(tmp_path: Path) -> None:
+    """Planted: the bound on parsed metadata ten times looser (20 times the backend's bytes and 64 KiB). The bound is
+    twice the backend's bytes and 64 KiB (gate round 19): room for any edit the other checks name, while packaging's
+    validation of a requirement of many specifiers runs for seconds per hundred kilobytes, and twine, handed the same
+    file, is not waited on. Three times the backend's bytes of such a requirement must be refused by its size."""
+    declared = load_repository(REPO).declared
+    head, blank, body = declared.metadata.partition(b"\n\n")
+    specifiers = b",".join(b">=1.%d" % i for i in range(len(declared.metadata) // 2))
+    data = head + b"\nRequires-Dist: a" + specifiers + blank + body
+    assert len(data) >= 3 * len(declared.metadata) + 64 * 1024
+    path = f"{declared.dist_info}/METADATA"
+    wheel = tmp_path / "x.whl"
+    wheel.write_bytes(raw_zip([RawMember(path.encode(), data)]))
+    archive = WheelArchive(wheel, Limits())
+    check_metadata(archive, path, Identity(None, None), declared)
+    assert [(f.code, "not parsed" in f.message) for f in archive.findings] == [("G406", True)]
+    assert archive.tools_skipped
