@@ -1,9 +1,11 @@
-"""Kernel mutants, round kmut7: linear's 256-row tiles, which the candidates offer and the check never ran.
+"""Kernel mutants, round kmut7: the tile sizes the TMA candidates offer, each run by the interpreter check.
 
-candidates() offers tma and tma_split 256 x 128 tiles (two warpgroups of 128 rows); no table ships one, and every
-shipped tma or tma_split setting has 64 or 128 rows, so ``check --shipped`` ran no row offset, bias, store or group
-walk at 256 rows: a bug that shows only there (a hard 128 where BLOCK_M belongs) passed the check. The three settings
-are now linear's ``Record.offered``, checked at their small shapes like a shipped setting.
+The thirty-first session's candidates() offered tma and tma_split 256 x 128 tiles (two warpgroups of 128 rows) that no
+table shipped: ``check --shipped`` ran no row offset, bias, store or group walk at 256 rows, and a bug that showed only
+there (a hard 128 where BLOCK_M belongs) passed the check. The three settings joined linear's ``Record.offered`` and
+seven 256-row mutants were caught. Measured on the H200 they won no entry (2026-12-05e), so the thirty-third session
+took them out of the candidates, the record and the registry again; what stays is the rule: every block height and
+width the TMA variants offer is run by some checked setting, and every offered setting is one the candidates offer.
 """
 
 from __future__ import annotations
@@ -25,6 +27,8 @@ _BY_ID = {m.id: m for m in MUTANTS}
 TMA_VARIANTS = ("tma", "tma_split")
 # the prompt-row domain of a GPU class, where candidates() offers the TMA variants
 PROMPT_ROWS = {"M": (65, None), "N": (1, None), "K": (1, None)}
+# prompt rows with few output tiles and a long K, where candidates() offers tma_split's split-K settings as well
+FEW_TILES = {"M": (513, 1024), "N": (1, 1024), "K": (1024, 4096)}
 
 
 def _checked_on_cpu() -> list[shipped.Target]:
@@ -42,11 +46,12 @@ def test_every_block_size_the_tma_candidates_offer_is_checked_on_cpu():
     }
     offered = {
         (c["variant"], d, c[d])
-        for c in linear_op.candidates(PROMPT_ROWS, interpreter=False)
+        for domain in (PROMPT_ROWS, FEW_TILES)
+        for c in linear_op.candidates(domain, interpreter=False)
         if c["variant"] in TMA_VARIANTS
         for d in ("BLOCK_M", "BLOCK_N")
     }
-    assert ("tma", "BLOCK_M", 256) in offered and ("tma_split", "BLOCK_M", 256) in offered
+    assert {v for v, _, _ in offered} == set(TMA_VARIANTS)
     assert offered <= checked, sorted(offered - checked)
 
 
@@ -67,13 +72,9 @@ def _planted(mutant_id: str, tmp_path: Path):
     return module
 
 
-def _row_256_target(variant: str) -> shipped.Target:
+def _offered_target(split_k: int) -> shipped.Target:
     (target,) = [
-        t
-        for t in _checked_on_cpu()
-        if t.setting.config["variant"] == variant
-        and t.setting.config["BLOCK_M"] == 256
-        and not t.setting.config.get("WARP_SPECIALIZE")
+        t for t in _checked_on_cpu() if t.where.startswith("offered") and t.setting.config["SPLIT_K"] == split_k
     ]
     return target
 
@@ -84,27 +85,25 @@ def _run(target: shipped.Target) -> check.EntryResult:
     )
 
 
-@pytest.mark.parametrize(
-    "variant, mutant_id",
-    [
-        ("tma", "linear.tma.group-start-in-128-row-blocks"),
-        ("tma_split", "linear.tma_split.second-half-stores-first-half"),
-    ],
-)
-def test_a_bug_only_a_256_row_tile_runs_is_caught(tmp_path, monkeypatch, variant, mutant_id):
-    target = _row_256_target(variant)
-    assert "offered by the candidates" in target.where
+@pytest.mark.parametrize("split_k", [2, 3])
+def test_a_merge_bug_only_an_offered_setting_runs_is_caught(tmp_path, monkeypatch, split_k):
+    """tma_split's split-K merge by the last slice to arrive runs only in the offered settings (no table ships a
+    tma_split setting that splits K): the mutant that sums the first slice's partials SPLIT_K times is caught there,
+    in an even and an odd split, and the unplanted code passes."""
+    target = _offered_target(split_k)
+    assert target.setting.config["variant"] == "tma_split"
     shipped_result = _run(target)
     assert shipped_result.passed, shipped_result.failure
-    planted = _planted(mutant_id, tmp_path)
+    planted = _planted("linear.merge-last.first-split-each-time", tmp_path)
     monkeypatch.setitem(SPECS, "linear", dataclasses.replace(SPECS["linear"], launch=planted.linear))
     found = _run(target)
-    assert not found.passed and "BLOCK_M" in found.failure and "256" in found.failure, found.failure
+    assert not found.passed, "the planted merge passed the check"
 
 
-def test_the_offered_256_row_settings_are_the_candidates_own():
-    """Each offered 256-row setting is one candidates() offers (num_warps and num_stages included), so the record
-    follows the candidates rather than a setting of its own."""
-    offered = [c for c in RECORDS["linear"].offered if c["BLOCK_M"] == 256]
-    candidates = linear_op.candidates(PROMPT_ROWS, interpreter=False)
-    assert len(offered) == 3 and all(dict(c) in candidates for c in offered)
+def test_the_offered_settings_are_the_candidates_own():
+    """Each offered setting is one candidates() offers (num_warps and num_stages included), so the record follows the
+    candidates rather than settings of its own, and none has 256 rows (taken out with the candidates, 2026-12-05)."""
+    offered = [dict(c) for c in RECORDS["linear"].offered]
+    candidates = [c for domain in (PROMPT_ROWS, FEW_TILES) for c in linear_op.candidates(domain, interpreter=False)]
+    assert offered and all(c in candidates for c in offered)
+    assert all(c["BLOCK_M"] <= 128 for c in candidates if c["variant"] in TMA_VARIANTS)

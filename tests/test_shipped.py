@@ -159,7 +159,7 @@ def test_check_shipped_names_where_each_setting_is_shipped(tmp_path, capsys):
         if s.config["variant"] == "tma"
     ]
     assert tma, "no class ships a tma setting: this test needs one"
-    # and the tma settings the candidates offer that no class ships (Record.offered: the 256-row tile)
+    # and the tma settings the candidates offer that no class ships (Record.offered; none since the 256-row tile left)
     offered = [c for c in shipped.RECORDS["linear"].offered if c["variant"] == "tma"]
     checked = len(tma) + len(offered)
     assert "with every class's shipped settings at small shapes" in out and f"PASSED: {checked} entry checks" in out

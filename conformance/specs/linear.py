@@ -110,33 +110,6 @@ RECORDS = (
                 "num_warps": 8,
                 "num_stages": 4,
             },
-            # 256-row tiles (two warpgroups of 128 rows), tma's and tma_split's halves with and without warp
-            # specialisation: the candidates offer them and no table shipped one on 2026-12-05, and every shipped tma
-            # setting has 64 or 128 rows, so nothing else runs a row offset, bias or group walk at 256 rows
-            {
-                "variant": "tma",
-                "BLOCK_M": 256,
-                "BLOCK_N": 128,
-                "BLOCK_K": 64,
-                "GROUP_M": 8,
-                "num_warps": 8,
-                "num_stages": 3,
-            },
-            *(
-                {
-                    "variant": "tma_split",
-                    "BLOCK_M": 256,
-                    "BLOCK_N": 128,
-                    "BLOCK_K": 64,
-                    "GROUP_M": 8,
-                    "SPLIT_K": 1,
-                    "SUBTILE": 1,
-                    "WARP_SPECIALIZE": specialize,
-                    "num_warps": 8,
-                    "num_stages": stages,
-                }
-                for specialize, stages in ((False, 4), (True, 3))
-            ),
         ),
         # decode rows (M <= 4) and prefill rows get their own interpreter entries, each its variant
         interpreter_domains=(

@@ -543,14 +543,6 @@ def candidates(domain: Mapping[str, tuple[int, int | None]], interpreter: bool) 
             {"BLOCK_M": 128, "BLOCK_N": 128, "SUBTILE": 0, "WARP_SPECIALIZE": True, "num_warps": 4, "num_stages": 4},
             {"BLOCK_M": 64, "BLOCK_N": 256, "SUBTILE": 1, "WARP_SPECIALIZE": False, "num_warps": 4, "num_stages": 5},
         ))
-        # 256 x 128 tiles (two warpgroups of 128 rows): for short K each tile pays its prologue and epilogue once for
-        # twice the MMA work, and 2,048 x 1,152 is one round of 72 tiles where 128 x 128 takes two of 144
-        found.append({"variant": "tma", "BLOCK_M": 256, "BLOCK_N": 128, "BLOCK_K": 64, "GROUP_M": 8, "num_warps": 8,
-                      "num_stages": 3})
-        found += ({"variant": "tma_split", **tile, "BLOCK_M": 256, "BLOCK_N": 128, "SUBTILE": 1, **c} for c in (
-            {"WARP_SPECIALIZE": False, "num_warps": 8, "num_stages": 4},
-            {"WARP_SPECIALIZE": True, "num_warps": 8, "num_stages": 3},
-        ))
         # few output tiles (e.g. 1,024 x 896: 56 tiles of 128 x 128 for 132 multiprocessors): most would idle,
         # so split each tile's K range as well, over 2 to 4 programs
         n_hi, k_hi = top(domain, "N", 1 << 20), top(domain, "K", 1 << 20)
