@@ -266,6 +266,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         chat=not args.no_chat,
         stream=not args.no_stream,
+        system=None if args.system is None else utf8_text(args.system, "--system"),
     )
     streamed = ["\n"]  # the last text written
 
@@ -417,6 +418,13 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="FILE",
         help="read the prompt from this UTF-8 file ('-': standard input), e.g. a long document; its text as "
         "written, line ends included (a byte order mark at its start left out)",
+    )
+    run.add_argument(
+        "--system",
+        empty_ok=True,
+        metavar="TEXT",
+        help="a system message before the prompt, as the model's chat template places it (transformers' "
+        "apply_chat_template on a system and a user message)",
     )
     run.add_argument(
         "--max-tokens",

@@ -14,6 +14,7 @@ Each test failed before its fix (the first: the CRLF file's run printed the "\\n
 from __future__ import annotations
 
 import io
+import shutil
 import sys
 from pathlib import Path
 
@@ -96,3 +97,60 @@ def test_a_prompt_file_that_is_not_utf8_is_refused_in_one_line(tmp_path, monkeyp
         code, out, err = _run(capsys, ["run", "--model", "m", "--prompt-file", where])
         assert (code, out) == (2, "") and len(err.strip().splitlines()) == 1, err
         assert shown in err and err.strip().endswith("not UTF-8 text"), err
+
+
+# --- a system message: `--system`, through the model's chat template ---------------------------------------------
+
+
+def _templated(folder: Path, template: str | None) -> None:
+    from tokenizer_fixtures import save
+
+    for name in ("chat_template.jinja", "tokenizer.json", "tokenizer_config.json"):
+        (folder / name).unlink(missing_ok=True)
+    save(folder, "bytelevel", chat_template=template)
+
+
+@pytest.mark.parametrize("family", ["llama3", "qwen2.5", "zephyr"])
+def test_a_system_message_is_placed_by_the_chat_template_as_apply_chat_template_places_it(
+    model_folder, tmp_path, monkeypatch, capsys, family
+):
+    """Before: `run` had no way to give a system message (argparse refused --system), so a chat with one, which
+    transformers renders through apply_chat_template, could not be run at all."""
+    from test_text_round27 import FAMILIES
+
+    from neurobrix import store
+
+    folder = tmp_path / "m"
+    shutil.copytree(model_folder, folder)
+    _templated(folder, FAMILIES[family])
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(folder), progress=False)
+    system, prompt = "Answer\r\nbriefly.", "the model runs fast"
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=torch.float64).eval()
+    chat = [{"role": "system", "content": system}, {"role": "user", "content": prompt}]
+    ids = tok.apply_chat_template(chat, add_generation_prompt=True, return_dict=True, return_tensors="pt")
+    assert (
+        ids["input_ids"].tolist()
+        != tok.apply_chat_template(chat[1:], add_generation_prompt=True, return_dict=True)["input_ids"]
+    )
+    with torch.no_grad():
+        out = model.generate(**ids, do_sample=False, max_new_tokens=6)
+    want = tok.decode(out[0, ids["input_ids"].shape[1] :], skip_special_tokens=True)
+    argv = ["run", "--model", "m", "--backend", "torch", "--max-tokens", "6", "--prompt", prompt]
+    assert _run(capsys, [*argv, "--system", system])[:2] == (0, want + "\n")
+    code, out_text, err = _run(capsys, [*argv, "--system", system, "--no-chat"])
+    assert (code, out_text) == (2, "") and "--system" in err and "drop --no-chat" in err and len(err.splitlines()) == 1
+
+
+def test_a_system_message_for_a_model_without_a_chat_template_is_refused_in_one_line(
+    model_folder, tmp_path, monkeypatch, capsys
+):
+    """transformers' apply_chat_template refuses a model without a chat template; `run` with --system says so in one
+    line (without --system it keeps using the prompt as is, with its note)."""
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(model_folder), progress=False)
+    code, out, err = _run(capsys, ["run", "--model", "m", "--backend", "torch", "--prompt", "hi", "--system", "s"])
+    assert (code, out) == (2, "") and "--system" in err and "no chat template" in err and len(err.splitlines()) == 1
