@@ -231,6 +231,8 @@ def read_prompt_file(path: str) -> str:
     shown = "--prompt-file - (standard input)" if path == "-" else f"--prompt-file {path}"
     try:
         if path == "-":
+            if sys.stdin is None:  # started with standard input closed (`<&-`): Python sets none
+                raise UsageError(f"{shown}: standard input is closed; give the prompt's file by name")
             if isinstance(sys.stdin, io.TextIOWrapper):  # the process's own: its bytes as UTF-8, line ends kept
                 sys.stdin.reconfigure(encoding="utf-8-sig", errors="strict", newline="")
             text = utf8_text(sys.stdin.read(PROMPT_FILE_LIMIT + 1), shown)

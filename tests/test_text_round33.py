@@ -154,3 +154,11 @@ def test_a_system_message_for_a_model_without_a_chat_template_is_refused_in_one_
     store.import_model(str(model_folder), progress=False)
     code, out, err = _run(capsys, ["run", "--model", "m", "--backend", "torch", "--prompt", "hi", "--system", "s"])
     assert (code, out) == (2, "") and "--system" in err and "no chat template" in err and len(err.splitlines()) == 1
+
+
+def test_a_prompt_from_standard_input_when_it_is_closed_is_refused_in_one_line(monkeypatch, capsys):
+    """Before: `neurobrix run --prompt-file - <&-` (Python sets sys.stdin to None) ended in an AttributeError
+    traceback."""
+    monkeypatch.setattr(sys, "stdin", None)
+    code, out, err = _run(capsys, ["run", "--model", "m", "--prompt-file", "-"])
+    assert (code, out) == (2, "") and "standard input is closed" in err and len(err.splitlines()) == 1, err
