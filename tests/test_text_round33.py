@@ -6,9 +6,17 @@
   The file's text is now read as written (``newline=""``), standard input as its bytes in UTF-8 (whatever the
   locale's encoding), and a UTF-8 byte order mark at the file's start, an encoding signature a Windows editor writes
   and no part of the text, is left out ("utf-8-sig"). A file that is not UTF-8 (Latin-1, UTF-16 with its own byte
-  order mark) stays refused in one line.
+  order mark) stays refused in one line. Standard input closed (``<&-``: Python sets no sys.stdin) ended `run
+  --prompt-file -` in an AttributeError traceback; it is refused in one line.
+- A system message: transformers renders [system, user] through apply_chat_template; `run` had no way to give one.
+  `--system TEXT` places it through the model's chat template; with --no-chat or without a template (where
+  apply_chat_template refuses) it is refused in one line.
+- Held (probed outside CI, no difference): eos ids from generation_config.json, config.json and the tokenizer,
+  max_new_tokens 0 and 1, stop strings spanning tokens and prefixes of each other, through `run` against greedy
+  generate; 12,000 drawn id sequences (byte tokens and specials drawn often) streamed against ``decode``.
 
-Each test failed before its fix (the first: the CRLF file's run printed the "\\n" prompt's text).
+Each test failed before its fix (the first: the CRLF file's run printed the "\\n" prompt's text), but the one on
+files that are not UTF-8, which holds the refusal.
 """
 
 from __future__ import annotations
