@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import io
 import json
 import os
 import signal
@@ -224,13 +225,19 @@ PROMPT_FILE_LIMIT = 1 << 26
 
 def read_prompt_file(path: str) -> str:
     """The prompt text of ``--prompt-file`` (UTF-8; ``-`` reads standard input), at most
-    :data:`PROMPT_FILE_LIMIT` characters."""
+    :data:`PROMPT_FILE_LIMIT` characters: the file's text as written, its line ends ("\\r\\n", a lone "\\r")
+    kept as `--prompt` keeps them (Python's universal newlines made them "\\n", another prompt than the file's), a
+    UTF-8 byte order mark at its start left out (an encoding signature, not text: "utf-8-sig")."""
     shown = "--prompt-file - (standard input)" if path == "-" else f"--prompt-file {path}"
     try:
         if path == "-":
+            if sys.stdin is None:  # started with standard input closed (`<&-`): Python sets none
+                raise UsageError(f"{shown}: standard input is closed; give the prompt's file by name")
+            if isinstance(sys.stdin, io.TextIOWrapper):  # the process's own: its bytes as UTF-8, line ends kept
+                sys.stdin.reconfigure(encoding="utf-8-sig", errors="strict", newline="")
             text = utf8_text(sys.stdin.read(PROMPT_FILE_LIMIT + 1), shown)
         else:
-            with open(path, encoding="utf-8") as f:
+            with open(path, encoding="utf-8-sig", newline="") as f:
                 text = f.read(PROMPT_FILE_LIMIT + 1)
     except OSError as exc:
         raise UsageError(f"{shown}: {exc.strerror or exc}") from None
@@ -261,6 +268,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         chat=not args.no_chat,
         stream=not args.no_stream,
+        system=None if args.system is None else utf8_text(args.system, "--system"),
     )
     streamed = ["\n"]  # the last text written
 
@@ -410,7 +418,15 @@ def build_parser() -> argparse.ArgumentParser:
     given.add_argument(
         "--prompt-file",
         metavar="FILE",
-        help="read the prompt from this UTF-8 file ('-': standard input), e.g. a long document",
+        help="read the prompt from this UTF-8 file ('-': standard input), e.g. a long document; its text as "
+        "written, line ends included (a byte order mark at its start left out)",
+    )
+    run.add_argument(
+        "--system",
+        empty_ok=True,
+        metavar="TEXT",
+        help="a system message before the prompt, as the model's chat template places it (transformers' "
+        "apply_chat_template on a system and a user message)",
     )
     run.add_argument(
         "--max-tokens",

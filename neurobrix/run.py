@@ -43,6 +43,7 @@ class RunOptions:
     dtype: str | None = None  # default: bf16 on a GPU, fp32 on the CPU
     chat: bool = True
     stream: bool = True
+    system: str | None = None  # a system message before the prompt, through the chat template
 
 
 def check_options(opts: RunOptions) -> None:
@@ -52,6 +53,7 @@ def check_options(opts: RunOptions) -> None:
     for name in ("model", "prompt", "backend"):
         expect(f"RunOptions.{name}", getattr(opts, name), "a string")
     expect("RunOptions.dtype", opts.dtype, "a string", optional=True)
+    expect("RunOptions.system", opts.system, "a string", optional=True)
     expect("RunOptions.max_tokens", opts.max_tokens, "an integer", optional=True)
     expect("RunOptions.chat", opts.chat, "true or false")
     expect("RunOptions.stream", opts.stream, "true or false")
@@ -296,7 +298,13 @@ def run(
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()
-    prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat)
+    if opts.system is not None and not (opts.chat and tokenizer.has_chat_template()):
+        # a system message exists only in a chat; transformers' apply_chat_template refuses a model without a template
+        raise UsageError(
+            "--system is a system message, which only the model's chat template can place; "
+            + ("drop --no-chat" if not opts.chat else "this model has no chat template (leave --system out)")
+        )
+    prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat, system=opts.system)
     # text the vocabulary encodes to no tokens (spaces under WordPiece, "🙂" under some byte-less vocabularies) is
     # refused as an empty prompt is, but named as what it is
     no_tokens = f"the prompt's {len(opts.prompt)} characters encode to no tokens of this model's vocabulary"

@@ -1615,10 +1615,16 @@ class Tokenizer:
             ) from None
         return self._encode(text, add_special_tokens=False)
 
-    def encode_prompt(self, prompt: str, chat: bool) -> list[int]:
-        """Token ids of the prompt: through the chat template when asked and the model has one."""
-        if chat and (self.chat_template is not None or "default" in self.unusable_templates):
-            return self.encode_chat([{"role": "user", "content": prompt}])
+    def has_chat_template(self) -> bool:
+        """Whether the prompt goes through a chat template (one that may fail: refused as it is applied)."""
+        return self.chat_template is not None or "default" in self.unusable_templates
+
+    def encode_prompt(self, prompt: str, chat: bool, system: str | None = None) -> list[int]:
+        """Token ids of the prompt: through the chat template when asked and the model has one, after a system
+        message ``system`` where given (apply_chat_template on [system, user])."""
+        if chat and self.has_chat_template():
+            first = [] if system is None else [{"role": "system", "content": system}]
+            return self.encode_chat([*first, {"role": "user", "content": prompt}])
         return self._encode(prompt, add_special_tokens=True)
 
     def encode_text(self, text: str) -> list[int]:
