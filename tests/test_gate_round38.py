@@ -13,7 +13,8 @@ refuses it (each test fails with that check weakened, as the round's notes in do
 2. a pax header whose records are followed by bytes that are no record (``size=99\\n``): tarfile applies the records
    before them and ignores the rest (G312);
 3. a zip central directory that lists one local entry twice, under its own name or another: two members sharing bytes,
-   which zipfile lists as two (the first read whole, the second refused only when read) (G311);
+   which zipfile lists as two, reading the table twice under its own name and refusing the other name only when it is
+   read (G311, members sharing bytes; G312 where the local header names another member than the directory);
 4. core metadata one reader takes otherwise than another: a second ``Version`` (the email parser, so pip, reads the
    first; packaging takes neither), a byte order mark before ``Metadata-Version`` (the email parser then finds no
    ``Metadata-Version``), and ``Requires-Dist`` markers that drop a dependency everywhere or add one on Linux (G404,
@@ -69,11 +70,15 @@ def _tar_member(member: RawTarMember) -> bytes:
     return whole[: 512 + -(-len(member.data) // 512) * 512]
 
 
-# -- 1. a member that is no file, declaring content: a whole tar member hidden there ------------------------------------
+# -- 1. a member that is no file, declaring content: a whole tar member hidden there ---------------------------------
 
 HIDERS: dict[str, tuple[Callable[[str, bytes], RawTarMember], str, str]] = {
     # what carries the hidden member -> (the member, the finding, the path it names under the sdist's top folder)
-    "a folder": (lambda root, data: RawTarMember(f"{root}/neurobrix", data, tarfile.DIRTYPE, mode=0o755), "G312", "neurobrix/"),
+    "a folder": (
+        lambda root, data: RawTarMember(f"{root}/neurobrix", data, tarfile.DIRTYPE, mode=0o755),
+        "G312",
+        "neurobrix/",
+    ),
     "an old-style folder": (
         lambda root, data: RawTarMember(f"{root}/neurobrix/", data, tarfile.AREGTYPE, mode=0o755),
         "G310",
@@ -183,7 +188,10 @@ def _central_entries(data: bytes) -> tuple[list[bytes], int]:
 
 @pytest.mark.parametrize(
     ("second_name", "code", "said"),
-    [(None, "G311", "overlaps the entry before it"), ("neurobrix/_tables/zz.yaml", "G312", "its local header names it")],
+    [
+        (None, "G311", "overlaps the entry before it"),
+        ("neurobrix/_tables/zz.yaml", "G312", "its local header names it"),
+    ],
     ids=["its own name", "another name"],
 )
 def test_a_central_directory_listing_one_local_entry_twice_is_refused(
