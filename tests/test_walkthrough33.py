@@ -1,0 +1,79 @@
+"""Walk-through round 33: a user who types ``pip install neurobrix``, a contributor certifying a class, a CI maintainer.
+
+What this round found (docs/walkthroughs.md, "Walk-through round 33"):
+
+- The wheel, installed with its dependencies into a fresh environment, could not run the README's CPU example: the
+  Triton interpreter computes with NumPy, which neither torch nor triton installs and neurobrix did not declare, so
+  ``TRITON_INTERPRET=1 neurobrix run``, ``warmup`` and ``doctor`` ended in a ``ModuleNotFoundError`` traceback (and
+  every command printed torch's "Failed to initialize NumPy" warning). numpy is a declared dependency now, and named
+  in one line where it is missing anyway (``pip install --no-deps``).
+"""
+
+from __future__ import annotations
+
+import ast
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+from packaging.requirements import Requirement
+
+ROOT = Path(__file__).resolve().parents[1]
+
+# import name -> distribution name, where they differ
+DISTRIBUTION = {"yaml": "pyyaml"}
+
+
+def _third_party_imports() -> dict[str, set[str]]:
+    """Every top-level module neurobrix/ imports that is neither the standard library's nor neurobrix's own."""
+    found: dict[str, set[str]] = {}
+    for path in (ROOT / "neurobrix").rglob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                names = [node.module]
+            else:
+                continue
+            for name in names:
+                top = name.partition(".")[0]
+                if top not in sys.stdlib_module_names and top != "neurobrix":
+                    found.setdefault(top, set()).add(str(path.relative_to(ROOT)))
+    return found
+
+
+def test_every_module_the_engine_imports_is_a_declared_dependency():
+    """numpy (imported by the interpreter class's subnormals check, and by Triton's interpreter itself) was not in
+    pyproject.toml's dependencies, so `pip install neurobrix` gave an engine that could not run on a CPU."""
+    with open(ROOT / "pyproject.toml", "rb") as f:
+        declared = {Requirement(r).name.lower() for r in tomllib.load(f)["project"]["dependencies"]}
+    missing = {
+        module: sorted(paths)
+        for module, paths in _third_party_imports().items()
+        if DISTRIBUTION.get(module, module).lower() not in declared
+    }
+    assert not missing, f"imported by neurobrix/ but not in pyproject.toml's dependencies: {missing}"
+
+
+def test_every_module_the_engine_imports_is_named_when_missing():
+    """The CLI names a missing dependency in one line only for the modules it lists; numpy was not among them."""
+    from neurobrix import cli
+
+    assert set(_third_party_imports()) <= set(cli.DEPENDENCIES)
+
+
+def test_numpy_missing_under_the_interpreter_is_one_line(monkeypatch, capsys):
+    """`TRITON_INTERPRET=1 neurobrix run` in an environment without numpy: Triton's interpreter fails importing it."""
+    from neurobrix import cli
+    from neurobrix import run as run_module
+
+    def run(opts, write=None, notice=None):
+        raise ModuleNotFoundError("No module named 'numpy'", name="numpy")
+
+    monkeypatch.setattr(run_module, "run", run)
+    with pytest.raises(SystemExit) as ended:
+        cli.main(["run", "--model", "tiny", "--prompt", "hello"])
+    err = capsys.readouterr().err
+    assert ended.value.code == 1 and err.startswith("neurobrix: error: numpy is not installed")
+    assert err.count("\n") == 1
