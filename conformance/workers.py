@@ -75,9 +75,16 @@ def same_class_gpus() -> list[int]:
     return [i for i in range(torch.cuda.device_count()) if facts(i) == first]
 
 
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C reaches every process of the terminal's process group: a worker ends at once and quietly (exit 130),
+    and its parent, interrupted too, says so in one line (each worker printed its KeyboardInterrupt traceback)."""
+    os._exit(128 + signum)
+
+
 def _bind(devices: Any) -> None:
     """Worker initializer: take one device from the queue and see only it. Device numbers count the
     GPUs this process was given, so they map through an inherited CUDA_VISIBLE_DEVICES."""
+    signal.signal(signal.SIGINT, _interrupted)
     _see_only(devices.get())
 
 
@@ -93,6 +100,7 @@ def _see_only(device: int | None) -> None:
 
 def _serve(conn: Any, device: int | None) -> None:
     """An isolated worker: (index, fn, args) in, (index, result or Failed) out, one at a time; None ends it."""
+    signal.signal(signal.SIGINT, _interrupted)
     _see_only(device)
     while True:
         try:

@@ -7,12 +7,18 @@ What this round found (docs/walkthroughs.md, "Walk-through round 33"):
   ``TRITON_INTERPRET=1 neurobrix run``, ``warmup`` and ``doctor`` ended in a ``ModuleNotFoundError`` traceback (and
   every command printed torch's "Failed to initialize NumPy" warning). numpy is a declared dependency now, and named
   in one line where it is missing anyway (``pip install --no-deps``).
+- Ctrl-C during ``python -m conformance check`` (its entries run on a worker process, which a terminal's Ctrl-C
+  reaches too) printed the worker's KeyboardInterrupt traceback, some fifty lines, before "conformance: interrupted"
+  (on a GPU, one per worker: up to 15 per GPU). A worker now ends quietly, exit 130.
 """
 
 from __future__ import annotations
 
 import ast
+import os
+import signal
 import sys
+import time
 import tomllib
 from pathlib import Path
 
@@ -77,3 +83,26 @@ def test_numpy_missing_under_the_interpreter_is_one_line(monkeypatch, capsys):
     err = capsys.readouterr().err
     assert ended.value.code == 1 and err.startswith("neurobrix: error: numpy is not installed")
     assert err.count("\n") == 1
+
+
+def test_a_worker_interrupted_ends_quietly(capfd):
+    """Ctrl-C reaches the worker process a check runs its entries on: it printed "Process SpawnProcess-1:" and its
+    KeyboardInterrupt traceback, and ended with exit status 1."""
+    from conformance import workers
+
+    pool = workers._Isolated([None], 1)
+    process, conn = pool._start(0)
+    try:
+        conn.send((0, time.sleep, (0,)))  # answered once the worker serves, its Ctrl-C handling in place
+        assert conn.poll(60) and conn.recv() == (0, None)
+        conn.send((1, time.sleep, (60,)))
+        time.sleep(0.5)
+        os.kill(process.pid, signal.SIGINT)
+        process.join(30)
+        assert process.exitcode == 128 + signal.SIGINT
+    finally:
+        if process.is_alive():
+            process.kill()
+        pool.close()
+    err = capfd.readouterr().err
+    assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
