@@ -8,6 +8,7 @@ import os
 import shlex
 import signal
 import sys
+import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
@@ -17,7 +18,7 @@ from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
-from . import track
+from . import track, workers
 from .affected import KERNEL_PATHS
 
 
@@ -795,6 +796,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv  # the exact command, recorded in the provenance of what certify writes
+    own = (
+        threading.current_thread() is threading.main_thread()
+        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    )
+    previous = signal.signal(signal.SIGINT, workers.interrupt) if own else None
+    workers._INTERRUPTS.clear()
     try:
         return args.func(args)
     except NeuroBrixError as exc:
@@ -808,6 +815,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         where = f": {exc.filename}" if exc.filename else ""
         print(f"conformance: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
+    finally:
+        if previous is not None:
+            signal.signal(signal.SIGINT, previous)
 
 
 if __name__ == "__main__":

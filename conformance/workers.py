@@ -75,9 +75,28 @@ def same_class_gpus() -> list[int]:
     return [i for i in range(torch.cuda.device_count()) if facts(i) == first]
 
 
+_INTERRUPTS: list[int] = []
+
+
+def interrupt(signum: int, frame: object) -> None:
+    """The conformance command's Ctrl-C: KeyboardInterrupt where the program is, as Python's own handler raises it, and
+    remembered: one raised inside a garbage-collection callback (Hypothesis times every collection with one) or a
+    finalizer is printed as "Exception ignored" and lost, and certify went on to its end; items run in this process
+    raise it again once the item is done."""
+    _INTERRUPTS.append(signum)
+    raise KeyboardInterrupt
+
+
+def _interrupted(signum: int, frame: object) -> None:
+    """Ctrl-C reaches every process of the terminal's process group: a worker ends at once and quietly (exit 130),
+    and its parent, interrupted too, says so in one line (each worker printed its KeyboardInterrupt traceback)."""
+    os._exit(128 + signum)
+
+
 def _bind(devices: Any) -> None:
     """Worker initializer: take one device from the queue and see only it. Device numbers count the
     GPUs this process was given, so they map through an inherited CUDA_VISIBLE_DEVICES."""
+    signal.signal(signal.SIGINT, _interrupted)
     _see_only(devices.get())
 
 
@@ -93,6 +112,7 @@ def _see_only(device: int | None) -> None:
 
 def _serve(conn: Any, device: int | None) -> None:
     """An isolated worker: (index, fn, args) in, (index, result or Failed) out, one at a time; None ends it."""
+    signal.signal(signal.SIGINT, _interrupted)
     _see_only(device)
     while True:
         try:
@@ -244,6 +264,8 @@ class Workers:
                     results[i], failed = _failure(exc), True
                 if on_done:
                     on_done(i)
+                if _INTERRUPTS:  # a Ctrl-C lost while the item ran
+                    raise KeyboardInterrupt
             return results, failed
         futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
         for future in as_completed(futures):

@@ -550,6 +550,7 @@ DEPENDENCIES = {
     "safetensors": "safetensors",
     "packaging": "packaging",
     "fastjsonschema": "fastjsonschema",
+    "numpy": "numpy",  # the Triton interpreter computes with it
 }
 
 
