@@ -6,12 +6,21 @@ as the metadata, the sdist's PKG-INFO) and ``schema.row_digests``. Each test fai
 names (checked: ``python tests/planted33_driver.py COPY OUT --with tests/test_planted33.py ID``, each plant against
 this file alone) and passes on the clean code.
 
-Outcomes: see docs/planted-bugs.md's round 33 paragraph."""
+Outcomes (50 plants): 18 caught by the tests before the round (the guard catching Exception only or passing panics
+through, the tokenizer's load unguarded; check holding entries to config_problem alone; the cgroup's usage read from
+its limit file, v1's own page cache for its hierarchy's, the usage file named, a GPU's free and total swapped, the
+host's total named as the limit, GB written as GiB; any member ending in /METADATA taken for the .dist-info's; all
+seven row_digests plants: every row given the first setting, a bool bound written as Python's True, unsorted setting
+keys, a dimension's braces not doubled, an entry's bounds as (hi, lo), class and kernel swapped in the binding, dtypes
+sorted); 29 survived and are caught here: k03 k04 k06 k07 k08 k09 k10 k11 k12 k13 k14 k15 k16, e01 e02 e03 e04 e05
+e06 e07 e09, m03 m05, w01 w03 w04, g01 g03 g04. Dropped as equivalent (docs/planted-bugs.md says why): m06, m07, w02."""
 
 from __future__ import annotations
 
 import dataclasses
 import json
+import shutil
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -38,9 +47,10 @@ class PanicException(BaseException):
 
 def test_the_guard_raises_the_error_its_caller_names(tmp_path):
     """k03 (the guard raising TokenizerError whatever ``error`` says), k04 (checkpoint's check of tokenizer.json
-    guarded without its CheckpointError). A panic under ``tokenizers_call(what, CheckpointError)`` is a
-    CheckpointError (what `import` reports as a checkpoint's fault); checkpoint's check of a tokenizer.json the library
-    panics on (an unparsable precompiled_charsmap) is one."""
+    guarded without its CheckpointError: the TokenizerError then wrapped by its catch-all, the file named twice and
+    "fetch the checkpoint again" advised for a file the library panics on). A panic under ``tokenizers_call(what,
+    CheckpointError)`` is a CheckpointError; checkpoint's check of a tokenizer.json the library panics on (an
+    unparsable precompiled_charsmap) is refused in the guard's words, naming the file once."""
     from neurobrix.checkpoint import CheckpointError, _check_tokenizer
     from neurobrix.tokenizer import TokenizerError, tokenizers_call
 
@@ -56,8 +66,11 @@ def test_the_guard_raises_the_error_its_caller_names(tmp_path):
     data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
     data["normalizer"] = {"type": "Precompiled", "precompiled_charsmap": ""}
     (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-    with pytest.raises(CheckpointError, match="not a valid tokenizer.json: the tokenizers library failed"):
+    with pytest.raises(CheckpointError) as refused:
         _check_tokenizer(folder)
+    path = str(folder / "tokenizer.json")  # named once, the library's failure said as it is (not "fetch ... again")
+    assert str(refused.value).startswith(f"{path}: not a valid tokenizer.json: the tokenizers library failed")
+    assert str(refused.value).count(path) == 1 and "fetch the checkpoint again" not in str(refused.value)
 
 
 def test_stop_strings_the_library_cannot_spell_are_refused_naming_the_settings_file(tmp_path, monkeypatch):
@@ -160,24 +173,47 @@ def test_a_bpe_decoder_after_a_step_that_rewrites_tokens_is_held(tmp_path):
     assert _streamed(tok, ids) == ("", tok.decode(ids))
 
 
-def test_a_token_holding_the_suffix_before_its_end_and_at_it_is_held(tmp_path):
-    """k11 (the suffix looked for from the token's end: a token holding it there and before passed). "x</w>y</w>" is
-    spelt "x y" before another token and "xy" as the last."""
+def _with_tokens(folder: Path, vocab: tuple[str, ...] = (), added: tuple[str, ...] = ()):
+    """The engine's and the library's tokenizer of ``folder`` with ``vocab`` added to its model's vocabulary and
+    ``added`` as added tokens (not special: a decode passes them through the decoder)."""
     from tokenizers import Tokenizer as Library
 
     from neurobrix.tokenizer import Tokenizer
 
-    tok, _ = _tokenizer(tmp_path, "sentencepiece", _bpe(suffix="</w>"))
-    assert tok.stream_held is None  # no token holds "</w>" but at its end (none does)
-    folder = next(tmp_path.iterdir())
     data = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    data["model"]["vocab"]["x</w>y</w>"] = len(data["model"]["vocab"])
+    for token in vocab:
+        data["model"]["vocab"][token] = len(data["model"]["vocab"])
+    top = max([len(data["model"]["vocab"]) - 1, *(t["id"] for t in data["added_tokens"])])
+    for n, token in enumerate(added, start=top + 1):
+        flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": False}
+        data["added_tokens"].append({"id": n, "content": token, **flags})
     (folder / "tokenizer.json").write_text(json.dumps(data), encoding="utf-8")
-    tok, library = Tokenizer(folder), Library.from_file(str(folder / "tokenizer.json"))
-    assert tok.stream_held is not None
-    ids = [library.token_to_id("x</w>y</w>"), library.token_to_id("t")]
-    assert library.decode(ids[:1]) == "xy" and library.decode(ids).startswith("x y")
-    assert _streamed(tok, ids) == ("", tok.decode(ids))
+    return Tokenizer(folder), Library.from_file(str(folder / "tokenizer.json"))
+
+
+def test_a_suffix_held_by_tokens_only_at_their_end_streams_and_elsewhere_is_held(tmp_path):
+    """k10 (the suffix's place measured as one character from the end: "ab</w>" held), k11 (the suffix looked for
+    from the token's end: "x</w>y</w>", which holds it there and before, passed), k15 (the added tokens left out of
+    the search: an added "p</w>q" passed). A token holding "</w>" at its end alone is spelt "ab " before another token
+    and "ab" as the last, a prefix: the stream follows. "x</w>y</w>" is spelt "x y " before another and "xy" as the
+    last, no prefix of "x y t": held."""
+    tok, _ = _tokenizer(tmp_path, "sentencepiece", _bpe(suffix="</w>"))
+    assert tok.stream_held is None  # no token holds "</w>"
+    folder = next(tmp_path.iterdir())
+    tok, library = _with_tokens(folder, vocab=("ab</w>",))
+    ids = [library.token_to_id(t) for t in ("ab</w>", "t", "ab</w>")]
+    assert tok.stream_held is None
+    early, whole = _streamed(tok, ids)
+    assert whole == tok.decode(ids) and early.startswith("ab "), (early, whole)
+    for vocab, added in ((("x</w>y</w>",), ()), ((), ("p</w>q",))):
+        shutil.rmtree(folder)
+        tok, _ = _tokenizer(tmp_path, "sentencepiece", _bpe(suffix="</w>"))
+        folder = next(tmp_path.iterdir())
+        tok, library = _with_tokens(folder, vocab, added)
+        ids = [library.token_to_id((vocab or added)[0]), library.token_to_id("t")]
+        assert library.decode(ids[:1]) in ("xy", "pq") and " " in library.decode(ids), library.decode(ids)
+        assert tok.stream_held is not None, (vocab, added)
+        assert _streamed(tok, ids) == ("", tok.decode(ids))
 
 
 # --- strict round 38: entry_problem ----------------------------------------------------------------------------------
@@ -310,6 +346,25 @@ def test_a_cgroup_v1_limit_counts_the_page_cache_of_its_whole_hierarchy(tmp_path
     assert found is not None and found[:2] == (3 * GIB, 4 * GIB), found
 
 
+def test_a_limit_at_the_root_binds_a_process_in_a_cgroup_below_it(tmp_path):
+    """m05 (each level read one deeper: the process's own twice, the root never). A process in "/job/step" under a
+    limit set at the namespace's root alone is bound by that root's memory.max."""
+    _write(
+        tmp_path,
+        {
+            "proc/self/cgroup": "0::/job/step\n",
+            "cg/memory.max": f"{2 * GIB}\n",
+            "cg/memory.current": f"{GIB}\n",
+            "cg/job/memory.max": "max\n",
+            "cg/job/memory.current": f"{GIB // 2}\n",
+            "cg/job/step/memory.max": "max\n",
+            "cg/job/step/memory.current": f"{GIB // 4}\n",
+        },
+    )
+    found = memory.cgroup_memory(str(tmp_path / "proc"), str(tmp_path / "cg"))
+    assert found == (GIB, 2 * GIB, str(tmp_path / "cg" / "memory.max")), found
+
+
 def test_a_malformed_stat_counts_no_page_cache(tmp_path):
     """m03 (the cache read before a malformed line kept). memory.stat that cannot be read whole counts no page cache
     as left: half a stat is not the kernel's figure."""
@@ -396,3 +451,23 @@ def test_a_pkg_info_below_the_sdists_root_is_judged_as_any_file(built, tmp_path)
 
     sdist = rewrite_sdist(built.sdist, tmp_path, add={"neurobrix/PKG-INFO": b"Metadata-Version: 2.4\n"})
     refused_with(judge(sdist), "G509", f"{built.root}/neurobrix/PKG-INFO")
+
+
+def test_the_warmups_memory_check_counts_the_longest_prompt_where_the_context_clips_its_caches(
+    tmp_path, monkeypatch, capsys
+):
+    """w04 (each cache's first prompt counted). With a context of 64, `--max-prompt 40 --max-tokens 40` fills every
+    cache the 40-token prompt goes into with shorter prompts first (their windows reach the context too): the check
+    must still count the 40 tokens, with the 64-position cache."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    short = {**SLIM, "max_position_embeddings": 64}
+    assert main(["import", str(make_checkpoint(tmp_path / "short", config=config_dict(**short)))]) == 0
+    checked = []
+
+    def spy(device, cfg, itemsize, batch, prompt, capacity, *rest):
+        checked.append((prompt, capacity))
+        raise memory.DeviceMemoryError("stop here")
+
+    monkeypatch.setattr(memory, "require_fit_on", spy)
+    code, err = _main(capsys, "warmup", "--model", "short", "--max-prompt", "40", "--max-tokens", "40")
+    assert code == 5 and checked == [(40, 64)], (checked, err)
