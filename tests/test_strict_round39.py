@@ -148,3 +148,38 @@ def test_valid_values_still_run_to_transformers_text(model_folder, monkeypatch, 
     lookup of true tokens, 0 for its n-gram size's default, a fractional top_k) give its greedy text, unrefused."""
     _settings(model_folder, setting)
     assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+# --- config.json: fields of transformers' base config the engine did not read -------------------------------------
+
+CONFIG_FAILS = {  # transformers builds no model, or its generate fails (checked below)
+    "id2label a list": ({"id2label": []}, "'id2label'"),
+    "id2label keyed by text": ({"id2label": {"a": "x"}}, "'id2label'"),
+    "is_encoder_decoder true": ({"is_encoder_decoder": True}, "is_encoder_decoder True"),
+    "is_encoder_decoder 1.5": ({"is_encoder_decoder": 1.5}, "is_encoder_decoder 1.5"),
+}
+
+
+@pytest.mark.parametrize("case", CONFIG_FAILS)
+def test_a_config_json_transformers_cannot_generate_from_is_refused_at_import(tmp_path, monkeypatch, capsys, case):
+    """Before: imported, and `run` printed greedy text. transformers' config reads id2label as {int(key): value} of an
+    object (an AttributeError or ValueError otherwise), and its generate takes any true is_encoder_decoder for an
+    encoder-decoder model (no decoder start token here: a ValueError). Now `import` (as `run`) refuses it, exit 2."""
+    from neurobrix.cli import main
+
+    fields, named = CONFIG_FAILS[case]
+    folder = checkpoint(tmp_path / "m", fields=fields, generation=BASE)
+    with pytest.raises(FAILED + (AttributeError,)):
+        theirs(folder)
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    with pytest.raises(SystemExit) as exit:
+        main(["import", str(folder)])
+    err = capsys.readouterr().err
+    assert exit.value.code == 2 and named in err and "Traceback" not in err, err
+
+
+def test_config_json_label_and_encoder_fields_transformers_takes_run_to_its_text(tmp_path, monkeypatch):
+    """Control: labels keyed by integers as text and is_encoder_decoder false give transformers' text."""
+    fields = {"id2label": {"0": "a", "1": "b"}, "is_encoder_decoder": False}
+    folder = checkpoint(tmp_path / "m", fields=fields, generation=BASE)
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
