@@ -88,7 +88,13 @@ TYPED_BY_ARCH = {
         "pretraining_tp": "int?",
     },
     "mistral": {"attention_dropout": "number"},
-    "qwen2": {"use_sliding_window": "bool", "max_window_layers": "int", "attention_dropout": "number"},
+    # Qwen2's sliding_window too, which its model reads only with use_sliding_window (the engine did not read it then)
+    "qwen2": {
+        "use_sliding_window": "bool",
+        "max_window_layers": "int",
+        "attention_dropout": "number",
+        "sliding_window": "int?",
+    },
 }
 _KINDS = {
     "bool": (lambda v: type(v) is bool, "true or false"),

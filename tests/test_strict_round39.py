@@ -15,6 +15,12 @@ transformers' generate fails on a setting the engine ignores, or reads one other
   their other values were; and a ``penalty_alpha`` of 0 or less, with which transformers decodes greedily, is no
   longer named as unapplied.
 
+The same fuzz over config.json's fields (LlamaConfig's and Qwen2Config's, values of every JSON kind) found three
+fields the engine did not read: of transformers' base config, an ``id2label`` that is no object keyed by integers
+(its config fails reading it) and an ``is_encoder_decoder`` that is true (its generate decodes as an encoder-decoder
+model and fails); and Qwen2's ``sliding_window`` of another type than an integer or null while use_sliding_window is
+false (Qwen2Config's validation refuses it); each is refused by `import` and `run` now, naming the field (exit 2).
+
 Each test that says "before" failed before its fix; the controls (valid values, which transformers runs to the
 engine's text) pass either way."""
 
@@ -157,6 +163,8 @@ CONFIG_FAILS = {  # transformers builds no model, or its generate fails (checked
     "id2label keyed by text": ({"id2label": {"a": "x"}}, "'id2label'"),
     "is_encoder_decoder true": ({"is_encoder_decoder": True}, "is_encoder_decoder True"),
     "is_encoder_decoder 1.5": ({"is_encoder_decoder": 1.5}, "is_encoder_decoder 1.5"),
+    # Qwen2Config types its window an integer or null, read or not (use_sliding_window false: the engine never read it)
+    "qwen2 sliding_window 1.5": ({"sliding_window": 1.5}, "'sliding_window' is 1.5"),
 }
 
 
@@ -168,7 +176,8 @@ def test_a_config_json_transformers_cannot_generate_from_is_refused_at_import(tm
     from neurobrix.cli import main
 
     fields, named = CONFIG_FAILS[case]
-    folder = checkpoint(tmp_path / "m", fields=fields, generation=BASE)
+    family = "Qwen2Config" if case.startswith("qwen2") else "LlamaConfig"
+    folder = checkpoint(tmp_path / "m", family, fields=fields, generation=BASE)
     with pytest.raises(FAILED + (AttributeError,)):
         theirs(folder)
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
@@ -179,7 +188,8 @@ def test_a_config_json_transformers_cannot_generate_from_is_refused_at_import(tm
 
 
 def test_config_json_label_and_encoder_fields_transformers_takes_run_to_its_text(tmp_path, monkeypatch):
-    """Control: labels keyed by integers as text and is_encoder_decoder false give transformers' text."""
-    fields = {"id2label": {"0": "a", "1": "b"}, "is_encoder_decoder": False}
-    folder = checkpoint(tmp_path / "m", fields=fields, generation=BASE)
+    """Control: labels keyed by integers as text, is_encoder_decoder false and an unused window of -1 (an integer, as
+    Qwen2Config types it) give transformers' text."""
+    fields = {"id2label": {"0": "a", "1": "b"}, "is_encoder_decoder": False, "sliding_window": -1}
+    folder = checkpoint(tmp_path / "m", "Qwen2Config", fields=fields, generation=BASE)
     assert ours(folder, monkeypatch)[:2] == theirs(folder)
