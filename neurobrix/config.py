@@ -8,6 +8,7 @@ any weight is read. A field config.json leaves out takes the value transformers'
 
 from __future__ import annotations
 
+import json
 import math
 import sys
 from collections.abc import Mapping
@@ -87,7 +88,13 @@ TYPED_BY_ARCH = {
         "pretraining_tp": "int?",
     },
     "mistral": {"attention_dropout": "number"},
-    "qwen2": {"use_sliding_window": "bool", "max_window_layers": "int", "attention_dropout": "number"},
+    # Qwen2's sliding_window too, which its model reads only with use_sliding_window (the engine did not read it then)
+    "qwen2": {
+        "use_sliding_window": "bool",
+        "max_window_layers": "int",
+        "attention_dropout": "number",
+        "sliding_window": "int?",
+    },
 }
 _KINDS = {
     "bool": (lambda v: type(v) is bool, "true or false"),
@@ -302,6 +309,18 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
 
         if not hasattr(torch, dtype):  # transformers' config takes getattr(torch, name)
             raise ConfigError(f"{source}: {name} {dtype!r} names no torch dtype, which transformers' config refuses")
+    labels = data.get("id2label")
+    if labels is not None and not _label_keys(labels):  # its config reads {int(key): value for key in the object}
+        raise ConfigError(
+            f"{source}: field 'id2label' is {json.dumps(labels)}, which transformers' config refuses: it must be an "
+            "object keyed by integers (or null)"
+        )
+    if data.get("is_encoder_decoder"):  # typed bool, yet read by its truth: generate decodes as a seq2seq model
+        raise ConfigError(
+            f"{source}: is_encoder_decoder {data['is_encoder_decoder']!r}: transformers' generate then decodes as an "
+            "encoder-decoder model (from a decoder start token, over an encoder's output), which it fails on for a "
+            f"{CLASSES[arch].removesuffix('Config')} model; write false"
+        )
     pad, vocab = data.get("pad_token_id"), data.get("vocab_size")
     if (
         pad is not None
@@ -312,6 +331,18 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
             f"{source}: pad_token_id {pad!r} is not a row of the {vocab}-row embedding, which transformers' model "
             "refuses (the embedding's padding index)"
         )
+
+
+def _label_keys(labels: Any) -> bool:
+    """Whether transformers' config takes an id2label: an object whose every key ``int()`` reads."""
+    if not isinstance(labels, Mapping):
+        return False
+    try:
+        for key in labels:
+            int(key)
+    except ValueError:
+        return False
+    return True
 
 
 def _layer_types(arch: str, data: Mapping[str, Any], source: str) -> None:

@@ -650,10 +650,12 @@ UNAPPLIED: dict[str, Callable[[Any, dict[str, Any]], bool]] = {
     "watermarking_config": lambda v, settings: v is not None,
     # contrastive search (with top_k > 1, transformers' default 50), DoLa, constrained beam search: generate
     # loads their code from the hub (trust_remote_code) or refuses
-    "penalty_alpha": lambda v, settings: bool(v) and (settings.get("top_k", 50) or 0) > 1,
+    # transformers' test of each: contrastive where penalty_alpha > 0 (a number: ``GENERATE_CHECKS``), constrained
+    # beam search wherever either field is not null, [] and 0 included
+    "penalty_alpha": lambda v, settings: _contrastive(v, settings),
     "dola_layers": lambda v, settings: v is not None,
-    "force_words_ids": lambda v, settings: bool(v),
-    "constraints": lambda v, settings: bool(v),
+    "force_words_ids": lambda v, settings: v is not None,
+    "constraints": lambda v, settings: v is not None,
     # generate rewrites the prompt's end when given the tokenizer (else refuses); its stop_strings are applied
     # (StopStrings)
     "token_healing": lambda v, settings: bool(v),
@@ -731,6 +733,10 @@ GENERATION_FIELDS = frozenset(
         "bos_token_id",
         "pad_token_id",
         "decoder_start_token_id",
+        # read only to refuse what transformers' generate fails on (GENERATE_CHECKS) or reads otherwise
+        "use_cache",
+        "max_matching_ngram_size",
+        "prefill_chunk_size",
     }
 )
 # the cache implementations transformers' GenerationConfig knows, and the arguments of generate() it refuses to find
@@ -811,6 +817,102 @@ GENERATION_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
 }
 
 
+def _number(value: Any) -> bool:
+    """A JSON number or boolean: what Python compares with an integer (text, a list or an object raise TypeError)."""
+    return isinstance(value, (bool, int, float))
+
+
+def _without_beams(settings: dict[str, Any]) -> bool:
+    """Whether transformers' get_generation_mode reaches its greedy-or-sample branch, where it compares top_k with 1
+    (then penalty_alpha with 0): no constrained beam search (constraints and force_words_ids null), num_beams 1 or
+    null."""
+    return (
+        settings.get("constraints") is None
+        and settings.get("force_words_ids") is None
+        and settings.get("num_beams") in (None, 1)
+    )
+
+
+def _contrastive(value: Any, settings: dict[str, Any]) -> bool:
+    """Whether transformers' greedy generate decodes by contrastive search: penalty_alpha above 0 and top_k above 1
+    (50 where absent), without beams."""
+    top_k = settings.get("top_k", DEFAULT_TOP_K)
+    return _number(value) and value > 0 and _number(top_k) and top_k > 1 and _without_beams(settings)
+
+
+def _whole(value: Any, least: int) -> bool:
+    """An integer (not a boolean) of at least ``least``."""
+    return type(value) is int and value >= least
+
+
+def _prompt_lookup(settings: dict[str, Any]) -> str | None:
+    """Why transformers' PromptLookupCandidateGenerator fails on these settings (it is built where
+    prompt_lookup_num_tokens is not null and assistant_early_exit is): prompt_lookup_num_tokens tokens proposed a step
+    and n-grams of up to max_matching_ngram_size (2 where 0 or null), each compared with 0 and counted with."""
+    tokens, ngram = settings["prompt_lookup_num_tokens"], settings.get("max_matching_ngram_size")
+    if tokens is None or settings.get("assistant_early_exit") is not None:
+        return None
+    if not (isinstance(tokens, int) and tokens >= 1):  # true is 1 there, false 0
+        return "transformers' prompt lookup proposes that many tokens a step and fails on it (an integer >= 1)"
+    if ngram and not (isinstance(ngram, int) and ngram >= 1):
+        return (
+            f"with max_matching_ngram_size {ngram!r}, n-grams of which transformers' prompt lookup matches and fails "
+            "on (an integer >= 1, or 0 or null for its 2)"
+        )
+    return None
+
+
+# what transformers' generate fails on as it decodes (a setting it reads for its mode, or for the code that mode
+# runs), in the fields the engine does not otherwise read: field -> why (None: it runs)
+GENERATE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
+    "top_k": lambda s: (
+        None
+        if s["top_k"] is None or _number(s["top_k"]) or not _without_beams(s)
+        else "transformers' generate compares it with 1 to pick its decoding (a TypeError): it must be a number"
+    ),
+    "penalty_alpha": lambda s: (
+        None
+        if s["penalty_alpha"] is None
+        or _number(s["penalty_alpha"])
+        or not _without_beams(s)
+        or not (_number(top_k := s.get("top_k", DEFAULT_TOP_K)) and top_k > 1)
+        else "transformers' generate compares it with 0 to pick contrastive search (a TypeError): it must be a number"
+    ),
+    "assistant_early_exit": lambda s: (
+        None
+        if s["assistant_early_exit"] is None or _whole(s["assistant_early_exit"], 0)
+        else "transformers' generate drafts with that many of the model's layers (its config's num_hidden_layers) "
+        "and fails on it: it must be an integer >= 0"
+    ),
+    "prompt_lookup_num_tokens": _prompt_lookup,
+    "prefill_chunk_size": lambda s: (
+        None
+        if s["prefill_chunk_size"] is None
+        else "transformers' generate splits the prompt into chunks of that many tokens and fails on it: it must be an "
+        "integer >= 1"
+        if not _whole(s["prefill_chunk_size"], 1)
+        else "transformers' generate refuses a chunked prefill without a KV cache (use_cache false)"
+        if s.get("use_cache") is False
+        else None
+    ),
+}
+
+
+def _read_otherwise(settings: dict[str, Any]) -> str | None:
+    """A setting transformers' generate reads two ways, computing other text than the engine's (which decodes as
+    either reading would): ``use_cache`` that is neither true nor false nor null but reads as false (0, "", [] or
+    {}): generate builds its KV cache (only false turns it off) and runs the model as without one, handing it the
+    whole sequence at every step, whose keys the cache then holds twice."""
+    value = settings.get("use_cache")
+    if value is not None and not isinstance(value, bool) and not value:
+        return (
+            f"use_cache {value!r} is not true or false: transformers' generate then builds its KV cache (only false "
+            "turns it off) yet feeds the model the whole sequence at every step, as without one, and computes other "
+            "text than either; write true or false"
+        )
+    return None
+
+
 def _unused(name: str, value: Any) -> bool:
     """Whether transformers' generate builds no processor for the setting at this value, so never checks its type:
     the n-gram sizes and min_length at 0 or below, encoder_repetition_penalty at 1."""
@@ -847,6 +949,9 @@ def _refused_by_generate(settings: dict[str, Any]) -> str | None:
                 why = "transformers' check of it fails"
             if why is not None:
                 return f"{name} {settings[name]!r}: {why}"
+    for name, check in GENERATE_CHECKS.items():
+        if name in settings and (why := check(settings)) is not None:
+            return f"{name} {settings[name]!r}: {why}"
     if not settings.get("_from_model_config"):
         found = [name for name in GENERATE_ARGUMENTS if name in settings]
         if found:
@@ -1127,6 +1232,9 @@ class Tokenizer:
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
             )
+        otherwise = _read_otherwise(self.generation)
+        if otherwise is not None:  # transformers computes other text than the setting says
+            raise TokenizerError(f"{gen_path}: {otherwise}")
         # transformers >= 5 saves the template as chat_template.jinja and named ones as additional_chat_templates/
         # NAME.jinja ("default.jinja" there wins), which together replace tokenizer_config.json's template; older
         # files keep it in tokenizer_config.json, as text or as a list of named templates
