@@ -266,11 +266,11 @@ def small_prefill(config: Mapping[str, Any]) -> Small:
     """Queries across two BLOCK_M blocks and keys across BLOCK_N blocks, with tails; head dims up to 128
     (the kernel pads D to a power of two); GQA groups 1 to 8."""
     block_m, block_n = int(config["BLOCK_M"]), int(config["BLOCK_N"])
-    top = 2 * max(block_m, block_n) + 1
+    # the explicit shape: the last query block's first query sees a whole key block (S one past the larger block)
     return Small(
-        {"S": (1, top), "D": (1, 128), "G": (1, 8)},
+        {"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)},
         {"S": (block_m, block_n)},
-        explicit=({"S": top, "D": EVEN_NOT_POW2, "G": 2},),
+        explicit=({"S": max(block_m, block_n) + 1, "D": EVEN_NOT_POW2, "G": 2},),
     )
 
 
@@ -281,7 +281,8 @@ def small_chunk(config: Mapping[str, Any]) -> Small:
     return Small(
         {"C": (1, 2 * block_m + 1), "S": (1, 2 * block_m + 3 * block_n + 1), "D": (1, 128), "G": (1, 8)},
         {"C": (block_m,), "S": (block_n, 2 * block_n)},
-        explicit=({"C": block_m + 1, "S": block_m + 2 * block_n + 2, "D": EVEN_NOT_POW2, "G": 2},),
+        # the explicit shape: two query blocks after a whole key block of cache
+        explicit=({"C": block_m + 1, "S": block_m + block_n + 1, "D": EVEN_NOT_POW2, "G": 2},),
     )
 
 
