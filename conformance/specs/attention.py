@@ -70,6 +70,15 @@ def build_chunk(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], 
     args = {"k": k_cache[:, :S], "v": v_cache[:, :S], "scale": _scale(rng, D)}
     q, pad_q = _projection(values, qkv, hq)
     note = {"batch": batch, "kv_heads": hkv, "keys": S, "capacity": capacity}
+    # drawn last (every earlier draw stays as it was): a quarter of the draws put every key the chunk's first query
+    # sees far below it, in each sequence and kv head (that head's first query head): ``_far_below``
+    if values.layout(rng.random() < 1 / 4, engine=False):
+        placed = sum(
+            _far_below(q[b, 0, h * G], args["k"][b, : S - C + 1, h], args["scale"])
+            for b in range(batch)
+            for h in range(hkv)
+        )
+        note["far below"] = f"{placed} rows"
     return {"q": q, **args}, {**note, "head padding": pads, "q head padding": pad_q}
 
 
@@ -153,7 +162,43 @@ def build_decode(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any],
     # against the first split's max, not the largest, overflows); the drawn values alone seldom reach it
     if rng.random() < 1 / 4:
         note["late key"] = _late_key(args, lengths, hkv, G)
+    # drawn after it: a quarter of the draws put every filled key of each sequence and kv head far below that head's
+    # first query head (``_far_below``)
+    if values.layout(rng.random() < 1 / 4, engine=False):
+        placed = sum(
+            _far_below(args["q"][b, h * G], args["k_cache"][b, :n, h], args["scale"])
+            for b, n in enumerate(lengths)
+            for h in range(hkv)
+        )
+        note["far below"] = f"{placed} rows"
     return args, {**note, "head padding": pads, "q": layout}
+
+
+FAR_BELOW = 8192.0  # natural units: 11,819 in the kernels' log2 units, past a finite mask or start of -1e4
+
+
+def _far_below(q: Any, keys: Any, scale: float) -> bool:
+    """Make every score of the query ``q`` [D] over ``keys`` [n, D] (views, written in place) at most -FAR_BELOW:
+    q scaled by a power of two to a norm of about sqrt(FAR_BELOW / scale), then each key moved by the same multiple
+    of q (scores at most -FAR_BELOW, spread as they were drawn). The softmax is the same function of the score
+    differences, but a kernel that masks with a finite score or starts its running max at a finite value (-1e4,
+    as fp16 kernels write it) sees that value above every real score: hidden keys take the weight, or every weight
+    underflows (0 / 0). The drawn values (exponents to 2^4) keep every row's largest score within a few thousand
+    of 0. Skipped (False) where q is zero or a value would not be finite in the dtype."""
+    q64, k64 = q.double(), keys.double()
+    norm2 = float((q64 * q64).sum())
+    if norm2 == 0.0 or keys.shape[0] == 0:
+        return False
+    q64 = q64 * 2.0 ** round(math.log2(math.sqrt(FAR_BELOW / scale / norm2)))
+    q_new = q64.to(q.dtype)
+    q64 = q_new.double()
+    top = max(float((k64 @ q64).max()) * scale, 0.0)
+    k_new = (k64 - q64 * ((FAR_BELOW + top) / (scale * float((q64 * q64).sum())))).to(keys.dtype)
+    if not (bool(torch.isfinite(q_new).all()) and bool(torch.isfinite(k_new).all())):
+        return False
+    q.copy_(q_new)
+    keys.copy_(k_new)
+    return True
 
 
 def _late_key(args: dict[str, Any], lengths: list[int], hkv: int, G: int) -> str:
@@ -210,11 +255,23 @@ def judge_decode(case: Any, outputs: tuple[Any, ...], config: Mapping[str, Any])
     return pairs
 
 
+# a head dim that is a whole number of MMA steps (16) but not a power of two (Phi-3's): the flash kernel's loads drop
+# their head-dim mask only where D fills its power-of-two block, and a test of "D fills it" written as D % 16 == 0
+# passes every power of two; drawn among 1..128 only as one value of 128 (48, 80, 96 and 112 are no edge of a block),
+# which no entry's 25 draws reached on 2026-12-05 (kmut8): every prefill and chunk setting checks it first
+EVEN_NOT_POW2 = 96
+
+
 def small_prefill(config: Mapping[str, Any]) -> Small:
     """Queries across two BLOCK_M blocks and keys across BLOCK_N blocks, with tails; head dims up to 128
     (the kernel pads D to a power of two); GQA groups 1 to 8."""
     block_m, block_n = int(config["BLOCK_M"]), int(config["BLOCK_N"])
-    return Small({"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)}, {"S": (block_m, block_n)})
+    # the explicit shape: the last query block's first query sees a whole key block (S one past the larger block)
+    return Small(
+        {"S": (1, 2 * max(block_m, block_n) + 1), "D": (1, 128), "G": (1, 8)},
+        {"S": (block_m, block_n)},
+        explicit=({"S": max(block_m, block_n) + 1, "D": EVEN_NOT_POW2, "G": 2},),
+    )
 
 
 def small_chunk(config: Mapping[str, Any]) -> Small:
@@ -224,6 +281,8 @@ def small_chunk(config: Mapping[str, Any]) -> Small:
     return Small(
         {"C": (1, 2 * block_m + 1), "S": (1, 2 * block_m + 3 * block_n + 1), "D": (1, 128), "G": (1, 8)},
         {"C": (block_m,), "S": (block_n, 2 * block_n)},
+        # the explicit shape: two query blocks after a whole key block of cache
+        explicit=({"C": block_m + 1, "S": block_m + block_n + 1, "D": EVEN_NOT_POW2, "G": 2},),
     )
 
 
