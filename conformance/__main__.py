@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from neurobrix.cli import Parser
+from neurobrix.cli import Parser, _decimal
 from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
@@ -46,7 +46,7 @@ def _at_least(low: float, kind: type = int):
 
     def parse(text: str):
         try:
-            value = kind(text)
+            value = _decimal(text) if kind is int else kind(text)  # int() also reads "+2" and a full-width "２"
         except ValueError:
             raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
         if not value >= low:  # NaN too

@@ -6,6 +6,7 @@ import argparse
 import io
 import json
 import os
+import re
 import signal
 import sys
 import textwrap
@@ -52,6 +53,16 @@ class _StoreOnce(argparse._StoreAction):
 
 
 _GIVEN = "_options_given"  # the options a parse has stored, while it runs
+_DECIMAL = re.compile(r"-?[0-9]+")
+
+
+def _decimal(text: str) -> int:
+    """``int`` for an integer option: ASCII digits, a minus sign allowed (its command refuses what is below its
+    least). ``int`` itself also reads "+2", " 2", "1_000" and other scripts' digits (a full-width "２"), which
+    `--max-tokens` took as numbers."""
+    if not _DECIMAL.fullmatch(text):
+        raise ValueError(text)
+    return int(text)
 
 
 class Parser(argparse.ArgumentParser):
@@ -61,6 +72,7 @@ class Parser(argparse.ArgumentParser):
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
+        self.register("type", int, _decimal)  # every `type=int` option; argparse's error still says "invalid int value"
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = super().parse_known_args(args, namespace)

@@ -267,7 +267,8 @@ def new_token_limit(
     if prompt_len + max(max_tokens, 1) > span:
         said = f"--max-tokens {max_tokens}" if asked is not None else "one new token"
         raise UsageError(
-            f"the prompt ({prompt_len} tokens) plus {said} exceeds {what}; shorten the prompt or lower --max-tokens"
+            f"the prompt ({prompt_len} tokens) plus {said} exceeds {what}; shorten the prompt or lower --max-tokens "
+            f"to at most {span - prompt_len}"
         )
     return max_tokens
 

@@ -16,6 +16,7 @@ swept by the next import, ``list`` and ``remove``.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import errno
 import json
 import os
@@ -457,10 +458,21 @@ def list_models() -> list[StoredModel]:
     return found
 
 
+def _did_you_mean(name: str) -> str:
+    """' Did you mean X?' for the stored name closest to ``name`` (difflib's match, case aside); '' if none is."""
+    stored: dict[str, list[str]] = {}
+    for model in list_models():
+        stored.setdefault(model.name.lower(), []).append(model.name)
+    close = difflib.get_close_matches(normalize(name).lower(), stored, n=1)
+    return f" Did you mean {' or '.join(map(repr, stored[close[0]]))}?" if close else ""  # Tiny or tiny
+
+
 def _not_found(name: str) -> ModelNotFoundError:
+    close = _did_you_mean(name)
     return ModelNotFoundError(
-        f"no model {name!r} in the store ({models_dir()}). Import it first: `neurobrix import {shlex.quote(name)}` "
-        "(a Hugging Face id like org/name, or a local checkpoint folder); `neurobrix list` shows what is imported"
+        f"no model {name!r} in the store ({models_dir()}).{close} {'Else i' if close else 'I'}mport it first: "
+        f"`neurobrix import {shlex.quote(name)}` (a Hugging Face id like org/name, or a local checkpoint folder); "
+        "`neurobrix list` shows what is imported"
     )
 
 
@@ -537,7 +549,8 @@ def remove(name: str) -> StoredModel:
     key, path = _find(name)
     if path is None:
         raise ModelNotFoundError(
-            f"no model {name!r} in the store ({models_dir()}); `neurobrix list` shows the stored names"
+            f"no model {name!r} in the store ({models_dir()}).{_did_you_mean(name)} `neurobrix list` shows the stored "
+            "names"
         )
     try:
         model = _load(path, key)

@@ -885,6 +885,12 @@ GENERATE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
         "and fails on it: it must be an integer >= 0"
     ),
     "prompt_lookup_num_tokens": _prompt_lookup,
+    # classifier-free guidance, on for any value but null and 1 (the note names it): its processor scales the logits
+    "guidance_scale": lambda s: (
+        None
+        if s["guidance_scale"] is None or _number(s["guidance_scale"])
+        else "transformers' generate multiplies the logits by it (a TypeError): it must be a number"
+    ),
     "prefill_chunk_size": lambda s: (
         None
         if s["prefill_chunk_size"] is None
@@ -896,6 +902,20 @@ GENERATE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
         else None
     ),
 }
+
+
+def _hidden_states(value: Any) -> str | None:
+    """Why transformers' model fails on an ``output_hidden_states`` (typed bool, but read as the index or indices of
+    the hidden states to keep: output_capturing's selected_hidden_states and resolve_hidden_states_indices): null, a
+    boolean or an integer is taken; anything else is made a list, each item compared with integers."""
+    if value is None or isinstance(value, (bool, int)):
+        return None
+    if not isinstance(value, (str, list, dict)) or not all(_number(i) for i in value):  # 1.5; "x", ["x"], {"x": 1}
+        return (
+            "transformers' model reads it as the index or indices of the hidden states to keep and fails on it: "
+            "write true or false"
+        )
+    return None
 
 
 def _read_otherwise(settings: dict[str, Any]) -> str | None:
@@ -1232,6 +1252,14 @@ class Tokenizer:
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
             )
+        # generate hands its model output_hidden_states where the settings' reads as true; else the model reads
+        # config.json's
+        hidden_path, hidden = gen_path, self.generation.get("output_hidden_states")
+        if not hidden and (folder / "config.json").is_file():
+            hidden_path = folder / "config.json"
+            hidden = _read_json(hidden_path).get("output_hidden_states")
+        if (why := _hidden_states(hidden)) is not None:
+            raise TokenizerError(f"{hidden_path}: output_hidden_states {hidden!r}: {why}")
         otherwise = _read_otherwise(self.generation)
         if otherwise is not None:  # transformers computes other text than the setting says
             raise TokenizerError(f"{gen_path}: {otherwise}")
