@@ -275,7 +275,13 @@ PLANTS = [
         "    if value is not None and not isinstance(value, bool):\n",
         ST,
     ),
-    p("g20", TOK, '        "use_cache",\n        "max_matching_ngram_size",\n', '        "max_matching_ngram_size",\n', ST),
+    p(
+        "g20",
+        TOK,
+        '        "use_cache",\n        "max_matching_ngram_size",\n',
+        '        "max_matching_ngram_size",\n',
+        ST,
+    ),
     p(
         "g21",
         TOK,
@@ -298,7 +304,13 @@ PLANTS = [
         "    if labels and not _label_keys(labels):",
         CF,
     ),
-    p("c02", CONFIG, "            int(key)\n    except ValueError:\n", "            int(key)\n    except TypeError:\n", CF),
+    p(
+        "c02",
+        CONFIG,
+        "            int(key)\n    except ValueError:\n",
+        "            int(key)\n    except TypeError:\n",
+        CF,
+    ),
     p(
         "c03",
         CONFIG,
@@ -333,13 +345,21 @@ PLANTS = [
         WK,
     ),
     p("w05", WORKERS, "    os._exit(128 + signum)\n", "    raise SystemExit(128 + signum)\n", WK),
-    p("w06", WORKERS, "    _INTERRUPTS.append(signum)\n    raise KeyboardInterrupt\n", "    raise KeyboardInterrupt\n", WK),
+    p(
+        "w06",
+        WORKERS,
+        "    _INTERRUPTS.append(signum)\n    raise KeyboardInterrupt\n",
+        "    raise KeyboardInterrupt\n",
+        WK,
+    ),
     p(
         "w07",
         WORKERS,
-        "                if on_done:\n                    on_done(i)\n                if _INTERRUPTS:  # a Ctrl-C lost while "
-        "the item ran\n                    raise KeyboardInterrupt\n",
-        "                if _INTERRUPTS:  # a Ctrl-C lost while the item ran\n                    raise KeyboardInterrupt\n"
+        "                if on_done:\n                    on_done(i)\n"
+        "                if _INTERRUPTS:  # a Ctrl-C lost while the item ran\n"
+        "                    raise KeyboardInterrupt\n",
+        "                if _INTERRUPTS:  # a Ctrl-C lost while the item ran\n"
+        "                    raise KeyboardInterrupt\n"
         "                if on_done:\n                    on_done(i)\n",
         WK,
     ),
