@@ -363,7 +363,7 @@ PLANTS = [
         "                if on_done:\n                    on_done(i)\n",
         WK,
     ),
-    p("w08", CMAIN, "    workers._INTERRUPTS.clear()\n", "", WK),
+    p("w08", CMAIN, "        workers._INTERRUPTS.clear()\n", "", WK),
     p(
         "w09",
         CMAIN,

@@ -227,6 +227,18 @@ def test_settings_of_another_decoding_are_named_alone(model_folder, monkeypatch,
     assert not any(f"{name}=" in note for note in notes for name in others), notes
 
 
+def test_settings_read_from_config_json_include_use_cache(tmp_path, monkeypatch, capsys):
+    """g20 (use_cache left out of GENERATION_FIELDS): without generation_config.json, transformers takes the settings
+    from config.json, its use_cache among them, and refuses a chunked prefill without a cache (computed); the engine
+    read prefill_chunk_size there but not use_cache, and ran."""
+    from test_strict_round39 import _refused
+
+    folder = checkpoint(tmp_path / "m", fields={"prefill_chunk_size": 4, "use_cache": False})
+    with pytest.raises(ValueError, match="prefill chunking without a cache"):
+        theirs(folder, max_new_tokens=6)
+    _refused(folder, monkeypatch, capsys, "prefill_chunk_size 4")
+
+
 # --- strict round 39: config.json -----------------------------------------------------------------------------------
 
 
@@ -266,6 +278,15 @@ def test_a_pool_worker_interrupted_ends_quietly(capfd):
     assert "Traceback" not in err and "KeyboardInterrupt" not in err, err
 
 
+@pytest.fixture
+def python_ctrl_c():
+    """Python's own SIGINT handler while the test runs, as a terminal's command starts with it (pytest run as a
+    background job, `&` in a script, starts with SIGINT ignored, which the conformance command leaves alone)."""
+    previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+    yield
+    signal.signal(signal.SIGINT, previous)
+
+
 def _items(monkeypatch, ran: list, done: list, lose: bool) -> None:
     """`python -m conformance track --check` made to run three items here (the interpreter's way), the first losing
     a Ctrl-C inside a garbage-collection callback where ``lose``."""
@@ -283,7 +304,7 @@ def _items(monkeypatch, ran: list, done: list, lose: bool) -> None:
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")  # the lost Ctrl-C, printed
-def test_the_item_under_way_is_done_before_a_lost_ctrl_c_is_raised_again(monkeypatch, capsys):
+def test_the_item_under_way_is_done_before_a_lost_ctrl_c_is_raised_again(monkeypatch, capsys, python_ctrl_c):
     """w07 (the lost Ctrl-C raised before the item's on_done): the item that ran to its end was not recorded as
     done (certify's progress, check's count)."""
     from conformance import __main__ as cli
@@ -296,9 +317,10 @@ def test_the_item_under_way_is_done_before_a_lost_ctrl_c_is_raised_again(monkeyp
 
 
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
-def test_a_lost_ctrl_c_stops_only_the_command_it_reached(monkeypatch, capsys):
+def test_a_lost_ctrl_c_stops_only_the_command_it_reached(monkeypatch, capsys, python_ctrl_c):
     """w08 (the record of lost Ctrl-Cs kept from one command to the next): a Python caller running the conformance
-    command again after an interrupted one had the new command interrupted after its first item."""
+    command again after an interrupted one had the new command interrupted after its first item (as merged, each
+    command cleared the record as it began; now as it ends)."""
     from conformance import __main__ as cli
 
     ran: list = []
@@ -308,7 +330,27 @@ def test_a_lost_ctrl_c_stops_only_the_command_it_reached(monkeypatch, capsys):
     assert cli.main(["track", "--check"]) == 0 and ran == [0, 1, 2]
 
 
-def test_the_conformance_command_runs_from_another_thread(monkeypatch, capsys):
+@pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
+def test_a_lost_ctrl_c_is_forgotten_once_its_command_ends(monkeypatch, capsys, python_ctrl_c):
+    """Found by w08's run (a KeyboardInterrupt out of test_conformance's out-of-memory test, which maps entries through
+    Workers in this process): the record of a Ctrl-C lost in an interrupted command outlived it, so items a Python
+    caller ran through Workers afterwards, outside any command, were interrupted after the first. The command clears
+    it as it ends (w08: that clear left out)."""
+    from conformance import __main__ as cli
+    from conformance import workers
+
+    ran: list = []
+    _items(monkeypatch, ran, [], lose=True)
+    assert cli.main(["track", "--check"]) == 128 + signal.SIGINT
+    try:
+        with workers.Workers(1, [None]) as pool:
+            pool.map(ran.append, [(0,), (1,), (2,)])
+    except KeyboardInterrupt:
+        pytest.fail(f"interrupted after the items {ran}: the ended command's Ctrl-C raised again")
+    assert ran == [0, 1, 2]
+
+
+def test_the_conformance_command_runs_from_another_thread(monkeypatch, capsys, python_ctrl_c):
     """w09 (the SIGINT handler set whatever the thread): Python sets signal handlers in the main thread only, so
     main() called from another thread ended in "ValueError: signal only works in main thread"."""
     from conformance import __main__ as cli
@@ -337,3 +379,11 @@ def test_a_ctrl_c_handler_the_command_did_not_find_as_pythons_is_left_alone(monk
     finally:
         signal.signal(signal.SIGINT, previous)
     assert seen == [handler]
+
+
+def test_a_qwen2_window_of_null_is_taken(tmp_path, monkeypatch):
+    """c06 (Qwen2's sliding_window typed "int", not "int?"): Qwen2Config types it an integer or null, and a file with
+    null (use_sliding_window false) runs to transformers' text."""
+    folder = checkpoint(tmp_path / "m", "Qwen2Config", fields={"sliding_window": None}, generation=BASE)
+    assert transformers.AutoConfig.from_pretrained(folder).sliding_window is None
+    assert ours(folder, monkeypatch)[:2] == theirs(folder)
