@@ -6,7 +6,18 @@ workers quiet on Ctrl-C, the conformance command's own SIGINT handler). Each tes
 docstring names (checked: ``python tests/planted34_driver.py COPY OUT --with tests/test_planted34.py ID``, each plant
 against this file alone) and passes on the clean code. Where a test says what transformers does, it computes it.
 
-Outcomes: see docs/planted-bugs.md, round 34."""
+Outcomes (55 plants): 31 caught by the tests before the round (--prompt-file's universal newlines, its byte order
+mark kept, standard input's newline or strict errors dropped, a StringIO taken for the process's stream, closed
+standard input unrefused; --system without a template unrefused, its messages swapped, left out of encode_prompt,
+placed after the user message; an unusable default template taken for none; assistant_early_exit true and its 0
+refused, prompt lookup's 0 and 1.5 taken, its n-gram size 0 refused, use_cache false refused, force_words_ids 0 not
+named, contrastive search from top_k 1 or without a top_k named otherwise; id2label's [] and text keys, an
+is_encoder_decoder of 1.5, a window of 1.5; numpy undeclared or unnamed, a worker without its handler, the lost
+Ctrl-C not recorded, the handler not restored; w08, the record kept: the suite interrupted); 24 survived and are
+caught here: t07 t08 t09 t11 t14, g01 g02 g03 g04 g06 g10 g14 g15 g17 g19 g20 g22, c03 c06, w03 w05 w07 w09
+w10 (and w08, as a failure rather than an interrupted run). None was equivalent. w08's run found a defect, fixed:
+a Ctrl-C lost in a conformance command was still recorded after it, and interrupted a later Workers map outside any
+command."""
 
 from __future__ import annotations
 
