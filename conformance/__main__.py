@@ -801,7 +801,6 @@ def main(argv: Sequence[str] | None = None) -> int:
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     )
     previous = signal.signal(signal.SIGINT, workers.interrupt) if own else None
-    workers._INTERRUPTS.clear()
     try:
         return args.func(args)
     except NeuroBrixError as exc:
@@ -818,6 +817,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     finally:
         if previous is not None:
             signal.signal(signal.SIGINT, previous)
+        # a Ctrl-C lost in this command is its own: kept beyond it, it interrupted the next items a Python caller ran
+        # through Workers outside the command (after its first item), and the next command
+        workers._INTERRUPTS.clear()
 
 
 if __name__ == "__main__":

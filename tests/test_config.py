@@ -207,7 +207,7 @@ def test_an_empty_prompt_is_a_usage_error(monkeypatch):
     class NoTokens:
         chat_template = None  # (run reads it to name what encoded to nothing)
 
-        def encode_prompt(self, prompt, chat):
+        def encode_prompt(self, prompt, chat, system=None):  # run passes its --system (None here)
             return []
 
     class Stored:
