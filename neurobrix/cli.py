@@ -285,7 +285,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     streamed = ["\n"]  # the last text written
 
     def write(text: str) -> None:
-        sys.stdout.write(text)
+        try:
+            sys.stdout.write(text)
+        except UnicodeEncodeError as exc:  # an ASCII or Latin-1 output (PYTHONIOENCODING, the locale, a console)
+            sys.stdout.write(text[: exc.start])  # the text up to the character, then the refusal on a line of its own
+            streamed[0] = text[: exc.start] or streamed[0]
+            char = text[exc.start]
+            raise UsageError(
+                f"standard output's encoding ({sys.stdout.encoding}) cannot write the model's text ({char!r}, "
+                f"U+{ord(char):04X}); print in UTF-8 (PYTHONIOENCODING=utf-8, or a UTF-8 locale)"
+            ) from None
         if text:
             streamed[0] = text
 

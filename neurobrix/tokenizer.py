@@ -54,6 +54,14 @@ class TokenizerError(UsageError):
     """tokenizer.json / tokenizer_config.json / generation_config.json is missing or malformed."""
 
 
+class ChatTemplateError(TokenizerError):
+    """The model's chat template failed (raise_exception, or an error of its own code): ``said`` is its message."""
+
+    def __init__(self, said: str) -> None:
+        super().__init__(f"the model's chat template failed: {said}; try --no-chat")
+        self.said = said
+
+
 class TokenizerFileError(TokenizerError):
     """One of those files cannot be read or parsed at all (not JSON, not UTF-8, not what the tokenizers library
     reads): in a stored model, whose files the import read whole, that means the file changed since."""
@@ -1731,7 +1739,7 @@ class Tokenizer:
             # on one line: a template's raise_exception("...") may say nothing, or say it over several lines
             said = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             said = said or f"{type(exc).__name__} with no message"
-            raise TokenizerError(f"the model's chat template failed: {said}; try --no-chat") from exc
+            raise ChatTemplateError(said) from exc
 
     def encode_chat(
         self,
@@ -1759,8 +1767,20 @@ class Tokenizer:
         """Token ids of the prompt: through the chat template when asked and the model has one, after a system
         message ``system`` where given (apply_chat_template on [system, user])."""
         if chat and self.has_chat_template():
-            first = [] if system is None else [{"role": "system", "content": system}]
-            return self.encode_chat([*first, {"role": "user", "content": prompt}])
+            user = {"role": "user", "content": prompt}
+            if system is None:
+                return self.encode_chat([user])
+            try:
+                return self.encode_chat([{"role": "system", "content": system}, user])
+            except ChatTemplateError as exc:
+                try:  # the template fails on the system message alone (Mistral's, Gemma's): say so, not "--no-chat"
+                    self.render_chat([user])
+                except TokenizerError:
+                    raise exc from None
+                raise TokenizerError(
+                    f"--system: the model's chat template takes no system message (it fails on one: {exc.said}; "
+                    "transformers' apply_chat_template fails alike); leave --system out"
+                ) from None
         return self._encode(prompt, add_special_tokens=True)
 
     def encode_text(self, text: str) -> list[int]:
