@@ -309,7 +309,8 @@ def check_entry(
             failing[:] = [f"{example}, config {config}\n{verdict.explanation}"]
             raise AssertionError(failing[0])
 
-    for shape in small.explicit if small else ():  # inside the entry's domain only, as a draw would be
+    # inside the entry's domain only, as a draw would be
+    for shape in (*(small.explicit if small else ()), *record.edges):
         if (
             set(shape) == set(domain)
             and all(lo <= shape[d] and (hi is None or shape[d] <= hi) for d, (lo, hi) in domain.items())

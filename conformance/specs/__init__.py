@@ -81,6 +81,10 @@ class Record:
     # today: ``check --shipped`` checks each at its small shapes too (bf16 ones in fp16 on the interpreter), so a bug
     # there is caught before certify ships it, and a table that stops shipping the path leaves it checked
     offered: tuple[Mapping[str, Any], ...] = ()
+    # shapes at an edge of the op's own contract, not of a setting's blocks (greedy_pick's tokens past int16's range
+    # need a vocabulary past 32,768, which no draw capped for the interpreter reaches): checked first (values
+    # "normal", seed 0) in every entry and shipped setting whose domain holds them, as ``Small.explicit`` is
+    edges: tuple[Mapping[str, int], ...] = ()
 
 
 def _discover() -> dict[str, Record]:

@@ -142,6 +142,13 @@ YARN_ZERO_WIDTH = Rope(
     "yarn with a ramp of zero width",
 )
 
+# a Llama-3 rule whose low_freq_factor is above 1, at every head dim: with an original context of 8 positions its
+# slowed band holds the wavelengths past 8 / 2, its blended band those from 8 / 4 to 8 / 2, so the first pair's
+# wavelength (2 pi at any theta and D) lies between 8 / low and 8: slowed by the rule, kept by one that starts the
+# slowed band at the original context. The catalogue's Llama-3 models all take low_freq_factor 1 and only the
+# "any Llama-3 factors" draws take 2, too rarely: such a rule passed every shipped setting's ci check (kmut9)
+LLAMA3_LOW_FACTOR = Rope(500000.0, _llama3(8.0, 2.0, 4.0, 8), "Llama-3 with low_freq_factor 2")
+
 
 def _draw_yarn(rng: Any) -> Rope:
     """A yarn configuration (its tables compared in every case, as the dynamic one at its context is): Qwen2.5's
@@ -266,7 +273,8 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
     the ci profile's derandomized seeds drew none in 125 examples); a linear table of that theta over a partial
     rotary factor's D - 1 dims (``rotary_dim``, which config.json keeps and no draw holds); and a drawn yarn
     configuration's table of that length (``_draw_yarn``), ``YARN_CLIPPED``'s and ``YARN_ZERO_WIDTH``'s (a ramp
-    clipped at D - 1, a ramp of zero width: the draws almost never reach either)."""
+    clipped at D - 1, a ramp of zero width: the draws almost never reach either), and ``LLAMA3_LOW_FACTOR``'s (a
+    Llama-3 low_freq_factor above 1, which no catalogue model has)."""
     a, rope, yarn = case.args, case.note["rope"], case.note["yarn"]
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
@@ -299,7 +307,7 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
                     rope_cache(2 * half, fixed.theta, rows, fixed.rope_scaling),
                     str(fixed),
                 )
-                for fixed in (YARN_CLIPPED, YARN_ZERO_WIDTH)
+                for fixed in (YARN_CLIPPED, YARN_ZERO_WIDTH, LLAMA3_LOW_FACTOR)
             ),
         ):
             tables = reference.rope_frequencies(2 * half, theta, rows, scaling)  # made on the CPU
