@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 from gate_fixtures import Built, RawMember, RawTarMember, raw_tar, raw_zip, sdist_members, wheel_members
-from test_gate_hostile import built, gzip_with_header_fields, judge, refused_with
+from test_gate_hostile import MOMENT, built, gzip_with_header_fields, judge, refused_with, timestamp
 
 __all__ = ["built"]  # the hostile corpus's built wheel and sdist
 
@@ -69,6 +69,18 @@ def test_a_deflate_speed_hint_on_a_stored_member_is_refused(built: Built, tmp_pa
     with zipfile.ZipFile(wheel) as z:
         assert z.read(target.name.decode()) == target.data
     assert "speed hints" in refused_with(judge(wheel), "G319", target.name.decode(), built.wheel.name).message
+
+
+def test_an_extended_timestamp_thirteen_hours_after_the_ms_dos_time_is_refused(built: Built, tmp_path: Path) -> None:
+    """Z19: an Info-ZIP extended timestamp (both headers) 13 hours after the member's MS-DOS time read as UTC: the
+    MS-DOS time would be local time in UTC-13, where no writer is (zones run from UTC-12 to UTC+14). `unzip` applies the
+    record's time, zipfile (pip) reports the MS-DOS time: two times for one file (G312)."""
+    members = wheel_members(built.wheel)
+    target = _first_file(members)
+    target.extra = timestamp(1, MOMENT + 13 * 3600)
+    wheel = _write(tmp_path / built.wheel.name, raw_zip(members))
+    message = refused_with(judge(wheel), "G312", target.name.decode(), built.wheel.name).message
+    assert "no time zone" in message
 
 
 def test_a_stored_member_whose_declared_crc_is_not_its_bytes_is_refused(built: Built, tmp_path: Path) -> None:
