@@ -214,6 +214,24 @@ def test_bytes_in_a_headers_last_twelve_bytes_are_refused(built: Built, tmp_path
     assert "padding that ends the header" in refused_with(judge(sdist), "G312", target.name).message
 
 
+def test_a_header_time_rounded_up_from_half_a_second_under_a_pax_time_passes(built: Built, tmp_path: Path) -> None:
+    """T6 (a plant that refused what a writer writes, no false pass): a pax time of 1700000001.5 s over a header time of
+    1700000002, the half second rounded up (as Python's round() does it, to even). The header's time is one the pax
+    time's rounding gives, so the sdist passes; with a half second read as rounding down it was refused (G312)."""
+    name = f"{built.root}/pyproject.toml"
+    assert round(1700000001.5) == 1700000002
+    members = [
+        RawTarMember(
+            m.name, m.data, m.type, mode=m.mode, pax={"mtime": "1700000001.5"}, header={136: b"%011o\0" % 1700000002}
+        )
+        if m.name == name
+        else m
+        for m in sdist_members(built.sdist)
+    ]
+    report = judge(_sdist(built, tmp_path, raw_tar(members)))
+    assert report.findings == [] and report.passed
+
+
 def test_a_gzip_file_name_that_is_the_tars_in_another_case_is_refused(built: Built, tmp_path: Path) -> None:
     """A13: the gzip header's file name (FNAME) the tar's own name upper-cased: no writer writes it, every unpacker
     skips it (G313); only the tar's own name, byte for byte, is the one Python's gzip writes."""
