@@ -146,15 +146,21 @@ def test_a_zip_member_its_group_cannot_read_is_refused(built: Built, tmp_path: P
     assert "group or others cannot" in message
 
 
-def test_a_zip_owner_record_giving_root_with_another_group_is_refused(built: Built, tmp_path: Path) -> None:
-    """A6: an Info-ZIP Unix owner record (0x7875) naming uid 0 and gid 1000 in both headers: `unzip -X` run as root
-    hands the file to root and group 1000 (G316)."""
+def test_the_ms_dos_folder_attribute_on_a_unix_file_is_refused(built: Built, tmp_path: Path) -> None:
+    """A12: the MS-DOS folder attribute (0x10) on a file made on Unix with its Unix mode 644: the corpus's case is an
+    MS-DOS entry with no mode, which uv's zip reader takes for a folder; on a Unix entry pip, installer and uv read
+    the mode, and the bit is still one no writer sets on a file, read as a folder by unpackers that read the MS-DOS
+    attributes (G304), whatever the host."""
     members = wheel_members(built.wheel)
     target = _first_file(members)
-    target.extra = struct.pack("<HHBBLBL", 0x7875, 11, 1, 4, 0, 4, 1000)
-    wheel = _write(tmp_path / built.wheel.name, raw_zip(members))
-    message = refused_with(judge(wheel), "G316", target.name.decode(), built.wheel.name).message
-    assert "uid 0, gid 1000" in message
+    data = bytearray(raw_zip(members))
+    at = _central(bytes(data))[members.index(target)]
+    struct.pack_into("<H", data, at + 38, 0x10)  # the low half of the external attributes: the folder bit
+    wheel = _write(tmp_path / built.wheel.name, bytes(data))
+    with zipfile.ZipFile(wheel) as z:
+        assert z.getinfo(target.name.decode()).external_attr == (0o100644 << 16) | 0x10
+    message = refused_with(judge(wheel), "G304", target.name.decode(), built.wheel.name).message
+    assert "MS-DOS folder attribute" in message
 
 
 # -- the strict tar reader, the gzip header --------------------------------------------------------------------------
