@@ -1,10 +1,18 @@
 """Gate mutation round 39: bugs planted one at a time (tests/gate39_plants.py, run by tests/gate39_driver.py) in the
 gate code no earlier mutation round had planted in: the strict zip reader (gate/zipstrict.py), the strict tar reader
 (gate/tarstrict.py), archive.py's member modes, owners and MS-DOS attributes and the gzip header's file name, WHEEL's
-tags in the file name and RECORD's layout. Each case below is the hostile dist that a surviving plant passed: the
+tags in the file name and RECORD's layout. Each case below is the dist that a surviving plant judged otherwise: the
 project's own wheel or sdist (the hostile corpus's module-scoped build) with one thing changed, refused by the check the
-plant weakened, and passed with that plant in place. The outcomes (caught / survived / equivalent): OUTCOMES below, and
-the round's paragraph in docs/gate-rounds.md.
+plant weakened (or, for T6, passed as the writer wrote it), and judged otherwise with that plant in place.
+
+Outcomes of the 46 plants, each against the tests of its own check by name (the driver's lists):
+caught 30: Z2 Z6 Z8 Z9 Z10 Z11 Z13 Z15 Z16 Z17 Z18 Z20 Z21 Z24 Z27, T3 T10 T14 T15 T16 (T16, a pax ``atime`` let
+through, by tests/test_gate_round24.py on a second run), A1 A5 A6 A7 A8 A9 A11, M1 W1 W2;
+survived 13, each now caught here: Z1 Z12 Z19 Z26, T1 T5 T6 T8 T9, A2 A4 A12 A13;
+equivalent 3 (the dist still refused, by another check): Z23 (a central old Unix record neither 8 bytes nor the local
+one's length is 9 to 11 bytes, which :func:`gate.zipstrict.owners` reads as not laid out: G316), T11 (an owner name
+with a space is no root name: G316 for the owner), T13 (a base-256 field starting 0x81 to 0xff is not octal: G312
+rather than G313).
 """
 
 from __future__ import annotations
