@@ -186,7 +186,12 @@ class StoredModel:
         return self.path / name if name in self.files else None
 
     def weight_files(self) -> list[Path]:
-        return weight_files(self.path)
+        """The stored weight files, found as the import found them; none found where the check found them is damage
+        (a shard replaced by a folder after the check was "has no weights", a usage error, exit 2)."""
+        try:
+            return weight_files(self.path)
+        except CheckpointError as exc:
+            raise damaged(self, [str(exc)]) from exc
 
     def config(self) -> ModelConfig:
         """config.json, checked. The import read it whole: if it no longer reads as a JSON object (altered at its
@@ -314,6 +319,10 @@ def _manifest_problem(data: dict[str, Any]) -> None:
             pass
         elif not file or file.startswith(".") or "/" in file or "\\" in file or "\0" in file or file == MANIFEST:
             raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
+        try:  # a lone surrogate ("\ud800", valid JSON) names no file: every stat of it raised UnicodeEncodeError
+            os.fsencode(file)
+        except UnicodeEncodeError:
+            raise ValueError(f"files names {file!r}, which no file name can be (the OS cannot encode it)") from None
         if type(size) is not int or size < 0:
             raise ValueError(f"files gives {file} the size {size!r}, not a number of bytes (an integer >= 0)")
     for field, weights in (("sha256", False), ("headers", True)):

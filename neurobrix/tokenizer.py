@@ -1226,7 +1226,8 @@ class Tokenizer:
 
         path = folder / "tokenizer.json"
         if not path.is_file():
-            raise TokenizerError(f"{folder}: tokenizer.json is missing; NeuroBrix needs a fast tokenizer file")
+            # a file error: a stored model's was there when checked, so it changed since (damage, not exit 2)
+            raise TokenizerFileError(f"{folder}: tokenizer.json is missing; NeuroBrix needs a fast tokenizer file")
         try:
             self._tok = HFTokenizer.from_file(str(path))
         except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
