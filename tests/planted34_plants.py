@@ -123,15 +123,15 @@ PLANTS = [
     p(
         "t14",
         TOK,
-        '            first = [] if system is None else [{"role": "system", "content": system}]\n',
-        '            first = [] if not system else [{"role": "system", "content": system}]\n',
+        "            if system is None:\n                return self.encode_chat([user])\n",
+        "            if not system:\n                return self.encode_chat([user])\n",
         TX,
     ),
     p(
         "t15",
         TOK,
-        '            return self.encode_chat([*first, {"role": "user", "content": prompt}])\n',
-        '            return self.encode_chat([{"role": "user", "content": prompt}, *first])\n',
+        '                return self.encode_chat([{"role": "system", "content": system}, user])\n',
+        '                return self.encode_chat([user, {"role": "system", "content": system}])\n',
         TX,
     ),
     p(

@@ -280,7 +280,19 @@ def test_torch_backend_agrees(kernel, shape, dtype):
         assert torch.equal(a.isnan(), b.isnan())  # a cache: the same rows written, the rest left NaN
         a, b = a.nan_to_num(0.0), b.nan_to_num(0.0)
         scale = b.double().abs().max().clamp_min(1e-30)
-        assert ((a.double() - b.double()).abs().max() / scale) <= TORCH_TOLERANCE[dtype]
+        assert ((a.double() - b.double()).abs().max() / scale) <= _torch_tolerance(case, dtype)
+
+
+def _torch_tolerance(case, dtype: str) -> float:
+    """TORCH_TOLERANCE, or where the case put a query's scores far below zero (kernel-mutant round 8's draws: at most
+    -(FAR_BELOW + the largest drawn score)), what each backend's one fp32 rounding of such a score may move the
+    softmax by: the scores' differences carry about 2**-24 of the scores' size each, twice (both backends), and a
+    weight exp(s - max) moves by that much relative (2 x 9,216 x 2**-24 = 1.1e-3 of the output)."""
+    if "far below" not in case.note:
+        return TORCH_TOLERANCE[dtype]
+    from conformance.specs.attention import FAR_BELOW
+
+    return max(TORCH_TOLERANCE[dtype], 2 * (FAR_BELOW + 1024) * 2.0**-24)
 
 
 # -- guard bands catch what the interpreter does not -----------------------------------------------

@@ -99,13 +99,18 @@ def test_stop_strings_transformers_generate_fails_on_are_refused(
 @pytest.mark.parametrize("which", ["with one no token ends", "a character", "two characters"])
 def test_stop_strings_the_criteria_accepts_end_where_generate_ends(wordpiece_model, tmp_path, monkeypatch, which):
     """Held: one string the vocabulary can end is enough for the criteria, and the run ends where generate ends. The
-    strings are taken from the text the run makes without them (the fixture's trained vocabulary varies by process)."""
-    _, text = _generate(_with(wordpiece_model, tmp_path / "free", None))
-    pairs = [text[i : i + 2] for i in range(len(text) - 1) if not set(text[i : i + 2]) & set(" #")]
-    assert pairs, text
+    strings are taken from the text the run makes without them (the fixture's trained vocabulary varies by process),
+    at a token's end within its first nine tokens: a string inside a token (``th`` of one token ``then``) ends
+    nothing, and transformers' criteria would let the run go on to its tenth token."""
+    free = _with(wordpiece_model, tmp_path / "free", None)
+    ids, _ = _generate(free)
+    tok = transformers.AutoTokenizer.from_pretrained(free)
+    ends = [tok.decode(ids[:k], skip_special_tokens=True)[-2:] for k in range(1, min(len(ids), 9) + 1)]
+    pairs = [pair for pair in ends if len(pair) == 2 and not set(pair) & set(" #")]
+    assert pairs, (ids, ends)
     stop_strings = {
         "with one no token ends": [pairs[0][1], "Ω"],
-        "a character": pairs[0][0],
+        "a character": pairs[0][1],
         "two characters": pairs[0],
     }
     folder = _with(wordpiece_model, tmp_path, stop_strings[which])
