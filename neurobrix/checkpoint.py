@@ -255,17 +255,6 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         meta = None
     if not isinstance(meta, dict):
         raise CheckpointError(f"{path}: not a safetensors file (unreadable header); fetch it again")
-    other = sorted(
-        f"{k} ({t.get('dtype')})"
-        for k, t in meta.items()
-        if k != "__metadata__" and isinstance(t, dict) and t.get("dtype") not in WEIGHT_DTYPES
-    )
-    if other:
-        raise CheckpointError(
-            f"{path}: tensors that are not floating-point weights ({', '.join(other[:5])}"
-            f"{f' and {len(other) - 5} more' if len(other) > 5 else ''}): NeuroBrix runs weights stored as "
-            f"{', '.join(WEIGHT_DTYPES)} only (a quantized or integer checkpoint would be cast, not dequantized)"
-        )
     ends = []
     for k, t in meta.items():
         offsets = t.get("data_offsets") if k != "__metadata__" and isinstance(t, dict) else None
@@ -287,9 +276,23 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
 
     try:
         with safe_open(str(path), framework="pt") as f:  # the header only: no tensor is read
-            return {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
+            shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError) as exc:
         raise CheckpointError(f"{path}: safetensors cannot read it ({exc}); fetch it again") from exc
+    # a dtype safetensors reads (a name it does not know, "f32" or "float32", is its own refusal above: no dtype of a
+    # weight at all, which was named here as a quantized or integer one)
+    other = sorted(
+        f"{k} ({t.get('dtype')})"
+        for k, t in meta.items()
+        if k != "__metadata__" and isinstance(t, dict) and t.get("dtype") not in WEIGHT_DTYPES
+    )
+    if other:
+        raise CheckpointError(
+            f"{path}: tensors that are not floating-point weights ({', '.join(other[:5])}"
+            f"{f' and {len(other) - 5} more' if len(other) > 5 else ''}): NeuroBrix runs weights stored as "
+            f"{', '.join(WEIGHT_DTYPES)} only (a quantized or integer checkpoint would be cast, not dequantized)"
+        )
+    return shapes
 
 
 def tensor_problems(cfg: ModelConfig, found: dict[str, tuple[int, ...]]) -> list[str]:

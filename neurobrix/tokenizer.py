@@ -313,11 +313,22 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     declares GPT2Tokenizer, whose rebuild drops its tokenizer.json's digit splitting). Another class transformers has
     code of its own for is refused."""
     declared = config.get("tokenizer_class")
+    named = "tokenizer_config.json"
     model_type = None
     if (folder / "config.json").is_file():
         model_config = _read_json(folder / "config.json")
-        declared = declared or model_config.get("tokenizer_class")
+        if not declared and model_config.get("tokenizer_class") is not None:
+            # transformers' own ``or``: config.json's class where tokenizer_config.json's is empty
+            declared, named = model_config["tokenizer_class"], "config.json"
         model_type = model_config.get("model_type")
+    if declared is not None and not isinstance(declared, str):
+        # a number, true/false, a list or an object: transformers' AutoTokenizer calls removesuffix on it (or looks a
+        # class up by it) and fails, where the engine built tokenizer.json as it is and printed text
+        raise TokenizerError(
+            f"{folder / named}: tokenizer_class {declared!r} is not a class name (text or null), on which "
+            "transformers' AutoTokenizer fails; fix the file or fetch the checkpoint again"
+        )
+    declared = declared or None  # "" names no class: transformers loads tokenizer.json as it is
     if model_type == "qwen2":
         return "Qwen2Tokenizer"
     written = declared
