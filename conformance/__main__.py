@@ -12,6 +12,7 @@ import threading
 import time
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from neurobrix.cli import Parser, _decimal
 from neurobrix.errors import NeuroBrixError, UsageError
@@ -122,14 +123,11 @@ def _say(progress):
     return lambda text: progress.console.print(text, soft_wrap=True, markup=False, highlight=False)
 
 
-def cmd_check(args: argparse.Namespace) -> int:
-    from neurobrix.gpu import detect_class
-
+def _check_with_progress(args: argparse.Namespace, gpu_class: str) -> Any:
     from . import check
 
-    gpu_class = args.gpu_class or detect_class().id
     with _progress() as progress:
-        report = check.check_class(
+        return check.check_class(
             gpu_class,
             args.kernel,
             check.parse_dtypes(args.dtype),
@@ -146,6 +144,26 @@ def cmd_check(args: argparse.Namespace) -> int:
             exitfirst=args.exitfirst,
             where=_where(args.where),
         )
+
+
+def cmd_check(args: argparse.Namespace) -> int:
+    from neurobrix.gpu import detect_class
+
+    from . import check
+
+    gpu_class = args.gpu_class or detect_class().id
+    try:
+        report = _check_with_progress(args, gpu_class)
+    except KeyboardInterrupt as exc:  # Ctrl-C or a job's time limit: what was checked is reported, then it ends
+        partial = getattr(exc, "report", None)
+        if partial is not None and partial.results:
+            print(check.render(partial))
+            if args.json:
+                _write_report(args.json, partial.as_json())
+                print(f"report written to {args.json}")
+            if partial.passed:
+                print(_resume_hint(args))
+        raise
     if not report.results and report.complete:  # a selection that matches nothing has proven nothing
         chosen = [
             f"--kernel {' '.join(args.kernel)}" if args.kernel else "",
@@ -420,8 +438,6 @@ def cmd_mutants(args: argparse.Namespace) -> int:
             flush=True,
         )
 
-    # terminated like interrupted: the checks under way are ended with this process, not left running
-    signal.signal(signal.SIGTERM, lambda *_: sys.exit(128 + signal.SIGTERM))
     outcomes = mutants.run(chosen, jobs=jobs, examples=args.examples, timeout=args.timeout, on_done=done)
     print(mutants.render(outcomes))
     if args.json:
@@ -800,23 +816,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         threading.current_thread() is threading.main_thread()
         and signal.getsignal(signal.SIGINT) is signal.default_int_handler
     )
-    previous = signal.signal(signal.SIGINT, workers.interrupt) if own else None
+    # SIGTERM (a CI job's time limit or cancel, `timeout`) and SIGHUP end the command as Ctrl-C does: by default they
+    # killed this process on the spot, its isolated workers left finishing their items on the GPU for nobody and a
+    # check's report of the entries already checked lost
+    previous = {s: signal.signal(s, workers.interrupt) for s in workers.INTERRUPTING} if own else {}
     try:
         return args.func(args)
     except NeuroBrixError as exc:
         print(f"conformance: error: {exc}", file=sys.stderr)
         return exc.exit_code
-    except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends
-        print("conformance: interrupted", file=sys.stderr)
-        return 128 + signal.SIGINT
+    except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends; SIGTERM/SIGHUP: 128 + N
+        signum = workers._INTERRUPTS[-1] if workers._INTERRUPTS else signal.SIGINT
+        said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+        print(f"conformance: {said}", file=sys.stderr)
+        return 128 + signum
     except OSError as exc:  # the machine's refusal (a read-only tables folder, an unwritable $GITHUB_OUTPUT):
         # one line and exit 1, as `neurobrix` ends, not a traceback
         where = f": {exc.filename}" if exc.filename else ""
         print(f"conformance: error: {exc.strerror or exc}{where}", file=sys.stderr)
         return 1
     finally:
-        if previous is not None:
-            signal.signal(signal.SIGINT, previous)
+        for number, handler in previous.items():
+            signal.signal(number, handler)
         # a Ctrl-C lost in this command is its own: kept beyond it, it interrupted the next items a Python caller ran
         # through Workers outside the command (after its first item), and the next command
         workers._INTERRUPTS.clear()

@@ -448,6 +448,7 @@ class Report:
             "passed": self.passed,
             "complete": self.complete,
             "left": self.left,
+            "stopped": self.stopped if self.left else None,  # why entries were left: a time limit, an interrupt
             "seconds": round(self.seconds, 1),
             "examples_per_entry": self.examples_per_entry,
             "fingerprint": self.fingerprint,
@@ -744,52 +745,72 @@ def check_class(
         longest = 0.0
         # (index in report.results, in work, item)
         starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []
-        with workers.Workers(jobs, devices, isolate=isolate) as pool:
-            for first in range(0, len(work), chunk):
-                now = time.perf_counter()
-                # the next wave would overrun; the first runs whatever the limit (a rerun of a check stopped before any
-                # work would stop there again)
-                if deadline is not None and first and now + longest > deadline:
-                    report.left = len(work) - first
-                    break
-                part = work[first : first + chunk]
-                results = pool.map(
-                    check_entry,
-                    [args(first + j, *item) for j, item in enumerate(part)],
-                    lambda i, first=first: done(first + i),
-                )
-                for j, (item, result) in enumerate(zip(part, results)):
-                    result = outcome(first + j, item, result)
-                    if result.out_of_memory:
-                        starved.append((len(report.results), first + j, item))
-                    report.results.append(result)
-                longest = max(longest, time.perf_counter() - now)
-                if exitfirst and any(not r.passed and not r.out_of_memory for r in report.results):
-                    report.left, report.stopped = len(work) - first - len(part), "stopped at the first failure"
-                    break
-            if starved and pool.shares_devices:
-                pool.close()  # the shared workers go, and the device memory they hold with them
-                if progress:
-                    progress.update(
-                        task,
-                        description=f"checking {len(starved)} entries again, alone on a GPU "
-                        "(out of memory beside other workers)",
-                    )
-                wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
-                for first in range(0, len(starved), wave):
+        before = len(report.results)  # the carried-over entries and the wrong doors, checked by nobody here
+        try:
+            with workers.Workers(jobs, devices, isolate=isolate) as pool:
+                for first in range(0, len(work), chunk):
                     now = time.perf_counter()
-                    if deadline is not None and now + longest_alone > deadline:
+                    # the next wave would overrun; the first runs whatever the limit (a rerun of a check stopped
+                    # before any work would stop there again)
+                    if deadline is not None and first and now + longest > deadline:
+                        report.left = len(work) - first
                         break
-                    part = starved[first : first + wave]
-                    results = pool.alone(check_entry, [args(w, *item) for _, w, item in part])
-                    for (i, w, item), result in zip(part, results):
-                        report.results[i] = outcome(w, item, result)
-                        report.retried += 1
-                    longest_alone = time.perf_counter() - now
-                # starved entries the time limit left without a second run have no verdict: left, like the rest
-                unrun = {i for i, _, _ in starved[report.retried :]}
-                report.results = [r for i, r in enumerate(report.results) if i not in unrun]
-                report.left += len(unrun)
+                    part = work[first : first + chunk]
+                    try:
+                        results = pool.map(
+                            check_entry,
+                            [args(first + j, *item) for j, item in enumerate(part)],
+                            lambda i, first=first: done(first + i),
+                        )
+                    except KeyboardInterrupt as exc:  # the wave's entries already checked are kept (below)
+                        for j, result in sorted(getattr(exc, "done", {}).items()):
+                            if not (
+                                isinstance(result, workers.Crashed) and workers.ended_by_interrupt(result.exitcode)
+                            ):
+                                report.results.append(outcome(first + j, part[j], result))
+                        raise
+                    for j, (item, result) in enumerate(zip(part, results)):
+                        result = outcome(first + j, item, result)
+                        if result.out_of_memory:
+                            starved.append((len(report.results), first + j, item))
+                        report.results.append(result)
+                    longest = max(longest, time.perf_counter() - now)
+                    if exitfirst and any(not r.passed and not r.out_of_memory for r in report.results):
+                        report.left, report.stopped = len(work) - first - len(part), "stopped at the first failure"
+                        break
+                if starved and pool.shares_devices:
+                    pool.close()  # the shared workers go, and the device memory they hold with them
+                    if progress:
+                        progress.update(
+                            task,
+                            description=f"checking {len(starved)} entries again, alone on a GPU "
+                            "(out of memory beside other workers)",
+                        )
+                    wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
+                    for first in range(0, len(starved), wave):
+                        now = time.perf_counter()
+                        if deadline is not None and now + longest_alone > deadline:
+                            break
+                        part = starved[first : first + wave]
+                        results = pool.alone(check_entry, [args(w, *item) for _, w, item in part])
+                        for (i, w, item), result in zip(part, results):
+                            report.results[i] = outcome(w, item, result)
+                            report.retried += 1
+                        longest_alone = time.perf_counter() - now
+                    # starved entries the time limit left without a second run have no verdict: left, like the rest
+                    unrun = {i for i, _, _ in starved[report.retried :]}
+                    report.results = [r for i, r in enumerate(report.results) if i not in unrun]
+                    report.left += len(unrun)
+        except KeyboardInterrupt as exc:
+            # Ctrl-C or a job's SIGTERM: the report of the entries checked so far goes with the interrupt (``--json``
+            # writes it, ``--resume`` carries its passes over); an entry whose worker the interrupting signal itself
+            # ended has no verdict, nor one that ran out of memory and was not checked again alone
+            unrun = {i for i, _, _ in starved[report.retried :]}
+            report.results = [r for i, r in enumerate(report.results) if i not in unrun]
+            report.left = len(work) - (len(report.results) - before)
+            report.stopped, report.seconds = "interrupted", time.perf_counter() - start
+            exc.report = report  # type: ignore[attr-defined]
+            raise
     report.seconds = time.perf_counter() - start
     return report
 

@@ -16,9 +16,11 @@ fresh worker takes its place and the other items go on.
 
 from __future__ import annotations
 
+import ctypes
 import multiprocessing
 import os
 import signal
+import sys
 from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
@@ -93,10 +95,40 @@ def _interrupted(signum: int, frame: object) -> None:
     os._exit(128 + signum)
 
 
+# the signals that end a command (Ctrl-C, a job's time limit or cancel, a closed terminal): a worker they reach ends
+INTERRUPTING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SIGHUP") if hasattr(signal, name))
+
+
+def _quiet_on_interrupts() -> None:
+    for number in INTERRUPTING:
+        signal.signal(number, _interrupted)
+
+
+def ended_by_interrupt(exitcode: int | None) -> bool:
+    """Whether a worker's exit status is an interrupting signal's (its own quiet exit, or the signal's default)."""
+    return exitcode is not None and exitcode in {*(128 + n for n in INTERRUPTING), *(-n for n in INTERRUPTING)}
+
+
+def _die_with_parent() -> None:
+    """On Linux, this worker is killed when the process that started it dies (a SIGKILL, a job's hard limit), as it
+    ends with it on Ctrl-C: orphaned, it went on with its item on the GPU for nobody. Hand-written through ctypes:
+    prctl(PR_SET_PDEATHSIG) has no binding in the standard library, and a dependency for one call is not worth it."""
+    if not sys.platform.startswith("linux"):
+        return
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(1, signal.SIGKILL)  # 1: PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        return
+    parent = multiprocessing.parent_process()
+    if parent is not None and parent.pid != os.getppid():  # it died before the call: nobody is left to serve
+        os._exit(128 + signal.SIGKILL)
+
+
 def _bind(devices: Any) -> None:
     """Worker initializer: take one device from the queue and see only it. Device numbers count the
     GPUs this process was given, so they map through an inherited CUDA_VISIBLE_DEVICES."""
-    signal.signal(signal.SIGINT, _interrupted)
+    _quiet_on_interrupts()
+    _die_with_parent()
     _see_only(devices.get())
 
 
@@ -112,7 +144,8 @@ def _see_only(device: int | None) -> None:
 
 def _serve(conn: Any, device: int | None) -> None:
     """An isolated worker: (index, fn, args) in, (index, result or Failed) out, one at a time; None ends it."""
-    signal.signal(signal.SIGINT, _interrupted)
+    _quiet_on_interrupts()
+    _die_with_parent()
     _see_only(device)
     while True:
         try:
@@ -174,9 +207,24 @@ class _Isolated:
         self, fn: Callable[..., R], items: list[tuple], on_done: Callable[[int], None] | None
     ) -> tuple[list[R | Failed], bool]:
         results: list[Any] = [None] * len(items)
-        failed = False
         pending = deque(range(len(items)))
         busy: dict[int, int] = {}  # slot -> index of the item it holds
+        try:
+            self._serve_items(fn, items, on_done, results, pending, busy)
+        except KeyboardInterrupt as exc:  # the items done so far go with the interrupt (a check's partial report)
+            exc.done = {i: r for i, r in enumerate(results) if r is not None}  # type: ignore[attr-defined]
+            raise
+        return results, any(isinstance(r, Failed) for r in results)
+
+    def _serve_items(
+        self,
+        fn: Callable[..., Any],
+        items: list[tuple],
+        on_done: Callable[[int], None] | None,
+        results: list[Any],
+        pending: deque[int],
+        busy: dict[int, int],
+    ) -> None:
         while pending or busy:
             for slot in range(len(self._slots)):
                 if slot in busy or not pending:
@@ -206,14 +254,18 @@ class _Isolated:
                     self._stop(slot)
                 elif isinstance(result, Failed):
                     self._stop(slot)
-                failed = failed or isinstance(result, Failed)
                 results[index] = result
                 del busy[slot]
                 if on_done:
                     on_done(index)
-        return results, failed
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """End the workers: each asked to stop after its item (10 s, then killed), or with ``kill`` killed at once
+        (an interrupt: an item under way has nobody left to report to)."""
+        if kill:
+            for held in self._procs:
+                if held is not None and held[0].is_alive():
+                    held[0].kill()
         for slot in range(len(self._procs)):
             self._stop(slot)
 
@@ -251,10 +303,25 @@ class Workers:
         items: list[tuple],
         on_done: Callable[[int], None] | None,
     ) -> tuple[list[R | Failed], bool]:
-        """(results in the items' order, a Failed where fn raised; whether any did)."""
+        """(results in the items' order, a Failed where fn raised; whether any did). An interrupt carries the
+        results of the items done so far, {index: result}, as its ``done``."""
         if isinstance(pool, _Isolated):
             return pool.run(fn, items, on_done)
         results: list[Any] = [None] * len(items)
+        try:
+            return self._run_here_or_pooled(pool, fn, items, on_done, results)
+        except KeyboardInterrupt as exc:
+            exc.done = {i: r for i, r in enumerate(results) if r is not None}  # type: ignore[attr-defined]
+            raise
+
+    def _run_here_or_pooled(
+        self,
+        pool: Executor | None,
+        fn: Callable[..., R],
+        items: list[tuple],
+        on_done: Callable[[int], None] | None,
+        results: list[Any],
+    ) -> tuple[list[R | Failed], bool]:
         failed = False
         if pool is None:
             for i, item in enumerate(items):
@@ -304,19 +371,23 @@ class Workers:
         """After a failure, fresh workers: a worker whose CUDA context a crash broke must not serve on."""
         self.close()
 
-    def close(self) -> None:
+    def close(self, kill: bool = False) -> None:
+        """End the workers after their items, or with ``kill`` at once (see ``_Isolated.close``)."""
         for pool in (self._shared, self._alone):
             if isinstance(pool, _Isolated):
-                pool.close()
+                pool.close(kill)
             elif pool is not None:
+                if kill:  # the executor would wait for the items under way: its processes end first
+                    for process in multiprocessing.active_children():
+                        process.kill()
                 pool.shutdown(cancel_futures=True)
         self._shared = self._alone = None
 
     def __enter__(self) -> Workers:
         return self
 
-    def __exit__(self, *exc: object) -> None:
-        self.close()
+    def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
+        self.close(kill=kind is not None and issubclass(kind, KeyboardInterrupt))
 
 
 def default_jobs(devices: list[int | None]) -> int:

@@ -60,7 +60,7 @@ PLANTS = [
     p("w06", WF, "    if device is not None:\n        visible", "    if device:\n        visible", W),
     p("w07", WF, "self._slots = [devices[i % len(devices)] for", "self._slots = [devices[0] for", W),
     p("w08", WF, "                elif isinstance(result, Failed):\n                    self._stop(slot)\n", "", W),
-    p("w09", WF, "failed = failed or isinstance(result, Failed)", "failed = isinstance(result, Failed)", W),
+    p("w09", WF, "return results, any(isinstance(r, Failed) for r in results)", "return results, False", W),
     p("w10", WF, "len(self.devices) == 1 and not isolate", "len(self.devices) == 1", W),
     p("w11", WF, "self.jobs = max(1, jobs)", "self.jobs = jobs", W),
     p(

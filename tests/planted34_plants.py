@@ -333,15 +333,15 @@ PLANTS = [
     p(
         "w03",
         WORKERS,
-        "    signal.signal(signal.SIGINT, _interrupted)\n    _see_only(devices.get())\n",
-        "    _see_only(devices.get())\n",
+        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _see_only(devices.get())\n",
+        "    _die_with_parent()\n    _see_only(devices.get())\n",
         WK,
     ),
     p(
         "w04",
         WORKERS,
-        "    signal.signal(signal.SIGINT, _interrupted)\n    _see_only(device)\n",
-        "    _see_only(device)\n",
+        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _see_only(device)\n",
+        "    _die_with_parent()\n    _see_only(device)\n",
         WK,
     ),
     p("w05", WORKERS, "    os._exit(128 + signum)\n", "    raise SystemExit(128 + signum)\n", WK),
@@ -381,7 +381,7 @@ PLANTS = [
     p(
         "w11",
         CMAIN,
-        "        if previous is not None:\n            signal.signal(signal.SIGINT, previous)\n",
+        "        for number, handler in previous.items():\n            signal.signal(number, handler)\n",
         "        pass\n",
         WK,
     ),

@@ -1,0 +1,131 @@
+"""``python -m conformance`` ended by a job's time limit (SIGTERM), a closed terminal (SIGHUP) or Ctrl-C.
+
+Found on a device call (2026-12-05, thirty-fourth session): `timeout` ended a gpu-profile check of the H200 class's
+rotary entries (up to 109 s each) before its own ``--max-minutes`` could, and SIGTERM's default action killed the
+command on the spot: no report of the entries already checked (``--json`` wrote nothing, so ``--resume`` had nothing
+to carry over), and its isolated workers, orphaned, went on with their items on the GPU for nobody. Now:
+
+- SIGTERM and SIGHUP end every conformance command as Ctrl-C does: one line, ``conformance: terminated (SIGTERM)``,
+  exit 128 + N, its workers killed;
+- a check so ended prints and writes (``--json``) the report of the entries checked so far, ``stopped``
+  "interrupted", and the command that resumes it; ``--resume`` carries its passed entries over;
+- a worker whose parent dies without a word (SIGKILL) is killed with it (Linux's parent-death signal).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from conftest import REPO
+
+pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for a process's children")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            found += [int(c) for c in (task / "children").read_text().split()]
+        except OSError:
+            pass
+    return found
+
+
+def _alive(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state != "Z"  # a zombie has ended: only its exit status is left to collect
+
+
+def _wait_gone(pids: list[int], seconds: float = 20.0) -> list[int]:
+    end = time.monotonic() + seconds
+    while time.monotonic() < end and any(_alive(p) for p in pids):
+        time.sleep(0.1)
+    return [p for p in pids if _alive(p)]
+
+
+def _check(tmp_path: Path, *extra: str, examples: int = 2) -> subprocess.Popen:
+    env = dict(os.environ, TRITON_INTERPRET="1", PYTHONPATH=str(REPO), NEUROBRIX_HOME=str(tmp_path / "home"))
+    command = [sys.executable, "-m", "conformance", "check", "--class", "interpreter", "--kernel", "silu_mul"]
+    command += ["rms_norm", "--dtype", "fp32", "--examples", str(examples), "--no-shrink"]
+    command += ["--json", str(tmp_path / "r.json")]
+    return subprocess.Popen(
+        [*command, *extra],
+        cwd=REPO,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,  # the signal reaches the command alone, as `kill PID` or a container's stop sends it
+    )
+
+
+def _after_first_entry(process: subprocess.Popen) -> list[str]:
+    """stderr's lines up to the first entry checked (one line per entry where stderr is no terminal)."""
+    assert process.stderr is not None
+    lines = []
+    for line in process.stderr:
+        lines.append(line)
+        if line.lstrip().startswith("1/"):
+            return lines
+    pytest.fail("the check ended before its first entry: " + "".join(lines))
+
+
+@pytest.mark.parametrize("signame", ["SIGTERM", "SIGHUP"])
+def test_a_check_ended_by_a_signal_reports_what_it_checked_and_resumes_from_it(tmp_path: Path, signame: str) -> None:
+    process = _check(tmp_path)
+    try:
+        _after_first_entry(process)
+        workers = _children(process.pid)
+        assert workers, "the check runs its entries on a worker process"
+        process.send_signal(getattr(signal, signame))
+        out, err = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 128 + getattr(signal, signame), err
+    assert err.splitlines()[-1] == f"conformance: terminated ({signame})", err
+    assert "Traceback" not in err
+    assert not _wait_gone(workers), "a worker outlived the command"
+    assert "INCOMPLETE (no failure so far)" in out and "(interrupted)" in out, out
+    assert f"report written to {tmp_path / 'r.json'}" in out
+    assert "--resume" in out.splitlines()[-1], "the command that finishes it is named"
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert report["stopped"] == "interrupted" and not report["complete"] and report["passed"]
+    checked = [e for e in report["entries"] if e["passed"] and e["examples"] == 2]
+    assert checked and report["left"] >= 1
+    total = len(report["entries"]) + report["left"]
+    if signame != "SIGTERM":
+        return
+
+    # resumed: its passed entries are carried over, only the rest is checked
+    resumed = _check(tmp_path, "--resume", str(tmp_path / "r.json"), "--max-minutes", "0.01")
+    out, err = resumed.communicate(timeout=300)
+    again = json.loads((tmp_path / "r.json").read_text())
+    assert again["resumed_from"]["carried"] == len(checked), out + err
+    assert sum(e["carried"] for e in again["entries"]) == len(checked)
+    assert len(again["entries"]) + again["left"] == total
+
+
+def test_a_worker_dies_with_a_parent_killed_without_a_word(tmp_path: Path) -> None:
+    process = _check(tmp_path, examples=2000)  # an entry of minutes: an orphaned worker would go on with it
+    try:
+        end = time.monotonic() + 60
+        while not _children(process.pid) and time.monotonic() < end:
+            time.sleep(0.1)
+        workers = _children(process.pid)
+        assert workers
+        time.sleep(3)  # the worker started, its first entry under way
+        process.kill()  # SIGKILL: no handler runs, nothing is closed
+        process.wait(timeout=30)
+    finally:
+        process.kill()
+    assert not _wait_gone(workers, seconds=3), "an orphaned worker went on with its item"
