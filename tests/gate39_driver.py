@@ -18,6 +18,7 @@ import planted24_driver  # noqa: E402
 from gate39_plants import PLANTS  # noqa: E402
 from planted26_driver import git_copy  # noqa: E402
 
+
 def run(plants: list[dict], argv: list[str], doc: str | None = __doc__) -> int:
     """Round 37's driver on ``plants`` (a later round's driver calls this with its own)."""
     refused = planted24_driver.usage(argv, doc)
