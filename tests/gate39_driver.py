@@ -18,12 +18,18 @@ import planted24_driver  # noqa: E402
 from gate39_plants import PLANTS  # noqa: E402
 from planted26_driver import git_copy  # noqa: E402
 
-if __name__ == "__main__":
-    refused = planted24_driver.usage(sys.argv[1:], __doc__)
+
+def run(plants: list[dict], argv: list[str], doc: str | None = __doc__) -> int:
+    """Round 37's driver on ``plants`` (a later round's driver calls this with its own)."""
+    refused = planted24_driver.usage(argv, doc)
     if refused is not None:
-        sys.exit(refused)
-    git_copy(Path(sys.argv[1]))
-    gate37_driver.cache_builds(Path(sys.argv[1]))
-    planted24_driver.PLANTS = PLANTS
+        return refused
+    git_copy(Path(argv[0]))
+    gate37_driver.cache_builds(Path(argv[0]))
+    planted24_driver.PLANTS = plants
     planted24_driver.subprocess = gate37_driver._Committed  # type: ignore[assignment]
-    sys.exit(planted24_driver.main(sys.argv[1:], __doc__))
+    return planted24_driver.main(argv, doc)
+
+
+if __name__ == "__main__":
+    sys.exit(run(PLANTS, sys.argv[1:]))
