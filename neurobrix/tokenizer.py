@@ -780,7 +780,7 @@ def _compared_with_zero(value: Any) -> None:
 def _samples(settings: dict[str, Any]) -> bool:
     """Whether transformers' generate samples with these settings: its decoding loop and its warpers test do_sample
     for its truth (``if do_sample:``), so 1, "yes" or even "false" sample as true does; 0, "" and null decode
-    greedily. (Only the choice of beam search or contrastive search, which the engine does not run, asks ``is True``.)"""
+    greedily. (Only its choice of beam or contrastive search, which the engine does not run, asks ``is True``.)"""
     return bool(settings.get("do_sample"))
 
 
