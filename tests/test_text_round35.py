@@ -11,13 +11,13 @@
   sequences; `run` refused the file ("greedy decoding makes one sequence"), and now runs it as it runs ``true``,
   naming the setting it does not apply. With ``do_sample`` 0 both refuse.
 
-Held (probed outside CI, no difference): 490 drawn generation_config.json combinations through `run` (streamed or
-not) against float64 greedy ``generate`` handed the tokenizer, over the byte-level, sentencepiece and metaspace
-fixtures, with the CLI's ``--repetition-penalty`` over the file's, ``--top-k``/``--top-p``/``--seed`` and
-``--temperature 0`` beside greedy decoding, one-character prompts, eos lists, pad ids equal to eos, max_length,
-min_length, stop strings and every masking processor; batches whose rows stop at different steps (eos per row,
-repetition penalty, n-grams) against transformers' batched generate; forced eos and the length decay where the
-default count is cut at the context.
+Held (probed outside CI, no difference): 610 drawn generation_config.json combinations through `run` (streamed or
+not; 270 more through chat templates with ``--system``) against float64 greedy ``generate`` handed the tokenizer,
+over the byte-level, sentencepiece and metaspace fixtures, with the CLI's ``--repetition-penalty`` over the file's,
+``--top-k``/``--top-p``/``--seed`` and ``--temperature 0`` beside greedy decoding, one-character prompts, eos lists,
+pad ids equal to eos, max_length, min_length, stop strings and every masking processor; batches whose rows stop at
+different steps (eos per row, repetition penalty, n-grams) and of one-token prompts against transformers' batched
+generate; forced eos and the length decay where the default count is cut at the context.
 
 The tests failed before the fix.
 """
