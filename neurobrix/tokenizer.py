@@ -788,9 +788,16 @@ def _compared_with_zero(value: Any) -> None:
         value < 0  # noqa: B015 (the comparison is the check)
 
 
+def _samples(settings: dict[str, Any]) -> bool:
+    """Whether transformers' generate samples with these settings: its decoding loop and its warpers test do_sample
+    for its truth (``if do_sample:``), so 1, "yes" or even "false" sample as true does; 0, "" and null decode
+    greedily. (Only its choice of beam or contrastive search, which the engine does not run, asks ``is True``.)"""
+    return bool(settings.get("do_sample"))
+
+
 def _return_sequences(settings: dict[str, Any]) -> str | None:
     sequences, beams = settings["num_return_sequences"], settings.get("num_beams")
-    if sequences > 1 and (beams is None or beams == 1) and settings.get("do_sample") is not True:
+    if sequences > 1 and (beams is None or beams == 1) and not _samples(settings):
         return "greedy decoding makes one sequence"
     if sequences > 1 and beams is not None and beams != 1 and sequences > beams:
         return f"more than num_beams {beams!r}"
@@ -1713,7 +1720,7 @@ class Tokenizer:
         """The model's sampling settings (``do_sample`` and the temperature, top-k and top-p it samples with, each as
         ``name=value``) when its generation settings ask transformers' ``generate`` to sample, else none."""
         settings = self.generation
-        if settings.get("do_sample") is not True:
+        if not _samples(settings):
             return []
         return [f"{k}={settings[k]!r}" for k in ("do_sample", "temperature", "top_k", "top_p") if k in settings]
 
