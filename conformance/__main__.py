@@ -13,7 +13,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 
-from neurobrix.cli import Parser, _decimal
+from neurobrix.cli import Parser, _decimal, real
 from neurobrix.errors import NeuroBrixError, UsageError
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
@@ -45,11 +45,14 @@ def _at_least(low: float, kind: type = int):
     with the option's name, not run as the default or failed entry by entry)."""
 
     def parse(text: str):
-        try:
-            value = _decimal(text) if kind is int else kind(text)  # int() also reads "+2" and a full-width "２"
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
-        if not value >= low:  # NaN too
+        if kind is not int:  # a plain decimal, finite: float() also reads "+0.5", "nan" and "1e999" (infinity)
+            value = real(f"a finite number at least {low}")(text)
+        else:
+            try:
+                value = _decimal(text)  # int() also reads "+2" and a full-width "２"
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not value >= low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
         return value
 
@@ -60,11 +63,9 @@ def _minutes(text: str) -> float:
     """An argparse type for ``--max-minutes``: a time above 0. A limit of 0 did nothing and exited 3 ("work left"),
     so a loop rerunning the command while it exits 3 (CONTRIBUTING's) never ended; a run given any positive limit
     does its first chunk of work before it looks at the clock, so each rerun of such a loop moves on."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not value > 0:  # NaN too
+    # float() reads "+1", "nan", "inf"
+    value = real("a number of minutes above 0", " (leave the option out for no time limit)")(text)
+    if not value > 0:
         raise argparse.ArgumentTypeError(
             f"must be a number of minutes above 0, got {text} (leave the option out for no time limit)"
         )

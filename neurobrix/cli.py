@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import re
 import signal
@@ -65,6 +66,31 @@ def _decimal(text: str) -> int:
     return int(text)
 
 
+# a number as a person types one: ASCII digits, a point, an exponent ("1e-3", as Python prints small floats), a minus
+# sign (its command refuses what is below its least); float() also reads "+0.5", " 0.5", "1_0", other scripts' digits
+# (a full-width "０.５"), "nan", "inf" and "infinity", and "1e999" as infinity
+_REAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_NON_FINITE = re.compile(r"[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def real(what: str = "a finite number", hint: str = "") -> Any:
+    """An argparse type for a float option: a plain decimal number (:data:`_REAL`), else argparse's "invalid float
+    value"; NaN, an infinity or a number past float's range (1e999) is refused as not ``what`` (the option's range,
+    "a finite number >= 0"), ``hint`` after the value. ``float`` is registered as ``real()`` for any other option."""
+
+    def parse(text: str) -> float:
+        if _REAL.fullmatch(text):
+            value = float(text)
+            if math.isfinite(value):
+                return value
+        elif not _NON_FINITE.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}{hint}")
+
+    parse.__name__ = "float"
+    return parse
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser with ``store`` as :class:`_StoreOnce` (its subcommands' parsers too)."""
 
@@ -73,6 +99,7 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
         self.register("type", int, _decimal)  # every `type=int` option; argparse's error still says "invalid int value"
+        self.register("type", float, real())  # every `type=float` option
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = super().parse_known_args(args, namespace)
@@ -459,7 +486,11 @@ def build_parser() -> argparse.ArgumentParser:
         "most what the model's context leaves after the prompt)",
     )
     run.add_argument(
-        "--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default), else sampling temperature"
+        "--temperature",
+        type=real("a finite number >= 0"),
+        default=0.0,
+        metavar="T",
+        help="0 = greedy (default), else the sampling temperature, a number > 0",
     )
     run.add_argument(
         "--top-k",
@@ -467,28 +498,32 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="K",
         help=(
-            "sample among the K most likely tokens, 0 = all (default: the model's generation_config.json top_k, "
-            "else 50, as transformers' generate)"
+            "sample among the K most likely tokens, K >= 0, 0 = all (default: the model's generation_config.json "
+            "top_k, else 50, as transformers' generate)"
         ),
     )
     run.add_argument(
         "--top-p",
-        type=float,
+        type=real("a finite number in [0, 1]"),
         default=None,
         metavar="P",
         help="sample within the top-P probability mass, 0 <= P <= 1 (0: the most likely token; default: the model's "
         "top_p, else 1, all)",
     )
     run.add_argument(
-        "--seed", type=int, default=None, metavar="S", help="random seed for sampling (default: none, each run differs)"
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="random seed for sampling, 0 <= S < 2**64 (default: none, each run differs)",
     )
     run.add_argument(
         "--repetition-penalty",
-        type=float,
+        type=real("a finite number > 0"),
         default=None,
         metavar="P",
-        help="divide a repeated token's logit by P (multiply when negative), as transformers does; 1 = off "
-        "(default: the model's generation_config.json, else 1)",
+        help="divide a repeated token's logit by P, a number > 0 (multiply a negative logit), as transformers "
+        "does; 1 = off (default: the model's generation_config.json, else 1)",
     )
     run.add_argument(
         "--backend",
