@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from neurobrix.cli import Parser, _decimal, real
-from neurobrix.errors import NeuroBrixError, UsageError
+from neurobrix.errors import NeuroBrixError, UsageError, counted
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
@@ -266,7 +266,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
             progress=progress,
             say=_say(progress),
         )
-    print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
+    print(
+        f"certified {counted(written, 'entry', 'entries')} into {root / args.gpu_class}"
+        + (f"; {left} left" if left else "")
+    )
     if finished and not written and args.only_missing:  # said nothing of why, and a re-certify meant did nothing
         print(
             "  every domain asked for is already certified there (--only-missing skips it); leave out --only-missing "
@@ -409,8 +412,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         return 0
     jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
     print(
-        f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
-        "of the source",
+        f"{counted(len(chosen), 'mutant')}, {jobs} at a time, each an interpreter check of its kernel on a "
+        "patched copy of the source",
         file=sys.stderr,
     )
 

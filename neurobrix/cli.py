@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import NeuroBrixError, UsageError, printable
+from .errors import NeuroBrixError, UsageError, counted, printable
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
@@ -195,7 +195,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         )
         return 0
     key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
-    print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({key})")
+    print(f"{table.kernel} on {table.class_id}: {counted(len(table.entries), 'entry', 'entries')}, key ({key})")
     print(f"  settings: {index.path}\n  proofs:   {table.path}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
@@ -203,9 +203,9 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         config = " ".join(f"{k}={v}" for k, v in entry.config.items())
         p = entry.proof
         print(
-            f"  {entry.domain.describe():<40} {config}\n      proof: {p.examples} examples, "
+            f"  {entry.domain.describe():<40} {config}\n      proof: {counted(p.examples, 'example')}, "
             f"worst error {p.worst_error_ratio:.3f} of bound {p.bound}; median {p.time_median_us:.1f} us; "
-            f"{p.candidates_tried} candidates, {len(p.rejected)} rejected"
+            f"{counted(p.candidates_tried, 'candidate')}, {len(p.rejected)} rejected"
         )
     return 0
 
@@ -232,7 +232,7 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
         _print_json(report)
     elif report["ok"]:
         print(
-            f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
+            f"tables verified: {counted(report['files'], 'file')} in {location.root} ({location.origin}), "
             f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
             "agreement"
         )
@@ -498,8 +498,8 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         metavar="K",
         help=(
-            "sample among the K most likely tokens, K >= 0, 0 = all (default: the model's generation_config.json "
-            "top_k, else 50, as transformers' generate)"
+            "sample among the K most likely tokens, 0 = all (default: the model's generation_config.json top_k, "
+            "else 50, as transformers' generate)"
         ),
     )
     run.add_argument(
@@ -515,7 +515,7 @@ def build_parser() -> argparse.ArgumentParser:
         type=int,
         default=None,
         metavar="S",
-        help="random seed for sampling, 0 <= S < 2**64 (default: none, each run differs)",
+        help="random seed for sampling (default: none, each run differs; 0 <= S < 2**64)",
     )
     run.add_argument(
         "--repetition-penalty",

@@ -5,9 +5,17 @@
   ``--timeout``, ``--max-minutes``) went through Python's ``float``, which reads "+0.5", " 0.5", "1_0", a full-width
   "０.５", "nan", "inf" and "1e999" (infinity): a plain ASCII decimal (a minus sign, a point and an exponent allowed)
   only now, the rest refused in argparse's one line naming the option, NaN and infinities with the option's range.
+- Counts printed with a plural noun whatever the count: "note: generating at most 1 tokens", "1 entry checks, 1
+  examples", "1 of 1 mutants caught", "prompts of 1 tokens": singular for 1 now (``neurobrix.errors.counted``).
+- `neurobrix remove` of a damaged model reported the size its manifest records ("412.5 kB freed" with the 403 kB
+  weights already gone; "0 B freed" with the manifest unreadable): the bytes it deleted, measured on disk before and
+  after, and what was damaged.
 """
 
 from __future__ import annotations
+
+import json
+from pathlib import Path
 
 import pytest
 
@@ -74,3 +82,102 @@ def test_conformance_float_options_take_a_plain_finite_decimal(argv, option, cap
         line = _parse_error(capsys, parse, [*argv, text])
         assert f"argument {option}: must be a " in line and f"got {text!r}" in line, line
     assert getattr(parse([*argv, "2.5"]), option[2:].replace("-", "_")) == 2.5
+
+
+# --- 2. one of a count ------------------------------------------------------------------------------------------------
+
+
+def test_a_count_of_one_takes_the_singular():
+    """Before: `counted` did not exist; each message wrote its plural after any count."""
+    from neurobrix.errors import counted
+    from neurobrix.warmup import describe_lengths
+
+    assert [counted(n, "entry", "entries") for n in (0, 1, 2)] == ["0 entries", "1 entry", "2 entries"]
+    assert [counted(n, "token") for n in (1, 12)] == ["1 token", "12 tokens"]
+    assert describe_lengths([(1, 1)], "tokens") == "1 token"  # warmup's "prompts of 1 tokens"
+    assert describe_lengths([(1, 2)], "positions") == "1-2 positions"
+    assert describe_lengths([(1, 1), (3, 3)], "tokens") == "1, 3 tokens"
+
+
+def test_a_check_report_of_one_entry_and_a_kill_rate_of_one_mutant_say_one(capsys):
+    """Before: "PASSED: 1 entry checks, 1 examples", "; 1 entry checks not run", "kill rate: 1 of 1 mutants caught"."""
+    from conformance.check import EntryResult, Report, render
+    from conformance.mutants import Outcome
+    from conformance.mutants import render as render_mutants
+
+    one = EntryResult("silu_mul", "fp32", "M=1..1, I=1..1", {"BLOCK": 64}, examples=1)
+    text = render(Report("interpreter", "tables", "ci", results=[one], left=1, retried=1))
+    assert "INCOMPLETE (no failure so far): 1 entry check, 1 example, " in text
+    assert "; 1 entry check not run (time limit)" in text and "  1 entry check ran out of device memory" in text
+    two = Report("interpreter", "tables", "ci", results=[one, one], left=2)
+    assert ": 2 entry checks, 2 examples, " in render(two) and "; 2 entry checks not run" in render(two)
+    caught = Outcome("k.bug", "silu_mul", "off-by-one", True, "wrong result", "", 1.0)
+    assert "kill rate: 1 of 1 mutant caught (100.0 %)" in render_mutants([caught])
+    assert "kill rate: 2 of 2 mutants caught (100.0 %)" in render_mutants([caught, caught])
+
+
+def test_run_notes_a_generation_of_one_token_in_the_singular(tmp_path, monkeypatch):
+    """Before: "note: generating at most 1 tokens: generation_config.json's max_new_tokens is 1" (a model whose
+    generation_config.json asks for one new token), run through `neurobrix run --backend torch`."""
+    pytest.importorskip("transformers")
+    from store_fixtures import make_checkpoint
+    from test_text_round7 import ours
+
+    folder = make_checkpoint(tmp_path / "one", use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2, "max_new_tokens": 1}))
+    ids, _, notes = ours(folder, monkeypatch)
+    assert len(ids) == 1
+    assert "note: generating at most 1 token: generation_config.json's max_new_tokens is 1" in "\n".join(notes)
+
+
+# --- 3. removing a damaged model --------------------------------------------------------------------------------------
+
+
+def _bytes(folder: Path) -> int:
+    return sum(p.stat().st_size for p in folder.rglob("*") if p.is_file())
+
+
+@pytest.mark.parametrize("damage", ["weights gone", "manifest unreadable", "tokenizer cut"])
+def test_remove_of_a_damaged_model_says_what_it_deleted_and_the_damage(damage, tmp_path, monkeypatch, capsys):
+    """Before: with model.safetensors gone, "removed m (N freed ...)" gave the manifest's total (the weights' bytes
+    included); with the manifest unreadable, "0 B freed". Now the bytes measured on disk, and the damage named."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+    from neurobrix.cli import main
+    from neurobrix.cli_store import format_size
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "m", use_transformers=False)), progress=False)
+    folder = tmp_path / "home" / "models" / "m"
+    if damage == "weights gone":
+        (folder / "model.safetensors").unlink()
+        why = "model.safetensors is missing"
+    elif damage == "manifest unreadable":
+        (folder / store.MANIFEST).write_text("{")
+        why = f"its {store.MANIFEST} is unreadable"
+    else:
+        size = (folder / "tokenizer.json").stat().st_size
+        (folder / "tokenizer.json").write_bytes(b"{}")
+        why = f"tokenizer.json has 2 bytes, expected {size}"
+    held = _bytes(folder)
+    assert main(["remove", "m"]) == 0
+    assert not folder.exists()
+    out = capsys.readouterr().out
+    assert out == f"removed m ({format_size(held)} freed from {folder.parent}); it was damaged: {why}\n"
+
+
+def test_remove_of_a_whole_model_counts_every_byte_it_deleted(tmp_path, monkeypatch, capsys):
+    """A whole model: the bytes of every file deleted (the manifest's own included), no damage named."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+    from neurobrix.cli import main
+    from neurobrix.cli_store import format_size
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    model = store.import_model(str(make_checkpoint(tmp_path / "m", use_transformers=False)), progress=False)
+    held = _bytes(model.path)
+    assert held > model.size
+    assert main(["remove", "m"]) == 0
+    assert capsys.readouterr().out == f"removed m ({format_size(held)} freed from {model.path.parent})\n"
