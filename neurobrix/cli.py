@@ -394,14 +394,14 @@ compiled, and running it again compiles only the rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover runs of at most N new tokens (`run --max-tokens`; default: any the context allows)",
+        help="cover runs of at most N new tokens, N >= 1 (`run --max-tokens`; default: any the context allows)",
     )
     warm.add_argument(
         "--max-prompt",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens (default: any the context allows)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
     )
     warm.add_argument(
         "--dtype",
@@ -483,7 +483,7 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="most new tokens to generate (default: as transformers' generate takes it from the model's "
         "generation_config.json, its max_new_tokens, else its max_length less the prompt, else transformers' 20; at "
-        "most what the model's context leaves after the prompt)",
+        "most what the model's context leaves after the prompt; N >= 1)",
     )
     run.add_argument(
         "--temperature",

@@ -10,6 +10,9 @@
 - `neurobrix remove` of a damaged model reported the size its manifest records ("412.5 kB freed" with the 403 kB
   weights already gone; "0 B freed" with the manifest unreadable): the bytes it deleted, measured on disk before and
   after, and what was damaged.
+- The walk from the wheel: `run --help` and `warmup --help` did not say the range of `--temperature`,
+  `--repetition-penalty`, `--seed`, `run --max-tokens`, `warmup --max-tokens` and `--max-prompt` (each refused
+  outside it): each says it now.
 """
 
 from __future__ import annotations
@@ -181,3 +184,27 @@ def test_remove_of_a_whole_model_counts_every_byte_it_deleted(tmp_path, monkeypa
     assert held > model.size
     assert main(["remove", "m"]) == 0
     assert capsys.readouterr().out == f"removed m ({format_size(held)} freed from {model.path.parent})\n"
+
+
+# --- 4. the walk: each option's range in --help ---------------------------------------------------------------------
+
+
+def _help(capsys, command: str) -> str:
+    from neurobrix.cli import main
+
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    return " ".join(capsys.readouterr().out.split())
+
+
+def test_run_and_warmup_help_give_each_numbers_range(capsys):
+    """Before: "--temperature T 0 = greedy (default), else sampling temperature", "--seed S random seed for sampling
+    (default: none, each run differs)", and no least count for the --max-tokens and --max-prompt of either command."""
+    run = _help(capsys, "run")
+    assert "--temperature T 0 = greedy (default), else the sampling temperature, a number > 0" in run
+    assert "--repetition-penalty P divide a repeated token's logit by P, a number > 0" in run
+    assert "(default: none, each run differs; 0 <= S < 2**64)" in run
+    assert "leaves after the prompt; N >= 1)" in run
+    warmup = _help(capsys, "warmup")
+    assert "--max-tokens N cover runs of at most N new tokens, N >= 1" in warmup
+    assert "--max-prompt N cover prompts of at most N tokens, N >= 1" in warmup
