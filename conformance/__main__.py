@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from neurobrix.cli import Parser, _decimal
-from neurobrix.errors import NeuroBrixError, UsageError
+from neurobrix.cli import Parser, _decimal, real
+from neurobrix.errors import NeuroBrixError, UsageError, counted
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
@@ -46,11 +46,14 @@ def _at_least(low: float, kind: type = int):
     with the option's name, not run as the default or failed entry by entry)."""
 
     def parse(text: str):
-        try:
-            value = _decimal(text) if kind is int else kind(text)  # int() also reads "+2" and a full-width "２"
-        except ValueError:
-            raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
-        if not value >= low:  # NaN too
+        if kind is not int:  # a plain decimal, finite: float() also reads "+0.5", "nan" and "1e999" (infinity)
+            value = real(f"a finite number at least {low}")(text)
+        else:
+            try:
+                value = _decimal(text)  # int() also reads "+2" and a full-width "２"
+            except ValueError:
+                raise argparse.ArgumentTypeError(f"invalid {kind.__name__} value: {text!r}") from None
+        if not value >= low:
             raise argparse.ArgumentTypeError(f"must be at least {low}, got {text}")
         return value
 
@@ -61,11 +64,9 @@ def _minutes(text: str) -> float:
     """An argparse type for ``--max-minutes``: a time above 0. A limit of 0 did nothing and exited 3 ("work left"),
     so a loop rerunning the command while it exits 3 (CONTRIBUTING's) never ended; a run given any positive limit
     does its first chunk of work before it looks at the clock, so each rerun of such a loop moves on."""
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"invalid float value: {text!r}") from None
-    if not value > 0:  # NaN too
+    # float() reads "+1", "nan", "inf"
+    value = real("a number of minutes above 0", " (leave the option out for no time limit)")(text)
+    if not value > 0:
         raise argparse.ArgumentTypeError(
             f"must be a number of minutes above 0, got {text} (leave the option out for no time limit)"
         )
@@ -283,7 +284,10 @@ def cmd_certify(args: argparse.Namespace) -> int:
             progress=progress,
             say=_say(progress),
         )
-    print(f"certified {written} entries into {root / args.gpu_class}" + (f"; {left} left" if left else ""))
+    print(
+        f"certified {counted(written, 'entry', 'entries')} into {root / args.gpu_class}"
+        + (f"; {left} left" if left else "")
+    )
     if finished and not written and args.only_missing:  # said nothing of why, and a re-certify meant did nothing
         print(
             "  every domain asked for is already certified there (--only-missing skips it); leave out --only-missing "
@@ -426,8 +430,8 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         return 0
     jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
     print(
-        f"{len(chosen)} mutants, {jobs} at a time, each an interpreter check of its kernel on a patched copy "
-        "of the source",
+        f"{counted(len(chosen), 'mutant')}, {jobs} at a time, each an interpreter check of its kernel on a "
+        "patched copy of the source",
         file=sys.stderr,
     )
 

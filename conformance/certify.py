@@ -40,7 +40,7 @@ import neurobrix
 from neurobrix import stack
 from neurobrix import tables as nb_tables
 from neurobrix.dtypes import torch_dtype
-from neurobrix.errors import NeuroBrixError, TablesError, UsageError
+from neurobrix.errors import NeuroBrixError, TablesError, UsageError, counted
 from neurobrix.gpu import device_facts, interpreter_enabled
 from neurobrix.ops import SPECS
 from neurobrix.plan import config_problem
@@ -604,7 +604,8 @@ class CertifyFailed(NeuroBrixError):
         self.written, self.failures = written, failures
         shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
         super().__init__(
-            f"{len(failures)} task(s) could not be certified ({written} entries were written into the tables; "
+            f"{len(failures)} task(s) could not be certified ({counted(written, 'entry', 'entries')} "
+            f"{'was' if written == 1 else 'were'} written into the tables; "
             f"run certify again with --only-missing to try these again):\n  {shown}"
         )
 
@@ -714,7 +715,7 @@ def prove_task(class_id: str, timed: Timed, examples: int, profile_name: str) ->
             message = (
                 f"{task.kernel} {task.describe()}: {config} {median_us:.1f} us, "
                 f"{len(timed.screened.survivors)}/{timed.screened.tried} passed screening, worst error "
-                f"{result.worst_ratio:.3f} of bound over {result.examples} examples"
+                f"{result.worst_ratio:.3f} of bound over {counted(result.examples, 'example')}"
             )
             return Proven(
                 Entry(

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
-from neurobrix.errors import UsageError
+from neurobrix.errors import UsageError, counted
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
 from neurobrix.plan import entry_problem
@@ -322,7 +322,7 @@ def check_entry(
         conforms()
         if starved:
             result.passed, result.out_of_memory = False, True
-            result.failure = f"out of device memory after {result.examples} examples: {starved[0]}"
+            result.failure = f"out of device memory after {counted(result.examples, 'example')}: {starved[0]}"
     except AssertionError as exc:
         result.passed = False
         result.failure = failing[-1] if failing else f"{kernel} {dtype}, config {config}\n{describe_failure(exc)}"
@@ -783,7 +783,7 @@ def check_class(
                     if progress:
                         progress.update(
                             task,
-                            description=f"checking {len(starved)} entries again, alone on a GPU "
+                            description=f"checking {counted(len(starved), 'entry', 'entries')} again, alone on a GPU "
                             "(out of memory beside other workers)",
                         )
                     wave, longest_alone = len(devices), longest  # a shared wave's time: the first estimate
@@ -841,12 +841,12 @@ def render(report: Report) -> str:
         verdict = "INCOMPLETE (no failure so far)"
     carried = sum(r.carried for r in report.results)
     lines.append(
-        f"{verdict}: {len(report.results)} entry checks, {total} examples, {report.seconds:.1f} s"
-        + (f"; {report.left} entry checks not run ({report.stopped})" if report.left else "")
+        f"{verdict}: {counted(len(report.results), 'entry check')}, {counted(total, 'example')}, {report.seconds:.1f} s"
+        + (f"; {counted(report.left, 'entry check')} not run ({report.stopped})" if report.left else "")
     )
     if report.retried:
         lines.append(
-            f"  {report.retried} entry checks ran out of device memory beside other workers and were run "
+            f"  {counted(report.retried, 'entry check')} ran out of device memory beside other workers and were run "
             "again alone on a GPU (counted once, by their second run)"
         )
     if report.resumed_from is not None:

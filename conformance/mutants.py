@@ -35,7 +35,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from neurobrix.errors import UsageError
+from neurobrix.errors import UsageError, counted
 from neurobrix.ops import SPECS
 
 from .workers import exit_reason
@@ -5187,7 +5187,7 @@ def render(outcomes: list[Outcome]) -> str:
         lines.append(f"{o.id:<{width}}  {o.bug:<26} {verdict:<8} {how} [{o.seconds:.0f} s]")
     caught = sum(o.caught for o in outcomes)
     rate = 100.0 * caught / len(outcomes) if outcomes else 0.0
-    lines.append(f"kill rate: {caught} of {len(outcomes)} mutants caught ({rate:.1f} %)")
+    lines.append(f"kill rate: {caught} of {counted(len(outcomes), 'mutant')} caught ({rate:.1f} %)")
     survivors = [o.id for o in outcomes if not o.caught]
     if survivors:
         lines.append("survived: " + ", ".join(survivors))

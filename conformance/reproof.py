@@ -20,6 +20,7 @@ from typing import Any
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
+from neurobrix.errors import counted
 
 
 def min_examples() -> int:
@@ -34,9 +35,13 @@ def _not_whole(report: Any, args: Any) -> str | None:
     if any(getattr(args, name, None) for name in ("kernel", "dtype", "variant", "where")):
         return "only part of the class was checked (--kernel / --dtype / --variant / --where)"
     if not report.complete:
-        return f"the check stopped with {report.left} entries left"
+        return f"the check stopped with {counted(report.left, 'entry', 'entries')} left"
     if report.examples_per_entry < min_examples():
-        return f"{report.examples_per_entry} examples per entry are fewer than the {min_examples()} a proof takes"
+        verb = "is" if report.examples_per_entry == 1 else "are"
+        return (
+            f"{counted(report.examples_per_entry, 'example')} per entry {verb} fewer than the {min_examples()} a "
+            "proof takes"
+        )
     return None
 
 

@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import ModelConfig, checkpoint_shapes
-from .errors import UsageError
+from .errors import UsageError, counted
 
 CONFIG = "config.json"
 SINGLE = "model.safetensors"  # what from_pretrained loads first, whatever else the folder holds
@@ -226,7 +226,8 @@ def weight_files(folder: Path) -> list[Path]:
         missing = [s for s in shards if not (folder / s).is_file()]
         if missing:
             raise MissingShardsError(
-                f"{folder}: {len(missing)} of the {len(shards)} shards named in {INDEX} are missing: "
+                f"{folder}: {len(missing)} of the {counted(len(shards), 'shard')} named in {INDEX} "
+                f"{'is' if len(missing) == 1 else 'are'} missing: "
                 f"{', '.join(missing)}; copy or download every shard, then import again"
             )
         return [folder / s for s in shards]

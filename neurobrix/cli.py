@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import io
 import json
+import math
 import os
 import re
 import signal
@@ -16,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import NeuroBrixError, UsageError, printable
+from .errors import NeuroBrixError, UsageError, counted, printable
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
@@ -65,6 +66,31 @@ def _decimal(text: str) -> int:
     return int(text)
 
 
+# a number as a person types one: ASCII digits, a point, an exponent ("1e-3", as Python prints small floats), a minus
+# sign (its command refuses what is below its least); float() also reads "+0.5", " 0.5", "1_0", other scripts' digits
+# (a full-width "０.５"), "nan", "inf" and "infinity", and "1e999" as infinity
+_REAL = re.compile(r"-?(?:[0-9]+(?:\.[0-9]*)?|\.[0-9]+)(?:[eE][-+]?[0-9]+)?")
+_NON_FINITE = re.compile(r"[-+]?(?:nan|inf|infinity)", re.IGNORECASE)
+
+
+def real(what: str = "a finite number", hint: str = "") -> Any:
+    """An argparse type for a float option: a plain decimal number (:data:`_REAL`), else argparse's "invalid float
+    value"; NaN, an infinity or a number past float's range (1e999) is refused as not ``what`` (the option's range,
+    "a finite number >= 0"), ``hint`` after the value. ``float`` is registered as ``real()`` for any other option."""
+
+    def parse(text: str) -> float:
+        if _REAL.fullmatch(text):
+            value = float(text)
+            if math.isfinite(value):
+                return value
+        elif not _NON_FINITE.fullmatch(text):
+            raise argparse.ArgumentTypeError(f"invalid float value: {text!r}")
+        raise argparse.ArgumentTypeError(f"must be {what}, got {text!r}{hint}")
+
+    parse.__name__ = "float"
+    return parse
+
+
 class Parser(argparse.ArgumentParser):
     """argparse's parser with ``store`` as :class:`_StoreOnce` (its subcommands' parsers too)."""
 
@@ -73,6 +99,7 @@ class Parser(argparse.ArgumentParser):
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
         self.register("type", int, _decimal)  # every `type=int` option; argparse's error still says "invalid int value"
+        self.register("type", float, real())  # every `type=float` option
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = super().parse_known_args(args, namespace)
@@ -168,7 +195,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         )
         return 0
     key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
-    print(f"{table.kernel} on {table.class_id}: {len(table.entries)} entries, key ({key})")
+    print(f"{table.kernel} on {table.class_id}: {counted(len(table.entries), 'entry', 'entries')}, key ({key})")
     print(f"  settings: {index.path}\n  proofs:   {table.path}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
@@ -176,9 +203,9 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         config = " ".join(f"{k}={v}" for k, v in entry.config.items())
         p = entry.proof
         print(
-            f"  {entry.domain.describe():<40} {config}\n      proof: {p.examples} examples, "
+            f"  {entry.domain.describe():<40} {config}\n      proof: {counted(p.examples, 'example')}, "
             f"worst error {p.worst_error_ratio:.3f} of bound {p.bound}; median {p.time_median_us:.1f} us; "
-            f"{p.candidates_tried} candidates, {len(p.rejected)} rejected"
+            f"{counted(p.candidates_tried, 'candidate')}, {len(p.rejected)} rejected"
         )
     return 0
 
@@ -205,7 +232,7 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
         _print_json(report)
     elif report["ok"]:
         print(
-            f"tables verified: {report['files']} files in {location.root} ({location.origin}), "
+            f"tables verified: {counted(report['files'], 'file')} in {location.root} ({location.origin}), "
             f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
             "agreement"
         )
@@ -367,14 +394,14 @@ compiled, and running it again compiles only the rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover runs of at most N new tokens (`run --max-tokens`; default: any the context allows)",
+        help="cover runs of at most N new tokens, N >= 1 (`run --max-tokens`; default: any the context allows)",
     )
     warm.add_argument(
         "--max-prompt",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens (default: any the context allows)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
     )
     warm.add_argument(
         "--dtype",
@@ -456,10 +483,14 @@ def build_parser() -> argparse.ArgumentParser:
         metavar="N",
         help="most new tokens to generate (default: as transformers' generate takes it from the model's "
         "generation_config.json, its max_new_tokens, else its max_length less the prompt, else transformers' 20; at "
-        "most what the model's context leaves after the prompt)",
+        "most what the model's context leaves after the prompt; N >= 1)",
     )
     run.add_argument(
-        "--temperature", type=float, default=0.0, metavar="T", help="0 = greedy (default), else sampling temperature"
+        "--temperature",
+        type=real("a finite number >= 0"),
+        default=0.0,
+        metavar="T",
+        help="0 = greedy (default), else the sampling temperature, a number > 0",
     )
     run.add_argument(
         "--top-k",
@@ -473,22 +504,26 @@ def build_parser() -> argparse.ArgumentParser:
     )
     run.add_argument(
         "--top-p",
-        type=float,
+        type=real("a finite number in [0, 1]"),
         default=None,
         metavar="P",
         help="sample within the top-P probability mass, 0 <= P <= 1 (0: the most likely token; default: the model's "
         "top_p, else 1, all)",
     )
     run.add_argument(
-        "--seed", type=int, default=None, metavar="S", help="random seed for sampling (default: none, each run differs)"
+        "--seed",
+        type=int,
+        default=None,
+        metavar="S",
+        help="random seed for sampling (default: none, each run differs; 0 <= S < 2**64)",
     )
     run.add_argument(
         "--repetition-penalty",
-        type=float,
+        type=real("a finite number > 0"),
         default=None,
         metavar="P",
-        help="divide a repeated token's logit by P (multiply when negative), as transformers does; 1 = off "
-        "(default: the model's generation_config.json, else 1)",
+        help="divide a repeated token's logit by P, a number > 0 (multiply a negative logit), as transformers "
+        "does; 1 = off (default: the model's generation_config.json, else 1)",
     )
     run.add_argument(
         "--backend",

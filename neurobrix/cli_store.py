@@ -8,7 +8,7 @@ import shlex
 import sys
 from typing import Any
 
-from .errors import printable
+from .errors import counted, printable
 from .store import StoredModel, import_model, list_models, models_dir, remove
 
 
@@ -39,7 +39,9 @@ def _as_json(model: StoredModel) -> dict[str, Any]:
 def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
-    print(f"imported {model.name}{commit}: {len(model.files)} files, {format_size(model.size)} in {model.path}")
+    print(
+        f"imported {model.name}{commit}: {counted(len(model.files), 'file')}, {format_size(model.size)} in {model.path}"
+    )
     try:
         return _after_import(args, model)
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) once the model is stored whole: it stays, so say so
@@ -148,7 +150,9 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     model = remove(args.name)
-    print(f"removed {model.name} ({format_size(model.size)} freed from {model.path.parent})")
+    damaged = f"; it was damaged: {model.damaged}" if model.damaged else ""
+    freed = model.size if model.freed is None else model.freed
+    print(f"removed {model.name} ({format_size(freed)} freed from {model.path.parent}){damaged}")
     return 0
 
 

@@ -15,7 +15,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from .errors import UsageError
+from .errors import UsageError, counted
 
 ARCHITECTURES = {"LlamaForCausalLM": "llama", "MistralForCausalLM": "mistral", "Qwen2ForCausalLM": "qwen2"}
 MODEL_TYPES = {"llama": "llama", "mistral": "mistral", "qwen2": "qwen2"}  # when "architectures" is absent
@@ -355,7 +355,7 @@ def _layer_types(arch: str, data: Mapping[str, Any], source: str) -> None:
         return
     if isinstance(layers, int) and not isinstance(layers, bool) and len(types) != layers:
         raise ConfigError(
-            f"{source}: layer_types names {len(types)} layers, num_hidden_layers {layers}: transformers' "
+            f"{source}: layer_types names {counted(len(types), 'layer')}, num_hidden_layers {layers}: transformers' "
             f"{CLASSES[arch]} refuses a count that differs"
         )
     other = [t for t in dict.fromkeys(types) if t not in LAYER_TYPES_BY_ARCH[arch]]

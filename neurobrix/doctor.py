@@ -10,7 +10,7 @@ from importlib import metadata
 from typing import Any
 
 from . import __version__
-from .errors import NeuroBrixError, printable
+from .errors import NeuroBrixError, counted, printable
 from .tables import Tables, certify_command, check_files, load, locate, read_tracked
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
@@ -159,7 +159,12 @@ def diagnose() -> list[Finding]:
     else:
         entries = sum(len(t.rows) for t in have.values() if t is not None)
         found.append(
-            Finding("kernels", OK, f"{len(SPECS)} engine kernels, {len(have)} tables, {entries} certified entries")
+            Finding(
+                "kernels",
+                OK,
+                f"{len(SPECS)} engine kernels, {counted(len(have), 'table')}, "
+                f"{counted(entries, 'certified entry', 'certified entries')}",
+            )
         )
     if torch_version and triton_version:
         from .stack import cache_problem, compiler_problem, verdict

@@ -120,3 +120,9 @@ def printable(text: str) -> str:
     ``\\u202e``): a message quoting what a checkpoint, a folder name or a stored manifest holds (a config's
     architecture, a path) prints what it says, and nothing it makes the terminal do."""
     return _UNPRINTABLE.sub(lambda found: found.group().encode("unicode_escape").decode("ascii"), text)
+
+
+def counted(n: int, noun: str, plural: str = "") -> str:
+    """``n`` with ``noun``, singular for 1: "1 entry", "2 entries" (``plural``, where it is not ``noun`` + "s"). A
+    message writing "1 entries" or "1 tokens" was what a count of one printed."""
+    return f"{n} {noun if n == 1 else plural or noun + 's'}"

@@ -16,7 +16,7 @@ import os
 from dataclasses import dataclass
 
 from .config import ModelConfig
-from .errors import DeviceError
+from .errors import DeviceError, counted
 
 MARGIN = 1.10  # allocator rounding and the kernels' scratch (split-K and split-KV partial sums) on top
 RESERVE = 512 * 2**20  # the CUDA context's own workspace, cuBLAS/Triton launches, the CUDA graph pool
@@ -218,7 +218,7 @@ def require_fit(
         return need
     fits = longest_context(cfg, itemsize, batch, free, reserve)
     advice = (
-        f"the longest context that fits is {fits} tokens ({lengths})"
+        f"the longest context that fits is {counted(fits, 'token')} ({lengths})"
         if fits
         else "even the weights alone do not fit: a smaller dtype or "
         f"{'a larger memory limit' if cgroup else 'a larger host' if host else 'another GPU'} is needed"
@@ -229,7 +229,7 @@ def require_fit(
     where, state = ("host memory", "available") if host else ("GPU memory", "free")
     raise DeviceMemoryError(
         f"{what} needs about {_gib(need.total)} of {where} (weights {_gib(need.weights)}, KV cache "
-        f"{_gib(need.kv_cache)} for {capacity} tokens, working memory and {'margin' if host else 'reserve'} "
+        f"{_gib(need.kv_cache)} for {counted(capacity, 'token')}, working memory and {'margin' if host else 'reserve'} "
         f"{_gib(need.total - need.weights - need.kv_cache)}) but {_gib(free)}{of} is {state}; {advice}. "
         "Nothing was loaded."
     )

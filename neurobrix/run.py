@@ -20,7 +20,7 @@ import torch
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
-from .errors import UsageError, expect, expect_hooks
+from .errors import UsageError, counted, expect, expect_hooks
 from .generate import Constraints, Sampling, Stats, decay_failure, generate
 from .model import Transformer, UnreadableWeightsError, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
@@ -223,19 +223,19 @@ def new_token_limit(
     does not apply) keeps the whole generation within it, so that every query sees all positions, as transformers'
     model does there; a count reaching past the window, where transformers' generate runs on, is refused. A prompt
     that leaves no room for one new token is refused as such, before any count is read or noted."""
-    span, what = cfg.max_positions, f"the model's context of {cfg.max_positions} tokens"
+    span, what = cfg.max_positions, f"the model's context of {counted(cfg.max_positions, 'token')}"
     window = cfg.sliding_window
     window_bound = window is not None and window + 1 < span
     if window_bound:  # the last new token is never fed: W + 1 tokens in all
         span = window + 1
         what = (
-            f"the model's sliding attention window of {window} tokens (config.json's sliding_window: NeuroBrix "
-            "attends over whole sequences, so a generation stays within it)"
+            f"the model's sliding attention window of {counted(window, 'token')} (config.json's sliding_window: "
+            "NeuroBrix attends over whole sequences, so a generation stays within it)"
         )
     if prompt_len >= span:  # no room for one new token whatever --max-tokens says: no note of a count to make
         raise UsageError(
-            f"the prompt ({prompt_len} tokens) plus one new token exceeds {what}; shorten the prompt to at most "
-            f"{span - 1} tokens"
+            f"the prompt ({counted(prompt_len, 'token')}) plus one new token exceeds {what}; shorten the prompt to "
+            f"at most {counted(span - 1, 'token')}"
         )
     max_tokens = asked
     if max_tokens is None:
@@ -259,16 +259,16 @@ def new_token_limit(
         if 1 <= span - prompt_len < max_tokens:
             max_tokens = span - prompt_len
             notice(
-                f"note: generating at most {max_tokens} tokens: {what} leaves that many after the "
+                f"note: generating at most {counted(max_tokens, 'token')}: {what} leaves that many after the "
                 f"{prompt_len}-token prompt ({source}, up to the context)"
             )
         else:
-            notice(f"note: generating at most {max_tokens} tokens: {source} (--max-tokens overrides it)")
+            notice(f"note: generating at most {counted(max_tokens, 'token')}: {source} (--max-tokens overrides it)")
     if prompt_len + max(max_tokens, 1) > span:
         said = f"--max-tokens {max_tokens}" if asked is not None else "one new token"
         raise UsageError(
-            f"the prompt ({prompt_len} tokens) plus {said} exceeds {what}; shorten the prompt or lower --max-tokens "
-            f"to at most {span - prompt_len}"
+            f"the prompt ({counted(prompt_len, 'token')}) plus {said} exceeds {what}; shorten the prompt or lower "
+            f"--max-tokens to at most {span - prompt_len}"
         )
     return max_tokens
 

@@ -36,7 +36,7 @@ import fastjsonschema
 
 from .buckets import bucket_of, valid_rule
 from .dtypes import NAMES as DTYPES
-from .errors import TablesError
+from .errors import TablesError, counted
 
 TRACKED_FORMAT = 1  # the tracked-file list
 CLASS_FORMAT = 1  # class.yaml
@@ -844,7 +844,9 @@ def _rows_one_by_one(entries: list[Any], key: tuple[str, ...], configs: tuple[An
                     f"expected integers 1 <= lo <= hi (hi null: unbounded), got [{lo}, {hi}]",
                 )
         if config is None or config >= len(configs):
-            raise fail(file, f"entries[{i}]", f"config position {config}, but the index has {len(configs)} configs")
+            raise fail(
+                file, f"entries[{i}]", f"config position {config}, but the index has {counted(len(configs), 'config')}"
+            )
         rows.append((tuple(row[0]), bounds, config))
     return rows
 
@@ -883,8 +885,9 @@ def _proof_candidates(proof: Proof, config: Mapping[str, Any], file: str, where:
         raise fail(
             file,
             f"{where}.candidates_tried",
-            f"counts {proof.candidates_tried} candidates where the entry's setting and the {len(proof.rejected)} "
-            f"rejected make {len(proof.rejected) + 1}: certify rejects every candidate but the one it keeps",
+            f"counts {counted(proof.candidates_tried, 'candidate')} where the entry's setting and the "
+            f"{len(proof.rejected)} rejected make {len(proof.rejected) + 1}: certify rejects every candidate but the "
+            "one it keeps",
         )
 
 
@@ -1060,7 +1063,11 @@ def parse_proofs(
     prov = data["provenance"]
     if index is not None:
         if len(entries) != len(index.entries):
-            raise fail(file, "entries", f"holds {len(entries)} entries, its index {index.path} {len(index.entries)}")
+            raise fail(
+                file,
+                "entries",
+                f"holds {counted(len(entries), 'entry', 'entries')}, its index {index.path} {len(index.entries)}",
+            )
         for i, (proved, setting) in enumerate(zip(entries, index.entries)):
             # each value of its type: Python's True == 1 == 1.0 let a proof of SUBTILE true or num_warps 4.0 stand
             # for the setting of SUBTILE 1 or num_warps 4 that run launches (another constexpr, or none, to Triton)

@@ -167,6 +167,8 @@ class StoredModel:
     damaged: str | None = None  # why the model cannot be used as stored (list shows it; resolve refuses it)
     # each file checked against the manifest, and the folders, as they were when checked (``require_unchanged``)
     stamps: dict[str, tuple[int, ...]] | None = dataclasses.field(default=None, compare=False, repr=False)
+    # what `remove` deleted from disk, measured (a damaged model holds other bytes than its manifest's ``size``)
+    freed: int | None = dataclasses.field(default=None, compare=False)
 
     @property
     def from_hub(self) -> bool:
@@ -550,9 +552,40 @@ def _sweep_stale() -> None:
             shutil.rmtree(path, ignore_errors=True)
 
 
+def _bytes_under(folder: Path) -> int:
+    """The bytes of the files under ``folder`` (links not followed), 0 where it is gone."""
+    total = 0
+    for where, _, files in os.walk(folder):
+        for file in files:
+            try:
+                total += os.lstat(os.path.join(where, file)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def _missing_or_resized(model: StoredModel) -> list[str]:
+    """The manifest's files that are gone or of another size than it records (sizes only: nothing is hashed)."""
+    try:
+        sizes = json.loads((model.path / MANIFEST).read_text(encoding="utf-8"))["files"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return [f"its {MANIFEST} is unreadable"]
+    problems = []
+    for file, size in sorted(sizes.items()):
+        try:
+            found = os.lstat(model.path / file).st_size
+        except OSError:
+            problems.append(f"{file} is missing")
+            continue
+        if found != size:
+            problems.append(f"{file} has {found} bytes, expected {size}")
+    return problems
+
+
 def remove(name: str) -> StoredModel:
-    """Delete a stored model (by stored name or hub id), damaged or not; returns what was removed. Temporary
-    folders of imports whose process died are swept first."""
+    """Delete a stored model (by stored name or hub id), damaged or not; returns what was removed: ``freed`` the
+    bytes deleted from disk (measured), ``damaged`` a file the manifest lists found missing or of another size, or the
+    manifest unreadable. Temporary folders of imports whose process died are swept first."""
     expect("the model name", name, "a string")
     _sweep_stale()
     key, path = _find(name)
@@ -563,14 +596,18 @@ def remove(name: str) -> StoredModel:
         )
     try:
         model = _load(path, key)
+        damage = _missing_or_resized(model)
     except StoreError:
         model = StoredModel(key, path, "unknown", None, (), 0)
+        damage = [f"its {MANIFEST} is unreadable"]
+    held = _bytes_under(path)  # measured: a damaged model's manifest says what it held, not what is left
     trash = _scratch()
     try:
         os.rename(path, trash)  # gone from the store at once; the bytes are deleted after
     except OSError as exc:
         raise StoreError(f"cannot remove {key} ({path}): {exc}") from exc
     shutil.rmtree(trash, ignore_errors=True)
+    model = replace(model, freed=held - _bytes_under(trash), damaged="; ".join(damage) or None)
     if "/" in key and path.parent != models_dir():
         try:
             path.parent.rmdir()  # the org folder, once its last model is gone

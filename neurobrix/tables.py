@@ -29,7 +29,7 @@ from typing import Any
 
 import yaml
 
-from .errors import TablesError
+from .errors import TablesError, counted
 from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
@@ -258,7 +258,11 @@ def _unproven(
 ) -> str:
     """Why an index is not the one its record proves: its first entry the record does not prove there, named."""
     i = next((i for i, (a, b) in enumerate(zip(own, proved)) if a != b), min(len(own), len(proved)))
-    counts = "" if len(own) == len(proved) else f" (it proves {len(proved)} entries, this index holds {len(own)})"
+    counts = (
+        ""
+        if len(own) == len(proved)
+        else f" (it proves {counted(len(proved), 'entry', 'entries')}, this index holds {len(own)})"
+    )
     if i < len(own):
         entry = index.entries[i]
         what = f"entry {i} ({kernel} {entry.domain.describe()} {dict(entry.config)}) is not"
@@ -272,11 +276,13 @@ def _unproven(
                 moved = "" if counts else " (the index's entries moved)"
                 what += f"; the record proves it as its entries[{proved.index(own[i])}]{moved}"
         else:
-            what += f" proven: its record {record.path} proves {len(proved)} entries, this index holds {len(own)}"
+            proves = counted(len(proved), "entry", "entries")
+            what += f" proven: its record {record.path} proves {proves}, this index holds {len(own)}"
     else:  # the index is its record's first entries: the rest were deleted from it
         lost = record.entries[i]
         what = (
-            f"holds {len(own)} entries, its record {record.path} proves {len(proved)}: its entries[{i}] "
+            f"holds {counted(len(own), 'entry', 'entries')}, its record {record.path} proves {len(proved)}: its "
+            f"entries[{i}] "
             f"({kernel} {lost.domain.describe()} {dict(lost.config)}) is not in this index"
         )
     return (

@@ -1448,8 +1448,9 @@ class Tokenizer:
                     raise TokenizerError(f"{self.generation_path}: {name} must be above 0, got {value!r}")
                 return math.ceil(value), f"{self.generation_file}'s max_new_tokens is {value!r}"
             if value <= prompt_len:  # transformers' generate refuses it too
+                tokens = "token" if value == 1 else "tokens"
                 raise TokenizerError(
-                    f"the {prompt_len}-token prompt leaves no new token within the max_length of {value!r} tokens of "
+                    f"the {prompt_len}-token prompt leaves no new token within the max_length of {value!r} {tokens} of "
                     f"{self.generation_path}; give --max-tokens"
                 )
             return math.ceil(

@@ -47,7 +47,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 
 from .config import ModelConfig
-from .errors import MissingEntryError, UsageError, expect, expect_hooks
+from .errors import MissingEntryError, UsageError, counted, expect, expect_hooks
 from .ops import PlannedCall
 from .ops.spec import Config
 from .plan import certified_settings, forward_calls, length_segments, resolve
@@ -107,8 +107,10 @@ def representatives(intervals: list[Interval]) -> list[int]:
     return sorted({n for pair in ends.values() for n in pair})
 
 
-def describe_lengths(intervals: list[Interval]) -> str:
-    return ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in intervals) or "none"
+def describe_lengths(intervals: list[Interval], noun: str = "") -> str:
+    """The lengths ("1-20, 32"), then ``noun`` ("tokens"), singular where the one length is 1."""
+    said = ", ".join(f"{a}" if a == b else f"{a}-{b}" for a, b in intervals) or "none"
+    return f"{said} {noun[:-1] if said == '1' else noun}" if noun else said
 
 
 # --- what to launch ----------------------------------------------------------------------------------
@@ -153,7 +155,8 @@ def plan_warmup(
     new = context - 1 if max_new is None else max_new
     if top_prompt < 1 or new < 1:
         raise UsageError(
-            f"nothing to warm up: the model's context is {context} tokens, --max-prompt and --max-tokens must be >= 1"
+            f"nothing to warm up: the model's context is {counted(context, 'token')}, --max-prompt and --max-tokens "
+            "must be >= 1"
         )
     top_capacity = min(context, top_prompt + new)
     cfg2 = dataclasses.replace(cfg, num_layers=min(cfg.num_layers, LAYERS))
@@ -334,14 +337,15 @@ class WarmupReport:
             else "the Triton interpreter compiles nothing: every call was launched once"
         )
         out = [
-            f"warmed up {self.model} on {self.class_id} in {self.dtype}: {self.passes} passes over prompts of "
-            f"{describe_lengths(p.prompts)} tokens and KV caches of {describe_lengths(p.capacities)} positions; "
+            f"warmed up {self.model} on {self.class_id} in {self.dtype}: {counted(self.passes, 'pass', 'passes')} "
+            "over prompts of "
+            f"{describe_lengths(p.prompts, 'tokens')} and KV caches of {describe_lengths(p.capacities, 'positions')}; "
             f"{where}"
         ]
         if p.refused_prompts or p.refused_capacities:
-            refused = [f"prompts of {describe_lengths(p.refused_prompts)} tokens"] if p.refused_prompts else []
+            refused = [f"prompts of {describe_lengths(p.refused_prompts, 'tokens')}"] if p.refused_prompts else []
             refused += (
-                [f"KV caches of {describe_lengths(p.refused_capacities)} positions"] if p.refused_capacities else []
+                [f"KV caches of {describe_lengths(p.refused_capacities, 'positions')}"] if p.refused_capacities else []
             )
             out.append(f"not certified on {self.class_id} (`neurobrix run` refuses them): {'; '.join(refused)}")
         return out
@@ -404,8 +408,8 @@ def warmup(
         certified_ops(cfg, class_id, dtype, 1, 1, 2, f" --config {stored.path / 'config.json'}")
         raise MissingEntryError(f"no run of {stored.name} within these limits is certified on {class_id}")
     say(
-        f"warming up {stored.name} on {class_id} in {dtype}: {plan.passes} passes over prompts of "
-        f"{describe_lengths(plan.prompts)} tokens and KV caches of {describe_lengths(plan.capacities)} positions"
+        f"warming up {stored.name} on {class_id} in {dtype}: {counted(plan.passes, 'pass', 'passes')} over prompts of "
+        f"{describe_lengths(plan.prompts, 'tokens')} and KV caches of {describe_lengths(plan.capacities, 'positions')}"
         + ("" if interpreter_enabled() else " (each kernel compiles on its first pass)")
     )
     done = [0]
@@ -419,7 +423,8 @@ def warmup(
         passes = launch(cfg, plan, dtype, device, count)
     except KeyboardInterrupt:
         say(
-            f"warmup stopped after {done[0]} of {plan.passes} passes: what was compiled stays in Triton's cache; "
+            f"warmup stopped after {done[0]} of {counted(plan.passes, 'pass', 'passes')}: what was compiled stays in "
+            "Triton's cache; "
             "the same command again compiles only the rest"
         )
         raise

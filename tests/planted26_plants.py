@@ -65,8 +65,8 @@ PLANTS = [
     p(
         "c07",
         C,
-        '{p.candidates_tried} candidates, {len(p.rejected)} rejected"',
-        '{len(p.rejected)} candidates, {p.candidates_tried} rejected"',
+        "{counted(p.candidates_tried, 'candidate')}, {len(p.rejected)} rejected\"",
+        "{counted(len(p.rejected), 'candidate')}, {p.candidates_tried} rejected\"",
         CLI,
     ),
     p("c08", C, 'for name in ("date", "triton", "torch", "command"):', 'for name in ("date", "triton", "torch"):', CLI),

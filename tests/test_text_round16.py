@@ -95,7 +95,7 @@ def test_forced_eos_bools_alone_are_refused_as_a_mask(model_folder, monkeypatch,
 # --- config.json values transformers builds no model from --------------------------------------------------------
 
 LAYER_TYPES = {
-    "fewer kinds than layers": ("LlamaConfig", {"layer_types": ["full_attention"]}, "layer_types names 1 layers"),
+    "fewer kinds than layers": ("LlamaConfig", {"layer_types": ["full_attention"]}, "layer_types names 1 layer,"),
     "a kind transformers does not know": (
         "LlamaConfig",
         {"layer_types": ["global", "full_attention"]},
