@@ -369,3 +369,23 @@ def test_planted_count_problems_are_found() -> None:
         f"CONTRIBUTING.md says {found['mutants']} for mutants; the code has {found['mutants'] + 1}",
         "README.md says seven for catalogue; the code has 8",
     ]
+
+
+# ---------------------------------------------------------------------------------------------------------------
+# what the README says the benchmarks report
+
+
+def test_decode_profile_groups_every_engine_kernel_under_its_op() -> None:
+    """README: `decode_profile` sums each kernel's duration by op (linear, attention, norm, rotary, silu_mul,
+    argmax, embedding). The greedy pick became a Triton kernel of its own (`_greedy_pick_kernel`), whose name no
+    group matched: on the triton backends the step's pick was counted as `other`, not `argmax`."""
+    from benchmarks.decode_profile import group_of
+
+    kernels = {}
+    for source in sorted((REPO / "neurobrix" / "ops").glob("*.py")):
+        for node in ast.parse(source.read_text()).body:
+            if isinstance(node, ast.FunctionDef) and node.name.endswith("_kernel"):
+                if any("jit" in ast.unparse(d) for d in node.decorator_list):
+                    kernels[node.name] = group_of(node.name)
+    assert len(kernels) >= 8 and kernels["_greedy_pick_kernel"] == "argmax"
+    assert [name for name, group in kernels.items() if group == "other"] == []
