@@ -318,16 +318,31 @@ def counts() -> dict[str, int]:
     from conformance import mutants
     from neurobrix import ops
 
+    from conformance import shipped
+    from neurobrix import tables
+
     entries = 0
     for index in (REPO / "tables" / "nvidia-h200").glob("*.json"):
         entries += len(json.loads(index.read_text())["entries"])
+    linear = json.loads((REPO / "tables" / "nvidia-h200" / "linear.json").read_text())
+    own = sum(len(json.loads(f.read_text())["entries"]) for f in (REPO / "tables" / "interpreter").glob("*.json"))
     catalogue = yaml.safe_load((REPO / "conformance" / "catalogue.yaml").read_text())
+    targets, _ = shipped.targets("interpreter", tables.load(REPO / "tables"), interpreter=True)
+    offered = sum(1 for t in targets if t.where.startswith("offered"))
     return {
         "mutants": len(mutants.MUTANTS),
         "fast": sum(1 for m in mutants.MUTANTS if m.fast),
+        "chunk mutants": sum(1 for m in mutants.MUTANTS if m.kernel == "attention_chunk"),
+        "tma_split mutants": sum(1 for m in mutants.MUTANTS if "tma_split" in (m.variants or ())),
         "catalogue": len(catalogue["models"]),
         "kernels": len(ops.SPECS),
         "h200": entries,
+        "h200 linear": len(linear["entries"]),
+        "h200 linear settings": len(linear["configs"]),
+        "interpreter entries": own,
+        "shipped": len(targets) - offered,
+        "offered": offered,
+        "entry checks": len(targets) + own,
     }
 
 
@@ -337,6 +352,7 @@ WORDS = {"eight": 8, "seven": 7, "nine": 9, "ten": 10, "six": 6}
 def count_problems(readme: str, contributing: str, found: dict[str, int]) -> list[str]:
     """Each count the README and CONTRIBUTING state that differs from the code's."""
     stated: list[tuple[str, str, str]] = []  # (what, document, stated)
+    readme, contributing = re.sub(r"\s+", " ", readme), re.sub(r"\s+", " ", contributing)  # lines wrapped anywhere
     for name, text in (("README.md", readme), ("CONTRIBUTING.md", contributing)):
         stated += [("mutants", name, n) for n in re.findall(r"\(([\d,]+) planted bugs", text)]
         stated += [("mutants", name, n) for n in re.findall(r"`conformance/mutants\.py`, ([\d,]+) of them", text)]
@@ -346,6 +362,16 @@ def count_problems(readme: str, contributing: str, found: dict[str, int]) -> lis
     stated += [("kernels", "README.md", n) for n in re.findall(r"over all (\w+) kernels", readme)]
     stated += [("h200", "README.md", n) for n in re.findall(r"([\d,]+) entries \(`neurobrix tables list`\)", readme)]
     stated += [("h200", "README.md", n) for n in re.findall(r"entries then, ([\d,]+) today\)", readme)]
+    stated += [("h200", "README.md", n) for n in re.findall(r"linear's 814; ([\d,]+) and \d+ today", readme)]
+    stated += [("h200 linear", "README.md", n) for n in re.findall(r"every linear entry \(([\d,]+),", readme)]
+    stated += [("h200 linear settings", "README.md", n) for n in re.findall(r"linear's 814; [\d,]+ and (\d+) today", readme)]
+    stated += [("interpreter entries", "README.md", n) for n in re.findall(r"own (\d+) entry checks", readme)]
+    stated += [("shipped", "README.md", n) for n in re.findall(r"Today that is (\d+) settings of the", readme)]
+    stated += [("offered", "README.md", n) for n in re.findall(r"tables and (\d+) offered ones", readme)]
+    for name, text in (("README.md", readme), ("CONTRIBUTING.md", contributing)):
+        stated += [("entry checks", name, n) for n in re.findall(r"(?<!own )\b(\d+) entry checks", text)]
+    stated += [("chunk mutants", "CONTRIBUTING.md", n) for n in re.findall(r"seven when it was added, (\d+) today", contributing)]
+    stated += [("tma_split mutants", "CONTRIBUTING.md", n) for n in re.findall(r"eight when it was added; (\d+) today", contributing)]
     out = []
     seen = set()
     for what, name, n in stated:
