@@ -415,3 +415,21 @@ def test_decode_profile_groups_every_engine_kernel_under_its_op() -> None:
                     kernels[node.name] = group_of(node.name)
     assert len(kernels) >= 8 and kernels["_greedy_pick_kernel"] == "argmax"
     assert [name for name, group in kernels.items() if group == "other"] == []
+
+
+def test_the_install_smoke_runs_pip_as_the_reference_says() -> None:
+    """docs/release-gate.md spells out the pip command of the install smoke; it named four of the six options the
+    gate passes (no --no-cache-dir, no --no-warn-script-location): a reader reproducing the smoke by hand let pip
+    use its cache."""
+    text = re.sub(r"\s+", " ", doc("docs/release-gate.md"))
+    shown = re.search(r"`python -I -m pip install ([^`]*) --prefix <fresh folder>`", text)
+    assert shown is not None
+    source = ast.parse((REPO / "gate" / "smoke.py").read_text())
+    lists = [
+        [e.value for e in node.elts if isinstance(e, ast.Constant)]
+        for node in ast.walk(source)
+        if isinstance(node, ast.List) and any(isinstance(e, ast.Constant) and e.value == "install" for e in node.elts)
+    ]
+    assert len(lists) == 1
+    passed = lists[0][lists[0].index("install") + 1 : lists[0].index("--prefix")]
+    assert shown.group(1).split() == passed
