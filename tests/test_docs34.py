@@ -49,7 +49,7 @@ def _walk(parser: argparse.ArgumentParser, prefix: tuple[str, ...], out: Tree) -
     return out
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def _benchmark_options(module: str) -> dict[str, tuple[str, ...] | None]:
     """A benchmark script's options and their choices, read from its source (importing it costs torch)."""
     found: dict[str, tuple[str, ...] | None] = {}
@@ -96,7 +96,15 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...] | Non
 
 
 # options of other tools the documents show alone in backticks (pip's, pytest's, twine's, ...)
-EXTERNAL = ("--index-url", "--strict", "--dist", "--system-site-packages", "--ephemeral", "--attestations", "--require-hashes")
+EXTERNAL = (
+    "--index-url",
+    "--strict",
+    "--dist",
+    "--system-site-packages",
+    "--ephemeral",
+    "--attestations",
+    "--require-hashes",
+)
 BENCHMARKS = ("e2e", "kernels", "cold_start", "startup", "long_context", "decode_profile")
 
 COMMAND = re.compile(
@@ -135,7 +143,6 @@ def mentions(text: str) -> Iterator[tuple[str, str, int]]:
                 end = found[i + 1].start() if i + 1 < len(found) else len(span)
                 yield m.group(1), span[m.end() : end], line_no
             if not found and OPTION.search(span):
-                first = span.split()[0]
                 yield "", span, line_no  # resolved by its first word below
 
 
@@ -304,7 +311,9 @@ def test_every_path_a_document_names_exists(name: str) -> None:
 
 
 def test_planted_path_problems_are_found() -> None:
-    text = "`neurobrix/ops/linear.py`, `conformance/specs/<op>.py`, `tests/test_strict_roundNN.py` and `neurobrix/cache.py`"
+    text = (
+        "`neurobrix/ops/linear.py`, `conformance/specs/<op>.py`, `tests/test_strict_roundNN.py`, `neurobrix/cache.py`"
+    )
     assert path_problems(text) == ["`neurobrix/cache.py` does not exist"]
 
 
@@ -315,11 +324,8 @@ def test_planted_path_problems_are_found() -> None:
 def counts() -> dict[str, int]:
     import yaml
 
-    from conformance import mutants
-    from neurobrix import ops
-
-    from conformance import shipped
-    from neurobrix import tables
+    from conformance import mutants, shipped
+    from neurobrix import ops, tables
 
     entries = 0
     for index in (REPO / "tables" / "nvidia-h200").glob("*.json"):
@@ -349,36 +355,40 @@ def counts() -> dict[str, int]:
 WORDS = {"eight": 8, "seven": 7, "nine": 9, "ten": 10, "six": 6}
 
 
+# (what, the document, a pattern whose group is the count it states)
+STATED = (
+    ("mutants", "README.md", r"`conformance/mutants\.py`, ([\d,]+) of them"),
+    ("mutants", "CONTRIBUTING.md", r"\(([\d,]+) planted bugs"),
+    ("fast", "README.md", r"the subset CI runs: (\d+) planted bugs"),
+    ("chunk mutants", "CONTRIBUTING.md", r"seven when it was added, (\d+) today"),
+    ("tma_split mutants", "CONTRIBUTING.md", r"eight when it was added; (\d+) today"),
+    ("catalogue", "README.md", r"lists the (\w+) models"),
+    ("kernels", "README.md", r"(\w+) Triton kernels \(`neurobrix/ops/`"),
+    ("kernels", "README.md", r"over all (\w+) kernels"),
+    ("h200", "README.md", r"([\d,]+) entries \(`neurobrix tables list`\)"),
+    ("h200", "README.md", r"entries then, ([\d,]+) today\)"),
+    ("h200", "README.md", r"linear's 814; ([\d,]+) and \d+ today"),
+    ("h200 linear", "README.md", r"every linear entry \(([\d,]+),"),
+    ("h200 linear settings", "README.md", r"linear's 814; [\d,]+ and (\d+) today"),
+    ("interpreter entries", "README.md", r"own (\d+) entry checks"),
+    ("shipped", "README.md", r"Today that is (\d+) settings of the"),
+    ("offered", "README.md", r"tables and (\d+) offered ones"),
+    ("entry checks", "README.md", r"(?<!own )\b(\d+) entry checks"),
+    ("entry checks", "CONTRIBUTING.md", r"(?<!own )\b(\d+) entry checks"),
+)
+
+
 def count_problems(readme: str, contributing: str, found: dict[str, int]) -> list[str]:
     """Each count the README and CONTRIBUTING state that differs from the code's."""
-    stated: list[tuple[str, str, str]] = []  # (what, document, stated)
-    readme, contributing = re.sub(r"\s+", " ", readme), re.sub(r"\s+", " ", contributing)  # lines wrapped anywhere
-    for name, text in (("README.md", readme), ("CONTRIBUTING.md", contributing)):
-        stated += [("mutants", name, n) for n in re.findall(r"\(([\d,]+) planted bugs", text)]
-        stated += [("mutants", name, n) for n in re.findall(r"`conformance/mutants\.py`, ([\d,]+) of them", text)]
-    stated += [("fast", "README.md", n) for n in re.findall(r"the subset CI runs: (\d+) planted bugs", readme)]
-    stated += [("catalogue", "README.md", n) for n in re.findall(r"lists the (\w+) models", readme)]
-    stated += [("kernels", "README.md", n) for n in re.findall(r"(\w+) Triton kernels \(`neurobrix/ops/`", readme)]
-    stated += [("kernels", "README.md", n) for n in re.findall(r"over all (\w+) kernels", readme)]
-    stated += [("h200", "README.md", n) for n in re.findall(r"([\d,]+) entries \(`neurobrix tables list`\)", readme)]
-    stated += [("h200", "README.md", n) for n in re.findall(r"entries then, ([\d,]+) today\)", readme)]
-    stated += [("h200", "README.md", n) for n in re.findall(r"linear's 814; ([\d,]+) and \d+ today", readme)]
-    stated += [("h200 linear", "README.md", n) for n in re.findall(r"every linear entry \(([\d,]+),", readme)]
-    stated += [("h200 linear settings", "README.md", n) for n in re.findall(r"linear's 814; [\d,]+ and (\d+) today", readme)]
-    stated += [("interpreter entries", "README.md", n) for n in re.findall(r"own (\d+) entry checks", readme)]
-    stated += [("shipped", "README.md", n) for n in re.findall(r"Today that is (\d+) settings of the", readme)]
-    stated += [("offered", "README.md", n) for n in re.findall(r"tables and (\d+) offered ones", readme)]
-    for name, text in (("README.md", readme), ("CONTRIBUTING.md", contributing)):
-        stated += [("entry checks", name, n) for n in re.findall(r"(?<!own )\b(\d+) entry checks", text)]
-    stated += [("chunk mutants", "CONTRIBUTING.md", n) for n in re.findall(r"seven when it was added, (\d+) today", contributing)]
-    stated += [("tma_split mutants", "CONTRIBUTING.md", n) for n in re.findall(r"eight when it was added; (\d+) today", contributing)]
-    out = []
-    seen = set()
-    for what, name, n in stated:
-        value = WORDS.get(n.lower()) if n.isalpha() else int(n.replace(",", ""))
-        seen.add(what)
-        if value != found[what]:
-            out.append(f"{name} says {n} for {what}; the code has {found[what]}")
+    texts = {"README.md": readme, "CONTRIBUTING.md": contributing}
+    texts = {name: re.sub(r"\s+", " ", text) for name, text in texts.items()}  # lines wrapped anywhere
+    out, seen = [], set()
+    for what, name, pattern in STATED:
+        for n in re.findall(pattern, texts[name]):
+            value = WORDS.get(n.lower()) if n.isalpha() else int(n.replace(",", ""))
+            seen.add(what)
+            if value != found[what]:
+                out.append(f"{name} says {n} for {what}; the code has {found[what]}")
     out += [f"no statement of {what} found (the test's patterns are stale)" for what in sorted(set(found) - seen)]
     return out
 
