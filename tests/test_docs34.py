@@ -443,3 +443,20 @@ def test_the_install_smoke_runs_pip_as_the_reference_says() -> None:
     assert len(lists) == 1
     passed = lists[0][lists[0].index("install") + 1 : lists[0].index("--prefix")]
     assert shown.group(1).split() == passed
+
+
+def test_the_certified_classes_table_is_the_tables_stacks() -> None:
+    """README's "Certified classes and their compiler stack": each class's stack and install command are the ones
+    the engine names when it refuses another stack (exit 6), read from the class's tables; a re-certification on
+    another torch or Triton leaves the table stale otherwise."""
+    from neurobrix import stack, tables
+
+    loaded = tables.load(REPO / "tables")
+    section = doc("README.md").split("### Certified classes and their compiler stack", 1)[1].split("###", 1)[0]
+    rows = re.findall(r"^\| `([\w-]+)` \| torch (\S+), Triton (\S+) \| `([^`]+)` \|$", section, re.M)
+    assert sorted(row[0] for row in rows) == sorted(loaded.classes)
+    for class_id, torch_version, triton_version, command in rows:
+        certified = stack.certified_stack(class_id, loaded)
+        assert certified is not None
+        assert (torch_version, triton_version) == (certified.torch, certified.triton), class_id
+        assert command == stack.pip_command(certified), class_id
