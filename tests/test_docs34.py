@@ -95,7 +95,7 @@ def _options(parser: argparse.ArgumentParser) -> dict[str, tuple[str, ...] | Non
     }
 
 
-# options of other tools the documents show alone in backticks (pip's, pytest's, twine's, ...)
+# options of other tools the documents show alone in backticks (pip's, pytest's, twine's, git's, ...)
 EXTERNAL = (
     "--index-url",
     "--strict",
@@ -104,6 +104,7 @@ EXTERNAL = (
     "--ephemeral",
     "--attestations",
     "--require-hashes",
+    "--single-branch",
 )
 BENCHMARKS = ("e2e", "kernels", "cold_start", "startup", "long_context", "decode_profile")
 
