@@ -47,7 +47,7 @@ GROUPS = (  # kernel name (Triton's function name, or PyTorch's/cuBLAS's) -> wha
     ("norm", re.compile(r"rms|norm|pow|mean|rsqrt", re.I)),
     ("rotary", re.compile(r"rotary|rope", re.I)),
     ("silu_mul", re.compile(r"silu", re.I)),
-    ("argmax", re.compile(r"argmax", re.I)),  # the greedy pick of each step's token, on the device
+    ("argmax", re.compile(r"argmax|greedy_pick", re.I)),  # the greedy pick of each step's token, on the device
     ("embedding", re.compile(r"index_?select", re.I)),
 )
 
