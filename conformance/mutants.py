@@ -4976,8 +4976,8 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         "            accumulator += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]\n"
         "        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))",
-        "            accumulator = accumulator.to(y_desc.dtype).to(tl.float32) + tl.load(b_ptr + offs_n, mask=offs_n < N,"
-        " other=0.0).to(tl.float32)[None, :]\n"
+        "            accumulator = accumulator.to(y_desc.dtype).to(tl.float32) + tl.load(b_ptr + offs_n, "
+        "mask=offs_n < N, other=0.0).to(tl.float32)[None, :]\n"
         "        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))",
         "tma rounds the product to the storage dtype before adding the bias: two roundings where one is due",
         "extra rounding",
@@ -4987,7 +4987,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.tma.bias-skipped-for-tail-tile",
         "linear",
         LINEAR,
-        "        if HAS_BIAS:\n            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n            accumulator +=",
+        "        if HAS_BIAS:\n            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n"
+        "            accumulator +=",
         "        if HAS_BIAS and (pid_n + 1) * BLOCK_N <= N:\n"
         "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n            accumulator +=",
         "tma's bias epilogue only for whole column tiles: the partial last column tile gets no bias",
@@ -5052,7 +5053,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "linear.merge.grid-floor",
         "linear",
         LINEAR,
-        '_linear_split_merge_kernel[(programs[0], M)](',
+        "_linear_split_merge_kernel[(programs[0], M)](",
         '_linear_split_merge_kernel[(max(1, N // meta["BLOCK_N"]), M)](',
         "the split-K merge kernel's grid counts whole column blocks (at least one): the outputs past the last "
         "whole BLOCK_N are never merged (the split programs' own grid is right)",
@@ -5098,16 +5099,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "decode's merge stores BLOCK_D lanes of each head: past D into the next head's output (past the last "
         "head's end of the output)",
         "store without mask",
-    ),
-    Mutant(
-        "attention_decode.merge-max-fill-zero",
-        "attention_decode",
-        ATTN,
-        'm = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))',
-        "m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=0.0)",
-        "decode's merge fills the maxima's lanes past SPLITS with 0: where SPLITS is no power of two and every "
-        "split's max lies far below 0, every weight underflows",
-        "wrong fill value",
     ),
     Mutant(
         "attention_decode.split-grid-of-q-heads",

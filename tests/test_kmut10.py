@@ -2,9 +2,9 @@
 
 The interpreter checks bf16 settings in fp16 (its bf16 arithmetic is broken upstream), so no check ever launched a
 kernel in bf16 on CPU, and a launcher that allocates its output as fp16 for any 16-bit input (a bf16 model's
-activations then come back in fp16) passed every check. ``check.check_entry`` now launches each fp16 entry's first
-example once more in bf16 on the interpreter and judges its outputs' dtypes and shapes (not their values):
-``check.bf16_outputs``.
+activations then come back in fp16) passed every check. ``check.check_entry`` now launches each fp16 entry once more
+in bf16 on the interpreter, at its domain's smallest shape, and judges its outputs' dtypes and shapes (not their
+values): ``check.bf16_outputs``.
 """
 
 from __future__ import annotations
@@ -45,14 +45,23 @@ def _planted(mutant_id: str, module: object, tmp_path: Path):
 @pytest.mark.parametrize(
     "kernel, module, mutant_id, ranges, config",
     [
-        ("silu_mul", silu_mul_op, "silu_mul.output-half-for-16-bit", (("M", 1, None), ("I", 1, None)),
-         {"BLOCK_M": 32, "BLOCK_I": 256, "num_warps": 4}),
-        ("linear", linear_op, "linear.output-half-for-16-bit", (("M", 5, None), ("N", 1, None), ("K", 1, None)),
-         {"variant": "tiled", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4}),
+        (
+            "silu_mul",
+            silu_mul_op,
+            "silu_mul.output-half-for-16-bit",
+            (("M", 1, None), ("I", 1, None)),
+            {"BLOCK_M": 32, "BLOCK_I": 256, "num_warps": 4},
+        ),
+        (
+            "linear",
+            linear_op,
+            "linear.output-half-for-16-bit",
+            (("M", 5, None), ("N", 1, None), ("K", 1, None)),
+            {"variant": "tiled", "BLOCK_M": 64, "BLOCK_N": 64, "BLOCK_K": 64, "GROUP_M": 4, "num_warps": 4},
+        ),
     ],
 )
-def test_an_fp16_output_for_bf16_fails_the_fp16_entry(kernel, module, mutant_id, ranges, config, tmp_path,
-                                                      monkeypatch):
+def test_an_fp16_output_for_bf16_fails_the_fp16_entry(kernel, module, mutant_id, ranges, config, tmp_path, monkeypatch):
     setting = Setting(Domain(("fp16",), ranges), config)
 
     def run() -> check.EntryResult:
@@ -66,12 +75,12 @@ def test_an_fp16_output_for_bf16_fails_the_fp16_entry(kernel, module, mutant_id,
     assert not found.passed and "launched in bf16" in found.failure and "torch.float16" in found.failure, found.failure
 
 
-def test_only_fp16_entries_on_the_interpreter_are_probed(monkeypatch):
+def test_only_fp16_entries_on_the_interpreter_are_probed_at_their_smallest_shape(monkeypatch):
     probed = []
-    monkeypatch.setattr(check, "bf16_outputs", lambda *a, **k: probed.append(a) or None)
+    monkeypatch.setattr(check, "bf16_outputs", lambda *a, **k: probed.append(a) or "")
     config = {"BLOCK_M": 32, "BLOCK_I": 256, "num_warps": 4}
     for dtype in ("fp32", "fp16"):
-        result = check.check_entry("silu_mul", Setting(Domain((dtype,), (("M", 1, None), ("I", 1, None))), config),
-                                   dtype, 3, "ci", shrink=False)
+        setting = Setting(Domain((dtype,), (("M", 3, None), ("I", 1, None))), config)
+        result = check.check_entry("silu_mul", setting, dtype, 2, "ci", shrink=False)
         assert result.passed, result.failure
-    assert len(probed) == 1 and probed[0][0] == "silu_mul"  # fp16's first example only
+    assert [(kernel, shape) for kernel, shape, *_ in probed] == [("silu_mul", {"M": 3, "I": 1})]
