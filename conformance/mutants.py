@@ -4915,6 +4915,231 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong indexing",
         variants=GEMV,
     ),
+    # ------------------------------------------------------------- round 10 (kmut10): the least planted paths
+    Mutant(
+        "linear.tma.bias-without-mask",
+        "linear",
+        LINEAR,
+        "            accumulator += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]\n"
+        "        y_desc.store(",
+        "            accumulator += tl.load(b_ptr + offs_n).to(tl.float32)[None, :]\n        y_desc.store(",
+        "tma loads the bias without its mask: the last column tile reads BLOCK_N past a bias of N (the columns "
+        "past N are clipped by the store, the read is not)",
+        "load without its mask",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.bias-of-row-block",
+        "linear",
+        LINEAR,
+        "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n            accumulator +=",
+        "            offs_n = pid_m * BLOCK_N + tl.arange(0, BLOCK_N)\n            accumulator +=",
+        "tma's bias columns from the tile's row block, not its column block: right only on the diagonal tiles",
+        "wrong indexing",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.store-columns-in-row-blocks",
+        "linear",
+        LINEAR,
+        "y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))",
+        "y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_M], accumulator.to(y_desc.dtype))",
+        "tma stores a tile at its column block in BLOCK_M units: right only where BLOCK_M = BLOCK_N",
+        "wrong indexing",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.tiles-of-row-blocks-squared",
+        "linear",
+        LINEAR,
+        "for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_n, tl.num_programs(0), flatten=True):",
+        "for tile in tl.range(tl.program_id(0), num_pid_m * num_pid_m, tl.num_programs(0), flatten=True):",
+        "tma's walk counts num_pid_m x num_pid_m tiles: where the column blocks outnumber the row blocks the last "
+        "tiles are never computed (where fewer, the extra tiles load zeros and their stores are clipped)",
+        "wrong loop bound",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.walk-from-zero",
+        "linear",
+        LINEAR,
+        "for tile in tl.range(tl.program_id(0), num_pid_m",
+        "for tile in tl.range(0, num_pid_m",
+        "every persistent program walks from tile 0 (still striding by the grid): each computes the first "
+        "program's tiles, the others are never computed",
+        "wrong indexing",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.bias-after-rounding",
+        "linear",
+        LINEAR,
+        "            accumulator += tl.load(b_ptr + offs_n, mask=offs_n < N, other=0.0).to(tl.float32)[None, :]\n"
+        "        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))",
+        "            accumulator = accumulator.to(y_desc.dtype).to(tl.float32) + tl.load(b_ptr + offs_n, "
+        "mask=offs_n < N, other=0.0).to(tl.float32)[None, :]\n"
+        "        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N], accumulator.to(y_desc.dtype))",
+        "tma rounds the product to the storage dtype before adding the bias: two roundings where one is due",
+        "extra rounding",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma.bias-skipped-for-tail-tile",
+        "linear",
+        LINEAR,
+        "        if HAS_BIAS:\n            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n"
+        "            accumulator +=",
+        "        if HAS_BIAS and (pid_n + 1) * BLOCK_N <= N:\n"
+        "            offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n            accumulator +=",
+        "tma's bias epilogue only for whole column tiles: the partial last column tile gets no bias",
+        "tail dropped",
+        variants=TMA,
+    ),
+    Mutant(
+        "linear.tma_split.partial-columns-masked-by-m",
+        "linear",
+        LINEAR,
+        "in_y = (offs_m < M)[:, None] & (offs_n < N)[None, :]",
+        "in_y = (offs_m < M)[:, None] & (offs_n < M)[None, :]",
+        "tma_split's partials (and the merge) masked against M in both dimensions: where N > M the columns past M "
+        "are never stored, where N < M the merge stores past the row",
+        "mask on the wrong dimension",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.partial-rows-of-column-block",
+        "linear",
+        LINEAR,
+        "            offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n            in_y",
+        "            offs_m = pid_n * BLOCK_M + tl.arange(0, BLOCK_M)\n            in_y",
+        "tma_split's split-K partials (and the merged tile) placed at the tile's column block as rows: right only on "
+        "the diagonal tiles",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.slice-steps-of-block-n",
+        "linear",
+        LINEAR,
+        "slice_steps = tl.cdiv(tl.cdiv(K, BLOCK_K), SPLIT_K)",
+        "slice_steps = tl.cdiv(tl.cdiv(K, BLOCK_N), SPLIT_K)",
+        "tma_split's K steps counted in BLOCK_N units: where BLOCK_N > BLOCK_K the slices stop short of K",
+        "wrong loop bound",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.merge.partials-without-mask",
+        "linear",
+        LINEAR,
+        "y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)",
+        "y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n)",
+        "the split-K merge kernel reads each split's partials for the whole BLOCK_N: the last row of the last "
+        "split reads past the workspace",
+        "load without its mask",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge.bias-without-mask",
+        "linear",
+        LINEAR,
+        "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "    tl.store(y_ptr",
+        "    if HAS_BIAS:\n        y += tl.load(b_ptr + offs_n).to(tl.float32)\n    tl.store(y_ptr",
+        "the split-K merge kernel loads the bias without its mask: the last column block reads past a bias of N",
+        "load without its mask",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge.grid-floor",
+        "linear",
+        LINEAR,
+        "_linear_split_merge_kernel[(programs[0], M)](",
+        '_linear_split_merge_kernel[(max(1, N // meta["BLOCK_N"]), M)](',
+        "the split-K merge kernel's grid counts whole column blocks (at least one): the outputs past the last "
+        "whole BLOCK_N are never merged (the split programs' own grid is right)",
+        "tail dropped",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.tiled.grid-columns-in-row-blocks",
+        "linear",
+        LINEAR,
+        'programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_N"]),)\n        _linear_tiled',
+        'programs = (triton.cdiv(M, meta["BLOCK_M"]) * triton.cdiv(N, meta["BLOCK_M"]),)\n        _linear_tiled',
+        "tiled's grid counts column tiles in BLOCK_M units: where BLOCK_M > BLOCK_N the last tiles never run "
+        "(where smaller, the programs past the tiles store nothing)",
+        "wrong loop bound",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.output-half-for-16-bit",
+        "linear",
+        LINEAR,
+        "    y = empty((M, N), dtype=x.dtype, device=x.device)\n",
+        "    y = empty((M, N), dtype=torch.float16 if x.element_size() == 2 else x.dtype, device=x.device)\n",
+        "linear's output allocated as fp16 for any 16-bit input ('half precision'): a bf16 model's outputs come back "
+        "in fp16 (bf16 values past 65,504 infinite, small ones subnormal)",
+        "wrong output dtype",
+    ),
+    Mutant(
+        "silu_mul.output-half-for-16-bit",
+        "silu_mul",
+        SILU,
+        "    out = empty((M, I), dtype=gu.dtype, device=gu.device)\n",
+        "    out = empty((M, I), dtype=torch.float16 if gu.element_size() == 2 else gu.dtype, device=gu.device)\n",
+        "silu_mul's output allocated as fp16 for any 16-bit input: a bf16 model's MLP activations come back in fp16",
+        "wrong output dtype",
+    ),
+    Mutant(
+        "attention_decode.merge-store-without-head-dim-mask",
+        "attention_decode",
+        ATTN,
+        "tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(o_ptr.dtype.element_ty), mask=mask_d)",
+        "tl.store(o_ptr + b * stride_ob + h * stride_oh + offs_d, out.to(o_ptr.dtype.element_ty))",
+        "decode's merge stores BLOCK_D lanes of each head: past D into the next head's output (past the last "
+        "head's end of the output)",
+        "store without mask",
+    ),
+    Mutant(
+        "attention_decode.split-grid-of-q-heads",
+        "attention_decode",
+        ATTN,
+        "_attention_decode_split_kernel[(B * HKV, splits)](",
+        "_attention_decode_split_kernel[(B * HQ, splits)](",
+        "decode's split kernel launched over batch x q heads, not x kv heads: programs past B x Hkv read sequences "
+        "past the batch, and the sums are stored num_programs x G x SPLITS after the maxima",
+        "wrong GQA mapping",
+    ),
+    Mutant(
+        "rotary.v-store-without-head-mask",
+        "rotary",
+        ROTARY,
+        "offs_h[:, None] * stride_vch + offs_e[None, :],\n                     v, mask=mask)",
+        "offs_h[:, None] * stride_vch + offs_e[None, :],\n                     v, mask=offs_e[None, :] < 2 * HALF)",
+        "the KV append stores v for BLOCK_H heads whatever Hkv (its load masked, the store not): the heads past "
+        "Hkv land in the cache's next position",
+        "store without mask",
+    ),
+    Mutant(
+        "attention_chunk.out-strides-of-q",
+        "attention_chunk",
+        ATTN,
+        "*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],",
+        "*q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *q.stride()[:3],",
+        "the flash kernel's output stored at q's strides: right only while q is a dense [B, C, Hq, D] tensor "
+        "(the engine's q is a view of the fused projection)",
+        "wrong stride",
+    ),
+    Mutant(
+        "attention_prefill.grid-of-kv-heads",
+        "attention_prefill",
+        ATTN,
+        '_attention_flash_kernel[(B * HQ, triton.cdiv(C, meta["BLOCK_M"]))](',
+        '_attention_flash_kernel[(B * k.shape[2], triton.cdiv(C, meta["BLOCK_M"]))](',
+        "the flash grid over batch x kv heads: with G > 1 the query heads past the first Hkv (x batch) are never "
+        "computed",
+        "wrong GQA mapping",
+    ),
 )
 
 
