@@ -12,7 +12,7 @@ grep -q H200 "$OUT/gpu.txt" || { echo "not an H200: nothing run"; exit 3; }
 python3 -m pip install -q --no-index --no-deps --no-compile --no-cache-dir --target /tmp/site .whl/*.whl 2>/dev/null
 python3 -m pip list 2>/dev/null | grep -iE "^(torch|triton|pytorch-triton) " | tee -a "$OUT/gpu.txt"
 timeout 120 python3 -m benchmarks.cublas_kernels --json "$OUT/cublas-kernels-h200.json" 2>&1 | grep -v Warn | cut -c1-160
-timeout 330 python3 -m conformance check --class nvidia-h200 --profile gpu --kernel attention_decode attention_prefill \
+timeout ${CHECK_TIMEOUT:-330} python3 -m conformance check --class nvidia-h200 --profile gpu --kernel attention_decode attention_prefill \
     attention_chunk --max-minutes ${CHECK_MINUTES:-4.5} --json "$OUT/check-attention.json" 2>&1 | tail -12 | tee "$OUT/check-attention.log"
 timeout 40 python3 -m neurobrix doctor 2>&1 | tee "$OUT/doctor.log" | tail -6
 set -o pipefail
