@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # One device call (2026-12-05, thirty-fourth session). On an H200: benchmarks/h200_session33b.sh (cuBLAS's kernels
 # for linear's prompt rows, the attention entries' gpu-profile check under kernel-mutant round 8's draws, doctor, GPU
-# tests), then the gpu-profile check of greedy_pick (round 9's edge, V = 32,770, where an entry holds it). On any other card (a call for an H200 may get an H100, which no class certifies): only the
-# short experiment of benchmarks/foreign_check.py on those three kernels (nothing written, no proof), ~3 minutes:
+# tests), then the gpu-profile check of greedy_pick (round 9's edge, V = 32,770, where an entry holds it). On any
+# other card (a call for an H200 may get an H100, which no class certifies): only the short experiment of
+# benchmarks/foreign_check.py on greedy_pick, rms_norm and rotary (nothing written, no proof), ~3 minutes:
 #   NEUROBRIX_SOURCE_COMMIT=<sha> OUT=$OUT bash benchmarks/h200_session34.sh
 set -u
 export PYTHONPATH=.:/tmp/site NEUROBRIX_SOURCE_COMMIT=${NEUROBRIX_SOURCE_COMMIT:-unknown} PYTHONUNBUFFERED=1
