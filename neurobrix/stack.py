@@ -10,8 +10,9 @@ build, ``2.11.0a0+git...`` or ``2.11.0.dev...``, is no release of 2.11 and stand
 A user who must run another stack can re-prove the class on it: ``python -m conformance check
 --class C`` on that stack, when every entry passes, records a local re-proof in
 ``$NEUROBRIX_HOME/reproofs/<class>.json`` (the sha256 of every tracked table file of the class, the
-stack, a digest of the kernels' sources, a digest of the check's report). The runtime accepts it for
-exactly that torch and Triton, those tables and those kernels; it is stale as soon as one changes. A
+stack, Triton's own hash of its build, a digest of the kernels' sources, a digest of the check's report).
+The runtime accepts it for exactly that torch and Triton build, those tables and those kernels; it is stale
+as soon as one changes. A
 re-proof proves the settings correct on the new stack, not that they are the fastest there.
 """
 
@@ -240,6 +241,7 @@ def write_reproof(
         "certified_stack": certified.as_dict() if certified else None,
         "tables": class_hashes(class_id, tables),
         "kernels": kernels_digest(),
+        "triton_build": triton_build(),
         "check": check,
         "device": device,
         "neurobrix": __version__,
@@ -290,6 +292,14 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
         return f"the re-proof {path} does not record a passing check of the class"
     if recorded != running:
         return f"the re-proof {path} was made on {recorded.describe()}, not this stack"
+    if record.get("triton_build") != triton_build():
+        # the same version, another build of it (a re-proof copied from another machine, Triton reinstalled from
+        # another build, or a re-proof written before builds were recorded): another compiler than the one checked
+        return (
+            f"the re-proof {path} is stale: it checked another build of Triton {recorded.triton} than this one "
+            "(Triton's own hash of its compiler, triton_key, differs: a re-proof copied from another machine, Triton "
+            "reinstalled from another build, or one recorded before builds were)"
+        )
     now = class_hashes(class_id, tables)
     changed = sorted(p for p in set(now) | set(hashes) if now.get(p) != hashes.get(p))
     if changed:
@@ -303,6 +313,21 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
             "(neurobrix/ops) are others"
         )
     return None
+
+
+def triton_build() -> str:
+    """The sha256 of Triton's own key for its build (``triton_key``: the version and the hashes of its frontend,
+    compiler, backends, ``libtriton`` and language files), which Triton puts in every compiled kernel's cache key:
+    two installs of one version compile the same code exactly when it is the same. A version alone does not say it
+    (a source build at another commit, or another distribution's build, states the release it grew from). Hashes
+    libtriton (about half a gigabyte) once per process, as Triton's first compile does anyway (cached by Triton)."""
+    import hashlib
+
+    from triton.runtime import cache
+
+    if not hasattr(cache, "triton_key"):  # (a Triton older than any a class certifies kept it in its compiler)
+        from triton.compiler import compiler as cache
+    return hashlib.sha256(str(cache.triton_key()).encode()).hexdigest()
 
 
 def kernels_digest() -> str:
