@@ -143,8 +143,14 @@ PLANTS = [
         UX,
     ),
     # ------------------------------------------------------------------ ux33: --max-tokens names the most that fits
-    p("m01", RUN, 'f"to at most {span - prompt_len}"', 'f"to at most {span - prompt_len - 1}"', UX),
-    p("m02", RUN, 'f"to at most {span - prompt_len}"', 'f"to at most {span - max_tokens}"', UX),
+    p(
+        "m01",
+        RUN,
+        '"--max-tokens to at most {span - prompt_len}"',
+        '"--max-tokens to at most {span - prompt_len - 1}"',
+        UX,
+    ),
+    p("m02", RUN, '"--max-tokens to at most {span - prompt_len}"', '"--max-tokens to at most {span - max_tokens}"', UX),
     # ------------------------------------------------------------------ ux33: integer options of ASCII digits
     p("i01", CLI, '_DECIMAL = re.compile(r"-?[0-9]+")', '_DECIMAL = re.compile(r"-?\\d+")', UX),
     p("i02", CLI, "    if not _DECIMAL.fullmatch(text):\n", "    if not _DECIMAL.match(text):\n", UX),
@@ -152,8 +158,8 @@ PLANTS = [
     p(
         "i05",
         CMAIN,
-        "            value = _decimal(text) if kind is int else kind(text)",
-        "            value = kind(text)",
+        "                value = _decimal(text)  # int() also reads",
+        "                value = int(text)  # int() also reads",
         UX,
     ),
     p("i06", CLI, '_DECIMAL = re.compile(r"-?[0-9]+")', '_DECIMAL = re.compile(r"-?[0-9]*")', UX),
