@@ -133,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tracked",
         metavar="FILE",
         default=str(DEFAULT_TRACKED),
-        help="the reference tracked list (default: this repository's %(default)s)",
+        help="the reference tracked list (default: this repository's %(default)s; a list of other bytes is no release "
+        "check, judged only with --allow-dirty)",
     )
     common.add_argument(
         "--expect-version", metavar="VERSION", help="refuse dists of any other version (e.g. the release tag)"
