@@ -25,7 +25,7 @@ from .checks import Budget, Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
 from .report import DistSummary, Report
-from .repository import load_repository, tree_state
+from .repository import load_repository, tree_state, with_reference
 from .sdist import check_rebuild, check_sdist, root_of
 from .smoke import install_smoke, skipped
 from .tools import Twine, WheelContentsCheck
@@ -143,7 +143,10 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             f"{options.limits.dists} in one run; nothing was judged"
         )
     report = Report(options.reference.path, None if options.expect_version is None else str(options.expect_version))
-    report.repository = tree_state(options.source_tree)
+    # the tables are judged against the reference list, not git: one of other bytes than the commit's is no release
+    report.repository = with_reference(
+        tree_state(options.source_tree), options.source_tree, options.reference.data, options.reference.path
+    )
     findings: list[Finding] = list(folder_findings)
     with ExitStack() as stack:
         archives: list[WheelArchive | SdistArchive] = []

@@ -19,14 +19,15 @@ from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
 from .completeness import load_reference
 from .report import Report, shown, unusable_json
-from .repository import read_tree_state, tree_state
+from .repository import TreeState, read_tree_state, tree_state, with_reference
 
 
 def cmd_check(args: argparse.Namespace) -> int:
     dists = [Path(d) for d in args.dists]
     _guard_report(args, [d if d.is_dir() else d.parent for d in dists])
-    _require_a_commit(args)
-    return _finish(args, check(dists, _options(args)))
+    options = _options(args)
+    _require_a_commit(args, options)
+    return _finish(args, check(dists, options), options)
 
 
 def cmd_build(args: argparse.Namespace) -> int:
@@ -34,14 +35,14 @@ def cmd_build(args: argparse.Namespace) -> int:
         outdir = Path(args.outdir) if args.outdir else Path(tmp) / "dist"
         _guard_report(args, [outdir])
         options = _options(args)  # an unusable reference or version stops before the build
-        _require_a_commit(args)
+        _require_a_commit(args, options)
         built, seconds = build_project(REPO, outdir, isolation=args.isolation)
         how = "python -m build" + ("" if args.isolation else " --no-isolation")
         kept = "" if args.outdir else " (a temporary folder, removed afterwards)"
         print(
             shown(f"gate: built {', '.join(p.name for p in built)} with `{how}` in {seconds:.1f} s into {outdir}{kept}")
         )
-        return _finish(args, check([outdir], options))
+        return _finish(args, check([outdir], options), options)
 
 
 def _options(args: argparse.Namespace) -> Options:
@@ -54,10 +55,15 @@ def _options(args: argparse.Namespace) -> Options:
     return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke)
 
 
-def _require_a_commit(args: argparse.Namespace) -> None:
+def _state(options: Options, state: TreeState) -> TreeState:
+    return with_reference(state, REPO, options.reference.data, options.reference.path)
+
+
+def _require_a_commit(args: argparse.Namespace, options: Options) -> None:
     """Refuse to judge against a working tree that is not a commit's, unless --allow-dirty: dists are held against
-    the working tree's bytes, and a dist holding an uncommitted edit would pass against them."""
-    state = tree_state(REPO)
+    the working tree's bytes, and a dist holding an uncommitted edit would pass against them; and the tables against
+    the reference list, so --tracked naming a list of other bytes than the commit's is no release check either."""
+    state = _state(options, tree_state(REPO))
     if not state.clean and not args.allow_dirty:
         raise GateError(
             f"{REPO}: {state.describe()}; a release is judged against the files of a commit (commit or restore "
@@ -87,9 +93,9 @@ def _guard_report(args: argparse.Namespace, upload_folders: list[Path]) -> None:
 _UNFINISHED = "the gate has not finished judging (still running, or killed); nothing was passed"
 
 
-def _finish(args: argparse.Namespace, report: Report) -> int:
+def _finish(args: argparse.Namespace, report: Report, options: Options) -> int:
     if not args.allow_dirty:  # read again: the tree the report names must be the one judged against throughout
-        now = read_tree_state(REPO)
+        now = _state(options, read_tree_state(REPO))
         if now != report.repository:
             raise GateError(
                 f"{REPO}: the working tree changed while the gate judged against it (now {now.describe()}); "
@@ -127,7 +133,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--tracked",
         metavar="FILE",
         default=str(DEFAULT_TRACKED),
-        help="the reference tracked list (default: this repository's %(default)s)",
+        help="the reference tracked list (default: this repository's %(default)s; a list of other bytes is no release "
+        "check, judged only with --allow-dirty)",
     )
     common.add_argument(
         "--expect-version", metavar="VERSION", help="refuse dists of any other version (e.g. the release tag)"

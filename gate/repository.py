@@ -31,9 +31,12 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from neurobrix.tables import TRACKED_NAME
+
 from .archive import Digest
 from .backend import BackendFailed, backend_version, clean_environment, prepare_metadata
 from .checks import GateError
+from .completeness import SOURCE_DIR
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -184,6 +187,24 @@ def read_tree_state(root: Path) -> TreeState:
     differs = {p for p in head.keys() | staged.keys() if head.get(p) != staged.get(p)}
     differs.update(p for p, (mode, oid) in head.items() if p not in differs and _differs_from(root, p, mode, oid))
     return TreeState(commit, tuple(sorted(differs)))
+
+
+TRACKED_LIST = f"{SOURCE_DIR}/{TRACKED_NAME}"  # the reference tracked list as the repository keeps it
+
+
+def with_reference(state: TreeState, root: Path, reference: bytes, named: Path) -> TreeState:
+    """``state``, with the reference tracked list named among what is not the commit's where its bytes are not the
+    working tree's ``tables/TRACKED.yaml`` (which ``state`` already names where that is not the commit's): the tables
+    of a wheel and of an sdist are judged against that list, not against git, so a run with ``--tracked`` naming
+    another list passed dists holding tables the commit never held, its report clean at that commit (gate round 42)."""
+    try:
+        own = (root / TRACKED_LIST).read_bytes()
+    except OSError:
+        own = None
+    if state.commit is None or own == reference:
+        return state
+    note = f"--tracked {named}: not the commit's {TRACKED_LIST}"
+    return TreeState(state.commit, tuple(sorted({*state.differs, note})))
 
 
 @functools.lru_cache(maxsize=4)

@@ -48,7 +48,9 @@ from test_gate_round36 import _tracking
 
 from gate import cli
 from gate.archive import WheelArchive
+from gate.checker import DEFAULT_TRACKED, Options
 from gate.checks import GateError, Limits
+from gate.completeness import load_reference
 from gate.metadata import Identity, check_metadata
 from gate.report import DistSummary, Report
 from gate.repository import TreeState, _tracked_files, load_repository, read_tree_state
@@ -150,7 +152,7 @@ def test_a_tree_that_changed_while_judged_fails_the_run_though_its_commit_did_no
     report = Report(Path("tracked.yaml"), None, repository=state)
     monkeypatch.setattr(cli, "read_tree_state", lambda root: edited)
     with pytest.raises(GateError, match="changed while the gate judged"):
-        cli._finish(argparse.Namespace(allow_dirty=False, json=None), report)
+        cli._finish(argparse.Namespace(allow_dirty=False, json=None), report, Options(load_reference(DEFAULT_TRACKED)))
 
 
 @pytest.mark.parametrize("differs", [(), ("neurobrix/cli.py",)], ids=["a commit's tree", "a tracked file edited"])

@@ -35,6 +35,7 @@ import pytest
 from conftest import REPO
 from gate_fixtures import Built, rewrite_wheel
 from test_gate_hostile import built
+from test_gate_round33 import RELEASED, _release_grade
 
 from gate.checks import Check, Finding
 from gate.cli import build_parser, main
@@ -179,9 +180,15 @@ def test_the_readme_publish_recipe_passes_only_the_judged_files(upload: Path, tm
     recipe = _publish_recipe()
     work = tmp_path / "work"
     shutil.copytree(upload, work)
+    # the fixture's run is --no-smoke on a tree maybe not clean, which the recipe refuses since round 42: the report a
+    # release-grade run writes of the same files
+    report = json.loads((work / "report.json").read_text(encoding="utf-8"))
+    _release_grade(report)
+    (work / "report.json").write_text(json.dumps(report), encoding="utf-8")
+    env = {**os.environ, "GITHUB_SHA": RELEASED}
 
     def publishable() -> bool:
-        result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", recipe], cwd=work, capture_output=True)
+        result = subprocess.run(["bash", "-e", "-o", "pipefail", "-c", recipe], cwd=work, capture_output=True, env=env)
         return result.returncode == 0
 
     assert publishable()
