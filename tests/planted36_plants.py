@@ -17,7 +17,7 @@ ST += ["tests/test_text_round32.py", "-k", "tokenizer_class or dtype or float or
 TX = ["tests/test_text_round35.py", "tests/test_text_round13.py", "tests/test_text_round7.py"]
 TX += ["-k", "sample or sequences or note"]
 UX = ["tests/test_ux34.py", "tests/test_conformance.py", "tests/test_store.py", "tests/test_cli.py"]
-UX += ["-k", "float or count or one or remove or help or minutes or margin or timeout or singular or damaged"]
+UX += ["-k", "float or nan or count or one or remove or help or minutes or margin or timeout or singular or damaged"]
 MSG = ["tests/test_ux34.py", "tests/test_engine.py", "tests/test_conformance.py", "tests/test_config.py"]
 MSG += ["tests/test_text_round13.py", "tests/test_text_round14.py", "tests/test_warmup.py"]
 MSG += ["-k", "count or one or shard or missing or warm or prompt or certif or reproof or proof or max_length"]
@@ -312,6 +312,13 @@ PLANTS = [
         WORKERS,
         "    _quiet_on_interrupts()\n    _die_with_parent()\n    _see_only(device)",
         "    signal.signal(signal.SIGINT, _interrupted)\n    _die_with_parent()\n    _see_only(device)",
+        IN,
+    ),
+    p(
+        "i11",
+        WORKERS,
+        "        self.close(kill=kind is not None and issubclass(kind, KeyboardInterrupt))",
+        "        self.close()",
         IN,
     ),
     p(
