@@ -136,17 +136,6 @@ def test_a_max_length_of_one_token_is_said_in_the_singular(tmp_path):
         assert f"max_length of {value} {noun} of" in str(info.value), info.value
 
 
-@pytest.mark.parametrize("passes", [1, 2])
-def test_warmups_report_counts_its_passes(passes):
-    """u11 (``counted(self.passes, 'pass')``): "2 passs over prompts of ..."; "1 pass", "2 passes"."""
-    from neurobrix.warmup import WarmupPlan, WarmupReport
-
-    plan = WarmupPlan("interpreter", None, [(1, 4)], [(8, 8)], [], [])
-    line = WarmupReport("m", "interpreter", "fp32", plan, passes, None).lines()[0]
-    said = "1 pass" if passes == 1 else "2 passes"
-    assert f"in fp32: {said} over prompts of 1-4 tokens and KV caches of 8 positions; " in line, line
-
-
 def test_run_says_the_longest_prompt_that_fits(tmp_path):
     """u15 (``span`` for ``span - 1``): a prompt that fills the context is refused with the longest that leaves one
     new token: "at most 7 tokens" for a context of 8, "1 token" for a context of 2."""
