@@ -6,7 +6,15 @@ command's signal handling, check's partial report on an interrupt, ``workers.end
 Each test fails under the plant(s) its docstring names (checked: ``python tests/planted36_driver.py COPY OUT --with
 tests/test_planted36.py ID``, each plant against this file alone) and passes on the clean code.
 
-Outcomes: see docs/planted-bugs.md, round 36.
+Outcomes (54 plants): 26 caught by the tests before the round (config.json's false let through, tokenizer_config.json's
+false, [] or {} let through, "" refused as a class, SafetensorError unwrapped; do_sample
+read ``is True``, "false" read as false, num_return_sequences refused beside a true do_sample, the sampling note
+``is True``; "+0.5" or lower-case exponents only, infinity or nan/NaN let through, conformance's float options through
+float(); ``counted`` singular for 0, "1-20 token", "passs", --seed's range; SIGHUP said "interrupted", exit 130 for
+every signal, SIGHUP not handled, PR_GET_PDEATHSIG, an interrupt's ``done`` holding the items not done; the bf16
+probe in fp16 inputs, its failure left passed, fp32 entries probed); 25 survived and are caught here: s01 s03, t05,
+u05 u12 u13 u14 u15 u16 u17 u18 u19 u21, i03 i05 i07 i08 i09 i11 i14 i15 i16 i17 i18, k01; 3 equivalent (s08,
+u06, k02: docs/planted-bugs.md says why).
 """
 
 from __future__ import annotations
