@@ -816,14 +816,16 @@ def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
     args.argv = argv  # the exact command, recorded in the provenance of what certify writes
-    own = (
-        threading.current_thread() is threading.main_thread()
-        and signal.getsignal(signal.SIGINT) is signal.default_int_handler
-    )
     # SIGTERM (a CI job's time limit or cancel, `timeout`) and SIGHUP end the command as Ctrl-C does: by default they
     # killed this process on the spot, its isolated workers left finishing their items on the GPU for nobody and a
-    # check's report of the entries already checked lost
-    previous = {s: signal.signal(s, workers.interrupt) for s in workers.INTERRUPTING} if own else {}
+    # check's report of the entries already checked lost. Only a signal left to its default is taken: one a caller
+    # handles is the caller's, and one ignored stays ignored (`nohup` ignores SIGHUP, a shell's `&` job SIGINT)
+    main_thread = threading.current_thread() is threading.main_thread()
+    previous = {
+        s: signal.signal(s, workers.interrupt)
+        for s in workers.INTERRUPTING
+        if main_thread and signal.getsignal(s) is (signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
+    }
     try:
         return args.func(args)
     except NeuroBrixError as exc:

@@ -101,7 +101,8 @@ INTERRUPTING = tuple(getattr(signal, name) for name in ("SIGINT", "SIGTERM", "SI
 
 def _quiet_on_interrupts() -> None:
     for number in INTERRUPTING:
-        signal.signal(number, _interrupted)
+        if signal.getsignal(number) is not signal.SIG_IGN:  # ignored by the command's caller (`nohup`): kept so
+            signal.signal(number, _interrupted)
 
 
 def ended_by_interrupt(exitcode: int | None) -> bool:

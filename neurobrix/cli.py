@@ -628,7 +628,10 @@ def _catch_termination() -> dict[int, Any]:
     if threading.current_thread() is not threading.main_thread():
         return {}  # signal handlers can only be set from the main thread
     wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
-    return {signum: signal.signal(signum, _terminate) for signum in wanted}
+    # one ignored stays ignored: `nohup neurobrix run ...` ignores SIGHUP so that the run outlives its terminal
+    return {
+        signum: signal.signal(signum, _terminate) for signum in wanted if signal.getsignal(signum) != signal.SIG_IGN
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -367,15 +367,15 @@ PLANTS = [
     p(
         "w09",
         CMAIN,
-        "        threading.current_thread() is threading.main_thread()\n        and signal.getsignal",
-        "        signal.getsignal",
+        "if main_thread and signal.getsignal(s) is (",
+        "if signal.getsignal(s) is (",
         WK,
     ),
     p(
         "w10",
         CMAIN,
-        "        and signal.getsignal(signal.SIGINT) is signal.default_int_handler\n",
-        "        and signal.getsignal(signal.SIGINT) is not None\n",
+        "signal.getsignal(s) is (signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)",
+        "signal.getsignal(s) is not None",
         WK,
     ),
     p(

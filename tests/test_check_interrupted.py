@@ -66,7 +66,15 @@ def _check(tmp_path: Path, *extra: str, examples: int = 2) -> subprocess.Popen:
         stderr=subprocess.PIPE,
         text=True,
         start_new_session=True,  # the signal reaches the command alone, as `kill PID` or a container's stop sends it
+        preexec_fn=_as_from_a_terminal,
     )
+
+
+def _as_from_a_terminal() -> None:
+    """The signals' default dispositions, as a terminal's command starts with them: a test run started as a
+    background job (`&`) or under `nohup` passes SIGINT or SIGHUP on ignored, which the command leaves so."""
+    for number in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(number, signal.SIG_DFL)
 
 
 def _after_first_entry(process: subprocess.Popen) -> list[str]:
@@ -129,3 +137,42 @@ def test_a_worker_dies_with_a_parent_killed_without_a_word(tmp_path: Path) -> No
     finally:
         process.kill()
     assert not _wait_gone(workers, seconds=3), "an orphaned worker went on with its item"
+
+
+def test_a_signal_the_caller_ignores_stays_ignored(monkeypatch) -> None:
+    """`nohup` ignores SIGHUP (the command outlives its terminal) and a shell's `&` job SIGINT: the commands took both
+    over (a logout ended a nohup'd check or run, and its workers); one left to its default is still taken."""
+    import conformance.__main__ as cli
+    from conformance import workers
+    from neurobrix import cli as engine_cli
+
+    during = {}
+
+    def command(args) -> int:
+        during.update({s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)})
+        return 0
+
+    monkeypatch.setattr(cli, "cmd_track", command)
+    before = {s: signal.getsignal(s) for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)}
+    try:
+        signal.signal(signal.SIGHUP, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        assert cli.main(["track", "--check"]) == 0
+        assert during == {
+            signal.SIGINT: signal.SIG_IGN,
+            signal.SIGTERM: workers.interrupt,
+            signal.SIGHUP: signal.SIG_IGN,
+        }
+        assert signal.getsignal(signal.SIGTERM) == signal.SIG_DFL  # given back
+
+        workers._quiet_on_interrupts()  # a worker of such a command
+        assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+        assert signal.getsignal(signal.SIGTERM) is workers._interrupted
+
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        previous = engine_cli._catch_termination()  # `nohup neurobrix run ...`
+        assert set(previous) == {signal.SIGTERM} and signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+    finally:
+        for number, handler in before.items():
+            signal.signal(number, handler)
