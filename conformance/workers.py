@@ -381,8 +381,7 @@ class Workers:
                 pool.close(kill)
             elif pool is not None:
                 if kill:  # the executor would wait for the items under way: its processes end first
-                    for process in multiprocessing.active_children():
-                        process.kill()
+                    _kill_pool(pool)
                 pool.shutdown(cancel_futures=True)
         self._shared = self._alone = None
 
@@ -391,6 +390,17 @@ class Workers:
 
     def __exit__(self, kind: type[BaseException] | None, *exc: object) -> None:
         self.close(kill=kind is not None and issubclass(kind, KeyboardInterrupt))
+
+
+def _kill_pool(pool: Executor) -> None:
+    """Kill a process pool's own workers at once, and no other child of this process (a caller's own helper
+    processes, another pool's). Python 3.14's ``kill_workers`` does this; before it, the executor's process table is
+    the only record of which processes are its own (``_processes``, a dict since 3.2)."""
+    if hasattr(pool, "kill_workers"):
+        pool.kill_workers()
+        return
+    for process in list((getattr(pool, "_processes", None) or {}).values()):
+        process.kill()
 
 
 def default_jobs(devices: list[int | None]) -> int:

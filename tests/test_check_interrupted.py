@@ -176,3 +176,33 @@ def test_a_signal_the_caller_ignores_stays_ignored(monkeypatch) -> None:
     finally:
         for number, handler in before.items():
             signal.signal(number, handler)
+
+
+def test_killing_a_pool_kills_its_own_workers_and_no_other_child() -> None:
+    """``Workers.close(kill=True)`` on a process pool (an interrupted check with ``--jobs`` above 1, not isolated)
+    killed every child of the calling process (``multiprocessing.active_children()``): a caller's own helper process,
+    another pool's workers. It now kills the pool's own."""
+    import multiprocessing
+
+    from conformance.workers import Workers
+
+    ctx = multiprocessing.get_context("spawn")
+    bystander = ctx.Process(target=time.sleep, args=(60,), daemon=True)
+    bystander.start()
+    pool = Workers(jobs=2, devices=[None])
+    other = Workers(jobs=2, devices=[None])
+    try:
+        assert len(set(pool.map(os.getpid, [()] * 4))) >= 1
+        other.map(os.getpid, [()] * 2)
+        own = list(pool._shared._processes.values())  # type: ignore[union-attr]
+        theirs = list(other._shared._processes.values())  # type: ignore[union-attr]
+        assert own and theirs
+        pool.close(kill=True)
+        for process in own:
+            process.join(timeout=10)
+            assert process.exitcode == -signal.SIGKILL
+        assert bystander.is_alive() and all(p.is_alive() for p in theirs)
+    finally:
+        other.close(kill=True)
+        bystander.kill()
+        bystander.join()
