@@ -497,7 +497,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--max-minutes",
         type=_minutes,
         metavar="M",
-        help="stop starting entries after about M minutes (exit 3 if some were left unchecked)",
+        help="stop after M minutes, the entries under way then left unchecked (one entry is checked at least; exit 3 "
+        "if some were left)",
     )
     c.add_argument(
         "--jobs",

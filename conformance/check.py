@@ -621,7 +621,9 @@ def check_class(
     ``exitfirst``: stop starting entries once one has failed (the rest are counted as left).
     ``where``: only entries whose domain lies inside these ranges ({dim: (lo, hi or None)}), as certify's.
 
-    ``max_minutes``: stop starting new entries after about that long; the report says how many were left.
+    ``max_minutes``: stop after that long: no entry starts later and the entries under way then are stopped, left
+    unchecked like the rest (a run checks one entry at least, however long it takes); the report says how many were
+    left. On one process (``jobs`` 1 without ``isolate``) an entry under way cannot be stopped: it finishes.
     An entry that ran out of device memory beside other workers is checked again alone on a GPU (within
     ``max_minutes``; one that cannot be is left unchecked, not failed).
     ``resume``: an earlier JSON report of the same tables, kernels and bounds; its passed entries are
@@ -762,6 +764,14 @@ def check_class(
 
         deadline = start + max_minutes * 60 if max_minutes is not None else None
         chunk = max(2, 2 * jobs)  # small waves: the time limit is checked between them
+
+        def limit(first_wave: bool) -> workers.Limit | None:
+            """Past the deadline the wave's entries under way stop (no verdict: left, as the rest); the first wave
+            of a run finishes one entry first, so that a rerun given the report always gets further."""
+            if deadline is None:
+                return None
+            return (lambda: deadline - time.perf_counter()), int(first_wave)
+
         longest = 0.0
         # (index in report.results, in work, item)
         starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []
@@ -781,7 +791,13 @@ def check_class(
                             check_entry,
                             [args(first + j, *item) for j, item in enumerate(part)],
                             lambda i, first=first: done(first + i),
+                            limit(len(report.results) == before),
                         )
+                    except workers.OutOfTime as exc:  # the entries finished are kept, the rest left
+                        for j, result in sorted(exc.done.items()):
+                            report.results.append(outcome(first + j, part[j], result))
+                        report.left = len(work) - (len(report.results) - before)
+                        break
                     except KeyboardInterrupt as exc:  # the wave's entries already checked are kept (below)
                         for j, result in sorted(getattr(exc, "done", {}).items()):
                             if not (

@@ -12,6 +12,11 @@ tests, a laptop), unless the caller asks for isolation: ``Workers(..., isolate=T
 on a worker process that takes one item at a time, so that a worker that dies (a kernel that corrupts
 the heap: SIGSEGV, a glibc abort) takes only the item it held: that item's result is ``Crashed``, a
 fresh worker takes its place and the other items go on.
+
+A caller with a time limit passes ``time_left`` (seconds left, by the caller's clock): once it reaches 0 the items
+under way are stopped (their workers killed; on one process, the next item is not started) and ``OutOfTime`` carries
+the results of the items finished; with ``at_least=1`` one item of the call finishes first (a run that is always cut
+before its first item would never make progress).
 """
 
 from __future__ import annotations
@@ -23,7 +28,8 @@ import signal
 import sys
 from collections import deque
 from collections.abc import Callable, Iterable
-from concurrent.futures import Executor, ProcessPoolExecutor, as_completed
+from concurrent.futures import FIRST_COMPLETED, Executor, ProcessPoolExecutor
+from concurrent.futures import wait as wait_futures
 from dataclasses import dataclass
 from multiprocessing.connection import wait
 from typing import Any, TypeVar
@@ -37,6 +43,27 @@ class Failed:
     """The result of an item whose function raised (or whose worker died): the others go on."""
 
     message: str
+
+
+class OutOfTime(Exception):
+    """The caller's time ran out with items under way: those were stopped (no result), ``done`` holds the results
+    of the items finished, {index: result}."""
+
+    def __init__(self, done: dict[int, Any]):
+        super().__init__(f"time limit reached, {len(done)} item(s) finished")
+        self.done = done
+
+
+# A caller's time limit: (seconds left by its clock, how many items of the call must finish before a cut)
+Limit = tuple[Callable[[], float], int]
+
+
+def _cut(limit: Limit | None, finished: int) -> bool:
+    return limit is not None and finished >= limit[1] and limit[0]() <= 0
+
+
+def _timeout(limit: Limit | None) -> float | None:
+    return None if limit is None else max(0.0, limit[0]())
 
 
 @dataclass(frozen=True)
@@ -207,13 +234,17 @@ class _Isolated:
         conn.close()
 
     def run(
-        self, fn: Callable[..., R], items: list[tuple], on_done: Callable[[int], None] | None
+        self,
+        fn: Callable[..., R],
+        items: list[tuple],
+        on_done: Callable[[int], None] | None,
+        limit: Limit | None = None,
     ) -> tuple[list[R | Failed], bool]:
         results: list[Any] = [None] * len(items)
         pending = deque(range(len(items)))
         busy: dict[int, int] = {}  # slot -> index of the item it holds
         try:
-            self._serve_items(fn, items, on_done, results, pending, busy)
+            self._serve_items(fn, items, on_done, results, pending, busy, limit)
         except KeyboardInterrupt as exc:  # the items done so far go with the interrupt (a check's partial report)
             exc.done = {i: r for i, r in enumerate(results) if r is not None}  # type: ignore[attr-defined]
             raise
@@ -227,8 +258,13 @@ class _Isolated:
         results: list[Any],
         pending: deque[int],
         busy: dict[int, int],
+        limit: Limit | None = None,
     ) -> None:
+        finished = 0
         while pending or busy:
+            if _cut(limit, finished):  # the items under way have nobody left to report to
+                self.close(kill=True)
+                raise OutOfTime({i: r for i, r in enumerate(results) if r is not None})
             for slot in range(len(self._slots)):
                 if slot in busy or not pending:
                     continue
@@ -238,7 +274,7 @@ class _Isolated:
                 conn.send((index, fn, items[index]))
                 busy[slot] = index
             watched = [self._procs[slot][1] for slot in busy] + [self._procs[slot][0].sentinel for slot in busy]
-            wait(watched)
+            wait(watched, timeout=_timeout(limit))
             for slot, index in list(busy.items()):
                 process, conn = self._procs[slot]
                 result: Any = _NOTHING
@@ -258,6 +294,7 @@ class _Isolated:
                 elif isinstance(result, Failed):
                     self._stop(slot)
                 results[index] = result
+                finished += 1
                 del busy[slot]
                 if on_done:
                     on_done(index)
@@ -305,16 +342,22 @@ class Workers:
         fn: Callable[..., R],
         items: list[tuple],
         on_done: Callable[[int], None] | None,
+        limit: Limit | None = None,
     ) -> tuple[list[R | Failed], bool]:
         """(results in the items' order, a Failed where fn raised; whether any did). An interrupt carries the
-        results of the items done so far, {index: result}, as its ``done``."""
-        if isinstance(pool, _Isolated):
-            return pool.run(fn, items, on_done)
-        results: list[Any] = [None] * len(items)
+        results of the items done so far, {index: result}, as its ``done``; so does ``OutOfTime``, after which
+        the workers are gone (the next call starts fresh ones)."""
         try:
-            return self._run_here_or_pooled(pool, fn, items, on_done, results)
-        except KeyboardInterrupt as exc:
-            exc.done = {i: r for i, r in enumerate(results) if r is not None}  # type: ignore[attr-defined]
+            if isinstance(pool, _Isolated):
+                return pool.run(fn, items, on_done, limit)
+            results: list[Any] = [None] * len(items)
+            try:
+                return self._run_here_or_pooled(pool, fn, items, on_done, results, limit)
+            except KeyboardInterrupt as exc:
+                exc.done = {i: r for i, r in enumerate(results) if r is not None}  # type: ignore[attr-defined]
+                raise
+        except OutOfTime:
+            self.close(kill=True)
             raise
 
     def _run_here_or_pooled(
@@ -324,10 +367,13 @@ class Workers:
         items: list[tuple],
         on_done: Callable[[int], None] | None,
         results: list[Any],
+        limit: Limit | None = None,
     ) -> tuple[list[R | Failed], bool]:
         failed = False
-        if pool is None:
+        if pool is None:  # on this process an item cannot be stopped: the time limit stops the next one
             for i, item in enumerate(items):
+                if _cut(limit, i):
+                    raise OutOfTime({j: r for j, r in enumerate(results) if r is not None})
                 try:
                     results[i] = fn(*item)
                 except Exception as exc:  # noqa: BLE001 - reported per item, the run goes on
@@ -338,23 +384,34 @@ class Workers:
                     raise KeyboardInterrupt
             return results, failed
         futures = {pool.submit(fn, *item): i for i, item in enumerate(items)}
-        for future in as_completed(futures):
-            i = futures[future]
-            try:
-                results[i] = future.result()
-            except Exception as exc:  # noqa: BLE001 - a dead worker (BrokenProcessPool) lands here too
-                results[i], failed = _failure(exc), True
-            if on_done:
-                on_done(i)
+        pending, finished = set(futures), 0
+        while pending:
+            if _cut(limit, finished):
+                raise OutOfTime({j: r for j, r in enumerate(results) if r is not None})
+            ready, pending = wait_futures(pending, timeout=_timeout(limit), return_when=FIRST_COMPLETED)
+            for future in ready:
+                i = futures[future]
+                try:
+                    results[i] = future.result()
+                except Exception as exc:  # noqa: BLE001 - a dead worker (BrokenProcessPool) lands here too
+                    results[i], failed = _failure(exc), True
+                finished += 1
+                if on_done:
+                    on_done(i)
         return results, failed
 
     def map(
-        self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+        self,
+        fn: Callable[..., R],
+        items: Iterable[tuple],
+        on_done: Callable[[int], None] | None = None,
+        limit: Limit | None = None,
     ) -> list[R | Failed]:
-        """fn(*item) for every item, on the shared workers; results in the items' order."""
+        """fn(*item) for every item, on the shared workers; results in the items' order. ``limit``: (seconds left,
+        items to finish first), past which the items under way are stopped (``OutOfTime``)."""
         if not self.inline and self._shared is None:
             self._shared = self._pool(max(self.jobs, len(self.devices)))
-        results, failed = self._run(self._shared, fn, list(items), on_done)
+        results, failed = self._run(self._shared, fn, list(items), on_done, limit)
         if failed and not self.isolate:  # isolated workers were replaced one by one
             self._renew()
         return results

@@ -340,8 +340,9 @@ PLANTS = [
     p(
         "i15",
         CHECK,
-        "            report.left = len(work) - (len(report.results) - before)",
-        "            report.left = len(work) - len(report.results)",
+        "            report.left = len(work) - (len(report.results) - before)\n"
+        "            report.stopped, report.seconds",
+        "            report.left = len(work) - len(report.results)\n            report.stopped, report.seconds",
         IN,
     ),
     p(

@@ -206,3 +206,50 @@ def test_killing_a_pool_kills_its_own_workers_and_no_other_child() -> None:
         other.close(kill=True)
         bystander.kill()
         bystander.join()
+
+
+def _nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+@pytest.mark.parametrize("mode", ["isolated", "pooled", "here"])
+def test_a_time_limit_stops_the_items_under_way(mode: str) -> None:
+    """`check --max-minutes` stopped starting waves of entries, but a wave under way ran to its end: a gpu-profile
+    rotary entry of minutes overran a job's limit, and the job's SIGTERM ended the check instead. Past the limit the
+    items under way now stop (their workers killed), the finished ones come back with ``OutOfTime``, and with
+    ``at_least`` 1 one item finishes first; on one process the item under way finishes and no other starts."""
+    from conformance.workers import OutOfTime, Workers
+
+    naps = [0.3, 60.0, 60.0, 60.0] if mode != "here" else [0.3, 1.0, 60.0]
+    pool = Workers(jobs=1 if mode != "pooled" else 2, devices=[None], isolate=mode == "isolated")
+    try:
+        started = time.monotonic()
+        deadline = started + (1.0 if mode == "here" else 3.0)  # the pooled and isolated workers spawn first
+        with pytest.raises(OutOfTime) as got:
+            pool.map(_nap, [(n,) for n in naps], limit=(lambda: deadline - time.monotonic(), 0))
+        took = time.monotonic() - started
+        want = {0: 0.3, 1: 1.0} if mode == "here" else {0: 0.3}
+        assert got.value.done == want and took < 30, (got.value.done, took)
+        assert pool._shared is None  # the workers went: the next call starts fresh ones
+
+        # a limit already past: one item finishes first, then the rest stop
+        started = time.monotonic()
+        with pytest.raises(OutOfTime) as got:
+            pool.map(_nap, [(0.5,), (60.0,), (60.0,)], limit=(lambda: -1.0, 1))
+        assert got.value.done == {0: 0.5} and time.monotonic() - started < 30
+        assert pool.map(_nap, [(0.0,)] * 2) == [0.0, 0.0]  # no limit: every item
+    finally:
+        pool.close(kill=True)
+
+
+def test_a_check_past_its_time_limit_stops_the_wave_under_way(tmp_path: Path) -> None:
+    """`check --max-minutes` with the time already spent checks one entry, however long it takes, and stops: the
+    rest of the first wave (two entries on one worker) was checked whole before."""
+    process = _check(tmp_path, "--max-minutes", "1e-9", examples=20)
+    out, err = process.communicate(timeout=300)
+    assert process.returncode == 3, out + err
+    report = json.loads((tmp_path / "r.json").read_text())
+    assert len(report["entries"]) == 1 and report["entries"][0]["passed"], report["entries"]
+    assert report["left"] >= 1 and report["stopped"] == "time limit"
+    assert "(time limit)" in out and "--resume" in out.splitlines()[-1], out
