@@ -600,12 +600,13 @@ class CertifyFailed(NeuroBrixError):
 
     exit_code = 1
 
-    def __init__(self, written: int, failures: list[str]):
-        self.written, self.failures = written, failures
+    def __init__(self, written: int, failures: list[str], left: int = 0):
+        self.written, self.failures, self.left = written, failures, left
         shown = "\n  ".join(failures[:20]) + (f"\n  ... and {len(failures) - 20} more" if len(failures) > 20 else "")
+        also = f", {left} task(s) left at the time limit" if left else ""
         super().__init__(
             f"{len(failures)} task(s) could not be certified ({counted(written, 'entry', 'entries')} "
-            f"{'was' if written == 1 else 'were'} written into the tables; "
+            f"{'was' if written == 1 else 'were'} written into the tables{also}; "
             f"run certify again with --only-missing to try these again):\n  {shown}"
         )
 
@@ -756,6 +757,17 @@ def times_with_pdl(klass: GPUClass) -> bool:
     return "pdl" in klass.launch and not interpreter_enabled()
 
 
+LEFT = object()  # a task the time limit stopped before it was certified: neither written nor failed
+
+
+def _stopped(written: int, left: int, failures: list[str], say: Callable[[str], None]) -> tuple[int, int, bool]:
+    """certify's end at its time limit: (written, left, not finished), or the failures of the tasks it did reach."""
+    say(f"stopping at the time limit: {left} task(s) left; run again with --only-missing to resume")
+    if failures:  # exit 1 naming them, not 3 ("work left") with the failures unsaid
+        raise CertifyFailed(written, failures, left)
+    return written, left, False
+
+
 def certify(
     class_id: str,
     root: Path,
@@ -839,14 +851,30 @@ def certify(
     with workers.Workers(jobs, devices) as pool:
         for first in range(0, len(todo), chunk_size):
             now = time.monotonic()
-            # the first chunk is done whatever the limit: a run stopped before any work exits 3 again at every rerun
+            # a chunk starts where the longest so far would end within the limit, the first whatever the limit: a run
+            # stopped before any work would exit 3 again at every rerun
             if deadline is not None and first and now + longest > deadline:
-                say(
-                    f"stopping at the time limit: {len(todo) - first} task(s) left; run again with --only-missing "
-                    "to resume"
-                )
-                return written, len(todo) - first, False
+                return _stopped(written, len(todo) - first, failures, say)
             chunk = todo[first : first + chunk_size]
+            # past the limit the tasks under way stop (LEFT: not certified, not failed); the first chunk certifies
+            # one task at least, so that every rerun gets further
+            at_least, stopped = int(first == 0), False
+            results: list[Any] = [LEFT] * len(chunk)
+
+            def phase(
+                run: Callable[..., list[Any]], fn: Callable[..., Any], items: dict[int, tuple], label: str
+            ) -> None:
+                """fn(*item) for the chunk's tasks {index: item}, each result in place of the task's last."""
+                nonlocal stopped
+                done: dict[int, Any] = {}
+                if not stopped or at_least:
+                    limit = None if deadline is None else ((lambda: deadline - time.monotonic()), at_least)
+                    try:
+                        done = dict(enumerate(run(fn, list(items.values()), status(label), limit=limit)))
+                    except workers.OutOfTime as exc:
+                        stopped, done = True, exc.done
+                for j, n in enumerate(items):
+                    results[n] = done.get(j, LEFT)
 
             def status(phase: str) -> Callable[[int], None]:
                 count = [0]
@@ -862,22 +890,18 @@ def certify(
 
                 return done
 
+            def alive() -> list[int]:
+                return [n for n, r in enumerate(results) if r is not LEFT and not isinstance(r, workers.Failed)]
+
             t0 = time.monotonic()
-            results: list[Any] = pool.map(
-                screen_task, [(class_id, task, seed + i) for i, task in chunk], status("screening")
+            phase(
+                pool.map, screen_task, {n: (class_id, task, seed + i) for n, (i, task) in enumerate(chunk)}, "screening"
             )
             t1 = time.monotonic()
-            alive = [n for n, r in enumerate(results) if not isinstance(r, workers.Failed)]
-            timings = pool.alone(time_task, [(class_id, results[n], pdl) for n in alive], status("timing"))
-            for n, r in zip(alive, timings):
-                results[n] = r
+            phase(pool.alone, time_task, {n: (class_id, results[n], pdl) for n in alive()}, "timing")
             t2 = time.monotonic()
-            alive = [n for n in alive if not isinstance(results[n], workers.Failed)]
-            proofs = pool.map(
-                prove_task, [(class_id, results[n], examples, profile_name) for n in alive], status("proving")
-            )
-            for n, r in zip(alive, proofs):
-                results[n] = r
+            proving = {n: (class_id, results[n], examples, profile_name) for n in alive()}
+            phase(pool.map, prove_task, proving, "proving")
             t3 = time.monotonic()
             for key, seconds in zip(phase_seconds, (t1 - t0, t2 - t1, t3 - t2)):
                 phase_seconds[key] += seconds
@@ -886,8 +910,11 @@ def certify(
                 f"tasks {first + 1}-{first + len(chunk)} of {len(todo)}: screening {t1 - t0:.0f} s, timing "
                 f"{t2 - t1:.0f} s, proofs {t3 - t2:.0f} s"
             )
-            touched = set()
+            touched, left = set(), 0
             for (_, task), result in zip(chunk, results):
+                if result is LEFT:
+                    left += 1
+                    continue
                 if isinstance(result, workers.Failed):
                     failures.append(f"{task.kernel} {task.describe()}: {result.message}")
                     continue
@@ -907,6 +934,8 @@ def certify(
                     progress.advance(bar)
             for kernel in sorted(touched):
                 write_table(root, class_id, kernel, have[kernel], provs[kernel])
+            if stopped:
+                return _stopped(written, left + len(todo) - first - len(chunk), failures, say)
     if failures:
         raise CertifyFailed(written, failures)
     if todo:

@@ -791,7 +791,7 @@ def check_class(
                             check_entry,
                             [args(first + j, *item) for j, item in enumerate(part)],
                             lambda i, first=first: done(first + i),
-                            limit(len(report.results) == before),
+                            limit=limit(len(report.results) == before),
                         )
                     except workers.OutOfTime as exc:  # the entries finished are kept, the rest left
                         for j, result in sorted(exc.done.items()):

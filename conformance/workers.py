@@ -417,12 +417,16 @@ class Workers:
         return results
 
     def alone(
-        self, fn: Callable[..., R], items: Iterable[tuple], on_done: Callable[[int], None] | None = None
+        self,
+        fn: Callable[..., R],
+        items: Iterable[tuple],
+        on_done: Callable[[int], None] | None = None,
+        limit: Limit | None = None,
     ) -> list[R | Failed]:
-        """fn(*item) for every item, one worker per device, nothing else running on it."""
+        """fn(*item) for every item, one worker per device, nothing else running on it (``limit``: as ``map``)."""
         if not self.inline and self._alone is None:
             self._alone = self._pool(len(self.devices))
-        results, failed = self._run(self._alone, fn, list(items), on_done)
+        results, failed = self._run(self._alone, fn, list(items), on_done, limit)
         if failed and not self.isolate:
             self._renew()
         return results

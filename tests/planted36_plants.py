@@ -207,8 +207,8 @@ PLANTS = [
     p(
         "u14",
         CERTIFY,
-        "            f\"{'was' if written == 1 else 'were'} written into the tables; \"",
-        "            f\"{'was' if len(failures) == 1 else 'were'} written into the tables; \"",
+        "            f\"{'was' if written == 1 else 'were'} written into the tables{also}; \"",
+        "            f\"{'was' if len(failures) == 1 else 'were'} written into the tables{also}; \"",
         MSG,
     ),
     p(

@@ -701,7 +701,7 @@ def test_where_narrows_certify_to_part_of_a_key_dimension(tables_copy, capsys, m
         def __exit__(self, *exc):
             return False
 
-        def map(self, fn, items, done):
+        def map(self, fn, items, done, limit=None):
             handed.extend(items)
             raise KeyboardInterrupt
 

@@ -366,7 +366,7 @@ class _Interrupting:
     def __exit__(self, *exc):
         return None
 
-    def map(self, fn, items, on_done=None):
+    def map(self, fn, items, on_done=None, limit=None):
         wave = type(self).waves.pop(0)
         time.sleep(0.05)
         if isinstance(wave, dict):

@@ -38,9 +38,8 @@ NEVER_ENDS = 9999  # an eos id outside the vocabulary: only the length and the s
 @pytest.fixture(scope="module")
 def wordpiece_model(tmp_path_factory):
     """Round 7's checkpoint with the fixture's WordPiece tokenizer (175 tokens, under the model's 320 rows)."""
-    from tokenizer_fixtures import save
-
     from safetensors.torch import load_file, save_file
+    from tokenizer_fixtures import save
 
     folder = checkpoint(tmp_path_factory.mktemp("round28") / "base", fields={"eos_token_id": NEVER_ENDS})
     for name in ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja"):

@@ -34,7 +34,7 @@ class _NoWorkers:
     def __exit__(self, *exc):
         return False
 
-    def map(self, fn, argv, done=None):
+    def map(self, fn, argv, done=None, limit=None):
         results = []
         for i, (kernel, setting, dtype, *_) in enumerate(argv):
             self.handed.append((kernel, setting.domain.describe()))
