@@ -750,14 +750,16 @@ def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
     return out
 
 
-# zlib's errors for streams that older inflaters read on (gate round 43): Info-ZIP's `unzip` and GNU gzip copy a distance
-# past the start of the output from their window (zeros, or in `unzip`, extracting every member, the previous member's
-# bytes) and take a code length repeat with none before it for a repeat of 0. Measured: `unzip` wrote a member so
-# coded byte for byte as the repository's file, and GNU gzip and GNU tar unpacked an sdist so coded as the project's,
-# while zlib, so pip, installer, tarfile and uv, refuse both.
+# zlib's errors for streams that older inflaters read on (gate round 43): Info-ZIP's `unzip` and GNU gzip copy a
+# distance past the start of the output from their window (zeros, or in `unzip`, extracting every member, the previous
+# member's bytes) and take a code length repeat with none before it for a repeat of 0. Measured: `unzip` wrote a member
+# so coded byte for byte as the repository's file, and GNU gzip and GNU tar unpacked an sdist so coded as the
+# project's, while zlib, so pip, installer, tarfile and uv, refuse both.
 LENIENTLY_READ = {
-    "invalid distance too far back": "a distance past the start of the output",
-    "invalid bit length repeat": "a code length repeat with none before it",
+    "invalid distance too far back": "a distance past the start of the output, which Info-ZIP's unzip and GNU gzip "
+    "copy from their window (zeros, or an earlier member's bytes)",
+    "invalid bit length repeat": "a code length repeat with none before it, which Info-ZIP's unzip and GNU gzip read "
+    "as a repeat of 0",
 }
 
 
@@ -765,7 +767,7 @@ def lenient_inflaters(exc: zlib.error) -> str:
     """What, of zlib's error ``exc``, Info-ZIP's `unzip` and GNU gzip read on anyway ('' for an error they share)."""
     for error, what in LENIENTLY_READ.items():
         if error in str(exc):
-            return f" ({what}, which Info-ZIP's unzip and GNU gzip read on, as zeros: one stream read two ways)"
+            return f" ({what}: one stream read two ways)"
     return ""
 
 

@@ -12,11 +12,11 @@ other byte of the dist the project's own, and read by each of them. Classes:
    all five extra bits set, past the 227-257 RFC 1951 gives that code (zlib's own tables decode it as 258); a block
    whose distance tree has one code of one bit, or no code at all; a run of zero code lengths sent by one repeat code
    across the literal and the distance code lengths; a block holding its end code alone; stored, fixed and dynamic
-   blocks in one stream. Each wheel passes the gate (within G311's margin over zlib's fastest setting), and zipfile,
-   pip 23.2's ``install_wheel``, ``installer`` and ``unzip`` install the repository's bytes from it, uv 0.13.9 and pip
-   26.3 too (run where ``uv`` is on PATH; both were run by hand in this round). The same codings in the sdist's gzip
-   stream pass, and tarfile and GNU gzip read the project's tar from them. Nothing reads them otherwise: harmless,
-   pinned (a stricter or looser gate on them would show here);
+   blocks in one stream; matches reaching back the whole 32 KiB window. Each wheel passes the gate (within G311's
+   margin over zlib's fastest setting), and zipfile, pip 23.2's ``install_wheel``, ``installer`` and ``unzip``
+   install the repository's bytes from it, uv 0.13.9 too, and pip 26.3 (run by hand on every one). Four of them in
+   the sdist's gzip stream pass, and tarfile, GNU gzip and uv read the project's tar from them. Nothing reads them
+   otherwise: harmless, pinned (a gate refusing them, or an installer reading them otherwise, would show here);
 2. streams zlib refuses and an older inflater reads on: a distance reaching past the start of the output, which
    ``unzip`` (64 KiB window) and GNU gzip (32 KiB) copy from their window, zeros, or in ``unzip`` extracting a whole
    wheel the previous member's bytes; and a code length repeat (code 16) with no code length before it, a repeat of 0
@@ -31,9 +31,11 @@ other byte of the dist the project's own, and read by each of them. Classes:
    ``unzip`` and GNU gzip read on. A length code 286 and a distance code 30, which no inflater reads, are refused
    alike (G309, G312).
 
+uv 0.13.9 is run where it is on PATH (not in CI): it installs the wheels and builds the sdists of class 1 (``uv pip
+install --no-build-isolation``, offline) as the others do, and refuses every stream of class 2.
+
 Left open: the free bits of a deflate stream's coding within G311's margin (which codes a writer picks, bits after
-the last block), as before; uv's build of an sdist from these gzip streams was not run (uv reads them with the same
-inflater as its wheels).
+the last block), as before.
 """
 
 from __future__ import annotations
@@ -65,7 +67,8 @@ __all__ = ["built"]  # the hostile corpus's built wheel and sdist
 
 # -- a raw deflate writer (RFC 1951), one block at a time --------------------------------------------------------------
 
-LENGTH_BASE = (3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195, 227)
+LENGTH_BASE = (3, 4, 5, 6, 7, 8, 9, 10, 11, 13, 15, 17, 19, 23, 27, 31, 35, 43, 51, 59, 67, 83, 99, 115, 131, 163, 195)
+LENGTH_BASE += (227,)
 LENGTH_EXTRA = (0,) * 8 + (1,) * 4 + (2,) * 4 + (3,) * 4 + (4,) * 4 + (5,) * 4
 DISTANCE_BASE = (1, 2, 3, 4, 5, 7, 9, 13, 17, 25, 33, 49, 65, 97, 129, 193, 257, 385, 513, 769, 1025, 1537, 2049, 3073)
 DISTANCE_BASE += (4097, 6145, 8193, 12289, 16385, 24577)
@@ -119,7 +122,7 @@ def canonical(lengths: list[int]) -> list[int]:
 
 
 def huffman(freqs: list[int], limit: int) -> list[int]:
-    """Complete code lengths for the symbols used, at most ``limit`` bits (a balanced code where Huffman's is deeper)."""
+    """Complete code lengths for the symbols used, at most ``limit`` bits (balanced where Huffman's is deeper)."""
     used = [s for s, f in enumerate(freqs) if f]
     lengths = [0] * len(freqs)
     if len(used) == 1:
@@ -327,19 +330,21 @@ def _end_code_alone(data: bytes) -> bytes:
     return bits.bytes()
 
 
-def _cross(data: bytes) -> bytes:
-    # matches kept only where distance >= 5 and length <= 34, so distance codes 0-3 and lengths 273-285 go unused
+def _cross(data: bytes, stop: int | None = None) -> bytes:
+    """One block over ``data[:stop]`` (all of it by default) whose code lengths send one run of zeros across the two
+    sets: matches kept only where distance >= 5 and length <= 34, so distance codes 0-3 and lengths 273-285 go
+    unused; then the rest as zlib writes it."""
     bits = Bits()
     flat: list[Token] = []
     i = 0
-    for length, distance in tokens(data):
+    for length, distance in tokens(data, 0, stop):
         if distance and (distance < 5 or length > 34):
             flat.extend((b, 0) for b in data[i : i + length])
         else:
             flat.append((length, distance))
         i += length if distance else 1
-    dynamic_block(bits, flat, True, cross=True)
-    return bits.bytes()
+    dynamic_block(bits, flat, stop is None, cross=True)
+    return bits.bytes() if stop is None else then_the_rest(bits, data, stop)
 
 
 def _fixed(data: bytes) -> bytes:
@@ -411,11 +416,12 @@ def _pip_install(wheel: Path, root: Path) -> Path:
     return root / "site"
 
 
-def _uv_install(wheel: Path, target: Path) -> subprocess.CompletedProcess[str]:
+def _uv_install(dist: Path, target: Path) -> subprocess.CompletedProcess[str]:
+    """``uv pip install`` of a wheel, or of an sdist built by this interpreter's hatchling, offline."""
     uv = shutil.which("uv")
     assert uv is not None
-    command = [uv, "pip", "install", "--no-deps", "--offline", "--no-cache", "--link-mode", "copy"]
-    command += ["--python", sys.executable, "--target", str(target), str(wheel)]
+    command = [uv, "pip", "install", "--no-deps", "--offline", "--no-cache", "--no-build-isolation", "--link-mode"]
+    command += ["copy", "--python", sys.executable, "--target", str(target), str(dist)]
     return subprocess.run(command, capture_output=True, text=True, timeout=120, env={**os.environ, "NO_COLOR": "1"})
 
 
@@ -541,7 +547,7 @@ def test_a_coding_zlib_refuses_is_refused_whoever_reads_it(built: Built, tmp_pat
         assert _uv_install(wheel, tmp_path / "uv").returncode != 0
 
 
-# -- the same, in the sdist's gzip stream -------------------------------------------------------------------------------
+# -- the same, in the sdist's gzip stream ------------------------------------------------------------------------------
 
 PREFIX = 16384  # the tar's first bytes, coded by hand; zlib writes the rest
 
@@ -592,9 +598,17 @@ def _sdist_repeat_first(tar: bytes) -> bytes:
     return _repeat_first(tar, stop)
 
 
+def _sdist_end_code_alone(tar: bytes) -> bytes:
+    bits = Bits()
+    dynamic_block(bits, [], False)
+    return then_the_rest(bits, tar, 0)
+
+
 SDIST_CODINGS: dict[str, Callable[[bytes], bytes]] = {
     "length 258 as code 284 with every extra bit set": _sdist_fixed_258,
     "a distance tree of one code of one bit": _sdist_one_distance,
+    "a repeat of zero lengths across the two code length sets": lambda tar: _cross(tar, PREFIX),
+    "a block holding its end code alone": _sdist_end_code_alone,
 }
 
 
@@ -612,6 +626,10 @@ def test_an_sdist_stream_zlib_reads_at_the_edges_passes_and_gnu_gzip_reads_it_al
     assert gunzipped.returncode == 0 and gunzipped.stdout == tar, gunzipped.stderr
     with tarfile.open(sdist) as read, tarfile.open(built.sdist) as project:  # pip's and twine's reader
         assert [(m.name, m.size) for m in read.getmembers()] == [(m.name, m.size) for m in project.getmembers()]
+    if shutil.which("uv"):  # uv unpacks it with its own inflater and builds it
+        result = _uv_install(sdist, tmp_path / "uv")
+        assert result.returncode == 0, result.stderr
+        assert (tmp_path / "uv" / MEMBER).read_bytes() == (REPO / MEMBER).read_bytes()
 
 
 SDIST_REFUSED: dict[str, tuple[Callable[[bytes], bytes], str, bool]] = {  # coder, zlib's error, GNU gzip reads it
@@ -641,6 +659,8 @@ def test_an_sdist_stream_zlib_refuses_is_a_refused_sdist_not_no_gzip_stream(
         tarfile.open(sdist).getmembers()
     gunzipped = subprocess.run(["gzip", "-dc", str(sdist)], capture_output=True, timeout=60)
     assert (gunzipped.returncode == 0 and gunzipped.stdout == tar) == gnu_reads, gunzipped.stderr
+    if shutil.which("uv"):
+        assert _uv_install(sdist, tmp_path / "uv").returncode != 0
     if gnu_reads:
         ours, theirs = tmp_path / "gnu", tmp_path / "project"
         ours.mkdir(), theirs.mkdir()
