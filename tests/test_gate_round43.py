@@ -8,15 +8,16 @@ carry inflaters of their own, uv 0.13.9 uses a Rust one, pip (23.2 here, and 26.
 and twine use zlib through Python. Each stream here was written bit by bit by the small deflate writer below, every
 other byte of the dist the project's own, and read by each of them. Classes:
 
-1. codings zlib reads that no zlib writer writes: a block of fixed Huffman codes; the length 258 sent as code 284 with
-   all five extra bits set, past the 227-257 RFC 1951 gives that code (zlib's own tables decode it as 258); a block
-   whose distance tree has one code of one bit, or no code at all; a run of zero code lengths sent by one repeat code
-   across the literal and the distance code lengths; a block holding its end code alone; stored, fixed and dynamic
-   blocks in one stream; matches reaching back the whole 32 KiB window. Each wheel passes the gate (within G311's
-   margin over zlib's fastest setting), and zipfile, pip 23.2's ``install_wheel``, ``installer`` and ``unzip``
-   install the repository's bytes from it, uv 0.13.9 too, and pip 26.3 (run by hand on every one). Four of them in
-   the sdist's gzip stream pass, and tarfile, GNU gzip and uv read the project's tar from them. Nothing reads them
-   otherwise: harmless, pinned (a gate refusing them, or an installer reading them otherwise, would show here);
+1. codings at RFC 1951's edges that zlib reads, most of which zlib never writes: a block of fixed Huffman codes; the
+   length 258 sent as code 284 with all five extra bits set, past the 227-257 RFC 1951 gives that code (zlib's own
+   tables decode it as 258); a block whose distance tree has one code of one bit, or no code at all; a run of zero
+   code lengths sent by one repeat code across the literal and the distance code lengths; a block holding its end
+   code alone; stored, fixed and dynamic blocks in one stream; matches reaching back the whole 32 KiB window (zlib
+   writes none past 32,506). Each wheel passes the gate (within G311's margin over zlib's fastest setting), and
+   zipfile, pip 23.2's ``install_wheel``, ``installer`` and ``unzip`` install the repository's bytes from it, uv
+   0.13.9 too, and pip 26.3 (run by hand on every one). Four of them in the sdist's gzip stream pass, and tarfile, GNU
+   gzip and uv read the project's tar from them. Nothing reads them otherwise: harmless, pinned (a gate refusing them,
+   or an installer reading them otherwise, would show here);
 2. streams zlib refuses and an older inflater reads on: a distance reaching past the start of the output, which
    ``unzip`` (64 KiB window) and GNU gzip (32 KiB) copy from their window, zeros, or in ``unzip`` extracting a whole
    wheel the previous member's bytes; and a code length repeat (code 16) with no code length before it, a repeat of 0
@@ -303,7 +304,7 @@ def inflate(stream: bytes) -> bytes:
     return data
 
 
-# -- 1. codings zlib reads that no zlib writer writes ------------------------------------------------------------------
+# -- 1. codings at RFC 1951's edges that zlib reads --------------------------------------------------------------------
 
 MEMBER = "neurobrix/cli.py"
 LONG_MATCHES = "neurobrix/_schemas/tracked_format.py"  # repeats of 258 bytes and more
