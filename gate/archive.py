@@ -26,6 +26,7 @@ from .checks import Budget, Check, Finding, GateError, Limits
 
 Kind = Literal["wheel", "sdist"]
 GZIP_MAGIC = b"\x1f\x8b"
+GZIP_DEFLATE = b"\x08"  # the header's compression method (CM): deflate, the only one RFC 1952 defines
 GZIP_FHCRC = 0x02  # the header flag (FLG) bit for a CRC-16 of the header, after its optional fields
 GZIP_FRESERVED = 0xE0  # FLG bits RFC 1952 reserves: zlib refuses a stream with any set, Python's gzip ignores them
 GZIP_FEXTRA, GZIP_FNAME, GZIP_FCOMMENT = 0x04, 0x08, 0x10  # FLG bits for the header's optional fields
@@ -689,9 +690,17 @@ def _inflate_gzip(archive: Archive, raw: bytes, limits: Limits) -> bytes | None:
             )
             return None
     except zlib.error as exc:
-        if not out and rest is raw:
+        if not out and rest is raw and raw[:3] != GZIP_MAGIC + GZIP_DEFLATE:
             raise GateError(f"{path}: not a gzip stream, so not an sdist: {exc}") from exc
-        archive.fail(Check.G312, None, f"the gzip stream is corrupt after {len(out)} bytes: {exc}")
+        # A gzip header of a deflate stream zlib then fails on is an sdist some unpacker reads (GNU gzip, so GNU tar,
+        # reads a distance past the start or a repeat with no code length before it: gate round 43), not "no gzip
+        # stream", wherever in the stream the error falls (the first piece inflated is up to a MiB)
+        archive.fail(
+            Check.G312,
+            None,
+            f"the gzip stream is corrupt{f' after {len(out)} bytes' if out else ''}: {exc}"
+            f"{zipstrict.lenient_inflaters(exc)}",
+        )
         return None
 
 

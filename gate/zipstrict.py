@@ -750,6 +750,27 @@ def inflate(data: bytes, entry: ZipEntry, budget: int) -> bytes:
     return out
 
 
+# zlib's errors for streams that older inflaters read on (gate round 43): Info-ZIP's `unzip` and GNU gzip copy a
+# distance past the start of the output from their window (zeros, or in `unzip`, extracting every member, the previous
+# member's bytes) and take a code length repeat with none before it for a repeat of 0. Measured: `unzip` wrote a member
+# so coded byte for byte as the repository's file, and GNU gzip and GNU tar unpacked an sdist so coded as the
+# project's, while zlib, so pip, installer, tarfile and uv, refuse both.
+LENIENTLY_READ = {
+    "invalid distance too far back": "a distance past the start of the output, which Info-ZIP's unzip and GNU gzip "
+    "copy from their window (zeros, or an earlier member's bytes)",
+    "invalid bit length repeat": "a code length repeat with none before it, which Info-ZIP's unzip and GNU gzip read "
+    "as a repeat of 0",
+}
+
+
+def lenient_inflaters(exc: zlib.error) -> str:
+    """What, of zlib's error ``exc``, Info-ZIP's `unzip` and GNU gzip read on anyway ('' for an error they share)."""
+    for error, what in LENIENTLY_READ.items():
+        if error in str(exc):
+            return f" ({what}: one stream read two ways)"
+    return ""
+
+
 def _inflate_capped(raw: memoryview, declared: int) -> bytes:
     stream = zlib.decompressobj(-zlib.MAX_WBITS)
     out = bytearray()
@@ -766,7 +787,7 @@ def _inflate_capped(raw: memoryview, declared: int) -> bytes:
         if not stream.eof:
             raise Unreadable("its deflate stream is cut short")
     except zlib.error as exc:
-        raise Unreadable(f"not a valid deflate stream: {exc}") from exc
+        raise Unreadable(f"not a valid deflate stream: {exc}{lenient_inflaters(exc)}") from exc
     if stream.unused_data or pos < len(raw):
         raise Unreadable("bytes follow the end of its deflate stream inside the member")
     return bytes(out)
