@@ -298,6 +298,16 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({why}); "
             f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
+    if data["name"].casefold() != name.casefold():
+        # another model's folder moved, copied or linked here (`mv models/a models/b`, `ln -s a b`): every file
+        # matches the manifest, which is that model's, so `run b` ran a's weights, config and tokenizer under b's name
+        # (case aside: a hub id names one repository in any case, and a case-insensitive filesystem finds it so)
+        raise DamagedModelError(
+            f"stored model {name} ({path}) is damaged: its {MANIFEST} is the one of {printable(data['name'])!r} "
+            f"(imported from {printable(data['source'])}): another model's folder was moved, copied or linked here, "
+            f"and would run under the name {name}. Remove it (`neurobrix remove {shlex.quote(name)}`) and import "
+            f"{name} again"
+        )
     if verify:
         model = replace(model, stamps=_verify(model, sizes, data.get("sha256", {}), data.get("headers", {})))
     return model
@@ -313,6 +323,8 @@ def _manifest_problem(data: dict[str, Any]) -> None:
         raise ValueError(f"format {data['format']!r} is not the integer {MANIFEST_FORMAT}")
     if not isinstance(data["source"], str) or not data["source"]:
         raise ValueError(f"source {data['source']!r} is not the text of a hub id or a folder")
+    if not isinstance(data["name"], str) or not data["name"]:  # every import has written it: the model's stored name
+        raise ValueError(f"name {data['name']!r} is not the text of a stored model's name")
     for field in ("revision", "commit", "imported"):
         if data.get(field) is not None and not isinstance(data[field], str):
             raise ValueError(f"{field} {data[field]!r} is neither a text nor null")

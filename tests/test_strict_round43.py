@@ -1,0 +1,136 @@
+"""The forty-third round, on the model store under NEUROBRIX_HOME and the config.json fields that change the math.
+
+Found and fixed:
+
+- a stored model's folder holding another model's files: ``mv models/alpha models/beta``, ``cp -r``, a link
+  ``models/beta -> alpha``, an organisation folder renamed (``models/Org/Tiny`` to ``models/Other/Tiny``). Every file
+  matched the manifest, which was the other model's, so `run --model beta` generated with alpha's weights, config and
+  tokenizer under beta's name (exit 0), `warmup` planned it, and `list` showed it as beta imported from alpha's source.
+  The manifest has recorded the stored name since the store's first commit and nothing read it: a manifest whose name
+  is not its folder's (case aside: a hub id names one repository in any case) is damage now (exit 7, naming the model
+  the manifest belongs to), and so is one with no name or a name that is no text.
+
+Each test that says "before" failed before its fix (run in a worktree of the round's base commit); the controls pass
+either way."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+from store_fixtures import make_checkpoint, populate_hub_cache
+
+from neurobrix import store
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    root = tmp_path_factory.mktemp("strict43")
+    return {"alpha": make_checkpoint(root / "alpha"), "beta": make_checkpoint(root / "beta", "qwen2")}
+
+
+def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
+    from neurobrix.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _run(monkeypatch, capsys, name: str) -> tuple[int, str, str]:
+    return _cli(monkeypatch, capsys, "run", "--model", name, "--prompt", "hello", "--max-tokens", "2", "--backend", "torch")
+
+
+def _two_local(checkpoints, tmp_path) -> Path:
+    for key in ("alpha", "beta"):
+        shutil.copytree(checkpoints[key], tmp_path / "src" / key)
+        store.import_model(str(tmp_path / "src" / key), progress=False)
+    return store.models_dir()
+
+
+MOVES = {
+    "moved": lambda models: (shutil.rmtree(models / "beta"), os.rename(models / "alpha", models / "beta")),
+    "copied": lambda models: (shutil.rmtree(models / "beta"), shutil.copytree(models / "alpha", models / "beta")),
+    "linked": lambda models: (shutil.rmtree(models / "beta"), os.symlink(models / "alpha", models / "beta")),
+}
+
+
+@pytest.mark.parametrize("how", MOVES)
+def test_another_models_folder_under_a_stored_name_is_damage(checkpoints, tmp_path, monkeypatch, capsys, how):
+    """Before: `run --model beta` generated with alpha's files (exit 0) and `list` showed beta from alpha's source."""
+    models = _two_local(checkpoints, tmp_path)
+    assert _run(monkeypatch, capsys, "beta")[0] == 0  # as imported, it runs
+    MOVES[how](models)
+    code, out, err = _run(monkeypatch, capsys, "beta")
+    assert code == 7 and out == "" and "Traceback" not in err, (code, out, err)
+    lines = err.strip().splitlines()
+    assert len(lines) == 1, err
+    assert "stored model beta" in lines[0] and "neurobrix-model.json is the one of 'alpha'" in lines[0], lines[0]
+    assert "moved, copied or linked here" in lines[0] and "`neurobrix remove beta`" in lines[0], lines[0]
+    # the folder it came from names the stored model no longer
+    code, _, err = _run(monkeypatch, capsys, str(tmp_path / "src" / "beta"))
+    assert code in (2, 7) and "Traceback" not in err, err
+    listed = {m.name: m for m in store.list_models()}
+    assert listed["beta"].damaged and "the one of 'alpha'" in listed["beta"].damaged
+    # the way out the line gives works: remove, import again, run
+    assert _cli(monkeypatch, capsys, "remove", "beta")[0] == 0
+    store.import_model(str(tmp_path / "src" / "beta"), progress=False)
+    assert _run(monkeypatch, capsys, "beta")[0] == 0
+
+
+def test_warmup_refuses_another_models_folder(checkpoints, tmp_path, monkeypatch, capsys):
+    """Before: `warmup --model beta` planned alpha's shapes under beta's name (it resolves the model as run does)."""
+    models = _two_local(checkpoints, tmp_path)
+    MOVES["copied"](models)
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    code, out, err = _cli(monkeypatch, capsys, "warmup", "--model", "beta")
+    assert code == 7 and "Traceback" not in err and "the one of 'alpha'" in err, (code, out, err)
+
+
+def test_an_organisation_folder_renamed_is_damage(checkpoints, tmp_path, monkeypatch, capsys):
+    """A hub model's organisation folder renamed: `run Other/Tiny` ran Org/Tiny. Before: exit 0."""
+    populate_hub_cache(tmp_path / "hf" / "hub", "Org/Tiny", checkpoints["alpha"])
+    store.import_model("Org/Tiny", progress=False)
+    os.rename(store.models_dir() / "Org", store.models_dir() / "Other")
+    code, _, err = _run(monkeypatch, capsys, "Other/Tiny")
+    assert code == 7 and "the one of 'Org/Tiny'" in err and "(imported from Org/Tiny)" in err, err
+
+
+def test_a_folder_renamed_in_case_only_is_the_same_hub_model(checkpoints, tmp_path, monkeypatch, capsys):
+    """Control: hub ids are case-insensitive (resolve matches them so), so a case-only rename is the same model."""
+    populate_hub_cache(tmp_path / "hf" / "hub", "Org/Tiny", checkpoints["alpha"])
+    store.import_model("Org/Tiny", progress=False)
+    os.rename(store.models_dir() / "Org", store.models_dir() / "org")
+    assert store.resolve("org/tiny").name == "org/Tiny"
+    assert _run(monkeypatch, capsys, "org/Tiny")[0] == 0
+
+
+@pytest.mark.parametrize("name", [KeyError, None, 5, "", ["alpha"]], ids=repr)
+def test_a_manifest_without_a_text_name_is_damage(checkpoints, tmp_path, monkeypatch, capsys, name):
+    """Every import has written the name; one deleted or of another type cannot say which model the folder holds.
+    Before: run (exit 0)."""
+    models = _two_local(checkpoints, tmp_path)
+    manifest = models / "alpha" / store.MANIFEST
+    data = json.loads(manifest.read_text())
+    if name is KeyError:
+        del data["name"]
+    else:
+        data["name"] = name
+    manifest.write_text(json.dumps(data))
+    code, _, err = _run(monkeypatch, capsys, "alpha")
+    assert code == 7 and "neurobrix-model.json is unreadable" in err and "name" in err and "Traceback" not in err, err
