@@ -134,3 +134,48 @@ def test_a_manifest_without_a_text_name_is_damage(checkpoints, tmp_path, monkeyp
     manifest.write_text(json.dumps(data))
     code, _, err = _run(monkeypatch, capsys, "alpha")
     assert code == 7 and "neurobrix-model.json is unreadable" in err and "name" in err and "Traceback" not in err, err
+
+
+# --- config.json: a Mistral head_dim of 0 ----------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def family_folders(tmp_path_factory) -> dict[str, Path]:
+    """Round 7's tiny random checkpoint of each family with ``head_dim: 0`` in config.json, and Mistral's as saved."""
+    pytest.importorskip("transformers")
+    from test_text_round7 import checkpoint
+
+    root = tmp_path_factory.mktemp("strict43-config")
+    generation = {"eos_token_id": 9999, "max_new_tokens": 3}
+    folders = {
+        family: checkpoint(root / family, f"{family}Config", fields={"head_dim": 0}, generation=generation)
+        for family in ("Mistral", "Llama", "Qwen2")
+    }
+    folders["Mistral-saved"] = checkpoint(root / "Mistral-saved", "MistralConfig", generation=generation)
+    return folders
+
+
+def test_a_mistral_head_dim_of_0_runs_to_transformers_text(family_folders, monkeypatch):
+    """MistralAttention and its rotary read head_dim with ``or``: 0 is hidden_size // num_attention_heads, and
+    transformers generates the text of the saved model. Before: refused ("field 'head_dim' must be an integer >= 1",
+    exit 2)."""
+    from test_text_round7 import ours, theirs
+
+    want = theirs(family_folders["Mistral"])
+    assert want == theirs(family_folders["Mistral-saved"])  # 0 is the default head dim to transformers
+    ids, text, _ = ours(family_folders["Mistral"], monkeypatch)
+    assert (ids, text) == want
+
+
+@pytest.mark.parametrize("family", ["Llama", "Qwen2"])
+def test_a_llama_or_qwen2_head_dim_of_0_stays_refused(family_folders, monkeypatch, capsys, family):
+    """Control: their attention takes head_dim as written (a projection of 0 rows per head; its rotary divides by 0),
+    so transformers fails and `run` refuses by name."""
+    from test_text_round7 import theirs
+
+    folder = family_folders[family]
+    with pytest.raises(ZeroDivisionError):
+        theirs(folder)
+    monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
+    code, _, err = _cli(monkeypatch, capsys, "import", str(folder))
+    assert code == 2 and "field 'head_dim' must be an integer >= 1, got 0" in err and "Traceback" not in err, err
