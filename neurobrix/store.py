@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import socket
+import stat
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -406,12 +407,21 @@ def _verify(
 
 def _stamp(path: Path) -> tuple[int, ...]:
     """What changes when a file is edited, replaced or removed, or a folder's entries are added, removed or renamed:
-    its device, inode, size and modification time (() where nothing is)."""
+    its device, inode, size and modification time (() where nothing is). A link (a model folder moved to another disk
+    and linked back, its chat templates' folder) is stamped with what it leads to as well: the link's own times do not
+    change when a file is added where it leads, which a run would then read unchecked."""
     try:
         found = os.stat(path, follow_symlinks=False)
     except OSError:
         return ()
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    own = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    if not stat.S_ISLNK(found.st_mode):
+        return own
+    try:
+        target = os.stat(path)
+    except OSError:
+        return own
+    return (*own, target.st_dev, target.st_ino, target.st_size, target.st_mtime_ns)
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:

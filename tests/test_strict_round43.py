@@ -179,3 +179,27 @@ def test_a_llama_or_qwen2_head_dim_of_0_stays_refused(family_folders, monkeypatc
     monkeypatch.setenv("NEUROBRIX_HOME", str(folder.parent / "home"))
     code, _, err = _cli(monkeypatch, capsys, "import", str(folder))
     assert code == 2 and "field 'head_dim' must be an integer >= 1, got 0" in err and "Traceback" not in err, err
+
+
+# --- a stored model's folder that is a link: files added after the check ---------------------------------------------
+
+
+def test_a_file_added_to_a_linked_model_folder_after_the_check_is_refused(checkpoints, tmp_path, monkeypatch, capsys):
+    """A model folder moved to another disk and linked back (`models/alpha -> /disk/alpha`, the manifest its own): the
+    check stamped the folder through ``lstat``, the link's own inode and time, so a file the tokenizer reads when it is there (special_tokens_map.json) dropped into the
+    folder between the check and the reading (round 21's class) was read unchecked. Before: exit 0. Now the folder is
+    stamped where it lies (exit 7); untouched (control) it runs."""
+    models = _two_local(checkpoints, tmp_path)
+    os.rename(models / "alpha", tmp_path / "disk-alpha")
+    os.symlink(tmp_path / "disk-alpha", models / "alpha")
+    assert _run(monkeypatch, capsys, "alpha")[0] == 0
+    checked = store.resolve
+
+    def resolve_then_add(name):
+        model = checked(name)
+        (tmp_path / "disk-alpha" / "special_tokens_map.json").write_text('{"bos_token": "hello"}')
+        return model
+
+    monkeypatch.setattr(store, "resolve", resolve_then_add)
+    code, out, err = _cli(monkeypatch, capsys, "run", "--model", "alpha", "--prompt", "hello", "--max-tokens", "1")
+    assert code == 7 and out == "" and "changed while this command read it" in err and "its folder" in err, err
