@@ -1,6 +1,6 @@
 """The forty-third round, on the model store under NEUROBRIX_HOME and the config.json fields that change the math.
 
-Found and fixed:
+Found and fixed (three classes):
 
 - a stored model's folder holding another model's files: ``mv models/alpha models/beta``, ``cp -r``, a link
   ``models/beta -> alpha``, an organisation folder renamed (``models/Org/Tiny`` to ``models/Other/Tiny``). Every file
@@ -8,10 +8,28 @@ Found and fixed:
   tokenizer under beta's name (exit 0), `warmup` planned it, and `list` showed it as beta imported from alpha's source.
   The manifest has recorded the stored name since the store's first commit and nothing read it: a manifest whose name
   is not its folder's (case aside: a hub id names one repository in any case) is damage now (exit 7, naming the model
-  the manifest belongs to), and so is one with no name or a name that is no text.
+  the manifest belongs to), and so is one with no name or a name that is no text;
+- a model folder moved to another disk and linked back (its manifest its own): round 21's check stamped the folder
+  with ``lstat``, the link's own inode and times, so a file added where the link leads between the check and the
+  reading (special_tokens_map.json, which the tokenizer reads whenever it is there) was read unchecked (exit 0); a link
+  is stamped with what it leads to as well now (exit 7);
+- config.json's ``head_dim: 0`` on a Mistral model, which MistralAttention and its rotary read with ``or`` (0 is
+  hidden_size // num_attention_heads there: transformers generates the saved model's text), was refused ("must be an
+  integer >= 1", exit 2); it runs to transformers' text now. Llama's and Qwen2's attention take it as written and fail
+  (ZeroDivisionError), and stay refused (controls).
 
-Each test that says "before" failed before its fix (run in a worktree of the round's base commit); the controls pass
-either way."""
+Held (looked at, each refused by name or the same as transformers): a Mistral head_dim of false, true or 0.0 and a
+Llama one of false (transformers' config refuses each); num_key_value_heads 0 (Llama, Mistral); Mistral's
+sliding_window false; a rope_theta written as text inside rope_parameters; TRITON_INTERPRET set after Triton was
+imported in the process (refused naming the variable, nothing launched); an HF cache snapshot whose
+config.json or weights link leads nowhere (refused at import, exit 2). Left as they are: a snapshot whose
+generation_config.json or tokenizer_config.json link leads nowhere is imported without that file (transformers reading
+the same cache leaves it out too, as round 32 left files that are no files); a folder renamed in case only (the same
+hub repository); a moved folder whose manifest is edited to its new name (a hand that edits the manifest can write its
+hashes too, round 40).
+
+Each test that says "before" failed before its fix (run in a worktree of the round's base commit, or before the fix
+in this one); the controls pass either way."""
 
 from __future__ import annotations
 
@@ -53,7 +71,9 @@ def _cli(monkeypatch, capsys, *argv: str) -> tuple[int, str, str]:
 
 
 def _run(monkeypatch, capsys, name: str) -> tuple[int, str, str]:
-    return _cli(monkeypatch, capsys, "run", "--model", name, "--prompt", "hello", "--max-tokens", "2", "--backend", "torch")
+    return _cli(
+        monkeypatch, capsys, "run", "--model", name, "--prompt", "hello", "--max-tokens", "2", "--backend", "torch"
+    )
 
 
 def _two_local(checkpoints, tmp_path) -> Path:
@@ -186,9 +206,9 @@ def test_a_llama_or_qwen2_head_dim_of_0_stays_refused(family_folders, monkeypatc
 
 def test_a_file_added_to_a_linked_model_folder_after_the_check_is_refused(checkpoints, tmp_path, monkeypatch, capsys):
     """A model folder moved to another disk and linked back (`models/alpha -> /disk/alpha`, the manifest its own): the
-    check stamped the folder through ``lstat``, the link's own inode and time, so a file the tokenizer reads when it is there (special_tokens_map.json) dropped into the
-    folder between the check and the reading (round 21's class) was read unchecked. Before: exit 0. Now the folder is
-    stamped where it lies (exit 7); untouched (control) it runs."""
+    check stamped the folder through ``lstat``, the link's own inode and time, so a file the tokenizer reads whenever
+    it is there (special_tokens_map.json) dropped into the folder between the check and the reading (round 21's class)
+    was read unchecked. Before: exit 0. Now the folder is stamped where it lies (exit 7); unchanged, it runs."""
     models = _two_local(checkpoints, tmp_path)
     os.rename(models / "alpha", tmp_path / "disk-alpha")
     os.symlink(tmp_path / "disk-alpha", models / "alpha")
