@@ -75,6 +75,14 @@ class DamagedModelError(StoreError):
     exit_code = 7
 
 
+class ForeignManifestError(DamagedModelError):
+    """A stored model's folder holds another model's manifest (the folder moved, copied or linked there)."""
+
+    def __init__(self, message: str, owner: str) -> None:
+        super().__init__(message)
+        self.owner = owner
+
+
 # --- where things live ---------------------------------------------------------------------------
 
 
@@ -303,11 +311,12 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
         # another model's folder moved, copied or linked here (`mv models/a models/b`, `ln -s a b`): every file
         # matches the manifest, which is that model's, so `run b` ran a's weights, config and tokenizer under b's name
         # (case aside: a hub id names one repository in any case, and a case-insensitive filesystem finds it so)
-        raise DamagedModelError(
+        raise ForeignManifestError(
             f"stored model {name} ({path}) is damaged: its {MANIFEST} is the one of {printable(data['name'])!r} "
             f"(imported from {printable(data['source'])}): another model's folder was moved, copied or linked here, "
             f"and would run under the name {name}. Remove it (`neurobrix remove {shlex.quote(name)}`) and import "
-            f"{name} again"
+            f"{name} again",
+            data["name"],
         )
     if verify:
         model = replace(model, stamps=_verify(model, sizes, data.get("sha256", {}), data.get("headers", {})))
@@ -619,16 +628,23 @@ def remove(name: str) -> StoredModel:
     try:
         model = _load(path, key)
         damage = _missing_or_resized(model)
+    except ForeignManifestError as exc:
+        model = StoredModel(key, path, "unknown", None, (), 0)
+        damage = [f"its {MANIFEST} was the one of {exc.owner!r} (that model's folder, moved, copied or linked here)"]
     except StoreError:
         model = StoredModel(key, path, "unknown", None, (), 0)
         damage = [f"its {MANIFEST} is unreadable"]
-    held = _bytes_under(path)  # measured: a damaged model's manifest says what it held, not what is left
+    link = path.is_symlink()  # a folder linked here: the link goes, not the files it leads to (rmtree refuses it)
+    held = 0 if link else _bytes_under(path)  # measured: a damaged model's manifest says what it held, not what is left
     trash = _scratch()
     try:
         os.rename(path, trash)  # gone from the store at once; the bytes are deleted after
     except OSError as exc:
         raise StoreError(f"cannot remove {key} ({path}): {exc}") from exc
-    shutil.rmtree(trash, ignore_errors=True)
+    if link:
+        trash.unlink()
+    else:
+        shutil.rmtree(trash, ignore_errors=True)
     model = replace(model, freed=held - _bytes_under(trash), damaged="; ".join(damage) or None)
     if "/" in key and path.parent != models_dir():
         try:

@@ -8,7 +8,10 @@ Found and fixed (three classes):
   tokenizer under beta's name (exit 0), `warmup` planned it, and `list` showed it as beta imported from alpha's source.
   The manifest has recorded the stored name since the store's first commit and nothing read it: a manifest whose name
   is not its folder's (case aside: a hub id names one repository in any case) is damage now (exit 7, naming the model
-  the manifest belongs to), and so is one with no name or a name that is no text;
+  the manifest belongs to), and so is one with no name or a name that is no text. `remove` of such a model said its
+  manifest was "unreadable" (it names the model it belongs to now), and of a linked one left the link behind in the
+  store as an import's scratch name (``shutil.rmtree`` refuses a link, silently under ignore_errors; the sweep of
+  scratch folders did the same): the link is removed as a link, the folder it led to left as it is;
 - a model folder moved to another disk and linked back (its manifest its own): round 21's check stamped the folder
   with ``lstat``, the link's own inode and times, so a file added where the link leads between the check and the
   reading (special_tokens_map.json, which the tokenizer reads whenever it is there) was read unchecked (exit 0); a link
@@ -107,8 +110,13 @@ def test_another_models_folder_under_a_stored_name_is_damage(checkpoints, tmp_pa
     assert code in (2, 7) and "Traceback" not in err, err
     listed = {m.name: m for m in store.list_models()}
     assert listed["beta"].damaged and "the one of 'alpha'" in listed["beta"].damaged
-    # the way out the line gives works: remove, import again, run
-    assert _cli(monkeypatch, capsys, "remove", "beta")[0] == 0
+    # the way out the line gives works: remove (saying why it was damaged; a link goes as a link, the folder it led to
+    # stays, nothing is left behind), import again, run
+    code, out, _ = _cli(monkeypatch, capsys, "remove", "beta")
+    assert code == 0 and "it was damaged: its neurobrix-model.json was the one of 'alpha'" in out, out
+    assert sorted(p.name for p in models.iterdir()) == ([] if how == "moved" else ["alpha"])
+    if how != "moved":
+        assert store.resolve("alpha").damaged is None
     store.import_model(str(tmp_path / "src" / "beta"), progress=False)
     assert _run(monkeypatch, capsys, "beta")[0] == 0
 
