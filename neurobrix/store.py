@@ -571,6 +571,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _delete(path: Path) -> None:
+    """Delete a scratch entry of the store: a folder with its files, a link (a model folder linked into the store, moved
+    aside by `remove` or a re-import) as a link, never what it leads to (``shutil.rmtree`` refuses a link, silently
+    here, which left it in the store under its scratch name for good)."""
+    if path.is_symlink():
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _sweep_stale() -> None:
     """Remove temporary folders left by imports whose process died (killed mid-copy)."""
     root = models_dir()
@@ -580,7 +593,7 @@ def _sweep_stale() -> None:
     for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
         pid = path.name[len(mine) :].split("-", 1)[0]
         if pid.isdigit() and not _pid_alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
+            _delete(path)
 
 
 def _bytes_under(folder: Path) -> int:
@@ -641,10 +654,7 @@ def remove(name: str) -> StoredModel:
         os.rename(path, trash)  # gone from the store at once; the bytes are deleted after
     except OSError as exc:
         raise StoreError(f"cannot remove {key} ({path}): {exc}") from exc
-    if link:
-        trash.unlink()
-    else:
-        shutil.rmtree(trash, ignore_errors=True)
+    _delete(trash)
     model = replace(model, freed=held - _bytes_under(trash), damaged="; ".join(damage) or None)
     if "/" in key and path.parent != models_dir():
         try:
@@ -768,7 +778,7 @@ def _install(tmp: Path, dest: Path) -> None:
         raise
     finally:
         for old in aside:
-            shutil.rmtree(old, ignore_errors=True)
+            _delete(old)
 
 
 def _store_folder(

@@ -11,7 +11,8 @@ Found and fixed (three classes):
   the manifest belongs to), and so is one with no name or a name that is no text. `remove` of such a model said its
   manifest was "unreadable" (it names the model it belongs to now), and of a linked one left the link behind in the
   store as an import's scratch name (``shutil.rmtree`` refuses a link, silently under ignore_errors; the sweep of
-  scratch folders did the same): the link is removed as a link, the folder it led to left as it is;
+  scratch folders did the same; so did an import replacing a linked model folder): the link is removed as a link, the
+  folder it led to left as it is;
 - a model folder moved to another disk and linked back (its manifest its own): round 21's check stamped the folder
   with ``lstat``, the link's own inode and times, so a file added where the link leads between the check and the
   reading (special_tokens_map.json, which the tokenizer reads whenever it is there) was read unchecked (exit 0); a link
@@ -231,3 +232,17 @@ def test_a_file_added_to_a_linked_model_folder_after_the_check_is_refused(checkp
     monkeypatch.setattr(store, "resolve", resolve_then_add)
     code, out, err = _cli(monkeypatch, capsys, "run", "--model", "alpha", "--prompt", "hello", "--max-tokens", "1")
     assert code == 7 and out == "" and "changed while this command read it" in err and "its folder" in err, err
+
+
+def test_a_linked_model_folder_imported_again_leaves_nothing_behind(checkpoints, tmp_path):
+    """Importing a model again moves the folder there aside and deletes it; a link there was moved aside and never
+    deleted (``shutil.rmtree`` refuses a link, silently under ignore_errors, and the sweep of scratch folders did the
+    same), so it stayed in the store under a scratch name for good. Before: ``.tmp-...`` left in models/. Now the link
+    goes as a link, and the folder it led to is left as it is."""
+    models = _two_local(checkpoints, tmp_path)
+    os.rename(models / "alpha", tmp_path / "disk-alpha")
+    os.symlink(tmp_path / "disk-alpha", models / "alpha")
+    store.import_model(str(tmp_path / "src" / "alpha"), progress=False)
+    assert sorted(p.name for p in models.iterdir()) == ["alpha", "beta"]
+    assert not (models / "alpha").is_symlink() and (tmp_path / "disk-alpha" / store.MANIFEST).is_file()
+    assert store.resolve("alpha").damaged is None
