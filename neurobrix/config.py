@@ -206,7 +206,12 @@ class ModelConfig:
         heads, hidden = need("num_attention_heads"), need("hidden_size")
         kv_heads = size("num_key_value_heads", heads)
         window = _sliding_window(arch, data, need("num_hidden_layers"), source)
-        head_dim = size("head_dim", hidden // heads)
+        if arch == "mistral" and type(data.get("head_dim")) is int and data["head_dim"] == 0:
+            # MistralAttention and its rotary read the field with `or` (0 is hidden_size // num_attention_heads there;
+            # Llama's and Qwen2's attention take it as written and fail)
+            head_dim = hidden // heads
+        else:
+            head_dim = size("head_dim", hidden // heads)
         if head_dim < 1:
             raise ConfigError(
                 f"{source}: hidden_size {hidden} over num_attention_heads {heads} leaves a head dim of {head_dim}"

@@ -23,6 +23,7 @@ import os
 import shlex
 import shutil
 import socket
+import stat
 import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -72,6 +73,14 @@ class DamagedModelError(StoreError):
     cannot be read."""
 
     exit_code = 7
+
+
+class ForeignManifestError(DamagedModelError):
+    """A stored model's folder holds another model's manifest (the folder moved, copied or linked there)."""
+
+    def __init__(self, message: str, owner: str) -> None:
+        super().__init__(message)
+        self.owner = owner
 
 
 # --- where things live ---------------------------------------------------------------------------
@@ -298,6 +307,17 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
             f"stored model {name} ({path}) is damaged: its {MANIFEST} is unreadable ({why}); "
             f"remove it with `neurobrix remove {shlex.quote(name)}` and import it again"
         ) from exc
+    if data["name"].casefold() != name.casefold():
+        # another model's folder moved, copied or linked here (`mv models/a models/b`, `ln -s a b`): every file
+        # matches the manifest, which is that model's, so `run b` ran a's weights, config and tokenizer under b's name
+        # (case aside: a hub id names one repository in any case, and a case-insensitive filesystem finds it so)
+        raise ForeignManifestError(
+            f"stored model {name} ({path}) is damaged: its {MANIFEST} is the one of {printable(data['name'])!r} "
+            f"(imported from {printable(data['source'])}): another model's folder was moved, copied or linked here, "
+            f"and would run under the name {name}. Remove it (`neurobrix remove {shlex.quote(name)}`) and import "
+            f"{name} again",
+            data["name"],
+        )
     if verify:
         model = replace(model, stamps=_verify(model, sizes, data.get("sha256", {}), data.get("headers", {})))
     return model
@@ -313,6 +333,8 @@ def _manifest_problem(data: dict[str, Any]) -> None:
         raise ValueError(f"format {data['format']!r} is not the integer {MANIFEST_FORMAT}")
     if not isinstance(data["source"], str) or not data["source"]:
         raise ValueError(f"source {data['source']!r} is not the text of a hub id or a folder")
+    if not isinstance(data["name"], str) or not data["name"]:  # every import has written it: the model's stored name
+        raise ValueError(f"name {data['name']!r} is not the text of a stored model's name")
     for field in ("revision", "commit", "imported"):
         if data.get(field) is not None and not isinstance(data[field], str):
             raise ValueError(f"{field} {data[field]!r} is neither a text nor null")
@@ -394,12 +416,21 @@ def _verify(
 
 def _stamp(path: Path) -> tuple[int, ...]:
     """What changes when a file is edited, replaced or removed, or a folder's entries are added, removed or renamed:
-    its device, inode, size and modification time (() where nothing is)."""
+    its device, inode, size and modification time (() where nothing is). A link (a model folder moved to another disk
+    and linked back, its chat templates' folder) is stamped with what it leads to as well: the link's own times do not
+    change when a file is added where it leads, which a run would then read unchecked."""
     try:
         found = os.stat(path, follow_symlinks=False)
     except OSError:
         return ()
-    return (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    own = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    if not stat.S_ISLNK(found.st_mode):
+        return own
+    try:
+        target = os.stat(path)
+    except OSError:
+        return own
+    return (*own, target.st_dev, target.st_ino, target.st_size, target.st_mtime_ns)
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:
@@ -540,6 +571,19 @@ def _pid_alive(pid: int) -> bool:
     return True
 
 
+def _delete(path: Path) -> None:
+    """Delete a scratch entry of the store: a folder with its files, a link (a model folder linked into the store, moved
+    aside by `remove` or a re-import) as a link, never what it leads to (``shutil.rmtree`` refuses a link, silently
+    here, which left it in the store under its scratch name for good)."""
+    if path.is_symlink():
+        try:
+            path.unlink()
+        except OSError:
+            pass
+    else:
+        shutil.rmtree(path, ignore_errors=True)
+
+
 def _sweep_stale() -> None:
     """Remove temporary folders left by imports whose process died (killed mid-copy)."""
     root = models_dir()
@@ -549,7 +593,7 @@ def _sweep_stale() -> None:
     for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
         pid = path.name[len(mine) :].split("-", 1)[0]
         if pid.isdigit() and not _pid_alive(int(pid)):
-            shutil.rmtree(path, ignore_errors=True)
+            _delete(path)
 
 
 def _bytes_under(folder: Path) -> int:
@@ -597,16 +641,20 @@ def remove(name: str) -> StoredModel:
     try:
         model = _load(path, key)
         damage = _missing_or_resized(model)
+    except ForeignManifestError as exc:
+        model = StoredModel(key, path, "unknown", None, (), 0)
+        damage = [f"its {MANIFEST} was the one of {exc.owner!r} (that model's folder, moved, copied or linked here)"]
     except StoreError:
         model = StoredModel(key, path, "unknown", None, (), 0)
         damage = [f"its {MANIFEST} is unreadable"]
-    held = _bytes_under(path)  # measured: a damaged model's manifest says what it held, not what is left
+    link = path.is_symlink()  # a folder linked here: the link goes, not the files it leads to (rmtree refuses it)
+    held = 0 if link else _bytes_under(path)  # measured: a damaged model's manifest says what it held, not what is left
     trash = _scratch()
     try:
         os.rename(path, trash)  # gone from the store at once; the bytes are deleted after
     except OSError as exc:
         raise StoreError(f"cannot remove {key} ({path}): {exc}") from exc
-    shutil.rmtree(trash, ignore_errors=True)
+    _delete(trash)
     model = replace(model, freed=held - _bytes_under(trash), damaged="; ".join(damage) or None)
     if "/" in key and path.parent != models_dir():
         try:
@@ -730,7 +778,7 @@ def _install(tmp: Path, dest: Path) -> None:
         raise
     finally:
         for old in aside:
-            shutil.rmtree(old, ignore_errors=True)
+            _delete(old)
 
 
 def _store_folder(
