@@ -14,11 +14,19 @@ from __future__ import annotations
 
 BND = ["tests/test_bounds.py", "-k", "ratio or gamma or unit_roundoff or tight or extra_rounding or linear or rms_norm"]
 STR = ["tests/test_strategies.py"]
-CFG = ["tests/test_config.py", "tests/test_strict_round13.py", "tests/test_strict_round23.py"]
-CFG += ["tests/test_strict_round35.py", "tests/test_strict_round36.py", "tests/test_strict_round37.py"]
-YARN = CFG + ["tests/test_text_yarn.py", "-k", "yarn or rope or partial or theta or factor or beta"]
+CFG = ["tests/test_config.py", "tests/test_strict_round13.py", "tests/test_strict_round23.py", "-k"]
+CFG += [
+    "refused_by_name or qwen2 or activation or model_type or read_as_transformers or rotary_fields or dynamic_rope"
+    " or llama3 or config_value or hidden_size_below or spoils or window_start or fill_in or model_config"
+]
+YARN = CFG[:3] + ["tests/test_text_yarn.py", "-k", CFG[-1] + " or yarn_fields"]
 STK = ["tests/test_stack.py", "tests/test_strict_round17.py", "tests/test_strict_round19.py"]
-STK += ["tests/test_strict_round20.py", "tests/test_strict_round21.py"]
+STK += ["tests/test_strict_round20.py", "tests/test_strict_round21.py", "tests/test_strict_round42.py", "-k"]
+STK += [
+    "rule or reproof or knob or variable or backend or another_class or triton_interpret or pre_release"
+    " or development or patched or checkout or shadowing or module_left or built_from_source or no_distribution"
+    " or version_a_program or flush_to_zero or stale or another_triton or another_torch or another_build"
+]
 CERT = ["tests/test_conformance.py", "tests/test_bounds.py", "-k", "within or provenance or resum or where or stack"]
 REP = ["tests/test_strict_round16.py", "tests/test_strict_round17.py", "tests/test_strict_round19.py"]
 REP += ["tests/test_strict_round42.py"]
@@ -90,7 +98,13 @@ PLANTS = [
         BND,
     ),
     # ------------------------------------------------------------------ strategies: the shapes and guards check draws
-    p("t01", STRAT, "            candidates.update((m - 1, m, m + 1))", "            candidates.update((m, m + 1))", STR),
+    p(
+        "t01",
+        STRAT,
+        "            candidates.update((m - 1, m, m + 1))",
+        "            candidates.update((m, m + 1))",
+        STR,
+    ),
     p("t02", STRAT, "    while power <= 2 * hi:", "    while power <= hi:", STR),
     p("t03", STRAT, "        hi = max(lo, cap)", "        hi = cap", STR),
     p("t04", STRAT, "        if before.any() or after.any():", "        if after.any():", STR),
@@ -114,8 +128,8 @@ PLANTS = [
     p(
         "c04",
         CONFIG,
-        "    if value is not None and not isinstance(value, bool):\n        raise ConfigError(f\"{source}: field '{name}'",
-        "    if value and not isinstance(value, bool):\n        raise ConfigError(f\"{source}: field '{name}'",
+        "    if value is not None and not isinstance(value, bool):",
+        "    if value and not isinstance(value, bool):",
         CFG,
     ),
     p(
@@ -172,8 +186,8 @@ PLANTS = [
     p(
         "s04",
         STACK,
-        "    if made is None or made.is_prerelease:\n        return f\"{certified} exactly\"",
-        "    if made is None:\n        return f\"{certified} exactly\"",
+        '    if made is None or made.is_prerelease:\n        return f"{certified} exactly"',
+        '    if made is None:\n        return f"{certified} exactly"',
         STK,
     ),
     p(
@@ -221,7 +235,8 @@ PLANTS = [
     p(
         "s11",
         STACK,
-        "            if name in vars(group) and group_name not in HARMLESS_GROUPS and descriptor.key not in HARMLESS_ENV:",
+        "            if name in vars(group) and group_name not in HARMLESS_GROUPS"
+        " and descriptor.key not in HARMLESS_ENV:",
         "            if name in vars(group) and group_name not in HARMLESS_GROUPS:",
         STK,
     ),
@@ -253,8 +268,8 @@ PLANTS = [
     p(
         "k03",
         CERTIFY,
-        "        if span is None:  # a kernel without this dimension has no domain inside the range\n            return False",
-        "        if span is None:  # a kernel without this dimension has no domain inside the range\n            continue",
+        "inside the range\n            return False",
+        "inside the range\n            continue",
         CERT,
     ),
     p(
