@@ -1,0 +1,242 @@
+"""Round 37 of planted bugs: DRAFT (the outcomes are filled in from /tmp/planted37/results.jsonl)."""
+
+from __future__ import annotations
+
+import json
+import math
+from fractions import Fraction
+
+import pytest
+import torch
+from test_stack import HERE, _reproof, certified_elsewhere, home  # noqa: F401 (fixtures)
+
+from conformance import bounds as bd
+from conformance import certify, strategies
+from neurobrix import gpu, stack, tables
+from neurobrix.errors import CompilerStackError, UncertifiedGPUError
+
+
+# ------------------------------------------------------------------------------------------------ bounds
+@pytest.mark.parametrize(("n", "u"), [(2**20, 2.0**-24), (3, 2.0**-11), (100, 2.0**-8), (4097, 2.0**-24)])
+def test_gamma_is_highams_n_u_over_1_minus_n_u_exactly(n, u):
+    """gamma_n(u) = n u / (1 - n u), not its first-order n u: at n u = 1/16 the two differ by 1/15 of it, and a
+    bound built on n u alone is below the worst case it stands for (the check would fail an honest kernel)."""
+    exact = Fraction(n) * Fraction(u) / (1 - Fraction(n) * Fraction(u))
+    assert bd.gamma(n, u) == pytest.approx(float(exact), rel=1e-15)
+
+
+def test_a_known_summation_depth_never_loosens_the_bound_past_any_order():
+    """``depth`` (the most additions a product goes through in the kernel's known order) tightens the bound; a depth
+    larger than K - 1 (the worst of every order) must not loosen it past the default."""
+    gen = torch.Generator().manual_seed(0)
+    x, w = torch.randn(3, 7, generator=gen), torch.randn(5, 7, generator=gen)
+    y64 = x.double() @ w.double().T
+    default = bd.linear(x, w, None, y64)
+    assert torch.equal(bd.linear(x, w, None, y64, depth=10**6), default)
+    assert torch.equal(bd.rms_norm(x, w[0], 1e-6, x.double(), depth=10**6), bd.rms_norm(x, w[0], 1e-6, x.double()))
+    assert (bd.linear(x, w, None, y64, depth=2) < default).all()
+
+
+def test_ratio_refuses_a_negative_bound():
+    """A negative bound is no bound: every error over it is a negative ratio, below 1, i.e. a pass."""
+    ref64 = torch.tensor([1.0, 2.0], dtype=torch.float64)
+    with pytest.raises(ValueError, match="bound >= 0"):
+        bd.ratio(torch.tensor([5.0, 2.0]), ref64, torch.tensor([-0.5, 0.5], dtype=torch.float64))
+
+
+def test_the_linear_bound_holds_where_the_bias_addition_rounds():
+    """y = x W^T + b in fp32: with b far above the products, adding them rounds away up to half an ulp of b, an
+    error the products' own term (K + 2 roundings of |x||W|) does not allow for; gamma |b| does."""
+    x = torch.tensor([[1.0, 1.0]])
+    w = torch.tensor([[1e-8, 2e-8], [3e-8, -1e-8]])
+    b = torch.tensor([1.0, -3.0])
+    y64 = x.double() @ w.double().T + b.double()
+    y = torch.nn.functional.linear(x, w, b)  # fp32: 1 + 3e-8 rounds to 1
+    assert (y.double() != y64).any()
+    assert bd.ratio(y, y64, bd.linear(x, w, b, y64)) <= 1
+
+
+@pytest.mark.parametrize("variant", ["skinny", "tma_split"])
+@pytest.mark.parametrize(("K", "block_k", "split_k"), [(1000, 32, 4), (4096, 64, 8), (77, 16, 2)])
+def test_a_split_ks_depth_is_one_slices_loop_then_the_merge_of_its_partials(variant, K, block_k, split_k):
+    """skinny / tma_split: tiled's K loop over one K slice, then SPLIT_K - 1 fp32 additions merging the partials
+    (linear_depth's docstring). Held against tiled's own depth over a K of one slice."""
+    k_slice = -(-(-(-K // split_k)) // block_k) * block_k
+    one_slice = bd.linear_depth({"variant": "tiled", "BLOCK_K": block_k}, k_slice, torch.float16)
+    split = {"variant": variant, "BLOCK_K": block_k, "SPLIT_K": split_k}
+    assert bd.linear_depth(split, K, torch.float16) == one_slice + split_k - 1
+
+
+# ------------------------------------------------------------------------------------------- strategies
+def _prime(n: int) -> bool:
+    return n > 1 and all(n % f for f in range(2, math.isqrt(n) + 1))
+
+
+@pytest.mark.parametrize("hi", [1023, 2047, 4000, 8190, 127])
+def test_the_primes_beside_each_power_of_two_in_range_are_edges(hi):
+    """edge_values' docstring: primes next to powers of two, the prime just below a power of two included where
+    the power itself lies past the range's top (1021 in [1, 1023])."""
+    edges = set(strategies.edge_values(1, hi))
+    power = 2
+    while power // 2 <= hi:
+        below = max(p for p in range(2, power) if _prime(p)) if power > 2 else None
+        above = min(p for p in range(power + 1, 2 * power + 3) if _prime(p))
+        for p in (below, above):
+            if p is not None and p <= hi:
+                assert p in edges, f"{p} (beside {power}) not among the edges of [1, {hi}]"
+        power *= 2
+
+
+def test_an_unbounded_dimension_whose_floor_is_past_the_cap_draws_its_floor():
+    """A domain (lo, None) drawn with a cap below lo (a kernel's range starting past the check's cap) draws lo, the
+    one size the cap allows, rather than failing to draw anything."""
+    from hypothesis import find
+    from hypothesis.errors import NoSuchExample
+
+    drawn = strategies.dims(20000, None, cap=16384, multiple_of=2)
+    assert find(drawn, lambda v: True) == 20000
+    with pytest.raises(NoSuchExample):
+        find(drawn, lambda v: v != 20000)
+
+
+# ------------------------------------------------------------------------------------------ the stack rule
+@pytest.mark.parametrize(
+    ("certified", "running"),
+    [
+        ("2.11.0", "1!2.11.0"),  # another epoch: PEP 440 orders it after every version of epoch 0
+        ("2.11.0a0+git1234567", "2.11.0"),  # a certified pre-release: only that very build
+        ("2.11.0rc1", "2.11.1"),
+        ("2.11.0", "2.12.0"),
+        ("2.11.0", "3.11.0"),  # same minor, another major
+    ],
+)
+def test_the_rule_refuses_what_is_not_the_certified_torchs_major_minor_release(certified, running):
+    assert not stack.compatible(stack.Stack(certified, "3.6.0"), stack.Stack(running, "3.6.0"))
+    assert stack.compatible(stack.Stack(certified, "3.6.0"), stack.Stack(certified, "3.6.0"))
+
+
+def test_the_refusal_states_the_rule_for_a_certified_pre_release():
+    """A class certified on a pre-release or development torch admits that torch exactly, and says so."""
+    made = stack.Verdict("interpreter", stack.Stack("2.11.0rc1", "3.6.0"), stack.Stack("2.11.0", "3.6.0"))
+    assert not made.ok
+    assert "torch 2.11.0rc1 exactly" in made.refusal()
+    released = stack.Verdict("interpreter", stack.Stack("2.11.0", "3.6.0"), stack.Stack("2.12.0", "3.6.0"))
+    assert "torch a 2.11.x release (not a pre-release" in released.refusal()
+
+
+def test_a_reproof_goes_stale_when_a_table_it_covered_is_removed(certified_elsewhere, home):  # noqa: F811
+    """A kernel table removed since the re-proof: the class's tracked files are not those checked."""
+    from conftest import retrack
+
+    root, _ = certified_elsewhere
+    _reproof("interpreter", HERE)
+    stack.require_certified_stack("interpreter")
+    for name in ("silu_mul.json", "silu_mul.proofs.yaml"):
+        (root / "interpreter" / name).unlink()
+    retrack(root)
+    tables.clear_cache()
+    with pytest.raises(CompilerStackError, match=r"stale: the tables changed since \(interpreter/silu_mul"):
+        stack.require_certified_stack("interpreter")
+
+
+@pytest.fixture
+def proven_here(monkeypatch):
+    monkeypatch.setattr(stack, "verdict", lambda class_id, *a, **k: stack.Verdict(class_id, HERE, HERE))
+    for name in stack.CODEGEN_ENV:
+        monkeypatch.delenv(name, raising=False)
+    for name in stack.compiler_overrides():
+        monkeypatch.delenv(name, raising=False)
+
+
+def test_a_knob_set_from_python_that_the_allow_list_names_is_not_refused(proven_here, monkeypatch, tmp_path):
+    """The allow-list holds for knobs set from Python as for the variables: compiling again, or the cache's own
+    folder, set on ``triton.knobs``, leave the code compiled as it was."""
+    from triton import knobs
+
+    monkeypatch.setitem(vars(knobs.compilation), "always_compile", True)
+    monkeypatch.setitem(vars(knobs.cache), "dir", str(tmp_path / "cache"))
+    stack.require_certified_stack("nvidia-h200")
+    monkeypatch.setitem(vars(knobs.compilation), "override", True)  # not listed: refused
+    with pytest.raises(CompilerStackError, match=r"triton\.knobs\.compilation\.override="):
+        stack.require_certified_stack("nvidia-h200")
+
+
+def test_an_amd_backend_from_another_package_refuses_a_gpu_class(proven_here, monkeypatch):
+    """Triton's AMD backend replaced by another package's, as its NVIDIA one (test_stack): refused by name."""
+    from triton import backends
+
+    class Compiler(backends.compiler.BaseBackend):
+        pass
+
+    own = backends.backends["amd"]
+    monkeypatch.setitem(backends.backends, "amd", backends.Backend(Compiler, own.driver))
+    with pytest.raises(CompilerStackError, match=r"triton\.backends\['amd'\]=test_planted37 and "):
+        stack.require_certified_stack("amd-mi300x")
+
+
+def test_kernels_on_torchs_current_gpu_of_another_class_are_refused(monkeypatch):
+    """No device given: the kernels run on torch's current GPU, which a program may have set to 1."""
+    h200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132)
+    a100 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA A100-SXM4-80GB", (8, 0), 108)
+    monkeypatch.setattr(gpu, "device_facts", lambda: h200)
+    monkeypatch.setattr(gpu, "facts_of", lambda index: a100 if index == 1 else h200)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 1)
+    loaded = tables.load()
+    with pytest.raises(UncertifiedGPUError, match="run on GPU 1"):
+        stack.require_class_device("nvidia-h200", None, loaded)
+    monkeypatch.setattr(torch.cuda, "current_device", lambda: 0)
+    stack.require_class_device("nvidia-h200", None, loaded)
+
+
+# ---------------------------------------------------------------------------------------------- certify
+def _task(*ranges):
+    return certify.Task("linear", "fp16", tuple(ranges))
+
+
+def test_a_task_lies_within_a_range_it_touches_and_not_in_one_it_passes():
+    assert certify.within(_task(("M", 1, 16)), {"M": (1, 16)})  # the same span: inside
+    assert not certify.within(_task(("M", 1, None)), {"M": (1, 4096)})  # unbounded: past any top
+    assert certify.within(_task(("M", 1, None)), {"M": (1, None)})
+    assert not certify.within(_task(("M", 1, 16)), {"Q": (1, None)})  # a dimension it does not have
+
+
+def test_a_pre_release_torch_recorded_then_is_not_the_release_installed_now(monkeypatch):
+    """The one torch read two ways (its stated 2.11.0+cu130, its distribution's 2.11.0) is the same; a table
+    recorded on 2.11.0rc1 is not the 2.11.0 installed now, though both are release 2.11.0."""
+    monkeypatch.setattr(certify.torch, "__version__", "2.11.0+cu130")
+    assert certify._same_torch_read_before("torch", {"torch": "2.11.0+cu130"}, {"torch": "2.11.0"})
+    monkeypatch.setattr(certify.torch, "__version__", "2.11.0rc1")
+    assert not certify._same_torch_read_before("torch", {"torch": "2.11.0rc1"}, {"torch": "2.11.0"})
+
+
+@pytest.mark.parametrize("text", ["Out of resource: shared memory", "OUT OF RESOURCE: registers"])
+def test_a_failure_is_classed_out_of_resources_whatever_the_case_of_its_message(text):
+    assert certify.classify_failure(RuntimeError(text))[0] == "out_of_resources"
+
+
+# ---------------------------------------------------------------------------------------------- reproof
+def test_a_check_of_part_of_the_class_or_with_fewer_examples_stands_for_no_reproof():
+    from types import SimpleNamespace
+
+    from conformance import reproof
+
+    whole = SimpleNamespace(complete=True, left=0, examples_per_entry=reproof.min_examples())
+    assert reproof._not_whole(whole, SimpleNamespace()) is None
+    assert "--where" in reproof._not_whole(whole, SimpleNamespace(where=["M=1:16"]))
+    fewer = SimpleNamespace(complete=True, left=0, examples_per_entry=reproof.min_examples() - 1)
+    assert "fewer than" in reproof._not_whole(fewer, SimpleNamespace())
+
+
+# ------------------------------------------------------------------------------------------------ model
+@pytest.mark.parametrize("batch", [4096, 4097, 10000])
+def test_a_batch_past_one_prefills_tokens_prefills_one_token_per_sequence(batch):
+    from neurobrix.model import chunk_length
+
+    assert chunk_length(batch) == 1
+
+
+def test_a_batch_of_0_has_no_chunk():
+    from neurobrix.model import chunk_length
+
+    with pytest.raises(ValueError, match="batch must be >= 1"):
+        chunk_length(0)
