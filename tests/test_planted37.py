@@ -240,3 +240,73 @@ def test_a_batch_of_0_has_no_chunk():
 
     with pytest.raises(ValueError, match="batch must be >= 1"):
         chunk_length(0)
+
+
+# ----------------------------------------------------------------------------------------------- config
+CONFIG = {
+    "architectures": ["LlamaForCausalLM"],
+    "hidden_size": 8,
+    "intermediate_size": 12,
+    "num_hidden_layers": 1,
+    "num_attention_heads": 2,
+    "num_key_value_heads": 1,
+    "vocab_size": 10,
+    "max_position_embeddings": 16,
+    "rms_norm_eps": 1e-5,
+}
+
+
+@pytest.mark.parametrize("value", [0, 1, 0.0, "", []])
+def test_tie_word_embeddings_of_another_type_is_refused_as_transformers_refuses_it(value):
+    """Not only a true-looking "false": 0, "", [] too (read as False, the embeddings untied) are values transformers'
+    config refuses (a bool field of a strict dataclass)."""
+    transformers = pytest.importorskip("transformers")
+    from neurobrix.config import ConfigError, ModelConfig
+
+    with pytest.raises(Exception, match="tie_word_embeddings"):
+        transformers.LlamaConfig(**{k: v for k, v in CONFIG.items() if k != "architectures"}, tie_word_embeddings=value)
+    with pytest.raises(ConfigError, match="field 'tie_word_embeddings' must be true or false"):
+        ModelConfig.from_hf({**CONFIG, "tie_word_embeddings": value})
+
+
+@pytest.mark.parametrize("heads", [8, 4])  # head dims 1 and 2 x 1 + 1 = 3
+def test_an_odd_head_dim_at_or_below_4_is_refused(heads):
+    """transformers' config refuses an odd head dim above 4; its rotary fails on 3 and widens 1 to 2: none of them
+    runs as the engine's rotary would (it turns pairs of dimensions)."""
+    from neurobrix.config import ConfigError, ModelConfig
+
+    hidden = heads * (1 if heads == 8 else 3)
+    given = {**CONFIG, "hidden_size": hidden, "num_attention_heads": heads, "num_key_value_heads": heads}
+    with pytest.raises(ConfigError, match=r"head dim [13] is odd"):
+        ModelConfig.from_hf(given)
+
+
+def test_yarn_betas_of_0_are_transformers_defaults():
+    """transformers' yarn rule reads ``beta_fast or 32`` and ``beta_slow or 1``: a 0 (as null or absent) is the
+    default, checked on transformers' own frequencies; the engine resolves them to the same numbers."""
+    transformers = pytest.importorskip("transformers")
+    from transformers.modeling_rope_utils import _compute_yarn_parameters
+
+    from neurobrix.config import ModelConfig
+
+    yarn = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8}
+    freq = {}
+    for betas in ({"beta_fast": 0, "beta_slow": 0}, {"beta_fast": 32, "beta_slow": 1}):
+        config = transformers.LlamaConfig(
+            hidden_size=64, num_attention_heads=2, rope_parameters={"rope_theta": 10000.0, **yarn, **betas}
+        )
+        freq[betas["beta_fast"]] = _compute_yarn_parameters(config, "cpu")[0]
+    assert torch.equal(freq[0], freq[32])
+    zero = ModelConfig.from_hf({**CONFIG, "rope_scaling": {**yarn, "beta_fast": 0, "beta_slow": 0}}).rope_scaling
+    default = ModelConfig.from_hf({**CONFIG, "rope_scaling": {**yarn, "beta_fast": 32, "beta_slow": 1}}).rope_scaling
+    assert zero == default
+
+
+@pytest.mark.parametrize("partial", [1.5, 2])
+def test_a_partial_rotary_factor_above_1_with_a_scaled_rope_is_refused(partial):
+    """int(head_dim x factor) dims past the head's: transformers' rule makes tables wider than the head."""
+    from neurobrix.config import ConfigError, ModelConfig
+
+    given = {**CONFIG, "partial_rotary_factor": partial, "rope_scaling": {"rope_type": "linear", "factor": 2.0}}
+    with pytest.raises(ConfigError, match="partial_rotary_factor"):
+        ModelConfig.from_hf(given)
