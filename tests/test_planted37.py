@@ -209,6 +209,22 @@ def test_a_pre_release_torch_recorded_then_is_not_the_release_installed_now(monk
     assert not certify._same_torch_read_before("torch", {"torch": "2.11.0rc1"}, {"torch": "2.11.0"})
 
 
+@pytest.mark.parametrize("fact", ["device", "torch", "triton", "neurobrix"])
+def test_a_table_certified_by_another_neurobrix_takes_no_entries_from_this_one(fact):
+    """merged_provenance's rule: a table holds one stack, and neurobrix (whose kernels and checker made its entries)
+    is part of it as the device, torch and Triton are."""
+    from types import SimpleNamespace
+
+    from neurobrix.errors import UsageError
+
+    old = {"device": {"name": "cpu"}, "torch": "2.13.0", "triton": "3.9.0", "neurobrix": "0.4.0", "date": "d"}
+    current = {**old, "git_commit": "c", "command": "certify", "date": "e"}
+    table = SimpleNamespace(provenance=old, path="linear.proofs.yaml")
+    assert certify.merged_provenance(table, current)["resumed"][-1]["command"] == "certify"
+    with pytest.raises(UsageError, match=f"certified on another stack \\({fact}: "):
+        certify.merged_provenance(table, {**current, fact: "other"})
+
+
 @pytest.mark.parametrize("text", ["Out of resource: shared memory", "OUT OF RESOURCE: registers"])
 def test_a_failure_is_classed_out_of_resources_whatever_the_case_of_its_message(text):
     assert certify.classify_failure(RuntimeError(text))[0] == "out_of_resources"
