@@ -1,0 +1,133 @@
+"""The thirty-seventh round of text parity: generation settings drawn together, at and around their edges.
+
+A Hypothesis-driven differential hunt (outside the repository) drew 2 to 5 generation_config.json settings at a time
+from every one the engine applies, checks or names (eos ids as ints, floats, lists, nested or empty lists and null;
+pad and bos ids; max_new_tokens against max_length and --max-tokens; min_length and min_new_tokens; the penalties,
+n-gram sizes, bad words, suppressions, sequence bias, decay, forced tokens, stop strings, remove_invalid_values,
+renormalize_logits, sampling fields beside greedy decoding, num_beams and num_return_sequences at 1), with values
+transformers takes oddly (4.0 for 4, true for 1, NaN, infinity, text, []), into tiny random Llama and Qwen2
+checkpoints over the byte-level, sentencepiece and metaspace fixture tokenizers, and ran `neurobrix run --backend
+torch` (streamed or not) against transformers' float32 greedy ``generate`` handed the tokenizer. Found and fixed:
+
+- min_length and min_new_tokens were type-checked as if their processors always ran. transformers' generate builds
+  MinLengthLogitsProcessor and MinNewTokensLengthLogitsProcessor (which refuse anything but an integer >= 0) only
+  where the settings have eos ids and the value is above 0, and, where min_new_tokens is set, replaces min_length by
+  it plus the prompt's length, never reading the settings' own. So 4.0 or infinity without eos ids, NaN, a
+  min_new_tokens of -40.0 after a 35-token prompt, or a min_length of 8.0 (or "q", or []) beside a min_new_tokens
+  all print text in transformers, where `run` refused them; they now run (the n-gram sizes at NaN, never above 0,
+  likewise). Neighbours still refused on both sides: 3.0 beside an eos id, -34.0 (1.0 once the prompt is added),
+  text that cannot be compared with the maximum length.
+- max_new_tokens of 0 (or below, or text) beside --max-tokens: transformers' from_pretrained refuses the file
+  (GenerationConfig.validate) whatever generate is then told, where `run` took --max-tokens and never looked. It is
+  now refused as the settings load.
+
+The tests failed before the fixes (each case of the first two tests was refused by `run`; the third ran).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+transformers = pytest.importorskip("transformers")
+
+
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    from test_text_round7 import checkpoint
+
+    return checkpoint(tmp_path_factory.mktemp("gen") / "m")
+
+
+def _write(folder: Path, generation: dict) -> None:
+    (folder / "generation_config.json").write_text(json.dumps(generation))
+
+
+def _their_failure(folder: Path) -> Exception:
+    from test_text_round7 import theirs
+
+    try:
+        theirs(folder)
+    except (ValueError, TypeError, IndexError) as exc:
+        return exc
+    raise AssertionError("transformers' generate ran")
+
+
+EOS = 154  # the fifth token of round 7's greedy text (test_text_round7.PLAIN)
+
+UNBUILT = {
+    "min_length 4.0, no eos ids": {"max_new_tokens": 8, "min_length": 4.0},
+    "min_new_tokens 2.5, no eos ids": {"max_new_tokens": 8, "min_new_tokens": 2.5},
+    "min_length infinite, no eos ids": {"max_new_tokens": 8, "min_length": math.inf},
+    "min_length NaN": {"eos_token_id": EOS, "max_new_tokens": 8, "min_length": math.nan},
+    "min_new_tokens NaN": {"eos_token_id": EOS, "max_new_tokens": 8, "min_new_tokens": math.nan},
+    "min_new_tokens -40.0 after 35 tokens": {"eos_token_id": EOS, "max_new_tokens": 8, "min_new_tokens": -40.0},
+    # min_new_tokens replaces min_length, which generate never reads: eos masked for 6 new tokens
+    "min_length 8.0 beside min_new_tokens 6": {
+        "eos_token_id": EOS,
+        "max_new_tokens": 8,
+        "min_length": 8.0,
+        "min_new_tokens": 6,
+    },
+    "min_length text beside min_new_tokens true": {
+        "eos_token_id": EOS,
+        "max_new_tokens": 8,
+        "min_length": "q",
+        "min_new_tokens": True,
+    },
+    "min_length [] beside min_new_tokens": {"max_new_tokens": 8, "min_length": [], "min_new_tokens": 1},
+    "no_repeat_ngram_size NaN": {"max_new_tokens": 8, "no_repeat_ngram_size": math.nan},
+    "encoder_no_repeat_ngram_size NaN": {"max_new_tokens": 8, "encoder_no_repeat_ngram_size": math.nan},
+}
+
+
+@pytest.mark.parametrize("case", UNBUILT)
+def test_a_count_whose_processor_transformers_never_builds_runs(model_folder, monkeypatch, case):
+    from test_text_round7 import ours, theirs
+
+    _write(model_folder, UNBUILT[case])
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+
+
+REFUSED = {
+    "min_new_tokens 3.0 beside an eos id": ({"eos_token_id": EOS, "min_new_tokens": 3.0}, "min_new_tokens must be an"),
+    # 35 - 34.0 = 1.0: MinLengthLogitsProcessor is built and refuses the float
+    "min_new_tokens -34.0": ({"eos_token_id": EOS, "min_new_tokens": -34.0}, "min_new_tokens must be an integer"),
+    "min_length 3.0 beside an empty eos list": (
+        {"eos_token_id": [], "pad_token_id": 0, "min_length": 3.0},
+        "min_length must be an integer",
+    ),
+    "min_length text": ({"min_length": "x"}, "min_length must be an integer, got 'x'"),
+    "min_new_tokens []": ({"min_new_tokens": []}, r"min_new_tokens \[\]: transformers' generate fails"),
+}
+
+
+@pytest.mark.parametrize("case", REFUSED)
+def test_the_neighbours_transformers_fails_on_stay_refused(model_folder, monkeypatch, case):
+    from test_text_round7 import ours
+
+    from neurobrix.errors import UsageError
+
+    generation, said = REFUSED[case]
+    _write(model_folder, {"max_new_tokens": 8, **generation})
+    _their_failure(model_folder)
+    with pytest.raises(UsageError, match=said) as refused:
+        ours(model_folder, monkeypatch)
+    assert "\n" not in str(refused.value)
+
+
+@pytest.mark.parametrize("value", [0, -3, 0.0])
+def test_a_max_new_tokens_transformers_refuses_to_load_is_refused_beside_max_tokens(model_folder, monkeypatch, value):
+    """Before: `run --max-tokens 6` printed text from a file transformers' from_pretrained refuses."""
+    from test_text_round7 import ours
+
+    from neurobrix.errors import UsageError
+
+    _write(model_folder, {"max_new_tokens": value})
+    with pytest.raises(ValueError, match="max_new_tokens"):
+        transformers.AutoModelForCausalLM.from_pretrained(model_folder)
+    with pytest.raises(UsageError, match=f"max_new_tokens must be above 0, got {value!r}"):
+        ours(model_folder, monkeypatch, max_tokens=6)
