@@ -1503,11 +1503,13 @@ class Tokenizer:
             ) from None
         return tuple(int(i) for i in torch.nonzero(hit).flatten().tolist())
 
-    def _forced_eos(self, value: Any, vocab: int) -> tuple[int, ...]:
+    def _forced_eos(self, value: Any, vocab: int) -> tuple[tuple[int, ...], str]:
         """The ids forced_eos_token_id forces, as transformers' ForcedEOSTokenLogitsProcessor reads it: the tensor torch
         makes of it (an id alone as a list of one), whose entries index the scores: true beside an id is 1, [[7]] is 7.
-        Refused where the processor refuses it (floats, negative ids) or its indexing fails (ids past the vocabulary,
-        text, ragged lists, true or false alone: a boolean mask of another length than the vocabulary's)."""
+        Refused where the processor refuses it as it is built (floats, negative ids, text, ragged lists). Where only its
+        indexing of the scores fails (ids past the vocabulary; true or false alone: a boolean mask of another length
+        than the vocabulary's), it fails at the one step it forces, the last the length allows, so a run ending
+        before prints its text: (no ids, what fails) for ``Constraints.forced_eos_fails``, else (the ids, "")."""
         import torch
 
         try:
@@ -1520,16 +1522,18 @@ class Tokenizer:
                 "(transformers' processor makes no integer tensor of it and fails)"
             )
         if forced.dtype == torch.bool:  # indexing the scores with it: a mask of another length than the vocabulary
-            raise TokenizerError(
-                f"{self.generation_path}: forced_eos_token_id {value!r}: transformers' processor takes true and false "
-                "alone for a mask over the vocabulary, and fails"
+            return (), (
+                f"forced_eos_token_id {value!r}: transformers' processor takes true and false alone for a mask over "
+                "the vocabulary"
             )
         ids = [int(i) for i in forced.flatten().tolist()]
-        if not all(0 <= i < vocab for i in ids):
+        if any(i < 0 for i in ids):  # the processor refuses them as it is built
             raise TokenizerError(
                 f"{self.generation_path}: forced_eos_token_id {value!r} names ids outside the vocabulary of {vocab}"
             )
-        return tuple(ids)
+        if not all(i < vocab for i in ids):
+            return (), f"forced_eos_token_id {value!r} names ids outside the vocabulary of {vocab}"
+        return tuple(ids), ""
 
     def constraints(self, vocab: int, prompt_len: int | None = None) -> dict[str, Any]:
         """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
@@ -1652,7 +1656,8 @@ class Tokenizer:
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
                 found[name] = value
             else:  # forced_eos_token_id
-                found[name] = self._forced_eos(value, vocab)
+                forced, fails = self._forced_eos(value, vocab)
+                found.update({name: forced, "forced_eos_fails": fails} if fails else {name: forced})
         return found
 
     def _min_lengths(self, prompt_len: int | None) -> dict[str, int]:

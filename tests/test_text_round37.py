@@ -17,6 +17,12 @@ torch` (streamed or not) against transformers' float32 greedy ``generate`` hande
   all print text in transformers, where `run` refused them; they now run (the n-gram sizes at NaN, never above 0,
   likewise). Neighbours still refused on both sides: 3.0 beside an eos id, -34.0 (1.0 once the prompt is added),
   text that cannot be compared with the maximum length.
+- forced_eos_token_id with an id past the vocabulary, or true or false alone (a boolean mask), was refused before the
+  run. transformers' ForcedEOSTokenLogitsProcessor is built from them (it refuses only floats, negative ids and what
+  torch makes no tensor of) and fails as it indexes the scores, at the one step it forces: the last the length allows.
+  A run whose eos id or stop string ends it before, or whose limit is fractional (12.5: never forced), prints its
+  text in transformers; `run` now refuses such a setting at that step only (``Constraints.forced_eos_fails``), holding
+  a streamed text back until the run ends (a note says so), as round 29 does for the length decay.
 - max_new_tokens of 0 (or below, or text) beside --max-tokens: transformers' from_pretrained refuses the file
   (GenerationConfig.validate) whatever generate is then told, where `run` took --max-tokens and never looked. It is
   now refused as the settings load.
@@ -28,6 +34,7 @@ from __future__ import annotations
 
 import json
 import math
+import shutil
 from pathlib import Path
 
 import pytest
@@ -131,3 +138,52 @@ def test_a_max_new_tokens_transformers_refuses_to_load_is_refused_beside_max_tok
         transformers.AutoModelForCausalLM.from_pretrained(model_folder)
     with pytest.raises(UsageError, match=f"max_new_tokens must be above 0, got {value!r}"):
         ours(model_folder, monkeypatch, max_tokens=6)
+
+
+FORCED = {
+    "an id past the vocabulary, eos first": ({"eos_token_id": 217, "forced_eos_token_id": [7, 320]}, 8),
+    "true alone, eos first": ({"eos_token_id": 217, "forced_eos_token_id": True}, 8),
+    "past the vocabulary, a fractional limit never forced": ({"forced_eos_token_id": 320}, 3.5),
+}
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("case", FORCED)
+def test_a_forced_eos_that_fails_only_where_it_forces_prints_a_text_that_ends_before(
+    model_folder, monkeypatch, case, stream
+):
+    """Before: refused ("names ids outside the vocabulary", "takes true and false alone") where transformers prints
+    the 4 tokens before its eos id (or before a limit of 3.5 tokens)."""
+    from test_text_round7 import ours, theirs
+
+    generation, limit = FORCED[case]
+    _write(model_folder, {"max_new_tokens": limit, **generation})
+    want = theirs(model_folder)
+    assert len(want[0]) == 4
+    ids, text, notes = ours(model_folder, monkeypatch, stream=stream)
+    assert (ids, text) == want
+    held = [n for n in notes if "forced_eos_token_id cannot be forced at new token" in n]
+    assert len(held) == (stream and limit == 8), notes
+
+
+@pytest.mark.parametrize("stream", [False, True])
+@pytest.mark.parametrize("forced", [320, True, [7, 1000]])
+def test_a_forced_eos_reached_is_refused_at_its_token_with_no_text(model_folder, monkeypatch, capsys, forced, stream):
+    """The neighbour: no eos id before the last of 6 tokens, where transformers' processor fails (no text)."""
+    from test_text_round7 import PROMPT
+
+    from neurobrix.cli import main
+
+    _write(model_folder, {"max_new_tokens": 6, "forced_eos_token_id": forced})
+    _their_failure(model_folder)
+    monkeypatch.setenv("NEUROBRIX_HOME", str(model_folder.parent / "home"))
+    shutil.rmtree(model_folder.parent / "home" / "models" / model_folder.name, ignore_errors=True)
+    assert main(["import", str(model_folder)]) in (0, None)
+    capsys.readouterr()
+    args = ["run", "--model", model_folder.name, "--no-chat", "--backend", "torch", "--prompt", PROMPT]
+    with pytest.raises(SystemExit) as exit:
+        main([*args, *([] if stream else ["--no-stream"])])
+    out, err = capsys.readouterr()
+    assert exit.value.code == 2 and out == ""
+    refusal = [line for line in err.splitlines() if not line.startswith("note:")]
+    assert len(refusal) == 1 and "forces at new token 6, the last the length allows" in refusal[0], err
