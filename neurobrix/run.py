@@ -362,8 +362,8 @@ def run(
         # transformers' processor fails at the last new token the length allows, unless the text ends before
         stream_text = False
         notice(
-            f"note: the model's forced_eos_token_id cannot be forced at new token {max_tokens}, the last (transformers' "
-            "generate fails there); the text is printed once the run ends before it"
+            f"note: the model's forced_eos_token_id cannot be forced at new token {max_tokens}, the last "
+            "(transformers' generate fails there); the text is printed once the run ends before it"
         )
     if stream_text and tokenizer.stream_held is not None:
         notice(f"note: {tokenizer.stream_held}; the text is printed once the run ends")

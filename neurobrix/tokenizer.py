@@ -969,19 +969,21 @@ def _unused(name: str, value: Any) -> bool:
     return name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size") and number and not value > 0
 
 
+def _ids_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of the tensor torch.tensor(value, dtype=torch.long) makes of ``value`` (a number, or lists of them
+    nested to one depth throughout), None where it makes none."""
+    if isinstance(value, (bool, int, float)):
+        return ()
+    if not isinstance(value, list):
+        return None
+    inner = {_ids_shape(x) for x in value}
+    return None if None in inner or len(inner) > 1 else (len(value), *next(iter(inner), ()))
+
+
 def _tensor_of_ids(value: Any) -> bool:
     """Whether torch.tensor(value, dtype=torch.long) takes ``value``, as generate makes a tensor of each special-token
-    id: a number, or lists of them nested to one depth throughout."""
-
-    def shape(v: Any) -> tuple[int, ...] | None:
-        if isinstance(v, (bool, int, float)):
-            return ()
-        if not isinstance(v, list):
-            return None
-        inner = {shape(x) for x in v}
-        return None if None in inner or len(inner) > 1 else (len(v), *next(iter(inner), ()))
-
-    return shape(value) is not None
+    id."""
+    return _ids_shape(value) is not None
 
 
 def _refused_by_generate(settings: dict[str, Any]) -> str | None:
@@ -1010,6 +1012,13 @@ def _refused_by_generate(settings: dict[str, Any]) -> str | None:
     eos = settings.get("eos_token_id")
     if eos is not None and _tensor_ids(eos) == [] and settings.get("pad_token_id") is None:  # [], [[]]
         return f"eos_token_id {eos!r}: generate takes the first eos id for the pad_token_id the settings leave out"
+    shape = None if eos is None else _ids_shape(eos)
+    if shape is not None and len(shape) > 1 and shape[1:] != (1,) and settings.get("pad_token_id") is None:
+        # [[1, 2]], [[[7]]]: the first row is the pad id, which generate writes into each new token (a shape mismatch)
+        return (
+            f"eos_token_id {eos!r}: generate takes its first row for the pad_token_id the settings leave out, and "
+            "fails writing that row of ids in place of each new token"
+        )
     return None
 
 
@@ -1616,7 +1625,9 @@ class Tokenizer:
                         f"{self.generation_path}: sequence_bias must be a list of [token ids, bias] pairs (a bias "
                         f"written as a float), got {value!r}"
                     )
-                if any(math.isnan(pair[1]) for pair in pairs):  # transformers' scores would hold NaN: no greedy text
+                # transformers' scores would hold NaN, where its greedy generate picks the first NaN score's token (or,
+                # after renormalize_logits, token 0): refused, as the README says
+                if any(math.isnan(pair[1]) for pair in pairs):
                     raise TokenizerError(f"{self.generation_path}: sequence_bias {value!r}: a bias of NaN")
                 # an empty sequence biases nothing (transformers' processor passes over it); an infinite bias is taken
                 kept = [pair for pair in pairs if pair[0]]

@@ -23,6 +23,10 @@ torch` (streamed or not) against transformers' float32 greedy ``generate`` hande
   A run whose eos id or stop string ends it before, or whose limit is fractional (12.5: never forced), prints its
   text in transformers; `run` now refuses such a setting at that step only (``Constraints.forced_eos_fails``), holding
   a streamed text back until the run ends (a note says so), as round 29 does for the length decay.
+- eos_token_id as a list of rows, [[1, 2]] or [[[7]]], without a pad_token_id: generate takes the first row of its
+  tensor for the pad id and fails writing it in place of each new token (a shape mismatch), so it prints no text;
+  `run` flattened the ids and ran. Refused now as the settings load; [[154], [7]] (rows of one id), or a pad id
+  beside them, runs on both sides.
 - max_new_tokens of 0 (or below, or text) beside --max-tokens: transformers' from_pretrained refuses the file
   (GenerationConfig.validate) whatever generate is then told, where `run` took --max-tokens and never looked. It is
   now refused as the settings load.
@@ -58,7 +62,7 @@ def _their_failure(folder: Path) -> Exception:
 
     try:
         theirs(folder)
-    except (ValueError, TypeError, IndexError) as exc:
+    except (ValueError, TypeError, IndexError, RuntimeError) as exc:
         return exc
     raise AssertionError("transformers' generate ran")
 
@@ -187,3 +191,20 @@ def test_a_forced_eos_reached_is_refused_at_its_token_with_no_text(model_folder,
     assert exit.value.code == 2 and out == ""
     refusal = [line for line in err.splitlines() if not line.startswith("note:")]
     assert len(refusal) == 1 and "forces at new token 6, the last the length allows" in refusal[0], err
+
+
+@pytest.mark.parametrize("eos", [[[1, 2]], [[[EOS]]]])
+def test_eos_rows_of_several_ids_without_a_pad_id_are_refused(model_folder, monkeypatch, eos):
+    """Before: run printed the 3 tokens where transformers' generate fails at the first (its pad id a row)."""
+    from test_text_round7 import ours, theirs
+
+    from neurobrix.errors import UsageError
+
+    _write(model_folder, {"max_new_tokens": 3, "eos_token_id": eos})
+    assert isinstance(_their_failure(model_folder), RuntimeError)
+    with pytest.raises(UsageError, match="generate takes its first row for the pad_token_id"):
+        ours(model_folder, monkeypatch)
+    _write(model_folder, {"max_new_tokens": 8, "eos_token_id": eos, "pad_token_id": 0})
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
+    _write(model_folder, {"max_new_tokens": 8, "eos_token_id": [[EOS], [7]]})
+    assert ours(model_folder, monkeypatch)[:2] == theirs(model_folder)
