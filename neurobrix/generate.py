@@ -115,6 +115,9 @@ class Constraints:
     min_length: int = 0
     min_new_tokens: int = 0
     forced_eos_token_id: tuple[int, ...] = ()
+    # forced_eos_token_id that transformers' processor builds but fails on as it forces (ids past the vocabulary, a
+    # boolean mask): what fails, refused (UsageError) at that step only, the last the length allows
+    forced_eos_fails: str = ""
     forced_bos_token_id: int | None = None
     encoder_repetition_penalty: float = 1.0
     suppress_tokens: tuple[int, ...] = ()
@@ -164,6 +167,8 @@ class Constraints:
             for p in bias
         ):
             raise refuse("sequence_bias", f"a tuple of (token ids, bias) pairs, ids in [0, {vocab}), a bias not NaN")
+        if type(self.forced_eos_fails) is not str:
+            raise refuse("forced_eos_fails", "text")
         if type(self.remove_invalid_values) is not bool:
             raise refuse("remove_invalid_values", "true or false")
         decay = self.exponential_decay_length_penalty
@@ -274,6 +279,12 @@ class Processors:
         if c.forced_bos_token_id is not None and length == 1:
             scores = torch.full_like(scores, -math.inf)
             scores[:, c.forced_bos_token_id] = 0
+        if c.forced_eos_fails and length == self.max_length - 1:
+            raise UsageError(
+                f"{c.forced_eos_fails} (the model's generation settings), which transformers' processor forces at new "
+                f"token {length - self.prompt_len + 1}, the last the length allows, and fails there (its generate "
+                "prints no text)"
+            )
         if c.forced_eos_token_id and length == self.max_length - 1:
             scores = torch.full_like(scores, -math.inf)
             scores[:, list(c.forced_eos_token_id)] = 0

@@ -346,6 +346,7 @@ def run(
     if opts.max_tokens is None and not tokenizer.whole_max_length():
         # a model's own limit of 12.5 tokens: transformers' forced eos waits for a length of max_length - 1, never met
         masks.pop("forced_eos_token_id", None)
+        masks.pop("forced_eos_fails", None)
     constraints = Constraints(**masks)
     stream_text = opts.stream
     failing = decay_failure(constraints, len(prompt), max_tokens, sorted(eos), cfg.vocab_size)
@@ -355,6 +356,13 @@ def run(
         stream_text = False
         notice(
             f"note: the model's exponential_decay_length_penalty cannot be computed from new token {failing} on "
+            "(transformers' generate fails there); the text is printed once the run ends before it"
+        )
+    if constraints.forced_eos_fails and stream_text:
+        # transformers' processor fails at the last new token the length allows, unless the text ends before
+        stream_text = False
+        notice(
+            f"note: the model's forced_eos_token_id cannot be forced at new token {max_tokens}, the last "
             "(transformers' generate fails there); the text is printed once the run ends before it"
         )
     if stream_text and tokenizer.stream_held is not None:

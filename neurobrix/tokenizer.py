@@ -961,26 +961,29 @@ def _read_otherwise(settings: dict[str, Any]) -> str | None:
 
 def _unused(name: str, value: Any) -> bool:
     """Whether transformers' generate builds no processor for the setting at this value, so never checks its type:
-    the n-gram sizes and min_length at 0 or below, encoder_repetition_penalty at 1."""
+    the n-gram sizes where not above 0 (0 or below, NaN: generate's test is ``> 0``), encoder_repetition_penalty at
+    1. (min_length and min_new_tokens: ``Tokenizer._min_lengths``.)"""
     if name == "encoder_repetition_penalty":
         return value == 1
-    number = isinstance(value, (int, float)) and not math.isnan(value)
-    return name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length") and number and value <= 0
+    number = isinstance(value, (int, float))
+    return name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size") and number and not value > 0
+
+
+def _ids_shape(value: Any) -> tuple[int, ...] | None:
+    """The shape of the tensor torch.tensor(value, dtype=torch.long) makes of ``value`` (a number, or lists of them
+    nested to one depth throughout), None where it makes none."""
+    if isinstance(value, (bool, int, float)):
+        return ()
+    if not isinstance(value, list):
+        return None
+    inner = {_ids_shape(x) for x in value}
+    return None if None in inner or len(inner) > 1 else (len(value), *next(iter(inner), ()))
 
 
 def _tensor_of_ids(value: Any) -> bool:
     """Whether torch.tensor(value, dtype=torch.long) takes ``value``, as generate makes a tensor of each special-token
-    id: a number, or lists of them nested to one depth throughout."""
-
-    def shape(v: Any) -> tuple[int, ...] | None:
-        if isinstance(v, (bool, int, float)):
-            return ()
-        if not isinstance(v, list):
-            return None
-        inner = {shape(x) for x in v}
-        return None if None in inner or len(inner) > 1 else (len(v), *next(iter(inner), ()))
-
-    return shape(value) is not None
+    id."""
+    return _ids_shape(value) is not None
 
 
 def _refused_by_generate(settings: dict[str, Any]) -> str | None:
@@ -1009,6 +1012,13 @@ def _refused_by_generate(settings: dict[str, Any]) -> str | None:
     eos = settings.get("eos_token_id")
     if eos is not None and _tensor_ids(eos) == [] and settings.get("pad_token_id") is None:  # [], [[]]
         return f"eos_token_id {eos!r}: generate takes the first eos id for the pad_token_id the settings leave out"
+    shape = None if eos is None else _ids_shape(eos)
+    if shape is not None and len(shape) > 1 and shape[1:] != (1,) and settings.get("pad_token_id") is None:
+        # [[1, 2]], [[[7]]]: the first row is the pad id, which generate writes into each new token (a shape mismatch)
+        return (
+            f"eos_token_id {eos!r}: generate takes its first row for the pad_token_id the settings leave out, and "
+            "fails writing that row of ids in place of each new token"
+        )
     return None
 
 
@@ -1279,6 +1289,7 @@ class Tokenizer:
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
             )
+        self._check_max_new_tokens()
         # generate hands its model output_hidden_states where the settings' reads as true; else the model reads
         # config.json's
         hidden_path, hidden = gen_path, self.generation.get("output_hidden_states")
@@ -1458,6 +1469,25 @@ class Tokenizer:
             ) - prompt_len, f"{self.generation_file}'s max_length is {value!r} tokens, prompt included"
         return None
 
+    def _check_max_new_tokens(self) -> None:
+        """max_new_tokens as transformers' GenerationConfig.validate takes it as from_pretrained loads the model,
+        whatever a run's --max-tokens (generate's own max_new_tokens) then says: above 0, and a number (NaN passes
+        there; a run limited by it is refused in ``max_new_tokens``)."""
+        value = self.generation.get("max_new_tokens")
+        if value is None:
+            return
+        try:
+            above = not value <= 0
+        except TypeError:  # validate's comparison fails
+            raise TokenizerError(
+                f"{self.generation_path}: max_new_tokens must be a finite number, got {value!r}"
+            ) from None
+        if not above:
+            raise TokenizerError(
+                f"{self.generation_path}: max_new_tokens must be above 0, got {value!r} (transformers' from_pretrained "
+                "refuses it, even where --max-tokens is given)"
+            )
+
     def whole_max_length(self) -> bool:
         """Whether the sequence length transformers' generate stops at, from these settings, is a whole number: its
         ForcedEOSTokenLogitsProcessor forces the eos ids where the length is that less one, which a max_new_tokens or
@@ -1482,11 +1512,13 @@ class Tokenizer:
             ) from None
         return tuple(int(i) for i in torch.nonzero(hit).flatten().tolist())
 
-    def _forced_eos(self, value: Any, vocab: int) -> tuple[int, ...]:
+    def _forced_eos(self, value: Any, vocab: int) -> tuple[tuple[int, ...], str]:
         """The ids forced_eos_token_id forces, as transformers' ForcedEOSTokenLogitsProcessor reads it: the tensor torch
         makes of it (an id alone as a list of one), whose entries index the scores: true beside an id is 1, [[7]] is 7.
-        Refused where the processor refuses it (floats, negative ids) or its indexing fails (ids past the vocabulary,
-        text, ragged lists, true or false alone: a boolean mask of another length than the vocabulary's)."""
+        Refused where the processor refuses it as it is built (floats, negative ids, text, ragged lists). Where only its
+        indexing of the scores fails (ids past the vocabulary; true or false alone: a boolean mask of another length
+        than the vocabulary's), it fails at the one step it forces, the last the length allows, so a run ending
+        before prints its text: (no ids, what fails) for ``Constraints.forced_eos_fails``, else (the ids, "")."""
         import torch
 
         try:
@@ -1499,16 +1531,18 @@ class Tokenizer:
                 "(transformers' processor makes no integer tensor of it and fails)"
             )
         if forced.dtype == torch.bool:  # indexing the scores with it: a mask of another length than the vocabulary
-            raise TokenizerError(
-                f"{self.generation_path}: forced_eos_token_id {value!r}: transformers' processor takes true and false "
-                "alone for a mask over the vocabulary, and fails"
+            return (), (
+                f"forced_eos_token_id {value!r}: transformers' processor takes true and false alone for a mask over "
+                "the vocabulary"
             )
         ids = [int(i) for i in forced.flatten().tolist()]
-        if not all(0 <= i < vocab for i in ids):
+        if any(i < 0 for i in ids):  # the processor refuses them as it is built
             raise TokenizerError(
                 f"{self.generation_path}: forced_eos_token_id {value!r} names ids outside the vocabulary of {vocab}"
             )
-        return tuple(ids)
+        if not all(i < vocab for i in ids):
+            return (), f"forced_eos_token_id {value!r} names ids outside the vocabulary of {vocab}"
+        return tuple(ids), ""
 
     def constraints(self, vocab: int, prompt_len: int | None = None) -> dict[str, Any]:
         """The token-masking settings (``CONSTRAINTS``) the model's generation settings turn on, checked as
@@ -1541,10 +1575,10 @@ class Tokenizer:
                 )
             return found
 
-        found: dict[str, Any] = {}
+        found: dict[str, Any] = self._min_lengths(prompt_len)
         for name in CONSTRAINTS:
             value = self.generation.get(name)
-            if value is None or _unused(name, value):
+            if value is None or name in ("min_length", "min_new_tokens") or _unused(name, value):
                 continue
             if value == [] and name in EMPTY_LIST_FAILS:
                 raise TokenizerError(
@@ -1552,7 +1586,7 @@ class Tokenizer:
                 )
             if value == []:  # an empty suppress list (or forced start never reached): nothing to apply
                 continue
-            if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size", "min_length", "min_new_tokens"):
+            if name in ("no_repeat_ngram_size", "encoder_no_repeat_ngram_size"):
                 # transformers' processors check isinstance(value, int), which true passes as 1 (the n-gram mask
                 # alone then fails, in torch's unfold)
                 if (isinstance(value, bool) and name == "no_repeat_ngram_size") or not isinstance(value, int):
@@ -1591,7 +1625,9 @@ class Tokenizer:
                         f"{self.generation_path}: sequence_bias must be a list of [token ids, bias] pairs (a bias "
                         f"written as a float), got {value!r}"
                     )
-                if any(math.isnan(pair[1]) for pair in pairs):  # transformers' scores would hold NaN: no greedy text
+                # transformers' scores would hold NaN, where its greedy generate picks the first NaN score's token (or,
+                # after renormalize_logits, token 0): refused, as the README says
+                if any(math.isnan(pair[1]) for pair in pairs):
                     raise TokenizerError(f"{self.generation_path}: sequence_bias {value!r}: a bias of NaN")
                 # an empty sequence biases nothing (transformers' processor passes over it); an infinite bias is taken
                 kept = [pair for pair in pairs if pair[0]]
@@ -1631,12 +1667,36 @@ class Tokenizer:
                     raise TokenizerError(f"{self.generation_path}: {name} must be an id in the vocabulary of {vocab}")
                 found[name] = value
             else:  # forced_eos_token_id
-                found[name] = self._forced_eos(value, vocab)
-        if self.generation.get("min_new_tokens") is not None:
-            # transformers' generate then sets min_length to the prompt's length plus min_new_tokens, whatever the
-            # settings' own min_length: the eos ids are masked for min_new_tokens new tokens only (for none at 0)
-            found.pop("min_length", None)
+                forced, fails = self._forced_eos(value, vocab)
+                found.update({name: forced, "forced_eos_fails": fails} if fails else {name: forced})
         return found
+
+    def _min_lengths(self, prompt_len: int | None) -> dict[str, int]:
+        """min_length and min_new_tokens as transformers' generate takes them. Where min_new_tokens is set, generate
+        replaces min_length by it plus the prompt's length (``prompt_len``; 1 where not given), so the settings' own
+        min_length is never read, and the eos ids are masked for min_new_tokens new tokens only. Each is added to or
+        compared with the maximum length (text, a list or an object fail there: refused), and their processors,
+        which take an integer >= 0 only, are built only where the settings have eos ids (``eos_token_id`` not null)
+        and the value is above 0: a float, infinity or NaN is refused only there (4.0 without eos ids, or NaN, or
+        min_new_tokens -40.0 after a shorter prompt, masks nothing and runs on both sides)."""
+        settings, path = self.generation, self.generation_path
+        fresh = settings.get("min_new_tokens")
+        named = "min_new_tokens" if fresh is not None else "min_length"
+        value = settings.get(named)
+        if value is None:
+            return {}
+        if value == []:
+            raise TokenizerError(f"{path}: {named} []: transformers' generate fails on an empty list there")
+        if not _number(value):
+            raise TokenizerError(f"{path}: {named} must be an integer, got {value!r}")
+        if settings.get("eos_token_id") is None:  # no eos id to mask: no processor, no check
+            return {}
+        least = value + (1 if prompt_len is None else prompt_len) if named == "min_new_tokens" else value
+        # MinLengthLogitsProcessor (on min_length, or min_new_tokens plus the prompt) and
+        # MinNewTokensLengthLogitsProcessor, each built above 0 and refusing anything but an integer there
+        if (least > 0 and not isinstance(least, int)) or (value > 0 and not isinstance(value, int)):
+            raise TokenizerError(f"{path}: {named} must be an integer, got {value!r}")
+        return {named: int(value)} if value > 0 else {}
 
     def stop_strings(self) -> StopStrings | None:
         """generation_config.json's stop_strings (config.json's without that file; one string or a list of them),

@@ -315,7 +315,7 @@ def test_sampling_takes_the_models_top_k_and_top_p_unless_given(tmp_path, model,
 @pytest.mark.parametrize(
     "setting, message",
     [
-        ({"forced_eos_token_id": 40}, "forced_eos_token_id 40 names ids outside the vocabulary of 32"),
+        ({"forced_eos_token_id": -1}, "forced_eos_token_id -1 names ids outside the vocabulary of 32"),
         ({"bad_words_ids": [3, 4]}, "bad_words_ids must be a list of id lists"),
         ({"bad_words_ids": [[3], [99]]}, r"bad_words_ids \[99\] names ids outside the vocabulary"),
         ({"min_new_tokens": "3"}, "min_new_tokens must be an integer"),
