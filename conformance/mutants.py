@@ -5327,6 +5327,44 @@ MUTANTS: tuple[Mutant, ...] = (
         "fp16's rounding in its subnormal range allowed a quarter of the subnormal spacing, not half (the bound)",
         "wrong scale",
     ),
+    Mutant(
+        "attention_chunk.reference-long-rows-first-mask",
+        "attention_chunk",
+        REFERENCE,
+        "scores = scores.masked_fill(hidden[r : r + rows], -math.inf)",
+        "scores = scores.masked_fill(hidden[: scores.shape[0]], -math.inf)",
+        "the float64 chunk reference, taken rows at a time past 2^22 scores, masks every slice with the first "
+        "slice's causal rows (the check's truth)",
+        "mask on the wrong dimension",
+    ),
+    Mutant(
+        "attention_prefill.bound-long-rows-first-visible",
+        "attention_prefill",
+        "conformance/bounds.py",
+        "                    visible[r : r + rows],\n",
+        "                    visible[: q64[b, r : r + rows].shape[0]],\n",
+        "the attention bound, taken rows at a time past 2^22 scores, bounds every slice with the first slice's "
+        "visible keys (the bound)",
+        "mask on the wrong dimension",
+    ),
+    Mutant(
+        "rotary.reference-yarn-clip-past-last-dim",
+        "rotary",
+        REFERENCE,
+        "    low, high = max(low, 0), min(high, dim - 1)",
+        "    low, high = max(low, 0), min(high, dim)",
+        "the float64 yarn ramp's end clipped at the head dim, not the last dim (the check's truth)",
+        "mask off by one",
+    ),
+    Mutant(
+        "rotary.reference-yarn-zero-width-widened",
+        "rotary",
+        REFERENCE,
+        "        high += 0.001\n",
+        "        high += 0.01\n",
+        "the float64 yarn ramp of width 0 widened by 0.01, not 0.001 (the check's truth)",
+        "wrong formula",
+    ),
 )
 
 
