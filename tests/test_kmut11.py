@@ -1,0 +1,152 @@
+"""Kernel mutants, round kmut11: the check's own side (float64 references, judges, bounds).
+
+The registry had no plant in ``conformance/specs/`` or ``conformance/bounds.py`` and three in
+``conformance/reference.py``; a bug there changes what every kernel is judged against. Twenty were planted there.
+A wrong reference or judge fails the shipped kernels, so the check can catch it; a bound loosened by a factor cannot
+fail any check (the check is one-sided: a correct kernel stays inside a looser bound too), and the registry's own
+run of it survives by construction. The final rounding's allowance doubled (a whole ulp: room for a second rounding
+to the output's dtype) passed the check and ``tests/test_bounds.py``'s catches alike.
+
+Pinned here: every elementwise bound whose allowance is its final rounding to fp16 or bf16 (linear at short K,
+the residual add, rms_norm, rotary, silu_mul) is *attained*: the float64 truth correctly rounded to the dtype, the
+best output any kernel can store, uses more than half the bound at its worst element (and never more than all of
+it). A bound loosened by two or more leaves that best output at half or less, which the planted bounds show.
+"""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+from conformance import bounds, reference
+from conformance.mutants import MUTANTS
+
+_BY_ID = {m.id: m for m in MUTANTS}
+LOW = (torch.float16, torch.bfloat16)
+
+
+def _planted(mutant_id: str, tmp_path: Path):
+    """``conformance.bounds`` or ``conformance.reference`` with the registry's mutant planted, as a module of its
+    own (neither imports anything of the package)."""
+    mutant = _BY_ID[mutant_id]
+    original = {"conformance/bounds.py": bounds, "conformance/reference.py": reference}[mutant.file]
+    source = Path(original.__file__).read_text(encoding="utf-8")
+    assert source.count(mutant.old) == 1
+    name = "kmut11_" + mutant_id.replace(".", "_").replace("-", "_")
+    module = type(sys)(name)
+    module.__file__ = str(tmp_path / f"{name}.py")
+    sys.modules[name] = module  # dataclass-free, but annotations resolve through the module
+    exec(compile(source.replace(mutant.old, mutant.new), module.__file__, "exec"), module.__dict__)
+    return module
+
+
+def _cases(dtype: torch.dtype) -> dict[str, tuple]:
+    """(reference64, bound function of the bounds module) per op, on seeded normal draws already in ``dtype``."""
+    g = torch.Generator().manual_seed(11)
+
+    def draw(*shape: int) -> torch.Tensor:
+        return torch.randn(*shape, generator=g, dtype=torch.float64).to(dtype)
+
+    x, w, r = draw(64, 96), draw(96), draw(64, 96)
+    xl, wl = draw(64, 2), draw(96, 2)  # K = 2: the fp32 dot's allowance is ~1e-7 of the terms
+    gu = draw(64, 192)
+    xr = draw(2, 8, 4, 64)
+    positions = torch.randint(0, 512, (2, 8), generator=g)
+    tables = reference.rope_frequencies(64, 10000.0, 512)
+    eps = 1e-5
+    y_lin = reference.linear(xl, wl)
+    h = reference.residual_add(x, r)
+    y_norm = reference.rms_norm(x, w, eps)
+    y_rot = reference.rotary(xr, tables.cos, tables.sin, positions)
+    y_silu = reference.silu_mul(gu)
+    return {
+        "linear": (y_lin, lambda bd: bd.linear(xl, wl, None, y_lin)),
+        "residual_add": (h, lambda bd: bd.residual_add(x, r, h)),
+        "rms_norm": (y_norm, lambda bd: bd.rms_norm(x, w, eps, y_norm)),
+        "rotary": (y_rot, lambda bd: bd.rotary(xr, tables.cos, tables.sin, positions, y_rot)),
+        "silu_mul": (y_silu, lambda bd: bd.silu_mul(gu, y_silu)),
+    }
+
+
+def _best_ratio(bd, op: str, dtype: torch.dtype) -> float:
+    """The worst ratio of the correctly rounded float64 truth under ``bd``'s bound of ``op``."""
+    ref, bound = _cases(dtype)[op]
+    return bounds.ratio(ref.to(dtype), ref, bound(bd))
+
+
+OPS = ("linear", "residual_add", "rms_norm", "rotary", "silu_mul")
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_the_final_rounding_is_attained_by_the_correctly_rounded_truth(op, dtype):
+    best = _best_ratio(bounds, op, dtype)
+    assert 0.5 < best <= 1.0, f"{op} {dtype}: the correctly rounded truth uses {best:.4f} of the bound"
+
+
+@pytest.mark.parametrize("dtype", LOW, ids=str)
+@pytest.mark.parametrize("op", OPS)
+def test_a_final_rounding_of_a_whole_ulp_is_seen(op, dtype, tmp_path):
+    loose = _planted("rms_norm.bound-final-rounding-doubled", tmp_path)
+    best = _best_ratio(loose, op, dtype)
+    assert best <= 0.5, f"{op} {dtype}: the doubled allowance still reads {best:.4f}"
+
+
+# ------------------------------------------------------------------------------------- long rows, a slice at a time
+# The float64 reference and the attention bound take query rows a slice at a time once rows x keys pass 2^22 (their
+# float64 scores would take more than 32 MiB): only the GPU class's long prefills reach it, never a CPU draw, so a
+# slice masked with the first slice's rows passed every check.
+
+
+def _attention_direct(q, k, v, scale):
+    """Causal GQA attention of C queries over S keys in float64, every row at once (no slicing)."""
+    q64, k64, v64 = (t.double() for t in (q, k, v))
+    C, S, group = q64.shape[1], k64.shape[1], q64.shape[2] // k64.shape[2]
+    k64, v64 = k64.repeat_interleave(group, dim=2), v64.repeat_interleave(group, dim=2)
+    scores = scale * torch.einsum("bchd,bshd->bhcs", q64, k64)
+    hidden = torch.ones(C, S, dtype=torch.bool).triu(diagonal=S - C + 1)
+    weights = torch.softmax(scores.masked_fill(hidden, float("-inf")), dim=-1)
+    return torch.einsum("bhcs,bshd->bchd", weights, v64)
+
+
+def _long_rows():
+    g = torch.Generator().manual_seed(11)
+    C, S = 2049, 2100  # C x S > 2^22: slices of 1,997 query rows, the second one short
+    q = torch.randn(1, C, 2, 4, generator=g, dtype=torch.float64).to(torch.float16)
+    k, v = (torch.randn(1, S, 1, 4, generator=g, dtype=torch.float64).to(torch.float16) for _ in range(2))
+    return q, k, v, 0.5
+
+
+def test_the_reference_over_long_rows_is_the_direct_attention():
+    q, k, v, scale = _long_rows()
+    assert q.shape[1] * k.shape[1] > 1 << 22
+    torch.testing.assert_close(reference.attention_chunk(q, k, v, scale), _attention_direct(q, k, v, scale))
+
+
+def test_the_reference_masking_every_slice_with_the_first_slices_rows_is_seen(tmp_path):
+    q, k, v, scale = _long_rows()
+    planted = _planted("attention_chunk.reference-long-rows-first-mask", tmp_path)
+    assert not torch.allclose(planted.attention_chunk(q, k, v, scale), _attention_direct(q, k, v, scale))
+
+
+def _short_rows():
+    g = torch.Generator().manual_seed(11)
+    q = torch.randn(1, 10, 2, 8, generator=g, dtype=torch.float64).to(torch.float16)
+    k, v = (torch.randn(1, 12, 1, 8, generator=g, dtype=torch.float64).to(torch.float16) for _ in range(2))
+    out64 = reference.attention_chunk(q, k, v, 0.5)
+    return q, k, v, 0.5, out64
+
+
+@pytest.mark.parametrize("mutant_id", [None, "attention_prefill.bound-long-rows-first-visible"])
+def test_the_attention_bound_taken_a_slice_at_a_time_is_the_bound_of_every_row_at_once(mutant_id, tmp_path, monkeypatch):
+    """Slices of 3 query rows (``ROW_ELEMENTS`` lowered to 3 rows of 12 keys) give the bound of the 10 rows taken
+    at once; the planted slicing does not."""
+    bd = bounds if mutant_id is None else _planted(mutant_id, tmp_path)
+    q, k, v, scale, out64 = _short_rows()
+    whole = bd.attention_prefill(q, k, v, scale, out64, key_block=4)
+    monkeypatch.setattr(bd, "ROW_ELEMENTS", 3 * k.shape[1])
+    sliced = bd.attention_prefill(q, k, v, scale, out64, key_block=4)
+    assert torch.equal(sliced, whole) is (mutant_id is None)
