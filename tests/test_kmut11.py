@@ -22,9 +22,73 @@ import pytest
 import torch
 
 from conformance import bounds, reference
-from conformance.mutants import MUTANTS
+from conformance.mutants import MUTANTS, Mutant
 
-_BY_ID = {m.id: m for m in MUTANTS}
+# Planted this round, and not in the registry: each survives the registry's check by construction (that check
+# judges one case under one setting, at CPU shapes, against a one-sided bound); the tests below catch them.
+SURVIVORS = (
+    Mutant(
+        "rms_norm.bound-final-rounding-doubled",
+        "rms_norm",
+        "conformance/bounds.py",
+        "    return pre + half_ulp(ref.abs() + pre, dtype)",
+        "    return pre + 2 * half_ulp(ref.abs() + pre, dtype)",
+        "every bound's final rounding allowed a whole ulp, not half: room for a second rounding (the bound "
+        "loosened by a factor)",
+        "extra rounding",
+    ),
+    Mutant(
+        "attention_chunk.reference-long-rows-first-mask",
+        "attention_chunk",
+        "conformance/reference.py",
+        "scores = scores.masked_fill(hidden[r : r + rows], -math.inf)",
+        "scores = scores.masked_fill(hidden[: scores.shape[0]], -math.inf)",
+        "the float64 chunk reference, taken rows at a time past 2^22 scores, masks every slice with the first "
+        "slice's causal rows (the check's truth)",
+        "mask on the wrong dimension",
+    ),
+    Mutant(
+        "attention_prefill.bound-long-rows-first-visible",
+        "attention_prefill",
+        "conformance/bounds.py",
+        "                    visible[r : r + rows],\n",
+        "                    visible[: q64[b, r : r + rows].shape[0]],\n",
+        "the attention bound, taken rows at a time past 2^22 scores, bounds every slice with the first slice's "
+        "visible keys (the bound)",
+        "mask on the wrong dimension",
+    ),
+    Mutant(
+        "attention_prefill.judge-one-key-memo-without-blocks",
+        "attention_prefill",
+        "conformance/specs/attention.py",
+        '        one = case.once(("one key", blocks), ',
+        '        one = case.once("one key", ',
+        "the first query's one-key bound memoised per case without its diagonal block count: a candidate of "
+        "another BLOCK_M or BLOCK_N judged on the same case gets the first one's",
+        "scratch shared between tiles",
+    ),
+    Mutant(
+        "attention_decode.judge-bound-memo-without-splits",
+        "attention_decode",
+        "conformance/specs/attention.py",
+        "        (\"bound\", block, splits),\n",
+        "        (\"bound\", block),\n",
+        "the decode bound memoised per case under its key block only: a candidate of another SPLITS judged on the "
+        "same case gets the first one's bound",
+        "scratch shared between tiles",
+    ),
+    Mutant(
+        "linear.judge-bound-memo-without-depth",
+        "linear",
+        "conformance/specs/linear.py",
+        '    bound = case.once(("linear bound", depth), ',
+        '    bound = case.once("linear bound", ',
+        "linear's bound memoised per case without its summation depth: a candidate of another order judged on the "
+        "same case gets the first one's bound",
+        "scratch shared between tiles",
+    ),
+)
+_BY_ID = {m.id: m for m in MUTANTS + SURVIVORS}
 LOW = (torch.float16, torch.bfloat16)
 
 
@@ -150,3 +214,85 @@ def test_the_attention_bound_taken_a_slice_at_a_time_is_the_bound_of_every_row_a
     monkeypatch.setattr(bd, "ROW_ELEMENTS", 3 * k.shape[1])
     sliced = bd.attention_prefill(q, k, v, scale, out64, key_block=4)
     assert torch.equal(sliced, whole) is (mutant_id is None)
+
+
+# ---------------------------------------------------------------------------- a case judged under several settings
+# certify's screen judges every candidate setting on the same cases, and a case memoises its float64 results
+# (``Case.once``): a result that depends on the setting must be memoised under it, or a later candidate is judged
+# against the first one's bound. The check judges each case under one setting only, so it cannot see a key that
+# leaves the setting out.
+SHAPES = {
+    "linear": {"M": 3, "N": 8, "K": 4096},  # long enough that the orders' depths stay below K - 1 and differ
+    "attention_prefill": {"S": 70, "D": 16, "G": 2},  # past BLOCK_M 64: the first query passes 1 or 2 key blocks
+    "attention_chunk": {"C": 5, "S": 70, "D": 16, "G": 2},
+    "attention_decode": {"B": 3, "S": 40, "D": 16, "G": 2},
+}
+
+
+def _judged(record, case, configs):
+    """Each setting's pairs (float64 truth and bound) on ``case``, judged one after another."""
+    from conformance.harness import torch_dtype
+
+    out = torch.zeros(
+        (case.shape["M"], case.shape["N"]) if "M" in case.shape else case.args["q"].shape, dtype=torch_dtype(case.dtype)
+    )
+    return [[(p[1], p[2]) for p in record.judge(case, (out,), config)] for config in configs]
+
+
+def _settings(kernel):
+    from conformance import shipped
+    from neurobrix import tables
+
+    loaded = tables.load(Path(__file__).resolve().parents[1] / "tables")
+    return [s.config for s in shipped.shipped_settings(loaded, True, [kernel])]
+
+
+def _memo_problems(kernel, planted_spec=None):
+    """Settings whose pairs on a case judged under every shipped setting before differ from a fresh case's."""
+    from conformance.harness import Values, build
+    from conformance.specs import RECORDS
+
+    record = RECORDS[kernel]
+    if planted_spec is not None:  # the record of a spec module with a plant
+        record = {r.name: r for r in planted_spec.RECORDS}[kernel]
+    configs = _settings(kernel)
+    assert len(configs) > 1
+
+    def case():
+        return build(kernel, "fp16", SHAPES[kernel], Values("fp16", "cpu", 11, ("normal",)))
+
+    shared = _judged(record, case(), configs)
+    problems = []
+    for config, pairs in zip(configs, shared):
+        fresh = _judged(record, case(), [config])[0]
+        if any(not (torch.equal(a[0], b[0]) and torch.equal(a[1], b[1])) for a, b in zip(pairs, fresh, strict=True)):
+            problems.append(config)
+    return problems
+
+
+@pytest.mark.parametrize("kernel", sorted(SHAPES))
+def test_a_case_judged_under_every_shipped_setting_gives_each_its_own_bound(kernel):
+    assert _memo_problems(kernel) == []
+
+
+@pytest.mark.parametrize(
+    "mutant_id",
+    [
+        "attention_decode.judge-bound-memo-without-splits",
+        "attention_prefill.judge-one-key-memo-without-blocks",
+        "linear.judge-bound-memo-without-depth",
+    ],
+)
+def test_a_memo_key_without_the_setting_is_seen(mutant_id, tmp_path):
+    import importlib
+
+    mutant = _BY_ID[mutant_id]
+    original = importlib.import_module(mutant.file.removesuffix(".py").replace("/", "."))
+    source = Path(original.__file__).read_text(encoding="utf-8")
+    assert source.count(mutant.old) == 1
+    name = "conformance.specs.kmut11_" + mutant_id.replace(".", "_").replace("-", "_")
+    module = type(sys)(name)
+    module.__package__ = "conformance.specs"
+    module.__file__ = str(tmp_path / Path(mutant.file).name)
+    exec(compile(source.replace(mutant.old, mutant.new), module.__file__, "exec"), module.__dict__)
+    assert _memo_problems(mutant.kernel, module) != []
