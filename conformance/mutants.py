@@ -5193,8 +5193,8 @@ MUTANTS: tuple[Mutant, ...] = (
         REFERENCE,
         "    filled = torch.arange(S, device=q64.device)[None, :] < n[:, None]  # [B, S]",
         "    filled = torch.arange(S, device=q64.device)[None, :] <= n[:, None]  # [B, S]",
-        "the float64 decode reference attends one position past each length, as a zero key and value (the "
-        "check's truth)",
+        "the float64 decode reference attends one position past each length, whatever the cache holds there "
+        "(the check's truth)",
         "mask off by one",
     ),
     Mutant(
@@ -5250,8 +5250,7 @@ MUTANTS: tuple[Mutant, ...] = (
         REFERENCE,
         "            scaled.append((1 - smooth) * f / factor + smooth * f)",
         "            scaled.append(smooth * f / factor + (1 - smooth) * f)",
-        "the float64 Llama-3 rule's blend weights swapped: the band's high frequencies slowed most (the check's "
-        "truth)",
+        "the float64 Llama-3 rule's blend weights swapped: the band's high frequencies slowed most (the check's truth)",
         "wrong formula",
     ),
     Mutant(
@@ -5325,6 +5324,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "    low, high = max(low, 0), min(high, dim)",
         "the float64 yarn ramp's end clipped at the head dim, not the last dim (the check's truth)",
         "mask off by one",
+    ),
+    Mutant(
+        "silu_mul.bound-final-rounding-to-bf16",
+        "silu_mul",
+        "conformance/bounds.py",
+        "    return _final(pre, y, gu.dtype)",
+        "    return _final(pre, y, torch.bfloat16)",
+        "silu_mul's bound takes the final rounding to bf16 whatever the output's dtype: an fp16 output's "
+        "subnormal rounding allowed only bf16's (the bound)",
+        "wrong output dtype",
     ),
 )
 

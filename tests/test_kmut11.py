@@ -1,16 +1,29 @@
 """Kernel mutants, round kmut11: the check's own side (float64 references, judges, bounds).
 
 The registry had no plant in ``conformance/specs/`` or ``conformance/bounds.py`` and three in
-``conformance/reference.py``; a bug there changes what every kernel is judged against. Twenty were planted there.
-A wrong reference or judge fails the shipped kernels, so the check can catch it; a bound loosened by a factor cannot
-fail any check (the check is one-sided: a correct kernel stays inside a looser bound too), and the registry's own
-run of it survives by construction. The final rounding's allowance doubled (a whole ulp: room for a second rounding
-to the output's dtype) passed the check and ``tests/test_bounds.py``'s catches alike.
+``conformance/reference.py``, where a bug changes what every kernel is judged against. 26 were planted there; 20
+were caught by the registry's check as it was (a wrong truth fails the shipped kernels) and joined the registry.
+Six survived, each by construction of that check (one setting per case, CPU shapes, a one-sided bound), and stay
+here (``SURVIVORS``), each caught by a test below:
 
-Pinned here: every elementwise bound whose allowance is its final rounding to fp16 or bf16 (linear at short K,
-the residual add, rms_norm, rotary, silu_mul) is *attained*: the float64 truth correctly rounded to the dtype, the
-best output any kernel can store, uses more than half the bound at its worst element (and never more than all of
-it). A bound loosened by two or more leaves that best output at half or less, which the planted bounds show.
+* a bound loosened by a factor cannot fail a check that a correct kernel passes. Pinned: every elementwise bound
+  whose allowance is its final rounding to fp16 or bf16 (linear at K = 2, the residual add, rms_norm, rotary,
+  silu_mul) is attained: the float64 truth correctly rounded to the dtype, the best output any kernel can store,
+  uses more than half of it at its worst element. The final rounding allowed a whole ulp leaves it at half or less.
+* the chunk reference and the attention bound take query rows a slice at a time past 2^22 scores, which no CPU draw
+  reaches: a slice masked with the first slice's rows passed. Pinned: the reference over long rows is the direct
+  attention, and the bound taken in slices (``ROW_ELEMENTS`` lowered) is the bound of every row at once.
+* certify's screen judges every candidate on the same cases, and a case memoises its float64 results: a memo key
+  without the setting (decode's bound without its splits, the first query's one-key bound without its block count,
+  linear's bound without its depth, planted here only: linear's check runs some 20 minutes and judges one setting
+  per case as well) judges later candidates against the first one's bound, which the check (one
+  setting per case) never sees. Pinned: one case judged under every shipped setting in turn gives each setting the
+  pairs a fresh case gives it.
+
+Left open: yarn's zero-width ramp widened by 0.01 instead of 0.001 (survived, dropped) differs only for an
+untruncated ramp with beta_fast = beta_slow whose end lies within 0.01 below a dim; no draw or fixed table has one.
+A bound loosened anywhere but the final rounding (fp32 outputs, linear's and attention's fp32 allowances) is not
+pinned here.
 """
 
 from __future__ import annotations
@@ -71,11 +84,20 @@ SURVIVORS = (
         "attention_decode.judge-bound-memo-without-splits",
         "attention_decode",
         "conformance/specs/attention.py",
-        "        (\"bound\", block, splits),\n",
-        "        (\"bound\", block),\n",
+        '        ("bound", block, splits),\n',
+        '        ("bound", block),\n',
         "the decode bound memoised per case under its key block only: a candidate of another SPLITS judged on the "
         "same case gets the first one's bound",
         "scratch shared between tiles",
+    ),
+    Mutant(
+        "rotary.bound-doubled",
+        "rotary",
+        "conformance/bounds.py",
+        "    return _final(pre, _f64(out64), x.dtype)",
+        "    return 2 * _final(pre, _f64(out64), x.dtype)",
+        "rotary's bound twice what its roundings allow (the bound loosened by a factor, in one op)",
+        "extra rounding",
     ),
     Mutant(
         "linear.judge-bound-memo-without-depth",
@@ -152,11 +174,16 @@ def test_the_final_rounding_is_attained_by_the_correctly_rounded_truth(op, dtype
 
 
 @pytest.mark.parametrize("dtype", LOW, ids=str)
-@pytest.mark.parametrize("op", OPS)
-def test_a_final_rounding_of_a_whole_ulp_is_seen(op, dtype, tmp_path):
-    loose = _planted("rms_norm.bound-final-rounding-doubled", tmp_path)
+@pytest.mark.parametrize(
+    "mutant_id, op",
+    [*(("rms_norm.bound-final-rounding-doubled", op) for op in OPS), ("rotary.bound-doubled", "rotary")],
+)
+def test_a_bound_loosened_by_two_is_seen(mutant_id, op, dtype, tmp_path):
+    """Every op's bound through the final rounding allowed a whole ulp, and rotary's own bound doubled (which
+    tests/test_bounds.py's rotary tests pass): the correctly rounded truth then uses half the bound or less."""
+    loose = _planted(mutant_id, tmp_path)
     best = _best_ratio(loose, op, dtype)
-    assert best <= 0.5, f"{op} {dtype}: the doubled allowance still reads {best:.4f}"
+    assert best <= 0.5, f"{op} {dtype}: the loosened bound still reads {best:.4f}"
 
 
 # ------------------------------------------------------------------------------------- long rows, a slice at a time
@@ -205,7 +232,9 @@ def _short_rows():
 
 
 @pytest.mark.parametrize("mutant_id", [None, "attention_prefill.bound-long-rows-first-visible"])
-def test_the_attention_bound_taken_a_slice_at_a_time_is_the_bound_of_every_row_at_once(mutant_id, tmp_path, monkeypatch):
+def test_the_attention_bound_taken_a_slice_at_a_time_is_the_bound_of_every_row_at_once(
+    mutant_id, tmp_path, monkeypatch
+):
     """Slices of 3 query rows (``ROW_ELEMENTS`` lowered to 3 rows of 12 keys) give the bound of the 10 rows taken
     at once; the planted slicing does not."""
     bd = bounds if mutant_id is None else _planted(mutant_id, tmp_path)
