@@ -2,11 +2,11 @@
 conformance/mutants.py): the attention bounds of conformance/bounds.py (what the attention kernels are held to),
 conformance/certify.py's ``certify``, ``screen_task``, ``time_task`` and ``prove_task`` with today's time limit
 (``_stopped``, ``LEFT``, the ``phase`` helper), conformance/workers.py's time limit (``OutOfTime``, ``_cut``,
-``_timeout``, ``_kill_pool``, ``Limit``) and conformance/check.py's ``limit`` and OutOfTime handling, neurobrix/store.py's
-manifest-name check (strict round 43), gate/smoke.py (the install smoke), gate/backend.py (the isolated build backend)
-and conformance/tiny.py (the tiny checkpoints every engine test runs on), for tests/planted38_driver.py: id, file, the
-exact text replaced, its replacement, and the existing tests that exercise it (the outcome of each:
-tests/test_planted38.py's docstring)."""
+``_timeout``, ``_kill_pool``, ``Limit``) and conformance/check.py's ``limit`` and OutOfTime handling,
+neurobrix/store.py's manifest-name check (strict round 43), gate/smoke.py (the install smoke), gate/backend.py (the
+isolated build backend) and conformance/tiny.py (the tiny checkpoints every engine test runs on), for
+tests/planted38_driver.py: id, file, the exact text replaced, its replacement, and the existing tests that exercise
+it (the outcome of each: tests/test_planted38.py's docstring)."""
 
 from __future__ import annotations
 
@@ -168,8 +168,8 @@ PLANTS = [
     p(
         "c05",
         CERTIFY,
-        "                return [n for n, r in enumerate(results) if r is not LEFT and not isinstance(r, workers.Failed)]",
-        "                return [n for n, r in enumerate(results) if r is not LEFT]",
+        "if r is not LEFT and not isinstance(r, workers.Failed)]",
+        "if r is not LEFT]",
         CERT,
     ),
     p(
