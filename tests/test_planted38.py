@@ -1,0 +1,116 @@
+"""Planted-bug round 38: tests for the plants of tests/planted38_plants.py that the existing tests let through.
+
+(outcomes: filled in at the end of the round)
+"""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+import torch
+
+from conformance import bounds as bd
+from conformance import reference as ref
+
+
+# ------------------------------------------------------------------------------------------------ attention bounds
+def _documented_relative_error(capacity: int, splits: int, block: int, length: int, logit_error: float) -> float:
+    """g of ``_attention_rows``'s docstring for a row whose logits are all equal (every weight 1, no gap to the max),
+    each logit's error bound ``logit_error``: r = exp(E + G) ((1 + SPECIAL)(1 + u))^(n + 1) - 1 with G = 9 u (2 E),
+    n the rescalings of a key, and the accumulation's gamma_a."""
+    chunk = math.ceil(math.ceil(capacity / splits) / block) * block
+    blocks = math.ceil(min(length, chunk) / block)  # a key is rescaled by the later blocks of its own split only
+    n = blocks + 1  # and once by the merge
+    a = blocks + max(block, 2 * (math.ceil(block / 16) + 17)) + splits + 1
+    E = logit_error
+    r = math.exp(E + 9 * bd.U32 * 2 * E) * ((1 + bd.SPECIAL) * (1 + bd.U32)) ** (n + 1) - 1
+    return (1 + r) * (1 + a * bd.U32 / (1 - a * bd.U32)) - 1
+
+
+@pytest.mark.parametrize("q_scale", [0.0, 3.0])
+@pytest.mark.parametrize(
+    ("capacity", "splits", "block", "length"), [(64, 4, 4, 64), (48, 3, 16, 40), (10, 1, 4, 7), (96, 2, 16, 90)]
+)
+def test_the_decode_bound_is_its_documented_formula_where_every_logit_is_equal(
+    capacity, splits, block, length, q_scale
+):
+    """Every key the same (so every logit, and its error bound E, the same; values random) in fp32: the bound is
+    exactly the terms ``_attention_rows`` documents. A key of flash decoding is rescaled once per later block of its
+    own split (``decode_chunk`` positions) and once by the merge, and summed with its block, the later blocks of its
+    split and the other splits; the rounding of t_j - m, of the alpha and of the merge arguments takes 9 u32 of
+    (gap + 2 max E). A count over the whole cache loosened the bound; one without the merge, or with one max E,
+    tightened it below the kernel's worst case."""
+    gen = torch.Generator().manual_seed(capacity + length)
+    D, scale = 8, 8**-0.5
+    q = torch.randn(1, 2, D, generator=gen) * q_scale
+    k = torch.randn(1, 1, 1, D, generator=gen).expand(1, capacity, 1, D).contiguous()
+    v = torch.randn(1, capacity, 1, D, generator=gen)
+    lengths = torch.tensor([length])
+    out64 = ref.attention_decode(q, k, v, lengths, scale)
+    bound = bd.attention_decode(q, k, v, lengths, scale, out64, key_block=block, splits=splits)
+    v64 = v[0, :length, 0].double()
+    for head in range(2):
+        roundings = max(D + 2, 2 * (math.ceil(D / 16) + 18))
+        E = bd.gamma(roundings, bd.U32) * scale * float(q[0, head].double().abs() @ k[0, 0, 0].double().abs())
+        g = _documented_relative_error(capacity, splits, block, length, E)
+        out = out64[0, head].abs()
+        pre = g * v64.abs().sum(0) / (length * (1 - g)) + g * out / (1 - g)
+        want = (1 + bd.SPECIAL) * pre + bd.SPECIAL * out + (length + 4) * bd.underflow(torch.float32)
+        torch.testing.assert_close(bound[0, head], want, rtol=1e-9, atol=0)  # g = (1 + r)(1 + g_a) - 1 keeps ~11 digits
+
+
+def test_a_decode_split_covers_its_share_of_the_cache_as_the_launcher_cuts_it():
+    """``decode_chunk`` is the launcher's ``cdiv(cdiv(capacity, splits), block_n) * block_n``: the splits together
+    cover every position of the cache. A share rounded down (capacity // splits) left the last positions to no split
+    (10 positions in 3 splits of 3) and undercounted the rescalings of a split's keys."""
+    for capacity in range(1, 70):
+        for splits in (1, 2, 3, 4, 7):
+            for block in (1, 2, 4, 16):
+                chunk = bd.decode_chunk(capacity, block, splits)
+                assert chunk % block == 0 and splits * chunk >= capacity, (capacity, splits, block, chunk)
+                assert chunk == -(-(-(-capacity // splits)) // block) * block
+
+
+def _decode_case(capacity: int, length: int, seed: int = 0) -> tuple:
+    gen = torch.Generator().manual_seed(seed)
+    q = torch.randn(1, 2, 8, generator=gen).half()
+    k = torch.randn(1, capacity, 1, 8, generator=gen).half()
+    v = torch.randn(1, capacity, 1, 8, generator=gen).half()
+    return q, k, v, torch.tensor([length])
+
+
+@pytest.mark.parametrize("key_block", [None, 4])
+def test_the_decode_bound_reads_nothing_past_a_sequences_length(key_block):
+    """The kernel visits filled positions only (positions 0 .. length - 1): whatever the cache holds past them, the
+    bound is the same. A mask that took position ``length`` in too bounded the output against a key the kernel never
+    reads (and changed with it)."""
+    q, k, v, lengths = _decode_case(24, 13)
+    out64 = ref.attention_decode(q, k, v, lengths, 8**-0.5)
+    first = bd.attention_decode(q, k, v, lengths, 8**-0.5, out64, key_block=key_block, splits=2)
+    k2, v2 = k.clone(), v.clone()
+    k2[:, 13:], v2[:, 13:] = 60.0, -300.0  # garbage past the length
+    again = bd.attention_decode(q, k2, v2, lengths, 8**-0.5, out64, key_block=key_block, splits=2)
+    assert torch.equal(first, again)
+
+
+def test_attention_bounds_refuse_no_split_or_no_key_block():
+    """A bound for 0 splits (or a key block of 0) stands for no kernel: refused whatever the blocking, as the
+    launcher can run no such config (before: with the blocking unknown, splits=0 gave a bound)."""
+    q, k, v, lengths = _decode_case(8, 8)
+    out64 = ref.attention_decode(q, k, v, lengths, 8**-0.5)
+    for key_block, splits in ((None, 0), (4, 0), (0, 1), (None, -1)):
+        with pytest.raises(ValueError, match="must be >= 1"):
+            bd.attention_decode(q, k, v, lengths, 8**-0.5, out64, key_block=key_block, splits=splits)
+
+
+def test_a_long_prefill_bound_is_the_same_sliced_into_rows(monkeypatch):
+    """The prefill bound is computed ``ROW_ELEMENTS // S`` query rows at a time (at least 1): with fewer row elements
+    than keys (a cache longer than 4M positions) one row at a time, the same bound. Rounded to 0 rows, the slices
+    were empty steps (range() refused a step of 0)."""
+    gen = torch.Generator().manual_seed(3)
+    q, k, v = (torch.randn(1, 6, 2, 8, generator=gen).half() for _ in range(3))
+    out64 = ref.attention_prefill(q, k, v, 8**-0.5)
+    whole = bd.attention_prefill(q, k, v, 8**-0.5, out64, key_block=4)
+    monkeypatch.setattr(bd, "ROW_ELEMENTS", 4)  # fewer than the 6 keys
+    assert torch.equal(bd.attention_prefill(q, k, v, 8**-0.5, out64, key_block=4), whole)
