@@ -6,11 +6,13 @@
 from __future__ import annotations
 
 import math
+from types import SimpleNamespace
 
 import pytest
 import torch
 
 from conformance import bounds as bd
+from conformance import certify, check
 from conformance import reference as ref
 
 
@@ -114,3 +116,104 @@ def test_a_long_prefill_bound_is_the_same_sliced_into_rows(monkeypatch):
     whole = bd.attention_prefill(q, k, v, 8**-0.5, out64, key_block=4)
     monkeypatch.setattr(bd, "ROW_ELEMENTS", 4)  # fewer than the 6 keys
     assert torch.equal(bd.attention_prefill(q, k, v, 8**-0.5, out64, key_block=4), whole)
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_a_p_whose_interval_reaches_below_tiny_p_is_charged_any_rounding(dtype):
+    """``_p_rounding``: where p_lo < TINY_P (p may be subnormal in fp32, or flushed) the rounding of P is known only to
+    lie in [0, 2p]: rho in [-1, 1], whatever p_hi is. A key whose p_hi reached TINY_P was pinned as if its rounding
+    were known, while an exp2 that flushes a subnormal p_lo to 0 gives rho = -1 outside that pin."""
+    s = torch.tensor([[0.0, -84.0]], dtype=torch.float64)  # p of the second key: e^-84, about 2^-121
+    visible = torch.ones_like(s, dtype=torch.bool)
+    E = torch.full_like(s, 1.0)  # a logit error of 1: p in [e^-87, e^-81], across TINY_P = 2^-120 (e^-83.2)
+    lo, hi = bd._p_rounding(s, visible, E, E.max(dim=-1, keepdim=True).values, 2, 2, dtype)
+    assert (lo[0, 1].item(), hi[0, 1].item()) == (-1.0, 1.0)
+
+
+# ------------------------------------------------------------------------------------------------ certify's phases
+A, B, C = {"BLOCK": 8}, {"BLOCK": 16}, {"BLOCK": 32}
+
+
+def _task() -> certify.Task:
+    (task,) = certify.plan("interpreter", ["silu_mul"], ["fp32"], None, None, None)
+    return task
+
+
+def _screened(survivors: list, rejected: list | None = None) -> certify.Screened:
+    return certify.Screened(_task(), 0, 5, survivors, rejected or [])
+
+
+def _proofs(monkeypatch, outcomes: dict[int, str]) -> list:
+    """check.check_entry replaced: each config's outcome by its BLOCK ("pass", "fail" or "oom"); the configs proven."""
+    proven = []
+
+    def entry(kernel, setting, dtype, examples, profile_name):
+        proven.append(dict(setting.config))
+        how = outcomes[setting.config["BLOCK"]]
+        return SimpleNamespace(
+            passed=how == "pass",
+            out_of_memory=how == "oom",
+            failure=None if how == "pass" else "error 3 x bound",
+            examples=examples,
+            worst_ratio=0.5,
+        )
+
+    monkeypatch.setattr(check, "check_entry", entry)
+    return proven
+
+
+def test_timing_ranks_the_survivors_by_their_median(monkeypatch):
+    """The timed candidates go fastest first by the median of their runs (the number the tables record and the
+    engine's choice stands on), not by their best run."""
+    monkeypatch.setattr(certify, "timing_sets", lambda task: [])
+    monkeypatch.setattr(certify, "estimate", lambda task, config, sets, pdl: 1.0)
+    monkeypatch.setattr(certify, "shortlist", lambda first: ([c for _, c in first], []))
+    times = {8: (1.0, 9.0), 16: (2.0, 3.0), 32: (4.0, 5.0)}
+    monkeypatch.setattr(certify, "measure", lambda task, config, sets, pdl: times[config["BLOCK"]])
+    timed = certify.time_task("interpreter", _screened([A, B, C]))
+    assert [c for _, c in timed.timed] == [B, C, A]
+
+
+def test_running_out_of_memory_while_timing_fails_the_task_not_the_candidate(monkeypatch):
+    """A survivor that runs out of device memory while it is timed (beside other workers) says nothing of the
+    candidate: the task fails (certified again by a later run), the candidate is not recorded rejected."""
+    monkeypatch.setattr(certify, "timing_sets", lambda task: [])
+
+    def estimate(task, config, sets, pdl):
+        raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 2.0 GiB")
+
+    monkeypatch.setattr(certify, "estimate", estimate)
+    with pytest.raises(torch.OutOfMemoryError):
+        certify.time_task("interpreter", _screened([A]))
+
+
+def test_a_candidate_left_off_the_shortlist_is_proven_when_every_timed_one_fails(monkeypatch):
+    """The survivors left off the shortlist (by their first estimate) are proven, fastest first, once every candidate
+    timed in full has failed its proof: the task is certified with one of them, not failed."""
+    proven = _proofs(monkeypatch, {8: "fail", 16: "pass"})
+    timed = certify.Timed(_screened([A, B]), [((1.0, 1.5), A)], [], estimated=[(2.0, B)])
+    result = certify.prove_task("interpreter", timed, 3, "ci")
+    assert proven == [A, B] and result.entry is not None and dict(result.entry.config) == B
+    reasons = {r.reason for r in result.entry.proof.rejected}
+    assert reasons == {"wrong_result"}
+
+
+def test_the_proof_records_the_candidates_rejected_while_timed(monkeypatch):
+    """A proof lists every candidate rejected on the way: at screening and while being timed (a survivor that
+    crashed under the timer is recorded so, not dropped from the audit record)."""
+    _proofs(monkeypatch, {8: "pass"})
+    screened = _screened([A, B], [(C, "out_of_resources", "shared memory")])
+    timed = certify.Timed(screened, [((1.0, 1.5), A)], [(B, "crashed", "illegal memory access")])
+    result = certify.prove_task("interpreter", timed, 3, "ci")
+    rejected = {(r.reason, r.config["BLOCK"]) for r in result.entry.proof.rejected}
+    assert rejected == {("out_of_resources", 32), ("crashed", 16)}
+
+
+def test_a_proof_out_of_memory_fails_the_task_not_the_candidate(monkeypatch):
+    """A proof that ran out of device memory is no wrong result: the task fails (certified again later) rather than
+    the candidate being rejected as wrong and a slower one certified in its place."""
+    proven = _proofs(monkeypatch, {8: "oom", 16: "pass"})
+    timed = certify.Timed(_screened([A, B]), [((1.0, 1.5), A), ((2.0, 2.5), B)], [])
+    with pytest.raises(torch.OutOfMemoryError):
+        certify.prove_task("interpreter", timed, 3, "ci")
+    assert proven == [A]
