@@ -6,6 +6,8 @@
 from __future__ import annotations
 
 import math
+import subprocess
+from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
@@ -14,6 +16,9 @@ import torch
 from conformance import bounds as bd
 from conformance import certify, check
 from conformance import reference as ref
+from gate import smoke
+from gate.checks import Check
+from neurobrix.tables import WHEEL_DIR, sha256_of
 
 
 # ------------------------------------------------------------------------------------------------ attention bounds
@@ -217,3 +222,72 @@ def test_a_proof_out_of_memory_fails_the_task_not_the_candidate(monkeypatch):
     with pytest.raises(torch.OutOfMemoryError):
         certify.prove_task("interpreter", timed, 3, "ci")
     assert proven == [A]
+
+
+# ------------------------------------------------------------------------------------------------ the install smoke
+def test_a_pip_killed_by_a_signal_is_no_installation(monkeypatch):
+    """pip ended by a signal (exit status -9: the OOM killer, a job's limit) installed nothing whole: the smoke fails
+    with G701, as for any other non-zero status, rather than hashing a half-written prefix."""
+    killed = subprocess.CompletedProcess(["pip"], -9, "", "")
+    monkeypatch.setattr(smoke, "_run", lambda *args, **kwargs: killed)
+    result = smoke.install_smoke(SimpleNamespace(dist="neurobrix-0.1-py3-none-any.whl", path=Path("x.whl")), None, None)
+    assert result.status == "failed" and [(f.code, f.path) for f in result.findings] == [("G701", None)]
+
+
+def _installed(tmp_path: Path, members: dict[str, bytes], pip_writes: tuple[str, ...]) -> tuple:
+    """A prefix as pip leaves it: the wheel's ``members`` under site-packages and pip's own files ``pip_writes``."""
+    prefix, dist_info = tmp_path / "env", "demo-1.0.dist-info"
+    site, scripts = prefix / "lib" / "site-packages", prefix / "bin"
+    for name, data in members.items():
+        (site / name).parent.mkdir(parents=True, exist_ok=True)
+        (site / name).write_bytes(data)
+    (site / dist_info).mkdir(parents=True, exist_ok=True)
+    for name in pip_writes:
+        (site / dist_info / name).write_text("pip\n")
+    digests = {name: SimpleNamespace(hex=sha256_of(site / name)) for name in members}
+    wheel = SimpleNamespace(files=[*members, f"{dist_info}/RECORD"], digest=lambda name: digests.get(name))
+    repo = SimpleNamespace(declared=SimpleNamespace(dist_info=dist_info, entry_points={}))
+    return wheel, prefix, site, scripts, repo, digests
+
+
+def test_the_inventory_refuses_a_member_it_has_no_hash_for(tmp_path):
+    """Every installed member is held against the wheel's sha256 of it; a member whose digest the gate cannot read
+    is a problem, not a pass (an unhashed file would be installed unchecked)."""
+    members = {"demo/__init__.py": b"x = 1\n", "demo-1.0.dist-info/METADATA": b"Name: demo\n"}
+    wheel, prefix, site, scripts, repo, digests = _installed(tmp_path, members, ("INSTALLER", "RECORD"))
+    assert smoke._inventory(wheel, prefix, site, scripts, repo) == []
+    del digests["demo/__init__.py"]
+    assert smoke._inventory(wheel, prefix, site, scripts, repo) == [
+        ("demo/__init__.py", "pip wrote other bytes to lib/site-packages/demo/__init__.py")
+    ]
+
+
+@pytest.mark.parametrize("missing", ["INSTALLER", "RECORD"])
+def test_an_installation_pip_did_not_record_is_refused(tmp_path, missing):
+    """pip records every installation with INSTALLER and RECORD in the .dist-info: without either, what wrote the
+    prefix is not the pip the smoke ran."""
+    members = {"demo/__init__.py": b"x = 1\n"}
+    written = tuple(n for n in ("INSTALLER", "RECORD") if n != missing)
+    wheel, prefix, site, scripts, repo, _ = _installed(tmp_path, members, written)
+    problems = smoke._inventory(wheel, prefix, site, scripts, repo)
+    assert problems == [(f"demo-1.0.dist-info/{missing}", "pip did not record the installation")]
+
+
+@pytest.mark.parametrize("where", ["source tree", "another origin"])
+def test_tables_verify_must_load_the_installed_wheels_tables(tmp_path, where):
+    """`tables verify` passes the smoke only for the tables of the installed wheel (origin "installed package", at
+    <site>/WHEEL_DIR) outside the source tree: an install under the checkout (TMPDIR inside it) or a report of
+    another origin at the same place is G703."""
+    work = tmp_path / "work"
+    site = work / "env" / "lib" / "site-packages"
+    source = tmp_path if where == "source tree" else tmp_path / "checkout"
+    report = {"ok": True, "origin": "installed package", "location": str(site / WHEEL_DIR), "files": 3}
+    if where == "another origin":
+        report["origin"] = "NEUROBRIX_TABLES"
+    verify = subprocess.CompletedProcess(["verify"], 0, __import__("json").dumps(report), "")
+    result = smoke._judge_verify("demo.whl", verify, site, work, source, 3)
+    assert result.status == "failed" and [f.code for f in result.findings] == ["G703"], result
+    source = tmp_path / "checkout"
+    report["origin"] = "installed package"
+    verify = subprocess.CompletedProcess(["verify"], 0, __import__("json").dumps(report), "")
+    assert smoke._judge_verify("demo.whl", verify, site, work, source, 3).status == "passed"
