@@ -6,9 +6,13 @@
 from __future__ import annotations
 
 import math
+import shutil
 import subprocess
+import time
 from pathlib import Path
 from types import SimpleNamespace
+
+from conftest import REPO, retrack
 
 import pytest
 import torch
@@ -18,6 +22,7 @@ from conformance import certify, check
 from conformance import reference as ref
 from gate import smoke
 from gate.checks import Check
+from neurobrix import tables
 from neurobrix.tables import WHEEL_DIR, sha256_of
 
 
@@ -291,3 +296,83 @@ def test_tables_verify_must_load_the_installed_wheels_tables(tmp_path, where):
     report["origin"] = "installed package"
     verify = subprocess.CompletedProcess(["verify"], 0, __import__("json").dumps(report), "")
     assert smoke._judge_verify("demo.whl", verify, site, work, source, 3).status == "passed"
+
+
+# ------------------------------------------------------------------------------------------------ workers' time limit
+def _nap(seconds: float) -> float:
+    time.sleep(seconds)
+    return seconds
+
+
+def test_isolated_workers_past_the_limit_are_killed_not_waited_for():
+    """Past the limit an isolated worker's item has nobody to report to: the worker is killed at once. Asked to stop
+    after its item instead, each was waited for 10 s before the kill (a wave of 15 workers: minutes past a job's
+    limit)."""
+    from conformance.workers import OutOfTime, Workers
+
+    pool = Workers(jobs=2, devices=[None], isolate=True)
+    finished: list[float] = []
+    try:
+        with pytest.raises(OutOfTime) as got:
+            pool.map(_nap, [(0.2,), (60.0,)], lambda i: finished.append(time.monotonic()), limit=(lambda: -1.0, 1))
+        stopped = time.monotonic() - finished[0]
+        assert got.value.done == {0: 0.2} and stopped < 5, stopped
+    finally:
+        pool.close(kill=True)
+
+
+def test_only_a_checks_first_wave_finishes_an_entry_past_the_limit(monkeypatch):
+    """`check --max-minutes`: the first wave of a run finishes one entry whatever the limit (a rerun always gets
+    further); a later wave the limit reaches stops at once, its entries left (each wave had finished one more)."""
+    from conformance import workers
+
+    def entry(kernel, setting, dtype, *args):
+        return check.EntryResult(kernel, dtype, setting.domain.describe(), dict(setting.config))
+
+    at_least: list[int] = []
+    original = workers.Workers.map
+
+    def spy(self, fn, items, on_done=None, limit=None):
+        at_least.append(limit[1])
+        return original(self, fn, items, on_done, limit)
+
+    monkeypatch.setattr(check, "check_entry", entry)
+    monkeypatch.setattr(workers.Workers, "map", spy)
+    report = check.check_class("interpreter", ["silu_mul", "rms_norm"], None, 1, "ci", jobs=1, max_minutes=60)
+    assert report.complete and len(at_least) >= 2 and at_least == [1] + [0] * (len(at_least) - 1), at_least
+
+
+def test_each_phase_hands_every_task_its_own_result(tmp_path, monkeypatch):
+    """A chunk's tasks go through screening, timing and proofs; a task failed at screening goes no further and the
+    others' results go on to their own task. With the first task of a chunk failed, the second's timing result was
+    read from the first's place (left: neither certified nor failed, and not counted), and a failure went on to be
+    timed (its message lost)."""
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
+    retrack(root)
+    tables.clear_cache()
+    timed, proven = [], []
+
+    def screen(class_id, task, seed):
+        if task.dtype == "fp32":
+            raise RuntimeError("no candidate compiled")
+        return ("screened", task.dtype)
+
+    def time_it(class_id, screened, pdl=False):
+        timed.append(screened)
+        return ("timed", screened)
+
+    def prove(class_id, result, examples, profile_name):
+        proven.append(result)
+        return certify.Proven(None, f"every candidate for {result[1][1]} failed its proof")
+
+    monkeypatch.setattr(certify, "screen_task", screen)
+    monkeypatch.setattr(certify, "time_task", time_it)
+    monkeypatch.setattr(certify, "prove_task", prove)
+    with pytest.raises(certify.CertifyFailed) as got:
+        certify.certify(
+            "interpreter", root, ["silu_mul"], ["fp32", "fp16"], False, 2, "ci", None, "test", say=lambda line: None
+        )
+    assert timed == [("screened", "fp16")] and proven == [("timed", ("screened", "fp16"))]
+    assert len(got.value.failures) == 2 and "no candidate compiled" in got.value.failures[0], got.value.failures
+    tables.clear_cache()
