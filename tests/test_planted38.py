@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import subprocess
@@ -12,16 +13,14 @@ import time
 from pathlib import Path
 from types import SimpleNamespace
 
-from conftest import REPO, retrack
-
 import pytest
 import torch
+from conftest import REPO, retrack
 
 from conformance import bounds as bd
 from conformance import certify, check
 from conformance import reference as ref
 from gate import smoke
-from gate.checks import Check
 from neurobrix import tables
 from neurobrix.tables import WHEEL_DIR, sha256_of
 
@@ -81,7 +80,7 @@ def test_a_decode_split_covers_its_share_of_the_cache_as_the_launcher_cuts_it():
             for block in (1, 2, 4, 16):
                 chunk = bd.decode_chunk(capacity, block, splits)
                 assert chunk % block == 0 and splits * chunk >= capacity, (capacity, splits, block, chunk)
-                assert chunk == -(-(-(-capacity // splits)) // block) * block
+                assert chunk == math.ceil(math.ceil(capacity / splits) / block) * block
 
 
 def _decode_case(capacity: int, length: int, seed: int = 0) -> tuple:
@@ -289,12 +288,12 @@ def test_tables_verify_must_load_the_installed_wheels_tables(tmp_path, where):
     report = {"ok": True, "origin": "installed package", "location": str(site / WHEEL_DIR), "files": 3}
     if where == "another origin":
         report["origin"] = "NEUROBRIX_TABLES"
-    verify = subprocess.CompletedProcess(["verify"], 0, __import__("json").dumps(report), "")
+    verify = subprocess.CompletedProcess(["verify"], 0, json.dumps(report), "")
     result = smoke._judge_verify("demo.whl", verify, site, work, source, 3)
     assert result.status == "failed" and [f.code for f in result.findings] == ["G703"], result
     source = tmp_path / "checkout"
     report["origin"] = "installed package"
-    verify = subprocess.CompletedProcess(["verify"], 0, __import__("json").dumps(report), "")
+    verify = subprocess.CompletedProcess(["verify"], 0, json.dumps(report), "")
     assert smoke._judge_verify("demo.whl", verify, site, work, source, 3).status == "passed"
 
 
