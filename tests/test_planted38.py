@@ -375,3 +375,62 @@ def test_each_phase_hands_every_task_its_own_result(tmp_path, monkeypatch):
     assert timed == [("screened", "fp16")] and proven == [("timed", ("screened", "fp16"))]
     assert len(got.value.failures) == 2 and "no candidate compiled" in got.value.failures[0], got.value.failures
     tables.clear_cache()
+
+
+# ------------------------------------------------------------------------------------------------ the build backend
+def test_a_backend_version_read_as_nothing_is_refused(monkeypatch):
+    """An interpreter that printed no version (exit 0, empty output) names no backend: refused, not recorded as ''."""
+    from gate import backend
+
+    monkeypatch.setattr(backend.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, 0, "\n", ""))
+    with pytest.raises(backend.BackendFailed, match="cannot be read: no output"):
+        backend.backend_version("hatchling")
+
+
+def test_a_backend_killed_by_a_signal_failed(monkeypatch):
+    """A build backend ended by a signal (exit status -9) built nothing whole: BackendFailed, as for exit 1."""
+    from gate import backend
+
+    monkeypatch.setattr(backend.subprocess, "run", lambda *a, **k: subprocess.CompletedProcess(a, -9, "", "Killed"))
+    with pytest.raises(backend.BackendFailed, match="exited -9: Killed"):
+        backend._isolated_runner(["python", "-c", "pass"])
+
+
+def test_a_backend_failure_is_told_in_the_gates_own_words():
+    """build wraps the runner's BackendFailed in BuildBackendException ("Backend operation failed: BackendFailed(...)"):
+    the gate reports the runner's own sentence (the exit status and the backend's last lines)."""
+    import build
+
+    from gate import backend
+
+    inner = backend.BackendFailed("the build backend exited 1: error: no such file")
+    assert backend._failure(build.BuildBackendException(inner)) == "the build backend exited 1: error: no such file"
+    assert backend._failure(OSError("disk full")) == "disk full"
+
+
+# ------------------------------------------------------------------------------------------------ tiny checkpoints
+def test_the_tiny_tokenizer_adds_bos_in_front_of_every_text():
+    """The tiny checkpoints' tokenizer adds <s> in front of every text, as a Llama checkpoint's does: the engine's
+    prompts and transformers' start with it in every parity test."""
+    from conformance import tiny
+
+    tok = tiny.train_tokenizer()
+    for text in ("hello world", "never guess a setting", ""):
+        assert tok.encode(text).ids[:1] == [tok.token_to_id("<s>")], text
+
+
+def test_the_tiny_weights_are_large_and_the_norms_transformers_own(tmp_path):
+    """Every weight but the norms is drawn N(0, 0.2) so that greedy choices are far from ties; the norms keep
+    transformers' initial ones. Drawn the other way round (norms random, the rest at transformers' 0.02), the greedy
+    tests compared near-ties."""
+    from safetensors.torch import load_file
+
+    from conformance import tiny
+
+    folder = tiny.make(tmp_path / "tiny", "llama")
+    weights = load_file(folder / "model.safetensors")
+    for name, tensor in weights.items():
+        if "norm" in name:
+            assert torch.equal(tensor, torch.ones_like(tensor)), name
+        else:
+            assert 0.15 < float(tensor.float().std()) < 0.25, name
