@@ -71,6 +71,21 @@ def test_the_decode_bound_is_its_documented_formula_where_every_logit_is_equal(
         torch.testing.assert_close(bound[0, head], want, rtol=1e-9, atol=0)  # g = (1 + r)(1 + g_a) - 1 keeps ~11 digits
 
 
+@pytest.mark.parametrize("rescalings", [0, 1, 5])
+def test_a_row_of_one_key_is_charged_each_rounding_its_docstring_counts(rescalings):
+    """``attention_one_key``: the product p v (one rounding), two roundings per later key block (acc and l
+    rescaled), the split merge's two products, the division (SPECIAL) and, in fp16/bf16, P's rounding (SPECIAL):
+    2 rescalings + 3 fp32 roundings. One count short left the merge's products out."""
+    v = torch.tensor([[1.0, -3.0, 0.5]])
+    for dtype in (torch.float32, torch.float16):
+        relative = 1.0
+        for r in [bd.U32] * (2 * rescalings + 3) + [bd.SPECIAL] + ([bd.SPECIAL] if dtype != torch.float32 else []):
+            relative *= 1 + r
+        pre = (relative - 1) * v.double().abs() + bd.underflow(torch.float32)
+        want = pre if dtype == torch.float32 else pre + bd.half_ulp(v.double().abs() + pre, dtype)
+        torch.testing.assert_close(bd.attention_one_key(v, dtype, rescalings), want, rtol=1e-12, atol=0)
+
+
 def test_a_decode_split_covers_its_share_of_the_cache_as_the_launcher_cuts_it():
     """``decode_chunk`` is the launcher's ``cdiv(cdiv(capacity, splits), block_n) * block_n``: the splits together
     cover every position of the cache. A share rounded down (capacity // splits) left the last positions to no split
