@@ -16,7 +16,9 @@ CHK = ["tests/test_check_interrupted.py", "tests/test_contributor.py", "-k", "ti
 CERT = ["tests/test_certify_time_limit.py", "tests/test_contributor.py", "-k", "limit or only_missing or log"]
 PROVE = CERT[:2] + ["tests/test_conformance.py", "-k", "limit or only_missing or log or out_of_memory or certif"]
 STO = ["tests/test_strict_round43.py", "-k", "another or renamed or case or text_name or linked"]
-SMK = ["tests/test_gate.py", "-k", "smoke or pip_refuses or never_installed"]
+# not test_the_install_smoke_loads_the_installed_tables: its verdict names any edit of a tracked file ("not a release
+# check"), so every plant in gate/ failed it whatever the plant did (a first run of this round counted g01-g06 caught)
+SMK = ["tests/test_gate.py", "-k", "smoke_hashes or pip_refuses or never_installed"]
 BKD = ["tests/test_gate_round21.py"]
 TINY = ["tests/test_engine.py", "-k", "greedy_tokens_identical and torch or chat_template or config_json"]
 
