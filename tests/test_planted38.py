@@ -1,6 +1,28 @@
-"""Planted-bug round 38: tests for the plants of tests/planted38_plants.py that the existing tests let through.
+"""Planted-bug round 38: tests for the plants of tests/planted38_plants.py that the existing tests let through, where
+round 37 had left no plant: the attention bounds of conformance/bounds.py, certify's phases and its time limit
+(conformance/certify.py), the time limit of conformance/workers.py and conformance/check.py, the store's manifest-name
+check (neurobrix/store.py), the install smoke (gate/smoke.py), the isolated build backend (gate/backend.py) and the
+tiny checkpoints (conformance/tiny.py). Each test fails under the plant(s) its section names (checked:
+``python tests/planted38_driver.py COPY OUT --with tests/test_planted38.py ID``, each plant against this file alone)
+and passes on the clean code.
 
-(outcomes: filled in at the end of the round)
+Outcomes (42 plants): 17 caught by the tests before the round (a06 a08 a11 a12, w01 w03 w04 w05 w07, c01 c03 c04
+c05 c10, s01 s02 s03); 25 survived and are caught here: a01 (decode's rescalings counted over the whole cache, not
+the key's split), a02 (the merge's rescaling left out), a03 (one max logit error in G, not two), a04 (a p whose
+interval reaches below TINY_P pinned by its top), a07 (0 rows a slice past ROW_ELEMENTS keys), a09 (a split's share
+of the cache rounded down), a10 (attention_one_key two roundings short), a15 (0 splits admitted with the blocking
+unknown), w06 (isolated workers past the limit waited for, 10 s each), k01 (every wave of check finishing an entry
+past the limit), c02 (a phase's result put in the place of the task's index in the chunk, not its own), c08 and c13
+(running out of memory while timed or proven recorded as the candidate's fault), c09 (timed candidates ranked by
+their best run), c11 (the candidates rejected while timed left out of the proof), t01 (the tiny tokenizer without
+<s>), t03 (the norms drawn random and the rest left at transformers' init), e02 (an empty backend version), e03 (a
+backend killed by a signal), e04 (build's wrapper in place of the runner's sentence), g01 (a pip killed by a signal),
+g02 (an installed member without a digest), g03 (INSTALLER not required), g04 (tables loaded from under the source
+tree), g06 (another origin at the installed place).
+
+Found and fixed: ``bounds.decode_chunk`` (so ``attention_decode``) with 0 splits or a key block of 0 ended in a
+ZeroDivisionError where ``_attention_rows`` refuses them by name; it refuses them with the same ValueError now
+(``test_attention_bounds_refuse_no_split_or_no_key_block``, which failed before the fix).
 """
 
 from __future__ import annotations
