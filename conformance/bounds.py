@@ -694,6 +694,8 @@ def attention_one_key(v: torch.Tensor, dtype: torch.dtype, rescalings: int) -> t
 def decode_chunk(capacity: int, key_block: int, splits: int) -> int:
     """The cache positions each split of flash decoding covers (a multiple of the key block), as the
     launcher computes it from the capacity: cdiv(cdiv(capacity, splits), key_block) * key_block."""
+    if splits < 1 or key_block < 1:  # refused as _attention_rows refuses it (a ZeroDivisionError before)
+        raise ValueError(f"key_block and splits must be >= 1, got {key_block} and {splits}")
     return _cdiv(_cdiv(capacity, splits), key_block) * key_block
 
 
