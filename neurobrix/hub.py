@@ -192,6 +192,39 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
     return snapshot, snapshot.name
 
 
+def _own_snapshot(repo_id: str, snapshot: Path) -> None:
+    """Refuse a snapshot that holds files from outside its repository's own cache folder. huggingface_hub writes a
+    snapshot as a folder named by its commit, each file in it a link into the same repository's ``blobs`` (or the
+    file itself): a snapshot folder that is a link (to another revision's or another repository's snapshot), or a file
+    or folder in it leading into another repository's cache, is someone else's files under this repository's name and
+    commit, which the import would record as the model's source. The repository folder (or the whole cache) moved to
+    another disk and linked back keeps its files its own. A link that leads nowhere inside the repository is left to
+    the import (round 43)."""
+    repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
+    if snapshot.parent.parent != repo:  # (huggingface_hub names it so; a seam that does not is not checked)
+        return
+    own = Path(os.path.realpath(repo))
+    shown = f"the Hugging Face cache's snapshot of {repo_id} at {snapshot.name[:12]}"
+    again = f"delete {repo} (or that snapshot) and run the import again, which downloads the repository's own files"
+    if own.name.casefold() != repo.name.casefold():
+        raise CheckpointError(f"{shown} is another repository's: {repo} is a link to {own}; {again}")
+    real = Path(os.path.realpath(snapshot))
+    if real != own / "snapshots" / snapshot.name:
+        raise CheckpointError(
+            f"{shown} is not its own: {snapshot} is a link to {real} (another revision's or repository's "
+            f"snapshot); {again}"
+        )
+    for folder, dirs, files in os.walk(snapshot):
+        for name in sorted(dirs + files):
+            entry = Path(folder) / name
+            target = Path(os.path.realpath(entry))
+            if not target.is_relative_to(own):
+                raise CheckpointError(
+                    f"{shown} holds {entry.relative_to(snapshot)} from outside its repository's cache folder (a link "
+                    f"to {target}, another repository's file); {again}"
+                )
+
+
 def _from_cache(
     repo_id: str, revision: str | None, why: str, *, offline: bool, accept_license: bool = False
 ) -> tuple[Path, str]:
@@ -213,7 +246,13 @@ def _from_cache(
 
 
 def fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Path, str]:
-    """The snapshot folder holding the model's files, and its commit."""
+    """The snapshot folder holding the model's files, and its commit (refused unless they are the repository's own)."""
+    snapshot, commit = _fetch(repo_id, revision, accept_license)
+    _own_snapshot(repo_id, snapshot)
+    return snapshot, commit
+
+
+def _fetch(repo_id: str, revision: str | None, accept_license: bool) -> tuple[Path, str]:
     from huggingface_hub.errors import GatedRepoError, RepositoryNotFoundError, RevisionNotFoundError
 
     if hub_offline():
