@@ -8,7 +8,7 @@ Found and fixed (one class):
 
 - an HF cache snapshot holding another revision's or another repository's files. huggingface_hub writes a snapshot as
   a folder named by its commit (``models--org--a/snapshots/<commit>``), each file in it a link into the same
-  repository's ``blobs``. A snapshot folder that is a link to another repository's snapshot (two repositories "shared"
+  repository's ``blobs``. A repository's cache folder that is a link to another repository's, a snapshot folder that is a link to another repository's snapshot (two repositories "shared"
   on disk), or to another commit of the same repository (``refs/main`` naming a commit whose folder links to an
   older one), or a file or template folder in it linking into another repository's cache, was imported offline (exit
   0): the manifest and `list` recorded org/a at its commit for org/b's weights, config and tokenizer, and `run --model
@@ -90,6 +90,9 @@ def _lying_snapshot(how: str, checkpoints: dict[str, Path]) -> None:
     cache = hub.hub_cache()
     other = populate_hub_cache(cache, "org/b", checkpoints["b"], commit=B)
     repo = cache / "models--org--a"
+    if how == "another repository's folder":  # models--org--a a link to models--org--b, refs/main naming B
+        _link(repo, other.parent.parent)
+        return
     if how == "another repository's snapshot":
         (repo / "snapshots").mkdir(parents=True)
         _link(repo / "snapshots" / A, other)
@@ -115,6 +118,7 @@ def _lying_snapshot(how: str, checkpoints: dict[str, Path]) -> None:
 @pytest.mark.parametrize(
     "how",
     [
+        "another repository's folder",
         "another repository's snapshot",
         "another revision",
         "another repository's weights",
@@ -128,7 +132,8 @@ def test_a_snapshot_holding_what_is_not_its_own_is_refused_at_import(checkpoints
     lines = err.strip().splitlines()
     assert code == 2, (out, err)
     assert len(lines) == 1 and "Traceback" not in err, err
-    assert "the Hugging Face cache's snapshot of org/a at aaaaaaaaaaaa" in err, err
+    commit = B if how == "another repository's folder" else A  # (refs/main read through the link)
+    assert f"the Hugging Face cache's snapshot of org/a at {commit[:12]}" in err, err
     assert "is a link to" in err or "from outside its repository's cache folder" in err, err
     assert "run the import again" in err
     code, out, _ = _cli(capsys, "list")
