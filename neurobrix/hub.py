@@ -199,7 +199,7 @@ def _own_snapshot(repo_id: str, snapshot: Path) -> None:
     or folder in it leading into another repository's cache, is someone else's files under this repository's name and
     commit, which the import would record as the model's source. The repository folder (or the whole cache) moved to
     another disk and linked back keeps its files its own. A link that leads nowhere inside the repository is left to
-    the import (round 43)."""
+    the import, which leaves such a file out or refuses it."""
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
     if snapshot.parent.parent != repo:  # (huggingface_hub names it so; a seam that does not is not checked)
         return

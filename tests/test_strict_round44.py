@@ -8,13 +8,14 @@ Found and fixed (one class):
 
 - an HF cache snapshot holding another revision's or another repository's files. huggingface_hub writes a snapshot as
   a folder named by its commit (``models--org--a/snapshots/<commit>``), each file in it a link into the same
-  repository's ``blobs``. A repository's cache folder that is a link to another repository's, a snapshot folder that is a link to another repository's snapshot (two repositories "shared"
-  on disk), or to another commit of the same repository (``refs/main`` naming a commit whose folder links to an
-  older one), or a file or template folder in it linking into another repository's cache, was imported offline (exit
-  0): the manifest and `list` recorded org/a at its commit for org/b's weights, config and tokenizer, and `run --model
-  org/a` generated with them. Such a snapshot is refused at import now (exit 2, one line naming the link and where it
-  leads, nothing stored). The repository's folder, or the whole cache, moved to another disk and linked back keeps its
-  files its own and imports as before (controls), as does a link inside the repository that leads nowhere (round 43).
+  repository's ``blobs``. A repository's cache folder that is a link to another repository's, a snapshot folder that
+  is a link to another repository's snapshot (two repositories "shared" on disk), or to another commit of the same
+  repository (``refs/main`` naming a commit whose folder links to an older one), or a file or template folder in it
+  linking into another repository's cache, was imported offline (exit 0): the manifest and `list` recorded org/a at
+  its commit for org/b's weights, config and tokenizer, and `run --model org/a` read them. Such a snapshot is refused
+  at import now (exit 2, one line naming the link and where it leads, nothing stored). The repository's folder, or the
+  whole cache, moved to another disk and linked back keeps its files its own and imports as before (controls), as does
+  a link inside the repository that leads nowhere (round 43).
 
 Held (looked at, harmless or covered): `neurobrix warmup` writes no record of its own (only Triton's cache, whose key
 is the kernel's source, its setting and Triton's build: another model, dtype, class or tables version compiles or
