@@ -21,12 +21,14 @@ Found and fixed:
   spelt as characters): now the last naming wins.
 Held (no difference found): everything else the fuzz drew (counts in docs/text-rounds.md). Refused by `run` alone, as
 the README says: --system for a model without a chat template.
-The tests keep the fix's cases and the furthest-reaching drawn ones (LlamaTokenizerFast with legacy false and
-add_eos_token, special tokens as normalized AddedTokens, a post-processor without start token beside add_bos_token,
-added tokens with lstrip and rstrip inside the prompt and the generated ids). They fail with the fix reverted, and
-with these plants: the named tokens' flags taken from the first naming (the bug), a named token's text made an
-AddedToken with normalized true, added_tokens_decoder's flags dropped, skip_special_tokens ignoring tokens marked
-special only in tokenizer.json.
+The tests keep the fix's cases and the furthest-reaching drawn ones (LlamaTokenizerFast with legacy false or left
+out, add_bos_token and add_eos_token (which transformers 5 leaves to the file's post-processor here, as `run` does),
+special tokens as AddedTokens, post-processors with a start token, an end token, both or neither, added tokens with
+lstrip, rstrip and single_word inside the prompt and the generated ids, a plain added token named as pad_token,
+clean_up_tokenization_spaces). Each test of the fix failed before it (21 of 33 then). They fail with each of these
+plants: the first naming's flags kept (the bug); a naming identical to an earlier one taken again; a named token's
+text added as a normalized token; a named plain added token left not special; legacy read as true where left out;
+the clean-up applied to BPE tokenizers too.
 Left open: the fuzz's generated ids rarely hit added tokens (the random model's picks), so their decoding was held by
 the drawn ids alone; wordpiece was left out (round 31 covered it).
 """
@@ -104,7 +106,11 @@ TWICE = {
     "text, then an lstrip AddedToken": {"bos_token": "<q>", "eos_token": _at("<q>", lstrip=True)},
     "two AddedTokens": {"bos_token": _at("<q>"), "pad_token": _at("<q>", lstrip=True, normalized=False)},
     # a naming identical to an earlier one changes nothing: the one between keeps its flags
-    "an AddedToken, text, the same AddedToken again": {"bos_token": _at("<q>"), "eos_token": "<q>", "pad_token": _at("<q>")},
+    "an AddedToken, text, the same AddedToken again": {
+        "bos_token": _at("<q>"),
+        "eos_token": "<q>",
+        "pad_token": _at("<q>"),
+    },
     "text, an lstrip AddedToken, text again": {
         "bos_token": "<q>",
         "eos_token": _at("<q>", lstrip=True),
@@ -124,7 +130,9 @@ TEMPLATE = (
 @pytest.mark.parametrize("kind", ["sentencepiece", "metaspace"])
 @pytest.mark.parametrize("chat", [False, True])
 @pytest.mark.parametrize("case", TWICE)
-def test_a_special_token_named_twice_takes_the_flags_of_its_last_naming(tmp_path, monkeypatch, capsys, case, chat, kind):
+def test_a_special_token_named_twice_takes_the_flags_of_its_last_naming(
+    tmp_path, monkeypatch, capsys, case, chat, kind
+):
     """Before: the first naming's flags (normalized, no lstrip/rstrip), so the prompt's ids parted from
     transformers' around "<q>" (a "▁" more or less after it, the spaces beside it kept)."""
     folder = _folder(tmp_path, monkeypatch, kind, {**TWICE[case], "chat_template": TEMPLATE})
@@ -178,7 +186,10 @@ def _flags(content: str, **flags) -> dict:
 
 def _template(tj: dict, single: list[str]) -> dict:
     vocab = {**tj["model"]["vocab"], **{t["content"]: t["id"] for t in tj["added_tokens"]}}
-    piece = [{"SpecialToken": {"id": p, "type_id": 0}} if p != "$A" else {"Sequence": {"id": "A", "type_id": 0}} for p in single]
+    piece = [
+        {"SpecialToken": {"id": p, "type_id": 0}} if p != "$A" else {"Sequence": {"id": "A", "type_id": 0}}
+        for p in single
+    ]
     return {
         "type": "TemplateProcessing",
         "single": piece,
@@ -218,10 +229,15 @@ PINNED = {
             "add_prefix_space": True,
             "add_bos_token": True,
             "unk_token": _at("<|eot_id|>", normalized=False),
-            "pad_token": "fast.",
+            "pad_token": " the",  # a plain added token: made special, so dropped from the text
             "spaces_between_special_tokens": True,
         },
         lambda tj: {**tj, "post_processor": None},
+    ),
+    "llama fast, legacy left out, add_bos_token": (
+        "sentencepiece",
+        {"tokenizer_class": "LlamaTokenizerFast", "legacy": None, "add_bos_token": True, "add_prefix_space": None},
+        lambda tj: tj,
     ),
     "sentencepiece, an end-only template, specials in added_tokens_decoder": (
         "sentencepiece",
@@ -241,8 +257,6 @@ def test_drawn_tokenizer_settings_give_transformers_prompt_ids_and_text(tmp_path
         tj, made["ids"] = _added(tj, [dict(t) for t in ADDED])
         return edit(tj)
 
-    if "added_tokens_decoder" in case:
-        config = {**config}
     folder = _folder(tmp_path, monkeypatch, kind, config, with_added)
     if "added_tokens_decoder" in case:  # the added tokens again in tokenizer_config.json, as transformers saves them
         data = json.loads((folder / "tokenizer_config.json").read_text())
@@ -251,7 +265,7 @@ def test_drawn_tokenizer_settings_give_transformers_prompt_ids_and_text(tmp_path
         _folder_reimport(tmp_path, folder)
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     specials = [i for i in tok.all_special_ids if i is not None]
-    plain = tok("a model runs the fast", add_special_tokens=False)["input_ids"]
+    plain = tok("a model runs , fast . don 't the", add_special_tokens=False)["input_ids"]
     generated = [plain[0], *made["ids"], specials[0], *plain[1:], made["ids"][0], made["ids"][2], *specials[-1:]]
     for prompt in ("Hello <x> world ab the model runs fast.", " ab<x>fast. don't"):
         ids, text = _run(monkeypatch, capsys, generated, prompt=prompt, chat=False, stream=stream)
