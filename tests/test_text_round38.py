@@ -25,7 +25,7 @@ The tests keep the fix's cases and the furthest-reaching drawn ones (LlamaTokeni
 out, add_bos_token and add_eos_token (which transformers 5 leaves to the file's post-processor here, as `run` does),
 special tokens as AddedTokens, post-processors with a start token, an end token, both or neither, added tokens with
 lstrip, rstrip and single_word inside the prompt and the generated ids, a plain added token named as pad_token,
-clean_up_tokenization_spaces). Each test of the fix failed before it (21 of 33 then). They fail with each of these
+clean_up_tokenization_spaces). Each test of the fix failed before it (21 of the 35). They fail with each of these
 plants: the first naming's flags kept (the bug); a naming identical to an earlier one taken again; a named token's
 text added as a normalized token; a named plain added token left not special; legacy read as true where left out;
 the clean-up applied to BPE tokenizers too.
