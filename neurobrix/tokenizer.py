@@ -210,10 +210,27 @@ def _add_config_tokens(tok: Any, config: dict[str, Any]) -> tuple[dict[str, str]
     extras = [t for v in extra if (t := _added_token(v)) is not None] if isinstance(extra, list) else []
     # every added_tokens_decoder token (as written: transformers adds them all again, the ones tokenizer.json has too,
     # so a named one that file has as an ordinary token becomes special), then the special tokens it lacks, as special
+    # (transformers hands those in one add_special_tokens call, text as special tokens not normalized, and the
+    # library lets a naming that differs from every earlier one replace the flags: so a text new to the vocabulary
+    # named twice, an AddedToken marked normalized as bos_token and the same text as eos_token, keeps its first id
+    # and takes the lstrip/rstrip/normalized flags of its last naming unlike the ones before it)
     to_add = list(decoder)
     known = {str(t) for t in tok.get_added_tokens_decoder().values()} | {str(t) for t in to_add}
+    new_at: dict[str, int] = {}
+    seen: set[tuple[Any, ...]] = set()
     for token in [*named.values(), *extras]:
-        if str(token) not in known and token not in to_add:
+        flags = (
+            (token, False, False, False, False)
+            if isinstance(token, str)
+            else (str(token), token.lstrip, token.rstrip, token.single_word, token.normalized)
+        )
+        if str(token) in new_at:
+            if flags not in seen:
+                to_add[new_at[str(token)]] = token
+            seen.add(flags)
+        elif str(token) not in known and token not in to_add:
+            seen.add(flags)
+            new_at[str(token)] = len(to_add)
             to_add.append(token)
             known.add(str(token))
     names = {str(t) for t in named.values()}
