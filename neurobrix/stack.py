@@ -586,11 +586,52 @@ def require_certified_stack(class_id: str, tables: Tables | None = None) -> None
     problem = cache_problem(class_id)
     if problem:
         raise UsageError(f"{problem} (nothing was loaded).")
+    if class_id != "interpreter":
+        use_engine_cache()
 
 
 # the variables naming Triton's cache folder, in the order Triton reads them: TRITON_CACHE_DIR, else TRITON_HOME's
 # .triton/cache (HARMLESS_ENV lists both)
 CACHE_ENV = ("TRITON_CACHE_DIR", "TRITON_HOME")
+# the engine's own cache of compiled kernels, under NEUROBRIX_HOME, where neither variable names one
+ENGINE_CACHE = "triton-cache"
+# the TRITON_CACHE_DIR this process set to the engine's cache (None: none), told apart from one the user set
+_ENGINE_CACHE_SET: list[str | None] = [None]
+
+
+def engine_cache() -> Path | None:
+    """The folder of the engine's own Triton cache, ``$NEUROBRIX_HOME/triton-cache`` (None where TRITON_CACHE_DIR or
+    TRITON_HOME names Triton's cache: the user's choice stands).
+
+    Triton's default cache (``~/.triton/cache``) is shared by every program of the user that compiles Triton kernels,
+    and its key (source, setting, Triton's version, target) does not hold everything that changes a binary: a program
+    that is not NeuroBrix's, run with ``TRITON_KERNEL_OVERRIDE`` or a compiler hook (what :func:`compiler_overrides`
+    refuses here), stores its binary under the key a certified kernel's ``run`` later looks up, and Triton loads it
+    without compiling. The engine's own folder is written only by processes that passed these checks."""
+    if any(_named(name) is not None for name in CACHE_ENV):
+        return None
+    from .store import home
+
+    return home() / ENGINE_CACHE
+
+
+def _named(name: str) -> str | None:
+    """The value of ``name`` (one of :data:`CACHE_ENV`) as the user set it: None where it is unset, or where it is the
+    TRITON_CACHE_DIR :func:`use_engine_cache` set in this process (NEUROBRIX_HOME decides again: it may have changed)."""
+    value = os.environ.get(name)
+    return None if name == "TRITON_CACHE_DIR" and value is not None and value == _ENGINE_CACHE_SET[0] else value
+
+
+def use_engine_cache() -> None:
+    """Point Triton's cache at :func:`engine_cache` (where no variable names another) for the rest of this process:
+    TRITON_CACHE_DIR, which Triton reads at every compile and load, and which the processes this one starts inherit.
+    Called once the stack and the cache folder have passed their checks."""
+    folder = engine_cache()
+    if folder is not None:
+        os.environ["TRITON_CACHE_DIR"] = _ENGINE_CACHE_SET[0] = str(folder)
+    elif _ENGINE_CACHE_SET[0] is not None and os.environ.get("TRITON_CACHE_DIR") == _ENGINE_CACHE_SET[0]:
+        del os.environ["TRITON_CACHE_DIR"]  # TRITON_HOME named since: Triton reads it, as was checked
+        _ENGINE_CACHE_SET[0] = None
 
 
 def cache_problem(class_id: str) -> str | None:
@@ -603,7 +644,7 @@ def cache_problem(class_id: str) -> str | None:
     if class_id == "interpreter":
         return None
     for name in CACHE_ENV:
-        value = os.environ.get(name)
+        value = _named(name)
         if value is None:
             continue
         if not os.path.isabs(value):  # Triton takes it as written: "~/cache" is a folder named ~ here
@@ -623,8 +664,12 @@ def _cache_folder_problem() -> str | None:
     places it: a TRITON_CACHE_DIR (or TRITON_HOME, or a home folder) that is a file, lies under one, or is not
     writable made Triton's first compile fail in os.makedirs (NotADirectoryError, PermissionError: one line naming a
     hashed sub-folder, exit 1) after the weights were loaded."""
-    if os.environ.get("TRITON_CACHE_DIR"):
-        folder, named = os.environ["TRITON_CACHE_DIR"], f"TRITON_CACHE_DIR={os.environ['TRITON_CACHE_DIR']}"
+    engine = engine_cache()
+    if engine is not None:
+        folder, named = str(engine), f"the engine's cache of compiled kernels {engine} (under NEUROBRIX_HOME)"
+    elif _named("TRITON_CACHE_DIR"):
+        folder = os.environ["TRITON_CACHE_DIR"]
+        named = f"TRITON_CACHE_DIR={folder}"
     else:
         base = os.environ.get("TRITON_HOME") or os.path.expanduser("~/")
         folder = os.path.join(base, ".triton", "cache")

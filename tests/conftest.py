@@ -12,7 +12,7 @@ from pathlib import Path  # noqa: E402
 
 import pytest  # noqa: E402
 
-from neurobrix import gpu, tables  # noqa: E402
+from neurobrix import gpu, stack, tables  # noqa: E402
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent
@@ -91,9 +91,17 @@ def follow(root: Path, class_id: str, kernel: str) -> None:
 def _fresh_caches():
     tables.clear_cache()
     gpu.device_facts.cache_clear()
+    # a GPU class's check points TRITON_CACHE_DIR at the engine's cache for the rest of the process
+    # (stack.use_engine_cache): each test starts and ends with the variable as the session had it
+    cache_dir, engine_set = os.environ.get("TRITON_CACHE_DIR"), list(stack._ENGINE_CACHE_SET)
     yield
     tables.clear_cache()
     gpu.device_facts.cache_clear()
+    if cache_dir is None:
+        os.environ.pop("TRITON_CACHE_DIR", None)
+    else:
+        os.environ["TRITON_CACHE_DIR"] = cache_dir
+    stack._ENGINE_CACHE_SET[:] = engine_set
 
 
 @pytest.fixture

@@ -279,7 +279,8 @@ def test_a_model_imported_without_hashes_and_the_weights_still_run(tmp_path, mon
         ("TRITON_CACHE_DIR", "file", "TRITON_CACHE_DIR={}: it is not a folder"),
         ("TRITON_CACHE_DIR", "file/cache", "TRITON_CACHE_DIR={}: {file} is not a folder"),
         ("TRITON_HOME", "file", "TRITON_HOME={} (its .triton/cache): {file} is not a folder"),
-        ("HOME", "file", "Triton's default cache folder {}/.triton/cache: {file} is not a folder"),
+        # no variable naming a cache: the engine's own, under NEUROBRIX_HOME (default ~/.cache/neurobrix)
+        ("HOME", "file", "the default home {}/.cache/neurobrix lies under {file}, which is a file"),
     ],
 )
 def test_a_triton_cache_folder_that_is_a_file_is_refused_before_loading(tmp_path, monkeypatch, name, where, said):

@@ -21,7 +21,7 @@ from conftest import REPO
 from kernel_tables import CONFIGS, write_tables
 
 from neurobrix import plan as plan_module
-from neurobrix import store, warmup
+from neurobrix import stack, store, warmup
 from neurobrix.cli import main
 
 TILED = CONFIGS["linear"][1][1]
@@ -508,19 +508,26 @@ def test_the_certified_gpu_class_is_looked_for_only_on_a_gpu(monkeypatch):
 
 @pytest.mark.gpu
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU")
-def test_after_warmup_no_run_compiles(tmp_path):
+@pytest.mark.parametrize("cache", ["TRITON_CACHE_DIR", "engine"])
+def test_after_warmup_no_run_compiles(tmp_path, cache):
     """A two-layer model of TinyLlama's shapes (the certified tables cover it): `warmup --max-prompt 40
     --max-tokens 24` into an empty Triton cache, then runs of other --max-tokens within those limits add
-    nothing to the cache (a compile would write its binary there)."""
+    nothing to the cache (a compile would write its binary there). The cache is the one TRITON_CACHE_DIR names, or,
+    with no variable naming one, the engine's own under NEUROBRIX_HOME (nothing then goes to Triton's default
+    folder in the home folder)."""
     import json
 
-    env = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
+    env = {k: v for k, v in os.environ.items() if k not in ("TRITON_INTERPRET", *stack.CACHE_ENV)}
     env |= {
         # the repository first; what the environment already adds (dependencies kept beside it) after
         "PYTHONPATH": os.pathsep.join([str(REPO), *filter(None, [os.environ.get("PYTHONPATH")])]),
         "NEUROBRIX_HOME": str(tmp_path / "home"),
-        "TRITON_CACHE_DIR": str(tmp_path / "triton-cache"),
     }
+    folder = tmp_path / "triton-cache" if cache == "TRITON_CACHE_DIR" else tmp_path / "home" / stack.ENGINE_CACHE
+    if cache == "TRITON_CACHE_DIR":
+        env["TRITON_CACHE_DIR"] = str(folder)
+    else:
+        env["HOME"] = str(tmp_path / "user")  # Triton's default cache would be user/.triton/cache
     env.pop("NEUROBRIX_TABLES", None)
     make = (
         "import sys; sys.path.insert(0, 'tests'); from pathlib import Path; import parity; "
@@ -534,7 +541,7 @@ def test_after_warmup_no_run_compiles(tmp_path):
         )
 
     def cached():
-        return {p.relative_to(tmp_path) for p in (tmp_path / "triton-cache").rglob("*") if p.is_file()}
+        return {p.relative_to(tmp_path) for p in folder.rglob("*") if p.is_file()}
 
     made = subprocess.run([sys.executable, "-c", make], capture_output=True, text=True, env=env, cwd=REPO, timeout=600)
     assert made.returncode == 0, made.stderr[-4000:]
@@ -555,6 +562,8 @@ def test_after_warmup_no_run_compiles(tmp_path):
         # within what the warmup covered (its --max-prompt), or the test would ask for more than it warmed
         assert int(lines[-1].split("prompt ")[1].split(" tokens")[0]) <= 40, lines[-1]
     assert cached() == before, (sorted(cached() - before)[:5], lines)
+    assert str(folder) in warm.stdout, warm.stdout  # the report names where the binaries went
+    assert not (tmp_path / "user" / ".triton" / "cache").exists()
     print(json.dumps({"warmup": warm.stdout.strip(), "runs": lines}))
 
 
