@@ -376,11 +376,12 @@ def add_warmup_parser(commands: Any, common: dict[str, Any]) -> None:
         description="""\
 Compile, before any `neurobrix run`, every Triton kernel binary the runs of a stored model can
 need on this machine's GPU class: every prompt length and KV-cache size a run can have (up to the
-model's context and what the class certifies), batch 1, one dtype. The binaries go to Triton's
-cache (TRITON_CACHE_DIR, default ~/.triton/cache), where `run` finds them: it then compiles
-nothing. No weight of the model is read: its forward pass runs on zero weights with the certified
-settings. Every binary compiles once, so it takes a while on a GPU; Ctrl-C keeps what was
-compiled, and running it again compiles only the rest.""",
+model's context and what the class certifies), batch 1, one dtype. The binaries go to the engine's
+cache of compiled kernels ($NEUROBRIX_HOME/triton-cache, or where TRITON_CACHE_DIR or TRITON_HOME
+names one), where `run` finds them: it then compiles nothing. No weight of the model is read:
+its forward pass runs on zero weights with the certified settings. Every binary compiles once, so
+it takes a while on a GPU; Ctrl-C keeps what was compiled, and running it again compiles only the
+rest.""",
         epilog="examples:\n  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct\n"
         "  neurobrix warmup --model meta-llama/Llama-3.2-1B-Instruct --max-prompt 2048 --max-tokens 512\n\n"
         + textwrap.fill(EXIT_CODES, 100),

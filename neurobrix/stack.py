@@ -616,8 +616,9 @@ def engine_cache() -> Path | None:
 
 
 def _named(name: str) -> str | None:
-    """The value of ``name`` (one of :data:`CACHE_ENV`) as the user set it: None where it is unset, or where it is the
-    TRITON_CACHE_DIR :func:`use_engine_cache` set in this process (NEUROBRIX_HOME decides again: it may have changed)."""
+    """The value of ``name`` (one of :data:`CACHE_ENV`) as the user set it: None where it is unset, or where it is
+    the TRITON_CACHE_DIR :func:`use_engine_cache` set in this process (NEUROBRIX_HOME decides again: it may have
+    changed)."""
     value = os.environ.get(name)
     return None if name == "TRITON_CACHE_DIR" and value is not None and value == _ENGINE_CACHE_SET[0] else value
 

@@ -14,10 +14,10 @@ from __future__ import annotations
 import os
 
 import pytest
+from kernel_tables import write_gpu_class, write_tables
 
 from neurobrix import stack, tables
 from neurobrix.errors import UsageError
-from kernel_tables import write_gpu_class, write_tables
 
 
 @pytest.fixture
