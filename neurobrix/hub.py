@@ -248,9 +248,10 @@ def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str]) -> None:
     repository once, in ``blobs/<ETag>``, the ETag being the sha256 of an LFS file's bytes and git's hash of any other
     file's, and checks only a download's size: a blob edited in place (a file of the snapshot written through its
     link), overwritten by a tool, or damaged on disk at its size is imported, and recorded in the manifest as the
-    repository's file at its commit, which it is not. Cheap: one sequential read of each file the import takes (sha256
-    at about 1.7 GB/s on one core of a 2-core CPU, a second or so for a 2 GB model), once per import, small beside
-    the download that wrote it; a run never pays it. A blob named otherwise (an ETag a mirror gave that is no such
+    repository's file at its commit, which it is not. Cheap enough: one sequential read of each file the import
+    takes (the small ones cost as much again as the manifest's hashing of them; the weights, hard-linked otherwise,
+    about 1.7 s per GiB on a loaded 2-core CPU, the read alone 1.4 s of it), once per import, small beside the
+    download that wrote them; a run never pays it. A blob named otherwise (an ETag a mirror gave that is no such
     hash), or a file stored in the snapshot itself (a disk without links), has no name to check against."""
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
     if snapshot.parent.parent != repo:  # (as _own_snapshot: a seam that does not lay files out so is not checked)

@@ -27,7 +27,7 @@ found the model anyway (hub ids name one repository in any case; round 43 left i
 tensor twice is read by safetensors (transformers' reader) and by the import's check alike, the last entry winning
 (one at the wrong shape first is imported and runs as the last says); weights truncated, with offsets that overlap,
 leave gaps or point past the end (rounds 40-41: refused at import and, after it, by size); TRACKED.yaml's sha256 of
-each table file, and a proof's entry digests against its index's rows (rounds 28, 44).
+each table file, and a proof's entry digests against its index's rows (rounds 27, 28, 44).
 
 Left open: a weight file's tensor bytes changed after the import at the same size and modification time, the header
 kept, are run (the manifest records the weights' sizes and headers only: hashing gigabytes on every run is the cost
