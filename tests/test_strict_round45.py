@@ -31,9 +31,13 @@ each table file, and a proof's entry digests against its index's rows (rounds 27
 
 Left open: a weight file's tensor bytes changed after the import at the same size and modification time, the header
 kept, are run (the manifest records the weights' sizes and headers only: hashing gigabytes on every run is the cost
-round 40 declined; `neurobrix import` again re-checks them against the cache's names); and a tables folder given by
-NEUROBRIX_TABLES is still not bound to the kernels it was certified with (as round 44 said: certified proofs record
-no kernels digest, and binding them is a format change and a re-certification of every class, nvidia-h200's on its
+round 40 declined; `neurobrix import` again re-checks them against the cache's names; the store hard-links the
+cache's blobs, so bytes written into a weights blob after the import reach the store so too); a snapshot file linked
+to another of the repository's own blobs (another file's or another commit's), whose bytes are its blob's name: offline
+nothing says which blob the file should be (online the hub's listing with its metadata would; not done, as it could
+not be held against the real hub here); and a tables folder given by NEUROBRIX_TABLES is still not bound to the
+kernels it was certified with (as round 44 said: certified proofs record no kernels digest, and binding them is a
+format change and a re-certification of every class, nvidia-h200's on its
 GPU).
 
 Each test that says "before" failed before the fix (run in a worktree of the round's base commit); the controls and
