@@ -225,6 +225,54 @@ def _own_snapshot(repo_id: str, snapshot: Path) -> None:
                 )
 
 
+# how huggingface_hub names a blob (its ETag): an LFS file by the sha256 of its bytes, any other file by git's hash of
+# its bytes (sha1 of "blob <size>\0" and the bytes)
+_SHA256_NAME = re.compile(r"[0-9a-f]{64}")
+_GIT_NAME = re.compile(r"[0-9a-f]{40}")
+
+
+def _blob_digest(path: Path, git: bool) -> str:
+    """The sha256 of a file's bytes, or git's blob hash of them (``git hash-object``)."""
+    import hashlib
+
+    size = path.stat().st_size
+    digest = hashlib.sha1(b"blob %d\0" % size, usedforsecurity=False) if git else hashlib.sha256()
+    with path.open("rb") as fh:
+        while chunk := fh.read(16 << 20):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str]) -> None:
+    """Refuse a snapshot file whose bytes are not the ones its blob's name says. huggingface_hub stores each file of a
+    repository once, in ``blobs/<ETag>``, the ETag being the sha256 of an LFS file's bytes and git's hash of any other
+    file's, and checks only a download's size: a blob edited in place (a file of the snapshot written through its
+    link), overwritten by a tool, or damaged on disk at its size is imported, and recorded in the manifest as the
+    repository's file at its commit, which it is not. Cheap enough: one sequential read of each file the import
+    takes (the small ones cost as much again as the manifest's hashing of them; the weights, hard-linked otherwise,
+    about 1.7 s per GiB on a loaded 2-core CPU, the read alone 1.4 s of it), once per import, small beside the
+    download that wrote them; a run never pays it. A blob named otherwise (an ETag a mirror gave that is no such
+    hash), or a file stored in the snapshot itself (a disk without links), has no name to check against."""
+    repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
+    if snapshot.parent.parent != repo:  # (as _own_snapshot: a seam that does not lay files out so is not checked)
+        return
+    blobs = Path(os.path.realpath(repo)) / "blobs"
+    for file in files:
+        blob = Path(os.path.realpath(snapshot / file))
+        sha256, git = _SHA256_NAME.fullmatch(blob.name), _GIT_NAME.fullmatch(blob.name)
+        if blob.parent != blobs or not (sha256 or git):
+            continue
+        found = _blob_digest(blob, git=bool(git))
+        if found != blob.name:
+            what = "sha256" if sha256 else "git blob hash"
+            raise CheckpointError(
+                f"the Hugging Face cache's {file} of {repo_id} at {snapshot.name[:12]} is not the file its blob is "
+                f"named for: the {what} of {blob} is {found[:12]}..., not {blob.name[:12]}... (edited in place, "
+                f"overwritten or damaged on disk); delete {blob} and run the import again with the network on, which "
+                "downloads the repository's own file"
+            )
+
+
 def _from_cache(
     repo_id: str, revision: str | None, why: str, *, offline: bool, accept_license: bool = False
 ) -> tuple[Path, str]:

@@ -788,6 +788,8 @@ def _store_folder(
     from huggingface_hub.utils import tqdm
 
     files = checkpoint_files(folder)
+    if link:  # a hub snapshot (the only folder the store links from): every file is the blob its name says
+        hub.check_blobs(source, folder, files)
     dest = _destination(name)
     _sweep_stale()
     problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
