@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -231,8 +231,9 @@ _SHA256_NAME = re.compile(r"[0-9a-f]{64}")
 _GIT_NAME = re.compile(r"[0-9a-f]{40}")
 
 
-def _blob_digest(path: Path, git: bool) -> str:
-    """The sha256 of a file's bytes, or git's blob hash of them (``git hash-object``)."""
+def _blob_digest(path: Path, git: bool, read: Callable[[int], object] = lambda n: None) -> str:
+    """The sha256 of a file's bytes, or git's blob hash of them (``git hash-object``); ``read`` is told each chunk's
+    size (a progress bar)."""
     import hashlib
 
     size = path.stat().st_size
@@ -240,10 +241,11 @@ def _blob_digest(path: Path, git: bool) -> str:
     with path.open("rb") as fh:
         while chunk := fh.read(16 << 20):
             digest.update(chunk)
+            read(len(chunk))
     return digest.hexdigest()
 
 
-def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str]) -> None:
+def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str], progress: bool = False) -> None:
     """Refuse a snapshot file whose bytes are not the ones its blob's name says. huggingface_hub stores each file of a
     repository once, in ``blobs/<ETag>``, the ETag being the sha256 of an LFS file's bytes and git's hash of any other
     file's, and checks only a download's size: a blob edited in place (a file of the snapshot written through its
@@ -256,21 +258,34 @@ def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str]) -> None:
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
     if snapshot.parent.parent != repo:  # (as _own_snapshot: a seam that does not lay files out so is not checked)
         return
+    from huggingface_hub.utils import tqdm
+
     blobs = Path(os.path.realpath(repo)) / "blobs"
+    named = {}  # each file the import takes whose blob is named by a hash, with that blob
     for file in files:
         blob = Path(os.path.realpath(snapshot / file))
-        sha256, git = _SHA256_NAME.fullmatch(blob.name), _GIT_NAME.fullmatch(blob.name)
-        if blob.parent != blobs or not (sha256 or git):
-            continue
-        found = _blob_digest(blob, git=bool(git))
-        if found != blob.name:
-            what = "sha256" if sha256 else "git blob hash"
-            raise CheckpointError(
-                f"the Hugging Face cache's {file} of {repo_id} at {snapshot.name[:12]} is not the file its blob is "
-                f"named for: the {what} of {blob} is {found[:12]}..., not {blob.name[:12]}... (edited in place, "
-                f"overwritten or damaged on disk); delete {blob} and run the import again with the network on, which "
-                "downloads the repository's own file"
-            )
+        if blob.parent == blobs and (_SHA256_NAME.fullmatch(blob.name) or _GIT_NAME.fullmatch(blob.name)):
+            named[file] = blob
+    total = sum(blob.stat().st_size for blob in named.values())
+    # a bar only where the check takes a while (about a second per GiB read and hashed)
+    shown = progress and total >= 256 << 20
+    with tqdm(total=total, unit="B", unit_scale=True, desc=f"checking {repo_id}", disable=not shown) as bar:
+        for file, blob in named.items():
+            _check_blob(repo_id, snapshot, file, blob, bar.update)
+
+
+def _check_blob(repo_id: str, snapshot: Path, file: str, blob: Path, read: Callable[[int], object]) -> None:
+    """Refuse ``file`` of the snapshot if its blob's bytes are not the ones the blob's name says."""
+    sha256 = _SHA256_NAME.fullmatch(blob.name)
+    found = _blob_digest(blob, git=not sha256, read=read)
+    if found != blob.name:
+        what = "sha256" if sha256 else "git blob hash"
+        raise CheckpointError(
+            f"the Hugging Face cache's {file} of {repo_id} at {snapshot.name[:12]} is not the file its blob is "
+            f"named for: the {what} of {blob} is {found[:12]}..., not {blob.name[:12]}... (edited in place, "
+            f"overwritten or damaged on disk); delete {blob} and run the import again with the network on, which "
+            "downloads the repository's own file"
+        )
 
 
 def _from_cache(

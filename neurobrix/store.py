@@ -789,7 +789,7 @@ def _store_folder(
 
     files = checkpoint_files(folder)
     if link:  # a hub snapshot (the only folder the store links from): every file is the blob its name says
-        hub.check_blobs(source, folder, files)
+        hub.check_blobs(source, folder, files, progress)
     dest = _destination(name)
     _sweep_stale()
     problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
