@@ -181,7 +181,21 @@ def diagnose() -> list[Finding]:
         problem = cache_problem(gpu_class.id)
         if problem:
             found.append(Finding("triton cache", FAIL, f"{problem}."))
+        elif gpu_class.id != "interpreter":  # where warmup puts the compiled kernels and run finds them
+            found.append(Finding("triton cache", INFO, _cache_folder()))
     return found
+
+
+def _cache_folder() -> str:
+    """Where a GPU class's compiled kernels go, and who named it (the engine's own, or a variable of the user's)."""
+    from .stack import CACHE_ENV, _named, engine_cache
+
+    engine = engine_cache()
+    if engine is not None:
+        return f"{engine} (the engine's own; TRITON_CACHE_DIR or TRITON_HOME would name another)"
+    name = next(n for n in CACHE_ENV if _named(n) is not None)
+    value = _named(name)
+    return f"{value} (TRITON_CACHE_DIR)" if name == "TRITON_CACHE_DIR" else f"{value}/.triton/cache (TRITON_HOME)"
 
 
 def _unrunnable(indexes: dict, gpu_class: Any = None) -> str | None:

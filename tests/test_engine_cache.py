@@ -99,3 +99,33 @@ def test_the_cache_check_doctor_makes_names_the_engines_folder(tmp_path, loaded)
     cache.write_text("x", encoding="utf-8")
     assert stack.cache_problem("fake-hopper").startswith(f"the engine's cache of compiled kernels {cache}")
     assert stack.cache_problem("interpreter") is None
+
+
+def test_doctor_says_where_a_gpu_class_keeps_its_compiled_kernels(tmp_path, monkeypatch, loaded):
+    """On a GPU class `doctor` names the cache folder (an INFO line): the engine's own, or the one a variable names;
+    where that folder cannot serve, the line is a FAIL naming why."""
+    from neurobrix import doctor, gpu
+
+    monkeypatch.setattr(
+        stack,
+        "verdict",
+        lambda class_id, *a, **k: stack.Verdict(class_id, stack.running_stack(), stack.running_stack()),
+    )
+    monkeypatch.setattr(gpu, "device_facts", lambda: gpu.DeviceFacts("cuda", "nvidia", "NVIDIA H200", (9, 0), 132))
+
+    def line():
+        found = [f for f in doctor.diagnose() if f.name == "triton cache"]
+        assert len(found) == 1, found
+        return found[0]
+
+    assert line() == doctor.Finding(
+        "triton cache",
+        doctor.INFO,
+        f"{tmp_path / 'home' / 'triton-cache'} (the engine's own; TRITON_CACHE_DIR or TRITON_HOME would name another)",
+    )
+    monkeypatch.setenv("TRITON_HOME", str(tmp_path / "mine"))
+    assert line().value == f"{tmp_path / 'mine'}/.triton/cache (TRITON_HOME)"
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "cache"))
+    assert line().value == f"{tmp_path / 'cache'} (TRITON_CACHE_DIR)"
+    (tmp_path / "cache").write_text("x", encoding="utf-8")
+    assert line().status == doctor.FAIL
