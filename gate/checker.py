@@ -258,7 +258,8 @@ def _check_one_file_per_name(archives: Sequence[Archive]) -> None:
     """G602 for a dist named as an earlier one of the run yet of other bytes (gate round 44): two upload folders, or a
     folder and a file elsewhere, holding the release twice. Each passed alone, so the run passed with two sha256s under
     one file name: `twine upload a/* b/*` sends whichever it meets first and PyPI refuses the other (a file name is
-    uploaded once), so what is released hung on the order of the arguments. The same bytes twice are one file to PyPI."""
+    uploaded once), so what is released hung on the order of the arguments. The same bytes twice are one file to
+    PyPI."""
     first: dict[str, Archive] = {}
     for archive in archives:
         if not archive.sha256:  # refused unread (G308): no bytes to compare

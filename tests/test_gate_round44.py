@@ -30,7 +30,6 @@ Pinned, each read alike by every reader run here:
 from __future__ import annotations
 
 import base64
-import gzip
 import hashlib
 import shutil
 import zipfile
@@ -38,10 +37,12 @@ from pathlib import Path
 
 import pytest
 from gate_fixtures import Built, RawMember, install_wheel, raw_zip, wheel_members, with_true_record
+from packaging.version import Version
 from pip._internal.models.scheme import Scheme
 from pip._internal.operations.install.wheel import install_wheel as pip_install_wheel
-from test_gate_hostile import built, judge, refused_with
+from test_gate_hostile import REFERENCE, built, judge, refused_with
 
+from gate.checker import Options, check
 from neurobrix import stack, tables
 from neurobrix.ops import SOURCES
 
@@ -109,9 +110,18 @@ def test_pip_and_installer_write_a_path_named_launcher_in_two_places(built: Buil
         install_wheel(climbing, tmp_path / "installer-climbing")
 
 
-def test_the_launcher_in_another_case_is_refused(built: Built, tmp_path: Path) -> None:
-    """Class 4: ``NEUROBRIX`` and ``neurobrix`` are one launcher on a case-insensitive disk (the later written wins)."""
-    wheel = _entry_points_wheel(built, tmp_path, b"NEUROBRIX = neurobrix.cli:main\n")
+LAUNCHER_ALIASES = {  # attack -> the line added: another entry point writing the project's launcher's file
+    # one file with scripts/neurobrix on a case-insensitive disk (macOS, Windows): the later written wins
+    "the launcher in another case": b"NEUROBRIX = neurobrix.cli:main\n",
+    # the same file on POSIX, and on Windows a launcher without a console (the command's output goes nowhere)
+    "the launcher as a gui script": b"\n[gui_scripts]\nneurobrix = neurobrix.cli:main\n",
+}
+
+
+@pytest.mark.parametrize("attack", list(LAUNCHER_ALIASES))
+def test_another_entry_point_writing_the_launchers_file_is_refused(built: Built, tmp_path: Path, attack: str) -> None:
+    """Class 4, pinned: each is an entry point pyproject.toml does not declare (G408)."""
+    wheel = _entry_points_wheel(built, tmp_path, LAUNCHER_ALIASES[attack])
     finding = refused_with(judge(wheel), "G408", f"{built.dist_info}/entry_points.txt", built.wheel.name)
     assert "does not declare" in finding.message
 
@@ -178,7 +188,8 @@ def _hashed_with(built: Built, folder: Path, algorithm: str) -> Path:
     rows.append(f"{record.name.decode()},,\n")
     folder.mkdir(parents=True, exist_ok=True)
     wheel = folder / built.wheel.name
-    wheel.write_bytes(raw_zip([*(m for m in members if m is not record), RawMember(record.name, "".join(rows).encode())]))
+    record = RawMember(record.name, "".join(rows).encode())
+    wheel.write_bytes(raw_zip([*(m for m in members if not m.name.endswith(b".dist-info/RECORD")), record]))
     return wheel
 
 
@@ -199,3 +210,26 @@ def test_the_engine_reads_record_hashes_as_the_gate_does(built: Built, tmp_path:
     kernel = package / "ops" / sorted(SOURCES)[0]
     kernel.write_bytes(kernel.read_bytes() + b"\n")
     assert "changed since" in (stack.installed_kernels_problem(package) or "")
+
+
+# -- 5. the tag as --expect-version is read ----------------------------------------------------------------------------
+
+EXPECTED = {  # --expect-version -> whether the project's release (0.1.0) is that version
+    "v0.1.0": True,
+    "0.1": True,  # PEP 440 pads with zeros: one release to packaging, pip and PyPI (which keys releases so)
+    "V0.1.0.0": True,
+    "0.1.0+local": False,  # a local version is another version
+    "0.1.0.post0": False,
+    "0.1.0rc1": False,
+}
+
+
+@pytest.mark.parametrize("tag", list(EXPECTED))
+def test_expect_version_is_read_as_pep_440_reads_it(built: Built, tag: str) -> None:
+    report = check([built.wheel, built.sdist], Options(REFERENCE, Version(tag), smoke=False, tools=False))
+    assert Version(built.version) == Version(tag) or not EXPECTED[tag]
+    if EXPECTED[tag]:
+        assert report.passed, [(f.code, f.path, f.message) for f in report.findings]
+    else:
+        refused_with(report, "G603", None, built.wheel.name)
+        refused_with(report, "G603", None, built.sdist.name)
