@@ -23,8 +23,16 @@ Pinned, each read alike by every reader run here:
    installed tables and kernels (``installed_tables_problem``, ``installed_kernels_problem``), which hash with the
    algorithm each row names: both find the installed copy the release's, and both catch a table (with its list) or a
    kernel changed after the install (each test fails with the engine hashing sha256 whatever the row says);
-4. an entry point named as the project's launcher in another case (``NEUROBRIX``), one file on a case-insensitive disk,
-   is refused as a script pyproject.toml does not declare (G408).
+4. an entry point writing the project's launcher's file (``NEUROBRIX``, one file with ``neurobrix`` on a
+   case-insensitive disk; ``neurobrix`` as a gui script) is refused as a script pyproject.toml does not declare (G408);
+5. the tag as ``--expect-version`` reads it, by PEP 440: ``0.1`` and ``V0.1.0.0`` are release 0.1.0 (as to pip and
+   PyPI), a local version, a post-release and a release candidate are not (G603; the test fails with the local part
+   compared away).
+
+Each pinned test fails with its check weakened (run once, by hand): the undeclared entry point not named, G602 by file
+name alone, the engine hashing sha256 whatever a RECORD row names. Left open: ``python -m gate`` runs with the
+checkout's top first on ``sys.path``, so an untracked ``packaging.py`` there runs inside the gate (shown by hand); see
+docs/gate-rounds.md.
 """
 
 from __future__ import annotations
