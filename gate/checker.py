@@ -168,6 +168,7 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
             else:
                 identities[archive.path] = check_sdist(archive, options.reference, repo)
         _check_versions(archives, identities, options.expect_version)
+        _check_one_file_per_name(archives)
         for archive in archives:
             # an archive read more than one way goes to no other tool; one whose metadata the gate refused unparsed is
             # not waited on (twine, still parsing it, is stopped on the way out)
@@ -251,6 +252,27 @@ def _check_versions(archives: Sequence[Archive], identities: dict[Path, Identity
             )
         if expect is not None and identity.version != expect:
             archive.fail(Check.G603, None, f"version {identity.version}; the release expects {expect}")
+
+
+def _check_one_file_per_name(archives: Sequence[Archive]) -> None:
+    """G602 for a dist named as an earlier one of the run yet of other bytes (gate round 44): two upload folders, or a
+    folder and a file elsewhere, holding the release twice. Each passed alone, so the run passed with two sha256s under
+    one file name: `twine upload a/* b/*` sends whichever it meets first and PyPI refuses the other (a file name is
+    uploaded once), so what is released hung on the order of the arguments. The same bytes twice are one file to
+    PyPI."""
+    first: dict[str, Archive] = {}
+    for archive in archives:
+        if not archive.sha256:  # refused unread (G308): no bytes to compare
+            continue
+        earlier = first.setdefault(archive.dist, archive)
+        if earlier is not archive and earlier.sha256 and earlier.sha256 != archive.sha256:
+            archive.fail(
+                Check.G602,
+                None,
+                f"a second {archive.kind} named {archive.dist} in this run ({archive.path}), in other bytes than "
+                f"{earlier.path} (sha256 {archive.sha256[:12]}…, {earlier.sha256[:12]}…): `twine upload` sends "
+                "whichever it meets first and PyPI refuses the other; a release is one wheel and one sdist",
+            )
 
 
 def _metadata_path(archive: Archive) -> str | None:

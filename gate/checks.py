@@ -88,7 +88,7 @@ class Check(Enum):
     G509 = "sdist file is not the repository's tracked file"
     # Versions
     G601 = "name or version disagrees within one dist"
-    G602 = "dists disagree on name or version"
+    G602 = "dists disagree on name or version, or one file name comes twice in other bytes"
     G603 = "version differs from --expect-version"
     # The install smoke: pip installs the wheel, the gate hashes what it wrote, the engine loads it
     G701 = "wheel does not install into a fresh environment"

@@ -346,6 +346,7 @@ def check_canonical_name(archive: Archive, identity: Identity, by_name: Identity
 # groups and entries, and distlib's script maker skips a leading ';'. So only lines that every reader
 # reads the same way are accepted (hand-written: no library states this common subset).
 _EP_GROUP = re.compile(r"\[([A-Za-z0-9_.-]+)\]")
+_EP_DRIVE = re.compile(r"[A-Za-z]:")
 _EP_ENTRY = re.compile(
     r"[A-Za-z0-9_.-]+ ?= ?[A-Za-z_][A-Za-z0-9_.]*(:[A-Za-z_][A-Za-z0-9_.]*)?( ?\[[A-Za-z0-9_, -]*\])?"
 )
@@ -363,6 +364,17 @@ def _entry_point_line_problem(line: str) -> str | None:
         if group.group(1).upper() == "DEFAULT":
             return "a [DEFAULT] group: configparser reads no group there, importlib.metadata one"
         return None
+    name = line.partition("=")[0].strip() if "=" in line else ""
+    if name in (".", "..") or "/" in name or "\\" in name or _EP_DRIVE.match(name):
+        # gate round 44: a launcher's name is joined to the scripts folder as it is; pip 23.2 (distlib) writes
+        # `sub/dir/x` as scripts/x, installer and pip 26 as scripts/sub/dir/x, and a climbing or absolute name fails
+        # pip 26 and installer and fails or lands as its last component in pip 23.2
+        return (
+            f"the entry point name {name!r} is a path ('/', '\\', '.', '..' or a drive): installers join it to the "
+            "scripts folder as it is, so the launcher lands elsewhere than a command of that name (pip 23.2 writes "
+            "sub/dir/x as scripts/x, installer and pip 26 as scripts/sub/dir/x; a climbing or absolute name is "
+            "refused by them or written elsewhere)"
+        )
     if _EP_ENTRY.fullmatch(line):
         return None
     return "neither a [group] nor a 'name = module:attr' entry (comments and other syntax are read differently)"
