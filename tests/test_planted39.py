@@ -1,0 +1,392 @@
+"""Planted-bug round 39 (docstring completed below)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+from conftest import REPO, retrack
+
+from conformance import certify
+from conformance.__main__ import main as conformance_main
+from neurobrix import tables
+
+CLASS = "interpreter"
+
+
+# ------------------------------------------------------------------------------------------ certify: later chunks
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    folder = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / CLASS, folder / CLASS)
+    retrack(folder)
+    tables.clear_cache()
+    return folder
+
+
+class Clock:
+    """certify's clock, moved on by the fake phases only."""
+
+    now = 0.0
+
+    @classmethod
+    def monotonic(cls) -> float:
+        return cls.now
+
+    perf_counter = monotonic
+
+
+def _fake_phases(monkeypatch, root: Path, seconds: dict[int, float]) -> list[str]:
+    """screen_task, time_task and prove_task without work: the n-th task screened (from 0) moves the clock on by
+    ``seconds[n]``; each proof hands back the entry the tables already hold for its task, and nothing is written.
+    Returns the kernels and dtypes proven, in order."""
+    held = {
+        (kernel, e.domain.ranges, d): e
+        for kernel in ("silu_mul", "rms_norm", "rotary", "linear")
+        for e in tables.load(root).index(CLASS, kernel).entries
+        for d in e.domain.dtypes
+    }
+    screened, proven = [0], []
+
+    def screen(class_id, task, seed):
+        Clock.now += seconds.get(screened[0], 0.0)
+        screened[0] += 1
+        return task
+
+    def prove(class_id, task, examples, profile_name):
+        proven.append(f"{task.kernel} {task.dtype}")
+        return SimpleNamespace(entry=held[(task.kernel, task.ranges, task.dtype)], message=f"proved {task.kernel}")
+
+    Clock.now = 0.0
+    monkeypatch.setattr(certify, "time", Clock)
+    monkeypatch.setattr(certify, "screen_task", screen)
+    monkeypatch.setattr(certify, "time_task", lambda class_id, screened, pdl=False: screened)
+    monkeypatch.setattr(certify, "prove_task", prove)
+    monkeypatch.setattr(certify, "write_table", lambda *args: None)  # (the entries held carry no proof record)
+    return proven
+
+
+ARGV = ["certify", "--class", CLASS, "--kernels", "silu_mul", "rms_norm", "rotary", "linear", "--dtypes", "fp32"]
+ARGV += ["fp16", "--no-check", "--max-minutes", "1"]  # 10 tasks: chunks of 4, 4 and 2, one worker
+
+
+def test_a_chunk_after_the_first_past_the_limit_certifies_nothing_more(root: Path, monkeypatch, capsys) -> None:
+    """The limit passes while the second chunk's first task is screened: the first chunk certified its 4 tasks
+    before the limit, and the second certifies none (only the first chunk certifies one task whatever the limit, so
+    that every rerun gets further); its 4 tasks and the last chunk's 2 are left. Plant c01 (every chunk certifying
+    one task past the limit) certified a fifth."""
+    proven = _fake_phases(monkeypatch, root, {4: 120.0})
+    assert conformance_main([*ARGV, "--tables", str(root)]) == 3
+    out = capsys.readouterr().out
+    assert "certified 4 entries" in out and "; 6 left" in out, out
+    assert len(proven) == 4, proven
+
+
+def test_a_chunk_starts_only_where_the_longest_so_far_would_end_within_the_limit(
+    root: Path, monkeypatch, capsys
+) -> None:
+    """The first chunk takes 29.5 s, the second 1.5 s, of a 60 s limit: at 31 s the third chunk is not started, the
+    longest chunk (29.5 s) would end past the limit; its 2 tasks are left, counted as 2. Plants c02 (the last chunk's
+    time taken for the longest: the third started) and c03 (the tasks left miscounted) fail it."""
+    proven = _fake_phases(monkeypatch, root, {0: 29.5, 4: 1.5})
+    assert conformance_main([*ARGV, "--tables", str(root)]) == 3
+    out = capsys.readouterr().out
+    assert "certified 8 entries" in out and "; 2 left" in out, out
+    assert "stopping at the time limit: 2 task(s) left" in out, out
+    assert len(proven) == 8, proven
+
+
+# ------------------------------------------------------------------------------ check: entries starved of memory
+class CheckClock:
+    """check's clock: each reading 40 s after the last (one entry fits a minute, hardly more)."""
+
+    now = 0.0
+
+    @classmethod
+    def perf_counter(cls) -> float:
+        cls.now += 40.0
+        return cls.now
+
+
+def _starved_check(tables_copy: Path, monkeypatch, starving: float = 0.0, **kwargs):
+    """silu_mul and rms_norm in fp32 (one wave of two entries) with workers taken as sharing a GPU, the first kernel
+    call finding the device full (after ``starving`` seconds of ``Clock``'s, where check reads it)."""
+    import torch
+    from test_conformance import tables_at
+
+    from conformance import check, workers
+
+    real, calls = check.run_kernel, {"n": 0}
+
+    def run(case, config):
+        calls["n"] += 1
+        if calls["n"] == 1:
+            Clock.now += starving
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
+        return real(case, config)
+
+    monkeypatch.setattr(check, "run_kernel", run)
+    monkeypatch.setattr(workers.Workers, "shares_devices", property(lambda self: True))
+    with tables_at(tables_copy):
+        return check.check_class("interpreter", ["silu_mul", "rms_norm"], {"fp32"}, 5, "ci", **kwargs)
+
+
+@pytest.fixture
+def tables_copy(tmp_path):
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", root)
+    return root
+
+
+def test_an_entry_starved_in_a_wave_the_time_limit_cuts_is_left_not_failed(tables_copy, monkeypatch):
+    """The first entry of the wave runs out of memory beside other workers; the time limit then stops the wave. That
+    entry has no verdict (it was never checked with the device to itself, as the time limit leaves a starved entry of
+    a finished wave: test_conformance's test_the_time_limit_bounds_the_second_runs_too): left with the other, not
+    failed. Before the fix it stayed in the report as failed ("out of device memory"), the check FAILED. Plant k01
+    (the starved entries left replacing the count of the others) fails it too."""
+    from conformance import check
+
+    monkeypatch.setattr(check, "time", CheckClock)
+    report = _starved_check(tables_copy, monkeypatch, max_minutes=1)
+    assert report.results == [] and report.left == 2 and report.retried == 0, check.render(report)
+    assert report.passed and not report.complete
+    assert "INCOMPLETE" in check.render(report)
+
+
+# ------------------------------------------------------------------------ hub: the snapshot an import reads
+@pytest.fixture
+def hub_home(tmp_path, monkeypatch) -> Path:
+    from store_fixtures import make_checkpoint
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    return make_checkpoint(tmp_path / "checkpoint")
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    from neurobrix.cli import main
+
+    try:
+        code = main(list(argv))
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_a_repository_folder_linked_to_its_own_in_another_case_imports(hub_home, capsys):
+    """A hub id names one repository in any case: org/a's cache folder a link to the one written for Org/A (as a
+    case-insensitive filesystem finds it without a link) holds that repository's own files, and imports. Plant h01
+    (the folder names compared in case) refused it as another repository's."""
+    from store_fixtures import populate_hub_cache
+
+    from neurobrix import hub
+
+    cache = hub.hub_cache()
+    populate_hub_cache(cache, "Org/A", hub_home, commit="a" * 40)
+    os.symlink("models--Org--A", cache / "models--org--a")
+    code, out, err = _cli(capsys, "import", "org/a")
+    assert code == 0, err
+    code, out, _ = _cli(capsys, "list")
+    assert "org/a" in out and "aaaaaaaaaaaa" in out, out
+
+
+def test_a_link_in_the_snapshot_leading_nowhere_is_left_to_the_import(hub_home, capsys):
+    """An optional file of the snapshot linking to a blob that is gone (an interrupted download): the snapshot is still
+    the repository's own, and the import goes on as before strict round 44 (the file left out), without a traceback.
+    Plant h05 (each link resolved strictly) ended in a FileNotFoundError traceback."""
+    from store_fixtures import populate_hub_cache
+
+    from neurobrix import hub
+
+    snapshot = populate_hub_cache(hub.hub_cache(), "org/a", hub_home, commit="a" * 40)
+    os.symlink("../../blobs/" + "0" * 64, snapshot / "special_tokens_map.json")
+    code, out, err = _cli(capsys, "import", "org/a")
+    assert "Traceback" not in err and "outside its repository" not in err, err
+    assert code == 0, err
+
+
+def test_the_first_second_run_is_estimated_by_the_longest_shared_wave(tables_copy, monkeypatch):
+    """The wave takes 35 s of a 60 s limit (the starved entry's first run): the entry's second run, alone, is estimated
+    to take as long as the longest wave, 35 s, which would end past the limit: not run, the entry left (no verdict).
+    Plant k03 (no estimate for the first second run) ran it past the limit."""
+    from conformance import check
+
+    Clock.now = 0.0
+    monkeypatch.setattr(check, "time", Clock)
+    report = _starved_check(tables_copy, monkeypatch, starving=35.0, max_minutes=1)
+    assert report.left == 1 and report.retried == 0, check.render(report)
+    assert [r.kernel for r in report.results] == ["silu_mul"] and report.passed, check.render(report)
+
+
+def test_a_second_run_that_crashes_is_named_by_its_own_trace_after_a_resume(tables_copy, tmp_path, monkeypatch):
+    """--resume carries silu_mul over (first in the report's results); rms_norm runs out of memory beside other
+    workers, and its second run, alone, crashes during its 3rd example. The crash names that example, read from the
+    entry's own trace (its place in the work, not in the report, whose first place the carried entry holds). Plant
+    k05 (the trace read by the report's place) named another entry's trace, or none ("before its first example")."""
+    import json
+
+    from test_conformance import tables_at
+
+    from conformance import check, workers
+
+    with tables_at(tables_copy):  # the earlier report: both passed, rms_norm's verdict then dropped
+        earlier = check.check_class("interpreter", ["silu_mul", "rms_norm"], {"fp32"}, 5, "ci")
+    data = earlier.as_json()
+    data["entries"] = [e for e in data["entries"] if e["kernel"] == "silu_mul"]
+    (tmp_path / "earlier.json").write_text(json.dumps(data), encoding="utf-8")
+
+    def alone(self, fn, items, on_done=None, limit=None):
+        crashed = []
+        for item in items:  # the worker ran two examples and died in the third
+            Path(item[6]).write_text(json.dumps({"example": 3, "case": "the third case"}), encoding="utf-8")
+            crashed.append(workers.Crashed("the worker process died (killed by signal SIGSEGV)", -11))
+        return crashed
+
+    monkeypatch.setattr(workers.Workers, "alone", alone)
+    report = _starved_check(tables_copy, monkeypatch, resume=tmp_path / "earlier.json")
+    assert report.retried == 1 and report.results[0].carried, check.render(report)
+    (crash,) = [r for r in report.results if r.crashed]
+    assert crash.kernel == "rms_norm" and "during example 3: the third case" in crash.failure, crash.failure
+    assert crash.examples == 2
+
+
+def test_an_interrupted_check_leaves_an_entry_starved_of_memory_without_a_verdict(tables_copy, monkeypatch):
+    """silu_mul, rms_norm and rotary in fp32 (waves of two): the first entry runs out of memory beside other workers,
+    the second passes, and the check is interrupted (Ctrl-C) in the second wave. The report that goes with the
+    interrupt holds the entry that passed; the starved one, never checked alone, has no verdict: left with the third,
+    not failed (``--resume`` checks it again). Plant k06 (the interrupt's report keeping it) reported it failed."""
+    from test_conformance import tables_at
+
+    from conformance import check, workers
+
+    real, calls = check.check_entry, {"n": 0}
+
+    def entry(*args, **kwargs):
+        calls["n"] += 1
+        if calls["n"] == 3:
+            raise KeyboardInterrupt
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(check, "check_entry", entry)
+    kernel, first = check.run_kernel, {"n": 0}
+
+    def run(case, config):
+        import torch
+
+        first["n"] += 1
+        if first["n"] == 1:
+            raise torch.OutOfMemoryError("CUDA out of memory. Tried to allocate 1.2 GiB")
+        return kernel(case, config)
+
+    monkeypatch.setattr(check, "run_kernel", run)
+    monkeypatch.setattr(workers.Workers, "shares_devices", property(lambda self: True))
+    with tables_at(tables_copy), pytest.raises(KeyboardInterrupt) as interrupted:
+        check.check_class("interpreter", ["silu_mul", "rms_norm", "rotary"], {"fp32"}, 5, "ci")
+    report = interrupted.value.report
+    assert len(report.results) == 1 and report.results[0].passed, check.render(report)
+    assert report.left == 2 and report.stopped == "interrupted", check.render(report)
+
+
+# ------------------------------------------------------------------------ store: foreign manifests, linked folders
+@pytest.fixture
+def two_local(tmp_path, monkeypatch) -> Path:
+    """alpha and beta imported from local folders into a fresh store; the store's models folder."""
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    for key, family in (("alpha", "llama"), ("beta", "qwen2")):
+        make_checkpoint(tmp_path / "src" / key, family)
+        store.import_model(str(tmp_path / "src" / key), progress=False)
+    return store.models_dir()
+
+
+def test_removing_a_linked_model_folder_frees_nothing_and_says_so(two_local, tmp_path, capsys):
+    """alpha's folder moved to another disk and linked back (its own manifest: not damaged). `remove alpha` removes
+    the link, and the files it led to stay: 0 B freed. Plant s01 (the bytes under the link counted) said the
+    folder's size was freed while every byte of it stayed on the other disk."""
+    from neurobrix.cli_store import format_size
+
+    held = sum(p.stat().st_size for p in (two_local / "alpha").iterdir())
+    os.rename(two_local / "alpha", tmp_path / "disk-alpha")
+    os.symlink(tmp_path / "disk-alpha", two_local / "alpha")
+    code, out, err = _cli(capsys, "remove", "alpha")
+    assert code == 0, err
+    assert "removed alpha (0 B freed" in out and format_size(held) not in out, out
+    assert sum(p.stat().st_size for p in (tmp_path / "disk-alpha").iterdir()) == held
+    assert sorted(p.name for p in two_local.iterdir()) == ["beta"]
+
+
+@pytest.mark.parametrize("name", ["alpha\nstored model beta is fine", "alpha\x1b[2J"], ids=["newline", "escape"])
+def test_a_foreign_manifests_name_is_printed_escaped_on_one_line(two_local, capsys, name):
+    """beta's folder holding a copy of alpha's files whose manifest names a model with a line break or a terminal
+    escape: the refusal stays one line, the name escaped as `list` prints names. Plant s03 (the name printed as it
+    is written) broke the line in two, or sent the escape to the terminal."""
+    import json
+
+    from neurobrix import store
+
+    shutil.rmtree(two_local / "beta")
+    shutil.copytree(two_local / "alpha", two_local / "beta")
+    manifest = two_local / "beta" / store.MANIFEST
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**data, "name": name}), encoding="utf-8")
+    code, out, err = _cli(capsys, "run", "--model", "beta", "--prompt", "hi", "--max-tokens", "1", "--backend", "torch")
+    assert code == 7 and "Traceback" not in err, err
+    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err, err
+    assert "is the one of 'alpha" in err, err
+
+
+# ------------------------------------------------------------------------ workers: pooled results, whole or partial
+def _nap(seconds: float) -> float:
+    import time
+
+    time.sleep(seconds)
+    return seconds
+
+
+def test_pooled_results_are_merged_in_the_items_order_not_as_they_finish() -> None:
+    """Two pooled workers, the first item the slower: the results come back in the items' order, and a time limit
+    that stops the slow one hands back the fast one under its own index. Plant w02 (each result put at the place of
+    the count of finished items) gave the slow item's place to the fast one's result, whole or partial."""
+    import time
+
+    from conformance.workers import OutOfTime, Workers
+
+    pool = Workers(jobs=2, devices=[None])
+    try:
+        assert pool.map(_nap, [(1.5,), (0.0,)]) == [1.5, 0.0]
+        deadline = time.monotonic() + 4.0  # (fresh workers spawn first)
+        with pytest.raises(OutOfTime) as got:
+            pool.map(_nap, [(60.0,), (0.2,)], limit=(lambda: deadline - time.monotonic(), 0))
+        assert got.value.done == {1: 0.2}, got.value.done
+    finally:
+        pool.close(kill=True)
+
+
+@pytest.mark.parametrize("jobs", [1, 2], ids=["here", "pooled"])
+def test_an_interrupt_carries_the_items_finished_before_it(jobs: int) -> None:
+    """A Ctrl-C after the first item finished (here: raised as its completion is reported), the second under way:
+    the interrupt carries the first item's result (a check's partial report keeps that entry), here or from a pool.
+    Plant w03 (the pooled or inline interrupt carrying nothing) lost it."""
+    from conformance.workers import Workers
+
+    def interrupt(index: int) -> None:
+        raise KeyboardInterrupt
+
+    pool = Workers(jobs=jobs, devices=[None])
+    try:
+        with pytest.raises(KeyboardInterrupt) as got:
+            pool.map(_nap, [(0.0,), (60.0 if jobs > 1 else 0.0,)], on_done=interrupt)
+        assert got.value.done == {0: 0.0}, got.value.done
+    finally:
+        pool.close(kill=True)
