@@ -142,9 +142,9 @@ PLANTS = [
     p(
         "w05",
         CHECK,
-        "                            report.results.append(outcome(first + j, part[j], result))\n"
+        "                            keep(first + j, part[j], result)\n"
         "                        report.left = len(work) - (len(report.results) - before)",
-        "                            report.results.append(outcome(j, part[j], result))\n"
+        "                            keep(j, part[j], result)\n"
         "                        report.left = len(work) - (len(report.results) - before)",
         WRK,
     ),

@@ -390,3 +390,204 @@ def test_an_interrupt_carries_the_items_finished_before_it(jobs: int) -> None:
         assert got.value.done == {0: 0.0}, got.value.done
     finally:
         pool.close(kill=True)
+
+
+# ------------------------------------------------------------------------ check: a wave cut by the limit or Ctrl-C
+def _cut_second_wave(
+    tables_copy: Path,
+    monkeypatch,
+    cut,
+    resume: Path | None = None,
+    kernels=("silu_mul", "rms_norm", "rotary"),
+    dtypes=("fp32",),
+):
+    """``kernels`` in ``dtypes`` (waves of two entries): the first wave is checked; the second call of the pool
+    raises what ``cut(items)`` returns (OutOfTime or KeyboardInterrupt, with the results of the items it says
+    finished), as a time limit or Ctrl-C does after killing the workers."""
+    from test_conformance import tables_at
+
+    from conformance import check, workers
+
+    real, calls = workers.Workers.map, {"n": 0}
+
+    def map(self, fn, items, on_done=None, limit=None):
+        calls["n"] += 1
+        items = list(items)
+        if calls["n"] == 2 or resume is not None:
+            raise cut(items)
+        return real(self, fn, items, on_done, limit)
+
+    monkeypatch.setattr(workers.Workers, "map", map)
+    with tables_at(tables_copy):
+        return check.check_class("interpreter", list(kernels), set(dtypes), 5, "ci", resume=resume)
+
+
+def _crashed_in_example_4(item: tuple) -> object:
+    """The worker of ``item`` died in its 4th example (its trace says so, as check_entry writes it)."""
+    import json
+
+    from conformance import workers
+
+    Path(item[6]).write_text(json.dumps({"example": 4, "case": "the fourth case"}), encoding="utf-8")
+    return workers.Crashed("the worker process died (killed by signal SIGSEGV)", -11)
+
+
+def test_a_worker_that_died_in_a_wave_the_limit_cut_is_named_by_its_own_trace(tables_copy, monkeypatch):
+    """The second wave's first entry crashed in its 4th example before the time limit stopped the other: the crash
+    names that example, from the entry's own trace (its place in the work). Plant w05 (the place in the wave) read the
+    first wave's first entry's trace, another example."""
+    from conformance import check, workers
+
+    report = _cut_second_wave(
+        tables_copy, monkeypatch, lambda items: workers.OutOfTime({0: _crashed_in_example_4(items[0])})
+    )
+    (crash,) = [r for r in report.results if r.crashed]
+    assert "during example 4: the fourth case" in crash.failure and crash.examples == 3, check.render(report)
+    assert report.left == 0 and len(report.results) == 3, check.render(report)
+
+
+def test_a_limit_after_a_resume_counts_the_entries_left_of_this_run(tables_copy, tmp_path, monkeypatch):
+    """--resume carries silu_mul over; the time limit stops the first wave of the other two before either finishes:
+    both are left (2), the carried entry is not subtracted from them. Plant w06 (the report's results counted, the
+    carried one with them) said 1 left."""
+    import json
+
+    from test_conformance import tables_at
+
+    from conformance import check, workers
+
+    with tables_at(tables_copy):
+        earlier = check.check_class("interpreter", ["silu_mul"], {"fp32"}, 5, "ci")
+    (tmp_path / "earlier.json").write_text(json.dumps(earlier.as_json()), encoding="utf-8")
+    report = _cut_second_wave(
+        tables_copy, monkeypatch, lambda items: workers.OutOfTime({}), resume=tmp_path / "earlier.json"
+    )
+    assert [r.kernel for r in report.results] == ["silu_mul"] and report.results[0].carried, check.render(report)
+    assert report.left == 2, check.render(report)
+    assert "2 entry checks not run (time limit)" in check.render(report)
+
+
+def test_an_interrupt_keeps_a_crash_of_its_wave_and_drops_the_workers_it_ended(tables_copy, monkeypatch):
+    """silu_mul and rms_norm in fp32 and fp16, Ctrl-C in the second wave: its first entry's worker had died of a
+    SIGSEGV (a crash, kept in the interrupt's report: the kernel's fault), its second's was ended by the interrupt
+    itself (no verdict: left). Plant w07 (every crashed entry dropped) lost the SIGSEGV."""
+    import signal
+
+    from conformance import check, workers
+
+    def cut(items):
+        interrupt = KeyboardInterrupt()
+        ended = workers.Crashed("the worker process died (SIGINT)", -signal.SIGINT)
+        interrupt.done = {0: _crashed_in_example_4(items[0]), 1: ended}
+        return interrupt
+
+    with pytest.raises(KeyboardInterrupt) as got:
+        _cut_second_wave(tables_copy, monkeypatch, cut, kernels=("silu_mul", "rms_norm"), dtypes=("fp32", "fp16"))
+    report = got.value.report
+    assert [r.crashed for r in report.results] == [False, False, True], check.render(report)
+    assert report.left == 1 and report.stopped == "interrupted", check.render(report)
+
+
+# ------------------------------------------------------------------------ generation settings against transformers
+@pytest.fixture(scope="module")
+def model_folder(tmp_path_factory) -> Path:
+    pytest.importorskip("transformers")
+    from test_text_round7 import checkpoint
+
+    return checkpoint(tmp_path_factory.mktemp("gen39") / "m")
+
+
+EOS = 154  # the fifth token of round 7's greedy text (test_text_round7.PLAIN)
+
+SAME = {
+    # min_new_tokens set, even to 0, replaces min_length (0 plus the prompt: nothing masked), so eos ends the text at
+    # its 5th token; plant t01 (min_new_tokens 0 taken as unset) masked eos up to min_length and ran 8 tokens
+    "min_new_tokens 0 beside min_length 45": {
+        "eos_token_id": EOS,
+        "max_new_tokens": 8,
+        "min_length": 45,
+        "min_new_tokens": 0,
+    },
+}
+
+
+@pytest.mark.parametrize("case", SAME)
+def test_min_length_settings_end_the_text_where_transformers_does(model_folder, monkeypatch, case):
+    import json
+
+    from test_text_round7 import ours, theirs
+
+    (model_folder / "generation_config.json").write_text(json.dumps(SAME[case]))
+    want = theirs(model_folder)
+    assert ours(model_folder, monkeypatch)[:2] == want
+
+
+def test_a_fractional_min_new_tokens_beside_eos_id_0_is_refused_as_transformers_fails(model_folder, monkeypatch):
+    """eos_token_id 0 is an eos id (generate builds the min-length processors, which refuse 2.5); plant t02 (0 read
+    as no eos id) ran where transformers prints nothing."""
+    import json
+
+    from test_text_round7 import ours, theirs
+
+    from neurobrix.errors import UsageError
+
+    (model_folder / "generation_config.json").write_text(
+        json.dumps({"eos_token_id": 0, "max_new_tokens": 8, "min_new_tokens": 2.5})
+    )
+    with pytest.raises(ValueError, match="has to be a non-negative integer"):  # (min_length: 2.5 plus the prompt)
+        theirs(model_folder)
+    with pytest.raises(UsageError, match="min_new_tokens must be an integer, got 2.5"):
+        ours(model_folder, monkeypatch)
+
+
+# ------------------------------------------------------------------------ check --resume: what is carried over
+def _earlier_report(tables_copy: Path, tmp_path: Path, edit) -> Path:
+    """A check report of silu_mul and rms_norm in fp32 (both passed), edited by ``edit`` (the JSON, in place)."""
+    import json
+
+    from test_conformance import tables_at
+
+    from conformance import check
+
+    with tables_at(tables_copy):
+        data = check.check_class("interpreter", ["silu_mul", "rms_norm"], {"fp32"}, 5, "ci").as_json()
+    edit(data)
+    (tmp_path / "earlier.json").write_text(json.dumps(data), encoding="utf-8")
+    return tmp_path / "earlier.json"
+
+
+def _resumed(tables_copy: Path, earlier: Path):
+    from test_conformance import tables_at
+
+    from conformance import check
+
+    with tables_at(tables_copy):
+        return check.check_class("interpreter", ["silu_mul", "rms_norm"], {"fp32"}, 5, "ci", resume=earlier)
+
+
+def test_a_resume_checks_a_failed_entry_again(tables_copy, tmp_path):
+    """An entry the earlier report failed has no pass to carry over: checked again (and passing here). Plant r03
+    (every entry carried) kept its failure unchecked."""
+    from conformance import check
+
+    def fail_rms_norm(data):
+        for entry in data["entries"]:
+            if entry["kernel"] == "rms_norm":
+                entry["passed"] = False
+
+    report = _resumed(tables_copy, _earlier_report(tables_copy, tmp_path, fail_rms_norm))
+    carried = {r.kernel: r.carried for r in report.results}
+    assert carried == {"silu_mul": True, "rms_norm": False} and report.passed, check.render(report)
+    assert "1 passed entry checks carried over" in check.render(report) and "1 checked in this run" in check.render(
+        report
+    )
+
+
+def test_a_report_written_before_shipped_was_recorded_resumes_a_check_without_it(tables_copy, tmp_path):
+    """A report without the ``shipped`` field (written before check recorded it) is one of a check without
+    --shipped: a check without --shipped resumes from it. Plant r04 (the field's absence compared as null) refused
+    it."""
+    from conformance import check
+
+    report = _resumed(tables_copy, _earlier_report(tables_copy, tmp_path, lambda data: data.pop("shipped")))
+    assert all(r.carried for r in report.results) and len(report.results) == 2, check.render(report)
