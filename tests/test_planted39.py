@@ -1,4 +1,36 @@
-"""Planted-bug round 39 (docstring completed below)."""
+"""Planted-bug round 39: tests for the plants of tests/planted39_plants.py that the existing tests let through, where
+the count of plants per 100 lines over every tests/planted*_plants.py and conformance/mutants.py (by file and by
+function) found none: what round 38 left unplanted (certify's ``at_least`` on a chunk after the first, check's
+out-of-memory retry and its ``report.left``, the merge of pooled workers' partial results), the code of the last two
+sessions (neurobrix/hub.py's ``_own_snapshot``, strict round 44; neurobrix/store.py's foreign-manifest refusal and
+linked model folders, strict round 43; text rounds 37-38's generation-settings readers: min_length/min_new_tokens,
+forced_eos_token_id, nested eos rows, a special token named twice; gate round 43's G312 deflate refusal), and
+check's ``render`` and ``carried_over`` (the report a contributor reads, ``--resume``). Each test fails under the
+plant(s) its docstring names (checked: ``python tests/planted39_driver.py COPY OUT --with
+tests/test_planted39.py::TEST ID``, each plant against its test alone) and passes on the clean code.
+
+Outcomes (47 plants): 25 caught by the tests before the round (c04, k02 k04, w01 w04, r02 r03, h02 h03 h04 h06, s02
+s04, t01-t08, z02-z05); 21 survived and are caught here: c01 (every chunk certifying one task past the limit), c02
+(the last chunk's time taken for the longest), c03 (the tasks left before a chunk miscounted), k01 (the starved
+entries left replacing the count of the others), k03 (no estimate for the first second run), k05 and w05 (a crash
+named by another entry's trace: after a resume, in a wave the limit cut), k06 (an interrupted check's report keeping
+a starved entry as failed), w02 (pooled results put in the order they finished), w03 (an interrupt carrying none of
+the items finished), w06 (the entries left after a resume counted with the carried ones), w07 (every crashed entry
+dropped at an interrupt), r01 (the entries not run unsaid unless one was run again), r04 (a report without
+``shipped`` refused by --resume), h01 (a cache folder linked to the same repository in another case refused), h05 (a
+link in the snapshot leading nowhere ending in a traceback), s01 (a linked model folder's bytes said freed by
+remove), s03 (a foreign manifest's name printed unescaped), t09 (eos masked one new token too many), t10 (a forced eos
+at a fractional limit), t11 (a negative eos id masking a token from the end). One was equivalent: z01 (the gzip
+stream's "not a gzip stream" refusal without ``rest is raw``: zlib refuses a stream whose first three bytes are not
+the gzip magic and deflate method in its first call, before it consumes anything, so wherever they differ the input
+is still whole). The tests for t01 and t02 (min_new_tokens 0 beside min_length, eos id 0) and r03 (a failed entry
+checked again) pin closer neighbours of plants the older tests caught only through [] and a whole resume.
+
+Found and fixed: an entry that ran out of memory beside other workers in a wave the time limit (or an interrupt) then
+cut was reported as failed ("out of device memory", the check FAILED), where one the limit leaves without its second
+run in a finished wave is left without a verdict; it is now left too, in the report that goes with an interrupt as
+well (test_an_entry_starved_in_a_wave_the_time_limit_cuts_is_left_not_failed, which failed before the fix).
+"""
 
 from __future__ import annotations
 
@@ -508,6 +540,16 @@ SAME = {
         "min_length": 45,
         "min_new_tokens": 0,
     },
+    # eos masked for the first 4 new tokens only: the 5th ends the text; plant t09 (masked while 4 or fewer were
+    # made) masked the 5th too and ran on
+    "min_new_tokens 4, eos the 5th token": {"eos_token_id": EOS, "max_new_tokens": 8, "min_new_tokens": 4},
+    # a fractional limit (3.5 new tokens: 4 made) never meets the one step ForcedEOSTokenLogitsProcessor forces at
+    # (the length equal to max_length - 1); plant t10 (forced at that length or past it) forced the 4th token
+    "forced eos beside a fractional limit": {"max_new_tokens": 3.5, "forced_eos_token_id": 7},
+    # a negative eos id masks no token (transformers' processors compare the vocabulary's ids with it; generate only
+    # warns): -37 is not token 283 (320 - 37, the greedy text's first); plant t11 (negative ids kept, indexing the
+    # scores from the end) masked 283 at the first step
+    "a negative eos id beside min_new_tokens": {"eos_token_id": [-37, EOS], "max_new_tokens": 8, "min_new_tokens": 2},
 }
 
 
