@@ -29,7 +29,8 @@ checked again) pin closer neighbours of plants the older tests caught only throu
 Found and fixed: an entry that ran out of memory beside other workers in a wave the time limit (or an interrupt) then
 cut was reported as failed ("out of device memory", the check FAILED), where one the limit leaves without its second
 run in a finished wave is left without a verdict; it is now left too, in the report that goes with an interrupt as
-well (test_an_entry_starved_in_a_wave_the_time_limit_cuts_is_left_not_failed, which failed before the fix).
+well (test_an_entry_starved_in_a_wave_the_time_limit_cuts_is_left_not_failed and
+test_an_entry_starved_in_the_wave_an_interrupt_cuts_is_left_not_failed, which failed before the fix).
 """
 
 from __future__ import annotations
@@ -633,3 +634,22 @@ def test_a_report_written_before_shipped_was_recorded_resumes_a_check_without_it
 
     report = _resumed(tables_copy, _earlier_report(tables_copy, tmp_path, lambda data: data.pop("shipped")))
     assert all(r.carried for r in report.results) and len(report.results) == 2, check.render(report)
+
+
+def test_an_entry_starved_in_the_wave_an_interrupt_cuts_is_left_not_failed(tables_copy, monkeypatch):
+    """Ctrl-C in the second wave, after its entry ran out of memory beside other workers: the report that goes with
+    the interrupt leaves that entry without a verdict (``--resume`` checks it again), as it does one starved in an
+    earlier wave. Before the fix it was reported failed ("out of device memory")."""
+    from conformance import check, workers
+
+    def cut(items):
+        interrupt = KeyboardInterrupt()
+        interrupt.done = {0: workers.Failed("OutOfMemoryError: CUDA out of memory. Tried to allocate 1.2 GiB")}
+        return interrupt
+
+    monkeypatch.setattr(workers.Workers, "shares_devices", property(lambda self: True))
+    with pytest.raises(KeyboardInterrupt) as got:
+        _cut_second_wave(tables_copy, monkeypatch, cut)
+    report = got.value.report
+    assert len(report.results) == 2 and all(r.passed for r in report.results), check.render(report)
+    assert report.left == 1 and report.stopped == "interrupted", check.render(report)
