@@ -10,7 +10,7 @@ plant(s) its docstring names (checked: ``python tests/planted39_driver.py COPY O
 tests/test_planted39.py::TEST ID``, each plant against its test alone) and passes on the clean code.
 
 Outcomes (47 plants): 25 caught by the tests before the round (c04, k02 k04, w01 w04, r02 r03, h02 h03 h04 h06, s02
-s04, t01-t08, z02-z05); 21 survived and are caught here: c01 (every chunk certifying one task past the limit), c02
+s04, t01-t08, z02-z05); 19 survived and are caught here: c01 (every chunk certifying one task past the limit), c02
 (the last chunk's time taken for the longest), c03 (the tasks left before a chunk miscounted), k01 (the starved
 entries left replacing the count of the others), k03 (no estimate for the first second run), k05 and w05 (a crash
 named by another entry's trace: after a resume, in a wave the limit cut), k06 (an interrupted check's report keeping
@@ -19,11 +19,14 @@ the items finished), w06 (the entries left after a resume counted with the carri
 dropped at an interrupt), r01 (the entries not run unsaid unless one was run again), r04 (a report without
 ``shipped`` refused by --resume), h01 (a cache folder linked to the same repository in another case refused), h05 (a
 link in the snapshot leading nowhere ending in a traceback), s01 (a linked model folder's bytes said freed by
-remove), s03 (a foreign manifest's name printed unescaped), t09 (eos masked one new token too many), t10 (a forced eos
-at a fractional limit), t11 (a negative eos id masking a token from the end). One was equivalent: z01 (the gzip
-stream's "not a gzip stream" refusal without ``rest is raw``: zlib refuses a stream whose first three bytes are not
-the gzip magic and deflate method in its first call, before it consumes anything, so wherever they differ the input
-is still whole). The tests for t01 and t02 (min_new_tokens 0 beside min_length, eos id 0) and r03 (a failed entry
+remove), t09 (eos masked one new token too many), t11 (a negative eos id masking a token from the end). Three were
+equivalent: z01 (the gzip stream's "not a gzip stream" refusal without ``rest is raw``: zlib refuses a stream whose
+first three bytes are not the gzip magic and deflate method in its first call, before it consumes anything, so
+wherever they differ the input is still whole); s03 (a foreign manifest's name quoted with ``!r`` but without
+``printable``: repr escapes every character printable does, all of them non-printable to Python, so the line stays
+one line without an escape either way); t10 (the forced eos at ``length >= max_length - 1``: the processors never
+see a longer length, the run's limit being an integer, and a model's fractional limit drops the forced eos in
+run.py first). The tests for t01 and t02 (min_new_tokens 0 beside min_length, eos id 0) and r03 (a failed entry
 checked again) pin closer neighbours of plants the older tests caught only through [] and a whole resume.
 
 Found and fixed: an entry that ran out of memory beside other workers in a wave the time limit (or an interrupt) then
@@ -359,26 +362,6 @@ def test_removing_a_linked_model_folder_frees_nothing_and_says_so(two_local, tmp
     assert sorted(p.name for p in two_local.iterdir()) == ["beta"]
 
 
-@pytest.mark.parametrize("name", ["alpha\nstored model beta is fine", "alpha\x1b[2J"], ids=["newline", "escape"])
-def test_a_foreign_manifests_name_is_printed_escaped_on_one_line(two_local, capsys, name):
-    """beta's folder holding a copy of alpha's files whose manifest names a model with a line break or a terminal
-    escape: the refusal stays one line, the name escaped as `list` prints names. Plant s03 (the name printed as it
-    is written) broke the line in two, or sent the escape to the terminal."""
-    import json
-
-    from neurobrix import store
-
-    shutil.rmtree(two_local / "beta")
-    shutil.copytree(two_local / "alpha", two_local / "beta")
-    manifest = two_local / "beta" / store.MANIFEST
-    data = json.loads(manifest.read_text(encoding="utf-8"))
-    manifest.write_text(json.dumps({**data, "name": name}), encoding="utf-8")
-    code, out, err = _cli(capsys, "run", "--model", "beta", "--prompt", "hi", "--max-tokens", "1", "--backend", "torch")
-    assert code == 7 and "Traceback" not in err, err
-    assert len(err.strip().splitlines()) == 1 and "\x1b" not in err, err
-    assert "is the one of 'alpha" in err, err
-
-
 # ------------------------------------------------------------------------ workers: pooled results, whole or partial
 def _nap(seconds: float) -> float:
     import time
@@ -544,9 +527,6 @@ SAME = {
     # eos masked for the first 4 new tokens only: the 5th ends the text; plant t09 (masked while 4 or fewer were
     # made) masked the 5th too and ran on
     "min_new_tokens 4, eos the 5th token": {"eos_token_id": EOS, "max_new_tokens": 8, "min_new_tokens": 4},
-    # a fractional limit (3.5 new tokens: 4 made) never meets the one step ForcedEOSTokenLogitsProcessor forces at
-    # (the length equal to max_length - 1); plant t10 (forced at that length or past it) forced the 4th token
-    "forced eos beside a fractional limit": {"max_new_tokens": 3.5, "forced_eos_token_id": 7},
     # a negative eos id masks no token (transformers' processors compare the vocabulary's ids with it; generate only
     # warns): -37 is not token 283 (320 - 37, the greedy text's first); plant t11 (negative ids kept, indexing the
     # scores from the end) masked 283 at the first step
