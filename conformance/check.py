@@ -775,6 +775,15 @@ def check_class(
         longest = 0.0
         # (index in report.results, in work, item)
         starved: list[tuple[int, int, tuple[str, Setting, str, Target | None]]] = []
+
+        def keep(w: int, item: tuple[str, Setting, str, Target | None], result: Any) -> None:
+            """An entry's result into the report; one starved of memory is noted for its run alone (in a wave the
+            time limit or an interrupt cut too: without that run it has no verdict, and is left, not failed)."""
+            result = outcome(w, item, result)
+            if result.out_of_memory:
+                starved.append((len(report.results), w, item))
+            report.results.append(result)
+
         before = len(report.results)  # the carried-over entries and the wrong doors, checked by nobody here
         try:
             with workers.Workers(jobs, devices, isolate=isolate) as pool:
@@ -795,7 +804,7 @@ def check_class(
                         )
                     except workers.OutOfTime as exc:  # the entries finished are kept, the rest left
                         for j, result in sorted(exc.done.items()):
-                            report.results.append(outcome(first + j, part[j], result))
+                            keep(first + j, part[j], result)
                         report.left = len(work) - (len(report.results) - before)
                         break
                     except KeyboardInterrupt as exc:  # the wave's entries already checked are kept (below)
@@ -803,13 +812,10 @@ def check_class(
                             if not (
                                 isinstance(result, workers.Crashed) and workers.ended_by_interrupt(result.exitcode)
                             ):
-                                report.results.append(outcome(first + j, part[j], result))
+                                keep(first + j, part[j], result)
                         raise
                     for j, (item, result) in enumerate(zip(part, results)):
-                        result = outcome(first + j, item, result)
-                        if result.out_of_memory:
-                            starved.append((len(report.results), first + j, item))
-                        report.results.append(result)
+                        keep(first + j, item, result)
                     longest = max(longest, time.perf_counter() - now)
                     if exitfirst and any(not r.passed and not r.out_of_memory for r in report.results):
                         report.left, report.stopped = len(work) - first - len(part), "stopped at the first failure"
