@@ -1,0 +1,241 @@
+"""The forty-sixth round: concurrent and interrupted commands on one store.
+
+DOCSTRING
+
+Each test that says "before" failed before the fix (run in a worktree of the round's base commit); the controls and
+pins pass either way."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from store_fixtures import config_dict, make_checkpoint, populate_hub_cache
+
+from neurobrix import cli, store
+
+DRIVER = Path(__file__).with_name("round46_driver.py")
+ROOT = DRIVER.parent.parent
+WAIT = 120  # seconds before a wait is a failure (a loaded 2-core machine starts a Python process in about a second)
+
+
+@pytest.fixture(autouse=True)
+def _isolated(tmp_path, monkeypatch):
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    monkeypatch.delenv("HF_HUB_CACHE", raising=False)
+    monkeypatch.delenv("HUGGINGFACE_HUB_CACHE", raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    monkeypatch.setenv("PYTHONPATH", os.pathsep.join([str(ROOT), str(ROOT / "tests")]))
+
+
+@pytest.fixture(scope="module")
+def sources(tmp_path_factory) -> tuple[Path, Path]:
+    """Two checkpoints stored under one name, ``tiny``: the old (rope_theta 10000) and the new (20000, config.json of
+    the same size, other bytes)."""
+    root = tmp_path_factory.mktemp("strict46")
+    old = make_checkpoint(root / "old" / "tiny", use_transformers=False)
+    new = make_checkpoint(root / "new" / "tiny", use_transformers=False, config=config_dict(rope_theta=20000.0))
+    return old, new
+
+
+class Command:
+    """One `neurobrix` command in its own process, pausing at ``step`` (see round46_driver.py)."""
+
+    def __init__(self, sync: Path, step: str, *argv: str) -> None:
+        self.sync = sync
+        sync.mkdir(parents=True)
+        self.proc = subprocess.Popen(
+            [sys.executable, str(DRIVER), str(sync), step, *argv],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+
+    def _until(self, done) -> None:
+        deadline = time.monotonic() + WAIT
+        while not done():
+            assert time.monotonic() < deadline, f"{self.proc.args} did not get there"
+            time.sleep(0.005)
+
+    def paused(self) -> Command:
+        """Wait until the command is at its step (it must not end first)."""
+        self._until(lambda: (self.sync / "paused").exists() or self.proc.poll() is not None)
+        assert (self.sync / "paused").exists(), self.finish()
+        return self
+
+    def ended_or_blocked(self) -> bool:
+        """Wait until the command ended or waits on the store's lock; True where it ended."""
+        self._until(lambda: self.proc.poll() is not None or (self.sync / "blocked").exists())
+        return self.proc.poll() is not None
+
+    def go(self) -> Command:
+        (self.sync / "go").touch()
+        return self
+
+    def kill(self) -> None:
+        self.proc.send_signal(signal.SIGKILL)
+        self.proc.communicate(timeout=WAIT)
+
+    def finish(self) -> tuple[int, str, str]:
+        out, err = self.proc.communicate(timeout=WAIT)
+        return self.proc.returncode, out, err
+
+
+def _cli(capsys, *argv: str) -> tuple[int, str, str]:
+    try:
+        code = cli.main(list(argv))
+    except SystemExit as exit:
+        code = exit.code
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def _digests(folder: Path) -> dict[str, str]:
+    return {
+        p.name: hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in folder.iterdir()
+        if p.is_file() and p.name != store.MANIFEST
+    }
+
+
+def _store_holds(name: str, source: Path) -> bool:
+    """Whether the stored model ``name`` is ``source``'s files, every one of them, and no other."""
+    return _digests(store.models_dir().joinpath(*name.split("/"))) == _digests(source)
+
+
+def _scratch() -> list[str]:
+    return sorted(p.name for p in store.models_dir().glob(".tmp-*"))
+
+
+def _listed(capsys) -> list[dict]:
+    code, out, err = _cli(capsys, "list", "--json")
+    assert code == 0, err
+    return json.loads(out)
+
+def _listed(capsys) -> dict[str, dict]:
+    code, out, err = _cli(capsys, "list", "--json")
+    assert code == 0, err
+    return {m["name"]: m for m in json.loads(out)["models"]}
+
+
+# --- an import killed (SIGKILL) at each step of its work ------------------------------------------------------------
+
+
+@pytest.mark.parametrize("step", ["placed", "install", "aside", "installed"])
+def test_an_import_killed_at_any_step_leaves_the_old_model_or_the_new_one_whole(tmp_path, capsys, sources, step):
+    # a re-import of tiny killed (SIGKILL, no clean-up of its own) with its first file placed, with the new folder whole
+    # but not yet in place, with the stored model moved aside for it, and with the new folder just renamed into place.
+    # Before: killed between moving the old model aside and renaming the new one in, it left both in scratch folders,
+    # which the next `list` swept: the model was gone (`list` showed nothing, `run` "no model 'tiny'"), although a
+    # re-import replaces the old copy only once the new one is whole
+    old, new = sources
+    store.import_model(str(old), progress=False)
+    Command(tmp_path / "sync", step, "import", str(new)).paused().kill()
+    listed = _listed(capsys)  # sweeps what the killed import left, as the next import and `remove` do
+    assert list(listed) == ["tiny"] and listed["tiny"]["damaged"] is None, listed
+    assert _store_holds("tiny", new if step == "installed" else old)  # the one or the other, never a mix
+    assert _scratch() == []  # nothing left behind in the store
+    assert store.resolve("tiny").source == str(new if step == "installed" else old)
+    assert store.import_model(str(new), progress=False) and _store_holds("tiny", new)  # the next import: as ever
+
+
+def test_a_run_during_a_killed_reimport_finds_the_old_model(tmp_path, capsys, sources):
+    # the same kill (the old model aside, the new not in place), then `run` before any `list`: before, "no model 'tiny'
+    # in the store" (exit 3) for a model the user never removed
+    old, new = sources
+    store.import_model(str(old), progress=False)
+    Command(tmp_path / "sync", "aside", "import", str(new)).paused().kill()
+    assert store.resolve("tiny").source == str(old) and _store_holds("tiny", old) and _scratch() == []
+
+
+# --- commands at once on one store ----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("other", ["list", "remove", "run"])
+def test_a_command_during_a_reimports_swap_waits_for_it_rather_than_find_no_model(tmp_path, sources, other):
+    # an import replacing tiny, between moving the stored model aside and renaming the new one in (microseconds, held
+    # open here): before, `list` said "no models imported yet", `remove tiny` and `run --model tiny` "no model 'tiny'
+    # in the store" (exit 3). Each now waits for the store's lock, then sees the new model
+    old, new = sources
+    store.import_model(str(old), progress=False)
+    importing = Command(tmp_path / "import", "aside", "import", str(new)).paused()
+    argv = {
+        "list": ["list", "--json"],
+        "remove": ["remove", "tiny"],
+        "run": ["run", "--model", "tiny", "--backend", "torch", "--prompt", "hello", "--max-tokens", "2", "--no-chat"],
+    }[other]
+    command = Command(tmp_path / "other", "-", *argv)
+    ended = command.ended_or_blocked()
+    importing.go()
+    imported = importing.finish()
+    code, out, err = command.finish()
+    assert imported[0] == 0, imported
+    assert not ended, f"{other} ran on while the model was aside: {out}{err}"
+    assert code == 0, err
+    if other == "list":
+        assert [m["source"] for m in json.loads(out)["models"]] == [str(new)]
+    elif other == "remove":
+        assert out.startswith("removed tiny") and not store.models_dir().joinpath("tiny").exists()
+    assert _scratch() == []
+
+
+def test_an_import_racing_the_removal_of_its_organisations_last_model_stores_it(tmp_path, sources):
+    # `neurobrix import org/b` while `neurobrix remove org/a` removes org's last model: remove deleted the empty org
+    # folder between the import's making it and its rename into it, which failed: before, "could not write org/b into
+    # the store: [Errno 2] No such file or directory ... nothing was stored (check the free space and permissions
+    # there)", exit 1
+    old, new = sources
+    hub = tmp_path / "hf" / "hub"
+    populate_hub_cache(hub, "org/a", old)
+    populate_hub_cache(hub, "org/b", new, commit="b" * 40)
+    store.import_model("org/a", progress=False)
+    importing = Command(tmp_path / "import", "rename", "import", "org/b").paused()
+    removing = Command(tmp_path / "remove", "-", "remove", "org/a")
+    removing.ended_or_blocked()
+    importing.go()
+    code, out, err = importing.finish()
+    assert code == 0 and "Traceback" not in err, err
+    removed = removing.finish()
+    assert removed[0] == 0 and removed[1].startswith("removed org/a"), removed
+    assert _store_holds("org/b", new) and not (store.models_dir() / "org" / "a").exists()
+
+
+def test_a_reimport_between_a_runs_manifest_and_its_check_is_not_called_damage(tmp_path, sources):
+    # a run read tiny's manifest (the old import's), then a re-import put the new model in place, then the run
+    # checked the files against that manifest: before, "stored model tiny ... is damaged: config.json was changed
+    # after the import ... Import it again or remove it" (exit 7) about a model that is whole. Now the re-import waits
+    # for the run's check; the run either runs one import's files or says the model changed while it read it
+    old, new = sources
+    store.import_model(str(old), progress=False)
+    argv = ["run", "--model", "tiny", "--backend", "torch", "--prompt", "hello", "--max-tokens", "2", "--no-chat"]
+    running = Command(tmp_path / "run", "manifest", *argv).paused()
+    importing = Command(tmp_path / "import", "-", "import", str(new))
+    importing.ended_or_blocked()
+    running.go()
+    code, out, err = running.finish()
+    assert "damaged" not in err and "Traceback" not in err, err
+    assert code == 0 or (code == 7 and "changed while this command read it" in err and len(err.splitlines()) == 1), err
+    assert importing.finish()[0] == 0 and _store_holds("tiny", new)
+
+
+def test_an_import_reports_what_it_stored_though_another_command_removes_it_at_once(tmp_path, sources):
+    # `neurobrix remove tiny` right after the import renamed tiny into place, before the import read it back to say
+    # what it stored: before, the import ended "stored model tiny ... is damaged: its neurobrix-model.json is unreadable
+    # ([Errno 2] No such file or directory ...); remove it ... and import it again" (exit 7) after storing it whole
+    old, _ = sources
+    importing = Command(tmp_path / "import", "installed", "import", str(old)).paused()
+    removing = Command(tmp_path / "remove", "-", "remove", "tiny")
+    removing.ended_or_blocked()
+    importing.go()
+    code, out, err = importing.finish()
+    assert code == 0 and out.startswith("imported tiny: 7 files"), (out, err)
+    assert removing.finish()[0] == 0 and not store.models_dir().joinpath("tiny").exists()
