@@ -239,3 +239,58 @@ def test_an_import_reports_what_it_stored_though_another_command_removes_it_at_o
     code, out, err = importing.finish()
     assert code == 0 and out.startswith(f"imported tiny: {len(list(old.iterdir()))} files"), (out, err)
     assert removing.finish()[0] == 0 and not store.models_dir().joinpath("tiny").exists()
+
+
+# --- pins: what else several commands at once write ------------------------------------------------------------------
+
+
+def test_two_hub_imports_of_other_revisions_at_once_store_one_revision_whole(tmp_path, capsys, sources):
+    # pinned: `neurobrix import org/m --revision A` and `neurobrix import org/m` (main, B) at once, the first held just
+    # before its rename into place; the store holds one revision's files under that revision's commit, never a mix
+    old, new = sources
+    hub = tmp_path / "hf" / "hub"
+    populate_hub_cache(hub, "org/m", old, commit="a" * 40)
+    populate_hub_cache(hub, "org/m", new, commit="b" * 40)  # refs/main is B
+    first = Command(tmp_path / "first", "rename", "import", "org/m", "--revision", "a" * 40).paused()
+    second = Command(tmp_path / "second", "-", "import", "org/m")
+    second.ended_or_blocked()
+    first.go()
+    assert first.finish()[0] == 0 and second.finish()[0] == 0
+    listed = _listed(capsys)
+    assert list(listed) == ["org/m"] and listed["org/m"]["damaged"] is None, listed
+    assert _store_holds("org/m", old if listed["org/m"]["commit"] == "a" * 40 else new) and _scratch() == []
+
+
+def test_a_hub_import_killed_after_linking_files_leaves_the_cache_and_the_next_import_whole(tmp_path, capsys, sources):
+    # pinned: killed with its first file hard-linked from the cache's blobs into its scratch folder; the sweep deletes
+    # the links, not the blobs, and the next import links them again
+    old, _ = sources
+    snapshot = populate_hub_cache(tmp_path / "hf" / "hub", "org/m", old)
+    Command(tmp_path / "sync", "placed", "import", "org/m").paused().kill()
+    assert _listed(capsys) == {} and _scratch() == []
+    assert _digests(snapshot) == _digests(old)  # every blob as it was
+    assert store.import_model("org/m", progress=False).commit == "a" * 40 and _store_holds("org/m", old)
+
+
+def test_two_checks_of_one_pid_at_once_each_record_a_whole_reproof(tmp_path, monkeypatch):
+    # two `python -m conformance check` on one NEUROBRIX_HOME (a volume two containers share), each its container's
+    # process 1: the scratch file of the re-proof was named by the pid alone, so the second check wrote into the
+    # first's, and the first's rename then failed: before, "the check passed, but its re-proof could not be written
+    # to .../interpreter.json: No such file or directory" (exit 1) for a check that passed, or a file of both records
+    from neurobrix import stack, tables
+
+    loaded, running = tables.load(), stack.running_stack()
+    monkeypatch.setattr(stack.os, "getpid", lambda: 1)
+    real, other = os.replace, []
+
+    def replace(src, dst):
+        if not other:  # the other container's check ends between this one's write and its rename
+            other.append(None)
+            other[0] = stack.write_reproof("interpreter", loaded, running, {"passed": True}, "cpu", "second")
+        return real(src, dst)
+
+    monkeypatch.setattr(stack.os, "replace", replace)
+    path = stack.write_reproof("interpreter", loaded, running, {"passed": True}, "cpu", "first")
+    assert other == [path] and json.loads(path.read_text())["command"] == "first"  # the last one written stays
+    assert stack.reproof_problem("interpreter", loaded, running) is None
+    assert [p.name for p in path.parent.iterdir()] == ["interpreter.json"]
