@@ -614,6 +614,9 @@ def _locked(exclusive: bool) -> Iterator[None]:
             except OSError:
                 os.close(fd)
                 fd = None
+            except BaseException:  # Ctrl-C while waiting
+                os.close(fd)
+                raise
     _HELD.append(exclusive)
     try:
         yield
@@ -621,6 +624,34 @@ def _locked(exclusive: bool) -> Iterator[None]:
         _HELD.pop()
         if fd is not None:
             os.close(fd)  # the lock goes with the file's last descriptor
+
+
+def _claim(folder: Path) -> int | None:
+    """Lock a scratch folder for as long as the descriptor returned stays open (None where it cannot be locked): the
+    sweep leaves a claimed folder alone whatever its pid says. A pid names a process only in its own pid namespace:
+    two containers sharing a store under one host name (docker --network host) each saw the other's live import as
+    one whose process had died, and deleted its folder mid-copy."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _claimed(folder: Path) -> bool:
+    """Whether another process holds its :func:`_claim` on ``folder``."""
+    fd = _claim(folder)
+    if fd is not None:
+        os.close(fd)
+        return False
+    return fcntl is not None and folder.is_dir() and not folder.is_symlink()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -656,7 +687,7 @@ def _sweep_stale() -> None:
     mine = f"{_SCRATCH}{_host()}-"
     for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
         pid, _, rest = path.name[len(mine) :].partition("-")
-        if pid.isdigit() and not _pid_alive(int(pid)):
+        if pid.isdigit() and not _pid_alive(int(pid)) and not _claimed(path):
             if rest.startswith(_ASIDE):
                 _put_back(path)
             _delete(path)  # (nothing there once put back)
@@ -904,8 +935,11 @@ def _store_folder(
     org = dest.parent if "/" in name else None
     org_existed = org is not None and org.exists()
     total = sum((folder / f).resolve().stat().st_size for f in files)
+    claim = None
     try:
-        tmp.mkdir()
+        with _locked(exclusive=True):  # made and claimed before any sweep (they run under the lock) can see it
+            tmp.mkdir()
+            claim = _claim(tmp)
         with tqdm(total=total, unit="B", unit_scale=True, desc=f"storing {name}", disable=not progress) as bar:
             for file in files:
                 _place(folder / file, tmp / file, link, bar)
@@ -930,6 +964,9 @@ def _store_folder(
                 "stored (check the free space and permissions there)"
             ) from exc
         raise
+    finally:
+        if claim is not None:
+            os.close(claim)
     return stored
 
 

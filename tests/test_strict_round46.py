@@ -241,6 +241,23 @@ def test_an_import_reports_what_it_stored_though_another_command_removes_it_at_o
     assert removing.finish()[0] == 0 and not store.models_dir().joinpath("tiny").exists()
 
 
+def test_a_list_in_another_pid_namespace_leaves_a_running_imports_folder_alone(tmp_path, capsys, monkeypatch, sources):
+    # two containers on one host sharing NEUROBRIX_HOME, each with its own pids and the host's name (docker --network
+    # host, Kubernetes hostNetwork): a `list` in one took the other's import in progress for one whose process had died
+    # (its pid is no process there) and deleted its scratch folder: before, that import ended "could not write tiny
+    # into the store: [Errno 2] No such file or directory ...; nothing was stored (check the free space and
+    # permissions there)" (exit 1). An import now holds a lock on its scratch folder, which the sweep tries first
+    old, _ = sources
+    importing = Command(tmp_path / "sync", "placed", "import", str(old)).paused()
+    with monkeypatch.context() as other_container:
+        other_container.setattr(store, "_pid_alive", lambda pid: False)  # the import's pid, seen from there
+        assert _listed(capsys) == {}
+    importing.go()
+    code, out, err = importing.finish()
+    assert code == 0, err
+    assert _store_holds("tiny", old) and _scratch() == []
+
+
 # --- pins: what else several commands at once write ------------------------------------------------------------------
 
 
