@@ -209,22 +209,26 @@ def test_an_import_racing_the_removal_of_its_organisations_last_model_stores_it(
     assert _store_holds("org/b", new) and not (store.models_dir() / "org" / "a").exists()
 
 
-def test_a_reimport_between_a_runs_manifest_and_its_check_is_not_called_damage(tmp_path, sources):
-    # a run read tiny's manifest (the old import's), then a re-import put the new model in place, then the run
-    # checked the files against that manifest: before, "stored model tiny ... is damaged: config.json was changed
-    # after the import ... Import it again or remove it" (exit 7) about a model that is whole. Now the re-import waits
-    # for the run's check; the run either runs one import's files or says the model changed while it read it
+@pytest.mark.parametrize("other", ["import", "remove"])
+def test_a_reimport_or_removal_between_a_runs_manifest_and_its_check_is_not_called_damage(tmp_path, sources, other):
+    # a run read tiny's manifest (the old import's), then a re-import put the new model in place (or `remove` took
+    # it), then the run checked the files against that manifest: before, "stored model tiny ... is damaged: config.json
+    # was changed after the import" (or "config.json is missing") "... Import it again or remove it" (exit 7) about a
+    # model that is whole, or removed. Now the other command waits for the run's check; the run then runs one
+    # import's files or says the model changed (or was removed) while it read it
     old, new = sources
     store.import_model(str(old), progress=False)
     argv = ["run", "--model", "tiny", "--backend", "torch", "--prompt", "hello", "--max-tokens", "2", "--no-chat"]
     running = Command(tmp_path / "run", "manifest", *argv).paused()
-    importing = Command(tmp_path / "import", "-", "import", str(new))
-    importing.ended_or_blocked()
+    changing = Command(tmp_path / "other", "-", *(["import", str(new)] if other == "import" else ["remove", "tiny"]))
+    changing.ended_or_blocked()
     running.go()
     code, out, err = running.finish()
     assert "damaged" not in err and "Traceback" not in err, err
-    assert code == 0 or (code == 7 and "changed while this command read it" in err and len(err.splitlines()) == 1), err
-    assert importing.finish()[0] == 0 and _store_holds("tiny", new)
+    said = "changed while this command read it" if other == "import" else "was removed while this command read it"
+    assert code == 0 or (code == 7 and said in err and len(err.splitlines()) == 1), err
+    assert changing.finish()[0] == 0
+    assert _store_holds("tiny", new) if other == "import" else not store.models_dir().joinpath("tiny").exists()
 
 
 def test_an_import_reports_what_it_stored_though_another_command_removes_it_at_once(tmp_path, sources):
@@ -311,3 +315,30 @@ def test_two_checks_of_one_pid_at_once_each_record_a_whole_reproof(tmp_path, mon
     assert other == [path] and json.loads(path.read_text())["command"] == "first"  # the last one written stays
     assert stack.reproof_problem("interpreter", loaded, running) is None
     assert [p.name for p in path.parent.iterdir()] == ["interpreter.json"]
+
+
+def test_the_engines_triton_cache_written_by_two_processes_holds_whole_binaries(tmp_path, monkeypatch):
+    # pinned (Triton 3.9's FileCacheManager, which every compile and load under $NEUROBRIX_HOME/triton-cache goes
+    # through): each file is written into a scratch folder of its writer's and renamed into place, so two writers of
+    # one kernel leave one whole file, and one killed before its rename leaves no file under the kernel's name (a
+    # group, the list of a kernel's files, is written last and names only files in place)
+    from triton.runtime.cache import FileCacheManager
+
+    from neurobrix import stack
+
+    monkeypatch.delenv("TRITON_CACHE_DIR", raising=False)  # (put back after the test, as use_engine_cache's state)
+    monkeypatch.setattr(stack, "_ENGINE_CACHE_SET", [None])
+    stack.use_engine_cache()
+    first, second = FileCacheManager("k" * 32), FileCacheManager("k" * 32)
+    assert first.cache_dir == str(tmp_path / "home" / "triton-cache" / ("k" * 32))
+
+    def killed(src, dst):
+        raise KeyboardInterrupt  # the process dies between writing its file and renaming it
+
+    with monkeypatch.context() as dying, pytest.raises(KeyboardInterrupt):
+        dying.setattr(os, "replace", killed)
+        first.put(b"first" * 1000, "kernel.cubin")
+    assert first.get_file("kernel.cubin") is None and first.get_group("kernel.json") is None
+    path = second.put(b"second" * 1000, "kernel.cubin")
+    second.put_group("kernel.json", {"kernel.cubin": path})
+    assert Path(path).read_bytes() == b"second" * 1000 and first.get_group("kernel.json") == {"kernel.cubin": path}
