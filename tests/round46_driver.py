@@ -3,14 +3,13 @@ test can start another command against the same store, or SIGKILL this one, at e
 
     python tests/round46_driver.py <sync folder> <step> <neurobrix arguments...>
 
-At the step it creates ``<sync>/paused`` and waits until ``<sync>/go`` exists. Steps (each taken once):
-``placed`` (the import put its first file into its scratch folder), ``install`` (the new folder whole, before anything
-is moved into place or aside), ``rename`` (just
-before the new folder is renamed into place), ``aside`` (just after the model already stored was moved aside to be replaced), ``installed``
-(just after the new folder was renamed into place), ``manifest`` (a command checking a stored model read its
-manifest, before checking the files against it); ``-`` pauses nowhere. Whichever the step, a wait on the store's
-lock (``fcntl.flock`` that would block) first creates ``<sync>/blocked``, so a test can tell a command that waits its
-turn from one that ran on.
+At the step it creates ``<sync>/paused`` and waits until ``<sync>/go`` exists. Steps (each taken once): ``placed``
+(the import put its first file into its scratch folder), ``install`` (the new folder whole, before anything is moved
+into place or aside), ``rename`` (just before the new folder is renamed into place), ``aside`` (just after the model
+already stored was moved aside to be replaced), ``installed`` (just after the new folder was renamed into place),
+``manifest`` (a command checking a stored model read its manifest, before checking the files against it); ``-``
+pauses nowhere. Whichever the step, a wait on the store's lock (``fcntl.flock`` that would block) first creates
+``<sync>/blocked``, so a test can tell a command that waits its turn from one that ran on.
 """
 
 from __future__ import annotations

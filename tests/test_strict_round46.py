@@ -1,6 +1,48 @@
 """The forty-sixth round: concurrent and interrupted commands on one store.
 
-DOCSTRING
+Rounds 32 and 40 ran two imports of one model in one process, and a removal under a run's reads. This round ran real
+`neurobrix` processes on one NEUROBRIX_HOME at once (import, remove, run, list), each held at a named step of its work
+by tests/round46_driver.py (a monkeypatched hook that waits on a file the test creates: no sleeps) or killed there
+with SIGKILL: two imports of one model (a local folder, or hub revisions), an import racing a removal, a run or a
+removal between a re-import's renames or during a run's check, an import killed at each step, and re-proofs and the
+engine's Triton cache written by two processes.
+
+Found and fixed (seven, in three classes):
+
+- commands at once did not take turns. Between a re-import's two renames (the stored model moved aside, the new one
+  not yet in place) `list` showed no model and `run` and `remove` said "no model 'tiny' in the store" (exit 3); a run
+  that read the manifest before a re-import or a removal called the model "damaged: config.json was changed after the
+  import" (or "is missing"), advising to import it again (exit 7); a removal of an organisation's last model deleted
+  the org folder an import was renaming into (the import: "could not write org/b ... No such file or directory ...
+  check the free space and permissions there", exit 1); and an import whose model was removed or replaced at once
+  said the model it had stored whole was "damaged: its neurobrix-model.json is unreadable" (exit 7). The store now has
+  a lock (`$NEUROBRIX_HOME/.models.lock`, `fcntl.flock`, which the kernel drops when a process dies): shared while a
+  command reads manifests and checks files against them, exclusive for the moment an import renames its folder into
+  place or a removal takes one out; an import reports the model it read back before putting it in place.
+- a re-import killed (SIGKILL) between its two renames left both models in scratch folders, and the next `list`
+  swept both: the stored model was gone. The model moved aside is named so now, and the sweep puts it back where
+  nothing took its place (one moved aside for good is renamed a plain scratch folder before it is deleted).
+- a pid names a process only in its own namespace. Two containers sharing a store under the host's name (docker
+  --network host) each took the other's live import for a dead one: `list` deleted its scratch folder mid-copy (the
+  import: "could not write tiny ... No such file or directory", exit 1); an import now holds a flock on its scratch
+  folder, which the sweep leaves alone. Two `conformance check` runs of one pid (each its container's process 1) wrote
+  one re-proof scratch file (named by the pid alone), and the first then said its passed check's re-proof "could not
+  be written" (exit 1): the scratch file's name has a random part now.
+
+Pinned (either way): an import killed with a file placed, with its folder whole but not in place, or just after its
+rename leaves the old model or the new one whole, the next `list` leaves no scratch folder, and the next import works;
+a hub import killed after hard-linking a file leaves the cache's blobs as they were; two hub imports of other revisions
+at once leave one revision whole under its commit; Triton 3.9's cache manager, through which every compile and load
+under `$NEUROBRIX_HOME/triton-cache` goes, writes each file in its writer's scratch folder and renames it into place
+(two writers leave one whole file, one killed before its rename none, a kernel's group is written last).
+
+Left open: a run holds the lock only while it checks the manifest, so a re-import or removal during its loading is
+refused by name (exit 7, "changed/removed while this command read it", round 21's stamps) rather than waited for (a run
+may last hours); where the lock file cannot be opened or locked (a store this user may only read, a filesystem without
+flock, Windows) commands run unlocked as before; a program other than NeuroBrix changing the store ignores the lock; a
+killed check's re-proof scratch file stays (round 32); a folder put back by the sweep goes to the name its manifest
+gives (a folder holding another model's manifest, round 43's damage, goes to that model's name if it is free); and
+Triton 3.6's cache manager (the nvidia-h200 class) was not read here.
 
 Each test that says "before" failed before the fix (run in a worktree of the round's base commit); the controls and
 pins pass either way."""
@@ -115,11 +157,6 @@ def _store_holds(name: str, source: Path) -> bool:
 def _scratch() -> list[str]:
     return sorted(p.name for p in store.models_dir().glob(".tmp-*"))
 
-
-def _listed(capsys) -> list[dict]:
-    code, out, err = _cli(capsys, "list", "--json")
-    assert code == 0, err
-    return json.loads(out)
 
 def _listed(capsys) -> dict[str, dict]:
     code, out, err = _cli(capsys, "list", "--json")
