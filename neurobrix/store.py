@@ -27,6 +27,7 @@ import shlex
 import shutil
 import socket
 import stat
+import threading
 import uuid
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -583,7 +584,7 @@ def _scratch(kind: str = "") -> Path:
     return models_dir() / f"{_SCRATCH}{_host()}-{os.getpid()}-{kind}{uuid.uuid4().hex[:12]}"
 
 
-_HELD: list[bool] = []  # this process's hold on the store's lock, outermost first (True: exclusive)
+_HOLDS = threading.local()  # each thread's hold on the store's lock (``depth``: how many _locked it is inside)
 
 
 @contextmanager
@@ -595,12 +596,13 @@ def _locked(exclusive: bool) -> Iterator[None]:
 
     ``fcntl.flock`` on a file rather than a lock file made with O_EXCL: the kernel drops a flock when its process ends,
     SIGKILL included, so a killed command never leaves the store locked (an O_EXCL file stays, and whether its maker
-    still lives is a guess from a pid). Re-entrant within a process (two flocks of one process on two opened files
-    exclude each other); taken nowhere when the store's home does not exist yet (nothing to keep apart) or its lock
-    file cannot be opened or locked (a read-only store, which no command can change either, or a filesystem without
-    flock)."""
+    still lives is a guess from a pid). Re-entrant within a thread (flocks on two opened files exclude each other, in
+    one process too, which keeps threads apart); taken nowhere when the store's home does not exist yet (nothing to
+    keep apart) or its lock file cannot be opened or locked (a read-only store, which no command can change either, or
+    a filesystem without flock)."""
     fd = None
-    if not _HELD and fcntl is not None:
+    depth = getattr(_HOLDS, "depth", 0)
+    if not depth and fcntl is not None:
         try:
             fd = os.open(home() / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
         except OSError:
@@ -617,11 +619,11 @@ def _locked(exclusive: bool) -> Iterator[None]:
             except BaseException:  # Ctrl-C while waiting
                 os.close(fd)
                 raise
-    _HELD.append(exclusive)
+    _HOLDS.depth = depth + 1
     try:
         yield
     finally:
-        _HELD.pop()
+        _HOLDS.depth = depth
         if fd is not None:
             os.close(fd)  # the lock goes with the file's last descriptor
 
