@@ -22,6 +22,7 @@ import json
 import os
 import re
 import stat
+import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -249,7 +250,9 @@ def write_reproof(
         "command": command,
     }
     path = reproof_path(class_id)
-    scratch = path.with_name(f".{path.name}.{os.getpid()}")
+    # named by pid and a random part: two checks on one home (a volume two containers share) may have one pid, each its
+    # container's process 1, and then wrote one scratch file (the first's rename failed, "could not be written")
+    scratch = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")

@@ -10,7 +10,10 @@ module owns the folders.
 Imports are atomic: files go into a temporary folder inside the store that is renamed into place
 only when complete, so a failed or interrupted import leaves nothing behind and a re-import replaces
 the old copy only once the new one is whole. Temporary folders of imports whose process died are
-swept by the next import, ``list`` and ``remove``.
+swept by the next import, ``list`` and ``remove``; a model that an import killed mid-replacement had moved aside is
+put back. Commands on one store at once take its lock (:func:`_locked`): a command reading a model holds it shared
+while it checks the files against the manifest, and a command changing what is in place (an import's rename, a
+removal) holds it exclusive for that moment only.
 """
 
 from __future__ import annotations
@@ -24,12 +27,19 @@ import shlex
 import shutil
 import socket
 import stat
+import threading
 import uuid
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
+
+try:
+    import fcntl
+except ImportError:  # (Windows: no flock; commands at once there are not kept apart)
+    fcntl = None  # type: ignore[assignment]
 
 from . import __version__, hub
 
@@ -61,6 +71,8 @@ MANIFEST = "neurobrix-model.json"
 MANIFEST_FORMAT = 1
 
 _SCRATCH = ".tmp-"
+_ASIDE = "aside-"  # in a scratch name: a stored model an import moved aside to put its new one in its place
+_LOCK = ".models.lock"  # in NEUROBRIX_HOME, beside models/ (a file in models/ would be one more entry there)
 _COPY_CHUNK = 64 << 20
 
 
@@ -478,7 +490,12 @@ def list_models() -> list[StoredModel]:
         raise StoreError(problem)
     if not root.is_dir():
         return []
-    _sweep_stale()
+    with _locked(exclusive=False):
+        _sweep_stale()
+        return _scan(root)
+
+
+def _scan(root: Path) -> list[StoredModel]:
     found = []
     for top in sorted(root.iterdir()):
         if top.name.startswith(".") or not top.is_dir():
@@ -535,6 +552,11 @@ def resolve(name: str) -> StoredModel:
     expect("the model name", name, "a string")
     if not name.strip():  # else "" is the current folder, "not imported"
         raise UsageError("--model is empty: give a stored model's name (`neurobrix list` shows them) or its hub id")
+    with _locked(exclusive=False):  # no model put in place or removed between reading the manifest and the check
+        return _resolve(name)
+
+
+def _resolve(name: str) -> StoredModel:
     key, path = _find(name)
     folder = Path(name).expanduser()
     if path is None and _exists(folder):
@@ -556,9 +578,82 @@ def _host() -> str:
     return "".join(c if c.isalnum() else "_" for c in socket.gethostname()) or "host"
 
 
-def _scratch() -> Path:
-    """A fresh temporary path inside the store (same filesystem, so renames are atomic)."""
-    return models_dir() / f"{_SCRATCH}{_host()}-{os.getpid()}-{uuid.uuid4().hex[:12]}"
+def _scratch(kind: str = "") -> Path:
+    """A fresh temporary path inside the store (same filesystem, so renames are atomic); ``kind`` _ASIDE for a stored
+    model moved aside, which the sweep puts back if its import died before the new one was in place."""
+    return models_dir() / f"{_SCRATCH}{_host()}-{os.getpid()}-{kind}{uuid.uuid4().hex[:12]}"
+
+
+_HOLDS = threading.local()  # each thread's hold on the store's lock (``depth``: how many _locked it is inside)
+
+
+@contextmanager
+def _locked(exclusive: bool) -> Iterator[None]:
+    """Hold the store's lock, shared (reading a model: no model is put in place or removed meanwhile) or exclusive
+    (putting one in place, moving one aside, removing one). Without it, a command between an import's two renames
+    found no model ("no model 'tiny' in the store"), a run whose manifest was read before a re-import called the model
+    damaged, and a removal deleted the organisation folder an import was renaming into.
+
+    ``fcntl.flock`` on a file rather than a lock file made with O_EXCL: the kernel drops a flock when its process ends,
+    SIGKILL included, so a killed command never leaves the store locked (an O_EXCL file stays, and whether its maker
+    still lives is a guess from a pid). Re-entrant within a thread (flocks on two opened files exclude each other, in
+    one process too, which keeps threads apart); taken nowhere when the store's home does not exist yet (nothing to
+    keep apart) or its lock file cannot be opened or locked (a read-only store, which no command can change either, or
+    a filesystem without flock)."""
+    fd = None
+    depth = getattr(_HOLDS, "depth", 0)
+    if not depth and fcntl is not None:
+        try:
+            fd = os.open(home() / _LOCK, os.O_RDWR | os.O_CREAT, 0o644)
+        except OSError:
+            try:
+                fd = os.open(home() / _LOCK, os.O_RDONLY)
+            except OSError:
+                fd = None
+        if fd is not None:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
+            except OSError:
+                os.close(fd)
+                fd = None
+            except BaseException:  # Ctrl-C while waiting
+                os.close(fd)
+                raise
+    _HOLDS.depth = depth + 1
+    try:
+        yield
+    finally:
+        _HOLDS.depth = depth
+        if fd is not None:
+            os.close(fd)  # the lock goes with the file's last descriptor
+
+
+def _claim(folder: Path) -> int | None:
+    """Lock a scratch folder for as long as the descriptor returned stays open (None where it cannot be locked): the
+    sweep leaves a claimed folder alone whatever its pid says. A pid names a process only in its own pid namespace:
+    two containers sharing a store under one host name (docker --network host) each saw the other's live import as
+    one whose process had died, and deleted its folder mid-copy."""
+    if fcntl is None:
+        return None
+    try:
+        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        return None
+    return fd
+
+
+def _claimed(folder: Path) -> bool:
+    """Whether another process holds its :func:`_claim` on ``folder``."""
+    fd = _claim(folder)
+    if fd is not None:
+        os.close(fd)
+        return False
+    return fcntl is not None and folder.is_dir() and not folder.is_symlink()
 
 
 def _pid_alive(pid: int) -> bool:
@@ -585,15 +680,32 @@ def _delete(path: Path) -> None:
 
 
 def _sweep_stale() -> None:
-    """Remove temporary folders left by imports whose process died (killed mid-copy)."""
+    """Remove temporary folders left by imports whose process died (killed mid-copy), and put back in its place a
+    stored model that an import killed between its two renames had moved aside (else this sweep deleted it with the
+    new one: a re-import killed there lost the model). Called under the store's lock."""
     root = models_dir()
     if not root.is_dir():
         return
     mine = f"{_SCRATCH}{_host()}-"
     for path in root.glob(f"{mine}*"):  # only this host's: another host's pids mean nothing here
-        pid = path.name[len(mine) :].split("-", 1)[0]
-        if pid.isdigit() and not _pid_alive(int(pid)):
-            _delete(path)
+        pid, _, rest = path.name[len(mine) :].partition("-")
+        if pid.isdigit() and not _pid_alive(int(pid)) and not _claimed(path):
+            if rest.startswith(_ASIDE):
+                _put_back(path)
+            _delete(path)  # (nothing there once put back)
+
+
+def _put_back(aside: Path) -> None:
+    """Rename a model moved aside back to the name its manifest gives, where nothing is stored under it."""
+    try:
+        parts = _name_parts(json.loads((aside / MANIFEST).read_text(encoding="utf-8"))["name"])
+        if parts is not None:
+            dest = models_dir().joinpath(*parts)
+            if not os.path.lexists(dest):
+                dest.parent.mkdir(exist_ok=True)
+                os.rename(aside, dest)
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass  # unreadable, or its place taken since: deleted as any scratch
 
 
 def _bytes_under(folder: Path) -> int:
@@ -631,6 +743,15 @@ def remove(name: str) -> StoredModel:
     bytes deleted from disk (measured), ``damaged`` a file the manifest lists found missing or of another size, or the
     manifest unreadable. Temporary folders of imports whose process died are swept first."""
     expect("the model name", name, "a string")
+    with _locked(exclusive=True):  # taken out of the store whole, between other commands' reads and renames
+        model, path, trash, held = _take_out(name)
+    _delete(trash)
+    return replace(model, freed=held - _bytes_under(trash))
+
+
+def _take_out(name: str) -> tuple[StoredModel, Path, Path, int]:
+    """Move a stored model out of the store (renamed to a scratch folder): what it was, where, its scratch folder and
+    the bytes it held."""
     _sweep_stale()
     key, path = _find(name)
     if path is None:
@@ -654,14 +775,12 @@ def remove(name: str) -> StoredModel:
         os.rename(path, trash)  # gone from the store at once; the bytes are deleted after
     except OSError as exc:
         raise StoreError(f"cannot remove {key} ({path}): {exc}") from exc
-    _delete(trash)
-    model = replace(model, freed=held - _bytes_under(trash), damaged="; ".join(damage) or None)
     if "/" in key and path.parent != models_dir():
         try:
             path.parent.rmdir()  # the org folder, once its last model is gone
         except OSError:
             pass
-    return model
+    return replace(model, damaged="; ".join(damage) or None), path, trash, held
 
 
 # --- importing -----------------------------------------------------------------------------------
@@ -752,13 +871,15 @@ def _install(tmp: Path, dest: Path) -> None:
     name may install its folder, or move the one there aside, between any two steps (two `neurobrix import` of one
     model at once ended the later in "Directory not empty" or "No such file or directory", advising to check the free
     space): the model there is moved aside and the rename tried again, so that each import stores a whole model and
-    the last one stays, as when they run one after the other."""
+    the last one stays, as when they run one after the other. Called under the store's lock (which other NeuroBrix
+    commands take; another program, or a store without flock, may still move things meanwhile). A model moved aside is
+    named so (_ASIDE): if this process dies before its folder is in place, the next sweep puts the old one back."""
     dest.parent.mkdir(parents=True, exist_ok=True)
     aside: list[Path] = []
     try:
         for _ in range(8):
             if dest.exists():
-                old = _scratch()
+                old = _scratch(_ASIDE)
                 try:
                     os.rename(dest, old)
                     aside.append(old)
@@ -778,7 +899,16 @@ def _install(tmp: Path, dest: Path) -> None:
         raise
     finally:
         for old in aside:
-            _delete(old)
+            trash = _scratch()  # no longer to be put back: a delete cut short would leave half a model to restore
+            _delete(trash if _renamed(old, trash) else old)
+
+
+def _renamed(src: Path, dst: Path) -> bool:
+    try:
+        os.rename(src, dst)
+    except OSError:
+        return False
+    return True
 
 
 def _store_folder(
@@ -791,7 +921,8 @@ def _store_folder(
     if link:  # a hub snapshot (the only folder the store links from): every file is the blob its name says
         hub.check_blobs(source, folder, files, progress)
     dest = _destination(name)
-    _sweep_stale()
+    with _locked(exclusive=False):
+        _sweep_stale()
     problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
     if problem and models_dir().is_symlink():
         raise StoreError(problem)
@@ -806,28 +937,39 @@ def _store_folder(
     org = dest.parent if "/" in name else None
     org_existed = org is not None and org.exists()
     total = sum((folder / f).resolve().stat().st_size for f in files)
+    claim = None
     try:
-        tmp.mkdir()
+        with _locked(exclusive=True):  # made and claimed before any sweep (they run under the lock) can see it
+            tmp.mkdir()
+            claim = _claim(tmp)
         with tqdm(total=total, unit="B", unit_scale=True, desc=f"storing {name}", disable=not progress) as bar:
             for file in files:
                 _place(folder / file, tmp / file, link, bar)
         manifest = _manifest(name, source, revision, commit, tmp, files)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
-        _install(tmp, dest)
+        # what is stored, read before it is in place: once it is, another command may remove or replace it at once
+        # (the import then called the model it had stored whole "damaged: its manifest is unreadable", exit 7)
+        stored = replace(_load(tmp, name, verify=True), path=dest, stamps=None)
+        with _locked(exclusive=True):
+            _install(tmp, dest)
     except BaseException as exc:
         shutil.rmtree(tmp, ignore_errors=True)
         if org is not None and not org_existed:
-            try:
-                org.rmdir()
-            except OSError:
-                pass
+            with _locked(exclusive=True):  # not while another import renames its model into it
+                try:
+                    org.rmdir()
+                except OSError:
+                    pass
         if isinstance(exc, OSError):
             raise StoreError(
                 f"could not write {name} into the store ({models_dir()}): {exc}; nothing was "
                 "stored (check the free space and permissions there)"
             ) from exc
         raise
-    return _load(dest, name, verify=True)
+    finally:
+        if claim is not None:
+            os.close(claim)
+    return stored
 
 
 def import_model(

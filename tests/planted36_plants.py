@@ -229,8 +229,8 @@ PLANTS = [
     p(
         "u17",
         STORE,
-        "    model = replace(model, freed=held - _bytes_under(trash), damaged=",
-        "    model = replace(model, freed=held, damaged=",
+        "    return replace(model, freed=held - _bytes_under(trash))",
+        "    return replace(model, freed=held)",
         UX,
     ),
     p(
