@@ -1,6 +1,37 @@
-"""Kernel mutants, round kmut12: the bounds' own terms, and kernels in low precision over part of a sum.
+"""Kernel mutants, round kmut12: the bounds' inner terms, and kernels in low precision over part of a sum.
 
-DOCSTRING
+Round kmut11 pinned every bound's final rounding to fp16/bf16 as attained and left open a bound loosened anywhere
+else: the fp32 allowances (gamma terms, the GPU's special functions, the exp arguments) that are the whole bound of
+an fp32 output. Two kinds of plants this round:
+
+* nine kernel bugs of the kind a loosened fp32 term would let through (the registry, round kmut12: the tiled, skinny
+  and gemv accumulators rounded to the storage dtype over part of K only, the split-K merge kernel's and the
+  last-arrival merge's running sums in the storage dtype, rms_norm's second half of squares rounded, prefill's
+  diagonal blocks and decode's first block of each split leaving their own max out, decode's merge weights
+  rounded): every one caught by the registry's check as it was, on fp16 entries, where the final rounding's half
+  ulp is pinned already;
+* 18 loosenings and mis-derivations inside ``conformance/bounds.py`` (``SURVIVORS``, not in the registry: a bound
+  that only grows cannot fail a kernel that passed it, so the registry's check passes each by construction).
+  Each planted in a copy of the tree: tests/test_bounds.py's extra-rounding catches at catalogue shapes saw four
+  (linear's depth doubled, its products replaced by a row max, the sliced depth over all of K, attention's logit
+  roundings doubled), tests/test_kmut11.py none; the other 14 were seen by nothing.
+
+Pinned here, each loosening caught by a named test (``SEEN_BY``):
+* attained, fp32 outputs (no final rounding): the kernel's own fp32 arithmetic, in an order its contract allows,
+  on inputs built so that every addition loses (or gains) almost u, uses more than half of the bound at its worst
+  element: linear in any order (1 and 63 terms just under half an ulp of it) and in gemv's order (the depth
+  ``linear_depth`` gives, at four BLOCK_K x SPLIT_K), rms_norm's sum of 256 squares, the residual add's one
+  addition, rotary's three roundings (in each of four classes of which input dominates), attention's logit dot at
+  head dim 128 (two keys whose logits err in opposite directions);
+* closed forms, where no CPU kernel comes near the allowance (SPECIAL, the GPU's exp/sqrt/division at twice
+  CUDA's documented worst; the exp arguments' 9 u per unit of gap): rms_norm, silu_mul, attention over two keys
+  with two splits, the one-key bound and linear_depth's cases against each other, each written out as the list of
+  the kernel's roundings and compared at 1e-9.
+
+Left open: a tightened term is the registry's business (a shipped kernel fails it); attention's bound with a known
+key blocking in fp16/bf16 (its P-rounding interval) is attained by no construction here, and the closed forms pin
+today's derivation, not its optimality: a term that is loose by design (the GPU's MMA truncation counted twice,
+SPECIAL at twice CUDA's worst) stays as loose as it was.
 """
 
 from __future__ import annotations
