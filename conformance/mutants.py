@@ -5335,6 +5335,109 @@ MUTANTS: tuple[Mutant, ...] = (
         "subnormal rounding allowed only bf16's (the bound)",
         "wrong output dtype",
     ),
+    # ------------------------------- round kmut12: low precision over part of a sum, the max left out of one block
+    Mutant(
+        "linear.tiled.first-step-rounded",
+        "linear",
+        LINEAR,
+        "        accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)\n        x_ptrs += BLOCK_K\n",
+        "        accumulator = tl.dot(a, b, accumulator, input_precision=PRECISION)\n"
+        "        if k0 == 0:\n"
+        "            accumulator = accumulator.to(y_ptr.dtype.element_ty).to(tl.float32)\n"
+        "        x_ptrs += BLOCK_K\n",
+        "tiled's accumulator held in the storage dtype for its first K step only (low precision over part of K)",
+        "low-precision accumulation",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.skinny.second-half-of-slice-rounded",
+        "linear",
+        LINEAR,
+        "        acc = tl.dot(a, b, acc, input_precision=PRECISION)\n",
+        "        acc = tl.dot(a, b, acc, input_precision=PRECISION)\n"
+        "        if k0 >= k_first + k_slice // 2:\n"
+        "            acc = acc.to(y_ptr.dtype.element_ty).to(tl.float32)\n",
+        "skinny's accumulator rounded to the storage dtype after each K step of the second half of its slice",
+        "low-precision accumulation",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.gemv.second-step-rounded",
+        "linear",
+        LINEAR,
+        "        accumulator += w * x[None, :]\n",
+        "        accumulator += w * x[None, :]\n"
+        "        if k0 == k_start + BLOCK_K:\n"
+        "            accumulator = accumulator.to(y_ptr.dtype.element_ty).to(tl.float32)\n",
+        "gemv's lane accumulators rounded to the storage dtype after the second K step of each slice only",
+        "low-precision accumulation",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge.running-sum-rounded",
+        "linear",
+        LINEAR,
+        "        y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)\n",
+        "        y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)\n"
+        "        y = y.to(y_ptr.dtype.element_ty).to(tl.float32)\n",
+        "the split-K merge kernel's running sum held in the storage dtype (a merge in low precision, fp32 partials)",
+        "low-precision accumulation",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.merge-last.running-sum-rounded",
+        "linear",
+        LINEAR,
+        '            y += tl.load(part_ptrs + k * split_stride, mask=mask, other=0.0, cache_modifier=".cg")\n',
+        '            y += tl.load(part_ptrs + k * split_stride, mask=mask, other=0.0, cache_modifier=".cg")\n'
+        "            y = y.to(y_ptrs.dtype.element_ty).to(tl.float32)\n",
+        "the last slice to arrive merges the partials with its running sum held in the storage dtype",
+        "low-precision accumulation",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "rms_norm.half-the-squares-rounded",
+        "rms_norm",
+        NORM,
+        "    rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)\n",
+        "    squares = tl.where(offs_n[None, :] >= N // 2, (h * h).to(x_ptr.dtype.element_ty).to(tl.float32), h * h)\n"
+        "    rstd = 1.0 / tl.sqrt(tl.sum(squares, axis=1) / N + eps)\n",
+        "the squares of the second half of each row rounded to the input dtype before the fp32 sum",
+        "low-precision accumulation",
+    ),
+    Mutant(
+        "attention_prefill.diagonal-blocks-without-max",
+        "attention_prefill",
+        ATTN,
+        "    rescale = tl.exp2(m_i - m_next)\n",
+        "    if DIAGONAL:  # the blocks crossing the diagonal weigh 2^logit against max(m, 0), not their own max\n"
+        "        m_next = tl.maximum(m_i, 0.0)\n"
+        "    rescale = tl.exp2(m_i - m_next)\n",
+        "flash attention's blocks crossing the diagonal leave their own max out of the running max (exact in real "
+        "arithmetic: the same max scales l and acc; P rounded at another scale, and 2^logit may overflow)",
+        "overflow at large magnitudes",
+    ),
+    Mutant(
+        "attention_decode.first-block-without-max",
+        "attention_decode",
+        ATTN,
+        "        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(qk - m_new[:, None])\n",
+        "        m_new = tl.where(start_n == start, tl.maximum(m_i, 0.0), m_new)  # the split's first block: no max\n"
+        "        alpha = tl.exp2(m_i - m_new)\n        p = tl.exp2(qk - m_new[:, None])\n",
+        "decode's split weighs its first key block by 2^score, its max not subtracted (later blocks rescale it "
+        "consistently)",
+        "overflow at large magnitudes",
+    ),
+    Mutant(
+        "attention_decode.merge-weights-rounded",
+        "attention_decode",
+        ATTN,
+        "    weight = tl.exp2(m - tl.max(m, axis=0))  # chunk c's share: 2^(m_c - max m)\n",
+        "    weight = tl.exp2(m - tl.max(m, axis=0)).to(o_ptr.dtype.element_ty).to(tl.float32)\n",
+        "the decode merge's split weights rounded to the output dtype (the same rounded weight in the numerator and "
+        "the denominator: a merge in low precision)",
+        "low-precision accumulation",
+    ),
 )
 
 
