@@ -16,25 +16,29 @@ Found and fixed, each test failing before:
    state was clean at the very commit the publish checks compare with ``GITHUB_SHA``. A false pass; now the commit's
    own tree is read and the file named (exit 2 from the command line);
 3. an overwritten tree object: git checks a commit's bytes when it reads one, never a tree's, so a loose tree object
-   overwritten with the edited tree's bytes gave the same false pass (``git fsck`` alone says "hash-path mismatch"), as did the tree's bytes under its name
-   in a store ``objects/info/alternates`` names.
-   The gate now reads the commit and every tree itself (``git cat-file --batch``) and hashes each object's bytes
-   against its id: a mismatch is one line, exit 2;
+   overwritten with the edited tree's bytes gave the same false pass (``git fsck`` alone says "hash-path mismatch"),
+   as did those bytes under the tree's name in a store ``objects/info/alternates`` names. The gate now reads the
+   commit and every tree itself (``git cat-file --batch``) and hashes each object's bytes against its id: a mismatch
+   is one line, exit 2;
 4. an untracked module at the checkout's top under ``python -m gate`` (round 44 left it open): ``packaging.py``,
    ``subprocess.py`` or a ``yaml/`` package there ran inside the gate before any check. ``gate/__init__.py`` now
    stops the run (one line, exit 2) before the gate imports anything, wherever the checkout's top is on sys.path
    and a module there is none of the repository's (``gate.TOP_MODULES``, held to git's list here).
 
-Pinned, refused or harmless already: a hostile file ``git add``-ed (tracked by the index, so the allow-list takes it,
-and named by the tree state); ``--assume-unchanged`` and ``--skip-worktree`` hiding an edit from ``git status``; a
-sparse checkout; a split index; HEAD or its branch moved to another commit, and ``.git`` made a file naming another
-repository (the report names that commit, which the publish checks hold to ``GITHUB_SHA``); ``info/grafts`` and a
-``shallow`` file (parents, never a tree); a forged
-commit-graph (which fools ``git status``, not the gate); ``core.worktree`` elsewhere and ``core.bare`` (exit 2);
-clean and process filters and hooks (no command the gate makes runs them); a plain folder or a text file at the top.
+Pinned, refused or harmless already (each test of the index, the sparse checkout, grafts, shallow and the
+commit-graph fails with the tree state weakened: HEAD's entries taken from the index, or the working tree trusted):
+a hostile file ``git add``-ed (tracked by the index, so the allow-list takes it, and named by the tree state);
+``--assume-unchanged`` and ``--skip-worktree`` hiding an edit from ``git status``; a sparse checkout; a split index;
+HEAD or its branch moved to another commit (the report names that commit, which the publish checks hold to
+``GITHUB_SHA``); ``.git`` made a file naming another repository, with a replace ref there (read as any other);
+``info/grafts`` and a ``shallow`` file (parents, never a tree); a forged commit-graph (which fools ``git status``,
+not the gate); ``core.worktree`` elsewhere and ``core.bare`` (exit 2); clean and process filters and hooks (no
+command the gate makes runs them); a plain folder or a text file at the top.
 
 Left open: a build step that can write into the checkout can rewrite the tracked gate/*.py the pipeline then runs,
-or the Python environment the gate runs in: no check within the gate holds against that. release.yml builds in one
+or the Python environment the gate runs in, and the gate imports the checkout's ``neurobrix`` before it reads the
+tree state (an edited ``neurobrix/schema.py`` prints from inside the gate, which then refuses it, exit 2): no check
+within the gate holds against that. release.yml builds in one
 job and gates in another, from a fresh checkout with hash-locked tools; a pipeline of its own should do the same.
 """
 
