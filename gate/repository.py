@@ -223,10 +223,12 @@ def load_repository(root: Path) -> Repository:
 # `core.hooksPath` is set away all the same. A replace ref (refs/replace/<commit>) made `git ls-tree <commit>` list
 # another commit's tree under the commit's own id, so a tree edited, staged and "replaced" was clean at the commit;
 # the commit-graph file, whose trees `git status` takes on trust, is not read either.
+# `core.fsmonitor=` empty: off both for git 2.36 and later (a boolean there) and for older git (a hook's path, where
+# "false" would be a command to run).
 _SAFE_GIT = (
     "--no-replace-objects",
     "-c",
-    "core.fsmonitor=false",
+    "core.fsmonitor=",
     "-c",
     "core.hooksPath=/dev/null",
     "-c",

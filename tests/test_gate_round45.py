@@ -9,8 +9,8 @@ Found and fixed, each test failing before:
 
 1. ``core.fsmonitor``: git 2.39's ``git ls-files --stage``, which the gate runs for the tracked list and the tree
    state, runs the command that setting names (twice per call), from the checkout's .git/config, a file it includes,
-   or ~/.gitconfig. Every git call now runs with ``-c core.fsmonitor=false`` (and ``core.hooksPath=/dev/null``,
-   ``core.commitGraph=false``, ``--no-replace-objects``);
+   or ~/.gitconfig. Every git call now runs with ``-c core.fsmonitor=`` (empty: off), ``core.hooksPath=/dev/null``,
+   ``core.commitGraph=false`` and ``--no-replace-objects``;
 2. a replace ref: an edited tracked file staged, a commit of that tree made and ``git replace <commit> <it>``:
    ``git status`` is clean and ``git ls-tree <commit>`` lists the edited tree under the commit's own id, so the tree
    state was clean at the very commit the publish checks compare with ``GITHUB_SHA``. A false pass; now the commit's
