@@ -23,3 +23,60 @@ is not shipped). Modules, in the order a run uses them:
 ``build``       ``python -m build`` into a fresh folder
 ``cli``         ``main(argv)``
 """
+
+import os as _os
+import sys as _sys
+from importlib.machinery import all_suffixes as _all_suffixes  # loaded before any module of a run's path
+
+# The entries at the repository's top that import as code, each tracked (tests/test_gate_round45.py holds this to git).
+TOP_MODULES = frozenset({"benchmarks", "conformance", "gate", "neurobrix"})
+
+
+def shadowing(root: str) -> list[str]:
+    """The entries at the top of ``root`` that import as a module (a ``.py``, ``.pyc`` or extension file, a folder
+    with an ``__init__``) and are none of :data:`TOP_MODULES`."""
+    suffixes = tuple(_all_suffixes())
+    found = []
+    try:
+        names = sorted(_os.listdir(root))
+    except OSError:
+        return []
+    for name in names:
+        path = _os.path.join(root, name)
+        if _os.path.isdir(path):
+            try:
+                inside = _os.listdir(path)
+            except OSError:
+                continue
+            module = name if any(f"__init__{s}" in inside for s in suffixes) else ""
+        else:
+            module = name.split(".", 1)[0] if name.endswith(suffixes) else ""
+        if module and module not in TOP_MODULES:
+            found.append(name)
+    return found
+
+
+def _refuse_shadowing() -> None:
+    """Under ``python -m gate``, before the gate imports anything: the checkout's top is first on ``sys.path`` (and an
+    editable install puts it there too), so a module there that the repository does not hold, written by a build step
+    run in the same checkout or left there, runs inside the gate under the name of a module the gate imports, ahead of
+    the standard library and the installed packages (round 44 showed an untracked ``packaging.py`` exiting 0 before
+    any check). No check made after the import could be trusted, so the run stops here, one line, exit 2."""
+    root = _os.path.dirname(_os.path.dirname(_os.path.abspath(__file__)))
+    on_path = {_os.path.realpath(entry or _os.getcwd()) for entry in _sys.path if isinstance(entry, str)}
+    if _os.path.realpath(root) not in on_path:
+        return
+    found = shadowing(root)
+    if found:
+        names = ", ".join(found)
+        print(
+            f"gate: error: {root}: {names}: code the repository does not hold, imported in place of any module of that "
+            "name the gate or its tools import (the checkout's top is on sys.path); remove it and run the gate again. "
+            "Nothing was passed",
+            file=_sys.stderr,
+        )
+        raise SystemExit(2)
+
+
+if _sys.argv[:1] == ["-m"]:  # python -m gate, while the package is imported (runpy's mark)
+    _refuse_shadowing()

@@ -140,20 +140,16 @@ def _blob_id(data: bytes, length: int) -> str:
     return algorithm(b"blob %d\0" % len(data) + data).hexdigest()
 
 
-def _entries(listing: str, *, index: bool) -> dict[str, tuple[str, str]]:
-    """path -> (mode, object id) from ``git ls-tree -r -z`` or ``git ls-files --stage -z``; a conflicted path (a
-    stage other than 0) as mode 'conflict'."""
+def _entries(listing: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, object id) from ``git ls-files --stage -z``; a conflicted path (a stage other than 0) as mode
+    'conflict'."""
     entries: dict[str, tuple[str, str]] = {}
     for record in listing.split("\0"):
         if not record:
             continue
         info, _, path = record.partition("\t")
-        fields = info.split(" ")
-        if index:
-            mode, oid, stage = fields[0], fields[1], fields[2]
-            entries[path] = (mode, oid) if stage == "0" else ("conflict", "")
-        else:
-            entries[path] = (fields[0], fields[2])
+        mode, oid, stage = info.split(" ")[:3]
+        entries[path] = (mode, oid) if stage == "0" else ("conflict", "")
     return entries
 
 
@@ -182,8 +178,8 @@ def read_tree_state(root: Path) -> TreeState:
     commit = _git_or_none(root, "rev-parse", "--verify", "--quiet", "HEAD^{commit}")
     if commit is None:
         return TreeState(None)
-    head = _entries(_git(root, "ls-tree", "-r", "-z", "--full-tree", commit), index=False)
-    staged = _entries(_git(root, "ls-files", "--stage", "-z"), index=True)
+    head = _commit_files(root, commit)
+    staged = _entries(_git(root, "ls-files", "--stage", "-z"))
     differs = {p for p in head.keys() | staged.keys() if head.get(p) != staged.get(p)}
     differs.update(p for p, (mode, oid) in head.items() if p not in differs and _differs_from(root, p, mode, oid))
     return TreeState(commit, tuple(sorted(differs)))
@@ -220,19 +216,35 @@ def load_repository(root: Path) -> Repository:
     return Repository(root, tracked, _declared(root, tracked))
 
 
-def _git(root: Path, *args: str) -> str:
+# Every git call runs with these first (gate round 45). The gate reads the checkout's own .git, which whatever ran in
+# the checkout before it (a build step, a cache restored, a developer's tools) may have configured, and git reads
+# ~/.gitconfig and the system's config too. `core.fsmonitor` names a command that `git ls-files` runs (git 2.39 ran it
+# twice per call); hooks and the other command-running settings are not run by the commands the gate makes, and
+# `core.hooksPath` is set away all the same. A replace ref (refs/replace/<commit>) made `git ls-tree <commit>` list
+# another commit's tree under the commit's own id, so a tree edited, staged and "replaced" was clean at the commit;
+# the commit-graph file, whose trees `git status` takes on trust, is not read either.
+# `core.fsmonitor=` empty: off both for git 2.36 and later (a boolean there) and for older git (a hook's path, where
+# "false" would be a command to run).
+_SAFE_GIT = (
+    "--no-replace-objects",
+    "-c",
+    "core.fsmonitor=",
+    "-c",
+    "core.hooksPath=/dev/null",
+    "-c",
+    "core.commitGraph=false",
+)
+
+
+def _run_git(root: Path, args: tuple[str, ...], given: bytes = b"") -> bytes:
     env = {k: v for k, v in clean_environment().items() if not k.startswith("GIT_")}
     try:
         result = subprocess.run(
-            ["git", "-C", str(root), *args],
+            ["git", *_SAFE_GIT, "-C", str(root), *args],
             capture_output=True,
-            text=True,
-            # a tracked path need not be UTF-8 (`-z` lists its bytes as they are): the bytes the file system gives
-            # back, not a UnicodeDecodeError ("internal error", gate round 32)
-            errors="surrogateescape",
+            input=given,
             env=env,
             timeout=GIT_TIMEOUT_S,
-            stdin=subprocess.DEVNULL,
             check=False,
         )
     except (OSError, subprocess.TimeoutExpired) as exc:
@@ -241,10 +253,72 @@ def _git(root: Path, *args: str) -> str:
         ) from exc
     if result.returncode != 0:
         raise GateError(
-            f"{root} is not a usable git checkout (`git {' '.join(args)}`: {result.stderr.strip()}); "
-            "the gate judges dists against the files git tracks"
+            f"{root} is not a usable git checkout (`git {' '.join(args)}`: "
+            f"{result.stderr.decode('utf-8', 'replace').strip()}); the gate judges dists against the files git tracks"
         )
     return result.stdout
+
+
+def _git(root: Path, *args: str) -> str:
+    # a tracked path need not be UTF-8 (`-z` lists its bytes as they are): the bytes the file system gives back, not
+    # a UnicodeDecodeError ("internal error", gate round 32)
+    return _run_git(root, args).decode("utf-8", "surrogateescape")
+
+
+def _objects(root: Path, ids: list[str], kind: str) -> dict[str, bytes]:
+    """The bytes of each object of ``ids``, each hashed here as git names an object: an object whose bytes are not
+    its id's is a GateError. git checks a commit's bytes when it reads one, never a tree's: a loose tree object
+    overwritten with another tree's bytes made `git ls-tree <commit>` list the other tree under the commit's id (gate
+    round 45), as a corrupted object store would."""
+    out = _run_git(root, ("cat-file", "--batch"), "".join(f"{oid}\n" for oid in ids).encode())
+    found: dict[str, bytes] = {}
+    at = 0
+    for oid in ids:
+        end = out.index(b"\n", at)
+        header = out[at:end].split(b" ")
+        if len(header) != 3 or header[0].decode() != oid or header[1].decode() != kind:
+            raise GateError(f"{root}: git's object store has no {kind} {oid} (`git fsck` says more)")
+        size = int(header[2])
+        data = out[end + 1 : end + 1 + size]
+        at = end + 2 + size
+        algorithm = hashlib.sha256 if len(oid) == 64 else hashlib.sha1
+        if algorithm(b"%s %d\0" % (kind.encode(), len(data)) + data).hexdigest() != oid:
+            raise GateError(
+                f"{root}: git's object store holds other bytes under the {kind} {oid} (a corrupted or overwritten "
+                "object: `git fsck` names it); the gate cannot read the commit's files"
+            )
+        found[oid] = data
+    return found
+
+
+def _commit_files(root: Path, commit: str) -> dict[str, tuple[str, str]]:
+    """path -> (mode, object id) of every entry of ``commit``'s tree but its folders, as ``git ls-tree -r`` lists them,
+    read from objects whose bytes are checked against their ids (:func:`_objects`)."""
+    body = _objects(root, [commit], "commit")[commit]
+    first = body.split(b"\n", 1)[0].split(b" ")
+    if len(first) != 2 or first[0] != b"tree":
+        raise GateError(f"{root}: commit {commit} names no tree")
+    width = len(commit) // 2
+    entries: dict[str, tuple[str, str]] = {}
+    pending = {"": first[1].decode()}
+    while pending:
+        trees = _objects(root, sorted(set(pending.values())), "tree")
+        deeper: dict[str, str] = {}
+        for prefix, oid in pending.items():
+            data, at = trees[oid], 0
+            while at < len(data):
+                space = data.index(b" ", at)
+                nul = data.index(b"\0", space)
+                mode = data[at:space].decode()
+                name = data[space + 1 : nul].decode("utf-8", "surrogateescape")
+                child = data[nul + 1 : nul + 1 + width].hex()
+                at = nul + 1 + width
+                if mode == "40000":
+                    deeper[f"{prefix}{name}/"] = child
+                else:
+                    entries[prefix + name] = (mode, child)
+        pending = deeper
+    return entries
 
 
 def _git_or_none(root: Path, *args: str) -> str | None:
