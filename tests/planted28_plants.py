@@ -128,7 +128,13 @@ PLANTS = [
         '    same missing checkout (gate round 32)."""\n',
         GT,
     ),
-    p("g36", REPO_, '            errors="surrogateescape",\n', "", GT),
+    p(
+        "g36",
+        REPO_,
+        '    return _run_git(root, args).decode("utf-8", "surrogateescape")\n',
+        '    return _run_git(root, args).decode("utf-8")\n',
+        GT,
+    ),
     p("g41", BUILD, 'tail = " | ".join(', 'tail = "\\n  ".join(', GT),
     # ------------------------------------------------------------------ neurobrix/generate.py: the decay
     p("t01", GEN, "    power = length - (start + prompt_len)\n", "    power = length - (start + prompt_len) + 1\n", TX),
