@@ -134,6 +134,8 @@ def require_current(ops: Any) -> None:
         certified_settings(held.settings, held.pdl, now, held.class_id, "this model")
     except NeuroBrixError as exc:
         why = str(exc).split("\n")[0].rstrip(":").replace(" (nothing was loaded)", "").replace(" (nothing was launched).", "")
+        if isinstance(exc, MissingEntryError) and len(exc.lines) > 2:  # the calls, less the certify command's lines
+            why += f" ({'; '.join(' '.join(line.split('(')[0].split()) for line in exc.lines[1:-2])})"
         raise UsageError(
             f"the tables this model's settings were resolved from ({held.tables.root}) are not the tables found now "
             f"({now.root}, {now.location.origin}: re-certified since the model was loaded, or another folder named), "

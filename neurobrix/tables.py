@@ -728,6 +728,7 @@ def current(tables: Tables) -> Tables:
 
 def clear_cache() -> None:
     _load.cache_clear()
+    _MADE.clear()  # every Tables loaded before is verified again, as a fresh cache would
     _locate.cache_clear()
 
 
