@@ -21,8 +21,8 @@ import torch
 
 from .errors import UsageError, expect, float_sized
 from .model import Transformer
-from .plan import require_current
 from .ops.pick import pick_rows as greedy_pick  # PyTorch's pick (sampling at temperature 0, penalized scores)
+from .plan import require_current
 
 T = TypeVar("T")
 

@@ -104,7 +104,6 @@ class Plan:
         this machine is found to be of the plan's class, on its stack (``neurobrix.stack.require_runnable``):
         planning for any class is free, launching is not."""
         from .stack import require_runnable
-
         from .tables import load
 
         require_runnable(self.class_id, self.tables)
@@ -133,7 +132,9 @@ def require_current(ops: Any) -> None:
         require_runnable(held.class_id, now)
         certified_settings(held.settings, held.pdl, now, held.class_id, "this model")
     except NeuroBrixError as exc:
-        why = str(exc).split("\n")[0].rstrip(":").replace(" (nothing was loaded)", "").replace(" (nothing was launched).", "")
+        why = str(exc).split("\n")[0].rstrip(":")
+        for said in (" (nothing was loaded)", " (nothing was launched)."):
+            why = why.replace(said, "")
         if isinstance(exc, MissingEntryError) and len(exc.lines) > 2:  # the calls, less the certify command's lines
             why += f" ({'; '.join(' '.join(line.split('(')[0].split()) for line in exc.lines[1:-2])})"
         raise UsageError(
