@@ -27,7 +27,8 @@ gave before, and a program's tokenizer read from its StoredModel is the same imp
 mixes; a fresh process gives the new import's ids. Two threads generating on one model or two, torch's default dtype
 and deterministic settings were earlier rounds' (25, 24, 21).
 
-No GPU: the interpreter class on tiny random checkpoints (tests/store_fixtures.py), about 30 s.
+No GPU: the interpreter class on tiny random checkpoints (tests/store_fixtures.py), about a minute on a loaded
+2-core machine (four fresh processes among it).
 """
 
 from __future__ import annotations
