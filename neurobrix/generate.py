@@ -22,6 +22,7 @@ import torch
 from .errors import UsageError, expect, float_sized
 from .model import Transformer
 from .ops.pick import pick_rows as greedy_pick  # PyTorch's pick (sampling at temperature 0, penalized scores)
+from .plan import require_current
 
 T = TypeVar("T")
 
@@ -777,6 +778,7 @@ def generate_batch(
             "KV cache holds one generation at a time; wait for it to end, or load a second model"
         )
     try:
+        require_current(model.ops)  # the model's settings still what the tables found now certify
         return _generate_batch(
             model, prompts, max_new_tokens, opts, eos, on_step, use_graph, device_pick, constraints, stop
         )

@@ -19,7 +19,7 @@ from typing import Any
 from .buckets import bucket_of
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
-from .errors import MissingEntryError, TablesError, UsageError, expect
+from .errors import MissingEntryError, NeuroBrixError, TablesError, UsageError, expect
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
 from .schema import INTERPRETER, PDL_MAJOR, pdl_capable
@@ -104,10 +104,45 @@ class Plan:
         this machine is found to be of the plan's class, on its stack (``neurobrix.stack.require_runnable``):
         planning for any class is free, launching is not."""
         from .stack import require_runnable
+        from .tables import load
 
         require_runnable(self.class_id, self.tables)
         settings = certified_settings(self.settings, self.pdl, self.tables, self.class_id, "this plan")
-        return certified(settings, self.pdl, admit=device_of_class(self.class_id, self.tables))
+        ops = certified(settings, self.pdl, admit=device_of_class(self.class_id, self.tables))
+        ops.origin = Plan(self.class_id, settings, self.pdl, self.tables if self.tables is not None else load())
+        return ops
+
+
+def require_current(ops: Any) -> None:
+    """Refuse (UsageError) to generate with ops a plan made (a loaded model's) whose settings the tables found now
+    no longer certify: the tables re-certified on disk since it was loaded, or NEUROBRIX_TABLES pointed at another
+    folder, where a fresh process refuses the model (or runs other settings). A long-lived program's model ran on the
+    old settings. Tables unchanged cost a stat; changed, the model's settings are resolved in them once again and the
+    ops go on with them where every one is what they certify (a re-certification that kept them)."""
+    from .stack import require_runnable
+    from .tables import current
+
+    held = getattr(ops, "origin", None)
+    if not isinstance(held, Plan) or held.tables is None:
+        return  # PyTorch's ops, or a program's own (neurobrix.ops.certified): no plan to hold them to
+    now = current(held.tables)
+    if now is held.tables:
+        return
+    try:
+        require_runnable(held.class_id, now)
+        certified_settings(held.settings, held.pdl, now, held.class_id, "this model")
+    except NeuroBrixError as exc:
+        why = str(exc).split("\n")[0].rstrip(":")
+        for said in (" (nothing was loaded)", " (nothing was launched)."):
+            why = why.replace(said, "")
+        if isinstance(exc, MissingEntryError) and len(exc.lines) > 2:  # the calls, less the certify command's lines
+            why += f" ({'; '.join(' '.join(line.split('(')[0].split()) for line in exc.lines[1:-2])})"
+        raise UsageError(
+            f"the tables this model's settings were resolved from ({held.tables.root}) are not the tables found now "
+            f"({now.root}, {now.location.origin}: re-certified since the model was loaded, or another folder named), "
+            f"and these refuse them: {why}. Load the model again (nothing was generated)"
+        ) from exc
+    ops.origin = dataclasses.replace(held, tables=now)
 
 
 def device_of_class(class_id: str, tables: Tables | None) -> Callable[[Any], None]:

@@ -758,10 +758,16 @@ def require_runnable(class_id: str, tables: Tables | None = None, device: Any = 
     from .errors import DeviceError, UncertifiedGPUError
     from .gpu import detect_class, device_facts, interpreter_enabled
     from .ops import _common
-    from .tables import is_loaded
+    from .tables import is_loaded, was_loaded
 
     # the tables a plan was resolved from hold the class's device rule, its stack and its settings, each checked here
     # against them: tables a program built or replaced itself (Tables(...), dataclasses.replace) passed every check
+    if tables is not None and not is_loaded(tables) and was_loaded(tables):
+        raise UsageError(
+            f"the tables in {tables.root} changed on disk since these settings were resolved from them (re-certified, "
+            "or edited and re-tracked): what they certify now was not looked at. Resolve the plan again from "
+            "neurobrix.tables.load() (nothing was launched)."
+        )
     if tables is not None and not is_loaded(tables):
         where = f"for {tables.root}" if isinstance(tables, Tables) else f"(a {type(tables).__name__})"
         raise UsageError(

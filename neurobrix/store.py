@@ -220,17 +220,22 @@ class StoredModel:
         """config.json, checked. The import read it whole: if it no longer reads as a JSON object (altered at its
         own size, which resolve cannot see), the stored model is damaged (exit 7), not the user's mistake."""
         try:
-            return read_config(self.path)
+            cfg = read_config(self.path)
         except CheckpointError as exc:  # a ConfigError (read, but refused by this version's rules) passes
             raise damaged(self, [str(exc)]) from exc
+        self.require_unchanged()  # a program's StoredModel read after the model was imported again: another's file
+        return cfg
 
     def tokenizer(self) -> Tokenizer:
         """The stored tokenizer files, read; one the import read whole and that cannot be read now is damage,
-        as for config.json."""
+        as for config.json. Each read is held to the check (:meth:`require_unchanged`): a program keeping a
+        StoredModel while the model is imported again read the new import's files with the old one's weights."""
         try:
-            return Tokenizer(self.path)
+            tokenizer = Tokenizer(self.path)
         except TokenizerFileError as exc:
             raise damaged(self, [str(exc)]) from exc
+        self.require_unchanged()  # (as config: a model loaded from this one's weights is not given another's tokenizer)
+        return tokenizer
 
     def require_unchanged(self) -> None:
         """Refuse (DamagedModelError) a model whose files changed after they were checked against the manifest: each
@@ -249,8 +254,8 @@ class StoredModel:
         if _stamp(self.path) == ():  # `neurobrix remove` (or a re-import's move) took the whole folder
             return DamagedModelError(
                 f"stored model {self.name} ({self.path}) was removed while this command read it (another command "
-                "removing or importing it meanwhile). Run the command again once that is done (`neurobrix list` "
-                "shows what is stored)"
+                "removing or importing it meanwhile). Run the command again once that is done, a program "
+                "neurobrix.store.resolve again (`neurobrix list` shows what is stored)"
             )
         changed = sorted(name for name, stamp in self.stamps.items() if _stamp(self.path / name) != stamp)
         if not changed:
@@ -259,7 +264,8 @@ class StoredModel:
         return DamagedModelError(
             f"stored model {self.name} ({self.path}) changed while this command read it: {shown} changed after "
             f"the check against its {MANIFEST} (another command importing, removing or editing it meanwhile), so "
-            "what was read is not what was checked. Run the command again once that is done"
+            "what was read is not what was checked. Run the command again once that is done (a program: "
+            "neurobrix.store.resolve the model again)"
         )
 
 

@@ -20,6 +20,7 @@ import json
 import mmap
 import os
 import re
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
@@ -704,15 +705,30 @@ def _state(root: Path) -> tuple[int, int, int] | None:
     return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
 
 
+def was_loaded(tables: Any) -> bool:
+    """Whether :func:`load` gave ``tables`` (verified then; perhaps changed on disk since), not a :class:`Tables` a
+    program built or replaced itself (``Tables(...)``, ``dataclasses.replace``), whose contents nothing verified."""
+    made = _MADE.get(id(tables))
+    return made is not None and made[0]() is tables
+
+
 def is_loaded(tables: Any) -> bool:
     """Whether ``tables`` is what :func:`load` gives for its folder now: verified against its TRACKED.yaml as it
-    stands, not a :class:`Tables` a program built or replaced itself (``Tables(...)``, ``dataclasses.replace``),
-    whose classes, stacks and settings nothing verified. Tables changed on disk since are verified again here."""
-    return isinstance(tables, Tables) and _load(tables.location, _state(tables.location.root)) is tables
+    stands (its state unchanged since), not a :class:`Tables` a program built or replaced itself, whose classes,
+    stacks and settings nothing verified. Held by what load made, not by load's cache: tables a long-lived program
+    loaded before eight other folders or states were loaded were taken for a program's own."""
+    return was_loaded(tables) and _MADE[id(tables)][1] == _state(tables.location.root)
+
+
+def current(tables: Tables) -> Tables:
+    """The tables :func:`load` gives now where ``tables`` came from: the same folder when it was given
+    (``load(root)``), else the folder located now (NEUROBRIX_TABLES, which a program may have changed since)."""
+    return load(tables.location.root) if tables.location.origin == "given" else load()
 
 
 def clear_cache() -> None:
     _load.cache_clear()
+    _MADE.clear()  # every Tables loaded before is verified again, as a fresh cache would
     _locate.cache_clear()
 
 
@@ -774,6 +790,16 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
                 )
 
 
+# id -> (a weak reference to each Tables _load made, the state of the TRACKED.yaml it was verified against)
+_MADE: dict[int, tuple[weakref.ref, tuple[int, int, int] | None]] = {}
+
+
+def _made(tables: Tables, state: tuple[int, int, int] | None) -> Tables:
+    key = id(tables)
+    _MADE[key] = (weakref.ref(tables, lambda _: _MADE.pop(key, None)), state)
+    return tables
+
+
 @functools.lru_cache(maxsize=8)
 def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Tables:
     root = location.root
@@ -802,7 +828,7 @@ def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Table
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
     _disjoint_classes(classes)
     names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
-    return Tables(location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests)
+    return _made(Tables(location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests), state)
 
 
 __all__ = [
@@ -818,6 +844,7 @@ __all__ = [
     "check_files",
     "class_path",
     "clear_cache",
+    "current",
     "verify_all",
     "index_path",
     "installed_tables_problem",
@@ -832,4 +859,5 @@ __all__ = [
     "render_tracked",
     "scan",
     "sha256_of",
+    "was_loaded",
 ]

@@ -64,6 +64,9 @@ class Ops:
 
     def __init__(self, name: str, make: Callable[[OpSpec], Callable[..., Any]]) -> None:
         self.name = name
+        # the plan they launch, where one made them (``neurobrix.plan.Plan.ops``): what a generation checks its
+        # tables against (``neurobrix.plan.require_current``)
+        self.origin: Any = None
         for spec in SPECS.values():
             setattr(self, spec.name, make(spec))
 
