@@ -77,7 +77,7 @@ def build(
     model = transformers.AutoModelForCausalLM.from_config(config).float().eval()
     with torch.no_grad():
         for name, p in model.named_parameters():
-            p.normal_(1.0 if "norm" in name else 0.0, 0.1)
+            _draw(name, p)
     words: list[str] = []
     prompt = WORDS[seed % len(WORDS)]
     while True:
@@ -100,8 +100,24 @@ def build(
     return prompt, ids
 
 
-def reference(folder: Path, ids: list[int], new: int, dtype: str = "fp32") -> tuple[list[int], str]:
-    """transformers' greedy generate in ``dtype``: the new ids and their text; every step's top-2 gap above MARGIN."""
+def _draw(name: str, p: torch.Tensor) -> None:
+    """Weights under which every setting drawn here moves the logits: each projection N(0, 1 / fan-in) (q and k
+    twice that deviation, so that attention is sharp and the rotation decides where it looks), embeddings N(0, 1),
+    norms N(1, 0.1), biases N(0, 0.1). Round 36's N(0, 0.1) everywhere left the residual stream the embedding's
+    alone: a model whose text no rotation and no eps changed."""
+    if "norm" in name:
+        p.normal_(1.0, 0.1)
+    elif p.dim() == 1:
+        p.normal_(0.0, 0.1)
+    elif "embed" in name or "lm_head" in name:
+        p.normal_(0.0, 1.0)
+    else:
+        p.normal_(0.0, (2.0 if ("q_proj" in name or "k_proj" in name) else 1.0) / p.shape[1] ** 0.5)
+
+
+def reference(folder: Path, ids: list[int], new: int, dtype: str = "fp32") -> tuple[list[int], str] | None:
+    """transformers' greedy generate in ``dtype``: the new ids and their text; None where a step's two largest
+    logits lie within MARGIN (a near tie, where either id may be picked)."""
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder, dtype=STORAGE[dtype]).eval()
     inputs = torch.tensor([ids])
@@ -114,9 +130,10 @@ def reference(folder: Path, ids: list[int], new: int, dtype: str = "fp32") -> tu
             output_scores=True,
             return_dict_in_generate=True,
         )
-    for step, scores in enumerate(out.scores):
+    for scores in out.scores:
         top = torch.topk(scores[0].double(), 2).values
-        assert float(top[0] - top[1]) > MARGIN * max(1.0, abs(float(top[0]))), f"step {step}: a near tie"
+        if float(top[0] - top[1]) <= MARGIN * max(1.0, abs(float(top[0]))):
+            return None
     got = out.sequences[0, len(ids) :].tolist()
     return got, tok.decode(got, skip_special_tokens=True)
 
@@ -297,9 +314,13 @@ CASES: dict[str, tuple] = {
 @pytest.mark.parametrize("name", list(CASES))
 def test_drawn_model_settings_give_transformers_text(tmp_path, name):
     family, args, fields, prompt_tokens, new, options, backend, dtype = CASES[name]
-    folder = tmp_path / "m"
-    prompt, ids = build(folder, family, args, fields, prompt_tokens, fill=new, **options)  # "fill": the context's end
-    assert engine(folder, prompt, new, backend, dtype) == reference(folder, ids, new)
+    for seed in range(3, 9):  # the fixture tokenizers' training differs from run to run: a seed without a near tie
+        folder = tmp_path / f"m{seed}"
+        prompt, ids = build(folder, family, args, fields, prompt_tokens, fill=new, seed=seed, **options)
+        if (want := reference(folder, ids, new)) is not None:
+            break
+    assert want is not None, "a near tie at every seed"
+    assert engine(folder, prompt, new, backend, dtype) == want
 
 
 def test_one_new_token_past_a_filled_context_is_refused(tmp_path):
