@@ -249,18 +249,18 @@ CASES: dict[str, tuple] = {
         "torch",
         None,
     ),
-    # linear with a top-level partial factor leaving a dim out, tied embeddings, Llama's four biases, a large eps
-    "llama linear, top-level partial factor, tied, biases, eps 0.5": (
+    # linear with a top-level partial factor leaving a dim out, Llama's seven biases, an eps above the mean square
+    "llama linear, top-level partial factor, biases, eps 2": (
         "llama",
-        {**MHA, "head_dim": 20},
+        {**MHA, "head_dim": 20, "num_hidden_layers": 2},
         {
             "rope_theta": 100,
             "rope_scaling": {"rope_type": "linear", "factor": 1.5},
             "partial_rotary_factor": 0.95,
-            "tie_word_embeddings": True,
+            "tie_word_embeddings": False,
             "attention_bias": True,
             "mlp_bias": True,
-            "rms_norm_eps": 0.5,
+            "rms_norm_eps": 2.0,
         },
         20,
         16,
