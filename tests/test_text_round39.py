@@ -72,7 +72,9 @@ def build(
     save(folder, tokenizer)
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     shapes = {k: v for k, v in fields.items() if k in ("tie_word_embeddings", "attention_bias", "mlp_bias")}
-    config = getattr(transformers, CLASSES[family])(**{"intermediate_size": 64, "vocab_size": len(tok), **args, **shapes})
+    config = getattr(transformers, CLASSES[family])(
+        **{"intermediate_size": 64, "vocab_size": len(tok), **args, **shapes}
+    )
     torch.manual_seed(seed)
     model = transformers.AutoModelForCausalLM.from_config(config).float().eval()
     with torch.no_grad():
