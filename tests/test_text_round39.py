@@ -350,3 +350,32 @@ def test_one_new_token_past_a_filled_context_is_refused(tmp_path):
     prompt, _ = build(folder, family, args, fields, prompt_tokens, fill=new - 1, **options)
     refused = engine(folder, prompt, new)
     assert isinstance(refused, str) and "exceeds the model's context" in refused, refused
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_the_rotary_tables_are_transformers_own(tmp_path, name):
+    """The numbers behind each case's text, free of the fixture tokenizers' retraining: the cos and sin tables `run`
+    builds from the case's config.json are, bit for bit, those transformers' rotary embedding computes from the same
+    file over every position of the context (a rotation that moves the text only now and then, as one dim left out
+    of 24 does, still moves these)."""
+    from neurobrix.config import ModelConfig
+    from neurobrix.ops.rotary import rope_cache
+
+    family, args, fields, *_ = CASES[name]
+    positions = 64
+    filled = {k: (positions if v == "fill" else v) for k, v in fields.items()}
+    config = getattr(transformers, CLASSES[family])(**{"intermediate_size": 64, "vocab_size": 320, **args})
+    data = {**config.to_dict(), "model_type": family}
+    for field in ("rope_parameters", "rope_scaling", "rope_theta", "dtype", "torch_dtype", "sliding_window"):
+        data.pop(field, None)
+    data = {**data, **filled, "max_position_embeddings": max(positions, filled.get("max_position_embeddings", 0))}
+    (tmp_path / "config.json").write_text(json.dumps(data))
+    theirs = transformers.AutoConfig.from_pretrained(tmp_path)
+    model = transformers.AutoModelForCausalLM.from_config(theirs)
+    ids = torch.arange(positions)[None]
+    cos, sin = model.model.rotary_emb(torch.zeros(1, dtype=torch.float32), ids)
+    cfg = ModelConfig.from_hf(data)
+    our_cos, our_sin = rope_cache(cfg.head_dim, cfg.rope_theta, positions, cfg.rope_scaling)
+    half = cfg.head_dim // 2
+    assert torch.equal(our_cos, cos[0, :, :half]) and torch.equal(our_sin, sin[0, :, :half])
+    assert torch.equal(cos[0, :, :half], cos[0, :, half:])  # transformers' tables repeat their halves
