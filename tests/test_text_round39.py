@@ -379,3 +379,30 @@ def test_the_rotary_tables_are_transformers_own(tmp_path, name):
     half = cfg.head_dim // 2
     assert torch.equal(our_cos, cos[0, :, :half]) and torch.equal(our_sin, sin[0, :, :half])
     assert torch.equal(cos[0, :, :half], cos[0, :, half:])  # transformers' tables repeat their halves
+
+
+@pytest.mark.parametrize("kind", ["dynamic", "yarn"])
+def test_mistral_head_dim_0_with_a_rule_that_reads_it_as_written_is_refused(tmp_path, kind):
+    """Found by this round's fuzz (2 cases): a Mistral config.json with head_dim 0 has heads of hidden_size //
+    num_attention_heads in transformers' attention and default rotation (both read the field with ``or``), and in its
+    linear and llama3 rules; its dynamic and yarn rules read head_dim as written and compute tables over 0 dims, on
+    which its attention fails (a size-0 cos). `run` printed text there; it now refuses in one line naming the field,
+    and the rules that read it with ``or`` still give transformers' text."""
+    rope = {"rope_type": kind, "factor": 4.0, "rope_theta": 100.0}
+    fields = {"head_dim": 0, "rope_parameters": rope}
+    prompt, ids = build(tmp_path / "m", "mistral", MHA, fields, 6)
+    with pytest.raises(RuntimeError, match="must match the size"):
+        reference(tmp_path / "m", ids, 4)
+    refused = engine(tmp_path / "m", prompt, 4)
+    assert isinstance(refused, str) and "head_dim 0" in refused and kind in refused, refused
+
+
+@pytest.mark.parametrize("kind", ["linear", "llama3", "default"])
+def test_mistral_head_dim_0_with_a_rule_that_reads_it_with_or_runs(tmp_path, kind):
+    rope = {"rope_type": kind, "factor": 4.0, "rope_theta": 100.0}
+    if kind == "llama3":
+        rope.update(low_freq_factor=1.0, high_freq_factor=4.0, original_max_position_embeddings=8)
+    prompt, ids = build(tmp_path / "m", "mistral", MHA, {"head_dim": 0, "rope_parameters": rope}, 12)
+    want = reference(tmp_path / "m", ids, 8)
+    assert want is not None
+    assert engine(tmp_path / "m", prompt, 8) == want
