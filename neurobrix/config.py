@@ -61,6 +61,9 @@ ATTENTION_IMPLEMENTATIONS = (
     "flash_attention_4",
 )
 CLASSES = {"llama": "LlamaConfig", "mistral": "MistralConfig", "qwen2": "Qwen2Config"}
+# the rope rules transformers computes over head_dim as config.json writes it (getattr without ``or``): a Mistral
+# head_dim of 0, which its attention and its other rules read as hidden_size // num_attention_heads, is 0 dims there
+RAW_HEAD_DIM = ("dynamic", "yarn")
 # the layer_types entries the engine runs ("attention": transformers 5 reads that older name as full_attention). Any
 # other kind transformers' config refuses (a name it does not know), or its cache builds another layer for (a linear
 # attention state, no cache at all), or its model fails on (Mistral's and Qwen2's masks know full and sliding only)
@@ -227,6 +230,14 @@ class ModelConfig:
                 "ones only"
             )
         theta, scaling = _rope(data, source, head_dim, arch, _rope_labels(arch, data, need("num_hidden_layers")))
+        kind = None if scaling is None else scaling.get("rope_type")
+        if arch == "mistral" and type(data.get("head_dim")) is int and data["head_dim"] == 0 and kind in RAW_HEAD_DIM:
+            # transformers' dynamic and yarn rules read head_dim as written (its default, linear and llama3 ones with
+            # `or`, as its attention does): tables over 0 dims, on which its attention fails
+            raise ConfigError(
+                f"{source}: head_dim 0 with {kind} rope scaling, whose rule in transformers computes its rotary tables "
+                "over 0 dims (its attention then fails); give the head dim itself"
+            )
         if scaling is not None and scaling.get("rope_type") == "dynamic" and head_dim == 2:
             # its NTK rule raises the base to the power dim / (dim - 2), even at the model's own context
             raise ConfigError(
