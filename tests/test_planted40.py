@@ -321,3 +321,30 @@ def test_a_linked_model_folder_left_aside_by_a_dead_command_is_swept_as_a_link(i
     link.symlink_to(target)
     assert store.list_models() == []
     assert not link.is_symlink() and (target / "config.json").exists()
+
+
+def test_a_model_moved_aside_is_put_back_though_its_organisation_folder_is_gone(isolated):
+    """Plant s08: the sweep puts back a model that a killed re-import had moved aside; where its organisation's
+    folder is gone meanwhile (a `remove` of the organisation's last model took it), the folder is made again. Without
+    it the rename failed, and the model was deleted as any scratch."""
+    import json
+
+    model = store.import_model(str(make_checkpoint(isolated / "m")), progress=False)
+    root = store.models_dir()
+    aside = root / f"{store._SCRATCH}{store._host()}-{_dead_pid()}-{store._ASIDE}{'0' * 12}"
+    model.path.rename(aside)
+    manifest = aside / store.MANIFEST
+    data = json.loads(manifest.read_text(encoding="utf-8"))
+    manifest.write_text(json.dumps({**data, "name": "org/m"}), encoding="utf-8")
+    assert [m.name for m in store.list_models()] == ["org/m"]
+    assert not aside.exists() and (root / "org" / "m" / "config.json").exists()
+
+
+def test_remove_sweeps_a_dead_imports_folder_first(isolated):
+    """Plant s09: `remove` sweeps what killed imports left, as `import` and `list` do (its docstring says so)."""
+    store.import_model(str(make_checkpoint(isolated / "m")), progress=False)
+    left = store.models_dir() / f"{store._SCRATCH}{store._host()}-{_dead_pid()}-{'0' * 12}"
+    left.mkdir()
+    (left / "model.safetensors").write_bytes(b"x" * 100)
+    assert store.remove("m").name == "m"
+    assert not left.exists()
