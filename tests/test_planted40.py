@@ -191,6 +191,15 @@ def test_a_gpu_tables_timing_note_names_programmatic_dependent_launch_only_where
 
 
 
+def test_certify_for_a_model_outside_the_catalogue_is_a_usage_error_naming_it():
+    """Plant c02: --models naming a model the catalogue lacks is refused, naming it and the way out (--config); a
+    plan that swallowed it certified nothing for a GPU class and said nothing."""
+    from conformance import certify
+    from neurobrix.errors import UsageError
+
+    with pytest.raises(UsageError, match="not in the catalogue: no-such-model;.*--config"):
+        certify.plan("fake-hopper", ["rms_norm"], ["fp16"], models=["no-such-model"])
+
 def test_certify_writes_no_table_whose_first_entry_run_refuses(tmp_path):
     """Plant c07: every entry is held to what `run` takes before the table is written, the first in the table's
     order too (round 26's test refuses all of them at once)."""
