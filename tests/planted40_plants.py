@@ -16,9 +16,20 @@ LOCK = ["tests/test_strict_round46.py", "tests/test_strict_round43.py", "-k", "n
 GATE = ["tests/test_gate_round44.py", "-k", "path or twice or another_entry"]
 HUBO = ["tests/test_store.py", "-k", "gated or hub or unknown"]
 CERT = ["tests/test_conformance.py", "-k", "plan or certify_writes or resum or reformat or where or crashes"]
-PROV = ["tests/test_conformance.py", "tests/test_planted23.py", "tests/test_strict_round18.py", "-k", "commit or provenance or resum"]
+PROV = [
+    "tests/test_conformance.py",
+    "tests/test_planted23.py",
+    "tests/test_strict_round18.py",
+    "-k",
+    "commit or provenance or resum",
+]
 WRT = ["tests/test_contributor.py", "tests/test_conformance.py", "-k", "certify or reformat or ctrl_c"]
-CONF = ["tests/test_conformance.py", "tests/test_ux34.py", "-k", "out_of_memory or failing or shrunk or tampered or render"]
+CONF = [
+    "tests/test_conformance.py",
+    "tests/test_ux34.py",
+    "-k",
+    "out_of_memory or failing or shrunk or tampered or render",
+]
 
 STACK, DOCTOR, HUBF, STORE = "neurobrix/stack.py", "neurobrix/doctor.py", "neurobrix/hub.py", "neurobrix/store.py"
 CERTIFY, CHECK, CHECKER, META = "conformance/certify.py", "conformance/check.py", "gate/checker.py", "gate/metadata.py"
@@ -40,7 +51,7 @@ PLANTS = [
     p(
         "e02",
         STACK,
-        '    return None if name == "TRITON_CACHE_DIR" and value is not None and value == _ENGINE_CACHE_SET[0] else value',
+        '    return None if name == "TRITON_CACHE_DIR" and value is not None and value == _ENGINE_CACHE_SET[0] else value',  # noqa: E501
         "    return value",
         ENG,
     ),
@@ -159,7 +170,13 @@ PLANTS = [
         "        if earlier is not archive and earlier.sha256 and earlier.sha256 == archive.sha256:",
         GATE,
     ),
-    p("g02", CHECKER, "        if not archive.sha256:  # refused unread (G308)", "        if archive.sha256:  # refused unread (G308)", GATE),
+    p(
+        "g02",
+        CHECKER,
+        "        if not archive.sha256:  # refused unread (G308)",
+        "        if archive.sha256:  # refused unread (G308)",
+        GATE,
+    ),
     p(
         "g03",
         META,
@@ -181,7 +198,7 @@ PLANTS = [
         '    name = line.partition("=")[0] if "=" in line else ""',
         GATE,
     ),
-    p("g06", META, 'or _EP_DRIVE.match(name):', 'or _EP_DRIVE.fullmatch(name):', GATE),
+    p("g06", META, "or _EP_DRIVE.match(name):", "or _EP_DRIVE.fullmatch(name):", GATE),
     # ------------------------------------------------------------------ hub.py: the online paths
     p(
         "h01",
@@ -229,8 +246,8 @@ PLANTS = [
     p(
         "h08",
         HUBF,
-        "    except (RepositoryNotFoundError, RevisionNotFoundError) as exc:\n        raise ModelNotFoundError(f\"{repo_id}: {exc}\")",
-        "    except RepositoryNotFoundError as exc:\n        raise ModelNotFoundError(f\"{repo_id}: {exc}\")",
+        '    except (RepositoryNotFoundError, RevisionNotFoundError) as exc:\n        raise ModelNotFoundError(f"{repo_id}: {exc}")',  # noqa: E501
+        '    except RepositoryNotFoundError as exc:\n        raise ModelNotFoundError(f"{repo_id}: {exc}")',
         HUBO,
     ),
     # ------------------------------------------------------------------ certify: plan, provenance, write_table
@@ -248,7 +265,7 @@ PLANTS = [
         "        needed = {}\n    for kernel in kernels:",
         CERT,
     ),
-    p("c03", CERTIFY, "            raise OSError(\"the commit was given\")", "            pass", PROV),
+    p("c03", CERTIFY, '            raise OSError("the commit was given")', "            pass", PROV),
     p(
         "c04",
         CERTIFY,
@@ -260,7 +277,7 @@ PLANTS = [
     p(
         "c06",
         CERTIFY,
-        "    ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))",
+        "    ordered = sorted(entries, key=lambda e: (e.domain.dtypes, [(lo, hi or 0) for _, lo, hi in e.domain.ranges]))",  # noqa: E501
         "    ordered = list(entries)",
         WRT,
     ),
