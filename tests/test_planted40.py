@@ -1,4 +1,4 @@
-"""Planted-bug round 40 (tests/planted40_plants.py, run one at a time by tests/planted40_driver.py, about 90 s for
+"""Planted-bug round 40 (tests/planted40_plants.py, run one at a time by tests/planted40_driver.py, about 40 s for
 this file on a 2-core machine): where no round planted before. What round 39 left (certify's ``plan``,
 ``provenance`` and ``write_table``, check's ``conforms``, hub.py's online paths ``_download``, ``_fetch`` and
 ``_from_cache``, driven here by a hub answering from canned listings, no network) and this session's new code: the
