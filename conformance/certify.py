@@ -373,11 +373,11 @@ def provenance(command: str, pdl: bool = False) -> dict[str, Any]:
         commit = subprocess.run(
             ["git", "rev-parse", "--short=12", "HEAD"], capture_output=True, text=True, cwd=here, check=True
         ).stdout.strip()
-        dirty = subprocess.run(
+        dirty = subprocess.run(  # from the folder above both (paths are read from the folder git runs in)
             ["git", "status", "--porcelain", "--", "neurobrix", "conformance"],
             capture_output=True,
             text=True,
-            cwd=here,
+            cwd=here.parent,
             check=True,
         ).stdout.strip()
         commit += "+uncommitted-changes" if dirty else ""
