@@ -13,10 +13,13 @@ Pinned: the drawn cases that reach furthest, each streamed and not: round 38's s
 decode drops, because tokenizer.json marks it special and tokenizer_config.json rewrites it as plain, inside a byte
 run after a byte that reads as a character alone and before an invalid byte: the stream must wait after it as after
 a special token, else it writes "\\n" where the whole decode has "\\ufffd"); a character split by special and added
-tokens; a run cut inside a character by its last token (transformers' "\\ufffd" printed once); byte-level pieces of
-an emoji cut; an added token spelt as a byte token ("<0x0A>x"), which decodes as its text.
-The tests fail with each of these plants: the stream waiting after special tokens only; a stream that writes text
-ending in "\\ufffd"; byte tokens not waited after; a special token's text kept in the printed text.
+tokens; a run cut inside a character by its last token (decode's "\\ufffd"s printed once, at the end); byte-level
+pieces of an emoji cut at every token; an added token spelt as a byte token ("<0x0A>x"), which decodes as its text;
+and chat_template.json (a processor's file, which transformers' AutoTokenizer does not read) beside
+tokenizer_config.json's template or alone, through `run --chat` against apply_chat_template's ids.
+The tests fail with each of these plants: the stream waiting after special tokens only (round 38's survivor, 4
+tests); a stream that writes text ending in "\\ufffd" (1); byte tokens not waited after (10); a special token's text
+kept in the printed text (all); chat_template.json imported and read as the template (2).
 Left open: the ids are handed to `run` by a stand-in for the model (tokenizer_fixtures.generate_these), so the
 random model's greedy generation is not part of this round (rounds 30-39 compare it).
 """
@@ -108,3 +111,21 @@ def test_byte_level_pieces_of_a_character_cut_by_the_run_end(tmp_path, monkeypat
     for cut in range(1, len(pieces) + 1):
         _check(monkeypatch, capsys, tok, [*pieces[:cut]], stream)
         _check(monkeypatch, capsys, tok, [pieces[0], x, *pieces[1:cut], spelt], stream)
+
+
+@pytest.mark.parametrize("in_config", [False, True])
+def test_chat_template_json_is_a_processor_file_the_tokenizer_does_not_read(tmp_path, monkeypatch, capsys, in_config):
+    """chat_template.json is where processors (not tokenizers) keep their template: transformers' AutoTokenizer
+    reads tokenizer_config.json's template beside it, or none."""
+    from test_text_round38 import _theirs
+
+    own = "{% for m in messages %}<|{{ m.role }}|>{{ m.content }}{% endfor %}{{ '<|a|>' if add_generation_prompt }}"
+    tok, _ = _make(tmp_path, monkeypatch, "sentencepiece", [], {}, {"chat_template": own} if in_config else {})
+    folder = tmp_path / "m"
+    other = "{{ bos_token }}JSON {% for m in messages %}{{ m.content }} ~ {% endfor %}"
+    (folder / "chat_template.json").write_text(json.dumps({"chat_template": other}))
+    _folder_reimport(tmp_path, folder)
+    word = tok("the", add_special_tokens=False)["input_ids"]
+    for prompt in ("Hello 🙂 world", "naïve"):
+        ids, _ = _run(monkeypatch, capsys, word, prompt=prompt, chat=True, stream=True)
+        assert ids == _theirs(folder, prompt, chat=True), prompt
