@@ -5,7 +5,8 @@ token's spelling, a "▁" word or a non-ASCII character, each special or not in 
 rewritten as special or not in tokenizer_config.json's added_tokens_decoder; spaces_between_special_tokens true,
 false or left out) and, for each, six id sequences the run generated: UTF-8 characters of two to four bytes spelt as
 byte-fallback tokens (or byte-level pieces) whole or cut inside the character, lone bytes (a newline, "A", stray
-continuation and lead bytes, 0xFF), ordinary tokens, added and special tokens between them, an end token last or not.
+continuation and lead bytes, 0xFF), ordinary tokens, added and special tokens between them, ids past the tokenizer's
+vocabulary (a later batch), an end token last or not.
 `neurobrix run`, streamed and not, printed text compared with transformers' ``decode(ids, skip_special_tokens=True)``
 on the same folder.
 Found: no difference (counts in docs/text-rounds.md).
