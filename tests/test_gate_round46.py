@@ -1,7 +1,7 @@
 """The forty-sixth round against the release gate: the upload folder as twine sees it. ``twine upload dist/*`` uploads
 what the shell's glob gives; twine 7 (its source, ``twine/commands/__init__.py`` and ``twine/package.py``, read) keeps
-every ``*.asc`` input as the signature of the dist of that name, every ``*.*.attestation`` as an attestation of each dist
-whose name it starts with, and takes every other input for a dist, stopping on one of no format it knows before it
+every ``*.asc`` input as the signature of the dist of that name, every ``*.*.attestation`` as an attestation of each
+dist whose name it starts with, and takes every other input for a dist, stopping on one of no format it knows before it
 sends anything. Each case is built in a real folder and read by bash's own glob and twine's own grouping code
 (``_find_dists``, ``_split_inputs``, ``PackageFile.from_filename``), no network. Found and fixed, the test failing
 before:
@@ -24,16 +24,16 @@ attestation no dist's name matches with nothing: fails closed, as round 33 found
 
 from __future__ import annotations
 
-import os
+import hashlib
 import shutil
 import subprocess
 import zipfile
 from pathlib import Path
 
 import pytest
-from test_gate_hostile import REFERENCE, built, judge
+from test_gate_hostile import built, judge
 
-from gate.checker import Options, check, collect
+from gate.checker import collect
 from gate.checks import GateError
 
 pytestmark = pytest.mark.slow
@@ -90,13 +90,16 @@ def _rewritten_metadata(wheel: Path, out: Path, old: bytes, new: bytes) -> None:
 
 
 def _link_and_dotdot(built, tmp_path: Path) -> tuple[Path, Path]:
-    """``tmp/r/dist`` the release; ``tmp/a`` a link to ``tmp/r/s``, so ``tmp/a/../dist`` is ``tmp/r/dist`` to the system
-    and ``tmp/dist`` to ``normpath``, which holds a wheel of the same name whose METADATA says another Requires-Python."""
+    """``tmp/r/dist`` the release; ``tmp/a`` a link to ``tmp/r/s``, so ``tmp/a/../dist`` is ``tmp/r/dist`` to the
+    system and ``tmp/dist`` to ``normpath``, which holds a wheel of the same name whose METADATA says another
+    Requires-Python."""
     release = _release(built, tmp_path / "r" / "dist")
     (tmp_path / "r" / "s").mkdir()
     (tmp_path / "a").symlink_to(tmp_path / "r" / "s", target_is_directory=True)
     (tmp_path / "dist").mkdir()
-    _rewritten_metadata(built.wheel, tmp_path / "dist" / built.wheel.name, b"Requires-Python: ", b"Requires-Python: >=3.99,")
+    _rewritten_metadata(
+        built.wheel, tmp_path / "dist" / built.wheel.name, b"Requires-Python: ", b"Requires-Python: >=3.99,"
+    )
     return release, tmp_path / "a" / ".." / "dist"
 
 
@@ -118,7 +121,7 @@ def test_a_path_through_a_link_and_dotdot_is_refused(built, tmp_path: Path, name
     _, through = _link_and_dotdot(built, tmp_path)
     argument = through if named == "folder" else through / built.wheel.name
     with pytest.raises(GateError, match=r"`\.\.` after a link: twine would send the bytes of"):
-        collect([argument])
+        judge(argument)  # before the fix: passed, the release's own files judged
 
 
 def test_dotdot_without_a_link_is_one_file_to_both(built, tmp_path: Path) -> None:
@@ -130,8 +133,6 @@ def test_dotdot_without_a_link_is_one_file_to_both(built, tmp_path: Path) -> Non
 
 
 def _sha256(path: Path) -> str:
-    import hashlib
-
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
