@@ -10,6 +10,7 @@ Findings are capped per check and dist in the report.
 
 from __future__ import annotations
 
+import os
 from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -65,6 +66,26 @@ def _listing(folder: Path) -> dict[str, str]:
         return {}
 
 
+def _read_alike_by_twine(argument: Path) -> None:
+    """Refuse a path that twine reads as two files: it sends a wheel's bytes from the path as given, which the system
+    resolves through links, but reads the metadata it sends with them (the project page's description,
+    Requires-Python, Requires-Dist) from ``os.path.normpath`` of it, which drops ``link/..`` by its letters: through a
+    link, ``a/../dist`` is another folder to each (gate round 46)."""
+    if ".." not in argument.parts or not argument.exists():
+        return
+    lexical = os.path.normpath(os.path.abspath(argument))
+    try:
+        same = os.path.samefile(lexical, argument)
+    except OSError:
+        same = False
+    if not same:
+        raise GateError(
+            f"{argument}: `..` after a link: twine would send the bytes of {argument.resolve()} with the metadata of "
+            f"{lexical} (it reads a wheel's metadata from the path with `..` taken away by its letters); name the "
+            "dists or their folder without `..`"
+        )
+
+
 def collect(
     arguments: Sequence[Path], listings: dict[Path, dict[str, str]] | None = None
 ) -> tuple[list[Path], list[Finding]]:
@@ -74,6 +95,7 @@ def collect(
     dists: list[Path] = []
     findings: list[Finding] = []
     for argument in arguments:
+        _read_alike_by_twine(argument)
         if argument.is_dir():
             folder = argument.resolve().name
             held = sorted(p for p in argument.iterdir() if not p.name.startswith("."))  # as `dist/*` globs
