@@ -791,7 +791,7 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
 
 
 # id -> (a weak reference to each Tables _load made, the state of the TRACKED.yaml it was verified against)
-_MADE: dict[int, tuple[weakref.ref, tuple[int, int, int] | None]] = {}
+_MADE: dict[int, tuple[weakref.ref[Tables], tuple[int, int, int] | None]] = {}
 
 
 def _made(tables: Tables, state: tuple[int, int, int] | None) -> Tables:
