@@ -17,11 +17,12 @@ Found and fixed (each test below failing before, shown with release.yml's change
    artifact is any job's of the run to replace, round 33, and download-artifact's guard against ``..`` in the zip
    could not be read or run here: not shown on GitHub). The verify step now requires the workspace to hold exactly
    ``dist/`` and ``gate/``, and the job sets ``PYTHONSAFEPATH=1`` (Python 3.11's ``-P``: the working folder never on
-   ``sys.path``) for every step, so that the check and the running both hold;
+   ``sys.path``) for every step, so that the check and the running both hold. A hidden module, a link named as a
+   module and a folder beside the downloads are refused alike (eight cases here failed before, one passed: the
+   workspace with the two downloads alone).
 
 Pinned (passing before and after): the verify step still passes the release chain as the steps write it
-(tests/test_workflows.py runs it) and a workspace holding the two downloads alone; a hidden module, a link named as a
-module and a folder beside them are refused alike; the job's env is not overridden by a step.
+(tests/test_workflows.py and round 33 run it, on a workspace holding the two downloads alone).
 
 Looked at and found held, not built again: the report bound to the gate job by its output ``report-sha256`` and the
 files to the report, byte for byte, by type and by count (round 33: a replaced or second ``dist`` artifact is other
