@@ -84,10 +84,13 @@ def _report_file(text: str) -> str:
 
 
 def _write_report(path: str, data: object) -> None:
+    # whole or not at all (a full disk mid-write left half a JSON report, or truncated the one a run before wrote)
     try:
-        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        track.replace_text(Path(path), json.dumps(data, indent=2) + "\n")
     except OSError as exc:
-        raise NeuroBrixError(f"--json {path}: the report cannot be written ({exc.strerror or exc})") from exc
+        raise NeuroBrixError(
+            f"--json {path}: the report cannot be written ({exc.strerror or exc}); nothing was written there"
+        ) from exc
 
 
 def _progress():
