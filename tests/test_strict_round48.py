@@ -32,7 +32,6 @@ tracked list (a full disk between them leaves records the list does not match, a
 
 from __future__ import annotations
 
-import dataclasses
 import errno
 import json
 import os
