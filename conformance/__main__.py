@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from neurobrix.cli import Parser, _decimal, real
-from neurobrix.errors import NeuroBrixError, UsageError, counted
+from neurobrix.errors import NeuroBrixError, UsageError, counted, ran_out
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
@@ -84,10 +84,13 @@ def _report_file(text: str) -> str:
 
 
 def _write_report(path: str, data: object) -> None:
+    # whole or not at all (a full disk mid-write left half a JSON report, or truncated the one a run before wrote)
     try:
-        Path(path).write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        track.replace_text(Path(path), json.dumps(data, indent=2) + "\n")
     except OSError as exc:
-        raise NeuroBrixError(f"--json {path}: the report cannot be written ({exc.strerror or exc})") from exc
+        raise NeuroBrixError(
+            f"--json {path}: the report cannot be written ({exc.strerror or exc}); nothing was written there"
+        ) from exc
 
 
 def _progress():
@@ -840,7 +843,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except OSError as exc:  # the machine's refusal (a read-only tables folder, an unwritable $GITHUB_OUTPUT):
         # one line and exit 1, as `neurobrix` ends, not a traceback
         where = f": {exc.filename}" if exc.filename else ""
-        print(f"conformance: error: {exc.strerror or exc}{where}", file=sys.stderr)
+        why = ran_out(exc)
+        print(f"conformance: error: {exc.strerror or exc}{where}{f'; {why}' if why else ''}", file=sys.stderr)
         return 1
     finally:
         for number, handler in previous.items():

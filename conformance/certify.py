@@ -447,10 +447,43 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     # the index first, the audit record (what --only-missing reads) after: a run killed between the two leaves entries
     # the record lacks, which the next run certifies again, rewriting both; and never Ctrl-C in between
     with _uninterrupted():
-        _replace(index_path, render_index(index))
-        _replace(proofs_path, proofs_text)
-        track.write(root)
+        _replace_tracked(root, {index_path: render_index(index), proofs_path: proofs_text})
     return index_path
+
+
+def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
+    """Put ``texts`` (a kernel's index and audit record) and the TRACKED.yaml that lists them into ``root`` all at
+    once or not at all. Each file was written in turn: a full disk (a quota, a file-size limit) while the audit record
+    or the tracked list was written left the new index beside the old record and a stale list, and every command
+    refused the tables as damaged (exit 3) until certify ran again. Now every file is written to a scratch file first
+    (where running out of space happens) and only renames follow; a failed write removes its scratch files and leaves
+    the folder as it was."""
+    tmps = {path: path.with_name(f".{path.name}.{os.getpid()}.tmp") for path in [*texts, root / nb_tables.TRACKED_NAME]}
+    try:
+        for path, text in texts.items():
+            tmps[path].write_text(text, encoding="utf-8")
+        scratch = {tmp.relative_to(root).as_posix() for tmp in tmps.values()}
+        staged = {path.relative_to(root).as_posix(): tmps[path] for path in texts}
+        files = []
+        for tracked in nb_tables.scan(root):
+            if tracked.path in scratch or tracked.path in staged:
+                continue
+            files.append(tracked)
+        for rel, tmp in staged.items():
+            files.append(
+                nb_tables.TrackedFile(rel, f"{nb_tables.WHEEL_DIR}/{rel}", nb_tables.sha256_of(tmp), tmp.stat().st_size)
+            )
+        files.sort(key=lambda f: f.path)
+        tracked_path = root / nb_tables.TRACKED_NAME
+        tracked_text = nb_tables.render_tracked(files)
+        if not tracked_path.is_file() or tracked_path.read_text(encoding="utf-8") != tracked_text:
+            tmps[tracked_path].write_text(tracked_text, encoding="utf-8")
+        for path, tmp in tmps.items():
+            if tmp.exists():
+                os.replace(tmp, path)
+    finally:
+        for tmp in tmps.values():
+            tmp.unlink(missing_ok=True)
 
 
 @contextlib.contextmanager

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from typing import Any, NoReturn
 
 from . import __version__
-from .errors import NeuroBrixError, UsageError, counted, printable
+from .errors import NeuroBrixError, UsageError, counted, printable, ran_out
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
@@ -681,7 +681,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         except OSError:  # the output itself failed: nothing more can go there, at exit either
             os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         where = f": {exc.filename}" if exc.filename else ""
-        _error(f"{exc.strerror or exc}{where} (--debug shows where)", 1)
+        why = ran_out(exc)
+        _error(f"{exc.strerror or exc}{where}{f'; {why}' if why else ''} (--debug shows where)", 1)
     finally:
         for signum, handler in previous.items():
             signal.signal(signum, handler)

@@ -8,6 +8,7 @@ Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified sett
 
 from __future__ import annotations
 
+import errno
 import re
 import sys
 from collections.abc import Callable
@@ -126,3 +127,21 @@ def counted(n: int, noun: str, plural: str = "") -> str:
     """``n`` with ``noun``, singular for 1: "1 entry", "2 entries" (``plural``, where it is not ``noun`` + "s"). A
     message writing "1 entries" or "1 tokens" was what a count of one printed."""
     return f"{n} {noun if n == 1 else plural or noun + 's'}"
+
+
+# a resource the machine ran out of, by the errno it refuses a write or an open with: named so, since the bare
+# strerror of a file-size limit ("File too large") named neither the limit nor the file, and the store's advice to
+# "check the free space" sent a user hit by `ulimit -f` or `ulimit -n` to a disk with room to spare
+_RAN_OUT = {
+    errno.ENOSPC: "the disk is full: free some space there",
+    errno.EDQUOT: "this user's disk quota is used up: free some space or raise the quota",
+    errno.EFBIG: "a file passed this process's file-size limit (`ulimit -f`): raise it",
+    errno.EMFILE: "this process may open no more files (`ulimit -n`): raise the limit",
+    errno.ENFILE: "the system may open no more files: close some programs",
+    errno.EROFS: "the filesystem is read-only",
+}
+
+
+def ran_out(exc: BaseException) -> str | None:
+    """What the machine ran out of, in words with what to do (None: ``exc`` is not such a refusal)."""
+    return _RAN_OUT.get(getattr(exc, "errno", None)) if isinstance(exc, OSError) else None

@@ -61,7 +61,7 @@ from .checkpoint import (  # noqa: E402,F401
     weight_files,
 )
 from .config import ModelConfig
-from .errors import NeuroBrixError, UsageError, expect, printable
+from .errors import NeuroBrixError, UsageError, expect, printable, ran_out
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
 from .tokenizer import Tokenizer, TokenizerFileError
 
@@ -967,9 +967,15 @@ def _store_folder(
                 except OSError:
                     pass
         if isinstance(exc, OSError):
+            why = ran_out(exc)
+            where = f": {exc.filename}" if exc.filename else ""
             raise StoreError(
-                f"could not write {name} into the store ({models_dir()}): {exc}; nothing was "
-                "stored (check the free space and permissions there)"
+                f"could not write {name} into the store ({models_dir()}): {exc.strerror or exc}{where}; "
+                + (
+                    f"{why}; nothing was stored"
+                    if why
+                    else "nothing was stored (check the free space and permissions there)"
+                )
             ) from exc
         raise
     finally:

@@ -100,8 +100,8 @@ PLANTS = [
     p(
         "c18",
         C,
-        '_error(f"{exc.strerror or exc}{where} (--debug shows where)", 1)',
-        '_error(f"{exc.strerror or exc}{where} (--debug shows where)", 2)',
+        "_error(f\"{exc.strerror or exc}{where}{f'; {why}' if why else ''} (--debug shows where)\", 1)",
+        "_error(f\"{exc.strerror or exc}{where}{f'; {why}' if why else ''} (--debug shows where)\", 2)",
         CLI,
     ),
     p(

@@ -146,7 +146,9 @@ def test_output_on_a_full_disk_is_one_line_and_exit_1():
             env={**os.environ, "PYTHONPATH": str(REPO)},
         )
     assert result.returncode == 1
-    assert result.stderr == "neurobrix: error: No space left on device (--debug shows where)\n"
+    assert result.stderr == (  # the resource named since strict round 48
+        "neurobrix: error: No space left on device; the disk is full: free some space there (--debug shows where)\n"
+    )
 
 
 def test_a_closed_pipe_is_not_an_error():
