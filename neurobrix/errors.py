@@ -144,4 +144,4 @@ _RAN_OUT = {
 
 def ran_out(exc: BaseException) -> str | None:
     """What the machine ran out of, in words with what to do (None: ``exc`` is not such a refusal)."""
-    return _RAN_OUT.get(getattr(exc, "errno", None)) if isinstance(exc, OSError) else None
+    return _RAN_OUT.get(exc.errno) if isinstance(exc, OSError) and exc.errno is not None else None
