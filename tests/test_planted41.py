@@ -166,3 +166,31 @@ def test_ops_of_a_plan_a_program_built_without_tables_are_held_to_the_tables_fou
     retrack(root)
     with pytest.raises(UsageError, match=r"^the tables this model's settings were resolved from .*rms_norm"):
         require_current(ops)
+
+
+# -- planted round 40's provenance fix --------------------------------------------------------------------------------
+
+
+def test_a_new_file_of_the_engine_not_yet_committed_is_an_uncommitted_change(tmp_path, monkeypatch):
+    """Survivor c02: a file added under neurobrix/ or conformance/ and never committed (a new kernel, a harness
+    module) is a change the commit does not hold, as much as an edit: the table records ``+uncommitted-changes``
+    (git status lists it as untracked), and a file elsewhere or one git ignores does not count."""
+    from conformance import certify
+
+    monkeypatch.delenv("NEUROBRIX_SOURCE_COMMIT", raising=False)
+    repo = tmp_path / "repo"
+    for folder in ("neurobrix", "conformance"):
+        (repo / folder).mkdir(parents=True)
+        (repo / folder / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (repo / ".gitignore").write_text("*.log\n", encoding="utf-8")
+    _git(repo, "init", "-q")
+    _git(repo, "add", ".")
+    _git(repo, "commit", "-q", "-m", "c")
+    monkeypatch.setattr(certify, "__file__", str(repo / "conformance" / "certify.py"))
+    (repo / "notes.py").write_text("elsewhere\n", encoding="utf-8")
+    (repo / "neurobrix" / "run.log").write_text("ignored\n", encoding="utf-8")
+    assert not certify.provenance("c")["git_commit"].endswith("+uncommitted-changes")
+    for folder in ("neurobrix", "conformance"):
+        (repo / folder / "new.py").write_text("y = 1\n", encoding="utf-8")
+        assert certify.provenance("c")["git_commit"].endswith("+uncommitted-changes"), folder
+        (repo / folder / "new.py").unlink()
