@@ -23,14 +23,17 @@ its id), t06 (``len(exc.lines) > 3`` for ``> 2``: a MissingEntryError lists one 
 or more), m02 (``arch == "mistral"`` dropped: any other architecture's head_dim 0 is refused earlier, "leaves a head
 dim of 0"). No defect was found in the clean code.
 
-Left open: t04 (``require_runnable`` dropped from ``require_current``): tables named since that certify the same
-settings but another class match or stack are refused only by it; no test builds such a folder (proofs of another
-stack) this round.
+Pinned: a loaded model refuses tables named since that hold its very settings proven on another Triton (fails with
+generate's re-check dropped, t07; passes with t04 planted: the settings' re-check refuses that stack too).
+
+Left open: t04 (``require_runnable`` dropped from ``require_current``) survives the pin above; what only it refuses
+(tables named since whose class match no longer takes this machine) has no test.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -214,3 +217,24 @@ def test_a_new_file_of_the_engine_not_yet_committed_is_an_uncommitted_change(tmp
         (repo / folder / "new.py").write_text("y = 1\n", encoding="utf-8")
         assert certify.provenance("c")["git_commit"].endswith("+uncommitted-changes"), folder
         (repo / folder / "new.py").unlink()
+
+
+def test_a_loaded_model_refuses_tables_named_since_that_were_proven_on_another_stack(tiny, tmp_path, monkeypatch):
+    """Pinned: tables named since that hold the model's very settings, proven on another Triton than the one running,
+    are refused at the next generation, as a fresh process refuses them (t07 fails it; t04 does not: the settings'
+    re-check refuses that stack as well as ``require_runnable``)."""
+    from test_strict_round47 import _fresh, _ids, _loaded
+
+    monkeypatch.setenv(tables.ENV_VAR, str(_tables(tmp_path, "same")))
+    model = _loaded()
+    other = _tables(tmp_path, "other")
+    for proofs in (other / "interpreter").glob("*.proofs.yaml"):
+        text = proofs.read_text(encoding="utf-8")
+        running = re.search(r"^  triton: (\S+)$", text, re.M)[1]
+        major, minor = running.split(".")[:2]
+        proofs.write_text(text.replace(f"  triton: {running}\n", f"  triton: {major}.{int(minor) + 1}.0\n", 1))
+    retrack(other)
+    monkeypatch.setenv(tables.ENV_VAR, str(other))
+    assert isinstance(_fresh(), int)  # a fresh process refuses them (an exit code, no ids)
+    with pytest.raises(UsageError, match=r"^the tables this model's settings were resolved from "):
+        _ids(model)
