@@ -136,11 +136,16 @@ def _publish_folder(planted: Path, report: dict, tmp_path: Path) -> Path:  # typ
 
 
 def _readme_and_publish_step(work: Path, commit: str, tmp_path: Path) -> tuple[int, int]:
+    # the publish job's workspace holds dist/ and gate/ alone (gate round 47): the job runs on its own copy, without
+    # the README's report.json and the SHA256SUMS its commands write
+    job_work = work.parent / "job"
+    shutil.copytree(work, job_work)
+    (job_work / "report.json").unlink()
     readme = run_step(readme_publish_commands(), work, {"GITHUB_SHA": commit}, tmp_path / "bin")
     verify = step(load("release.yml")["jobs"]["publish"], VERIFY)
-    sha256 = hashlib.sha256((work / "gate" / "report.json").read_bytes()).hexdigest()
+    sha256 = hashlib.sha256((job_work / "gate" / "report.json").read_bytes()).hexdigest()
     env = release_env(tmp_path) | step_env(verify, {"report-sha256": sha256}) | {"GITHUB_SHA": commit}
-    job = run_step(verify["run"], work, env, tmp_path / "bin")
+    job = run_step(verify["run"], job_work, env, tmp_path / "bin")
     return readme.returncode, job.returncode
 
 
