@@ -1,10 +1,10 @@
 #!/usr/bin/env bash
-# One device call (2026-12-06, thirty-seventh session; first written for the thirty-sixth), about nine minutes on an H200: every GPU test but the class's
-# whole check (test_after_warmup_no_run_compiles now twice: into TRITON_CACHE_DIR, and into the engine's own cache
-# under NEUROBRIX_HOME with no variable set), `neurobrix doctor`, the kernels cuBLAS runs for linear's bf16 prompt
-# rows, and the attention entries' gpu-profile check under kernel-mutant round 8's draws (resumable). On any other
-# card (a call for an H200 may get an H100, which no class certifies) it stops at once (exit 3):
-#   NEUROBRIX_SOURCE_COMMIT=<sha> OUT=$OUT [SHORT=1] bash benchmarks/h200_session36.sh
+# One device call (2026-12-06, thirty-seventh session; first written for the thirty-sixth), about nine minutes on an
+# H200: every GPU test but the class's whole check (test_after_warmup_no_run_compiles twice: into TRITON_CACHE_DIR,
+# and into the engine's own cache under NEUROBRIX_HOME with no variable set), `neurobrix doctor`, the kernels cuBLAS
+# runs for linear's bf16 prompt rows, and the attention entries' gpu-profile check under kernel-mutant round 8's draws
+# (resumable). On any other card (a call for an H200 may get an H100, which no class certifies) it stops at once (exit 3):
+#   NEUROBRIX_SOURCE_COMMIT=<sha> OUT=$OUT [SHORT=1] bash benchmarks/h200_session37.sh
 set -u
 export PYTHONPATH=.:/tmp/site NEUROBRIX_SOURCE_COMMIT=${NEUROBRIX_SOURCE_COMMIT:-unknown} PYTHONUNBUFFERED=1
 nvidia-smi --query-gpu=name,clocks.max.sm --format=csv,noheader | tee "$OUT/gpu.txt"
