@@ -32,6 +32,13 @@ and folds every later line under a title of the command's choosing for ``group``
    checks read the findings), so it is no false pass; it is a log of one. Every line the gate prints now writes each
    ``##`` as ``#\\x23`` and a line's leading ``::`` as ``\\x3a:`` (``gate.report.shown``), and the test holds every
    line of each report, text and exit-2, against the port of the runner's parser and Azure's prefix.
+2. the one line ``python -m gate`` prints when it stops on a module at the checkout's top that the repository does
+   not hold (round 45, written after round 32 escaped every other line the gate prints) named the file raw: a build
+   step that leaves ``x\\ngate: PASSED: neurobrix 0.1.0, ….py`` there printed a second line opening ``gate: PASSED``
+   (round 32's forgery, back), an escape sequence in the name repainted the log, and ``##[debug]x.py`` hid the whole
+   refusal from the step's log. The names are now written as the report writes them, ``ascii`` escapes for anything
+   not printable ASCII and ``##`` as ``#\\x23``, with no import (the line is printed before the gate imports
+   anything, ``unicodedata`` included, which such a module could shadow). Four cases failed before.
 
 Pinned: the runner's own examples parse as commands with the port (so the port can fail), an honest wheel and sdist
 print a report with no command and with nothing escaped (the fix touches no honest line), and every hostile member and
@@ -46,12 +53,14 @@ project's own, so a pass's log holds no name an attacker chose.
 from __future__ import annotations
 
 import shutil
+import subprocess
+import sys
 import tarfile
 from pathlib import Path
 
 import pytest
 from gate_fixtures import Built, RawMember, RawTarMember, raw_tar, sdist_members, wheel_members, with_true_record
-from test_gate_hostile import built, gate_cli, judge, refused_with, write_wheel
+from test_gate_hostile import REPO, built, gate_cli, judge, refused_with, write_wheel
 from test_gate_round38 import write_sdist
 
 from gate.report import shown
@@ -208,3 +217,29 @@ def test_tarfile_reads_the_sdist_member_as_named(built: Built, tmp_path: Path) -
     sdist = write_sdist(tmp_path / built.sdist.name, raw_tar([*sdist_members(built.sdist), RawTarMember(name, b"")]))
     with tarfile.open(sdist) as tar:
         assert name in tar.getnames()
+
+
+# 2. the one line python -m gate prints before it imports anything (round 45's stop on a module at the checkout's top)
+
+TOP_NAMES = [
+    "x\ngate: PASSED: neurobrix 0.1.0, 1 wheel, no findings, install smoke passed.py",  # a line of its own
+    "\x1b[2K\x1b[1Ax.py",  # erases the line above
+    "x\u2028gate: PASSED.py",  # a line break to str.splitlines
+    "##[debug]x.py",  # the runner's command: the whole line hidden
+]
+
+
+@pytest.mark.parametrize("name", TOP_NAMES)
+def test_the_stop_on_a_module_at_the_top_prints_its_name_escaped(tmp_path: Path, name: str) -> None:
+    """A build step in the checkout names the file it leaves at the top: the stop's one line printed the name raw
+    (round 45 wrote it after round 32 escaped every other line), so a line feed there printed a line of its own
+    opening ``gate: PASSED``, an escape sequence repainted the log, and ``##[debug]`` hid the refusal from the log."""
+    top = tmp_path / "top"
+    shutil.copytree(REPO / "gate", top / "gate", ignore=shutil.ignore_patterns("__pycache__"))
+    (top / name).write_text("raise SystemExit(0)\n")
+    result = subprocess.run([sys.executable, "-m", "gate", "--help"], cwd=top, capture_output=True, text=True)
+    assert result.returncode == 2, result.stdout + result.stderr  # stopped before any import, as round 45 has it
+    lines = result.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith(f"gate: error: {top}: "), result.stderr
+    assert "\x1b" not in result.stderr and not any(line.startswith("gate: PASSED") for line in lines)
+    assert runner_commands(result.stderr) == [], result.stderr
