@@ -44,9 +44,10 @@ Pinned: the runner's own examples parse as commands with the port (so the port c
 print a report with no command and with nothing escaped (the fix touches no honest line), and every hostile member and
 file stays refused by the check that refused it before (G107, G310, G405), named in the line.
 
-Left open: the JSON report holds names raw, as it must (``jq`` and the publish job read them; nothing prints it); a
-log viewer's own readings beyond the runner's commands (GitLab's section markers need an escape character, escaped
-since round 32) were not looked at further; the gate prints nothing a passing run's archive names that is not the
+Left open: the JSON report holds names raw, as it must (``jq`` and the publish job read them; a log shows it only
+where a pipeline asks, ``--json /dev/stdout``); other CI systems' log markup without an escape character (Buildkite's
+``--- `` section lines, which a dist's file name could open) was not looked at (GitLab's section markers need an
+escape character, escaped since round 32); the gate prints nothing a passing run's archive names that is not the
 project's own, so a pass's log holds no name an attacker chose.
 """
 
