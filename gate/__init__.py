@@ -68,7 +68,11 @@ def _refuse_shadowing() -> None:
         return
     found = shadowing(root)
     if found:
-        names = ", ".join(found)
+        # each name as the report prints one (gate round 49: they were printed raw, a file name's line feed or escape
+        # sequence into the log, a `##[debug]` making the line a runner's command), with no import: nothing is trusted
+        names = ", ".join(
+            (n if n.isascii() and n.isprintable() else ascii(n)[1:-1]).replace("##", "#\\x23") for n in found
+        )
         print(
             f"gate: error: {root}: {names}: code the repository does not hold, imported in place of any module of that "
             "name the gate or its tools import (the checkout's top is on sys.path); remove it and run the gate again. "

@@ -33,7 +33,23 @@ def shown(text: str) -> str:
     written as its escape: a member named with ANSI codes or a right-to-left override cannot repaint the log or hide a
     finding, and one holding a line feed or U+2028 cannot start a line of its own, a forged ``gate: PASSED`` that
     `grep '^gate: PASSED'` finds (gate round 32: the report was escaped whole, its line feeds kept)."""
-    return "".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in text)
+    return _uncommanded("".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in text))
+
+
+def _uncommanded(line: str) -> str:
+    """``line`` (escaped) with nothing a CI runner obeys as a command (gate round 49). GitHub's runner reads every line
+    of a step's output for a workflow command: ``::name props::data`` where the line opens with it once its leading
+    white space is trimmed, and ``##[name props]data`` anywhere in it (actions/runner, ``ActionCommand.TryParseV2``
+    and ``TryParse``); Azure Pipelines reads ``##vso[...]`` anywhere. A member or dist so named had its finding's line
+    hidden (``debug``, ``add-mask``, ``error``: the runner prints no line for them), turned into an annotation, or the
+    lines after it, the verdict too, folded under a title of its choosing (``group``). Every ``##`` is written
+    ``#\\x23`` and a leading ``::`` ``\\x3a:``, as :func:`shown` writes what a terminal obeys."""
+    line = line.replace("##", "#\\x23")
+    body = line.lstrip()
+    if body.startswith("::"):
+        start = len(line) - len(body)
+        line = f"{line[:start]}\\x3a{line[start + 1 :]}"
+    return line
 
 
 # The longest line the text report prints (gate round 32): a zip name may be 65,535 bytes, a path of 32,767 components,
