@@ -5467,10 +5467,12 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_decode",
         ATTN,
         "        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
-        "        if v.dtype == tl.bfloat16:  # P rounded to fp16 first (a 'more precise' P, its subnormals lost)\n"
-        "            p = p.to(tl.float16).to(tl.float32)\n"
-        "        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
-        "decode rounds P to fp16 before the P.V product when the inputs are bf16 (two roundings of P)",
+        "        if v.dtype == tl.bfloat16:  # P.V in fp16: a finer P (v exact in fp16 while it is in range)\n"
+        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(tl.float16), v.to(tl.float16))\n"
+        "        else:\n"
+        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
+        "decode rounds P to fp16, not to the inputs' bf16, for the P.V product (and v with it): a P the bound's "
+        "bf16 interval does not pin",
         "extra rounding",
     ),
     Mutant(
