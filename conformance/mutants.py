@@ -5438,7 +5438,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "the denominator: a merge in low precision)",
         "low-precision accumulation",
     ),
-    # ------------------------------- round kmut13: P and the softmax sums where only the pinned P-rounding term sees them
+    # ------------------------------- round kmut13: P's rounding and the online softmax's running sums
     Mutant(
         "attention_decode.p-kept-fp32",
         "attention_decode",
@@ -5470,7 +5470,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "        if v.dtype == tl.bfloat16:  # P.V in fp16: a finer P (v exact in fp16 while it is in range)\n"
         "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(tl.float16), v.to(tl.float16))\n"
         "        else:\n"
-        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
+        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, "
+        "input_precision=PRECISION)\n",
         "decode rounds P to fp16, not to the inputs' bf16, for the P.V product (and v with it): a P the bound's "
         "bf16 interval does not pin",
         "extra rounding",

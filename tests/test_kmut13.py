@@ -40,13 +40,16 @@ worst case over blockings, and no judge uses it); the closed forms pin today's d
 from __future__ import annotations
 
 import math
+import os
+import shutil
+import subprocess
 import sys
 from pathlib import Path
 
 import pytest
 import torch
 
-from conformance import bounds, reference
+from conformance import bounds, mutants, reference
 from conformance.mutants import Mutant
 
 BOUNDS = "conformance/bounds.py"
@@ -318,3 +321,36 @@ def test_a_loosened_term_is_seen(mutant_id, tmp_path):
         assert ratio <= 0.5, f"{name}: the loosened bound still reads {ratio:.4f}"
     else:
         assert not CLOSED[name](planted), f"{name}: the planted bound still meets its closed form"
+
+
+# ------------------------------------------------------------------------------ kernel plants the registry passes
+# P kept in fp32 is more accurate than the contract (P rounded to the storage dtype before P.V), so a one-sided
+# bound passes it; what sees the convention change is the attainment above, on the shipped kernels: without P's
+# rounding the output's error is almost 0, far under half the bound.
+KERNEL_SEEN_BY = {
+    "attention_decode.p-kept-fp32": "fp16 decode kernel",
+    "attention_prefill.p-kept-fp32-off-diagonal": "fp16 chunk kernel",
+}
+ROOT = Path(__file__).resolve().parents[1]
+
+
+@pytest.mark.parametrize("mutant_id", sorted(KERNEL_SEEN_BY))
+def test_a_kernel_keeping_p_in_fp32_is_seen(mutant_id, tmp_path):
+    """The plant applied to a copy of the packages: the attainment on its kernel falls to half or less."""
+    mutant = {m.id: m for m in mutants.MUTANTS}[mutant_id]
+    for package in ("neurobrix", "conformance"):
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copy(Path(__file__), tmp_path / "kmut13_case.py")
+    target = tmp_path / mutant.file
+    source = target.read_text(encoding="utf-8")
+    assert source.count(mutant.old) == 1, mutant_id
+    target.write_text(source.replace(mutant.old, mutant.new), encoding="utf-8")
+    name = KERNEL_SEEN_BY[mutant_id]
+    script = f"import kmut13_case as t\nfrom conformance import bounds\nprint(t.ATTAINED[{name!r}](bounds))\n"
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", script], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    ratio = float(done.stdout.split()[-1])
+    assert ratio <= 0.5, f"{name}: with {mutant_id} the kernel's error still uses {ratio:.4f} of the bound"
