@@ -5440,16 +5440,6 @@ MUTANTS: tuple[Mutant, ...] = (
     ),
     # ------------------------------- round kmut13: P's rounding and the online softmax's running sums
     Mutant(
-        "attention_decode.p-kept-fp32",
-        "attention_decode",
-        ATTN,
-        "tl.dot(p.to(v.dtype), v, input_precision=PRECISION)",
-        "tl.dot(p, v.to(tl.float32), input_precision=PRECISION)",
-        "decode keeps P in fp32 for the P.V product where prefill rounds it to the storage dtype (more accurate, "
-        "but not the rounding the bound's P interval pins)",
-        "wrong formula",
-    ),
-    Mutant(
         "attention_prefill.p-kept-fp32-off-diagonal",
         "attention_prefill",
         ATTN,
@@ -5461,20 +5451,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "flash attention's whole key blocks keep P in fp32 while the blocks crossing the diagonal round it (one "
         "kernel, two P conventions)",
         "wrong formula",
-    ),
-    Mutant(
-        "attention_decode.p-rounded-fp16-for-bf16",
-        "attention_decode",
-        ATTN,
-        "        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
-        "        if v.dtype == tl.bfloat16:  # P.V in fp16: a finer P (v exact in fp16 while it is in range)\n"
-        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(tl.float16), v.to(tl.float16))\n"
-        "        else:\n"
-        "            accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, "
-        "input_precision=PRECISION)\n",
-        "decode rounds P to fp16, not to the inputs' bf16, for the P.V product (and v with it): a P the bound's "
-        "bf16 interval does not pin",
-        "extra rounding",
     ),
     Mutant(
         "attention_prefill.running-sum-rounded",
