@@ -5438,6 +5438,48 @@ MUTANTS: tuple[Mutant, ...] = (
         "the denominator: a merge in low precision)",
         "low-precision accumulation",
     ),
+    # ------------------------------- round kmut13: P's rounding and the online softmax's running sums
+    Mutant(
+        "attention_prefill.p-kept-fp32-off-diagonal",
+        "attention_prefill",
+        ATTN,
+        "    acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)\n",
+        "    if DIAGONAL:\n"
+        "        acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)\n"
+        "    else:  # whole blocks keep P in fp32\n"
+        "        acc = acc * rescale[:, None] + tl.dot(weights, vb.to(tl.float32), input_precision=PRECISION)\n",
+        "flash attention's whole key blocks keep P in fp32 while the blocks crossing the diagonal round it (one "
+        "kernel, two P conventions)",
+        "wrong formula",
+    ),
+    Mutant(
+        "attention_prefill.running-sum-rounded",
+        "attention_prefill",
+        ATTN,
+        "    l_next = l_i * rescale + tl.sum(weights, axis=1)\n",
+        "    l_next = (l_i * rescale + tl.sum(weights, axis=1)).to(vb.dtype).to(tl.float32)\n",
+        "the online softmax's running denominator rounded to the storage dtype after each key block",
+        "low-precision accumulation",
+    ),
+    Mutant(
+        "attention_decode.running-sum-rounded",
+        "attention_decode",
+        ATTN,
+        "        l_i = l_i * alpha + tl.sum(p, axis=1)\n",
+        "        l_i = (l_i * alpha + tl.sum(p, axis=1)).to(k.dtype).to(tl.float32)\n",
+        "a decode split's running softmax denominator rounded to the storage dtype after each key block",
+        "low-precision accumulation",
+    ),
+    Mutant(
+        "attention_prefill.rescale-skipped-on-small-growth",
+        "attention_prefill",
+        ATTN,
+        "    rescale = tl.exp2(m_i - m_next)\n",
+        "    rescale = tl.where(m_next - m_i < 0.0009765625, 1.0, tl.exp2(m_i - m_next))  # 'alpha is 1 anyway'\n",
+        "the running sums are not rescaled when the running max grows by less than 2^-10 (in log2 units): the "
+        "earlier blocks over-weighted by up to 0.07 %, about one fp16 rounding",
+        "wrong formula",
+    ),
 )
 
 
