@@ -104,7 +104,7 @@ PLANTS = [
         '        if earlier is not archive and archive.kind == "wheel" and earlier.sha256',
         TWICE,
     ),
-    # ---------------------------------------------------------------- gate round 45: the objects read and the tree state
+    # ------------------------------------------------------- gate round 45: the objects read and the tree state
     p(
         "d01",
         REPO,
