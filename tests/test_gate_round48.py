@@ -1,6 +1,43 @@
 """Gate mutation round 48 (tests/gate48_plants.py, applied one at a time by tests/gate48_driver.py).
 
-DOCSTRING-PLACEHOLDER
+Where no mutation round had planted: gate round 44's code (gate/metadata.py's refusal of entry point names that are
+paths, G408; gate/checker.py's one file name in two upload folders in other bytes, G602), gate round 47's publish-job
+workspace rule (release.yml's verify step holding the workspace to exactly ``dist/`` and ``gate/``, and the job's
+``PYTHONSAFEPATH``), gate round 45's ``cat-file --batch`` reading of the commit and its trees, the tree state built on
+it and ``shadowing`` beyond planted round 41's g01-g11 and h01-h04, and gate round 46's link-and-``..`` refusal beyond
+its k01-k03. 31 plants (a comparison flipped, a condition dropped, an off-by-one, a set for a list, a case missing, a
+decoding with replacement), each run against the test files a contributor would run for its module (round 44's by
+name, round 45's with planted41's gate tests, round 46's, round 47's with tests/test_workflows.py).
+
+Caught before this round: 15 (a01 ``.`` dropped, a02 backslash dropped, a03 a drive matched whole, a05 the name
+unstripped, a06 ``/`` only at the start, b01 the sha256 comparison flipped, b02 keyed by path, b04 sdists left out,
+d02 an object's bytes one short, d07 executable modes read as plain, f02 only folders checked, r01 hidden entries
+skipped, r02 folders alone listed, r03 the listing unsorted, r05 ``PYTHONSAFEPATH`` empty).
+
+Equivalent: 9. a07 (the name taken before the last ``=``: only a line with a second ``=`` reads otherwise, and no such
+line is of the common syntax, so it is G408 either way); b03 (an unread dist kept among those compared: it is G308
+already); d01 (the batch answer's id unchecked: the bytes are hashed against the id asked, so no other object passes);
+d03 (a commit's first line not checked to be ``tree``: ``git rev-parse HEAD^{commit}`` refuses such a commit as
+"bogus", shown, so the tree state has no commit and is not clean); d05 (trees asked as a list with repeats: ``cat-file
+--batch`` answers each in order); e03 (an empty sys.path entry not read as the working folder: ``realpath("")`` is
+it); f04 (a leading ``..`` of a relative path not looked at: it is taken from the physical working folder by the
+system and by ``abspath`` alike); f05 (``normpath`` without ``abspath``: a relative path is resolved from the same
+folder by ``samefile``); r04 (entries' types read through links, ``%Y``: an entry not named ``dist`` or ``gate`` is
+refused whatever its type, and a link so named lists nothing under ``find`` without ``-L``, so the report's listing
+refuses it, shown).
+
+Survived and now failing a case below (each shown failing with its plant alone, in the driver's copy, and passing
+without it): a04 (drives matched upper-case only: ``c:x`` refused, but not named as a path), d04 (tree entries' names
+decoded with replacement: a committed Latin-1 name was another path than the index's, a false refusal), d06 (only
+the index's paths compared with the commit's: a file taken out of the index by ``git rm --cached`` left the tree
+clean), e01 (links at the top never taken as packages: a link named ``yaml`` to a package is imported, shown), e02
+(only ``.py`` taken as modules: ``packaging.pyc`` alone is imported, shown), f01 (``..`` compared by real path as
+strings: ``L/sub/../dist`` through a link ``L`` is one folder to the system and to normpath, and was refused), f03
+(only the parent's parts looked at: a folder argument ``a/..`` after a link was judged as the system's folder).
+
+No defect was found in the gate as it is: nothing in ``gate/`` or release.yml changed. Left open: each plant ran
+against the test files of its module, not the whole corpus; the verify step's other checks (round 33's, round 37's
+plants) were not planted again.
 """
 
 from __future__ import annotations
