@@ -27,6 +27,7 @@ import shlex
 import shutil
 import socket
 import stat
+import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -56,6 +57,8 @@ from .checkpoint import (  # noqa: E402,F401
     ModelNotFoundError,
     PickleWeightsError,
     checkpoint_files,
+    disk_name,
+    name_text,
     is_template_file,
     read_config,
     weight_files,
@@ -276,7 +279,10 @@ def _name_parts(name: str) -> list[str] | None:
     parts = name.split("/")
     if not 1 <= len(parts) <= 2 or any(not p or p.startswith(".") or "\\" in p for p in parts):
         return None
-    return parts
+    try:
+        return [disk_name(part) for part in parts]
+    except UnicodeError:  # a name no file name can hold in this locale (checked: no such model is stored)
+        return None
 
 
 def _model_dir(name: str) -> Path | None:
@@ -507,10 +513,10 @@ def _scan(root: Path) -> list[StoredModel]:
         if top.name.startswith(".") or not top.is_dir():
             continue
         candidates = (
-            [(top, top.name)]
+            [(top, name_text(top.name))]
             if (top / MANIFEST).is_file()
             else [
-                (sub, f"{top.name}/{sub.name}")
+                (sub, f"{name_text(top.name)}/{name_text(sub.name)}")
                 for sub in sorted(top.iterdir())
                 if sub.is_dir() and not sub.name.startswith(".") and (sub / MANIFEST).is_file()
             ]
@@ -564,11 +570,15 @@ def resolve(name: str) -> StoredModel:
 
 def _resolve(name: str) -> StoredModel:
     key, path = _find(name)
-    folder = Path(name).expanduser()
+    try:
+        folder = Path(disk_name(name)).expanduser()  # the folder it was imported from, named as the text it is
+    except UnicodeError:
+        folder = Path(name).expanduser()
     if path is None and _exists(folder):
-        stored = _model_dir(folder.resolve().name)
-        if stored is not None and _load(stored, folder.resolve().name).source == str(folder.resolve()):
-            key, path = folder.resolve().name, stored
+        local = name_text(folder.resolve().name)
+        stored = _model_dir(local)
+        if stored is not None and _load(stored, local).source == name_text(str(folder.resolve())):
+            key, path = local, stored
         else:
             raise ModelNotFoundError(
                 f"{name} is a folder that has not been imported; import it first: "
@@ -1001,21 +1011,22 @@ def import_model(
         if folder.name.startswith(".") or not folder.name:
             raise UsageError(f"{source}: a folder whose name starts with '.' cannot be a model name; rename it")
         try:  # a name of bytes that are no UTF-8, which Python hands on as lone surrogates
-            str(folder).encode("utf-8")
+            name_text(str(folder)).encode("utf-8")
         except UnicodeEncodeError:
             shown = os.fsencode(folder).decode("utf-8", "backslashreplace")
             raise UsageError(
                 f"{printable(shown)}: the path is not UTF-8 text (bytes such as \\xff in a folder's name), which the "
                 "tokenizer library cannot open (it takes a path as UTF-8 text); rename the folder"
             ) from None
-        if printable(folder.name) != folder.name:  # the name `list`, `run` and the import's own lines print
+        name = name_text(folder.name)
+        if printable(name) != name:  # the name `list`, `run` and the import's own lines print
             raise UsageError(
-                f"{source}: the folder name {printable(folder.name)} holds a character a terminal obeys rather than "
+                f"{source}: the folder name {printable(name)} holds a character a terminal obeys rather than "
                 "prints (a control character such as ESC or CR, a bidirectional override), which cannot be a model "
                 "name; rename it"
             )
         return _store_folder(
-            folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
+            folder, name, name_text(str(folder)), revision=None, commit=None, link=False, progress=progress
         )
     if _exists(folder, Path.exists):
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")
