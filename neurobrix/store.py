@@ -864,6 +864,17 @@ def _header_sha256(path: Path) -> str:
     return hashlib.sha256(head + body).hexdigest()
 
 
+def _not_world_writable(path: Path) -> None:
+    """Take write permission for every user from a folder or file the import made. Made under ``umask 000`` (set for
+    another program, or in a container's profile), the store's folders and files were writable by every user of the
+    machine, and a run checks the weights by their size and headers, not their bytes (hashing gigabytes on every run,
+    round 40): any user could change the numbers a model computes with, and `run` ran them. Triton's cache folder is
+    refused for the same reason (round 27). The umask's other bits (a group's share) are kept."""
+    mode = stat.S_IMODE(path.lstat().st_mode)
+    if mode & stat.S_IWOTH:
+        os.chmod(path, mode & ~stat.S_IWOTH)
+
+
 def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
     """Put one file into the new model folder: a hard link to an immutable hub-cache blob when allowed and
     possible (no second copy on disk), else a byte copy."""
@@ -890,7 +901,10 @@ def _install(tmp: Path, dest: Path) -> None:
     the last one stays, as when they run one after the other. Called under the store's lock (which other NeuroBrix
     commands take; another program, or a store without flock, may still move things meanwhile). A model moved aside is
     named so (_ASIDE): if this process dies before its folder is in place, the next sweep puts the old one back."""
+    org_existed = dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if not org_existed:  # an org folder every user may write: any of them could rename its models away
+        _not_world_writable(dest.parent)
     aside: list[Path] = []
     try:
         for _ in range(8):
@@ -942,8 +956,12 @@ def _store_folder(
     problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
     if problem and models_dir().is_symlink():
         raise StoreError(problem)
+    made = [models_dir(), *models_dir().parents]
+    made = [folder for folder in made if not folder.exists() and not folder.is_symlink()]
     try:
         models_dir().mkdir(parents=True, exist_ok=True)
+        for created in made:
+            _not_world_writable(created)
     except OSError as exc:
         raise StoreError(
             f"cannot create the model store {models_dir()}: {exc.strerror or exc}; nothing was stored (point "
@@ -963,6 +981,9 @@ def _store_folder(
                 _place(folder / file, tmp / file, link, bar)
         manifest = _manifest(name, source, revision, commit, tmp, files)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for placed in (tmp, *tmp.rglob("*")):
+            if placed.is_dir() or placed.stat().st_nlink == 1:  # a hub blob linked here is the hub cache's file
+                _not_world_writable(placed)
         # what is stored, read before it is in place: once it is, another command may remove or replace it at once
         # (the import then called the model it had stored whole "damaged: its manifest is unreadable", exit 7)
         stored = replace(_load(tmp, name, verify=True), path=dest, stamps=None)
