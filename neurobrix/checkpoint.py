@@ -75,14 +75,13 @@ class JSONNumberError(ValueError):
         )
 
 
-
 def _utf8_names() -> bool:
     return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"
 
 
 def name_text(name: str) -> str:
-    """A file's name or path as read from the disk, as UTF-8 text: what a model's name is (its manifest's, the hub's, what
-    every command prints and compares). Python decodes file names in the locale's encoding: under ``LC_ALL=C`` with
+    """A file's name or path as read from the disk, as UTF-8 text: what a model's name is (its manifest's, the hub's,
+    what every command prints and compares). Python decodes file names in the locale's encoding: under ``LC_ALL=C`` with
     ``PYTHONUTF8=0`` (or an ISO-8859-1 locale) a model stored as ``tïny`` was read back as ``t\\udcc3\\udcafny``
     (``tÃ¯ny``), not its manifest's name, and every command called it damaged (exit 7, "remove it"). The same as
     ``name`` where file names are UTF-8 (Python's UTF-8 mode, a UTF-8 locale, Windows). Also the path the

@@ -27,7 +27,6 @@ import shlex
 import shutil
 import socket
 import stat
-import sys
 import threading
 import uuid
 from collections.abc import Iterator, Sequence
@@ -58,8 +57,8 @@ from .checkpoint import (  # noqa: E402,F401
     PickleWeightsError,
     checkpoint_files,
     disk_name,
-    name_text,
     is_template_file,
+    name_text,
     read_config,
     weight_files,
 )
