@@ -12,7 +12,9 @@ truncated download is caught here).
 
 from __future__ import annotations
 
+import codecs
 import json
+import os
 import struct
 import sys
 from collections.abc import Sequence
@@ -71,6 +73,28 @@ class JSONNumberError(ValueError):
             f"holds the integer {text[: len(text) - len(digits) + 12]}... ({len(digits)} digits), beyond the range of "
             "a float: no count, id or setting of a checkpoint is one"
         )
+
+
+def _utf8_names() -> bool:
+    return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"
+
+
+def name_text(name: str) -> str:
+    """A file's name or path as read from the disk, as UTF-8 text: what a model's name is (its manifest's, the hub's,
+    what every command prints and compares). Python decodes file names in the locale's encoding: under ``LC_ALL=C`` with
+    ``PYTHONUTF8=0`` (or an ISO-8859-1 locale) a model stored as ``tïny`` was read back as ``t\\udcc3\\udcafny``
+    (``tÃ¯ny``), not its manifest's name, and every command called it damaged (exit 7, "remove it"). The same as
+    ``name`` where file names are UTF-8 (Python's UTF-8 mode, a UTF-8 locale, Windows). Also the path the
+    tokenizers library is handed: it takes a path as UTF-8 text (safetensors takes Python's own path), and one
+    holding a name's undecoded bytes failed ("not a valid tokenizer.json"), one decoded as ISO-8859-1 (``tÃ¯ny``)
+    named another file ("No such file or directory")."""
+    return name if _utf8_names() else os.fsencode(name).decode("utf-8", "surrogateescape")
+
+
+def disk_name(text: str) -> str:
+    """The file name holding a model name's UTF-8 text in this process's encoding of names (:func:`name_text`'s
+    inverse): a name is the same bytes on the disk in every locale."""
+    return text if _utf8_names() else os.fsdecode(text.encode("utf-8", "surrogateescape"))
 
 
 def _json_int(text: str) -> int:
@@ -137,7 +161,7 @@ def _check_tokenizer(folder: Path) -> None:
 
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
-            Tokenizer.from_file(str(path))
+            Tokenizer.from_file(name_text(str(path)))
     except CheckpointError:
         raise
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import codecs
 import io
 import json
 import math
@@ -246,14 +247,45 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
     return 0 if report["ok"] else 3
 
 
+def argument_text(text: str) -> str:
+    """An argument as the text it is. Python decodes argv in the locale's encoding, and hands the bytes it cannot
+    decode over as lone surrogates: under ``LC_ALL=C`` with ``PYTHONUTF8=0`` (Python's UTF-8 mode off) every
+    non-ASCII byte of a UTF-8 argument, so `--prompt café` was refused as "not UTF-8 text" and a stored model
+    `--model tïny` named another model. Those bytes are taken as UTF-8 (as Python's UTF-8 mode, on by default in the
+    C locale, takes them); text the locale decoded is kept as it decoded it."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        try:
+            return os.fsencode(text).decode("utf-8")
+        except UnicodeError:
+            return text  # bytes that are no UTF-8: refused where the text is used
+    return text
+
+
 def utf8_text(text: str, where: str) -> str:
     """``text`` if it is UTF-8; Python hands bytes that are not (in argv, or stdin read with surrogateescape)
     over as lone surrogates, which the tokenizer cannot take."""
+    text = argument_text(text)
     try:
         text.encode("utf-8")
     except UnicodeEncodeError:
         raise UsageError(f"{where}: not UTF-8 text") from None
     return text
+
+
+def _shown_anyway(exc: UnicodeError) -> tuple[str, int]:
+    """The error handler of standard output: a file name's undecodable bytes written back as they were
+    (surrogateescape), any other character the output's encoding lacks as a Python escape (``\\xef``). Under an ASCII
+    or ISO-8859-1 output (``LC_ALL=C`` with ``PYTHONUTF8=0``, ``PYTHONIOENCODING``) `list` printing a model named
+    tïny ended in a UnicodeEncodeError traceback. The model's text is held to the output's own encoding by `run`."""
+    try:
+        return codecs.lookup_error("surrogateescape")(exc)  # type: ignore[no-any-return]
+    except UnicodeError:
+        return codecs.lookup_error("backslashreplace")(exc)  # type: ignore[no-any-return]
+
+
+codecs.register_error("neurobrix.shown", _shown_anyway)
 
 
 # the most characters --prompt-file reads: 2,048 a token over the 32,768-token prompts the certified classes cover
@@ -313,6 +345,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def write(text: str) -> None:
         try:
+            text.encode(sys.stdout.encoding or "utf-8")  # strict: main's handler would write an escape instead
             sys.stdout.write(text)
         except UnicodeEncodeError as exc:  # an ASCII or Latin-1 output (PYTHONIOENCODING, the locale, a console)
             sys.stdout.write(text[: exc.start])  # the text up to the character, then the refusal on a line of its own
@@ -637,6 +670,11 @@ def _catch_termination() -> dict[int, Any]:
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
+    for name in ("model", "name"):  # a stored model's name (run, warmup, remove), as the text it is
+        if isinstance(getattr(args, name, None), str):
+            setattr(args, name, argument_text(getattr(args, name)))
+    if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in ("strict", "surrogateescape"):
+        sys.stdout.reconfigure(errors="neurobrix.shown")
     previous = _catch_termination()
     try:
         if args.func is not cmd_doctor:  # doctor reports it among its findings

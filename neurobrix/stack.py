@@ -632,6 +632,15 @@ def use_engine_cache() -> None:
     Called once the stack and the cache folder have passed their checks."""
     folder = engine_cache()
     if folder is not None:
+        if not folder.exists():  # made here, closed to other users, not by Triton with the umask: under `umask 000`
+            made = [above for above in folder.parents if not above.exists()]  # (NEUROBRIX_HOME, say)
+            try:  # every user could write it (and the 0777 folders Triton makes in it), and the next run refused it
+                folder.mkdir(parents=True, exist_ok=True)
+                for above in made:
+                    os.chmod(above, stat.S_IMODE(above.stat().st_mode) & ~stat.S_IWOTH)
+                os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) & ~stat.S_IRWXO)
+            except OSError:
+                pass  # Triton's first compile names the folder it cannot make (cache_problem checked it can)
         os.environ["TRITON_CACHE_DIR"] = _ENGINE_CACHE_SET[0] = str(folder)
     elif _ENGINE_CACHE_SET[0] is not None and os.environ.get("TRITON_CACHE_DIR") == _ENGINE_CACHE_SET[0]:
         del os.environ["TRITON_CACHE_DIR"]  # TRITON_HOME named since: Triton reads it, as was checked

@@ -56,7 +56,9 @@ from .checkpoint import (  # noqa: E402,F401
     ModelNotFoundError,
     PickleWeightsError,
     checkpoint_files,
+    disk_name,
     is_template_file,
+    name_text,
     read_config,
     weight_files,
 )
@@ -276,7 +278,10 @@ def _name_parts(name: str) -> list[str] | None:
     parts = name.split("/")
     if not 1 <= len(parts) <= 2 or any(not p or p.startswith(".") or "\\" in p for p in parts):
         return None
-    return parts
+    try:
+        return [disk_name(part) for part in parts]
+    except UnicodeError:  # a name no file name can hold in this locale (checked: no such model is stored)
+        return None
 
 
 def _model_dir(name: str) -> Path | None:
@@ -507,10 +512,10 @@ def _scan(root: Path) -> list[StoredModel]:
         if top.name.startswith(".") or not top.is_dir():
             continue
         candidates = (
-            [(top, top.name)]
+            [(top, name_text(top.name))]
             if (top / MANIFEST).is_file()
             else [
-                (sub, f"{top.name}/{sub.name}")
+                (sub, f"{name_text(top.name)}/{name_text(sub.name)}")
                 for sub in sorted(top.iterdir())
                 if sub.is_dir() and not sub.name.startswith(".") and (sub / MANIFEST).is_file()
             ]
@@ -564,11 +569,15 @@ def resolve(name: str) -> StoredModel:
 
 def _resolve(name: str) -> StoredModel:
     key, path = _find(name)
-    folder = Path(name).expanduser()
+    try:
+        folder = Path(disk_name(name)).expanduser()  # the folder it was imported from, named as the text it is
+    except UnicodeError:
+        folder = Path(name).expanduser()
     if path is None and _exists(folder):
-        stored = _model_dir(folder.resolve().name)
-        if stored is not None and _load(stored, folder.resolve().name).source == str(folder.resolve()):
-            key, path = folder.resolve().name, stored
+        local = name_text(folder.resolve().name)
+        stored = _model_dir(local)
+        if stored is not None and _load(stored, local).source == name_text(str(folder.resolve())):
+            key, path = local, stored
         else:
             raise ModelNotFoundError(
                 f"{name} is a folder that has not been imported; import it first: "
@@ -854,6 +863,17 @@ def _header_sha256(path: Path) -> str:
     return hashlib.sha256(head + body).hexdigest()
 
 
+def _not_world_writable(path: Path) -> None:
+    """Take write permission for every user from a folder or file the import made. Made under ``umask 000`` (set for
+    another program, or in a container's profile), the store's folders and files were writable by every user of the
+    machine, and a run checks the weights by their size and headers, not their bytes (hashing gigabytes on every run,
+    round 40): any user could change the numbers a model computes with, and `run` ran them. Triton's cache folder is
+    refused for the same reason (round 27). The umask's other bits (a group's share) are kept."""
+    mode = stat.S_IMODE(path.lstat().st_mode)
+    if mode & stat.S_IWOTH:
+        os.chmod(path, mode & ~stat.S_IWOTH)
+
+
 def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
     """Put one file into the new model folder: a hard link to an immutable hub-cache blob when allowed and
     possible (no second copy on disk), else a byte copy."""
@@ -880,7 +900,10 @@ def _install(tmp: Path, dest: Path) -> None:
     the last one stays, as when they run one after the other. Called under the store's lock (which other NeuroBrix
     commands take; another program, or a store without flock, may still move things meanwhile). A model moved aside is
     named so (_ASIDE): if this process dies before its folder is in place, the next sweep puts the old one back."""
+    org_existed = dest.parent.exists()
     dest.parent.mkdir(parents=True, exist_ok=True)
+    if not org_existed:  # an org folder every user may write: any of them could rename its models away
+        _not_world_writable(dest.parent)
     aside: list[Path] = []
     try:
         for _ in range(8):
@@ -932,8 +955,12 @@ def _store_folder(
     problem = store_problem()  # a models/ link leading nowhere ("File exists" at the mkdir below)
     if problem and models_dir().is_symlink():
         raise StoreError(problem)
+    made = [models_dir(), *models_dir().parents]
+    made = [folder for folder in made if not folder.exists() and not folder.is_symlink()]
     try:
         models_dir().mkdir(parents=True, exist_ok=True)
+        for created in made:
+            _not_world_writable(created)
     except OSError as exc:
         raise StoreError(
             f"cannot create the model store {models_dir()}: {exc.strerror or exc}; nothing was stored (point "
@@ -953,6 +980,9 @@ def _store_folder(
                 _place(folder / file, tmp / file, link, bar)
         manifest = _manifest(name, source, revision, commit, tmp, files)
         (tmp / MANIFEST).write_text(json.dumps(manifest, indent=2) + "\n", encoding="utf-8")
+        for placed in (tmp, *tmp.rglob("*")):
+            if placed.is_dir() or placed.stat().st_nlink == 1:  # a hub blob linked here is the hub cache's file
+                _not_world_writable(placed)
         # what is stored, read before it is in place: once it is, another command may remove or replace it at once
         # (the import then called the model it had stored whole "damaged: its manifest is unreadable", exit 7)
         stored = replace(_load(tmp, name, verify=True), path=dest, stamps=None)
@@ -1001,21 +1031,22 @@ def import_model(
         if folder.name.startswith(".") or not folder.name:
             raise UsageError(f"{source}: a folder whose name starts with '.' cannot be a model name; rename it")
         try:  # a name of bytes that are no UTF-8, which Python hands on as lone surrogates
-            str(folder).encode("utf-8")
+            name_text(str(folder)).encode("utf-8")
         except UnicodeEncodeError:
             shown = os.fsencode(folder).decode("utf-8", "backslashreplace")
             raise UsageError(
                 f"{printable(shown)}: the path is not UTF-8 text (bytes such as \\xff in a folder's name), which the "
                 "tokenizer library cannot open (it takes a path as UTF-8 text); rename the folder"
             ) from None
-        if printable(folder.name) != folder.name:  # the name `list`, `run` and the import's own lines print
+        name = name_text(folder.name)
+        if printable(name) != name:  # the name `list`, `run` and the import's own lines print
             raise UsageError(
-                f"{source}: the folder name {printable(folder.name)} holds a character a terminal obeys rather than "
+                f"{source}: the folder name {printable(name)} holds a character a terminal obeys rather than "
                 "prints (a control character such as ESC or CR, a bidirectional override), which cannot be a model "
                 "name; rename it"
             )
         return _store_folder(
-            folder, folder.name, str(folder), revision=None, commit=None, link=False, progress=progress
+            folder, name, name_text(str(folder)), revision=None, commit=None, link=False, progress=progress
         )
     if _exists(folder, Path.exists):
         raise UsageError(f"{source} is a file; give the checkpoint folder that holds config.json")

@@ -24,7 +24,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import load_json
+from .checkpoint import load_json, name_text
 from .errors import UsageError
 
 # transformers' named special tokens (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES): a chat
@@ -1274,7 +1274,7 @@ class Tokenizer:
             # a file error: a stored model's was there when checked, so it changed since (damage, not exit 2)
             raise TokenizerFileError(f"{folder}: tokenizer.json is missing; NeuroBrix needs a fast tokenizer file")
         try:
-            self._tok = HFTokenizer.from_file(str(path))
+            self._tok = HFTokenizer.from_file(name_text(str(path)))  # its library takes a path as UTF-8 text
         except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
             raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"

@@ -408,7 +408,7 @@ PLANTS = [
     p(
         "st8",
         S,
-        "if stored is not None and _load(stored, folder.resolve().name).source == str(folder.resolve()):",
+        "if stored is not None and _load(stored, local).source == name_text(str(folder.resolve())):",
         "if stored is not None:",
         STORE,
     ),

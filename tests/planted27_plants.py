@@ -141,8 +141,14 @@ PLANTS = [
     p("e17", CLI, "width = max(map(len, names))", "width = max(len(m.name) for m in models)", PR),
     p("e18", DOC, 'printable(line) for line in f.value.split("\\n")', 'line for line in f.value.split("\\n")', PR),
     p("e20", STORE, 'decode("utf-8", "backslashreplace")', 'decode("utf-8", "replace")', PR),
-    p("e21", STORE, '            str(folder).encode("utf-8")\n', '            folder.name.encode("utf-8")\n', PR),
-    p("e22", STORE, "        if printable(folder.name) != folder.name:", "        if False:", PR),
+    p(
+        "e21",
+        STORE,
+        '            name_text(str(folder)).encode("utf-8")\n',
+        '            name_text(folder.name).encode("utf-8")\n',
+        PR,
+    ),
+    p("e22", STORE, "        if printable(name) != name:", "        if False:", PR),
     # ------------------------------------------------------------------ neurobrix/tokenizer.py: stop strings
     p("s01", TOK, "        return len(token) > 1\n", "        return len(token) > 0\n", TX),
     p("s02", TOK, "overlap = min(at + 1, len(string))", "overlap = min(at, len(string))", TX),
