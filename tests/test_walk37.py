@@ -1,0 +1,63 @@
+"""Walk-through round 37: a pip user, a contributor and a reader of the engine's own Triton cache.
+
+Followed README.md and CONTRIBUTING.md on the 2-core machine without a GPU: the wheel built from a fresh clone,
+installed into a fresh virtual environment beside torch 2.13.0 and triton 3.9.0, every user command and its
+``--help`` on the interpreter class, the user's mistakes (a typo'd model, bad option values, missing files, Ctrl-C
+and SIGTERM mid-run and mid-warmup: each one line, its documented exit status); CONTRIBUTING's CPU certify recipe on
+a copy of the tables (``--kernels``, ``--where``, ``--only-missing``, ``check``, ``track``); and what ``doctor``,
+``warmup`` and the statistics line say about the engine's own cache of compiled kernels
+(``$NEUROBRIX_HOME/triton-cache``, walk-through 36).
+
+Found and fixed: a warmup stopped by Ctrl-C or SIGTERM on the interpreter class said "what was compiled stays in
+Triton's cache; the same command again compiles only the rest", where its own report, had it finished, says the
+interpreter compiles nothing (and no cache folder is made): it now says so. On a GPU class the line names the folder
+the binaries stay in (the engine's own, or the one TRITON_CACHE_DIR or TRITON_HOME names), as the finished warmup's
+report does. The README's ``doctor`` row did not say that doctor shows, for a GPU class, where its compiled kernels
+go (held by tests/test_docs34.py's checks of the README's text, not here). Left open: see docs/walkthroughs.md.
+"""
+
+from __future__ import annotations
+
+import pytest
+from test_warmup import NAME, env, home, recorded  # noqa: F401  (fixtures)
+
+from neurobrix import warmup
+from neurobrix.cli import main
+
+
+def _interrupt_third_prefill(monkeypatch):
+    from neurobrix import generate
+
+    real = generate.prefill
+    calls = []
+
+    def interrupted(model, prompts):
+        calls.append(1)
+        if len(calls) == 3:
+            raise KeyboardInterrupt
+        return real(model, prompts)
+
+    monkeypatch.setattr(generate, "prefill", interrupted)
+
+
+def test_an_interrupted_interpreter_warmup_claims_no_compiled_kernels(env, monkeypatch, capsys, tmp_path):
+    """Before: "what was compiled stays in Triton's cache; the same command again compiles only the rest" on the
+    interpreter class, which compiles nothing and makes no cache folder (the finished report says so)."""
+    _interrupt_third_prefill(monkeypatch)
+    with recorded(), pytest.raises(SystemExit) as exit_:
+        main(["warmup", "--model", NAME, "--max-prompt", "8", "--max-tokens", "4"])
+    assert exit_.value.code == 130
+    err = capsys.readouterr().err
+    stopped = next(line for line in err.splitlines() if line.startswith("warmup stopped after "))
+    assert "compiles nothing" in stopped
+    assert "stays in" not in stopped and "compiles only the rest" not in stopped
+    assert "interrupted" in err.splitlines()[-1]
+
+
+def test_an_interrupted_gpu_warmup_names_the_folder_its_binaries_stay_in():
+    """Before: "stays in Triton's cache", which since walk-through 36 is not Triton's default folder but the
+    engine's own (or the user's): the line names it, as the finished warmup's report does."""
+    folder = "/home/u/.cache/neurobrix/triton-cache"
+    line = warmup.stopped_line(3, 10, folder)
+    assert line.startswith("warmup stopped after 3 of 10 passes")
+    assert folder in line and "compiles only the rest" in line
