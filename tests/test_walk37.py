@@ -61,3 +61,24 @@ def test_an_interrupted_gpu_warmup_names_the_folder_its_binaries_stay_in():
     line = warmup.stopped_line(3, 10, folder)
     assert line.startswith("warmup stopped after 3 of 10 passes")
     assert folder in line and "compiles only the rest" in line
+
+
+def test_track_acts_on_the_tables_certify_writes_and_check_reads(fixture_tables, capsys):
+    """Before: with NEUROBRIX_TABLES naming a copy (where certify writes by default, and check, run and doctor
+    read), `python -m conformance track --check` checked this checkout's tables/ ("in sync", exit 0) while the copy
+    had lost a tracked file, and `track` rewrote the checkout's list, not the copy's. Now its default follows
+    NEUROBRIX_TABLES as certify's, rank's, reformat's and sweep's do, and the out-of-sync line names the folder."""
+    from conformance.__main__ import main as conformance_main
+    from conftest import REPO
+
+    repo_list = (REPO / "tables" / "TRACKED.yaml").read_bytes()
+    gone = next(p for p in sorted(fixture_tables.rglob("*.json")))
+    gone.unlink()
+    assert conformance_main(["track", "--check"]) == 1
+    err = capsys.readouterr().err
+    assert str(fixture_tables) in err and "tracked but missing" in err
+    assert f"python -m conformance track --tables {fixture_tables}`" in err
+    assert conformance_main(["track"]) == 0
+    assert str(fixture_tables / "TRACKED.yaml") in capsys.readouterr().out
+    assert conformance_main(["track", "--check"]) == 0
+    assert (REPO / "tables" / "TRACKED.yaml").read_bytes() == repo_list
