@@ -33,7 +33,10 @@ def cmd_track(args: argparse.Namespace) -> int:
             print(f"  {problem}", file=sys.stderr)
         if problems:
             again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
-            print(f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track{again}`", file=sys.stderr)
+            print(
+                f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track{again}`",
+                file=sys.stderr,
+            )
             return 1
         print(f"{root}/TRACKED.yaml is in sync")
         return 0

@@ -40,7 +40,8 @@ def _interrupt_third_prefill(monkeypatch):
     monkeypatch.setattr(generate, "prefill", interrupted)
 
 
-def test_an_interrupted_interpreter_warmup_claims_no_compiled_kernels(env, monkeypatch, capsys, tmp_path):
+@pytest.mark.usefixtures("env")
+def test_an_interrupted_interpreter_warmup_claims_no_compiled_kernels(monkeypatch, capsys):
     """Before: "what was compiled stays in Triton's cache; the same command again compiles only the rest" on the
     interpreter class, which compiles nothing and makes no cache folder (the finished report says so)."""
     _interrupt_third_prefill(monkeypatch)
@@ -68,8 +69,9 @@ def test_track_acts_on_the_tables_certify_writes_and_check_reads(fixture_tables,
     read), `python -m conformance track --check` checked this checkout's tables/ ("in sync", exit 0) while the copy
     had lost a tracked file, and `track` rewrote the checkout's list, not the copy's. Now its default follows
     NEUROBRIX_TABLES as certify's, rank's, reformat's and sweep's do, and the out-of-sync line names the folder."""
-    from conformance.__main__ import main as conformance_main
     from conftest import REPO
+
+    from conformance.__main__ import main as conformance_main
 
     repo_list = (REPO / "tables" / "TRACKED.yaml").read_bytes()
     gone = next(p for p in sorted(fixture_tables.rglob("*.json")))
