@@ -84,3 +84,24 @@ def test_track_acts_on_the_tables_certify_writes_and_check_reads(fixture_tables,
     assert str(fixture_tables / "TRACKED.yaml") in capsys.readouterr().out
     assert conformance_main(["track", "--check"]) == 0
     assert (REPO / "tables" / "TRACKED.yaml").read_bytes() == repo_list
+
+
+def test_an_unwritable_engine_cache_is_not_told_to_unset_a_variable(tmp_path, monkeypatch):
+    """Before: the engine's own folder ($NEUROBRIX_HOME/triton-cache, which no variable names) that is a file or
+    cannot be written was refused with "point TRITON_CACHE_DIR at a folder you can write, or unset it": there is
+    nothing to unset. A folder a variable names keeps that advice."""
+    from neurobrix import stack
+
+    for name in stack.CACHE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    cache = tmp_path / "home" / "triton-cache"
+    cache.parent.mkdir(parents=True)
+    cache.write_text("x", encoding="utf-8")
+    said = stack.cache_problem("fake-hopper")
+    assert said is not None and said.startswith(f"the engine's cache of compiled kernels {cache}")
+    assert "unset it" not in said and "make it a folder you can write" in said
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(cache))  # the same file, named by the user: theirs to unset
+    said = stack.cache_problem("fake-hopper")
+    assert said is not None and said.startswith("TRITON_CACHE_DIR=") and "or unset it" in said
