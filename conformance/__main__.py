@@ -32,7 +32,11 @@ def cmd_track(args: argparse.Namespace) -> int:
         for problem in problems:
             print(f"  {problem}", file=sys.stderr)
         if problems:
-            print(f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track`", file=sys.stderr)
+            again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
+            print(
+                f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track{again}`",
+                file=sys.stderr,
+            )
             return 1
         print(f"{root}/TRACKED.yaml is in sync")
         return 0
@@ -463,7 +467,12 @@ def build_parser() -> argparse.ArgumentParser:
         "run it after changing anything under tables/. With --check, write nothing and exit 1 if it is out of "
         "sync.",
     )
-    t.add_argument("--tables", default=str(track.SOURCE_TABLES), help="tables folder (default: %(default)s)")
+    t.add_argument(
+        "--tables",
+        default=os.environ.get(ENV_VAR) or str(track.SOURCE_TABLES),
+        help="tables folder (default: $NEUROBRIX_TABLES when set, the folder certify writes and check and the engine "
+        "read, else this checkout's tables/)",
+    )
     t.add_argument("--check", action="store_true", help="write nothing; exit 1 if the list is out of sync")
     t.set_defaults(func=cmd_track)
 

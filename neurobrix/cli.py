@@ -468,9 +468,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Report python, neurobrix, torch, triton, where the certified tables come from and their "
         "integrity (every sha256 and size), the engine's kernel sources, the model store, the device and its GPU "
         "class, the class's kernels, the compiler stack it was certified with against this one (or a local "
-        "re-proof), any variable of the environment that would make the compiler build other code, the triton "
-        "cache folder, and any NEUROBRIX_* variable of the environment it does not read. Exit 1 if anything "
-        "blocks a real run here.",
+        "re-proof), any variable of the environment that would make the compiler build other code, a GPU class's "
+        "triton cache folder (where its compiled kernels go), and any NEUROBRIX_* variable of the environment it "
+        "does not read. Exit 1 if anything blocks a real run here.",
     )
     doctor.add_argument("--json", action="store_true", help="print the report as JSON")
     doctor.set_defaults(func=cmd_doctor)

@@ -696,8 +696,16 @@ def _cache_folder_problem() -> str | None:
     except OSError as exc:  # a name too long for the filesystem, a folder above it this user may not enter
         return (
             f"{named}: {exc.strerror}, so Triton cannot keep the kernels it compiles there (its first compile would "
-            "fail, after the weights were loaded); point TRITON_CACHE_DIR at a folder you can write, or unset it"
+            f"fail, after the weights were loaded); {_write_remedy()}"
         )
+
+
+def _write_remedy() -> str:
+    """What makes an unwritable cache folder writable: a variable names it (unset it, or name another), or it is the
+    engine's own, which no variable names (make it one, or name another with TRITON_CACHE_DIR)."""
+    if engine_cache() is None:
+        return "point TRITON_CACHE_DIR at a folder you can write, or unset it"
+    return "make it a folder you can write, or point TRITON_CACHE_DIR at one"
 
 
 def _cache_folder_state(folder: str, named: str) -> str | None:
@@ -721,7 +729,7 @@ def _cache_folder_state(folder: str, named: str) -> str | None:
         return _cache_owner_problem(Path(folder), probe, named)
     return (
         f"{named}: {why}, so Triton cannot keep the kernels it compiles there (its first compile would fail, after the "
-        "weights were loaded); point TRITON_CACHE_DIR at a folder you can write, or unset it"
+        f"weights were loaded); {_write_remedy()}"
     )
 
 

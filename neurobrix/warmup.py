@@ -1,7 +1,8 @@
 """`neurobrix warmup`: compile, before any run, every Triton kernel binary a model's certified plans can need.
 
 Triton compiles a kernel on its first launch with a given *specialization* and keeps the binary in its
-on-disk cache (``TRITON_CACHE_DIR``, default ``~/.triton/cache``); a later launch with the same
+on-disk cache (the engine's own, ``$NEUROBRIX_HOME/triton-cache``, unless ``TRITON_CACHE_DIR`` or ``TRITON_HOME``
+names another: :func:`neurobrix.stack.engine_cache`); a later launch with the same
 specialization, in any process, loads it from there instead of compiling. In Triton 3.6-3.9 a binary
 is keyed by the kernel's source, its constexpr meta-parameters (here: the certified setting), the
 launch options (``num_warps``, ``num_stages``), and per runtime argument: a tensor's dtype and whether
@@ -419,15 +420,19 @@ def warmup(
         if progress:
             progress(made, total)
 
+    cache = None if interpreter_enabled() else triton_cache_dir()
     try:
         passes = launch(cfg, plan, dtype, device, count)
     except KeyboardInterrupt:
-        say(
-            f"warmup stopped after {done[0]} of {counted(plan.passes, 'pass', 'passes')}: what was compiled stays in "
-            "Triton's cache; "
-            "the same command again compiles only the rest"
-        )
+        say(stopped_line(done[0], plan.passes, cache))
         raise
-    return WarmupReport(
-        stored.name, class_id, dtype, plan, passes, None if interpreter_enabled() else triton_cache_dir()
-    )
+    return WarmupReport(stored.name, class_id, dtype, plan, passes, cache)
+
+
+def stopped_line(done: int, passes: int, cache: str | None) -> str:
+    """What a warmup stopped after ``done`` of ``passes`` passes leaves behind: the binaries compiled so far, in
+    Triton's cache folder ``cache``; under the interpreter (``cache`` None), which compiles nothing, nothing."""
+    head = f"warmup stopped after {done} of {counted(passes, 'pass', 'passes')}"
+    if cache is None:
+        return f"{head}: the Triton interpreter compiles nothing, so there is nothing to keep or to resume"
+    return f"{head}: what was compiled stays in Triton's cache, {cache}; the same command again compiles only the rest"
