@@ -44,7 +44,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 SILU = ("silu", "swish")
 # fields of transformers' config classes whose type leaves out None: a config.json writing null there is refused by
 # the class's validation (the fields the engine reads itself, sizes and eps, are refused as missing by ``need``)
-NOT_NULL = ("chunk_size_feed_forward", "is_encoder_decoder", "initializer_range", "use_cache", "tie_word_embeddings")
+# (PreTrainedConfig's own chunk_size_feed_forward and is_encoder_decoder are not validated: transformers 5.25 runs a
+# file with either null, which the engine refused until text round 41)
+NOT_NULL = ("initializer_range", "use_cache", "tie_word_embeddings")
 NOT_NULL_BY_ARCH = {
     "llama": ("attention_bias", "mlp_bias"),
     "mistral": ("num_key_value_heads", "attention_dropout"),
