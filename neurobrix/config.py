@@ -337,14 +337,14 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
             # from_pretrained builds the model under that dtype: an integer or bool dtype, or a torch attribute that is
             # no dtype at all ("Tensor"), it refuses
             raise ConfigError(
-                f"{source}: {name} {dtype!r} is no floating-point torch dtype, under which transformers' from_pretrained "
-                "refuses to build the model"
+                f"{source}: {name} {dtype!r} is no floating-point torch dtype, under which transformers' "
+                "from_pretrained refuses to build the model"
             )
     elif dtype is not None and not isinstance(dtype, Mapping):
         # a number, a bool or a list: from_pretrained fails on it (an object is a dtype per submodule, which it takes)
         raise ConfigError(
             f"{source}: {name} {json.dumps(dtype)} is no dtype name, which transformers' from_pretrained refuses "
-            "(write a name such as \"float32\", or null)"
+            '(write a name such as "float32", or null)'
         )
     labels = data.get("id2label")
     if labels is not None and not _label_keys(labels):  # its config reads {int(key): value for key in the object}

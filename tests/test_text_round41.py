@@ -120,8 +120,11 @@ FURTHEST: dict[str, tuple[str, dict[str, Any], dict[str, Any] | None]] = {
     ),
     "integer theta and factor inside rope_parameters, eps -0.0, initializer_range 0.0": (
         "qwen2",
-        {"rope_parameters": {"rope_type": "linear", "factor": 2, "rope_theta": 100}, "rms_norm_eps": -0.0,
-         "initializer_range": 0.0},
+        {
+            "rope_parameters": {"rope_type": "linear", "factor": 2, "rope_theta": 100},
+            "rms_norm_eps": -0.0,
+            "initializer_range": 0.0,
+        },
         None,
     ),
     "an object dtype, a null rope_parameters, attention_dropout 0 and -0.0": (
