@@ -23,7 +23,10 @@ validation had refused it, where 5.25 does not validate PreTrainedConfig's own f
 to transformers' text.
 
 Pinned (transformers' text, ids and printed text): the type variants transformers takes, drawn together
-(``FURTHEST``). Left open: see docs/text-rounds.md (the refusals by `run` alone the README documents)."""
+(``FURTHEST``). 14 of the 18 tests failed before the fixes (the 4 others are controls). Left open: a rope_theta of 0
+or -0.0 stays refused (the README's rule; transformers computes with infinite frequencies), as do an infinite
+rms_norm_eps and generation_config.json's use_cache 0 (earlier rounds' documented refusals); the types were drawn one
+to three at a time, on PyTorch's kernels only; tokenizer_config.json's types gave no difference."""
 
 from __future__ import annotations
 
