@@ -44,7 +44,9 @@ DEFAULTS: dict[str, dict[str, Any]] = {
 SILU = ("silu", "swish")
 # fields of transformers' config classes whose type leaves out None: a config.json writing null there is refused by
 # the class's validation (the fields the engine reads itself, sizes and eps, are refused as missing by ``need``)
-NOT_NULL = ("chunk_size_feed_forward", "is_encoder_decoder", "initializer_range", "use_cache", "tie_word_embeddings")
+# (PreTrainedConfig's own chunk_size_feed_forward and is_encoder_decoder are not validated: transformers 5.25 runs a
+# file with either null, which the engine refused until text round 41)
+NOT_NULL = ("initializer_range", "use_cache", "tie_word_embeddings")
 NOT_NULL_BY_ARCH = {
     "llama": ("attention_bias", "mlp_bias"),
     "mistral": ("num_key_value_heads", "attention_dropout"),
@@ -72,14 +74,18 @@ LAYER_TYPES_BY_ARCH = {"llama": (*LAYER_TYPES, "chunked_attention"), "mistral": 
 # The fields transformers 5's config classes type (their annotations, checked by huggingface_hub's strict dataclass
 # validation when the config is built) that the engine does not read or reads without checking the type: a value of
 # another type makes transformers build no model ("use_cache": "no", "bos_token_id": 1.0, "eos_token_id": [1, "2"],
-# "attention_bias": "false"), so it is refused as transformers refuses it. Only the plainly wrong types are listed: an
-# integer written for a float field (transformers 5.25 refuses "rms_norm_eps": 1 too) is left to transformers, as
-# older versions took it. Kinds: "bool", "int" (not a bool), "number" (int or float, not a bool), "str", "ids" (an int
-# or a list of ints); "?" after it: null allowed.
+# "attention_bias": "false"), so it is refused as transformers refuses it. A field typed ``float`` takes a JSON float
+# only: transformers 5.25 refuses an integer there ("rms_norm_eps": 1, "initializer_range": 0), which older versions
+# took and the engine read as its float, printing text where transformers builds no model (text round 41); its
+# rope_parameters is an object or null (0, false, "" or [] refused, where the engine took them for no dict). Kinds:
+# "bool", "int" (not a bool), "float" (a JSON float: not an integer, not a bool), "number" (int or float, not a bool),
+# "str", "object", "ids" (an int or a list of ints); "?" after it: null allowed.
 TYPED = {
     "use_cache": "bool",
     "hidden_act": "str",
-    "initializer_range": "number",
+    "initializer_range": "float",
+    "rms_norm_eps": "float",
+    "rope_parameters": "object?",
     "bos_token_id": "int?",
     "eos_token_id": "ids?",
 }
@@ -102,7 +108,9 @@ TYPED_BY_ARCH = {
 _KINDS = {
     "bool": (lambda v: type(v) is bool, "true or false"),
     "int": (lambda v: type(v) is int, "an integer"),
+    "float": (lambda v: type(v) is float, "a float (a number written with a point or an exponent: 1.0, not 1)"),
     "number": (lambda v: type(v) in (int, float), "a number"),
+    "object": (lambda v: isinstance(v, Mapping), "an object"),
     "str": (lambda v: isinstance(v, str), "a string"),
     "ids": (
         lambda v: type(v) is int or (isinstance(v, list) and all(type(i) is int for i in v)),
@@ -325,6 +333,19 @@ def _refused_by_transformers(arch: str, data: Mapping[str, Any], source: str) ->
 
         if not hasattr(torch, dtype):  # transformers' config takes getattr(torch, name)
             raise ConfigError(f"{source}: {name} {dtype!r} names no torch dtype, which transformers' config refuses")
+        if not isinstance(getattr(torch, dtype), torch.dtype) or not getattr(torch, dtype).is_floating_point:
+            # from_pretrained builds the model under that dtype: an integer or bool dtype, or a torch attribute that is
+            # no dtype at all ("Tensor"), it refuses
+            raise ConfigError(
+                f"{source}: {name} {dtype!r} is no floating-point torch dtype, under which transformers' "
+                "from_pretrained refuses to build the model"
+            )
+    elif dtype is not None and not isinstance(dtype, Mapping):
+        # a number, a bool or a list: from_pretrained fails on it (an object is a dtype per submodule, which it takes)
+        raise ConfigError(
+            f"{source}: {name} {json.dumps(dtype)} is no dtype name, which transformers' from_pretrained refuses "
+            '(write a name such as "float32", or null)'
+        )
     labels = data.get("id2label")
     if labels is not None and not _label_keys(labels):  # its config reads {int(key): value for key in the object}
         raise ConfigError(
