@@ -119,8 +119,21 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         raise GateError(f"--json {path}: cannot be written: {exc}") from exc
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser, whose commands refuse an option they do not know with their own usage: argparse hands it
+    back to the top parser, which showed `python -m gate [-h] COMMAND ...` for `python -m gate build --bogus`."""
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        parsed, extras = super().parse_known_args(args, namespace)
+        if extras and self._subparsers is None:
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
+        return parsed, extras
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="python -m gate",
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",

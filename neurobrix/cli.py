@@ -105,6 +105,10 @@ class Parser(argparse.ArgumentParser):
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
         parsed, extras = super().parse_known_args(args, namespace)
         vars(parsed).pop(_GIVEN, None)
+        if extras and self._subparsers is None:
+            # a command's parser (argparse hands what it does not know back to the top parser, whose error showed
+            # `neurobrix [-h] ... COMMAND ...` for `neurobrix list --bogus`): the command's own usage, as for a value
+            self.error(f"unrecognized arguments: {' '.join(extras)}")
         return parsed, extras
 
 
@@ -617,6 +621,12 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_store import register
 
     register(commands, common)
+    # every command's --help ends with what its exit status means, as `neurobrix --help` does (import, list, remove
+    # and the tables actions said nothing of it: a script checking `neurobrix import`'s status had no key)
+    for command in [*commands.choices.values(), *sub.choices.values()]:
+        if "Exit codes:" not in (command.epilog or ""):
+            key = textwrap.fill(EXIT_CODES, 100) if command.formatter_class is not argparse.HelpFormatter else EXIT_CODES
+            command.epilog = f"{command.epilog}\n\n{key}" if command.epilog else key
     return parser
 
 

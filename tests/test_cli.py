@@ -288,6 +288,40 @@ def test_sampling_options_without_a_temperature_are_named_as_unused(sentencepiec
     assert "only appl" not in capsys.readouterr().err
 
 
+@pytest.mark.parametrize(
+    "command", [["doctor"], ["import"], ["list"], ["remove"], ["warmup"], ["tables"], ["tables", "verify"]]
+)
+def test_every_command_s_help_ends_with_the_exit_codes(capsys, command):
+    """A script checking `neurobrix import`'s (or list's, remove's, a tables action's) status finds what each code
+    means in that command's own help, as run's and warmup's show it (walk-through 37: they said nothing of it)."""
+    with pytest.raises(SystemExit):
+        main([*command, "--help"])
+    help_text = " ".join(capsys.readouterr().out.split())
+    assert help_text.count("Exit codes: 0 ok, 1 failed or blocked, 2 usage") == 1
+    assert help_text.rstrip().endswith("129 SIGHUP).")
+
+
+@pytest.mark.parametrize(
+    "program, command",
+    [("neurobrix", ["list"]), ("neurobrix", ["tables", "verify"]), ("conformance", ["check"]), ("gate", ["build"])],
+)
+def test_an_unknown_option_of_a_command_is_refused_with_that_command_s_usage(program, command):
+    """argparse hands an option a command does not know back to the top parser, whose error showed the top usage
+    (`neurobrix [-h] ... COMMAND ...` for `neurobrix list --bogus`): the command's own usage says what it takes."""
+    result = subprocess.run(
+        [sys.executable, "-m", program, *command, "--bogus"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    name = {"neurobrix": "neurobrix", "conformance": "python -m conformance", "gate": "python -m gate"}[program]
+    spelled = " ".join([name, *command])
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"usage: {spelled} ") and "Traceback" not in result.stderr
+    assert result.stderr.rstrip().endswith(f"{spelled}: error: unrecognized arguments: --bogus")
+
+
 def test_run_help_says_each_sampling_default(capsys):
     with pytest.raises(SystemExit):
         main(["run", "--help"])
