@@ -54,8 +54,8 @@ PLANTS = [
     p(
         "b04",
         HUBF,
-        "models--{repo_id.replace('/', '--')}\"\n    if snapshot.parent.parent != repo:  # (as",
-        "models--{repo_id.replace('/', '-')}\"\n    if snapshot.parent.parent != repo:  # (as",
+        "models--{repo_id.replace('/', '--')}\"\n    if not _snapshot_of(repo, snapshot):  # (as",
+        "models--{repo_id.replace('/', '-')}\"\n    if not _snapshot_of(repo, snapshot):  # (as",
         BLOB,
     ),
     p(

@@ -1,0 +1,214 @@
+"""Round 42 of planted bugs (tests/planted42_plants.py, applied one at a time by tests/planted42_driver.py).
+
+RESULTS
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import uuid
+from pathlib import Path
+
+import pytest
+from test_strict_round44 import _lying_snapshot, checkpoints
+from test_strict_round45 import _cli, _generated, _hub_layout, _isolated, _lie, checkpoint
+
+from conformance import track
+from neurobrix import hub, stack, store
+from neurobrix.errors import ran_out
+
+__all__ = [
+    "_generated",
+    "_isolated",
+    "checkpoint",
+    "checkpoints",
+]  # fixtures (the store and the hub cache in tmp_path, offline)
+
+
+# -- hub.py's blob check: where the blobs are, which files are checked, the bar ---------------------------------------
+
+
+def _cache_through_a_link(tmp_path: Path, monkeypatch) -> None:
+    """HF_HOME a link to the folder that holds the cache (a home, or a cache, on a larger disk)."""
+    real = tmp_path / "disk" / "hf"
+    real.mkdir(parents=True)
+    os.symlink(real, tmp_path / "hf-link")
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-link"))
+
+
+def test_a_damaged_blob_is_refused_where_the_hugging_face_cache_is_reached_through_a_link(
+    tmp_path, monkeypatch, checkpoint, capsys
+):
+    """The defect found: huggingface_hub's snapshot_download resolves the cache folder's links before it names the
+    snapshot, and check_blobs compared that snapshot's path with the cache as the environment names it. Where HF_HOME
+    (or a home folder) is a link, the two never matched and no blob was checked: damaged weights imported, exit 0.
+    Also plant b03 (the blobs folder not resolved: no snapshot file's real path was in it)."""
+    _cache_through_a_link(tmp_path, monkeypatch)
+    snapshot = _hub_layout("org/a", checkpoint)
+    assert os.path.realpath(snapshot) != str(snapshot)
+    _lie("weights damaged at their size", snapshot)
+    code, out, err = _cli(capsys, "import", "org/a")
+    assert code == 2 and "model.safetensors of org/a" in err and "not the file its blob is named for" in err, (out, err)
+
+
+def test_the_blob_check_is_given_the_imports_progress_and_the_bar_every_blobs_bytes(checkpoint, monkeypatch):
+    """Plants b07 (import never passing its progress on: the check of gigabytes of weights showed no bar however
+    long it took) and b09 (the bar's total the first blob's size, so it ran past 100%). The bar itself is shown from
+    256 MiB (a check of milliseconds shows none)."""
+    import importlib
+
+    bar_module = importlib.import_module("huggingface_hub.utils.tqdm")  # (the lazy huggingface_hub.utils reads it)
+    snapshot = _hub_layout("org/a", checkpoint)
+    given: list[bool] = []
+    bars: list[dict] = []
+    check_blobs, tqdm = hub.check_blobs, bar_module.tqdm
+
+    def recorded_check(*args, **kwargs):
+        given.append(args[3] if len(args) > 3 else kwargs.get("progress", False))
+        return check_blobs(*args, **kwargs)
+
+    class Bar(tqdm):
+        def __init__(self, *args, **kwargs):
+            bars.append(kwargs)
+            super().__init__(*args, **kwargs)
+
+    monkeypatch.setattr(hub, "check_blobs", recorded_check)
+    monkeypatch.setattr(bar_module, "tqdm", Bar)
+    store.import_model("org/a", progress=True)
+    store.import_model("org/a", progress=False)
+    assert given == [True, False]
+    checking = [bar for bar in bars if str(bar.get("desc", "")).startswith("checking")]
+    blobs = {os.path.realpath(snapshot / f) for f in store.checkpoint_files(snapshot)}
+    assert [bar["total"] for bar in checking] == [sum(os.path.getsize(b) for b in blobs)] * 2
+    assert all(bar["disable"] for bar in checking)  # a few KiB: no bar
+
+
+def test_another_repositorys_file_is_refused_where_the_hugging_face_cache_is_reached_through_a_link(
+    tmp_path, monkeypatch, checkpoints, capsys
+):
+    """The same defect in _own_snapshot (strict round 44): through a linked HF_HOME, a snapshot holding another
+    repository's weights was imported as org/a's at its commit, exit 0."""
+    _cache_through_a_link(tmp_path, monkeypatch)
+    _lying_snapshot("another repository's weights", checkpoints)
+    code, out, err = _cli(capsys, "import", "org/a")
+    assert code == 2 and "holds model.safetensors" in err and "models--org--b" in err, (out, err)
+
+
+# -- store.py: a model moved aside, put back --------------------------------------------------------------------------
+
+
+def _dead_pid() -> int:
+    child = subprocess.Popen([sys.executable, "-c", "pass"])
+    child.wait()
+    return child.pid
+
+
+def test_a_model_moved_aside_with_an_unreadable_manifest_is_swept_and_list_works():
+    """Plant s01: the put-back's JSON error not caught. A model moved aside by an import that died, whose manifest
+    is not JSON (cut short on a full disk, damaged), made every sweep raise: `list`, `import` and `remove` ended in a
+    traceback. It is deleted as any scratch folder, and the commands work."""
+    store.models_dir().mkdir(parents=True)
+    aside = store.models_dir() / f"{store._SCRATCH}{store._host()}-{_dead_pid()}-{store._ASIDE}{uuid.uuid4().hex[:12]}"
+    aside.mkdir()
+    (aside / store.MANIFEST).write_text('{"name": "org/', encoding="utf-8")
+    assert store.list_models() == []
+    assert not aside.exists()
+
+
+# -- strict round 48: whole or not at all -----------------------------------------------------------------------------
+
+
+def test_a_whole_write_leaves_a_file_beside_it_of_a_like_name_alone(tmp_path):
+    """Plant w05: the scratch file named by the file's suffix changed to .tmp. `--json report.json` then wrote, and
+    removed, the user's own report.tmp beside it (and two runs writing one file at once shared one scratch file)."""
+    mine = tmp_path / "report.tmp"
+    mine.write_text("the user's own\n", encoding="utf-8")
+    track.replace_text(tmp_path / "report.json", "{}\n")
+    assert mine.read_text(encoding="utf-8") == "the user's own\n"
+    assert (tmp_path / "report.json").read_text(encoding="utf-8") == "{}\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["report.json", "report.tmp"]
+
+
+def test_certify_writes_the_tracked_list_track_would_write(tmp_path):
+    """Plant w02: the tracked list certify writes left unsorted. The kernel's index and record, listed last rather
+    than in their place, gave a TRACKED.yaml that `conformance track` rewrote at once, a change in every commit
+    after a certify."""
+    import shutil
+
+    from conftest import REPO
+
+    from conformance.certify import write_table
+    from neurobrix import tables
+
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", root)
+    record = tables.load(root).proofs("interpreter", "rms_norm")
+    write_table(root, "interpreter", "rms_norm", list(record.entries), {**dict(record.provenance), "date": "2026"})
+    assert track.write(root)[1] is False  # unchanged
+
+
+# -- errors.ran_out ---------------------------------------------------------------------------------------------------
+
+
+def test_ran_out_names_the_systems_open_files_and_a_read_only_filesystem():
+    """Plants r01, r02: ENFILE (the system's table of open files full) and EROFS left unnamed."""
+    import errno
+
+    assert "no more files" in ran_out(OSError(errno.ENFILE, "x"))
+    assert "read-only" in ran_out(OSError(errno.EROFS, "x"))
+
+
+# -- the engine's Triton cache: the switch back to a cache the user names --------------------------------------------
+
+
+@pytest.fixture
+def no_cache_named(tmp_path, monkeypatch):
+    for name in stack.CACHE_ENV:
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HOME", str(tmp_path / "user"))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setattr(stack, "_ENGINE_CACHE_SET", [None])
+
+
+def test_a_cache_folder_the_user_names_after_the_engines_was_set_stays_set(tmp_path, monkeypatch, no_cache_named):
+    """Plant e01: the engine's TRITON_CACHE_DIR taken back without checking it is still the engine's. A program that
+    ran a GPU class (the engine's cache set) and then named its own TRITON_CACHE_DIR lost it at the next check: the
+    variable was deleted, and Triton compiled into ~/.triton/cache."""
+    stack.use_engine_cache()
+    assert os.environ["TRITON_CACHE_DIR"] == str(tmp_path / "home" / stack.ENGINE_CACHE)
+    monkeypatch.setenv("TRITON_CACHE_DIR", str(tmp_path / "mine"))
+    stack.use_engine_cache()
+    assert os.environ.get("TRITON_CACHE_DIR") == str(tmp_path / "mine")
+
+
+def test_the_folder_checked_is_triton_homes_once_it_is_named_after_the_engines_cache(
+    tmp_path, monkeypatch, no_cache_named
+):
+    """Plant e02: the check read TRITON_CACHE_DIR as set, not as the user named it. TRITON_HOME named after the
+    engine's cache was set: the check judged the engine's folder (the variable still set, until use_engine_cache
+    takes it back) rather than TRITON_HOME's .triton/cache, which the check's own words name."""
+    stack.use_engine_cache()
+    (tmp_path / "th").mkdir()
+    (tmp_path / "th" / ".triton").write_text("a file, not a folder\n", encoding="utf-8")
+    monkeypatch.setenv("TRITON_HOME", str(tmp_path / "th"))
+    problem = stack._cache_folder_problem()
+    assert problem is not None and problem.startswith(f"TRITON_HOME={tmp_path / 'th'}"), problem
+
+
+def test_the_users_triton_cache_dir_naming_the_engines_folder_is_theirs_after_a_switch(
+    tmp_path, monkeypatch, no_cache_named
+):
+    """Plant e04: the engine's mark not cleared when it gave the variable back. After TRITON_HOME was named (the
+    engine's TRITON_CACHE_DIR deleted), a TRITON_CACHE_DIR the user set to the same folder was still taken for the
+    engine's: deleted at the next check."""
+    engine = str(tmp_path / "home" / stack.ENGINE_CACHE)
+    stack.use_engine_cache()
+    monkeypatch.setenv("TRITON_HOME", str(tmp_path / "th"))
+    stack.use_engine_cache()
+    assert "TRITON_CACHE_DIR" not in os.environ
+    monkeypatch.setenv("TRITON_CACHE_DIR", engine)
+    stack.use_engine_cache()
+    assert os.environ.get("TRITON_CACHE_DIR") == engine
+    assert stack._named("TRITON_CACHE_DIR") == engine
