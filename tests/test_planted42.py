@@ -5,13 +5,20 @@ RESULTS
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import os
+import shutil
 import subprocess
 import sys
+import threading
+import time
 import uuid
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from store_fixtures import make_checkpoint
 from test_strict_round44 import _lying_snapshot, checkpoints
 from test_strict_round45 import _cli, _generated, _hub_layout, _isolated, _lie, checkpoint
 
@@ -115,6 +122,106 @@ def test_a_model_moved_aside_with_an_unreadable_manifest_is_swept_and_list_works
     (aside / store.MANIFEST).write_text('{"name": "org/', encoding="utf-8")
     assert store.list_models() == []
     assert not aside.exists()
+
+
+@contextlib.contextmanager
+def _lock_held(exclusive: bool) -> Iterator[None]:
+    """The store's lock held by another thread (as by another command) until the block ends."""
+    held, done = threading.Event(), threading.Event()
+
+    def hold() -> None:
+        with store._locked(exclusive=exclusive):
+            held.set()
+            done.wait(60)
+
+    thread = threading.Thread(target=hold)
+    thread.start()
+    assert held.wait(30)
+    try:
+        yield
+    finally:
+        done.set()
+        thread.join()
+
+
+def _in_thread(call) -> threading.Thread:
+    thread = threading.Thread(target=call)
+    thread.start()
+    return thread
+
+
+def _scratch_entries() -> list[str]:
+    return sorted(p.name for p in store.models_dir().iterdir() if p.name.startswith(store._SCRATCH))
+
+
+def test_remove_waits_for_a_command_reading_the_store(tmp_path):
+    """Plant s02: `remove` taking the model out under a shared hold. A run (or list) reading the model's manifest
+    and files, under its shared hold, had the folder renamed away under it; remove waits for it."""
+    store.import_model(str(make_checkpoint(tmp_path / "m")), progress=False)
+    folder = store.models_dir() / "m"
+    with _lock_held(exclusive=False):
+        removal = _in_thread(lambda: store.remove("m"))
+        time.sleep(1.5)
+        assert folder.is_dir(), "removed while another command held the store's lock"
+    removal.join()
+    assert not folder.exists()
+
+
+def test_an_imports_scratch_folder_is_made_only_while_no_command_holds_the_lock(tmp_path):
+    """Plant s04: the scratch folder made and claimed under a shared hold. Another command's sweep (which runs under
+    its own shared hold) could then see the folder before its claim, and in another pid namespace delete it (round
+    46): the folder is made only under the exclusive hold, so no scratch folder appears while another holds the lock."""
+    checkpoint_folder = make_checkpoint(tmp_path / "m")
+    store.models_dir().mkdir(parents=True)
+    with _lock_held(exclusive=False):
+        importing = _in_thread(lambda: store.import_model(str(checkpoint_folder), progress=False))
+        time.sleep(1.5)
+        assert _scratch_entries() == [], "a scratch folder made while another command held the store's lock"
+    importing.join()
+    assert [m.name for m in store.list_models()] == ["m"]
+
+
+def test_an_imports_sweep_waits_for_the_command_that_holds_the_store(tmp_path):
+    """Plant s06: the import's sweep run without the lock. A dead import's folder (or a model it moved aside, put
+    back) was deleted or renamed while another command held the store exclusively (mid-install, mid-removal)."""
+    checkpoint_folder = make_checkpoint(tmp_path / "m")
+    store.models_dir().mkdir(parents=True)
+    dead = store.models_dir() / f"{store._SCRATCH}{store._host()}-{_dead_pid()}-{uuid.uuid4().hex[:12]}"
+    dead.mkdir()
+    with _lock_held(exclusive=True):
+        importing = _in_thread(lambda: store.import_model(str(checkpoint_folder), progress=False))
+        time.sleep(1.5)
+        assert dead.is_dir(), "swept while another command held the store's lock"
+    importing.join()
+    assert not dead.exists() and [m.name for m in store.list_models()] == ["m"]
+
+
+def test_an_install_cut_short_puts_back_the_model_there_last(tmp_path, monkeypatch):
+    """Plant s03: the first model moved aside put back rather than the last. An import whose rename into place
+    failed after another import had installed its model there (moved aside in turn) put back the model that was
+    there before both, undoing the other import that had completed: the last model stays, as _install says."""
+    a, b = make_checkpoint(tmp_path / "a" / "m"), make_checkpoint(tmp_path / "b" / "m")  # stored as m, two sources
+    store.import_model(str(b), progress=False)
+    theirs = tmp_path / "theirs"
+    shutil.copytree(store.models_dir() / "m", theirs, symlinks=True)  # the other import's model, to install later
+    store.import_model(str(a), progress=False)
+    dest, rename, tries = store.models_dir() / "m", os.rename, []
+
+    def renamed(src, dst):
+        if Path(dst) == dest and Path(src).name.startswith(store._SCRATCH) and store._ASIDE not in Path(src).name:
+            tries.append(src)
+            if len(tries) == 1:  # the other import installs its model first
+                shutil.copytree(theirs, dest, symlinks=True)
+            else:  # then this rename fails outright
+                raise OSError(errno.EIO, os.strerror(errno.EIO), str(src))
+        return rename(src, dst)
+
+    monkeypatch.setattr(os, "rename", renamed)
+    with pytest.raises(store.StoreError):
+        store.import_model(str(a), progress=False)
+    monkeypatch.setattr(os, "rename", rename)
+    assert len(tries) == 2 and store.resolve("m").source == str(b)
+    assert _scratch_entries() == []
 
 
 # -- strict round 48: whole or not at all -----------------------------------------------------------------------------
