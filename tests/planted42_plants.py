@@ -12,10 +12,9 @@ from __future__ import annotations
 BLOB = ["tests/test_strict_round45.py", "tests/test_planted40.py", "-k", "blob or layout or no_name"]
 LOCK = [
     "tests/test_strict_round46.py",
-    "tests/test_strict_round43.py",
     "tests/test_planted40.py",
     "-k",
-    "(round46 or round43 or aside or swept or sweeps) and not triton_cache and not mistral",
+    "(round46 or aside or swept or sweeps) and not triton",
 ]
 S48 = ["tests/test_strict_round48.py", "tests/test_cli.py", "-k", "round48 or full_disk or json"]
 ENG = ["tests/test_engine_cache.py"]
@@ -94,7 +93,7 @@ PLANTS = [
         "    except (OSError, ValueError, KeyError, TypeError, AttributeError):\n        pass  # unreadable",
         "    except (OSError, KeyError, TypeError, AttributeError):\n        pass  # unreadable",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s02",
@@ -102,7 +101,7 @@ PLANTS = [
         "    with _locked(exclusive=True):  # taken out of the store whole",
         "    with _locked(exclusive=False):  # taken out of the store whole",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s03",
@@ -110,7 +109,7 @@ PLANTS = [
         "            os.rename(aside.pop(), dest)  # the model",
         "            os.rename(aside[0], dest)  # the model",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s04",
@@ -118,7 +117,7 @@ PLANTS = [
         "        with _locked(exclusive=True):  # made and claimed before any sweep",
         "        with _locked(exclusive=False):  # made and claimed before any sweep",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s05",
@@ -126,7 +125,7 @@ PLANTS = [
         '        fd = os.open(folder, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))',
         "        fd = os.open(folder, os.O_RDONLY)",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s06",
@@ -134,7 +133,7 @@ PLANTS = [
         "    dest = _destination(name)\n    with _locked(exclusive=False):\n        _sweep_stale()\n",
         "    dest = _destination(name)\n    _sweep_stale()\n",
         LOCK,
-        200,
+        400,
     ),
     p(
         "s07",
@@ -142,7 +141,7 @@ PLANTS = [
         "            trash = _scratch()  # no longer to be put back",
         "            trash = _scratch(_ASIDE)  # no longer to be put back",
         LOCK,
-        200,
+        400,
     ),
     # ------------------------------------------------------------------ strict round 48: whole or not at all
     p(
