@@ -192,6 +192,16 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
     return snapshot, snapshot.name
 
 
+def _snapshot_of(repo: Path, snapshot: Path) -> bool:
+    """Whether ``snapshot`` is a snapshot folder of the repository whose cache folder is ``repo``, as huggingface_hub
+    names it: ``<cache>/models--org--name/snapshots/<commit>``, the cache as the environment names it or as its real
+    path. snapshot_download resolves the cache folder's links before it names the snapshot, so where HF_HOME, or a
+    home folder, is a link (a cache on a larger disk), the snapshot's path was never the cache's as named here, and
+    both checks of a snapshot (its files the repository's own, each blob the bytes its name says) were skipped: a
+    damaged or foreign file was imported and recorded as the repository's."""
+    return snapshot.parent.parent in (repo, Path(os.path.realpath(repo.parent)) / repo.name)
+
+
 def _own_snapshot(repo_id: str, snapshot: Path) -> None:
     """Refuse a snapshot that holds files from outside its repository's own cache folder. huggingface_hub writes a
     snapshot as a folder named by its commit, each file in it a link into the same repository's ``blobs`` (or the
@@ -201,7 +211,7 @@ def _own_snapshot(repo_id: str, snapshot: Path) -> None:
     another disk and linked back keeps its files its own. A link that leads nowhere inside the repository is left to
     the import, which leaves such a file out or refuses it."""
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
-    if snapshot.parent.parent != repo:  # (huggingface_hub names it so; a seam that does not is not checked)
+    if not _snapshot_of(repo, snapshot):  # (huggingface_hub names it so; a seam that does not is not checked)
         return
     own = Path(os.path.realpath(repo))
     shown = f"the Hugging Face cache's snapshot of {repo_id} at {snapshot.name[:12]}"
@@ -256,7 +266,7 @@ def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str], progress: bo
     download that wrote them; a run never pays it. A blob named otherwise (an ETag a mirror gave that is no such
     hash), or a file stored in the snapshot itself (a disk without links), has no name to check against."""
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
-    if snapshot.parent.parent != repo:  # (as _own_snapshot: a seam that does not lay files out so is not checked)
+    if not _snapshot_of(repo, snapshot):  # (as _own_snapshot: a seam that does not lay files out so is not checked)
         return
     from huggingface_hub.utils import tqdm
 

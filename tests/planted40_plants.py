@@ -111,8 +111,8 @@ PLANTS = [
     p(
         "b05",
         HUBF,
-        "    if snapshot.parent.parent != repo:  # (as _own_snapshot",
-        "    if snapshot.parent != repo:  # (as _own_snapshot",
+        "    if not _snapshot_of(repo, snapshot):  # (as _own_snapshot",
+        "    if not _snapshot_of(repo, snapshot.parent):  # (as _own_snapshot",
         BLOB,
     ),
     p("b06", HUBF, "    shown = progress and total >= 256 << 20", "    shown = progress", BLOB),
