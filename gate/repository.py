@@ -198,8 +198,18 @@ def _tables_unlisted(root: Path, head: dict[str, tuple[str, str]], differs: set[
     a commit that changed or added a table without the list (ci.yml checks that on a push, and a release tag may name
     any commit) the dists holding the list's table bytes, not the commit's, passed clean: whoever built them chose the
     tables. A path ``differs`` names already (the working tree is not the commit's there) is not read again."""
-    if TRACKED_LIST not in head or TRACKED_LIST in differs:
+    if TRACKED_LIST not in head:
+        # an untracked list on disk is what the gate reads by default, and a run against it was clean at the commit
+        on_disk = (root / TRACKED_LIST).exists() or (root / TRACKED_LIST).is_symlink()
+        return (
+            {f"{TRACKED_LIST}: not a file of the commit, yet the list the tables are judged against"}
+            if on_disk
+            else set()
+        )
+    if TRACKED_LIST in differs:
         return set()
+    if head[TRACKED_LIST][0] not in (_REGULAR, _EXECUTABLE):  # a link: the gate would read the file it names
+        return {f"{TRACKED_LIST}: not a regular file of the commit (mode {head[TRACKED_LIST][0]})"}
     limit = Limits().text_size
     try:
         with (root / TRACKED_LIST).open("rb") as fh:

@@ -119,6 +119,28 @@ def test_a_listed_table_git_does_not_track_is_named(stale: Path, tmp_path: Path)
     assert [d for d in state.differs if d.startswith(f"{TABLE}:")], state.differs
 
 
+def test_a_list_the_commit_does_not_track_is_named(tmp_path: Path) -> None:
+    """The list itself untracked (removed from git, kept on disk): the gate reads it by default, and round 42's check
+    compares its bytes with the file on disk, itself."""
+    untracked = tmp_path / "untracked"
+    _git_copy(untracked)
+    _git(untracked, "rm", "-q", "--cached", LISTED)
+    _git(untracked, "commit", "-q", "-m", "the list untracked")
+    assert [d for d in read_tree_state(untracked).differs if d.startswith(f"{LISTED}:")]
+
+
+def test_a_list_that_is_a_link_in_the_commit_is_named(tmp_path: Path) -> None:
+    """The list a link in the commit, to a copy of the list elsewhere: the gate would read the file it names."""
+    linked = tmp_path / "linked"
+    _git_copy(linked)
+    (tmp_path / "elsewhere.yaml").write_bytes((linked / LISTED).read_bytes())
+    (linked / LISTED).unlink()
+    (linked / LISTED).symlink_to(tmp_path / "elsewhere.yaml")
+    _git(linked, "add", LISTED)
+    _git(linked, "commit", "-q", "-m", "the list a link")
+    assert [d for d in read_tree_state(linked).differs if d.startswith(f"{LISTED}:")]
+
+
 def test_the_repositorys_own_tree_in_sync_is_clean(tmp_path: Path) -> None:
     """The fix touches no honest tree: a copy of this checkout, list and tables in sync, is clean at its commit."""
     copy = tmp_path / "copy"
