@@ -232,9 +232,7 @@ def _tables_unlisted(root: Path, head: dict[str, tuple[str, str]], differs: set[
         except OSError:
             data = None
         if data is None or len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
-            notes.add(
-                f"{path}: not the bytes {TRACKED_LIST} lists, which a dist's tables are judged against ({_IN_SYNC})"
-            )
+            notes.add(f"{path}: not the bytes {TRACKED_LIST} lists ({_IN_SYNC})")
     return notes
 
 
