@@ -21,9 +21,18 @@ Found and fixed (a false pass, each test below failing before, shown with the fi
    list does not describe byte for byte, and every listed one git does not track (``clean`` false): ``check`` and
    ``build`` stop with exit 2 without ``--allow-dirty``, and the publish checks that read ``clean`` refuse.
 
-Pinned: the repository's own tree, in sync, stays clean (the fix touches no honest run).
+Also named now (two cases failing before): a list the commit does not track (removed from git, kept on disk, which
+the gate reads by default and round 42's check compared with itself), and a list that is a link in the commit.
 
-Left open: see docs/gate-rounds.md, round 50.
+Pinned: a copy of this checkout, list and tables in sync, stays clean (the fix touches no honest run); the premise
+holds by a reference installer (``installer`` writes the list's table, not the commit's).
+
+Looked at and found held (each assumption's check named in docs/gate-rounds.md, round 50), not built again: zip and
+tar read two ways, twine 7's metadata readers, pip 23.2's ``normpath`` of member names, mode and type bits.
+
+Left open: a ``force-include`` or package a later pyproject.toml adds is not in the gate's allow-list at run time
+(tests/test_gate_units.py holds today's equal); the pip installing an sdist builds it with the newest hatchling its
+index offers, not the gate's, which was not compared.
 """
 
 from __future__ import annotations
