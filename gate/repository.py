@@ -31,12 +31,13 @@ from typing import Any
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
+from neurobrix.errors import TablesError
 from neurobrix.tables import TRACKED_NAME
 
 from .archive import Digest
 from .backend import BackendFailed, backend_version, clean_environment, prepare_metadata
-from .checks import GateError
-from .completeness import SOURCE_DIR
+from .checks import GateError, Limits
+from .completeness import SOURCE_DIR, parse_list
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -182,10 +183,57 @@ def read_tree_state(root: Path) -> TreeState:
     staged = _entries(_git(root, "ls-files", "--stage", "-z"))
     differs = {p for p in head.keys() | staged.keys() if head.get(p) != staged.get(p)}
     differs.update(p for p, (mode, oid) in head.items() if p not in differs and _differs_from(root, p, mode, oid))
+    differs.update(_tables_unlisted(root, head, differs))
     return TreeState(commit, tuple(sorted(differs)))
 
 
 TRACKED_LIST = f"{SOURCE_DIR}/{TRACKED_NAME}"  # the reference tracked list as the repository keeps it
+_IN_SYNC = "`python -m conformance track --check`"
+
+
+def _tables_unlisted(root: Path, head: dict[str, tuple[str, str]], differs: set[str]) -> set[str]:
+    """A note for each file of the commit under ``tables/`` that its ``tables/TRACKED.yaml`` does not list with these
+    bytes, and for each listed one the commit lacks (gate round 50). A dist's tables are judged against that list,
+    never against git, and round 42 held the list to the commit's; nothing held the commit's list to its tables, so at
+    a commit that changed or added a table without the list (ci.yml checks that on a push, and a release tag may name
+    any commit) the dists holding the list's table bytes, not the commit's, passed clean: whoever built them chose the
+    tables. A path ``differs`` names already (the working tree is not the commit's there) is not read again."""
+    if TRACKED_LIST not in head:
+        # an untracked list on disk is what the gate reads by default, and a run against it was clean at the commit
+        on_disk = (root / TRACKED_LIST).exists() or (root / TRACKED_LIST).is_symlink()
+        return (
+            {f"{TRACKED_LIST}: not a file of the commit, yet the list the tables are judged against"}
+            if on_disk
+            else set()
+        )
+    if TRACKED_LIST in differs:
+        return set()
+    if head[TRACKED_LIST][0] not in (_REGULAR, _EXECUTABLE):  # a link: the gate would read the file it names
+        return {f"{TRACKED_LIST}: not a regular file of the commit (mode {head[TRACKED_LIST][0]})"}
+    limit = Limits().text_size
+    try:
+        with (root / TRACKED_LIST).open("rb") as fh:
+            listed = {f"{SOURCE_DIR}/{f.path}": f for f in parse_list(fh.read(limit + 1), TRACKED_LIST, limit)}
+    except (TablesError, OSError) as exc:
+        return {f"{TRACKED_LIST}: not a tracked list the tables can be judged against ({exc})"}
+    notes: set[str] = set()
+    for path in listed.keys() - head.keys():
+        notes.add(f"{path}: in {TRACKED_LIST}, not a file of the commit ({_IN_SYNC})")
+    for path, (mode, _) in head.items():
+        if not path.startswith(f"{SOURCE_DIR}/") or path == TRACKED_LIST or path in differs:
+            continue
+        entry = listed.get(path)
+        if entry is None:
+            notes.add(f"{path}: a file of the commit that {TRACKED_LIST} does not list ({_IN_SYNC})")
+            continue
+        try:
+            with (root / path).open("rb") as fh:
+                data = fh.read(entry.size + 1) if mode in (_REGULAR, _EXECUTABLE) else None
+        except OSError:
+            data = None
+        if data is None or len(data) != entry.size or hashlib.sha256(data).hexdigest() != entry.sha256:
+            notes.add(f"{path}: not the bytes {TRACKED_LIST} lists ({_IN_SYNC})")
+    return notes
 
 
 def with_reference(state: TreeState, root: Path, reference: bytes, named: Path) -> TreeState:
