@@ -253,9 +253,14 @@ def write_reproof(
     # named by pid and a random part: two checks on one home (a volume two containers share) may have one pid, each its
     # container's process 1, and then wrote one scratch file (the first's rename failed, "could not be written")
     scratch = path.with_name(f".{path.name}.{os.getpid()}.{uuid.uuid4().hex[:12]}")
+    # made closed to other users' writing (planted round 43: under `umask 000` the reproofs folder was 0777 and the
+    # record 0666, and any user could put there a record admitting a stack no check had passed for this user's runs)
+    made = [above for above in path.parents if not above.exists()]
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         scratch.write_text(json.dumps(record, indent=2) + "\n", encoding="utf-8")
+        for written in (*made, scratch):
+            os.chmod(written, stat.S_IMODE(written.stat().st_mode) & ~stat.S_IWOTH)
         os.replace(scratch, path)  # whole or absent, never half-written
     except BaseException as exc:
         # a full disk or a read-only home (or Ctrl-C) left the half-written scratch file behind and ended the check

@@ -717,7 +717,10 @@ def _put_back(aside: Path) -> None:
         if parts is not None:
             dest = models_dir().joinpath(*parts)
             if not os.path.lexists(dest):
+                org_existed = dest.parent.exists()
                 dest.parent.mkdir(exist_ok=True)
+                if not org_existed:  # as the import makes it (planted round 43: left to the umask, 0777 under 000)
+                    _not_world_writable(dest.parent)
                 os.rename(aside, dest)
     except (OSError, ValueError, KeyError, TypeError, AttributeError):
         pass  # unreadable, or its place taken since: deleted as any scratch

@@ -200,3 +200,50 @@ def test_the_folders_made_above_the_engine_cache_lose_others_writing_only(tmp_pa
     for made in (tmp_path / "above", home):
         assert stat.S_IMODE(made.stat().st_mode) == 0o777 & ~stat.S_IWOTH, made
     assert stat.S_IMODE((home / stack.ENGINE_CACHE).stat().st_mode) == 0o770
+
+
+# -- found in the clean code: what else the engine and the store make, under umask 000 ---------------------------------
+
+
+@POSIX
+def test_a_reproof_recorded_under_umask_000_is_closed_to_others_writing(tmp_path, monkeypatch):
+    """Defect (fixed): `python -m conformance check` records a local re-proof in ``$NEUROBRIX_HOME/reproofs/``,
+    which `run` takes to admit a stack no certificate covers. Under ``umask 000`` the folder was made 0777 and the
+    record 0666, so any user of the machine could replace it with one naming their stack as checked (every field is
+    computable there: versions, Triton's build hash, the tables' and kernels' digests) for another user's runs. Now
+    the folders it makes and the record lose others' write, as under ``umask 002``."""
+    from neurobrix import stack, tables
+
+    home = tmp_path / "above" / "home"
+    monkeypatch.setenv("NEUROBRIX_HOME", str(home))
+    old = os.umask(0)
+    try:
+        path = stack.write_reproof(
+            "interpreter", tables.load(), stack.running_stack(), {"profile": "ci", "passed": True}, "test", "test"
+        )
+    finally:
+        os.umask(old)
+    assert path.is_file() and stack.reproof_problem("interpreter", tables.load(), stack.running_stack()) is None
+    made = {p: stat.S_IMODE(p.stat().st_mode) for p in (tmp_path / "above", home, path.parent, path)}
+    assert made == {p: (0o775 if p.is_dir() else 0o664) for p in made}, {str(p): oct(m) for p, m in made.items()}
+
+
+@POSIX
+def test_an_org_folder_the_sweep_makes_again_is_closed_to_others_writing(tmp_path, monkeypatch):
+    """Defect (fixed): the sweep puts a model moved aside back under its manifest's name, making its org folder
+    again where another command removed it; that mkdir was left to the umask (0777 under ``umask 000``), where the
+    import's own is cleared."""
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.models_dir().mkdir(parents=True)
+    aside = store.models_dir() / ".aside"
+    aside.mkdir()
+    (aside / store.MANIFEST).write_text(json.dumps({"name": "org/model"}), encoding="utf-8")
+    old = os.umask(0)
+    try:
+        store._put_back(aside)
+    finally:
+        os.umask(old)
+    assert (store.models_dir() / "org" / "model" / store.MANIFEST).is_file()
+    assert stat.S_IMODE((store.models_dir() / "org").stat().st_mode) == 0o777 & ~stat.S_IWOTH
