@@ -88,8 +88,10 @@ def test_the_stop_line_names_each_file_as_it_is(tmp_path: Path) -> None:
 @POSIX
 def test_a_folder_of_bytes_that_are_no_utf8_is_refused_in_the_c_locale_as_in_utf8(tmp_path, source):
     """Survivor c02: ``name_text`` read a name's bytes that are no UTF-8 as U+FFFD (``replace``) rather than keeping
-    them (``surrogateescape``), so in the C locale a folder named ``x\\xff`` passed the import's UTF-8 check and was
-    stored as ``x\\ufffd``, another name; the UTF-8 locale refuses it (the reference). Both refuse it now, alike."""
+    them (``surrogateescape``), so in the C locale a folder named ``x\\xff`` passed the import's UTF-8 check and the
+    tokenizers library was handed a path through ``x\\ufffd``, which does not exist: "not a valid tokenizer.json (No
+    such file or directory); fetch the checkpoint again", the wrong cause and advice. The UTF-8 locale's refusal
+    (the reference) names the folder's bytes; the C locale's is now the same line."""
     folder = os.fsencode(tmp_path) + b"/x\xff"
     shutil.copytree(os.fsencode(source), folder)
     answers = []
