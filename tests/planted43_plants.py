@@ -12,8 +12,9 @@ from __future__ import annotations
 G49 = ["tests/test_gate_round49.py"]
 STOP = ["tests/test_gate_round49.py", "tests/test_gate_round45.py", "-k", "stop or shadow or top"]
 S49 = ["tests/test_strict_round49.py"]
-CLI = ["tests/test_strict_round49.py", "tests/test_text_round34.py"]
-STORE = ["tests/test_strict_round49.py", "tests/test_store.py", "-k", "umask or import or c_locale or utf8"]
+NAMES = ["tests/test_strict_round49.py", "tests/test_store.py", "-k", "c_locale or utf8 or org"]
+CLI = ["tests/test_strict_round49.py", "tests/test_text_round34.py", "-k", "c_locale or argument or standard_output"]
+STORE = ["tests/test_strict_round49.py", "tests/test_store.py", "-k", "umask or reimport or org"]
 STACK = ["tests/test_engine_cache.py", "tests/test_strict_round49.py", "-k", "cache"]
 
 REPORT, INIT = "gate/report.py", "gate/__init__.py"
@@ -93,29 +94,29 @@ PLANTS = [
         TOK,
         "            self._tok = HFTokenizer.from_file(name_text(str(path)))",
         "            self._tok = HFTokenizer.from_file(str(path))",
-        S49,
+        NAMES,
     ),
     p(
         "n01",
         STOREPY,
         '                (sub, f"{name_text(top.name)}/{name_text(sub.name)}")',
         '                (sub, f"{name_text(top.name)}/{sub.name}")',
-        STORE,
+        NAMES,
     ),
     p(
         "n02",
         STOREPY,
         "        if stored is not None and _load(stored, local).source == name_text(str(folder.resolve())):",
         "        if stored is not None and _load(stored, local).source == str(folder.resolve()):",
-        STORE,
+        NAMES,
     ),
-    p("n03", STOREPY, "        name = name_text(folder.name)\n", "        name = folder.name\n", STORE),
+    p("n03", STOREPY, "        name = name_text(folder.name)\n", "        name = folder.name\n", NAMES),
     p(
         "n04",
         STOREPY,
         "            name_text(str(folder)).encode(\"utf-8\")",
         "            str(folder).encode(\"utf-8\", \"surrogateescape\")",
-        STORE,
+        NAMES,
     ),
     # ------------------------------------------------------------------ strict round 49: arguments, standard output
     p(
