@@ -45,8 +45,10 @@ PLANTS = [
     p(
         "r04",
         REPORT,
-        '    return _uncommanded("".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in text))',
-        '    return "".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in _uncommanded(text))',
+        '    return _uncommanded("".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] '
+        "for ch in text))",
+        '    return "".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] '
+        "for ch in _uncommanded(text))",
         G49,
     ),
     p("r05", REPORT, '    if body.startswith("::"):', '    if body.startswith("::") and line == body:', G49),
@@ -73,7 +75,7 @@ PLANTS = [
         STOP,
     ),
     # ------------------------------------------------------------------ strict round 49: names as UTF-8 text
-    p("c01", CKPT, '    return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"', '    return True', S49),
+    p("c01", CKPT, '    return codecs.lookup(sys.getfilesystemencoding()).name == "utf-8"', "    return True", S49),
     p(
         "c02",
         CKPT,
@@ -88,7 +90,13 @@ PLANTS = [
         '    return text if _utf8_names() else os.fsdecode(text.encode("utf-8"))',
         S49,
     ),
-    p("c04", CKPT, "            Tokenizer.from_file(name_text(str(path)))", "            Tokenizer.from_file(str(path))", S49),
+    p(
+        "c04",
+        CKPT,
+        "            Tokenizer.from_file(name_text(str(path)))",
+        "            Tokenizer.from_file(str(path))",
+        S49,
+    ),
     p(
         "c05",
         TOK,
@@ -114,8 +122,8 @@ PLANTS = [
     p(
         "n04",
         STOREPY,
-        "            name_text(str(folder)).encode(\"utf-8\")",
-        "            str(folder).encode(\"utf-8\", \"surrogateescape\")",
+        '            name_text(str(folder)).encode("utf-8")',
+        '            str(folder).encode("utf-8", "surrogateescape")',
         NAMES,
     ),
     # ------------------------------------------------------------------ strict round 49: arguments, standard output
@@ -137,18 +145,19 @@ PLANTS = [
     p(
         "a04",
         CLIPY,
-        '''        return codecs.lookup_error("surrogateescape")(exc)  # type: ignore[no-any-return]
+        """        return codecs.lookup_error("surrogateescape")(exc)  # type: ignore[no-any-return]
     except UnicodeError:
-        return codecs.lookup_error("backslashreplace")(exc)  # type: ignore[no-any-return]''',
-        '''        return codecs.lookup_error("backslashreplace")(exc)  # type: ignore[no-any-return]
+        return codecs.lookup_error("backslashreplace")(exc)  # type: ignore[no-any-return]""",
+        """        return codecs.lookup_error("backslashreplace")(exc)  # type: ignore[no-any-return]
     except UnicodeError:
-        return codecs.lookup_error("surrogateescape")(exc)  # type: ignore[no-any-return]''',
+        return codecs.lookup_error("surrogateescape")(exc)  # type: ignore[no-any-return]""",
         CLI,
     ),
     p(
         "a05",
         CLIPY,
-        '            text.encode(sys.stdout.encoding or "utf-8")  # strict: main\'s handler would write an escape instead\n',
+        '            text.encode(sys.stdout.encoding or "utf-8")  # strict: '
+        "main's handler would write an escape instead\n",
         "",
         CLI,
     ),
@@ -170,7 +179,13 @@ PLANTS = [
         "    made = [folder for folder in made if not folder.is_symlink()]",
         STORE,
     ),
-    p("u05", STOREPY, "        for placed in (tmp, *tmp.rglob(\"*\")):", "        for placed in (tmp, *tmp.glob(\"*\")):", STORE),
+    p(
+        "u05",
+        STOREPY,
+        '        for placed in (tmp, *tmp.rglob("*")):',
+        '        for placed in (tmp, *tmp.glob("*")):',
+        STORE,
+    ),
     p(
         "u06",
         STOREPY,
@@ -207,10 +222,10 @@ PLANTS = [
             try:  # every user could write it (and the 0777 folders Triton makes in it), and the next run refused it
                 folder.mkdir(parents=True, exist_ok=True)
 """,
-        """            try:  # every user could write it (and the 0777 folders Triton makes in it), and the next run refused it
-                folder.mkdir(parents=True, exist_ok=True)
-                made = [above for above in folder.parents if not above.exists()]  # (NEUROBRIX_HOME, say)
-""",
+        "            try:  # every user could write it (and the 0777 folders Triton makes in it), and the next run "
+        "refused it\n"
+        "                folder.mkdir(parents=True, exist_ok=True)\n"
+        "                made = [above for above in folder.parents if not above.exists()]  # (NEUROBRIX_HOME, say)\n",
         STACK,
     ),
     p(
@@ -220,7 +235,13 @@ PLANTS = [
         "                os.chmod(folder, stat.S_IMODE(folder.stat().st_mode) & ~stat.S_IWOTH)",
         STACK,
     ),
-    p("k04", STACKPY, "        if not folder.exists():  # made here, closed", "        if folder.exists():  # made here, closed", STACK),
+    p(
+        "k04",
+        STACKPY,
+        "        if not folder.exists():  # made here, closed",
+        "        if folder.exists():  # made here, closed",
+        STACK,
+    ),
     p(
         "k05",
         STACKPY,
