@@ -21,6 +21,8 @@ from pathlib import Path
 
 import pytest
 from conftest import REPO
+from store_fixtures import make_checkpoint
+from test_strict_round45 import _cli, _hub_layout
 from test_strict_round49 import C_LOCALE, NAME, _env, _neurobrix, _ok, _run_argv, source
 
 from gate.report import shown
@@ -179,6 +181,39 @@ def test_an_org_folder_the_import_makes_is_closed_to_others_writing(tmp_path, mo
         os.umask(old)
     assert (store.models_dir() / "org" / "model").is_dir()
     assert stat.S_IMODE((store.models_dir() / "org").stat().st_mode) == 0o777 & ~stat.S_IWOTH
+
+
+@POSIX
+def test_a_hub_import_under_umask_000_closes_its_org_folder_and_leaves_the_hub_cache_alone(
+    tmp_path, monkeypatch, capsys
+):
+    """Survivors u03 (the org folder cleared only where it existed before) and u06 (every file cleared, the hub
+    cache's blobs linked into the store among them): a hub id's import, offline from a cache laid out as
+    huggingface_hub lays it, under ``umask 000``. The new org folder loses others' write; the blobs, that cache's
+    files (round 49 left their permissions to it), keep theirs: the import changes nothing in another program's
+    cache, and a blob another user owns could not be changed at all."""
+    from neurobrix import store
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("HF_HOME", str(tmp_path / "hf"))
+    for name in ("HF_HUB_CACHE", "HUGGINGFACE_HUB_CACHE"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_HUB_OFFLINE", "1")
+    monkeypatch.setenv("HF_HUB_DISABLE_PROGRESS_BARS", "1")
+    snapshot = _hub_layout("org/a", make_checkpoint(tmp_path / "a"))
+    blobs = sorted((snapshot.parent.parent / "blobs").iterdir())
+    for blob in blobs:
+        os.chmod(blob, 0o666)  # as huggingface_hub writes them under umask 000
+    old = os.umask(0)
+    try:
+        code, out, err = _cli(capsys, "import", "org/a")
+    finally:
+        os.umask(old)
+    assert code == 0, (out, err)
+    stored = store.models_dir() / "org" / "a"
+    assert any(p.stat().st_nlink > 1 for p in stored.iterdir())  # blobs linked, not copied: else nothing is shown
+    assert stat.S_IMODE(stored.parent.stat().st_mode) == 0o777 & ~stat.S_IWOTH
+    assert {b.name: stat.S_IMODE(b.stat().st_mode) for b in blobs} == {b.name: 0o666 for b in blobs}
 
 
 @POSIX
