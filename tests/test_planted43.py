@@ -93,7 +93,9 @@ def test_a_folder_of_bytes_that_are_no_utf8_is_refused_in_the_c_locale_as_in_utf
     them (``surrogateescape``), so in the C locale a folder named ``x\\xff`` passed the import's UTF-8 check and the
     tokenizers library was handed a path through ``x\\ufffd``, which does not exist: "not a valid tokenizer.json (No
     such file or directory); fetch the checkpoint again", the wrong cause and advice. The UTF-8 locale's refusal
-    (the reference) names the folder's bytes; the C locale's is now the same line."""
+    (the reference) names the folder's bytes; the C locale's is now the same line. Also survivor n04 (the import's
+    UTF-8 check made with ``surrogateescape``, which never fails: such a folder refused, in either locale, as holding
+    "a character a terminal obeys")."""
     folder = os.fsencode(tmp_path) + b"/x\xff"
     shutil.copytree(os.fsencode(source), folder)
     answers = []
