@@ -130,6 +130,22 @@ def test_an_org_model_named_outside_ascii_runs_in_the_c_locale(tmp_path, source)
     assert _ok(_neurobrix(c, *_run_argv(org_name.encode()))) == want.stdout
 
 
+@POSIX
+def test_remove_in_the_c_locale_removes_the_model_as_it_is(tmp_path, source):
+    """Survivor a02: `remove`'s NAME left as the locale decoded it (main reading ``model`` alone as the text it is).
+    The store still finds the folder by those bytes, so round 49's test, which checks the folder is gone, passed;
+    but the model was loaded under the undecoded name, not its manifest's, and the line said a healthy model "was
+    damaged: its manifest was the one of 'tïny'". The line is the UTF-8 locale's (the reference), escaped."""
+    home, other = tmp_path / "home", tmp_path / "other"
+    for where in (home, other):
+        _ok(_neurobrix(_env(where), "import", os.fsencode(source)))
+    got = _ok(_neurobrix(_env(home, **C_LOCALE), "remove", NAME.encode("utf-8")))
+    want = _ok(_neurobrix(_env(other), "remove", NAME.encode("utf-8")))
+    assert got.replace(os.fsencode(home), b"HOME") == want.replace(os.fsencode(other), b"HOME").replace(
+        NAME.encode("utf-8"), NAME.encode("ascii", "backslashreplace")
+    ), (got, want)
+
+
 def test_standard_output_writes_a_names_bytes_back_and_escapes_the_rest():
     """Survivor a04: the handler main sets on standard output tried ``backslashreplace`` first, so a file name's
     undecodable bytes (lone surrogates) were written ``\\udcff`` rather than as the bytes they are. Checked on the
