@@ -218,6 +218,20 @@ def test_an_import_under_a_umask_is_the_import_under_that_umask_closed_to_others
         assert _modes(got) == _modes(want), oct(mask)
 
 
+@POSIX
+def test_an_import_leaves_the_folders_above_the_store_as_they_were(tmp_path, source):
+    """Survivor u04: the store's folders were cleared of others' write whether the import made them or not, so the
+    folders above NEUROBRIX_HOME lost it too: ``/tmp`` (1777) made 1775 under root, where any other user's ``chmod``
+    fails and the import stopped ("cannot create the model store"). Round 49's tests ran as root here and passed
+    (the plant stripped this machine's ``/tmp``, put back by hand). A shared folder above the store keeps its mode."""
+    shared = tmp_path / "shared"
+    shared.mkdir()
+    os.chmod(shared, 0o1777)
+    _ok(_neurobrix(_env(shared / "home"), "import", os.fsencode(source), umask=0o000))
+    assert stat.S_IMODE(shared.stat().st_mode) == 0o1777
+    assert not stat.S_IMODE((shared / "home").stat().st_mode) & stat.S_IWOTH
+
+
 def test_an_org_folder_the_import_makes_is_closed_to_others_writing(tmp_path, monkeypatch):
     """Survivor u03: the import's org folder (``org/name``, a hub id's) was cleared only where it existed before
     (the condition flipped), so under ``umask 000`` a new org folder stayed 0777: any user could rename its models
