@@ -172,6 +172,8 @@ PLANTS = [
         STORE,
     ),
     p("u03", STOREPY, "    if not org_existed:  # an org folder", "    if org_existed:  # an org folder", STORE),
+    # u04 run as root clears others' write from every folder above the store that exists, /tmp among them (1777 made
+    # 1775): put it back (`chmod 1777 /tmp`) after running it
     p(
         "u04",
         STOREPY,
