@@ -157,7 +157,7 @@ def _check_tokenizer(folder: Path) -> None:
         )
     from tokenizers import Tokenizer
 
-    from .tokenizer import tokenizers_call
+    from .tokenizer import newer_than_library, tokenizers_call
 
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
@@ -165,6 +165,12 @@ def _check_tokenizer(folder: Path) -> None:
     except CheckpointError:
         raise
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
+        newer = newer_than_library(path)
+        if newer:  # not damage: fetching the file again gives the same file
+            raise CheckpointError(
+                f"{path}: written by a newer tokenizers{newer} (its error: {exc}); upgrade tokenizers "
+                "(pip install -U tokenizers) and import it again"
+            ) from exc
         raise CheckpointError(f"{path}: not a valid tokenizer.json ({exc}); fetch the checkpoint again") from exc
 
 
