@@ -159,3 +159,20 @@ def test_a_damaged_tokenizer_json_is_still_damage(tmp_path) -> None:
     _json(folder / "tokenizer.json", lambda d: d["model"].pop("vocab"))
     with pytest.raises(CheckpointError, match="fetch the checkpoint again"):
         store.import_model(str(folder), progress=False)
+
+
+@pytest.mark.parametrize(("found", "by"), [(2, "a newer"), (0, "an older")])
+def test_a_reproof_of_another_format_is_named_by_its_format(tmp_path, monkeypatch, found, by) -> None:
+    from neurobrix import stack
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load(REPO / "tables")
+    running = stack.Stack("2.99.0", "9.9.0")
+    stack.write_reproof("interpreter", loaded, running, {"passed": True}, "test", "test")
+    assert stack.reproof_problem("interpreter", loaded, running) is None  # control
+    path = stack.reproof_path("interpreter")
+    # a later layout: its stack under another key (read as this format's, it was "unreadable ('stack')")
+    _json(path, lambda d: d.update(format=found, stacks=[d.pop("stack")]))
+    problem = stack.reproof_problem("interpreter", loaded, running) or ""
+    assert f"is format {found}, and this NeuroBrix reads format {stack.REPROOF_FORMAT}" in problem, problem
+    assert f"written by {by} NeuroBrix" in problem
