@@ -573,6 +573,15 @@ _TOKENIZER_PARTS = {
 }
 
 
+def _later_version(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) > Version("1.0")
+    except InvalidVersion:
+        return False
+
+
 def newer_than_library(path: Path) -> str:
     """Why the installed tokenizers refused ``path`` if a newer tokenizers wrote it (a format version or a part's
     "type" the installed library lacks), else "": that file is not damaged, and fetching it again changes nothing."""
@@ -585,8 +594,9 @@ def newer_than_library(path: Path) -> str:
     if not isinstance(data, dict):
         return ""
     installed = f"the installed tokenizers {tokenizers.__version__}"
-    if data.get("version") != "1.0":
-        return f"; its format version is {data.get('version')!r} and {installed} reads '1.0'"
+    version = data.get("version")
+    if isinstance(version, str) and _later_version(version):
+        return f"; its format version is {version!r} and {installed} reads '1.0'"
     for part, module in _TOKENIZER_PARTS.items():
         known = set(dir(getattr(tokenizers, module)))
         stack = [data.get(part)]
