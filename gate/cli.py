@@ -141,7 +141,7 @@ def build_parser() -> argparse.ArgumentParser:
         "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The README's "
         "'For releases' section lists every check code and the --json report's fields.",
     )
-    common = argparse.ArgumentParser(add_help=False)
+    common = _Parser(add_help=False)  # a parent of _Parser commands (mypy: add_parser takes parents of its type)
     common.add_argument(
         "--tracked",
         metavar="FILE",
