@@ -15,6 +15,7 @@ from __future__ import annotations
 import codecs
 import json
 import os
+import re
 import struct
 import sys
 from collections.abc import Sequence
@@ -157,7 +158,7 @@ def _check_tokenizer(folder: Path) -> None:
         )
     from tokenizers import Tokenizer
 
-    from .tokenizer import tokenizers_call
+    from .tokenizer import newer_than_library, tokenizers_call
 
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
@@ -165,6 +166,12 @@ def _check_tokenizer(folder: Path) -> None:
     except CheckpointError:
         raise
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
+        newer = newer_than_library(path)
+        if newer:  # not damage: fetching the file again gives the same file
+            raise CheckpointError(
+                f"{path}: written by a newer tokenizers{newer} (its error: {exc}); upgrade tokenizers "
+                "(pip install -U tokenizers) and import it again"
+            ) from exc
         raise CheckpointError(f"{path}: not a valid tokenizer.json ({exc}); fetch the checkpoint again") from exc
 
 
@@ -264,6 +271,23 @@ def weight_files(folder: Path) -> list[Path]:
     raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}")
 
 
+def _unknown_dtype(header: dict[str, Any], error: str) -> str:
+    """What to do about a header safetensors refused: a tensor's dtype that safetensors says is none of its names
+    ("unknown variant", a later safetensors' dtype say) is named with the installed version, where "fetch it again"
+    gives the same file."""
+    import safetensors
+
+    unknown = re.search(r"unknown variant `([^`]*)`", error)
+    for name, tensor in header.items():
+        dtype = tensor.get("dtype") if name != "__metadata__" and isinstance(tensor, dict) else None
+        if unknown is not None and dtype == unknown[1]:
+            return (
+                f"; tensor {name}'s dtype {dtype!r} is none that the installed safetensors {safetensors.__version__} "
+                "reads: a newer safetensors' dtype (upgrade safetensors), or a damaged header (fetch it again)"
+            )
+    return "; fetch it again"
+
+
 def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
     """The header parses and the data it describes fills the file exactly (catches truncated downloads), and
     safetensors itself reads it as ``run`` will (tensors whose bytes overlap, leave gaps or do not match their shape
@@ -303,7 +327,7 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         with safe_open(str(path), framework="pt") as f:  # the header only: no tensor is read
             shapes = {name: tuple(f.get_slice(name).get_shape()) for name in f.keys()}
     except (SafetensorError, OSError) as exc:
-        raise CheckpointError(f"{path}: safetensors cannot read it ({exc}); fetch it again") from exc
+        raise CheckpointError(f"{path}: safetensors cannot read it ({exc}){_unknown_dtype(meta, str(exc))}") from exc
     # a dtype safetensors reads (a name it does not know, "f32" or "float32", is its own refusal above: no dtype of a
     # weight at all, which was named here as a quantized or integer one)
     other = sorted(

@@ -309,6 +309,7 @@ def _validator(kind: str) -> Callable[[Any], Any]:
 
 def validate(kind: str, data: Any, file: str) -> None:
     """Check ``data`` (parsed YAML or JSON) against schema ``kind``; a TablesError names file and field."""
+    _same_format(kind, data, file)
     try:
         _validator(kind)(data)
     except fastjsonschema.JsonSchemaValueException as exc:
@@ -326,6 +327,21 @@ def validate(kind: str, data: Any, file: str) -> None:
         found = _integral_floats(SCHEMAS[kind], data, "")
         if found is not None:
             raise TablesError(f"{file}: field '{found[0].lstrip('.')}': must be an integer, got {found[1]!r}")
+
+
+def _same_format(kind: str, data: Any, file: str) -> None:
+    """A file whose ``format`` is another integer than this NeuroBrix reads is named as such before any other field:
+    a newer format's file with another layout (the index's entries renamed, TRACKED.yaml's files) was refused naming
+    a field it lacks, as if it were a damaged file of this format."""
+    expected = SCHEMAS[kind]["properties"]["format"]["const"]
+    found = data.get("format") if isinstance(data, dict) else None
+    if type(found) is not int or found == expected:
+        return
+    if found > expected:
+        why = f"written by a newer NeuroBrix: upgrade NeuroBrix, or use tables of format {expected}"
+    else:
+        why = "an older layout this NeuroBrix no longer reads: certify the tables again with it"
+    raise fail(file, "format", f"format {found}, and this NeuroBrix reads format {expected} ({why})")
 
 
 def _integral_floats(schema: Mapping[str, Any], data: Any, where: str) -> tuple[str, float] | None:
@@ -1028,6 +1044,7 @@ def parse_proofs(
     """An audit record (``<class>/<kernel>.proofs.yaml``), validated; with ``index``, it must hold exactly
     the index's entries (same domains and configs, in order) and the index's stack; with ``gpu_class``, the device
     its provenance records must be one of that class's (a proof made on another GPU proves nothing of this one)."""
+    _same_format("proofs", data, file)  # before _unbound: another format's entries are not this format's
     _unbound(data, file)
     validate("proofs", data, file)
     _names(data, file, folder, kernel)

@@ -284,6 +284,13 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
         return "no re-proof recorded"
     try:
         record = json.loads(path.read_text(encoding="utf-8"))
+        found = record.get("format") if isinstance(record, dict) else None
+        if type(found) is int and found != REPROOF_FORMAT:  # another NeuroBrix's: named before its fields are read
+            by = "a newer" if found > REPROOF_FORMAT else "an older"
+            return (
+                f"the re-proof {path} is format {found}, and this NeuroBrix reads format {REPROOF_FORMAT} "
+                f"(written by {by} NeuroBrix): run the check again with this one to record its own"
+            )
         recorded = Stack(str(record["stack"]["torch"]), str(record["stack"]["triton"]))
         hashes = record["tables"]
         if record.get("format") != REPROOF_FORMAT or record.get("class") != class_id or not isinstance(hashes, dict):

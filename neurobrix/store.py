@@ -89,6 +89,10 @@ class DamagedModelError(StoreError):
     exit_code = 7
 
 
+class NewerManifestError(DamagedModelError):
+    """A stored model's manifest is of a later format than this NeuroBrix reads (a newer NeuroBrix imported it)."""
+
+
 class ForeignManifestError(DamagedModelError):
     """A stored model's folder holds another model's manifest (the folder moved, copied or linked there)."""
 
@@ -308,6 +312,14 @@ def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
     """The model described by ``path``'s manifest; with ``verify``, every file must be there at its size."""
     try:
         data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        found = data.get("format") if isinstance(data, dict) else None
+        if type(found) is int and found > MANIFEST_FORMAT:
+            # a later NeuroBrix's import: not damage (removing it destroys a model that NeuroBrix runs)
+            raise NewerManifestError(
+                f"stored model {name} ({path}) was imported by a newer NeuroBrix: its {MANIFEST} is format {found}, "
+                f"and this NeuroBrix reads format {MANIFEST_FORMAT}; upgrade NeuroBrix to run it, or import the model "
+                "again with this one (which rewrites it in its format)"
+            )
         files = data["files"]
         if data.get("format") != MANIFEST_FORMAT or not isinstance(files, dict):
             raise ValueError(f"unknown format {data.get('format')!r}")

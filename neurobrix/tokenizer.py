@@ -563,6 +563,55 @@ def tokenizers_call(what: str, error: type[UsageError] | None = None) -> Iterato
         ) from None
 
 
+# tokenizer.json's parts, each a module of the tokenizers library whose classes are the "type" names it reads
+_TOKENIZER_PARTS = {
+    "model": "models",
+    "normalizer": "normalizers",
+    "pre_tokenizer": "pre_tokenizers",
+    "post_processor": "processors",
+    "decoder": "decoders",
+}
+
+
+def _later_version(version: str) -> bool:
+    from packaging.version import InvalidVersion, Version
+
+    try:
+        return Version(version) > Version("1.0")
+    except InvalidVersion:
+        return False
+
+
+def newer_than_library(path: Path) -> str:
+    """Why the installed tokenizers refused ``path`` if a newer tokenizers wrote it (a format version or a part's
+    "type" the installed library lacks), else "": that file is not damaged, and fetching it again changes nothing."""
+    import tokenizers
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError, RecursionError):
+        return ""
+    if not isinstance(data, dict):
+        return ""
+    installed = f"the installed tokenizers {tokenizers.__version__}"
+    version = data.get("version")
+    if isinstance(version, str) and _later_version(version):
+        return f"; its format version is {version!r} and {installed} reads '1.0'"
+    for part, module in _TOKENIZER_PARTS.items():
+        known = set(dir(getattr(tokenizers, module)))
+        stack = [data.get(part)]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, list):
+                stack.extend(node)
+            elif isinstance(node, dict):
+                kind = node.get("type")
+                if isinstance(kind, str) and kind not in known:
+                    return f"; its {part} type {kind!r} is none that {installed} knows"
+                stack.extend(node.values())
+    return ""
+
+
 def clean_up_tokenization(text: str) -> str:
     for old, new in CLEANUP:
         text = text.replace(old, new)
@@ -1276,6 +1325,9 @@ class Tokenizer:
         try:
             self._tok = HFTokenizer.from_file(name_text(str(path)))  # its library takes a path as UTF-8 text
         except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
+            newer = newer_than_library(path)
+            if newer:
+                raise TokenizerFileError(f"{path}: written by a newer tokenizers{newer}: upgrade tokenizers") from exc
             raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
