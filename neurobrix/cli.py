@@ -349,7 +349,9 @@ def cmd_run(args: argparse.Namespace) -> int:
 
     def write(text: str) -> None:
         try:
-            text.encode(sys.stdout.encoding or "utf-8")  # strict: main's handler would write an escape instead
+            # strict: main's handler would write an escape instead; a stream without an encoding (a program's own
+            # writer in place of sys.stdout) takes text, as UTF-8's
+            text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")
             sys.stdout.write(text)
         except UnicodeEncodeError as exc:  # an ASCII or Latin-1 output (PYTHONIOENCODING, the locale, a console)
             sys.stdout.write(text[: exc.start])  # the text up to the character, then the refusal on a line of its own
