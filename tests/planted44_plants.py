@@ -4,37 +4,24 @@ in code that decides a user's text: generate.py's sampling step (``sample``, ``p
 (``Processors.__init__``, ``_sequence_bias``, ``before_penalty``, ``Constraints.active``) and greedy decode loop
 (``_decode_greedy``); run.py's ``model_sampling`` (the model's generation_config.json settings merged with the
 user's); buckets.py's ``bucket_of``; tokenizer.py's ``eos_ids``, ``pad_id``, ``repetition_penalty`` and
-``whole_max_length``; conformance/reference.py's ``_softmax_rows``; model.py's ``fuse_weights`` and ``forward``
-(the file with the fewest plants per line of the engine's). Each at 0 plants before. For
+``whole_max_length``; conformance/reference.py's ``_softmax_rows``. Each at 0 plants before. For
 tests/planted44_driver.py: id, file, the exact text replaced, its replacement, and the existing tests that exercise it
 (the outcome of each: tests/test_planted44.py's docstring)."""
 
 from __future__ import annotations
 
-MREF = "tests/test_model_reference.py::test_"
 GEN = [
     "tests/test_generate.py",
     "tests/test_generation_planted.py",
+    "tests/test_model_reference.py",
     "tests/test_text_round14.py",
     "tests/test_text_round29.py",
-    MREF + "repetition_penalty_is_transformers_processor",
-    MREF + "greedy_with_repetition_penalty_is_transformers_generate",
-    MREF + "sampling_with_a_repetition_penalty_draws_from_transformers_distribution",
-    MREF + "token_masking_settings_are_transformers_processors",
-    MREF + "greedy_generation_matches_transformers",
 ]
 RUN = ["tests/test_config.py", "tests/test_generation_planted.py", "tests/test_text_round14.py"]
 TOK = ["tests/test_tokenizer.py", "tests/test_text_round14.py", "tests/test_generation_planted.py"]
 BUCK = ["tests/test_warmup.py", "tests/test_generation_planted.py"]
-ENG = "tests/test_engine.py::test_"
-MODEL = [
-    ENG + "logits_match_transformers_float64",
-    ENG + "a_prompt_prefilled_in_several_chunks_matches_transformers",
-    MREF + "tied_embeddings_are_the_tensors_transformers_loads",
-]
 REF = ["tests/test_model_reference.py", "tests/test_conformance.py", "-k", "reference or softmax or attention"]
 
-MODELF = "neurobrix/model.py"
 GENF, RUNF, BUCKF, TOKF, REFF = (
     "neurobrix/generate.py",
     "neurobrix/run.py",
@@ -208,28 +195,5 @@ PLANTS = [
         "    shifted = torch.exp(scores - scores.max(dim=-1, keepdim=True).values)",
         "    shifted = torch.exp(scores - scores.amax())",
         REF,
-    ),
-    # ------------------------------------------------------------------ model.py: the weights and the forward pass
-    p(
-        "m01",
-        MODELF,
-        "        lm_head = embed if torch.equal(head, embed) else head",
-        "        lm_head = embed",
-        MODEL,
-    ),
-    p(
-        "m02",
-        MODELF,
-        'gate_up_bias = torch.cat([take(p + "mlp.gate_proj.bias"), take(p + "mlp.up_proj.bias")])',
-        'gate_up_bias = torch.cat([take(p + "mlp.up_proj.bias"), take(p + "mlp.gate_proj.bias")])',
-        MODEL,
-    ),
-    p("m03", MODELF, "                end = past + S\n", "                end = S\n", MODEL),
-    p(
-        "m04",
-        MODELF,
-        'unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))',
-        'unused = sorted(n for n in names - used if not n.endswith(("rotary_emb.inv_freq", ".bias")))',
-        MODEL,
     ),
 ]
