@@ -1,0 +1,116 @@
+import torch, pytest
+lp = pytest.importorskip("transformers.generation.logits_process")
+from neurobrix.generate import Constraints, Processors, Sampling, sample
+
+VOCAB, STEPS = 8, 10
+
+
+def _settings(seed):
+    g = torch.Generator().manual_seed(seed)
+    r = lambda n: torch.randint(0, VOCAB, (n,), generator=g).tolist()
+    bias = ((tuple(r(1)), 2.5), (tuple(r(2)), -3.0), (tuple(r(2)), 4.0), (tuple(r(3)), 3.5))
+    bad = (tuple(r(2)), tuple(r(1)), (7, 3))
+    return g, bias, bad
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_sample_with_processors_is_transformers_processors_step_by_step(seed):
+    g, bias, bad = _settings(seed)
+    eos = {7}
+    prompts = torch.randint(0, VOCAB, (2, 5), generator=g)
+    c = Constraints(
+        sequence_bias=bias,
+        bad_words_ids=bad,
+        encoder_repetition_penalty=2.5,
+        encoder_no_repeat_ngram_size=2,
+        exponential_decay_length_penalty=(1, 1.6),
+    )
+    ours = Processors(c, prompts.tolist(), STEPS, eos)
+    seen = torch.zeros((2, VOCAB), dtype=torch.bool)
+    seen.scatter_(1, prompts, True)
+    theirs = lp.LogitsProcessorList(
+        [
+            lp.SequenceBiasLogitsProcessor([[list(ids), b] for ids, b in bias]),
+            lp.EncoderRepetitionPenaltyLogitsProcessor(2.5, prompts),
+            lp.RepetitionPenaltyLogitsProcessor(1.8),
+            lp.EncoderNoRepeatNGramLogitsProcessor(2, prompts),
+            lp.NoBadWordsLogitsProcessor([list(w) for w in bad], eos_token_id=sorted(eos)),
+            lp.ExponentialDecayLengthPenalty((1, 1.6), sorted(eos), prompts.shape[1]),
+        ]
+    )
+    ids = prompts.clone()
+    for _ in range(STEPS):
+        logits = torch.randn((2, VOCAB), generator=g) * 3
+        want = theirs(ids, logits.clone()).argmax(-1)
+        got = sample(logits.clone(), Sampling(temperature=0.0, repetition_penalty=1.8), None, seen, ours)
+        assert got.tolist() == want.tolist()
+        ids = torch.cat([ids, got[:, None]], dim=1)
+
+
+def _model(**fields):
+    from types import SimpleNamespace
+
+    base = dict(
+        repetition_penalty=None,
+        unapplied_generation_settings=lambda: [],
+        sampling_settings=lambda: [],
+        sampling_limits=lambda: {},
+        assisted=lambda: [],
+        generation={},
+        generation_file="generation_config.json",
+    )
+    return SimpleNamespace(**{**base, **fields})
+
+
+def test_greedy_runs_where_the_model_asks_for_assisted_generation():
+    from neurobrix.run import model_sampling
+
+    said = []
+    got = model_sampling(Sampling(temperature=0.0), _model(assisted=lambda: ["prompt_lookup_num_tokens"]), said.append)
+    assert got.temperature == 0.0
+
+
+def test_a_top_k_of_0_given_is_kept_over_the_models():
+    from neurobrix.run import model_sampling
+
+    said = []
+    model = _model(sampling_limits=lambda: {"top_k": 20, "top_p": 0.9}, generation={"top_k": 20, "top_p": 0.9})
+    got = model_sampling(Sampling(temperature=1.0, top_k=0), model, said.append)
+    assert (got.top_k, got.top_p) == (0, 0.9)
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_biased_sequence_whose_rest_is_the_whole_prompt_is_biased_as_transformers(seed):
+    g = torch.Generator().manual_seed(seed)
+    prompts = torch.randint(0, VOCAB, (2, 2), generator=g)
+    bias = ((tuple(prompts[0].tolist()) + (int(torch.randint(0, VOCAB, (1,), generator=g)),), 6.0),)
+    ours = Processors(Constraints(sequence_bias=bias), prompts.tolist(), 1, set())
+    theirs = lp.SequenceBiasLogitsProcessor([[list(ids), b] for ids, b in bias])
+    logits = torch.randn((2, VOCAB), generator=g)
+    torch.testing.assert_close(ours.before_penalty(logits.clone()), theirs(prompts, logits.clone()))
+
+
+def test_every_constraint_set_alone_makes_them_active():
+    import dataclasses
+
+    values = {
+        "no_repeat_ngram_size": 2,
+        "encoder_no_repeat_ngram_size": 2,
+        "bad_words_ids": ((3,),),
+        "min_length": 4,
+        "min_new_tokens": 2,
+        "forced_eos_token_id": (7,),
+        "forced_eos_fails": "forced_eos_token_id [99]",
+        "forced_bos_token_id": 1,
+        "encoder_repetition_penalty": 2.5,
+        "suppress_tokens": (2,),
+        "begin_suppress_tokens": (2,),
+        "sequence_bias": (((2,), 1.0),),
+        "remove_invalid_values": True,
+        "exponential_decay_length_penalty": (1, 1.5),
+    }
+    fields = {f.name for f in dataclasses.fields(Constraints)}
+    assert set(values) == fields, "a new field of Constraints: give it a value here"
+    assert not Constraints().active
+    for name, value in values.items():
+        assert Constraints(**{name: value}).active, name
