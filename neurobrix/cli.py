@@ -625,7 +625,9 @@ def build_parser() -> argparse.ArgumentParser:
     # and the tables actions said nothing of it: a script checking `neurobrix import`'s status had no key)
     for command in [*commands.choices.values(), *sub.choices.values()]:
         if "Exit codes:" not in (command.epilog or ""):
-            key = textwrap.fill(EXIT_CODES, 100) if command.formatter_class is not argparse.HelpFormatter else EXIT_CODES
+            key = (
+                textwrap.fill(EXIT_CODES, 100) if command.formatter_class is not argparse.HelpFormatter else EXIT_CODES
+            )
             command.epilog = f"{command.epilog}\n\n{key}" if command.epilog else key
     return parser
 

@@ -1,6 +1,10 @@
-import torch, pytest
+import math
+
+import pytest
+import torch
+
 lp = pytest.importorskip("transformers.generation.logits_process")
-from neurobrix.generate import Constraints, Processors, Sampling, sample
+from neurobrix.generate import Constraints, Processors, Sampling, sample  # noqa: E402
 
 VOCAB, STEPS = 8, 10
 
@@ -114,3 +118,14 @@ def test_every_constraint_set_alone_makes_them_active():
     assert not Constraints().active
     for name, value in values.items():
         assert Constraints(**{name: value}).active, name
+
+
+def test_the_reference_softmax_is_torchs_float64_softmax_for_rows_far_apart():
+    from conformance import reference
+
+    g = torch.Generator().manual_seed(0)
+    scores = torch.randn((4, 3, 16), generator=g, dtype=torch.float64) * 4
+    scores[1] -= 2000.0  # a row far below the others (a causal row's scores of a long prompt at a large scale)
+    scores[2, 1] += 900.0
+    scores[3, :, 5:] = -math.inf  # masked keys
+    torch.testing.assert_close(reference._softmax_rows(scores), torch.softmax(scores, dim=-1), rtol=1e-12, atol=0)
