@@ -156,8 +156,7 @@ PLANTS = [
     p(
         "a05",
         CLIPY,
-        '            text.encode(sys.stdout.encoding or "utf-8")  # strict: '
-        "main's handler would write an escape instead\n",
+        '            text.encode(getattr(sys.stdout, "encoding", None) or "utf-8")\n',
         "",
         CLI,
     ),
