@@ -15,7 +15,7 @@ logits were identical, under transformers' default SDPA attention or its eager o
   and rounds each product and the sum (``q * cos + rotate_half(q) * sin``);
 - decode attention: SDPA over the whole KV cache with the unfilled tail masked, where transformers' SDPA sees only
   the filled positions. PyTorch's CPU SDPA blocks the keys by their count, so a masked tail changed the rounding
-  (a capacity of 41 or 300 against 30 or 3 filled positions: different bits; 10 against 9: the same).
+  (in a probe, a capacity of 41 or 300 against 30 or 3 filled positions: other bits; 10 against 9: the same).
 
 Fixed: the three ``*_torch`` functions now round as transformers does (on the CPU the decode keys are cut to the
 longest filled length; a GPU keeps the whole cache, as its decode step is a CUDA graph). SiLU-mul, the residual adds,
@@ -24,7 +24,9 @@ of every drawn case equal transformers' under SDPA, its default. Left open: tran
 float32 softmax, matmul) is other bits than its own SDPA; the engine matches the default and cannot match both.
 
 Pinned: the drawn cases below and round 39's torch-backend cases, in bf16 and fp16, step by step; each op against
-transformers' own module or function. Each test fails with a plausible plant (the docs' paragraph lists them)."""
+transformers' own module or function. 42 of the 49 tests failed before the fixes; the file fails with each of 5
+plants: the weight multiplied in float32 before rounding (F.rms_norm's order), the mean square taken in the input's
+dtype, the rotation in float32 rounded once, rounded tables with float32 products, decode over the whole cache.
 
 from __future__ import annotations
 
