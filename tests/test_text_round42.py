@@ -26,7 +26,7 @@ float32 softmax, matmul) is other bits than its own SDPA; the engine matches the
 Pinned: the drawn cases below and round 39's torch-backend cases, in bf16 and fp16, step by step; each op against
 transformers' own module or function. 42 of the 49 tests failed before the fixes; the file fails with each of 5
 plants: the weight multiplied in float32 before rounding (F.rms_norm's order), the mean square taken in the input's
-dtype, the rotation in float32 rounded once, rounded tables with float32 products, decode over the whole cache.
+dtype, the rotation in float32 rounded once, rounded tables with float32 products, decode over the whole cache."""
 
 from __future__ import annotations
 
