@@ -379,8 +379,14 @@ def attention_decode(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tens
 def attention_decode_torch(q: torch.Tensor, k_cache: torch.Tensor, v_cache: torch.Tensor, lengths: torch.Tensor,
                            scale: float) -> torch.Tensor:
     """The same op on PyTorch's kernels (SDPA with a mask over the whole cache: positions past a length
-    must hold finite values, as the engine's zero-initialised cache does)."""
+    must hold finite values, as the engine's zero-initialised cache does). On the CPU the keys are cut to the longest
+    filled length first: PyTorch's CPU SDPA blocks the keys by their count, so the masked tail changed a bf16 or fp16
+    output's rounding (text round 42); at batch 1 it is then the call transformers' SDPA makes over its cache. A GPU
+    keeps the whole cache: a decode step is captured as a CUDA graph, whose shapes cannot follow a host-read length."""
     _check_decode(q, k_cache, v_cache, lengths)
+    if q.device.type == "cpu" and k_cache.device.type == "cpu":
+        filled = int(lengths.max())
+        k_cache, v_cache = k_cache[:, :filled], v_cache[:, :filled]
     capacity = k_cache.shape[1]
     mask = torch.arange(capacity, device=q.device)[None, :] < lengths[:, None]  # [B, capacity]
     out = F.scaled_dot_product_attention(

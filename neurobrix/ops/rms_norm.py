@@ -13,7 +13,6 @@ from collections.abc import Callable, Mapping
 from typing import Any
 
 import torch
-import torch.nn.functional as F
 import triton
 import triton.language as tl
 
@@ -91,10 +90,13 @@ def rms_norm(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.
 
 
 def rms_norm_torch(x: torch.Tensor, weight: torch.Tensor, eps: float, residual: torch.Tensor | None = None):
-    """The same op on PyTorch's kernels."""
+    """The same op on PyTorch's kernels, rounded as transformers' Llama/Mistral/Qwen2 RMSNorm rounds it: the residual
+    added in the input's dtype, the row normalised in float32, rounded to the input's dtype, then multiplied by the
+    weight in that dtype (F.rms_norm multiplies before rounding: a bf16 or fp16 logit an ulp apart, text round 42)."""
     _check(x, weight, residual)
     h = x + residual if residual is not None else x
-    y = F.rms_norm(h, (h.shape[-1],), weight, eps)
+    f = h.float()
+    y = weight * (f * torch.rsqrt(f.pow(2).mean(-1, keepdim=True) + eps)).to(h.dtype)
     return (y, h) if residual is not None else y
 
 

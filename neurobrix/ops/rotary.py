@@ -262,13 +262,15 @@ def rotary(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tenso
 def rotary_torch(q: torch.Tensor, k: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor, positions: torch.Tensor,
                  inplace: bool = False, v: torch.Tensor | None = None, k_cache: torch.Tensor | None = None,
                  v_cache: torch.Tensor | None = None) -> tuple[torch.Tensor, torch.Tensor]:
-    """The same op on PyTorch's kernels (the cache append as an index_put)."""
+    """The same op on PyTorch's kernels (the cache append as an index_put), rounded as transformers' rotary rounds
+    it: the float32 tables rounded to q's dtype, each product and the sum rounded in that dtype (x cos + rotate_half(x)
+    sin; one rounding of a float32 rotation is a bf16 or fp16 logit an ulp apart, text round 42)."""
     _check(q, k, cos, sin, positions)
-    c, s = cos[positions][:, :, None, :], sin[positions][:, :, None, :]  # [B, S, 1, D/2]
+    c, s = cos[positions][:, :, None, :].to(q.dtype), sin[positions][:, :, None, :].to(q.dtype)  # [B, S, 1, D/2]
 
     def rotate(x):
-        x1, x2 = x.float().chunk(2, dim=-1)
-        return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1).to(x.dtype)
+        x1, x2 = x.chunk(2, dim=-1)
+        return torch.cat((x1 * c - x2 * s, x2 * c + x1 * s), dim=-1)
 
     q_rot, k_rot = rotate(q), rotate(k)
     if k_cache is not None or v_cache is not None or v is not None:
