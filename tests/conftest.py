@@ -30,6 +30,19 @@ def undocumented(parser, name):
     return missing
 
 
+def exit_status(process, timeout: float) -> int | None:
+    """A worker process's exit status once it has ended, waiting up to ``timeout`` seconds. `process.join()` then
+    `process.exitcode` read None now and then where a ProcessPoolExecutor's manager thread reaps the same child at the
+    same moment (its waitpid wins, ours gets ECHILD, and the status lands a moment later): ask until it lands."""
+    import time
+
+    deadline = time.monotonic() + timeout
+    process.join(timeout)
+    while process.exitcode is None and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return process.exitcode
+
+
 def retrack(root: Path) -> None:
     """Write root/TRACKED.yaml for what is in root now (what `conformance track` does)."""
     (root / tables.TRACKED_NAME).write_text(tables.render_tracked(tables.scan(root)), encoding="utf-8")

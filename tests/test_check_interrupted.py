@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, exit_status
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc for a process's children")
 
@@ -199,8 +199,7 @@ def test_killing_a_pool_kills_its_own_workers_and_no_other_child() -> None:
         assert own and theirs
         pool.close(kill=True)
         for process in own:
-            process.join(timeout=10)
-            assert process.exitcode == -signal.SIGKILL
+            assert exit_status(process, 30) == -signal.SIGKILL
         assert bystander.is_alive() and all(p.is_alive() for p in theirs)
     finally:
         other.close(kill=True)
