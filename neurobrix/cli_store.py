@@ -33,6 +33,7 @@ def _as_json(model: StoredModel) -> dict[str, Any]:
         "size": model.size,
         "files": list(model.files),
         "damaged": model.damaged,
+        "newer_format": model.newer,  # imported by a later NeuroBrix: ``damaged`` says so, and nothing is broken
     }
 
 
@@ -140,7 +141,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         revision = printable((m.commit or "")[:12] or m.revision or "-")
         print(
             f"{name:<{width}}  {format_size(m.size):>9}  {revision:<12}  {printable(m.imported or '-'):<25}  "
-            f"{printable(m.source)}" + ("  DAMAGED" if m.damaged else "")
+            f"{printable(m.source)}" + ("  NEWER FORMAT" if m.newer else "  DAMAGED" if m.damaged else "")
         )
         if m.damaged:
             print(f"{'':<{width}}  {printable(m.damaged)}")
@@ -150,7 +151,13 @@ def cmd_list(args: argparse.Namespace) -> int:
 
 def cmd_remove(args: argparse.Namespace) -> int:
     model = remove(args.name)
-    damaged = f"; it was damaged: {model.damaged}" if model.damaged else ""
+    damaged = (
+        "; it was imported by a newer NeuroBrix"
+        if model.newer
+        else f"; it was damaged: {model.damaged}"
+        if model.damaged
+        else ""
+    )
     freed = model.size if model.freed is None else model.freed
     print(f"removed {model.name} ({format_size(freed)} freed from {model.path.parent}){damaged}")
     return 0
@@ -206,8 +213,9 @@ examples:
         **common,
         help="the imported models",
         description="List the models in the store with their size, commit, import date and source. A damaged "
-        "model (a file missing or of another size, an unreadable manifest) is marked DAMAGED with the reason; "
-        "`neurobrix run` refuses it the same way. Temporary folders left by imports that died are removed.",
+        "model (a file missing or of another size, an unreadable manifest) is marked DAMAGED with the reason, one "
+        "a newer NeuroBrix imported NEWER FORMAT (upgrade to run it); `neurobrix run` refuses either the same way. "
+        "Temporary folders left by imports that died are removed.",
     )
     p_list.add_argument("--json", action="store_true", help="print as JSON")
     p_list.set_defaults(func=cmd_list)

@@ -192,6 +192,8 @@ class StoredModel:
     commit: str | None = None
     imported: str | None = None
     damaged: str | None = None  # why the model cannot be used as stored (list shows it; resolve refuses it)
+    # ``damaged`` because a later NeuroBrix imported it (its manifest's format is later): not damage, nothing to remove
+    newer: bool = dataclasses.field(default=False, compare=False)
     # each file checked against the manifest, and the folders, as they were when checked (``require_unchanged``)
     stamps: dict[str, tuple[int, ...]] | None = dataclasses.field(default=None, compare=False, repr=False)
     # what `remove` deleted from disk, measured (a damaged model holds other bytes than its manifest's ``size``)
@@ -500,6 +502,7 @@ def _damaged(path: Path, name: str, problem: DamagedModelError) -> StoredModel:
         model.commit,
         model.imported,
         damaged=str(problem),
+        newer=isinstance(problem, NewerManifestError),
     )
 
 
@@ -795,6 +798,9 @@ def _take_out(name: str) -> tuple[StoredModel, Path, Path, int]:
     except ForeignManifestError as exc:
         model = StoredModel(key, path, "unknown", None, (), 0)
         damage = [f"its {MANIFEST} was the one of {exc.owner!r} (that model's folder, moved, copied or linked here)"]
+    except NewerManifestError as exc:
+        model = StoredModel(key, path, "unknown", None, (), 0, damaged=str(exc), newer=True)
+        damage = [str(exc)]
     except StoreError:
         model = StoredModel(key, path, "unknown", None, (), 0)
         damage = [f"its {MANIFEST} is unreadable"]
