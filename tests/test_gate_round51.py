@@ -1,0 +1,217 @@
+"""The fifty-first round against the release gate: the build configuration a commit declares, and pip's own build.
+
+First the hostile corpus was counted by class (docs/gate-rounds.md, round 51, has the counts and how they were made);
+the thinnest classes were the build-time ones: what the commit's build configuration makes of the tracked files, and
+what the pip installing an sdist builds from it.
+
+Found and fixed (a false pass, each case below failing before, shown with the fix reverted):
+
+1. The gate's model of the build (wheel members: the tracked files under ``neurobrix/`` and the tables under
+   ``neurobrix/_tables/``; sdist members: those, pyproject.toml, the readme) was held to pyproject.toml by
+   tests/test_gate_units.py only, never at run time; release.yml runs the gate on a tag, which may name any commit. In
+   a git copy of this repository, clean at a commit whose build configuration adds a package, a ``force-include``, an
+   ``exclude`` or ``shared-data`` to the wheel, or a tracked ``hatch.toml`` whose ``[build]`` does (hatchling reads it
+   beside pyproject.toml), the wheel built before that commit PASSED, its report clean at the commit: ``installer``
+   installs it without the package or data files the commit's build writes, or with the file the commit's build
+   leaves out. With the sdist (its pyproject.toml the commit's, as G509 requires), the added package passed too: the
+   gate's rebuild from that sdist lacks the package as well. The honest build of such a commit is refused (G107 or
+   G108), so whoever builds elsewhere chooses. The gate now reads the build configuration of pyproject.toml
+   (``[tool.hatch.build]``) and refuses to judge (exit 2, one line) unless it is exactly the one it models, or when the
+   commit tracks a ``hatch.toml``.
+
+Compared, no difference (not a test: it downloads): the sdist of this commit built by pip 23.2 (``pip wheel
+--no-deps``, isolated, hatchling 1.33.0 the newest its index offers, with packaging 26.4, pluggy 1.7.0, tomlkit
+0.15.3, pathspec 1.1.1) gives the same 77 members, sha256 and mode bits, as the gate's own build with the hatchling
+installed here (1.33.0, packaging 26.2).
+
+Pinned: this checkout's build configuration is the one the gate models (every honest run depends on it).
+
+Left open: a newer hatchling than the gate's may lay out the same configuration otherwise; the gate rebuilds with its
+own, and pip with the index's newest (equal today).
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from gate_fixtures import install_wheel, rewrite_sdist
+from packaging.version import Version
+from test_gate_round42 import _git, _git_copy
+
+from gate.build import build_project
+from gate.checker import REPO, Options, check
+from gate.checks import GateError
+from gate.completeness import load_reference
+from gate.repository import load_repository
+from neurobrix import __version__
+
+pytestmark = pytest.mark.slow
+
+LISTED = "tables/TRACKED.yaml"
+MODELLED = "the gate models (gate/repository.py)"  # in each line the gate stops with
+WHEEL_TABLE = "[tool.hatch.build.targets.wheel]\n"
+FORCE_TABLE = '[tool.hatch.build.targets.wheel.force-include]\n"tables" = "neurobrix/_tables"\n'
+
+SDIST_TABLE = 'include = ["/neurobrix/", "/tables/", "/README.md", "/pyproject.toml"]'
+WITH_EXTRAS = (SDIST_TABLE, SDIST_TABLE.replace('"/tables/"', '"/tables/", "/extras/"'))
+EXTRAS = {"extras/presets.json": b"{}\n"}
+
+# Each change a later commit could make to the build configuration: the edits to pyproject.toml (text before, after),
+# the files the commit adds, and the installed path the commit's build writes (or leaves out) and the old wheel does not
+# (a data file is installed under the site's data folder, as gate_fixtures.install_wheel lays them out).
+CHANGES: dict[str, tuple[list[tuple[str, str]], dict[str, bytes], str]] = {
+    "a second package": (
+        [
+            ('packages = ["neurobrix"]', 'packages = ["neurobrix", "neurobrix_plugins"]'),
+            (SDIST_TABLE, SDIST_TABLE.replace('"/tables/"', '"/tables/", "/neurobrix_plugins/"')),
+        ],
+        {"neurobrix_plugins/__init__.py": b"LOADED = True\n"},
+        "neurobrix_plugins/__init__.py",
+    ),
+    "a force-include": (
+        [(FORCE_TABLE, FORCE_TABLE + '"extras" = "neurobrix/_extras"\n'), WITH_EXTRAS],
+        EXTRAS,
+        "neurobrix/_extras/presets.json",
+    ),
+    "an exclude": (
+        [(WHEEL_TABLE, WHEEL_TABLE + 'exclude = ["neurobrix/cli.py"]\n')],
+        {},
+        "neurobrix/cli.py",
+    ),
+    "shared-data": (
+        [
+            (
+                FORCE_TABLE,
+                f'{FORCE_TABLE}\n[tool.hatch.build.targets.wheel.shared-data]\n"extras" = "share/neurobrix"\n',
+            ),
+            WITH_EXTRAS,
+        ],
+        EXTRAS,
+        "data/share/neurobrix/presets.json",
+    ),
+    "a tracked hatch.toml": (
+        [],
+        {"hatch.toml": b'[build.targets.wheel]\nexclude = ["neurobrix/cli.py"]\n'},
+        "neurobrix/cli.py",
+    ),
+}
+
+
+@pytest.fixture(scope="module")
+def later(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """``old``: the wheel and sdist of a clean git copy of this checkout; one copy per change, each with a commit making
+    it, and ``<change>-built``: that commit's honest build."""
+    root = tmp_path_factory.mktemp("round51")
+    first = root / "first"
+    _git_copy(first)
+    build_project(first, root / "old")
+    for name, (edits, files, _) in CHANGES.items():
+        copy = root / name
+        subprocess.run(["git", "clone", "-q", str(first), str(copy)], check=True, capture_output=True)
+        text = (copy / "pyproject.toml").read_text(encoding="utf-8")
+        for before, after in edits:
+            assert before in text, name
+            text = text.replace(before, after, 1)
+        (copy / "pyproject.toml").write_text(text, encoding="utf-8")
+        for rel, data in files.items():
+            (copy / rel).parent.mkdir(parents=True, exist_ok=True)
+            (copy / rel).write_bytes(data)
+        _git(copy, "add", "-A")
+        _git(copy, "commit", "-q", "-m", f"the build configuration: {name}")
+        build_project(copy, root / f"{name}-built")
+    return root
+
+
+def _wheel(folder: Path) -> Path:
+    (wheel,) = folder.glob("*.whl")
+    return wheel
+
+
+def _options(tree: Path) -> Options:
+    return Options(load_reference(tree / LISTED), Version(__version__), smoke=False, source_tree=tree)
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_the_commits_build_installs_other_files_than_the_old_wheel(later: Path, tmp_path: Path, change: str) -> None:
+    """The premise, by a reference installer: the commit's honest wheel and the wheel built before it install
+    otherwise at the path the change is about."""
+    path = CHANGES[change][2]
+    new = install_wheel(_wheel(later / f"{change}-built"), tmp_path / "new") / path
+    old = install_wheel(_wheel(later / "old"), tmp_path / "old") / path
+    assert new.exists() != old.exists()
+
+
+def _stopped(dists: list[Path], tree: Path) -> str:
+    """The gate's GateError line for ``dists`` judged at ``tree``; a judged run fails the test, saying whether it
+    passed and was clean at the commit (a release: what every case here was before the fix)."""
+    try:
+        judged = check(dists, _options(tree))
+    except GateError as exc:
+        return str(exc)
+    state = judged.repository
+    pytest.fail(f"judged, not stopped: passed {judged.passed}, clean {state is not None and state.clean}")
+
+
+@pytest.mark.parametrize("change", CHANGES)
+def test_a_build_configuration_the_gate_does_not_model_stops_the_gate(later: Path, change: str) -> None:
+    """The wheel built before the commit, judged at the commit: before the fix every check passed and the report
+    was clean at the commit (a release); now the gate refuses to judge, naming the configuration."""
+    assert MODELLED in _stopped([_wheel(later / "old")], later / change)
+
+
+def test_the_old_wheel_with_an_sdist_of_the_commits_pyproject_stops_the_gate(later: Path, tmp_path: Path) -> None:
+    """A second package: the sdist holding the commit's pyproject.toml (G509 needs it) and no package of the name
+    rebuilds into the old wheel, so before the fix the pair passed."""
+    tree = later / "a second package"
+    (sdist,) = (later / "old").glob("*.tar.gz")
+    dists = tmp_path / "dist"
+    dists.mkdir()
+    rewrite_sdist(sdist, dists, replace={"pyproject.toml": (tree / "pyproject.toml").read_bytes()})
+    (dists / _wheel(later / "old").name).write_bytes(_wheel(later / "old").read_bytes())
+    assert "neurobrix_plugins" in _stopped([dists], tree)
+
+
+@pytest.mark.parametrize("change", [c for c in CHANGES if c != "a second package"])
+def test_the_command_line_says_so_in_one_line(later: Path, change: str) -> None:
+    """`python -m gate check` in the copy: exit 2, one line naming what it does not model, no traceback (before: exit
+    0). A second package is stopped there already, by round 45's stop on a module at the checkout's top."""
+    tree = later / change
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", "--no-smoke", str(_wheel(later / "old"))],
+        cwd=tree,  # the gate of the copy (the clone holds gate/ as committed here), as a release runs it
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout + result.stderr
+    assert "Traceback" not in result.stderr
+    (line,) = result.stderr.strip().splitlines()
+    assert MODELLED in line
+
+
+def test_this_checkouts_build_configuration_is_the_modelled_one() -> None:
+    """Every honest run depends on it: the checkout's pyproject.toml loads."""
+    assert load_repository(REPO).declared.name == "neurobrix"
+
+
+def test_a_tracked_hatch_toml_passed_the_old_wheel_and_sdist_release_grade(later: Path, tmp_path: Path) -> None:
+    """The whole release, as release.yml's gate job runs it: the folder with the wheel and sdist built before the
+    commit, install smoke on. A hatch.toml changes no file the sdist must hold (G509), so the old sdist rebuilds the old
+    wheel (G508): before the fix exit 0, `passed`, the smoke passed, clean at the commit, a release-grade report."""
+    report = tmp_path / "report.json"
+    result = subprocess.run(
+        [sys.executable, "-m", "gate", "check", str(later / "old"), "--json", str(report)],
+        cwd=later / "a tracked hatch.toml",
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
+    assert result.returncode == 2, result.stdout[-2000:] + result.stderr[-2000:]
+    assert "hatch.toml" in result.stderr and MODELLED in result.stderr
+    assert json.loads(report.read_text(encoding="utf-8"))["verdict"] == "unusable"
