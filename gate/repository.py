@@ -451,8 +451,10 @@ def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bo
     if backend != BACKEND or "backend-path" in system:
         named = f"{backend!r}" + (" with a backend-path" if "backend-path" in system else "")
         raise GateError(f"{file}: [build-system] names the backend {named}, not {BACKEND!r} alone, the one {where}")
-    for name in ("hatch.toml",):  # hatchling reads its [build] as [tool.hatch.build], tracked or not
-        if name in tracked or os.path.lexists(root / name):
+    # hatchling reads a hatch.toml's [build] beside pyproject.toml's; an untracked one is no file of the commit (round
+    # 21: the reference is prepared from tracked files alone), and a dist built with it differs from the model (G107/8)
+    for name in ("hatch.toml",):
+        if name in tracked:
             raise GateError(
                 f"{root / name}: hatchling reads its [build] beside pyproject.toml's, not the build {where}"
             )
