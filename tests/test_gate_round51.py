@@ -1,33 +1,37 @@
-"""The fifty-first round against the release gate: the build configuration a commit declares, and pip's own build.
+"""The fifty-first round against the release gate: the build a commit declares, and pip's own build of the sdist.
 
-First the hostile corpus was counted by class (docs/gate-rounds.md, round 51, has the counts and how they were made);
-the thinnest classes were the build-time ones: what the commit's build configuration makes of the tracked files, and
-what the pip installing an sdist builds from it.
+First the hostile corpus was counted by class (docs/gate-rounds.md, round 51, has the counts and how they were made).
+The thinnest dist classes were the install-tool differences and build-time substitution; the latter was taken with
+round 50's open question: what the commit's own build configuration makes of the tracked files.
 
-Found and fixed (a false pass, each case below failing before, shown with the fix reverted):
+Found and fixed (a false pass; eleven cases below failing before, shown in a worktree of the commit before the fix):
 
-1. The gate's model of the build (wheel members: the tracked files under ``neurobrix/`` and the tables under
-   ``neurobrix/_tables/``; sdist members: those, pyproject.toml, the readme) was held to pyproject.toml by
-   tests/test_gate_units.py only, never at run time; release.yml runs the gate on a tag, which may name any commit. In
-   a git copy of this repository, clean at a commit whose build configuration adds a package, a ``force-include``, an
-   ``exclude`` or ``shared-data`` to the wheel, or a tracked ``hatch.toml`` whose ``[build]`` does (hatchling reads it
-   beside pyproject.toml), the wheel built before that commit PASSED, its report clean at the commit: ``installer``
-   installs it without the package or data files the commit's build writes, or with the file the commit's build
-   leaves out. With the sdist (its pyproject.toml the commit's, as G509 requires), the added package passed too: the
-   gate's rebuild from that sdist lacks the package as well. The honest build of such a commit is refused (G107 or
-   G108), so whoever builds elsewhere chooses. The gate now reads the build configuration of pyproject.toml
-   (``[tool.hatch.build]``) and refuses to judge (exit 2, one line) unless it is exactly the one it models, or when the
-   commit tracks a ``hatch.toml``.
+1. The gate's model of the build (wheel: the tracked files under ``neurobrix/`` and the tables at
+   ``neurobrix/_tables/``; sdist: those, pyproject.toml, the readme) was held to pyproject.toml by
+   tests/test_gate_units.py only, never at run time, and release.yml gates a tag, which may name any commit. In a git
+   copy of this repository, clean at a commit whose build configuration adds a package, a ``force-include``, an
+   ``exclude`` or ``shared-data`` to the wheel, the wheel built before that commit PASSED (named alone), the report
+   clean at the commit, while the commit's own build (refused, G107 or G108) installs other files: ``installer`` shows
+   the package or data file missing, or the excluded file present. With a tracked ``hatch.toml`` whose ``[build]``
+   excludes a module, the folder of the old wheel and sdist PASSED as release.yml runs the gate: exit 0, install smoke
+   passed, clean at the commit (the sdist's files are all the commit's, and it rebuilds the old wheel). For the added
+   package, the pair passed in-process too (the rebuild from an sdist of the commit's pyproject.toml lacks it as
+   well); ``python -m gate`` stops there already on round 45's module at the checkout's top. The gate now compares the
+   repository's ``[tool.hatch.build]`` with the table it models (``gate.repository.modelled_build``), requires the
+   backend ``hatchling.build`` and no tracked ``hatch.toml``, and refuses to judge otherwise (exit 2, one line naming
+   each key that differs).
 
-Compared, no difference (not a test: it downloads): the sdist of this commit built by pip 23.2 (``pip wheel
---no-deps``, isolated, hatchling 1.33.0 the newest its index offers, with packaging 26.4, pluggy 1.7.0, tomlkit
-0.15.3, pathspec 1.1.1) gives the same 77 members, sha256 and mode bits, as the gate's own build with the hatchling
-installed here (1.33.0, packaging 26.2).
+Compared, no difference (not a test: it downloads): this commit's sdist built by pip 23.2 (``pip wheel --no-deps``,
+isolated, with hatchling 1.33.0, the newest its index offers, packaging 26.4, pluggy 1.7.0, tomlkit 0.15.3, pathspec
+1.1.1) gives the same 77 members, sha256 and mode bits, as the gate's own build with the hatchling installed here
+(1.33.0, packaging 26.2).
 
-Pinned: this checkout's build configuration is the one the gate models (every honest run depends on it).
+Pinned: this checkout's build configuration is the one modelled (every honest run depends on it); an untracked
+hatch.toml still does not count (round 21's test).
 
-Left open: a newer hatchling than the gate's may lay out the same configuration otherwise; the gate rebuilds with its
-own, and pip with the index's newest (equal today).
+Left open: a newer hatchling than the gate's may lay the same configuration out otherwise (equal today); a
+``.gitignore`` pattern a later commit adds that matches a tracked package file makes the commit's build leave it out
+(the honest wheel is then refused, G108; the wheel passed holds every tracked file).
 """
 
 from __future__ import annotations
