@@ -32,7 +32,7 @@ from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
 from neurobrix.errors import TablesError
-from neurobrix.tables import TRACKED_NAME
+from neurobrix.tables import TRACKED_NAME, WHEEL_DIR
 
 from .archive import Digest
 from .backend import BackendFailed, backend_version, clean_environment, prepare_metadata
@@ -44,7 +44,8 @@ if sys.version_info >= (3, 11):
 else:  # check-wheel-contents brings tomli there
     import tomli as tomllib
 
-PACKAGE = "neurobrix"  # [tool.hatch.build.targets.wheel] packages (tests/test_gate_units.py holds them equal)
+PACKAGE = "neurobrix"  # [tool.hatch.build.targets.wheel] packages (held equal at run time: modelled_build)
+BACKEND = "hatchling.build"  # the build backend whose layout the model below is
 GIT_TIMEOUT_S = 30
 _REGULAR, _EXECUTABLE = "100644", "100755"
 
@@ -414,6 +415,63 @@ def _top_of_tree(root: Path, tracked: dict[str, bool], into: Path) -> None:
             (into / top).symlink_to(source)
 
 
+def modelled_build(readme: str | None) -> dict[str, Any]:
+    """The ``[tool.hatch.build]`` table whose wheel and sdist the gate's checks describe (gate round 51): the wheel
+    holds the package (G107-G109) and the tables under ``neurobrix/_tables/`` (G101-G106), the sdist those,
+    pyproject.toml and the readme (G509). Any other configuration lays out another wheel than the one judged: a
+    package, a ``force-include``, ``shared-data`` or ``shared-scripts`` added, a file excluded, a build hook."""
+    include = [f"/{PACKAGE}/", f"/{SOURCE_DIR}/", *([f"/{readme}"] if readme else []), "/pyproject.toml"]
+    return {
+        "targets": {
+            "wheel": {"packages": [PACKAGE], "force-include": {SOURCE_DIR: WHEEL_DIR}},
+            "sdist": {"include": include},
+        }
+    }
+
+
+def _flat(table: Any, prefix: str = "") -> dict[str, Any]:
+    """A TOML table as dotted keys (``targets.wheel.packages``) and their values, tables opened down to the leaves."""
+    if not isinstance(table, dict) or not table:
+        return {prefix: table}
+    flat: dict[str, Any] = {}
+    for key, value in table.items():
+        flat.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+    return flat
+
+
+def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bool], readme: str | None) -> None:
+    """A GateError unless the build the repository declares is the one the gate models (gate round 51). The model was
+    held to pyproject.toml by the tests alone, and a release may be of any commit: at a commit adding a package, a
+    ``force-include`` or an ``exclude``, the wheel built before it passed every check, clean at that commit, while the
+    commit's own build installs other files (and is refused, G107 or G108)."""
+    file = root / "pyproject.toml"
+    where = "the gate models (gate/repository.py) and judges dists against: change the gate with it"
+    system = config.get("build-system", {})
+    backend = system.get("build-backend") if isinstance(system, dict) else None
+    if backend != BACKEND or "backend-path" in system:
+        named = f"{backend!r}" + (" with a backend-path" if "backend-path" in system else "")
+        raise GateError(f"{file}: [build-system] names the backend {named}, not {BACKEND!r} alone, the one {where}")
+    # hatchling reads a hatch.toml's [build] beside pyproject.toml's; an untracked one is no file of the commit (round
+    # 21: the reference is prepared from tracked files alone), and a dist built with it differs from the model (G107/8)
+    for name in ("hatch.toml",):
+        if name in tracked:
+            raise GateError(
+                f"{root / name}: hatchling reads its [build] beside pyproject.toml's, not the build {where}"
+            )
+    tool = config.get("tool", {})
+    hatch = tool.get("hatch", {}) if isinstance(tool, dict) else tool
+    build = hatch.get("build") if isinstance(hatch, dict) else hatch
+    ours = {} if build is None else _flat(build)
+    model = _flat(modelled_build(readme))
+    differs = [
+        f"{key} = {ours[key]!r}" + (f", the model's {model[key]!r}" if key in model else ", which the model lacks")
+        for key in sorted(ours)
+        if ours.get(key) != model.get(key)
+    ] + [f"{key} missing, the model's {model[key]!r}" for key in sorted(model) if key not in ours]
+    if differs:
+        raise GateError(f"{file}: [tool.hatch.build] is not the build configuration {where}; {'; '.join(differs)}")
+
+
 def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
     try:
         config: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
@@ -421,6 +479,9 @@ def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
         backend = str(config["build-system"]["build-backend"]).split(".", 1)[0]  # hatchling.build: hatchling
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
         raise GateError(f"{root / 'pyproject.toml'}: cannot be read for the project's declarations: {exc}") from exc
+    readme = project.get("readme")
+    readme_file = readme if isinstance(readme, str) else readme.get("file") if isinstance(readme, dict) else None
+    _check_build_model(root, config, tracked, readme_file)
     # The backend prepares the metadata from the tracked entries of the tree's top alone (gate round 21): in the tree,
     # hatchling also read files git does not track, which the tree's state (and so the report's "clean") never counts:
     # a hatch.toml beside pyproject.toml (its [version] source), a PKG-INFO (the version of a dynamic one), LICENSE* or
@@ -449,8 +510,6 @@ def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
             entry_points[group] = {str(k): str(v) for k, v in project[key].items()}
     for group, points in dict(project.get("entry-points", {})).items():
         entry_points[str(group)] = {str(k): str(v) for k, v in dict(points).items()}
-    readme = project.get("readme")
-    readme_file = readme if isinstance(readme, str) else readme.get("file") if isinstance(readme, dict) else None
     return Declared(name, version, metadata, entry_points, readme_file, generator, license_files)
 
 
