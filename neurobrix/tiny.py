@@ -1,4 +1,4 @@
-"""`neurobrix tiny-model FOLDER`: a tiny random Llama checkpoint, for trying the engine on a CPU with nothing downloaded.
+"""`neurobrix tiny-model FOLDER`: a tiny random Llama checkpoint, to try the engine on a CPU with nothing downloaded.
 
 Written with the engine's own dependencies (torch, safetensors, tokenizers), so a pip install can run the README's
 CPU example without a source checkout or transformers: the files transformers' `save_pretrained` writes for a
