@@ -119,11 +119,11 @@ def weights(vocab: int, seed: int) -> dict[str, Any]:
 def make(folder: Path, seed: int = 0) -> Path:
     """Write the checkpoint into ``folder`` (created; refused, exit 2, where it holds anything: a typo must not
     overwrite a real checkpoint's config.json and weights)."""
-    from safetensors.torch import save_file
-
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         what = "a folder that is not empty" if folder.is_dir() else "not a folder"
         raise UsageError(f"{folder}: {what}; name a new or empty folder for the tiny checkpoint")
+    from safetensors.torch import save_file  # after the refusal: it imports torch, seconds on a busy machine
+
     folder.mkdir(parents=True, exist_ok=True)
     tok = train_tokenizer()
     bos, eos = tok.token_to_id("<s>"), tok.token_to_id("</s>")
