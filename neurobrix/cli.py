@@ -471,9 +471,11 @@ def add_tiny_model_parser(commands: Any, common: dict[str, Any]) -> None:
         "tiny-model",
         **common,
         help="write a tiny random Llama checkpoint, to try the engine on a CPU with nothing downloaded",
-        description="Write a tiny random Llama checkpoint (2 layers, hidden size 64, a 300-token BPE tokenizer trained "
-        "here, a chat template) into FOLDER, the files transformers saves for such a model: `neurobrix import FOLDER` "
-        "takes it, and `TRITON_INTERPRET=1 neurobrix run` runs it on the CPU in seconds. Its text is random tokens, as its weights are.",
+        description="""\
+Write a tiny random Llama checkpoint (2 layers, hidden size 64, a 300-token BPE tokenizer trained
+here, a chat template) into FOLDER, a new or empty folder: the files transformers saves for such a
+model. `neurobrix import FOLDER` takes it, and `TRITON_INTERPRET=1 neurobrix run` runs it on the CPU
+in seconds. Its text is random tokens, as its weights are.""",
         epilog="example:\n  neurobrix tiny-model /tmp/tiny-llama && neurobrix import /tmp/tiny-llama\n\n"
         + textwrap.fill(EXIT_CODES, 100),
         formatter_class=argparse.RawDescriptionHelpFormatter,
