@@ -452,6 +452,38 @@ rest.""",
     warm.set_defaults(func=cmd_warmup)
 
 
+def cmd_tiny_model(args: argparse.Namespace) -> int:
+    import shlex
+    from pathlib import Path
+
+    from .tiny import make
+
+    folder = make(Path(args.folder))
+    # quoted: a folder with a space in its name is one argument when the line is copied into a shell
+    print(
+        f"wrote a tiny random Llama checkpoint to {folder}; import it with: neurobrix import {shlex.quote(str(folder))}"
+    )
+    return 0
+
+
+def add_tiny_model_parser(commands: Any, common: dict[str, Any]) -> None:
+    tiny = commands.add_parser(
+        "tiny-model",
+        **common,
+        help="write a tiny random Llama checkpoint, to try the engine on a CPU with nothing downloaded",
+        description="""\
+Write a tiny random Llama checkpoint (2 layers, hidden size 64, a 300-token BPE tokenizer trained
+here, a chat template) into FOLDER, a new or empty folder: the files transformers saves for such a
+model. `neurobrix import FOLDER` takes it, and `TRITON_INTERPRET=1 neurobrix run` runs it on the CPU
+in seconds. Its text is random tokens, as its weights are.""",
+        epilog="example:\n  neurobrix tiny-model /tmp/tiny-llama && neurobrix import /tmp/tiny-llama\n\n"
+        + textwrap.fill(EXIT_CODES, 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    tiny.add_argument("folder", metavar="FOLDER", help="where to write it: a new or empty folder (created)")
+    tiny.set_defaults(func=cmd_tiny_model)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="neurobrix",
@@ -623,6 +655,7 @@ def build_parser() -> argparse.ArgumentParser:
     from .cli_store import register
 
     register(commands, common)
+    add_tiny_model_parser(commands, common)
     # every command's --help ends with what its exit status means, as `neurobrix --help` does (import, list, remove
     # and the tables actions said nothing of it: a script checking `neurobrix import`'s status had no key)
     for command in [*commands.choices.values(), *sub.choices.values()]:

@@ -425,14 +425,14 @@ def test_bf16_on_the_interpreter_says_why_and_which_dtypes_run(env):
 
 
 def test_the_run_command_import_prints_works_on_the_readme_tiny_model(tmp_path):
-    """`python -m conformance tiny-model`, `neurobrix import`, then the printed command as printed, on a
+    """`neurobrix tiny-model` (the README's), `neurobrix import`, then the printed command as printed, on a
     machine without a GPU (the interpreter is not switched on beforehand)."""
     import shlex
 
     home = {"NEUROBRIX_HOME": str(tmp_path / "home")}
     plain = {k: v for k, v in os.environ.items() if k != "TRITON_INTERPRET"}
     made = subprocess.run(
-        [sys.executable, "-m", "conformance", "tiny-model", str(tmp_path / "tiny-llama")],
+        [sys.executable, "-m", "neurobrix", "tiny-model", str(tmp_path / "tiny-llama")],
         capture_output=True,
         text=True,
         env={**plain, "PYTHONPATH": str(REPO)},
