@@ -9,18 +9,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}{{ eos_token }}{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-CORPUS = [
-    "the model runs fast on certified kernels",
-    "hello world, hello tokens",
-    "never guess a setting",
-    "a float64 reference proves every entry",
-    "llama mistral qwen run here",
-    "tables ship in every wheel",
-] * 20
+from neurobrix.tiny import CHAT_TEMPLATE, CORPUS, train_tokenizer  # noqa: F401  (one tokenizer for both)
+
 COMMON = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, max_position_embeddings=128)
 # family -> (transformers config class name, its arguments): Llama, Llama-3 rope scaling with tied
 # embeddings, Mistral (no sliding window), Qwen2 (q/k/v bias, tied embeddings, GQA 7)
@@ -48,26 +38,6 @@ FAMILIES = {
         dict(hidden_size=56, num_attention_heads=7, num_key_value_heads=1, tie_word_embeddings=True),
     ),
 }
-
-
-def train_tokenizer():
-    """A byte-level BPE tokenizer trained on a few sentences, adding <s> in front of every text."""
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, processors, trainers
-
-    tok = Tokenizer(models.BPE(unk_token="<unk>"))
-    tok.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    tok.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(
-        vocab_size=300,
-        special_tokens=["<unk>", "<s>", "</s>"],
-        initial_alphabet=pre_tokenizers.ByteLevel.alphabet(),
-        show_progress=False,  # its progress bars print only blank lines off a terminal, before the command's own line
-    )
-    tok.train_from_iterator(CORPUS, trainer)
-    tok.post_processor = processors.TemplateProcessing(
-        single="<s> $A", special_tokens=[("<s>", tok.token_to_id("<s>"))]
-    )
-    return tok
 
 
 def make(folder: Path, family: str = "llama", seed: int = 0, context: int | None = None) -> Path:

@@ -278,7 +278,7 @@ PLANTS = [
     # ------------------------------------------------------------------ tiny: the checkpoints the engine tests run on
     p(
         "t01",
-        TINYF,
+        "neurobrix/tiny.py",  # conformance/tiny.py takes this tokenizer from the engine (walk-through 38)
         '        single="<s> $A", special_tokens',
         '        single="$A", special_tokens',
         TINY,
