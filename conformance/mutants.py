@@ -5555,17 +5555,50 @@ MUTANTS: tuple[Mutant, ...] = (
         "(right only where the positions are 0..S-1)",
         "wrong indexing",
     ),
+    # the arrival protocol's memory order: the interpreter runs one program at a time and ignores it
     Mutant(
-        "linear.tma.row-blocks-plus-one",
+        "linear.merge-last.arrival-relaxed",
         "linear",
         LINEAR,
-        "):\n    dependent_launch(PDL)\n    num_pid_m = tl.cdiv(M, BLOCK_M)\n    num_pid_n = tl.cdiv(N, BLOCK_N)\n"
-        "    num_pid_in_group = GROUP_M * num_pid_n\n    k_tiles",
-        "):\n    dependent_launch(PDL)\n    num_pid_m = M // BLOCK_M + 1\n    num_pid_n = tl.cdiv(N, BLOCK_N)\n"
-        "    num_pid_in_group = GROUP_M * num_pid_n\n    k_tiles",
-        "tma's row blocks counted as M // BLOCK_M + 1, one too many where BLOCK_M divides M",
-        "wrong loop bound",
-        variants=TMA,
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="relaxed", scope="gpu")',
+        "MERGE \"last\" counts arrivals with a relaxed atomic: the last to arrive may read partials whose stores "
+        "other programs made before arriving, but which it does not yet see",
+        "merged before every part arrived",
+        variants=("gemv", "skinny", "tma_split"),
+    ),
+    Mutant(
+        "linear.merge-last.arrival-without-barrier",
+        "linear",
+        LINEAR,
+        "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        "MERGE \"last\" counts a program's arrival without a barrier: one thread may arrive while others of its "
+        "program are still storing their share of the partials",
+        "merged before every part arrived",
+        variants=("gemv", "skinny", "tma_split"),
+    ),
+    Mutant(
+        "greedy_pick.arrival-at-cta-scope",
+        "greedy_pick",
+        PICK,
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="cta")',
+        "greedy_pick counts a row's arrivals at the scope of one program: the ordering does not reach the other "
+        "programs' picks, which the last to arrive reads",
+        "merged before every part arrived",
+    ),
+    Mutant(
+        "greedy_pick.arrival-without-barrier",
+        "greedy_pick",
+        PICK,
+        "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        "greedy_pick counts a part's arrival without a barrier: one thread may arrive before the part's pick is "
+        "stored",
+        "merged before every part arrived",
     ),
 )
 

@@ -52,7 +52,6 @@ from conformance.shipped import shipped_settings
 from neurobrix import tables as nb_tables
 
 ROOT = Path(__file__).resolve().parents[1]
-GROUPED = ("tiled", "tma", "tma_split")
 
 # planted, run as the registry runs them, passed; equivalent (below), so not in the registry
 EQUIVALENT = (
@@ -88,11 +87,25 @@ EQUIVALENT = (
         variants=("tma_split",),
     ),
 )
-# the registry's mutant of each walk that does leave tiles out: the same harness must see it
-MIS_WALK = {
-    "tiled": "linear.tiled.last-group-full",
-    "tma": "linear.tma.group-mapping",
-    "tma_split": "linear.tma_split.group-mapping",
+ROW_BLOCKS_PLUS_ONE = Mutant(
+    "linear.tma.row-blocks-plus-one",
+    "linear",
+    LINEAR,
+    "):\n    dependent_launch(PDL)\n    num_pid_m = tl.cdiv(M, BLOCK_M)\n    num_pid_n = tl.cdiv(N, BLOCK_N)\n"
+    "    num_pid_in_group = GROUP_M * num_pid_n\n    k_tiles",
+    "):\n    dependent_launch(PDL)\n    num_pid_m = M // BLOCK_M + 1\n    num_pid_n = tl.cdiv(N, BLOCK_N)\n"
+    "    num_pid_in_group = GROUP_M * num_pid_n\n    k_tiles",
+    "tma's row blocks counted as M // BLOCK_M + 1, one too many where BLOCK_M divides M",
+    "wrong loop bound",
+    variants=("tma",),
+)
+EQUIVALENT = (*EQUIVALENT, ROW_BLOCKS_PLUS_ONE)
+# (the equivalent plant, the registry's mutant of the same code that does change the output, where it differs)
+PAIRS = {
+    "linear.tiled.row-block-without-group-offset": ("linear.tiled.last-group-full", "last group of 3"),
+    "linear.tma.row-block-without-group-offset": ("linear.tma.group-mapping", "last group of 3"),
+    "linear.tma_split.row-block-without-group-offset": ("linear.tma_split.group-mapping", "last group of 3"),
+    "linear.tma.row-blocks-plus-one": ("linear.tma.last-tile-skipped", "whole row blocks"),
 }
 
 
@@ -158,23 +171,62 @@ def _setting(variant: str) -> dict:
     return min(settings, key=lambda c: (int(c["BLOCK_M"]) * int(c["BLOCK_N"]), json.dumps(c, sort_keys=True)))
 
 
-@pytest.mark.parametrize("variant", GROUPED)
-def test_each_plant_computes_the_shipped_output_bit_for_bit(variant, tmp_path):
-    """At 11 row blocks (a last group of 3 under GROUP_M 8) over 2 column blocks, where the plant's walk order
-    differs, the planted kernel's output is the shipped kernel's, bit for bit; the registry's mis-walk of the
-    same variant (tiles done twice, others never: their NaN poison stays) is seen by the same comparison."""
-    config = _setting(variant)
-    shape = {"M": 10 * int(config["BLOCK_M"]) + 1, "N": int(config["BLOCK_N"]) + 8, "K": int(config["BLOCK_K"]) + 8}
-    assert _walk(11, 2, 8, True) != _walk(11, 2, 8, False)
+@pytest.mark.parametrize("plant", sorted(PAIRS))
+def test_each_equivalent_plant_computes_the_shipped_output_bit_for_bit(plant, tmp_path):
+    """On a copy of the packages with the plant, at a shape where it changes what the programs do (11 row blocks:
+    a last group of 3 under GROUP_M 8, over 2 column blocks, where the walk's order differs; or 10 whole row
+    blocks, where tma walks a row of tiles past M), the output is the shipped kernel's, bit for bit (poisoned
+    NaN where nothing is stored). The registry's mutant of the same code (tiles done twice, others never, or the
+    last never) is seen by the same comparison."""
+    mutant = next(m for m in EQUIVALENT if m.id == plant)
+    control, where = PAIRS[plant]
+    config = _setting(mutant.variants[0])
+    rows = 10 * int(config["BLOCK_M"]) + (1 if where == "last group of 3" else 0)
+    shape = {"M": rows, "N": int(config["BLOCK_N"]) + 8, "K": int(config["BLOCK_K"]) + 8}
     shipped = _output_digest(ROOT, config, shape)
-    registry = {m.id: m for m in mutants.MUTANTS}
-    for mutant in (next(m for m in EQUIVALENT if variant in m.variants), registry[MIS_WALK[variant]]):
-        tree = tmp_path / mutant.id
-        mutants.plant(mutant, tree)  # a copy of both packages, the one patch applied there
+    for patch in (mutant, {m.id: m for m in mutants.MUTANTS}[control]):
+        tree = tmp_path / patch.id
+        mutants.plant(patch, tree)  # a copy of both packages, the one patch applied there
         same = _output_digest(tree, config, shape) == shipped
-        assert same == (mutant in EQUIVALENT), f"{mutant.id}: output {'the same as' if same else 'unlike'} shipped"
+        assert same == (patch is mutant), f"{patch.id}: output {'the same as' if same else 'unlike'} shipped"
 
 
 def test_the_equivalent_plants_are_anchored():
     """Each plant kept here still patches one place of today's source (re-anchor it on the same bug if that moves)."""
     assert mutants.anchor_problems(EQUIVALENT) == []
+
+
+ARRIVALS = {
+    "linear.merge-last.arrival-relaxed": "sem",
+    "linear.merge-last.arrival-without-barrier": "tl.debug_barrier()",
+    "greedy_pick.arrival-at-cta-scope": "scope",
+    "greedy_pick.arrival-without-barrier": "tl.debug_barrier()",
+}
+LAUNCH = """
+import sys
+from conformance import check
+print("\\n".join(check.launch_problems(sys.argv[1])) or "none")
+"""
+
+
+def test_the_shipped_arrivals_read_clean():
+    from neurobrix.ops import linear, pick
+
+    from conformance import check
+
+    assert check.arrival_problems(linear) == () and check.arrival_problems(pick) == ()
+
+
+@pytest.mark.parametrize("plant", sorted(ARRIVALS))
+def test_each_arrival_plant_fails_the_launch_lint(plant, tmp_path):
+    """The interpreter runs one program at a time and ignores an atomic's memory order: the plant computes the same
+    values there (the registry's check passed it before round kmut14). On a copy of the packages with the plant, the
+    check's launch lint (run before any example, for every entry of the kernel) names the arrival."""
+    mutant = {m.id: m for m in mutants.MUTANTS}[plant]
+    mutants.plant(mutant, tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(tmp_path), "TRITON_INTERPRET": "1"}
+    done = subprocess.run(
+        [sys.executable, "-c", LAUNCH, mutant.kernel], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "counts an arrival" in done.stdout and ARRIVALS[plant] in done.stdout, done.stdout
