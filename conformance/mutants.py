@@ -5562,7 +5562,7 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
         '    arrived = tl.atomic_add(counter_ptr, 1, sem="relaxed", scope="gpu")',
-        "MERGE \"last\" counts arrivals with a relaxed atomic: the last to arrive may read partials whose stores "
+        'MERGE "last" counts arrivals with a relaxed atomic: the last to arrive may read partials whose stores '
         "other programs made before arriving, but which it does not yet see",
         "merged before every part arrived",
         variants=("gemv", "skinny", "tma_split"),
@@ -5574,7 +5574,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
         '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
         '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
-        "MERGE \"last\" counts a program's arrival without a barrier: one thread may arrive while others of its "
+        'MERGE "last" counts a program\'s arrival without a barrier: one thread may arrive while others of its '
         "program are still storing their share of the partials",
         "merged before every part arrived",
         variants=("gemv", "skinny", "tma_split"),
@@ -5596,8 +5596,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
         '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
         '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
-        "greedy_pick counts a part's arrival without a barrier: one thread may arrive before the part's pick is "
-        "stored",
+        "greedy_pick counts a part's arrival without a barrier: one thread may arrive before the part's pick is stored",
         "merged before every part arrived",
     ),
 )

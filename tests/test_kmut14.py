@@ -210,9 +210,8 @@ print("\\n".join(check.launch_problems(sys.argv[1])) or "none")
 
 
 def test_the_shipped_arrivals_read_clean():
-    from neurobrix.ops import linear, pick
-
     from conformance import check
+    from neurobrix.ops import linear, pick
 
     assert check.arrival_problems(linear) == () and check.arrival_problems(pick) == ()
 
@@ -226,7 +225,12 @@ def test_each_arrival_plant_fails_the_launch_lint(plant, tmp_path):
     mutants.plant(mutant, tmp_path)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "TRITON_INTERPRET": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", LAUNCH, mutant.kernel], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300
+        [sys.executable, "-c", LAUNCH, mutant.kernel],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
     assert "counts an arrival" in done.stdout and ARRIVALS[plant] in done.stdout, done.stdout
