@@ -3,37 +3,31 @@
 The registry (541 mutants before this round) counted by the jit function each anchor lies in, over the function's
 lines: linear's tma_split kernel 0.46 a line, tiled 0.61, the split-K merge kernel 0.62, skinny 0.64, decode's merge
 0.65, gemv 0.68, ``_merge_if_last`` 0.69, tma 0.74, greedy_pick 0.77, rotary 0.79 to 0.80, the attention kernels
-0.81 to 0.93, silu_mul 1.04, rms_norm 1.38, ``dependent_launch`` 0.10 (read by the check's launch lint, not run).
-Lines no mutant touched: the grouped walk's row block within its group (tiled, tma, tma_split), the tiles' int64
-offsets, tma_split's x load and its whole-tile store, the merge kernel's store, ``_merge_if_last``'s barrier and
-arrival.
+0.81 to 0.93, silu_mul 1.04, rms_norm 1.38. Fifteen plants went to lines no mutant touched, run as the registry runs
+them (``--only``, ``--jobs 1``):
 
-Found and fixed: the grouped walks (tiled, tma, tma_split) find a tile's row block as its offset within its group of
-GROUP_M row blocks modulo the group's size. Taken from the tile index modulo the size instead
-(``*.row-block-without-group-offset``, a simplification a kernel author could write), the row block is right
-wherever the last group's size divides GROUP_M x the column blocks; the check's small shapes reached at most one
-row block into a second group (a last group of 1 or 2, which divide every shipped GROUP_M, 4 and 8), so all three
-plants passed ``check --class interpreter --profile ci`` (tiled 50 s, tma 25 s). On a GPU the prompt rows of
-11 x 128 under GROUP_M 8 (a last group of 3) over 7 column blocks compute some tiles twice and leave others
-unwritten. ``conformance/specs/linear.py``'s ``small`` now runs the grouped settings to a last group of ``odd`` row
-blocks, the smallest count that does not divide GROUP_M (3 for 4 and 8; none for 1 and 2, where the two mappings
-agree), its M range widened to hold it and the shape one of its explicit examples (one column block, two K steps).
-With it the registry's check catches each plant; the three joined the registry.
+* caught, 7, in the registry: tma_split's right half stored a column block on, its slices counting arrivals per row
+  block, its x tiles at (slice start + step) BLOCK_K; skinny's MERGE "last" finding split k BLOCK_M rows on; tiled's
+  rows in BLOCK_N units; decode's merge weighing every sequence by the first one's maxima; rotary reading k from the
+  cache row it writes;
+* passed and equivalent, 4, kept here (``EQUIVALENT``): the grouped walks' row block within its group taken from the
+  tile index modulo the group's size instead of from the tile's offset in the group (tiled, tma, tma_split): within
+  each column of a group that shifts the row blocks by a constant modulo the group's size, a rotation, so every tile
+  is still computed once, by another program; and tma's row blocks counted as M // BLOCK_M + 1 (a row of tiles past
+  M, zero-filled on load, clipped on store);
+* passed, then fixed, 4, in the registry: the arrival protocol of linear's MERGE "last" (``_merge_if_last``) and of
+  greedy_pick, its ``tl.debug_barrier()`` dropped or its ``tl.atomic_add`` relaxed or scoped to one program. The
+  interpreter runs one program at a time and ignores memory order: the same values on CPU, a race on a GPU. The
+  check's launch lint now reads each arrival off the source (``check.arrival_problems``).
 
-Pinned here: every shipped or offered grouped setting's small shapes hold one where the two mappings place some
-tile differently (model of the kernels' index arithmetic), and each plant, applied to a copy of the packages, gives
-a wrong output at that shape on the interpreter while the shipped kernel is right there.
+Pinned here: the walk model (every tile once under the plant, the order differing at a last group of 3 under
+GROUP_M 8; shown to fail with the registry's last-group-full mapping put in the plant's place); each equivalent
+plant's output on the interpreter equal to the shipped kernel's bit for bit at the shape where it changes what the
+programs do, while the registry's mutant of the same code is seen by the same comparison; the lint clean on today's
+source and naming each arrival plant on a patched copy (all four fail before the fix).
 
-Equivalent, not planted (by reading): decode's merge filling the maxima past SPLITS with 0 and the partials' loads
-without their split mask (every shipped SPLITS is a power of two: BLOCK_S = SPLITS, no lane is masked);
-``_merge_if_last`` testing ``arrived >= SPLIT_K - 1`` (the count never passes SPLIT_K - 1); a tile's counter
-indexed column-major (still one counter per tile); the merge's y offsets at N in place of y's row stride (y is
-always allocated by the launcher, dense); ``dependent_launch`` letting its successor launch before it waits (each
-kernel still waits for the whole of its predecessor: the order stays transitive); greedy_pick's merge filling the
-indices past its parts with 0 (a row of -inf takes index 0, which argmax takes too).
-
-Left open (GPU only, no interpreter example can show them): ``_merge_if_last``'s barrier dropped or its reads
-without ``.cg`` (a race, a stale L1 line), the tiles' offsets in int32 (past 2^31 elements).
+Left open (GPU only): the merges' partial reads without ``.cg``, the tiles' int32 offsets past 2^31 elements,
+greedy_pick's merge past 4 parts (its small shapes reach 3).
 """
 
 from __future__ import annotations
