@@ -124,7 +124,8 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
     after the docstring). The interpreter runs no programmatic dependent launch, so a kernel that reads its
     input or writes its output before the wait computes the same values on CPU and races on a GPU launched
     with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it). An op whose launcher takes
-    ``counters`` has its arrival counters run too (``counter_problems``)."""
+    ``counters`` has its arrival counters run too (``counter_problems``) and its arrivals read
+    (``arrival_problems``)."""
     module = sys.modules[SPECS[kernel].launch.__module__]
     found = []
     for name, obj in sorted(vars(module).items()):
@@ -143,7 +144,49 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
                 "dependent_launch(PDL): launched with PDL it may touch memory before its predecessor has finished"
             )
     counted = "counters" in inspect.signature(SPECS[kernel].launch).parameters
-    return tuple(found) + wait_problems() + (counter_problems() if counted else ())
+    return tuple(found) + wait_problems() + (counter_problems() + arrival_problems(module) if counted else ())
+
+
+ARRIVAL = {"sem": "acq_rel", "scope": "gpu"}  # how every program's arrival is counted (tl.atomic_add's memory order)
+
+
+def arrival_problems(module: Any) -> tuple[str, ...]:
+    """How the op's Triton functions count arrivals (linear's MERGE "last", greedy_pick's merge), read from their
+    source: each ``tl.atomic_add`` right after ``tl.debug_barrier()`` (every thread of the program has stored its
+    share before the program arrives) and with ``sem="acq_rel", scope="gpu"`` (the last to arrive sees what every
+    other program stored before arriving). The interpreter runs one program at a time and ignores both, so a
+    barrier dropped or a relaxed or program-scoped arrival computes the same values on CPU and races on a GPU."""
+    found = []
+    for name, obj in sorted(vars(module).items()):
+        fn = getattr(obj, "fn", None)
+        if not callable(fn) or getattr(fn, "__module__", None) != module.__name__:
+            continue  # not a Triton function of this module
+        where = f"{module.__name__}.{name}"
+        for node in ast.walk(ast.parse(textwrap.dedent(inspect.getsource(fn)))):
+            block = getattr(node, "body", None)
+            if not isinstance(block, list):
+                continue
+            for i, stmt in enumerate(block):
+                if hasattr(stmt, "body"):
+                    continue  # a compound statement: its own statements are read as a block of their own
+                for call in (c for c in ast.walk(stmt) if isinstance(c, ast.Call)):
+                    if ast.unparse(call.func) != "tl.atomic_add":
+                        continue
+                    given = {k.arg: ast.unparse(k.value).strip("'\"") for k in call.keywords}
+                    wrong = {k: given.get(k) for k, v in ARRIVAL.items() if given.get(k) != v}
+                    if wrong:
+                        found.append(
+                            f"{where} counts an arrival with {ast.unparse(call)}, not {ARRIVAL}: the last program to "
+                            "arrive may not see what the others stored before arriving (on a GPU; the interpreter "
+                            "ignores it)"
+                        )
+                    if i == 0 or ast.unparse(block[i - 1]) != "tl.debug_barrier()":
+                        found.append(
+                            f"{where} counts an arrival ({ast.unparse(call)}) without tl.debug_barrier() right before "
+                            "it: one thread may arrive while others of its program are still storing (on a GPU; the "
+                            "interpreter runs one program at a time)"
+                        )
+    return tuple(found)
 
 
 def counter_problems() -> tuple[str, ...]:

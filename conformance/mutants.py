@@ -5480,6 +5480,125 @@ MUTANTS: tuple[Mutant, ...] = (
         "earlier blocks over-weighted by up to 0.07 %, about one fp16 rounding",
         "wrong formula",
     ),
+    # ---------------------------------------------------------------- round kmut14: the fewest mutants per line
+    Mutant(
+        "linear.tma_split.right-half-at-store-n-blocks",
+        "linear",
+        LINEAR,
+        "        y_desc.store([pid_m * BLOCK_M, pid_n * BLOCK_N + STORE_N], right.to(y_desc.dtype))",
+        "        y_desc.store([pid_m * BLOCK_M, (pid_n + 1) * STORE_N], right.to(y_desc.dtype))",
+        "the subtiled epilogue stores a tile's right half at the column block after it in STORE_N units: right only "
+        "for the first column block",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tma_split.counter-per-row-block",
+        "linear",
+        LINEAR,
+        "_merge_if_last(acc, tile_partials, M * N, in_y, counter_ptr + tile,",
+        "_merge_if_last(acc, tile_partials, M * N, in_y, counter_ptr + pid_m,",
+        "tma_split's K slices count their arrivals on a counter per row block: the tiles of a row of tiles share "
+        "it, and a tile merges when slices of other tiles have arrived, before its own partials are all stored",
+        "merged before every part arrived",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.skinny.merge-last-split-stride-of-row-block",
+        "linear",
+        LINEAR,
+        "M * N, in_y,\n",
+        "BLOCK_M * N, in_y,\n",
+        "skinny's MERGE \"last\" finds split k's partials k row blocks on, not k slices of M x N: right only where M "
+        "is BLOCK_M",
+        "wrong stride",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.tma_split.x-slice-start-in-steps",
+        "linear",
+        LINEAR,
+        "            a = x_desc.load([pid_m * BLOCK_M, k_first + step * BLOCK_K])",
+        "            a = x_desc.load([pid_m * BLOCK_M, (k_first + step) * BLOCK_K])",
+        "tma_split's x tiles at (slice start + step) BLOCK_K, the slice start already in elements: every slice but "
+        "the first reads x past its K (zeros) against W's right slice",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
+    Mutant(
+        "linear.tiled.rows-in-column-blocks",
+        "linear",
+        LINEAR,
+        "    offs_m = pid_m.to(tl.int64) * BLOCK_M + tl.arange(0, BLOCK_M)",
+        "    offs_m = pid_m.to(tl.int64) * BLOCK_N + tl.arange(0, BLOCK_M)",
+        "tiled's rows of a tile at its row block in BLOCK_N units: right only where BLOCK_M = BLOCK_N",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "attention_decode.merge-maxima-of-head-only",
+        "attention_decode",
+        ATTN,
+        '    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))',
+        '    m = tl.load(ml_ptr + h * SPLITS + offs_s, mask=mask_s, other=float("-inf"))',
+        "decode's merge reads the splits' maxima at the q head's place in the first sequence: every sequence of "
+        "the batch weighs its splits by the first one's maxima (its sums and partials its own)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rotary.source-at-destination-row",
+        "rotary",
+        ROTARY,
+        "    src = src_ptr + b * stride_sb + s * stride_ss + offs_h[:, None] * stride_sh + offs_d[None, :]",
+        "    src = src_ptr + b * stride_sb + row * stride_ss + offs_h[:, None] * stride_sh + offs_d[None, :]",
+        "rotary reads each head from the row it writes: k appended to a cache is read at its position in the call "
+        "(right only where the positions are 0..S-1)",
+        "wrong indexing",
+    ),
+    # the arrival protocol's memory order: the interpreter runs one program at a time and ignores it
+    Mutant(
+        "linear.merge-last.arrival-relaxed",
+        "linear",
+        LINEAR,
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="relaxed", scope="gpu")',
+        'MERGE "last" counts arrivals with a relaxed atomic: the last to arrive may read partials whose stores '
+        "other programs made before arriving, but which it does not yet see",
+        "merged before every part arrived",
+        variants=("gemv", "skinny", "tma_split"),
+    ),
+    Mutant(
+        "linear.merge-last.arrival-without-barrier",
+        "linear",
+        LINEAR,
+        "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr, 1, sem="acq_rel", scope="gpu")',
+        'MERGE "last" counts a program\'s arrival without a barrier: one thread may arrive while others of its '
+        "program are still storing their share of the partials",
+        "merged before every part arrived",
+        variants=("gemv", "skinny", "tma_split"),
+    ),
+    Mutant(
+        "greedy_pick.arrival-at-cta-scope",
+        "greedy_pick",
+        PICK,
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="cta")',
+        "greedy_pick counts a row's arrivals at the scope of one program: the ordering does not reach the other "
+        "programs' picks, which the last to arrive reads",
+        "merged before every part arrived",
+    ),
+    Mutant(
+        "greedy_pick.arrival-without-barrier",
+        "greedy_pick",
+        PICK,
+        "    tl.debug_barrier()  # every thread of this program has stored its share before the arrival counts\n"
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        '    arrived = tl.atomic_add(counter_ptr + row, 1, sem="acq_rel", scope="gpu")',
+        "greedy_pick counts a part's arrival without a barrier: one thread may arrive before the part's pick is stored",
+        "merged before every part arrived",
+    ),
 )
 
 
