@@ -180,7 +180,8 @@ PLANTS = [
     p(
         "c01",
         PLANF,
-        "        cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity, chunk=chunk",
+        "        cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity, "
+        "chunk=chunk",
         "        cfg, meta_weights(cfg, torch_dtype(dtype)), recording(calls), batch=batch, capacity=capacity",
         PLAN,
     ),

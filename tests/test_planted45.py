@@ -1,0 +1,87 @@
+"""Planted-bug round 45 (docs/planted-bugs.md): DRAFT."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from safetensors.torch import load_file, save_file
+from store_fixtures import config_dict, make_checkpoint
+
+from neurobrix import tables
+from neurobrix.checkpoint import read_config, weight_files
+from neurobrix.memory import weight_bytes
+from neurobrix.model import WeightsError, weights_from_files
+from neurobrix.plan import resolve
+
+
+def _checkpoint(tmp_path, tie: bool, stored: str = "both"):
+    """A tiny random checkpoint (no transformers), its config tying the embeddings or not, holding both tensors
+    (``both``), equal ones (``both-equal``), or the output head only (``head-only``)."""
+    folder = make_checkpoint(tmp_path / "model", config=config_dict(tie_word_embeddings=tie), use_transformers=False)
+    weights = load_file(folder / "model.safetensors")
+    if stored == "both-equal":
+        weights["lm_head.weight"] = weights["model.embed_tokens.weight"].clone()
+    elif stored == "head-only":
+        del weights["model.embed_tokens.weight"]
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    return folder
+
+
+def _bytes_held(weights) -> int:
+    """The bytes of the distinct storages the fused weights hold (a tensor given twice counted once)."""
+    tensors = [weights.embed, weights.norm, weights.lm_head]
+    for layer in weights.layers:
+        tensors += [t for t in vars(layer).values() if isinstance(t, torch.Tensor)]
+    storages = {t.untyped_storage().data_ptr(): t.untyped_storage().nbytes() for t in tensors}
+    return sum(storages.values())
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize(("tie", "stored"), [(False, "both"), (True, "both-equal"), (True, "head-only")])
+def test_the_loaded_weights_are_the_bytes_the_memory_plan_counts(tmp_path, tie, stored, dtype):
+    """The memory check (``neurobrix.memory.weight_bytes``: every tensor of the config's checkpoint in the run's dtype,
+    the embedding once when tied) is what the loaded weights hold: each tensor cast to the run's dtype whatever the
+    file stores (float32 here), and a tied checkpoint's head and embedding one tensor where the file holds one of them
+    or two equal ones (fuse_weights' docstring; transformers ties them so)."""
+    folder = _checkpoint(tmp_path, tie, stored)
+    cfg = read_config(folder)
+    weights = weights_from_files(cfg, [str(p) for p in weight_files(folder)], dtype, "cpu")
+    assert {
+        t.dtype
+        for t in (weights.embed, weights.lm_head, weights.norm, *vars(weights.layers[0]).values())
+        if isinstance(t, torch.Tensor)
+    } == {dtype}
+    assert _bytes_held(weights) == weight_bytes(cfg, dtype.itemsize)
+
+
+@pytest.mark.parametrize("name", ["mlp.gate_proj.weight", "self_attn.k_proj.weight", "model.embed_tokens.weight"])
+def test_a_tensor_stored_transposed_is_refused_naming_its_shape(tmp_path, name):
+    """A checkpoint tensor of the right size in the wrong shape (stored transposed, as a converter writing [in, out]
+    does) is refused naming the tensor and both shapes, not run as another matrix of the same numbers."""
+    folder = _checkpoint(tmp_path, tie=False)
+    weights = load_file(folder / "model.safetensors")
+    full = name if name.startswith("model.") else f"model.layers.0.{name}"
+    assert weights[full].shape[0] != weights[full].shape[1]
+    weights[full] = weights[full].t().contiguous()
+    save_file(weights, folder / "model.safetensors", metadata={"format": "pt"})
+    cfg = read_config(folder)
+    with pytest.raises(WeightsError, match=rf"tensor '{full}' has shape \[.*\], config.json implies"):
+        weights_from_files(cfg, [str(p) for p in weight_files(folder)], torch.float32, "cpu")
+
+
+_CALL = ("rms_norm", "fp32", (1, 4096))
+
+
+def test_a_plans_settings_changed_after_its_ops_were_made_change_no_launch():
+    """``Plan.ops()`` launches copies of the settings it checked: a program that changes the plan's mapping afterwards
+    (a call dropped, a setting emptied in place) changes nothing launched, and the ops' own plan (``ops.origin``)
+    still holds the certified setting (the Triton interpreter, one rms_norm of one row)."""
+    x, w = torch.randn(1, 4096), torch.randn(4096)
+    reference = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-5) * w
+    for change in (lambda s: s.clear(), lambda s: s[_CALL].clear()):
+        plan = resolve([_CALL], tables.load(), "interpreter")
+        certified = dict(plan.settings[_CALL])
+        ops = plan.ops()
+        change(plan.settings)
+        torch.testing.assert_close(ops.rms_norm(x, w, 1e-5), reference)
+        assert ops.origin.settings == {_CALL: certified}
