@@ -85,3 +85,54 @@ def test_a_plans_settings_changed_after_its_ops_were_made_change_no_launch():
         change(plan.settings)
         torch.testing.assert_close(ops.rms_norm(x, w, 1e-5), reference)
         assert ops.origin.settings == {_CALL: certified}
+
+
+def test_a_plans_settings_are_checked_against_the_tables_it_names(tmp_path):
+    """``certified_settings`` holds a plan's settings to the tables it is given (a program's ``tables.load(folder)``,
+    the tables found now by ``require_current``), not to the tables located by default: a class that only those
+    tables have is checked there, and a setting they do not certify is refused though the default tables hold it."""
+    from kernel_tables import write_gpu_class, write_tables
+
+    from neurobrix.errors import UsageError
+    from neurobrix.plan import certified_settings
+
+    loaded = tables.load(write_gpu_class(write_tables(tmp_path / "t")))
+    plan = resolve([_CALL], loaded, "fake-hopper")
+    assert certified_settings(plan.settings, False, loaded, "fake-hopper", "this plan") == plan.settings
+    shipped = resolve([_CALL], tables.load(), "interpreter").settings
+    mine = resolve([_CALL], loaded, "interpreter").settings
+    assert shipped != mine  # the fixture's setting is not the shipped one
+    assert certified_settings(mine, False, loaded, "interpreter", "this plan") == mine
+    with pytest.raises(UsageError, match="not the setting"):
+        certified_settings(shipped, False, loaded, "interpreter", "this plan")
+
+
+@pytest.mark.parametrize(("batch", "prompt", "chunk", "steps"), [(1, 11, 4, 3), (2, 5, None, 4), (1, 40, 16, 2)])
+def test_the_calls_a_generation_makes_are_the_calls_planned(tmp_path, batch, prompt, chunk, steps):
+    """What ``generation_calls`` plans (the preflight's list, resolved before any weight is read) is every call a
+    greedy generation then makes, no more: a prompt prefilled in chunks of the model's own chunk, each decode step
+    over the whole KV cache's capacity (PyTorch's kernels, each call's key taken as the Triton ops take it)."""
+    from neurobrix.generate import Sampling, generate_batch
+    from neurobrix.model import Transformer
+    from neurobrix.ops import SPECS, Ops
+    from neurobrix.plan import generation_calls
+
+    made: set = set()
+
+    def watch(spec):
+        def op(*args, **kwargs):
+            dtype, key = spec.key_of(*args, **kwargs)
+            made.add((spec.name, dtype, tuple(key)))
+            return spec.torch(*args, **kwargs)
+
+        return op
+
+    assert set(SPECS) >= {"attention_chunk", "attention_decode", "greedy_pick"}
+    folder = _checkpoint(tmp_path, tie=False)
+    cfg = read_config(folder)
+    weights = weights_from_files(cfg, [str(p) for p in weight_files(folder)], torch.float32, "cpu")
+    capacity = prompt + steps
+    model = Transformer(cfg, weights, Ops("watching", watch), batch=batch, capacity=capacity, chunk=chunk)
+    prompts = [[(3 * n + b) % cfg.vocab_size for n in range(prompt)] for b in range(batch)]
+    generate_batch(model, prompts, steps, Sampling(), eos=set())
+    assert made == generation_calls(cfg, batch, prompt, capacity, "fp32", chunk=chunk)
