@@ -1,4 +1,42 @@
-"""Planted-bug round 45 (docs/planted-bugs.md): DRAFT."""
+"""Round 45 of planted bugs (tests/planted45_plants.py, run by tests/planted45_driver.py; the write-up is in
+docs/planted-bugs.md). Round 39's count of plants per 100 lines, redone on today's main over every
+tests/planted*_plants.py, tests/gate*_plants.py and conformance/mutants.py (1791 plants, each anchored), by file and by
+function, found model.py the engine file with the fewest (7 plants in 351 lines, 1.99 per 100) and its ``forward``,
+``prefill`` and ``fuse_weights`` at 0, with plan.py's ``forward_calls``, ``generation_calls`` and
+``certified_settings`` (and ``Plan.ops``' launch of what it checked) at 0 too.
+
+29 plants; 24 caught by the tests before the round (f01-f04 f07, m01-m13, c01 c02 c04 c05 c06 c08). 5 survived; 3 now
+fail a test here (each checked: the plant applied in a copy with the test alone, which fails; this file passes on the
+clean code):
+
+- f06 each tensor kept in the file's dtype (a float32 checkpoint run in fp16 or bf16 held float32 weights, twice the
+  bytes the memory check counted, and its calls keyed fp32 where fp16 was planned):
+  ``test_the_loaded_weights_are_the_bytes_the_memory_plan_counts``
+- c07 the settings ``Plan.ops`` checked handed on without a copy, c09 the ops launching the plan's own mapping rather
+  than the settings checked (a program changing ``plan.settings`` after ``ops()`` launched a setting nobody proved, or
+  failed with an unplanned call): ``test_a_plans_settings_changed_after_its_ops_were_made_change_no_launch``
+
+Two were equivalent: f05 (a head-only tied checkpoint's embedding a copy of the head: the copy equals the head, so the
+next line makes the output head that copy too, one tensor as before; the original is dropped), c03 (the recorded
+model's q/k/v bias dropped: the linear's key is (M, N, K), with no bias, so the calls recorded are the same).
+
+Also pinned (caught before by older tests, now by a narrower one here too): f07 (shapes compared by element count) by
+``test_a_tensor_stored_transposed_is_refused_naming_its_shape``; c01 (the program's prefill chunk not passed to the
+recorded model) and c02 (decode recorded over the prompt's length plus one, not the cache's capacity) by
+``test_the_calls_a_generation_makes_are_the_calls_planned`` (every call a greedy generation makes on PyTorch's kernels,
+keyed as the Triton ops key it, equals ``generation_calls``); c08 (the settings held to the default tables rather than
+those given) by ``test_a_plans_settings_are_checked_against_the_tables_it_names``.
+
+Round 44's t02 (``pad_id`` taking a list's first id) is equivalent: transformers (5.25 here) refuses a pad_token_id
+that is a list, of one id or more, in GenerationConfig's validation (``pad_token_id < 0`` raises), so its generate
+masks nothing, it fails; the engine's tokenizer refuses such settings at load (tests/test_text_round13.py's
+"pad_token_id list"; ``test_a_list_of_pad_ids_is_refused_as_transformers_refuses_it`` adds a list of one id), so
+``pad_id`` never reads a list and a scalar gives one id either way.
+
+Left open: a config that ties the embeddings with a file holding a different head keeps both tensors, as transformers
+does, where ``neurobrix.memory.weight_bytes`` counts the embedding once (the check undercounts by vocab x hidden);
+ops/__init__.py's ``certified`` and ``recording``, ops/spec.py and dtypes.py hold no plant.
+"""
 
 from __future__ import annotations
 
@@ -136,3 +174,22 @@ def test_the_calls_a_generation_makes_are_the_calls_planned(tmp_path, batch, pro
     prompts = [[(3 * n + b) % cfg.vocab_size for n in range(prompt)] for b in range(batch)]
     generate_batch(model, prompts, steps, Sampling(), eos=set())
     assert made == generation_calls(cfg, batch, prompt, capacity, "fp32", chunk=chunk)
+
+
+@pytest.mark.parametrize("pad", [[3], [3, 5]])
+def test_a_list_of_pad_ids_is_refused_as_transformers_refuses_it(tmp_path, pad):
+    """t02's input: a pad_token_id that is a list, of one id or two. transformers' GenerationConfig refuses it (its
+    validation compares the pad id with 0), so its generate gives no text; the engine refuses the settings when the
+    tokenizer loads them, naming the field, so its ``pad_id`` (which run's note about a pad id in the prompt reads)
+    never reads a list."""
+    import json
+
+    from neurobrix.tokenizer import Tokenizer, TokenizerError
+
+    transformers = pytest.importorskip("transformers")
+    with pytest.raises(TypeError):
+        transformers.GenerationConfig(pad_token_id=pad)
+    folder = make_checkpoint(tmp_path / "model", config=config_dict(), use_transformers=False)
+    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 2, "pad_token_id": pad}))
+    with pytest.raises(TokenizerError, match=rf"pad_token_id \[{pad[0]}"):
+        Tokenizer(folder)
