@@ -14,6 +14,8 @@ from typing import Any, NoReturn
 
 from packaging.version import InvalidVersion, Version
 
+from neurobrix.output import lost_reader, take_streams, write_whole
+
 from .build import build_project
 from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
@@ -114,7 +116,7 @@ def _finish(args: argparse.Namespace, report: Report, options: Options) -> int:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_whole(path, json.dumps(data, indent=2) + "\n")  # whole or not at all: a half report is no verdict
     except OSError as exc:
         raise GateError(f"--json {path}: cannot be written: {exc}") from exc
 
@@ -227,8 +229,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals are not ours to take
         previous = None
+    restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a lost reader surfaces here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:  # the reader went away (`| head -1`): quietly and 141, as SIGPIPE ends git
+        return lost_reader()
     except GateError as exc:
         _error(str(exc), args)
     except KeyboardInterrupt:
@@ -249,5 +256,6 @@ def main(argv: Sequence[str] | None = None) -> int:
             args,
         )
     finally:
+        restore_streams()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)
