@@ -140,7 +140,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
         epilog="Run it from the repository's root (the gate is not installed). Exit codes: 0 passed, 1 refused "
-        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The README's "
+        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 141 the "
+        "report's reader went away (SIGPIPE). The README's "
         "'For releases' section lists every check code and the --json report's fields.",
     )
     common = _Parser(add_help=False)
