@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import importlib
 import os
 import signal
 import stat
@@ -89,8 +90,8 @@ def take_streams() -> Callable[[], None]:
     stdout, stderr = sys.stdout, sys.stderr
     _hold_standard_descriptors()
     if sys.stdout is None:
-        sys.stdout = _ClosedOutput()  # type: ignore[assignment]
-    sys.stderr = _Diagnostics(sys.stderr)  # type: ignore[assignment]
+        sys.stdout = _ClosedOutput()
+    sys.stderr = _Diagnostics(sys.stderr)
 
     def restore() -> None:
         sys.stdout, sys.stderr = stdout, stderr
@@ -158,6 +159,5 @@ def byte_progress(what: str, total: int, shown: bool) -> Any:
     tqdm bar on a terminal, a line at every tenth of the way elsewhere, nothing unless ``shown``."""
     if shown and not sys.stderr.isatty():
         return _TenthLines(what, total)
-    from huggingface_hub.utils import tqdm
-
-    return tqdm(total=total, unit="B", unit_scale=True, desc=what, disable=not shown)
+    bar: Any = importlib.import_module("huggingface_hub.utils").tqdm  # imported only where a bar is drawn
+    return bar(total=total, unit="B", unit_scale=True, desc=what, disable=not shown)
