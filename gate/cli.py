@@ -14,7 +14,8 @@ from typing import Any, NoReturn
 
 from packaging.version import InvalidVersion, Version
 
-from neurobrix.output import lost_reader, take_streams, write_whole
+from neurobrix.errors import ran_out
+from neurobrix.output import STANDARD_OUTPUT, lost_reader, take_streams, write_whole
 
 from .build import build_project
 from .checker import DEFAULT_TRACKED, REPO, Options, check
@@ -251,6 +252,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     # or a GateError (exit 2), and the adversarial tests hold it to that. Should some input reach a bug, the
     # verdict is still "not passed" with one line that says so, never a traceback and never exit 0.
     except Exception as exc:  # noqa: BLE001
+        if isinstance(exc, OSError) and exc.filename == STANDARD_OUTPUT:  # the report's own output: a full disk
+            why = ran_out(exc)
+            _error(f"{exc.strerror}: {STANDARD_OUTPUT}{f'; {why}' if why else ''}; nothing was passed", args)
         _error(
             f"internal error in the gate ({type(exc).__name__}: {exc}); the input is not passed. Please report "
             "it with the input that caused it",

@@ -58,6 +58,39 @@ class _Diagnostics:
         return getattr(self._stream, name)
 
 
+STANDARD_OUTPUT = "standard output"  # the file name an OSError of a write there carries
+
+
+class _Result:
+    """Standard output as a command uses it: a write it cannot make (a full disk, /dev/full) names standard output,
+    as the error line then does. It named nothing: an import that had stored its model and could not print so ended
+    "No space left on device; the disk is full", read as the store's disk. A lost reader is left as it is."""
+
+    def __init__(self, stream: Any) -> None:
+        self._stream = stream
+
+    def write(self, text: str) -> int:
+        try:
+            return int(self._stream.write(text))
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            exc.filename = exc.filename or STANDARD_OUTPUT
+            raise
+
+    def flush(self) -> None:
+        try:
+            self._stream.flush()
+        except BrokenPipeError:
+            raise
+        except OSError as exc:
+            exc.filename = exc.filename or STANDARD_OUTPUT
+            raise
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._stream, name)
+
+
 class _ClosedOutput:
     """Standard output when its descriptor was closed (`>&-`): Python then sets ``sys.stdout`` to None, and every
     print went nowhere while the command ended "done" (exit 0), or raised AttributeError at the end."""
@@ -89,8 +122,7 @@ def take_streams() -> Callable[[], None]:
     """The standard streams as one command uses them (the module's rules); returns what puts them back."""
     stdout, stderr = sys.stdout, sys.stderr
     _hold_standard_descriptors()
-    if sys.stdout is None:
-        sys.stdout = _ClosedOutput()
+    sys.stdout = _ClosedOutput() if sys.stdout is None else _Result(sys.stdout)
     sys.stderr = _Diagnostics(sys.stderr)
 
     def restore() -> None:

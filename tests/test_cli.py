@@ -147,7 +147,8 @@ def test_output_on_a_full_disk_is_one_line_and_exit_1():
         )
     assert result.returncode == 1
     assert result.stderr == (  # the resource named since strict round 48
-        "neurobrix: error: No space left on device; the disk is full: free some space there (--debug shows where)\n"
+        "neurobrix: error: No space left on device: standard output; the disk is full: free some space there "
+        "(--debug shows where)\n"  # standard output named since strict round 51
     )
 
 

@@ -52,6 +52,7 @@ import subprocess
 import sys
 import termios
 import threading
+import zipfile
 from pathlib import Path
 
 import pytest
@@ -198,6 +199,36 @@ def test_a_closed_standard_output_is_one_line_and_exit_1(home, command):
     _no_traceback(done)
     assert done.returncode == 1
     assert done.stderr.count(b"\n") == 1 and b"standard output is closed" in done.stderr, done.stderr
+
+
+def test_a_full_standard_output_is_named_and_an_import_says_its_model_stays(tmp_path, source):
+    """>/dev/full. Before: an import that had stored its model ended "No space left on device; the disk is full: free
+    some space there", read as the store's disk, and said nothing of the model; the gate called it "internal error in
+    the gate (OSError ...) Please report it". Now each names standard output, and the import says the model stays."""
+    home = tmp_path / "home"
+    with open("/dev/full", "w") as full:
+        done = _run(_cmd("neurobrix", "import", str(source)), _env(home), stdout=full.fileno())
+    _no_traceback(done)
+    assert done.returncode == 1
+    assert done.stderr.endswith(
+        b"tiny was imported whole and stays in the store; its output could not be written\n"
+        b"neurobrix: error: No space left on device: standard output; the disk is full: free some space there "
+        b"(--debug shows where)\n"
+    )
+    assert b"\ntiny " in _run(_cmd("neurobrix", "list"), _env(home)).stdout
+
+    wheel = tmp_path / "dist" / "neurobrix-0.1.0-py3-none-any.whl"
+    wheel.parent.mkdir()
+    with zipfile.ZipFile(wheel, "w") as archive:  # a wheel the gate refuses with a report of findings
+        archive.writestr("neurobrix/__init__.py", "x = 1\n")
+    gate = _cmd("gate", "check", str(wheel), "--no-smoke", "--allow-dirty")
+    assert _run(gate, _env(home)).returncode == 1
+    for command, code in ((gate, 2), (_cmd("conformance", "track", "--check"), 1)):
+        with open("/dev/full", "w") as full:
+            done = _run(command, _env(home), stdout=full.fileno())
+        _no_traceback(done)
+        assert done.returncode == code and done.stderr.count(b"\n") == 1, done.stderr
+        assert b"No space left on device: standard output; the disk is full" in done.stderr, done.stderr
 
 
 # ----------------------------------------------------------------------------------------- 3. report files
