@@ -6,7 +6,8 @@ line). Three rules follow (strict round 51):
   128 + SIGPIPE (141), no traceback, never 0 for work it stopped;
 - diagnostics that cannot be written (standard error closed, a full disk, a closed pipe) are dropped: they never
   stop the work nor change its exit status, which is then all that is left to tell;
-- a result that cannot be written (standard output closed, a full disk) is an error: one line and a non-zero exit.
+- a result that cannot be written (standard output closed, a full disk) is an error: one line naming standard output
+  and a non-zero exit.
 """
 
 from __future__ import annotations
@@ -108,20 +109,9 @@ class _ClosedOutput:
         return False
 
 
-def _hold_standard_descriptors() -> None:
-    """Put /dev/null on descriptors 0-2 where they are closed, so that no file the command opens gets one of their
-    numbers: a child process or a C library writing to its standard output would write into that file."""
-    for fd in (0, 1, 2):
-        try:
-            os.fstat(fd)
-        except OSError:  # the lowest free number: this one, the lower ones being held already
-            os.open(os.devnull, os.O_RDONLY if fd == 0 else os.O_WRONLY)
-
-
 def take_streams() -> Callable[[], None]:
     """The standard streams as one command uses them (the module's rules); returns what puts them back."""
     stdout, stderr = sys.stdout, sys.stderr
-    _hold_standard_descriptors()
     sys.stdout = _ClosedOutput() if sys.stdout is None else _Result(sys.stdout)
     sys.stderr = _Diagnostics(sys.stderr)
 

@@ -22,7 +22,9 @@ Found and fixed:
   "unusable input" 2 a "refused" 1; now the diagnostics are dropped and the status is the command's;
 - standard output closed (`>&-`): `neurobrix list`, `run`, `doctor`, `tables verify` ended in an AttributeError
   traceback, `python -m conformance track --check` printed into nothing and said 0; now one line ("standard output
-  is closed"), exit 1;
+  is closed"), exit 1; standard output full (/dev/full) named nothing: an import that had stored its model ended "No
+  space left on device; the disk is full", read as the store's disk, and the gate called it an internal error; each
+  names standard output now, and the import says its model stays;
 - `--json FILE` naming a FIFO, a device or a link: the report was written beside it and renamed over it, replacing
   the FIFO (its reader waited for ever) and the link with a file; as root `--json /dev/full` or `/dev/null` replaced
   the device itself (found so, on this machine: /dev/full was put back by hand). Now a path that is no regular file
@@ -35,8 +37,9 @@ Found and fixed:
 Pinned: a run with standard input closed or /dev/null; `list` and `tables verify` byte for byte under COLUMNS=0, 1 or
 text, TERM=dumb and NO_COLOR (nothing the engine prints is coloured or sized to the terminal), `--help` there too.
 
-Left open: huggingface_hub's own download bars on a non-terminal (HF_HUB_DISABLE_PROGRESS_BARS=1 turns them off); a
-BrokenPipeError from anything else than standard output (a socket) reaching a command's end is taken as the reader's.
+Left open: huggingface_hub's own download bars on a non-terminal (HF_HUB_DISABLE_PROGRESS_BARS=1 turns them off); tqdm
+draws nothing on a terminal of width 0; a BrokenPipeError from anything else than standard output (a socket) reaching a
+command's end is taken as the reader's; warmup (951 passes here) was run only for its progress lines.
 """
 
 from __future__ import annotations
