@@ -135,15 +135,15 @@ def write_whole(path: Path, text: str) -> None:
     through links is written where they lead (the links stay). A path that is no regular file (`/dev/stdout`, a
     FIFO, /dev/null) is written into as `>` writes: renaming over it replaced the device or pipe with a file (as
     root, /dev/null itself); a pipe's reader of a report cut short gets a JSON document that does not parse."""
-    target = Path(os.path.realpath(path))
     try:
-        mode = target.stat().st_mode
+        mode = os.stat(path).st_mode  # through its links: /dev/stdout's lead to a pipe no path names
     except FileNotFoundError:
         mode = stat.S_IFREG
     if not stat.S_ISREG(mode):
-        with open(target, "w", encoding="utf-8") as stream:
+        with open(path, "w", encoding="utf-8") as stream:
             stream.write(text)
         return
+    target = Path(os.path.realpath(path))
     tmp = target.with_name(f".{target.name}.{os.getpid()}.tmp")
     try:
         tmp.write_text(text, encoding="utf-8")

@@ -27,7 +27,8 @@ Found and fixed:
   names standard output now, and the import says its model stays;
 - `--json FILE` naming a FIFO, a device or a link: the report was written beside it and renamed over it, replacing
   the FIFO (its reader waited for ever) and the link with a file; as root `--json /dev/full` or `/dev/null` replaced
-  the device itself (found so, on this machine: /dev/full was put back by hand). Now a path that is no regular file
+  the device itself (found so, on this machine: /dev/full was put back by hand); `--json /dev/stdout` was refused
+  ("cannot be written", a scratch file in /proc) as any other user. Now a path that is no regular file
   is written into as `>` writes, and a link is written where it leads. The gate's `--json` was written in place: a
   full disk (here `ulimit -f`) left half a JSON report over the last one; now whole or not at all;
 - import's progress on a standard error that is no terminal (a CI log) was tqdm's bar redrawn with carriage returns
@@ -271,6 +272,27 @@ def test_a_report_is_written_into_a_fifo_and_through_a_link(tmp_path):
         link.symlink_to(target.name)
         write(link, data)
         assert link.is_symlink() and json.loads(target.read_text()) == data
+
+
+@pytest.mark.skipif(not os.path.isdir("/dev/fd"), reason="needs /dev/fd, the descriptors' names")
+def test_a_report_to_standard_output_by_its_name(tmp_path):
+    """`--json /dev/fd/1` (as /dev/stdout), standard output a pipe. Before: a scratch file beside it and a rename over
+    it, refused where /proc makes no file ("cannot be written"); and where the folder takes files (/dev/stdout as
+    root) the link to the descriptor would be replaced by a file."""
+    script = (
+        "import sys\n"
+        "from conformance.__main__ import _write_report\n"
+        "from gate.cli import _write_json\n"
+        "from pathlib import Path\n"
+        "write = _write_report if sys.argv[1] == 'conformance' else lambda p, d: _write_json(Path(p), d)\n"
+        "write('/dev/fd/1', {'a': 1})\n"
+    )
+    for tool in ("conformance", "gate"):
+        done = subprocess.run(
+            [sys.executable, "-c", script, tool], env=_env(tmp_path / "home"), cwd=REPO, capture_output=True, timeout=60
+        )
+        assert done.returncode == 0, done.stderr
+        assert json.loads(done.stdout) == {"a": 1}
 
 
 def test_the_gates_report_on_a_full_disk_leaves_the_last_one_whole(tmp_path):
