@@ -63,7 +63,9 @@ import pytest
 from conftest import REPO
 from store_fixtures import config_dict, make_checkpoint
 
-pytestmark = pytest.mark.skipif(os.name != "posix", reason="pipes, /dev/full and ptys are POSIX's")
+pytestmark = pytest.mark.skipif(
+    os.name != "posix" or not os.path.exists("/dev/full"), reason="pipes and ptys are POSIX's, /dev/full Linux's"
+)
 
 RUN = ["run", "--model", "tiny", "--prompt", "hello world", "--max-tokens", "6", "--no-chat", "--backend", "torch"]
 
