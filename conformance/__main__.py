@@ -16,6 +16,7 @@ from typing import Any
 
 from neurobrix.cli import Parser, _decimal, real
 from neurobrix.errors import NeuroBrixError, UsageError, counted, ran_out
+from neurobrix.output import lost_reader, take_streams, write_whole
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
 
@@ -90,7 +91,7 @@ def _report_file(text: str) -> str:
 def _write_report(path: str, data: object) -> None:
     # whole or not at all (a full disk mid-write left half a JSON report, or truncated the one a run before wrote)
     try:
-        track.replace_text(Path(path), json.dumps(data, indent=2) + "\n")
+        write_whole(Path(path), json.dumps(data, indent=2) + "\n")
     except OSError as exc:
         raise NeuroBrixError(
             f"--json {path}: the report cannot be written ({exc.strerror or exc}); nothing was written there"
@@ -839,8 +840,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         for s in workers.INTERRUPTING
         if main_thread and signal.getsignal(s) is (signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
     }
+    restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
     try:
-        return args.func(args)
+        code = args.func(args)
+        sys.stdout.flush()  # inside the try: a lost reader surfaces here, not in the interpreter's last flush
+        return code
     except NeuroBrixError as exc:
         print(f"conformance: error: {exc}", file=sys.stderr)
         return exc.exit_code
@@ -849,13 +853,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
         print(f"conformance: {said}", file=sys.stderr)
         return 128 + signum
+    except BrokenPipeError:  # the reader went away (`| head -1`): quietly and 141, as `neurobrix` ends
+        return lost_reader()
     except OSError as exc:  # the machine's refusal (a read-only tables folder, an unwritable $GITHUB_OUTPUT):
         # one line and exit 1, as `neurobrix` ends, not a traceback
+        try:
+            sys.stdout.flush()
+        except OSError:  # the output itself failed: nothing more goes there, at exit either
+            lost_reader()
         where = f": {exc.filename}" if exc.filename else ""
         why = ran_out(exc)
         print(f"conformance: error: {exc.strerror or exc}{where}{f'; {why}' if why else ''}", file=sys.stderr)
         return 1
     finally:
+        restore_streams()
         for number, handler in previous.items():
             signal.signal(number, handler)
         # a Ctrl-C lost in this command is its own: kept beyond it, it interrupted the next items a Python caller ran

@@ -14,6 +14,9 @@ from typing import Any, NoReturn
 
 from packaging.version import InvalidVersion, Version
 
+from neurobrix.errors import ran_out
+from neurobrix.output import STANDARD_OUTPUT, lost_reader, take_streams, write_whole
+
 from .build import build_project
 from .checker import DEFAULT_TRACKED, REPO, Options, check
 from .checks import GateError
@@ -114,7 +117,7 @@ def _finish(args: argparse.Namespace, report: Report, options: Options) -> int:
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(json.dumps(data, indent=2) + "\n", encoding="utf-8")
+        write_whole(path, json.dumps(data, indent=2) + "\n")  # whole or not at all: a half report is no verdict
     except OSError as exc:
         raise GateError(f"--json {path}: cannot be written: {exc}") from exc
 
@@ -138,7 +141,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
         epilog="Run it from the repository's root (the gate is not installed). Exit codes: 0 passed, 1 refused "
-        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM). The README's "
+        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 141 the "
+        "report's reader went away (SIGPIPE). The README's "
         "'For releases' section lists every check code and the --json report's fields.",
     )
     common = _Parser(add_help=False)
@@ -227,8 +231,13 @@ def main(argv: Sequence[str] | None = None) -> int:
         previous = signal.signal(signal.SIGTERM, _terminate)
     except ValueError:  # not the main thread: signals are not ours to take
         previous = None
+    restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
     try:
-        return int(args.func(args))
+        code = int(args.func(args))
+        sys.stdout.flush()  # inside the try: a lost reader surfaces here, not in the interpreter's last flush
+        return code
+    except BrokenPipeError:  # the reader went away (`| head -1`): quietly and 141, as SIGPIPE ends git
+        return lost_reader()
     except GateError as exc:
         _error(str(exc), args)
     except KeyboardInterrupt:
@@ -243,11 +252,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     # or a GateError (exit 2), and the adversarial tests hold it to that. Should some input reach a bug, the
     # verdict is still "not passed" with one line that says so, never a traceback and never exit 0.
     except Exception as exc:  # noqa: BLE001
+        if isinstance(exc, OSError) and exc.filename == STANDARD_OUTPUT:  # the report's own output: a full disk
+            why = ran_out(exc)
+            _error(f"{exc.strerror}: {STANDARD_OUTPUT}{f'; {why}' if why else ''}; nothing was passed", args)
         _error(
             f"internal error in the gate ({type(exc).__name__}: {exc}); the input is not passed. Please report "
             "it with the input that caused it",
             args,
         )
     finally:
+        restore_streams()
         if previous is not None:
             signal.signal(signal.SIGTERM, previous)

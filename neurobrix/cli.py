@@ -19,11 +19,12 @@ from typing import Any, NoReturn
 
 from . import __version__
 from .errors import NeuroBrixError, UsageError, counted, printable, ran_out
+from .output import lost_reader, take_streams
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
     "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton), 7 stored model damaged, "
-    "128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP)."
+    "128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE: the output's reader went away)."
 )
 
 
@@ -722,6 +723,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if isinstance(sys.stdout, io.TextIOWrapper) and sys.stdout.errors in ("strict", "surrogateescape"):
         sys.stdout.reconfigure(errors="neurobrix.shown")
     previous = _catch_termination()
+    restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
     try:
         if args.func is not cmd_doctor:  # doctor reports it among its findings
             from .doctor import environment_problem
@@ -754,9 +756,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             "'Certified classes and their compiler stack' says; `neurobrix doctor` reports torch and triton)",
             1,
         )
-    except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): not an error
-        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
-        return 0
+    except BrokenPipeError:  # the reader went away (`neurobrix tables show ... | head`): quietly, as SIGPIPE ends
+        return lost_reader()  # coreutils and git (141), never 0 for what it stopped (an import, a run)
     except OSError as exc:  # the machine's refusal (the output on a full disk, say), not a bug: one line
         if args.debug:
             traceback.print_exc()
@@ -768,6 +769,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         why = ran_out(exc)
         _error(f"{exc.strerror or exc}{where}{f'; {why}' if why else ''} (--debug shows where)", 1)
     finally:
+        restore_streams()
         for signum, handler in previous.items():
             signal.signal(signum, handler)
 

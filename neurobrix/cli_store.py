@@ -9,6 +9,7 @@ import sys
 from typing import Any
 
 from .errors import counted, printable
+from .output import STANDARD_OUTPUT
 from .store import StoredModel, import_model, list_models, models_dir, remove
 
 
@@ -40,10 +41,11 @@ def _as_json(model: StoredModel) -> dict[str, Any]:
 def cmd_import(args: argparse.Namespace) -> int:
     model = import_model(args.source, accept_license=args.accept_license, revision=args.revision, progress=True)
     commit = f" at {model.commit[:12]}" if model.commit else ""
-    print(
-        f"imported {model.name}{commit}: {counted(len(model.files), 'file')}, {format_size(model.size)} in {model.path}"
-    )
     try:
+        print(
+            f"imported {model.name}{commit}: {counted(len(model.files), 'file')}, {format_size(model.size)} in "
+            f"{model.path}"
+        )
         return _after_import(args, model)
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) once the model is stored whole: it stays, so say so
         sys.stdout.flush()
@@ -52,6 +54,13 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"(`neurobrix remove {shlex.quote(model.name)}` removes it)",
             file=sys.stderr,
         )
+        raise
+    except OSError as exc:  # its output lost (a full disk, a closed pipe) once the model is stored whole: it stays
+        if exc.filename == STANDARD_OUTPUT and not isinstance(exc, BrokenPipeError):
+            print(
+                f"{model.name} was imported whole and stays in the store; its output could not be written",
+                file=sys.stderr,
+            )
         raise
 
 

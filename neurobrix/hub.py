@@ -32,6 +32,7 @@ from .checkpoint import (
     shards_named,
 )
 from .errors import NeuroBrixError, UsageError
+from .output import byte_progress
 
 # What a hub download may fetch: nothing else (no pickles, no code) ever leaves the hub.
 HUB_PATTERNS = (CONFIG, "*.safetensors", INDEX, TOKENIZER, *OPTIONAL, f"{TEMPLATES}/*.jinja")
@@ -268,8 +269,6 @@ def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str], progress: bo
     repo = hub_cache() / f"models--{repo_id.replace('/', '--')}"
     if not _snapshot_of(repo, snapshot):  # (as _own_snapshot: a seam that does not lay files out so is not checked)
         return
-    from huggingface_hub.utils import tqdm
-
     blobs = Path(os.path.realpath(repo)) / "blobs"
     named = {}  # each file the import takes whose blob is named by a hash, with that blob
     for file in files:
@@ -279,7 +278,7 @@ def check_blobs(repo_id: str, snapshot: Path, files: Sequence[str], progress: bo
     total = sum(blob.stat().st_size for blob in named.values())
     # a bar only where the check takes a while (about a second per GiB read and hashed)
     shown = progress and total >= 256 << 20
-    with tqdm(total=total, unit="B", unit_scale=True, desc=f"checking {repo_id}", disable=not shown) as bar:
+    with byte_progress(f"checking {repo_id}", total, shown) as bar:
         for file, blob in named.items():
             _check_blob(repo_id, snapshot, file, blob, bar.update)
 

@@ -65,6 +65,7 @@ from .checkpoint import (  # noqa: E402,F401
 from .config import ModelConfig
 from .errors import NeuroBrixError, UsageError, expect, printable, ran_out
 from .hub import HUB_PATTERNS, GatedModelError, HubError, hub_cache, hub_id, hub_offline, normalize  # noqa: E402,F401
+from .output import byte_progress
 from .tokenizer import Tokenizer, TokenizerFileError
 
 HOME_ENV = "NEUROBRIX_HOME"
@@ -965,8 +966,6 @@ def _store_folder(
     folder: Path, name: str, source: str, *, revision: str | None, commit: str | None, link: bool, progress: bool
 ) -> StoredModel:
     """Check ``folder`` and store its files as ``name``, atomically."""
-    from huggingface_hub.utils import tqdm
-
     files = checkpoint_files(folder)
     if link:  # a hub snapshot (the only folder the store links from): every file is the blob its name says
         hub.check_blobs(source, folder, files, progress)
@@ -996,7 +995,7 @@ def _store_folder(
         with _locked(exclusive=True):  # made and claimed before any sweep (they run under the lock) can see it
             tmp.mkdir()
             claim = _claim(tmp)
-        with tqdm(total=total, unit="B", unit_scale=True, desc=f"storing {name}", disable=not progress) as bar:
+        with byte_progress(f"storing {name}", total, progress) as bar:
             for file in files:
                 _place(folder / file, tmp / file, link, bar)
         manifest = _manifest(name, source, revision, commit, tmp, files)

@@ -93,8 +93,8 @@ PLANTS = [
     p(
         "c17",
         C,
-        "        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())\n        return 0\n",
-        "        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())\n        return 1\n",
+        "        return lost_reader()  # coreutils and git (141), never 0 for what it stopped (an import, a run)\n",
+        "        lost_reader()\n        return 1\n",  # re-anchored in strict round 51 (the status was 0, now 141)
         CLI,
     ),
     p(

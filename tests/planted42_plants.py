@@ -67,8 +67,8 @@ PLANTS = [
     p(
         "b06",
         HUBF,
-        'desc=f"checking {repo_id}", disable=not shown)',
-        'desc=f"checking {repo_id}", disable=shown)',
+        'byte_progress(f"checking {repo_id}", total, shown)',  # re-anchored in strict round 51
+        'byte_progress(f"checking {repo_id}", total, not shown)',
         BLOB,
     ),
     p(
