@@ -72,10 +72,10 @@ def checkpoint(
     (folder / "generation_config.json").write_text(json.dumps(generation or {"eos_token_id": NEVER}))
 
 
-def theirs(folder: Path, prompt: str, new: int) -> tuple[list[int], str]:
+def theirs(folder: Path, prompt: str, new: int) -> tuple[list[int], str] | None:
     """transformers' greedy generate in float32, handed the tokenizer's attention mask, and the text of the new ids
-    as ``decode(skip_special_tokens=True)`` gives it. A near tie (round 39's margin) fails the test: the case then
-    compares nothing."""
+    as ``decode(skip_special_tokens=True)`` gives it; None at a near tie (round 39's margin), where either id may be
+    picked."""
     tok = transformers.AutoTokenizer.from_pretrained(folder)
     model = transformers.AutoModelForCausalLM.from_pretrained(folder).float().eval()
     inputs = tok(prompt, return_tensors="pt")
@@ -83,9 +83,10 @@ def theirs(folder: Path, prompt: str, new: int) -> tuple[list[int], str]:
         out = model.generate(
             **inputs, do_sample=False, max_new_tokens=new, output_scores=True, return_dict_in_generate=True
         )
-    for step, scores in enumerate(out.scores):
+    for scores in out.scores:
         top = torch.topk(scores[0].double(), 2).values
-        assert float(top[0] - top[1]) > r39.MARGIN * max(1.0, abs(float(top[0]))), f"a near tie at step {step}"
+        if float(top[0] - top[1]) <= r39.MARGIN * max(1.0, abs(float(top[0]))):
+            return None
     got = out.sequences[0, inputs["input_ids"].shape[1] :].tolist()
     return got, tok.decode(got, skip_special_tokens=True)
 
@@ -226,47 +227,99 @@ CASES: dict[str, tuple] = {
         "don't [SEP] it's , the model [UNK] . hello world ! we're",
         14,
     ),
+    "special tokens in the output (sequence_bias raising </s>, which no eos id names), metaspace, streamed around": (
+        "metaspace",
+        "mistral",
+        SMALL,
+        18,
+        4.0,
+        {"spaces_between_special_tokens": False},
+        {"eos_token_id": NEVER, "sequence_bias": [[["<the id of </s>>"], 5.0]]},
+        " it's</s>  fast model 🙂\n\n fast",
+        16,
+    ),
 }
 
 
-def _prepared(tmp_path: Path, name: str) -> tuple[Path, str, int]:
-    kind, family, shape, seed, spread, tokenizer_config, generation, prompt, new = CASES[name]
+SEEDS = 6  # the fixture tokenizers are trained anew each time (their vocabulary can differ): a near tie takes the next
+
+
+def _resolved(value: Any, prompt_ids: list[int], tok: Any) -> Any:
+    if value == "<the prompt's 3rd id>":
+        return prompt_ids[2]
+    if value == "<the id of </s>>":
+        return tok.convert_tokens_to_ids("</s>")
+    if isinstance(value, list):
+        return [_resolved(v, prompt_ids, tok) for v in value]
+    return value
+
+
+def settled(
+    tmp_path: Path, case: tuple, *, new: int | None = None, check=None
+) -> tuple[Path, str, int, tuple[list[int], str]]:
+    """The drawn ``case`` (a CASES entry) built at its seed, or at the next where transformers' run meets a near tie
+    (or ``check``, given its ids and the tokenizer, says they reach nothing): (folder, prompt, new tokens,
+    transformers' ids and text)."""
+    kind, family, shape, seed, spread, tokenizer_config, generation, prompt, case_new = case
+    new = case_new if new is None else new
     folder = tmp_path / "m"
-    checkpoint(folder, kind, family, shape, seed=seed, spread=spread, tokenizer_config=tokenizer_config)
-    if generation is not None:
-        ids = transformers.AutoTokenizer.from_pretrained(folder)(prompt)["input_ids"]
-        generation = {k: (ids[2] if v == "<the prompt's 3rd id>" else v) for k, v in generation.items()}
-        (folder / "generation_config.json").write_text(json.dumps(generation))
-    return folder, prompt, new
+    for at in range(seed, seed + SEEDS):
+        shutil.rmtree(folder, ignore_errors=True)
+        checkpoint(folder, kind, family, shape, seed=at, spread=spread, tokenizer_config=tokenizer_config)
+        tok = transformers.AutoTokenizer.from_pretrained(folder)
+        if generation is not None:
+            ids = tok(prompt)["input_ids"]
+            written = {key: _resolved(value, ids, tok) for key, value in generation.items()}
+            (folder / "generation_config.json").write_text(json.dumps(written))
+        want = theirs(folder, prompt, new)
+        if want is not None and (check is None or check(want[0], tok)):
+            return folder, prompt, new, want
+    raise AssertionError(f"{prompt[:40]!r}: a near tie (or nothing reached) at each of {SEEDS} seeds")
 
 
 @pytest.mark.parametrize("name", CASES)
 def test_drawn_cases_print_transformers_text(tmp_path, name):
-    folder, prompt, new = _prepared(tmp_path, name)
-    want = theirs(folder, prompt, new)
+    special = "sequence_bias" in (CASES[name][6] or {})
+
+    def reaches(ids: list[int], tok: Any) -> bool:  # the special token made between others
+        return not special or tok.convert_tokens_to_ids("</s>") in ids[1:-1]
+
+    folder, prompt, new, want = settled(tmp_path, CASES[name], check=reaches)
+    pad = json.loads((folder / "generation_config.json").read_text()).get("pad_token_id")
     for stream in (False, True):
         ids, text, notes = ours(folder, prompt, new, stream=stream)
         assert (ids, text) == want, (stream, notes)
-        pad = json.loads((folder / "generation_config.json").read_text()).get("pad_token_id")
         assert any("pad_token_id" in note for note in notes) == (pad is not None)
 
 
 def test_an_eos_id_inside_a_run_of_byte_tokens_ends_the_text_there(tmp_path):
     """The model's own greedy ids first (no eos), then generation_config.json's eos set to a byte-fallback token it
-    makes after other byte tokens: the text ends there as transformers' does (the eos id dropped, the byte run before
-    it decoded whole), streamed and not."""
-    folder, prompt, new = _prepared(tmp_path, "special tokens' text across a sentencepiece prompt, byte runs out, "
-                                    "clean-up asked for (BPE: ignored)")
-    free, _ = theirs(folder, prompt, new)
-    tok = transformers.AutoTokenizer.from_pretrained(folder)
-    spelt = tok.convert_ids_to_tokens(free)
-    at = next(i for i in range(2, len(free)) if spelt[i].startswith("<0x") and spelt[i - 1].startswith("<0x"))
-    assert free[at] not in free[:at]
+    makes after another byte token: the text ends there as transformers' does (the eos id dropped, the byte run
+    before it decoded whole), streamed and not."""
+
+    def byte_after_byte(ids: list[int], tok: Any) -> bool:
+        spelt = tok.convert_ids_to_tokens(ids)
+        return any(
+            spelt[i].startswith("<0x") and spelt[i - 1].startswith("<0x") and ids[i] not in ids[:i]
+            for i in range(2, len(ids))
+        )
+
+    name = "special tokens' text across a sentencepiece prompt, byte runs out, clean-up asked for (BPE: ignored)"
+    folder, prompt, new, (free, _) = settled(tmp_path, CASES[name], check=byte_after_byte)
+    spelt = transformers.AutoTokenizer.from_pretrained(folder).convert_ids_to_tokens(free)
+    at = next(
+        i
+        for i in range(2, len(free))
+        if spelt[i].startswith("<0x") and spelt[i - 1].startswith("<0x") and free[i] not in free[:i]
+    )
     (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": [NEVER, free[at]]}))
     want = theirs(folder, prompt, new)
-    assert want[0] == free[: at + 1]
+    assert want is not None and want[0] == free[: at + 1]
     for stream in (False, True):
         assert ours(folder, prompt, new, stream=stream)[:2] == want
+
+
+CHUNKED = "the model runs fast never guess a setting café".split()
 
 
 def test_a_prompt_in_two_prefill_passes_at_the_shipped_chunk(tmp_path):
@@ -274,19 +327,17 @@ def test_a_prompt_in_two_prefill_passes_at_the_shipped_chunk(tmp_path):
     chunk), where transformers runs one forward; the text is the same."""
     from neurobrix.model import chunk_length, prefill_chunks
 
-    folder = tmp_path / "m"
-    checkpoint(folder, "metaspace", "mistral", {**SMALL, "max_position_embeddings": 4096}, seed=16, spread=4.0)
-    words = "the model runs fast never guess a setting café".split()
-    prompt = " ".join(words[(i * 7) % len(words)] for i in range(1500)) + " <s> 🙂 don't</s> the model"
+    prompt = " ".join(CHUNKED[(i * 7) % len(CHUNKED)] for i in range(1500)) + " <s> 🙂 don't</s> the model"
+    case = ("metaspace", "mistral", {**SMALL, "max_position_embeddings": 4096}, 16, 4.0, {}, None, prompt, 12)
+    folder, prompt, new, want = settled(tmp_path, case)
     ids = transformers.AutoTokenizer.from_pretrained(folder)(prompt)["input_ids"]
     assert len(prefill_chunks(len(ids), chunk_length(1))) == 2, len(ids)
-    want = theirs(folder, prompt, 12)
     for stream in (False, True):
-        assert ours(folder, prompt, 12, stream=stream)[:2] == want
+        assert ours(folder, prompt, new, stream=stream)[:2] == want
 
 
 def test_the_interpreter_prints_the_same_text(tmp_path):
     """One drawn case on the Triton interpreter's kernels (fp32), streamed."""
-    folder, prompt, _ = _prepared(tmp_path, "metaspace, the prompt all special tokens' text, a two-layer GQA model")
-    want = theirs(folder, prompt, 6)
-    assert ours(folder, prompt, 6, stream=True, backend="triton")[:2] == want
+    name = "metaspace, the prompt all special tokens' text, a two-layer GQA model"
+    folder, prompt, new, want = settled(tmp_path, CASES[name], new=6)
+    assert ours(folder, prompt, new, stream=True, backend="triton")[:2] == want
