@@ -57,8 +57,8 @@ PLANTS = [
     p(
         "s07",
         REPORT,
-        "    return _uncommanded(\"\".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in",
-        "    return (\"\".join(ch if unicodedata.category(ch) not in _UNSHOWN else ascii(ch)[1:-1] for ch in",
+        'return _uncommanded("".join(ch if unicodedata.category(ch)',
+        'return ("".join(ch if unicodedata.category(ch)',
         ESCAPE,
     ),
     p(
@@ -86,7 +86,13 @@ PLANTS = [
         "on_disk = (root / TRACKED_LIST).exists()",
         TABLES,
     ),
-    p("t02", REPO, "    if TRACKED_LIST in differs:\n        return set()", "    if differs:\n        return set()", TABLES),
+    p(
+        "t02",
+        REPO,
+        "    if TRACKED_LIST in differs:\n        return set()",
+        "    if differs:\n        return set()",
+        TABLES,
+    ),
     p(
         "t03",
         REPO,
@@ -94,7 +100,13 @@ PLANTS = [
         "if head[TRACKED_LIST][0] != _REGULAR:",
         TABLES,
     ),
-    p("t04", REPO, "parse_list(fh.read(limit + 1), TRACKED_LIST, limit)", "parse_list(fh.read(limit), TRACKED_LIST, limit)", TABLES),
+    p(
+        "t04",
+        REPO,
+        "parse_list(fh.read(limit + 1), TRACKED_LIST, limit)",
+        "parse_list(fh.read(limit), TRACKED_LIST, limit)",
+        TABLES,
+    ),
     p("t05", REPO, "for path in listed.keys() - head.keys():", "for path in head.keys() - listed.keys():", TABLES),
     p(
         "t06",
@@ -108,7 +120,8 @@ PLANTS = [
     p(
         "t09",
         REPO,
-        'notes.add(f"{path}: a file of the commit that {TRACKED_LIST} does not list ({_IN_SYNC})")\n            continue',
+        'notes.add(f"{path}: a file of the commit that {TRACKED_LIST} does not list ({_IN_SYNC})")'
+        "\n            continue",
         "continue",
         TABLES,
     ),
@@ -145,17 +158,35 @@ PLANTS = [
         'if backend not in (BACKEND, None) or "backend-path" in system:',
         MODEL,
     ),
-    p("m05", REPO, "        if name in tracked:\n            raise GateError(", "        if tracked.get(name):\n            raise GateError(", MODEL),
+    p(
+        "m05",
+        REPO,
+        "        if name in tracked:\n            raise GateError(",
+        "        if tracked.get(name):\n            raise GateError(",
+        MODEL,
+    ),
     p("m06", REPO, 'for name in ("hatch.toml",):', 'for name in ("hatch.toml"):', MODEL),
-    p("m07", REPO, "        if ours.get(key) != model.get(key)\n", "        if key in model and ours.get(key) != model.get(key)\n", MODEL),
+    p(
+        "m07",
+        REPO,
+        "        if ours.get(key) != model.get(key)\n",
+        "        if key in model and ours.get(key) != model.get(key)\n",
+        MODEL,
+    ),
     p(
         "m08",
         REPO,
-        '    ] + [f"{key} missing, the model\'s {model[key]!r}" for key in sorted(model) if key not in ours]',
+        '    ] + [f"{_dotted(key)} missing, the model\'s {model[key]!r}" for key in sorted(model) if key not in ours]',
         "    ]",
         MODEL,
     ),
-    p("m09", REPO, "    if not isinstance(table, dict) or not table:\n", "    if not isinstance(table, dict):\n", MODEL),
+    p(
+        "m09",
+        REPO,
+        "    if not isinstance(table, dict) or not table:\n",
+        "    if not isinstance(table, dict):\n",
+        MODEL,
+    ),
     p(
         "m10",
         REPO,
@@ -171,7 +202,7 @@ PLANTS = [
         'ours = {} if build is None else _flat({"targets": build.get("targets", {})})',
         MODEL,
     ),
-    p("m12", REPO, 'f"{prefix}.{key}" if prefix else str(key)', "str(key)", MODEL),
+    p("m12", REPO, "flat.update(_flat(value, (*prefix, str(key))))", "flat.update(_flat(value, (str(key),)))", MODEL),
     p(
         "m13",
         REPO,
