@@ -160,3 +160,13 @@ def test_a_quoted_dotted_key_hides_no_package_hatchling_builds(tmp_path: Path) -
     assert "\n" not in line and MODELLED in line
     assert "targets.wheel.packages = ['neurobrix', 'neurobrix_plugins']" in line
     assert f"{json.dumps('targets.wheel.packages')} = ['neurobrix'], which the model lacks" in line
+
+
+def test_a_list_of_tables_is_named_like_any_other_value() -> None:
+    """A build key holding a list of inline tables is a difference named in the one line, not an internal error (m10
+    compared lists as sets, which order and repeats could not tell apart, and raised TypeError on a table)."""
+    config = _config()
+    config["tool"]["hatch"]["build"]["exclude"] = [{"path": "neurobrix/cli.py"}]
+    with pytest.raises(GateError) as raised:
+        _check_build_model(REPO, config, {}, _readme())
+    assert "exclude = [{'path': 'neurobrix/cli.py'}], which the model lacks" in str(raised.value)
