@@ -1,6 +1,50 @@
 """Gate mutation round 52 (tests/gate52_plants.py, applied one at a time by tests/gate52_driver.py).
 
-OUTCOMES
+Where rounds 49-51 added code: gate/report.py's escape of CI runner commands (``shown``, ``_uncommanded``) and
+``python -m gate``'s stop line (gate/__init__.py), gate/repository.py's ``_tables_unlisted`` (the commit's tables
+against its TRACKED.yaml) and ``_check_build_model`` with ``_flat`` and ``modelled_build`` (``[tool.hatch.build]``, the
+backend and a tracked hatch.toml against the gate's model). 37 plants (a comparison inverted, a key skipped, a prefix
+test for equality, a case folded, an early return, an escape in one branch only, a list compared as a set, a missing
+value taken as matching, a tuple of one name iterated by letter), each run against the round's test file a
+contributor would run (49 with its fast cases first, 50, 51 with test_gate_units.py's build cases).
+
+Caught before this round: 20 (s01 only ``##[`` escaped, s02 only spaces trimmed, s03 ``::`` at column 0 only, s05
+the escape put at the line's start, s06 ``##`` escaped at the start only, s07 ``shown`` without the runner escape,
+i03 control characters printed raw, t05 the set difference inverted, t07 the list named as its own table, t09 an
+unlisted table not named, t13 list keys without ``tables/``, m01 backend-path dropped, m05 ``tracked.get`` for
+membership, m06 ``("hatch.toml")`` iterated by letter, m07 keys the model lacks skipped, m08 missing keys not named,
+m09 empty tables dropped, m11 build-level keys skipped, m12 the key path's prefix lost, m13 pyproject.toml dropped from
+the modelled sdist).
+
+Equivalent: 10. c01 (the exit-2 JSON write's error line unescaped: it names only the caller's own ``--json`` path,
+checked writable before the run, nothing an archive or a build chooses); i02 (``str.isprintable`` alone: it is false
+for every character a terminal or runner obeys, Cc Cf Cs Co Cn Zl Zp and Zs but the space, so only printable letters
+and symbols go unescaped, as ``shown`` leaves them, ``##`` still escaped); t01 (a dangling link at the list's path not
+named: it cannot be read as the list, so the default run stops, exit 2, and with ``--tracked`` round 42's
+``with_reference`` names the difference); t02 (the tables skipped when any path differs: the tree is not clean
+already, only detail is lost); t04 (the list read to the limit, not one past: an over-limit list is refused as the
+reference, exit 2, and another ``--tracked`` list is named by round 42); t08 (a path already differing read again:
+one more note, ``clean`` false either way); t11 (the size test dropped: the sha256 is of every byte read, one past the
+size); m03 (the backend's name case-folded: ``Hatchling.build`` does not import (module names are case-sensitive), so
+preparing the metadata stops, exit 2); m04 (a missing build-backend taken as hatchling's: ``_declared`` reads
+``[build-system] build-backend`` first and stops without it).
+
+Survived and now failing a case below (each shown failing with its plant alone and passing without): s04 (a leading
+``::`` written ``\\x3a`` with the second colon dropped: the log named another member), i01 (``##`` escaped in
+printable-ASCII names only: ``é##[debug]x.py``, or a tab before ``##[group]``, was the runner's command), t03 (an
+executable list, mode 100755, taken as no regular file), t06 (``tables`` tested as a prefix without its slash:
+``tables.md`` was an unlisted table), t10 (a table read to its listed size: a byte appended passed clean), t12 (a table
+committed as a link read through it: the commit holds no table bytes, the link names them), m02 (any backend named
+``hatchling...``: ``hatchling.ouroboros`` passed), m10 (lists compared as sets: a list of tables was an internal error).
+
+Found and fixed: ``_flat`` joined key paths into dotted strings, so a quoted key ``"targets.wheel.packages" =
+["neurobrix"]`` in ``[tool.hatch.build]`` and ``[tool.hatch.build.targets.wheel]``'s own ``packages`` naming a second
+package were one key, the later kept: the gate found the build modelled while hatchling (which ignores the quoted key,
+shown with its own ``WheelBuilder``) packs the second package, round 51's false pass back. Keys are compared by their
+path now, and a key holding dots is named quoted (the case below failed before, DID NOT RAISE).
+
+Left open: each plant ran against its round's test file, not the whole corpus; ``_tables_unlisted``'s reading of the
+working tree's bytes where the commit's are meant is held by ``differs`` (round 45's hashing), not planted again.
 """
 
 from __future__ import annotations
