@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import functools
 import hashlib
+import json
 import os
 import re
 import stat
@@ -429,14 +430,25 @@ def modelled_build(readme: str | None) -> dict[str, Any]:
     }
 
 
-def _flat(table: Any, prefix: str = "") -> dict[str, Any]:
-    """A TOML table as dotted keys (``targets.wheel.packages``) and their values, tables opened down to the leaves."""
+def _flat(table: Any, prefix: tuple[str, ...] = ()) -> dict[tuple[str, ...], Any]:
+    """A TOML table as key paths (``("targets", "wheel", "packages")``) and their values, tables opened down to the
+    leaves. A path, not a dotted string (gate round 52): a quoted key holding dots, ``"targets.wheel.packages" =
+    ["neurobrix"]`` beside ``[tool.hatch.build.targets.wheel]``'s own ``packages``, was flattened to the same string,
+    the later value kept, so the modelled value hid the one hatchling builds with (it ignores the quoted key)."""
     if not isinstance(table, dict) or not table:
         return {prefix: table}
-    flat: dict[str, Any] = {}
+    flat: dict[tuple[str, ...], Any] = {}
     for key, value in table.items():
-        flat.update(_flat(value, f"{prefix}.{key}" if prefix else str(key)))
+        flat.update(_flat(value, (*prefix, str(key))))
     return flat
+
+
+_BARE_KEY = re.compile(r"[A-Za-z0-9_-]+")
+
+
+def _dotted(path: tuple[str, ...]) -> str:
+    """A key path as TOML writes it: bare keys joined by dots, any other key quoted."""
+    return ".".join(k if _BARE_KEY.fullmatch(k) else json.dumps(k) for k in path)
 
 
 def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bool], readme: str | None) -> None:
@@ -464,10 +476,11 @@ def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bo
     ours = {} if build is None else _flat(build)
     model = _flat(modelled_build(readme))
     differs = [
-        f"{key} = {ours[key]!r}" + (f", the model's {model[key]!r}" if key in model else ", which the model lacks")
+        f"{_dotted(key)} = {ours[key]!r}"
+        + (f", the model's {model[key]!r}" if key in model else ", which the model lacks")
         for key in sorted(ours)
         if ours.get(key) != model.get(key)
-    ] + [f"{key} missing, the model's {model[key]!r}" for key in sorted(model) if key not in ours]
+    ] + [f"{_dotted(key)} missing, the model's {model[key]!r}" for key in sorted(model) if key not in ours]
     if differs:
         raise GateError(f"{file}: [tool.hatch.build] is not the build configuration {where}; {'; '.join(differs)}")
 
