@@ -400,8 +400,8 @@ PLANTS = [
     p(
         "s24",
         RUN,
-        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity)\n",
-        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, capacity, prompt_len)\n",
+        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, names=names)\n",
+        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, capacity, prompt_len, names=names)\n",
         ST,
     ),
     p(
