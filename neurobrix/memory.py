@@ -212,9 +212,7 @@ def require_fit_on(
         import torch
 
         free, total = torch.cuda.mem_get_info(device)
-        return require_fit(
-            cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths, names=names
-        )
+        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths, names=names)
     free, total = host_memory()
     limited = cgroup_memory()
     cgroup = None

@@ -131,15 +131,17 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
 
     # weights, KV cache and working memory against what the GPU has free, or on the CPU (the interpreter class, the
     # torch backend without a GPU) what the host and the process's cgroup leave: refused before a weight is read, and
-    # before the preflight, whose shapes-only tensors of a cache past 2**63 bytes torch cannot even describe; the
-    # weight files' headers name the tensors (a tied config's file holding a head of its own keeps it: weight_bytes)
+    # before the preflight, whose shapes-only tensors of a cache past 2**63 bytes torch cannot even describe; a tied
+    # config's weight files are named first (their headers, no tensor): a head of its own beside the embedding is kept
+    # too (weight_bytes)
     names: set[str] = set()
-    try:
-        load_safetensors([str(p) for p in stored.weight_files()], names)  # the headers only, no tensor read
-    except UnreadableWeightsError as exc:
-        from .store import damaged
+    if cfg.tie_word_embeddings:
+        try:
+            load_safetensors([str(p) for p in stored.weight_files()], names)
+        except UnreadableWeightsError as exc:
+            from .store import damaged
 
-        raise damaged(stored, [str(exc)]) from exc
+            raise damaged(stored, [str(exc)]) from exc
     require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, names=names)
     if class_id is not None:
         # the run's model and lengths, so that certify covers exactly this run; the interpreter class covers

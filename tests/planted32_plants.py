@@ -308,8 +308,8 @@ PLANTS = [
     p(
         "s10",
         MEM,
-        "        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths)\n",
-        "        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total)\n",
+        "free, total, what=what, lengths=lengths, names=names)\n",
+        "free, total, names=names)\n",
         ST,
     ),
     p(
