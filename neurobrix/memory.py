@@ -66,13 +66,28 @@ def kv_bytes(cfg: ModelConfig, itemsize: int, batch: int, capacity: int) -> int:
     return 2 * cfg.num_layers * batch * capacity * cfg.num_kv_heads * cfg.head_dim * itemsize
 
 
-def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int) -> int:
+# bytes per logit of a step's rows while its token is picked: the logits and the sampler's float32 copies, masks, sorted
+# values and their int64 indices; 54 at most measured on the CPU (--backend torch, tests/test_strict_round52.py) with
+# every filter on at once (top-k, top-p, min-p, typical-p, epsilon and eta cutoffs, a repetition penalty, renormalized)
+LOGIT_BYTES = 64
+
+
+def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int = 0) -> int:
+    """The largest working memory of one forward pass and its token's pick, an upper bound on both backends: per
+    prefill token the residual stream, a norm's output and its float32 scratch (4 x hidden), beside the MLP's widest
+    outputs (the fused gate/up and its product) or the attention block's (the fused q/k/v, the rotated queries and their
+    temporaries, the attention's output: 3 x heads x head dim, which passes the MLP's where head_dim x heads passes the
+    hidden size); a chunked prefill's causal mask of chunk x ``capacity`` booleans and its copy (the torch backend's
+    chunk attention); ``LOGIT_BYTES`` per logit of the batch."""
     from .model import chunk_length
 
-    tokens = batch * min(prompt, chunk_length(batch))  # a long prompt is prefilled a chunk at a time
+    chunk = min(prompt, chunk_length(batch))
+    tokens = batch * chunk  # a long prompt is prefilled a chunk at a time
     widest = max(cfg.qkv_size, 2 * cfg.intermediate_size)  # the fused projections' outputs
-    per_token = (4 * cfg.hidden_size + widest + cfg.intermediate_size) * itemsize
-    return tokens * per_token + batch * cfg.vocab_size * 4  # logits in fp32 for sampling
+    attention = cfg.qkv_size + 3 * cfg.num_heads * cfg.head_dim
+    per_token = (4 * cfg.hidden_size + max(widest + cfg.intermediate_size, attention)) * itemsize
+    mask = 2 * chunk * capacity if prompt > chunk else 0
+    return tokens * per_token + mask + batch * cfg.vocab_size * LOGIT_BYTES
 
 
 def rotary_bytes(cfg: ModelConfig, capacity: int) -> int:
@@ -95,7 +110,7 @@ def plan(
     return MemoryPlan(
         weight_bytes(cfg, itemsize, names),
         kv_bytes(cfg, itemsize, batch, capacity),
-        activation_bytes(cfg, itemsize, batch, prompt) + rotary_bytes(cfg, capacity),
+        activation_bytes(cfg, itemsize, batch, prompt, capacity) + rotary_bytes(cfg, capacity),
         reserve,
     )
 

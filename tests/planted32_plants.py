@@ -336,8 +336,8 @@ PLANTS = [
     p(
         "s14",
         MEM,
-        "        activation_bytes(cfg, itemsize, batch, prompt) + rotary_bytes(cfg, capacity),\n",
-        "        activation_bytes(cfg, itemsize, batch, prompt),\n",
+        "        activation_bytes(cfg, itemsize, batch, prompt, capacity) + rotary_bytes(cfg, capacity),\n",
+        "        activation_bytes(cfg, itemsize, batch, prompt, capacity),\n",
         ST,
     ),
     p(

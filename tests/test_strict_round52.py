@@ -23,16 +23,22 @@ tensor of the run).
 
 from __future__ import annotations
 
+import weakref
+
 import pytest
 import torch
 from safetensors.torch import load_file, save_file
 from store_fixtures import config_dict, make_checkpoint
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from neurobrix import memory
 from neurobrix.checkpoint import read_config, weight_files
 from neurobrix.cli import main
-from neurobrix.config import checkpoint_shapes
-from neurobrix.model import load_safetensors, weights_from_files
+from neurobrix.config import ModelConfig, checkpoint_shapes
+from neurobrix.generate import Sampling, generate_batch
+from neurobrix.model import Transformer, fuse_weights, load_safetensors, weights_from_files
+from neurobrix.ops import TORCH
 
 EMBED, HEAD = "model.embed_tokens.weight", "lm_head.weight"
 SHAPES = {"hidden_size": 16, "intermediate_size": 32, "num_hidden_layers": 2, "num_attention_heads": 4}
@@ -150,3 +156,90 @@ def test_run_checks_the_head_it_will_hold_before_reading_a_weight(tmp_path, monk
             assert "Nothing was loaded" in err and "Traceback" not in err
         else:
             assert isinstance(ended.value, AssertionError) and "weights were read" in str(ended.value)
+
+
+class _Live(TorchDispatchMode):
+    """The bytes of the distinct CPU storages alive, at their peak: each op's outputs counted from when made until the
+    last tensor of the storage an op returned is freed; the storages of ``held`` (the weights) counted throughout."""
+
+    def __init__(self, held) -> None:
+        super().__init__()
+        self.live = {t.untyped_storage().data_ptr(): [t.untyped_storage().nbytes(), 1 << 60] for t in held}
+        self.now = self.peak = sum(entry[0] for entry in self.live.values())
+
+    def _free(self, ptr: int) -> None:
+        entry = self.live.get(ptr)
+        if entry is not None:
+            entry[1] -= 1
+            if entry[1] == 0:
+                self.now -= entry[0]
+                del self.live[ptr]
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and t.device.type == "cpu" and t.untyped_storage().data_ptr():
+                ptr = t.untyped_storage().data_ptr()
+                entry = self.live.get(ptr)
+                if entry is None:
+                    entry = self.live[ptr] = [t.untyped_storage().nbytes(), 0]
+                    self.now += entry[0]
+                    self.peak = max(self.peak, self.now)
+                entry[1] += 1
+                weakref.finalize(t, self._free, ptr)
+        return out
+
+
+def _config(**extra) -> ModelConfig:
+    data = config_dict(**{**SHAPES, "num_key_value_heads": 2, "vocab_size": 40, "max_position_embeddings": 4096})
+    return ModelConfig.from_hf({**data, **extra})
+
+
+ALL_FILTERS = Sampling(
+    temperature=0.8,
+    top_k=50,
+    top_p=0.9,
+    min_p=0.05,
+    typical_p=0.95,
+    epsilon_cutoff=1e-5,
+    eta_cutoff=1e-5,
+    repetition_penalty=1.2,
+    renormalize_logits=True,
+    seed=0,
+)
+
+
+@pytest.mark.parametrize(
+    ("extra", "dtype", "batch", "prompt", "sampling"),
+    [
+        ({"hidden_size": 64, "intermediate_size": 256}, torch.float32, 1, 300, Sampling()),  # the MLP's peak
+        ({}, torch.bfloat16, 2, 100, Sampling()),
+        ({"num_key_value_heads": 1, "head_dim": 32}, torch.float32, 2, 100, Sampling()),  # heads x head_dim > hidden
+        ({"attention_bias": True, "mlp_bias": True}, torch.float32, 1, 2100, Sampling()),  # two prefill chunks
+        ({"vocab_size": 5000}, torch.float32, 3, 7, ALL_FILTERS),  # the sampler's copies of the logits
+        ({"vocab_size": 5000}, torch.bfloat16, 1, 5, ALL_FILTERS),
+    ],
+)
+def test_a_runs_working_memory_is_within_what_the_check_counts(extra, dtype, batch, prompt, sampling):
+    """Before: a run on the CPU (--backend torch) allocated past the plan's weights, KV cache and working memory,
+    even past its 10% margin: the attention block's q/k/v, rotated queries and output held through the MLP (the next
+    layer rebound them), silu_mul's second [tokens, I] temporary (1.25 x the count on a plain model); heads x head_dim
+    past the hidden size (1.45 x); a chunked prefill's causal mask of chunk x keys (5.8 x on a tiny model); the
+    sampler's float32 copies, masks and sorted indices of the logits (54 B a logit, 4 counted: 1.49 x). Now the forward
+    frees the attention's outputs before the MLP, silu_mul multiplies in place, and ``activation_bytes`` counts the
+    attention block's outputs, the chunk's mask and 64 B a logit: every storage alive at the run's peak (the weights,
+    the KV cache, the rotary tables, each op's outputs) is within the plan's count, margin left out."""
+    cfg = _config(**extra)
+    capacity = prompt + 3
+    shapes = checkpoint_shapes(cfg)
+    g = torch.Generator().manual_seed(0)
+    weights = fuse_weights(cfg, lambda n: torch.randn(*shapes[n], generator=g) * 0.02, set(shapes), dtype, "cpu")
+    held = [weights.embed, weights.norm, weights.lm_head]
+    for layer in weights.layers:
+        held += [t for t in vars(layer).values() if isinstance(t, torch.Tensor)]
+    prompts = [[1 + (i + b) % 30 for i in range(prompt)] for b in range(batch)]
+    with _Live(held) as live:
+        model = Transformer(cfg, weights, TORCH, batch=batch, capacity=capacity)
+        generate_batch(model, prompts, 3, sampling, set(), device_pick=False)
+    need = memory.plan(cfg, dtype.itemsize, batch, prompt, capacity, reserve=0)
+    assert live.peak <= need.weights + need.kv_cache + need.activations, (live.peak, need)
