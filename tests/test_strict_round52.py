@@ -2,23 +2,37 @@
 
 Measured on tiny random checkpoints of every variant the engine runs (Llama tied and untied; a tied config whose file
 holds the embedding only, the head only, both equal or both different; Llama's attention_bias (q/k/v and o) and
-mlp_bias; Qwen2's q/k/v bias; Mistral; GQA of 1, 2 and 4 kv heads; a head_dim other than hidden / heads; float32,
-bf16 and fp16 files run in each --dtype; one file and three shards; q/k/v and gate/up fused at load): the bytes of the
-distinct storages the loaded weights hold against ``memory.weight_bytes``, 240 checkpoints x 3 dtypes. All matched
-but one class (144 of the 720): a config tying the embeddings whose file holds a head that differs from the
-embedding keeps both tensors, as transformers does (``model.fuse_weights``), while the check counted the embedding
-once: 23,872 B held, 21,312 counted on a two-layer model in float32 (planted round 45's left-open undercount), so a run
-the check let through needed vocab x hidden more. Fixed: ``run`` reads the weight files' headers (names only, no
-tensor) before the check and hands the names to it; ``weight_bytes`` counts the head where a tied config's file holds
-both. Where the two are equal the engine holds one tensor, and the count is an upper bound by vocab x hidden, as the
-docstring says: telling them apart needs their bytes, read only after the check.
+mlp_bias; Qwen2's q/k/v bias; Mistral; GQA of 1, 2 and 4 kv heads; a head_dim other than hidden / heads; float32, bf16
+and fp16 files run in each --dtype; one file and three shards; q/k/v and gate/up fused at load): the bytes of the
+distinct storages the loaded weights hold against ``memory.weight_bytes``, 240 checkpoints x 3 dtypes. All matched but
+one class (144 of the 720): a config tying the embeddings whose file holds a head that differs from the embedding keeps
+both tensors, as transformers does (``model.fuse_weights``), while the check counted the embedding once: 23,872 B held,
+21,312 counted on a two-layer model in float32 (planted round 45's left-open undercount), so a run the check let through
+needed vocab x hidden more. Fixed: ``run`` reads the weight files' headers (names only, no tensor) before the check and
+hands the names to it; ``weight_bytes`` counts the head where a tied config's file holds both. Where the two are equal
+the engine holds one tensor, and the count is an upper bound by vocab x hidden, as the docstring says: telling them
+apart needs their bytes, read only after the check.
 
 The KV cache (``kv_bytes``) is exactly the engine's KVCache; the rotary tables and positions the model keeps are within
-``rotary_bytes``. Left open (measured with a dispatch-mode tracker of live CPU storages, --backend torch): a run's
-working memory past ``activation_bytes`` (about 25% over the per-token count, which the 10% margin over the whole plan
-covers only where the weights dominate, as in any real model; and a later prefill chunk's boolean causal mask of chunk
-x keys, made by the torch backend's chunk attention, which a tiny model's prompt of 2,100 tokens makes the largest
-tensor of the run).
+``rotary_bytes``. The working memory was measured with a dispatch-mode tracker of every live CPU storage (each op's
+outputs from when made until the last tensor of the storage is freed, the weights throughout), on --backend torch and
+the interpreter class (50 runs on the one, 19 on the other, greedy and sampled; 26 more of every sampling filter on a
+20,000-token vocabulary): the tensors alive at a run's peak, beside the weights, passed the plan's KV cache, rotary
+tables and working memory with its 10% margin, in five ways, each fixed (the ratios are of that peak to that count). The
+forward held the attention block's q/k/v, rotated queries and output until the next layer rebound them, through the
+MLP's widest outputs (1.25 x on a plain model; freed now, before the MLP); silu_mul on the torch backend made a second
+[tokens, I] temporary (multiplied in place now, the same values); a model whose heads x head_dim pass its hidden size
+made attention outputs wider than the count (1.45 x; ``activation_bytes`` counts the attention block's 3 x heads x
+head_dim beside the q/k/v now, where it passes the MLP's); a chunked prefill's boolean causal mask of chunk x keys and
+its tril copy, made by the torch backend's chunk attention, went uncounted (5.8 x on a tiny model; counted now); and the
+sampler's float32 copies, masks, sorted values and int64 indices of the logits reached 54 B a logit with every filter
+on, 4 counted (1.49 x; 64 B now, ``memory.LOGIT_BYTES``). After the fixes every measured run's peak, weights included,
+is within the plan's count, margin left out (0.39 to 0.97 of it, the lowest a greedy run of a 5,000-token vocabulary on
+a 16-wide model: the 64 B a logit is an upper bound for sampling, 4 B used by a greedy pick).
+
+Left open: the constraints' processors (bad words, sequence bias, suppressed tokens) were not measured against the 64 B;
+a GPU run's kernels' own scratch (split-K and split-KV partial sums) is the margin's, not counted (round 36's plan); the
+equal-head upper bound above.
 """
 
 from __future__ import annotations
