@@ -6,7 +6,8 @@ the embedding: ``weight_bytes``), the KV cache (2 x layers x batch x capacity x 
 dim), and working memory for the largest activations of one forward pass (a prefill's hidden states,
 its fused projections or its attention block's outputs, a chunk's causal mask, the logits and the sampler's copies of
 them: ``activation_bytes``, an upper bound of every tensor alive at a CPU run's peak, tests/test_strict_round52.py),
-counted with a margin for the allocator's rounding and the kernels' scratch. Too little free memory is refused with both numbers and the longest context that would fit.
+counted with a margin for the allocator's rounding and the kernels' scratch. Too little free memory is refused with
+both numbers and the longest context that would fit.
 On the interpreter's CPU (and the torch backend's) the same plan is held in the host's memory and checked
 against what the host has available, or what the tightest cgroup memory limit over the process leaves (a container's,
 which the host's figure does not see), without the GPU's reserve.
