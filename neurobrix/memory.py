@@ -1,10 +1,13 @@
 """Will the model and its KV cache fit on the device? Checked before a weight is read.
 
 What a generation holds on the device: the weights (every checkpoint tensor in the run's dtype, q/k/v and
-gate/up fused, the embedding once when tied), the KV cache (2 x layers x batch x capacity x kv heads x head
+gate/up fused, the embedding once when tied, and a head of its own where a tied checkpoint's file holds one beside
+the embedding: ``weight_bytes``), the KV cache (2 x layers x batch x capacity x kv heads x head
 dim), and working memory for the largest activations of one forward pass (a prefill's hidden states,
-its fused projections and the logits), counted with a margin for the allocator's rounding and the kernels'
-scratch. Too little free memory is refused with both numbers and the longest context that would fit.
+its fused projections or its attention block's outputs, a chunk's causal mask, the logits and the sampler's copies of
+them: ``activation_bytes``, an upper bound of every tensor alive at a CPU run's peak, tests/test_strict_round52.py),
+counted with a margin for the allocator's rounding and the kernels' scratch. Too little free memory is refused with
+both numbers and the longest context that would fit.
 On the interpreter's CPU (and the torch backend's) the same plan is held in the host's memory and checked
 against what the host has available, or what the tightest cgroup memory limit over the process leaves (a container's,
 which the host's figure does not see), without the GPU's reserve.
@@ -13,6 +16,7 @@ which the host's figure does not see), without the GPU's reserve.
 from __future__ import annotations
 
 import os
+from collections.abc import Collection
 from dataclasses import dataclass
 
 from .config import ModelConfig
@@ -38,11 +42,21 @@ class MemoryPlan:
         return int((self.weights + self.kv_cache + self.activations) * MARGIN) + self.reserve
 
 
-def weight_bytes(cfg: ModelConfig, itemsize: int) -> int:
+EMBED, HEAD = "model.embed_tokens.weight", "lm_head.weight"
+
+
+def weight_bytes(cfg: ModelConfig, itemsize: int, names: Collection[str] = ()) -> int:
+    """The bytes of the loaded weights. ``names``: the checkpoint's tensor names (its safetensors headers), where known.
+    A config tying the embeddings whose file holds both the embedding and a head keeps both tensors when their values
+    differ, as transformers does (``model.fuse_weights``): the head is counted then, which is an upper bound by vocab x
+    hidden where the two are equal (one tensor held; telling them apart needs their bytes, read after the check)."""
     from .model import checkpoint_shapes
 
+    shapes = checkpoint_shapes(cfg)
+    if cfg.tie_word_embeddings and EMBED in names and HEAD in names:
+        shapes[HEAD] = shapes[EMBED]
     count = 0
-    for shape in checkpoint_shapes(cfg).values():
+    for shape in shapes.values():
         n = 1
         for s in shape:
             n *= s
@@ -54,13 +68,28 @@ def kv_bytes(cfg: ModelConfig, itemsize: int, batch: int, capacity: int) -> int:
     return 2 * cfg.num_layers * batch * capacity * cfg.num_kv_heads * cfg.head_dim * itemsize
 
 
-def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int) -> int:
+# bytes per logit of a step's rows while its token is picked: the logits and the sampler's float32 copies, masks, sorted
+# values and their int64 indices; 54 at most measured on the CPU (--backend torch, tests/test_strict_round52.py) with
+# every filter on at once (top-k, top-p, min-p, typical-p, epsilon and eta cutoffs, a repetition penalty, renormalized)
+LOGIT_BYTES = 64
+
+
+def activation_bytes(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int = 0) -> int:
+    """The largest working memory of one forward pass and its token's pick, an upper bound on both backends: per
+    prefill token the residual stream, a norm's output and its float32 scratch (4 x hidden), beside the MLP's widest
+    outputs (the fused gate/up and its product) or the attention block's (the fused q/k/v, the rotated queries and their
+    temporaries, the attention's output: 3 x heads x head dim, which passes the MLP's where head_dim x heads passes the
+    hidden size); a chunked prefill's causal mask of chunk x ``capacity`` booleans and its copy (the torch backend's
+    chunk attention); ``LOGIT_BYTES`` per logit of the batch."""
     from .model import chunk_length
 
-    tokens = batch * min(prompt, chunk_length(batch))  # a long prompt is prefilled a chunk at a time
+    chunk = min(prompt, chunk_length(batch))
+    tokens = batch * chunk  # a long prompt is prefilled a chunk at a time
     widest = max(cfg.qkv_size, 2 * cfg.intermediate_size)  # the fused projections' outputs
-    per_token = (4 * cfg.hidden_size + widest + cfg.intermediate_size) * itemsize
-    return tokens * per_token + batch * cfg.vocab_size * 4  # logits in fp32 for sampling
+    attention = cfg.qkv_size + 3 * cfg.num_heads * cfg.head_dim
+    per_token = (4 * cfg.hidden_size + max(widest + cfg.intermediate_size, attention)) * itemsize
+    mask = 2 * chunk * capacity if prompt > chunk else 0
+    return tokens * per_token + mask + batch * cfg.vocab_size * LOGIT_BYTES
 
 
 def rotary_bytes(cfg: ModelConfig, capacity: int) -> int:
@@ -70,21 +99,32 @@ def rotary_bytes(cfg: ModelConfig, capacity: int) -> int:
     return capacity * (3 * (cfg.head_dim // 2) * 4 + 8 + 4)
 
 
-def plan(cfg: ModelConfig, itemsize: int, batch: int, prompt: int, capacity: int, reserve: int = RESERVE) -> MemoryPlan:
+def plan(
+    cfg: ModelConfig,
+    itemsize: int,
+    batch: int,
+    prompt: int,
+    capacity: int,
+    reserve: int = RESERVE,
+    names: Collection[str] = (),
+) -> MemoryPlan:
+    """``names``: the checkpoint's tensor names, where known (``weight_bytes``)."""
     return MemoryPlan(
-        weight_bytes(cfg, itemsize),
+        weight_bytes(cfg, itemsize, names),
         kv_bytes(cfg, itemsize, batch, capacity),
-        activation_bytes(cfg, itemsize, batch, prompt) + rotary_bytes(cfg, capacity),
+        activation_bytes(cfg, itemsize, batch, prompt, capacity) + rotary_bytes(cfg, capacity),
         reserve,
     )
 
 
-def longest_context(cfg: ModelConfig, itemsize: int, batch: int, free: int, reserve: int = RESERVE) -> int:
+def longest_context(
+    cfg: ModelConfig, itemsize: int, batch: int, free: int, reserve: int = RESERVE, names: Collection[str] = ()
+) -> int:
     """The largest capacity (prompt + new tokens, the prompt taken as the whole of it) that fits in ``free``."""
     lo, hi = 0, max(1, cfg.max_positions)
     while lo < hi:
         mid = (lo + hi + 1) // 2
-        if plan(cfg, itemsize, batch, mid, mid, reserve).total <= free:
+        if plan(cfg, itemsize, batch, mid, mid, reserve, names).total <= free:
             lo = mid
         else:
             hi = mid - 1
@@ -180,20 +220,22 @@ def require_fit_on(
     capacity: int,
     what: str = "this generation",
     lengths: str = "prompt plus --max-tokens",
+    names: Collection[str] = (),
 ) -> MemoryPlan:
     """require_fit against what ``device`` has: a GPU's free memory, or on the CPU the smaller of what the host has
-    available and what the process's cgroup leaves (named when it is the bound)."""
+    available and what the process's cgroup leaves (named when it is the bound). ``names``: the checkpoint's tensor
+    names, where known (``weight_bytes``)."""
     if device.type == "cuda":
         import torch
 
         free, total = torch.cuda.mem_get_info(device)
-        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths)
+        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths, names=names)
     free, total = host_memory()
     limited = cgroup_memory()
     cgroup = None
     if limited is not None and limited[0] < free:
         free, total, cgroup = limited
-    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths)
+    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths, names)
 
 
 def require_fit(
@@ -208,15 +250,16 @@ def require_fit(
     cgroup: str | None = None,
     what: str = "this generation",
     lengths: str = "prompt plus --max-tokens",
+    names: Collection[str] = (),
 ) -> MemoryPlan:
     """The memory plan, or DeviceMemoryError naming what is needed, what is free and what would fit. ``host``: the
     plan is held in the host's memory (the interpreter's CPU), where the GPU's reserve does not apply; ``cgroup``: the
     file of the cgroup memory limit that bounds it there (``free`` is what the limit leaves, ``total`` the limit)."""
     reserve = 0 if host else RESERVE
-    need = plan(cfg, itemsize, batch, prompt, capacity, reserve)
+    need = plan(cfg, itemsize, batch, prompt, capacity, reserve, names)
     if need.total <= free:
         return need
-    fits = longest_context(cfg, itemsize, batch, free, reserve)
+    fits = longest_context(cfg, itemsize, batch, free, reserve, names)
     advice = (
         f"the longest context that fits is {counted(fits, 'token')} ({lengths})"
         if fits

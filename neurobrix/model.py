@@ -299,8 +299,12 @@ class Transformer:
             else:
                 attn = ops.attention_decode(q[:, 0], k_cache, v_cache, lengths, self.scale)  # [B, Hq, D]
             x = ops.linear(attn.reshape(B * S, hq * d), layer.o, layer.o_bias)
+            # the attention block's outputs freed before the MLP's widest ones are made (they were held until the next
+            # layer rebound them: T x (q/k/v + 2 Hq D) more at the prefill's peak than memory.activation_bytes counts)
+            del qkv, q, attn
             # MLP block
             y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
+            del x
             x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up, layer.gate_up_bias)), layer.down, layer.down_bias)
         if not logits:
             return None

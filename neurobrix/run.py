@@ -22,7 +22,7 @@ from .dtypes import NAMES as DTYPES
 from .dtypes import torch_dtype
 from .errors import UsageError, counted, expect, expect_hooks
 from .generate import Constraints, Sampling, Stats, decay_failure, generate
-from .model import Transformer, UnreadableWeightsError, weights_from_files
+from .model import Transformer, UnreadableWeightsError, load_safetensors, weights_from_files
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
@@ -131,8 +131,18 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
 
     # weights, KV cache and working memory against what the GPU has free, or on the CPU (the interpreter class, the
     # torch backend without a GPU) what the host and the process's cgroup leave: refused before a weight is read, and
-    # before the preflight, whose shapes-only tensors of a cache past 2**63 bytes torch cannot even describe
-    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity)
+    # before the preflight, whose shapes-only tensors of a cache past 2**63 bytes torch cannot even describe; a tied
+    # config's weight files are named first (their headers, no tensor): a head of its own beside the embedding is kept
+    # too (weight_bytes)
+    names: set[str] = set()
+    if cfg.tie_word_embeddings:
+        try:
+            load_safetensors([str(p) for p in stored.weight_files()], names)
+        except UnreadableWeightsError as exc:
+            from .store import damaged
+
+            raise damaged(stored, [str(exc)]) from exc
+    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, names=names)
     if class_id is not None:
         # the run's model and lengths, so that certify covers exactly this run; the interpreter class covers
         # every shape in one domain per kernel, and its certify takes no such choice

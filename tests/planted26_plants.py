@@ -341,7 +341,7 @@ PLANTS = [
         "    if need.total < free:\n        return need",
         MEM,
     ),
-    p("m04", M, "tokens = batch * min(prompt, chunk_length(batch))", "tokens = batch * prompt", MEM),
+    p("m04", M, "chunk = min(prompt, chunk_length(batch))", "chunk = prompt", MEM),
     p(
         "m05",
         M,

@@ -243,8 +243,8 @@ PLANTS = [
     p(
         "h10",
         MEM,
-        "    fits = longest_context(cfg, itemsize, batch, free, reserve)\n",
-        "    fits = longest_context(cfg, itemsize, batch, free)\n",
+        "    fits = longest_context(cfg, itemsize, batch, free, reserve, names)\n",
+        "    fits = longest_context(cfg, itemsize, batch, free, names=names)\n",
         MM,
     ),
     p(
@@ -257,8 +257,8 @@ PLANTS = [
     p(
         "h12",
         MEM,
-        "    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths)\n",
-        "    return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, False, cgroup, what, lengths)\n",
+        "require_fit(cfg, itemsize, batch, prompt, capacity, free, total, True, cgroup, what, lengths, names",
+        "require_fit(cfg, itemsize, batch, prompt, capacity, free, total, False, cgroup, what, lengths, names",
         MM,
     ),
     p("h13", MEM, "    free, total = host_memory()\n    limited", "    total, free = host_memory()\n    limited", MM),

@@ -308,8 +308,8 @@ PLANTS = [
     p(
         "s10",
         MEM,
-        "        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total, what=what, lengths=lengths)\n",
-        "        return require_fit(cfg, itemsize, batch, prompt, capacity, free, total)\n",
+        "free, total, what=what, lengths=lengths, names=names)\n",
+        "free, total, names=names)\n",
         ST,
     ),
     p(
@@ -336,8 +336,8 @@ PLANTS = [
     p(
         "s14",
         MEM,
-        "        activation_bytes(cfg, itemsize, batch, prompt) + rotary_bytes(cfg, capacity),\n",
-        "        activation_bytes(cfg, itemsize, batch, prompt),\n",
+        "        activation_bytes(cfg, itemsize, batch, prompt, capacity) + rotary_bytes(cfg, capacity),\n",
+        "        activation_bytes(cfg, itemsize, batch, prompt, capacity),\n",
         ST,
     ),
     p(
@@ -400,8 +400,8 @@ PLANTS = [
     p(
         "s24",
         RUN,
-        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity)\n",
-        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, capacity, prompt_len)\n",
+        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, prompt_len, capacity, names=names)\n",
+        "    require_fit_on(device, cfg, torch_dtype(dtype).itemsize, batch, capacity, prompt_len, names=names)\n",
         ST,
     ),
     p(
