@@ -13,7 +13,12 @@ STORE = ["tests/test_lead38.py", "tests/test_store.py", "-k", "list or remove or
 ARRIVAL = ["tests/test_kmut14.py", "-k", "arrival"]
 OPS = ["tests/test_strict_round24.py", "tests/test_tables.py", "tests/test_planted45.py"]
 DTYPES = ["tests/test_tables.py", "tests/test_memory.py", "tests/test_loading_planted.py", "tests/test_planted45.py"]
-TINYF, STOREF, CLIF, CHECKF = "neurobrix/tiny.py", "neurobrix/store.py", "neurobrix/cli_store.py", "conformance/check.py"
+TINYF, STOREF, CLIF, CHECKF = (
+    "neurobrix/tiny.py",
+    "neurobrix/store.py",
+    "neurobrix/cli_store.py",
+    "conformance/check.py",
+)
 OPSF, SPECF, DTYPEF = "neurobrix/ops/__init__.py", "neurobrix/ops/spec.py", "neurobrix/dtypes.py"
 
 
@@ -87,7 +92,13 @@ PLANTS = [
         "        if type(found) is int and found >= MANIFEST_FORMAT:",
         STORE,
     ),
-    p("n05", CLIF, '        "damaged": model.damaged,', '        "damaged": None if model.newer else model.damaged,', STORE),
+    p(
+        "n05",
+        CLIF,
+        '        "damaged": model.damaged,',
+        '        "damaged": None if model.newer else model.damaged,',
+        STORE,
+    ),
     p("n06", CLIF, "        if model.newer\n", "        if model.newer and not model.damaged\n", STORE),
     p(
         "n07",
@@ -115,7 +126,7 @@ PLANTS = [
     p(
         "a03",
         CHECKF,
-        "                if hasattr(stmt, \"body\"):\n                    continue  # a compound",
+        '                if hasattr(stmt, "body"):\n                    continue  # a compound',
         "                if isinstance(stmt, ast.If):\n                    continue  # a compound",
         ARRIVAL,
     ),
@@ -130,8 +141,10 @@ PLANTS = [
     p(
         "o01",
         OPSF,
-        "                if device not in admitted:\n                    admit(device)\n                    admitted.add(device)",
-        "                if device not in admitted:\n                    admitted.add(device)\n                    admit(device)",
+        "                if device not in admitted:\n"
+        "                    admit(device)\n                    admitted.add(device)",
+        "                if device not in admitted:\n"
+        "                    admitted.add(device)\n                    admit(device)",
         OPS,
     ),
     p(
@@ -185,7 +198,13 @@ PLANTS = [
         "if isinstance(value, float) and name not in LAUNCH_OPTIONS]",
         OPS,
     ),
-    p("s04", SPECF, "        return dict(zip(self.key, self.buckets))", "        return dict(zip(self.key, self.buckets[::-1]))", OPS),
+    p(
+        "s04",
+        SPECF,
+        "        return dict(zip(self.key, self.buckets))",
+        "        return dict(zip(self.key, self.buckets[::-1]))",
+        OPS,
+    ),
     # ------------------------------------------------------------------ dtypes.py
     p(
         "d01",
