@@ -10,7 +10,8 @@ holds at the commit (``git show HEAD:<path>``, the tables under ``tables/``), th
 body after its shebang, and installed RECORDs naming the same files.
 
 Tried, each passing the gate and installed alike by both, the commit's files exactly (pinned below): the wheel as
-hatchling builds it; every member stored rather than deflated; RECORD hashed with sha512 (pip keeps the wheel's rows,
+hatchling builds it; every member stored rather than deflated; the UTF-8 name flag on
+every member (the names are ASCII: zipfile decodes them alike); RECORD hashed with sha512 (pip keeps the wheel's rows,
 ``installer`` rehashes with sha256: the rows' hash differs, the files named do not); folder entries above every file;
 every member read-only (mode 444), or of mode 644 with no file type bits (as some non-Unix writers set it), which
 both install 644 (neither applies a mode bit but the executable ones, and those only on a regular file's mode). No
@@ -122,6 +123,9 @@ def _variant(built: Built, folder: Path, name: str) -> Path:
     if name == "stored":
         for m in members:
             m.method = zipfile.ZIP_STORED
+    elif name == "UTF-8 flag":
+        for m in members:
+            m.flags |= 0x800
     elif name == "sha512 RECORD":
         import base64
         import hashlib
@@ -156,7 +160,7 @@ def _variant(built: Built, folder: Path, name: str) -> Path:
     return path
 
 
-ALIKE = ["as built", "stored", "sha512 RECORD", "folder entries", "mode 444", "no type bits"]
+ALIKE = ["as built", "stored", "UTF-8 flag", "sha512 RECORD", "folder entries", "mode 444", "no type bits"]
 
 
 @pytest.mark.parametrize("variant", ALIKE)
