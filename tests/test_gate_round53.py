@@ -5,7 +5,8 @@ Earlier rounds held pip 23.2's own ``install_wheel`` and ``installer`` to each o
 time (rounds 12, 23, 28, 30, 43, 45: the ``.data`` schemes, RECORD's rows and hash, folder entries, `.dist-info`
 spellings, mode and type bits, inflaters). None compared what the two leave on disk as a whole against the commit.
 This round installs each wheel the gate passes with both, into two sites, and compares the trees: the same files
-(folders, launchers and the `.dist-info` files each writes included), each package file byte for byte the file git
+(folders, launchers and `.dist-info` files; each tool's own INSTALLER, REQUESTED, direct_url.json left
+out), each package file byte for byte the file git
 holds at the commit (``git show HEAD:<path>``, the tables under ``tables/``), the same mode bits, the same launcher
 body after its shebang, and installed RECORDs naming the same files.
 
