@@ -3,7 +3,8 @@ as round 51 counted it (11 cases), held whole-tree.
 
 Earlier rounds held pip 23.2's own ``install_wheel`` and ``installer`` to each other one member or one reading at a
 time (rounds 12, 23, 28, 30, 43, 45: the ``.data`` schemes, RECORD's rows and hash, folder entries, `.dist-info`
-spellings, mode and type bits, inflaters). None compared what the two leave on disk as a whole against the commit.
+spellings, mode and type bits, inflaters). No test found here compared
+what the two leave on disk as a whole with the commit.
 This round installs each wheel the gate passes with both, into two sites, and compares the trees: the same files
 (folders, launchers and `.dist-info` files; each tool's own INSTALLER, REQUESTED, direct_url.json left
 out), each package file byte for byte the file git
