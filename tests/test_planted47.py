@@ -15,11 +15,14 @@ import os
 import resource
 import subprocess
 import sys
+import weakref
 
 import pytest
 import torch
 from conftest import REPO
 from store_fixtures import config_dict
+from torch.utils._python_dispatch import TorchDispatchMode
+from torch.utils._pytree import tree_flatten
 
 from neurobrix import memory
 from neurobrix.cli import main
@@ -140,3 +143,45 @@ def test_a_gpus_check_counts_the_files_own_head(monkeypatch):
                 memory.require_fit_on(cuda, cfg, 2, 1, 5, 8, names=names)
         else:
             assert memory.require_fit_on(cuda, cfg, 2, 1, 5, 8, names=names).total == held
+
+
+class _Booleans(TorchDispatchMode):
+    """The bytes of the boolean CPU storages alive at their peak (a mask and its copies), each from when an op made it
+    until its last tensor is freed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.now = self.peak = 0
+
+    def _free(self, n: int) -> None:
+        self.now -= n
+
+    def __torch_dispatch__(self, func, types, args=(), kwargs=None):
+        out = func(*args, **(kwargs or {}))
+        for t in tree_flatten(out)[0]:
+            if isinstance(t, torch.Tensor) and t.dtype == torch.bool:
+                n = t.untyped_storage().nbytes()
+                self.now += n
+                self.peak = max(self.peak, self.now)
+                weakref.finalize(t, self._free, n)
+        return out
+
+
+def test_a_chunks_mask_and_its_copy_are_both_counted():
+    """The torch backend's chunk attention makes its causal mask of chunk x keys booleans and a lower-triangular copy,
+    both alive at once: ``activation_bytes``' mask term (the count with the capacity, less the count without) holds
+    both. A plant that counted one (``chunk * capacity``) passed round 52's measure of a whole run, whose other terms'
+    slack covered it."""
+    from neurobrix.model import chunk_length
+    from neurobrix.ops.attention import attention_chunk_torch
+
+    cfg = _tied()
+    chunk = chunk_length(1)
+    prompt = chunk + 52  # two chunks: the remainder, then one whole chunk over every key
+    q = torch.zeros(1, chunk, cfg.num_heads, cfg.head_dim)
+    kv = torch.zeros(1, prompt, cfg.num_kv_heads, cfg.head_dim)
+    with _Booleans() as booleans:
+        attention_chunk_torch(q, kv, kv, 1.0)
+    term = memory.activation_bytes(cfg, 4, 1, prompt, prompt) - memory.activation_bytes(cfg, 4, 1, prompt, 0)
+    assert booleans.peak == 2 * chunk * prompt
+    assert booleans.peak <= term
