@@ -111,7 +111,9 @@ def test_an_import_with_standard_error_closed_stores_the_model(tmp_path):
 # ---------------------------------------------------------------------------------------------------- memory.py
 def _tied() -> ModelConfig:
     data = config_dict(hidden_size=16, intermediate_size=32, num_hidden_layers=2, num_attention_heads=4)
-    return ModelConfig.from_hf({**data, "tie_word_embeddings": True, "vocab_size": 4000, "max_position_embeddings": 4096})
+    return ModelConfig.from_hf(
+        {**data, "tie_word_embeddings": True, "vocab_size": 4000, "max_position_embeddings": 4096}
+    )
 
 
 def test_the_longest_context_offered_counts_the_files_own_head():
@@ -169,7 +171,7 @@ class _Booleans(TorchDispatchMode):
 
 def test_a_chunks_mask_and_its_copy_are_both_counted():
     """The torch backend's chunk attention makes its causal mask of chunk x keys booleans and a lower-triangular copy,
-    both alive at once: ``activation_bytes``' mask term (the count with the capacity, less the count without) holds
+    both alive at once: ``activation_bytes``' mask term (the count of this prompt, less that of one chunk: the same tokens) holds
     both. A plant that counted one (``chunk * capacity``) passed round 52's measure of a whole run, whose other terms'
     slack covered it."""
     from neurobrix.model import chunk_length
@@ -182,6 +184,27 @@ def test_a_chunks_mask_and_its_copy_are_both_counted():
     kv = torch.zeros(1, prompt, cfg.num_kv_heads, cfg.head_dim)
     with _Booleans() as booleans:
         attention_chunk_torch(q, kv, kv, 1.0)
-    term = memory.activation_bytes(cfg, 4, 1, prompt, prompt) - memory.activation_bytes(cfg, 4, 1, prompt, 0)
+    term = memory.activation_bytes(cfg, 4, 1, prompt, prompt) - memory.activation_bytes(cfg, 4, 1, chunk, prompt)
     assert booleans.peak == 2 * chunk * prompt
     assert booleans.peak <= term
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="/dev/full is Linux's")
+def test_a_full_buffered_standard_output_is_named_at_its_flush(tmp_path):
+    """>/dev/full with standard output buffered (no PYTHONUNBUFFERED, no -u: a user's shell): the failure comes at
+    the command's last flush, not at a write, and names standard output there too. Round 51's tests ran under an
+    environment with PYTHONUNBUFFERED set, where every write fails first: a plant that named nothing at the flush
+    passed them, and the error line was "No space left on device" alone, read as the store's disk."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env.update(NEUROBRIX_HOME=str(tmp_path / "home"), PYTHONPATH=str(REPO))
+    with open("/dev/full", "w") as full:
+        done = subprocess.run(
+            [sys.executable, "-m", "neurobrix", "list"],
+            env=env,
+            cwd=REPO,
+            stdout=full,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    assert done.returncode == 1
+    assert done.stderr.startswith(b"neurobrix: error: No space left on device: standard output;"), done.stderr
