@@ -171,9 +171,9 @@ class _Booleans(TorchDispatchMode):
 
 def test_a_chunks_mask_and_its_copy_are_both_counted():
     """The torch backend's chunk attention makes its causal mask of chunk x keys booleans and a lower-triangular copy,
-    both alive at once: ``activation_bytes``' mask term (the count of this prompt, less that of one chunk: the same tokens) holds
-    both. A plant that counted one (``chunk * capacity``) passed round 52's measure of a whole run, whose other terms'
-    slack covered it."""
+    both alive at once: ``activation_bytes``' mask term (the count of this prompt less that of one chunk, the same
+    tokens) holds both. A plant that counted one (``chunk * capacity``) passed round 52's measure of a whole run, whose
+    other terms' slack covered it."""
     from neurobrix.model import chunk_length
     from neurobrix.ops.attention import attention_chunk_torch
 
@@ -208,3 +208,26 @@ def test_a_full_buffered_standard_output_is_named_at_its_flush(tmp_path):
         )
     assert done.returncode == 1
     assert done.stderr.startswith(b"neurobrix: error: No space left on device: standard output;"), done.stderr
+
+
+def test_a_lost_reader_of_buffered_output_ends_quietly_with_141(tmp_path):
+    """`neurobrix list | head -0` with standard output buffered (no PYTHONUNBUFFERED): the lost reader surfaces at the
+    command's last flush, and what is still buffered must not reach the pipe at the interpreter's exit ("Exception
+    ignored ... BrokenPipeError", exit 120). Round 51's tests ran unbuffered, where nothing is left to flush then: a
+    plant that flushed again instead of pointing standard output at /dev/null passed them."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    env.update(NEUROBRIX_HOME=str(tmp_path / "home"), PYTHONPATH=str(REPO))
+    read, write = os.pipe()
+    os.close(read)
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "neurobrix", "list"],
+            env=env,
+            cwd=REPO,
+            stdout=write,
+            stderr=subprocess.PIPE,
+            timeout=120,
+        )
+    finally:
+        os.close(write)
+    assert (done.returncode, done.stderr) == (141, b"")
