@@ -46,7 +46,9 @@ def cmd_import(args: argparse.Namespace) -> int:
             f"imported {model.name}{commit}: {counted(len(model.files), 'file')}, {format_size(model.size)} in "
             f"{model.path}"
         )
-        return _after_import(args, model)
+        code = _after_import(args, model)
+        sys.stdout.flush()  # here: buffered (a file, a pipe), a lost output surfaces at the flush, not at the print
+        return code
     except KeyboardInterrupt:  # Ctrl-C (or SIGTERM) once the model is stored whole: it stays, so say so
         sys.stdout.flush()
         print(

@@ -117,8 +117,30 @@ def take_streams() -> Callable[[], None]:
 
     def restore() -> None:
         sys.stdout, sys.stderr = stdout, stderr
+        for stream in (stderr, stdout):
+            _settle(stream)
 
     return restore
+
+
+def _settle(stream: Any) -> None:
+    """Flush what a standard stream still holds; where it cannot take it (a full disk, a closed pipe), what is left
+    goes to the null device. Buffered (no PYTHONUNBUFFERED: a pipe or a file), a line a stream could not take stayed
+    in its buffer, the interpreter's own flush at exit failed on it, and that turned the command's exit status into
+    120 ("Exception ignored ... BrokenPipeError"): an import that had stored its model ended 120, an error's 2 became
+    120, a lost reader's 141 too."""
+    if stream is None:
+        return
+    try:
+        stream.flush()
+    except (OSError, ValueError):
+        with contextlib.suppress(OSError, ValueError, AttributeError):
+            null = os.open(os.devnull, os.O_WRONLY)
+            try:
+                os.dup2(null, stream.fileno())
+            finally:
+                os.close(null)
+            stream.flush()
 
 
 def lost_reader() -> int:

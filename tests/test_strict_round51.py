@@ -71,7 +71,10 @@ RUN = ["run", "--model", "tiny", "--prompt", "hello world", "--max-tokens", "6",
 
 
 def _env(home: Path, **extra: str) -> dict[str, str]:
-    env = dict(os.environ)
+    # buffered, as a user's shell runs a command (no PYTHONUNBUFFERED, which a CI runner or container may set):
+    # unbuffered, every write fails at once and nothing is left for the interpreter's flush at exit, which hid an
+    # exit status of 120 where a buffered stream could not take its last line (fixed: neurobrix.output._settle)
+    env = {name: value for name, value in os.environ.items() if name != "PYTHONUNBUFFERED"}
     env.update(
         NEUROBRIX_HOME=str(home),
         HF_HOME=str(home.parent / "hf"),
