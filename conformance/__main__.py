@@ -189,8 +189,9 @@ def cmd_check(args: argparse.Namespace) -> int:
         print(f"report written to {args.json}")
     if report.passed and not report.complete and report.stopped == "time limit":
         print(_resume_hint(args))
-    from . import reproof
+    from . import reproof, sources
 
+    sources.record(report, args)  # --record: bind the tables it proved whole to the kernel code it ran
     reproof.record(report, args)  # on a stack other than the certified one, a whole pass is a local re-proof
     return (0 if report.complete else 3) if report.passed else 1
 
@@ -553,6 +554,14 @@ def build_parser() -> argparse.ArgumentParser:
         help="only entries whose domain lies inside this range of a key dimension (repeatable), e.g. --where "
         "M=513: after `certify --where M=513:` certified linear's prompt rows again; with --shipped, the other "
         "settings whose small shapes lie inside it",
+    )
+    c.add_argument(
+        "--record",
+        action="store_true",
+        help="bind each kernel table this check passed whole (every entry, at least the ci profile's examples, on the "
+        "class's device and certified stack) to the kernel code it ran: its digest and this check are written into "
+        "the table's provenance and index, and TRACKED.yaml rewritten. `neurobrix run` launches a table's settings "
+        "only on the kernel code they were proven on",
     )
     c.add_argument(
         "-x",

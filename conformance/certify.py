@@ -620,6 +620,16 @@ def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dic
             f"{table.path} was certified on another stack ({shown}); entries from two stacks cannot "
             "share one table. Delete the table to re-certify the kernel, or run with the same versions."
         )
+    if old.get("kernel_source") != current.get("kernel_source"):
+        kernel = table.kernel
+        proven = f"code {old['kernel_source']}" if old.get("kernel_source") else "no recorded kernel code"
+        raise UsageError(
+            f"{table.path}: its entries were proven on {proven}, and {kernel}'s code here is "
+            f"{current.get('kernel_source')} (neurobrix/ops: {', '.join(stack.kernel_source_files(kernel))}): entries "
+            f"proven on two codes cannot share one table. Prove its entries on this code first (on this GPU: python -m "
+            f"conformance check --class {table.class_id} --kernel {kernel} --record), or delete the table to "
+            "re-certify the kernel whole."
+        )
     resumed = list(old.get("resumed", []))
     run = {k: current[k] for k in ("date", "git_commit", "command")}
     if current.get("timing") != old.get("timing"):  # how this run timed its candidates, where it differs
@@ -866,7 +876,11 @@ def certify(
         if not (only_missing and done):
             todo.append((i, task))
     # refused before any work when a table to be added to was certified on another stack
-    provs = {k: merged_provenance(tables_now[k], prov) for k in {t.kernel for _, t in todo}}
+    # each kernel's provenance names the code its entries are proven on (neurobrix.stack.kernel_source)
+    provs = {
+        k: merged_provenance(tables_now[k], {**prov, "kernel_source": stack.kernel_source(k)})
+        for k in {t.kernel for _, t in todo}
+    }
     unwritable = todo and _unwritable(root, class_id)
     if unwritable:  # found before the work, not when its first chunk is written
         raise UsageError(

@@ -112,11 +112,13 @@ _PROOF = {
         "rejected": {"type": "array", "items": {"type": "string", "pattern": _REJECTED_LINE.pattern}},
     },
 }
+_SOURCE = {"type": "string", "pattern": r"^[0-9a-f]{16}$"}
 _STACK = {
     "type": "object",
     "required": ["torch", "triton"],
     "additionalProperties": _TEXT,
-    "properties": {"torch": _TEXT, "triton": _TEXT},
+    # source: the digest of the kernel's code the proofs were made on (its provenance's kernel_source)
+    "properties": {"torch": _TEXT, "triton": _TEXT, "source": _SOURCE},
 }
 _HEAD = {
     "kernel": {"type": "string", "pattern": _NAME},
@@ -245,6 +247,17 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     "git_commit": _TEXT,
                     "date": _TEXT,
                     "command": _TEXT,
+                    # the digest of the kernel's code its entries were proven on (neurobrix.stack.kernel_source)
+                    "kernel_source": _SOURCE,
+                    # the checks that proved every entry again on another kernel code (check --record), oldest first
+                    "reproved": {
+                        "type": "array",
+                        "items": {
+                            "type": "object",
+                            "required": ["kernel_source", "date", "git_commit", "command", "examples_per_entry"],
+                            "properties": {"kernel_source": _SOURCE, "examples_per_entry": _COUNT},
+                        },
+                    },
                 },
             },
             "entries": {
@@ -1193,11 +1206,15 @@ def _typed(config: Mapping[str, Any]) -> dict[str, tuple[type, Any]]:
 
 
 def stack_of(provenance: Mapping[str, Any]) -> dict[str, str]:
-    """The compiler stack a table was certified with, as the index records it."""
+    """The compiler stack a table was certified with, as the index records it, with the digest of the kernel code its
+    proofs were made on (``source``) where the provenance records one."""
     stack = {"torch": str(provenance["torch"]), "triton": str(provenance["triton"])}
     cuda = provenance.get("cuda")
     if cuda not in (None, "None"):
         stack["cuda"] = str(cuda)
+    source = provenance.get("kernel_source")
+    if source is not None:
+        stack["source"] = str(source)
     return stack
 
 
