@@ -175,6 +175,17 @@ def diagnose() -> list[Finding]:
             found.append(Finding("stack", FAIL, str(exc)))
         else:
             found.append(Finding("stack", OK if found_stack.ok else FAIL, found_stack.describe()))
+            if found_stack.reproof is None and have:  # (a local re-proof checked these kernels' code itself)
+                from .stack import sources_problem
+
+                problem = sources_problem(gpu_class.id, tables)
+                found.append(
+                    Finding(
+                        "kernel code",
+                        FAIL if problem else OK,
+                        f"{problem}." if problem else "every table's proofs were made on its kernel's code as it is here",
+                    )
+                )
         problem = compiler_problem(gpu_class.id)
         if problem:
             found.append(Finding("compiler", FAIL, f"{problem}."))

@@ -463,7 +463,7 @@ def sources_problem(class_id: str, tables: Tables) -> str | None:
     return (
         f"the settings of GPU class {class_id} for {', '.join(stale)} were not proven on this neurobrix's kernels "
         f"(the code in neurobrix/ops digests otherwise): a kernel edited after its settings were proven runs code no "
-        f"check has seen. Prove them on this code (from a source checkout, on a GPU of the class): "
+        f"check has seen. Prove them on this code (from a source checkout, on a device of the class): "
         f"python -m conformance check --class {class_id} --kernel {' '.join(kernels)} --record"
     )
 
@@ -709,6 +709,10 @@ def require_certified_stack(class_id: str, tables: Tables | None = None) -> None
     problem = cache_problem(class_id)
     if problem:
         raise UsageError(f"{problem} (nothing was loaded).")
+    # a local re-proof checked every entry on these kernels (its record holds their digest): it stands for the code
+    problem = None if found.reproof is not None else sources_problem(class_id, tables if tables is not None else load())
+    if problem:
+        raise CompilerStackError(f"{problem} (nothing was loaded).")
     if class_id != "interpreter":
         use_engine_cache()
 

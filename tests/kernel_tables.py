@@ -20,6 +20,7 @@ from conformance import certify
 from conformance.certify import write_table
 from neurobrix.ops import SPECS
 from neurobrix.schema import Domain, Entry, Proof
+from neurobrix.stack import kernel_source
 
 PROOF = Proof(1, 0.0, "test fixture", "none (test fixture)", 0.0, 0.0, 1, ())
 CONFIGS: dict[str, list[tuple[dict[str, Any], dict[str, Any]]]] = {
@@ -72,7 +73,16 @@ def fixture_config(kernel: str, shape: Mapping[str, int]) -> dict[str, Any]:
 
 def write_kernel(root: Path, kernel: str, entries: list, dtypes=("fp32", "fp16"), **provenance: Any) -> None:
     """One kernel's settings index and proofs in an interpreter-class folder at ``root``, tracked."""
-    prov = {**STACK, "git_commit": "-", "date": "-", "command": "tests/kernel_tables.py", **provenance}
+    # proven on the kernel's code as it is (run launches a table's settings on no other code)
+    prov = {
+        **STACK,
+        "git_commit": "-",
+        "date": "-",
+        "command": "tests/kernel_tables.py",
+        "kernel_source": kernel_source(kernel),
+        **provenance,
+    }
+    prov = {name: value for name, value in prov.items() if value is not None}  # (kernel_source=None: bound to none)
     rows = [Entry(Domain(tuple(dtypes), _ranges(kernel, ranges)), config, PROOF) for ranges, config in entries]
     # certify refuses to write a setting run would refuse (strict round 26); the fixture writes such tables on
     # purpose, as a hand editing them would, for the tests of what run, doctor and check then do
