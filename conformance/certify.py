@@ -37,7 +37,7 @@ import torch
 import yaml
 
 import neurobrix
-from neurobrix import stack
+from neurobrix import kernel_source, stack
 from neurobrix import tables as nb_tables
 from neurobrix.dtypes import torch_dtype
 from neurobrix.errors import NeuroBrixError, TablesError, UsageError, counted
@@ -623,9 +623,10 @@ def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dic
     if old.get("kernel_source") != current.get("kernel_source"):
         kernel = table.kernel
         proven = f"code {old['kernel_source']}" if old.get("kernel_source") else "no recorded kernel code"
+        files = ", ".join(kernel_source.kernel_source_files(kernel))
         raise UsageError(
             f"{table.path}: its entries were proven on {proven}, and {kernel}'s code here is "
-            f"{current.get('kernel_source')} (neurobrix/ops: {', '.join(stack.kernel_source_files(kernel))}): entries "
+            f"{current.get('kernel_source')} (neurobrix/ops: {files}): entries "
             f"proven on two codes cannot share one table. Prove its entries on this code first (on this GPU: python -m "
             f"conformance check --class {table.class_id} --kernel {kernel} --record), or delete the table to "
             "re-certify the kernel whole."

@@ -70,9 +70,10 @@ def record(report: Any, args: Any, say: Callable[[str], None] = print) -> list[P
     if not report.passed:
         why = "the check failed"
     elif certified is None or not stack.compatible(certified, running):
+        named = certified.describe() if certified else "stack"
         why = (
-            f"it ran on {running.describe()}, not the class's certified {certified.describe() if certified else 'stack'}"
-            " (a whole passing check there is a local re-proof instead)"
+            f"it ran on {running.describe()}, not the class's certified {named} (a whole passing check there is a "
+            "local re-proof instead)"
         )
     elif report.examples_per_entry < min_examples():
         why = f"{report.examples_per_entry} example(s) per entry are fewer than the {min_examples()} a proof takes"

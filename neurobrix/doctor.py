@@ -183,7 +183,9 @@ def diagnose() -> list[Finding]:
                     Finding(
                         "kernel code",
                         FAIL if problem else OK,
-                        f"{problem}." if problem else "every table's proofs were made on its kernel's code as it is here",
+                        f"{problem}."
+                        if problem
+                        else "every table's proofs were made on its kernel's code as it is here",
                     )
                 )
         problem = compiler_problem(gpu_class.id)

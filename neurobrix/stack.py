@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CompilerStackError, TablesError, UsageError
+from .kernel_source import kernel_source
 from .tables import Tables, load
 
 REPROOF_FORMAT = 1
@@ -358,90 +359,6 @@ def kernels_digest() -> str:
         path = Path(__file__).resolve().parent / "ops" / name
         digest.update(path.name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
     return digest.hexdigest()
-
-
-def kernel_source_files(kernel: str) -> tuple[str, ...]:
-    """The files of ``neurobrix/ops`` whose code runs a call of ``kernel``: the module declaring its spec, the op
-    modules it imports (by relative import, transitively: ``pick`` takes ``linear``'s counters) and what every op
-    shares (``__init__.py``, the launch wrapper; ``_common.py``; ``spec.py``). Whole files: a kernel's proof stands
-    for every line its launcher and its Triton functions could reach, so an edit anywhere in them unbinds it."""
-    from .ops import SOURCES, SPECS
-
-    if kernel not in SPECS:
-        raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
-    folder = Path(__file__).resolve().parent / "ops"
-    # the package's __init__.py holds the wrapper every launch goes through; what it imports for the model (rotary's
-    # cache) is no part of another kernel's launch, so its own imports are not followed
-    found, todo = {"__init__.py"}, [f"{SPECS[kernel].launch.__module__.rpartition('.')[2]}.py", "_common.py", "spec.py"]
-    while todo:
-        name = todo.pop()
-        if name in found:
-            continue
-        found.add(name)
-        todo += [f"{m}.py" for m in _read_source(folder / name)[1] if f"{m}.py" in SOURCES]
-    return tuple(sorted(found))
-
-
-# (file, mtime, size) -> (the sha256 of its canonical text, the sibling modules it imports): each file read once
-_SOURCES_READ: dict[tuple[str, int, int], tuple[bytes, tuple[str, ...]]] = {}
-
-
-def _read_source(path: Path) -> tuple[bytes, tuple[str, ...]]:
-    import ast
-    import hashlib
-
-    facts = path.stat()
-    key = (str(path), facts.st_mtime_ns, facts.st_size)
-    if key not in _SOURCES_READ:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        siblings = []
-        for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                siblings += [node.module.partition(".")[0]] if node.module else [a.name for a in node.names]
-        _SOURCES_READ[key] = (hashlib.sha256(_canonical(tree).encode()).digest(), tuple(siblings))
-    return _SOURCES_READ[key]
-
-
-def _canonical(node: Any) -> str:
-    """A text of a Python syntax tree that changes exactly when its code does: no comment, docstring, line number or
-    layout in it, and no field Python leaves empty (``ast.dump`` writes those differently from one Python release to
-    the next: 3.13 drops empty lists and None; this is the project's own so that the digest a GPU's Python wrote
-    reads the same on the CI's)."""
-    import ast
-
-    if isinstance(node, ast.AST):
-        body = getattr(node, "body", None)
-        if (
-            isinstance(node, (ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-            and body
-            and isinstance(body[0], ast.Expr)
-            and isinstance(body[0].value, ast.Constant)
-            and isinstance(body[0].value.value, str)
-        ):
-            node = type(node)(**{**dict(ast.iter_fields(node)), "body": body[1:]})  # its docstring dropped
-        fields = [
-            f"{name}={_canonical(value)}"
-            for name, value in ast.iter_fields(node)
-            if value is not None and value != [] and name not in ("kind", "type_comment")
-        ]
-        return f"{type(node).__name__}({','.join(fields)})"
-    if isinstance(node, list):
-        return "[" + ",".join(_canonical(item) for item in node) + "]"
-    return repr(node)
-
-
-def kernel_source(kernel: str) -> str:
-    """The digest of ``kernel``'s code (:func:`kernel_source_files`, each file's syntax tree as :func:`_canonical`
-    writes it, with its name): 16 hex digits of a sha256. A table's proofs were made on the code of this digest
-    (its provenance's ``kernel_source``, its index's ``stack.source``); the engine runs them on no other code. A
-    comment, a docstring or a blank line does not change it; any statement, name or constant does."""
-    import hashlib
-
-    folder = Path(__file__).resolve().parent / "ops"
-    digest = hashlib.sha256()
-    for name in kernel_source_files(kernel):
-        digest.update(name.encode() + b"\0" + _read_source(folder / name)[0])
-    return digest.hexdigest()[:16]
 
 
 def sources_problem(class_id: str, tables: Tables) -> str | None:

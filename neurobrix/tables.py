@@ -764,13 +764,29 @@ def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
 def verify_all(tables: Tables) -> list[Problem]:
     """Read and validate every settings index and every audit record (and that each record holds exactly its
     index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
+    from .kernel_source import kernel_source
+
     problems = []
     for class_id in sorted(tables.classes):
         for kernel in tables.kernels(class_id):
             try:
                 tables.proofs(class_id, kernel)
+                index = tables.index(class_id, kernel)
             except TablesError as exc:
                 problems.append(Problem(f"{class_id}/{kernel}", str(exc)))
+                continue
+            # proven on the code of this neurobrix's kernel (neurobrix.stack.kernel_source), which run requires: a
+            # release whose tables were proven on other code than it ships is refused here, by the gate's smoke too
+            recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)
+            if recorded != now:
+                proven = f"code {recorded}" if recorded else "no recorded kernel code"
+                problems.append(
+                    Problem(
+                        f"{class_id}/{kernel}{INDEX_SUFFIX}",
+                        f"proven on {proven}, not on this neurobrix's {kernel} ({now}): run refuses it; prove it on "
+                        f"this code: python -m conformance check --class {class_id} --kernel {kernel} --record",
+                    )
+                )
     return problems
 
 
