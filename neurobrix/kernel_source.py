@@ -8,7 +8,7 @@ gate's smoke bind tables to the code they ship without loading the kernels.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from .errors import UsageError
 
@@ -16,39 +16,110 @@ __all__ = ["kernel_source", "kernel_source_files"]
 
 
 def kernel_source_files(kernel: str) -> tuple[str, ...]:
-    """The files of ``neurobrix/ops`` whose code runs a call of ``kernel``: the module declaring its spec, the op
-    modules it imports (by relative import, transitively: ``pick`` takes ``linear``'s counters) and what every op
-    shares (``__init__.py``, the launch wrapper; ``_common.py``; ``spec.py``). Whole files: a kernel's proof stands
-    for every line its launcher and its Triton functions could reach, so an edit anywhere in them unbinds it. Read
-    from the files' syntax trees, importing nothing (``tables verify`` binds tables without torch): the module whose
-    ``OpSpec("<kernel>", ...)`` declares it among those ``MODULES`` names (the tests hold this to the imported
-    specs' launchers)."""
+    """The files of ``neurobrix/ops`` whose code runs a call of ``kernel``: the module declaring its spec, the files of
+    ``neurobrix/ops`` it imports (transitively: ``pick`` takes ``linear``'s counters; a helper module no ``MODULES``
+    names, a sub-package, an import written absolutely, ``neurobrix.ops.linear``, all count) and what every op shares
+    (``__init__.py``, the launch wrapper, with the helpers it imports; ``_common.py``; ``spec.py``). Whole files: a
+    kernel's proof stands for every line its launcher and its Triton functions could reach, so an edit anywhere in
+    them unbinds it. Read from the files' syntax trees, importing nothing (``tables verify`` binds tables without
+    torch): the module whose ``OpSpec("<kernel>", ...)`` (or ``OpSpec(name="<kernel>", ...)``) declares it among those
+    ``MODULES`` names (the tests hold this to the imported specs' launchers). Refused (:class:`UsageError`), as code
+    the syntax trees cannot bind: a ``MODULES`` not written out as one tuple of names, a module named twice or without
+    its source file, an ``OpSpec`` whose name is not written out, a kernel declared in two files or outside
+    ``MODULES``."""
     folder = Path(__file__).resolve().parent / "ops"
-    modules = _read_source(folder / "__init__.py")[2]
-    sources = {"__init__.py", "_common.py", "spec.py", *(f"{m}.py" for m in modules)}
-    declared = [m for m in modules if kernel in _read_source(folder / f"{m}.py")[3]]
-    if len(declared) != 1:
-        known = sorted(k for m in modules for k in _read_source(folder / f"{m}.py")[3])
+    init = _read_source(folder / "__init__.py")
+    if init.modules is None:
+        raise UsageError(
+            "neurobrix/ops/__init__.py: MODULES is not one tuple of module names written out, assigned once (the "
+            'kernel code a table is bound to is read from the sources): write it as MODULES = ("<op>", ...)'
+        )
+    modules = init.modules
+    twice = sorted({m for m in modules if modules.count(m) > 1})
+    missing = [m for m in modules if not (folder / f"{m}.py").is_file()]
+    if twice or missing:
+        raise UsageError(
+            f"neurobrix/ops/__init__.py: MODULES names {', '.join(twice)} twice"
+            if twice
+            else f"neurobrix/ops/__init__.py: MODULES names {missing[0]!r} without its source file "
+            f"neurobrix/ops/{missing[0]}.py"
+        )
+    own = {f"{m}.py" for m in modules}
+    # every file an import of the package runs: where an op may be declared (a file nothing imports never runs)
+    runs = _reached(folder, ["__init__.py", "_common.py", "spec.py", *sorted(own)], skip=set())
+    for name in runs:
+        line = _read_source(folder / name).unnamed
+        if line:
+            raise UsageError(
+                f"neurobrix/ops/{name} line {line}: an OpSpec whose name is not written out as a string; the kernel "
+                "code a table is bound to is read from the sources: name each op by a literal"
+            )
+    declared = [name for name in runs if kernel in _read_source(folder / name).specs]
+    if not declared:
+        known = sorted({k for name in runs for k in _read_source(folder / name).specs})
         raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(known)}")
-    # the package's __init__.py holds the wrapper every launch goes through; what it imports for the model (rotary's
-    # cache) is no part of another kernel's launch, so its own imports are not followed
-    found, todo = {"__init__.py"}, [f"{declared[0]}.py", "_common.py", "spec.py"]
+    if len(declared) > 1 or declared[0] not in own:
+        raise UsageError(
+            f"kernel {kernel!r} is declared in neurobrix/ops/{' and '.join(declared)}: an op is declared once, in its "
+            "module among neurobrix.ops.MODULES"
+        )
+    # the package's __init__.py holds the wrapper every launch goes through; the op modules it imports for the model
+    # (rotary's cache) are no part of another kernel's launch, so those of its imports are not followed
+    return tuple(sorted(_reached(folder, ["__init__.py", declared[0], "_common.py", "spec.py"], skip=own)))
+
+
+def _reached(folder: Path, start: list[str], skip: set[str]) -> set[str]:
+    """``start`` and the files of ``neurobrix/ops`` their imports run, transitively; ``__init__.py``'s imports of a
+    file in ``skip`` not followed."""
+    found: set[str] = set()
+    todo = list(start)
     while todo:
         name = todo.pop()
         if name in found:
             continue
         found.add(name)
-        todo += [f"{m}.py" for m in _read_source(folder / name)[1] if f"{m}.py" in sources]
-    return tuple(sorted(found))
+        imported = _imported_files(folder, name)
+        todo += [f for f in imported if not (name == "__init__.py" and f in skip)]
+    return found
+
+
+def _imported_files(folder: Path, name: str) -> list[str]:
+    """The files of ``neurobrix/ops`` (relative paths) that the imports of its file ``name`` run: a module's source,
+    or a package's ``__init__.py`` and each package's above it, whether the import is relative or absolute."""
+    package = ["neurobrix", "ops", *name.split("/")[:-1]]
+    files: list[str] = []
+    for level, module, names in _read_source(folder / name).imports:
+        if level - 1 > len(package):
+            continue
+        base = package[: len(package) - (level - 1)] if level else []
+        target = base + (module.split(".") if module else [])
+        for path in [target, *(target + [n] for n in names if n != "*")]:
+            if path[:2] != ["neurobrix", "ops"]:
+                continue
+            rest = path[2:]
+            for depth in range(1, len(rest) + 1):
+                here = folder.joinpath(*rest[:depth])
+                if (here / "__init__.py").is_file():
+                    files.append("/".join([*rest[:depth], "__init__.py"]))
+                elif depth == len(rest) and here.with_name(f"{rest[-1]}.py").is_file():
+                    files.append("/".join(rest[:-1] + [f"{rest[-1]}.py"]))
+    return files
+
+
+class _Source(NamedTuple):
+    digest: bytes  # the sha256 of the file's canonical text
+    imports: tuple[tuple[int, str | None, tuple[str, ...]], ...]  # (level, module, names) of each import
+    modules: tuple[str, ...] | None  # the names of its one ``MODULES = (...)``; None: assigned otherwise or again
+    specs: tuple[str, ...]  # the kernels its ``OpSpec("<name>", ...)`` calls declare
+    unnamed: int  # the line of an ``OpSpec`` call whose name is not a string written out (0: none)
 
 
 # (file, mtime, size) -> what _read_source reads of it: each file parsed once a process
-_SOURCES_READ: dict[tuple[str, int, int], tuple[bytes, tuple[str, ...], tuple[str, ...], tuple[str, ...]]] = {}
+_SOURCES_READ: dict[tuple[str, int, int], _Source] = {}
 
 
-def _read_source(path: Path) -> tuple[bytes, tuple[str, ...], tuple[str, ...], tuple[str, ...]]:
-    """(the sha256 of the file's canonical text, the sibling modules it imports, the names of a ``MODULES = (...)``
-    it assigns, the kernels its ``OpSpec("<name>", ...)`` calls declare)."""
+def _read_source(path: Path) -> _Source:
+    """What the syntax tree of ``path`` says: its digest, imports, ``MODULES`` and declared kernels."""
     import ast
     import hashlib
 
@@ -56,31 +127,48 @@ def _read_source(path: Path) -> tuple[bytes, tuple[str, ...], tuple[str, ...], t
     key = (str(path), facts.st_mtime_ns, facts.st_size)
     if key not in _SOURCES_READ:
         tree = ast.parse(path.read_text(encoding="utf-8"))
-        siblings: list[str] = []
-        modules: list[str] = []
+        imports: list[tuple[int, str | None, tuple[str, ...]]] = []
+        bindings: list[ast.AST] = []
         specs: list[str] = []
+        unnamed = 0
+        callers = {"OpSpec"}  # the name OpSpec, and any it is imported as
         for node in ast.walk(tree):
-            if isinstance(node, ast.ImportFrom) and node.level == 1:
-                siblings += [node.module.partition(".")[0]] if node.module else [a.name for a in node.names]
-            elif (
-                isinstance(node, ast.Assign)
-                and any(isinstance(t, ast.Name) and t.id == "MODULES" for t in node.targets)
-                and isinstance(node.value, ast.Tuple)
+            if isinstance(node, ast.ImportFrom):
+                imports.append((node.level, node.module, tuple(a.name for a in node.names)))
+                callers |= {a.asname for a in node.names if a.name == "OpSpec" and a.asname}
+            elif isinstance(node, ast.Import):
+                imports += [(0, a.name, ()) for a in node.names]
+            elif isinstance(node, ast.Name) and node.id == "MODULES" and not isinstance(node.ctx, ast.Load):
+                bindings.append(node)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Call) and (
+                (isinstance(node.func, ast.Name) and node.func.id in callers)
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "OpSpec")
             ):
-                modules += [
-                    e.value for e in node.value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)
-                ]
-            elif (
-                isinstance(node, ast.Call)
-                and isinstance(node.func, ast.Name)
-                and node.func.id == "OpSpec"
-                and node.args
-                and isinstance(node.args[0], ast.Constant)
-                and isinstance(node.args[0].value, str)
+                named = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "name"), None)
+                if isinstance(named, ast.Constant) and isinstance(named.value, str):
+                    specs.append(named.value)
+                elif not unnamed:
+                    unnamed = node.lineno
+        modules: tuple[str, ...] | None = None
+        assigned = [
+            n
+            for n in tree.body
+            if isinstance(n, ast.Assign)
+            and len(n.targets) == 1
+            and isinstance(n.targets[0], ast.Name)
+            and n.targets[0].id == "MODULES"
+        ]
+        if len(bindings) == 1 and len(assigned) == 1:
+            value = assigned[0].value
+            if isinstance(value, ast.Tuple) and all(
+                isinstance(e, ast.Constant) and isinstance(e.value, str) for e in value.elts
             ):
-                specs.append(node.args[0].value)
+                modules = tuple(e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str))
         text = _canonical(tree)
-        _SOURCES_READ[key] = (hashlib.sha256(text.encode()).digest(), tuple(siblings), tuple(modules), tuple(specs))
+        _SOURCES_READ[key] = _Source(
+            hashlib.sha256(text.encode()).digest(), tuple(imports), modules, tuple(specs), unnamed
+        )
     return _SOURCES_READ[key]
 
 

@@ -30,7 +30,7 @@ from typing import Any
 
 import yaml
 
-from .errors import TablesError, counted
+from .errors import TablesError, UsageError, counted
 from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
@@ -777,7 +777,12 @@ def verify_all(tables: Tables) -> list[Problem]:
                 continue
             # proven on the code of this neurobrix's kernel (neurobrix.stack.kernel_source), which run requires: a
             # release whose tables were proven on other code than it ships is refused here, by the gate's smoke too
-            recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)
+            try:
+                now = kernel_source(kernel)
+            except UsageError as exc:  # code the sources cannot bind (neurobrix.kernel_source): a problem, listed
+                problems.append(Problem(f"{class_id}/{kernel}{INDEX_SUFFIX}", f"its kernel code cannot be read: {exc}"))
+                continue
+            recorded = index.stack.get("source") if index is not None else None
             if recorded != now:
                 proven = f"code {recorded}" if recorded else "no recorded kernel code"
                 problems.append(
