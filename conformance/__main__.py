@@ -161,6 +161,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from . import check
 
     gpu_class = args.gpu_class or detect_class().id
+    if args.record:
+        from . import sources
+
+        sources.require_recordable(gpu_class)  # an unwritable tables folder found before the check, not after it
     try:
         report = _check_with_progress(args, gpu_class)
     except KeyboardInterrupt as exc:  # Ctrl-C or a job's time limit: what was checked is reported, then it ends

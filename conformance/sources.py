@@ -20,7 +20,7 @@ from typing import Any
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
-from neurobrix.errors import counted
+from neurobrix.errors import UsageError, counted
 
 
 def stale(class_id: str, loaded: nb_tables.Tables) -> dict[str, str | None]:
@@ -33,6 +33,26 @@ def stale(class_id: str, loaded: nb_tables.Tables) -> dict[str, str | None]:
         if recorded != stack.kernel_source(kernel):
             found[kernel] = recorded
     return found
+
+
+def require_recordable(class_id: str) -> None:
+    """Refuse (UsageError) ``--record`` before any check runs where it could not write the class's tables it would
+    bind: it ran the whole check (minutes on the interpreter, 394 s for the H200 class on two GPUs) and then ended in
+    "Operation not permitted" on a scratch file, exit 1, the passing check recorded nowhere. Nothing to bind (every
+    table bound already), nothing is refused: the check says so at its end."""
+    from .certify import _unwritable
+
+    loaded = nb_tables.load()
+    if class_id not in loaded.classes or not stale(class_id, loaded):
+        return
+    root = Path(loaded.location.root)
+    unwritable = _unwritable(root, class_id)
+    if unwritable:
+        raise UsageError(
+            f"--record: cannot write the tables in {root} ({unwritable}), so this check could bind none of them to "
+            "its kernel code; nothing was checked. Point NEUROBRIX_TABLES at a folder you can write (a copy: cp -r "
+            f"{root} /tmp/tables-copy), or check without --record"
+        )
 
 
 def _covered(report: Any, loaded: nb_tables.Tables, kernel: str) -> tuple[int, int, float]:
