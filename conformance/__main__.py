@@ -564,8 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bind each kernel table this check passed whole (every entry, at least the ci profile's examples, on the "
         "class's device and certified stack) to the kernel code it ran: its digest and this check are written into "
-        "the table's provenance and index, and TRACKED.yaml rewritten. `neurobrix run` launches a table's settings "
-        "only on the kernel code they were proven on",
+        "the table's provenance and index, and TRACKED.yaml rewritten (a tables folder it cannot write is refused "
+        "before the check). `neurobrix run` launches a table's settings only on the kernel code they were proven on",
     )
     c.add_argument(
         "-x",

@@ -115,7 +115,7 @@ def diagnose() -> list[Finding]:
     from .stack import installed_kernels_problem
 
     try:
-        require_kernel_sources()  # a source that cannot be read as Python: before installed_kernels_problem imports them
+        require_kernel_sources()  # a source that is no Python, before installed_kernels_problem imports them
         kernels = installed_kernels_problem()
     except NeuroBrixError as exc:  # a module shadowing a kernel's source (neurobrix.ops)
         found.append(Finding("kernel sources", FAIL, str(exc)))
