@@ -97,10 +97,12 @@ def _damaged(path: Path, why: str) -> NoReturn:
     """Refuse kernels whose source cannot be read as Python: the code a run would load is none a table was proven on,
     and the engine cannot import it (a file missing, unreadable, not UTF-8, with a syntax error: a damaged install or
     an edit left half done). One line, exit 6, where ``tables verify``, ``doctor`` and ``run`` ended in a traceback."""
+    from . import __version__
+
     raise CompilerStackError(
         f"the kernel source {path} cannot be read as Python ({why}): this neurobrix's kernels are damaged, so no "
-        "certified setting can run on them. Reinstall neurobrix (pip install --force-reinstall --no-deps neurobrix), "
-        "or in a source checkout restore the file (git diff, git checkout)"
+        f"certified setting can run on them. Reinstall it (pip install --force-reinstall --no-deps "
+        f"neurobrix=={__version__}), or in a source checkout restore the file (git diff, git checkout)"
     )
 
 

@@ -6,9 +6,10 @@ Found and fixed:
   error, a byte that is not UTF-8 in its code, a null byte) ended ``neurobrix tables verify``, ``doctor``, ``run`` and
   ``warmup`` in a traceback (SyntaxError, UnicodeDecodeError, ModuleNotFoundError from ``neurobrix.ops``' import; only
   a missing file reached ``tables verify`` as an OSError line). The digest (``neurobrix.kernel_source``) now reads each
-  file as Python's import does (its bytes parsed: a BOM or a coding line as import takes them; a non-UTF-8 byte in a
-  comment is accepted, as import accepts it) and refuses one it cannot read in one line naming the file and why: run
-  and warmup exit 6 before the kernels are imported, doctor's ``kernel sources`` FAILs, tables verify lists it.
+  file as Python's import does (its bytes parsed: a BOM or a coding line as import takes them) and refuses one it
+  cannot read in one line naming the file, why and the reinstall command: run and warmup exit 6 before the kernels
+  are imported, doctor's ``kernel sources`` FAILs, tables verify lists it. And a byte that is not UTF-8 in a comment,
+  which import skips and the engine ran, stopped the digest (UnicodeDecodeError): read as import reads it now.
 - ``python -m conformance check --record`` on a tables folder it cannot write ran the whole check (minutes; 394 s for
   the H200 class on two GPUs) and then ended "Operation not permitted: .../.silu_mul.json.<pid>.tmp", exit 1, the
   passing check recorded nowhere: refused now before the check (exit 2), as certify refuses it, naming the folder and
@@ -21,9 +22,15 @@ Found and fixed:
 Pinned (exact already): an index whose ``stack.source`` is no string, not 16 lowercase hex digits, or null is refused by
 run, doctor and tables verify alike (exit 3, the field named); tables an older NeuroBrix certified (no source) are
 refused by run (exit 6, each kernel "bound to no kernel source", the ``check --record`` command) and listed by tables
-verify; ``check --resume`` of a report made on other kernel code is refused (its fingerprint hashes ``neurobrix/ops``).
+verify (tests/test_source_binding.py holds run's refusal). Probed by hand, not in a test here (a wheel built with
+``pip wheel``, installed into a venv): bound as built, doctor says ready and run runs; ops/rms_norm.py patched in
+site-packages by a comment, a statement or a syntax error is refused by run (exit 6) and doctor (the RECORD check;
+a statement also as ``kernel code``; a syntax error as the source that is no Python, now one line), and tables verify
+lists the statement's unbound table (round 20's tests hold the RECORD check on an ``installer`` install).
 
-Left open: a wheel-installed neurobrix (RECORD and digest both) was not rebuilt and installed this round; a check
+Left open: ``tables verify`` passes an installed wheel whose kernel was patched by a comment only (the digest ignores
+it; RECORD is run's and doctor's check, not the tables'); ``check --resume`` of a report made on other kernel code was
+read, not tested (its fingerprint hashes ``neurobrix/ops``); a check
 interrupted between two kernels' ``--record`` writes leaves the first bound and the second as before (each table whole:
 certify's ``_uninterrupted``), which the next ``--record`` completes.
 """
