@@ -164,7 +164,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     if args.record:
         from . import sources
 
-        sources.require_recordable(gpu_class)  # an unwritable tables folder found before the check, not after it
+        sources.require_recordable(gpu_class, args.kernel)  # unwritable tables: found before the check, not after
     try:
         report = _check_with_progress(args, gpu_class)
     except KeyboardInterrupt as exc:  # Ctrl-C or a job's time limit: what was checked is reported, then it ends

@@ -35,15 +35,15 @@ def stale(class_id: str, loaded: nb_tables.Tables) -> dict[str, str | None]:
     return found
 
 
-def require_recordable(class_id: str) -> None:
+def require_recordable(class_id: str, kernels: list[str] | None = None) -> None:
     """Refuse (UsageError) ``--record`` before any check runs where it could not write the class's tables it would
     bind: it ran the whole check (minutes on the interpreter, 394 s for the H200 class on two GPUs) and then ended in
     "Operation not permitted" on a scratch file, exit 1, the passing check recorded nowhere. Nothing to bind (every
-    table bound already), nothing is refused: the check says so at its end."""
+    table of the ``kernels`` checked, default all, bound already), nothing is refused: the check says so at its end."""
     from .certify import _unwritable
 
     loaded = nb_tables.load()
-    if class_id not in loaded.classes or not stale(class_id, loaded):
+    if class_id not in loaded.classes or not set(stale(class_id, loaded)) & set(kernels or loaded.kernels(class_id)):
         return
     root = Path(loaded.location.root)
     unwritable = _unwritable(root, class_id)

@@ -46,7 +46,7 @@ import time
 
 import pytest
 from conftest import REPO, retrack
-from kernel_tables import CONFIGS, write_tables
+from kernel_tables import CONFIGS, write_kernel, write_tables
 
 from neurobrix import kernel_source, tables
 from neurobrix.errors import TablesError
@@ -153,6 +153,29 @@ def test_record_refuses_tables_it_cannot_write_before_checking(tmp_path):
     assert f"--record: cannot write the tables in {root}" in done.stderr and "nothing was checked" in done.stderr
     assert done.stderr.count("\n") == 1 and "Traceback" not in done.stderr, done.stderr
     assert took < 60, took  # before the check (about 6 s of silu_mul here), not after it
+
+
+def test_record_of_bound_kernels_only_is_not_refused_for_an_unwritable_folder(tmp_path):
+    """Control: a check of kernels whose tables are bound already writes nothing, so its folder's being unwritable
+    refuses nothing (silu_mul, unchecked, is the unbound one)."""
+    root = write_tables(tmp_path / "tables")
+    write_kernel(root, "silu_mul", CONFIGS["silu_mul"], kernel_source="0" * 16)
+    if subprocess.run(["chattr", "-R", "+i", str(root)], capture_output=True).returncode != 0:
+        pytest.skip("no chattr +i here to make a folder no user can write (root writes a read-only one)")
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "conformance", "check", "--class", "interpreter", "--kernel", "rms_norm"]
+            + ["--profile", "ci", "--record"],
+            capture_output=True,
+            text=True,
+            cwd=REPO,
+            env={**os.environ, tables.ENV_VAR: str(root), "TRITON_INTERPRET": "1"},
+            timeout=300,
+        )
+    finally:
+        subprocess.run(["chattr", "-R", "-i", str(root)], check=True)
+    assert done.returncode == 0 and "PASSED" in done.stdout, (done.stdout, done.stderr)
+    assert "nothing recorded: no kernel table not yet bound to its code was checked whole" in done.stdout, done.stdout
 
 
 @pytest.mark.parametrize("value", ["12345", "[a]", "'0123456789ABCDEF'"])
