@@ -21,13 +21,17 @@ from typing import Any
 from neurobrix import stack
 from neurobrix import tables as nb_tables
 from neurobrix.errors import UsageError, counted
+from neurobrix.kernel_source import declared_kernels
 
 
 def stale(class_id: str, loaded: nb_tables.Tables) -> dict[str, str | None]:
     """kernel -> the code its table's proofs were made on (None: no code recorded), for each kernel table of the class
     not proven on its code as it is here."""
     found = {}
+    ours = declared_kernels()  # (a retired kernel's table launches nothing: no code here to bind it to)
     for kernel in loaded.kernels(class_id):
+        if kernel not in ours:
+            continue
         index = loaded.index(class_id, kernel)
         recorded = index.stack.get("source") if index is not None else None
         if recorded != stack.kernel_source(kernel):

@@ -12,7 +12,16 @@ from typing import Any, NoReturn
 
 from .errors import CompilerStackError, UsageError
 
-__all__ = ["kernel_source", "kernel_source_files", "require_kernel_sources"]
+__all__ = ["declared_kernels", "kernel_source", "kernel_source_files", "require_kernel_sources"]
+
+
+def declared_kernels() -> frozenset[str]:
+    """The kernels this neurobrix's ``neurobrix/ops`` declares (``OpSpec("<kernel>", ...)`` in its ``MODULES``), read
+    from the sources. A table of another kernel (one a later release retired) holds settings nothing launches: no
+    code of this neurobrix to bind it to, so the binding passes it by (it ended ``doctor``, ``run`` and ``tables
+    verify`` in "unknown kernel", exit 2, a kernel the user never named)."""
+    folder = Path(__file__).resolve().parent / "ops"
+    return frozenset(k for m in _read_source(folder / "__init__.py")[2] for k in _read_source(folder / f"{m}.py")[3])
 
 
 def kernel_source_files(kernel: str) -> tuple[str, ...]:

@@ -18,6 +18,10 @@ Found and fixed:
   proofs were made on the compiler stack ..., source 12345, but its index states ...", a mismatch of a digest nobody
   wrote, where ``tables verify`` named the field the schema refuses: run's quick read of the record's header now parses
   such a record in full, so both name ``provenance.kernel_source``.
+- A table of a kernel this neurobrix does not declare (one a later release retired; its settings launch nothing)
+  ended run, doctor and tables verify in "unknown kernel 'aaa_retired'", exit 2, a kernel nobody named, and
+  ``check --record`` too (planted round 23's doctor test failed so on main): the binding
+  (``kernel_source.declared_kernels``) passes it by and holds every other table as before.
 
 Pinned (exact already): an index whose ``stack.source`` is no string, not 16 lowercase hex digits, or null is refused by
 run, doctor and tables verify alike (exit 3, the field named); tables an older NeuroBrix certified (no source) are
@@ -45,11 +49,13 @@ import sys
 import time
 
 import pytest
-from conftest import REPO, retrack
+from conftest import REPO, rebind, retrack
 from kernel_tables import CONFIGS, write_kernel, write_tables
 
-from neurobrix import kernel_source, tables
+from conformance import sources
+from neurobrix import kernel_source, stack, tables
 from neurobrix.errors import TablesError
+from neurobrix.ops import SPECS
 
 # what each breaks in a copy of the checkout's neurobrix/ops, and the file named
 BREAKS = {
@@ -208,3 +214,33 @@ def test_an_index_whose_source_is_no_digest_is_refused_alike(tmp_path, value):
         tables.load(root).index("interpreter", "silu_mul")
     problems = [p.message for p in tables.verify_all(tables.load(root)) if "silu_mul" in p.path]
     assert any("field 'stack.source'" in m for m in problems), problems
+
+
+def test_a_retired_kernel_s_table_is_no_unknown_kernel_to_run_verify_or_record(tmp_path, monkeypatch):
+    """A table of a kernel this neurobrix does not declare (one a later release retired: its settings launch nothing)
+    ended run, doctor and tables verify in "unknown kernel 'aaa_retired'", exit 2, a kernel nobody named (planted round
+    23's doctor test failed so on main): the binding passes it by, and holds every other table as before."""
+    root = write_tables(tmp_path / "tables")
+    folder = root / "interpreter"
+    data = json.loads((folder / "rms_norm.json").read_text(encoding="utf-8"))
+    data["kernel"] = "aaa_retired"
+    (folder / "aaa_retired.json").write_text(json.dumps(data), encoding="utf-8")
+    text = (folder / "rms_norm.proofs.yaml").read_text(encoding="utf-8")
+    (folder / "aaa_retired.proofs.yaml").write_text(
+        text.replace("\nkernel: rms_norm\n", "\nkernel: aaa_retired\n"), encoding="utf-8"
+    )
+    rebind(folder / "aaa_retired.proofs.yaml", "interpreter", "aaa_retired")
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    assert "aaa_retired" not in SPECS
+    loaded = tables.load()
+    assert stack.sources_problem("interpreter", loaded) is None  # what run and doctor ask
+    assert tables.verify_all(loaded) == []
+    assert sources.stale("interpreter", loaded) == {}
+    # still bound to the code as it is: another kernel's table proven on other code is named, the retired one is not
+    write_kernel(root, "silu_mul", CONFIGS["silu_mul"], kernel_source="0" * 16)
+    tables.clear_cache()
+    loaded = tables.load()
+    problem = stack.sources_problem("interpreter", loaded) or ""
+    assert "silu_mul (proven on 0000000000000000)" in problem and "aaa_retired" not in problem, problem
+    assert [p.path for p in tables.verify_all(loaded)] == ["interpreter/silu_mul.json"]
