@@ -161,6 +161,10 @@ def cmd_check(args: argparse.Namespace) -> int:
     from . import check
 
     gpu_class = args.gpu_class or detect_class().id
+    if args.record:
+        from . import sources
+
+        sources.require_recordable(gpu_class, args.kernel)  # unwritable tables: found before the check, not after
     try:
         report = _check_with_progress(args, gpu_class)
     except KeyboardInterrupt as exc:  # Ctrl-C or a job's time limit: what was checked is reported, then it ends
@@ -560,8 +564,8 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="bind each kernel table this check passed whole (every entry, at least the ci profile's examples, on the "
         "class's device and certified stack) to the kernel code it ran: its digest and this check are written into "
-        "the table's provenance and index, and TRACKED.yaml rewritten. `neurobrix run` launches a table's settings "
-        "only on the kernel code they were proven on",
+        "the table's provenance and index, and TRACKED.yaml rewritten (a tables folder it cannot write is refused "
+        "before the check). `neurobrix run` launches a table's settings only on the kernel code they were proven on",
     )
     c.add_argument(
         "-x",

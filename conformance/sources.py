@@ -20,19 +20,43 @@ from typing import Any
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
-from neurobrix.errors import counted
+from neurobrix.errors import UsageError, counted
+from neurobrix.kernel_source import declared_kernels
 
 
 def stale(class_id: str, loaded: nb_tables.Tables) -> dict[str, str | None]:
     """kernel -> the code its table's proofs were made on (None: no code recorded), for each kernel table of the class
     not proven on its code as it is here."""
     found = {}
+    ours = declared_kernels()  # (a retired kernel's table launches nothing: no code here to bind it to)
     for kernel in loaded.kernels(class_id):
+        if kernel not in ours:
+            continue
         index = loaded.index(class_id, kernel)
         recorded = index.stack.get("source") if index is not None else None
         if recorded != stack.kernel_source(kernel):
             found[kernel] = recorded
     return found
+
+
+def require_recordable(class_id: str, kernels: list[str] | None = None) -> None:
+    """Refuse (UsageError) ``--record`` before any check runs where it could not write the class's tables it would
+    bind: it ran the whole check (minutes on the interpreter, 394 s for the H200 class on two GPUs) and then ended in
+    "Operation not permitted" on a scratch file, exit 1, the passing check recorded nowhere. Nothing to bind (every
+    table of the ``kernels`` checked, default all, bound already), nothing is refused: the check says so at its end."""
+    from .certify import _unwritable
+
+    loaded = nb_tables.load()
+    if class_id not in loaded.classes or not set(stale(class_id, loaded)) & set(kernels or loaded.kernels(class_id)):
+        return
+    root = Path(loaded.location.root)
+    unwritable = _unwritable(root, class_id)
+    if unwritable:
+        raise UsageError(
+            f"--record: cannot write the tables in {root} ({unwritable}), so this check could bind none of them to "
+            "its kernel code; nothing was checked. Point NEUROBRIX_TABLES at a folder you can write (a copy: cp -r "
+            f"{root} /tmp/tables-copy), or check without --record"
+        )
 
 
 def _covered(report: Any, loaded: nb_tables.Tables, kernel: str) -> tuple[int, int, float]:

@@ -328,6 +328,9 @@ def read_prompt_file(path: str) -> str:
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from .kernel_source import require_kernel_sources
+
+    require_kernel_sources()  # before the kernels are imported: a damaged source is one line, not a traceback
     from .generate import Sampling
     from .run import RunOptions, run
 
@@ -399,6 +402,9 @@ class Progress:
 
 
 def cmd_warmup(args: argparse.Namespace) -> int:
+    from .kernel_source import require_kernel_sources
+
+    require_kernel_sources()  # before the kernels are imported (as run)
     from .warmup import WarmupOptions, warmup
 
     opts = WarmupOptions(model=args.model, max_tokens=args.max_tokens, max_prompt=args.max_prompt, dtype=args.dtype)

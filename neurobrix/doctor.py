@@ -111,9 +111,11 @@ def diagnose() -> list[Finding]:
     if torch_version is None:  # torch or triton not installed (a FAIL above): the kernels import both
         return found
 
+    from .kernel_source import require_kernel_sources
     from .stack import installed_kernels_problem
 
     try:
+        require_kernel_sources()  # a source that is no Python, before installed_kernels_problem imports them
         kernels = installed_kernels_problem()
     except NeuroBrixError as exc:  # a module shadowing a kernel's source (neurobrix.ops)
         found.append(Finding("kernel sources", FAIL, str(exc)))

@@ -8,11 +8,21 @@ gate's smoke bind tables to the code they ship without loading the kernels.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any, NamedTuple
+from typing import Any, NamedTuple, NoReturn
 
-from .errors import UsageError
+from .errors import CompilerStackError, UsageError
 
-__all__ = ["kernel_source", "kernel_source_files"]
+__all__ = ["declared_kernels", "kernel_source", "kernel_source_files", "require_kernel_sources"]
+
+
+def declared_kernels() -> frozenset[str]:
+    """The kernels this neurobrix's ``neurobrix/ops`` declares (``OpSpec("<kernel>", ...)`` in its ``MODULES``), read
+    from the sources. A table of another kernel (one a later release retired) holds settings nothing launches: no
+    code of this neurobrix to bind it to, so the binding passes it by (it ended ``doctor``, ``run`` and ``tables
+    verify`` in "unknown kernel", exit 2, a kernel the user never named)."""
+    folder = Path(__file__).resolve().parent / "ops"
+    modules = _read_source(folder / "__init__.py").modules or ()
+    return frozenset(k for m in modules if (folder / f"{m}.py").is_file() for k in _read_source(folder / f"{m}.py").specs)
 
 
 def kernel_source_files(kernel: str) -> tuple[str, ...]:
@@ -123,10 +133,19 @@ def _read_source(path: Path) -> _Source:
     import ast
     import hashlib
 
-    facts = path.stat()
-    key = (str(path), facts.st_mtime_ns, facts.st_size)
-    if key not in _SOURCES_READ:
-        tree = ast.parse(path.read_text(encoding="utf-8"))
+    try:
+        facts = path.stat()
+        key = (str(path), facts.st_mtime_ns, facts.st_size)
+        # parsed from its bytes, as Python's import reads a source (a BOM, a coding line): a file import would load
+        # is read so here, and one it would refuse (not UTF-8, a syntax error, a null byte) is refused here too
+        tree = ast.parse(path.read_bytes(), str(path)) if key not in _SOURCES_READ else None
+    except OSError as exc:  # missing, unreadable, a folder in its place
+        _damaged(path, exc.strerror or str(exc))
+    except SyntaxError as exc:  # (what import raises too, for a byte that is not UTF-8 among them)
+        _damaged(path, f"line {exc.lineno}: {exc.msg}" if exc.lineno else exc.msg)
+    except ValueError as exc:  # a null byte (Python 3.11; 3.12 raises SyntaxError)
+        _damaged(path, str(exc))
+    if tree is not None:
         imports: list[tuple[int, str | None, tuple[str, ...]]] = []
         bindings: list[ast.AST] = []
         specs: list[str] = []
@@ -170,6 +189,30 @@ def _read_source(path: Path) -> _Source:
             hashlib.sha256(text.encode()).digest(), tuple(imports), modules, tuple(specs), unnamed
         )
     return _SOURCES_READ[key]
+
+
+def _damaged(path: Path, why: str) -> NoReturn:
+    """Refuse kernels whose source cannot be read as Python: the code a run would load is none a table was proven on,
+    and the engine cannot import it (a file missing, unreadable, not UTF-8, with a syntax error: a damaged install or
+    an edit left half done). One line, exit 6, where ``tables verify``, ``doctor`` and ``run`` ended in a traceback."""
+    from . import __version__
+
+    raise CompilerStackError(
+        f"the kernel source {path} cannot be read as Python ({why}): this neurobrix's kernels are damaged, so no "
+        f"certified setting can run on them. Reinstall it (pip install --force-reinstall --no-deps "
+        f"neurobrix=={__version__}), or in a source checkout restore the file (git diff, git checkout)"
+    )
+
+
+def require_kernel_sources() -> None:
+    """Refuse (CompilerStackError, exit 6) kernels whose sources cannot be read as Python, before ``neurobrix.ops`` is
+    imported (where the same file ended the command in a SyntaxError or ModuleNotFoundError traceback): every file of
+    ``neurobrix/ops`` the engine imports (its ``MODULES``, ``_common.py``, ``spec.py``, ``__init__.py``). The files
+    are parsed once a process: the digests that bind the tables read them again for nothing."""
+    folder = Path(__file__).resolve().parent / "ops"
+    modules = _read_source(folder / "__init__.py").modules or ()
+    for name in ("_common.py", "spec.py", *(f"{m}.py" for m in modules)):
+        _read_source(folder / name)
 
 
 def _canonical(node: Any) -> str:

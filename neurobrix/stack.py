@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CompilerStackError, TablesError, UsageError
-from .kernel_source import kernel_source
+from .kernel_source import declared_kernels, kernel_source
 from .tables import Tables, load
 
 REPROOF_FORMAT = 1
@@ -366,9 +366,10 @@ def sources_problem(class_id: str, tables: Tables) -> str | None:
     made on the code of its kernel as it is here). A table whose index records no source was proven before proofs
     were bound to their kernel's code, or on code edited since."""
     stale = []
+    ours = declared_kernels()  # (a retired kernel's table launches nothing: no code to bind it to)
     for name in tables.kernels(class_id):
         index = tables.index(class_id, name)
-        if index is None:
+        if index is None or name not in ours:
             continue
         recorded = index.stack.get("source")
         now = kernel_source(name)

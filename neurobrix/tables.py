@@ -241,6 +241,12 @@ def _record_layout(
         return None
     if not all(isinstance(provenance.get(name), str) and provenance[name].strip() for name in _PROVENANCE_TEXTS):
         return None
+    # the code its proofs were made on, as the schema states it: any other value (a number, a list) is parsed in full,
+    # where the schema names the field, as `tables verify` does (stack_of wrote it as text, and run named a stack
+    # "source 12345" its proofs were made on)
+    source = provenance.get("kernel_source")
+    if source is not None and not (isinstance(source, str) and _SOURCE_DIGEST.fullmatch(source)):
+        return None
     # one match per entry's first line, one per digest line, one per line no entry holds (the last line feed's
     # included): in certify's layout they come as start, digest, start, digest, ..., and the end
     found = _RECORD_LINE.findall(text, entries.end())
@@ -538,6 +544,8 @@ _BOOL = re.compile(r"true|True|TRUE|false|False|FALSE")
 # a record's header as certify writes it: the lines before its top-level "entries:"
 _ENTRIES_LINE = re.compile(r"^entries:[ \t]*$", re.M)
 _PROVENANCE_TEXTS = ("torch", "triton", "neurobrix", "git_commit", "date", "command")
+# the digest of a kernel's code (neurobrix.kernel_source), as the schema's provenance.kernel_source states it
+_SOURCE_DIGEST = re.compile(r"[0-9a-f]{16}")
 _DOCUMENT_MARK = re.compile(r"^(?:---|\.\.\.|%)", re.M)
 # after it, at each line feed, one of: a proof's entry digest as certify's YAML writer puts it (the first key of an
 # entry's proof, four spaces in, on the line after "  proof:", quoted when its digits read as a number), an entry's
@@ -764,9 +772,10 @@ def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
 def verify_all(tables: Tables) -> list[Problem]:
     """Read and validate every settings index and every audit record (and that each record holds exactly its
     index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
-    from .kernel_source import kernel_source
+    from .kernel_source import declared_kernels, kernel_source
 
     problems = []
+    ours = declared_kernels()
     for class_id in sorted(tables.classes):
         for kernel in tables.kernels(class_id):
             try:
@@ -777,6 +786,9 @@ def verify_all(tables: Tables) -> list[Problem]:
                 continue
             # proven on the code of this neurobrix's kernel (neurobrix.stack.kernel_source), which run requires: a
             # release whose tables were proven on other code than it ships is refused here, by the gate's smoke too
+            # (a retired kernel's table launches nothing: no code here to bind it to)
+            if kernel not in ours:
+                continue
             try:
                 now = kernel_source(kernel)
             except UsageError as exc:  # code the sources cannot bind (neurobrix.kernel_source): a problem, listed
