@@ -21,7 +21,12 @@ SHIPPED = [
 ]
 BINDING = ["tests/test_source_binding.py", *SHIPPED]
 TABLES = ["tests/test_source_binding.py", "tests/test_tables.py", *SHIPPED]
-KSF, STF, SRF, CTF = "neurobrix/kernel_source.py", "neurobrix/stack.py", "conformance/sources.py", "conformance/certify.py"
+KSF, STF, SRF, CTF = (
+    "neurobrix/kernel_source.py",
+    "neurobrix/stack.py",
+    "conformance/sources.py",
+    "conformance/certify.py",
+)
 TBF, SCF, DRF = "neurobrix/tables.py", "neurobrix/schema.py", "neurobrix/doctor.py"
 
 
@@ -35,7 +40,7 @@ PLANTS = [
     p(
         "b02",
         KSF,
-        '        return f"{type(node).__name__}({\',\'.join(fields)})"',
+        "        return f\"{type(node).__name__}({','.join(fields)})\"",
         '        return f"{type(node).__name__}({\',\'.join(fields)})" if fields else "op"',  # operators ignored
         BINDING,
     ),
@@ -88,14 +93,14 @@ PLANTS = [
     p(
         "b09",
         KSF,
-        "    declared = [m for m in modules if kernel in _read_source(folder / f\"{m}.py\")[3]]",
+        '    declared = [m for m in modules if kernel in _read_source(folder / f"{m}.py")[3]]',
         "    declared = [m for m in modules if m in kernel]",  # the module found by the kernel's name
         BINDING,
     ),
     p(
         "b10",
         KSF,
-        "                and isinstance(node.func, ast.Name)\n                and node.func.id == \"OpSpec\"\n",
+        '                and isinstance(node.func, ast.Name)\n                and node.func.id == "OpSpec"\n',
         "",  # any call's first text taken for a kernel it declares
         BINDING,
     ),
@@ -103,7 +108,7 @@ PLANTS = [
         "b11",
         KSF,
         'digest.update(name.encode() + b"\\0" + _read_source(folder / name)[0])',
-        'digest.update(_read_source(folder / name)[0])',  # the files' names left out
+        "digest.update(_read_source(folder / name)[0])",  # the files' names left out
         BINDING,
     ),
     p(
@@ -160,14 +165,28 @@ PLANTS = [
     p(
         "s07",
         STF,
-        '            stale.append(f"{name} (proven on {recorded})" if recorded else f"{name} (bound to no kernel source)")\n',
-        '            stale.append(f"{name} (proven on {recorded})" if recorded else f"{name} (bound to no kernel source)")\n'
+        '            stale.append(f"{name} (proven on {recorded})" if recorded else '
+        'f"{name} (bound to no kernel source)")\n',
+        '            stale.append(f"{name} (proven on {recorded})" if recorded else '
+        'f"{name} (bound to no kernel source)")\n'
         "            break\n",  # only the first stale kernel named
         BINDING,
     ),
     # ------------------------------------------------------------------ conformance/sources.py
-    p("r01", SRF, "if r.kernel == kernel and r.passed and not r.shipped_in", "if r.kernel == kernel and r.passed", BINDING),
-    p("r02", SRF, "        if done == total and total:\n            proved", "        if done and total:\n            proved", BINDING),
+    p(
+        "r01",
+        SRF,
+        "if r.kernel == kernel and r.passed and not r.shipped_in",
+        "if r.kernel == kernel and r.passed",
+        BINDING,
+    ),
+    p(
+        "r02",
+        SRF,
+        "        if done == total and total:\n            proved",
+        "        if done and total:\n            proved",
+        BINDING,
+    ),
     p(
         "r03",
         SRF,
@@ -175,8 +194,14 @@ PLANTS = [
         "    elif certified is None:",  # recorded on another stack
         BINDING,
     ),
-    p("r04", SRF, "    elif report.examples_per_entry < min_examples():", "    elif report.examples_per_entry < 1:", BINDING),
-    p("r05", SRF, "    if not report.passed:\n        why = \"the check failed\"\n    elif", "    if", BINDING),
+    p(
+        "r04",
+        SRF,
+        "    elif report.examples_per_entry < min_examples():",
+        "    elif report.examples_per_entry < 1:",
+        BINDING,
+    ),
+    p("r05", SRF, '    if not report.passed:\n        why = "the check failed"\n    elif', "    if", BINDING),
     p(
         "r06",
         SRF,
@@ -197,7 +222,8 @@ PLANTS = [
         "r10",
         SRF,
         "        if recorded != stack.kernel_source(kernel):\n            found[kernel] = recorded",
-        "        if recorded is None:\n            found[kernel] = recorded",  # only tables bound to nothing re-recorded
+        # only tables bound to nothing recorded again
+        "        if recorded is None:\n            found[kernel] = recorded",
         BINDING,
     ),
     # ------------------------------------------------------------------ conformance/certify.py
@@ -236,8 +262,8 @@ PLANTS = [
     p(
         "t02",
         TBF,
-        "recorded, now = (index.stack.get(\"source\") if index is not None else None), kernel_source(kernel)",
-        "recorded, now = (index.stack.get(\"source\") if index is not None else None), kernel_source(kernel)\n"
+        'recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)',
+        'recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)\n'
         "            if problems:\n                break",  # one unbound table a class listed
         TABLES,
     ),
@@ -249,7 +275,13 @@ PLANTS = [
         '"required": ["date", "git_commit", "command"],',
         TABLES,
     ),
-    p("h03", SCF, "    if source is not None:\n        stack[\"source\"]", "    if source:\n        stack[\"source\"]", TABLES),
+    p(
+        "h03",
+        SCF,
+        '    if source is not None:\n        stack["source"]',
+        '    if source:\n        stack["source"]',
+        TABLES,
+    ),
     p(
         "d01",
         DRF,

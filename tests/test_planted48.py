@@ -20,7 +20,7 @@ from kernel_tables import CONFIGS, write_kernel, write_tables
 
 from conformance import certify, sources
 from conformance.check import EntryResult, select
-from neurobrix import kernel_source, stack, tables
+from neurobrix import stack, tables
 from neurobrix.errors import CompilerStackError, TablesError, UsageError
 from neurobrix.schema import validate
 
@@ -36,7 +36,9 @@ def test_the_digest_sees_statement_order_a_first_call_and_decorators():
     def same(a: str, b: str) -> bool:
         return canonical(ast.parse(a)) == canonical(ast.parse(b))
 
-    assert not same("def f(x):\n    a = x\n    a = 2\n    return a\n", "def f(x):\n    a = 2\n    a = x\n    return a\n")
+    assert not same(
+        "def f(x):\n    a = x\n    a = 2\n    return a\n", "def f(x):\n    a = 2\n    a = x\n    return a\n"
+    )
     # a first statement that is a call, not a docstring (a barrier, a wait), is code
     assert not same("def f(x):\n    g()\n    return x\n", "def f(x):\n    return x\n")
     assert not same("g()\nx = 1\n", "x = 1\n")
@@ -66,6 +68,53 @@ def test_relative_imports_of_either_form_are_followed(tmp_path):
     path = tmp_path / "op.py"
     path.write_text("from . import linear, spec as s\nfrom ._common import grid\nfrom ..errors import E\n")
     assert set(_read_source(path)[1]) == {"linear", "spec", "_common"}
+
+
+def _ops_copy(tmp_path, ops):
+    """neurobrix/kernel_source.py (and the errors it raises) in a package of its own beside a made-up ``ops`` folder
+    (``ops``: file name -> text), imported: the kernel -> files map on kernels no ops module declares today."""
+    import importlib
+    import shutil
+    import sys
+
+    from conftest import REPO
+
+    package = tmp_path / "madeup"
+    (package / "ops").mkdir(parents=True)
+    (package / "__init__.py").write_text("")
+    for name in ("errors.py", "kernel_source.py"):
+        shutil.copyfile(REPO / "neurobrix" / name, package / name)
+    for name, text in ops.items():
+        (package / "ops" / name).write_text(text, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path))
+    try:
+        return importlib.import_module("madeup.kernel_source")
+    finally:
+        sys.path.remove(str(tmp_path))
+        for name in [m for m in sys.modules if m == "madeup" or m.startswith("madeup.")]:
+            del sys.modules[name]
+
+
+def test_a_kernel_maps_to_the_module_declaring_it_and_what_that_imports(tmp_path):
+    """Pinned on made-up ops (today's map them the same either way): a kernel named after another module
+    (``rotary_fused`` in ``fused.py``) maps to the module whose ``OpSpec`` declares it, not to one its name holds; a
+    call with a kernel's name for its first argument that is no ``OpSpec`` declares nothing; ``from . import x``
+    runs x.py's code as ``from .x import y`` does; ``_common.py`` is every kernel's, imported or not."""
+    found = _ops_copy(
+        tmp_path,
+        {
+            "__init__.py": 'MODULES = ("fused", "rotary", "table")\n',
+            "_common.py": "",
+            "spec.py": "",
+            "fused.py": 'from . import table\nSPECS = (OpSpec("rotary_fused"),)\ncounters("rotary")\n',
+            "rotary.py": 'from .spec import OpSpec\nSPECS = (OpSpec("rotary"),)\n',
+            "table.py": "X = 1\n",
+        },
+    )
+    common = {"__init__.py", "_common.py", "spec.py"}
+    assert set(found.kernel_source_files("rotary_fused")) == common | {"fused.py", "table.py"}
+    assert set(found.kernel_source_files("rotary")) == common | {"rotary.py"}
+    assert found.kernel_source("rotary") != found.kernel_source("rotary_fused")
 
 
 def test_a_digest_that_shares_a_prefix_is_other_code(tmp_path, monkeypatch):
@@ -220,7 +269,9 @@ def test_the_schema_takes_only_a_16_hex_digest_and_a_reproof_naming_its_code(tmp
         with pytest.raises(TablesError):
             validate("proofs", {**data, "provenance": {**data["provenance"], "kernel_source": bad}}, str(path))
     check = {"date": "d", "git_commit": "g", "command": "c", "examples_per_entry": 25}
-    validate("proofs", {**data, "provenance": {**data["provenance"], "reproved": [{**check, "kernel_source": OTHER}]}}, "p")
+    validate(
+        "proofs", {**data, "provenance": {**data["provenance"], "reproved": [{**check, "kernel_source": OTHER}]}}, "p"
+    )
     with pytest.raises(TablesError):
         validate("proofs", {**data, "provenance": {**data["provenance"], "reproved": [check]}}, str(path))
     index_path = tables.index_path(root, "interpreter", "silu_mul")
