@@ -178,15 +178,18 @@ def diagnose() -> list[Finding]:
         else:
             found.append(Finding("stack", OK if found_stack.ok else FAIL, found_stack.describe()))
             if found_stack.reproof is None and have:  # (a local re-proof checked these kernels' code itself)
-                from .stack import sources_problem
+                from .stack import sources_pending, sources_problem
 
                 problem = sources_problem(gpu_class.id, tables)
+                pending = sources_pending(gpu_class.id, tables)
                 found.append(
                     Finding(
                         "kernel code",
-                        FAIL if problem else OK,
+                        FAIL if problem else WARN if pending else OK,
                         f"{problem}."
                         if problem
+                        else pending.removeprefix("note: ")
+                        if pending
                         else "every table's proofs were made on its kernel's code as it is here",
                     )
                 )

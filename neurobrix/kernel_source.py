@@ -12,7 +12,14 @@ from typing import Any, NamedTuple, NoReturn
 
 from .errors import CompilerStackError, UsageError
 
-__all__ = ["declared_kernels", "kernel_source", "kernel_source_files", "require_kernel_sources"]
+__all__ = ["AWAITING_REPROOF", "declared_kernels", "kernel_source", "kernel_source_files", "require_kernel_sources"]
+
+# The shipped tables proven before proofs were bound to their kernel's code (2026-12-06) whose re-proof on their GPU
+# is still to run, (class, kernel): each of the others was re-proven then, on an H200 (benchmarks/results/2026-12-06c).
+# While its index records no code at all, such a table is run with a note saying so (neurobrix.stack.sources_pending);
+# bound to other code, it is refused as any table is, and so is every other table bound to none. The tests hold each
+# listed table to being unbound still, so the list only shrinks: remove a pair once `check --record` has bound it.
+AWAITING_REPROOF = frozenset({("nvidia-h200", "attention_decode"), ("nvidia-h200", "rotary")})
 
 
 def declared_kernels() -> frozenset[str]:
@@ -22,7 +29,9 @@ def declared_kernels() -> frozenset[str]:
     verify`` in "unknown kernel", exit 2, a kernel the user never named)."""
     folder = Path(__file__).resolve().parent / "ops"
     modules = _read_source(folder / "__init__.py").modules or ()
-    return frozenset(k for m in modules if (folder / f"{m}.py").is_file() for k in _read_source(folder / f"{m}.py").specs)
+    return frozenset(
+        k for m in modules if (folder / f"{m}.py").is_file() for k in _read_source(folder / f"{m}.py").specs
+    )
 
 
 def kernel_source_files(kernel: str) -> tuple[str, ...]:

@@ -22,6 +22,7 @@ import json
 import os
 import re
 import stat
+import sys
 import uuid
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -29,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import CompilerStackError, TablesError, UsageError
-from .kernel_source import declared_kernels, kernel_source
+from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
 from .tables import Tables, load
 
 REPROOF_FORMAT = 1
@@ -361,20 +362,45 @@ def kernels_digest() -> str:
     return digest.hexdigest()
 
 
-def sources_problem(class_id: str, tables: Tables) -> str | None:
-    """Why the class's settings were not proven on this neurobrix's kernels (None: each kernel table's proofs were
-    made on the code of its kernel as it is here). A table whose index records no source was proven before proofs
-    were bound to their kernel's code, or on code edited since."""
-    stale = []
+_NOTED: set[tuple[str, str]] = set()  # the notes sources_pending gave this process
+
+
+def _unbound(class_id: str, tables: Tables) -> tuple[list[str], list[str]]:
+    """(the class's tables proven on other code or on none, each described; those of them AWAITING_REPROOF and bound
+    to no code, by kernel name)."""
+    stale, pending = [], []
     ours = declared_kernels()  # (a retired kernel's table launches nothing: no code to bind it to)
     for name in tables.kernels(class_id):
         index = tables.index(class_id, name)
         if index is None or name not in ours:
             continue
         recorded = index.stack.get("source")
-        now = kernel_source(name)
-        if recorded != now:
+        if recorded == kernel_source(name):
+            continue
+        if recorded is None and (class_id, name) in AWAITING_REPROOF:
+            pending.append(name)
+        else:
             stale.append(f"{name} (proven on {recorded})" if recorded else f"{name} (bound to no kernel source)")
+    return stale, pending
+
+
+def sources_pending(class_id: str, tables: Tables) -> str | None:
+    """The note a run of the class prints while some of its shipped tables await their re-proof (AWAITING_REPROOF)."""
+    pending = _unbound(class_id, tables)[1]
+    if not pending:
+        return None
+    return (
+        f"note: the {class_id} settings of {', '.join(pending)} were proven before proofs were bound to their kernel's "
+        f"code and have not been re-proven on this code yet (each of this class's other tables has); the next "
+        f"re-proof: python -m conformance check --class {class_id} --kernel {' '.join(pending)} --record"
+    )
+
+
+def sources_problem(class_id: str, tables: Tables) -> str | None:
+    """Why the class's settings were not proven on this neurobrix's kernels (None: each kernel table's proofs were
+    made on the code of its kernel as it is here, or await their re-proof: :data:`AWAITING_REPROOF`). A table whose
+    index records no source was proven before proofs were bound to their kernel's code, or on code edited since."""
+    stale = _unbound(class_id, tables)[0]
     if not stale:
         return None
     kernels = [s.partition(" ")[0] for s in stale]
@@ -628,9 +654,14 @@ def require_certified_stack(class_id: str, tables: Tables | None = None) -> None
     if problem:
         raise UsageError(f"{problem} (nothing was loaded).")
     # a local re-proof checked every entry on these kernels (its record holds their digest): it stands for the code
-    problem = None if found.reproof is not None else sources_problem(class_id, tables if tables is not None else load())
+    loaded = tables if tables is not None else load()
+    problem = None if found.reproof is not None else sources_problem(class_id, loaded)
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")
+    pending = None if found.reproof is not None else sources_pending(class_id, loaded)
+    if pending and (class_id, pending) not in _NOTED:  # once a process for each class
+        _NOTED.add((class_id, pending))
+        print(pending, file=sys.stderr)
     if class_id != "interpreter":
         use_engine_cache()
 

@@ -203,7 +203,8 @@ def _far_below(q: Any, keys: Any, scale: float) -> bool:
 
 def _late_key(args: dict[str, Any], lengths: list[int], hkv: int, G: int) -> str:
     """Set k at each sequence's last position (of 2 or more) to its first query head scaled: its score 100 above
-    the others' largest (and above 0). Skipped where q is zero or the key would not be finite in the dtype."""
+    the others' largest (and above 0). Skipped where q is zero, the key would not be finite in the dtype, or a query
+    head of its group would score it beyond FAR_BELOW in magnitude (a logit whose rounding no bound holds)."""
     q, k, scale = args["q"], args["k_cache"], args["scale"]
     placed = 0
     for b, n in enumerate(lengths):
@@ -216,6 +217,13 @@ def _late_key(args: dict[str, Any], lengths: list[int], hkv: int, G: int) -> str
                 continue
             top = max(float((k[b, : n - 1, h].double() @ qv).max()) * scale, 0.0)
             key = (qv * ((top + 100.0) / (scale * norm2))).to(k.dtype)
+            # the key is long where the first head's q is short, and the group's other query heads see it too: a
+            # score as large as |q_g| |key| scale has an fp32 error no bound holds below 1 (a gpu-profile check drew
+            # q_0 of norm 0.01 beside heads of norm 100: "the softmax denominator's error bound reaches 1"), so
+            # the key is placed only where every head's score with it stays within FAR_BELOW, as drawn scores do
+            longest = float(q[b, h * G : (h + 1) * G].double().norm(dim=-1).max())
+            if longest * float(key.double().norm()) * abs(scale) > FAR_BELOW:
+                continue
             if bool(torch.isfinite(key).all()):
                 k[b, n - 1, h] = key
                 placed += 1
