@@ -180,8 +180,11 @@ def diagnose() -> list[Finding]:
             if found_stack.reproof is None and have:  # (a local re-proof checked these kernels' code itself)
                 from .stack import sources_pending, sources_problem
 
-                problem = sources_problem(gpu_class.id, tables)
-                pending = sources_pending(gpu_class.id, tables)
+                try:
+                    problem = sources_problem(gpu_class.id, tables)
+                    pending = sources_pending(gpu_class.id, tables)
+                except NeuroBrixError as exc:  # kernel code its sources' syntax trees cannot bind
+                    problem, pending = str(exc).rstrip("."), None
                 found.append(
                     Finding(
                         "kernel code",

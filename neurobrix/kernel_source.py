@@ -23,15 +23,44 @@ AWAITING_REPROOF = frozenset({("nvidia-h200", "attention_decode"), ("nvidia-h200
 
 
 def declared_kernels() -> frozenset[str]:
-    """The kernels this neurobrix's ``neurobrix/ops`` declares (``OpSpec("<kernel>", ...)`` in its ``MODULES``), read
-    from the sources. A table of another kernel (one a later release retired) holds settings nothing launches: no
-    code of this neurobrix to bind it to, so the binding passes it by (it ended ``doctor``, ``run`` and ``tables
-    verify`` in "unknown kernel", exit 2, a kernel the user never named)."""
+    """The kernels this neurobrix's ``neurobrix/ops`` declares (``OpSpec("<kernel>", ...)`` in the files an import of
+    the package runs), read from the sources; refused as :func:`kernel_source_files` refuses code the syntax trees
+    cannot bind (an op whose name is not written out would otherwise hide its kernel, whose tables the binding would
+    then pass by). A table of another kernel (one a later release retired) holds settings nothing launches: no code
+    of this neurobrix to bind it to, so the binding passes it by (it ended ``doctor``, ``run`` and ``tables verify``
+    in "unknown kernel", exit 2, a kernel the user never named)."""
     folder = Path(__file__).resolve().parent / "ops"
-    modules = _read_source(folder / "__init__.py").modules or ()
-    return frozenset(
-        k for m in modules if (folder / f"{m}.py").is_file() for k in _read_source(folder / f"{m}.py").specs
-    )
+    _own, runs = _package(folder)
+    return frozenset(k for name in runs for k in _read_source(folder / name).specs)
+
+
+def _package(folder: Path) -> tuple[set[str], set[str]]:
+    """(the op modules ``MODULES`` names, as files; every file an import of the package runs), once the sources are
+    found readable by their syntax trees; refused (UsageError, or CompilerStackError for a source missing) otherwise."""
+    init = _read_source(folder / "__init__.py")
+    if init.modules is None:
+        raise UsageError(
+            "neurobrix/ops/__init__.py: MODULES is not one tuple of module names written out, assigned once (the "
+            'kernel code a table is bound to is read from the sources): write it as MODULES = ("<op>", ...)'
+        )
+    modules = init.modules
+    twice = sorted({m for m in modules if modules.count(m) > 1})
+    if twice:
+        raise UsageError(f"neurobrix/ops/__init__.py: MODULES names {', '.join(twice)} twice")
+    for m in modules:  # a module the engine imports without its source: a damaged install (exit 6, as run says)
+        if not (folder / f"{m}.py").is_file():
+            _damaged(folder / f"{m}.py", "No such file or directory: neurobrix/ops/__init__.py's MODULES names it")
+    own = {f"{m}.py" for m in modules}
+    # every file an import of the package runs: where an op may be declared (a file nothing imports never runs)
+    runs = _reached(folder, ["__init__.py", "_common.py", "spec.py", *sorted(own)], skip=set())
+    for name in sorted(runs):
+        line = _read_source(folder / name).unnamed
+        if line:
+            raise UsageError(
+                f"neurobrix/ops/{name} line {line}: an OpSpec whose name is not written out as a string; the kernel "
+                "code a table is bound to is read from the sources: name each op by a literal"
+            )
+    return own, runs
 
 
 def kernel_source_files(kernel: str) -> tuple[str, ...]:
@@ -47,32 +76,7 @@ def kernel_source_files(kernel: str) -> tuple[str, ...]:
     its source file, an ``OpSpec`` whose name is not written out, a kernel declared in two files or outside
     ``MODULES``."""
     folder = Path(__file__).resolve().parent / "ops"
-    init = _read_source(folder / "__init__.py")
-    if init.modules is None:
-        raise UsageError(
-            "neurobrix/ops/__init__.py: MODULES is not one tuple of module names written out, assigned once (the "
-            'kernel code a table is bound to is read from the sources): write it as MODULES = ("<op>", ...)'
-        )
-    modules = init.modules
-    twice = sorted({m for m in modules if modules.count(m) > 1})
-    missing = [m for m in modules if not (folder / f"{m}.py").is_file()]
-    if twice or missing:
-        raise UsageError(
-            f"neurobrix/ops/__init__.py: MODULES names {', '.join(twice)} twice"
-            if twice
-            else f"neurobrix/ops/__init__.py: MODULES names {missing[0]!r} without its source file "
-            f"neurobrix/ops/{missing[0]}.py"
-        )
-    own = {f"{m}.py" for m in modules}
-    # every file an import of the package runs: where an op may be declared (a file nothing imports never runs)
-    runs = _reached(folder, ["__init__.py", "_common.py", "spec.py", *sorted(own)], skip=set())
-    for name in runs:
-        line = _read_source(folder / name).unnamed
-        if line:
-            raise UsageError(
-                f"neurobrix/ops/{name} line {line}: an OpSpec whose name is not written out as a string; the kernel "
-                "code a table is bound to is read from the sources: name each op by a literal"
-            )
+    own, runs = _package(folder)
     declared = [name for name in runs if kernel in _read_source(folder / name).specs]
     if not declared:
         known = sorted({k for name in runs for k in _read_source(folder / name).specs})

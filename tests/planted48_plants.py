@@ -72,14 +72,14 @@ PLANTS = [
     p(
         "b06",
         KSF,
-        '    found, todo = {"__init__.py"}, [f"{declared[0]}.py", "_common.py", "spec.py"]',
-        '    found, todo = {"__init__.py"}, [f"{declared[0]}.py", "spec.py"]',  # _common.py only where imported
+        '_reached(folder, ["__init__.py", declared[0], "_common.py", "spec.py"], skip=own)',
+        '_reached(folder, ["__init__.py", declared[0], "spec.py"], skip=own)',  # _common.py only where imported
         BINDING,
     ),
     p(
         "b07",
         KSF,
-        '        todo += [f"{m}.py" for m in _read_source(folder / name)[1] if f"{m}.py" in sources]\n',
+        '        todo += [f for f in imported if not (name == "__init__.py" and f in skip)]\n',
         "",  # no import followed
         BINDING,
     ),
@@ -93,15 +93,15 @@ PLANTS = [
     p(
         "b09",
         KSF,
-        '    declared = [m for m in modules if kernel in _read_source(folder / f"{m}.py")[3]]',
-        "    declared = [m for m in modules if m in kernel]",  # the module found by the kernel's name
+        "    declared = [name for name in runs if kernel in _read_source(folder / name).specs]",
+        "    declared = [name for name in runs if name[:-3] in kernel]",  # the module found by the kernel's name
         BINDING,
     ),
     p(
         "b10",
         KSF,
-        '                and isinstance(node.func, ast.Name)\n                and node.func.id == "OpSpec"\n',
-        "",  # any call's first text taken for a kernel it declares
+        "(isinstance(node.func, ast.Name) and node.func.id in callers)",
+        "isinstance(node.func, ast.Name)",  # any call's first text taken for a kernel it declares
         BINDING,
     ),
     p(
@@ -114,23 +114,23 @@ PLANTS = [
     p(
         "b12",
         KSF,
-        "            if isinstance(node, ast.ImportFrom) and node.level == 1:",
-        "            if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:",  # `from . import x`
+        '        for path in [target, *(target + [n] for n in names if n != "*")]:',
+        "        for path in [target]:",  # `from . import x`: the names imported not followed
         BINDING,
     ),
     # ------------------------------------------------------------------ stack.py
     p(
         "s01",
         STF,
-        "        if recorded != now:\n            stale.append(",
-        "        if recorded and recorded != now:\n            stale.append(",  # a table with no source accepted
+        "        if recorded == kernel_source(name):\n            continue",
+        "        if not recorded or recorded == kernel_source(name):\n            continue",  # no source accepted
         BINDING,
     ),
     p(
         "s02",
         STF,
-        "        if recorded != now:\n            stale.append(",
-        "        if (recorded or '')[:8] != now[:8]:\n            stale.append(",  # a prefix compared
+        "        if recorded == kernel_source(name):\n            continue",
+        "        if (recorded or '')[:8] == kernel_source(name)[:8]:\n            continue",  # a prefix compared
         BINDING,
     ),
     p(
@@ -157,9 +157,8 @@ PLANTS = [
     p(
         "s06",
         STF,
-        "    problem = None if found.reproof is not None else sources_problem(class_id, tables if tables is not None "
-        "else load())",
-        "    problem = None if found.reproof is not None else sources_problem(class_id, load())",  # the caller's tables
+        "    loaded = tables if tables is not None else load()\n    problem = None if found.reproof",
+        "    loaded = load()\n    problem = None if found.reproof",  # the caller's tables
         BINDING,
     ),
     p(
@@ -262,9 +261,9 @@ PLANTS = [
     p(
         "t02",
         TBF,
-        'recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)',
-        'recorded, now = (index.stack.get("source") if index is not None else None), kernel_source(kernel)\n'
-        "            if problems:\n                break",  # one unbound table a class listed
+        '            recorded = index.stack.get("source") if index is not None else None\n',
+        '            recorded = index.stack.get("source") if index is not None else None\n'
+        "            if problems:\n                break\n",  # one unbound table a class listed
         TABLES,
     ),
     p("h01", SCF, '_SOURCE = {"type": "string", "pattern": r"^[0-9a-f]{16}$"}', '_SOURCE = {"type": "string"}', TABLES),
@@ -292,8 +291,8 @@ PLANTS = [
     p(
         "d02",
         DRF,
-        "                        FAIL if problem else OK,",
-        "                        INFO if problem else OK,",
+        "                        FAIL if problem else WARN if pending else OK,",
+        "                        INFO if problem else WARN if pending else OK,",
         BINDING,
     ),
 ]

@@ -312,11 +312,11 @@ def test_a_commit_editing_a_helper_module_of_the_ops_is_refused(built: Path, tmp
 PROBE = r"""
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from neurobrix.errors import UsageError
+from neurobrix.errors import NeuroBrixError
 from neurobrix.kernel_source import kernel_source, kernel_source_files
 try:
     print(json.dumps([kernel_source(sys.argv[2]), list(kernel_source_files(sys.argv[2]))]))
-except UsageError as exc:
+except NeuroBrixError as exc:  # UsageError, or CompilerStackError for a source missing (a damaged install)
     print(json.dumps(str(exc)))
 """
 
