@@ -100,11 +100,12 @@ def test_a_file_edited_in_this_process_reads_as_edited(tmp_path):
 def test_relative_imports_of_either_form_are_followed(tmp_path):
     """``from .linear import x`` and ``from . import linear`` both run linear.py's code (no ops module uses the second
     form today: pinned)."""
-    from neurobrix.kernel_source import _read_source
+    from neurobrix.kernel_source import _imported_files
 
-    path = tmp_path / "op.py"
-    path.write_text("from . import linear, spec as s\nfrom ._common import grid\nfrom ..errors import E\n")
-    assert set(_read_source(path)[1]) == {"linear", "spec", "_common"}
+    for name in ("linear.py", "spec.py", "_common.py", "other.py"):
+        (tmp_path / name).write_text("X = 1\n")
+    (tmp_path / "op.py").write_text("from . import linear, spec as s\nfrom ._common import grid\nfrom ..errors import E\n")
+    assert set(_imported_files(tmp_path, "op.py")) == {"linear.py", "spec.py", "_common.py"}
 
 
 def _ops_copy(tmp_path, ops):
