@@ -104,7 +104,9 @@ def test_relative_imports_of_either_form_are_followed(tmp_path):
 
     for name in ("linear.py", "spec.py", "_common.py", "other.py"):
         (tmp_path / name).write_text("X = 1\n")
-    (tmp_path / "op.py").write_text("from . import linear, spec as s\nfrom ._common import grid\nfrom ..errors import E\n")
+    (tmp_path / "op.py").write_text(
+        "from . import linear, spec as s\nfrom ._common import grid\nfrom ..errors import E\n"
+    )
     assert set(_imported_files(tmp_path, "op.py")) == {"linear.py", "spec.py", "_common.py"}
 
 
