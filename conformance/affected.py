@@ -27,11 +27,13 @@ from neurobrix.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
 TABLES_DIR = "tables"
-# A change to any of these can change a kernel's result or the setting it runs with, on every class.
+# A change to any of these can change a kernel's result, the setting it runs with, or the code its proofs are bound to
+# (kernel_source.py), on every class.
 KERNEL_PATHS: tuple[str, ...] = (
     "neurobrix/ops/",
     "neurobrix/buckets.py",
     "neurobrix/dtypes.py",
+    "neurobrix/kernel_source.py",
     "neurobrix/tables.py",
     "neurobrix/schema.py",
     "conformance/",
