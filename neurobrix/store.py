@@ -418,22 +418,12 @@ def _verify(
     stamps = {name: _stamp(model.path / name) for name in (".", TEMPLATES, *sizes)}
     for file, size in sorted(sizes.items()):
         path = model.path / file
-        if path.is_symlink():
-            problems.append(f"{file} is a symbolic link (to {os.readlink(path)}), not the file imported")
-        elif not path.is_file():
-            problems.append(f"{file} is missing")
-        elif path.stat().st_size != size:
-            problems.append(f"{file} has {path.stat().st_size} bytes, expected {size}")
-        elif file in hashes and _sha256(path) != hashes[file]:
-            # edited in place at its size (a rope_theta of 500000.0 made 900000.0): every run would read the edit
-            problems.append(f"{file} was changed after the import (its sha256 is not the one {MANIFEST} records)")
-        elif file in headers and _header_sha256(path) != headers[file]:
-            # rewritten at its size (two tensors' data offsets swapped, a BF16 tensor relabelled F16): the header
-            # still reads and matches config.json, and every run would load other weights than the import's
-            problems.append(
-                f"{file}'s safetensors header was changed after the import (its tensors' names, dtypes, shapes or "
-                f"places in the file: its sha256 is not the one {MANIFEST} records)"
-            )
+        try:
+            problem = _file_problem(path, file, size, hashes, headers)
+        except OSError as exc:  # gone or unreadable between two looks at it (another command removing it meanwhile)
+            problem = f"{file} cannot be read ({exc.strerror or exc})"
+        if problem:
+            problems.append(problem)
     try:
         present = sorted(entry.name for entry in os.scandir(model.path))
         if (model.path / TEMPLATES).is_dir():  # the named chat templates run would read
@@ -448,8 +438,31 @@ def _verify(
             f"{'it' if len(unlisted) == 1 else 'them'}"
         )
     if problems:
-        raise damaged(model, problems)
+        # a model removed or imported again while it was checked (`remove` took its folder as the files were hashed:
+        # a raw "No such file or directory", exit 1, under load) is said as such, not as damage
+        raise replace(model, stamps=stamps).changed() or damaged(model, problems)
     return stamps
+
+
+def _file_problem(path: Path, file: str, size: int, hashes: dict[str, str], headers: dict[str, str]) -> str | None:
+    """What is wrong with one file the manifest lists (None: nothing); OSError where it cannot be looked at."""
+    if path.is_symlink():
+        return f"{file} is a symbolic link (to {os.readlink(path)}), not the file imported"
+    if not path.is_file():
+        return f"{file} is missing"
+    if path.stat().st_size != size:
+        return f"{file} has {path.stat().st_size} bytes, expected {size}"
+    if file in hashes and _sha256(path) != hashes[file]:
+        # edited in place at its size (a rope_theta of 500000.0 made 900000.0): every run would read the edit
+        return f"{file} was changed after the import (its sha256 is not the one {MANIFEST} records)"
+    if file in headers and _header_sha256(path) != headers[file]:
+        # rewritten at its size (two tensors' data offsets swapped, a BF16 tensor relabelled F16): the header
+        # still reads and matches config.json, and every run would load other weights than the import's
+        return (
+            f"{file}'s safetensors header was changed after the import (its tensors' names, dtypes, shapes or "
+            f"places in the file: its sha256 is not the one {MANIFEST} records)"
+        )
+    return None
 
 
 def _stamp(path: Path) -> tuple[int, ...]:

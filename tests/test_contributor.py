@@ -118,9 +118,10 @@ def test_check_shows_its_progress_in_a_log(tmp_path, monkeypatch, capsys):
 
     monkeypatch.setattr(check, "check_class", fake)
     monkeypatch.setattr(check, "render", lambda report: "PASSED")
-    from conformance import reproof
+    from conformance import reproof, sources
 
     monkeypatch.setattr(reproof, "record", lambda report, args: None)
+    monkeypatch.setattr(sources, "record", lambda report, args: [])  # (--record binds nothing of a made-up report)
     from conformance.__main__ import main as conformance_main
 
     capsys.readouterr()
@@ -264,7 +265,7 @@ def test_a_check_stopped_at_its_time_limit_names_the_resume_command(tmp_path, mo
     """CONTRIBUTING step 5: a check stopped by --max-minutes is finished by a second run given the first report
     (--resume). The stopped check said only how many entries were left, and on another stack its re-proof note named
     the whole check again; it now prints the command that resumes it from its report."""
-    from conformance import check, reproof
+    from conformance import check, reproof, sources
     from conformance.__main__ import main as conformance_main
 
     report = SimpleNamespace(
@@ -273,6 +274,7 @@ def test_a_check_stopped_at_its_time_limit_names_the_resume_command(tmp_path, mo
     monkeypatch.setattr(check, "check_class", lambda *args, **kwargs: report)
     monkeypatch.setattr(check, "render", lambda report: "INCOMPLETE (no failure so far)")
     monkeypatch.setattr(reproof, "record", lambda report, args: None)
+    monkeypatch.setattr(sources, "record", lambda report, args: [])  # (--record binds nothing of a made-up report)
     first = str(tmp_path / "first report.json")
     args = ["check", "--class", "interpreter", "--profile", "ci", "--max-minutes", "1"]
     capsys.readouterr()

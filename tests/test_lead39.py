@@ -38,3 +38,32 @@ def test_the_late_key_keeps_every_head_of_its_group_within_a_bounded_score():
     assert attention._late_key(args, [S], hkv, G) == "2 placed"
     scores = (k[0, :, 0].double() @ q[0, 0].double()) * args["scale"]
     assert float(scores[-1] - scores[:-1].max()) > 99
+
+
+def test_a_model_removed_while_its_files_are_checked_is_said_so(tmp_path, monkeypatch):
+    """Strictness round 46's race, seen once under a loaded CI (its `remove` case): `neurobrix run` read the manifest,
+    `remove` took the folder while the run hashed the files against it, and the run ended in a raw "No such file or
+    directory: .../tokenizer.json" (exit 1). A file that cannot be read while the folder changed under the check is now
+    the change it is: "was removed while this command read it" (exit 7), as for a read after the check."""
+    import shutil
+
+    from store_fixtures import make_checkpoint
+
+    from neurobrix import store
+    from neurobrix.store import DamagedModelError
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "tiny", use_transformers=False)), progress=False)
+    sha256 = store._sha256
+
+    def removed_meanwhile(path):
+        shutil.rmtree(path.parent)  # `remove` took the folder between the look at a file and its hashing
+        return sha256(path)
+
+    monkeypatch.setattr(store, "_sha256", removed_meanwhile)
+    try:
+        store.resolve("tiny")
+    except DamagedModelError as exc:
+        assert "was removed while this command read it" in str(exc), exc
+    else:
+        raise AssertionError("a model removed under its check resolved")
