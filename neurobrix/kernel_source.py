@@ -19,7 +19,7 @@ __all__ = ["AWAITING_REPROOF", "declared_kernels", "kernel_source", "kernel_sour
 # While its index records no code at all, such a table is run with a note saying so (neurobrix.stack.sources_pending);
 # bound to other code, it is refused as any table is, and so is every other table bound to none. The tests hold each
 # listed table to being unbound still, so the list only shrinks: remove a pair once `check --record` has bound it.
-AWAITING_REPROOF = frozenset({("nvidia-h200", "attention_decode"), ("nvidia-h200", "rotary")})
+AWAITING_REPROOF = frozenset({("nvidia-h200", "rotary")})
 
 
 def declared_kernels() -> frozenset[str]:
