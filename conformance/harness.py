@@ -547,10 +547,9 @@ def judge(case: Case, outputs: tuple[torch.Tensor, ...], config: Mapping[str, An
         return Verdict(math.inf, str(exc))
     worst, why, relative = 0.0, "", 0.0
     for actual, ref, bound, *label in pairs:  # a pair may name what it compares (several outputs, a table)
-        r = bounds.ratio(actual, ref, bound)
-        scale = float(ref.abs().max()) if ref.numel() else 0.0
+        r, scale, largest = bounds.compare(actual, ref, bound)
         if scale > 0:
-            relative = max(relative, float((actual.double() - ref).abs().max()) / scale)
+            relative = max(relative, largest / scale)
         if r > worst:
             worst = r
             why = (f"{label[0]}: " if label else "") + bounds.explain(actual, ref, bound) if r > 1 else ""

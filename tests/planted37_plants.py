@@ -79,8 +79,8 @@ PLANTS = [
     p(
         "b08",
         BOUNDS,
-        "not torch.isfinite(b).all() or (b < 0).any():",
-        "not torch.isfinite(b).all():",
+        "(~torch.isfinite(b)).any() | (b < 0).any()",
+        "(~torch.isfinite(b)).any()",
         BND,
     ),
     p(

@@ -279,7 +279,9 @@ def _tables(case: Any) -> list[tuple[Any, Any, Any, str]]:
 
     def compare() -> list[tuple[Any, Any, Any, str]]:
         rows, half = a["cos"].shape
-        on = a["cos"].device  # compared where the engine's tables are (on a GPU: a CPU table cannot be)
+        # compared on the CPU, where rope_cache makes them and the reference's are: exact copies of the engine's two,
+        # and no wait for a GPU that a dozen other checks share (fourteen comparisons an example)
+        on = torch.device("cpu")
         at_context = {"rope_type": "dynamic", "factor": 2.0, "max_positions": rows}
         # a partial rotary factor's table (config.json keeps rotary_dim = D - 1 for the llama3, linear and dynamic
         # rules): frequencies over D - 1 dims; the draws hold none
