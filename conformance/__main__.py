@@ -529,7 +529,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--resume",
         metavar="REPORT",
         help="a JSON report of an earlier check of the same tables, "
-        "kernels and bounds (same profile and examples): carry its passed entries over, check the rest",
+        "kernels and bounds (same profile and examples): carry its passed entries over, check the rest (a kernel "
+        "whose own table changed since is checked again, the others' entries carried)",
     )
     c.add_argument(
         "--no-shrink",

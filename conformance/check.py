@@ -438,15 +438,19 @@ VERDICT_FILES = (
 )
 
 
-def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False) -> str:
+def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False, kernel: str | None = None) -> str:
     """sha256 over the library versions, the class's table files (every class's with ``shipped``) and
-    VERDICT_FILES (path and content)."""
+    VERDICT_FILES (path and content). ``kernel``: that kernel's files (index, proofs) and the class file in place of
+    the class's tables: one kernel's (another table bound or certified since leaves it as it was)."""
     import neurobrix
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
     folders = sorted(p for p in tables_root.iterdir() if p.is_dir()) if shipped else [tables_root / gpu_class]
     files = [
-        (f"tables/{folder.name}/{f.name}", f) for folder in folders for f in sorted(folder.iterdir()) if f.is_file()
+        (f"tables/{folder.name}/{f.name}", f)
+        for folder in folders
+        for f in sorted(folder.iterdir())
+        if f.is_file() and (kernel is None or shipped or f.name == "class.yaml" or f.name.startswith(f"{kernel}."))
     ]
     for package, pattern in VERDICT_FILES:
         files += [
@@ -475,6 +479,9 @@ class Report:
     stopped: str = "time limit"  # why entries were left
     examples_per_entry: int = 0
     fingerprint: str = ""
+    # each kernel checked: ``fingerprint(..., kernel=)`` (none with ``shipped``): --resume carries a kernel's entries
+    # over where its own is the same, whatever became of the class's other tables
+    fingerprints: dict[str, str] = field(default_factory=dict)
     retried: int = 0  # entries checked again alone on a GPU after running out of memory beside other workers
     resumed_from: dict[str, Any] | None = None  # the earlier report whose passed entries were carried over
     shipped: bool = False  # every other class's settings checked too, at small shapes
@@ -515,6 +522,7 @@ class Report:
             "seconds": round(self.seconds, 1),
             "examples_per_entry": self.examples_per_entry,
             "fingerprint": self.fingerprint,
+            "fingerprints": self.fingerprints,
             "retried": self.retried,
             "resumed_from": self.resumed_from,
             "shipped": self.shipped,
@@ -586,13 +594,18 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     """The passed entries of an earlier JSON report that ``report`` may take over, by entry key.
 
     Refused (UsageError) unless that report checked the same class with the same profile and
-    examples per entry, and its fingerprint (tables, kernels, reference, bounds) is this run's."""
+    examples per entry, and its fingerprint (tables, kernels, reference, bounds) is this run's; or, for a report
+    with a fingerprint per kernel, one kernel's at least: only the entries of the kernels whose own is this run's
+    are carried (the others' tables changed since, a bind or a certify: named in ``resumed_from["changed"]``)."""
     try:
         old = json.loads(read_limited(path))
     except (OSError, ValueError) as exc:
         raise UsageError(f"--resume {path}: cannot read a check report there ({exc})") from None
     if not isinstance(old, dict) or not isinstance(old.get("entries"), list):
         raise UsageError(f"--resume {path}: not a check report (written by check --json)")
+    theirs = old.get("fingerprints")
+    same = {k for k, v in report.fingerprints.items() if isinstance(theirs, dict) and theirs.get(k) == v}
+    whole = old.get("fingerprint") == report.fingerprint
     for name, ours in (
         ("class", report.gpu_class),
         ("profile", report.profile),
@@ -600,6 +613,8 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
         ("fingerprint", report.fingerprint),
         ("shipped", report.shipped),
     ):
+        if name == "fingerprint" and (whole or same):
+            continue
         if old.get(name, False if name == "shipped" else None) != ours:
             raise UsageError(
                 f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
@@ -607,8 +622,13 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
             )
     known = set(EntryResult.__dataclass_fields__)
     carried = {}
+    changed: set[str] = set()
     for item in old["entries"]:
         if isinstance(item, dict) and item.get("passed"):
+            if not whole and item.get("kernel") not in same:
+                if item.get("kernel") in report.fingerprints:  # a kernel of this run (the others are not wanted)
+                    changed.add(str(item.get("kernel")))
+                continue
             if not (
                 all(isinstance(item.get(k), str) for k in ("kernel", "dtype", "domain"))
                 and isinstance(item.get("config"), dict)
@@ -619,7 +639,7 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
             result = EntryResult(**{k: v for k, v in item.items() if k in known})
             result.carried = True
             carried[_key(result.kernel, result.dtype, result.domain, result.config)] = result
-    report.resumed_from = {"file": path.name, "seconds": old.get("seconds"), "carried": 0}
+    report.resumed_from = {"file": path.name, "seconds": old.get("seconds"), "carried": 0, "changed": sorted(changed)}
     return carried
 
 
@@ -695,12 +715,14 @@ def check_class(
     if outside:
         raise UsageError(f"--where names {', '.join(outside)}, a dimension of none of {', '.join(chosen)}")
     n = examples or profile(profile_name).max_examples
+    root = Path(loaded.location.root)
     report = Report(
         gpu_class,
-        str(loaded.location.root),
+        str(root),
         profile_name,
         examples_per_entry=n,
-        fingerprint=fingerprint(Path(loaded.location.root), gpu_class, shipped),
+        fingerprint=fingerprint(root, gpu_class, shipped),
+        fingerprints={} if shipped else {k: fingerprint(root, gpu_class, kernel=k) for k in chosen},
         shipped=shipped,
     )
     carried = carried_over(resume, report) if resume is not None else {}
@@ -940,6 +962,11 @@ def render(report: Report) -> str:
             f"kernels and bounds; {report.resumed_from['seconds']} s there), "
             f"{len(report.results) - carried} checked in this run"
         )
+        if report.resumed_from.get("changed"):
+            lines.append(
+                f"  not carried over: {', '.join(report.resumed_from['changed'])} (its table changed since that "
+                "report): checked again"
+            )
     return "\n".join(lines)
 
 

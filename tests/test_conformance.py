@@ -1028,6 +1028,24 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
             == 2
         )
     assert "that report's fingerprint is" in capsys.readouterr().err
+    # another kernel's table changed since (a bind, a certify): this kernel's entries are carried over all the same,
+    # and a check of both carries only the unchanged one's, naming the other
+    other = tables_copy / "interpreter" / "rms_norm.proofs.yaml"
+    other.write_text(other.read_text().replace("worst_error_ratio: 0.", "worst_error_ratio: 0.0"))
+    path.write_text(path.read_text().replace("worst_error_ratio: 0.0", "worst_error_ratio: 0."))
+    retrack(tables_copy)
+    ours = {r["kernel"] for r in report["entries"][1:]}
+    assert ours == {"silu_mul", "rms_norm"}, "the report's passed entries cover both kernels"
+    with tables_at(tables_copy):
+        args = ["check", "--class", "interpreter", "--profile", "ci", "--examples", "3", "--resume", str(first)]
+        assert conformance_main([*args, "--kernel", "silu_mul"]) == 0
+        out = capsys.readouterr().out
+        silu = sum(r["kernel"] == "silu_mul" and r["passed"] for r in report["entries"])
+        assert f"{silu} passed entry checks carried over" in out and "not carried over" not in out
+        assert conformance_main([*args, "--kernel", "silu_mul", "rms_norm"]) == 0
+        out = capsys.readouterr().out
+        assert f"{silu} passed entry checks carried over" in out
+        assert "not carried over: rms_norm (its table changed since that report): checked again" in out
 
 
 def test_the_shortlist_is_every_candidate_near_the_fastest_and_at_least_the_fastest_few():
