@@ -137,8 +137,9 @@ class _Source(NamedTuple):
     unnamed: int  # the line of an ``OpSpec`` call whose name is not a string written out (0: none)
 
 
-# (file, mtime, size) -> what _read_source reads of it: each file parsed once a process
-_SOURCES_READ: dict[tuple[str, int, int], _Source] = {}
+# (file, sha256 of its bytes) -> what _read_source reads of it: each file's content parsed once a process (keyed by
+# content, not by mtime and size: an edit of the same size within one mtime tick reads as the edit)
+_SOURCES_READ: dict[tuple[str, bytes], _Source] = {}
 
 
 def _read_source(path: Path) -> _Source:
@@ -147,11 +148,11 @@ def _read_source(path: Path) -> _Source:
     import hashlib
 
     try:
-        facts = path.stat()
-        key = (str(path), facts.st_mtime_ns, facts.st_size)
+        data = path.read_bytes()
+        key = (str(path), hashlib.sha256(data).digest())
         # parsed from its bytes, as Python's import reads a source (a BOM, a coding line): a file import would load
         # is read so here, and one it would refuse (not UTF-8, a syntax error, a null byte) is refused here too
-        tree = ast.parse(path.read_bytes(), str(path)) if key not in _SOURCES_READ else None
+        tree = ast.parse(data, str(path)) if key not in _SOURCES_READ else None
     except OSError as exc:  # missing, unreadable, a folder in its place
         _damaged(path, exc.strerror or str(exc))
     except SyntaxError as exc:  # (what import raises too, for a byte that is not UTF-8 among them)

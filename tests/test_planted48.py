@@ -94,7 +94,12 @@ def test_a_file_edited_in_this_process_reads_as_edited(tmp_path):
     state = path.stat()
     path.write_text("X = 2\n", encoding="utf-8")  # the same size
     os.utime(path, ns=(state.st_atime_ns, state.st_mtime_ns + 10**9))
-    assert _read_source(path)[0] != before
+    edited = _read_source(path)[0]
+    assert edited != before
+    # and within one mtime tick (a coarse clock, a copy keeping times): keyed by content, the edit still reads
+    path.write_text("X = 3\n", encoding="utf-8")
+    os.utime(path, ns=(state.st_atime_ns, state.st_mtime_ns + 10**9))
+    assert _read_source(path)[0] not in (before, edited)
 
 
 def test_relative_imports_of_either_form_are_followed(tmp_path):
