@@ -4,10 +4,35 @@ ratio, max |reference| and max |error| read from the device in one transfer) and
 from it; rotary's rope tables compared on the CPU (``specs/rotary.py::_tables``); ``check.fingerprint(kernel=)``,
 ``Report.fingerprints`` and ``carried_over``'s per-kernel resume.
 
-OUTCOMES (filled in below from the driver's results).
+36 plants, each applied alone by the driver against the tests a contributor would run (test_bounds.py and
+test_planted37.py for bounds.py, with test_kmut4.py for harness.py; test_kmut3.py, test_bounds.py and
+test_conformance.py's two rotary tests for rotary.py; test_conformance.py's two resume tests, test_planted39.py and
+test_source_binding.py for check.py), 6 to 67 s a plant:
 
-Each test here fails with its plant applied (checked: the plant in a copy with this file alone) and passes on the
-clean code."""
+- caught before the round (18): c01 the ratio read from the error's slot, c02 the negative bound's refusal dropped,
+  c03 a NaN actual read through ``r.max()``, c06 an empty comparison nan, c08 0/0 nan; r01 each rope table compared
+  with itself, r02 cos only, r03 the case's sin left out, r04 sin against the reference's cos; f05 every table file in
+  each kernel's fingerprint; k01, k05, k06 a changed kernel's entries carried (k05: named and carried, which
+  ``check --record`` would have counted toward binding that table), k02 carried when neither the whole nor any
+  kernel's fingerprint matches, k04 ``changed`` naming kernels not in this run, k07 the JSON without
+  ``fingerprints``, k08 an empty ``changed`` rendered, k09 the per-kernel match only where the whole matches.
+- survived, now caught here (16): c04 the third slot the largest bound, c12 the scale signed (max ref, not max |ref|)
+  -- no test read ``compare``'s second and third slots; c05 a bound of another shape broadcast; c07 a NaN actual's
+  largest error nan (which ``max`` in judge passes over); c09 an inf bound, c10 a NaN or inf reference, c11 either
+  hidden behind a non-finite actual -- only the negative bound's refusal was tested; c13 the relative error of the
+  last pair only, c15 scale and largest error swapped (judge's relative error had no test); f01 a kernel's files
+  matched by prefix without the dot, f02 class.yaml, f03 VERDICT_FILES, f04 the stack left out of a kernel's
+  fingerprint; f06 a --shipped report with fingerprints per kernel; k03 a report written before today (no
+  ``fingerprints``) carried per kernel; k10 a --shipped report resumed by a check without it where a kernel's
+  fingerprint matches. f01 is equivalent on today's kernel names (none is another's prefix) and k10 on the reports
+  check writes (a --shipped one has no fingerprint per kernel): pinned on made-up names and a made-up report.
+- equivalent (2): c14 ``if scale:`` for ``if scale > 0:`` (the scale is max |reference|, finite and >= 0), f07 the
+  ``shipped`` term of the per-kernel filter dropped (no caller passes ``shipped`` and ``kernel`` together).
+
+No defect was found in the clean code. Each test here fails with a plant applied (checked: each plant in a copy with
+this file alone) and passes on the clean code. Left open: a kernel of this run whose table changed but whose entries
+all failed in the earlier report is not named in ``changed`` (nothing of it was to be carried; it is checked again
+all the same)."""
 
 from __future__ import annotations
 
@@ -226,3 +251,23 @@ def test_a_report_of_the_same_whole_fingerprint_carries_every_kernel_and_names_n
     carried, report = _resume(tmp_path, None, {"silu_mul": "s"}, fingerprint="whole-now")
     assert {r.kernel for r in carried.values()} == {"silu_mul", "rms_norm", "linear"}
     assert report.resumed_from["changed"] == [] and "not carried over" not in check.render(report)
+
+
+def test_a_reports_json_keeps_its_fingerprint_per_kernel_for_the_resume(tmp_path):
+    """k07: ``as_json`` without ``fingerprints``: every report written since is resumed only on its whole fingerprint
+    (a bind of another kernel's table voids the stopped re-proof again)."""
+    then = check.Report(
+        "interpreter",
+        "",
+        "ci",
+        results=[check.EntryResult("silu_mul", "fp32", "M=0", {"BLOCK": 16})],
+        examples_per_entry=3,
+        fingerprint="whole-then",
+        fingerprints={"silu_mul": "s"},
+    )
+    path = tmp_path / "earlier.json"
+    path.write_text(json.dumps(then.as_json()), encoding="utf-8")
+    now = check.Report(
+        "interpreter", "", "ci", examples_per_entry=3, fingerprint="whole-now", fingerprints={"silu_mul": "s"}
+    )
+    assert [r.kernel for r in check.carried_over(path, now).values()] == ["silu_mul"]
