@@ -622,7 +622,9 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
             )
     known = set(EntryResult.__dataclass_fields__)
     carried = {}
-    changed: set[str] = set()
+    # a kernel of this run that report checked under another fingerprint of its own: named whether or not any of
+    # its entries passed there (one whose every entry failed changed too)
+    changed = set() if whole else {k for k in report.fingerprints if isinstance(theirs, dict) and k in theirs} - same
     for item in old["entries"]:
         if isinstance(item, dict) and item.get("passed"):
             if not whole and item.get("kernel") not in same:

@@ -1046,6 +1046,12 @@ def test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds(table
         out = capsys.readouterr().out
         assert f"{silu} passed entry checks carried over" in out
         assert "not carried over: rms_norm (its table changed since that report): checked again" in out
+        # a kernel whose every entry failed in that report is named all the same: its table changed too
+        failed = tmp_path / "failed.json"
+        entries = [{**r, "passed": False} if r.get("kernel") == "rms_norm" else r for r in report["entries"]]
+        failed.write_text(json.dumps({**report, "entries": entries}))
+        assert conformance_main([*args[:-1], str(failed), "--kernel", "silu_mul", "rms_norm"]) == 0
+        assert "not carried over: rms_norm (its table changed since that report)" in capsys.readouterr().out
 
 
 def test_the_shortlist_is_every_candidate_near_the_fastest_and_at_least_the_fastest_few():
