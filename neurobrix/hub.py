@@ -8,6 +8,7 @@ reach, the files come from the local Hugging Face cache. No code from a reposito
 
 from __future__ import annotations
 
+import importlib
 import os
 import re
 from collections.abc import Callable, Iterator, Sequence
@@ -93,7 +94,7 @@ def _network_errors() -> tuple[type[BaseException], ...]:
     errors: list[type[BaseException]] = [OSError]
     for module in ("httpx", "httpx2"):
         try:
-            errors.append(__import__(module).TransportError)
+            errors.append(importlib.import_module(module).TransportError)
         except (ImportError, AttributeError):
             pass
     return tuple(errors)
