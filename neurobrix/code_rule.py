@@ -48,7 +48,16 @@ _MUTATORS = {
 }  # fmt: skip
 _SPECIAL_CALLS = {"__setattr__", "__delattr__"}
 # attributes whose write replaces what an object is or runs (its namespace, code, class), whoever owns it
-_SURGERY = {"__dict__", "__code__", "__globals__", "__closure__", "__class__", "__bases__", "__defaults__", "__kwdefaults__"}
+_SURGERY = {
+    "__dict__",
+    "__code__",
+    "__globals__",
+    "__closure__",
+    "__class__",
+    "__bases__",
+    "__defaults__",
+    "__kwdefaults__",
+}
 _FETCHERS = {"get", "values", "items", "setdefault", "pop", "__getitem__", "import_module", "getmodule"}
 
 
@@ -158,7 +167,9 @@ class _Reader:
                 owner = self.root(changed)
                 if owner and not (isinstance(changed, ast.Name) and changed.id in self.modules):
                     shown = ast.unparse(changed)
-                    found.append((line, f"{func.attr} changes {shown}: {owner} is imported, code this module does not own"))
+                    found.append(
+                        (line, f"{func.attr} changes {shown}: {owner} is imported, code this module does not own")
+                    )
         return found
 
     def write(self, place: ast.expr, line: int) -> list[tuple[int, str]]:

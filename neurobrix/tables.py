@@ -90,7 +90,8 @@ class TablesLocation:
 
 @dataclass(frozen=True)
 class Problem:
-    """One reason the tables cannot be trusted, about one file (relative to the tables folder)."""
+    """One reason the tables cannot be trusted, about one file (relative to the tables folder; "": about the engine's
+    code, no file of the tables)."""
 
     path: str
     message: str
@@ -772,9 +773,20 @@ def _layout_problems(tracked: tuple[TrackedFile, ...]) -> list[Problem]:
 def verify_all(tables: Tables) -> list[Problem]:
     """Read and validate every settings index and every audit record (and that each record holds exactly its
     index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
+    from .code_rule import foreign_writes
     from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
 
-    problems = []
+    # code of this neurobrix that changes code another module owns (an op module rebinding another's launcher, a
+    # module outside neurobrix/ops patching the ops, their Triton kernels or the triton and torch functions they call):
+    # the kernels it runs are not those the tables' digests name, though each table reads "bound" (no table's file)
+    problems = [
+        Problem(
+            "",
+            f"{line}; a module of neurobrix changes only what it defines (neurobrix.code_rule), so that the "
+            "kernels run are the code the tables were proven on",
+        )
+        for line in foreign_writes()
+    ]
     try:
         ours, unreadable = declared_kernels(), None
     except UsageError as exc:  # code the sources cannot bind (neurobrix.kernel_source): listed for every table
