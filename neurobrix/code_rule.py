@@ -17,11 +17,15 @@ another's. Refused, in every file:
 * code the trees cannot follow, which the engine does not use: ``exec``, ``eval``, ``compile``, ``__import__``,
   ``globals()``, ``locals()``, ``__builtins__``, and importing ``builtins``, ``ctypes`` or ``gc``.
 
-The writes the engine makes on purpose are listed (:data:`ALLOWED`) by file and target. What the rule cannot see: a
-write through an object that reaches a function as an argument, a return value or an attribute of ``self`` (``def
-f(m): m.launch = g`` called with ``linear``), through ``getattr(x, name)`` or ``importlib.import_module(name)``
-resolved to a module at run time and then passed on, or by code no source file of the package holds (a ``.pth`` file
-or ``sitecustomize`` elsewhere on the path, the release gate refuses them in an artifact; a plugin the user imports).
+A name is followed within its file, flow aside: an argument of a call of a function the file defines binds its
+parameter (``def f(m): m.SPECS = ()`` called with ``linear``), a default binds its parameter, an attribute assigned an
+imported object (``self.m = linear``) is one too. A module Python would import without a source (a ``.pyc`` beside
+the sources, a compiled extension) is refused: nothing to read. The writes the engine makes on purpose are listed
+(:data:`ALLOWED`) by file and target. What the rule cannot see: an object reaching a function of another file as an
+argument, or any function as a return value, an object stored into a container after it was made (``d["m"] =
+linear``), a name computed at run time (``getattr(x, name)``, ``importlib.import_module(name)`` passed on), a method
+of an imported class called on an imported object, and code no file of the package holds (a ``.pth`` file or
+``sitecustomize`` elsewhere on the path, which the release gate refuses in an artifact; a plugin the user imports).
 """
 
 from __future__ import annotations
@@ -64,8 +68,15 @@ _FETCHERS = {"get", "values", "items", "setdefault", "pop", "__getitem__", "impo
 def foreign_writes(package: Path | None = None) -> list[str]:
     """One line (``neurobrix/<file> line <n>: ...``) for each write of code another module owns, and each construct
     the rule cannot follow, in the package's source files (sorted); [] for this neurobrix."""
+    from importlib.machinery import EXTENSION_SUFFIXES
+
     folder = package or Path(__file__).resolve().parent
     found: list[str] = []
+    for path in sorted(folder.rglob("*")):  # a module import loads without a source: none to read
+        rel = path.relative_to(folder).as_posix()
+        compiled = path.suffix == ".pyc" and path.parent.name != "__pycache__"
+        if compiled or any(path.name.endswith(s) for s in EXTENSION_SUFFIXES):
+            found.append(f"neurobrix/{rel}: a module Python imports with no source the rule can read")
     for path in sorted(folder.rglob("*.py")):
         rel = path.relative_to(folder).as_posix()
         if "__pycache__" in rel.split("/"):
@@ -79,56 +90,182 @@ def foreign_writes(package: Path | None = None) -> list[str]:
     return found
 
 
+_Key = tuple[int, str]  # (the id of the function whose local it is, 0 for the module's; the name)
+_FUNCTIONS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+
+
 class _Reader:
-    """The refusals of one file: its foreign names first (imports and names bound from them), then each write."""
+    """The refusals of one file: its foreign names first (imports and names bound from them, each in its scope),
+    then each write."""
 
     def __init__(self, rel: str) -> None:
         self.rel = rel
-        self.foreign: set[str] = set()
-        self.modules: set[str] = set()  # the names ``import x`` binds
+        self.foreign: set[_Key] = set()
+        self.modules: set[_Key] = set()  # the names ``import x`` binds
+        self.paths: set[str] = set()  # attributes assigned a foreign object (``self.m = linear``), as written
+        self.holders: set[_Key] = set()  # the names bound to a container holding a foreign object
+        self.parent: dict[ast.AST, ast.AST] = {}
+        self.local: dict[ast.AST, set[str]] = {}  # a function -> the names local to it
 
-    def root(self, node: ast.expr) -> str | None:
+    def scope(self, node: ast.AST) -> ast.AST | None:
+        """The function ``node`` is in (None: the module, or a class body)."""
+        node = self.parent.get(node, node)
+        while node in self.parent and not isinstance(node, _FUNCTIONS):
+            node = self.parent[node]
+        return node if isinstance(node, _FUNCTIONS) else None
+
+    def key(self, name: str, at: ast.AST) -> _Key:
+        """Which variable ``name`` at ``at`` is: the innermost function's holding it as a local, or the module's."""
+        function = self.scope(at)
+        while function is not None:
+            if name in self.local.get(function, ()):
+                return (id(function), name)
+            function = self.scope(function)
+        return (0, name)
+
+    def root(self, node: ast.expr | None) -> str | None:
         """The foreign name ``node`` reaches an object through (None: the object is the file's own, or new)."""
-        while True:
-            if isinstance(node, ast.Name):
-                return node.id if node.id in self.foreign else None
-            if isinstance(node, (ast.Attribute, ast.Subscript, ast.Starred)):
-                node = node.value
-            elif isinstance(node, ast.Call):
-                func = node.func
-                if isinstance(func, ast.Name) and func.id in ("getattr", "vars") and node.args:
-                    node = node.args[0]
-                elif isinstance(func, ast.Attribute) and func.attr in _FETCHERS:
-                    node = func.value
-                else:
-                    return None
-            else:
-                return None
+        if isinstance(node, ast.Name):
+            return node.id if self.key(node.id, node) in self.foreign else None
+        if isinstance(node, ast.Attribute) and self.paths and ast.unparse(node) in self.paths:
+            return ast.unparse(node)
+        if isinstance(node, ast.Subscript):  # an item of a foreign object, or of a container holding one
+            return self.root(node.value) or self.holder(node.value)
+        if isinstance(node, (ast.Attribute, ast.Starred, ast.NamedExpr, ast.Await)):
+            return self.root(node.value)
+        if isinstance(node, ast.Call):
+            func = node.func
+            if isinstance(func, ast.Name) and func.id in ("getattr", "vars", "next", "iter") and node.args:
+                return self.root(node.args[0]) or (self.holder(node.args[0]) if func.id != "getattr" else None)
+            if isinstance(func, ast.Attribute) and func.attr in _FETCHERS:
+                return self.root(func.value) or self.holder(func.value)
+            return None
+        if isinstance(node, ast.BoolOp):  # ``linear or x``
+            return next((r for r in map(self.root, node.values) if r), None)
+        if isinstance(node, ast.IfExp):
+            return self.root(node.body) or self.root(node.orelse)
+        return None
+
+    def holder(self, node: ast.expr | None) -> str | None:
+        """The foreign name a container ``node`` holds (``[linear]``, ``{"m": linear}``, a name bound to one): its
+        items are foreign, the container is not (writing into it changes only it)."""
+        if isinstance(node, ast.Name):
+            return node.id if self.key(node.id, node) in self.holders else None
+        if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
+            parts: list[ast.expr | None] = list(node.elts)
+        elif isinstance(node, ast.Dict):
+            parts = list(node.values)
+        else:
+            return None
+        return next((r for r in (self.root(p) or self.holder(p) for p in parts) if r), None)
 
     def read(self, tree: ast.Module) -> list[tuple[int, str]]:
+        self.parent = {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+        declared: dict[ast.AST, set[str]] = {}  # a function -> the names it declares global or nonlocal
+        for node in ast.walk(tree):
+            function = self.scope(node)
+            if function is None:
+                continue
+            if isinstance(node, (ast.Global, ast.Nonlocal)):
+                declared.setdefault(function, set()).update(node.names)
+            names: list[str] = []
+            if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
+                names = [node.id]
+            elif isinstance(node, (ast.Import, ast.ImportFrom)):
+                names = [a.asname or a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                names = [node.name]
+            elif isinstance(node, ast.arg):
+                names = [node.arg]
+            self.local.setdefault(function, set()).update(names)
+        for function, names in declared.items():
+            self.local[function] = self.local.get(function, set()) - names
         found: list[tuple[int, str]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
                 for a in node.names:
-                    self.foreign.add(a.asname or a.name.split(".")[0])
-                    self.modules.add(a.asname or a.name.split(".")[0])
+                    bound = self.key(a.asname or a.name.split(".")[0], node)
+                    self.foreign.add(bound)
+                    self.modules.add(bound)
                     if a.name.split(".")[0] in _MODULES_REFUSED:
                         found.append((node.lineno, f"imports {a.name}, whose use the rule cannot follow"))
             elif isinstance(node, ast.ImportFrom) and node.module != "__future__":
-                self.foreign |= {a.asname or a.name for a in node.names if a.name != "*"}
+                self.foreign |= {self.key(a.asname or a.name, node) for a in node.names if a.name != "*"}
                 if node.level == 0 and (node.module or "").split(".")[0] in _MODULES_REFUSED:
                     found.append((node.lineno, f"imports from {node.module}, whose use the rule cannot follow"))
                 if any(a.name == "*" for a in node.names):
                     found.append((node.lineno, "a star import: the names it binds cannot be read"))
-        bindings = [(t, v) for t, v in _bindings(tree)]
-        while True:  # names bound from a foreign object, until none is added
-            more = {n for target, value in bindings if self.root(value) for n in _names(target)} - self.foreign
-            if not more:
+        bindings = self.bindings(tree)
+        while True:  # names (and attributes) bound from a foreign object, until none is added
+            bound = [
+                (keys, places)
+                for keys, places, value, each in bindings
+                if self.root(value) or each and self.holder(value)
+            ]
+            more = {k for keys, _ in bound for k in keys} - self.foreign
+            paths = {ast.unparse(p) for _, places in bound for p in places if isinstance(p, ast.Attribute)}
+            holding = {k for keys, _, value, each in bindings if not each and self.holder(value) for k in keys}
+            if not more and paths <= self.paths and holding <= self.holders:
                 break
             self.foreign |= more
+            self.paths |= paths
+            self.holders |= holding
         for node in ast.walk(tree):
             found += self.refusals(node)
         return sorted(set(found))
+
+    def bindings(
+        self, tree: ast.Module
+    ) -> list[tuple[list[_Key], list[ast.Attribute | ast.Subscript], ast.expr, bool]]:
+        """(the variables, the attribute and item places, the value) of each binding: an assignment, a loop's or a
+        ``with``'s target (tuples unpacked as a whole), a parameter's default, and each argument of a call of a
+        function the file defines (by its name), to that parameter."""
+        pairs: list[tuple[list[_Key], list[ast.Attribute | ast.Subscript], ast.expr, bool]] = []
+
+        def target(node: ast.expr, value: ast.expr, each: bool = False) -> None:
+            """``each``: bound to each item of ``value`` (a loop)."""
+            if isinstance(node, (ast.Tuple, ast.List)) and isinstance(value, (ast.Tuple, ast.List)) and not each:
+                if len(node.elts) == len(value.elts) and not any(isinstance(e, ast.Starred) for e in node.elts):
+                    for t, v in zip(node.elts, value.elts):  # ``a, b = linear, x``: item by item
+                        target(t, v)
+                    return
+            pairs.append(([self.key(n.id, n) for n in _names(node)], _places(node), value, each))
+
+        defined: dict[str, list[ast.AST]] = {}
+        for node in ast.walk(tree):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                defined.setdefault(node.name, []).append(node)
+            if isinstance(node, _FUNCTIONS):
+                a = node.args
+                positional = [*a.posonlyargs, *a.args]
+                given = zip(positional[len(positional) - len(a.defaults) :], a.defaults)
+                pairs += [([(id(node), p.arg)], [], d, False) for p, d in given]
+                kw = zip(a.kwonlyargs, a.kw_defaults)
+                pairs += [([(id(node), p.arg)], [], d, False) for p, d in kw if d is not None]
+            elif isinstance(node, ast.Assign):
+                for t in node.targets:
+                    target(t, node.value)
+            elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
+                target(node.target, node.value)
+            elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
+                target(node.target, node.iter, each=True)
+            elif isinstance(node, ast.withitem) and node.optional_vars is not None:
+                target(node.optional_vars, node.context_expr)
+        for node in ast.walk(tree):
+            if not isinstance(node, ast.Call):
+                continue
+            func = node.func
+            name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+            for function in defined.get(name, []):
+                assert isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef))
+                a = function.args
+                positional = [*a.posonlyargs, *a.args]
+                if isinstance(func, ast.Attribute) and positional:  # a method: its first parameter is the object
+                    positional = positional[1:]
+                pairs += [([(id(function), p.arg)], [], v, False) for p, v in zip(positional, node.args)]
+                named = {p.arg for p in [*positional, *a.kwonlyargs]}
+                pairs += [([(id(function), k.arg)], [], k.value, False) for k in node.keywords if k.arg in named]
+        return pairs
 
     def refusals(self, node: ast.AST) -> list[tuple[int, str]]:
         line = getattr(node, "lineno", 0)
@@ -165,14 +302,14 @@ class _Reader:
                 unbound = func.attr.startswith("__") and len(node.args) == (3 if func.attr == "__setitem__" else 2)
                 changed = node.args[0] if unbound else func.value
                 owner = self.root(changed)
-                if owner and not (isinstance(changed, ast.Name) and changed.id in self.modules):
+                if owner and not (isinstance(changed, ast.Name) and self.key(changed.id, changed) in self.modules):
                     shown = ast.unparse(changed)
                     found.append(
                         (line, f"{func.attr} changes {shown}: {owner} is imported, code this module does not own")
                     )
         return found
 
-    def write(self, place: ast.expr, line: int) -> list[tuple[int, str]]:
+    def write(self, place: ast.Attribute | ast.Subscript, line: int) -> list[tuple[int, str]]:
         shown = ast.unparse(place)
         chain: list[ast.expr] = []
         node: ast.expr = place
@@ -181,30 +318,15 @@ class _Reader:
             node = node.value
         if any(isinstance(n, ast.Attribute) and n.attr in _SURGERY for n in chain):
             return [(line, f"writes {shown}: what an object is or runs, which the rule cannot attribute")]
-        owner = self.root(place)
+        owner = self.root(place.value)  # the object written into (``self.m = linear`` rebinds self's own)
         if owner and (self.rel, shown) not in ALLOWED:
             return [(line, f"writes {shown}: {owner} is imported, code this module does not own")]
         return []
 
 
-def _bindings(tree: ast.Module) -> list[tuple[ast.expr, ast.expr]]:
-    """(target, value) of each statement binding names to a value (tuples unpacked as a whole)."""
-    pairs: list[tuple[ast.expr, ast.expr]] = []
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Assign):
-            pairs += [(t, node.value) for t in node.targets]
-        elif isinstance(node, (ast.AnnAssign, ast.NamedExpr)) and node.value is not None:
-            pairs.append((node.target, node.value))
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)):
-            pairs.append((node.target, node.iter))
-        elif isinstance(node, ast.withitem) and node.optional_vars is not None:
-            pairs.append((node.optional_vars, node.context_expr))
-    return pairs
-
-
-def _names(target: ast.expr) -> list[str]:
+def _names(target: ast.expr) -> list[ast.Name]:
     if isinstance(target, ast.Name):
-        return [target.id]
+        return [target]
     if isinstance(target, (ast.Tuple, ast.List)):
         return [n for e in target.elts for n in _names(e)]
     if isinstance(target, ast.Starred):
@@ -212,7 +334,7 @@ def _names(target: ast.expr) -> list[str]:
     return []
 
 
-def _places(target: ast.expr) -> list[ast.expr]:
+def _places(target: ast.expr) -> list[ast.Attribute | ast.Subscript]:
     """The attribute and item places a target writes (a name is the file's own)."""
     if isinstance(target, (ast.Attribute, ast.Subscript)):
         return [target]
