@@ -178,8 +178,8 @@ class _Reader:
             elif isinstance(node, ast.arg):
                 names = [node.arg]
             self.local.setdefault(function, set()).update(names)
-        for function, names in declared.items():
-            self.local[function] = self.local.get(function, set()) - names
+        for function, out in declared.items():
+            self.local[function] = self.local.get(function, set()) - out
         found: list[tuple[int, str]] = []
         for node in ast.walk(tree):
             if isinstance(node, ast.Import):
@@ -197,13 +197,13 @@ class _Reader:
                     found.append((node.lineno, "a star import: the names it binds cannot be read"))
         bindings = self.bindings(tree)
         while True:  # names (and attributes) bound from a foreign object, until none is added
-            bound = [
+            taken = [
                 (keys, places)
                 for keys, places, value, each in bindings
                 if self.root(value) or each and self.holder(value)
             ]
-            more = {k for keys, _ in bound for k in keys} - self.foreign
-            paths = {ast.unparse(p) for _, places in bound for p in places if isinstance(p, ast.Attribute)}
+            more = {k for keys, _ in taken for k in keys} - self.foreign
+            paths = {ast.unparse(p) for _, places in taken for p in places if isinstance(p, ast.Attribute)}
             holding = {k for keys, _, value, each in bindings if not each and self.holder(value) for k in keys}
             if not more and paths <= self.paths and holding <= self.holders:
                 break
