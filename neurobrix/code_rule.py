@@ -62,6 +62,7 @@ _SURGERY = {
     "__defaults__",
     "__kwdefaults__",
 }
+_BUILTIN_CLASSES = {"dict", "list", "set", "object", "type"}  # ``dict.update(vars(linear), ...)``: the first argument
 _FETCHERS = {"get", "values", "items", "setdefault", "pop", "__getitem__", "import_module", "getmodule"}
 
 
@@ -297,9 +298,10 @@ class _Reader:
             elif isinstance(func, ast.Attribute) and func.attr in _SPECIAL_CALLS:
                 found.append((line, f"an explicit {func.attr} call: a write the rule cannot attribute"))
             elif isinstance(func, ast.Attribute) and func.attr in _MUTATORS:
-                # the object changed: the receiver, or a dunder method's first argument where it is called on the
-                # class (``Base.__setitem__(self, k, v)``); a module itself has none of these methods (``torch.add``)
+                # the object changed: the receiver, or the first argument where the method is called on the class
+                # (``Base.__setitem__(self, k, v)``, ``dict.update(d, ...)``); a module has none (``torch.add``)
                 unbound = func.attr.startswith("__") and len(node.args) == (3 if func.attr == "__setitem__" else 2)
+                unbound |= isinstance(func.value, ast.Name) and func.value.id in _BUILTIN_CLASSES and bool(node.args)
                 changed = node.args[0] if unbound else func.value
                 owner = self.root(changed)
                 if owner and not (isinstance(changed, ast.Name) and self.key(changed.id, changed) in self.modules):
