@@ -214,7 +214,15 @@ def _resume_hint(args: argparse.Namespace) -> str:
         elif not word.startswith("--resume="):
             words.append(word)
     command = shlex.join(["python", "-m", "conformance", *words, "--resume", args.json])
-    return f"finish it (its passed entries carried over): {command}"
+    # with the variables that chose what was checked: without NEUROBRIX_TABLES the line, pasted into another shell,
+    # checked (and with --record bound) the checkout's tables, not the copy the report is of; without
+    # TRITON_INTERPRET the interpreter class's check is refused
+    from neurobrix.gpu import interpreter_enabled
+
+    env = ["TRITON_INTERPRET=1"] if interpreter_enabled() else []
+    if os.environ.get(ENV_VAR):
+        env.append(f"{ENV_VAR}={shlex.quote(os.environ[ENV_VAR])}")
+    return f"finish it (its passed entries carried over): {' '.join([*env, command])}"
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:

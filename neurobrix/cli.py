@@ -23,7 +23,8 @@ from .output import lost_reader, take_streams
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
-    "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton), 7 stored model damaged, "
+    "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton) or other kernel code, 7 stored "
+    "model damaged, "
     "128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE: the output's reader went away)."
 )
 
