@@ -142,3 +142,111 @@ def test_help_exit_codes_name_what_the_readme_says_exit_6_covers():
     assert row6 and "kernel code" in row6.group(1)
     clause = re.search(r"6 ([^,]+)", EXIT_CODES)
     assert clause and "kernel code" in clause.group(1), EXIT_CODES
+
+
+def _unbound_copy(tmp_path: Path, monkeypatch) -> Path:
+    """The shipped tables with interpreter/silu_mul bound to no kernel code, listed as awaiting its re-proof (as
+    nvidia-h200/rotary ships today), selected with NEUROBRIX_TABLES."""
+    import shutil
+
+    from conftest import retrack
+
+    from neurobrix import kernel_source
+
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", root)
+    index = root / "interpreter/silu_mul.json"
+    index.write_text(re.sub(r', "source": "[0-9a-f]{16}"', "", index.read_text()))
+    proofs = root / "interpreter/silu_mul.proofs.yaml"
+    text = proofs.read_text()
+    proofs.write_text(text[: text.index("  kernel_source: ")] + text[text.index("entries:") :])
+    retrack(root)
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(root))
+    awaiting = kernel_source.AWAITING_REPROOF | {("interpreter", "silu_mul")}  # (the shipped ones' too, while any)
+    monkeypatch.setattr(kernel_source, "AWAITING_REPROOF", awaiting)
+    return root
+
+
+def test_tables_verify_names_a_table_awaiting_its_reproof(tmp_path, monkeypatch, capsys):
+    """`tables verify` passed a table awaiting its re-proof (AWAITING_REPROOF: run launches it with a note) saying only
+    that every index and its proofs agree: the note is now in its report, text and JSON."""
+    import json
+
+    from neurobrix.cli import main
+
+    _unbound_copy(tmp_path, monkeypatch)
+    assert main(["tables", "verify"]) == 0
+    out = capsys.readouterr().out
+    assert "note: interpreter/silu_mul was proven before proofs were bound to kernel code" in out
+    assert "python -m conformance check --class interpreter --kernel silu_mul --record" in out
+    assert main(["tables", "verify", "--json"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["ok"] and "interpreter/silu_mul" in report["awaiting_reproof"]
+
+
+def test_tables_show_says_what_code_a_tables_proofs_are_bound_to(tmp_path, monkeypatch, capsys):
+    """`tables show CLASS KERNEL` printed the provenance's date, torch, Triton and command, and not the kernel code the
+    proofs were made on, which is what run requires (exit 6): a bound table, one awaiting its re-proof, and one proven
+    on other code each say so."""
+    from neurobrix.cli import main
+    from neurobrix.kernel_source import kernel_source
+
+    root = _unbound_copy(tmp_path, monkeypatch)
+    assert main(["tables", "show", "interpreter", "rms_norm"]) == 0
+    out = capsys.readouterr().out
+    assert f"  kernel code: {kernel_source('rms_norm')}, this neurobrix's rms_norm code\n" in out
+    assert "  re-proven: 1 check, the last " in out  # the interpreter's check --record, as its provenance lists it
+    assert main(["tables", "show", "interpreter", "silu_mul"]) == 0
+    assert "  kernel code: none recorded: proven before proofs were bound to kernel code, awaiting" in (
+        capsys.readouterr().out
+    )
+    # proven on other code: run refuses it (exit 6), and show says so
+    from conftest import retrack
+
+    for name in ("rms_norm.json", "rms_norm.proofs.yaml"):
+        path = root / "interpreter" / name
+        path.write_text(path.read_text().replace(kernel_source("rms_norm"), "0123456789abcdef"))
+    retrack(root)
+    assert main(["tables", "show", "interpreter", "rms_norm"]) == 0
+    out = capsys.readouterr().out
+    assert f"kernel code: 0123456789abcdef, not this neurobrix's rms_norm code ({kernel_source('rms_norm')})" in out
+
+
+def test_a_report_that_cannot_be_resumed_names_what_differs():
+    """`check --resume` of a report made with another Hypothesis (a fresh virtual environment: pip installs the newest)
+    said "only a check of the same tables, kernels and bounds can be resumed", where the tables, kernels and bounds were
+    the same. A report keeps what its fingerprint digests, and the refusal names the versions or files that differ."""
+    import json
+    import tempfile
+
+    from conformance import check
+
+    from neurobrix.errors import UsageError
+
+    versions, files = check.fingerprint_inputs(REPO / "tables", "interpreter")
+    assert check._digest(versions, files) == check.fingerprint(REPO / "tables", "interpreter")
+    assert "tables/interpreter/silu_mul.json" in files and "conformance/bounds.py" in files
+    report = check.Report(
+        "interpreter",
+        "tables",
+        "ci",
+        examples_per_entry=25,
+        fingerprint=check._digest(versions, files),
+        made_with={"versions": versions, "files": files},
+        fingerprints={"silu_mul": "same"},
+    )
+    assert report.as_json()["made_with"] == {"versions": versions, "files": files}
+    other_versions = versions.replace("hypothesis ", "hypothesis 0.")
+    other_files = {**files, "conformance/bounds.py": "0" * 64}
+    for made_with, says in (
+        ({"versions": other_versions, "files": files}, f"it was made with {other_versions}, this run has {versions}"),
+        ({"versions": versions, "files": other_files}, "conformance/bounds.py (changed) differ"),
+    ):
+        old = {**report.as_json(), "fingerprint": "another", "fingerprints": {"silu_mul": "another"}}
+        old["made_with"] = made_with
+        with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+            json.dump(old, f)
+        with pytest.raises(UsageError) as info:
+            check.carried_over(Path(f.name), report)
+        Path(f.name).unlink()
+        assert says in str(info.value) and "tables, kernels and bounds can" not in str(info.value)
