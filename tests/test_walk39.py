@@ -220,7 +220,6 @@ def test_a_report_that_cannot_be_resumed_names_what_differs():
     import tempfile
 
     from conformance import check
-
     from neurobrix.errors import UsageError
 
     versions, files = check.fingerprint_inputs(REPO / "tables", "interpreter")
