@@ -5,6 +5,9 @@ judge's code is the same. Prints one line:
 
     TRITON_INTERPRET=1 python -m benchmarks.judge_reads rotary "T=16,H=40,D=128" "BLOCK_H=8,num_warps=4" --dtype fp16
 
+A setting is given as its table writes it, any kernel's: ``variant=gemv,BLOCK_N=64,BLOCK_K=128,SPLIT_K=1,num_warps=4``
+for linear (a name, ``true`` or ``false`` where the table has one); a mistake is one usage line.
+
 (2026-12-06: rotary 125.9 reads an example before the one-read ``bounds.compare`` and the rope tables judged on the
 CPU, 24.6 after (14 of them CPU tensors); attention_decode "B=2,S=300,D=64,G=4" with
 "SPLITS=16,BLOCK_N=64,num_warps=4,num_stages=2": 17.0, then 5.0.)
