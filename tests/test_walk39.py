@@ -23,9 +23,16 @@ Found and fixed (each test below failed before its fix):
 - Every command's `--help` said exit 6 is "certified for another compiler stack (torch/Triton)"; since proofs are bound
   to the kernel code it is also other kernel code than a table was proven on (the README's row says so): the epilog
   says so now.
+- `check --resume` of a report made with another Hypothesis (the fresh environment's newer one) was refused saying
+  "only a check of the same tables, kernels and bounds can be resumed", where those were the same: a report keeps
+  what its fingerprint digests (`made_with`), and the refusal names the versions or files that differ.
+- On a CPU nothing showed a table's kernel-code binding: `tables show CLASS KERNEL` has a `kernel code` line (and
+  `re-proven`), and `tables verify` names each table awaiting its re-proof (AWAITING_REPROOF) in a note and in
+  `--json`, where it said every index and its proofs agree and nothing else.
 
-Pinned: each exit code of the README's table provoked on the CPU is the code the README gives (held by the tests that
-raise each; here the help's list against the README's table). Left open: see docs/walkthroughs.md (round 39).
+Pinned: the help's exit 6 against the README's row. Re-anchored: planted round 49's f04 (a kernel's fingerprint blind to
+the stack), whose text moved into ``fingerprint_inputs``, on the same bug, caught as before. Left open: see
+docs/walkthroughs.md (round 39).
 """
 
 from __future__ import annotations
@@ -249,3 +256,15 @@ def test_a_report_that_cannot_be_resumed_names_what_differs():
             check.carried_over(Path(f.name), report)
         Path(f.name).unlink()
         assert says in str(info.value) and "tables, kernels and bounds can" not in str(info.value)
+
+
+def test_certify_help_says_it_binds_what_it_writes_and_when_it_exits_1(capsys):
+    """`certify --help` said nothing of the kernel-code binding (certify writes the digest with every table and adds
+    no entry to a table proven on other code, README) and gave exit 3 alone, where CONTRIBUTING's loop ends on 1."""
+    from conformance.__main__ import build_parser
+
+    with pytest.raises(SystemExit):
+        build_parser().parse_args(["certify", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "bound to the kernel code it ran" in text and "no entry is added to a table proven on other code" in text
+    assert "Exit 3 when stopped at the time limit with work left, 1 when a domain could not be certified" in text
