@@ -31,7 +31,8 @@ Found and fixed (each test below failed before its fix):
   `--json`, where it said every index and its proofs agree and nothing else.
 
 Pinned: the help's exit 6 against the README's row. Re-anchored: planted round 49's f04 (a kernel's fingerprint blind to
-the stack), whose text moved into ``fingerprint_inputs``, on the same bug, caught as before. Left open: see
+the stack), whose text moved into ``fingerprint_inputs``, on the same bug, caught as before by tests/test_planted49.py
+(its driver with ``--with``). Left open: see
 docs/walkthroughs.md (round 39).
 """
 
