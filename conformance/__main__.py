@@ -214,7 +214,15 @@ def _resume_hint(args: argparse.Namespace) -> str:
         elif not word.startswith("--resume="):
             words.append(word)
     command = shlex.join(["python", "-m", "conformance", *words, "--resume", args.json])
-    return f"finish it (its passed entries carried over): {command}"
+    # with the variables that chose what was checked: without NEUROBRIX_TABLES the line, pasted into another shell,
+    # checked (and with --record bound) the checkout's tables, not the copy the report is of; without
+    # TRITON_INTERPRET the interpreter class's check is refused
+    from neurobrix.gpu import interpreter_enabled
+
+    env = ["TRITON_INTERPRET=1"] if interpreter_enabled() else []
+    if os.environ.get(ENV_VAR):
+        env.append(f"{ENV_VAR}={shlex.quote(os.environ[ENV_VAR])}")
+    return f"finish it (its passed entries carried over): {' '.join([*env, command])}"
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
@@ -581,9 +589,11 @@ def build_parser() -> argparse.ArgumentParser:
         help="search, prove and write a GPU class's tables on its own device",
         description="For every kernel domain the class must cover (the catalogue's; the interpreter class: all "
         "shapes), screen every candidate config against float64, time the survivors, keep the fastest, prove it "
-        "with Hypothesis over the domain and write it with its proof; then check what was written. Resumable "
-        "(--only-missing) and time-boxed (--max-minutes) so that each run fits a job limit. Exit 3 when stopped "
-        "at the time limit with work left.",
+        "with Hypothesis over the domain and write it with its proof, the table bound to the kernel code it ran (its "
+        "digest, neurobrix.kernel_source: no entry is added to a table proven on other code); then check what was "
+        "written. Resumable (--only-missing) and time-boxed (--max-minutes) so that each run fits a job limit. Exit 3 "
+        "when stopped at the time limit with work left, 1 when a domain could not be certified (named) or the check "
+        "of what was written failed.",
     )
     z.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to certify")
     z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")

@@ -438,10 +438,12 @@ VERDICT_FILES = (
 )
 
 
-def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False, kernel: str | None = None) -> str:
-    """sha256 over the library versions, the class's table files (every class's with ``shipped``) and
-    VERDICT_FILES (path and content). ``kernel``: that kernel's files (index, proofs) and the class file in place of
-    the class's tables: one kernel's (another table bound or certified since leaves it as it was)."""
+def fingerprint_inputs(
+    tables_root: Path, gpu_class: str, shipped: bool = False, kernel: str | None = None
+) -> tuple[str, dict[str, str]]:
+    """What :func:`fingerprint` digests: the library versions, as one line, and each file's sha256 by name (the
+    class's table files, every class's with ``shipped``, ``kernel``'s and the class file alone with ``kernel``, and
+    VERDICT_FILES). A report keeps them (``made_with``), so that a report it cannot resume names what differs."""
     import neurobrix
 
     roots = {"neurobrix": Path(neurobrix.__file__).resolve().parent, "conformance": Path(__file__).resolve().parent}
@@ -459,13 +461,42 @@ def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False, kernel
     import hypothesis
 
     running = stack.running_stack()  # as installed: a Triton built from source states the release it grew from
-    digest = hashlib.sha256(
-        f"torch {running.torch} cuda {torch.version.cuda} triton {running.triton} "
-        f"hypothesis {hypothesis.__version__}".encode()
+    versions = (
+        f"torch {running.torch} cuda {torch.version.cuda} triton {running.triton} hypothesis {hypothesis.__version__}"
     )
-    for name, path in files:
-        digest.update(name.encode() + b"\0" + hashlib.sha256(path.read_bytes()).digest())
+    return versions, {name: hashlib.sha256(path.read_bytes()).hexdigest() for name, path in files}
+
+
+def fingerprint(tables_root: Path, gpu_class: str, shipped: bool = False, kernel: str | None = None) -> str:
+    """sha256 over the library versions, the class's table files (every class's with ``shipped``) and
+    VERDICT_FILES (path and content). ``kernel``: that kernel's files (index, proofs) and the class file in place of
+    the class's tables: one kernel's (another table bound or certified since leaves it as it was)."""
+    return _digest(*fingerprint_inputs(tables_root, gpu_class, shipped, kernel))
+
+
+def _digest(versions: str, files: dict[str, str]) -> str:
+    digest = hashlib.sha256(versions.encode())
+    for name, sha in files.items():
+        digest.update(name.encode() + b"\0" + bytes.fromhex(sha))
     return digest.hexdigest()
+
+
+def _what_differs(theirs: Any, ours: dict[str, Any]) -> str:
+    """Why an earlier report's fingerprint is not this run's, from the inputs each kept (``made_with``): other library
+    versions, or the files that differ, were added or are gone (a report without them: its fingerprint alone)."""
+    if not isinstance(theirs, dict) or not isinstance(theirs.get("files"), dict):
+        return "that report's fingerprint is not this run's (it keeps no list of what it digested)"
+    why = []
+    if theirs.get("versions") != ours["versions"]:
+        why.append(f"it was made with {theirs.get('versions')}, this run has {ours['versions']}")
+    old, new = theirs["files"], ours["files"]
+    changed = sorted(n for n in set(old) | set(new) if old.get(n) != new.get(n))
+    if changed:
+        shown = ", ".join(
+            f"{n} ({'new' if n not in old else 'gone' if n not in new else 'changed'})" for n in changed[:6]
+        )
+        why.append(f"{shown}{f' and {len(changed) - 6} more' if len(changed) > 6 else ''} differ")
+    return "; ".join(why) or "that report's fingerprint is not this run's"
 
 
 @dataclass
@@ -479,6 +510,9 @@ class Report:
     stopped: str = "time limit"  # why entries were left
     examples_per_entry: int = 0
     fingerprint: str = ""
+    # what the fingerprint digests (fingerprint_inputs): the versions and each file's sha256, so that a report it
+    # cannot resume says why
+    made_with: dict[str, Any] = field(default_factory=dict)
     # each kernel checked: ``fingerprint(..., kernel=)`` (none with ``shipped``): --resume carries a kernel's entries
     # over where its own is the same, whatever became of the class's other tables
     fingerprints: dict[str, str] = field(default_factory=dict)
@@ -523,6 +557,7 @@ class Report:
             "examples_per_entry": self.examples_per_entry,
             "fingerprint": self.fingerprint,
             "fingerprints": self.fingerprints,
+            "made_with": self.made_with,
             "retried": self.retried,
             "resumed_from": self.resumed_from,
             "shipped": self.shipped,
@@ -615,6 +650,11 @@ def carried_over(path: Path, report: Report) -> dict[str, EntryResult]:
     ):
         if name == "fingerprint" and (whole or same):
             continue
+        if name == "fingerprint" and old.get(name) != ours:  # named: the tables, a kernel, a bound or a library
+            raise UsageError(
+                f"--resume {path}: {_what_differs(old.get('made_with'), report.made_with)}; only a check of the same "
+                "tables, kernels, bounds and library versions (torch, CUDA, Triton, Hypothesis) can be resumed"
+            )
         if old.get(name, False if name == "shipped" else None) != ours:
             raise UsageError(
                 f"--resume {path}: that report's {name} is {old.get(name)!r}, this run's {ours!r}; "
@@ -718,12 +758,14 @@ def check_class(
         raise UsageError(f"--where names {', '.join(outside)}, a dimension of none of {', '.join(chosen)}")
     n = examples or profile(profile_name).max_examples
     root = Path(loaded.location.root)
+    versions, files = fingerprint_inputs(root, gpu_class, shipped)
     report = Report(
         gpu_class,
         str(root),
         profile_name,
         examples_per_entry=n,
-        fingerprint=fingerprint(root, gpu_class, shipped),
+        fingerprint=_digest(versions, files),
+        made_with={"versions": versions, "files": files},
         fingerprints={} if shipped else {k: fingerprint(root, gpu_class, kernel=k) for k in chosen},
         shipped=shipped,
     )

@@ -23,7 +23,8 @@ from .output import lost_reader, take_streams
 
 EXIT_CODES = (
     "Exit codes: 0 ok, 1 failed or blocked, 2 usage, 3 tables damaged or invalid, 4 no certified setting for a "
-    "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton), 7 stored model damaged, "
+    "call, 5 no usable device, 6 certified for another compiler stack (torch/Triton) or other kernel code, 7 stored "
+    "model damaged, "
     "128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, 141 SIGPIPE: the output's reader went away)."
 )
 
@@ -159,7 +160,7 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
 def cmd_tables_show(args: argparse.Namespace) -> int:
     from dataclasses import asdict
 
-    from .tables import load
+    from .tables import kernel_code, load
 
     tables = load()
     if args.gpu_class not in tables.classes:
@@ -205,6 +206,11 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     print(f"  settings: {index.path}\n  proofs:   {table.path}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
+    print(f"  kernel code: {kernel_code(tables, args.gpu_class, args.kernel)}")  # what run requires (neurobrix.stack)
+    reproved = table.provenance.get("reproved") or []
+    if reproved:
+        last = reproved[-1]
+        print(f"  re-proven: {counted(len(reproved), 'check')}, the last {last.get('date')}: {last.get('command')}")
     for entry in table.entries:
         config = " ".join(f"{k}={v}" for k, v in entry.config.items())
         p = entry.proof
@@ -217,7 +223,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tables_verify(args: argparse.Namespace) -> int:
-    from .tables import check_files, load, locate, read_tracked, verify_all
+    from .tables import awaiting_reproof, check_files, load, locate, read_tracked, verify_all
 
     location = locate()
     report: dict = {"location": str(location.root), "origin": location.origin, "ok": False}
@@ -231,6 +237,7 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
             problems = verify_all(tables)
             report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
             report["classes"] = {c: list(tables.kernels(c)) for c in sorted(tables.classes)}
+            report["awaiting_reproof"] = awaiting_reproof(tables)  # passed, and run says so (it was said nowhere)
             report["ok"] = not problems
     except NeuroBrixError as exc:
         report.setdefault("problems", []).append({"path": None, "message": str(exc)})
@@ -242,6 +249,12 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
             f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
             "agreement"
         )
+        for name in report.get("awaiting_reproof", []):
+            print(
+                f"  note: {name} was proven before proofs were bound to kernel code and awaits its re-proof on this "
+                f"code (run launches it with a note): python -m conformance check --class {name.split('/')[0]} "
+                f"--kernel {name.split('/')[1]} --record"
+            )
     else:
         print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
         for p in report["problems"]:

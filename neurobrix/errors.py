@@ -2,8 +2,8 @@
 
 The CLI prints ``str(error)`` (no traceback unless ``--debug``) and exits with ``error.exit_code``.
 Exit codes: 1 generic, 2 usage, 3 tables damaged or invalid, 4 no certified setting, 5 no usable device,
-6 certified for another compiler stack (torch/Triton), 7 stored model damaged
-(``neurobrix.store.DamagedModelError``). The CLI adds 128+N for a run ended by signal N (130 Ctrl-C).
+6 certified for another compiler stack (torch/Triton) or other kernel code (neurobrix.kernel_source), 7 stored
+model damaged (``neurobrix.store.DamagedModelError``). The CLI adds 128+N for a run ended by signal N (130 Ctrl-C).
 """
 
 from __future__ import annotations
@@ -56,7 +56,8 @@ class DeviceError(NeuroBrixError):
 
 class CompilerStackError(NeuroBrixError):
     """The GPU class's settings were proven with another torch/Triton than this machine runs, and no local
-    re-proof covers this one (see :mod:`neurobrix.stack`)."""
+    re-proof covers this one (see :mod:`neurobrix.stack`); or on other kernel code than this neurobrix's, or a kernel
+    source cannot be read (:mod:`neurobrix.kernel_source`)."""
 
     exit_code = 6
 

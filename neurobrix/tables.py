@@ -827,6 +827,48 @@ def verify_all(tables: Tables) -> list[Problem]:
     return problems
 
 
+def awaiting_reproof(tables: Tables) -> list[str]:
+    """The tables ``verify_all`` passes while they await their re-proof on this code (``class/kernel``): listed in
+    AWAITING_REPROOF and bound to no kernel code (run launches them with a note, ``stack.sources_pending``)."""
+    from .kernel_source import AWAITING_REPROOF
+
+    return [
+        f"{class_id}/{kernel}"
+        for class_id, kernel in sorted(AWAITING_REPROOF)
+        if class_id in tables.classes
+        and kernel in tables.kernels(class_id)
+        and (index := tables.index(class_id, kernel)) is not None
+        and index.stack.get("source") is None
+    ]
+
+
+def kernel_code(tables: Tables, class_id: str, kernel: str) -> str:
+    """What a kernel table's proofs are bound to, against this neurobrix's code of that kernel, in words (``tables
+    show``): the digest it was proven on and whether ``run`` takes it."""
+    from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
+
+    index = tables.index(class_id, kernel)
+    recorded = index.stack.get("source") if index is not None else None
+    try:
+        if kernel not in declared_kernels():
+            return f"{recorded or 'none recorded'} (this neurobrix has no {kernel} kernel: the table launches nothing)"
+        now = kernel_source(kernel)
+    except UsageError as exc:
+        return f"{recorded or 'none recorded'} (this neurobrix's kernel code cannot be read: {exc})"
+    if recorded == now:
+        return f"{recorded}, this neurobrix's {kernel} code"
+    if recorded is None and (class_id, kernel) in AWAITING_REPROOF:
+        return (
+            f"none recorded: proven before proofs were bound to kernel code, awaiting its re-proof on this code "
+            f"({now}; run launches it with a note): python -m conformance check --class {class_id} --kernel {kernel} "
+            "--record"
+        )
+    return (
+        f"{recorded or 'none recorded'}, not this neurobrix's {kernel} code ({now}): run refuses it; "
+        f"python -m conformance check --class {class_id} --kernel {kernel} --record"
+    )
+
+
 def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
     """Refuse two classes one device can match (every fact equal, their device_name patterns meeting): such a
     device would be refused only on the machine itself (exit 5), when `tables verify` had passed the tables; which
@@ -899,6 +941,8 @@ __all__ = [
     "clear_cache",
     "current",
     "verify_all",
+    "awaiting_reproof",
+    "kernel_code",
     "index_path",
     "installed_tables_problem",
     "is_loaded",

@@ -167,9 +167,9 @@ PLANTS = [
     p(
         "f04",
         CHECK,
-        """    digest = hashlib.sha256(
+        """    versions = (
         f"torch {running.torch}""",
-        """    digest = hashlib.sha256() if kernel else hashlib.sha256(
+        """    versions = "" if kernel else (
         f"torch {running.torch}""",
         RES,  # a kernel's fingerprint blind to the stack
     ),

@@ -281,7 +281,8 @@ def test_a_check_stopped_at_its_time_limit_names_the_resume_command(tmp_path, mo
     assert conformance_main([*args, "--json", first]) == 3
     out = capsys.readouterr().out
     line = next(x for x in out.splitlines() if x.startswith("finish it"))
-    resumed = build_parser().parse_args(shlex.split(line.split(": ", 1)[1])[3:])
+    words = shlex.split(line.split(": ", 1)[1])  # after the variables it ran under (TRITON_INTERPRET=1: walk39)
+    resumed = build_parser().parse_args(words[words.index("python") + 3 :])
     assert resumed.resume == first and resumed.profile == "ci" and resumed.gpu_class == "interpreter"
     assert conformance_main([*args, "--json", first, "--resume", first]) == 3  # resumed and stopped again
     assert shlex.split(capsys.readouterr().out.split("over): ", 1)[1]).count("--resume") == 1
