@@ -230,7 +230,7 @@ class StoredModel:
         own size, which resolve cannot see), the stored model is damaged (exit 7), not the user's mistake."""
         try:
             cfg = read_config(self.path)
-        except CheckpointError as exc:  # a ConfigError (read, but refused by this version's rules) passes
+        except (CheckpointError, OSError) as exc:  # OSError: a file gone between two reads of it (a `remove`)  # a ConfigError (read, but refused by this version's rules) passes
             raise damaged(self, [str(exc)]) from exc
         self.require_unchanged()  # a program's StoredModel read after the model was imported again: another's file
         return cfg
@@ -241,7 +241,7 @@ class StoredModel:
         StoredModel while the model is imported again read the new import's files with the old one's weights."""
         try:
             tokenizer = Tokenizer(self.path)
-        except TokenizerFileError as exc:
+        except (TokenizerFileError, OSError) as exc:  # OSError: a file gone between two reads of it (a `remove`)
             raise damaged(self, [str(exc)]) from exc
         self.require_unchanged()  # (as config: a model loaded from this one's weights is not given another's tokenizer)
         return tokenizer

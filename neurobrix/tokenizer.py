@@ -1395,7 +1395,7 @@ class Tokenizer:
         # a template that is not text (a number, true, null as a named one): transformers loads it, and its
         # apply_chat_template fails on it (Jinja compiles text only)
         self.unusable_templates: dict[str, Any] = {k: v for k, v in template.items() if not isinstance(v, str)}
-        rebuilt_by = _tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))
+        rebuilt_by = _tokenizer_class(folder, self.config, _read_text(path))  # read again: a file error if gone
         _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
             self._tok = _rebuilt(self._tok, self.config, rebuilt_by)
