@@ -230,7 +230,9 @@ class StoredModel:
         own size, which resolve cannot see), the stored model is damaged (exit 7), not the user's mistake."""
         try:
             cfg = read_config(self.path)
-        except (CheckpointError, OSError) as exc:  # OSError: a file gone between two reads of it (a `remove`)  # a ConfigError (read, but refused by this version's rules) passes
+        # OSError: a file gone between two reads of it (a `remove`); a ConfigError (read, but refused by this
+        # version's rules) passes
+        except (CheckpointError, OSError) as exc:
             raise damaged(self, [str(exc)]) from exc
         self.require_unchanged()  # a program's StoredModel read after the model was imported again: another's file
         return cfg
