@@ -303,15 +303,16 @@ PLANTS = [
     p(
         "i08",
         WORKERS,
-        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _see_only(devices.get())",
-        "    _quiet_on_interrupts()\n    _see_only(devices.get())",
+        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _share_cores(workers)\n    _see_only(devices.get())",
+        "    _quiet_on_interrupts()\n    _share_cores(workers)\n    _see_only(devices.get())",
         IN,
     ),
     p(
         "i09",
         WORKERS,
-        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _see_only(device)",
-        "    signal.signal(signal.SIGINT, _interrupted)\n    _die_with_parent()\n    _see_only(device)",
+        "    _quiet_on_interrupts()\n    _die_with_parent()\n    _share_cores(workers)\n    _see_only(device)",
+        "    signal.signal(signal.SIGINT, _interrupted)\n    _die_with_parent()\n"
+        "    _share_cores(workers)\n    _see_only(device)",
         IN,
     ),
     p(
