@@ -15,7 +15,9 @@ another's. Refused, in every file:
   (``object.__setattr__(spec, "launch", f)`` on a frozen OpSpec) or a write of a dunder attribute or through
   ``__dict__`` (``f.__code__ = g.__code__``);
 * code the trees cannot follow, which the engine does not use: ``exec``, ``eval``, ``compile``, ``__import__``,
-  ``globals()``, ``locals()``, ``__builtins__``, and importing ``builtins``, ``ctypes`` or ``gc``.
+  ``globals()``, ``__builtins__``, and importing ``builtins``, ``ctypes`` or ``gc``. (``locals()`` and ``vars()``
+  with no argument, which at a module's level are its globals, are read as a container holding every name the file
+  imports: ``locals()["linear"].SPECS = ()`` is a write through an imported name.)
 
 A name is followed within its file, flow aside: an argument of a call of a function the file defines binds its
 parameter (``def f(m): m.SPECS = ()`` called with ``linear``), a default binds its parameter, an attribute assigned an
@@ -164,6 +166,14 @@ class _Reader:
         items are foreign, the container is not (writing into it changes only it)."""
         if isinstance(node, ast.Name):
             return node.id if self.key(node.id, node) in self.holders else None
+        if (  # the scope's own namespace (at a module's level its globals): it holds each name the file imports
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Name)
+            and node.func.id in ("locals", "vars")
+            and not node.args
+            and not node.keywords
+        ):
+            return f"{node.func.id}(), which holds its imports," if self.foreign else None
         if isinstance(node, (ast.List, ast.Tuple, ast.Set)):
             parts: list[ast.expr | None] = list(node.elts)
         elif isinstance(node, ast.Dict):
