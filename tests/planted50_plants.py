@@ -76,7 +76,8 @@ PLANTS = [
     p(  # a method called on an object: its arguments bound from self on (off by one)
         "r05",
         CODE_RULE,
-        "                if isinstance(func, ast.Attribute) and positional:  # a method: its first parameter is the object\n"
+        "                if isinstance(func, ast.Attribute) and positional:"
+        "  # a method: its first parameter is the object\n"
         "                    positional = positional[1:]\n",
         "",
         RULE,
@@ -106,7 +107,8 @@ PLANTS = [
     p(  # an item of a container holding a foreign object not followed
         "r10",
         CODE_RULE,
-        "            return self.root(node.value) or self.holder(node.value)\n        if isinstance(node, (ast.Attribute,",
+        "            return self.root(node.value) or self.holder(node.value)\n"
+        "        if isinstance(node, (ast.Attribute,",
         "            return self.root(node.value)\n        if isinstance(node, (ast.Attribute,",
         RULE,
     ),
@@ -130,14 +132,15 @@ PLANTS = [
     p(  # ``import ctypes.util``: the module's full name compared, not its top package
         "r14",
         CODE_RULE,
-        "                    if a.name.split(\".\")[0] in _MODULES_REFUSED:\n",
+        '                    if a.name.split(".")[0] in _MODULES_REFUSED:\n',
         "                    if a.name in _MODULES_REFUSED:\n",
         RULE,
     ),
     p(  # a mutating method called on an imported module itself refused (``os.remove``: a false refusal)
         "r16",
         CODE_RULE,
-        "                if owner and not (isinstance(changed, ast.Name) and self.key(changed.id, changed) in self.modules):\n",
+        "                if owner and not (isinstance(changed, ast.Name)"
+        " and self.key(changed.id, changed) in self.modules):\n",
         "                if owner:\n",
         RULE,
     ),
@@ -172,11 +175,12 @@ PLANTS = [
         "    source = Path(shown).read_bytes()\n",
         RULE,
     ),
-    # ------------------------------------------------------------------ the binding's AWAITING_REPROOF and declared kernels
+    # ------------------------------------------------------------- the binding's AWAITING_REPROOF, declared kernels
     p(  # verify passes a listed table bound to other code, not only one bound to none
         "a01",
         TABLES,
-        "            if recorded is None and (class_id, kernel) in AWAITING_REPROOF:  # run says so (stack.sources_pending)\n",
+        "            if recorded is None and (class_id, kernel) in AWAITING_REPROOF:"
+        "  # run says so (stack.sources_pending)\n",
         "            if (class_id, kernel) in AWAITING_REPROOF:  # run says so (stack.sources_pending)\n",
         BIND,
     ),
@@ -190,7 +194,7 @@ PLANTS = [
     p(  # tables verify's note lists a listed table bound since
         "a03",
         TABLES,
-        "        and index.stack.get(\"source\") is None\n    ]\n",
+        '        and index.stack.get("source") is None\n    ]\n',
         "    ]\n",
         BIND,
     ),
@@ -205,14 +209,14 @@ PLANTS = [
         "a05",
         STACK,
         "re-proof: python -m conformance check --class {class_id} --kernel {' '.join(pending)} --record\"\n",
-        "re-proof: python -m conformance check --class {class_id} --kernel {pending[0]} --record\"\n",
+        're-proof: python -m conformance check --class {class_id} --kernel {pending[0]} --record"\n',
         BIND,
     ),
     p(  # the declared kernels read as the op modules' names (attention declares attention_prefill, ...)
         "a06",
         KSRC,
         "    return frozenset(k for name in runs for k in _read_source(folder / name).specs)\n",
-        "    return frozenset(name.removesuffix(\".py\") for name in _own)\n",
+        '    return frozenset(name.removesuffix(".py") for name in _own)\n',
         BIND,
     ),
     p(  # a retired kernel's table not passed by in run (unknown kernel)
@@ -262,7 +266,8 @@ PLANTS = [
     p(  # a kernel whose entries all failed there not named (before f8aa637)
         "k01",
         CHECK,
-        "    changed = set() if whole else {k for k in report.fingerprints if isinstance(theirs, dict) and k in theirs} - same\n",
+        "    changed = set() if whole else {k for k in report.fingerprints"
+        " if isinstance(theirs, dict) and k in theirs} - same\n",
         "    changed: set[str] = set()\n",
         RES,
     ),
@@ -290,8 +295,9 @@ PLANTS = [
     p(  # the loop's naming of a changed kernel with passed entries dropped
         "k05",
         CHECK,
-        "                if item.get(\"kernel\") in report.fingerprints:  # a kernel of this run (the others are not wanted)\n"
-        "                    changed.add(str(item.get(\"kernel\")))\n",
+        '                if item.get("kernel") in report.fingerprints:'
+        "  # a kernel of this run (the others are not wanted)\n"
+        '                    changed.add(str(item.get("kernel")))\n',
         "",
         RES,
     ),
@@ -300,13 +306,14 @@ PLANTS = [
         "t01",
         TOKENIZER,
         "_tokenizer_class(folder, self.config, _read_text(path))",
-        "_tokenizer_class(folder, self.config, path.read_text(encoding=\"utf-8\"))",
+        '_tokenizer_class(folder, self.config, path.read_text(encoding="utf-8"))',
         RACE,
     ),
     p(  # StoredModel.tokenizer lets an OSError through
         "t02",
         STORE,
-        "        except (TokenizerFileError, OSError) as exc:  # OSError: a file gone between two reads of it (a `remove`)\n",
+        "        except (TokenizerFileError, OSError) as exc:"
+        "  # OSError: a file gone between two reads of it (a `remove`)\n",
         "        except TokenizerFileError as exc:\n",
         RACE,
     ),
@@ -329,8 +336,8 @@ PLANTS = [
     p(  # _read_text: a file error let through (UTF-8 only)
         "t05",
         TOKENIZER,
-        "    except (OSError, UnicodeDecodeError) as exc:  # transformers' open(..., encoding=\"utf-8\") fails too\n",
-        "    except UnicodeDecodeError as exc:  # transformers' open(..., encoding=\"utf-8\") fails too\n",
+        '    except (OSError, UnicodeDecodeError) as exc:  # transformers\' open(..., encoding="utf-8") fails too\n',
+        '    except UnicodeDecodeError as exc:  # transformers\' open(..., encoding="utf-8") fails too\n',
         RACE,
     ),
 ]

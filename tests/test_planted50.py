@@ -130,7 +130,9 @@ def test_a_listed_table_bound_to_other_code_is_refused_everywhere(tmp_path: Path
     problems = [p for p in tables.verify_all(loaded) if p.path.startswith("interpreter/silu_mul")]
     assert len(problems) == 1 and "proven on code 0123456789abcdef" in problems[0].message, problems
     assert "interpreter/silu_mul" not in tables.awaiting_reproof(loaded)
-    assert "0123456789abcdef, not this neurobrix's silu_mul code" in tables.kernel_code(loaded, "interpreter", "silu_mul")
+    assert "0123456789abcdef, not this neurobrix's silu_mul code" in tables.kernel_code(
+        loaded, "interpreter", "silu_mul"
+    )
     assert "silu_mul (proven on 0123456789abcdef)" in (stack.sources_problem("interpreter", loaded) or "")
     assert stack.sources_pending("interpreter", loaded) is None
 
@@ -192,3 +194,15 @@ def test_a_tokenizer_json_gone_between_the_two_reads_is_the_tokenizers_file_erro
     monkeypatch.setattr(HFTokenizer, "from_file", staticmethod(removed_after))
     with pytest.raises(TokenizerFileError, match="tokenizer.json: cannot be read as UTF-8 text"):
         Tokenizer(folder)
+
+
+# ------------------------------------------------------------------------------------- check --resume's changed
+def test_a_kernel_of_this_run_without_a_fingerprint_there_is_named_changed(tmp_path) -> None:
+    """k05 (the loop's naming of a kernel whose passed entries are not carried dropped): equivalent on the reports
+    check writes (each kernel it checked has a fingerprint there, so the set already names it); pinned on a made-up
+    report whose fingerprints lack rms_norm, which passed there: not carried, and said why."""
+    from test_planted49 import _resume
+
+    carried, report = _resume(tmp_path, {"silu_mul": "s"}, {"silu_mul": "s", "rms_norm": "r"})
+    assert {r.kernel for r in carried.values()} == {"silu_mul"}
+    assert report.resumed_from["changed"] == ["rms_norm"]
