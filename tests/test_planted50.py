@@ -105,6 +105,21 @@ def test_a_file_edited_in_a_process_is_read_again(tmp_path: Path) -> None:
     assert _refused(tmp_path, OPS + "_x = 1\n") == []
 
 
+def test_bytecode_in_pycache_is_no_module_without_a_source(tmp_path: Path) -> None:
+    """r18 (every ``.pyc`` refused): pip compiles an installed package into ``__pycache__``, so the install smoke's
+    ``tables verify`` refused every release; this process's tests run with no bytecode written, so none saw it. A
+    ``.pyc`` beside the sources is still refused (round 55)."""
+    import importlib.util
+
+    package = tmp_path / "pkg"
+    (package / "__pycache__").mkdir(parents=True)
+    (package / "model.py").write_text("_x = 1\n", encoding="utf-8")
+    (package / "__pycache__" / "model.cpython-311.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
+    assert foreign_writes(package) == []
+    (package / "_fast.pyc").write_bytes(importlib.util.MAGIC_NUMBER + bytes(12))
+    assert foreign_writes(package) == ["neurobrix/_fast.pyc: a module Python imports with no source the rule can read"]
+
+
 # ---------------------------------------------------------------------------------------------- AWAITING_REPROOF
 def _listed_but_bound_elsewhere(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """The shipped tables with interpreter/silu_mul proven on other code (0123456789abcdef), and listed as awaiting
