@@ -1,4 +1,46 @@
-"""Round 50 of planted bugs (tests/planted50_plants.py, driven by tests/planted50_driver.py). DOCSTRING_TBD"""
+"""Round 50 of planted bugs (tests/planted50_plants.py, driven by tests/planted50_driver.py), in the code changed
+most recently that no round had planted (class: a guard that does not see what it guards): ``neurobrix.code_rule``
+(its scopes, the names it follows, ALLOWED, the constructs it refuses, the per-file cache), ``declared_kernels`` and
+the AWAITING_REPROOF handling of tables.py (``verify_all``, ``awaiting_reproof``, ``kernel_code``) and stack.py
+(``_unbound``, ``sources_pending``), conformance/workers.py's ``_share_cores``, ``carried_over``'s ``changed``, and the
+tokenizer/StoredModel race (``_read_text``, ``damaged``).
+
+40 plants, each applied alone by the driver against the tests a contributor would run (test_gate_round55.py's fast
+cases for code_rule.py; test_source_binding.py, test_walk39.py and test_strict_round53.py for the binding; the two
+worker tests of test_conformance.py for workers.py; the resume tests, test_planted39.py and test_planted49.py for
+check.py; test_lead41.py, test_tokenizer.py and test_strict_round50.py for the race), 5 to 115 s a plant:
+
+- caught before the round (13): r10 a container's item not followed, r16 a module's own function (``os.remove``)
+  refused, r17 ALLOWED read by target in any file; a02 run excusing a listed table bound to other code, a05 the
+  note's command naming one kernel, a06 the declared kernels read as the op modules' names, a07 a retired kernel's
+  table not passed by in run; w02, w03 the isolated or pooled workers told they are one; k01 (the change before
+  f8aa637), k02, k03 ``changed`` naming too few or too many kernels; t04 ``damaged`` not asking what happened.
+- survived, now caught here (24): r01 an enclosing function's local read as the module's, r02 ``nonlocal`` ignored,
+  r03 a default aligned from the left, r04 keyword-only defaults, r05 a method's arguments bound from ``self`` on,
+  r07 ``next(iter(...))``, r08 ``x or linear``, r09 a conditional's else branch, r11 ``__defaults__`` dropped from
+  the surgery list, r12 the surgery read on the written place alone (``f().__dict__["x"] = ...``), r13 ``delattr``,
+  r14 ``import ctypes.util`` (round 55's corpus wrote each construct one way only); r18 every ``.pyc`` refused,
+  ``__pycache__``'s too (pip compiles an installed package, so the install smoke refused every release; the tests run
+  with PYTHONDONTWRITEBYTECODE=1, and only the slow gate tests build one); r19 the rule cached by the package
+  folder, r20 each file's findings cached by its name alone (a file edited in a process read as before); a01
+  ``tables verify``, a04 ``tables show`` excusing a listed table bound to other code (AWAITING_REPROOF excuses a
+  table bound to none), a03 the note listing a table bound since; w01 no floor (more workers than cores: 0 threads,
+  and ``torch.set_num_threads(0)`` raises), w04 torch's count left when torch is already imported (a spawned worker
+  of ``python -m conformance`` imports it with the main module; pytest's does not), w05 MKL's and OpenBLAS's
+  variables inherited, not replaced; k05 a kernel with passed entries but no fingerprint there not named (equivalent
+  on the reports check writes: pinned on a made-up one); t01, t05 the tokenizer's second read a raw OSError again
+  (equivalent through a StoredModel, which catches OSError: pinned on ``Tokenizer`` itself).
+- equivalent (3): k04 ``changed``'s ``whole`` short cut dropped (the whole fingerprint matching, every kernel's own
+  does, or the report has none); t02, t03 the StoredModel's ``OSError`` clauses (the tokenizer wraps every file error
+  of its folder in TokenizerFileError, ``read_config`` in CheckpointError: belt and braces, kept).
+
+Found in the clean code and fixed: the rule's docstring said ``locals()`` was refused, and it was not even followed:
+``locals()["linear"].SPECS = ()`` (or ``vars()[...]``, ``locals().get(...)``) at a module's level, its globals,
+passed ``tables verify``. ``locals()`` and ``vars()`` with no argument are now read as a container holding the
+file's imports (the generated validators' ``**locals()`` is no write and stays unrefused). Each test here fails with
+its plant applied (checked: each plant in a copy with this file alone) and passes on the clean code; the locals()
+cases fail before the fix. Left open: ``_share_cores`` divides ``os.cpu_count()``, the host's cores, where a process
+limited by affinity or a cgroup quota has fewer; the rule's other blind spots stay as round 55 left them."""
 
 from __future__ import annotations
 
