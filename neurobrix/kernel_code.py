@@ -31,6 +31,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import functools
+import io
 import re
 import sys
 import textwrap
@@ -87,8 +88,8 @@ def _read(path: str, source: bytes) -> _File:
                 walk(const)
 
     walk(module)
-    text = source.decode("utf-8", "replace")
-    return _File(tree, functions, lambdas, frozenset(names), text.splitlines(keepends=True))
+    lines = io.StringIO(source.decode("utf-8-sig", "replace"), newline=None).readlines()  # as linecache reads it
+    return _File(tree, functions, lambdas, frozenset(names), lines)
 
 
 def _jit_source(lines: list[str], node: ast.FunctionDef) -> str:
@@ -215,9 +216,19 @@ class _Module:
             self.say(f"{name} is not {ast.unparse(expr)[:40]}")
 
     def check(self) -> list[str]:
+        import linecache
+
         origin = getattr(self.module, "__file__", None)
         if origin is None or Path(origin).resolve() != self.path:
             return [f"{self.name} was not imported from {self.path}"]
+        # the lines Python's inspect reads a kernel's source from (the interpreter runs them; Triton's JIT compiles
+        # them, read at import) are linecache's while its size and time are the file's
+        for key in {origin, str(self.path)}:
+            held = linecache.cache.get(key)
+            if held is not None and len(held) == 4:
+                info = self.path.stat()
+                if (held[0], held[1]) == (info.st_size, info.st_mtime) and list(held[2]) != self.file.lines:
+                    self.say(f"{self.path.name}'s lines in linecache are not the file's")
         bound: set[str] = set()
         for node in self.file.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):

@@ -68,7 +68,7 @@ def edited(name, old, new):
     assert text.count(old) == 1, old
     return text.replace(old, new)
 
-KERNEL_MARKED = ("    dependent_launch(PDL)\n", "    dependent_launch(PDL)\n    print(MARK)\n")
+KERNEL_MARKED = ("    dependent_launch(PDL)\n", "    dependent_launch(PDL)\n    print(\"PATCHED-CODE-RAN\")\n")
 LAUNCHER_MARKED = ('    _check(gu)\n    check_device("silu_mul", gu=gu)\n',
                    '    _check(gu)\n    print("PATCHED-CODE-RAN", flush=True)\n    check_device("silu_mul", gu=gu)\n')
 '''
@@ -228,7 +228,7 @@ def cli(home: Path, patch: str, name: str) -> subprocess.CompletedProcess[str]:
     site = home / f"site-{abs(hash(name))}"
     site.mkdir(exist_ok=True)
     (site / "sitecustomize.py").write_text("\n".join([PRELUDE, before, after and "import neurobrix.ops", after]))
-    argv = ["run", "--model", "tiny", "--prompt", "hi", "--max-new-tokens", "3", "--no-chat"]
+    argv = ["run", "--model", "tiny", "--prompt", "hi", "--max-tokens", "3", "--no-chat"]
     return subprocess.run(
         [sys.executable, "-m", "neurobrix", *argv],
         capture_output=True, text=True, env=_env(home, site), cwd=home, timeout=300,
@@ -311,6 +311,6 @@ print(running_kernels_problem())
 
 def test_a_test_may_plant_a_bug_in_a_kernel_when_it_says_so(home):
     """The escape tests use to plant a bug in a kernel or count its launches: within it the patched kernel runs."""
-    escape = "from neurobrix.kernel_code import patched_kernels\npatched_kernels('a test').__enter__()\n"
+    escape = "from neurobrix.kernel_code import patched_kernels\nallowed = patched_kernels('a test')\nallowed.__enter__()\n"
     done = api(home, escape + PATCHES["Triton kernel rebound in its module"])
     assert done.returncode == 0 and "PATCHED-CODE-RAN" in done.stdout, done.stderr[-3000:]
