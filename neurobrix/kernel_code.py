@@ -113,6 +113,7 @@ class _Module:
         self.ns: dict[str, Any] = vars(module)
         self.file = _read(str(path), path.read_bytes())
         self.problems: list[str] = []
+        self.filenames = {str(path), str(getattr(module, "__file__", path))}  # the file as imported, and resolved
 
     def say(self, what: str) -> None:
         self.problems.append(f"{self.name}.{what}")
@@ -121,7 +122,8 @@ class _Module:
         code = self.file.functions.get(qualname)
         if not isinstance(value, types.FunctionType):
             self.say(f"{shown} is {type(value).__name__}, not the function the file defines")
-        elif code is None or value.__code__ != code or value.__code__.co_filename != str(self.path):
+        # (the file named matters too: the Triton interpreter runs the lines of the file a kernel's code names)
+        elif code is None or value.__code__ != code or value.__code__.co_filename not in self.filenames:
             self.say(f"{shown}'s code is not the file's")
         elif value.__globals__ is not self.ns:
             self.say(f"{shown} runs with another module's names")

@@ -121,10 +121,9 @@ def require_current(ops: Any) -> None:
     ops go on with them where every one is what they certify (a re-certification that kept them). Refuse
     (CompilerStackError) ops whose kernels were changed in the process since they were made (``neurobrix.kernel_code``):
     a kernel, a spec, or the model's own op rebound after the model was loaded."""
+    from .kernel_code import ops_problem
     from .stack import require_runnable
     from .tables import current
-
-    from .kernel_code import ops_problem
 
     held = getattr(ops, "origin", None)
     if not isinstance(held, Plan) or held.tables is None:

@@ -42,8 +42,7 @@ import pytest
 from conftest import REPO
 from store_fixtures import make_checkpoint
 
-
-PRELUDE = r'''
+PRELUDE = r"""
 import dataclasses, importlib.abc, importlib.util, linecache, os, sys, types
 import triton
 MARK = "PATCHED-CODE-RAN"
@@ -71,7 +70,7 @@ def edited(name, old, new):
 KERNEL_MARKED = ("    dependent_launch(PDL)\n", "    dependent_launch(PDL)\n    print(\"PATCHED-CODE-RAN\")\n")
 LAUNCHER_MARKED = ('    _check(gu)\n    check_device("silu_mul", gu=gu)\n',
                    '    _check(gu)\n    print("PATCHED-CODE-RAN", flush=True)\n    check_device("silu_mul", gu=gu)\n')
-'''
+"""
 
 # what each patch does, applied after ``import neurobrix.ops`` unless it says otherwise ("before": before any
 # neurobrix import; "loaded": after the model was loaded, before it generates)
@@ -311,6 +310,6 @@ print(running_kernels_problem())
 
 def test_a_test_may_plant_a_bug_in_a_kernel_when_it_says_so(home):
     """The escape tests use to plant a bug in a kernel or count its launches: within it the patched kernel runs."""
-    escape = "from neurobrix.kernel_code import patched_kernels\nallowed = patched_kernels('a test')\nallowed.__enter__()\n"
+    escape = "from neurobrix.kernel_code import patched_kernels\nheld = patched_kernels('a test')\nheld.__enter__()\n"
     done = api(home, escape + PATCHES["Triton kernel rebound in its module"])
     assert done.returncode == 0 and "PATCHED-CODE-RAN" in done.stdout, done.stderr[-3000:]
