@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import dis
 import functools
 import io
 import re
@@ -61,7 +62,7 @@ class _File(NamedTuple):
     tree: ast.Module
     functions: dict[str, types.CodeType]  # qualified name -> the code Python compiles from the file
     lambdas: dict[int, list[types.CodeType]]  # a lambda's line -> the lambdas' code there
-    names: frozenset[str]  # every name the file's code reads (a global a module adds under one shadows a built-in)
+    names: frozenset[str]  # every global name the file's code reads (one a module adds shadows a built-in)
     lines: list[str]  # the file's lines, as linecache holds them
 
 
@@ -78,7 +79,7 @@ def _read(path: str, source: bytes) -> _File:
     names: set[str] = set()
 
     def walk(code: types.CodeType) -> None:
-        names.update(code.co_names)
+        names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 if const.co_name == "<lambda>":
