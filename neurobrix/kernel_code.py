@@ -32,6 +32,7 @@ import ast
 import contextlib
 import dis
 import functools
+import inspect
 import io
 import re
 import sys
@@ -78,17 +79,18 @@ def _read(path: str, source: bytes) -> _File:
     lambdas: dict[int, list[types.CodeType]] = {}
     names: set[str] = set()
 
-    def walk(code: types.CodeType) -> None:
+    def walk(code: types.CodeType, prefix: str) -> None:  # (qualified names as Python writes them; 3.10 has none)
         names.update(i.argval for i in dis.get_instructions(code) if i.opname in ("LOAD_GLOBAL", "LOAD_NAME"))
         for const in code.co_consts:
             if isinstance(const, types.CodeType):
                 if const.co_name == "<lambda>":
                     lambdas.setdefault(const.co_firstlineno, []).append(const)
                 else:
-                    functions.setdefault(const.co_qualname, const)
-                walk(const)
+                    functions.setdefault(prefix + const.co_name, const)
+                inner = const.co_flags & inspect.CO_NEWLOCALS  # a function's code, not a class body's
+                walk(const, f"{prefix}{const.co_name}.{'<locals>.' if inner else ''}")
 
-    walk(module)
+    walk(module, "")
     lines = io.StringIO(source.decode("utf-8-sig", "replace"), newline=None).readlines()  # as linecache reads it
     return _File(tree, functions, lambdas, frozenset(names), lines)
 
