@@ -65,6 +65,7 @@ class _File(NamedTuple):
     lambdas: dict[int, list[types.CodeType]]  # a lambda's line -> the lambdas' code there
     names: frozenset[str]  # every global name the file's code reads (one a module adds shadows a built-in)
     lines: list[str]  # the file's lines, as linecache holds them
+    unbound: frozenset[str]  # the global names its code reads that its top level does not bind (built-ins)
 
 
 @functools.lru_cache(maxsize=64)
@@ -92,7 +93,17 @@ def _read(path: str, source: bytes) -> _File:
 
     walk(module, "")
     lines = io.StringIO(source.decode("utf-8-sig", "replace"), newline=None).readlines()  # as linecache reads it
-    return _File(tree, functions, lambdas, frozenset(names), lines)
+    bound: set[str] = set()
+    for node in tree.body:
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            bound.update((a.asname or a.name).partition(".")[0] for a in node.names)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            bound.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)):
+            for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
+                bound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
+    unbound = frozenset(n for n in names - bound if not n.startswith("__"))
+    return _File(tree, functions, lambdas, frozenset(names), lines, unbound)
 
 
 def _jit_source(lines: list[str], node: ast.FunctionDef) -> str:
@@ -103,9 +114,46 @@ def _jit_source(lines: list[str], node: ast.FunctionDef) -> str:
     return text[found.start() :] if found else text
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_jit(decorator: ast.expr) -> bool:
     target = decorator.func if isinstance(decorator, ast.Call) else decorator
     return ast.unparse(target) in ("triton.jit", "jit")
+
+
+@functools.lru_cache(maxsize=4096)
+def _literal(node: ast.expr) -> tuple[bool, Any]:
+    """(whether the expression is a literal, its value); by node, once (the trees are the cached files')."""
+    try:
+        return True, ast.literal_eval(node)
+    except (ValueError, TypeError, SyntaxError, RecursionError):
+        return False, None
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:
+        return False
+    return True
+
+
+@functools.lru_cache(maxsize=256)
+def _resolved(origin: str) -> Path:
+    return Path(origin).resolve()
+
+
+# the running code objects found equal to a file's, by the file's code object: the same object again is not compared
+_SAME: dict[int, tuple[types.CodeType, types.CodeType]] = {}
+
+
+def _same_code(running: types.CodeType, compiled: types.CodeType) -> bool:
+    seen = _SAME.get(id(compiled))
+    if seen is not None and seen[0] is compiled and seen[1] is running:
+        return True
+    if running != compiled:
+        return False
+    _SAME[id(compiled)] = (compiled, running)
+    return True
 
 
 class _Module:
@@ -126,7 +174,7 @@ class _Module:
         if not isinstance(value, types.FunctionType):
             self.say(f"{shown} is {type(value).__name__}, not the function the file defines")
         # (the file named matters too: the Triton interpreter runs the lines of the file a kernel's code names)
-        elif code is None or value.__code__ != code or value.__code__.co_filename not in self.filenames:
+        elif code is None or not _same_code(value.__code__, code) or value.__code__.co_filename not in self.filenames:
             self.say(f"{shown}'s code is not the file's")
         elif value.__globals__ is not self.ns:
             self.say(f"{shown} runs with another module's names")
@@ -191,9 +239,8 @@ class _Module:
                 elif not any(held.__code__ == code for code in codes):
                     self.say(f"{at}.{f.name}'s code is not the file's")
             else:
-                try:
-                    literal = ast.literal_eval(expr)
-                except ValueError:
+                known, literal = _literal(expr)
+                if not known:
                     continue  # an expression the file computes: not checked
                 if held != literal or type(held) is not type(literal):
                     self.say(f"{at}.{f.name} is not {ast.unparse(expr)[:40]}")
@@ -212,10 +259,8 @@ class _Module:
                 assert isinstance(call, ast.Call)
                 self.spec(value, call, f"{name}[{i}]")
             return
-        try:
-            literal = ast.literal_eval(expr)
-            hash(literal)
-        except (ValueError, TypeError, SyntaxError, RecursionError):
+        known, literal = _literal(expr)
+        if not known or not _hashable(literal):
             return  # computed, or a container the module fills as it runs: not checked
         if held != literal or type(held) is not type(literal):
             self.say(f"{name} is not {ast.unparse(expr)[:40]}")
@@ -224,7 +269,7 @@ class _Module:
         import linecache
 
         origin = getattr(self.module, "__file__", None)
-        if origin is None or Path(origin).resolve() != self.path:
+        if not isinstance(origin, str) or _resolved(origin) != self.path:
             return [f"{self.name} was not imported from {self.path}"]
         # the lines Python's inspect reads a kernel's source from (the interpreter runs them; Triton's JIT compiles
         # them, read at import) are linecache's while its size and time are the file's
@@ -234,13 +279,10 @@ class _Module:
                 info = self.path.stat()
                 if (held[0], held[1]) == (info.st_size, info.st_mtime) and list(held[2]) != self.file.lines:
                     self.say(f"{self.path.name}'s lines in linecache are not the file's")
-        bound: set[str] = set()
         for node in self.file.tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 self.imported(node)
-                bound.update((a.asname or a.name).partition(".")[0] for a in node.names)
             elif isinstance(node, ast.FunctionDef):
-                bound.add(node.name)
                 value = self.ns.get(node.name, _MISSING)
                 if any(_is_jit(d) for d in node.decorator_list):
                     self.kernel(value, node)
@@ -249,13 +291,10 @@ class _Module:
                 else:
                     self.function(value, node.name, node.name)
             elif isinstance(node, ast.ClassDef):
-                bound.add(node.name)
                 self.klass(self.ns.get(node.name, _MISSING), node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
                 self.assigned(node)
-                for target in node.targets if isinstance(node, ast.Assign) else [node.target]:
-                    bound.update(n.id for n in ast.walk(target) if isinstance(n, ast.Name))
-        added = sorted(n for n in self.file.names - bound if n in self.ns and not n.startswith("__"))
+        added = sorted(n for n in self.file.unbound if n in self.ns)
         added = [n for n in added if not isinstance(self.ns[n], types.ModuleType)]  # (a package's submodules)
         if added:
             self.say(f"{', '.join(added)} added (a name its code reads)")
@@ -276,6 +315,7 @@ class _Module:
             self.function(raw, f"{node.name}.{item.name}", f"{node.name}.{item.name}")
 
 
+@functools.lru_cache(maxsize=4096)
 def _is_spec_call(node: ast.expr) -> bool:
     return isinstance(node, ast.Call) and ast.unparse(node.func) == "OpSpec"
 
@@ -291,9 +331,9 @@ def running_kernels_problem() -> str | None:
         return None  # nothing imported, nothing to launch yet (Plan.ops checks again once it is)
     folder = Path(__file__).resolve().parent / "ops"
     problems: list[str] = []
-    for dotted, module in sorted(sys.modules.items()):  # every module of neurobrix/ops imported (helpers too)
-        if dotted != "neurobrix.ops" and not dotted.startswith("neurobrix.ops."):
-            continue
+    ours = sorted(k for k in sys.modules if k.startswith("neurobrix.ops.") or k == "neurobrix.ops")
+    for dotted in ours:  # every module of neurobrix/ops imported (helpers too)
+        module = sys.modules[dotted]
         rel = dotted.removeprefix("neurobrix.ops").lstrip(".").replace(".", "/")
         path = folder / (f"{rel}.py" if rel else "__init__.py")
         if not path.is_file():
