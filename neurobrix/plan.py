@@ -19,7 +19,7 @@ from typing import Any
 from .buckets import bucket_of
 from .config import ModelConfig
 from .dtypes import NAMES as DTYPES
-from .errors import MissingEntryError, NeuroBrixError, TablesError, UsageError, expect
+from .errors import CompilerStackError, MissingEntryError, NeuroBrixError, TablesError, UsageError, expect
 from .ops import SPECS, PlannedCall, certified
 from .ops.spec import Config
 from .schema import INTERPRETER, PDL_MAJOR, pdl_capable
@@ -118,13 +118,19 @@ def require_current(ops: Any) -> None:
     no longer certify: the tables re-certified on disk since it was loaded, or NEUROBRIX_TABLES pointed at another
     folder, where a fresh process refuses the model (or runs other settings). A long-lived program's model ran on the
     old settings. Tables unchanged cost a stat; changed, the model's settings are resolved in them once again and the
-    ops go on with them where every one is what they certify (a re-certification that kept them)."""
+    ops go on with them where every one is what they certify (a re-certification that kept them). Refuse
+    (CompilerStackError) ops whose kernels were changed in the process since they were made (``neurobrix.kernel_code``):
+    a kernel, a spec, or the model's own op rebound after the model was loaded."""
+    from .kernel_code import ops_problem
     from .stack import require_runnable
     from .tables import current
 
     held = getattr(ops, "origin", None)
     if not isinstance(held, Plan) or held.tables is None:
         return  # PyTorch's ops, or a program's own (neurobrix.ops.certified): no plan to hold them to
+    problem = ops_problem(ops)  # a kernel, a spec or the model's own op replaced since the plan's ops were made
+    if problem:
+        raise CompilerStackError(f"{problem} (nothing was generated).")
     now = current(held.tables)
     if now is held.tables:
         return

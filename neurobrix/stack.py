@@ -637,10 +637,11 @@ def compiler_overrides() -> dict[str, str]:
 
 def require_certified_stack(class_id: str, tables: Tables | None = None) -> None:
     """Refuse (CompilerStackError) to run class ``class_id``'s settings with kernels other than those the installed
-    wheel put in place (:func:`installed_kernels_problem`), on a stack they were not proven on, or
-    with Triton told to compile them otherwise than it does by default (a GPU class: the interpreter compiles
-    nothing); refuse (UsageError) a Triton cache folder named so that Triton cannot keep binaries in it, or keeps
-    them in another folder from each folder a command runs in."""
+    wheel put in place (:func:`installed_kernels_problem`) or the files of ``neurobrix/ops`` hold
+    (:func:`neurobrix.kernel_code.running_kernels_problem`: kernels changed in the process), on a stack they were
+    not proven on, or with Triton told to compile them otherwise than it does by default (a GPU class: the
+    interpreter compiles nothing); refuse (UsageError) a Triton cache folder named so that Triton cannot keep
+    binaries in it, or keeps them in another folder from each folder a command runs in."""
     problem = installed_kernels_problem()
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")
@@ -656,6 +657,12 @@ def require_certified_stack(class_id: str, tables: Tables | None = None) -> None
     # a local re-proof checked every entry on these kernels (its record holds their digest): it stands for the code
     loaded = tables if tables is not None else load()
     problem = None if found.reproof is not None else sources_problem(class_id, loaded)
+    if problem:
+        raise CompilerStackError(f"{problem} (nothing was loaded).")
+    # the kernels imported in this process are the code of those files, not code a script or a .pth put in their place
+    from .kernel_code import running_kernels_problem
+
+    problem = running_kernels_problem()
     if problem:
         raise CompilerStackError(f"{problem} (nothing was loaded).")
     pending = None if found.reproof is not None else sources_pending(class_id, loaded)
