@@ -449,7 +449,7 @@ def cmd_mutants(args: argparse.Namespace) -> int:
                 + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else "")
             )
         return 0
-    jobs = args.jobs or max(1, min(8, os.cpu_count() or 1))
+    jobs = args.jobs or max(1, min(8, workers.usable_cores()))
     print(
         f"{counted(len(chosen), 'mutant')}, {jobs} at a time, each an interpreter check of its kernel on a "
         "patched copy of the source",

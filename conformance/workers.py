@@ -154,12 +154,22 @@ def _die_with_parent() -> None:
         os._exit(128 + signal.SIGKILL)
 
 
+def usable_cores() -> int:
+    """The CPU cores this process may run on: joblib's count, the host's cut to this process's affinity mask (taskset,
+    a batch scheduler's cpuset) and to a cgroup CPU quota (a container given 2 of a 64-core host's cores, where
+    ``os.cpu_count()`` says 64 and 14 workers would each start 4 threads on 2 cores), and to LOKY_MAX_CPU_COUNT where
+    a user sets it. The standard library reads no quota (``os.process_cpu_count``, 3.13, reads the mask alone)."""
+    from joblib import cpu_count
+
+    return max(1, cpu_count())
+
+
 def _share_cores(workers: int) -> None:
     """Give this worker its share of the CPU cores for torch's (and numpy's) own threads: each library otherwise
     starts a thread per core in every worker, and ``workers`` processes doing float64 references and bounds on the
     CPU at once ran 14 x 16 threads on an H200 machine's 16 cores (rotary's check: 14 s an example there, 0.26 s
     alone). The variables reach the libraries a worker imports later; torch's count is set if torch is already in."""
-    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))
+    share = str(max(1, usable_cores() // max(1, workers)))
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ[name] = share
     torch = sys.modules.get("torch")
@@ -486,4 +496,4 @@ def default_jobs(devices: list[int | None]) -> int:
     many of them."""
     if devices == [None] or not devices:
         return 1
-    return max(1, min(15 * len(devices), (os.cpu_count() or 2) - 2))
+    return max(1, min(15 * len(devices), usable_cores() - 2))

@@ -81,7 +81,7 @@ PLANTS = [
     p("w15", WF, "if failed and not self.isolate:  # isolated", "if failed:  # isolated", W),
     p("w16", WF, "if devices == [None] or not devices:", "if devices == [None]:", W),
     p("w17", WF, "min(15 * len(devices),", "min(15,", W),
-    p("w18", WF, "(os.cpu_count() or 2) - 2)", "(os.cpu_count() or 2) - 1)", W),
+    p("w18", WF, "usable_cores() - 2)", "usable_cores() - 1)", W),
     p("w19", WF, "process.exitcode or 0\n", "0\n", W),
     p(
         "w20",

@@ -230,8 +230,8 @@ PLANTS = [
     p(  # no floor: more workers than cores gives each 0 threads
         "w01",
         WORKERS,
-        "    share = str(max(1, (os.cpu_count() or 1) // max(1, workers)))\n",
-        "    share = str((os.cpu_count() or 1) // max(1, workers))\n",
+        "    share = str(max(1, usable_cores() // max(1, workers)))\n",
+        "    share = str(usable_cores() // max(1, workers))\n",
         CORES,
     ),
     p(  # the isolated workers told they are one

@@ -757,15 +757,40 @@ def test_each_worker_takes_its_share_of_the_cores_for_its_cpu_threads(isolate):
     """A worker's torch (and numpy, through the variables) runs on its share of the cores, not one thread per core in
     every worker: on an H200 machine 14 check workers ran 16 threads each on 16 cores, and rotary's check, whose
     float64 references and bounds run on the CPU, took 14 s an example there against 0.26 s alone."""
-    import os
-
+    from conformance import workers
     from conformance.workers import Workers
 
     jobs = 2
-    share = max(1, (os.cpu_count() or 1) // jobs)
+    share = max(1, workers.usable_cores() // jobs)
     with Workers(jobs, [None], isolate=isolate) as pool:
         assert pool.map(torch.get_num_threads, [()] * 3) == [share] * 3
         assert pool.map(os.getenv, [("OMP_NUM_THREADS",)] * 3) == [str(share)] * 3
+
+
+@pytest.mark.skipif(not hasattr(os, "sched_setaffinity"), reason="no CPU affinity on this platform")
+def test_the_cores_shared_out_are_those_this_process_may_run_on():
+    """A process held to fewer cores than the host has (taskset, a batch scheduler's cpuset; a container's quota the
+    same way) counts those: ``os.cpu_count()`` counts the host's, and 14 workers on a 64-core host limited to 2 would
+    each start 4 threads."""
+    from conformance import workers
+
+    before = os.sched_getaffinity(0)
+    try:
+        os.sched_setaffinity(0, {min(before)})
+        assert workers.usable_cores() == 1
+        with contextlib.ExitStack() as undo:
+            for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
+                undo.callback(
+                    os.environ.__setitem__ if name in os.environ else os.environ.pop,
+                    name,
+                    *([os.environ[name]] if name in os.environ else [None]),
+                )
+            threads = torch.get_num_threads()
+            undo.callback(torch.set_num_threads, threads)
+            workers._share_cores(1)
+            assert os.environ["OMP_NUM_THREADS"] == "1" and torch.get_num_threads() == 1
+    finally:
+        os.sched_setaffinity(0, before)
 
 
 def test_where_refuses_a_dimension_no_kernel_has(capsys):

@@ -181,10 +181,10 @@ def test_shared_workers_cover_every_device_and_the_timers_are_one_per_device(mon
 def test_default_jobs_are_15_per_gpu_within_the_cores_less_two(monkeypatch):
     """Planted w17: 15 workers whatever the number of GPUs; w18: the cores less one (the docstring's two: the parent
     and the timers)."""
-    monkeypatch.setattr(os, "cpu_count", lambda: 128)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 128)
     assert workers.default_jobs([0, 1, 2, 3]) == 60
     assert workers.default_jobs([0]) == 15
-    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 8)
     assert workers.default_jobs([0, 1]) == 6
     assert workers.default_jobs([None]) == 1
 

@@ -39,8 +39,9 @@ Found in the clean code and fixed: the rule's docstring said ``locals()`` was re
 passed ``tables verify``. ``locals()`` and ``vars()`` with no argument are now read as a container holding the
 file's imports (the generated validators' ``**locals()`` is no write and stays unrefused). Each test here fails with
 its plant applied (checked: each plant in a copy with this file alone) and passes on the clean code; the locals()
-cases fail before the fix. Left open: ``_share_cores`` divides ``os.cpu_count()``, the host's cores, where a process
-limited by affinity or a cgroup quota has fewer; the rule's other blind spots stay as round 55 left them."""
+cases fail before the fix. Left open then, closed since: ``_share_cores`` divided ``os.cpu_count()``, the host's
+cores, where a process limited by affinity or a cgroup quota has fewer (``workers.usable_cores()`` now, joblib's
+count). The rule's other blind spots stay as round 55 left them."""
 
 from __future__ import annotations
 
@@ -214,7 +215,7 @@ def test_more_workers_than_cores_each_take_one_thread(monkeypatch, threads) -> N
 
     for name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         monkeypatch.setenv(name, "16")  # inherited, as a user's shell may set them: each replaced (w05)
-    monkeypatch.setattr(os, "cpu_count", lambda: 2)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 2)
     workers._share_cores(14)
     assert [os.environ[n] for n in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS")] == ["1"] * 3
     assert torch.get_num_threads() == 1
@@ -224,7 +225,7 @@ def test_a_worker_with_torch_imported_sets_torchs_count(monkeypatch, threads) ->
     """w04: torch already imported reads no variable again: its count is set."""
     from conformance import workers
 
-    monkeypatch.setattr(os, "cpu_count", lambda: 6)
+    monkeypatch.setattr(workers, "usable_cores", lambda: 6)
     torch.set_num_threads(1)
     workers._share_cores(2)
     assert torch.get_num_threads() == 3 and os.environ["OMP_NUM_THREADS"] == "3"
