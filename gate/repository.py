@@ -483,6 +483,37 @@ def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bo
     ] + [f"{_dotted(key)} missing, the model's {model[key]!r}" for key in sorted(model) if key not in ours]
     if differs:
         raise GateError(f"{file}: [tool.hatch.build] is not the build configuration {where}; {'; '.join(differs)}")
+    _check_metadata_model(file, hatch if isinstance(hatch, dict) else {}, where)
+
+
+# The tables hatchling reads beside [tool.hatch.build] (gate round 56): [tool.hatch.metadata], none (no metadata hook),
+# and [tool.hatch.version], the version read from the package's __init__.py.
+MODELLED_HATCH: dict[str, dict[str, Any]] = {"metadata": {}, "version": {"path": f"{PACKAGE}/__init__.py"}}
+_ABSENT = object()
+
+
+def _check_metadata_model(file: Path, hatch: dict[str, Any], where: str) -> None:
+    """A GateError unless ``[tool.hatch.metadata]`` and ``[tool.hatch.version]`` are the ones the gate models (gate
+    round 56). A metadata hook makes the metadata a program's output, not pyproject.toml's declarations: the gate runs it
+    once, in its own environment, and compares the entry points with pyproject.toml's; every build from the sdist runs it
+    again, and fills what the sdist's PKG-INFO does not hold (entry points, a field it gave nothing). A hook adding a
+    `pip` gui script where `CI` is unset passed the wheel and sdist built and judged with `CI=1`, smoke and all, while
+    the sdist's build elsewhere installs a `pip` launcher. A version source other than the file read is held with it."""
+    for table, modelled in MODELLED_HATCH.items():
+        declared = hatch.get(table)
+        # key paths and values; an empty table (or none) is no key, an empty table within it (a hook's) is one
+        found = {k: v for k, v in _flat({} if declared is None else declared).items() if k or v != {}}
+        wanted = {k: v for k, v in _flat(modelled).items() if k or v != {}}
+        named = [
+            f"{_dotted(key) or table} = {found[key]!r}"
+            + (f", the model's {wanted[key]!r}" if key in wanted else ", which the model lacks")
+            if key in found
+            else f"{_dotted(key)} missing, the model's {wanted[key]!r}"
+            for key in sorted(found.keys() | wanted.keys())
+            if found.get(key, _ABSENT) != wanted.get(key, _ABSENT)
+        ]
+        if named:
+            raise GateError(f"{file}: [tool.hatch.{table}] is not the configuration {where}; {'; '.join(named)}")
 
 
 def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
