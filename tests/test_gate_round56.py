@@ -33,7 +33,9 @@ fourth field, a padded hash, ``SHA256=``, a folder row, no final line end, an em
 a size with a leading zero or space, ``;`` separators, a tab after the path); an sdist with an untracked
 ``hatch_build.py`` (hatchling's default hook file), ``hatch.toml`` or ``setup.py``, a second ``.gitignore``, PKG-INFO
 with ``Dynamic: Requires-Dist`` (which lets a build change the dependencies), PKG-INFO missing or of Metadata-Version
-2.1, a pyproject.toml with another build requirement, and a folder member for a folder no tracked file is in.
+2.1, a pyproject.toml with another build requirement, and a folder member for a folder no tracked file is in; at a
+commit whose ``.gitignore`` names a tracked module, an sdist holding it and the module (G508: pip's build of it, as
+the gate's rebuild, leaves the module out).
 """
 
 from __future__ import annotations
@@ -190,7 +192,8 @@ def _commit(first: Path, copy: Path, edits: list[tuple[str, str]], files: dict[s
 def commits(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """``hooked``: a git copy of this checkout with a commit adding the metadata hook, its wheel and sdist built with
     ``CI=1`` in ``hooked-dist``; ``helped``: one with a commit adding a build requirement, its dists built without the
-    dependency check (``build -x``: the requirement is installed nowhere here) in ``helped-dist``."""
+    dependency check (``build -x``: the requirement is installed nowhere here) in ``helped-dist``; ``ignored``: one with
+    a commit whose ``.gitignore`` names a tracked module (hatchling leaves it out of a build)."""
     root = tmp_path_factory.mktemp("round56")
     _git_copy(root / "first")
     hooked = _commit(root / "first", root / "hooked", HOOKED, {"neurobrix/_metadata_hook.py": HOOK})
@@ -198,6 +201,8 @@ def commits(tmp_path_factory: pytest.TempPathFactory) -> Path:
         env.setenv("CI", "1")
         build_project(hooked, root / "hooked-dist")
     helped = _commit(root / "first", root / "helped", HELPED, {})
+    ignore = (root / "first" / ".gitignore").read_bytes() + b"/neurobrix/cli.py\n"
+    _commit(root / "first", root / "ignored", [], {".gitignore": ignore})
     command = [
         sys.executable,
         "-m",
@@ -404,3 +409,20 @@ def test_an_sdist_folder_member_for_no_tracked_files_folder_is_refused(built: Bu
         out.addfile(folder)
     sdist.write_bytes(gzip.compress(buffer.getvalue(), mtime=0))
     refused_with(judge(sdist), "G509", f"{root}/neurobrix/evil/")
+
+
+@pytest.mark.slow
+def test_an_sdist_whose_gitignore_drops_a_module_from_pips_build_is_refused(
+    built: Built, commits: Path, tmp_path: Path
+) -> None:
+    """At a commit whose ``.gitignore`` names ``neurobrix/cli.py``: an sdist holding the commit's ``.gitignore`` and
+    every tracked file (as G509 requires) builds, with pip as with the gate, into a wheel without the module; the wheel
+    judged beside it holds it, and the pair is refused (G508). The wheel alone holds every tracked file, as the model
+    says (round 51 left the honest build's G108 open)."""
+    tree = commits / "ignored"
+    dists = tmp_path / "dist"
+    dists.mkdir()
+    rewrite_sdist(built.sdist, dists, replace={".gitignore": (tree / ".gitignore").read_bytes()})
+    (dists / built.wheel.name).write_bytes(built.wheel.read_bytes())
+    options = Options(load_reference(tree / "tables/TRACKED.yaml"), Version(__version__), smoke=False, source_tree=tree)
+    refused_with(check([dists], options), "G508", "neurobrix/cli.py")
