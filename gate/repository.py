@@ -29,6 +29,7 @@ from email.parser import BytesHeaderParser
 from pathlib import Path
 from typing import Any
 
+from packaging.requirements import InvalidRequirement, Requirement
 from packaging.utils import canonicalize_name
 from packaging.version import InvalidVersion, Version
 
@@ -47,6 +48,7 @@ else:  # check-wheel-contents brings tomli there
 
 PACKAGE = "neurobrix"  # [tool.hatch.build.targets.wheel] packages (held equal at run time: modelled_build)
 BACKEND = "hatchling.build"  # the build backend whose layout the model below is
+BACKEND_DISTRIBUTION = "hatchling"  # the one requirement of [build-system] (its version left free)
 GIT_TIMEOUT_S = 30
 _REGULAR, _EXECUTABLE = "100644", "100755"
 
@@ -463,6 +465,7 @@ def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bo
     if backend != BACKEND or "backend-path" in system:
         named = f"{backend!r}" + (" with a backend-path" if "backend-path" in system else "")
         raise GateError(f"{file}: [build-system] names the backend {named}, not {BACKEND!r} alone, the one {where}")
+    _check_build_requires(file, system.get("requires"), where)
     # hatchling reads a hatch.toml's [build] beside pyproject.toml's; an untracked one is no file of the commit (round
     # 21: the reference is prepared from tracked files alone), and a dist built with it differs from the model (G107/8)
     for name in ("hatch.toml",):
@@ -483,6 +486,59 @@ def _check_build_model(root: Path, config: dict[str, Any], tracked: dict[str, bo
     ] + [f"{_dotted(key)} missing, the model's {model[key]!r}" for key in sorted(model) if key not in ours]
     if differs:
         raise GateError(f"{file}: [tool.hatch.build] is not the build configuration {where}; {'; '.join(differs)}")
+    _check_metadata_model(file, hatch if isinstance(hatch, dict) else {}, where)
+
+
+def _check_build_requires(file: Path, requires: Any, where: str) -> None:
+    """A GateError unless ``[build-system] requires`` names the backend's distribution alone (gate round 56), each
+    requirement plain: no URL, extra or marker. pip builds an sdist in an environment of exactly that list, while the
+    gate prepares the metadata and rebuilds the wheel (G508) with the backend installed beside it: a second requirement
+    is code the gate never runs, and a `.pth` file in its wheel runs in pip's build. One that appended a line to
+    `neurobrix/cli.py` in the unpacked sdist was shown: the wheel and sdist built before passed, clean at the commit,
+    and pip's wheel of that sdist held the line. The version specifier is left free (round 51: the newest hatchling)."""
+    named = [] if isinstance(requires, list) and requires else [repr(requires)]  # pip reads a list of strings only
+    for item in requires if isinstance(requires, list) else []:
+        try:
+            requirement = Requirement(item) if isinstance(item, str) else None
+        except InvalidRequirement:
+            requirement = None
+        plain = requirement is not None and not (requirement.url or requirement.extras or requirement.marker)
+        if not (plain and requirement is not None and canonicalize_name(requirement.name) == BACKEND_DISTRIBUTION):
+            named.append(repr(item))
+    if named:
+        alone = f"not {BACKEND_DISTRIBUTION!r} alone, the backend {where}"
+        raise GateError(f"{file}: [build-system] requires {', '.join(named)}, {alone}")
+
+
+# The tables hatchling reads beside [tool.hatch.build] (gate round 56): [tool.hatch.metadata], none (no metadata hook),
+# and [tool.hatch.version], the version read from the package's __init__.py.
+MODELLED_HATCH: dict[str, dict[str, Any]] = {"metadata": {}, "version": {"path": f"{PACKAGE}/__init__.py"}}
+_ABSENT = object()
+
+
+def _check_metadata_model(file: Path, hatch: dict[str, Any], where: str) -> None:
+    """A GateError unless ``[tool.hatch.metadata]`` and ``[tool.hatch.version]`` are the ones the gate models (gate
+    round 56). A metadata hook makes the metadata a program's output, not pyproject.toml's declarations: the gate runs
+    it once, in its own environment, and compares the entry points with pyproject.toml's; every build from the sdist
+    runs it again, and fills what the sdist's PKG-INFO does not hold (entry points, a field it gave nothing). A hook
+    adding a `pip` gui script where `CI` is unset passed the wheel and sdist built and judged with `CI=1`, smoke and
+    all, while the sdist's build elsewhere installs a `pip` launcher. A version source other than the file read is
+    held with it (hatchling takes the sdist's PKG-INFO version over any source: shown harmless, modelled anyway)."""
+    for table, modelled in MODELLED_HATCH.items():
+        declared = hatch.get(table)
+        # key paths and values; an empty table (or none) is no key, an empty table within it (a hook's) is one
+        found = {k: v for k, v in _flat({} if declared is None else declared).items() if k or v != {}}
+        wanted = {k: v for k, v in _flat(modelled).items() if k or v != {}}
+        named = [
+            f"{_dotted(key) or table} = {found[key]!r}"
+            + (f", the model's {wanted[key]!r}" if key in wanted else ", which the model lacks")
+            if key in found
+            else f"{_dotted(key)} missing, the model's {wanted[key]!r}"
+            for key in sorted(found.keys() | wanted.keys())
+            if found.get(key, _ABSENT) != wanted.get(key, _ABSENT)
+        ]
+        if named:
+            raise GateError(f"{file}: [tool.hatch.{table}] is not the configuration {where}; {'; '.join(named)}")
 
 
 def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
