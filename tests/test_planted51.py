@@ -1,0 +1,313 @@
+"""Round 51 of planted bugs (tests/planted51_plants.py, driven by tests/planted51_driver.py). OUTCOMES."""
+
+from __future__ import annotations
+
+import dataclasses
+import functools
+import importlib.util
+import linecache
+import os
+import types
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import neurobrix.ops
+import neurobrix.plan
+from neurobrix import kernel_code, stack, tables
+from neurobrix.errors import CompilerStackError
+from neurobrix.kernel_code import ops_problem, patched_kernels, running_kernels_problem
+from neurobrix.ops import linear, pick, rms_norm, silu_mul
+from neurobrix.ops.spec import OpSpec
+
+KERNEL_LINE = ("1.0 + tl.exp(-g)", "2.0 + tl.exp(-g)")  # a line of silu_mul's kernel, and the same line changed
+
+
+def _marked(*args: Any, **kwargs: Any) -> Any:
+    raise AssertionError("the patched code ran")
+
+
+@pytest.fixture(autouse=True)
+def clean() -> Iterator[None]:
+    """Each case starts, and must end, with the kernels of this process found the files' (the control)."""
+    assert running_kernels_problem() is None, running_kernels_problem()
+    yield
+
+
+def _refused(*said: str) -> None:
+    problem = running_kernels_problem()
+    assert problem is not None and all(s in problem for s in said), problem
+
+
+def _function_code(module: Any, name: str, change: tuple[str, str] | None = None, filename: str | None = None) -> Any:
+    """The code of ``name`` as Python compiles it from ``module``'s file (with ``change`` made, under ``filename``)."""
+    text = Path(module.__file__).read_text(encoding="utf-8")
+    if change is not None:
+        assert text.count(change[0]) == 1, change
+        text = text.replace(*change)
+    compiled = compile(text, filename or module.__file__, "exec")
+    return next(c for c in compiled.co_consts if isinstance(c, types.CodeType) and c.co_name == name)
+
+
+@contextmanager
+def _field(spec: OpSpec, name: str, value: Any) -> Iterator[None]:
+    """A field of a frozen spec set in the process (``object.__setattr__``), and put back."""
+    held = getattr(spec, name)
+    object.__setattr__(spec, name, value)
+    try:
+        yield
+    finally:
+        object.__setattr__(spec, name, held)
+
+
+# ---------------------------------------------------------------------------------------- the escape, the caches
+def test_the_escape_holds_within_its_block_only(monkeypatch):
+    """c01, c02, c03: within ``patched_kernels`` a patched kernel and a plan's ops are not refused; after it, they
+    are (the reason taken back on a plain exit, not only on an exception)."""
+    monkeypatch.setattr(silu_mul, "_silu_mul_kernel", _marked)
+    with patched_kernels("a test counting launches"):
+        assert running_kernels_problem() is None
+        assert ops_problem(types.SimpleNamespace()) is None
+    _refused("silu_mul._silu_mul_kernel is function, not the Triton kernel the file defines")
+
+
+def test_an_edited_file_is_compared_as_it_is_now(tmp_path):
+    """c05: a file's compiled code is cached by its bytes, not its name: a module whose file was edited in the
+    process is not the file's any longer."""
+    path = tmp_path / "edited_module.py"
+    path.write_text("def f():\n    return 1\n", encoding="utf-8")
+    spec = importlib.util.spec_from_file_location("edited_module", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    assert kernel_code._Module("edited_module", module, path.resolve()).check() == []  # the control
+    path.write_text("def f():\n    return 2\n", encoding="utf-8")
+    assert kernel_code._Module("edited_module", module, path.resolve()).check() == ["edited_module.f's code is not the file's"]
+
+
+def test_a_kernel_given_other_code_after_a_check_passed_is_refused(monkeypatch):
+    """c06, c10: the code found equal once is remembered with the running code it was found in, not the file's alone;
+    a function is compared by its code, not its name."""
+    other = _function_code(silu_mul, "_silu_mul_kernel", KERNEL_LINE)
+    assert other.co_name == silu_mul._silu_mul_kernel.fn.__code__.co_name and other != silu_mul._silu_mul_kernel.fn.__code__
+    assert running_kernels_problem() is None  # (remembers the running code found equal)
+    monkeypatch.setattr(silu_mul._silu_mul_kernel.fn, "__code__", other)
+    _refused("silu_mul._silu_mul_kernel's code is not the file's")
+
+
+def test_a_kernel_of_the_files_code_compiled_from_another_file_is_refused(monkeypatch, tmp_path):
+    """c08: the same code compiled from another file is equal to the file's (Python's code equality leaves the file
+    out), and the interpreter runs the lines of the file the code names."""
+    other = _function_code(silu_mul, "_silu_mul_kernel", filename=str(tmp_path / "silu_mul.py"))
+    assert other == silu_mul._silu_mul_kernel.fn.__code__  # equal, though of another file
+    monkeypatch.setattr(silu_mul._silu_mul_kernel.fn, "__code__", other)
+    _refused("silu_mul._silu_mul_kernel's code is not the file's")
+
+
+def test_a_function_running_with_another_modules_names_is_refused(monkeypatch):
+    """c09: a function of the file's code whose globals are a copy of the module's (other names, other helpers)."""
+    own = silu_mul._check
+    moved = types.FunctionType(own.__code__, dict(vars(silu_mul)), own.__name__, own.__defaults__, own.__closure__)
+    monkeypatch.setattr(silu_mul, "_check", moved)
+    _refused("silu_mul._check runs with another module's names")
+
+
+# ---------------------------------------------------------------------------------------------- Triton kernels
+def test_a_subclass_of_tritons_kernel_is_not_the_kernel(monkeypatch):
+    """c11: an object of a subclass of Triton's kernel type, holding the file's function, launches its own code."""
+    kernel = silu_mul._silu_mul_kernel
+
+    class Sub(type(kernel)):  # type: ignore[misc]
+        def __getitem__(self, grid: Any) -> Any:
+            return _marked
+
+    sub = Sub.__new__(Sub)
+    sub.__dict__.update(vars(kernel))
+    monkeypatch.setattr(silu_mul, "_silu_mul_kernel", sub)
+    _refused("silu_mul._silu_mul_kernel is Sub, not the Triton kernel the file defines")
+
+
+def test_a_jit_kernel_given_a_pre_run_hook_is_refused(monkeypatch):
+    """c13: a hook Triton calls before each launch of a ``JITFunction`` (the kernel a GPU runs)."""
+    from triton.runtime.jit import JITFunction
+
+    jit = JITFunction(silu_mul._silu_mul_kernel.fn)
+    monkeypatch.setattr(silu_mul, "_silu_mul_kernel", jit)
+    assert running_kernels_problem() is None  # the control: Triton's own JITFunction of the file's function
+    jit.add_pre_run_hook(_marked)
+    _refused("silu_mul._silu_mul_kernel has a pre-run hook")
+
+
+# ------------------------------------------------------------------------------------------------------ imports
+def test_each_name_of_an_import_is_compared(monkeypatch):
+    """c18, c19: a name after the first of a ``from ... import a, b``, rebound to an object equal to everything."""
+
+    class Equal:
+        def __eq__(self, other: object) -> bool:
+            return True
+
+        __hash__ = object.__hash__
+
+    names = next(n.names for n in kernel_code._read(rms_norm.__file__, Path(rms_norm.__file__).read_bytes()).tree.body
+                 if isinstance(n, __import__("ast").ImportFrom) and n.module == "_common")
+    assert [a.name for a in names].index("check_device") > 0
+    monkeypatch.setattr(rms_norm, "check_device", Equal())
+    _refused("rms_norm.check_device is not what its import gives")
+
+
+def test_a_name_its_import_no_longer_finds_is_refused(monkeypatch):
+    """c20: the module an import reads no longer holds the name (a stand-in bound in the op module instead)."""
+    import triton.tools.tensor_descriptor as descriptor
+
+    monkeypatch.delattr(descriptor, "TensorDescriptor")
+    monkeypatch.setattr(linear, "TensorDescriptor", type("TensorDescriptor", (), {}))
+    _refused("linear.TensorDescriptor is not what its import gives")
+
+
+# ----------------------------------------------------------------------------------------------- OpSpec fields
+def test_a_field_left_to_its_default_is_compared():
+    """c23, c26: a field the spec's call does not give (after one the file computes, ``params``) set in the process."""
+    spec = silu_mul.SPECS[0]
+    assert spec.counters is False
+    with _field(spec, "counters", True):
+        _refused("silu_mul.SPECS[0].counters is not its default")
+    with _field(spec, "shared_memory", _marked):
+        _refused("silu_mul.SPECS[0].shared_memory is not its default")
+
+
+def test_a_field_naming_a_function_holds_that_function():
+    """c24: a wrapper keeping the launcher's name (``functools.wraps``) is not the launcher."""
+    spec = silu_mul.SPECS[0]
+    with _field(spec, "launch", functools.wraps(spec.launch)(_marked)):
+        _refused("silu_mul.SPECS[0].launch is not silu_mul")
+
+
+def test_a_literal_is_held_with_its_type():
+    """c25, c26, c29: ``counters=True`` held as 1 (after the computed ``params``), ``LONG_CACHE = 4096`` as 4096.0."""
+    spec = next(s for s in linear.SPECS if s.name == "linear")
+    assert spec.counters is True
+    with _field(spec, "counters", 1):
+        _refused("linear.SPECS[0].counters is not True")
+
+
+def test_a_constant_is_held_with_its_type(monkeypatch):
+    """c29: ``LONG_CACHE = 4096`` held as 4096.0 (a float constexpr is other code for Triton)."""
+    from neurobrix.ops import attention
+
+    assert type(attention.LONG_CACHE) is int
+    monkeypatch.setattr(attention, "LONG_CACHE", float(attention.LONG_CACHE))
+    _refused("attention.LONG_CACHE is not 4096")
+
+
+def test_a_spec_appended_to_a_modules_specs_is_refused(monkeypatch):
+    """c28: a module's SPECS with one more spec than its file writes (and ``ops.SPECS`` holding it, as the package
+    would have gathered it)."""
+    extra = dataclasses.replace(silu_mul.SPECS[0], name="silu_mul_other", launch=_marked)
+    monkeypatch.setattr(silu_mul, "SPECS", (*silu_mul.SPECS, extra))
+    monkeypatch.setattr(neurobrix.ops, "SPECS", dict(sorted({**neurobrix.ops.SPECS, extra.name: extra}.items())))
+    _refused("silu_mul.SPECS is not the file's 1 specs")
+
+
+# ----------------------------------------------------------------------------------------------- the module's walk
+def test_linecache_holding_other_lines_of_as_many_is_refused(monkeypatch):
+    """c31: one line of a kernel changed in linecache (what the interpreter runs), the number of lines kept."""
+    path = os.path.realpath(silu_mul.__file__)
+    lines = Path(path).read_text(encoding="utf-8").splitlines(keepends=True)
+    changed = [line.replace(*KERNEL_LINE) for line in lines]
+    assert changed != lines and len(changed) == len(lines)
+    info = os.stat(path)
+    monkeypatch.setitem(linecache.cache, path, (info.st_size, info.st_mtime, changed, path))
+    _refused("silu_mul.silu_mul.py's lines in linecache are not the file's")
+
+
+def test_a_cached_helper_of_other_code_is_refused(monkeypatch):
+    """c32: a function the file decorates (``functools.lru_cache``) replaced by a cached function of other code."""
+    monkeypatch.setattr(pick, "_pick_split", functools.lru_cache(maxsize=16)(lambda vocab: 1))
+    _refused("pick._pick_split's code is not the file's")
+
+
+def test_a_method_of_a_class_of_the_ops_is_compared(monkeypatch):
+    """c33: ``OpSpec.setting_problem`` (which refuses a setting the kernel would not run as certified) replaced."""
+    monkeypatch.setattr(OpSpec, "setting_problem", lambda self, config: None)
+    _refused("spec.OpSpec.setting_problem's code is not the file's")
+
+
+def test_a_name_shadowing_a_built_in_is_refused(monkeypatch):
+    """c34: a name a module's code reads as a built-in (``max``) added to the module."""
+    read = kernel_code._read(linear.__file__, Path(linear.__file__).read_bytes())
+    assert "max" in read.unbound
+    monkeypatch.setattr(linear, "max", lambda *values: 0, raising=False)
+    _refused("linear.max added (a name its code reads)")
+
+
+# ------------------------------------------------------------------------------------- the package and its caller
+def test_the_packages_own_functions_are_compared(monkeypatch):
+    """c37: a function of ``neurobrix/ops/__init__.py`` replaced (``backend``)."""
+    monkeypatch.setattr(neurobrix.ops, "backend", lambda name: _marked)
+    _refused("ops.backend")
+
+
+def test_a_module_held_in_its_packages_name_is_the_one_imported(monkeypatch):
+    """c38: the package's attribute ``silu_mul`` another module than ``sys.modules``' (``from .ops import silu_mul``
+    reads it)."""
+    monkeypatch.setattr(neurobrix.ops, "silu_mul", types.ModuleType("neurobrix.ops.silu_mul"))
+    _refused("ops.silu_mul is not the module imported as it")
+
+
+def test_the_plans_certified_is_the_packages(monkeypatch):
+    """c40: ``neurobrix.plan.certified`` (what makes a plan's ops) replaced."""
+    monkeypatch.setattr(neurobrix.plan, "certified", lambda *args, **kwargs: _marked)
+    _refused("plan.certified is not neurobrix.ops.certified")
+
+
+def test_a_models_op_is_the_certified_functions_code_and_cells():
+    """c04, c41, c42: a plan's op replaced, given other code with its cells, or given another ``key_of`` (which picks
+    each call's certified setting)."""
+    ops = neurobrix.ops.certified({})
+    assert ops_problem(ops) is None  # the control
+    op = ops.silu_mul
+    cells = dict(zip(op.__code__.co_freevars, op.__closure__ or ()))
+    assert set(cells) >= {"launch", "key_of"}
+
+    def made(code: types.CodeType, **given: Any) -> types.FunctionType:
+        closure = tuple(types.CellType(given[n]) if n in given else cells[n] for n in code.co_freevars)
+        return types.FunctionType(code, op.__globals__, op.__name__, op.__defaults__, closure)
+
+    for replaced in (_marked, made(op.__code__.replace(co_name="other")), made(op.__code__, key_of=_marked)):
+        ops.silu_mul = replaced
+        problem = ops_problem(ops)
+        assert problem is not None and "this model's ops silu_mul are not the certified kernels'" in problem, problem
+
+
+def test_the_stack_rule_checks_the_running_kernels_under_a_local_reproof(monkeypatch, tmp_path):
+    """s01: a local re-proof stands for the files (their digest), not for what the process made of them."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    loaded = tables.load()
+    real = stack.verdict
+    monkeypatch.setattr(stack, "verdict", lambda *a, **k: dataclasses.replace(real(*a, **k), reproof=tmp_path / "r"))
+    stack.require_certified_stack("interpreter", loaded)  # the control
+    monkeypatch.setattr(silu_mul, "_silu_mul_kernel", _marked)
+    with pytest.raises(CompilerStackError, match="are not the code of neurobrix/ops"):
+        stack.require_certified_stack("interpreter", loaded)
+
+
+def test_each_generation_checks_the_models_ops(monkeypatch):
+    """s05: an op replaced between two generations of a loaded model is refused at the second."""
+    import threading
+
+    from neurobrix import generate
+    from neurobrix.generate import Sampling
+    from neurobrix.model import Transformer
+
+    ops = neurobrix.ops.certified({})
+    ops.origin = neurobrix.plan.Plan("interpreter", {}, False, tables.load())
+    model = object.__new__(Transformer)
+    model.generating, model.ops = threading.Lock(), ops
+    monkeypatch.setattr(generate, "_generate_batch", lambda *args: ([[]], None))
+    assert generate.generate_batch(model, [[1]], 1, Sampling(), set()) == ([[]], None)  # the control
+    ops.silu_mul = _marked
+    with pytest.raises(CompilerStackError, match="this model's ops silu_mul are not the certified kernels'"):
+        generate.generate_batch(model, [[1]], 1, Sampling(), set())
