@@ -116,7 +116,7 @@ PLANTS = [
     p(  # the kernel's function (what the interpreter runs) not compared
         "c14",
         CODE,
-        "        self.function(value.fn, node.name, node.name)\n        if isinstance(value, JITFunction)",
+        "        self.function(value.fn, node.name, node.name, node)\n        if isinstance(value, JITFunction)",
         "        if isinstance(value, JITFunction)",
     ),
     p(  # the kernel's source cut one line short at its end
@@ -204,9 +204,11 @@ PLANTS = [
     p(  # a decorated function (functools.lru_cache) not compared
         "c32",
         CODE,
-        "                elif node.decorator_list:  # (functools.lru_cache): the function it wraps\n"
-        "                    self.function(getattr(value, \"__wrapped__\", value), node.name, node.name)\n",
-        "                elif node.decorator_list:  # (functools.lru_cache): the function it wraps\n"
+        "                    if type(value) is not _CACHED:\n"
+        "                        self.say(f\"{node.name} is {type(value).__name__}, not the cached function the file "
+        "defines\")\n"
+        "                    else:\n"
+        "                        self.function(value.__wrapped__, node.name, node.name, node)\n",
         "                    pass\n",
     ),
     p(  # classes not walked (their methods)

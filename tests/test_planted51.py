@@ -311,3 +311,27 @@ def test_each_generation_checks_the_models_ops(monkeypatch):
     ops.silu_mul = _marked
     with pytest.raises(CompilerStackError, match="this model's ops silu_mul are not the certified kernels'"):
         generate.generate_batch(model, [[1]], 1, Sampling(), set())
+
+
+# ----------------------------------------------------------------------------- found in the clean code, and fixed
+def test_a_wrapper_of_a_cached_functions_own_function_is_refused(monkeypatch):
+    """A decorated function was compared through its ``__wrapped__``: ``functools.wraps(f)(other)`` holds the file's
+    ``f`` there and calls other code (``pick._pick_split`` decides how many parts a pick's first pass launches)."""
+    own = pick._pick_split.__wrapped__
+    monkeypatch.setattr(pick, "_pick_split", functools.wraps(own)(lambda vocab: 1))
+    assert pick._pick_split.__wrapped__ is own
+    _refused("pick._pick_split is function, not the cached function the file defines")
+
+
+@pytest.mark.parametrize("where", ["positional", "keyword"])
+def test_a_function_given_other_defaults_is_refused(monkeypatch, where):
+    """A function reads its defaults from itself, not the file: ``linear.key_of``'s ``bias=None`` or
+    ``rms_norm``'s ``empty=torch.empty`` set in the process passed with the file's code and globals."""
+    if where == "positional":
+        assert linear.key_of.__defaults__ == (None,)
+        monkeypatch.setattr(linear.key_of, "__defaults__", (_marked,))
+        _refused("linear.key_of's defaults are not the file's")
+    else:
+        assert rms_norm.rms_norm.__kwdefaults__["empty"] is rms_norm.torch.empty
+        monkeypatch.setitem(rms_norm.rms_norm.__kwdefaults__, "empty", _marked)
+        _refused("rms_norm.rms_norm's defaults are not the file's")
