@@ -243,6 +243,18 @@ def test_a_name_shadowing_a_built_in_is_refused(monkeypatch):
     _refused("linear.max added (a name its code reads)")
 
 
+def test_a_name_only_the_modules_own_top_level_reads_is_refused(monkeypatch):
+    """c35: ``_common`` reads ``bool`` at its top level only (``INTERPRETER = bool(...)``, computed at import, which
+    the check cannot compare): found in its namespace, it was there when that line ran (a finder that seeds the
+    namespace before running the file's own code)."""
+    from neurobrix.ops import _common
+
+    read = kernel_code._read(_common.__file__, Path(_common.__file__).read_bytes())
+    assert "bool" in read.unbound
+    monkeypatch.setattr(_common, "bool", lambda value: True, raising=False)
+    _refused("_common.bool added (a name its code reads)")
+
+
 # ------------------------------------------------------------------------------------- the package and its caller
 def test_the_packages_own_functions_are_compared(monkeypatch):
     """c37: a function of ``neurobrix/ops/__init__.py`` replaced (``backend``)."""
