@@ -206,10 +206,10 @@ class _Module:
 
     def named(self, expr: ast.expr) -> Any:
         """The object a name or dotted name of the file names now (_MISSING: not a name, or none)."""
-        import builtins
-
         if isinstance(expr, ast.Name):
-            return self.ns.get(expr.id, getattr(builtins, expr.id, _MISSING))
+            held = self.ns.get("__builtins__", {})  # (the built-ins the module's code reads: a dict, or the module)
+            built_in = (vars(held) if isinstance(held, types.ModuleType) else held).get(expr.id, _MISSING)
+            return self.ns.get(expr.id, built_in)
         if isinstance(expr, ast.Attribute):
             base = self.named(expr.value)
             return _MISSING if base is _MISSING else getattr(base, expr.attr, _MISSING)
