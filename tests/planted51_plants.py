@@ -85,7 +85,8 @@ PLANTS = [
     p(  # a function's globals not compared
         "c09",
         CODE,
-        "        elif value.__globals__ is not self.ns:\n            self.say(f\"{shown} runs with another module's names\")\n",
+        "        elif value.__globals__ is not self.ns:\n"
+        '            self.say(f"{shown} runs with another module\'s names")\n',
         "",
     ),
     p(  # a function compared by its name, not its code
@@ -161,13 +162,13 @@ PLANTS = [
         "c24",
         CODE,
         "                if held is not self.ns.get(expr.id, _MISSING):\n",
-        "                if getattr(held, \"__name__\", None) != getattr(self.ns.get(expr.id), \"__name__\", None):\n",
+        '                if getattr(held, "__name__", None) != getattr(self.ns.get(expr.id), "__name__", None):\n',
     ),
     p(  # a literal field compared by equality alone (True for 1, 1.0 for 1)
         "c25",
         CODE,
-        "                if held != literal or type(held) is not type(literal):\n                    self.say(f\"{at}.",
-        "                if held != literal:\n                    self.say(f\"{at}.",
+        '                if held != literal or type(held) is not type(literal):\n                    self.say(f"{at}.',
+        '                if held != literal:\n                    self.say(f"{at}.',
     ),
     p(  # a computed field ends the spec's comparison (the fields after it not compared)
         "c26",
@@ -191,8 +192,8 @@ PLANTS = [
     p(  # a constant compared by equality alone (4096.0 for 4096)
         "c29",
         CODE,
-        "        if held != literal or type(held) is not type(literal):\n            self.say(f\"{name} is not",
-        "        if held != literal:\n            self.say(f\"{name} is not",
+        '        if held != literal or type(held) is not type(literal):\n            self.say(f"{name} is not',
+        '        if held != literal:\n            self.say(f"{name} is not',
     ),
     # ------------------------------------------------------------------ the module's walk
     p(  # linecache compared by its number of lines
@@ -205,8 +206,8 @@ PLANTS = [
         "c32",
         CODE,
         "                    if type(value) is not _CACHED:\n"
-        "                        self.say(f\"{node.name} is {type(value).__name__}, not the cached function the file "
-        "defines\")\n"
+        '                        self.say(f"{node.name} is {type(value).__name__}, not the cached function the file '
+        'defines")\n'
         "                    else:\n"
         "                        self.function(value.__wrapped__, node.name, node.name, node)\n",
         "                    pass\n",
@@ -214,7 +215,8 @@ PLANTS = [
     p(  # classes not walked (their methods)
         "c33",
         CODE,
-        "            elif isinstance(node, ast.ClassDef):\n                self.klass(self.ns.get(node.name, _MISSING), node)\n",
+        "            elif isinstance(node, ast.ClassDef):\n"
+        "                self.klass(self.ns.get(node.name, _MISSING), node)\n",
         "",
     ),
     p(  # a built-in shadowed by an added name not refused
@@ -246,13 +248,14 @@ PLANTS = [
     p(  # ops.SPECS compared by its names alone, not its specs
         "c39",
         CODE,
-        "    return [f\"ops.SPECS[{k!r}] is not {k}'s spec\" for k, spec in held.items() if spec is not expected[k]]\n",
+        '    return [f"ops.SPECS[{k!r}] is not {k}\'s spec" for k, spec in held.items() if spec is not expected[k]]\n',
         "    return []\n",
     ),
     p(  # plan.certified not compared with the package's
         "c40",
         CODE,
-        '    if plan is not None and getattr(plan, "certified", None) is not getattr(package, "certified", _MISSING):\n',
+        '    if plan is not None and getattr(plan, "certified", None)'
+        ' is not getattr(package, "certified", _MISSING):\n',
         "    if False:\n",
     ),
     p(  # ops_problem: a model's op compared by its closure alone (a wrapper holding the same cells passes)
@@ -284,29 +287,31 @@ PLANTS = [
     p(  # the model's ops checked only where the tables changed since it was loaded
         "s03",
         PLAN,
-        "    problem = ops_problem(ops)  # a kernel, a spec or the model's own op replaced since the plan's ops were made\n"
-        "    if problem:\n        raise CompilerStackError(f\"{problem} (nothing was generated).\")\n"
+        "    problem = ops_problem(ops) "
+        " # a kernel, a spec or the model's own op replaced since the plan's ops were made\n"
+        '    if problem:\n        raise CompilerStackError(f"{problem} (nothing was generated).")\n'
         "    now = current(held.tables)\n    if now is held.tables:\n        return\n",
         "    now = current(held.tables)\n    if now is held.tables:\n        return\n"
-        "    problem = ops_problem(ops)\n    if problem:\n        raise CompilerStackError(f\"{problem} (nothing was generated).\")\n",
+        "    problem = ops_problem(ops)\n"
+        '    if problem:\n        raise CompilerStackError(f"{problem} (nothing was generated).")\n',
     ),
     p(  # refused as a usage mistake
         "s04",
         PLAN,
-        "        raise CompilerStackError(f\"{problem} (nothing was generated).\")\n",
-        "        raise UsageError(f\"{problem} (nothing was generated).\")\n",
+        '        raise CompilerStackError(f"{problem} (nothing was generated).")\n',
+        '        raise UsageError(f"{problem} (nothing was generated).")\n',
     ),
     p(  # the check before the generation left to the first one only
         "s05",
         GENERATE,
         "        require_current(model.ops)  # the model's settings still what the tables found now certify\n",
-        "        if not getattr(model, \"_current\", False):\n            require_current(model.ops)\n"
+        '        if not getattr(model, "_current", False):\n            require_current(model.ops)\n'
         "            model._current = True\n",
     ),
     p(  # exit code 6 given to no other error than 1's
         "s06",
         ERRORS,
-        "    source cannot be read (:mod:`neurobrix.kernel_source`).\"\"\"\n\n    exit_code = 6\n",
-        "    source cannot be read (:mod:`neurobrix.kernel_source`).\"\"\"\n\n    exit_code = 1\n",
+        '    source cannot be read (:mod:`neurobrix.kernel_source`)."""\n\n    exit_code = 6\n',
+        '    source cannot be read (:mod:`neurobrix.kernel_source`)."""\n\n    exit_code = 1\n',
     ),
 ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import dataclasses
 import functools
 import importlib.util
@@ -85,14 +86,19 @@ def test_an_edited_file_is_compared_as_it_is_now(tmp_path):
     spec.loader.exec_module(module)
     assert kernel_code._Module("edited_module", module, path.resolve()).check() == []  # the control
     path.write_text("def f():\n    return 2\n", encoding="utf-8")
-    assert kernel_code._Module("edited_module", module, path.resolve()).check() == ["edited_module.f's code is not the file's"]
+    assert kernel_code._Module("edited_module", module, path.resolve()).check() == [
+        "edited_module.f's code is not the file's"
+    ]
 
 
 def test_a_kernel_given_other_code_after_a_check_passed_is_refused(monkeypatch):
     """c06, c10: the code found equal once is remembered with the running code it was found in, not the file's alone;
     a function is compared by its code, not its name."""
     other = _function_code(silu_mul, "_silu_mul_kernel", KERNEL_LINE)
-    assert other.co_name == silu_mul._silu_mul_kernel.fn.__code__.co_name and other != silu_mul._silu_mul_kernel.fn.__code__
+    assert (
+        other.co_name == silu_mul._silu_mul_kernel.fn.__code__.co_name
+        and other != silu_mul._silu_mul_kernel.fn.__code__
+    )
     assert running_kernels_problem() is None  # (remembers the running code found equal)
     monkeypatch.setattr(silu_mul._silu_mul_kernel.fn, "__code__", other)
     _refused("silu_mul._silu_mul_kernel's code is not the file's")
@@ -151,8 +157,11 @@ def test_each_name_of_an_import_is_compared(monkeypatch):
 
         __hash__ = object.__hash__
 
-    names = next(n.names for n in kernel_code._read(rms_norm.__file__, Path(rms_norm.__file__).read_bytes()).tree.body
-                 if isinstance(n, __import__("ast").ImportFrom) and n.module == "_common")
+    names = next(
+        n.names
+        for n in kernel_code._read(rms_norm.__file__, Path(rms_norm.__file__).read_bytes()).tree.body
+        if isinstance(n, ast.ImportFrom) and n.module == "_common"
+    )
     assert [a.name for a in names].index("check_device") > 0
     monkeypatch.setattr(rms_norm, "check_device", Equal())
     _refused("rms_norm.check_device is not what its import gives")
