@@ -7,14 +7,15 @@ rebinds ``neurobrix.ops.linear._linear_gemv_kernel`` or ``neurobrix.ops.SPECS["l
 ``sitecustomize`` on the path, a plugin; each kept every table "bound" while the engine launched other code.
 
 :func:`running_kernels_problem` compares the modules of ``neurobrix/ops`` as they are in this process with their files:
-each function and method the file defines is a function whose code object is the one Python compiles from the file
-now (``__code__`` equal, its globals the module's own), each Triton kernel is Triton's own kernel object of that
-function with the source of its ``def`` as the file holds it (what Triton compiles for a GPU; the interpreter runs the
-file's lines, which :mod:`linecache` must hold unchanged), each name an ``import`` binds is the object that import
-gives, each constant written out keeps its value, each ``OpSpec`` of the module's ``SPECS`` holds the objects its call
-names, ``neurobrix.ops.SPECS`` holds those specs and no other, and no name the code reads shadows a built-in it
-calls. Plan.ops, ``run`` and ``warmup`` refuse the plan otherwise (exit 6); a model's ops are checked again before
-each generation (:func:`ops_problem`).
+each function and method the file defines is a function whose code object is the one Python compiles from the file now
+(``__code__`` equal, its globals the module's own, its defaults those its ``def`` writes; one the file caches with
+``functools.lru_cache`` is functools' cache of it, not any object whose ``__wrapped__`` it is), each Triton kernel is
+Triton's own kernel object of that function with the source of its ``def`` as the file holds it (what Triton compiles
+for a GPU; the interpreter runs the file's lines, which :mod:`linecache` must hold unchanged), each name an ``import``
+binds is the object that import gives, each constant written out keeps its value, each ``OpSpec`` of the module's
+``SPECS`` holds the objects its call names, ``neurobrix.ops.SPECS`` holds those specs and no other, and no name the code
+reads shadows a built-in it calls. Plan.ops, ``run`` and ``warmup`` refuse the plan otherwise (exit 6); a model's ops
+are checked again before each generation (:func:`ops_problem`).
 
 What this cannot see: a change of torch, Triton, NumPy or Python itself (``tl.dot``, ``torch.matmul`` or a built-in
 rebound where it is defined; Triton's caches of compiled or rewritten kernels and its hooks), C extensions, state a
@@ -45,6 +46,7 @@ from typing import Any, NamedTuple
 __all__ = ["ops_problem", "patched_kernels", "running_kernels_problem"]
 
 _MISSING = object()
+_CACHED = type(functools.lru_cache(maxsize=None)(lambda: None))  # functools' cached function (lru_cache, cache)
 _ALLOWED: list[str] = []  # the reasons tests gave for patching kernels in this process (patched_kernels)
 
 
@@ -169,7 +171,7 @@ class _Module:
     def say(self, what: str) -> None:
         self.problems.append(f"{self.name}.{what}")
 
-    def function(self, value: Any, qualname: str, shown: str) -> None:
+    def function(self, value: Any, qualname: str, shown: str, node: ast.FunctionDef | None = None) -> None:
         code = self.file.functions.get(qualname)
         if not isinstance(value, types.FunctionType):
             self.say(f"{shown} is {type(value).__name__}, not the function the file defines")
@@ -178,6 +180,40 @@ class _Module:
             self.say(f"{shown}'s code is not the file's")
         elif value.__globals__ is not self.ns:
             self.say(f"{shown} runs with another module's names")
+        elif node is not None and not self.same_defaults(value, node.args):
+            self.say(f"{shown}'s defaults are not the file's")
+
+    def same_defaults(self, value: types.FunctionType, args: ast.arguments) -> bool:
+        """Whether the function's defaults are those its ``def`` writes (its code reads them from the function, not
+        the file: ``linear.key_of.__defaults__`` or ``rms_norm.__kwdefaults__`` set in the process change what it
+        does). Literals by value and type, names (``torch.empty``) by the object they name; others not compared."""
+        keyword = {a.arg: d for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None}
+        held_keyword = value.__kwdefaults__ or {}
+        held = value.__defaults__ or ()
+        if len(held) != len(args.defaults) or set(held_keyword) != set(keyword):
+            return False
+        pairs = [*zip(held, args.defaults), *((held_keyword[k], d) for k, d in keyword.items())]
+        return all(self.same_value(h, d) for h, d in pairs)
+
+    def same_value(self, held: Any, expr: ast.expr) -> bool:
+        known, literal = _literal(expr)
+        if known:
+            return bool(type(held) is type(literal) and held == literal)
+        named = self.named(expr)
+        if named is _MISSING:
+            return True  # an expression the file computes: not compared
+        return held is named or (type(held) is type(named) and held == named)  # (a built-in method got again)
+
+    def named(self, expr: ast.expr) -> Any:
+        """The object a name or dotted name of the file names now (_MISSING: not a name, or none)."""
+        if isinstance(expr, ast.Name):
+            held = self.ns.get("__builtins__", {})  # (the built-ins the module's code reads: a dict, or the module)
+            built_in = (vars(held) if isinstance(held, types.ModuleType) else held).get(expr.id, _MISSING)
+            return self.ns.get(expr.id, built_in)
+        if isinstance(expr, ast.Attribute):
+            base = self.named(expr.value)
+            return _MISSING if base is _MISSING else getattr(base, expr.attr, _MISSING)
+        return _MISSING
 
     def kernel(self, value: Any, node: ast.FunctionDef) -> None:
         from triton.runtime.interpreter import InterpretedFunction
@@ -186,7 +222,7 @@ class _Module:
         if type(value) not in (JITFunction, InterpretedFunction):
             self.say(f"{node.name} is {type(value).__name__}, not the Triton kernel the file defines")
             return
-        self.function(value.fn, node.name, node.name)
+        self.function(value.fn, node.name, node.name, node)
         if isinstance(value, JITFunction) and value.src != _jit_source(self.file.lines, node):
             self.say(f"{node.name}'s source (what Triton compiles) is not the file's")
         if getattr(value, "pre_run_hooks", None):
@@ -286,10 +322,15 @@ class _Module:
                 value = self.ns.get(node.name, _MISSING)
                 if any(_is_jit(d) for d in node.decorator_list):
                     self.kernel(value, node)
-                elif node.decorator_list:  # (functools.lru_cache): the function it wraps
-                    self.function(getattr(value, "__wrapped__", value), node.name, node.name)
+                elif node.decorator_list:  # (functools.lru_cache): functools' cache of the function it wraps
+                    # (any object with the file's function as its __wrapped__, functools.wraps' wrapper, calls other
+                    # code: no decorator of these files makes anything but functools' own cached function)
+                    if type(value) is not _CACHED:
+                        self.say(f"{node.name} is {type(value).__name__}, not the cached function the file defines")
+                    else:
+                        self.function(value.__wrapped__, node.name, node.name, node)
                 else:
-                    self.function(value, node.name, node.name)
+                    self.function(value, node.name, node.name, node)
             elif isinstance(node, ast.ClassDef):
                 self.klass(self.ns.get(node.name, _MISSING), node)
             elif isinstance(node, (ast.Assign, ast.AnnAssign)):
@@ -312,7 +353,7 @@ class _Module:
                 raw = raw.__func__
             elif isinstance(raw, property):
                 raw = raw.fget
-            self.function(raw, f"{node.name}.{item.name}", f"{node.name}.{item.name}")
+            self.function(raw, f"{node.name}.{item.name}", f"{node.name}.{item.name}", item)
 
 
 @functools.lru_cache(maxsize=4096)
