@@ -154,6 +154,55 @@ def test_the_interpreter_runs_a_launchs_programs_in_a_gpus_order():
     assert order.tolist() == list(range(2 * 3 * 4)) and int(counter) == 24
 
 
+# run_kernel on one shipped setting of every kernel at a small shape; prints the outputs' digest and how often the
+# interpreter patched triton.language (argv[1] "plain": without harness.interpreter_device_calls)
+_DEVICE_CALLS = """
+import hashlib, json, sys
+from pathlib import Path
+from conformance import harness, shipped
+from neurobrix import tables
+from triton.runtime import interpreter
+if sys.argv[1] == "plain":
+    harness.interpreter_device_calls = lambda: None
+calls = []
+patch = interpreter._patch_lang
+interpreter._patch_lang = lambda fn: (calls.append(fn.__name__), patch(fn))[1]
+found, _ = shipped.targets("interpreter", tables.load(Path("tables")), True)
+digest = hashlib.sha256()
+for kernel in sorted({t.kernel for t in found}):
+    target = next(t for t in found if t.kernel == kernel)
+    step = target.small.multiple_of
+    shape = {d: -(-min(hi, lo + 40) // step.get(d, 1)) * step.get(d, 1) for d, (lo, hi) in target.small.ranges.items()}
+    case = harness.build(kernel, target.dtype, shape, harness.Values(target.dtype, "cpu", 0))
+    for out in harness.run_kernel(case, target.setting.config):
+        digest.update(kernel.encode() + out.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
+print(json.dumps({"digest": digest.hexdigest(), "calls": len(calls), "kernels": sorted({t.kernel for t in found})}))
+"""
+
+
+def test_a_helpers_call_inside_a_launch_leaves_the_interpreters_patching_alone_and_every_output_the_same():
+    """harness.interpreter_device_calls: Triton's interpreter patched triton.language again at every call of a
+    @triton.jit helper inside a kernel (the same state each time, a quarter of a shipped check's time). With it, one
+    shipped setting of every kernel, run as the check runs it, gives the same output bits as without it, and the
+    language is patched about once per launch instead of once per helper call."""
+    import subprocess
+    import sys
+
+    env = {**os.environ, "TRITON_INTERPRET": "1"}
+    code = "import torch\n" + _DEVICE_CALLS
+    runs = {
+        how: json.loads(
+            subprocess.run(
+                [sys.executable, "-c", code, how], cwd=REPO, env=env, capture_output=True, text=True, check=True
+            ).stdout.splitlines()[-1]
+        )
+        for how in ("plain", "patched")
+    }
+    assert runs["plain"]["kernels"] == sorted(SPECS)
+    assert runs["patched"]["digest"] == runs["plain"]["digest"]
+    assert runs["patched"]["calls"] * 4 < runs["plain"]["calls"], runs
+
+
 def test_the_interpreter_refuses_an_access_outside_every_tensor_a_launch_was_given():
     """harness.interpreter_memory: within run_kernel a load whose value no stored result uses may still read past a
     tensor's end (harmless on the interpreter, which reads a guard region's NaN into a lane never stored; an illegal
