@@ -16,8 +16,10 @@ from conformance import harness  # noqa: E402
 from neurobrix import gpu, stack, tables  # noqa: E402
 
 # every in-process launch on the interpreter, not only the conformance harness's: a helper's call inside a kernel does
-# not patch triton.language again (the same outputs, about a quarter sooner; harness.interpreter_device_calls)
+# not patch triton.language again, and a type's NumPy dtype is kept (the same outputs, about a third sooner;
+# harness.interpreter_device_calls, harness.interpreter_dtypes)
 harness.interpreter_device_calls()
+harness.interpreter_dtypes()
 
 DATA = Path(__file__).parent / "data"
 REPO = Path(__file__).resolve().parent.parent

@@ -155,7 +155,8 @@ def test_the_interpreter_runs_a_launchs_programs_in_a_gpus_order():
 
 
 # run_kernel on one shipped setting of every kernel at a small shape; prints the outputs' digest and how often the
-# interpreter patched triton.language (argv[1] "plain": without harness.interpreter_device_calls)
+# interpreter patched triton.language (argv[1] "plain": without harness.interpreter_device_calls and
+# harness.interpreter_dtypes)
 _DEVICE_CALLS = """
 import hashlib, json, sys
 from pathlib import Path
@@ -163,7 +164,7 @@ from conformance import harness, shipped
 from neurobrix import tables
 from triton.runtime import interpreter
 if sys.argv[1] == "plain":
-    harness.interpreter_device_calls = lambda: None
+    harness.interpreter_device_calls = harness.interpreter_dtypes = lambda: None
 calls = []
 patch = interpreter._patch_lang
 interpreter._patch_lang = lambda fn: (calls.append(fn.__name__), patch(fn))[1]
@@ -176,15 +177,18 @@ for kernel in sorted({t.kernel for t in found}):
     case = harness.build(kernel, target.dtype, shape, harness.Values(target.dtype, "cpu", 0))
     for out in harness.run_kernel(case, target.setting.config):
         digest.update(kernel.encode() + out.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
-print(json.dumps({"digest": digest.hexdigest(), "calls": len(calls), "kernels": sorted({t.kernel for t in found})}))
+kernels = sorted({t.kernel for t in found})
+cached = getattr(interpreter._get_np_dtype, "patched_by_conformance", False)
+print(json.dumps({"digest": digest.hexdigest(), "calls": len(calls), "kernels": kernels, "cached": cached}))
 """
 
 
 def test_a_helpers_call_inside_a_launch_leaves_the_interpreters_patching_alone_and_every_output_the_same():
     """harness.interpreter_device_calls: Triton's interpreter patched triton.language again at every call of a
-    @triton.jit helper inside a kernel (the same state each time, a quarter of a shipped check's time). With it, one
-    shipped setting of every kernel, run as the check runs it, gives the same output bits as without it, and the
-    language is patched about once per launch instead of once per helper call."""
+    @triton.jit helper inside a kernel (the same state each time, a quarter of a shipped check's time); and
+    harness.interpreter_dtypes keeps each type's NumPy dtype. With them, one shipped setting of every kernel, run as
+    the check runs it, gives the same output bits as without them, and the language is patched about once per launch
+    instead of once per helper call."""
     import subprocess
     import sys
 
@@ -199,6 +203,7 @@ def test_a_helpers_call_inside_a_launch_leaves_the_interpreters_patching_alone_a
         for how in ("plain", "patched")
     }
     assert runs["plain"]["kernels"] == sorted(SPECS)
+    assert runs["patched"]["cached"] and not runs["plain"]["cached"]
     assert runs["patched"]["digest"] == runs["plain"]["digest"]
     assert runs["patched"]["calls"] * 4 < runs["plain"]["calls"], runs
 
