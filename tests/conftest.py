@@ -9,15 +9,26 @@ import os
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
 # `pytest -n N` (CI: 2 workers on 2 cores): each worker, and what it starts, runs torch's and NumPy's own threads on
-# its share of the usable cores, set before either is imported; each library otherwise starts a thread per core in
-# every worker, and two interpreter checks side by side took a fifth longer with 2 + 2 threads than with 1 + 1
-# (measured 2026-12-07: 123 against 103 s). A value the caller set wins. (conformance.workers._share_cores does this
-# for check's own workers; the session's set-up does not import the package's code for it.)
+# its share of the usable cores; each library otherwise starts a thread per core in every worker, and two interpreter
+# checks side by side took a fifth longer with 2 + 2 threads than with 1 + 1 (measured 2026-12-07: 123 against
+# 103 s). A value the caller set wins. (conformance.workers._share_cores does this for check's own workers; the
+# session's set-up does not import the package's code for it.) NumPy's BLAS reads its variable when loaded, so it is
+# set first; torch's count a process gets by default is read before torch's variables are set (_transformers_threads).
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     from joblib import cpu_count
 
-    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
-        os.environ.setdefault(_name, str(max(1, cpu_count() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"]))))
+    _SHARE = str(max(1, cpu_count() // int(os.environ["PYTEST_XDIST_WORKER_COUNT"])))
+    os.environ.setdefault("OPENBLAS_NUM_THREADS", _SHARE)
+    import torch
+
+    TORCH_THREADS = torch.get_num_threads()  # the count a user's process gets: torch's variables are not set yet
+    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+        os.environ.setdefault(_name, _SHARE)  # for the processes the tests start
+    torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
+else:
+    import torch
+
+    TORCH_THREADS = torch.get_num_threads()
 
 import shutil  # noqa: E402
 from pathlib import Path  # noqa: E402
@@ -134,6 +145,23 @@ def _fresh_caches():
     else:
         os.environ["TRITON_CACHE_DIR"] = cache_dir
     stack._ENGINE_CACHE_SET[:] = engine_set
+
+
+@pytest.fixture(autouse=True)
+def _transformers_threads(request):
+    """A test file that compares with transformers runs torch at the thread count a process gets by default, as
+    transformers' users and the engine's do: the bits of a bf16 or fp16 CPU kernel can follow the count on some hosts
+    (CI's 1 thread a worker once gave other bits than transformers' in one decode step of test_text_round42.py,
+    2026-12-07, where this machine gives the same bits at 1 to 64 threads)."""
+    if "transformers" not in vars(request.module) or torch.get_num_threads() == TORCH_THREADS:
+        yield
+        return
+    share = torch.get_num_threads()
+    torch.set_num_threads(TORCH_THREADS)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(share)
 
 
 @pytest.fixture

@@ -114,7 +114,11 @@ def assert_bitwise(folder: Path, ids: list[int], new: int, dtype: str) -> None:
     ours = engine_logits(folder, sequence, len(ids), dtype)
     assert len(ours) == len(theirs)
     parted = [step for step, (a, b) in enumerate(zip(ours, theirs)) if not torch.equal(a.float(), b.float())]
-    assert not parted, f"{dtype}: the logits of steps {parted} of {len(ours)} are not transformers' bit for bit"
+    assert not parted, (
+        f"{dtype}: the logits of steps {parted} of {len(ours)} are not transformers' bit for bit (torch "
+        f"{torch.__version__} on {torch.get_num_threads()} threads, CPU kernels "
+        f"{torch.backends.cpu.get_cpu_capability()})"
+    )
 
 
 # the drawn cases that reach furthest: those whose bf16 or fp16 ids parted from transformers' before the fixes (near
