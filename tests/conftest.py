@@ -14,6 +14,8 @@ os.environ.setdefault("TRITON_INTERPRET", "1")
 # 103 s). A value the caller set wins. (conformance.workers._share_cores does this for check's own workers; the
 # session's set-up does not import the package's code for it.) NumPy's BLAS reads its variable when loaded, so it is
 # set first; torch's count a process gets by default is read before torch's variables are set (_transformers_threads).
+_THREAD_VARIABLES = ("OMP_NUM_THREADS", "MKL_NUM_THREADS")
+USER_THREADS = {name: os.environ.get(name) for name in _THREAD_VARIABLES}  # as the session was started
 if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     from joblib import cpu_count
 
@@ -22,7 +24,7 @@ if int(os.environ.get("PYTEST_XDIST_WORKER_COUNT", "1")) > 1:
     import torch
 
     TORCH_THREADS = torch.get_num_threads()  # the count a user's process gets: torch's variables are not set yet
-    for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS"):
+    for _name in _THREAD_VARIABLES:
         os.environ.setdefault(_name, _SHARE)  # for the processes the tests start
     torch.set_num_threads(int(os.environ["OMP_NUM_THREADS"]))
 else:
@@ -147,15 +149,27 @@ def _fresh_caches():
     stack._ENGINE_CACHE_SET[:] = engine_set
 
 
+_NAMES_TRANSFORMERS: dict[str, bool] = {}
+
+
 @pytest.fixture(autouse=True)
-def _transformers_threads(request):
-    """A test file that compares with transformers runs torch at the thread count a process gets by default, as
-    transformers' users and the engine's do: the bits of a bf16 or fp16 CPU kernel can follow the count on some hosts
-    (CI's 1 thread a worker once gave other bits than transformers' in one decode step of test_text_round42.py,
-    2026-12-07, where this machine gives the same bits at 1 to 64 threads)."""
-    if "transformers" not in vars(request.module) or torch.get_num_threads() == TORCH_THREADS:
+def _transformers_threads(request, monkeypatch):
+    """A test file that names transformers runs torch, in its own process and in those it starts, at the thread count
+    a process gets by default, as transformers' users and the engine's do: the bits of a bf16 or fp16 CPU kernel can
+    follow the count on some hosts (CI's 1 thread a worker once gave other bits than transformers' in one decode step
+    of test_text_round42.py, 2026-12-07, where this machine gives the same bits at 1 to 64 threads). The files that
+    name it are not the interpreter's long checks, which keep their share."""
+    path = str(request.path)
+    if path not in _NAMES_TRANSFORMERS:
+        _NAMES_TRANSFORMERS[path] = "transformers" in request.path.read_text(encoding="utf-8")
+    if not _NAMES_TRANSFORMERS[path]:
         yield
         return
+    for name, value in USER_THREADS.items():
+        if value is None:
+            monkeypatch.delenv(name, raising=False)
+        else:
+            monkeypatch.setenv(name, value)
     share = torch.get_num_threads()
     torch.set_num_threads(TORCH_THREADS)
     try:
