@@ -173,6 +173,24 @@ PREFILL_TOKENS = 4096  # at most batch x tokens in one forward pass of a prefill
 PREFILL_SEQ = 2048  # at most this many tokens per sequence in one forward pass
 
 
+def _projected(
+    ops: Ops, y: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None, parts: tuple[int, ...]
+) -> torch.Tensor:
+    """``ops.linear(y, weight, bias)`` for a weight stacked from separate projections of ``parts`` rows each (q, k
+    and v; gate and up). PyTorch's kernels on the CPU project each part apart, the calls transformers makes: PyTorch
+    picks a CPU matmul by its size (oneDNN's above 16^3 multiply-adds, its own loop below: a decode step's k and v
+    projections of a small model fall on either side of a stacked one), and two kernels can round a bf16 or fp16 sum
+    otherwise on some hosts (text round 42; CI once saw other bits than transformers' in one decode step). A GPU, and
+    the certified kernels (whose plan names the stacked call), make one call."""
+    if ops.name != "torch" or y.device.type != "cpu":
+        return ops.linear(y, weight, bias)
+    starts = [sum(parts[:n]) for n in range(len(parts) + 1)]
+    return torch.cat(
+        [ops.linear(y, weight[a:b], None if bias is None else bias[a:b]) for a, b in zip(starts, starts[1:])],
+        dim=-1,
+    )
+
+
 def chunk_length(batch: int) -> int:
     """The tokens per sequence of one prefill chunk at this batch: PREFILL_SEQ, or the largest power of two
     keeping batch x chunk within PREFILL_TOKENS."""
@@ -278,7 +296,7 @@ class Transformer:
                 y = ops.rms_norm(h, layer.attn_norm, cfg.rms_norm_eps)
             else:
                 y, h = ops.rms_norm(x, layer.attn_norm, cfg.rms_norm_eps, residual=h)
-            qkv = ops.linear(y, layer.qkv, layer.qkv_bias).view(B, S, hq + 2 * hkv, d)
+            qkv = _projected(ops, y, layer.qkv, layer.qkv_bias, (hq * d, hkv * d, hkv * d)).view(B, S, hq + 2 * hkv, d)
             k_cache, v_cache = self.cache.k[n], self.cache.v[n]
             # rotary also appends this step's k and v to the cache at their positions (one launch)
             q, _ = ops.rotary(
@@ -305,7 +323,9 @@ class Transformer:
             # MLP block
             y, h = ops.rms_norm(x, layer.mlp_norm, cfg.rms_norm_eps, residual=h)
             del x
-            x = ops.linear(ops.silu_mul(ops.linear(y, layer.gate_up, layer.gate_up_bias)), layer.down, layer.down_bias)
+            gate_up = _projected(ops, y, layer.gate_up, layer.gate_up_bias, (layer.gate_up.shape[0] // 2,) * 2)
+            x = ops.linear(ops.silu_mul(gate_up), layer.down, layer.down_bias)
+            del gate_up
         if not logits:
             return None
         y, h = ops.rms_norm(x, self.w.norm, cfg.rms_norm_eps, residual=h)

@@ -67,6 +67,7 @@ class _Ops:
     """An ops backend that passes every call through, except a planted bug in rms_norm."""
 
     def __init__(self, ops, rms_norm) -> None:
+        self.name = ops.name
         for name in ("linear", "rotary", "attention_prefill", "attention_decode", "silu_mul"):
             setattr(self, name, getattr(ops, name))
         self.rms_norm = rms_norm

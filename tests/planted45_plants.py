@@ -137,8 +137,8 @@ PLANTS = [
     p(
         "m08",
         MODELF,
-        "ops.linear(y, layer.gate_up, layer.gate_up_bias)), layer.down, layer.down_bias)",
-        "ops.linear(y, layer.gate_up, layer.gate_up_bias)), layer.down)",
+        "            x = ops.linear(ops.silu_mul(gate_up), layer.down, layer.down_bias)",
+        "            x = ops.linear(ops.silu_mul(gate_up), layer.down)",
         MODEL,
     ),
     p(
