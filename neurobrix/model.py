@@ -181,14 +181,19 @@ def _projected(
     picks a CPU matmul by its size (oneDNN's above 16^3 multiply-adds, its own loop below: a decode step's k and v
     projections of a small model fall on either side of a stacked one), and two kernels can round a bf16 or fp16 sum
     otherwise on some hosts (text round 42; CI once saw other bits than transformers' in one decode step). A GPU, and
-    the certified kernels (whose plan names the stacked call), make one call."""
+    the certified kernels (whose plan names the stacked call), make one call. Each part is copied into the stacked
+    output as soon as it is made: one part beside the output at a time, within what ``memory.activation_bytes``
+    counts (a concatenation held every part and the output at once)."""
     if ops.name != "torch" or y.device.type != "cpu":
         return ops.linear(y, weight, bias)
-    starts = [sum(parts[:n]) for n in range(len(parts) + 1)]
-    return torch.cat(
-        [ops.linear(y, weight[a:b], None if bias is None else bias[a:b]) for a, b in zip(starts, starts[1:])],
-        dim=-1,
-    )
+    out = y.new_empty((*y.shape[:-1], weight.shape[0]))
+    start = 0
+    for rows in parts:
+        out[..., start : start + rows] = ops.linear(
+            y, weight[start : start + rows], None if bias is None else bias[start : start + rows]
+        )
+        start += rows
+    return out
 
 
 def chunk_length(batch: int) -> int:
