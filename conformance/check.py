@@ -144,7 +144,91 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
                 "dependent_launch(PDL): launched with PDL it may touch memory before its predecessor has finished"
             )
     counted = "counters" in inspect.signature(SPECS[kernel].launch).parameters
-    return tuple(found) + wait_problems() + (counter_problems() + arrival_problems(module) if counted else ())
+    return (
+        tuple(found)
+        + widening_problems(module)
+        + wait_problems()
+        + (counter_problems() + arrival_problems(module) if counted else ())
+    )
+
+
+# The program ids a kernel reads without widening them to int64, each with why its offsets stay below 2^31 elements
+# (or where it is widened before it enters one), and the widenings that must then be in the kernel's source.
+NARROW_IDS: dict[str, dict[str, str]] = {
+    "neurobrix.ops.linear._linear_gemv_kernel": {"pid_k": "a K slice: pid_k x k_per_split is below K"},
+    "neurobrix.ops.linear._linear_skinny_kernel": {"pid_k": "a K slice: pid_k x k_slice is below K"},
+    "neurobrix.ops.linear._linear_tiled_kernel": {"pid": "a tile, widened where it enters the offsets"},
+    "neurobrix.ops.linear._linear_tma_kernel": {"tile": "a tile: its blocks are TMA coordinates, not offsets"},
+    "neurobrix.ops.linear._linear_tma_split_kernel": {
+        "unit": "a unit of work: its blocks are TMA coordinates; the partials' rows are widened"
+    },
+    "neurobrix.ops.attention._attention_flash_kernel": {"block": "a block of queries within one sequence"},
+    "neurobrix.ops.attention._attention_decode_split_kernel": {"split_id": "a split of one sequence's cache"},
+    "neurobrix.ops.rotary._rotary_kernel": {"pid_h": "a block of one token's heads"},
+    "neurobrix.ops.pick._greedy_pick_kernel": {"part": "a part of one row: its offsets are below V"},
+}
+WIDENED = {  # snippet: how many times it must occur in the kernel's source
+    "neurobrix.ops.linear._linear_tiled_kernel": {"pid_m.to(tl.int64) * BLOCK_M": 1, "pid_n.to(tl.int64) * BLOCK_N": 1},
+    "neurobrix.ops.linear._linear_tma_split_kernel": {"offs_m[:, None].to(tl.int64) * ": 2},
+}
+
+
+def widening_problems(module: Any) -> tuple[str, ...]:
+    """How the op's Triton kernels read their program ids, read from their source: each ``tl.program_id`` widened at
+    once (``tl.program_id(i).to(tl.int64)``), or bound to a name ``NARROW_IDS`` lists for its kernel, with the
+    widenings ``WIDENED`` names in its source. A row, batch or head index left in int32 multiplies a stride in int32
+    and wraps past 2^31 elements (silu_mul's gu at a 65,536-token prefill of a 28,672-wide MLP holds 3.8e9): no
+    example on the interpreter comes near that size, so a widening dropped computes the same values on CPU and
+    reads or writes elsewhere on a GPU."""
+    found: list[str] = []
+    for name, obj in sorted(vars(module).items()):
+        fn = getattr(obj, "fn", None)
+        if not callable(fn) or getattr(fn, "__module__", None) != module.__name__:
+            continue  # not a Triton function of this module
+        found += narrow_reads(f"{module.__name__}.{name}", textwrap.dedent(inspect.getsource(fn)))
+    return tuple(found)
+
+
+def narrow_reads(where: str, source: str) -> list[str]:
+    """``widening_problems`` for one Triton function, ``where`` (module.function) its name, from its source."""
+    found = []
+    allowed = NARROW_IDS.get(where, {})
+    tree = ast.parse(source)
+    widened = {
+        id(node.func.value)
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Call)
+        and isinstance(node.func, ast.Attribute)
+        and node.func.attr == "to"
+        and [ast.unparse(a) for a in node.args] == ["tl.int64"]
+    }
+    for stmt in ast.walk(tree):
+        if isinstance(stmt, ast.Assign | ast.AugAssign | ast.AnnAssign):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+        elif isinstance(stmt, ast.For):
+            targets, value = [stmt.target], stmt.iter
+        else:
+            continue
+        if value is None:
+            continue
+        bound = {ast.unparse(t) for t in targets}
+        for call in ast.walk(value):
+            if not isinstance(call, ast.Call) or ast.unparse(call.func) != "tl.program_id" or id(call) in widened:
+                continue
+            if not bound <= set(allowed):
+                found.append(
+                    f"{where} reads {ast.unparse(call)} into {', '.join(sorted(bound))} in int32, not widened "
+                    "(.to(tl.int64)): an offset it enters wraps past 2^31 elements on a GPU (the interpreter's "
+                    "shapes never reach it); a narrow id needs its reason in check.NARROW_IDS"
+                )
+    for snippet, count in WIDENED.get(where, {}).items():
+        if source.count(snippet) < count:
+            found.append(
+                f"{where} widens {snippet!r} {source.count(snippet)} time(s), not {count}: its offsets wrap past "
+                "2^31 elements on a GPU"
+            )
+    return found
 
 
 ARRIVAL = {"sem": "acq_rel", "scope": "gpu"}  # how every program's arrival is counted (tl.atomic_add's memory order)

@@ -5599,6 +5599,155 @@ MUTANTS: tuple[Mutant, ...] = (
         "greedy_pick counts a part's arrival without a barrier: one thread may arrive before the part's pick is stored",
         "merged before every part arrived",
     ),
+    # ---------------------------------------------------------------------------- kmut15
+    Mutant(
+        "rotary.out-head-stride-of-input",
+        "rotary",
+        ROTARY,
+        "row * stride_ds + offs_h[:, None] * stride_dh",
+        "row * stride_ds + offs_h[:, None] * stride_sh",
+        "rotary stores each head at the input's head stride, not the output's: right only while the two share a "
+        "layout (q padded between heads, rotated into a dense output)",
+        "wrong stride",
+    ),
+    Mutant(
+        "rotary.out-position-stride-of-input",
+        "rotary",
+        ROTARY,
+        "row * stride_ds + offs_h[:, None] * stride_dh",
+        "row * stride_ss + offs_h[:, None] * stride_dh",
+        "rotary stores each token at the input's position stride, not the output's (or the cache's): right only "
+        "in place, or for a dense input",
+        "wrong stride",
+    ),
+    Mutant(
+        "rotary.cache-row-one-early",
+        "rotary",
+        ROTARY,
+        "row = pos if CACHE else s",
+        "row = pos - 1 if CACHE else s",
+        "rotary appends k to the cache one row before its position (a length taken for the last index): v lands "
+        "at the position, k a row early",
+        "position off by one",
+    ),
+    Mutant(
+        "rotary.position-is-token-index",
+        "rotary",
+        ROTARY,
+        "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)",
+        "pos = s  # the token's index in the call: positions 0.. of a first chunk",
+        "rotary ignores the positions it is given and rotates each token at its index in the call: right only for "
+        "a first chunk (a later chunk or a decode step rotated at 0..)",
+        "position off by one",
+    ),
+    Mutant(
+        "attention_decode.sum-before-rescale",
+        "attention_decode",
+        ATTN,
+        "l_i = l_i * alpha + tl.sum(p, axis=1)",
+        "l_i = (l_i + tl.sum(p, axis=1)) * alpha",
+        "decode's online softmax adds the block's weights to its running sum before the rescale: the new block's "
+        "weights (already at the new max) rescaled again when the max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_prefill.sum-before-rescale",
+        "attention_prefill",
+        ATTN,
+        "l_next = l_i * rescale + tl.sum(weights, axis=1)",
+        "l_next = (l_i + tl.sum(weights, axis=1)) * rescale",
+        "flash attention adds the block's weights to its running sum before the rescale: the new block's weights "
+        "(already at the new max) rescaled again when the max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_decode.dot-before-rescale",
+        "attention_decode",
+        ATTN,
+        "accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)",
+        "accumulator = (accumulator + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)) * alpha[:, None]",
+        "decode's split adds the block's P.V to its accumulator before the rescale: the new block's values "
+        "(already at the new max) rescaled again when the max grows",
+        "skipped rescale",
+    ),
+    Mutant(
+        "attention_decode.merge-weights-natural-exp",
+        "attention_decode",
+        ATTN,
+        "weight = tl.exp2(m - tl.max(m, axis=0))",
+        "weight = tl.exp(m - tl.max(m, axis=0))",
+        "decode's merge weighs its splits by e^(m_c - max m) where the maxima are in log2 units (exp2): splits "
+        "whose maxima differ are weighed at the wrong temperature",
+        "wrong scale",
+    ),
+    Mutant(
+        "rms_norm.row-offsets-int32",
+        "rms_norm",
+        NORM,
+        "    pid = tl.program_id(0).to(tl.int64)\n    offs_m = pid * BLOCK_M",
+        "    pid = tl.program_id(0)\n    offs_m = pid * BLOCK_M",
+        "rms_norm's row offsets in int32: row x stride wraps past 2^31 elements (M x N = 131,072 x 16,384)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "silu_mul.row-offsets-int32",
+        "silu_mul",
+        SILU,
+        "pid_m = tl.program_id(0).to(tl.int64)",
+        "pid_m = tl.program_id(0)",
+        "silu_mul's row offsets in int32: row x stride wraps past 2^31 elements (a 65,536-token prefill of a "
+        "28,672-wide MLP: gu holds 3.8e9)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_decode.batch-offsets-int32",
+        "attention_decode",
+        ATTN,
+        "pid_bh = tl.program_id(0).to(tl.int64)",
+        "pid_bh = tl.program_id(0)",
+        "decode's sequence offsets in int32: b x the cache's batch stride wraps past 2^31 elements (a cache of "
+        "batch 128 x 32,768 positions x 8 heads x 64)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_prefill.batch-offsets-int32",
+        "attention_prefill",
+        ATTN,
+        "seq_head = tl.program_id(0).to(tl.int64)",
+        "seq_head = tl.program_id(0)",
+        "flash attention's sequence offsets in int32: b x q's batch stride wraps past 2^31 elements",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.row-offsets-int32",
+        "greedy_pick",
+        PICK,
+        "row = tl.program_id(1).to(tl.int64)",
+        "row = tl.program_id(1)",
+        "greedy_pick's row offsets in int32: row x the logits' row stride wraps past 2^31 elements",
+        "wrong indexing",
+    ),
+    Mutant(
+        "linear.tiled.row-offsets-int32",
+        "linear",
+        LINEAR,
+        "offs_m = pid_m.to(tl.int64) * BLOCK_M",
+        "offs_m = pid_m * BLOCK_M",
+        "tiled's row offsets in int32: row x K wraps past 2^31 elements (a 131,072-token prefill of a 28,672-wide "
+        "down projection)",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tma_split.partial-rows-int32",
+        "linear",
+        LINEAR,
+        "tile_partials = part_ptr + offs_m[:, None].to(tl.int64) * N",
+        "tile_partials = part_ptr + offs_m[:, None] * N",
+        "tma_split's partial sums found at row x N in int32: past 2^31 elements a slice's partials land elsewhere",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
 )
 
 
