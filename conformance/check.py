@@ -160,12 +160,21 @@ NARROW_IDS: dict[str, dict[str, str]] = {
     "neurobrix.ops.linear._linear_tiled_kernel": {"pid": "a tile, widened where it enters the offsets"},
     "neurobrix.ops.linear._linear_tma_kernel": {"tile": "a tile: its blocks are TMA coordinates, not offsets"},
     "neurobrix.ops.linear._linear_tma_split_kernel": {
-        "unit": "a unit of work: its blocks are TMA coordinates; the partials' rows are widened"
+        "unit": "a unit of work: its blocks are TMA coordinates; the partials' rows are widened (its slice's "
+        "offset, slice x M x N, is int32: below 2^31 while the partials are)"
     },
-    "neurobrix.ops.attention._attention_flash_kernel": {"block": "a block of queries within one sequence"},
-    "neurobrix.ops.attention._attention_decode_split_kernel": {"split_id": "a split of one sequence's cache"},
-    "neurobrix.ops.rotary._rotary_kernel": {"pid_h": "a block of one token's heads"},
-    "neurobrix.ops.pick._greedy_pick_kernel": {"part": "a part of one row: its offsets are below V"},
+    "neurobrix.ops.attention._attention_flash_kernel": {
+        "block": "a block of queries: position x q's position stride stays below 2^31 "
+        "(131,072 x 6,144 = 8.1e8 at the catalogue's largest)"
+    },
+    "neurobrix.ops.attention._attention_decode_split_kernel": {
+        "split_id": "a split of one cache: position x the cache's position stride stays below 2^31 "
+        "(131,072 x 1,024 at the catalogue's largest)"
+    },
+    "neurobrix.ops.rotary._rotary_kernel": {
+        "pid_h": "a block of one token's heads: head x the head stride is below one token's row"
+    },
+    "neurobrix.ops.pick._greedy_pick_kernel": {"part": "a part of one row: its offsets are below V (at most 2^24)"},
 }
 WIDENED = {  # snippet: how many times it must occur in the kernel's source
     "neurobrix.ops.linear._linear_tiled_kernel": {"pid_m.to(tl.int64) * BLOCK_M": 1, "pid_n.to(tl.int64) * BLOCK_N": 1},
@@ -177,7 +186,7 @@ def widening_problems(module: Any) -> tuple[str, ...]:
     """How the op's Triton kernels read their program ids, read from their source: each ``tl.program_id`` widened at
     once (``tl.program_id(i).to(tl.int64)``), or bound to a name ``NARROW_IDS`` lists for its kernel, with the
     widenings ``WIDENED`` names in its source. A row, batch or head index left in int32 multiplies a stride in int32
-    and wraps past 2^31 elements (silu_mul's gu at a 65,536-token prefill of a 28,672-wide MLP holds 3.8e9): no
+    and wraps past 2^31 elements (silu_mul's gu at a 131,072-token prefill of Llama-3.1-8B holds 3.8e9): no
     example on the interpreter comes near that size, so a widening dropped computes the same values on CPU and
     reads or writes elsewhere on a GPU."""
     found: list[str] = []

@@ -5671,14 +5671,26 @@ MUTANTS: tuple[Mutant, ...] = (
         "skipped rescale",
     ),
     Mutant(
-        "attention_decode.merge-weights-natural-exp",
+        "attention_decode.heads-at-kv-count",
         "attention_decode",
         ATTN,
-        "weight = tl.exp2(m - tl.max(m, axis=0))",
-        "weight = tl.exp(m - tl.max(m, axis=0))",
-        "decode's merge weighs its splits by e^(m_c - max m) where the maxima are in log2 units (exp2): splits "
-        "whose maxima differ are weighed at the wrong temperature",
-        "wrong scale",
+        "heads = kv_h * G + offs_g",
+        "heads = kv_h * HKV + offs_g",
+        "decode's query heads of kv head j counted from j x Hkv, not j x G: right only where the group size equals "
+        "the kv heads' count (or for one kv head)",
+        "wrong GQA mapping",
+    ),
+    Mutant(
+        "attention_prefill.diagonal-accumulator-not-rescaled",
+        "attention_prefill",
+        ATTN,
+        "    acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)",
+        "    if not DIAGONAL:  # 'a diagonal block holds the row's own key: its max is the row's already'\n"
+        "        acc = acc * rescale[:, None]\n"
+        "    acc = acc + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)",
+        "flash attention's blocks crossing the diagonal do not rescale the accumulator when the running max grows "
+        "(the sum is rescaled): right only where a row's largest score lies in its whole blocks",
+        "skipped rescale",
     ),
     Mutant(
         "rms_norm.row-offsets-int32",
@@ -5695,8 +5707,8 @@ MUTANTS: tuple[Mutant, ...] = (
         SILU,
         "pid_m = tl.program_id(0).to(tl.int64)",
         "pid_m = tl.program_id(0)",
-        "silu_mul's row offsets in int32: row x stride wraps past 2^31 elements (a 65,536-token prefill of a "
-        "28,672-wide MLP: gu holds 3.8e9)",
+        "silu_mul's row offsets in int32: row x stride wraps past 2^31 elements (gu of a 131,072-token prefill of "
+        "Llama-3.1-8B, 2 x 14,336 wide, holds 3.8e9)",
         "wrong indexing",
     ),
     Mutant(
@@ -5733,8 +5745,8 @@ MUTANTS: tuple[Mutant, ...] = (
         LINEAR,
         "offs_m = pid_m.to(tl.int64) * BLOCK_M",
         "offs_m = pid_m * BLOCK_M",
-        "tiled's row offsets in int32: row x K wraps past 2^31 elements (a 131,072-token prefill of a 28,672-wide "
-        "down projection)",
+        "tiled's row offsets in int32: row x the row stride wraps past 2^31 elements (the fused gate/up "
+        "projection's output at a 131,072-token prefill of Llama-3.1-8B: 131,072 x 28,672)",
         "wrong indexing",
         variants=TILED,
     ),

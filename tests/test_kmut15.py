@@ -2,13 +2,15 @@
 
 Run as the registry runs them (``--only``, ``--jobs 1``):
 
-* caught as the suite was, 10, in the registry: rotary storing at the input's head or position stride, appending k
+* caught as the suite was, 9, in the registry: rotary storing at the input's head or position stride, appending k
   one row before its position, ignoring the positions it is given; the online softmax adding a block's weights to
   its running sum before the rescale (decode and flash), decode adding a block's P.V before the rescale, decode's
-  merge weighing its splits with e^ where the maxima are log2 units;
+  query heads of a kv head counted in steps of Hkv, flash's blocks crossing the diagonal not rescaling the
+  accumulator (two more plants were registered mutants already and are not counted);
 * passed and equivalent, 4, kept here (``EQUIVALENT``): greedy_pick's first index of a part's largest value taken
   over the lanes past V, and its merge's first part holding the largest value over the lanes past the row's parts
-  (both only where the value is -inf, and then only where a NaN decides the token); the flash kernel's whole key
+  (a lane past V carries an offset of V or more, an idle lane of the merge the index V: the least index is the same,
+  V being the "none" the minimum starts from); the flash kernel's whole key
   blocks ending before its first query's own key (the block goes to the masked loop, which masks nothing in it);
   silu_mul's up half multiplied in the storage dtype (Triton promotes fp16 x fp32 to fp32: the same product);
 * passed, then fixed, 7, in the registry: a program id left in int32 (rms_norm's rows, silu_mul's rows, greedy_pick's
@@ -155,7 +157,11 @@ def test_the_launch_lint_names_an_int32_plant_on_a_patched_copy(tmp_path):
     mutants.plant(mutant, tmp_path)
     env = {**os.environ, "PYTHONPATH": str(tmp_path), "TRITON_INTERPRET": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", LAUNCH, mutant.kernel], cwd=tmp_path, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", LAUNCH, mutant.kernel],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=300,
     )
     assert done.returncode == 0, done.stderr[-2000:]
@@ -224,9 +230,11 @@ SEEN = {
 
 
 def test_each_equivalent_plant_computes_the_shipped_output_bit_for_bit(tmp_path):
-    """On copies of the packages, each with one plant, at shapes where the plant changes what the programs do: the
-    outputs (tokens and state; the chunk's output with its first query's own key ending a key block; silu_mul's in
-    fp16 and fp32) equal the shipped kernel's bit for bit, poisoned NaN where nothing is stored. The registry's
+    """On copies of the packages, each with one plant, at shapes where the plant runs: the outputs (tokens and state
+    of rows of -inf, with a last part of NaN, of negatives, over three parts of 64 and the merge's fourth lane idle;
+    the chunk's output with its first query's own key ending a key block, where the plant sends that block to the
+    masked loop; silu_mul's in fp16 and fp32) equal the shipped kernel's bit for bit, poisoned NaN where nothing is
+    stored. The registry's
     mutant of the same code (the pick's tail or the merge's idle lanes filled with 0 on a row of negatives, the
     whole blocks one key late where the first query sits at 62, silu rounded before the product) is seen by the
     same comparison."""
@@ -236,7 +244,11 @@ def test_each_equivalent_plant_computes_the_shipped_output_bit_for_bit(tmp_path)
         trees[patch.id] = str(tmp_path / patch.id)
     env = {**os.environ, "TRITON_INTERPRET": "1"}
     done = subprocess.run(
-        [sys.executable, "-c", CASES, json.dumps(trees)], cwd=tmp_path, env=env, capture_output=True, text=True,
+        [sys.executable, "-c", CASES, json.dumps(trees)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
         timeout=600,
     )
     assert done.returncode == 0, done.stderr[-3000:]
