@@ -100,7 +100,9 @@ def test_weights_in_a_subfolder_are_not_downloaded_with_the_top_ones(downloads):
     with pytest.raises(hub.CheckpointError, match="neither model.safetensors nor shards"):
         hub._download("org/m", None, _listing(*names))
     assert downloads == []
-    hub._download("org/m", None, _listing("config.json", "tokenizer.json", "model.safetensors", "original/x.safetensors"))
+    hub._download(
+        "org/m", None, _listing("config.json", "tokenizer.json", "model.safetensors", "original/x.safetensors")
+    )
     assert "model.safetensors" in downloads[1][1]
     assert not [n for n in downloads[1][1] if "/" in n]
 
