@@ -140,18 +140,30 @@ def test_keys_transformers_renames_print_its_text(tmp_path, name):
     same_text(folder, prompt, ids)
 
 
-def test_a_tied_head_of_its_own_under_model_prefix_is_the_head(tmp_path):
+def test_a_tied_head_of_its_own_under_model_prefix_is_the_head(tmp_path, monkeypatch):
     """A tied config's file holding a head of its own (other values) beside the embedding is believed over
-    config.json by transformers (round 18's rule); stored as ``model.lm_head.weight`` it is still the head."""
+    config.json by transformers (round 18's rule); stored as ``model.lm_head.weight`` beside a base model's
+    ``embed_tokens.weight`` it is still the head, and `run`'s memory check before loading counts both."""
+    from neurobrix import memory
+
     folder = tmp_path / "m"
     prompt, ids = checkpoint(folder, "llama", tied=True)
-    tensors = load_file(folder / "model.safetensors")
+    tensors = {k.removeprefix("model."): t for k, t in load_file(folder / "model.safetensors").items()}
     for seed in range(5, 11):  # a head drawn anew where its next tokens meet a near tie
-        head = torch.randn(tensors["model.embed_tokens.weight"].shape, generator=torch.Generator().manual_seed(seed))
+        head = torch.randn(tensors["embed_tokens.weight"].shape, generator=torch.Generator().manual_seed(seed))
         save_file({**tensors, "model.lm_head.weight": head}, folder / "model.safetensors", metadata={"format": "pt"})
         if r39.reference(folder, ids, 6) is not None:
             break
+    counted: list[int] = []
+    real = memory.require_fit_on
+
+    def require_fit_on(device, cfg, itemsize, *args, names=(), **kwargs):
+        counted.append(memory.weight_bytes(cfg, itemsize, names) - memory.weight_bytes(cfg, itemsize))
+        return real(device, cfg, itemsize, *args, names=names, **kwargs)
+
+    monkeypatch.setattr(memory, "require_fit_on", require_fit_on)
     same_text(folder, prompt, ids)
+    assert counted == [head.numel() * 4], "the head's own bytes, beside the embedding's"
 
 
 def test_a_base_model_checkpoint_in_bf16_gives_transformers_ids(tmp_path):
