@@ -2,7 +2,8 @@
 
 A Hugging Face checkpoint folder holds ``config.json`` (checked first: an architecture outside the
 family is refused before any weight is looked at), the safetensors weights (``model.safetensors``, else
-every shard its index names, as transformers picks them; pickle-only folders are refused by name, never
+every shard its index names, as transformers picks them, and nothing else: other *.safetensors files alone
+are refused, as from_pretrained loads no model from them; pickle-only folders are refused by name, never
 unpickled), ``tokenizer.json`` and optionally ``tokenizer_config.json``, ``generation_config.json``,
 ``chat_template.jinja``, ``special_tokens_map.json`` and ``added_tokens.json`` (older checkpoints' special
 and added tokens, which transformers still reads), and the named chat templates
@@ -244,10 +245,21 @@ def shards_named(index_path: Path) -> list[str]:
     return shards
 
 
+def not_transformers_weights(where: str, found: Sequence[str]) -> CheckpointError:
+    """A folder (or repository) whose safetensors files are neither model.safetensors nor shards an index names:
+    transformers' from_pretrained loads no model from it ("Error no file named model.safetensors ... found")."""
+    return CheckpointError(
+        f"{where}: its weights ({', '.join(found[:3])}{f' and {len(found) - 3} more' if len(found) > 3 else ''}) "
+        f"are neither {SINGLE} nor shards named by {INDEX}, the files transformers' from_pretrained loads (it "
+        f"loads no model from this folder); name a single file {SINGLE}, or give the shards their index"
+    )
+
+
 def weight_files(folder: Path) -> list[Path]:
     """The safetensors files of a checkpoint, in transformers' from_pretrained order: model.safetensors when there is
-    one (a shard index beside it is not read), else the shards its index names (each must be present), else every
-    top-level *.safetensors. Pickle-only and weightless folders are refused."""
+    one (a shard index beside it is not read), else the shards its index names (each must be present). Other
+    *.safetensors files alone (weights.safetensors, shards without their index), pickle-only and weightless folders
+    are refused: transformers loads no model from them."""
     single = folder / SINGLE
     if single.is_file():
         return [single]
@@ -262,9 +274,9 @@ def weight_files(folder: Path) -> list[Path]:
                 f"{', '.join(missing)}; copy or download every shard, then import again"
             )
         return [folder / s for s in shards]
-    found = sorted(p for p in folder.glob("*.safetensors") if p.is_file())
+    found = sorted(p.name for p in folder.glob("*.safetensors") if p.is_file())
     if found:
-        return found
+        raise not_transformers_weights(str(folder), found)
     found_pickles = pickles([p.name for p in folder.iterdir() if p.is_file()]) if folder.is_dir() else []
     if found_pickles:
         raise pickle_only(str(folder), found_pickles)
@@ -344,6 +356,25 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
     return shapes
 
 
+def model_names(cfg: ModelConfig) -> set[str]:
+    """The tensor names transformers' model of ``cfg`` has (its state dict's: the head's among them, tied or not)."""
+    return {*checkpoint_shapes(cfg), "lm_head.weight"}
+
+
+def hf_name(key: str, names: set[str] | frozenset[str]) -> str:
+    """The model tensor a checkpoint's ``key`` loads into, as transformers 5's from_pretrained renames each key
+    (``rename_source_key``): one that starts with "model" and names one of the model's ``names`` with "model" and
+    the character after it left out (``model.lm_head.weight``, ``model.model.norm.weight``) loses them, and one that
+    names a model tensor with "model." put before it (``layers.0.mlp.up_proj.weight``: a base model's checkpoint, as
+    LlamaModel saves it) gains it; any other key is its own name."""
+    stripped = re.sub(r"^model.", "", key, count=1)
+    if key.startswith("model") and stripped in names:
+        return stripped
+    if f"model.{key}" in names:
+        return f"model.{key}"
+    return key
+
+
 def tensor_problems(cfg: ModelConfig, found: dict[str, tuple[int, ...]]) -> list[str]:
     """What keeps these tensors (name -> shape, from the headers) from being the weights of ``cfg``, by the rules
     ``neurobrix.model.fuse_weights`` loads them by: every tensor the config implies, at its shape (the head of tied
@@ -378,16 +409,20 @@ def checkpoint_files(folder: Path) -> list[str]:
     weights = weight_files(folder)
     _check_tokenizer(folder)
     optional = [*_check_optional(folder), *template_files(folder)]
-    held: dict[str, Path] = {}
+    held: dict[str, tuple[Path, str]] = {}
     shapes: dict[str, tuple[int, ...]] = {}
+    names = model_names(cfg)
     for path in weights:
-        for name, shape in _check_safetensors(path).items():
+        for key, shape in _check_safetensors(path).items():
+            name = hf_name(key, names)  # a base model's key, or one prefixed once too often, as transformers reads it
             if name in held:  # the engine would take one of the two, transformers maybe the other
+                first, stored = held[name]
                 raise CheckpointError(
-                    f"{folder}: tensor {name} is stored twice, in {held[name].name} and in {path.name}; a checkpoint "
-                    "holds each tensor once"
+                    f"{folder}: tensor {name} is stored twice, in {first.name}"
+                    f"{f' as {stored}' if stored != name else ''} and in {path.name}"
+                    f"{f' as {key}' if key != name else ''}; a checkpoint holds each tensor once"
                 )
-            held[name], shapes[name] = path, shape
+            held[name], shapes[name] = (path, key), shape
     problems = tensor_problems(cfg, shapes)
     if problems:  # every run would refuse it, loading the weights
         shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")

@@ -27,6 +27,7 @@ from .checkpoint import (
     MissingShardsError,
     ModelNotFoundError,
     is_template_file,
+    not_transformers_weights,
     pickle_only,
     pickles,
     read_config,
@@ -165,6 +166,8 @@ def _check_listing(repo_id: str, names: Sequence[str]) -> None:
         if found:
             raise pickle_only(repo_id, found)
         raise CheckpointError(f"{repo_id} has no weights: no *.safetensors file in the repository")
+    if SINGLE not in top and INDEX not in top:  # other names alone: from_pretrained loads no model from them
+        raise not_transformers_weights(repo_id, sorted(n for n in top if n.endswith(".safetensors")))
     if TOKENIZER not in top:
         raise CheckpointError(f"{repo_id} ships no {TOKENIZER}; NeuroBrix needs the fast tokenizer file")
 
@@ -179,15 +182,13 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
     read_config(snapshot)  # an architecture outside the family stops here, before any weight moves
     if SINGLE in names:
         shards = [SINGLE]
-    elif sharded:
+    else:  # the listing has the index (_check_listing)
         shards = shards_named(snapshot / INDEX)
         missing = [s for s in shards if s not in names]
         if missing:
             raise MissingShardsError(
                 f"{repo_id}: {INDEX} names shards the repository does not have: {', '.join(missing)}"
             )
-    else:
-        shards = [n for n in names if "/" not in n and n.endswith(".safetensors")]
     templates = [n for n in names if is_template_file(n)]  # the named chat templates transformers reads
     wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *templates, *head[1:], *shards]
     snapshot = _snapshot_download(repo_id, revision=snapshot.name, allow_patterns=wanted, local_files_only=False)

@@ -338,26 +338,32 @@ class Transformer:
         return ops.linear(last.contiguous(), self.w.lm_head)  # [B, vocab]
 
 
-def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], torch.Tensor]:
-    """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name."""
+def load_safetensors(
+    files: list[str], names_out: set[str], cfg: ModelConfig | None = None
+) -> Callable[[str], torch.Tensor]:
+    """A lazy tensor getter over safetensors files (never pickle); fills ``names_out`` with every name. Given the
+    model's ``cfg``, each key is named as transformers' from_pretrained names it (``checkpoint.hf_name``: a base
+    model's checkpoint, keys without "model.", loads as the whole model's)."""
     from safetensors import SafetensorError, safe_open
 
-    from .checkpoint import WEIGHT_DTYPES
+    from .checkpoint import WEIGHT_DTYPES, hf_name, model_names
 
-    where: dict[str, str] = {}
+    known = model_names(cfg) if cfg is not None else None
+    where: dict[str, tuple[str, str]] = {}  # name -> (file, the key it is stored under)
     for path in files:
         try:
             with safe_open(path, framework="pt") as f:
-                for name in f.keys():
+                for key in f.keys():
+                    name = hf_name(key, known) if known is not None else key
                     if name in where:  # the import refuses it: one of the two files was altered since
                         raise UnreadableWeightsError(
-                            f"tensor {name} is stored twice, in {Path(where[name]).name} and in {Path(path).name}"
+                            f"tensor {name} is stored twice, in {Path(where[name][0]).name} and in {Path(path).name}"
                         )
-                    where[name] = path
-                    dtype = f.get_slice(name).get_dtype()  # the header's, before any tensor is read
+                    where[name] = (path, key)
+                    dtype = f.get_slice(key).get_dtype()  # the header's, before any tensor is read
                     if dtype not in WEIGHT_DTYPES:
                         raise WeightsError(
-                            f"{Path(path).name}: tensor {name} is stored as {dtype}, not as a floating-point weight "
+                            f"{Path(path).name}: tensor {key} is stored as {dtype}, not as a floating-point weight "
                             f"({', '.join(WEIGHT_DTYPES)}): it would be cast, not dequantized"
                         )
         except (SafetensorError, OSError) as exc:
@@ -365,16 +371,17 @@ def load_safetensors(files: list[str], names_out: set[str]) -> Callable[[str], t
     names_out.update(where)
 
     def get(name: str) -> torch.Tensor:
+        path, key = where[name]
         try:
-            with safe_open(where[name], framework="pt") as f:
-                return f.get_tensor(name)
+            with safe_open(path, framework="pt") as f:
+                return f.get_tensor(key)
         except (SafetensorError, OSError) as exc:
-            raise UnreadableWeightsError(f"{Path(where[name]).name}: tensor {name} cannot be read ({exc})") from exc
+            raise UnreadableWeightsError(f"{Path(path).name}: tensor {key} cannot be read ({exc})") from exc
 
     return get
 
 
 def weights_from_files(cfg: ModelConfig, files: list[str], dtype: torch.dtype, device) -> Weights:
     names: set[str] = set()
-    get = load_safetensors(files, names)
+    get = load_safetensors(files, names, cfg)
     return fuse_weights(cfg, get, names, dtype, device)

@@ -137,7 +137,7 @@ def load_model(stored, backend: str, dtype: str | None, prompt_len: int, capacit
     names: set[str] = set()
     if cfg.tie_word_embeddings:
         try:
-            load_safetensors([str(p) for p in stored.weight_files()], names)
+            load_safetensors([str(p) for p in stored.weight_files()], names, cfg)
         except UnreadableWeightsError as exc:
             from .store import damaged
 

@@ -210,8 +210,8 @@ PLANTS = [
     p(
         "h02",
         HUBF,
-        '        shards = [n for n in names if "/" not in n and n.endswith(".safetensors")]',
-        '        shards = [n for n in names if n.endswith(".safetensors")]',
+        "    if SINGLE not in top and INDEX not in top:",
+        "    if not any(n.endswith((SINGLE, INDEX)) for n in names):",
         HUBO,
     ),
     p(

@@ -74,17 +74,21 @@ def test_an_index_naming_a_hidden_shard_is_refused(tmp_path):
 def test_a_folder_named_like_weights_is_not_read_as_a_shard(tmp_path):
     """Planted ck04: checkpoint.weight_files globs every top-level *.safetensors, folders included, where a
     folder without model.safetensors or an index is read: a folder named ``extra.safetensors`` beside the shards
-    was then opened as weights (an OSError, not the checkpoint's files)."""
+    was then opened as weights (an OSError, not the checkpoint's files). Since text round 44 such a folder's files
+    are refused (transformers' from_pretrained loads no model from them); the refusal names the files, not the
+    folder."""
     from store_fixtures import make_checkpoint
 
-    from neurobrix.checkpoint import INDEX, checkpoint_files, weight_files
+    from neurobrix.checkpoint import INDEX, CheckpointError, checkpoint_files, weight_files
 
     folder = make_checkpoint(tmp_path / "tiny", shards=2, use_transformers=False)
     (folder / INDEX).unlink()
     (folder / "extra.safetensors").mkdir()
-    shards = sorted(p.name for p in folder.glob("model-*.safetensors"))
-    assert [p.name for p in weight_files(folder)] == shards
-    assert "extra.safetensors" not in checkpoint_files(folder)
+    for check in (weight_files, checkpoint_files):
+        with pytest.raises(CheckpointError, match="neither model.safetensors nor shards") as refused:
+            check(folder)
+        assert "model-00001-of-00002.safetensors" in str(refused.value)
+        assert "extra.safetensors" not in str(refused.value)
 
 
 def test_a_header_listing_its_tensors_out_of_byte_order_is_read_as_safetensors_reads_it(tmp_path):
@@ -254,9 +258,9 @@ def test_safetensors_in_a_hub_subfolder_are_neither_fetched_nor_counted(monkeypa
     from neurobrix import hub
     from neurobrix.checkpoint import CheckpointError
 
-    names = ["config.json", "weights.safetensors", "tokenizer.json", "extra/weights.safetensors"]
+    names = ["config.json", "model.safetensors", "tokenizer.json", "extra/weights.safetensors"]
     asked, _ = _hub_download(monkeypatch, tmp_path, names)
-    assert "weights.safetensors" in asked[1] and "extra/weights.safetensors" not in asked[1]
+    assert "model.safetensors" in asked[1] and not [n for n in asked[1] if "/" in n]
     with pytest.raises(CheckpointError, match="has no weights"):
         hub._check_listing("org/name", ["config.json", "tokenizer.json", "original/model.safetensors"])
 

@@ -90,10 +90,20 @@ def test_a_repository_with_one_weights_file_and_an_index_takes_the_file_not_the_
 
 def test_weights_in_a_subfolder_are_not_downloaded_with_the_top_ones(downloads):
     """Plant h02: the weights are the top folder's *.safetensors (as from_pretrained reads them); a subfolder's
-    (original/, a second format) were downloaded too, gigabytes the import never reads."""
+    (original/, a second format) were downloaded too, gigabytes the import never reads. Re-anchored in text round 44,
+    where top-level weights other than model.safetensors or an index's shards are refused before any download
+    (from_pretrained loads no model from them): a subfolder's model.safetensors does not count as the top's."""
     names = ["config.json", "tokenizer.json", "weights.safetensors", "original/consolidated.safetensors"]
-    hub._download("org/m", None, _listing(*names))
-    assert "weights.safetensors" in downloads[1][1]
+    with pytest.raises(hub.CheckpointError, match=r"\(weights.safetensors\) are neither model.safetensors"):
+        hub._download("org/m", None, _listing(*names))
+    names = ["config.json", "tokenizer.json", "weights.safetensors", "original/model.safetensors"]
+    with pytest.raises(hub.CheckpointError, match="neither model.safetensors nor shards"):
+        hub._download("org/m", None, _listing(*names))
+    assert downloads == []
+    hub._download(
+        "org/m", None, _listing("config.json", "tokenizer.json", "model.safetensors", "original/x.safetensors")
+    )
+    assert "model.safetensors" in downloads[1][1]
     assert not [n for n in downloads[1][1] if "/" in n]
 
 

@@ -151,8 +151,8 @@ def test_import_refuses_a_header_safetensors_cannot_read(tmp_path, monkeypatch, 
 
 
 def test_a_tensor_stored_in_two_files_is_refused(tmp_path, monkeypatch, capsys):
-    """A folder of several *.safetensors and no index (every one is read: with a model.safetensors, only that one
-    is, as transformers reads it), one holding a tensor again (other values): import took both files and run
+    """A folder of several *.safetensors (an index naming them: since text round 44 files without one are refused,
+    as transformers reads none of them), one holding a tensor again (other values): import took both files and run
     silently used whichever file sorted last. Now import refuses it naming both files (exit 2), and a run over such
     files refuses them too."""
     import torch
@@ -164,6 +164,8 @@ def test_a_tensor_stored_in_two_files_is_refused(tmp_path, monkeypatch, capsys):
     folder = make_checkpoint(tmp_path / "twice", config=config_dict(), use_transformers=False)
     (folder / "model.safetensors").rename(folder / "model-a.safetensors")
     save_file({"model.norm.weight": torch.zeros(16)}, str(folder / "extra.safetensors"), metadata={"format": "pt"})
+    weight_map = {"model.embed_tokens.weight": "model-a.safetensors", "model.norm.weight": "extra.safetensors"}
+    (folder / "model.safetensors.index.json").write_text(json.dumps({"metadata": {}, "weight_map": weight_map}))
     with pytest.raises(SystemExit) as exit_:
         main(["import", str(folder)])
     err = capsys.readouterr().err
