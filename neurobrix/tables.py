@@ -323,6 +323,12 @@ def locate() -> TablesLocation:
     """Where the tables are; see the module docstring for the order."""
     explicit = os.environ.get(ENV_VAR)
     relative_to = os.getcwd() if explicit and not os.path.isabs(os.path.expanduser(explicit)) else None
+    if explicit:
+        # the folder a user names is looked up at each load, not once a process: NEUROBRIX_TABLES naming a link
+        # (tables-current -> tables-v1, moved to tables-v2 when the class is re-certified) leads elsewhere since, and a
+        # program's loaded model is held to the tables found now (plan.require_current), as a fresh process reads them;
+        # the cached lookup kept the old target for the process (a few system calls a load)
+        return _locate.__wrapped__(explicit, relative_to)
     return _locate(explicit, relative_to)
 
 
