@@ -712,12 +712,17 @@ def load(root: Path | None = None) -> Tables:
     return _load(location, _state(location.root))
 
 
-def _state(root: Path) -> tuple[int, int, int] | None:
+def _state(root: Path) -> tuple[int, int, int, int] | None:
+    """What tells the tracked-file list (and so the folder it pins) rewritten since: its times, size and inode. The
+    change time too: a copy that writes the files in place and keeps their times (``cp -p``, ``rsync --inplace -t``,
+    from archives of one fixed time) keeps the inode, the size (another stack's version of the same length) and the
+    modification time, and a loaded model went on with tables a fresh process refuses; no copy can set the change
+    time."""
     try:
         stat = (root / TRACKED_NAME).stat()
     except OSError:
         return None
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino)
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
 
 
 def was_loaded(tables: Any) -> bool:
@@ -892,17 +897,17 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
 
 
 # id -> (a weak reference to each Tables _load made, the state of the TRACKED.yaml it was verified against)
-_MADE: dict[int, tuple[weakref.ref[Tables], tuple[int, int, int] | None]] = {}
+_MADE: dict[int, tuple[weakref.ref[Tables], tuple[int, int, int, int] | None]] = {}
 
 
-def _made(tables: Tables, state: tuple[int, int, int] | None) -> Tables:
+def _made(tables: Tables, state: tuple[int, int, int, int] | None) -> Tables:
     key = id(tables)
     _MADE[key] = (weakref.ref(tables, lambda _: _MADE.pop(key, None)), state)
     return tables
 
 
 @functools.lru_cache(maxsize=8)
-def _load(location: TablesLocation, state: tuple[int, int, int] | None) -> Tables:
+def _load(location: TablesLocation, state: tuple[int, int, int, int] | None) -> Tables:
     root = location.root
     if location.origin == "installed package" and (root / TRACKED_NAME).is_file():  # (missing: said below)
         problem = installed_tables_problem(root)

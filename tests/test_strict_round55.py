@@ -97,3 +97,40 @@ def test_a_link_moved_to_the_same_settings_changes_nothing(tiny, tmp_path, monke
     _point(link, _tables(tmp_path, "tables-v2"))
     assert _ids(model) == before
     assert model.ops.origin.tables.root == (tmp_path / "tables-v2").resolve()
+
+
+def _copy_over(source: Path, target: Path) -> None:
+    """Each file of ``source`` written into its namesake in ``target`` in place, its time kept (``cp -p``, ``cp -a``,
+    ``rsync --inplace -t``): the same inode, and where the two were extracted with one fixed time (a reproducible
+    archive's), the same modification time."""
+    for path in sorted(source.rglob("*")):
+        if path.is_file():
+            into = target / path.relative_to(source)
+            kept = into.stat().st_mtime_ns
+            with open(into, "r+b") as out:
+                out.write(path.read_bytes())
+                out.truncate()
+            os.utime(into, ns=(kept, kept))
+
+
+def test_a_loaded_model_refuses_tables_copied_over_its_own_at_the_same_size_and_time(tiny, tmp_path, monkeypatch):
+    """Fixed: tables certified on another Triton (the same sizes) copied over the folder a model was loaded from,
+    each file in place with its time kept: TRACKED.yaml's inode, size and time were all the process compared, so the
+    model went on generating on tables a fresh process refuses (exit 6). Its change time, which no copy can keep, is
+    compared too now."""
+    root = _tables(tmp_path, "tables")
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    model = load_model(store.resolve("tiny"), "triton", "fp32", prompt_len=len(PROMPT), capacity=len(PROMPT) + NEW)
+    _ids(model)
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    for path in other.rglob("*.json"):  # the index states the stack, the record's provenance too
+        path.write_text(path.read_text().replace('"triton": "3.9.0"', '"triton": "3.9.9"'))
+    for path in other.rglob("*.proofs.yaml"):
+        path.write_text(path.read_text().replace("\n  triton: 3.9.0\n", "\n  triton: 3.9.9\n", 1))
+    retrack(other)
+    assert (other / tables.TRACKED_NAME).stat().st_size == (root / tables.TRACKED_NAME).stat().st_size
+    _copy_over(other, root)
+    with pytest.raises(UsageError, match=r"^the tables this model's settings were resolved from .*3\.9\.9") as err:
+        _ids(model)
+    assert "\n" not in str(err.value)
