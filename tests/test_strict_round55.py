@@ -19,7 +19,6 @@ No GPU: the interpreter class, on the shipped interpreter tables copied and trac
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 from pathlib import Path
@@ -134,3 +133,88 @@ def test_a_loaded_model_refuses_tables_copied_over_its_own_at_the_same_size_and_
     with pytest.raises(UsageError, match=r"^the tables this model's settings were resolved from .*3\.9\.9") as err:
         _ids(model)
     assert "\n" not in str(err.value)
+
+
+# --- keys and domains: a call one past what an entry was proven over --------------------------------------------------
+
+
+def test_a_call_one_past_a_domain_finds_no_entry():
+    """Pinned: on each kernel of the GPU class (planning is free on any machine), the call at the top of the last domain
+    of the first dimension resolves, the call one past it, one value off an exact dimension, and the same call in the
+    other dtype (none of its entries listed) each has no certified setting."""
+    loaded = tables.load(REPO / "tables")
+    gpu = next(c for c in loaded.classes if c != CLASS)
+    for kernel in loaded.kernels(gpu):
+        index = loaded.index(gpu, kernel)
+        tops: dict[tuple, tuple] = {}
+        for dtypes, bounds, _ in index.rows:
+            for dtype in dtypes:
+                rest = (dtype, bounds[2:])
+                if bounds[1] is not None and bounds[1] >= tops.get(rest, (0,))[0]:
+                    tops[rest] = (bounds[1], bounds)
+        (dtype, _), (top, bounds) = max(tops.items(), key=lambda item: item[1][0])
+        at = (top, *bounds[2::2])  # the top of the first dimension, the others at their domain's low end
+        assert index.lookup(dtype, at) is not None, (kernel, at)
+        call = (kernel, dtype, at)
+        assert resolve([call], loaded, gpu).settings[call] == dict(index.lookup(dtype, at).config)
+        past = (top + 1, *at[1:])  # the largest top of all: no entry of these other dimensions goes further
+        assert index.lookup(dtype, past) is None, (kernel, past)
+        with pytest.raises(MissingEntryError, match="have no certified setting"):
+            resolve([(kernel, dtype, past)], loaded, gpu)
+        exact = [i for i, rule in enumerate(index.rules) if rule == "exact" and bounds[2 * i] == bounds[2 * i + 1]]
+        for i in exact:
+            for off in (-1, 1):
+                near = tuple(v + off if j == i else v for j, v in enumerate(at))
+                found = index.lookup(dtype, near)
+                assert found is None or found.domain.spans()[index.key[i]] == (near[i], near[i]), (kernel, near)
+        other = next(d for d in ("bf16", "fp16") if d != dtype)
+        if not any(other in dtypes and bounds_ == bounds for dtypes, bounds_, _ in index.rows):
+            assert index.lookup(other, at) is None or index.lookup(other, at).domain.dtypes != (dtype,)
+
+
+# --- the tables' JSON and YAML as the loader and `tables verify` read them -------------------------------------------
+
+
+def _edited(tmp_path: Path, file: str, old: str, new: str) -> Path:
+    root = tmp_path / "edited"
+    shutil.copytree(REPO / "tables" / CLASS, root / CLASS)
+    path = root / CLASS / file
+    text = path.read_text(encoding="utf-8")
+    assert text.count(old) >= 1
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    retrack(root)
+    tables.clear_cache()
+    return root
+
+
+@pytest.mark.parametrize(
+    ("file", "old", "new", "said"),
+    [
+        # a second JSON value after the index: json stops at the first where a streaming reader takes both
+        ("rms_norm.json", '"entries"', '"entries"', None),
+        # "kernel" given twice, once through a unicode escape: json keeps the last silently
+        ("rms_norm.json", '"kernel": "rms_norm",', '"kernel": "rms_norm", "\\u006bernel": "rms_norm",', "twice"),
+        # the record's Triton spelt with a full-width dot (U+FF0E): another text than the index's 3.9.0
+        ("rms_norm.proofs.yaml", "\n  triton: 3.9.0\n", "\n  triton: 3.9\uff0e0\n", "compiler stack"),
+        # a dtype spelt as torch names it (an alias): no dtype of a table
+        ("rms_norm.json", '[["fp32"]', '[["float32"]', "entries"),
+    ],
+    ids=["json-trailing-value", "json-escaped-twice", "yaml-lookalike-stack", "json-dtype-alias"],
+)
+def test_table_quirks_are_refused_by_the_loader_as_by_tables_verify(tmp_path, file, old, new, said):
+    """Pinned: each quirk is refused when a run loads the kernel's index (one line, the file named) and by `tables
+    verify` (a problem of that kernel), never read one way by one and another way by the other."""
+    if said is None:  # the trailing value: appended
+        root = _edited(tmp_path, file, old, new)
+        path = root / CLASS / file
+        path.write_text(path.read_text(encoding="utf-8") + '{"entries": []}\n', encoding="utf-8")
+        retrack(root)
+        tables.clear_cache()
+        said = "Extra data"
+    else:
+        root = _edited(tmp_path, file, old, new)
+    with pytest.raises(TablesError, match=said) as err:
+        tables.load(root).index(CLASS, "rms_norm")
+    assert "rms_norm" in str(err.value) and "\n" not in str(err.value)
+    tables.clear_cache()
+    assert any(p.path == f"{CLASS}/rms_norm" for p in tables.verify_all(tables.load(root)))
