@@ -469,21 +469,23 @@ def _file_problem(path: Path, file: str, size: int, hashes: dict[str, str], head
 
 def _stamp(path: Path) -> tuple[int, ...]:
     """What changes when a file is edited, replaced or removed, or a folder's entries are added, removed or renamed:
-    its device, inode, size and modification time (() where nothing is). A link (a model folder moved to another disk
+    its device, inode, size, modification time and change time (() where nothing is): a file rewritten in place at its
+    size with its modification time put back (``cp -p``, ``touch -r``) keeps the other four, and its change time is
+    one no program can set. A link (a model folder moved to another disk
     and linked back, its chat templates' folder) is stamped with what it leads to as well: the link's own times do not
     change when a file is added where it leads, which a run would then read unchecked."""
     try:
         found = os.stat(path, follow_symlinks=False)
     except OSError:
         return ()
-    own = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns)
+    own = (found.st_dev, found.st_ino, found.st_size, found.st_mtime_ns, found.st_ctime_ns)
     if not stat.S_ISLNK(found.st_mode):
         return own
     try:
         target = os.stat(path)
     except OSError:
         return own
-    return (*own, target.st_dev, target.st_ino, target.st_size, target.st_mtime_ns)
+    return (*own, target.st_dev, target.st_ino, target.st_size, target.st_mtime_ns, target.st_ctime_ns)
 
 
 def damaged(model: StoredModel, problems: list[str]) -> DamagedModelError:

@@ -20,6 +20,7 @@ No GPU: the interpreter class, on the shipped interpreter tables copied and trac
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from neurobrix.errors import MissingEntryError, TablesError, UsageError
 from neurobrix.generate import Sampling, generate
 from neurobrix.plan import resolve
 from neurobrix.run import load_model
+from neurobrix.store import DamagedModelError
 
 CLASS = "interpreter"
 PROMPT, NEW = [3, 4, 5], 4
@@ -218,3 +220,28 @@ def test_table_quirks_are_refused_by_the_loader_as_by_tables_verify(tmp_path, fi
     assert "rms_norm" in str(err.value) and "\n" not in str(err.value)
     tables.clear_cache()
     assert any(p.path == f"{CLASS}/rms_norm" for p in tables.verify_all(tables.load(root)))
+
+
+# --- a stored model's file rewritten in place with its time kept ------------------------------------------------------
+
+
+def test_a_stored_file_rewritten_in_place_with_its_time_kept_is_a_change(tiny):
+    """Fixed: config.json rewritten after the check, in place at its size and with its time put back (``cp -p``,
+    ``touch -r``): device, inode, size and modification time were all the stamp compared, so the model read a
+    config.json nobody checked (here another RMSNorm epsilon, the same length) and said nothing; its change time,
+    which no copy can set, is compared too now (exit 7, the file named)."""
+    stored = store.resolve("tiny")
+    path = stored.path / "config.json"
+    text = path.read_text(encoding="utf-8")
+    kept = path.stat().st_mtime_ns
+    found = re.search(r'"rms_norm_eps": [0-9.e+-]*([0-9])', text)
+    assert found is not None
+    digit = "1" if found.group(1) != "1" else "2"
+    edited = text[: found.start(1)] + digit + text[found.end(1) :]
+    assert edited != text and len(edited) == len(text)
+    with open(path, "r+", encoding="utf-8") as out:
+        out.write(edited)
+    os.utime(path, ns=(kept, kept))
+    with pytest.raises(DamagedModelError, match=r"changed while this command read it: config\.json changed") as err:
+        stored.config()
+    assert "\n" not in str(err.value)
