@@ -9,6 +9,12 @@ Found and fixed (each test marked so failed before its fix):
   link moved to tables that no longer certify them, where a fresh process refuses the model, and `tables.load()` kept
   handing out the old folder. The named folder is now looked up again at each load (a few system calls); the model is
   refused by name as round 47 refuses a folder re-certified in place or another folder named.
+- tables of another Triton (the same sizes) copied over that folder in place, each file's time kept (``cp -p``,
+  ``rsync --inplace -t``, archives of one fixed time): TRACKED.yaml's inode, size and modification time, all that was
+  compared, stayed, and the model went on with tables a fresh process refuses. Its change time is compared too now.
+- a stored model's config.json rewritten in place at its size with its time put back, after the check: the stamp
+  (device, inode, size, modification time) was unchanged and the model read an unchecked config; the stamp holds the
+  change time too now (exit 7, the file named).
 
 Pinned (pass before and after): a table quirk the loader and `tables verify` each refuse alike (a second JSON value
 after the index, a key spelt twice through a unicode escape, a record's stack spelt with a look-alike character), and a
