@@ -11,10 +11,12 @@ from types import SimpleNamespace
 
 import pytest
 import torch
+from hypothesis import given, settings
 
 from conformance import bounds as bd
 from conformance import harness
 from conformance import reference as ref
+from conformance.strategies import tensors
 
 U32 = 2.0**-24
 
@@ -78,6 +80,59 @@ def test_tensor_core_steps_are_counted_twice_for_their_truncation(variant):
     assert bd.linear_depth({"variant": variant, "BLOCK_K": block_k}, K, torch.bfloat16) >= 2 * steps
 
 
+
+def test_squares_flushed_below_fp32s_normals_are_within_rms_norms_bound():
+    """b11: squares below 2^-126 flushed to zero by the GPU lose up to 2^-126 each from the sum: relative to a =
+    mean(x^2) that is (N + 2) e32 / a, large where a is small. x = [2^-55, s, s, s] with s^2 just below 2^-126 (eps
+    0): a kernel computes a = 2^-112 exactly, off by ~2e-5 relative, and y by half that."""
+    s = float(torch.tensor(2.0**-63.1, dtype=torch.float32))
+    assert s * s < 2.0**-126
+    x = torch.tensor([[2.0**-55, s, -s, s]], dtype=torch.float32)
+    w = torch.tensor([1.0, -0.75, 1.5, 0.625], dtype=torch.float32)
+    truth = ref.rms_norm(x, w, 0.0)
+    flushed = (x.double() * 2.0**56 * w.double()).float()  # rstd = 1 / sqrt(2^-112), exact in fp32
+    assert (flushed.double() - truth).abs().max() > 1e-6 * truth.abs().max()  # the case is far from exact
+    assert _within(flushed, truth, bd.rms_norm(x, w, 0.0, truth)) <= 1
+
+
+def test_rms_norms_bound_is_the_docstrings_composition():
+    """b10: the bound composes each operation the docstring lists: the mean's gamma_{N+2} (r1 through the square
+    root), the square root's and the division's SPECIAL, and the two fp32 products x rstd w (u each), then 2 e32.
+    Two products' roundings are never both reached by honest inputs (their sum is below the SPECIAL allowances the
+    GPU's approximate sqrt and division leave unused), so the count is checked against the derivation itself."""
+    g = torch.Generator().manual_seed(10)
+    x = torch.randn(3, 48, generator=g).float()
+    w = torch.randn(48, generator=g).float()
+    truth = ref.rms_norm(x, w, 1e-5)
+    N = x.shape[1]
+    a = (x.double() ** 2).mean(dim=-1, keepdim=True) + 1e-5
+    gam = (N + 2) * U32 / (1 - (N + 2) * U32) + (N + 2) * 2.0**-126 / a
+    r1 = (1 - gam) ** -0.5 - 1
+    S = bd.SPECIAL
+    rel = (1 + r1) * (1 + S / (1 - S)) * (1 + S) * (1 + U32) ** 2 - 1
+    derived = rel * truth.abs() + 2 * 2.0**-126
+    assert (bd.rms_norm(x, w, 1e-5, truth) >= derived * (1 - 1e-12)).all()
+
+
+
+def test_rotarys_bound_counts_the_tables_rounding_too():
+    """b12: each output is a two-term dot product (two products, one addition: gamma_2) whose c and s may be the
+    fp32 rope cache's rounding of the float64 tables (one more u each): gamma_3 on |x1||c| + |x2||s|, and 3 e32. A
+    table's rounding is as large as the dot's own roundings, so the count is checked against the derivation."""
+    g = torch.Generator().manual_seed(12)
+    B, S, H, D, P = 1, 3, 2, 8, 5
+    x = torch.randn(B, S, H, D, generator=g).float()
+    tables = ref.rope_frequencies(D, 10000.0, P)
+    positions = torch.tensor([[1, 2, 4]])
+    truth = ref.rotary(x, tables.cos, tables.sin, positions)
+    c = tables.cos[positions][:, :, None, :].abs()
+    s = tables.sin[positions][:, :, None, :].abs()
+    a1, a2 = x.double()[..., : D // 2].abs(), x.double()[..., D // 2 :].abs()
+    magnitude = torch.cat((a1 * c + a2 * s, a2 * c + a1 * s), dim=-1)
+    derived = 3 * U32 / (1 - 3 * U32) * magnitude + 3 * 2.0**-126
+    assert (bd.rotary(x, tables.cos.float(), tables.sin.float(), positions, truth) >= derived * (1 - 1e-12)).all()
+
+
 # ------------------------------------------------------------------------------------------------------ the judge
 def test_a_pair_after_the_first_that_exceeds_its_bound_fails_the_verdict(monkeypatch):
     """h01: every pair a record returns is compared (a fused norm's residual stream, a table's second column): the
@@ -98,3 +153,102 @@ def test_an_output_left_in_fp32_where_the_op_returns_fp16_is_refused_before_any_
     exact = ref.silu_mul(gu).float()  # the float64 truth to fp32: within fp16's bound everywhere
     verdict = harness.judge(case, (exact,), {})
     assert verdict.ratio == math.inf and "float32" in verdict.explanation and "float16" in verdict.explanation
+
+
+# ------------------------------------------------------------------------------------------------- the references
+def _naive_attention(q, k, v, scale, visible):
+    """Softmax attention written out one query, head and key at a time in Python floats (float64): q [C, Hq, D],
+    k and v [S, Hkv, D]; query head h reads kv head h // (Hq // Hkv); ``visible(i, j)`` says whether query i sees key
+    j."""
+    C, HQ, D = q.shape
+    S, HKV = k.shape[0], k.shape[1]
+    out = torch.zeros(C, HQ, D, dtype=torch.float64)
+    for i in range(C):
+        for h in range(HQ):
+            kv = h // (HQ // HKV)
+            keys = [j for j in range(S) if visible(i, j)]
+            scores = [scale * sum(float(q[i, h, d]) * float(k[j, kv, d]) for d in range(D)) for j in keys]
+            top = max(scores)
+            weights = [math.exp(s - top) for s in scores]
+            total = math.fsum(weights)
+            for d in range(D):
+                out[i, h, d] = math.fsum(w * float(v[j, kv, d]) for w, j in zip(weights, keys)) / total
+    return out
+
+
+def test_a_chunks_reference_is_each_query_over_the_keys_up_to_its_own_position():
+    """r05, r06: a chunk of C = 3 queries at positions S - C .. S - 1 of S = 7 keys, 4 query heads over 2 kv heads:
+    query i sees keys j <= S - C + i (never the next one), head h reads kv head h // 2 (grouped, not interleaved)."""
+    g = torch.Generator().manual_seed(52)
+    C, S, HQ, HKV, D = 3, 7, 4, 2, 3
+    q = torch.randn(1, C, HQ, D, generator=g, dtype=torch.float64)
+    k = torch.randn(1, S, HKV, D, generator=g, dtype=torch.float64)
+    v = torch.randn(1, S, HKV, D, generator=g, dtype=torch.float64)
+    got = ref.attention_chunk(q, k, v, 0.7)[0]
+    want = _naive_attention(q[0], k[0], v[0], 0.7, lambda i, j: j <= S - C + i)
+    assert torch.allclose(got, want, rtol=1e-12, atol=1e-12)
+
+
+def test_the_decode_reference_reads_each_sequences_filled_positions_only():
+    """r07: sequence b reads cache positions 0 .. lengths[b] - 1; the positions after hold values (a longer
+    sequence's, a chunk's placeholders) that must not be read."""
+    g = torch.Generator().manual_seed(53)
+    B, S, HQ, HKV, D = 2, 6, 4, 2, 3
+    q = torch.randn(B, HQ, D, generator=g, dtype=torch.float64)
+    k = torch.randn(B, S, HKV, D, generator=g, dtype=torch.float64)
+    v = torch.randn(B, S, HKV, D, generator=g, dtype=torch.float64)
+    lengths = torch.tensor([3, 5])
+    got = ref.attention_decode(q, k, v, lengths, 0.5)
+    for b in range(B):
+        n = int(lengths[b])
+        want = _naive_attention(q[b][None], k[b], v[b], 0.5, lambda i, j: j < n)[0]
+        assert torch.allclose(got[b], want, rtol=1e-12, atol=1e-12)
+
+
+def test_silu_muls_reference_is_float64_throughout():
+    """r02: g sigmoid(g) u in float64, against Python's own exp: an exp taken in float32 is off by ~1e-7 relative
+    where exp(-g) is large (g well below 0)."""
+    g = torch.tensor([-12.0, -7.25, -3.5, -0.75, 0.5, 2.0, 9.0], dtype=torch.float64)
+    u = torch.linspace(-1.5, 2.5, g.numel(), dtype=torch.float64)
+    got = ref.silu_mul(torch.cat((g, u))[None, :])[0]
+    want = torch.tensor([a / (1 + math.exp(-a)) * b for a, b in zip(g.tolist(), u.tolist())], dtype=torch.float64)
+    assert torch.allclose(got, want, rtol=1e-14, atol=0)
+
+
+def test_the_fused_norms_reference_normalises_the_stream_rounded_to_the_models_dtype():
+    """r04: the fused kernel returns h rounded to the model's dtype as the new stream and normalises that rounded
+    value; the float64 truth for y is the norm of the rounded h. x + r below are not fp16 numbers (11 bits)."""
+    x = torch.tensor([[1.0, -3.0, 0.5, 2.0]], dtype=torch.float16)
+    r = torch.tensor([[2.0**-11 + 2.0**-13, 2.0**-10 + 2.0**-12, 2.0**-13, -(2.0**-10) - 2.0**-13]], dtype=torch.float16)
+    w = torch.tensor([1.0, 0.5, -2.0, 1.25], dtype=torch.float16)
+    y, h = ref.rms_norm(x, w, 1e-6, residual=r)
+    exact = [float(a) + float(b) for a, b in zip(x[0].tolist(), r[0].tolist())]
+    assert h[0].tolist() == exact
+    stream = [float(torch.tensor(e, dtype=torch.float16)) for e in exact]  # each rounded to fp16 once
+    assert stream != exact  # the case rounds
+    rms = math.sqrt(math.fsum(s * s for s in stream) / len(stream) + 1e-6)
+    want = torch.tensor([s / rms * float(c) for s, c in zip(stream, w.tolist())], dtype=torch.float64)
+    assert torch.allclose(y[0], want, rtol=1e-14, atol=0)
+
+
+def test_a_partial_rotary_dims_frequencies_are_over_the_rotary_dim():
+    """r08: config.json's partial_rotary_factor gives rotary_dim = head_dim - 1: f_i = theta^(-2i / rotary_dim)."""
+    head_dim, theta = 8, 10000.0
+    tables = ref.rope_frequencies(head_dim, theta, 3, {"rope_type": "default", "rotary_dim": head_dim - 1})
+    want = [theta ** (-2 * i / (head_dim - 1)) for i in range(head_dim // 2)]
+    assert torch.allclose(tables.inv_freq, torch.tensor(want, dtype=torch.float64), rtol=1e-15, atol=0)
+
+
+# -------------------------------------------------------------------------------------------------------- the draws
+def test_the_tensors_strategy_draws_other_values_of_one_kind_and_shape():
+    """d04: the seed is drawn: examples of one kind ("normal": no parameter) and shape are other tensors, not one
+    tensor checked again and again."""
+    seen: set[tuple[float, ...]] = set()
+
+    @settings(max_examples=25, derandomize=True, database=None, deadline=None)
+    @given(tensors((3, 5), torch.float32, kinds=("normal",)))
+    def draw(t: torch.Tensor) -> None:
+        seen.add(tuple(t.flatten().tolist()))
+
+    draw()
+    assert len(seen) >= 10
