@@ -290,11 +290,11 @@ PLANTS = [
         "            new.append(t)\n",
         T_ENGINE,
     ),
-    p(  # the stop check on the new tokens alone (a stop string across the prompt's end missed)
+    p(  # the greedy loop records the step queued ahead, not the one read (each token one step early, one lost)
         "e06",
         GEN,
-        "                done[b] = t in eos or (stop is not None and stop(prompts[b] + outs[b]))\n",
-        "                done[b] = t in eos or (stop is not None and stop(outs[b]))\n",
+        "        record([t for (t,) in reads[(s - 1) % 2].finish()])\n",
+        "        record([t for (t,) in reads[s % 2].finish()])\n",
         T_ENGINE,
     ),
     p(  # the EOS check before the append: the EOS token left out of the output

@@ -133,6 +133,24 @@ def test_rotarys_bound_counts_the_tables_rounding_too():
     assert (bd.rotary(x, tables.cos, tables.sin, positions, truth) >= derived * (1 - 1e-12)).all()
 
 
+
+def test_the_rope_caches_exponent_rounding_is_within_the_tables_bound_at_a_head_dim_no_power_of_two():
+    """b14: the engine's rope_cache rounds each exponent 2i / D to fp32, exact where D is a power of two (the head
+    dims test_bounds.py's rope_cache test draws: 64, 128) and off by up to u otherwise, which theta^x turns into a
+    relative error of ln(theta) x u of the frequency: the bound's ln(theta) roundings. At D = 72 and theta = 10^6
+    (ln 13.8) the cache's error at 16k positions exceeds a bound without them, and is within the bound."""
+    from neurobrix.ops import rope_cache
+
+    head_dim, theta, rows = 72, 1.0e6, 1 << 14
+    tables = ref.rope_frequencies(head_dim, theta, rows)
+    angle = torch.arange(rows, dtype=torch.float64)[:, None] * tables.inv_freq[None, :]
+    cos, sin = rope_cache(head_dim, theta, rows, None)
+    for engine, table in ((cos, tables.cos), (sin, tables.sin)):
+        assert _within(engine, table, bd.rope_table(table, angle=angle, theta=theta)) <= 1
+    fraction = torch.arange(0, head_dim, 2, dtype=torch.float32) / head_dim  # transformers' exponents, in fp32
+    assert (fraction.double() != torch.arange(0, head_dim, 2, dtype=torch.float64) / head_dim).any()
+
+
 # ------------------------------------------------------------------------------------------------------ the judge
 def test_a_pair_after_the_first_that_exceeds_its_bound_fails_the_verdict(monkeypatch):
     """h01: every pair a record returns is compared (a fused norm's residual stream, a table's second column): the
