@@ -26,6 +26,7 @@ T_ENGINE = [  # the engine's tests against transformers that decode or prefill i
     "tests/test_chunks.py",
     "tests/test_generate.py",
     ENG + "test_greedy_tokens_identical_to_transformers",
+    ENG + "test_greedy_picked_on_the_device_decodes_what_the_host_picks",
     ENG + "test_a_prompt_prefilled_in_several_chunks_matches_transformers",
     ENG + "test_a_batch_generates_what_each_prompt_generates_alone",
     ENG + "test_decode_queues_the_next_step_before_reading_this_one",

@@ -270,3 +270,50 @@ def test_the_tensors_strategy_draws_other_values_of_one_kind_and_shape():
 
     draw()
     assert len(seen) >= 10
+
+
+# ------------------------------------------------------------------------------------------ the engine's host code
+def _random_model(batch: int, capacity: int, chunk: int | None = None):
+    """A two-layer model of random weights on PyTorch's kernels (CPU, float32): logits far apart, so the greedy
+    tokens do not hang on a rounding."""
+    import dataclasses
+
+    from test_runtime_planted import TINY
+
+    from neurobrix.model import Transformer, checkpoint_shapes, fuse_weights
+    from neurobrix.ops import TORCH
+
+    cfg = dataclasses.replace(TINY, num_layers=2)
+    shapes = checkpoint_shapes(cfg)
+    g = torch.Generator().manual_seed(520)
+    made = {name: torch.randn(shape, generator=g) * (1.0 if "norm" in name else 0.7) for name, shape in shapes.items()}
+    weights = fuse_weights(cfg, made.__getitem__, set(shapes), torch.float32, "cpu")
+    return Transformer(cfg, weights, TORCH, batch=batch, capacity=capacity, chunk=chunk)
+
+
+def _recomputed(prompts: list[list[int]], steps: int) -> list[list[int]]:
+    """Greedy tokens with no KV cache kept between steps: each step prefills the whole sequence so far in one pass
+    of a new model (its positions 0 .. n - 1, every key its own), and takes the last logits' largest."""
+    seqs = [list(p) for p in prompts]
+    for _ in range(steps):
+        logits = _random_model(len(seqs), len(seqs[0])).prefill(torch.tensor(seqs))
+        for seq, row in zip(seqs, logits):
+            seq.append(int(row.argmax()))
+    return [seq[len(p) :] for seq, p in zip(seqs, prompts)]
+
+
+@pytest.mark.parametrize("device_pick", [True, False])
+@pytest.mark.parametrize("chunk", [1, 2])
+def test_decoding_over_the_cache_is_recomputing_the_whole_sequence_each_step(chunk, device_pick):
+    """e01, e02, e03, e08, e10: a prompt prefilled in chunks (of 1: one pass a token; of 2: a 1-token first pass,
+    then two over the cache), then decoded over the KV cache by the greedy loop (device pick) or the sampling loop
+    (host pick), gives the tokens of recomputing the whole sequence without a cache at every step: each step's
+    position and cache length, the first decode position, every chunk's keys."""
+    from neurobrix.generate import Sampling, generate_batch
+
+    prompts, steps = [[3, 17, 5, 9, 30], [8, 8, 1, 22, 4]], 5
+    want = _recomputed(prompts, steps)
+    model = _random_model(2, len(prompts[0]) + steps - 1, chunk)
+    with torch.no_grad():
+        outs, _ = generate_batch(model, prompts, steps, Sampling(), set(), device_pick=device_pick)
+    assert outs == want and len({t for o in want for t in o}) > 2  # the tokens vary: no constant answer
