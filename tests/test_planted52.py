@@ -65,8 +65,8 @@ def test_a_flushed_fp32_residual_sum_is_within_its_bound():
 def test_gemvs_depth_counts_each_lane_the_lanes_and_the_split_merge(K, block_k, split_k):
     """b06: gemv's order, as linear_depth's docstring gives it: each lane adds ceil(k_slice / BLOCK_K) products,
     the BLOCK_K lanes are summed (BLOCK_K - 1), the SPLIT_K partials merged in order (SPLIT_K - 1)."""
-    k_slice = -(-(-(-K // split_k)) // block_k) * block_k
-    want = -(-k_slice // block_k) + (block_k - 1) + (split_k - 1)
+    k_slice = math.ceil(math.ceil(K / split_k) / block_k) * block_k
+    want = math.ceil(k_slice / block_k) + (block_k - 1) + (split_k - 1)
     config = {"variant": "gemv", "BLOCK_K": block_k, "SPLIT_K": split_k}
     assert bd.linear_depth(config, K, torch.float16) >= want
 
@@ -76,9 +76,8 @@ def test_tensor_core_steps_are_counted_twice_for_their_truncation(variant):
     """b07: a tensor core may truncate where round-to-nearest rounds (up to 2 u a step): gamma_n(2u) = gamma_2n(u),
     the K loop's steps counted twice, by whichever of the interpreter's and a GPU's orders is longer."""
     K, block_k = 4096, 64
-    steps = max(-(-K // block_k) + block_k - 1, -(-K // 16) + 16)
+    steps = max(math.ceil(K / block_k) + block_k - 1, math.ceil(K / 16) + 16)
     assert bd.linear_depth({"variant": variant, "BLOCK_K": block_k}, K, torch.bfloat16) >= 2 * steps
-
 
 
 def test_squares_flushed_below_fp32s_normals_are_within_rms_norms_bound():
@@ -114,7 +113,6 @@ def test_rms_norms_bound_is_the_docstrings_composition():
     assert (bd.rms_norm(x, w, 1e-5, truth) >= derived * (1 - 1e-12)).all()
 
 
-
 def test_rotarys_bound_counts_the_tables_rounding_too():
     """b12: each output is a two-term dot product (two products, one addition: gamma_2) whose c and s may be the
     fp32 rope cache's rounding of the float64 tables (one more u each): gamma_3 on |x1||c| + |x2||s|, and 3 e32. A
@@ -131,7 +129,6 @@ def test_rotarys_bound_counts_the_tables_rounding_too():
     magnitude = torch.cat((a1 * c + a2 * s, a2 * c + a1 * s), dim=-1)
     derived = 3 * U32 / (1 - 3 * U32) * magnitude + 3 * 2.0**-126
     assert (bd.rotary(x, tables.cos, tables.sin, positions, truth) >= derived * (1 - 1e-12)).all()
-
 
 
 def test_the_rope_caches_exponent_rounding_is_within_the_tables_bound_at_a_head_dim_no_power_of_two():
@@ -237,7 +234,9 @@ def test_the_fused_norms_reference_normalises_the_stream_rounded_to_the_models_d
     """r04: the fused kernel returns h rounded to the model's dtype as the new stream and normalises that rounded
     value; the float64 truth for y is the norm of the rounded h. x + r below are not fp16 numbers (11 bits)."""
     x = torch.tensor([[1.0, -3.0, 0.5, 2.0]], dtype=torch.float16)
-    r = torch.tensor([[2.0**-11 + 2.0**-13, 2.0**-10 + 2.0**-12, 2.0**-13, -(2.0**-10) - 2.0**-13]], dtype=torch.float16)
+    r = torch.tensor(
+        [[2.0**-11 + 2.0**-13, 2.0**-10 + 2.0**-12, 2.0**-13, -(2.0**-10) - 2.0**-13]], dtype=torch.float16
+    )
     w = torch.tensor([1.0, 0.5, -2.0, 1.25], dtype=torch.float16)
     y, h = ref.rms_norm(x, w, 1e-6, residual=r)
     exact = [float(a) + float(b) for a, b in zip(x[0].tolist(), r[0].tolist())]
