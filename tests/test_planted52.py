@@ -316,3 +316,16 @@ def test_decoding_over_the_cache_is_recomputing_the_whole_sequence_each_step(chu
     with torch.no_grad():
         outs, _ = generate_batch(model, prompts, steps, Sampling(), set(), device_pick=device_pick)
     assert outs == want and len({t for o in want for t in o}) > 2  # the tokens vary: no constant answer
+
+
+@pytest.mark.parametrize("device_pick", [True, False])
+def test_one_new_token_is_the_prefills_own_and_no_step_runs_past_it(device_pick):
+    """e04: max_new_tokens 1 is the prefill's token alone, in a cache of the prompt's length (all that it needs):
+    no decode step is run or kept past it, on either loop."""
+    from neurobrix.generate import Sampling, generate_batch
+
+    prompts = [[3, 17, 5, 9, 30], [8, 8, 1, 22, 4]]
+    model = _random_model(2, len(prompts[0]))
+    with torch.no_grad():
+        outs, stats = generate_batch(model, prompts, 1, Sampling(), set(), device_pick=device_pick)
+    assert outs == _recomputed(prompts, 1) and stats.generated_tokens == 2
