@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from conformance import bounds as bd
 from conformance import harness
 from conformance import reference as ref
-from conformance.strategies import tensors
+from conformance.strategies import BLOCK_SIZES, edge_values, tensors
 
 U32 = 2.0**-24
 
@@ -269,6 +269,15 @@ def test_the_tensors_strategy_draws_other_values_of_one_kind_and_shape():
 
     draw()
     assert len(seen) >= 10
+
+
+def test_a_second_tiles_edges_are_among_the_edge_values():
+    """d01: a kernel that handles one partial tile may still go wrong at the second (a loop's second pass, a split's
+    second part): 2b - 1, 2b and 2b + 1 of each block size b are edges, as b's own are."""
+    edges = set(edge_values(1, 1000))
+    for b in BLOCK_SIZES:
+        assert {2 * b - 1, 2 * b, 2 * b + 1} <= edges, b
+    assert {31, 32, 33} <= set(edge_values(1, 1000, block_sizes=(16,)))  # b = 16 alone: 32 is no block size
 
 
 # ------------------------------------------------------------------------------------------ the engine's host code
