@@ -1,7 +1,50 @@
 """Round 52 of planted bugs (tests/planted52_plants.py, driven by tests/planted52_driver.py), in the code outside the
-kernels that a kernel's proof rests on (class: a proof that holds for the wrong thing).
+kernels that a kernel's proof rests on (class: a proof that holds for the wrong thing): the float64 references
+(conformance/reference.py) and the error bounds derived for them (conformance/bounds.py), the judge
+(``harness.judge``, ``wrong_outputs``), the draws (conformance/strategies.py), and the engine's host code that
+prepares a kernel's inputs (neurobrix/model.py's prefill chunks; neurobrix/generate.py's decode positions and cache
+lengths, its two one-step-ahead loops, what a step records).
 
-OUTCOMES
+40 plants, each applied alone by the driver against the tests a contributor would run for that code (test_bounds.py
+with test_planted37.py; test_reference.py with test_model_reference.py; test_planted49.py with test_kmut4.py;
+test_strategies.py with test_planted37.py; for the engine test_chunks.py, test_generate.py, test_engine.py's
+transformers comparisons that decode, chunk or batch, and the loops' own tests in test_generation_planted.py,
+test_runtime_planted.py and test_host_planted14.py), 4 to 177 s a plant on a loaded 2-core machine:
+
+- caught before the round (27): b01 bf16 given fp16's unit roundoff; b02 fp16's underflow given fp32's; b04 K read
+  from x's rows; b08 the final rounding's binade from |y| alone; b13 silu's overflow allowance on the wrong side;
+  r01 the linear reference in float32; r02 silu's exp in float32; r03 eps outside the square root; r04 the fused
+  norm's reference over the unrounded stream; r05 a chunk's mask admitting the next key; r06 GQA heads interleaved;
+  r07 the decode reference reading one position past the length; h01 only the first pair judged (test_kmut4.py's
+  flash first-query case, whose first pair passes); d02 the edges never drawn; d03 the range's top not an edge; d04
+  the values' seed fixed; d05 cancel's halves not negations; e01 a decode step's cache length the position; e02
+  the sampling loop's first step fed at the prompt's last position, its k and v overwritten (test_engine.py's host
+  pick against the device pick, a test first left out of the plant's list); e03 the greedy loop's first step a
+  position late; e05 an ended sequence still streamed; e06 the greedy loop recording the step queued ahead (one
+  token early, one lost); e07 the EOS check before the append; e08 a chunk of 1's last pass dropped; e09 the chunk
+  rounded up past PREFILL_TOKENS; e10 a later chunk's attention over the whole cache; e11 the capacity check one
+  position short.
+- survived, now caught here (13): b03 an fp32 special function's ulps counted as unit roundoffs (half the
+  allowance); b05 the linear bound's underflow term without its K; b06 gemv's split-K merge left out of its depth;
+  b07 the tensor cores' truncation counted as rounding; b09 the residual add's underflow dropped; b10 rms_norm's
+  two products counted as one; b11 rms_norm's underflowing squares' term not divided by a; b12 rotary's gamma_2
+  (the fp32 table's rounding left out); b14 the rope table's bound without theta's roundings (test_bounds.py's
+  rope_cache case draws head dims 64 and 128 only, where every exponent 2i / D is exact in fp32); r08 a partial
+  rotary_dim's frequencies over head_dim; h02 an output's dtype not compared; d01 a second tile's edges (2b +- 1)
+  not drawn; e04 a token decoded and kept past max_new_tokens (the sampling loop's first step queued at max_new_tokens
+  1: a cache of the prompt's length, all one new token needs, indexed past its end).
+- equivalent (0). A stop-string plant written first (the stop check on the new tokens alone) was round 29's s04 and
+  was replaced by e06.
+
+The bounds' checks are of two kinds. Where a GPU may realize the error the term allows, the case realizes it: fp32
+subnormal products or sums flushed to zero (b05, b09, b11), a division off by its allowed ulps (b03), the rope cache's
+fp32 exponents at a head dim of 72 (b14). Where no honest input reaches the term (two fp32 products' roundings next to
+the unused SPECIAL allowances, b10; a fp32 table's rounding of c and s, b12; a depth count, b06, b07), the bound is
+checked against the derivation its docstring writes, computed here on its own. The engine's cases check decoding over
+the KV cache against recomputing the whole sequence without a cache at every step (a random two-layer model on
+PyTorch's kernels), with both loops and prefills in chunks of 1 and 2. Each test here fails with its plant applied
+(checked: each plant in a copy with this file alone; r02, r04, r05, r06, r07, h01, d04, e01, e02, e03, e06,
+e08 and e10 too, which the tests before the round caught) and passes on the clean code. No defect was found in the clean code.
 """
 
 from __future__ import annotations
