@@ -44,7 +44,8 @@ checked against the derivation its docstring writes, computed here on its own. T
 the KV cache against recomputing the whole sequence without a cache at every step (a random two-layer model on
 PyTorch's kernels), with both loops and prefills in chunks of 1 and 2. Each test here fails with its plant applied
 (checked: each plant in a copy with this file alone; r02, r04, r05, r06, r07, h01, d04, e01, e02, e03, e06,
-e08 and e10 too, which the tests before the round caught) and passes on the clean code. No defect was found in the clean code.
+e08 and e10 too, which the tests before the round caught) and passes on the clean code. No defect was found in the
+clean code.
 """
 
 from __future__ import annotations
