@@ -11,7 +11,7 @@ launcher by the module and function it runs, its shebang aside), the installed R
 The commands, one fresh folder or virtual environment a case:
 
     python -I -m pip install --no-deps --no-index --no-compile --no-cache-dir --ignore-installed --prefix P WHEEL
-    /tmp/pip26/bin/python -I -m pip install  (the same options; pip 26.3 in a venv of this interpreter)
+    PIP26/bin/python -I -m pip install  (the same options; PIP26 a venv of this interpreter holding pip 26.3)
     uv venv V && uv pip install --python V/bin/python --no-deps --offline --no-cache --no-compile WHEEL
     installer.install(WheelFile.open(WHEEL), SchemeDictionaryDestination(<prefix's scheme>), {})
     (sdists: the same front ends with ``--find-links`` a folder holding hatchling 1.33.0 and its dependencies)
@@ -25,18 +25,27 @@ Every dist the gate passed installed with all four exactly as the wheel as built
   deflate speed hints on a deflated member, an extended timestamp (central: the modification time; local: it and
   the access time), an Info-ZIP owner record naming root, the MS-DOS archive bit, the text bit, a folder entry for the
   ``.dist-info``, a sha384 RECORD; and sdists repacked in GNU format, in reverse order with folder entries, every file
-  read-only (444) and a folder of mode 555, a gzip header naming the tar. Each is judged here, and ``installer``
-  (the one tool cheap enough in-process) installs it as the wheel as built;
+  read-only (444) and a folder of mode 555, a gzip header naming the tar. Each is judged here, and each wheel
+  installed by ``installer`` (the one tool cheap enough in-process) as the wheel as built;
 - refusals where the installers now disagree with one another (``INSTALLED`` below, each tool's reading as shown by
   the commands above): the gate's refusal is what keeps each off an index.
 
 Documented installer differences this round found against earlier rounds' text (the gate refuses each already):
 pip 26.3 writes a console script named ``sub/x`` as ``bin/sub/x``, as ``installer`` does, where pip 23.2 wrote
 ``bin/x`` (uv 0.13.9 fails), and refuses ``../x`` (pip 23.2 wrote ``bin/x``); uv 0.13.9 refuses a member whose
-"version needed to extract" is above 6.3, as zipfile does (the uv of round 13 installed it); uv 0.13.9 splits
+"version needed to extract" is above 6.3, as zipfile does (an earlier uv installed it); uv 0.13.9 splits
 METADATA at a lone CR, as Python's email parser does (uv up to 0.12 did not): a ``Requires-Dist`` behind one is a
 requirement to ``uv pip show`` and ``pip show`` alike; pip 26.3 and uv install a ``.data/headers`` file under
 ``include/site/python3.11/<name>/``, pip 23.2 under ``include/python3.11/<name>/``.
+
+Each case was shown failing with one place of ``gate/`` changed and passing without: RECORD's rows compared with the
+members sorted, or with RECORD's position in the zip; the MS-DOS host dropped from ``ZIP_HOSTS``; "version made by"
+bounded at 4.5, "version needed" required to be 2.0; ``PADDING_SLACK`` made 0, or a stream shorter than zlib's level
+1 by 64 bytes refused; the speed hints dropped from ``_FLAGS_ALLOWED``; the extended timestamp's and the owner
+record's sizes cut; the archive bit, the text bit, sha384 or GNU's tar magic no longer allowed; a folder entry
+allowed only under the package; any sdist folder entry refused; an owner needing write permission; any gzip file name
+refused; for the refusals, members under a ``.data`` folder or folder entries under the package allowed, G301 and
+G302 not reported, a member of another type read as a file, entry_points.txt not judged, an empty RECORD line skipped.
 """
 
 from __future__ import annotations
