@@ -1,14 +1,14 @@
 """The fifty-eighth round against the release gate: the wheels and sdists it passes, installed by four installers.
 
 Rounds 12 to 57 recorded installer behaviour as pip 23.2 (this machine's), ``installer`` and uv read it, and left open
-that no other pip or uv version was run. This round built a corpus of hostile dists by attack class from this
-project's own wheel and sdist (RECORD, zip structure, member names, ``.data`` folders, entry_points.txt, WHEEL and
-METADATA, zip header numbers, sdist tar types, names, contents, modes and gzip framing), judged each with the gate, and
-installed every one of them, passed or refused, with pip 23.2, pip 26.3, uv 0.13.9 and ``installer`` 1.1.0 (the sdists
-with the three front ends, each building through hatchling 1.33.0 from a local folder), comparing each installed tree
-with that tool's install of the wheel as built: every file, folder, link and launcher, its mode bits and bytes (a
-launcher by the module and function it runs, its shebang aside), the installed RECORD as the set of files it names.
-The commands, one fresh folder or virtual environment a case:
+that no other pip or uv version was run. This round built a corpus of hostile dists by attack class
+(tests/gate58_driver.py) from this project's own wheel and sdist (RECORD, zip structure, member names, ``.data``
+folders, entry_points.txt, WHEEL and METADATA, zip header numbers, sdist tar types, names, contents, modes and gzip
+framing), judged each with the gate, and installed every one of them, passed or refused, with pip 23.2, pip 26.3, uv
+0.13.9 and ``installer`` 1.1.0 (the sdists with the three front ends, each building through hatchling 1.33.0 from a
+local folder), comparing each installed tree with that tool's install of the wheel as built: every file, folder, link
+and launcher, its mode bits and bytes (a launcher by the module and function it runs, its shebang aside), the installed
+RECORD as the set of files it names. The commands, one fresh folder or virtual environment a case:
 
     python -I -m pip install --no-deps --no-index --no-compile --no-cache-dir --ignore-installed --prefix P WHEEL
     PIP26/bin/python -I -m pip install  (the same options; PIP26 a venv of this interpreter holding pip 26.3)
