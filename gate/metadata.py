@@ -67,9 +67,10 @@ def _split_one_way(data: bytes) -> str:
 
     Python's email parser (pip, packaging, hatchling, this gate) ends a line at a lone CR, ends the fields at the
     first line that is no header, and drops an mbox ``From `` line; uv's parser (mailparse, up to uv 0.12) ends
-    lines at LF only and reads on through both: a Requires-Dist behind a lone CR is one installer's dependency and
-    part of a Classifier to the other. So every line ends in LF (CR only before it), and Python's parser reads the
-    header block without a defect, with no control character but tab in it."""
+    lines at LF only and reads on through both (uv 0.13.9 ends one at a lone CR too, gate round 58): a Requires-Dist
+    behind a lone CR is one installer's dependency and part of a Classifier to the other. So every line ends in LF
+    (CR only before it), and Python's parser reads the header block without a defect, with no control character but
+    tab in it."""
     lone = re.search(rb"\r(?!\n)", data)
     if lone:
         return (

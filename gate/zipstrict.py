@@ -268,7 +268,8 @@ def parse(data: bytes, max_members: int) -> tuple[list[ZipEntry], list[ZipProble
                     Check.G313,
                     raw_name,
                     f"version needed to extract {(needed & 0xFF) / 10:.1f}: Python's zipfile (pip, installer, twine) "
-                    f"opens nothing above {ZIPFILE_MAX_NEEDED / 10:.1f} and refuses the whole wheel, uv installs it",
+                    f"opens nothing above {ZIPFILE_MAX_NEEDED / 10:.1f} and refuses the whole wheel, as uv 0.13.9 "
+                    "does (an earlier uv installed it)",
                     True,
                 )
             )

@@ -480,8 +480,8 @@ def test_zip_that_tools_read_differently_is_refused(built: Built, tmp_path: Path
 
 def test_a_version_needed_that_zipfile_cannot_open_is_refused_by_the_gate_itself(built: Built, tmp_path: Path) -> None:
     """Version needed to extract 12.6 on one member: Python's zipfile (pip, installer, twine, check-wheel-contents)
-    refuses the whole wheel, uv ignores the field and installs it. Only twine, check-wheel-contents and the smoke
-    refused it; the gate's own reader passed it."""
+    refuses the whole wheel, uv ignored the field and installed it (uv 0.13.9 refuses it too: gate round 58). Only
+    twine, check-wheel-contents and the smoke refused it; the gate's own reader passed it."""
     wheel = tmp_path / built.wheel.name
     wheel.write_bytes(needing(built, 126))
     with pytest.raises(NotImplementedError, match="zip file version 12.6"):
