@@ -20,11 +20,11 @@ import re
 import struct
 import sys
 from collections.abc import Sequence
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import Any
 
 from .config import ModelConfig, checkpoint_shapes
-from .errors import UsageError, counted
+from .errors import UsageError, counted, printable
 
 CONFIG = "config.json"
 SINGLE = "model.safetensors"  # what from_pretrained loads first, whatever else the folder holds
@@ -219,22 +219,45 @@ def pickle_only(where: str, found: Sequence[str]) -> PickleWeightsError:
     )
 
 
+def shard_name(name: str) -> str:
+    """The file an index's shard ``name`` names, as transformers' from_pretrained reads it: relative to the folder
+    (``sub/x.safetensors`` in its sub-folder, ``./x.safetensors`` and ``sub//x.safetensors`` the same file as
+    ``x.safetensors`` and ``sub/x.safetensors``, written so), or the reason it names no file of the folder
+    (ValueError). transformers refuses an absolute name and one with a ".." part
+    (``_check_shard_filenames_stay_in_model_dir``: a name that leaves the folder); a backslash is a separator to it
+    on Windows and a character of the name elsewhere, so the name is not one file: refused too (NUL names none)."""
+    if "\\" in name or "\0" in name:
+        raise ValueError("a backslash or NUL in it (a separator on Windows, a character elsewhere: not one file)")
+    path = PurePosixPath(name)
+    if path.anchor or ".." in path.parts:  # what transformers refuses, in its words
+        raise ValueError("it points outside the model's folder (transformers' from_pretrained refuses it too)")
+    if not path.parts or not name.endswith(".safetensors"):
+        raise ValueError("not a *.safetensors file")
+    return path.as_posix()
+
+
 def shards_named(index_path: Path) -> list[str]:
+    """The shards the index names, each as the file of the folder it names (:func:`shard_name`), once."""
     data = read_json(index_path, INDEX)
     weight_map = data.get("weight_map") if isinstance(data, dict) else None
     if not isinstance(weight_map, dict) or not weight_map:
         raise CheckpointError(f"{index_path}: has no 'weight_map' (tensor name -> shard file); fetch it again")
-    shards = sorted({str(f) for f in weight_map.values()})
-    bad = [f for f in shards if "/" in f or "\\" in f or f.startswith(".") or not f.endswith(".safetensors")]
-    if bad:
-        raise CheckpointError(f"{index_path}: names shards that are not plain *.safetensors files: {', '.join(bad)}")
+    shards = set()
+    for written in sorted({str(f) for f in weight_map.values()}):
+        try:
+            shards.add(shard_name(written))
+        except ValueError as why:
+            raise CheckpointError(
+                f"{index_path}: names the shard {printable(json.dumps(written, ensure_ascii=False))}, which is no "
+                f"*.safetensors file of the model's folder: {why}"
+            ) from None
     # a name no file system keeps (past 255 bytes) ended the import in "File name too long" (an OSError, exit 1,
     # the machine blamed) when the shard was looked for: it names no file that can be there
-    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 255]
+    long = [part for f in sorted(shards) for part in f.split("/") if len(part.encode("utf-8", "surrogatepass")) > 255]
     if long:
         raise CheckpointError(
             f"{index_path}: names a shard whose file name is longer than 255 bytes, which no file can have: "
-            f"{long[0][:40]}... ({len(long[0].encode('utf-8', 'surrogatepass'))} bytes); fetch it again"
+            f"{printable(long[0][:40])}... ({len(long[0].encode('utf-8', 'surrogatepass'))} bytes); fetch it again"
         )
     if not isinstance(data.get("metadata"), dict):  # transformers' from_pretrained adds its keys to it
         raise CheckpointError(
@@ -242,7 +265,7 @@ def shards_named(index_path: Path) -> list[str]:
             'not an object (save_pretrained writes {"total_size": ...}), and transformers\' from_pretrained loads no '
             "model from such an index (a KeyError or TypeError); fetch it again"
         )
-    return shards
+    return sorted(shards)
 
 
 def not_transformers_weights(where: str, found: Sequence[str]) -> CheckpointError:
@@ -273,6 +296,16 @@ def weight_files(folder: Path) -> list[Path]:
                 f"{'is' if len(missing) == 1 else 'are'} missing: "
                 f"{', '.join(missing)}; copy or download every shard, then import again"
             )
+        # a shard in a sub-folder is read where the index names it, as transformers reads it (by name, not resolved: a
+        # hub snapshot's files are links into its blobs), but never through a folder that is a link leading out of
+        # the checkpoint's
+        root = os.path.realpath(folder)
+        outside = [s for s in shards if "/" in s and not _inside(os.path.realpath(folder / s.rpartition("/")[0]), root)]
+        if outside:
+            raise CheckpointError(
+                f"{folder}: {INDEX} names the shard {printable(outside[0])}, whose folder is a link leading out of the "
+                "model's folder; NeuroBrix reads no weights from outside it: copy the shard into the folder"
+            )
         return [folder / s for s in shards]
     found = sorted(p.name for p in folder.glob("*.safetensors") if p.is_file())
     if found:
@@ -280,7 +313,24 @@ def weight_files(folder: Path) -> list[Path]:
     found_pickles = pickles([p.name for p in folder.iterdir() if p.is_file()]) if folder.is_dir() else []
     if found_pickles:
         raise pickle_only(str(folder), found_pickles)
-    raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}")
+    gguf = sorted(p.name for p in folder.glob("*.gguf")) if folder.is_dir() else []
+    raise CheckpointError(f"{folder} has no weights: no *.safetensors file and no {INDEX}{gguf_note(gguf)}")
+
+
+def gguf_note(found: Sequence[str]) -> str:
+    """Why GGUF files are not the weights: from_pretrained reads one only where it is named (``gguf_file=``), and
+    then dequantizes it; alone in a folder it loads no model from it."""
+    if not found:
+        return ""
+    return (
+        f" ({printable(', '.join(found[:3]))} {'is a GGUF file' if len(found) == 1 else 'are GGUF files'}, which "
+        "transformers' from_pretrained loads only when named with gguf_file=, dequantized; NeuroBrix reads safetensors"
+        " only)"
+    )
+
+
+def _inside(path: str, root: str) -> bool:
+    return path == root or path.startswith(root.rstrip(os.sep) + os.sep)
 
 
 def _unknown_dtype(header: dict[str, Any], error: str) -> str:
@@ -375,57 +425,88 @@ def hf_name(key: str, names: set[str] | frozenset[str]) -> str:
     return key
 
 
-def tensor_problems(cfg: ModelConfig, found: dict[str, tuple[int, ...]]) -> list[str]:
+def tensor_problems(
+    cfg: ModelConfig,
+    found: dict[str, tuple[int, ...]],
+    where: dict[str, tuple[str, str]] | None = None,
+    read: str = "",
+) -> list[str]:
     """What keeps these tensors (name -> shape, from the headers) from being the weights of ``cfg``, by the rules
     ``neurobrix.model.fuse_weights`` loads them by: every tensor the config implies, at its shape (the head of tied
-    embeddings at the embedding's, standing in for a missing embedding), and no other (a rotary table aside)."""
+    embeddings at the embedding's, standing in for a missing embedding), and no other (a rotary table aside). Each
+    names the tensor, printable on one line, and its file: ``where`` gives each found tensor's file and the key it is
+    stored under, ``read`` the files a missing one was looked for in."""
     expected = checkpoint_shapes(cfg)
+    where = where or {}
     embed, head = "model.embed_tokens.weight", "lm_head.weight"
     if cfg.tie_word_embeddings and head in found:
         expected[head] = expected[embed]
         if embed not in found:
             del expected[embed]  # the head is the embedding too
-    problems = [f"checkpoint has no tensor '{name}'" for name in expected if name not in found]
+    missing = f" in {read}" if read else ""
+    problems = [f"checkpoint has no tensor '{printable(name)}'{missing}" for name in expected if name not in found]
     problems += [
-        f"tensor '{name}' has shape {list(found[name])}, config.json implies {list(shape)}"
+        f"tensor '{printable(name)}' has shape {list(found[name])}, config.json implies {list(shape)}"
+        + _stored(where, name)
         for name, shape in expected.items()
         if name in found and tuple(found[name]) != shape
     ]
     unused = sorted(n for n in found if n not in expected and not n.endswith("rotary_emb.inv_freq"))
-    if unused:
-        shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
-        problems.append(f"checkpoint has tensors this engine would ignore ({shown})")
+    for file in dict.fromkeys(where[n][0] if n in where else "" for n in unused):  # one problem for each file
+        held = [n for n in unused if (where[n][0] if n in where else "") == file]
+        shown = ", ".join(
+            printable(n) + (f" as {printable(where[n][1])}" if where.get(n, (0, n))[1] != n else "") for n in held[:5]
+        )
+        shown += f" and {len(held) - 5} more" if len(held) > 5 else ""
+        problems.append(
+            f"checkpoint has tensors this engine would ignore ({shown}){f' in {printable(file)}' if file else ''}"
+        )
     return problems
 
 
+def _stored(where: dict[str, tuple[str, str]], name: str) -> str:
+    """The words " (in FILE)" for a found tensor, with the key it is stored under where that is not its name."""
+    if name not in where:
+        return ""
+    file, key = where[name]
+    return f" (in {printable(file)}{f' as {printable(key)}' if key != name else ''})"
+
+
 def checkpoint_files(folder: Path) -> list[str]:
-    """Check a checkpoint folder and return the file names to store: config.json (checked first, so an
-    architecture outside the family is refused before weights are looked at), the weights (pickle-only and
-    missing shards refused), tokenizer.json, the optional files; then every safetensors header, and the tensors
-    they hold against those config.json implies (names and shapes: what every run would refuse)."""
+    """Check a checkpoint folder and return the file names to store (a shard in a sub-folder by its path there):
+    config.json (checked first, so an architecture outside the family is refused before weights are looked at), the
+    weights (pickle-only and missing shards refused), tokenizer.json, the optional files; then every safetensors
+    header, and the tensors they hold against those config.json implies (names and shapes: what every run would
+    refuse)."""
     if not folder.is_dir():
         raise ModelNotFoundError(f"{folder} is not a directory")
     cfg = read_config(folder)
     weights = weight_files(folder)
     _check_tokenizer(folder)
     optional = [*_check_optional(folder), *template_files(folder)]
-    held: dict[str, tuple[Path, str]] = {}
+    held: dict[str, tuple[str, str]] = {}
     shapes: dict[str, tuple[int, ...]] = {}
     names = model_names(cfg)
-    for path in weights:
+    stored = [path.relative_to(folder).as_posix() for path in weights]
+    for path, file in zip(weights, stored):
         for key, shape in _check_safetensors(path).items():
             name = hf_name(key, names)  # a base model's key, or one prefixed once too often, as transformers reads it
             if name in held:  # the engine would take one of the two, transformers maybe the other
-                first, stored = held[name]
+                first, first_key = held[name]
                 raise CheckpointError(
-                    f"{folder}: tensor {name} is stored twice, in {first.name}"
-                    f"{f' as {stored}' if stored != name else ''} and in {path.name}"
-                    f"{f' as {key}' if key != name else ''}; a checkpoint holds each tensor once"
+                    f"{folder}: tensor {printable(name)} is stored twice, in {printable(first)}"
+                    f"{f' as {printable(first_key)}' if first_key != name else ''} and in {printable(file)}"
+                    f"{f' as {printable(key)}' if key != name else ''}; a checkpoint holds each tensor once"
                 )
-            held[name], shapes[name] = (path, key), shape
-    problems = tensor_problems(cfg, shapes)
+            held[name], shapes[name] = (file, key), shape
+    read = (
+        printable(stored[0])
+        if len(stored) == 1
+        else f"any of its {len(stored)} shards ({printable(', '.join(stored))})"
+    )
+    problems = tensor_problems(cfg, shapes, held, read)
     if problems:  # every run would refuse it, loading the weights
         shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
         raise CheckpointError(f"{folder}: the weights do not match its {CONFIG}: {shown}")
     index = [INDEX] if (folder / INDEX).is_file() and not (folder / SINGLE).is_file() else []
-    return [CONFIG, TOKENIZER, *optional, *index, *(p.name for p in weights)]
+    return [CONFIG, TOKENIZER, *optional, *index, *stored]

@@ -26,6 +26,7 @@ from .checkpoint import (
     CheckpointError,
     MissingShardsError,
     ModelNotFoundError,
+    gguf_note,
     is_template_file,
     not_transformers_weights,
     pickle_only,
@@ -161,11 +162,13 @@ def _check_listing(repo_id: str, names: Sequence[str]) -> None:
             f"{repo_id} has no {CONFIG} at the top of the repository; it is not a "
             "transformers checkpoint NeuroBrix can read"
         )
-    if not any(n.endswith(".safetensors") for n in top):
+    # an index's shards may lie in a folder of the repository (checked against the listing once it is read)
+    if INDEX not in top and not any(n.endswith(".safetensors") for n in top):
         found = pickles(names)
         if found:
             raise pickle_only(repo_id, found)
-        raise CheckpointError(f"{repo_id} has no weights: no *.safetensors file in the repository")
+        gguf = sorted(n for n in top if n.endswith(".gguf"))
+        raise CheckpointError(f"{repo_id} has no weights: no *.safetensors file in the repository{gguf_note(gguf)}")
     if SINGLE not in top and INDEX not in top:  # other names alone: from_pretrained loads no model from them
         raise not_transformers_weights(repo_id, sorted(n for n in top if n.endswith(".safetensors")))
     if TOKENIZER not in top:

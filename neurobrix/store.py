@@ -60,6 +60,7 @@ from .checkpoint import (  # noqa: E402,F401
     is_template_file,
     name_text,
     read_config,
+    shard_name,
     weight_files,
 )
 from .config import ModelConfig
@@ -381,6 +382,8 @@ def _manifest_problem(data: dict[str, Any]) -> None:
     for file, size in data["files"].items():
         if is_template_file(file) and "\0" not in file:  # a named chat template, in its folder as transformers reads it
             pass
+        elif file.endswith(".safetensors") and _shard_file(file):  # a shard where the index names it (a sub-folder's)
+            pass
         elif not file or file.startswith(".") or "/" in file or "\\" in file or "\0" in file or file == MANIFEST:
             raise ValueError(f"files names {file!r}, which is not a file of the model's folder")
         try:  # a lone surrogate ("\ud800", valid JSON) names no file: every stat of it raised UnicodeEncodeError
@@ -399,6 +402,15 @@ def _manifest_problem(data: dict[str, Any]) -> None:
                 raise ValueError(f"{field} names {file!r}, which is none of {which}")
             if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
                 raise ValueError(f"{field} gives {file} {digest!r}, not a sha256 (64 hexadecimal digits)")
+
+
+def _shard_file(file: str) -> bool:
+    """Whether ``file`` is a weight file's name the import writes: a shard index's name of a file in the model's folder
+    or a folder of it, as ``checkpoint.shard_name`` writes it (no "", "." or ".." part, no backslash, no NUL)."""
+    try:
+        return shard_name(file) == file
+    except ValueError:
+        return False
 
 
 def _engine_reads(name: str) -> bool:
@@ -917,7 +929,7 @@ def _place(src: Path, dst: Path, link: bool, bar: Any) -> None:
     """Put one file into the new model folder: a hard link to an immutable hub-cache blob when allowed and
     possible (no second copy on disk), else a byte copy."""
     real = src.resolve()
-    dst.parent.mkdir(exist_ok=True)  # a named chat template's folder
+    dst.parent.mkdir(parents=True, exist_ok=True)  # a named chat template's folder, or a shard's the index names
     if link:
         try:
             os.link(real, dst)

@@ -8,7 +8,7 @@ packaging's PEP 440 versions).
 
 Planted (id: change -> outcome with the existing tests; "caught here": a test below catches it):
   checkpoint.py ck01 a template named '..' allowed -> equivalent;  ck02 a shard index naming '.x.safetensors'
-                -> caught here;  ck03 an empty weight_map taken -> equivalent;  ck04 a folder named *.safetensors read
+                -> caught here (read since text round 45, as transformers reads it);  ck03 an empty weight_map taken -> equivalent;  ck04 a folder named *.safetensors read
                 as weights -> caught here;  ck05 a header length of 0 or past the file read -> equivalent;  ck06 true
                 as an offset -> equivalent;  ck07 the data's end from the header's last tensor -> caught here;  ck08
                 lm_head standing in for the embedding of untied weights -> caught here;  ck09 any *inv_freq set aside
@@ -58,16 +58,19 @@ import pytest
 
 
 # ------------------------------------------------------------------------------------------ checkpoint.py
-def test_an_index_naming_a_hidden_shard_is_refused(tmp_path):
-    """Planted ck02: checkpoint.shards_named lets a shard name starting with '.' through: the index's rule is plain
-    *.safetensors files, and a name starting with '.' is none (the store holds no such file: a stored copy named so
-    is the store's own scratch)."""
+def test_an_index_naming_a_hidden_shard_reads_it_and_one_outside_the_folder_is_refused(tmp_path):
+    """Planted ck02 let a shard name starting with '.' through when the rule was plain names. Since text round 45 the
+    rule is transformers' from_pretrained's: a hidden name (``.x.safetensors``, ``..safetensors``) is a file of the
+    folder and read, and a name with a ".." part, which leaves the folder, is refused as it refuses it."""
     from neurobrix.checkpoint import INDEX, CheckpointError, shards_named
 
     index = tmp_path / INDEX
     for name in (".model-00001-of-00002.safetensors", "..safetensors"):
-        index.write_text(json.dumps({"weight_map": {"model.norm.weight": name}}), encoding="utf-8")
-        with pytest.raises(CheckpointError, match="not plain"):
+        index.write_text(json.dumps({"metadata": {}, "weight_map": {"model.norm.weight": name}}), encoding="utf-8")
+        assert shards_named(index) == [name]
+    for name in ("../model-00001-of-00002.safetensors", "sub/../x.safetensors"):
+        index.write_text(json.dumps({"metadata": {}, "weight_map": {"model.norm.weight": name}}), encoding="utf-8")
+        with pytest.raises(CheckpointError, match="points outside the model's folder"):
             shards_named(index)
 
 
