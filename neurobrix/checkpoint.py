@@ -2,9 +2,10 @@
 
 A Hugging Face checkpoint folder holds ``config.json`` (checked first: an architecture outside the
 family is refused before any weight is looked at), the safetensors weights (``model.safetensors``, else
-every shard its index names, as transformers picks them, and nothing else: other *.safetensors files alone
-are refused, as from_pretrained loads no model from them; pickle-only folders are refused by name, never
-unpickled), ``tokenizer.json`` and optionally ``tokenizer_config.json``, ``generation_config.json``,
+every shard its index names, where it names it (a sub-folder's included), as transformers picks them, and
+nothing else: other *.safetensors files alone are refused, as from_pretrained loads no model from them;
+pickle-only folders are refused by name, never unpickled), ``tokenizer.json`` and optionally
+``tokenizer_config.json``, ``generation_config.json``,
 ``chat_template.jinja``, ``special_tokens_map.json`` and ``added_tokens.json`` (older checkpoints' special
 and added tokens, which transformers still reads), and the named chat templates
 ``additional_chat_templates/*.jinja``. Every safetensors header must describe exactly the bytes of its file (a
