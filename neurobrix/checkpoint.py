@@ -431,12 +431,13 @@ def tensor_problems(
     found: dict[str, tuple[int, ...]],
     where: dict[str, tuple[str, str]] | None = None,
     read: str = "",
+    mapped: dict[str, str] | None = None,
 ) -> list[str]:
     """What keeps these tensors (name -> shape, from the headers) from being the weights of ``cfg``, by the rules
     ``neurobrix.model.fuse_weights`` loads them by: every tensor the config implies, at its shape (the head of tied
     embeddings at the embedding's, standing in for a missing embedding), and no other (a rotary table aside). Each
     names the tensor, printable on one line, and its file: ``where`` gives each found tensor's file and the key it is
-    stored under, ``read`` the files a missing one was looked for in."""
+    stored under, ``read`` the files a missing one was looked for in, ``mapped`` the shard an index names for it."""
     expected = checkpoint_shapes(cfg)
     where = where or {}
     embed, head = "model.embed_tokens.weight", "lm_head.weight"
@@ -444,8 +445,16 @@ def tensor_problems(
         expected[head] = expected[embed]
         if embed not in found:
             del expected[embed]  # the head is the embedding too
-    missing = f" in {read}" if read else ""
-    problems = [f"checkpoint has no tensor '{printable(name)}'{missing}" for name in expected if name not in found]
+    mapped = mapped or {}
+
+    def missing(name: str) -> str:
+        if name in mapped:  # the index names its shard, which lacks it
+            return f" ({INDEX} maps it to {printable(mapped[name])}, which does not hold it)"
+        return f" in {read}" if read else ""
+
+    problems = [
+        f"checkpoint has no tensor '{printable(name)}'{missing(name)}" for name in expected if name not in found
+    ]
     problems += [
         f"tensor '{printable(name)}' has shape {list(found[name])}, config.json implies {list(shape)}"
         + _stored(where, name)
@@ -505,7 +514,15 @@ def checkpoint_files(folder: Path) -> list[str]:
         if len(stored) == 1
         else f"any of its {len(stored)} shards ({printable(', '.join(stored))})"
     )
-    problems = tensor_problems(cfg, shapes, held, read)
+    mapped = {}
+    if len(stored) > 1 or stored[0] != SINGLE:  # the index's shards: where it says each tensor lies
+        weight_map = read_json(folder / INDEX, INDEX)["weight_map"]
+        for key, written in weight_map.items():
+            try:
+                mapped.setdefault(hf_name(str(key), names), shard_name(str(written)))
+            except ValueError:  # (read as shards_named read it: refused there)
+                pass
+    problems = tensor_problems(cfg, shapes, held, read, mapped)
     if problems:  # every run would refuse it, loading the weights
         shown = "; ".join(problems[:3]) + (f"; and {len(problems) - 3} more" if len(problems) > 3 else "")
         raise CheckpointError(f"{folder}: the weights do not match its {CONFIG}: {shown}")
