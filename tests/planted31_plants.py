@@ -142,22 +142,22 @@ PLANTS = [
     p(
         "c01",
         CKPT,
-        '    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 255]\n',
-        '    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 256]\n',
+        'len(part.encode("utf-8", "surrogatepass")) > 255]',
+        'len(part.encode("utf-8", "surrogatepass")) > 256]',
         CK,
     ),
     p(
         "c02",
         CKPT,
-        '    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 255]\n',
-        '    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) >= 255]\n',
+        'len(part.encode("utf-8", "surrogatepass")) > 255]',
+        'len(part.encode("utf-8", "surrogatepass")) >= 255]',
         CK,
     ),
     p(
         "c03",
         CKPT,
-        '    long = [f for f in shards if len(f.encode("utf-8", "surrogatepass")) > 255]\n',
-        "    long = [f for f in shards if len(f) > 255]\n",
+        'len(part.encode("utf-8", "surrogatepass")) > 255]',
+        "len(part) > 255]",
         CK,
     ),
     p(

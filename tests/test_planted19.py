@@ -8,7 +8,7 @@ packaging's PEP 440 versions).
 
 Planted (id: change -> outcome with the existing tests; "caught here": a test below catches it):
   checkpoint.py ck01 a template named '..' allowed -> equivalent;  ck02 a shard index naming '.x.safetensors'
-                -> caught here (read since text round 45, as transformers reads it);  ck03 an empty weight_map taken -> equivalent;  ck04 a folder named *.safetensors read
+                -> caught here;  ck03 an empty weight_map taken -> equivalent;  ck04 a folder named *.safetensors read
                 as weights -> caught here;  ck05 a header length of 0 or past the file read -> equivalent;  ck06 true
                 as an offset -> equivalent;  ck07 the data's end from the header's last tensor -> caught here;  ck08
                 lm_head standing in for the embedding of untied weights -> caught here;  ck09 any *inv_freq set aside
