@@ -444,7 +444,13 @@ def _verify(
             present += sorted(f"{TEMPLATES}/{path.name}" for path in (model.path / TEMPLATES).glob("*.jinja"))
     except OSError as exc:
         present, problems = [], [*problems, f"its folder cannot be listed ({exc.strerror or exc})"]
-    unlisted = [name for name in present if name not in sizes and name != MANIFEST and _engine_reads(name)]
+    # a folder holding shards the index names (named model.safetensors, even) is no file run reads
+    folders = {file.split("/")[0] for file in sizes if "/" in file}
+    unlisted = [
+        name
+        for name in present
+        if name not in sizes and name not in folders and name != MANIFEST and _engine_reads(name)
+    ]
     if unlisted:
         problems.append(
             f"{', '.join(unlisted)} {'is' if len(unlisted) == 1 else 'are'} not among the files imported "

@@ -66,7 +66,8 @@ def shard(folder: Path, files: dict[str, str], drop: str | None = None, extra: d
 
 def test_shards_named_by_paths_inside_the_folder_print_transformers_text(tmp_path):
     """Before: refused ("names shards that are not plain *.safetensors files"), where from_pretrained reads each file
-    where the name puts it. ``./a`` and ``a`` name one file (read once by the engine, twice by transformers, alike)."""
+    where the name puts it. ``./a`` and ``a`` name one file (read once by the engine, twice by transformers, alike);
+    a stored folder named model.safetensors, which holds a shard, was called an unlisted weights file (damage)."""
     folder = tmp_path / "m"
     prompt, ids = r44.checkpoint(folder, "qwen2")
     files = {
@@ -74,6 +75,7 @@ def test_shards_named_by_paths_inside_the_folder_print_transformers_text(tmp_pat
         "a.safetensors": "a.safetensors",
         "sub//b.safetensors": "sub/b.safetensors",
         "x/y/.c.safetensors": "x/y/.c.safetensors",
+        "model.safetensors/d.safetensors": "model.safetensors/d.safetensors",  # a folder: the index is read
     }
     shard(folder, files)
     r44.same_text(folder, prompt, ids)
