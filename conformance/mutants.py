@@ -5857,7 +5857,7 @@ MUTANTS: tuple[Mutant, ...] = (
         variants=GEMV,
     ),
     Mutant(
-        "linear.split-merge.split-offset-int32",
+        "linear.merge.split-offset-int32",
         "linear",
         LINEAR,
         "        y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)",

@@ -43,7 +43,7 @@ PLANTS = {
     "attention_decode.batch-cast-int32": {"_attention_decode_split_kernel"},
     "attention_decode.merge-batch-cast-int32": {"_attention_decode_merge_kernel"},
     "linear.gemv.columns-cast-int32": {"_linear_gemv_kernel"},
-    "linear.split-merge.split-offset-int32": {"_linear_split_merge_kernel"},
+    "linear.merge.split-offset-int32": {"_linear_split_merge_kernel"},
     "linear.skinny.rows-cast-int32": {"_linear_skinny_kernel"},
     "linear.tiled.store-rows-cast-int32": {"_linear_tiled_kernel"},
     "linear.tma_split.output-rows-widened-after-multiply": {"_linear_tma_split_kernel"},
