@@ -46,6 +46,7 @@ from neurobrix.ops import SPECS
 from neurobrix.plan import entry_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
+from . import offsets
 from .harness import Values, build, judge, run_kernel, wrong_outputs
 from .shipped import Target
 from .shipped import targets as shipped_targets
@@ -188,13 +189,18 @@ def widening_problems(module: Any) -> tuple[str, ...]:
     widenings ``WIDENED`` names in its source. A row, batch or head index left in int32 multiplies a stride in int32
     and wraps past 2^31 elements (silu_mul's gu at a 131,072-token prefill of Llama-3.1-8B holds 3.8e9): no
     example on the interpreter comes near that size, so a widening dropped computes the same values on CPU and
-    reads or writes elsewhere on a GPU."""
+    reads or writes elsewhere on a GPU. Then every pointer offset of the module's Triton functions, followed through
+    the names, loop bounds and helper parameters it is computed from (``offsets.narrow_offsets``): a product of int32
+    values with a stride or a size (an index loaded from an int32 tensor, an arange or a loop counter times a stride,
+    a size times a size) or an int64 value cast to int32 on the way, unless ``offsets.NARROW_OFFSETS`` names it for
+    its function with why it stays below 2^31 elements."""
     found: list[str] = []
     for name, obj in sorted(vars(module).items()):
         fn = getattr(obj, "fn", None)
         if not callable(fn) or getattr(fn, "__module__", None) != module.__name__:
             continue  # not a Triton function of this module
         found += narrow_reads(f"{module.__name__}.{name}", textwrap.dedent(inspect.getsource(fn)))
+    found += offsets.narrow_offsets(module.__name__, inspect.getsource(module))
     return tuple(found)
 
 

@@ -5760,6 +5760,144 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong indexing",
         variants=TMA_SPLIT,
     ),
+    # offsets narrowed other than by a program id: an index cast to int32, loaded without widening, widened after
+    # its multiply, a loop counter times a size (conformance.offsets: the launch lint names each)
+    Mutant(
+        "rms_norm.row-offsets-cast-int32",
+        "rms_norm",
+        NORM,
+        "    offs_m = pid * BLOCK_M + tl.arange(0, BLOCK_M)\n",
+        "    offs_m = (pid * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int32)\n",
+        "rms_norm's rows cast to int32: row x stride wraps past 2^31 elements (524,288 rows of 4,096)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "silu_mul.row-offsets-cast-int32",
+        "silu_mul",
+        SILU,
+        "    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n",
+        "    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int32)\n",
+        "silu_mul's rows cast to int32: row x gu's row stride wraps past 2^31 elements (65,536 rows of Qwen2.5-7B's "
+        "2 x 18,944)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rotary.positions-not-widened",
+        "rotary",
+        ROTARY,
+        "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)",
+        "pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps)",
+        "rotary's positions loaded without widening: an int32 position times the cache's position stride in int32 "
+        "(the KV-cache slot) wraps past 2^31 elements (2,097,152 positions of 1,024)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rotary.batch-cast-int32",
+        "rotary",
+        ROTARY,
+        "    b = token // S\n",
+        "    b = (token // S).to(tl.int32)\n",
+        "rotary's sequence index cast to int32: b x the cache's batch stride wraps past 2^31 elements (128 sequences "
+        "x 32,768 positions x 1,024)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.row-widened-after-multiply",
+        "greedy_pick",
+        PICK,
+        "    row = tl.program_id(1).to(tl.int64)\n    parts = tl.num_programs(0)\n"
+        "    offs = part * BLOCK_V + tl.arange(0, BLOCK_V)\n    inside = offs < V\n"
+        "    x = tl.load(logits_ptr + row * stride_logits + offs,",
+        "    row = tl.program_id(1)\n    parts = tl.num_programs(0)\n"
+        "    offs = part * BLOCK_V + tl.arange(0, BLOCK_V)\n    inside = offs < V\n"
+        "    x = tl.load(logits_ptr + (row * stride_logits).to(tl.int64) + offs,",
+        "greedy_pick's row offset widened after its multiply: row x the row stride has wrapped already past 2^31 "
+        "elements (14,124 rows of 152,064 logits)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_prefill.batch-cast-int32",
+        "attention_prefill",
+        ATTN,
+        "    b = seq_head // HQ\n",
+        "    b = (seq_head // HQ).to(tl.int32)\n",
+        "flash attention's sequence index cast to int32: b x q's batch stride wraps past 2^31 elements (16 sequences "
+        "of 32,768 positions of the fused qkv's 6,144)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_decode.batch-cast-int32",
+        "attention_decode",
+        ATTN,
+        "    b = pid_bh // HKV\n",
+        "    b = (pid_bh // HKV).to(tl.int32)\n",
+        "decode's sequence index cast to int32: b x the cache's batch stride wraps past 2^31 elements (128 sequences "
+        "x 32,768 positions x 1,024)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_decode.merge-batch-cast-int32",
+        "attention_decode",
+        ATTN,
+        "    b = pid // HQ\n",
+        "    b = (pid // HQ).to(tl.int32)\n",
+        "decode's merge casts the sequence index to int32: b x the output's batch stride wraps past 2^31 elements "
+        "(524,288 sequences of 32 x 128)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "linear.gemv.columns-cast-int32",
+        "linear",
+        LINEAR,
+        "    pid_k = tl.program_id(2)\n    offs_n = pid_n * BLOCK_N + tl.arange(0, BLOCK_N)\n",
+        "    pid_k = tl.program_id(2)\n    offs_n = (pid_n * BLOCK_N + tl.arange(0, BLOCK_N)).to(tl.int32)\n",
+        "gemv's output columns cast to int32: W's row x its row stride wraps past 2^31 elements (a head of 262,144 x "
+        "8,192)",
+        "wrong indexing",
+        variants=GEMV,
+    ),
+    Mutant(
+        "linear.merge.split-offset-int32",
+        "linear",
+        LINEAR,
+        "        y += tl.load(part_ptr + (k * M + pid_m) * N + offs_n, mask=mask_n, other=0.0)",
+        "        y += tl.load(part_ptr + k * M * N + pid_m * N + offs_n, mask=mask_n, other=0.0)",
+        "the split-K merge's split offset, the loop counter times M x N, in int32: wraps past 2^31 partials",
+        "wrong indexing",
+        variants=SPLIT,
+    ),
+    Mutant(
+        "linear.skinny.rows-cast-int32",
+        "linear",
+        LINEAR,
+        "    pid_k = tl.program_id(2)\n    offs_m = pid_m * BLOCK_M + tl.arange(0, BLOCK_M)\n",
+        "    pid_k = tl.program_id(2)\n    offs_m = (pid_m * BLOCK_M + tl.arange(0, BLOCK_M)).to(tl.int32)\n",
+        "skinny's rows cast to int32: row x the row stride (and the partials' row x N) wraps past 2^31 elements",
+        "wrong indexing",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.tiled.store-rows-cast-int32",
+        "linear",
+        LINEAR,
+        "    y_ptrs = y_ptr + offs_m[:, None] * stride_ym + offs_n[None, :]\n",
+        "    y_ptrs = y_ptr + offs_m[:, None].to(tl.int32) * stride_ym + offs_n[None, :]\n",
+        "tiled's output rows cast to int32 where they meet y's row stride: wraps past 2^31 elements (the fused "
+        "gate/up output at 65,536 rows of Qwen2.5-7B's 37,888)",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tma_split.output-rows-widened-after-multiply",
+        "linear",
+        LINEAR,
+        "y_ptr + offs_m[:, None].to(tl.int64) * stride_ym + offs_n[None, :]",
+        "y_ptr + (offs_m[:, None] * stride_ym).to(tl.int64) + offs_n[None, :]",
+        "tma_split's merged output rows widened after the multiply: row x y's row stride has wrapped already past "
+        "2^31 elements",
+        "wrong indexing",
+        variants=TMA_SPLIT,
+    ),
 )
 
 

@@ -1,0 +1,384 @@
+"""Which pointer offsets of a kernel module's Triton functions are computed in int32, read from the source.
+
+Triton computes an integer expression in int32 unless an operand is int64: a program id, ``tl.arange``, a loop
+counter, a loaded index of an int32 tensor and every integer argument (a stride, a size: Triton specialises an
+argument below 2^31 as int32) are int32, and ``.to(tl.int64)`` widens. A product of two int32 values wraps past
+2^31; entering a pointer offset it reads or writes elsewhere on a GPU, at sizes far beyond any shape the
+interpreter runs (where the same code computes the same values). ``narrow_offsets`` follows, over every
+``@triton.jit`` function of a module, which names are int64 (assigned from a widened value, from an expression
+with an int64 operand, a loop counter over int64 bounds, a helper's parameter that every call passes int64) and
+which values reach a pointer offset (an operand added to a pointer, through the names, loop bounds and helper
+parameters it is computed from), and reports each product reaching an offset whose operands are all int32 with two
+or more of them not compile-time constants (an index times a block size stays below the int32 size it walks; an
+index times a stride or a size may not), and each int64 value cast to int32 on the way. A product stays narrow only
+where ``NARROW_OFFSETS`` names it for its function: its int32 operands but one (the stride it multiplies), or the
+whole product, each with why it stays below 2^31 elements at the catalogue's largest shapes.
+"""
+
+from __future__ import annotations
+
+import ast
+
+CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
+NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
+# the catalogue's largest (conformance/catalogue.yaml): a context of 131,072 positions, a cache position of 8 kv heads
+# x 128 = 1,024 elements, q's position stride in the fused qkv projection (32 + 2 x 8) x 128 = 6,144 elements, a
+# vocabulary of 152,064, 64 sequences of decode; 8 K slices or 4 split tiles at most (linear's candidates)
+NARROW_OFFSETS: dict[str, dict[str, str]] = {
+    "neurobrix.ops.attention._flash_block": {
+        "keys": "a key position of one sequence: below 131,072, times its position stride (6,144) 8.1e8"
+    },
+    "neurobrix.ops.attention._attention_flash_kernel": {
+        "offs_c": "a query of one sequence's chunk: below 131,072, times q's or o's position stride (6,144) 8.1e8"
+    },
+    "neurobrix.ops.attention._attention_decode_split_kernel": {
+        "offs_n": "a position of one sequence's cache: below 131,072, times its position stride (1,024) 1.3e8",
+        "split_id": "a split's first position, split_id x chunk: below the cache's capacity (131,072) and a block",
+        "tl.num_programs(0)": "the partials' rows B x Hkv x G x SPLITS = B x Hq x SPLITS: 64 x 32 x 128 = 262,144",
+        "offs_g": "a query head of one kv head's group: offs_g x HKV below BLOCK_G x Hkv (an interleaved mapping)",
+    },
+    "neurobrix.ops.rotary._rotary_kernel": {
+        "offs_h": "a head of one token: times the head stride, below one token's row (6,144)"
+    },
+    "neurobrix.ops.rotary._rotate_heads": {
+        "offs_h": "a head of one token: times the head stride, below one token's row (6,144)"
+    },
+    "neurobrix.ops.linear._merge_if_last": {
+        "k": "a split of the fp32 partials [SPLIT_K, M, N]: k x M x N below 8 x 64 x 152,064 = 7.8e7 where gemv or "
+        "skinny split K (M up to 4 or 64), 4 x 6.6e6 where tma_split does (below 400 tiles of 128 x 128)"
+    },
+    "neurobrix.ops.linear._linear_split_merge_kernel": {
+        "k": "a split of the partials: k x M below SPLIT_K x M (8 x 64)"
+    },
+    "neurobrix.ops.linear._linear_gemv_kernel": {
+        "pid_k": "a K slice: pid_k x k_per_split below K, pid_k x M below SPLIT_K x M (8 x 4)",
+        "M * N": "one split's partials, M x N: 4 x 152,064 where gemv is offered",
+    },
+    "neurobrix.ops.linear._linear_skinny_kernel": {
+        "pid_k": "a K slice: pid_k x k_slice below K, pid_k x M below SPLIT_K x M (8 x 64)",
+        "M * N": "one split's partials, M x N: 64 x 152,064 = 9.7e6 where skinny is offered",
+    },
+    "neurobrix.ops.linear._linear_tma_kernel": {
+        "num_pid_m": "row blocks: x column blocks, the walk's tiles, M x N / (BLOCK_M x BLOCK_N) (below 2^31 while y "
+        "holds below 2^44 elements)"
+    },
+    "neurobrix.ops.linear._linear_tma_split_kernel": {
+        "num_pid_m": "row blocks: x column blocks x SPLIT_K, the walk's units, 4 x M x N / (BLOCK_M x BLOCK_N)",
+        "M * N": "one split's partials, M x N: below 400 tiles of 128 x 128 = 6.6e6 where split tiles are offered",
+        "unit % SPLIT_K * M * N": "a slice's partials, slice x M x N: below 4 x 6.6e6 where split tiles are offered",
+    },
+}
+
+
+def _join(a: str | None, b: str | None) -> str | None:
+    """Two values one name may hold (an assignment each, a helper's call sites): int64 only if both are."""
+    if a is None or b is None:
+        return b if a is None else a
+    for kind in (PTR, NARROW, WIDE):
+        if kind in (a, b):
+            return kind
+    return CONST
+
+
+def _combine(*kinds: str | None) -> str:
+    """The kind of an arithmetic result: a pointer with a pointer operand, else int64 with an int64 operand (Triton
+    promotes int32 with int64 to int64), else int32 with a value known only when it runs."""
+    for kind in (PTR, WIDE, NARROW):
+        if kind in kinds:
+            return kind
+    return CONST
+
+
+def _jit_functions(tree: ast.Module) -> dict[str, ast.FunctionDef]:
+    return {
+        node.name: node
+        for node in tree.body
+        if isinstance(node, ast.FunctionDef)
+        and any(ast.unparse(d).startswith("triton.jit") for d in node.decorator_list)
+    }
+
+
+def _factor_text(node: ast.expr) -> str:
+    """A product's operand as the allow-list names it: without a broadcast (``x[:, None]`` is ``x``)."""
+    if isinstance(node, ast.Subscript):
+        parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        if all(isinstance(p, ast.Slice) or (isinstance(p, ast.Constant) and p.value is None) for p in parts):
+            return _factor_text(node.value)
+    return ast.unparse(node)
+
+
+def _chain(node: ast.expr) -> list[ast.expr]:
+    """The operands of a product a * b * c (nested multiplications flattened)."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        return _chain(node.left) + _chain(node.right)
+    return [node]
+
+
+def _addressed(fn: ast.FunctionDef) -> set[str]:
+    """The names an address passed to a load, a store or an atomic starts from (a pointer whatever its name)."""
+    found = set()
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(("tl.load", "tl.store", "tl.atomic_")):
+            address = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
+            while isinstance(address, ast.BinOp | ast.Subscript):
+                address = address.left if isinstance(address, ast.BinOp) else address.value
+            if isinstance(address, ast.Name):
+                found.add(address.id)
+    return found
+
+
+class _Module:
+    def __init__(self, name: str, source: str):
+        self.name = name
+        self.fns = _jit_functions(ast.parse(source))
+        self.calls: dict[str, list[tuple[str, ast.Call]]] = {f: [] for f in self.fns}  # helper -> (caller, call)
+        for caller, fn in self.fns.items():
+            for node in ast.walk(fn):
+                if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.fns:
+                    self.calls[node.func.id].append((caller, node))
+        self.addressed = {f: _addressed(fn) for f, fn in self.fns.items()}
+        self.env: dict[str, dict[str, str | None]] = {f: {} for f in self.fns}
+        self.params: dict[str, dict[str, str | None]] = {f: {} for f in self.fns}
+        self._infer()
+
+    # --------------------------------------------------------------------------------------- int64 or not
+    def _params(self, fn: str) -> list[ast.arg]:
+        return self.fns[fn].args.args
+
+    def _arg_of(self, call: ast.Call, fn: str, index: int) -> ast.expr | None:
+        param = self._params(fn)[index].arg
+        for kw in call.keywords:
+            if kw.arg == param:
+                return kw.value
+        return call.args[index] if index < len(call.args) else None
+
+    def _param_kinds(self, fn: str) -> dict[str, str | None]:
+        """A function's parameters: a constexpr is a constant; a kernel's (launched from Python) a pointer when named
+        one, else an int32 (Triton specialises an integer argument below 2^31 as int32); a helper's what every call
+        passes."""
+        found: dict[str, str | None] = {}
+        for index, arg in enumerate(self._params(fn)):
+            if arg.annotation is not None and "constexpr" in ast.unparse(arg.annotation):
+                found[arg.arg] = CONST
+            elif not self.calls[fn]:
+                pointer = arg.arg.endswith(("_ptr", "_desc")) or arg.arg in self.addressed[fn]
+                found[arg.arg] = PTR if pointer else NARROW
+            else:
+                kind = None
+                for caller, call in self.calls[fn]:
+                    value = self._arg_of(call, fn, index)
+                    kind = _join(kind, CONST if value is None else self.kind(caller, value))
+                found[arg.arg] = kind
+        return found
+
+    def kind(self, fn: str, node: ast.expr) -> str | None:
+        if isinstance(node, ast.Constant):
+            return CONST
+        if isinstance(node, ast.Name):
+            env = self.env[fn]
+            if node.id in env:
+                return env[node.id]
+            return self.params[fn].get(node.id, CONST)  # a global: a constant
+        if isinstance(node, ast.Attribute):
+            return self.kind(fn, node.value) if node.attr == "T" else CONST  # tl.int64, a dtype
+        if isinstance(node, ast.BinOp):
+            return _combine(self.kind(fn, node.left), self.kind(fn, node.right))
+        if isinstance(node, ast.UnaryOp):
+            return self.kind(fn, node.operand)
+        if isinstance(node, ast.Subscript):
+            return self.kind(fn, node.value)
+        if isinstance(node, ast.IfExp):
+            return _join(self.kind(fn, node.body), self.kind(fn, node.orelse))
+        if isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+                return WIDE if ast.unparse(node.args[0]) == "tl.int64" else NARROW
+            if func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
+                return _combine(*(self.kind(fn, a) for a in node.args))
+            if func == "tl.where" and len(node.args) == 3:
+                return _combine(self.kind(fn, node.args[1]), self.kind(fn, node.args[2]))
+            if func in ("tl.sum", "tl.max", "tl.min", "tl.reshape", "tl.permute", "tl.broadcast_to") and node.args:
+                return self.kind(fn, node.args[0])
+            return NARROW  # a program id, an arange, a load (an index of an int32 tensor), a helper's result
+        return NARROW
+
+    def _assignments(self, fn: str) -> list[tuple[str, ast.AST, str]]:
+        """(name, the node assigning it, how: "=", "+=" or "for") of every local of a function."""
+        found = []
+        for node in ast.walk(self.fns[fn]):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    if isinstance(target, ast.Name):
+                        found.append((target.id, node, "="))
+                    elif isinstance(target, ast.Tuple):
+                        found += [(t.id, node, "tuple") for t in target.elts if isinstance(t, ast.Name)]
+            elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+                found.append((node.target.id, node, "const"))
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                found.append((node.target.id, node, "+="))
+            elif isinstance(node, ast.For) and isinstance(node.target, ast.Name):
+                found.append((node.target.id, node, "for"))
+        return found
+
+    def _assigned_kind(self, fn: str, node: ast.AST, how: str, name: str) -> str | None:
+        if how == "const":
+            return CONST
+        if how == "=":
+            return self.kind(fn, node.value)  # type: ignore[attr-defined]
+        if how == "tuple":
+            target, value = node.targets[0], node.value  # type: ignore[attr-defined]
+            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                names = [ast.unparse(t) for t in target.elts]
+                return self.kind(fn, value.elts[names.index(name)])
+            return NARROW
+        if how == "+=":
+            return _combine(self.env[fn].get(name), self.kind(fn, node.value))  # type: ignore[attr-defined]
+        it = node.iter  # type: ignore[attr-defined]
+        if isinstance(it, ast.Call) and ast.unparse(it.func) == "tl.static_range":
+            return CONST
+        bounds = [self.kind(fn, a) for a in it.args] if isinstance(it, ast.Call) else [NARROW]
+        return WIDE if WIDE in bounds else NARROW  # a counter is a runtime int32 unless a bound is int64
+
+    def _infer(self) -> None:
+        assignments = self.assigned = {fn: self._assignments(fn) for fn in self.fns}
+        for _ in range(50):  # to a fixed point (a few rounds: a loop-carried name, a helper's parameters)
+            changed = False
+            for fn in self.fns:
+                fresh_params = self._param_kinds(fn)
+                if fresh_params != self.params[fn]:
+                    self.params[fn], changed = fresh_params, True
+            for fn, found in assignments.items():
+                fresh: dict[str, str | None] = {}
+                for name, node, how in found:
+                    fresh[name] = _join(fresh.get(name), self._assigned_kind(fn, node, how, name))
+                if fresh != self.env[fn]:
+                    self.env[fn], changed = fresh, True
+            if not changed:
+                return
+
+    # ----------------------------------------------------------------------------------- what reaches an offset
+    def findings(self) -> list[tuple[str, str, tuple[str, ...], str]]:
+        """(function, the product or cast's source, its int32 operands, "product" or "cast") of each one that reaches
+        a pointer offset in int32."""
+        found: dict[tuple[str, str], tuple[str, str, tuple[str, ...], str]] = {}
+        seen: set[tuple[str, str]] = set()
+        work: list[tuple[str, ast.expr]] = []
+        for fn, tree in self.fns.items():
+            for node in ast.walk(tree):
+                if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Add | ast.Sub):
+                    left, right = self.kind(fn, node.left), self.kind(fn, node.right)
+                    if (left == PTR) != (right == PTR):
+                        work.append((fn, node.right if left == PTR else node.left))
+                elif isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add | ast.Sub):
+                    if self.kind(fn, node.target) == PTR:
+                        work.append((fn, node.value))
+        while work:
+            fn, node = work.pop()
+            self._scan(fn, node, work, seen, found)
+        return sorted(found.values())
+
+    def _wide_product(self, fn: str, node: ast.expr) -> bool:
+        """An int64 value holding a product of two values known only when it runs (an index times a stride): cast
+        to int32 it may have passed 2^31. (An index times a block size stays below the int32 size it walks.)"""
+        if self.kind(fn, node) != WIDE:
+            return False
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
+                if sum(self.kind(fn, o) not in (CONST, None) for o in _chain(sub)) >= 2:
+                    return True
+        return False
+
+    def _scan(self, fn, node, work, seen, found) -> None:
+        if isinstance(node, ast.Name):
+            if (fn, node.id) in seen:
+                return
+            seen.add((fn, node.id))
+            names = [a.arg for a in self._params(fn)]
+            if node.id in names and self.calls[fn]:  # a helper's parameter: what each call passes reaches it
+                index = names.index(node.id)
+                for caller, call in self.calls[fn]:
+                    value = self._arg_of(call, fn, index)
+                    if value is not None:
+                        work.append((caller, value))
+            for name, assigned, how in self.assigned[fn]:
+                if name != node.id:
+                    continue
+                if how in ("=", "+="):
+                    work.append((fn, assigned.value))
+                elif how == "for" and isinstance(assigned.iter, ast.Call):
+                    work += [(fn, a) for a in assigned.iter.args]
+                elif how == "tuple":
+                    target, value = assigned.targets[0], assigned.value
+                    if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                        work.append((fn, value.elts[[ast.unparse(t) for t in target.elts].index(name)]))
+            return
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+            operands = _chain(node)
+            kinds = [self.kind(fn, o) for o in operands]
+            narrow = tuple(_factor_text(o) for o, k in zip(operands, kinds) if k == NARROW)
+            if WIDE not in kinds and PTR not in kinds and len(narrow) >= 2:
+                text = ast.unparse(node)
+                found.setdefault((fn, text), (fn, text, narrow, "product"))
+            for o in operands:
+                self._scan(fn, o, work, seen, found)
+            return
+        if isinstance(node, ast.BinOp):
+            self._scan(fn, node.left, work, seen, found)
+            self._scan(fn, node.right, work, seen, found)
+        elif isinstance(node, ast.UnaryOp):
+            self._scan(fn, node.operand, work, seen, found)
+        elif isinstance(node, ast.Subscript):
+            self._scan(fn, node.value, work, seen, found)
+        elif isinstance(node, ast.IfExp):
+            self._scan(fn, node.body, work, seen, found)
+            self._scan(fn, node.orelse, work, seen, found)
+        elif isinstance(node, ast.Call):
+            func = ast.unparse(node.func)
+            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+                inner = node.func.value
+                if node.args and ast.unparse(node.args[0]) in NARROWING and self._wide_product(fn, inner):
+                    text = ast.unparse(node)
+                    found.setdefault((fn, text), (fn, text, (_factor_text(node.func.value),), "cast"))
+                self._scan(fn, node.func.value, work, seen, found)
+            elif func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
+                for a in node.args:
+                    self._scan(fn, a, work, seen, found)
+            elif func == "tl.where" and len(node.args) == 3:
+                self._scan(fn, node.args[1], work, seen, found)
+                self._scan(fn, node.args[2], work, seen, found)
+
+
+def findings(module_name: str, source: str) -> list[tuple[str, str, tuple[str, ...], str]]:
+    """Every product (or int32 cast of an int64 value) reaching a pointer offset in int32 in a module's Triton
+    functions, allowed or not: (module.function, its source, its int32 operands, "product" or "cast")."""
+    module = _Module(module_name, source)
+    return [(f"{module_name}.{fn}", text, narrow, how) for fn, text, narrow, how in module.findings()]
+
+
+def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
+    """Whether ``NARROW_OFFSETS`` lets a finding stay narrow: the whole product named, or all its int32 operands but
+    one (the stride or size it multiplies). A cast of an int64 value to int32 is never allowed."""
+    names = NARROW_OFFSETS.get(where, {})
+    if how != "product":
+        return False
+    return text in names or sum(n not in names for n in narrow) <= 1
+
+
+def narrow_offsets(module_name: str, source: str) -> list[str]:
+    """The int32 offsets of a module's Triton functions that ``NARROW_OFFSETS`` does not allow, each a sentence."""
+    problems = []
+    for where, text, narrow, how in findings(module_name, source):
+        if allowed(where, text, narrow, how):
+            continue
+        if how == "cast":
+            problems.append(
+                f"{where} casts {narrow[0]} to int32 ({text}) on the way to a pointer offset: past 2^31 elements the "
+                "offset wraps on a GPU (the interpreter's shapes never reach it)"
+            )
+        else:
+            problems.append(
+                f"{where} computes {text} in int32 ({', '.join(narrow)} not widened) on the way to a pointer offset: "
+                "past 2^31 elements it wraps on a GPU (the interpreter's shapes never reach it); widen an operand "
+                "(.to(tl.int64)) or name the narrow one with its bound in conformance.offsets.NARROW_OFFSETS"
+            )
+    return problems
