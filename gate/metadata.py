@@ -478,7 +478,6 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
         archive.fail(Check.G408, path, f"cannot be read as installers read it: {' '.join(str(exc).split())}")
         return
     found = {group: {k: " ".join(v.split()) for k, v in parser.items(group)} for group in parser.sections()}
-    _check_launcher_names(archive, path, found)
     for group in sorted(found.keys() | declared.entry_points.keys()):
         theirs, ours = found.get(group, {}), declared.entry_points.get(group, {})
         for name in sorted(theirs.keys() | ours.keys()):
@@ -492,3 +491,4 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
                 archive.fail(
                     Check.G408, path, f"[{group}] {name} = {theirs[name]}; pyproject.toml declares {ours[name]}"
                 )
+    _check_launcher_names(archive, path, found)
