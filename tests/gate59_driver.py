@@ -11,8 +11,9 @@ install --no-deps --no-index --no-compile --prefix`` (a venv holding that pip), 
 install of the wheel as built. ``sdists``: round 58's sdists, built and installed so, with ``--find-links LINKS`` (a
 folder holding hatchling and its dependencies). ``shebangs``: wheels holding one ``.data/scripts`` file per first
 line, each installed by each pip and by ``installer``, reporting the first line each wrote and whether the gate passed
-the wheel. With GATE59_PASSED_ONLY=1 a dist the gate refuses is judged and not installed. BUILT_DIR holds the
-wheel and sdist ``python -m gate build`` makes.
+the wheel. With GATE59_PASSED_ONLY=1 a dist the gate refuses is judged and not installed; with
+GATE59_FROM=NAME the run starts at that corpus name. BUILT_DIR holds the wheel and sdist ``python -m gate build``
+makes.
 """
 
 from __future__ import annotations
@@ -47,7 +48,11 @@ def _run(corpus, pythons, put, original, out: Path) -> None:
         assert t is not None, err
         base[tool] = t
     results = {}
+    start = os.environ.get("GATE59_FROM")  # resume a run at this corpus name
     for name, (cls, make) in corpus.items():
+        if start and name != start:
+            continue
+        start = None
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
         (work / slug).mkdir()
         dist = work / slug / original.name
