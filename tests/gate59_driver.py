@@ -12,8 +12,8 @@ install of the wheel as built. ``sdists``: round 58's sdists, built and installe
 folder holding hatchling and its dependencies). ``shebangs``: wheels holding one ``.data/scripts`` file per first
 line, each installed by each pip and by ``installer``, reporting the first line each wrote and whether the gate passed
 the wheel. With GATE59_PASSED_ONLY=1 a dist the gate refuses is judged and not installed; with
-GATE59_FROM=NAME the run starts at that corpus name. BUILT_DIR holds the wheel and sdist ``python -m gate build``
-makes.
+GATE59_FROM=NAME the run starts at that corpus name, with GATE59_ONLY=A|B it runs those alone. BUILT_DIR holds the
+wheel and sdist ``python -m gate build`` makes.
 """
 
 from __future__ import annotations
@@ -49,8 +49,9 @@ def _run(corpus, pythons, put, original, out: Path) -> None:
         base[tool] = t
     results = {}
     start = os.environ.get("GATE59_FROM")  # resume a run at this corpus name
+    only = set(filter(None, os.environ.get("GATE59_ONLY", "").split("|")))  # these corpus names alone
     for name, (cls, make) in corpus.items():
-        if start and name != start:
+        if start and name != start or only and name not in only:
             continue
         start = None
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
