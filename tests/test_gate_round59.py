@@ -37,6 +37,16 @@ no line end, so ``#!python\\rimport sys`` loses ``import sys``), keeps CR LF aft
 shebang. Every one installs to run code or flags the commit never named; the gate refuses any ``.data/scripts`` member
 (G107), pinned here with ``installer``'s rewrite checked as recorded. Entry points other than pyproject.toml's (another
 console or gui script) are G408, pinned.
+
+pip versions between 23.2 and 26.3 (tests/gate59_driver.py ``pips`` and ``sdists``): round 58's corpus installed by pip
+23.2.1, 24.0, 24.3.1, 25.0.1 and 25.2, each from a virtual environment; every dist the gate passes (34 wheels, 15
+sdists) installed with each exactly as the dist as built, and the five agreed on every refused wheel installed but a
+console script ``sub/evil`` (``bin/evil`` to 23.2, ``bin/sub/evil`` from 24.0 on) and ``../evil`` (``bin/evil`` to 23.2,
+refused from 24.0 on). Round 58's ``.data/headers`` reading is the interpreter's, not the version's: pip 23.2.1 writes
+``include/python3.11/...`` from the base interpreter, ``include/site/python3.11/...`` from a virtual environment.
+
+Found in clean code: the gate modelled entry_points.txt in pyproject.toml's order where hatchling sorts the names (and
+the other groups), a false refusal of a commit with two scripts out of order; pinned against hatchling's own writer.
 """
 
 from __future__ import annotations
