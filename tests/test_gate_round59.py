@@ -6,7 +6,7 @@ Windows' name rules one file silently replaces another where two members' names 
 trailing dot or space, a ``:`` stream or an 8.3 short name. The gate holds a wheel to an exact allow-list (the commit's
 tracked names, G107) and an sdist to the commit's tracked files (G509), so an alias of a tracked name is refused as
 untracked whatever else it is; G305 refuses two members that land on one file, G310 a name that lands elsewhere than
-it reads. The round built each alias from this checkout's wheel and sdist (tests/gate59_driver.py) and found two false
+it reads. The round built each alias from this checkout's wheel and sdist (the cases below) and found two false
 passes, both where the aliases are the commit's own (a tracked-file list with such collisions is the project's problem,
 but the gate passed its dists, and they install otherwise there than the commit says):
 
