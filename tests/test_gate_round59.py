@@ -102,9 +102,22 @@ def _added(name: str, data: bytes = b"x = 1\n", *, folder: bool = False) -> Call
 
 
 def _named(name: str, members: list[RawMember]) -> str:
-    """``name`` with ``{di}`` the wheel's ``.dist-info`` folder and ``{DI}`` that folder spelt ``.DIST-INFO``."""
+    """``name`` with ``{di}`` the wheel's ``.dist-info`` folder, ``{DI}`` that folder spelt ``.DIST-INFO`` and ``{Di}``
+    it with the project's name capitalised."""
     dist_info = _dist_info(members)
-    return name.replace("{di}", dist_info).replace("{DI}", dist_info.replace(".dist-info", ".DIST-INFO"))
+    return (
+        name.replace("{di}", dist_info)
+        .replace("{DI}", dist_info.replace(".dist-info", ".DIST-INFO"))
+        .replace("{Di}", dist_info.capitalize())
+    )
+
+
+def _dist_info_renamed(members: list[RawMember]) -> None:
+    """Every ``.dist-info`` member under the folder spelt with the project's name capitalised (``Neurobrix-…``)."""
+    dist_info = _dist_info(members).encode()
+    for m in members:
+        if m.name.startswith(dist_info + b"/"):
+            m.name = dist_info.capitalize() + m.name[len(dist_info) :]
 
 
 def _both(*alters: Callable[[list[RawMember]], None]) -> Callable[[list[RawMember]], None]:
@@ -250,6 +263,7 @@ PINNED_WHEEL: dict[str, tuple[Callable[[list[RawMember]], None], str, str]] = {
         "G305",
         "{di}/Entry_Points.txt",
     ),
+    "the .dist-info folder in other case": (_dist_info_renamed, "G107", "{Di}/METADATA"),
     "a .DIST-INFO folder": (
         _added("{DI}/entry_points.txt", b"[console_scripts]\npip = x:y\n"),
         "G305",
