@@ -27,6 +27,7 @@ from packaging.tags import Tag
 from packaging.utils import InvalidWheelFilename, NormalizedName, canonicalize_name, parse_wheel_filename
 from packaging.version import Version
 
+from . import names
 from .archive import Archive
 from .checks import Check
 from .repository import Declared
@@ -381,9 +382,33 @@ def _entry_point_line_problem(line: str) -> str | None:
     return "neither a [group] nor a 'name = module:attr' entry (comments and other syntax are read differently)"
 
 
+LAUNCHER_GROUPS = ("console_scripts", "gui_scripts")
+
+
+def _check_launcher_names(archive: Archive, path: str, found: dict[str, dict[str, str]]) -> None:
+    """G408 for two launchers that are one file where the scripts folder is case-insensitive, normalising or Windows'
+    (gate round 59): ``neurobrix`` and ``NeuroBrix``, a name with a trailing dot, or one name in both groups. Each
+    installer writes every launcher into the scripts folder by its name; there the one written last replaces the
+    other, so the command runs another function than the one its name declares. pyproject.toml is the commit's own,
+    so such a wheel matches it: the gate refuses it here, naming both."""
+    seen: dict[str, tuple[str, str]] = {}
+    for group in LAUNCHER_GROUPS:
+        for name in found.get(group, {}):
+            first = seen.setdefault(names.destination_key(name), (group, name))
+            if first != (group, name):
+                archive.fail(
+                    Check.G408,
+                    path,
+                    f"[{group}] {name} and [{first[0]}] {first[1]} are one launcher on case-insensitive, "
+                    "Unicode-normalising or Windows file systems: installed there, the one written last replaces the "
+                    "other and the command runs its function (rename one in pyproject.toml)",
+                )
+
+
 def entry_points_text(entry_points: dict[str, dict[str, str]]) -> bytes:
-    """entry_points.txt as the build backend writes it (hatchling: each group in pyproject.toml's order, console
-    scripts first, ``name = object`` lines, one blank line between groups)."""
+    """entry_points.txt as the build backend writes it from :func:`gate.repository.declared_entry_points` (hatchling:
+    console scripts, gui scripts, the other groups sorted, names sorted in each, ``name = object`` lines, one blank
+    line between groups)."""
     return "\n".join(
         f"[{group}]\n" + "".join(f"{name} = {ref}\n" for name, ref in points.items())
         for group, points in entry_points.items()
@@ -466,3 +491,4 @@ def _check_entry_point_values(archive: Archive, path: str, declared: Declared) -
                 archive.fail(
                     Check.G408, path, f"[{group}] {name} = {theirs[name]}; pyproject.toml declares {ours[name]}"
                 )
+    _check_launcher_names(archive, path, found)
