@@ -36,16 +36,24 @@ T_CERT = [  # certify's own tests: what it writes, resumes, narrows, times; its 
     "tests/test_source_binding.py::test_certify_adds_no_entry_to_a_table_proven_on_other_code",
     "tests/test_planted48.py",
 ]
+SB, P48 = "tests/test_source_binding.py::", "tests/test_planted48.py::"
 T_RECORD = [  # check --record and the local re-proof
-    "tests/test_source_binding.py",
-    "tests/test_planted48.py",
-    "tests/test_conformance.py::test_check_resumes_from_a_report_of_the_same_tables_kernels_and_bounds",
-    "tests/test_stack.py",
+    SB + "test_check_record_binds_only_a_whole_passing_proof",
+    SB + "test_a_local_reproof_stands_for_the_code_it_checked",
+    P48 + "test_record_binds_a_whole_passing_check_on_the_certified_stack",
+    P48 + "test_record_binds_nothing_after_a_failed_check",
+    P48 + "test_record_binds_nothing_on_another_stack",
+    P48 + "test_record_binds_nothing_where_triton_is_told_to_compile_otherwise",
+    P48 + "test_results_of_settings_checked_where_they_are_shipped_prove_no_entry",
 ]
-T_TABLES = ["tests/test_tables.py", "tests/test_source_binding.py", "tests/test_planted48.py"]
+T_TABLES = [  # the tables' tests, and the binding's that read records through verify
+    "tests/test_tables.py",
+    SB + "test_an_index_stating_other_code_than_its_proofs_is_refused",
+    P48 + "test_verify_lists_every_unbound_table_those_bound_to_none_too",
+]
 T_TRACK = [
     "tests/test_tables.py",
-    "tests/test_planted42.py",
+    "tests/test_planted42.py::test_certify_writes_the_tracked_list_track_would_write",
     CONF + "test_certify_writes_proven_tracked_tables_and_resumes",
 ]
 T_CHECK = [
@@ -54,15 +62,13 @@ T_CHECK = [
     "tests/test_planted39.py",
     "tests/test_planted49.py",
 ]
-T_ROT = [
+T_ROT = [  # the references' own tests, the yarn and rotary_dim mutants', the rotary record's tables
     "tests/test_reference.py",
     "tests/test_kmut3.py",
-    "tests/test_bounds.py",
-    "tests/test_planted52.py",
-    CONF + "test_rotary_checks_a_dynamic_table_as_long_as_the_context_on_every_case",
-    CONF + "test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use",
     "tests/test_kmut4.py::test_partial_rotary_reference_is_transformers_own",
     "tests/test_kmut4.py::test_the_rotary_record_catches_rotary_dim_ignored_in_every_case",
+    CONF + "test_rotary_checks_a_dynamic_table_as_long_as_the_context_on_every_case",
+    CONF + "test_rotary_draws_the_engines_tables_for_every_rope_configuration_in_use",
     "tests/test_conformance_planted.py::test_the_rotary_record_draws_every_rope_rule_the_engine_reads",
 ]
 

@@ -1,8 +1,57 @@
 """Round 53 of planted bugs (tests/planted53_plants.py, driven by tests/planted53_driver.py), in the proof records
-certify writes and what reads them back (class: a record that says something other than what was proven), and in the
-rope and rotary references and draws at head dims that are no power of two.
+certify writes and what reads them back (class: a record that says something other than what was proven): what a
+proof records (conformance/certify.py: its examples, worst ratio and rejected candidates, the top shape it is screened
+and timed at, ``--where``'s edge, the provenance's CUDA and commit, the runs that add entries, the order entries are
+written in, ``--only-missing``, a run stopped at its limit or by Ctrl-C); the summary of a check's report
+(conformance/check.py); ``check --record``'s ``reproved`` record (conformance/sources.py) and a local re-proof's
+(conformance/reproof.py); the tracked-file list (conformance/track.py, ``tables.scan``); the records' readers
+(``tables.verify_all``, ``Tables.proofs``, run's fast read ``_record_layout``, ``schema.parse_proofs``); and the rope
+references and rotary draws at head dims that are no power of two (conformance/reference.py,
+conformance/specs/rotary.py).
 
-OUTCOMES
+40 plants, each applied alone by the driver against the tests a contributor would run for its file (certify's tests in
+test_conformance.py, test_certify_time_limit.py, test_contributor.py's certify tests, the binding's certify tests and
+test_planted48.py; check's resume test with test_planted39.py and test_planted49.py; test_source_binding.py's and
+test_planted48.py's --record and re-proof tests; test_tables.py with the binding's verify tests; test_planted42.py's
+tracked-list test; test_reference.py, test_kmut3.py, test_kmut4.py's rotary_dim tests and the rotary record's tests),
+13 to 286 s a plant on a 2-core machine loaded by other work:
+
+- caught before the round (14): c04 --only-missing taking a domain certified in fp32 as done in fp16, c05 an fp16
+  entry replacing the fp32 entry of its domain, c15 a chunk stopped at the time limit returning before it writes
+  (test_certify_time_limit.py); c10 a run adding entries overwriting the first run's facts, c11 and c12 a resumed run
+  recorded without its command or not at all (the torch-reading test and the binding's certify test); c14 the
+  candidate after the winner not rejected (the schema's count); c16 a Ctrl-C while a table is written swallowed
+  (test_contributor.py); s03 --record refusing a check of exactly the examples a proof takes; t03 the folder scanned
+  unsorted (certify's list and track's then differ); v01 `tables verify` not parsing the records; v04 a proof whose
+  best time equals its median refused (the fixtures' 0.0 and 0.0); q02 the case's partial table over the whole head
+  dim (test_kmut4.py's rotary_dim mutant); q04 a partial rotary_dim's frequencies one fewer (test_kmut3.py).
+- survived, now caught here (25): c01 the examples asked for recorded, not those run; c02 the worst relative error
+  recorded as the worst ratio; c17 a faster candidate that failed its proof not rejected (no test made one fail);
+  c06 --where M=1:64 refusing a domain ending at 64; c07 the top shape one below the domain's top, c18 the timing
+  shape the odd size; c08 the provenance without CUDA's version (stack_of then names none: ``None`` on a CPU torch,
+  so no interpreter test saw it); c09 uncommitted changes under conformance/ not marked; c13 entries written in the
+  order certified (a resumed run's table is not the bytes a whole run writes); k01 a kernel's worst ratio in the
+  summary the last entry's, k02 its examples the last entry's; s01 --record's worst error the smallest entry's; s02
+  each --record replacing the earlier ``reproved``; s04 its entry checks counting the whole report's (other kernels',
+  shipped settings'); s05 its device recorded by backend; s06 a re-proof's digest over the summary alone; s07 a check
+  narrowed by --variant earning a re-proof; t01 a missing TRACKED.yaml never written by track; t02 `track --check`
+  naming a list edited by hand only where files disagree too; v02 ``Tables.proofs`` (what `tables show` prints) not
+  holding a record's device to the class; v03 run's fast read taking a record whose ``class`` is another's; v05
+  ``Tables.proofs`` taking a record with more entries than its index; q01 the reference's exponents 2i / D rounded to
+  fp32 (exact at powers of two: test_reference.py and test_planted52.py compare 64 and 128); q03 rotary's head dims
+  drawn as multiples of 32 only; q05 yarn's correction dims over the next power of two of the head dim
+  (test_kmut3.py compares with transformers at 2 to 128 in powers of two only).
+- equivalent (1): c03 every task screened with the run's seed rather than seed + its index: the seed draws only the
+  screening cases' values (``Screened.seed`` is read nowhere else); screening is a filter before the proof, whose
+  Hypothesis draws cover the whole domain whatever was screened; and a task's index, so its seed, already changes with
+  the --kernels, --dtypes or --where a run is given, so no record ever named or depended on it.
+
+Each test here fails with its plants applied (checked: each plant in a copy with that test alone, c04, c05, c10, c11,
+c12, c14 and t03 too, which the tests before the round caught) and passes on the clean code. At head dims 66, 72, 80,
+96, 98 and 112 the engine's rope tables (all seven the rotary record compares, six seeds each) and the interpreter's
+rotary setting (fp32 and fp16, two seeds each) were within their bounds (the tables at 0.37 of theirs at worst, fp32
+outputs at 0.63, fp16 outputs at 0.9997, where the final rounding to fp16 is almost the whole bound): no defect was
+found in the clean code.
 """
 
 from __future__ import annotations
@@ -16,7 +65,7 @@ from types import SimpleNamespace
 
 import pytest
 import torch
-from conftest import retrack
+from conftest import REPO, retrack
 from kernel_tables import CONFIGS, write_tables
 
 from conformance import certify, check, reference, reproof, sources
@@ -176,7 +225,7 @@ def test_only_missing_certifies_a_domain_in_the_dtype_it_lacks_and_keeps_the_oth
 
     root = tmp_path / "tables"
     (root / "interpreter").mkdir(parents=True)
-    (root / "interpreter" / "class.yaml").write_bytes((Path("tables") / "interpreter" / "class.yaml").read_bytes())
+    (root / "interpreter" / "class.yaml").write_bytes((REPO / "tables" / "interpreter" / "class.yaml").read_bytes())
     retrack(root)
     args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "--examples", "2", "--no-check"]
     assert conformance_main([*args, "--dtypes", "fp32", "--tables", str(root)]) == 0
@@ -321,6 +370,23 @@ def test_a_record_proving_more_entries_than_its_index_is_refused_when_read_in_fu
     with pytest.raises(TablesError, match="holds 2 entries"):
         tables.load(root).proofs("interpreter", "linear")
     tables.clear_cache()
+
+
+# ------------------------------------------------------------------------------------------ the tracked list
+def test_track_writes_a_missing_list_and_check_names_one_edited_by_hand(tmp_path):
+    """t01, t02: `conformance track` writes TRACKED.yaml where there is none yet (a new tables folder), and `track
+    --check` names a list whose files all agree with the folder but whose text is not the one track writes."""
+    from conformance import track
+
+    root = write_tables(tmp_path / "tables", {"silu_mul": CONFIGS["silu_mul"]})
+    listed = root / tables.TRACKED_NAME
+    text = listed.read_text()
+    listed.unlink()
+    assert track.write(root) == (str(listed), True) and listed.read_text() == text
+    assert track.out_of_sync(root) == []
+    listed.write_text("# edited\n" + text.replace("format: 1", "format:   1"))
+    assert [f.path for f in tables.read_tracked(root)] == [f.path for f in tables.scan(root)]  # the same files
+    assert track.out_of_sync(root) != []
 
 
 # --------------------------------------------------------------------------- rope at head dims no power of two
