@@ -111,8 +111,9 @@ PLANTS = [
     p(  # an entry certified again replaces every entry of its domain, the other dtypes' too (they are lost)
         "c05",
         CERTIFY,
-        "                    if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})\n",
-        "                    if not (e.domain.ranges == task.ranges)\n",
+        "                have[task.kernel] = without_dtype(have[task.kernel], task) + [result.entry]\n",
+        "                kept = [e for e in have[task.kernel] if not (e.domain.ranges == task.ranges)]\n"
+        "                have[task.kernel] = kept + [result.entry]\n",
         T_CERT,
     ),
     p(  # --where M=1:64 refuses a domain that ends at 64 (the edge off by one)

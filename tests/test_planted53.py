@@ -50,8 +50,13 @@ Each test here fails with its plants applied (checked: each plant in a copy with
 c12, c14 and t03 too, which the tests before the round caught) and passes on the clean code. At head dims 66, 72, 80,
 96, 98 and 112 the engine's rope tables (all seven the rotary record compares, six seeds each) and the interpreter's
 rotary setting (fp32 and fp16, two seeds each) were within their bounds (the tables at 0.37 of theirs at worst, fp32
-outputs at 0.63, fp16 outputs at 0.9997, where the final rounding to fp16 is almost the whole bound): no defect was
-found in the clean code.
+outputs at 0.63, fp16 outputs at 0.9997, where the final rounding to fp16 is almost the whole bound): no defect there.
+
+Found in the clean code and fixed: certify kept an entry of several dtypes (which it never writes; a table written by
+hand may hold one) whole beside the entry it added for one of them, and the table was then refused as overlapping when
+written, after the task's work (exit 3). The entry now keeps its other dtypes and its proof (``certify.without_dtype``;
+test_certifying_one_dtype_of_an_entry_of_several_keeps_the_others fails before); c05 is re-anchored on the new line,
+as the same bug.
 """
 
 from __future__ import annotations
@@ -233,6 +238,27 @@ def test_only_missing_certifies_a_domain_in_the_dtype_it_lacks_and_keeps_the_oth
     assert "certified 1 entr" in capsys.readouterr().out
     table = certify.existing_table(root, "interpreter", "silu_mul")
     assert sorted(e.domain.dtypes for e in table.entries) == [("fp16",), ("fp32",)]
+
+
+def test_certifying_one_dtype_of_an_entry_of_several_keeps_the_others(tmp_path, capsys):
+    """Found in the clean code: an entry of several dtypes (certify writes none; a table written by hand may hold one,
+    as this fixture's fp32/fp16 entry) was kept whole beside the entry certify added for one of its dtypes, and the
+    table was refused as overlapping when written, after the task's work (exit 3). Now the entry keeps its other
+    dtypes, with its proof (which covered them), and the new entry takes the dtype certified."""
+    from conformance.__main__ import main as conformance_main
+
+    root = write_tables(tmp_path / "tables", {"silu_mul": CONFIGS["silu_mul"]}, dtypes=("fp32", "fp16"))
+    (before,) = certify.existing_table(root, "interpreter", "silu_mul").entries
+    args = ["certify", "--class", "interpreter", "--kernels", "silu_mul", "--examples", "2", "--no-check"]
+    assert conformance_main([*args, "--dtypes", "fp16", "--tables", str(root)]) == 0
+    assert "certified 1 entr" in capsys.readouterr().out
+    entries = {e.domain.dtypes: e for e in certify.existing_table(root, "interpreter", "silu_mul").entries}
+    assert sorted(entries) == [("fp16",), ("fp32",)]
+    assert entries[("fp32",)].config == before.config and entries[("fp32",)].proof == before.proof
+    assert entries[("fp16",)].proof.examples >= 2
+    tables.clear_cache()
+    assert tables.load(root).index("interpreter", "silu_mul").lookup("fp32", (1, 1)).config == before.config
+    tables.clear_cache()
 
 
 # --------------------------------------------------------------------------------- check: the report's summary
