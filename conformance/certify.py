@@ -29,7 +29,7 @@ import threading
 import time
 import zlib
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -639,6 +639,22 @@ def merged_provenance(table: ProofsTable | None, current: dict[str, Any]) -> dic
     return {**old, "resumed": resumed}
 
 
+def without_dtype(entries: list[Entry], task: Task) -> list[Entry]:
+    """A table's entries less ``task``'s dtype on ``task``'s domain, which the task's new entry takes: an entry of that
+    domain in that dtype alone goes; one of several dtypes (certify writes none; a table written by hand may hold one)
+    keeps its other dtypes and its proof, which covered them. Kept whole, it overlapped the new entry, and the table
+    was refused when written, after the task's work (exit 3)."""
+    kept = []
+    for e in entries:
+        if e.domain.ranges == task.ranges and task.dtype in e.domain.dtypes:
+            rest = tuple(d for d in e.domain.dtypes if d != task.dtype)
+            if rest:
+                kept.append(replace(e, domain=Domain(rest, e.domain.ranges)))
+            continue
+        kept.append(e)
+    return kept
+
+
 class CertifyFailed(NeuroBrixError):
     """Some tasks could not be certified; every other entry of the run was written."""
 
@@ -970,12 +986,7 @@ def certify(
                     failures.append(result.message)
                     continue
                 say(result.message)
-                kept = [
-                    e
-                    for e in have[task.kernel]
-                    if not (e.domain.ranges == task.ranges and set(e.domain.dtypes) == {task.dtype})
-                ]
-                have[task.kernel] = kept + [result.entry]
+                have[task.kernel] = without_dtype(have[task.kernel], task) + [result.entry]
                 touched.add(task.kernel)
                 written += 1
                 if progress:
