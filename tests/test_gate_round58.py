@@ -36,7 +36,8 @@ pip 26.3 writes a console script named ``sub/x`` as ``bin/sub/x``, as ``installe
 "version needed to extract" is above 6.3, as zipfile does (an earlier uv installed it); uv 0.13.9 splits
 METADATA at a lone CR, as Python's email parser does (uv up to 0.12 did not): a ``Requires-Dist`` behind one is a
 requirement to ``uv pip show`` and ``pip show`` alike; pip 26.3 and uv install a ``.data/headers`` file under
-``include/site/python3.11/<name>/``, pip 23.2 under ``include/python3.11/<name>/``.
+``include/site/python3.11/<name>/``, pip 23.2 under ``include/python3.11/<name>/`` (gate round 59: that depends on
+the interpreter, not the pip version; pip 23.2.1 run from a virtual environment writes ``include/site/...`` too).
 
 Each case was shown failing with one place of ``gate/`` changed and passing without: RECORD's rows compared with the
 members sorted, or with RECORD's position in the zip; the MS-DOS host dropped from ``ZIP_HOSTS``; "version made by"
