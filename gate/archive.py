@@ -790,7 +790,13 @@ def _gzip_header_length(raw: bytes) -> int:
     return raw.index(b"\0", _GZIP_FIXED) + 1 if raw[3] & GZIP_FNAME else _GZIP_FIXED
 
 
-def _folder_alias(archive: Archive, name: str, is_dir: bool, folders: dict[tuple[int, str], tuple[int, str]]) -> None:
+def _folder_alias(
+    archive: Archive,
+    name: str,
+    is_dir: bool,
+    folders: dict[tuple[int, str], tuple[int, str]],
+    files: dict[tuple[int, str], str],
+) -> None:
     """G305 for a member whose folder is spelt otherwise than another member's same folder (gate round 59).
 
     ``neurobrix/Ops/y.py`` beside ``neurobrix/ops/x.py`` names no file twice, yet on a case-insensitive,
@@ -799,17 +805,22 @@ def _folder_alias(archive: Archive, name: str, is_dir: bool, folders: dict[tuple
     the package from a member named outside it (``NeuroBrix/evil.py``). Each folder above a member (and a folder
     entry itself) is compared by :func:`names.destination_key` with the spellings seen before it. ``folders`` maps
     (the parent folder's number, a component's key) to (the folder's number, the component as first spelt), so a
-    member costs one key per component however deep it is."""
+    member costs one key per component however deep it is.
+
+    A file is compared with the folders the same way (gate round 60): ``neurobrix/Ops`` beside ``neurobrix/ops/``, or
+    ``neurobrix/cli.py`` beside ``neurobrix/CLI.PY/x.py``, are one path there, a file where a folder is. ``files`` maps
+    (the parent folder's number, a file's last component's key) to the file's name."""
     if names.too_long(name):
         return  # refused by its length (G310), and a key of it is the name itself
     parts = name.rstrip("/").split("/")
     parent = 0
     for depth, part in enumerate(parts[: None if is_dir else -1], start=1):
-        # an ASCII component's key inline, as destination_key gives it (no format character, NFC already, case folding
-        # is lower()): a call per component made 4,096 members 500 folders deep cost 5 s, inline 1.7 s
-        key = part.split(":", 1)[0].rstrip(". ").lower() if part.isascii() else names.destination_key(part)
+        key = _component_key(part)
         if not key:
             continue  # an empty or '.' component, which installers collapse (G310)
+        if (parent, key) in files:
+            _file_and_folder(archive, name, "/".join(parts[:depth]), files[(parent, key)])
+            return
         number, first = folders.setdefault((parent, key), (len(folders) + 1, part))
         if first != part:
             above = "/".join(parts[: depth - 1])
@@ -822,6 +833,30 @@ def _folder_alias(archive: Archive, name: str, is_dir: bool, folders: dict[tuple
             )
             return
         parent = number
+    if is_dir:
+        return
+    key = _component_key(parts[-1])
+    if (parent, key) in folders:
+        above = "/".join(parts[:-1])
+        _file_and_folder(archive, name, f"{above}/{folders[(parent, key)][1]}".lstrip("/"), name)
+    elif key:
+        files.setdefault((parent, key), name)
+
+
+def _component_key(part: str) -> str:
+    # an ASCII component's key inline, as destination_key gives it (no format character, NFC already, case folding
+    # is lower()): a call per component made 4,096 members 500 folders deep cost 5 s, inline 1.7 s
+    return part.split(":", 1)[0].rstrip(". ").lower() if part.isascii() else names.destination_key(part)
+
+
+def _file_and_folder(archive: Archive, name: str, folder: str, file: str) -> None:
+    where = "on every file system" if folder == file else "on case-insensitive, Unicode-normalising or Windows file systems"
+    archive.fail(
+        Check.G305,
+        name,
+        f"the file {file} and the folder {folder}/ are one path {where}: no installer writes both there, the install "
+        "fails part-way",
+    )
 
 
 def _safety(archive: Archive, limits: Limits) -> set[str]:
@@ -830,6 +865,7 @@ def _safety(archive: Archive, limits: Limits) -> set[str]:
     exact: set[str] = set()
     seen: dict[str, str] = {}  # destination key -> first name with it
     folders: dict[tuple[int, str], tuple[int, str]] = {}  # the folders members are in, by destination key
+    files: dict[tuple[int, str], str] = {}  # the files, by their folder and destination key
     total = 0
     for m in archive.members:
         name = m.name
@@ -854,7 +890,7 @@ def _safety(archive: Archive, limits: Limits) -> set[str]:
             )
             unsafe.update((name, first))
         else:
-            _folder_alias(archive, name, m.kind == "dir", folders)
+            _folder_alias(archive, name, m.kind == "dir", folders, files)
         exact.add(name)
         if m.size > limits.member_size:
             archive.fail(Check.G306, name, f"declares {m.size} bytes uncompressed; the limit is {limits.member_size}")
