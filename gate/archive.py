@@ -850,7 +850,9 @@ def _component_key(part: str) -> str:
 
 
 def _file_and_folder(archive: Archive, name: str, folder: str, file: str) -> None:
-    where = "on every file system" if folder == file else "on case-insensitive, Unicode-normalising or Windows file systems"
+    where = "on every file system"
+    if folder != file:
+        where = "on case-insensitive, Unicode-normalising or Windows file systems"
     archive.fail(
         Check.G305,
         name,

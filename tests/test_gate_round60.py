@@ -1,26 +1,27 @@
-"""The sixtieth round against the release gate: a file and a folder that are one path, and the names each file
-system folds together.
+"""The sixtieth round against the release gate: a file and a folder that are one path, and the names each file system
+folds together.
 
-A file and a folder whose names differ only by case, Unicode form or a trailing dot (``neurobrix/Ops`` beside the
-folder ``neurobrix/ops/``, ``neurobrix/cli.py`` beside a folder ``neurobrix/CLI.PY/``) are one path on NTFS, APFS,
-HFS+, exFAT and ext4 or f2fs with casefolding: whichever comes first is made, and the other cannot be (opening a
-folder to write fails, EISDIR or an access error; making a folder where a file is fails, EEXIST, which pip's
-``ensure_dir`` swallows, so the write under it fails, ENOTDIR). No installer writes both: the install fails part-way,
-loudly, and the dist installs on Linux's case-sensitive disks only. G305 compared whole names and the folders above
-each member, never a file with a folder, so the gate passed a commit tracking both spellings (wheel and sdist, untracked
-ones were refused as untracked only); it now refuses a file whose key is a folder's, either way round (gate/archive.py
-``_folder_alias``). Trailing-dot and NFD spellings were refused already (G310) and are G305 too now.
+A file and a folder whose names differ only by case, Unicode form or a trailing dot (``neurobrix/Ops`` beside the folder
+``neurobrix/ops/``, ``neurobrix/cli.py`` beside a folder ``neurobrix/CLI.PY/``) are one path on NTFS, APFS, HFS+, exFAT
+and ext4 or f2fs with casefolding: whichever comes first is made, and the other cannot be (opening a folder to write
+fails, EISDIR or an access error; making a folder where a file is fails, EEXIST, which pip's ``ensure_dir`` swallows, so
+the write under it fails, ENOTDIR). No installer writes both: the install fails part-way, loudly, and the dist installs
+on Linux's case-sensitive disks only. G305 compared whole names and the folders above each member, never a file with a
+folder, so the gate passed a commit tracking both spellings (wheel and sdist, untracked ones were refused as untracked
+only); it now refuses a file whose key is a folder's, either way round (gate/archive.py ``_folder_alias``). Trailing-dot
+and NFD spellings were refused already (G310) and are G305 too now.
 
-Names folded together: ``names.destination_key`` (NFC, upper case, then case folding) was compared with each file
-system's rule over every code point a member name may hold and over each cased letter followed by a combining mark:
-NTFS's and exFAT's upcase table (simple uppercase mapping, BMP only), simple and full case folding after NFD (APFS, HFS+,
-ext4 and f2fs casefolding) and NFD alone. Every pair one of them folds has one key, and every pair the key folds one
-of them folds (no false refusal of a name by the key alone): the Kelvin sign and the Angstrom sign are not NFC (G310,
-and one key with K and Å), long s is ``s`` (NTFS upper-cases it to S), final sigma ``σ``, ``ß`` and ``ẞ`` are ``ss``
-and the ligature ``ﬁ`` is ``fi`` (full case folding, ext4's; NTFS keeps them apart), the dotless i is ``i`` (NTFS
-upper-cases it to I; case folding keeps it). The one rule the key does not follow is a simple lower-casing without
-decomposition, which takes ``İ`` to ``i``; no file system an installer writes to compares so (HFS+ decomposes ``İ``
-to ``I`` and a combining dot first), and the key keeps ``İ`` as full case folding does, ``i̇``.
+Names folded together: ``names.destination_key`` (NFC, upper case, then case folding) was compared, by hand from
+Unicode 14's tables, with each file system's rule over every code point a member name may hold and over each cased
+letter followed by a combining mark: NTFS's and exFAT's upcase table (simple uppercase mapping, BMP only), simple and
+full case folding after NFD (APFS, HFS+, ext4 and f2fs casefolding) and NFD alone. Every pair one of them folds has one
+key, and of single code points every pair the key folds one of them folds (no false refusal by the key alone): the
+Kelvin and Angstrom signs are not NFC (G310, and one key with K and Å), long s is ``s`` (NTFS upper-cases it to S),
+final sigma is ``σ`` (both upper-case to Σ), ``ß`` and ``ẞ`` are ``ss`` and the ligature ``ﬁ`` is ``fi`` (full case
+folding, ext4's; NTFS keeps them apart), the dotless i is ``i`` (NTFS upper-cases it to I; case folding keeps it
+apart). The one rule the key does not follow is a simple lower-casing without decomposition, which takes ``İ`` to
+``i``; no file system an installer writes to compares so (HFS+ decomposes ``İ`` to ``I`` and a combining dot first),
+and the key keeps ``İ`` as full case folding does, ``i̇``. The key needed no change.
 """
 
 from __future__ import annotations
@@ -30,7 +31,7 @@ from pathlib import Path
 
 import pytest
 from gate_fixtures import Built, RawMember, RawTarMember
-from test_gate_hostile import REFERENCE, built, judge, refused_with
+from test_gate_hostile import REFERENCE, built, judge
 from test_gate_round42 import _git, _git_copy
 from test_gate_round59 import UTF8, _added, _both, _g305, _sdist, _sdist_added, _wheel
 
