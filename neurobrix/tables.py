@@ -268,7 +268,9 @@ def _record_layout(
 
 # certify's form of a record's entries (yaml.safe_dump of proofs_data, width 120), read by _certified_entries: the
 # words YAML reads as another type than text when written plain (PyYAML's YAML 1.1 booleans and nulls)
-_YAML_WORDS = frozenset("yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split())
+_YAML_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
 _PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 # a line break certify's writer puts in place of a space in a long text (YAML joins the two lines with one space): the
 # next line goes on at six spaces, after no space and before none (YAML drops those; certify's form has none)
@@ -280,11 +282,22 @@ _QUOTED = r"[ -&(-~]*(?:''[ -&(-~]*)*"
 _PLAIN = r"(?:[!-9;-~]|:(?=[!-~])| (?=[!-\"$-~]))*"  # (one character a turn: no two ways to read a text)
 # a text as the schema states it (_TEXT): plain (a letter first, no word YAML reads as a boolean or null) or quoted (no
 # space first), either spread over lines; a duration as safe_dump writes a float (finite: at most 16 digits before the
-# point); a ratio in [0, 1]; each rejected candidate a quoted text holding no quote, its reason first (the rest of its
-# form is read by _REJECTED_SETTINGS and _candidate, its lines by _certified_entries)
+# point); a ratio in [0, 1]; each rejected candidate a quoted text holding no quote, its reason and ": " first (its
+# settings are read by _certified_entries and _candidate; its lines, as YAML reads them, are the text's: the line scan
+# of _record_layout refuses a line at the left margin, a document marker, in any of them)
 _TEXT_VALUE = (
-    r"(?:(?!(?:" + "|".join(sorted(_YAML_WORDS)) + r")\n)[A-Za-z]" + _PLAIN + r"(?:\n      [A-Za-z0-9(]" + _PLAIN
-    + r")*|'(?=[!-&(-~]|'')" + _QUOTED + r"(?:" + _BREAK + _QUOTED + r")*')"
+    r"(?:(?!(?:"
+    + "|".join(sorted(_YAML_WORDS))
+    + r")\n)[A-Za-z]"
+    + _PLAIN
+    + r"(?:\n      [A-Za-z0-9(]"
+    + _PLAIN
+    + r")*|'(?=[!-&(-~]|'')"
+    + _QUOTED
+    + r"(?:"
+    + _BREAK
+    + _QUOTED
+    + r")*')"
 )
 _DURATION = r"(?:0|[1-9][0-9]{0,15})\.[0-9]+"
 _PROOF_REST = re.compile(
@@ -295,12 +308,8 @@ _PROOF_REST = re.compile(
     r"    time_best_us: (" + _DURATION + r")\n"
     r"    time_median_us: (" + _DURATION + r")\n"
     r"    candidates_tried: ([1-9][0-9]*)\n"
-    r"    rejected:(?: \[\]\n|\n((?:    - '(?:" + "|".join(REJECT_REASONS) + r"):(?: |" + _LINE_ON + r")[^']*'\n)+))"
+    r"    rejected:(?: \[\]\n|\n((?:    - '(?:" + "|".join(REJECT_REASONS) + r"): [^']*'\n)+))"
 )
-# the settings of each rejected candidate in a block _PROOF_REST read, with the colon after them when a space (or a line
-# break in its place) follows: one match an item (its text holds no quote, so "    - '" begins an item and nothing else); held to the rest of
-# the schema's pattern (schema._REJECTED_LINE) by _candidate
-_REJECTED_SETTINGS = re.compile(r"    - '[a-z_]+:[ \n]+([^:']*(?::(?= |\n      [!-~]))?)")
 _SETTINGS_FORM = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+")
 # the characters YAML refuses in a text (its reader's: C0 but tab, line feed and carriage return, and DEL), mapped
 # to one that is no ASCII
@@ -328,9 +337,9 @@ def _entry_heads(index: SettingsIndex, own: list[str]) -> list[str] | None:
         return None
     bounds_text = "".join(f"    {name}:\n    - {{}}\n    - {{}}\n" for name in names).format
     configs = []
-    for config in index.configs:
+    for setting in index.configs:
         lines = []
-        for name, value in config.items():
+        for name, value in setting.items():
             shown, written = _plain(name), _plain(value)
             if shown is None or written is None:
                 return None
@@ -354,9 +363,8 @@ def _candidate(settings: str, values: dict[str, Any]) -> frozenset[tuple[str, An
     read), None when they are not in the schema's form, a key is given twice or a value reads as a float (compared
     otherwise: the record is parsed)."""
     joined = settings.replace("\n      ", " ")
-    if not joined.endswith(":") or _SETTINGS_FORM.fullmatch(joined, 0, len(joined) - 1) is None:
+    if _SETTINGS_FORM.fullmatch(joined) is None:
         return None
-    joined = joined[:-1]
     read = []
     for setting in joined.split(" "):
         value = values.get(setting)
@@ -374,15 +382,18 @@ def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
     """Whether a record in certify's layout (:func:`_record_layout`) holds after its ``entries:`` line exactly the
     entries of ``index`` as certify writes them, each with a proof ``tables verify`` passes. The digests alone do not
     tell (YAML reads every character: a ``  proof:`` and digest line inside a quoted text spread over lines, with the
-    real digest's key quoted, a ratio of .nan and a domain's dtype spelt ``float32`` each passed a scan of the digest
-    lines and failed `tables verify`, strict round 55). Certify's form: each entry is its index entry's text
-    (:func:`_entry_heads`: domain, setting and digest), then its proof's other keys in certify's order, one a line,
-    each value plain or single-quoted as the schema bounds it (a text spread over lines goes on at six spaces), the
-    best time no more than the median, and the rejected candidates: each a quoted text holding no quote, every line
-    break in it followed by six spaces, its reason and settings in the schema's form, none the entry's own setting or
-    given twice, one fewer than the candidates tried; no character YAML refuses. Anything else is left to the parse,
-    which refuses what `tables verify` refuses and reads the rest alike. The texts of the rejected candidates, most
-    of a GPU record's bytes, are passed over by the regular expressions at their fastest (a character class of one)."""
+    real digest's key quoted, a ratio of .nan and a domain's dtype spelt ``float32`` each passed the line scan and
+    failed `tables verify`, strict round 55).
+
+    Certify's form: each entry is its index entry's text (:func:`_entry_heads`: domain, setting and digest), then its
+    proof's other keys in certify's order, one a line, each value plain or single-quoted as the schema bounds it (a
+    text spread over lines goes on at six spaces), the best time no more than the median, and its rejected
+    candidates: each a quoted text holding no quote, its reason, ": ", its settings in the schema's form, ": " and the
+    rest, none the entry's own setting or given twice (each value of its type), one fewer than the candidates tried;
+    no character YAML's reader refuses. Anything else is left to the parse, which refuses what `tables verify`
+    refuses and reads the rest alike. It reads every character, where the line scan reads each line's first ones:
+    what a checkout's (or NEUROBRIX_TABLES's) tables cost to load; an installed wheel's are not read again
+    (:attr:`Tables._release`)."""
     heads = _entry_heads(index, own)
     entries = _ENTRIES_LINE.search(text)  # (the line _record_layout found)
     if heads is None or entries is None or entries.group() != "entries:":
@@ -397,9 +408,16 @@ def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
     rejected_texts: list[tuple[list[str], set[str], int]] = []
     for i, (_, _, config) in enumerate(index.rows):
         best, median, tried, rejected = parts[7 * i + 3 : 7 * i + 7]
-        texts = _REJECTED_SETTINGS.findall(rejected) if rejected else []
+        # each candidate's settings: its text holds no quote, so "    - '" begins an item and nothing else; it begins
+        # with its reason and ": " (_PROOF_REST) and holds one ": " more, after its settings, or it is not the
+        # schema's form (one more or fewer in any item puts an item's end, a quote, into a text taken for settings)
+        items = rejected.count("    - '") if rejected else 0
+        pieces = rejected.split(": ") if rejected else [""]
+        texts = pieces[1::2]
         unique = set(texts)
-        if float(best) > float(median) or int(tried) != len(texts) + 1 or len(unique) != len(texts):
+        if float(best) > float(median) or int(tried) != items + 1 or len(pieces) != 2 * items + 1:
+            return False
+        if len(unique) != items:
             return False
         rejected_texts.append((texts, unique, config))
     distinct = set().union(*(unique for _, unique, _ in rejected_texts))
@@ -805,10 +823,10 @@ def _parse_yaml(text: str, shown: str) -> Any:
         raise TablesError(f"{shown}{line}: not valid YAML: {exc.problem or exc}") from exc
     except yaml.reader.ReaderError as exc:  # a character YAML's reader refuses: its message took two lines
         position = exc.position if isinstance(exc.position, int) else 0
-        line = text.count("\n", 0, position) + 1
+        row = text.count("\n", 0, position) + 1
         found = chr(exc.character) if isinstance(exc.character, int) else exc.character
         raise TablesError(
-            f"{shown}:{line}: not valid YAML: found the control character {found!r} ({_CONTROLS})"
+            f"{shown}:{row}: not valid YAML: found the control character {found!r} ({_CONTROLS})"
         ) from exc
     except yaml.YAMLError as exc:
         raise TablesError(f"{shown}: not valid YAML: {exc}") from exc
@@ -1108,7 +1126,9 @@ def _load(location: TablesLocation, state: tuple[int, int, int, int] | None) -> 
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
     _disjoint_classes(classes)
     names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
-    loaded = Tables(location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests, _release=release)
+    loaded = Tables(
+        location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests, _release=release
+    )
     return _made(loaded, state)
 
 

@@ -61,7 +61,9 @@ def _hidden_digest(root: Path) -> str:
     index = tables.index_path(root, CLASS, "linear")
     text = index.read_text(encoding="utf-8")
     assert text.count('[["fp32"], 5, null, 1, null, 1, null, 0]') == 1
-    index.write_text(text.replace('[["fp32"], 5, null, 1, null, 1, null, 0]', '[["fp32"], 5, null, 1, null, 1, null, 1]'))
+    index.write_text(
+        text.replace('[["fp32"], 5, null, 1, null, 1, null, 0]', '[["fp32"], 5, null, 1, null, 1, null, 1]')
+    )
     record = tables.proofs_path(root, CLASS, "linear")
     text = record.read_text(encoding="utf-8")
     data = yaml.safe_load(text)
@@ -94,18 +96,27 @@ FORGED: list[tuple[str, Callable[[Path], str]]] = [
     ("nan-ratio", _record_edit("rms_norm", "    worst_error_ratio: 0.9993\n", "    worst_error_ratio: .nan\n")),
     ("dtype-alias", _record_edit("rms_norm", "    dtypes:\n    - fp32\n", "    dtypes:\n    - float32\n")),
     ("ratio-above-one", _record_edit("rms_norm", "    worst_error_ratio: 0.9993\n", "    worst_error_ratio: 1.5\n")),
-    ("own-setting-rejected", _record_edit("rms_norm", "'slower: BLOCK_M=16 num_warps=4:", "'slower: BLOCK_M=64 num_warps=4:")),
+    (
+        "own-setting-rejected",
+        _record_edit("rms_norm", "'slower: BLOCK_M=16 num_warps=4:", "'slower: BLOCK_M=64 num_warps=4:"),
+    ),
     (
         "own-setting-rejected-reordered",
         _record_edit("rms_norm", "'slower: BLOCK_M=16 num_warps=4:", "'slower: num_warps=4 BLOCK_M=64:"),
     ),
-    ("candidate-twice", _record_edit("rms_norm", "'slower: BLOCK_M=4 num_warps=4:", "'wrong_result: num_warps=4 BLOCK_M=16:")),
+    (
+        "candidate-twice",
+        _record_edit("rms_norm", "'slower: BLOCK_M=4 num_warps=4:", "'wrong_result: num_warps=4 BLOCK_M=16:"),
+    ),
     ("candidates-miscounted", _record_edit("rms_norm", "    candidates_tried: 3\n", "    candidates_tried: 4\n")),
     ("best-above-median", _record_edit("rms_norm", "    time_best_us: 3983.18\n", "    time_best_us: 4983.18\n")),
     ("unreadable-item", _record_edit("rms_norm", " us median vs 4007.08 us'\n", " us median vs 4007.08 us': '''\n")),
     ("bell-in-a-text", _record_edit("rms_norm", " us median vs 4007.08 us'\n", " us median\a vs 4007.08 us'\n")),
     ("int-as-float", _record_edit("rms_norm", "    examples: 25\n", "    examples: 25.0\n")),
-    ("setting-not-a-candidate", _record_edit("rms_norm", "'slower: BLOCK_M=16 num_warps=4:", "'slower: BLOCK_M=16 num_warps:")),
+    (
+        "setting-not-a-candidate",
+        _record_edit("rms_norm", "'slower: BLOCK_M=16 num_warps=4:", "'slower: BLOCK_M=16 num_warps:"),
+    ),
 ]
 
 
@@ -158,13 +169,19 @@ def test_a_record_outside_certifys_form_that_proves_its_index_still_loads(tmp_pa
     root = _copy(tmp_path)
     path = tables.proofs_path(root, CLASS, "rms_norm")
     shipped = path.read_text(encoding="utf-8")
-    text = _replace_after_entries(shipped, "    bound: conformance.bounds.rms_norm + residual_add\n", '    bound: "conformance.bounds.rms_norm + residual_add"\n')
+    text = _replace_after_entries(
+        shipped,
+        "    bound: conformance.bounds.rms_norm + residual_add\n",
+        '    bound: "conformance.bounds.rms_norm + residual_add"\n',
+    )
     path.write_text(text, encoding="utf-8")
     retrack(root)
     assert yaml.safe_load(text) == yaml.safe_load(shipped)
     index = tables.load(root)._parsed_index(CLASS, "rms_norm")
     own = row_digests("rms_norm", CLASS, index.key, index.configs, index.rows)
-    assert tables._record_layout(text, CLASS, "rms_norm") is not None and not tables._certified_entries(text, index, own)
+    assert tables._record_layout(text, CLASS, "rms_norm") is not None and not tables._certified_entries(
+        text, index, own
+    )
     parsed = []
     real = tables.parse_proofs
     monkeypatch.setattr(tables, "parse_proofs", lambda *a, **k: parsed.append(1) or real(*a, **k))
