@@ -901,17 +901,27 @@ def load(root: Path | None = None) -> Tables:
     return _load(location, _state(location.root))
 
 
-def _state(root: Path) -> tuple[int, int, int, int] | None:
-    """What tells the tracked-file list (and so the folder it pins) rewritten since: its times, size and inode. The
-    change time too: a copy that writes the files in place and keeps their times (``cp -p``, ``rsync --inplace -t``,
-    from archives of one fixed time) keeps the inode, the size (another stack's version of the same length) and the
-    modification time, and a loaded model went on with tables a fresh process refuses; no copy can set the change
-    time."""
+def _state(root: Path) -> tuple[object, ...] | None:
+    """What tells the folder changed since it was verified: the tracked-file list's times, size and inode, and every
+    table file's beside it (each class folder's files, by name). The change time too: a copy that writes the files in
+    place and keeps their times (``cp -p``, ``rsync --inplace -t``, from archives of one fixed time) keeps the inode,
+    the size (another stack's version of the same length) and the modification time, and a loaded model went on with
+    tables a fresh process refuses; no copy can set the change time. Each table file's own: one edited in place
+    without its list (damage a fresh process refuses, exit 3) left a loaded model generating with the settings read
+    before (strict round 56; a stat of each of the class folders' files, ~0.1-0.2 ms a generation)."""
     try:
         stat = (root / TRACKED_NAME).stat()
+        files: list[tuple[str, int, int, int, int]] = []
+        with os.scandir(root) as top:
+            folders = sorted(entry.path for entry in top if entry.is_dir(follow_symlinks=False))
+        for folder in folders:
+            with os.scandir(folder) as inside:
+                for entry in inside:
+                    seen = entry.stat(follow_symlinks=False)
+                    files.append((entry.path, seen.st_mtime_ns, seen.st_size, seen.st_ino, seen.st_ctime_ns))
     except OSError:
         return None
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns, *sorted(files))
 
 
 def was_loaded(tables: Any) -> bool:
@@ -1086,17 +1096,17 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
 
 
 # id -> (a weak reference to each Tables _load made, the state of the TRACKED.yaml it was verified against)
-_MADE: dict[int, tuple[weakref.ref[Tables], tuple[int, int, int, int] | None]] = {}
+_MADE: dict[int, tuple[weakref.ref[Tables], tuple[object, ...] | None]] = {}
 
 
-def _made(tables: Tables, state: tuple[int, int, int, int] | None) -> Tables:
+def _made(tables: Tables, state: tuple[object, ...] | None) -> Tables:
     key = id(tables)
     _MADE[key] = (weakref.ref(tables, lambda _: _MADE.pop(key, None)), state)
     return tables
 
 
 @functools.lru_cache(maxsize=8)
-def _load(location: TablesLocation, state: tuple[int, int, int, int] | None) -> Tables:
+def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
     root = location.root
     release = False
     if location.origin == "installed package" and (root / TRACKED_NAME).is_file():  # (missing: said below)

@@ -14,7 +14,12 @@ other form is parsed, which refuses what `tables verify` refuses and reads the r
 loaded before the fix (its test failed) and is refused now (one line, the file named), `tables verify` refusing it as
 before; the shipped records all stay on the fast path.
 
-No GPU: the interpreter class's shipped tables, copied, edited and tracked again.
+Then the item round 55 left: a table file edited in place without its TRACKED.yaml while a model is loaded (damage a
+fresh process refuses, exit 3). Before each generation the engine compared TRACKED.yaml's stat alone with the one it
+verified, so the model went on with the settings it read before; each table file's stat is compared too now, and the
+tables are verified again, refused as a fresh process refuses them.
+
+No GPU: the interpreter class's shipped tables, copied, edited and tracked again, and round 47's tiny model.
 """
 
 from __future__ import annotations
@@ -26,9 +31,12 @@ from pathlib import Path
 import pytest
 import yaml
 from conftest import REPO, retrack
+from store_fixtures import make_checkpoint
 
-from neurobrix import tables
+from neurobrix import store, tables
 from neurobrix.errors import TablesError
+from neurobrix.generate import Sampling, generate
+from neurobrix.run import load_model
 from neurobrix.schema import entry_digest, row_digests
 
 CLASS = "interpreter"
@@ -223,3 +231,24 @@ def test_a_control_character_in_a_yaml_table_is_named_in_one_line(tmp_path):
     line = 1 + text[: text.index("description: ")].count("\n")
     assert str(err.value).startswith(f"{path}:{line}: not valid YAML: found the control character '\\x07'"), err.value
     assert "\n" not in str(err.value)
+
+
+def test_a_table_edited_in_place_under_a_loaded_model_is_refused_at_its_next_generation(tmp_path, monkeypatch):
+    """Fixed: rms_norm's index edited in place (its num_warps 4 to 8, the same size) without TRACKED.yaml after a
+    model was loaded from the folder: the next generation ran on the settings read before (TRACKED.yaml's stat, all the
+    engine compared, had not moved), where a fresh process refuses the folder (exit 3). It is refused now, as then."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "tiny")), progress=False)
+    root = _copy(tmp_path)
+    retrack(root)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    tables.clear_cache()
+    model = load_model(store.resolve("tiny"), "triton", "fp32", prompt_len=3, capacity=7)
+    generate(model, [3, 4, 5], 4, Sampling(), set())
+    path = tables.index_path(root, CLASS, "rms_norm")
+    text = path.read_text(encoding="utf-8")
+    with open(path, "r+", encoding="utf-8") as out:  # in place: the same file, the same size
+        out.write(text.replace('"num_warps": 4', '"num_warps": 8', 1))
+    with pytest.raises(TablesError, match="do not match TRACKED.yaml") as err:
+        generate(model, [3, 4, 5], 4, Sampling(), set())
+    assert f"{path}: sha256 differs from the tracked list" in str(err.value)
