@@ -52,6 +52,7 @@ from .schema import (
     rejected_line,
     row_digests,
     stack_of,
+    validate,
 )
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
@@ -257,6 +258,13 @@ def _record_layout(
     source = provenance.get("kernel_source")
     if source is not None and not (isinstance(source, str) and _SOURCE_DIGEST.fullmatch(source)):
         return None
+    # the whole header as the schema states it (its provenance's re-proofs among it), one entry standing in for the
+    # entries, which _certified_entries reads: a header `tables verify` refuses (a re-proof of 0 examples an entry)
+    # is parsed in full and refused as there
+    try:
+        validate("proofs", {**head, "entries": [_STAND_IN]}, "header")
+    except TablesError:
+        return None
     # one match per entry's first line, one per digest line, one per line no entry holds (the last line feed's
     # included): in certify's layout they come as start, digest, start, digest, ..., and the end
     found = _RECORD_LINE.findall(text, entries.end())
@@ -310,6 +318,22 @@ _PROOF_REST = re.compile(
     r"    candidates_tried: ([1-9][0-9]*)\n"
     r"    rejected:(?: \[\]\n|\n((?:    - '(?:" + "|".join(REJECT_REASONS) + r"): [^']*'\n)+))"
 )
+# an entry the schema passes, standing in for a record's entries when its header is validated alone (_record_layout)
+_STAND_IN = {
+    "domain": {"dtypes": ["fp32"]},
+    "config": {"A": 1},
+    "proof": {
+        "entry": "0" * 16,
+        "examples": 1,
+        "worst_error_ratio": 0.0,
+        "bound": "-",
+        "reference": "-",
+        "time_best_us": 0.0,
+        "time_median_us": 0.0,
+        "candidates_tried": 1,
+        "rejected": [],
+    },
+}
 _SETTINGS_FORM = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+")
 # the characters YAML refuses in a text (its reader's: C0 but tab, line feed and carriage return, and DEL), mapped
 # to one that is no ASCII
@@ -352,7 +376,10 @@ def _entry_heads(index: SettingsIndex, own: list[str]) -> list[str] | None:
         if head is None:
             head = dtypes_text[dtypes] = "- domain:\n    dtypes:\n" + "".join(f"    - {d}\n" for d in dtypes)
         numbers = ["null" if b is None else str(b) for b in bounds]
-        quoted = f"'{digest}'" if digest.isdigit() else digest  # an all-digit text reads as a number written plain
+        # quoted where YAML reads the text written plain as a number, as certify's writer quotes it: all digits, or
+        # "0b" and binary digits
+        number = digest.isdigit() or (digest.startswith("0b") and not digest[2:].strip("01"))
+        quoted = f"'{digest}'" if number else digest
         heads.append(head + bounds_text(*numbers) + configs[config] + quoted + "\n")
     return heads
 

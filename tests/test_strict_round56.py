@@ -252,3 +252,18 @@ def test_a_table_edited_in_place_under_a_loaded_model_is_refused_at_its_next_gen
     with pytest.raises(TablesError, match="do not match TRACKED.yaml") as err:
         generate(model, [3, 4, 5], 1, Sampling(), set())
     assert f"{path}: sha256 differs from the tracked list" in str(err.value)
+
+
+def test_a_header_tables_verify_refuses_is_refused_by_the_runtime_too(tmp_path):
+    """Fixed: the header was read alone by the fast path, its provenance's re-proofs unread: linear's re-proof of 0
+    examples an entry (the schema's minimum is 1) loaded where `tables verify` refused it. The whole header is held to
+    the schema now (one entry standing in for the entries), and such a record is parsed and refused as there."""
+    root = _copy(tmp_path)
+    path = tables.proofs_path(root, CLASS, "linear")
+    text = path.read_text(encoding="utf-8")
+    assert text.count("    examples_per_entry: 25\n") == 1 and text.index("examples_per_entry") < _entries_at(text)
+    path.write_text(text.replace("    examples_per_entry: 25\n", "    examples_per_entry: 0\n"), encoding="utf-8")
+    retrack(root)
+    assert _verify_refuses(root, "linear")
+    said = _runtime_refusal(root, "linear")
+    assert said is not None and "provenance.reproved[0].examples_per_entry" in said and "\n" not in said, said
