@@ -37,6 +37,7 @@ from .schema import (
     INTERPRETER,
     PROOFS_FORMAT,
     PROOFS_SUFFIX,
+    REJECT_REASONS,
     GPUClass,
     ProofsTable,
     SettingsIndex,
@@ -48,8 +49,10 @@ from .schema import (
     parse_index,
     parse_proofs,
     parse_tracked,
+    rejected_line,
     row_digests,
     stack_of,
+    validate,
 )
 
 # yaml.safe_load's loader: the same safe constructor, parsed by libyaml when PyYAML has it
@@ -109,6 +112,9 @@ class Tables:
     kernel_names: Mapping[str, tuple[str, ...]]  # class id -> kernels with a settings index
     _indexes: dict[tuple[str, str], SettingsIndex] = field(default_factory=dict, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, repr=False)
+    # an installed wheel's tables, pinned by its RECORD (installed_tables_problem): the bytes the release gate ran
+    # `tables verify` on (G702), whose proofs are not read again (_certified_entries)
+    _release: bool = field(default=False, repr=False)
 
     @property
     def root(self) -> Path:
@@ -175,7 +181,11 @@ class Tables:
         # each entry's digest, computed once (row_digests: the parts every entry shares written once per index)
         own = row_digests(kernel, class_id, index.key, index.configs, index.rows)
         if carried == own:  # (None, a record in another layout, is no list)
-            return
+            # the digests are the index's own; each entry must also be, byte for byte, what certify writes of the
+            # index's entry with a proof the schema passes, as `tables verify` reads it: a digest line hidden in a
+            # quoted text, a ratio of .nan, a domain spelt otherwise leave certify's form, and the record is parsed
+            if self._release or _certified_entries(text, index, own):
+                return
         # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
         # was edited after its proof, is named as such), then its entries to the index's, by their digests
         if record is None:
@@ -248,6 +258,13 @@ def _record_layout(
     source = provenance.get("kernel_source")
     if source is not None and not (isinstance(source, str) and _SOURCE_DIGEST.fullmatch(source)):
         return None
+    # the whole header as the schema states it (its provenance's re-proofs among it), one entry standing in for the
+    # entries, which _certified_entries reads: a header `tables verify` refuses (a re-proof of 0 examples an entry)
+    # is parsed in full and refused as there
+    try:
+        validate("proofs", {**head, "entries": [_STAND_IN]}, "header")
+    except TablesError:
+        return None
     # one match per entry's first line, one per digest line, one per line no entry holds (the last line feed's
     # included): in certify's layout they come as start, digest, start, digest, ..., and the end
     found = _RECORD_LINE.findall(text, entries.end())
@@ -255,6 +272,195 @@ def _record_layout(
         return None
     digests = [digest for _, digest, _ in found[1:-1:2]]
     return (stack_of(provenance), digests, provenance["device"]) if all(digests) else None
+
+
+# certify's form of a record's entries (yaml.safe_dump of proofs_data, width 120), read by _certified_entries: the
+# words YAML reads as another type than text when written plain (PyYAML's YAML 1.1 booleans and nulls)
+_YAML_WORDS = frozenset(
+    "yes Yes YES no No NO true True TRUE false False FALSE on On ON off Off OFF null Null NULL".split()
+)
+_PLAIN_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# a line break certify's writer puts in place of a space in a long text (YAML joins the two lines with one space): the
+# next line goes on at six spaces, after no space and before none (YAML drops those; certify's form has none)
+_LINE_ON = r"\n      (?=[!-~])"
+_BREAK = r"(?<! )" + _LINE_ON
+# the text on one line of a single-quoted scalar (printable ASCII, '' for a quote); of a plain one (no ": ", no " #",
+# no space at its end)
+_QUOTED = r"[ -&(-~]*(?:''[ -&(-~]*)*"
+_PLAIN = r"(?:[!-9;-~]|:(?=[!-~])| (?=[!-\"$-~]))*"  # (one character a turn: no two ways to read a text)
+# a text as the schema states it (_TEXT): plain (a letter first, no word YAML reads as a boolean or null) or quoted (no
+# space first), either spread over lines; a duration as safe_dump writes a float (finite: at most 16 digits before the
+# point); a ratio in [0, 1]; each rejected candidate a quoted text holding no quote, its reason and ": " first (its
+# settings are read by _certified_entries and _candidate; its lines, as YAML reads them, are the text's: the line scan
+# of _record_layout refuses a line at the left margin, a document marker, in any of them)
+_TEXT_VALUE = (
+    r"(?:(?!(?:"
+    + "|".join(sorted(_YAML_WORDS))
+    + r")\n)[A-Za-z]"
+    + _PLAIN
+    + r"(?:\n      [A-Za-z0-9(]"
+    + _PLAIN
+    + r")*|'(?=[!-&(-~]|'')"
+    + _QUOTED
+    + r"(?:"
+    + _BREAK
+    + _QUOTED
+    + r")*')"
+)
+_DURATION = r"(?:0|[1-9][0-9]{0,15})\.[0-9]+"
+_PROOF_REST = re.compile(
+    r"    examples: ([1-9][0-9]*)\n"
+    r"    worst_error_ratio: (0\.[0-9]+|1\.0)\n"
+    r"    bound: " + _TEXT_VALUE + r"\n"
+    r"    reference: " + _TEXT_VALUE + r"\n"
+    r"    time_best_us: (" + _DURATION + r")\n"
+    r"    time_median_us: (" + _DURATION + r")\n"
+    r"    candidates_tried: ([1-9][0-9]*)\n"
+    r"    rejected:(?: \[\]\n|\n((?:    - '(?:" + "|".join(REJECT_REASONS) + r"): [^']*'\n)+))"
+)
+# an entry the schema passes, standing in for a record's entries when its header is validated alone (_record_layout)
+_STAND_IN = {
+    "domain": {"dtypes": ["fp32"]},
+    "config": {"A": 1},
+    "proof": {
+        "entry": "0" * 16,
+        "examples": 1,
+        "worst_error_ratio": 0.0,
+        "bound": "-",
+        "reference": "-",
+        "time_best_us": 0.0,
+        "time_median_us": 0.0,
+        "candidates_tried": 1,
+        "rejected": [],
+    },
+}
+_SETTINGS_FORM = re.compile(r"(?:[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+ )*[A-Za-z_][A-Za-z0-9_]*=[A-Za-z0-9_.+-]+")
+# the characters YAML refuses in a text (its reader's: C0 but tab, line feed and carriage return, and DEL), mapped
+# to one that is no ASCII
+_UNREADABLE = bytes(0x80 if b < 0x20 and b not in (0x09, 0x0A, 0x0D) or b == 0x7F else b for b in range(256))
+
+
+def _plain(value: Any) -> str | None:
+    """A name or a setting's value as certify's YAML writer puts it in a record when that is a plain word or number
+    YAML reads back as the same value, else None (the record is then parsed)."""
+    if type(value) is bool:
+        return "true" if value else "false"
+    if type(value) is int:
+        return str(value)
+    if type(value) is str and _PLAIN_WORD.fullmatch(value) and value not in _YAML_WORDS:
+        return value
+    return None
+
+
+def _entry_heads(index: SettingsIndex, own: list[str]) -> list[str] | None:
+    """Each entry of ``index`` as certify writes it in its record, up to its proof's digest line included (its domain's
+    dtypes and bounds in key order, its setting, ``  proof:``, ``    entry: <digest>``), or None when one is written
+    otherwise than in plain words and numbers."""
+    names = [_plain(dim) for dim in index.key]
+    if None in names:
+        return None
+    bounds_text = "".join(f"    {name}:\n    - {{}}\n    - {{}}\n" for name in names).format
+    configs = []
+    for setting in index.configs:
+        lines = []
+        for name, value in setting.items():
+            shown, written = _plain(name), _plain(value)
+            if shown is None or written is None:
+                return None
+            lines.append(f"    {shown}: {written}\n")
+        configs.append("  config:\n" + "".join(lines) + "  proof:\n    entry: ")
+    dtypes_text: dict[tuple[str, ...], str] = {}
+    heads = []
+    for (dtypes, bounds, config), digest in zip(index.rows, own):
+        head = dtypes_text.get(dtypes)
+        if head is None:
+            head = dtypes_text[dtypes] = "- domain:\n    dtypes:\n" + "".join(f"    - {d}\n" for d in dtypes)
+        numbers = ["null" if b is None else str(b) for b in bounds]
+        # quoted where YAML reads the text written plain as a number, as certify's writer quotes it: all digits, or
+        # "0b" and binary digits
+        number = digest.isdigit() or (digest.startswith("0b") and not digest[2:].strip("01"))
+        quoted = f"'{digest}'" if number else digest
+        heads.append(head + bounds_text(*numbers) + configs[config] + quoted + "\n")
+    return heads
+
+
+def _candidate(settings: str, values: dict[str, Any]) -> frozenset[tuple[str, Any]] | None:
+    """A rejected line's settings (``K=V K=V``, a line break read as YAML joins it) as ``tables verify`` compares them
+    (each value of its type, read as :func:`~neurobrix.schema.rejected_line` reads it; ``values`` keeps each setting
+    read), None when they are not in the schema's form, a key is given twice or a value reads as a float (compared
+    otherwise: the record is parsed)."""
+    joined = settings.replace("\n      ", " ")
+    if _SETTINGS_FORM.fullmatch(joined) is None:
+        return None
+    read = []
+    for setting in joined.split(" "):
+        value = values.get(setting)
+        if value is None:
+            ((name, found),) = rejected_line(f"slower: {setting}: -").config.items()
+            value = values[setting] = (name, (type(found), found))
+        read.append(value)
+    candidate = frozenset(read)
+    if len(candidate) != len({name for name, _ in read}) or any(kind is float for _, (kind, _) in read):
+        return None
+    return candidate
+
+
+def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
+    """Whether a record in certify's layout (:func:`_record_layout`) holds after its ``entries:`` line exactly the
+    entries of ``index`` as certify writes them, each with a proof ``tables verify`` passes. The digests alone do not
+    tell (YAML reads every character: a ``  proof:`` and digest line inside a quoted text spread over lines, with the
+    real digest's key quoted, a ratio of .nan and a domain's dtype spelt ``float32`` each passed the line scan and
+    failed `tables verify`, strict round 55).
+
+    Certify's form: each entry is its index entry's text (:func:`_entry_heads`: domain, setting and digest), then its
+    proof's other keys in certify's order, one a line, each value plain or single-quoted as the schema bounds it (a
+    text spread over lines goes on at six spaces), the best time no more than the median, and its rejected
+    candidates: each a quoted text holding no quote, its reason, ": ", its settings in the schema's form, ": " and the
+    rest, none the entry's own setting or given twice (each value of its type), one fewer than the candidates tried;
+    no character YAML's reader refuses. Anything else is left to the parse, which refuses what `tables verify`
+    refuses and reads the rest alike. It reads every character, where the line scan reads each line's first ones:
+    what a checkout's (or NEUROBRIX_TABLES's) tables cost to load; an installed wheel's are not read again
+    (:attr:`Tables._release`)."""
+    heads = _entry_heads(index, own)
+    entries = _ENTRIES_LINE.search(text)  # (the line _record_layout found)
+    if heads is None or entries is None or entries.group() != "entries:":
+        return False
+    body = text[entries.end() + 1 :]
+    if not body.encode("ascii").translate(_UNREADABLE).isascii():  # (ASCII: _record_layout)
+        return False
+    parts = _PROOF_REST.split(body)  # the entries' heads, and their proofs' other keys apart
+    if len(parts) != 7 * len(heads) + 1 or parts[0::7] != heads + [""]:
+        return False
+    owns = [frozenset((n, (type(v), v)) for n, v in config.items()) for config in index.configs]
+    rejected_texts: list[tuple[list[str], set[str], int]] = []
+    for i, (_, _, config) in enumerate(index.rows):
+        best, median, tried, rejected = parts[7 * i + 3 : 7 * i + 7]
+        # each candidate's settings: its text holds no quote, so "    - '" begins an item and nothing else; it begins
+        # with its reason and ": " (_PROOF_REST) and holds one ": " more, after its settings, or it is not the
+        # schema's form (one more or fewer in any item puts an item's end, a quote, into a text taken for settings)
+        items = rejected.count("    - '") if rejected else 0
+        pieces = rejected.split(": ") if rejected else [""]
+        texts = pieces[1::2]
+        unique = set(texts)
+        if float(best) > float(median) or int(tried) != items + 1 or len(pieces) != 2 * items + 1:
+            return False
+        if len(unique) != items:
+            return False
+        rejected_texts.append((texts, unique, config))
+    distinct = set().union(*(unique for _, unique, _ in rejected_texts))
+    # each candidate's settings read as `tables verify` reads them (each value of its type), none the entry's own
+    values: dict[str, Any] = {}
+    read = {settings: _candidate(settings, values) for settings in distinct}
+    if None in read.values():
+        return False
+    if len(set(read.values())) == len(read):  # one text for each candidate: the texts compare as the candidates do
+        text_of = {candidate: settings for settings, candidate in read.items()}
+        return not any(text_of.get(owns[config]) in unique for _, unique, config in rejected_texts)
+    for texts, _, config in rejected_texts:  # a candidate written two ways (a line break in its settings)
+        candidates = set(map(read.__getitem__, texts))
+        if len(candidates) != len(texts) or owns[config] in candidates:
+            return False
+    return True
 
 
 def _stack_words(stack: Mapping[str, str]) -> str:
@@ -392,17 +598,20 @@ def _wheel_records(package: Path) -> list[tuple[Path | None, str, dict[str, Any]
     return found
 
 
-def installed_tables_problem(root: Path) -> str | None:
+def installed_tables_problem(
+    root: Path, records: list[tuple[Path | None, str, dict[str, Any]]] | None = None
+) -> str | None:
     """Why the installed package's tables folder ``root`` (``neurobrix/_tables``) is not the one its wheel installed
     (None: it is, or no wheel installed it). TRACKED.yaml pins each table file's sha256, and lies beside them: a hand
     editing a table and TRACKED.yaml together (as ``conformance track`` rewrites it) passed. The wheel's RECORD lists
-    TRACKED.yaml's own hash, which anchors the list, and so every table, to the release: one small file hashed."""
+    TRACKED.yaml's own hash, which anchors the list, and so every table, to the release: one small file hashed.
+    ``records``: the package's wheel records (:func:`_wheel_records`) when they were read already."""
     import base64
 
     package = root.parent
     wanted = f"{package.name}/{root.name}/{TRACKED_NAME}"
     said = []
-    for record, version, listed in _wheel_records(package):
+    for record, version, listed in _wheel_records(package) if records is None else records:
         entry = listed.get(wanted)
         if entry is None or entry.hash is None:
             said.append(f"{record or 'RECORD'} (neurobrix {version}) does not list {wanted}")
@@ -639,6 +848,13 @@ def _parse_yaml(text: str, shown: str) -> Any:
         mark = exc.problem_mark or exc.context_mark
         line = f":{mark.line + 1}:{mark.column + 1}" if mark else ""
         raise TablesError(f"{shown}{line}: not valid YAML: {exc.problem or exc}") from exc
+    except yaml.reader.ReaderError as exc:  # a character YAML's reader refuses: its message took two lines
+        position = exc.position if isinstance(exc.position, int) else 0
+        row = text.count("\n", 0, position) + 1
+        found = chr(exc.character) if isinstance(exc.character, int) else exc.character
+        raise TablesError(
+            f"{shown}:{row}: not valid YAML: found the control character {found!r} ({_CONTROLS})"
+        ) from exc
     except yaml.YAMLError as exc:
         raise TablesError(f"{shown}: not valid YAML: {exc}") from exc
     except (ValueError, KeyError, RecursionError) as exc:  # a tag's value its constructor cannot read (!!int x)
@@ -712,17 +928,27 @@ def load(root: Path | None = None) -> Tables:
     return _load(location, _state(location.root))
 
 
-def _state(root: Path) -> tuple[int, int, int, int] | None:
-    """What tells the tracked-file list (and so the folder it pins) rewritten since: its times, size and inode. The
-    change time too: a copy that writes the files in place and keeps their times (``cp -p``, ``rsync --inplace -t``,
-    from archives of one fixed time) keeps the inode, the size (another stack's version of the same length) and the
-    modification time, and a loaded model went on with tables a fresh process refuses; no copy can set the change
-    time."""
+def _state(root: Path) -> tuple[object, ...] | None:
+    """What tells the folder changed since it was verified: the tracked-file list's times, size and inode, and every
+    table file's beside it (each class folder's files, by name). The change time too: a copy that writes the files in
+    place and keeps their times (``cp -p``, ``rsync --inplace -t``, from archives of one fixed time) keeps the inode,
+    the size (another stack's version of the same length) and the modification time, and a loaded model went on with
+    tables a fresh process refuses; no copy can set the change time. Each table file's own: one edited in place
+    without its list (damage a fresh process refuses, exit 3) left a loaded model generating with the settings read
+    before (strict round 56; a stat of each of the class folders' files, ~0.1-0.2 ms a generation)."""
     try:
         stat = (root / TRACKED_NAME).stat()
+        files: list[tuple[str, int, int, int, int]] = []
+        with os.scandir(root) as top:
+            folders = sorted(entry.path for entry in top if entry.is_dir(follow_symlinks=False))
+        for folder in folders:
+            with os.scandir(folder) as inside:
+                for entry in inside:
+                    seen = entry.stat(follow_symlinks=False)
+                    files.append((entry.path, seen.st_mtime_ns, seen.st_size, seen.st_ino, seen.st_ctime_ns))
     except OSError:
         return None
-    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns)
+    return (stat.st_mtime_ns, stat.st_size, stat.st_ino, stat.st_ctime_ns, *sorted(files))
 
 
 def was_loaded(tables: Any) -> bool:
@@ -897,22 +1123,25 @@ def _disjoint_classes(classes: dict[str, GPUClass]) -> None:
 
 
 # id -> (a weak reference to each Tables _load made, the state of the TRACKED.yaml it was verified against)
-_MADE: dict[int, tuple[weakref.ref[Tables], tuple[int, int, int, int] | None]] = {}
+_MADE: dict[int, tuple[weakref.ref[Tables], tuple[object, ...] | None]] = {}
 
 
-def _made(tables: Tables, state: tuple[int, int, int, int] | None) -> Tables:
+def _made(tables: Tables, state: tuple[object, ...] | None) -> Tables:
     key = id(tables)
     _MADE[key] = (weakref.ref(tables, lambda _: _MADE.pop(key, None)), state)
     return tables
 
 
 @functools.lru_cache(maxsize=8)
-def _load(location: TablesLocation, state: tuple[int, int, int, int] | None) -> Tables:
+def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
     root = location.root
+    release = False
     if location.origin == "installed package" and (root / TRACKED_NAME).is_file():  # (missing: said below)
-        problem = installed_tables_problem(root)
+        records = _wheel_records(root.parent)
+        problem = installed_tables_problem(root, records)
         if problem:
             raise TablesError(problem)
+        release = bool(records)  # (none: no wheel installed it, an editable install)
     tracked = read_tracked(root, location.origin)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
@@ -934,7 +1163,10 @@ def _load(location: TablesLocation, state: tuple[int, int, int, int] | None) -> 
             kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
     _disjoint_classes(classes)
     names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
-    return _made(Tables(location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests), state)
+    loaded = Tables(
+        location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests, _release=release
+    )
+    return _made(loaded, state)
 
 
 __all__ = [

@@ -123,7 +123,7 @@ def follow(root: Path, class_id: str, kernel: str) -> None:
     data["entries"] = [
         {
             "domain": {"dtypes": row[0], **{dim: [row[1 + 2 * n], row[2 + 2 * n]] for n, dim in enumerate(key)}},
-            "config": index["configs"][row[-1]],
+            "config": dict(index["configs"][row[-1]]),  # one object an entry: YAML writes no alias (refused)
             "proof": dict(proofs[min(i, len(proofs) - 1)]),
         }
         for i, row in enumerate(index["entries"])

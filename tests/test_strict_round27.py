@@ -86,6 +86,17 @@ def test_the_installed_tables_load_as_installed(site):
     assert loaded.location == tables.TablesLocation(_installed(site), "installed package")
 
 
+def test_the_installed_tables_are_the_releases_and_their_proofs_are_not_read_again(site, monkeypatch):
+    """The wheel's RECORD pins TRACKED.yaml, which pins each record: the bytes the release gate ran `tables verify` on
+    (G702), so loading an index reads its record's header and digests, not each entry's proof again (strict round 56:
+    a checkout's records are read so, at twice the load's cost for a GPU class)."""
+    loaded = tables.load()
+    assert loaded._release
+    monkeypatch.setattr(tables, "_certified_entries", lambda *a: pytest.fail("an installed record was read again"))
+    for kernel in loaded.kernels(CLASS):
+        assert loaded.index(CLASS, kernel) is not None
+
+
 def test_a_table_edited_after_the_install_is_refused(site):
     """Refused already: the table's sha256 is not TRACKED.yaml's (exit 3, the file named)."""
     path = _edit_setting(_installed(site))

@@ -672,8 +672,10 @@ def test_proofs_schema_violation_names_the_field(fixture_tables, change, message
     elif "provenance" in message:  # the stack its proofs were made on, none or not its index's: run refuses it too
         with pytest.raises(TablesError, match=r"demo\.proofs\.yaml: (field 'provenance'|its proofs were made on)"):
             loaded.index("interpreter", "demo")  # (strict round 30)
-    else:
-        loaded.index("interpreter", "demo")  # the runtime's view loads: proofs are read by verify and show only
+    else:  # a proof the schema, its checks or its entry refuse: run refuses the record too (strict round 56)
+        with pytest.raises(TablesError, match=r"interpreter/demo\.proofs\.yaml: ") as err:
+            loaded.index("interpreter", "demo")
+        assert "\n" not in str(err.value)
     with pytest.raises(TablesError, match=message) as err:
         loaded.proofs("interpreter", "demo")
     assert "interpreter/demo.proofs.yaml" in str(err.value)
