@@ -202,3 +202,22 @@ def test_a_table_file_rewritten_with_its_times_kept_changes_the_state(tmp_path):
     if after.st_ctime_ns == seen.st_ctime_ns:
         pytest.skip("this file system's change time did not move")
     assert tables._state(root) != before
+
+
+def test_show_refuses_a_record_whose_proofs_were_swapped(tmp_path):
+    """Planted round 25's s07 (a record parsed against its index not holding each proof to its own entry), which
+    survived its tests since strict round 56: two proofs' ``entry:`` digests swapped leave every entry its index's,
+    so only that check tells; `tables show` (``Tables.proofs``) must name the proof of another entry, as the runtime
+    does."""
+    root = _copy(tmp_path)
+    path = tables.proofs_path(root, CLASS, "rms_norm")
+    text = path.read_text(encoding="utf-8")
+    first, second = (line for line in text.splitlines() if line.startswith("    entry: "))
+    text = text.replace(first, "\0").replace(second, first).replace("\0", second)
+    path.write_text(text, encoding="utf-8")
+    retrack(root)
+    tables.clear_cache()
+    loaded = tables.load(root)
+    for read in (lambda: loaded.index(CLASS, "rms_norm"), lambda: loaded.proofs(CLASS, "rms_norm")):
+        with pytest.raises(TablesError, match=r"entries\[0\]\.proof\.entry': .*it is the proof of entries\[1\]"):
+            read()
