@@ -73,6 +73,14 @@ FORGED = [
             ("    time_median_us: 4007.08\n", f"    time_median_us: {BIG}\n", 1),
         ],
     ),
+    # e07: the entry's own setting rejected where another candidate is written two ways (the order of its settings)
+    (
+        "own-setting-beside-a-candidate-written-two-ways",
+        [
+            ("'slower: BLOCK_M=16 num_warps=4:", "'slower: BLOCK_M=64 num_warps=4:", 1),
+            ("'slower: BLOCK_M=4 num_warps=4:", "'slower: num_warps=4 BLOCK_M=4:", 1),
+        ],
+    ),
     # e06: a candidate rejected twice in the same words, counted twice
     (
         "same-words-twice",
@@ -83,9 +91,11 @@ FORGED = [
 
 @pytest.mark.parametrize("edits", [e for _, e in FORGED], ids=[n for n, _ in FORGED])
 def test_a_record_tables_verify_refuses_is_refused_by_the_runtime(tmp_path, edits):
-    """e04 (only YAML 1.2's true/false/null kept out of a plain text: ``bound: yes`` read as a text), e05 (a duration of
-    any length: 400 digits, infinity to YAML), e06 (the same candidate in the same words twice): each record is in
-    certify's layout with its index's digests, `tables verify` refuses it, and so must the runtime (one line)."""
+    """e04 (only YAML 1.2's true/false/null kept out of a plain text: ``bound: yes`` read as a text), e05 (a duration
+    of any length: 400 digits, infinity to YAML), e06 (the same candidate in the same words twice), e07 (the entry's
+    own setting rejected, not looked for where another candidate is written in two orders of its settings): each
+    record is in certify's layout with its index's digests, `tables verify` refuses it, and so must the runtime (one
+    line)."""
     root = _copy(tmp_path)
     for old, new, count in edits:
         _edit_entries(root, "rms_norm", old, new, count)
