@@ -20,6 +20,10 @@ from __future__ import annotations
 import ast
 
 CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
+# a left shift by this many bits or more, or a literal factor of 2^SCALE or more, scales like a stride (64 or 128
+# elements a head, a token's row): an int32 index shifted or multiplied so is a product, as an index times a
+# stride is (a doubling, x << 1 or 2 * x, stays within a small multiple of the dimension it walks)
+SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
 # the catalogue's largest (conformance/catalogue.yaml): a context of 131,072 positions, a cache position of 8 kv heads
 # x 128 = 1,024 elements, q's position stride in the fused qkv projection (32 + 2 x 8) x 128 = 6,144 elements, a
@@ -108,23 +112,70 @@ def _factor_text(node: ast.expr) -> str:
 
 
 def _chain(node: ast.expr) -> list[ast.expr]:
-    """The operands of a product a * b * c (nested multiplications flattened)."""
+    """The operands of a product a * b * c (nested multiplications flattened; a left shift a << b is a product of a
+    and 2^b)."""
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
         return _chain(node.left) + _chain(node.right)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift):  # the amount as the factor 1 << b
+        amount = ast.BinOp(ast.Constant(1), ast.LShift(), node.right)
+        amount.amount_of = node.right  # type: ignore[attr-defined]
+        return _chain(node.left) + [amount]
     return [node]
 
 
+def _is_product(node: ast.expr) -> bool:
+    return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.LShift)
+
+
 def _addressed(fn: ast.FunctionDef) -> set[str]:
-    """The names an address passed to a load, a store or an atomic starts from (a pointer whatever its name)."""
-    found = set()
+    """The names an address passed to a load, a store or an atomic starts from (a pointer whatever its name): the
+    left operand of each addition, both branches of a ``tl.where`` or a conditional expression, the elements of a
+    tuple, and what a local name is assigned."""
+    assigned: dict[str, list[ast.expr]] = {}
+    for node in ast.walk(fn):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(node.value)
+                elif isinstance(target, ast.Tuple) and isinstance(node.value, ast.Tuple):
+                    for t, v in zip(target.elts, node.value.elts):
+                        if isinstance(t, ast.Name):
+                            assigned.setdefault(t.id, []).append(v)
+    found: set[str] = set()
+
+    def base(address: ast.expr | None) -> None:
+        if isinstance(address, ast.BinOp):
+            base(address.left)
+        elif isinstance(address, ast.Subscript):
+            base(address.value)
+        elif isinstance(address, ast.IfExp):
+            base(address.body), base(address.orelse)
+        elif isinstance(address, ast.Tuple):
+            for element in address.elts:
+                base(element)
+        elif isinstance(address, ast.Call) and ast.unparse(address.func) == "tl.where" and len(address.args) == 3:
+            base(address.args[1]), base(address.args[2])
+        elif isinstance(address, ast.Name) and address.id not in found:
+            found.add(address.id)
+            for value in assigned.get(address.id, []):
+                base(value)
+
     for node in ast.walk(fn):
         if isinstance(node, ast.Call) and ast.unparse(node.func).startswith(("tl.load", "tl.store", "tl.atomic_")):
-            address = node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None)
-            while isinstance(address, ast.BinOp | ast.Subscript):
-                address = address.left if isinstance(address, ast.BinOp) else address.value
-            if isinstance(address, ast.Name):
-                found.add(address.id)
+            base(node.args[0] if node.args else next((k.value for k in node.keywords if k.arg == "pointer"), None))
     return found
+
+
+def _returns(fn: ast.FunctionDef) -> list[ast.expr]:
+    """What a helper returns (each ``return`` statement's value)."""
+    return [node.value for node in ast.walk(fn) if isinstance(node, ast.Return) and node.value is not None]
+
+
+def _shift(node: ast.expr) -> int | None:
+    """A left shift's amount where it is a literal (``x << 20``), else None."""
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift) and isinstance(node.right, ast.Constant):
+        return node.right.value if isinstance(node.right.value, int) else None
+    return None
 
 
 class _Module:
@@ -137,6 +188,7 @@ class _Module:
                 if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.fns:
                     self.calls[node.func.id].append((caller, node))
         self.addressed = {f: _addressed(fn) for f, fn in self.fns.items()}
+        self.returns = {f: _returns(fn) for f, fn in self.fns.items()}
         self.env: dict[str, dict[str, str | None]] = {f: {} for f in self.fns}
         self.params: dict[str, dict[str, str | None]] = {f: {} for f in self.fns}
         self._infer()
@@ -186,7 +238,12 @@ class _Module:
         if isinstance(node, ast.UnaryOp):
             return self.kind(fn, node.operand)
         if isinstance(node, ast.Subscript):
+            chosen = self.element(fn, node)
+            if chosen is not None:  # an element of a tuple
+                return self._join_all(self.kind(f, e) for f, e in chosen)
             return self.kind(fn, node.value)
+        if isinstance(node, ast.Tuple):
+            return self._join_all(self.kind(fn, e) for e in node.elts)
         if isinstance(node, ast.IfExp):
             return _join(self.kind(fn, node.body), self.kind(fn, node.orelse))
         if isinstance(node, ast.Call):
@@ -199,8 +256,65 @@ class _Module:
                 return _combine(self.kind(fn, node.args[1]), self.kind(fn, node.args[2]))
             if func in ("tl.sum", "tl.max", "tl.min", "tl.reshape", "tl.permute", "tl.broadcast_to") and node.args:
                 return self.kind(fn, node.args[0])
+            if isinstance(node.func, ast.Name) and node.func.id in self.fns and self.returns[node.func.id]:
+                helper = node.func.id  # what the helper returns (a pointer, an int64 offset, an int32 one)
+                return self._join_all(self.kind(helper, r) for r in self.returns[helper])
             return NARROW  # a program id, an arange, a load (an index of an int32 tensor), a helper's result
         return NARROW
+
+    @staticmethod
+    def _join_all(kinds) -> str | None:
+        found = None
+        for kind in kinds:
+            found = _join(found, kind)
+        return found
+
+    def elements(self, fn: str, node: ast.expr, seen: frozenset = frozenset()) -> list[list[tuple[str, ast.expr]]] | None:
+        """A tuple-valued expression's elements, each the (function, expression) pairs it may be: a tuple written
+        out, a name assigned one, a helper's parameter every call passes one, what a helper returns; None where the
+        value is not known to be a tuple."""
+        key = (fn, id(node))
+        if key in seen:
+            return None
+        seen = seen | {key}
+        if isinstance(node, ast.Tuple):
+            return [[(fn, e)] for e in node.elts]
+        sources: list[tuple[str, ast.expr]] = []
+        if isinstance(node, ast.Name):
+            sources += [(fn, a.value) for name, a, how in self.assigned[fn] if name == node.id and how == "="]
+            names = [a.arg for a in self._params(fn)]
+            if node.id in names and self.calls[fn]:
+                index = names.index(node.id)
+                for caller, call in self.calls[fn]:
+                    value = self._arg_of(call, fn, index)
+                    if value is not None:
+                        sources.append((caller, value))
+        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.fns:
+            sources += [(node.func.id, r) for r in self.returns[node.func.id]]
+        elif isinstance(node, ast.Subscript):
+            chosen = self.element(fn, node, seen)
+            sources += chosen or []
+        found: list[list[tuple[str, ast.expr]]] | None = None
+        for where, value in sources:
+            inner = self.elements(where, value, seen)
+            if inner is None:
+                continue
+            if found is None:
+                found = [list(e) for e in inner]
+            else:
+                for i, alternatives in enumerate(inner[: len(found)]):
+                    found[i] += alternatives
+        return found
+
+    def element(self, fn: str, node: ast.Subscript, seen: frozenset = frozenset()) -> list[tuple[str, ast.expr]] | None:
+        """The (function, expression) pairs ``t[i]`` may be where t is a tuple and i a literal, else None."""
+        index = node.slice
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
+            return None
+        found = self.elements(fn, node.value, seen)
+        if found is None or not -len(found) <= index.value < len(found):
+            return None
+        return found[index.value]
 
     def _assignments(self, fn: str) -> list[tuple[str, ast.AST, str]]:
         """(name, the node assigning it, how: "=", "+=" or "for") of every local of a function."""
@@ -227,10 +341,11 @@ class _Module:
             return self.kind(fn, node.value)  # type: ignore[attr-defined]
         if how == "tuple":
             target, value = node.targets[0], node.value  # type: ignore[attr-defined]
-            if isinstance(target, ast.Tuple) and isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                names = [ast.unparse(t) for t in target.elts]
-                return self.kind(fn, value.elts[names.index(name)])
-            return NARROW
+            names = [ast.unparse(t) for t in target.elts]
+            found = self.elements(fn, value)
+            if found is not None and len(found) == len(names):
+                return self._join_all(self.kind(f, e) for f, e in found[names.index(name)])
+            return self.kind(fn, value)  # unresolved: whatever the value may hold
         if how == "+=":
             return _combine(self.env[fn].get(name), self.kind(fn, node.value))  # type: ignore[attr-defined]
         it = node.iter  # type: ignore[attr-defined]
@@ -277,15 +392,24 @@ class _Module:
             self._scan(fn, node, work, seen, found)
         return sorted(found.values())
 
+    def factor_kind(self, fn: str, node: ast.expr) -> str | None:
+        """A product's operand's kind: a literal of 2^SCALE or more scales like a stride (an int32 size)."""
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.LShift) and isinstance(node.left, ast.Constant):
+            if not isinstance(node.right, ast.Constant):
+                return self.kind(fn, node.right)  # a shift by a run-time amount: a product; by a constexpr: a block
+            node = ast.Constant(node.left.value << node.right.value)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int) and node.value >= 1 << SCALE:
+            return NARROW
+        return self.kind(fn, node)
+
     def _wide_product(self, fn: str, node: ast.expr) -> bool:
         """An int64 value holding a product of two values known only when it runs (an index times a stride): cast
         to int32 it may have passed 2^31. (An index times a block size stays below the int32 size it walks.)"""
         if self.kind(fn, node) != WIDE:
             return False
         for sub in ast.walk(node):
-            if isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Mult):
-                if sum(self.kind(fn, o) not in (CONST, None) for o in _chain(sub)) >= 2:
-                    return True
+            if _is_product(sub) and sum(self.factor_kind(fn, o) not in (CONST, None) for o in _chain(sub)) >= 2:
+                return True
         return False
 
     def _scan(self, fn, node, work, seen, found) -> None:
@@ -309,18 +433,22 @@ class _Module:
                     work += [(fn, a) for a in assigned.iter.args]
                 elif how == "tuple":
                     target, value = assigned.targets[0], assigned.value
-                    if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
-                        work.append((fn, value.elts[[ast.unparse(t) for t in target.elts].index(name)]))
+                    names = [ast.unparse(t) for t in target.elts]
+                    found_elements = self.elements(fn, value)
+                    if found_elements is not None and len(found_elements) == len(names):
+                        work += found_elements[names.index(name)]
+                    else:
+                        work.append((fn, value))  # unresolved: every part of the value
             return
-        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult):
+        if _is_product(node):
             operands = _chain(node)
-            kinds = [self.kind(fn, o) for o in operands]
+            kinds = [self.factor_kind(fn, o) for o in operands]
             narrow = tuple(_factor_text(o) for o, k in zip(operands, kinds) if k == NARROW)
             if WIDE not in kinds and PTR not in kinds and len(narrow) >= 2:
                 text = ast.unparse(node)
                 found.setdefault((fn, text), (fn, text, narrow, "product"))
             for o in operands:
-                self._scan(fn, o, work, seen, found)
+                self._scan(fn, getattr(o, "amount_of", o), work, seen, found)
             return
         if isinstance(node, ast.BinOp):
             self._scan(fn, node.left, work, seen, found)
@@ -328,7 +456,14 @@ class _Module:
         elif isinstance(node, ast.UnaryOp):
             self._scan(fn, node.operand, work, seen, found)
         elif isinstance(node, ast.Subscript):
-            self._scan(fn, node.value, work, seen, found)
+            chosen = self.element(fn, node)
+            if chosen is not None:  # an element of a tuple: what it may be, where it was written
+                work += chosen
+            else:
+                self._scan(fn, node.value, work, seen, found)
+        elif isinstance(node, ast.Tuple):
+            for element in node.elts:
+                self._scan(fn, element, work, seen, found)
         elif isinstance(node, ast.IfExp):
             self._scan(fn, node.body, work, seen, found)
             self._scan(fn, node.orelse, work, seen, found)
@@ -346,6 +481,8 @@ class _Module:
             elif func == "tl.where" and len(node.args) == 3:
                 self._scan(fn, node.args[1], work, seen, found)
                 self._scan(fn, node.args[2], work, seen, found)
+            elif isinstance(node.func, ast.Name) and node.func.id in self.fns:  # what the helper returns
+                work += [(node.func.id, r) for r in self.returns[node.func.id]]
 
 
 def findings(module_name: str, source: str) -> list[tuple[str, str, tuple[str, ...], str]]:
