@@ -63,7 +63,7 @@ from neurobrix.schema import (
 )
 
 from . import candidates as cand
-from . import catalogue, check, track, workers
+from . import catalogue, check, offsets, track, workers
 from .harness import Case, Values, build, judge, run_kernel
 from .specs import RECORDS
 
@@ -125,6 +125,14 @@ def plan(
         needed = catalogue.required_domains(models=models, limits=limits, configs=configs)
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from exc
+    # an int32 offset the launch lint allows (offsets.NARROW_OFFSETS) must stay below 2^31 elements over these
+    # domains and their candidates: a candidate space, a launcher's split or a model that widens it is refused here
+    known = catalogue.load()[0]
+    chosen = configs.values() if configs else [cfg for name, cfg in known.items() if not models or name in models]
+    too_wide = offsets.bound_problems(needed, chosen, SPECS, {SPECS[k].launch.__module__ for k in kernels},
+                                       unreached=False)
+    if too_wide:
+        raise UsageError("the launch lint's narrow offsets would wrap:\n" + "\n".join(too_wide))
     for kernel in kernels:
         for _, ranges in sorted(needed.get(kernel, ())):
             tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]

@@ -10,14 +10,21 @@ with an int64 operand, a loop counter over int64 bounds, a helper's parameter th
 which values reach a pointer offset (an operand added to a pointer, through the names, loop bounds and helper
 parameters it is computed from), and reports each product reaching an offset whose operands are all int32 with two
 or more of them not compile-time constants (an index times a block size stays below the int32 size it walks; an
-index times a stride or a size may not), and each int64 value cast to int32 on the way. A product stays narrow only
-where ``NARROW_OFFSETS`` names it for its function: its int32 operands but one (the stride it multiplies), or the
-whole product, each with why it stays below 2^31 elements at the catalogue's largest shapes.
+index times a stride or a size may not), and each int64 value cast to int32 on the way. Values are followed through
+``tl.where``'s branches, conditional expressions, tuples (written out, named, unpacked, indexed by a literal, passed
+to a helper) and what a helper returns; a pointer is a parameter named ``_ptr`` or ``_desc``, or one an address
+starts from (through the same); a left shift is a product (``x << 20`` is x times 2^20: by a literal of SCALE bits or
+more, or by a run-time amount), as is a literal factor of 2^SCALE or more. A product stays narrow only where
+``NARROW_OFFSETS`` names it for its function: its int32 operands but one (the stride it multiplies), or the whole
+product, each with the bound (``Allow``) ``bound_problems`` computes from the catalogue's shapes, the models'
+layouts and the candidate spaces, and refuses at 2^31 elements.
 """
 
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterable, Mapping
+from typing import Any, NamedTuple
 
 CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
 # a left shift by this many bits or more, or a literal factor of 2^SCALE or more, scales like a stride (64 or 128
@@ -25,53 +32,166 @@ CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
 # stride is (a doubling, x << 1 or 2 * x, stays within a small multiple of the dimension it walks)
 SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
-# the catalogue's largest (conformance/catalogue.yaml): a context of 131,072 positions, a cache position of 8 kv heads
-# x 128 = 1,024 elements, q's position stride in the fused qkv projection (32 + 2 x 8) x 128 = 6,144 elements, a
-# vocabulary of 152,064, 64 sequences of decode; 8 K slices or 4 split tiles at most (linear's candidates)
-NARROW_OFFSETS: dict[str, dict[str, str]] = {
+
+class Allow(NamedTuple):
+    """Why an int32 offset may stay narrow, and the bound that says so: the names of ``bounds``' quantities (elements)
+    whose largest the allowed product stays within; ``bound_problems`` computes them from the catalogue's shapes, the
+    models' layouts and the candidate spaces, and refuses one that reaches 2^31."""
+
+    bound: tuple[str, ...]
+    why: str
+
+
+# each allowance's bound, computed by ``bounds`` (at today's catalogue: q's position stride in the fused qkv
+# projection (32 + 2 x 8) x 128 = 6,144 elements, a cache position of 8 kv heads x 128 = 1,024, 32,768 positions, a
+# vocabulary of 152,064 met at 64 rows, 4,096 prompt rows at most a pass; 8 K slices, 4 split tiles)
+NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
     "neurobrix.ops.attention._flash_block": {
-        "keys": "a key position of one sequence: below 131,072, times its position stride (6,144) 8.1e8"
+        "keys": Allow(("flash.positions",), "a key position of one sequence times its position stride")
     },
     "neurobrix.ops.attention._attention_flash_kernel": {
-        "offs_c": "a query of one sequence's chunk: below 131,072, times q's or o's position stride (6,144) 8.1e8"
+        "offs_c": Allow(("flash.positions",), "a query of one sequence's chunk times q's or o's position stride")
     },
     "neurobrix.ops.attention._attention_decode_split_kernel": {
-        "offs_n": "a position of one sequence's cache: below 131,072, times its position stride (1,024) 1.3e8",
-        "split_id": "a split's first position, split_id x chunk: below the cache's capacity (131,072) and a block",
-        "tl.num_programs(0)": "the partials' rows B x Hkv x G x SPLITS = B x Hq x SPLITS: 64 x 32 x 128 = 262,144",
-        "offs_g": "a query head of one kv head's group: offs_g x HKV below BLOCK_G x Hkv (an interleaved mapping)",
+        "offs_n": Allow(("decode.positions",), "a position of one sequence's cache times its position stride"),
+        "split_id": Allow(("decode.split_start",), "a split's first position, split_id x chunk"),
+        "tl.num_programs(0)": Allow(("decode.partial_rows",), "the partials' rows B x Hkv x G x SPLITS"),
+        "offs_g": Allow(("decode.group_heads",), "a query head of one kv head's group times HKV (an interleaved "
+                        "mapping): below BLOCK_G x Hkv"),
     },
     "neurobrix.ops.rotary._rotary_kernel": {
-        "offs_h": "a head of one token: times the head stride, below one token's row (6,144)"
+        "offs_h": Allow(("rotary.heads",), "a head of one token times the head stride: within one token's row")
     },
     "neurobrix.ops.rotary._rotate_heads": {
-        "offs_h": "a head of one token: times the head stride, below one token's row (6,144)"
+        "offs_h": Allow(("rotary.heads",), "a head of one token times the head stride: within one token's row")
     },
     "neurobrix.ops.linear._merge_if_last": {
-        "k": "a split of the fp32 partials [SPLIT_K, M, N]: k x M x N below 8 x 64 x 152,064 = 7.8e7 where gemv or "
-        "skinny split K (M up to 4 or 64), 4 x 6.6e6 where tma_split does (below 400 tiles of 128 x 128)"
+        "k": Allow(("gemv.partials", "skinny.partials", "tma_split.partials"),
+                   "a split of the fp32 partials [SPLIT_K, M, N]: k x M x N, where a variant splits K")
     },
     "neurobrix.ops.linear._linear_split_merge_kernel": {
-        "k": "a split of the partials: k x M below SPLIT_K x M (8 x 64)"
+        "k": Allow(("gemv.split_rows", "skinny.split_rows"), "a split of the partials: k x M below SPLIT_K x M")
     },
     "neurobrix.ops.linear._linear_gemv_kernel": {
-        "pid_k": "a K slice: pid_k x k_per_split below K, pid_k x M below SPLIT_K x M (8 x 4)",
-        "M * N": "one split's partials, M x N: 4 x 152,064 where gemv is offered",
+        "pid_k": Allow(("gemv.k_slices", "gemv.split_rows"), "a K slice: pid_k x k_per_split, pid_k x M"),
+        "M * N": Allow(("gemv.partials",), "one split's partials, M x N, where gemv splits K"),
     },
     "neurobrix.ops.linear._linear_skinny_kernel": {
-        "pid_k": "a K slice: pid_k x k_slice below K, pid_k x M below SPLIT_K x M (8 x 64)",
-        "M * N": "one split's partials, M x N: 64 x 152,064 = 9.7e6 where skinny is offered",
+        "pid_k": Allow(("skinny.k_slices", "skinny.split_rows"), "a K slice: pid_k x k_slice, pid_k x M"),
+        "M * N": Allow(("skinny.partials",), "one split's partials, M x N, where skinny splits K"),
     },
     "neurobrix.ops.linear._linear_tma_kernel": {
-        "num_pid_m": "row blocks: x column blocks, the walk's tiles, M x N / (BLOCK_M x BLOCK_N) (below 2^31 while y "
-        "holds below 2^44 elements)"
+        "num_pid_m": Allow(("tma.units",), "row blocks times column blocks: the walk's tiles")
     },
     "neurobrix.ops.linear._linear_tma_split_kernel": {
-        "num_pid_m": "row blocks: x column blocks x SPLIT_K, the walk's units, 4 x M x N / (BLOCK_M x BLOCK_N)",
-        "M * N": "one split's partials, M x N: below 400 tiles of 128 x 128 = 6.6e6 where split tiles are offered",
-        "unit % SPLIT_K * M * N": "a slice's partials, slice x M x N: below 4 x 6.6e6 where split tiles are offered",
+        "num_pid_m": Allow(("tma_split.units",), "row blocks x column blocks x SPLIT_K: the walk's units"),
+        "M * N": Allow(("tma_split.partials",), "one split's partials, M x N, where split tiles are offered"),
+        "unit % SPLIT_K * M * N": Allow(("tma_split.partials",), "a slice's partials, slice x M x N"),
     },
 }
+LIMIT = 1 << 31  # an int32 offset wraps here
+
+
+def bounds(domains: Mapping[str, Iterable[Any]], models: Iterable[Any], specs: Mapping[str, Any]) -> dict[str, int]:
+    """The largest value each allowance's product reaches, in elements: over the catalogue's domains (``domains``:
+    kernel -> its (kernel, ((dim, lo, hi), ...)) domains, ``catalogue.required_domains``), the models' layouts
+    (``models``: their ``ModelConfig``; the fused qkv projection's and the KV cache's position strides) and each
+    domain's candidate space (``specs``: kernel -> OpSpec, whose ``candidates`` certify tries on a GPU). Each is
+    computed as the launcher sizes what it multiplies: a domain's top for each dimension, the setting's splits and
+    blocks. A domain without a top (unbounded) counts as 2^31."""
+    models = list(models)
+    qkv_row = max(((m.num_heads + 2 * m.num_kv_heads) * m.head_dim for m in models), default=0)
+    cache_row = max((m.num_kv_heads * m.head_dim for m in models), default=0)
+    kv_heads = max((m.num_kv_heads for m in models), default=0)
+    found: dict[str, int] = {}
+
+    def note(name: str, value: int) -> None:
+        found[name] = max(found.get(name, 0), value)
+
+    def spans(kernel: str):
+        for _, ranges in domains.get(kernel, ()):
+            domain = {dim: (lo, hi) for dim, lo, hi in ranges}
+            tops = {dim: LIMIT if hi is None else hi for dim, (lo, hi) in domain.items()}
+            yield domain, tops, specs[kernel].candidates(domain, False) if kernel in specs else []
+
+    for kernel in ("attention_prefill", "attention_chunk"):
+        for _, tops, _ in spans(kernel):
+            note("flash.positions", tops["S"] * qkv_row)
+    for _, tops, settings in spans("attention_decode"):
+        note("decode.positions", tops["S"] * cache_row)
+        note("decode.group_heads", _pow2(tops["G"]) * kv_heads)
+        for c in settings:
+            splits, block = c["SPLITS"], c["BLOCK_N"]
+            note("decode.split_start", splits * _cdiv(_cdiv(tops["S"], splits), block) * block)  # the launcher's chunk
+            if splits > 1:
+                note("decode.partial_rows", tops["B"] * tops["G"] * kv_heads * splits)
+    for _, tops, _ in spans("rotary"):
+        note("rotary.heads", tops["H"] * tops["D"])
+    for _, tops, settings in spans("linear"):
+        m, n, k = tops["M"], tops["N"], tops["K"]
+        for c in settings:
+            variant, split = c.get("variant"), c.get("SPLIT_K", 1)
+            if variant in ("gemv", "skinny"):
+                note(f"{variant}.k_slices", k + split * c["BLOCK_K"])
+                if split > 1:
+                    note(f"{variant}.split_rows", split * m)
+                    note(f"{variant}.partials", split * m * n)
+            elif variant in ("tma", "tma_split"):
+                note(f"{variant}.units", _cdiv(m, c["BLOCK_M"]) * _cdiv(n, c["BLOCK_N"]) * split)
+                if split > 1:
+                    note(f"{variant}.partials", split * m * n)
+    return found
+
+
+def _pow2(value: int) -> int:
+    return 1 << max(value - 1, 0).bit_length()
+
+
+def _cdiv(a: int, b: int) -> int:
+    return -(-a // b)
+
+
+def bound_problems(domains: Mapping[str, Iterable[Any]] | None = None, models: Iterable[Any] | None = None,
+                   specs: Mapping[str, Any] | None = None, modules: Iterable[str] | None = None,
+                   unreached: bool = True) -> list[str]:
+    """Each ``NARROW_OFFSETS`` allowance whose bound reaches 2^31 elements (computed by ``bounds``; by default over
+    the catalogue, its models and the ops' candidate spaces), or names a quantity nothing computes (an operand
+    whose range no domain or setting offers: none is needed then; ``unreached`` False where ``domains`` are part of
+    the catalogue's); ``modules`` keeps the allowances of those op modules only. A candidate space, a launcher's split or a catalogue model that widens what an allowed operand
+    spans past 2^31 is refused here, before any certification runs on it."""
+    if domains is None or models is None:
+        from . import catalogue
+
+        domains = catalogue.required_domains() if domains is None else domains
+        models = catalogue.load()[0].values() if models is None else models
+    if specs is None:
+        from neurobrix.ops import SPECS
+
+        specs = SPECS
+    largest = bounds(domains, models, specs)
+    problems = []
+    for where, names in NARROW_OFFSETS.items():
+        if modules is not None and where.rpartition(".")[0] not in modules:
+            continue
+        for operand, allow in names.items():
+            if not isinstance(allow, Allow) or not allow.bound:
+                problems.append(f"{where}: the allowance of {operand} names no bound (offsets.Allow)")
+                continue
+            known = [largest[b] for b in allow.bound if b in largest]
+            if not known and unreached:
+                problems.append(
+                    f"{where}: the allowance of {operand} is bounded by {', '.join(allow.bound)}, which no domain or "
+                    "candidate of the catalogue reaches: nothing is known of its range"
+                )
+            elif known and max(known) >= LIMIT:
+                value = max(known)
+                which = next(b for b in allow.bound if largest.get(b) == value)
+                problems.append(
+                    f"{where} keeps {operand} in int32 ({allow.why}), but its bound {which} reaches {value:,} "
+                    f"elements at the catalogue's largest shapes and candidates, past 2^31 = {LIMIT:,}: the offset "
+                    "wraps on a GPU (widen it, or keep the candidate space, the launcher or the catalogue within it)"
+                )
+    return problems
 
 
 def _join(a: str | None, b: str | None) -> str | None:
