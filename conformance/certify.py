@@ -129,8 +129,9 @@ def plan(
     # domains and their candidates: a candidate space, a launcher's split or a model that widens it is refused here
     known = catalogue.load()[0]
     chosen = configs.values() if configs else [cfg for name, cfg in known.items() if not models or name in models]
-    too_wide = offsets.bound_problems(needed, chosen, SPECS, {SPECS[k].launch.__module__ for k in kernels},
-                                       unreached=False)
+    too_wide = offsets.bound_problems(
+        needed, chosen, SPECS, {SPECS[k].launch.__module__ for k in kernels}, unreached=False
+    )
     if too_wide:
         raise UsageError("the launch lint's narrow offsets would wrap:\n" + "\n".join(too_wide))
     for kernel in kernels:

@@ -5898,6 +5898,127 @@ MUTANTS: tuple[Mutant, ...] = (
         "wrong indexing",
         variants=TMA_SPLIT,
     ),
+    # ---------------------------------------------------------------------------- kmut17
+    Mutant(
+        "attention_decode.kv-bases-in-a-tuple-int32",
+        "attention_decode",
+        ATTN,
+        "    k_base = k_ptr + b * stride_kb + kv_h * stride_kh\n"
+        "    v_base = v_ptr + b * stride_vb + kv_h * stride_vh\n",
+        "    seq = b.to(tl.int32)\n"
+        "    bases = (seq * stride_kb + kv_h * stride_kh, seq * stride_vb + kv_h * stride_vh)\n"
+        "    k_base = k_ptr + bases[0]\n"
+        "    v_base = v_ptr + bases[1]\n",
+        "decode's cache bases computed as a tuple of offsets with the sequence index in int32: b x the "
+        "cache's batch stride wraps past 2^31 elements (128 sequences x 32,768 positions x 1,024); the tuple "
+        "hid it from the launch lint until it followed tuples",
+        "wrong indexing",
+    ),
+    Mutant(
+        "silu_mul.row-offsets-helper-int32",
+        "silu_mul",
+        SILU,
+        "    g_ptrs = gu_ptr + offs_m[:, None] * stride_gu + offs_i[None, :]\n"
+        "    g = tl.load(g_ptrs, mask=mask, other=0.0).to(tl.float32)\n"
+        "    u = tl.load(g_ptrs + I, mask=mask, other=0.0).to(tl.float32)\n"
+        "    # silu(g) * u = g / (1 + exp(-g)) * u\n"
+        "    out = g / (1.0 + tl.exp(-g)) * u\n"
+        "    tl.store(out_ptr + offs_m[:, None] * stride_out + offs_i[None, :],"
+        " out.to(out_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "PARAMS = ",
+        "    g_ptrs = gu_ptr + _row_offsets(offs_m, stride_gu) + offs_i[None, :]\n"
+        "    g = tl.load(g_ptrs, mask=mask, other=0.0).to(tl.float32)\n"
+        "    u = tl.load(g_ptrs + I, mask=mask, other=0.0).to(tl.float32)\n"
+        "    # silu(g) * u = g / (1 + exp(-g)) * u\n"
+        "    out = g / (1.0 + tl.exp(-g)) * u\n"
+        "    tl.store(out_ptr + offs_m[:, None] * stride_out + offs_i[None, :],"
+        " out.to(out_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "@triton.jit\n"
+        "def _row_offsets(rows, stride):\n"
+        '    """Each row\'s first element: rows x the row stride."""\n'
+        "    return rows.to(tl.int32)[:, None] * stride\n"
+        "\n"
+        "\n"
+        "PARAMS = ",
+        "silu_mul's row offsets returned by a helper that takes the rows in int32: row x gu's row stride "
+        "wraps past 2^31 elements (65,536 rows of Qwen2.5-7B's 37,888); a helper's return hid it from the "
+        "launch lint until it followed returns",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rms_norm.residual-through-helper-int32",
+        "rms_norm",
+        NORM,
+        "        r = tl.load(r_ptr + offs_m[:, None] * stride_r + offs_n[None, :], mask=mask,"
+        " other=0.0).to(tl.float32)\n"
+        "        # h = x + r, rounded once to the stream's dtype, then normalised from that rounded"
+        " value\n"
+        "        h_rounded = (h + r).to(h_ptr.dtype.element_ty)\n"
+        "        tl.store(h_ptr + offs_m[:, None] * stride_h + offs_n[None, :], h_rounded, mask=mask)\n"
+        "        h = h_rounded.to(tl.float32)\n"
+        "    # rstd = 1 / sqrt(mean(h^2) + eps), in fp32\n"
+        "    rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)\n"
+        "    w = tl.load(w_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "    y = h * rstd[:, None] * w[None, :]\n"
+        "    tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :],"
+        " y.to(y_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "def _check(",
+        "        r = tl.load(_stream(x_ptr, r_ptr, HAS_RESIDUAL) + offs_m[:, None].to(tl.int32) *"
+        " stride_r + offs_n[None, :],\n"
+        "                    mask=mask, other=0.0).to(tl.float32)\n"
+        "        # h = x + r, rounded once to the stream's dtype, then normalised from that rounded"
+        " value\n"
+        "        h_rounded = (h + r).to(h_ptr.dtype.element_ty)\n"
+        "        tl.store(h_ptr + offs_m[:, None] * stride_h + offs_n[None, :], h_rounded, mask=mask)\n"
+        "        h = h_rounded.to(tl.float32)\n"
+        "    # rstd = 1 / sqrt(mean(h^2) + eps), in fp32\n"
+        "    rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)\n"
+        "    w = tl.load(w_ptr + offs_n, mask=mask_n, other=0.0).to(tl.float32)\n"
+        "    y = h * rstd[:, None] * w[None, :]\n"
+        "    tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :],"
+        " y.to(y_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "@triton.jit\n"
+        "def _stream(x_ptr, r_ptr, HAS_RESIDUAL: tl.constexpr):\n"
+        '    """The tensor added to x: the residual where there is one."""\n'
+        "    return r_ptr if HAS_RESIDUAL else x_ptr\n"
+        "\n"
+        "\n"
+        "def _check(",
+        "rms_norm's residual read through a helper returning its pointer, the rows in int32: row x the "
+        "residual's row stride wraps past 2^31 elements (524,288 rows of 4,096); the pointer a helper returns "
+        "hid it from the launch lint until it followed returns",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rms_norm.stream-through-where-int32",
+        "rms_norm",
+        NORM,
+        "        tl.store(h_ptr + offs_m[:, None] * stride_h + offs_n[None, :], h_rounded, mask=mask)\n",
+        "        tl.store(tl.where(HAS_RESIDUAL, h_ptr, y_ptr) + offs_m[:, None].to(tl.int32) * stride_h"
+        " + offs_n[None, :],\n"
+        "                 h_rounded, mask=mask)\n",
+        "rms_norm's residual stream stored through a pointer chosen by tl.where, the rows in int32: row x h's "
+        "row stride wraps past 2^31 elements (524,288 rows of 4,096)",
+        "wrong indexing",
+    ),
+    Mutant(
+        "greedy_pick.picks-row-int32-shifted",
+        "greedy_pick",
+        PICK,
+        "    picks = part_ptr + row * 2 * parts\n",
+        "    picks = part_ptr + ((row * parts).to(tl.int32) << 1)\n",
+        "greedy_pick's row of picks narrowed after its multiply and doubled by a shift: row x parts x 2 wraps "
+        "past 2^31 (a cast of an int64 product)",
+        "wrong indexing",
+    ),
 )
 
 

@@ -33,6 +33,7 @@ CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
 SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
 
+
 class Allow(NamedTuple):
     """Why an int32 offset may stay narrow, and the bound that says so: the names of ``bounds``' quantities (elements)
     whose largest the allowed product stays within; ``bound_problems`` computes them from the catalogue's shapes, the
@@ -56,8 +57,10 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
         "offs_n": Allow(("decode.positions",), "a position of one sequence's cache times its position stride"),
         "split_id": Allow(("decode.split_start",), "a split's first position, split_id x chunk"),
         "tl.num_programs(0)": Allow(("decode.partial_rows",), "the partials' rows B x Hkv x G x SPLITS"),
-        "offs_g": Allow(("decode.group_heads",), "a query head of one kv head's group times HKV (an interleaved "
-                        "mapping): below BLOCK_G x Hkv"),
+        "offs_g": Allow(
+            ("decode.group_heads",),
+            "a query head of one kv head's group times HKV (an interleaved mapping): below BLOCK_G x Hkv",
+        ),
     },
     "neurobrix.ops.rotary._rotary_kernel": {
         "offs_h": Allow(("rotary.heads",), "a head of one token times the head stride: within one token's row")
@@ -66,8 +69,10 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
         "offs_h": Allow(("rotary.heads",), "a head of one token times the head stride: within one token's row")
     },
     "neurobrix.ops.linear._merge_if_last": {
-        "k": Allow(("gemv.partials", "skinny.partials", "tma_split.partials"),
-                   "a split of the fp32 partials [SPLIT_K, M, N]: k x M x N, where a variant splits K")
+        "k": Allow(
+            ("gemv.partials", "skinny.partials", "tma_split.partials"),
+            "a split of the fp32 partials [SPLIT_K, M, N]: k x M x N, where a variant splits K",
+        )
     },
     "neurobrix.ops.linear._linear_split_merge_kernel": {
         "k": Allow(("gemv.split_rows", "skinny.split_rows"), "a split of the partials: k x M below SPLIT_K x M")
@@ -151,14 +156,19 @@ def _cdiv(a: int, b: int) -> int:
     return -(-a // b)
 
 
-def bound_problems(domains: Mapping[str, Iterable[Any]] | None = None, models: Iterable[Any] | None = None,
-                   specs: Mapping[str, Any] | None = None, modules: Iterable[str] | None = None,
-                   unreached: bool = True) -> list[str]:
+def bound_problems(
+    domains: Mapping[str, Iterable[Any]] | None = None,
+    models: Iterable[Any] | None = None,
+    specs: Mapping[str, Any] | None = None,
+    modules: Iterable[str] | None = None,
+    unreached: bool = True,
+) -> list[str]:
     """Each ``NARROW_OFFSETS`` allowance whose bound reaches 2^31 elements (computed by ``bounds``; by default over
     the catalogue, its models and the ops' candidate spaces), or names a quantity nothing computes (an operand
     whose range no domain or setting offers: none is needed then; ``unreached`` False where ``domains`` are part of
-    the catalogue's); ``modules`` keeps the allowances of those op modules only. A candidate space, a launcher's split or a catalogue model that widens what an allowed operand
-    spans past 2^31 is refused here, before any certification runs on it."""
+    the catalogue's); ``modules`` keeps the allowances of those op modules only. A candidate space, a launcher's
+    split or a catalogue model that widens what an allowed operand spans past 2^31 is refused here, before any
+    certification runs on it."""
     if domains is None or models is None:
         from . import catalogue
 
@@ -389,7 +399,9 @@ class _Module:
             found = _join(found, kind)
         return found
 
-    def elements(self, fn: str, node: ast.expr, seen: frozenset = frozenset()) -> list[list[tuple[str, ast.expr]]] | None:
+    def elements(
+        self, fn: str, node: ast.expr, seen: frozenset = frozenset()
+    ) -> list[list[tuple[str, ast.expr]]] | None:
         """A tuple-valued expression's elements, each the (function, expression) pairs it may be: a tuple written
         out, a name assigned one, a helper's parameter every call passes one, what a helper returns; None where the
         value is not known to be a tuple."""
