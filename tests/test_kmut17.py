@@ -119,7 +119,7 @@ def _first(pair):
 def _kernel(x_ptr, y, z, n, stride, other, log, FLAG: tl.constexpr, LOG: tl.constexpr):
     i = tl.program_id(0)
     wide = tl.program_id(1).to(tl.int64)
-    tl.store(tl.where(FLAG, y, z) + i * n, 1.0)  # narrow: i * n
+    tl.store(tl.where(FLAG, y, z) + n * i, 1.0)  # narrow: n * i
     offs = (x_ptr, i * stride)  # narrow: i * stride
     tl.store(offs[0] + offs[1], 1.0)
     pick = (i * other, wide * stride)
