@@ -125,6 +125,9 @@ def plan(
         needed = catalogue.required_domains(models=models, limits=limits, configs=configs)
     except KeyError as exc:
         raise UsageError(str(exc.args[0])) from exc
+    for kernel in kernels:
+        for _, ranges in sorted(needed.get(kernel, ())):
+            tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
     # an int32 offset the launch lint allows (offsets.NARROW_OFFSETS) must stay below 2^31 elements over these
     # domains and their candidates: a candidate space, a launcher's split or a model that widens it is refused here
     known = catalogue.load()[0]
@@ -134,9 +137,6 @@ def plan(
     )
     if too_wide:
         raise UsageError("the launch lint's narrow offsets would wrap:\n" + "\n".join(too_wide))
-    for kernel in kernels:
-        for _, ranges in sorted(needed.get(kernel, ())):
-            tasks += [Task(kernel, dtype, ranges) for dtype in dtypes]
     return tasks
 
 
