@@ -111,6 +111,12 @@ CASES: dict[str, tuple[str, Edit]] = {
         _sub(b"neurobrix = neurobrix.cli:main", b"neurobrix: neurobrix.cli:main"),
     ),
     "entry_points key in other case": ("entry_points.txt", _sub(b"neurobrix = ", b"NeuroBrix = ")),
+    "entry_points a script configparser reads as a comment": ("entry_points.txt", _in_head(b";nb-evil = os:system\n")),
+    "entry_points an indented script": ("entry_points.txt", _in_head(b"    nb-evil = os:system\n")),
+    "entry_points section spelt with spaces": (
+        "entry_points.txt",
+        _sub(b"[console_scripts]", b"[ console_scripts ]"),
+    ),
     # PKG-INFO: the sdist's metadata, whose dynamic Version the build of the sdist takes
     "PKG-INFO version twice, other case first": (
         "PKG-INFO",

@@ -2,6 +2,7 @@
 from the wheel each pip builds, by ``installer``.
 
     python tests/gate61_driver.py sdists BUILT_DIR OUT.json LINKS PYTHON [PYTHON ...]
+    python tests/gate61_driver.py headers BUILT_DIR OUT.json LINKS PYTHON [PYTHON ...]
 
 Every sdist of round 58's corpus (tests/gate58_driver.py) is judged; each PYTHON's pip (a virtual environment holding
 that pip) builds it, ``python -I -m pip wheel --no-deps --no-index --find-links LINKS`` (LINKS: a folder holding
@@ -10,7 +11,10 @@ runs), and the wheel it builds is installed by that pip (``--prefix``) and by ``
 tree is compared with the same tool's install of the sdist as built (every file, folder and link, its mode bits and
 bytes, the installed RECORD by the files it names), and the built wheel's members with the wheel the sdist as built
 gives. With GATE61_REFUSED_ONLY=1 a dist the gate passes is judged and not built; with GATE61_ONLY=A|B only those
-run. BUILT_DIR holds the wheel and sdist ``python -m gate build`` makes.
+run. ``headers``: round 61's own corpus (tests/gate61_cases.py), each wheel installed by each pip and by
+``installer``, each sdist built and installed by each pip, reporting what each installed (the tree against the dist as
+built, the installed metadata's fields, the launchers) and the gate's codes. BUILT_DIR holds the wheel and sdist
+``python -m gate build`` makes.
 """
 
 from __future__ import annotations
@@ -111,10 +115,88 @@ def _sdists(links: str, pythons: list[str], out: Path) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def _installed_fields(prefix: Path) -> dict[str, object]:
+    """The installed distribution's metadata as importlib.metadata reads it (pip show's reader), and the launchers."""
+    from importlib.metadata import distributions
+
+    site = prefix / "lib" / "python3.11" / "site-packages"
+    found = list(distributions(path=[str(site)]))
+    out: dict[str, object] = {"dists": [d.metadata["Name"] for d in found]}
+    for d in found[:1]:
+        out["version"] = d.metadata["Version"]
+        out["requires_python"] = d.metadata.get_all("Requires-Python")
+        out["added requires"] = sorted(set(d.requires or []) - _BASE_REQUIRES)
+        out["console_scripts"] = sorted((e.name, e.value) for e in d.entry_points if e.group == "console_scripts")
+    out["bin"] = sorted(p.name for p in (prefix / "bin").glob("*")) if (prefix / "bin").is_dir() else []
+    return out
+
+
+_BASE_REQUIRES: set[str] = set()
+
+
+def _headers(links: str, pythons: list[str], out: Path) -> None:
+    from gate61_cases import CASES
+
+    from gate_fixtures import RawTarMember, raw_tar, sdist_members, wheel_members, with_true_record, write_sdist
+
+    work = Path(tempfile.mkdtemp(prefix="gate61-h-"))
+    pips = {_version(p): p for p in pythons}
+    root = g58.S.name.removesuffix(".tar.gz")
+    base = {}
+    for tool, python in pips.items():
+        r, prefix = g58.pip_install(python, g58.W, work / "base" / tool)
+        assert r.returncode == 0, r.stderr
+        base[tool] = g58.tree(prefix)
+        from importlib.metadata import distributions
+
+        d = next(iter(distributions(path=[str(prefix / "lib" / "python3.11" / "site-packages")])))
+        _BASE_REQUIRES.update(d.requires or [])
+    r, prefix = g58.installer_install(g58.W, work / "base" / "installer")
+    base["installer"] = g58.tree(prefix)
+    results = {}
+    for name, (file, edit) in CASES.items():
+        slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
+        here = work / slug
+        here.mkdir()
+        if file == "PKG-INFO":
+            pkg = f"{root}/PKG-INFO"
+            members = [m if m.name != pkg else RawTarMember(pkg, edit(m.data), m.type) for m in sdist_members(g58.S)]
+            dist = write_sdist(here / g58.S.name, raw_tar(members))
+        else:
+            members = wheel_members(g58.W)
+            for m in members:
+                if m.name == f"{g58.DI}/{file}".encode():
+                    m.data = edit(m.data)
+            dist = here / g58.W.name
+            dist.write_bytes(g58.raw_zip(with_true_record(members)))
+        passed, codes = g58._judge(dist)
+        entry: dict[str, object] = {"file": file, "passed": passed, "codes": codes, "installs": {}}
+        tools = [(t, p) for t, p in pips.items()] + ([] if file == "PKG-INFO" else [("installer", None)])
+        for tool, python in tools:
+            extra = ["--find-links", links] if file == "PKG-INFO" else []
+            if python is None:
+                r, prefix = g58.installer_install(dist, here / tool)
+            else:
+                r, prefix = g58.pip_install(python, dist, here / tool, extra)
+            if r.returncode:
+                entry["installs"][tool] = {"refused": (r.stderr or r.stdout).strip()[-300:]}
+                continue
+            tree = g58.tree(prefix)
+            entry["installs"][tool] = {"differs": g58._compare(tree, base[tool]), **_installed_fields(prefix)}
+        shutil.rmtree(here, ignore_errors=True)
+        results[name] = entry
+        print("PASS" if passed else "ref ", name, codes, json.dumps(entry["installs"], default=str)[:600], flush=True)
+    out.write_text(json.dumps(results, indent=1, default=str))
+    shutil.rmtree(work, ignore_errors=True)
+
+
 def main(argv: list[str]) -> int:
-    if argv[0] != "sdists":
+    if argv[0] == "sdists":
+        _sdists(argv[3], argv[4:], Path(argv[2]))
+    elif argv[0] == "headers":
+        _headers(argv[3], argv[4:], Path(argv[2]))
+    else:
         raise SystemExit(f"unknown kind {argv[0]}")
-    _sdists(argv[3], argv[4:], Path(argv[2]))
     return 0
 
 
