@@ -30,7 +30,11 @@ def _after_line(start: bytes, added: bytes) -> Edit:
     """``added`` (a whole line) after the first line starting with ``start``."""
 
     def edit(data: bytes) -> bytes:
-        at = data.index(b"\n", data.index(b"\n" + start) + 1) + 1 if not data.startswith(start) else data.index(b"\n") + 1
+        at = (
+            data.index(b"\n", data.index(b"\n" + start) + 1) + 1
+            if not data.startswith(start)
+            else data.index(b"\n") + 1
+        )
         return data[:at] + added + data[at:]
 
     return edit

@@ -45,10 +45,27 @@ def _version(python: str) -> str:
 def _build(python: str, sdist: Path, out: Path, links: str):
     out.mkdir(parents=True, exist_ok=True)
     r = subprocess.run(
-        [python, "-I", "-m", "pip", "wheel", "--no-deps", "--no-index", "--no-cache-dir",
-         "--disable-pip-version-check", "--find-links", links, "-w", str(out), str(sdist)],
-        capture_output=True, text=True, env=g58.ENV, timeout=300,
-    )  # fmt: skip
+        [
+            python,
+            "-I",
+            "-m",
+            "pip",
+            "wheel",
+            "--no-deps",
+            "--no-index",
+            "--no-cache-dir",
+            "--disable-pip-version-check",
+            "--find-links",
+            links,
+            "-w",
+            str(out),
+            str(sdist),
+        ],
+        capture_output=True,
+        text=True,
+        env=g58.ENV,
+        timeout=300,
+    )
     wheels = list(out.glob("*.whl"))
     if r.returncode or len(wheels) != 1:
         return None, (r.stderr or r.stdout).strip()[-400:]
@@ -58,7 +75,8 @@ def _build(python: str, sdist: Path, out: Path, links: str):
 def _members(wheel: Path) -> dict[str, tuple[int, bytes]]:
     with zipfile.ZipFile(wheel) as z:
         return {
-            i.filename: (i.external_attr >> 16, b"" if i.filename.endswith("/RECORD") else z.read(i)) for i in z.infolist()
+            i.filename: (i.external_attr >> 16, b"" if i.filename.endswith("/RECORD") else z.read(i))
+            for i in z.infolist()
         }
 
 
@@ -68,7 +86,10 @@ def _installs(python: str, wheel: Path, root: Path) -> dict[str, tuple[dict | No
     got["pip"] = (None, (r.stderr or r.stdout).strip()[-400:]) if r.returncode else (g58.tree(prefix), "")
     r, prefix = g58.installer_install(wheel, root / "installer")
     got["installer"] = (None, r.stderr[-400:]) if r.returncode else (g58.tree(prefix), "")
-    return {k: (None if t is None else {p: v for p, v in t.items() if p.rstrip("/") not in TOP}, e) for k, (t, e) in got.items()}
+    return {
+        k: (None if t is None else {p: v for p, v in t.items() if p.rstrip("/") not in TOP}, e)
+        for k, (t, e) in got.items()
+    }
 
 
 def _sdists(links: str, pythons: list[str], out: Path) -> None:
@@ -107,7 +128,11 @@ def _sdists(links: str, pythons: list[str], out: Path) -> None:
         shutil.rmtree(work / slug, ignore_errors=True)
         results[name] = entry
         shown = {
-            t: (b["build"][:6] if "build" in b else {k: len(v) if isinstance(v, list) else "refused" for k, v in b.items()})
+            t: (
+                b["build"][:6]
+                if "build" in b
+                else {k: len(v) if isinstance(v, list) else "refused" for k, v in b.items()}
+            )
             for t, b in entry["builds"].items()
         }
         print("PASS" if passed else "ref ", name, codes, shown, flush=True)
@@ -136,7 +161,6 @@ _BASE_REQUIRES: set[str] = set()
 
 def _headers(links: str, pythons: list[str], out: Path) -> None:
     from gate61_cases import CASES
-
     from gate_fixtures import RawTarMember, raw_tar, sdist_members, wheel_members, with_true_record, write_sdist
 
     work = Path(tempfile.mkdtemp(prefix="gate61-h-"))
