@@ -20,18 +20,34 @@ from __future__ import annotations
 import gzip
 import tarfile
 import zipfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 from gate61_cases import CASES, head_keys, readings
-from gate_fixtures import Built, RawTarMember, raw_tar, sdist_members
+from gate_fixtures import (
+    Built,
+    RawMember,
+    RawTarMember,
+    raw_tar,
+    raw_zip,
+    sdist_members,
+    wheel_members,
+    with_true_record,
+)
 from test_gate_hostile import REFERENCE, built
-from test_gate_round59 import _wheel
 
 from gate.checker import Options, check
 
 pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the hostile corpus's built wheel and sdist
+
+
+@pytest.fixture(scope="module")
+def packed(built: Built) -> list[RawMember]:
+    """The built wheel's members, each deflated once for the module (a case recompresses only what it changes)."""
+    members = wheel_members(built.wheel)
+    return [replace(m, compressed=m.stored()) for m in members]
 
 
 def _built_file(built: Built, file: str) -> bytes:
@@ -44,26 +60,21 @@ def _built_file(built: Built, file: str) -> bytes:
         return z.read(f"neurobrix-{built.version}.dist-info/{file}")
 
 
-def _dist_with(built: Built, folder: Path, file: str, data: bytes) -> tuple[Path, str]:
+def _dist_with(built: Built, packed: list[RawMember], folder: Path, file: str, data: bytes) -> tuple[Path, str]:
     """The wheel (RECORD telling the truth) or the sdist with ``file`` holding ``data``, and the member's name."""
+    folder.mkdir(parents=True, exist_ok=True)
     if file == "PKG-INFO":
         root = built.sdist.name.removesuffix(".tar.gz")
         name = f"{root}/PKG-INFO"
         members = [m if m.name != name else RawTarMember(name, data, m.type) for m in sdist_members(built.sdist)]
-        folder.mkdir(parents=True, exist_ok=True)
         path = folder / built.sdist.name
-        path.write_bytes(
-            gzip.compress(raw_tar(members), compresslevel=1, mtime=0)
-        )  # level 1: a third of level 9's time
+        path.write_bytes(gzip.compress(raw_tar(members), compresslevel=1, mtime=0))  # level 1: a third of 9's time
         return path, name
     name = f"neurobrix-{built.version}.dist-info/{file}"
-
-    def alter(members: list) -> None:
-        for m in members:
-            if m.name == name.encode():
-                m.data = data
-
-    return _wheel(built, folder, alter)[0], name
+    members = [replace(m, data=data, compressed=None) if m.name == name.encode() else m for m in packed]
+    path = folder / built.wheel.name
+    path.write_bytes(raw_zip(with_true_record(members)))
+    return path, name
 
 
 _CODE = {"WHEEL": "G407", "entry_points.txt": "G408"}
@@ -79,12 +90,14 @@ def _expected(file: str, data: bytes) -> str:
 
 
 @pytest.mark.parametrize("case", list(CASES))
-def test_a_key_value_file_spelt_so_its_readers_part_is_refused(built: Built, tmp_path: Path, case: str) -> None:
+def test_a_key_value_file_spelt_so_its_readers_part_is_refused(
+    built: Built, packed: list[RawMember], tmp_path: Path, case: str
+) -> None:
     file, edit = CASES[case]
     original = _built_file(built, file)
     data = edit(original)
     assert data != original
-    dist, name = _dist_with(built, tmp_path, file, data)
+    dist, name = _dist_with(built, packed, tmp_path, file, data)
     report = check([dist], Options(REFERENCE, smoke=False, tools=False))
     code = _expected(file, data)
     assert not report.passed
