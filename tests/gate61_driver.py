@@ -11,10 +11,10 @@ runs), and the wheel it builds is installed by that pip (``--prefix``) and by ``
 tree is compared with the same tool's install of the sdist as built (every file, folder and link, its mode bits and
 bytes, the installed RECORD by the files it names), and the built wheel's members with the wheel the sdist as built
 gives. With GATE61_REFUSED_ONLY=1 a dist the gate passes is judged and not built; with GATE61_ONLY=A|B only those
-run. ``headers``: round 61's own corpus (tests/gate61_cases.py), each wheel installed by each pip and by
-``installer``, each sdist built and installed by each pip, reporting what each installed (the tree against the dist as
-built, the installed metadata's fields, the launchers) and the gate's codes. BUILT_DIR holds the wheel and sdist
-``python -m gate build`` makes.
+run. ``headers``: round 61's own corpus (tests/gate61_cases.py), each wheel installed by each pip and by ``installer``,
+each sdist built and installed by each pip (uv installs both too, with GATE61_UV=UV), reporting what each installed (the
+tree against the dist as built, the installed metadata's fields, the launchers) and the gate's codes. BUILT_DIR holds
+the wheel and sdist ``python -m gate build`` makes.
 """
 
 from __future__ import annotations
@@ -177,6 +177,12 @@ def _headers(links: str, pythons: list[str], out: Path) -> None:
         _BASE_REQUIRES.update(d.requires or [])
     r, prefix = g58.installer_install(g58.W, work / "base" / "installer")
     base["installer"] = g58.tree(prefix)
+    uv = os.environ.get("GATE61_UV")  # a uv binary: its installs too, into a fresh virtual environment each
+    if uv:
+        g58.UV = uv
+        r, venv = g58.uv_install(g58.W, work / "base" / "uv")
+        assert r.returncode == 0, r.stderr
+        base["uv"] = g58.tree(venv, g58.skeleton())
     results = {}
     for name, (file, edit) in CASES.items():
         slug = re.sub(r"[^A-Za-z0-9]+", "-", name).strip("-")
@@ -196,17 +202,23 @@ def _headers(links: str, pythons: list[str], out: Path) -> None:
         passed, codes = g58._judge(dist)
         entry: dict[str, object] = {"file": file, "passed": passed, "codes": codes, "installs": {}}
         tools = [(t, p) for t, p in pips.items()] + ([] if file == "PKG-INFO" else [("installer", None)])
+        tools += [("uv", "uv")] if uv else []
         for tool, python in tools:
             extra = ["--find-links", links] if file == "PKG-INFO" else []
-            if python is None:
+            if python == "uv":
+                r, prefix = g58.uv_install(dist, here / tool, extra)
+            elif python is None:
                 r, prefix = g58.installer_install(dist, here / tool)
             else:
                 r, prefix = g58.pip_install(python, dist, here / tool, extra)
             if r.returncode:
                 entry["installs"][tool] = {"refused": (r.stderr or r.stdout).strip()[-300:]}
                 continue
-            tree = g58.tree(prefix)
-            entry["installs"][tool] = {"differs": g58._compare(tree, base[tool]), **_installed_fields(prefix)}
+            tree = g58.tree(prefix, g58.skeleton() if tool == "uv" else set())
+            fields = _installed_fields(prefix)
+            if tool == "uv":  # the launchers uv wrote, not the virtual environment's own
+                fields["bin"] = [b for b in fields["bin"] if f"bin/{b}" not in g58.skeleton()]  # type: ignore[union-attr]
+            entry["installs"][tool] = {"differs": g58._compare(tree, base[tool]), **fields}
         shutil.rmtree(here, ignore_errors=True)
         results[name] = entry
         print("PASS" if passed else "ref ", name, codes, json.dumps(entry["installs"], default=str)[:600], flush=True)
