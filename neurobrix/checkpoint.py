@@ -158,13 +158,12 @@ def _check_tokenizer(folder: Path) -> None:
             "Save one with transformers (`AutoTokenizer.from_pretrained(...).save_pretrained(dir)`) or use a "
             "checkpoint that ships it"
         )
-    from tokenizers import Tokenizer
-
-    from .tokenizer import newer_than_library, tokenizers_call
+    from .tokenizer import newer_than_library, parse_tokenizer_file, rebuilding_class, tokenizers_call
 
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
-            Tokenizer.from_file(name_text(str(path)))
+            # as transformers parses it: a class that rebuilds the tokenizer never builds the file's own model
+            parse_tokenizer_file(path, rebuilding_class(folder))
     except CheckpointError:
         raise
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
