@@ -385,7 +385,37 @@ def parse_tokenizer_file(path: Path, rebuilt_by: str | None) -> Any:
         if isinstance(model, dict) and model.get("type") not in (None, "Unigram"):
             emptied = {**model, "vocab": {}, **({"merges": []} if model.get("type") == "BPE" else {})}
             return HFTokenizer.from_str(json.dumps({**data, "model": emptied}))
+    text = _read_text(path)
+    if _PREFIX.search(text) and (why := _prefix_cut(json.loads(text).get("model"))) is not None:
+        raise TokenizerError(f"{path}: {why}")
     return HFTokenizer.from_file(name_text(str(path)))  # its library takes a path as UTF-8 text
+
+
+_PREFIX = re.compile(r'"continuing_subword_prefix"\s*:\s*"')
+
+
+def _prefix_cut(model: Any) -> str | None:
+    """Why the tokenizers library panics building this BPE model, or None: it checks each merge (a, b) by looking
+    ``a`` + ``b`` without the ``continuing_subword_prefix``'s bytes up (``&b[prefix_len..]``), which panics where b
+    is shorter than the prefix or the cut falls inside one of b's characters; a cut character makes the panic's
+    message no UTF-8, on which pyo3 aborts the process (transformers' tokenizer with it: no text either side, and
+    `run` died without a word)."""
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        return None
+    prefix = model.get("continuing_subword_prefix")
+    cut = len(prefix.encode("utf-8", "surrogatepass")) if isinstance(prefix, str) else 0
+    for merge in model.get("merges") or () if cut else ():
+        pair = merge.split(" ") if isinstance(merge, str) else merge
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            return None  # the library refuses the merges as it reads them
+        piece = pair[1].encode("utf-8", "surrogatepass")
+        if len(piece) < cut or (len(piece) > cut and piece[cut] & 0xC0 == 0x80):
+            return (
+                f"the BPE model's continuing_subword_prefix {prefix!r} ({cut} bytes) cuts the merge {' '.join(pair)!r}"
+                f" inside its second piece: the tokenizers library panics building the model (under transformers "
+                "too, which prints no text; where a character is cut, the process aborts)"
+            )
+    return None
 
 
 def rebuilding_class(folder: Path) -> str | None:
