@@ -170,7 +170,7 @@ def _check_tokenizer(folder: Path) -> None:
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
             # as transformers parses it: a class that rebuilds the tokenizer never builds the file's own model
-            parse_tokenizer_file(path, rebuilding_class(folder))
+            parse_tokenizer_file(path, rebuilding_class(folder), name_text(str(path)))
     except CheckpointError:
         raise
     except TokenizerError as exc:

@@ -367,7 +367,7 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     return None
 
 
-def parse_tokenizer_file(path: Path, rebuilt_by: str | None) -> Any:
+def parse_tokenizer_file(path: Path, rebuilt_by: str | None, name: str) -> Any:
     """tokenizer.json as transformers' tokenizer has the tokenizers library parse it (raising what the library
     raises). Where a transformers class rebuilds the tokenizer (``rebuilt_by``), it reads the model's vocabulary and
     merges from the file's JSON itself and has the library parse the file with a BPE, WordPiece or WordLevel model's
@@ -376,7 +376,8 @@ def parse_tokenizer_file(path: Path, rebuilt_by: str | None) -> Any:
     model's own options are never built: a ``continuing_subword_prefix`` its merges do not bear out, on which the
     library refuses the whole file ("Token ... out of vocabulary") or aborts the process (its message cut inside a
     character, which pyo3 cannot hand to Python), leaves transformers printing the class's text. The engine parsed
-    the whole file first, and refused the model, or died with it."""
+    the whole file first, and refused the model, or died with it. ``name`` is the path as the library takes it
+    (UTF-8 text: ``checkpoint.name_text``)."""
     from tokenizers import Tokenizer as HFTokenizer
 
     if rebuilt_by is not None:
@@ -388,7 +389,7 @@ def parse_tokenizer_file(path: Path, rebuilt_by: str | None) -> Any:
     text = _read_text(path)
     if _PREFIX.search(text) and (why := _prefix_cut(json.loads(text).get("model"))) is not None:
         raise TokenizerError(f"{path}: {why}")
-    return HFTokenizer.from_file(name_text(str(path)))  # its library takes a path as UTF-8 text
+    return HFTokenizer.from_file(name)
 
 
 _PREFIX = re.compile(r'"continuing_subword_prefix"\s*:\s*"')
@@ -1399,11 +1400,11 @@ class Tokenizer:
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
         try:  # the class is checked again below, where a class transformers refuses is refused
-            parsed_for = _tokenizer_class(folder, self.config, _read_text(path))
+            parsed_for = _tokenizer_class(folder, self.config, tokenizer_json=_read_text(path))
         except TokenizerError:
             parsed_for = None
         try:
-            self._tok = parse_tokenizer_file(path, parsed_for)
+            self._tok = parse_tokenizer_file(path, parsed_for, name_text(str(path)))  # its library takes UTF-8 text
         except TokenizerError:
             raise
         except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
