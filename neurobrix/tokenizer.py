@@ -386,8 +386,11 @@ def parse_tokenizer_file(path: Path, rebuilt_by: str | None, name: str) -> Any:
         if isinstance(model, dict) and model.get("type") not in (None, "Unigram"):
             emptied = {**model, "vocab": {}, **({"merges": []} if model.get("type") == "BPE" else {})}
             return HFTokenizer.from_str(json.dumps({**data, "model": emptied}))
-    text = _read_text(path)
-    if _PREFIX.search(text) and (why := _prefix_cut(json.loads(text).get("model"))) is not None:
+    try:
+        data = json.loads(text) if _PREFIX.search(text := path.read_text(encoding="utf-8")) else None
+    except (OSError, ValueError, RecursionError):  # (UnicodeDecodeError too) the library says what is wrong
+        data = None
+    if isinstance(data, dict) and (why := _prefix_cut(data.get("model"))) is not None:
         raise TokenizerError(f"{path}: {why}")
     return HFTokenizer.from_file(name)
 
@@ -1477,13 +1480,13 @@ class Tokenizer:
         _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
             self._tok = _rebuilt(self._tok, self.config, rebuilt_by, json.loads(_read_text(path))["model"])
-        elif (dropout := _dropout(self._tok)) is not None:
+            self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
+        elif (dropout := _dropout(self._tok)) is not None:  # (a class rebuilding the model drops it)
             raise TokenizerError(
                 f"{path}: the BPE model's dropout {dropout:g} makes the tokenizers library skip merges at random as "
                 "it encodes (BPE-dropout, a training aid), so transformers' tokenizer gives a prompt other ids at "
                 "each call and its text cannot be matched; set dropout to null"
             )
-            self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
         self.special_tokens, extra = _add_config_tokens(self._tok, self.config)
         if rebuilt_by == "Qwen2Tokenizer":  # its __init__ ends by adding every special token again, as special
             texts = dict.fromkeys([*self.special_tokens.values(), *extra])
