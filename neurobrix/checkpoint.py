@@ -158,15 +158,25 @@ def _check_tokenizer(folder: Path) -> None:
             "Save one with transformers (`AutoTokenizer.from_pretrained(...).save_pretrained(dir)`) or use a "
             "checkpoint that ships it"
         )
-    from tokenizers import Tokenizer
-
-    from .tokenizer import newer_than_library, tokenizers_call
+    from .tokenizer import (
+        TokenizerError,
+        TokenizerFileError,
+        newer_than_library,
+        parse_tokenizer_file,
+        rebuilding_class,
+        tokenizers_call,
+    )
 
     try:
         with tokenizers_call(f"{path}: not a valid tokenizer.json", CheckpointError):
-            Tokenizer.from_file(name_text(str(path)))
+            # as transformers parses it: a class that rebuilds the tokenizer never builds the file's own model
+            parse_tokenizer_file(path, rebuilding_class(folder), name_text(str(path)))
     except CheckpointError:
         raise
+    except TokenizerError as exc:
+        if isinstance(exc, TokenizerFileError):  # unreadable: as any file the library cannot read
+            raise CheckpointError(f"{path}: not a valid tokenizer.json ({exc}); fetch the checkpoint again") from exc
+        raise CheckpointError(str(exc)) from None  # a file transformers' tokenizer fails on too, said so
     except Exception as exc:  # the tokenizers library raises a bare Exception on malformed files
         newer = newer_than_library(path)
         if newer:  # not damage: fetching the file again gives the same file

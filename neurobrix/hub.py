@@ -175,13 +175,25 @@ def _check_listing(repo_id: str, names: Sequence[str]) -> None:
         raise CheckpointError(f"{repo_id} ships no {TOKENIZER}; NeuroBrix needs the fast tokenizer file")
 
 
+def exactly(name: str) -> str:
+    """The pattern that asks snapshot_download for the file ``name`` and nothing else. Its allow_patterns are globs,
+    matched by huggingface_hub's filter_repo_objects with fnmatch (case-sensitive, ``*`` across folders): a name
+    holding ``*``, ``?`` or ``[`` (a shard ``w[1].safetensors``, a template ``a*.jinja``) asked for every file it
+    matches as a pattern (``w1.safetensors``, ``a-b.jinja``), which were downloaded though never read, or nothing
+    at all (``[`` unclosed). Each such character is put in brackets (glob.escape's rule: a bracket holding one
+    character matches that character alone)."""
+    return re.sub(r"([*?[])", r"[\1]", name)
+
+
 def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]:
     """Online: config.json (and the index) first, checked, then exactly the files the engine needs."""
     names = [s.rfilename for s in (info.siblings or [])]
     _check_listing(repo_id, names)
     sharded = INDEX in names and SINGLE not in names  # from_pretrained reads model.safetensors over an index
     head = [CONFIG, INDEX] if sharded else [CONFIG]
-    snapshot = _snapshot_download(repo_id, revision=revision, allow_patterns=head, local_files_only=False)
+    snapshot = _snapshot_download(
+        repo_id, revision=revision, allow_patterns=[exactly(n) for n in head], local_files_only=False
+    )
     read_config(snapshot)  # an architecture outside the family stops here, before any weight moves
     if SINGLE in names:
         shards = [SINGLE]
@@ -194,6 +206,7 @@ def _download(repo_id: str, revision: str | None, info: Any) -> tuple[Path, str]
             )
     templates = [n for n in names if is_template_file(n)]  # the named chat templates transformers reads
     wanted = [CONFIG, TOKENIZER, *(n for n in OPTIONAL if n in names), *templates, *head[1:], *shards]
+    wanted = [exactly(n) for n in wanted]  # each the one file it names (names are not patterns)
     snapshot = _snapshot_download(repo_id, revision=snapshot.name, allow_patterns=wanted, local_files_only=False)
     return snapshot, snapshot.name
 

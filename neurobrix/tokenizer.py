@@ -367,7 +367,83 @@ def _tokenizer_class(folder: Path, config: dict[str, Any], tokenizer_json: str) 
     return None
 
 
-def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
+def parse_tokenizer_file(path: Path, rebuilt_by: str | None, name: str) -> Any:
+    """tokenizer.json as transformers' tokenizer has the tokenizers library parse it (raising what the library
+    raises). Where a transformers class rebuilds the tokenizer (``rebuilt_by``), it reads the model's vocabulary and
+    merges from the file's JSON itself and has the library parse the file with a BPE, WordPiece or WordLevel model's
+    vocabulary and merges left out (``TokenizersBackend.convert_to_native_format``: only the post-processor, padding
+    and truncation are taken from it); a Unigram model, or one naming no type, is parsed whole there too. So the
+    model's own options are never built: a ``continuing_subword_prefix`` its merges do not bear out, on which the
+    library refuses the whole file ("Token ... out of vocabulary") or aborts the process (its message cut inside a
+    character, which pyo3 cannot hand to Python), leaves transformers printing the class's text. The engine parsed
+    the whole file first, and refused the model, or died with it. ``name`` is the path as the library takes it
+    (UTF-8 text: ``checkpoint.name_text``)."""
+    from tokenizers import Tokenizer as HFTokenizer
+
+    if rebuilt_by is not None:
+        data = json.loads(_read_text(path))
+        model = data.get("model") if isinstance(data, dict) else None
+        if isinstance(model, dict) and model.get("type") not in (None, "Unigram"):
+            emptied = {**model, "vocab": {}, **({"merges": []} if model.get("type") == "BPE" else {})}
+            return HFTokenizer.from_str(json.dumps({**data, "model": emptied}))
+    try:
+        data = json.loads(text) if _PREFIX.search(text := path.read_text(encoding="utf-8")) else None
+    except (OSError, ValueError, RecursionError):  # (UnicodeDecodeError too) the library says what is wrong
+        data = None
+    if isinstance(data, dict) and (why := _prefix_cut(data.get("model"))) is not None:
+        raise TokenizerError(f"{path}: {why}")
+    return HFTokenizer.from_file(name)
+
+
+_PREFIX = re.compile(r'"continuing_subword_prefix"\s*:\s*"')
+
+
+def _prefix_cut(model: Any) -> str | None:
+    """Why the tokenizers library panics building this BPE model, or None: it checks each merge (a, b) by looking
+    ``a`` + ``b`` without the ``continuing_subword_prefix``'s bytes up (``&b[prefix_len..]``), which panics where b
+    is shorter than the prefix or the cut falls inside one of b's characters; a cut character makes the panic's
+    message no UTF-8, on which pyo3 aborts the process (transformers' tokenizer with it: no text either side, and
+    `run` died without a word)."""
+    if not isinstance(model, dict) or model.get("type") != "BPE":
+        return None
+    prefix = model.get("continuing_subword_prefix")
+    cut = len(prefix.encode("utf-8", "surrogatepass")) if isinstance(prefix, str) else 0
+    for merge in model.get("merges") or () if cut else ():
+        pair = merge.split(" ") if isinstance(merge, str) else merge
+        if not (isinstance(pair, list) and len(pair) == 2 and all(isinstance(p, str) for p in pair)):
+            return None  # the library refuses the merges as it reads them
+        piece = pair[1].encode("utf-8", "surrogatepass")
+        if len(piece) < cut or (len(piece) > cut and piece[cut] & 0xC0 == 0x80):
+            return (
+                f"the BPE model's continuing_subword_prefix {prefix!r} ({cut} bytes) cuts the merge {' '.join(pair)!r}"
+                f" inside its second piece: the tokenizers library panics building the model (under transformers "
+                "too, which prints no text; where a character is cut, the process aborts)"
+            )
+    return None
+
+
+def rebuilding_class(folder: Path) -> str | None:
+    """The transformers class that rebuilds the folder's tokenizer from tokenizer.json's vocabulary
+    (``_tokenizer_class``), or None where none does or the files cannot say (the tokenizer's load refuses them)."""
+    try:
+        path = folder / "tokenizer_config.json"
+        return _tokenizer_class(
+            folder, _read_json(path) if path.is_file() else {}, _read_text(folder / "tokenizer.json")
+        )
+    except TokenizerError:
+        return None
+
+
+def _dropout(tok: Any) -> float | None:
+    """The BPE model's dropout where it merges at random as it encodes (0 < p < 1), else None. The tokenizers
+    library applies BPE-dropout (a training aid) whenever the file sets it: each merge is skipped with that
+    probability, so transformers' tokenizer gives one prompt other ids from call to call (0 never skips, 1 always
+    does: both encode alike each time)."""
+    p = getattr(tok.model, "dropout", None) if type(tok.model).__name__ == "BPE" else None
+    return p if p is not None and 0.0 < p < 1.0 else None
+
+
+def _rebuilt(tok: Any, config: dict[str, Any], name: str, model: dict[str, Any]) -> Any:
     """The tokenizer transformers' class ``name`` builds from tokenizer.json: only the vocabulary, merges, added
     tokens and post-processor are taken from the file; the rest is the class's own.
 
@@ -379,18 +455,18 @@ def _rebuilt(tok: Any, config: dict[str, Any], name: str) -> Any:
     split then bytes, the byte-level decoder. GPT2Tokenizer: no normalizer, GPT-2's byte-level pre-tokenizer and
     decoder (whatever splitting tokenizer.json adds, such as SmolLM's digits). A tokenizer.json of another model
     (Unigram, WordPiece, WordLevel) gives the class's BPE its vocabulary and no merges, as transformers builds it
-    (words spelled out in pieces)."""
+    (words spelled out in pieces). ``model`` is tokenizer.json's model as its JSON has it, which transformers reads
+    the vocabulary and merges from (``tok`` is parsed without them: ``parse_tokenizer_file``)."""
     from tokenizers import Regex, decoders, models, normalizers, pre_tokenizers
     from tokenizers import Tokenizer as HFTokenizer
 
-    data = json.loads(tok.to_str())
-    vocab = data["model"].get("vocab")
+    vocab = model.get("vocab")
     if isinstance(vocab, list):  # a Unigram model's [piece, score] pairs in id order: the ids kept, the scores not
         vocab = {piece[0] if isinstance(piece, list) else piece: i for i, piece in enumerate(vocab)}
-    if not isinstance(vocab, dict):
-        return tok
-    # merges only from a BPE model: another model's vocabulary becomes a BPE without merges, as in transformers
-    merges_in_file = data["model"].get("merges", []) if data["model"].get("type") == "BPE" else []
+    if not isinstance(vocab, dict):  # transformers' class takes other text for a vocabulary file's path, and fails
+        raise TokenizerError(f"tokenizer.json's model has no vocabulary {name} can read (a list or an object)")
+    # another model's vocabulary (no merges) becomes a BPE without merges, as in transformers
+    merges_in_file = model.get("merges") or []
     pairs = (m.split(" ") if isinstance(m, str) else m for m in merges_in_file)
     merges = [(a, b) for a, b in pairs]
     prefix = config.get("add_prefix_space")
@@ -1316,24 +1392,29 @@ class Tokenizer:
 
     def _load(self, folder: Path) -> None:
         from tokenizers import AddedToken, processors
-        from tokenizers import Tokenizer as HFTokenizer
 
         path = folder / "tokenizer.json"
         if not path.is_file():
             # a file error: a stored model's was there when checked, so it changed since (damage, not exit 2)
             raise TokenizerFileError(f"{folder}: tokenizer.json is missing; NeuroBrix needs a fast tokenizer file")
-        try:
-            self._tok = HFTokenizer.from_file(name_text(str(path)))  # its library takes a path as UTF-8 text
-        except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
-            newer = newer_than_library(path)
-            if newer:
-                raise TokenizerFileError(f"{path}: written by a newer tokenizers{newer}: upgrade tokenizers") from exc
-            raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         config_path = folder / "tokenizer_config.json"
         self.config = _read_json(config_path) if config_path.is_file() else {}
         tokens_map = folder / "special_tokens_map.json"
         if "added_tokens_decoder" not in self.config and tokens_map.is_file():
             self.config = _with_special_tokens_map(self.config, _read_json(tokens_map))
+        try:  # the class is checked again below, where a class transformers refuses is refused
+            parsed_for = _tokenizer_class(folder, self.config, tokenizer_json=_read_text(path))
+        except TokenizerError:
+            parsed_for = None
+        try:
+            self._tok = parse_tokenizer_file(path, parsed_for, name_text(str(path)))  # its library takes UTF-8 text
+        except TokenizerError:
+            raise
+        except Exception as exc:  # the tokenizers library raises a plain Exception on bad files
+            newer = newer_than_library(path)
+            if newer:
+                raise TokenizerFileError(f"{path}: written by a newer tokenizers{newer}: upgrade tokenizers") from exc
+            raise TokenizerFileError(f"{path}: not a valid tokenizer.json: {exc}") from exc
         merged = "added_tokens_decoder" not in self.config and tokens_map.is_file()
         _check_token_fields(f"{config_path}{' (with special_tokens_map.json)' if merged else ''}", self.config)
         added_tokens = folder / "added_tokens.json"
@@ -1398,8 +1479,14 @@ class Tokenizer:
         rebuilt_by = _tokenizer_class(folder, self.config, _read_text(path))  # read again: a file error if gone
         _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
-            self._tok = _rebuilt(self._tok, self.config, rebuilt_by)
+            self._tok = _rebuilt(self._tok, self.config, rebuilt_by, json.loads(_read_text(path))["model"])
             self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
+        elif (dropout := _dropout(self._tok)) is not None:  # (a class rebuilding the model drops it)
+            raise TokenizerError(
+                f"{path}: the BPE model's dropout {dropout:g} makes the tokenizers library skip merges at random as "
+                "it encodes (BPE-dropout, a training aid), so transformers' tokenizer gives a prompt other ids at "
+                "each call and its text cannot be matched; set dropout to null"
+            )
         self.special_tokens, extra = _add_config_tokens(self._tok, self.config)
         if rebuilt_by == "Qwen2Tokenizer":  # its __init__ ends by adding every special token again, as special
             texts = dict.fromkeys([*self.special_tokens.values(), *extra])

@@ -93,15 +93,15 @@ PLANTS = [
     p(
         "c04",
         CKPT,
-        "            Tokenizer.from_file(name_text(str(path)))",
-        "            Tokenizer.from_file(str(path))",
+        "parse_tokenizer_file(path, rebuilding_class(folder), name_text(str(path)))",
+        "parse_tokenizer_file(path, rebuilding_class(folder), str(path))",
         S49,
     ),
     p(
         "c05",
         TOK,
-        "            self._tok = HFTokenizer.from_file(name_text(str(path)))",
-        "            self._tok = HFTokenizer.from_file(str(path))",
+        "            self._tok = parse_tokenizer_file(path, parsed_for, name_text(str(path)))",
+        "            self._tok = parse_tokenizer_file(path, parsed_for, str(path))",
         NAMES,
     ),
     p(
