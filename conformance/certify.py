@@ -475,7 +475,7 @@ def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
             )
         files.sort(key=lambda f: f.path)
         tracked_path = root / nb_tables.TRACKED_NAME
-        tracked_text = nb_tables.render_tracked(files)
+        tracked_text = nb_tables.render_tracked(files, _still_verified(root, files))
         if not tracked_path.is_file() or tracked_path.read_text(encoding="utf-8") != tracked_text:
             tmps[tracked_path].write_text(tracked_text, encoding="utf-8")
         for path, tmp in tmps.items():
@@ -484,6 +484,23 @@ def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
     finally:
         for tmp in tmps.values():
             tmp.unlink(missing_ok=True)
+
+
+def _still_verified(root: Path, files: list[nb_tables.TrackedFile]) -> list[nb_tables.VerifiedRecord]:
+    """The records the old TRACKED.yaml lists as `conformance track` verified them whose bytes, and their indexes',
+    are still those (a kernel certify did not rewrite); the ones it wrote are read in full by run until `track`
+    verifies them (a list that cannot be read keeps none)."""
+    digests = {f.path: f.sha256 for f in files}
+    try:
+        old = nb_tables.read_verified(root)
+    except TablesError:
+        return []
+    return [
+        v
+        for v in old
+        if digests.get(v.path) == v.sha256
+        and digests.get(v.path[: -len(nb_tables.PROOFS_SUFFIX)] + nb_tables.INDEX_SUFFIX) == v.index_sha256
+    ]
 
 
 @contextlib.contextmanager

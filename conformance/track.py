@@ -1,23 +1,44 @@
-"""Write (or check) the tracked-file list, tables/TRACKED.yaml, from what is in the tables folder."""
+"""Write (or check) the tracked-file list, tables/TRACKED.yaml, from what is in the tables folder: every file's sha256
+and size, and the audit records it verified as `neurobrix tables verify` does (``neurobrix.tables.verified_records``),
+which run then reads no further than their digests (strict round 57)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from neurobrix.tables import TRACKED_NAME, check_files, read_tracked, render_tracked, scan
+from neurobrix.tables import (
+    TRACKED_NAME,
+    Problem,
+    check_files,
+    read_tracked,
+    read_verified,
+    render_tracked,
+    scan,
+    verified_records,
+)
 
 SOURCE_TABLES = Path(__file__).resolve().parent.parent / "tables"
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:
     """Rewrite root/TRACKED.yaml; returns (its path, whether its bytes changed)."""
-    text = render_tracked(scan(root))
+    path, changed, _ = write_report(root)
+    return path, changed
+
+
+def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
+    """:func:`write`, and the audit records it did not list as verified, with why (each one `tables verify` refuses:
+    run reads it in full and refuses it too). Every file is listed, as before: the list says what the folder holds;
+    only a record verified here is read by run without its proofs."""
+    files = scan(root)
+    verified, refused = verified_records(root, files)
+    text = render_tracked(files, verified)
     path = root / TRACKED_NAME
     changed = not path.is_file() or path.read_text(encoding="utf-8") != text
     if changed:
         replace_text(path, text)
-    return str(path), changed
+    return str(path), changed, refused
 
 
 def replace_text(path: Path, text: str) -> None:
@@ -37,6 +58,15 @@ def out_of_sync(root: Path = SOURCE_TABLES) -> list[str]:
     """Why root/TRACKED.yaml disagrees with the folder (empty when in sync)."""
     problems = [f"{p.path}: {p.message}" for p in check_files(root, read_tracked(root))]
     path = root / TRACKED_NAME
-    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root)):
+    if problems:
+        return problems
+    files = scan(root)
+    verified = verified_records(root, files)[0]
+    if set(read_verified(root)) != set(verified):  # every record verified again, as `tables verify` reads it
+        problems.append(
+            f"{TRACKED_NAME}: its verified records are not those `track` verifies now (a record listed that `tables "
+            "verify` refuses, or one it passes left out)"
+        )
+    elif path.read_text(encoding="utf-8") != render_tracked(files, verified):
         problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
     return problems
