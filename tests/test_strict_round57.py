@@ -168,7 +168,7 @@ def test_a_forged_record_listed_by_hand_is_caught_by_track_check_and_tables_veri
     (root / tables.TRACKED_NAME).write_text(tables.render_tracked(files, forged), encoding="utf-8")
     assert _refusal(root, "rms_norm") is None  # (run trusts the list: the threat model's accepted case)
     (problem,) = track.out_of_sync(root)
-    assert "its verified records are not those `track` verifies now" in problem
+    assert f"lists {RECORD} as verified, which `track` does not verify now" in problem
     tables.clear_cache()
     monkeypatch.setattr("neurobrix.code_rule.foreign_writes", list)  # (the engine's code, not the tables: 7 s)
     assert [p.path for p in tables.verify_all(tables.load(root))] == [f"{CLASS}/rms_norm"]
@@ -201,9 +201,10 @@ def test_a_verified_record_the_list_does_not_track_is_refused(tmp_path):
         assert str(err.value).startswith(f"{path}: field 'verified[") and "\n" not in str(err.value), (name, err.value)
 
 
-def test_certify_keeps_the_verified_records_it_did_not_rewrite(tmp_path):
+def test_certify_keeps_the_verified_records_it_did_not_rewrite(tmp_path, monkeypatch):
     """Certify rewrites TRACKED.yaml with the tables it writes: the records it did not touch stay listed as verified
-    (their bytes and their indexes' as track verified them), the one it wrote is read in full until track runs."""
+    (their bytes and their indexes' as track verified them), the one it wrote is read in full until track runs (the
+    list in sync all along: a record left out is slower to load, never less checked)."""
     root = _copy(tmp_path)
     track.write(root)
     before = {v.path for v in tables.read_verified(root)}
@@ -212,9 +213,9 @@ def test_certify_keeps_the_verified_records_it_did_not_rewrite(tmp_path):
     text = record.read_text(encoding="utf-8")
     certify._replace_tracked(root, {index: index.read_text(encoding="utf-8"), record: "# certified again\n" + text})
     assert {v.path for v in tables.read_verified(root)} == before - {RECORD}
-    assert track.out_of_sync(root) != []
+    assert track.out_of_sync(root) == [] and _form_checks(root, monkeypatch) == ["rms_norm"]
     track.write(root)
-    assert {v.path for v in tables.read_verified(root)} == before
+    assert {v.path for v in tables.read_verified(root)} == before and _form_checks(root, monkeypatch) == []
 
 
 PROOF_VIEW = [
