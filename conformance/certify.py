@@ -448,6 +448,8 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     # the record lacks, which the next run certifies again, rewriting both; and never Ctrl-C in between
     with _uninterrupted():
         _replace_tracked(root, {index_path: render_index(index), proofs_path: proofs_text})
+        # the record verified as `tables verify` does and listed so, as `conformance track` lists it (strict round 57)
+        track.list_written(root, [proofs_path.relative_to(root).as_posix()])
     return index_path
 
 
@@ -488,8 +490,8 @@ def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
 
 def _still_verified(root: Path, files: list[nb_tables.TrackedFile]) -> list[nb_tables.VerifiedRecord]:
     """The records the old TRACKED.yaml lists as `conformance track` verified them whose bytes, and their indexes',
-    are still those (a kernel certify did not rewrite); the ones it wrote are read in full by run until `track`
-    verifies them (a list that cannot be read keeps none)."""
+    are still those (a kernel certify did not rewrite); the one it wrote is verified once the folder holds it
+    (:func:`conformance.track.list_written`; a list that cannot be read keeps none)."""
     digests = {f.path: f.sha256 for f in files}
     try:
         old = nb_tables.read_verified(root)

@@ -41,6 +41,17 @@ def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
     return str(path), changed, refused
 
 
+def list_written(root: Path, records: list[str]) -> None:
+    """After certify (or a tool like it) wrote ``records`` (paths of audit records) and a TRACKED.yaml that lists them
+    as files only: verify each as :func:`write` does and list those verified, so that the list is the one `track`
+    writes (no change in the next commit) and run reads them by their digests. A second write of the list, whole or
+    not at all: a record left unlisted (a full disk, a record `tables verify` refuses) is read in full by run."""
+    tracked, listed = read_tracked(root), read_verified(root)
+    verified = verified_records(root, tracked, set(records))[0]
+    if verified:
+        replace_text(root / TRACKED_NAME, render_tracked(list(tracked), [*listed, *verified]))
+
+
 def replace_text(path: Path, text: str) -> None:
     """Write ``path`` whole or not at all: the text goes to a scratch file beside it, renamed over it once written. A
     full disk (or a quota, or a file-size limit) mid-write truncated TRACKED.yaml in place, and every later command

@@ -703,14 +703,17 @@ def render_tracked(files: list[TrackedFile], verified: list[VerifiedRecord] | tu
     )
 
 
-def verified_records(root: Path, files: list[TrackedFile]) -> tuple[list[VerifiedRecord], list[Problem]]:
+def verified_records(
+    root: Path, files: list[TrackedFile] | tuple[TrackedFile, ...], only: set[str] | None = None
+) -> tuple[list[VerifiedRecord], list[Problem]]:
     """The audit records of ``root`` that ``tables verify`` passes, with ``files`` (the folder as :func:`scan` found
     it) as their tracked list: each record parsed in full against its index and its class (:meth:`Tables.proofs`),
     its index bound to it as ``run`` binds it, its form read in full (:meth:`Tables.index`, no record taken as
     verified); and each record refused, with why (for ``python -m conformance track``, which lists the first in
     TRACKED.yaml and not the others: run reads those in full and refuses them). A folder ``run`` refuses whole (a
     file out of place, a class's ``class.yaml`` it cannot read, two classes one device matches) verifies none. The
-    kernel code a table was proven on is not looked at (run compares it at each start; ``tables verify`` too)."""
+    kernel code a table was proven on is not looked at (run compares it at each start; ``tables verify`` too).
+    ``only``: the records (paths) to verify, the others passed over (``conformance.track.list_written``)."""
     tracked = tuple(files)
     digests = {f.path: f.sha256 for f in tracked}
     problems = _layout_problems(tracked)
@@ -741,6 +744,8 @@ def verified_records(root: Path, files: list[TrackedFile]) -> tuple[list[Verifie
     for class_id in sorted(classes):
         for kernel in loaded.kernels(class_id):
             record = f"{class_id}/{kernel}{PROOFS_SUFFIX}"
+            if only is not None and record not in only:
+                continue
             try:
                 loaded.proofs(class_id, kernel)
                 loaded.index(class_id, kernel)

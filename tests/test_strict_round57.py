@@ -203,8 +203,9 @@ def test_a_verified_record_the_list_does_not_track_is_refused(tmp_path):
 
 def test_certify_keeps_the_verified_records_it_did_not_rewrite(tmp_path, monkeypatch):
     """Certify rewrites TRACKED.yaml with the tables it writes: the records it did not touch stay listed as verified
-    (their bytes and their indexes' as track verified them), the one it wrote is read in full until track runs (the
-    list in sync all along: a record left out is slower to load, never less checked)."""
+    (their bytes and their indexes' as track verified them); the one it wrote, unlisted (read in full: the list in
+    sync, a record left out is slower to load, never less checked), is verified once the folder holds it and listed,
+    as track lists it."""
     root = _copy(tmp_path)
     track.write(root)
     before = {v.path for v in tables.read_verified(root)}
@@ -214,8 +215,9 @@ def test_certify_keeps_the_verified_records_it_did_not_rewrite(tmp_path, monkeyp
     certify._replace_tracked(root, {index: index.read_text(encoding="utf-8"), record: "# certified again\n" + text})
     assert {v.path for v in tables.read_verified(root)} == before - {RECORD}
     assert track.out_of_sync(root) == [] and _form_checks(root, monkeypatch) == ["rms_norm"]
-    track.write(root)
+    track.list_written(root, [RECORD])  # (what write_table does next: the record verified once the folder holds it)
     assert {v.path for v in tables.read_verified(root)} == before and _form_checks(root, monkeypatch) == []
+    assert track.write(root)[1] is False
 
 
 PROOF_VIEW = [
