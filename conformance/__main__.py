@@ -41,8 +41,10 @@ def cmd_track(args: argparse.Namespace) -> int:
             return 1
         print(f"{root}/TRACKED.yaml is in sync")
         return 0
-    path, changed = track.write(root)
+    path, changed, refused = track.write_report(root)
     print(f"{'wrote' if changed else 'unchanged'} {path}")
+    for problem in refused:  # listed as files, not as verified: run reads each in full, and refuses it
+        print(f"  not verified (`neurobrix tables verify` refuses it): {root / problem.path}: {problem.message}")
     return 0
 
 
@@ -477,9 +479,10 @@ def build_parser() -> argparse.ArgumentParser:
     t = commands.add_parser(
         "track",
         help="rewrite tables/TRACKED.yaml from the tables folder (or --check that it is in sync)",
-        description="Write TRACKED.yaml, the sha256, size and wheel path of every file of the tables folder; "
-        "run it after changing anything under tables/. With --check, write nothing and exit 1 if it is out of "
-        "sync.",
+        description="Write TRACKED.yaml, the sha256, size and wheel path of every file of the tables folder, and "
+        "the audit records it verified as `neurobrix tables verify` does (run reads those by their digests, not in "
+        "full; a record it refuses is listed as a file only, and named); run it after changing anything under "
+        "tables/. With --check, write nothing and exit 1 if it is out of sync.",
     )
     t.add_argument(
         "--tables",

@@ -457,6 +457,8 @@ def write_table(root: Path, class_id: str, kernel: str, entries: list[Entry], pr
     # the record lacks, which the next run certifies again, rewriting both; and never Ctrl-C in between
     with _uninterrupted():
         _replace_tracked(root, {index_path: render_index(index), proofs_path: proofs_text})
+        # the record verified as `tables verify` does and listed so, as `conformance track` lists it (strict round 57)
+        track.list_written(root, [proofs_path.relative_to(root).as_posix()])
     return index_path
 
 
@@ -484,7 +486,7 @@ def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
             )
         files.sort(key=lambda f: f.path)
         tracked_path = root / nb_tables.TRACKED_NAME
-        tracked_text = nb_tables.render_tracked(files)
+        tracked_text = nb_tables.render_tracked(files, _still_verified(root, files))
         if not tracked_path.is_file() or tracked_path.read_text(encoding="utf-8") != tracked_text:
             tmps[tracked_path].write_text(tracked_text, encoding="utf-8")
         for path, tmp in tmps.items():
@@ -493,6 +495,23 @@ def _replace_tracked(root: Path, texts: dict[Path, str]) -> None:
     finally:
         for tmp in tmps.values():
             tmp.unlink(missing_ok=True)
+
+
+def _still_verified(root: Path, files: list[nb_tables.TrackedFile]) -> list[nb_tables.VerifiedRecord]:
+    """The records the old TRACKED.yaml lists as `conformance track` verified them whose bytes, and their indexes',
+    are still those (a kernel certify did not rewrite); the one it wrote is verified once the folder holds it
+    (:func:`conformance.track.list_written`; a list that cannot be read keeps none)."""
+    digests = {f.path: f.sha256 for f in files}
+    try:
+        old = nb_tables.read_verified(root)
+    except TablesError:
+        return []
+    return [
+        v
+        for v in old
+        if digests.get(v.path) == v.sha256
+        and digests.get(v.path[: -len(nb_tables.PROOFS_SUFFIX)] + nb_tables.INDEX_SUFFIX) == v.index_sha256
+    ]
 
 
 @contextlib.contextmanager

@@ -1,23 +1,55 @@
-"""Write (or check) the tracked-file list, tables/TRACKED.yaml, from what is in the tables folder."""
+"""Write (or check) the tracked-file list, tables/TRACKED.yaml, from what is in the tables folder: every file's sha256
+and size, and the audit records it verified as `neurobrix tables verify` does (``neurobrix.tables.verified_records``),
+which run then reads no further than their digests (strict round 57)."""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
 
-from neurobrix.tables import TRACKED_NAME, check_files, read_tracked, render_tracked, scan
+from neurobrix.tables import (
+    TRACKED_NAME,
+    Problem,
+    check_files,
+    read_tracked,
+    read_verified,
+    render_tracked,
+    scan,
+    verified_records,
+)
 
 SOURCE_TABLES = Path(__file__).resolve().parent.parent / "tables"
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:
     """Rewrite root/TRACKED.yaml; returns (its path, whether its bytes changed)."""
-    text = render_tracked(scan(root))
+    path, changed, _ = write_report(root)
+    return path, changed
+
+
+def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
+    """:func:`write`, and the audit records it did not list as verified, with why (each one `tables verify` refuses:
+    run reads it in full and refuses it too). Every file is listed, as before: the list says what the folder holds;
+    only a record verified here is read by run without its proofs."""
+    files = scan(root)
+    verified, refused = verified_records(root, files)
+    text = render_tracked(files, verified)
     path = root / TRACKED_NAME
     changed = not path.is_file() or path.read_text(encoding="utf-8") != text
     if changed:
         replace_text(path, text)
-    return str(path), changed
+    return str(path), changed, refused
+
+
+def list_written(root: Path, records: list[str]) -> None:
+    """After certify (or a tool like it) wrote ``records`` (paths of audit records) and a TRACKED.yaml that lists them
+    as files only: verify each as :func:`write` does and list those verified, so that the list is the one `track`
+    writes (no change in the next commit) and run reads them by their digests. A second write of the list, whole or
+    not at all: a record left unlisted (a full disk, a record `tables verify` refuses) is read in full by run."""
+    tracked, listed = read_tracked(root), read_verified(root)
+    verified = verified_records(root, tracked, set(records))[0]
+    if verified:
+        replace_text(root / TRACKED_NAME, render_tracked(list(tracked), [*listed, *verified]))
 
 
 def replace_text(path: Path, text: str) -> None:
@@ -34,9 +66,37 @@ def replace_text(path: Path, text: str) -> None:
 
 
 def out_of_sync(root: Path = SOURCE_TABLES) -> list[str]:
-    """Why root/TRACKED.yaml disagrees with the folder (empty when in sync)."""
+    """Why root/TRACKED.yaml disagrees with the folder (empty when in sync): a file's hash or size, a file missing or
+    untracked, a record listed as verified that ``track`` does not verify now, or text not in track's form."""
     problems = [f"{p.path}: {p.message}" for p in check_files(root, read_tracked(root))]
     path = root / TRACKED_NAME
-    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root)):
+    listed = () if problems else read_verified(root)
+    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root), listed):
         problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
+    if problems or not listed:
+        return problems
+    # every record the list names as verified is verified again, as `tables verify` reads it (one left out is read in
+    # full by run: slower, never less strict)
+    verified = set(verified_records(root, scan(root))[0])
+    wrong = [v.path for v in listed if v not in verified]
+    if wrong:
+        problems.append(
+            f"{TRACKED_NAME}: lists {', '.join(wrong)} as verified, which `track` does not verify now (`tables verify` "
+            "refuses it, or its bytes or its index's are not those listed): written by hand?"
+        )
+    return problems
+    files = scan(root)
+    listed = read_verified(root)
+    if path.read_text(encoding="utf-8") != render_tracked(files, listed):
+        problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
+        return problems
+    # every record the list names as verified is verified again, as `tables verify` reads it (one left out is read in
+    # full by run: slower, never less strict)
+    verified = set(verified_records(root, files)[0]) if listed else set()
+    wrong = [v.path for v in listed if v not in verified]
+    if wrong:
+        problems.append(
+            f"{TRACKED_NAME}: lists {', '.join(wrong)} as verified, which `track` does not verify now (`tables verify` "
+            "refuses it, or its bytes or its index's are not those listed): written by hand?"
+        )
     return problems

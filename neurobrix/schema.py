@@ -160,6 +160,21 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     },
                 },
             },
+            # the audit records `python -m conformance track` verified as `tables verify` does, each with its index
+            # (parse_verified): run reads their proofs no further than their digests
+            "verified": {
+                "type": "array",
+                "items": {
+                    "type": "object",
+                    "required": ["path", "sha256", "index_sha256"],
+                    "additionalProperties": False,
+                    "properties": {
+                        "path": _TEXT,
+                        "sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$"},
+                        "index_sha256": {"type": "string", "pattern": r"^[0-9a-f]{64}$"},
+                    },
+                },
+            },
         },
     },
     "class": {
@@ -403,6 +418,17 @@ class TrackedFile:
     wheel_path: str
     sha256: str
     size: int
+
+
+@dataclass(frozen=True)
+class VerifiedRecord:
+    """An audit record ``python -m conformance track`` verified as ``tables verify`` does (parsed in full, against its
+    index and its class): ``path`` relative to the tables folder, ``sha256`` its bytes', ``index_sha256`` those of the
+    settings index it was verified with."""
+
+    path: str
+    sha256: str
+    index_sha256: str
 
 
 @dataclass(frozen=True)
@@ -705,6 +731,24 @@ def parse_tracked(data: Any, file: str) -> tuple[TrackedFile, ...]:
         seen.add(path)
         files.append(TrackedFile(path, item["wheel_path"], item["sha256"], item["size"]))
     return tuple(files)
+
+
+def parse_verified(data: Any, file: str) -> tuple[VerifiedRecord, ...]:
+    """The audit records a tracked list (valid: :func:`parse_tracked`) says ``conformance track`` verified: each a
+    ``<class>/<kernel>.proofs.yaml`` the list tracks, with its index, named once."""
+    tracked = {item["path"] for item in data["files"]}
+    found: list[VerifiedRecord] = []
+    seen: set[str] = set()
+    for i, item in enumerate(data.get("verified", ())):
+        path = item["path"]
+        index = path[: -len(PROOFS_SUFFIX)] + INDEX_SUFFIX
+        if not path.endswith(PROOFS_SUFFIX) or path not in tracked or index not in tracked:
+            raise fail(file, f"verified[{i}].path", f"{path!r} is no audit record of the list beside its index")
+        if path in seen:
+            raise fail(file, f"verified[{i}].path", f"{path} is listed twice")
+        seen.add(path)
+        found.append(VerifiedRecord(path, item["sha256"], item["index_sha256"]))
+    return tuple(found)
 
 
 def parse_class(data: Any, file: str, folder: str) -> GPUClass:

@@ -42,6 +42,7 @@ from .schema import (
     ProofsTable,
     SettingsIndex,
     TrackedFile,
+    VerifiedRecord,
     classes_meet,
     entry_digest,
     foreign_device,
@@ -49,6 +50,7 @@ from .schema import (
     parse_index,
     parse_proofs,
     parse_tracked,
+    parse_verified,
     rejected_line,
     row_digests,
     stack_of,
@@ -115,6 +117,9 @@ class Tables:
     # an installed wheel's tables, pinned by its RECORD (installed_tables_problem): the bytes the release gate ran
     # `tables verify` on (G702), whose proofs are not read again (_certified_entries)
     _release: bool = field(default=False, repr=False)
+    # record path -> (its sha256, its index's) for each record TRACKED.yaml lists as `conformance track` verified it
+    # (parse_verified): read by its digests, as a release's (_verified_record)
+    _verified: Mapping[str, tuple[str, str]] = field(default_factory=dict, repr=False)
 
     @property
     def root(self) -> Path:
@@ -184,7 +189,7 @@ class Tables:
             # the digests are the index's own; each entry must also be, byte for byte, what certify writes of the
             # index's entry with a proof the schema passes, as `tables verify` reads it: a digest line hidden in a
             # quoted text, a ratio of .nan, a domain spelt otherwise leave certify's form, and the record is parsed
-            if self._release or _certified_entries(text, index, own):
+            if self._release or self._verified_record(class_id, kernel) or _certified_entries(text, index, own):
                 return
         # the slow path: the record parsed, each proof held to its own entry (a proof moved, or a record whose domain
         # was edited after its proof, is named as such), then its entries to the index's, by their digests
@@ -194,6 +199,21 @@ class Tables:
         if proved == own:
             return
         raise TablesError(_unproven(index, record, own, proved, class_id, kernel))
+
+    def _verified_record(self, class_id: str, kernel: str) -> bool:
+        """Whether TRACKED.yaml lists the kernel's record as ``conformance track`` verified it, beside its index, and
+        both are the bytes it verified (the sha256s this list gives them, which every read of them is held to:
+        ``_read_text``). ``track`` parsed it in full as ``tables verify`` does (:func:`verified_records`), so the form
+        check, which reads every character of it (:func:`_certified_entries`: about 70 ms of a checkout's nvidia-h200
+        load), is not made again; the line scan of its header and digests, the stack and the device are. A record
+        edited since (and listed again by hand, not by ``track``) hashes to another digest: read in full, refused as
+        ``tables verify`` refuses it (strict round 57)."""
+        record = f"{class_id}/{kernel}{PROOFS_SUFFIX}"
+        verified = self._verified.get(record)
+        return verified is not None and verified == (
+            self._digests.get(record),
+            self._digests.get(f"{class_id}/{kernel}{INDEX_SUFFIX}"),
+        )
 
     def proofs(self, class_id: str, kernel: str) -> ProofsTable | None:
         """The audit record of ``kernel`` on ``class_id``, checked against its index (None without one)."""
@@ -657,8 +677,9 @@ def scan(root: Path) -> list[TrackedFile]:
     return found
 
 
-def render_tracked(files: list[TrackedFile]) -> str:
-    """The text of TRACKED.yaml for these files (deterministic, so an unchanged folder gives equal bytes)."""
+def render_tracked(files: list[TrackedFile], verified: list[VerifiedRecord] | tuple[VerifiedRecord, ...] = ()) -> str:
+    """The text of TRACKED.yaml for these files (deterministic, so an unchanged folder gives equal bytes), and the
+    records ``conformance track`` verified (:func:`verified_records`; none: no ``verified`` key, the form before)."""
     body = {
         "format": 1,
         "files": [{"path": f.path, "wheel_path": f.wheel_path, "sha256": f.sha256, "size": f.size} for f in files],
@@ -667,7 +688,83 @@ def render_tracked(files: list[TrackedFile]) -> str:
         "# Every file the certified tables need, with its sha256, size and path inside the wheel.\n"
         "# Written by `python -m conformance track` (and by certify). Never edit by hand.\n"
     )
-    return header + str(yaml.safe_dump(body, sort_keys=False, width=120))
+    text = header + str(yaml.safe_dump(body, sort_keys=False, width=120))
+    if not verified:
+        return text
+    records = [
+        {"path": v.path, "sha256": v.sha256, "index_sha256": v.index_sha256}
+        for v in sorted(verified, key=lambda v: v.path)
+    ]
+    return (
+        text
+        + "# The audit records `track` parsed in full and found valid against their indexes, as `neurobrix tables\n"
+        "# verify` does (each with its sha256 and its index's): run does not read their proofs again.\n"
+        + str(yaml.safe_dump({"verified": records}, sort_keys=False, width=120))
+    )
+
+
+def verified_records(
+    root: Path, files: list[TrackedFile] | tuple[TrackedFile, ...], only: set[str] | None = None
+) -> tuple[list[VerifiedRecord], list[Problem]]:
+    """The audit records of ``root`` that ``tables verify`` passes, with ``files`` (the folder as :func:`scan` found
+    it) as their tracked list: each record parsed in full against its index and its class (:meth:`Tables.proofs`),
+    its index bound to it as ``run`` binds it, its form read in full (:meth:`Tables.index`, no record taken as
+    verified); and each record refused, with why (for ``python -m conformance track``, which lists the first in
+    TRACKED.yaml and not the others: run reads those in full and refuses them). A folder ``run`` refuses whole (a
+    file out of place, a class's ``class.yaml`` it cannot read, two classes one device matches) verifies none. The
+    kernel code a table was proven on is not looked at (run compares it at each start; ``tables verify`` too).
+    ``only``: the records (paths) to verify, the others passed over (``conformance.track.list_written``)."""
+    tracked = tuple(files)
+    digests = {f.path: f.sha256 for f in tracked}
+    problems = _layout_problems(tracked)
+    if problems:
+        return [], problems
+    classes: dict[str, GPUClass] = {}
+    kernels: dict[str, list[str]] = {}
+    try:
+        for f in tracked:
+            folder, name = f.path.split("/")
+            if name == CLASS_NAME:
+                shown = str(root / f.path)
+                classes[folder] = parse_class(read_yaml(root / f.path, shown, f.sha256), shown, folder)
+            elif name.endswith(INDEX_SUFFIX):
+                kernels.setdefault(folder, []).append(name[: -len(INDEX_SUFFIX)])
+        _disjoint_classes(classes)
+    except TablesError as exc:
+        return [], [Problem("", str(exc))]
+    names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
+    loaded = Tables(
+        TablesLocation(root.resolve(), "given"),
+        tracked,
+        MappingProxyType(classes),
+        MappingProxyType(names),
+        _digests=digests,
+    )
+    verified, refused = [], []
+    for class_id in sorted(classes):
+        for kernel in loaded.kernels(class_id):
+            record = f"{class_id}/{kernel}{PROOFS_SUFFIX}"
+            if only is not None and record not in only:
+                continue
+            found = VerifiedRecord(record, digests[record], digests[f"{class_id}/{kernel}{INDEX_SUFFIX}"])
+            bytes_verified = (found, digests[f"{class_id}/{CLASS_NAME}"])
+            if bytes_verified not in _VERIFIED_BYTES:
+                try:
+                    loaded.proofs(class_id, kernel)
+                    loaded.index(class_id, kernel)
+                except TablesError as exc:
+                    refused.append(Problem(record, str(exc)))
+                    continue
+                if len(_VERIFIED_BYTES) >= 256:
+                    _VERIFIED_BYTES.clear()
+                _VERIFIED_BYTES.add(bytes_verified)
+            verified.append(found)
+    return verified, refused
+
+
+# the records verified_records verified in this process, by their bytes' sha256, their indexes' and their classes'
+# (what the verdict depends on): the same bytes are not parsed again (`track --check` after `track`, ~2 s a class)
+_VERIFIED_BYTES: set[tuple[VerifiedRecord, str]] = set()
 
 
 def _read_text(path: Path, shown: str, sha256: str | None) -> str:
@@ -881,6 +978,15 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
 
 
 def read_tracked(root: Path, origin: str | None = None) -> tuple[TrackedFile, ...]:
+    return _read_tracked(root, origin)[0]
+
+
+def read_verified(root: Path) -> tuple[VerifiedRecord, ...]:
+    """The records ``root``'s TRACKED.yaml lists as verified (:func:`verified_records`)."""
+    return _read_tracked(root, None)[1]
+
+
+def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ...], tuple[VerifiedRecord, ...]]:
     path = root / TRACKED_NAME
     if not path.is_file():
         fix = (  # a folder the user named: its own mistake, not the install's
@@ -891,7 +997,8 @@ def read_tracked(root: Path, origin: str | None = None) -> tuple[TrackedFile, ..
             else "Reinstall neurobrix, or in a source checkout run `python -m conformance track`."
         )
         raise TablesError(f"{path}: the tracked-file list is missing, so nothing in {root} can be trusted. {fix}")
-    return parse_tracked(read_yaml(path, str(path)), str(path))
+    data = read_yaml(path, str(path))
+    return parse_tracked(data, str(path)), parse_verified(data, str(path))
 
 
 def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
@@ -1142,7 +1249,7 @@ def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
         if problem:
             raise TablesError(problem)
         release = bool(records)  # (none: no wheel installed it, an editable install)
-    tracked = read_tracked(root, location.origin)
+    tracked, verified = _read_tracked(root, location.origin)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         raise TablesError(
@@ -1164,7 +1271,13 @@ def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
     _disjoint_classes(classes)
     names = {c: tuple(sorted(kernels.get(c, ()))) for c in classes}
     loaded = Tables(
-        location, tracked, MappingProxyType(classes), MappingProxyType(names), _digests=digests, _release=release
+        location,
+        tracked,
+        MappingProxyType(classes),
+        MappingProxyType(names),
+        _digests=digests,
+        _release=release,
+        _verified=MappingProxyType({v.path: (v.sha256, v.index_sha256) for v in verified}),
     )
     return _made(loaded, state)
 
@@ -1184,6 +1297,7 @@ __all__ = [
     "clear_cache",
     "current",
     "verify_all",
+    "verified_records",
     "awaiting_reproof",
     "kernel_code",
     "index_path",
@@ -1195,6 +1309,7 @@ __all__ = [
     "proofs_path",
     "read_json",
     "read_tracked",
+    "read_verified",
     "read_yaml",
     "render_tracked",
     "scan",

@@ -391,7 +391,13 @@ PLANTS = [
         "            if origin is not None\n",
         WD + ["tests/test_gate_units.py", "tests/test_wheel.py", "-k", "track or tables or missing"],
     ),
-    p("w04", TAB, "    tracked = read_tracked(root, location.origin)\n", "    tracked = read_tracked(root)\n", WC),
+    p(
+        "w04",
+        TAB,
+        "    tracked, verified = _read_tracked(root, location.origin)\n",
+        "    tracked, verified = _read_tracked(root, None)\n",
+        WC,
+    ),
     p(
         "w05",
         BIND,

@@ -292,8 +292,8 @@ PLANTS = [
     p(  # `track --check` names a hand-edited list only where the files disagree too
         "t02",
         TRACK,
-        '    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root)):\n',
-        '    if problems and path.read_text(encoding="utf-8") != render_tracked(scan(root)):\n',
+        '    if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root), listed):\n',
+        '    if problems and path.read_text(encoding="utf-8") != render_tracked(scan(root), listed):\n',
         T_TRACK,
     ),
     p(  # the folder scanned in the order the file system lists it

@@ -48,8 +48,8 @@ PLANTS = [
     p(
         "e01",
         TABLES,
-        "            if self._release or _certified_entries(text, index, own):\n",
-        "            if self._release or _certified_entries(text, index, own) is not None:\n",
+        "self._verified_record(class_id, kernel) or _certified_entries(text, index, own):\n",
+        "self._verified_record(class_id, kernel) or _certified_entries(text, index, own) is not None:\n",
         T,
     ),
     # e02: the setting lines of an entry not compared (only its domain and its digest)
