@@ -126,8 +126,8 @@ PLANTS = [
     p(
         "t05",
         TOKENIZER,
-        "_PREFIX = re.compile(r'\"continuing_subword_prefix\"\\s*:\\s*\"')",
-        "_PREFIX = re.compile(r'\"continuing_subword_prefix\": \"')",
+        '_PREFIX = re.compile(r\'"continuing_subword_prefix"\\s*:\\s*"\')',
+        '_PREFIX = re.compile(r\'"continuing_subword_prefix": "\')',
         TEXT,
     ),
     # t06: the parse without the model's options for the classes the tests name (Llama, Qwen2), not all four

@@ -68,7 +68,7 @@ def test_decode_split_start_is_counted_in_whole_blocks():
 def test_an_allowance_of_several_bounds_is_held_to_each():
     """p02: gemv's K-slice offset is bound by its K slices and its split rows (SPLIT_K x M); held to the first alone,
     M rows past 2^31 / SPLIT_K passed it. Every allowance naming a quantity past 2^31 is refused."""
-    domains = {"linear": [("l", (("M", 1, 1 << 30), ("N", 1, 1), ("K", 1, 64)))]}
+    domains = {"linear": [("l", (("M", 1, (1 << 30) + 1), ("N", 1, 1), ("K", 1, 64)))]}
     specs = {"linear": _Space({"variant": "gemv", "SPLIT_K": 2, "BLOCK_K": 16})}
     largest = offsets.bounds(domains, [], specs)
     assert largest["gemv.k_slices"] < LIMIT <= largest["gemv.split_rows"]
@@ -102,15 +102,15 @@ import triton.language as tl
 @triton.jit
 def _row(i, w, FIRST: tl.constexpr):
     if FIRST:
-        return w
-    return i
+        return i
+    return w
 
 
 @triton.jit
 def _offs(i, n, FIRST: tl.constexpr):
     if FIRST:
-        return i
-    return i * n  # narrow: i * n
+        return i * n  # narrow: i * n
+    return i
 
 
 @triton.jit
@@ -122,8 +122,8 @@ def _kernel(x_ptr, y, z, n, stride, FLAG: tl.constexpr):
     tl.store(x_ptr + tl.where(FLAG, i, stride * i), 1.0)  # narrow: stride * i
     pair = (x_ptr, i * stride)  # narrow: i * stride
     tl.store(pair[0] + pair[-1], 1.0)
-    tl.store(x_ptr + _row(i, wide, True) * stride, 1.0)  # narrow: _row(i, wide, True) * stride
-    tl.store(x_ptr + _offs(i, n, False), 1.0)
+    tl.store(x_ptr + _row(i, wide, False) * stride, 1.0)  # narrow: _row(i, wide, False) * stride
+    tl.store(x_ptr + _offs(i, n, True), 1.0)
     tl.store(x_ptr + i * 16 + i * 8, 1.0)  # narrow: i * 16
 """
 
@@ -131,9 +131,9 @@ def _kernel(x_ptr, y, z, n, stride, FLAG: tl.constexpr):
 def test_the_lint_follows_every_branch_element_and_return():
     """l01: a pointer chosen by tl.where's second branch (z, through q) not followed; l02: an offset in tl.where's
     second branch not scanned; l03: a tuple's element indexed from the end unresolved (the tuple, a pointer among
-    its elements, read as a pointer); l04: a helper's kind read from its first return (int64) alone; l05: only a
-    helper's first return scanned; l06: a literal factor of exactly 2^SCALE (16) not a stride. Not named: a doubling
-    by 8, kmut17's reading."""
+    its elements, read as a pointer); l04: a helper's kind read from its first return alone (the walk's first: the
+    one at the function's top level, int64 here); l05: only that return scanned (the product in the other unread);
+    l06: a literal factor of exactly 2^SCALE (16) not a stride. Not named: a doubling by 8, kmut17's reading."""
     expected = set()
     function = ""
     for line in READING.splitlines():
