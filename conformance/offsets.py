@@ -441,6 +441,10 @@ class _Module:
     def element(self, fn: str, node: ast.Subscript, seen: frozenset = frozenset()) -> list[tuple[str, ast.expr]] | None:
         """The (function, expression) pairs ``t[i]`` may be where t is a tuple and i a literal, else None."""
         index = node.slice
+        if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):  # t[-1]: the tree holds minus 1
+            literal = index.operand
+            if isinstance(literal, ast.Constant) and isinstance(literal.value, int):
+                index = ast.Constant(-literal.value)
         if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
             return None
         found = self.elements(fn, node.value, seen)
