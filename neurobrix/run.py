@@ -305,15 +305,19 @@ def run(
             )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
-    settle_device(opts.backend, opts.dtype)  # a device, backend or dtype refused before any note about the run
+    if opts.system is not None and not opts.chat:  # the options alone conflict: said before any model is read
+        raise UsageError("--system is a system message, which only the model's chat template can place; drop --no-chat")
+    # what the user named comes first, the machine after: the model in the store (not stored, not imported, damaged),
+    # then the prompt against its tokenizer, then the device, backend and dtype; a device refused before any note
+    # about the run (a model not stored on a CPU was "no GPU found", and after TRITON_INTERPRET=1 not stored)
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()
-    if opts.system is not None and not (opts.chat and tokenizer.has_chat_template()):
+    if opts.system is not None and not tokenizer.has_chat_template():
         # a system message exists only in a chat; transformers' apply_chat_template refuses a model without a template
         raise UsageError(
             "--system is a system message, which only the model's chat template can place; "
-            + ("drop --no-chat" if not opts.chat else "this model has no chat template (leave --system out)")
+            "this model has no chat template (leave --system out)"
         )
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat, system=opts.system)
     # text the vocabulary encodes to no tokens (spaces under WordPiece, "🙂" under some byte-less vocabularies) is
@@ -328,15 +332,16 @@ def run(
             else "give some text"
         )
         raise UsageError(f"{what} (transformers' generate fails on no ids); {hint}")
-    if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
-        named = ", ".join(sorted(tokenizer.chat_templates))
-        what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
-        notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     if not (opts.chat and tokenizer.chat_template is not None) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             f"{no_tokens if opts.prompt else 'the prompt is empty'}: without a chat template the model would run on "
             "its start token alone; give some text with --prompt or --prompt-file"
         )
+    settle_device(opts.backend, opts.dtype)  # the machine: a device, backend or dtype refused before any note
+    if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
+        named = ", ".join(sorted(tokenizer.chat_templates))
+        what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
+        notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
     pad = tokenizer.pad_id
     if pad is not None and pad not in eos and pad in prompt:
