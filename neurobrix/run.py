@@ -305,19 +305,17 @@ def run(
             )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
-    if opts.system is not None and not opts.chat:  # the options alone conflict: said before any model is read
-        raise UsageError("--system is a system message, which only the model's chat template can place; drop --no-chat")
     # what the user named comes first, the machine after: the model in the store (not stored, not imported, damaged),
     # then the prompt against its tokenizer, then the device, backend and dtype; a device refused before any note
     # about the run (a model not stored on a CPU was "no GPU found", and after TRITON_INTERPRET=1 not stored)
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()
-    if opts.system is not None and not tokenizer.has_chat_template():
+    if opts.system is not None and not (opts.chat and tokenizer.has_chat_template()):
         # a system message exists only in a chat; transformers' apply_chat_template refuses a model without a template
         raise UsageError(
             "--system is a system message, which only the model's chat template can place; "
-            "this model has no chat template (leave --system out)"
+            + ("drop --no-chat" if not opts.chat else "this model has no chat template (leave --system out)")
         )
     prompt = tokenizer.encode_prompt(opts.prompt, chat=opts.chat, system=opts.system)
     # text the vocabulary encodes to no tokens (spaces under WordPiece, "🙂" under some byte-less vocabularies) is
