@@ -76,3 +76,78 @@ def test_run_refuses_what_the_user_named_before_what_the_machine_lacks(
     assert done.value.code == code, err
     assert "Traceback" not in err and err.startswith("neurobrix: error: ") and says in err.splitlines()[0], err
     assert "note:" not in err  # refused before any note about a run that will not happen
+
+
+@pytest.fixture
+def narrow_kernel(monkeypatch):
+    """A Triton function planted in silu_mul's module whose row index stays int32 (the toy kernel's first mistake):
+    the launch lint reads it off its source, as it would a new op module's."""
+    import triton
+    import triton.language as tl
+
+    from conformance import check
+    from neurobrix.ops import silu_mul as module
+    from neurobrix.ops._common import dependent_launch
+
+    @triton.jit
+    def narrow(x_ptr, stride, PDL: tl.constexpr):
+        dependent_launch(PDL)
+        row = tl.program_id(0)
+        tl.store(x_ptr + row * stride, 0.0)
+
+    narrow.fn.__module__ = module.__name__
+    monkeypatch.setattr(module, "_narrow_kernel", narrow, raising=False)
+    check.launch_problems.cache_clear()
+    (problem,) = check.launch_problems("silu_mul")
+    yield problem
+    monkeypatch.undo()
+    check.launch_problems.cache_clear()
+
+
+def test_certify_shows_the_launch_lint_not_every_candidate_failing(narrow_kernel, tmp_path):
+    """A kernel the lint refuses was certified as "every candidate for toy_mul ... failed its proof" (exit 1) after
+    screening and timing every setting, the lint's sentence (what to widen, or where to name it) never shown; it is
+    refused before any work now, with that sentence."""
+    import shutil
+
+    from conformance import certify
+
+    assert "_narrow_kernel reads tl.program_id(0) into row in int32" in narrow_kernel
+    shutil.copytree(REPO / "tables" / "interpreter", tmp_path / "interpreter")
+    with pytest.raises(certify.LintFailed) as refused:
+        certify.certify("interpreter", tmp_path, ["silu_mul"], ["fp32"], False, 1, "ci", None, "certify")
+    assert refused.value.exit_code == 1 and f"silu_mul: {narrow_kernel}" in str(refused.value)
+    assert "conformance.check.NARROW_IDS" in narrow_kernel  # where to name it, as the file and CONTRIBUTING say
+
+
+def test_mutants_refuse_a_kernel_whose_own_source_the_lint_refuses(narrow_kernel, monkeypatch):
+    """Every check of such a kernel fails, planted or not: its mutants all counted as caught (the toy kernel's plant
+    was "caught" by the lint's complaint about its unwidened program id, a kill rate of 100 %)."""
+    from conformance import mutants
+    from neurobrix.errors import UsageError
+
+    chosen = [m for m in mutants.MUTANTS if m.kernel == "silu_mul"][:1]
+    caught = mutants.Outcome(caught=True, how="error", entry="", id="x", kernel="silu_mul", bug="", seconds=0.0)
+    monkeypatch.setattr(mutants, "run_one", lambda *args, **kwargs: caught)
+    with pytest.raises(UsageError, match="the launch lint refuses the unpatched source of silu_mul") as refused:
+        mutants.run(chosen)
+    assert narrow_kernel in str(refused.value)
+
+
+def test_an_allowance_whose_bound_nothing_computes_is_refused_at_certifys_plan(monkeypatch):
+    """The lint said to name a narrow product in NARROW_OFFSETS "with its bound"; an allowance naming a quantity that
+    offsets.bounds does not compute (a new kernel's, before its computation is added there) passed certify's plan for
+    a GPU class, its range never checked. It is refused there, saying where the quantity is computed."""
+    from conformance import certify, offsets
+    from neurobrix.errors import UsageError
+
+    source = "@triton.jit\ndef k(x_ptr, n, stride):\n    i = tl.load(x_ptr)\n    tl.store(x_ptr + i * stride, 0)\n"
+    (said,) = offsets.narrow_offsets("toy", source)
+    assert "conformance.offsets.bounds" in said and callable(offsets.bounds)
+    assert certify.plan("nvidia-h200", ["silu_mul"], ["bf16"])
+    where = "neurobrix.ops.silu_mul._silu_mul_kernel"
+    monkeypatch.setitem(offsets.NARROW_OFFSETS, where, {"offs_m": offsets.Allow(("toy.rows",), "a row x a stride")})
+    with pytest.raises(UsageError) as refused:
+        certify.plan("nvidia-h200", ["silu_mul"], ["bf16"])
+    assert f"{where}: the allowance of offs_m is bounded by toy.rows" in str(refused.value)
+    assert "conformance/offsets.py's bounds" in str(refused.value)
