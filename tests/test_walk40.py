@@ -151,3 +151,25 @@ def test_an_allowance_whose_bound_nothing_computes_is_refused_at_certifys_plan(m
         certify.plan("nvidia-h200", ["silu_mul"], ["bf16"])
     assert f"{where}: the allowance of offs_m is bounded by toy.rows" in str(refused.value)
     assert "conformance/offsets.py's bounds" in str(refused.value)
+
+
+@pytest.mark.parametrize("step", ["op without its record", "record without its op"])
+def test_an_op_and_its_record_out_of_step_is_one_line_saying_which_file(step, monkeypatch):
+    """Between step 1 (the op module in MODULES) and step 3 (its record) every `python -m conformance` command ended
+    in a RuntimeError's traceback; a record whose op is not in MODULES was told to add conformance/specs/<op>.py, the
+    file it had. Now one line (exit 1, the CLI's NeuroBrixError) naming the file to add or the MODULES to extend."""
+    import neurobrix.ops
+    from conformance import specs
+    from neurobrix.errors import NeuroBrixError
+
+    ops = dict(neurobrix.ops.SPECS)
+    if step == "op without its record":
+        ops["toy_mul"] = ops["silu_mul"]
+        says = "ops without a record: toy_mul (add conformance/specs/<op>.py"
+    else:
+        del ops["silu_mul"]
+        says = "records without an op: silu_mul (add the op's module to MODULES in neurobrix/ops/__init__.py"
+    monkeypatch.setattr(neurobrix.ops, "SPECS", ops)
+    with pytest.raises(NeuroBrixError) as refused:
+        specs._discover()
+    assert refused.value.exit_code == 1 and says in str(refused.value) and "\n" not in str(refused.value)
