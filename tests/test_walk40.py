@@ -173,3 +173,51 @@ def test_an_op_and_its_record_out_of_step_is_one_line_saying_which_file(step, mo
     with pytest.raises(NeuroBrixError) as refused:
         specs._discover()
     assert refused.value.exit_code == 1 and says in str(refused.value) and "\n" not in str(refused.value)
+
+
+def _help(parser, *path: str) -> str:
+    import argparse
+
+    for name in path:
+        action = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        parser = action.choices[name]
+    return " ".join(parser.format_help().split())
+
+
+def test_conformance_help_lists_the_exit_codes_the_readme_gives():
+    """`python -m conformance --help` listed no exit code at all (`neurobrix` and the gate do); the README gave none
+    for it either, though its commands end 1, 2, 3 (a time limit, or damaged tables), 5 and 128+N. Both list the same
+    codes now, each with its meaning."""
+    import re
+
+    from conformance.__main__ import build_parser
+
+    text = _help(build_parser())
+    said = " ".join(README[README.index("Exit codes of `python -m conformance`") :].split("\n\n")[0].split())
+    codes = re.findall(r"(?:: |, )(\d+\+?N?) ", said)
+    assert codes == ["0", "1", "2", "3", "5", "128+N"], said
+    epilog = text[text.index("Exit codes:") : text.index("ended by signal N") + 1]
+    assert re.findall(r"(?:: |, )(\d+\+?N?) ", epilog) == codes, epilog
+    for meaning in (
+        "mutant not caught",
+        "track --check",
+        "--max-minutes",
+        "tables damaged or invalid",
+        "TRITON_INTERPRET",
+    ):
+        assert meaning in said and meaning in epilog, meaning
+
+
+@pytest.mark.parametrize(
+    ("action", "terms"),
+    [("verify", ("kernel code", "AWAITING_REPROOF", "awaiting_reproof")), ("show", ("kernel code", "re-proven"))],
+)
+def test_tables_help_says_what_the_readme_row_says(action, terms):
+    """`tables verify --help` said it checks hashes and indexes only, `tables show --help` nothing of the kernel code a
+    table was proven on, where the README's rows (round 39's) name the kernel-code check and its lines."""
+    from neurobrix.cli import build_parser
+
+    row = next(line for line in README.splitlines() if line.startswith(f"| `neurobrix tables {action} "))
+    text = _help(build_parser(), "tables", action)
+    for term in terms:
+        assert term in row and term in text, term
