@@ -295,14 +295,6 @@ def run(
     notice = notice if notice is not None else (lambda message: print(message, file=sys.stderr))
     check_options(opts)
     opts.sampling.validate()
-    if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
-        given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
-        unused = [flag for flag, value in zip(("--top-k", "--top-p", "--seed"), given) if value is not None]
-        if unused:
-            notice(
-                f"note: {', '.join(unused)} only {'apply' if len(unused) > 1 else 'applies'} when sampling "
-                "(--temperature above 0); greedy decoding is used"
-            )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     # what the user named comes first, the machine after: the model in the store (not stored, not imported, damaged),
@@ -336,6 +328,14 @@ def run(
             "its start token alone; give some text with --prompt or --prompt-file"
         )
     settle_device(opts.backend, opts.dtype)  # the machine: a device, backend or dtype refused before any note
+    if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
+        given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
+        unused = [flag for flag, value in zip(("--top-k", "--top-p", "--seed"), given) if value is not None]
+        if unused:
+            notice(
+                f"note: {', '.join(unused)} only {'apply' if len(unused) > 1 else 'applies'} when sampling "
+                "(--temperature above 0); greedy decoding is used"
+            )
     if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
         named = ", ".join(sorted(tokenizer.chat_templates))
         what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"

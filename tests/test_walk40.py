@@ -46,7 +46,9 @@ def tiny_store(tmp_path_factory):
         (("--model", "{folder}", "--prompt", "hi"), 2, "is a folder that has not been imported"),
         (("--model", "tiny-llama", "--prompt", "hi", "--system", "s", "--no-chat"), 2, "drop --no-chat"),
         (("--model", "tiny-llama", "--prompt", "", "--no-chat"), 2, "the prompt is empty"),
+        (("--model", "nope", "--prompt", "hi", "--top-k", "5"), 2, "no model 'nope' in the store"),
         (("--model", "tiny-llama", "--prompt", "hi"), 5, "no GPU found"),
+        (("--model", "tiny-llama", "--prompt", "hi", "--seed", "1"), 5, "no GPU found"),
     ],
 )
 def test_run_refuses_what_the_user_named_before_what_the_machine_lacks(
@@ -54,7 +56,8 @@ def test_run_refuses_what_the_user_named_before_what_the_machine_lacks(
 ):
     """On a CPU with the interpreter off, `run --model` of a model not in the store said "no GPU found" (exit 5), and
     after TRITON_INTERPRET=1 that the model is not stored (`warmup` said so at once): the options, the model and the
-    prompt are refused before the device, which is refused last (and still, a stored model and a good prompt)."""
+    prompt are refused before the device, which is refused last (and still, a stored model and a good prompt); a note
+    on the options (a sampling option without a temperature) waits for the refusals, as every note on the run does."""
     import torch
 
     from neurobrix import gpu
