@@ -297,9 +297,14 @@ def run(
     opts.sampling.validate()
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
-    # what the user named comes first, the machine after: the model in the store (not stored, not imported, damaged),
-    # then the prompt against its tokenizer, then the device, backend and dtype; a device refused before any note
-    # about the run (a model not stored on a CPU was "no GPU found", and after TRITON_INTERPRET=1 not stored)
+    # what the user named comes first, the machine after: the folders the variables name, the model in the store (not
+    # stored, not imported, damaged), the prompt against its tokenizer, then the device, backend and dtype; a device
+    # refused before any note about the run (a model not stored on a CPU was "no GPU found", and after
+    # TRITON_INTERPRET=1 not stored)
+    if opts.backend == "triton":  # the tables' folder a variable names (NEUROBRIX_TABLES, exit 3), as the store's is
+        from .tables import locate
+
+        locate()
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()

@@ -81,6 +81,23 @@ def test_run_refuses_what_the_user_named_before_what_the_machine_lacks(
     assert "note:" not in err  # refused before any note about a run that will not happen
 
 
+@pytest.mark.parametrize("command", ["run", "warmup"])
+def test_a_tables_folder_the_variable_names_wrongly_comes_before_the_model(command, tmp_path, monkeypatch, capsys):
+    """NEUROBRIX_TABLES naming no folder is the environment the user set, refused first as NEUROBRIX_HOME is (exit 3;
+    it was found while the device's class was read): a model not stored is not named before it, by run or warmup."""
+    from neurobrix import tables
+    from neurobrix.cli import main
+
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(tmp_path / "no such tables"))
+    tables._locate.cache_clear()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        main([command, "--model", "nope", *(["--prompt", "hi"] if command == "run" else [])])
+    err = capsys.readouterr().err
+    assert done.value.code == 3 and err.startswith("neurobrix: error: NEUROBRIX_TABLES="), err
+
+
 @pytest.fixture
 def narrow_kernel(monkeypatch):
     """A Triton function planted in silu_mul's module whose row index stays int32 (the toy kernel's first mistake):
