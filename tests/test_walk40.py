@@ -4,7 +4,23 @@ Followed CONTRIBUTING.md's "Add a kernel" (the launch lint's narrow offsets, con
 a scratch copy, README.md's `run` on the 2-core machine without a GPU for a model not in the store, and every
 command's `--help` (neurobrix's, `python -m conformance`'s, `python -m gate`'s) against the README.
 
-Found and fixed (each test below failed before its fix): see docs/walkthroughs.md (round 40).
+Found and fixed (each test below failed before its fix):
+- `run --model` of a model not in the store, on a CPU with the interpreter off, said "no GPU found" (exit 5), and
+  after TRITON_INTERPRET=1 that the model is not stored (`warmup` looked at the store first); an empty prompt with
+  `--no-chat` and `--system` with `--no-chat` waited for the device too, and a note on unused sampling options came
+  before the refusal. The order is now what was named, then the machine: the options, the folders NEUROBRIX_HOME and
+  NEUROBRIX_TABLES name (run and warmup alike), the model, the prompt against its tokenizer, the device.
+- Certify on a kernel the launch lint refuses screened and timed every setting, then said only "every candidate ...
+  failed its proof", the lint's sentence never shown: it is refused before any work, with the lint's sentences.
+- `mutants` counted a plant in such a kernel caught by the lint's complaint about the clean source (a kill rate of
+  100 %): it refuses until the clean source passes.
+- The lint said to name a narrow product in NARROW_OFFSETS "with its bound" without saying where a bound is computed,
+  and an allowance naming a quantity ``offsets.bounds`` never computes passed certify's plan for a GPU class unchecked:
+  the lint names ``conformance.offsets.bounds``, and the plan refuses such an allowance, saying where to compute it.
+- An op in MODULES without its conformance record (between the guide's steps 1 and 3) made every `python -m
+  conformance` command a RuntimeError's traceback; a record without its op was told to add the record it had.
+- `python -m conformance --help` listed no exit code; `tables verify --help` and `tables show --help` said nothing of
+  the kernel-code binding the README's rows describe.
 """
 
 from __future__ import annotations
