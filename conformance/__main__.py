@@ -473,8 +473,18 @@ def cmd_mutants(args: argparse.Namespace) -> int:
     return 0 if all(o.caught for o in outcomes) else 1
 
 
+# every command's, as README.md's Conformance section gives them (each command's --help says which it uses)
+EXIT_CODES = (
+    "Exit codes: 0 ok, 1 a failure, named (an entry that failed its check, a domain certify could not certify, a "
+    "mutant not caught, `track --check` out of sync), 2 usage, 3 stopped at --max-minutes with work left (check, "
+    "certify, rank: it prints the command that goes on) or the tables damaged or invalid, 5 no usable device "
+    "(TRITON_INTERPRET=1 for the interpreter class), 128+N ended by signal N (130 Ctrl-C, 143 SIGTERM, 129 SIGHUP, "
+    "141 SIGPIPE: the output's reader went away)."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = Parser(prog="python -m conformance", description=__doc__)
+    parser = Parser(prog="python -m conformance", description=__doc__, epilog=EXIT_CODES)
     commands = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
     t = commands.add_parser(
         "track",

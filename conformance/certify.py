@@ -136,7 +136,10 @@ def plan(
         needed, chosen, SPECS, {SPECS[k].launch.__module__ for k in kernels}, unreached=False
     )
     if too_wide:
-        raise UsageError("the launch lint's narrow offsets would wrap:\n" + "\n".join(too_wide))
+        raise UsageError(
+            "the launch lint's narrow offsets (conformance.offsets.NARROW_OFFSETS) are not known to stay below 2^31; "
+            "nothing was certified:\n" + "\n".join(too_wide)
+        )
     return tasks
 
 
@@ -683,6 +686,21 @@ def without_dtype(entries: list[Entry], task: Task) -> list[Entry]:
     return kept
 
 
+class LintFailed(NeuroBrixError):
+    """A kernel's source fails the launch lint (``check.launch_problems``): the same for every setting, so nothing is
+    screened; certify said only "every candidate ... failed its proof", the lint's sentences never shown."""
+
+    exit_code = 1
+
+    def __init__(self, found: dict[str, tuple[str, ...]]):
+        lines = [f"{kernel}: {problem}" for kernel, problems in found.items() for problem in problems]
+        super().__init__(
+            f"the launch lint refuses the source of {', '.join(found)} (read from the source, whatever the setting: "
+            "no candidate can pass its proof; nothing was certified). Fix each, then certify again:\n  "
+            + "\n  ".join(lines)
+        )
+
+
 class CertifyFailed(NeuroBrixError):
     """Some tasks could not be certified; every other entry of the run was written."""
 
@@ -926,6 +944,11 @@ def certify(
         k: merged_provenance(tables_now[k], {**prov, "kernel_source": stack.kernel_source(k)})
         for k in {t.kernel for _, t in todo}
     }
+    # what no example can show, read from each kernel's source (PDL's wait, int64 offsets, arrivals): refused here, with
+    # the lint's own sentences, rather than as every candidate failing its proof
+    lint = {k: check.launch_problems(k) for k in sorted({t.kernel for _, t in todo})}
+    if any(lint.values()):
+        raise LintFailed({k: found for k, found in lint.items() if found})
     unwritable = todo and _unwritable(root, class_id)
     if unwritable:  # found before the work, not when its first chunk is written
         raise UsageError(

@@ -235,7 +235,7 @@ def narrow_reads(where: str, source: str) -> list[str]:
                 found.append(
                     f"{where} reads {ast.unparse(call)} into {', '.join(sorted(bound))} in int32, not widened "
                     "(.to(tl.int64)): an offset it enters wraps past 2^31 elements on a GPU (the interpreter's "
-                    "shapes never reach it); a narrow id needs its reason in check.NARROW_IDS"
+                    "shapes never reach it); a narrow id needs its reason in conformance.check.NARROW_IDS"
                 )
     for snippet, count in WIDENED.get(where, {}).items():
         if source.count(snippet) < count:

@@ -6242,6 +6242,18 @@ def run(
     problems = anchor_problems(mutants)
     if problems:
         raise UsageError("the mutants no longer fit the source:\n  " + "\n  ".join(problems))
+    # a kernel whose own source the launch lint refuses fails every check of it, planted or not: each of its mutants
+    # would count as caught by that alone (a kill rate of 100 % for a kernel being added, its lint not yet passed)
+    from . import check
+
+    unfit = {k: check.launch_problems(k) for k in sorted({m.kernel for m in mutants})}
+    if any(unfit.values()):
+        raise UsageError(
+            "the launch lint refuses the unpatched source of "
+            + ", ".join(k for k, found in unfit.items() if found)
+            + ", so every check of it fails, planted or not: fix it first:\n  "
+            + "\n  ".join(f"{k}: {p}" for k, found in unfit.items() for p in found)
+        )
     root = tables.locate().root
     if not (root / "interpreter" / tables.CLASS_NAME).is_file():
         raise UsageError(f"the tables at {root} have no interpreter class: the mutants are checked on it")

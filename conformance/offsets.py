@@ -179,6 +179,7 @@ def bound_problems(
 
         specs = SPECS
     largest = bounds(domains, models, specs)
+    everything: dict[str, int] | None = None  # over the whole catalogue: whether anything computes a quantity at all
     problems = []
     for where, names in NARROW_OFFSETS.items():
         if modules is not None and where.rpartition(".")[0] not in modules:
@@ -188,10 +189,20 @@ def bound_problems(
                 problems.append(f"{where}: the allowance of {operand} names no bound (offsets.Allow)")
                 continue
             known = [largest[b] for b in allow.bound if b in largest]
-            if not known and unreached:
+            if not known and not unreached:  # part of the catalogue: unreached here, but computed over the whole?
+                if everything is None:
+                    from . import catalogue
+
+                    everything = bounds(catalogue.required_domains(), catalogue.load()[0].values(), specs)
+                computed = any(b in everything for b in allow.bound)
+            else:
+                computed = bool(known)
+            if not computed:
                 problems.append(
                     f"{where}: the allowance of {operand} is bounded by {', '.join(allow.bound)}, which no domain or "
-                    "candidate of the catalogue reaches: nothing is known of its range"
+                    "candidate of the catalogue reaches: nothing is known of its range (a new kernel's quantity is "
+                    "computed in conformance/offsets.py's bounds, from its domains and candidates as the launcher "
+                    "sizes what it multiplies)"
                 )
             elif known and max(known) >= LIMIT:
                 value = max(known)
@@ -652,6 +663,7 @@ def narrow_offsets(module_name: str, source: str) -> list[str]:
             problems.append(
                 f"{where} computes {text} in int32 ({', '.join(narrow)} not widened) on the way to a pointer offset: "
                 "past 2^31 elements it wraps on a GPU (the interpreter's shapes never reach it); widen an operand "
-                "(.to(tl.int64)) or name the narrow one with its bound in conformance.offsets.NARROW_OFFSETS"
+                "(.to(tl.int64)) or name the narrow one in conformance.offsets.NARROW_OFFSETS with its bound "
+                "(offsets.Allow: a quantity conformance.offsets.bounds computes, which certify's plan keeps below 2^31)"
             )
     return problems

@@ -538,8 +538,10 @@ def build_parser() -> argparse.ArgumentParser:
         **common,
         help="generate text with an imported model on the certified kernels",
         description=textwrap.fill(
-            "Generate text with an imported model. The device's GPU class and every kernel call the generation "
-            "will make are checked against the certified tables before any weight is loaded.",
+            "Generate text with an imported model. What you name is refused first (the options, then the model: "
+            "not stored, exit 2; then the prompt against its tokenizer), the machine after: the device's GPU class "
+            "and every kernel call the generation will make are checked against the certified tables before any "
+            "weight is loaded.",
             100,
         ),
         # the command a user runs most: its help shows how, and what each exit code means (as warmup's does)
@@ -657,7 +659,8 @@ def build_parser() -> argparse.ArgumentParser:
         help="one class, or one kernel table with its entries and proofs",
         description="Show a GPU class's identity (what a device must match) and its kernel tables; with KERNEL, "
         "every entry of that table: its domain, its setting and its proof (examples, worst error against the "
-        "bound, timing, candidates tried and rejected).",
+        "bound, timing, candidates tried and rejected), and the kernel code they were proven on (kernel code: this "
+        "neurobrix's, other code run refuses, or awaiting its re-proof; re-proven: the last check --record).",
     )
     t_show.add_argument("gpu_class", metavar="CLASS", help="a GPU class id, e.g. nvidia-h200")
     t_show.add_argument("kernel", metavar="KERNEL", nargs="?", help="a kernel name, e.g. linear")
@@ -668,7 +671,9 @@ def build_parser() -> argparse.ArgumentParser:
         **common,
         help="recompute every hash against TRACKED.yaml and validate every table (exit 3 if not)",
         description="Recompute every table file's sha256 and size against TRACKED.yaml, validate every settings "
-        "index and its proofs, and check they agree. Exit 3 if anything fails, naming each file.",
+        "index and its proofs, and check they agree and that each was proven on this neurobrix's kernel code. Exit 3 "
+        "if anything fails, naming each file; a table awaiting its re-proof (AWAITING_REPROOF) passes with a note "
+        "naming it (awaiting_reproof in --json).",
     )
     t_verify.add_argument("--json", action="store_true", help="print the report as JSON")
     t_verify.set_defaults(func=cmd_tables_verify)

@@ -295,17 +295,16 @@ def run(
     notice = notice if notice is not None else (lambda message: print(message, file=sys.stderr))
     check_options(opts)
     opts.sampling.validate()
-    if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
-        given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
-        unused = [flag for flag, value in zip(("--top-k", "--top-p", "--seed"), given) if value is not None]
-        if unused:
-            notice(
-                f"note: {', '.join(unused)} only {'apply' if len(unused) > 1 else 'applies'} when sampling "
-                "(--temperature above 0); greedy decoding is used"
-            )
     if opts.max_tokens is not None and opts.max_tokens < 1:
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
-    settle_device(opts.backend, opts.dtype)  # a device, backend or dtype refused before any note about the run
+    # what the user named comes first, the machine after: the folders the variables name, the model in the store (not
+    # stored, not imported, damaged), the prompt against its tokenizer, then the device, backend and dtype; a device
+    # refused before any note about the run (a model not stored on a CPU was "no GPU found", and after
+    # TRITON_INTERPRET=1 not stored)
+    if opts.backend == "triton":  # the tables' folder a variable names (NEUROBRIX_TABLES, exit 3), as the store's is
+        from .tables import locate
+
+        locate()
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()
@@ -328,15 +327,24 @@ def run(
             else "give some text"
         )
         raise UsageError(f"{what} (transformers' generate fails on no ids); {hint}")
-    if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
-        named = ", ".join(sorted(tokenizer.chat_templates))
-        what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
-        notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     if not (opts.chat and tokenizer.chat_template is not None) and not tokenizer.encode_text(opts.prompt):
         raise UsageError(
             f"{no_tokens if opts.prompt else 'the prompt is empty'}: without a chat template the model would run on "
             "its start token alone; give some text with --prompt or --prompt-file"
         )
+    settle_device(opts.backend, opts.dtype)  # the machine: a device, backend or dtype refused before any note
+    if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
+        given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
+        unused = [flag for flag, value in zip(("--top-k", "--top-p", "--seed"), given) if value is not None]
+        if unused:
+            notice(
+                f"note: {', '.join(unused)} only {'apply' if len(unused) > 1 else 'applies'} when sampling "
+                "(--temperature above 0); greedy decoding is used"
+            )
+    if opts.chat and tokenizer.chat_template is None:  # transformers' apply_chat_template would refuse: say so
+        named = ", ".join(sorted(tokenizer.chat_templates))
+        what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
+        notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
     eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
     pad = tokenizer.pad_id
     if pad is not None and pad not in eos and pad in prompt:

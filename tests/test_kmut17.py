@@ -224,7 +224,8 @@ def test_every_allowance_is_bound_below_2_31(catalogue_shapes):
         offsets.NARROW_OFFSETS.update(unbound)
         assert offsets.bound_problems(domains, models, SPECS) == [
             f"{where}: the allowance of offs_h is bounded by rotary.rows, which no domain or candidate of the "
-            "catalogue reaches: nothing is known of its range"
+            "catalogue reaches: nothing is known of its range (a new kernel's quantity is computed in "
+            "conformance/offsets.py's bounds, from its domains and candidates as the launcher sizes what it multiplies)"
         ]
     finally:
         offsets.NARROW_OFFSETS[where] = original

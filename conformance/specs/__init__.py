@@ -99,11 +99,18 @@ def _discover() -> dict[str, Record]:
             found[record.name] = record
     unknown = sorted(set(found) - set(SPECS))
     missing = sorted(set(SPECS) - set(found))
-    if unknown or missing:
-        raise RuntimeError(
-            f"conformance records and engine ops disagree: records without an op {unknown}, "
-            f"ops without a record {missing} (add conformance/specs/<op>.py)"
-        )
+    if unknown or missing:  # one line (exit 1), not a traceback: a kernel being added, between two of its steps
+        from neurobrix.errors import NeuroBrixError
+
+        said = []
+        if missing:
+            said.append(f"ops without a record: {', '.join(missing)} (add conformance/specs/<op>.py with its RECORDS)")
+        if unknown:
+            said.append(
+                f"records without an op: {', '.join(unknown)} (add the op's module to MODULES in "
+                "neurobrix/ops/__init__.py, its SPECS naming the op, or remove the record)"
+            )
+        raise NeuroBrixError("conformance records and engine ops disagree: " + "; ".join(said))
     return dict(sorted(found.items()))
 
 
