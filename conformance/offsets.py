@@ -191,9 +191,13 @@ def bound_problems(
             known = [largest[b] for b in allow.bound if b in largest]
             if not known and not unreached:  # part of the catalogue: unreached here, but computed over the whole?
                 if everything is None:
+                    from neurobrix.ops import SPECS as ALL_SPECS
+
                     from . import catalogue
 
-                    everything = bounds(catalogue.required_domains(), catalogue.load()[0].values(), specs)
+                    # whether anything computes the quantity at all: over every op's own candidates, as ``specs``
+                    # may name only the ops at hand or narrow their spaces
+                    everything = bounds(catalogue.required_domains(), catalogue.load()[0].values(), ALL_SPECS)
                 computed = any(b in everything for b in allow.bound)
             else:
                 computed = bool(known)
