@@ -598,6 +598,8 @@ class _Module:
             if WIDE not in kinds and PTR not in kinds and len(narrow) >= 2:
                 text = ast.unparse(node)
                 found.setdefault((fn, text), (fn, text, narrow, "product"))
+            elif WIDE in kinds:  # a * b * c64 is (a * b) * c64: a * b in int32 first, widened only after
+                operands = [node.left, node.right]
             for o in operands:
                 self._scan(fn, getattr(o, "amount_of", o), work, seen, found)
             return

@@ -93,6 +93,17 @@ def _kernel(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
     col = tl.arange(0, BLOCK)
     tl.store(y_ptr + col, tl.load(x_ptr + (row * stride + col).to(tl.int32)))  # narrow: (row * stride + col).to(tl.int32)
 """,
+    # found in the clean code: a product of int32 values widened by its last operand read as one int64 product
+    # (a * b * c64 is (a * b) * c64: Triton computes a * b in int32 first, as in (a * b).to(tl.int64) * c)
+    "a product widened by its last operand": """
+@triton.jit
+def _kernel(x_ptr, idx_ptr, y_ptr, n, stride):
+    row = tl.program_id(0).to(tl.int64)
+    slot = tl.load(idx_ptr + row)
+    a = tl.load(x_ptr + slot * n * stride.to(tl.int64))  # narrow: slot * n
+    a += tl.load(x_ptr + row * slot * n)
+    tl.store(y_ptr + row, a)
+""",
     # o13: a block size taken as a value known only when the kernel runs (an index times a block size, below the
     # int32 size it walks, cast back to int32: nothing to name)
     "an index times a block size cast back": """
@@ -117,8 +128,8 @@ def _expected(source: str) -> set[tuple[str, str]]:
 
 @pytest.mark.parametrize("case", sorted(CASES))
 def test_the_lint_names_each_narrow_offset_and_nothing_else(case):
-    """o03, o05-o13, one case each (the docstring of each case in CASES): the products and casts the lint finds, and
-    the problems it reports, are exactly the lines marked."""
+    """o03, o05-o13 and the product widened by its last operand, one case each (the comment above each case in
+    CASES): the products and casts the lint finds, and the problems it reports, are exactly the lines marked."""
     source = HEAD + CASES[case]
     expected = _expected(source)
     found = {(where, text) for where, text, _, _ in offsets.findings("case", source)}
