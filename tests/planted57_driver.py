@@ -13,6 +13,8 @@
         rounds 27 and 28's plants outside neurobrix/tables.py and schema.py run again, each in stages that stop at
         the first that fails: a plant the tests before its round caught runs its own tests, then its round's file;
         one that survived them runs its round's file (which caught it), then its own tests
+    python tests/planted57_driver.py COPY RESULTS.jsonl --again-lists [ROUND:ID ...]
+        those that survived their tests before, against those tests alone (does one catch it now?)
 """
 
 from __future__ import annotations
@@ -110,11 +112,13 @@ def _pytest(copy: Path, tests: list[str], timeout: int) -> tuple[int, str]:
 
 def run_again(argv: list[str]) -> int:
     copy, results = Path(argv[0]), Path(argv[1])
-    wanted = set(argv[3:])
+    wanted, lists = set(argv[3:]), argv[2] == "--again-lists"
     git_copy(copy)
     for plant in again_plants():
-        if wanted and plant["id"] not in wanted:
+        if (wanted and plant["id"] not in wanted) or (lists and not plant["survived"]):
             continue
+        if lists:
+            plant = dict(plant, stages=[("own", plant["tests"])])
         path = copy / plant["file"]
         clean = path.read_text(encoding="utf-8")
         record: dict = {"id": plant["id"], "survived_before": plant["survived"]}
@@ -143,8 +147,10 @@ def run_again(argv: list[str]) -> int:
 if __name__ == "__main__":
     # the tests run as from a terminal (round 34's driver says why: a background job starts with SIGINT ignored)
     signal.signal(signal.SIGINT, signal.default_int_handler)
+    # and one started under nohup ignores SIGHUP, which test_store.py's import ended by a signal sends: it fails then
+    signal.signal(signal.SIGHUP, signal.SIG_DFL)
     if sys.argv[1:2] == ["--registry"]:
         sys.exit(registry(set(sys.argv[2:])))
-    if sys.argv[3:4] == ["--again"] and len(sys.argv) >= 4:
+    if sys.argv[3:4] in (["--again"], ["--again-lists"]):
         sys.exit(run_again(sys.argv[1:]))
     sys.exit(run_round(PLANTS, sys.argv[1:], __doc__))
