@@ -91,7 +91,8 @@ def _kernel(x_ptr, y_ptr, stride):
 def _kernel(x_ptr, y_ptr, stride, BLOCK: tl.constexpr):
     row = tl.program_id(0).to(tl.int64)
     col = tl.arange(0, BLOCK)
-    tl.store(y_ptr + col, tl.load(x_ptr + (row * stride + col).to(tl.int32)))  # narrow: (row * stride + col).to(tl.int32)
+    at = (row * stride + col).to(tl.int32)  # narrow: (row * stride + col).to(tl.int32)
+    tl.store(y_ptr + col, tl.load(x_ptr + at))
 """,
     # found in the clean code: a product of int32 values widened by its last operand read as one int64 product
     # (a * b * c64 is (a * b) * c64: Triton computes a * b in int32 first, as in (a * b).to(tl.int64) * c)
@@ -138,7 +139,9 @@ def test_the_lint_names_each_narrow_offset_and_nothing_else(case):
     assert len(problems) == len(expected), problems
 
 
-ALLOWED = HEAD + """
+ALLOWED = (
+    HEAD
+    + """
 @triton.jit
 def _kernel(x_ptr, idx_ptr, y_ptr, n, m, stride):
     row = tl.program_id(0).to(tl.int64)
@@ -147,6 +150,7 @@ def _kernel(x_ptr, idx_ptr, y_ptr, n, m, stride):
     a += tl.load(x_ptr + n * m * stride)
     tl.store(y_ptr + row, a)
 """
+)
 
 
 @pytest.mark.parametrize(
