@@ -7,7 +7,7 @@ one)."""
 from __future__ import annotations
 
 OFFSETS = "conformance/offsets.py"
-K = ["tests/test_kmut16.py"]
+K = ["tests/test_kmut16.py", "tests/test_kmut17.py"]
 
 
 def p(id: str, old: str, new: str, tests: list[str] = K, file: str = OFFSETS) -> dict:
@@ -75,14 +75,14 @@ PLANTS = [
     # o12: only a cast product itself read, not a product inside the cast value (row * stride + col)
     p(
         "o12",
-        "        for sub in ast.walk(node):\n            if isinstance(sub, ast.BinOp)",
-        "        for sub in (node,):\n            if isinstance(sub, ast.BinOp)",
+        "        for sub in ast.walk(node):\n            if _is_product(sub)",
+        "        for sub in (node,):\n            if _is_product(sub)",
     ),
     # o13: a product of a constant taken as one of two run-time values (an index times a block size, cast back)
     p(
         "o13",
-        "if sum(self.kind(fn, o) not in (CONST, None) for o in _chain(sub)) >= 2:",
-        "if sum(self.kind(fn, o) is not None for o in _chain(sub)) >= 2:",
+        "sum(self.factor_kind(fn, o) not in (CONST, None) for o in _chain(sub)) >= 2:",
+        "sum(self.factor_kind(fn, o) is not None for o in _chain(sub)) >= 2:",
     ),
     # ------------------------------------------------------------------ the allow-list
     # o14: a product allowed when any of its int32 operands is named (two strides left unnamed)
