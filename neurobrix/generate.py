@@ -50,7 +50,8 @@ class Sampling:
     eta_cutoff: float | None = None
     top_h: float | None = None
     # transformers' renormalize_logits: the scores after every warper replaced by their log-softmax (LogitNormalization,
-    # its last processor) before the draw's softmax, which rounds otherwise; None: the model's (``neurobrix.run``)
+    # its last processor) before the draw's softmax, which rounds otherwise, or before a greedy pick (an infinite score
+    # makes every score NaN there: token 0); None: the model's (``neurobrix.run``)
     renormalize_logits: bool | None = None
 
     @property
@@ -407,6 +408,10 @@ def sample(
     if processors is not None:
         logits = processors(logits)
     if opts.temperature == 0:
+        if opts.renormalize_logits:
+            # transformers' LogitNormalization, its last processor, greedy or not: the float32 scores' log-softmax,
+            # which moves the argmax where a score is +inf (every score NaN then: token 0) or two round together
+            logits = logits.float().log_softmax(dim=-1)
         token = greedy_pick(logits)[:, 0]
     else:
         token = _draw(logits, opts, generator)
@@ -868,7 +873,7 @@ def _generate_batch(
     if constraints is not None and constraints.active:
         processors = Processors(constraints, prompts, max_new_tokens, eos)
     greedy = None
-    if opts.temperature == 0 and device_pick and processors is None:
+    if opts.temperature == 0 and device_pick and processors is None and not opts.renormalize_logits:
         greedy = GreedyDecoder(model, batch, graphed, opts.penalty, seen)
     decoder = Decoder(model, batch, graphed)
     graphs = None
