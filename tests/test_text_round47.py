@@ -211,6 +211,21 @@ DRAWN = {
         None,
         False,
     ),
+    # transformers' greedy ids without settings are p: its second id an eos that min_new_tokens hides at new token 2
+    "the second greedy id an eos id min_new_tokens 2 hides, pad equal to it": (
+        "llama",
+        "metaspace",
+        lambda p, v: {"eos_token_id": [p[1]], "pad_token_id": p[1], "min_new_tokens": 2, "max_new_tokens": 4},
+        None,
+        False,
+    ),
+    "the first greedy id begin-suppressed, forced_bos_token_id after a longer prompt (never read)": (
+        "qwen2",
+        "sentencepiece",
+        lambda p, v: {"begin_suppress_tokens": [p[0]], "forced_bos_token_id": p[1], "max_length": len(v) + 3},
+        None,
+        True,
+    ),
 }
 
 
