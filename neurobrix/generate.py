@@ -97,7 +97,8 @@ class Constraints:
     """The model's generation settings that transformers' generate applies as logits processors masking tokens
     (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
     it: no_repeat_ngram_size, encoder_no_repeat_ngram_size (a decoder-only model's encoder input is its prompt: no
-    n-gram of the prompt is completed again), bad_words_ids (a single eos id among them is dropped; -inf added to the scores, as transformers adds it), min_length and
+    n-gram of the prompt is completed again), bad_words_ids (a single eos id among them is dropped; -inf added to
+    the scores, as transformers adds it), min_length and
     min_new_tokens (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids; the
     settings' min_length is not passed on where they set min_new_tokens, as transformers' generate replaces it
     then: ``Tokenizer.constraints``), forced_eos_token_id
