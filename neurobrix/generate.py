@@ -50,7 +50,8 @@ class Sampling:
     eta_cutoff: float | None = None
     top_h: float | None = None
     # transformers' renormalize_logits: the scores after every warper replaced by their log-softmax (LogitNormalization,
-    # its last processor) before the draw's softmax, which rounds otherwise; None: the model's (``neurobrix.run``)
+    # its last processor) before the draw's softmax, which rounds otherwise, or before a greedy pick (an infinite score
+    # makes every score NaN there: token 0); None: the model's (``neurobrix.run``)
     renormalize_logits: bool | None = None
 
     @property
@@ -96,7 +97,8 @@ class Constraints:
     """The model's generation settings that transformers' generate applies as logits processors masking tokens
     (after the repetition penalty, before sampling's temperature, top-k and top-p), each as its processor computes
     it: no_repeat_ngram_size, encoder_no_repeat_ngram_size (a decoder-only model's encoder input is its prompt: no
-    n-gram of the prompt is completed again), bad_words_ids (a single eos id among them is dropped), min_length and
+    n-gram of the prompt is completed again), bad_words_ids (a single eos id among them is dropped; -inf added to
+    the scores, as transformers adds it), min_length and
     min_new_tokens (the eos ids masked while the sequence, or its new part, is shorter; nothing without eos ids; the
     settings' min_length is not passed on where they set min_new_tokens, as transformers' generate replaces it
     then: ``Tokenizer.constraints``), forced_eos_token_id
@@ -258,6 +260,7 @@ class Processors:
         c, vocab = self.c, scores.shape[-1]
         scores = scores.float()
         mask = torch.zeros(scores.shape, dtype=torch.bool)
+        bad = torch.zeros(scores.shape, dtype=torch.bool)
         length = len(self.history[0])
         for row, ids in enumerate(self.history):
             n = c.no_repeat_ngram_size
@@ -271,11 +274,15 @@ class Processors:
                 mask[row, self.prompt_ngrams[row].get(tuple(ids[length + 1 - n : length]), [])] = True
             for word in self.bad_words:
                 if len(word) - 1 <= length and (len(word) == 1 or ids[length - len(word) + 1 :] == list(word[:-1])):
-                    mask[row, word[-1]] = True
+                    bad[row, word[-1]] = True
+        scores = scores.masked_fill(mask.to(scores.device), -math.inf)
+        # bad_words_ids: transformers' NoBadWordsLogitsProcessor is a sequence bias of -inf, added to the scores (a
+        # score of +inf, an infinite sequence_bias, becomes NaN there, which its argmax picks), not set
+        if bad.any():
+            scores = scores + torch.zeros_like(scores).masked_fill(bad.to(scores.device), -math.inf)
         eos = [e for e in self.eos if 0 <= e < vocab]  # (transformers' processors pass over ids past the vocabulary)
         if eos and (length < c.min_length or length - self.prompt_len < c.min_new_tokens):
-            mask[:, eos] = True
-        scores = scores.masked_fill(mask.to(scores.device), -math.inf)
+            scores[:, eos] = -math.inf  # (a tensor of this call's own: masked_fill made it)
         # after those, before the suppressions: the forced tokens
         if c.forced_bos_token_id is not None and length == 1:
             scores = torch.full_like(scores, -math.inf)
@@ -407,6 +414,10 @@ def sample(
     if processors is not None:
         logits = processors(logits)
     if opts.temperature == 0:
+        if opts.renormalize_logits:
+            # transformers' LogitNormalization, its last processor, greedy or not: the float32 scores' log-softmax,
+            # which moves the argmax where a score is +inf (every score NaN then: token 0) or two round together
+            logits = logits.float().log_softmax(dim=-1)
         token = greedy_pick(logits)[:, 0]
     else:
         token = _draw(logits, opts, generator)
@@ -868,7 +879,7 @@ def _generate_batch(
     if constraints is not None and constraints.active:
         processors = Processors(constraints, prompts, max_new_tokens, eos)
     greedy = None
-    if opts.temperature == 0 and device_pick and processors is None:
+    if opts.temperature == 0 and device_pick and processors is None and not opts.renormalize_logits:
         greedy = GreedyDecoder(model, batch, graphed, opts.penalty, seen)
     decoder = Decoder(model, batch, graphed)
     graphs = None

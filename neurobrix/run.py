@@ -201,6 +201,10 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
             verb = "override them" if len(flags) > 1 else "overrides it"
             said = f" ({' and '.join(flags)} {verb})" if flags else ""
             notice(f"note: sampling with {', '.join(source)}{said}")
+    elif sampling.renormalize_logits is None and tokenizer.generation.get("renormalize_logits") is True:
+        # transformers' greedy generate applies LogitNormalization too (after every processor): the argmax of the
+        # log-softmax, token 0 where a score is +inf (an infinite sequence_bias, a decay past float32's range)
+        sampling = dataclasses.replace(sampling, renormalize_logits=True)
     sampled = tokenizer.sampling_settings()
     if sampled and sampling.temperature == 0:  # transformers' plain generate() samples; run decodes greedily
         asked = tokenizer.generation.get("temperature")

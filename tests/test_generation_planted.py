@@ -421,6 +421,7 @@ def test_a_repetition_penalty_given_on_the_command_line_wins_over_the_models(giv
     class ModelSays:
         repetition_penalty = 1.3
         generation_file = "generation_config.json"
+        generation: dict = {}  # (the settings model_sampling reads renormalize_logits from for greedy runs)
 
         def unapplied_generation_settings(self):
             return []
