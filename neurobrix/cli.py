@@ -538,7 +538,8 @@ def build_parser() -> argparse.ArgumentParser:
         **common,
         help="generate text with an imported model on the certified kernels",
         description=textwrap.fill(
-            "Generate text with an imported model. What you name is refused first (the options, then the model: "
+            "Generate text with an imported model. What you name is refused first (the options, the tables, damaged or "
+            "edited: exit 3, then the model: "
             "not stored, exit 2; then the prompt against its tokenizer), the machine after: the device's GPU class "
             "and every kernel call the generation will make are checked against the certified tables before any "
             "weight is loaded.",

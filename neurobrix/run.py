@@ -305,10 +305,8 @@ def run(
     # stored, not imported, damaged), the prompt against its tokenizer, then the device, backend and dtype; a device
     # refused before any note about the run (a model not stored on a CPU was "no GPU found", and after
     # TRITON_INTERPRET=1 not stored)
-    if opts.backend == "triton":  # the tables' folder a variable names (NEUROBRIX_TABLES, exit 3), as the store's is
-        from .tables import locate
-
-        locate()
+    if opts.backend == "triton":  # the tables (the folder NEUROBRIX_TABLES names, or the installed package's), as the
+        load_tables()  # store's home is: damaged or edited tables are refused (exit 3) before the model is looked for
     stored = store.resolve(opts.model)
     cfg = stored.config()
     tokenizer = stored.tokenizer()

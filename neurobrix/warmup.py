@@ -388,9 +388,7 @@ def warmup(
         raise UsageError(f"--max-tokens must be >= 1, got {opts.max_tokens}")
     if opts.max_prompt is not None and opts.max_prompt < 1:
         raise UsageError(f"--max-prompt must be >= 1, got {opts.max_prompt}")
-    from .tables import locate
-
-    locate()  # the tables' folder a variable names (NEUROBRIX_TABLES, exit 3) first, as run refuses it
+    load_tables()  # the tables (NEUROBRIX_TABLES's folder or the package's, exit 3) first, as run refuses them
     stored = store.resolve(opts.model)
     cfg = stored.config()
     stored.require_unchanged()  # config.json, the one file warmup reads, as it was checked

@@ -262,6 +262,7 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
         sampling_limits=lambda: {},
         assisted=lambda: [],
         generation_file="generation_config.json",
+        generation={},
     )
     got = model_sampling(Sampling(temperature=0.5, repetition_penalty=given), tokenizer, said.append)
     assert got.repetition_penalty == want and got.temperature == 0.5

@@ -35,7 +35,7 @@ from pathlib import Path
 import pytest
 from conftest import REPO, retrack
 
-from conformance import bind
+from conformance import bind, track
 from neurobrix import tables
 from neurobrix.errors import TablesError
 
@@ -46,7 +46,7 @@ _DIGEST_LINE = re.compile(r"(?<=\n  proof:\n)    entry: '?[0-9a-f]{16}'?\n")
 def _copy(tmp_path: Path) -> Path:
     root = tmp_path / "tables"
     shutil.copytree(REPO / "tables" / CLASS, root / CLASS)
-    retrack(root)
+    track.write(root)  # as `conformance track` writes it (the records it verified listed), as bind writes it
     tables.clear_cache()
     return root
 
