@@ -25,6 +25,7 @@ from test_gate_hostile import REFERENCE, built
 from gate.checker import Options, check
 from gate.checks import SHOWN_PER_CHECK
 
+pytestmark = pytest.mark.slow
 __all__ = ["built"]  # the hostile corpus's built wheel and sdist
 
 
