@@ -31,7 +31,7 @@ from typing import Any
 
 from .errors import CompilerStackError, TablesError, UsageError
 from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
-from .tables import Tables, load
+from .tables import Tables, load, record_digest
 
 REPROOF_FORMAT = 1
 PACKAGE = Path(__file__).resolve().parent  # this neurobrix's folder (in site-packages, or a checkout's)
@@ -419,8 +419,6 @@ def installed_kernels_problem(package: Path | None = None) -> str | None:
     in site-packages after that is other code than the release's, whose settings the shipped tables prove. A source
     checkout, or an editable install (whose RECORD lists no module of the package), has no such list: its kernels are
     the checkout's, as they are. A few small files hashed, once for each run."""
-    import base64
-    import hashlib
     from importlib import metadata
 
     from .ops import SOURCES
@@ -440,11 +438,11 @@ def installed_kernels_problem(package: Path | None = None) -> str | None:
                 changed.append(f"{package.name}/ops/{name} (not installed by it)")
                 continue
             try:
-                digest = hashlib.new(entry.hash.mode, path.read_bytes()).digest()
-            except (OSError, ValueError) as exc:  # unreadable, or a hash hashlib does not know
+                digest = record_digest(entry.hash.mode, path.read_bytes())
+            except (OSError, ValueError) as exc:  # unreadable, or a hash pip does not check RECORD rows with
                 changed.append(f"{package.name}/ops/{name} ({exc})")
                 continue
-            if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() != entry.hash.value:
+            if digest != entry.hash.value:
                 changed.append(f"{package.name}/ops/{name} (changed since)")
         if not changed:
             return None  # (of two records of the package, one that these files match is the install's)

@@ -618,6 +618,22 @@ def _wheel_records(package: Path) -> list[tuple[Path | None, str, dict[str, Any]
     return found
 
 
+# pip's STRONG_HASHES: the algorithms pip checks a wheel's RECORD rows with, and the only ones the release gate passes
+# (G206). pip and uv copy a wheel's rows into the installed RECORD as they are, so a row naming md5 or sha1 reaches
+# here only from a wheel the gate refused, or by a hand; a digest of such a row proves nothing, and is not checked.
+RECORD_HASHES = ("sha256", "sha384", "sha512")
+
+
+def record_digest(algorithm: str, data: bytes) -> str:
+    """``data``'s digest as a RECORD row writes it (urlsafe base64, unpadded); ValueError for an algorithm pip does
+    not check RECORD rows with."""
+    import base64
+
+    if algorithm not in RECORD_HASHES:
+        raise ValueError(f"its RECORD row is hashed with {algorithm!r}, not one of {', '.join(RECORD_HASHES)}")
+    return base64.urlsafe_b64encode(hashlib.new(algorithm, data).digest()).rstrip(b"=").decode()
+
+
 def installed_tables_problem(
     root: Path, records: list[tuple[Path | None, str, dict[str, Any]]] | None = None
 ) -> str | None:
@@ -626,8 +642,6 @@ def installed_tables_problem(
     editing a table and TRACKED.yaml together (as ``conformance track`` rewrites it) passed. The wheel's RECORD lists
     TRACKED.yaml's own hash, which anchors the list, and so every table, to the release: one small file hashed.
     ``records``: the package's wheel records (:func:`_wheel_records`) when they were read already."""
-    import base64
-
     package = root.parent
     wanted = f"{package.name}/{root.name}/{TRACKED_NAME}"
     said = []
@@ -637,11 +651,11 @@ def installed_tables_problem(
             said.append(f"{record or 'RECORD'} (neurobrix {version}) does not list {wanted}")
             continue
         try:
-            digest = hashlib.new(entry.hash.mode, (root / TRACKED_NAME).read_bytes()).digest()
+            digest = record_digest(entry.hash.mode, (root / TRACKED_NAME).read_bytes())
         except (OSError, ValueError) as exc:
             said.append(f"{wanted} cannot be checked against {record or 'RECORD'}: {exc}")
             continue
-        if base64.urlsafe_b64encode(digest).rstrip(b"=").decode() == entry.hash.value:
+        if digest == entry.hash.value:
             return None  # (of two records of the package, one that the list matches is the install's)
         said.append(
             f"{root / TRACKED_NAME} is not the one neurobrix {version}'s wheel installed (its hash differs from "

@@ -241,3 +241,15 @@ def test_expect_version_is_read_as_pep_440_reads_it(built: Built, tag: str) -> N
     else:
         refused_with(report, "G603", None, built.wheel.name)
         refused_with(report, "G603", None, built.sdist.name)
+
+
+def test_the_engine_holds_nothing_to_a_row_hashed_with_md5(built: Built, tmp_path: Path) -> None:
+    """A RECORD hashed with md5 (which the gate refuses, G206, and pip installs with its rows kept): the engine's
+    checks of its installed tables and kernels find nothing proven by such a row and say so, where before they hashed
+    with whatever the row named and passed (an md5 collision would have passed a changed table as the release's)."""
+    wheel = _hashed_with(built, tmp_path / "dist", "md5")
+    assert "G206" in {f.code for f in judge(wheel).findings}
+    site = _pip_install(wheel, tmp_path / "pip")
+    assert ",md5=" in (site / built.dist_info / "RECORD").read_text()
+    assert "'md5'" in (tables.installed_tables_problem(site / tables.WHEEL_DIR) or "")
+    assert "'md5'" in (stack.installed_kernels_problem(site / "neurobrix") or "")
