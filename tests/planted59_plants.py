@@ -102,7 +102,13 @@ PLANTS = [
         TEXT,
     ),
     # g04: a bad word's -inf added at its first id rather than its last
-    p("g04", GENERATE, "                    bad[row, word[-1]] = True", "                    bad[row, word[0]] = True", TEXT),
+    p(
+        "g04",
+        GENERATE,
+        "                    bad[row, word[-1]] = True",
+        "                    bad[row, word[0]] = True",
+        TEXT,
+    ),
     # g05: every bad word starting with an eos id dropped (transformers drops a word of one eos id alone)
     p(
         "g05",
