@@ -85,18 +85,3 @@ def out_of_sync(root: Path = SOURCE_TABLES) -> list[str]:
             "refuses it, or its bytes or its index's are not those listed): written by hand?"
         )
     return problems
-    files = scan(root)
-    listed = read_verified(root)
-    if path.read_text(encoding="utf-8") != render_tracked(files, listed):
-        problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
-        return problems
-    # every record the list names as verified is verified again, as `tables verify` reads it (one left out is read in
-    # full by run: slower, never less strict)
-    verified = set(verified_records(root, files)[0]) if listed else set()
-    wrong = [v.path for v in listed if v not in verified]
-    if wrong:
-        problems.append(
-            f"{TRACKED_NAME}: lists {', '.join(wrong)} as verified, which `track` does not verify now (`tables verify` "
-            "refuses it, or its bytes or its index's are not those listed): written by hand?"
-        )
-    return problems
