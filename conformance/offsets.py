@@ -32,6 +32,16 @@ CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
 # stride is (a doubling, x << 1 or 2 * x, stays within a small multiple of the dimension it walks)
 SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
+# calls whose value is their first argument's, its shape or a compiler hint changed: an offset passes through them
+# whole (an alignment hint on a row offset, a row offset given a new axis)
+WRAPPERS = {
+    "tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.reshape", "tl.view", "tl.permute", "tl.trans",
+    "tl.broadcast_to", "tl.expand_dims", "tl.ravel", "tl.abs",
+}
+# calls whose value is not computed from their arguments' values (an address is read or written, a shape made): an
+# offset in their arguments is scanned where it meets its pointer, not here
+OPAQUE = {"tl.load", "tl.store", "tl.arange", "tl.full", "tl.zeros", "tl.zeros_like", "tl.program_id",
+          "tl.num_programs", "tl.debug_barrier", "tl.assume", "tl.static_assert", "tl.device_assert"}
 
 
 class Allow(NamedTuple):
@@ -268,6 +278,18 @@ def _chain(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
+def _cast(node: ast.Call) -> tuple[ast.expr, str] | None:
+    """(the value, the dtype's source) of a cast: ``x.to(dtype)`` or ``tl.cast(x, dtype)``; else None."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+        return node.func.value, ast.unparse(node.args[0])
+    if ast.unparse(node.func) == "tl.cast" and len(node.args) >= 2:
+        return node.args[0], ast.unparse(node.args[1])
+    dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    if ast.unparse(node.func) == "tl.cast" and node.args and dtype is not None:
+        return node.args[0], ast.unparse(dtype)
+    return None
+
+
 def _is_product(node: ast.expr) -> bool:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.LShift)
 
@@ -393,13 +415,14 @@ class _Module:
             return _join(self.kind(fn, node.body), self.kind(fn, node.orelse))
         if isinstance(node, ast.Call):
             func = ast.unparse(node.func)
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
-                return WIDE if ast.unparse(node.args[0]) == "tl.int64" else NARROW
+            cast = _cast(node)
+            if cast is not None:  # x.to(dtype), tl.cast(x, dtype)
+                return WIDE if cast[1] == "tl.int64" else NARROW
             if func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
                 return _combine(*(self.kind(fn, a) for a in node.args))
             if func == "tl.where" and len(node.args) == 3:
                 return _combine(self.kind(fn, node.args[1]), self.kind(fn, node.args[2]))
-            if func in ("tl.sum", "tl.max", "tl.min", "tl.reshape", "tl.permute", "tl.broadcast_to") and node.args:
+            if (func in ("tl.sum", "tl.max", "tl.min") or func in WRAPPERS) and node.args:
                 return self.kind(fn, node.args[0])
             if isinstance(node.func, ast.Name) and node.func.id in self.fns and self.returns[node.func.id]:
                 helper = node.func.id  # what the helper returns (a pointer, an int64 offset, an int32 one)
@@ -454,18 +477,40 @@ class _Module:
         return found
 
     def element(self, fn: str, node: ast.Subscript, seen: frozenset = frozenset()) -> list[tuple[str, ast.expr]] | None:
-        """The (function, expression) pairs ``t[i]`` may be where t is a tuple and i a literal, else None."""
+        """The (function, expression) pairs ``t[i]`` may be where t is a tuple: its element i where i is a literal,
+        any of its elements where i is not (a constexpr, a ``tl.static_range`` counter); None where t is not known
+        to be a tuple."""
         index = node.slice
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):  # t[-1]: the tree holds minus 1
             literal = index.operand
             if isinstance(literal, ast.Constant) and isinstance(literal.value, int):
                 index = ast.Constant(-literal.value)
-        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
-            return None
+        if isinstance(index, ast.Slice | ast.Tuple) or (isinstance(index, ast.Constant) and index.value is None):
+            return None  # a broadcast or a slice of a tensor, not a tuple's element
         found = self.elements(fn, node.value, seen)
-        if found is None or not -len(found) <= index.value < len(found):
+        if found is None:
+            return None
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
+            return [pair for alternatives in found for pair in alternatives]  # whichever element it picks
+        if not -len(found) <= index.value < len(found):
             return None
         return found[index.value]
+
+    def mixed(self) -> list[tuple[str, str, tuple[str, ...], str]]:
+        """Each element of a tuple picked by anything but a literal from a tuple holding both pointers and integers:
+        which one reaches an address is not known from the source (the lint would read an offset as a pointer)."""
+        found = []
+        for fn, tree in self.fns.items():
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Constant | ast.UnaryOp):
+                    continue
+                chosen = self.element(fn, node)
+                if chosen is None or isinstance(node.slice, ast.Slice | ast.Tuple):
+                    continue
+                kinds = {self.kind(f, e) for f, e in chosen}
+                if PTR in kinds and kinds & {NARROW, WIDE}:
+                    found.append((fn, ast.unparse(node), (), "mixed"))
+        return found
 
     def _assignments(self, fn: str) -> list[tuple[str, ast.AST, str]]:
         """(name, the node assigning it, how: "=", "+=" or "for") of every local of a function."""
@@ -541,7 +586,7 @@ class _Module:
         while work:
             fn, node = work.pop()
             self._scan(fn, node, work, seen, found)
-        return sorted(found.values())
+        return sorted([*found.values(), *self.mixed()])
 
     def factor_kind(self, fn: str, node: ast.expr) -> str | None:
         """A product's operand's kind: a literal of 2^SCALE or more scales like a stride (an int32 size)."""
@@ -622,20 +667,25 @@ class _Module:
             self._scan(fn, node.orelse, work, seen, found)
         elif isinstance(node, ast.Call):
             func = ast.unparse(node.func)
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-                inner = node.func.value
-                if node.args and ast.unparse(node.args[0]) in NARROWING and self._wide_product(fn, inner):
+            cast = _cast(node)
+            if cast is not None:  # x.to(dtype), tl.cast(x, dtype)
+                inner, dtype = cast
+                if dtype in NARROWING and self._wide_product(fn, inner):
                     text = ast.unparse(node)
-                    found.setdefault((fn, text), (fn, text, (_factor_text(node.func.value),), "cast"))
-                self._scan(fn, node.func.value, work, seen, found)
-            elif func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
-                for a in node.args:
-                    self._scan(fn, a, work, seen, found)
+                    found.setdefault((fn, text), (fn, text, (_factor_text(inner),), "cast"))
+                self._scan(fn, inner, work, seen, found)
             elif func == "tl.where" and len(node.args) == 3:
                 self._scan(fn, node.args[1], work, seen, found)
                 self._scan(fn, node.args[2], work, seen, found)
             elif isinstance(node.func, ast.Name) and node.func.id in self.fns:  # what the helper returns
                 work += [(node.func.id, r) for r in self.returns[node.func.id]]
+            elif func in WRAPPERS and node.args:  # a hint or a new shape: the offset passes through whole
+                self._scan(fn, node.args[0], work, seen, found)
+            elif func not in OPAQUE:  # tl.cdiv, tl.minimum, any other call: whatever its arguments carry
+                if isinstance(node.func, ast.Attribute) and not func.startswith("tl."):
+                    self._scan(fn, node.func.value, work, seen, found)  # a method of a value (x.reshape(...))
+                for a in [*node.args, *(k.value for k in node.keywords)]:
+                    self._scan(fn, a, work, seen, found)
 
 
 def findings(module_name: str, source: str) -> list[tuple[str, str, tuple[str, ...], str]]:
@@ -664,6 +714,12 @@ def narrow_offsets(module_name: str, source: str) -> list[str]:
             problems.append(
                 f"{where} casts {narrow[0]} to int32 ({text}) on the way to a pointer offset: past 2^31 elements the "
                 "offset wraps on a GPU (the interpreter's shapes never reach it)"
+            )
+        elif how == "mixed":
+            problems.append(
+                f"{where} picks {text} from a tuple of pointers and integers by an index that is not a literal: "
+                "whether an offset or a pointer reaches the address is not known from the source, so its offsets "
+                "cannot be read (index it by a literal, or keep pointers and offsets in tuples of their own)"
             )
         else:
             problems.append(
