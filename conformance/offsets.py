@@ -23,7 +23,7 @@ layouts and the candidate spaces, and refuses at 2^31 elements.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
@@ -105,6 +105,86 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
     },
 }
 LIMIT = 1 << 31  # an int32 offset wraps here
+
+
+class Layout(NamedTuple):
+    """A tensor an allowed operand walks, laid out as the bounds assume (``layout_problems`` holds each launch to it):
+    its ``walked`` axis (the stride the operand multiplies) inside its ``outer`` one, the walked axis's size times
+    its stride at most the outer stride (a sequence's positions inside its batch slot, a token's heads inside its
+    position: no batch or sequence folded into the walked stride), and, with ``row``, the walked stride at most
+    ``row`` of the ``inner`` axis's strides (a position at most one fused projection's heads: ``row`` of the
+    launch's arguments). ``axes``: the tensor's (outer, walked) axes."""
+
+    pointer: str
+    outer: str
+    walked: str
+    inner: str | None
+    axes: tuple[int, int]
+    row: Callable[[Mapping[str, Any]], int] | None = None
+
+
+def _fused_row(a: Mapping[str, Any]) -> int:
+    return a["HQ"] + 2 * (a["HQ"] // a["G"])  # q's, k's and v's heads of one position of the fused projection
+
+
+def _flash(x: str) -> Layout:
+    return Layout(f"{x}_ptr", f"stride_{x}b", f"stride_{x}s", f"stride_{x}h", (0, 1), _fused_row)
+
+
+def _cache(x: str) -> Layout:
+    return Layout(f"{x}_ptr", f"stride_{x}b", f"stride_{x}s", f"stride_{x}h", (0, 1), lambda a: a["HKV"])
+
+
+def _heads(pointer: str, strides: str) -> Layout:
+    return Layout(pointer, f"stride_{strides}s", f"stride_{strides}h", None, (1, 2))
+
+
+# the layouts the bounds of NARROW_OFFSETS assume, by kernel: flash's positions x position strides (bound by the
+# fused projection's row), decode's cache positions x the cache's position stride (a cache position's row), rotary's
+# heads x head strides (within one token's row)
+LAYOUTS: dict[str, tuple[Layout, ...]] = {
+    "neurobrix.ops.attention._attention_flash_kernel": tuple(_flash(x) for x in "qkvo"),
+    "neurobrix.ops.attention._attention_decode_split_kernel": (_cache("k"), _cache("v")),
+    "neurobrix.ops.rotary._rotary_kernel": (
+        _heads("q_ptr", "q"), _heads("k_ptr", "k"), _heads("qo_ptr", "qo"), _heads("ko_ptr", "ko"),
+        _heads("v_ptr", "v"), _heads("vc_ptr", "vc"),
+    ),
+}
+
+
+def layout_problems(where: str, arguments: Mapping[str, Any]) -> list[str]:
+    """How one launch of ``where`` (module.function) lays out the tensors ``LAYOUTS`` names for it, from its bound
+    arguments (parameter name -> the tensor or the value passed): each a sentence where the layout is not the one the
+    allowance's bound assumes. A launcher that passes a transposed, sliced or batch-folded tensor computes the same
+    values on the interpreter's shapes and wraps on a GPU past the bound it was allowed under; the lint reads the
+    kernel, the bounds the catalogue, and neither sees a launcher's strides."""
+    problems = []
+    for layout in LAYOUTS.get(where, ()):
+        tensor = arguments.get(layout.pointer)
+        shape = getattr(tensor, "shape", None)
+        if shape is None or any(n not in arguments for n in (layout.outer, layout.walked)):
+            continue
+        outer, walked = int(arguments[layout.outer]), int(arguments[layout.walked])
+        sizes = (shape[layout.axes[0]], shape[layout.axes[1]])
+        if sizes[1] < 2:
+            continue  # one step: the walked stride multiplies nothing but 0
+        if sizes[0] > 1 and outer != 0 and sizes[1] * walked > abs(outer):
+            problems.append(
+                f"{where} walks {layout.pointer}'s axis {layout.axes[1]} ({sizes[1]} x stride {walked}) past its "
+                f"axis {layout.axes[0]}'s stride {outer}: the launcher passes a layout whose walked stride folds in "
+                "an outer axis (a transposed or batch-folded tensor), which the allowance's bound "
+                "(conformance.offsets.NARROW_OFFSETS) does not assume: the offset may wrap past 2^31 on a GPU"
+            )
+        elif layout.row is not None and layout.inner is not None and layout.inner in arguments:
+            row, inner = layout.row(arguments), int(arguments[layout.inner])
+            if walked > row * max(inner, 1):
+                problems.append(
+                    f"{where} walks {layout.pointer}'s axis {layout.axes[1]} by stride {walked}, past {row} of its "
+                    f"inner stride {inner}: the launcher passes a layout (a sliced or padded tensor) wider than the "
+                    "row the allowance's bound assumes (conformance.offsets.NARROW_OFFSETS): the offset may wrap "
+                    "past 2^31 on a GPU"
+                )
+    return problems
 
 
 def bounds(domains: Mapping[str, Iterable[Any]], models: Iterable[Any], specs: Mapping[str, Any]) -> dict[str, int]:
