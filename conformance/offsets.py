@@ -647,6 +647,21 @@ class _Module:
             if not changed:
                 return
 
+    def launcher_parameters(self, fn: str, name: str, seen: frozenset = frozenset()) -> set[tuple[str, str]]:
+        """(kernel, parameter) where a name of ``fn`` that is its parameter comes from a launcher: a kernel's own
+        parameter, or a helper's, followed to what each call passes where that is its caller's parameter."""
+        if (fn, name) in seen or name not in [a.arg for a in self._params(fn)]:
+            return set()
+        if not self.calls[fn]:
+            return {(fn, name)}
+        found: set[tuple[str, str]] = set()
+        index = [a.arg for a in self._params(fn)].index(name)
+        for caller, call in self.calls[fn]:
+            value = self._arg_of(call, fn, index)
+            if isinstance(value, ast.Name):
+                found |= self.launcher_parameters(caller, value.id, seen | {(fn, name)})
+        return found
+
     # ----------------------------------------------------------------------------------- what reaches an offset
     def findings(self) -> list[tuple[str, str, tuple[str, ...], str]]:
         """(function, the product or cast's source, its int32 operands, "product" or "cast") of each one that reaches
@@ -770,9 +785,32 @@ class _Module:
 
 def findings(module_name: str, source: str) -> list[tuple[str, str, tuple[str, ...], str]]:
     """Every product (or int32 cast of an int64 value) reaching a pointer offset in int32 in a module's Triton
-    functions, allowed or not: (module.function, its source, its int32 operands, "product" or "cast")."""
+    functions, allowed or not: (module.function, its source, its int32 operands, "product" or "cast"; "mixed" for a
+    tuple's element picked by a non-literal index from pointers and integers)."""
     module = _Module(module_name, source)
     return [(f"{module_name}.{fn}", text, narrow, how) for fn, text, narrow, how in module.findings()]
+
+
+def unheld_strides(module_name: str, source: str) -> list[tuple[str, str, str]]:
+    """(module.function, the allowed product, the kernel.parameter) of each stride an allowed product multiplies that
+    a launcher passes (a kernel's parameter named ``stride_*``, followed through the helpers' parameters it is passed
+    as) and ``LAYOUTS`` does not hold to a layout: the allowance's bound would rest on a layout no launch is held to."""
+    module = _Module(module_name, source)
+    return _unheld(module_name, module, module.findings())
+
+
+def _unheld(module_name: str, module: _Module, found_here: list) -> list[tuple[str, str, str]]:
+    held = {(where, layout.walked) for where, layouts in LAYOUTS.items() for layout in layouts}
+    found = []
+    for fn, text, narrow, how in found_here:
+        where = f"{module_name}.{fn}"
+        if not allowed(where, text, narrow, how):
+            continue
+        for operand in narrow:
+            for kernel, param in sorted(module.launcher_parameters(fn, operand)):
+                if param.startswith("stride_") and (f"{module_name}.{kernel}", param) not in held:
+                    found.append((where, text, f"{module_name}.{kernel}.{param}"))
+    return found
 
 
 def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
@@ -785,9 +823,17 @@ def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
 
 
 def narrow_offsets(module_name: str, source: str) -> list[str]:
-    """The int32 offsets of a module's Triton functions that ``NARROW_OFFSETS`` does not allow, each a sentence."""
-    problems = []
-    for where, text, narrow, how in findings(module_name, source):
+    """The int32 offsets of a module's Triton functions that ``NARROW_OFFSETS`` does not allow, each a sentence; and
+    each allowed one that multiplies a launcher's stride no ``LAYOUTS`` entry holds (``unheld_strides``)."""
+    module = _Module(module_name, source)
+    found = module.findings()
+    problems = [
+        f"{where} keeps {text} in int32 under its allowance, multiplying {stride}, which a launcher passes: its bound "
+        "assumes a layout (a position within one row, a head within one token), but conformance.offsets.LAYOUTS "
+        "holds no launch to it (name the tensor's Layout there)"
+        for where, text, stride in _unheld(module_name, module, found)
+    ]
+    for where, text, narrow, how in [(f"{module_name}.{fn}", text, narrow, how) for fn, text, narrow, how in found]:
         if allowed(where, text, narrow, how):
             continue
         if how == "cast":
