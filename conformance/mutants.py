@@ -6053,8 +6053,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "rms_norm",
         NORM,
         "    tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)\n",
-        "    tl.store(y_ptr + tl.cast(offs_m[:, None] * stride_y, tl.int32) + offs_n[None, :], y.to(y_ptr.dtype.element_ty),"
-        " mask=mask)\n",
+        "    tl.store(y_ptr + tl.cast(offs_m[:, None] * stride_y, tl.int32) + offs_n[None, :],"
+        " y.to(y_ptr.dtype.element_ty), mask=mask)\n",
         "rms_norm's output row offsets cast to int32 by tl.cast after their multiply: row x y's row stride wraps "
         "past 2^31 elements (524,288 rows of 4,096); tl.cast hid it from the launch lint until it read tl.cast "
         "as a cast",
@@ -6104,7 +6104,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_prefill",
         ATTN,
         "    o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)\n",
-        "    o = empty((C, B, HQ, D), dtype=q.dtype, device=q.device).transpose(0, 1)  # rows in the o projection's order\n",
+        "    o = empty((C, B, HQ, D), dtype=q.dtype, device=q.device).transpose(0, 1)  # the o projection's row"
+        " order\n",
         "flash attention's output allocated position-major, the batch folded into its position stride: a query "
         "position x o's position stride (B x Hq x D) wraps past 2^31 elements (4,096 queries x 128 sequences x "
         "4,096), where the allowance's bound assumed one position's row; the layout was read by neither the lint "

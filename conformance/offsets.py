@@ -34,14 +34,16 @@ SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
 # calls whose value is their first argument's, its shape or a compiler hint changed: an offset passes through them
 # whole (an alignment hint on a row offset, a row offset given a new axis)
-WRAPPERS = {
-    "tl.multiple_of", "tl.max_contiguous", "tl.max_constancy", "tl.reshape", "tl.view", "tl.permute", "tl.trans",
-    "tl.broadcast_to", "tl.expand_dims", "tl.ravel", "tl.abs",
-}
+WRAPPERS = frozenset(
+    "tl.multiple_of tl.max_contiguous tl.max_constancy tl.reshape tl.view tl.permute tl.trans tl.broadcast_to "
+    "tl.expand_dims tl.ravel tl.abs".split()
+)
 # calls whose value is not computed from their arguments' values (an address is read or written, a shape made): an
 # offset in their arguments is scanned where it meets its pointer, not here
-OPAQUE = {"tl.load", "tl.store", "tl.arange", "tl.full", "tl.zeros", "tl.zeros_like", "tl.program_id",
-          "tl.num_programs", "tl.debug_barrier", "tl.assume", "tl.static_assert", "tl.device_assert"}
+OPAQUE = frozenset(
+    "tl.load tl.store tl.arange tl.full tl.zeros tl.zeros_like tl.program_id tl.num_programs tl.debug_barrier "
+    "tl.assume tl.static_assert tl.device_assert".split()
+)
 
 
 class Allow(NamedTuple):
@@ -145,10 +147,7 @@ def _heads(pointer: str, strides: str) -> Layout:
 LAYOUTS: dict[str, tuple[Layout, ...]] = {
     "neurobrix.ops.attention._attention_flash_kernel": tuple(_flash(x) for x in "qkvo"),
     "neurobrix.ops.attention._attention_decode_split_kernel": (_cache("k"), _cache("v")),
-    "neurobrix.ops.rotary._rotary_kernel": (
-        _heads("q_ptr", "q"), _heads("k_ptr", "k"), _heads("qo_ptr", "qo"), _heads("ko_ptr", "ko"),
-        _heads("v_ptr", "v"), _heads("vc_ptr", "vc"),
-    ),
+    "neurobrix.ops.rotary._rotary_kernel": tuple(_heads(f"{x}_ptr", x) for x in ("q", "k", "qo", "ko", "v", "vc")),
 }
 
 

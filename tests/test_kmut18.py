@@ -201,7 +201,8 @@ def test_each_layout_plant_is_refused_at_launch(plant, monkeypatch):
 EQUIVALENT = {
     "rotary": (
         "neurobrix/ops/rotary.py",
-        "    k_out = k_cache if cached else (k if inplace else empty(tuple(k.shape), dtype=k.dtype, device=k.device))\n",
+        "    k_out = k_cache if cached else (k if inplace else empty(tuple(k.shape), dtype=k.dtype,"
+        " device=k.device))\n",
         "    k_out = k_cache if cached else (k if inplace else empty((S, B, HKV, D), dtype=k.dtype,"
         " device=k.device).transpose(0, 1))\n",
     ),
