@@ -6107,8 +6107,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "    o = empty((C, B, HQ, D), dtype=q.dtype, device=q.device).transpose(0, 1)  # the o projection's row"
         " order\n",
         "flash attention's output allocated position-major, the batch folded into its position stride: a query "
-        "position x o's position stride (B x Hq x D) wraps past 2^31 elements (4,096 queries x 128 sequences x "
-        "4,096), where the allowance's bound assumed one position's row; the layout was read by neither the lint "
+        "position x o's position stride (B x Hq x D) reaches 2^31 elements (query 2,048 of a chunk of 256 sequences "
+        "x 4,096), where the allowance's bound assumed one position's row; the layout was read by neither the lint "
         "nor the bounds until the check held each launch to offsets.LAYOUTS",
         "wrong stride",
     ),
@@ -6120,7 +6120,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "    q_out = q if inplace else empty((B, HQ, S, D), dtype=q.dtype, device=q.device).transpose(1, 2)  # as SDPA"
         " reads q\n",
         "rotary's q output allocated head-major ([B, Hq, S, D], as SDPA reads it): a head x q_out's head stride "
-        "(S x D) wraps past 2^31 elements (32 heads x 524,288 positions x 128), where the allowance assumed a head "
+        "(S x D) reaches 2^31 elements (head 16 at 1,048,576 positions x 128), where the allowance assumed a head "
         "within one token's row; the layout was read by neither the lint nor the bounds until the check held each "
         "launch to offsets.LAYOUTS",
         "wrong stride",
@@ -6136,7 +6136,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "    tl.store(out_ptr + rows[:, None] * stride_out + offs_i[None, :], out.to(out_ptr.dtype.element_ty),"
         " mask=mask)\n",
         "silu_mul's output rows narrowed to int32 under a tl.assume: row x out's row stride wraps past 2^31 "
-        "elements (131,072 rows of 28,672); tl.assume computes nothing an offset uses, and the product is named",
+        "elements (131,072 rows of Qwen2.5-7B's 18,944); tl.assume computes nothing an offset uses, and the product "
+        "is named",
         "wrong indexing",
     ),
     Mutant(
