@@ -157,10 +157,10 @@ def test_the_lint_reads_hints_casts_reshapes_and_picked_tuples():
 
 
 # ---------------------------------------------------------------------------------------- the launchers' layouts
-def _planted_launch(file: str, old: str, new: str, kernel: str):
+def _planted_launch(tmp_path: Path, file: str, old: str, new: str, kernel: str):
     """The op's launcher from a patched copy, imported under the module's own name (its kernels' names are what the
     layouts are keyed by), not put in sys.modules."""
-    copy = Path(__import__("tempfile").mkdtemp(prefix="kmut18-")) / Path(file).name
+    copy = tmp_path / Path(file).name
     copy.write_text(_source(file, old, new), encoding="utf-8")
     spec = importlib.util.spec_from_file_location(_module(file), copy)
     assert spec is not None and spec.loader is not None
@@ -183,11 +183,11 @@ def test_the_shipped_launchers_pass_their_layouts():
 
 
 @pytest.mark.parametrize("plant", sorted(LAYOUT_PLANTS))
-def test_each_layout_plant_is_refused_at_launch(plant, monkeypatch):
+def test_each_layout_plant_is_refused_at_launch(plant, monkeypatch, tmp_path):
     """The lint and the bounds read nothing of a launcher's allocation: the launch record holds it to the layout."""
     mutant, (kernel_fn, pointer) = REGISTRY[plant], LAYOUT_PLANTS[plant]
     assert offsets.narrow_offsets(_module(mutant.file), _source(mutant.file, mutant.old, mutant.new)) == []
-    launch = _planted_launch(mutant.file, mutant.old, mutant.new, mutant.kernel)
+    launch = _planted_launch(tmp_path, mutant.file, mutant.old, mutant.new, mutant.kernel)
     monkeypatch.setitem(SPECS, mutant.kernel, dataclasses.replace(SPECS[mutant.kernel], launch=launch))
     refused = [harness.launch_switches(case, config) for case, config in _cases(mutant.kernel)]
     assert any(refused) and all(f"{kernel_fn} walks {pointer}'s axis" in p for found in refused for p in found)
@@ -215,9 +215,9 @@ EQUIVALENT = {
 
 
 @pytest.mark.parametrize("kernel", sorted(EQUIVALENT))
-def test_equivalent_layouts_pass(kernel, monkeypatch):
+def test_equivalent_layouts_pass(kernel, monkeypatch, tmp_path):
     file, old, new = EQUIVALENT[kernel]
-    launch = _planted_launch(file, old, new, kernel)
+    launch = _planted_launch(tmp_path, file, old, new, kernel)
     monkeypatch.setitem(SPECS, kernel, dataclasses.replace(SPECS[kernel], launch=launch))
     for case, config in _cases(kernel):
         assert harness.launch_switches(case, config) == [], case.note
