@@ -28,7 +28,7 @@ import torch
 from neurobrix.dtypes import torch_dtype
 from neurobrix.ops import SPECS
 
-from . import bounds
+from . import bounds, offsets
 from .specs import RECORDS, Refused
 from .strategies import GuardBandError, guarded_empty, make_values
 
@@ -561,8 +561,10 @@ def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:
     before its predecessor (the split-K or decode merge before the partials exist); one whose switch is on without
     the launch waits for nothing. No example on the interpreter launches with PDL, and ``split`` handing out the right
     pair (``check.switch_problems``) says nothing of a launcher that overrides it for one kernel: each launch's own
-    arguments are what the GPU runs. Nothing is computed (the kernels are skipped), so this costs a launcher's host
-    code per example."""
+    arguments are what the GPU runs. Then each launch's tensors against the layouts the bounds of the launch lint's
+    narrow offsets assume (``offsets.layout_problems``: a launcher passing a transposed, sliced or batch-folded tensor
+    computes the same values here and wraps on a GPU). Nothing is computed (the kernels are skipped), so this costs a
+    launcher's host code per example."""
     import triton.runtime.jit as jit
 
     classes = [jit.JITFunction]
@@ -576,6 +578,7 @@ def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:
     record, launcher = RECORDS[case.kernel], SPECS[case.kernel].launch
     if "pdl" not in inspect.signature(launcher).parameters:
         return found  # a launcher that cannot be asked for PDL (a test's stand-in): nothing to hold it to
+    layouts: list[str] = []  # each launch's tensors against the layouts the bounds assume (offsets.layout_problems)
     for pdl in (False, True):
         launched: list[tuple[str, Any, Any]] = []
 
@@ -583,6 +586,10 @@ def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:
             if not warmup:
                 name = getattr(getattr(self, "fn", None), "__name__", "a kernel")
                 launched.append((name, kwargs.get("PDL", "absent"), kwargs.get("launch_pdl", "absent")))
+                fn = getattr(self, "fn", None)
+                if fn is not None and not pdl:  # the same launches either way: their layouts read once
+                    bound = {**dict(zip(inspect.signature(fn).parameters, args)), **kwargs}
+                    layouts.extend(offsets.layout_problems(f"{fn.__module__}.{name}", bound))
 
         saved = [(c, c.__dict__["run"]) for c in classes if "run" in c.__dict__]
         for c, _ in saved:
@@ -600,7 +607,7 @@ def launch_switches(case: Case, config: Mapping[str, Any]) -> list[str]:
                     f"the launcher with pdl={pdl} launches {name} with PDL={switch!r}, launch_pdl={launch!r}: a kernel "
                     "launched with PDL must wait for its predecessor (its switch on), and one without waits for nothing"
                 )
-    return found
+    return found + layouts
 
 
 @dataclass

@@ -6019,6 +6019,138 @@ MUTANTS: tuple[Mutant, ...] = (
         "past 2^31 (a cast of an int64 product)",
         "wrong indexing",
     ),
+    # ---------------------------------------------------------------------------- kmut18
+    # offsets narrowed inside a compiler hint, a reshape or tl.cast, or carried in a tuple picked by a constexpr (the
+    # launch lint follows each: conformance.offsets), and launchers passing a layout the bounds do not assume (the
+    # check's launch record holds each launch to conformance.offsets.LAYOUTS)
+    Mutant(
+        "silu_mul.row-offsets-multiple-of-int32",
+        "silu_mul",
+        SILU,
+        "    g_ptrs = gu_ptr + offs_m[:, None] * stride_gu + offs_i[None, :]\n",
+        "    rows = tl.multiple_of(offs_m.to(tl.int32) * stride_gu, 8)  # each row's start, aligned for vector loads\n"
+        "    g_ptrs = gu_ptr + rows[:, None] + offs_i[None, :]\n",
+        "silu_mul's row offsets under an alignment hint, the rows in int32: row x gu's row stride wraps past 2^31 "
+        "elements (65,536 rows of Qwen2.5-7B's 37,888); tl.multiple_of hid it from the launch lint until it "
+        "followed hints",
+        "wrong indexing",
+    ),
+    Mutant(
+        "linear.tiled.x-rows-multiple-of-int32",
+        "linear",
+        LINEAR,
+        "    x_ptrs = x_ptr + offs_m[:, None] * stride_xm + offs_k[None, :]\n",
+        "    rows = tl.multiple_of(offs_m.to(tl.int32) * stride_xm, 8)  # each row's start, 16-byte aligned\n"
+        "    x_ptrs = x_ptr + rows[:, None] + offs_k[None, :]\n",
+        "tiled's x row offsets under an alignment hint, the rows in int32: row x x's row stride wraps past 2^31 "
+        "elements (a 262,144-row prefill of 8,192 features); tl.multiple_of hid it from the launch lint until it "
+        "followed hints",
+        "wrong indexing",
+        variants=TILED,
+    ),
+    Mutant(
+        "rms_norm.output-rows-tl-cast-int32",
+        "rms_norm",
+        NORM,
+        "    tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)\n",
+        "    tl.store(y_ptr + tl.cast(offs_m[:, None] * stride_y, tl.int32) + offs_n[None, :],"
+        " y.to(y_ptr.dtype.element_ty), mask=mask)\n",
+        "rms_norm's output row offsets cast to int32 by tl.cast after their multiply: row x y's row stride wraps "
+        "past 2^31 elements (524,288 rows of 4,096); tl.cast hid it from the launch lint until it read tl.cast "
+        "as a cast",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rms_norm.stream-rows-expand-dims-int32",
+        "rms_norm",
+        NORM,
+        "        tl.store(h_ptr + offs_m[:, None] * stride_h + offs_n[None, :], h_rounded, mask=mask)\n",
+        "        tl.store(h_ptr + tl.expand_dims(offs_m.to(tl.int32) * stride_h, 1) + offs_n[None, :], h_rounded,"
+        " mask=mask)\n",
+        "rms_norm's residual stream rows given their axis by tl.expand_dims, the rows in int32: row x h's row "
+        "stride wraps past 2^31 elements (524,288 rows of 4,096); the call hid it from the launch lint until it "
+        "followed reshapes",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rms_norm.rows-in-a-tuple-picked-by-constexpr-int32",
+        "rms_norm",
+        NORM,
+        "    y = h * rstd[:, None] * w[None, :]\n"
+        "    tl.store(y_ptr + offs_m[:, None] * stride_y + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "def _check(",
+        "    y = h * rstd[:, None] * w[None, :]\n"
+        "    outputs = ((y_ptr, offs_m.to(tl.int32)[:, None] * stride_y), (h_ptr, offs_m[:, None] * stride_h))\n"
+        "    tl.store(_row_start(outputs, 0) + offs_n[None, :], y.to(y_ptr.dtype.element_ty), mask=mask)\n"
+        "\n"
+        "\n"
+        "@triton.jit\n"
+        "def _row_start(pairs, WHICH: tl.constexpr):\n"
+        '    """The first elements of the rows of one of the (pointer, row offsets) pairs."""\n'
+        "    pointer, rows = pairs[WHICH]\n"
+        "    return pointer + rows\n"
+        "\n"
+        "\n"
+        "def _check(",
+        "rms_norm's outputs as (pointer, row offsets) pairs in a tuple a helper picks by a constexpr, y's rows in "
+        "int32: row x y's row stride wraps past 2^31 elements (524,288 rows of 4,096); a tuple indexed by anything "
+        "but a literal was read whole, an offset as a pointer, until the lint picked any of its elements",
+        "wrong indexing",
+    ),
+    Mutant(
+        "attention_prefill.output-position-major",
+        "attention_prefill",
+        ATTN,
+        "    o = empty((B, C, HQ, D), dtype=q.dtype, device=q.device)\n",
+        "    o = empty((C, B, HQ, D), dtype=q.dtype, device=q.device).transpose(0, 1)  # the o projection's row"
+        " order\n",
+        "flash attention's output allocated position-major, the batch folded into its position stride: a query "
+        "position x o's position stride (B x Hq x D) reaches 2^31 elements (query 2,048 of a chunk of 256 sequences "
+        "x 4,096), where the allowance's bound assumed one position's row; the layout was read by neither the lint "
+        "nor the bounds until the check held each launch to offsets.LAYOUTS",
+        "wrong stride",
+    ),
+    Mutant(
+        "rotary.q-out-head-major",
+        "rotary",
+        ROTARY,
+        "    q_out = q if inplace else empty(tuple(q.shape), dtype=q.dtype, device=q.device)\n",
+        "    q_out = q if inplace else empty((B, HQ, S, D), dtype=q.dtype, device=q.device).transpose(1, 2)  # as SDPA"
+        " reads q\n",
+        "rotary's q output allocated head-major ([B, Hq, S, D], as SDPA reads it): a head x q_out's head stride "
+        "(S x D) reaches 2^31 elements (head 16 at 1,048,576 positions x 128), where the allowance assumed a head "
+        "within one token's row; the layout was read by neither the lint nor the bounds until the check held each "
+        "launch to offsets.LAYOUTS",
+        "wrong stride",
+    ),
+    Mutant(
+        "silu_mul.output-rows-int32-under-assume",
+        "silu_mul",
+        SILU,
+        "    tl.store(out_ptr + offs_m[:, None] * stride_out + offs_i[None, :], out.to(out_ptr.dtype.element_ty),"
+        " mask=mask)\n",
+        "    rows = offs_m.to(tl.int32)\n"
+        "    tl.assume(rows >= 0)  # rows count up from 0: the compiler may drop the sign\n"
+        "    tl.store(out_ptr + rows[:, None] * stride_out + offs_i[None, :], out.to(out_ptr.dtype.element_ty),"
+        " mask=mask)\n",
+        "silu_mul's output rows narrowed to int32 under a tl.assume: row x out's row stride wraps past 2^31 "
+        "elements (131,072 rows of Qwen2.5-7B's 18,944); tl.assume computes nothing an offset uses, and the product "
+        "is named",
+        "wrong indexing",
+    ),
+    Mutant(
+        "rotary.positions-narrowed-int32",
+        "rotary",
+        ROTARY,
+        "    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int64)\n",
+        "    pos = tl.load(pos_ptr + b * stride_pb + s * stride_ps).to(tl.int32)  # a position fits int32\n",
+        "rotary's positions, loaded from an int64 tensor, narrowed to int32: the KV-cache slot x the cache's "
+        "position stride wraps past 2^31 elements (2,097,152 positions of a 1,024-element row); a loaded index is "
+        "read as int32 whatever its tensor, so each product it enters is named",
+        "wrong indexing",
+    ),
 )
 
 

@@ -23,7 +23,7 @@ layouts and the candidate spaces, and refuses at 2^31 elements.
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
 CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
@@ -32,6 +32,18 @@ CONST, WIDE, NARROW, PTR = "constant", "int64", "int32", "pointer"
 # stride is (a doubling, x << 1 or 2 * x, stays within a small multiple of the dimension it walks)
 SCALE = 4
 NARROWING = {"tl.int32", "tl.int16", "tl.int8", "tl.uint32", "tl.uint16", "tl.uint8"}
+# calls whose value is their first argument's, its shape or a compiler hint changed: an offset passes through them
+# whole (an alignment hint on a row offset, a row offset given a new axis)
+WRAPPERS = frozenset(
+    "tl.multiple_of tl.max_contiguous tl.max_constancy tl.reshape tl.view tl.permute tl.trans tl.broadcast_to "
+    "tl.expand_dims tl.ravel tl.abs".split()
+)
+# calls whose value is not computed from their arguments' values (an address is read or written, a shape made): an
+# offset in their arguments is scanned where it meets its pointer, not here
+OPAQUE = frozenset(
+    "tl.load tl.store tl.arange tl.full tl.zeros tl.zeros_like tl.program_id tl.num_programs tl.debug_barrier "
+    "tl.assume tl.static_assert tl.device_assert".split()
+)
 
 
 class Allow(NamedTuple):
@@ -95,6 +107,83 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
     },
 }
 LIMIT = 1 << 31  # an int32 offset wraps here
+
+
+class Layout(NamedTuple):
+    """A tensor an allowed operand walks, laid out as the bounds assume (``layout_problems`` holds each launch to it):
+    its ``walked`` axis (the stride the operand multiplies) inside its ``outer`` one, the walked axis's size times
+    its stride at most the outer stride (a sequence's positions inside its batch slot, a token's heads inside its
+    position: no batch or sequence folded into the walked stride), and, with ``row``, the walked stride at most
+    ``row`` of the ``inner`` axis's strides (a position at most one fused projection's heads: ``row`` of the
+    launch's arguments). ``axes``: the tensor's (outer, walked) axes."""
+
+    pointer: str
+    outer: str
+    walked: str
+    inner: str | None
+    axes: tuple[int, int]
+    row: Callable[[Mapping[str, Any]], int] | None = None
+
+
+def _fused_row(a: Mapping[str, Any]) -> int:
+    return a["HQ"] + 2 * (a["HQ"] // a["G"])  # q's, k's and v's heads of one position of the fused projection
+
+
+def _flash(x: str) -> Layout:
+    return Layout(f"{x}_ptr", f"stride_{x}b", f"stride_{x}s", f"stride_{x}h", (0, 1), _fused_row)
+
+
+def _cache(x: str) -> Layout:
+    return Layout(f"{x}_ptr", f"stride_{x}b", f"stride_{x}s", f"stride_{x}h", (0, 1), lambda a: a["HKV"])
+
+
+def _heads(pointer: str, strides: str) -> Layout:
+    return Layout(pointer, f"stride_{strides}s", f"stride_{strides}h", None, (1, 2))
+
+
+# the layouts the bounds of NARROW_OFFSETS assume, by kernel: flash's positions x position strides (bound by the
+# fused projection's row), decode's cache positions x the cache's position stride (a cache position's row), rotary's
+# heads x head strides (within one token's row)
+LAYOUTS: dict[str, tuple[Layout, ...]] = {
+    "neurobrix.ops.attention._attention_flash_kernel": tuple(_flash(x) for x in "qkvo"),
+    "neurobrix.ops.attention._attention_decode_split_kernel": (_cache("k"), _cache("v")),
+    "neurobrix.ops.rotary._rotary_kernel": tuple(_heads(f"{x}_ptr", x) for x in ("q", "k", "qo", "ko", "v", "vc")),
+}
+
+
+def layout_problems(where: str, arguments: Mapping[str, Any]) -> list[str]:
+    """How one launch of ``where`` (module.function) lays out the tensors ``LAYOUTS`` names for it, from its bound
+    arguments (parameter name -> the tensor or the value passed): each a sentence where the layout is not the one the
+    allowance's bound assumes. A launcher that passes a transposed, sliced or batch-folded tensor computes the same
+    values on the interpreter's shapes and wraps on a GPU past the bound it was allowed under; the lint reads the
+    kernel, the bounds the catalogue, and neither sees a launcher's strides."""
+    problems = []
+    for layout in LAYOUTS.get(where, ()):
+        tensor = arguments.get(layout.pointer)
+        shape = getattr(tensor, "shape", None)
+        if shape is None or any(n not in arguments for n in (layout.outer, layout.walked)):
+            continue
+        outer, walked = int(arguments[layout.outer]), int(arguments[layout.walked])
+        sizes = (shape[layout.axes[0]], shape[layout.axes[1]])
+        if sizes[1] < 2:
+            continue  # one step: the walked stride multiplies nothing but 0
+        if sizes[0] > 1 and outer != 0 and sizes[1] * walked > abs(outer):
+            problems.append(
+                f"{where} walks {layout.pointer}'s axis {layout.axes[1]} ({sizes[1]} x stride {walked}) past its "
+                f"axis {layout.axes[0]}'s stride {outer}: the launcher passes a layout whose walked stride folds in "
+                "an outer axis (a transposed or batch-folded tensor), which the allowance's bound "
+                "(conformance.offsets.NARROW_OFFSETS) does not assume: the offset may wrap past 2^31 on a GPU"
+            )
+        elif layout.row is not None and layout.inner is not None and layout.inner in arguments:
+            row, inner = layout.row(arguments), int(arguments[layout.inner])
+            if walked > row * max(inner, 1):
+                problems.append(
+                    f"{where} walks {layout.pointer}'s axis {layout.axes[1]} by stride {walked}, past {row} of its "
+                    f"inner stride {inner}: the launcher passes a layout (a sliced or padded tensor) wider than the "
+                    "row the allowance's bound assumes (conformance.offsets.NARROW_OFFSETS): the offset may wrap "
+                    "past 2^31 on a GPU"
+                )
+    return problems
 
 
 def bounds(domains: Mapping[str, Iterable[Any]], models: Iterable[Any], specs: Mapping[str, Any]) -> dict[str, int]:
@@ -268,6 +357,18 @@ def _chain(node: ast.expr) -> list[ast.expr]:
     return [node]
 
 
+def _cast(node: ast.Call) -> tuple[ast.expr, str] | None:
+    """(the value, the dtype's source) of a cast: ``x.to(dtype)`` or ``tl.cast(x, dtype)``; else None."""
+    if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
+        return node.func.value, ast.unparse(node.args[0])
+    if ast.unparse(node.func) == "tl.cast" and len(node.args) >= 2:
+        return node.args[0], ast.unparse(node.args[1])
+    dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
+    if ast.unparse(node.func) == "tl.cast" and node.args and dtype is not None:
+        return node.args[0], ast.unparse(dtype)
+    return None
+
+
 def _is_product(node: ast.expr) -> bool:
     return isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult | ast.LShift)
 
@@ -393,13 +494,14 @@ class _Module:
             return _join(self.kind(fn, node.body), self.kind(fn, node.orelse))
         if isinstance(node, ast.Call):
             func = ast.unparse(node.func)
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "to" and node.args:
-                return WIDE if ast.unparse(node.args[0]) == "tl.int64" else NARROW
+            cast = _cast(node)
+            if cast is not None:  # x.to(dtype), tl.cast(x, dtype)
+                return WIDE if cast[1] == "tl.int64" else NARROW
             if func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
                 return _combine(*(self.kind(fn, a) for a in node.args))
             if func == "tl.where" and len(node.args) == 3:
                 return _combine(self.kind(fn, node.args[1]), self.kind(fn, node.args[2]))
-            if func in ("tl.sum", "tl.max", "tl.min", "tl.reshape", "tl.permute", "tl.broadcast_to") and node.args:
+            if (func in ("tl.sum", "tl.max", "tl.min") or func in WRAPPERS) and node.args:
                 return self.kind(fn, node.args[0])
             if isinstance(node.func, ast.Name) and node.func.id in self.fns and self.returns[node.func.id]:
                 helper = node.func.id  # what the helper returns (a pointer, an int64 offset, an int32 one)
@@ -454,18 +556,40 @@ class _Module:
         return found
 
     def element(self, fn: str, node: ast.Subscript, seen: frozenset = frozenset()) -> list[tuple[str, ast.expr]] | None:
-        """The (function, expression) pairs ``t[i]`` may be where t is a tuple and i a literal, else None."""
+        """The (function, expression) pairs ``t[i]`` may be where t is a tuple: its element i where i is a literal,
+        any of its elements where i is not (a constexpr, a ``tl.static_range`` counter); None where t is not known
+        to be a tuple."""
         index = node.slice
         if isinstance(index, ast.UnaryOp) and isinstance(index.op, ast.USub):  # t[-1]: the tree holds minus 1
             literal = index.operand
             if isinstance(literal, ast.Constant) and isinstance(literal.value, int):
                 index = ast.Constant(-literal.value)
-        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
-            return None
+        if isinstance(index, ast.Slice | ast.Tuple) or (isinstance(index, ast.Constant) and index.value is None):
+            return None  # a broadcast or a slice of a tensor, not a tuple's element
         found = self.elements(fn, node.value, seen)
-        if found is None or not -len(found) <= index.value < len(found):
+        if found is None:
+            return None
+        if not (isinstance(index, ast.Constant) and isinstance(index.value, int)):
+            return [pair for alternatives in found for pair in alternatives]  # whichever element it picks
+        if not -len(found) <= index.value < len(found):
             return None
         return found[index.value]
+
+    def mixed(self) -> list[tuple[str, str, tuple[str, ...], str]]:
+        """Each element of a tuple picked by anything but a literal from a tuple holding both pointers and integers:
+        which one reaches an address is not known from the source (the lint would read an offset as a pointer)."""
+        found = []
+        for fn, tree in self.fns.items():
+            for node in ast.walk(tree):
+                if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Constant | ast.UnaryOp):
+                    continue
+                chosen = self.element(fn, node)
+                if chosen is None or isinstance(node.slice, ast.Slice | ast.Tuple):
+                    continue
+                kinds = {self.kind(f, e) for f, e in chosen}
+                if PTR in kinds and kinds & {NARROW, WIDE}:
+                    found.append((fn, ast.unparse(node), (), "mixed"))
+        return found
 
     def _assignments(self, fn: str) -> list[tuple[str, ast.AST, str]]:
         """(name, the node assigning it, how: "=", "+=" or "for") of every local of a function."""
@@ -522,6 +646,21 @@ class _Module:
             if not changed:
                 return
 
+    def launcher_parameters(self, fn: str, name: str, seen: frozenset = frozenset()) -> set[tuple[str, str]]:
+        """(kernel, parameter) where a name of ``fn`` that is its parameter comes from a launcher: a kernel's own
+        parameter, or a helper's, followed to what each call passes where that is its caller's parameter."""
+        if (fn, name) in seen or name not in [a.arg for a in self._params(fn)]:
+            return set()
+        if not self.calls[fn]:
+            return {(fn, name)}
+        found: set[tuple[str, str]] = set()
+        index = [a.arg for a in self._params(fn)].index(name)
+        for caller, call in self.calls[fn]:
+            value = self._arg_of(call, fn, index)
+            if isinstance(value, ast.Name):
+                found |= self.launcher_parameters(caller, value.id, seen | {(fn, name)})
+        return found
+
     # ----------------------------------------------------------------------------------- what reaches an offset
     def findings(self) -> list[tuple[str, str, tuple[str, ...], str]]:
         """(function, the product or cast's source, its int32 operands, "product" or "cast") of each one that reaches
@@ -541,7 +680,7 @@ class _Module:
         while work:
             fn, node = work.pop()
             self._scan(fn, node, work, seen, found)
-        return sorted(found.values())
+        return sorted([*found.values(), *self.mixed()])
 
     def factor_kind(self, fn: str, node: ast.expr) -> str | None:
         """A product's operand's kind: a literal of 2^SCALE or more scales like a stride (an int32 size)."""
@@ -622,27 +761,55 @@ class _Module:
             self._scan(fn, node.orelse, work, seen, found)
         elif isinstance(node, ast.Call):
             func = ast.unparse(node.func)
-            if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-                inner = node.func.value
-                if node.args and ast.unparse(node.args[0]) in NARROWING and self._wide_product(fn, inner):
+            cast = _cast(node)
+            if cast is not None:  # x.to(dtype), tl.cast(x, dtype)
+                inner, dtype = cast
+                if dtype in NARROWING and self._wide_product(fn, inner):
                     text = ast.unparse(node)
-                    found.setdefault((fn, text), (fn, text, (_factor_text(node.func.value),), "cast"))
-                self._scan(fn, node.func.value, work, seen, found)
-            elif func in ("tl.cdiv", "tl.minimum", "tl.maximum"):
-                for a in node.args:
-                    self._scan(fn, a, work, seen, found)
+                    found.setdefault((fn, text), (fn, text, (_factor_text(inner),), "cast"))
+                self._scan(fn, inner, work, seen, found)
             elif func == "tl.where" and len(node.args) == 3:
                 self._scan(fn, node.args[1], work, seen, found)
                 self._scan(fn, node.args[2], work, seen, found)
             elif isinstance(node.func, ast.Name) and node.func.id in self.fns:  # what the helper returns
                 work += [(node.func.id, r) for r in self.returns[node.func.id]]
+            elif func in WRAPPERS and node.args:  # a hint or a new shape: the offset passes through whole
+                self._scan(fn, node.args[0], work, seen, found)
+            elif func not in OPAQUE:  # tl.cdiv, tl.minimum, any other call: whatever its arguments carry
+                if isinstance(node.func, ast.Attribute) and not func.startswith("tl."):
+                    self._scan(fn, node.func.value, work, seen, found)  # a method of a value (x.reshape(...))
+                for a in [*node.args, *(k.value for k in node.keywords)]:
+                    self._scan(fn, a, work, seen, found)
 
 
 def findings(module_name: str, source: str) -> list[tuple[str, str, tuple[str, ...], str]]:
     """Every product (or int32 cast of an int64 value) reaching a pointer offset in int32 in a module's Triton
-    functions, allowed or not: (module.function, its source, its int32 operands, "product" or "cast")."""
+    functions, allowed or not: (module.function, its source, its int32 operands, "product" or "cast"; "mixed" for a
+    tuple's element picked by a non-literal index from pointers and integers)."""
     module = _Module(module_name, source)
     return [(f"{module_name}.{fn}", text, narrow, how) for fn, text, narrow, how in module.findings()]
+
+
+def unheld_strides(module_name: str, source: str) -> list[tuple[str, str, str]]:
+    """(module.function, the allowed product, the kernel.parameter) of each stride an allowed product multiplies that
+    a launcher passes (a kernel's parameter named ``stride_*``, followed through the helpers' parameters it is passed
+    as) and ``LAYOUTS`` does not hold to a layout: the allowance's bound would rest on a layout no launch is held to."""
+    module = _Module(module_name, source)
+    return _unheld(module_name, module, module.findings())
+
+
+def _unheld(module_name: str, module: _Module, found_here: list) -> list[tuple[str, str, str]]:
+    held = {(where, layout.walked) for where, layouts in LAYOUTS.items() for layout in layouts}
+    found = []
+    for fn, text, narrow, how in found_here:
+        where = f"{module_name}.{fn}"
+        if not allowed(where, text, narrow, how):
+            continue
+        for operand in narrow:
+            for kernel, param in sorted(module.launcher_parameters(fn, operand)):
+                if param.startswith("stride_") and (f"{module_name}.{kernel}", param) not in held:
+                    found.append((where, text, f"{module_name}.{kernel}.{param}"))
+    return found
 
 
 def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
@@ -655,15 +822,29 @@ def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
 
 
 def narrow_offsets(module_name: str, source: str) -> list[str]:
-    """The int32 offsets of a module's Triton functions that ``NARROW_OFFSETS`` does not allow, each a sentence."""
-    problems = []
-    for where, text, narrow, how in findings(module_name, source):
+    """The int32 offsets of a module's Triton functions that ``NARROW_OFFSETS`` does not allow, each a sentence; and
+    each allowed one that multiplies a launcher's stride no ``LAYOUTS`` entry holds (``unheld_strides``)."""
+    module = _Module(module_name, source)
+    found = module.findings()
+    problems = [
+        f"{where} keeps {text} in int32 under its allowance, multiplying {stride}, which a launcher passes: its bound "
+        "assumes a layout (a position within one row, a head within one token), but conformance.offsets.LAYOUTS "
+        "holds no launch to it (name the tensor's Layout there)"
+        for where, text, stride in _unheld(module_name, module, found)
+    ]
+    for where, text, narrow, how in [(f"{module_name}.{fn}", text, narrow, how) for fn, text, narrow, how in found]:
         if allowed(where, text, narrow, how):
             continue
         if how == "cast":
             problems.append(
                 f"{where} casts {narrow[0]} to int32 ({text}) on the way to a pointer offset: past 2^31 elements the "
                 "offset wraps on a GPU (the interpreter's shapes never reach it)"
+            )
+        elif how == "mixed":
+            problems.append(
+                f"{where} picks {text} from a tuple of pointers and integers by an index that is not a literal: "
+                "whether an offset or a pointer reaches the address is not known from the source, so its offsets "
+                "cannot be read (index it by a literal, or keep pointers and offsets in tuples of their own)"
             )
         else:
             problems.append(

@@ -19,8 +19,8 @@ PLANTS = [
     # o01: a cast to any integer type of tl taken as widening (`.to(tl.int32)` read as int64)
     p(
         "o01",
-        'return WIDE if ast.unparse(node.args[0]) == "tl.int64" else NARROW',
-        'return WIDE if ast.unparse(node.args[0]).startswith("tl.int") else NARROW',
+        'return WIDE if cast[1] == "tl.int64" else NARROW',
+        'return WIDE if cast[1].startswith("tl.int") else NARROW',
     ),
     # o02: a loop counter over bounds known when compiled (no int32 bound) taken as int64
     p(

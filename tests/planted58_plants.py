@@ -66,8 +66,8 @@ PLANTS = [
     p(
         "l03",
         OFFSETS,
-        "if found is None or not -len(found) <= index.value < len(found):",
-        "if found is None or not 0 <= index.value < len(found):",
+        "if not -len(found) <= index.value < len(found):",
+        "if not 0 <= index.value < len(found):",
         LINT,
     ),
     # l04: a helper's kind read from its first return alone
