@@ -139,3 +139,120 @@ def test_non_finite_weights_reaching_only_the_logits_print_transformers_text(tmp
     assert not theirs[2]  # the case is real: transformers' scores are not all finite
     ours = r39.engine(folder, prompt, 4)
     assert ours == (theirs[0], theirs[1]), f"run gave {ours}, transformers {theirs[:2]}"
+
+
+# --- added tokens: tokenizer.json's own, where tokenizer_config.json has no added_tokens_decoder ---------------------
+# transformers' from_pretrained reads them from the file's JSON keyed by the ids it writes (a later entry of one id
+# replacing an earlier one) and adds them in the order of those ids, each new text taking the next free id; the engine
+# took the library's parse (the file's order; under a rebuilding class, a parse with no vocabulary)
+
+
+def added_tokens_folder(
+    folder: Path, kind: str, tokens: list[tuple[int, dict]], tokenizer_class: str | None, model_type: str | None
+) -> int:
+    """The fixture tokenizer ``kind`` with ``tokens`` appended to tokenizer.json's added tokens ((offset past the
+    last id, or minus an id inside the vocabulary), fields) and no added_tokens_decoder; returns the first id past
+    the vocabulary and the tokens the fixture has."""
+    from tokenizer_fixtures import save
+
+    save(folder, kind)
+    data = json.loads((folder / "tokenizer.json").read_text())
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    first = max(max(t["id"] for t in data["added_tokens"]) + 1, len(data["model"]["vocab"]))
+    flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False, "special": False}
+    for offset, fields in tokens:
+        data["added_tokens"].append({"id": first + offset if offset >= 0 else -offset, **flags, **fields})
+    config.pop("added_tokens_decoder", None)
+    if tokenizer_class:
+        config["tokenizer_class"] = tokenizer_class
+    (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False))
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False))
+    if model_type:
+        (folder / "config.json").write_text(json.dumps({"model_type": model_type}))
+    return first
+
+
+# (kind, tokenizer_class, config.json's model_type, added tokens, prompts); drawn cases that parted before
+ADDED = {
+    "Qwen2's type, ids out of order and one inside the vocabulary": (
+        "metaspace",
+        None,
+        "qwen2",
+        [(5, {"content": "▁the", "special": True}), (-5, {"content": "bc"})],
+        ["bc ▁the bc", "▁the world ▁the ▁the   ▁the", "hello\n'sbcbc"],
+    ),
+    "GPT2Tokenizer, two entries of one id (the later one read)": (
+        "sentencepiece",
+        "GPT2Tokenizer",
+        "qwen2",
+        [(3, {"content": "abc"}), (3, {"content": "x</s>"})],
+        ["x</s>abc中文", "abc", "abcx</s>.\nx</s>  "],
+    ),
+    "Qwen2Tokenizer declared on a llama, nested contents, a gap and a repeated id": (
+        "metaspace",
+        "Qwen2Tokenizer",
+        "llama",
+        [(9, {"content": "<a"}), (1, {"content": "model runs", "special": True}), (9, {"content": "<a><b>"})],
+        ["\n <a><b> <a><b>", ".model runs<a><b>", "<a><b> model runs <a <a café"],
+    ),
+    "LlamaTokenizer, a multi-word special token over a single word, stripped": (
+        "sentencepiece",
+        "LlamaTokenizer",
+        None,
+        [
+            (1, {"content": "world", "special": True, "single_word": True}),
+            (1, {"content": "hello world", "special": True, "lstrip": True}),
+            (5, {"content": "<a", "special": True, "rstrip": True}),
+        ],
+        ["中文 world . world world runs", "world <a world runs world 's", "caféworld"],
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(ADDED))
+def test_tokenizer_json_added_tokens_get_transformers_ids(tmp_path, case):
+    """The prompt ids and the decoded text of ids holding every added token, against transformers' tokenizer on the
+    same folder."""
+    from neurobrix.tokenizer import Tokenizer
+
+    kind, tokenizer_class, model_type, tokens, prompts = ADDED[case]
+    folder = tmp_path / "t"
+    first = added_tokens_folder(folder, kind, tokens, tokenizer_class, model_type)
+    theirs = transformers.AutoTokenizer.from_pretrained(folder)
+    ours = Tokenizer(folder)
+    added = sorted(set(theirs.get_added_vocab().values()) | set(range(first, first + len(tokens))))
+    for prompt in prompts:
+        assert ours.encode_prompt(prompt, chat=False) == theirs(prompt)["input_ids"], prompt
+    ids = [7, *added, 9, *reversed(added)]
+    assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=True)
+
+
+def test_generated_added_tokens_print_transformers_text(tmp_path):
+    """Through `run`: a Qwen2 checkpoint whose tokenizer.json adds tokens at ids out of order (none in
+    tokenizer_config.json), one of them biased so that greedy decoding generates it; the ids and printed text are
+    transformers'. Before: the engine gave the tokens other ids, so the prompt's ids and the text parted."""
+    folder = tmp_path / "m"
+    args = {**SHAPE, "vocab_size": 520}
+    r39.build(folder, "qwen2", args, {"rope_theta": 10000.0}, 8, seed=21, spread=4.0, tokenizer="metaspace")
+    data = json.loads((folder / "tokenizer.json").read_text())
+    config = json.loads((folder / "tokenizer_config.json").read_text())
+    first = max(max(t["id"] for t in data["added_tokens"]) + 1, len(data["model"]["vocab"]))
+    flags = {"single_word": False, "lstrip": False, "rstrip": False, "normalized": False}
+    data["added_tokens"] += [
+        {"id": first + 3, "content": "\n", **flags, "special": False},
+        {"id": first + 1, "content": "a>", **flags, "special": True},
+        {"id": first, "content": "<a>", **flags, "special": False},
+    ]
+    config.pop("added_tokens_decoder", None)
+    (folder / "tokenizer.json").write_text(json.dumps(data, ensure_ascii=False))
+    (folder / "tokenizer_config.json").write_text(json.dumps(config, ensure_ascii=False))
+    tok = transformers.AutoTokenizer.from_pretrained(folder)
+    prompt = "\na><a> model"
+    ids = tok(prompt)["input_ids"]
+    biased = tok.convert_tokens_to_ids("<a>")
+    (folder / "generation_config.json").write_text(
+        json.dumps({"eos_token_id": 99999, "sequence_bias": [[[biased], 20.0]]})
+    )
+    theirs = reference(folder, ids, 4)
+    assert biased in theirs[0]  # the case is real: the added token is generated
+    assert r39.engine(folder, prompt, 4) == (theirs[0], theirs[1])
