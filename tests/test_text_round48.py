@@ -61,12 +61,23 @@ def reference(folder: Path, ids: list[int], new: int, dtype: str = "fp32") -> tu
     return got, tok.decode(got, skip_special_tokens=True), finite
 
 
-def checkpoint(folder: Path, family: str, kind: str, seed: int, storage: str = "fp32") -> tuple[str, list[int]]:
+_BUILT: dict[tuple[str, str, int], tuple[Path, str, list[int]]] = {}
+
+
+def checkpoint(folder: Path, family: str, kind: str, seed: int) -> tuple[str, list[int]]:
+    """A tiny random checkpoint copied into ``folder``, its prompt and the prompt's ids; built once per session for
+    each (family, kind, seed) and copied for each test that alters it."""
+    key = (family, kind, seed)
+    if key not in _BUILT:
+        built = folder.parent / f"built-{family}-{kind}-{seed}"
+        prompt, ids = r39.build(
+            built, family, SHAPE, {"rope_theta": 10000.0}, 8, seed=seed, spread=4.0, tokenizer=kind
+        )
+        (built / "generation_config.json").write_text(json.dumps({"eos_token_id": 99999}))
+        _BUILT[key] = (built, prompt, ids)
+    built, prompt, ids = _BUILT[key]
     shutil.rmtree(folder, ignore_errors=True)
-    prompt, ids = r39.build(
-        folder, family, SHAPE, {"rope_theta": 10000.0}, 8, seed=seed, spread=4.0, tokenizer=kind, storage=storage
-    )
-    (folder / "generation_config.json").write_text(json.dumps({"eos_token_id": 99999}))
+    shutil.copytree(built, folder)
     return prompt, ids
 
 
