@@ -70,9 +70,7 @@ def checkpoint(folder: Path, family: str, kind: str, seed: int) -> tuple[str, li
     key = (family, kind, seed)
     if key not in _BUILT:
         built = folder.parent / f"built-{family}-{kind}-{seed}"
-        prompt, ids = r39.build(
-            built, family, SHAPE, {"rope_theta": 10000.0}, 8, seed=seed, spread=4.0, tokenizer=kind
-        )
+        prompt, ids = r39.build(built, family, SHAPE, {"rope_theta": 10000.0}, 8, seed=seed, spread=4.0, tokenizer=kind)
         (built / "generation_config.json").write_text(json.dumps({"eos_token_id": 99999}))
         _BUILT[key] = (built, prompt, ids)
     built, prompt, ids = _BUILT[key]
@@ -131,13 +129,19 @@ ONLY_LOGITS = {
     "a head row of NaN, a bad word on that token (NaN plus -inf)": ("lm_head.weight", "row", math.nan, {"bad": True}),
     "+inf in the head, repetition_penalty 3": ("lm_head.weight", "one", math.inf, {"repetition_penalty": 3.0}),
     "-inf in the head, renormalize_logits": ("lm_head.weight", "one", -math.inf, {"renormalize_logits": True}),
-    "+inf in the final norm, repetition_penalty 0.5": ("model.norm.weight", "norm", math.inf, {"repetition_penalty": 0.5}),
+    "+inf in the final norm, repetition_penalty 0.5": (
+        "model.norm.weight",
+        "norm",
+        math.inf,
+        {"repetition_penalty": 0.5},
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(ONLY_LOGITS))
 def test_non_finite_weights_reaching_only_the_logits_print_transformers_text(tmp_path, case):
-    name, where, value, fields = ONLY_LOGITS[case]
+    name, where, value, written = ONLY_LOGITS[case]
+    fields = dict(written)
     folder = tmp_path / "m"
     prompt, ids = checkpoint(folder, "qwen2", "metaspace", 12)
     token = 23
