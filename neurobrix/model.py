@@ -67,8 +67,9 @@ def fuse_weights(
     """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
     shapes = checkpoint_shapes(cfg)
     used: set[str] = set()
+    extremes: dict[str, torch.Tensor] = {}  # each tensor feeding the layers -> its [min, max] as the run holds it
 
-    def take(name: str) -> torch.Tensor:
+    def take(name: str, feeds_layers: bool = True) -> torch.Tensor:
         used.add(name)
         if name not in names:
             raise WeightsError(f"checkpoint has no tensor '{name}'")
@@ -77,7 +78,10 @@ def fuse_weights(
             raise WeightsError(
                 f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies {list(shapes[name])}"
             )
-        return tensor.to(device=device, dtype=dtype)
+        tensor = tensor.to(device=device, dtype=dtype)
+        if feeds_layers and tensor.numel():
+            extremes[name] = torch.stack(torch.aminmax(tensor))  # NaN propagates: one read, no mask of its size
+        return tensor
 
     layers = []
     for n in range(cfg.num_layers):
@@ -105,19 +109,20 @@ def fuse_weights(
     if not cfg.tie_word_embeddings:
         if head_name not in names:
             raise WeightsError("checkpoint has no tensor 'lm_head.weight' and config.json does not tie embeddings")
-        embed, lm_head = take(embed_name), take(head_name)
+        embed, lm_head = take(embed_name), take(head_name, feeds_layers=False)
     elif head_name in names:
         # transformers' from_pretrained ties the two as it finds them: a checkpoint holding only the head gives it to
         # the embedding too, and one holding both with different values keeps each (the file is believed over
         # config.json, with a warning); equal ones are one tensor
         shapes[head_name] = shapes[embed_name]
-        head = take(head_name)
+        head = take(head_name, feeds_layers=embed_name not in names)
         embed = take(embed_name) if embed_name in names else head
         lm_head = embed if torch.equal(head, embed) else head
     else:
         embed = take(embed_name)
         lm_head = embed
-    norm = take("model.norm.weight")
+    norm = take("model.norm.weight", feeds_layers=False)
+    _refuse_non_finite(extremes, dtype)
     unused = sorted(n for n in names - used if not n.endswith("rotary_emb.inv_freq"))
     if unused:
         shown = ", ".join(unused[:5]) + (f" and {len(unused) - 5} more" if len(unused) > 5 else "")
@@ -126,6 +131,31 @@ def fuse_weights(
             "describes a variant NeuroBrix does not run"
         )
     return Weights(embed, layers, norm, lm_head)
+
+
+def _refuse_non_finite(extremes: dict[str, torch.Tensor], dtype: torch.dtype) -> None:
+    """Refuse (WeightsError) weights holding NaN or an infinity, as the run holds them (a float32 value past float16's
+    range is one once cast), in a tensor that feeds the layers: the embedding and every layer's. From there a NaN or an
+    infinity reaches the attention scores, where transformers' own kernels part: PyTorch's CPU SDPA reads a score row
+    of NaN as masked (its head's output 0) in its fused kernel and gives NaN in its masked one, and the engine's
+    attention gives NaN, so transformers' text is another than the engine's (text round 48: a NaN in q_proj or k_proj
+    gave transformers finite logits, the engine NaN ones from the second token on). The final norm and an untied head
+    only scale the logits, whose NaN and infinities the greedy pick and the processors take as transformers' do: not
+    refused. ``extremes``: each tensor's [min, max] (NaN where it holds one), read from the device once."""
+    if not extremes:
+        return
+    finite = torch.isfinite(torch.stack(list(extremes.values()))).all(dim=-1).tolist()
+    bad = [name for name, ok in zip(extremes, finite) if not ok]
+    if bad:
+        low, high = extremes[bad[0]].tolist()
+        what = "NaN" if low != low else "an infinity"
+        more = f" (and {len(bad) - 1} more tensors)" if len(bad) > 1 else ""
+        raise WeightsError(
+            f"tensor '{bad[0]}' holds {what} in {str(dtype).removeprefix('torch.')}{more}: a weight that is not finite "
+            "reaches the attention scores, whose NaN transformers' own kernels treat in different ways (read as masked "
+            "on one path, NaN on another), so its text cannot be matched; the checkpoint is damaged, or its values "
+            "overflow this dtype (try --dtype fp32)"
+        )
 
 
 def meta_weights(cfg: ModelConfig, dtype: torch.dtype) -> Weights:

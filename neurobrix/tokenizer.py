@@ -588,6 +588,24 @@ def _legacy_added_tokens(config: dict[str, Any], added: dict[str, Any], in_file:
     return {**config, "added_tokens_decoder": {str(i): token for i, token in sorted(decoder.items())}}
 
 
+def _file_added_tokens(path: Path) -> dict[int, Any]:
+    """tokenizer.json's added tokens as transformers' from_pretrained reads them where tokenizer_config.json has no
+    added_tokens_decoder: from the file's JSON, keyed by the ids it writes (a later entry of one id replaces an
+    earlier one), each ``AddedToken(**entry)``; its tokenizer then adds them in the order of those ids, each new text
+    taking the next free id. The tokenizers library's own parse keeps every entry in the file's order, and where a
+    class rebuilds the tokenizer it is parsed with no vocabulary: the engine took the added tokens from there, so a
+    file whose ids leave a gap, repeat or fall inside the vocabulary gave them other ids than transformers' (text
+    round 48)."""
+    from tokenizers import AddedToken
+
+    entries = json.loads(_read_text(path)).get("added_tokens")  # (the library has parsed the file: valid entries)
+    tokens: dict[int, Any] = {}
+    for entry in entries if isinstance(entries, list) else ():
+        fields = dict(entry)
+        tokens[fields.pop("id")] = AddedToken(**fields)
+    return tokens
+
+
 def _tensor_ids(value: Any) -> list[int] | None:
     """The ids transformers' generate makes of generation_config.json's eos_token_id: ``torch.tensor(value,
     dtype=torch.long)`` (its _prepare_special_tokens), flattened as its processors and stopping criteria read it: 289.0
@@ -1420,7 +1438,7 @@ class Tokenizer:
         added_tokens = folder / "added_tokens.json"
         if "added_tokens_decoder" not in self.config:
             added = _read_json(added_tokens) if added_tokens.is_file() else {}
-            self.config = _legacy_added_tokens(self.config, added, self._tok.get_added_tokens_decoder())
+            self.config = _legacy_added_tokens(self.config, added, _file_added_tokens(path))
         gen_path = folder / "generation_config.json"
         self.has_generation_config = gen_path.is_file()
         self.generation: dict[str, Any] = {}

@@ -72,8 +72,8 @@ PLANTS = [
     p(
         "f06",
         MODELF,
-        "        return tensor.to(device=device, dtype=dtype)",
-        "        return tensor.to(device=device)",
+        "        tensor = tensor.to(device=device, dtype=dtype)",
+        "        tensor = tensor.to(device=device)",
         MODEL,
     ),
     p(
