@@ -1,0 +1,88 @@
+"""Walk-through round 41: a contributor certifying a new GPU class, a release manager, a reader of `run`'s output.
+
+Followed CONTRIBUTING.md's "Certify a new GPU class" and the README's "Adding a GPU class" as far as a CPU machine
+allows, docs/release-gate.md and the README's "For releases" (build, `python -m gate`, twine check), and `neurobrix
+run` / `warmup` with the interpreter on the 2-core machine without a GPU (the statistics line, the refusals).
+
+Found and fixed (each test below failed before its fix):
+- `python -m gate` ended by SIGHUP (its terminal closed) died on the spot, Python's default, its install smoke's
+  temporary folder left behind and no line said why; the README's 130 row says the gate ends 128+N, its `--help` listed
+  no 129. It unwinds as on SIGTERM now (one line, exit 129, folders removed; under `nohup` it runs on), and its
+  `--help` and the README's "For releases" list 129.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import signal
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+README = (REPO / "README.md").read_text(encoding="utf-8")
+
+
+def _flat(text: str) -> str:
+    return " ".join(text.split())
+
+
+@pytest.mark.skipif(not hasattr(signal, "SIGHUP"), reason="no SIGHUP on this platform")
+@pytest.mark.parametrize("ignored", [False, True])
+def test_the_gate_hung_up_unwinds_as_when_terminated(ignored, tmp_path, monkeypatch, capsys):
+    """SIGHUP ended the gate at once (Python's default), the install smoke's temporary folder left in the temporary
+    directory and no line saying why; it now unwinds like SIGTERM: the folders removed, one line, exit 128 + 1. A
+    SIGHUP the caller ignores (`nohup python -m gate ...`) stays ignored, and the gate goes on to its verdict."""
+    from gate import cli
+
+    def not_the_gates(signum: int, frame: object) -> None:
+        raise AssertionError("the gate left SIGHUP to its caller's handler")
+
+    previous = signal.signal(signal.SIGHUP, signal.SIG_IGN if ignored else not_the_gates)
+    made: list[Path] = []
+
+    def a_check_hung_up(args: object) -> int:
+        import tempfile
+
+        with tempfile.TemporaryDirectory(prefix="neurobrix-gate-smoke-", dir=tmp_path) as folder:
+            made.append(Path(folder))
+            os.kill(os.getpid(), signal.SIGHUP)
+        return 0
+
+    parser = cli.build_parser()
+    monkeypatch.setattr(cli, "build_parser", lambda: parser)
+    parser._subparsers._group_actions[0].choices["check"].set_defaults(func=a_check_hung_up)  # type: ignore[union-attr]
+    try:
+        capsys.readouterr()
+        if ignored:
+            assert cli.main(["check", str(tmp_path)]) == 0
+            assert signal.getsignal(signal.SIGHUP) == signal.SIG_IGN
+            return
+        with pytest.raises(SystemExit) as done:
+            cli.main(["check", str(tmp_path)])
+        assert signal.getsignal(signal.SIGHUP) is not_the_gates  # the caller's handler given back
+    finally:
+        signal.signal(signal.SIGHUP, previous)
+    err = capsys.readouterr().err
+    assert done.value.code == 128 + signal.SIGHUP, err
+    assert err == "gate: hung up (SIGHUP); nothing was passed\n"
+    assert made and not made[0].exists()
+
+
+def test_the_gates_help_and_the_readme_list_the_same_exit_codes():
+    """`python -m gate --help` listed 130, 143 and 141 but not 129, and the README's "For releases" none of the
+    signals but 130, 143 and 141, where its exit-code table says the gate ends 128+N as `neurobrix` does."""
+    from gate.cli import build_parser
+
+    epilog = _flat(build_parser().format_help())
+    epilog = epilog[epilog.index("Exit codes:") :]
+    section = _flat(README[README.index("## For releases") :])
+    section = section[section.index("Exit codes: 0 passed") : section.index("Nothing is printed in colour")]
+
+    def codes(text: str) -> list[str]:
+        return sorted(set(re.findall(r"\b(0|1|2|1[2-4]\d) (?=[a-z(])", text)))
+
+    assert codes(epilog) == codes(section) == ["0", "1", "129", "130", "141", "143", "2"], (epilog, section)
+    for name in ("SIGTERM", "SIGHUP", "SIGPIPE", "Ctrl-C"):
+        assert name in epilog and name in section, name
