@@ -9,6 +9,13 @@ Found and fixed (each test below failed before its fix):
   temporary folder left behind and no line said why; the README's 130 row says the gate ends 128+N, its `--help` listed
   no 129. It unwinds as on SIGTERM now (one line, exit 129, folders removed; under `nohup` it runs on), and its
   `--help` and the README's "For releases" list 129.
+- CONTRIBUTING's step 2 done without `python -m conformance track` (the class.yaml written, doctor run at once):
+  `doctor` and `tables verify` named the untracked file and stopped there, where `run`'s refusal of the same tables
+  says what to do. Both say it now, in the same words.
+- `python -m conformance certify --class nvidia-b200` (or `check`, `rank` of any GPU class) on a machine without a GPU
+  answered with the engine's advice: set TRITON_INTERPRET=1 (then refused, exit 2, "not of GPU class nvidia-b200"),
+  or `neurobrix run --backend torch`. It says now that a GPU class is checked and certified on its GPU, and that the
+  interpreter is the interpreter class's only (exit 5 as before).
 """
 
 from __future__ import annotations
@@ -86,3 +93,59 @@ def test_the_gates_help_and_the_readme_list_the_same_exit_codes():
     assert codes(epilog) == codes(section) == ["0", "1", "129", "130", "141", "143", "2"], (epilog, section)
     for name in ("SIGTERM", "SIGHUP", "SIGPIPE", "Ctrl-C"):
         assert name in epilog and name in section, name
+
+
+@pytest.mark.parametrize("command", [("doctor",), ("tables", "verify")])
+def test_an_untracked_table_file_is_reported_with_what_to_do(command, tmp_path, monkeypatch, capsys):
+    """A new class.yaml not yet recorded by `python -m conformance track` (CONTRIBUTING, step 2): `doctor` and `tables
+    verify` named the file "present but not in the tracked list" and nothing else, where `run` refusing the same
+    tables ends with what to do. Both end with run's sentence now."""
+    import shutil
+
+    from neurobrix import tables
+    from neurobrix.cli import main
+
+    copy = tmp_path / "tables"
+    shutil.copytree(REPO / "tables", copy)
+    (copy / "nvidia-b200").mkdir()
+    shutil.copy(copy / "nvidia-h200" / "class.yaml", copy / "nvidia-b200" / "class.yaml")
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(copy))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    tables._locate.cache_clear()
+    with pytest.raises(tables.TablesError) as refused:  # what `run` says: its last line is what to do
+        tables.load()
+    fix = str(refused.value).splitlines()[-1]
+    assert "python -m conformance track" in fix
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as done:
+        raise SystemExit(main(list(command)))
+    out = _flat("\n".join(capsys.readouterr()))
+    assert done.value.code in (1, 3) and "nvidia-b200/class.yaml: present but not in the tracked list" in out, out
+    assert _flat(fix) in out, out
+
+
+def test_a_gpu_class_checked_without_a_gpu_is_told_where_it_runs(monkeypatch):
+    """`python -m conformance certify --class nvidia-b200` (check, rank) on a CPU said "no GPU found" with the
+    engine's advice: TRITON_INTERPRET=1, which is then refused as "not of GPU class nvidia-b200" (exit 2), or `neurobrix
+    run --backend torch`. A GPU class is checked on its GPU: the message says so, still exit 5."""
+    import torch
+
+    from conformance import check
+    from neurobrix import gpu, tables
+    from neurobrix.errors import NoGPUError
+
+    monkeypatch.delenv("TRITON_INTERPRET", raising=False)
+    monkeypatch.delenv("NEUROBRIX_TABLES", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(gpu, "device_facts", gpu.device_facts.__wrapped__)  # nothing cached from another test
+    klass = tables.load().classes["nvidia-h200"]
+    with pytest.raises(NoGPUError) as refused:
+        check.require_device(klass)
+    said = str(refused.value)
+    assert refused.value.exit_code == 5 and "Traceback" not in said
+    assert "on a GPU of that class" in said and klass.description in said, said
+    assert "--backend torch" not in said and "TRITON_INTERPRET=1, --class interpreter" in said, said
+    with pytest.raises(NoGPUError) as refused:  # the interpreter class: the engine's advice still holds
+        check.require_device(tables.load().classes["interpreter"])
+    assert "TRITON_INTERPRET=1 runs the kernels in the interpreter" in str(refused.value)
