@@ -16,6 +16,9 @@ Found and fixed (each test below failed before its fix):
   answered with the engine's advice: set TRITON_INTERPRET=1 (then refused, exit 2, "not of GPU class nvidia-b200"),
   or `neurobrix run --backend torch`. It says now that a GPU class is checked and certified on its GPU, and that the
   interpreter is the interpreter class's only (exit 5 as before).
+- `run --max-tokens 1` (or a model whose first token ends the text) ended its statistics line "decode 0.0 tokens/s":
+  a rate where nothing was decoded, read as a decode too slow to make a token. It says "decode n/a (no token after
+  the first)", and the README's definition of `decode` says when.
 """
 
 from __future__ import annotations
@@ -149,3 +152,20 @@ def test_a_gpu_class_checked_without_a_gpu_is_told_where_it_runs(monkeypatch):
     with pytest.raises(NoGPUError) as refused:  # the interpreter class: the engine's advice still holds
         check.require_device(tables.load().classes["interpreter"])
     assert "TRITON_INTERPRET=1 runs the kernels in the interpreter" in str(refused.value)
+
+
+def test_a_run_of_one_token_gives_no_decode_rate():
+    """One token made, none decoded after it: the line said "decode 0.0 tokens/s", a rate for a decode that never ran;
+    it says n/a with why, as the README's definition of `decode` does. A run of several tokens keeps its rate."""
+    from test_planted22 import _tiny
+
+    from neurobrix.generate import Sampling, generate
+
+    model = _tiny(16)
+    _, one = generate(model, [1, 2, 3], 1, Sampling(), set())
+    line = one.line()
+    said = line[line.index("decode") : -1]
+    assert said == "decode n/a (no token after the first)" and "0.0 tokens/s" not in line, line
+    assert f"`{said}`" in README
+    _, three = generate(model, [1, 2, 3], 3, Sampling(), set())
+    assert re.search(r"\| decode \d+\.\d tokens/s\]$", three.line()), three.line()
