@@ -19,6 +19,8 @@ Found and fixed (each test below failed before its fix):
 - `run --max-tokens 1` (or a model whose first token ends the text) ended its statistics line "decode 0.0 tokens/s":
   a rate where nothing was decoded, read as a decode too slow to make a token. It says "decode n/a (no token after
   the first)", and the README's definition of `decode` says when.
+- `certify --class interpreter --limit prompt=1:8` was refused as "--limit choose among the shapes ...": the verb
+  now agrees with the options named.
 """
 
 from __future__ import annotations
@@ -169,3 +171,20 @@ def test_a_run_of_one_token_gives_no_decode_rate():
     assert f"`{said}`" in README
     _, three = generate(model, [1, 2, 3], 3, Sampling(), set())
     assert re.search(r"\| decode \d+\.\d tokens/s\]$", three.line()), three.line()
+
+
+@pytest.mark.parametrize(
+    ("given", "says"),
+    [
+        ({"limits": {"prompt": (1, 8)}}, "--limit chooses"),
+        ({"models": ["m"], "limits": {"prompt": (1, 8)}}, "--models and --limit choose"),
+    ],
+)
+def test_the_interpreter_class_refuses_a_coverage_option_in_a_sentence(given, says):
+    """One option named took the plural verb ("--limit choose among the shapes a GPU class covers")."""
+    from conformance import certify
+    from neurobrix.errors import UsageError
+
+    with pytest.raises(UsageError) as refused:
+        certify.plan("interpreter", ["silu_mul"], ["fp32"], **given)
+    assert str(refused.value).startswith(f"{says} among the shapes a GPU class covers"), str(refused.value)
