@@ -12,6 +12,9 @@ Found and fixed (each test below failed before its fix):
 - CONTRIBUTING's step 2 done without `python -m conformance track` (the class.yaml written, doctor run at once):
   `doctor` and `tables verify` named the untracked file and stopped there, where `run`'s refusal of the same tables
   says what to do. Both say it now, in the same words.
+- doctor's `class` line on a GPU no class matches said to add a class.yaml and certify "(see the contributor guide in
+  the README)": the README's section sends the reader on to CONTRIBUTING.md, and the step between (`python -m
+  conformance track`, without which every command refuses the tables) was left out. It names both now.
 - `python -m conformance certify --class nvidia-b200` (or `check`, `rank` of any GPU class) on a machine without a GPU
   answered with the engine's advice: set TRITON_INTERPRET=1 (then refused, exit 2, "not of GPU class nvidia-b200"),
   or `neurobrix run --backend torch`. It says now that a GPU class is checked and certified on its GPU, and that the
@@ -188,3 +191,22 @@ def test_the_interpreter_class_refuses_a_coverage_option_in_a_sentence(given, sa
     with pytest.raises(UsageError) as refused:
         certify.plan("interpreter", ["silu_mul"], ["fp32"], **given)
     assert str(refused.value).startswith(f"{says} among the shapes a GPU class covers"), str(refused.value)
+
+
+def test_an_uncertified_gpu_is_told_every_step_and_where_the_guide_is():
+    """The refusal of a GPU no class matches (doctor's `class` line, `run`) said "add tables/<class-id>/class.yaml ...
+    and run python -m conformance certify ... (see the contributor guide in the README)": the README sends the reader
+    on to CONTRIBUTING.md, and the class.yaml unrecorded by `track` makes every command refuse the tables."""
+    from neurobrix import gpu, tables
+    from neurobrix.errors import UncertifiedGPUError
+
+    contributing = (REPO / "CONTRIBUTING.md").read_text(encoding="utf-8")
+    b200 = gpu.DeviceFacts("cuda", "nvidia", "NVIDIA B200", (10, 0), 148)
+    with pytest.raises(UncertifiedGPUError) as refused:
+        gpu.classify(b200, tables.load())
+    said = _flat(str(refused.value))
+    assert "this GPU is not certified" in said and "python -m conformance track" in said, said
+    (guide,) = re.findall(r"CONTRIBUTING\.md, '([^']+)'", said)
+    assert f"## {guide}\n" in contributing, guide
+    steps = contributing[contributing.index(f"## {guide}") :]
+    assert steps.index("python -m conformance track") < steps.index("python -m conformance certify --class")
