@@ -109,8 +109,9 @@ def plan(
     if class_id == "interpreter":
         given = [flag for flag, value in (("--models", models), ("--limit", limits), ("--config", configs)) if value]
         if given:  # ignoring them would certify more than was asked, silently
+            verb = "chooses" if len(given) == 1 else "choose"
             raise UsageError(
-                f"{' and '.join(given)} choose among the shapes a GPU class covers; the interpreter class covers "
+                f"{' and '.join(given)} {verb} among the shapes a GPU class covers; the interpreter class covers "
                 "every shape in one domain per kernel, so there is nothing to choose (leave them out; --kernels "
                 "and --dtypes choose what is certified)"
             )

@@ -40,7 +40,7 @@ from hypothesis import strategies as st
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
-from neurobrix.errors import UsageError, counted
+from neurobrix.errors import NoGPUError, UsageError, counted
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
 from neurobrix.plan import entry_problem
@@ -668,7 +668,19 @@ class Report:
 
 def require_device(gpu_class: GPUClass) -> None:
     """Checking (or certifying) a class means running on it: refuse on any other device."""
-    facts = device_facts()
+    try:
+        facts = device_facts()
+    except NoGPUError:
+        if gpu_class.id == nb_tables.INTERPRETER:
+            raise
+        # the engine's own advice (TRITON_INTERPRET=1, or `run --backend torch`) leads a GPU class's check nowhere:
+        # the interpreter is another class, refused next as "not of GPU class" (walk-through round 41)
+        raise NoGPUError(
+            f"no GPU found (torch.cuda.is_available() is False): GPU class {gpu_class.id} ({gpu_class.description}) "
+            "is checked and certified on a GPU of that class. Run this on the machine with the GPU (CONTRIBUTING.md, "
+            "'Certify a new GPU class'); on a CPU, only the interpreter class runs (TRITON_INTERPRET=1, --class "
+            "interpreter)."
+        ) from None
     if not matches(gpu_class, facts):
         raise UsageError(
             f"this machine is not of GPU class {gpu_class.id}: {facts.describe()}. Run this on a machine of that "

@@ -8,6 +8,7 @@ import json
 import signal
 import sys
 import tempfile
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, NoReturn
@@ -141,8 +142,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
         epilog="Run it from the repository's root (the gate is not installed). Exit codes: 0 passed, 1 refused "
-        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 141 the "
-        "report's reader went away (SIGPIPE). The README's "
+        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up "
+        "(SIGHUP: its terminal closed), 141 the report's reader went away (SIGPIPE). The README's "
         "'For releases' section lists every check code and the --json report's fields.",
     )
     common = _Parser(add_help=False)
@@ -215,22 +216,35 @@ def _error(message: str, args: argparse.Namespace, code: int = 2, prefix: str = 
 
 
 class _Terminated(BaseException):
-    """SIGTERM, what a CI runner sends a step it cancels or times out, raised like Ctrl-C's KeyboardInterrupt so
-    that every temporary folder is removed and every child process stopped on the way out."""
+    """SIGTERM, what a CI runner sends a step it cancels or times out, or SIGHUP, a closed terminal's, raised like
+    Ctrl-C's KeyboardInterrupt so that every temporary folder is removed and every child process stopped on the way
+    out (Python's default for SIGHUP ended the gate on the spot, its install smoke's folder left behind)."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
 
 
 def _terminate(signum: int, frame: object) -> NoReturn:
-    raise _Terminated
+    raise _Terminated(signum)
+
+
+def _catch_termination() -> dict[int, Any]:
+    """Route SIGTERM and SIGHUP to _Terminated while the gate runs; the previous handlers, to restore. One ignored
+    stays ignored (`nohup python -m gate ...` ignores SIGHUP so that the gate outlives its terminal)."""
+    if threading.current_thread() is not threading.main_thread():
+        return {}  # not the main thread: signals are not ours to take
+    wanted = [getattr(signal, name) for name in ("SIGTERM", "SIGHUP") if hasattr(signal, name)]
+    return {
+        signum: signal.signal(signum, _terminate) for signum in wanted if signal.getsignal(signum) != signal.SIG_IGN
+    }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if isinstance(sys.stdout, io.TextIOWrapper):  # a log in ASCII or cp1252 gets a name's escapes, not a crash
         sys.stdout.reconfigure(errors="backslashreplace")
-    try:
-        previous = signal.signal(signal.SIGTERM, _terminate)
-    except ValueError:  # not the main thread: signals are not ours to take
-        previous = None
+    previous = _catch_termination()
     restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
     try:
         code = int(args.func(args))
@@ -242,8 +256,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _error(str(exc), args)
     except KeyboardInterrupt:
         _error("interrupted; nothing was passed", args, 130, "gate: ")
-    except _Terminated:
-        _error("terminated (SIGTERM); nothing was passed", args, 143, "gate: ")
+    except _Terminated as exc:
+        said = "hung up (SIGHUP)" if exc.signum == getattr(signal, "SIGHUP", None) else "terminated (SIGTERM)"
+        _error(f"{said}; nothing was passed", args, 128 + exc.signum, "gate: ")
     except RecursionError as exc:
         _error(f"the input nests too deeply to be judged ({exc}); nothing was passed", args)
     except MemoryError:
@@ -262,5 +277,5 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     finally:
         restore_streams()
-        if previous is not None:
-            signal.signal(signal.SIGTERM, previous)
+        for signum, handler in previous.items():
+            signal.signal(signum, handler)

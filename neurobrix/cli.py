@@ -223,7 +223,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
 
 
 def cmd_tables_verify(args: argparse.Namespace) -> int:
-    from .tables import awaiting_reproof, check_files, load, locate, read_tracked, verify_all
+    from .tables import MISMATCH_FIX, awaiting_reproof, check_files, load, locate, read_tracked, verify_all
 
     location = locate()
     report: dict = {"location": str(location.root), "origin": location.origin, "ok": False}
@@ -232,7 +232,9 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
         problems = check_files(location.root, tracked)
         report["files"] = len(tracked)
         report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
-        if not problems:
+        if problems:
+            report["fix"] = MISMATCH_FIX  # as `run` says it (this said only which file)
+        else:
             tables = load()
             problems = verify_all(tables)
             report["problems"] = [{"path": p.path, "message": p.message} for p in problems]
@@ -262,6 +264,8 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
                 f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
                 file=sys.stderr,
             )
+        if "fix" in report:
+            print(report["fix"], file=sys.stderr)
     return 0 if report["ok"] else 3
 
 

@@ -11,7 +11,7 @@ from typing import Any
 
 from . import __version__
 from .errors import NeuroBrixError, counted, printable
-from .tables import Tables, certify_command, check_files, load, locate, read_tracked
+from .tables import MISMATCH_FIX, Tables, certify_command, check_files, load, locate, read_tracked
 
 OK, WARN, FAIL, INFO = "ok", "warn", "FAIL", "info"
 
@@ -97,7 +97,9 @@ def diagnose() -> list[Finding]:
         tracked = read_tracked(location.root, location.origin)
         problems = check_files(location.root, tracked)
         if problems:
-            found.extend(Finding("integrity", FAIL, f"{p.path}: {p.message}") for p in problems)
+            said = [f"{p.path}: {p.message}" for p in problems]
+            said[-1] += f"\n{MISMATCH_FIX}"  # what to do, as `run` says it (doctor named the files only)
+            found.extend(Finding("integrity", FAIL, line) for line in said)
         else:
             tables = load()
             found.append(Finding("integrity", OK, f"{len(tracked)} tracked files, every sha256 and size matches"))

@@ -737,6 +737,7 @@ class Stats:
     decode_tokens_per_s: float  # tokens after the first, over the time from the first token to the last
     load_s: float | None = None  # preflight and weights onto the device (``run`` sets it)
     capture_s: float = 0.0  # before the prefill: its kernels loaded, the decode step captured (CUDA)
+    decoded_tokens: int | None = None  # the tokens after each sequence's first (0: the decode rate measures nothing)
 
     @property
     def prefill_tokens_per_s(self) -> float:
@@ -750,7 +751,11 @@ class Stats:
             f"capture {self.capture_s:.2f} s",
             f"time to first token {self.time_to_first_token_s * 1000:.1f} ms",
             f"prefill {self.prefill_tokens_per_s:.0f} tokens/s",
-            f"decode {self.decode_tokens_per_s:.1f} tokens/s",
+            # no token after the first (one asked for, or an end-of-text id first): "decode 0.0 tokens/s" read as a
+            # decode too slow to make one, where none was made (walk-through round 41)
+            "decode n/a (no token after the first)"
+            if self.decoded_tokens == 0
+            else f"decode {self.decode_tokens_per_s:.1f} tokens/s",
         ]
         return "[" + " | ".join(phases) + "]"
 
@@ -953,7 +958,8 @@ def _generate_batch(
     end = time.perf_counter()  # lean: user statistics
     decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
-    return outs, Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
+    stats = Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
+    return outs, dataclasses.replace(stats, decoded_tokens=decoded)
 
 
 def _decode_greedy(

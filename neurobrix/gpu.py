@@ -99,8 +99,9 @@ def classify(facts: DeviceFacts, tables: Tables) -> GPUClass:
     raise UncertifiedGPUError(
         f"this GPU is not certified: {facts.describe()}.",
         f"  certified classes ({tables.location.root}): {certified}",
-        "  To certify it, add tables/<class-id>/class.yaml for it in a source checkout and run "
-        f"{certify_command('<class-id>')} on this GPU (see the contributor guide in the README).",
+        "  To certify it, add tables/<class-id>/class.yaml for it in a source checkout, record it with `python -m "
+        f"conformance track` and run {certify_command('<class-id>')} on this GPU (CONTRIBUTING.md, 'Certify a new "
+        "GPU class', walks through every step).",
     )
 
 

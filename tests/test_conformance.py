@@ -489,7 +489,7 @@ def test_a_bad_count_or_report_path_is_a_usage_error_before_any_work(argv, said,
         (["certify", "--class", "interpreter", "--dtypes", "fp32", "--limit", "prompt=x"], "--limit 'prompt=x'"),
         (["certify", "--class", "interpreter", "--dtypes", "fp32", "--config", "no-such.json"], "--config no-such"),
         # the interpreter class covers every shape: these used to be ignored, certifying everything
-        (["certify", "--class", "interpreter", "--dtypes", "fp32", "--models", "tinyllama"], "--models choose among"),
+        (["certify", "--class", "interpreter", "--dtypes", "fp32", "--models", "tinyllama"], "--models chooses among"),
         (["certify", "--class", "interpreter", "--dtypes", "fp32", "--limit", "prompt=8"], "nothing to choose"),
         # a selection no entry matches proved nothing: it used to pass (exit 0)
         (["check", "--class", "interpreter", "--kernel", "rms_norm", "--dtype", "bf16"], "nothing was checked"),
