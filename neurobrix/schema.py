@@ -160,6 +160,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     },
                 },
             },
+            # the digest of the engine's code that verified the records below (tables.verification_rules): a runtime
+            # whose own code digests otherwise (an upgrade, a checkout edited since) reads every record in full. Any
+            # text of its characters: another neurobrix's digest, in whatever form, is a mismatch, never a refusal
+            "verified_rules": {"type": "string", "pattern": r"^[!-~]{1,128}$"},
             # the audit records `python -m conformance track` verified as `tables verify` does, each with its index
             # (parse_verified): run reads their proofs no further than their digests
             "verified": {
