@@ -350,7 +350,10 @@ def validate(kind: str, data: Any, file: str) -> None:
             message = f"{name} must be a list of distinct dtype names ({', '.join(DTYPES)})"
         where = name.removeprefix("data").lstrip(".") or "(top level)"
         message = message.replace(name, "it", 1) if message.startswith(name) else message
-        value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
+        try:
+            value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
+        except RecursionError:  # a value nested thousands deep ([[[[...]]]] in a YAML table): not quoted, not a traceback
+            value = None
         shown = (
             f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
         )

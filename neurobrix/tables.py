@@ -971,6 +971,12 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
 def _parse_yaml(text: str, shown: str) -> Any:
     """:func:`read_yaml` of a file's text already read (and verified)."""
     try:
+        deep = _nested_too_deep(text)
+        if deep is not None:
+            raise TablesError(
+                f"{shown}:{deep.line + 1}:{deep.column + 1}: not valid YAML for a table: nested more than "
+                f"{_MAX_DEPTH} levels deep here (a table nests a few; thousands crashed the YAML reader)"
+            )
         loader = _UniqueKeys(text)
         try:
             node = loader.get_single_node()
@@ -1000,6 +1006,37 @@ def _parse_yaml(text: str, shown: str) -> Any:
         raise TablesError(f"{shown}: not valid YAML: {exc}") from exc
     except (ValueError, KeyError, RecursionError) as exc:  # a tag's value its constructor cannot read (!!int x)
         raise TablesError(f"{shown}: not valid YAML: {type(exc).__name__}: {exc}") from exc
+
+
+# the deepest a table's YAML nests (TRACKED.yaml 3 levels, a record's rejected candidates 6), and the depth below
+# which libyaml's composer, which recurses in C once a level (~400 bytes of the C stack each), is let compose a text
+# unscanned
+_MAX_DEPTH = 100
+_COMPOSE_UNSCANNED = 4096
+
+
+def _nested_too_deep(text: str) -> Any:
+    """Where ``text`` nests past :data:`_MAX_DEPTH` collections (a YAML mark), or None. libyaml composes a document
+    recursively in C: a file nested ~25,000 levels deep (50 KB of ``[`` or of ``- ``) overflowed the C stack and the
+    interpreter died of a segmentation fault, no message, in every command that read it (TRACKED.yaml at each load;
+    strict round 58). The nesting is bounded from the text first: flow collections by their opening brackets, block
+    collections by the columns they start at (each level's indentation exceeds its parent's, an indentless sequence
+    adds one), so ``[``'s and ``{``'s count plus twice the longest line's length (``\n``-split: YAML's other line
+    breaks only lengthen it) bounds the depth (a shipped record's bound: under 1,000; ~20 ms for the largest, 5 MB,
+    which is parsed in ~2 s). Past :data:`_COMPOSE_UNSCANNED`, libyaml's events (its parser keeps its stack on the
+    heap) are counted up to the first level too deep."""
+    bound = text.count("[") + text.count("{") + 2 * (max(map(len, text.split("\n"))) + 2)
+    if bound <= _COMPOSE_UNSCANNED:
+        return None
+    depth = 0
+    for event in yaml.parse(text, Loader=SAFE_LOADER):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return event.start_mark
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+    return None
 
 
 def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
