@@ -352,7 +352,7 @@ def validate(kind: str, data: Any, file: str) -> None:
         message = message.replace(name, "it", 1) if message.startswith(name) else message
         try:
             value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
-        except RecursionError:  # a value nested thousands deep ([[[[...]]]] in a YAML table): not quoted, not a traceback
+        except RecursionError:  # a value nested thousands deep ([[[[...]]]] in a YAML table): not quoted
             value = None
         shown = (
             f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""

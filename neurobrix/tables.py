@@ -1077,9 +1077,7 @@ def read_listed(root: Path) -> tuple[str | None, tuple[VerifiedRecord, ...]]:
     return (rules if isinstance(rules, str) else None), parse_verified(data, str(root / TRACKED_NAME))
 
 
-def _read_tracked(
-    root: Path, origin: str | None, release: bool = False
-) -> tuple[tuple[TrackedFile, ...], tuple[VerifiedRecord, ...]]:
+def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ...], tuple[VerifiedRecord, ...]]:
     path = root / TRACKED_NAME
     if not path.is_file():
         fix = (  # a folder the user named: its own mistake, not the install's
@@ -1094,8 +1092,9 @@ def _read_tracked(
     tracked, verified = parse_tracked(data, str(path)), parse_verified(data, str(path))
     # the records are taken as verified under the code that verified them only: a list another engine wrote (its rules
     # looser, or tighter) is read as none, each record read in full (slower, never less strict; never refused for it).
-    # An installed wheel's records are not read again whatever the list says (Tables._release): its code not hashed
-    if verified and (release or data.get("verified_rules") != verification_rules()):
+    # An installed package's list is not honoured, its code not hashed: a wheel's records are not read again whatever
+    # the list says (Tables._release, pinned by its RECORD), and a package no wheel installed has each read in full
+    if verified and (origin == "installed package" or data.get("verified_rules") != verification_rules()):
         verified = ()
     return tracked, verified
 
@@ -1348,7 +1347,7 @@ def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
         if problem:
             raise TablesError(problem)
         release = bool(records)  # (none: no wheel installed it, an editable install)
-    tracked, verified = _read_tracked(root, location.origin, release)
+    tracked, verified = _read_tracked(root, location.origin)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         raise TablesError(

@@ -303,14 +303,28 @@ REFUSED = {
     "record-with-a-look-alike": _listed_path(RECORD.replace("rms_norm", "rms_n\u043erm")),
     "record-with-a-space": _tracked_text(f"- path: {RECORD}\n  sha256", f"- path: '{RECORD} '\n  sha256"),
     # an index or a record (its hashes rewritten)
-    "index-nested-deep": _in_table("rms_norm", ".json", lambda t: t.rstrip()[:-1] + ', "d": ' + "[" * 3000 + "]" * 3000 + "}"),
-    "index-digits-past-the-limit": _in_table("rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": ' + "9" * 5000, 1)),
+    "index-nested-deep": _in_table(
+        "rms_norm", ".json", lambda t: t.rstrip()[:-1] + ', "d": ' + "[" * 3000 + "]" * 3000 + "}"
+    ),
+    "index-digits-past-the-limit": _in_table(
+        "rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": ' + "9" * 5000, 1)
+    ),
     "index-nan": _in_table("rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": NaN', 1)),
     "index-infinity": _in_table("rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": 1e400', 1)),
-    "index-key-twice": _in_table("rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": 4, "num_warps": 4', 1)),
+    "index-key-twice": _in_table(
+        "rms_norm", ".json", lambda t: t.replace('"num_warps": 4', '"num_warps": 4, "num_warps": 4', 1)
+    ),
     "index-bom": _in_table("rms_norm", ".json", lambda t: "\ufeff" + t),
-    "record-merge-key": _in_table("rms_norm", ".proofs.yaml", lambda t: t.replace("  proof:\n", "  proof:\n    <<: {}\n", 1)),
-    "record-alias": _in_table("rms_norm", ".proofs.yaml", lambda t: t.replace("  kernel_source: ", "  kernel_source: &k ", 1).replace("  - kernel_source: 56b1505cb8615d12\n", "  - kernel_source: *k\n")),
+    "record-merge-key": _in_table(
+        "rms_norm", ".proofs.yaml", lambda t: t.replace("  proof:\n", "  proof:\n    <<: {}\n", 1)
+    ),
+    "record-alias": _in_table(
+        "rms_norm",
+        ".proofs.yaml",
+        lambda t: t.replace("  kernel_source: ", "  kernel_source: &k ", 1).replace(
+            "  - kernel_source: 56b1505cb8615d12\n", "  - kernel_source: *k\n"
+        ),
+    ),
     "record-nested-deep": _in_table("rms_norm", ".proofs.yaml", lambda t: t + "deep:\n" + "- " * 20000 + "x\n"),
 }
 
@@ -353,8 +367,8 @@ FOLDER = {
 
 @pytest.mark.parametrize("edit", FOLDER.values(), ids=FOLDER.keys())
 def test_a_table_file_that_is_no_regular_file_is_refused_naming_it(tracked, tmp_path, edit):
-    """A record that is a link (to bytes elsewhere, the tracked ones), a FIFO (a read that never ends) or a folder, and a
-    class folder that is a link: the folder report names it on its line (exit 3), nothing read through it."""
+    """A record that is a link (to bytes elsewhere, the tracked ones), a FIFO (a read that never ends) or a folder,
+    and a class folder that is a link: the folder report names it on its line (exit 3), nothing read through it."""
     root = _copy(tracked, tmp_path)
     named = edit(root, tables.proofs_path(root, CLASS, "rms_norm"))
     said = _refusal(root)
@@ -433,7 +447,9 @@ def test_a_yaml_table_nested_thousands_deep_is_refused_not_a_crash(tracked, tmp_
     cases = {
         tables.TRACKED_NAME: _appended("deep: " + "[" * 200000 + "]" * 200000 + "\n"),
         RECORD: _in_table("rms_norm", ".proofs.yaml", lambda t: t + "deep:\n" + "- " * 200000 + "x\n"),
-        f"{CLASS}/class.yaml": _in_table("class", ".yaml", lambda t: t + "deep: " + "{a: " * 200000 + "1" + "}" * 200000 + "\n"),
+        f"{CLASS}/class.yaml": _in_table(
+            "class", ".yaml", lambda t: t + "deep: " + "{a: " * 200000 + "1" + "}" * 200000 + "\n"
+        ),
     }
     roots = []
     for i, edit in enumerate(cases.values()):
@@ -447,7 +463,11 @@ def test_a_yaml_table_nested_thousands_deep_is_refused_not_a_crash(tracked, tmp_
         "    except TablesError as exc:\n        print(str(exc).replace(chr(10), '|'))\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", script, *roots], cwd=REPO, capture_output=True, text=True, timeout=120,
+        [sys.executable, "-c", script, *roots],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=120,
         env={**os.environ, "PYTHONPATH": str(REPO)},
     )
     assert done.returncode == 0, (done.returncode, done.stderr[-2000:])
