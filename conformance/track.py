@@ -11,10 +11,12 @@ from neurobrix.tables import (
     TRACKED_NAME,
     Problem,
     check_files,
+    read_listed,
     read_tracked,
     read_verified,
     render_tracked,
     scan,
+    verification_rules,
     verified_records,
 )
 
@@ -67,10 +69,17 @@ def replace_text(path: Path, text: str) -> None:
 
 def out_of_sync(root: Path = SOURCE_TABLES) -> list[str]:
     """Why root/TRACKED.yaml disagrees with the folder (empty when in sync): a file's hash or size, a file missing or
-    untracked, a record listed as verified that ``track`` does not verify now, or text not in track's form."""
+    untracked, records listed as verified by other code than this engine's (``verified_rules``), a record listed as
+    verified that ``track`` does not verify now, or text not in track's form."""
     problems = [f"{p.path}: {p.message}" for p in check_files(root, read_tracked(root))]
     path = root / TRACKED_NAME
-    listed = () if problems else read_verified(root)
+    rules, listed = (None, ()) if problems else read_listed(root)
+    if listed and rules != verification_rules():
+        # (run reads each record in full meanwhile: slower, never less strict)
+        return [
+            f"{TRACKED_NAME}: its records were listed as verified by other code than this neurobrix's (verified_rules "
+            f"{rules or 'missing'}, this code's {verification_rules()}): run `python -m conformance track`"
+        ]
     if not problems and path.read_text(encoding="utf-8") != render_tracked(scan(root), listed):
         problems.append(f"{TRACKED_NAME}: not in the form `track` writes (edited by hand?)")
     if problems or not listed:

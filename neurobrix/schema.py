@@ -160,6 +160,10 @@ SCHEMAS: dict[str, dict[str, Any]] = {
                     },
                 },
             },
+            # the digest of the engine's code that verified the records below (tables.verification_rules): a runtime
+            # whose own code digests otherwise (an upgrade, a checkout edited since) reads every record in full. Any
+            # text of its characters: another neurobrix's digest, in whatever form, is a mismatch, never a refusal
+            "verified_rules": {"type": "string", "pattern": r"^[!-~]{1,128}$"},
             # the audit records `python -m conformance track` verified as `tables verify` does, each with its index
             # (parse_verified): run reads their proofs no further than their digests
             "verified": {
@@ -346,7 +350,10 @@ def validate(kind: str, data: Any, file: str) -> None:
             message = f"{name} must be a list of distinct dtype names ({', '.join(DTYPES)})"
         where = name.removeprefix("data").lstrip(".") or "(top level)"
         message = message.replace(name, "it", 1) if message.startswith(name) else message
-        value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
+        try:
+            value = exc.value if not isinstance(exc.value, (dict, list)) or len(repr(exc.value)) < 120 else None
+        except RecursionError:  # a value nested thousands deep ([[[[...]]]] in a YAML table): not quoted
+            value = None
         shown = (
             f" (got {value!r})" if value is not None and exc.rule not in ("additionalProperties", "required") else ""
         )

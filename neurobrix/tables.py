@@ -691,9 +691,13 @@ def scan(root: Path) -> list[TrackedFile]:
     return found
 
 
-def render_tracked(files: list[TrackedFile], verified: list[VerifiedRecord] | tuple[VerifiedRecord, ...] = ()) -> str:
+def render_tracked(
+    files: list[TrackedFile], verified: list[VerifiedRecord] | tuple[VerifiedRecord, ...] = (), rules: str | None = None
+) -> str:
     """The text of TRACKED.yaml for these files (deterministic, so an unchanged folder gives equal bytes), and the
-    records ``conformance track`` verified (:func:`verified_records`; none: no ``verified`` key, the form before)."""
+    records ``conformance track`` verified (:func:`verified_records`; none: no ``verified`` key, the form before),
+    under the digest of the code that verified them (``rules``; by default this engine's,
+    :func:`verification_rules`)."""
     body = {
         "format": 1,
         "files": [{"path": f.path, "wheel_path": f.wheel_path, "sha256": f.sha256, "size": f.size} for f in files],
@@ -709,12 +713,52 @@ def render_tracked(files: list[TrackedFile], verified: list[VerifiedRecord] | tu
         {"path": v.path, "sha256": v.sha256, "index_sha256": v.index_sha256}
         for v in sorted(verified, key=lambda v: v.path)
     ]
+    rules = rules if rules is not None else verification_rules()
+    if rules is None:  # (this engine's code cannot be read: nothing to bind a list to, so none is written)
+        return text
     return (
         text
         + "# The audit records `track` parsed in full and found valid against their indexes, as `neurobrix tables\n"
-        "# verify` does (each with its sha256 and its index's): run does not read their proofs again.\n"
-        + str(yaml.safe_dump({"verified": records}, sort_keys=False, width=120))
+        "# verify` does (each with its sha256 and its index's), and the digest of the code that verified them: run\n"
+        "# does not read their proofs again while its own code is that code.\n"
+        + str(yaml.safe_dump({"verified_rules": rules, "verified": records}, sort_keys=False, width=120))
     )
+
+
+# the engine's files whose code decides whether an audit record is verified (verified_records, as `tables verify`
+# reads one): this module, the schema, each module either imports at its top (the tests hold the list to their
+# imports), and the schema's generated validators (_schemas/*.py)
+RULE_FILES = ("tables.py", "schema.py", "buckets.py", "dtypes.py", "errors.py")
+
+
+def verification_rules(package: Path | None = None) -> str | None:
+    """The digest of the code that verifies audit records (:data:`RULE_FILES` and ``_schemas/*.py`` of the package
+    folder ``package``, by default this engine's own, read once a process), or None when a file of it cannot be read
+    (an install without its sources: no list is then honoured, each record read in full). ``conformance track`` writes
+    it beside the records it verified (``verified_rules``); run takes those records as verified only under the same
+    digest, so a folder tracked by an engine whose rules were looser (an older neurobrix, a checkout edited since) is
+    read in full, as if it listed none, never refused for it (strict round 58). Line ends are read as line feeds (a
+    checkout whose files Git wrote with CRLF holds the same code); the files' paths are the package's own, so an
+    installed wheel's copy of a checkout's code digests alike."""
+    return _own_rules() if package is None else _rules_digest(package)
+
+
+@functools.cache
+def _own_rules() -> str | None:
+    return _rules_digest(Path(__file__).resolve().parent)
+
+
+def _rules_digest(package: Path) -> str | None:
+    digest = hashlib.sha256(b"neurobrix verification rules\n")
+    try:
+        names = [*RULE_FILES, *sorted(f"_schemas/{p.name}" for p in (package / "_schemas").glob("*.py"))]
+        for name in names:
+            data = (package / name).read_bytes().replace(b"\r\n", b"\n")
+            digest.update(f"{name}\0{len(data)}\0".encode())
+            digest.update(data)
+    except OSError:
+        return None
+    return digest.hexdigest()
 
 
 def verified_records(
@@ -941,6 +985,12 @@ def read_yaml(path: Path, shown: str, sha256: str | None = None) -> Any:
 def _parse_yaml(text: str, shown: str) -> Any:
     """:func:`read_yaml` of a file's text already read (and verified)."""
     try:
+        deep = _nested_too_deep(text)
+        if deep is not None:
+            raise TablesError(
+                f"{shown}:{deep.line + 1}:{deep.column + 1}: not valid YAML for a table: nested more than "
+                f"{_MAX_DEPTH} levels deep here (a table nests a few; thousands crashed the YAML reader)"
+            )
         loader = _UniqueKeys(text)
         try:
             node = loader.get_single_node()
@@ -972,6 +1022,37 @@ def _parse_yaml(text: str, shown: str) -> Any:
         raise TablesError(f"{shown}: not valid YAML: {type(exc).__name__}: {exc}") from exc
 
 
+# the deepest a table's YAML nests (TRACKED.yaml 3 levels, a record's rejected candidates 6), and the depth below
+# which libyaml's composer, which recurses in C once a level (~400 bytes of the C stack each), is let compose a text
+# unscanned
+_MAX_DEPTH = 100
+_COMPOSE_UNSCANNED = 4096
+
+
+def _nested_too_deep(text: str) -> Any:
+    """Where ``text`` nests past :data:`_MAX_DEPTH` collections (a YAML mark), or None. libyaml composes a document
+    recursively in C: a file nested ~25,000 levels deep (50 KB of ``[`` or of ``- ``) overflowed the C stack and the
+    interpreter died of a segmentation fault, no message, in every command that read it (TRACKED.yaml at each load;
+    strict round 58). The nesting is bounded from the text first: flow collections by their opening brackets, block
+    collections by the columns they start at (each level's indentation exceeds its parent's, an indentless sequence
+    adds one), so ``[``'s and ``{``'s count plus twice the longest line's length (``\n``-split: YAML's other line
+    breaks only lengthen it) bounds the depth (a shipped record's bound: under 1,000; ~20 ms for the largest, 5 MB,
+    which is parsed in ~2 s). Past :data:`_COMPOSE_UNSCANNED`, libyaml's events (its parser keeps its stack on the
+    heap) are counted up to the first level too deep."""
+    bound = text.count("[") + text.count("{") + 2 * (max(map(len, text.split("\n"))) + 2)
+    if bound <= _COMPOSE_UNSCANNED:
+        return None
+    depth = 0
+    for event in yaml.parse(text, Loader=SAFE_LOADER):
+        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+            depth += 1
+            if depth > _MAX_DEPTH:
+                return event.start_mark
+        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+            depth -= 1
+    return None
+
+
 def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
     """``json.loads`` of one file (the settings indexes), a key named twice in an object refused; a syntax
     error names the file and the line."""
@@ -996,8 +1077,18 @@ def read_tracked(root: Path, origin: str | None = None) -> tuple[TrackedFile, ..
 
 
 def read_verified(root: Path) -> tuple[VerifiedRecord, ...]:
-    """The records ``root``'s TRACKED.yaml lists as verified (:func:`verified_records`)."""
+    """The records ``root``'s TRACKED.yaml lists as verified (:func:`verified_records`) by this engine's rules (none
+    where the list was written under another digest of the verifying code, or none: :func:`verification_rules`)."""
     return _read_tracked(root, None)[1]
+
+
+def read_listed(root: Path) -> tuple[str | None, tuple[VerifiedRecord, ...]]:
+    """What ``root``'s TRACKED.yaml lists as verified, whatever code verified it: the digest of that code (None: the
+    list names none, the form before strict round 58) and the records."""
+    data = read_yaml(root / TRACKED_NAME, str(root / TRACKED_NAME))
+    parse_tracked(data, str(root / TRACKED_NAME))
+    rules = data.get("verified_rules")
+    return (rules if isinstance(rules, str) else None), parse_verified(data, str(root / TRACKED_NAME))
 
 
 def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ...], tuple[VerifiedRecord, ...]]:
@@ -1012,7 +1103,14 @@ def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ..
         )
         raise TablesError(f"{path}: the tracked-file list is missing, so nothing in {root} can be trusted. {fix}")
     data = read_yaml(path, str(path))
-    return parse_tracked(data, str(path)), parse_verified(data, str(path))
+    tracked, verified = parse_tracked(data, str(path)), parse_verified(data, str(path))
+    # the records are taken as verified under the code that verified them only: a list another engine wrote (its rules
+    # looser, or tighter) is read as none, each record read in full (slower, never less strict; never refused for it).
+    # An installed package's list is not honoured, its code not hashed: a wheel's records are not read again whatever
+    # the list says (Tables._release, pinned by its RECORD), and a package no wheel installed has each read in full
+    if verified and (origin == "installed package" or data.get("verified_rules") != verification_rules()):
+        verified = ()
+    return tracked, verified
 
 
 def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
@@ -1318,6 +1416,7 @@ __all__ = [
     "clear_cache",
     "current",
     "verify_all",
+    "verification_rules",
     "verified_records",
     "awaiting_reproof",
     "kernel_code",
@@ -1330,6 +1429,7 @@ __all__ = [
     "proofs_path",
     "read_json",
     "read_tracked",
+    "read_listed",
     "read_verified",
     "read_yaml",
     "render_tracked",
