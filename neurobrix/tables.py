@@ -1043,13 +1043,20 @@ def _nested_too_deep(text: str) -> Any:
     if bound <= _COMPOSE_UNSCANNED:
         return None
     depth = 0
-    for event in yaml.parse(text, Loader=SAFE_LOADER):
-        if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
-            depth += 1
-            if depth > _MAX_DEPTH:
-                return event.start_mark
-        elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
-            depth -= 1
+    try:
+        for event in yaml.parse(text, Loader=SAFE_LOADER):
+            if isinstance(event, (yaml.SequenceStartEvent, yaml.MappingStartEvent)):
+                depth += 1
+                if depth > _MAX_DEPTH:
+                    return event.start_mark
+            elif isinstance(event, (yaml.SequenceEndEvent, yaml.MappingEndEvent)):
+                depth -= 1
+    except yaml.MarkedYAMLError as exc:
+        # PyYAML 6.0.4's libyaml stops at its own limit (1,000 levels), which its scanner's look-ahead for a simple key
+        # (1,024 characters) reaches before the parser hands out the 101st level: the same refusal, whichever PyYAML
+        if "nesting depth" in str(exc.problem) and exc.problem_mark is not None:
+            return exc.problem_mark
+        return None  # another syntax error: the parse proper names it
     return None
 
 
