@@ -1,0 +1,136 @@
+"""Planted-bug round 58 (docs/planted-bugs.md): cases for the plants of tests/planted60_plants.py that the tests
+guarding their code let through, in what kernel-mutant round kmut18, text round 48 and walk-through round 41 landed.
+
+Each case fails with its plant in place (checked with tests/planted60_driver.py, this file alone) and passes on the
+clean code. No GPU, no subprocess, no model built by transformers: ``offsets.layout_problems`` on tensors laid out for
+each rule, the lint on a module written for it, ``fuse_weights`` on a one-layer checkpoint held in memory.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import torch
+from test_config import BASE
+
+from conformance import offsets
+from neurobrix.config import ModelConfig, checkpoint_shapes
+from neurobrix.model import WeightsError, fuse_weights
+
+ROOT = Path(__file__).resolve().parents[1]
+FLASH = "neurobrix.ops.attention._attention_flash_kernel"
+
+
+def _flash(q: torch.Tensor, heads: int = 4, group: int = 2) -> list[str]:
+    """layout_problems of flash's q as the launcher binds it: its first three strides, HQ and G."""
+    strides = dict(zip(("stride_qb", "stride_qs", "stride_qh"), q.stride()[:3]))
+    return offsets.layout_problems(FLASH, {"q_ptr": q, "HQ": heads, "G": group, **strides})
+
+
+# ------------------------------------------------------------------ the layouts
+
+
+def test_a_batch_slot_overlapping_the_next_by_one_position_is_folded():
+    """l01: the fold rule counts a sequence's positions to the end of its last (size x stride), not to its start
+    ((size - 1) x stride): two sequences of 4 positions whose slots are 3 positions apart (the last position of one
+    is the first of the next) are refused; slots 4 positions apart are not."""
+    buffer = torch.empty(200)
+    row = 2 * 4  # 2 heads of 4
+    overlapping = buffer.as_strided((2, 4, 2, 4), (3 * row, row, 4, 1))
+    apart = buffer.as_strided((2, 4, 2, 4), (4 * row, row, 4, 1))
+    assert "folds in an outer axis" in _flash(overlapping, heads=2, group=1)[0]
+    assert _flash(apart, heads=2, group=1) == []
+
+
+def test_a_batch_of_one_is_not_held_to_the_fold_rule():
+    """l04: a batch axis of size one multiplies nothing but 0, whatever its stride: a [1, S, H, D] view of a seq-major
+    buffer (batch stride one position's) passes, as the engine's own layout does; two sequences so laid out do not."""
+    one = torch.empty(8, 1, 4, 16).transpose(0, 1)
+    assert one.stride(0) < one.shape[1] * one.stride(1)  # the batch stride is smaller than the positions' span
+    assert _flash(one) == []
+    assert "folds in an outer axis" in _flash(torch.empty(8, 2, 4, 16).transpose(0, 1))[0]
+
+
+def test_the_fused_row_counts_k_and_v_heads_by_group():
+    """l02: flash's row is q's heads and a k and a v head per group (HQ + 2 HQ / G): with 4 q heads in groups of 2, a
+    position of the fused projection is 8 heads; one padded to 10 heads is refused, though it is within 3 HQ."""
+    assert _flash(torch.empty(2, 8, 8, 16)[:, :, :4]) == []
+    said = _flash(torch.empty(2, 8, 10, 16)[:, :, :4])
+    assert len(said) == 1 and "past 8 of its inner stride 16" in said[0], said
+
+
+def test_a_stride_is_held_by_its_own_layout_not_its_kernels_others():
+    """l03: flash's q layout dropped (k's, v's and o's kept): the q position stride the allowed product multiplies is
+    named unheld, as it is with no layout at all; the kernel having other layouts holds nothing of q's."""
+    file = ROOT / "neurobrix/ops/attention.py"
+    source = file.read_text(encoding="utf-8")
+    saved = dict(offsets.LAYOUTS)
+    try:
+        offsets.LAYOUTS[FLASH] = tuple(layout for layout in saved[FLASH] if layout.pointer != "q_ptr")
+        unheld = {stride for _, _, stride in offsets.unheld_strides("neurobrix.ops.attention", source)}
+    finally:
+        offsets.LAYOUTS.clear()
+        offsets.LAYOUTS.update(saved)
+    assert unheld == {f"{FLASH}.stride_qs"}
+
+
+# ------------------------------------------------------------------ the lint's reading
+
+READING = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _kernel(x_ptr, y_ptr, stride, n, W: tl.constexpr):
+    i = tl.program_id(0)
+    wide = tl.program_id(1).to(tl.int64) * 16 + tl.arange(0, 16)
+    tl.store(x_ptr + (wide * n, i * stride, wide)[-2], 1.0)  # narrow: i * stride
+    tl.store(x_ptr + (i * n, wide * stride)[-1], 1.0)
+    pair = (y_ptr, wide)
+    tl.store(pair[W] + pair[1 - W], 1.0)  # mixed: pair[W] | pair[1 - W]
+    negated = (x_ptr, i)
+    tl.store(negated[-W] + negated[W + 1], 1.0)  # mixed: negated[-W] | negated[W + 1]
+    tl.store(x_ptr + tl.cast(wide * stride, dtype=tl.int32), 1.0)  # cast: tl.cast(wide * stride, dtype=tl.int32)
+    tl.store(x_ptr + tl.cast(i, dtype=tl.int64) * stride, 1.0)
+"""
+
+
+def test_the_lint_reads_negative_picks_int64_mixes_and_keyword_casts():
+    """o03: t[-2] of a 3-tuple is its element 1, not 2 (the minus sign is the tree's UnaryOp); o04: a pick by a
+    non-literal from a pointer and an int64 offset is refused as a pick from a pointer and an int32 one is, and so is
+    a pick by a negated non-literal (t[-W]: the lint passed over every negated index as if a literal); o05:
+    ``tl.cast(x, dtype=...)`` is a cast as ``tl.cast(x, dtype)`` is (to int32 named, to int64 a widening)."""
+    expected = set()
+    for line in READING.splitlines():
+        for how, mark in (("product", "# narrow: "), ("cast", "# cast: "), ("mixed", "# mixed: ")):
+            if mark in line:
+                expected |= {("synthetic._kernel", t, how) for t in line.split(mark)[1].split(" | ")}
+    found = {(where, text, how) for where, text, _, how in offsets.findings("synthetic", READING)}
+    assert found == expected
+
+
+# ------------------------------------------------------------------ weights that are not finite
+
+
+def _tied_state(cfg: ModelConfig) -> dict[str, torch.Tensor]:
+    g = torch.Generator().manual_seed(0)
+    return {name: torch.randn(shape, generator=g) for name, shape in checkpoint_shapes(cfg).items()}
+
+
+def test_a_tied_checkpoint_holding_only_the_head_is_checked():
+    """m01: tied embeddings, the checkpoint holding lm_head.weight and no embedding: transformers gives the head to the
+    embedding, so it feeds the layers, and a NaN in it is refused as one in the embedding is; a NaN in an untied head
+    (which reaches the logits only) is not."""
+    cfg = ModelConfig.from_hf({**BASE, "tie_word_embeddings": True})
+    state = _tied_state(cfg)
+    state["lm_head.weight"] = state.pop("model.embed_tokens.weight")
+    fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")  # finite: loads
+    state["lm_head.weight"][3, 1] = float("nan")
+    with pytest.raises(WeightsError, match="tensor 'lm_head.weight' holds NaN"):
+        fuse_weights(cfg, state.__getitem__, set(state), torch.float32, "cpu")
+    untied = ModelConfig.from_hf({**BASE, "tie_word_embeddings": False})
+    state = _tied_state(untied)
+    state["lm_head.weight"][3, 1] = float("nan")
+    fuse_weights(untied, state.__getitem__, set(state), torch.float32, "cpu")
