@@ -2,7 +2,7 @@
 the launch lint's layouts (``offsets.Layout``, ``LAYOUTS``, ``layout_problems``, ``unheld_strides``) and its reading of
 hints, casts and picked tuples, the launch record's call of ``layout_problems``; the refusal of weights that are not
 finite (``model._refuse_non_finite`` and the tensors fed to it) and tokenizer.json's added tokens read as transformers
-reads them (``tokenizer._file_added_tokens``); the gate's SIGHUP, ``MISMATCH_FIX`` in doctor, ``decode n/a``; the
+reads them (``tokenizer._file_added_tokens``); ``MISMATCH_FIX`` in doctor, ``decode n/a``; the
 RECORD rows the engine checks (``tables.RECORD_HASHES``, ``record_digest``). For tests/planted60_driver.py: id, file,
 the exact text replaced (found once in its file), its replacement, and the existing tests a contributor would run for
 it (the outcome of each: tests/test_planted60.py's docstring)."""
@@ -13,7 +13,6 @@ OFFSETS = "conformance/offsets.py"
 HARNESS = "conformance/harness.py"
 MODEL = "neurobrix/model.py"
 TOKENIZER = "neurobrix/tokenizer.py"
-GATE = "gate/cli.py"
 DOCTOR = "neurobrix/doctor.py"
 GENERATE = "neurobrix/generate.py"
 TABLES = "neurobrix/tables.py"
@@ -163,7 +162,7 @@ PLANTS = [
         GENERATE,
         "if self.decoded_tokens == 0",
         "if not self.decoded_tokens",
-        WALK,
+        [*WALK, "tests/test_cli.py::test_the_statistics_line_without_a_load_time"],
     ),
     # w03: the decoded tokens counted on the first sequence only (a batch whose first ends at once: n/a)
     p(
@@ -171,14 +170,6 @@ PLANTS = [
         GENERATE,
         "decoded = sum(len(o) for o in outs) - batch",
         "decoded = len(outs[0]) - 1",
-        WALK,
-    ),
-    # w04: an ignored SIGHUP taken over too (nohup's gate ended by its terminal's hang-up)
-    p(
-        "w04",
-        GATE,
-        "signum: signal.signal(signum, _terminate) for signum in wanted if signal.getsignal(signum) != signal.SIG_IGN",
-        "signum: signal.signal(signum, _terminate) for signum in wanted",
         WALK,
     ),
     # ------------------------------------------------------------------ RECORD rows

@@ -8,6 +8,7 @@ each rule, the lint on a module written for it, ``fuse_weights`` on a one-layer 
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -134,3 +135,99 @@ def test_a_tied_checkpoint_holding_only_the_head_is_checked():
     state = _tied_state(untied)
     state["lm_head.weight"][3, 1] = float("nan")
     fuse_weights(untied, state.__getitem__, set(state), torch.float32, "cpu")
+
+
+# ------------------------------------------------------------------ tokenizer.json's added tokens
+
+
+def test_tokenizer_json_wins_over_added_tokens_json_at_one_id(tmp_path):
+    """t02: a checkpoint saved before transformers 4.34 (no added_tokens_decoder) whose added_tokens.json names another
+    text at an id tokenizer.json writes: tokenizer.json's token is the one at that id, as transformers reads the
+    folder (the prompt's ids and the decoded ids, against transformers' tokenizer)."""
+    transformers = pytest.importorskip("transformers")
+    from test_text_round48 import added_tokens_folder
+
+    from neurobrix.tokenizer import Tokenizer
+
+    folder = tmp_path / "t"
+    first = added_tokens_folder(folder, "sentencepiece", [(0, {"content": "<x>", "special": True})], "LlamaTokenizer", None)
+    (folder / "added_tokens.json").write_text(json.dumps({"<x>": first, "<y>": first}), encoding="utf-8")
+    theirs = transformers.AutoTokenizer.from_pretrained(folder)
+    ours = Tokenizer(folder)
+    assert theirs.convert_ids_to_tokens(first) == "<x>"  # the case is real: the file's token holds the id
+    for prompt in ("a <x> b <y>", "<y><x>"):
+        assert ours.encode_prompt(prompt, chat=False) == theirs(prompt)["input_ids"], prompt
+    ids = [7, first, 9]
+    assert ours.decode(ids) == theirs.decode(ids, skip_special_tokens=True)
+
+
+# ------------------------------------------------------------------ walk-through 41
+
+
+def test_doctor_says_what_to_do_after_every_file_named(tmp_path, monkeypatch, capsys):
+    """w01: two untracked class files (two classes added before `track`): doctor names both, then what to do, as
+    `run` ends its refusal; the fix was never to sit between the files named."""
+    import shutil
+
+    from test_walk41 import _flat
+
+    from neurobrix import tables
+    from neurobrix.cli import main
+
+    copy = tmp_path / "tables"
+    shutil.copytree(ROOT / "tables", copy)
+    for new in ("nvidia-b200", "nvidia-b300"):
+        (copy / new).mkdir()
+        shutil.copy(copy / "nvidia-h200" / "class.yaml", copy / new / "class.yaml")
+    monkeypatch.setenv("NEUROBRIX_TABLES", str(copy))
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    tables._locate.cache_clear()
+    with pytest.raises(tables.TablesError) as refused:
+        tables.load()
+    fix = _flat(str(refused.value).splitlines()[-1])
+    capsys.readouterr()
+    with pytest.raises(SystemExit):
+        raise SystemExit(main(["doctor"]))
+    out = _flat(capsys.readouterr().out)
+    named = [out.index(f"{new}/class.yaml: present but not in the tracked list") for new in ("nvidia-b200", "nvidia-b300")]
+    assert out.count(fix) == 1 and out.index(fix) > max(named), out
+
+
+def test_a_batch_whose_first_sequence_ends_at_once_keeps_its_decode_rate():
+    """w03: a batch of two where the first sequence's first token ends it and the second goes on: tokens were decoded
+    after the first (the second's), so the line gives a decode rate, not n/a; decoded_tokens counts each sequence's
+    tokens after its first."""
+    from test_planted22 import _tiny
+
+    from neurobrix.generate import Sampling, generate_batch
+
+    model = _tiny(16, batch=2)
+    prompts = [[1, 2, 3], [4, 5, 6]]
+    free, _ = generate_batch(model, prompts, 4, Sampling(), set())
+    end = free[0][0]
+    assert free[1][0] != end  # the case is real: only the first sequence ends at its first token
+    got, stats = generate_batch(model, prompts, 4, Sampling(), {end})
+    assert len(got[0]) == 1 and len(got[1]) > 1, got
+    assert stats.decoded_tokens == sum(len(o) - 1 for o in got)
+    assert "decode n/a" not in stats.line() and stats.decode_tokens_per_s > 0, stats.line()
+
+
+# ------------------------------------------------------------------ RECORD rows
+
+
+@pytest.mark.parametrize("algorithm", ["sha1", "sha224", "sha3_256", "blake2b", "md5"])
+def test_a_record_row_hashed_outside_pips_strong_hashes_is_not_checked(algorithm):
+    """r01: the engine checks an installed RECORD row only under a hash pip trusts (its STRONG_HASHES, which the gate's
+    RECORD_HASHES are): a row under sha224 (SHA-2, but not one of them) is refused by name as an md5 row is, never
+    taken as a check of the installed tables or kernels."""
+    from pip._internal.utils.hashes import STRONG_HASHES
+
+    from gate import wheel
+    from neurobrix import tables
+
+    assert set(tables.RECORD_HASHES) == set(wheel.RECORD_HASHES) == set(STRONG_HASHES)
+    with pytest.raises(ValueError, match=f"hashed with '{algorithm}'"):
+        tables.record_digest(algorithm, b"TRACKED.yaml")
+    for strong in STRONG_HASHES:
+        assert tables.record_digest(strong, b"TRACKED.yaml")
