@@ -135,7 +135,7 @@ PLANTS = [
     p(
         "t01",
         TOKENIZER,
-        "tokens[fields.pop(\"id\")] = AddedToken(**fields)",
+        'tokens[fields.pop("id")] = AddedToken(**fields)',
         'tokens[fields.pop("id")] = AddedToken(fields.pop("content"), special=fields.get("special", False))',
         TEXT,
     ),

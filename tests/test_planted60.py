@@ -3,7 +3,12 @@ guarding their code let through, in what kernel-mutant round kmut18, text round 
 
 Each case fails with its plant in place (checked with tests/planted60_driver.py, this file alone) and passes on the
 clean code. No GPU, no subprocess, no model built by transformers: ``offsets.layout_problems`` on tensors laid out for
-each rule, the lint on a module written for it, ``fuse_weights`` on a one-layer checkpoint held in memory.
+each rule, the lint on a module written for it, ``fuse_weights`` on a one-layer checkpoint held in memory, a tiny
+model of PyTorch's ops for the statistics, transformers' tokenizer (only) for the added tokens.
+
+Outcomes (docs/planted-bugs.md, round 58): caught by the tests guarding their code, l05, o01, o02 (test_kmut18.py),
+m02, t01 (test_text_round48.py), w02 (test_cli.py's statistics line; test_walk41.py alone let it through), r02, r03
+(test_gate_round44.py); closed here, l01, l02, l03, l04, o03, o04, o05, m01, t02, w01, w03, r01.
 """
 
 from __future__ import annotations
@@ -150,7 +155,9 @@ def test_tokenizer_json_wins_over_added_tokens_json_at_one_id(tmp_path):
     from neurobrix.tokenizer import Tokenizer
 
     folder = tmp_path / "t"
-    first = added_tokens_folder(folder, "sentencepiece", [(0, {"content": "<x>", "special": True})], "LlamaTokenizer", None)
+    first = added_tokens_folder(
+        folder, "sentencepiece", [(0, {"content": "<x>", "special": True})], "LlamaTokenizer", None
+    )
     (folder / "added_tokens.json").write_text(json.dumps({"<x>": first, "<y>": first}), encoding="utf-8")
     theirs = transformers.AutoTokenizer.from_pretrained(folder)
     ours = Tokenizer(folder)
@@ -190,7 +197,9 @@ def test_doctor_says_what_to_do_after_every_file_named(tmp_path, monkeypatch, ca
     with pytest.raises(SystemExit):
         raise SystemExit(main(["doctor"]))
     out = _flat(capsys.readouterr().out)
-    named = [out.index(f"{new}/class.yaml: present but not in the tracked list") for new in ("nvidia-b200", "nvidia-b300")]
+    named = [
+        out.index(f"{new}/class.yaml: present but not in the tracked list") for new in ("nvidia-b200", "nvidia-b300")
+    ]
     assert out.count(fix) == 1 and out.index(fix) > max(named), out
 
 
