@@ -581,8 +581,10 @@ class _Module:
         found = []
         for fn, tree in self.fns.items():
             for node in ast.walk(tree):
-                if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Constant | ast.UnaryOp):
+                if not isinstance(node, ast.Subscript) or isinstance(node.slice, ast.Constant):
                     continue
+                if isinstance(node.slice, ast.UnaryOp) and isinstance(node.slice.operand, ast.Constant):
+                    continue  # t[-1], a literal (t[-W] is not)
                 chosen = self.element(fn, node)
                 if chosen is None or isinstance(node.slice, ast.Slice | ast.Tuple):
                     continue
