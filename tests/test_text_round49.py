@@ -82,6 +82,15 @@ NAMED = {
         None,
         True,
     ),
+    "llama naming Qwen2's, Mistral's and its own class, yarn 4 over an original context of 8, theta 500": (
+        "llama",
+        "sentencepiece",
+        9,
+        {"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8, "rope_theta": 500.0}},
+        {"architectures": ["Qwen2ForCausalLM", "MistralForCausalLM", "LlamaForCausalLM"]},
+        None,
+        False,
+    ),
     "mistral naming a class of no library, theta 1.5, eps 0.5, tied beside a stored head": (
         "mistral",
         "bytelevel",
