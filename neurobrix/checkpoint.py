@@ -151,7 +151,7 @@ def read_config(folder: Path) -> ModelConfig:
         said = "an empty 'model_type'" if "model_type" in data else "no 'model_type' field"
         raise CheckpointError(
             f"{path}: {said}, with which transformers builds no model (its AutoConfig picks the class by "
-            "model_type alone); write \"model_type\": \"llama\", \"mistral\" or \"qwen2\""
+            'model_type alone); write "model_type": "llama", "mistral" or "qwen2"'
         )
     return ModelConfig.from_hf(data, source=str(path))
 

@@ -27,6 +27,7 @@ transformers = pytest.importorskip("transformers")
 import test_text_round39 as r39  # noqa: E402  (its builder and engine)
 
 SHAPE = {"hidden_size": 48, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
+YARN = {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8, "rope_theta": 500.0}
 LLAMA3 = {"rope_type": "llama3", "factor": 8.0, "low_freq_factor": 1.0, "high_freq_factor": 4.0}
 
 
@@ -86,7 +87,7 @@ NAMED = {
         "llama",
         "sentencepiece",
         9,
-        {"rope_parameters": {"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8, "rope_theta": 500.0}},
+        {"rope_parameters": YARN},
         {"architectures": ["Qwen2ForCausalLM", "MistralForCausalLM", "LlamaForCausalLM"]},
         None,
         False,
@@ -132,4 +133,3 @@ def test_a_config_json_without_a_model_type_is_refused_as_transformers_builds_no
     assert isinstance(ours, str), f"run printed {ours} where transformers builds no model"
     said = "no 'model_type' field" if model_type is None else "an empty 'model_type'"
     assert f"config.json: {said}, with which transformers builds no model" in ours
-
