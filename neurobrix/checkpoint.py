@@ -145,6 +145,14 @@ def read_config(folder: Path) -> ModelConfig:
     data = read_json(path, CONFIG)
     if not isinstance(data, dict):
         raise CheckpointError(f"{path}: expected a JSON object, found {type(data).__name__}")
+    if data.get("model_type", "") == "":
+        # transformers' AutoConfig picks the model by model_type alone and builds none without it ("Unrecognized
+        # model") or with an empty one (no such type), whatever architectures names
+        said = "an empty 'model_type'" if "model_type" in data else "no 'model_type' field"
+        raise CheckpointError(
+            f"{path}: {said}, with which transformers builds no model (its AutoConfig picks the class by "
+            'model_type alone); write "model_type": "llama", "mistral" or "qwen2"'
+        )
     return ModelConfig.from_hf(data, source=str(path))
 
 

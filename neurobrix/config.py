@@ -185,9 +185,11 @@ class ModelConfig:
                 f"({', '.join(MODEL_TYPES)}), though 'architectures' names {', '.join(names)}: transformers builds "
                 "the model_type's model"
             )
-        if (found or not names) and model_type in MODEL_TYPES:
+        if model_type in MODEL_TYPES:
             # transformers' AutoModelForCausalLM builds the class of the config's model_type, whatever the
-            # architectures field names (a mistral config naming LlamaForCausalLM has Mistral's sliding window)
+            # architectures field names (a mistral config naming LlamaForCausalLM has Mistral's sliding window; a
+            # llama config naming LlamaForSequenceClassification, LlamaModel or a class of no library is Llama's
+            # causal LM there, its weights read by their names as any other)
             found = [MODEL_TYPES[data["model_type"]]]
         if not found:
             shown = ", ".join(map(str, names)) or data.get("model_type", "unknown")
