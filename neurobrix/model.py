@@ -79,7 +79,7 @@ def fuse_weights(
                 f"tensor '{name}' has shape {list(tensor.shape)}, config.json implies {list(shapes[name])}"
             )
         tensor = tensor.to(device=device, dtype=dtype)
-        if feeds_layers and tensor.numel():
+        if feeds_layers and tensor.numel() and not tensor.is_meta:  # (a meta tensor, recording a pass: no values)
             extremes[name] = torch.stack(torch.aminmax(tensor))  # NaN propagates: one read, no mask of its size
         return tensor
 

@@ -602,7 +602,8 @@ def _file_added_tokens(path: Path) -> dict[int, Any]:
     tokens: dict[int, Any] = {}
     for entry in entries if isinstance(entries, list) else ():
         fields = dict(entry)
-        tokens[fields.pop("id")] = AddedToken(**fields)
+        at = fields.pop("id")  # (popped first: an assignment computes its value before its subscript)
+        tokens[at] = AddedToken(**fields)
     return tokens
 
 

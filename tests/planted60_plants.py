@@ -135,8 +135,8 @@ PLANTS = [
     p(
         "t01",
         TOKENIZER,
-        'tokens[fields.pop("id")] = AddedToken(**fields)',
-        'tokens[fields.pop("id")] = AddedToken(fields.pop("content"), special=fields.get("special", False))',
+        "tokens[at] = AddedToken(**fields)",
+        'tokens[at] = AddedToken(fields.pop("content"), special=fields.get("special", False))',
         TEXT,
     ),
     # t02: added_tokens.json winning over tokenizer.json at the same id
