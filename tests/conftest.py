@@ -178,30 +178,34 @@ def _build_key(source: Path) -> str:
     return digest.hexdigest()
 
 
-@pytest.fixture(scope="session")
-def project_dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """The folder holding one build of this checkout (its wheel and sdist, as ``gate.build.build_project`` makes them),
-    shared by every test module of the session and by pytest-xdist's workers: the gate's test modules each built the
-    same pair, about 1.5 s of CPU a module on a free core (36 modules). Keyed by the build's inputs (_build_key), so a
-    tree edited mid-session builds again; made under a lock, one worker builds and the others wait. Read-only: take
-    copies (project_dists_copy)."""
+def shared_build(tmp_path_factory: pytest.TempPathFactory, source: Path) -> Path:
+    """The folder holding the session's one build of ``source`` (its wheel and sdist, as ``gate.build.build_project``
+    makes them), shared by every test module and by pytest-xdist's workers. Keyed by the build's inputs (_build_key):
+    a tree edited mid-session builds again, and a git copy of this checkout's tracked files is this checkout's build.
+    Made under a lock, one worker builds and the others wait. Read-only: take copies (project_dists_copy)."""
     from gate.build import build_project
 
     shared = tmp_path_factory.getbasetemp()
     if os.environ.get("PYTEST_XDIST_WORKER"):
         shared = shared.parent  # the run's folder, above each worker's own
-    key = _build_key(REPO)
-    folder = shared / f"project-dists-{key[:24]}"
+    folder = shared / f"project-dists-{_build_key(source)[:24]}"
     with open(shared / "project-dists.lock", "a+b") as lock:
         fcntl.flock(lock, fcntl.LOCK_EX)
         try:
             if not (folder / "done").is_file():
                 shutil.rmtree(folder, ignore_errors=True)  # a worker stopped mid-build leaves a partial folder
-                build_project(REPO, folder / "dist")
+                build_project(source, folder / "dist")
                 (folder / "done").write_bytes(b"")
         finally:
             fcntl.flock(lock, fcntl.LOCK_UN)
     return folder / "dist"
+
+
+@pytest.fixture(scope="session")
+def project_dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's wheel and sdist, built once a session (shared_build): the gate's test modules each built the
+    same pair, about 1.5 s of CPU a module on a free core (36 modules)."""
+    return shared_build(tmp_path_factory, REPO)
 
 
 def project_dists_copy(project_dists: Path, into: Path) -> list[Path]:
