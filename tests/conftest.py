@@ -3,8 +3,11 @@
 from __future__ import annotations
 
 import argparse
+import fcntl
 import gc
+import hashlib
 import os
+import sys
 
 os.environ.setdefault("TRITON_INTERPRET", "1")
 
@@ -147,6 +150,69 @@ def _fresh_caches():
     else:
         os.environ["TRITON_CACHE_DIR"] = cache_dir
     stack._ENGINE_CACHE_SET[:] = engine_set
+
+
+def _build_key(source: Path) -> str:
+    """What ``python -m build --no-isolation`` of ``source`` can read, hashed: every file git does not ignore (hatchling
+    builds from the working tree and leaves out what .gitignore names), by path, mode bits and content, with the
+    interpreter, the build front end and backend, and SOURCE_DATE_EPOCH (the archives' timestamps)."""
+    import subprocess
+    from importlib.metadata import version
+
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=source,
+        capture_output=True,
+        check=True,
+    ).stdout
+    digest = hashlib.sha256()
+    for setting in (sys.executable, sys.version, version("build"), version("hatchling")):
+        digest.update(setting.encode() + b"\0")
+    digest.update(os.environ.get("SOURCE_DATE_EPOCH", "-").encode() + b"\0")
+    for name in sorted(set(listed.split(b"\0")) - {b""}):
+        path = source / os.fsdecode(name)
+        if not path.is_file():  # listed but deleted in the working tree: the build does not see it either
+            continue
+        digest.update(name + b"\0" + oct(path.stat().st_mode & 0o7777).encode() + b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def shared_build(tmp_path_factory: pytest.TempPathFactory, source: Path) -> Path:
+    """The folder holding the session's one build of ``source`` (its wheel and sdist, as ``gate.build.build_project``
+    makes them), shared by every test module and by pytest-xdist's workers. Keyed by the build's inputs (_build_key):
+    a tree edited mid-session builds again, and a git copy of this checkout's tracked files is this checkout's build.
+    Made under a lock, one worker builds and the others wait. Read-only: take copies (project_dists_copy)."""
+    from gate.build import build_project
+
+    shared = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        shared = shared.parent  # the run's folder, above each worker's own
+    folder = shared / f"project-dists-{_build_key(source)[:24]}"
+    with open(shared / "project-dists.lock", "a+b") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        try:
+            if not (folder / "done").is_file():
+                shutil.rmtree(folder, ignore_errors=True)  # a worker stopped mid-build leaves a partial folder
+                build_project(source, folder / "dist")
+                (folder / "done").write_bytes(b"")
+        finally:
+            fcntl.flock(lock, fcntl.LOCK_UN)
+    return folder / "dist"
+
+
+@pytest.fixture(scope="session")
+def project_dists(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """This checkout's wheel and sdist, built once a session (shared_build): the gate's test modules each built the
+    same pair, about 1.5 s of CPU a module on a free core (36 modules)."""
+    return shared_build(tmp_path_factory, REPO)
+
+
+def project_dists_copy(project_dists: Path, into: Path) -> list[Path]:
+    """Fresh copies of the session's wheel and sdist in the new folder ``into`` (tests damage, touch and put files
+    beside them), sorted as build_project returns them."""
+    into.mkdir(parents=True)
+    return sorted(Path(shutil.copy2(path, into / path.name)) for path in sorted(project_dists.iterdir()))
 
 
 _NAMES_TRANSFORMERS: dict[str, bool] = {}

@@ -19,7 +19,7 @@ import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, project_dists_copy
 from gate_fixtures import (
     Built,
     declare_size,
@@ -31,7 +31,6 @@ from gate_fixtures import (
 )
 
 from gate.archive import WheelArchive
-from gate.build import build_project
 from gate.checker import DEFAULT_TRACKED, Options, check
 from gate.checks import Finding, GateError, Limits
 from gate.cli import main
@@ -50,8 +49,9 @@ TRACKED_IN_WHEEL = f"{tables.WHEEL_DIR}/{tables.TRACKED_NAME}"
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    files, _ = build_project(REPO, tmp_path_factory.mktemp("gate-build") / "dist")
+def built(tmp_path_factory: pytest.TempPathFactory, project_dists: Path) -> Built:
+    """This module's own copy of the session's build of this checkout (conftest.project_dists)."""
+    files = project_dists_copy(project_dists, tmp_path_factory.mktemp("gate-build") / "dist")
     return Built(
         wheel=next(p for p in files if p.suffix == ".whl"), sdist=next(p for p in files if p.name.endswith(".tar.gz"))
     )

@@ -67,7 +67,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from conftest import REPO
+from conftest import REPO, project_dists_copy
 from gate_fixtures import (
     Built,
     RawMember,
@@ -86,7 +86,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gate.archive import SdistArchive
-from gate.build import build_project
 from gate.checker import DEFAULT_TRACKED, Options, check
 from gate.checks import SHOWN_PER_CHECK, Finding, GateError, Limits
 from gate.completeness import load_reference
@@ -103,8 +102,9 @@ ANSWER_S = 30
 
 
 @pytest.fixture(scope="module")
-def built(tmp_path_factory: pytest.TempPathFactory) -> Built:
-    files, _ = build_project(REPO, tmp_path_factory.mktemp("hostile-build") / "dist")
+def built(tmp_path_factory: pytest.TempPathFactory, project_dists: Path) -> Built:
+    """This module's own copy of the session's build of this checkout (conftest.project_dists)."""
+    files = project_dists_copy(project_dists, tmp_path_factory.mktemp("hostile-build") / "dist")
     return Built(
         wheel=next(p for p in files if p.suffix == ".whl"), sdist=next(p for p in files if p.name.endswith(".tar.gz"))
     )

@@ -44,6 +44,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from conftest import project_dists_copy, shared_build
 from gate_fixtures import install_wheel, rewrite_sdist
 from packaging.version import Version
 from test_gate_round42 import _git, _git_copy
@@ -118,7 +119,7 @@ def later(tmp_path_factory: pytest.TempPathFactory) -> Path:
     root = tmp_path_factory.mktemp("round51")
     first = root / "first"
     _git_copy(first)
-    build_project(first, root / "old")
+    project_dists_copy(shared_build(tmp_path_factory, first), root / "old")  # this checkout's build, when clean
     for name, (edits, files, _) in CHANGES.items():
         copy = root / name
         subprocess.run(["git", "clone", "-q", str(first), str(copy)], check=True, capture_output=True)
