@@ -388,7 +388,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(*sampling),
+        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,
@@ -495,7 +495,8 @@ rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows; more than it allows narrows "
+        "nothing, with a note)",
     )
     warm.add_argument(
         "--dtype",
