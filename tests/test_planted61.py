@@ -169,3 +169,24 @@ def test_the_copies_are_files_of_their_own(tmp_path):
         with open(copy, "r+b") as damaged:
             damaged.write(b"X")
     assert sorted(p.read_bytes() for p in shared.iterdir()) == [b"p-1-py3-none-any.whl", b"p-1.tar.gz"]
+
+
+def test_code_that_cannot_be_read_honours_a_list_without_a_digest_no_more_than_one_with(tmp_path, monkeypatch):
+    """Found in the clean code: with the verifying code unreadable (verification_rules None: an install without its
+    sources), a list naming no digest (round 57's form) compared equal to it, None to None, and was honoured; the
+    docstring's "no list is then honoured" holds now for it too."""
+    root = tmp_path / "tables"
+    shutil.copytree(Path(tables.__file__).parents[1] / "tables" / "interpreter", root / "interpreter")
+    files = tables.scan(root)
+    sha = {f.path: f.sha256 for f in files}
+    listed = [
+        tables.VerifiedRecord(f.path, f.sha256, sha[f.path.replace(".proofs.yaml", ".json")])
+        for f in files
+        if f.path.endswith(".proofs.yaml")
+    ]
+    text = tables.render_tracked(files, listed, rules="x")
+    text = "".join(line for line in text.splitlines(keepends=True) if not line.startswith("verified_rules:"))
+    (root / tables.TRACKED_NAME).write_text(text, encoding="utf-8")
+    assert listed and len(tables.read_listed(root)[1]) == len(listed) and tables.read_listed(root)[0] is None
+    monkeypatch.setattr(tables, "verification_rules", lambda package=None: None)
+    assert tables.read_verified(root) == ()
