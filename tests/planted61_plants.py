@@ -112,26 +112,18 @@ PLANTS = [
         'if not isinstance(data.get("model_type") or "", str):',
         MODEL,
     ),
-    # c02: the family's class listed after architectures' (found[0] is still the model_type's: equivalent)
-    p(
-        "c02",
-        CONFIG,
-        'found = [MODEL_TYPES[data["model_type"]]]',
-        'found = [MODEL_TYPES[data["model_type"]], *found]',
-        MODEL,
-    ),
-    # c03: a model_type outside the family refused only where architectures names no family class (the check's
+    # c02: a model_type outside the family refused only where architectures names no family class (the check's
     # "found" read the other way)
     p(
-        "c03",
+        "c02",
         CONFIG,
         "if found and model_type and model_type not in MODEL_TYPES:",
         "if not found and model_type and model_type not in MODEL_TYPES:",
         MODEL,
     ),
-    # c04: checkpoint's refusal of a model_type that is null too (None read as absent: the same refusal, other words)
+    # c03: checkpoint's refusal of a model_type that is null too (None read as absent: the same refusal, other words)
     p(
-        "c04",
+        "c03",
         CHECKPOINT,
         'if data.get("model_type", "") == "":',
         'if not data.get("model_type", ""):',
@@ -146,46 +138,28 @@ PLANTS = [
         'digest.update(name + b"\\0")',
         BUILD,
     ),
-    # b02: the key with the files' sizes, not their content
+    # b02: the key over tracked files only (an untracked file the build packs not keyed)
     p(
         "b02",
-        CONFTEST,
-        "digest.update(hashlib.sha256(path.read_bytes()).digest())",
-        "digest.update(str(path.stat().st_size).encode())",
-        BUILD,
-    ),
-    # b03: the key over tracked files only (an untracked file the build packs not keyed)
-    p(
-        "b03",
         CONFTEST,
         '["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],',
         '["git", "ls-files", "-z", "--cached", "--exclude-standard"],',
         BUILD,
     ),
-    # b04: SOURCE_DATE_EPOCH not keyed (the archives' timestamps differ, the build is reused)
+    # b03: the lock taken shared (two workers build into one folder at once)
+    p("b03", CONFTEST, "fcntl.flock(lock, fcntl.LOCK_EX)", "fcntl.flock(lock, fcntl.LOCK_SH)", BUILD),
+    # b04: the copies hard links to the shared build (a test damaging its copy damages every later test's)
     p(
         "b04",
-        CONFTEST,
-        'digest.update(os.environ.get("SOURCE_DATE_EPOCH", "-").encode() + b"\\0")',
-        'digest.update(b"-\\0")',
-        BUILD,
-    ),
-    # b05: the lock taken shared (two workers build into one folder at once)
-    p("b05", CONFTEST, "fcntl.flock(lock, fcntl.LOCK_EX)", "fcntl.flock(lock, fcntl.LOCK_SH)", BUILD),
-    # b06: a folder without its done mark taken as built (a worker stopped mid-build leaves a partial one)
-    p("b06", CONFTEST, 'if not (folder / "done").is_file():', "if not folder.is_dir():", BUILD),
-    # b07: the copies hard links to the shared build (a test damaging its copy damages every later test's)
-    p(
-        "b07",
         CONFTEST,
         "return sorted(Path(shutil.copy2(path, into / path.name)) for path in sorted(project_dists.iterdir()))",
         "return sorted(os.link(path, into / path.name) or into / path.name "
         "for path in sorted(project_dists.iterdir()))",
         BUILD,
     ),
-    # b08: the copies the shared files themselves (the folder made, nothing put in it)
+    # b05: the copies the shared files themselves (the folder made, nothing put in it)
     p(
-        "b08",
+        "b05",
         CONFTEST,
         "return sorted(Path(shutil.copy2(path, into / path.name)) for path in sorted(project_dists.iterdir()))",
         "return sorted(project_dists.iterdir())",

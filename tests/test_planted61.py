@@ -95,7 +95,7 @@ def _repo(tmp_path: Path) -> Path:
 
 
 def test_the_build_key_follows_every_input_the_build_reads(tmp_path, monkeypatch):
-    """b01 to b04: the key changes with a file's mode, its content at the same size, an untracked file git does not
+    """b01, b02: the key changes with a file's mode, its content at the same size, an untracked file git does not
     ignore and SOURCE_DATE_EPOCH; an ignored file (the build leaves it out) keeps it."""
     source = _repo(tmp_path)
     monkeypatch.delenv("SOURCE_DATE_EPOCH", raising=False)
@@ -136,7 +136,7 @@ def _shared(tmp_path_factory) -> Path:
 
 
 def test_the_build_waits_for_the_lock_and_a_partial_one_is_built_again(tmp_path, tmp_path_factory, monkeypatch):
-    """b05: a worker holding the lock (shared, as a reader would) keeps another from building until it lets go; b06:
+    """b03: a worker holding the lock (shared, as a reader would) keeps another from building until it lets go; and
     a folder left without its done mark (a worker stopped mid-build) is built again."""
     built = _stand_in(monkeypatch)
     source = _repo(tmp_path)
@@ -157,7 +157,7 @@ def test_the_build_waits_for_the_lock_and_a_partial_one_is_built_again(tmp_path,
 
 
 def test_the_copies_are_files_of_their_own(tmp_path):
-    """b07, b08: project_dists_copy's files are new files in the folder asked for (not the shared ones, not links to
+    """b04, b05: project_dists_copy's files are new files in the folder asked for (not the shared ones, not links to
     them): a test damaging its copy leaves the session's build as it was."""
     shared = tmp_path / "dist"
     shared.mkdir()
