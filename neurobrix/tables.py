@@ -1115,6 +1115,7 @@ def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ..
     # looser, or tighter) is read as none, each record read in full (slower, never less strict; never refused for it).
     # An installed package's list is not honoured, its code not hashed: a wheel's records are not read again whatever
     # the list says (Tables._release, pinned by its RECORD), and a package no wheel installed has each read in full
+    verified = () if verification_rules() is None else verified  # code that cannot be read: no list, digest or none
     if verified and (origin == "installed package" or data.get("verified_rules") != verification_rules()):
         verified = ()
     return tracked, verified
