@@ -243,7 +243,7 @@ def _resume_hint(args: argparse.Namespace) -> str:
     from neurobrix.gpu import interpreter_enabled
 
     env = ["TRITON_INTERPRET=1"] if interpreter_enabled() else []
-    if os.environ.get(ENV_VAR) and getattr(args, "tables", None) is None:  # else --tables is in the command
+    if os.environ.get(ENV_VAR) and args.tables is None:  # --tables is in the command
         env.append(f"{ENV_VAR}={shlex.quote(os.environ[ENV_VAR])}")
     return f"finish it (its passed entries carried over): {' '.join([*env, command])}"
 

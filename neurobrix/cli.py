@@ -388,7 +388,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
+        sampling=Sampling(*sampling),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,
@@ -495,8 +495,7 @@ rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows; more than it allows narrows "
-        "nothing, with a note)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
     )
     warm.add_argument(
         "--dtype",
