@@ -344,51 +344,22 @@ def read_prompt_file(path: str) -> str:
     return text
 
 
-def refuse_unstored_first(model: str, *, tables: bool, sampling: Any = None, **limits: int | None) -> None:
-    """Refuse a model name no stored model answers to before torch is imported (2 to 3 s of a CPU, where the name
-    could be refused at once): what the command checks before the model first, as it checks it (``limits``, each
-    option >= 1 given; ``sampling``, a :class:`neurobrix.generate.Sampling`'s fields where a sampling option was given,
-    whose check imports torch; the tables' folder where ``tables``), then the name, by the store's own
-    :func:`neurobrix.store.resolve`. Returns where the name is found after all, or an option is to be refused: the
-    command goes on in its own order."""
-    from . import store
-
-    if not store.unresolved(model) or any(value is not None and value < 1 for value in limits.values()):
-        return
-    if sampling is not None:
-        from .generate import Sampling
-
-        Sampling(*sampling).validate()
-    if tables:
-        from .tables import load
-
-        load()
-    store.resolve(model)
-
-
 def cmd_run(args: argparse.Namespace) -> int:
     from .kernel_source import require_kernel_sources
 
     require_kernel_sources()  # before the kernels are imported: a damaged source is one line, not a traceback
+    from .generate import Sampling
+    from .run import RunOptions, run
+
     if args.prompt_file is not None:
         prompt = read_prompt_file(args.prompt_file)
     else:
         prompt = utf8_text(args.prompt, "--prompt")
-    if args.system is not None:
-        utf8_text(args.system, "--system")  # refused before the model, as it was (RunOptions below takes its text)
-    sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)
-    given = sampling != (0.0, None, None, None, None)  # the parser's defaults: nothing to check
-    refuse_unstored_first(
-        args.model, tables=args.backend == "triton", sampling=sampling if given else None, max_tokens=args.max_tokens
-    )
-    from .generate import Sampling
-    from .run import RunOptions, run
-
     opts = RunOptions(
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(*sampling),
+        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,
@@ -451,7 +422,6 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     from .kernel_source import require_kernel_sources
 
     require_kernel_sources()  # before the kernels are imported (as run)
-    refuse_unstored_first(args.model, tables=True, max_tokens=args.max_tokens, max_prompt=args.max_prompt)
     from .warmup import WarmupOptions, warmup
 
     opts = WarmupOptions(model=args.model, max_tokens=args.max_tokens, max_prompt=args.max_prompt, dtype=args.dtype)
