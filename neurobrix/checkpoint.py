@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 from typing import Any
 
-from .config import ModelConfig, checkpoint_shapes
+from .config import ModelConfig, checkpoint_shapes, initialised
 from .errors import UsageError, counted, printable
 
 CONFIG = "config.json"
@@ -471,7 +471,9 @@ def tensor_problems(
         return f" in {read}" if read else ""
 
     problems = [
-        f"checkpoint has no tensor '{printable(name)}'{missing(name)}" for name in expected if name not in found
+        f"checkpoint has no tensor '{printable(name)}'{missing(name)}"
+        for name in expected
+        if name not in found and initialised(name) is None  # (a bias or norm weight: filled as transformers fills it)
     ]
     problems += [
         f"tensor '{printable(name)}' has shape {list(found[name])}, config.json implies {list(shape)}"

@@ -725,3 +725,15 @@ def checkpoint_shapes(cfg: ModelConfig) -> dict[str, tuple[int, ...]]:
     if not cfg.tie_word_embeddings:
         shapes["lm_head.weight"] = (cfg.vocab_size, h)
     return shapes
+
+
+def initialised(name: str) -> float | None:
+    """The value transformers' from_pretrained gives a tensor of the model that the checkpoint lacks, where that value
+    does not depend on the random draw: its ``_init_weights`` fills a Linear's bias with zeros and an RMSNorm's weight
+    with ones (``init.zeros_``, ``init.ones_``: only tensors not loaded); None for a tensor it draws at random (a
+    projection, the embedding, the head), which stays refused as missing."""
+    if name.endswith(".bias"):
+        return 0.0
+    if name.endswith("norm.weight"):
+        return 1.0
+    return None

@@ -21,7 +21,8 @@ from typing import Any
 
 import torch
 
-from .config import ModelConfig, checkpoint_shapes  # noqa: F401 (checkpoint_shapes: its home before config.py)
+from .config import ModelConfig, initialised
+from .config import checkpoint_shapes  # noqa: F401 (its home before config.py)
 from .errors import UsageError, expect
 from .ops import Ops, rope_cache
 
@@ -71,6 +72,8 @@ def fuse_weights(
 
     def take(name: str, feeds_layers: bool = True) -> torch.Tensor:
         used.add(name)
+        if name not in names and initialised(name) is not None:  # as transformers fills it: zeros or ones
+            return torch.full(shapes[name], initialised(name), dtype=dtype, device=device)
         if name not in names:
             raise WeightsError(f"checkpoint has no tensor '{name}'")
         tensor = get(name)

@@ -134,21 +134,22 @@ def test_a_backslash_or_a_linked_folder_leading_out_is_refused_naming_the_shard(
 
 
 def test_a_tensor_missing_or_ignored_is_refused_in_one_line_naming_it_and_its_file(tmp_path):
-    """transformers warns and prints text (the missing norms drawn anew, the other tensor dropped); `run` keeps
-    refusing. Before: no file was named, and a key holding a line feed made the refusal two lines."""
+    """transformers warns and prints text (the missing projections drawn anew, the other tensor dropped); `run` keeps
+    refusing. Before: no file was named, and a key holding a line feed made the refusal two lines. (A missing norm
+    weight is filled with ones, as transformers fills it: text round 50.)"""
     folder = tmp_path / "m"
     prompt, ids = r44.checkpoint(folder, "mistral")
     files = {"a.safetensors": "a.safetensors", "sub/b.safetensors": "sub/b.safetensors"}
-    shard(folder, files, "model.layers.1.post_attention_layernorm.weight", {"odd\nkey": "sub/b.safetensors"})
+    shard(folder, files, "model.layers.1.mlp.up_proj.weight", {"odd\nkey": "sub/b.safetensors"})
     index = json.loads((folder / INDEX).read_text())
     tensors = load_file(folder / "a.safetensors")
-    mapped = sorted(k for k in tensors if "norm" in k)[0]  # named by the index in a.safetensors, which lacks it
+    mapped = sorted(k for k in tensors if "proj" in k)[0]  # named by the index in a.safetensors, which lacks it
     save_file({k: v for k, v in tensors.items() if k != mapped}, folder / "a.safetensors", metadata={"format": "pt"})
     (folder / INDEX).write_text(json.dumps(index))
     assert r39.reference(folder, ids, 6) is not None, "transformers prints text"
     refused = r39.engine(folder, prompt, 6)  # (its message one line: the helper asserts it)
     assert isinstance(refused, str), refused
-    gone = "model.layers.1.post_attention_layernorm.weight"
+    gone = "model.layers.1.mlp.up_proj.weight"
     assert f"no tensor '{gone}' in any of its 2 shards (a.safetensors, sub/b.safetensors)" in refused, refused
     assert f"no tensor '{mapped}' ({INDEX} maps it to a.safetensors, which does not hold it)" in refused, refused
     assert "would ignore (odd\\nkey) in sub/b.safetensors" in refused, refused
