@@ -21,8 +21,11 @@ from typing import Any
 
 import torch
 
-from .config import ModelConfig, initialised
-from .config import checkpoint_shapes  # noqa: F401 (its home before config.py)
+from .config import (
+    ModelConfig,
+    checkpoint_shapes,  # noqa: F401 (its home before config.py)
+    initialised,
+)
 from .errors import UsageError, expect
 from .ops import Ops, rope_cache
 
