@@ -453,7 +453,8 @@ def tensor_problems(
 ) -> list[str]:
     """What keeps these tensors (name -> shape, from the headers) from being the weights of ``cfg``, by the rules
     ``neurobrix.model.fuse_weights`` loads them by: every tensor the config implies, at its shape (the head of tied
-    embeddings at the embedding's, standing in for a missing embedding), and no other (a rotary table aside). Each
+    embeddings at the embedding's, standing in for a missing embedding; a missing bias or norm weight filled as
+    transformers fills it, ``initialised``), and no other (a rotary table aside). Each
     names the tensor, printable on one line, and its file: ``where`` gives each found tensor's file and the key it is
     stored under, ``read`` the files a missing one was looked for in, ``mapped`` the shard an index names for it."""
     expected = checkpoint_shapes(cfg)
