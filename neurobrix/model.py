@@ -13,6 +13,7 @@ and each forward stays within the token counts the other kernels are certified f
 
 from __future__ import annotations
 
+import sys
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -71,11 +72,13 @@ def fuse_weights(
     """Build the engine's fused weights from Hugging Face tensor names; ``get`` loads one tensor."""
     shapes = checkpoint_shapes(cfg)
     used: set[str] = set()
+    filled: list[str] = []  # missing biases and norm weights, filled as transformers fills them (said on stderr)
     extremes: dict[str, torch.Tensor] = {}  # each tensor feeding the layers -> its [min, max] as the run holds it
 
     def take(name: str, feeds_layers: bool = True) -> torch.Tensor:
         used.add(name)
         if name not in names and initialised(name) is not None:  # as transformers fills it: zeros or ones
+            filled.append(name)
             return torch.full(shapes[name], initialised(name), dtype=dtype, device=device)
         if name not in names:
             raise WeightsError(f"checkpoint has no tensor '{name}'")
@@ -135,6 +138,16 @@ def fuse_weights(
         raise WeightsError(
             f"checkpoint has tensors this engine would ignore ({shown}): its config.json "
             "describes a variant NeuroBrix does not run"
+        )
+    if filled:  # transformers warns of the tensors it initialises; the user learns it here too, once a load
+        shown = ", ".join(filled[:3]) + (f" and {len(filled) - 3} more" if len(filled) > 3 else "")
+        print(
+            f"note: the checkpoint lacks {shown}: filled with "
+            + " and ".join(
+                sorted({"zeros (a bias)" if initialised(n) == 0.0 else "ones (a norm weight)" for n in filled})
+            )
+            + ", as transformers' from_pretrained fills them",
+            file=sys.stderr,
         )
     return Weights(embed, layers, norm, lm_head)
 

@@ -137,3 +137,30 @@ def test_a_missing_projection_transformers_draws_at_random_stays_refused(tmp_pat
     assert not torch.equal(*drawn), "transformers' text would not depend on its draw"
     refused = r39.engine(folder, prompt, 4)
     assert isinstance(refused, str) and f"checkpoint has no tensor '{gone}'" in refused, refused
+
+
+def test_a_filled_tensor_is_said_once_on_stderr(tmp_path, capsys):
+    """transformers warns of the tensors it initialises; a load that fills some says which, on stderr, and a load of
+    a whole checkpoint says nothing."""
+    from neurobrix.config import ModelConfig
+    from neurobrix.model import weights_from_files
+
+    folder = tmp_path / "m"
+    checkpoint(folder, "llama", "metaspace", 21, {"mlp_bias": True}, lambda k: k.endswith("down_proj.bias"))
+    cfg = ModelConfig.from_hf(json.loads((folder / "config.json").read_text()))
+    capsys.readouterr()  # (the builder's own progress)
+    weights_from_files(cfg, [str(folder / "model.safetensors")], torch.float32, "cpu")
+    said = capsys.readouterr()
+    assert said.out == "" and said.err.count("note:") == 1, said
+    assert "model.layers.0.mlp.down_proj.bias" in said.err and "zeros (a bias)" in said.err, said.err
+    assert "ones" not in said.err, said.err
+    whole = tmp_path / "whole"
+    r39.build(whole, "llama", SHAPE, {"rope_theta": 10000.0}, 8, seed=5)
+    capsys.readouterr()
+    weights_from_files(
+        ModelConfig.from_hf(json.loads((whole / "config.json").read_text())),
+        [str(whole / "model.safetensors")],
+        torch.float32,
+        "cpu",
+    )
+    assert capsys.readouterr().err == ""
