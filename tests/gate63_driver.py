@@ -2,6 +2,7 @@
 key-value files installed by each installer.
 
     python tests/gate63_driver.py uvmodes BUILT_DIR OUT.json
+    python tests/gate63_driver.py libarchivemodes BUILT_DIR OUT.json
     python tests/gate63_driver.py separators BUILT_DIR OUT.json
 
 ``uvmodes`` must run as root: each sdist of round 62's ``MODE_CASES`` (tests/gate62_driver.py) is installed by uv
@@ -9,6 +10,11 @@ key-value files installed by each installer.
 unpacks it into its cache (``sdists-v*/path/*/*/src``) and builds it there with hatchling from LINKS; the member's mode
 and owner in that tree are recorded, the second user (``nobody``) probes it as in round 62 and builds the tree with
 the system's pip, and the wheel uv built and the one the second user built are compared with the wheel as built.
+
+``libarchivemodes`` likewise unpacks each with libarchive (``libarchive.so.13``, through ctypes: bsdtar itself is not
+installed here) under the flags bsdtar sets for root (``ARCHIVE_EXTRACT_TIME``, ``OWNER``, ``PERM``, ``ACL``,
+``FFLAGS``, ``XATTR``, ``SECURE_SYMLINKS``, ``SECURE_NODOTDOT``), ``archive_read_extract`` per entry, and records the
+same.
 
 ``separators``: each case of tests/gate63_cases.py (one file of this checkout's wheel with a line separator inside a
 line, RECORD telling the truth) is judged by the gate and installed by each pip in round 62's ``PIPS``, by
@@ -72,8 +78,15 @@ def uvmodes(built: Path, out_json: Path) -> None:
             target = tree / member
             st = target.lstat()
             probe = subprocess.run(
-                [*g62.OTHER, g62.SYSTEM_PY, "-I", "-c", g62.PROBE, str(target),
-                 str(target if member == g62.FOLDER else target.parent)],
+                [
+                    *g62.OTHER,
+                    g62.SYSTEM_PY,
+                    "-I",
+                    "-c",
+                    g62.PROBE,
+                    str(target),
+                    str(target if member == g62.FOLDER else target.parent),
+                ],
                 capture_output=True,
                 text=True,
             )
@@ -82,6 +95,89 @@ def uvmodes(built: Path, out_json: Path) -> None:
             entry["other user"] = json.loads(probe.stdout) if probe.returncode == 0 else probe.stderr[-200:]
             # the cache lies under the case folder (755): the second user may reach the tree
             other_wheel, why = g62._build(tree, case / "wheel-other", other=True)
+            entry["built by the other user"] = g62._against(other_wheel, reference, why)
+        results.append(entry)
+        print(json.dumps(entry), flush=True)
+    out_json.write_text(json.dumps(results, indent=1))
+    shutil.rmtree(work)
+
+
+# bsdtar's extract flags as root (tar/bsdtar.c): time, owner, permissions, ACLs, file flags, xattrs, and its two
+# defaults against links and ".."
+_BSDTAR_ROOT_FLAGS = 0x4 | 0x1 | 0x2 | 0x20 | 0x40 | 0x80 | 0x100 | 0x200
+
+
+def _libarchive_unpack(sdist: Path, dest: Path) -> str:
+    import ctypes
+
+    lib = ctypes.CDLL("libarchive.so.13")
+    lib.archive_read_new.restype = ctypes.c_void_p
+    lib.archive_error_string.restype = ctypes.c_char_p
+    for f in ("archive_read_support_filter_all", "archive_read_support_format_all", "archive_read_free"):
+        getattr(lib, f).argtypes = [ctypes.c_void_p]
+    lib.archive_read_open_filename.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_size_t]
+    lib.archive_read_next_header.argtypes = [ctypes.c_void_p, ctypes.POINTER(ctypes.c_void_p)]
+    lib.archive_read_extract.argtypes = [ctypes.c_void_p, ctypes.c_void_p, ctypes.c_int]
+    lib.archive_error_string.argtypes = [ctypes.c_void_p]
+    a = lib.archive_read_new()
+    lib.archive_read_support_filter_all(a)
+    lib.archive_read_support_format_all(a)
+    here = os.getcwd()
+    dest.mkdir(parents=True)
+    os.chdir(dest)
+    errors = []
+    try:
+        if lib.archive_read_open_filename(a, str(sdist).encode(), 10240) != 0:
+            return str(lib.archive_error_string(a))
+        entry = ctypes.c_void_p()
+        while (r := lib.archive_read_next_header(a, ctypes.byref(entry))) in (0, -20):  # OK, WARN
+            if lib.archive_read_extract(a, entry, _BSDTAR_ROOT_FLAGS) not in (0, -20):
+                errors.append(str(lib.archive_error_string(a)))
+        if r != 1:  # ARCHIVE_EOF
+            errors.append(str(lib.archive_error_string(a)))
+    finally:
+        os.chdir(here)
+        lib.archive_read_free(a)
+    return "; ".join(errors)[-300:]
+
+
+def libarchivemodes(built: Path, out_json: Path) -> None:
+    assert os.geteuid() == 0, "libarchivemodes unpacks as root"
+    os.umask(0o022)
+    sdist = next(built.glob("*.tar.gz"))
+    reference = g62._members(next(built.glob("*.whl")))
+    root = sdist.name.removesuffix(".tar.gz")
+    base = sdist_members(sdist)
+    work = Path(tempfile.mkdtemp(prefix="g63la-", dir="/tmp"))
+    os.chmod(work, 0o755)
+    results = []
+    for label, member, mode, uid, gid in g62.MODE_CASES:
+        case = work / label.replace(" ", "_")
+        case.mkdir()
+        path = case / sdist.name
+        path.write_bytes(g62._mode_sdist(base, root, member, mode, uid, gid))
+        entry: dict[str, object] = {"case": label, "gate": g62._gate_codes(path)}
+        entry["unpacked"] = _libarchive_unpack(path, case / "tree") or "unpacked"
+        target = case / "tree" / root / member
+        if target.exists():
+            st = target.lstat()
+            probe = subprocess.run(
+                [
+                    *g62.OTHER,
+                    g62.SYSTEM_PY,
+                    "-I",
+                    "-c",
+                    g62.PROBE,
+                    str(target),
+                    str(target if member == g62.FOLDER else target.parent),
+                ],
+                capture_output=True,
+                text=True,
+            )
+            entry["mode"] = oct(stat.S_IMODE(st.st_mode))
+            entry["owner"] = f"{st.st_uid}:{st.st_gid}"
+            entry["other user"] = json.loads(probe.stdout) if probe.returncode == 0 else probe.stderr[-200:]
+            other_wheel, why = g62._build(case / "tree" / root, case / "wheel-other", other=True)
             entry["built by the other user"] = g62._against(other_wheel, reference, why)
         results.append(entry)
         print(json.dumps(entry), flush=True)
@@ -102,10 +198,8 @@ def _installed_view(prefix: Path) -> dict[str, object]:
     r = subprocess.run([sys.executable, "-I", "-c", code, *sites], capture_output=True, text=True)
     view: dict[str, object] = json.loads(r.stdout) if r.returncode == 0 else {"read": r.stderr.strip()[-200:]}
     bins = [p for p in prefix.rglob("bin") if p.is_dir()]
-    view["bin"] = sorted(
-        p.name for b in bins for p in b.iterdir() if not p.name.startswith(("python", "activate", "pip", "uv", "pydoc"))
-        and p.name not in ("deactivate",) and "neurobrix" in p.read_bytes().decode("utf-8", "replace")
-    )
+    skeleton = ("python", "activate", "deactivate", "pydoc")
+    view["bin"] = sorted(p.name for b in bins for p in b.iterdir() if not p.name.startswith(skeleton))
     return view
 
 
@@ -149,4 +243,6 @@ def separators(built: Path, out_json: Path) -> None:
 
 
 if __name__ == "__main__":
-    {"uvmodes": uvmodes, "separators": separators}[sys.argv[1]](Path(sys.argv[2]), Path(sys.argv[3]))
+    {"uvmodes": uvmodes, "libarchivemodes": libarchivemodes, "separators": separators}[sys.argv[1]](
+        Path(sys.argv[2]), Path(sys.argv[3])
+    )

@@ -74,7 +74,9 @@ def test_the_readers_part_where_the_round_says(built: Built) -> None:
     launchers) reads the hidden console script behind every separator, configparser (``installer``'s) never; the
     email parser reads no field behind one, bytes or text, and packaging refuses a Summary split by NEL or U+2028."""
     with zipfile.ZipFile(built.wheel) as z:
-        files = {f: z.read(f"neurobrix-{built.version}.dist-info/{f}") for f in ("entry_points.txt", "METADATA", "WHEEL")}
+        files = {
+            f: z.read(f"neurobrix-{built.version}.dist-info/{f}") for f in ("entry_points.txt", "METADATA", "WHEEL")
+        }
     for case, (file, before, after) in CASES.items():
         read = readings(file, files[file].replace(before, after))
         if file == "entry_points.txt":
