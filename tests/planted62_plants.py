@@ -62,7 +62,13 @@ PLANTS = [
         TAR,
         'raise _Fatal(Check.G312, raw_name, "two pax headers in a row")',
         "pax_records = {}",
-        [UNITS, *H("sdist_header_uv_refuses_and_tarfile_reads_is_refused", "sdist_owner_in_a_ustar_header_under_a_pax_owner_is_refused")],
+        [
+            UNITS,
+            *H(
+                "sdist_header_uv_refuses_and_tarfile_reads_is_refused",
+                "sdist_owner_in_a_ustar_header_under_a_pax_owner_is_refused",
+            ),
+        ],
     ),
     # t04: the ustar time under a pax time compared for files only (a folder's said two ways)
     p(
@@ -86,7 +92,13 @@ PLANTS = [
         TAR,
         'key = key_bytes.decode("utf-8", "replace")',
         'key = key_bytes.decode("utf-8", "replace").lower()',
-        [UNITS, *H("sdist_tar_that_hides_or_redirects_a_member_is_refused", "sdist_header_uv_refuses_and_tarfile_reads_is_refused")],
+        [
+            UNITS,
+            *H(
+                "sdist_tar_that_hides_or_redirects_a_member_is_refused",
+                "sdist_header_uv_refuses_and_tarfile_reads_is_refused",
+            ),
+        ],
     ),
     # t07: a pax record set twice refused only when its two values differ (uv refuses the sdist either way)
     p(
