@@ -5,7 +5,7 @@ deflate stream), and the map from a kernel to the files of neurobrix/ops its pro
 (neurobrix/kernel_source.py: what ``MODULES`` is read as, where an op may be declared, an ``OpSpec`` imported under
 another name, relative imports). For tests/planted62_driver.py: id, file, the exact text replaced (found once in its
 file, one line), its replacement, and the existing tests a contributor would run for it (the outcome of each:
-tests/test_planted62.py's docstring)."""
+docs/planted-bugs.md, round 60)."""
 
 from __future__ import annotations
 

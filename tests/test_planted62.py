@@ -6,7 +6,8 @@ Each case fails with its plant in place (checked with tests/planted62_driver.py,
 clean code. No build and no gate run: tarstrict.parse on tars written here with tarfile's own headers, zipstrict.parse
 and inflate on zips written with zipfile, kernel_source on made-up ops packages (test_planted48's copy of it).
 
-Outcomes: see docs/planted-bugs.md, round 60.
+Closed here: t02, t04, t06, t07 (tar), z01, z06, z08 (zip), k01, k02, k06 (the map). Outcomes of all 20: see
+docs/planted-bugs.md, round 60.
 """
 
 from __future__ import annotations
