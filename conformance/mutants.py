@@ -6183,6 +6183,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "rope halves swapped",
     ),
     Mutant(
+        "greedy_pick.merge-held-to-block",
+        "greedy_pick",
+        PICK,
+        "        held = p < parts\n",
+        "        held = p < PARTS\n",
+        "the merge holds every lane of its power-of-two block, not the row's parts: where the parts are not a power "
+        "of two it reads the picks' indices (and the next row's) as values",
+        "mask off by one",
+    ),
+    Mutant(
         "attention_decode.merge-tail-max-filled-zero",
         "attention_decode",
         ATTN,
