@@ -106,7 +106,11 @@ def fill_problems(module_name: str, source: str) -> list[str]:
             elif func in ("tl.zeros", "tl.full"):
                 dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
                 if dtype is None:
-                    dtype = node.args[2 if func == "tl.full" else 1] if len(node.args) > (2 if func == "tl.full" else 1) else None
+                    dtype = (
+                        node.args[2 if func == "tl.full" else 1]
+                        if len(node.args) > (2 if func == "tl.full" else 1)
+                        else None
+                    )
                 if dtype is not None and ast.unparse(dtype) not in STARTS:
                     problems.append(
                         f"{where} starts a value in {ast.unparse(dtype)} ({ast.unparse(node)}): a running sum or "

@@ -6167,7 +6167,8 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_decode",
         ATTN,
         "        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
-        "        accumulator = (accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)).to(\n"
+        "        accumulator = (accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, "
+        "input_precision=PRECISION)).to(\n"
         "            v.dtype).to(tl.float32)\n",
         "the split's running output is kept in the cache's dtype between key blocks, not in fp32",
         "low-precision accumulation",
@@ -6196,7 +6197,7 @@ MUTANTS: tuple[Mutant, ...] = (
         "attention_decode.merge-tail-max-filled-zero",
         "attention_decode",
         ATTN,
-        "    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float(\"-inf\"))\n",
+        '    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))\n',
         "    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=0.0)\n",
         "the merge's padded splits (SPLITS below a power of two) read a maximum of 0, not -inf: every share is taken "
         "against max(m, 0)",

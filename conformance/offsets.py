@@ -73,9 +73,9 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
             ("decode.group_heads",),
             "a query head of one kv head's group times HKV (an interleaved mapping): below BLOCK_G x Hkv",
         ),
-        "tl.load(len_ptr + b)": Allow(
+        "len_ptr": Allow(
             ("decode.lengths",),
-            "a sequence's length, loaded and narrowed: at most the cache's positions, the loop bound of its keys",
+            "the lengths, loaded and narrowed: each at most the cache's positions, the loop bound of its keys",
         ),
     },
     "neurobrix.ops.rotary._rotary_kernel": {
@@ -839,11 +839,27 @@ def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
     """Whether ``NARROW_OFFSETS`` lets a finding stay narrow: the whole product named, or all its int32 operands but
     one (the stride or size it multiplies). A cast of an int64 value to int32 is never allowed."""
     names = NARROW_OFFSETS.get(where, {})
-    if how == "loaded":  # a loaded value narrowed: only where the load (or the whole cast) is named with its bound
-        return text in names or narrow[0] in names
+    if how == "loaded":  # a loaded value narrowed: only where the tensor it is read from is named with its bound
+        return text in names or _loaded_from(narrow[0]) in names
     if how != "product":
         return False
     return text in names or sum(n not in names for n in narrow) <= 1
+
+
+def _loaded_from(text: str) -> str | None:
+    """The pointer a loaded value is read from (``len_ptr`` of ``tl.load(len_ptr + b)``): what the values' bound is a
+    property of, whichever element is read."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and ast.unparse(sub.func) == "tl.load" and sub.args:
+            address = sub.args[0]
+            while isinstance(address, ast.BinOp | ast.Subscript):
+                address = address.left if isinstance(address, ast.BinOp) else address.value
+            return address.id if isinstance(address, ast.Name) else None
+    return None
 
 
 def narrow_offsets(module_name: str, source: str) -> list[str]:
@@ -868,9 +884,9 @@ def narrow_offsets(module_name: str, source: str) -> list[str]:
         elif how == "loaded":
             problems.append(
                 f"{where} narrows {narrow[0]} to int32 ({text}) on the way to a pointer offset: the tensor it is "
-                "read from may hold int64 values (element offsets, a block table) past 2^31, which the cast wraps on "
-                "a GPU (keep it int64, or name the load in conformance.offsets.NARROW_OFFSETS with the bound of the "
-                "values it holds)"
+                "read from may hold int64 values (element offsets, a block table) past 2^31, which the cast wraps "
+                "on a GPU (keep it int64, or name the pointer it is loaded from in conformance.offsets.NARROW_OFFSETS "
+                "with the bound of the values it holds)"
             )
         elif how == "mixed":
             problems.append(

@@ -136,7 +136,9 @@ def test_the_tail_max_plant_is_wrong_only_where_every_split_scores_low(tmp_path)
     mutant = REGISTRY["attention_decode.merge-tail-max-filled-zero"]
     planted = _planted(tmp_path, mutant.file, mutant.old, mutant.new)
     plain = _decode_args()
-    assert torch.equal(planted.attention_decode(*plain, config=DECODE), attention.attention_decode(*plain, config=DECODE))
+    assert torch.equal(
+        planted.attention_decode(*plain, config=DECODE), attention.attention_decode(*plain, config=DECODE)
+    )
     low = _decode_args(shift=True)
     shipped = attention.attention_decode(*low, config=DECODE)
     q, k, v, lengths, scale = low
@@ -256,14 +258,14 @@ def test_decode_lengths_are_allowed_and_bound(monkeypatch):
     """Today's one loaded value narrowed, decode's lengths (its keys' loop bound): allowed, bound by the cache's
     positions; without the allowance the lint names it."""
     file, where = "neurobrix/ops/attention.py", "neurobrix.ops.attention._attention_decode_split_kernel"
-    allow = offsets.NARROW_OFFSETS[where]["tl.load(len_ptr + b)"]
+    allow = offsets.NARROW_OFFSETS[where]["len_ptr"]  # the tensor: whichever element is read
     assert allow.bound == ("decode.lengths",)
     domains = {"attention_decode": [("attention_decode", (("B", 1, 64), ("S", 1, 32768), ("G", 1, 8), ("D", 64, 128)))]}
     assert offsets.bounds(domains, [], {})["decode.lengths"] == 32768
     monkeypatch.setitem(
         offsets.NARROW_OFFSETS,
         where,
-        {k: a for k, a in offsets.NARROW_OFFSETS[where].items() if k != "tl.load(len_ptr + b)"},
+        {k: a for k, a in offsets.NARROW_OFFSETS[where].items() if k != "len_ptr"},
     )
     found = offsets.narrow_offsets(_module(file), _source(file))
     assert len(found) == 1 and "narrows tl.load(len_ptr + b) to int32" in found[0]
