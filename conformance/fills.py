@@ -7,8 +7,9 @@ tl.load(..., mask=..., other=0.0)``), a fill that is not the reduction's neutral
 for a minimum, 0 for a sum) enters the result wherever a block is wider than what it covers. Such a bug can hide
 behind an identity: the decode merge's maxima padded with 0 instead of -inf leave every split's share 2^(m_c - max)
 exact up to a common factor that cancels in the ratio, so the output is the same bit for bit unless every split's
-maximum lies below about -126 (the shares then underflow, 0 / 0), scores no draw reaches. The rule reads only a
-reduction of a loaded name: a fill neutralised on the way (a weight of 0, a ``tl.where``) is not judged.
+maximum lies below about -126 (the shares then underflow, 0 / 0), scores no draw reaches (and only where the merge
+is padded, at a split count that is not a power of two). The rule reads only a reduction of a loaded name: a fill
+neutralised on the way (a weight of 0, a ``tl.where``) is not judged.
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
