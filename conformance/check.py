@@ -46,7 +46,7 @@ from neurobrix.ops import SPECS
 from neurobrix.plan import entry_problem
 from neurobrix.schema import GPUClass, Setting, SettingsIndex
 
-from . import offsets
+from . import fills, offsets
 from .harness import Values, build, judge, run_kernel, wrong_outputs
 from .shipped import Target
 from .shipped import targets as shipped_targets
@@ -126,7 +126,9 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
     input or writes its output before the wait computes the same values on CPU and races on a GPU launched
     with PDL (tests/test_gpu_only.py sees the race only where it happens to lose it). An op whose launcher takes
     ``counters`` has its arrival counters run too (``counter_problems``) and its arrivals read
-    (``arrival_problems``)."""
+    (``arrival_problems``). A reduction of a padded tail filled with a value other than its neutral one, and a running
+    value started in a dtype other than fp32, are named too (``fills.fill_problems``): the interpreter's examples
+    compute the same values for both where no draw reaches the magnitudes that show them."""
     module = sys.modules[SPECS[kernel].launch.__module__]
     found = []
     for name, obj in sorted(vars(module).items()):
@@ -148,6 +150,7 @@ def launch_problems(kernel: str) -> tuple[str, ...]:
     return (
         tuple(found)
         + widening_problems(module)
+        + tuple(fills.fill_problems(module.__name__, inspect.getsource(module)))
         + wait_problems()
         + (counter_problems() + arrival_problems(module) if counted else ())
     )

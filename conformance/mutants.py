@@ -6151,6 +6151,67 @@ MUTANTS: tuple[Mutant, ...] = (
         "read as int32 whatever its tensor, so each product it enters is named",
         "wrong indexing",
     ),
+    # ---------------------------------------------------------------------------- kmut19
+    Mutant(
+        "attention_decode.merge-normalised-partials",
+        "attention_decode",
+        ATTN,
+        "    out = tl.sum(part * weight[:, None], axis=0) / tl.sum(l * weight, axis=0)\n",
+        "    out = tl.sum(part / l[:, None] * (l * weight)[:, None], axis=0) / tl.sum(l * weight, axis=0)\n",
+        "the merge normalises each split's partial before weighing it by its share of the sum: the same value where "
+        "every split holds a key, 0 / 0 where one is empty (a short sequence beside a long one)",
+        "wrong formula",
+    ),
+    Mutant(
+        "attention_decode.accumulator-in-model-dtype",
+        "attention_decode",
+        ATTN,
+        "        accumulator = accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, input_precision=PRECISION)\n",
+        "        accumulator = (accumulator * alpha[:, None] + tl.dot(p.to(v.dtype), v, "
+        "input_precision=PRECISION)).to(\n"
+        "            v.dtype).to(tl.float32)\n",
+        "the split's running output is kept in the cache's dtype between key blocks, not in fp32",
+        "low-precision accumulation",
+    ),
+    Mutant(
+        "rotary.odd-positions-rotated-backwards",
+        "rotary",
+        ROTARY,
+        "    sn = tl.load(sin_ptr + pos * stride_cos + offs_d, mask=offs_d < HALF, other=0.0)\n",
+        "    sn = tl.load(sin_ptr + pos * stride_cos + offs_d, mask=offs_d < HALF, other=0.0)\n"
+        "    sn = tl.where(pos % 2 == 1, -sn, sn)\n",
+        "the half-dim pairing swapped at an odd position (the second half leads): each pair rotated by minus its angle",
+        "rope halves swapped",
+    ),
+    Mutant(
+        "greedy_pick.merge-held-to-block",
+        "greedy_pick",
+        PICK,
+        "        held = p < parts\n",
+        "        held = p < PARTS\n",
+        "the merge holds every lane of its power-of-two block, not the row's parts: where the parts are not a power "
+        "of two it reads the picks' indices (and the next row's) as values",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_decode.merge-tail-max-filled-zero",
+        "attention_decode",
+        ATTN,
+        '    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))\n',
+        "    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=0.0)\n",
+        "the merge's padded splits (SPLITS below a power of two) read a maximum of 0, not -inf: every share is taken "
+        "against max(m, 0)",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_prefill.accumulator-in-q-dtype",
+        "attention_prefill",
+        ATTN,
+        "    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=tl.float32)\n",
+        "    acc = tl.zeros((BLOCK_M, BLOCK_D), dtype=q.dtype)\n",
+        "the running output starts in q's dtype",
+        "low-precision accumulation",
+    ),
 )
 
 

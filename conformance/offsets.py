@@ -73,6 +73,10 @@ NARROW_OFFSETS: dict[str, dict[str, Allow]] = {
             ("decode.group_heads",),
             "a query head of one kv head's group times HKV (an interleaved mapping): below BLOCK_G x Hkv",
         ),
+        "len_ptr": Allow(
+            ("decode.lengths",),
+            "the lengths, loaded and narrowed: each at most the cache's positions, the loop bound of its keys",
+        ),
     },
     "neurobrix.ops.rotary._rotary_kernel": {
         "offs_h": Allow(("rotary.heads",), "a head of one token times the head stride: within one token's row")
@@ -213,6 +217,7 @@ def bounds(domains: Mapping[str, Iterable[Any]], models: Iterable[Any], specs: M
             note("flash.positions", tops["S"] * qkv_row)
     for _, tops, settings in spans("attention_decode"):
         note("decode.positions", tops["S"] * cache_row)
+        note("decode.lengths", tops["S"])  # a length loaded from lengths (int32 or int64) and narrowed to int32
         note("decode.group_heads", _pow2(tops["G"]) * kv_heads)
         for c in settings:
             splits, block = c["SPLITS"], c["BLOCK_N"]
@@ -704,6 +709,19 @@ class _Module:
                 return True
         return False
 
+    def _loaded(self, fn: str, node: ast.expr, seen: frozenset = frozenset()) -> bool:
+        """Whether a value is read from memory (a ``tl.load``, directly or through the names it is computed from):
+        the tensor's dtype is not in the source, so an int64 tensor of element offsets (a block table, a slot
+        mapping) narrowed to int32 may have held values past 2^31 (a helper's result is not followed)."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.Call) and ast.unparse(sub.func) == "tl.load":
+                return True
+            if isinstance(sub, ast.Name) and sub.id not in seen:
+                for name, assigned, how in self.assigned[fn]:
+                    if name == sub.id and how in ("=", "+=") and self._loaded(fn, assigned.value, seen | {sub.id}):
+                        return True
+        return False
+
     def _scan(self, fn, node, work, seen, found) -> None:
         if isinstance(node, ast.Name):
             if (fn, node.id) in seen:
@@ -769,6 +787,9 @@ class _Module:
                 if dtype in NARROWING and self._wide_product(fn, inner):
                     text = ast.unparse(node)
                     found.setdefault((fn, text), (fn, text, (_factor_text(inner),), "cast"))
+                elif dtype in NARROWING and self._loaded(fn, inner):
+                    text = ast.unparse(node)
+                    found.setdefault((fn, text), (fn, text, (_factor_text(inner),), "loaded"))
                 self._scan(fn, inner, work, seen, found)
             elif func == "tl.where" and len(node.args) == 3:
                 self._scan(fn, node.args[1], work, seen, found)
@@ -818,9 +839,27 @@ def allowed(where: str, text: str, narrow: tuple[str, ...], how: str) -> bool:
     """Whether ``NARROW_OFFSETS`` lets a finding stay narrow: the whole product named, or all its int32 operands but
     one (the stride or size it multiplies). A cast of an int64 value to int32 is never allowed."""
     names = NARROW_OFFSETS.get(where, {})
+    if how == "loaded":  # a loaded value narrowed: only where the tensor it is read from is named with its bound
+        return text in names or _loaded_from(narrow[0]) in names
     if how != "product":
         return False
     return text in names or sum(n not in names for n in narrow) <= 1
+
+
+def _loaded_from(text: str) -> str | None:
+    """The pointer a loaded value is read from (``len_ptr`` of ``tl.load(len_ptr + b)``): what the values' bound is a
+    property of, whichever element is read."""
+    try:
+        node = ast.parse(text, mode="eval").body
+    except SyntaxError:
+        return None
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Call) and ast.unparse(sub.func) == "tl.load" and sub.args:
+            address = sub.args[0]
+            while isinstance(address, ast.BinOp | ast.Subscript):
+                address = address.left if isinstance(address, ast.BinOp) else address.value
+            return address.id if isinstance(address, ast.Name) else None
+    return None
 
 
 def narrow_offsets(module_name: str, source: str) -> list[str]:
@@ -841,6 +880,13 @@ def narrow_offsets(module_name: str, source: str) -> list[str]:
             problems.append(
                 f"{where} casts {narrow[0]} to int32 ({text}) on the way to a pointer offset: past 2^31 elements the "
                 "offset wraps on a GPU (the interpreter's shapes never reach it)"
+            )
+        elif how == "loaded":
+            problems.append(
+                f"{where} narrows {narrow[0]} to int32 ({text}) on the way to a pointer offset: the tensor it is "
+                "read from may hold int64 values (element offsets, a block table) past 2^31, which the cast wraps "
+                "on a GPU (keep it int64, or name the pointer it is loaded from in conformance.offsets.NARROW_OFFSETS "
+                "with the bound of the values it holds)"
             )
         elif how == "mixed":
             problems.append(
