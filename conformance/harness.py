@@ -368,21 +368,23 @@ def interpreter_memory() -> None:
     raises ``MemoryGuardError`` at the launch's end, naming the kernel and both programs. Installed once per
     process."""
 
-    def check(ptrs: Any, mask: Any, what: str) -> None:
+    def check(ptrs: Any, mask: Any, what: str) -> Any:
+        """The addresses of the lanes taken (mask on), a flat uint64 array (None outside a launch), once each is
+        shown to lie inside a tensor argument."""
         if _launch is None:
-            return
+            return None
         import numpy as np
 
         addresses = np.broadcast_to(ptrs.data, np.broadcast_shapes(ptrs.data.shape, mask.data.shape))
         if not mask.data.all():
             addresses = addresses[np.broadcast_to(mask.data, addresses.shape)]
-        if addresses.size == 0:
-            return
         addresses = addresses.astype(np.uint64, copy=False).ravel()
+        if addresses.size == 0:
+            return addresses
         size = np.uint64(ptrs.get_element_ty().primitive_bitwidth // 8)
         first, last = addresses.min(), addresses.max() + size
         if any(start <= first and last <= end for start, end in _launch["spans"]):
-            return  # every lane within one tensor's span (the common case: one comparison each way)
+            return addresses  # every lane within one tensor's span (the common case: one comparison each way)
         inside = np.zeros(addresses.shape, dtype=bool)
         for start, end in _launch["spans"]:
             inside |= (addresses >= np.uint64(start)) & (addresses + size <= np.uint64(end))
@@ -394,6 +396,7 @@ def interpreter_memory() -> None:
                 + ", ".join(f"{s:#x}..{e:#x}" for s, e in _launch["spans"])
                 + ")"
             )
+        return addresses
 
     def wrap_load(plain: Callable[..., Any]) -> Callable[..., Any]:
         def create_masked_load(self, ptrs, mask, other, cache_policy, is_volatile):
@@ -417,18 +420,13 @@ def interpreter_memory() -> None:
 
     def wrap_store(plain: Callable[..., Any]) -> Callable[..., Any]:
         def create_masked_store(self, ptrs, value, mask, cache_policy):
-            check(ptrs, mask, "write")
-            if _launch is not None:  # (3): the elements this program stores, for the launch's end
-                import numpy as np
-
-                addresses = np.broadcast_to(ptrs.data, np.broadcast_shapes(ptrs.data.shape, mask.data.shape))
-                addresses = addresses[np.broadcast_to(mask.data, addresses.shape)]
-                if addresses.size:
-                    nx, ny, _ = self.grid_dim
-                    x, y, z = self.grid_idx
-                    _launch.setdefault("stores", []).append(
-                        (x + nx * (y + ny * z), np.unique(addresses.astype(np.uint64)))
-                    )
+            addresses = check(ptrs, mask, "write")
+            if _launch is not None and addresses.size:  # (3): the elements this program stores, for the launch's end
+                nx, ny, _ = self.grid_dim
+                x, y, z = self.grid_idx
+                # the lanes as `check` took them, repeats and all: each program's are made unique once, at the
+                # launch's end (a copy: without a mask they may be a view of the interpreter's own pointer array)
+                _launch.setdefault("stores", []).append((x + nx * (y + ny * z), addresses.copy()))
             return plain(self, ptrs, value, mask, cache_policy)
 
         return create_masked_store

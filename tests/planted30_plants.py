@@ -334,17 +334,19 @@ PLANTS = [
     p(
         "m09",
         HAR,
-        '                    _launch.setdefault("stores", []).append(\n'
-        "                        (x + nx * (y + ny * z), np.unique(addresses.astype(np.uint64)))\n",
-        '                    _launch.setdefault("stores", []).append(\n'
-        "                        (x, np.unique(addresses.astype(np.uint64)))\n",
+        '                _launch.setdefault("stores", []).append((x + nx * (y + ny * z), addresses.copy()))\n',
+        '                _launch.setdefault("stores", []).append((x, addresses.copy()))\n',
         KM,
     ),
     p(
         "m10",
         HAR,
-        "                addresses = addresses[np.broadcast_to(mask.data, addresses.shape)]\n",
-        "",
+        '            addresses = check(ptrs, mask, "write")\n',
+        '            addresses = check(ptrs, mask, "write")\n'
+        "            if addresses is not None:  # every lane stored, the masked ones too\n"
+        "                import numpy as np\n\n"
+        "                shape = np.broadcast_shapes(ptrs.data.shape, mask.data.shape)\n"
+        "                addresses = np.broadcast_to(ptrs.data, shape).astype(np.uint64).ravel()\n",
         KM + ["tests/test_conformance.py", "-k", "pick or guard or memory"],
     ),
     p(
