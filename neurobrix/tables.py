@@ -463,6 +463,8 @@ def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
         pieces = rejected.split(": ") if rejected else [""]
         texts = pieces[1::2]
         unique = set(texts)
+        if len(tried) > MAX_DIGITS:  # (a count past Python's bound on int(): a ValueError, or unbounded its cost)
+            return False
         if float(best) > float(median) or int(tried) != items + 1 or len(pieces) != 2 * items + 1:
             return False
         if len(unique) != items:
@@ -853,6 +855,24 @@ def _read_text(path: Path, shown: str, sha256: str | None) -> str:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
 
 
+# the most digits an integer of a table may have: Python's default bound on converting a text to an int (4,300),
+# held by the engine itself, since the environment lifts Python's (PYTHONINTMAXSTRDIGITS=0, -X int_max_str_digits=0,
+# sys.set_int_max_str_digits(0) in a program): unbounded, the conversion costs time quadratic in the digits (400,000
+# digits took 3 s, and 7 s to quote in the refusal; a record's 5 MB hang a command for minutes). Strict round 59.
+MAX_DIGITS = 4300
+
+
+def _too_many_digits(count: int) -> str:
+    return f"found an integer of {count} digits, past the {MAX_DIGITS} a table's number may have"
+
+
+def _bounded_int(text: str) -> int:
+    """JSON's integer, of :data:`MAX_DIGITS` digits at most whatever Python's own bound is."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(_too_many_digits(len(text.lstrip("-"))))
+    return int(text)
+
+
 class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
     """The safe loader refusing a mapping that names a key twice: PyYAML keeps the last silently, so a reader
     of the file (a reviewer, another tool) and the engine could take two different values from it."""
@@ -887,6 +907,10 @@ class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
 
     def construct_yaml_int(self, node: Any) -> Any:
         self._spelt(node, _DECIMAL, "the integer")
+        if len(node.value.lstrip("+-")) > MAX_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, _too_many_digits(len(node.value.lstrip("+-"))), node.start_mark
+            )
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: Any) -> Any:
@@ -1090,7 +1114,7 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
             f"in a text ({_CONTROLS})"
         )
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise TablesError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
     except (ValueError, RecursionError) as exc:  # a number of over 4,300 digits, arrays nested too deep
