@@ -1438,8 +1438,8 @@ def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
             raise TablesError(problem)
         release = bool(records)  # (none: no wheel installed it, an editable install)
     tracked, verified = _read_tracked(root, location.origin)
-    if release and not _release_bound(root):  # verified by other code or under another reader: read in full
-        release = False
+    # a wheel's records verified by other code or under another YAML reader than this process's: read in full
+    release = release and _release_bound(root)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         raise TablesError(
