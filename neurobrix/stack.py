@@ -541,6 +541,13 @@ CODEGEN_ENV = (
     "TRITON_DEFAULT_BACKEND",
 )
 
+# Variables the CUDA driver reads that make it load other code than the binary Triton compiled: with either set,
+# the driver ignores a module's machine code and compiles its PTX itself (Triton loads a cubin of machine code, which
+# holds no PTX: the certified kernel fails to load after the weights were loaded, or, given PTX, runs the driver's
+# code, not the one proven). Strict round 59; the driver's other variables are harmless to a kernel's numbers
+# (docs/strictness-rounds.md, round 59).
+DRIVER_CODEGEN_ENV = ("CUDA_FORCE_PTX_JIT", "CUDA_FORCE_JIT")
+
 # The variables Triton reads that a GPU class may run with, each changing neither the code Triton compiles from
 # a setting nor the binary it launches. Every other variable Triton reads refuses a GPU class when set: each of
 # its knobs (``triton.knobs``, every group), each one its compiler lists as changing what it compiles, and
@@ -624,6 +631,7 @@ def compiler_overrides() -> dict[str, str]:
         key for key, group in read.items() if key not in HARMLESS_ENV and group not in HARMLESS_GROUPS
     }
     found.update({name: os.environ[name] for name in wanted if os.environ.get(name)})
+    found.update({name: os.environ[name] for name in DRIVER_CODEGEN_ENV if os.environ.get(name, "0") != "0"})
     try:
         from triton._C.libtriton import get_cache_invalidating_env_vars
     except ImportError:  # a Triton without that list (none that a class certifies today)

@@ -115,7 +115,8 @@ class Tables:
     _indexes: dict[tuple[str, str], SettingsIndex] = field(default_factory=dict, repr=False)
     _digests: dict[str, str] = field(default_factory=dict, repr=False)
     # an installed wheel's tables, pinned by its RECORD (installed_tables_problem): the bytes the release gate ran
-    # `tables verify` on (G702), whose proofs are not read again (_certified_entries)
+    # `tables verify` on (G702), whose proofs are not read again (_certified_entries) while its TRACKED.yaml's
+    # verified_rules is this code's under this process's YAML reader (_release_bound)
     _release: bool = field(default=False, repr=False)
     # record path -> (its sha256, its index's) for each record TRACKED.yaml lists as `conformance track` verified it
     # (parse_verified): read by its digests, as a release's (_verified_record)
@@ -462,6 +463,8 @@ def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
         pieces = rejected.split(": ") if rejected else [""]
         texts = pieces[1::2]
         unique = set(texts)
+        if len(tried) > MAX_DIGITS:  # (a count past Python's bound on int(): a ValueError, or unbounded its cost)
+            return False
         if float(best) > float(median) or int(tried) != items + 1 or len(pieces) != 2 * items + 1:
             return False
         if len(unique) != items:
@@ -731,9 +734,25 @@ def render_tracked(
 RULE_FILES = ("tables.py", "schema.py", "buckets.py", "dtypes.py", "errors.py")
 
 
+def record_readers() -> str:
+    """The parser that reads every table of this process, as the digest of the verifying code includes it (strict
+    round 59): PyYAML's version and libyaml's where PyYAML parses with it (:data:`SAFE_LOADER`), else its pure-Python
+    parser. A record is verified as this parser reads it (the values it makes, the texts it takes); another version
+    may read the same bytes otherwise (a YAML 1.2 reading of ``0204``, a number or a key it took and refuses, or the
+    reverse), so a list verified under another reader is read in full, as under other code. fastjsonschema is not
+    named: the generated validators (``_schemas/*.py``, digested) hold the whole check and import only its two
+    exception classes from it (a test holds them to that)."""
+    if SAFE_LOADER is yaml.SafeLoader:
+        return f"PyYAML {yaml.__version__}, pure Python"
+    from yaml import _yaml
+
+    return f"PyYAML {yaml.__version__}, libyaml {_yaml.get_version_string()}"
+
+
 def verification_rules(package: Path | None = None) -> str | None:
     """The digest of the code that verifies audit records (:data:`RULE_FILES` and ``_schemas/*.py`` of the package
-    folder ``package``, by default this engine's own, read once a process), or None when a file of it cannot be read
+    folder ``package``, by default this engine's own, read once a process) and of the parser that reads them
+    (:func:`record_readers`, this process's), or None when a file of it cannot be read
     (an install without its sources: no list is then honoured, each record read in full). ``conformance track`` writes
     it beside the records it verified (``verified_rules``); run takes those records as verified only under the same
     digest, so a folder tracked by an engine whose rules were looser (an older neurobrix, a checkout edited since) is
@@ -750,6 +769,7 @@ def _own_rules() -> str | None:
 
 def _rules_digest(package: Path) -> str | None:
     digest = hashlib.sha256(b"neurobrix verification rules\n")
+    digest.update(f"readers\0{record_readers()}\0".encode())
     try:
         names = [*RULE_FILES, *sorted(f"_schemas/{p.name}" for p in (package / "_schemas").glob("*.py"))]
         for name in names:
@@ -835,6 +855,24 @@ def _read_text(path: Path, shown: str, sha256: str | None) -> str:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
 
 
+# the most digits an integer of a table may have: Python's default bound on converting a text to an int (4,300),
+# held by the engine itself, since the environment lifts Python's (PYTHONINTMAXSTRDIGITS=0, -X int_max_str_digits=0,
+# sys.set_int_max_str_digits(0) in a program): unbounded, the conversion costs time quadratic in the digits (400,000
+# digits took 3 s, and 7 s to quote in the refusal; a record's 5 MB hang a command for minutes). Strict round 59.
+MAX_DIGITS = 4300
+
+
+def _too_many_digits(count: int) -> str:
+    return f"found an integer of {count} digits, past the {MAX_DIGITS} a table's number may have"
+
+
+def _bounded_int(text: str) -> int:
+    """JSON's integer, of :data:`MAX_DIGITS` digits at most whatever Python's own bound is."""
+    if len(text.lstrip("-")) > MAX_DIGITS:
+        raise ValueError(_too_many_digits(len(text.lstrip("-"))))
+    return int(text)
+
+
 class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
     """The safe loader refusing a mapping that names a key twice: PyYAML keeps the last silently, so a reader
     of the file (a reviewer, another tool) and the engine could take two different values from it."""
@@ -869,6 +907,10 @@ class _UniqueKeys(SAFE_LOADER):  # type: ignore[valid-type,misc]
 
     def construct_yaml_int(self, node: Any) -> Any:
         self._spelt(node, _DECIMAL, "the integer")
+        if len(node.value.lstrip("+-")) > MAX_DIGITS:
+            raise yaml.constructor.ConstructorError(
+                None, None, _too_many_digits(len(node.value.lstrip("+-"))), node.start_mark
+            )
         return super().construct_yaml_int(node)
 
     def construct_yaml_float(self, node: Any) -> Any:
@@ -1072,11 +1114,29 @@ def read_json(path: Path, shown: str, sha256: str | None = None) -> Any:
             f"in a text ({_CONTROLS})"
         )
     try:
-        return json.loads(text, object_pairs_hook=_unique_keys)
+        return json.loads(text, object_pairs_hook=_unique_keys, parse_int=_bounded_int)
     except json.JSONDecodeError as exc:
         raise TablesError(f"{shown}:{exc.lineno}:{exc.colno}: not valid JSON: {exc.msg}") from exc
     except (ValueError, RecursionError) as exc:  # a number of over 4,300 digits, arrays nested too deep
         raise TablesError(f"{shown}: not valid JSON: {exc}") from exc
+
+
+# the line of TRACKED.yaml that `track` writes with the digest of the code (and reader) that verified its records
+_RULES_LINE = re.compile(r"^verified_rules: ([0-9a-f]{64})$", re.MULTILINE)
+
+
+def _release_bound(root: Path) -> bool:
+    """Whether an installed wheel's records (``root``, its TRACKED.yaml pinned by the wheel's RECORD, so in the form
+    `track` wrote it) were verified by this engine's code under this process's reader (:func:`verification_rules`):
+    the release gate's `tables verify` and `track` read them with the PyYAML and libyaml of the build; a user who
+    upgrades PyYAML reads the same bytes with another parser, which no check ran. Not bound: the records are read in
+    full as a checkout's are (slower, never refused for it). Strict round 59."""
+    own = verification_rules()
+    try:
+        found = _RULES_LINE.search((root / TRACKED_NAME).read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError):
+        return False
+    return own is not None and found is not None and found.group(1) == own
 
 
 def read_tracked(root: Path, origin: str | None = None) -> tuple[TrackedFile, ...]:
@@ -1378,6 +1438,8 @@ def _load(location: TablesLocation, state: tuple[object, ...] | None) -> Tables:
             raise TablesError(problem)
         release = bool(records)  # (none: no wheel installed it, an editable install)
     tracked, verified = _read_tracked(root, location.origin)
+    # a wheel's records verified by other code or under another YAML reader than this process's: read in full
+    release = release and _release_bound(root)
     problems = check_files(root, tracked) + _layout_problems(tracked)
     if problems:
         raise TablesError(
@@ -1424,6 +1486,7 @@ __all__ = [
     "clear_cache",
     "current",
     "verify_all",
+    "record_readers",
     "verification_rules",
     "verified_records",
     "awaiting_reproof",
