@@ -508,7 +508,8 @@ rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows; more than it allows narrows "
+        "nothing, with a note)",
     )
     warm.add_argument(
         "--dtype",
