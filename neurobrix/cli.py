@@ -389,9 +389,10 @@ def cmd_run(args: argparse.Namespace) -> int:
         prompt = read_prompt_file(args.prompt_file)
     else:
         prompt = utf8_text(args.prompt, "--prompt")
-    system = None if args.system is None else utf8_text(args.system, "--system")
     sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)
     if early and sampling == (0.0, None, None, None, None):  # a sampling option given: its check imports torch
+        if args.system is not None:  # refused before the name, as it is where RunOptions below takes it
+            utf8_text(args.system, "--system")
         refuse_unstored_first(args.model, tables=args.backend == "triton", max_tokens=args.max_tokens)
     from .generate import Sampling
     from .run import RunOptions, run
@@ -405,7 +406,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         dtype=args.dtype,
         chat=not args.no_chat,
         stream=not args.no_stream,
-        system=system,
+        system=None if args.system is None else utf8_text(args.system, "--system"),
     )
     streamed = ["\n"]  # the last text written
 

@@ -55,13 +55,14 @@ print(json.dumps(said))
 """
 
 # (command, its arguments, variables set for it): what the commands check before the name (the tables' folder, the
-# prompt) comes first still; an option the run's own check refuses is left to it (test below)
+# prompt, the system message) comes first still; an option the run's own check refuses is left to it (test below)
 _CASES = [
     ("neurobrix", ["run", "--model", "nosuch", "--prompt", "hi"], {}),
     ("neurobrix", ["warmup", "--model", "nosuch"], {}),
     ("conformance", ["check", "--class", "nosuch"], {}),
     ("neurobrix", ["warmup", "--model", "nosuch"], {"NEUROBRIX_TABLES": "{tmp}/no tables"}),
     ("neurobrix", ["run", "--model", "nosuch", "--prompt-file", "{tmp}/no prompt"], {}),
+    ("neurobrix", ["run", "--model", "nosuch", "--prompt", "hi", "--system", "caf\udce9"], {}),
 ]
 
 
