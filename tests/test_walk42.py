@@ -6,8 +6,8 @@ releases" on the 2-core machine without a GPU, taking up what rounds 39 to 41 le
 
 Found and fixed (each test below failed before its fix):
 - `neurobrix run --model nosuch`, `warmup --model nosuch` and `python -m conformance check --class nosuch` imported
-  torch (2 s of CPU, 5.4 to 5.8 s in all on a busy machine) before refusing a name they could refuse at once. Each
-  refuses it first now (0.9 to 1.3 s), in the same words and with the same exit code, after what it checks before
+  torch (2 s of CPU, 2.1 to 3.5 s in all on a quiet machine) before refusing a name they could refuse at once. Each
+  refuses it first now (0.4 to 0.5 s), in the same words and with the same exit code, after what it checks before
   the name (the options, the prompt, the tables' folder) as before; where torch is imported already, or a dependency
   is missing, the command goes its own way as it did.
 - `warmup --max-prompt` (or `--max-tokens`) past the model's context warmed up the whole context without a word: a
