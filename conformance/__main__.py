@@ -158,8 +158,34 @@ def _check_with_progress(args: argparse.Namespace, gpu_class: str) -> Any:
 
 
 def cmd_check(args: argparse.Namespace) -> int:
+    if args.tables is None:
+        return _check(args)
+    # --tables: the check runs as under NEUROBRIX_TABLES (its workers, --record and the re-proof read that folder)
+    root = Path(args.tables).expanduser()
+    if not root.is_dir():
+        raise UsageError(f"{args.tables} is not a folder")
+    before = os.environ.get(ENV_VAR)
+    os.environ[ENV_VAR] = str(root.resolve())
+    try:
+        return _check(args)
+    finally:
+        if before is None:
+            os.environ.pop(ENV_VAR, None)
+        else:
+            os.environ[ENV_VAR] = before
+
+
+def _check(args: argparse.Namespace) -> int:
+    from neurobrix.cli import before_torch
     from neurobrix.gpu import detect_class
 
+    if args.gpu_class and not args.dtype and before_torch("conformance.check", needs=("hypothesis",)):
+        # a class the tables lack, refused before the check's imports (torch, Hypothesis: 2 to 3 s), where the check
+        # itself would refuse it next (its --where read first, as the check reads it)
+        from neurobrix.tables import load
+
+        _where(args.where)
+        track.require_class(args.gpu_class, load())
     from . import check
 
     gpu_class = args.gpu_class or detect_class().id
@@ -222,7 +248,7 @@ def _resume_hint(args: argparse.Namespace) -> str:
     from neurobrix.gpu import interpreter_enabled
 
     env = ["TRITON_INTERPRET=1"] if interpreter_enabled() else []
-    if os.environ.get(ENV_VAR):
+    if os.environ.get(ENV_VAR) and getattr(args, "tables", None) is None:  # else --tables is in the command
         env.append(f"{ENV_VAR}={shlex.quote(os.environ[ENV_VAR])}")
     return f"finish it (its passed entries carried over): {' '.join([*env, command])}"
 
@@ -588,6 +614,12 @@ def build_parser() -> argparse.ArgumentParser:
         "class's device and certified stack) to the kernel code it ran: its digest and this check are written into "
         "the table's provenance and index, and TRACKED.yaml rewritten (a tables folder it cannot write is refused "
         "before the check). `neurobrix run` launches a table's settings only on the kernel code they were proven on",
+    )
+    c.add_argument(
+        "--tables",
+        metavar="DIR",
+        help="tables folder to check (default: $NEUROBRIX_TABLES when set, where the engine reads, else this "
+        "checkout's tables/); the check runs as with NEUROBRIX_TABLES=DIR, --record binding that folder's tables",
     )
     c.add_argument(
         "-x",

@@ -694,11 +694,9 @@ def require_device(gpu_class: GPUClass) -> None:
 
 def require_device_of(gpu_class: str, loaded: nb_tables.Tables) -> None:
     """The class must exist in these tables and be this machine's."""
-    if gpu_class not in loaded.classes:
-        raise UsageError(
-            f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
-            f"{', '.join(sorted(loaded.classes)) or 'none'}"
-        )
+    from .track import require_class
+
+    require_class(gpu_class, loaded)
     require_device(loaded.classes[gpu_class])
 
 

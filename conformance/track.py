@@ -7,9 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from neurobrix.errors import UsageError
 from neurobrix.tables import (
     TRACKED_NAME,
     Problem,
+    Tables,
     check_files,
     read_listed,
     read_tracked,
@@ -21,6 +23,16 @@ from neurobrix.tables import (
 )
 
 SOURCE_TABLES = Path(__file__).resolve().parent.parent / "tables"
+
+
+def require_class(gpu_class: str, loaded: Tables) -> None:
+    """The class must be one of these tables' (UsageError naming them): read from the tables alone, so that `check
+    --class` refuses a name it does not know before torch is imported (2 to 3 s of a CPU)."""
+    if gpu_class not in loaded.classes:
+        raise UsageError(
+            f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
+            f"{', '.join(sorted(loaded.classes)) or 'none'}"
+        )
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:

@@ -136,15 +136,20 @@ class _Parser(argparse.ArgumentParser):
         return parsed, extras
 
 
+# what the gate's exit status means, in every --help (`gate check --help` and `gate build --help` listed none)
+EXIT_CODES = (
+    "Exit codes: 0 passed, 1 refused (findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated "
+    "(SIGTERM), 129 hung up (SIGHUP: its terminal closed), 141 the report's reader went away (SIGPIPE). The README's "
+    "'For releases' section lists every check code and the --json report's fields."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="python -m gate",
         description="The release gate: refuse any wheel or sdist that is not exactly what this repository ships "
         "(the files git tracks, pyproject.toml's declarations, the tracked tables), before it is uploaded.",
-        epilog="Run it from the repository's root (the gate is not installed). Exit codes: 0 passed, 1 refused "
-        "(findings), 2 unusable input or usage, 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), 129 hung up "
-        "(SIGHUP: its terminal closed), 141 the report's reader went away (SIGPIPE). The README's "
-        "'For releases' section lists every check code and the --json report's fields.",
+        epilog=f"Run it from the repository's root (the gate is not installed). {EXIT_CODES}",
     )
     common = _Parser(add_help=False)
     common.add_argument(
@@ -175,6 +180,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="check wheels, sdists, or a folder of them",
         description="Check wheels, sdists, or an upload folder holding them.",
+        epilog=EXIT_CODES,
     )
     c.add_argument("dists", metavar="DIST", nargs="+", help="a .whl, a .tar.gz, or a folder of them")
     c.set_defaults(func=cmd_check)
@@ -183,6 +189,7 @@ def build_parser() -> argparse.ArgumentParser:
         parents=[common],
         help="build this project into a fresh folder, then check it",
         description="Build this project with `python -m build` into a fresh folder, then check what was built.",
+        epilog=EXIT_CODES,
     )
     b.add_argument(
         "--outdir",

@@ -344,17 +344,59 @@ def read_prompt_file(path: str) -> str:
     return text
 
 
+def before_torch(*modules: str, needs: Sequence[str] = ()) -> bool:
+    """Whether a command may refuse a name before it imports torch (2 to 3 s of a CPU) and still say what it always
+    said: neither torch nor the command's own ``modules`` is imported yet in this process (so none of their functions
+    can have been replaced, and the command's later check is the one it always runs), and every dependency
+    (:data:`DEPENDENCIES`, and ``needs``) is installed (else the command's import says which is missing, before any
+    name). Where torch is imported already there is nothing to save: the command goes its own way."""
+    from importlib.util import find_spec
+
+    if any(name in sys.modules for name in ("torch", *modules)):
+        return False
+    try:
+        return all(find_spec(name) is not None for name in (*DEPENDENCIES, *needs))
+    except (ImportError, ValueError):  # a module half set up: left to the command's own import to name
+        return False
+
+
+def refuse_unstored_first(model: str, *, tables: bool, **limits: int | None) -> None:
+    """Refuse a model name no stored model answers to, where :func:`before_torch` allows it: what the command checks
+    before the model first, as it checks it (``limits``, each option that must be >= 1; the tables' folder where
+    ``tables``), then the name, by the store's own :func:`neurobrix.store.resolve`, in its words. Returns where the
+    name is found after all (an imported folder), or an option is to be refused: the command goes on in its order."""
+    from . import store
+
+    if not store.unresolved(model) or any(value is not None and value < 1 for value in limits.values()):
+        return
+    if tables:
+        from .tables import load
+
+        load()
+    store.resolve(model)
+
+
 def cmd_run(args: argparse.Namespace) -> int:
     from .kernel_source import require_kernel_sources
 
     require_kernel_sources()  # before the kernels are imported: a damaged source is one line, not a traceback
-    from .generate import Sampling
-    from .run import RunOptions, run
+    early = before_torch("neurobrix.run", "neurobrix.generate")
+    if not early:  # a missing dependency is said first, as it always was
+        from importlib import import_module
 
+        import_module(".run", __package__)
     if args.prompt_file is not None:
         prompt = read_prompt_file(args.prompt_file)
     else:
         prompt = utf8_text(args.prompt, "--prompt")
+    sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)
+    if early and sampling == (0.0, None, None, None, None):  # a sampling option given: its check imports torch
+        if args.system is not None:  # refused before the name, as it is where RunOptions below takes it
+            utf8_text(args.system, "--system")
+        refuse_unstored_first(args.model, tables=args.backend == "triton", max_tokens=args.max_tokens)
+    from .generate import Sampling
+    from .run import RunOptions, run
+
     opts = RunOptions(
         model=args.model,
         prompt=prompt,
@@ -422,6 +464,8 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     from .kernel_source import require_kernel_sources
 
     require_kernel_sources()  # before the kernels are imported (as run)
+    if before_torch("neurobrix.warmup", "neurobrix.run"):
+        refuse_unstored_first(args.model, tables=True, max_tokens=args.max_tokens, max_prompt=args.max_prompt)
     from .warmup import WarmupOptions, warmup
 
     opts = WarmupOptions(model=args.model, max_tokens=args.max_tokens, max_prompt=args.max_prompt, dtype=args.dtype)
@@ -465,7 +509,8 @@ rest.""",
         type=int,
         default=None,
         metavar="N",
-        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows)",
+        help="cover prompts of at most N tokens, N >= 1 (default: any the context allows; more than it allows narrows "
+        "nothing, with a note)",
     )
     warm.add_argument(
         "--dtype",

@@ -140,6 +140,29 @@ class WarmupPlan:
         return sorted(set(self.decodes) | set(self.prefills))
 
 
+def past_context(context: int, max_prompt: int | None, max_tokens: int | None) -> str | None:
+    """The note for ``--max-prompt`` or ``--max-tokens`` past what a model's context of ``context`` positions lets a
+    run have (a prompt of ``context - 1`` tokens, or as many new tokens after a one-token prompt): the warmup narrows
+    them to the context and never widens it, as it covers only lengths a run can have, so it warms up what it does
+    without them (the whole context) and said nothing of it."""
+    longest = context - 1
+    past = [
+        (f"{flag} {value}", covered)
+        for flag, value, covered in (
+            ("--max-prompt", max_prompt, f"prompts of up to {counted(longest, 'token')}"),
+            ("--max-tokens", max_tokens, f"up to {counted(longest, 'new token')}"),
+        )
+        if value is not None and value > longest
+    ]
+    if not past:
+        return None
+    return (
+        f"note: {' and '.join(flag for flag, _ in past)} {'are' if len(past) > 1 else 'is'} more than the model's "
+        f"context of {counted(context, 'token')} allows: {' and '.join(c for _, c in past)} are warmed up, as without "
+        f"{'them' if len(past) > 1 else 'it'}"
+    )
+
+
 def plan_warmup(
     cfg: ModelConfig,
     tables: Tables,
@@ -400,6 +423,9 @@ def warmup(
     _refuse_interpreter_bf16(class_id, dtype)
     require_certified_stack(class_id)
     say = notice if notice is not None else (lambda line: None)
+    past = past_context(cfg.max_positions, opts.max_prompt, opts.max_tokens)
+    if past:  # narrowed to the context, as run refuses a longer prompt: said, not warmed up quietly
+        say(past)
     say(
         f"planning: which prompt lengths and KV-cache sizes {stored.name} can run with on {class_id}, each with "
         "its certified settings"
