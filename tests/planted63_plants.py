@@ -93,18 +93,12 @@ PLANTS = [
     p(
         "o01",
         OFFSETS,
-        'if name == sub.id and how in ("=", "+=") and self._loaded(fn, assigned.value, seen | {sub.id}):',
-        'if name == sub.id and how in ("=", "+=") and self._loaded(fn, assigned.value, seen):',
+        "if self._loaded(fn, value, seen | {sub.id}):",
+        "if self._loaded(fn, value, seen):",
         OFFSET_TESTS,
     ),
     # o02: a value loaded into a name by ``+=`` not followed (``base += tl.load(table + b)`` narrowed passed)
-    p(
-        "o02",
-        OFFSETS,
-        'if name == sub.id and how in ("=", "+=") and self._loaded(fn, assigned.value, seen | {sub.id}):',
-        'if name == sub.id and how == "=" and self._loaded(fn, assigned.value, seen | {sub.id}):',
-        OFFSET_TESTS,
-    ),
+    p("o02", OFFSETS, 'if how in ("=", "+="):', 'if how == "=":', OFFSET_TESTS),
     # o03: the pointer a load reads found one step into its address only (``tl.load(len_ptr + b + 1)`` not allowed
     # by ``len_ptr``'s allowance)
     p(
