@@ -720,7 +720,7 @@ class _Module:
                 for name, assigned, how in self.assigned[fn]:
                     if name != sub.id:
                         continue
-                    if how in ("=", "+="):
+                    if how in ("=", "+="):  # its value, or what is added to it
                         value = assigned.value
                     elif how == "tuple":  # `slot, n = tl.load(...), 0`: its element, else the whole value
                         target, value = assigned.targets[0], assigned.value
