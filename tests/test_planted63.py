@@ -7,7 +7,8 @@ Each case fails with its plant in place (checked with tests/planted63_driver.py,
 clean code. The lints read modules written here; the note is read from ``fuse_weights`` on a made-up config; the store
 guard runs one kernel under the interpreter.
 
-Outcomes of all plants: see docs/planted-bugs.md, round 61.
+Closed here: f01 to f05, f07, f08 (the fill lint), o01 to o03 (the loaded branch), c04 (the note), h01 (the store
+guard). Outcomes of all 20: see docs/planted-bugs.md, round 61.
 """
 
 from __future__ import annotations
