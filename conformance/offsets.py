@@ -718,7 +718,17 @@ class _Module:
                 return True
             if isinstance(sub, ast.Name) and sub.id not in seen:
                 for name, assigned, how in self.assigned[fn]:
-                    if name == sub.id and how in ("=", "+=") and self._loaded(fn, assigned.value, seen | {sub.id}):
+                    if name != sub.id:
+                        continue
+                    if how in ("=", "+="):  # its value, or what is added to it
+                        value = assigned.value
+                    elif how == "tuple":  # `slot, n = tl.load(...), 0`: its element, else the whole value
+                        target, value = assigned.targets[0], assigned.value
+                        if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
+                            value = value.elts[[ast.unparse(t) for t in target.elts].index(name)]
+                    else:
+                        continue
+                    if self._loaded(fn, value, seen | {sub.id}):
                         return True
         return False
 
