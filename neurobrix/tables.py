@@ -20,6 +20,7 @@ import json
 import mmap
 import os
 import re
+import sys
 import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -463,7 +464,9 @@ def _certified_entries(text: str, index: SettingsIndex, own: list[str]) -> bool:
         pieces = rejected.split(": ") if rejected else [""]
         texts = pieces[1::2]
         unique = set(texts)
-        if len(tried) > MAX_DIGITS:  # (a count past Python's bound on int(): a ValueError, or unbounded its cost)
+        # (a count past the engine's bound, or past Python's where it is lower: -X int_max_str_digits=640 and
+        # PYTHONINTMAXSTRDIGITS lower it, and int() would end the command in a ValueError traceback)
+        if len(tried) > min(MAX_DIGITS, sys.get_int_max_str_digits() or MAX_DIGITS):
             return False
         if float(best) > float(median) or int(tried) != items + 1 or len(pieces) != 2 * items + 1:
             return False
