@@ -17,11 +17,13 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import re
+import shutil
 import sys
-from pathlib import Path
 
 import pytest
 import yaml
+from conftest import REPO, retrack
 
 from neurobrix import cli, stack, tables
 from neurobrix.errors import TablesError
@@ -60,11 +62,6 @@ def test_a_record_count_past_a_lowered_python_bound_is_read_in_full(tmp_path):
     """Found in the clean code: the form check bounded a record's count at 4,300 digits, Python's default, but a
     process may lower Python's bound (-X int_max_str_digits=640, PYTHONINTMAXSTRDIGITS=640): a count of 700 digits then
     ended the load in int()'s ValueError, a traceback. It is read in full now, and refused on the line naming it."""
-    import re
-    import shutil
-
-    from conftest import REPO, retrack
-
     root = tmp_path / "tables"
     shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
     record = root / "interpreter" / "rms_norm.proofs.yaml"
