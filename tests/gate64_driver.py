@@ -59,7 +59,7 @@ def pkginfo(built: Path, out_json: Path) -> None:
         if only and case not in only:
             continue
         data = original if case not in CASES else CASES[case](original)
-        folder = work / case.replace(" ", "_").replace("'", "")
+        folder = work / "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in case)
         folder.mkdir()
         path = folder / sdist.name
         members = [m if m.name != name else RawTarMember(name, data, m.type) for m in base]
