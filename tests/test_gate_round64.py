@@ -2,15 +2,15 @@
 
 hatchling, building the wheel from an sdist, takes the dynamic version from PKG-INFO (``open`` with universal newlines,
 then ``email.message_from_string``, the first ``Version``), so a second Version behind a lone CR, or said before the
-real one, is the version of the wheel built from the sdist; Python's email parser reads a Requires-Dist or Name behind
-a lone CR as a field of its own and one behind VT, FF, FS, GS, RS, NEL, U+2028 or U+2029 as part of the value before
-it; a byte order mark hides every field from it (and hatchling fails to build), a blank line holding a space makes the
-description's first lines part of the fields. Each case (tests/gate64_cases.py) is this checkout's sdist with PKG-INFO
-alone so rewritten; the gate refused each before this round, G404 where packaging refuses the metadata, the email parser
-finds a defect or the fields hold an ASCII control or a lone CR, else G406 (the bytes the build backend writes into
-the wheel's METADATA and the sdist's PKG-INFO alike), naming PKG-INFO alone. What pip 23.2.1 to 26.3 and uv build from
-each sdist and what twine check says (tests/gate64_driver.py ``pkginfo``), and which check holds each:
-docs/gate-rounds.md, round 64.
+real one, is the version of the wheel built from the sdist; Python's email parser reads a Requires-Dist or Name behind a
+lone CR as a field of its own and one behind VT, FF, FS, GS, RS, NEL, U+2028 or U+2029 as part of the value before it; a
+byte order mark hides every field from it (and hatchling fails to build); a blank line holding a space continues the
+field before it (Description-Content-Type, a defect to the parser). Each case (tests/gate64_cases.py) is this checkout's
+sdist with PKG-INFO alone so rewritten; the gate refused each before this round, G404 where packaging refuses the
+metadata, the email parser finds a defect or the fields hold an ASCII control or a lone CR, else G406 (the bytes the
+build backend writes into the wheel's METADATA and the sdist's PKG-INFO alike), naming PKG-INFO alone. What pip 23.2.1
+to 26.3 and uv build from each sdist and what twine check says (tests/gate64_driver.py ``pkginfo``), and which check
+holds each: docs/gate-rounds.md, round 64.
 """
 
 from __future__ import annotations
