@@ -82,3 +82,59 @@ def test_a_capture_timed_on_a_gpu_is_printed_as_a_time():
     assert "| capture 0.31 s |" in Stats(26, 2, 0.01, 100.0, capture_s=0.31, captured=True).line()
     assert "| capture 0.31 s |" in Stats(26, 2, 0.01, 100.0, capture_s=0.31).line()
     assert "| capture n/a (CUDA only) |" in Stats(26, 2, 0.01, 100.0, captured=False).line()
+
+
+# the commands run one after another in a fresh interpreter: each one's exit status, what it wrote on stderr and
+# whether torch was imported by the time it ended
+_PROBE = """
+import contextlib, io, json, sys
+from conformance.__main__ import main
+said = []
+for argv in json.loads(sys.argv[1]):
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        try:
+            code = main(argv)
+        except SystemExit as done:
+            code = done.code
+    said.append([code, err.getvalue(), "torch" in sys.modules])
+print(json.dumps(said))
+"""
+
+
+def test_certify_and_rank_refuse_a_class_the_tables_lack_before_torch_is_imported(tmp_path, capsys):
+    """`certify --class nosuch` and `rank --class nosuch` imported torch (4 to 5 s of a 2-core CPU) before refusing a
+    class name the tables' folder alone refuses, and rank, on a machine without a GPU, said there was none rather
+    than that the class does not exist. Each refuses first now, in the words and with the exit code the command gives
+    in this process, where torch is imported and it goes its own way."""
+    import json
+    import subprocess
+    import sys
+
+    import torch  # noqa: F401  (this process: the commands' own way)
+
+    from conformance.__main__ import main
+
+    (tmp_path / "tables").mkdir()
+    cases = [
+        ["certify", "--class", "nosuch"],
+        ["certify", "--class", "nosuch", "--dtypes", "fp32", "fp16"],
+        ["certify", "--class", "nosuch", "--dtypes", "fp32", "--tables", str(tmp_path / "tables")],
+        ["rank", "--class", "nosuch"],
+        ["rank", "--class", "nosuch", "--tables", str(tmp_path / "tables")],
+    ]
+    here = []
+    for argv in cases:
+        try:
+            code = main(argv)
+        except SystemExit as done:
+            code = done.code
+        here.append([code, capsys.readouterr().err])
+    done = subprocess.run(
+        [sys.executable, "-c", _PROBE, json.dumps(cases)], capture_output=True, text=True, timeout=120, check=True
+    )
+    fresh = json.loads(done.stdout)
+    for argv, (code, said), (fresh_code, fresh_said, torch_imported) in zip(cases, here, fresh, strict=True):
+        assert (fresh_code, fresh_said) == (code, said), argv
+        assert code == 2 and not torch_imported, (argv, said)
+    assert "does not exist: describe and certify the class first" in here[3][1]  # the class, not the missing GPU
