@@ -135,9 +135,10 @@ class Parser(argparse.ArgumentParser):
         unknown = self._unknown_options(words)
         hints = []
         for name in unknown:
-            close = difflib.get_close_matches(name, known, n=1)
+            # compared without the dashes every long option shares (with them `--bogus` was "close" to `--jobs`)
+            close = difflib.get_close_matches(name[2:], [o[2:] for o in known], n=1, cutoff=0.75)
             if close:
-                hints.append(f"{close[0]} for {name}" if len(unknown) > 1 else close[0])
+                hints.append(f"--{close[0]} for {name}" if len(unknown) > 1 else f"--{close[0]}")
         return f" (did you mean {', '.join(hints)}?)" if hints else ""
 
     def error(self, message: str) -> NoReturn:

@@ -12,6 +12,8 @@ Found and fixed (each test below failed before its fix):
   (`--tempature 0.5`).
 - The statistics line of a run off a GPU said `capture 0.00 s`, a capture that took no time, where nothing is
   captured (round 41's and 42's open item): it says `capture n/a (CUDA only)`.
+- `python -m conformance certify --class nosuch` and `rank --class nosuch` imported torch (4 to 5 s) before refusing
+  (round 42's open item), and rank named the GPU this machine lacks before the class: both refuse the class first.
 """
 
 from __future__ import annotations
