@@ -296,15 +296,33 @@ def _configs(paths: list[str] | None) -> dict | None:
     return configs
 
 
+_NAME_DTYPES = (
+    "name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on the interpreter, whose bf16 "
+    "is broken upstream)"
+)
+
+
 def cmd_certify(args: argparse.Namespace) -> int:
+    from neurobrix.cli import before_torch
+
+    if before_torch("conformance.certify", "conformance.check", needs=("hypothesis",)):
+        # what certify refuses before it opens the class (no --dtypes; the folder; a class the folder lacks), refused
+        # before its imports (torch: 4 to 5 s on a 2-core CPU) in the same order and words; a dtype word, a bf16 on
+        # the interpreter, --limit and --config are left to the command's own checks, which import it
+        if not args.dtypes:
+            raise UsageError(_NAME_DTYPES)
+        plain = all(d in ("fp32", "fp16", "bf16") for d in args.dtypes)
+        plain = plain and not (args.gpu_class == INTERPRETER and "bf16" in args.dtypes)
+        if plain and not args.limit and not args.config:
+            _where(args.where)
+            root = Path(args.tables)
+            if root.is_dir():
+                track.require_described(root, args.gpu_class, track.DESCRIBE_FIRST)
     from . import certify, check
 
     dtypes = sorted(check.parse_dtypes(args.dtypes) or ())
     if not dtypes:
-        raise UsageError(
-            "name the dtypes to certify with --dtypes (bf16 and fp16 on GPUs; fp32 and fp16 on "
-            "the interpreter, whose bf16 is broken upstream)"
-        )
+        raise UsageError(_NAME_DTYPES)
     if args.gpu_class == INTERPRETER and "bf16" in dtypes:
         # what run and warmup refuse on this class whatever its tables hold: a proof made there proves nothing
         raise UsageError(
@@ -360,6 +378,12 @@ def cmd_certify(args: argparse.Namespace) -> int:
 
 
 def cmd_rank(args: argparse.Namespace) -> int:
+    from neurobrix.cli import before_torch
+
+    if not args.models and before_torch("conformance.rank", "conformance.check", needs=("hypothesis",)):
+        # a class the folder lacks, refused before rank's imports (torch), as rank refuses it first (its --models,
+        # checked against the catalogue before it, are left to rank)
+        track.require_described(Path(args.tables), args.gpu_class, track.DESCRIBE_AND_CERTIFY_FIRST)
     from . import rank
 
     command = "python -m conformance " + shlex.join(args.argv)

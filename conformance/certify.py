@@ -902,12 +902,8 @@ def certify(
     """
     if not root.is_dir():
         raise UsageError(f"--tables {root}: no such folder (the tables folder to write, holding <class>/class.yaml)")
+    track.require_described(root, class_id, track.DESCRIBE_FIRST)
     class_yaml = nb_tables.class_path(root, class_id)
-    if not class_yaml.is_file():
-        raise UsageError(
-            f"{class_yaml} does not exist: describe the class first (CONTRIBUTING.md, 'Certify a new GPU class', "
-            "step 2)"
-        )
     for kernel in kernels or []:
         if kernel not in SPECS:
             raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")

@@ -34,7 +34,7 @@ from neurobrix.gpu import interpreter_enabled
 from neurobrix.ops import SPECS, certified
 from neurobrix.schema import Entry, Rejected, Setting, parse_class
 
-from . import catalogue, check
+from . import catalogue, check, track
 from .certify import existing_table, merged_provenance, provenance, times_with_pdl, write_table
 
 KERNEL = "linear"
@@ -235,14 +235,14 @@ def rank(
     from neurobrix.plan import generation_calls, resolve
 
     pairs = _pairs(models, batches)
+    # the class named before the GPU this machine lacks (`rank --class nosuch` on a CPU answered "there is none")
+    track.require_described(root, class_id, track.DESCRIBE_AND_CERTIFY_FIRST)
     if interpreter_enabled() or not torch.cuda.is_available():
         raise UsageError(
             "rank times a model's decode step, captured in a CUDA graph, on a GPU of the class; on this machine "
             "there is none (the interpreter class's settings are ranked by certify alone)"
         )
     class_yaml = nb_tables.class_path(root, class_id)
-    if not class_yaml.is_file():
-        raise UsageError(f"{class_yaml} does not exist: describe and certify the class first")
     klass = parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id)
     check.require_device(klass)
     table = existing_table(root, class_id, KERNEL)

@@ -13,6 +13,7 @@ from neurobrix.tables import (
     Problem,
     Tables,
     check_files,
+    class_path,
     read_listed,
     read_tracked,
     read_verified,
@@ -33,6 +34,19 @@ def require_class(gpu_class: str, loaded: Tables) -> None:
             f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
             f"{', '.join(sorted(loaded.classes)) or 'none'}"
         )
+
+
+DESCRIBE_FIRST = "describe the class first (CONTRIBUTING.md, 'Certify a new GPU class', step 2)"  # certify's
+DESCRIBE_AND_CERTIFY_FIRST = "describe and certify the class first"  # rank's
+
+
+def require_described(root: Path, class_id: str, then: str) -> None:
+    """The class must have its class.yaml under ``root`` (UsageError naming the file, then what to do): read from the
+    folder alone, so that `certify --class` and `rank --class` refuse a name the tables lack before torch is imported
+    (4 to 5 s on a 2-core CPU, walk-through round 43), in the words the command itself uses."""
+    class_yaml = class_path(root, class_id)
+    if not class_yaml.is_file():
+        raise UsageError(f"{class_yaml} does not exist: {then}")
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import codecs
+import difflib
 import io
 import json
 import math
@@ -105,13 +106,49 @@ class Parser(argparse.ArgumentParser):
         self.register("type", float, real())  # every `type=float` option
 
     def parse_known_args(self, args: Any = None, namespace: Any = None) -> Any:
+        self._words = list(sys.argv[1:] if args is None else args)
         parsed, extras = super().parse_known_args(args, namespace)
         vars(parsed).pop(_GIVEN, None)
         if extras and self._subparsers is None:
             # a command's parser (argparse hands what it does not know back to the top parser, whose error showed
             # `neurobrix [-h] ... COMMAND ...` for `neurobrix list --bogus`): the command's own usage, as for a value
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._did_you_mean(extras)}")
         return parsed, extras
+
+    def _unknown_options(self, words: list[str]) -> list[str]:
+        """The long options among ``words`` this parser does not know, as argparse reads them (``--name=value``, a
+        unique prefix of a known one taken as it); what follows ``--`` is an argument."""
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        unknown = []
+        for word in words:
+            if word == "--":
+                break
+            if not word.startswith("--") or " " in word:
+                continue
+            name = word.split("=", 1)[0]
+            if name not in known and not any(o.startswith(name) for o in known):
+                unknown.append(name)
+        return unknown
+
+    def _did_you_mean(self, words: list[str]) -> str:
+        known = [o for o in self._option_string_actions if o.startswith("--")]
+        unknown = self._unknown_options(words)
+        hints = []
+        for name in unknown:
+            # compared without the dashes every long option shares (with them `--bogus` was "close" to `--jobs`)
+            close = difflib.get_close_matches(name[2:], [o[2:] for o in known], n=1, cutoff=0.75)
+            if close:
+                hints.append(f"--{close[0]} for {name}" if len(unknown) > 1 else f"--{close[0]}")
+        return f" (did you mean {', '.join(hints)}?)" if hints else ""
+
+    def error(self, message: str) -> NoReturn:
+        # argparse checks the required options before it names what it did not know: `run --promt hi` was told
+        # "one of the arguments --prompt --prompt-file is required", never that --promt is no option (walk-through
+        # round 43); an option it does not know is named first, with the one it is close to
+        unknown = self._unknown_options(getattr(self, "_words", []))
+        if unknown and ("required" in message and message.startswith(("the following arguments", "one of the"))):
+            message = f"unrecognized arguments: {' '.join(unknown)}{self._did_you_mean(unknown)}"
+        super().error(message)
 
 
 def _print_json(data: object) -> None:

@@ -738,6 +738,7 @@ class Stats:
     load_s: float | None = None  # preflight and weights onto the device (``run`` sets it)
     capture_s: float = 0.0  # before the prefill: its kernels loaded, the decode step captured (CUDA)
     decoded_tokens: int | None = None  # the tokens after each sequence's first (0: the decode rate measures nothing)
+    captured: bool | None = None  # whether CUDA graphs were captured (False off a GPU: capture_s measures nothing)
 
     @property
     def prefill_tokens_per_s(self) -> float:
@@ -748,7 +749,9 @@ class Stats:
         if self.load_s is not None:
             phases.append(f"load {self.load_s:.2f} s")
         phases += [
-            f"capture {self.capture_s:.2f} s",
+            # off a GPU nothing is captured: "capture 0.00 s" read as a capture that was fast, where there was none
+            # (walk-through round 43)
+            "capture n/a (CUDA only)" if self.captured is False else f"capture {self.capture_s:.2f} s",
             f"time to first token {self.time_to_first_token_s * 1000:.1f} ms",
             f"prefill {self.prefill_tokens_per_s:.0f} tokens/s",
             # no token after the first (one asked for, or an end-of-text id first): "decode 0.0 tokens/s" read as a
@@ -959,7 +962,7 @@ def _generate_batch(
     decoded = sum(len(o) for o in outs) - batch
     rate = decoded / (end - first) if decoded and end > first else 0.0
     stats = Stats(batch * seq, sum(len(o) for o in outs), first - start, rate, capture_s=start - prepare)
-    return outs, dataclasses.replace(stats, decoded_tokens=decoded)
+    return outs, dataclasses.replace(stats, decoded_tokens=decoded, captured=decoder.use_graph)
 
 
 def _decode_greedy(
