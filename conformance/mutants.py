@@ -6265,8 +6265,8 @@ MUTANTS: tuple[Mutant, ...] = (
         ATTN,
         "    weight = tl.exp2(m - tl.max(m, axis=0))  # chunk c's share: 2^(m_c - max m)\n",
         "    weight = tl.exp2(m - tl.max(tl.where(mask_s, m, 0.0), axis=0))  # chunk c's share: 2^(m_c - max m)\n",
-        "the merge's maximum taken over its splits with the padded ones set to 0 (a tl.where), not -inf: every share is "
-        "taken against max(m, 0)",
+        "the merge's maximum taken over its splits with the padded ones set to 0 (a tl.where), not -inf: every share "
+        "is taken against max(m, 0)",
         "wrong fill value",
     ),
     Mutant(
