@@ -23,7 +23,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from conformance import fills, mutants
+from conformance import fills, mutants, offsets
 from neurobrix.ops import attention, linear
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -192,3 +192,36 @@ def test_the_followed_rule_reads_what_it_claims():
     assert len(found) == len(expected) == 11, found
     for fragment in expected:
         assert sum(p.startswith(f"synthetic._kernel {fragment}") for p in found) == 1, (fragment, found)
+
+
+# a block table read through a helper, and a loop counted up to a loaded length: each line the offsets lint must name
+# ends with "# named"
+HELPED = """
+import triton
+import triton.language as tl
+
+
+@triton.jit
+def _slot(table_ptr, b):
+    return tl.load(table_ptr + b)
+
+
+@triton.jit
+def _kernel(table_ptr, n_ptr, o_ptr, b, BLOCK: tl.constexpr):
+    slot = _slot(table_ptr, b)
+    tl.store(o_ptr + slot.to(tl.int32), 1.0)  # named
+    tl.store(o_ptr + _slot(table_ptr, b + 1), 1.0)
+    for i in range(0, tl.load(n_ptr + b), BLOCK):
+        tl.store(o_ptr + i.to(tl.int32) + tl.arange(0, BLOCK), 1.0)  # named
+    for j in range(0, BLOCK):
+        tl.store(o_ptr + j.to(tl.int32), 1.0)
+"""
+
+
+def test_the_offsets_lint_follows_a_helpers_result_and_a_loops_counter():
+    """A value a helper loads and returns, narrowed by its caller; a loop's counter bounded by a loaded length,
+    narrowed: each named as loaded. Not named: the helper's result left as loaded, a counter over a constant range."""
+    found = {(text, how) for _, text, _, how in offsets.findings("synthetic", HELPED)}
+    assert found == {("slot.to(tl.int32)", "loaded"), ("i.to(tl.int32)", "loaded")}, found
+    problems = offsets.narrow_offsets("synthetic", HELPED)
+    assert len(problems) == 2 and all("may hold int64 values" in p for p in problems), problems
