@@ -8,8 +8,13 @@ for a minimum, 0 for a sum) enters the result wherever a block is wider than wha
 behind an identity: the decode merge's maxima padded with 0 instead of -inf leave every split's share 2^(m_c - max)
 exact up to a common factor that cancels in the ratio, so the output is the same bit for bit unless every split's
 maximum lies below about -126 (the shares then underflow, 0 / 0), scores no draw reaches (and only where the merge
-is padded, at a split count that is not a power of two). The rule reads only a reduction of a loaded name: a fill
-neutralised on the way (a weight of 0, a ``tl.where``) is not judged.
+is padded, at a split count that is not a power of two). A reduction of anything else is judged by what its padded
+lanes hold (``_Flow``): the fill followed through elementwise arithmetic, casts, ``tl.exp2`` and ``tl.maximum``, a
+``tl.where`` whose condition is a load's mask (false there), and every assignment that may reach the reduction (a name
+assigned twice, in an ``if``, round a loop): ``tl.sum(h * h)`` over a tail filled with 1 holds 1, ``tl.max(x - m)``
+over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero one, where the neutral fills give 0,
+-inf and 2^-inf = 0. A fill that meets a 0 (x's fill times a weight, a padded split's 2^-inf) is neutralised; a value
+no masked load reaches, a helper's result and a ``tl.dot`` are not judged.
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
