@@ -8,8 +8,13 @@ for a minimum, 0 for a sum) enters the result wherever a block is wider than wha
 behind an identity: the decode merge's maxima padded with 0 instead of -inf leave every split's share 2^(m_c - max)
 exact up to a common factor that cancels in the ratio, so the output is the same bit for bit unless every split's
 maximum lies below about -126 (the shares then underflow, 0 / 0), scores no draw reaches (and only where the merge
-is padded, at a split count that is not a power of two). The rule reads only a reduction of a loaded name: a fill
-neutralised on the way (a weight of 0, a ``tl.where``) is not judged.
+is padded, at a split count that is not a power of two). A reduction of anything else is judged by what its padded
+lanes hold (``_Flow``): the fill followed through elementwise arithmetic, casts, ``tl.exp2`` and ``tl.maximum``, a
+``tl.where`` whose condition is a load's mask (false there), and every assignment that may reach the reduction (a name
+assigned twice, in an ``if``, round a loop): ``tl.sum(h * h)`` over a tail filled with 1 holds 1, ``tl.max(x - m)``
+over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero one, where the neutral fills give 0,
+-inf and 2^-inf = 0. A fill that meets a 0 (x's fill times a weight, a padded split's 2^-inf) is neutralised; a value
+no masked load reaches, a helper's result and a ``tl.dot`` are not judged.
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
@@ -58,6 +63,300 @@ def _load_of(node: ast.expr) -> ast.Call | None:
     return None
 
 
+# a finite fill at or past this magnitude stands for the infinity of its sign (``-1e30``, a common spelling of -inf
+# that keeps ``x - max`` finite where every lane is padded)
+SENTINEL = 1e30
+# what a padded lane may hold, as the source lets it be read: a number, ``FINITE`` (some finite value), ``NONZERO``
+# (some finite value other than 0), a condition's ``TRUE`` or ``FALSE``, or None (not known)
+FINITE, NONZERO, TRUE, FALSE = "finite", "nonzero", "true", "false"
+
+
+def _flip(atom):
+    return -atom if isinstance(atom, float) else {TRUE: FALSE, FALSE: TRUE}.get(atom, atom)
+
+
+def _add(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        total = a + b
+        return None if math.isnan(total) else total
+    if a in (TRUE, FALSE) or b in (TRUE, FALSE):
+        return None
+    for x in (a, b):
+        if isinstance(x, float) and abs(x) >= SENTINEL:
+            return x  # an infinity (or its sentinel) plus a finite value
+    return None if a is None and b is None else FINITE
+
+
+def _mul(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        product = a * b
+        return None if math.isnan(product) else product
+    if a in (TRUE, FALSE) or b in (TRUE, FALSE):
+        return None
+    for x in (a, b):  # (two numbers are multiplied above)
+        if x == 0.0 and isinstance(x, float):
+            return 0.0  # 0 times a finite value
+        if isinstance(x, float) and math.isinf(x):
+            return None  # an infinity times a value of unknown sign (or 0)
+    if a is None and b is None:
+        return None
+    nonzero = all(x == NONZERO or (isinstance(x, float) and x != 0.0) for x in (a, b))
+    return NONZERO if nonzero else FINITE
+
+
+def _div(a, b):
+    if isinstance(a, float) and isinstance(b, float):
+        return None if b == 0.0 or math.isnan(a / b) else a / b
+    if b == NONZERO or (isinstance(b, float) and b != 0.0 and not math.isinf(b)):
+        if a == 0.0 and isinstance(a, float):
+            return 0.0
+        if a == NONZERO or (isinstance(a, float) and not math.isinf(a)):
+            return NONZERO
+        if a == FINITE:
+            return FINITE
+    return None
+
+
+def _exp(a, base):
+    if isinstance(a, float):
+        try:
+            return base**a if a != -math.inf else 0.0
+        except OverflowError:
+            return math.inf
+    return NONZERO if a in (FINITE, NONZERO) else None
+
+
+def _extreme(a, b, pick):
+    """``tl.maximum`` (pick = max) or ``tl.minimum`` of two lanes' values."""
+    if isinstance(a, float) and isinstance(b, float):
+        return pick(a, b)
+    for x, y in ((a, b), (b, a)):
+        if isinstance(x, float) and math.isinf(x):
+            return x if pick(x, 0.0) == x else y  # the absorbing infinity, or the other value
+    if a in (TRUE, FALSE) or b in (TRUE, FALSE) or (a is None and b is None):
+        return None
+    return FINITE
+
+
+def _where(cond, a, b):
+    if cond == TRUE:
+        return a
+    if cond == FALSE:
+        return b
+    return a if a == b else None
+
+
+def _compare(op: ast.cmpop, a, b):
+    if not (isinstance(a, float) and isinstance(b, float)):
+        return None
+    ops = {ast.Lt: a < b, ast.LtE: a <= b, ast.Gt: a > b, ast.GtE: a >= b, ast.Eq: a == b, ast.NotEq: a != b}
+    return None if type(op) not in ops else TRUE if ops[type(op)] else FALSE
+
+
+def _conjunction(a, b, op: ast.operator):
+    if isinstance(op, ast.BitAnd):
+        return FALSE if FALSE in (a, b) else TRUE if a == b == TRUE else None
+    if isinstance(op, ast.BitOr):
+        return TRUE if TRUE in (a, b) else FALSE if a == b == FALSE else None
+    return None
+
+
+class _Flow:
+    """What a padded lane holds in each value of one Triton function: a masked load's lane holds its fill, a lane of
+    a load's mask (or of one of its conjuncts) is false, and the rest follows through elementwise arithmetic, casts,
+    ``tl.where``, ``tl.exp``/``tl.exp2``, ``tl.maximum``/``tl.minimum`` and ``tl.zeros``/``tl.full``. A name takes
+    every assignment that may reach its use (the last before it, those before that while the later ones are inside
+    an ``if`` or a loop the use is not in, and those later in a loop around the use); a value the function receives,
+    loops over or calls a helper for is not known, and counts as finite where it meets a known value. A reduction of
+    a value reaching a masked load is judged by every value its padded lanes may hold."""
+
+    def __init__(self, fn: ast.FunctionDef):
+        self.fn = fn
+        self.parents: dict[ast.AST, ast.AST] = {}
+        for parent in ast.walk(fn):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[child] = parent
+        self.defs: dict[str, list[tuple[ast.stmt, ast.expr | None]]] = {}
+        self.masks: set[str] = set()
+        for node in ast.walk(fn):
+            if isinstance(node, ast.Assign):
+                for target in node.targets:
+                    self._bind(node, target, node.value)
+            elif isinstance(node, ast.AugAssign) and isinstance(node.target, ast.Name):
+                self._bind(node, node.target, ast.BinOp(ast.Name(node.target.id, ast.Load()), node.op, node.value))
+            elif isinstance(node, ast.For):
+                self._bind(node, node.target, None)
+            elif isinstance(node, ast.Call) and ast.unparse(node.func) == "tl.load":
+                mask = next((k.value for k in node.keywords if k.arg == "mask"), None)
+                if mask is None and len(node.args) > 1:
+                    mask = node.args[1]
+                self._conjuncts(mask)
+        self.touched = False
+
+    def _bind(self, stmt: ast.stmt, target: ast.expr, value: ast.expr | None) -> None:
+        if isinstance(target, ast.Name):
+            self.defs.setdefault(target.id, []).append((stmt, value))
+        elif isinstance(target, ast.Tuple | ast.List):
+            spelt = isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts)
+            for i, element in enumerate(target.elts):
+                self._bind(stmt, element, value.elts[i] if spelt else None)
+
+    def _conjuncts(self, mask: ast.expr | None) -> None:
+        """A mask and each conjunct of it (``a[:, None] & b[None, :]``): false at a padded lane."""
+        while isinstance(mask, ast.Subscript):
+            mask = mask.value
+        if mask is None:
+            return
+        self.masks.add(ast.dump(mask))
+        if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
+            self._conjuncts(mask.left)
+            self._conjuncts(mask.right)
+
+    def _inside(self, node: ast.AST, outer: ast.AST) -> bool:
+        while node is not None and node is not outer:
+            node = self.parents.get(node)
+        return node is outer
+
+    def _reaching(self, name: str, at: ast.stmt) -> list[tuple[ast.stmt, ast.expr | None]]:
+        defs = self.defs.get(name, [])
+        where = (at.lineno, at.col_offset)
+        found = []
+        loop = self.parents.get(at)
+        while loop is not None and loop is not self.fn:  # a value carried round a loop the use is in
+            if isinstance(loop, ast.For | ast.While):
+                found += [d for d in defs if (d[0].lineno, d[0].col_offset) >= where and self._inside(d[0], loop)]
+            loop = self.parents.get(loop)
+        for stmt, value in sorted(
+            (d for d in defs if (d[0].lineno, d[0].col_offset) < where), key=lambda d: (d[0].lineno, d[0].col_offset)
+        )[::-1]:
+            found.append((stmt, value))
+            block = self.parents.get(stmt)
+            conditional = False
+            while block is not None and block is not self.fn:
+                if isinstance(block, ast.If | ast.For | ast.While) and not self._inside(at, block):
+                    conditional = True
+                block = self.parents.get(block)
+            if not conditional:
+                break
+        return found
+
+    def _statement(self, node: ast.AST) -> ast.stmt:
+        while not isinstance(node, ast.stmt):
+            node = self.parents[node]
+        return node
+
+    def values(self, node: ast.expr, at: ast.stmt, seen: frozenset = frozenset()) -> set:
+        """Every value a padded lane of ``node`` (read at statement ``at``) may hold."""
+        if ast.dump(node) in self.masks:
+            self.touched = True  # a lane this mask is false on is padded
+            return {FALSE}
+        if isinstance(node, ast.Name):
+            defs = self._reaching(node.id, at)
+            if not defs:
+                return {None}
+            out: set = set()
+            for stmt, value in defs:
+                if (node.id, id(stmt)) in seen:
+                    continue  # its value round the loop: the value it starts from is read already
+                out |= {None} if value is None else self.values(value, stmt, seen | {(node.id, id(stmt))})
+            return out
+        literal = _literal(node)
+        if literal is not None:
+            return {literal}
+        if isinstance(node, ast.Subscript):
+            return self.values(node.value, at, seen)
+        if isinstance(node, ast.UnaryOp):
+            inner = self.values(node.operand, at, seen)
+            return {_flip(a) for a in inner} if isinstance(node.op, ast.USub | ast.Not | ast.Invert) else inner
+        if isinstance(node, ast.BinOp):
+            return self._pairs(node.left, node.right, at, seen, node.op)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            left, right = self.values(node.left, at, seen), self.values(node.comparators[0], at, seen)
+            return {_compare(node.ops[0], a, b) for a in left for b in right}
+        if isinstance(node, ast.IfExp):
+            return self.values(node.body, at, seen) | self.values(node.orelse, at, seen)
+        if not isinstance(node, ast.Call):
+            return {None}
+        func = ast.unparse(node.func)
+        args = node.args
+        if func == "tl.cast":
+            return self.values(args[0], at, seen) if args else {None}
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            return self.values(node.func.value, at, seen)
+        if func == "tl.load":
+            mask = next((k.value for k in node.keywords if k.arg == "mask"), args[1] if len(args) > 1 else None)
+            if mask is None:
+                return {None}  # every lane read: no padding
+            self.touched = True
+            other = next((k.value for k in node.keywords if k.arg == "other"), args[2] if len(args) > 2 else None)
+            fill = _literal(other)
+            return {fill if fill is not None else None}
+        if func == "tl.zeros":
+            return {0.0}
+        if func == "tl.full" and len(args) > 1:
+            return {_literal(args[1])}
+        if func == "tl.where" and len(args) == 3:
+            conds = self.values(args[0], at, seen)
+            a, b = self.values(args[1], at, seen), self.values(args[2], at, seen)
+            out = set()
+            for cond in conds:
+                out |= a if cond == TRUE else b if cond == FALSE else (a if a == b else {None})
+            return out
+        if func in ("tl.exp", "tl.exp2") and args:
+            base = math.e if func == "tl.exp" else 2.0
+            return {_exp(a, base) for a in self.values(args[0], at, seen)}
+        if func in ("tl.maximum", "tl.minimum") and len(args) == 2:
+            pick = max if func == "tl.maximum" else min
+            left, right = self.values(args[0], at, seen), self.values(args[1], at, seen)
+            return {_extreme(a, b, pick) for a in left for b in right}
+        return {None}
+
+    def _pairs(self, left: ast.expr, right: ast.expr, at: ast.stmt, seen: frozenset, op: ast.operator) -> set:
+        a_values, b_values = self.values(left, at, seen), self.values(right, at, seen)
+        if len(a_values) * len(b_values) > 64:
+            return {None}
+        out = set()
+        for a in a_values:
+            for b in b_values:
+                if isinstance(op, ast.Add):
+                    out.add(_add(a, b))
+                elif isinstance(op, ast.Sub):
+                    out.add(_add(a, _flip(b)) if b not in (TRUE, FALSE) else None)
+                elif isinstance(op, ast.Mult):
+                    out.add(_mul(a, b))
+                elif isinstance(op, ast.Div):
+                    out.add(_div(a, b))
+                else:
+                    out.add(_conjunction(a, b, op))
+        return out
+
+    def problems(self, where: str, call: ast.Call, func: str) -> list[str]:
+        """The reduction ``call`` named where a padded lane of its operand may hold a value that changes it."""
+        self.touched = False
+        held = self.values(call.args[0], self._statement(call))
+        if not self.touched:
+            return []  # no masked load reaches it: no padded lane
+        neutral = NEUTRAL[func]
+        wrong = []
+        for atom in held:
+            if isinstance(atom, float):
+                bad = atom != 0.0 if neutral == 0.0 else (atom > -SENTINEL if neutral < 0 else atom < SENTINEL)
+            else:
+                bad = atom == NONZERO or (atom == FINITE and neutral != 0.0)
+            if bad:
+                wrong.append(
+                    "a finite value" if atom == FINITE else "a value other than 0" if atom == NONZERO else atom
+                )
+        if not wrong:
+            return []
+        return [
+            f"{where} reduces {ast.unparse(call.args[0])} ({ast.unparse(call)}), whose padded lanes may hold "
+            f"{' or '.join(str(w) for w in sorted(wrong, key=str))}: not {func}'s neutral {neutral} (a masked load's "
+            "fill, or a masked lane's value, carried through the arithmetic: a block wider than what it covers "
+            "changes the result)"
+        ]
+
+
 def _jit_functions(tree: ast.Module) -> list[ast.FunctionDef]:
     return [
         node
@@ -73,6 +372,7 @@ def fill_problems(module_name: str, source: str) -> list[str]:
     problems = []
     for fn in _jit_functions(ast.parse(source)):
         where = f"{module_name}.{fn.name}"
+        flow = _Flow(fn)
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign):
@@ -88,6 +388,7 @@ def fill_problems(module_name: str, source: str) -> list[str]:
                 load = _load_of(values[0]) if len(values) == 1 else None
                 mask = load is not None and (len(load.args) > 1 or any(k.arg == "mask" for k in load.keywords))
                 if not mask:
+                    problems.extend(flow.problems(where, node, func))  # a value computed, or assigned again
                     continue
                 other = next((k.value for k in load.keywords if k.arg == "other"), None)
                 if other is None and len(load.args) > 2:
@@ -104,6 +405,8 @@ def fill_problems(module_name: str, source: str) -> list[str]:
                         f"{ast.unparse(other)}: a padded lane enters the reduction as {fill}, not {func}'s neutral "
                         f"{NEUTRAL[func]} (a block wider than what it covers changes the result)"
                     )
+            elif func in NEUTRAL and node.args:
+                problems.extend(flow.problems(where, node, func))  # a reduction of an expression
             elif func in ("tl.zeros", "tl.full"):
                 dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
                 if dtype is None:

@@ -6212,6 +6212,73 @@ MUTANTS: tuple[Mutant, ...] = (
         "the running output starts in q's dtype",
         "low-precision accumulation",
     ),
+    # ---------------------------------------------------------------------------- kmut20
+    Mutant(
+        "rms_norm.squares-tail-filled-one",
+        "rms_norm",
+        NORM,
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :], mask=mask, other=0.0).to(tl.float32)\n",
+        "    h = tl.load(x_ptr + offs_m[:, None] * stride_x + offs_n[None, :], mask=mask, other=1.0).to(tl.float32)\n",
+        "x's padded columns read as 1: each enters the sum of squares (tl.sum(h * h)) as 1 wherever N is not a whole "
+        "block",
+        "wrong fill value",
+    ),
+    Mutant(
+        "rms_norm.residual-tail-filled-one",
+        "rms_norm",
+        NORM,
+        "* stride_r + offs_n[None, :], mask=mask, other=0.0)",
+        "* stride_r + offs_n[None, :], mask=mask, other=1.0)",
+        "the residual's padded columns read as 1: h = x + r holds 1 there, which the sum of squares takes in",
+        "wrong fill value",
+    ),
+    Mutant(
+        "greedy_pick.logits-tail-filled-zero",
+        "greedy_pick",
+        PICK,
+        '    x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=float("-inf")).to(tl.float32)\n',
+        "    x = tl.load(logits_ptr + row * stride_logits + offs, mask=inside, other=0.0).to(tl.float32)\n",
+        "a part's padded logits read as 0: a row whose logits are all below 0 picks a padded lane (index V)",
+        "wrong fill value",
+    ),
+    Mutant(
+        "greedy_pick.merge-tail-filled-zero",
+        "greedy_pick",
+        PICK,
+        '        v = tl.load(picks + p, mask=held, other=float("-inf"), cache_modifier=".cg")\n',
+        '        v = tl.load(picks + p, mask=held, other=0.0, cache_modifier=".cg")\n',
+        "the merge's padded parts read a pick of 0: a row whose every pick is below 0 takes no part's index (V)",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_decode.scores-masked-to-zero",
+        "attention_decode",
+        ATTN,
+        '        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n',
+        "        qk = tl.where(mask_n[None, :], qk, 0.0)\n",
+        "the keys past the chunk's end scored 0, not -inf: they enter the running maximum and, as 2^(0 - m), the sum",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_decode.merge-tail-max-where-zero",
+        "attention_decode",
+        ATTN,
+        "    weight = tl.exp2(m - tl.max(m, axis=0))  # chunk c's share: 2^(m_c - max m)\n",
+        "    weight = tl.exp2(m - tl.max(tl.where(mask_s, m, 0.0), axis=0))  # chunk c's share: 2^(m_c - max m)\n",
+        "the merge's maximum taken over its splits with the padded ones set to 0 (a tl.where), not -inf: every share "
+        "is taken against max(m, 0)",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_decode.merge-tail-max-cast-apart",
+        "attention_decode",
+        ATTN,
+        '    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=float("-inf"))\n',
+        "    m = tl.load(ml_ptr + pid * SPLITS + offs_s, mask=mask_s, other=0.0)\n    m = m.to(tl.float32)\n",
+        "the merge's padded splits read a maximum of 0, cast on a line of their own (m assigned twice): every share is "
+        "taken against max(m, 0)",
+        "wrong fill value",
+    ),
 )
 
 

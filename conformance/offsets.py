@@ -712,10 +712,16 @@ class _Module:
     def _loaded(self, fn: str, node: ast.expr, seen: frozenset = frozenset()) -> bool:
         """Whether a value is read from memory (a ``tl.load``, directly or through the names it is computed from):
         the tensor's dtype is not in the source, so an int64 tensor of element offsets (a block table, a slot
-        mapping) narrowed to int32 may have held values past 2^31 (a helper's result is not followed)."""
+        mapping) narrowed to int32 may have held values past 2^31; a helper's result is what it returns, and a loop's
+        counter is read from what it loops over (``for i in range(tl.load(n_ptr))``)."""
         for sub in ast.walk(node):
             if isinstance(sub, ast.Call) and ast.unparse(sub.func) == "tl.load":
                 return True
+            if isinstance(sub, ast.Call) and isinstance(sub.func, ast.Name) and sub.func.id in self.fns:
+                helper = f"{sub.func.id}()"  # (the names seen are the caller's: only the helpers seen go on)
+                inner = frozenset(s for s in seen if s.endswith("()")) | {helper}
+                if helper not in seen and any(self._loaded(sub.func.id, r, inner) for r in self.returns[sub.func.id]):
+                    return True
             if isinstance(sub, ast.Name) and sub.id not in seen:
                 for name, assigned, how in self.assigned[fn]:
                     if name != sub.id:
@@ -726,6 +732,8 @@ class _Module:
                         target, value = assigned.targets[0], assigned.value
                         if isinstance(value, ast.Tuple) and len(value.elts) == len(target.elts):
                             value = value.elts[[ast.unparse(t) for t in target.elts].index(name)]
+                    elif how == "for":  # a loop's counter: bounded by what it loops over
+                        value = assigned.iter
                     else:
                         continue
                     if self._loaded(fn, value, seen | {sub.id}):
