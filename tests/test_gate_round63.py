@@ -72,7 +72,13 @@ def test_a_line_separator_inside_a_key_value_line_is_refused(
 def test_the_readers_part_where_the_round_says(built: Built) -> None:
     """What makes the cases hostile, measured on the readers themselves: importlib.metadata (pip's source of
     launchers) reads the hidden console script behind every separator, configparser (``installer``'s) never; the
-    email parser reads no field behind one, bytes or text, and packaging refuses a Summary split by NEL or U+2028."""
+    email parser reads no field behind one, bytes or text, and packaging 26.3 and later refuse a Summary split by NEL or
+    U+2028 (26.2 and earlier read the separator as part of the one line: measured, 26.0 to 26.4; the gate's byte
+    comparison holds those with G406, which ``_expected`` reads from the same answer)."""
+    import packaging
+    from packaging.version import Version
+
+    summary_held = Version(packaging.__version__) >= Version("26.3")
     with zipfile.ZipFile(built.wheel) as z:
         files = {
             f: z.read(f"neurobrix-{built.version}.dist-info/{f}") for f in ("entry_points.txt", "METADATA", "WHEEL")
@@ -84,7 +90,7 @@ def test_the_readers_part_where_the_round_says(built: Built) -> None:
             assert isinstance(read["configparser"], dict) and "nb-evil" not in read["configparser"], (case, read)
         elif file == "METADATA":
             assert read["email text"] == read["email bytes"] == [], (case, read)
-            assert str(read["packaging"]).startswith("refused") == ("Summary" in case), (case, read)
+            assert str(read["packaging"]).startswith("refused") == ("Summary" in case and summary_held), (case, read)
         else:
             assert read["Root-Is-Purelib"] == ["true"], (case, read)
     # the controls: the files as built read alike
