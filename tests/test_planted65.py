@@ -1,0 +1,208 @@
+"""Planted-bug round 63 (docs/planted-bugs.md): cases for the plants of tests/planted65_plants.py that the tests
+guarding their code let through, in the binding of an installed wheel's records to this process's verifying code
+(neurobrix/tables.py: ``_release_bound``, ``_load``), the store's early answer for a name (neurobrix/store.py:
+``unresolved``), sampling's warpers (neurobrix/generate.py: ``_draw``, ``_top_h``) and the prefill graphs'
+bookkeeping (neurobrix/generate.py: ``PrefillGraphs.capture``).
+
+Each case fails with its plant in place (checked with tests/planted65_driver.py, this file alone) and passes on the
+clean code. The binding is read from TRACKED.yaml files written here, the digest of the verifying code asked of the
+code under test at the time (so a plant in tables.py, which changes that digest, is judged by the file it would have
+been shipped with); ``PrefillGraphs`` runs on the CPU with torch.cuda's stream and graph calls replaced by stand-ins
+that run the captured call once, so the lengths it holds are its own bookkeeping, which test_gpu_only.py checks on a
+GPU only.
+
+Outcomes of all 16: see docs/planted-bugs.md, round 63.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import shutil
+import types
+
+import pytest
+import torch
+from conftest import REPO, retrack
+
+from neurobrix import generate, store, tables
+
+# ---------------------------------------------------------------------------------------------- the release binding
+
+
+def _tracked(tmp_path, text: str):
+    root = tmp_path / "tables"
+    root.mkdir(exist_ok=True)
+    (root / tables.TRACKED_NAME).write_text(text, encoding="utf-8")
+    return root
+
+
+def test_a_wheels_list_is_bound_by_its_top_level_line_of_this_codes_digest(tmp_path):
+    """b01, b02: the line `track` writes, after the file list (not the file's first line), binds the records when it
+    names this code's digest, and only then: another digest (other code, another YAML reader) leaves them read in
+    full."""
+    own = tables.verification_rules()
+    assert own is not None
+    head = "format: 1\nfiles:\n- path: interpreter/x.json\n"
+    assert tables._release_bound(_tracked(tmp_path, f"{head}verified_rules: {own}\nverified: []\n"))
+    other = "0" * 64 if own != "0" * 64 else "1" * 64
+    assert not tables._release_bound(_tracked(tmp_path, f"{head}verified_rules: {other}\nverified: []\n"))
+    assert not tables._release_bound(tmp_path / "none")  # no TRACKED.yaml: nothing bound
+
+
+def test_a_checkouts_tables_are_never_read_as_a_release(tmp_path):
+    """b04: a folder no wheel installed is read in full (or by its verified list) whatever its TRACKED.yaml's
+    verified_rules says: only an installed wheel's records, pinned by its RECORD, skip the form check."""
+    root = tmp_path / "tables"
+    shutil.copytree(REPO / "tables" / "interpreter", root / "interpreter")
+    retrack(root)
+    tracked = root / tables.TRACKED_NAME
+    tracked.write_text(tracked.read_text(encoding="utf-8") + f"verified_rules: {tables.verification_rules()}\n")
+    assert tables._release_bound(root)  # the line binds, were it a wheel's
+    tables.clear_cache()
+    try:
+        loaded = tables.load(root)
+        assert loaded.location.origin != "installed package"
+        assert loaded._release is False
+    finally:
+        tables.clear_cache()
+
+
+# ---------------------------------------------------------------------------------------------- store.unresolved
+
+
+def test_the_early_answer_finds_a_hub_id_in_any_case_and_refuses_what_is_no_name(tmp_path, monkeypatch):
+    """u01, u03: ``unresolved`` answers as ``resolve`` finds: a stored hub id given in another case is found (the
+    store's case-insensitive match, else `run Org/Model` took torch's import for nothing before the same answer), and
+    a name that is no string, or blank, is unresolved, not an AttributeError. The store is stood in for (its folders
+    by name, its listing), so only the lookup is judged."""
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    folder = tmp_path / "org" / "model"
+    monkeypatch.setattr(store, "_model_dir", lambda name: folder if name == "org/model" else None)
+    monkeypatch.setattr(store, "list_models", lambda: [types.SimpleNamespace(name="org/model", path=folder)])
+    assert store._find("ORG/Model") == ("org/model", folder)  # the store's own lookup finds it
+    for name in ("org/model", "ORG/Model", "https://huggingface.co/Org/Model"):
+        assert store.unresolved(name) is False, name
+    for name in ("org/other", "", "  ", None, 5, ["org/model"]):
+        assert store.unresolved(name) is True, name
+
+
+# ---------------------------------------------------------------------------------------------- sampling's warpers
+
+
+def _kept(monkeypatch, scores: torch.Tensor, **settings) -> torch.Tensor:
+    """The tokens ``_draw`` leaves a probability (its draw stood in for: the probabilities it hands torch)."""
+    handed = []
+
+    def draw(probs, n, generator=None):
+        handed.append(probs)
+        return torch.zeros((probs.shape[0], n), dtype=torch.long)
+
+    monkeypatch.setattr(torch, "multinomial", draw)
+    generate._draw(scores, generate.Sampling(temperature=1.0, top_k=0, **settings), None)
+    return handed[0] > 0
+
+
+def _scores() -> torch.Tensor:
+    return torch.randn((1, 50), generator=torch.Generator().manual_seed(0)) * 2
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_typical_p_at_a_cumulated_mass_keeps_what_transformers_keeps(monkeypatch, k):
+    """s04: TypicalLogitsWarper keeps the tokens, most typical first, up to the first whose cumulated mass is not
+    below typical_p; a typical_p exactly equal to a cumulated mass (read as the warper computes it, in float32) is
+    where `<` and `<=` part, the engine keeping one token more than transformers."""
+    lp = pytest.importorskip("transformers.generation.logits_process")
+    scores = _scores()
+    normalized = torch.log_softmax(scores, dim=-1)
+    entropy = -(normalized * normalized.exp()).nansum(-1, keepdim=True)
+    order = torch.sort((-normalized - entropy).abs(), descending=False)[1]
+    mass = float(scores.gather(-1, order).softmax(dim=-1).cumsum(dim=-1)[0, k])
+    want = torch.isfinite(lp.TypicalLogitsWarper(mass=mass)(None, scores.clone()))
+    assert int(want.sum()) == k + 1  # the case is at the boundary
+    assert torch.equal(_kept(monkeypatch, scores, typical_p=mass), want)
+
+
+@pytest.mark.parametrize("k", [1, 3])
+def test_top_h_at_its_bound_keeps_what_transformers_keeps(monkeypatch, k):
+    """s05: TopHLogitsWarper keeps the most likely tokens while their cumulated entropy terms are within (<=) top_h
+    times the entropy; a top_h whose bound is exactly the k-th cumulated term (found by a search over top_h, the bound
+    computed as the warper computes it) keeps that token."""
+    lp = pytest.importorskip("transformers.generation.logits_process")
+    scores = _scores()
+    dist = torch.distributions.Categorical(logits=torch.topk(scores, 50)[0])
+    terms = torch.cumsum(-dist.probs * torch.log(dist.probs), dim=-1)
+    guess = float(terms[0, k] / dist.entropy()[0])
+    top_h = next(
+        (h for i in range(200) for h in (guess * (1 + i * 1e-8), guess * (1 - i * 1e-8))
+         if (dist.entropy() * h)[0] == terms[0, k]),
+        None,
+    )
+    assert top_h is not None  # a top_h whose bound is the term exactly
+    want = torch.isfinite(lp.TopHLogitsWarper(top_h=top_h)(None, scores.clone()))
+    assert int(want.sum()) == k + 1
+    assert torch.equal(_kept(monkeypatch, scores, top_h=top_h), want)
+
+
+# ---------------------------------------------------------------------------------------------- prefill graphs
+
+
+class _Model:
+    """What PrefillGraphs reads of a model: its chunk, its batch (the cache's first axis), its device, its positions
+    and a forward, which records the length of each pass."""
+
+    def __init__(self, chunk: int, batch: int = 2) -> None:
+        self.chunk = chunk
+        self.cache = types.SimpleNamespace(k=[torch.zeros(batch, 64)])
+        self.w = types.SimpleNamespace(embed=torch.zeros(1))
+        self.positions = torch.arange(64)
+        self.passes: list[int] = []
+
+    def forward(self, tokens, positions, lengths):
+        self.passes.append(tokens.shape[1])
+        return tokens.sum(dim=1, keepdim=True).float()
+
+
+class _Graph:
+    def replay(self) -> None:  # (a replay reruns the captured kernels on the static input: not stood in for)
+        pass
+
+
+@pytest.fixture
+def cpu_graphs(monkeypatch):
+    """torch.cuda's stream, sync and graph calls as stand-ins: the warm-up pass and the capture each run once."""
+    stream = types.SimpleNamespace(wait_stream=lambda other: None)
+    monkeypatch.setattr(torch.cuda, "Stream", lambda: stream)
+    monkeypatch.setattr(torch.cuda, "current_stream", lambda: stream)
+    monkeypatch.setattr(torch.cuda, "stream", lambda s: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "graph", lambda g: contextlib.nullcontext())
+    monkeypatch.setattr(torch.cuda, "CUDAGraph", _Graph)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda: None)
+    monkeypatch.setattr(torch.cuda, "empty_cache", lambda: None)
+
+
+def test_prefill_graphs_hold_the_keep_most_recently_used_lengths(cpu_graphs):
+    """g01, g02, g03: at most KEEP lengths are held (each keeps its activations' memory), the least recently used
+    dropped first, and a length captured again (a later generation at that length) counts as used."""
+    keep = generate.PrefillGraphs.KEEP
+    graphs = generate.PrefillGraphs(_Model(chunk=64))
+    for n in range(1, keep + 2):
+        graphs.capture(n)
+    assert list(graphs.graphs) == list(range(2, keep + 2))
+    graphs.capture(2)  # used again: now the most recent
+    graphs.capture(keep + 2)
+    assert list(graphs.graphs) == [*range(4, keep + 2), 2, keep + 2]
+
+
+def test_a_prompt_of_the_chunks_length_is_captured_and_a_longer_one_is_not(cpu_graphs):
+    """g04: a prompt of exactly ``chunk`` tokens is prefilled in one pass (``prefill_chunks``), so its graph is
+    captured and replayed; one token more is prefilled in chunks, eagerly."""
+    model = _Model(chunk=8)
+    graphs = generate.PrefillGraphs(model)
+    graphs.capture(8)
+    graphs.capture(9)
+    assert list(graphs.graphs) == [8]
+    assert model.passes == [8, 8]  # the warm-up pass and the captured one
+    graph, static, logits = graphs.graphs[8]
+    prompts = [[1] * 8, [2] * 8]
+    assert generate.prefill(model, prompts, graphs) is logits  # replayed: no eager pass
+    assert model.passes == [8, 8] and static.tolist() == prompts
