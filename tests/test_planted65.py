@@ -133,8 +133,12 @@ def test_top_h_at_its_bound_keeps_what_transformers_keeps(monkeypatch, k):
     terms = torch.cumsum(-dist.probs * torch.log(dist.probs), dim=-1)
     guess = float(terms[0, k] / dist.entropy()[0])
     top_h = next(
-        (h for i in range(200) for h in (guess * (1 + i * 1e-8), guess * (1 - i * 1e-8))
-         if (dist.entropy() * h)[0] == terms[0, k]),
+        (
+            h
+            for i in range(200)
+            for h in (guess * (1 + i * 1e-8), guess * (1 - i * 1e-8))
+            if (dist.entropy() * h)[0] == terms[0, k]
+        ),
         None,
     )
     assert top_h is not None  # a top_h whose bound is the term exactly
