@@ -28,10 +28,11 @@ from neurobrix import generate, store
 
 
 def test_the_early_answer_finds_a_hub_id_in_any_case_and_refuses_what_is_no_name(tmp_path, monkeypatch):
-    """u01, u03: ``unresolved`` answers as ``resolve`` finds: a stored hub id given in another case is found (the
-    store's case-insensitive match, else `run Org/Model` took torch's import for nothing before the same answer), and
-    a name that is no string, or blank, is unresolved, not an AttributeError. The store is stood in for (its folders
-    by name, its listing), so only the lookup is judged."""
+    """u01, u03: ``unresolved`` answers as its docstring says, as ``resolve`` finds: a stored hub id given in another
+    case is found (the store's case-insensitive match; missed, `run ORG/Model` resolved the model twice, its files'
+    sizes checked once more, before the same answer), and a name that is no string, or blank, is unresolved, not an
+    AttributeError (no command hands it one: argparse gives a string). The store is stood in for (its folders by
+    name, its listing), so only the lookup is judged."""
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     folder = tmp_path / "org" / "model"
     monkeypatch.setattr(store, "_model_dir", lambda name: folder if name == "org/model" else None)
