@@ -1,8 +1,9 @@
 """Round 63's planted bugs, in code no earlier round planted: the binding of an installed wheel's records to this
 process's verifying code (neurobrix/tables.py: ``_release_bound``, its line, its use in ``_load``), the store's
-early answer for a name (neurobrix/store.py: ``unresolved``), sampling's typical, epsilon, eta and top_h warpers
-(neurobrix/generate.py: ``_draw``, ``_top_h``) and the prefill graphs' bookkeeping (neurobrix/generate.py:
-``PrefillGraphs.capture``: the lengths held, the least recently used dropped, a chunked length left eager). For
+early answer for a name (neurobrix/store.py: ``unresolved``), sampling's epsilon, eta, typical and top_h warpers
+(neurobrix/generate.py: ``_draw``, ``_top_h``), the prefill graphs' bookkeeping (neurobrix/generate.py:
+``PrefillGraphs.capture``: the lengths held, the least recently used dropped, a chunked length left eager) and the
+chat template's path (neurobrix/tokenizer.py: ``render_chat``, ``encode_chat``, ``encode_prompt``). For
 tests/planted65_driver.py: id, file, the exact text replaced (found once in its file, one line), its replacement,
 and the existing tests a contributor would run for it (the outcome of each: docs/planted-bugs.md, round 63)."""
 
@@ -11,6 +12,7 @@ from __future__ import annotations
 TABLES = "neurobrix/tables.py"
 STORE = "neurobrix/store.py"
 GENERATE = "neurobrix/generate.py"
+TOKENIZER = "neurobrix/tokenizer.py"
 
 # the shipped list's binding test left out (round 59 says why: any edit of tables.py unbinds the list until `track`
 # runs, which a contributor does)
@@ -28,6 +30,12 @@ SAMPLING_TESTS = [
     "tests/test_strict_round52.py",
 ]
 GRAPH_TESTS = ["tests/test_gpu_only.py", "tests/test_generate.py"]
+CHAT_TESTS = [
+    "tests/test_tokenizer.py",
+    "tests/test_text_round34.py",
+    "tests/test_planted35.py",
+    "tests/test_planted34.py",
+]
 
 
 def p(id: str, file: str, old: str, new: str, tests: list[str], timeout: int = 900) -> dict:
@@ -149,4 +157,31 @@ PLANTS = [
     ),
     # g04: a prompt of exactly the chunk's length left eager (one pass, which the graph holds)
     p("g04", GENERATE, "if length > self.model.chunk:", "if length >= self.model.chunk:", GRAPH_TESTS),
+    # ------------------------------------------------------------------ the chat template's path
+    # c01: the tool_use template picked for a plain chat (no tools given) where the model names one
+    p(
+        "c01",
+        TOKENIZER,
+        'name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"',
+        'name = "tool_use" if "tool_use" in self.chat_templates else "default"',
+        CHAT_TESTS,
+    ),
+    # c02: a template's error kept on the lines it spans (the refusal is one line)
+    p(
+        "c02",
+        TOKENIZER,
+        'said = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())',
+        "said = str(exc).strip()",
+        CHAT_TESTS,
+    ),
+    # c03: an empty --system dropped (apply_chat_template places an empty system message)
+    p("c03", TOKENIZER, "            if system is None:", "            if not system:", CHAT_TESTS),
+    # c04: a rendered lone surrogate let through to the tokenizer (transformers' encode fails on it)
+    p(
+        "c04",
+        TOKENIZER,
+        '            text.encode("utf-8")',
+        '            text.encode("utf-8", "surrogatepass")',
+        CHAT_TESTS,
+    ),
 ]
