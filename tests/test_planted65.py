@@ -168,3 +168,21 @@ def test_a_prompt_of_the_chunks_length_is_captured_and_a_longer_one_is_not(cpu_g
     prompts = [[1] * 8, [2] * 8]
     assert generate.prefill(model, prompts, graphs) is logits  # replayed: no eager pass
     assert model.passes == [8, 8] and static.tolist() == prompts
+
+
+# ---------------------------------------------------------------------------------------------- the chat template
+
+
+def test_a_templates_error_over_several_lines_is_refused_on_one(tmp_path):
+    """c02: a template's raise_exception may say its message over several lines (blank ones among them): the refusal
+    is one line, the message's lines joined by " / ", as for a template's own error."""
+    from tokenizer_fixtures import save
+
+    from neurobrix.tokenizer import ChatTemplateError, Tokenizer
+
+    template = '{{ raise_exception("roles must alternate\n\n  user first") }}'
+    folder = save(tmp_path / "tok", "bytelevel", chat_template=template)
+    with pytest.raises(ChatTemplateError) as refused:
+        Tokenizer(folder).render_chat([{"role": "user", "content": "x"}])
+    assert refused.value.said == "roles must alternate / user first"
+    assert "\n" not in str(refused.value)
