@@ -1,17 +1,18 @@
 """Planted-bug round 63 (docs/planted-bugs.md): cases for the plants of tests/planted65_plants.py that the tests
-guarding their code let through, in the store's early answer for a name (neurobrix/store.py: ``unresolved``),
-sampling's typical_p and top_h warpers at their bounds (neurobrix/generate.py: ``_draw``, ``_top_h``) and the
-prefill graphs' bookkeeping (neurobrix/generate.py: ``PrefillGraphs.capture``). The binding of a wheel's records to
-the verifying code (neurobrix/tables.py: ``_release_bound``) was planted too: its tests caught what was not
-equivalent.
+guarding their code let through: the store's early answer for a name (neurobrix/store.py: ``unresolved``), sampling's
+typical_p and top_h warpers at their bounds (neurobrix/generate.py: ``_draw``, ``_top_h``), the prefill graphs'
+bookkeeping (neurobrix/generate.py: ``PrefillGraphs.capture``) and the refusal of a chat template that fails
+(neurobrix/tokenizer.py: ``render_chat``). The binding of a wheel's records to the verifying code
+(neurobrix/tables.py: ``_release_bound``) was planted too: its tests caught each plant that was not equivalent.
 
 Each case fails with its plant in place (checked with tests/planted65_driver.py, this file alone) and passes on the
 clean code. The warpers are compared with transformers' own on one row of scores, at a typical_p or top_h whose bound
 is exactly a cumulated value (computed as the warper computes it); ``PrefillGraphs`` runs on the CPU with torch.cuda's
 stream, sync and graph calls replaced by stand-ins that run the captured call once, so what is judged is which
-lengths it holds, which test_gpu_only.py checks on a GPU only (and never skipping the least recently used).
+lengths it holds, which test_gpu_only.py checks on a GPU only (and there never for a length captured again, nor for a
+prompt of the chunk's length).
 
-Outcomes of all 16: see docs/planted-bugs.md, round 63.
+Outcomes of all 20: see docs/planted-bugs.md, round 63.
 """
 
 from __future__ import annotations
