@@ -6316,16 +6316,6 @@ MUTANTS: tuple[Mutant, ...] = (
         variants=TILED,
     ),
     Mutant(
-        "linear.skinny.x-tail-filled-one",
-        "linear",
-        LINEAR,
-        "in_k[None, :],\n                    other=0.0)\n        b = tl.load(",
-        "in_k[None, :],\n                    other=1.0)\n        b = tl.load(",
-        "skinny's x tile read with a tail of 1 (W's stays 0)",
-        "wrong fill value",
-        variants=SKINNY,
-    ),
-    Mutant(
         "attention_decode.scores-masked-on-group-axis",
         "attention_decode",
         ATTN,
@@ -6341,15 +6331,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "mask=mask_n[:, None] & mask_d[None, :],\n                    other=0.0)",
         'mask=mask_n[:, None] & mask_d[None, :],\n                    other=float("nan"))',
         "decode's v read with a tail of NaN: a key past the chunk's end has weight 0, and 0 x NaN is NaN in the dot",
-        "wrong fill value",
-    ),
-    Mutant(
-        "attention_decode.keys-tail-filled-one",
-        "attention_decode",
-        ATTN,
-        "mask=mask_d[:, None] & mask_n[None, :],\n                    other=0.0)",
-        "mask=mask_d[:, None] & mask_n[None, :],\n                    other=1.0)",
-        "decode's k read with a tail of 1",
         "wrong fill value",
     ),
     Mutant(
