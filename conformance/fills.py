@@ -14,7 +14,11 @@ lanes hold (``_Flow``): the fill followed through elementwise arithmetic, casts,
 assigned twice, in an ``if``, round a loop): ``tl.sum(h * h)`` over a tail filled with 1 holds 1, ``tl.max(x - m)``
 over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero one, where the neutral fills give 0,
 -inf and 2^-inf = 0. A fill that meets a 0 (x's fill times a weight, a padded split's 2^-inf) is neutralised; a value
-no masked load reaches, a helper's result and a ``tl.dot`` are not judged.
+no masked load reaches is not judged. A reduction's lanes are read along its axis (``x[None, :]`` reads x's axis 0 as
+its axis 1; a mask along another axis is true there); ``tl.dot`` is followed (a padded row or column times the other
+operand's data) and judged as a sum over K (a K lane padded in both operands must hold a product of 0: not 1 x 1, not
+0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument; and a value
+reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice).
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
@@ -205,9 +209,12 @@ class _Flow:
     a load's mask (or of one of its conjuncts) is false, and the rest follows through elementwise arithmetic, casts,
     ``tl.where``, ``tl.exp``/``tl.exp2``, ``tl.maximum``/``tl.minimum`` and ``tl.zeros``/``tl.full``. A name takes
     every assignment that may reach its use (the last before it, those before that while the later ones are inside
-    an ``if`` or a loop the use is not in, and those later in a loop around the use); a value the function receives,
-    loops over or calls a helper for is not known, and counts as finite where it meets a known value. A reduction of
-    a value reaching a masked load is judged by every value its padded lanes may hold."""
+    an ``if`` or a loop the use is not in, and those later in a loop around the use; one reached past a later one in
+    the body of an ``if`` is read where that test is false); a helper's result is read in the helper (``_result``),
+    ``tl.dot`` as a sum over K (``_dot``), each lane along the axis it is padded on (``axis``: an int, None for any,
+    INSIDE for none); a value the function receives (outside a helper's call) or loops over is not known, and counts
+    as finite where it meets a known value. A reduction of a value reaching a masked load is judged by every value its
+    padded lanes may hold."""
 
     def __init__(self, fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef] | None = None, depth: int = 0):
         self.fn = fn
