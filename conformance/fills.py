@@ -14,7 +14,11 @@ lanes hold (``_Flow``): the fill followed through elementwise arithmetic, casts,
 assigned twice, in an ``if``, round a loop): ``tl.sum(h * h)`` over a tail filled with 1 holds 1, ``tl.max(x - m)``
 over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero one, where the neutral fills give 0,
 -inf and 2^-inf = 0. A fill that meets a 0 (x's fill times a weight, a padded split's 2^-inf) is neutralised; a value
-no masked load reaches, a helper's result and a ``tl.dot`` are not judged.
+no masked load reaches is not judged. A reduction's lanes are read along its axis (``x[None, :]`` reads x's axis 0 as
+its axis 1; a mask along another axis is true there); ``tl.dot`` is followed (a padded row or column times the other
+operand's data) and judged as a sum over K (a K lane padded in both operands must hold a product of 0: not 1 x 1, not
+0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument; and a value
+reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice).
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
@@ -69,16 +73,24 @@ SENTINEL = 1e30
 # what a padded lane may hold, as the source lets it be read: a number, ``FINITE`` (some finite value), ``NONZERO``
 # (some finite value other than 0), a condition's ``TRUE`` or ``FALSE``, or None (not known)
 FINITE, NONZERO, TRUE, FALSE = "finite", "nonzero", "true", "false"
+# the lane a value is read at: padded along one axis (an int), padded along whichever axis (None), or inside every
+# axis (INSIDE: a mask is true there, a load reads the tensor); and the mark of an ``if`` test taken as false
+INSIDE, ASSUMED = "inside", "assumed false"
 
 
 def _flip(atom):
     return -atom if isinstance(atom, float) else {TRUE: FALSE, FALSE: TRUE}.get(atom, atom)
 
 
+def _nan(*atoms) -> bool:
+    return any(isinstance(x, float) and math.isnan(x) for x in atoms)
+
+
 def _add(a, b):
+    if _nan(a, b):
+        return math.nan  # NaN plus anything
     if isinstance(a, float) and isinstance(b, float):
-        total = a + b
-        return None if math.isnan(total) else total
+        return a + b  # (inf - inf is NaN)
     if a in (TRUE, FALSE) or b in (TRUE, FALSE):
         return None
     for x in (a, b):
@@ -88,9 +100,10 @@ def _add(a, b):
 
 
 def _mul(a, b):
+    if _nan(a, b):
+        return math.nan  # NaN times anything, 0 included
     if isinstance(a, float) and isinstance(b, float):
-        product = a * b
-        return None if math.isnan(product) else product
+        return a * b  # (0 x inf is NaN)
     if a in (TRUE, FALSE) or b in (TRUE, FALSE):
         return None
     for x in (a, b):  # (two numbers are multiplied above)
@@ -105,6 +118,8 @@ def _mul(a, b):
 
 
 def _div(a, b):
+    if _nan(a, b):
+        return math.nan
     if isinstance(a, float) and isinstance(b, float):
         return None if b == 0.0 or math.isnan(a / b) else a / b
     if b == NONZERO or (isinstance(b, float) and b != 0.0 and not math.isinf(b)):
@@ -128,6 +143,8 @@ def _exp(a, base):
 
 def _extreme(a, b, pick):
     """``tl.maximum`` (pick = max) or ``tl.minimum`` of two lanes' values."""
+    if _nan(a, b):
+        return None  # which one a NaN meets is left to the target
     if isinstance(a, float) and isinstance(b, float):
         return pick(a, b)
     for x, y in ((a, b), (b, a)):
@@ -161,17 +178,50 @@ def _conjunction(a, b, op: ast.operator):
     return None
 
 
+def _through(node: ast.Subscript, axis):
+    """The axis of ``node.value`` that a lane of ``node`` padded along ``axis`` is padded along: ``x[:, None]``
+    keeps axis 0 and reads x inside along axis 1 (a broadcast), ``x[None, :]`` reads x's axis 0 as its axis 1; any
+    other subscript keeps the axis as it is."""
+    if axis is None or axis == INSIDE:
+        return axis
+    parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+    whole = [isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None for p in parts]
+    broadcast = [isinstance(p, ast.Constant) and p.value is None for p in parts]
+    if not all(w or n for w, n in zip(whole, broadcast, strict=True)) or axis >= len(parts):
+        return axis
+    return INSIDE if broadcast[axis] else sum(whole[:axis])
+
+
+def _sum_of(*terms):
+    """What a sum of many terms holds where each group's terms all hold one value (a dot's terms inside K, and
+    those of its padded K lanes)."""
+    if _nan(*terms):
+        return math.nan
+    if all(x == 0.0 and isinstance(x, float) for x in terms):
+        return 0.0
+    if None in terms:
+        return None
+    return FINITE
+
+
 class _Flow:
     """What a padded lane holds in each value of one Triton function: a masked load's lane holds its fill, a lane of
     a load's mask (or of one of its conjuncts) is false, and the rest follows through elementwise arithmetic, casts,
     ``tl.where``, ``tl.exp``/``tl.exp2``, ``tl.maximum``/``tl.minimum`` and ``tl.zeros``/``tl.full``. A name takes
     every assignment that may reach its use (the last before it, those before that while the later ones are inside
-    an ``if`` or a loop the use is not in, and those later in a loop around the use); a value the function receives,
-    loops over or calls a helper for is not known, and counts as finite where it meets a known value. A reduction of
-    a value reaching a masked load is judged by every value its padded lanes may hold."""
+    an ``if`` or a loop the use is not in, and those later in a loop around the use; one reached past a later one in
+    the body of an ``if`` is read where that test is false); a helper's result is read in the helper (``_result``),
+    ``tl.dot`` as a sum over K (``_dot``), each lane along the axis it is padded on (``axis``: an int, None for any,
+    INSIDE for none); a value the function receives (outside a helper's call) or loops over is not known, and counts
+    as finite where it meets a known value. A reduction of a value reaching a masked load is judged by every value its
+    padded lanes may hold."""
 
-    def __init__(self, fn: ast.FunctionDef):
+    def __init__(self, fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef] | None = None, depth: int = 0):
         self.fn = fn
+        self.helpers = helpers or {}  # the module's Triton functions, whose results a call is followed to
+        self.depth = depth
+        self.flows: dict[str, _Flow] = {}
+        self.bound: dict[str, tuple] = {}  # while read for a call: each parameter's argument, in the caller
         self.parents: dict[ast.AST, ast.AST] = {}
         for parent in ast.walk(fn):
             for child in ast.iter_child_nodes(parent):
@@ -198,8 +248,11 @@ class _Flow:
             self.defs.setdefault(target.id, []).append((stmt, value))
         elif isinstance(target, ast.Tuple | ast.List):
             spelt = isinstance(value, ast.Tuple | ast.List) and len(value.elts) == len(target.elts)
+            helped = isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id in self.helpers
             for i, element in enumerate(target.elts):
-                self._bind(stmt, element, value.elts[i] if spelt else None)
+                # a helper's tuple: element i of what it returns (``m, l, acc = _block(...)``)
+                part = ast.Subscript(value, ast.Constant(i), ast.Load()) if helped else None
+                self._bind(stmt, element, value.elts[i] if spelt else part)
 
     def _conjuncts(self, mask: ast.expr | None) -> None:
         """A mask and each conjunct of it (``a[:, None] & b[None, :]``): false at a padded lane."""
@@ -217,27 +270,47 @@ class _Flow:
             node = self.parents.get(node)
         return node is outer
 
-    def _reaching(self, name: str, at: ast.stmt) -> list[tuple[ast.stmt, ast.expr | None]]:
-        defs = self.defs.get(name, [])
+    def _excluded(self, stmt: ast.stmt, seen: frozenset) -> bool:
+        """Whether ``stmt`` lies in the body of an ``if`` whose test the walk has taken as false."""
+        node: ast.AST | None = stmt
+        while node is not None and node is not self.fn:
+            parent = self.parents.get(node)
+            if isinstance(parent, ast.If) and node in parent.body and (ASSUMED, ast.dump(parent.test)) in seen:
+                return True
+            node = parent
+        return False
+
+    def _reaching(self, name: str, at: ast.stmt, seen: frozenset = frozenset()) -> list[tuple]:
+        """The assignments of ``name`` that may reach ``at``, each with the tests taken as false on the way: an
+        earlier one reached past a later one in the body of an ``if`` is reached where that test is false (the
+        same test read again, ``if DIAGONAL:`` twice, is then false there too)."""
+        defs = [d for d in self.defs.get(name, []) if not self._excluded(d[0], seen)]
         where = (at.lineno, at.col_offset)
         found = []
         loop = self.parents.get(at)
         while loop is not None and loop is not self.fn:  # a value carried round a loop the use is in
             if isinstance(loop, ast.For | ast.While):
-                found += [d for d in defs if (d[0].lineno, d[0].col_offset) >= where and self._inside(d[0], loop)]
+                found += [
+                    (*d, frozenset())
+                    for d in defs
+                    if (d[0].lineno, d[0].col_offset) >= where and self._inside(d[0], loop)
+                ]
             loop = self.parents.get(loop)
+        assumed: frozenset = frozenset()
         for stmt, value in sorted(
             (d for d in defs if (d[0].lineno, d[0].col_offset) < where), key=lambda d: (d[0].lineno, d[0].col_offset)
         )[::-1]:
-            found.append((stmt, value))
-            block = self.parents.get(stmt)
-            conditional = False
+            found.append((stmt, value, assumed))
+            node, block = stmt, self.parents.get(stmt)
+            guards = []  # the blocks that may skip it: (block, the child of it on the way)
             while block is not None and block is not self.fn:
                 if isinstance(block, ast.If | ast.For | ast.While) and not self._inside(at, block):
-                    conditional = True
-                block = self.parents.get(block)
-            if not conditional:
+                    guards.append((block, node))
+                node, block = block, self.parents.get(block)
+            if not guards:
                 break
+            if len(guards) == 1 and isinstance(guards[0][0], ast.If) and guards[0][1] in guards[0][0].body:
+                assumed = assumed | {(ASSUMED, ast.dump(guards[0][0].test))}  # one if: skipped where it is false
         return found
 
     def _statement(self, node: ast.AST) -> ast.stmt:
@@ -245,74 +318,153 @@ class _Flow:
             node = self.parents[node]
         return node
 
-    def values(self, node: ast.expr, at: ast.stmt, seen: frozenset = frozenset()) -> set:
-        """Every value a padded lane of ``node`` (read at statement ``at``) may hold."""
+    def values(self, node: ast.expr, at: ast.stmt, seen: frozenset = frozenset(), axis=None) -> set:
+        """Every value a lane of ``node`` (read at statement ``at``) may hold: a lane padded along ``axis`` of the
+        value's own shape (inside on its other axes), along whichever axis (None), or inside every axis (INSIDE)."""
         if ast.dump(node) in self.masks:
-            self.touched = True  # a lane this mask is false on is padded
-            return {FALSE}
+            if axis == INSIDE:
+                return {TRUE}
+            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)) or axis is None:
+                self.touched = True  # a lane this mask is false on is padded
+                return {FALSE}
+            # a conjunction of masks along different axes: false where one of them is
         if isinstance(node, ast.Name):
-            defs = self._reaching(node.id, at)
+            defs = self._reaching(node.id, at, seen)
+            if not defs and node.id in self.bound:  # a parameter, while the helper is read for a call
+                caller, argument, where, their = self.bound[node.id]
+                return caller.values(argument, where, their, axis)
             if not defs:
                 return {None}
             out: set = set()
-            for stmt, value in defs:
+            for stmt, value, assumed in defs:
                 if (node.id, id(stmt)) in seen:
                     continue  # its value round the loop: the value it starts from is read already
-                out |= {None} if value is None else self.values(value, stmt, seen | {(node.id, id(stmt))})
+                if value is None:
+                    out.add(None)
+                else:
+                    out |= self.values(value, stmt, seen | assumed | {(node.id, id(stmt))}, axis)
             return out
         literal = _literal(node)
         if literal is not None:
             return {literal}
         if isinstance(node, ast.Subscript):
-            return self.values(node.value, at, seen)
+            if self._helped(node.value) and isinstance(node.slice, ast.Constant) and isinstance(node.slice.value, int):
+                return self._result(node.value, node.slice.value, at, seen, axis)
+            return self.values(node.value, at, seen, _through(node, axis))
         if isinstance(node, ast.UnaryOp):
-            inner = self.values(node.operand, at, seen)
+            inner = self.values(node.operand, at, seen, axis)
             return {_flip(a) for a in inner} if isinstance(node.op, ast.USub | ast.Not | ast.Invert) else inner
         if isinstance(node, ast.BinOp):
-            return self._pairs(node.left, node.right, at, seen, node.op)
+            return self._pairs(node.left, node.right, at, seen, node.op, axis)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            left, right = self.values(node.left, at, seen), self.values(node.comparators[0], at, seen)
+            left, right = self.values(node.left, at, seen, axis), self.values(node.comparators[0], at, seen, axis)
             return {_compare(node.ops[0], a, b) for a in left for b in right}
         if isinstance(node, ast.IfExp):
-            return self.values(node.body, at, seen) | self.values(node.orelse, at, seen)
+            return self.values(node.body, at, seen, axis) | self.values(node.orelse, at, seen, axis)
         if not isinstance(node, ast.Call):
             return {None}
         func = ast.unparse(node.func)
         args = node.args
         if func == "tl.cast":
-            return self.values(args[0], at, seen) if args else {None}
+            return self.values(args[0], at, seen, axis) if args else {None}
         if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
-            return self.values(node.func.value, at, seen)
+            return self.values(node.func.value, at, seen, axis)
         if func == "tl.load":
             mask = next((k.value for k in node.keywords if k.arg == "mask"), args[1] if len(args) > 1 else None)
-            if mask is None:
-                return {None}  # every lane read: no padding
-            self.touched = True
+            if mask is None or axis == INSIDE:
+                return {None}  # every lane read: no padding (or a lane inside the tensor: its data)
             other = next((k.value for k in node.keywords if k.arg == "other"), args[2] if len(args) > 2 else None)
             fill = _literal(other)
-            return {fill if fill is not None else None}
+            conds = {FALSE} if axis is None else self.values(mask, at, seen, axis)
+            out = set()
+            if conds - {FALSE}:
+                out.add(None)  # the mask may be true along this axis: the tensor's data
+            if FALSE in conds or None in conds:
+                self.touched = True
+                out.add(fill)
+            return out
         if func == "tl.zeros":
             return {0.0}
         if func == "tl.full" and len(args) > 1:
             return {_literal(args[1])}
         if func == "tl.where" and len(args) == 3:
-            conds = self.values(args[0], at, seen)
-            a, b = self.values(args[1], at, seen), self.values(args[2], at, seen)
+            conds = self.values(args[0], at, seen, axis)
+            a, b = self.values(args[1], at, seen, axis), self.values(args[2], at, seen, axis)
             out = set()
             for cond in conds:
                 out |= a if cond == TRUE else b if cond == FALSE else (a if a == b else {None})
             return out
         if func in ("tl.exp", "tl.exp2") and args:
             base = math.e if func == "tl.exp" else 2.0
-            return {_exp(a, base) for a in self.values(args[0], at, seen)}
+            return {_exp(a, base) for a in self.values(args[0], at, seen, axis)}
         if func in ("tl.maximum", "tl.minimum") and len(args) == 2:
             pick = max if func == "tl.maximum" else min
-            left, right = self.values(args[0], at, seen), self.values(args[1], at, seen)
+            left, right = self.values(args[0], at, seen, axis), self.values(args[1], at, seen, axis)
             return {_extreme(a, b, pick) for a in left for b in right}
+        if func == "tl.dot" and len(args) >= 2:
+            return self._dot(node, at, seen, axis)
+        if self._helped(node):
+            return self._result(node, None, at, seen, axis)
         return {None}
 
-    def _pairs(self, left: ast.expr, right: ast.expr, at: ast.stmt, seen: frozenset, op: ast.operator) -> set:
-        a_values, b_values = self.values(left, at, seen), self.values(right, at, seen)
+    def _helped(self, node: ast.expr) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.helpers
+
+    def _result(self, call: ast.Call, index: int | None, at: ast.stmt, seen: frozenset, axis) -> set:
+        """What a lane of a helper's result (element ``index`` of the tuple it returns) may hold: each of its
+        ``return`` values, read in the helper with each parameter standing for the caller's argument."""
+        fn = self.helpers[call.func.id]
+        if self.depth >= 3 or fn is self.fn:
+            return {None}
+        flow = self.flows.setdefault(fn.name, _Flow(fn, self.helpers, self.depth + 1))
+        names = [a.arg for a in fn.args.args]
+        bound = {name: (self, arg, at, seen) for name, arg in zip(names, call.args, strict=False)}
+        bound |= {k.arg: (self, k.value, at, seen) for k in call.keywords if k.arg in names}
+        held, flow.bound = flow.bound, bound
+        out: set = set()
+        try:
+            for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None):
+                value = ret.value
+                if index is not None:
+                    if not (isinstance(value, ast.Tuple) and index < len(value.elts)):
+                        out.add(None)
+                        continue
+                    value = value.elts[index]
+                flow.touched = False
+                out |= flow.values(value, ret, frozenset(), axis)
+                self.touched = self.touched or flow.touched
+        finally:
+            flow.bound = held
+        return out or {None}
+
+    def _dot(self, node: ast.Call, at: ast.stmt, seen: frozenset, axis) -> set:
+        """A lane of ``tl.dot(a, b[, acc])``: a sum over K of a[m, k] b[k, n] (plus acc). A row padded in a (axis 0)
+        or a column padded in b (axis 1) multiplies that row or column by the other's data; every lane's sum takes
+        the K lanes padded in both (a's axis 1, b's axis 0), judged on their own by ``dot_problems``."""
+        a, b = node.args[0], node.args[1]
+        if axis == 0:
+            terms = self._products(self.values(a, at, seen, 0), self.values(b, at, seen, INSIDE))
+        elif axis == 1:
+            terms = self._products(self.values(a, at, seen, INSIDE), self.values(b, at, seen, 1))
+        else:
+            terms = {None}
+        padded_k = self._products(self.values(a, at, seen, 1), self.values(b, at, seen, 0))
+        if axis not in (0, 1):
+            terms = {None}  # a lane inside both operands: their data
+        total = {_sum_of(term, k) for term in terms for k in padded_k}
+        acc = node.args[2] if len(node.args) > 2 else next((k.value for k in node.keywords if k.arg == "acc"), None)
+        if acc is None:
+            return total
+        return {_add(x, y) for x in self.values(acc, at, seen, axis) for y in total}
+
+    @staticmethod
+    def _products(a_values: set, b_values: set) -> set:
+        return {_mul(x, y) for x in a_values for y in b_values} if len(a_values) * len(b_values) <= 64 else {None}
+
+    def _pairs(
+        self, left: ast.expr, right: ast.expr, at: ast.stmt, seen: frozenset, op: ast.operator, axis=None
+    ) -> set:
+        a_values, b_values = self.values(left, at, seen, axis), self.values(right, at, seen, axis)
         if len(a_values) * len(b_values) > 64:
             return {None}
         out = set()
@@ -333,20 +485,13 @@ class _Flow:
     def problems(self, where: str, call: ast.Call, func: str) -> list[str]:
         """The reduction ``call`` named where a padded lane of its operand may hold a value that changes it."""
         self.touched = False
-        held = self.values(call.args[0], self._statement(call))
+        spelt = next((k.value for k in call.keywords if k.arg == "axis"), call.args[1] if len(call.args) > 1 else None)
+        axis = spelt.value if isinstance(spelt, ast.Constant) and isinstance(spelt.value, int) else None
+        held = self.values(call.args[0], self._statement(call), axis=axis)
         if not self.touched:
             return []  # no masked load reaches it: no padded lane
         neutral = NEUTRAL[func]
-        wrong = []
-        for atom in held:
-            if isinstance(atom, float):
-                bad = atom != 0.0 if neutral == 0.0 else (atom > -SENTINEL if neutral < 0 else atom < SENTINEL)
-            else:
-                bad = atom == NONZERO or (atom == FINITE and neutral != 0.0)
-            if bad:
-                wrong.append(
-                    "a finite value" if atom == FINITE else "a value other than 0" if atom == NONZERO else atom
-                )
+        wrong = _wrong(held, neutral)
         if not wrong:
             return []
         return [
@@ -355,6 +500,38 @@ class _Flow:
             "fill, or a masked lane's value, carried through the arithmetic: a block wider than what it covers "
             "changes the result)"
         ]
+
+    def dot_problems(self, where: str, call: ast.Call) -> list[str]:
+        """``tl.dot(a, b)`` named where a K lane padded in both operands (a's axis 1, b's axis 0) may hold a product
+        other than 0: the dot sums it into every lane (1 x 1 where both tails are filled with 1; 0 x NaN)."""
+        self.touched = False
+        at = self._statement(call)
+        held = self._products(self.values(call.args[0], at, axis=1), self.values(call.args[1], at, axis=0))
+        if not self.touched:
+            return []
+        wrong = _wrong(held, 0.0)
+        if not wrong:
+            return []
+        return [
+            f"{where} sums {ast.unparse(call.args[0])} x {ast.unparse(call.args[1])} over K ({ast.unparse(call)}), "
+            f"whose padded K lanes may hold {' or '.join(str(w) for w in sorted(wrong, key=str))}: not 0 (both "
+            "operands' fills, carried through the arithmetic, meet there: a block wider than K changes every dot)"
+        ]
+
+
+def _wrong(held: set, neutral: float) -> list:
+    """What of ``held`` changes a reduction whose neutral value is ``neutral``."""
+    wrong = []
+    for atom in held:
+        if isinstance(atom, float) and math.isnan(atom):
+            bad = True
+        elif isinstance(atom, float):
+            bad = atom != 0.0 if neutral == 0.0 else (atom > -SENTINEL if neutral < 0 else atom < SENTINEL)
+        else:
+            bad = atom == NONZERO or (atom == FINITE and neutral != 0.0)
+        if bad:
+            wrong.append("a finite value" if atom == FINITE else "a value other than 0" if atom == NONZERO else atom)
+    return wrong
 
 
 def _jit_functions(tree: ast.Module) -> list[ast.FunctionDef]:
@@ -370,9 +547,10 @@ def fill_problems(module_name: str, source: str) -> list[str]:
     the masked lanes are then undefined), and each running value started in a dtype other than fp32 (or an integer
     type); each a sentence naming module.function."""
     problems = []
-    for fn in _jit_functions(ast.parse(source)):
+    tree = ast.parse(source)
+    for fn in _jit_functions(tree):
         where = f"{module_name}.{fn.name}"
-        flow = _Flow(fn)
+        flow = _Flow(fn, {f.name: f for f in _jit_functions(tree)})
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign):
@@ -390,6 +568,13 @@ def fill_problems(module_name: str, source: str) -> list[str]:
                 if not mask:
                     problems.extend(flow.problems(where, node, func))  # a value computed, or assigned again
                     continue
+                spelt = next((k.value for k in node.keywords if k.arg == "axis"), node.args[1:2] or [None])
+                spelt = spelt[0] if isinstance(spelt, list) else spelt
+                if isinstance(spelt, ast.Constant) and isinstance(spelt.value, int):
+                    mask_of = next((k.value for k in load.keywords if k.arg == "mask"), load.args[1:2] or [None])
+                    mask_of = mask_of[0] if isinstance(mask_of, list) else mask_of
+                    if flow.values(mask_of, flow._statement(node), axis=spelt.value) == {TRUE}:
+                        continue  # masked along other axes only: this reduction's lanes are read whole
                 other = next((k.value for k in load.keywords if k.arg == "other"), None)
                 if other is None and len(load.args) > 2:
                     other = load.args[2]
@@ -407,6 +592,8 @@ def fill_problems(module_name: str, source: str) -> list[str]:
                     )
             elif func in NEUTRAL and node.args:
                 problems.extend(flow.problems(where, node, func))  # a reduction of an expression
+            elif func == "tl.dot" and len(node.args) >= 2:
+                problems.extend(flow.dot_problems(where, node))  # a sum over K
             elif func in ("tl.zeros", "tl.full"):
                 dtype = next((k.value for k in node.keywords if k.arg == "dtype"), None)
                 if dtype is None:

@@ -71,6 +71,7 @@ CLASSES = (
     "statistic shared between rows",
     "overflow at large magnitudes",
     "wrong loop bound",
+    "reduction over the wrong axis",
 )
 
 
@@ -6278,6 +6279,87 @@ MUTANTS: tuple[Mutant, ...] = (
         "the merge's padded splits read a maximum of 0, cast on a line of their own (m assigned twice): every share is "
         "taken against max(m, 0)",
         "wrong fill value",
+    ),
+    # ---------------------------------------------------------------- kmut21: fills through tl.dot, axes
+    Mutant(
+        "linear.skinny.dot-tails-filled-one",
+        "linear",
+        LINEAR,
+        "in_k[None, :],\n                    other=0.0)\n        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + "
+        "offs_k[:, None], mask=in_k[:, None] & in_n[None, :],\n                    other=0.0)",
+        "in_k[None, :],\n                    other=1.0)\n        b = tl.load(w_ptr + offs_n[None, :] * stride_wn + "
+        "offs_k[:, None], mask=in_k[:, None] & in_n[None, :],\n                    other=1.0)",
+        "skinny's x and W tiles both read with a tail of 1: each padded K lane adds 1 x 1 to every dot",
+        "wrong fill value",
+        variants=SKINNY,
+    ),
+    Mutant(
+        "linear.tiled.dot-tails-filled-one",
+        "linear",
+        LINEAR,
+        "        a = tl.load(x_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=0.0)\n"
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0.0)\n",
+        "        a = tl.load(x_ptrs, mask=mask_m[:, None] & mask_k[None, :], other=1.0)\n"
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=1.0)\n",
+        "tiled's x and W tiles both read with a tail of 1: each padded K lane adds 1 x 1 to every dot",
+        "wrong fill value",
+        variants=TILED,
+    ),
+    Mutant(
+        "linear.tiled.w-tail-filled-nan",
+        "linear",
+        LINEAR,
+        "        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=0.0)\n",
+        '        b = tl.load(w_ptrs, mask=mask_k[:, None] & mask_n[None, :], other=float("nan"))\n',
+        "tiled's W tile read with a tail of NaN: x's padded K lanes hold 0, and 0 x NaN is NaN in the dot",
+        "wrong fill value",
+        variants=TILED,
+    ),
+    Mutant(
+        "attention_decode.scores-masked-on-group-axis",
+        "attention_decode",
+        ATTN,
+        '        qk = tl.where(mask_n[None, :], qk, float("-inf"))\n',
+        '        qk = tl.where(mask_g[:, None], qk, float("-inf"))\n',
+        "decode's scores masked by the group's rows, not the chunk's keys: a key past the chunk's end scores q . 0 = 0",
+        "mask on the wrong dimension",
+    ),
+    Mutant(
+        "attention_decode.values-tail-filled-nan",
+        "attention_decode",
+        ATTN,
+        "mask=mask_n[:, None] & mask_d[None, :],\n                    other=0.0)",
+        'mask=mask_n[:, None] & mask_d[None, :],\n                    other=float("nan"))',
+        "decode's v read with a tail of NaN: a key past the chunk's end has weight 0, and 0 x NaN is NaN in the dot",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_prefill.diagonal-values-filled-nan",
+        "attention_prefill",
+        ATTN,
+        "vb = tl.load(v_ptrs, mask=inside[:, None] & mask_d[None, :], other=0.0)",
+        'vb = tl.load(v_ptrs, mask=inside[:, None] & mask_d[None, :], other=float("nan"))',
+        "on the diagonal, v's keys past S read as NaN: their weight is 0, and 0 x NaN is NaN in the dot",
+        "wrong fill value",
+    ),
+    Mutant(
+        "linear.gemv.sum-over-k-lanes",
+        "linear",
+        LINEAR,
+        "    y = tl.sum(accumulator, axis=1)\n",
+        "    y = tl.sum(accumulator, axis=0)\n",
+        "gemv sums its [BLOCK_N, BLOCK_K] accumulator over the rows, not the K lanes",
+        "reduction over the wrong axis",
+        variants=GEMV,
+    ),
+    Mutant(
+        "rms_norm.squares-summed-over-rows",
+        "rms_norm",
+        NORM,
+        "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=1) / N + eps)",
+        "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=0) / N + eps)",
+        "rms_norm sums the squares of its [BLOCK_M, BLOCK_N] tile over the rows, not the columns",
+        "reduction over the wrong axis",
     ),
 )
 
