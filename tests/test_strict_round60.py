@@ -18,15 +18,17 @@ No GPU: the interpreter class's shipped tables copied, edited and tracked again,
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
+import socket
 import struct
 import sys
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import pytest
-from conftest import REPO, retrack
+from conftest import REPO, follow, retrack
 from store_fixtures import config_dict, make_checkpoint
 
 from conformance import track
@@ -235,3 +237,162 @@ def test_unresolved_answers_what_resolve_finds(stored):
     for name in ("tinyx", "other/tiny"):
         with pytest.raises(store.NeuroBrixError):
             store.resolve(name)
+
+
+# ------------------------------------------------------ a setting no kernel of this neurobrix takes, and verify
+
+KERNEL = "rms_norm"
+INDEX = f"{CLASS}/{KERNEL}.json"
+# (meta-parameter, the value the shipped index holds, the value planted): of another type than certify writes, or
+# outside what the kernel runs; the record made to hold the same setting (and bound to it), so that the index and its
+# record agree and only the value is wrong
+UNRUNNABLE = {
+    "block-float": ("BLOCK_M", "64", "64.0"),
+    "block-true": ("BLOCK_M", "64", "true"),
+    "block-text": ("BLOCK_M", "64", '"64"'),
+    "block-infinite": ("BLOCK_M", "64", "1e400"),
+    "block-minus-zero": ("BLOCK_M", "64", "-0.0"),
+    "block-not-pow2": ("BLOCK_M", "64", "63"),
+    "block-zero": ("BLOCK_M", "64", "0"),
+    "block-negative": ("BLOCK_M", "64", "-64"),
+    "block-past-int64": ("BLOCK_M", "64", "100000000000000000000"),
+    "warps-float": ("num_warps", "4", "4.0"),
+    "warps-true": ("num_warps", "4", "true"),
+    "warps-three": ("num_warps", "4", "3"),
+    "warps-sixty-four": ("num_warps", "4", "64"),
+}
+
+
+def _unrunnable(root: Path, case: str) -> str:
+    name, shipped, planted = UNRUNNABLE[case]
+    path = root / INDEX
+    text = path.read_text(encoding="utf-8")
+    assert text.count(f'"{name}": {shipped}') == 1
+    path.write_text(text.replace(f'"{name}": {shipped}', f'"{name}": {planted}'), encoding="utf-8")
+    follow(root, CLASS, KERNEL)
+    retrack(root)
+    return name
+
+
+@pytest.mark.parametrize("case", UNRUNNABLE)
+def test_tables_verify_names_a_setting_run_refuses(tracked, tmp_path, monkeypatch, capsys, case):
+    """The folder loads (its files are as listed, its index and record agree), doctor fails it and run's preflight
+    refuses it; `tables verify` said "tables verified" (exit 0). Now exit 3, the index named on its one line."""
+    from neurobrix.cli import main
+    from neurobrix.doctor import _unrunnable as doctor_says
+
+    root = _copy(tracked, tmp_path)
+    name = _unrunnable(root, case)
+    assert _refusal(root) is None  # (the folder itself: read whole, accepted)
+    loaded = tables.load(root)
+    problems = tables.verify_all(loaded)
+    assert [p.path for p in problems] == [INDEX], problems
+    assert f"{name}=" in problems[0].message and "run refuses it" in problems[0].message
+    assert doctor_says({KERNEL: loaded.index(CLASS, KERNEL)}, loaded.classes[CLASS]) == f"{root / INDEX}: " + (
+        problems[0].message
+    )
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    tables.clear_cache()
+    capsys.readouterr()
+    assert main(["tables", "verify"]) == 3
+    err = capsys.readouterr().err.splitlines()
+    assert err[0].startswith("tables NOT verified") and len(err) == 2 and err[1].startswith(f"  {root / INDEX}: ")
+
+
+def test_tables_verify_passes_the_shipped_settings(tracked):
+    """The control: the interpreter class's own settings, and every shipped class's (the checkout's list)."""
+    assert tables.verify_all(tables.load(tracked)) == []
+    assert tables.verify_all(tables.load(REPO / "tables")) == []
+
+
+def test_run_refuses_such_a_setting_with_exit_3(tracked, tmp_path, monkeypatch, capsys):
+    """Run's own refusal, the one verify now names (one of the settings above; each is held to doctor's rule)."""
+    from neurobrix.cli import main
+
+    root = _copy(tracked, tmp_path)
+    _unrunnable(root, "block-float")
+    monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
+    store.import_model(str(make_checkpoint(tmp_path / "tiny", config=config_dict())), progress=False)
+    monkeypatch.setenv(tables.ENV_VAR, str(root))
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    tables.clear_cache()
+    capsys.readouterr()
+    with pytest.raises(SystemExit) as ended:
+        main(["run", "--model", "tiny", "--prompt", "hello", "--max-tokens", "1"])
+    assert ended.value.code == 3
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and str(root / INDEX) in err[0] and "BLOCK_M=64.0" in err[0], err
+
+
+# -------------------------------------------------------------- what a tables folder's files are beyond a value
+
+
+def _replace(kind: str, rel: str, outside: Path, monkeypatch: pytest.MonkeyPatch) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        path = root / rel
+        kept = path.read_bytes()
+        path.unlink()
+        if kind == "fifo":
+            os.mkfifo(path)
+        elif kind == "folder":
+            path.mkdir()
+        elif kind == "link-out":  # the tracked bytes, through a link out of the folder
+            (outside / path.name).write_bytes(kept)
+            path.symlink_to(outside / path.name)
+        elif kind == "dangling":
+            path.symlink_to(outside / "gone")
+        elif kind == "socket":
+            monkeypatch.chdir(path.parent)  # (a socket's path is bounded at 108 bytes: bound by its name)
+            listening = socket.socket(socket.AF_UNIX)
+            listening.bind(path.name)
+            listening.close()
+        elif kind == "empty":
+            path.write_bytes(b"")
+
+    return edit
+
+
+KINDS = ("fifo", "folder", "link-out", "dangling", "socket", "empty")
+NOT_REGULAR = {f"{rel}-{kind}": (rel, kind) for rel in (INDEX, f"{CLASS}/class.yaml") for kind in KINDS}
+NOT_REGULAR.update({f"tracked-{kind}": (tables.TRACKED_NAME, kind) for kind in KINDS if kind != "link-out"})
+
+
+@pytest.mark.parametrize("case", NOT_REGULAR)
+def test_a_table_file_that_is_no_regular_file_is_named(tracked, tmp_path, monkeypatch, case):
+    """An index, a class.yaml or the list that is a FIFO (never opened: no read blocks), a folder, a link out of the
+    folder (its bytes the tracked ones), a link to nothing, a socket or empty: run's load refuses the folder, naming
+    the file on its line (round 58 did so for a record; a list linked elsewhere is read as the list it holds)."""
+    rel, kind = NOT_REGULAR[case]
+    root = _copy(tracked, tmp_path)
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    _replace(kind, rel, outside, monkeypatch)(root)
+    said = _refusal(root)
+    assert said is not None, case
+    line = next((line for line in said.splitlines() if str(root / rel) in line), None)
+    assert line is not None, said
+    if rel == tables.TRACKED_NAME:
+        assert "\n" not in said, said
+    elif kind == "empty":
+        assert "size 0 bytes" in line, line
+    else:
+        assert "not a regular file" in line, line
+
+
+EXTRA = {
+    "an-index": (f"{CLASS}/extra.json", b"{}"),
+    "a-record": (f"{CLASS}/extra.proofs.yaml", b"format: 3\n"),
+    "a-backup": (f"{INDEX}~", b"{}"),
+    "a-note": (f"{CLASS}/notes.txt", b"notes"),
+    "a-class-folder": ("other/class.yaml", b"format: 1\n"),
+}
+
+
+@pytest.mark.parametrize("case", EXTRA)
+def test_a_file_the_list_does_not_name_is_named(tracked, tmp_path, case):
+    rel, data = EXTRA[case]
+    root = _copy(tracked, tmp_path)
+    (root / rel).parent.mkdir(exist_ok=True)
+    (root / rel).write_bytes(data)
+    said = _refusal(root) or ""
+    assert f"{root / rel}: present but not in the tracked list" in said, said
