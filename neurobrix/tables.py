@@ -1337,8 +1337,8 @@ def verify_all(tables: Tables) -> list[Problem]:
                 continue
             # a setting this neurobrix's kernel cannot run as certified (a block of 64.0, true or 63, 3 warps): run's
             # preflight refuses it (exit 3) and doctor fails it, and this said "tables verified" (strict round 60)
-            unrunnable = _unrunnable({kernel: index}, tables.classes[class_id])
-            if unrunnable is not None:
+            unrunnable = _unrunnable({kernel: index}, tables.classes[class_id]) if index is not None else None
+            if index is not None and unrunnable is not None:
                 said = unrunnable.removeprefix(f"{index.path}: ")
                 problems.append(Problem(f"{class_id}/{kernel}{INDEX_SUFFIX}", said))
             try:
