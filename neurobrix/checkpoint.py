@@ -380,7 +380,7 @@ def _check_safetensors(path: Path) -> dict[str, tuple[int, ...]]:
         length = struct.unpack("<Q", head)[0] if len(head) == 8 else -1
         header = f.read(length) if 0 < length <= min(size - 8, 100 << 20) else b""
     try:
-        meta = json.loads(header) if header else None
+        meta = json.loads(header, parse_int=_json_int) if header else None  # (a long number: strict round 60)
     except (UnicodeDecodeError, ValueError, RecursionError):  # nested too deep, or a number of over 4,300 digits
         meta = None
     if not isinstance(meta, dict):

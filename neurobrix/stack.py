@@ -285,7 +285,9 @@ def reproof_problem(class_id: str, tables: Tables, running: Stack) -> str | None
     if not path.is_file():
         return "no re-proof recorded"
     try:
-        record = json.loads(path.read_text(encoding="utf-8"))
+        from .checkpoint import load_json  # (an integer past a float's range refused: strict round 60)
+
+        record = load_json(path.read_text(encoding="utf-8"))
         found = record.get("format") if isinstance(record, dict) else None
         if type(found) is int and found != REPROOF_FORMAT:  # another NeuroBrix's: named before its fields are read
             by = "a newer" if found > REPROOF_FORMAT else "an older"

@@ -58,6 +58,7 @@ from .checkpoint import (  # noqa: E402,F401
     checkpoint_files,
     disk_name,
     is_template_file,
+    load_json,
     name_text,
     read_config,
     shard_name,
@@ -317,7 +318,7 @@ def _exists(path: Path, test: Any = Path.is_dir) -> bool:
 def _load(path: Path, name: str, *, verify: bool = False) -> StoredModel:
     """The model described by ``path``'s manifest; with ``verify``, every file must be there at its size."""
     try:
-        data = json.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        data = load_json((path / MANIFEST).read_text(encoding="utf-8"))
         found = data.get("format") if isinstance(data, dict) else None
         if type(found) is int and found > MANIFEST_FORMAT:
             # a later NeuroBrix's import: not damage (removing it destroys a model that NeuroBrix runs)
@@ -775,7 +776,7 @@ def _sweep_stale() -> None:
 def _put_back(aside: Path) -> None:
     """Rename a model moved aside back to the name its manifest gives, where nothing is stored under it."""
     try:
-        parts = _name_parts(json.loads((aside / MANIFEST).read_text(encoding="utf-8"))["name"])
+        parts = _name_parts(load_json((aside / MANIFEST).read_text(encoding="utf-8"))["name"])
         if parts is not None:
             dest = models_dir().joinpath(*parts)
             if not os.path.lexists(dest):
@@ -803,7 +804,7 @@ def _bytes_under(folder: Path) -> int:
 def _missing_or_resized(model: StoredModel) -> list[str]:
     """The manifest's files that are gone or of another size than it records (sizes only: nothing is hashed)."""
     try:
-        sizes = json.loads((model.path / MANIFEST).read_text(encoding="utf-8"))["files"]
+        sizes = load_json((model.path / MANIFEST).read_text(encoding="utf-8"))["files"]
     except (OSError, ValueError, KeyError, TypeError):
         return [f"its {MANIFEST} is unreadable"]
     problems = []

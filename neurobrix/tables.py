@@ -1301,6 +1301,7 @@ def verify_all(tables: Tables) -> list[Problem]:
     """Read and validate every settings index and every audit record (and that each record holds exactly its
     index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
     from .code_rule import foreign_writes
+    from .doctor import _unrunnable  # (imports this module: read at the call)
     from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
 
     # code of this neurobrix that changes code another module owns (an op module rebinding another's launcher, a
@@ -1334,6 +1335,12 @@ def verify_all(tables: Tables) -> list[Problem]:
                 continue
             if kernel not in ours:
                 continue
+            # a setting this neurobrix's kernel cannot run as certified (a block of 64.0, true or 63, 3 warps): run's
+            # preflight refuses it (exit 3) and doctor fails it, and this said "tables verified" (strict round 60)
+            unrunnable = _unrunnable({kernel: index}, tables.classes[class_id]) if index is not None else None
+            if index is not None and unrunnable is not None:
+                said = unrunnable.removeprefix(f"{index.path}: ")
+                problems.append(Problem(f"{class_id}/{kernel}{INDEX_SUFFIX}", said))
             try:
                 now = kernel_source(kernel)
             except UsageError as exc:  # code the sources cannot bind (neurobrix.kernel_source): a problem, listed

@@ -381,13 +381,13 @@ def parse_tokenizer_file(path: Path, rebuilt_by: str | None, name: str) -> Any:
     from tokenizers import Tokenizer as HFTokenizer
 
     if rebuilt_by is not None:
-        data = json.loads(_read_text(path))
+        data = load_json(_read_text(path))
         model = data.get("model") if isinstance(data, dict) else None
         if isinstance(model, dict) and model.get("type") not in (None, "Unigram"):
             emptied = {**model, "vocab": {}, **({"merges": []} if model.get("type") == "BPE" else {})}
             return HFTokenizer.from_str(json.dumps({**data, "model": emptied}))
     try:
-        data = json.loads(text) if _PREFIX.search(text := path.read_text(encoding="utf-8")) else None
+        data = load_json(text) if _PREFIX.search(text := path.read_text(encoding="utf-8")) else None
     except (OSError, ValueError, RecursionError):  # (UnicodeDecodeError too) the library says what is wrong
         data = None
     if isinstance(data, dict) and (why := _prefix_cut(data.get("model"))) is not None:
@@ -598,7 +598,7 @@ def _file_added_tokens(path: Path) -> dict[int, Any]:
     round 48)."""
     from tokenizers import AddedToken
 
-    entries = json.loads(_read_text(path)).get("added_tokens")  # (the library has parsed the file: valid entries)
+    entries = load_json(_read_text(path)).get("added_tokens")  # (the library has parsed the file: valid entries)
     tokens: dict[int, Any] = {}
     for entry in entries if isinstance(entries, list) else ():
         fields = dict(entry)
@@ -683,7 +683,7 @@ def newer_than_library(path: Path) -> str:
     import tokenizers
 
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
+        data = load_json(path.read_text(encoding="utf-8"))
     except (OSError, ValueError, RecursionError):
         return ""
     if not isinstance(data, dict):
@@ -1498,7 +1498,7 @@ class Tokenizer:
         rebuilt_by = _tokenizer_class(folder, self.config, _read_text(path))  # read again: a file error if gone
         _check_flag_types(config_path, self.config, rebuilt_by)
         if rebuilt_by is not None:
-            self._tok = _rebuilt(self._tok, self.config, rebuilt_by, json.loads(_read_text(path))["model"])
+            self._tok = _rebuilt(self._tok, self.config, rebuilt_by, load_json(_read_text(path))["model"])
             self.config = {**CLASS_TOKENS[rebuilt_by], **self.config}
         elif (dropout := _dropout(self._tok)) is not None:  # (a class rebuilding the model drops it)
             raise TokenizerError(

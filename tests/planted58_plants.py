@@ -134,8 +134,8 @@ PLANTS = [
     p(
         "t06",
         TOKENIZER,
-        "    if rebuilt_by is not None:\n        data = json.loads(_read_text(path))",
-        '    if rebuilt_by in ("LlamaTokenizer", "Qwen2Tokenizer"):\n        data = json.loads(_read_text(path))',
+        "    if rebuilt_by is not None:\n        data = load_json(_read_text(path))",
+        '    if rebuilt_by in ("LlamaTokenizer", "Qwen2Tokenizer"):\n        data = load_json(_read_text(path))',
         TEXT,
     ),
 ]
