@@ -191,7 +191,7 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
         # them, top-k 50 where the model sets none (transformers' default)
         # (the run's own values replace the model's unread, as generate(top_k=...) replaces them before its warpers)
         given = [k for k in SAMPLING_FIELDS if getattr(sampling, k) is not None]
-        taken = tokenizer.sampling_limits(given)
+        taken = {k: v for k, v in tokenizer.sampling_limits(given).items() if getattr(sampling, k) is None}
         if taken:
             sampling = dataclasses.replace(sampling, **taken)
             default = "top_k" in taken and tokenizer.generation.get("top_k") is None
