@@ -1958,7 +1958,8 @@ class Tokenizer:
                 raise TokenizerError(f"{self.generation_path}: {name} must be {taken} to sample with, got {value!r}")
             if taken is not None:
                 limits[name] = taken
-        if "renormalize_logits" not in given and settings.get("renormalize_logits") is True:  # LogitNormalization, after the warpers (only when exactly true)
+        # LogitNormalization, after the warpers (only when exactly true)
+        if "renormalize_logits" not in given and settings.get("renormalize_logits") is True:
             limits["renormalize_logits"] = True
         return limits
 
