@@ -26,7 +26,7 @@ from .model import Transformer, UnreadableWeightsError, load_safetensors, weight
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
-from .tokenizer import Tokenizer
+from .tokenizer import SAMPLING_FIELDS, Tokenizer
 
 # transformers' generate where nothing sets a length: GenerationConfig's default max_length of 20, which its
 # _prepare_generated_length reads as 20 new tokens after the prompt (cut at max_position_embeddings)
@@ -189,7 +189,9 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
     if sampling.temperature > 0:
         # sampling: the model's filters (top-k, top-p where the user gave none; min_p, typical_p...) as generate applies
         # them, top-k 50 where the model sets none (transformers' default)
-        taken = {k: v for k, v in tokenizer.sampling_limits().items() if getattr(sampling, k) is None}
+        # (the run's own values replace the model's unread, as generate(top_k=...) replaces them before its warpers)
+        given = [k for k in SAMPLING_FIELDS if getattr(sampling, k) is not None]
+        taken = {k: v for k, v in tokenizer.sampling_limits(given).items() if getattr(sampling, k) is None}
         if taken:
             sampling = dataclasses.replace(sampling, **taken)
             default = "top_k" in taken and tokenizer.generation.get("top_k") is None

@@ -19,7 +19,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -1906,12 +1906,15 @@ class Tokenizer:
         ``name=value``."""
         return [f"{k}={self.generation[k]!r}" for k in ASSISTED if self.generation.get(k) is not None]
 
-    def sampling_limits(self) -> dict[str, int | float | bool]:
+    def sampling_limits(self, given: Collection[str] = ()) -> dict[str, int | float | bool]:
         """The filters the model's generation settings sample with (``SAMPLING_FIELDS``), where they limit anything,
         as transformers' ``generate`` applies them whenever it samples: top_k >= 1 (50 where the settings have none:
         transformers' default; 0 limits nothing), 0 <= top_p < 1, min_p, typical_p < 1, epsilon_cutoff and
         eta_cutoff above 0, top_h; renormalize_logits when true. A value transformers' warper refuses is refused,
-        naming the field."""
+        naming the field. The names in ``given`` (the run's own values) are left out unread, as ``generate(top_k=...)``
+        replaces the file's value before any warper reads it. true and false are the numbers 1 and 0 there, as
+        transformers' comparisons and its warpers' arithmetic take them (a top_p of true builds no warper, a min_p of
+        true keeps the most likely tokens), and a top_k equal to 0 (0.0, false) limits nothing (``top_k != 0``)."""
         settings = self.generation
         limits: dict[str, int | float] = {}
 
@@ -1919,16 +1922,21 @@ class Tokenizer:
             value = settings.get(name)
             if value is None:
                 return None
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or not math.isfinite(value):
+            if not isinstance(value, (int, float)) or not math.isfinite(value):  # a bool is the int 1 or 0
                 raise TokenizerError(f"{self.generation_path}: {name} must be a number, got {value!r}")
             return float(value)
 
         top_k = settings.get("top_k")
-        if top_k is None:
+        if "top_k" in given:
+            pass
+        elif top_k is None:
             limits["top_k"] = DEFAULT_TOP_K
-        elif isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:
+        elif isinstance(top_k, (int, float)) and top_k == 0:  # 0, 0.0 or false: generate builds no top-k warper
+            pass
+        elif isinstance(top_k, bool) or not isinstance(top_k, int) or top_k < 0:  # TopKLogitsWarper's check (true:
+            # its torch.topk fails on a bool)
             raise TokenizerError(f"{self.generation_path}: top_k must be an integer >= 0, got {top_k!r}")
-        elif top_k >= 1:
+        else:
             limits["top_k"] = top_k
         # each value: taken, None where transformers builds no warper for it, or the range its warper takes (refused)
         ranges: dict[str, Callable[[float], float | str | None]] = {
@@ -1940,6 +1948,8 @@ class Tokenizer:
             "top_h": lambda v: v if 0 < v <= 1 else "in (0, 1]",
         }
         for name, rule in ranges.items():
+            if name in given:
+                continue
             value = number(name)
             if value is None:
                 continue
@@ -1948,7 +1958,8 @@ class Tokenizer:
                 raise TokenizerError(f"{self.generation_path}: {name} must be {taken} to sample with, got {value!r}")
             if taken is not None:
                 limits[name] = taken
-        if settings.get("renormalize_logits") is True:  # LogitNormalization, after the warpers (only when exactly true)
+        # LogitNormalization, after the warpers (only when exactly true)
+        if "renormalize_logits" not in given and settings.get("renormalize_logits") is True:
             limits["renormalize_logits"] = True
         return limits
 

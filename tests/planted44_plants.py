@@ -137,8 +137,8 @@ PLANTS = [
     p(
         "r03",
         RUNF,
-        "taken = {k: v for k, v in tokenizer.sampling_limits().items() if getattr(sampling, k) is None}",
-        "taken = {k: v for k, v in tokenizer.sampling_limits().items() if getattr(sampling, k) in (None, 0)}",
+        "taken = {k: v for k, v in tokenizer.sampling_limits(given).items() if getattr(sampling, k) is None}",
+        "taken = {k: v for k, v in tokenizer.sampling_limits(given).items() if getattr(sampling, k) in (None, 0)}",
         RUN,
     ),
     # ------------------------------------------------------------------ buckets.py

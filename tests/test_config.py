@@ -259,7 +259,7 @@ def test_run_takes_the_models_repetition_penalty_unless_given(given, model, want
         repetition_penalty=model,
         unapplied_generation_settings=lambda: [],
         sampling_settings=lambda: [],
-        sampling_limits=lambda: {},
+        sampling_limits=lambda given=(): {},
         assisted=lambda: [],
         generation_file="generation_config.json",
         generation={},

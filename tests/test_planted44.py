@@ -90,7 +90,7 @@ def _model(**fields):
         repetition_penalty=None,
         unapplied_generation_settings=lambda: [],
         sampling_settings=lambda: [],
-        sampling_limits=lambda: {},
+        sampling_limits=lambda given=(): {},
         assisted=lambda: [],
         generation={},
         generation_file="generation_config.json",
@@ -110,7 +110,7 @@ def test_a_top_k_of_0_given_is_kept_over_the_models():
     from neurobrix.run import model_sampling
 
     said = []
-    model = _model(sampling_limits=lambda: {"top_k": 20, "top_p": 0.9}, generation={"top_k": 20, "top_p": 0.9})
+    model = _model(sampling_limits=lambda given=(): {"top_k": 20, "top_p": 0.9}, generation={"top_k": 20, "top_p": 0.9})
     got = model_sampling(Sampling(temperature=1.0, top_k=0), model, said.append)
     assert (got.top_k, got.top_p) == (0, 0.9)
 
