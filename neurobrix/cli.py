@@ -426,19 +426,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         prompt = read_prompt_file(args.prompt_file)
     else:
         prompt = utf8_text(args.prompt, "--prompt")
+    from .sampling import Sampling  # no torch: the check below is run's own (neurobrix.generate's Sampling)
+
     sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)
-    if early and sampling == (0.0, None, None, None, None):  # a sampling option given: its check imports torch
+    if early:
         if args.system is not None:  # refused before the name, as it is where RunOptions below takes it
             utf8_text(args.system, "--system")
+        if sampling != (0.0, None, None, None, None):  # checked as run checks them, without torch (walk-through
+            Sampling(*sampling).validate()  # round 44: neurobrix.generate, which imports it, held the check)
         refuse_unstored_first(args.model, tables=args.backend == "triton", max_tokens=args.max_tokens)
-    from .generate import Sampling
     from .run import RunOptions, run
 
     opts = RunOptions(
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
+        sampling=Sampling(*sampling),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,

@@ -334,6 +334,10 @@ def run(
             f"{no_tokens if opts.prompt else 'the prompt is empty'}: without a chat template the model would run on "
             "its start token alone; give some text with --prompt or --prompt-file"
         )
+    # the count of new tokens against the prompt and the model's context, all named, before the machine (walk-through
+    # round 44: past the context it was "no GPU found" without a GPU); its notes wait for their place below
+    count_notes: list[str] = []
+    max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, count_notes.append)
     settle_device(opts.backend, opts.dtype)  # the machine: a device, backend or dtype refused before any note
     if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
         given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
@@ -362,7 +366,8 @@ def run(
     masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
     # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
     stops = tokenizer.stop_strings()
-    max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
+    for line in count_notes:
+        notice(line)
     if opts.max_tokens is None and not tokenizer.whole_max_length():
         # a model's own limit of 12.5 tokens: transformers' forced eos waits for a length of max_length - 1, never met
         masks.pop("forced_eos_token_id", None)
