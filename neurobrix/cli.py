@@ -621,7 +621,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="neurobrix",
         description="LLM inference on Triton kernels whose settings are certified per GPU class.",
-        epilog=EXIT_CODES,
+        # where to start, as each command's --help shows its examples (this said only the exit codes: walk-through
+        # round 44)
+        epilog="first steps (no GPU, nothing downloaded):\n"
+        "  neurobrix doctor                        what this machine can run, and what blocks it\n"
+        "  neurobrix tiny-model /tmp/tiny-llama    a tiny random checkpoint, then: neurobrix import /tmp/tiny-llama\n"
+        '  TRITON_INTERPRET=1 neurobrix run --model tiny-llama --prompt "hello world" --max-tokens 12\n'
+        "each command's --help: neurobrix COMMAND --help\n\n" + textwrap.fill(EXIT_CODES, 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"neurobrix {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -650,12 +657,15 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         **common,
         help="generate text with an imported model on the certified kernels",
+        # each step with its own exit code: the parenthesis of one sentence read as if the options gave exit 3
+        # (walk-through round 44)
         description=textwrap.fill(
-            "Generate text with an imported model. What you name is refused first (the options, the tables, damaged or "
-            "edited: exit 3, then the model: "
-            "not stored, exit 2; then the prompt against its tokenizer), the machine after: the device's GPU class "
-            "and every kernel call the generation will make are checked against the certified tables before any "
-            "weight is loaded.",
+            "Generate text with an imported model. What you name is refused before what the machine lacks, in "
+            "this order: the options (exit 2); the tables (damaged or edited: exit 3); the model (not stored: exit 2; "
+            "damaged: exit 7); the prompt against its tokenizer and --max-tokens against the model's context (exit "
+            "2). Then the machine: the device and its GPU class (exit 5), its compiler stack (exit 6), the memory "
+            "the run needs (exit 5), and every kernel call the generation will make against the certified tables "
+            "(exit 4), all before any weight is loaded.",
             100,
         ),
         # the command a user runs most: its help shows how, and what each exit code means (as warmup's does)
