@@ -191,3 +191,22 @@ def test_a_sampling_option_is_checked_and_the_name_refused_before_torch_is_impor
     assert "no model 'nosuch'" in here[0][1][-1] and "no model 'nosuch'" in here[1][1][-1]
     assert here[2][1][-1].startswith("neurobrix: error: --top-k must be >= 0")
     assert here[3][1][-1].startswith("neurobrix: error: --top-p must be in [0, 1]")
+
+
+@pytest.mark.parametrize(
+    ("argv", "said"),
+    [
+        (["build", "-outdir", "x"], "build: error: unrecognized arguments: -outdir x (did you mean --outdir?)"),
+        (["build", "--outdr", "x"], "build: error: unrecognized arguments: --outdr x (did you mean --outdir?)"),
+        (["check", "-json", "r.json", "dist"], "check: error: unrecognized arguments: -json (did you mean --json?)"),
+        (["build", "--bogus"], "build: error: unrecognized arguments: --bogus"),  # close to nothing: no guess
+    ],
+)
+def test_the_gate_names_the_option_meant_too(capsys, argv, said):
+    """The README's set-up runs `python -m gate build`: `-outdir DIR` there was named with no hint."""
+    from gate.cli import build_parser as gate_parser
+
+    with pytest.raises(SystemExit) as done:
+        gate_parser().parse_args(argv)
+    assert done.value.code == 2
+    assert capsys.readouterr().err.strip().splitlines()[-1] == f"python -m gate {said}"
