@@ -95,15 +95,22 @@ def test_a_negative_number_is_still_a_value():
     assert args.max_tokens == -1
 
 
-@pytest.fixture
-def tiny(tmp_path, monkeypatch):
-    """The README's tiny model, imported into a store of the test's own, the interpreter off."""
+def _tiny(tmp_path, monkeypatch, **generation) -> str:
+    """The README's tiny model, imported into a store of the test's own, the interpreter off; ``generation`` written
+    into its generation_config.json first."""
     monkeypatch.setenv("NEUROBRIX_HOME", str(tmp_path / "home"))
     monkeypatch.setenv("HF_HUB_OFFLINE", "1")
     monkeypatch.delenv("TRITON_INTERPRET", raising=False)
     assert main(["tiny-model", str(tmp_path / "tiny-llama")]) == 0
+    path = tmp_path / "tiny-llama" / "generation_config.json"
+    path.write_text(json.dumps({**json.loads(path.read_text()), **generation}))
     assert main(["import", str(tmp_path / "tiny-llama")]) == 0
     return "tiny-llama"
+
+
+@pytest.fixture
+def tiny(tmp_path, monkeypatch):
+    return _tiny(tmp_path, monkeypatch)
 
 
 def _run(capsys, argv: list[str]) -> tuple[int, list[str]]:
@@ -134,16 +141,28 @@ def test_a_count_past_the_context_is_refused_before_the_device(tiny, capsys):
         assert code == 5 and "no GPU found" in said[0], said
 
 
-def test_the_notes_about_the_count_keep_their_place(tiny, capsys):
-    """The count is worked out before the device now; its note is still written where it was, after the others."""
+def test_an_end_of_text_id_that_is_no_id_is_refused_before_the_device(tmp_path, monkeypatch, capsys):
+    """The model's generation_config.json read before the machine too: "no GPU found" came first without a GPU."""
+    tiny = _tiny(tmp_path, monkeypatch, eos_token_id="x")
+    capsys.readouterr()
+    code, said = _run(capsys, ["run", "--model", tiny, "--prompt", "hello world"])
+    assert code == 2, said
+    assert said[-1].startswith("neurobrix: error: ") and "eos_token_id must be a token id" in said[-1], said
+
+
+def test_the_notes_about_the_model_and_the_count_keep_their_place(tmp_path, monkeypatch, capsys):
+    """The model's settings and the count are worked out before the device now; their notes are still written where
+    they were, after the device and the notes of the options."""
+    tiny = _tiny(tmp_path, monkeypatch, do_sample=True)
     capsys.readouterr()
     argv = ["run", "--model", tiny, "--prompt", "hello world", "--backend", "torch", "--top-k", "5"]
     code, said = _run(capsys, argv)
     assert code == 0, said
     notes = [line for line in said if line.startswith("note:")]
-    assert len(notes) == 2, said
+    assert len(notes) == 3, said
     assert notes[0].startswith("note: --top-k only applies when sampling")
-    assert notes[1].startswith("note: generating at most 20 tokens")
+    assert notes[1].startswith("note: the model's generation_config.json sets do_sample")
+    assert notes[2].startswith("note: generating at most 20 tokens")
 
 
 # the commands run one after another in a fresh interpreter: each one's exit status, what it wrote on stderr and
