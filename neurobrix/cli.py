@@ -662,10 +662,10 @@ def build_parser() -> argparse.ArgumentParser:
         description=textwrap.fill(
             "Generate text with an imported model. What you name is refused before what the machine lacks, in "
             "this order: the options (exit 2); the tables (damaged or edited: exit 3); the model (not stored: exit 2; "
-            "damaged: exit 7); the prompt against its tokenizer and --max-tokens against the model's context (exit "
-            "2). Then the machine: the device and its GPU class (exit 5), its compiler stack (exit 6), the memory "
-            "the run needs (exit 5), and every kernel call the generation will make against the certified tables "
-            "(exit 4), all before any weight is loaded.",
+            "damaged: exit 7); the prompt against its tokenizer, the model's generation settings, and --max-tokens "
+            "against the model's context (exit 2). Then the machine: the device and its GPU class (exit 5), its "
+            "compiler stack (exit 6), the memory the run needs (exit 5), and every kernel call the generation will "
+            "make against the certified tables (exit 4), all before any weight is loaded.",
             100,
         ),
         # the command a user runs most: its help shows how, and what each exit code means (as warmup's does)
