@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import io
 import json
 import signal
@@ -132,8 +133,21 @@ class _Parser(argparse.ArgumentParser):
     ) -> tuple[argparse.Namespace, list[str]]:
         parsed, extras = super().parse_known_args(args, namespace)
         if extras and self._subparsers is None:
-            self.error(f"unrecognized arguments: {' '.join(extras)}")
+            self.error(f"unrecognized arguments: {' '.join(extras)}{self._meant(extras)}")
         return parsed, extras
+
+    def _meant(self, extras: list[str]) -> str:
+        """The long option each unknown one is close to (`-outdir` or `--outdr` for `--outdir`), as `neurobrix`'s
+        commands name it: compared without the dashes, so that one dash short is the option itself (walk-through
+        round 44: `gate build -outdir DIR` was named with no hint)."""
+        known = [o[2:] for o in self._option_string_actions if o.startswith("--")]
+        unknown = [w.split("=", 1)[0] for w in extras if w.startswith("-") and w.lstrip("-")[:1].isalpha()]
+        close = []
+        for name in unknown:
+            match = difflib.get_close_matches(name.lstrip("-"), known, n=1, cutoff=0.75)
+            if match:
+                close.append(f"--{match[0]} for {name}" if len(unknown) > 1 else f"--{match[0]}")
+        return f" (did you mean {', '.join(close)}?)" if close else ""
 
 
 # what the gate's exit status means, in every --help (`gate check --help` and `gate build --help` listed none)

@@ -116,39 +116,63 @@ class Parser(argparse.ArgumentParser):
         return parsed, extras
 
     def _unknown_options(self, words: list[str]) -> list[str]:
-        """The long options among ``words`` this parser does not know, as argparse reads them (``--name=value``, a
-        unique prefix of a known one taken as it); what follows ``--`` is an argument."""
+        """The options among ``words`` this parser does not know, as argparse reads them (``--name=value``, a unique
+        prefix of a known long one taken as it; a word of one dash, ``-max-tokens``, an option it does not know, a
+        negative number a value); what follows ``--`` is an argument."""
         known = [o for o in self._option_string_actions if o.startswith("--")]
         unknown = []
         for word in words:
             if word == "--":
                 break
-            if not word.startswith("--") or " " in word:
+            if not word.startswith("-") or word == "-" or " " in word or _NEGATIVE.fullmatch(word):
                 continue
             name = word.split("=", 1)[0]
-            if name not in known and not any(o.startswith(name) for o in known):
-                unknown.append(name)
+            if name.startswith("--"):
+                if name not in known and not any(o.startswith(name) for o in known):
+                    unknown.append(name)
+            elif name not in self._option_string_actions and len(name) > 2:
+                unknown.append(name)  # (`-h` given more letters, `-help`, argparse refuses itself: see error)
         return unknown
 
     def _did_you_mean(self, words: list[str]) -> str:
         known = [o for o in self._option_string_actions if o.startswith("--")]
         unknown = self._unknown_options(words)
-        hints = []
+        close, defaults = [], []
         for name in unknown:
-            # compared without the dashes every long option shares (with them `--bogus` was "close" to `--jobs`)
-            close = difflib.get_close_matches(name[2:], [o[2:] for o in known], n=1, cutoff=0.75)
-            if close:
-                hints.append(f"--{close[0]} for {name}" if len(unknown) > 1 else f"--{close[0]}")
-        return f" (did you mean {', '.join(hints)}?)" if hints else ""
+            bare = name.lstrip("-")
+            if f"--no-{bare}" in known:
+                # `--chat` for `--no-chat` (too far apart for difflib's cutoff): what is on unless it is given
+                defaults.append(f"{bare} is the default: leave {name} out; --no-{bare} turns it off")
+                continue
+            # compared without the dashes every long option shares (with them `--bogus` was "close" to `--jobs`);
+            # one dash where two are meant (`-max-tokens`) is the option itself
+            match = difflib.get_close_matches(bare, [o[2:] for o in known], n=1, cutoff=0.75)
+            if match:
+                close.append(f"--{match[0]} for {name}" if len(unknown) > 1 else f"--{match[0]}")
+        hints = [f"did you mean {', '.join(close)}?"] if close else []
+        return f" ({'; '.join([*defaults, *hints])})" if hints or defaults else ""
 
     def error(self, message: str) -> NoReturn:
         # argparse checks the required options before it names what it did not know: `run --promt hi` was told
         # "one of the arguments --prompt --prompt-file is required", never that --promt is no option (walk-through
         # round 43); an option it does not know is named first, with the one it is close to
-        unknown = self._unknown_options(getattr(self, "_words", []))
+        words = getattr(self, "_words", [])
+        unknown = self._unknown_options(words)
         if unknown and ("required" in message and message.startswith(("the following arguments", "one of the"))):
             message = f"unrecognized arguments: {' '.join(unknown)}{self._did_you_mean(unknown)}"
+        elif message.startswith("unrecognized arguments: ") and "(" not in message:
+            # the top parser's (`neurobrix -debug list`): the close option added, as a command's parser adds it
+            message += self._did_you_mean(message.split(": ", 1)[1].split())
+        elif message.startswith("argument -h/--help: ignored explicit argument"):
+            # `-help` is argparse's `-h` given "elp" (walk-through round 44): the word given, and the option meant
+            given = next((w for w in words if w.startswith("-h") and len(w) > 2), "")
+            if given:
+                message = f"unrecognized arguments: {given} (did you mean --help?)"
         super().error(message)
+
+
+# a word argparse reads as a value, not an option, where no option looks like a negative number (none does here)
+_NEGATIVE = re.compile(r"-[0-9]+|-[0-9]*\.[0-9]+")
 
 
 def _print_json(data: object) -> None:
@@ -426,19 +450,22 @@ def cmd_run(args: argparse.Namespace) -> int:
         prompt = read_prompt_file(args.prompt_file)
     else:
         prompt = utf8_text(args.prompt, "--prompt")
+    from .sampling import Sampling  # no torch: the check below is run's own (neurobrix.generate's Sampling)
+
     sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)
-    if early and sampling == (0.0, None, None, None, None):  # a sampling option given: its check imports torch
+    if early:
         if args.system is not None:  # refused before the name, as it is where RunOptions below takes it
             utf8_text(args.system, "--system")
+        if sampling != (0.0, None, None, None, None):  # checked as run checks them, without torch (walk-through
+            Sampling(*sampling).validate()  # round 44: neurobrix.generate, which imports it, held the check)
         refuse_unstored_first(args.model, tables=args.backend == "triton", max_tokens=args.max_tokens)
-    from .generate import Sampling
     from .run import RunOptions, run
 
     opts = RunOptions(
         model=args.model,
         prompt=prompt,
         max_tokens=args.max_tokens,
-        sampling=Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty),
+        sampling=Sampling(*sampling),
         backend=args.backend,
         dtype=args.dtype,
         chat=not args.no_chat,
@@ -594,7 +621,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser = Parser(
         prog="neurobrix",
         description="LLM inference on Triton kernels whose settings are certified per GPU class.",
-        epilog=EXIT_CODES,
+        # where to start, as each command's --help shows its examples (this said only the exit codes: walk-through
+        # round 44)
+        epilog="first steps (no GPU, nothing downloaded):\n"
+        "  neurobrix doctor                        what this machine can run, and what blocks it\n"
+        "  neurobrix tiny-model /tmp/tiny-llama    a tiny random checkpoint, then: neurobrix import /tmp/tiny-llama\n"
+        '  TRITON_INTERPRET=1 neurobrix run --model tiny-llama --prompt "hello world" --max-tokens 12\n'
+        "each command's --help: neurobrix COMMAND --help\n\n" + textwrap.fill(EXIT_CODES, 100),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"neurobrix {__version__}")
     parser.add_argument("--debug", action="store_true", help="show the traceback of an error")
@@ -623,12 +657,15 @@ def build_parser() -> argparse.ArgumentParser:
         "run",
         **common,
         help="generate text with an imported model on the certified kernels",
+        # each step with its own exit code: the parenthesis of one sentence read as if the options gave exit 3
+        # (walk-through round 44)
         description=textwrap.fill(
-            "Generate text with an imported model. What you name is refused first (the options, the tables, damaged or "
-            "edited: exit 3, then the model: "
-            "not stored, exit 2; then the prompt against its tokenizer), the machine after: the device's GPU class "
-            "and every kernel call the generation will make are checked against the certified tables before any "
-            "weight is loaded.",
+            "Generate text with an imported model. What you name is refused before what the machine lacks, in "
+            "this order: the options (exit 2); the tables (damaged or edited: exit 3); the model (not stored: exit 2; "
+            "damaged: exit 7); the prompt against its tokenizer, the model's generation settings, and --max-tokens "
+            "against the model's context (exit 2). Then the machine: the device and its GPU class (exit 5), its "
+            "compiler stack (exit 6), the memory the run needs (exit 5), and every kernel call the generation will "
+            "make against the certified tables (exit 4), all before any weight is loaded.",
             100,
         ),
         # the command a user runs most: its help shows how, and what each exit code means (as warmup's does)

@@ -23,73 +23,13 @@ from .errors import UsageError, expect, float_sized
 from .model import Transformer
 from .ops.pick import pick_rows as greedy_pick  # PyTorch's pick (sampling at temperature 0, penalized scores)
 from .plan import require_current
+from .sampling import Sampling
 
 T = TypeVar("T")
 
 
 class SamplingError(UsageError):
     """A step's token probabilities are not a distribution (inf or NaN): the sampling settings overflow the logits."""
-
-
-@dataclass(frozen=True)
-class Sampling:
-    temperature: float = 0.0  # 0 = greedy
-    top_k: int | None = None  # 0: no top-k limit (transformers' top_k=0), None: the model's (``neurobrix.run``)
-    top_p: float | None = None  # in [0, 1]: 0 keeps the most likely token, 1 every token
-    seed: int | None = None
-    # transformers' repetition penalty: a logit of a token the sequence holds (prompt or generated) divided by
-    # it when positive, multiplied when negative; 1 = none. None: the model's (``neurobrix.run``), else 1
-    repetition_penalty: float | None = None
-    # transformers' other sampling filters, each applied after top-p as its warper computes it (None: off): min_p
-    # (tokens under min_p times the top token's probability), typical_p (locally typical sampling's mass, < 1),
-    # epsilon_cutoff and eta_cutoff (tokens under a probability floor, 0 < cutoff < 1), and top_h (before top-k:
-    # the most likely of the top 100 tokens while their entropy stays within top_h times theirs in all)
-    min_p: float | None = None
-    typical_p: float | None = None
-    epsilon_cutoff: float | None = None
-    eta_cutoff: float | None = None
-    top_h: float | None = None
-    # transformers' renormalize_logits: the scores after every warper replaced by their log-softmax (LogitNormalization,
-    # its last processor) before the draw's softmax, which rounds otherwise, or before a greedy pick (an infinite score
-    # makes every score NaN there: token 0); None: the model's (``neurobrix.run``)
-    renormalize_logits: bool | None = None
-
-    @property
-    def penalty(self) -> float:
-        return 1.0 if self.repetition_penalty is None else self.repetition_penalty
-
-    def validate(self) -> None:
-        expect("Sampling.temperature", self.temperature, "a number")
-        expect("Sampling.top_k", self.top_k, "an integer", optional=True)
-        expect("Sampling.seed", self.seed, "an integer", optional=True)
-        expect("Sampling.renormalize_logits", self.renormalize_logits, "true or false", optional=True)
-        for name in ("top_p", "repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h"):
-            expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
-        if not math.isfinite(self.temperature) or self.temperature < 0:
-            raise UsageError(f"--temperature must be a number >= 0, got {self.temperature}")
-        # as transformers' generate takes them: top_k 0 builds no top-k warper (all tokens), top_p 0 keeps the most
-        # likely token (its warper takes [0, 1])
-        if self.top_k is not None and self.top_k < 0:
-            raise UsageError(f"--top-k must be >= 0 (0: no top-k limit), got {self.top_k}")
-        if self.top_p is not None and not (math.isfinite(self.top_p) and 0 <= self.top_p <= 1):
-            raise UsageError(f"--top-p must be in [0, 1], got {self.top_p}")
-        if self.seed is not None and not 0 <= self.seed < 2**64:  # what torch.Generator.manual_seed takes
-            raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
-        if not self.penalty > 0:  # infinity too, as transformers' processor takes it (NaN is no number > 0)
-            raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
-        ranges = {  # what transformers' warpers accept where generate builds them
-            "min_p": (0, 1, True),
-            "typical_p": (0, 1, False),
-            "epsilon_cutoff": (0, 1, False),
-            "eta_cutoff": (0, 1, False),
-            "top_h": (0, 1, True),
-        }
-        for name, (low, high, closed) in ranges.items():
-            value = getattr(self, name)
-            if value is not None and not (
-                math.isfinite(value) and low <= value and (value <= high if closed else value < high)
-            ):
-                raise UsageError(f"{name} must be in [{low}, {high}{']' if closed else ')'}, got {value}")
 
 
 @dataclass(frozen=True)

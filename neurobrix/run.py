@@ -336,6 +336,17 @@ def run(
             f"{no_tokens if opts.prompt else 'the prompt is empty'}: without a chat template the model would run on "
             "its start token alone; give some text with --prompt or --prompt-file"
         )
+    # what the model's files and the count ask of the run, all named, before the machine (walk-through round 44: without
+    # a GPU, a count past the context, or an end-of-text id that is no id, was "no GPU found"); the notes they make
+    # wait for their place after the device's own
+    eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
+    held: list[str] = []
+    sampling = model_sampling(opts.sampling, tokenizer, held.append)
+    # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
+    masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
+    # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
+    stops = tokenizer.stop_strings()
+    max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, held.append)
     settle_device(opts.backend, opts.dtype)  # the machine: a device, backend or dtype refused before any note
     if opts.sampling.temperature == 0:  # a sampling option without a temperature changes nothing: say so
         given = opts.sampling.top_k, opts.sampling.top_p, opts.sampling.seed
@@ -349,7 +360,6 @@ def run(
         named = ", ".join(sorted(tokenizer.chat_templates))
         what = f"model's chat templates ({named}) include no default one" if named else "model has no chat template"
         notice(f"note: this {what}; the prompt is used as is (as with --no-chat)")
-    eos = tokenizer.eos_ids(cfg.eos_token_ids)  # refused before any note about the run
     pad = tokenizer.pad_id
     if pad is not None and pad not in eos and pad in prompt:
         # transformers' generate given no attention_mask infers one that masks the pad id out of the prompt (unless it
@@ -359,12 +369,8 @@ def run(
             "it, as transformers' generate does when handed the tokenizer's attention_mask (its pipeline does); "
             "generate called without one masks it out, which gives other text"
         )
-    sampling = model_sampling(opts.sampling, tokenizer, notice)
-    # the model's token masks (no_repeat_ngram_size, suppress_tokens...), applied as transformers' generate applies them
-    masks = tokenizer.constraints(cfg.vocab_size, len(prompt))
-    # the model's stop_strings, which transformers' generate stops at when handed the tokenizer (the string kept)
-    stops = tokenizer.stop_strings()
-    max_tokens = new_token_limit(cfg, tokenizer, len(prompt), opts.max_tokens, notice)
+    for line in held:  # the model's sampling settings', then the count's
+        notice(line)
     if opts.max_tokens is None and not tokenizer.whole_max_length():
         # a model's own limit of 12.5 tokens: transformers' forced eos waits for a length of max_length - 1, never met
         masks.pop("forced_eos_token_id", None)

@@ -37,6 +37,8 @@ STORE = [
     "tests/test_strict_round17.py",
 ]
 
+# (the sampling options' check, s09 and s10, moved to neurobrix/sampling.py in walk-through round 44)
+SM = "neurobrix/sampling.py"
 C, CS, R, G, B, PL, M, GP, S = (
     "neurobrix/cli.py",
     "neurobrix/cli_store.py",
@@ -114,8 +116,8 @@ PLANTS = [
     p(
         "c20",
         C,
-        "Sampling(args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)",
-        "Sampling(args.temperature, args.top_k, args.top_p, args.seed)",
+        "sampling = (args.temperature, args.top_k, args.top_p, args.seed, args.repetition_penalty)",
+        "sampling = (args.temperature, args.top_k, args.top_p, args.seed)",
         CLI,
     ),
     p("c21", C, "    return 1 if blocked(findings) else 0\n", "    return 0\n", CLI),
@@ -246,12 +248,12 @@ PLANTS = [
     ),
     p(
         "s09",
-        G,
+        SM,
         "if self.top_k is not None and self.top_k < 0:",
         "if self.top_k is not None and self.top_k <= 0:",
         GEN,
     ),
-    p("s10", G, "not 0 <= self.seed < 2**64:", "not 0 <= self.seed < 2**63:", GEN),
+    p("s10", SM, "not 0 <= self.seed < 2**64:", "not 0 <= self.seed < 2**63:", GEN),
     p("s11", G, "            new.append(None if done[b] else t)\n", "            new.append(t)\n", GEN),
     p(
         "s12",

@@ -106,8 +106,8 @@ PLANTS = [
     p(
         "b06",
         CLI,
-        "if early and sampling == (0.0, None, None, None, None):",
-        "if early and args.temperature == 0.0:",
+        "if sampling != (0.0, None, None, None, None):",
+        "if args.temperature != 0.0:",
         WALK_TESTS,
     ),
     # b07: warmup's --max-prompt not handed to the early refusal (--max-prompt 0 with a name not stored: "no model")
