@@ -234,3 +234,52 @@ def build_unpacks(data: bytes) -> dict[str, object]:
                 if p.is_file():
                     files[p.relative_to(base).as_posix()] = (p.read_bytes(), os.access(p, os.X_OK))
         return {"top": top, "files": files}
+
+
+# What build's unpacking (:func:`build_unpacks`) makes of each case, as measured (tests/gate65_driver.py): it refuses
+# the sdist, or the tree it hands the backend holds a planted cli.py, a file or folder the repository lacks, cli.py
+# executable, or the files as built (under another top folder for "the top folder of another version")
+READS: dict[str, str] = {
+    "cli.py said twice, the second planted": "cli.py planted",
+    "cli.py again as ./ inside the root": "cli.py planted",
+    "cli.py again with a doubled slash": "cli.py planted",
+    "cli.py again through neurobrix/../neurobrix": "cli.py planted",
+    "cli.py again through the root's parent": "cli.py planted",
+    "cli.py again as ./ before the root": "refused",
+    "a pax path renaming a planted member onto cli.py": "cli.py planted",
+    "a GNU long name renaming a planted member onto cli.py": "cli.py planted",
+    "a global pax path before a planted member": "cli.py planted",
+    "an untracked module": "adds neurobrix/evil.py",
+    "evil.py a hard link to cli.py": "adds neurobrix/evil.py",
+    "evil.py a symbolic link to cli.py": "adds neurobrix/evil.py",
+    "a folder neurobrix/extra a symbolic link to ops": "adds neurobrix/extra/",
+    "evil.py a symbolic link out of the sdist": "refused",
+    "an absolute member": "as built",
+    "a FIFO in the package": "refused",
+    "a planted cli.py in a second gzip member": "cli.py planted",
+    "a planted cli.py after the tar's end": "as built",
+    "a second top-level folder": "refused",
+    "the top folder of another version": "as built",
+    "cli.py setuid and executable": "cli.py executable",
+    "PKG-INFO a hard link to README.md": "refused",
+}
+
+
+def reading(unpacked: dict[str, object], base: dict[str, object]) -> str:
+    """One of READS' words for what :func:`build_unpacks` gave, against the sdist as built (``base``)."""
+    if "refused" in unpacked:
+        return "refused"
+    files: dict[str, tuple[bytes, bool]] = unpacked["files"]  # type: ignore[assignment]
+    before: dict[str, tuple[bytes, bool]] = base["files"]  # type: ignore[assignment]
+    added = sorted(set(files) - set(before))
+    if set(before) - set(files):
+        return "loses " + ", ".join(sorted(set(before) - set(files)))
+    if added:
+        folders = {name.rsplit("/", 1)[0] + "/" for name in added}
+        return f"adds {added[0]}" if len(added) == 1 else "adds " + ", ".join(sorted(folders))
+    changed = [name for name in files if files[name] != before[name]]
+    if changed == [CLI] and PLANTED in files[CLI][0]:
+        return "cli.py planted"
+    if changed == [CLI] and files[CLI][0] == before[CLI][0]:
+        return "cli.py executable"
+    return "as built" if not changed else "changes " + ", ".join(changed)
