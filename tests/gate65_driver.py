@@ -120,8 +120,9 @@ PLANTS: dict[str, list[tuple[str, str, str, str]]] = {
         ("gate.archive", "_safety", "        elif first != name:", "        elif False:"),
     ],
     "sources": [("gate.sdist", "check_sdist", "    _check_sources(sdist, root, repo)\n", "")],  # G509
-    "top folder": [  # G507 for a member outside the top folder
-        ("gate.sdist", "check_sdist", 'if m.name != f"{root}/" and not m.name.startswith(f"{root}/"):', "if False:")
+    "top folder": [  # G507: a member outside the top folder, PKG-INFO or pyproject.toml missing under it
+        ("gate.sdist", "check_sdist", 'if m.name != f"{root}/" and not m.name.startswith(f"{root}/"):', "if False:"),
+        ("gate.sdist", "check_sdist", 'if f"{root}/{needed}" not in sdist.files:', "if False:"),
     ],
     "rebuild": [  # G508
         ("gate.sdist", "check_rebuild", "    root = root_of(sdist)\n", "    return\n")
@@ -185,7 +186,7 @@ def holds(built: Path, names: list[str]) -> None:
     sdist = next(built.glob("*.tar.gz"))
     root = sdist.name.removesuffix(".tar.gz")
     members = sdist_members(sdist)
-    passed = []
+    passed, codes = [], {}
     with tempfile.TemporaryDirectory(prefix="g65-holds-") as tmp:
         for case in [*CONTROLS, *CASES]:
             path = Path(tmp) / case.replace("/", "_") / sdist.name
@@ -194,7 +195,8 @@ def holds(built: Path, names: list[str]) -> None:
             report = check([path], Options(REFERENCE, smoke=False, tools=False))
             if report.passed:
                 passed.append(case)
-    print(json.dumps({"removed": names, "passed": passed}))
+            codes[case] = sorted({f.code for f in report.findings})
+    print(json.dumps({"removed": names, "passed": passed, "codes": codes}))
 
 
 if __name__ == "__main__":
