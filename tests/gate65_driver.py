@@ -112,7 +112,7 @@ def main(built: Path, out_json: Path, links: str, pip_python: str, only: list[st
 # "tarfile" replaces the strict reading
 PLANTS: dict[str, list[tuple[str, str, str, str]]] = {
     "names": [  # G301-G303, G310: absolute, `..`, undecodable, `.` or empty components and the like
-        ("gate.archive", "_safety", "in names.name_problems(name, m.kind == \"dir\"):", "in []:")
+        ("gate.archive", "_safety", 'in names.name_problems(name, m.kind == "dir"):', "in []:")
     ],
     "links": [("gate.archive", "_safety", 'if m.kind in ("symlink", "hardlink", "other"):', "if False:")],  # G304
     "duplicates": [  # G305, the exact name twice and names one file system folds together
