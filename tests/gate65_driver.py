@@ -12,7 +12,10 @@ bit, missing), and any member holding ``PLANTED``; else the error's tail. ``unpa
 :func:`gate65_cases.build_unpacks` beside it.
 
 ``holds`` judges every case again with checks of the gate removed (``PLANTS``, applied to the modules' source in this
-process, each in a fresh interpreter; several names remove them together) and prints the cases that then pass.
+process, each in a fresh interpreter; several names remove them together) and prints the cases that then pass. The
+test file itself runs under the same plants with this module as a pytest plugin:
+
+    G65_PLANT="names,links" PYTHONPATH=$PWD:$PWD/tests python -m pytest -p gate65_driver tests/test_gate_round65.py
 """
 
 from __future__ import annotations
@@ -197,6 +200,12 @@ def holds(built: Path, names: list[str]) -> None:
                 passed.append(case)
             codes[case] = sorted({f.code for f in report.findings})
     print(json.dumps({"removed": names, "passed": passed, "codes": codes}))
+
+
+def pytest_configure(config: object) -> None:
+    """As a pytest plugin (``-p gate65_driver``): the plants ``G65_PLANT`` names, comma-separated, for the whole run."""
+    if os.environ.get("G65_PLANT"):
+        _plant(os.environ["G65_PLANT"].split(","))
 
 
 if __name__ == "__main__":
