@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import difflib
 import io
 import json
 import signal
@@ -16,6 +15,7 @@ from typing import Any, NoReturn
 
 from packaging.version import InvalidVersion, Version
 
+from neurobrix.cli import Parser
 from neurobrix.errors import ran_out
 from neurobrix.output import STANDARD_OUTPUT, lost_reader, take_streams, write_whole
 
@@ -124,30 +124,13 @@ def _write_json(path: Path, data: dict[str, Any]) -> None:
         raise GateError(f"--json {path}: cannot be written: {exc}") from exc
 
 
-class _Parser(argparse.ArgumentParser):
-    """argparse's parser, whose commands refuse an option they do not know with their own usage: argparse hands it
-    back to the top parser, which showed `python -m gate [-h] COMMAND ...` for `python -m gate build --bogus`."""
-
-    def parse_known_args(  # type: ignore[override]
-        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
-    ) -> tuple[argparse.Namespace, list[str]]:
-        parsed, extras = super().parse_known_args(args, namespace)
-        if extras and self._subparsers is None:
-            self.error(f"unrecognized arguments: {' '.join(extras)}{self._meant(extras)}")
-        return parsed, extras
-
-    def _meant(self, extras: list[str]) -> str:
-        """The long option each unknown one is close to (`-outdir` or `--outdr` for `--outdir`), as `neurobrix`'s
-        commands name it: compared without the dashes, so that one dash short is the option itself (walk-through
-        round 44: `gate build -outdir DIR` was named with no hint)."""
-        known = [o[2:] for o in self._option_string_actions if o.startswith("--")]
-        unknown = [w.split("=", 1)[0] for w in extras if w.startswith("-") and w.lstrip("-")[:1].isalpha()]
-        close = []
-        for name in unknown:
-            match = difflib.get_close_matches(name.lstrip("-"), known, n=1, cutoff=0.75)
-            if match:
-                close.append(f"--{match[0]} for {name}" if len(unknown) > 1 else f"--{match[0]}")
-        return f" (did you mean {', '.join(close)}?)" if close else ""
+class _Parser(Parser):
+    """`neurobrix`'s parser (:class:`neurobrix.cli.Parser`): a command refuses an option it does not know with its own
+    usage and the long option it is close to (`-outdir` or `--outdr` for `--outdir`), where argparse handed it back to
+    the top parser, which showed `python -m gate [-h] COMMAND ...`; and a release check takes nothing it could read two
+    ways (walk-through round 45): a prefix of an option is no option (`--expect 1.0` was `--expect-version 1.0`,
+    `--no` `--no-smoke`), an option given twice is refused (`--json a --json b` wrote b alone, `--expect-version`
+    twice checked the last), an empty value too (`--json ''`)."""
 
 
 # what the gate's exit status means, in every --help (`gate check --help` and `gate build --help` listed none)

@@ -96,9 +96,14 @@ def real(what: str = "a finite number", hint: str = "") -> Any:
 
 
 class Parser(argparse.ArgumentParser):
-    """argparse's parser with ``store`` as :class:`_StoreOnce` (its subcommands' parsers too)."""
+    """argparse's parser with ``store`` as :class:`_StoreOnce` (its subcommands' parsers too), and no option taken
+    from a prefix of its name: argparse read `--max-tok 3` as `--max-tokens 3` and `--no 1` as whichever `--no-...`
+    was unique, so a word that names no option ran, and an option added later turned it into an error or into another
+    option (walk-through round 45: `neurobrix`, `python -m conformance` and `python -m gate` alike). A prefix is
+    refused with the options it begins, as a misspelt option is."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        kwargs.setdefault("allow_abbrev", False)
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)
         self.register("action", "store", _StoreOnce)
@@ -116,8 +121,8 @@ class Parser(argparse.ArgumentParser):
         return parsed, extras
 
     def _unknown_options(self, words: list[str]) -> list[str]:
-        """The options among ``words`` this parser does not know, as argparse reads them (``--name=value``, a unique
-        prefix of a known long one taken as it; a word of one dash, ``-max-tokens``, an option it does not know, a
+        """The options among ``words`` this parser does not know, as argparse reads them (``--name=value``, a prefix
+        of a known long one no option; a word of one dash, ``-max-tokens`` or ``-m``, an option it does not know, a
         negative number a value); what follows ``--`` is an argument."""
         known = [o for o in self._option_string_actions if o.startswith("--")]
         unknown = []
@@ -128,18 +133,34 @@ class Parser(argparse.ArgumentParser):
                 continue
             name = word.split("=", 1)[0]
             if name.startswith("--"):
-                if name not in known and not any(o.startswith(name) for o in known):
+                if name not in known:
                     unknown.append(name)
-            elif name not in self._option_string_actions and len(name) > 2:
+            elif name not in self._option_string_actions and not (name.startswith("-h") and len(name) > 2):
                 unknown.append(name)  # (`-h` given more letters, `-help`, argparse refuses itself: see error)
         return unknown
 
-    def _did_you_mean(self, words: list[str]) -> str:
+    def _did_you_mean(self, words: list[str], missing: str = "") -> str:
+        """The hint after the words not known: the option each is close to, the options a prefix begins (`--max-tok`:
+        `--max-tokens`), the long option a one-letter word was meant for where the error names it missing (``missing``:
+        `-m x` where `--model` is required), what is the default where `--no-X` exists."""
         known = [o for o in self._option_string_actions if o.startswith("--")]
         unknown = self._unknown_options(words)
         close, defaults = [], []
         for name in unknown:
             bare = name.lstrip("-")
+            if len(bare) == 1:
+                # `-m` for `--model` (walk-through round 45): only the required options argparse names missing that
+                # begin with the letter; any other one-letter word is close to nothing (`-m` after `--model m`)
+                meant = [o for o in known if o[2:3] == bare and re.search(rf"(^|[ ,]){re.escape(o)}($|[ ,])", missing)]
+                if meant:
+                    close.append(f"{' or '.join(meant)} for {name}" if len(unknown) > 1 else " or ".join(meant))
+                continue
+            begun = [o for o in known if o.startswith(name) and len(name) > 2]
+            if begun and f"--no-{bare}" not in known:
+                # a prefix, which argparse took as the option it alone begins: the options it begins
+                shown = " or ".join(begun[:3]) + (" or ..." if len(begun) > 3 else "")
+                close.append(f"{shown} for {name}" if len(unknown) > 1 else shown)
+                continue
             if f"--no-{bare}" in known:
                 # `--chat` for `--no-chat` (too far apart for difflib's cutoff): what is on unless it is given
                 defaults.append(f"{bare} is the default: leave {name} out; --no-{bare} turns it off")
@@ -159,7 +180,7 @@ class Parser(argparse.ArgumentParser):
         words = getattr(self, "_words", [])
         unknown = self._unknown_options(words)
         if unknown and ("required" in message and message.startswith(("the following arguments", "one of the"))):
-            message = f"unrecognized arguments: {' '.join(unknown)}{self._did_you_mean(unknown)}"
+            message = f"unrecognized arguments: {' '.join(unknown)}{self._did_you_mean(unknown, message)}"
         elif message.startswith("unrecognized arguments: ") and "(" not in message:
             # the top parser's (`neurobrix -debug list`): the close option added, as a command's parser adds it
             message += self._did_you_mean(message.split(": ", 1)[1].split())
