@@ -87,15 +87,16 @@ def test_the_tiled_variant_reads_overlapping_rows_as_they_are():
         ["run", "--model", "m", "--prompt", "hi", "--max-tokens", "1", "--max-tokens", "2"],
         ["run", "--model", "m", "--prompt", "a", "--prompt", "b"],
         ["run", "--model", "m", "--model", "n", "--prompt", "hi"],
-        ["run", "--model", "m", "--prompt", "hi", "--temperature", "0.7", "--temp", "0"],
+        ["run", "--model", "m", "--prompt", "hi", "--temperature", "0.7", "--temperature=0"],
         ["warmup", "--model", "m", "--max-prompt", "8", "--max-prompt=16"],
         ["import", "org/name", "--revision", "v1", "--revision", "main"],
     ],
-    ids=["max-tokens", "prompt", "model", "temperature-abbreviated", "max-prompt", "revision"],
+    ids=["max-tokens", "prompt", "model", "temperature-with-equals", "max-prompt", "revision"],
 )
 def test_an_option_given_twice_is_refused(argv, capsys):
     """argparse keeps an option's last value: `run --max-tokens 1 --max-tokens 2` generated 2 tokens, `--temperature
-    0.7 --temp 0` decoded greedily, silently. Now exit 2 naming the option, before anything runs."""
+    0.7 --temp 0` decoded greedily, silently. Now exit 2 naming the option, before anything runs. (`--temp`, a prefix,
+    is no option since walk-through round 45: `tests/test_walk45.py` holds that case.)"""
     with pytest.raises(SystemExit) as info:
         main(argv)
     assert info.value.code == 2
