@@ -26,8 +26,8 @@ from .affected import KERNEL_PATHS
 
 def cmd_track(args: argparse.Namespace) -> int:
     root = Path(args.tables)
-    if not root.is_dir():
-        raise UsageError(f"{root} is not a folder")
+    if not root.is_dir():  # the option named, as certify names it (walk-through round 45)
+        raise UsageError(f"--tables {root} is not a folder (the tables folder, holding TRACKED.yaml and <class>/)")
     if args.check:
         problems = track.out_of_sync(root)
         for problem in problems:
@@ -101,10 +101,18 @@ def _write_report(path: str, data: object) -> None:
 
 
 def _progress():
+    from rich import get_console
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+    # where the output is no terminal rich draws no bar, yet its stop wrote an empty line to standard output: before
+    # a refusal (`check --kernel nosuch | cat` opened with it) and before the report (walk-through round 45)
     return Progress(
-        TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(), transient=True
+        TextColumn("{task.description}"),
+        BarColumn(),
+        MofNCompleteColumn(),
+        TimeElapsedColumn(),
+        transient=True,
+        disable=not get_console().is_terminal,
     )
 
 
@@ -163,7 +171,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     # --tables: the check runs as under NEUROBRIX_TABLES (its workers, --record and the re-proof read that folder)
     root = Path(args.tables).expanduser()
     if not root.is_dir():
-        raise UsageError(f"{args.tables} is not a folder")
+        raise UsageError(f"--tables {args.tables} is not a folder (the tables folder to check, holding <class>/)")
     before = os.environ.get(ENV_VAR)
     os.environ[ENV_VAR] = str(root.resolve())
     try:

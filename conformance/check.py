@@ -675,7 +675,13 @@ def require_device(gpu_class: GPUClass) -> None:
         facts = device_facts()
     except NoGPUError:
         if gpu_class.id == nb_tables.INTERPRETER:
-            raise
+            # the engine's advice ended "or, for `neurobrix run`, choose --backend torch ... nothing to warm up",
+            # which leads a check or a certify of this class nowhere (walk-through round 45)
+            raise NoGPUError(
+                "no GPU found (torch.cuda.is_available() is False) and the Triton interpreter is off: the interpreter "
+                "class is checked and certified where TRITON_INTERPRET=1 runs the kernels in the interpreter; set it "
+                "(`export TRITON_INTERPRET=1`, as CONTRIBUTING.md's 'Try the steps on a CPU first' does)"
+            ) from None
         # the engine's own advice (TRITON_INTERPRET=1, or `run --backend torch`) leads a GPU class's check nowhere:
         # the interpreter is another class, refused next as "not of GPU class" (walk-through round 41)
         raise NoGPUError(
@@ -690,14 +696,6 @@ def require_device(gpu_class: GPUClass) -> None:
             f"class ({gpu_class.description})"
             + ("; for the interpreter class set TRITON_INTERPRET=1" if gpu_class.id == "interpreter" else "")
         )
-
-
-def require_device_of(gpu_class: str, loaded: nb_tables.Tables) -> None:
-    """The class must exist in these tables and be this machine's."""
-    from .track import require_class
-
-    require_class(gpu_class, loaded)
-    require_device(loaded.classes[gpu_class])
 
 
 def select(index: SettingsIndex, dtypes: set[str] | None) -> list[tuple[Setting, str]]:
@@ -847,9 +845,12 @@ def check_class(
     carried over, the others checked.
     """
     from . import workers
+    from .track import require_class
 
     loaded = nb_tables.load(tables_root)
-    require_device_of(gpu_class, loaded)
+    # what was named is refused before what the machine lacks, as `neurobrix run` does: `check --kernel nosuch` said
+    # "no GPU found" on a CPU without the interpreter (walk-through round 45); the device is required below
+    require_class(gpu_class, loaded)
     have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
     if not have:
         raise UsageError(
@@ -868,6 +869,7 @@ def check_class(
     outside = sorted(set(where or {}) - {dim for k in chosen for dim in SPECS[k].key})
     if outside:
         raise UsageError(f"--where names {', '.join(outside)}, a dimension of none of {', '.join(chosen)}")
+    require_device(loaded.classes[gpu_class])
     n = examples or profile(profile_name).max_examples
     root = Path(loaded.location.root)
     versions, files = fingerprint_inputs(root, gpu_class, shipped)
