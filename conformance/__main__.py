@@ -573,7 +573,13 @@ def build_parser() -> argparse.ArgumentParser:
         "re-proof ($NEUROBRIX_HOME/reproofs/CLASS.json) that `neurobrix run` accepts for exactly that stack and "
         "those tables (correctness on the new stack, not speed).",
     )
-    c.add_argument("--class", dest="gpu_class", metavar="CLASS", help="the class to check (default: this device's)")
+    c.add_argument(
+        "--class",
+        dest="gpu_class",
+        metavar="CLASS",
+        help="the class to check (default: this device's): its id, a folder of the tables; `interpreter` on a CPU, "
+        "under TRITON_INTERPRET=1; `neurobrix tables list` lists the classes",
+    )
     c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
     c.add_argument("--dtype", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
     c.add_argument(
@@ -672,7 +678,14 @@ def build_parser() -> argparse.ArgumentParser:
         "when stopped at the time limit with work left, 1 when a domain could not be certified (named) or the check "
         "of what was written failed.",
     )
-    z.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to certify")
+    z.add_argument(
+        "--class",
+        dest="gpu_class",
+        metavar="CLASS",
+        required=True,
+        help="the class to certify: its id, the folder of the tables holding its class.yaml (CONTRIBUTING.md, 'Certify "
+        "a new GPU class', step 2); `interpreter` on a CPU, under TRITON_INTERPRET=1",
+    )
     z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
     z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="required: the dtypes to certify (fp32, fp16, bf16)")
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
@@ -740,7 +753,14 @@ def build_parser() -> argparse.ArgumentParser:
         "rounds, and keep one that beats the entry's by more than --margin once it is proven over the domain. "
         "Resumable (ranked entries are skipped) and time-boxed. Exit 3 when stopped at the time limit.",
     )
-    r.add_argument("--class", dest="gpu_class", metavar="CLASS", required=True, help="the class to rank")
+    r.add_argument(
+        "--class",
+        dest="gpu_class",
+        metavar="CLASS",
+        required=True,
+        help="the GPU class to rank, on a GPU of that class (never the interpreter class, whose settings certify "
+        "ranks alone); `neurobrix tables list` lists the classes",
+    )
     r.add_argument("--models", nargs="+", metavar="MODEL", help="catalogue models (default: all)")
     r.add_argument(
         "--batch", nargs="+", type=_at_least(1), default=[1, 8], metavar="B", help="decode batches (default: 1 8)"
