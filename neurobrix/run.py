@@ -311,7 +311,11 @@ def run(
         load_tables()  # store's home is: damaged or edited tables are refused (exit 3) before the model is looked for
     stored = store.resolve(opts.model)
     cfg = stored.config()
-    tokenizer = stored.tokenizer()
+    # the run's own --top-k / --top-p, where it samples: they replace the model's before transformers' generate reads
+    # them (generate(top_k=...)), so the model's value of such a field is not checked as the files load
+    sampled = opts.sampling
+    given = {k: getattr(sampled, k) for k in SAMPLING_FIELDS if getattr(sampled, k) is not None}
+    tokenizer = stored.tokenizer(given if sampled.temperature > 0 else None)
     if opts.system is not None and not (opts.chat and tokenizer.has_chat_template()):
         # a system message exists only in a chat; transformers' apply_chat_template refuses a model without a template
         raise UsageError(

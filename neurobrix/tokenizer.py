@@ -19,7 +19,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -1405,11 +1405,14 @@ class StopStrings:
 
 
 class Tokenizer:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, given: Mapping[str, Any] | None = None) -> None:
+        """``given``: the run's own sampling values (``SAMPLING_FIELDS``: its --top-k / --top-p), which replace the
+        file's before transformers' generate reads any of them (``generate(top_k=...)``), so the file's value of such
+        a field is not held to generate's checks as the files load."""
         with tokenizers_call(f"{folder}: the tokenizer cannot be built"):  # the library's calls as the files load
-            self._load(folder)
+            self._load(folder, dict(given or {}))
 
-    def _load(self, folder: Path) -> None:
+    def _load(self, folder: Path, given: dict[str, Any]) -> None:
         from tokenizers import AddedToken, processors
 
         path = folder / "tokenizer.json"
@@ -1453,7 +1456,8 @@ class Tokenizer:
             self.generation = {k: v for k, v in model_config.items() if k in GENERATION_FIELDS and v is not None}
         self.generation_path = gen_path
         self.generation_file = gen_path.name  # where the settings a note names come from
-        refused = _refused_by_generate(self.generation)
+        # the settings generate reads: the run's own sampling values in place of the file's
+        refused = _refused_by_generate({**self.generation, **{k: v for k, v in given.items() if k in SAMPLING_FIELDS}})
         if refused is not None:  # transformers loads no model, or generate fails: no text to match
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"
