@@ -1,15 +1,18 @@
-"""The fifty-second round of text parity: a top_k in generation_config.json that is no number (text, a list, an
-object) beside the run's own ``--top-k``, which round 51 left refused.
+"""The fifty-second round of text parity: a sampled run whose generation_config.json holds a top_k or penalty_alpha
+that is no number (text, a list, an object), which round 35 refused as the model's files load ("transformers'
+generate compares it with 1 [0] to pick its decoding") and rounds 35 and 51 left open.
 
-Round 35 refuses such a top_k as the model's files load ("transformers' generate compares it with 1 to pick its
-decoding"), before the run's options are known; transformers' ``generate(top_k=K)`` replaces the file's value first,
-so it samples there under the run's own K. The run's given sampling values now replace the file's before that check
-(``Tokenizer(folder, given)``), as round 51 left them unread by the sampling filters. Without ``--top-k`` (sampled or
-greedy: a greedy run reads no --top-k) such a file stays refused, transformers failing there too.
+transformers' get_generation_mode compares top_k with 1 and penalty_alpha with 0 only where do_sample is not true
+(contrastive search or greedy); a sampling ``generate(do_sample=True, top_k=K)`` never compares either, and the run's
+own ``--top-k`` replaces the file's top_k before its top-k warper reads it. `run` refused such a file before knowing
+the run's options; the run's generate arguments (do_sample as it samples or not, its --top-k / --top-p when it
+samples) now replace the file's settings before that check (``Tokenizer(folder, given)``), the file still validated
+alone as from_pretrained does. A greedy run (generate(do_sample=False), which reads no --top-k) still refuses both,
+transformers failing there; a sampled run without --top-k refuses a top_k of text, transformers' warper failing.
 
 Drawn (outside the repository; docs/text-rounds.md has the counts): `run --backend torch --temperature T --seed S`
 against transformers 5.25's ``generate(do_sample=True, temperature=T)`` after ``torch.manual_seed(S)`` on the same
-folder (ids and printed text), tiny random checkpoints (round 39's builder)."""
+folder (ids and printed text), tiny random Llama, Mistral and Qwen2 checkpoints (round 39's builder)."""
 
 from __future__ import annotations
 
@@ -56,24 +59,66 @@ def test_a_top_k_of_no_number_the_run_replaces_samples_as_transformers(model, ca
 
 @pytest.mark.parametrize("given", [{}, {"top_p": 0.9}], ids=["no option", "--top-p alone"])
 def test_without_the_run_s_top_k_it_stays_refused(model, given):
+    """transformers' top-k warper fails on the file's text (``top_k != 0`` builds it): `run` refuses it, naming it."""
     r51.settle(model, {"top_k": "5"})
-    assert isinstance(r51.theirs(model, given), str), "transformers samples"
+    assert r51.theirs(model, given) == "ValueError", "transformers samples"
     refused = r51.ours(model, given)
-    assert isinstance(refused, str) and "generation_config.json: top_k '5'" in refused, refused
+    assert isinstance(refused, str) and "generation_config.json: top_k must be an integer >= 0, got '5'" in refused
 
 
-def test_a_greedy_run_reads_no_top_k_and_stays_refused(model, monkeypatch):
-    """--top-k does nothing to a greedy run (its note says so), which is transformers' greedy generate without it:
-    that compares the file's top_k with 1 and fails, so `run` refuses the file still."""
+def greedy_fails(model) -> None:
+    """transformers' greedy generate (do_sample=False, the file's do_sample true replaced) fails on the file as it
+    compares its top_k with 1 or its penalty_alpha with 0 (a TypeError)."""
     import torch
 
     folder, _, ids, _ = model
-    r51.settle(model, {"top_k": "5"})
-    r51.theirs(model, {})  # loaded once
+    r51.theirs(model, {})  # the model loaded (and the file's sampled generate run)
     _, net = r51.LOADED[folder]
     net.generation_config = transformers.GenerationConfig.from_pretrained(folder)
     with pytest.raises(TypeError):
         net.generate(input_ids=torch.tensor([ids]), do_sample=False, max_new_tokens=2)
+
+
+# (the file's fields, the run's given: a greedy run is given no --top-k, which its note says it reads not)
+GREEDY_REFUSED = {
+    "top_k text, --top-k 5 unread": ({"top_k": "5"}, {"top_k": 5}, "top_k '5'"),
+    "penalty_alpha text beside top_k 4": ({"penalty_alpha": "0.6", "top_k": 4}, {}, "penalty_alpha '0.6'"),
+}
+
+
+@pytest.mark.parametrize("case", list(GREEDY_REFUSED))
+def test_a_greedy_run_of_a_sampling_file_stays_refused(model, monkeypatch, case):
+    """The file says do_sample true; a greedy run is transformers' generate(do_sample=False), which compares the
+    file's top_k with 1 and penalty_alpha with 0 and fails: `run` refuses the file still."""
+    fields, given, named = GREEDY_REFUSED[case]
+    r51.settle(model, fields)
+    greedy_fails(model)
     monkeypatch.setattr(r51, "TEMPERATURE", 0.0)
-    refused = r51.ours(model, {"top_k": 5})
-    assert isinstance(refused, str) and "generation_config.json: top_k '5'" in refused, refused
+    refused = r51.ours(model, given)
+    assert isinstance(refused, str) and f"generation_config.json: {named}: transformers' generate compares" in refused
+
+
+# a penalty_alpha of no number, which a sampling generate never reads (it compares penalty_alpha with 0 only where
+# do_sample is not true): (the file's fields, the run's given)
+NEVER_READ = {
+    "text beside top_k 4": ({"penalty_alpha": "0.6", "top_k": 4}, {}),
+    "text beside transformers' default top_k 50": ({"penalty_alpha": "x"}, {}),
+    "a list under --top-k 3": ({"penalty_alpha": [1]}, {"top_k": 3}),
+    "text beside top_k text, under --top-k 2 and --top-p 0.9": ({"penalty_alpha": "x", "top_k": "5"}, {"top_k": 2}),
+    "an object beside the repetition penalty and n-grams": (
+        {"penalty_alpha": {"a": 1}, "top_k": 4, "repetition_penalty": 1.3, "no_repeat_ngram_size": 2},
+        {},
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(NEVER_READ))
+def test_a_penalty_alpha_of_no_number_samples_as_transformers(model, case):
+    fields, given = NEVER_READ[case]
+    r51.settle(model, fields)
+    expected = r51.theirs(model, given)
+    assert isinstance(expected, tuple), expected
+    r51.settle(model, {k: v for k, v in fields.items() if k != "penalty_alpha"} | {"penalty_alpha": 0.6})
+    assert r51.theirs(model, given) == expected, "transformers' draws depend on penalty_alpha"
+    r51.settle(model, fields)
+    assert r51.ours(model, given) == expected
