@@ -122,3 +122,17 @@ def test_a_penalty_alpha_of_no_number_samples_as_transformers(model, case):
     assert r51.theirs(model, given) == expected, "transformers' draws depend on penalty_alpha"
     r51.settle(model, fields)
     assert r51.ours(model, given) == expected
+
+
+def test_the_file_is_still_validated_alone(model):
+    """A file transformers' GenerationConfig refuses as from_pretrained loads it (greedy, do_sample false, with
+    num_return_sequences 2) is refused by a sampled run too, though generate(do_sample=True) would take the
+    setting."""
+    import json
+
+    folder, _, _, base = model
+    (folder / "generation_config.json").write_text(json.dumps({**base, "do_sample": False, "num_return_sequences": 2}))
+    with pytest.raises(ValueError, match="num_return_sequences"):
+        transformers.GenerationConfig.from_pretrained(folder)
+    refused = r51.ours(model, {"top_k": 4})
+    assert isinstance(refused, str) and "num_return_sequences 2: greedy decoding makes one sequence" in refused
