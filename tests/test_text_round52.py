@@ -35,6 +35,14 @@ def model(tmp_path_factory):
     return folder, prompt, ids, json.loads((folder / "generation_config.json").read_text())
 
 
+def settle(model, fields: dict, do_sample: bool) -> None:
+    """The model's generation_config.json with ``fields`` and its own do_sample (a sampled run samples either way)."""
+    import json
+
+    folder, _, _, base = model
+    (folder / "generation_config.json").write_text(json.dumps({**base, **fields, "do_sample": do_sample}))
+
+
 # a top_k no number, replaced by the run's own --top-k (beside other fields generate reads as it samples)
 REPLACED = {
     "text under --top-k 5": ({"top_k": "5"}, {"top_k": 5}),
@@ -44,16 +52,17 @@ REPLACED = {
 }
 
 
+@pytest.mark.parametrize("do_sample", [True, False], ids=["file samples", "file greedy"])
 @pytest.mark.parametrize("case", list(REPLACED))
-def test_a_top_k_of_no_number_the_run_replaces_samples_as_transformers(model, case):
+def test_a_top_k_of_no_number_the_run_replaces_samples_as_transformers(model, case, do_sample):
     fields, given = REPLACED[case]
-    r51.settle(model, fields)
+    settle(model, fields, do_sample)
     assert isinstance(r51.theirs(model, {}), str), "transformers samples with the file's value alone"
     expected = r51.theirs(model, given)
     assert isinstance(expected, tuple), expected
-    r51.settle(model, {**fields, "top_k": given["top_k"]})
+    settle(model, {**fields, "top_k": given["top_k"]}, do_sample)
     assert r51.theirs(model, given) == expected, "the file's value changed transformers' draws"
-    r51.settle(model, fields)
+    settle(model, fields, do_sample)
     assert r51.ours(model, given) == expected
 
 
@@ -112,15 +121,16 @@ NEVER_READ = {
 }
 
 
+@pytest.mark.parametrize("do_sample", [True, False], ids=["file samples", "file greedy"])
 @pytest.mark.parametrize("case", list(NEVER_READ))
-def test_a_penalty_alpha_of_no_number_samples_as_transformers(model, case):
+def test_a_penalty_alpha_of_no_number_samples_as_transformers(model, case, do_sample):
     fields, given = NEVER_READ[case]
-    r51.settle(model, fields)
+    settle(model, fields, do_sample)
     expected = r51.theirs(model, given)
     assert isinstance(expected, tuple), expected
-    r51.settle(model, {k: v for k, v in fields.items() if k != "penalty_alpha"} | {"penalty_alpha": 0.6})
+    settle(model, {k: v for k, v in fields.items() if k != "penalty_alpha"} | {"penalty_alpha": 0.6}, do_sample)
     assert r51.theirs(model, given) == expected, "transformers' draws depend on penalty_alpha"
-    r51.settle(model, fields)
+    settle(model, fields, do_sample)
     assert r51.ours(model, given) == expected
 
 
