@@ -112,7 +112,7 @@ def _stub_run(monkeypatch, template: bool) -> list:
             handed.append((chat, system))
             return []
 
-    stored = SimpleNamespace(path=None, config=lambda: ModelConfig.from_hf(CONFIG_BASE), tokenizer=lambda: Tok())
+    stored = SimpleNamespace(path=None, config=lambda: ModelConfig.from_hf(CONFIG_BASE), tokenizer=lambda given=None: Tok())
     monkeypatch.setattr("neurobrix.store.resolve", lambda name: stored)
     return handed
 

@@ -5,10 +5,11 @@ generate compares it with 1 [0] to pick its decoding") and rounds 35 and 51 left
 transformers' get_generation_mode compares top_k with 1 and penalty_alpha with 0 only where do_sample is not true
 (contrastive search or greedy); a sampling ``generate(do_sample=True, top_k=K)`` never compares either, and the run's
 own ``--top-k`` replaces the file's top_k before its top-k warper reads it. `run` refused such a file before knowing
-the run's options; the run's generate arguments (do_sample as it samples or not, its --top-k / --top-p when it
+the run's options; a sampled run's generate arguments (do_sample true, its --top-k / --top-p where given)
 samples) now replace the file's settings before that check (``Tokenizer(folder, given)``), the file still validated
-alone as from_pretrained does. A greedy run (generate(do_sample=False), which reads no --top-k) still refuses both,
-transformers failing there; a sampled run without --top-k refuses a top_k of text, transformers' warper failing.
+alone as from_pretrained does. A greedy run reads no --top-k and is held to the file as it is: with do_sample false
+both sides still fail on such a value (transformers' generate(do_sample=False) compares it); a sampled run without
+--top-k refuses a top_k of text, transformers' top-k warper failing on it.
 
 Drawn (outside the repository; docs/text-rounds.md has the counts): `run --backend torch --temperature T --seed S`
 against transformers 5.25's ``generate(do_sample=True, temperature=T)`` after ``torch.manual_seed(S)`` on the same
@@ -76,8 +77,8 @@ def test_without_the_run_s_top_k_it_stays_refused(model, given):
 
 
 def greedy_fails(model) -> None:
-    """transformers' greedy generate (do_sample=False, the file's do_sample true replaced) fails on the file as it
-    compares its top_k with 1 or its penalty_alpha with 0 (a TypeError)."""
+    """transformers' greedy generate (do_sample=False) fails on the file as it compares its top_k with 1 or its
+    penalty_alpha with 0 (a TypeError)."""
     import torch
 
     folder, _, ids, _ = model
@@ -96,11 +97,11 @@ GREEDY_REFUSED = {
 
 
 @pytest.mark.parametrize("case", list(GREEDY_REFUSED))
-def test_a_greedy_run_of_a_sampling_file_stays_refused(model, monkeypatch, case):
-    """The file says do_sample true; a greedy run is transformers' generate(do_sample=False), which compares the
+def test_a_greedy_run_of_a_greedy_file_stays_refused(model, monkeypatch, case):
+    """The file says do_sample false; a greedy run is transformers' generate(do_sample=False), which compares the
     file's top_k with 1 and penalty_alpha with 0 and fails: `run` refuses the file still."""
     fields, given, named = GREEDY_REFUSED[case]
-    r51.settle(model, fields)
+    settle(model, fields, False)
     greedy_fails(model)
     monkeypatch.setattr(r51, "TEMPERATURE", 0.0)
     refused = r51.ours(model, given)
