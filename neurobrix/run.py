@@ -314,7 +314,7 @@ def run(
     # a sampled run is transformers' generate(do_sample=True, top_k=..., top_p=...), the run's own --top-k / --top-p
     # replacing the model's before generate reads them; such a generate never compares top_k or penalty_alpha to
     # choose contrastive search, so neither is checked as the files load then. A greedy run reads no --top-k and is
-    # held to the file as it is (its do_sample too: a sampling file's settings are named in a note, round 35's choice)
+    # held to the file as it is, generate(do_sample=False) comparing both (a sampling file: round 35's note)
     sampled = opts.sampling
     given = {k: getattr(sampled, k) for k in SAMPLING_FIELDS if getattr(sampled, k) is not None}
     tokenizer = stored.tokenizer({**given, "do_sample": True} if sampled.temperature > 0 else None)

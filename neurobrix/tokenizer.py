@@ -1022,7 +1022,8 @@ def _without_beams(settings: dict[str, Any]) -> bool:
 def _mode_compares(settings: dict[str, Any]) -> bool:
     """Whether transformers' get_generation_mode compares top_k with 1 (then penalty_alpha with 0) to choose between
     greedy and contrastive search: in its greedy-or-sample branch, where do_sample is not true (``is not True``); a
-    sampling generate (do_sample=True: the run's own, ``Tokenizer``'s ``given``) never reads penalty_alpha."""
+    sampling generate (do_sample=True: the run's own, ``Tokenizer``'s ``given``; a file's do_sample is not taken
+    here) never reads penalty_alpha."""
     return _without_beams(settings) and settings.get("do_sample") is not True
 
 
@@ -1169,9 +1170,12 @@ def _refused_by_generate(file: dict[str, Any], given: dict[str, Any] | None = No
                     why = "transformers' check of it fails"
                 if why is not None:
                     return f"{name} {seen[name]!r}: {why}"
+    # generate's own checks as it picks its decoding: do_sample is the caller's (a sampled run's true); a file's
+    # do_sample alone decides nothing here, as a greedy run is generate(do_sample=False) over it
+    decoding = {**settings, "do_sample": (given or {}).get("do_sample")}
     for name, check in GENERATE_CHECKS.items():
-        if name in settings and (why := check(settings)) is not None:
-            return f"{name} {settings[name]!r}: {why}"
+        if name in decoding and (why := check(decoding)) is not None:
+            return f"{name} {decoding[name]!r}: {why}"
     if not settings.get("_from_model_config"):
         found = [name for name in GENERATE_ARGUMENTS if name in settings]
         if found:

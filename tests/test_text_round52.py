@@ -5,9 +5,9 @@ generate compares it with 1 [0] to pick its decoding") and rounds 35 and 51 left
 transformers' get_generation_mode compares top_k with 1 and penalty_alpha with 0 only where do_sample is not true
 (contrastive search or greedy); a sampling ``generate(do_sample=True, top_k=K)`` never compares either, and the run's
 own ``--top-k`` replaces the file's top_k before its top-k warper reads it. `run` refused such a file before knowing
-the run's options; a sampled run's generate arguments (do_sample true, its --top-k / --top-p where given)
-samples) now replace the file's settings before that check (``Tokenizer(folder, given)``), the file still validated
-alone as from_pretrained does. A greedy run reads no --top-k and is held to the file as it is: with do_sample false
+the run's options; a sampled run's generate arguments (do_sample true, its --top-k / --top-p where given) now replace
+the file's settings before that check (``Tokenizer(folder, given)``), the file still validated alone as
+from_pretrained does. A greedy run reads no --top-k and is held to the file as before: whatever the file's do_sample,
 both sides still fail on such a value (transformers' generate(do_sample=False) compares it); a sampled run without
 --top-k refuses a top_k of text, transformers' top-k warper failing on it.
 
@@ -96,12 +96,13 @@ GREEDY_REFUSED = {
 }
 
 
+@pytest.mark.parametrize("do_sample", [True, False], ids=["file samples", "file greedy"])
 @pytest.mark.parametrize("case", list(GREEDY_REFUSED))
-def test_a_greedy_run_of_a_greedy_file_stays_refused(model, monkeypatch, case):
-    """The file says do_sample false; a greedy run is transformers' generate(do_sample=False), which compares the
-    file's top_k with 1 and penalty_alpha with 0 and fails: `run` refuses the file still."""
+def test_a_greedy_run_stays_refused(model, monkeypatch, case, do_sample):
+    """A greedy run is transformers' generate(do_sample=False) over the file, whatever its do_sample, which compares
+    the file's top_k with 1 and penalty_alpha with 0 and fails: `run` refuses the file still."""
     fields, given, named = GREEDY_REFUSED[case]
-    settle(model, fields, False)
+    settle(model, fields, do_sample)
     greedy_fails(model)
     monkeypatch.setattr(r51, "TEMPERATURE", 0.0)
     refused = r51.ours(model, given)
