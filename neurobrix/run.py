@@ -311,7 +311,13 @@ def run(
         load_tables()  # store's home is: damaged or edited tables are refused (exit 3) before the model is looked for
     stored = store.resolve(opts.model)
     cfg = stored.config()
-    tokenizer = stored.tokenizer()
+    # a sampled run is transformers' generate(do_sample=True, top_k=..., top_p=...), the run's own --top-k / --top-p
+    # replacing the model's before generate reads them; such a generate never compares top_k or penalty_alpha to
+    # choose contrastive search, so neither is checked as the files load then. A greedy run reads no --top-k and is
+    # held to the file as it is, generate(do_sample=False) comparing both (a sampling file: round 35's note)
+    sampled = opts.sampling
+    given = {k: getattr(sampled, k) for k in SAMPLING_FIELDS if getattr(sampled, k) is not None}
+    tokenizer = stored.tokenizer({**given, "do_sample": True} if sampled.temperature > 0 else None)
     if opts.system is not None and not (opts.chat and tokenizer.has_chat_template()):
         # a system message exists only in a chat; transformers' apply_chat_template refuses a model without a template
         raise UsageError(

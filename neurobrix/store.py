@@ -29,7 +29,7 @@ import socket
 import stat
 import threading
 import uuid
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -239,12 +239,13 @@ class StoredModel:
         self.require_unchanged()  # a program's StoredModel read after the model was imported again: another's file
         return cfg
 
-    def tokenizer(self) -> Tokenizer:
+    def tokenizer(self, given: Mapping[str, Any] | None = None) -> Tokenizer:
         """The stored tokenizer files, read; one the import read whole and that cannot be read now is damage,
         as for config.json. Each read is held to the check (:meth:`require_unchanged`): a program keeping a
-        StoredModel while the model is imported again read the new import's files with the old one's weights."""
+        StoredModel while the model is imported again read the new import's files with the old one's weights.
+        ``given``: the run's own sampling values, which replace the generation file's (``Tokenizer``)."""
         try:
-            tokenizer = Tokenizer(self.path)
+            tokenizer = Tokenizer(self.path, given)
         except (TokenizerFileError, OSError) as exc:  # OSError: a file gone between two reads of it (a `remove`)
             raise damaged(self, [str(exc)]) from exc
         self.require_unchanged()  # (as config: a model loaded from this one's weights is not given another's tokenizer)

@@ -19,7 +19,7 @@ import functools
 import json
 import math
 import re
-from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import Any
@@ -1010,14 +1010,21 @@ def _number(value: Any) -> bool:
 
 
 def _without_beams(settings: dict[str, Any]) -> bool:
-    """Whether transformers' get_generation_mode reaches its greedy-or-sample branch, where it compares top_k with 1
-    (then penalty_alpha with 0): no constrained beam search (constraints and force_words_ids null), num_beams 1 or
-    null."""
+    """Whether transformers' get_generation_mode reaches its greedy-or-sample branch: no constrained beam search
+    (constraints and force_words_ids null), num_beams 1 or null."""
     return (
         settings.get("constraints") is None
         and settings.get("force_words_ids") is None
         and settings.get("num_beams") in (None, 1)
     )
+
+
+def _mode_compares(settings: dict[str, Any]) -> bool:
+    """Whether transformers' get_generation_mode compares top_k with 1 (then penalty_alpha with 0) to choose between
+    greedy and contrastive search: in its greedy-or-sample branch, where do_sample is not true (``is not True``); a
+    sampling generate (do_sample=True: the run's own, ``Tokenizer``'s ``given``; a file's do_sample is not taken
+    here) never reads penalty_alpha."""
+    return _without_beams(settings) and settings.get("do_sample") is not True
 
 
 def _contrastive(value: Any, settings: dict[str, Any]) -> bool:
@@ -1054,14 +1061,14 @@ def _prompt_lookup(settings: dict[str, Any]) -> str | None:
 GENERATE_CHECKS: dict[str, Callable[[dict[str, Any]], str | None]] = {
     "top_k": lambda s: (
         None
-        if s["top_k"] is None or _number(s["top_k"]) or not _without_beams(s)
+        if s["top_k"] is None or _number(s["top_k"]) or not _mode_compares(s)
         else "transformers' generate compares it with 1 to pick its decoding (a TypeError): it must be a number"
     ),
     "penalty_alpha": lambda s: (
         None
         if s["penalty_alpha"] is None
         or _number(s["penalty_alpha"])
-        or not _without_beams(s)
+        or not _mode_compares(s)
         or not (_number(top_k := s.get("top_k", DEFAULT_TOP_K)) and top_k > 1)
         else "transformers' generate compares it with 0 to pick contrastive search (a TypeError): it must be a number"
     ),
@@ -1147,21 +1154,28 @@ def _tensor_of_ids(value: Any) -> bool:
     return _ids_shape(value) is not None
 
 
-def _refused_by_generate(settings: dict[str, Any]) -> str | None:
+def _refused_by_generate(file: dict[str, Any], given: dict[str, Any] | None = None) -> str | None:
     """What makes transformers produce no text from these generation settings, said as ``name value: why``: its
     GenerationConfig's validation (``GENERATION_CHECKS``, an argument of generate() among the settings), generate's
-    tensors of the special-token ids, the pad id it takes from an empty eos list; None when nothing does."""
+    tensors of the special-token ids, the pad id it takes from an empty eos list; None when nothing does. ``given``:
+    generate's own arguments, which replace the file's settings (GenerationConfig.update, validated again): the
+    file is validated alone as from_pretrained loads it, then with them, as generate reads it."""
+    settings = {**file, **(given or {})}
     for name, check in GENERATION_CHECKS.items():
-        if name in settings:
-            try:
-                why = check(settings)
-            except TypeError:
-                why = "transformers' check of it fails"
-            if why is not None:
-                return f"{name} {settings[name]!r}: {why}"
+        for seen in (file, settings):
+            if name in seen:
+                try:
+                    why = check(seen)
+                except TypeError:
+                    why = "transformers' check of it fails"
+                if why is not None:
+                    return f"{name} {seen[name]!r}: {why}"
+    # generate's own checks as it picks its decoding: do_sample is the caller's (a sampled run's true); a file's
+    # do_sample alone decides nothing here, as a greedy run is generate(do_sample=False) over it
+    decoding = {**settings, "do_sample": (given or {}).get("do_sample")}
     for name, check in GENERATE_CHECKS.items():
-        if name in settings and (why := check(settings)) is not None:
-            return f"{name} {settings[name]!r}: {why}"
+        if name in decoding and (why := check(decoding)) is not None:
+            return f"{name} {decoding[name]!r}: {why}"
     if not settings.get("_from_model_config"):
         found = [name for name in GENERATE_ARGUMENTS if name in settings]
         if found:
@@ -1405,11 +1419,15 @@ class StopStrings:
 
 
 class Tokenizer:
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, given: Mapping[str, Any] | None = None) -> None:
+        """``given``: the run's own generate arguments (``SAMPLING_FIELDS``: its --top-k / --top-p; ``do_sample``
+        true where it samples), which replace the file's before transformers' generate reads any of them
+        (``generate(top_k=..., do_sample=True)``), so the file's value of such a field is not held to generate's checks
+        as the files load, nor a field only a greedy generate compares (penalty_alpha) in a sampled run."""
         with tokenizers_call(f"{folder}: the tokenizer cannot be built"):  # the library's calls as the files load
-            self._load(folder)
+            self._load(folder, dict(given or {}))
 
-    def _load(self, folder: Path) -> None:
+    def _load(self, folder: Path, given: dict[str, Any]) -> None:
         from tokenizers import AddedToken, processors
 
         path = folder / "tokenizer.json"
@@ -1453,7 +1471,9 @@ class Tokenizer:
             self.generation = {k: v for k, v in model_config.items() if k in GENERATION_FIELDS and v is not None}
         self.generation_path = gen_path
         self.generation_file = gen_path.name  # where the settings a note names come from
-        refused = _refused_by_generate(self.generation)
+        # the settings generate reads: the run's own values in place of the file's
+        taken = {k: v for k, v in given.items() if k in SAMPLING_FIELDS or k == "do_sample"}
+        refused = _refused_by_generate(self.generation, taken)
         if refused is not None:  # transformers loads no model, or generate fails: no text to match
             raise TokenizerError(
                 f"{gen_path}: {refused}; transformers' from_pretrained or generate refuses these settings"

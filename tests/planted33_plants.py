@@ -66,8 +66,8 @@ PLANTS = [
         "k05",
         TOK,
         '        with tokenizers_call(f"{folder}: the tokenizer cannot be built"):  # the library\'s calls as the files'
-        " load\n            self._load(folder)\n",
-        "        self._load(folder)\n",
+        " load\n            self._load(folder, dict(given or {}))\n",
+        "        self._load(folder, dict(given or {}))\n",
         TX,
     ),
     p(

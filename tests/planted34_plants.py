@@ -236,7 +236,7 @@ PLANTS = [
     p(
         "g14",
         TOK,
-        '        if s["top_k"] is None or _number(s["top_k"]) or not _without_beams(s)\n',
+        '        if s["top_k"] is None or _number(s["top_k"]) or not _mode_compares(s)\n',
         '        if s["top_k"] is None or _number(s["top_k"])\n',
         ST,
     ),

@@ -216,7 +216,7 @@ def test_an_empty_prompt_is_a_usage_error(monkeypatch):
         def config(self):
             return ModelConfig.from_hf(BASE)
 
-        def tokenizer(self):
+        def tokenizer(self, given=None):  # run passes its generate arguments
             return NoTokens()
 
     monkeypatch.setattr("neurobrix.store.resolve", lambda name: Stored())

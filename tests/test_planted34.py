@@ -112,7 +112,8 @@ def _stub_run(monkeypatch, template: bool) -> list:
             handed.append((chat, system))
             return []
 
-    stored = SimpleNamespace(path=None, config=lambda: ModelConfig.from_hf(CONFIG_BASE), tokenizer=lambda: Tok())
+    config = lambda: ModelConfig.from_hf(CONFIG_BASE)  # noqa: E731
+    stored = SimpleNamespace(path=None, config=config, tokenizer=lambda given=None: Tok())
     monkeypatch.setattr("neurobrix.store.resolve", lambda name: stored)
     return handed
 
