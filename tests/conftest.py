@@ -258,8 +258,21 @@ def fixture_tables(tmp_path, monkeypatch) -> Path:
 # one worker, files in collection order (once xdist's reordering is off, above), so the longest would
 # otherwise start last (alphabetically late) and leave one worker alone at the end (measured 2026-12-01:
 # test_shipped_attention.py ~11 min, test_shipped.py ~9, test_mutants.py ~3 of about 36 minutes of work on
-# 2 workers).
-LONGEST_FIRST = ("test_shipped_attention.py", "test_shipped.py", "test_mutants.py")
+# 2 workers). After them the next longest measured (user + sys CPU seconds, each file alone, 2026-12-07):
+# test_gate_hostile.py 157 (127 since write_sdist gzips at level 6), test_conformance.py 82, test_warmup.py 49,
+# test_stack.py 27, test_workflows.py 21 or more (its release chain's install smoke ran out of time on that busy
+# machine); test_warmup.py and test_workflows.py were the third file from the end and the last, where a worker could be
+# left running one of them alone.
+LONGEST_FIRST = (
+    "test_shipped_attention.py",
+    "test_shipped.py",
+    "test_mutants.py",
+    "test_gate_hostile.py",
+    "test_conformance.py",
+    "test_warmup.py",
+    "test_stack.py",
+    "test_workflows.py",
+)
 
 
 def pytest_configure(config: pytest.Config) -> None:
