@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from .errors import TablesError, UsageError, counted
+from .errors import CompilerStackError, TablesError, UsageError, counted
 from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
@@ -1301,7 +1301,7 @@ def verify_all(tables: Tables) -> list[Problem]:
     """Read and validate every settings index and every audit record (and that each record holds exactly its
     index's entries and stack): what ``tables verify`` adds to the hashes. ``run`` reads indexes only."""
     from .code_rule import foreign_writes
-    from .doctor import _unrunnable  # (imports this module: read at the call)
+    from .doctor import _importable, _unrunnable  # (imports this module: read at the call)
     from .kernel_source import AWAITING_REPROOF, declared_kernels, kernel_source
 
     # code of this neurobrix that changes code another module owns (an op module rebinding another's launcher, a
@@ -1319,6 +1319,16 @@ def verify_all(tables: Tables) -> list[Problem]:
         ours, unreadable = declared_kernels(), None
     except UsageError as exc:  # code the sources cannot bind (neurobrix.kernel_source): listed for every table
         ours, unreadable = frozenset(), f"its kernel code cannot be read: {exc}"
+    # doctor's rule reads this neurobrix's kernels (neurobrix.ops, which imports torch and triton): applied where they
+    # import; the gate's install smoke installs neither, and run's preflight applies the rule wherever a model runs
+    rule = None
+    if _importable("torch") and _importable("triton"):
+        try:
+            from .ops import SPECS  # noqa: F401  (a kernel module shadowed or rebound is named here, on one line)
+
+            rule = _unrunnable
+        except (CompilerStackError, ImportError) as exc:
+            problems.append(Problem("neurobrix/ops", "its kernels cannot be imported: " + " ".join(str(exc).split())))
     for class_id in sorted(tables.classes):
         for kernel in tables.kernels(class_id):
             try:
@@ -1337,7 +1347,7 @@ def verify_all(tables: Tables) -> list[Problem]:
                 continue
             # a setting this neurobrix's kernel cannot run as certified (a block of 64.0, true or 63, 3 warps): run's
             # preflight refuses it (exit 3) and doctor fails it, and this said "tables verified" (strict round 60)
-            unrunnable = _unrunnable({kernel: index}, tables.classes[class_id]) if index is not None else None
+            unrunnable = rule({kernel: index}, tables.classes[class_id]) if rule and index is not None else None
             if index is not None and unrunnable is not None:
                 said = unrunnable.removeprefix(f"{index.path}: ")
                 problems.append(Problem(f"{class_id}/{kernel}{INDEX_SUFFIX}", said))

@@ -35,7 +35,7 @@ __all__ = ["built"]  # the module's built wheel and sdist, shared with the hosti
 
 ZIP_END = b"PK\x05\x06"  # the end-of-central-directory signature zipfile.is_zipfile looks for
 BASE_TIME = b"10101010101\x00"  # a ustar time whose digit pairs "10" may each be swapped to "01", its byte sum kept
-SWAPPED = 8 * 5  # the digit pairs of the last 8 members' times: enough to give the CRC-32 any of its 2**32 values
+SWAPPED = 16 * 5  # the last 16 members' times: 80 swaps to span the 2**32 CRC-32 values (40 fell short once)
 
 
 def _tar_with_crc(built: Built, crc: int) -> bytes:
