@@ -31,7 +31,7 @@ from typing import Any
 
 import yaml
 
-from .errors import CompilerStackError, TablesError, UsageError, counted
+from .errors import TablesError, UsageError, counted
 from .schema import (
     CLASS_FORMAT,
     INDEX_SUFFIX,
@@ -1321,13 +1321,14 @@ def verify_all(tables: Tables) -> list[Problem]:
         ours, unreadable = frozenset(), f"its kernel code cannot be read: {exc}"
     # doctor's rule reads this neurobrix's kernels (neurobrix.ops, which imports torch and triton): applied where they
     # import; the gate's install smoke installs neither, and run's preflight applies the rule wherever a model runs
+    # (code the sources cannot bind is listed per table below instead: importing it is not tried)
     rule = None
-    if _importable("torch") and _importable("triton"):
+    if unreadable is None and _importable("torch") and _importable("triton"):
         try:
             from .ops import SPECS  # noqa: F401  (a kernel module shadowed or rebound is named here, on one line)
 
             rule = _unrunnable
-        except (CompilerStackError, ImportError) as exc:
+        except Exception as exc:  # noqa: BLE001  (any error of a kernel module's import: a problem, listed)
             problems.append(Problem("neurobrix/ops", "its kernels cannot be imported: " + " ".join(str(exc).split())))
     for class_id in sorted(tables.classes):
         for kernel in tables.kernels(class_id):
