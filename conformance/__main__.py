@@ -314,11 +314,9 @@ def cmd_certify(args: argparse.Namespace) -> int:
     from neurobrix.cli import before_torch
 
     if before_torch("conformance.certify", "conformance.check", needs=("hypothesis",)):
-        # what certify refuses before it opens the class (no --dtypes; the folder; a class the folder lacks), refused
-        # before its imports (torch: 4 to 5 s on a 2-core CPU) in the same order and words; a dtype word, a bf16 on
-        # the interpreter, --limit and --config are left to the command's own checks, which import it
-        if not args.dtypes:
-            raise UsageError(_NAME_DTYPES)
+        # what certify refuses before it opens the class (the folder; a class the folder lacks; no --dtypes is its
+        # parser's), refused before its imports (torch: 4 to 5 s on a 2-core CPU) in the same order and words; a dtype
+        # word, a bf16 on the interpreter, --limit and --config are left to the command's own checks, which import it
         plain = all(d in ("fp32", "fp16", "bf16") for d in args.dtypes)
         plain = plain and not (args.gpu_class == INTERPRETER and "bf16" in args.dtypes)
         if plain and not args.limit and not args.config:
@@ -580,8 +578,10 @@ def build_parser() -> argparse.ArgumentParser:
         help="the class to check (default: this device's): its id, a folder of the tables; `interpreter` on a CPU, "
         "under TRITON_INTERPRET=1; `neurobrix tables list` lists the classes",
     )
-    c.add_argument("--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
-    c.add_argument("--dtype", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
+    # a list of kernels or dtypes answers to the singular and the plural in check, certify and sweep alike (walk-through
+    # round 46): CONTRIBUTING's steps certify with --kernels and check with --kernel, and each was refused in the other
+    c.add_argument("--kernel", "--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
+    c.add_argument("--dtype", "--dtypes", nargs="+", metavar="DTYPE", help="only these dtypes (fp32, fp16, bf16)")
     c.add_argument(
         "--examples",
         type=_at_least(1),
@@ -686,8 +686,18 @@ def build_parser() -> argparse.ArgumentParser:
         help="the class to certify: its id, the folder of the tables holding its class.yaml (CONTRIBUTING.md, 'Certify "
         "a new GPU class', step 2); `interpreter` on a CPU, under TRITON_INTERPRET=1",
     )
-    z.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
-    z.add_argument("--dtypes", nargs="+", metavar="DTYPE", help="required: the dtypes to certify (fp32, fp16, bf16)")
+    z.add_argument("--kernels", "--kernel", nargs="+", metavar="KERNEL", help="only these kernels (default: all)")
+    z.add_argument(
+        "--dtypes",
+        "--dtype",
+        nargs="+",
+        metavar="DTYPE",
+        required=True,  # its usage showed it optional (walk-through round 46); what to name is said when it lacks
+        help="the dtypes to certify (fp32, fp16, bf16)",
+    )
+    z.explain_missing(
+        "--dtypes", "--dtypes: bf16 and fp16 on GPUs, fp32 and fp16 on the interpreter, whose bf16 is broken upstream"
+    )
     z.add_argument("--only-missing", action="store_true", help="skip domains the tables already cover")
     z.add_argument(
         "--models",
@@ -816,12 +826,13 @@ def build_parser() -> argparse.ArgumentParser:
     )
     w.add_argument(
         "--dtypes",
+        "--dtype",
         nargs="+",
         default=["fp32", "fp16"],
         metavar="DTYPE",
         help="the dtypes to run (fp32, fp16, bf16: on a GPU, the interpreter's is broken upstream; default: fp32 fp16)",
     )
-    w.add_argument("--kernels", nargs="+", metavar="KERNEL", help="only these kernels")
+    w.add_argument("--kernels", "--kernel", nargs="+", metavar="KERNEL", help="only these kernels")
     w.add_argument(
         "--examples",
         type=_at_least(1),

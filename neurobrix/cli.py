@@ -155,7 +155,9 @@ class Parser(argparse.ArgumentParser):
                 if meant:
                     close.append(f"{' or '.join(meant)} for {name}" if len(unknown) > 1 else " or ".join(meant))
                 continue
-            begun = [o for o in known if o.startswith(name) and len(name) > 2]
+            # one name for each option it begins (`--kern`: check's --kernel, also spelt --kernels, is one option)
+            actions = self._option_string_actions
+            begun = list(dict.fromkeys(_first_long(actions[o]) for o in known if o.startswith(name) and len(name) > 2))
             if begun and f"--no-{bare}" not in known:
                 # a prefix, which argparse took as the option it alone begins: the options it begins
                 shown = " or ".join(begun[:3]) + (" or ..." if len(begun) > 3 else "")
@@ -165,6 +167,13 @@ class Parser(argparse.ArgumentParser):
                 # `--chat` for `--no-chat` (too far apart for difflib's cutoff): what is on unless it is given
                 defaults.append(f"{bare} is the default: leave {name} out; --no-{bare} turns it off")
                 continue
+            extended = [o for o in known if name.startswith(o) and len(o) > 3]
+            if extended:
+                # a whole option with more after it (`--help-me`, `--prompt-txt`; walk-through round 46): too far from
+                # `--help` for difflib's cutoff where the option is short; the longest option it begins with
+                meant = max(extended, key=len)
+                close.append(f"{meant} for {name}" if len(unknown) > 1 else meant)
+                continue
             # compared without the dashes every long option shares (with them `--bogus` was "close" to `--jobs`);
             # one dash where two are meant (`-max-tokens`) is the option itself
             match = difflib.get_close_matches(bare, [o[2:] for o in known], n=1, cutoff=0.75)
@@ -172,6 +181,23 @@ class Parser(argparse.ArgumentParser):
                 close.append(f"--{match[0]} for {name}" if len(unknown) > 1 else f"--{match[0]}")
         hints = [f"did you mean {', '.join(close)}?"] if close else []
         return f" ({'; '.join([*defaults, *hints])})" if hints or defaults else ""
+
+    def explain_missing(self, option: str, why: str) -> None:
+        """Say ``why`` after argparse's "the following arguments are required: ..." where it names ``option``: what to
+        give for it (certify's `--dtypes`, which its usage showed optional while its command refused it missing)."""
+        self._why_missing = {**getattr(self, "_why_missing", {}), option: why}
+
+    def _check_value(self, action: argparse.Action, value: Any) -> None:
+        try:
+            super()._check_value(action, value)
+        except argparse.ArgumentError as exc:
+            # `neurobrix runn`, `tables verfy`, `--profile dve`: argparse lists every choice and names none as close
+            # (walk-through round 46); the one difflib finds is named, as a misspelt option is
+            choices = [str(c) for c in action.choices or ()]
+            close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+            if not close:
+                raise
+            raise argparse.ArgumentError(action, f"{exc.message}; did you mean {close[0]!r}?") from None
 
     def error(self, message: str) -> NoReturn:
         # argparse checks the required options before it names what it did not know: `run --promt hi` was told
@@ -184,12 +210,23 @@ class Parser(argparse.ArgumentParser):
         elif message.startswith("unrecognized arguments: ") and "(" not in message:
             # the top parser's (`neurobrix -debug list`): the close option added, as a command's parser adds it
             message += self._did_you_mean(message.split(": ", 1)[1].split())
+        elif message.startswith("the following arguments are required: "):
+            why = getattr(self, "_why_missing", {})
+            named = [o.split("/") for o in message.split(": ", 1)[1].split(", ")]  # "--dtypes/--dtype" for an alias
+            said = [why[n] for names in named for n in names if n in why]
+            if said:
+                message += f" ({'; '.join(said)})"
         elif message.startswith("argument -h/--help: ignored explicit argument"):
             # `-help` is argparse's `-h` given "elp" (walk-through round 44): the word given, and the option meant
             given = next((w for w in words if w.startswith("-h") and len(w) > 2), "")
             if given:
                 message = f"unrecognized arguments: {given} (did you mean --help?)"
         super().error(message)
+
+
+def _first_long(action: argparse.Action) -> str:
+    """The name an option's usage shows: its first long option string."""
+    return next(o for o in action.option_strings if o.startswith("--"))
 
 
 # a word argparse reads as a value, not an option, where no option looks like a negative number (none does here)

@@ -647,6 +647,13 @@ def _resolve(name: str) -> StoredModel:
                 f"{name} is a folder that has not been imported; import it first: "
                 f"`neurobrix import {shlex.quote(name)}`"
             )
+    if path is None and _exists(folder, Path.is_file):
+        # a file where the checkpoint's folder is meant was told to import it, which `import` then refuses as a file
+        # (walk-through round 46)
+        raise ModelNotFoundError(
+            f"{name} is a file, not a model: --model takes a stored model's name (`neurobrix list` shows them) or the "
+            "checkpoint folder, holding config.json, that `neurobrix import` took"
+        )
     if path is None:
         raise _not_found(name)
     return _load(path, key, verify=True)

@@ -122,6 +122,11 @@ def make(folder: Path, seed: int = 0) -> Path:
     if folder.exists() and (not folder.is_dir() or any(folder.iterdir())):
         what = "a folder that is not empty" if folder.is_dir() else "not a folder"
         raise UsageError(f"{folder}: {what}; name a new or empty folder for the tiny checkpoint")
+    # a folder under a file (`tiny-model notes.txt/tiny`) was "Not a directory: notes.txt/tiny", exit 1, naming neither
+    # the file nor what to do (walk-through round 46)
+    above = next((p for p in folder.parents if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise UsageError(f"{folder}: {above} is a file, not a folder; name a new or empty folder for the tiny checkpoint")
     from safetensors.torch import save_file  # after the refusal: it imports torch, seconds on a busy machine
 
     folder.mkdir(parents=True, exist_ok=True)
