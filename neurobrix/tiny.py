@@ -126,7 +126,7 @@ def make(folder: Path, seed: int = 0) -> Path:
     # the file nor what to do (walk-through round 46)
     above = next((p for p in folder.parents if p.exists()), None)
     if above is not None and not above.is_dir():
-        raise UsageError(f"{folder}: {above} is a file, not a folder; name a new or empty folder for the tiny checkpoint")
+        raise UsageError(f"{folder}: {above} is a file, not a folder; name a new or empty folder for the tiny model")
     from safetensors.torch import save_file  # after the refusal: it imports torch, seconds on a busy machine
 
     folder.mkdir(parents=True, exist_ok=True)
