@@ -1133,5 +1133,7 @@ def parse_dtypes(values: list[str] | None) -> set[str] | None:
         return None
     unknown = [v for v in values if v not in ("fp32", "fp16", "bf16")]
     if unknown:
-        raise UsageError(f"unknown dtype(s) {', '.join(unknown)}; choose from fp32, fp16, bf16")
+        from neurobrix.cli import dtype_hint  # `float16` (torch's name): walk-through round 46
+
+        raise UsageError(f"unknown dtype(s) {', '.join(unknown)}; choose from fp32, fp16, bf16{dtype_hint(unknown)}")
     return set(values)

@@ -194,7 +194,8 @@ class Parser(argparse.ArgumentParser):
             # `neurobrix runn`, `tables verfy`, `--profile dve`: argparse lists every choice and names none as close
             # (walk-through round 46); the one difflib finds is named, as a misspelt option is
             choices = [str(c) for c in action.choices or ()]
-            close = difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
+            close = [d for d in [DTYPE_WORDS.get(str(value).lower())] if d in choices]
+            close = close or difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
             if not close:
                 raise
             raise argparse.ArgumentError(action, f"{exc.message}; did you mean {close[0]!r}?") from None
@@ -222,6 +223,20 @@ class Parser(argparse.ArgumentParser):
             if given:
                 message = f"unrecognized arguments: {given} (did you mean --help?)"
         super().error(message)
+
+
+# torch's names of the dtypes the commands spell fp16, bf16 and fp32 (`--dtype float16`: too far from fp16 for difflib)
+DTYPE_WORDS = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32"}
+
+
+def dtype_hint(words: Sequence[str]) -> str:
+    """ " (did you mean fp16?)" after dtypes not known, where one is torch's name of a dtype."""
+    meant = [
+        f"{DTYPE_WORDS[w.lower()]} for {w}" if len(words) > 1 else DTYPE_WORDS[w.lower()]
+        for w in words
+        if w.lower() in DTYPE_WORDS
+    ]
+    return f" (did you mean {', '.join(meant)}?)" if meant else ""
 
 
 def _first_long(action: argparse.Action) -> str:
