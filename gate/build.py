@@ -21,7 +21,15 @@ BUILD_TIMEOUT_S = 600
 def build_project(source: Path, outdir: Path, *, isolation: bool = False) -> tuple[list[Path], float]:
     """Build sdist and wheel of ``source`` into the empty or new folder ``outdir``; (files, seconds)."""
     require("build", "build")
-    if outdir.exists() and (not outdir.is_dir() or any(outdir.iterdir())):
+    # a file where the folder is meant, or above it, is named as one (walk-through round 46: "not an empty folder" and
+    # "cannot make this folder to build into (Not a directory)" named neither)
+    above = next((p for p in [outdir, *outdir.parents] if p.exists()), None)
+    if above is not None and not above.is_dir():
+        raise GateError(
+            f"{outdir}: {'' if above == outdir else f'{above} is '}a file, not a folder; the gate builds into a new or "
+            "empty folder (choose another --outdir)"
+        )
+    if outdir.exists() and any(outdir.iterdir()):
         raise GateError(
             f"{outdir}: not an empty folder; the gate builds into a fresh one so that it checks "
             "exactly what was built (remove it or choose another --outdir)"

@@ -860,6 +860,7 @@ def build_parser() -> argparse.ArgumentParser:
         "neurobrix's, other code run refuses, or awaiting its re-proof; re-proven: the last check --record).",
     )
     t_show.add_argument("gpu_class", metavar="CLASS", help="a GPU class id, e.g. nvidia-h200")
+    t_show.explain_missing("CLASS", "`neurobrix tables list` lists the classes")  # walk-through round 46
     t_show.add_argument("kernel", metavar="KERNEL", nargs="?", help="a kernel name, e.g. linear")
     t_show.add_argument("--json", action="store_true", help="print as JSON")
     t_show.set_defaults(func=cmd_tables_show)

@@ -185,6 +185,29 @@ def test_a_tiny_model_folder_under_a_file_names_the_file(tmp_path, capsys):
     ], err
 
 
+@pytest.mark.parametrize("under", [False, True])
+def test_gate_build_into_a_file_names_the_file(tmp_path, under):
+    """`gate build --outdir notes.txt` was "not an empty folder", `--outdir notes.txt/dist` "cannot make this folder to
+    build into (Not a directory)": neither named the file."""
+    from gate.build import build_project
+    from gate.checks import GateError
+
+    notes = tmp_path / "notes.txt"
+    notes.write_text("x\n")
+    outdir = notes / "dist" if under else notes
+    with pytest.raises(GateError) as refused:
+        build_project(ROOT, outdir)
+    said = (
+        f"{outdir}: {f'{notes} is ' if under else ''}a file, not a folder; the gate builds into a new or empty folder"
+    )
+    assert str(refused.value).startswith(said), str(refused.value)
+
+
+def test_tables_show_without_a_class_says_where_the_classes_are(capsys):
+    said = _refusal(capsys, "neurobrix", ["tables", "show"])
+    assert said.endswith("the following arguments are required: CLASS (`neurobrix tables list` lists the classes)")
+
+
 # what the repository's top holds: a file added there is named here on purpose (round 45 committed a gate report, `b`)
 TOP = {
     ".ci",
