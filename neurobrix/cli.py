@@ -194,7 +194,7 @@ class Parser(argparse.ArgumentParser):
             # `neurobrix runn`, `tables verfy`, `--profile dve`: argparse lists every choice and names none as close
             # (walk-through round 46); the one difflib finds is named, as a misspelt option is
             choices = [str(c) for c in action.choices or ()]
-            close = [d for d in [DTYPE_WORDS.get(str(value).lower())] if d in choices]
+            close = [d for d in [{**DTYPE_WORDS, **COMMAND_WORDS}.get(str(value).lower())] if d in choices]
             close = close or difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
             if not close:
                 raise
@@ -227,6 +227,10 @@ class Parser(argparse.ArgumentParser):
 
 # torch's names of the dtypes the commands spell fp16, bf16 and fp32 (`--dtype float16`: too far from fp16 for difflib)
 DTYPE_WORDS = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32": "fp32", "float": "fp32"}
+
+
+# other command lines' words for `neurobrix` commands (`ollama pull`, `chat`, `ls`, `rm`), named where a choice is
+COMMAND_WORDS = {"chat": "run", "generate": "run", "pull": "import", "download": "import", "ls": "list", "rm": "remove"}
 
 
 def dtype_hint(words: Sequence[str]) -> str:

@@ -139,6 +139,9 @@ def test_a_longer_word_names_the_longest_option_it_begins_with(capsys, argv, mea
     [
         ("neurobrix", ["runn"], "run"),
         ("neurobrix", ["tables", "verfy"], "verify"),
+        ("neurobrix", ["chat"], "run"),  # other command lines' words
+        ("neurobrix", ["pull"], "import"),
+        ("neurobrix", ["tables", "ls"], "list"),
         ("neurobrix", ["run", "--model", "m", "--prompt", "hi", "--dtype", "float16"], "fp16"),
         ("neurobrix", ["warmup", "--model", "m", "--dtype", "bfloat16"], "bf16"),
         ("python -m conformance", ["chek"], "check"),
@@ -147,7 +150,8 @@ def test_a_longer_word_names_the_longest_option_it_begins_with(capsys, argv, mea
     ],
 )
 def test_a_misspelt_choice_is_named_with_the_one_meant(capsys, prog, argv, meant):
-    """`neurobrix runn` listed the commands and named none; `--dtype float16` (torch's name) too."""
+    """`neurobrix runn` listed the commands and named none; `--dtype float16` (torch's name), `neurobrix chat` and
+    `pull` (another command line's words) too."""
     said = _refusal(capsys, prog, argv)
     assert f"invalid choice: {argv[-1]!r}" in said and said.endswith(f"; did you mean {meant!r}?"), said
 
