@@ -2141,7 +2141,13 @@ class Tokenizer:
             value = self.generation.get("eos_token_id")
             ids = [] if value is None else _tensor_ids(value) or []
         else:
-            ids = list(config_eos) if isinstance(config_eos, (list, tuple)) else [] if config_eos is None else [config_eos]
+            ids = (
+                list(config_eos)
+                if isinstance(config_eos, (list, tuple))
+                else []
+                if config_eos is None
+                else [config_eos]
+            )
         return ids[0] if ids else None
 
     def decode(self, ids: Sequence[int]) -> str:
