@@ -46,7 +46,8 @@ def rows(model, greedy: bool = False) -> tuple[list[list[int]], list[str]] | str
     """transformers' generate over the file as it is (sampled: after torch.manual_seed(11), temperature 1; greedy),
     handed the tokenizer: every row's new ids and text, or the name of the exception it fails with."""
     folder, _, ids, _ = model
-    r51.theirs(model, {}) if folder not in r51.LOADED else None  # the model and tokenizer, loaded once
+    if folder not in r51.LOADED:  # the model and tokenizer, loaded once
+        r51.theirs(model, {})
     tok, net = r51.LOADED[folder]
     net.generation_config = transformers.GenerationConfig.from_pretrained(folder)
     inputs = torch.tensor([ids])
