@@ -412,8 +412,10 @@ def _draw(logits: torch.Tensor, opts: Sampling, generator: torch.Generator | Non
     if opts.renormalize_logits:
         scores = scores.log_softmax(dim=-1)
     probs = scores.softmax(dim=-1)
+    rows = opts.sequences  # transformers' num_return_sequences: each prompt's row repeated, its first row kept
+    drawn = probs if rows == 1 else probs.repeat_interleave(rows, dim=0)
     try:  # one draw per row: torch checks the probabilities on the host (no device assert), as transformers' draw
-        return torch.multinomial(probs, 1, generator=generator)[:, 0]
+        return torch.multinomial(drawn, 1, generator=generator)[::rows, 0]
     except RuntimeError as exc:
         if "probability tensor contains" not in str(exc):
             raise

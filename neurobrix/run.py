@@ -26,7 +26,7 @@ from .model import Transformer, UnreadableWeightsError, load_safetensors, weight
 from .ops import BACKENDS, TORCH, Ops
 from .plan import generation_calls, resolve
 from .tables import load as load_tables
-from .tokenizer import SAMPLING_FIELDS, Tokenizer
+from .tokenizer import SAMPLING_FIELDS, Tokenizer, sampled_sequences
 
 # transformers' generate where nothing sets a length: GenerationConfig's default max_length of 20, which its
 # _prepare_generated_length reads as 20 new tokens after the prompt (cut at max_position_embeddings)
@@ -203,6 +203,22 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
             verb = "override them" if len(flags) > 1 else "overrides it"
             said = f" ({' and '.join(flags)} {verb})" if flags else ""
             notice(f"note: sampling with {', '.join(source)}{said}")
+        sequences = sampled_sequences(tokenizer.generation)
+        if sequences is None:
+            raise UsageError(
+                f"the model's {tokenizer.generation_file} sets num_return_sequences "
+                f"{tokenizer.generation['num_return_sequences']!r}: transformers' sampling generate repeats the prompt "
+                "that many times and fails on a count that is no whole number; remove the setting"
+            )
+        if sequences > 1:
+            # generate draws every sequence's token in one multinomial call per step: the first sequence's draws are
+            # those of that call, which the engine makes over as many copies of its probabilities
+            sampling = dataclasses.replace(sampling, sequences=sequences)
+            notice(
+                f"note: the model's {tokenizer.generation_file} sets num_return_sequences {sequences}: transformers' "
+                f"generate draws {sequences} sequences from the seed, each step's tokens in one draw; this run "
+                "prints the first of them"
+            )
     elif sampling.renormalize_logits is None and tokenizer.generation.get("renormalize_logits") is True:
         # transformers' greedy generate applies LogitNormalization too (after every processor): the argmax of the
         # log-softmax, token 0 where a score is +inf (an infinite sequence_bias, a decay past float32's range)
@@ -220,12 +236,59 @@ def model_sampling(sampling: Sampling, tokenizer: Tokenizer, notice: Callable[[s
             f"by default; this run decodes greedily ({how})"
         )
     unapplied = tokenizer.unapplied_generation_settings()
+    if sampling.sequences > 1:  # applied: the first sequence, drawn as generate draws it
+        unapplied = [u for u in unapplied if not u.startswith("num_return_sequences=")]
     if unapplied:
         notice(
             f"note: the model's {tokenizer.generation_file} sets {', '.join(unapplied)}, which NeuroBrix does not "
             "apply: its text may differ from transformers'"
         )
     return sampling
+
+
+def sequences_settled(
+    tokenizer: Tokenizer,
+    sequences: int,
+    cfg: ModelConfig,
+    eos: set[int],
+    stops: bool,
+    failing: int | None,
+    constraints: Constraints,
+) -> None:
+    """Refuse (naming num_return_sequences) a sampled run of several sequences whose first one's text depends on
+    where the others end, which the engine, generating the first alone, cannot tell: transformers' generate writes
+    its pad id after a sequence that has ended while others run (its text then holds the pad where decode keeps it,
+    and its model reads it, failing on an id past the embeddings); without an eos id it pads nothing, and a sequence
+    that met a stop string goes on being drawn; and a processor failing at a length (the forced eos, the decay)
+    fails the whole generate once any sequence gets there."""
+    said = f"the model's {tokenizer.generation_file} sets num_return_sequences {sequences}: transformers' generate"
+    hint = "NeuroBrix generates the first sequence alone; decode greedily (--temperature 0) or remove the setting"
+    if failing is not None or constraints.forced_eos_fails:
+        field = "exponential_decay_length_penalty" if failing is not None else "forced_eos_token_id"
+        raise UsageError(
+            f"{said} fails once any of its sequences reaches the token where the model's {field} cannot be "
+            f"computed, whether the first has ended or not; {hint}"
+        )
+    criteria = tokenizer.generation.get("eos_token_id") is not None  # its EosTokenCriteria, which pads
+    ends = stops or any(0 <= i < cfg.vocab_size for i in eos)
+    if not criteria and stops:
+        raise UsageError(
+            f"{said} goes on drawing a sequence that has met a stop string while the others run (with no "
+            f"eos_token_id it pads none), so that the first one's text depends on where the others end; {hint}"
+        )
+    if not criteria or not ends:
+        return
+    pad = tokenizer.pad_id if tokenizer.pad_id is not None else tokenizer.first_eos(cfg.eos_token_ids)
+    if pad is None or not 0 <= pad < cfg.vocab_size:
+        raise UsageError(
+            f"{said} writes pad id {pad} after a sequence that ends while others run, and its model fails on that "
+            f"id, past its {cfg.vocab_size} embeddings (config.json's vocab_size); {hint}"
+        )
+    if not tokenizer.drops(pad):
+        raise UsageError(
+            f"{said} writes pad id {pad} after a sequence that ends while others run, which its decode prints (the "
+            f"tokenizer keeps that token), so that the first one's text depends on where the others end; {hint}"
+        )
 
 
 def new_token_limit(
@@ -384,6 +447,8 @@ def run(
     constraints = Constraints(**masks)
     stream_text = opts.stream
     failing = decay_failure(constraints, len(prompt), max_tokens, sorted(eos), cfg.vocab_size)
+    if sampling.sequences > 1:
+        sequences_settled(tokenizer, sampling.sequences, cfg, eos, stops is not None, failing, constraints)
     if failing is not None and stream_text:
         # transformers' generate fails at that token unless an eos id ends the text first, and then prints nothing:
         # the text is written once the run has ended without reaching it (the run is refused there otherwise)

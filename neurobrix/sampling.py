@@ -33,6 +33,11 @@ class Sampling:
     # its last processor) before the draw's softmax, which rounds otherwise, or before a greedy pick (an infinite score
     # makes every score NaN there: token 0); None: the model's (``neurobrix.run``)
     renormalize_logits: bool | None = None
+    # transformers' num_return_sequences where it samples: generate repeats the prompt that many times and draws every
+    # row's token in one multinomial call per step, so that a seed draws other tokens for the first row than for a
+    # prompt alone; the engine generates the first sequence, each draw made over that many copies of its
+    # probabilities (the first row's draw is the same whatever the others' probabilities)
+    sequences: int = 1
 
     @property
     def penalty(self) -> float:
@@ -43,6 +48,9 @@ class Sampling:
         expect("Sampling.top_k", self.top_k, "an integer", optional=True)
         expect("Sampling.seed", self.seed, "an integer", optional=True)
         expect("Sampling.renormalize_logits", self.renormalize_logits, "true or false", optional=True)
+        expect("Sampling.sequences", self.sequences, "an integer")
+        if self.sequences < 1:
+            raise UsageError(f"Sampling.sequences must be >= 1, got {self.sequences}")
         for name in ("top_p", "repetition_penalty", "min_p", "typical_p", "epsilon_cutoff", "eta_cutoff", "top_h"):
             expect(f"Sampling.{name}", getattr(self, name), "a number", optional=True)
         if not math.isfinite(self.temperature) or self.temperature < 0:

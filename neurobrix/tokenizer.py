@@ -956,6 +956,19 @@ def _samples(settings: dict[str, Any]) -> bool:
     return bool(settings.get("do_sample"))
 
 
+def sampled_sequences(settings: dict[str, Any]) -> int | None:
+    """How many sequences transformers' sampling generate draws for one prompt: it repeats the prompt
+    ``max(num_beams, num_return_sequences)`` times (its _expand_inputs_for_generation; 1 where unset, so 0, a negative
+    count, true or a float up to 1 make one), here where beam search is off (num_beams unset or 1: beam search, which
+    the engine does not run, is named in a note). None where it fails: a float above 1, which torch's
+    repeat_interleave takes no count of."""
+    value, beams = settings.get("num_return_sequences"), settings.get("num_beams")
+    if not (beams is None or beams == 1) or not isinstance(value, (int, float)):
+        return 1  # (no number: refused as the file is validated, ``GENERATION_CHECKS``)
+    count = max(1 if beams is None else beams, value)
+    return count if type(count) is int else None if count > 1 else 1
+
+
 def _return_sequences(settings: dict[str, Any]) -> str | None:
     sequences, beams = settings["num_return_sequences"], settings.get("num_beams")
     if sequences > 1 and (beams is None or beams == 1) and not _samples(settings):
@@ -2113,6 +2126,29 @@ class Tokenizer:
             if _spells_last_apart(decoder, lambda: self._tok.get_vocab(with_added_tokens=True)):
                 return "the tokenizer's decoder spells a decode's last token apart from the others (BPEDecoder)"
         return None
+
+    def drops(self, token_id: int) -> bool:
+        """Whether transformers' ``decode(ids, skip_special_tokens=True)`` leaves ``token_id`` out wherever it lies: a
+        special added token, or an id the tokenizer does not have."""
+        with tokenizers_call("the tokenizer cannot spell the generated tokens"):
+            added = self._tok.get_added_tokens_decoder().get(token_id)
+            return (added is not None and added.special) or self._tok.id_to_token(token_id) is None
+
+    def first_eos(self, config_eos: Sequence[int] | int | None = None) -> int | None:
+        """The first of the eos ids ``eos_ids`` reads, in their file's order: the pad id transformers' generate takes
+        where the settings name none (its _prepare_special_tokens)."""
+        if self.has_generation_config:
+            value = self.generation.get("eos_token_id")
+            ids = [] if value is None else _tensor_ids(value) or []
+        else:
+            ids = (
+                list(config_eos)
+                if isinstance(config_eos, (list, tuple))
+                else []
+                if config_eos is None
+                else [config_eos]
+            )
+        return ids[0] if ids else None
 
     def decode(self, ids: Sequence[int]) -> str:
         """transformers' ``decode(ids, skip_special_tokens=True)`` for this tokenizer."""
