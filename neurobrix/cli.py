@@ -324,8 +324,10 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
             report["awaiting_reproof"] = awaiting_reproof(tables)  # passed, and run says so (it was said nowhere)
             report["ok"] = not problems
     except NeuroBrixError as exc:
-        report.setdefault("problems", []).append({"path": None, "message": str(exc)})
+        report.setdefault("problems", []).append({"path": None, "message": str(exc), "lines": exc.lines})
     if args.json:
+        for p in report.get("problems", []):
+            p.pop("lines", None)
         _print_json(report)
     elif report["ok"]:
         print(
@@ -340,12 +342,16 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
                 f"--kernel {name.split('/')[1]} --record"
             )
     else:
-        print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
+        # each problem on its line, each character a terminal obeys written as its escape (a file or folder named
+        # with a line feed, a terminal escape or a bidirectional override was printed raw: strict round 61); an error
+        # laid out in lines (the folder report) keeps its lines
+        print(printable(f"tables NOT verified ({location.root}, {location.origin}):"), file=sys.stderr)
         for p in report["problems"]:
-            print(
-                f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
-                file=sys.stderr,
+            lines = p.get("lines") or (
+                f"{location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
             )
+            shown = (("  " if n == 0 else "") + printable(line) for n, line in enumerate(lines))
+            print("\n".join(shown), file=sys.stderr)
         if "fix" in report:
             print(report["fix"], file=sys.stderr)
     return 0 if report["ok"] else 3
