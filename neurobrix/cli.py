@@ -230,7 +230,7 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"location": str(tables.location.root), "origin": tables.location.origin, "classes": rows})
         return 0
-    print(f"tables: {tables.location.root} ({tables.location.origin})")
+    print(printable(f"tables: {tables.location.root} ({tables.location.origin})"))
     for row in rows:
         kernels = ", ".join(f"{k} ({n})" for k, n in row["kernels"].items()) or "no kernel tables yet"
         print(f"  {row['class']:<16} {row['description']}\n  {'':<16} kernels (entries): {kernels}")
@@ -256,7 +256,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({**asdict(gpu_class), "kernels": sorted(kernels)})
         else:
-            print(f"{gpu_class.id}: {gpu_class.description}\n  file: {gpu_class.path}")
+            print(f"{gpu_class.id}: {gpu_class.description}\n  file: {printable(gpu_class.path)}")
             for name, value in asdict(gpu_class.match).items():
                 if value is not None:
                     print(f"  match {name}: {value}")
@@ -285,7 +285,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         return 0
     key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
     print(f"{table.kernel} on {table.class_id}: {counted(len(table.entries), 'entry', 'entries')}, key ({key})")
-    print(f"  settings: {index.path}\n  proofs:   {table.path}")
+    print(f"  settings: {printable(index.path)}\n  proofs:   {printable(table.path)}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
     print(f"  kernel code: {kernel_code(tables, args.gpu_class, args.kernel)}")  # what run requires (neurobrix.stack)
@@ -331,9 +331,9 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
         _print_json(report)
     elif report["ok"]:
         print(
-            f"tables verified: {counted(report['files'], 'file')} in {location.root} ({location.origin}), "
-            f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
-            "agreement"
+            f"tables verified: {counted(report['files'], 'file')} in {printable(str(location.root))} "
+            f"({location.origin}), every sha256 and size matches TRACKED.yaml, every settings index and its proofs "
+            "valid and in agreement"
         )
         for name in report.get("awaiting_reproof", []):
             print(

@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from stat import S_ISREG
+from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
 from types import MappingProxyType
 from typing import Any
 
@@ -917,6 +917,18 @@ def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False)
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
 
 
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is where it is there and no regular file (``a folder``, ``a FIFO``, ...), else None."""
+    try:
+        mode = path.lstat().st_mode
+    except OSError:
+        return None
+    for test, kind in ((S_ISDIR, "a folder"), (S_ISFIFO, "a FIFO"), (S_ISSOCK, "a socket"), (S_ISLNK, "a link")):
+        if test(mode):
+            return kind
+    return None if S_ISREG(mode) else "a device"
+
+
 # why TRACKED.yaml that is a link is refused (strict round 61): every other file of a tables folder that is a link is
 # refused on its line of the folder report, out of the folder or not (round 60's pins); the list read through a link
 # was what the link named, another folder's list or a list no copy of the folder carries
@@ -1233,6 +1245,11 @@ def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ..
     path = root / TRACKED_NAME
     if path.is_symlink():  # (a link to a file, out of the folder or in it, or to nothing)
         raise TablesError(f"{path}: {_LINKED}")
+    kind = _not_regular(path)
+    if kind is not None:  # (never opened: a FIFO's read would wait for a writer)
+        raise TablesError(
+            f"{path}: the tracked-file list is {kind}, not a regular file, so nothing in {root} can be trusted"
+        )
     if not path.is_file():
         fix = (  # a folder the user named: its own mistake, not the install's
             f"{ENV_VAR}={root} names no tables folder: point it at one (it holds {TRACKED_NAME}, which "
