@@ -27,7 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
-from stat import S_ISDIR, S_ISFIFO, S_ISLNK, S_ISREG, S_ISSOCK
+from stat import S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from types import MappingProxyType
 from typing import Any
 
@@ -920,10 +920,10 @@ def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False)
 def _not_regular(path: Path) -> str | None:
     """What ``path`` is where it is there and no regular file (``a folder``, ``a FIFO``, ...), else None."""
     try:
-        mode = path.lstat().st_mode
+        mode = path.stat().st_mode
     except OSError:
         return None
-    for test, kind in ((S_ISDIR, "a folder"), (S_ISFIFO, "a FIFO"), (S_ISSOCK, "a socket"), (S_ISLNK, "a link")):
+    for test, kind in ((S_ISDIR, "a folder"), (S_ISFIFO, "a FIFO"), (S_ISSOCK, "a socket")):
         if test(mode):
             return kind
     return None if S_ISREG(mode) else "a device"
