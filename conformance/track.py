@@ -63,8 +63,8 @@ def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
     verified, refused = verified_records(root, files)
     text = render_tracked(files, verified)
     path = root / TRACKED_NAME
-    # (a list that is a link is written as the folder's own file: run refuses a linked list, strict round 61)
-    changed = path.is_symlink() or not path.is_file() or path.read_text(encoding="utf-8") != text
+    changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+    changed = changed or path.is_symlink()  # (written as the folder's own file: run refuses a linked list, round 61)
     if changed:
         replace_text(path, text)
     return str(path), changed, refused
