@@ -889,13 +889,18 @@ def too_large(size: int) -> str:
     )
 
 
+# (POSIX's flags; a system without them opens as before: the lstat checks before the read still refuse a link or a FIFO)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
 def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False) -> str:
     """The file's text, read once: opened without waiting (a FIFO is never read: no read blocks), its kind and size
     taken from the open file before a byte is read (a file past :data:`MAX_TABLE_BYTES` is refused), the bytes read
     held to ``sha256``. ``own``: a link is refused where it stands (TRACKED.yaml, which the folder check does not
     cover)."""
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | (os.O_NOFOLLOW if own else 0))
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | (_NOFOLLOW if own else 0))
     except OSError as exc:
         if own and exc.errno == errno.ELOOP:
             raise TablesError(f"{shown}: {_LINKED}") from exc
