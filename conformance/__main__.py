@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from neurobrix.cli import Parser, _decimal, real
-from neurobrix.errors import NeuroBrixError, UsageError, counted, ran_out
+from neurobrix.errors import NeuroBrixError, UsageError, counted, printable, ran_out
 from neurobrix.output import lost_reader, take_streams, write_whole
 from neurobrix.schema import INTERPRETER
 from neurobrix.tables import ENV_VAR
@@ -31,7 +31,7 @@ def cmd_track(args: argparse.Namespace) -> int:
     if args.check:
         problems = track.out_of_sync(root)
         for problem in problems:
-            print(f"  {problem}", file=sys.stderr)
+            print(f"  {printable(problem)}", file=sys.stderr)
         if problems:
             again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
             print(
@@ -44,7 +44,11 @@ def cmd_track(args: argparse.Namespace) -> int:
     path, changed, refused = track.write_report(root)
     print(f"{'wrote' if changed else 'unchanged'} {path}")
     for problem in refused:  # listed as files, not as verified: run reads each in full, and refuses it
-        print(f"  not verified (`neurobrix tables verify` refuses it): {root / problem.path}: {problem.message}")
+        print(
+            printable(
+                f"  not verified (`neurobrix tables verify` refuses it): {root / problem.path}: {problem.message}"
+            )
+        )
     return 0
 
 

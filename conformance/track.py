@@ -64,6 +64,7 @@ def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
     text = render_tracked(files, verified)
     path = root / TRACKED_NAME
     changed = not path.is_file() or path.read_text(encoding="utf-8") != text
+    changed = changed or path.is_symlink()  # (written as the folder's own file: run refuses a linked list, round 61)
     if changed:
         replace_text(path, text)
     return str(path), changed, refused

@@ -286,7 +286,7 @@ def cmd_tables_list(args: argparse.Namespace) -> int:
     if args.json:
         _print_json({"location": str(tables.location.root), "origin": tables.location.origin, "classes": rows})
         return 0
-    print(f"tables: {tables.location.root} ({tables.location.origin})")
+    print(printable(f"tables: {tables.location.root} ({tables.location.origin})"))
     for row in rows:
         kernels = ", ".join(f"{k} ({n})" for k, n in row["kernels"].items()) or "no kernel tables yet"
         print(f"  {row['class']:<16} {row['description']}\n  {'':<16} kernels (entries): {kernels}")
@@ -312,7 +312,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         if args.json:
             _print_json({**asdict(gpu_class), "kernels": sorted(kernels)})
         else:
-            print(f"{gpu_class.id}: {gpu_class.description}\n  file: {gpu_class.path}")
+            print(f"{gpu_class.id}: {gpu_class.description}\n  file: {printable(gpu_class.path)}")
             for name, value in asdict(gpu_class.match).items():
                 if value is not None:
                     print(f"  match {name}: {value}")
@@ -341,7 +341,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
         return 0
     key = ", ".join(f"{d} {r}" for d, r in zip(index.key, index.rules))
     print(f"{table.kernel} on {table.class_id}: {counted(len(table.entries), 'entry', 'entries')}, key ({key})")
-    print(f"  settings: {index.path}\n  proofs:   {table.path}")
+    print(f"  settings: {printable(index.path)}\n  proofs:   {printable(table.path)}")
     for name in ("date", "triton", "torch", "command"):
         print(f"  {name}: {table.provenance[name]}")
     print(f"  kernel code: {kernel_code(tables, args.gpu_class, args.kernel)}")  # what run requires (neurobrix.stack)
@@ -380,14 +380,16 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
             report["awaiting_reproof"] = awaiting_reproof(tables)  # passed, and run says so (it was said nowhere)
             report["ok"] = not problems
     except NeuroBrixError as exc:
-        report.setdefault("problems", []).append({"path": None, "message": str(exc)})
+        report.setdefault("problems", []).append({"path": None, "message": str(exc), "lines": exc.lines})
     if args.json:
+        for p in report.get("problems", []):
+            p.pop("lines", None)
         _print_json(report)
     elif report["ok"]:
         print(
-            f"tables verified: {counted(report['files'], 'file')} in {location.root} ({location.origin}), "
-            f"every sha256 and size matches TRACKED.yaml, every settings index and its proofs valid and in "
-            "agreement"
+            f"tables verified: {counted(report['files'], 'file')} in {printable(str(location.root))} "
+            f"({location.origin}), every sha256 and size matches TRACKED.yaml, every settings index and its proofs "
+            "valid and in agreement"
         )
         for name in report.get("awaiting_reproof", []):
             print(
@@ -396,12 +398,16 @@ def cmd_tables_verify(args: argparse.Namespace) -> int:
                 f"--kernel {name.split('/')[1]} --record"
             )
     else:
-        print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)
+        # each problem on its line, each character a terminal obeys written as its escape (a file or folder named
+        # with a line feed, a terminal escape or a bidirectional override was printed raw: strict round 61); an error
+        # laid out in lines (the folder report) keeps its lines
+        print(printable(f"tables NOT verified ({location.root}, {location.origin}):"), file=sys.stderr)
         for p in report["problems"]:
-            print(
-                f"  {location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
-                file=sys.stderr,
+            lines = p.get("lines") or (
+                f"{location.root / p['path'] if p['path'] else ''}{': ' if p['path'] else ''}{p['message']}",
             )
+            shown = (("  " if n == 0 else "") + printable(line) for n, line in enumerate(lines))
+            print("\n".join(shown), file=sys.stderr)
         if "fix" in report:
             print(report["fix"], file=sys.stderr)
     return 0 if report["ok"] else 3

@@ -14,6 +14,7 @@ the plan's job (:mod:`neurobrix.plan`); this module never looks at the device. N
 
 from __future__ import annotations
 
+import errno
 import functools
 import hashlib
 import json
@@ -26,6 +27,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
+from stat import S_ISDIR, S_ISFIFO, S_ISREG, S_ISSOCK
 from types import MappingProxyType
 from typing import Any
 
@@ -822,6 +824,7 @@ def verified_records(
         _digests=digests,
     )
     verified, refused = [], []
+    rule = _settings_rule()
     for class_id in sorted(classes):
         for kernel in loaded.kernels(class_id):
             record = f"{class_id}/{kernel}{PROOFS_SUFFIX}"
@@ -832,9 +835,15 @@ def verified_records(
             if bytes_verified not in _VERIFIED_BYTES:
                 try:
                     loaded.proofs(class_id, kernel)
-                    loaded.index(class_id, kernel)
+                    index = loaded.index(class_id, kernel)
                 except TablesError as exc:
                     refused.append(Problem(record, str(exc)))
+                    continue
+                # the setting rule `tables verify` applies (doctor's, run's preflight: strict round 60), so that a
+                # record listed as verified is one `tables verify` passes (strict round 61)
+                unrunnable = rule({kernel: index}, classes[class_id]) if rule and index is not None else None
+                if unrunnable is not None:
+                    refused.append(Problem(record, unrunnable))
                     continue
                 if len(_VERIFIED_BYTES) >= 256:
                     _VERIFIED_BYTES.clear()
@@ -843,19 +852,95 @@ def verified_records(
     return verified, refused
 
 
+def _settings_rule() -> Any:
+    """Doctor's rule on a settings index (``doctor._unrunnable``: what run's preflight refuses, whatever the call) where
+    this neurobrix's kernels import (torch and triton installed, ``neurobrix.ops`` importable), else None: as
+    :func:`verify_all` applies it. The rule's code (doctor, plan, the kernels' specs) is not in the digest
+    ``verified_rules`` binds: the list lets run skip a record's proofs, never an index's settings, which run's preflight
+    holds to the rule whatever the list says (strict round 61)."""
+    from .doctor import _importable, _unrunnable  # (imports this module: read at the call)
+
+    if not (_importable("torch") and _importable("triton")):
+        return None
+    try:
+        from .ops import SPECS  # noqa: F401
+    except Exception:  # noqa: BLE001  (a kernel module that will not import: `tables verify` names it; run refuses)
+        return None
+    return _unrunnable
+
+
 # the records verified_records verified in this process, by their bytes' sha256, their indexes' and their classes'
 # (what the verdict depends on): the same bytes are not parsed again (`track --check` after `track`, ~2 s a class)
 _VERIFIED_BYTES: set[tuple[VerifiedRecord, str]] = set()
 
 
-def _read_text(path: Path, shown: str, sha256: str | None) -> str:
+# the most bytes a table file may have: 64 MiB, 13 times the largest shipped (nvidia-h200's linear record, 4,966,669
+# bytes for 814 entries, ~6.1 KB an entry: the bound is ~11,000 entries of one kernel on one class; an index, ~64
+# bytes an entry, a class.yaml and TRACKED.yaml are far smaller). A file past it is refused from its size, before a
+# byte of it is read or hashed: read whole, a 200 MB record took 40 s to load (strict round 60). Strict round 61.
+MAX_TABLE_BYTES = 64 * 1024 * 1024
+
+
+def too_large(size: int) -> str:
+    """The refusal of a table file of ``size`` bytes, past :data:`MAX_TABLE_BYTES` (the file's name before it)."""
+    return (
+        f"{size} bytes, past the {MAX_TABLE_BYTES} bytes (64 MiB) a table file may have (the largest shipped is "
+        "under 5 MB): not read"
+    )
+
+
+# (POSIX's flags; a system without them opens as before: the lstat checks before the read still refuse a link or a FIFO)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+
+
+def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False) -> str:
+    """The file's text, read once: opened without waiting (a FIFO is never read: no read blocks), its kind and size
+    taken from the open file before a byte is read (a file past :data:`MAX_TABLE_BYTES` is refused), the bytes read
+    held to ``sha256``. ``own``: a link is refused where it stands (TRACKED.yaml, which the folder check does not
+    cover)."""
     try:
-        data = path.read_bytes()
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | (_NOFOLLOW if own else 0))
+    except OSError as exc:
+        if own and exc.errno == errno.ELOOP:
+            raise TablesError(f"{shown}: {_LINKED}") from exc
+        raise TablesError(f"{shown}: cannot be read: {exc}") from exc
+    try:
+        with os.fdopen(fd, "rb") as fh:
+            seen = os.fstat(fh.fileno())
+            if not S_ISREG(seen.st_mode):
+                raise TablesError(f"{shown}: not a regular file, so it cannot be verified")
+            if seen.st_size > MAX_TABLE_BYTES:
+                raise TablesError(f"{shown}: {too_large(seen.st_size)}")
+            data = fh.read(MAX_TABLE_BYTES + 1)
+        if len(data) > MAX_TABLE_BYTES:  # (grown after its size was taken)
+            raise TablesError(f"{shown}: {too_large(len(data))}")
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise TablesError(f"{shown}: changed while the tables were being loaded (sha256 differs now)")
         return data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as exc:
         raise TablesError(f"{shown}: cannot be read: {exc}") from exc
+
+
+def _not_regular(path: Path) -> str | None:
+    """What ``path`` is where it is there and no regular file (``a folder``, ``a FIFO``, ...), else None."""
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        return None
+    for test, kind in ((S_ISDIR, "a folder"), (S_ISFIFO, "a FIFO"), (S_ISSOCK, "a socket")):
+        if test(mode):
+            return kind
+    return None if S_ISREG(mode) else "a device"
+
+
+# why TRACKED.yaml that is a link is refused (strict round 61): every other file of a tables folder that is a link is
+# refused on its line of the folder report, out of the folder or not (round 60's pins); the list read through a link
+# was what the link named, another folder's list or a list no copy of the folder carries
+_LINKED = (
+    "the tracked-file list is a link, not the folder's own file: a tables folder's files are its own regular files "
+    "(copy the list in, or run `python -m conformance track --tables DIR`)"
+)
 
 
 # the most digits an integer of a table may have: Python's default bound on converting a text to an int (4,300),
@@ -1163,6 +1248,13 @@ def read_listed(root: Path) -> tuple[str | None, tuple[VerifiedRecord, ...]]:
 
 def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ...], tuple[VerifiedRecord, ...]]:
     path = root / TRACKED_NAME
+    if path.is_symlink():  # (a link to a file, out of the folder or in it, or to nothing)
+        raise TablesError(f"{path}: {_LINKED}")
+    kind = _not_regular(path)
+    if kind is not None:  # (never opened: a FIFO's read would wait for a writer)
+        raise TablesError(
+            f"{path}: the tracked-file list is {kind}, not a regular file, so nothing in {root} can be trusted"
+        )
     if not path.is_file():
         fix = (  # a folder the user named: its own mistake, not the install's
             f"{ENV_VAR}={root} names no tables folder: point it at one (it holds {TRACKED_NAME}, which "
@@ -1172,7 +1264,7 @@ def _read_tracked(root: Path, origin: str | None) -> tuple[tuple[TrackedFile, ..
             else "Reinstall neurobrix, or in a source checkout run `python -m conformance track`."
         )
         raise TablesError(f"{path}: the tracked-file list is missing, so nothing in {root} can be trusted. {fix}")
-    data = read_yaml(path, str(path))
+    data = _parse_yaml(_read_text(path, str(path), None, own=True), str(path))
     tracked, verified = parse_tracked(data, str(path)), parse_verified(data, str(path))
     # the records are taken as verified under the code that verified them only: a list another engine wrote (its rules
     # looser, or tighter) is read as none, each record read in full (slower, never less strict; never refused for it).
@@ -1197,7 +1289,9 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
                 problems.append(Problem(f.path, "tracked but missing (or not a regular file)"))
                 continue
             size = path.stat().st_size
-            if size != f.size:
+            if size > MAX_TABLE_BYTES:  # (from its size alone: never hashed)
+                problems.append(Problem(f.path, too_large(size)))
+            elif size != f.size:
                 problems.append(Problem(f.path, f"size {size} bytes, tracked as {f.size}: the file was altered"))
             elif sha256_of(path) != f.sha256:
                 problems.append(Problem(f.path, "sha256 differs from the tracked list: the file was altered"))

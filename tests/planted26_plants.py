@@ -83,8 +83,8 @@ PLANTS = [
     p(
         "c11",
         C,
-        'print(f"tables NOT verified ({location.root}, {location.origin}):", file=sys.stderr)',
-        'print(f"tables NOT verified ({location.root}, {location.origin}):")',
+        'print(printable(f"tables NOT verified ({location.root}, {location.origin}):"), file=sys.stderr)',
+        'print(printable(f"tables NOT verified ({location.root}, {location.origin}):"))',
         CLI,
     ),
     p("c12", C, "{location.root / p['path'] if p['path'] else ''}", "{p['path'] or ''}", CLI),
