@@ -162,6 +162,14 @@ def main(base: Path, out_json: Path, only: list[str]) -> None:
     shutil.rmtree(work, ignore_errors=True)
 
 
+def pytest_configure(config: object) -> None:
+    """As a pytest plugin (``-p gate66_driver``): the plants ``G66_PLANT`` names, comma-separated, for the whole run."""
+    if os.environ.get("G66_PLANT"):
+        from gate66_plants import plant
+
+        plant(os.environ["G66_PLANT"].split(","))
+
+
 if __name__ == "__main__":
     if sys.argv[1] == "holds":
         from gate66_plants import holds
