@@ -148,6 +148,7 @@ def _clean_filter(tree: Path, outside: Path) -> None:
     git(tree, "config", "filter.hide.clean", f"grep -v -F '{PLANTED.decode().strip()}'")
     cli = tree / "neurobrix/cli.py"
     cli.write_bytes(cli.read_bytes() + PLANTED)
+    git(tree, "add", "neurobrix/cli.py")  # the index's stat refreshed: `git status` and `git diff` now say nothing
 
 
 def _export_ignore(tree: Path, outside: Path) -> None:

@@ -4,20 +4,21 @@ then both products judged by the gate of that tree.
     python tests/gate66_driver.py BASE OUT.json [CASE ...]
 
 BASE is a clean git copy of this checkout (``test_gate_round42._git_copy``). Each case is a clone of it made hostile
-(:func:`gate66_cases.make`), recorded with what `git status --porcelain` says and the gate's tree state, then built by
-``python -m build`` (build 1.6.1): the sdist and the wheel from it without isolation (the gate's own build, hatchling
-1.33.0), the wheel from the tree itself (``--wheel``), and isolated with hatchling 1.32.4 (pip, ``PIP_NO_INDEX`` and
-``PIP_FIND_LINKS`` of ``L1324``) and with hatchling 1.27.0 installed by uv (``--installer uv``, ``UV_OFFLINE`` and
-``UV_FIND_LINKS`` of ``L127``; uv 0.13.10 from ``UV_BIN``). Per build: the wheel's files against the tree's tracked
-files under ``neurobrix/`` (added, missing, other bytes) and the sdist's link members; then ``python -m gate check
---allow-dirty --json`` of that build's folder, run in the clone (its own gate, smoke included), its exit code and codes.
+(:func:`gate66_cases.make`), recorded with what `git status --porcelain` says and the gate's tree state, then built:
+``python -m build --no-isolation`` of the tree (build 1.6.1: the sdist, then the wheel from it, with the gate's
+hatchling 1.33.0, as ``python -m gate build`` does), judged by ``python -m gate check --allow-dirty --json`` of both
+files, run in the clone (the clone's own gate, smoke included: its exit code and codes); hatchling 1.27.0 and 1.32.4
+(``HATCHLINGS``, each in its own virtual environment) building the wheel and the sdist from the tree, their builders;
+and, for the trees ``UV_CASES`` names, ``python -m build --installer uv`` (isolated, uv 0.13.10 from ``UV_BIN``
+installing hatchling 1.27.0 from ``L127`` with ``UV_OFFLINE`` and ``UV_FIND_LINKS``). Per build: the wheel's files
+against the tree's tracked entries under ``neurobrix/`` (added, missing, other bytes), its tables, and the sdist's link
+members; else the error's tail.
 
-    python tests/gate66_driver.py holds BASE [PLANT ...]
+    python tests/gate66_driver.py holds BASE [PLANT[,PLANT...] ...]
 
-judges every case's products (hatchling's in-process build, as the test makes them) with checks of the gate removed
-(``PLANTS``) and prints the cases that then pass. The test file itself runs under the same plants with this module as
-a pytest plugin: ``G66_PLANT="wheel-missing" PYTHONPATH=$PWD:$PWD/tests python -m pytest -p gate66_driver
-tests/test_gate_round66.py``.
+(tests/gate66_plants.py) judges every case's products with checks of the gate removed. As a pytest plugin
+(``-p gate66_driver``) it removes the checks ``G66_PLANT`` names for the whole run:
+``G66_PLANT="links" PYTHONPATH=$PWD:$PWD/tests python -m pytest -p gate66_driver tests/test_gate_round66.py``.
 """
 
 from __future__ import annotations
@@ -37,7 +38,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from gate66_cases import CASES, CONTROLS, git, git_status, make  # noqa: E402
 
-L1324 = os.environ.get("L1324", "/tmp/g66/l1324")
 L127 = os.environ.get("L127", "/tmp/g66/l127")
 UV_BIN = os.environ.get("UV_BIN", "/tmp/g66/uvenv/bin")
 HATCHLINGS = {"1.27.0": "/tmp/g66/h1.27.0/bin/python", "1.32.4": "/tmp/g66/h1.32.4/bin/python"}

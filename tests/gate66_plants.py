@@ -53,6 +53,9 @@ PLANTS: dict[str, list[tuple[str, str, str, str]]] = {
         ("gate.completeness", "table_findings", "if name.startswith(prefix) and name not in listed", "if False")
     ],
     "rebuild": [("gate.sdist", "check_rebuild", "    root = root_of(sdist)\n", "    return\n")],  # G508
+    "top links": [  # the metadata prepared from the tree's top entries, a link to a folder followed as one
+        ("gate.repository", "_top_of_tree", "kind = os.lstat(source).st_mode", "kind = os.stat(source).st_mode")
+    ],
     "tree bytes": [  # the tree's state: a tracked file's bytes hashed as they are (no filter)
         (
             "gate.repository",
@@ -107,7 +110,8 @@ def holds(base: Path, arguments: list[str]) -> None:
             seen = {}
             for case, (tree, dists) in built.items():
                 load_repository.cache_clear()
-                seen[case] = {kind: sorted(_codes(tree, dist) or ["(none built)"]) for kind, dist in dists.items()}
+                codes = {kind: _codes(tree, dist) for kind, dist in dists.items()}
+                seen[case] = {kind: ["(none built)"] if c is None else sorted(c) for kind, c in codes.items()}
             undo()
             passing = [c for c in CASES if any(v == [] for v in seen[c].values())]
             print(json.dumps({"removed": names, "a product passes": passing, "codes": seen}), flush=True)
