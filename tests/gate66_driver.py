@@ -16,7 +16,7 @@ members; else the error's tail.
 
     python tests/gate66_driver.py holds BASE [PLANT[,PLANT...] ...]
 
-(tests/gate66_plants.py) judges every case's products with checks of the gate removed. As a pytest plugin
+(tests/gate66_removed.py) judges every case's products with checks of the gate removed. As a pytest plugin
 (``-p gate66_driver``) it removes the checks ``G66_PLANT`` names for the whole run:
 ``G66_PLANT="links" PYTHONPATH=$PWD:$PWD/tests python -m pytest -p gate66_driver tests/test_gate_round66.py``.
 """
@@ -165,14 +165,14 @@ def main(base: Path, out_json: Path, only: list[str]) -> None:
 def pytest_configure(config: object) -> None:
     """As a pytest plugin (``-p gate66_driver``): the plants ``G66_PLANT`` names, comma-separated, for the whole run."""
     if os.environ.get("G66_PLANT"):
-        from gate66_plants import plant
+        from gate66_removed import plant
 
         plant(os.environ["G66_PLANT"].split(","))
 
 
 if __name__ == "__main__":
     if sys.argv[1] == "holds":
-        from gate66_plants import holds
+        from gate66_removed import holds
 
         holds(Path(sys.argv[2]), sys.argv[3:])
         sys.exit()

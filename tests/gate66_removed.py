@@ -1,4 +1,4 @@
-"""Gate round 66's plants (not a test file): checks of the gate removed, to show which holds each case of
+"""Gate round 66's removals (not a test file): checks of the gate removed, to show which holds each case of
 tests/gate66_cases.py.
 
     python tests/gate66_driver.py holds BASE [PLANT[,PLANT...] ...]
