@@ -247,3 +247,10 @@ def check_layout(wheel: WheelArchive, repo: Repository, table_names: set[str], i
     for path in repo.package_files():
         if path not in wheel.files and not path.startswith(f"{WHEEL_DIR}/"):
             wheel.fail(Check.G108, path, "tracked by git in the repository, missing from the wheel")
+    for path, what in repo.package_links().items():  # gate round 66: a wheel holds files only
+        wheel.fail(
+            Check.G108,
+            path,
+            f"tracked by git as a {what}, which no wheel holds as the repository does (hatchling packs a link's "
+            "target as a file, leaves out a link to a folder it walked already and an empty submodule): track files",
+        )

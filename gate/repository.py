@@ -81,6 +81,7 @@ class Repository:
     tracked: dict[str, bool]  # path (POSIX, from the root) -> executable; regular files only
     declared: Declared
     _digests: dict[str, Digest | None] = field(default_factory=dict, repr=False)
+    links: dict[str, str] = field(default_factory=dict)  # tracked symbolic links (120000) and submodules (160000)
 
     def read(self, path: str) -> bytes | None:
         """The working tree's bytes of a tracked regular file; None if it is not one."""
@@ -104,6 +105,15 @@ class Repository:
         """The package's files: tracked by git under ``neurobrix/`` and present in the working tree (what a
         build packs)."""
         return sorted(p for p in self.tracked if p.startswith(f"{PACKAGE}/") and self.digest(p) is not None)
+
+    def package_links(self) -> dict[str, str]:
+        """Tracked entries under ``neurobrix/`` that are no file, each with what git holds it as (gate round 66). A
+        wheel holds files only, so no build ships one as the repository holds it: hatchling packs a link to a file as
+        the file's bytes (refused, G107), walks a link to a folder it has not walked yet as that folder's files, and
+        leaves out without a word a link to a folder it walked already (``neurobrix/zzz`` linking to ``ops``) and a
+        submodule whose folder is empty: such wheels and sdists held every tracked file and passed, the link missing."""
+        names = {_SYMLINK: "symbolic link", _GITLINK: "submodule"}
+        return {p: names[m] for p, m in sorted(self.links.items()) if p.startswith(f"{PACKAGE}/")}
 
 
 @dataclass(frozen=True)
@@ -264,8 +274,10 @@ def tree_state(root: Path) -> TreeState:
 @functools.lru_cache(maxsize=4)
 def load_repository(root: Path) -> Repository:
     """The repository at ``root`` (cached per process: it is read once per run, and tests run many)."""
-    tracked = _tracked_files(root)
-    return Repository(root, tracked, _declared(root, tracked))
+    modes = _tracked_modes(root)
+    tracked = {p: m == _EXECUTABLE for p, m in modes.items() if m in (_REGULAR, _EXECUTABLE)}
+    links = {p: m for p, m in modes.items() if m in (_SYMLINK, _GITLINK)}
+    return Repository(root, tracked, _declared(root, tracked), links=links)
 
 
 # Every git call runs with these first (gate round 45). The gate reads the checkout's own .git, which whatever ran in
@@ -388,17 +400,24 @@ def _require_top(root: Path) -> None:
         raise GateError(f"{root} is not the top of its git checkout ({top})")
 
 
-def _tracked_files(root: Path) -> dict[str, bool]:
+def _tracked_modes(root: Path) -> dict[str, str]:
+    """Every path git tracks at ``root``, with its mode (100644, 100755, 120000 a link, 160000 a submodule)."""
     _require_top(root)
-    tracked: dict[str, bool] = {}
+    modes: dict[str, str] = {}
     for record in _git(root, "ls-files", "--stage", "-z").split("\0"):
         if not record:
             continue
         info, _, path = record.partition("\t")
-        mode = info.split(" ", 1)[0]
-        if mode in (_REGULAR, _EXECUTABLE):  # not links (120000) nor submodules (160000)
-            tracked[path] = mode == _EXECUTABLE
-    return tracked
+        modes[path] = info.split(" ", 1)[0]
+    return modes
+
+
+def _tracked_files(root: Path) -> dict[str, bool]:
+    return {
+        p: m == _EXECUTABLE
+        for p, m in _tracked_modes(root).items()
+        if m in (_REGULAR, _EXECUTABLE)  # not links (120000) nor submodules (160000)
+    }
 
 
 def _top_of_tree(root: Path, tracked: dict[str, bool], into: Path) -> None:

@@ -192,6 +192,12 @@ def _check_sources(sdist: SdistArchive, root: str, repo: Repository) -> None:
     for rel in required_sources(repo):
         if f"{root}/{rel}" not in sdist.files:
             sdist.fail(Check.G509, f"{root}/{rel}", "missing: the repository tracks it and the wheel is built from it")
+    for rel, what in repo.package_links().items():  # gate round 66: hatchling drops some, stores others as links
+        sdist.fail(
+            Check.G509,
+            f"{root}/{rel}",
+            f"tracked by git as a {what} under the package, which no wheel holds as the repository does: track files",
+        )
 
 
 def check_rebuild(

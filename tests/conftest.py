@@ -270,6 +270,7 @@ LONGEST_FIRST = (
     "test_gate_hostile.py",
     "test_conformance.py",
     "test_warmup.py",
+    "test_gate_round66.py",
     "test_stack.py",
     "test_workflows.py",
 )
