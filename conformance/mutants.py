@@ -6384,6 +6384,16 @@ MUTANTS: tuple[Mutant, ...] = (
         "mask off by one",
     ),
     Mutant(
+        "attention_decode.merge-mask-inclusive",
+        "attention_decode",
+        ATTN,
+        "    mask_s = offs_s < SPLITS\n",
+        "    mask_s = offs_s <= SPLITS\n",
+        "the decode merge's split mask taken inclusive: at a split count that is not a power of two it reads the next "
+        "head's first split as its own",
+        "mask off by one",
+    ),
+    Mutant(
         "attention_decode.merge-parts-filled-nan",
         "attention_decode",
         ATTN,
