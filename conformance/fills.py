@@ -383,8 +383,13 @@ class _Flow:
                     continue  # its value round the loop: the value it starts from is read already
                 if value is None:
                     out.add(None)
-                else:
-                    out |= self.values(value, stmt, seen | assumed | {(node.id, id(stmt))}, axis)
+                    continue
+                held, self.touched = self.touched, False
+                found = self.values(value, stmt, seen | assumed | {(node.id, id(stmt))}, axis)
+                if not self.touched:  # no masked lane reaches this assignment: its lanes hold data, not a fill's
+                    found = {None if a in (FINITE, NONZERO) else a for a in found}  # (some finite value of it)
+                self.touched = held or self.touched
+                out |= found
             return out
         literal = _literal(node)
         if literal is not None:
@@ -640,7 +645,10 @@ class _Flow:
             terms = self._products(self.values(a, at, seen, INSIDE), self.values(b, at, seen, 1))
         else:
             terms = {None}
+        held, self.touched = self.touched, False
         padded_k = self._products(self.values(a, at, seen, 1), self.values(b, at, seen, 0))
+        # K lanes whose products are all 0 add nothing to any lane: they pad none of the result's
+        self.touched = held or (self.touched and padded_k != {0.0})
         if axis not in (0, 1):
             terms = {None}  # a lane inside both operands: their data
         total = {_sum_of(term, k) for term in terms for k in padded_k}

@@ -257,6 +257,15 @@ def _kernel(x_ptr, y_ptr, m, n, DIAGONAL: tl.constexpr, SCALED: tl.constexpr, BL
         if SCALED:
             e = tl.where(cols, e, float("-inf"))
     tl.store(y_ptr, tl.max(e, axis=0))  # named: reduces e (tl.max(e, axis=0)), whose padded lanes may hold 1.0
+    if DIAGONAL:
+        h = tl.load(x_ptr + offs, mask=cols, other=0.0)
+        h = tl.where(cols, h, float("-inf"))
+    else:
+        h = tl.load(x_ptr + offs) * 2.0
+    tl.store(y_ptr, tl.max(h, axis=0))
+    qa = tl.load(x_ptr + offs[:, None] * n + offs[None, :], mask=cols[None, :], other=0.0)
+    kb = tl.load(x_ptr + offs[:, None] * n + offs[None, :])
+    tl.store(y_ptr, tl.max(tl.dot(qa, kb) * 2.0, axis=1))
 """
 
 
@@ -267,7 +276,9 @@ def test_the_rule_reads_helpers_ranks_masks_and_branches():
     of 1 that reaches past two guards when one of them is not taken. Not named: the helper's sum of a tail of 0, its
     maximum masked by the caller's mask; the same maximum along the columns; the rows-masked tile summed along its
     columns (a named 2-D mask constant along them); a maximum masked by the columns' compare; a tail of 1 in an
-    ``else`` whose test's other branch masks it again; one under two guards that the same two guards mask again."""
+    ``else`` whose test's other branch masks it again; one under two guards that the same two guards mask again; data
+    times a constant in the ``else`` of a branch that masks its own tail (no masked lane reaches the ``else``: its lanes
+    are data, not a fill's); a dot whose K tail meets the other operand as 0 (it pads none of the result's lanes)."""
     lines = FLOW.splitlines()
     expected = [(i + 1, line.split("# named: ")[1]) for i, line in enumerate(lines) if "# named: " in line]
     found = fills.fill_problems("synthetic", FLOW)
