@@ -17,8 +17,13 @@ over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero o
 no masked load reaches is not judged. A reduction's lanes are read along its axis (``x[None, :]`` reads x's axis 0 as
 its axis 1; a mask along another axis is true there); ``tl.dot`` is followed (a padded row or column times the other
 operand's data) and judged as a sum over K (a K lane padded in both operands must hold a product of 0: not 1 x 1, not
-0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument; and a value
-reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice).
+0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument, and a
+helper's own reductions are read once more for each call of it so (the flash kernel's q, reduced in ``_flash_block``);
+an operand of lower rank is read at the axis it lies along (Triton broadcasts a 1-D value along the last axis), and a
+mask constant along an axis (``rows[:, None] < M`` along the columns, or a name holding it) is true there; a value
+reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice), past
+one in its ``else`` where it is true, past one under several ``if``s where one of their branches is not taken; and an
+assignment no masked lane reaches holds data, not a fill's value (a K tail whose products are all 0 pads no lane).
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
@@ -213,7 +218,9 @@ class _Flow:
     the body of an ``if`` is read where that test is false); a helper's result is read in the helper (``_result``),
     ``tl.dot`` as a sum over K (``_dot``), each lane along the axis it is padded on (``axis``: an int, None for any,
     INSIDE for none); a value the function receives (outside a helper's call) or loops over is not known, and counts
-    as finite where it meets a known value. A reduction of a value reaching a masked load is judged by every value its
+    as finite where it meets a known value, but an assignment no masked lane reaches holds data (its "finite" is
+    not a fill's). An operand of lower rank is read at the axis it lies along (``_axes``), a mask constant along an
+    axis is true there (``_varies``). A reduction of a value reaching a masked load is judged by every value its
     padded lanes may hold."""
 
     def __init__(
@@ -512,7 +519,9 @@ class _Flow:
             operands = (
                 [node.left, node.right]
                 if isinstance(node, ast.BinOp)
-                else [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
+                else [node.left, *node.comparators]
+                if isinstance(node, ast.Compare)
+                else node.values
             )
             ranks = [self._rank(o, depth + 1) for o in operands]
             return None if None in ranks else max(ranks)
@@ -536,8 +545,11 @@ class _Flow:
             if spelt is None:
                 return 0
             return None if inner is None else inner - 1
-        if func in ("tl.load", "tl.cast", "tl.exp", "tl.exp2", "tl.sqrt", "tl.abs", "tl.where", "tl.maximum",
-                    "tl.minimum") and args:
+        if (
+            func
+            in ("tl.load", "tl.cast", "tl.exp", "tl.exp2", "tl.sqrt", "tl.abs", "tl.where", "tl.maximum", "tl.minimum")
+            and args
+        ):
             ranks = [self._rank(a, depth + 1) for a in (args[:1] if func in ("tl.load", "tl.cast") else args)]
             return None if None in ranks else max(ranks)
         return None
@@ -576,7 +588,9 @@ class _Flow:
             operands = (
                 [node.left, node.right]
                 if isinstance(node, ast.BinOp)
-                else [node.left, *node.comparators] if isinstance(node, ast.Compare) else node.values
+                else [node.left, *node.comparators]
+                if isinstance(node, ast.Compare)
+                else node.values
             )
             return self._any_varies(operands, axis, depth, seen)
         if not isinstance(node, ast.Call):
@@ -757,7 +771,7 @@ def fill_problems(module_name: str, source: str) -> list[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers
     ]
     called = frozenset(call.func.id for _, call in calls)
-    callers = {fn.name: _Flow(fn, helpers, 0, called) for fn in helpers.values() if fn.name in {c.name for c, _ in calls}}
+    callers = {c.name: _Flow(c, helpers, 0, called) for c, _ in calls}
     for fn in _jit_functions(tree):
         where = f"{module_name}.{fn.name}"
         flow = _Flow(fn, helpers, 0, called)

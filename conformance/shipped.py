@@ -171,8 +171,10 @@ def offered_targets(
         if dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
             continue
         for config, where in (
-            *((c, f"offered by the candidates, shipped by no class: checked in {dtype} for {OFFERED_IN}")
-              for c in record.offered),
+            *(
+                (c, f"offered by the candidates, shipped by no class: checked in {dtype} for {OFFERED_IN}")
+                for c in record.offered
+            ),
             *((c, f"{LATENT}: checked in {dtype} for {OFFERED_IN}") for c in record.latent),
         ):
             if (kernel, distinct(config, interpreter)) in shipped:

@@ -173,8 +173,10 @@ def test_the_merge_plants_differ_only_past_a_power_of_two(plant, tmp_path):
     n = torch.tensor([96, 50], dtype=torch.int32)
     for splits in (2, 3, 4):
         config = {"SPLITS": splits, "BLOCK_N": 32, "num_warps": 4, "num_stages": 2}
-        same = torch.equal(planted.attention_decode(q, k, v, n, 0.25, config=config),
-                           attention.attention_decode(q, k, v, n, 0.25, config=config))
+        same = torch.equal(
+            planted.attention_decode(q, k, v, n, 0.25, config=config),
+            attention.attention_decode(q, k, v, n, 0.25, config=config),
+        )
         assert same == (splits != 3), splits
 
 
@@ -183,9 +185,11 @@ def test_the_latent_setting_is_checked_with_the_shipped_ones():
     ``check --shipped`` runs it on the interpreter (in fp16, as an offered setting is)."""
     (config,) = RECORDS["attention_decode"].latent
     assert config["SPLITS"] & (config["SPLITS"] - 1)  # not a power of two
-    offered = attention._decode_candidates({"S": (1, 4096)}, False) + attention._decode_candidates(
-        {"S": (8192, None)}, False
-    ) + attention._decode_candidates({"S": (1, None)}, True)
+    offered = (
+        attention._decode_candidates({"S": (1, 4096)}, False)
+        + attention._decode_candidates({"S": (8192, None)}, False)
+        + attention._decode_candidates({"S": (1, None)}, True)
+    )
     assert all(c["SPLITS"] & (c["SPLITS"] - 1) == 0 for c in offered)
     found, _ = shipped.targets("interpreter", tables.load(ROOT / "tables"), interpreter=True)
     latent = [t for t in found if t.where.startswith(shipped.LATENT)]
