@@ -237,6 +237,7 @@ class _Flow:
         self.called = called
         self.params = {a.arg for a in fn.args.args}
         self.ranks: dict[int, int | None] = {}
+        self.dumps: dict[int, str] = {}
         self.helpers = helpers or {}  # the module's Triton functions, whose results a call is followed to
         self.depth = depth
         self.flows: dict[str, _Flow] = {}
@@ -262,6 +263,12 @@ class _Flow:
                 self._conjuncts(mask)
         self.touched = False
 
+    def _dump(self, node: ast.AST) -> str:
+        key = id(node)
+        if key not in self.dumps:
+            self.dumps[key] = ast.dump(node)
+        return self.dumps[key]
+
     def _bind(self, stmt: ast.stmt, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append((stmt, value))
@@ -279,7 +286,7 @@ class _Flow:
             mask = mask.value
         if mask is None:
             return
-        self.masks.add(ast.dump(mask))
+        self.masks.add(self._dump(mask))
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
             self._conjuncts(mask.left)
             self._conjuncts(mask.right)
@@ -296,7 +303,7 @@ class _Flow:
         while node is not None and node is not self.fn:
             parent = self.parents.get(node)
             if isinstance(parent, ast.If):
-                found.add((ast.dump(parent.test), "body" if node in parent.body else "orelse"))
+                found.add((self._dump(parent.test), "body" if node in parent.body else "orelse"))
             node = parent
         return frozenset(found)
 
@@ -348,7 +355,7 @@ class _Flow:
                 break
             if all(isinstance(block, ast.If) for block, _ in guards):  # skipped where one of its branches is not
                 assumed = assumed | {  # taken (one if's body: its test is false there; its else: true there)
-                    (ASSUMED, frozenset((ast.dump(b.test), "body" if c in b.body else "orelse") for b, c in guards))
+                    (ASSUMED, frozenset((self._dump(b.test), "body" if c in b.body else "orelse") for b, c in guards))
                 }
         return found
 
@@ -360,7 +367,7 @@ class _Flow:
     def values(self, node: ast.expr, at: ast.stmt, seen: frozenset = frozenset(), axis=None) -> set:
         """Every value a lane of ``node`` (read at statement ``at``) may hold: a lane padded along ``axis`` of the
         value's own shape (inside on its other axes), along whichever axis (None), or inside every axis (INSIDE)."""
-        if ast.dump(node) in self.masks:
+        if self._dump(node) in self.masks:
             if axis == INSIDE:
                 return {TRUE}
             conjunction = isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)
@@ -771,10 +778,10 @@ def fill_problems(module_name: str, source: str) -> list[str]:
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers
     ]
     called = frozenset(call.func.id for _, call in calls)
-    callers = {c.name: _Flow(c, helpers, 0, called) for c, _ in calls}
+    flows = {name: _Flow(fn, helpers, 0, called) for name, fn in helpers.items()}
     for fn in _jit_functions(tree):
         where = f"{module_name}.{fn.name}"
-        flow = _Flow(fn, helpers, 0, called)
+        flow = flows[fn.name]
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign):
@@ -837,24 +844,24 @@ def fill_problems(module_name: str, source: str) -> list[str]:
     for caller, call in calls:
         fn = helpers[call.func.id]
         where = f"{module_name}.{fn.name}"
-        flow = _Flow(fn, helpers, 1, called)
-        outer = callers[caller.name]
+        flow, outer = flows[fn.name], flows[caller.name]
         names = [a.arg for a in fn.args.args]
         at = outer._statement(call)
         flow.bound = {name: (outer, arg, at, frozenset()) for name, arg in zip(names, call.args, strict=False)}
         flow.bound |= {k.arg: (outer, k.value, at, frozenset()) for k in call.keywords if k.arg in names}
+        flow.ranks = {}
+        found = []
         for node in ast.walk(fn):
             if not isinstance(node, ast.Call):
                 continue
             func = ast.unparse(node.func)
             if func in NEUTRAL and node.args:
-                found = flow.problems(where, node, func)
+                found += flow.problems(where, node, func)
             elif func == "tl.dot" and len(node.args) >= 2:
-                found = flow.dot_problems(where, node)
-            else:
-                continue
-            for problem in found:
-                if problem not in problems:
-                    line = f"{where} (called from {caller.name}, line {call.lineno})"
-                    problems.append(line + problem.removeprefix(where))
+                found += flow.dot_problems(where, node)
+        flow.bound, flow.ranks = {}, {}
+        for problem in found:
+            if problem not in problems:
+                line = f"{where} (called from {caller.name}, line {call.lineno})"
+                problems.append(line + problem.removeprefix(where))
     return list(dict.fromkeys(problems))
