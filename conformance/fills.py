@@ -79,7 +79,8 @@ SENTINEL = 1e30
 # (some finite value other than 0), a condition's ``TRUE`` or ``FALSE``, or None (not known)
 FINITE, NONZERO, TRUE, FALSE = "finite", "nonzero", "true", "false"
 # the lane a value is read at: padded along one axis (an int), padded along whichever axis (None), or inside every
-# axis (INSIDE: a mask is true there, a load reads the tensor); and the mark of an ``if`` test taken as false
+# axis (INSIDE: a mask is true there, a load reads the tensor); and the mark of ``if`` branches taken as not all
+# taken (past a later assignment under them: one if's body, its test false; its else, true; several, one not taken)
 INSIDE, ASSUMED = "inside", "assumed not all taken"
 
 
