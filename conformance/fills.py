@@ -17,8 +17,13 @@ over a tail filled with 0 a finite value, ``tl.sum(tl.exp2(x - m))`` a nonzero o
 no masked load reaches is not judged. A reduction's lanes are read along its axis (``x[None, :]`` reads x's axis 0 as
 its axis 1; a mask along another axis is true there); ``tl.dot`` is followed (a padded row or column times the other
 operand's data) and judged as a sum over K (a K lane padded in both operands must hold a product of 0: not 1 x 1, not
-0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument; and a value
-reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice).
+0 x NaN); a helper's result is followed into the helper, each parameter standing for the caller's argument, and a
+helper's own reductions are read once more for each call of it so (the flash kernel's q, reduced in ``_flash_block``);
+an operand of lower rank is read at the axis it lies along (Triton broadcasts a 1-D value along the last axis), and a
+mask constant along an axis (``rows[:, None] < M`` along the columns, or a name holding it) is true there; a value
+reached past an assignment in the body of an ``if`` is read where that test is false (``if DIAGONAL:`` read twice), past
+one in its ``else`` where it is true, past one under several ``if``s where one of their branches is not taken; and an
+assignment no masked lane reaches holds data, not a fill's value (a K tail whose products are all 0 pads no lane).
 
 A running value started with ``tl.zeros``/``tl.full`` in another dtype (``dtype=q.dtype``) is promoted to fp32 by
 the interpreter at its first update and computes the same values there, while Triton's compiler refuses a loop
@@ -74,8 +79,9 @@ SENTINEL = 1e30
 # (some finite value other than 0), a condition's ``TRUE`` or ``FALSE``, or None (not known)
 FINITE, NONZERO, TRUE, FALSE = "finite", "nonzero", "true", "false"
 # the lane a value is read at: padded along one axis (an int), padded along whichever axis (None), or inside every
-# axis (INSIDE: a mask is true there, a load reads the tensor); and the mark of an ``if`` test taken as false
-INSIDE, ASSUMED = "inside", "assumed false"
+# axis (INSIDE: a mask is true there, a load reads the tensor); and the mark of ``if`` branches taken as not all
+# taken (past a later assignment under them: one if's body, its test false; its else, true; several, one not taken)
+INSIDE, ASSUMED = "inside", "assumed not all taken"
 
 
 def _flip(atom):
@@ -213,11 +219,26 @@ class _Flow:
     the body of an ``if`` is read where that test is false); a helper's result is read in the helper (``_result``),
     ``tl.dot`` as a sum over K (``_dot``), each lane along the axis it is padded on (``axis``: an int, None for any,
     INSIDE for none); a value the function receives (outside a helper's call) or loops over is not known, and counts
-    as finite where it meets a known value. A reduction of a value reaching a masked load is judged by every value its
+    as finite where it meets a known value, but an assignment no masked lane reaches holds data (its "finite" is
+    not a fill's). An operand of lower rank is read at the axis it lies along (``_axes``), a mask constant along an
+    axis is true there (``_varies``). A reduction of a value reaching a masked load is judged by every value its
     padded lanes may hold."""
 
-    def __init__(self, fn: ast.FunctionDef, helpers: dict[str, ast.FunctionDef] | None = None, depth: int = 0):
+    def __init__(
+        self,
+        fn: ast.FunctionDef,
+        helpers: dict[str, ast.FunctionDef] | None = None,
+        depth: int = 0,
+        called: frozenset[str] = frozenset(),
+    ):
         self.fn = fn
+        # a function no Triton function of the module calls is a kernel: its parameters are scalars (pointers,
+        # sizes, constexprs); a helper's are whatever its caller passes (a tile, a mask), unknown unless bound
+        self.kernel = fn.name not in called
+        self.called = called
+        self.params = {a.arg for a in fn.args.args}
+        self.ranks: dict[int, int | None] = {}
+        self.dumps: dict[int, str] = {}
         self.helpers = helpers or {}  # the module's Triton functions, whose results a call is followed to
         self.depth = depth
         self.flows: dict[str, _Flow] = {}
@@ -243,6 +264,12 @@ class _Flow:
                 self._conjuncts(mask)
         self.touched = False
 
+    def _dump(self, node: ast.AST) -> str:
+        key = id(node)
+        if key not in self.dumps:
+            self.dumps[key] = ast.dump(node)
+        return self.dumps[key]
+
     def _bind(self, stmt: ast.stmt, target: ast.expr, value: ast.expr | None) -> None:
         if isinstance(target, ast.Name):
             self.defs.setdefault(target.id, []).append((stmt, value))
@@ -260,7 +287,7 @@ class _Flow:
             mask = mask.value
         if mask is None:
             return
-        self.masks.add(ast.dump(mask))
+        self.masks.add(self._dump(mask))
         if isinstance(mask, ast.BinOp) and isinstance(mask.op, ast.BitAnd):
             self._conjuncts(mask.left)
             self._conjuncts(mask.right)
@@ -270,20 +297,36 @@ class _Flow:
             node = self.parents.get(node)
         return node is outer
 
-    def _excluded(self, stmt: ast.stmt, seen: frozenset) -> bool:
-        """Whether ``stmt`` lies in the body of an ``if`` whose test the walk has taken as false."""
+    def _branches(self, stmt: ast.stmt) -> frozenset:
+        """The branches of ``if`` statements ``stmt`` is reached through: (the test, "body" or "orelse") each."""
+        found = set()
         node: ast.AST | None = stmt
         while node is not None and node is not self.fn:
             parent = self.parents.get(node)
-            if isinstance(parent, ast.If) and node in parent.body and (ASSUMED, ast.dump(parent.test)) in seen:
-                return True
+            if isinstance(parent, ast.If):
+                found.add((self._dump(parent.test), "body" if node in parent.body else "orelse"))
             node = parent
+        return frozenset(found)
+
+    def _excluded(self, stmt: ast.stmt, seen: frozenset) -> bool:
+        """Whether ``stmt`` is reached only through branches the walk has taken as not all taken: past a later
+        assignment under one ``if``'s body its test is false, under its ``else`` true, under several ``if``s at
+        least one of their branches is not taken (an earlier assignment needing every one of them is not reached)."""
+        taken = None
+        for item in seen:
+            if item[0] != ASSUMED:
+                continue
+            taken = self._branches(stmt) if taken is None else taken
+            if item[1] <= taken:
+                return True
         return False
 
     def _reaching(self, name: str, at: ast.stmt, seen: frozenset = frozenset()) -> list[tuple]:
-        """The assignments of ``name`` that may reach ``at``, each with the tests taken as false on the way: an
-        earlier one reached past a later one in the body of an ``if`` is reached where that test is false (the
-        same test read again, ``if DIAGONAL:`` twice, is then false there too)."""
+        """The assignments of ``name`` that may reach ``at``, each with the branches taken as not all taken on the
+        way: an earlier one reached past a later one in the body of an ``if`` is reached where that test is false
+        (the same test read again, ``if DIAGONAL:`` twice, is then false there too), past one in its ``else`` where
+        it is true, past one under several ``if``s where one of their branches is not taken; an earlier one that
+        needs every branch so skipped is not reached."""
         defs = [d for d in self.defs.get(name, []) if not self._excluded(d[0], seen)]
         where = (at.lineno, at.col_offset)
         found = []
@@ -300,6 +343,8 @@ class _Flow:
         for stmt, value in sorted(
             (d for d in defs if (d[0].lineno, d[0].col_offset) < where), key=lambda d: (d[0].lineno, d[0].col_offset)
         )[::-1]:
+            if assumed and self._excluded(stmt, assumed):
+                continue  # under branches the walk past a later assignment has taken as not all taken
             found.append((stmt, value, assumed))
             node, block = stmt, self.parents.get(stmt)
             guards = []  # the blocks that may skip it: (block, the child of it on the way)
@@ -309,8 +354,10 @@ class _Flow:
                 node, block = block, self.parents.get(block)
             if not guards:
                 break
-            if len(guards) == 1 and isinstance(guards[0][0], ast.If) and guards[0][1] in guards[0][0].body:
-                assumed = assumed | {(ASSUMED, ast.dump(guards[0][0].test))}  # one if: skipped where it is false
+            if all(isinstance(block, ast.If) for block, _ in guards):  # skipped where one of its branches is not
+                assumed = assumed | {  # taken (one if's body: its test is false there; its else: true there)
+                    (ASSUMED, frozenset((self._dump(b.test), "body" if c in b.body else "orelse") for b, c in guards))
+                }
         return found
 
     def _statement(self, node: ast.AST) -> ast.stmt:
@@ -321,10 +368,15 @@ class _Flow:
     def values(self, node: ast.expr, at: ast.stmt, seen: frozenset = frozenset(), axis=None) -> set:
         """Every value a lane of ``node`` (read at statement ``at``) may hold: a lane padded along ``axis`` of the
         value's own shape (inside on its other axes), along whichever axis (None), or inside every axis (INSIDE)."""
-        if ast.dump(node) in self.masks:
+        if self._dump(node) in self.masks:
             if axis == INSIDE:
                 return {TRUE}
-            if not (isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)) or axis is None:
+            conjunction = isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd)
+            if axis is not None and not conjunction:
+                rank = self._rank(node)
+                if rank is not None and axis < rank and not self._varies(node, axis):
+                    return {TRUE}  # constant along this axis (``rows[:, None] < M`` along the columns): true there
+            if not conjunction or axis is None:
                 self.touched = True  # a lane this mask is false on is padded
                 return {FALSE}
             # a conjunction of masks along different axes: false where one of them is
@@ -332,7 +384,12 @@ class _Flow:
             defs = self._reaching(node.id, at, seen)
             if not defs and node.id in self.bound:  # a parameter, while the helper is read for a call
                 caller, argument, where, their = self.bound[node.id]
-                return caller.values(argument, where, their, axis)
+                held, caller.touched = caller.touched, False
+                try:
+                    return caller.values(argument, where, their, axis)
+                finally:
+                    self.touched = self.touched or caller.touched  # the caller's masked load reaches it
+                    caller.touched = held or caller.touched
             if not defs:
                 return {None}
             out: set = set()
@@ -341,8 +398,13 @@ class _Flow:
                     continue  # its value round the loop: the value it starts from is read already
                 if value is None:
                     out.add(None)
-                else:
-                    out |= self.values(value, stmt, seen | assumed | {(node.id, id(stmt))}, axis)
+                    continue
+                held, self.touched = self.touched, False
+                found = self.values(value, stmt, seen | assumed | {(node.id, id(stmt))}, axis)
+                if not self.touched:  # no masked lane reaches this assignment: its lanes hold data, not a fill's
+                    found = {None if a in (FINITE, NONZERO) else a for a in found}  # (some finite value of it)
+                self.touched = held or self.touched
+                out |= found
             return out
         literal = _literal(node)
         if literal is not None:
@@ -357,7 +419,8 @@ class _Flow:
         if isinstance(node, ast.BinOp):
             return self._pairs(node.left, node.right, at, seen, node.op, axis)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            left, right = self.values(node.left, at, seen, axis), self.values(node.comparators[0], at, seen, axis)
+            ax = self._axes((node.left, node.comparators[0]), axis)
+            left, right = self.values(node.left, at, seen, ax[0]), self.values(node.comparators[0], at, seen, ax[1])
             return {_compare(node.ops[0], a, b) for a in left for b in right}
         if isinstance(node, ast.IfExp):
             return self.values(node.body, at, seen, axis) | self.values(node.orelse, at, seen, axis)
@@ -388,8 +451,9 @@ class _Flow:
         if func == "tl.full" and len(args) > 1:
             return {_literal(args[1])}
         if func == "tl.where" and len(args) == 3:
-            conds = self.values(args[0], at, seen, axis)
-            a, b = self.values(args[1], at, seen, axis), self.values(args[2], at, seen, axis)
+            ax = self._axes(args, axis)
+            conds = self.values(args[0], at, seen, ax[0])
+            a, b = self.values(args[1], at, seen, ax[1]), self.values(args[2], at, seen, ax[2])
             out = set()
             for cond in conds:
                 out |= a if cond == TRUE else b if cond == FALSE else (a if a == b else {None})
@@ -399,13 +463,164 @@ class _Flow:
             return {_exp(a, base) for a in self.values(args[0], at, seen, axis)}
         if func in ("tl.maximum", "tl.minimum") and len(args) == 2:
             pick = max if func == "tl.maximum" else min
-            left, right = self.values(args[0], at, seen, axis), self.values(args[1], at, seen, axis)
+            ax = self._axes(args, axis)
+            left, right = self.values(args[0], at, seen, ax[0]), self.values(args[1], at, seen, ax[1])
             return {_extreme(a, b, pick) for a in left for b in right}
         if func == "tl.dot" and len(args) >= 2:
             return self._dot(node, at, seen, axis)
         if self._helped(node):
             return self._result(node, None, at, seen, axis)
         return {None}
+
+    # ------------------------------------------------------------------ shapes: ranks, and what varies along an axis
+    def _axes(self, operands, axis) -> list:
+        """The axis each operand of an elementwise expression is read at, for a lane of the expression padded along
+        ``axis``: an operand of lower rank is broadcast along the leading axes (Triton's implicit broadcast, as
+        NumPy's: a 1-D value met by a 2-D one lies along the last axis), so it is read at ``axis`` less the ranks it
+        lacks, and inside where ``axis`` is one it lacks. Where a rank is not known, each is read at ``axis``."""
+        if not isinstance(axis, int) or isinstance(axis, bool):
+            return [axis] * len(operands)
+        ranks = [self._rank(o) for o in operands]
+        if None in ranks:
+            return [axis] * len(operands)
+        top = max(ranks)
+        return [axis - (top - r) if axis - (top - r) >= 0 else INSIDE for r in ranks]
+
+    def _rank(self, node: ast.expr, depth: int = 0) -> int | None:
+        """How many axes a value has, where the source shows it (``tl.arange`` 1, ``x[:, None]`` 2, a load its
+        pointer's, an elementwise expression its operands' most, a reduction along an axis one fewer); None where
+        not known (a helper's parameter, a helper's result)."""
+        key = id(node)
+        if key in self.ranks:
+            return self.ranks[key]
+        self.ranks[key] = None  # a name's value round a loop: not known while it is being read
+        rank = self._rank_of(node, depth) if depth < 24 else None
+        self.ranks[key] = rank
+        return rank
+
+    def _rank_of(self, node: ast.expr, depth: int) -> int | None:
+        if isinstance(node, ast.Constant):
+            return 0
+        if isinstance(node, ast.Name):
+            found = [self._rank(v, depth + 1) if v is not None else 0 for _, v in self.defs.get(node.id, [])]
+            known = [r for r in found if r is not None]
+            if known:
+                return max(known)
+            if found:
+                return None
+            if node.id in self.bound:
+                caller, argument, _, _ = self.bound[node.id]
+                return caller._rank(argument, depth + 1)
+            return 0 if self.kernel and node.id in self.params else None
+        if isinstance(node, ast.Subscript):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if all(
+                (isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None)
+                or (isinstance(p, ast.Constant) and p.value is None)
+                for p in parts
+            ):
+                return len(parts)
+            return None
+        if isinstance(node, ast.UnaryOp):
+            return self._rank(node.operand, depth + 1)
+        if isinstance(node, ast.BinOp | ast.Compare | ast.BoolOp):
+            operands = (
+                [node.left, node.right]
+                if isinstance(node, ast.BinOp)
+                else [node.left, *node.comparators]
+                if isinstance(node, ast.Compare)
+                else node.values
+            )
+            ranks = [self._rank(o, depth + 1) for o in operands]
+            return None if None in ranks else max(ranks)
+        if not isinstance(node, ast.Call):
+            return None
+        func = ast.unparse(node.func)
+        args = node.args
+        if func == "tl.arange":
+            return 1
+        if func in ("tl.zeros", "tl.full") and args and isinstance(args[0], ast.Tuple | ast.List):
+            return len(args[0].elts)
+        if func == "tl.dot":
+            return 2
+        if func in ("tl.program_id", "tl.num_programs", "tl.cdiv"):
+            return 0
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            return self._rank(node.func.value, depth + 1)
+        if func in NEUTRAL and args:
+            spelt = next((k.value for k in node.keywords if k.arg == "axis"), args[1] if len(args) > 1 else None)
+            inner = self._rank(args[0], depth + 1)
+            if spelt is None:
+                return 0
+            return None if inner is None else inner - 1
+        if (
+            func
+            in ("tl.load", "tl.cast", "tl.exp", "tl.exp2", "tl.sqrt", "tl.abs", "tl.where", "tl.maximum", "tl.minimum")
+            and args
+        ):
+            ranks = [self._rank(a, depth + 1) for a in (args[:1] if func in ("tl.load", "tl.cast") else args)]
+            return None if None in ranks else max(ranks)
+        return None
+
+    def _varies(self, node: ast.expr, axis: int, depth: int = 0, seen: frozenset = frozenset()) -> bool:
+        """Whether a value may differ along ``axis`` of its own shape (``rows[:, None] < M`` does not along axis 1):
+        a mask that does not is true at a lane padded along that axis. Where the source does not show it: it may."""
+        if depth > 24:
+            return True
+        if isinstance(node, ast.Constant):
+            return False
+        if isinstance(node, ast.Name):
+            defs = self.defs.get(node.id, [])
+            if not defs:
+                if node.id in self.bound:
+                    caller, argument, _, _ = self.bound[node.id]
+                    return caller._varies(argument, axis, depth + 1)
+                return not (self.kernel and node.id in self.params)  # a kernel's parameter: a scalar
+            if node.id in seen:
+                return False  # round a loop: the other assignments say
+            return any(
+                v is not None and self._varies(v, axis, depth + 1, seen | {node.id}) for _, v in defs
+            )  # (a loop's counter: a scalar)
+        if isinstance(node, ast.Subscript):
+            parts = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            whole = [isinstance(p, ast.Slice) and p.lower is None and p.upper is None and p.step is None for p in parts]
+            spread = [isinstance(p, ast.Constant) and p.value is None for p in parts]
+            if not all(w or s for w, s in zip(whole, spread, strict=True)):
+                return True
+            if axis >= len(parts):
+                return False
+            return not spread[axis] and self._varies(node.value, sum(whole[:axis]), depth + 1, seen)
+        if isinstance(node, ast.UnaryOp):
+            return self._varies(node.operand, axis, depth + 1, seen)
+        if isinstance(node, ast.BinOp | ast.Compare | ast.BoolOp):
+            operands = (
+                [node.left, node.right]
+                if isinstance(node, ast.BinOp)
+                else [node.left, *node.comparators]
+                if isinstance(node, ast.Compare)
+                else node.values
+            )
+            return self._any_varies(operands, axis, depth, seen)
+        if not isinstance(node, ast.Call):
+            return True
+        func = ast.unparse(node.func)
+        if func == "tl.arange":
+            return axis == 0
+        if func in ("tl.program_id", "tl.num_programs"):
+            return False
+        if isinstance(node.func, ast.Attribute) and node.func.attr == "to":
+            return self._varies(node.func.value, axis, depth + 1, seen)
+        if func in ("tl.load", "tl.cast") and node.args:
+            return self._varies(node.args[0], axis, depth + 1, seen)
+        if func in ("tl.minimum", "tl.maximum", "tl.where", "tl.cdiv"):
+            return self._any_varies(node.args, axis, depth, seen)
+        return True
+
+    def _any_varies(self, operands, axis: int, depth: int, seen: frozenset) -> bool:
+        for operand, ax in zip(operands, self._axes(operands, axis), strict=True):
+            if ax != INSIDE and self._varies(operand, ax, depth + 1, seen):
+                return True
+        return False
 
     def _helped(self, node: ast.expr) -> bool:
         return isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in self.helpers
@@ -416,11 +631,14 @@ class _Flow:
         fn = self.helpers[call.func.id]
         if self.depth >= 3 or fn is self.fn:
             return {None}
-        flow = self.flows.setdefault(fn.name, _Flow(fn, self.helpers, self.depth + 1))
+        flow = self.flows.get(fn.name) or self.flows.setdefault(
+            fn.name, _Flow(fn, self.helpers, self.depth + 1, self.called)
+        )
         names = [a.arg for a in fn.args.args]
         bound = {name: (self, arg, at, seen) for name, arg in zip(names, call.args, strict=False)}
         bound |= {k.arg: (self, k.value, at, seen) for k in call.keywords if k.arg in names}
         held, flow.bound = flow.bound, bound
+        flow.ranks = {}
         out: set = set()
         try:
             for ret in (n for n in ast.walk(fn) if isinstance(n, ast.Return) and n.value is not None):
@@ -435,6 +653,7 @@ class _Flow:
                 self.touched = self.touched or flow.touched
         finally:
             flow.bound = held
+            flow.ranks = {}
         return out or {None}
 
     def _dot(self, node: ast.Call, at: ast.stmt, seen: frozenset, axis) -> set:
@@ -448,7 +667,10 @@ class _Flow:
             terms = self._products(self.values(a, at, seen, INSIDE), self.values(b, at, seen, 1))
         else:
             terms = {None}
+        held, self.touched = self.touched, False
         padded_k = self._products(self.values(a, at, seen, 1), self.values(b, at, seen, 0))
+        # K lanes whose products are all 0 add nothing to any lane: they pad none of the result's
+        self.touched = held or (self.touched and padded_k != {0.0})
         if axis not in (0, 1):
             terms = {None}  # a lane inside both operands: their data
         total = {_sum_of(term, k) for term in terms for k in padded_k}
@@ -464,7 +686,8 @@ class _Flow:
     def _pairs(
         self, left: ast.expr, right: ast.expr, at: ast.stmt, seen: frozenset, op: ast.operator, axis=None
     ) -> set:
-        a_values, b_values = self.values(left, at, seen, axis), self.values(right, at, seen, axis)
+        ax = self._axes((left, right), axis)
+        a_values, b_values = self.values(left, at, seen, ax[0]), self.values(right, at, seen, ax[1])
         if len(a_values) * len(b_values) > 64:
             return {None}
         out = set()
@@ -548,9 +771,18 @@ def fill_problems(module_name: str, source: str) -> list[str]:
     type); each a sentence naming module.function."""
     problems = []
     tree = ast.parse(source)
+    helpers = {f.name: f for f in _jit_functions(tree)}
+    calls = [  # (caller, the call) of each helper called from a Triton function of the module
+        (fn, node)
+        for fn in helpers.values()
+        for node in ast.walk(fn)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in helpers
+    ]
+    called = frozenset(call.func.id for _, call in calls)
+    flows = {name: _Flow(fn, helpers, 0, called) for name, fn in helpers.items()}
     for fn in _jit_functions(tree):
         where = f"{module_name}.{fn.name}"
-        flow = _Flow(fn, {f.name: f for f in _jit_functions(tree)})
+        flow = flows[fn.name]
         assigned: dict[str, list[ast.expr]] = {}
         for node in ast.walk(fn):
             if isinstance(node, ast.Assign):
@@ -608,4 +840,29 @@ def fill_problems(module_name: str, source: str) -> list[str]:
                         "statistic is kept in fp32 (the interpreter promotes it at its first update and hides the "
                         "difference; the compiler keeps it narrow or refuses the loop)"
                     )
-    return problems
+    # a helper's reductions read once more for each call of it, each parameter standing for the caller's argument
+    # (the flash kernel's q, loaded with its fill, reduced in _flash_block's dot)
+    for caller, call in calls:
+        fn = helpers[call.func.id]
+        where = f"{module_name}.{fn.name}"
+        flow, outer = flows[fn.name], flows[caller.name]
+        names = [a.arg for a in fn.args.args]
+        at = outer._statement(call)
+        flow.bound = {name: (outer, arg, at, frozenset()) for name, arg in zip(names, call.args, strict=False)}
+        flow.bound |= {k.arg: (outer, k.value, at, frozenset()) for k in call.keywords if k.arg in names}
+        flow.ranks = {}
+        found = []
+        for node in ast.walk(fn):
+            if not isinstance(node, ast.Call):
+                continue
+            func = ast.unparse(node.func)
+            if func in NEUTRAL and node.args:
+                found += flow.problems(where, node, func)
+            elif func == "tl.dot" and len(node.args) >= 2:
+                found += flow.dot_problems(where, node)
+        flow.bound, flow.ranks = {}, {}
+        for problem in found:
+            if problem not in problems:
+                line = f"{where} (called from {caller.name}, line {call.lineno})"
+                problems.append(line + problem.removeprefix(where))
+    return list(dict.fromkeys(problems))

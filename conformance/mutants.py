@@ -72,6 +72,7 @@ CLASSES = (
     "overflow at large magnitudes",
     "wrong loop bound",
     "reduction over the wrong axis",
+    "broadcast along the wrong axis",
 )
 
 
@@ -6360,6 +6361,85 @@ MUTANTS: tuple[Mutant, ...] = (
         "rstd = 1.0 / tl.sqrt(tl.sum(h * h, axis=0) / N + eps)",
         "rms_norm sums the squares of its [BLOCK_M, BLOCK_N] tile over the rows, not the columns",
         "reduction over the wrong axis",
+    ),
+    # ------------------------------------- kmut22: a caller's fill in a helper, implicit broadcasts, the padded merge
+    Mutant(
+        "attention_prefill.q-filled-with-nan",
+        "attention_prefill",
+        ATTN,
+        "                mask=mask_c[:, None] & mask_d[None, :], other=0.0)\n    k_base",
+        '                mask=mask_c[:, None] & mask_d[None, :], other=float("nan"))\n    k_base',
+        "the flash kernel's q read with a tail of NaN: in _flash_block each padded head-dim lane meets k's 0, and 0 x "
+        "NaN is NaN in every score",
+        "wrong fill value",
+    ),
+    Mutant(
+        "attention_decode.merge-mask-to-block",
+        "attention_decode",
+        ATTN,
+        "    mask_s = offs_s < SPLITS\n",
+        "    mask_s = offs_s < BLOCK_S\n",
+        "the decode merge masks its splits at BLOCK_S: at a split count that is not a power of two it reads the next "
+        "head's first splits as its own",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_decode.merge-mask-inclusive",
+        "attention_decode",
+        ATTN,
+        "    mask_s = offs_s < SPLITS\n",
+        "    mask_s = offs_s <= SPLITS\n",
+        "the decode merge's split mask taken inclusive: at a split count that is not a power of two it reads the next "
+        "head's first split as its own",
+        "mask off by one",
+    ),
+    Mutant(
+        "attention_decode.merge-parts-filled-nan",
+        "attention_decode",
+        ATTN,
+        "                   mask=mask_s[:, None] & mask_d[None, :], other=0.0)",
+        '                   mask=mask_s[:, None] & mask_d[None, :], other=float("nan"))',
+        "the decode merge reads its padded splits' partials as NaN: weighed by 2^-inf = 0, and 0 x NaN is NaN",
+        "wrong fill value",
+    ),
+    Mutant(
+        "rms_norm.rstd-broadcast-along-columns",
+        "rms_norm",
+        NORM,
+        "    y = h * rstd[:, None] * w[None, :]\n",
+        "    y = h * rstd * w[None, :]\n",
+        "rms_norm's rows' statistic met by the [BLOCK_M, BLOCK_N] tile without [:, None]: Triton broadcasts it along "
+        "the last axis, the columns",
+        "broadcast along the wrong axis",
+    ),
+    Mutant(
+        "attention_decode.max-broadcast-along-keys",
+        "attention_decode",
+        ATTN,
+        "        p = tl.exp2(qk - m_new[:, None])\n",
+        "        p = tl.exp2(qk - m_new)\n",
+        "decode's running maximum of each query head met by the [BLOCK_G, BLOCK_N] scores without [:, None]: "
+        "broadcast along the keys",
+        "broadcast along the wrong axis",
+    ),
+    Mutant(
+        "attention_prefill.rescale-broadcast-along-head-dim",
+        "attention_prefill",
+        ATTN,
+        "    acc = acc * rescale[:, None] + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)\n",
+        "    acc = acc * rescale + tl.dot(weights.to(vb.dtype), vb, input_precision=PRECISION)\n",
+        "the flash block's per-row rescale met by the [BLOCK_M, BLOCK_D] accumulator without [:, None]: broadcast "
+        "along the head dim",
+        "broadcast along the wrong axis",
+    ),
+    Mutant(
+        "attention_decode.normalised-along-head-dim",
+        "attention_decode",
+        ATTN,
+        "        out = accumulator / l_i[:, None]\n",
+        "        out = accumulator / l_i\n",
+        "decode's one-split output divided by each query head's sum without [:, None]: broadcast along the head dim",
+        "broadcast along the wrong axis",
     ),
 )
 

@@ -160,7 +160,8 @@ def offered_targets(
 ) -> list[Target]:
     """The records' offered settings (``Record.offered``) that no class ships, at their small shapes: the code
     paths the candidates may choose tomorrow, checked today (a shipped one is checked as shipped already), for the
-    kernels the class's own tables hold (a class that runs no linear has no linear path to check)."""
+    kernels the class's own tables hold (a class that runs no linear has no linear path to check); and their latent
+    ones (``Record.latent``): paths the kernel keeps that no candidate offers (decode's merge over padded splits)."""
     shipped = {(s.kernel, distinct(s.config, interpreter)) for s in shipped_settings(loaded, interpreter, kernels)}
     dtype = STAND_IN.get(OFFERED_IN, OFFERED_IN) if interpreter else OFFERED_IN
     found = []
@@ -169,11 +170,20 @@ def offered_targets(
             continue
         if dtype not in own_dtypes or (dtypes is not None and dtype not in dtypes):
             continue
-        for config in record.offered:
+        for config, where in (
+            *(
+                (c, f"offered by the candidates, shipped by no class: checked in {dtype} for {OFFERED_IN}")
+                for c in record.offered
+            ),
+            *((c, f"{LATENT}: checked in {dtype} for {OFFERED_IN}") for c in record.latent),
+        ):
             if (kernel, distinct(config, interpreter)) in shipped:
                 continue
             small = record.small(config)
             ranges = tuple((dim, lo, hi) for dim, (lo, hi) in small.ranges.items())
-            where = f"offered by the candidates, shipped by no class: checked in {dtype} for {OFFERED_IN}"
             found.append(Target(kernel, Setting(Domain((dtype,), ranges), dict(config)), dtype, small, where))
     return found
+
+
+# where a latent setting (``Record.latent``) is said to come from
+LATENT = "a path the kernel keeps, offered by no candidate"

@@ -40,8 +40,9 @@ def check_shipped(kernel: str) -> None:
     distinct = {shipped.distinct(s.config, True) for s in shipped.shipped_settings(loaded, True, [kernel])}
     checked = {shipped.distinct(r.config, True) for r in report.results}
     assert distinct <= checked, "a shipped setting of the tables was not checked"
-    offered = {shipped.distinct(dict(c), True) for c in shipped.RECORDS[kernel].offered}  # the candidates' own paths
-    assert checked - distinct <= offered, "a setting neither shipped nor offered was checked"
+    record = shipped.RECORDS[kernel]  # the candidates' own paths, and those the kernel keeps that none offers
+    offered = {shipped.distinct(dict(c), True) for c in (*record.offered, *record.latent)}
+    assert checked - distinct <= offered, "a setting neither shipped, offered nor latent was checked"
 
 
 def test_every_variant_of_every_class_reaches_the_interpreter():
@@ -59,8 +60,9 @@ def test_every_variant_of_every_class_reaches_the_interpreter():
     }
     assert not own & {(t.kernel, shipped.distinct(t.setting.config, True)) for t in found}
     offered = [t for t in found if t.where.startswith("offered by the candidates")]  # Record.offered, shipped nowhere
-    assert all(t.where.startswith("shipped in nvidia-h200 (") for t in found if t not in offered)
-    assert {t.kernel for t in offered} <= {"linear"}
+    latent = [t for t in found if t.where.startswith(shipped.LATENT)]  # Record.latent: offered by no candidate
+    assert all(t.where.startswith("shipped in nvidia-h200 (") for t in found if t not in offered + latent)
+    assert {t.kernel for t in offered} <= {"linear"} and {t.kernel for t in latent} <= {"attention_decode"}
     bf16_only = [t for t in found if t.where.endswith(": bf16")]
     assert bf16_only, "the H200 tables hold settings shipped for bf16 only: they are checked in fp16"
 

@@ -81,6 +81,10 @@ class Record:
     # today: ``check --shipped`` checks each at its small shapes too (bf16 ones in fp16 on the interpreter), so a bug
     # there is caught before certify ships it, and a table that stops shipping the path leaves it checked
     offered: tuple[Mapping[str, Any], ...] = ()
+    # settings no candidate offers that run a path the kernel's code keeps for them (decode's merge padded past a
+    # split count that is not a power of two): ``check --shipped`` checks each at its small shapes as it checks an
+    # offered one, so a bug there is caught before a candidate offers the path
+    latent: tuple[Mapping[str, Any], ...] = ()
     # shapes at an edge of the op's own contract, not of a setting's blocks (greedy_pick's tokens past int16's range
     # need a vocabulary past 32,768, which no draw capped for the interpreter reaches): checked first (values
     # "normal", seed 0) in every entry and shipped setting whose domain holds them, as ``Small.explicit`` is
