@@ -253,3 +253,91 @@ def test_an_unreadable_tracked_list_binds_nothing(tmp_path, monkeypatch):
     (latin / tables.TRACKED_NAME).write_bytes(f"# caf\xe9\nverified_rules: {own}\n".encode("latin-1"))
     for root in (gone, folder, latin):
         assert tables._release_bound(root) is False, root
+
+
+# ---------------------------------------------------------------------------------------------- warmup's bookkeeping
+
+
+def test_a_prompt_is_prefilled_into_a_cache_already_built_where_its_window_holds_one(monkeypatch):
+    """w02, w03: the plan prefills each prompt into one cache of each class its runs' capacities have (its window,
+    prompt + 1 .. prompt + --max-tokens), taking a cache already built (a decode step's, or one an earlier prompt was
+    prefilled into) where the window holds one of that class: a cache is built for prefills alone only where none is.
+    With 20 new tokens a window holds two capacities of some classes (x and x + 16), where a cache built for an
+    earlier prompt must win over the window's own largest (the plants built another: a decode's cache losing, an
+    earlier prompt's forgotten). The prompts are walked in the order the plan takes them (ascending). Every length
+    is stood in for as certified, in one segment: what is judged is which caches the plan builds, not the settings."""
+    from test_runtime_planted import TINY
+
+    from neurobrix import warmup
+
+    monkeypatch.setattr(warmup, "length_segments", lambda tables, class_id, lo, hi: [(lo, hi)])
+    monkeypatch.setattr(warmup, "forward_calls", lambda *args: [])
+    monkeypatch.setattr(warmup, "resolve", lambda calls, tables, class_id: types.SimpleNamespace(settings={}))
+    loaded = types.SimpleNamespace(classes={"x": types.SimpleNamespace(launch=())})
+    context, new = 64, 20
+    plan = warmup.plan_warmup(dataclasses.replace(TINY, max_positions=context), loaded, "x", "fp32", max_new=new)
+    assert plan.prompts == [(1, context - 1)] and plan.capacities == [(2, context)]
+    prompts = sorted({p for ps in plan.prefills.values() for p in ps})
+    built = set(plan.decodes)
+    reused = 0
+    for prompt in prompts:
+        window = range(prompt + 1, min(prompt + new, context) + 1)
+        caches = [c for c, ps in plan.prefills.items() if prompt in ps]
+        classes = [warmup._class_of(c) for c in caches]
+        assert all(c in window for c in caches) and len(set(classes)) == len(classes), (prompt, caches)
+        assert set(classes) == {warmup._class_of(c) for c in window}, prompt  # each class of the window once
+        for cache in caches:
+            held = [b for b in built if b in window and warmup._class_of(b) == warmup._class_of(cache)]
+            assert not held or cache in built, (prompt, cache, held)
+            reused += cache in built and cache not in plan.decodes
+        built |= set(caches)
+    assert reused  # (the case has a prompt taking a cache an earlier prompt was prefilled into)
+
+
+def test_launch_makes_each_planned_pass_and_one_greedy_step(monkeypatch):
+    """w04: ``launch`` makes a decode step at each decode cache, a prefill of each prompt into its caches, and one
+    step of the greedy loop (its greedy_pick's arguments are the same at every length; the plant stepped it at every
+    decode cache). What it builds and launches is stood in for, so only its bookkeeping is judged."""
+    from test_runtime_planted import TINY
+
+    from neurobrix import memory, model, ops, stack, warmup
+
+    made: list[tuple] = []
+
+    class Transformer:
+        def __init__(self, cfg, weights, ops, batch, capacity):
+            self.capacity = capacity
+
+    class Decoder:
+        def __init__(self, model, batch, use_graph):
+            self.model = model
+
+        def step(self, tokens, position):
+            made.append(("decode", self.model.capacity))
+
+    class GreedyDecoder(Decoder):
+        def start(self, tokens, position):
+            pass
+
+        def step(self):
+            made.append(("greedy", self.model.capacity))
+
+    monkeypatch.setattr(model, "Transformer", Transformer)
+    monkeypatch.setattr(generate, "Decoder", Decoder)
+    monkeypatch.setattr(generate, "GreedyDecoder", GreedyDecoder)
+    monkeypatch.setattr(generate, "prefill", lambda m, prompts: made.append(("prefill", m.capacity, len(prompts[0]))))
+    monkeypatch.setattr(ops, "certified", lambda settings, pdl=False: None)
+    monkeypatch.setattr(stack, "require_runnable", lambda *args: None)
+    monkeypatch.setattr(memory, "require_fit_on", lambda *args: None)
+    monkeypatch.setattr(warmup, "certified_settings", lambda *args: {})
+    monkeypatch.setattr(warmup, "scratch_weights", lambda *args: None)
+    plan = warmup.WarmupPlan(
+        "interpreter", None, [(1, 5)], [(2, 9)], [], [], decodes=[2, 3, 9], prefills={3: [1, 2], 8: [5]}
+    )
+    progress: list[tuple[int, int]] = []
+    assert warmup.launch(TINY, plan, "fp32", "cpu", lambda done, total: progress.append((done, total))) == 6
+    assert [m for m in made if m[0] == "greedy"] == [("greedy", 2)]
+    assert sorted(m for m in made if m[0] != "greedy") == sorted(
+        [("decode", 2), ("decode", 3), ("decode", 9), ("prefill", 3, 1), ("prefill", 3, 2), ("prefill", 8, 5)]
+    )
+    assert progress == [(n, 6) for n in range(1, 7)]
