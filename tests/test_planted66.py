@@ -1,16 +1,17 @@
 """Planted-bug round 64 (docs/planted-bugs.md): cases for the plants of tests/planted66_plants.py that the tests
-guarding their code let through, and for the two defects the round found in the clean code: the chat template
-picked for a chat with tools (neurobrix/tokenizer.py: ``render_chat``, the templates read from
-``additional_chat_templates/``), the decode step's capture and run's bound of a sliding window as long as the context
-(neurobrix/generate.py: ``Decoder.capture``; neurobrix/run.py: ``new_token_limit``), warmup's bookkeeping of the caches
-it builds and of its greedy step (neurobrix/warmup.py: ``_merge``, ``plan_warmup``, ``launch``), an unreadable
-TRACKED.yaml (neurobrix/tables.py: ``_release_bound``) and the sampling settings' ranges (neurobrix/sampling.py:
-``Sampling.validate``).
+guarding their code let through, and for the two defects the round found in the clean code: the chat template's
+message clean-up and its named templates (neurobrix/tokenizer.py: ``_chat_message``, ``render_chat``'s pick for a
+chat with tools, the templates read from ``additional_chat_templates/``), the decode step's capture
+(neurobrix/generate.py: ``Decoder.capture``), warmup's bookkeeping of the caches it builds and of its greedy step
+(neurobrix/warmup.py: ``plan_warmup``, ``launch``), an unreadable TRACKED.yaml (neurobrix/tables.py:
+``_release_bound``) and the sampling settings' ranges (neurobrix/sampling.py: ``Sampling.validate``).
 
 Each case fails with its plant in place (checked with tests/planted66_driver.py, this file alone) and passes on the
 clean code; the two found defects' cases failed on the code before their fix. Templates and sampling ranges are
 compared with transformers' own (its tokenizer's apply_chat_template, its warpers' constructors); the decode step's
-capture runs on the CPU with the graph capture stood in for, so what is judged is how often it captures.
+capture runs on the CPU with the graph capture stood in for, so what is judged is how often it captures; warmup's
+plan is made with every length stood in for as certified (one segment), its launch with what it builds and launches
+stood in for, so what is judged is which caches are built and which passes made.
 
 Outcomes of all 20: see docs/planted-bugs.md, round 64.
 """
@@ -25,7 +26,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from neurobrix import generate, run, tables
+from neurobrix import generate, tables
 from neurobrix.errors import UsageError
 from neurobrix.sampling import Sampling
 
@@ -167,21 +168,6 @@ def test_the_decode_step_is_captured_once(monkeypatch):
     assert len(captured) == 1
     assert model.steps == [(7, 8)]  # the capture's warm-up, at the first position: one more key than it
     assert decoder.tokens.tolist() == [[3]] and decoder.state.tolist() == [[9], [10]]  # the last step's inputs
-
-
-def test_a_window_one_short_of_the_context_leaves_the_default_cut_at_the_context():
-    """k03: a sliding window of context - 1 positions binds nothing a run can reach (a run feeds at most context - 1
-    positions, the last new token never fed), so the default of 20 new tokens after a prompt 4 short of the context
-    is cut to those 4, with a note, as transformers' generate cuts its default at the context, and the generation then
-    feeds 4 + 60 - 1 = 63 positions, within the window. The plant took the window as the bound and refused it."""
-    from test_runtime_planted import TINY
-
-    cfg = dataclasses.replace(TINY, max_positions=64, sliding_window=63)
-    tokenizer = types.SimpleNamespace(max_new_tokens=lambda prompt: None, generation_file="generation_config.json")
-    notes: list[str] = []
-    assert run.new_token_limit(cfg, tokenizer, 60, None, notes.append) == 4
-    assert len(notes) == 1 and "context of 64 tokens leaves that many after the 60-token prompt" in notes[0], notes
-    assert 60 + 4 - 1 <= cfg.sliding_window  # generate's own window check takes it
 
 
 # ---------------------------------------------------------------------------------------------- sampling's ranges
