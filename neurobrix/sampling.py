@@ -65,16 +65,22 @@ class Sampling:
             raise UsageError(f"--seed must be an integer in [0, 2**64), got {self.seed}")
         if not self.penalty > 0:  # infinity too, as transformers' processor takes it (NaN is no number > 0)
             raise UsageError(f"--repetition-penalty must be a number > 0, got {self.repetition_penalty}")
-        ranges = {  # what transformers' warpers accept where generate builds them
-            "min_p": (0, 1, True),
-            "typical_p": (0, 1, False),
-            "epsilon_cutoff": (0, 1, False),
-            "eta_cutoff": (0, 1, False),
-            "top_h": (0, 1, True),
+        # what transformers' warpers accept where generate builds them (low, high, whether each is taken):
+        # TypicalLogitsWarper refuses a typical_p of 0 and TopHLogitsWarper a top_h of 0 (generate builds both
+        # there), where an epsilon_cutoff or eta_cutoff of 0 builds no warper
+        ranges = {
+            "min_p": (0, 1, True, True),
+            "typical_p": (0, 1, False, False),
+            "epsilon_cutoff": (0, 1, True, False),
+            "eta_cutoff": (0, 1, True, False),
+            "top_h": (0, 1, False, True),
         }
-        for name, (low, high, closed) in ranges.items():
+        for name, (low, high, from_low, to_high) in ranges.items():
             value = getattr(self, name)
             if value is not None and not (
-                math.isfinite(value) and low <= value and (value <= high if closed else value < high)
+                math.isfinite(value)
+                and (low <= value if from_low else low < value)
+                and (value <= high if to_high else value < high)
             ):
-                raise UsageError(f"{name} must be in [{low}, {high}{']' if closed else ')'}, got {value}")
+                said = f"{'[' if from_low else '('}{low}, {high}{']' if to_high else ')'}"
+                raise UsageError(f"{name} must be in {said}, got {value}")

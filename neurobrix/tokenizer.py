@@ -2015,6 +2015,8 @@ class Tokenizer:
         """The chat as the model's template renders it, with what transformers' apply_chat_template gives a
         template: the messages, tools, documents, add_generation_prompt and the named special tokens."""
         name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
+        if tools is not None and "tool_use" in self.unusable_templates:  # transformers picks it, and fails on it
+            name = "tool_use"
         source = self.chat_templates.get(name)
         if name in self.unusable_templates:
             raise TokenizerError(
