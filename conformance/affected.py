@@ -23,6 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from neurobrix import tables as nb_tables
+from neurobrix.cli import close_hint
 from neurobrix.errors import UsageError
 
 REPO = Path(__file__).resolve().parent.parent
@@ -183,6 +184,7 @@ def affected_classes(
         if class_id not in classes:
             raise UsageError(
                 f"{class_id!r} is not a GPU class of {root}; GPU classes: {', '.join(sorted(classes)) or 'none'}"
+                f"{close_hint([class_id], sorted(classes))}"
             )
     found = affected_by([given_path(f, repo) for f in files], classes)
     if base is not None:

@@ -39,6 +39,7 @@ import yaml
 import neurobrix
 from neurobrix import kernel_source, stack
 from neurobrix import tables as nb_tables
+from neurobrix.cli import close_hint
 from neurobrix.dtypes import torch_dtype
 from neurobrix.errors import NeuroBrixError, TablesError, UsageError, counted
 from neurobrix.gpu import device_facts, interpreter_enabled
@@ -591,7 +592,11 @@ def reformat(root: Path, class_id: str) -> list[Path]:
     as a format-4 index (each config once, an entry a row); the audit record keeps its bytes."""
     folder = root / class_id
     if not (folder / nb_tables.CLASS_NAME).is_file():
-        raise UsageError(f"no GPU class {class_id!r} in {root}")
+        classes = (
+            sorted(c.name for c in root.iterdir() if (c / nb_tables.CLASS_NAME).is_file()) if root.is_dir() else []
+        )
+        hint = close_hint([class_id], classes)
+        raise UsageError(f"no GPU class {class_id!r} in {root}; classes: {', '.join(classes) or 'none'}{hint}")
     written = []
     for kernel in SPECS:
         old = folder / f"{kernel}.yaml"
@@ -906,7 +911,7 @@ def certify(
     class_yaml = nb_tables.class_path(root, class_id)
     for kernel in kernels or []:
         if kernel not in SPECS:
-            raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}")
+            raise UsageError(f"unknown kernel {kernel!r}; kernels: {', '.join(SPECS)}{close_hint([kernel], SPECS)}")
     klass = parse_class(nb_tables.read_yaml(class_yaml, str(class_yaml)), str(class_yaml), class_id)
     check.require_device(klass)
     # a proof records torch's and Triton's versions only: proofs of the code compiled under another ptxas, a kernel

@@ -40,6 +40,7 @@ from hypothesis import strategies as st
 
 from neurobrix import stack
 from neurobrix import tables as nb_tables
+from neurobrix.cli import close_hint
 from neurobrix.errors import NoGPUError, UsageError, counted
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
@@ -859,13 +860,19 @@ def check_class(
         )
     for kernel in kernels or []:
         if kernel not in have:
-            raise UsageError(f"class {gpu_class} has no table for kernel {kernel!r}; it has {', '.join(sorted(have))}")
+            raise UsageError(
+                f"class {gpu_class} has no table for kernel {kernel!r}; it has {', '.join(sorted(have))}"
+                f"{close_hint([kernel], sorted(have))}"
+            )
     chosen = sorted(kernels or have)
     known = {v: k for k in chosen for v in SPECS[k].variants}
     unknown = sorted((variants or set()) - set(known))
     if unknown:
         offered = "; ".join(f"{k}: {', '.join(SPECS[k].variants)}" for k in chosen if SPECS[k].variants)
-        raise UsageError(f"no variant {', '.join(unknown)} in {', '.join(chosen)} (variants: {offered or 'none'})")
+        hint = close_hint(unknown, sorted(known))
+        raise UsageError(
+            f"no variant {', '.join(unknown)} in {', '.join(chosen)} (variants: {offered or 'none'}){hint}"
+        )
     outside = sorted(set(where or {}) - {dim for k in chosen for dim in SPECS[k].key})
     if outside:
         raise UsageError(f"--where names {', '.join(outside)}, a dimension of none of {', '.join(chosen)}")

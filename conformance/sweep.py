@@ -11,6 +11,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+from neurobrix.cli import close_hint
 from neurobrix.dtypes import torch_dtype
 from neurobrix.errors import UsageError
 from neurobrix.gpu import detect_class, interpreter_enabled
@@ -27,7 +28,8 @@ def sweep(
 
     unknown = sorted(set(kernels or ()) - set(RECORDS))
     if unknown:  # else nothing runs and the sweep "passes" (exit 0) having checked nothing
-        raise UsageError(f"unknown kernel(s) {', '.join(unknown)}; kernels: {', '.join(RECORDS)}")
+        hint = close_hint(unknown, RECORDS)
+        raise UsageError(f"unknown kernel(s) {', '.join(unknown)}; kernels: {', '.join(RECORDS)}{hint}")
     if "bf16" in dtypes and interpreter_enabled():  # else every kernel "FAILED" in bf16: the upstream bug, not ours
         raise UsageError(
             "the Triton interpreter computes bf16 wrongly (an upstream bug), so a bf16 sweep there fails whatever the "

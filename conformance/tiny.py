@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from neurobrix.errors import UsageError
 from neurobrix.tiny import CHAT_TEMPLATE, CORPUS, train_tokenizer  # noqa: F401  (one tokenizer for both)
 
 COMMON = dict(hidden_size=64, intermediate_size=96, num_hidden_layers=2, max_position_embeddings=128)
@@ -43,6 +44,13 @@ FAMILIES = {
 def make(folder: Path, family: str = "llama", seed: int = 0, context: int | None = None) -> Path:
     """Write a tiny random checkpoint of ``family`` into ``folder`` (created); ``context``: its
     max_position_embeddings (default 128), e.g. 32768 to try long prompts and chunked prefill."""
+    # a file where the folder or a folder above it goes (`tiny-model notes.txt/x`) was "the checkpoint cannot be
+    # written there (Not a directory)", the file unnamed (walk-through round 47; `neurobrix tiny-model` names it since
+    # round 46): named, before torch is imported
+    above = next((p for p in (folder, *folder.parents) if p.exists()), None)
+    if above is not None and not above.is_dir():
+        where = "a file" if above == folder else f"{above} is a file"
+        raise UsageError(f"{folder}: {where}, not a folder; name a folder to write the tiny checkpoint into")
     import torch
     import transformers
 

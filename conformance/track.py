@@ -7,8 +7,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
+from neurobrix.cli import close_hint
 from neurobrix.errors import UsageError
 from neurobrix.tables import (
+    CLASS_NAME,
     TRACKED_NAME,
     Problem,
     Tables,
@@ -32,7 +34,7 @@ def require_class(gpu_class: str, loaded: Tables) -> None:
     if gpu_class not in loaded.classes:
         raise UsageError(
             f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
-            f"{', '.join(sorted(loaded.classes)) or 'none'}"
+            f"{', '.join(sorted(loaded.classes)) or 'none'}{close_hint([gpu_class], loaded.classes)}"
         )
 
 
@@ -46,7 +48,9 @@ def require_described(root: Path, class_id: str, then: str) -> None:
     (4 to 5 s on a 2-core CPU, walk-through round 43), in the words the command itself uses."""
     class_yaml = class_path(root, class_id)
     if not class_yaml.is_file():
-        raise UsageError(f"{class_yaml} does not exist: {then}")
+        # a new class is described first; a misspelt one (`interpretr`) is named with the class meant
+        described = [c.name for c in root.iterdir() if (c / CLASS_NAME).is_file()] if root.is_dir() else []
+        raise UsageError(f"{class_yaml} does not exist: {then}{close_hint([class_id], sorted(described))}")
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:

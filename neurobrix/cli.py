@@ -193,12 +193,12 @@ class Parser(argparse.ArgumentParser):
         except argparse.ArgumentError as exc:
             # `neurobrix runn`, `tables verfy`, `--profile dve`: argparse lists every choice and names none as close
             # (walk-through round 46); the one difflib finds is named, as a misspelt option is
-            choices = [str(c) for c in action.choices or ()]
-            close = [d for d in [{**DTYPE_WORDS, **COMMAND_WORDS}.get(str(value).lower())] if d in choices]
-            close = close or difflib.get_close_matches(str(value), choices, n=1, cutoff=0.6)
-            if not close:
+            close = closest(str(value), [str(c) for c in action.choices or ()])
+            if close is None:
                 raise
-            raise argparse.ArgumentError(action, f"{exc.message}; did you mean {close[0]!r}?") from None
+            note = COMMAND_NOTES.get(str(value).lower()) if close == COMMAND_WORDS.get(str(value).lower()) else None
+            said = f"{exc.message}; {note}" if note else exc.message
+            raise argparse.ArgumentError(action, f"{said}; did you mean {close!r}?") from None
 
     def error(self, message: str) -> NoReturn:
         # argparse checks the required options before it names what it did not know: `run --promt hi` was told
@@ -230,17 +230,49 @@ DTYPE_WORDS = {"float16": "fp16", "half": "fp16", "bfloat16": "bf16", "float32":
 
 
 # other command lines' words for `neurobrix` commands (`ollama pull`, `chat`, `ls`, `rm`), named where a choice is
-COMMAND_WORDS = {"chat": "run", "generate": "run", "pull": "import", "download": "import", "ls": "list", "rm": "remove"}
+COMMAND_WORDS = {
+    "chat": "run",
+    "generate": "run",
+    "complete": "run",
+    "serve": "run",
+    "server": "run",
+    "pull": "import",
+    "download": "import",
+    "ls": "list",
+    "rm": "remove",
+    "delete": "remove",
+}
+# what a word of another command line's needs said beside the command meant: `neurobrix serve` (ollama's, vllm's) was
+# refused with the list of commands alone (walk-through round 47), which names no server since there is none
+COMMAND_NOTES = {
+    "serve": "NeuroBrix runs no server: `neurobrix run` loads the model and answers the prompt in its own process",
+    "server": "NeuroBrix runs no server: `neurobrix run` loads the model and answers the prompt in its own process",
+}
+
+
+def closest(word: str, choices: Sequence[str]) -> str | None:
+    """The choice ``word`` was meant for: another command line's word for it (`chat`: run; torch's `float16`: fp16),
+    else the one difflib finds close (`runn`: run, `interpretr`: interpreter, `fp61`: fp16), else None. One rule for
+    every choice of the three command lines, argparse's and the commands' own lists alike (walk-through round 47)."""
+    choices = [str(c) for c in choices]
+    alias = {**DTYPE_WORDS, **COMMAND_WORDS}.get(word.lower())
+    if alias in choices:
+        return alias
+    match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
+    return match[0] if match else None
+
+
+def close_hint(words: Sequence[str], choices: Sequence[str]) -> str:
+    """ " (did you mean fp16?)" after ``words`` that name none of ``choices`` (a class, kernel or dtype a command
+    refuses with its list), each with the one it is close to; "" where none is close."""
+    meant = [(w, closest(w, choices)) for w in words]
+    named = [f"{m} for {w}" if len(words) > 1 else m for w, m in meant if m is not None]
+    return f" (did you mean {', '.join(named)}?)" if named else ""
 
 
 def dtype_hint(words: Sequence[str]) -> str:
-    """ " (did you mean fp16?)" after dtypes not known, where one is torch's name of a dtype."""
-    meant = [
-        f"{DTYPE_WORDS[w.lower()]} for {w}" if len(words) > 1 else DTYPE_WORDS[w.lower()]
-        for w in words
-        if w.lower() in DTYPE_WORDS
-    ]
-    return f" (did you mean {', '.join(meant)}?)" if meant else ""
+    """ " (did you mean fp16?)" after dtypes not known: torch's name of a dtype, or one close to it (`fp61`)."""
+    return close_hint(words, ("fp32", "fp16", "bf16"))
 
 
 def _first_long(action: argparse.Action) -> str:
@@ -304,7 +336,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     if args.gpu_class not in tables.classes:
         raise UsageError(
             f"no GPU class {args.gpu_class!r} in {tables.location.root}; "
-            f"classes: {', '.join(sorted(tables.classes)) or 'none'}"
+            f"classes: {', '.join(sorted(tables.classes)) or 'none'}{close_hint([args.gpu_class], tables.classes)}"
         )
     gpu_class = tables.classes[args.gpu_class]
     kernels = tables.kernels(args.gpu_class)
@@ -323,7 +355,7 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     if args.kernel not in kernels:
         raise UsageError(
             f"class {args.gpu_class} has no table for kernel {args.kernel!r}; "
-            f"it has: {', '.join(sorted(kernels)) or 'none'}"
+            f"it has: {', '.join(sorted(kernels)) or 'none'}{close_hint([args.kernel], kernels)}"
         )
     index = tables.index(args.gpu_class, args.kernel)
     table = tables.proofs(args.gpu_class, args.kernel)  # the audit record, checked against its index
