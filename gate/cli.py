@@ -56,7 +56,10 @@ def _options(args: argparse.Namespace) -> Options:
         try:
             expect = Version(args.expect_version)  # PEP 440 allows a leading v, as in a tag v0.1.0
         except InvalidVersion as exc:
-            raise GateError(f"--expect-version {args.expect_version!r} is not a version: {exc}") from exc
+            raise GateError(
+                f"--expect-version {args.expect_version!r} is not a version (PEP 440: 1.2.0, v1.2.0, 1.2.0rc1: the "
+                "release's tag)"
+            ) from exc
     return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke)
 
 
@@ -117,6 +120,8 @@ def _finish(args: argparse.Namespace, report: Report, options: Options) -> int:
 
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
+    if path.is_dir():  # was "cannot be written: [Errno 21] Is a directory: '...'" (walk-through round 47)
+        raise GateError(f"--json {path}: cannot be written: a folder, not a file; name the report's file (report.json in it, say)")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_whole(path, json.dumps(data, indent=2) + "\n")  # whole or not at all: a half report is no verdict

@@ -59,9 +59,12 @@ def parse_list(data: bytes, shown: str, max_bytes: int) -> tuple[TrackedFile, ..
 def load_reference(path: Path, max_bytes: int = Limits().text_size) -> Reference:
     """Read and validate the reference list; anything wrong with it makes the gate unusable (GateError)."""
     if not path.is_file():
+        # "(not a regular file)" for a file not there, and "give ... or --tracked FILE" to a run that gave it: what is
+        # there is named (walk-through round 47)
+        what = "a folder" if path.is_dir() else "no such file" if not path.exists() else "not a regular file"
         raise GateError(
-            f"{path}: no tracked list there (not a regular file); give the repository's "
-            f"tables/{TRACKED_NAME} or --tracked FILE"
+            f"{path}: no tracked list there ({what}); the reference is this checkout's tables/{TRACKED_NAME}, or "
+            "the file --tracked names"
         )
     try:
         with path.open("rb") as fh:
