@@ -121,7 +121,9 @@ def _finish(args: argparse.Namespace, report: Report, options: Options) -> int:
 
 def _write_json(path: Path, data: dict[str, Any]) -> None:
     if path.is_dir():  # was "cannot be written: [Errno 21] Is a directory: '...'" (walk-through round 47)
-        raise GateError(f"--json {path}: cannot be written: a folder, not a file; name the report's file (report.json in it, say)")
+        raise GateError(
+            f"--json {path}: cannot be written: a folder, not a file; name the report's file (report.json in it, say)"
+        )
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         write_whole(path, json.dumps(data, indent=2) + "\n")  # whole or not at all: a half report is no verdict

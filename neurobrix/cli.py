@@ -336,7 +336,8 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     if args.gpu_class not in tables.classes:
         raise UsageError(
             f"no GPU class {args.gpu_class!r} in {tables.location.root}; "
-            f"classes: {', '.join(sorted(tables.classes)) or 'none'}{close_hint([args.gpu_class], tables.classes)}"
+            f"classes: {', '.join(sorted(tables.classes)) or 'none'}"
+            f"{close_hint([args.gpu_class], tables.classes)}"
         )
     gpu_class = tables.classes[args.gpu_class]
     kernels = tables.kernels(args.gpu_class)
@@ -355,7 +356,8 @@ def cmd_tables_show(args: argparse.Namespace) -> int:
     if args.kernel not in kernels:
         raise UsageError(
             f"class {args.gpu_class} has no table for kernel {args.kernel!r}; "
-            f"it has: {', '.join(sorted(kernels)) or 'none'}{close_hint([args.kernel], kernels)}"
+            f"it has: {', '.join(sorted(kernels)) or 'none'}"
+            f"{close_hint([args.kernel], kernels)}"
         )
     index = tables.index(args.gpu_class, args.kernel)
     table = tables.proofs(args.gpu_class, args.kernel)  # the audit record, checked against its index
