@@ -6,7 +6,7 @@ releases' section, `python -m gate --help` and each subcommand's, a run on a whe
 folders, a .tar.gz that is no sdist, an sdist of another project, and the README's steps between the gate and the
 upload on a report of `python -m gate build`.
 
-Found and fixed (each test below failed before its fix):
+Found and fixed (each test below failed before its fix, but the guard: a class close to nothing gets no hint):
 - `neurobrix serve` (ollama's and vllm's word) was refused with the list of commands alone: it says NeuroBrix runs no
   server and names 'run'.
 - `python -m conformance tiny-model notes.txt/x` said "the checkpoint cannot be written there (Not a directory)", and
