@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from conformance import harness, mutants
-from neurobrix.ops import attention, linear, rms_norm, silu_mul
+from neurobrix.ops import attention, linear, rms_norm, rotary, silu_mul
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = {m.id: m for m in mutants.MUTANTS}
@@ -37,6 +37,9 @@ CAUGHT = (
     "linear.gemv.column-block-by-k-block",
     "rms_norm.x-not-upcast",
     "rms_norm.stream-not-upcast",
+    "rotary.token-and-head-axes-swapped",
+    "rotary.cos-mask-inclusive",
+    "greedy_pick.part-and-row-axes-swapped",  # shown by the check only: its arrival counters are the process's own
 )
 # equivalent (not in the registry): file, old, new
 EQUIVALENT = {
@@ -94,11 +97,14 @@ CALLS = {
     "attention_decode.key-loop-by-head-dim-block": ("attention_decode", _decode(64)),
     "attention_decode.k-and-v-batch-strides-swapped": ("attention_decode", _decode()),
     "attention_prefill.whole-in-query-blocks": (
-        "attention_prefill", {"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2}
+        "attention_prefill",
+        {"BLOCK_M": 16, "BLOCK_N": 64, "num_warps": 4, "num_stages": 2},
     ),
     "silu_mul.column-mask-inclusive": ("silu_mul", {"BLOCK_M": 8, "BLOCK_I": 64, "num_warps": 4}),
     "rms_norm.x-not-upcast": ("rms_norm", {"BLOCK_M": 4, "num_warps": 4}),
     "rms_norm.stream-not-upcast": ("rms_norm", {"BLOCK_M": 4, "num_warps": 4}),
+    "rotary.token-and-head-axes-swapped": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
+    "rotary.cos-mask-inclusive": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
 }
 
 
@@ -119,6 +125,11 @@ def _arguments(function: str, plant: str) -> tuple:
         q = torch.randn(1, 40, 2, 32, generator=g)
         k, v = torch.randn(1, 40, 1, 32, generator=g), torch.randn(1, 40, 1, 32, generator=g)
         return harness.padded(q, 0, "cpu"), harness.padded(k, 0, "cpu"), harness.padded(v, 0, "cpu"), 0.3
+    if function == "rotary":  # 5 tokens, 3 head blocks (a grid that is not square); a half of 6 in a block of 8, at
+        # the table's last row
+        q, k = torch.randn(1, 5, 8, 12, generator=g), torch.randn(1, 5, 2, 12, generator=g)
+        cos, sin = harness.padded(torch.rand(5, 6, generator=g), 0, "cpu"), harness.padded(torch.rand(5, 6), 0, "cpu")
+        return q, k, cos, sin, torch.tensor([[0, 1, 2, 3, 4]])
     if function == "silu_mul":  # a row past the last: a read past its end is finite, so a store of it shows
         return (torch.randn(6, 90, generator=g)[:5],)
     x = (torch.randn(5, 300, generator=g) * 8).half()
@@ -129,12 +140,14 @@ def _arguments(function: str, plant: str) -> tuple:
 
 
 def _run(module, plant: str):
-    """The outputs of one call on NaN-poisoned, guarded allocations, or the exception it (or a guard) raised."""
+    """The outputs of one call on NaN-poisoned, guarded allocations under the check's memory guards, or the exception
+    it (or a guard) raised."""
     function, config = CALLS[plant]
     args = _arguments(function, plant)
     allocations = harness.Allocations()
     try:
-        out = getattr(module, function)(*args, config=config, empty=allocations.empty)
+        with harness.memory_guarded():  # every lane a load or store takes must address an argument's element
+            out = getattr(module, function)(*args, config=config, empty=allocations.empty)
         for check in [*allocations.checks, *(t.check_guards for t in args if hasattr(t, "check_guards"))]:
             check()
     except Exception as e:  # noqa: BLE001  # what the check would report: a guard overrun, an error
@@ -142,7 +155,7 @@ def _run(module, plant: str):
     return out
 
 
-@pytest.mark.parametrize("plant", CAUGHT)
+@pytest.mark.parametrize("plant", sorted(CALLS))
 def test_each_plant_changes_what_one_call_computes(plant, tmp_path):
     """Each registered plant, on one small call where it must show (a grid that is not square, a mask's bound inside a
     block, BLOCK_N twice BLOCK_D, a v cache whose rows are padded, a query block shorter than its key block, 16-bit
@@ -158,7 +171,8 @@ def test_each_plant_changes_what_one_call_computes(plant, tmp_path):
 
 
 def _module_of(file: str):
-    return {"linear": linear, "attention": attention, "rms_norm": rms_norm, "silu_mul": silu_mul}[Path(file).stem]
+    modules = {"linear": linear, "attention": attention, "rms_norm": rms_norm, "silu_mul": silu_mul, "rotary": rotary}
+    return modules[Path(file).stem]
 
 
 @pytest.mark.parametrize("plant", sorted(EQUIVALENT))
@@ -171,8 +185,10 @@ def test_each_equivalent_computes_the_same_bits(plant, tmp_path):
     g = torch.Generator().manual_seed(11)
     for dtype in (torch.float16, torch.bfloat16):
         if plant.startswith("rms_norm"):
-            x, w, r = (torch.randn(5, 45, generator=g) * 4).to(dtype), torch.randn(45, generator=g).to(dtype), (
-                torch.randn(5, 45, generator=g).to(dtype)
+            x, w, r = (
+                (torch.randn(5, 45, generator=g) * 4).to(dtype),
+                torch.randn(45, generator=g).to(dtype),
+                torch.randn(5, 45, generator=g).to(dtype),
             )
             config = {"BLOCK_M": 4, "num_warps": 4}
             got, want = planted.rms_norm(x, w, 1e-6, r, config=config), rms_norm.rms_norm(x, w, 1e-6, r, config=config)
