@@ -21,7 +21,7 @@ import pytest
 import torch
 
 from conformance import harness, mutants
-from neurobrix.ops import attention, linear, rms_norm, rotary, silu_mul
+from neurobrix.ops import attention, linear, pick, rms_norm, rotary, silu_mul
 
 ROOT = Path(__file__).resolve().parents[1]
 REGISTRY = {m.id: m for m in mutants.MUTANTS}
@@ -39,7 +39,7 @@ CAUGHT = (
     "rms_norm.stream-not-upcast",
     "rotary.token-and-head-axes-swapped",
     "rotary.cos-mask-inclusive",
-    "greedy_pick.part-and-row-axes-swapped",  # shown by the check only: its arrival counters are the process's own
+    "greedy_pick.part-and-row-axes-swapped",
 )
 # equivalent (not in the registry): file, old, new
 EQUIVALENT = {
@@ -105,6 +105,7 @@ CALLS = {
     "rms_norm.stream-not-upcast": ("rms_norm", {"BLOCK_M": 4, "num_warps": 4}),
     "rotary.token-and-head-axes-swapped": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
     "rotary.cos-mask-inclusive": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
+    "greedy_pick.part-and-row-axes-swapped": ("greedy_pick", {"BLOCK_V": 64, "num_warps": 4}),
 }
 
 
@@ -130,6 +131,9 @@ def _arguments(function: str, plant: str) -> tuple:
         q, k = torch.randn(1, 5, 8, 12, generator=g), torch.randn(1, 5, 2, 12, generator=g)
         cos, sin = harness.padded(torch.rand(5, 6, generator=g), 0, "cpu"), harness.padded(torch.rand(5, 6), 0, "cpu")
         return q, k, cos, sin, torch.tensor([[0, 1, 2, 3, 4]])
+    if function == "greedy_pick":  # 3 rows of 5 parts each
+        logits = harness.padded(torch.randn(3, 300, generator=g), 8, "cpu")
+        return logits, torch.zeros(3, 1, dtype=torch.int64), torch.zeros(2, 3, dtype=torch.int64)
     if function == "silu_mul":  # a row past the last: a read past its end is finite, so a store of it shows
         return (torch.randn(6, 90, generator=g)[:5],)
     x = (torch.randn(5, 300, generator=g) * 8).half()
@@ -147,7 +151,9 @@ def _run(module, plant: str):
     allocations = harness.Allocations()
     try:
         with harness.memory_guarded():  # every lane a load or store takes must address an argument's element
-            out = getattr(module, function)(*args, config=config, empty=allocations.empty)
+            # greedy_pick's arrival counters of its own (a program past the rows leaves the process's raised)
+            extra = {"counters": {}} if function == "greedy_pick" else {}
+            out = getattr(module, function)(*args, config=config, empty=allocations.empty, **extra)
         for check in [*allocations.checks, *(t.check_guards for t in args if hasattr(t, "check_guards"))]:
             check()
     except Exception as e:  # noqa: BLE001  # what the check would report: a guard overrun, an error
@@ -171,8 +177,8 @@ def test_each_plant_changes_what_one_call_computes(plant, tmp_path):
 
 
 def _module_of(file: str):
-    modules = {"linear": linear, "attention": attention, "rms_norm": rms_norm, "silu_mul": silu_mul, "rotary": rotary}
-    return modules[Path(file).stem]
+    modules = (attention, linear, pick, rms_norm, rotary, silu_mul)
+    return {m.__name__.rsplit(".", 1)[1]: m for m in modules}[Path(file).stem]
 
 
 @pytest.mark.parametrize("plant", sorted(EQUIVALENT))
