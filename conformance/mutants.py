@@ -6565,6 +6565,36 @@ MUTANTS: tuple[Mutant, ...] = (
         "rotary takes its token from the launch's head-block axis and its head block from the token axis",
         "wrong indexing",
     ),
+    Mutant(
+        "linear.tiled.x-and-y-row-strides-swapped",
+        "linear",
+        LINEAR,
+        "            x, weight, b, y, M, N, K, x.stride(0), weight.stride(0), y.stride(0),\n"
+        "            HAS_BIAS=bias is not None, PRECISION",
+        "            x, weight, b, y, M, N, K, y.stride(0), weight.stride(0), x.stride(0),\n"
+        "            HAS_BIAS=bias is not None, PRECISION",
+        "tiled reads x at y's row stride and stores y at x's (the two have one shape where K = N)",
+        "wrong stride",
+        variants=TILED,
+    ),
+    Mutant(
+        "attention_prefill.q-and-o-strides-swapped",
+        "attention_prefill",
+        ATTN,
+        "        *q.stride()[:3], *k.stride()[:3], *v.stride()[:3], *o.stride()[:3],\n",
+        "        *o.stride()[:3], *k.stride()[:3], *v.stride()[:3], *q.stride()[:3],\n",
+        "the flash kernel reads q at the output's strides and stores the output at q's (the two have one shape)",
+        "wrong stride",
+    ),
+    Mutant(
+        "attention_decode.merge-output-strides-of-q",
+        "attention_decode",
+        ATTN,
+        "            part, ml, o, HQ, B * HQ * splits, *o.stride()[:2],\n",
+        "            part, ml, o, HQ, B * HQ * splits, *q.stride()[:2],\n",
+        "decode's merge stores the output at q's batch and head strides (the two have one shape)",
+        "wrong stride",
+    ),
 )
 
 

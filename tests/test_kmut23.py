@@ -40,6 +40,9 @@ CAUGHT = (
     "rotary.token-and-head-axes-swapped",
     "rotary.cos-mask-inclusive",
     "greedy_pick.part-and-row-axes-swapped",
+    "linear.tiled.x-and-y-row-strides-swapped",
+    "attention_prefill.q-and-o-strides-swapped",
+    "attention_decode.merge-output-strides-of-q",
 )
 # equivalent (not in the registry): file, old, new
 EQUIVALENT = {
@@ -106,6 +109,23 @@ CALLS = {
     "rotary.token-and-head-axes-swapped": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
     "rotary.cos-mask-inclusive": ("rotary", {"BLOCK_H": 4, "num_warps": 4}),
     "greedy_pick.part-and-row-axes-swapped": ("greedy_pick", {"BLOCK_V": 64, "num_warps": 4}),
+    "linear.tiled.x-and-y-row-strides-swapped": (
+        "linear",
+        {
+            "variant": "tiled",
+            "BLOCK_M": 16,
+            "BLOCK_N": 32,
+            "BLOCK_K": 64,
+            "GROUP_M": 4,
+            "num_warps": 4,
+            "num_stages": 2,
+        },
+    ),
+    "attention_prefill.q-and-o-strides-swapped": (
+        "attention_prefill",
+        {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2},
+    ),
+    "attention_decode.merge-output-strides-of-q": ("attention_decode", _decode()),
 }
 
 
@@ -121,11 +141,11 @@ def _arguments(function: str, plant: str) -> tuple:
         q = torch.randn(2, 4, 24, generator=g)
         k, v = torch.randn(2, 96, 2, 24, generator=g), torch.randn(2, 96, 2, 24, generator=g)
         lengths = torch.tensor([96, 20], dtype=torch.int32)
-        return harness.padded(q, 0, "cpu"), harness.padded(k, 0, "cpu"), harness.padded(v, 8, "cpu"), lengths, 0.25
+        return harness.padded(q, 8, "cpu"), harness.padded(k, 0, "cpu"), harness.padded(v, 8, "cpu"), lengths, 0.25
     if function == "attention_prefill":
         q = torch.randn(1, 40, 2, 32, generator=g)
         k, v = torch.randn(1, 40, 1, 32, generator=g), torch.randn(1, 40, 1, 32, generator=g)
-        return harness.padded(q, 0, "cpu"), harness.padded(k, 0, "cpu"), harness.padded(v, 0, "cpu"), 0.3
+        return harness.padded(q, 8, "cpu"), harness.padded(k, 0, "cpu"), harness.padded(v, 0, "cpu"), 0.3
     if function == "rotary":  # 5 tokens, 3 head blocks (a grid that is not square); a half of 6 in a block of 8, at
         # the table's last row
         q, k = torch.randn(1, 5, 8, 12, generator=g), torch.randn(1, 5, 2, 12, generator=g)
