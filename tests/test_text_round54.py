@@ -259,7 +259,7 @@ def model(tmp_path_factory):
     import test_text_round39 as r39
 
     path = tmp_path_factory.mktemp("r54") / "m"
-    shape = {"hidden_size": 64, "num_hidden_layers": 2, "num_attention_heads": 4, "num_key_value_heads": 2}
+    shape = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2}
     r39.build(path, "llama", shape, {}, 6, seed=7, tokenizer="sentencepiece")
     config = json.loads((path / "tokenizer_config.json").read_text())
     (path / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": GEMMA3}))
