@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import json
 import math
@@ -804,6 +805,67 @@ def compile_template(source: str) -> Any:
 REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
+# apply_chat_template's arguments that never reach the template as variables, which render_chat does not take
+# (its continue_final_message, add_generation_prompt, tools and documents it does take)
+APPLY_ONLY = (
+    "chat_template",
+    "tokenize",
+    "sanitize_control_tokens",
+    "padding",
+    "truncation",
+    "max_length",
+    "return_tensors",
+    "return_dict",
+    "return_assistant_tokens_mask",
+    "tokenizer_kwargs",
+)
+# the tag transformers appends to the message it continues, to find where that message ends in the rendered chat
+CONTINUE_TAG = "CONTINUE_FINAL_MESSAGE_TAG "
+
+
+def _objects_to_dicts(value: Any) -> Any:
+    """transformers' _message_objects_to_dicts: mappings, dataclass instances and pydantic models (``model_dump``)
+    as dicts, through lists and tuples; anything else as it is."""
+    if isinstance(value, Mapping):
+        return {key: _objects_to_dicts(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_objects_to_dicts(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_objects_to_dicts(item) for item in value)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _objects_to_dicts(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return _objects_to_dicts(value.model_dump())
+    return value
+
+
+def _plain(value: Any) -> Any:
+    """What a template sees of a value handed to apply_chat_template (transformers' _plain_template_data): JSON
+    scalars as they are (subclasses as the base type, a numpy scalar as its item), mappings, lists and tuples rebuilt,
+    dataclass instances and pydantic models as dicts, anything else (a set, a bytes, an object) as "<its type>"."""
+    if value is None or type(value) in (str, int, float, bool):
+        return value
+    if isinstance(value, str):
+        return str.__str__(value)
+    if isinstance(value, int):
+        return int.__int__(value)
+    if isinstance(value, float):
+        return float.__float__(value)
+    if isinstance(value, Mapping):
+        return {_plain(key): _plain(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_plain(item) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_plain(item) for item in value)
+    if any(kind.__module__ == "numpy" and kind.__name__ == "generic" for kind in type(value).__mro__):
+        return _plain(value.item())  # np.bool_(False) and np.int64(3) as False and 3 (a 0-d array is no scalar)
+    if dataclasses.is_dataclass(value) and not isinstance(value, type):
+        return {field.name: _plain(getattr(value, field.name)) for field in dataclasses.fields(value)}
+    if callable(getattr(value, "model_dump", None)):
+        return _plain(value.model_dump())
+    return f"<{type(value).__name__}>"
+
+
 def _chat_message(message: Any) -> Any:
     """A message as transformers' apply_chat_template hands it to the template: keys whose value is None dropped
     (``content=None`` reads as no content), and reasoning under any of its names also given as ``thinking`` and
@@ -813,6 +875,20 @@ def _chat_message(message: Any) -> Any:
     message = {key: value for key, value in message.items() if value is not None}
     reasoning = next((message[key] for key in REASONING_FIELDS if key in message), None)
     return message if reasoning is None else {"thinking": reasoning, **message, "reasoning_content": reasoning}
+
+
+def _cut_final_message(rendered: str, final: str) -> str:
+    """The rendered chat cut at the continued message's end, as apply_chat_template cuts it (the tag's place; the
+    spaces before it too where the template trimmed the tag's own)."""
+    if final.strip() not in rendered or CONTINUE_TAG.strip() not in rendered:
+        raise TokenizerError(
+            "continue_final_message: the model's chat template drops part of the final message, so there is no end "
+            "of it to continue from (transformers' apply_chat_template refuses it)"
+        )
+    at = rendered.rindex(CONTINUE_TAG.strip())
+    if rendered[at : at + len(CONTINUE_TAG)] == CONTINUE_TAG:
+        return rendered[:at]
+    return rendered[:at].rstrip()
 
 
 def _threshold(value: Any) -> float:
@@ -2009,11 +2085,21 @@ class Tokenizer:
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
         documents: list[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
+        add_generation_prompt: bool | None = None,
+        continue_final_message: bool | str = False,
         **variables: Any,
     ) -> str:
         """The chat as the model's template renders it, with what transformers' apply_chat_template gives a
-        template: the messages, tools, documents, add_generation_prompt and the named special tokens."""
+        template: the messages, tools, documents, add_generation_prompt and the named special tokens, each rebuilt
+        as the plain JSON values a template sees there. ``add_generation_prompt`` is on unless given or unless the
+        final message is continued; ``continue_final_message`` (true, or the name of the field to continue) leaves
+        the last message open, cut where transformers cuts it."""
+        own = sorted(name for name in variables if name in APPLY_ONLY)
+        if own:
+            raise TokenizerError(
+                f"render_chat takes no {own[0]} (an argument of transformers' apply_chat_template that NeuroBrix does "
+                "not offer, never a template variable there)"
+            )
         name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
         if tools is not None and "tool_use" in self.unusable_templates:  # transformers picks it, and fails on it
             name = "tool_use"
@@ -2028,29 +2114,91 @@ class Tokenizer:
             raise TokenizerError("this model has no chat template; use --no-chat")
         if not messages:
             raise TokenizerError("a chat needs at least one message (transformers' apply_chat_template refuses none)")
+        if add_generation_prompt is None:
+            add_generation_prompt = not continue_final_message
+        chat = [_plain(_chat_message(_objects_to_dicts(message))) for message in messages]
+        if continue_final_message and add_generation_prompt:
+            raise TokenizerError(
+                "continue_final_message and add_generation_prompt cannot both be on (transformers' "
+                "apply_chat_template refuses them together)"
+            )
+        # transformers builds a tool's JSON schema from a function's type hints, which NeuroBrix does not
+        if tools is not None and not (isinstance(tools, (list, tuple)) and all(isinstance(t, dict) for t in tools)):
+            raise TokenizerError(f"tools must be a list of JSON schemas (dicts), got {tools!r}")
+        if documents is not None and not (
+            isinstance(documents, (list, tuple)) and all(isinstance(d, dict) for d in documents)
+        ):
+            raise TokenizerError(f"documents must be a list of dicts (of 'title' and 'text'), got {documents!r}")
+        final = self._tag_final_message(chat, source, continue_final_message) if continue_final_message else None
         try:
-            return compile_template(source).render(
-                messages=[_chat_message(message) for message in messages],
-                tools=tools,
-                documents=documents,
+            rendered: str = compile_template(source).render(
+                messages=chat,
+                tools=_plain(tools),
+                documents=_plain(documents),
                 add_generation_prompt=add_generation_prompt,
-                **{**self.special_tokens, **variables},
+                **_plain({**self.special_tokens, **variables}),
             )
         except Exception as exc:  # a template can raise anything (TemplateError, a TypeError of its own code...)
             # on one line: a template's raise_exception("...") may say nothing, or say it over several lines
             said = " / ".join(line.strip() for line in str(exc).splitlines() if line.strip())
             said = said or f"{type(exc).__name__} with no message"
             raise ChatTemplateError(said) from exc
+        return rendered if final is None else _cut_final_message(rendered, final)
+
+    @staticmethod
+    def _tag_final_message(chat: list[Any], source: str, continued: bool | str) -> str:
+        """apply_chat_template's continue_final_message: the field to continue (``content`` unless named) of the
+        last message, or its last text part, tagged at its end (in ``chat``, a copy); returns its text."""
+        field = continued if isinstance(continued, str) else "content"
+        final = chat[-1].get(field)
+        if final is None:
+            raise TokenizerError(f"continue_final_message: the final message has no {field!r} to continue")
+        fields = [field]
+        if field in REASONING_FIELDS:  # reasoning is given under several names: every copy tagged
+            fields = [name for name in REASONING_FIELDS if chat[-1].get(name) == final]
+        if not any(name in source for name in fields):
+            raise TokenizerError(
+                f"continue_final_message: the model's chat template reads no {field!r} (transformers' "
+                "apply_chat_template refuses to continue it)"
+            )
+        try:
+            if isinstance(final, (list, tuple)):
+                for block in reversed(final):
+                    if "text" in block:  # the last part holding text (a part that is text: "text" in it, as there)
+                        final = block["text"]
+                        block["text"] = block["text"] + CONTINUE_TAG
+                        break
+                else:
+                    raise TokenizerError("continue_final_message: the final message has no text part to continue")
+            else:
+                for name in fields:
+                    chat[-1][name] = chat[-1][name] + CONTINUE_TAG
+            final.strip()
+        except (TypeError, AttributeError) as exc:  # transformers fails alike (a number, a part that is no dict)
+            raise TokenizerError(
+                f"continue_final_message: the final message's {field!r} is no text to continue ({exc})"
+            ) from None
+        return str(final)
 
     def encode_chat(
         self,
         messages: list[dict[str, Any]],
         tools: list[dict[str, Any]] | None = None,
-        add_generation_prompt: bool = True,
+        add_generation_prompt: bool | None = None,
+        continue_final_message: bool | str = False,
+        documents: list[dict[str, Any]] | None = None,
+        **variables: Any,
     ) -> list[int]:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
         (the template writes them)."""
-        text = self.render_chat(messages, tools=tools, add_generation_prompt=add_generation_prompt)
+        text = self.render_chat(
+            messages,
+            tools=tools,
+            documents=documents,
+            add_generation_prompt=add_generation_prompt,
+            continue_final_message=continue_final_message,
+            **variables,
+        )
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a string literal "\ud800" in the template: transformers' encode fails too
