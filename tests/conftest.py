@@ -44,8 +44,8 @@ from conformance import harness  # noqa: E402
 from neurobrix import gpu, stack, tables  # noqa: E402
 
 # every in-process launch on the interpreter, not only the conformance harness's: a helper's call inside a kernel does
-# not patch triton.language again, a type's NumPy dtype is kept, and the language's values and types are built by
-# shorter paths (the same outputs, about two fifths sooner; harness.interpreter_device_calls,
+# not patch triton.language again, a type's NumPy dtype is kept, and the language's values and block types are built
+# by shorter paths (the same outputs in about half the time; harness.interpreter_device_calls,
 # harness.interpreter_dtypes, harness.interpreter_values)
 harness.interpreter_device_calls()
 harness.interpreter_dtypes()
