@@ -297,7 +297,7 @@ def _keep_freed_memory() -> None:
     such blocks are freed) back to the system, and trims the top of its heap past a threshold: the next tensor of that
     size is mapped again and each of its pages faults in afresh. The float64 bounds and the NaN guard regions of the
     interpreter's checks are such tensors, made and dropped at every example: the page faults cost as much system time
-    as the checks' own user time for attention_chunk, attention_prefill and rotary (3.2, 2.4 and 3.3 million faults,
+    as the checks' own user time for attention_chunk, attention_prefill and rotary (3.2, 2.4 and 3.1 million faults,
     2026-12-07). Blocks up to 256 MiB now come from the heap, and up to 256 MiB freed at its top stays there to be used
     again: the same values (every buffer a check judges is written before it is read), fewer faults. This process
     only (each pytest-xdist worker imports this file): the processes the tests start keep glibc's defaults."""
