@@ -1,6 +1,7 @@
-"""What the conformance harness's two interpreter speed-ups (``harness.interpreter_device_calls``,
-``harness.interpreter_dtypes``) save: shipped settings' checks (``check_entry`` at their small shapes, the ci profile,
-as CI runs them) timed in fresh processes, with the speed-ups and without, the two runs alternated:
+"""What the conformance harness's interpreter speed-ups (``harness.interpreter_device_calls``,
+``harness.interpreter_dtypes``, ``harness.interpreter_values``) save: shipped settings' checks (``check_entry`` at their
+small shapes, the ci profile, as CI runs them) timed in fresh processes, with the speed-ups and without, the two runs
+alternated:
 
     python -m benchmarks.interpreter_harness --repeats 2
 
@@ -26,7 +27,7 @@ def one(mode: str, examples: int) -> None:
     from neurobrix import tables
 
     if mode == "off":
-        harness.interpreter_device_calls = harness.interpreter_dtypes = lambda: None
+        harness.interpreter_device_calls = harness.interpreter_dtypes = harness.interpreter_values = lambda: None
     loaded = tables.load(Path("tables"))
     out = []
     for kernel, index in SETTINGS:

@@ -155,8 +155,8 @@ def test_the_interpreter_runs_a_launchs_programs_in_a_gpus_order():
 
 
 # run_kernel on one shipped setting of every kernel at a small shape; prints the outputs' digest and how often the
-# interpreter patched triton.language (argv[1] "plain": without harness.interpreter_device_calls and
-# harness.interpreter_dtypes)
+# interpreter patched triton.language (argv[1] "plain": without harness.interpreter_device_calls,
+# harness.interpreter_dtypes and harness.interpreter_values)
 _DEVICE_CALLS = """
 import hashlib, json, sys
 from pathlib import Path
@@ -164,7 +164,7 @@ from conformance import harness, shipped
 from neurobrix import tables
 from triton.runtime import interpreter
 if sys.argv[1] == "plain":
-    harness.interpreter_device_calls = harness.interpreter_dtypes = lambda: None
+    harness.interpreter_device_calls = harness.interpreter_dtypes = harness.interpreter_values = lambda: None
 calls = []
 patch = interpreter._patch_lang
 interpreter._patch_lang = lambda fn: (calls.append(fn.__name__), patch(fn))[1]
@@ -179,6 +179,8 @@ for kernel in sorted({t.kernel for t in found}):
         digest.update(kernel.encode() + out.contiguous().view(-1).view(torch.uint8).numpy().tobytes())
 kernels = sorted({t.kernel for t in found})
 cached = getattr(interpreter._get_np_dtype, "patched_by_conformance", False)
+from triton.language import core
+cached = cached and getattr(core._unwrap_if_constexpr, "patched_by_conformance", False)
 print(json.dumps({"digest": digest.hexdigest(), "calls": len(calls), "kernels": kernels, "cached": cached}))
 """
 
@@ -186,9 +188,10 @@ print(json.dumps({"digest": digest.hexdigest(), "calls": len(calls), "kernels": 
 def test_a_helpers_call_inside_a_launch_leaves_the_interpreters_patching_alone_and_every_output_the_same():
     """harness.interpreter_device_calls: Triton's interpreter patched triton.language again at every call of a
     @triton.jit helper inside a kernel (the same state each time, a quarter of a shipped check's time); and
-    harness.interpreter_dtypes keeps each type's NumPy dtype. With them, one shipped setting of every kernel, run as
-    the check runs it, gives the same output bits as without them, and the language is patched about once per launch
-    instead of once per helper call."""
+    harness.interpreter_dtypes keeps each type's NumPy dtype; harness.interpreter_values builds the language's values
+    and block types by shorter paths. With them, one shipped setting of every kernel, run as the check runs it, gives
+    the same output bits as without them, and the language is patched about once per launch instead of once per
+    helper call."""
     import subprocess
     import sys
 
