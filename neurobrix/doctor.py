@@ -93,7 +93,7 @@ def diagnose() -> list[Finding]:
     tables: Tables | None = None
     try:
         location = locate()
-        found.append(Finding("tables", INFO, f"{location.root} ({location.origin})"))
+        found.append(Finding("tables", INFO, printable(f"{location.root} ({location.origin})")))
         tracked = read_tracked(location.root, location.origin)
         problems = check_files(location.root, tracked)
         if problems:
@@ -109,7 +109,7 @@ def diagnose() -> list[Finding]:
     from .store import models_dir, store_problem
 
     problem = store_problem()
-    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir())))
+    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, printable(str(models_dir()))))
     if torch_version is None:  # torch or triton not installed (a FAIL above): the kernels import both
         return found
 
@@ -205,7 +205,7 @@ def diagnose() -> list[Finding]:
         if problem:
             found.append(Finding("triton cache", FAIL, f"{problem}."))
         elif gpu_class.id != "interpreter":  # where warmup puts the compiled kernels and run finds them
-            found.append(Finding("triton cache", INFO, _cache_folder()))
+            found.append(Finding("triton cache", INFO, printable(_cache_folder())))  # (a path: one line)
     return found
 
 
