@@ -53,7 +53,7 @@ def cmd_track(args: argparse.Namespace) -> int:
         for problem in problems:
             _print(f"  {printable(problem)}", file=sys.stderr)
         if problems:
-            again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
+            again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {printable(shlex.quote(str(root)))}"
             shown = printable(str(root))
             _print(
                 f"{shown}/TRACKED.yaml is out of sync with {shown}: run `python -m conformance track{again}`",
