@@ -293,3 +293,15 @@ def test_doctor_and_run_name_a_hostile_tables_folder_on_one_line(tmp_path, monke
     code, out, err = _neurobrix(["doctor"], capsys)
     _quiet(out)
     assert code == 1 and f"  FAIL  integrity  {said}" in out.splitlines(), out
+
+
+@pytest.mark.parametrize("tool", ["neurobrix", "conformance"])
+def test_tiny_model_names_its_folder_escaped(tmp_path, capsys, tool):
+    """`tiny-model` (both tools) printed the folder it wrote to raw, twice (and a line feed inside the quoted import
+    command split it): one line, escaped."""
+    folder = tmp_path / "m\x1b[2J\u202e\ny"
+    argv = ["tiny-model", str(folder)] + (["--family", "llama"] if tool == "conformance" else [])
+    code, out, err = (_neurobrix if tool == "neurobrix" else _conformance)(argv, capsys)
+    _quiet(out)
+    assert code == 0 and (folder / "config.json").is_file(), (out, err)
+    assert len(out.splitlines()) == 1 and out.count(printable(str(folder))) == 2, out
