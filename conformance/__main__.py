@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import builtins
 import json
 import os
 import shlex
@@ -24,6 +25,25 @@ from . import track, workers
 from .affected import KERNEL_PATHS
 
 
+def _shown(text: object) -> str:
+    """``text`` as a terminal is to print it: each character it would obey rather than print (errors.printable: an
+    escape, a carriage return, a bidirectional override, a byte no UTF-8 decodes) written as its escape, its line
+    feeds kept. Every line these commands print goes through it: a tables folder, a report's path or a checkpoint's
+    folder holding ESC or CR printed raw cleared the screen, wrote the clipboard or rewrote the line (a path itself is
+    escaped whole where it is quoted, its own line feed with it)."""
+    return "\n".join(printable(line) for line in str(text).split("\n"))
+
+
+def _error_text(exc: NeuroBrixError) -> str:
+    """An error's message as `neurobrix` shows it: on one line, each character a terminal obeys escaped (a path's
+    line feed too), or in the lines the engine laid it out in (NeuroBrixError.lines), each escaped alike."""
+    return "\n".join(printable(line) for line in exc.lines) if exc.lines else printable(str(exc))
+
+
+def _print(*values: object, **kwargs: Any) -> None:
+    builtins.print(*(_shown(value) for value in values), **kwargs)
+
+
 def cmd_track(args: argparse.Namespace) -> int:
     root = Path(args.tables)
     if not root.is_dir():  # the option named, as certify names it (walk-through round 45)
@@ -31,20 +51,21 @@ def cmd_track(args: argparse.Namespace) -> int:
     if args.check:
         problems = track.out_of_sync(root)
         for problem in problems:
-            print(f"  {printable(problem)}", file=sys.stderr)
+            _print(f"  {printable(problem)}", file=sys.stderr)
         if problems:
-            again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
-            print(
-                f"{root}/TRACKED.yaml is out of sync with {root}: run `python -m conformance track{again}`",
+            again = "" if root.resolve() == track.SOURCE_TABLES else f" --tables {printable(shlex.quote(str(root)))}"
+            shown = printable(str(root))
+            _print(
+                f"{shown}/TRACKED.yaml is out of sync with {shown}: run `python -m conformance track{again}`",
                 file=sys.stderr,
             )
             return 1
-        print(f"{root}/TRACKED.yaml is in sync")
+        _print(f"{printable(str(root))}/TRACKED.yaml is in sync")
         return 0
     path, changed, refused = track.write_report(root)
-    print(f"{'wrote' if changed else 'unchanged'} {path}")
+    _print(f"{'wrote' if changed else 'unchanged'} {printable(path)}")
     for problem in refused:  # listed as files, not as verified: run reads each in full, and refuses it
-        print(
+        _print(
             printable(
                 f"  not verified (`neurobrix tables verify` refuses it): {root / problem.path}: {problem.message}"
             )
@@ -137,13 +158,13 @@ class _Log:
         if advance or description:
             minutes, seconds = divmod(int(time.monotonic() - self.start), 60)
             count = f"{self.done}/{self.total} " if advance else ""
-            print(f"  {count}{description or ''} ({minutes}:{seconds:02d})", file=sys.stderr, flush=True)
+            _print(f"  {count}{description or ''} ({minutes}:{seconds:02d})", file=sys.stderr, flush=True)
 
 
 def _say(progress):
     """Print a line above the progress bar as it is written: not wrapped at the console's width (80 columns in a
     log), which split a certified setting or a command in two, and not read as rich markup."""
-    return lambda text: progress.console.print(text, soft_wrap=True, markup=False, highlight=False)
+    return lambda text: progress.console.print(_shown(text), soft_wrap=True, markup=False, highlight=False)
 
 
 def _check_with_progress(args: argparse.Namespace, gpu_class: str) -> Any:
@@ -210,12 +231,12 @@ def _check(args: argparse.Namespace) -> int:
     except KeyboardInterrupt as exc:  # Ctrl-C or a job's time limit: what was checked is reported, then it ends
         partial = getattr(exc, "report", None)
         if partial is not None and partial.results:
-            print(check.render(partial))
+            _print(check.render(partial))
             if args.json:
                 _write_report(args.json, partial.as_json())
-                print(f"report written to {args.json}")
+                _print(f"report written to {printable(args.json)}")
             if partial.passed:
-                print(_resume_hint(args))
+                _print(_resume_hint(args))
         raise
     if not report.results and report.complete:  # a selection that matches nothing has proven nothing
         chosen = [
@@ -227,12 +248,12 @@ def _check(args: argparse.Namespace) -> int:
             f"no entry of {gpu_class}'s tables matches {' '.join(c for c in chosen if c) or 'the selection'}: nothing "
             f"was checked (the entries' domains are in tables/{gpu_class}/<kernel>.json)"
         )
-    print(check.render(report))
+    _print(check.render(report))
     if args.json:
         _write_report(args.json, report.as_json())
-        print(f"report written to {args.json}")
+        _print(f"report written to {printable(args.json)}")
     if report.passed and not report.complete and report.stopped == "time limit":
-        print(_resume_hint(args))
+        _print(_resume_hint(args))
     from . import reproof, sources
 
     sources.record(report, args)  # --record: bind the tables it proved whole to the kernel code it ran
@@ -361,12 +382,12 @@ def cmd_certify(args: argparse.Namespace) -> int:
             progress=progress,
             say=_say(progress),
         )
-    print(
-        f"certified {counted(written, 'entry', 'entries')} into {root / args.gpu_class}"
+    _print(
+        f"certified {counted(written, 'entry', 'entries')} into {printable(str(root / args.gpu_class))}"
         + (f"; {left} left" if left else "")
     )
     if finished and not written and args.only_missing:  # said nothing of why, and a re-certify meant did nothing
-        print(
+        _print(
             "  every domain asked for is already certified there (--only-missing skips it); leave out --only-missing "
             "to certify them again"
         )
@@ -383,7 +404,7 @@ def cmd_certify(args: argparse.Namespace) -> int:
             jobs=args.jobs,
             tables_root=root,
         )
-    print(check.render(report))
+    _print(check.render(report))
     return 0 if report.passed else 1
 
 
@@ -414,7 +435,7 @@ def cmd_rank(args: argparse.Namespace) -> int:
         again=args.again,
     )
     changed = sum(1 for o in outcomes if o.kept)
-    print(f"ranked {len(outcomes)} decode linear entries in their model's step; {changed} changed setting")
+    _print(f"ranked {len(outcomes)} decode linear entries in their model's step; {changed} changed setting")
     return 0 if finished else 3
 
 
@@ -423,11 +444,11 @@ def cmd_reformat(args: argparse.Namespace) -> int:
 
     written = certify.reformat(Path(args.tables), args.gpu_class)
     for path in written:
-        print(f"rewrote {path}")
+        _print(f"rewrote {printable(str(path))}")
     if written:
-        print(f"updated {Path(args.tables) / 'TRACKED.yaml'}")
+        _print(f"updated {printable(str(Path(args.tables) / 'TRACKED.yaml'))}")
     else:  # nothing was written: saying TRACKED.yaml was updated would be untrue
-        print(f"nothing to rewrite: every kernel table of {args.gpu_class} is in the current format")
+        _print(f"nothing to rewrite: every kernel table of {args.gpu_class} is in the current format")
     return 0
 
 
@@ -454,9 +475,9 @@ def cmd_schemas(args: argparse.Namespace) -> int:
                 stale.append(str(path))
         elif current != text:
             path.write_text(text, encoding="utf-8")
-            print(f"wrote {path}")
+            _print(f"wrote {printable(str(path))}")
     if stale:
-        print(
+        _print(
             "generated validators out of date: " + ", ".join(stale) + "; run `python -m conformance schemas`",
             file=sys.stderr,
         )
@@ -479,9 +500,11 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     except OSError as exc:
         raise UsageError(f"{args.folder}: the checkpoint cannot be written there ({exc.strerror or exc})") from exc
     # quoted: a folder with a space in its name is one argument when the line is copied into a shell
-    print(
-        f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: "
-        f"neurobrix import {shlex.quote(str(folder))}"
+    _print(
+        printable(
+            f"wrote a tiny random {args.family} checkpoint to {folder}; import it with: "
+            f"neurobrix import {shlex.quote(str(folder))}"
+        )
     )
     return 0
 
@@ -491,8 +514,8 @@ def cmd_affected(args: argparse.Namespace) -> int:
 
     found = affected.affected_classes(Path(args.tables), args.files, args.base, args.gpu_class or ())
     for line in found.explain():
-        print(line, file=sys.stderr)
-    print(found.as_json())
+        _print(line, file=sys.stderr)
+    _print(found.as_json())
     if args.github_output:
         affected.write_github_output(found)
     return 0
@@ -506,30 +529,30 @@ def cmd_mutants(args: argparse.Namespace) -> int:
         wide = max((len(m.id) for m in chosen), default=0)
         bugs = max((len(m.bug) for m in chosen), default=0)
         for m in chosen:
-            print(
+            _print(
                 f"{m.id:<{wide}} {m.bug:<{bugs}} {'fast ' if m.fast else ''}{m.description}"
                 + (f" [settings of variant {', '.join(m.variants)}]" if m.variants else "")
             )
         return 0
     jobs = args.jobs or max(1, min(8, workers.usable_cores()))
-    print(
+    _print(
         f"{counted(len(chosen), 'mutant')}, {jobs} at a time, each an interpreter check of its kernel on a "
         "patched copy of the source",
         file=sys.stderr,
     )
 
     def done(outcome) -> None:
-        print(
+        _print(
             f"  {'caught  ' if outcome.caught else 'SURVIVED'} {outcome.id} ({outcome.seconds:.0f} s)",
             file=sys.stderr,
             flush=True,
         )
 
     outcomes = mutants.run(chosen, jobs=jobs, examples=args.examples, timeout=args.timeout, on_done=done)
-    print(mutants.render(outcomes))
+    _print(mutants.render(outcomes))
     if args.json:
         _write_report(args.json, mutants.as_json(outcomes))
-        print(f"report written to {args.json}")
+        _print(f"report written to {printable(args.json)}")
     return 0 if all(o.caught for o in outcomes) else 1
 
 
@@ -982,12 +1005,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         sys.stdout.flush()  # inside the try: a lost reader surfaces here, not in the interpreter's last flush
         return code
     except NeuroBrixError as exc:
-        print(f"conformance: error: {exc}", file=sys.stderr)
+        _print(f"conformance: error: {_error_text(exc)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends; SIGTERM/SIGHUP: 128 + N
         signum = workers._INTERRUPTS[-1] if workers._INTERRUPTS else signal.SIGINT
         said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
-        print(f"conformance: {said}", file=sys.stderr)
+        _print(f"conformance: {said}", file=sys.stderr)
         return 128 + signum
     except BrokenPipeError:  # the reader went away (`| head -1`): quietly and 141, as `neurobrix` ends
         return lost_reader()
@@ -997,9 +1020,9 @@ def main(argv: Sequence[str] | None = None) -> int:
             sys.stdout.flush()
         except OSError:  # the output itself failed: nothing more goes there, at exit either
             lost_reader()
-        where = f": {exc.filename}" if exc.filename else ""
+        where = f": {printable(str(exc.filename))}" if exc.filename else ""
         why = ran_out(exc)
-        print(f"conformance: error: {exc.strerror or exc}{where}{f'; {why}' if why else ''}", file=sys.stderr)
+        _print(f"conformance: error: {exc.strerror or exc}{where}{f'; {why}' if why else ''}", file=sys.stderr)
         return 1
     finally:
         restore_streams()

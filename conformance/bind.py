@@ -18,7 +18,7 @@ from pathlib import Path
 import yaml
 
 from neurobrix import tables as nb_tables
-from neurobrix.errors import TablesError
+from neurobrix.errors import TablesError, printable
 from neurobrix.schema import Domain, entry_digest, parse_index, parse_proofs
 
 from . import track
@@ -92,10 +92,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         written = bind(Path(args[0]))
     except TablesError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+        print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 3
     for path in written:
-        print(f"bound {path}")
+        print(f"bound {printable(str(path))}")
     return 0
 
 

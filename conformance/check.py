@@ -41,7 +41,7 @@ from hypothesis import strategies as st
 from neurobrix import stack
 from neurobrix import tables as nb_tables
 from neurobrix.cli import close_hint
-from neurobrix.errors import NoGPUError, UsageError, counted
+from neurobrix.errors import NoGPUError, UsageError, counted, printable
 from neurobrix.gpu import device_facts, interpreter_enabled, matches
 from neurobrix.ops import SPECS
 from neurobrix.plan import entry_problem
@@ -1089,7 +1089,7 @@ def check_class(
 
 def render(report: Report) -> str:
     lines = [
-        f"conformance check of class {report.gpu_class} ({report.tables}), profile {report.profile}"
+        f"conformance check of class {report.gpu_class} ({printable(str(report.tables))}), profile {report.profile}"
         + (", with every class's shipped settings at small shapes" if report.shipped else ""),
         f"  {'kernel':<18} {'entries':>7} {'shipped':>7} {'examples':>8} {'worst err/bound':>15} {'failed':>6}",
     ]

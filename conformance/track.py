@@ -8,12 +8,13 @@ import os
 from pathlib import Path
 
 from neurobrix.cli import close_hint
-from neurobrix.errors import UsageError
+from neurobrix.errors import TablesError, UsageError, printable
 from neurobrix.tables import (
     CLASS_NAME,
     TRACKED_NAME,
     Problem,
     Tables,
+    TrackedFile,
     check_files,
     class_path,
     read_listed,
@@ -64,6 +65,7 @@ def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
     run reads it in full and refuses it too). Every file is listed, as before: the list says what the folder holds;
     only a record verified here is read by run without its proofs."""
     files = scan(root)
+    refuse_unprintable(root, files)
     verified, refused = verified_records(root, files)
     text = render_tracked(files, verified)
     path = root / TRACKED_NAME
@@ -72,6 +74,23 @@ def write_report(root: Path = SOURCE_TABLES) -> tuple[str, bool, list[Problem]]:
     if changed:
         replace_text(path, text)
     return str(path), changed, refused
+
+
+def refuse_unprintable(root: Path, files: list[TrackedFile]) -> None:
+    """A file whose name (or a folder's on its path) holds a character a terminal obeys rather than prints (a control
+    character, a bidirectional override or isolate, a line or paragraph separator, a byte no UTF-8 decodes:
+    errors.printable's set) is refused here, at the source, one line naming it escaped (TablesError, exit 3, as
+    `neurobrix tables verify` ends on such a folder). It was listed, and the list then refused by run (a control
+    character on its line), or written as an escape YAML refuses (a byte no UTF-8 decodes), or read back and the
+    name shown raw by every tool that prints the list (an override reversing it): the list names no such file."""
+    named = [f.path for f in files if printable(f.path) != f.path]
+    if named:
+        more = f" (and {len(named) - 1} more so named)" if len(named) > 1 else ""
+        raise TablesError(
+            f"{printable(str(root / named[0]))}: its name holds a character a terminal obeys rather than prints (shown "
+            f"escaped){more}, which TRACKED.yaml does not list: rename or remove it, then run `python -m conformance "
+            "track` again"
+        )
 
 
 def list_written(root: Path, records: list[str]) -> None:

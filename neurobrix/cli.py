@@ -650,9 +650,10 @@ def cmd_warmup(args: argparse.Namespace) -> int:
     from .warmup import WarmupOptions, warmup
 
     opts = WarmupOptions(model=args.model, max_tokens=args.max_tokens, max_prompt=args.max_prompt, dtype=args.dtype)
-    report = warmup(opts, progress=Progress("warmup passes"), notice=lambda line: print(line, file=sys.stderr))
-    for line in report.lines():
-        print(line)
+    said = lambda line: print(printable(line), file=sys.stderr)  # noqa: E731
+    report = warmup(opts, progress=Progress("warmup passes"), notice=said)
+    for line in report.lines():  # (a GPU class's Triton cache folder among them: a path, escaped)
+        print(printable(line))
     return 0
 
 
@@ -711,7 +712,10 @@ def cmd_tiny_model(args: argparse.Namespace) -> int:
     folder = make(Path(args.folder))
     # quoted: a folder with a space in its name is one argument when the line is copied into a shell
     print(
-        f"wrote a tiny random Llama checkpoint to {folder}; import it with: neurobrix import {shlex.quote(str(folder))}"
+        printable(
+            f"wrote a tiny random Llama checkpoint to {folder}; import it with: neurobrix import "
+            f"{shlex.quote(str(folder))}"
+        )
     )
     return 0
 

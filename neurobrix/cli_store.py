@@ -44,7 +44,7 @@ def cmd_import(args: argparse.Namespace) -> int:
     try:
         print(
             f"imported {model.name}{commit}: {counted(len(model.files), 'file')}, {format_size(model.size)} in "
-            f"{model.path}"
+            f"{printable(str(model.path))}"
         )
         code = _after_import(args, model)
         sys.stdout.flush()  # here: buffered (a file, a pipe), a lost output surfaces at the flush, not at the print
@@ -142,7 +142,8 @@ def cmd_list(args: argparse.Namespace) -> int:
         print(json.dumps({"store": str(models_dir()), "models": [_as_json(m) for m in models]}, indent=2))
         return 0
     if not models:
-        print(f"no models imported yet (store: {models_dir()}); import one with `neurobrix import <hf-id|folder>`")
+        store = printable(str(models_dir()))
+        print(f"no models imported yet (store: {store}); import one with `neurobrix import <hf-id|folder>`")
         return 0
     # each text as the manifest holds it, but what a terminal would obey (a source folder named with ESC or CR)
     names = [printable(m.name) for m in models]
@@ -156,7 +157,7 @@ def cmd_list(args: argparse.Namespace) -> int:
         )
         if m.damaged:
             print(f"{'':<{width}}  {printable(m.damaged)}")
-    print(f"store: {models_dir()}")
+    print(f"store: {printable(str(models_dir()))}")
     return 0
 
 
@@ -170,7 +171,8 @@ def cmd_remove(args: argparse.Namespace) -> int:
         else ""
     )
     freed = model.size if model.freed is None else model.freed
-    print(f"removed {model.name} ({format_size(freed)} freed from {model.path.parent}){damaged}")
+    where = printable(str(model.path.parent))
+    print(f"removed {model.name} ({format_size(freed)} freed from {where}){printable(damaged)}")
     return 0
 
 

@@ -54,6 +54,14 @@ def environment_problem(environ: Mapping[str, str] | None = None) -> str | None:
     )
 
 
+def _told(exc: BaseException) -> str:
+    """An error's message as a finding's value: in the lines the engine laid it out in (NeuroBrixError.lines), each
+    escaped, or escaped whole, so that a path it quotes (NEUROBRIX_TABLES, NEUROBRIX_HOME holding a line feed or ESC)
+    stays on its line: render splits a value at its line feeds, and a line feed of a quoted name split the finding."""
+    lines = getattr(exc, "lines", ())
+    return "\n".join(printable(line) for line in lines) if lines else printable(str(exc))
+
+
 def diagnose() -> list[Finding]:
     """Every fact doctor reports; a FAIL is something that blocks a real run on this machine."""
     found = [
@@ -85,7 +93,7 @@ def diagnose() -> list[Finding]:
             triton_version = installed_version(triton)
             found.append(Finding("triton", OK, triton_version))
         except NeuroBrixError as exc:
-            found.append(Finding("triton", FAIL, str(exc)))
+            found.append(Finding("triton", FAIL, _told(exc)))
     else:
         found.append(Finding("triton", FAIL, "not installed"))
         torch_version = None  # the kernels need both: nothing past the store can be looked at
@@ -93,23 +101,24 @@ def diagnose() -> list[Finding]:
     tables: Tables | None = None
     try:
         location = locate()
-        found.append(Finding("tables", INFO, f"{location.root} ({location.origin})"))
+        found.append(Finding("tables", INFO, printable(f"{location.root} ({location.origin})")))
         tracked = read_tracked(location.root, location.origin)
         problems = check_files(location.root, tracked)
         if problems:
-            said = [f"{p.path}: {p.message}" for p in problems]
+            said = [printable(f"{p.path}: {p.message}") for p in problems]  # (a name's line feed: escaped)
             said[-1] += f"\n{MISMATCH_FIX}"  # what to do, as `run` says it (doctor named the files only)
             found.extend(Finding("integrity", FAIL, line) for line in said)
         else:
             tables = load()
             found.append(Finding("integrity", OK, f"{len(tracked)} tracked files, every sha256 and size matches"))
     except NeuroBrixError as exc:
-        found.append(Finding("integrity", FAIL, str(exc)))
+        found.append(Finding("integrity", FAIL, _told(exc)))
 
     from .store import models_dir, store_problem
 
     problem = store_problem()
-    found.append(Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir())))
+    store = Finding("store", FAIL, problem) if problem else Finding("store", INFO, str(models_dir()))
+    found.append(Finding(store.name, store.status, printable(store.value)))  # (a path: one line)
     if torch_version is None:  # torch or triton not installed (a FAIL above): the kernels import both
         return found
 
@@ -120,7 +129,7 @@ def diagnose() -> list[Finding]:
         require_kernel_sources()  # a source that is no Python, before installed_kernels_problem imports them
         kernels = installed_kernels_problem()
     except NeuroBrixError as exc:  # a module shadowing a kernel's source (neurobrix.ops)
-        found.append(Finding("kernel sources", FAIL, str(exc)))
+        found.append(Finding("kernel sources", FAIL, _told(exc)))
         return found
     if kernels:
         found.append(Finding("kernel sources", FAIL, f"{kernels}."))
@@ -131,14 +140,14 @@ def diagnose() -> list[Finding]:
         facts = device_facts()
         found.append(Finding("device", OK, facts.describe()))
     except NeuroBrixError as exc:
-        found.append(Finding("device", FAIL, str(exc)))
+        found.append(Finding("device", FAIL, _told(exc)))
         return found
     if tables is None:
         return found
     try:
         gpu_class = classify(facts, tables)
     except NeuroBrixError as exc:
-        found.append(Finding("class", FAIL, str(exc)))
+        found.append(Finding("class", FAIL, _told(exc)))
         return found
     found.append(Finding("class", OK, f"{gpu_class.id}: {gpu_class.description}"))
     from .ops import SPECS
@@ -146,7 +155,7 @@ def diagnose() -> list[Finding]:
     try:
         have = {k: tables.index(gpu_class.id, k) for k in tables.kernels(gpu_class.id)}
     except NeuroBrixError as exc:
-        found.append(Finding("kernels", FAIL, str(exc)))
+        found.append(Finding("kernels", FAIL, _told(exc)))
         return found
     missing = sorted(set(SPECS) - set(have))
     unrunnable = _unrunnable(have, gpu_class)
@@ -176,7 +185,7 @@ def diagnose() -> list[Finding]:
         try:
             found_stack = verdict(gpu_class.id, tables)
         except NeuroBrixError as exc:
-            found.append(Finding("stack", FAIL, str(exc)))
+            found.append(Finding("stack", FAIL, _told(exc)))
         else:
             found.append(Finding("stack", OK if found_stack.ok else FAIL, found_stack.describe()))
             if found_stack.reproof is None and have:  # (a local re-proof checked these kernels' code itself)
@@ -205,7 +214,7 @@ def diagnose() -> list[Finding]:
         if problem:
             found.append(Finding("triton cache", FAIL, f"{problem}."))
         elif gpu_class.id != "interpreter":  # where warmup puts the compiled kernels and run finds them
-            found.append(Finding("triton cache", INFO, _cache_folder()))
+            found.append(Finding("triton cache", INFO, printable(_cache_folder())))  # (a path: one line)
     return found
 
 

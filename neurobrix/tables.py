@@ -875,18 +875,49 @@ _VERIFIED_BYTES: set[tuple[VerifiedRecord, str]] = set()
 
 
 # the most bytes a table file may have: 64 MiB, 13 times the largest shipped (nvidia-h200's linear record, 4,966,669
-# bytes for 814 entries, ~6.1 KB an entry: the bound is ~11,000 entries of one kernel on one class; an index, ~64
-# bytes an entry, a class.yaml and TRACKED.yaml are far smaller). A file past it is refused from its size, before a
-# byte of it is read or hashed: read whole, a 200 MB record took 40 s to load (strict round 60). Strict round 61.
+# bytes for 814 entries, ~6.1 KB an entry: the bound is ~11,000 entries of one kernel on one class). A file past it is
+# refused from its size, before a byte of it is read or hashed: read whole, a 200 MB record took 40 s to load (strict
+# round 60). Strict round 61. Round 62 gave each other kind of table file its own, far smaller cap, each with the same
+# wide margin over what is shipped: a settings index (~64 bytes an entry; the largest shipped, nvidia-h200's linear,
+# 52,415 bytes) 4 MiB, ~65,000 entries, more than the record's cap holds; a class.yaml (720 bytes at most) 64 KiB;
+# TRACKED.yaml (10,280 bytes for 34 files and 16 verified records, ~200 bytes each; ~5 KB more a class) 1 MiB, ~5,000
+# of them, ~200 classes. The list is read by every command before any other table file: YAML parsed in ~2 s of CPU a
+# MiB of a hostile flow sequence (measured), a 64 MiB list was not refused after 600 s (stopped), one of 1 MiB is
+# refused in ~2 s, and one past it from its size. A class.yaml is read by every load: neither is read past its cap.
 MAX_TABLE_BYTES = 64 * 1024 * 1024
+MAX_INDEX_BYTES = 4 * 1024 * 1024
+MAX_CLASS_BYTES = 64 * 1024
+MAX_LIST_BYTES = 1024 * 1024
+# each kind's cap, as its refusal names it: the cap, its size in words, the file's kind, the largest shipped
+_CAPS = {
+    "record": (MAX_TABLE_BYTES, "64 MiB", "a table file", "under 5 MB"),
+    "index": (MAX_INDEX_BYTES, "4 MiB", "a settings index", "under 60 KB"),
+    "class": (MAX_CLASS_BYTES, "64 KiB", "a class.yaml", "under 1 KB"),
+    "list": (MAX_LIST_BYTES, "1 MiB", "the tracked-file list", "under 11 KB"),
+}
 
 
-def too_large(size: int) -> str:
-    """The refusal of a table file of ``size`` bytes, past :data:`MAX_TABLE_BYTES` (the file's name before it)."""
-    return (
-        f"{size} bytes, past the {MAX_TABLE_BYTES} bytes (64 MiB) a table file may have (the largest shipped is "
-        "under 5 MB): not read"
-    )
+def _cap_kind(name: str) -> str:
+    """Which cap a table file of this path or name is held to (:data:`_CAPS`): by its name, as the folder names
+    each kind (a file of another name is held to the record's, the largest)."""
+    base = name.replace("\\", "/").rpartition("/")[2]
+    if base == TRACKED_NAME:
+        return "list"
+    if base == CLASS_NAME:
+        return "class"
+    return "index" if base.endswith(".json") else "record"
+
+
+def max_bytes(name: str) -> int:
+    """The most bytes the table file ``name`` (its path, or its name) may have."""
+    return _CAPS[_cap_kind(name)][0]
+
+
+def too_large(size: int, name: str = "") -> str:
+    """The refusal of a table file of ``size`` bytes, past its kind's cap (:func:`max_bytes` of ``name``; the
+    record's, :data:`MAX_TABLE_BYTES`, where none is named), the file's name before it."""
+    cap, words, kind, shipped = _CAPS[_cap_kind(name) if name else "record"]
+    return f"{size} bytes, past the {cap} bytes ({words}) {kind} may have (the largest shipped is {shipped}): not read"
 
 
 # (POSIX's flags; a system without them opens as before: the lstat checks before the read still refuse a link or a FIFO)
@@ -896,9 +927,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False) -> str:
     """The file's text, read once: opened without waiting (a FIFO is never read: no read blocks), its kind and size
-    taken from the open file before a byte is read (a file past :data:`MAX_TABLE_BYTES` is refused), the bytes read
-    held to ``sha256``. ``own``: a link is refused where it stands (TRACKED.yaml, which the folder check does not
-    cover)."""
+    taken from the open file before a byte is read (a file past its kind's cap, :func:`max_bytes`, is refused), the
+    bytes read held to ``sha256``. ``own``: a link is refused where it stands (TRACKED.yaml, which the folder check does
+    not cover)."""
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | (_NOFOLLOW if own else 0))
     except OSError as exc:
@@ -910,11 +941,12 @@ def _read_text(path: Path, shown: str, sha256: str | None, *, own: bool = False)
             seen = os.fstat(fh.fileno())
             if not S_ISREG(seen.st_mode):
                 raise TablesError(f"{shown}: not a regular file, so it cannot be verified")
-            if seen.st_size > MAX_TABLE_BYTES:
-                raise TablesError(f"{shown}: {too_large(seen.st_size)}")
-            data = fh.read(MAX_TABLE_BYTES + 1)
-        if len(data) > MAX_TABLE_BYTES:  # (grown after its size was taken)
-            raise TablesError(f"{shown}: {too_large(len(data))}")
+            cap = max_bytes(path.name)
+            if seen.st_size > cap:
+                raise TablesError(f"{shown}: {too_large(seen.st_size, path.name)}")
+            data = fh.read(cap + 1)
+        if len(data) > cap:  # (grown after its size was taken)
+            raise TablesError(f"{shown}: {too_large(len(data), path.name)}")
         if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
             raise TablesError(f"{shown}: changed while the tables were being loaded (sha256 differs now)")
         return data.decode("utf-8")
@@ -1289,8 +1321,8 @@ def check_files(root: Path, tracked: tuple[TrackedFile, ...]) -> list[Problem]:
                 problems.append(Problem(f.path, "tracked but missing (or not a regular file)"))
                 continue
             size = path.stat().st_size
-            if size > MAX_TABLE_BYTES:  # (from its size alone: never hashed)
-                problems.append(Problem(f.path, too_large(size)))
+            if size > max_bytes(f.path):  # (from its size alone: never hashed)
+                problems.append(Problem(f.path, too_large(size, f.path)))
             elif size != f.size:
                 problems.append(Problem(f.path, f"size {size} bytes, tracked as {f.size}: the file was altered"))
             elif sha256_of(path) != f.sha256:

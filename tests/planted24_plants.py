@@ -267,7 +267,13 @@ PLANTS = [
         CS,
     ),
     p("cs03", "neurobrix/cli_store.py", 'else "  DAMAGED" if m.damaged else "")', 'else "")', CS),
-    p("cs04", "neurobrix/cli_store.py", "freed from {model.path.parent})", "freed from {model.path})", CS),
+    p(
+        "cs04",
+        "neurobrix/cli_store.py",
+        "where = printable(str(model.path.parent))",
+        "where = printable(str(model.path))",
+        CS,
+    ),
     p("cs05", "neurobrix/cli_store.py", "if args.warmup and gpu_class is not None:", "if args.warmup:", CS),
     p("cs06", "neurobrix/cli_store.py", "    elif gpu_class is not None:\n", "    else:\n", CS),
     p(

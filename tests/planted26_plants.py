@@ -143,7 +143,7 @@ PLANTS = [
         "        if m.damaged is None:\n            print(",
         STORE,
     ),
-    p("cs3", CS, "freed from {model.path.parent})", "freed from {model.path})", STORE),
+    p("cs3", CS, "where = printable(str(model.path.parent))", "where = printable(str(model.path))", STORE),
     p(
         "cs4",
         CS,

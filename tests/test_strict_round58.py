@@ -444,8 +444,9 @@ def test_a_yaml_table_nested_thousands_deep_is_refused_not_a_crash(tracked, tmp_
     cases = {
         tables.TRACKED_NAME: _appended("deep: " + "[" * 200000 + "]" * 200000 + "\n"),
         RECORD: _in_table("rms_norm", ".proofs.yaml", lambda t: t + "deep:\n" + "- " * 200000 + "x\n"),
+        # (12,000 levels, 60 KB: under a class.yaml's 64 KiB cap since round 62, still 120 times the depth refused)
         f"{CLASS}/class.yaml": _in_table(
-            "class", ".yaml", lambda t: t + "deep: " + "{a: " * 200000 + "1" + "}" * 200000 + "\n"
+            "class", ".yaml", lambda t: t + "deep: " + "{a: " * 12000 + "1" + "}" * 12000 + "\n"
         ),
     }
     roots = []
