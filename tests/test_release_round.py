@@ -219,7 +219,8 @@ def test_help_and_readme_say_what_a_pipeline_needs() -> None:
     ("argv", "says"),
     [
         (["check", "--no-smoke", "/dev/null"], "/dev/null: not a regular file or a folder"),  # it exists: not "no such"
-        (["build", "--no-smoke", "--outdir", "{file}/dist"], "{file}/dist: cannot make this folder to build into"),
+        # the file in the way named (walk-through round 46; "cannot make this folder to build into" before)
+        (["build", "--no-smoke", "--outdir", "{file}/dist"], "{file}/dist: {file} is a file, not a folder"),
     ],
 )
 def test_user_mistakes_are_one_line_that_says_what_is_wrong(
