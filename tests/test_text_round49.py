@@ -107,12 +107,17 @@ NAMED = {
 @pytest.mark.parametrize("case", list(NAMED))
 def test_a_family_model_type_runs_its_model_whatever_architectures_names(tmp_path, case):
     family, kind, seed, fields, config, args, base = NAMED[case]
-    folder = tmp_path / "m"
-    prompt, ids = checkpoint(folder, family, kind, seed, fields, config, args)
-    if base:
-        base_model_keys(folder)
-    theirs = r39.reference(folder, ids, 4)
-    assert theirs is not None, "a near tie"
+    # the fixture tokenizers are trained anew each time and their vocabulary can differ from run to run (round 39):
+    # a build meeting a near tie takes the next seed, as rounds 39 and 43 do (one CI run met one at seed 9)
+    for attempt in range(6):
+        folder = tmp_path / f"m{attempt}"
+        prompt, ids = checkpoint(folder, family, kind, seed + attempt, fields, config, args)
+        if base:
+            base_model_keys(folder)
+        theirs = r39.reference(folder, ids, 4)
+        if theirs is not None:
+            break
+    assert theirs is not None, "a near tie at every seed"
     model = transformers.AutoModelForCausalLM.from_pretrained(folder)
     assert type(model).__name__ == r39.CLASSES[family].replace("Config", "ForCausalLM")  # the model_type's class
     ours = r39.engine(folder, prompt, 4)

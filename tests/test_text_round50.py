@@ -96,10 +96,15 @@ LACKING = {
 @pytest.mark.parametrize("case", list(LACKING))
 def test_a_bias_or_norm_weight_the_file_lacks_runs_as_transformers_fills_it(tmp_path, case):
     family, kind, seed, fields, gone, dtype = LACKING[case]
-    folder = tmp_path / "m"
-    prompt, ids = checkpoint(folder, family, kind, seed, fields, gone)
-    theirs = r39.reference(folder, ids, 4, dtype)
-    assert theirs is not None, "a near tie"
+    # the fixture tokenizers are trained anew each time and their vocabulary can differ from run to run (round 39):
+    # a build meeting a near tie takes the next seed, as rounds 39 and 43 do
+    for attempt in range(6):
+        folder = tmp_path / f"m{attempt}"
+        prompt, ids = checkpoint(folder, family, kind, seed + attempt, fields, gone)
+        theirs = r39.reference(folder, ids, 4, dtype)
+        if theirs is not None:
+            break
+    assert theirs is not None, "a near tie at every seed"
     ours = r39.engine(folder, prompt, 4, dtype=dtype)
     assert ours == theirs, f"run gave {ours!r}, transformers {theirs}"
 
