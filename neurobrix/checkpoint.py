@@ -116,9 +116,53 @@ def load_json(text: str) -> Any:
     return json.loads(text, parse_int=_json_int)
 
 
+# a \u escape of a UTF-16 surrogate in a JSON text (a pair, an emoji say, or one alone): only a text holding one can
+# parse to a string holding a lone surrogate, so the walk below runs only there
+_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def lone_surrogate(text: str, data: Any) -> str | None:
+    """Where ``data``, the JSON ``text`` parsed, holds a lone surrogate (``"\\ud800"``: half of a UTF-16 pair, an escape
+    RFC 8259 lets a JSON text write and no Unicode text holds), as a field path (``eos_token``,
+    ``added_tokens_decoder.10.content``, ``extra_special_tokens[0]``, or ``the key ...``), escaped; None where it holds
+    none. Python's reader returns such a string; the tokenizers library, handed it as a token, failed with a traceback
+    (UnicodeEncodeError, "surrogates not allowed"), as transformers' tokenizer fails (strict round 63)."""
+    if _SURROGATE_ESCAPE.search(text) is None:
+        return None
+    stack: list[tuple[Any, str]] = [(data, "")]
+    while stack:
+        value, where = stack.pop()
+        if isinstance(value, str):
+            if _SURROGATE.search(value):
+                return where or "the file's value"
+        elif isinstance(value, dict):
+            places = [(item, f"{where}.{printable(key)}" if where else printable(key)) for key, item in value.items()]
+            named = [at for key, (_, at) in zip(value, places) if _SURROGATE.search(key)]
+            if named:
+                return f"the key {named[0]}"
+            stack.extend(reversed(places))  # (popped in the file's order)
+        elif isinstance(value, list):
+            stack.extend((item, f"{where}[{i}]") for i, item in reversed(list(enumerate(value))))
+    return None
+
+
+def surrogate_problem(path: Path, text: str, data: Any) -> str | None:
+    """The refusal of a checkpoint's JSON file holding a lone surrogate (:func:`lone_surrogate`), naming the file and
+    the field; None where it holds none."""
+    where = lone_surrogate(text, data)
+    if where is None:
+        return None
+    return (
+        f"{path}: {where} holds a lone surrogate (a \\u escape of half a UTF-16 pair, which no Unicode text holds): "
+        "the tokenizers library fails on such text, as transformers' tokenizer does where it is a token; fix the file"
+    )
+
+
 def read_json(path: Path, what: str) -> Any:
     try:
-        return load_json(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = load_json(text)
     except (OSError, UnicodeDecodeError) as exc:
         raise CheckpointError(f"{path}: cannot read {what}: {exc}") from exc
     except JSONNumberError as exc:
@@ -132,6 +176,10 @@ def read_json(path: Path, what: str) -> Any:
         raise CheckpointError(
             f"{path}: {what} nests arrays or objects too deep to be read; fix the file or fetch the checkpoint again"
         ) from exc
+    problem = surrogate_problem(path, text, data)
+    if problem is not None:
+        raise CheckpointError(problem)
+    return data
 
 
 def read_config(folder: Path) -> ModelConfig:

@@ -25,7 +25,7 @@ from datetime import datetime
 from pathlib import Path
 from typing import Any
 
-from .checkpoint import load_json, name_text
+from .checkpoint import load_json, name_text, surrogate_problem
 from .errors import UsageError
 
 # transformers' named special tokens (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES): a chat
@@ -70,13 +70,17 @@ class TokenizerFileError(TokenizerError):
 
 def _read_json(path: Path) -> dict[str, Any]:
     try:
-        data = load_json(path.read_text(encoding="utf-8"))
+        text = path.read_text(encoding="utf-8")
+        data = load_json(text)
     except (OSError, UnicodeDecodeError, ValueError) as exc:  # ValueError: JSONDecodeError, JSONNumberError
         raise TokenizerFileError(f"{path}: cannot be read as JSON: {exc}") from exc
     except RecursionError as exc:  # valid JSON nested deeper than Python's parser goes (transformers' fails too)
         raise TokenizerFileError(f"{path}: cannot be read as JSON: arrays or objects nested too deep") from exc
     if not isinstance(data, dict):
         raise TokenizerFileError(f"{path}: expected a JSON object")
+    problem = surrogate_problem(path, text, data)
+    if problem is not None:  # not damage: the file parses, as the import read it before strict round 63
+        raise TokenizerError(problem)
     return data
 
 
