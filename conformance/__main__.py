@@ -256,8 +256,9 @@ def _check(args: argparse.Namespace) -> int:
         _print(_resume_hint(args))
     from . import reproof, sources
 
-    sources.record(report, args)  # --record: bind the tables it proved whole to the kernel code it ran
-    reproof.record(report, args)  # on a stack other than the certified one, a whole pass is a local re-proof
+    # their lines escaped as every line here (they printed with print itself: strict round 63)
+    sources.record(report, args, _print)  # --record: bind the tables it proved whole to the kernel code it ran
+    reproof.record(report, args, _print)  # on a stack other than the certified one, a whole pass is a local re-proof
     return (0 if report.complete else 3) if report.passed else 1
 
 
@@ -283,7 +284,8 @@ def _resume_hint(args: argparse.Namespace) -> str:
     env = ["TRITON_INTERPRET=1"] if interpreter_enabled() else []
     if os.environ.get(ENV_VAR) and getattr(args, "tables", None) is None:  # else --tables is in the command
         env.append(f"{ENV_VAR}={shlex.quote(os.environ[ENV_VAR])}")
-    return f"finish it (its passed entries carried over): {' '.join([*env, command])}"
+    # escaped whole: a --json path or NEUROBRIX_TABLES holding a line feed split the command (strict round 63)
+    return printable(f"finish it (its passed entries carried over): {' '.join([*env, command])}")
 
 
 def _limits(items: list[str] | None) -> dict[str, tuple[int, int]] | None:
@@ -448,7 +450,8 @@ def cmd_reformat(args: argparse.Namespace) -> int:
     if written:
         _print(f"updated {printable(str(Path(args.tables) / 'TRACKED.yaml'))}")
     else:  # nothing was written: saying TRACKED.yaml was updated would be untrue
-        _print(f"nothing to rewrite: every kernel table of {args.gpu_class} is in the current format")
+        # the class as given, escaped whole (a class folder's name holding a line feed split it: strict round 63)
+        _print(f"nothing to rewrite: every kernel table of {printable(args.gpu_class)} is in the current format")
     return 0
 
 
@@ -478,7 +481,10 @@ def cmd_schemas(args: argparse.Namespace) -> int:
             _print(f"wrote {printable(str(path))}")
     if stale:
         _print(
-            "generated validators out of date: " + ", ".join(stale) + "; run `python -m conformance schemas`",
+            # each path escaped whole: a checkout's folder holding a line feed split the line (strict round 63)
+            "generated validators out of date: "
+            + ", ".join(printable(path) for path in stale)
+            + "; run `python -m conformance schemas`",
             file=sys.stderr,
         )
         return 1

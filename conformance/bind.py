@@ -64,8 +64,9 @@ def bind(root: Path) -> list[Path]:
             kernel = path.name[: -len(nb_tables.PROOFS_SUFFIX)]
             index_file = nb_tables.index_path(root, class_id, kernel)
             index = parse_index(nb_tables.read_json(index_file, str(index_file)), str(index_file), class_id, kernel)
-            text = path.read_text(encoding="utf-8")
+            # read as a table first: a byte no UTF-8 decodes is refused naming its line (read_text raised a traceback)
             data = nb_tables.read_yaml(path, str(path))
+            text = path.read_text(encoding="utf-8")
             if _all_bound(data):  # certify wrote it with its digests (a class certified since): nothing to bind
                 continue
             new = bound_text(text, data, kernel, class_id, index.key, str(path))
@@ -94,6 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     except TablesError as exc:
         print(f"error: {printable(str(exc))}", file=sys.stderr)
         return 3
+    except OSError as exc:  # the machine's refusal (a read-only tables folder): one line and exit 1, not a traceback
+        where = f": {printable(str(exc.filename))}" if exc.filename else ""
+        print(f"error: {printable(exc.strerror or str(exc))}{where}", file=sys.stderr)
+        return 1
     for path in written:
         print(f"bound {printable(str(path))}")
     return 0

@@ -1123,8 +1123,9 @@ def render(report: Report) -> str:
         )
     if report.resumed_from is not None:
         lines.append(
-            f"  {carried} passed entry checks carried over from {report.resumed_from['file']} (same tables, "
-            f"kernels and bounds; {report.resumed_from['seconds']} s there), "
+            # the report's file name and its "seconds", as given (a line feed split the line, strict round 63)
+            f"  {carried} passed entry checks carried over from {printable(str(report.resumed_from['file']))} (same "
+            f"tables, kernels and bounds; {printable(str(report.resumed_from['seconds']))} s there), "
             f"{len(report.results) - carried} checked in this run"
         )
         if report.resumed_from.get("changed"):

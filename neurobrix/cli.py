@@ -222,7 +222,9 @@ class Parser(argparse.ArgumentParser):
             given = next((w for w in words if w.startswith("-h") and len(w) > 2), "")
             if given:
                 message = f"unrecognized arguments: {given} (did you mean --help?)"
-        super().error(message)
+        # escaped: the message quotes the words given (an argument no option takes, a --json path whose folder is
+        # missing), which argparse printed raw, an escape obeyed and a line feed splitting the line (strict round 63)
+        super().error(printable(message))
 
 
 # torch's names of the dtypes the commands spell fp16, bf16 and fp32 (`--dtype float16`: too far from fp16 for difflib)
