@@ -82,7 +82,7 @@ def record(report: Any, args: Any, say: Callable[[str], None] = print) -> Path |
     path = stack.write_reproof(class_id, loaded, running, check, device_facts().describe(), command)
     say(
         f"recorded a local re-proof of {class_id} on {running.describe()} (certified with "
-        f"{certified.describe()}) in {printable(str(path))}: `neurobrix run` accepts these tables on exactly this stack. It "
-        "proves the settings correct here, not that they are the fastest here."
+        f"{certified.describe()}) in {printable(str(path))}: `neurobrix run` accepts these tables on exactly this "
+        "stack. It proves the settings correct here, not that they are the fastest here."
     )
     return path

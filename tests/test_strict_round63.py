@@ -107,7 +107,9 @@ def test_a_report_path_without_its_folder_is_named_escaped(tmp_path, capsys, cas
     _quiet(err)
     last = err.splitlines()[-1]
     assert code == 2 and out == "" and last.startswith("python -m conformance check: error: argument --json: "), err
-    assert last.endswith(f"{printable(str(missing))}: no folder {printable(str(missing.parent))} to write the report into")
+    assert last.endswith(
+        f"{printable(str(missing))}: no folder {printable(str(missing.parent))} to write the report into"
+    )
     assert not any(line.startswith(printable(str(missing))[-5:]) for line in err.splitlines()[:-1]), err
 
 
@@ -123,7 +125,8 @@ def test_a_report_path_without_its_folder_is_named_escaped(tmp_path, capsys, cas
     ],
 )
 def test_an_argument_no_option_takes_is_named_escaped(capsys, tool, argv):
-    """`unrecognized arguments: ...` quoted the word raw, in every command of both tools (and the gate's: one parser)."""
+    """`unrecognized arguments: ...` quoted the word raw, in every command of both tools (and the gate's: one
+    parser)."""
     code, out, err = (_neurobrix if tool == "neurobrix" else _conformance)([*argv, ALL], capsys)
     _quiet(err)
     assert code == 2 and err.splitlines()[-1].endswith(f"error: unrecognized arguments: {printable(ALL)}"), err
@@ -150,7 +153,14 @@ def _resumable(root: Path, seconds: object) -> dict:
     loaded = tables.load(root)
     versions, files = check.fingerprint_inputs(root, CLASS)
     entries = [
-        {"kernel": k, "dtype": d, "domain": e.domain.describe(), "config": dict(e.config), "passed": True, "examples": 25}
+        {
+            "kernel": k,
+            "dtype": d,
+            "domain": e.domain.describe(),
+            "config": dict(e.config),
+            "passed": True,
+            "examples": 25,
+        }
         for k in loaded.kernels(CLASS)
         for e, d in check.select(loaded.index(CLASS, k), None)
     ]
@@ -326,8 +336,10 @@ def test_bind_names_what_it_bound_and_refused_escaped(tracked, tmp_path, capsys)
     assert code == 0 and out.splitlines() == [f"bound {printable(str(path))}" for path in records], out
     code, out, err = _bind([str(tmp_path / f"none{ALL}")], capsys)
     _quiet(err)
-    assert code == 3 and err.splitlines() == [f"error: {printable(str(tmp_path / f'none{ALL}'))}: not a tables folder "
-                                               "(no class folder with a class.yaml in it)"], err
+    assert code == 3 and err.splitlines() == [
+        f"error: {printable(str(tmp_path / f'none{ALL}'))}: not a tables folder "
+        "(no class folder with a class.yaml in it)"
+    ], err
     root = _unbound(tracked, tmp_path / "escape" / "tables")
     with (root / CLASS / "rms_norm.proofs.yaml").open("a", encoding="utf-8") as fh:
         fh.write(f"# {HOSTILE['screen-clear']}{HOSTILE['right-to-left-override']}\n")
@@ -384,7 +396,11 @@ SURROGATES = {
         {"added_tokens_decoder": {"10": {"content": "\ud800", "special": True}}},
         "added_tokens_decoder.10.content",
     ),
-    "tokenizer-config-extra": ("tokenizer_config.json", {"extra_special_tokens": ["ok", "\ud800"]}, "extra_special_tokens[1]"),
+    "tokenizer-config-extra": (
+        "tokenizer_config.json",
+        {"extra_special_tokens": ["ok", "\ud800"]},
+        "extra_special_tokens[1]",
+    ),
     "tokenizer-config-template": ("tokenizer_config.json", {"chat_template": "{{ '\ud800' }}"}, "chat_template"),
     "tokenizer-config-class": ("tokenizer_config.json", {"tokenizer_class": "\ud800"}, "tokenizer_class"),
     "tokenizer-config-key": ("tokenizer_config.json", {"\ud800": 1}, "the key \\ud800"),
@@ -400,7 +416,11 @@ SURROGATES = {
     "generation-key": ("generation_config.json", {"\ud800": 1}, "the key \\ud800"),
     "config-model-type": ("config.json", {"model_type": "\ud800"}, "model_type"),
     "config-architectures": ("config.json", {"architectures": ["\ud800"]}, "architectures[0]"),
-    "config-rope-type": ("config.json", {"rope_scaling": {"rope_type": "\ud800", "factor": 2.0}}, "rope_scaling.rope_type"),
+    "config-rope-type": (
+        "config.json",
+        {"rope_scaling": {"rope_type": "\ud800", "factor": 2.0}},
+        "rope_scaling.rope_type",
+    ),
     "config-key": ("config.json", {"\ud800": 1}, "the key \\ud800"),
 }
 # what `run` did before (the tiny model, stored by the import of before): a traceback, taken, or another refusal
