@@ -488,3 +488,14 @@ def test_a_surrogate_pair_and_an_escaped_backslash_are_taken(checkpoint, tmp_pat
     monkeypatch.setenv(store.HOME_ENV, str(tmp_path / "home"))
     code, out, err = _neurobrix(["import", str(folder)], capsys)
     assert code == 0, err
+
+
+def test_a_lone_surrogate_written_in_upper_case_hex_is_refused(checkpoint, tmp_path, monkeypatch, capsys):
+    """JSON reads `\\uDC00` as `\\udc00` (json.dumps writes lower case, a hand or another writer upper case)."""
+    folder = shutil.copytree(checkpoint, tmp_path / "m")
+    path = folder / "tokenizer_config.json"
+    path.write_text(path.read_text(encoding="utf-8").replace('"</s>"', '"\\uDC00"'), encoding="utf-8")
+    assert json.loads(path.read_text(encoding="utf-8"))["eos_token"] == "\udc00"
+    monkeypatch.setenv(store.HOME_ENV, str(tmp_path / "home"))
+    code, out, err = _neurobrix(["import", str(folder)], capsys)
+    assert code == 2 and err.startswith(f"neurobrix: error: {path}: eos_token holds a lone surrogate"), err
