@@ -404,6 +404,11 @@ SURROGATES = {
     "tokenizer-config-template": ("tokenizer_config.json", {"chat_template": "{{ '\ud800' }}"}, "chat_template"),
     "tokenizer-config-class": ("tokenizer_config.json", {"tokenizer_class": "\ud800"}, "tokenizer_class"),
     "tokenizer-config-key": ("tokenizer_config.json", {"\ud800": 1}, "the key \\ud800"),
+    "tokenizer-config-control-tokens": (
+        "tokenizer_config.json",
+        {"chat_control_tokens": ["\ud800"]},
+        "chat_control_tokens[0]",
+    ),
     "special-tokens-map": ("special_tokens_map.json", {"eos_token": "\ud800"}, "eos_token"),
     "special-tokens-map-object": ("special_tokens_map.json", {"bos_token": {"content": "\ud800"}}, "bos_token.content"),
     "special-tokens-map-additional": (
@@ -421,6 +426,8 @@ SURROGATES = {
         {"rope_scaling": {"rope_type": "\ud800", "factor": 2.0}},
         "rope_scaling.rope_type",
     ),
+    "config-hidden-act": ("config.json", {"hidden_act": "\ud800"}, "hidden_act"),
+    "config-torch-dtype": ("config.json", {"torch_dtype": "\ud800"}, "torch_dtype"),
     "config-key": ("config.json", {"\ud800": 1}, "the key \\ud800"),
 }
 # what `run` did before (the tiny model, stored by the import of before): a traceback, taken, or another refusal
@@ -499,3 +506,17 @@ def test_a_lone_surrogate_written_in_upper_case_hex_is_refused(checkpoint, tmp_p
     monkeypatch.setenv(store.HOME_ENV, str(tmp_path / "home"))
     code, out, err = _neurobrix(["import", str(folder)], capsys)
     assert code == 2 and err.startswith(f"neurobrix: error: {path}: eos_token holds a lone surrogate"), err
+
+
+def test_a_shard_index_naming_a_shard_by_a_lone_surrogate_is_refused(tmp_path, monkeypatch, capsys):
+    """model.safetensors.index.json's weight_map, one tensor's shard named "\\ud800.safetensors" (no file can be)."""
+    folder = make_checkpoint(tmp_path / "sharded", config=config_dict(), shards=2)
+    path = folder / "model.safetensors.index.json"
+    index = json.loads(path.read_text(encoding="utf-8"))
+    index["weight_map"]["model.norm.weight"] = "\ud800.safetensors"
+    path.write_text(json.dumps(index), encoding="utf-8")
+    monkeypatch.setenv(store.HOME_ENV, str(tmp_path / "home"))
+    code, out, err = _neurobrix(["import", str(folder)], capsys)
+    assert code == 2 and err.startswith(
+        f"neurobrix: error: {path}: weight_map.model.norm.weight holds a lone surrogate (a \\u escape"
+    ), err
