@@ -6700,24 +6700,6 @@ MUTANTS: tuple[Mutant, ...] = (
         "the flash kernel launches one query block too many: its whole key blocks run past the keys' end",
         "launch grid one too large",
     ),
-    Mutant(
-        "silu_mul.grid-one-row-block-too-many",
-        "silu_mul",
-        SILU,
-        '    programs = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))\n',
-        '    programs = (triton.cdiv(M, meta["BLOCK_M"]) + 1, triton.cdiv(I, meta["BLOCK_I"]))\n',
-        "silu_mul launches one row block too many (every lane of it masked)",
-        "launch grid one too large",
-    ),
-    Mutant(
-        "rms_norm.grid-one-row-block-too-many",
-        "rms_norm",
-        NORM,
-        '    programs = (triton.cdiv(M, meta["BLOCK_M"]),)\n',
-        '    programs = (triton.cdiv(M, meta["BLOCK_M"]) + 1,)\n',
-        "rms_norm launches one row block too many (every lane of it masked)",
-        "launch grid one too large",
-    ),
 )
 
 

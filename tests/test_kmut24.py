@@ -1,18 +1,19 @@
 """Kernel mutants, round kmut24: rounding toward zero, a constexpr switch inverted, a launch grid one too large; and
 rotary's tables ending at the last position drawn.
 
-Planted in the kernels least planted so far (one edit each) and run against the interpreter check: silu_mul's output,
-rms_norm's output and residual stream, rotary's first half and the flash kernel's output (a chunk) each rounded to
-their dtype toward zero instead of to nearest (``fp_downcast_rounding="rtz"``); the flash kernel's EVEN_D switch, rms_norm's
-HAS_RESIDUAL and rotary's CACHE each inverted at the launch; rotary's grid one token too long and greedy_pick's one
-part too long. Each is caught and joins the registry; below, each is shown computing other values than today's kernel
-on one small call (or refused by it).
+Planted in the kernels least planted so far (one edit each) and run against the interpreter check: silu_mul's
+output, rms_norm's output and residual stream, rotary's first half and the flash kernel's output (a chunk) each
+rounded to their dtype toward zero instead of to nearest (``fp_downcast_rounding="rtz"``); the flash kernel's EVEN_D
+switch, rms_norm's HAS_RESIDUAL and rotary's CACHE each inverted; rotary's grid one token too long, greedy_pick's one
+part too long and the flash kernel's one query block too long. Each is caught and joins the registry; below, each is
+shown computing other values than today's kernel on one small fp16 call (or refused by it). Two compute the same
+values (shown bit for bit): silu_mul's and rms_norm's grids one row block too long (every lane of it masked).
 
 rotary's cos mask made inclusive (round kmut23) reads one lane past a position's row of cos and sin, unused but past
 the table at its last row, and was caught only at a late shipped entry: the record drew its table as long as the
-positions allowed (a cache's capacity, or past it), and a drawn position sat on its last row only where a cache's run
-was drawn to end at the capacity. Half its tables now end at the last position drawn (the engine's table at a context
-its generation reaches), so half its examples hold a position on the table's last row.
+positions' room (a cache's capacity) or 8,192 rows longer, and a drawn position sat on its last row only where a
+cache's run was drawn to end at the capacity. Those tables now end at the last position drawn (the engine's table at
+a context its generation reaches): half the examples hold a position on the table's last row.
 """
 
 from __future__ import annotations
@@ -42,17 +43,32 @@ CAUGHT = (
     "rotary.cache-switch-inverted",
     "rotary.grid-one-token-too-many",
     "greedy_pick.grid-one-part-too-many",
+    "attention_chunk.grid-one-query-block-too-many",
 )
 NEW_CLASSES = ("wrong rounding mode", "constexpr switch inverted", "launch grid one too large")
+# equivalent (not in the registry): file, old, new
+EQUIVALENT = {
+    "silu_mul.grid-one-row-block-too-many": (
+        "neurobrix/ops/silu_mul.py",
+        '    programs = (triton.cdiv(M, meta["BLOCK_M"]), triton.cdiv(I, meta["BLOCK_I"]))\n',
+        '    programs = (triton.cdiv(M, meta["BLOCK_M"]) + 1, triton.cdiv(I, meta["BLOCK_I"]))\n',
+    ),
+    "rms_norm.grid-one-row-block-too-many": (
+        "neurobrix/ops/rms_norm.py",
+        '    programs = (triton.cdiv(M, meta["BLOCK_M"]),)\n',
+        '    programs = (triton.cdiv(M, meta["BLOCK_M"]) + 1,)\n',
+    ),
+}
 
 
-def _planted(tmp_path: Path, mutant: mutants.Mutant):
+def _planted(tmp_path: Path, mutant: mutants.Mutant | tuple[str, str, str]):
     """The op module from a patched copy, imported under its own name, not put in sys.modules."""
-    text = (ROOT / mutant.file).read_text(encoding="utf-8")
-    assert text.count(mutant.old) == 1, mutant.id
-    copy = tmp_path / Path(mutant.file).name
-    copy.write_text(text.replace(mutant.old, mutant.new), encoding="utf-8")
-    spec = importlib.util.spec_from_file_location(mutant.file.removesuffix(".py").replace("/", "."), copy)
+    file, old, new = (mutant.file, mutant.old, mutant.new) if isinstance(mutant, mutants.Mutant) else mutant
+    text = (ROOT / file).read_text(encoding="utf-8")
+    assert text.count(old) == 1, old
+    copy = tmp_path / Path(file).name
+    copy.write_text(text.replace(old, new), encoding="utf-8")
+    spec = importlib.util.spec_from_file_location(file.removesuffix(".py").replace("/", "."), copy)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
@@ -66,6 +82,7 @@ def test_the_plants_are_registered_and_anchored():
     assert {m.bug for m in chosen} == set(NEW_CLASSES)
     # classes new to the registry this round: no earlier plant holds one
     assert all(REGISTRY[m.id] in chosen for m in mutants.MUTANTS if m.bug in NEW_CLASSES)
+    assert not set(EQUIVALENT) & set(REGISTRY)  # an equivalent would survive every run
 
 
 # plant -> (the op's function, its config): one call where the plant must show
@@ -86,6 +103,10 @@ CALLS = {
         {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2},
     ),
     "greedy_pick.grid-one-part-too-many": ("greedy_pick", {"BLOCK_V": 64, "num_warps": 4}),
+    "attention_chunk.grid-one-query-block-too-many": (
+        "attention_chunk",
+        {"BLOCK_M": 16, "BLOCK_N": 16, "num_warps": 4, "num_stages": 2},
+    ),
 }
 
 
@@ -201,3 +222,34 @@ def test_rotary_cos_mask_inclusive_reads_past_a_drawn_table(tmp_path):
         spec_rotary.reset(case)  # a case rotated in place starts from its draw again
         with pytest.raises(Exception, match="out-of-bounds read in _rotary_kernel"):
             planted.rotary(**case.args, config=config)
+
+
+@pytest.mark.parametrize("plant", sorted(EQUIVALENT))
+def test_each_equivalent_computes_the_same_bits(plant, tmp_path):
+    """A row block past the last: every lane of it masked (rows past M), so it loads and stores nothing; shown in
+    fp16 and bf16 with rows short of their block and columns past a block's end, rms_norm with and without a
+    residual, on guarded allocations under the memory guards (a store or load of the extra block would show)."""
+    planted = _planted(tmp_path, EQUIVALENT[plant])
+    g = torch.Generator().manual_seed(7)
+    for dtype in (torch.float16, torch.bfloat16):
+        with harness.memory_guarded():
+            if plant.startswith("silu_mul"):
+                gu = harness.padded((torch.randn(5, 90, generator=g) * 4).to(dtype), 8, "cpu")
+                config = {"BLOCK_M": 4, "BLOCK_I": 32, "num_warps": 4}
+                allocations = harness.Allocations()
+                got = planted.silu_mul(gu, config=config, empty=allocations.empty)
+                for check in allocations.checks:
+                    check()
+                assert torch.equal(got, silu_mul.silu_mul(gu, config=config)), dtype
+                continue
+            x, r = (harness.padded(torch.randn(5, 45, generator=g).to(dtype), 8, "cpu") for _ in range(2))
+            w = torch.randn(45, generator=g).to(dtype)
+            config = {"BLOCK_M": 4, "num_warps": 4}
+            for extra in ((), (r,)):
+                allocations = harness.Allocations()
+                got = planted.rms_norm(x, w, 1e-6, *extra, config=config, empty=allocations.empty)
+                want = rms_norm.rms_norm(x, w, 1e-6, *extra, config=config)
+                for check in allocations.checks:
+                    check()
+                pairs = zip(got, want, strict=True) if extra else [(got, want)]
+                assert all(torch.equal(a, b) for a, b in pairs), (dtype, bool(extra))
