@@ -204,7 +204,6 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
     # Llama-3 original context (where its scaling matters)
     rope = _draw_rope(rng)
     rows = rng.choice([positions_max, positions_max + 8192])
-    cos, sin = rope_cache(D, rope.theta, rows, rope.rope_scaling)
     gen = torch.Generator().manual_seed(rng.randrange(2**31))
     sequences = 1 if shared else batch
     if cached:  # distinct positions per sequence, as the engine's: a run of S from a random start
@@ -218,6 +217,13 @@ def build(shape: Mapping[str, int], values: Any) -> tuple[dict[str, Any], dict[s
         pos = torch.cat([pos, (positions_max - 1 - pos).expand(batch - 1, S)]).to(dev)[:1].expand(batch, S)
     else:
         pos = pos.to(dev)
+    if rows == positions_max:  # as long as the positions need: the table's last row is the last position drawn (the
+        # engine's table at a context its generation reaches), so a read past a position's row of cos or sin (a
+        # half short of its power-of-two block read one lane long) leaves the table in half the examples; the draws
+        # ended it there only where a cache's run was drawn to end at its capacity, which the first entries'
+        # examples held too rarely (rotary.cos-mask-inclusive was caught at a late shipped entry only)
+        rows = int(pos.max()) + 1
+    cos, sin = rope_cache(D, rope.theta, rows, rope.rope_scaling)
     args = {
         "q": q,
         "k": k,
