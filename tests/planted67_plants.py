@@ -154,7 +154,13 @@ PLANTS = [
         CHOICE_TESTS,
     ),
     # w02: an alias named where it is none of the choices (``--profile chat``: 'run')
-    p("w02", CLI, "    if alias in choices:\n        return alias", "    if alias:\n        return alias", CHOICE_TESTS),
+    p(
+        "w02",
+        CLI,
+        "    if alias in choices:\n        return alias",
+        "    if alias:\n        return alias",
+        CHOICE_TESTS,
+    ),
     # w03: the words named beside their choice only where several are close (two words, one close: "fp16" alone)
     p(
         "w03",

@@ -102,7 +102,8 @@ def test_each_prompt_of_a_batch_keeps_its_own_first_row(rows):
     """n01, n02: transformers' generate expands a batch of prompts for num_return_sequences with
     ``repeat_interleave`` (prompt 0's rows, then prompt 1's) and returns each prompt's rows in that order; the engine
     keeps each prompt's first row. Two prompts whose probabilities are all on one token (3 and 7): the rows kept are
-    the prompts' own (the plants: the first rows of the draw, or the rows tiled, gave prompt 0's token twice)."""
+    the prompts' own (the plants, at 2 rows: the first rows of the draw, or the rows tiled, gave prompt 0's token
+    twice; at 3 rows the tiled rows 0 and 3 happen to be the prompts' own, and only the first plant fails)."""
     from neurobrix.generate import sample
 
     logits = torch.full((2, 10), -float("inf"))
@@ -178,7 +179,10 @@ CONTINUED = {
         "reasoning_content",
     ),
     # c02: the text's double space made one by the template: the message is not in the rendered chat (refused)
-    "text changed by the template": ([{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "a  b"}], True),
+    "text changed by the template": (
+        [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "a  b"}],
+        True,
+    ),
     # c04: parts of type output_text (any part holding "text" is continued there)
     "parts of another type": (
         [
