@@ -5,12 +5,14 @@ guarding their code let through: the gate's naming of the links and submodules g
 (neurobrix/tables.py: ``_read_text``), several sampled sequences (neurobrix/generate.py: ``_draw`` over a batch of
 prompts; neurobrix/run.py: ``model_sampling``'s note, ``sequences_settled``'s pad), the continued final message
 (neurobrix/tokenizer.py: ``_cut_final_message``, ``_tag_final_message``) and the close-choice rule
-(neurobrix/cli.py: ``closest``, ``close_hint``; conformance/__main__.py: certify's early refusal).
+(neurobrix/cli.py: ``closest``, ``close_hint``; conformance/__main__.py: certify's early refusal), and for the defect
+the round found in the clean code (a choice typed in other letters' case named with nothing).
 
 Each case fails with its plant in place (checked with tests/planted67_driver.py, this file alone) and passes on the
-clean code. The continued messages are compared with transformers' apply_chat_template (text and ids); the pad past
-the embeddings with torch's own embedding lookup; the draw over a batch with rows whose probabilities are all on one
-token, so that which prompt's row is kept is read off the tokens.
+clean code; the found defect's case failed on the code before its fix. The continued messages are compared with
+transformers' apply_chat_template (text and ids); the pad past the embeddings with torch's own embedding lookup; the
+draw over a batch with rows whose probabilities are all on one token, so that which prompt's row is kept is read off
+the tokens.
 
 Outcomes of all 19: see docs/planted-bugs.md, round 65.
 """
@@ -225,6 +227,20 @@ def test_a_dtype_by_torchs_name_in_capitals_is_named(word, meant):
     """w01: another command line's word looked up as typed: torch's names in capitals (``HALF``, ``BFloat16``), too
     far from the commands' spelling for difflib, named nothing. (`run --dtype` and conformance's lists ask this.)"""
     assert cli.closest(word, DTYPES) == meant
+
+
+@pytest.mark.parametrize(
+    "word, choices, meant",
+    [
+        ("FP16", DTYPES, "fp16"),
+        ("INTERPRETER", ("interpreter", "nvidia-h200"), "interpreter"),
+        ("SILU_MUL", ("linear", "rms_norm", "silu_mul"), "silu_mul"),
+    ],
+)
+def test_a_choice_in_other_letters_case_is_named(word, choices, meant):
+    """A defect of the clean code, found beside w01: a choice typed in capitals was named with nothing (`--dtype FP16`,
+    `check --class INTERPRETER`): difflib compares case, and found none of them close."""
+    assert cli.closest(word, choices) == meant
 
 
 def test_an_alias_is_named_only_among_the_choices():
