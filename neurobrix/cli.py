@@ -255,11 +255,16 @@ COMMAND_NOTES = {
 def closest(word: str, choices: Sequence[str]) -> str | None:
     """The choice ``word`` was meant for: another command line's word for it (`chat`: run; torch's `float16`: fp16),
     else the one difflib finds close (`runn`: run, `interpretr`: interpreter, `fp61`: fp16), else None. One rule for
-    every choice of the three command lines, argparse's and the commands' own lists alike (walk-through round 47)."""
+    every choice of the three command lines, argparse's and the commands' own lists alike (walk-through round 47).
+    A choice spelt in other letters' case is named first (`FP16`, `INTERPRETER`, `SILU_MUL`: difflib compares case
+    and found none of them close; planted round 65)."""
     choices = [str(c) for c in choices]
     alias = {**DTYPE_WORDS, **COMMAND_WORDS}.get(word.lower())
     if alias in choices:
         return alias
+    folded = [c for c in choices if c.lower() == word.lower()]
+    if len(folded) == 1:
+        return folded[0]
     match = difflib.get_close_matches(word, choices, n=1, cutoff=0.6)
     return match[0] if match else None
 
