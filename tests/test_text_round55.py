@@ -157,7 +157,7 @@ def get_weather(location: str, unit: str = "celsius") -> str:
 
 
 def convert(
-    a: Union[int, str],  # noqa: UP007 (typing.Union, as well as int | str below)
+    a: Union[str, int],  # noqa: UP007 (typing.Union, as well as int | str below)
     b: int | None = None,
     c: list[int] | str = "",
     d: Any = None,
@@ -212,7 +212,12 @@ class Service:
 
 @pytest.mark.parametrize(
     "tools",
-    [[get_weather], [convert, {"type": "function", "function": {"name": "now"}}], [nested], (Service().lookup,)],
+    [
+        [get_weather],
+        [convert, {"type": "function", "function": {"name": "now"}}],
+        [nested],
+        (Service().lookup, Service.lookup),
+    ],
     ids=["choices and returns", "unions and enums", "nested", "a method"],
 )
 def test_tools_given_as_functions_are_printed_as_the_schemas_transformers_builds(tmp_path, tools):
@@ -226,6 +231,10 @@ def test_tools_given_as_functions_are_printed_as_the_schemas_transformers_builds
 
 def no_docstring(x: int):
     return x
+
+
+def ping() -> None:
+    pass
 
 
 def undescribed(x: int, y: int):
@@ -271,7 +280,7 @@ def bad_choices(x: str):
 
 @pytest.mark.parametrize(
     "tool",
-    [no_docstring, undescribed, unhinted, custom, one_tuple, bad_choices, lambda x: x]
+    [no_docstring, ping, undescribed, unhinted, custom, one_tuple, bad_choices, lambda x: x]
     + [functools.partial(get_weather, "Paris"), len, Service(), "get_weather"],
     ids=lambda tool: getattr(tool, "__name__", type(tool).__name__),
 )
@@ -287,11 +296,12 @@ def test_a_tool_transformers_cannot_convert_is_refused_in_one_line(tmp_path, too
 
 
 def test_a_batch_of_conversations_renders_and_encodes_as_apply_chat_template_s_lists(tmp_path):
-    """A list of lists and a tuple of them (one continued): refused before ("a chat message must be a dict")."""
+    """A list of a tuple and a list, and a tuple of lists (one continued): refused before ("a chat message must be a
+    dict")."""
     path = folder(tmp_path, NAMED, "sentencepiece")
     second = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Hi"}]
     for batch, kwargs in (
-        ([HI, second], {"add_generation_prompt": True, "chat_template": "rag", "documents": DOCS}),
+        ([tuple(HI), second], {"add_generation_prompt": True, "chat_template": "rag", "documents": DOCS}),
         ((second + [{"role": "assistant", "content": "Sure, the"}], HI + [{"role": "assistant", "content": "It"}]),
          {"continue_final_message": True, "tools": [get_weather]}),
     ):  # fmt: skip
@@ -304,31 +314,49 @@ def test_a_batch_of_conversations_renders_and_encodes_as_apply_chat_template_s_l
 # --- through `run`, against transformers' greedy generate -------------------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def model(tmp_path_factory):
-    import test_text_round39 as r39
-
-    path = tmp_path_factory.mktemp("r55") / "m"
-    shape = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2}
-    r39.build(path, "llama", shape, {}, 6, seed=7, tokenizer="metaspace")
-    config = json.loads((path / "tokenizer_config.json").read_text())
-    (path / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": NAMED}))
-    return path
+HOWS = ({"tools": [get_weather]}, {"chat_template": "rag", "documents": DOCS})
 
 
-def _greedy(path: Path, ids: list[int], new: int) -> list[int]:
+def _greedy(path: Path, prompts: list[list[int]], new: int) -> list[list[int]] | None:
+    """transformers' greedy ids after each prompt (float64), None at a near tie."""
     import torch
 
     net = transformers.AutoModelForCausalLM.from_pretrained(path, dtype=torch.float64).eval()
-    with torch.no_grad():
-        out = net.generate(
-            torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), do_sample=False,
-            max_new_tokens=new, output_scores=True, return_dict_in_generate=True,
-        )  # fmt: skip
-    for scores in out.scores:
-        top = torch.topk(scores[0], 2).values
-        assert float(top[0] - top[1]) > 1e-3, "a near tie"
-    return out.sequences[0, len(ids) :].tolist()
+    wants = []
+    for ids in prompts:
+        with torch.no_grad():
+            out = net.generate(
+                torch.tensor([ids]), attention_mask=torch.ones(1, len(ids), dtype=torch.long), do_sample=False,
+                max_new_tokens=new, output_scores=True, return_dict_in_generate=True,
+            )  # fmt: skip
+        for scores in out.scores:
+            top = torch.topk(scores[0], 2).values
+            if float(top[0] - top[1]) <= 1e-3:
+                return None
+        wants.append(out.sequences[0, len(ids) :].tolist())
+    return wants
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory):
+    """A tiny Llama with the named templates, and transformers' (prompt ids, greedy ids) for each of HOWS. The fixture
+    tokenizers are trained anew each time and their vocabulary can differ from run to run (round 39): a build meeting
+    a near tie takes the next seed, as rounds 39, 43, 49 and 50 do."""
+    import test_text_round39 as r39
+
+    base = tmp_path_factory.mktemp("r55")
+    shape = {"hidden_size": 32, "num_hidden_layers": 1, "num_attention_heads": 4, "num_key_value_heads": 2}
+    for seed in range(7, 13):
+        path = base / f"m{seed}"
+        r39.build(path, "llama", shape, {}, 6, seed=seed, tokenizer="metaspace")
+        config = json.loads((path / "tokenizer_config.json").read_text())
+        (path / "tokenizer_config.json").write_text(json.dumps({**config, "chat_template": NAMED}))
+        tok = transformers.AutoTokenizer.from_pretrained(path)
+        prompts = [tok.apply_chat_template(HI, return_dict=True, add_generation_prompt=True, **how) for how in HOWS]
+        wants = _greedy(path, [prompt["input_ids"] for prompt in prompts], 5)
+        if wants is not None:
+            return path, tok, [(prompt["input_ids"], want) for prompt, want in zip(prompts, wants, strict=True)]
+    pytest.fail("a near tie at every seed")
 
 
 def test_run_generates_on_a_named_template_and_function_tools_as_transformers(model, monkeypatch):
@@ -338,10 +366,10 @@ def test_run_generates_on_a_named_template_and_function_tools_as_transformers(mo
     from neurobrix import run, store
     from neurobrix.tokenizer import Tokenizer
 
-    monkeypatch.setenv("NEUROBRIX_HOME", str(model.parent / "home"))
+    path, tok, wants = model
+    monkeypatch.setenv("NEUROBRIX_HOME", str(path.parent / "home"))
     monkeypatch.delenv("NEUROBRIX_TABLES", raising=False)
-    store.import_model(str(model), progress=False)
-    tok = transformers.AutoTokenizer.from_pretrained(model)
+    store.import_model(str(path), progress=False)
     seen: dict[str, list[int]] = {}
     real = run.generate
 
@@ -351,15 +379,13 @@ def test_run_generates_on_a_named_template_and_function_tools_as_transformers(mo
         return seen["ids"], stats
 
     monkeypatch.setattr(run, "generate", generate)
-    for how in ({"tools": [get_weather]}, {"chat_template": "rag", "documents": DOCS}):
-        want_prompt = tok.apply_chat_template(HI, return_dict=True, add_generation_prompt=True, **how)["input_ids"]
-        want = _greedy(model, want_prompt, 5)
+    for how, (want_prompt, want) in zip(HOWS, wants, strict=True):
         monkeypatch.setattr(Tokenizer, "encode_prompt", lambda self, *a, **k: self.encode_chat(HI, **how))
         text: list[str] = []
-        options = run.RunOptions(model=model.name, prompt="x", max_tokens=5, backend="torch", stream=False)
+        options = run.RunOptions(model=path.name, prompt="x", max_tokens=5, backend="torch", stream=False)
         run.run(options, write=text.append, notice=lambda note: None)
         assert seen["prompt"] == want_prompt
         assert seen["ids"] == want
         assert "".join(text).removesuffix("\n") == tok.decode(want, skip_special_tokens=True)
-    assert os.path.isdir(model.parent / "home")
-    shutil.rmtree(model.parent / "home")
+    assert os.path.isdir(path.parent / "home")
+    shutil.rmtree(path.parent / "home")
