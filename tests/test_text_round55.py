@@ -23,6 +23,7 @@ Mistral and Qwen2 checkpoints (round 39's builder)."""
 from __future__ import annotations
 
 import copy
+import dataclasses
 import enum
 import functools
 import json
@@ -270,6 +271,17 @@ def one_tuple(x: tuple[int]):
     """
 
 
+@dataclasses.dataclass
+class Lookup:
+    """A dataclass, documented as a tool would be (transformers takes functions and methods only).
+
+    Args:
+        key: the key
+    """
+
+    key: str
+
+
 def bad_choices(x: str):
     """Choices that are no JSON.
 
@@ -281,7 +293,7 @@ def bad_choices(x: str):
 @pytest.mark.parametrize(
     "tool",
     [no_docstring, ping, undescribed, unhinted, custom, one_tuple, bad_choices, lambda x: x]
-    + [functools.partial(get_weather, "Paris"), len, Service(), "get_weather"],
+    + [Lookup, functools.partial(get_weather, "Paris"), len, Service(), "get_weather"],
     ids=lambda tool: getattr(tool, "__name__", type(tool).__name__),
 )
 def test_a_tool_transformers_cannot_convert_is_refused_in_one_line(tmp_path, tool):
