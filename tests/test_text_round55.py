@@ -60,11 +60,18 @@ DOCS = [{"title": "Tides", "text": "The moon pulls é"}, {"title": "Zürich", "t
 HI = [{"role": "user", "content": "What is the weather in Paris?"}]
 
 
+BUILT: dict[tuple[str, str], Path] = {}
+LOADED: dict[Path, Any] = {}
+
+
 def folder(tmp_path: Path, template: Any, kind: str = "bytelevel") -> Path:
     """The fixture tokenizer with ``template``: text or a list of named ones in tokenizer_config.json, a dict as
     chat_template.jinja ("default") and additional_chat_templates/NAME.jinja, None for none; the markers special."""
     from tokenizer_fixtures import save
 
+    key = (json.dumps(template), kind)
+    if key in BUILT:  # (each fixture tokenizer is trained as it is saved: built once per template and kind)
+        return BUILT[key]
     out = save(tmp_path / f"t{len(list(tmp_path.iterdir()))}", kind)
     config = json.loads((out / "tokenizer_config.json").read_text())
     config.pop("chat_template", None)
@@ -83,6 +90,7 @@ def folder(tmp_path: Path, template: Any, kind: str = "bytelevel") -> Path:
             **{"single_word": False, "special": True},
         }
     (out / "tokenizer_config.json").write_text(json.dumps(config))
+    BUILT[key] = out
     return out
 
 
@@ -92,7 +100,9 @@ def both(path: Path, chat: Any, **kwargs: Any) -> tuple[Any, Any]:
     from neurobrix.errors import UsageError
     from neurobrix.tokenizer import Tokenizer
 
-    tok = transformers.AutoTokenizer.from_pretrained(path)
+    if path not in LOADED:
+        LOADED[path] = transformers.AutoTokenizer.from_pretrained(path)
+    tok = LOADED[path]
     try:
         want: Any = (
             tok.apply_chat_template(copy.deepcopy(chat), tokenize=False, **kwargs),
