@@ -27,6 +27,7 @@ from typing import Any
 
 from .checkpoint import load_json, name_text, surrogate_problem
 from .errors import UsageError
+from .tool_schema import tool_schemas
 
 # transformers' named special tokens (PreTrainedTokenizerBase.SPECIAL_TOKENS_ATTRIBUTES): a chat
 # template sees each one the tokenizer has under its own name
@@ -810,9 +811,8 @@ REASONING_FIELDS = ("reasoning_content", "thinking", "reasoning")
 
 
 # apply_chat_template's arguments that never reach the template as variables, which render_chat does not take
-# (its continue_final_message, add_generation_prompt, tools and documents it does take)
+# (its chat_template, continue_final_message, add_generation_prompt, tools and documents it does take)
 APPLY_ONLY = (
-    "chat_template",
     "tokenize",
     "sanitize_control_tokens",
     "padding",
@@ -879,6 +879,15 @@ def _chat_message(message: Any) -> Any:
     message = {key: value for key, value in message.items() if value is not None}
     reasoning = next((message[key] for key in REASONING_FIELDS if key in message), None)
     return message if reasoning is None else {"thinking": reasoning, **message, "reasoning_content": reasoning}
+
+
+def _conversation(chat: Any) -> list[Any]:
+    """One conversation's messages as a template sees them (transformers' _normalize_chat_messages, then its
+    _plain_template_data): a list of messages, or an object holding them as ``.messages``."""
+    chat = _objects_to_dicts(getattr(chat, "messages", chat))
+    if isinstance(chat, (str, bytes)) or not isinstance(chat, Iterable):
+        raise TokenizerError(f"a chat must be a list of messages (dicts), got {chat!r}")
+    return [_plain(_chat_message(message)) for message in chat]
 
 
 def _cut_final_message(rendered: str, final: str) -> str:
@@ -1590,6 +1599,10 @@ class Tokenizer:
         if (folder / "additional_chat_templates").is_dir():
             files |= {p.name.removesuffix(".jinja"): p for p in (folder / "additional_chat_templates").glob("*.jinja")}
         template: Any = {name: _read_text(path) for name, path in files.items()} or self.config.get("chat_template")
+        # transformers holds a lone template as text and others as a dict of names (a list's entries, the folder's
+        # files beside chat_template.jinja), where apply_chat_template's chat_template argument names one; as text,
+        # that argument is always a template of its own
+        self.named_templates = set(files) != {"default"} if files else isinstance(template, (list, dict))
         if isinstance(template, list):
             # transformers' tokenizer reads {entry["name"]: entry["template"]} as it loads: anything else fails there
             for entry in template:
@@ -2086,27 +2099,70 @@ class Tokenizer:
 
     def render_chat(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
+        messages: Any,
+        tools: Any = None,
         documents: list[dict[str, Any]] | None = None,
         add_generation_prompt: bool | None = None,
         continue_final_message: bool | str = False,
+        chat_template: str | None = None,
         **variables: Any,
-    ) -> str:
+    ) -> Any:
         """The chat as the model's template renders it, with what transformers' apply_chat_template gives a
-        template: the messages, tools, documents, add_generation_prompt and the named special tokens, each rebuilt
-        as the plain JSON values a template sees there. ``add_generation_prompt`` is on unless given or unless the
-        final message is continued; ``continue_final_message`` (true, or the name of the field to continue) leaves
-        the last message open, cut where transformers cuts it."""
+        template: the messages, tools (JSON schemas, or functions turned into theirs), documents,
+        add_generation_prompt and the named special tokens, each rebuilt as the plain JSON values a template sees
+        there. ``add_generation_prompt`` is on unless given or unless the final message is continued;
+        ``continue_final_message`` (true, or the name of the field to continue) leaves the last message open, cut
+        where transformers cuts it. ``chat_template`` names one of the model's named templates ("default",
+        "tool_use", "rag"...), or is a template's text. A batch (a list of conversations) renders as a list."""
         own = sorted(name for name in variables if name in APPLY_ONLY)
         if own:
             raise TokenizerError(
                 f"render_chat takes no {own[0]} (an argument of transformers' apply_chat_template that NeuroBrix does "
                 "not offer, never a template variable there)"
             )
-        name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
-        if tools is not None and "tool_use" in self.unusable_templates:  # transformers picks it, and fails on it
-            name = "tool_use"
+        source = self._template_source(chat_template, tools)
+        if isinstance(messages, (list, tuple)) and not messages:
+            raise TokenizerError("a chat needs at least one message (transformers' apply_chat_template refuses none)")
+        # transformers' test for a batch: a list whose first item is a list (or an object holding .messages)
+        batched = isinstance(messages, (list, tuple)) and (
+            isinstance(messages[0], (list, tuple)) or hasattr(messages[0], "messages")
+        )
+        chats = [_conversation(chat) for chat in (messages if batched else [messages])]
+        if add_generation_prompt is None:
+            add_generation_prompt = not continue_final_message
+        if continue_final_message and add_generation_prompt:
+            raise TokenizerError(
+                "continue_final_message and add_generation_prompt cannot both be on (transformers' "
+                "apply_chat_template refuses them together)"
+            )
+        if tools is not None:
+            tools = tool_schemas(tools)
+        if documents is not None and not (
+            isinstance(documents, (list, tuple)) and all(isinstance(d, dict) for d in documents)
+        ):
+            raise TokenizerError(f"documents must be a list of dicts (of 'title' and 'text'), got {documents!r}")
+        rendered = [
+            self._render(chat, source, tools, documents, add_generation_prompt, continue_final_message, variables)
+            for chat in chats
+        ]
+        return rendered if batched else rendered[0]
+
+    def _template_source(self, chat_template: Any, tools: Any) -> str:
+        """The template apply_chat_template applies (transformers' get_chat_template): the named one asked for,
+        else the tool_use one where tools are given and the model names one, else the default; a chat_template that
+        names none of the model's templates (or any, where the model has one template as text) is a template's
+        text itself."""
+        if chat_template is not None and not isinstance(chat_template, str):
+            raise TokenizerError(f"chat_template must be a template's name or its text, got {chat_template!r}")
+        names = {**self.chat_templates, **self.unusable_templates}
+        if chat_template is not None and not (self.named_templates and chat_template in names):
+            return chat_template
+        if chat_template is not None:
+            name = chat_template
+        else:
+            name = "tool_use" if tools is not None and "tool_use" in self.chat_templates else "default"
+            if tools is not None and "tool_use" in self.unusable_templates:  # transformers picks it, and fails on it
+                name = "tool_use"
         source = self.chat_templates.get(name)
         if name in self.unusable_templates:
             raise TokenizerError(
@@ -2114,25 +2170,28 @@ class Tokenizer:
                 f"{json.dumps(self.unusable_templates[name])}, not text (transformers' apply_chat_template fails on "
                 "it); use --no-chat"
             )
+        if source is None and names:
+            raise TokenizerError(
+                f"the model's chat templates ({', '.join(sorted(names))}) include no default one: name one with "
+                "chat_template (transformers' apply_chat_template refuses a chat without)"
+            )
         if source is None:
             raise TokenizerError("this model has no chat template; use --no-chat")
-        if not messages:
-            raise TokenizerError("a chat needs at least one message (transformers' apply_chat_template refuses none)")
-        if add_generation_prompt is None:
-            add_generation_prompt = not continue_final_message
-        chat = [_plain(_chat_message(_objects_to_dicts(message))) for message in messages]
-        if continue_final_message and add_generation_prompt:
-            raise TokenizerError(
-                "continue_final_message and add_generation_prompt cannot both be on (transformers' "
-                "apply_chat_template refuses them together)"
-            )
-        # transformers builds a tool's JSON schema from a function's type hints, which NeuroBrix does not
-        if tools is not None and not (isinstance(tools, (list, tuple)) and all(isinstance(t, dict) for t in tools)):
-            raise TokenizerError(f"tools must be a list of JSON schemas (dicts), got {tools!r}")
-        if documents is not None and not (
-            isinstance(documents, (list, tuple)) and all(isinstance(d, dict) for d in documents)
-        ):
-            raise TokenizerError(f"documents must be a list of dicts (of 'title' and 'text'), got {documents!r}")
+        return source
+
+    def _render(
+        self,
+        chat: list[Any],
+        source: str,
+        tools: Any,
+        documents: Any,
+        add_generation_prompt: bool,
+        continue_final_message: bool | str,
+        variables: dict[str, Any],
+    ) -> str:
+        """One conversation rendered (and cut where its final message is continued)."""
+        if continue_final_message and not chat:
+            raise TokenizerError("continue_final_message: the conversation has no message to continue")
         final = self._tag_final_message(chat, source, continue_final_message) if continue_final_message else None
         try:
             rendered: str = compile_template(source).render(
@@ -2186,23 +2245,30 @@ class Tokenizer:
 
     def encode_chat(
         self,
-        messages: list[dict[str, Any]],
-        tools: list[dict[str, Any]] | None = None,
+        messages: Any,
+        tools: Any = None,
         add_generation_prompt: bool | None = None,
         continue_final_message: bool | str = False,
         documents: list[dict[str, Any]] | None = None,
+        chat_template: str | None = None,
         **variables: Any,
-    ) -> list[int]:
+    ) -> Any:
         """apply_chat_template(..., tokenize=True): the rendered text encoded without added special tokens
-        (the template writes them)."""
-        text = self.render_chat(
+        (the template writes them); a batch of conversations as a list of id lists."""
+        rendered = self.render_chat(
             messages,
             tools=tools,
             documents=documents,
             add_generation_prompt=add_generation_prompt,
             continue_final_message=continue_final_message,
+            chat_template=chat_template,
             **variables,
         )
+        if isinstance(rendered, list):
+            return [self._encode_rendered(text) for text in rendered]
+        return self._encode_rendered(rendered)
+
+    def _encode_rendered(self, text: str) -> list[int]:
         try:
             text.encode("utf-8")
         except UnicodeEncodeError as exc:  # a string literal "\ud800" in the template: transformers' encode fails too
