@@ -62,6 +62,7 @@ def cmd_track(args: argparse.Namespace) -> int:
             return 1
         _print(f"{printable(str(root))}/TRACKED.yaml is in sync")
         return 0
+    track.refuse_strays(root)
     path, changed, refused = track.write_report(root)
     _print(f"{'wrote' if changed else 'unchanged'} {printable(path)}")
     for problem in refused:  # listed as files, not as verified: run reads each in full, and refuses it
