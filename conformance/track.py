@@ -71,7 +71,7 @@ def require_described(root: Path, class_id: str, then: str) -> None:
         "" if root.resolve() == SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
     )
     raise UsageError(
-        f"{said}{close_hint([class_id], sorted(described))}; {then.format(file=class_yaml, track=track_command)}"
+        f"{said}{close_hint([class_id], sorted(described))}: {then.format(file=class_yaml, track=track_command)}"
     )
 
 
