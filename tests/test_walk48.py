@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import io
 import signal
+import sys
 import tarfile
 import zipfile
 from pathlib import Path
@@ -163,6 +164,7 @@ def test_ctrl_c_in_certify_is_one_line_that_says_how_to_resume(monkeypatch, caps
         raise KeyboardInterrupt  # as workers raise the remembered interrupt once the item is done
 
     monkeypatch.setattr(conformance_cli, "cmd_certify", certify)
+    monkeypatch.setattr(sys, "unraisablehook", sys.__unraisablehook__)  # Python's own, as a command has (not pytest's)
     said = _error(capsys, ["certify", "--class", "interpreter", "--dtypes", "fp32"], 130)
     assert said == (
         "conformance: interrupted; the entries certify wrote before it stay: run it again with --only-missing to resume"
