@@ -44,8 +44,8 @@ def require_class(gpu_class: str, loaded: Tables) -> None:
 
 # certify's: how a new class is made (CONTRIBUTING.md's step 2), the file and the command spelt for the folder used
 DESCRIBE_FIRST = (
-    "a new class is described first: write {file} with the facts `neurobrix doctor` prints on its GPU (CONTRIBUTING.md, "
-    "'Certify a new GPU class', step 2), then record it with `{track}`"
+    "a new class is described first: write {file} with the facts `neurobrix doctor` prints on its GPU "
+    "(CONTRIBUTING.md, 'Certify a new GPU class', step 2), then record it with `{track}`"
 )
 DESCRIBE_AND_CERTIFY_FIRST = "describe and certify the class first"  # rank's
 
@@ -83,7 +83,11 @@ def refuse_strays(root: Path) -> None:
     for path in sorted(root.rglob("*")):
         rel = path.relative_to(root).as_posix()
         parts = rel.split("/")
-        if rel == TRACKED_NAME or path.is_dir() or (len(parts) == 2 and (parts[1] == CLASS_NAME or kernel_of(parts[1]))):
+        if (
+            rel == TRACKED_NAME
+            or path.is_dir()
+            or (len(parts) == 2 and (parts[1] == CLASS_NAME or kernel_of(parts[1])))
+        ):
             continue
         meant = CLASS_NAME if len(parts) == 2 and closest(parts[1], [CLASS_NAME]) else None
         raise TablesError(

@@ -20,7 +20,6 @@ complaint is a :class:`~neurobrix.errors.TablesError` naming the file and the fi
 from __future__ import annotations
 
 import difflib
-
 import fnmatch
 import functools
 import hashlib
@@ -377,7 +376,9 @@ def _meant_branch(exc: fastjsonschema.JsonSchemaValueException, data: Any) -> fa
     if exc.rule != "oneOf" or not branches or not isinstance(exc.value, dict):
         return exc
     keys = set(exc.value)
-    meant = max(branches, key=lambda b: len(keys & set(b.get("properties", {}))) - len(set(b.get("required", ())) - keys))
+    meant = max(
+        branches, key=lambda b: len(keys & set(b.get("properties", {}))) - len(set(b.get("required", ())) - keys)
+    )
     try:
         fastjsonschema.compile(meant)(exc.value)
     except fastjsonschema.JsonSchemaValueException as inner:

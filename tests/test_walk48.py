@@ -128,7 +128,12 @@ def test_track_refuses_a_file_that_is_no_table_before_listing_it(tmp_path, capsy
 # --------------------------------------------------------------------------- class.yaml's match
 GPU = {"backend": "cuda", "vendor": "nvidia", "device_name": "NVIDIA B200", "compute_capability": [10, 0]}
 MATCHES = [
-    ({**GPU, "multiprocessor_count": 148, "compute_capabilty": [10, 0]}, "compute_capability", "match'", "did you mean"),
+    (
+        {**GPU, "multiprocessor_count": 148, "compute_capabilty": [10, 0]},
+        "compute_capability",
+        "match'",
+        "did you mean",
+    ),
     ({**GPU, "multiprocessor_count": 148, "backend": "CUDA"}, "CUDA", "match.backend'", "'cuda', 'hip'"),
     ({**GPU, "multiprocessor_count": 148, "compute_capability": 10.0}, "10.0", "match.compute_capability'", "array"),
     (GPU, "multiprocessor_count", "match'", "must contain"),
