@@ -219,7 +219,9 @@ def _check(args: argparse.Namespace) -> int:
         from neurobrix.tables import load
 
         _where(args.where)
-        track.require_class(args.gpu_class, load())
+        loaded = load()
+        track.require_class(args.gpu_class, loaded)
+        track.require_kernel_tables(args.gpu_class, loaded)
     from . import check
 
     gpu_class = args.gpu_class or detect_class().id
@@ -576,7 +578,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write TRACKED.yaml, the sha256, size and wheel path of every file of the tables folder, and "
         "the audit records it verified as `neurobrix tables verify` does (run reads those by their digests, not in "
         "full; a record it refuses is listed as a file only, and named); run it after changing anything under "
-        "tables/. With --check, write nothing and exit 1 if it is out of sync.",
+        "tables/. A file there that is no <class>/class.yaml, <kernel>.json or <kernel>.proofs.yaml is refused, "
+        "named, and nothing is written (exit 3). With --check, write nothing and exit 1 if it is out of sync.",
     )
     t.add_argument(
         "--tables",

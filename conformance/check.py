@@ -846,18 +846,14 @@ def check_class(
     carried over, the others checked.
     """
     from . import workers
-    from .track import require_class
+    from .track import require_class, require_kernel_tables
 
     loaded = nb_tables.load(tables_root)
     # what was named is refused before what the machine lacks, as `neurobrix run` does: `check --kernel nosuch` said
     # "no GPU found" on a CPU without the interpreter (walk-through round 45); the device is required below
     require_class(gpu_class, loaded)
+    require_kernel_tables(gpu_class, loaded)
     have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
-    if not have:
-        raise UsageError(
-            f"class {gpu_class} has no kernel tables in {loaded.location.root}; certify it first: "
-            f"{nb_tables.certify_command(gpu_class)}"
-        )
     for kernel in kernels or []:
         if kernel not in have:
             raise UsageError(

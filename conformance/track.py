@@ -17,6 +17,7 @@ from neurobrix.tables import (
     Problem,
     Tables,
     TrackedFile,
+    certify_command,
     check_files,
     class_path,
     kernel_of,
@@ -40,6 +41,20 @@ def require_class(gpu_class: str, loaded: Tables) -> None:
             f"no GPU class {gpu_class!r} in {loaded.location.root}; classes: "
             f"{', '.join(sorted(loaded.classes)) or 'none'}{close_hint([gpu_class], loaded.classes)}"
         )
+
+
+def require_kernel_tables(gpu_class: str, loaded: Tables) -> None:
+    """The class (one of ``loaded``'s) must have a kernel table to check (UsageError with the certify command that
+    writes them, into the folder checked: `check --tables COPY` printed one that wrote the checkout's tables,
+    walk-through round 48); read from the tables alone, before the check's imports."""
+    if loaded.kernels(gpu_class):
+        return
+    root = loaded.location.root
+    folder = "" if root.resolve() == SOURCE_TABLES.resolve() else f" --tables {shlex.quote(str(root))}"
+    raise UsageError(
+        f"class {gpu_class} has no kernel tables in {root}; certify it first: "
+        f"{certify_command(gpu_class, extra=folder)}"
+    )
 
 
 # certify's: how a new class is made (CONTRIBUTING.md's step 2), the file and the command spelt for the folder used

@@ -16,6 +16,8 @@ Found and fixed (each test below failed before its fix, run against the tree bef
   names the file to rename; `track` and certify refuse a file that is no table, before listing it.
 - class.yaml's `match` with a field misspelt, `backend: CUDA` or `compute_capability: 10.0` was refused as "it must be
   valid exactly by one definition (0 matches found)": the field is named (the GPU branch's refusal).
+- `check --class nvidia-b200 --tables COPY` of a class with no kernel tables printed a certify command without
+  `--tables`, which would write the checkout's tables: it names the folder checked (and is refused before torch).
 - Ctrl-C in certify could print "Exception ignored in: <function gc_cumulative_time...>" and a traceback before its
   line (the interrupt landing in Hypothesis's garbage-collection callback); the line now says how to resume.
 """
@@ -123,6 +125,25 @@ def test_track_refuses_a_file_that_is_no_table_before_listing_it(tmp_path, capsy
     assert said.startswith(f"conformance: error: {root / stray}: not a class.yaml, a <kernel>.json or"), said
     assert ("did you mean class.yaml?" in said) == stray.endswith("class.yml"), said
     assert not (root / "TRACKED.yaml").exists()
+
+
+def test_check_of_a_class_without_tables_prints_the_certify_command_for_the_folder_checked(
+    tmp_path, capsys, monkeypatch
+):
+    """`check --class nvidia-b200 --tables COPY` printed a certify command without --tables: it wrote the checkout's."""
+    monkeypatch.delenv("NEUROBRIX_TABLES", raising=False)
+    root = _tables(tmp_path)
+    (root / "nvidia-b200").mkdir()
+    (root / "nvidia-b200" / "class.yaml").write_bytes(
+        (ROOT / "tables/nvidia-h200/class.yaml").read_bytes().replace(b"nvidia-h200", b"nvidia-b200")
+    )
+    assert conformance_main(["track", "--tables", str(root)]) == 0
+    capsys.readouterr()
+    said = _error(capsys, ["check", "--class", "nvidia-b200", "--tables", str(root)], 2)
+    assert said.endswith(
+        "certify it first: python -m conformance certify --class nvidia-b200 --dtypes bf16 fp16 "
+        f"--tables {root} --only-missing"
+    ), said
 
 
 # --------------------------------------------------------------------------- class.yaml's match
