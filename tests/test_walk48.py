@@ -18,6 +18,8 @@ Found and fixed (each test below failed before its fix, run against the tree bef
   valid exactly by one definition (0 matches found)": the field is named (the GPU branch's refusal).
 - `check --class nvidia-b200 --tables COPY` of a class with no kernel tables printed a certify command without
   `--tables`, which would write the checkout's tables: it names the folder checked (and is refused before torch).
+- `affected --base mian` printed git's "bad revision" and a literal backslash-n before its advice: one line, naming
+  `main`.
 - Ctrl-C in certify could print "Exception ignored in: <function gc_cumulative_time...>" and a traceback before its
   line (the interrupt landing in Hypothesis's garbage-collection callback); the line now says how to resume.
 """
@@ -26,6 +28,7 @@ from __future__ import annotations
 
 import io
 import signal
+import subprocess
 import sys
 import tarfile
 import zipfile
@@ -144,6 +147,26 @@ def test_check_of_a_class_without_tables_prints_the_certify_command_for_the_fold
         "certify it first: python -m conformance certify --class nvidia-b200 --dtypes bf16 fp16 "
         f"--tables {root} --only-missing"
     ), said
+
+
+def test_affected_base_misspelt_is_one_line_naming_the_branch_meant(tmp_path):
+    """`affected --base mian` (CONTRIBUTING's `--base main` mistyped) printed git's "bad revision" and a literal "\\n"
+    before its advice."""
+    from conformance import affected
+    from neurobrix.errors import UsageError
+
+    def git(*argv: str) -> None:
+        subprocess.run(["git", "-C", str(tmp_path), *argv], check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main")
+    (tmp_path / "README.md").write_text("a\n")
+    git("add", ".")
+    git("-c", "user.email=w@x", "-c", "user.name=w", "commit", "-q", "-m", "base")
+    with pytest.raises(UsageError) as refused:
+        affected.changed_files("mian", tmp_path)
+    said = str(refused.value)
+    assert said.startswith("--base mian: no branch, tag or commit 'mian' in this checkout (did you mean main?); "), said
+    assert "\\n" not in said and "\n" not in said and said.endswith("fetch-depth: 0"), said
 
 
 # --------------------------------------------------------------------------- class.yaml's match
