@@ -20,6 +20,8 @@ Found and fixed (each test below failed before its fix, run against the tree bef
   `--tables`, which would write the checkout's tables: it names the folder checked (and is refused before torch).
 - `affected --base mian` printed git's "bad revision" and a literal backslash-n before its advice: one line, naming
   `main`.
+- certify of a GPU class with TRITON_INTERPRET=1 still set said the machine is not of that class, the variable
+  unnamed: it says the interpreter certifies the interpreter class alone.
 - Ctrl-C in certify could print "Exception ignored in: <function gc_cumulative_time...>" and a traceback before its
   line (the interrupt landing in Hypothesis's garbage-collection callback); the line now says how to resume.
 """
@@ -197,6 +199,26 @@ def test_a_gpu_class_match_names_the_field_it_got_wrong(match, word, field, said
     text = str(refused.value)
     assert f"field '{field}" in text and word in text and said in text, text
     assert "exactly by one definition" not in text, text
+
+
+def test_certify_of_a_gpu_class_under_the_interpreter_names_triton_interpret(monkeypatch):
+    """CONTRIBUTING's step 4 run with TRITON_INTERPRET=1 still exported from "Try the steps on a CPU first": "this
+    machine is not of GPU class nvidia-b200: name 'Triton interpreter (CPU)' ...", the variable that made it so
+    unnamed."""
+    from conformance.check import require_device
+    from neurobrix.errors import UsageError
+    from neurobrix.schema import parse_class
+
+    monkeypatch.setenv("TRITON_INTERPRET", "1")
+    data = {"format": 1, "class": "nvidia-b200", "description": "B200", "match": {**GPU, "multiprocessor_count": 148}}
+    with pytest.raises(UsageError) as refused:
+        require_device(parse_class(data, "class.yaml", "nvidia-b200"))
+    said = str(refused.value)
+    assert said.startswith("this machine is not of GPU class nvidia-b200: name 'Triton interpreter (CPU)'"), said
+    assert said.endswith(
+        "; TRITON_INTERPRET=1 is set, and the interpreter checks and certifies the interpreter class alone (--class "
+        "interpreter): a GPU class is checked and certified on its GPU, with TRITON_INTERPRET unset"
+    ), said
 
 
 # --------------------------------------------------------------------------- Ctrl-C in certify
