@@ -703,7 +703,7 @@ def require_device(gpu_class: GPUClass) -> None:
             said = ""
         raise UsageError(
             f"this machine is not of GPU class {gpu_class.id}: {facts.describe()}. Run this on a machine of that "
-            f"class ({gpu_class.description}){said}"
+            f"class ({gpu_class.description})" + said
         )
 
 
