@@ -11,7 +11,7 @@ import signal
 import sys
 import threading
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -62,6 +62,7 @@ def cmd_track(args: argparse.Namespace) -> int:
             return 1
         _print(f"{printable(str(root))}/TRACKED.yaml is in sync")
         return 0
+    track.refuse_strays(root)
     path, changed, refused = track.write_report(root)
     _print(f"{'wrote' if changed else 'unchanged'} {printable(path)}")
     for problem in refused:  # listed as files, not as verified: run reads each in full, and refuses it
@@ -218,7 +219,9 @@ def _check(args: argparse.Namespace) -> int:
         from neurobrix.tables import load
 
         _where(args.where)
-        track.require_class(args.gpu_class, load())
+        loaded = load()
+        track.require_class(args.gpu_class, loaded)
+        track.require_kernel_tables(args.gpu_class, loaded)
     from . import check
 
     gpu_class = args.gpu_class or detect_class().id
@@ -581,7 +584,8 @@ def build_parser() -> argparse.ArgumentParser:
         description="Write TRACKED.yaml, the sha256, size and wheel path of every file of the tables folder, and "
         "the audit records it verified as `neurobrix tables verify` does (run reads those by their digests, not in "
         "full; a record it refuses is listed as a file only, and named); run it after changing anything under "
-        "tables/. With --check, write nothing and exit 1 if it is out of sync.",
+        "tables/. A file there that is no <class>/class.yaml, <kernel>.json or <kernel>.proofs.yaml is refused, "
+        "named, and nothing is written (exit 3). With --check, write nothing and exit 1 if it is out of sync.",
     )
     t.add_argument(
         "--tables",
@@ -991,6 +995,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _quiet_lost_interrupt(hook: Callable[[Any], Any]) -> Callable[[Any], Any]:
+    """``sys.unraisablehook`` for a command: a Ctrl-C that landed in a garbage-collection callback (Hypothesis times
+    every collection with one) is printed by Python as "Exception ignored in: <function gc_cumulative_time...>" and
+    a traceback (walk-through round 48, certify on the interpreter); the interrupt is remembered
+    (:func:`workers.interrupt`) and ends the command in its one line, so that print is left out. Anything else
+    goes to ``hook``."""
+
+    def quiet(unraisable: Any) -> None:
+        if isinstance(unraisable.exc_value, KeyboardInterrupt) and workers._INTERRUPTS:
+            return
+        hook(unraisable)
+
+    return quiet
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     args = build_parser().parse_args(argv)
@@ -1006,6 +1025,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         if main_thread and signal.getsignal(s) is (signal.default_int_handler if s == signal.SIGINT else signal.SIG_DFL)
     }
     restore_streams = take_streams()  # a closed standard error or output, a lost reader: neurobrix.output
+    unraisable = sys.unraisablehook
+    sys.unraisablehook = _quiet_lost_interrupt(unraisable)
     try:
         code = args.func(args)
         sys.stdout.flush()  # inside the try: a lost reader surfaces here, not in the interpreter's last flush
@@ -1016,6 +1037,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:  # Ctrl-C: one line and 128 + SIGINT, as `neurobrix` ends; SIGTERM/SIGHUP: 128 + N
         signum = workers._INTERRUPTS[-1] if workers._INTERRUPTS else signal.SIGINT
         said = "interrupted" if signum == signal.SIGINT else f"terminated ({signal.Signals(signum).name})"
+        if args.command == "certify":  # what stays, and how to go on (the time limit's stop says it too)
+            said += "; the entries certify wrote before it stay: run it again with --only-missing to resume"
         _print(f"conformance: {said}", file=sys.stderr)
         return 128 + signum
     except BrokenPipeError:  # the reader went away (`| head -1`): quietly and 141, as `neurobrix` ends
@@ -1031,6 +1054,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         _print(f"conformance: error: {exc.strerror or exc}{where}{f'; {why}' if why else ''}", file=sys.stderr)
         return 1
     finally:
+        sys.unraisablehook = unraisable
         restore_streams()
         for number, handler in previous.items():
             signal.signal(number, handler)

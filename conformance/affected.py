@@ -135,12 +135,38 @@ def changed_files(base: str, repo: Path = REPO) -> list[str]:
                 f"--base {base}: no branch, tag or commit {base!r} in this checkout; the remote's is {remote}: "
                 f"`python -m conformance affected --base {remote}`"
             )
+        if not _is_commit(base, repo):  # a typo (`mian`): named with the ref meant, on one line (walk-through round 48)
+            raise UsageError(
+                f"--base {base}: no branch, tag or commit {base!r} in this checkout{close_hint([base], _refs(repo))}; "
+                "in a workflow, check out the whole history: actions/checkout with fetch-depth: 0"
+            )
         raise UsageError(
             f"cannot list the files changed since {base}: `{' '.join(command)}` exited {result.returncode}: "
-            f"{result.stderr.strip()}\n  (in a workflow, check out the whole history: actions/checkout with "
+            f"{' '.join(result.stderr.split())} (in a workflow, check out the whole history: actions/checkout with "
             "fetch-depth: 0)"
         )
     return [name for name in result.stdout.split("\0") if name]
+
+
+def _refs(repo: Path) -> list[str]:
+    """The checkout's branches, remote branches and tags, by their short names ([] where git cannot list them)."""
+    command = [
+        "git",
+        "-C",
+        str(repo),
+        "for-each-ref",
+        "--format=%(refname:short)",
+        "refs/heads",
+        "refs/remotes",
+        "refs/tags",
+    ]
+    try:
+        found = subprocess.run(
+            command, capture_output=True, text=True, timeout=GIT_TIMEOUT_S, stdin=subprocess.DEVNULL, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return []
+    return found.stdout.split() if found.returncode == 0 else []
 
 
 def _is_commit(ref: str, repo: Path) -> bool:

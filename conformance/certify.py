@@ -908,6 +908,7 @@ def certify(
     if not root.is_dir():
         raise UsageError(f"--tables {root}: no such folder (the tables folder to write, holding <class>/class.yaml)")
     track.require_described(root, class_id, track.DESCRIBE_FIRST)
+    track.refuse_strays(root)
     class_yaml = nb_tables.class_path(root, class_id)
     for kernel in kernels or []:
         if kernel not in SPECS:

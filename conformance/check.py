@@ -692,10 +692,18 @@ def require_device(gpu_class: GPUClass) -> None:
             "interpreter)."
         ) from None
     if not matches(gpu_class, facts):
+        if gpu_class.id == nb_tables.INTERPRETER:
+            said = "; for the interpreter class set TRITON_INTERPRET=1"
+        elif facts.backend == nb_tables.INTERPRETER:  # TRITON_INTERPRET=1 left unnamed (walk-through round 48)
+            said = (
+                "; TRITON_INTERPRET=1 is set, and the interpreter checks and certifies the interpreter class alone "
+                "(--class interpreter): a GPU class is checked and certified on its GPU, with TRITON_INTERPRET unset"
+            )
+        else:
+            said = ""
         raise UsageError(
             f"this machine is not of GPU class {gpu_class.id}: {facts.describe()}. Run this on a machine of that "
-            f"class ({gpu_class.description})"
-            + ("; for the interpreter class set TRITON_INTERPRET=1" if gpu_class.id == "interpreter" else "")
+            f"class ({gpu_class.description})" + said
         )
 
 
@@ -846,18 +854,14 @@ def check_class(
     carried over, the others checked.
     """
     from . import workers
-    from .track import require_class
+    from .track import require_class, require_kernel_tables
 
     loaded = nb_tables.load(tables_root)
     # what was named is refused before what the machine lacks, as `neurobrix run` does: `check --kernel nosuch` said
     # "no GPU found" on a CPU without the interpreter (walk-through round 45); the device is required below
     require_class(gpu_class, loaded)
+    require_kernel_tables(gpu_class, loaded)
     have = {k: loaded.index(gpu_class, k) for k in loaded.kernels(gpu_class)}
-    if not have:
-        raise UsageError(
-            f"class {gpu_class} has no kernel tables in {loaded.location.root}; certify it first: "
-            f"{nb_tables.certify_command(gpu_class)}"
-        )
     for kernel in kernels or []:
         if kernel not in have:
             raise UsageError(

@@ -5,18 +5,22 @@ which run then reads no further than their digests (strict round 57)."""
 from __future__ import annotations
 
 import os
+import shlex
 from pathlib import Path
 
-from neurobrix.cli import close_hint
+from neurobrix.cli import close_hint, closest
 from neurobrix.errors import TablesError, UsageError, printable
+from neurobrix.schema import INDEX_SUFFIX, PROOFS_SUFFIX
 from neurobrix.tables import (
     CLASS_NAME,
     TRACKED_NAME,
     Problem,
     Tables,
     TrackedFile,
+    certify_command,
     check_files,
     class_path,
+    kernel_of,
     read_listed,
     read_tracked,
     read_verified,
@@ -39,19 +43,73 @@ def require_class(gpu_class: str, loaded: Tables) -> None:
         )
 
 
-DESCRIBE_FIRST = "describe the class first (CONTRIBUTING.md, 'Certify a new GPU class', step 2)"  # certify's
+def require_kernel_tables(gpu_class: str, loaded: Tables) -> None:
+    """The class (one of ``loaded``'s) must have a kernel table to check (UsageError with the certify command that
+    writes them, into the folder checked: `check --tables COPY` printed one that wrote the checkout's tables,
+    walk-through round 48); read from the tables alone, before the check's imports."""
+    if loaded.kernels(gpu_class):
+        return
+    root = loaded.location.root
+    folder = "" if root.resolve() == SOURCE_TABLES.resolve() else f" --tables {shlex.quote(str(root))}"
+    raise UsageError(
+        f"class {gpu_class} has no kernel tables in {root}; certify it first: "
+        f"{certify_command(gpu_class, extra=folder)}"
+    )
+
+
+# certify's: how a new class is made (CONTRIBUTING.md's step 2), the file and the command spelt for the folder used
+DESCRIBE_FIRST = (
+    "a new class is described first: write {file} with the facts `neurobrix doctor` prints on its GPU "
+    "(CONTRIBUTING.md, 'Certify a new GPU class', step 2), then record it with `{track}`"
+)
 DESCRIBE_AND_CERTIFY_FIRST = "describe and certify the class first"  # rank's
 
 
 def require_described(root: Path, class_id: str, then: str) -> None:
     """The class must have its class.yaml under ``root`` (UsageError naming the file, then what to do): read from the
     folder alone, so that `certify --class` and `rank --class` refuse a name the tables lack before torch is imported
-    (4 to 5 s on a 2-core CPU, walk-through round 43), in the words the command itself uses."""
+    (4 to 5 s on a 2-core CPU, walk-through round 43), in the words the command itself uses. A class close to one
+    described is named first (a misspelt `interpretr`), then how a new one is made (walk-through round 48: a new
+    class spelt close to a described one, `nvidia-h100`, was asked about nvidia-h200 after a pointer to CONTRIBUTING);
+    a folder of that name holding a file close to class.yaml (`class.yml`) is named with it."""
     class_yaml = class_path(root, class_id)
-    if not class_yaml.is_file():
-        # a new class is described first; a misspelt one (`interpretr`) is named with the class meant
-        described = [c.name for c in root.iterdir() if (c / CLASS_NAME).is_file()] if root.is_dir() else []
-        raise UsageError(f"{class_yaml} does not exist: {then}{close_hint([class_id], sorted(described))}")
+    if class_yaml.is_file():
+        return
+    described = [c.name for c in root.iterdir() if (c / CLASS_NAME).is_file()] if root.is_dir() else []
+    said = f"{class_yaml} does not exist"
+    folder = class_yaml.parent
+    if folder.is_dir():
+        near = closest(CLASS_NAME, sorted(p.name for p in folder.iterdir() if p.is_file()))
+        if near is not None:  # the class is described, under another name: that is the one step left
+            raise UsageError(f"{said}: {folder} holds {near}; the class's file is named {CLASS_NAME}: rename it")
+    track_command = "python -m conformance track" + (
+        "" if root.resolve() == SOURCE_TABLES else f" --tables {shlex.quote(str(root))}"
+    )
+    raise UsageError(
+        f"{said}{close_hint([class_id], sorted(described))}: {then.format(file=class_yaml, track=track_command)}"
+    )
+
+
+def refuse_strays(root: Path) -> None:
+    """A file under ``root`` that is none of the tables (a class folder's class.yaml, a kernel's index or its proofs) is
+    refused here, one line naming it (TablesError, exit 3), before `track` lists it or certify writes beside it: `track`
+    listed `nvidia-b200/class.yml` and every command then refused the tables as not matching TRACKED.yaml, telling the
+    contributor to run `track`, which had just run (walk-through round 48)."""
+    for path in sorted(root.rglob("*")):
+        rel = path.relative_to(root).as_posix()
+        parts = rel.split("/")
+        if (
+            rel == TRACKED_NAME
+            or path.is_dir()
+            or (len(parts) == 2 and (parts[1] == CLASS_NAME or kernel_of(parts[1])))
+        ):
+            continue
+        meant = CLASS_NAME if len(parts) == 2 and closest(parts[1], [CLASS_NAME]) else None
+        raise TablesError(
+            f"{root / rel}: not a {CLASS_NAME}, a <kernel>{INDEX_SUFFIX} or a <kernel>{PROOFS_SUFFIX} of a class "
+            f"folder, the only files the tables hold{f' (did you mean {meant}?)' if meant else ''}: rename or remove "
+            "it, then run the command again"
+        )
 
 
 def write(root: Path = SOURCE_TABLES) -> tuple[str, bool]:

@@ -256,7 +256,8 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
         findings.extend(_changed_on_disk(archives))
         findings.extend(_folder_changed(listings))
     order = {a.dist: i for i, a in enumerate(archives)}
-    findings.sort(key=lambda f: (order.get(f.dist, -1), f.code, f.path or ""))
+    # a dist of another project (G604) is said first: its other findings (an archive's, read before) follow from it
+    findings.sort(key=lambda f: (order.get(f.dist, -1), f.check is not Check.G604, f.code, f.path or ""))
     report.findings.extend(capped(findings))
     return report
 

@@ -90,6 +90,7 @@ class Check(Enum):
     G601 = "name or version disagrees within one dist"
     G602 = "dists disagree on name or version, or one file name comes twice in other bytes"
     G603 = "version differs from --expect-version"
+    G604 = "dist of another project than the repository's (its file name names another)"
     # The install smoke: pip installs the wheel, the gate hashes what it wrote, the engine loads it
     G701 = "wheel does not install into a fresh environment"
     G702 = "installed tables fail `neurobrix tables verify`"

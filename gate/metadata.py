@@ -122,6 +122,23 @@ def metadata_bound(expected: bytes) -> int:
     return 2 * len(expected) + 64 * 1024
 
 
+def another_project(archive: Archive, file_name: str | None, declared: Declared) -> bool:
+    """G604, and nothing else judged, for a dist whose file name names another project than pyproject.toml declares:
+    an sdist of another project earned every finding a foreign sdist can (59, walk-through round 47), this project's
+    name said only in its G406 line among them; the one that says what it is now stands alone, first."""
+    if file_name is None or canonicalize_name(file_name) == canonicalize_name(declared.name):
+        return False
+    archive.fail(
+        Check.G604,
+        None,
+        f"not this project's {archive.kind}: its file name names the project {file_name!r}, and the repository's "
+        f"pyproject.toml declares {declared.name!r}; judged no further (a release uploads {declared.name}'s wheel and "
+        "sdist, as `python -m gate build` makes them)",
+    )
+    archive.tools_skipped = "another project's dist"
+    return True
+
+
 def check_metadata(archive: Archive, path: str, declared_by_name: Identity, declared: Declared) -> Identity:
     """G404 if the metadata is invalid, G601 if it names another project or version than the file name,
     G406 where it differs from what the repository declares."""

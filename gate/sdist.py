@@ -23,7 +23,7 @@ from .archive import SdistArchive, WheelArchive
 from .backend import BackendFailed, build_wheel
 from .checks import Check, Limits
 from .completeness import SDIST_CHECKS, SOURCE_DIR, Reference, table_findings
-from .metadata import Identity, check_canonical_name, check_metadata
+from .metadata import Identity, another_project, check_canonical_name, check_metadata
 from .repository import Repository
 from .wheel import check_wheel
 
@@ -43,6 +43,8 @@ def check_sdist(sdist: SdistArchive, reference: Reference, repo: Repository) -> 
     except InvalidSdistFilename as exc:
         sdist.fail(Check.G405, None, str(exc))
         identity = Identity(None, None)
+    if another_project(sdist, identity.name, repo.declared):
+        return identity
     if sdist.refused_unread:
         return identity  # too large, too compressed or read more than one way: its G3xx finding says so
     root = root_of(sdist)

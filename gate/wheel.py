@@ -27,6 +27,7 @@ from .layout import check_layout
 from .metadata import (
     PURE_TAG,
     Identity,
+    another_project,
     check_canonical_name,
     check_entry_points,
     check_metadata,
@@ -48,6 +49,8 @@ def check_wheel(wheel: WheelArchive, reference: Reference, repo: Repository) -> 
         wheel.fail(Check.G405, None, str(exc))
         file_name, file_version = None, None
     identity = Identity(file_name, file_version)
+    if another_project(wheel, file_name, repo.declared):
+        return identity
     if wheel.refused_unread:
         return identity  # read more than one way, or too large: its G3xx finding says so
     pure = check_wheel_name(wheel)

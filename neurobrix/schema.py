@@ -19,6 +19,7 @@ complaint is a :class:`~neurobrix.errors.TablesError` naming the file and the fi
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
 import functools
 import hashlib
@@ -345,6 +346,7 @@ def validate(kind: str, data: Any, file: str) -> None:
     try:
         _validator(kind)(data)
     except fastjsonschema.JsonSchemaValueException as exc:
+        exc = _meant_branch(exc, data)
         name, message = str(exc.name or "data"), str(exc.message)
         if exc.rule == "enum" and exc.definition == _DTYPE_LIST:  # not the 15 lists spelt out
             message = f"{name} must be a list of distinct dtype names ({', '.join(DTYPES)})"
@@ -362,6 +364,35 @@ def validate(kind: str, data: Any, file: str) -> None:
         found = _integral_floats(SCHEMAS[kind], data, "")
         if found is not None:
             raise TablesError(f"{file}: field '{found[0].lstrip('.')}': must be an integer, got {found[1]!r}")
+
+
+def _meant_branch(exc: fastjsonschema.JsonSchemaValueException, data: Any) -> fastjsonschema.JsonSchemaValueException:
+    """For a value none of a oneOf's branches takes, the refusal of the branch it was meant for: the one whose fields
+    it shares most (class.yaml's ``match`` of a GPU, not the interpreter's). A GPU class's match with a field misspelt
+    (``compute_capabilty``), ``backend: CUDA`` or ``compute_capability: 10.0`` was refused as "it must be valid exactly
+    by one definition (0 matches found)", naming no field (walk-through round 48)."""
+    definition = exc.definition if isinstance(exc.definition, dict) else {}
+    branches = definition.get("oneOf")
+    if exc.rule != "oneOf" or not branches or not isinstance(exc.value, dict):
+        return exc
+    keys = set(exc.value)
+    meant = max(
+        branches, key=lambda b: len(keys & set(b.get("properties", {}))) - len(set(b.get("required", ())) - keys)
+    )
+    try:
+        fastjsonschema.compile(meant)(exc.value)
+    except fastjsonschema.JsonSchemaValueException as inner:
+        inner_name = str(inner.name or "data")
+        where = str(exc.name or "data") + inner_name.removeprefix("data")
+        message = str(inner.message).replace(inner_name, where, 1)
+        if inner.rule == "required":  # a field missing because misspelt is named with the spelling found
+            extra = [k for k in exc.value if k not in meant.get("properties", {})]
+            for field in meant.get("required", ()):
+                found = difflib.get_close_matches(str(field), [str(k) for k in extra], n=1, cutoff=0.6)
+                if field not in keys and found:
+                    message += f" (it has {found[0]!r}: did you mean {field}?)"
+        return fastjsonschema.JsonSchemaValueException(message, inner.value, where, inner.definition, inner.rule)
+    return exc
 
 
 def _same_format(kind: str, data: Any, file: str) -> None:

@@ -394,12 +394,18 @@ def test_a_wheel_renamed_to_another_version_is_refused(built: Built, tmp_path: P
     refused_with(report, "G601", f"{built.dist_info}/METADATA")
 
 
-def test_a_wheel_renamed_to_another_project_is_refused(built: Built, tmp_path: Path) -> None:
+def test_a_wheel_renamed_to_another_project_is_refused(
+    built: Built, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The project's own bytes under another project's file name: every member is the repository's and the metadata
     the backend's, so only the name check sees it (planted, 2026-12-03: the metadata's name not held to the file's,
-    and the wheel passed)."""
+    and the wheel passed). Since walk-through round 48 the file name's project is held to pyproject.toml's first
+    (G604, alone); without that check the metadata's name is still held to the file's (G601)."""
     renamed = tmp_path / built.wheel.name.replace("neurobrix-", "neurobrix_tools-", 1)
     renamed.write_bytes(built.wheel.read_bytes())
+    report = judge(renamed)
+    assert codes(report) == {"G604"} and "neurobrix-tools" in refused_with(report, "G604", None).message
+    monkeypatch.setattr("gate.wheel.another_project", lambda *args: False)
     report = judge(renamed)
     assert "neurobrix-tools" in refused_with(report, "G601", f"{built.dist_info}/METADATA").message
 
