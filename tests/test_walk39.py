@@ -119,8 +119,8 @@ def test_finish_line_of_a_stopped_check_keeps_the_tables_it_checked(tmp_path, mo
     )
     monkeypatch.setattr(check, "check_class", lambda *args, **kwargs: report)
     monkeypatch.setattr(check, "render", lambda report: "INCOMPLETE (no failure so far)")
-    monkeypatch.setattr(reproof, "record", lambda report, args: None)
-    monkeypatch.setattr(sources, "record", lambda report, args: [])
+    monkeypatch.setattr(reproof, "record", lambda report, args, say=None: None)
+    monkeypatch.setattr(sources, "record", lambda report, args, say=None: [])
     first = str(tmp_path / "r1.json")
     capsys.readouterr()
     assert conformance_main(["check", "--class", "interpreter", "--max-minutes", "1", "--json", first]) == 3
