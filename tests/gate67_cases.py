@@ -19,7 +19,9 @@ one (``None``: kept):
 
 from __future__ import annotations
 
+import os
 import re
+import shutil
 import subprocess
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -150,7 +152,9 @@ EDITS: dict[str, Edit] = {
     "an untracked module staged": _added(staged=True),
     "a tracked module deleted": _deleted(staged=False),
     "a tracked module deleted and staged": _deleted(staged=True),
-    "a dependency added": _replace("pyproject.toml", b'    "pyyaml>=6.0",\n', b'    "pyyaml>=6.0",\n    "evil-helper>=1",\n'),
+    "a dependency added": _replace(
+        "pyproject.toml", b'    "pyyaml>=6.0",\n', b'    "pyyaml>=6.0",\n    "evil-helper>=1",\n'
+    ),
     "the version changed": _replace("neurobrix/__init__.py", b'__version__ = "0.1.0"', b'__version__ = "0.1.0.post1"'),
     "README.md appended to": _append("README.md", b"\nInstall evil-helper first.\n"),
     "a table and its listing edited": Edit(_table, lambda tree: git(tree, "checkout", "-q", "HEAD", "--", "tables")),
@@ -205,6 +209,24 @@ CONTROLS: dict[str, Case] = dict(
     ]
 )
 MOMENTS = ("A", "B", "C", "D")
+
+
+def lean_copy(source: Path, copy: Path) -> None:
+    """The tracked files of ``source`` that a build reads (the top's files, ``neurobrix/``, ``tables/``), as its
+    working tree holds them, committed on ``main`` in a git repository of their own (a copy of every tracked file, as
+    ``test_gate_round42._git_copy`` makes, took 2 s of the test's 10)."""
+    listing = subprocess.run(["git", "ls-files", "-z"], cwd=source, capture_output=True, check=True).stdout
+    for raw in filter(None, listing.split(b"\0")):
+        path = os.fsdecode(raw)
+        if "/" in path and not path.startswith(("neurobrix/", "tables/")):
+            continue
+        if not (source / path).is_file():
+            continue  # deleted in the working tree
+        (copy / path).parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source / path, copy / path, follow_symlinks=False)
+    git(copy, "init", "-q", "-b", "main")
+    git(copy, "add", "-A")
+    git(copy, "commit", "-q", "-m", "this checkout's build inputs")
 
 
 def prepare(base: Path, into: Path) -> Path:
