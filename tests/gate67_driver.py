@@ -11,11 +11,18 @@ as that call returns, ``D`` as the gate compares the dists' versions (``gate.che
 static check). Recorded: the gate's exit code and last lines, the moments each edit met, and the two files against
 the clean clone's own ``python -m build``: the wheel's files under ``neurobrix/`` (bytes and executable bit) and its
 METADATA, the sdist's files and their bytes.
+
+As a pytest plugin (``-p gate67_driver``) it removes, for the whole run, the checks ``G67_PLANT`` names (``PLANTS``,
+comma-separated; each function compiled again with its edit, as tests/gate66_removed.py does), to show which check
+holds each case: ``G67_PLANT=judged PYTHONPATH=$PWD:$PWD/tests python -m pytest -p gate67_driver
+tests/test_gate_round67.py``.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib
+import inspect
 import json
 import os
 import subprocess
@@ -82,6 +89,57 @@ except SystemExit as exc:
     code = exc.code
 print("G67 " + json.dumps({{"exit": code, "met": met}}))
 """
+
+
+# name -> [(module, function, its source as it is, as planted)]
+PLANTS: dict[str, list[tuple[str, str, str, str]]] = {
+    "judged": [  # the round's check: the tracked list and bytes judged against held to the commit's
+        ("gate.checker", "_judged_the_commit", "otherwise = judged_otherwise(repo, state.commit)", "otherwise = []")
+    ],
+    "top files": [  # the round's copies: pyproject.toml and the top's files the backend is given, recorded
+        ("gate.repository", "_declared", 'judged["pyproject.toml"] = _blob_id(data, length)', "pass"),
+        (
+            "gate.repository",
+            "_top_of_tree",
+            "_read_judged(root, top, judged, length)",
+            "_read_judged(root, top, {}, length)",
+        ),
+    ],
+    "end": [  # the tree's state read again at the end (`python -m gate`'s _finish)
+        ("gate.cli", "_finish", "        if now != report.repository:", "        if False:")
+    ],
+    "bytes": [  # G109: a package file's bytes or executable bit not the repository's
+        ("gate.layout", "check_layout", "elif actual is not None and actual != expected:", "elif False:"),
+        ("gate.layout", "check_layout", "        if member.executable != executable:", "        if False:"),
+    ],
+    "allow-list": [  # G107: a wheel member outside the allow-list
+        ("gate.layout", "check_layout", 'if not member.name.startswith(f"{WHEEL_DIR}/"):', "if False:")
+    ],
+}
+
+
+def plant(names: list[str]) -> None:
+    """Remove the checks ``names`` name: each function compiled again with its edits, in its module."""
+    edits: dict[tuple[str, str], list[tuple[str, str]]] = {}
+    for name in names:
+        for module_name, function, old, new in PLANTS[name]:
+            edits.setdefault((module_name, function), []).append((old, new))
+    for (module_name, function), pairs in edits.items():
+        module = importlib.import_module(module_name)
+        target = getattr(module, function)
+        source = inspect.getsource(target)
+        for old, new in pairs:
+            assert source.count(old) == 1, (function, old)
+            source = source.replace(old, new)
+        fresh: dict[str, object] = {}
+        exec(compile(source, module.__file__ or module_name, "exec"), module.__dict__, fresh)
+        target.__code__ = fresh[function].__code__
+
+
+def pytest_configure(config: object) -> None:
+    """As a pytest plugin: the plants ``G67_PLANT`` names, comma-separated, for the whole run."""
+    if os.environ.get("G67_PLANT"):
+        plant(os.environ["G67_PLANT"].split(","))
 
 
 def _wheel(folder: Path) -> dict[str, object]:
