@@ -68,7 +68,8 @@ BUILT_AS = {
     "another commit checked out": "cli.py planted",
     "cli.py planted and committed": "cli.py planted",
 }
-OPTIONS, VERSIONS = gate.cli._options, gate.checker._check_versions  # as the gate has them, each case wraps them
+# as the gate has them; each case wraps them
+OPTIONS, FIRST_READING, VERSIONS = gate.cli._options, gate.cli._require_a_commit, gate.checker._check_versions
 
 
 @pytest.fixture(scope="module")
@@ -94,12 +95,23 @@ def built(tree: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str | No
 
 
 def _judge(tree: Path, dists: list[Path], case: Case, monkeypatch: pytest.MonkeyPatch) -> str | list[str]:
-    """``python -m gate check DISTS --no-smoke`` against ``tree`` with ``case``'s edit made before the gate reads the
-    tree (after its first reading of the tree's state) and undone at the case's moment; (exit code, output)."""
+    """``python -m gate check DISTS --no-smoke`` against ``tree`` with ``case``'s edit made once the gate has read its
+    options (the reference tracked list) and the tree's state, before it reads the tree to judge the dists, and undone
+    at the case's moment; the outcome (:func:`_outcome`)."""
     tree_state(tree)  # the first reading, of the commit's tree (cached per process, as the command line does)
     load_repository.cache_clear()
     monkeypatch.setattr(gate.cli, "REPO", tree)
     monkeypatch.setattr(gate.cli, "_options", lambda args: dataclasses.replace(OPTIONS(args), tools=False))
+
+    def first_reading(*args: object) -> None:
+        """The command line's first reading of the tree (its options, the reference tracked list, read before), then
+        the edit: a gate build's first moment comes after both."""
+        FIRST_READING(*args)  # type: ignore[arg-type]
+        case.change.do(tree)
+        if case.until == "C":
+            case.change.undo(tree)
+
+    monkeypatch.setattr(gate.cli, "_require_a_commit", first_reading)
 
     def undo_at_d(*args: object) -> None:
         if case.until == "D":
@@ -107,9 +119,6 @@ def _judge(tree: Path, dists: list[Path], case: Case, monkeypatch: pytest.Monkey
         VERSIONS(*args)  # type: ignore[arg-type]
 
     monkeypatch.setattr(gate.checker, "_check_versions", undo_at_d)
-    case.change.do(tree)
-    if case.until == "C":
-        case.change.undo(tree)
     said = io.StringIO()
     argv = ["check", *map(str, dists), "--no-smoke", "--tracked", str(tree / "tables/TRACKED.yaml")]
     try:
