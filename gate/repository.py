@@ -149,14 +149,19 @@ _GITLINK, _SYMLINK = "160000", "120000"
 def _read_judged(root: Path, path: str, judged: dict[str, str | None], length: int) -> bytes | None:
     """The working tree's bytes of ``path`` if it is a regular file (None if not), their object id recorded in
     ``judged``: what the gate judges dists against, to be held to the commit's once everything is judged
-    (:func:`judged_otherwise`)."""
+    (:func:`judged_otherwise`). A path read again with other bytes (a top file given to the backend, then compared
+    with the sdist's) keeps a mark that is no object id, whatever a later reading finds."""
     file = root / path
     try:
         data = None if file.is_symlink() or not file.is_file() else file.read_bytes()
     except OSError:
         data = None
-    judged[path] = None if data is None else _blob_id(data, length)
+    oid = None if data is None else _blob_id(data, length)
+    judged[path] = oid if judged.get(path, oid) == oid else _READ_OTHERWISE
     return data
+
+
+_READ_OTHERWISE = "read twice, other bytes each time"
 
 
 def judged_otherwise(repo: Repository, commit: str) -> list[str]:
@@ -473,9 +478,10 @@ def _top_of_tree(
         except OSError:
             kind = 0  # gone from the working tree (the tree's state names it): a build would lack it too
         if top in tracked:
-            data = config_bytes if top == "pyproject.toml" else _read_judged(root, top, judged, length)
-            if data is not None:
-                (into / top).write_bytes(data)
+            if stat.S_ISREG(kind):  # a link is no file of the commit (the tree's state names it)
+                data = config_bytes if top == "pyproject.toml" else _read_judged(root, top, judged, length)
+                if data is not None:
+                    (into / top).write_bytes(data)
         elif stat.S_ISDIR(kind):
             (into / top).symlink_to(source)
 

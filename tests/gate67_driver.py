@@ -105,6 +105,14 @@ PLANTS: dict[str, list[tuple[str, str, str, str]]] = {
             "_read_judged(root, top, {}, length)",
         ),
     ],
+    "sticky": [  # the round's mark for a path read twice with other bytes (the last reading kept instead)
+        (
+            "gate.repository",
+            "_read_judged",
+            "judged[path] = oid if judged.get(path, oid) == oid else _READ_OTHERWISE",
+            "judged[path] = oid",
+        )
+    ],
     "end": [  # the tree's state read again at the end (`python -m gate`'s _finish)
         ("gate.cli", "_finish", "        if now != report.repository:", "        if False:")
     ],

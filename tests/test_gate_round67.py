@@ -34,7 +34,7 @@ from hatchling.builders.wheel import WheelBuilder
 import gate.checker
 import gate.cli
 import gate.repository
-from gate.repository import MODELLED_HATCH, load_repository, read_tree_state, tree_state
+from gate.repository import MODELLED_HATCH, judged_otherwise, load_repository, read_tree_state, tree_state
 
 pytestmark = pytest.mark.slow
 
@@ -212,3 +212,19 @@ def test_a_file_git_does_not_track_after_the_sdist_changes_nothing(
     judged: dict[str, str | list[str]], case: str
 ) -> None:
     assert judged[case] == "passed"
+
+
+def test_a_file_read_twice_with_other_bytes_is_named(tree: Path, metadata_once: None) -> None:
+    """README.md is read for the backend, then again as the sdist's file: other bytes in between are named, even
+    where the last reading finds the commit's."""
+    load_repository.cache_clear()
+    repo = load_repository(tree)  # the top's files read and given to the backend
+    head = git(tree, "rev-parse", "HEAD").strip()
+    assert judged_otherwise(repo, head) == []
+    EDITS["README.md appended to"].do(tree)
+    try:
+        repo.read("README.md")
+    finally:
+        EDITS["README.md appended to"].undo(tree)
+    repo.read("README.md")
+    assert judged_otherwise(repo, head) == ["README.md"]
