@@ -26,7 +26,7 @@ from .checks import Budget, Check, Finding, GateError, Limits, capped
 from .completeness import SOURCE_DIR, Reference
 from .metadata import Identity
 from .report import DistSummary, Report
-from .repository import load_repository, tree_state, with_reference
+from .repository import Repository, TreeState, judged_otherwise, load_repository, tree_state, with_reference
 from .sdist import check_rebuild, check_sdist, root_of
 from .smoke import install_smoke, skipped
 from .tools import Twine, WheelContentsCheck
@@ -255,11 +255,32 @@ def check(arguments: Sequence[Path], options: Options) -> Report:
                 findings.extend(result.findings)
         findings.extend(_changed_on_disk(archives))
         findings.extend(_folder_changed(listings))
+        _judged_the_commit(report.repository, repo)
     order = {a.dist: i for i, a in enumerate(archives)}
     # a dist of another project (G604) is said first: its other findings (an archive's, read before) follow from it
     findings.sort(key=lambda f: (order.get(f.dist, -1), f.check is not Check.G604, f.code, f.path or ""))
     report.findings.extend(capped(findings))
     return report
+
+
+def _judged_the_commit(state: TreeState, repo: Repository) -> None:
+    """A GateError where the tree's state said "every tracked file as committed" yet what the dists were judged
+    against (the tracked list, the bytes read, pyproject.toml and the top's files given to the build backend) was not
+    the commit's (gate round 67): the state is read before `python -m gate build` builds and again at the end, the
+    tree between the two, and an edit made after the first reading and put back before the second passed the dists
+    holding it, the report clean at the commit."""
+    if not state.clean or state.commit is None:
+        return  # judged against a tree that is not a commit's, as the report says (--allow-dirty)
+    otherwise = judged_otherwise(repo, state.commit)
+    if otherwise:
+        shown = ", ".join(otherwise[: TreeState.SHOWN]) + (
+            f" and {len(otherwise) - TreeState.SHOWN} more" if len(otherwise) > TreeState.SHOWN else ""
+        )
+        raise GateError(
+            f"{repo.root}: the working tree changed while the gate judged against it: {shown} not as commit "
+            f"{state.commit} holds {'it' if len(otherwise) == 1 else 'them'} when read to judge the dists; nothing "
+            "was passed"
+        )
 
 
 def _check_versions(archives: Sequence[Archive], identities: dict[Path, Identity], expect: Version | None) -> None:

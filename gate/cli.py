@@ -60,7 +60,7 @@ def _options(args: argparse.Namespace) -> Options:
                 f"--expect-version {args.expect_version!r} is not a version (PEP 440: 1.2.0, v1.2.0, 1.2.0rc1: the "
                 "release's tag)"
             ) from exc
-    return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke)
+    return Options(load_reference(Path(args.tracked)), expect, smoke=not args.no_smoke, source_tree=REPO)
 
 
 def _state(options: Options, state: TreeState) -> TreeState:

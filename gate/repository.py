@@ -82,18 +82,15 @@ class Repository:
     declared: Declared
     _digests: dict[str, Digest | None] = field(default_factory=dict, repr=False)
     links: dict[str, str] = field(default_factory=dict)  # tracked symbolic links (120000) and submodules (160000)
+    # path -> the git object id of the bytes judged against (None: no regular file there), each read once (round 67)
+    judged: dict[str, str | None] = field(default_factory=dict)
+    object_length: int = 40  # hex digits of an object id: 40 (sha1) or 64 (a repository of the sha256 format)
 
     def read(self, path: str) -> bytes | None:
         """The working tree's bytes of a tracked regular file; None if it is not one."""
         if path not in self.tracked:
             return None
-        file = self.root / path
-        try:
-            if file.is_symlink() or not file.is_file():
-                return None
-            return file.read_bytes()
-        except OSError:
-            return None
+        return _read_judged(self.root, path, self.judged, self.object_length)
 
     def digest(self, path: str) -> Digest | None:
         if path not in self._digests:
@@ -147,6 +144,38 @@ class TreeState:
 
 
 _GITLINK, _SYMLINK = "160000", "120000"
+
+
+def _read_judged(root: Path, path: str, judged: dict[str, str | None], length: int) -> bytes | None:
+    """The working tree's bytes of ``path`` if it is a regular file (None if not), their object id recorded in
+    ``judged``: what the gate judges dists against, to be held to the commit's once everything is judged
+    (:func:`judged_otherwise`). A path read again with other bytes (a top file given to the backend, then compared
+    with the sdist's) keeps a mark that is no object id, whatever a later reading finds."""
+    file = root / path
+    try:
+        data = None if file.is_symlink() or not file.is_file() else file.read_bytes()
+    except OSError:
+        data = None
+    oid = None if data is None else _blob_id(data, length)
+    judged[path] = oid if judged.get(path, oid) == oid else _READ_OTHERWISE
+    return data
+
+
+_READ_OTHERWISE = "read twice, other bytes each time"
+
+
+def judged_otherwise(repo: Repository, commit: str) -> list[str]:
+    """Where what the gate judged dists against was not ``commit``'s (gate round 67): each tracked path whose mode git
+    listed otherwise, or that it listed and the commit lacks or the other way round, and each file whose bytes the
+    gate read are not the commit's blob. The tree's state is read before the build and again at the end, but the
+    tracked list, the bytes and the metadata are read between the two, while the dists are judged: a file edited
+    (or a module staged, a file deleted, a dependency added, another commit checked out) after the first reading and
+    put back before the second made dists holding the edit pass, the report clean at the commit."""
+    head = _commit_files(repo.root, commit)
+    listed = {p: _EXECUTABLE if x else _REGULAR for p, x in repo.tracked.items()} | repo.links
+    differs = {p for p in head.keys() | listed.keys() if head.get(p, ("", ""))[0] != listed.get(p)}
+    differs.update(p for p, oid in repo.judged.items() if head.get(p, ("", ""))[1] != oid)
+    return sorted(differs)
 
 
 def _blob_id(data: bytes, length: int) -> str:
@@ -274,10 +303,14 @@ def tree_state(root: Path) -> TreeState:
 @functools.lru_cache(maxsize=4)
 def load_repository(root: Path) -> Repository:
     """The repository at ``root`` (cached per process: it is read once per run, and tests run many)."""
-    modes = _tracked_modes(root)
+    entries = _tracked_entries(root)
+    modes = {p: m for p, (m, _) in entries.items()}
     tracked = {p: m == _EXECUTABLE for p, m in modes.items() if m in (_REGULAR, _EXECUTABLE)}
     links = {p: m for p, m in modes.items() if m in (_SYMLINK, _GITLINK)}
-    return Repository(root, tracked, _declared(root, tracked), links=links)
+    length = len(next(iter(entries.values()))[1]) if entries else 40
+    judged: dict[str, str | None] = {}
+    declared = _declared(root, tracked, judged, length)
+    return Repository(root, tracked, declared, links=links, judged=judged, object_length=length)
 
 
 # Every git call runs with these first (gate round 45). The gate reads the checkout's own .git, which whatever ran in
@@ -402,14 +435,20 @@ def _require_top(root: Path) -> None:
 
 def _tracked_modes(root: Path) -> dict[str, str]:
     """Every path git tracks at ``root``, with its mode (100644, 100755, 120000 a link, 160000 a submodule)."""
+    return {p: m for p, (m, _) in _tracked_entries(root).items()}
+
+
+def _tracked_entries(root: Path) -> dict[str, tuple[str, str]]:
+    """Every path git tracks at ``root``, with its mode and object id as the index holds them."""
     _require_top(root)
-    modes: dict[str, str] = {}
+    entries: dict[str, tuple[str, str]] = {}
     for record in _git(root, "ls-files", "--stage", "-z").split("\0"):
         if not record:
             continue
         info, _, path = record.partition("\t")
-        modes[path] = info.split(" ", 1)[0]
-    return modes
+        mode, oid = info.split(" ")[:2]
+        entries[path] = (mode, oid)
+    return entries
 
 
 def _tracked_files(root: Path) -> dict[str, bool]:
@@ -420,20 +459,30 @@ def _tracked_files(root: Path) -> dict[str, bool]:
     }
 
 
-def _top_of_tree(root: Path, tracked: dict[str, bool], into: Path) -> None:
-    """A folder ``into`` holding a link to each entry at the top of the working tree that git tracks, or that holds a
-    tracked file, and nothing else: the tree the build backend prepares the metadata from. hatchling reads files
-    there beyond those pyproject.toml names (a hatch.toml beside it, a PKG-INFO, LICENSE* and NOTICE* files), and
-    within the folders only the files pyproject.toml names (which git tracks). A link for each of the 574 tracked
-    files instead took 0.4 s to make and 1.1 s to remove on the 2-core machine the tests run on."""
+def _top_of_tree(
+    root: Path, tracked: dict[str, bool], into: Path, judged: dict[str, str | None], length: int, config_bytes: bytes
+) -> None:
+    """A folder ``into`` holding a link to each folder at the top of the working tree that holds a tracked file, and
+    a copy of each tracked file there, and nothing else: the tree the build backend prepares the metadata from.
+    hatchling reads files there beyond those pyproject.toml names (a hatch.toml beside it, a PKG-INFO, LICENSE* and
+    NOTICE* files), and within the folders only the files pyproject.toml names (which git tracks). A link for each of
+    the 574 tracked files instead took 0.4 s to make and 1.1 s to remove on the 2-core machine the tests run on. The
+    top's files are copies of bytes read once and recorded in ``judged`` (gate round 67: pyproject.toml and the
+    readme, linked, were read by the backend at one moment and compared with the sdist's at another);
+    ``config_bytes`` is pyproject.toml's, read already."""
     into.mkdir()
     for top in sorted({path.split("/", 1)[0] for path in tracked}):
         source = root / top
         try:
             kind = os.lstat(source).st_mode
         except OSError:
-            continue  # gone from the working tree (the tree's state names it): a build would lack it too
-        if stat.S_ISDIR(kind) or (stat.S_ISREG(kind) and top in tracked):
+            kind = 0  # gone from the working tree (the tree's state names it): a build would lack it too
+        if top in tracked:
+            if stat.S_ISREG(kind):  # a link is no file of the commit (the tree's state names it)
+                data = config_bytes if top == "pyproject.toml" else _read_judged(root, top, judged, length)
+                if data is not None:
+                    (into / top).write_bytes(data)
+        elif stat.S_ISDIR(kind):
             (into / top).symlink_to(source)
 
 
@@ -560,9 +609,13 @@ def _check_metadata_model(file: Path, hatch: dict[str, Any], where: str) -> None
             raise GateError(f"{file}: [tool.hatch.{table}] is not the configuration {where}; {'; '.join(named)}")
 
 
-def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
+def _declared(root: Path, tracked: dict[str, bool], judged: dict[str, str | None], length: int) -> Declared:
     try:
-        config: dict[str, Any] = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+        data = (root / "pyproject.toml").read_bytes()  # read once: these bytes are what the backend is given
+        if "pyproject.toml" in tracked:
+            judged["pyproject.toml"] = _blob_id(data, length)
+        text = data.decode("utf-8").replace("\r\n", "\n").replace("\r", "\n")  # read_text's newlines, as before
+        config: dict[str, Any] = tomllib.loads(text)
         project: dict[str, Any] = config["project"]
         backend = str(config["build-system"]["build-backend"]).split(".", 1)[0]  # hatchling.build: hatchling
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError, KeyError) as exc:
@@ -578,7 +631,7 @@ def _declared(root: Path, tracked: dict[str, bool]) -> Declared:
     with tempfile.TemporaryDirectory(prefix="neurobrix-gate-metadata-") as tmp:
         try:
             source = Path(tmp) / "tree"
-            _top_of_tree(root, tracked, source)
+            _top_of_tree(root, tracked, source, judged, length, data)
             metadata = (prepare_metadata(source, Path(tmp) / "out") / "METADATA").read_bytes()
             generator = f"{backend} {backend_version(backend)}"  # no PEP 517 hook prepares WHEEL: hatchling's form
         except (BackendFailed, OSError) as exc:
